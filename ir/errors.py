@@ -1,0 +1,72 @@
+"""The single error hierarchy of npu-opt: every refusal the compiler raises is an NpuOptError."""
+
+from __future__ import annotations
+
+
+class NpuOptError(Exception):
+    """Base of every error npu-opt raises on purpose; `code` is a stable diagnostic code."""
+
+    code: str = "ICE"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class MappingError(NpuOptError):
+    """A mapping expression or axis declaration is ill-formed (mapping.md section 4).
+
+    `category` is one of mapping.md's categories; `column` is the 1-based column of the
+    fault in `text` (None when the error did not come from a text)."""
+
+    def __init__(self, category: str, message: str, *, text: str | None = None,
+                 column: int | None = None) -> None:
+        self.category = category
+        self.text = text
+        self.column = column
+        self.detail = message
+        super().__init__(_render_with_caret(message, text, column), code=f"MAP-{category}")
+
+
+class OvershootError(MappingError):
+    """A legal mapping position that cannot be decoded to an in-range index (mapping.md 5.4)."""
+
+    def __init__(self, message: str, *, text: str | None = None) -> None:
+        super().__init__("overshoot", message, text=text)
+
+
+class TypeCheckError(NpuOptError):
+    """A stage rule tagged [T] refused the kernel while tracing."""
+
+
+class VerifyError(NpuOptError):
+    """A lowered op's verifier refused it."""
+
+
+class LoweringError(NpuOptError):
+    """Lowering could not build ops for a traced kernel."""
+
+
+class VisaFormatError(NpuOptError):
+    """A VISA text could not be parsed."""
+
+
+class InternalError(NpuOptError):
+    """An internal compiler error (ICE): a bug in npu-opt, never the user's fault."""
+
+
+class CompileError(NpuOptError):
+    """Raised by compile()/run() for a refused kernel; carries the diagnostics."""
+
+
+def _render_with_caret(message: str, text: str | None, column: int | None) -> str:
+    """Quote the expression and put a caret under the faulty column."""
+    if text is None:
+        return message
+    shown = text.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    lines = [message, f"  | {shown}"]
+    if column is not None:
+        lines.append("  | " + " " * (column - 1) + "^")
+    return "\n".join(lines)

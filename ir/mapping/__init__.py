@@ -1,0 +1,17 @@
+"""The mapping-expression language (mapping.md): parse, evaluate, compare and normalize."""
+
+from ir.errors import MappingError, OvershootError
+from ir.mapping.api import idx, m
+from ir.mapping.axes import Axis, axes
+from ir.mapping.cells import Cell, CellTable, Index, OutOfBounds, Padding
+from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
+from ir.mapping.nodes import (
+    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, pair_all,
+)
+
+__all__ = [
+    "Ax", "Axis", "Bc", "Broadcast", "Cell", "CellTable", "Factor", "IDENTITY", "Index",
+    "Mapping", "MappingError", "Modulo", "Op", "OutOfBounds", "OvershootError", "Pad",
+    "Padding", "PaddingKind", "Pair", "Pu", "Resize", "Stride", "Symbol", "axes", "idx", "m",
+    "pair_all",
+]

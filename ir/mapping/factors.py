@@ -1,0 +1,276 @@
+"""The canonical factor form of a mapping (mapping.md 7.4) and `normalize()`.
+
+A mapping's cells factor into a list of prime pieces, outer to inner: `Ax(X, s, e)` (a
+digit range of one axis), `Bc(e)` (broadcast), `Pu(k, e)` (pure padding) and `Op` (a
+ragged table). Two mappings are equivalent iff their sizes and factor lists are equal.
+Small mappings are factored from their cell table; large ones structurally
+(`ir.mapping.structural`), which tabulates only ragged pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Union
+
+import attrs
+import numpy as np
+
+from ir.errors import OvershootError
+from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable, evaluate
+from ir.mapping.nodes import (
+    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all,
+)
+
+__all__ = [
+    "Ax", "Bc", "Pu", "Op", "Factor", "factors_of", "factors_from_table", "canon", "normalize",
+    "factor_size", "TABLE_LIMIT", "table_matrix",
+]
+
+TABLE_LIMIT = 2**16  # at most this many cells are factored from the table directly
+
+
+@attrs.frozen
+class Ax:
+    """A digit range of axis X: cell d is {X: step * d} for d < extent."""
+
+    axis: str
+    step: int
+    extent: int
+    axis_size: int = attrs.field(eq=True)
+
+    def __str__(self) -> str:
+        return f"Ax({self.axis},{self.step},{self.extent})"
+
+
+@attrs.frozen
+class Bc:
+    """A broadcast: `extent` cells that all hold the empty index."""
+
+    extent: int
+
+    def __str__(self) -> str:
+        return f"Bc({self.extent})"
+
+
+@attrs.frozen
+class Pu:
+    """Pure padding: cell 0 is {} and the other extent - 1 cells are Padding(kind)."""
+
+    kind: PaddingKind
+    extent: int
+
+    def __str__(self) -> str:
+        return f"Pu({self.kind.label},{self.extent})"
+
+
+@attrs.frozen
+class Op:
+    """A ragged piece that does not factor further, kept as its cell table."""
+
+    cells: tuple[Cell, ...]
+    source: Mapping | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def extent(self) -> int:
+        return len(self.cells)
+
+    def __str__(self) -> str:
+        return f"Op({self.extent})"
+
+
+Factor = Union[Ax, Bc, Pu, Op]
+
+
+def factor_size(factors: tuple[Factor, ...] | list[Factor]) -> int:
+    """Product of the extents of a factor list."""
+    out = 1
+    for f in factors:
+        out *= f.extent
+    return out
+
+
+# --- cell tables as integer matrices ------------------------------------------------------
+
+
+def table_matrix(table: CellTable) -> tuple[np.ndarray, list[str]]:
+    """Rows of (status, coord per axis), coordinates zeroed outside live cells."""
+    if np.any(table.status == OVERSHOOT):
+        raise OvershootError("the mapping has positions that decode outside their axes; it has no factor form")
+    names = sorted(table.coords)
+    mat = np.zeros((len(table.status), 1 + len(names)), dtype=np.int64)
+    mat[:, 0] = table.status
+    live = table.status == LIVE
+    for j, name in enumerate(names):
+        mat[:, j + 1] = np.where(live, table.coords[name], 0)
+    return mat, names
+
+
+def _splits_at(mat: np.ndarray, d: int) -> bool:
+    """Does the table equal combine(major digit, minor digit) for the split at d?"""
+    n = len(mat)
+    major, minor = mat[::d][:, None, :], mat[:d][None, :, :]
+    major_pad = major[..., :1] != LIVE
+    minor_pad = minor[..., :1] != LIVE
+    coords = np.where(major_pad | minor_pad, 0, major[..., 1:] + minor[..., 1:])
+    status = np.where(major_pad, major[..., :1], np.where(minor_pad, minor[..., :1], LIVE))
+    expected = np.concatenate([status, coords], axis=-1)
+    return bool(np.array_equal(expected, mat.reshape(n // d, d, -1)))
+
+
+def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Factor:
+    """Classify one prime table as Ax, Bc, Pu or Op (mapping.md 7.4 step 4)."""
+    e = len(mat)
+    status, coords = mat[:, 0], mat[:, 1:]
+    live = status == LIVE
+    if np.all(live) and not np.any(coords):
+        return Bc(e)
+    if e > 1 and live[0] and np.all(status[1:] == status[1]) and not live[1]:
+        return Pu(PaddingKind(int(status[1])), e)
+    if np.all(live) and e > 1:
+        used = np.nonzero(np.any(coords, axis=0))[0]
+        if len(used) == 1:
+            col = coords[:, used[0]]
+            step = int(col[1])
+            if step > 0 and np.array_equal(col, step * np.arange(e)):
+                name = names[used[0]]
+                return Ax(name, step, e, axis_sizes[name])
+    cells = []
+    for row in mat:
+        if row[0] == LIVE:
+            from ir.mapping.cells import Index
+
+            cells.append(Index({names[j]: int(v) for j, v in enumerate(row[1:]) if v}))
+        else:
+            from ir.mapping.cells import Padding
+
+            cells.append(Padding(PaddingKind(int(row[0]))))
+    return Op(tuple(cells))
+
+
+def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> list[Factor]:
+    """Steps 2-5 of mapping.md 7.4 on a cell table given as a matrix."""
+    pieces: list[Factor] = []
+    while len(mat) > 1:
+        n = len(mat)
+        d = next((d for d in range(2, n) if n % d == 0 and _splits_at(mat, d)), None)
+        if d is None:
+            pieces.append(_name(mat, names, axis_sizes))
+            break
+        pieces.append(_name(mat[:d], names, axis_sizes))
+        mat = mat[::d]
+    return canon(list(reversed(pieces)))
+
+
+def canon(factors: list[Factor]) -> list[Factor]:
+    """Merge neighbours (mapping.md 7.4 step 5); Bc(1)/Pu(_,1) pieces vanish."""
+    out: list[Factor] = []
+    for f in factors:
+        if f.extent == 1:
+            continue
+        out.append(f)
+        while len(out) >= 2:
+            merged = _merge(out[-2], out[-1])
+            if merged is None:
+                break
+            out[-2:] = [merged]
+    return out
+
+
+def _merge(a: Factor, b: Factor) -> Factor | None:
+    if isinstance(a, Ax) and isinstance(b, Ax) and a.axis == b.axis and a.step == b.step * b.extent:
+        return Ax(a.axis, b.step, a.extent * b.extent, a.axis_size)
+    if isinstance(a, Bc) and isinstance(b, Bc):
+        return Bc(a.extent * b.extent)
+    if isinstance(a, Pu) and isinstance(b, Pu) and a.kind == b.kind:
+        return Pu(a.kind, a.extent * b.extent)
+    return None
+
+
+def _axis_sizes(mapping: Mapping) -> dict[str, int]:
+    out: dict[str, int] = {}
+    stack = [mapping]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Symbol):
+            out[node.name] = node.axis_size
+        stack.extend(node.children())
+    return out
+
+
+@functools.lru_cache(maxsize=16384)
+def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
+    """The canonical factor list of a mapping, outer to inner (cached)."""
+    if mapping.size > TABLE_LIMIT:
+        from ir.mapping.structural import structural_factors
+
+        return tuple(structural_factors(mapping))
+    mat, names = table_matrix(evaluate(mapping, np.arange(mapping.size)))
+    return tuple(factors_from_table(mat, names, _axis_sizes(mapping)))
+
+
+# --- back to a mapping -------------------------------------------------------------------
+
+_NORMAL: set[Mapping] = set()
+
+
+def _render(f: Factor, source: Mapping, stride: int) -> Mapping:
+    if isinstance(f, Ax):
+        sym = Symbol(f.axis, f.axis_size)
+        if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
+            node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
+            return node if node.size == f.extent else Modulo(node, f.extent)
+        total = f.step * f.extent
+        base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
+        return base if f.step == 1 else Stride(base, f.step)
+    if isinstance(f, Bc):
+        return Broadcast(f.extent)
+    if isinstance(f, Pu):
+        return Pad(IDENTITY, f.extent, f.kind)
+    return _render_op(f, source, stride)
+
+
+def _render_op(f: Op, source: Mapping, stride: int) -> Mapping:
+    """A ragged piece: `live #k n` when it is a live prefix then one padding kind, else
+    the piece cut out of the source mapping (`source / stride % extent`)."""
+    from ir.mapping.cells import Padding
+
+    live = [c for c in f.cells if not isinstance(c, Padding)]
+    n_live = len(live)
+    tail = f.cells[n_live:]
+    if 0 < n_live < f.extent and all(not isinstance(c, Padding) for c in f.cells[:n_live]) \
+            and len(set(tail)) == 1:
+        prefix = _render_prefix(f.cells[:n_live], source, stride)
+        if prefix is not None:
+            return Pad(prefix, f.extent, tail[0].kind)
+    node = source if stride == 1 else Stride(source, stride)
+    return node if node.size == f.extent else Modulo(node, f.extent)
+
+
+def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Mapping | None:
+    """A normal mapping whose cells are exactly `cells`, when their table factors cleanly."""
+    names = sorted({k for c in cells for k in c})
+    mat = np.zeros((len(cells), 1 + len(names)), dtype=np.int64)
+    mat[:, 0] = LIVE
+    for i, c in enumerate(cells):
+        for j, name in enumerate(names):
+            mat[i, j + 1] = c.get(name, 0)
+    sizes = _axis_sizes(source)
+    facs = factors_from_table(mat, names, sizes)
+    if any(isinstance(x, Op) for x in facs):
+        return None
+    return pair_all([_render(x, source, 1) for x in facs])
+
+
+def normalize(mapping: Mapping) -> Mapping:
+    """A canonical mapping equivalent to `mapping`; idempotent (mapping.md 7.4)."""
+    if mapping in _NORMAL:
+        return mapping
+    facs = factors_of(mapping)
+    items: list[Mapping] = []
+    stride = factor_size(facs)
+    for f in facs:
+        stride //= f.extent
+        items.append(_render(f, mapping, stride))
+    out = pair_all(items)
+    _NORMAL.add(out)
+    return out

@@ -1,0 +1,314 @@
+"""Mapping expression trees: the seven node types of mapping.md 3.5, with their sizes and checks.
+
+A `Mapping` is immutable and hashable; `==` is tree equality (mapping.md 7.1). Every
+constructor applies the well-formedness rules of mapping.md section 4, so a tree built
+by hand is exactly as legal as one built by the parser.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ir.errors import MappingError
+
+if TYPE_CHECKING:
+    from ir.mapping.cells import Cell, CellTable
+    from ir.mapping.factors import Factor
+
+__all__ = [
+    "Mapping", "Symbol", "Broadcast", "Stride", "Modulo", "Resize", "Pad", "Pair",
+    "PaddingKind", "IDENTITY", "pair_all",
+]
+
+
+class PaddingKind(enum.IntEnum):
+    """Padding kinds ordered by strictness: BOTTOM < ZERO < TOP (mapping.md section 1)."""
+
+    BOTTOM = 0
+    ZERO = 1
+    TOP = 2
+
+    @property
+    def marker(self) -> str:
+        """The operator text of this kind: `#`, `#{0}` or `#{!}`."""
+        return {PaddingKind.TOP: "#", PaddingKind.ZERO: "#{0}", PaddingKind.BOTTOM: "#{!}"}[self]
+
+    @property
+    def label(self) -> str:
+        """Short lowercase name used in vectors and tables (`top`, `zero`, `bottom`)."""
+        return self.name.lower()
+
+
+def _int(n: object, what: str) -> int:
+    """Accept only real integers (bool excluded) for sizes and operator arguments."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise MappingError("syntax", f"{what} must be an integer, not {type(n).__name__}")
+    return n
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Mapping:
+    """Base of every mapping node. `size` is |E|, computed structurally once."""
+
+    size: int = attrs.field(init=False, eq=False, repr=False)
+
+    # --- structure -----------------------------------------------------------------
+    def children(self) -> tuple[Mapping, ...]:
+        """Direct operand nodes, major to minor."""
+        return ()
+
+    # --- builders that apply the parser's checks ---------------------------------
+    def pair(self, other: Mapping) -> Mapping:
+        """`self, other` (self major)."""
+        return Pair(self, other)
+
+    def stride(self, n: int) -> Mapping:
+        """`self / n`."""
+        return Stride(self, n)
+
+    def modulo(self, n: int) -> Mapping:
+        """`self % n`."""
+        return Modulo(self, n)
+
+    def resize(self, n: int) -> Mapping:
+        """`self = n`."""
+        return Resize(self, n)
+
+    def pad(self, n: int, kind: PaddingKind = PaddingKind.TOP) -> Mapping:
+        """`self # n` (or `#{0}` / `#{!}` by kind)."""
+        return Pad(self, n, kind)
+
+    # --- semantics (implemented in sibling modules) -------------------------------
+    def cell(self, p: int) -> Cell:
+        """The cell at position `p`: Index, Padding(kind) or OutOfBounds.
+
+        Raises OvershootError for a legal position that decodes out of range."""
+        from ir.mapping.cells import cell_of
+
+        return cell_of(self, p)
+
+    def cells(self, positions: object) -> CellTable:
+        """Vectorized cells of many positions (a numpy integer array)."""
+        from ir.mapping.cells import evaluate
+
+        return evaluate(self, positions)
+
+    def factors(self) -> tuple[Factor, ...]:
+        """The canonical factor form (mapping.md 7.4), outer to inner."""
+        from ir.mapping.factors import factors_of
+
+        return factors_of(self)
+
+    def equivalent(self, other: Mapping) -> bool:
+        """Cell equality at every position (mapping.md 7.3)."""
+        if not isinstance(other, Mapping):
+            return False
+        if self == other:
+            return True
+        return self.size == other.size and self.factors() == other.factors()
+
+    def normalize(self) -> Mapping:
+        """A canonical mapping equivalent to this one (idempotent)."""
+        from ir.mapping.factors import normalize
+
+        return normalize(self)
+
+    def axes(self) -> frozenset[str]:
+        """Names of the axes mentioned anywhere in the tree."""
+        out: set[str] = set()
+        stack: list[Mapping] = [self]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Symbol):
+                out.add(node.name)
+            stack.extend(node.children())
+        return frozenset(out)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f'm("{self.text()}")'
+
+    def text(self) -> str:
+        """Display form (mapping.md 7.5); it re-parses to an equivalent mapping."""
+        raise NotImplementedError
+
+    def _operand_text(self) -> str:
+        """Text of this node when it is the operand of a postfix operator."""
+        return self.text()
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Symbol(Mapping):
+    """An axis `X`: position p is coordinate p of X."""
+
+    name: str
+    axis_size: int
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.axis_size, "axis size")
+        if self.axis_size < 1:
+            raise MappingError("invalid_axis_decl", f"axis {self.name} has size {self.axis_size}; sizes must be >= 1")
+        object.__setattr__(self, "size", self.axis_size)
+
+    def text(self) -> str:
+        return self.name
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Broadcast(Mapping):
+    """A bare integer `n`: n positions that all hold the empty index; `1` is the identity."""
+
+    n: int
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.n, "broadcast size")
+        if self.n < 1:
+            raise MappingError("zero_size", f"broadcast size must be >= 1, got {self.n}")
+        object.__setattr__(self, "size", self.n)
+
+    def text(self) -> str:
+        return str(self.n)
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Stride(Mapping):
+    """`E / n`: every n-th position of E."""
+
+    operand: Mapping
+    n: int
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.n, "stride")
+        if self.n == 0:
+            raise MappingError("zero_divisor", f"stride by zero in `{self.operand} / 0`")
+        if self.n < 0 or self.operand.size % self.n:
+            raise MappingError(
+                "stride_not_divisible",
+                f"`/ {self.n}` needs a divisor of the operand size {self.operand.size}")
+        object.__setattr__(self, "size", self.operand.size // self.n)
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.operand,)
+
+    def text(self) -> str:
+        return f"{self.operand._operand_text()} / {self.n}"
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Modulo(Mapping):
+    """`E % n`: the first n positions of E; n must divide |E|."""
+
+    operand: Mapping
+    n: int
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.n, "modulus")
+        if self.n == 0:
+            raise MappingError("zero_divisor", f"modulo by zero in `{self.operand} % 0`")
+        if self.n < 0 or self.operand.size % self.n:
+            raise MappingError(
+                "modulo_not_divisible",
+                f"`% {self.n}` needs a divisor of the operand size {self.operand.size}")
+        object.__setattr__(self, "size", self.n)
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.operand,)
+
+    def text(self) -> str:
+        return f"{self.operand._operand_text()} % {self.n}"
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Resize(Mapping):
+    """`E = n`: the first n positions of E; n may be any size from 1 to |E|."""
+
+    operand: Mapping
+    n: int
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.n, "resize")
+        if self.n < 1:
+            raise MappingError("zero_size", f"`= {self.n}` would leave no position; sizes must be >= 1")
+        if self.n > self.operand.size:
+            raise MappingError(
+                "resize_too_large",
+                f"`= {self.n}` is larger than the operand size {self.operand.size}; use `#` to pad")
+        object.__setattr__(self, "size", self.n)
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.operand,)
+
+    def text(self) -> str:
+        return f"{self.operand._operand_text()} = {self.n}"
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Pad(Mapping):
+    """`E # n` / `E #{0} n` / `E #{!} n`: the positions of E, then n - |E| padding positions."""
+
+    operand: Mapping
+    n: int
+    kind: PaddingKind = PaddingKind.TOP
+
+    def __attrs_post_init__(self) -> None:
+        _int(self.n, "padded size")
+        if not isinstance(self.kind, PaddingKind):
+            raise MappingError("syntax", f"padding kind must be a PaddingKind, not {self.kind!r}")
+        if self.n < self.operand.size:
+            raise MappingError(
+                "padding_too_small",
+                f"`{self.kind.marker} {self.n}` is smaller than the operand size {self.operand.size}")
+        object.__setattr__(self, "size", self.n)
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.operand,)
+
+    def text(self) -> str:
+        return f"{self.operand._operand_text()} {self.kind.marker} {self.n}"
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Pair(Mapping):
+    """`L, R`: L is major; the partial indices of both are added."""
+
+    left: Mapping
+    right: Mapping
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.left, Mapping) or not isinstance(self.right, Mapping):
+            raise MappingError("syntax", "both sides of a pair must be mappings")
+        object.__setattr__(self, "size", self.left.size * self.right.size)
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.left, self.right)
+
+    def flatten(self) -> list[Mapping]:
+        """The items of the pair chain, right-nested pairs unrolled."""
+        items: list[Mapping] = []
+        node: Mapping = self
+        while isinstance(node, Pair):
+            items.extend(node.left.flatten() if isinstance(node.left, Pair) else [node.left])
+            node = node.right
+        items.append(node)
+        return items
+
+    def text(self) -> str:
+        return "(" + ", ".join(item.text() for item in self.flatten()) + ")"
+
+
+IDENTITY = Broadcast(1)
+
+
+def pair_all(items: list[Mapping] | tuple[Mapping, ...]) -> Mapping:
+    """Right-nested pair of a list (`a, (b, (c, ...))`); the identity for an empty list."""
+    if not items:
+        return IDENTITY
+    out = items[-1]
+    for item in reversed(items[:-1]):
+        out = Pair(item, out)
+    return out

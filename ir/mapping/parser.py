@@ -1,0 +1,209 @@
+"""Parse mapping texts (mapping.md section 3) into trees, with columns on every error.
+
+The lark grammar (`mapping.lark`, LALR) is built once, lazily. A small recursive builder
+turns the parse tree into `Mapping` nodes, resolving symbols against an axis table and
+escapes against an environment; any MappingError it meets gets the column of the token
+that caused it, so the message can put a caret under the fault.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from collections.abc import Callable
+from typing import Any
+
+import lark
+
+from ir.errors import MappingError
+from ir.mapping.nodes import (
+    Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
+)
+
+__all__ = ["parse_mapping", "parse_index_items", "parse_axes_decl", "Env"]
+
+# An escape environment: name -> Mapping | str | int (or a callable doing the lookup).
+Env = Callable[[str], Any]
+
+_FILL_KINDS = {"*": PaddingKind.TOP, "0": PaddingKind.ZERO, "!": PaddingKind.BOTTOM}
+_MISSING = object()
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = importlib.resources.files("ir.mapping").joinpath("mapping.lark").read_text()
+    return lark.Lark(grammar, parser="lalr", start=["mapping_expr", "index_expr", "axes_decl"],
+                     propagate_positions=True, maybe_placeholders=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _syntax_tree(text: str, start: str) -> lark.Tree:
+    """Parse (cached by text); lark errors become MappingError('syntax')."""
+    try:
+        return _parser().parse(text, start=start)
+    except lark.exceptions.UnexpectedInput as e:
+        raise _syntax_error(text, e) from None
+
+
+def _syntax_error(text: str, e: lark.exceptions.UnexpectedInput) -> MappingError:
+    column = getattr(e, "column", -1)
+    if not isinstance(column, int) or column < 1:
+        column = len(text) + 1
+    if isinstance(e, lark.exceptions.UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
+        what = f"unexpected character {ch!r}"
+        if ch.islower():
+            what += " (axis names start with an uppercase letter)"
+    elif isinstance(e, lark.exceptions.UnexpectedEOF) or getattr(e, "token", None) is None \
+            or getattr(e.token, "type", "") == "$END":
+        what = "unexpected end of expression" if text.strip() else "empty expression"
+    else:
+        what = f"unexpected {e.token!s:.20}"
+    return MappingError("syntax", f"syntax error in mapping: {what}", text=text, column=column)
+
+
+def _relocate(err: MappingError, text: str, column: int) -> MappingError:
+    """The same error with the text and a column attached (innermost column wins)."""
+    if err.text is not None and err.column is not None:
+        return err
+    return MappingError(err.category, err.detail, text=text, column=column)
+
+
+class _Builder:
+    """Builds nodes from a lark tree for one text."""
+
+    def __init__(self, text: str, axes: dict[str, int], env: Env, depth: int) -> None:
+        self.text = text
+        self.axes = axes
+        self.env = env
+        self.depth = depth
+
+    def fail(self, category: str, message: str, column: int) -> MappingError:
+        return MappingError(category, message, text=self.text, column=column)
+
+    def build(self, tree: lark.Tree | lark.Token) -> Mapping:
+        try:
+            return self._build(tree)
+        except MappingError as e:
+            raise _relocate(e, self.text, _column(tree)) from None
+
+    def _build(self, t: lark.Tree | lark.Token) -> Mapping:
+        kind = t.data
+        if kind in ("mapping_expr",):
+            return self.build(t.children[0])
+        if kind == "mapping":
+            items = [self.build(c) for c in t.children]
+            out = items[-1]
+            for item in reversed(items[:-1]):
+                out = Pair(item, out)
+            return out
+        if kind == "symbol":
+            return self.symbol(t.children[0])
+        if kind == "broadcast":
+            return Broadcast(int(t.children[0]))
+        if kind == "escaped_mapping":
+            return self.escaped_mapping(t.children[0])
+        operand = self.build(t.children[0])
+        if kind == "pad_fill":
+            marker = t.children[1]
+            fill = marker.strip("#{} \t\r\n")
+            return self._apply(Pad, operand, t.children[2], _FILL_KINDS[fill])
+        ops = {"stride": Stride, "modulo": Modulo, "resize": Resize}
+        if kind in ops:
+            return self._apply(ops[kind], operand, t.children[1])
+        if kind == "pad_top":
+            return self._apply(Pad, operand, t.children[1], PaddingKind.TOP)
+        raise AssertionError(f"unknown node {kind}")  # grammar and builder out of sync
+
+    def _apply(self, cls: type, operand: Mapping, num: lark.Tree, *extra: object) -> Mapping:
+        value = self.number(num)
+        try:
+            return cls(operand, value, *extra)
+        except MappingError as e:
+            raise _relocate(e, self.text, _column(num)) from None
+
+    def symbol(self, tok: lark.Token) -> Mapping:
+        name = str(tok)
+        if name not in self.axes:
+            known = ", ".join(sorted(self.axes)) or "none declared"
+            raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", tok.column)
+        return Symbol(name, self.axes[name])
+
+    def lookup(self, tok: lark.Token) -> tuple[str, Any]:
+        name = str(tok)[1:-1].strip()
+        value = self.env(name)
+        if value is _MISSING:
+            raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", tok.column)
+        return name, value
+
+    def escaped_mapping(self, tok: lark.Token) -> Mapping:
+        name, value = self.lookup(tok)
+        if isinstance(value, Mapping):
+            return value
+        if hasattr(value, "mapping") and isinstance(value.mapping, Mapping):  # an Axis
+            return value.mapping
+        if isinstance(value, str):
+            if self.depth > 32:
+                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself (cycle)", tok.column)
+            try:
+                return parse_mapping(value, self.axes, self.env, self.depth + 1)
+            except MappingError as e:
+                raise self.fail(e.category, f"in escape `{{{name}}}` = {value!r}: {e.detail}",
+                                tok.column) from None
+        raise self.fail("escape_type",
+                        f"escape `{{{name}}}` is a {type(value).__name__}, but a mapping is needed here",
+                        tok.column)
+
+    def number(self, num: lark.Tree) -> int:
+        tok = num.children[0]
+        if num.data == "lit":
+            return int(tok)
+        inner = str(tok)[1:-1].strip()
+        if inner.isdigit():
+            return int(inner)
+        name, value = self.lookup(tok)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            what = type(value).__name__ if not isinstance(value, int) else f"negative ({value})"
+            raise self.fail("escape_type",
+                            f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here",
+                            tok.column)
+        return value
+
+
+def _column(t: lark.Tree | lark.Token) -> int:
+    if isinstance(t, lark.Token):
+        return t.column or 1
+    meta = getattr(t, "meta", None)
+    if meta is not None and not meta.empty:
+        return meta.column
+    return 1
+
+
+def _no_env(name: str) -> Any:
+    return _MISSING
+
+
+def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env, depth: int = 0) -> Mapping:
+    """Parse a mapping text against an axis table and an escape environment."""
+    if not isinstance(text, str):
+        raise MappingError("syntax", f"a mapping text must be a str, not {type(text).__name__}")
+    tree = _syntax_tree(text, "mapping_expr")
+    return _Builder(text, axes, env, depth).build(tree)
+
+
+def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> list[tuple[Mapping, int]]:
+    """Parse an index literal into its `(mapping, value)` assignments, in order."""
+    if not isinstance(text, str):
+        raise MappingError("syntax", f"an index text must be a str, not {type(text).__name__}")
+    tree = _syntax_tree(text, "index_expr")
+    builder = _Builder(text, axes, env, 0)
+    return [(builder.build(a.children[0]), builder.number(a.children[1])) for a in tree.children]
+
+
+def parse_axes_decl(text: str) -> list[tuple[str, int, int]]:
+    """Parse `A = 8, B = 4` into `(name, size, column)` triples (no validation of sizes)."""
+    tree = _syntax_tree(text, "axes_decl")
+    return [(str(d.children[0]), int(d.children[1]), d.children[0].column) for d in tree.children]
+
+
+MISSING = _MISSING
