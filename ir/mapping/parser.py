@@ -47,19 +47,30 @@ def _syntax_tree(text: str, start: str) -> lark.Tree:
 
 def _syntax_error(text: str, e: lark.exceptions.UnexpectedInput) -> MappingError:
     column = getattr(e, "column", -1)
-    if not isinstance(column, int) or column < 1:
+    token = getattr(e, "token", None)
+    at_end = isinstance(e, lark.exceptions.UnexpectedEOF) or getattr(token, "type", "") == "$END"
+    if at_end or not isinstance(column, int) or column < 1:
         column = len(text) + 1
     if isinstance(e, lark.exceptions.UnexpectedCharacters):
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
         what = f"unexpected character {ch!r}"
         if ch.islower():
             what += " (axis names start with an uppercase letter)"
-    elif isinstance(e, lark.exceptions.UnexpectedEOF) or getattr(e, "token", None) is None \
-            or getattr(e.token, "type", "") == "$END":
+    elif at_end:
         what = "unexpected end of expression" if text.strip() else "empty expression"
     else:
-        what = f"unexpected {e.token!s:.20}"
+        what = f"unexpected `{token!s:.20}`"
+        expected = sorted(set(getattr(e, "expected", None) or ()) - {"COLON"})
+        if 0 < len(expected) <= 3:  # LALR states are shared, so long lists mislead
+            what += f" (expected one of: {', '.join(_TOKEN_NAMES.get(x, x) for x in expected)})"
     return MappingError("syntax", f"syntax error in mapping: {what}", text=text, column=column)
+
+
+_TOKEN_NAMES = {
+    "SYMBOL": "an axis name", "NUMBER": "a number", "ESCAPE": "an escape {...}", "COMMA": "`,`",
+    "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "SLASH": "`/`", "PERCENT": "`%`",
+    "EQUAL": "`=`", "HASH": "`#`", "FILL": "a fill `#{0}`", "COLON": "`:`",
+}
 
 
 def _relocate(err: MappingError, text: str, column: int) -> MappingError:

@@ -1,0 +1,80 @@
+"""The `npu-opt` command line (api.md section 4)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ir.errors import MappingError
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("npu-opt")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _axis_arg(text: str) -> tuple[str, int]:
+    name, sep, size = text.partition("=")
+    if not sep or not size.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE, got {text!r}")
+    return name.strip(), int(size)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
+    parser.add_argument("--version", action="version", version=f"npu-opt {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
+                        description="Print the size of a mapping expression, its first and last "
+                                    "positions with their cells, its factor form and normalized form.")
+    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A % 8"')
+    em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
+                    help="axis declarations, e.g. --axes A=2048 B=512")
+    em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
+    em.add_argument("--format", choices=["human", "json"], default="human")
+    em.set_defaults(run=_explain_mapping)
+    return parser
+
+
+def _explain_mapping(args: argparse.Namespace) -> int:
+    from ir.mapping.api import m
+    from npu_opt.mapping_report import explain, render_text
+
+    table: dict[str, int] = {}
+    for name, size in args.axes:
+        if name in table:
+            raise MappingError("invalid_axis_decl", f"axis {name} is declared twice")
+        table[name] = size
+    mapping = m(args.expression, axes=table)
+    info = explain(mapping, rows=max(args.rows, 1))
+    print(json.dumps(info) if args.format == "json" else render_text(info))
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.run(args)
+    except MappingError as e:
+        print(f"error[{e.code}]: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

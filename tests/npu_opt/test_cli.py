@@ -1,0 +1,68 @@
+"""The `npu-opt` command line: --version, --help, explain-mapping."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from npu_opt.cli import main
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "npu_opt", *args], capture_output=True, text=True)
+
+
+def test_version_and_help():
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.startswith("npu-opt ")
+    helped = run("--help")
+    assert helped.returncode == 0 and "explain-mapping" in helped.stdout
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage" in capsys.readouterr().out
+
+
+def test_explain_mapping_json(capsys):
+    assert main(["explain-mapping", "A / 8 # 256, A % 8", "--axes", "A=2048", "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["size"] == 2048
+    cells = dict((p, c) for p, c in info["cells"])
+    assert cells[0] == "{}" and cells[7] == "{A: 7}" and cells[2047] == "{A: 2047}"
+    assert info["elided"] == 2048 - 16
+    assert info["normalized"] == "A"
+
+
+def test_explain_mapping_human_shows_padding_and_normal_form(capsys):
+    assert main(["explain-mapping", "K # 32", "--axes", "K=20", "--rows", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "size        32" in out
+    assert "31  pad:top" in out
+    assert "normalized  (K / 4 # 8, K % 4)" in out
+
+
+def test_explain_mapping_overshoot_has_no_normal_form(capsys):
+    assert main(["explain-mapping", "A, A", "--axes", "A=4", "--format", "json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["normalized"] is None and dict(info["cells"])[15] == "overshoot"
+
+
+@pytest.mark.parametrize("args", [
+    ["explain-mapping", "A / 3", "--axes", "A=8"],
+    ["explain-mapping", "Q", "--axes", "A=8"],
+    ["explain-mapping", "A", "--axes", "A=8", "A=8"],
+    ["explain-mapping", "A", "--axes", "a=8"],
+])
+def test_explain_mapping_bad_input_is_error_with_code_not_traceback(args, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error[MAP-") and "Traceback" not in err
+
+
+def test_bad_axis_argument_is_usage_error():
+    out = run("explain-mapping", "A", "--axes", "A8")
+    assert out.returncode == 2 and "NAME=SIZE" in out.stderr

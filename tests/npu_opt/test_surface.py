@@ -1,0 +1,26 @@
+"""The public API is a deliberate list: growing it must show up as a diff here."""
+
+from __future__ import annotations
+
+import npu_opt
+
+
+def test_npu_opt_all_is_pinned():
+    assert sorted(npu_opt.__all__) == [
+        "Axis", "DType", "Index", "Mapping", "MappingError", "NpuOptError", "OutOfBounds",
+        "OvershootError", "Padding", "PaddingKind", "axes", "bf16", "f32", "f4e2m1", "f8e4m3",
+        "f8e5m2", "i16", "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
+    ]
+
+
+def test_star_import_never_shadows_builtins():
+    namespace: dict = {}
+    exec("from npu_opt import *", namespace)
+    assert not {"compile", "check", "run"} & set(namespace)
+    assert all(hasattr(npu_opt, name) for name in npu_opt.__all__)
+
+
+def test_grammar_ships_as_package_data():
+    from importlib.resources import files
+
+    assert "mapping_expr" in files("ir.mapping").joinpath("mapping.lark").read_text()
