@@ -1,0 +1,399 @@
+"""Vectorized scalar conversions with the chip's exact semantics (dtypes.md sections 3-5).
+
+Floats are handled as unsigned bit patterns and converted with integer operations,
+never with numpy/ml_dtypes `astype`, which keeps subnormals and NaN payloads, turns
+f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (dtypes.md 7). Integer types
+take their host values (int8 for i4) and wrap.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ir.dtypes import (
+    CAST_ENGINE, COMMIT_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType, bf16, f4e2m1, f8e4m3,
+    f8e5m2, f32, i4, i5, i8, i16, i32, is_legal_fetch_cast,
+)
+
+_U32 = np.uint32
+_F32_NAN = _U32(0x7FC00000)
+_BF16_NAN = np.uint16(0x7FC0)
+
+
+def _bits(x: object, dt: type) -> np.ndarray:
+    """Bit patterns as an array of unsigned dtype `dt`, refusing float values.
+
+    A signed array of the same width is reinterpreted; any other integer array is
+    range-checked so that a value is never silently truncated.
+    """
+    arr = np.asarray(x)
+    target = np.dtype(dt)
+    if arr.dtype == target:
+        return arr
+    if arr.dtype.kind not in "ui":
+        raise TypeError(f"expected {target} bit patterns, got {arr.dtype} (use to_bits)")
+    if arr.dtype.kind == "i" and arr.dtype.itemsize == target.itemsize:
+        return arr.view(target)
+    if arr.size and (arr.min() < 0 or arr.max() > np.iinfo(target).max):
+        raise ValueError(f"bit patterns out of range for {target}")
+    return arr.astype(target)
+
+
+def _ints(x: object) -> np.ndarray:
+    """Integer values widened to int64 (exact for every type here); floats are refused."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "ui":
+        raise TypeError(f"expected integer values, got {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+# ---- bf16 <-> f32 (dtypes.md 4.1) ------------------------------------------------------
+def widen_bf16(bits_u16: object) -> np.ndarray:
+    """bf16 bits -> f32 bits: NaN -> 0x7FC00000, subnormal -> signed zero, else h << 16."""
+    h = _bits(bits_u16, np.uint16).astype(_U32)
+    exp, man = (h >> 7) & 0xFF, h & 0x7F
+    out = np.where(exp == 0, (h >> 15) << 31, h << 16)
+    return np.where((exp == 0xFF) & (man != 0), _F32_NAN, out).astype(_U32)
+
+
+def narrow_bf16(bits_u32: object) -> np.ndarray:
+    """f32 bits -> bf16 bits: RNE, subnormal -> signed zero, NaN -> 0x7FC0, overflow -> inf."""
+    x = _bits(bits_u32, _U32)
+    upper, lower = x >> 16, x & 0xFFFF
+    # RNE on the dropped half; a carry into the exponent is the correct rounding.
+    up = (lower > 0x8000) | ((lower == 0x8000) & ((upper & 1) == 1))
+    out = upper + up
+    exp, man = (x >> 23) & 0xFF, x & 0x7FFFFF
+    out = np.where(exp == 0, (x >> 31) << 15, out)
+    out = np.where((exp == 0xFF) & (man != 0), _BF16_NAN, out)
+    return out.astype(np.uint16)
+
+
+def commit_cast_relu(bits_u32: object) -> np.ndarray:
+    """f32 bits -> bf16 bits, but a non-NaN value with its sign bit set becomes +0 (4.4)."""
+    x = _bits(bits_u32, _U32)
+    is_nan = (x & 0x7FFFFFFF) > 0x7F800000
+    # -0, negative subnormals and -inf all clamp; a negative NaN stays a (canonical) NaN.
+    return np.where(((x >> 31) == 1) & ~is_nan, np.uint16(0), narrow_bf16(x)).astype(np.uint16)
+
+
+# ---- small floats -> f32 (dtypes.md 2, 4.1) ----------------------------------------------
+def _small_float_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
+    """f32 bits of every code of a 1-E-M float, by integer ops; callers patch NaN/inf codes."""
+    n = 1 << (1 + exp_bits + man_bits)
+    code = np.arange(n, dtype=np.int64)
+    sign = (code >> (exp_bits + man_bits)) << 31
+    e = (code >> man_bits) & ((1 << exp_bits) - 1)
+    m = code & ((1 << man_bits) - 1)
+    normal = ((e - bias + 127) << 23) | (m << (23 - man_bits))
+    # A subnormal m * 2^(1-bias-M) has its leading one at bit p of m; renormalize on it.
+    p = np.zeros_like(m)
+    for k in range(1, man_bits):  # loop over bit positions, not elements
+        p = np.where((m >> k) != 0, k, p)
+    sub_exp = p + 1 - bias - man_bits + 127
+    sub = (sub_exp << 23) | ((m - (1 << p)) << (23 - p))
+    mag = np.where(e != 0, normal, np.where(m != 0, sub, 0))
+    return (sign | mag).astype(_U32)
+
+
+_E4M3_F32 = _small_float_table(4, 3, 7)
+_E4M3_F32[[0x7F, 0xFF]] = _F32_NAN  # both NaN codes, sign dropped
+_E5M2_F32 = _small_float_table(5, 2, 15)
+_E5M2_F32[0x7C], _E5M2_F32[0xFC] = 0x7F800000, 0xFF800000
+_E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (dtypes.md 3.2)
+_E5M2_F32[0xFD:0x100] = 0xFFC00000
+_F4_F32 = _small_float_table(2, 1, 1)
+# Every f8 value has at most 3 significant bits above bit 16 and an exponent far from the
+# bf16 subnormal range, so the bf16 lookup is exactly the upper half of the f32 decode.
+_E4M3_BF16 = (_E4M3_F32 >> 16).astype(np.uint16)
+_E5M2_BF16 = (_E5M2_F32 >> 16).astype(np.uint16)
+
+
+def _f4_codes(codes: object) -> np.ndarray:
+    """f4e2m1 codes 0..15 as uint8; a larger code is an error, never a silent wrap."""
+    c = _bits(codes, np.uint8)
+    if c.size and c.max() > 0xF:
+        raise ValueError("f4e2m1 codes must lie in 0..15")
+    return c
+
+
+def decode_e4m3(bits_u8: object) -> np.ndarray:
+    """f8e4m3 bits -> f32 bits, exact; both NaN codes -> 0x7FC00000."""
+    return _E4M3_F32[_bits(bits_u8, np.uint8)]
+
+
+def decode_e5m2(bits_u8: object) -> np.ndarray:
+    """f8e5m2 bits -> f32 bits, exact; +-inf kept; NaN -> 0x7FC00000 / 0xFFC00000 by sign."""
+    return _E5M2_F32[_bits(bits_u8, np.uint8)]
+
+
+def decode_f4e2m1(codes: object) -> np.ndarray:
+    """f4e2m1 codes 0..15 -> f32 bits, exact (no inf, no NaN; 0x8 is -0)."""
+    return _F4_F32[_f4_codes(codes)]
+
+
+# ---- f32 -> f8 (dtypes.md 4.3) ------------------------------------------------------------
+def _rne_shift(sig: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """round_half_even(sig / 2^n) for sig < 2^24; any n >= 25 already rounds to 0."""
+    n = np.minimum(n, 25).astype(_U32)  # keeps every shift and sum inside uint32
+    q, rem, half = sig >> n, sig & ((_U32(1) << n) - 1), _U32(1) << (n - 1)
+    return q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(sign bit moved to bit 7, |x| bits, f32 exponent field, significand with hidden bit)."""
+    a = x & 0x7FFFFFFF
+    exp = a >> 23
+    sig = np.where(exp == 0, a, (a & 0x7FFFFF) | (1 << 23))
+    return ((x >> 24) & 0x80).astype(np.uint8), a, exp, sig
+
+
+def narrow_e4m3(bits_u32: object) -> np.ndarray:
+    """f32 bits -> f8e4m3 bits: RNE, saturating to +-448 (inf too), NaN -> 0x7F."""
+    sign, a, exp, sig = _split(_bits(bits_u32, _U32))
+    # Normal range (|x| >= 2^-6, f32 exponent >= 121): RNE to 3 mantissa bits, rebias by
+    # 120; a carry moves into the exponent by itself. Smaller exponents wrap, unused.
+    normal = ((a + 0x7FFFF + ((a >> 20) & 1)) >> 20) - _U32(120 << 3)
+    # Subnormal range: round |x| * 2^9 = sig * 2^(exp - 141) to an integer 0..8.
+    sub = _rne_shift(sig, 141 - np.maximum(exp, 1))
+    mag = np.minimum(np.where(exp >= 121, normal, sub), 0x7E)  # 448 or more saturates
+    out = np.where(a > 0x7F800000, np.uint8(0x7F), sign | mag.astype(np.uint8))
+    return out.astype(np.uint8)
+
+
+def narrow_e5m2(bits_u32: object) -> np.ndarray:
+    """f32 bits -> f8e5m2 bits with the reference's rounding (half away from zero, 4.3).
+
+    Subnormals (|x| < 2^-14) take min(round_half_away(|x| * 2^16), 3), so [3.5, 4) * 2^-16
+    gives 0x03; overflow goes to +-inf; NaN -> 0x7E.
+    """
+    sign, a, exp, sig = _split(_bits(bits_u32, _U32))
+    # Normal: keep the top two mantissa bits, add f32 mantissa bit 20 (half up), rebias 112.
+    normal = (a >> 21) + ((a >> 20) & 1) - _U32(112 << 2)
+    # |x| * 2^16 = sig * 2^(exp - 134) is exact in f32, so rounding it half away from zero
+    # is (sig + half) >> n on integers; n >= 25 gives 0 like any larger n.
+    n = np.minimum(134 - np.maximum(exp, 1), 25).astype(_U32)
+    sub = np.minimum((sig + (_U32(1) << (n - 1))) >> n, 3)
+    mag = np.where(exp >= 113, np.minimum(normal, 0x7C), sub)  # E reaching 31 is inf
+    out = np.where(a > 0x7F800000, np.uint8(0x7E), sign | mag.astype(np.uint8))
+    return out.astype(np.uint8)
+
+
+# ---- table lookups (dtypes.md 4.2) --------------------------------------------------------
+_F4_E4M3 = narrow_e4m3(_F4_F32)  # every f4e2m1 value is exact in both 8-bit formats
+_F4_E5M2 = narrow_e5m2(_F4_F32)
+
+
+def lut_f4e2m1_to_e4m3(codes: object) -> np.ndarray:
+    """f4e2m1 codes -> f8e4m3 bits (exact table of dtypes.md 4.2)."""
+    return _F4_E4M3[_f4_codes(codes)]
+
+
+def lut_f4e2m1_to_e5m2(codes: object) -> np.ndarray:
+    """f4e2m1 codes -> f8e5m2 bits (exact table of dtypes.md 4.2)."""
+    return _F4_E5M2[_f4_codes(codes)]
+
+
+def lut_e4m3_to_bf16(bits_u8: object) -> np.ndarray:
+    """f8e4m3 bits -> bf16 bits, exact; NaN -> 0x7FC0."""
+    return _E4M3_BF16[_bits(bits_u8, np.uint8)]
+
+
+def lut_e5m2_to_bf16(bits_u8: object) -> np.ndarray:
+    """f8e5m2 bits -> bf16 bits, exact; +-inf kept; NaN -> 0x7FC0 / 0xFFC0 by sign."""
+    return _E5M2_BF16[_bits(bits_u8, np.uint8)]
+
+
+# ---- integers (dtypes.md 3.5, 4.5, 2) -----------------------------------------------------
+def wrap(values: object, dtype: DType) -> np.ndarray:
+    """Keep the low bits(dtype) bits and reinterpret them (i32 200 -> i8 -56); host dtype out."""
+    if not dtype.is_int or not dtype.materializable:
+        raise ValueError(f"wrap needs a materializable integer dtype, not {dtype}")
+    width = dtype.value_bits
+    low = _ints(values) & ((1 << width) - 1)
+    if dtype.is_signed:
+        low = low - (((low >> (width - 1)) & 1) << width)
+    return low.astype(dtype.host_dtype)
+
+
+def sign_extend_i4(nibbles: object) -> np.ndarray:
+    """The low 4 bits of each element as a signed i4 value (0xF -> -1) in int8."""
+    return wrap(nibbles, i4)
+
+
+def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
+    """x - zp for an i4 (-> i5, int8 out) or i8 (-> i9, int16 out) source `dtype` (4.5);
+    ValueError for another dtype, or a zero point (FZPS-2) or `x` outside the source range."""
+    pair = next((p for p in ZERO_POINT_SUBS if p[0] == dtype), None)
+    if pair is None:
+        raise ValueError(f"zero-point subtraction needs an i4 or i8 source, not {dtype}")
+    lo, hi = ZERO_POINT_SUBS[pair]
+    if isinstance(zp, bool) or not isinstance(zp, (int, np.integer)) or not lo <= zp <= hi:
+        raise ValueError(f"zero point {zp!r} outside [{lo}, {hi}] for {dtype} (FZPS-2)")
+    v = _ints(x)
+    if v.size and (v.min() < dtype.min or v.max() > dtype.max):
+        raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
+    return (v - int(zp)).astype(np.int8 if pair[1] == i5 else np.int16)
+
+
+def pack_nibbles(values: object) -> np.ndarray:
+    """Pack 4-bit elements (i4 values -8..7 or f4e2m1 codes 0..15) into bytes along the
+    last axis: element 2k in the low nibble of byte k. ValueError for an odd count."""
+    v = _ints(values)
+    if v.ndim == 0 or v.shape[-1] % 2:
+        raise ValueError("an odd number of 4-bit elements has no byte image (dtypes.md 2)")
+    if v.size and (v.min() < -8 or v.max() > 15):
+        raise ValueError("4-bit elements must lie in -8..15")
+    n = v & 0xF
+    return (n[..., 0::2] | (n[..., 1::2] << 4)).astype(np.uint8)
+
+
+def unpack_nibbles(packed: object, dtype: DType = f4e2m1) -> np.ndarray:
+    """Inverse of pack_nibbles along the last axis: uint8 codes for f4e2m1, int8 for i4."""
+    if dtype not in (i4, f4e2m1):
+        raise ValueError(f"unpack_nibbles needs i4 or f4e2m1, not {dtype}")
+    b = _bits(packed, np.uint8)
+    out = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], -1)
+    return sign_extend_i4(out) if dtype == i4 else out
+
+
+# ---- contraction arithmetic (dtypes.md 5, pipeline.md 9.5) -------------------------------
+def _f32(x: object) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype != np.float32:
+        raise TypeError(f"expected float32 values, got {arr.dtype}")
+    return arr
+
+
+def ftz_f32(values: object) -> np.ndarray:
+    """Flush |x| < 2^-126 to a zero of its sign and make every NaN 0x7FC00000 (float32)."""
+    b = _f32(values).view(_U32)
+    out = np.where((b & 0x7F800000) == 0, b & 0x80000000, b)
+    return np.where((b & 0x7FFFFFFF) > 0x7F800000, _F32_NAN, out).astype(_U32).view(np.float32)
+
+
+def fmul(a: object, b: object) -> np.ndarray:
+    """One Contraction Engine f32 multiply: IEEE RNE, then ftz_f32 (operands come pre-flushed)."""
+    with np.errstate(all="ignore"):  # inf * 0 and overflow are defined results here
+        return ftz_f32(np.multiply(_f32(a), _f32(b)))
+
+
+def fadd(a: object, b: object) -> np.ndarray:
+    """One Contraction Engine f32 add: IEEE binary32 RNE, then ftz_f32."""
+    with np.errstate(all="ignore"):
+        return ftz_f32(np.add(_f32(a), _f32(b)))
+
+
+def imul(a: object, b: object) -> np.ndarray:
+    """i32 multiply modulo 2^32 (products of widened i9 values never actually wrap)."""
+    return wrap(_ints(a) * _ints(b), i32)
+
+
+def iadd(a: object, b: object) -> np.ndarray:
+    """i32 add modulo 2^32, no saturation."""
+    return wrap(_ints(a) + _ints(b), i32)
+
+
+def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
+    """Adjacent-pair adder tree over `axis` (pipeline.md 9.2), level by level."""
+    v = np.moveaxis(leaves, axis, -1)
+    n = v.shape[-1]
+    if n == 0 or n & (n - 1):
+        raise ValueError(f"tree reduction needs a power-of-two leaf count, got {n}")
+    while v.shape[-1] > 1:
+        v = add(v[..., 0::2], v[..., 1::2])
+    return v[..., 0]
+
+
+def tree_sum_f32(leaves: object, axis: int = -1) -> np.ndarray:
+    """Adjacent-pair tree sum of float32 leaves, each add an fadd (with flush)."""
+    return _tree(_f32(leaves), axis, fadd)
+
+
+def tree_sum_i32(leaves: object, axis: int = -1) -> np.ndarray:
+    """Adjacent-pair tree sum of integer leaves as i32, wrapping modulo 2^32."""
+    return _tree(wrap(leaves, i32), axis, iadd)
+
+
+# ---- host forms and the dispatcher --------------------------------------------------------
+def to_bits(array: object, dtype: DType) -> np.ndarray:
+    """Host array -> bit patterns in dtype.bits_dtype (a view for floats, never astype).
+
+    Floats accept their ml_dtypes/float32 host form or unsigned bits; integers take
+    host values, range-checked, and give two's complement bits (i4: the nibble).
+    """
+    raw = dtype.bits_dtype  # ValueError for i5/i9
+    arr = np.asarray(array)
+    if dtype.is_float:
+        bits = arr.view(raw) if arr.dtype == dtype.host_dtype else _bits(arr, raw)
+        return _f4_codes(bits) if dtype == f4e2m1 else bits
+    v = _ints(arr)
+    if v.size and (v.min() < dtype.min or v.max() > dtype.max):
+        raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
+    return (v & ((1 << dtype.bits) - 1)).astype(raw)
+
+
+def from_bits(bits: object, dtype: DType) -> np.ndarray:
+    """Bit patterns -> host array of dtype.host_dtype (a view for floats, i4 sign-extended)."""
+    raw = dtype.bits_dtype  # ValueError for i5/i9
+    b = _bits(bits, raw)
+    if dtype == f4e2m1:
+        b = _f4_codes(b)
+    return sign_extend_i4(b) if dtype == i4 else b.view(dtype.host_dtype)
+
+
+def _sext_to_i32(src: DType) -> Callable[[np.ndarray], np.ndarray]:
+    # wrap first, so both host values and raw bit patterns (i4 nibbles) sign-extend.
+    return lambda v: wrap(v, src).astype(np.int32)
+
+
+# One function per (src, dst): the same pair means the same function in every stage.
+_PAIR_FUNCS: dict[tuple[DType, DType], Callable[[np.ndarray], np.ndarray]] = {
+    (i4, i32): _sext_to_i32(i4), (i8, i32): _sext_to_i32(i8), (i16, i32): _sext_to_i32(i16),
+    (f8e4m3, f32): decode_e4m3, (f8e5m2, f32): decode_e5m2,
+    (bf16, f32): widen_bf16, (f32, bf16): narrow_bf16,
+    (f4e2m1, f8e4m3): lut_f4e2m1_to_e4m3, (f4e2m1, f8e5m2): lut_f4e2m1_to_e5m2,
+    (f8e4m3, bf16): lut_e4m3_to_bf16, (f8e5m2, bf16): lut_e5m2_to_bf16,
+    (i32, i4): lambda v: wrap(v, i4), (i32, i8): lambda v: wrap(v, i8),
+    (i32, i16): lambda v: wrap(v, i16),
+    (f32, f8e4m3): narrow_e4m3, (f32, f8e5m2): narrow_e5m2,
+}
+
+_STAGE_LEGAL: dict[str, Callable[[DType, DType], bool]] = {
+    "fetch_cast": is_legal_fetch_cast,
+    "table_lookup": lambda s, d: (s, d) in TABLE_LOOKUPS,
+    "cast": lambda s, d: (s, d) in CAST_ENGINE,
+    "commit_cast": lambda s, d: (s, d) in COMMIT_CASTS,
+    "commit_cast_relu": lambda s, d: (s, d) in COMMIT_CASTS,
+    "zero_point_sub": lambda s, d: (s, d) in ZERO_POINT_SUBS,
+}
+STAGES: tuple[str, ...] = tuple(_STAGE_LEGAL)
+
+
+def convert(bits_or_values: object, src: DType, dst: DType, stage: str, *,
+            zero_point: int | None = None) -> np.ndarray:
+    """Apply stage `stage`'s conversion src -> dst (dtypes.md 4) element by element.
+
+    Float operands are bit patterns (or host arrays, turned into bits by to_bits) and
+    float results are bit patterns; integers are host values in and out. The identity
+    fetch_cast returns the input bits unchanged. "zero_point_sub" needs `zero_point`.
+    ValueError for an unknown stage or a pair the stage's table does not hold.
+    """
+    legal = _STAGE_LEGAL.get(stage)
+    if legal is None:
+        raise ValueError(f"unknown conversion stage {stage!r}; expected one of: {', '.join(STAGES)}")
+    if not legal(src, dst):
+        raise ValueError(f"{stage} cannot convert {src} to {dst} (dtypes.md 4)")
+    if stage == "zero_point_sub":
+        if zero_point is None:
+            raise ValueError("zero_point_sub needs a zero_point")
+        return zero_point_sub(bits_or_values, zero_point, src)
+    x = to_bits(bits_or_values, src) if src.is_float else np.asarray(bits_or_values)
+    if src == dst:
+        return x
+    if stage == "commit_cast_relu":
+        return commit_cast_relu(x)
+    return _PAIR_FUNCS[(src, dst)](x)
+
