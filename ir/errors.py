@@ -58,7 +58,13 @@ class InternalError(NpuOptError):
 
 
 class CompileError(NpuOptError):
-    """Raised by compile()/run() for a refused kernel; carries the diagnostics."""
+    """Raised by compile()/run() for a refused kernel or an ICE; `.diagnostics` says why."""
+
+    def __init__(self, diagnostics: tuple = (), message: str | None = None) -> None:
+        self.diagnostics = tuple(diagnostics)
+        text = message or "\n\n".join(d.render() for d in self.diagnostics) or "kernel refused"
+        code = self.diagnostics[0].code if self.diagnostics else "ICE"
+        super().__init__(text, code=code)
 
 
 def _render_with_caret(message: str, text: str | None, column: int | None) -> str:

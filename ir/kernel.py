@@ -1,0 +1,63 @@
+"""A traced kernel: its ops in program order, a deterministic printer and an IR verifier."""
+
+from __future__ import annotations
+
+import attrs
+
+from ir.errors import InternalError
+from ir.ops import Op, Param, Return
+
+__all__ = ["Kernel", "print_kernel", "verify_kernel"]
+
+
+@attrs.frozen
+class Kernel:
+    """The traced graph of one `@device` function."""
+
+    name: str
+    chips: int
+    ops: tuple[Op, ...]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return tuple(op for op in self.ops if isinstance(op, Param))
+
+    @property
+    def returns(self) -> Return | None:
+        last = self.ops[-1] if self.ops else None
+        return last if isinstance(last, Return) else None
+
+    def text(self) -> str:
+        return print_kernel(self)
+
+
+def print_kernel(kernel: Kernel) -> str:
+    """Deterministic text: one op per line, values numbered in definition order."""
+    lines = [f"kernel @{kernel.name}(chip={kernel.chips}) {{"]
+    lines += [f"  {op.text()}" for op in kernel.ops]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def verify_kernel(kernel: Kernel) -> None:
+    """Structural invariants of the IR; a failure is an internal compiler error.
+
+    Every operand is defined before use, every value is defined once, params come first,
+    and at most one `return` ends the kernel."""
+    defined: set[int] = set()
+    seen_other = False
+    for position, op in enumerate(kernel.ops):
+        if isinstance(op, Param):
+            if seen_other:
+                raise InternalError(f"param `{op.name}` after other ops in @{kernel.name}")
+        else:
+            seen_other = True
+        if isinstance(op, Return) and position != len(kernel.ops) - 1:
+            raise InternalError(f"return is not the last op of @{kernel.name}")
+        for value in op.operands():
+            if value.id not in defined:
+                raise InternalError(f"{op.text()}: operand {value} used before its definition")
+        if op.result is not None:
+            if op.result.id in defined:
+                raise InternalError(f"{op.text()}: value {op.result} defined twice")
+            defined.add(op.result.id)

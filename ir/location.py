@@ -1,0 +1,78 @@
+"""Source locations of the user's calls: `Location(file, line, col)` and how to capture one.
+
+Tracing records the innermost frame outside npu-opt's own packages. The column is the
+start of the called method's name (`.collect` -> under `collect`), found from the call
+instruction's position in the frame's bytecode (Python 3.11+ keeps columns).
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import sys
+from types import CodeType, FrameType
+
+import attrs
+
+__all__ = ["Location", "user_location", "OWN_PACKAGES"]
+
+OWN_PACKAGES = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends"})
+
+
+@attrs.frozen
+class Location:
+    """A 1-based position in a source file; `col` may be None when unknown."""
+
+    file: str
+    line: int
+    col: int | None = None
+    length: int = attrs.field(default=1, eq=False)
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" + (f":{self.col}" if self.col else "")
+
+
+@functools.lru_cache(maxsize=512)
+def _instructions(code: CodeType) -> dict[int, dis.Instruction]:
+    return {ins.offset: ins for ins in dis.get_instructions(code)}
+
+
+def _is_own(frame: FrameType) -> bool:
+    module = frame.f_globals.get("__name__", "") or ""
+    return module.split(".")[0] in OWN_PACKAGES
+
+
+def _user_frame() -> FrameType | None:
+    frame = sys._getframe(1)
+    while frame is not None and _is_own(frame):
+        frame = frame.f_back
+    return frame
+
+
+def _attribute_position(frame: FrameType, name: str | None) -> tuple[int, int, int] | None:
+    """(line, col, length) of `.name` in the call being executed, from bytecode positions."""
+    instructions = _instructions(frame.f_code)
+    offsets = sorted(o for o in instructions if o <= frame.f_lasti)
+    for offset in reversed(offsets[-40:]):
+        ins = instructions[offset]
+        if name and ins.opname in ("LOAD_METHOD", "LOAD_ATTR") and ins.argval == name:
+            pos = ins.positions
+            if pos and pos.end_lineno and pos.end_col_offset is not None:
+                return pos.end_lineno, pos.end_col_offset - len(name) + 1, len(name)
+    ins = instructions.get(frame.f_lasti)
+    pos = getattr(ins, "positions", None)
+    if pos and pos.lineno and pos.col_offset is not None:
+        return pos.lineno, pos.col_offset + 1, max(1, (pos.end_col_offset or 0) - pos.col_offset)
+    return None
+
+
+def user_location(method: str | None = None) -> Location:
+    """Location of the user's call to `method` (the innermost frame outside npu-opt)."""
+    frame = _user_frame()
+    if frame is None:
+        return Location("<unknown>", 0)
+    found = _attribute_position(frame, method)
+    if found is None:
+        return Location(frame.f_code.co_filename, frame.f_lineno)
+    line, col, length = found
+    return Location(frame.f_code.co_filename, line, col, length)

@@ -1,0 +1,153 @@
+"""Tensor and stream types of the traced IR (pipeline.md 0.2): a dtype plus level mappings.
+
+`Hbm[D; Chip; Element]`, `Dm[D; Chip, Cluster, Slice; Element]`,
+`Trf[D; Chip, Cluster, Slice; Lane, Element]`, `Stream[D; ...; Time, Packet]` (with the
+Tensor Unit context that runs it) and `CStream[Acc, D; ...; Lane, Time, Packet]` for the
+three intermediate contraction stages.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping
+
+__all__ = ["HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "Type", "MAIN", "SUB", "type_text"]
+
+MAIN = "main"
+SUB = "sub"
+
+
+def _m(mapping: Mapping) -> str:
+    return str(mapping)
+
+
+@attrs.frozen
+class HbmType:
+    """An HBM tensor: `Hbm[D; Chip; Element]`."""
+
+    dtype: DType
+    chip: Mapping
+    element: Mapping
+
+    kind = "hbm"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.element)
+
+    def __str__(self) -> str:
+        return f"hbm<{self.dtype}; {_m(self.chip)}; {_m(self.element)}>"
+
+
+@attrs.frozen
+class DmType:
+    """A DM tensor (or a view of one): `Dm[D; Chip, Cluster, Slice; Element]`."""
+
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    element: Mapping
+
+    kind = "dm"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.slice, self.element)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        return (self.chip, self.cluster, self.slice)
+
+    def __str__(self) -> str:
+        return (f"dm<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
+                f"{_m(self.element)}>")
+
+
+@attrs.frozen
+class TrfType:
+    """A TRF tensor: `Trf[D; Chip, Cluster, Slice; Lane, Element]`."""
+
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    lane: Mapping
+    element: Mapping
+
+    kind = "trf"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.slice, self.lane, self.element)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        return (self.chip, self.cluster, self.slice)
+
+    def __str__(self) -> str:
+        return (f"trf<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
+                f"{_m(self.lane)}, {_m(self.element)}>")
+
+
+@attrs.frozen
+class StreamType:
+    """A Tensor Unit stream: `Stream[D; Chip, Cluster, Slice; Time, Packet]` in a context."""
+
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    time: Mapping
+    packet: Mapping
+    context: str = MAIN
+
+    kind = "stream"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.slice, self.time, self.packet)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        return (self.chip, self.cluster, self.slice)
+
+    def __str__(self) -> str:
+        return (f"stream<{self.context}, {self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, "
+                f"{_m(self.slice)}; {_m(self.time)}; {_m(self.packet)}>")
+
+
+@attrs.frozen
+class CStreamType:
+    """An intermediate contraction stream: `CStream[Acc, D; ...; Lane, Time, Packet]`.
+
+    `pre_time` is the time before `contract_time` (kept for LANE-6), None before it."""
+
+    acc: DType
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    lane: Mapping
+    time: Mapping
+    packet: Mapping
+    pre_time: Mapping | None = None
+    context: str = MAIN
+
+    kind = "cstream"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.slice, self.lane, self.time, self.packet)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        return (self.chip, self.cluster, self.slice)
+
+    def __str__(self) -> str:
+        pre = f"; pre {_m(self.pre_time)}" if self.pre_time is not None else ""
+        return (f"cstream<{self.acc}, {self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, "
+                f"{_m(self.slice)}; {_m(self.lane)}; {_m(self.time)}; {_m(self.packet)}{pre}>")
+
+
+Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType]
+
+
+def type_text(t: Type | None) -> str:
+    """Printed form of a type (or `none`)."""
+    return "none" if t is None else str(t)

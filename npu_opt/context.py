@@ -1,0 +1,57 @@
+"""`Context`: the engines a `@device` kernel drives (`ctx.main`, `ctx.sub`, `ctx.tdma`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.mapping.nodes import IDENTITY
+from ir.ops import Begin
+from ir.types import MAIN, SUB, StreamType
+from npu_opt.dma import TensorDma
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, DmTensorView
+from npu_opt.trace import Chain, current
+
+__all__ = ["Context", "TuContext"]
+
+
+class TuContext:
+    """A Tensor Unit context (`ctx.main` or `ctx.sub`); offers `begin`."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ctx.{self.name}"
+
+    def begin(self, view: Any) -> Any:
+        """Start a stream over a DM view: `Stream[D; Chip, Cluster, Slice; 1, Element]`."""
+        from npu_opt.stages import BeginStream
+
+        tracer = current()
+        loc = location_of("begin")
+        if not isinstance(view, DmTensorView):
+            hint = "call `.view()` on the DM tensor: `begin(t.view())`" if isinstance(view, DmTensor) else None
+            tracer.refuse(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",
+                                    help=hint), loc, "begin")
+            return Poisoned("begin")
+        t = view.type
+        stream = StreamType(t.dtype, t.chip, t.cluster, t.slice, IDENTITY, t.element, self.name)
+        op = Begin(view=view.value, context=self.name, result=tracer.value(stream), loc=loc)
+        chain = Chain(loc)
+        tracer.chains.append(chain)
+        tracer.emit(op)
+        return BeginStream(op.result, chain)
+
+
+class Context:
+    """What a `@device` function receives first: `main`, `sub` and `tdma`."""
+
+    def __init__(self) -> None:
+        self.main = TuContext(MAIN)
+        self.sub = TuContext(SUB)
+        self.tdma = TensorDma()
+
+    def __repr__(self) -> str:
+        return "Context(main, sub, tdma)"

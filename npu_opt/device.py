@@ -1,0 +1,235 @@
+"""`@device(chip=N)`: a kernel function, traced on demand into IR with every [T] rule checked.
+
+Tracing calls the function once with a `Context` and phantom `HbmTensor` handles built
+from the parameter annotations; it records one op per stage call and never touches data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.errors import InternalError, MappingError, NpuOptError
+from ir.kernel import Kernel, verify_kernel
+from ir.location import OWN_PACKAGES, Location
+from ir.mapping.factors import Ax
+from ir.ops import Param, Return
+from ir.rules.space import validate_type
+from ir.types import HbmType
+from npu_opt.context import Context
+from npu_opt.stagebase import Poisoned
+from npu_opt.tensors import HbmTensor, TensorSpec
+from npu_opt.trace import TraceResult, Tracer, tracing
+
+__all__ = ["device", "DeviceKernel"]
+
+
+@attrs.frozen
+class Signature:
+    """The checked interface of a kernel: parameter names and types, result types."""
+
+    params: tuple[tuple[str, HbmType], ...]
+    results: tuple[HbmType, ...]
+    returns_tuple: bool
+
+
+class DeviceKernel:
+    """A `@device` function. Use `npu_opt.check/compile/run`; it is not called directly."""
+
+    def __init__(self, fn: Callable[..., Any], chips: int) -> None:
+        self.fn = fn
+        self.chips = chips
+        self.name = fn.__name__
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        code = fn.__code__
+        self.file = code.co_filename
+        self.line = code.co_firstlineno
+
+    def __repr__(self) -> str:
+        return f"<device kernel {self.name} (chip={self.chips})>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NpuOptError(f"{self.name} is a @device kernel; run it with npu_opt.run({self.name}, ...) "
+                          "or check it with npu_opt.check", code="USAGE")
+
+    @property
+    def location(self) -> Location:
+        return Location(self.file, self.line, 1)
+
+    def trace(self, target: Any = None) -> TraceResult:
+        """Trace the kernel: its IR and every diagnostic, in report order."""
+        tracer = Tracer(self.name, self.chips, target)
+        params = self._parameters(tracer)
+        handles: list[Any] = []
+        for index, (name, spec, loc) in enumerate(params[1:]):
+            handles.append(self._param(tracer, index, name, spec, loc))
+        with tracing(tracer):
+            try:
+                returned = self.fn(Context(), *handles)
+            except MappingError as e:
+                tracer.refuse(Violation(e.code, e.detail, notes=_mapping_notes(e)), _raise_site(e), None)
+                returned = Poisoned("kernel")
+            except NpuOptError as e:
+                tracer.refuse(Violation(e.code, str(e)), _raise_site(e), None)
+                returned = Poisoned("kernel")
+            except Exception as e:  # the user's own Python error inside the kernel body
+                tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {e}",
+                                        help="fix the Python error; the trace stopped here"),
+                              _raise_site(e), None)
+                returned = Poisoned("kernel")
+        self._returns(tracer, returned)
+        for chain in tracer.chains:
+            if not chain.done and not chain.dead:
+                tracer.refuse(Violation("TYPE-8", "this stream never reaches a sink",
+                                        label="started here",
+                                        help="end the chain with `.to_trf(...)` or `.commit_trim(...).commit(...)`"),
+                              chain.loc, "begin")
+        kernel = Kernel(self.name, self.chips, tuple(tracer.ops))
+        try:
+            verify_kernel(kernel)
+        except InternalError as e:
+            raise InternalError(f"IR verifier failed on @{self.name}: {e}") from e
+        return TraceResult(kernel, tuple(tracer.diagnostics))
+
+    # --- parameters and results ---------------------------------------------------------
+
+    def _annotation(self, value: Any) -> Any:
+        if isinstance(value, str):  # `from __future__ import annotations`
+            return eval(value, self.fn.__globals__)  # noqa: S307 - the user's own annotation
+        return value
+
+    def _parameters(self, tracer: Tracer) -> list[tuple[str, Any, Location]]:
+        sig = inspect.signature(self.fn)
+        out = []
+        for p in sig.parameters.values():
+            ann = p.annotation
+            ann = None if ann is inspect.Parameter.empty else self._annotation(ann)
+            out.append((p.name, ann, self.location))
+        if not out:
+            tracer.refuse(Violation("TYPE-6", "a @device function takes `ctx: Context` first"), self.location, None)
+            return [("ctx", None, self.location)]
+        return out
+
+    def _param(self, tracer: Tracer, index: int, name: str, spec: Any, loc: Location) -> Any:
+        hbm = self._check_hbm_spec(tracer, spec, f"parameter `{name}`", loc)
+        if hbm is None:
+            return Poisoned(name)
+        op = Param(name=name, index=index, result=tracer.value(hbm), loc=loc)
+        tracer.emit(op)
+        return HbmTensor(op.result)
+
+    def _check_hbm_spec(self, tracer: Tracer, spec: Any, what: str, loc: Location) -> HbmType | None:
+        if not isinstance(spec, TensorSpec) or spec.kind != "hbm":
+            tracer.refuse(Violation("TYPE-6", f"{what} must be annotated HbmTensor[dtype, Chip, Element]",
+                                    label=f"found {spec!s:.60}"), loc, None)
+            return None
+        t = spec.resolve()
+        fault = t if isinstance(t, Violation) else (validate_type(t, self.chips) or _host_element(t, what))
+        if fault is not None:
+            tracer.refuse(fault, loc, None)
+            return None
+        return t
+
+    def _returns(self, tracer: Tracer, returned: Any) -> None:
+        ann = inspect.signature(self.fn).return_annotation
+        ann = None if ann is inspect.Signature.empty else self._annotation(ann)
+        specs = _result_specs(ann)
+        values = returned if isinstance(returned, tuple) else (() if returned is None else (returned,))
+        if any(isinstance(v, Poisoned) for v in values) or isinstance(returned, Poisoned):
+            return
+        if specs is None:
+            tracer.refuse(Violation("TYPE-6", "the return annotation must be HbmTensor[...], a tuple of them, or None",
+                                    label=f"found {ann!s:.60}"), self.location, None)
+            return
+        if len(values) != len(specs):
+            tracer.refuse(Violation("TYPE-6", f"the kernel returns {len(values)} value(s) but its annotation "
+                                    f"declares {len(specs)}"), self.location, None)
+            return
+        for position, (value, spec) in enumerate(zip(values, specs)):
+            want = self._check_hbm_spec(tracer, spec, f"result {position}", self.location)
+            if want is None:
+                return
+            if not isinstance(value, HbmTensor):
+                tracer.refuse(Violation("TYPE-6", f"result {position} is a {type(value).__name__}, not an HBM tensor",
+                                        help="move it back with `.to_hbm(ctx.tdma)`"), self.location, None)
+                return
+            got = value.type
+            if got.dtype != want.dtype or not got.element.equivalent(want.element) or not got.chip.equivalent(want.chip):
+                tracer.refuse(Violation("TYPE-6", f"result {position} has type {got}, but the annotation says {want}",
+                                        help="pass the annotated type to `.to_hbm(ctx.tdma, HbmTensor[...])`"),
+                              self.location, None)
+                return
+        tracer.ops.append(Return(values=tuple(v.value for v in values), loc=self.location))
+
+    def signature(self) -> Signature:
+        """Parameter and result types, from the annotations (after a clean trace)."""
+        result = self.trace()
+        params = tuple((op.name, op.result.type) for op in result.kernel.params)
+        ret = result.kernel.returns
+        results = tuple(v.type for v in ret.values) if ret else ()
+        ann = inspect.signature(self.fn).return_annotation
+        ann = None if ann is inspect.Signature.empty else self._annotation(ann)
+        return Signature(params, results, isinstance(ann, tuple) or _is_tuple_type(ann))
+
+
+def _is_tuple_type(ann: Any) -> bool:
+    return getattr(ann, "__origin__", None) is tuple
+
+
+def _result_specs(ann: Any) -> tuple[Any, ...] | None:
+    if ann is None or ann is type(None):
+        return ()
+    if isinstance(ann, TensorSpec):
+        return (ann,)
+    if isinstance(ann, tuple):
+        return ann
+    if _is_tuple_type(ann):
+        return tuple(ann.__args__)
+    return None
+
+
+def _host_element(t: HbmType, what: str) -> Violation | None:
+    """TYPE-6: host-facing HBM element mappings are a comma list of whole axes or `1`."""
+    factors = t.element.factors()
+    if all(isinstance(f, Ax) and f.step == 1 and f.extent == f.axis_size for f in factors) \
+            and len({f.axis for f in factors}) == len(factors):
+        return None
+    return Violation("TYPE-6", f"the HBM element of {what} must list whole axes (or `1`), not `{t.element}`",
+                     help="keep host arrays plain: one dimension per whole axis, e.g. m(\"I, K\")")
+
+
+def _raise_site(e: BaseException) -> Location | None:
+    """The innermost user frame of an exception's traceback."""
+    site = None
+    for frame, line in traceback.walk_tb(e.__traceback__):
+        module = (frame.f_globals.get("__name__") or "").split(".")[0]
+        if module not in OWN_PACKAGES:
+            site = Location(frame.f_code.co_filename, line)
+    return site
+
+
+def _mapping_notes(e: MappingError) -> tuple[str, ...]:
+    if e.text is None:
+        return ()
+    caret = " " * ((e.column or 1) - 1) + "^"
+    return (f'in m("{e.text}")', f'   {caret}'.rstrip())
+
+
+def device(fn: Callable[..., Any] | None = None, *, chip: int = 1) -> Any:
+    """Mark a kernel function: `@device(chip=1)`. `chip` is the number of chips used."""
+    if isinstance(chip, bool) or not isinstance(chip, int) or chip < 1:
+        raise NpuOptError(f"@device(chip=...) takes a positive int, not {chip!r}", code="USAGE")
+
+    def wrap(f: Callable[..., Any]) -> DeviceKernel:
+        return DeviceKernel(f, chip)
+
+    return wrap(fn) if fn is not None else wrap
+

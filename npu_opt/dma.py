@@ -1,0 +1,122 @@
+"""Tensor DMA calls (`to_dm`, `to_hbm`) and `view`, traced into IR ops (pipeline.md 4, 5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.mapping.factors import Ax, Op as OpFactor
+from ir.mapping.nodes import IDENTITY, Mapping, Symbol, pair_all
+from ir.ops import ToDm, ToHbm, View
+from ir.rules.space import validate_type
+from ir.types import DmType, HbmType
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
+from npu_opt.trace import current
+
+__all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element"]
+
+
+class TensorDma:
+    """The on-chip Tensor DMA engine, `ctx.tdma`."""
+
+    def __repr__(self) -> str:
+        return "ctx.tdma"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "begin":
+            return _begin_on_dma
+        raise AttributeError(f"ctx.tdma has no attribute {name!r}")
+
+
+def _begin_on_dma(*args: Any, **kwargs: Any) -> Poisoned:
+    current().refuse(Violation("CTX-1", "`begin` is called on a Tensor Unit context, not on the DMA engine",
+                               help="use ctx.main.begin(view) or ctx.sub.begin(view)"),
+                     location_of("begin"), "begin")
+    return Poisoned("begin")
+
+
+def _check_engine(dma: Any, stage: str) -> Violation | None:
+    if isinstance(dma, TensorDma):
+        return None
+    if type(dma).__name__ == "TuContext":
+        return Violation("CTX-1", f"`{stage}` runs on the Tensor DMA engine, not on ctx.{dma.name}",
+                         help=f"pass ctx.tdma: `.{stage}(ctx.tdma, ...)`")
+    return Violation("TYPE-6", f"the first argument of `{stage}` must be ctx.tdma, not {type(dma).__name__}",
+                     help=f"pass ctx.tdma: `.{stage}(ctx.tdma, ...)`")
+
+
+def _resolve_dst(dst: Any, kind: str, stage: str) -> DmType | HbmType | Violation:
+    want = "DmTensor[...]" if kind == "dm" else "HbmTensor[...]"
+    if not isinstance(dst, TensorSpec) or dst.kind != kind:
+        return Violation("TYPE-6", f"the destination of `{stage}` must be a {want} type, not {dst!s:.60}",
+                         help=f"e.g. `.{stage}(ctx.tdma, {want})`")
+    return dst.resolve()
+
+
+def default_hbm_element(t: DmType | HbmType) -> Mapping:
+    """Every axis of the tensor once, whole and unpadded, in order of first appearance
+    reading Cluster, Slice, Element outer to inner (pipeline.md 3.2); `1` when none."""
+    seen: dict[str, int] = {}
+    levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
+    for mapping in levels:
+        for factor in mapping.factors():
+            if isinstance(factor, Ax):
+                seen.setdefault(factor.axis, factor.axis_size)
+            elif isinstance(factor, OpFactor):
+                for name in sorted({k for cell in factor.cells if hasattr(cell, "keys") for k in cell}):
+                    seen.setdefault(name, _axis_size(mapping, name))
+    if not seen:
+        return IDENTITY
+    return pair_all([Symbol(name, size) for name, size in seen.items()])
+
+
+def _axis_size(mapping: Mapping, name: str) -> int:
+    stack = [mapping]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Symbol) and node.name == name:
+            return node.axis_size
+        stack.extend(node.children())
+    raise KeyError(name)
+
+
+def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
+    stage = "to_dm" if kind == "dm" else "to_hbm"
+    tracer = current()
+    loc = location_of(stage)
+    bad = _check_engine(dma, stage)
+    if bad is None and dst is None and kind == "hbm":
+        dst_type: Any = HbmType(src.type.dtype, src.type.chip, default_hbm_element(src.type))
+    else:
+        dst_type = bad or _resolve_dst(dst, kind, stage)
+    if isinstance(dst_type, Violation):
+        tracer.refuse(dst_type, loc, stage)
+        return Poisoned(stage)
+    spec_fault = validate_type(dst_type, None, code="DMA-3")
+    op_cls = ToDm if kind == "dm" else ToHbm
+    op = op_cls(src=src.value, result=tracer.value(dst_type), loc=loc)
+    if spec_fault is not None and spec_fault.code == "TYPE-3":
+        tracer.refuse(spec_fault, loc, stage, op)
+        tracer.emit(op, poisoned_input=True)
+    else:
+        tracer.emit(op)
+    return (DmTensor if kind == "dm" else HbmTensor)(op.result)
+
+
+def dma_to_dm(src: Any, dma: Any, dst: Any) -> Any:
+    """`src.to_dm(ctx.tdma, DmTensor[...])`."""
+    return _dma(src, dma, dst, "dm")
+
+
+def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
+    """`src.to_hbm(ctx.tdma, HbmTensor[...] | None)`."""
+    return _dma(src, dma, dst, "hbm")
+
+
+def make_view(src: DmTensor) -> DmTensorView:
+    """`dm.view()`: the identity on data and type."""
+    tracer = current()
+    op = View(src=src.value, result=tracer.value(src.type), loc=location_of("view"))
+    tracer.emit(op)
+    return DmTensorView(op.result)

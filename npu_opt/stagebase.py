@@ -1,0 +1,142 @@
+"""Typestate machinery shared by every stage object (pipeline.md 2.1).
+
+`stage_method` wraps each legal method: it captures the user's location, refuses a
+second call on a consumed stream (TYPE-7), turns a bad call signature into TYPE-6, and
+hands the bound arguments to the implementation. Calling a stage method the object does
+not offer is TYPE-1: recorded, and answered with a `Poisoned` object whose every method
+returns itself, so tracing goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.location import Location, user_location
+from ir.ops import Value
+from npu_opt.trace import Chain, current
+
+__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error"]
+
+# Every method name some stage offers; asking another stage for one of them is TYPE-1.
+STAGE_METHODS = frozenset({
+    "to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
+    "fetch_zero_point_sub", "collect", "to_trf", "contract_outer", "contract_packet",
+    "contract_time", "contract_lane", "cast", "commit_trim", "commit_cast",
+    "commit_cast_relu", "commit",
+})
+
+
+class Poisoned:
+    """What a refused TYPE-1/TYPE-2/TYPE-6/TYPE-7 call returns: every method returns it."""
+
+    def __init__(self, what: str = "") -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> Callable[..., Poisoned]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self
+
+    def __repr__(self) -> str:
+        return f"<refused {self._what}>"
+
+
+class StreamStage:
+    """Base of the stream stage objects: a traced value, its chain, and consumption."""
+
+    OFFERS: frozenset[str] = frozenset()
+
+    def __init__(self, value: Value, chain: Chain) -> None:
+        self.value = value
+        self.chain = chain
+        self.consumed = False
+
+    @property
+    def type(self) -> Any:
+        return self.value.type
+
+    def __getattr__(self, name: str) -> Any:
+        if name in STAGE_METHODS:
+            return functools.partial(_not_offered, self, name)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.value}: {self.value.type}>"
+
+
+def _offered_text(stage: StreamStage) -> str:
+    return ", ".join(f"`{m}`" for m in sorted(stage.OFFERS)) or "nothing"
+
+
+def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Poisoned:
+    tracer = current()
+    loc = user_location(name)
+    stage.chain.dead = True
+    if not tracer.is_poisoned(stage.value):
+        tracer.refuse(Violation(
+            "TYPE-1", f"`{name}` cannot be called on a {type(stage).__name__}",
+            label=f"{type(stage).__name__} offers {_offered_text(stage)}",
+            help=_type1_help(stage, name)), loc, name)
+    return Poisoned(name)
+
+
+def _type1_help(stage: StreamStage, name: str) -> str:
+    if name == "commit" and "commit_trim" in stage.OFFERS:
+        return "every commit is preceded by `.commit_trim(packet)`"
+    if name == "contract_outer" and "collect" in stage.OFFERS:
+        return "call `.collect(time, packet)` first: the Contraction Engine takes whole flits"
+    return "see `npu-opt explain TYPE-1` for the stage order"
+
+
+def kind_error(message: str, help: str | None = None) -> Violation:
+    """A TYPE-6 violation: an argument of the wrong kind."""
+    return Violation("TYPE-6", message, help=help)
+
+
+def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Wrap a stream stage method with location capture, TYPE-7 and TYPE-6 handling.
+
+    The implementation is called as `impl(self, loc, *args, **kwargs)`."""
+
+    def decorate(impl: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(impl)
+        params = list(sig.parameters.values())
+        public = sig.replace(parameters=[params[0], *params[2:]])
+
+        @functools.wraps(impl)
+        def wrapper(self: StreamStage, *args: Any, **kwargs: Any) -> Any:
+            tracer = current()
+            loc = user_location(name)
+            if self.consumed:
+                tracer.refuse(Violation(
+                    "TYPE-7", f"this {type(self).__name__} was already consumed by an earlier call",
+                    label="a stream object can be used by exactly one method call",
+                    help="chain the calls, or start another stream with `begin`"), loc, name)
+                return Poisoned(name)
+            self.consumed = True
+            try:
+                bound = public.bind(self, *args, **kwargs)
+            except TypeError as e:
+                self.chain.dead = True
+                tracer.refuse(kind_error(f"bad arguments to `{name}`: {e}",
+                                         help=f"the signature is `{name}{_public_text(public)}`"), loc, name)
+                return Poisoned(name)
+            return impl(self, loc, *bound.args[1:], **bound.kwargs)
+
+        wrapper.__signature__ = public  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def _public_text(sig: inspect.Signature) -> str:
+    return str(sig.replace(parameters=list(sig.parameters.values())[1:]))
+
+
+def location_of(method: str) -> Location:
+    """The user's location for a call that is not a stream stage (DMA, begin)."""
+    return user_location(method)

@@ -1,0 +1,369 @@
+"""Stream stage objects: each class offers exactly the methods legal after its stage.
+
+The adjacency is pipeline.md 3.1. Methods shared by several stages are written once as
+functions below and placed in each class body that offers them. Every call checks its
+arguments' kinds (TYPE-6) and the dtype-dependent typestate (TYPE-2, TYPE-4, TYPE-5),
+builds the declared output type, and emits the IR op, whose rules run in `ir/rules`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import ops
+from ir.diagnostic import Violation
+from ir.dtypes import DType, accumulator
+from ir.location import Location
+from ir.mapping.nodes import Mapping, pair_all
+from ir.rules.collect import infer_trf
+from ir.types import CStreamType, DmType, StreamType, TrfType
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
+from npu_opt.tensors import DmTensor, TrfTensor
+from npu_opt.trace import current
+
+__all__ = [
+    "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
+    "FetchZeroPointSubStream", "CollectStream", "ContractOuterStream", "ContractPacketStream",
+    "ContractTimeStream", "ContractStream", "CastStream", "CommitTrimStream", "CommitCastStream",
+]
+
+_STAGING = frozenset({DType.I5, DType.I9})
+_MAC_TYPES = frozenset({DType.I4, DType.I5, DType.I8, DType.I9, DType.F8E4M3, DType.F8E5M2, DType.BF16})
+
+
+# --- argument kinds (TYPE-6) -------------------------------------------------------------
+
+def _kind_fault(**args: Any) -> Violation | None:
+    """The first argument of the wrong kind; an argument that is itself the result of a
+    refused call gives a silent fault (code ""), so refusals do not cascade."""
+    for name, value in args.items():
+        if isinstance(value, Poisoned):
+            return Violation("", "argument comes from a refused call")
+        want = _KINDS[name.rstrip("_")]
+        if want is Mapping and not isinstance(value, Mapping):
+            hint = f'write m("{value}")' if isinstance(value, str) else "build mappings with m(\"...\")"
+            return kind_error(f"`{name}` must be a mapping built by m(), not {type(value).__name__}", hint)
+        if want is DType and not isinstance(value, DType):
+            return kind_error(f"`{name}` must be an npu-opt dtype such as bf16 or i8, not {value!r:.40}")
+        if want is ops.LaneMode and not isinstance(value, ops.LaneMode):
+            return kind_error(f"`mode` must be LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL, not {value!r:.40}")
+        if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+            return kind_error(f"`{name}` must be an int, not {type(value).__name__}")
+        if want is TrfTensor and not isinstance(value, TrfTensor):
+            return kind_error(f"`trf` must be a TRF tensor made by `.to_trf()`, not {type(value).__name__}")
+    return None
+
+
+_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "lane": Mapping, "element": Mapping,
+                          "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
+
+
+def _next(stage: StreamStage, loc: Location, op_cls: type, out_type: Any, out_cls: type | None,
+          **fields: Any) -> Any:
+    """Emit the op of this call and wrap its result in the next stage object."""
+    tracer = current()
+    op = op_cls(input=stage.value, result=tracer.value(out_type), loc=loc, **fields)
+    tracer.emit(op)
+    if out_cls is None:
+        return op.result
+    return out_cls(op.result, stage.chain)
+
+
+def _refuse_dead(stage: StreamStage, loc: Location, name: str, violation: Violation) -> Poisoned:
+    """A TYPE-1/2/4/5/6 refusal: the chain ends here (no TYPE-8, no cascade)."""
+    stage.chain.dead = True
+    tracer = current()
+    if violation.code and not tracer.is_poisoned(stage.value):
+        tracer.refuse(violation, loc, name)
+    return Poisoned(name)
+
+
+def _typestate(stage: StreamStage, name: str) -> Violation | None:
+    """TYPE-2, then TYPE-4 / TYPE-5: methods offered only for some dtypes."""
+    d = stage.type.dtype
+    if d in _STAGING and name != "contract_outer":
+        return Violation("TYPE-2", f"`{name}` cannot be called on an {d} stream",
+                         label=f"{d} streams exist only to feed contract_outer",
+                         help="i5/i9 come from fetch_zero_point_sub and may only be collected and "
+                              "contracted; drop the zero-point subtraction to store or cast the data")
+    if name == "contract_outer" and d not in _MAC_TYPES:
+        return Violation("TYPE-4", f"`contract_outer` is not offered on an {d} stream",
+                         help="contraction operands are i4, i5, i8, i9, f8e4m3, f8e5m2 or bf16")
+    if name == "cast" and d not in (DType.I32, DType.F32):
+        return Violation("TYPE-5", f"`cast` is not offered on an {d} stream",
+                         help="the Cast Engine narrows i32 or f32 streams")
+    return None
+
+
+# --- shared method bodies ----------------------------------------------------------------
+
+def _adapter(op_cls: type, out_cls_name: str):
+    def method(self: StreamStage, loc: Location, dtype: Any) -> Any:
+        fault = _kind_fault(dtype=dtype)
+        if fault:
+            return _refuse_dead(self, loc, op_cls.STAGE, fault)
+        out = attrs.evolve(self.type, dtype=dtype)
+        return _next(self, loc, op_cls, out, globals()[out_cls_name], dtype=dtype)
+    return method
+
+
+@stage_method("fetch_table_lookup")
+def _fetch_table_lookup(self: StreamStage, loc: Location, dtype: Any) -> Any:
+    """Decode every element through the fixed table from this dtype to `dtype` (main only)."""
+    return _adapter(ops.FetchTableLookup, "FetchTableLookupStream")(self, loc, dtype)
+
+
+@stage_method("fetch_cast")
+def _fetch_cast(self: StreamStage, loc: Location, dtype: Any) -> Any:
+    """Convert every element to `dtype` (dtypes.md 4.1); `fetch_cast(D)` on D is a no-op."""
+    return _adapter(ops.FetchCast, "FetchCastStream")(self, loc, dtype)
+
+
+@stage_method("fetch_zero_point_sub")
+def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_point: Any) -> Any:
+    """Subtract `zero_point` and widen to the staging type i5 / i9."""
+    fault = _kind_fault(dtype=dtype, zero_point=zero_point)
+    if fault:
+        return _refuse_dead(self, loc, "fetch_zero_point_sub", fault)
+    out = attrs.evolve(self.type, dtype=dtype)
+    return _next(self, loc, ops.FetchZeroPointSub, out, FetchZeroPointSubStream,
+                 dtype=dtype, zero_point=zero_point)
+
+
+@stage_method("collect")
+def _collect(self: StreamStage, loc: Location, time: Any, packet: Any) -> Any:
+    """Pad the packet to whole 32-byte flits and move the flit count into time."""
+    fault = _kind_fault(time=time, packet=packet)
+    if fault:
+        return _refuse_dead(self, loc, "collect", fault)
+    out = attrs.evolve(self.type, time=time, packet=packet)
+    return _next(self, loc, ops.Collect, out, CollectStream, time=time, packet=packet)
+
+
+@stage_method("cast")
+def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
+    """Cast Engine: narrow i32/f32 to `dtype`, re-padding the packet to one flit."""
+    fault = _typestate(self, "cast") or _kind_fault(dtype=dtype, packet=packet)
+    if fault:
+        return _refuse_dead(self, loc, "cast", fault)
+    out = attrs.evolve(self.type, dtype=dtype, packet=packet)
+    return _next(self, loc, ops.Cast, out, CastStream, dtype=dtype, packet=packet)
+
+
+@stage_method("commit_trim")
+def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
+    """Keep the leading `packet` cells of each flit so padding is not written."""
+    fault = _typestate(self, "commit_trim") or _kind_fault(packet=packet)
+    if fault:
+        return _refuse_dead(self, loc, "commit_trim", fault)
+    out = attrs.evolve(self.type, packet=packet)
+    return _next(self, loc, ops.CommitTrim, out, CommitTrimStream, packet=packet)
+
+
+def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) -> Any:
+    name = "commit_cast_relu" if relu else "commit_cast"
+    fault = _kind_fault(dtype=dtype)
+    if fault:
+        return _refuse_dead(self, loc, name, fault)
+    out = attrs.evolve(self.type, dtype=dtype)
+    return _next(self, loc, ops.CommitCast, out, CommitCastStream, dtype=dtype, relu=relu)
+
+
+@stage_method("commit")
+def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
+    """Write the stream into a new DM tensor laid out as `element` (default: [Time, Packet])."""
+    t = self.type
+    if element is None:
+        element = pair_all([t.time, t.packet])
+    fault = _kind_fault(element=element)
+    if fault:
+        return _refuse_dead(self, loc, "commit", fault)
+    self.chain.done = True
+    out = DmType(t.dtype, t.chip, t.cluster, t.slice, element)
+    return DmTensor(_next(self, loc, ops.Commit, out, None, element=element))
+
+
+# --- the stage classes (pipeline.md 3.1) --------------------------------------------------
+
+class BeginStream(StreamStage):
+    """After `begin`: Time = 1, Packet = the DM element. Offers `fetch`."""
+
+    OFFERS = frozenset({"fetch"})
+
+    @stage_method("fetch")
+    def fetch(self, loc: Location, time: Any, packet: Any) -> FetchStream:
+        """Fetch Engine: read the slice's DM as (time, packet)."""
+        fault = _kind_fault(time=time, packet=packet)
+        if fault:
+            return _refuse_dead(self, loc, "fetch", fault)
+        out = attrs.evolve(self.type, time=time, packet=packet)
+        return _next(self, loc, ops.Fetch, out, FetchStream, time=time, packet=packet)
+
+
+class FetchStream(StreamStage):
+    """After `fetch`: the fetch adapters (each at most once, in order) or `collect`."""
+
+    OFFERS = frozenset({"fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "collect"})
+    fetch_table_lookup = _fetch_table_lookup
+    fetch_cast = _fetch_cast
+    fetch_zero_point_sub = _fetch_zero_point_sub
+    collect = _collect
+
+
+class FetchTableLookupStream(StreamStage):
+    """After `fetch_table_lookup`."""
+
+    OFFERS = frozenset({"fetch_cast", "fetch_zero_point_sub", "collect"})
+    fetch_cast = _fetch_cast
+    fetch_zero_point_sub = _fetch_zero_point_sub
+    collect = _collect
+
+
+class FetchCastStream(StreamStage):
+    """After `fetch_cast`."""
+
+    OFFERS = frozenset({"fetch_zero_point_sub", "collect"})
+    fetch_zero_point_sub = _fetch_zero_point_sub
+    collect = _collect
+
+
+class FetchZeroPointSubStream(StreamStage):
+    """After `fetch_zero_point_sub`: an i5/i9 stream, which only `collect` accepts."""
+
+    OFFERS = frozenset({"collect"})
+    collect = _collect
+
+
+class CollectStream(StreamStage):
+    """After `collect`: one flit per time step."""
+
+    OFFERS = frozenset({"to_trf", "contract_outer", "cast", "commit_trim"})
+    cast = _cast
+    commit_trim = _commit_trim
+
+    @stage_method("to_trf")
+    def to_trf(self, loc: Location, lane: Any = None, element: Any = None) -> Any:
+        """Store the stream in the TRF as (lane, element); both are inferred when omitted."""
+        fault = _typestate(self, "to_trf")
+        if fault:
+            return _refuse_dead(self, loc, "to_trf", fault)
+        args = {k: v for k, v in (("lane", lane), ("element", element)) if v is not None}
+        fault = _kind_fault(**args)
+        if fault:
+            return _refuse_dead(self, loc, "to_trf", fault)
+        t = self.type
+        inferred_lane, inferred_element = infer_trf(t.time, t.packet, lane)
+        if lane is None and element is not None:
+            current().refuse(Violation(
+                "TRF-7", "`to_trf` was given `element` without `lane`",
+                help=f'pass both, e.g. `.to_trf(m("{inferred_lane}"), m("{inferred_element}"))`'),
+                loc, "to_trf")
+            self.chain.dead = True
+            return Poisoned("to_trf")
+        lane = inferred_lane if lane is None else lane
+        element = inferred_element if element is None else element
+        self.chain.done = True
+        out = TrfType(t.dtype, t.chip, t.cluster, t.slice, lane, element)
+        return TrfTensor(_next(self, loc, ops.ToTrf, out, None, lane=lane, element=element))
+
+    @stage_method("contract_outer")
+    def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any) -> Any:
+        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type."""
+        fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
+        if fault:
+            return _refuse_dead(self, loc, "contract_outer", fault)
+        t = self.type
+        out = CStreamType(accumulator(t.dtype), t.dtype, t.chip, t.cluster, t.slice, trf.type.lane,
+                          time, packet, None, t.context)
+        tracer = current()
+        op = ops.ContractOuter(input=self.value, trf=trf.value, time=time, packet=packet,
+                               result=tracer.value(out), loc=loc)
+        tracer.emit(op)
+        return ContractOuterStream(op.result, self.chain)
+
+
+class ContractOuterStream(StreamStage):
+    """After `contract_outer`: offers `contract_packet`."""
+
+    OFFERS = frozenset({"contract_packet"})
+
+    @stage_method("contract_packet")
+    def contract_packet(self, loc: Location, packet: Any) -> Any:
+        """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
+        fault = _kind_fault(packet=packet)
+        if fault:
+            return _refuse_dead(self, loc, "contract_packet", fault)
+        out = attrs.evolve(self.type, packet=packet)
+        return _next(self, loc, ops.ContractPacket, out, ContractPacketStream, packet=packet)
+
+
+class ContractPacketStream(StreamStage):
+    """After `contract_packet`: offers `contract_time`."""
+
+    OFFERS = frozenset({"contract_time"})
+
+    @stage_method("contract_time")
+    def contract_time(self, loc: Location, time: Any) -> Any:
+        """Time Reducer: keep the factors of `time`, accumulate the others in time order."""
+        fault = _kind_fault(time=time)
+        if fault:
+            return _refuse_dead(self, loc, "contract_time", fault)
+        out = attrs.evolve(self.type, time=time, pre_time=self.type.time)
+        return _next(self, loc, ops.ContractTime, out, ContractTimeStream, time=time)
+
+
+class ContractTimeStream(StreamStage):
+    """After `contract_time`: offers `contract_lane`."""
+
+    OFFERS = frozenset({"contract_lane"})
+
+    @stage_method("contract_lane")
+    def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:
+        """Lane Folder: move Lane into the stream, INTERLEAVED or SEQUENTIAL."""
+        fault = _kind_fault(time=time, packet=packet, mode=mode)
+        if fault:
+            return _refuse_dead(self, loc, "contract_lane", fault)
+        t = self.type
+        out = StreamType(t.acc, t.chip, t.cluster, t.slice, time, packet, t.context)
+        return _next(self, loc, ops.ContractLane, out, ContractStream, time=time, packet=packet, mode=mode)
+
+
+class ContractStream(StreamStage):
+    """After `contract_lane`: an i32/f32 stream; offers `cast` and `commit_trim`."""
+
+    OFFERS = frozenset({"cast", "commit_trim"})
+    cast = _cast
+    commit_trim = _commit_trim
+
+
+class CastStream(StreamStage):
+    """After `cast`: offers `commit_trim`."""
+
+    OFFERS = frozenset({"commit_trim"})
+    commit_trim = _commit_trim
+
+
+class CommitTrimStream(StreamStage):
+    """After `commit_trim`: optional commit conversion, then `commit`."""
+
+    OFFERS = frozenset({"commit_cast", "commit_cast_relu", "commit"})
+    commit = _commit
+
+    @stage_method("commit_cast")
+    def commit_cast(self, loc: Location, dtype: Any) -> Any:
+        """Commit Adapter f32 -> bf16 (main context only)."""
+        return _commit_cast_impl(self, loc, dtype, relu=False)
+
+    @stage_method("commit_cast_relu")
+    def commit_cast_relu(self, loc: Location, dtype: Any) -> Any:
+        """Commit Adapter f32 -> bf16 with negative values clamped to +0 (main only)."""
+        return _commit_cast_impl(self, loc, dtype, relu=True)
+
+
+class CommitCastStream(StreamStage):
+    """After `commit_cast`: offers `commit`."""
+
+    OFFERS = frozenset({"commit"})
+    commit = _commit

@@ -1,0 +1,116 @@
+"""The tracer: records one IR op per stage call and every refusal as a diagnostic.
+
+A trace never touches data. Refusals do not stop it (pipeline.md 0.4): the call's
+declared output is still produced, marked poisoned, so later calls on it are not
+checked again and independent faults are all reported in one run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Diagnostic, Violation
+from ir.location import Location
+from ir.ops import Op, Value
+from ir.types import Type
+
+__all__ = ["Tracer", "current", "tracing", "TraceResult"]
+
+_ACTIVE: list[Tracer] = []
+
+
+@attrs.define
+class Chain:
+    """One stream started by `begin`: where it began and whether it reached a sink."""
+
+    loc: Location | None
+    done: bool = False
+    dead: bool = False  # ended by a TYPE-1/TYPE-2 refusal: no TYPE-8 report for it
+
+
+@attrs.define
+class Tracer:
+    """Mutable state of one trace: ops, diagnostics, poisoned values, open chains."""
+
+    kernel_name: str
+    chips: int
+    target: Any = None
+    ops: list[Op] = attrs.field(factory=list)
+    diagnostics: list[Diagnostic] = attrs.field(factory=list)
+    poisoned: set[int] = attrs.field(factory=set)
+    chains: list[Chain] = attrs.field(factory=list)
+    _next_id: int = 0
+
+    def value(self, t: Type) -> Value:
+        """A fresh SSA value of type `t`."""
+        v = Value(self._next_id, t)
+        self._next_id += 1
+        return v
+
+    def refuse(self, violation: Violation, loc: Location | None, stage: str | None = None,
+               op: Op | None = None) -> None:
+        """Record a refusal (or a warning) at the user's location."""
+        text = op.text() if op is not None else None
+        self.diagnostics.append(Diagnostic.from_violation(violation, loc, stage, text))
+
+    def emit(self, op: Op, *, poisoned_input: bool = False) -> bool:
+        """Record `op`; run its rules unless an input was already refused.
+
+        Returns True when the op is sound (its result may be checked further)."""
+        self.ops.append(op)
+        if poisoned_input or any(v.id in self.poisoned for v in op.operands()):
+            self._poison(op)
+            return False
+        violation = op.check()
+        if violation is None:
+            return True
+        self.refuse(violation, op.loc, op.STAGE, op)
+        self._poison(op)
+        return False
+
+    def _poison(self, op: Op) -> None:
+        if op.result is not None:
+            self.poisoned.add(op.result.id)
+
+    def is_poisoned(self, value: Value) -> bool:
+        return value.id in self.poisoned
+
+
+def current() -> Tracer:
+    """The active tracer; stage objects exist only inside a trace."""
+    if not _ACTIVE:
+        from ir.errors import NpuOptError
+
+        raise NpuOptError("stages can only be called while a @device kernel is traced "
+                          "(use npu_opt.check / compile / run)", code="USAGE")
+    return _ACTIVE[-1]
+
+
+@contextlib.contextmanager
+def tracing(tracer: Tracer) -> Iterator[Tracer]:
+    """Make `tracer` the active one for the duration of a kernel call."""
+    _ACTIVE.append(tracer)
+    try:
+        yield tracer
+    finally:
+        _ACTIVE.pop()
+
+
+@attrs.frozen
+class TraceResult:
+    """A finished trace: the IR kernel and every diagnostic, in report order."""
+
+    kernel: Any
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "warning")
