@@ -44,7 +44,21 @@ def build_parser() -> argparse.ArgumentParser:
     em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
     em.add_argument("--format", choices=["human", "json"], default="human")
     em.set_defaults(run=_explain_mapping)
+    ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
+                        description="Trace every @device kernel found in PATH... and check every "
+                                    "trace-time rule. Exit 0 when all pass, 1 when some are refused, "
+                                    "2 when an input cannot be loaded.")
+    ck.add_argument("paths", nargs="+", metavar="PATH")
+    ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
+    ck.add_argument("--format", choices=["human", "json", "github"], default="human")
+    ck.set_defaults(run=_check)
     return parser
+
+
+def _check(args: argparse.Namespace) -> int:
+    from npu_opt.check_command import run_check
+
+    return run_check(args.paths, args.filter, args.format)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:

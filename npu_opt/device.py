@@ -61,6 +61,14 @@ class DeviceKernel:
                           "or check it with npu_opt.check", code="USAGE")
 
     @property
+    def file_display(self) -> str:
+        """The kernel's file, relative to the working directory when below it."""
+        import os
+
+        rel = os.path.relpath(self.file)
+        return self.file if rel.startswith("..") else rel
+
+    @property
     def location(self) -> Location:
         return Location(self.file, self.line, 1)
 
@@ -75,7 +83,8 @@ class DeviceKernel:
             try:
                 returned = self.fn(Context(), *handles)
             except MappingError as e:
-                tracer.refuse(Violation(e.code, e.detail, notes=_mapping_notes(e)), _raise_site(e), None)
+                loc, notes = _mapping_site(e)
+                tracer.refuse(Violation(e.code, e.detail.splitlines()[0], notes=notes), loc, None)
                 returned = Poisoned("kernel")
             except NpuOptError as e:
                 tracer.refuse(Violation(e.code, str(e)), _raise_site(e), None)
@@ -85,6 +94,9 @@ class DeviceKernel:
                                         help="fix the Python error; the trace stopped here"),
                               _raise_site(e), None)
                 returned = Poisoned("kernel")
+        if isinstance(returned, Poisoned) and returned._what == "kernel":
+            for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
+                chain.dead = True
         self._returns(tracer, returned)
         for chain in tracer.chains:
             if not chain.done and not chain.dead:
@@ -216,11 +228,21 @@ def _raise_site(e: BaseException) -> Location | None:
     return site
 
 
-def _mapping_notes(e: MappingError) -> tuple[str, ...]:
-    if e.text is None:
-        return ()
-    caret = " " * ((e.column or 1) - 1) + "^"
-    return (f'in m("{e.text}")', f'   {caret}'.rstrip())
+def _mapping_site(e: MappingError) -> tuple[Location | None, tuple[str, ...]]:
+    """Where a MappingError points in the user's source: under the faulty character of the
+    mapping text when the text is written literally on the calling line."""
+    import linecache
+
+    site = _raise_site(e)
+    if site is None or e.text is None:
+        return site, ()
+    source = linecache.getline(site.file, site.line)
+    start = source.find(e.text) if e.text else -1
+    quoted = f'in m("{e.text}")'
+    if start < 0 or e.column is None:
+        caret = " " * ((e.column or 1) - 1) + "^"
+        return site, (quoted, f"      {caret}")
+    return Location(site.file, site.line, start + e.column, 1), (f"{e.category.replace('_', ' ')}", quoted)
 
 
 def device(fn: Callable[..., Any] | None = None, *, chip: int = 1) -> Any:

@@ -1,0 +1,128 @@
+"""Find `@device` kernels in files and directories, importing each file safely.
+
+A file that cannot be loaded (bad path, Python syntax error, an exception while
+importing such as a MappingError from a module-level `m()`) becomes a `LoadError` with
+the file and line; the other files are still loaded (api.md 4).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+
+import attrs
+
+from ir.errors import MappingError
+from ir.location import OWN_PACKAGES
+from npu_opt.device import DeviceKernel
+
+__all__ = ["LoadError", "Found", "discover", "module_name_for"]
+
+
+@attrs.frozen
+class LoadError:
+    """A path or file that could not be loaded."""
+
+    file: str
+    message: str
+    line: int | None = None
+    col: int | None = None
+    code: str = "USAGE"
+
+    def render(self) -> str:
+        where = self.file + (f":{self.line}" if self.line else "") + (f":{self.col}" if self.line and self.col else "")
+        return f"error[{self.code}]: {self.message}\n  --> {where}"
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "code": self.code, "message": self.message}
+
+
+@attrs.frozen
+class Found:
+    """Kernels found in the given paths, and the files that failed to load."""
+
+    kernels: tuple[DeviceKernel, ...]
+    errors: tuple[LoadError, ...]
+    files: tuple[str, ...]
+
+
+def module_name_for(path: Path) -> str:
+    """A dotted module name from a path (`examples/gemm.py` -> `examples.gemm`)."""
+    try:
+        rel = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        rel = Path(path.name)
+    parts = [p for p in rel.with_suffix("").parts if p not in ("", ".")]
+    name = ".".join(p.replace("-", "_") for p in parts) or "kernel"
+    if name.split(".")[0] in OWN_PACKAGES:
+        name = "user." + name  # keep user frames distinguishable from npu-opt's own
+    return name
+
+
+def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
+    files: list[Path] = []
+    errors: list[LoadError] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*.py")
+                                if "__pycache__" not in f.parts and not any(x.startswith(".") for x in f.parts)))
+        elif p.is_file():
+            files.append(p)
+        else:
+            errors.append(LoadError(raw, "no such file or directory"))
+    return files, errors
+
+
+def _load(path: Path) -> tuple[object | None, LoadError | None]:
+    name = module_name_for(path)
+    display = str(path)
+    try:
+        source = path.read_text(encoding="utf-8")
+        code = compile(source, str(path), "exec")
+    except SyntaxError as e:
+        return None, LoadError(display, f"Python syntax error: {e.msg}", e.lineno, e.offset)
+    except (OSError, UnicodeDecodeError) as e:
+        return None, LoadError(display, f"cannot read the file: {e}")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None, origin=str(path)))
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - loading the user's kernel file is the point
+    except MappingError as e:
+        line = _line_in(e, path)
+        return None, LoadError(display, f"{e.code} while importing: {e.detail}"
+                               + (f" in m(\"{e.text}\")" if e.text else ""), line)
+    except Exception as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
+        return None, LoadError(display, f"importing the file raised {type(e).__name__}: {e}", _line_in(e, path))
+    finally:
+        sys.path.remove(str(path.parent.resolve()))
+    return module, None
+
+
+def _line_in(e: BaseException, path: Path) -> int | None:
+    line = None
+    for frame, lineno in traceback.walk_tb(e.__traceback__):
+        if Path(frame.f_code.co_filename).resolve() == path.resolve():
+            line = lineno
+    return line
+
+
+def discover(paths: list[str], pattern: str | None = None) -> Found:
+    """Load every file under `paths` and collect its kernels, in file then source order."""
+    files, errors = _files(paths)
+    kernels: list[DeviceKernel] = []
+    for path in files:
+        module, error = _load(path)
+        if error is not None:
+            errors.append(error)
+            continue
+        own = [k for k in vars(module).values()
+               if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
+        own.sort(key=lambda k: k.line)
+        kernels.extend(k for k in own if pattern is None or fnmatch.fnmatchcase(k.name, pattern))
+    return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files))
