@@ -1,16 +1,311 @@
-"""Tensor DMA rules DMA-1..6 (pipeline.md 4)."""
+"""Tensor DMA rules DMA-1..6 (pipeline.md 4) and the DMA plan the lowering and the cpu backend use.
+
+A DMA is a global move: `sequence(memory = source, stream = destination)` over the joint
+mappings (`[Chip, Element]` or `[Chip, Cluster, Slice, Element]`) gives one paired entry per
+piece of the destination; the *burst* (pipeline.md 4) is the run of destination element
+cells one contiguous source read can fill, and into DM it must be a multiple of 8 bytes.
+"""
 
 from __future__ import annotations
 
-from ir.diagnostic import Violation
+import functools
 
-__all__ = ["check_dma"]
+import attrs
+
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.errors import MappingError
+from ir.mapping.factors import Ax, Bc, Factor, Pu, canon
+from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.ops import Frag, frag, places_digit_twice, relation, strides
+from ir.mapping.sequence import SequenceFailure, burst, sequence
+from ir.rules.space import validate_type
+from ir.types import DmType, HbmType
+
+__all__ = [
+    "check_dma", "dma_plan", "dma_kind", "dma_burst", "DmaEntry", "DmaPlan", "coalesce_paired",
+    "frag_text", "factor_text", "DMA_DM_ALIGN", "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM",
+]
+
+DMA_DM_ALIGN = 8  # pipeline.md 1: byte alignment of DMA writes into DM
+
+HBM_TO_DM, DM_TO_HBM, DM_TO_DM, HBM_TO_HBM = "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM"
+
+
+@attrs.frozen
+class DmaEntry:
+    """One paired DMA loop: `size` iterations, `src_stride` cells apart in the source's joint
+    mapping and `dst_stride` cells apart in the destination's (0: broadcast / padding)."""
+
+    size: int
+    src_stride: int
+    dst_stride: int
+
+    def __str__(self) -> str:
+        return f"{self.size}:{self.src_stride}:{self.dst_stride}"
+
+
+@attrs.frozen
+class DmaPlan:
+    """The derived facts of one Tensor DMA (pipeline.md 4, 11.6).
+
+    `entries` has one paired entry per piece of the destination's joint factor form, outer
+    to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
+    zero-filled destination padding); `coalesced` merges neighbours that are contiguous
+    on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `Pu` piece
+    is destination padding (zero-filled, pipeline.md 0.5), an `Ax`/`Bc` piece at source
+    stride 0 a broadcast. Destination strides are positions in the joint pair chain (a piece
+    may span the Slice/Element boundary; the lowering splits it per address space).
+    `burst` is in destination element cells; `burst_bytes` is None when it is not a whole
+    number of bytes (4-bit types)."""
+
+    kind: str
+    dtype: DType
+    entries: tuple[DmaEntry, ...]
+    dst_pieces: tuple[Factor, ...]
+    burst: int
+    burst_bytes: int | None
+
+    @property
+    def coalesced(self) -> tuple[DmaEntry, ...]:
+        return coalesce_paired(self.entries)
+
+    @property
+    def into_dm(self) -> bool:
+        return self.kind in (HBM_TO_DM, DM_TO_DM)
+
+
+def coalesce_paired(entries: tuple[DmaEntry, ...] | list[DmaEntry]) -> tuple[DmaEntry, ...]:
+    """Drop size-1 entries; merge `(n1 : s1 : d1), (n2 : s2 : d2)` into `(n1*n2 : s2 : d2)`
+    when `s1 = n2 * s2` and `d1 = n2 * d2` (as pipeline.md 6, on both sides at once)."""
+    out: list[DmaEntry] = []
+    for e in entries:
+        if e.size == 1:
+            continue
+        last = out[-1] if out else None
+        if last is not None and last.src_stride == e.size * e.src_stride \
+                and last.dst_stride == e.size * e.dst_stride:
+            out[-1] = DmaEntry(last.size * e.size, e.src_stride, e.dst_stride)
+            continue
+        out.append(e)
+    return tuple(out)
+
+
+def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
+    """`HBM_TO_DM`, `DM_TO_HBM`, `DM_TO_DM` or `HBM_TO_HBM`."""
+    a = "DM" if isinstance(src_type, DmType) else "HBM"
+    b = "DM" if isinstance(dst_type, DmType) else "HBM"
+    return f"{a}_TO_{b}"
+
+
+def _joint(t: HbmType | DmType) -> tuple[Factor, ...]:
+    """The factor form of the joint mapping `[Chip, (Cluster, Slice,) Element]`, joined from the
+    (cached) factor forms of the levels as `sequence` joins memory levels."""
+    return tuple(canon([f for level in t.levels() for f in level.factors()]))
+
+
+def _match(src_type: HbmType | DmType, dst_type: HbmType | DmType
+           ) -> tuple[tuple[DmaEntry, ...], tuple[Factor, ...]] | SequenceFailure:
+    """sequence(memory = source joint, stream = destination joint), paired with the
+    destination strides of the pieces."""
+    found = sequence(_joint(src_type), _joint(dst_type))
+    if not found:
+        return found
+    pieces = found.pieces[0]
+    dst_strides = strides(pieces)
+    entries = tuple(DmaEntry(e.size, e.stride, d) for e, d in zip(found.levels[0], dst_strides))
+    return entries, pieces
+
+
+def dma_burst(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> int:
+    """The burst of pipeline.md 4, in destination element cells."""
+    return _burst(src_type.element, dst_type.element)
+
+
+@functools.lru_cache(maxsize=1024)
+def _burst(source: Mapping, dest: Mapping) -> int:
+    return burst(source, dest)
+
+
+def _bytes(cells: int, dtype: DType) -> int | None:
+    bits = cells * dtype.bits
+    return None if bits % 8 else bits // 8
+
+
+def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
+    """The plan of a DMA that passed DMA-4; ValueError when the move is not placeable."""
+    found = _match(src_type, dst_type)
+    if isinstance(found, SequenceFailure):
+        raise ValueError(f"DMA {src_type} -> {dst_type} is not placeable: {found.reason}")
+    b = dma_burst(src_type, dst_type)
+    entries, pieces = found
+    return DmaPlan(dma_kind(src_type, dst_type), src_type.dtype, entries, pieces, b, _bytes(b, src_type.dtype))
+
+
+# --- text helpers ------------------------------------------------------------------------
+
+
+def frag_text(fr: Frag, axis_size: int | None = None) -> str:
+    """A digit range as mapping text: `A`, `A % 8`, `A / 8`, `A / 8 % 4`."""
+    if fr.lo == 1 and (axis_size is None or fr.hi != axis_size):
+        return f"{fr.axis} % {fr.hi}"
+    if fr.lo == 1:
+        return fr.axis
+    if axis_size is not None and fr.hi == axis_size:
+        return f"{fr.axis} / {fr.lo}"
+    return f"{fr.axis} / {fr.lo} % {fr.extent}"
+
+
+def factor_text(f: Factor) -> str:
+    """One factor as mapping-like text: `A / 8 % 4`, `1 # 4`, `4` (a broadcast), or a ragged piece."""
+    if isinstance(f, Ax):
+        return frag_text(Frag(f.axis, f.step, f.step * f.extent), f.axis_size)
+    if isinstance(f, Pu):
+        return f"1 {f.kind.marker} {f.extent}"
+    if isinstance(f, Bc):
+        return str(f.extent)
+    return f"ragged piece of {f.extent} cells"
+
+
+def _m(mp: Mapping) -> str:
+    """`m("...")` text of a mapping, without the outer brackets of a pair."""
+    text = str(mp)
+    if isinstance(mp, Pair) and text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    return f'm("{text}")'
+
+
+def _axis_sizes(*mappings: Mapping) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for mp in mappings:
+        for f in mp.factors():
+            size = getattr(f, "axis_size", None)
+            if size is not None:
+                out[f.axis] = size
+    return out
+
+
+# --- the rules ---------------------------------------------------------------------------
 
 
 def check_dma(op) -> Violation | None:
     """DMA-1..6 for a ToDm / ToHbm op, first failure wins."""
     src, dst = op.src.type, op.result.type
-    if src.dtype != dst.dtype:
-        return Violation("DMA-1", f"a DMA cannot change the dtype ({src.dtype} -> {dst.dtype})",
-                         help="convert in the Tensor Unit (fetch_cast / cast) instead")
+    rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
+    if isinstance(dst, DmType):  # writes into HBM have no alignment rule (pipeline.md 4, 14.5)
+        rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
+    for code, rule in rules:
+        try:
+            found = rule(src, dst)
+        except MappingError as e:  # a level mapping without a factor form (overshooting cells)
+            return Violation(code, f"the DMA is not well defined: {e.detail}",
+                             notes=(f"source {src}", f"destination {dst}"),
+                             help="write every level with digit ranges that stay inside their axes")
+        if found is not None:
+            return found
+    return None
+
+
+def _dma1(src, dst) -> Violation | None:
+    if src.dtype == dst.dtype:
+        return None
+    return Violation("DMA-1", f"a DMA cannot change the dtype ({src.dtype} -> {dst.dtype})",
+                     label=f"the source is {src.dtype}, the destination {dst.dtype}",
+                     help="keep the dtype in the DMA and convert in the Tensor Unit (fetch_cast / cast) instead")
+
+
+def _dma2(src, dst) -> Violation | None:
+    if dst.chip.equivalent(src.chip):
+        return None
+    return Violation("DMA-2", "a DMA cannot change the Chip mapping",
+                     label=f"the source Chip is {_m(src.chip)} ({src.chip.size} chip(s)), the destination's "
+                           f"{_m(dst.chip)} ({dst.chip.size})",
+                     help=f"use the source's Chip mapping {_m(src.chip)} in the destination type")
+
+
+def _dma3(src, dst) -> Violation | None:
+    if not isinstance(dst, DmType):
+        return None
+    found = validate_type(dst, None, code="DMA-3")
+    if found is not None:
+        return attrs.evolve(found, label=found.label or f"in the destination {dst}")
+    if not isinstance(src, DmType):
+        return None
+    if not dst.cluster.equivalent(src.cluster):
+        return Violation("DMA-3", "a DM -> DM DMA keeps the Cluster mapping",
+                         label=f"the source Cluster is {_m(src.cluster)}, the destination's {_m(dst.cluster)}",
+                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         help=f"use Cluster {_m(src.cluster)} in the destination DmTensor")
+    if dst.slice.size != src.slice.size:
+        return Violation("DMA-3", "a DM -> DM DMA keeps the number of slices",
+                         label=f"size(Slice) changes from {src.slice.size} ({_m(src.slice)}) to "
+                               f"{dst.slice.size} ({_m(dst.slice)})",
+                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. `... # {src.slice.size}`)")
+    return None
+
+
+def _dma4(src, dst) -> Violation | None:
+    sizes = _axis_sizes(*src.levels(), *dst.levels())
+    twice = places_digit_twice(*dst.levels())  # first: such a joint mapping has no factor form
+    if twice is not None:
+        a, b = twice
+        return Violation("DMA-4", "the destination places a digit of an axis twice",
+                         label=f"`{frag_text(a, sizes.get(a.axis))}` and `{frag_text(b, sizes.get(b.axis))}` "
+                               f"overlap in the destination's joint mapping",
+                         notes=(f"destination {dst}",),
+                         help="each digit range of an axis may occur once across Chip, Cluster, Slice "
+                              "and Element")
+    found = _match(src, dst)
+    if isinstance(found, SequenceFailure):
+        return Violation("DMA-4", "the destination layout cannot be filled from the source",
+                         label=found.reason,
+                         notes=(f"source {src}", f"destination {dst}"),
+                         help="every destination digit range of a source axis must be a digit range of the "
+                              "source's decomposition (split axes at the same boundaries)")
+    dst_frags = frag(_joint(dst))
+    for fr in sorted(frag(_joint(src))):
+        if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags):
+            return Violation("DMA-4", "a DMA never drops data, but the destination lacks part of the source",
+                             label=f"`{frag_text(fr, sizes.get(fr.axis))}` of the source occurs nowhere in "
+                                   f"the destination",
+                             notes=(f"source {src}", f"destination {dst}"),
+                             help="place every source digit range somewhere in the destination "
+                                  "(moving part of a tensor needs a tile view, later scope)")
+    return None
+
+
+def _dma5(src, dst) -> Violation | None:
+    b = dma_burst(src, dst)
+    nbytes = _bytes(b, dst.dtype)
+    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+        return None
+    shown = f"{b * dst.dtype.bits / 8:g}"
+    return Violation(
+        "DMA-5", f"a DMA into DM writes bursts of a multiple of {DMA_DM_ALIGN} bytes; this burst is "
+                 f"{b} cell(s) = {shown} byte(s)",
+        label=f"burst is {b} x {dst.dtype} = {shown} byte(s)",
+        notes=(f"the burst is the longest prefix of the destination element {_m(dst.element)} that "
+               f"matches the source element {_m(src.element)} cell by cell (Top padding matches anything)",),
+        help=f"keep the source's innermost axis innermost in DM (e.g. {_m(src.element)}) and transpose in "
+             f"the Tensor Unit or in the DM -> HBM transfer, which has no alignment rule")
+
+
+def _dma6(src, dst) -> Violation | None:
+    b = dma_burst(src, dst)
+    fs = dst.element.factors()
+    for f, s in zip(fs, strides(fs)):
+        if s < b:
+            continue
+        nbytes = _bytes(s, dst.dtype)
+        if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+            continue
+        shown = f"{s * dst.dtype.bits / 8:g}"
+        return Violation(
+            "DMA-6", f"a DMA into DM places every burst at a multiple of {DMA_DM_ALIGN} bytes, but a "
+                     f"destination factor has a stride of {shown} bytes",
+            label=f"factor `{factor_text(f)}` of {_m(dst.element)} is {s} x {dst.dtype} = {shown} bytes apart "
+                  f"(burst {b} cell(s))",
+            help=f"pad the inner part of the destination element so that its rows are a multiple of "
+                 f"{DMA_DM_ALIGN} bytes")
     return None
