@@ -1,0 +1,484 @@
+"""Derived quantities of the Contraction Engine (pipeline.md 9), shared by rules, lowering and cpu.
+
+Pure functions on types and mappings, each returning a small frozen record: the stream
+adapter and TRF sequencer of `contract_outer` (9.1), the packet-reducer depth (9.2), the
+time-reducer loops and InnerTime (9.3, 9.4) and the lane-folder geometry (9.4). They
+assume the rules of `ir.rules.contract` hold and raise ValueError where a quantity is
+undefined; everything works on factor forms, never on cell tables of large mappings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from ir.dtypes import DType
+from ir.errors import MappingError
+from ir.mapping import ops as mops
+from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon
+from ir.mapping.nodes import (
+    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all,
+)
+from ir.mapping.ops import Entry
+from ir.ops import LaneMode
+from ir.types import CStreamType, StreamType, TrfType
+
+__all__ = [
+    "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
+    "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
+    "OuterGeometry", "TimeLoop", "TimeReduction", "LaneGeometry",
+    "split_norm", "split_f", "split_mappings", "mapping_of", "factor_mapping", "pad_f",
+    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "trf_read_walk", "outer_geometry",
+    "packet_depth", "reduced_packet", "ordered_reduction", "time_reduction", "inner_time",
+    "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
+]
+
+FLIT_BYTES = 32
+OUTER_PACKET_BYTES = (32, 64)
+TRF_READ_BYTES = 64
+NARROW_READ_BYTES = 32
+ACC_COLS = 32
+ACC_CELLS = 1024
+LANE_BUS = 8
+LANES = (1, 2, 4, 8)
+SEQ_MAX_ENTRIES = 8
+SEQ_MAX_ITER = 65536
+
+
+def _norm(mapping: Mapping) -> Mapping:
+    """A canonical equivalent mapping (for records and messages); the mapping itself if
+    normalizing is impossible."""
+    try:
+        return mapping.normalize()
+    except MappingError:
+        return mapping
+
+
+def split_norm(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
+    """`split(M, n)` = (outer, inner), normalized. MappingError unless n divides size(M)."""
+    outer, inner = mops.split(mapping, n)
+    return _norm(outer), _norm(inner)
+
+
+Factors = tuple[Factor, ...]
+
+
+def split_f(mapping: Mapping, n: int) -> tuple[Factors, Factors]:
+    """`split(M, n)` on the canonical factor form: (factors(outer), factors(inner)), cut
+    structurally; only a cut inside a ragged piece evaluates cells. MappingError unless n
+    divides size(M)."""
+    got = mops.split_factors(mapping.factors(), n)
+    if got is not None:
+        return tuple(got[0]), tuple(got[1])
+    outer, inner = mops.split(mapping, n)
+    return outer.factors(), inner.factors()
+
+
+def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
+    """A mapping whose factor form is the single factor `f` (mapping.md 7.4 rendering)."""
+    if isinstance(f, Bc):
+        return Broadcast(f.extent)
+    if isinstance(f, Pu):
+        return Pad(IDENTITY, f.extent, f.kind)
+    sym = Symbol(f.axis, f.axis_size)
+    if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
+        node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
+        return node if node.size == f.extent else Modulo(node, f.extent)
+    total = f.step * f.extent
+    base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
+    return base if f.step == 1 else Stride(base, f.step)
+
+
+def mapping_of(fs: Sequence[Factor], fallback: Mapping) -> Mapping:
+    """A mapping with factor form `fs`, rendered factor by factor; `fallback` (an equivalent
+    mapping, normalized) when a ragged piece is involved."""
+    if any(isinstance(f, Op) for f in fs):
+        return _norm(fallback)
+    return pair_all([factor_mapping(f) for f in fs])
+
+
+def split_mappings(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
+    """`split(M, n)` as two canonical mappings, built from the factor form."""
+    fo, fi = split_f(mapping, n)
+    outer, inner = mops.split(mapping, n)
+    return mapping_of(fo, outer), mapping_of(fi, inner)
+
+
+def pad_f(mapping: Mapping, n: int) -> Factors:
+    """factors(pad(M, n)): a Top `Pu` outermost when size(M) divides n."""
+    if n == mapping.size:
+        return mapping.factors()
+    if n % mapping.size == 0:
+        return tuple(canon([Pu(PaddingKind.TOP, n // mapping.size), *mapping.factors()]))
+    return mops.pad(mapping, n).factors()
+
+
+def text_of(mapping: Mapping) -> str:
+    """The text of a mapping as written inside m("..."): canonical, no outer parentheses."""
+    text = _norm(mapping).text()
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+
+
+# --- 9.1 contract_outer --------------------------------------------------------------------
+
+
+@attrs.frozen
+class OuterGeometry:
+    """Stream adapter and TRF sequencer of one `contract_outer` (pipeline.md 9.1, 11.4).
+
+    `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
+    `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
+
+    pack: int
+    flit_elems: int
+    t_outer: Mapping
+    t_packed: Mapping
+    op_packed: Mapping
+    op_flit: Mapping
+    tiling: int
+    ot_outer: Mapping
+    ot_bcast: Mapping
+    read_size: int
+    read_bits: int
+    e_outer: Mapping
+    op_bcast: Mapping
+    trf_walk_loops: tuple[Entry, ...]
+    trf_walk: tuple[Entry, ...]
+    lanes: int
+
+    @property
+    def wide(self) -> bool:
+        """A read of more than 32 bytes uses both TRF banks."""
+        return self.read_bits > NARROW_READ_BYTES * 8
+
+    @property
+    def width(self) -> str:
+        return "WIDE" if self.wide else "NARROW"
+
+    @property
+    def read_bytes(self) -> float:
+        return self.read_bits / 8
+
+    @property
+    def time_broadcast(self) -> tuple[int, ...]:
+        """Sizes of the factors of OT_bcast, outer to inner (ContractOuter.time_broadcast)."""
+        return tuple(f.extent for f in self.ot_bcast.factors())
+
+    @property
+    def packet_broadcast(self) -> int:
+        """size(OP_bcast): how often each TRF read is replicated across the packet."""
+        return self.op_bcast.size
+
+
+def outer_pack(dtype: DType, out_packet: Mapping) -> int:
+    """pack = bytes(out_packet, D) / 32 (1 or 2); ValueError for any other size (OUTER-3)."""
+    bits = out_packet.size * dtype.bits
+    if bits % (8 * FLIT_BYTES) or bits // 8 not in OUTER_PACKET_BYTES:
+        raise ValueError(f"out_packet of {out_packet.size} x {dtype} is not 32 or 64 bytes")
+    return bits // (8 * FLIT_BYTES)
+
+
+def trf_read_size(element: Mapping, out_packet: Mapping, weight: DType) -> int:
+    """R: the largest power of two n dividing size(E), at most size(out_packet), with
+    n * bits(Dw) <= 64 bytes and inner(split(E, n)) == inner(split(out_packet, n))."""
+    best, n = 1, 2
+    while element.size % n == 0 and out_packet.size % n == 0 and n * weight.bits <= TRF_READ_BYTES * 8:
+        if split_f(element, n)[1] != split_f(out_packet, n)[1]:
+            break
+        best, n = n, n * 2
+    return best
+
+
+def trf_read_walk(out_time: Mapping, e_outer: mops.FactorsLike) -> tuple[Entry, ...] | None:
+    """The TRF read walk (OUTER-11) before coalescing: one entry per factor of a refinement
+    of out_time common with E_outer, its stride in E_outer (= in reads) or 0 when the
+    factor is not a TRF factor. None when `divide(out_time, E_outer)` fails (OUTER-9)."""
+    got = mops.divide(out_time, e_outer)
+    return None if got is None else walk_entries(got)
+
+
+def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
+    """The read walk of a successful `divide(out_time, E_outer)`."""
+    return tuple(Entry(lp.factor.extent, lp.stride_n if lp.kept else 0) for lp in got.loops)
+
+
+def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping,
+                   out_packet: Mapping) -> OuterGeometry:
+    """Every derived quantity of `contract_outer` (pipeline.md 9.1) for a call that passes
+    OUTER-1..11; ValueError where a quantity is undefined."""
+    d = stream_type.dtype
+    try:
+        pack = outer_pack(d, out_packet)
+        t_outer, t_packed = split_mappings(stream_type.time, pack)
+        op_packed, op_flit = split_mappings(out_packet, d.flit_elems)
+        if out_time.size % t_outer.size:
+            raise ValueError(f"size(out_time) {out_time.size} is not a multiple of size(T_outer) {t_outer.size}")
+        tiling = out_time.size // t_outer.size
+        ot_outer, ot_bcast = split_mappings(out_time, tiling)
+        r = trf_read_size(trf_type.element, out_packet, trf_type.dtype)
+        e_outer = split_mappings(trf_type.element, r)[0]
+        op_bcast = split_mappings(out_packet, r)[0]
+        loops = trf_read_walk(out_time, e_outer)
+    except MappingError as e:
+        raise ValueError(f"contract_outer geometry is undefined: {e}") from e
+    if loops is None:
+        raise ValueError(f"out_time `{out_time}` does not walk the TRF rows `{e_outer}`")
+    return OuterGeometry(
+        pack=pack, flit_elems=d.flit_elems, t_outer=t_outer, t_packed=t_packed,
+        op_packed=op_packed, op_flit=op_flit, tiling=tiling, ot_outer=ot_outer, ot_bcast=ot_bcast,
+        read_size=r, read_bits=r * trf_type.dtype.bits, e_outer=e_outer, op_bcast=op_bcast,
+        trf_walk_loops=loops, trf_walk=mops.coalesce(loops), lanes=trf_type.lane.size)
+
+
+# --- 9.2 contract_packet -------------------------------------------------------------------
+
+
+def reduced_packet(packet: Mapping, d: int) -> Mapping:
+    """outer(split(P, 2^d)): what the adder tree of depth d leaves of the packet."""
+    return split_mappings(packet, 2 ** d)[0]
+
+
+def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
+    """The smallest depth d with 2^d | size(P) and strip(outer(split(P, 2^d))) ==
+    strip(out_packet) (PACKET-4); None when there is none."""
+    try:
+        want = mops.strip_factors(out_packet)
+        d = 0
+        while packet.size % (2 ** d) == 0:
+            if mops.strip_factors(split_f(packet, 2 ** d)[0]) == want:
+                return d
+            d += 1
+    except MappingError:
+        return None
+    return None
+
+
+# --- 9.3 contract_time ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class TimeLoop:
+    """One loop of the Time Reducer, outer to inner over a refinement of the pre-reduce
+    time: kept loops carry their cell stride in out_time, reduced loops None."""
+
+    size: int
+    keep: bool
+    stride_t: int
+    stride_ot: int | None
+    factor: Factor
+
+    @property
+    def kind(self) -> str:
+        return "KEEP" if self.keep else "REDUCE"
+
+    def __str__(self) -> str:
+        return f"{self.size} {self.kind}"
+
+
+@attrs.frozen
+class TimeReduction:
+    """`contract_time` as the TimeReduce op sees it: loops outer to inner and IT (slots)."""
+
+    loops: tuple[TimeLoop, ...]
+    inner_time: int
+
+    @property
+    def entries(self) -> tuple[tuple[int, str], ...]:
+        """(size, KEEP|REDUCE) per loop, outer to inner (TimeReduce.loops)."""
+        return tuple((lp.size, lp.kind) for lp in self.loops)
+
+    @property
+    def kept(self) -> tuple[TimeLoop, ...]:
+        return tuple(lp for lp in self.loops if lp.keep)
+
+    @property
+    def reduced(self) -> tuple[TimeLoop, ...]:
+        return tuple(lp for lp in self.loops if not lp.keep)
+
+    @property
+    def slots(self) -> int:
+        return self.inner_time
+
+
+def _same_kind(a: Factor, b: Factor) -> bool:
+    return (isinstance(a, Bc) and isinstance(b, Bc)) or (
+        isinstance(a, Pu) and isinstance(b, Pu) and a.kind == b.kind)
+
+
+def _part(f: Factor, extent: int) -> Factor:
+    return Bc(extent) if isinstance(f, Bc) else Pu(f.kind, extent)
+
+
+def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoop, ...] | None:
+    """Keep the factors of `out` as an in-order sub-list of a refinement of `pre`, the rest
+    reduced; None when no such refinement exists.
+
+    Both lists are first cut to a common refinement. Ax and Op factors match identical
+    factors of `pre`; a Bc or Pu takes same-kind extent from `pre` factors at or after the
+    cursor (outer first). A partly kept Bc/Pu factor of `pre` is refined into its kept
+    parts, outer first, and the reduced rest, innermost."""
+    pair = mops.common_refinement(tuple(pre), tuple(out))
+    if pair is None:
+        return None
+    rm, rn = pair
+    sn = mops.strides(rn)
+    parts: list[list[tuple[int, int]]] = [[] for _ in rm]  # kept (extent, stride in out)
+    used = [1] * len(rm)
+    cursor = 0
+    for j, g in enumerate(rn):
+        if isinstance(g, (Ax, Op)):
+            k = next((k for k in range(cursor, len(rm)) if not parts[k] and rm[k] == g), None)
+            if k is None:
+                return None
+            parts[k].append((g.extent, sn[j]))
+            used[k] = g.extent
+            cursor = k + 1
+            continue
+        need, taken = g.extent, []
+        k = cursor
+        while need > 1:
+            while k < len(rm) and not (_same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
+                k += 1
+            if k == len(rm):
+                return None
+            t = math.gcd(need, rm[k].extent // used[k])
+            taken.append((k, t))
+            used[k] *= t
+            need //= t
+        inner = 1
+        for k2, t in reversed(taken):  # the first part taken is the outermost of g
+            parts[k2].append((t, sn[j] * inner))
+            inner *= t
+        cursor = k
+    return _loops(rm, parts, used)
+
+
+def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: list[int]) -> tuple[TimeLoop, ...]:
+    sm = mops.strides(rm)
+    loops: list[TimeLoop] = []
+    for k, f in enumerate(rm):
+        if isinstance(f, (Ax, Op)):
+            kept = parts[k][0][1] if parts[k] else None
+            loops.append(TimeLoop(f.extent, kept is not None, sm[k], kept, f))
+            continue
+        rest = f.extent // used[k]
+        pieces = [(t, s) for t, s in parts[k]] + ([(rest, None)] if rest > 1 else [])
+        stride = sm[k] * math.prod(t for t, _ in pieces)
+        for t, s in pieces:
+            stride //= t
+            loops.append(TimeLoop(t, s is not None, stride, s, _part(f, t)))
+    return tuple(loops)
+
+
+def inner_time(loops: Sequence[TimeLoop]) -> int:
+    """IT (pipeline.md 9.4): product of the kept loop sizes inner to the outermost reduced
+    loop; 1 when nothing is reduced or nothing is kept inside it."""
+    first = next((i for i, lp in enumerate(loops) if not lp.keep), None)
+    if first is None:
+        return 1
+    return math.prod(lp.size for lp in loops[first + 1:] if lp.keep)
+
+
+def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
+    """The Time Reducer of `contract_time(out_time)` on a stream of time `pre_time`
+    (pipeline.md 9.3): loops outer to inner with KEEP/REDUCE and strides, and IT.
+    ValueError when out_time is not an in-order sub-list of pre_time's factors."""
+    try:
+        loops = ordered_reduction(pre_time.factors(), out_time.factors())
+    except MappingError as e:
+        raise ValueError(f"time `{out_time}` is not a reduction of `{pre_time}`: {e}") from e
+    if loops is None:
+        raise ValueError(f"time `{out_time}` is not an in-order sub-list of the factors of `{pre_time}`")
+    return TimeReduction(loops, inner_time(loops))
+
+
+# --- 9.4 contract_lane ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class LaneGeometry:
+    """The Lane Folder of one `contract_lane` (pipeline.md 9.4, 11.4 LaneFold).
+
+    `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
+
+    mode: LaneMode
+    lanes: int
+    cols: int
+    f: Mapping
+    expected_packet: Mapping
+    ot_outer: Mapping
+    ot_inner: Mapping
+    inner_time: int | None
+    acc_cells: int | None
+
+    @property
+    def cycles(self) -> int:
+        """Output cycles per pass: size(T) * size(F) = size(out_time) (LFOLD-3)."""
+        return self.ot_outer.size * self.ot_inner.size
+
+
+def accumulator_cells(mode: LaneMode, lanes: int, cols: int, it: int) -> int:
+    """Accumulator cells used (LANE-6): 8 * IT * cols interleaved, lanes * IT * 32 *
+    ceil(cols / 32) sequential."""
+    if mode is LaneMode.INTERLEAVED:
+        return LANE_BUS * it * cols
+    return lanes * it * ACC_COLS * -(-cols // ACC_COLS)
+
+
+def lane_fold_f(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Factors, Factors]:
+    """factors(F) and factors(expected out_packet) of the mode: INTERLEAVED F = P, packet
+    pad(L, 8); SEQUENTIAL F = [L, P_hi], packet P_lo, (P_hi, P_lo) = split(pad(P, 8k), 8).
+    MappingError when the lane has more than 8 positions."""
+    if mode is LaneMode.INTERLEAVED:
+        return packet.factors(), pad_f(lane, LANE_BUS)
+    n = LANE_BUS * -(-packet.size // LANE_BUS)
+    padded = pad_f(packet, n)
+    got = mops.split_factors(padded, LANE_BUS)
+    if got is None:
+        p_hi, p_lo = (x.factors() for x in mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS))
+    else:
+        p_hi, p_lo = tuple(got[0]), tuple(got[1])
+    return tuple(canon([*lane.factors(), *p_hi])), p_lo
+
+
+def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, Mapping]:
+    """(F, expected out_packet) of the mode as canonical mappings (see `lane_fold_f`)."""
+    f, expected = lane_fold_f(lane, packet, mode)
+    if mode is LaneMode.INTERLEAVED:
+        return mapping_of(f, packet), mapping_of(expected, mops.pad(lane, LANE_BUS))
+    n = LANE_BUS * -(-packet.size // LANE_BUS)
+    p_hi, p_lo = mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS)
+    return mapping_of(f, pair_all([lane, p_hi])), mapping_of(expected, p_lo)
+
+
+def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
+                  mode: LaneMode) -> LaneGeometry:
+    """Every derived quantity of `contract_lane` (pipeline.md 9.4): F, the expected packet,
+    (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
+    ValueError when size(F) does not divide size(out_time)."""
+    t = cstream_type
+    try:
+        f, expected = lane_fold(t.lane, t.packet, mode)
+        ot_outer, ot_inner = split_mappings(out_time, f.size)
+    except MappingError as e:
+        raise ValueError(f"contract_lane geometry is undefined: {e}") from e
+    it = cells = None
+    if t.pre_time is not None:
+        it = time_reduction(t.pre_time, t.time).inner_time
+        cells = accumulator_cells(mode, t.lane.size, t.packet.size, it)
+    return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner, it, cells)
+
+
+def axis_sizes(*mappings: Mapping) -> dict[str, int]:
+    """Declared size of every axis named in the mappings."""
+    out: dict[str, int] = {}
+    stack = list(mappings)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Symbol):
+            out[node.name] = node.axis_size
+        stack.extend(node.children())
+    return out
+
