@@ -254,7 +254,8 @@ class CollectStream(StreamStage):
         if fault:
             return _refuse_dead(self, loc, "to_trf", fault)
         t = self.type
-        inferred_lane, inferred_element = infer_trf(t.time, t.packet, lane)
+        if lane is None or element is None:
+            inferred_lane, inferred_element = infer_trf(t.time, t.packet, lane)
         if lane is None and element is not None:
             current().refuse(Violation(
                 "TRF-7", "`to_trf` was given `element` without `lane`",

@@ -7,7 +7,6 @@ check against cell tables from the evaluator and a naive factor-list evaluator w
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from ir.errors import MappingError, OvershootError
 from ir.mapping import Ax, Bc, Index, Op, Padding, PaddingKind, Pu, m
 from ir.mapping.cells import LIVE
+from tests.ir.tabulation import cells_tabulated
 from ir.mapping.nodes import Broadcast, Modulo, Pad, Pair, Resize, Stride, Symbol
 from ir.mapping.ops import (
     Entry, Frag, axes_of, coalesce, common_refinement, divide, frag, pad, places_digit_twice, refine,
@@ -464,7 +464,7 @@ def test_divide_by_a_sublist(mp, data):
 def test_sequence_is_fast_on_huge_factor_lists():
     mem = [Pu(TOP, 2), Ax("I", 32, 2**14, 2**19), Ax("J", 1, 2**19, 2**19), Ax("I", 1, 32, 2**19)]
     stream = [[Ax("J", 2**10, 2**9, 2**19), Ax("I", 1, 2**19, 2**19)], [Ax("J", 1, 2**10, 2**19)]]
-    t0 = time.perf_counter()
-    r = sequence(mem, stream)
-    assert time.perf_counter() - t0 < 1.0
+    with cells_tabulated() as decoded:
+        r = sequence(mem, stream)
+    assert decoded[0] == 0  # factor lists only: nothing is tabulated
     assert r.levels == (E((2**9, 2**10 * 32), (2**14, 2**19 * 32), (32, 1)), E((2**10, 32)))

@@ -1,0 +1,201 @@
+"""Typestate and tracing behaviour of the DSL (pipeline.md 0.4, 2.1-2.3)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from ir.errors import NpuOptError
+from npu_opt import *
+import npu_opt
+
+axes(A=8, B=64, E=32, R=8)
+
+Chip = m("1")
+Cluster = m("1 # 2")
+Slice = m("1 # 256")
+
+
+def codes(kernel):
+    return [d.code for d in kernel.trace().diagnostics]
+
+
+def line_of(fn, marker):
+    """Absolute line of the first source line of `fn` containing `marker`."""
+    lines, start = inspect.getsourcelines(fn.fn)
+    return start + next(i for i, text in enumerate(lines) if marker in text)
+
+
+@device(chip=1)
+def good(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("A, B")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    y = (ctx.main.begin(x.view())
+         .fetch(m("A"), m("B"))
+         .collect(m("A, B / 32"), m("B % 32"))
+         .commit_trim(m("B % 32"))
+         .commit(m("A, B")))
+    return y.to_hbm(ctx.tdma)
+
+
+def test_good_kernel_traces_clean_and_prints_deterministically():
+    first, second = good.trace(), good.trace()
+    assert first.diagnostics == ()
+    assert first.kernel.text() == second.kernel.text()
+    assert first.kernel.text().startswith("kernel @good(chip=1) {\n  %0 = param")
+    assert npu_opt.check(good).ok
+
+
+@device(chip=1)
+def type1(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    (ctx.main.begin(x.view())
+     .fetch(m("A"), m("B"))
+     .contract_outer(None, m("A"), m("B"))   # <-- TYPE-1
+     .contract_packet(m("1")))
+
+
+def test_type1_is_a_diagnostic_at_the_call_and_tracing_goes_on():
+    diags = type1.trace().diagnostics
+    assert [d.code for d in diags] == ["TYPE-1"]
+    assert diags[0].line == line_of(type1, "TYPE-1")
+    assert "collect" in diags[0].help
+
+
+@device(chip=1)
+def type7(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("A, B")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    s = ctx.main.begin(x.view())
+    f = s.fetch(m("A"), m("B"))
+    s.fetch(m("A"), m("B"))                    # <-- TYPE-7
+    y = f.collect(m("A, B / 32"), m("B % 32")).commit_trim(m("B % 32")).commit(m("A, B"))
+    return y.to_hbm(ctx.tdma)
+
+
+def test_type7_second_use_of_a_stream():
+    diags = type7.trace().diagnostics
+    assert [d.code for d in diags] == ["TYPE-7"]
+    assert diags[0].line == line_of(type7, "TYPE-7")
+
+
+@device(chip=1)
+def type8(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    ctx.main.begin(x.view()).fetch(m("A"), m("B"))   # <-- TYPE-8
+
+
+def test_type8_unterminated_stream():
+    diags = type8.trace().diagnostics
+    assert [d.code for d in diags] == ["TYPE-8"]
+    assert diags[0].line == line_of(type8, "TYPE-8")
+
+
+@device(chip=1)
+def type6(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    ctx.main.begin(x.view()).fetch("A", m("B"))      # <-- TYPE-6
+
+
+def test_type6_wrong_argument_kind_suggests_m():
+    diags = type6.trace().diagnostics
+    assert [d.code for d in diags] == ["TYPE-6"]
+    assert 'm("A")' in diags[0].help
+
+
+@device(chip=1)
+def bad_arity(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    ctx.main.begin(x.view()).fetch(m("A"))           # <-- TYPE-6 missing packet
+
+
+def test_missing_argument_is_type6_not_typeerror():
+    diags = bad_arity.trace().diagnostics
+    assert [d.code for d in diags] == ["TYPE-6"]
+    assert "packet" in diags[0].message
+
+
+@device(chip=1)
+def ctx1(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x.to_dm(ctx.main, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])   # <-- CTX-1
+
+
+def test_dma_on_a_tensor_unit_context_is_ctx1():
+    assert codes(ctx1) == ["CTX-1"]
+
+
+@device(chip=2)
+def space1(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    pass
+
+
+def test_chip_count_mismatch_is_space1():
+    assert codes(space1) == ["SPACE-1"]
+
+
+@device(chip=1)
+def dma3(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x.to_dm(ctx.tdma, DmTensor[i8, Chip, m("1 # 3"), Slice, m("A, B")])   # <-- DMA-3
+
+
+def test_bad_dm_destination_reports_the_stage_rule_with_predicate_note():
+    diags = dma3.trace().diagnostics
+    assert [d.code for d in diags] == ["DMA-3"]
+    assert any("CLUSTER-REF" in n for n in diags[0].notes)
+
+
+@device(chip=1)
+def two_faults(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    ctx.main.begin(x.view()).fetch(m("A"), m("B")).commit_trim(m("B"))    # TYPE-1
+    ctx.sub.begin(x.view()).fetch(m("A"), m("B")).cast(i8, m("B"))        # TYPE-1 again
+
+
+def test_independent_faults_are_all_reported():
+    assert codes(two_faults) == ["TYPE-1", "TYPE-1"]
+
+
+@device(chip=1)
+def trf7(ctx: Context, x: HbmTensor[bf16, Chip, m("A, E")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("A, E")])
+    (ctx.sub.begin(x.view()).fetch(m("A"), m("E"))
+     .collect(m("A, E / 16"), m("E % 16"))
+     .to_trf(element=m("A, E")))             # <-- TRF-7
+
+
+def test_element_without_lane_is_trf7_with_inferred_values_in_help():
+    diags = trf7.trace().diagnostics
+    assert [d.code for d in diags] == ["TRF-7"]
+    assert "to_trf(m(" in diags[0].help
+
+
+def test_annotation_must_be_hbm_tensor_with_whole_axes():
+    @device(chip=1)
+    def not_whole(ctx: Context, x: HbmTensor[i8, Chip, m("A / 2, B")]) -> None:
+        pass
+
+    @device(chip=1)
+    def not_hbm(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
+        pass
+
+    assert codes(not_whole) == ["TYPE-6"]
+    assert codes(not_hbm) == ["TYPE-6"]
+
+
+def test_result_must_match_annotation():
+    @device(chip=1)
+    def wrong_result(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
+        return x.to_hbm(ctx.tdma)
+
+    assert codes(wrong_result) == ["TYPE-6"]
+
+
+def test_stage_calls_outside_a_trace_are_refused_clearly():
+    with pytest.raises(NpuOptError):
+        good(None, None)
+
+
+def test_check_report_api():
+    report = npu_opt.check(type1)
+    assert not report.ok and report.diagnostics[0].code == "TYPE-1" and report.warnings == ()
+    rendered = report.diagnostics[0].render()
+    assert rendered.startswith("error[TYPE-1]: ") and "^" in rendered
