@@ -1,15 +1,370 @@
-"""Structural factor form for large mappings (placeholder: falls back to the table)."""
+"""Structural factor form of large mappings (mapping.md 7.4, "Structural computation").
+
+Gives exactly the factor list that tabulating every cell would give, but tabulates only
+what the spec's TAB steps name: ragged pieces, joint decoding and possible overshoots.
+"""
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from ir.mapping.cells import evaluate
-from ir.mapping.nodes import Mapping
+from ir.errors import OvershootError
+from ir.mapping.cells import LIVE, Index, evaluate
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol
+
+if TYPE_CHECKING:
+    from ir.mapping.factors import Factor
+
+__all__ = ["structural_factors", "structural_factors_forced"]
+
+Path = tuple[int, ...]
+
+# Above this size a possibly-overshooting mapping is reported without tabulating it:
+# a faithful factor list whose largest live coordinates sum past an axis size has a live
+# position that decodes past it, so the table could only raise too.
+_OVERSHOOT_TAB_LIMIT = 2**20
 
 
-def structural_factors(mapping: Mapping) -> list:
-    from ir.mapping.factors import _axis_sizes, factors_from_table, table_matrix
+def structural_factors(mapping: Mapping, *, force: bool = False) -> list[Factor]:
+    """The canonical factor list of `mapping` (same result as the cell table).
 
-    mat, names = table_matrix(evaluate(mapping, np.arange(mapping.size)))
-    return factors_from_table(mat, names, _axis_sizes(mapping))
+    Small mappings (at most TABLE_LIMIT cells) use the table unless `force` is set;
+    raises OvershootError where the table would."""
+    from ir.mapping.factors import TABLE_LIMIT
+
+    if not force and mapping.size <= TABLE_LIMIT:
+        return _Factoring(mapping).tab_node(mapping)
+    return _Factoring(mapping).factors(mapping)
+
+
+def structural_factors_forced(mapping: Mapping) -> list[Factor]:
+    """The structural procedure whatever the size (for tests against the table)."""
+    return structural_factors(mapping, force=True)
+
+
+def _chain(node: Mapping) -> tuple[Mapping, int]:
+    """Base and step of the chain whose top is `node` (as cells.py walks it)."""
+    step = 1
+    while isinstance(node, (Stride, Modulo)):
+        if isinstance(node, Stride):
+            step *= node.n
+        node = node.operand
+    return node, step
+
+
+def _scope(node: Mapping, path: Path, out: list[tuple[Path, Mapping]]) -> None:
+    """Symbols and chain tops one walk visits together, with their paths from the root."""
+    if isinstance(node, (Symbol, Stride, Modulo)):
+        out.append((path, node))
+        return
+    for i, child in enumerate(node.children()):  # Pair, Resize, Pad; Broadcast has none
+        _scope(child, path + (i,), out)
+
+
+def _key(node: Mapping) -> tuple[Mapping, int, int]:
+    """The merge key (base, step, extent) finalize uses for a scope member."""
+    if isinstance(node, Symbol):
+        return node, 1, node.size
+    base, step = _chain(node)
+    return base, step, node.size
+
+
+def _split(f: Factor, j: int) -> tuple[Factor, Factor] | None:
+    """Split a factor into an outer part of extent e/j and an inner part of extent j."""
+    from ir.mapping.factors import Ax, Bc, Pu
+
+    e = f.extent
+    if isinstance(f, Ax):
+        return Ax(f.axis, f.step * j, e // j, f.axis_size), Ax(f.axis, f.step, j, f.axis_size)
+    if isinstance(f, Bc):
+        return Bc(e // j), Bc(j)
+    if isinstance(f, Pu):
+        return Pu(f.kind, e // j), Pu(f.kind, j)
+    return None  # an Op is never cut
+
+
+def _cut_at(factors: list[Factor], c: int) -> list[Factor] | None:
+    """Make a factor boundary at cell stride c; None when c falls inside an Op or off-grid."""
+    stride = 1
+    for i in range(len(factors) - 1, -1, -1):
+        f = factors[i]
+        if c <= stride:
+            return factors if c == stride else None
+        if c < stride * f.extent:
+            if c % stride or f.extent % (c // stride):
+                return None
+            parts = _split(f, c // stride)
+            return None if parts is None else factors[:i] + list(parts) + factors[i + 1:]
+        stride *= f.extent
+    return factors if c == stride else None
+
+
+def _cut(factors: list[Factor], lo: int, hi: int) -> list[Factor] | None:
+    """CUT: the factors whose cell stride lies in [lo, hi), after cutting at lo and hi."""
+    cut = _cut_at(factors, lo)
+    cut = None if cut is None else _cut_at(cut, hi)
+    if cut is None:
+        return None
+    out: list[Factor] = []
+    stride = 1
+    for f in reversed(cut):
+        if lo <= stride < hi:
+            out.append(f)
+        stride *= f.extent
+    return out[::-1]
+
+
+def _inner_block(factors: list[Factor], target: int) -> tuple[list[Factor], list[Factor], int]:
+    """Split off the largest innermost block whose size d divides `target`: (O, I, d).
+
+    Whole factors are taken while they divide; the next one contributes its gcd part
+    when it can be split (the spec's run over primes(F), ordered to go as far as possible)."""
+    outer, inner, d = list(factors), [], 1
+    while outer:
+        f = outer[-1]
+        g = math.gcd(f.extent, target // d)
+        if g == f.extent:
+            inner.insert(0, outer.pop())
+            d *= g
+            continue
+        parts = _split(f, g) if g > 1 else None
+        if parts is not None:
+            outer[-1] = parts[0]
+            inner.insert(0, parts[1])
+            d *= g
+        break
+    return outer, inner, d
+
+
+class _Factoring:
+    """One structural factoring of a root mapping: its axes, and memoised compound bases."""
+
+    def __init__(self, root: Mapping) -> None:
+        self.sizes: dict[str, int] = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Symbol):
+                self.sizes[node.name] = node.axis_size
+            stack.extend(node.children())
+        self.names = sorted(self.sizes)
+        self.memo: dict[Mapping, list[Factor] | OvershootError] = {}
+
+    # --- tabulation ---------------------------------------------------------------------
+    def tab_node(self, node: Mapping) -> list[Factor]:
+        """TAB of a node: its cell table (joint decoding), factored by steps 2-5."""
+        from ir.mapping.factors import factors_from_table, table_matrix
+
+        mat, names = table_matrix(evaluate(node, np.arange(node.size)))
+        return factors_from_table(mat, names, self.sizes)
+
+    def tab_rows(self, mat: np.ndarray) -> list[Factor]:
+        """TAB of a list of cells given as (status, coordinate per axis) rows."""
+        from ir.mapping.factors import factors_from_table
+
+        live = mat[:, 0] == LIVE
+        for j, name in enumerate(self.names):
+            if np.any(live & (mat[:, j + 1] >= self.sizes[name])):
+                raise OvershootError(f"a position decodes past axis {name} (mapping.md 5.4)")
+        return factors_from_table(mat, self.names, self.sizes)
+
+    def factor_rows(self, f: Factor) -> np.ndarray:
+        """The cells of one factor as rows, digit by digit."""
+        from ir.mapping.factors import Ax, Op, Pu
+
+        mat = np.zeros((f.extent, 1 + len(self.names)), dtype=np.int64)
+        mat[:, 0] = LIVE
+        if isinstance(f, Ax):
+            mat[:, 1 + self.names.index(f.axis)] = f.step * np.arange(f.extent)
+        elif isinstance(f, Pu):
+            mat[1:, 0] = int(f.kind)
+        elif isinstance(f, Op):
+            for i, c in enumerate(f.cells):
+                if not isinstance(c, Index):
+                    mat[i, 0] = int(c.kind)
+                    continue
+                for name, v in c.items():
+                    mat[i, 1 + self.names.index(name)] = v
+        return mat
+
+    def rows(self, factors: list[Factor], count: int) -> np.ndarray:
+        """The first `count` cells of a factor list, combined with the pair rule."""
+        pos = np.arange(count, dtype=np.int64)
+        digits = []
+        for f in reversed(factors):
+            digits.append(pos % f.extent)
+            pos = pos // f.extent
+        out = np.zeros((count, 1 + len(self.names)), dtype=np.int64)
+        out[:, 0] = LIVE
+        for f, digit in zip(factors, reversed(digits)):  # major first: its padding wins
+            part = self.factor_rows(f)[digit]
+            hole = (out[:, 0] == LIVE) & (part[:, 0] != LIVE)
+            out[hole, 0] = part[hole, 0]
+            out[:, 1:] += part[:, 1:]
+        out[out[:, 0] != LIVE, 1:] = 0
+        return out
+
+    # --- the procedure ------------------------------------------------------------------
+    def factors(self, node: Mapping) -> list[Factor]:
+        """factors(E) of the spec: canonical factors of a node decoded on its own."""
+        members: list[tuple[Path, Mapping]] = []
+        _scope(node, (), members)
+        marks = self.marks(members)
+        keys = [_key(n) for _, n in members if n.size >= 2]
+        if () in marks or len(set(keys)) < len(keys):
+            return self.tab_node(node)  # joint decoding of the whole node, or merged terms
+        out = self.canon(self.s(node, (), marks))
+        if not self.may_overshoot(out):
+            return out
+        if node.size > _OVERSHOOT_TAB_LIMIT:
+            raise OvershootError(f"`{node}` has positions that decode outside their axes")
+        return self.tab_node(node)  # possible overshoot: the table decides
+
+    def marks(self, members: list[tuple[Path, Mapping]]) -> set[Path]:
+        """Smallest subtrees holding all chains over one compound base (two or more)."""
+        by_base: dict[Mapping, list[Path]] = {}
+        for path, n in members:
+            base = _chain(n)[0]
+            if not isinstance(base, Symbol):
+                by_base.setdefault(base, []).append(path)
+        out: set[Path] = set()
+        for paths in by_base.values():
+            if len(paths) < 2:
+                continue
+            common = paths[0]
+            for p in paths[1:]:
+                k = 0
+                while k < min(len(common), len(p)) and common[k] == p[k]:
+                    k += 1
+                common = common[:k]
+            out.add(common)
+        return out
+
+    def base_factors(self, base: Mapping) -> list[Factor]:
+        """factors(B) of a compound chain base, memoised (it is decoded on its own)."""
+        if base not in self.memo:
+            try:
+                self.memo[base] = self.factors(base)
+            except OvershootError as e:
+                self.memo[base] = e
+        result = self.memo[base]
+        if isinstance(result, OvershootError):
+            raise result
+        return result
+
+    def s(self, node: Mapping, path: Path, marks: set[Path]) -> list[Factor]:
+        """S(x): a (not yet canonical) factor list of a node inside the current scope."""
+        from ir.mapping.factors import Ax, Bc, Pu
+
+        if path in marks:
+            return self.tab_node(node)
+        if isinstance(node, Symbol):
+            return [Ax(node.name, 1, node.size, node.axis_size)] if node.size > 1 else []
+        if isinstance(node, Broadcast):
+            return [Bc(node.n)] if node.n > 1 else []
+        if isinstance(node, Pair):
+            return self.s(node.left, path + (0,), marks) + self.s(node.right, path + (1,), marks)
+        if isinstance(node, (Stride, Modulo)):
+            return self.chain(node)
+        if not isinstance(node, (Resize, Pad)):
+            return self.tab_node(node)  # no other node kinds exist; the table is always right
+        operand = node.operand
+        if isinstance(node, Resize):
+            try:
+                inner = self.canon(self.s(operand, path + (0,), marks))
+            except OvershootError:
+                return self.tab_node(node)  # the cut-off part may be what overshoots
+            if self.may_overshoot(inner):
+                return self.tab_node(node)
+            return self.first(inner, node.n)
+        if node.n == operand.size:
+            return self.s(operand, path + (0,), marks)
+        if node.n % operand.size == 0:
+            return [Pu(node.kind, node.n // operand.size)] + self.s(operand, path + (0,), marks)
+        return self.pad(self.canon(self.s(operand, path + (0,), marks)), node.n, node.kind)
+
+    def chain(self, node: Mapping) -> list[Factor]:
+        """A chain: a digit range of its symbol, or a CUT of its compound base's factors."""
+        from ir.mapping.factors import Ax
+
+        base, step = _chain(node)
+        if node.size == 1:
+            return []
+        if isinstance(base, Symbol):
+            return [Ax(base.name, step, node.size, base.axis_size)]
+        try:
+            cut = _cut(self.base_factors(base), step, step * node.size)
+        except OvershootError:
+            cut = None  # the base overshoots somewhere, perhaps not where this chain reads
+        return self.tab_node(node) if cut is None else cut
+
+    def first(self, factors: list[Factor], n: int) -> list[Factor]:
+        """FIRST: the factors of the first n positions of a canonical factor list."""
+        from ir.mapping.factors import Ax, Bc, Pu, canon
+
+        outer, inner, d = _inner_block(factors, n)
+        m = n // d
+        if m == 1:
+            return inner
+        # The first m cells of O only read its innermost factor when m is below its
+        # (merged) extent: a prefix of a digit range, broadcast or pure padding.
+        last = canon(outer)[-1]
+        if m < last.extent and isinstance(last, Ax):
+            return [Ax(last.axis, last.step, m, last.axis_size)] + inner
+        if m < last.extent and isinstance(last, Bc):
+            return [Bc(m)] + inner
+        if m < last.extent and isinstance(last, Pu):
+            return [Pu(last.kind, m)] + inner
+        return self.tab_rows(self.rows(outer, m)) + inner
+
+    def pad(self, factors: list[Factor], n: int, kind: PaddingKind) -> list[Factor]:
+        """PAD: padding to n that is not a multiple of |F| keeps the shared inner block."""
+        from ir.mapping.factors import factor_size
+
+        size = factor_size(factors)
+        outer, inner, d = _inner_block(factors, math.gcd(size, n))
+        live = self.rows(outer, size // d)
+        holes = np.zeros(((n - size) // d, live.shape[1]), dtype=np.int64)
+        holes[:, 0] = int(kind)
+        return self.tab_rows(np.concatenate([live, holes])) + inner
+
+    def canon(self, factors: list[Factor]) -> list[Factor]:
+        """Merge neighbours; re-tabulate a Pu next to an Op when the table groups them otherwise."""
+        from ir.mapping.factors import Op, Pu, canon
+
+        out = canon(factors)
+        # A re-tabulated pair comes back in table-canonical form, so it is never replaced
+        # again unless a merge changes its neighbours; the loop ends.
+        changed = True
+        while changed:
+            changed = False
+            for i in range(len(out) - 1):
+                a, b = out[i], out[i + 1]
+                if not ({type(a), type(b)} == {Pu, Op}):
+                    continue
+                again = self.tab_rows(self.rows([a, b], a.extent * b.extent))
+                if again != [a, b]:
+                    out = canon(out[:i] + again + out[i + 2:])
+                    changed = True
+                    break
+        return out
+
+    def may_overshoot(self, factors: list[Factor]) -> bool:
+        """Do the largest live coordinates of some axis sum to its size or more?"""
+        from ir.mapping.factors import Ax, Op
+
+        reach: dict[str, int] = {}
+        for f in factors:
+            if isinstance(f, Ax):
+                reach[f.axis] = reach.get(f.axis, 0) + f.step * (f.extent - 1)
+            elif isinstance(f, Op):
+                top: dict[str, int] = {}
+                for c in f.cells:
+                    for name, v in (c.items() if isinstance(c, Index) else ()):
+                        top[name] = max(top.get(name, 0), v)
+                for name, v in top.items():
+                    reach[name] = reach.get(name, 0) + v
+        return any(v >= self.sizes[name] for name, v in reach.items())
