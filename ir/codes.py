@@ -2,8 +2,10 @@
 
 Each entry says which phase raises it: `trace` ([T] rules, every backend), `lower`
 ([L] rules and op verifiers, npu backend only), `mapping` (MAP-*), `cli`, `internal`.
-A code is listed here once it can actually be raised; `npu-opt explain` has a page for
-every listed code, and a test checks that each page's example triggers its code.
+A code is listed here once npu-opt implements its check; `npu-opt explain` has a page
+for every listed code, and a test checks that each page's example triggers its code. A
+few checks are shadowed by an earlier rule with the same limit (e.g. SPACE-2 on a DM
+type is first reported by DMA-3 at the DMA that creates it); their pages say which.
 """
 
 from __future__ import annotations

@@ -52,7 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human")
     ck.set_defaults(run=_check)
+    ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
+                        description="Print the page of a diagnostic code: the rule, when it happens, "
+                                    "an example with the real diagnostic it produces, and the fixes.")
+    ex.add_argument("code", help="a code such as COLLECT-2, MAP-syntax or USAGE")
+    ex.set_defaults(run=_explain)
     return parser
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from npu_opt.explain import explain_command
+
+    return explain_command(args.code)
 
 
 def _check(args: argparse.Namespace) -> int:

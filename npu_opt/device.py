@@ -75,6 +75,12 @@ class DeviceKernel:
     def trace(self, target: Any = None) -> TraceResult:
         """Trace the kernel: its IR and every diagnostic, in report order."""
         tracer = Tracer(self.name, self.chips, target)
+        chips = _target_chips(target)
+        if self.chips not in chips:
+            tracer.refuse(Violation("SPACE-1", f"@device(chip={self.chips}) is not supported by the target",
+                                    label=f"legal chip counts: {sorted(chips)}",
+                                    help="multi-chip kernels are later scope; use @device(chip=1)"),
+                          self.location, None)
         params = self._parameters(tracer)
         handles: list[Any] = []
         for index, (name, spec, loc) in enumerate(params[1:]):
@@ -190,6 +196,12 @@ class DeviceKernel:
         ann = inspect.signature(self.fn).return_annotation
         ann = None if ann is inspect.Signature.empty else self._annotation(ann)
         return Signature(params, results, isinstance(ann, tuple) or _is_tuple_type(ann))
+
+
+def _target_chips(target: Any) -> frozenset[int]:
+    """Legal chip counts of the target (the built-in rngd allows one chip)."""
+    chips = getattr(target, "chips", None)
+    return frozenset(chips) if chips else frozenset({1})
 
 
 def _is_tuple_type(ann: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
+from ir.errors import MappingError
 from ir.mapping.factors import Ax, Op as OpFactor
 from ir.mapping.nodes import IDENTITY, Mapping, Symbol, pair_all
 from ir.ops import ToDm, ToHbm, View
@@ -87,7 +88,13 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     loc = location_of(stage)
     bad = _check_engine(dma, stage)
     if bad is None and dst is None and kind == "hbm":
-        dst_type: Any = HbmType(src.type.dtype, src.type.chip, default_hbm_element(src.type))
+        try:
+            dst_type: Any = HbmType(src.type.dtype, src.type.chip, default_hbm_element(src.type))
+        except MappingError:
+            if tracer.is_poisoned(src.value):  # a refused chain's type: no second report
+                return Poisoned(stage)
+            dst_type = Violation("TYPE-6", "cannot infer the HBM layout of this tensor",
+                                 help="pass it explicitly: `.to_hbm(ctx.tdma, HbmTensor[dtype, Chip, m(\"...\")])`")
     else:
         dst_type = bad or _resolve_dst(dst, kind, stage)
     if isinstance(dst_type, Violation):
