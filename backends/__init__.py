@@ -1,3 +1,32 @@
-"""Backends behind one interface: typecheck, cpu, npu (api.md section 3). Filled by the backend work."""
+"""Backends behind one interface (api.md section 3): `typecheck` and `cpu`.
 
-__all__: list[str] = []
+`BACKENDS` maps the `--backend` / `backend=` name to its implementation. The `npu`
+backend (lowering to `tu_ops` and VISA emission) and `visa` (npu + the VISA interpreter)
+are added here by their own work, as `"npu": NpuBackend()` and `"visa": VisaBackend()`.
+"""
+
+from __future__ import annotations
+
+from backends.base import Backend
+from backends.cpu import CpuBackend
+from backends.typecheck import TypecheckBackend
+
+__all__ = ["BACKENDS", "Backend", "CpuBackend", "TypecheckBackend", "get_backend"]
+
+BACKENDS: dict[str, Backend] = {
+    "typecheck": TypecheckBackend(),
+    "cpu": CpuBackend(),
+    # "npu": NpuBackend(),    -- lowering + VISA emission (later work)
+    # "visa": VisaBackend(),  -- npu, then the VISA reference interpreter (later work)
+}
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called `name`; an `NpuOptError` (code USAGE) listing the known ones."""
+    from ir.errors import NpuOptError
+
+    backend = BACKENDS.get(name) if isinstance(name, str) else None
+    if backend is None:
+        known = ", ".join(sorted(BACKENDS))
+        raise NpuOptError(f"unknown backend {name!r}; expected one of: {known}", code="USAGE")
+    return backend

@@ -2,7 +2,7 @@
 
 `from npu_opt import *` brings the kernel-writing surface: `axes`, `m`, `idx`, `device`,
 `Context`, the tensor types, `LaneMode` and the scalar dtypes. The entry points
-`npu_opt.check` (and later `compile`, `run`) are called qualified, so a star import
+`npu_opt.check` and `npu_opt.run` (and later `compile`) are called qualified, so a star import
 never shadows the builtin `compile`.
 """
 
@@ -18,6 +18,7 @@ from ir.ops import LaneMode
 from npu_opt.context import Context
 from npu_opt.device import DeviceKernel, device
 from npu_opt.report import Report, check
+from npu_opt.run import run
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
 
 __version__ = "0.1.0"

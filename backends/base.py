@@ -1,0 +1,37 @@
+"""The one interface every backend implements (api.md section 3, style.md "Backends").
+
+A backend traces a `@device` kernel (every [T] rule, pipeline.md LOWER-1) and then does
+its own job: `typecheck` stops after the trace, `cpu` executes the traced IR with the
+chip's exact arithmetic, `npu` (later) lowers and emits VISA, `visa` (later) runs that
+artifact in the reference interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ir.diagnostic import Diagnostic
+
+__all__ = ["Backend"]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A backend behind `npu_opt.run` / `npu-opt --backend NAME`.
+
+    `name` is the `--backend` spelling; `executes` says whether `run` computes numbers.
+    `diagnostics` traces the kernel and returns every diagnostic (refusals and warnings,
+    in report order) without raising. `run` executes the kernel on host arrays (one per
+    parameter, examples.md 0) and returns its result(s); it raises `CompileError` for a
+    refused kernel before touching any data and `NpuOptError` (code `USAGE`) for bad
+    arguments."""
+
+    name: str
+    executes: bool
+
+    def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
+        ...
+
+    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd") -> Any:
+        ...

@@ -1,0 +1,78 @@
+"""Element-wise stages of the cpu backend: the Fetch Adapter, the Cast Engine and the
+Commit Adapter conversions (pipeline.md 7, 10.1, 10.3; dtypes.md 4), and the widening
+of contraction operands (dtypes.md 5).
+
+Every conversion is `ir.convert`'s, on bit patterns for floats and host values for
+integers; numpy/ml_dtypes `astype` never touches a float.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir import convert as cv
+from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
+from ir.ops import Cast, CommitCast, FetchCast, FetchTableLookup, FetchZeroPointSub
+from ir.types import StreamType
+
+from backends.cpu import layout, moves
+
+__all__ = [
+    "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "cast", "commit_cast", "widen",
+]
+
+
+def _convert(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> np.ndarray:
+    """One stage's conversion on a whole buffer, in the destination's storage dtype."""
+    out = cv.convert(buf, src, dst, stage, **kw)
+    return np.asarray(out).astype(layout.storage_dtype(dst), copy=False).reshape(buf.shape)
+
+
+def fetch_table_lookup(op: FetchTableLookup, buf: np.ndarray) -> np.ndarray:
+    """Decode every element through the fixed table (dtypes.md 4.2); zero stays zero."""
+    return _convert(buf, op.input.type.dtype, op.dtype, "table_lookup")
+
+
+def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
+    """dtypes.md 4.1; the identity cast returns the buffer unchanged, bits included."""
+    src = op.input.type.dtype
+    if src == op.dtype:
+        return buf
+    return _convert(buf, src, op.dtype, "fetch_cast")
+
+
+def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
+    """`x - zero_point` into i5/i9 (dtypes.md 4.5); padding cells are set back to zero."""
+    t: StreamType = op.result.type
+    out = _convert(buf, op.input.type.dtype, op.dtype, "zero_point_sub", zero_point=op.zero_point)
+    local_pad = moves.logical_pad(layout.local_levels(t))
+    rows = np.zeros(layout.n_rows(t), bool)
+    rows[layout.live_rows(t)] = True
+    pad = ~rows[:, None] | local_pad[None, :]
+    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
+
+
+def cast(op: Cast, buf: np.ndarray) -> np.ndarray:
+    """Cast Engine (pipeline.md 10.1): convert every cell, then move P -> out_packet
+    (the live cells keep their positions, the new tail is zero)."""
+    src_t: StreamType = op.input.type
+    converted = _convert(buf, src_t.dtype, op.dtype, "cast")
+    return moves.move_local(converted, src_t, op.result.type)
+
+
+def commit_cast(op: CommitCast, buf: np.ndarray) -> np.ndarray:
+    """Commit Adapter f32 -> bf16 (dtypes.md 4.4), with the ReLU clamp when asked."""
+    stage = "commit_cast_relu" if op.relu else "commit_cast"
+    return _convert(buf, op.input.type.dtype, op.dtype, stage)
+
+
+_FLOAT_WIDEN = {bf16: cv.widen_bf16, f8e4m3: cv.decode_e4m3, f8e5m2: cv.decode_e5m2}
+
+
+def widen(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """A contraction operand in acc(D) (dtypes.md 5): float32 values (bf16 subnormals
+    flushed, NaN canonical; f8 decoded exactly) or int32 integers (sign-extended; products
+    of 9-bit values fit in int32 exactly)."""
+    if dtype.is_float:
+        return _FLOAT_WIDEN[dtype](values).view(np.float32)
+    return values.astype(np.int32)

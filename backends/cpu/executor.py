@@ -1,0 +1,108 @@
+"""The cpu executor: walk `Kernel.ops` in program order, one buffer per value.
+
+Each op kind has one small function (`HANDLERS`) taking the op and its operand buffers
+and returning the result buffer; buffers are never modified in place, so `view` and an
+identity `fetch_cast` may share them. A buffer is dropped after its last use, which
+keeps the peak memory of large kernels down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ir.errors import InternalError
+from ir.kernel import Kernel
+from ir.ops import (
+    Begin, Cast, Collect, Commit, CommitCast, CommitTrim, ContractLane, ContractOuter,
+    ContractPacket, ContractTime, Fetch, FetchCast, FetchTableLookup, FetchZeroPointSub, Op,
+    Param, Return, ToDm, ToHbm, ToTrf, View,
+)
+
+from backends.cpu import adapters, contract, layout, moves
+
+__all__ = ["HANDLERS", "execute"]
+
+
+def _dma(op: ToDm | ToHbm, src: np.ndarray) -> np.ndarray:
+    """Tensor DMA (pipeline.md 4): a global move; destination padding is zero."""
+    return moves.move_global(src, op.src.type, op.result.type)
+
+
+def _view(op: View, src: np.ndarray) -> np.ndarray:
+    """`view()` is the identity on data (pipeline.md 5)."""
+    return src
+
+
+def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
+    """`begin` (pipeline.md 5): the DM buffer as a stream with one time step."""
+    return dm.reshape(layout.shape_of(op.result.type))
+
+
+def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray) -> np.ndarray:
+    """fetch, collect, to_trf and commit: per-slice moves (pipeline.md 6, 8.1, 8.2, 10.4)."""
+    return moves.move_local(src, op.input.type, op.result.type)
+
+
+def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
+    """commit_trim (pipeline.md 10.2): the leading cells of every packet."""
+    return moves.trim(src, op.packet.size)
+
+
+Handler = Callable[..., Any]
+
+HANDLERS: dict[type[Op], Handler] = {
+    ToDm: _dma,
+    ToHbm: _dma,
+    View: _view,
+    Begin: _begin,
+    Fetch: _move,
+    FetchTableLookup: adapters.fetch_table_lookup,
+    FetchCast: adapters.fetch_cast,
+    FetchZeroPointSub: adapters.fetch_zero_point_sub,
+    Collect: _move,
+    ToTrf: _move,
+    ContractOuter: contract.contract_outer,
+    ContractPacket: contract.contract_packet,
+    ContractTime: contract.contract_time,
+    ContractLane: contract.contract_lane,
+    Cast: adapters.cast,
+    CommitTrim: _commit_trim,
+    CommitCast: adapters.commit_cast,
+    Commit: _move,
+}
+
+
+def _last_uses(ops: Sequence[Op]) -> dict[int, int]:
+    """Value id -> position of the op that reads it last."""
+    last: dict[int, int] = {}
+    for position, op in enumerate(ops):
+        for v in op.operands():
+            last[v.id] = position
+    return last
+
+
+def execute(kernel: Kernel, params: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
+    HBM buffers of its results, in order."""
+    env: dict[int, Any] = {}
+    last = _last_uses(kernel.ops)
+    results: tuple[np.ndarray, ...] = ()
+    for position, op in enumerate(kernel.ops):
+        if isinstance(op, Param):
+            env[op.result.id] = params[op.index]
+            continue
+        args = [env[v.id] for v in op.operands()]
+        if isinstance(op, Return):
+            results = tuple(args)
+            continue
+        handler = HANDLERS.get(type(op))
+        if handler is None:
+            raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
+        env[op.result.id] = handler(op, *args)
+        for v in op.operands():
+            if last.get(v.id) == position:
+                env.pop(v.id, None)
+    return results

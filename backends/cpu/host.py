@@ -1,0 +1,101 @@
+"""Host arrays in and out of the cpu backend (examples.md 0, dtypes.md 7).
+
+A parameter `HbmTensor[D, Chip, Element]` is a C-order numpy array with one dimension per
+item of `Element` (`m("1")` is shape (1,)). bf16 / f8 / f4 come as `ml_dtypes` arrays or
+as unsigned bit patterns of the same width, f32 as float32 (or uint32 bits), integers in
+their host dtype (i4 as int8 holding -8..7). Results use the host forms, the small
+floats as `ml_dtypes` arrays. A bad argument is a `USAGE` error naming the parameter.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ir import convert as cv
+from ir.dtypes import DType, f4e2m1, i4
+from ir.errors import NpuOptError
+from ir.mapping.nodes import Mapping, Pair
+from ir.ops import Param
+from ir.types import HbmType
+
+from backends.cpu import layout, moves
+
+__all__ = ["host_shape", "to_buffer", "from_buffer", "check_count", "returns_tuple"]
+
+
+def host_shape(element: Mapping) -> tuple[int, ...]:
+    """One dimension per item of the HBM element mapping: `m("I, K")` -> (|I|, |K|)."""
+    items = element.flatten() if isinstance(element, Pair) else [element]
+    return tuple(item.size for item in items)
+
+
+def _usage(message: str) -> NpuOptError:
+    return NpuOptError(message, code="USAGE")
+
+
+def _accepted(dtype: DType) -> tuple[np.dtype, ...]:
+    """numpy dtypes accepted for a parameter of `dtype`."""
+    if dtype.is_float:
+        return (dtype.host_dtype, dtype.bits_dtype)
+    return (dtype.host_dtype,)
+
+
+def _names(dts: Sequence[np.dtype]) -> str:
+    return " or ".join(str(d) for d in dts)
+
+
+def check_count(kernel_name: str, params: Sequence[Param], arrays: Sequence[Any]) -> None:
+    """USAGE unless one array is given per parameter."""
+    if len(arrays) == len(params):
+        return
+    names = ", ".join(p.name for p in params) or "none"
+    raise _usage(f"{kernel_name} takes {len(params)} array(s) ({names}), got {len(arrays)}")
+
+
+def to_buffer(param: Param, array: Any) -> np.ndarray:
+    """The HBM buffer (chip, element) of one parameter, validated: dtype, shape, range."""
+    t: HbmType = param.result.type
+    name, dtype = param.name, t.dtype
+    shape = host_shape(t.element)
+    if not isinstance(array, np.ndarray):
+        raise _usage(f"parameter `{name}` must be a numpy array of shape {shape} and dtype "
+                     f"{_names(_accepted(dtype))}, not {type(array).__name__}")
+    if array.dtype not in _accepted(dtype):
+        raise _usage(f"parameter `{name}` is {dtype}: pass a {_names(_accepted(dtype))} array, "
+                     f"not {array.dtype}")
+    if array.shape != shape:
+        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` "
+                     f"needs shape {shape}")
+    flat = np.ascontiguousarray(array).reshape(-1)
+    if dtype == i4 and flat.size and (flat.min() < -8 or flat.max() > 7):
+        raise _usage(f"parameter `{name}` is i4: values must lie in -8..7")
+    if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
+        raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
+    values = cv.to_bits(flat, dtype) if dtype.is_float else flat
+    values = values.astype(layout.storage_dtype(dtype), copy=False)
+    chip_live = ~moves.logical_pad((t.chip,))
+    buf = np.zeros(layout.shape_of(t), values.dtype)
+    buf[chip_live] = values
+    return buf
+
+
+def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
+    """The host array of a result buffer: chip row 0, host dtype, one dimension per item."""
+    row = np.ascontiguousarray(buf[0])
+    out = cv.from_bits(row, t.dtype) if t.dtype.is_float else row.astype(t.dtype.host_dtype)
+    return out.reshape(host_shape(t.element)).copy()
+
+
+def returns_tuple(kernel: Any) -> bool:
+    """Does the kernel's return annotation declare a tuple (then `run` returns a tuple)?"""
+    ann = inspect.signature(kernel.fn).return_annotation
+    if isinstance(ann, str):  # `from __future__ import annotations` in the kernel's module
+        try:
+            ann = eval(ann, kernel.fn.__globals__)  # noqa: S307 - the user's own annotation
+        except Exception:  # the trace already accepted it; fall back to "not a tuple"
+            return False
+    return isinstance(ann, tuple) or getattr(ann, "__origin__", None) is tuple

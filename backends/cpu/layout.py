@@ -1,0 +1,97 @@
+"""Buffers of the cpu backend: shapes, storage dtypes and live spatial rows (pipeline.md 0.5).
+
+Every value has one numpy buffer of the shape of pipeline.md 0.5: `Hbm` (chip, element),
+`Dm` (chip, cluster, slice, element), `Trf` (+ lane), `Stream` (chip, cluster, slice, time,
+packet), `CStream` (chip, cluster, slice, lane, time, packet). Floats are stored as their
+bit patterns (uint16 bf16, uint8 f8/f4, uint32 f32); integers as host values (i4 and i5 in
+int8, i9 in int16). Every padding cell holds zero. Inside the three intermediate
+contraction stages (`CStream`) the accumulator values are float32 / int32 numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping, pair_all
+from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type
+
+__all__ = [
+    "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
+    "rows_view", "from_rows",
+]
+
+_STAGING = {"i5": np.dtype(np.int8), "i9": np.dtype(np.int16)}
+
+
+def storage_dtype(dtype: DType) -> np.dtype:
+    """numpy dtype of a buffer of `dtype`: bits for floats, host values for integers."""
+    if dtype.value in _STAGING:
+        return _STAGING[dtype.value]
+    return dtype.bits_dtype if dtype.is_float else dtype.host_dtype
+
+
+def spatial_levels(t: Type) -> tuple[Mapping, ...]:
+    """The levels every Tensor Unit stage keeps: (chip, cluster, slice); (chip,) for HBM."""
+    if isinstance(t, HbmType):
+        return (t.chip,)
+    return (t.chip, t.cluster, t.slice)
+
+
+def local_levels(t: Type) -> tuple[Mapping, ...]:
+    """The per-slice levels: (element), (lane, element), (time, packet), (lane, time, packet)."""
+    if isinstance(t, (HbmType, DmType)):
+        return (t.element,)
+    if isinstance(t, TrfType):
+        return (t.lane, t.element)
+    if isinstance(t, StreamType):
+        return (t.time, t.packet)
+    if isinstance(t, CStreamType):
+        return (t.lane, t.time, t.packet)
+    raise TypeError(f"no buffer layout for {t!r}")
+
+
+def shape_of(t: Type) -> tuple[int, ...]:
+    """Buffer shape of pipeline.md 0.5: one dimension per level."""
+    return tuple(mp.size for mp in (*spatial_levels(t), *local_levels(t)))
+
+
+@functools.lru_cache(maxsize=512)
+def _live_rows(levels: tuple[Mapping, ...]) -> np.ndarray:
+    from backends.cpu.moves import logical_pad  # late: moves imports this module
+
+    pad = logical_pad(levels)
+    return np.flatnonzero(~pad)
+
+
+def live_rows(t: Type) -> np.ndarray:
+    """Flat indices of the live (chip, cluster, slice) positions, in order.
+
+    Tensor Unit stages compute only these rows; padded slices stay zero."""
+    return _live_rows(spatial_levels(t))
+
+
+def n_rows(t: Type) -> int:
+    """Number of (chip, cluster, slice) positions, padding included."""
+    return pair_all(list(spatial_levels(t))).size
+
+
+def rows_view(buf: np.ndarray, t: Type) -> np.ndarray:
+    """The live spatial rows of a buffer as an array (rows, *local)."""
+    flat = buf.reshape(n_rows(t), *buf.shape[len(spatial_levels(t)):])
+    rows = live_rows(t)
+    return flat if len(rows) == len(flat) else flat[rows]
+
+
+def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.ndarray:
+    """A full buffer of type `t` holding `values` in its live spatial rows, zero elsewhere."""
+    rows = live_rows(t)
+    total = n_rows(t)
+    spatial_shape = tuple(mp.size for mp in spatial_levels(t))
+    if len(rows) == total:
+        return values.reshape(*spatial_shape, *values.shape[1:])
+    out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
+    out[rows] = values
+    return out.reshape(*spatial_shape, *values.shape[1:])

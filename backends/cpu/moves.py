@@ -1,0 +1,223 @@
+"""The move of pipeline.md 0.5 by logical indices: DMA, fetch, collect, to_trf, cast, commit.
+
+A move copies the same logical tensor into a new layout. Both sides are described by
+their level mappings; every buffer position gets a *key*: the digits of its logical index
+restricted to `frag(input)`, packed into one integer (mixed radix over the sorted
+fragments). The output cell at position q takes the input cell with the same key; digits
+outside `frag(input)` are not part of the key, so the value repeats along them
+(broadcast); padding cells are zero. Tensor Unit stages key the per-slice levels only
+and stay inside their (chip, cluster, slice) row; a DMA keys every level and matches
+globally.
+
+Keys are computed from the canonical factor form of the joint mapping `[L0, L1, ...]`
+(mapping.md 7.4), factor by factor, and combined as an outer sum over the factor grid,
+so a table of millions of cells costs a few vectorized passes. This is deliberately not
+the sequencer's read plan (`ir.mapping.sequence`), which the VISA interpreter follows:
+the two executors must be independent.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+from ir.errors import InternalError
+from ir.mapping import ops as mops
+from ir.mapping.cells import Index
+from ir.mapping.factors import Ax, Factor, Op, Pu
+from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.ops import Frag
+from ir.types import Type
+
+from backends.cpu import layout
+
+__all__ = [
+    "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
+    "match_keys", "move_global", "move_local", "trim",
+]
+
+
+@attrs.frozen
+class KeySpace:
+    """The fragments a key is made of (sorted) and the radix of each; `size` keys in all."""
+
+    frags: tuple[Frag, ...]
+    radix: tuple[int, ...]
+    size: int
+
+    def contribution(self, axis: str, coords: np.ndarray) -> np.ndarray:
+        """Key contribution of coordinates of one axis: its digits inside every fragment."""
+        out = np.zeros(coords.shape, np.int64)
+        for f, r in zip(self.frags, self.radix):
+            if f.axis == axis:
+                out += ((coords // f.lo) % f.extent) * r
+        return out
+
+
+def key_space(frags: Sequence[Frag] | frozenset[Frag]) -> KeySpace:
+    """Mixed radix over the fragments, the last one fastest."""
+    fs = tuple(sorted(frags))
+    radix: list[int] = []
+    size = 1
+    for f in reversed(fs):
+        radix.append(size)
+        size *= f.extent
+    return KeySpace(fs, tuple(reversed(radix)), size)
+
+
+def _joint_factors(levels: tuple[Mapping, ...]) -> tuple[Factor, ...]:
+    """Canonical factors of `[L0, L1, ...]`; their mixed radix is the buffer's flat index."""
+    return pair_all(list(levels)).factors()
+
+
+def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:
+    """The factors cut at the key fragments' ends, so each Ax is inside a key fragment
+    or disjoint from all of them."""
+    if not space.frags:
+        return factors
+    bounds = tuple(Ax(f.axis, f.lo, f.extent, f.hi) for f in space.frags)
+    out = mops.refine(factors, bounds)
+    if out is None:
+        raise InternalError(f"cpu move: factors {[str(f) for f in factors]} have no common "
+                            f"refinement with the key fragments {[str(f) for f in space.frags]}")
+    return out
+
+
+def _factor_parts(f: Factor, space: KeySpace) -> tuple[np.ndarray, np.ndarray | None]:
+    """(key contribution, padding flag or None) of each digit of one factor."""
+    d = np.arange(f.extent, dtype=np.int64)
+    if isinstance(f, Ax):
+        return space.contribution(f.axis, d * f.step), None
+    if isinstance(f, Pu):
+        return np.zeros(f.extent, np.int64), d != 0
+    if isinstance(f, Op):
+        keys = np.zeros(f.extent, np.int64)
+        pad = np.ones(f.extent, bool)
+        for i, cell in enumerate(f.cells):
+            if isinstance(cell, Index):
+                pad[i] = False
+                keys[i] = sum(int(space.contribution(a, np.array(cell[a]))) for a in cell)
+        return keys, pad
+    return np.zeros(f.extent, np.int64), None  # Bc: no coordinate
+
+
+def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:
+    """Key and padding flag of every flat position of the buffer with these levels."""
+    keys = np.zeros(1, np.int64)
+    pad = np.zeros(1, bool)
+    for f in _refined(_joint_factors(levels), space):
+        k, p = _factor_parts(f, space)
+        keys = np.add.outer(keys, k).reshape(-1)
+        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, f.extent)
+    return keys, pad
+
+
+def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
+    """Padding flag of every flat position of the levels' joint mapping."""
+    return logical_keys(levels, key_space(()))[1]
+
+
+@attrs.frozen
+class MovePlan:
+    """Output flat position -> input flat position (`index`), and which outputs are live
+    (`live`, None when all are)."""
+
+    index: np.ndarray
+    live: np.ndarray | None
+
+
+def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
+               dst_levels: tuple[Mapping, ...], what: str) -> MovePlan:
+    """For every cell of `dst_levels`, a cell of `src_levels` with the same key."""
+    src_keys, src_pad = logical_keys(src_levels, space)
+    dst_keys, dst_pad = logical_keys(dst_levels, space)
+    where = np.full(space.size, -1, np.int64)
+    live_src = np.flatnonzero(~src_pad)
+    where[src_keys[live_src]] = live_src  # several sources: they hold the same value
+    index = where[dst_keys]
+    missing = ~dst_pad & (index < 0)
+    if missing.any():
+        raise InternalError(f"cpu {what}: {int(missing.sum())} live output cells have no input cell "
+                            f"({_levels_text(src_levels)} -> {_levels_text(dst_levels)})")
+    index = np.where(dst_pad, 0, index)
+    return MovePlan(index, None if not dst_pad.any() else ~dst_pad)
+
+
+def _levels_text(levels: tuple[Mapping, ...]) -> str:
+    return "[" + "; ".join(str(mp) for mp in levels) + "]"
+
+
+class _PlanCache:
+    """Least-recently-used move plans, bounded by the bytes of their index arrays (a DMA
+    plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.plans: OrderedDict[tuple, MovePlan] = OrderedDict()
+
+    @staticmethod
+    def _bytes(plan: MovePlan) -> int:
+        return plan.index.nbytes + (0 if plan.live is None else plan.live.nbytes)
+
+    def get(self, key: tuple) -> MovePlan | None:
+        plan = self.plans.get(key)
+        if plan is not None:
+            self.plans.move_to_end(key)
+        return plan
+
+    def put(self, key: tuple, plan: MovePlan) -> None:
+        self.plans[key] = plan
+        total = sum(self._bytes(p) for p in self.plans.values())
+        while total > self.budget and len(self.plans) > 1:
+            _, old = self.plans.popitem(last=False)
+            total -= self._bytes(old)
+
+
+_PLANS = _PlanCache(budget=256 << 20)
+
+
+def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
+    """The move of pipeline.md 0.5 from `src_levels` to `dst_levels`, keyed on frag(src)."""
+    key = (src_levels, dst_levels)
+    plan = _PLANS.get(key)
+    if plan is None:
+        space = key_space(mops.frag(pair_all(list(src_levels))))
+        plan = match_keys(space, src_levels, dst_levels, "move")
+        _PLANS.put(key, plan)
+    return plan
+
+
+def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
+    """Gather along the last axis; padding positions get the zero bit pattern."""
+    out = flat[..., plan.index]
+    if plan.live is not None:
+        out = np.where(plan.live, out, np.zeros((), out.dtype))
+    return out
+
+
+def move_global(buf: np.ndarray, src: Type, dst: Type) -> np.ndarray:
+    """A DMA: match over every level of both types (pipeline.md 4)."""
+    src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
+    dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
+    plan = move_plan(src_levels, dst_levels)
+    return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
+
+
+def move_local(buf: np.ndarray, src: Type, dst: Type,
+               src_local: tuple[Mapping, ...] | None = None) -> np.ndarray:
+    """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
+    (or `src_local`) to the output's, keyed on frag(input per-slice levels)."""
+    src_local = src_local or layout.local_levels(src)
+    plan = move_plan(src_local, layout.local_levels(dst))
+    rows = layout.rows_view(buf, src)
+    out = _apply(rows.reshape(len(rows), -1), plan)
+    n_local = tuple(mp.size for mp in layout.local_levels(dst))
+    return layout.from_rows(out.reshape(len(rows), *n_local), dst)
+
+
+def trim(buf: np.ndarray, size: int) -> np.ndarray:
+    """commit_trim (pipeline.md 10.2): keep the leading `size` cells of every packet."""
+    return np.ascontiguousarray(buf[..., :size])

@@ -1,0 +1,28 @@
+"""The `typecheck` backend: trace with phantom tensors, check every [T] rule, never execute."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ir.diagnostic import Diagnostic
+from ir.errors import NpuOptError
+
+__all__ = ["TypecheckBackend"]
+
+
+class TypecheckBackend:
+    """Traces the kernel and returns its diagnostics; nothing on disk, no data (api.md 3)."""
+
+    name = "typecheck"
+    executes = False
+
+    def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
+        """Every refusal and warning of the trace, in report order."""
+        return kernel.trace(target).diagnostics
+
+    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd") -> Any:
+        """The typecheck backend computes nothing: a USAGE error pointing at the others."""
+        raise NpuOptError("the typecheck backend does not execute kernels; use "
+                          "npu_opt.check(kernel) for its diagnostics or backend='cpu' to run it",
+                          code="USAGE")

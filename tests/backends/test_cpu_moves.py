@@ -1,0 +1,49 @@
+"""The logical-index move of pipeline.md 0.5 on small level lists (backends/cpu/moves.py):
+permutation, broadcast, padding and joint decoding of a ragged factor split over levels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from backends.cpu.moves import logical_pad, move_plan
+from ir.mapping import m
+
+AX = {"A": 4, "B": 3, "C": 19, "D": 5}
+
+
+def _plan(src: tuple[str, ...], dst: tuple[str, ...]):
+    return move_plan(tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst))
+
+
+def test_transpose() -> None:
+    plan = _plan(("A, B",), ("B, A",))
+    src = np.arange(12).reshape(4, 3)
+    np.testing.assert_array_equal(src.reshape(-1)[plan.index].reshape(3, 4), src.T)
+    assert plan.live is None
+
+
+def test_broadcast_repeats_along_missing_axes() -> None:
+    plan = _plan(("A",), ("B", "A"))  # two levels: B is not in frag(input)
+    np.testing.assert_array_equal(plan.index, np.tile(np.arange(4), 3))
+
+
+def test_padding_is_not_live() -> None:
+    plan = _plan(("D",), ("D # 8",))
+    np.testing.assert_array_equal(plan.live, [True] * 5 + [False] * 3)
+    np.testing.assert_array_equal(plan.index[:5], np.arange(5))
+
+
+def test_split_levels_read_the_same_cells() -> None:
+    plan = _plan(("A", "B"), ("A / 2", "B, A % 2"))
+    src = np.arange(12).reshape(4, 3)
+    out = src.reshape(-1)[plan.index].reshape(2, 3, 2)
+    np.testing.assert_array_equal(out, src.reshape(2, 2, 3).transpose(0, 2, 1))
+
+
+def test_ragged_factor_split_over_levels_decodes_jointly() -> None:
+    """`C # 24 / 4` and `C # 24 % 4` (|C| = 19) on two levels: position 19 is padding
+    (mapping.md 5.3), not the coordinate C = 19."""
+    levels = (m("C # 24 / 4", axes=AX), m("C # 24 % 4", axes=AX))
+    np.testing.assert_array_equal(logical_pad(levels), [False] * 19 + [True] * 5)
+    plan = move_plan((m("C", axes=AX),), levels)
+    np.testing.assert_array_equal(plan.index[:19], np.arange(19))
