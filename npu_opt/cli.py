@@ -57,7 +57,23 @@ def build_parser() -> argparse.ArgumentParser:
                                     "an example with the real diagnostic it produces, and the fixes.")
     ex.add_argument("code", help="a code such as COLLECT-2, MAP-syntax or USAGE")
     ex.set_defaults(run=_explain)
+    rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
+                        description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
+                                    "out1.npy, ... for a tuple) into DIR. Exit 0 ok, 1 refused, "
+                                    "2 bad invocation or input, 3 internal error.")
+    rn.add_argument("target", metavar="FILE::KERNEL")
+    rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="bind a kernel parameter to a .npy file (repeat per parameter)")
+    rn.add_argument("--backend", default="cpu", metavar="cpu|visa", help="executing backend (default cpu)")
+    rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    rn.set_defaults(run=_run)
     return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from npu_opt.run_command import run_command
+
+    return run_command(args.target, args.inputs, args.backend, args.out_dir)
 
 
 def _explain(args: argparse.Namespace) -> int:

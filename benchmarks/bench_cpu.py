@@ -1,0 +1,121 @@
+"""Speed and memory of the `cpu` backend on 512 x 512 x 512 GEMMs, against BLAS.
+
+Printed, each ratio against a baseline measured in the same run:
+- exact i8 GEMM (i32 result, `gemm_i8_512_kernel`) vs a float64 BLAS matmul of the same
+  inputs (operands converted beforehand; exact here, since |sum| <= 2^23); goal <= 2x;
+- bit-exact bf16 GEMM in hardware order (f32 result, `gemm_bf16_512_kernel`) vs a
+  float32 BLAS matmul of the decoded inputs; goal <= 20x;
+- peak memory of the bf16 GEMM, by tracemalloc (numpy reports its buffers to it); goal < 1 GiB.
+Both results are first checked once, exactly, against npu_opt.oracles. Times are the best
+of several runs. Kernels: benchmarks/kernels_512.py (examples 4 and 4b with K = 512).
+Run: python benchmarks/bench_cpu.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from npu_opt import oracles  # noqa: E402
+from npu_opt.discover import discover  # noqa: E402
+from npu_opt.run import run  # noqa: E402
+from npu_opt.testing import assert_close  # noqa: E402
+
+KERNELS = ROOT / "benchmarks" / "kernels_512.py"
+SIZE = 512
+GiB = 1 << 30
+
+
+def load_kernels() -> dict:
+    found = discover([str(KERNELS)])
+    if found.errors:
+        raise SystemExit(f"cannot load {KERNELS}: {found.errors[0].message}")
+    return {k.name: k for k in found.kernels}
+
+
+def best(fn, repeat: int) -> float:
+    """Best wall time of `repeat` calls, in seconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_bytes(fn) -> int:
+    """Peak traced allocation while `fn` runs (inputs already allocated are not counted)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def line(label: str, seconds: float, baseline: float | None = None, goal: float | None = None) -> None:
+    text = f"  {label:58} {seconds * 1e3:9.1f} ms"
+    if baseline is not None:
+        ratio = seconds / baseline
+        verdict = "" if goal is None else (f"  (goal <= {goal:g}x: {'met' if ratio <= goal else 'MISSED'})")
+        text += f"  {ratio:7.2f}x{verdict}"
+    print(text)
+
+
+def main() -> int:
+    kernels = load_kernels()
+    k_i8, k_bf16 = kernels["gemm_i8_512_kernel"], kernels["gemm_bf16_512_kernel"]
+    rng = np.random.default_rng(0)
+    a_i8 = rng.integers(-128, 128, (SIZE, SIZE), dtype=np.int8)
+    w_i8 = rng.integers(-128, 128, (SIZE, SIZE), dtype=np.int8)
+    a_bf = oracles.f32_to_bf16_bits(rng.uniform(-1, 1, (SIZE, SIZE)).astype(np.float32))
+    w_bf = oracles.f32_to_bf16_bits(rng.uniform(-1, 1, (SIZE, SIZE)).astype(np.float32))
+    print(f"cpu backend, M = N = K = {SIZE}; numpy {np.__version__}, {os.cpu_count()} CPUs")
+
+    print("verification (once, exact):")
+    start = time.perf_counter()
+    want_i8 = oracles.gemm_i8_oracle(a_i8, w_i8)
+    t_oracle_i8 = time.perf_counter() - start
+    assert_close(run(k_i8, a_i8, w_i8), want_i8, "i32")
+    start = time.perf_counter()
+    want_bf = oracles.gemm_bf16_oracle_exact(a_bf, w_bf)
+    t_oracle_bf = time.perf_counter() - start
+    a64 = oracles.bf16_bits_to_f32(a_bf).astype(np.float64)
+    w64 = oracles.bf16_bits_to_f32(w_bf).astype(np.float64)
+    assert_close(run(k_bf16, a_bf, w_bf), want_bf, "f32", operands=(a64[:, None, :], w64[None, :, :]))
+    print("  i8 GEMM equals gemm_i8_oracle; bf16 GEMM is bit-identical to gemm_bf16_oracle_exact "
+          "and within tolerance")
+
+    print("i8 GEMM, i32 result:")
+    a_f64, w_f64t = a_i8.astype(np.float64), np.ascontiguousarray(w_i8.astype(np.float64).T)
+    base_i8 = best(lambda: a_f64 @ w_f64t, 50)
+    t_i8 = best(lambda: run(k_i8, a_i8, w_i8), 5)
+    line("baseline: float64 BLAS matmul (operands pre-converted)", base_i8)
+    line("npu_opt.run(gemm_i8_512_kernel), exact", t_i8, base_i8, 2)
+    line("reference oracle gemm_i8_oracle (int64 numpy matmul)", t_oracle_i8, base_i8)
+
+    print("bf16 GEMM, f32 result, hardware order:")
+    a_f32, w_f32t = a64.astype(np.float32), np.ascontiguousarray(w64.astype(np.float32).T)
+    base_bf = best(lambda: a_f32 @ w_f32t, 50)
+    t_bf = best(lambda: run(k_bf16, a_bf, w_bf), 3)
+    line("baseline: float32 BLAS matmul (operands pre-decoded)", base_bf)
+    line("npu_opt.run(gemm_bf16_512_kernel), bit-exact", t_bf, base_bf, 20)
+    line("reference oracle gemm_bf16_oracle_exact (row-blocked)", t_oracle_bf, base_bf)
+
+    peak = peak_bytes(lambda: run(k_bf16, a_bf, w_bf))
+    verdict = "met" if peak < GiB else "MISSED"
+    print(f"peak memory of the bf16 GEMM (tracemalloc): {peak / (1 << 20):.1f} MiB  (goal < 1024 MiB: {verdict})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

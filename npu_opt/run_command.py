@@ -1,0 +1,269 @@
+"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ... [--backend cpu|visa] [-o DIR]` (api.md 4).
+
+Loads the kernel file, binds each `--input` to the kernel parameter of that name, runs
+the kernel with `npu_opt.run`, and writes its results into DIR (artifacts.md 6):
+`out.npy` for one result, `out0.npy`, `out1.npy`, ... for a tuple, nothing for none.
+`.npy` has no bf16/f8/f4 dtypes, so those results are written as their unsigned bit
+patterns (`uint16`, `uint8`), and inputs may be given either as bit patterns or as
+`ml_dtypes` arrays (which `.npy` stores as raw `V2`/`V1` records). Files are written
+atomically (a temporary name in DIR, then `os.replace`).
+
+Exit status: 0 ok; 1 the kernel was refused (its diagnostics are printed); 2 a bad
+invocation or input, printed as one `error[USAGE]: ...` line; 3 an internal error.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import ml_dtypes
+import numpy as np
+
+from ir.diagnostic import render_all
+from ir.dtypes import DType
+from ir.errors import CompileError, NpuOptError
+from npu_opt.device import DeviceKernel
+from npu_opt.discover import discover
+from npu_opt.tensors import TensorSpec
+
+__all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",
+           "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
+
+KNOWN_BACKENDS = ("cpu", "visa")
+#: backends `npu_opt.run` implements today; "visa" joins when the VISA interpreter lands.
+AVAILABLE_BACKENDS = ("cpu",)
+
+_NPY_MAGIC = b"\x93NUMPY"
+# float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.
+_BIT_FLOATS = (DType.BF16, DType.F8E4M3, DType.F8E5M2, DType.F4E2M1)
+_ML_FLOATS = {np.dtype(ml_dtypes.bfloat16): np.uint16, np.dtype(ml_dtypes.float8_e4m3fn): np.uint8,
+              np.dtype(ml_dtypes.float8_e5m2): np.uint8, np.dtype(ml_dtypes.float4_e2m1fn): np.uint8}
+
+
+class _Usage(Exception):
+    """A bad invocation or input: printed as one `error[USAGE]: ...` line, exit 2."""
+
+
+def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: str = ".",
+                *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run `target` (`FILE::KERNEL`) on the `NAME=FILE.npy` inputs; return the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        path, name = _split_target(target)
+        _check_backend(backend)
+        kernel = _load_kernel(path, name)
+        arrays = _read_inputs(kernel, inputs)
+        dest = _out_dir(out_dir)
+    except _Usage as e:
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
+    status, result = _execute(kernel, arrays, backend, err)
+    if status != EXIT_OK:
+        return status
+    try:
+        written = _write_results(result, dest, kernel.name)
+    except _Usage as e:
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
+    except _Internal as e:
+        print(f"error[ICE]: {e}; please report this npu-opt bug", file=err)
+        return EXIT_ICE
+    if not written:
+        print(f"{kernel.name} returns no result; nothing written", file=out)
+    for file, array in written:
+        print(f"wrote {file}: {array.dtype} {tuple(array.shape)}", file=out)
+    return EXIT_OK
+
+
+# --- invocation ------------------------------------------------------------------------------
+
+
+def _split_target(target: str) -> tuple[str, str]:
+    path, sep, name = target.rpartition("::")
+    if not sep or not path or not name:
+        raise _Usage(f"expected FILE::KERNEL, got {target!r} "
+                     "(e.g. examples/gemm_i8.py::gemm_i8_kernel)")
+    return path, name
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in KNOWN_BACKENDS:
+        raise _Usage(f"unknown backend {backend!r}; expected one of: {', '.join(KNOWN_BACKENDS)}")
+    if backend not in AVAILABLE_BACKENDS:
+        raise _Usage(f"backend {backend} is not available yet; use --backend cpu")
+
+
+def _load_kernel(path: str, name: str) -> DeviceKernel:
+    p = Path(path)
+    if p.is_dir():
+        raise _Usage(f"{path} is a directory; `npu-opt run` takes FILE::KERNEL")
+    found = discover([path])
+    if found.errors:
+        e = found.errors[0]
+        where = e.file + (f":{e.line}" if e.line else "")
+        raise _Usage(f"cannot load {where}: {e.message}")
+    matches = [k for k in found.kernels if k.name == name]
+    if not matches:
+        names = ", ".join(k.name for k in found.kernels)
+        available = f"available: {names}" if names else "it defines no @device kernel"
+        raise _Usage(f"no kernel `{name}` in {path}; {available}")
+    if len(matches) > 1:
+        raise _Usage(f"kernel name `{name}` is defined more than once in {path}")
+    return matches[0]
+
+
+def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
+    """Parameter names after `ctx`, with the dtype of their annotation when it can be read."""
+    try:
+        sig = inspect.signature(kernel.fn, eval_str=True)
+    except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace, not here
+        sig = inspect.signature(kernel.fn)
+    params = list(sig.parameters.values())[1:]
+    out = []
+    for p in params:
+        ann = p.annotation
+        dtype = ann.items[0] if isinstance(ann, TensorSpec) and ann.items and isinstance(ann.items[0], DType) \
+            else None
+        out.append((p.name, dtype))
+    return out
+
+
+def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[np.ndarray]:
+    params = _parameters(kernel)
+    takes = ", ".join(n for n, _ in params) or "no inputs"
+    given: dict[str, str] = {}
+    for spec in inputs:
+        name, sep, file = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not file:
+            raise _Usage(f"--input expects NAME=FILE.npy, got {spec!r}")
+        if name in given:
+            raise _Usage(f"input `{name}` is given twice")
+        given[name] = file
+    names = [n for n, _ in params]
+    extra = [n for n in given if n not in names]
+    if extra:
+        raise _Usage(f"unknown input `{extra[0]}`: kernel {kernel.name} takes {takes}")
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise _Usage(f"missing input `{missing[0]}`: kernel {kernel.name} takes {takes} "
+                     f"(pass --input {missing[0]}=FILE.npy)")
+    return [_host_array(_load_npy(name, given[name]), name, dtype) for name, dtype in params]
+
+
+def _load_npy(name: str, file: str) -> np.ndarray:
+    try:
+        with open(file, "rb") as f:
+            if f.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
+                raise _Usage(f"input `{name}`: {file} is not a .npy file")
+            f.seek(0)
+            return np.load(f, allow_pickle=False)
+    except _Usage:
+        raise
+    except FileNotFoundError:
+        raise _Usage(f"input `{name}`: {file}: no such file") from None
+    except (OSError, ValueError, EOFError) as e:
+        raise _Usage(f"input `{name}`: cannot read {file}: {e}") from None
+
+
+def _host_array(array: np.ndarray, name: str, dtype: DType | None) -> np.ndarray:
+    """Bit patterns (or `.npy`'s raw records of ml_dtypes arrays) of a bf16/f8/f4 parameter
+    become the ml_dtypes host form; everything else goes to `run` as read."""
+    if dtype not in _BIT_FLOATS:
+        return array
+    bits = dtype.bits_dtype
+    if array.dtype.kind == "V" and array.dtype.itemsize == bits.itemsize and array.dtype.fields is None:
+        array = array.view(bits)
+    if array.dtype == bits:
+        if dtype == DType.F4E2M1 and array.size and int(array.max()) > 0xF:
+            raise _Usage(f"input `{name}`: f4e2m1 codes must be 0..15, found {int(array.max())}")
+        return array.view(dtype.host_dtype)
+    return array
+
+
+def _out_dir(out_dir: str) -> Path:
+    dest = Path(out_dir)
+    if dest.exists() and not dest.is_dir():
+        raise _Usage(f"output directory {out_dir} is a file")
+    return dest
+
+
+# --- running and writing -----------------------------------------------------------------------
+
+
+class _Internal(Exception):
+    """The backend returned something that is not numpy arrays: an npu-opt bug."""
+
+
+def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, err: TextIO) -> tuple[int, Any]:
+    from npu_opt.run import run
+
+    try:
+        return EXIT_OK, run(kernel, *arrays, backend=backend)
+    except CompileError as e:
+        print(render_all(e.diagnostics, "human") if e.diagnostics else f"error[{e.code}]: {e}", file=err)
+        codes = {d.code for d in e.diagnostics} or {e.code}
+        return (EXIT_ICE if "ICE" in codes else EXIT_USAGE if "USAGE" in codes else EXIT_REFUSED), None
+    except NpuOptError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if e.code == "USAGE":
+            print(f"error[USAGE]: {first}", file=err)
+            return EXIT_USAGE, None
+        print(f"error[{e.code}]: {first}", file=err)
+        return (EXIT_ICE if e.code == "ICE" else EXIT_REFUSED), None
+    except Exception as e:  # noqa: BLE001 - a crash of the backend is an internal error (exit 3)
+        print(f"error[ICE]: the {backend} backend raised {type(e).__name__}: {e}; "
+              "please report this npu-opt bug", file=err)
+        return EXIT_ICE, None
+
+
+def _results(result: Any) -> list[np.ndarray]:
+    if result is None:
+        return []
+    values = list(result) if isinstance(result, tuple) else [result]
+    for v in values:
+        if not isinstance(v, np.ndarray):
+            raise _Internal(f"the backend returned a {type(v).__name__}, not a numpy array")
+    return values
+
+
+def _stored(array: np.ndarray) -> np.ndarray:
+    """The `.npy` form of a result: ml_dtypes floats as their unsigned bit patterns."""
+    raw = _ML_FLOATS.get(array.dtype)
+    return np.ascontiguousarray(array).view(raw) if raw is not None else array
+
+
+def _write_results(result: Any, dest: Path, kernel_name: str) -> list[tuple[Path, np.ndarray]]:
+    values = [_stored(v) for v in _results(result)]
+    if not values:
+        return []
+    names = ["out.npy"] if not isinstance(result, tuple) else [f"out{i}.npy" for i in range(len(values))]
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        written = []
+        for file, array in zip(names, values):
+            target = dest / file
+            _save_atomic(target, array)
+            written.append((target, array))
+        return written
+    except OSError as e:
+        raise _Usage(f"cannot write the results of {kernel_name} into {dest}: {e}") from None
+
+
+def _save_atomic(target: Path, array: np.ndarray) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array, allow_pickle=False)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
