@@ -1,0 +1,204 @@
+"""The common frame of every lowered tensor-unit op: value refs, field roles, verifier driver.
+
+An op is a frozen attrs class whose fields carry a `role` in their metadata:
+`result` (its `%n`), `operand` (a `Ref` to another value), `attr` (a hardware field of
+pipeline.md 11, printed in declaration order), `type` (the IR input/output types, printed
+after `:`), `fact` (an allocation fact for the [L] rules, never printed) and `loc`.
+`verify(target, ctx)` evaluates the op's `RULES` in order; the first failure raises
+`OpVerifyError` with the rule ID as its code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Iterator
+
+import attrs
+
+from ir.dtypes import DType
+from ir.errors import VerifyError
+from ir.location import Location
+from ir.mapping.ops import Entry
+from tu_ops.printing import type_text, value_text
+
+__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "operand", "attr", "ir_type",
+           "fact", "entries_ok", "Entry"]
+
+
+@attrs.frozen(order=True)
+class Ref:
+    """A reference to an SSA value: a kernel parameter or an op's result, printed `%n`."""
+
+    id: int
+
+    def __str__(self) -> str:
+        return f"%{self.id}"
+
+
+@attrs.frozen
+class Alloc:
+    """An allocation fact: bytes `[base, base + size)` of a tensor (in every slice's DM for a
+    DM tensor, from the tensor's start for an HBM tensor)."""
+
+    base: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+class OpVerifyError(VerifyError):
+    """A lowered op's verifier refused it: `code` is the rule ID, `op` the op, `loc` its
+    source location, `notes` extra lines for the diagnostic."""
+
+    def __init__(self, message: str, *, code: str, op: Any = None, loc: Location | None = None,
+                 notes: tuple[str, ...] = ()) -> None:
+        super().__init__(message, code=code)
+        self.op = op
+        self.loc = loc
+        self.notes = tuple(notes)
+
+
+@attrs.frozen
+class VerifyContext:
+    """What an op's verifier may learn about its neighbours: every op of the kernel by the id
+    of its result, and the program holding each op (None for a DMA). Rules that need a
+    neighbour (FEED-3, FEED-12, TRFLD-5, COP-2...5) check it only when a context is given."""
+
+    ops: dict[int, Any] = attrs.field(factory=dict)
+    programs: dict[int, Any] = attrs.field(factory=dict)
+
+    def op(self, ref: Ref) -> Any | None:
+        """The op whose result is `ref`, or None."""
+        return self.ops.get(ref.id)
+
+    def program_of(self, ref: Ref) -> Any | None:
+        """The TU program holding the op whose result is `ref`, or None."""
+        return self.programs.get(ref.id)
+
+
+def operand(*, name: str | None = None) -> Any:
+    """A field holding a `Ref` (printed `%n`); `name` overrides the printed name (`in`)."""
+    return attrs.field(metadata={"role": "operand", "name": name})
+
+
+def attr(default: Any = attrs.NOTHING, *, name: str | None = None, converter: Any = None) -> Any:
+    """A hardware field of pipeline.md 11, printed as `name=value`."""
+    return attrs.field(default=default, converter=converter, metadata={"role": "attr", "name": name})
+
+
+def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
+    """Structural check: the IR type has a kind this op class takes (`IN_KINDS` / `OUT_KINDS`)."""
+    kinds = inst.IN_KINDS if attribute.name == "input_type" else inst.OUT_KINDS
+    if kinds and getattr(value, "kind", None) not in kinds:
+        raise TypeError(f"{inst.MNEMONIC}: {attribute.name} must be a {' or '.join(kinds)} type, "
+                        f"not {type(value).__name__}")
+
+
+def ir_type() -> Any:
+    """The IR type of the op's input or output (pipeline.md 11.1), checked against the class's kinds."""
+    return attrs.field(validator=_type_kind, metadata={"role": "type"})
+
+
+def fact(default: Any = None) -> Any:
+    """An allocation fact used only by the [L] rules; not part of the printed record."""
+    return attrs.field(default=default, metadata={"role": "fact"})
+
+
+def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> str | None:
+    """The sequencer limits shared by FEED-5, COP-6, CMT-3: a problem text, or None."""
+    if len(entries) > max_entries:
+        return f"{len(entries)} loop entries, at most {max_entries}"
+    for e in entries:
+        if not 1 <= e.size <= max_iter:
+            return f"entry {e} has size {e.size}, not in [1, {max_iter}]"
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class TuOp:
+    """Base of every lowered op: `%n = <mnemonic> <field>=<value> ... : <in> -> <out>`."""
+
+    NAME: ClassVar[str] = "tu.op"
+    MNEMONIC: ClassVar[str] = "op"
+    IN_PROGRAM: ClassVar[bool] = True
+    RULES: ClassVar[tuple[str, ...]] = ()
+    IN_KINDS: ClassVar[tuple[str, ...]] = ()
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ()
+
+    result: Ref = attrs.field(validator=attrs.validators.instance_of(Ref), metadata={"role": "result"})
+    input_type: Any = ir_type()
+    output_type: Any = ir_type()
+    loc: Location | None = attrs.field(default=None, eq=False, repr=False, metadata={"role": "loc"})
+
+    # --- fields --------------------------------------------------------------------------
+
+    def _fields(self, role: str) -> Iterator[tuple[str, Any]]:
+        for f in attrs.fields(type(self)):
+            if f.metadata.get("role") == role:
+                yield (f.metadata.get("name") or f.name), getattr(self, f.name)
+
+    def operands(self) -> list[Ref]:
+        """The refs this op reads (its operand fields, in order)."""
+        return [v for _, v in self._fields("operand")]
+
+    def stream_input(self) -> Ref | None:
+        """The value this op streams from: its first operand (None for a FeedBuffer)."""
+        ops = self.operands()
+        return ops[0] if ops else None
+
+    def fields(self) -> list[tuple[str, Any]]:
+        """(printed name, value) of every printed field, operands included, in record order."""
+        out = []
+        for f in attrs.fields(type(self)):
+            if f.metadata.get("role") in ("operand", "attr"):
+                out.append((f.metadata.get("name") or f.name, getattr(self, f.name)))
+        return out
+
+    # --- text ----------------------------------------------------------------------------
+
+    def text(self, *, locs: bool = False) -> str:
+        """The one-line record of artifacts.md 1.2 (without the location unless `locs`)."""
+        body = " ".join(f"{n}={value_text(v)}" for n, v in self.fields())
+        spatial = not self.IN_PROGRAM
+        line = (f"{self.result} = {self.MNEMONIC} {body} : "
+                f"{type_text(self.input_type, spatial=spatial)} -> {type_text(self.output_type, spatial=spatial)}")
+        if locs and self.loc is not None:
+            line += f" ; loc {self.loc.file}:{self.loc.line}:{self.loc.col or 1}"
+        return line
+
+    def __str__(self) -> str:
+        return self.text()
+
+    # --- verification --------------------------------------------------------------------
+
+    def verify(self, target: Any, ctx: VerifyContext | None = None) -> None:
+        """Run this op's rules in order; raise OpVerifyError for the first that fails."""
+        error = self.first_failure(target, ctx)
+        if error is not None:
+            raise error
+
+    def first_failure(self, target: Any, ctx: VerifyContext | None = None) -> OpVerifyError | None:
+        """The OpVerifyError of the first failing rule, or None when the op verifies."""
+        for code in self.RULES:
+            problem = getattr(self, "_" + code.lower().replace("-", "_"))(target, ctx)
+            if problem:
+                return OpVerifyError(f"{self.MNEMONIC}: {problem}", code=code, op=self, loc=self.loc,
+                                     notes=(f"in op `{self.text()}`",))
+        return None
+
+    # --- helpers for rules ---------------------------------------------------------------
+
+    @staticmethod
+    def bits(target: Any, dtype: DType) -> int:
+        """bits(D) on `target`; an unknown dtype counts as 0 bits, which every size rule refuses."""
+        return target.bits_of(dtype) or 0
+
+    @staticmethod
+    def neighbour(ctx: VerifyContext | None, ref: Ref, mnemonic: str) -> Any | None:
+        """The op `ref` names when the context knows it and its mnemonic is `mnemonic`
+        (compared by mnemonic so op modules need not import each other)."""
+        if ctx is None:
+            return None
+        op = ctx.op(ref)
+        return op if getattr(op, "MNEMONIC", None) == mnemonic else None

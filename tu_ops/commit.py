@@ -1,0 +1,163 @@
+"""The lowered back half of a TU program (pipeline.md 11.5): `CastOp` and the `CommitOp` sink.
+
+CASTOP-1 ... CASTOP-2 and CMT-1 ... CMT-5, in that order. A CommitOp's destination
+allocation is `[dest, dest + bytes(element) rounded up to 8)` in every slice's DM.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.mapping.ops import coalesce
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand
+from tu_ops.enums import CommitConversion, FeedElementType, TuContext
+from tu_ops.feed import as_entries
+
+__all__ = ["CastOp", "WritePlan", "CommitOp"]
+
+
+@attrs.frozen(kw_only=True)
+class CastOp(TuOp):
+    """Cast Engine: narrow one 32-bit flit to `out_type`, keeping `valid_elems` live cells.
+
+    Text: `%9 = cast_op in=%8 in_type=F32 out_type=BF16 valid_elems=8 : <stream> -> <stream>`."""
+
+    NAME: ClassVar[str] = "tu.cast_op"
+    MNEMONIC: ClassVar[str] = "cast_op"
+    RULES: ClassVar[tuple[str, ...]] = ("CASTOP-1", "CASTOP-2")
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    input: Ref = operand(name="in")
+    in_type: FeedElementType = attr()
+    out_type: FeedElementType = attr()
+    valid_elems: int = attr()
+
+    def _castop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        entry = target.cast_entry(self.in_type.dtype, self.out_type.dtype)
+        if entry is None:
+            return f"{self.in_type} -> {self.out_type} is not a Cast Engine pair"
+        if not entry.native:
+            return f"{self.in_type} -> {self.out_type} is not native on {target.name}"
+        if (self.input_type.dtype, self.output_type.dtype) != (self.in_type.dtype, self.out_type.dtype):
+            return "in_type / out_type differ from the stream types"
+        return None
+
+    def _castop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        flit_bits = 8 * target.constants.FLIT_BYTES
+        for side, t in (("input", self.input_type), ("output", self.output_type)):
+            if t.packet.size * self.bits(target, t.dtype) != flit_bits:
+                return f"the {side} packet {t.packet.size} x {t.dtype} is not one flit"
+        limit = flit_bits // max(self.bits(target, self.out_type.dtype), 1)
+        if not 1 <= self.valid_elems <= limit:
+            return f"valid_elems {self.valid_elems} not in [1, {limit}]"
+        if self.valid_elems != self.input_type.packet.size:
+            return f"valid_elems {self.valid_elems} != size of the input packet {self.input_type.packet.size}"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class WritePlan:
+    """The Commit Engine's coalesced loop nest, strides in destination elements."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
+
+    def entries(self) -> tuple[Entry, ...]:
+        return self.time + self.packet
+
+
+@attrs.frozen(kw_only=True)
+class CommitOp(TuOp):
+    """Commit Adapter + Commit Engine: trim to `valid_bytes`, convert, write by `write`.
+
+    Text: `%11 = commit in=%10 valid_bytes=32 conversion=NONE write={time=[128:8],
+    packet=[8:1]} write_bytes=32 dest=4096 : <stream entering commit_trim> -> <dm>`. `dest`
+    is the new tensor's byte address in every slice's DM (the tensor is the op's result)."""
+
+    NAME: ClassVar[str] = "tu.commit"
+    MNEMONIC: ClassVar[str] = "commit"
+    RULES: ClassVar[tuple[str, ...]] = tuple(f"CMT-{i}" for i in range(1, 6))
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+
+    input: Ref = operand(name="in")
+    valid_bytes: int = attr()
+    conversion: CommitConversion = attr(CommitConversion.NONE)
+    write: WritePlan = attr()
+    write_bytes: int = attr()
+    dest: int = attr()
+
+    def context(self, ctx: VerifyContext | None) -> TuContext:
+        program = ctx.program_of(self.result) if ctx is not None else None
+        return program.context if program is not None else TuContext(self.input_type.context)
+
+    def elem_bits(self, target: Any) -> int:
+        """Bits of one written element (the destination dtype, after the conversion)."""
+        return self.bits(target, self.output_type.dtype)
+
+    def alloc_bytes(self, target: Any) -> int:
+        """Bytes of the destination allocation: bytes(element) rounded up to 8."""
+        nbytes = -(-self.output_type.element.size * self.elem_bits(target) // 8)
+        return -(-nbytes // 8) * 8
+
+    def _cmt_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.valid_bytes not in target.constants.COMMIT_WIDTHS:
+            return f"valid_bytes {self.valid_bytes} not one of {list(target.constants.COMMIT_WIDTHS)}"
+        nbits = math.prod(e.size for e in self.write.packet) * self.elem_bits(target)
+        if nbits != 8 * self.valid_bytes:
+            return f"the packet write covers {nbits / 8:g} bytes, not valid_bytes {self.valid_bytes}"
+        return None
+
+    def _cmt_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        src, dst = self.input_type.dtype, self.output_type.dtype
+        if self.conversion is CommitConversion.NONE:
+            return None if src == dst else f"no conversion, but {src} is committed as {dst}"
+        if self.context(ctx) is not TuContext.MAIN:
+            return "a commit conversion runs only in the MAIN context"
+        entry = target.commit_cast_entry(src, dst)
+        if entry is None or not entry.native:
+            return f"{self.conversion} cannot convert {src} to {dst}"
+        base = target.constants.COMMIT_BASE * self.bits(target, src) // max(self.bits(target, dst), 1)
+        pre = self.valid_bytes * self.bits(target, src) // max(self.bits(target, dst), 1)
+        if pre % base or pre > target.constants.FLIT_BYTES:
+            return f"{pre} {src} bytes before the conversion; must be a multiple of {base} up to one flit"
+        return None
+
+    def _cmt_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c = target.constants
+        problem = entries_ok(self.write.entries(), c.SEQ_MAX_ENTRIES, c.SEQ_MAX_ITER)
+        return f"write plan: {problem}" if problem else None
+
+    def _cmt_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c, bits = target.constants, self.elem_bits(target)
+        base_bits = 8 * c.COMMIT_BASE
+        for e in self.write.time:
+            if e.stride * bits % base_bits:
+                return f"time entry {e} steps {e.stride * bits / 8:g} bytes, not a multiple of {c.COMMIT_BASE}"
+        run = coalesce(self.write.packet)
+        piece = run[-1].size if run and run[-1].stride == 1 else 1
+        if piece * bits % base_bits:
+            return f"a contiguous write piece is {piece * bits / 8:g} bytes, not a multiple of {c.COMMIT_BASE}"
+        if self.write_bytes <= 0 or self.write_bytes % c.COMMIT_BASE or self.valid_bytes % self.write_bytes:
+            return f"write_bytes {self.write_bytes} does not split valid_bytes {self.valid_bytes} into 8-byte multiples"
+        if self.context(ctx) is TuContext.SUB and self.write_bytes != c.SUB_ACCESS_BYTES:
+            return f"the sub context writes exactly {c.SUB_ACCESS_BYTES} bytes, not {self.write_bytes}"
+        return None
+
+    def _cmt_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c, bits = target.constants, self.elem_bits(target)
+        size = self.alloc_bytes(target)
+        if self.dest < 0 or self.dest % c.COMMIT_BASE or self.dest + size > c.DM_SLICE_BYTES:
+            return f"destination [{self.dest}, {self.dest + size}) is not an 8-byte aligned range of the {c.DM_SLICE_BYTES}-byte DM"
+        entries = self.write.entries()
+        low = sum(min(0, (e.size - 1) * e.stride) for e in entries)
+        high = sum(max(0, (e.size - 1) * e.stride) for e in entries)
+        end = -(-(high + 1) * bits // 8)
+        if low < 0 or end > size:
+            return f"the write reaches byte {end} of a {size}-byte allocation"
+        return None

@@ -1,0 +1,326 @@
+"""`FeedBuffer`: the lowered front half of a TU program (pipeline.md 11.2).
+
+DM read (one `ReadShape` per source), Fetch Adapter conversions, Collect and delivery
+to one destination op. The verifier implements FEED-1 ... FEED-12 in that order.
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import Any, ClassVar, Iterable, Mapping
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping as MappingExpr
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact
+from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
+
+__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
+           "DEST_MNEMONICS", "as_entries"]
+
+E = FeedElementType
+
+# FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
+# alike. (RawInt8, Flit2, TRF_LOAD) is the reference's v0.3 failure and is legal here.
+FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = MappingProxyType({
+    DestKind.TRF_LOAD: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2}),
+    DestKind.CONTRACT_OUTER: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2}),
+    DestKind.CAST: frozenset({E.I32, E.F32}),
+    DestKind.COMMIT: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
+                                E.F8E5M2, E.F4E2M1}),
+})
+
+# The op mnemonic each destination kind names (FEED-12); later-scope kinds have none.
+DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
+    DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
+    DestKind.CAST: "cast_op", DestKind.COMMIT: "commit",
+})
+
+
+def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
+    """A tuple of loop entries from entries or `(size, stride)` pairs."""
+    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
+
+
+@attrs.frozen
+class FeedSource:
+    """`(%tensor, element offset, source dtype, "element mapping")`: the DM tensor read."""
+
+    TEXT_STYLE: ClassVar[str] = "tuple"
+    tensor: Ref
+    offset: int
+    dtype: DType
+    element: MappingExpr
+
+
+@attrs.frozen
+class FeedDest:
+    """`(KIND, %op)`: the op this feed delivers to."""
+
+    TEXT_STYLE: ClassVar[str] = "tuple"
+    kind: DestKind
+    op: Ref
+
+
+@attrs.frozen(kw_only=True)
+class ReadShape:
+    """One read loop nest: coalesced `time` and `packet` entries (strides in source elements,
+    0 = broadcast), the fetch packet's size and the elements of one DM access."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    packet_elems: int
+    read_elems: int
+
+    def entries(self) -> tuple[Entry, ...]:
+        return self.time + self.packet
+
+    def sizes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return tuple(e.size for e in self.time), tuple(e.size for e in self.packet)
+
+
+@attrs.frozen(kw_only=True)
+class FeedBuffer(TuOp):
+    """Multi-shape feed: read DM by `shapes`, convert, collect into flits, deliver to `dest`.
+
+    Text: `%4 = feed_buffer context=SUB source=(%3, 0, i8, "N % 32, K") conversions=[]
+    element_type=RawInt8 shapes=[{time=[8:128, 4:1024], packet=[128:1], packet_elems=128,
+    read_elems=8}] flits_per_packet=4 collect_flits=Flit2 beats=64 dest=(TRF_LOAD, %5) : <in> -> <out>`
+    (one line). `source_base` (the source tensor's DM byte address) is the [L] fact of FEED-11."""
+
+    NAME: ClassVar[str] = "tu.feed_buffer"
+    MNEMONIC: ClassVar[str] = "feed_buffer"
+    RULES: ClassVar[tuple[str, ...]] = tuple(f"FEED-{i}" for i in range(1, 13))
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    context: TuContext = attr()
+    source: FeedSource = attr()
+    conversions: tuple[Conversion, ...] = attr(converter=tuple)
+    element_type: FeedElementType = attr()
+    shapes: tuple[ReadShape, ...] = attr(converter=tuple)
+    flits_per_packet: int = attr()
+    collect_flits: CollectFlits = attr()
+    beats: int = attr()
+    dest: FeedDest = attr()
+    source_base: int | None = fact()
+
+    def operands(self) -> list[Ref]:
+        """A feed reads its source tensor; `dest` is a forward reference, not an input."""
+        return [self.source.tensor]
+
+    def stream_input(self) -> Ref | None:
+        return None
+
+    def dtype_chain(self, target: Any) -> list[DType] | None:
+        """Source dtype, then the dtype after each conversion; None where a step is not legal."""
+        chain = [self.source.dtype]
+        for c in self.conversions:
+            d = chain[-1]
+            if c.kind is ConversionKind.ZP_SUB:
+                entry = target.zero_point_entry(d)
+                if entry is None:
+                    return None
+                chain.append(entry.dst)
+                continue
+            if c.kind.pair[0] != d:
+                return None
+            chain.append(c.kind.pair[1])
+        return chain
+
+    # --- rules -------------------------------------------------------------------------
+
+    def _feed_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        src = self.source.dtype
+        if not target.materializable(src):
+            return f"source dtype {src} cannot be stored in DM on target {target.name}"
+        if self.input_type.dtype != src:
+            return f"source dtype {src} differs from the fetch stream's {self.input_type.dtype}"
+        if len(self.conversions) > 2:
+            return f"{len(self.conversions)} conversions; a feed has at most two"
+        ranks = [c.kind.rank for c in self.conversions]
+        if ranks != sorted(set(ranks)):
+            return "conversions must be in adapter order (lookup, cast, zero point), each at most once"
+        d = src
+        for c in self.conversions:
+            problem, d = _conversion_step(target, c, d)
+            if problem:
+                return problem
+        if d != self.element_type.dtype:
+            return f"conversions {_names(self.conversions)} turn {src} into {d}, but element_type is {self.element_type}"
+        if self.output_type.dtype != d:
+            return f"element_type {self.element_type} differs from the collect stream's {self.output_type.dtype}"
+        return None
+
+    def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        accepted = FEED_DEST_ELEMENT_TYPES.get(self.dest.kind)
+        if accepted is None:
+            return f"destination kind {self.dest.kind} is later scope"
+        if self.element_type not in accepted:
+            names = ", ".join(sorted(e.name for e in accepted))
+            return f"{self.dest.kind} does not accept element type {self.element_type} (accepted: {names})"
+        return None
+
+    def _feed_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        flits = self.collect_flits
+        if not isinstance(flits, CollectFlits):
+            return f"collect_flits {flits!r} is not Flit1 or Flit2"
+        if flits is CollectFlits.Flit2 and self.dest.kind not in (DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER):
+            return f"Flit2 delivery only into TRF_LOAD or CONTRACT_OUTER, not {self.dest.kind}"
+        time2 = self.output_type.time.size
+        if self.beats * flits.value != time2:
+            return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
+        fetched = math.prod(e.size for e in self.shapes[0].time) if self.shapes else 1
+        if fetched * self.flits_per_packet != time2:
+            return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
+        if self.dest.kind is DestKind.CONTRACT_OUTER:
+            outer = self.neighbour(ctx, self.dest.op, "contract_outer")
+            if outer is not None and outer.pack_size != flits.value:
+                return f"{flits} but the consuming contract_outer has pack_size {outer.pack_size}"
+        if self.dest.kind is DestKind.TRF_LOAD:
+            load = self.neighbour(ctx, self.dest.op, "trf_load")
+            want = None if load is None else (
+                CollectFlits.Flit2 if load.bytes_per_lane % (2 * target.constants.FLIT_BYTES) == 0 else CollectFlits.Flit1)
+            if want is not None and flits is not want:
+                return f"{flits} but a TRF tensor of {load.bytes_per_lane} bytes per lane is loaded with {want}"
+        return None
+
+    def _feed_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if len(self.shapes) == 1:
+            return None
+        if len(self.shapes) != 2:
+            return f"{len(self.shapes)} read shapes; expected 1 (or 2 for an interleaved begin)"
+        a, b = self.shapes
+        if (a.sizes(), a.packet_elems, a.read_elems) != (b.sizes(), b.packet_elems, b.read_elems):
+            return "the two read shapes of an interleaved feed differ"
+        return None
+
+    def _feed_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c = target.constants
+        for i, shape in enumerate(self.shapes):
+            problem = entries_ok(shape.entries(), c.SEQ_MAX_ENTRIES, c.SEQ_MAX_ITER)
+            if problem:
+                return f"read shape {i}: {problem}"
+            if any(e.stride < 0 for e in shape.entries()):
+                return f"read shape {i}: negative stride"
+        return None
+
+    def _feed_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c, bits = target.constants, self.bits(target, self.source.dtype)
+        for shape in self.shapes:
+            nbits = shape.read_elems * bits
+            if shape.read_elems < 1 or nbits % 8 or nbits // 8 not in c.SEQ_ACCESS_BYTES:
+                return (f"a DM access of {shape.read_elems} x {self.source.dtype} is not one of "
+                        f"{list(c.SEQ_ACCESS_BYTES)} bytes")
+            if self.context is TuContext.SUB and nbits // 8 != c.SUB_ACCESS_BYTES:
+                return f"the sub context reads exactly {c.SUB_ACCESS_BYTES} bytes, not {nbits // 8}"
+        return None
+
+    def _feed_7(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        for shape in self.shapes:
+            r = shape.read_elems
+            n, s = (shape.packet[-1].size, shape.packet[-1].stride) if shape.packet else (1, 0)
+            if r != 1 and not (s in (0, 1) and n % r == 0):
+                return f"innermost packet entry {n}:{s} cannot be read {r} elements at a time"
+        return None
+
+    def _feed_8(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        chain = self.dtype_chain(target) or [self.source.dtype]
+        limit = target.constants.FLIT_BYTES
+        for shape in self.shapes:
+            nbits = shape.read_elems * self.bits(target, chain[0])
+            for src, dst in zip(chain, chain[1:]):
+                ratio = (self.bits(target, dst), self.bits(target, src))
+                nbits = nbits * ratio[0] // max(ratio[1], 1)
+                if ratio[0] > ratio[1] and nbits > 8 * limit:
+                    return (f"{src} -> {dst} widens a {shape.read_elems}-element read to {nbits // 8} bytes, "
+                            f"more than {limit}")
+        return None
+
+    def _feed_9(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        c = target.constants
+        shape = self.shapes[0] if self.shapes else None
+        if shape is None:
+            return "no read shape"
+        if math.prod(e.size for e in shape.packet) != shape.packet_elems:
+            return f"packet entries cover {math.prod(e.size for e in shape.packet)} elements, not packet_elems {shape.packet_elems}"
+        if shape.packet_elems != self.input_type.packet.size:
+            return f"packet_elems {shape.packet_elems} != size of the fetch packet {self.input_type.packet.size}"
+        nbits = shape.packet_elems * self.bits(target, self.element_type.dtype)
+        if nbits <= 0 or nbits % (8 * c.PACKET_ALIGN):
+            return f"a packet of {shape.packet_elems} x {self.element_type} is not a positive multiple of {c.PACKET_ALIGN} bytes"
+        flits = -(-nbits // (8 * c.FLIT_BYTES))
+        if self.flits_per_packet != flits:
+            return f"flits_per_packet {self.flits_per_packet}, but a {nbits // 8}-byte packet is {flits} flits"
+        return None
+
+    def _feed_10(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.context is TuContext.SUB and any(c.kind.stage == "lookup" for c in self.conversions):
+            return "a table lookup runs only in the MAIN context"
+        return None
+
+    def _feed_11(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.source_base is None:
+            return None
+        bits, limit = self.bits(target, self.source.dtype), target.constants.DM_SLICE_BYTES
+        if self.source_base < 0 or self.source.offset < 0:
+            return "the read starts before the start of DM"
+        for shape in self.shapes:
+            last = self.source.offset + sum((e.size - 1) * e.stride for e in shape.entries())
+            end = self.source_base + -(-((last + 1) * bits) // 8)
+            if end > limit:
+                return f"the read touches DM bytes up to {end}, past the slice's {limit}"
+        return None
+
+    def _feed_12(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.input_type.context != self.context.value or self.output_type.context != self.context.value:
+            return f"context {self.context} differs from its streams' context"
+        if ctx is None:
+            return None
+        consumer = ctx.op(self.dest.op)
+        if consumer is None:
+            return f"dest {self.dest.op} does not exist"
+        want = DEST_MNEMONICS.get(self.dest.kind)
+        if consumer.MNEMONIC != want:
+            return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
+        program = ctx.program_of(self.result)
+        if program is None or ctx.program_of(self.dest.op) is not program:
+            return f"dest {self.dest.op} is not in the same program"
+        if program.context is not self.context:
+            return f"feed context {self.context} in a {program.context} program"
+        if consumer.stream_input() != self.result:
+            return f"{self.dest.op} does not stream from this feed"
+        others = [op.result for op in program.ops if op.result != self.result and op.MNEMONIC == "feed_buffer"
+                  and op.dest.op == self.dest.op]
+        if others:
+            return f"{self.dest.op} is also fed by {others[0]}"
+        return None
+
+
+def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:
+    """One FEED-1 step from dtype `d`: (problem, dtype after the conversion)."""
+    if c.kind is ConversionKind.ZP_SUB:
+        entry = target.zero_point_entry(d)
+        if entry is None:
+            return f"no zero-point subtraction from {d}", d
+        if not entry.native:
+            return f"zero-point subtraction {d} -> {entry.dst} is not native on {target.name}", d
+        if not entry.min <= c.zero_point <= entry.max:
+            return f"zero point {c.zero_point} outside [{entry.min}, {entry.max}] for {d}", d
+        return None, entry.dst
+    src, dst = c.kind.pair
+    if src != d:
+        return f"{c} converts {src}, but the adapter holds {d} at that point", d
+    entry = target.table_lookup(src, dst) if c.kind.stage == "lookup" else target.fetch_cast_entry(src, dst)
+    if entry is None:
+        return f"{c} is not a {c.kind.stage} of target {target.name}", d
+    if not entry.native:
+        return f"{c} is not native on {target.name}", d
+    return None, dst
+
+
+def _names(conversions: tuple[Conversion, ...]) -> str:
+    return "[" + ", ".join(str(c) for c in conversions) + "]"

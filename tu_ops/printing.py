@@ -1,0 +1,82 @@
+"""Deterministic text of lowered-op field values and IR types, in the VISA spelling (artifacts.md 1.2-1.3).
+
+Records declare their form with a `TEXT_STYLE` class constant: `"struct"` prints
+`{name=value, ...}`, `"tuple"` prints `(a, b, ...)`, `"entry"` prints `a:b:c` (a loop entry).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.ops import Entry
+from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType
+
+__all__ = ["value_text", "mapping_text", "type_text"]
+
+
+def mapping_text(mapping: Mapping) -> str:
+    """A mapping's display text without the parentheses of a top-level pair (`M / 32, N / 32`)."""
+    if isinstance(mapping, Pair):
+        return ", ".join(item.text() for item in mapping.flatten())
+    return mapping.text()
+
+
+def _q(mapping: Mapping) -> str:
+    return f'"{mapping_text(mapping)}"'
+
+
+def type_text(t: Any, *, spatial: bool = False) -> str:
+    """`hbm[D, "Chip", "Element"]`, `dm[D, "Chip", "Cluster", "Slice", "Element"]`; inside a
+    program `stream[D, "Time", "Packet"]`, `trf[D, "Lane", "Element"]` and
+    `cstream[Acc, D, "Lane", "Time", "Packet"]` (spatial mappings too when `spatial`)."""
+    if t is None:
+        return "none"
+    if isinstance(t, HbmType):
+        return f"hbm[{t.dtype}, {_q(t.chip)}, {_q(t.element)}]"
+    if isinstance(t, DmType):
+        return f"dm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
+    space = [_q(x) for x in t.spatial()] if spatial else []
+    if isinstance(t, StreamType):
+        items, head = [*space, _q(t.time), _q(t.packet)], f"stream[{t.dtype}"
+    elif isinstance(t, TrfType):
+        items, head = [*space, _q(t.lane), _q(t.element)], f"trf[{t.dtype}"
+    elif isinstance(t, CStreamType):
+        items, head = [*space, _q(t.lane), _q(t.time), _q(t.packet)], f"cstream[{t.acc}, {t.dtype}"
+    else:
+        return str(t)
+    return head + ", " + ", ".join(items) + "]"
+
+
+def value_text(v: Any) -> str:
+    """The VISA text of one field value (ints, refs, enums, dtypes, mappings, lists, records)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, str)) and not isinstance(v, enum.Enum):
+        return str(v) if isinstance(v, int) else f'"{v}"'
+    if isinstance(v, DType):
+        return str(v)
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, Mapping):
+        return _q(v)
+    if isinstance(v, Entry):
+        return f"{v.size}:{v.stride}"
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(value_text(x) for x in v) + "]"
+    style = getattr(type(v), "TEXT_STYLE", None)
+    if style is None or not attrs.has(type(v)):
+        return str(v)
+    items = [(f.name, getattr(v, f.name)) for f in attrs.fields(type(v))]
+    if style == "struct":
+        return "{" + ", ".join(f"{k}={value_text(x)}" for k, x in items) + "}"
+    if style == "tuple":
+        return "(" + ", ".join(value_text(x) for _, x in items) + ")"
+    if style == "entry":
+        return ":".join(value_text(x) for _, x in items)
+    return str(v)
+

@@ -1,0 +1,263 @@
+"""Target description files (artifacts.md 4.1): strict schema reader and TOML/JSON writers.
+
+Every mismatch raises `TargetSchemaError` (an NpuOptError with code USAGE) whose `key` is
+the dotted path of the offending key, e.g. `constants.TRF_BYTES` or `dtypes.mac[3].acc`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from typing import Any
+
+from ir.dtypes import DType
+from tu_ops.target import (
+    CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target,
+    TargetSchemaError, ZeroPointEntry,
+)
+
+__all__ = ["load_target_bytes", "parse_target_data", "target_to_data", "dump_target_toml",
+           "dump_target_json"]
+
+TOP_KEYS = ("schema", "name", "description", "emulation", "counts", "constants", "dtypes")
+DTYPE_KEYS = ("bits", "staging", "trf_storage", "fetch_table_lookup", "fetch_cast",
+              "fetch_zero_point_sub", "cast", "commit_cast", "mac")
+_PAIR_TABLES = ("fetch_table_lookup", "fetch_cast", "cast", "commit_cast")
+_NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
+_F8 = (DType.F8E4M3, DType.F8E5M2)
+
+
+def load_target_bytes(raw: bytes, *, source: str = "<target>", json_format: bool = False) -> Target:
+    """Parse the bytes of a description file; `file_sha256` is the hash of those bytes."""
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text) if json_format else tomllib.loads(text)
+    except (UnicodeDecodeError, ValueError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        fmt = "JSON" if json_format else "TOML"
+        raise TargetSchemaError(f"target file {source}: not valid {fmt}: {e}", key="") from e
+    return parse_target_data(data, source=source, file_sha256=hashlib.sha256(raw).hexdigest())
+
+
+class _Reader:
+    """Schema checks with the dotted key path in every message."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, key: str, message: str) -> TargetSchemaError:
+        where = f"key `{key}`" if key else "top level"
+        return TargetSchemaError(f"target file {self.source}: {where}: {message}", key=key)
+
+    def table(self, value: Any, key: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {_kind(value)}")
+        for k in value:
+            if k not in required and k not in optional:
+                raise self.fail(_join(key, k), "unknown key")
+        for k in required:
+            if k not in value:
+                raise self.fail(_join(key, k), "missing key")
+        return value
+
+    def mapping(self, value: Any, key: str) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a table, got {_kind(value)}")
+        return value
+
+    def int(self, value: Any, key: str, minimum: int | None = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {_kind(value)}")
+        if minimum is not None and value < minimum:
+            raise self.fail(key, f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    def int_set(self, value: Any, key: str) -> tuple[int, ...]:
+        items = self.list(value, key)
+        if not items:
+            raise self.fail(key, "expected a non-empty list of integers")
+        out = tuple(self.int(v, f"{key}[{i}]") for i, v in enumerate(items))
+        if len(set(out)) != len(out):
+            raise self.fail(key, "list has a repeated value")
+        return out
+
+    def str(self, value: Any, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected a string, got {_kind(value)}")
+        return value
+
+    def bool(self, value: Any, key: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def list(self, value: Any, key: str) -> list:
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected a list, got {_kind(value)}")
+        return value
+
+    def dtype(self, value: Any, key: str, known: set[DType] | None = None) -> DType:
+        name = self.str(value, key)
+        try:
+            d = DType.parse(name)
+        except ValueError:
+            raise self.fail(key, f"unknown dtype {name!r}") from None
+        if known is not None and d not in known:
+            raise self.fail(key, f"dtype {name!r} is not listed in `dtypes.bits`")
+        return d
+
+
+def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str | None = None) -> Target:
+    """Build a Target from the parsed TOML/JSON object, checking artifacts.md 4.1 exactly."""
+    r = _Reader(source)
+    top = r.table(data, "", TOP_KEYS)
+    if r.int(top["schema"], "schema", minimum=None) != 1:
+        raise r.fail("schema", f"unsupported schema {top['schema']}; expected 1")
+    name = r.str(top["name"], "name")
+    if not _NAME_RE.fullmatch(name):
+        raise r.fail("name", f"{name!r} does not match [A-Za-z0-9_.-]+")
+    counts = r.table(top["counts"], "counts", ("chips",))
+    consts = r.table(top["constants"], "constants", CONSTANT_NAMES)
+    values = {k: (r.int_set if k in SET_CONSTANTS else r.int)(consts[k], f"constants.{k}")
+              for k in CONSTANT_NAMES}
+    dt = r.table(top["dtypes"], "dtypes", DTYPE_KEYS)
+    bits_table = r.mapping(dt["bits"], "dtypes.bits")
+    bits = {r.dtype(k, f"dtypes.bits.{k}"): r.int(v, f"dtypes.bits.{k}") for k, v in bits_table.items()}
+    known = set(bits)
+    tables: dict[str, Any] = {}
+    for k in ("staging", "trf_storage"):
+        tables[k] = [r.dtype(v, f"dtypes.{k}[{i}]", known) for i, v in enumerate(r.list(dt[k], f"dtypes.{k}"))]
+    for k in _PAIR_TABLES:
+        tables[k] = [_pair(r, e, f"dtypes.{k}[{i}]", known) for i, e in enumerate(r.list(dt[k], f"dtypes.{k}"))]
+    zps = r.list(dt["fetch_zero_point_sub"], "dtypes.fetch_zero_point_sub")
+    tables["fetch_zero_point_sub"] = [_zero_point(r, e, f"dtypes.fetch_zero_point_sub[{i}]", known)
+                                      for i, e in enumerate(zps)]
+    tables["mac"] = [_mac(r, e, f"dtypes.mac[{i}]", known) for i, e in enumerate(r.list(dt["mac"], "dtypes.mac"))]
+    emulation = [_emulation(r, e, f"emulation[{i}]", known, tables)
+                 for i, e in enumerate(r.list(top["emulation"], "emulation"))]
+    return Target(
+        name=name, description=r.str(top["description"], "description"), schema=1,
+        chips=r.int_set(counts["chips"], "counts.chips"), constants=Constants(**values),
+        bits=bits, emulation=emulation, file_sha256=file_sha256, **tables,
+    )
+
+
+def _pair(r: _Reader, e: Any, key: str, known: set[DType]) -> PairEntry:
+    t = r.table(e, key, ("from", "to"), ("native",))
+    return PairEntry(r.dtype(t["from"], f"{key}.from", known), r.dtype(t["to"], f"{key}.to", known),
+                     r.bool(t.get("native", True), f"{key}.native"))
+
+
+def _zero_point(r: _Reader, e: Any, key: str, known: set[DType]) -> ZeroPointEntry:
+    t = r.table(e, key, ("from", "to", "min", "max"), ("native",))
+    lo, hi = r.int(t["min"], f"{key}.min", None), r.int(t["max"], f"{key}.max", None)
+    if lo > hi:
+        raise r.fail(f"{key}.min", f"min {lo} is above max {hi}")
+    return ZeroPointEntry(r.dtype(t["from"], f"{key}.from", known), r.dtype(t["to"], f"{key}.to", known),
+                          lo, hi, r.bool(t.get("native", True), f"{key}.native"))
+
+
+def _mac(r: _Reader, e: Any, key: str, known: set[DType]) -> MacEntry:
+    t = r.table(e, key, ("stream", "weight", "acc"), ("native",))
+    return MacEntry(r.dtype(t["stream"], f"{key}.stream", known), r.dtype(t["weight"], f"{key}.weight", known),
+                    r.dtype(t["acc"], f"{key}.acc", known), r.bool(t.get("native", True), f"{key}.native"))
+
+
+def _emulation(r: _Reader, e: Any, key: str, known: set[DType], tables: dict[str, Any]) -> EmulationPath:
+    """artifacts.md 4.1: only an f8 mac entry decoded by a native lookup to the other f8."""
+    t = r.table(e, key, ("table", "entry", "insert", "to"))
+    if r.str(t["table"], f"{key}.table") != "mac":
+        raise r.fail(f"{key}.table", "only `mac` entries can be emulated")
+    if r.str(t["insert"], f"{key}.insert") != "fetch_table_lookup":
+        raise r.fail(f"{key}.insert", "the only insertable stage is `fetch_table_lookup`")
+    items = r.list(t["entry"], f"{key}.entry")
+    if len(items) != 3:
+        raise r.fail(f"{key}.entry", "expected [stream, weight, acc]")
+    entry = tuple(r.dtype(v, f"{key}.entry[{i}]", known) for i, v in enumerate(items))
+    to = r.dtype(t["to"], f"{key}.to", known)
+    if not any((m.stream, m.weight, m.acc) == entry for m in tables["mac"]):
+        raise r.fail(f"{key}.entry", "no such entry in `dtypes.mac`")
+    for operand in entry[:2]:
+        if operand not in _F8 or to not in _F8 or to == operand:
+            raise r.fail(f"{key}.to", "VISA 1 emulates only an 8-bit float operand through the other 8-bit float")
+        if not any((p.src, p.dst, p.native) == (operand, to, True) for p in tables["fetch_table_lookup"]):
+            raise r.fail(f"{key}.to", f"`dtypes.fetch_table_lookup` lists no native ({operand}, {to}) pair")
+    return EmulationPath("mac", entry, "fetch_table_lookup", to)
+
+
+def _join(key: str, sub: str) -> str:
+    return f"{key}.{sub}" if key else sub
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a table", list: "a list", str: "a string", bool: "a boolean",
+            int: "an integer", float: "a float"}.get(type(value), type(value).__name__)
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def _pairs(entries: tuple[PairEntry, ...]) -> list[dict]:
+    return [{"from": str(e.src), "to": str(e.dst), "native": e.native} for e in entries]
+
+
+def target_to_data(target: Target) -> dict:
+    """The artifacts.md 4.1 object of a target (keys in schema order, tables canonical)."""
+    c = target.constants
+    return {
+        "schema": target.schema,
+        "name": target.name,
+        "description": target.description,
+        "emulation": [{"table": p.table, "entry": [str(d) for d in p.entry], "insert": p.insert,
+                       "to": str(p.to)} for p in target.emulation],
+        "counts": {"chips": list(target.chips)},
+        "constants": {k: (list(getattr(c, k)) if k in SET_CONSTANTS else getattr(c, k)) for k in CONSTANT_NAMES},
+        "dtypes": {
+            "bits": {str(d): b for d, b in target.bits},
+            "staging": [str(d) for d in target.staging],
+            "trf_storage": [str(d) for d in target.trf_storage],
+            "fetch_table_lookup": _pairs(target.fetch_table_lookup),
+            "fetch_cast": _pairs(target.fetch_cast),
+            "fetch_zero_point_sub": [{"from": str(e.src), "to": str(e.dst), "min": e.min, "max": e.max,
+                                      "native": e.native} for e in target.fetch_zero_point_sub],
+            "cast": _pairs(target.cast),
+            "commit_cast": _pairs(target.commit_cast),
+            "mac": [{"stream": str(e.stream), "weight": str(e.weight), "acc": str(e.acc),
+                     "native": e.native} for e in target.mac],
+        },
+    }
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+    raise TypeError(f"cannot write {type(v).__name__} as TOML")
+
+
+def _toml_entry(key: str, v: Any) -> str:
+    if isinstance(v, list) and v and isinstance(v[0], dict):
+        return f"{key} = [\n" + "".join(f"  {_toml_value(x)},\n" for x in v) + "]"
+    return f"{key} = {_toml_value(v)}"
+
+
+def dump_target_toml(target: Target) -> str:
+    """A TOML description file of `target` that `load_target` reads back to an equal target."""
+    data = target_to_data(target)
+    lines = [_toml_entry(k, data[k]) for k in ("schema", "name", "description", "emulation")]
+    for section in ("counts", "constants", "dtypes"):
+        lines += ["", f"[{section}]"] + [_toml_entry(k, v) for k, v in data[section].items()]
+    return "\n".join(lines) + "\n"
+
+
+def dump_target_json(target: Target) -> str:
+    """A JSON description file of `target` (same object as the TOML form)."""
+    return json.dumps(target_to_data(target), indent=2, ensure_ascii=False) + "\n"
