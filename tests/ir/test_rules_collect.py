@@ -1,7 +1,7 @@
 """Collect and TRF rules (pipeline.md 8), the `to_trf` defaults (3.2) and the derived values.
 
-Fixtures R1, R4, R6 and the valid examples come verbatim from examples.md
-(tests/ir/kernels_fetch.py); the other rule IDs use small kernels or hand-built ops.
+Fixtures R1, R4, R6 (tests/fixtures/) and the valid examples (examples/) are loaded from
+their files by tests/kernel_files.py; the other rule IDs use small kernels or hand-built ops.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ir.rules.collect import (
 )
 from ir.types import StreamType, TrfType
 from npu_opt import *  # noqa: F403 - the kernel DSL
-from tests.ir import kernels_fetch as K
+from tests import kernel_files as kf
 from tests.ir.tabulation import cells_tabulated
 from ir.mapping.factors import factors_of
 
@@ -47,9 +47,9 @@ def trf_op(dtype: DType, time: str, packet: str, lane: str, element: str) -> ops
 # --- the valid examples ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", sorted(K.EXAMPLES))
-def test_valid_examples_pass_collect_rules(key: str) -> None:
-    result = K.example(key).trace()
+@pytest.mark.parametrize("name", kf.example_names())
+def test_valid_examples_pass_collect_rules(name: str) -> None:
+    result = kf.example(name).trace()
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
     checked = [op for op in result.kernel.ops if isinstance(op, (ops.Collect, ops.ToTrf))]
     assert checked and all(op.check() is None for op in checked)
@@ -57,7 +57,7 @@ def test_valid_examples_pass_collect_rules(key: str) -> None:
 
 def test_gemm_collect_and_trf_checks_are_symbolic() -> None:
     """The collect and to_trf checks of GEMM decode no cells beyond small factor tables."""
-    kernel = K.example("example_3").trace().kernel
+    kernel = kf.example("gemm_kernel").trace().kernel
     checked = [op for op in kernel.ops if isinstance(op, (ops.Collect, ops.ToTrf))]
     factors_of.cache_clear()
     with cells_tabulated() as decoded:
@@ -77,30 +77,31 @@ FIXTURES = [
 
 @pytest.mark.parametrize(("name", "rule", "label", "hint"), FIXTURES)
 def test_refusal_fixtures(name: str, rule: str, label: str, hint: str | None) -> None:
-    (d,) = K.refused(name).trace().diagnostics  # the first and only diagnostic
+    fixture = kf.fixture(name)
+    (d,) = fixture.trace().diagnostics  # the first and only diagnostic
     assert d.code == rule
-    assert d.line == K.marked_line(name)
+    assert d.line == kf.marked_line(fixture)
     assert label in d.notes[0]
     if hint:
         assert hint in d.help
 
 
 def test_r01_help_is_the_fix() -> None:
-    (d,) = K.refused("r01_half_flit").trace().diagnostics
+    (d,) = kf.fixture("r01_half_flit").trace().diagnostics
     assert '.collect(m("(A, B / 32)"), m("B % 32"))' in d.help
 
 
 def test_r04_message_names_the_numbers() -> None:
-    (d,) = K.refused("r04_trf_too_big").trace().diagnostics
+    (d,) = kf.fixture("r04_trf_too_big").trace().diagnostics
     assert "131072 bytes = 8 lanes x 16384 bytes > 65536" in d.message
 
 
-OTHER_FIXTURES = sorted((set(K.REFUSED) | set(K.REFUSED_MODULES)) - {name for name, *_ in FIXTURES})
+OTHER_FIXTURES = sorted(set(kf.fixture_names()) - {name for name, *_ in FIXTURES})
 
 
 @pytest.mark.parametrize("name", OTHER_FIXTURES)
 def test_other_fixtures_pass_collect_rules(name: str) -> None:
-    result = K.refused(name).trace()
+    result = kf.fixture(name).trace()
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
 
 
@@ -191,18 +192,18 @@ def test_infer_trf_gemm() -> None:
     lane, element = infer_trf(m("J % 8, J / 8 % 4, K / 16"), m("K % 16"), None)
     assert lane.equivalent(m("J % 8")) and element.equivalent(m("J / 8 % 4, K"))
     assert str(lane) == "J % 8" and str(element) == "(J / 8 % 4, K)"
-    (trf,) = [op for op in K.example("example_3").trace().kernel.ops if isinstance(op, ops.ToTrf)]
+    (trf,) = [op for op in kf.example("gemm_kernel").trace().kernel.ops if isinstance(op, ops.ToTrf)]
     assert trf.lane.equivalent(m("J % 8")) and trf.element.equivalent(m("J / 8 % 4, K"))
 
 
 def test_infer_trf_matches_explicit_examples() -> None:
     """examples.md 5: `to_trf(m("1"), m("J"))` is what inference gives; example 4 too."""
-    for key in ("example_5", "example_4", "example_1", "example_2"):
-        (trf,) = [op for op in K.example(key).trace().kernel.ops if isinstance(op, ops.ToTrf)]
+    for name in ("row_sum_kernel", "gemm_i8_kernel", "dot_product_kernel", "gemv_kernel"):
+        (trf,) = [op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.ToTrf)]
         t = trf.input.type
         lane, element = infer_trf(t.time, t.packet, None)
-        assert lane.equivalent(trf.lane) and element.equivalent(trf.element), key
-    (trf,) = [op for op in K.example("example_5").trace().kernel.ops if isinstance(op, ops.ToTrf)]
+        assert lane.equivalent(trf.lane) and element.equivalent(trf.element), name
+    (trf,) = [op for op in kf.example("row_sum_kernel").trace().kernel.ops if isinstance(op, ops.ToTrf)]
     assert infer_trf(trf.input.type.time, trf.input.type.packet, None) == (trf.lane, trf.element)
 
 
@@ -277,12 +278,12 @@ def test_trf_6_through_the_dsl() -> None:
 
 def test_trf_geometry_examples() -> None:
     """examples.md 4 / 4b: 8 lanes, 512 (i8) or 1024 (bf16) bytes per lane, Flit2."""
-    for key, per_lane in (("example_4", 512), ("example_4b", 1024), ("example_3", 512)):
-        (trf,) = [op for op in K.example(key).trace().kernel.ops if isinstance(op, ops.ToTrf)]
+    for name, per_lane in (("gemm_i8_kernel", 512), ("gemm_bf16_kernel", 1024), ("gemm_kernel", 512)):
+        (trf,) = [op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.ToTrf)]
         t = trf.input.type
         g = trf_geometry(t.dtype, t.time, trf.lane, trf.element)
         assert g == TrfGeometry(lanes=8, flits_per_lane=t.time.size // 8, element_bytes=per_lane,
                                 bytes_per_lane=per_lane, rows_per_lane=per_lane // 32,
-                                total_bytes=8 * per_lane, collect_flits=2), key
+                                total_bytes=8 * per_lane, collect_flits=2), name
     assert trf_geometry(DType.BF16, m("A, K / 16"), m("A"), m("K % 16")).collect_flits == 1
     assert trf_geometry(DType.BF16, m("A"), m("1 # 3"), m("K")) is None

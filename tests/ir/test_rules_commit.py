@@ -14,6 +14,7 @@ from ir.rules.commit import (
     check_cast, check_commit, check_commit_cast, check_trim, commit_write_plan,
 )
 from ir.types import MAIN, SUB, DmType, StreamType
+from tests import kernel_files as kf
 from tests.ir import kernels_commit as kc
 
 MY_CODES = ("CAST-", "TRIM-", "CCAST-", "CTX-4", "COMMIT-")
@@ -24,8 +25,8 @@ CHECKS = {ops.Cast: check_cast, ops.CommitTrim: check_trim, ops.CommitCast: chec
 AX = {"A": 8, "R": 8, "N": 512, "M": 512, "P": 32, "K": 20}
 
 
-def _trace(source: str, name: str, function: str = "k"):
-    return kc.kernel(source, name, function).trace()
+def _trace(source: str, name: str):
+    return kc.kernel(source, name).trace()
 
 
 def _mine(diagnostics, extra: tuple[str, ...] = ()) -> list[tuple[str, int | None]]:
@@ -60,12 +61,11 @@ def _trim(stream: StreamType, packet: str) -> ops.CommitTrim:
 
 
 def _commit_op(name: str) -> ops.Commit:
-    src, fn = kc.EXAMPLES[name]
-    return next(op for op in _trace(src, name, fn).kernel.ops if isinstance(op, ops.Commit))
+    return next(op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.Commit))
 
 
 def test_gemm_write_plan():
-    op = _commit_op("ex3")
+    op = _commit_op("gemm_kernel")
     plan = commit_write_plan(op.input.type, op.element)
     assert plan.raw_time == (Entry(32, 32), Entry(4, 8))
     assert plan.time == (Entry(128, 8),) and plan.packet == (Entry(8, 1),)
@@ -74,18 +74,18 @@ def test_gemm_write_plan():
 
 
 def test_gemv_write_plan_is_one_8_byte_write():
-    op = _commit_op("ex2")
+    op = _commit_op("gemv_kernel")
     plan = commit_write_plan(op.input.type, op.element)
     assert plan.time == () and plan.packet == (Entry(4, 1),)
     assert plan.piece_bytes == 8
 
 
 @pytest.mark.parametrize(("name", "time", "packet", "piece_bytes"), [
-    ("ex1", (), (Entry(8, 1),), 16),
-    ("ex4", (Entry(128, 8),), (Entry(8, 1),), 32),
-    ("ex4b", (Entry(128, 8),), (Entry(8, 1),), 32),
-    ("ex5", (Entry(8, 2),), (Entry(2, 1),), 8),
-    ("ex6", (Entry(16, 8),), (Entry(8, 1),), 32),
+    ("dot_product_kernel", (), (Entry(8, 1),), 16),
+    ("gemm_i8_kernel", (Entry(128, 8),), (Entry(8, 1),), 32),
+    ("gemm_bf16_kernel", (Entry(128, 8),), (Entry(8, 1),), 32),
+    ("row_sum_kernel", (Entry(8, 2),), (Entry(2, 1),), 8),
+    ("fetch_commit_simple", (Entry(16, 8),), (Entry(8, 1),), 32),
 ])
 def test_example_write_plans(name, time, packet, piece_bytes):
     op = _commit_op(name)
@@ -107,10 +107,9 @@ def test_write_plan_of_an_unplaceable_commit_raises():
 # --- valid kernels: no diagnostic of this family -----------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(kc.EXAMPLES))
+@pytest.mark.parametrize("name", kf.example_names())
 def test_examples_have_no_commit_diagnostic(name):
-    src, fn = kc.EXAMPLES[name]
-    result = _trace(src, name, fn)
+    result = kf.example(name).trace()
     assert _mine(result.diagnostics, ("SPACE-", "MEM-")) == []
     mine = [op for op in result.kernel.ops if isinstance(op, MY_OPS)]
     assert any(isinstance(op, ops.Commit) for op in mine)
@@ -132,28 +131,28 @@ def test_valid_kernels_have_no_commit_diagnostic(name):
 
 @pytest.mark.parametrize("name", ["R9", "R10", "R17"])
 def test_fixtures(name):
-    src, fn, code = kc.FIXTURES[name]
-    result = _trace(src, name, fn)
-    assert _mine(result.diagnostics) == [(code, kc.marked_line(src))]
+    fn, code = kc.FIXTURES[name]
+    fixture = kf.fixture(fn)
+    assert _mine(fixture.trace().diagnostics) == [(code, kf.marked_line(fixture))]
 
 
 def test_r9_names_the_bytes():
-    src, fn, _ = kc.FIXTURES["R9"]
-    d = next(d for d in _trace(src, "R9", fn).diagnostics if d.code == "TRIM-1")
+    fn, _ = kc.FIXTURES["R9"]
+    d = next(d for d in kf.fixture(fn).trace().diagnostics if d.code == "TRIM-1")
     assert d.stage == "commit_trim"
     assert "1 x i32 = 4 bytes" in d.notes[0]
     assert 'm("1 # 2")' in d.help
 
 
 def test_r10_lists_the_legal_targets():
-    src, fn, _ = kc.FIXTURES["R10"]
-    d = next(d for d in _trace(src, "R10", fn).diagnostics if d.code == "CAST-1")
+    fn, _ = kc.FIXTURES["R10"]
+    d = next(d for d in kf.fixture(fn).trace().diagnostics if d.code == "CAST-1")
     assert "i16, i4, i8" in d.notes[0]
 
 
 def test_r17_names_the_slice():
-    src, fn, _ = kc.FIXTURES["R17"]
-    d = next(d for d in _trace(src, "R17", fn).diagnostics if d.code == "COMMIT-7")
+    fn, _ = kc.FIXTURES["R17"]
+    d = next(d for d in kf.fixture(fn).trace().diagnostics if d.code == "COMMIT-7")
     assert d.notes[0] == '`B / 32` in element m("B / 32, A, E") is already placed by `B` in Slice m("B")'
 
 
@@ -165,12 +164,12 @@ RULE_KERNELS = sorted(k for k, (code, _) in kc.RULE_KERNELS.items() if not code.
 @pytest.mark.parametrize("name", RULE_KERNELS)
 def test_rule_kernels(name):
     code, src = kc.RULE_KERNELS[name]
-    result = _trace(src, name)
-    assert _mine(result.diagnostics, ("SPACE-", "MEM-")) == [(code, kc.marked_line(src))]
+    kernel = kc.kernel(src, name)
+    assert _mine(kernel.trace().diagnostics, ("SPACE-", "MEM-")) == [(code, kf.marked_line(kernel))]
 
 
 def test_every_rule_has_a_kernel_or_an_op():
-    covered = {kc.RULE_KERNELS[k][0] for k in RULE_KERNELS} | {c for _, _, c in kc.FIXTURES.values()}
+    covered = {kc.RULE_KERNELS[k][0] for k in RULE_KERNELS} | {c for _, c in kc.FIXTURES.values()}
     by_hand = {"CAST-2", "COMMIT-1"}  # unreachable through the DSL: see the hand-built ops below
     wanted = ({f"CAST-{i}" for i in range(1, 5)} | {"TRIM-1", "TRIM-2", "CTX-4", "CCAST-1", "CCAST-2"}
               | {f"COMMIT-{i}" for i in range(1, 8)} | {"MEM-1"})

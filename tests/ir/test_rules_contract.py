@@ -1,12 +1,14 @@
 """Contraction Engine rules (pipeline.md 9) and their derived quantities.
 
-Kernels come from `kernels_contract` (examples.md 1-6, 4b and the section 7 fixtures
-verbatim, plus one kernel per rule without a fixture). Because other stages' rules are
-written alongside, the kernel tests look only at the codes this family can produce.
+Kernels are examples.md 1-6, 4b and the section 7 fixtures (loaded from examples/ and
+tests/fixtures/ by `tests.kernel_files`) plus one kernel per rule without a fixture
+(`kernels_contract`). Because other stages' rules are written alongside, the kernel
+tests look only at the codes this family can produce.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import pytest
 
@@ -22,14 +24,20 @@ from ir.rules.contract import (
 from ir.rules.contract_geometry import trf_read_size
 from ir.types import MAIN, SUB, CStreamType, StreamType, TrfType
 
+from tests import kernel_files as kf
 from tests.ir import kernels_contract as kc
 from tests.ir.tabulation import cells_tabulated
 
 FAMILY = ("OUTER-", "PACKET-", "TIME-", "LANE-", "CTX-2", "SPACE-4")
 
 
-def kernel(source: str, name: str):
-    return getattr(kc.load(source), name)
+def kernel(name: str):
+    """An example, a refused fixture or a kernel of `kc.RULES`, by its function name."""
+    if name in kf.example_names():
+        return kf.example(name)
+    if name in kf.fixture_names():
+        return kf.fixture(name)
+    return kc.rule(name)
 
 
 def ours(diagnostics) -> list:
@@ -37,9 +45,9 @@ def ours(diagnostics) -> list:
     return [d for d in diagnostics if d.code.startswith(FAMILY)]
 
 
-def stage_op(source: str, name: str, stage: str):
+def stage_op(name: str, stage: str):
     """The traced op of a stage (the first one, in program order)."""
-    result = kernel(source, name).trace()
+    result = kernel(name).trace()
     return next(op for op in result.kernel.ops if op.STAGE == stage)
 
 
@@ -50,75 +58,75 @@ def eq(a, b) -> bool:
 # --- valid kernels ------------------------------------------------------------------------
 
 VALID = [
-    ("EX1", "dot_product_kernel"), ("EX2", "gemv_kernel"), ("EX3", "gemm_kernel"),
-    ("EX4", "gemm_i8_kernel"), ("EX4B", "gemm_bf16_kernel"), ("EX5", "row_sum_kernel"),
-    ("EX6", "fetch_commit_simple"), ("RULES", "base"), ("RULES", "time_padded_kept"),
+    "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_kernel", "gemm_bf16_kernel",
+    "row_sum_kernel", "fetch_commit_simple", "base", "time_padded_kept",
 ]
 
 
-@pytest.mark.parametrize(("source", "name"), VALID)
-def test_valid_examples_have_no_contraction_diagnostic(source: str, name: str) -> None:
-    result = kernel(source, name).trace()
+@pytest.mark.parametrize("name", VALID)
+def test_valid_examples_have_no_contraction_diagnostic(name: str) -> None:
+    result = kernel(name).trace()
     assert ours(result.diagnostics) == []
     stages = [op.STAGE for op in result.kernel.ops]
-    if source != "EX6":  # every other one really contracts: all four checks ran and passed
+    if name != "fetch_commit_simple":  # every other one really contracts: all four checks ran and passed
         assert {"contract_outer", "contract_packet", "contract_time", "contract_lane"} <= set(stages)
 
 
 # --- examples.md section 7 fixtures -------------------------------------------------------
 
 FIXTURES = [
-    ("REFUSED", "r05a_time_mismatch", "OUTER-6"),
-    ("REFUSED", "r05b_flit_mismatch", "OUTER-4"),
-    ("REFUSED", "r05c_packed_time", "OUTER-5"),
-    ("R07", "r07_time_order", "TIME-2"),
-    ("REFUSED", "r08_mixed_operands", "OUTER-1"),
-    ("REFUSED", "r11_accumulator", "LANE-6"),
-    ("REFUSED", "r12_sub_contraction", "CTX-2"),
+    ("r05a_time_mismatch", "OUTER-6"),
+    ("r05b_flit_mismatch", "OUTER-4"),
+    ("r05c_packed_time", "OUTER-5"),
+    ("r07_time_order", "TIME-2"),
+    ("r08_mixed_operands", "OUTER-1"),
+    ("r11_accumulator", "LANE-6"),
+    ("r12_sub_contraction", "CTX-2"),
 ]
 
 
-@pytest.mark.parametrize(("source", "name", "code"), FIXTURES)
-def test_fixture_is_refused_with_its_rule_at_the_marked_line(source: str, name: str, code: str) -> None:
-    found = ours(kernel(source, name).trace().diagnostics)
+@pytest.mark.parametrize(("name", "code"), FIXTURES)
+def test_fixture_is_refused_with_its_rule_at_the_marked_line(name: str, code: str) -> None:
+    fixture = kf.fixture(name)
+    found = ours(fixture.trace().diagnostics)
     assert [d.code for d in found] == [code]
-    assert found[0].line == kc.marker_line(source, name)
-    assert found[0].file == f"<contract:{source}>"
+    assert found[0].line == kf.marked_line(fixture)
+    assert found[0].file == fixture.file_display
 
 
-def _only(source: str, name: str):
-    (d,) = ours(kernel(source, name).trace().diagnostics)
+def _only(name: str):
+    (d,) = ours(kernel(name).trace().diagnostics)
     return d
 
 
 def test_r05a_names_both_time_sizes() -> None:
-    d = _only("REFUSED", "r05a_time_mismatch")
+    d = _only("r05a_time_mismatch")
     assert "6 steps" in d.notes[0] and "8 packets" in d.notes[0] and "`A`" in d.notes[0]
 
 
 def test_r05b_help_is_the_corrected_packet() -> None:
-    d = _only("REFUSED", "r05b_flit_mismatch")
+    d = _only("r05b_flit_mismatch")
     assert "`K % 32`" in d.notes[0] and "`B % 32`" in d.notes[0]
     assert 'm("B")' in d.help
 
 
 def test_r05c_names_the_packed_time_factor() -> None:
-    d = _only("REFUSED", "r05c_packed_time")
+    d = _only("r05c_packed_time")
     assert "`A / 4`" in d.notes[0] and "`B / 32`" in d.notes[0] and 'm("B")' in d.help
 
 
 def test_r07_help_keeps_the_stream_order() -> None:
-    d = _only("R07", "r07_time_order")
+    d = _only("r07_time_order")
     assert 'm("I % 32, J / 8 % 4")' in d.help
 
 
 def test_r08_help_names_the_legal_weight_type() -> None:
-    d = _only("REFUSED", "r08_mixed_operands")
+    d = _only("r08_mixed_operands")
     assert "i8" in d.message and "bf16" in d.message and "as i8" in d.help
 
 
 def test_r11_help_gives_the_product_and_both_ways_out() -> None:
-    d = _only("REFUSED", "r11_accumulator")
+    d = _only("r11_accumulator")
     assert "8 lanes x 8 slots x 32 columns = 2048 cells > 1024" in d.message
     assert "2048" in d.help and "1024" in d.help
     assert "at most 4 time position(s) inside the reduced factor" in d.help
@@ -127,14 +135,18 @@ def test_r11_help_gives_the_product_and_both_ways_out() -> None:
 
 
 def test_r12_help_points_to_the_main_context() -> None:
-    d = _only("REFUSED", "r12_sub_contraction")
+    d = _only("r12_sub_contraction")
     assert "ctx.main.begin" in d.help
 
 
 def test_r12_in_the_main_context_compiles() -> None:
-    source = kc.SOURCES["REFUSED"]
-    assert source.count("y = (ctx.sub.begin(x.view())") == 1  # only the fixture streams in sub
-    fixed = kc.module_from_source("R12_MAIN", source.replace("y = (ctx.sub.begin(", "y = (ctx.main.begin("))
+    fixture = kf.fixture("r12_sub_contraction")
+    own = kf.kernel_source(fixture)
+    assert own.count("y = (ctx.sub.begin(x.view())") == 1  # the fixture streams in sub once
+    source = Path(fixture.file).read_text(encoding="utf-8")
+    assert source.count(own) == 1
+    main = own.replace("y = (ctx.sub.begin(", "y = (ctx.main.begin(")
+    fixed = kf.load_source(source.replace(own, main), "r12-in-main")
     assert ours(fixed.r12_sub_contraction.trace().diagnostics) == []
 
 
@@ -154,14 +166,15 @@ RULE_KERNELS = [
 
 @pytest.mark.parametrize(("name", "code"), RULE_KERNELS)
 def test_rule_kernel_is_refused_at_the_marked_line(name: str, code: str) -> None:
-    found = ours(kernel("RULES", name).trace().diagnostics)
+    rule = kc.rule(name)
+    found = ours(rule.trace().diagnostics)
     assert [d.code for d in found] == [code]
-    assert found[0].line == kc.marker_line("RULES", name)
+    assert found[0].line == kf.marked_line(rule)
 
 
 def _text(name: str) -> str:
     """Headline, caret label, notes and help of the kernel's one diagnostic, joined."""
-    d = _only("RULES", name)
+    d = _only(name)
     return " | ".join([d.message, *d.notes, d.help or ""])
 
 
@@ -305,7 +318,7 @@ def test_large_mappings_stay_symbolic() -> None:
 
 
 def test_gemm_contraction_checks_are_cheap() -> None:
-    ops = [op for op in kernel("EX3", "gemm_kernel").trace().kernel.ops if op.STAGE.startswith("contract_")]
+    ops = [op for op in kernel("gemm_kernel").trace().kernel.ops if op.STAGE.startswith("contract_")]
     factors_of.cache_clear()
     with cells_tabulated() as decoded:
         assert all(op.check() is None for op in ops)
@@ -315,82 +328,82 @@ def test_gemm_contraction_checks_are_cheap() -> None:
 # --- derived quantities pinned by examples.md ----------------------------------------------
 
 
-def _geometry(source: str, name: str):
-    op = stage_op(source, name, "contract_outer")
+def _geometry(name: str):
+    op = stage_op(name, "contract_outer")
     return outer_geometry(op.input.type, op.trf.type, op.time, op.packet)
 
 
-def _depth(source: str, name: str) -> int:
-    op = stage_op(source, name, "contract_packet")
+def _depth(name: str) -> int:
+    op = stage_op(name, "contract_packet")
     return packet_depth(op.input.type.packet, op.packet)
 
 
-def _reduction(source: str, name: str):
-    op = stage_op(source, name, "contract_time")
+def _reduction(name: str):
+    op = stage_op(name, "contract_time")
     return time_reduction(op.input.type.time, op.time)
 
 
-def _lane(source: str, name: str):
-    op = stage_op(source, name, "contract_lane")
+def _lane(name: str):
+    op = stage_op(name, "contract_lane")
     return lane_geometry(op.input.type, op.time, op.packet, op.mode)
 
 
 def test_example_3_gemm() -> None:
-    g = _geometry("EX3", "gemm_kernel")
+    g = _geometry("gemm_kernel")
     assert g.pack == 2 and g.read_size == 32 and g.width == "WIDE" and g.tiling == 1
     assert g.e_outer.text() == "(J / 8 % 4, K / 32)"
     assert g.t_packed.text() == "K / 16 % 2" and g.op_packed.text() == "K / 16 % 2"
     assert g.op_bcast.size == 1 and g.ot_bcast.size == 1 and g.lanes == 8
     assert g.trf_walk == (Entry(32, 0), Entry(8, 1))
-    assert _depth("EX3", "gemm_kernel") == 5
-    red = _reduction("EX3", "gemm_kernel")
+    assert _depth("gemm_kernel") == 5
+    red = _reduction("gemm_kernel")
     assert red.entries == ((32, "KEEP"), (4, "KEEP"), (2, "REDUCE"))
     assert red.reduced[0].factor.step == 32 and red.inner_time == 1
-    lane = _lane("EX3", "gemm_kernel")
+    lane = _lane("gemm_kernel")
     assert lane.f.size == 1 and lane.expected_packet.text() == "J % 8" and lane.acc_cells == 8
 
 
 def test_example_4_i8_gemm() -> None:
-    g = _geometry("EX4", "gemm_i8_kernel")
+    g = _geometry("gemm_i8_kernel")
     assert g.pack == 2 and g.read_size == 64 and g.read_bytes == 64 and g.wide and g.width == "WIDE"
     assert eq(g.e_outer, m("N / 8 % 4, K / 64", axes={"N": 512, "K": 128}))
     assert g.t_packed.text() == "K / 32 % 2"
     assert g.trf_walk == (Entry(32, 0), Entry(8, 1))
     assert g.trf_walk_loops == (Entry(32, 0), Entry(4, 2), Entry(2, 1))
     assert g.time_broadcast == () and g.packet_broadcast == 1
-    assert _depth("EX4", "gemm_i8_kernel") == 6
-    red = _reduction("EX4", "gemm_i8_kernel")
+    assert _depth("gemm_i8_kernel") == 6
+    red = _reduction("gemm_i8_kernel")
     assert red.entries == ((32, "KEEP"), (4, "KEEP"), (2, "REDUCE")) and red.slots == 1
     assert red.reduced[0].factor.step == 64  # K / 64 summed in time
-    assert _lane("EX4", "gemm_i8_kernel").acc_cells == 8  # 8 * 1 * 1 <= 1024
+    assert _lane("gemm_i8_kernel").acc_cells == 8  # 8 * 1 * 1 <= 1024
 
 
 def test_example_4b_bf16_gemm() -> None:
-    g = _geometry("EX4B", "gemm_bf16_kernel")
+    g = _geometry("gemm_bf16_kernel")
     assert g.pack == 2 and g.read_size == 32 and g.width == "WIDE"
     assert g.trf_walk == (Entry(32, 0), Entry(16, 1))
-    assert _depth("EX4B", "gemm_bf16_kernel") == 5
-    assert _reduction("EX4B", "gemm_bf16_kernel").entries == ((32, "KEEP"), (4, "KEEP"), (4, "REDUCE"))
+    assert _depth("gemm_bf16_kernel") == 5
+    assert _reduction("gemm_bf16_kernel").entries == ((32, "KEEP"), (4, "KEEP"), (4, "REDUCE"))
 
 
 def test_example_1_dot() -> None:
-    g = _geometry("EX1", "dot_product_kernel")
+    g = _geometry("dot_product_kernel")
     assert g.pack == 2 and g.read_size == 32 and g.trf_walk == (Entry(64, 1),)
-    assert _depth("EX1", "dot_product_kernel") == 5
-    red = _reduction("EX1", "dot_product_kernel")
+    assert _depth("dot_product_kernel") == 5
+    red = _reduction("dot_product_kernel")
     assert red.entries == ((64, "REDUCE"),) and red.inner_time == 1
-    assert _lane("EX1", "dot_product_kernel").expected_packet.text() == "1 # 8"
+    assert _lane("dot_product_kernel").expected_packet.text() == "1 # 8"
 
 
 def test_example_5_row_sum() -> None:
-    g = _geometry("EX5", "row_sum_kernel")
+    g = _geometry("row_sum_kernel")
     assert g.pack == 2 and g.t_packed.text() == "J / 32 % 2" and g.op_packed.text() == "J / 32 % 2"
     assert g.read_size == 64 and g.e_outer.text() == "J / 64"
     assert g.trf_walk == (Entry(2, 1), Entry(8, 0))  # J / 64 walked, I % 8 a TRF broadcast
-    assert _depth("EX5", "row_sum_kernel") == 6
-    red = _reduction("EX5", "row_sum_kernel")
+    assert _depth("row_sum_kernel") == 6
+    red = _reduction("row_sum_kernel")
     assert red.entries == ((2, "REDUCE"), (8, "KEEP")) and red.inner_time == 8
-    lane = _lane("EX5", "row_sum_kernel")
+    lane = _lane("row_sum_kernel")
     assert lane.inner_time == 8 and lane.acc_cells == 1 * 8 * 32 == 256
 
 

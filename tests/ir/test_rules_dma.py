@@ -12,6 +12,7 @@ from ir.mapping.factors import factors_of
 from ir.rules import dma as dma_rules
 from ir.rules.dma import DmaEntry, check_dma, coalesce_paired, dma_burst, dma_plan
 from ir.types import DmType, HbmType
+from tests import kernel_files as kf
 from tests.ir import kernels_commit as kc
 from tests.ir.tabulation import cells_tabulated
 
@@ -20,8 +21,8 @@ DMA_CODES = ("DMA-",)
 AX_SECTION4 = {"A": 4096, "B": 8}
 
 
-def _trace(source: str, name: str, function: str = "k"):
-    return kc.kernel(source, name, function).trace()
+def _trace(source: str, name: str):
+    return kc.kernel(source, name).trace()
 
 
 def _mine(diagnostics) -> list[tuple[str, int | None]]:
@@ -58,15 +59,14 @@ def test_burst_examples_of_section_4(source, dest, axes, cells):
 
 
 def test_example6_to_dm_burst_is_128_cells_128_bytes():
-    src, fn = kc.EXAMPLES["ex6"]
-    to_dm = _dma_ops(_trace(src, "ex6", fn).kernel)[0]
+    to_dm = _dma_ops(kf.example("fetch_commit_simple").trace().kernel)[0]
     plan = dma_plan(to_dm.src.type, to_dm.result.type)
     assert (plan.kind, plan.burst, plan.burst_bytes) == ("HBM_TO_DM", 128, 128)
 
 
 def test_r13_burst_is_one_byte():
-    src, fn, _ = kc.FIXTURES["R13"]
-    to_dm = _dma_ops(_trace(src, "R13", fn).kernel)[0]
+    fn, _ = kc.FIXTURES["R13"]
+    to_dm = _dma_ops(kf.fixture(fn).trace().kernel)[0]
     plan = dma_plan(to_dm.src.type, to_dm.result.type)
     assert (plan.burst, plan.burst_bytes) == (1, 1)
 
@@ -84,8 +84,7 @@ def test_burst_of_a_4bit_type_may_be_a_fraction_of_a_byte():
 
 def test_example1_to_dm_entries():
     """Cluster/Slice padding Pu(Top, 512) has no source factor: stride 0; A is [2048 : 1]."""
-    src, fn = kc.EXAMPLES["ex1"]
-    to_dm = _dma_ops(_trace(src, "ex1", fn).kernel)[0]
+    to_dm = _dma_ops(kf.example("dot_product_kernel").trace().kernel)[0]
     plan = dma_plan(to_dm.src.type, to_dm.result.type)
     assert plan.kind == "HBM_TO_DM" and plan.into_dm and plan.dtype == DType.BF16
     assert plan.entries == (DmaEntry(512, 0, 2048), DmaEntry(2048, 1, 1))
@@ -95,8 +94,7 @@ def test_example1_to_dm_entries():
 
 
 def test_gemm_plans():
-    src, fn = kc.EXAMPLES["ex3"]
-    a_dm, b_dm, out = _dma_ops(_trace(src, "ex3", fn).kernel)
+    a_dm, b_dm, out = _dma_ops(kf.example("gemm_kernel").trace().kernel)
     a = dma_plan(a_dm.src.type, a_dm.result.type)
     # cluster padding, I / 32 (slice), J / 32 (slice, a broadcast of `a`), then I % 32, K contiguous
     assert [str(e) for e in a.entries] == ["2:0:524288", "16:2048:32768", "16:0:2048", "32:64:64", "64:1:1"]
@@ -110,8 +108,7 @@ def test_gemm_plans():
 
 
 def test_transposing_dma_into_hbm_plan():
-    src, fn = kc.EXAMPLES["ex6"]
-    back = _dma_ops(_trace(src, "ex6", fn).kernel)[1]
+    back = _dma_ops(kf.example("fetch_commit_simple").trace().kernel)[1]
     plan = dma_plan(back.src.type, back.result.type)
     assert [str(e) for e in plan.entries] == ["8:1:4096", "4096:8:1"]
     assert plan.burst == 1  # allowed: writes into HBM have no alignment rule
@@ -140,10 +137,9 @@ def test_kinds():
 # --- valid kernels: no DMA diagnostic ------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(kc.EXAMPLES))
+@pytest.mark.parametrize("name", kf.example_names())
 def test_examples_have_no_dma_diagnostic(name):
-    src, fn = kc.EXAMPLES[name]
-    result = _trace(src, name, fn)
+    result = kf.example(name).trace()
     assert _mine(result.diagnostics) == []
     dmas = _dma_ops(result.kernel)
     assert dmas, "every example moves data"
@@ -163,10 +159,11 @@ def test_valid_kernels_have_no_dma_diagnostic(name):
 
 
 def test_r13_fixture():
-    src, fn, code = kc.FIXTURES["R13"]
-    result = _trace(src, "R13", fn)
+    fn, code = kc.FIXTURES["R13"]
+    fixture = kf.fixture(fn)
+    result = fixture.trace()
     assert code == "DMA-5"
-    assert [(d.code, d.line) for d in result.diagnostics] == [("DMA-5", kc.marked_line(src))]  # the only one
+    assert [(d.code, d.line) for d in result.diagnostics] == [("DMA-5", kf.marked_line(fixture))]  # the only one
     d = result.diagnostics[0]
     assert d.col == 11 and d.stage == "to_dm"
     assert "1 x i8 = 1 byte" in d.notes[0]
@@ -178,13 +175,14 @@ DMA_RULE_KERNELS = sorted(k for k, (code, _) in kc.RULE_KERNELS.items() if code.
 @pytest.mark.parametrize("name", DMA_RULE_KERNELS)
 def test_rule_kernels(name):
     code, src = kc.RULE_KERNELS[name]
-    result = _trace(src, name)
-    assert _mine(result.diagnostics) == [(code, kc.marked_line(src))]
+    kernel = kc.kernel(src, name)
+    result = kernel.trace()
+    assert _mine(result.diagnostics) == [(code, kf.marked_line(kernel))]
     assert result.diagnostics[0].code == code
 
 
 def test_every_dma_rule_has_a_kernel():
-    codes = {kc.RULE_KERNELS[k][0] for k in DMA_RULE_KERNELS} | {kc.FIXTURES["R13"][2]}
+    codes = {kc.RULE_KERNELS[k][0] for k in DMA_RULE_KERNELS} | {kc.FIXTURES["R13"][1]}
     assert codes == {f"DMA-{i}" for i in range(1, 7)}
 
 
@@ -238,8 +236,7 @@ def test_gemm_dma_checks_are_symbolic_and_fast():
     """Regression guard: the DMA checks of the GEMM kernel never tabulate large mappings.
     The level factor forms are computed once per mapping (and shared with the other rules);
     everything else is factor-form work."""
-    src, fn = kc.EXAMPLES["ex3"]
-    dmas = _dma_ops(_trace(src, "ex3", fn).kernel)
+    dmas = _dma_ops(kf.example("gemm_kernel").trace().kernel)
     for op in dmas:  # the level factor forms, as the other stages also need them
         for t in (op.src.type, op.result.type):
             for level in t.levels():

@@ -1,7 +1,8 @@
 """Begin, Fetch and Fetch Adapter rules (pipeline.md 5-7) and the fetch read plan.
 
-Fixtures R2, R14, R16, R18-R20 and the valid examples come verbatim from examples.md
-(tests/ir/kernels_fetch.py); the other rule IDs use small kernels or hand-built ops.
+Fixtures R2, R14, R16, R18-R20 (tests/fixtures/) and the valid examples (examples/) are
+loaded from their files by tests/kernel_files.py; the other rule IDs use small kernels or
+hand-built ops.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ir.rules.fetch import (
 )
 from ir.types import DmType, StreamType
 from npu_opt import *  # noqa: F403 - the kernel DSL
-from tests.ir import kernels_fetch as K
+from tests import kernel_files as kf
 
 axes(A=8, B=64, E=32, X=1024, Y=262144, Q=20, Z=15)  # noqa: F405
 
@@ -59,9 +60,9 @@ def code(v) -> str | None:
 # --- the valid examples (examples.md 1-6, 4b) -----------------------------------------------
 
 
-@pytest.mark.parametrize("key", sorted(K.EXAMPLES))
-def test_valid_examples_pass_fetch_rules(key: str) -> None:
-    result = K.example(key).trace()
+@pytest.mark.parametrize("name", kf.example_names())
+def test_valid_examples_pass_fetch_rules(name: str) -> None:
+    result = kf.example(name).trace()
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
     checked = [op for op in result.kernel.ops if isinstance(op, MY_OPS)]
     assert checked and all(op.check() is None for op in checked)
@@ -81,44 +82,44 @@ FIXTURES = [
 
 @pytest.mark.parametrize(("name", "rule", "words", "hint"), FIXTURES)
 def test_refusal_fixtures(name: str, rule: str, words: list[str], hint: str) -> None:
-    (d,) = K.refused(name).trace().diagnostics  # the first and only diagnostic
+    fixture = kf.fixture(name)
+    (d,) = fixture.trace().diagnostics  # the first and only diagnostic
     assert d.code == rule
-    assert d.line == K.marked_line(name)
+    assert d.line == kf.marked_line(fixture)
     for word in words:
         assert word in d.message
     assert hint in d.help
 
 
 def test_fixture_labels_name_the_numbers() -> None:
-    (r19,) = K.refused("r19_sub_short_read").trace().diagnostics
+    (r19,) = kf.fixture("r19_sub_short_read").trace().diagnostics
     assert "2 x i8 = 2 bytes" in r19.notes[0]
-    (r20,) = K.refused("r20_i4_strided_packet").trace().diagnostics
+    (r20,) = kf.fixture("r20_i4_strided_packet").trace().diagnostics
     assert "[16 : 2]" in r20.notes[0] and "nibbles 2 apart" in r20.notes[0]
-    (r18,) = K.refused("r18_sub_i4_widen").trace().diagnostics
+    (r18,) = kf.fixture("r18_sub_i4_widen").trace().diagnostics
     assert "64 bytes" in r18.notes[0]
 
 
-OTHER_FIXTURES = sorted((set(K.REFUSED) | set(K.REFUSED_MODULES))
-                        - {name for name, *_ in FIXTURES})
+OTHER_FIXTURES = sorted(set(kf.fixture_names()) - {name for name, *_ in FIXTURES})
 
 
 @pytest.mark.parametrize("name", OTHER_FIXTURES)
 def test_other_fixtures_pass_fetch_rules(name: str) -> None:
     """Fixtures of other rules are not refused by begin, fetch or an adapter."""
-    result = K.refused(name).trace()
+    result = kf.fixture(name).trace()
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
 
 
 # --- read plans (pipeline.md 6) --------------------------------------------------------------
 
 
-def _fetches(key: str) -> list[ops.Fetch]:
-    return [op for op in K.example(key).trace().kernel.ops if isinstance(op, ops.Fetch)]
+def _fetches(name: str) -> list[ops.Fetch]:
+    return [op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.Fetch)]
 
 
 def test_read_plan_gemm_main_fetch_broadcasts() -> None:
     """examples.md 3: the main fetch re-reads each `a` row 4 times."""
-    sub, main = _fetches("example_3")
+    sub, main = _fetches("gemm_kernel")
     plan = fetch_read_plan(main.input.type, main.time, main.packet)
     assert str(plan) == "[32 : 64, 4 : 0 | 64 : 1]"
     assert plan == ReadPlan(E((32, 64), (4, 0)), E((64, 1)))
@@ -126,7 +127,7 @@ def test_read_plan_gemm_main_fetch_broadcasts() -> None:
 
 
 def test_read_plan_example_4_weights() -> None:
-    w, a = _fetches("example_4")
+    w, a = _fetches("gemm_i8_kernel")
     plan = fetch_read_plan(w.input.type, w.time, w.packet)
     assert plan.time_entries == E((8, 128), (4, 1024)) and plan.packet_entries == E((128, 1))
     assert plan.packet_elems == 128 and plan.innermost_packet == Entry(128, 1)
@@ -134,9 +135,9 @@ def test_read_plan_example_4_weights() -> None:
 
 
 def test_read_plan_small_cases() -> None:
-    sub, _ = _fetches("example_1")
+    sub, _ = _fetches("dot_product_kernel")
     assert str(fetch_read_plan(sub.input.type, sub.time, sub.packet)) == "[| 2048 : 1]"
-    (f,) = _fetches("example_6")  # A / 8 % 2 in time, (A % 8, B) in the packet: one run
+    (f,) = _fetches("fetch_commit_simple")  # A / 8 % 2 in time, (A % 8, B) in the packet: one run
     assert fetch_read_plan(f.input.type, f.time, f.packet) == ReadPlan(E((2, 64)), E((64, 1)))
     assert ReadPlan(E((3, 1)), ()).innermost_packet == Entry(1, 1)
     assert str(ReadPlan(E((3, 1)), ())) == "[3 : 1 |]"
