@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from backends.base import Backend
 from backends.cpu import CpuBackend
+from backends.npu import NpuBackend
 from backends.typecheck import TypecheckBackend
 
-__all__ = ["BACKENDS", "Backend", "CpuBackend", "TypecheckBackend", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "get_backend"]
 
 BACKENDS: dict[str, Backend] = {
     "typecheck": TypecheckBackend(),
     "cpu": CpuBackend(),
-    # "npu": NpuBackend(),    -- lowering + VISA emission (later work)
+    "npu": NpuBackend(),
     # "visa": VisaBackend(),  -- npu, then the VISA reference interpreter (later work)
 }
 

@@ -17,6 +17,7 @@ class Kernel:
     name: str
     chips: int
     ops: tuple[Op, ...]
+    axes: tuple[tuple[str, int], ...] = ()  # the module's axis declarations, in order
 
     @property
     def params(self) -> tuple[Param, ...]:

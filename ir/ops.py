@@ -55,6 +55,11 @@ def attr(default: Any = attrs.NOTHING) -> Any:
     return attrs.field(default=default, metadata={"role": "attr"})
 
 
+def fact(default: Any = False) -> Any:
+    """A recorded fact about the call (e.g. an inferred argument): not printed, not compared."""
+    return attrs.field(default=default, eq=False, metadata={"role": "fact"})
+
+
 @attrs.frozen(kw_only=True)
 class Op:
     """Base of every traced op. `loc` is excluded from equality."""
@@ -139,6 +144,7 @@ class ToHbm(Op):
     NAME = "ir.to_hbm"
     STAGE = "to_hbm"
     src: Value = operand()
+    inferred: bool = fact()
 
     def check(self) -> Violation | None:
         return _rules("dma", "check_dma")(self)
@@ -243,6 +249,8 @@ class ToTrf(Op):
     input: Value = operand()
     lane: Mapping = attr()
     element: Mapping = attr()
+    inferred_lane: bool = fact()
+    inferred_element: bool = fact()
 
     def check(self) -> Violation | None:
         return _rules("collect", "check_to_trf")(self)
@@ -353,6 +361,7 @@ class Commit(Op):
     STAGE = "commit"
     input: Value = operand()
     element: Mapping = attr()
+    inferred: bool = fact()
 
     def check(self) -> Violation | None:
         return _rules("commit", "check_commit")(self)

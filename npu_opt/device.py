@@ -17,6 +17,7 @@ from ir.diagnostic import Violation
 from ir.errors import InternalError, MappingError, NpuOptError
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location
+from ir.mapping.axes import REGISTRY_NAME
 from ir.mapping.factors import Ax
 from ir.ops import Param, Return
 from ir.rules.space import validate_type
@@ -110,7 +111,8 @@ class DeviceKernel:
                                         label="started here",
                                         help="end the chain with `.to_trf(...)` or `.commit_trim(...).commit(...)`"),
                               chain.loc, "begin")
-        kernel = Kernel(self.name, self.chips, tuple(tracer.ops))
+        declared = self.fn.__globals__.get(REGISTRY_NAME) or {}
+        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), tuple(declared.items()))
         try:
             verify_kernel(kernel)
         except InternalError as e:

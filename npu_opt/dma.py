@@ -101,8 +101,9 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
         tracer.refuse(dst_type, loc, stage)
         return Poisoned(stage)
     spec_fault = validate_type(dst_type, None, code="DMA-3")
+    extra = {"inferred": dst is None} if kind == "hbm" else {}
     op_cls = ToDm if kind == "dm" else ToHbm
-    op = op_cls(src=src.value, result=tracer.value(dst_type), loc=loc)
+    op = op_cls(src=src.value, result=tracer.value(dst_type), loc=loc, **extra)
     if spec_fault is not None and spec_fault.code == "TYPE-3":
         tracer.refuse(spec_fault, loc, stage, op)
         tracer.emit(op, poisoned_input=True)

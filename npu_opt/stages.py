@@ -175,14 +175,15 @@ def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) 
 def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     """Write the stream into a new DM tensor laid out as `element` (default: [Time, Packet])."""
     t = self.type
-    if element is None:
+    inferred = element is None
+    if inferred:
         element = pair_all([t.time, t.packet])
     fault = _kind_fault(element=element)
     if fault:
         return _refuse_dead(self, loc, "commit", fault)
     self.chain.done = True
     out = DmType(t.dtype, t.chip, t.cluster, t.slice, element)
-    return DmTensor(_next(self, loc, ops.Commit, out, None, element=element))
+    return DmTensor(_next(self, loc, ops.Commit, out, None, element=element, inferred=inferred))
 
 
 # --- the stage classes (pipeline.md 3.1) --------------------------------------------------
@@ -263,11 +264,12 @@ class CollectStream(StreamStage):
                 loc, "to_trf")
             self.chain.dead = True
             return Poisoned("to_trf")
+        facts = {"inferred_lane": lane is None, "inferred_element": element is None}
         lane = inferred_lane if lane is None else lane
         element = inferred_element if element is None else element
         self.chain.done = True
         out = TrfType(t.dtype, t.chip, t.cluster, t.slice, lane, element)
-        return TrfTensor(_next(self, loc, ops.ToTrf, out, None, lane=lane, element=element))
+        return TrfTensor(_next(self, loc, ops.ToTrf, out, None, lane=lane, element=element, **facts))
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any) -> Any:

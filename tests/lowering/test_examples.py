@@ -1,0 +1,104 @@
+"""Every example lowers and verifies; records keep the user's call site; inferred mappings
+print from their factor form; `dump_ir` writes one file per pass."""
+
+from __future__ import annotations
+
+import linecache
+from pathlib import Path
+
+import pytest
+
+from backends.npu import declared_axes, lower_kernel
+from npu_opt.device import DeviceKernel
+from tests.backends.examples import EXAMPLES, example, load
+from tu_ops import rngd
+from tu_ops.lower import Options, lower
+from tu_ops.lower.errors import stage_of
+
+KERNELS = [(path.stem, name) for path in sorted(EXAMPLES.glob("*.py"))
+           for name, v in vars(load(path)).items() if isinstance(v, DeviceKernel)]
+
+METHOD = {"feed_buffer": "begin", "trf_load": "to_trf", "contract_outer": "contract_outer",
+          "packet_reduce": "contract_packet", "time_reduce": "contract_time", "lane_fold": "contract_lane",
+          "cast_op": "cast", "commit": "commit_trim"}
+
+
+def test_the_examples_are_all_here():
+    assert {name for _, name in KERNELS} >= {
+        "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_kernel", "gemm_bf16_kernel",
+        "row_sum_kernel", "fetch_commit_simple"}
+
+
+@pytest.mark.parametrize("stem,name", KERNELS)
+def test_example_lowers_and_verifies(stem, name):
+    kernel = example(stem, name)
+    lowered = lower_kernel(kernel)
+    lowered.verify(rngd())
+    assert lowered.warnings == ()
+    assert lowered.name == name and lowered.programs()
+    assert [p.index for p in lowered.programs()] == list(range(len(lowered.programs())))
+    ids = [op.result.id for op in lowered.ops()]
+    assert ids == list(range(len(lowered.params), len(lowered.params) + len(ids)))
+
+
+@pytest.mark.parametrize("stem,name", KERNELS)
+def test_every_op_has_the_users_location(stem, name):
+    lowered = lower_kernel(example(stem, name))
+    for op in lowered.ops():
+        assert op.loc is not None, op.text()
+        assert Path(op.loc.file).name == f"{stem}.py"
+        source = linecache.getline(op.loc.file, op.loc.line)
+        method = METHOD.get(op.MNEMONIC) or stage_of(op)
+        assert source[op.loc.col - 1:].startswith(method), (op.text(), source)
+
+
+def test_trf_is_loaded_before_its_use_and_programs_sit_at_their_sinks():
+    lowered = lower_kernel(example("gemm", "gemm_kernel"))
+    kinds = [getattr(s, "MNEMONIC", None) or s.ops[-1].MNEMONIC for s in lowered.steps]
+    assert kinds == ["dma", "dma", "trf_load", "commit", "dma"]
+
+
+def test_inferred_mappings_print_from_their_factor_form():
+    """artifacts.md 1.3 rule 5 on example 3: to_trf() and commit() defaults."""
+    lowered = lower_kernel(example("gemm", "gemm_kernel"))
+    load_op = next(op for op in lowered.ops() if op.MNEMONIC == "trf_load")
+    commit = next(op for op in lowered.ops() if op.MNEMONIC == "commit")
+    assert load_op.text().endswith('-> trf[bf16, "J % 8", "J / 8 % 4, K"]')
+    assert commit.text().endswith('-> dm[bf16, "1", "1 # 2", "I / 32, J / 32", "I % 32, J % 32"]')
+    out = lowered.dma_ops()[-1]
+    assert out.text().endswith('-> hbm[bf16, "1", "I, J"]')
+    assert lowered.axes == (("I", 512), ("J", 512), ("K", 64))
+
+
+def test_user_written_mappings_keep_their_tree():
+    lowered = lower_kernel(example("row_sum", "row_sum_kernel"))
+    commit = next(op for op in lowered.ops() if op.MNEMONIC == "commit")
+    assert commit.text().endswith('"I % 8, 1 # 2"]')
+
+
+def test_axes_fall_back_to_first_appearance_without_a_declaration():
+    kernel = example("gemm_i8", "gemm_i8_kernel")
+    traced = kernel.trace().kernel
+    assert lower(traced, Options(axes=declared_axes(kernel))).axes == (("M", 512), ("N", 512), ("K", 128))
+    assert {n for n, _ in lower(traced, Options(axes=())).axes} == {"M", "N", "K"}
+
+
+def test_dump_ir_writes_one_file_per_pass(tmp_path):
+    kernel = example("gemm_i8", "gemm_i8_kernel")
+    first, second = tmp_path / "a", tmp_path / "b"
+    for d in (first, second):
+        lower_kernel(kernel, "rngd", Options(dump_ir=d, axes=declared_axes(kernel)))
+    names = sorted(p.name for p in first.iterdir())
+    assert names == ["gemm_i8_kernel.00-trace.txt", "gemm_i8_kernel.01-emulate-dtypes.txt",
+                     "gemm_i8_kernel.02-lower-ops.txt", "gemm_i8_kernel.03-allocate-memory.txt"]
+    for name in names:
+        assert (first / name).read_text() == (second / name).read_text()
+    assert "to_trf" in (first / names[0]).read_text()
+    assert "dest=0 :" in (first / names[2]).read_text()         # before allocation
+    assert "dest=4096 :" in (first / names[3]).read_text()      # after allocation
+
+
+def test_no_dump_without_the_option(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    lower_kernel(example("gemm_i8", "gemm_i8_kernel"))
+    assert list(tmp_path.iterdir()) == []

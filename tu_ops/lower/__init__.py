@@ -1,0 +1,14 @@
+"""Lowering of a traced kernel to tensor-unit ops (pipeline.md 11-12, artifacts.md 1.2).
+
+`lower(kernel, Options(...))` runs the passes `emulate-dtypes`, `lower-ops` and
+`allocate-memory` under a verifying `PassManager` and returns the verified kernel.
+"""
+
+from tu_ops.lower.api import Lowered, lower
+from tu_ops.lower.cost import COST_KEYS, cost
+from tu_ops.lower.errors import L_CODES, LoweringRefusal
+from tu_ops.lower.options import Options
+from tu_ops.lower.passes import AllocateMemory, EmulateDtypes, LowerOps, PassManager, default_passes
+
+__all__ = ["AllocateMemory", "COST_KEYS", "EmulateDtypes", "L_CODES", "LowerOps", "Lowered", "LoweringRefusal",
+           "Options", "PassManager", "cost", "default_passes", "lower"]

@@ -1,0 +1,204 @@
+"""Liveness and memory allocation (artifacts.md 1.2 "Liveness", "DM allocation", "TRF
+allocation"; pipeline.md MEM-3 and MEM-4, refused here as [L] rules).
+
+Steps are the body's DMAs and programs in order. A tensor is live from the step that
+creates it through the last step that reads it. A DM tensor gets the lowest multiple of 8
+at which it overlaps no DM tensor live at its step; a TRF tensor the lowest row (even for
+a Flit2 load) at which it overlaps no live TRF tensor; VISA 1 uses `region=FULL`. TRF rows
+of tensors with different lane counts are compared as byte ranges of the slice's TRF
+(row `r` of an L-lane tensor covers bytes `[32 L r, 32 L (r + 1))`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.mapping.cells import Padding
+
+from tu_ops.base import Alloc
+from tu_ops.dma import DmaOp
+from tu_ops.lower.dma import dm_bytes
+from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
+from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+
+__all__ = ["allocate", "liveness", "check_capacity"]
+
+
+@attrs.define
+class _Tensor:
+    ref: int
+    op: Any
+    size: int
+    first: int
+    last: int
+    lanes: int = 0
+
+    def live_at(self, step: int) -> bool:
+        return self.first <= step <= self.last
+
+
+def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], dict[int, _Tensor]]:
+    """DM and TRF tensors by value number, with their live steps."""
+    dm: dict[int, _Tensor] = {}
+    trf: dict[int, _Tensor] = {}
+    row = target.constants.FLIT_BYTES
+
+    def read(table: dict[int, _Tensor], ref: Any, step: int) -> None:
+        if ref.id in table:
+            table[ref.id].last = max(table[ref.id].last, step)
+
+    for step, s in enumerate(kernel.steps):
+        ops = s.ops if isinstance(s, TuProgram) else (s,)
+        for op in ops:
+            m = op.MNEMONIC
+            if m == "dma":
+                if op.input_type.kind == "dm":
+                    read(dm, op.src, step)
+                if op.output_type.kind == "dm":
+                    dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
+            elif m == "feed_buffer":
+                read(dm, op.source.tensor, step)
+            elif m == "commit":
+                dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
+            elif m == "trf_load":
+                rows = -(-op.bytes_per_lane // row)
+                trf[op.result.id] = _Tensor(op.result.id, op, rows, step, step, op.lanes)
+            elif m == "contract_outer":
+                read(trf, op.weights, step)
+    return dm, trf
+
+
+def _bytes(t: Any, target: Any) -> int:
+    return dm_bytes(t, target.bits_of(t.dtype) or t.dtype.bits)
+
+
+def _round8(n: int) -> int:
+    return -(-n // 8) * 8
+
+
+def _where(t: _Tensor) -> str:
+    loc = t.op.loc
+    at = f" ({loc.file.rsplit('/', 1)[-1]}:{loc.line})" if loc is not None else ""
+    return f"%{t.ref} `{stage_of(t.op)}`{at}"
+
+
+def _first_slice(t: Any) -> int:
+    """The first slice holding the tensor (every slice has the same layout)."""
+    return next((p for p in range(t.slice.size) if not isinstance(t.slice.cell(p), Padding)), 0)
+
+
+def _place_dm(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], limit: int) -> int:
+    live = [(placed[o.ref], o) for o in tensors.values() if o.ref in placed and o.live_at(t.first)]
+    for base in sorted({0, *(_round8(b + o.size) for b, o in live)}):
+        if all(base + t.size <= b or b + o.size <= base for b, o in live) and base + t.size <= limit:
+            return base
+    in_use = sum(_round8(o.size) for _, o in live)
+    why = ("" if in_use + _round8(t.size) > limit else
+           " (no gap large enough: the live tensors fragment the DM)")
+    notes = tuple(f"live: {_where(o)}, {_round8(o.size)} bytes at [{b}, {b + o.size})" for b, o in live)
+    raise LoweringRefusal([refusal(
+        "MEM-3", f"DM over-subscribed in slice {_first_slice(t.op.output_type)} (and every slice the tensor "
+                 f"occupies): {t.size} bytes requested, {in_use} bytes in use, limit {limit} bytes{why}",
+        t.op.loc, stage=stage_of(t.op), op=t.op.text(),
+        label=f"needs {t.size} bytes of DM in each slice; {in_use} of {limit} are held by live tensors",
+        notes=notes,
+        help="shrink a tensor's Element mapping (spread an axis over more slices), use a narrower dtype, "
+             "or end the last use of an earlier DM tensor before this step")])
+
+
+def _place_trf(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], target: Any) -> int:
+    c = target.constants
+    unit = c.FLIT_BYTES * t.lanes  # bytes of one row across the tensor's lanes
+    even = t.op.collect_flits.value == 2
+    live = [(placed[o.ref] * c.FLIT_BYTES * o.lanes, o.size * c.FLIT_BYTES * o.lanes, o)
+            for o in tensors.values() if o.ref in placed and o.live_at(t.first)]
+    need = t.size * unit
+    for start in sorted({0, *(a + n for a, n, _ in live)}):
+        r = -(-start // unit)
+        r += r % 2 if even else 0
+        lo = r * unit
+        if lo + need <= c.TRF_BYTES and all(lo + need <= a or a + n <= lo for a, n, _ in live):
+            return r
+    in_use = sum(n for _, n, _ in live)
+    notes = tuple(f"live: {_where(o)}, {o.lanes} lanes x {o.size} rows of {c.FLIT_BYTES} bytes" for _, _, o in live)
+    raise LoweringRefusal([refusal(
+        "MEM-4", f"TRF over-subscribed in slice {_first_slice(t.op.output_type)}, lanes 0..{t.lanes - 1}: "
+                 f"{t.lanes} x {t.op.bytes_per_lane} = {need} bytes requested, {in_use} bytes in use, "
+                 f"limit {c.TRF_BYTES} bytes ({c.TRF_BYTES // t.lanes} per lane)",
+        t.op.loc, stage="to_trf", op=t.op.text(),
+        label=f"needs {need} bytes of TRF in each slice; {in_use} of {c.TRF_BYTES} are held by live TRF tensors",
+        notes=notes,
+        help="shrink the TRF tensor (a smaller element per lane or fewer lanes), or finish the contractions "
+             "that use an earlier TRF tensor before loading this one")])
+
+
+def check_capacity(kernel: LoweredKernel, target: Any) -> None:
+    """MEM-3 / MEM-4 for a tensor that alone exceeds the slice's DM or TRF (the trace checks
+    the built-in limits; a target file may have smaller ones)."""
+    dm, trf = liveness(kernel, target)
+    for t in dm.values():
+        _place_dm(t, {}, dm, target.constants.DM_SLICE_BYTES)
+    for t in trf.values():
+        _place_trf(t, {}, trf, target)
+
+
+def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
+    """Assign DM addresses and TRF rows, refusing MEM-3 / MEM-4; fill every address field."""
+    dm, trf = liveness(kernel, target)
+    dm_base: dict[int, int] = {}
+    for t in sorted(dm.values(), key=lambda x: (x.first, x.ref)):
+        dm_base[t.ref] = _place_dm(t, dm_base, dm, target.constants.DM_SLICE_BYTES)
+    rows: dict[int, int] = {}
+    for t in sorted(trf.values(), key=lambda x: (x.first, x.ref)):
+        rows[t.ref] = _place_trf(t, rows, trf, target)
+    steps = [_rewrite(s, k, dm, dm_base, trf, rows, target) for k, s in enumerate(kernel.steps)]
+    return attrs.evolve(
+        kernel, steps=steps,
+        dm_allocations=[DmAllocation(tensor=t.op.result, base=dm_base[t.ref], size=t.size,
+                                     first_step=t.first, last_step=t.last) for t in dm.values()],
+        trf_allocations=[TrfAllocation(tensor=t.op.result, lanes=t.lanes, base_row=rows[t.ref],
+                                       rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()])
+
+
+def _rewrite(step: Any, k: int, dm: dict[int, _Tensor], dm_base: dict[int, int], trf: dict[int, _Tensor],
+             rows: dict[int, int], target: Any) -> Any:
+    if isinstance(step, DmaOp):
+        return _rewrite_dma(step, dm, dm_base)
+    ops = []
+    for op in step.ops:
+        m = op.MNEMONIC
+        if m == "feed_buffer":
+            op = attrs.evolve(op, source_base=dm_base.get(op.source.tensor.id))
+        elif m == "commit":
+            op = attrs.evolve(op, dest=dm_base[op.result.id])
+        elif m == "trf_load":
+            op = attrs.evolve(op, base_row=rows[op.result.id], live_rows=_live_rows(op, k, trf, rows, target))
+        ops.append(op)
+    return attrs.evolve(step, ops=ops)
+
+
+def _live_rows(op: Any, step: int, trf: dict[int, _Tensor], rows: dict[int, int],
+               target: Any) -> tuple[tuple[int, int], ...]:
+    """Rows (in this load's lane units) held by the other TRF tensors live at its step."""
+    unit = target.constants.FLIT_BYTES * op.lanes
+    out = []
+    for o in trf.values():
+        if o.ref == op.result.id or not o.live_at(step):
+            continue
+        a = rows[o.ref] * target.constants.FLIT_BYTES * o.lanes
+        b = a + o.size * target.constants.FLIT_BYTES * o.lanes
+        out.append((a // unit, -(-b // unit)))
+    return tuple(out)
+
+
+def _rewrite_dma(op: DmaOp, dm: dict[int, _Tensor], dm_base: dict[int, int]) -> DmaOp:
+    src_dm, dst_dm = op.input_type.kind == "dm", op.output_type.kind == "dm"
+    src_off = dm_base[op.src.id] if src_dm else 0
+    dst_off = dm_base[op.result.id] if dst_dm else 0
+    commands = tuple(attrs.evolve(cmd, src_base=cmd.src_base + src_off, dst_base=cmd.dst_base + dst_off)
+                     for cmd in op.commands)
+    src_alloc = Alloc(src_off, dm[op.src.id].size) if src_dm else op.src_alloc
+    dst_alloc = Alloc(dst_off, dm[op.result.id].size) if dst_dm else op.dst_alloc
+    return attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)

@@ -1,0 +1,245 @@
+"""`to_dm` / `to_hbm` lowered to a DmaOp with its commands (pipeline.md 11.6, artifacts.md
+1.2 "DMA commands").
+
+One command per live `(chip, cluster)` of the DM side (the destination of HBM -> DM and
+DM -> DM, the source of DM -> HBM; for HBM -> HBM one per chip of the destination), with
+`dmn = 0`. The entries are the factors of the DM side's `[Slice, Element]` factor form
+(matched against the other side by `sequence`, the matcher DMA-4 uses) without `Pu`
+factors, in bytes: a slice step is `DM_SLICE_BYTES`. The innermost entry is the packet,
+the burst of pipeline.md 4 (`ir.rules.dma.dma_burst`), or its largest divisor within
+`DMA_MAX_PACKET`. Entries coalesce, size-1 entries drop, and a command is split only as
+DMAOP-2 and DMAOP-3 require. DM-side bases are relative to the tensor's allocation, which
+the allocation pass adds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ir import ops as ir
+from ir.errors import InternalError
+from ir.mapping.cells import Padding
+from ir.mapping.factors import Op as OpFactor
+from ir.mapping.factors import Pu
+from ir.mapping.ops import strides
+from ir.mapping.sequence import sequence
+from ir.rules.dma import dma_burst, dma_kind
+from ir.types import DmType
+from tu_ops.base import Alloc, Ref
+from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
+from tu_ops.enums import DmaKind
+
+__all__ = ["lower_dma", "hbm_bytes", "dm_bytes"]
+
+Loop = tuple[int, int, int]  # (size, DM-side stride in bits, other-side joint cell stride)
+
+
+def hbm_bytes(t: Any, bits: int) -> int:
+    """Bytes of an HBM tensor (its joint mapping)."""
+    return -(-t.chip.size * t.element.size * bits // 8)
+
+
+def dm_bytes(t: DmType, bits: int) -> int:
+    """Bytes of a DM tensor in every slice: bytes(Element, D)."""
+    return -(-t.element.size * bits // 8)
+
+
+def _exact(nbits: int, what: str) -> int:
+    if nbits % 8:
+        raise InternalError(f"DMA {what} of {nbits} bits is not whole bytes")
+    return nbits // 8
+
+
+class _Other:
+    """The side the DM side is matched against: converts its joint cell strides to bytes."""
+
+    def __init__(self, t: Any, bits: int, dm_slice: int) -> None:
+        self.t, self.bits, self.dm_slice = t, bits, dm_slice
+        self.is_dm = isinstance(t, DmType)
+        self.elems = t.element.size
+        self.slices = t.slice.size if self.is_dm else 1
+
+    def base(self, cells: int) -> int:
+        """Byte address of joint cell `cells` (relative to the tensor)."""
+        if not self.is_dm:
+            return _exact(cells * self.bits, "address")
+        slice_index = cells // self.elems % self.slices
+        return slice_index * self.dm_slice + _exact(cells % self.elems * self.bits, "address")
+
+    def loops(self, n: int, s: int) -> list[tuple[int, int, int]]:
+        """A loop of `n` steps `s` joint cells apart as (size, factor k, byte stride) pieces,
+        outer first: the loop splits where a DM source's element ends and its slices begin."""
+        if s == 0 or not self.is_dm:
+            return [(n, 1, _exact(s * self.bits, "stride"))]
+        e = self.elems
+        if s % e == 0 and (n - 1) * (s // e) < self.slices:
+            return [(n, 1, s // e * self.dm_slice)]
+        if (n - 1) * s < e:
+            return [(n, 1, _exact(s * self.bits, "stride"))]
+        if e % s == 0 and n % (e // s) == 0:
+            k = e // s
+            outer = self.loops(n // k, e)
+            return [(m, f * k, b) for m, f, b in outer] + [(k, 1, _exact(s * self.bits, "stride"))]
+        raise InternalError(f"a DMA loop of {n} x {s} cells crosses the slices of its DM source unevenly")
+
+
+def _partitions(mapping: Any, pieces: tuple, entries: tuple) -> list[tuple[int, int]]:
+    """(position, other-side joint cell offset) of every live position of one spatial level."""
+    sizes = [p.extent for p in pieces]
+    out = []
+    for p in range(mapping.size):
+        if isinstance(mapping.cell(p), Padding):
+            continue
+        offset, rest = 0, p
+        for size, e in zip(reversed(sizes), reversed(entries)):
+            offset += rest % size * e.stride
+            rest //= size
+        out.append((p, offset))
+    return out
+
+
+def _live_steps(piece: Any) -> int:
+    """Steps of a DM-side piece that hold data: a ragged piece (`X # p`) transfers its live
+    run only, since padding is not transferred."""
+    if not isinstance(piece, OpFactor):
+        return piece.extent
+    live = [not isinstance(c, Padding) for c in piece.cells]
+    n = live.index(False) if False in live else len(live)
+    if any(live[n:]):
+        raise InternalError(f"a ragged DM piece {piece} with interior padding has no DMA loop")
+    return n
+
+
+def _dm_loops(found: Any, level: int, unit_bits: int) -> list[Loop]:
+    """DM-side loops of one stream level (Pu pieces left out), outer to inner: size, own
+    stride in bits (`unit_bits` per step of the level), other-side joint cell stride."""
+    pieces, entries = found.pieces[level], found.levels[level]
+    return [(_live_steps(piece), stride * unit_bits, entry.stride)
+            for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, Pu)]
+
+
+def _packet(elem: list[Loop], burst: int, cell_bits: int) -> tuple[int, list[Loop]]:
+    """Peel the packet (at most `burst` cells, contiguous on both sides) off the innermost
+    element loops; returns (packet cells, the loops left outside it)."""
+    cur, need = 1, burst
+    loops = list(elem)
+    while loops and need > 1:
+        n, own, other = loops[-1]
+        if cur * cell_bits != own or other != cur:
+            break
+        if need % n == 0:
+            loops.pop()
+            cur, need = cur * n, need // n
+            continue
+        k = math.gcd(n, need)
+        if k > 1:
+            loops[-1] = (n // k, own * k, other * k)
+            cur *= k
+        break
+    return cur, loops
+
+
+def _largest_divisor(n: int, limit: int, step: int) -> int:
+    best = 1
+    for d in range(1, math.isqrt(n) + 1):
+        if n % d:
+            continue
+        for c in (d, n // d):
+            if c <= limit and c % step == 0 and c > best:
+                best = c
+    return best
+
+
+def _coalesce(entries: list[DmaEntry]) -> list[DmaEntry]:
+    """Drop size-1 entries; merge neighbours contiguous on both sides (artifacts.md 1.2)."""
+    out: list[DmaEntry] = []
+    for e in entries:
+        if e.size == 1:
+            continue
+        last = out[-1] if out else None
+        if last is not None and last.src_stride == e.size * e.src_stride and last.dst_stride == e.size * e.dst_stride:
+            out[-1] = DmaEntry(last.size * e.size, e.src_stride, e.dst_stride)
+            continue
+        out.append(e)
+    return out
+
+
+def _limit_sizes(entries: list[DmaEntry], max_iter: int) -> list[DmaEntry]:
+    """DMAOP-2: split entries larger than SEQ_MAX_ITER into nested loops."""
+    out: list[DmaEntry] = []
+    for e in entries:
+        stack = [e]
+        while stack:
+            x = stack.pop(0)
+            if x.size <= max_iter:
+                out.append(x)
+                continue
+            k = _largest_divisor(x.size, max_iter, 1)
+            if k == 1:
+                raise InternalError(f"a DMA loop of {x.size} steps cannot be split under {max_iter}")
+            outer = DmaEntry(x.size // k, x.src_stride * k, x.dst_stride * k)
+            stack = [outer, DmaEntry(k, x.src_stride, x.dst_stride)] + stack
+    return out
+
+
+def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> DmaOp:
+    """The DmaOp of a `to_dm` / `to_hbm` call, its DM-side bases relative to allocation 0."""
+    c = target.constants
+    kind = DmaKind[dma_kind(src_t, dst_t)]
+    bits = target.bits_of(src_t.dtype) or src_t.dtype.bits
+    dm_is_dst = isinstance(dst_t, DmType) or not isinstance(src_t, DmType)
+    own, other_t = (dst_t, src_t) if dm_is_dst else (src_t, dst_t)
+    own_dm = isinstance(own, DmType)
+    levels = list(own.levels())
+    found = sequence(list(other_t.levels()), levels)
+    if not found:
+        raise InternalError(f"{op.text()}: the DMA is not placeable ({found.reason})")
+    other = _Other(other_t, bits, c.DM_SLICE_BYTES)
+    spatial = 3 if own_dm else 1  # chip, cluster, slice (DM) / chip (HBM)
+    slice_loops = _dm_loops(found, 2, 8 * c.DM_SLICE_BYTES) if own_dm else []
+    elem = _dm_loops(found, spatial, bits)
+    packet_cells, elem = _packet(elem, dma_burst(src_t, dst_t), bits)
+    packet_bytes = _exact(packet_cells * bits, "packet")
+    inner: list[DmaEntry] = []
+    if packet_bytes > c.DMA_MAX_PACKET:
+        step = c.DMA_DM_ALIGN if kind.into_dm else 1
+        cell = max(1, bits // 8)
+        p = _largest_divisor(packet_bytes, c.DMA_MAX_PACKET, math.lcm(step, cell))
+        inner.append(DmaEntry(packet_bytes // p, p, p))
+        packet_bytes = p
+    outer = []
+    for n, own_bits, other_cells in slice_loops + elem:
+        for m, k, other_b in other.loops(n, other_cells):
+            own_b = _exact(own_bits * k, "stride")
+            a, b = (other_b, own_b) if dm_is_dst else (own_b, other_b)
+            outer.append(DmaEntry(m, a, b))
+    entries = _limit_sizes(_coalesce(outer + inner), c.SEQ_MAX_ITER)
+    packet = [DmaEntry(packet_bytes, 1, 1)] if packet_bytes > 1 else []
+    commands = []
+    chips = _partitions(own.chip, found.pieces[0], found.levels[0])
+    clusters = _partitions(own.cluster, found.pieces[1], found.levels[1]) if own_dm else [(0, 0)]
+    for chip, chip_off in chips:
+        for cluster, cluster_off in clusters:
+            base = other.base(chip_off + cluster_off)
+            commands += _split(chip, cluster, base, entries, packet, packet_bytes, dm_is_dst, c.SEQ_MAX_ENTRIES)
+    src_alloc = None if isinstance(src_t, DmType) else Alloc(0, hbm_bytes(src_t, bits))
+    dst_alloc = None if isinstance(dst_t, DmType) else Alloc(0, hbm_bytes(dst_t, bits))
+    return DmaOp(result=Ref(result), src=Ref(src), kind=kind, element_type=src_t.dtype,
+                 commands=tuple(commands), input_type=src_t, output_type=dst_t,
+                 src_alloc=src_alloc, dst_alloc=dst_alloc, loc=op.loc)
+
+
+def _split(chip: int, cluster: int, other_base: int, entries: list[DmaEntry], packet: list[DmaEntry],
+           packet_bytes: int, dm_is_dst: bool, max_entries: int) -> list[DmaCommand]:
+    """DMAOP-2: commands of at most `max_entries` entries, peeling outer loops into commands."""
+    bases = [(0, 0)]  # (src offset, dst offset) added to the command's first-cell addresses
+    while len(entries) + len(packet) > max_entries:
+        e, entries = entries[0], entries[1:]
+        bases = [(s + i * e.src_stride, d + i * e.dst_stride) for s, d in bases for i in range(e.size)]
+    out = []
+    for s, d in bases:
+        src_base, dst_base = (other_base + s, d) if dm_is_dst else (s, other_base + d)
+        out.append(DmaCommand(part=(chip, cluster, 0), src_base=src_base, dst_base=dst_base,
+                              packet_bytes=packet_bytes, entries=tuple(entries + packet)))
+    return out

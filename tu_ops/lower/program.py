@@ -1,0 +1,123 @@
+"""Program structure of a traced kernel (pipeline.md 11.1, artifacts.md 1.1 item 4).
+
+Each `begin` chain becomes one TU program placed at its sink (its last traced call,
+`to_trf` or `commit`); each `to_dm` / `to_hbm` is one DMA step placed at its call. Values
+are renumbered: parameters first, then each lowered record's result in body order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import ops as ir
+from ir.errors import InternalError
+
+__all__ = ["Chain", "Layout", "chains_of", "layout", "lowered_count"]
+
+_ADAPTERS = (ir.FetchTableLookup, ir.FetchCast, ir.FetchZeroPointSub)
+
+
+@attrs.frozen
+class Chain:
+    """One `begin ... sink` stream, traced ops in order."""
+
+    ops: tuple[ir.Op, ...]
+
+    @property
+    def begin(self) -> ir.Begin:
+        return self.ops[0]
+
+    @property
+    def fetch(self) -> ir.Fetch:
+        return self.ops[1]
+
+    @property
+    def adapters(self) -> tuple[ir.Op, ...]:
+        return tuple(op for op in self.ops if isinstance(op, _ADAPTERS))
+
+    @property
+    def collect(self) -> ir.Collect:
+        return next(op for op in self.ops if isinstance(op, ir.Collect))
+
+    @property
+    def sink(self) -> ir.Op:
+        return self.ops[-1]
+
+    @property
+    def context(self) -> str:
+        return self.begin.context
+
+    def after_collect(self) -> tuple[ir.Op, ...]:
+        """The traced ops after `collect`, in order."""
+        i = self.ops.index(self.collect)
+        return self.ops[i + 1:]
+
+    def first(self, cls: type) -> Any | None:
+        """The first op of class `cls` in the chain, or None."""
+        return next((op for op in self.ops if isinstance(op, cls)), None)
+
+
+def lowered_count(chain: Chain) -> int:
+    """How many lowered ops the chain becomes: the feed, then one op per stage after
+    `collect`, `commit_trim` [+ `commit_cast`] + `commit` counting as one CommitOp."""
+    rest = [op for op in chain.after_collect() if not isinstance(op, (ir.CommitCast, ir.Commit))]
+    return 1 + len(rest)
+
+
+def chains_of(kernel: Any) -> dict[int, Chain]:
+    """Every chain of the kernel, keyed by the value id of its sink's result."""
+    producer = {op.result.id: op for op in kernel.ops if op.result is not None}
+    out: dict[int, Chain] = {}
+    for op in kernel.ops:
+        if not isinstance(op, (ir.ToTrf, ir.Commit)):
+            continue
+        found = [op]
+        while not isinstance(found[-1], ir.Begin):
+            src = getattr(found[-1], "input", None)
+            if src is None or src.id not in producer:
+                raise InternalError(f"{op.text()}: its stream does not start at a `begin`")
+            found.append(producer[src.id])
+        out[op.result.id] = Chain(tuple(reversed(found)))
+    return out
+
+
+@attrs.frozen
+class Layout:
+    """The body of the lowered kernel: `steps` in order, each `("dma", op)` or
+    `("program", chain)`; `refs` maps a traced value id (parameters, DMA results, TRF and
+    committed tensors, views) to its lowered value number; `first_id[k]` is the number of
+    step k's first record."""
+
+    steps: tuple[tuple[str, Any], ...]
+    refs: dict[int, int]
+    first_id: tuple[int, ...]
+
+
+def layout(kernel: Any) -> Layout:
+    """Place DMAs at their calls and programs at their sinks; number every value."""
+    chains = chains_of(kernel)
+    steps: list[tuple[str, Any]] = []
+    for op in kernel.ops:
+        if isinstance(op, (ir.ToDm, ir.ToHbm)):
+            steps.append(("dma", op))
+        elif op.result is not None and op.result.id in chains:
+            steps.append(("program", chains[op.result.id]))
+    refs: dict[int, int] = {}
+    for p in kernel.params:
+        refs[p.result.id] = p.index
+    next_id = len(kernel.params)
+    first_id = []
+    for kind, item in steps:
+        first_id.append(next_id)
+        if kind == "dma":
+            refs[item.result.id] = next_id
+            next_id += 1
+            continue
+        next_id += lowered_count(item)
+        refs[item.sink.result.id] = next_id - 1
+    for op in kernel.ops:
+        if isinstance(op, ir.View):
+            refs[op.result.id] = refs[op.src.id]
+    return Layout(tuple(steps), refs, tuple(first_id))
