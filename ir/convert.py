@@ -267,23 +267,30 @@ def _f32(x: object) -> np.ndarray:
     return arr
 
 
+def _ftz_in_place(x: np.ndarray) -> np.ndarray:
+    """ftz_f32 on a writable float32 array, in place (three passes over its bits)."""
+    b = x.view(_U32)
+    mag = b & _U32(0x7FFFFFFF)
+    np.bitwise_and(b, _U32(0x80000000), out=b, where=mag < _U32(0x00800000))  # exponent 0
+    np.copyto(b, _F32_NAN, where=mag > _U32(0x7F800000))
+    return x
+
+
 def ftz_f32(values: object) -> np.ndarray:
     """Flush |x| < 2^-126 to a zero of its sign and make every NaN 0x7FC00000 (float32)."""
-    b = _f32(values).view(_U32)
-    out = np.where((b & 0x7F800000) == 0, b & 0x80000000, b)
-    return np.where((b & 0x7FFFFFFF) > 0x7F800000, _F32_NAN, out).astype(_U32).view(np.float32)
+    return _ftz_in_place(np.array(_f32(values), dtype=np.float32, copy=True))
 
 
 def fmul(a: object, b: object) -> np.ndarray:
     """One Contraction Engine f32 multiply: IEEE RNE, then ftz_f32 (operands come pre-flushed)."""
     with np.errstate(all="ignore"):  # inf * 0 and overflow are defined results here
-        return ftz_f32(np.multiply(_f32(a), _f32(b)))
+        return _ftz_in_place(np.asarray(np.multiply(_f32(a), _f32(b))))
 
 
 def fadd(a: object, b: object) -> np.ndarray:
     """One Contraction Engine f32 add: IEEE binary32 RNE, then ftz_f32."""
     with np.errstate(all="ignore"):
-        return ftz_f32(np.add(_f32(a), _f32(b)))
+        return _ftz_in_place(np.asarray(np.add(_f32(a), _f32(b))))
 
 
 def imul(a: object, b: object) -> np.ndarray:

@@ -1,13 +1,20 @@
 """The Contraction Engine on the cpu backend (pipeline.md 9.1-9.5).
 
-`contract_outer` gathers both operands for every `(lane, out_time, out_packet)` cell and
-returns the product lazily (`Outer`); `contract_packet` evaluates it a block of time
-steps at a time (peak memory stays bounded) and sums each packet group with the
-adjacent-pair tree; `contract_time` accumulates the reduced time positions from +0 in
-stream order, one reduced step after the other; `contract_lane` is a relayout.
-`f32` arithmetic is `ir.convert.fmul`/`fadd` (IEEE RNE, then flush-to-zero and canonical
-NaN on every result). Integer sums do not depend on the order, so they are computed
-exactly in int64 and wrapped to i32.
+`contract_outer` keeps both operands and the cell -> operand plan (`Outer`, lazy);
+`contract_packet` returns the packet reduction still lazy (`Packed`); `contract_time`
+evaluates the whole contraction at once with `backends.cpu.contract_fast` (integers as an
+exact float BLAS matmul, floats as the adjacent-pair tree and the serial time sum over
+contiguous blocks of products), bit for bit the semantics below; `contract_lane` is a
+relayout.
+
+The dense path, kept as the reference (`FAST = False` selects it, and the fast path falls
+back to it whenever a structure does not fit): `Outer.products` gathers both operands
+for every `(lane, out_time, out_packet)` cell, a block of time steps at a time (peak
+memory stays bounded); the packet groups are summed with the adjacent-pair tree; the
+reduced time positions are accumulated from +0 in stream order, one reduced step after
+the other. `f32` arithmetic is `ir.convert.fmul`/`fadd` (IEEE RNE, then flush-to-zero and
+canonical NaN on every result). Integer sums do not depend on the order, so they are
+computed exactly in int64 and wrapped to i32.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ import attrs
 import numpy as np
 
 from ir import convert as cv
-from ir.dtypes import i32
+from ir.dtypes import DType, i32
 from ir.errors import InternalError
 from ir.mapping import ops as mops
 from ir.mapping.nodes import Mapping, pair_all
@@ -27,9 +34,13 @@ from ir.ops import ContractLane, ContractOuter, ContractPacket, ContractTime, La
 from ir.rules.contract_geometry import outer_geometry, packet_depth, time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
-from backends.cpu import adapters, layout, moves
+from backends.cpu import adapters, contract_fast, layout, moves
 
-__all__ = ["Outer", "contract_outer", "contract_packet", "contract_time", "contract_lane"]
+__all__ = ["Outer", "Packed", "contract_outer", "contract_packet", "contract_time", "contract_lane"]
+
+FAST = True
+"""Evaluate contractions with `backends.cpu.contract_fast`; False runs the dense
+reference path only (the fast path's tests compare the two bit for bit)."""
 
 CHUNK_CELLS = 1 << 18
 """Products evaluated at once by `contract_packet`: 1 MiB of f32 per temporary, small
@@ -64,17 +75,20 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
     return OuterPlan(sidx, plan.index.reshape(shape), live)
 
 
-@attrs.frozen
 class Outer:
     """The products X of one `contract_outer`, over the live spatial rows, made on demand.
 
-    `stream` (T*P, rows) and `trf` (Lane*Element, rows) hold the widened operands (float32
-    or int32) with the spatial rows innermost, so every gather copies whole rows."""
+    `stream_rows` (rows, T*P) and `trf_rows` (rows, Lane*Element) hold the operands as
+    stored (bit patterns for floats, host values for integers); `stream` (T*P, rows) and
+    `trf` (Lane*Element, rows) are them widened (float32 or int32) with the spatial rows
+    innermost, so every gather of the dense path copies whole rows. `key` is the argument
+    tuple of `_outer_plan` (it also keys the fast path's plans)."""
 
-    stream: np.ndarray
-    trf: np.ndarray
-    plan: OuterPlan
-    type: CStreamType
+    def __init__(self, stream_rows: np.ndarray, trf_rows: np.ndarray, stream_dtype: DType,
+                 trf_dtype: DType, plan: OuterPlan, type: CStreamType, key: tuple) -> None:
+        self.stream_rows, self.trf_rows = stream_rows, trf_rows
+        self.stream_dtype, self.trf_dtype = stream_dtype, trf_dtype
+        self.plan, self.type, self.key = plan, type, key
 
     @property
     def is_float(self) -> bool:
@@ -82,7 +96,15 @@ class Outer:
 
     @property
     def rows(self) -> int:
-        return self.stream.shape[1]
+        return self.stream_rows.shape[0]
+
+    @functools.cached_property
+    def stream(self) -> np.ndarray:
+        return _widened(self.stream_rows, self.stream_dtype)
+
+    @functools.cached_property
+    def trf(self) -> np.ndarray:
+        return _widened(self.trf_rows, self.trf_dtype)
 
     def products(self, lo: int, hi: int) -> np.ndarray:
         """X[packet, lane, lo:hi, rows]; padding cells are +0 (they contribute nothing)."""
@@ -95,10 +117,33 @@ class Outer:
         return x
 
 
-def _operand(buf: np.ndarray, t: StreamType | TrfType) -> np.ndarray:
+@attrs.frozen
+class Packed:
+    """The result of `contract_packet`, not evaluated yet: `contract_time` computes the
+    packet tree and the time sum together (`depth` d of pipeline.md 9.2, `n2` columns)."""
+
+    outer: Outer
+    depth: int
+    n2: int
+    type: CStreamType
+
+
+def _rows2d(buf: np.ndarray, t: StreamType | TrfType) -> np.ndarray:
+    """The per-slice operand as stored, (rows, cells): a view when the live spatial rows
+    are evenly spaced (`layout.rows_view` copies them whenever some row is padding)."""
+    live = layout.live_rows(t)
+    flat = buf.reshape(layout.n_rows(t), -1)
+    if len(live) == len(flat):
+        return flat
+    step = int(live[1] - live[0]) if len(live) > 1 else 1
+    if len(live) and step > 0 and np.array_equal(live, live[0] + step * np.arange(len(live))):
+        return flat[live[0]:live[-1] + 1:step]
+    return flat[live]
+
+
+def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
     """The widened per-slice operand as (cells, rows)."""
-    rows = layout.rows_view(buf, t)
-    return np.ascontiguousarray(adapters.widen(rows.reshape(len(rows), -1), t.dtype).T)
+    return np.ascontiguousarray(adapters.widen(rows2d, dtype).T)
 
 
 def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Outer:
@@ -106,19 +151,29 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
     s_t: StreamType = op.input.type
     w_t: TrfType = op.trf.type
     geo = outer_geometry(s_t, w_t, op.time, op.packet)
-    plan = _outer_plan(s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
-                       w_t.lane, w_t.element, op.time, op.packet)
-    return Outer(_operand(stream, s_t), _operand(trf, w_t), plan, op.result.type)
+    key = (s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
+           w_t.lane, w_t.element, op.time, op.packet)
+    plan = _outer_plan(*key)
+    return Outer(_rows2d(stream, s_t), _rows2d(trf, w_t), s_t.dtype, w_t.dtype, plan,
+                 op.result.type, key)
 
 
-def contract_packet(op: ContractPacket, outer: Outer) -> np.ndarray:
+def contract_packet(op: ContractPacket, outer: Outer) -> np.ndarray | Packed:
     """pipeline.md 9.2: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
     the padding columns up to size(out_packet)."""
     t_in: CStreamType = op.input.type
     d = packet_depth(t_in.packet, op.packet)
     if d is None:
         raise InternalError(f"contract_packet: no tree depth reduces `{t_in.packet}` to `{op.packet}`")
-    g, n2 = 2 ** d, op.packet.size
+    if FAST:
+        return Packed(outer, d, op.packet.size, op.result.type)
+    return layout.from_rows(_packet_dense(outer, d, op.packet.size), op.result.type)
+
+
+def _packet_dense(outer: Outer, d: int, n2: int) -> np.ndarray:
+    """The dense packet reduction: Y as (rows, lane, T, n2)."""
+    t_in = outer.type
+    g = 2 ** d
     cols = min(n2, t_in.packet.size // g)
     rows, lanes, steps = outer.rows, t_in.lane.size, t_in.time.size
     y = np.zeros((rows, lanes, steps, n2), np.float32 if outer.is_float else np.int32)
@@ -131,7 +186,7 @@ def contract_packet(op: ContractPacket, outer: Outer) -> np.ndarray:
         else:
             part = cv.wrap(x.sum(axis=1, dtype=np.int64), i32)
         y[:, :, lo:hi, :cols] = part.transpose(3, 1, 2, 0)
-    return layout.from_rows(y, op.result.type)
+    return y
 
 
 @functools.lru_cache(maxsize=64)
@@ -159,9 +214,14 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return order, skip
 
 
-def contract_time(op: ContractTime, y: np.ndarray) -> np.ndarray:
+def contract_time(op: ContractTime, y: np.ndarray | Packed) -> np.ndarray:
     """pipeline.md 9.3: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
+    if isinstance(y, Packed):
+        acc = contract_fast.contract(y, t_in.time, op.time) if FAST else None
+        if acc is not None:
+            return layout.from_rows(acc, op.result.type)
+        y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)
     order, skip = _time_order(t_in.time, op.time)
     rows = layout.rows_view(y, t_in)  # (rows, lane, T, P)
     if y.dtype != np.float32:
