@@ -1,0 +1,156 @@
+"""What a VISA text does not spell out but fixes: canonical value numbering and allocation facts.
+
+`renumber` gives the parameters `%0, %1, ...` in signature order and every record's result
+the next number in body order (artifacts.md 1.3 rule 6). `with_facts` re-derives the
+unprinted [L] facts (DM and TRF allocations with their step liveness, a feed's
+`source_base`, a TRF load's `live_rows`, a DMA's `src_alloc` / `dst_alloc`) from the
+records, by the addresses and liveness rules of artifacts.md 1.2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tu_ops.base import Alloc, Ref
+from tu_ops.dma import DmaOp
+from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+
+__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads"]
+
+
+# --- numbering -------------------------------------------------------------------------------
+
+def canonical_numbering(kernel: LoweredKernel) -> dict[int, int]:
+    """Old value id -> canonical id: parameters first, then results in body order."""
+    order = [p.ref.id for p in kernel.params] + [op.result.id for op in kernel.ops()]
+    table: dict[int, int] = {}
+    for old in order:
+        if old in table:
+            raise ValueError(f"%{old} is defined twice")
+        table[old] = len(table)
+    return table
+
+
+def renumber(kernel: LoweredKernel) -> LoweredKernel:
+    """The same kernel with canonical value numbers (programs renumbered from 0 as well).
+
+    Raises ValueError for a value defined twice or a reference to an undefined value."""
+    table = canonical_numbering(kernel)
+    steps, index = [], 0
+    for step in kernel.steps:
+        if isinstance(step, TuProgram):
+            step = attrs.evolve(step, index=index, ops=tuple(_remap(op, table) for op in step.ops))
+            index += 1
+        else:
+            step = _remap(step, table)
+        steps.append(step)
+    return attrs.evolve(
+        kernel, params=tuple(_remap(p, table) for p in kernel.params), steps=tuple(steps),
+        results=tuple(_remap(r, table) for r in kernel.results),
+        dm_allocations=tuple(_remap(a, table) for a in kernel.dm_allocations),
+        trf_allocations=tuple(_remap(a, table) for a in kernel.trf_allocations))
+
+
+def _remap(obj: Any, table: dict[int, int]) -> Any:
+    """`obj` with every Ref inside it (records of tu_ops, tuples) renumbered by `table`."""
+    if isinstance(obj, Ref):
+        if obj.id not in table:
+            raise ValueError(f"%{obj.id} is not defined")
+        return Ref(table[obj.id])
+    if isinstance(obj, (tuple, list)):
+        return tuple(_remap(x, table) for x in obj)
+    if not attrs.has(type(obj)) or not type(obj).__module__.startswith("tu_ops"):
+        return obj
+    changes = {}
+    for f in attrs.fields(type(obj)):
+        if not f.init:
+            continue
+        value = getattr(obj, f.name)
+        new = _remap(value, table)
+        if new != value:
+            changes[getattr(f, "alias", None) or f.name] = new
+    return attrs.evolve(obj, **changes) if changes else obj
+
+
+# --- allocation facts ------------------------------------------------------------------------
+
+def tensor_bytes(t: Any, target: Any) -> int:
+    """Bytes of one copy of a DM or HBM tensor's element (its per-slice / per-chip size)."""
+    return -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8)
+
+
+def step_reads(step: Any) -> list[Ref]:
+    """The tensors a body step reads: a DMA's source, a program's feed sources and TRF weights."""
+    if isinstance(step, DmaOp):
+        return [step.src]
+    refs: list[Ref] = []
+    for op in step.ops:
+        if op.MNEMONIC == "feed_buffer":
+            refs.append(op.source.tensor)
+        elif op.MNEMONIC == "contract_outer":
+            refs.append(op.weights)
+    return refs
+
+
+def _last_reads(kernel: LoweredKernel) -> dict[int, int]:
+    last: dict[int, int] = {}
+    for i, step in enumerate(kernel.steps):
+        for ref in step_reads(step):
+            last[ref.id] = i
+    return last
+
+
+def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation], list[TrfAllocation]]:
+    """The DM allocation of every DM tensor a dma or commit makes, the TRF allocation of every
+    trf_load, each live from its creating step through its last reading step."""
+    c, last = target.constants, _last_reads(kernel)
+    dm: list[DmAllocation] = []
+    trf: list[TrfAllocation] = []
+    for i, step in enumerate(kernel.steps):
+        for op in (step.ops if isinstance(step, TuProgram) else (step,)):
+            end = max(i, last.get(op.result.id, i))
+            if op.MNEMONIC == "dma" and op.output_type.kind == "dm" and op.commands:
+                base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
+                dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
+                                       first_step=i, last_step=end))
+            elif op.MNEMONIC == "commit":
+                dm.append(DmAllocation(tensor=op.result, base=op.dest, size=tensor_bytes(op.output_type, target),
+                                       first_step=i, last_step=end))
+            elif op.MNEMONIC == "trf_load":
+                first = op.occupied_rows(target)[0]
+                trf.append(TrfAllocation(tensor=op.result, lanes=op.lanes, base_row=first, rows=op.rows(target),
+                                         first_step=i, last_step=end, region=op.region))
+    return dm, trf
+
+
+def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
+    """`kernel` with every allocation fact re-derived from its records (artifacts.md 1.2)."""
+    dm, trf = _allocations(kernel, target)
+    dm_by = {a.tensor.id: a for a in dm}
+    steps = []
+    for i, step in enumerate(kernel.steps):
+        if isinstance(step, DmaOp):
+            steps.append(attrs.evolve(step, src_alloc=_side_alloc(step.src, step.input_type, dm_by, target),
+                                      dst_alloc=_side_alloc(step.result, step.output_type, dm_by, target)))
+            continue
+        ops = []
+        for op in step.ops:
+            if op.MNEMONIC == "feed_buffer":
+                alloc = dm_by.get(op.source.tensor.id)
+                op = attrs.evolve(op, source_base=None if alloc is None else alloc.base)
+            elif op.MNEMONIC == "trf_load":
+                live = tuple((a.base_row, a.base_row + a.rows) for a in trf
+                             if a.tensor != op.result and a.live_at(i))
+                op = attrs.evolve(op, live_rows=live)
+            ops.append(op)
+        steps.append(attrs.evolve(step, ops=tuple(ops)))
+    return attrs.evolve(kernel, steps=tuple(steps), dm_allocations=tuple(dm), trf_allocations=tuple(trf))
+
+
+def _side_alloc(ref: Ref, t: Any, dm_by: dict[int, DmAllocation], target: Any) -> Alloc | None:
+    if getattr(t, "kind", None) == "hbm":
+        return Alloc(0, tensor_bytes(t, target))
+    alloc = dm_by.get(ref.id)
+    return None if alloc is None else Alloc(alloc.base, alloc.size)

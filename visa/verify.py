@@ -1,0 +1,254 @@
+"""`npu-opt visa --verify`: run every op verifier on a parsed artifact and re-derive what its
+types fix (artifacts.md 1.2 and 1.4). Any failure is a `VisaTextError` naming the record's line.
+
+Re-derived beyond the op verifiers of pipeline.md 11: the target line, the DM and TRF
+addresses (lowest free 8-byte address / row at the creating step), the spatial mappings of
+in-program DM types, a feed's source dtype and element mapping, each DMA's partitions and
+byte count, a commit's `write_bytes`, and every cost counter.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ir.errors import NpuOptError
+from ir.mapping.cells import Index
+from ir.mapping.ops import coalesce
+from tu_ops import BUILTIN_TARGETS
+from tu_ops.base import OpVerifyError
+from tu_ops.enums import DmaKind, Region, TuContext
+from tu_ops.printing import mapping_text
+from tu_ops.program import LoweredKernel, TuProgram
+from visa.artifact import VisaArtifact, VisaTextError
+from visa.cost import compute_cost
+from visa.facts import tensor_bytes, with_facts
+from visa.parser import parse_visa
+from visa.printer import record_lines, target_hash
+
+__all__ = ["verify_artifact", "verify_text"]
+
+# What a check may raise on absurd (but well-formed) values; reported as a format error.
+_CRASHES = (TypeError, ValueError, ArithmeticError, AttributeError, KeyError, IndexError, NpuOptError)
+
+
+class _Failer:
+    """Builds the VisaTextError of a record, at its line in the artifact's text."""
+
+    def __init__(self, artifact: VisaArtifact, source: str | None) -> None:
+        self.lines = record_lines(artifact) | dict(artifact.lines)
+        self.source = source
+        self.in_program = {op.result.id for p in artifact.kernel.programs() for op in p.ops}
+
+    def op(self, op: Any, detail: str, rule: str | None = None) -> VisaTextError:
+        ident = getattr(getattr(op, "result", None), "id", None)
+        line = self.lines.get(f"%{ident}", 1)
+        col = 3 if ident in self.in_program else 1
+        return VisaTextError(detail, line=line, column=col, source=self.source, rule=rule)
+
+    def key(self, key: str, detail: str, column: int = 1) -> VisaTextError:
+        return VisaTextError(detail, line=self.lines.get(key, 1), column=column, source=self.source)
+
+
+def verify_text(text: str, target: Any = None) -> VisaArtifact:
+    """Parse and verify a `.visa` text on `target` (default: the built-in target its `target`
+    line names; a target file is never looked up by that name); return the artifact. The
+    function behind `npu-opt visa FILE --verify`."""
+    artifact = parse_visa(text, target=target)
+    if target is None:
+        builtin = BUILTIN_TARGETS.get(artifact.target)
+        if builtin is None:
+            raise VisaTextError(f"`{artifact.target}` is not a built-in target; verify with its description "
+                                f"file (--target FILE)", line=artifact.lines.get("target", 3), column=8,
+                                source=text)
+        target = builtin()
+    verify_artifact(artifact, target, source=text)
+    return artifact
+
+
+def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None = None) -> None:
+    """Run every op verifier and re-derive what the records' types fix; raise VisaTextError
+    (code: the rule ID for a verifier failure) at the first problem. `source` is the text the
+    artifact was read from, quoted in messages."""
+    fail = _Failer(artifact, source)
+    if (artifact.target, artifact.target_sha256) != (target.name, target_hash(target)):
+        raise fail.key("target", f"the artifact was built for target `{artifact.target}` sha256 "
+                                 f"{artifact.target_sha256}, not `{target.name}` sha256 {target_hash(target)}")
+    try:
+        kernel = with_facts(artifact.kernel, target)
+    except _CRASHES as e:
+        raise fail.key("target", f"cannot derive the allocations: {e}") from None
+    _check_spaces(kernel, target, fail)
+    _run_verifiers(kernel, target, fail)
+    try:
+        _check_addresses(kernel, target, fail)
+        _check_records(kernel, target, fail)
+        cost = compute_cost(kernel, target)
+    except VisaTextError:
+        raise
+    except _CRASHES as e:
+        raise fail.key("target", f"the records cannot be re-derived: {e}") from None
+    for key, value in artifact.cost.items():
+        if cost.get(key) != value:
+            raise fail.key(f"cost.{key}", f"cost {key}={value}, but the records give {cost.get(key)}", 3)
+
+
+# --- addresses (artifacts.md 1.2, "DM allocation" / "TRF allocation") -----------------------
+
+def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
+    """Every DM tensor sits at the lowest free multiple of 8, every TRF tensor at the lowest
+    free (even, for Flit2) row, among the tensors live at the step that creates it."""
+    ops = kernel.context().ops
+    for a in kernel.dm_allocations:
+        busy = [(b.base, b.base + b.size) for b in kernel.dm_allocations
+                if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
+        want = _lowest(busy, a.size, 8)
+        if a.base != want:
+            raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; artifacts.md 1.2 "
+                                            f"places it at {want}")
+    for a in kernel.trf_allocations:
+        load = ops[a.tensor.id]
+        if a.region is not Region.FULL:
+            raise fail.op(load, f"VISA 1 loads the TRF with region=FULL, not {a.region}")
+        busy = [(b.base_row, b.base_row + b.rows) for b in kernel.trf_allocations
+                if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
+        want = _lowest(busy, a.rows, 2 if load.collect_flits.value == 2 else 1)
+        if a.base_row != want:
+            raise fail.op(load, f"base_row {a.base_row}; artifacts.md 1.2 places this tensor at row {want}")
+
+
+def _lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
+    """The lowest multiple of `align` where `[x, x + size)` overlaps none of `busy`."""
+    x = 0
+    for start, end in sorted(busy):
+        if x + size <= start:
+            break
+        x = max(x, -(-end // align) * align)
+    return x
+
+
+def _run_verifiers(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
+    """`LoweredKernel.verify` op by op, so that even a verifier crashing on absurd values
+    names its record; then MEM-3 / MEM-4."""
+    ctx, op = kernel.context(), None
+    try:
+        for op in kernel.ops():
+            op.verify(target, ctx)
+        op = None
+        kernel.verify_memory(target)
+    except OpVerifyError as e:
+        raise fail.op(e.op, f"[{e.code}] {e.message}", rule=e.code) from None
+    except _CRASHES as e:
+        raise fail.op(op, f"the record cannot be verified: {e}") from None
+
+
+# --- spatial sizes (SPACE-1 ... SPACE-3) -----------------------------------------------------
+
+def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
+    """Every Chip has `chip` positions (a legal count of the target), every Cluster and Slice a
+    legal size, on the DMA types and on each program's space."""
+    c = target.constants
+    for step in kernel.steps:
+        ops = step.ops if isinstance(step, TuProgram) else (step,)
+        spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind != "hbm"]
+        chips = [t.chip for op in ops for t in (op.input_type, op.output_type)]
+        if isinstance(step, TuProgram):
+            spaces.append(_Space(step.space))
+        where = ops[0] if ops else None
+        for chip in chips:
+            if chip.size != kernel.chip or chip.size not in target.chips:
+                raise fail.op(where, f"[SPACE-1] size(Chip) {chip.size}; the kernel has chip={kernel.chip} and "
+                                     f"target {target.name} allows {list(target.chips)}", rule="SPACE-1")
+        for t in spaces:
+            if t.cluster.size not in c.CLUSTER_SIZES:
+                raise fail.op(where, f"[SPACE-2] size(Cluster) {t.cluster.size} is not one of "
+                                     f"{list(c.CLUSTER_SIZES)}", rule="SPACE-2")
+            if t.slice.size not in c.SLICE_SIZES:
+                raise fail.op(where, f"[SPACE-3] size(Slice) {t.slice.size} is not one of {list(c.SLICE_SIZES)}",
+                              rule="SPACE-3")
+
+
+class _Space:
+    """A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
+
+    def __init__(self, space: tuple[Any, Any, Any]) -> None:
+        self.chip, self.cluster, self.slice = space
+
+
+# --- per-record re-derivations ----------------------------------------------------------------
+
+def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
+    types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
+    for step in kernel.steps:
+        if not isinstance(step, TuProgram):
+            _check_dma(step, target, fail)
+            continue
+        for op in step.ops:
+            if op.output_type.kind == "dm" and op.output_type.spatial() != step.space:
+                raise fail.op(op, "the DM tensor's Chip, Cluster and Slice mappings differ from the program's space")
+            if op.MNEMONIC == "feed_buffer":
+                _check_feed(op, types.get(op.source.tensor.id), fail)
+            elif op.MNEMONIC == "commit":
+                _check_commit(op, step.context, target, fail)
+
+
+def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
+    if getattr(source, "kind", None) != "dm":
+        raise fail.op(op, f"the feed reads {op.source.tensor}, which is not a DM tensor")
+    if source.dtype != op.source.dtype:
+        raise fail.op(op, f"source dtype {op.source.dtype}, but {op.source.tensor} holds {source.dtype}")
+    if mapping_text(source.element) != mapping_text(op.source.element):
+        raise fail.op(op, f"source mapping \"{mapping_text(op.source.element)}\", but {op.source.tensor}'s "
+                          f"element is \"{mapping_text(source.element)}\"")
+
+
+def _check_commit(op: Any, context: TuContext, target: Any, fail: _Failer) -> None:
+    """write_bytes: valid_bytes for a contiguous packet write, else its smallest contiguous
+    piece, in MAIN; SUB_ACCESS_BYTES in SUB (artifacts.md 1.2 granularity)."""
+    if context is TuContext.SUB:
+        want = target.constants.SUB_ACCESS_BYTES
+    else:
+        run = coalesce(op.write.packet)
+        if len(run) <= 1 and (not run or run[-1].stride == 1):
+            want = op.valid_bytes
+        else:
+            piece = run[-1].size if run[-1].stride == 1 else 1
+            want = -(-piece * op.elem_bits(target) // 8)
+    if op.write_bytes != want:
+        raise fail.op(op, f"write_bytes {op.write_bytes}; the write plan gives {want}")
+
+
+def _live(mapping: Any) -> list[int]:
+    """Positions of a (small) spatial mapping that hold an index, not padding."""
+    return [p for p in range(mapping.size) if isinstance(mapping.cell(p), Index)]
+
+
+def _live_count(mapping: Any) -> int:
+    """Live positions of a mapping, from its factor form (padding factors hold one)."""
+    count = 1
+    for f in mapping.factors():
+        cells = getattr(f, "cells", None)
+        if cells is not None:
+            count *= sum(isinstance(c, Index) for c in cells)
+        elif type(f).__name__ != "Pu":
+            count *= f.extent
+    return count
+
+
+def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
+    """One command per live (chip, cluster) of the DM side (per chip for HBM -> HBM), dmn 0,
+    moving the side's live slices x live element bytes in all."""
+    side = op.output_type if op.kind in (DmaKind.HBM_TO_DM, DmaKind.DM_TO_DM, DmaKind.HBM_TO_HBM) else op.input_type
+    if side.kind == "dm":
+        parts = {(c, k, 0) for c in _live(side.chip) for k in _live(side.cluster)}
+        per_part = _live_count(side.slice) * -(-_live_count(side.element) * (target.bits_of(side.dtype) or 0) // 8)
+    else:
+        parts = {(c, 0, 0) for c in _live(side.chip)}
+        per_part = tensor_bytes(side, target)
+    given = {(c.part.chip, c.part.cluster, c.part.dmn) for c in op.commands}
+    if given != parts:
+        raise fail.op(op, f"commands serve partitions {sorted(given)}; the DM side's live (chip, cluster, dmn) "
+                          f"are {sorted(parts)}")
+    moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
+    if moved != per_part * len(parts):
+        raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")
