@@ -44,6 +44,21 @@ def build_parser() -> argparse.ArgumentParser:
     em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
     em.add_argument("--format", choices=["human", "json"], default="human")
     em.set_defaults(run=_explain_mapping)
+    co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
+                        description="Compile every @device kernel found in PATH... into DIR: one "
+                                    "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
+                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
+                                    "2 bad invocation or input, 3 internal compiler error.")
+    co.add_argument("paths", nargs="+", metavar="PATH")
+    co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
+    co.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
+    co.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
+    co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
+    co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
+    co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
+    co.add_argument("--format", choices=["human", "json", "github"], default="human")
+    co.set_defaults(run=_compile)
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
                                     "trace-time rule. Exit 0 when all pass, 1 when some are refused, "
@@ -80,6 +95,14 @@ def _explain(args: argparse.Namespace) -> int:
     from npu_opt.explain import explain_command
 
     return explain_command(args.code)
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from npu_opt.compile_command import run_compile
+
+    return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
+                       pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
+                       compat=not args.no_compat, fmt=args.format)
 
 
 def _check(args: argparse.Namespace) -> int:
