@@ -1,7 +1,14 @@
 """The rule index: every diagnostic code npu-opt can raise (pipeline.md 15, api.md 5).
 
-Each entry says which phase raises it: `trace` ([T] rules, every backend), `lower`
-([L] rules and op verifiers, npu backend only), `mapping` (MAP-*), `cli`, `internal`.
+Each entry says which phase raises it:
+- `trace`: [T] rules, checked while tracing by every backend;
+- `lower`: what the npu backend's lowering reports for a kernel: the [L] refusals a kernel
+  can reach (MEM-3, MEM-4, FEED-11), DTYPE-EMU and the W-DTYPE-EMU warning;
+- `verify`: the op verifiers of pipeline.md 11. A kernel that passes every [T] rule never
+  fails one, so a user meets them inside an ICE note or from `npu-opt visa --verify` on a
+  damaged artifact. The [L] rules TRFLD-6, CMT-5 and DMAOP-5 are here too: the lowering
+  and the allocator already guarantee them;
+- `mapping` (MAP-*), `cli` (USAGE) and `internal` (ICE).
 A code is listed here once npu-opt implements its check; `npu-opt explain` has a page
 for every listed code, and a test checks that each page's example triggers its code. A
 few checks are shadowed by an earlier rule with the same limit (e.g. SPACE-2 on a DM
@@ -12,7 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info"]
+__all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
 
 MAPPING_CATEGORIES = (
     "syntax", "unknown_axis", "unknown_escape", "escape_type", "zero_divisor",
@@ -31,9 +38,12 @@ class CodeInfo:
     section: str
 
 
-def _rules(family: str, count: int, section: str, titles: list[str], phase: str = "trace") -> list[CodeInfo]:
+def _rules(family: str, count: int, section: str, titles: list[str], phase: str = "trace",
+           phases: dict[int, str] | None = None) -> list[CodeInfo]:
+    """`family`-1 ... `family`-`count`; `phases` overrides the phase of single rules."""
     assert len(titles) == count
-    return [CodeInfo(f"{family}-{n}", titles[n - 1], phase, section) for n in range(1, count + 1)]
+    phases = phases or {}
+    return [CodeInfo(f"{family}-{n}", titles[n - 1], phases.get(n, phase), section) for n in range(1, count + 1)]
 
 
 _ENTRIES: list[CodeInfo] = [
@@ -48,6 +58,8 @@ _ENTRIES: list[CodeInfo] = [
         "chip count mismatch", "illegal cluster count", "illegal slice count",
         "Tensor Unit stage changes Chip/Cluster/Slice"]),
     CodeInfo("MEM-1", "DM tensor larger than a slice's DM", "trace", "pipeline.md 2.4"),
+    CodeInfo("MEM-3", "live DM tensors exceed a slice's DM", "lower", "pipeline.md 2.4"),
+    CodeInfo("MEM-4", "live TRF tensors exceed a slice's TRF", "lower", "pipeline.md 2.4"),
     *_rules("DMA", 6, "pipeline.md 4", [
         "DMA changes the dtype", "DMA changes the chip mapping", "illegal DM destination",
         "DMA move is not well defined", "DMA burst into DM not 8-byte aligned",
@@ -94,9 +106,46 @@ _ENTRIES: list[CodeInfo] = [
         "commit width not 8/16/24/32 bytes", "commit cannot be placed", "commit does not write every cell once",
         "too many commit entries", "commit loop too long", "commit stride not 8-byte aligned",
         "commit places a digit twice"]),
+    *_rules("FEED", 12, "pipeline.md 11.2", [
+        "feed conversions do not chain", "feed destination refuses the element type",
+        "feed flit delivery is inconsistent", "interleaved read shapes differ",
+        "feed read loops exceed the sequencer", "feed DM access size not legal",
+        "innermost read not in whole accesses", "widened read exceeds a flit",
+        "feed packet not whole 8-byte units", "table lookup in the sub context",
+        "feed reads past the slice's DM", "feed destination or context mismatch"],
+        phase="verify", phases={11: "lower"}),
+    *_rules("TRFLD", 6, "pipeline.md 11.3", [
+        "illegal TRF load lane count", "TRF element type or cell format",
+        "TRF load does not fit its region", "TRF load flit mode or row alignment",
+        "feed does not deliver the TRF tensor", "TRF load overlaps a live TRF tensor"], phase="verify"),
+    *_rules("COP", 7, "pipeline.md 11.4", [
+        "contract_outer operands not a MAC pair", "contract_outer outside the main context",
+        "contract_outer pack size", "contract_outer lane count", "TRF read width",
+        "TRF read walk exceeds the sequencer", "contract_outer sizes inconsistent"], phase="verify"),
+    *_rules("PRED", 3, "pipeline.md 11.4", [
+        "packet reduce input not 32 or 64 bytes", "packet reduce depth",
+        "packet reduce output columns"], phase="verify"),
+    *_rules("TRED", 3, "pipeline.md 11.4", [
+        "time reducer loops do not form the time", "accumulator slots do not match the loops",
+        "accumulator slots exceed the accumulator"], phase="verify"),
+    *_rules("LFOLD", 3, "pipeline.md 11.4", [
+        "lane fold has more than 32 columns", "lane fold output is not 8 x 32-bit",
+        "lane fold cycle count"], phase="verify"),
+    *_rules("CASTOP", 2, "pipeline.md 11.5", ["cast op not a Cast Engine pair", "cast op is not one flit"],
+            phase="verify"),
+    *_rules("CMT", 5, "pipeline.md 11.5", [
+        "commit op width", "commit op conversion", "commit write plan exceeds the sequencer",
+        "commit write not 8-byte aligned", "commit writes outside its allocation"], phase="verify"),
+    *_rules("DMAOP", 5, "pipeline.md 11.6", [
+        "DMA element type or direction", "DMA command exceeds the sequencer",
+        "DMA packet larger than 4096 bytes", "DMA into DM not 8-byte aligned",
+        "DMA command leaves its allocation"], phase="verify"),
+    CodeInfo("DTYPE-EMU", "dtype not native on the target", "lower", "dtypes.md 9"),
+    CodeInfo("W-DTYPE-EMU", "compat mode inserted an emulation stage", "lower", "dtypes.md 9"),
     *[CodeInfo(f"MAP-{c}", f"mapping error: {c.replace('_', ' ')}", "mapping", "mapping.md 4")
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "api.md 4"),
+    CodeInfo("ICE", "internal compiler error", "internal", "pipeline.md 12"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}
@@ -105,3 +154,8 @@ CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}
 def code_info(code: str) -> CodeInfo | None:
     """Index entry of a code (case-insensitive), or None."""
     return CODES.get(code.upper() if not code.upper().startswith("MAP-") else "MAP-" + code[4:])
+
+
+def phase_codes(phase: str) -> tuple[str, ...]:
+    """The codes one phase raises, in index order."""
+    return tuple(c for c, e in CODES.items() if e.phase == phase)

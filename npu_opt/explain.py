@@ -1,8 +1,18 @@
 """`npu-opt explain CODE`: one documentation page per diagnostic code (api.md 5).
 
-Pages are data (`npu_opt/pages/<family>.toml`, one table per code). A page's example is a
-whole kernel module; rendering runs it through the tracer and prints the diagnostic it
-really produces, so the page can never drift from the compiler.
+Pages are data (`npu_opt/pages/<family>.toml`, one table per code). A page's example is
+run and the diagnostic it really produces is printed, so the page can never drift from
+the compiler:
+
+- `example`: a whole kernel module. Pages of trace-time codes trace it; pages of
+  lowering codes (phase `lower`, or any page with a `target`) compile it with the npu
+  backend (`compile_kernel`), on the page's `target` (the TOML text of a target
+  description file, artifacts.md 4.1) when it has one, with compat mode unless
+  `compat = false`.
+- `op_example`: a Python snippet that builds one lowered op by hand and calls
+  `.verify(target)` (op-verifier codes, pipeline.md 11); the `OpVerifyError` it raises
+  is rendered as the output.
+- `command`: a command line (USAGE, ICE), shown as is.
 """
 
 from __future__ import annotations
@@ -30,10 +40,13 @@ from ir.diagnostic import Diagnostic
 __all__ = [
     "Page", "page", "all_codes", "all_pages", "render_page", "example_diagnostics",
     "normalize_code", "close_matches", "explain_command", "render_diagnostic", "EXAMPLE_FILE",
+    "TARGET_FILE", "verifier_diagnostic",
 ]
 
 EXAMPLE_FILE = "example.py"
-_KEYS = frozenset({"title", "rule", "when", "example", "command", "fixes", "shadowed_by", "note"})
+TARGET_FILE = "target.toml"
+_KEYS = frozenset({"title", "rule", "when", "example", "op_example", "target", "compat", "command", "fixes",
+                   "shadowed_by", "note"})
 _counter = itertools.count()
 
 
@@ -43,7 +56,10 @@ class Page:
 
     `example` is a complete kernel module whose first diagnostic is `code` (or, when
     `shadowed_by` is set, that earlier rule, which today catches the situation first).
-    `command` is a command line shown instead of / besides a kernel (USAGE)."""
+    `op_example` is a snippet building a bad lowered op and verifying it (op-verifier
+    codes). `target` is the TOML text of the target the example compiles for (with
+    `compat` mode or not). `command` is a command line shown instead of / besides a
+    kernel (USAGE, ICE)."""
 
     code: str
     family: str
@@ -55,10 +71,19 @@ class Page:
     command: str | None = None
     shadowed_by: str | None = None
     note: str | None = None
+    op_example: str | None = None
+    target: str | None = None
+    compat: bool = True
 
     @property
     def info(self) -> CodeInfo | None:
         return CODES.get(self.code)
+
+    @property
+    def lowers(self) -> bool:
+        """The example kernel is compiled by the npu backend, not only traced."""
+        info = self.info
+        return self.target is not None or (info is not None and info.phase == "lower")
 
     @property
     def expected_code(self) -> str:
@@ -79,6 +104,12 @@ def _page_from(code: str, family: str, table: dict[str, Any]) -> Page:
     unknown = set(table) - _KEYS
     if unknown:
         raise ValueError(f"page {code} in {family}.toml has unknown keys {sorted(unknown)}")
+    if "example" in table and "op_example" in table:
+        raise ValueError(f"page {code} in {family}.toml has both an example kernel and an op_example")
+    if not isinstance(table.get("compat", True), bool):
+        raise ValueError(f"page {code} in {family}.toml: `compat` must be true or false")
+    if "target" in table and "example" not in table:
+        raise ValueError(f"page {code} in {family}.toml has a target but no example kernel to compile")
     fixes = table.get("fixes", [])
     if isinstance(fixes, str):
         fixes = [fixes]
@@ -86,7 +117,8 @@ def _page_from(code: str, family: str, table: dict[str, Any]) -> Page:
                 rule=table.get("rule", "").strip(), when=table.get("when", "").strip(),
                 fixes=tuple(f.strip() for f in fixes), example=table.get("example"),
                 command=table.get("command"), shadowed_by=table.get("shadowed_by"),
-                note=table.get("note"))
+                note=table.get("note"), op_example=table.get("op_example"),
+                target=table.get("target"), compat=table.get("compat", True))
 
 
 @lru_cache(maxsize=1)
@@ -136,8 +168,10 @@ def close_matches(code: str, n: int = 3) -> list[str]:
 
 # --- running an example -------------------------------------------------------------------
 
-def _trace_source(source: str) -> tuple[Diagnostic, ...]:
-    """Write `source` as example.py in a temp dir, import it, trace every @device kernel."""
+@contextmanager
+def _example_module(source: str) -> Iterator[tuple[str, list[Any]]]:
+    """Write `source` as example.py in a temp dir, import it, yield (its path, its @device
+    kernels); the module is forgotten afterwards."""
     from npu_opt.device import DeviceKernel
 
     name = f"_npu_opt_explain_example_{next(_counter)}"
@@ -152,12 +186,60 @@ def _trace_source(source: str) -> tuple[Diagnostic, ...]:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-            kernels = [v for v in vars(module).values() if isinstance(v, DeviceKernel)]
-            diagnostics = [d for k in kernels for d in k.trace().diagnostics]
+            yield path, [v for v in vars(module).values() if isinstance(v, DeviceKernel)]
         finally:
             sys.modules.pop(name, None)
             linecache.checkcache(path)
-        return tuple(_relocate(d, path) for d in diagnostics)
+
+
+def _trace_source(source: str) -> tuple[Diagnostic, ...]:
+    """Trace every @device kernel of the example module (the trace-time [T] rules)."""
+    with _example_module(source) as (path, kernels):
+        diagnostics = [d for k in kernels for d in k.trace().diagnostics]
+    return tuple(_relocate(d, path) for d in diagnostics)
+
+
+def _compile_source(source: str, target: str | None = None, compat: bool = True) -> tuple[Diagnostic, ...]:
+    """Compile every @device kernel of the example module with the npu backend, as
+    `npu-opt compile [--target target.toml] [--no-compat]` does: each kernel's errors,
+    then its warnings. `target` is the TOML text of a target description file."""
+    from npu_opt.compile_api import compile_kernel
+    from tu_ops.target import load_target
+
+    with tempfile.TemporaryDirectory(prefix="npu-opt-explain-target-") as tmp:
+        tgt: Any = "rngd"
+        if target is not None:
+            target_path = os.path.join(tmp, TARGET_FILE)
+            with open(target_path, "w", encoding="utf-8") as fh:
+                fh.write(target)
+            tgt = load_target(target_path)
+        with _example_module(source) as (path, kernels):
+            outcomes = [compile_kernel(k, tgt, compat) for k in kernels]
+    diagnostics = [d for o in outcomes for d in (*o.diagnostics, *o.warnings)]
+    return tuple(_relocate(d, path) for d in diagnostics)
+
+
+def verifier_diagnostic(e: Any) -> Diagnostic:
+    """An `OpVerifyError` as a diagnostic: its rule code, message and notes (no source
+    location: a hand-built or artifact op has none)."""
+    op = getattr(e, "op", None)
+    text = op.text() if op is not None and hasattr(op, "text") else None
+    return Diagnostic(code=e.code, message=e.message, op=text, notes=tuple(getattr(e, "notes", ())))
+
+
+def _verify_snippet(source: str) -> tuple[Diagnostic, ...]:
+    """Run an `op_example` snippet; the OpVerifyError it raises, as a diagnostic (none when
+    the op verified)."""
+    from tu_ops.base import OpVerifyError
+
+    namespace: dict[str, Any] = {"__name__": f"_npu_opt_explain_op_example_{next(_counter)}"}
+    code = compile(source, EXAMPLE_FILE, "exec")
+    with _example_lines(source):
+        try:
+            exec(code, namespace)  # noqa: S102 - the page's own, shipped snippet
+        except OpVerifyError as e:
+            return (verifier_diagnostic(e),)
+    return ()
 
 
 def _relocate(d: Diagnostic, path: str) -> Diagnostic:
@@ -167,14 +249,23 @@ def _relocate(d: Diagnostic, path: str) -> Diagnostic:
     return attrs.evolve(d, file=EXAMPLE_FILE) if same else d
 
 
+def _run_example(p: Page) -> tuple[Diagnostic, ...]:
+    if p.op_example is not None:
+        return _verify_snippet(p.op_example)
+    if p.example is None:
+        return ()
+    if p.lowers:
+        return _compile_source(p.example, p.target, p.compat)
+    return _trace_source(p.example)
+
+
 def example_diagnostics(code: str) -> tuple[Diagnostic, ...]:
-    """Every diagnostic of the page's example kernel, in report order (file = example.py)."""
+    """Every diagnostic of the page's example, in report order (kernel examples: file =
+    example.py; traced, or compiled for lowering codes; op examples: the verifier's)."""
     p = page(code)
     if p is None:
         raise KeyError(f"no page for {code!r}")
-    if p.example is None:
-        return ()
-    return _trace_source(p.example)
+    return _run_example(p)
 
 
 @contextmanager
@@ -211,18 +302,32 @@ def _indent(text: str, indent: str = "    ") -> str:
 
 
 def _example_output(p: Page) -> str:
+    source = p.op_example if p.op_example is not None else (p.example or "")
     try:
-        diagnostics = _trace_source(p.example or "")
+        diagnostics = _run_example(p)
     except Exception as e:  # a broken example must not break `explain`
-        return f"  (the example could not be traced: {type(e).__name__}: {e})"
+        verb = "run" if p.op_example is not None else ("compiled" if p.lowers else "traced")
+        return f"  (the example could not be {verb}: {type(e).__name__}: {e})"
     if not diagnostics:
+        if p.op_example is not None:
+            return "  (this npu-opt build verifies the op without complaint: the rule's check is not implemented)"
         return ("  (this npu-opt build reports nothing for the example yet: the rule's check is not "
                 "implemented)")
     first = diagnostics[0]
-    text = _indent(render_diagnostic(first, p.example or ""), "  ")
+    text = _indent(render_diagnostic(first, source), "  ")
     if first.code != p.expected_code:
         text += f"\n\n  (expected {p.expected_code}; this npu-opt build reports {first.code} first)"
     return text
+
+
+_WHERE = {
+    "trace": "checked while tracing (check, every backend)",
+    "lower": "checked when lowering (npu backend: compile, not check)",
+    "verify": "checked by the op verifiers after lowering (npu backend) and by `npu-opt visa --verify`",
+    "mapping": "raised by m() / axes()",
+    "cli": "raised by the command line",
+    "internal": "raised when npu-opt itself fails (npu backend)",
+}
 
 
 def render_page(p: Page, with_example_output: bool = True) -> str:
@@ -231,20 +336,29 @@ def render_page(p: Page, with_example_output: bool = True) -> str:
     head = f"{p.code}: {p.title}"
     out = [head, "=" * len(head)]
     if info is not None:
-        where = {"trace": "checked while tracing (check, every backend)",
-                 "lower": "checked when lowering (npu backend)",
-                 "mapping": "raised by m() / axes()", "cli": "raised by the command line"}.get(info.phase, info.phase)
-        out.append(f"Defined in {info.section}; {where}.")
+        out.append(f"Defined in {info.section}; {_WHERE.get(info.phase, info.phase)}.")
     out += ["", "Rule", _wrap(p.rule), "", "When it happens", _wrap(p.when)]
     if p.note:
         out += ["", "Note", _wrap(p.note)]
     if p.command:
         out += ["", "Example invocation", _indent(p.command.strip("\n"))]
+    if p.target:
+        out += ["", f"Target description ({TARGET_FILE})", _indent(p.target.strip("\n"))]
     if p.example:
         out += ["", f"Example ({EXAMPLE_FILE})", _indent(p.example.strip("\n"))]
         if with_example_output:
-            label = "Output" if not p.shadowed_by else f"Output (npu-opt reports this situation as {p.shadowed_by})"
+            if p.shadowed_by:
+                label = f"Output (npu-opt reports this situation as {p.shadowed_by})"
+            elif p.lowers:
+                flags = (f" --target {TARGET_FILE}" if p.target else "") + ("" if p.compat else " --no-compat")
+                label = f"Output (npu-opt compile {EXAMPLE_FILE}{flags})"
+            else:
+                label = "Output"
             out += ["", label, _example_output(p)]
+    if p.op_example:
+        out += ["", "Example (a bad op built by hand)", _indent(p.op_example.strip("\n"))]
+        if with_example_output:
+            out += ["", "Output (the op verifier)", _example_output(p)]
     out += ["", "How to fix it"]
     out += [textwrap.fill(" ".join(f.split()), width=88, initial_indent="  - ", subsequent_indent="    ")
             for f in p.fixes]
