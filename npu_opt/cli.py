@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human")
     ck.set_defaults(run=_check)
+    tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
+                        description="Print every built-in target (or the target description FILE) "
+                                    "with its counts, capacities and legal dtype pairs.")
+    tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
+    tg.set_defaults(run=_targets)
     ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
                                     "an example with the real diagnostic it produces, and the fixes.")
@@ -89,6 +94,12 @@ def _run(args: argparse.Namespace) -> int:
     from npu_opt.run_command import run_command
 
     return run_command(args.target, args.inputs, args.backend, args.out_dir)
+
+
+def _targets(args: argparse.Namespace) -> int:
+    from npu_opt.targets_command import targets_command
+
+    return targets_command(args.file)
 
 
 def _explain(args: argparse.Namespace) -> int:

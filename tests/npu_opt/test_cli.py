@@ -66,3 +66,17 @@ def test_explain_mapping_bad_input_is_error_with_code_not_traceback(args, capsys
 def test_bad_axis_argument_is_usage_error():
     out = run("explain-mapping", "A", "--axes", "A8")
     assert out.returncode == 2 and "NAME=SIZE" in out.stderr
+
+
+def test_targets_lists_rngd_with_its_file_hash(capsys):
+    assert main(["targets"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("rngd: ") and "e9b54a6367ef16a1da222bc8a98a0b266ab7a4863abfcde508b420bd86e00bb5" in out
+    assert "bf16xbf16->f32" in out
+
+
+def test_targets_bad_file_is_usage_error(tmp_path, capsys):
+    bad = tmp_path / "t.toml"
+    bad.write_text("schema = 2\n")
+    assert main(["targets", str(bad)]) == 2
+    assert "error[USAGE]" in capsys.readouterr().err
