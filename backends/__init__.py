@@ -10,15 +10,16 @@ from __future__ import annotations
 from backends.base import Backend
 from backends.cpu import CpuBackend
 from backends.npu import NpuBackend
+from backends.visa_backend import VisaBackend
 from backends.typecheck import TypecheckBackend
 
-__all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "VisaBackend", "get_backend"]
 
 BACKENDS: dict[str, Backend] = {
     "typecheck": TypecheckBackend(),
     "cpu": CpuBackend(),
     "npu": NpuBackend(),
-    # "visa": VisaBackend(),  -- npu, then the VISA reference interpreter (later work)
+    "visa": VisaBackend(),
 }
 
 

@@ -67,6 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human")
     ck.set_defaults(run=_check)
+    vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
+                        description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
+                                    "verifier and re-derives every derived field; --exec runs the artifact in the "
+                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) into DIR. "
+                                    "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
+    vi.add_argument("file", metavar="FILE")
+    vi.add_argument("--verify", action="store_true", help="run the op verifiers and re-derive every derived field")
+    vi.add_argument("--exec", dest="exec_", action="store_true", help="execute the artifact on the --input arrays")
+    vi.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="bind a kernel parameter to a .npy file (repeat per parameter; needs --exec)")
+    vi.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    vi.set_defaults(run=_visa)
     tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
                         description="Print every built-in target (or the target description FILE) "
                                     "with its counts, capacities and legal dtype pairs.")
@@ -94,6 +106,12 @@ def _run(args: argparse.Namespace) -> int:
     from npu_opt.run_command import run_command
 
     return run_command(args.target, args.inputs, args.backend, args.out_dir)
+
+
+def _visa(args: argparse.Namespace) -> int:
+    from npu_opt.visa_command import visa_command
+
+    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir)
 
 
 def _targets(args: argparse.Namespace) -> int:

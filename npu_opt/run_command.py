@@ -38,7 +38,7 @@ EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 
 KNOWN_BACKENDS = ("cpu", "visa")
 #: backends `npu_opt.run` implements today; "visa" joins when the VISA interpreter lands.
-AVAILABLE_BACKENDS = ("cpu",)
+AVAILABLE_BACKENDS = ("cpu", "visa")
 
 _NPY_MAGIC = b"\x93NUMPY"
 # float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.

@@ -188,10 +188,21 @@ def test_files_that_do_not_load(tmp_path, capsys):
 
 
 def test_backends(i8_inputs, tmp_path, capsys):
-    _, _, d = i8_inputs
+    a, w, d = i8_inputs
     inputs = [f"a={d / 'a.npy'}", f"w={d / 'w.npy'}"]
-    assert "backend visa is not available yet" in usage(capsys, GEMM_I8, inputs, tmp_path, backend="visa")
     assert "unknown backend 'gpu'" in usage(capsys, GEMM_I8, inputs, tmp_path, backend="gpu")
+
+
+def test_cpu_and_visa_backends_write_identical_outputs(i8_inputs, tmp_path, capsys):
+    """examples.md 8: both backends write the same .npy, equal to the oracle."""
+    a, w, d = i8_inputs
+    inputs = [f"a={d / 'a.npy'}", f"w={d / 'w.npy'}"]
+    for backend in ("cpu", "visa"):
+        status, _, err = run(capsys, GEMM_I8, inputs, tmp_path / backend, backend)
+        assert status == 0, err
+    cpu, visa = np.load(tmp_path / "cpu" / "out.npy"), np.load(tmp_path / "visa" / "out.npy")
+    assert cpu.tobytes() == visa.tobytes()
+    assert_close(visa, o.gemm_i8_oracle(a, w), "i32")
 
 
 def test_output_directory_that_is_a_file(i8_inputs, tmp_path, capsys):

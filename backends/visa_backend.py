@@ -1,0 +1,54 @@
+"""The `visa` backend: compile with the npu pipeline, then run the VISA artifact (api.md 3).
+
+`run` compiles the kernel (`npu_opt.compile_api.compile_kernel`: trace, lower, verify,
+emit), parses the emitted text back (`visa.parse_visa`) and executes that parsed artifact
+in the VISA interpreter (`visa.interp.execute`), so what runs is exactly what a `.visa`
+file says, not the traced IR. A refused kernel (any [T] or [L] rule) or an internal
+compiler error raises `CompileError` before any data is read; an emitted artifact the
+interpreter cannot execute is an internal compiler error too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ir.diagnostic import Diagnostic
+from ir.errors import CompileError
+
+__all__ = ["VisaBackend"]
+
+
+class VisaBackend:
+    """npu lowering + the VISA reference interpreter; agrees with `cpu` bit for bit."""
+
+    name = "visa"
+    executes = True
+
+    def diagnostics(self, kernel: Any, target: Any = "rngd") -> tuple[Diagnostic, ...]:
+        """Every refusal and warning of the trace and the lowering (as the npu backend)."""
+        from backends.npu import NpuBackend
+
+        return NpuBackend().diagnostics(kernel, target)
+
+    def compile(self, kernel: Any, target: Any = "rngd") -> Any:
+        """The parsed `VisaArtifact` of `kernel`; CompileError for a refusal or an ICE."""
+        from npu_opt.compile_api import compile_kernel
+        from visa import parse_visa
+
+        outcome = compile_kernel(kernel, target)
+        if outcome.status != "ok":
+            raise CompileError(outcome.diagnostics)
+        return parse_visa(outcome.text)
+
+    def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
+        """Results as host arrays: one array, a tuple (tuple annotation), or None."""
+        from backends.cpu.host import returns_tuple
+        from npu_opt.compile_api import ice_diagnostic
+        from visa.interp import InterpError, execute
+
+        artifact = self.compile(kernel, target)
+        try:
+            return execute(artifact, arrays, target, as_tuple=returns_tuple(kernel))
+        except InterpError as e:  # the compiler emitted an artifact that does not execute: a bug of ours
+            raise CompileError((ice_diagnostic(kernel.name, e),)) from e

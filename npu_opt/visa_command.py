@@ -1,0 +1,163 @@
+"""`npu-opt visa FILE [--verify] [--exec --input NAME=FILE.npy ... -o DIR]` (api.md 4, artifacts.md 1).
+
+Parses a `.visa` file and prints a summary (kernel, target, signature, programs, ops per
+kind, cost). `--verify` also runs every op verifier and re-derives every derived field
+(`visa.verify_artifact`). `--exec` runs the artifact in the VISA interpreter on `.npy`
+inputs bound by parameter name and writes `out.npy` (or `out0.npy`, `out1.npy`, ... for
+several results) into DIR, exactly like `npu-opt run` (bf16/f8/f4 as bit patterns).
+
+Exit status: 0 ok; 2 a bad invocation, an unreadable input, or a corrupt artifact (a
+`VisaFormatError`, printed with its line and column); 3 an internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, TextIO
+
+from ir.errors import NpuOptError, VisaFormatError
+from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _host_array, _load_npy, _out_dir, _Usage, \
+    _write_results
+
+__all__ = ["visa_command", "summary"]
+
+
+def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: list[str] | None = None,
+                 out_dir: str = ".", *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Parse (and verify, and execute) the artifact at `path`; return the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    inputs = list(inputs or [])
+    try:
+        if inputs and not exec_:
+            raise _Usage("--input needs --exec")
+        text = _read(path)
+    except _Usage as e:
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
+    try:
+        from visa import parse_visa, verify_artifact
+
+        artifact = parse_visa(text)
+        target = _target(artifact)
+        if verify:
+            verify_artifact(artifact, target, source=text)
+    except VisaFormatError as e:
+        _format_error(e, path, err)
+        return EXIT_USAGE
+    print(summary(artifact, verified=verify), file=out)
+    if not exec_:
+        return EXIT_OK
+    return _execute(artifact, target, inputs, out_dir, out, err)
+
+
+def _read(path: str) -> str:
+    p = Path(path)
+    if p.is_dir():
+        raise _Usage(f"{path} is a directory; `npu-opt visa` takes one .visa file")
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _Usage(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _Usage(f"cannot read {path}: {e}") from None
+
+
+def _target(artifact: Any) -> Any:
+    from tu_ops import get_target
+    from visa import VisaTextError
+
+    try:
+        return get_target(artifact.target)
+    except NpuOptError as e:
+        raise VisaTextError(f"unknown target `{artifact.target}`: {e}", line=artifact.lines.get("target", 3),
+                            column=8) from None
+
+
+def _format_error(e: VisaFormatError, path: str, err: TextIO) -> None:
+    """`error[CODE]: PATH:LINE:COL: detail`, then the quoted line and caret when known."""
+    line, col = getattr(e, "line", None), getattr(e, "column", None)
+    detail = getattr(e, "detail", None) or str(e).splitlines()[0]
+    where = f"{path}:{line}:{col}" if line is not None else path
+    print(f"error[{e.code}]: {where}: {detail}", file=err)
+    for extra in str(e).splitlines()[1:]:
+        print(extra, file=err)
+
+
+def summary(artifact: Any, verified: bool = False) -> str:
+    """The human summary of an artifact: kernel, target, signature, programs, ops, cost."""
+    from tu_ops.printing import type_text
+
+    k = artifact.kernel
+    lines = [f"kernel {k.name}: target {artifact.target} (sha256 {artifact.target_sha256[:12]}...), chip {k.chip}"]
+    for p in k.params:
+        lines.append(f"  param {p.name}: {type_text(p.type)}")
+    types = {op.result.id: op.output_type for op in k.ops()}
+    for r in k.results:
+        lines.append(f"  result {r}: {type_text(types[r.id]) if r.id in types else '?'}")
+    programs = k.programs()
+    listed = ", ".join(f"{p.index} {p.context.name} ({len(p.ops)} ops)" for p in programs)
+    lines.append(f"  programs: {len(programs)}" + (f" [{listed}]" if programs else ""))
+    counts = Counter(op.MNEMONIC for op in k.ops())
+    lines.append("  ops: " + (" ".join(f"{name}={n}" for name, n in counts.items()) or "none"))
+    lines.append("  cost: " + " ".join(f"{key}={value}" for key, value in artifact.cost.items()))
+    if verified:
+        lines.append("  verified: every record passes its verifier and matches its types")
+    return "\n".join(lines)
+
+
+def _bind(artifact: Any, inputs: list[str]) -> list[Any]:
+    """The host arrays of the `NAME=FILE.npy` inputs, in parameter order."""
+    params = artifact.kernel.params
+    takes = ", ".join(p.name for p in params) or "no inputs"
+    given: dict[str, str] = {}
+    for spec in inputs:
+        name, sep, file = spec.partition("=")
+        name = name.strip()
+        if not sep or not name or not file:
+            raise _Usage(f"--input expects NAME=FILE.npy, got {spec!r}")
+        if name in given:
+            raise _Usage(f"input `{name}` is given twice")
+        given[name] = file
+    names = [p.name for p in params]
+    extra = [n for n in given if n not in names]
+    if extra:
+        raise _Usage(f"unknown input `{extra[0]}`: kernel {artifact.kernel.name} takes {takes}")
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise _Usage(f"missing input `{missing[0]}`: kernel {artifact.kernel.name} takes {takes} "
+                     f"(pass --input {missing[0]}=FILE.npy)")
+    return [_host_array(_load_npy(p.name, given[p.name]), p.name, p.type.dtype) for p in params]
+
+
+def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: TextIO, err: TextIO) -> int:
+    from visa.interp import execute
+
+    try:
+        arrays = _bind(artifact, inputs)
+        dest = _out_dir(out_dir)
+    except _Usage as e:
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
+    try:
+        result = execute(artifact, arrays, target)
+    except NpuOptError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"error[{e.code}]: {first}", file=err)
+        return EXIT_ICE if e.code == "ICE" else EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - a crash of the interpreter is an internal error
+        print(f"error[ICE]: the VISA interpreter raised {type(e).__name__}: {e}; please report this npu-opt bug",
+              file=err)
+        return EXIT_ICE
+    try:
+        written = _write_results(result, dest, artifact.kernel.name)
+    except _Usage as e:
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
+    if not written:
+        print(f"{artifact.kernel.name} returns no result; nothing written", file=out)
+    for file, array in written:
+        print(f"wrote {file}: {array.dtype} {tuple(array.shape)}", file=out)
+    return EXIT_OK

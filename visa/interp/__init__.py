@@ -1,0 +1,18 @@
+"""The VISA interpreter: execute a `.visa` artifact by address arithmetic (artifacts.md 1.2).
+
+It runs only what the artifact says (DMA commands, read plans, conversions, flit counts,
+TRF loads and walks, reduction loops, lane folds, casts, write plans, addresses) on
+byte-addressed memories, using each record's IR types only to zero padding positions,
+and agrees bit for bit with the `cpu` backend (pipeline.md 4-11, dtypes.md).
+
+Modules: `values` (element representations, padding masks), `memory` (DM / TRF / HBM
+bytes), `host` (host arrays), `rows` (live slices), one module per op family (`dma`,
+`feed`, `trf`, `plan` + `contract`, `drain`) and `walker` (`execute`).
+"""
+
+from __future__ import annotations
+
+from visa.interp.errors import InterpError
+from visa.interp.walker import execute, resolve, run_kernel
+
+__all__ = ["InterpError", "execute", "resolve", "run_kernel"]

@@ -1,0 +1,72 @@
+"""Where each DM and TRF tensor lives: the allocation rule of artifacts.md 1.2.
+
+A VISA record names a tensor (`source=(%3, ...)`, `weights=%5`) but not its address: the
+address is fixed by the rule the artifact was built with. Body steps are counted in
+order (a `dma` is one step, a TU program one step); a tensor is live from the step that
+creates it through the last step that reads it; each DM tensor made by a `dma` or a
+`commit` sits at the lowest multiple of 8 where it overlaps no DM tensor live at its
+creating step, each TRF tensor at the lowest row (even for a `Flit2` load) where it
+overlaps no live TRF tensor.
+
+Readers (a feed's DM read, a contraction's TRF read) use these addresses; writers use
+their own fields (`dst_base`, `dest`, `base_row`). An artifact whose writer fields
+disagree with the rule therefore reads other bytes, as the hardware would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tu_ops.dma import DmaOp
+from tu_ops.program import LoweredKernel, TuProgram
+from visa.interp.dma import tensor_bytes
+
+__all__ = ["allocate", "lowest"]
+
+
+def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
+    """The lowest multiple of `align` where `[x, x + size)` overlaps none of `busy`."""
+    x = 0
+    for start, end in sorted(busy):
+        if x + size <= start:
+            break
+        if end > x:
+            x = -(-end // align) * align
+    return x
+
+
+def _reads(step: Any) -> list[int]:
+    if isinstance(step, DmaOp):
+        return [step.src.id]
+    out = []
+    for op in step.ops:
+        if op.MNEMONIC == "feed_buffer":
+            out.append(op.source.tensor.id)
+        elif op.MNEMONIC == "contract_outer":
+            out.append(op.weights.id)
+    return out
+
+
+def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
+    """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
+    last: dict[int, int] = {}
+    for i, step in enumerate(kernel.steps):
+        for ref in _reads(step):
+            last[ref] = i
+    dm: dict[int, tuple[int, int, int]] = {}       # id -> (base, end, last step)
+    trf: dict[int, tuple[int, int, int]] = {}
+    row = target.constants.FLIT_BYTES
+    for i, step in enumerate(kernel.steps):
+        for op in (step.ops if isinstance(step, TuProgram) else (step,)):
+            end = max(i, last.get(op.result.id, i))
+            if op.MNEMONIC in ("dma", "commit") and op.output_type.kind == "dm":
+                size = tensor_bytes(op.output_type, target)
+                busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
+                base = lowest(busy, size, 8)
+                dm[op.result.id] = (base, base + size, end)
+            elif op.MNEMONIC == "trf_load":
+                rows = -(-op.bytes_per_lane // row)
+                busy = [(b, e) for b, e, lst in trf.values() if lst >= i]
+                base = lowest(busy, rows, 2 if op.collect_flits.value == 2 else 1)
+                trf[op.result.id] = (base, base + rows, end)
+    return {k: v[0] for k, v in dm.items()}, {k: v[0] for k, v in trf.items()}

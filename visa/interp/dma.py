@@ -1,0 +1,128 @@
+"""`dma` records: paired byte walks between HBM and DM (artifacts.md 1.2 "DMA commands").
+
+A command `{part=(chip, cluster, dmn), src_base, dst_base, packet_bytes, entries}` copies
+byte `src_base + sum(i_k * src_stride_k)` of its source to byte `dst_base + sum(i_k *
+dst_stride_k)` of its destination for every point `i` of its entries (outer to inner, the
+innermost the packet `packet_bytes:1:1`). HBM addresses count from the start of the HBM
+tensor (chip `c`'s copy at `c * bytes(element)`); DM addresses are
+`slice * DM_SLICE_BYTES + offset` in the DM of the command's `(chip, cluster)`.
+
+The tensor a DMA creates starts all zero: HBM bytes, or its DM range in every slice (at
+the address artifacts.md 1.2 allocates it, `alloc`), so the padding it does not
+transfer is zero (pipeline.md 0.5); the commands then write where they say.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tu_ops.enums import DmaKind
+from visa.interp.errors import check
+from visa.interp.memory import Memory, copy_bytes
+from visa.interp.strided import flat_walk, injective, view
+from visa.interp.values import pad_mask
+
+__all__ = ["DmTensor", "tensor_bytes", "live_parts", "run_dma", "walk"]
+
+
+class DmTensor:
+    """A DM tensor: its byte address in every slice of its (chip, cluster)s, and its type."""
+
+    def __init__(self, base: int, type_: Any) -> None:
+        self.base = base
+        self.type = type_
+
+    def __repr__(self) -> str:
+        return f"DmTensor(base={self.base})"
+
+
+def tensor_bytes(t: Any, target: Any) -> int:
+    """Bytes of one copy of a DM or HBM tensor's element."""
+    bits = target.bits_of(t.dtype) or 0
+    return -(-t.element.size * bits // 8)
+
+
+def live_parts(t: Any) -> list[tuple[int, int]]:
+    """The live (chip, cluster) positions of a DM-side type."""
+    mask = pad_mask(t.chip, t.cluster)
+    return [(int(c), int(k)) for c, k in zip(*np.nonzero(~mask))]
+
+
+def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
+    """Every address `base + sum(i_k * stride_k)` of a loop nest, outer to inner, as an
+    array of shape `sizes` (broadcast aranges times strides)."""
+    addr = np.asarray(base, np.int64)
+    for n, s in zip(sizes, strides):
+        addr = addr[..., None] + np.arange(n, dtype=np.int64) * s
+    return addr
+
+
+def _side(mem: Memory, kind: str, ref_id: int | None, part: Any, hbm_arrays: dict[int, np.ndarray],
+          chip_bytes: int) -> tuple[np.ndarray, int]:
+    """(byte array, address offset) of one side of a command."""
+    if kind == "dm":
+        return mem.dm(part.chip, part.cluster), 0
+    return hbm_arrays[ref_id], part.chip * chip_bytes
+
+
+def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
+                  dst_strides: list[int], sizes: list[int]) -> bool:
+    """Copy a command through strided views when both walks are in-bounds affine walks and
+    the destination is written once per byte; False leaves it to the index path."""
+    sw = flat_walk(src, src_base, sizes, src_strides, 1)
+    dw = flat_walk(dst, dst_base, sizes, dst_strides, 1) if sw is not None else None
+    if dw is None or not injective(sizes, dw[2], 1):
+        return False
+    sv, dv = view(sw, sizes, np.dtype(np.uint8)), view(dw, sizes, np.dtype(np.uint8))
+    np.copyto(dv, sv)
+    return True
+
+
+def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
+    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array)."""
+    target = mem.target
+    check(bool(op.commands), "no command", op)
+    src_kind, dst_kind = op.kind.value
+    check((op.input_type.kind, op.output_type.kind) == (src_kind, dst_kind),
+          f"{op.kind} between a {op.input_type.kind} and a {op.output_type.kind} tensor", op)
+    if op.kind is DmaKind.DM_TO_DM:   # both sides in the DM of the command's (chip, cluster)
+        check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
+    src_val = env.get(op.src.id)
+    check(src_val is not None, f"source {op.src} has no value", op)
+    hbm: dict[int, np.ndarray] = {}
+    src_bytes = tensor_bytes(op.input_type, target)
+    dst_bytes = tensor_bytes(op.output_type, target)
+    if src_kind == "hbm":
+        check(isinstance(src_val, np.ndarray), f"source {op.src} is not an HBM tensor", op)
+        hbm[op.src.id] = src_val
+    else:
+        check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
+    if dst_kind == "hbm":
+        result: Any = np.zeros(op.output_type.chip.size * dst_bytes, np.uint8)
+        hbm[op.result.id] = result
+    else:
+        base = mem.dm_address[op.result.id]
+        result = DmTensor(base, op.output_type)
+        mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
+    for i, cmd in enumerate(op.commands):
+        check(cmd.packet_bytes >= 1 and bool(cmd.entries), f"command {i} moves nothing", op)
+        sizes = [e.size for e in cmd.entries]
+        check(all(n >= 1 for n in sizes), f"command {i} has an empty loop", op)
+        last = cmd.entries[-1]
+        check((last.size, last.src_stride, last.dst_stride) == (cmd.packet_bytes, 1, 1) or cmd.packet_bytes == 1,
+              f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
+        src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm, src_bytes)
+        dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm, dst_bytes)
+        src_strides = [e.src_stride for e in cmd.entries]
+        dst_strides = [e.dst_stride for e in cmd.entries]
+        if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):
+            continue
+        outer = cmd.entries[:-1] if cmd.entries[-1].src_stride == cmd.entries[-1].dst_stride == 1 else cmd.entries
+        packet = np.arange(cmd.entries[-1].size if len(outer) < len(cmd.entries) else 1, dtype=np.int64)
+        osz = [e.size for e in outer]
+        src_addr = (walk(cmd.src_base + src_off, osz, [e.src_stride for e in outer])[..., None], packet)
+        dst_addr = (walk(cmd.dst_base + dst_off, osz, [e.dst_stride for e in outer])[..., None], packet)
+        copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
+    return result

@@ -1,0 +1,124 @@
+"""The back half of a TU program: `lane_fold`, `cast_op` and the `commit` sink (pipeline.md 9.4, 10, 11.5).
+
+- `lane_fold` drains the accumulator into 8-wide packets: `INTERLEAVED` emits column `j`
+  of slot `s` as cycle `s * cols + j` with lane `l` at packet position `l`; `SEQUENTIAL`
+  emits slot `s`, lane `l`, eight columns per cycle.
+- `cast_op` narrows the first `valid_elems` cells of every flit (dtypes.md 4.3) into a
+  packet of `flit_elems(out_type)` cells, zero past them.
+- `commit` keeps the first `valid_bytes` of every packet, converts them (dtypes.md 4.4)
+  and writes element `p` of time step `t` to destination element
+  `sum(t_i * time_stride_i) + sum(p_j * packet_stride_j)` at byte
+  `slice * DM_SLICE_BYTES + dest + element * bits / 8`; the new tensor's bytes (at its
+  artifacts.md 1.2 address, where readers look for it) start zero.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ir import convert as cv
+from tu_ops.enums import CommitConversion, LaneMode
+from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
+from visa.interp.errors import check
+from visa.interp.memory import Memory, scatter
+from visa.interp.rows import Rows
+from visa.interp.values import pad_mask, value_dtype, zero_padding
+
+__all__ = ["run_lane_fold", "run_cast", "run_commit"]
+
+
+def _padded(op: Any, values: np.ndarray) -> np.ndarray:
+    """Zero the positions the record's output stream type marks as padding."""
+    mask = pad_mask(op.output_type.time, op.output_type.packet)
+    check(mask.shape == values.shape[1:], f"the record produces {values.shape[1:]} steps x cells, its output "
+          f"stream is {mask.shape}", op)
+    return zero_padding(values, mask)
+
+
+def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
+    """(rows, lanes, slots, cols) accumulator -> (rows, cycles, LANE_BUS) stream values."""
+    bus = mem.target.constants.LANE_BUS
+    rows, lanes, slots, cols = acc.shape
+    check(op.lanes == lanes and op.cols == cols, f"lanes {op.lanes} x cols {op.cols}, the accumulator holds "
+          f"{lanes} x {cols}", op)
+    if op.mode is LaneMode.INTERLEAVED:
+        check(lanes <= bus, f"{lanes} lanes do not fit a {bus}-cell packet", op)
+        out = np.zeros((rows, slots, cols, bus), acc.dtype)
+        out[..., :lanes] = acc.transpose(0, 2, 3, 1)
+    else:
+        hi = -(-cols // bus)
+        wide = np.zeros((rows, lanes, slots, hi * bus), acc.dtype)
+        wide[..., :cols] = acc
+        out = wide.reshape(rows, lanes, slots, hi, bus).transpose(0, 2, 1, 3, 4)
+    out = np.ascontiguousarray(out).reshape(rows, -1, bus)
+    check(out.shape[1] == op.cycles, f"the drain takes {out.shape[1]} cycles, the record says {op.cycles}", op)
+    values = out.view(np.uint32) if acc.dtype == np.float32 else out.astype(np.int32)
+    return _padded(op, values)
+
+
+def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
+    """Cast Engine: (rows, T, P) of in_type -> (rows, T, flit_elems(out_type)) of out_type."""
+    src, dst = op.in_type.dtype, op.out_type.dtype
+    check(stream.dtype == value_dtype(src), f"the stream does not hold {op.in_type} values", op)
+    n = op.valid_elems
+    bits = mem.target.bits_of(dst) or 0
+    check(bits in (4, 8, 16), f"out_type {op.out_type} is not a Cast Engine result", op)
+    flit = 8 * mem.target.constants.FLIT_BYTES // bits
+    check(1 <= n <= min(stream.shape[-1], flit), f"valid_elems {n} of a {stream.shape[-1]}-cell packet", op)
+    try:
+        converted = cv.convert(stream[..., :n], src, dst, "cast")
+    except ValueError as e:
+        check(False, str(e), op)
+    out = np.zeros((*stream.shape[:2], flit), value_dtype(dst))
+    out[..., :n] = converted
+    return _padded(op, out)
+
+
+_COMMIT = {
+    CommitConversion.F32_TO_BF16: cv.narrow_bf16,
+    CommitConversion.F32_TO_BF16_RELU: cv.commit_cast_relu,
+}
+
+
+def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
+    """Trim, convert and write the stream into a new DM tensor at `dest`."""
+    target = mem.target
+    d = op.input_type.dtype
+    check(stream.dtype == value_dtype(d), f"the stream does not hold {d} values", op)
+    if op.conversion is not CommitConversion.NONE:
+        check(d.value == "f32", f"{op.conversion} converts f32, not {d}", op)
+        d = op.output_type.dtype
+        check(d.value == "bf16", f"{op.conversion} writes bf16, not {d}", op)
+    check(d == op.output_type.dtype, f"the commit writes {d} into a {op.output_type.dtype} tensor", op)
+    bits = target.bits_of(d) or 0
+    check(bits in (4, 8, 16, 32) and op.valid_bytes * 8 % bits == 0, f"valid_bytes {op.valid_bytes} of {d}", op)
+    n = op.valid_bytes * 8 // bits
+    check(1 <= n <= stream.shape[-1], f"valid_bytes {op.valid_bytes} is {n} cells of a {stream.shape[-1]}-cell "
+          f"packet", op)
+    check(op.write_bytes > 0 and op.valid_bytes % op.write_bytes == 0,
+          f"write_bytes {op.write_bytes} does not split valid_bytes {op.valid_bytes}", op)
+    values = stream[..., :n]
+    if op.conversion is not CommitConversion.NONE:
+        values = _COMMIT[op.conversion](values)
+    tsz, psz = [e.size for e in op.write.time], [e.size for e in op.write.packet]
+    check(math.prod(tsz) == stream.shape[1] and math.prod(psz) == n,
+          f"the write plan covers {math.prod(tsz)} x {math.prod(psz)} cells, the stream has "
+          f"{stream.shape[1]} x {n}", op)
+    index = (walk(0, tsz, [e.stride for e in op.write.time]).reshape(-1, 1)
+             + walk(0, psz, [e.stride for e in op.write.packet]).reshape(1, -1))
+    size = tensor_bytes(op.output_type, target)
+    limit = -(-size // 8) * 8
+    check(op.dest >= 0 and op.dest % 8 == 0, f"dest {op.dest} is not an 8-byte aligned DM address", op)
+    if index.size:
+        low, high = int(index.min()), int(index.max())
+        check(low >= 0 and -(-(high + 1) * bits // 8) <= limit,
+              f"the write plan reaches element {high if low >= 0 else low} of a {limit}-byte tensor", op)
+    address = mem.dm_address[op.result.id]
+    mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
+    for (chip, cluster), sel in rows.groups():
+        base = (rows.slice[sel] * mem.dm_slice + op.dest).reshape(-1, 1, 1)
+        scatter(mem.dm(chip, cluster), base, index[None], values[sel], d, bits, op, "the write plan")
+    return DmTensor(address, op.output_type)

@@ -1,0 +1,121 @@
+"""`feed_buffer` records: DM read plan, Fetch Adapter conversions, Collect (pipeline.md 6-8.1, 11.2).
+
+Per live slice, time step `t` and packet position `p` of its read shape, the feed reads
+the source element `offset + sum(t_i * time_stride_i) + sum(p_j * packet_stride_j)` of the
+DM tensor (strides in source elements, 0 = broadcast) at byte
+`slice * DM_SLICE_BYTES + base + element * bits / 8`. Positions that the fetch stream's
+type marks as padding read zero (pipeline.md 0.5, over-reads past the live data). The
+conversions run in list order (ir/convert.py). Collect pads each packet with zeros to
+`flits_per_packet` flits and moves the flits into time; `beats * collect_flits` must be
+the flit count delivered.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ir import convert as cv
+from tu_ops.enums import ConversionKind
+from visa.interp.dma import DmTensor, walk
+from visa.interp.errors import InterpError, check
+from visa.interp.memory import Memory, gather
+from visa.interp.rows import Rows
+from visa.interp.strided import flat_walk, view
+from visa.interp.values import from_raw, pad_mask, raw_dtype, value_dtype, zero_padding
+
+__all__ = ["run_feed", "read_plan", "convert_chain"]
+
+
+def read_plan(op: Any) -> tuple[int, int, list[int], list[int]]:
+    """(time steps, packet elements, loop sizes, element strides) of the read shape, time
+    loops then packet loops, outer to inner."""
+    check(len(op.shapes) == 1, f"{len(op.shapes)} read shapes; interleaved feeds are later scope", op)
+    shape = op.shapes[0]
+    tsz = [e.size for e in shape.time]
+    psz = [e.size for e in shape.packet]
+    check(all(n >= 1 for n in tsz + psz) and all(e.stride >= 0 for e in shape.entries()),
+          "a read loop has size 0 or a negative stride", op)
+    steps, elems = math.prod(tsz), math.prod(psz)
+    check(elems == shape.packet_elems, f"packet entries cover {elems} elements, packet_elems is {shape.packet_elems}", op)
+    r = shape.read_elems
+    n, s = (shape.packet[-1].size, shape.packet[-1].stride) if shape.packet else (1, 0)
+    check(r >= 1 and (r == 1 or (s in (0, 1) and n % r == 0)),
+          f"the innermost packet entry {n}:{s} cannot be read {r} elements per access", op)
+    return steps, elems, tsz + psz, [e.stride for e in shape.entries()]
+
+
+def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int, list[int], list[int]],
+          bits: int) -> np.ndarray:
+    """The read plan's elements of consecutive `slices` (a strided view when possible)."""
+    steps, elems, sizes, strides = plan
+    sd = op.source.dtype
+    if bits >= 8 and len(slices) and np.array_equal(slices, slices[0] + np.arange(len(slices))):
+        w = bits // 8
+        start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
+        walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
+        v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
+        if v is not None:
+            return from_raw(np.array(v).reshape(len(slices), steps, elems), sd, bits)
+    index = walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
+    row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
+    return gather(dm, row_base, index, sd, bits, op, "the read plan")
+
+
+def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
+    """Apply the feed's conversions in order; the result holds `element_type` values."""
+    d = op.source.dtype
+    for c in op.conversions:
+        if c.kind is ConversionKind.ZP_SUB:
+            entry = target.zero_point_entry(d)
+            check(entry is not None, f"no zero-point subtraction from {d}", op)
+            try:
+                values = cv.zero_point_sub(values, c.zero_point, d)
+            except ValueError as e:
+                raise InterpError(str(e), op) from None
+            d = entry.dst
+            continue
+        src, dst = c.kind.pair
+        check(src == d, f"{c} converts {src}, but the adapter holds {d}", op)
+        values = cv.convert(values, src, dst, "table_lookup" if c.kind.stage == "lookup" else "fetch_cast")
+        d = dst
+    check(d == op.element_type.dtype, f"the conversions give {d}, element_type is {op.element_type}", op)
+    return np.asarray(values).astype(value_dtype(d), copy=False)
+
+
+def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
+    """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
+    target = mem.target
+    src = env.get(op.source.tensor.id)
+    check(isinstance(src, DmTensor), f"source {op.source.tensor} is not a DM tensor", op)
+    sd = op.source.dtype
+    bits = target.bits_of(sd) or 0
+    check(bits in (4, 8, 16, 32), f"source dtype {sd} has no byte layout", op)
+    plan = read_plan(op)
+    steps, elems = plan[0], plan[1]
+    values = np.zeros((rows.count, steps, elems), value_dtype(sd))
+    for (chip, cluster), sel in rows.groups():
+        values[sel] = _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)
+    fetch_pad = pad_mask(op.input_type.time, op.input_type.packet)
+    check(fetch_pad.shape == (steps, elems),
+          f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
+    zero_padding(values, fetch_pad)
+    values = convert_chain(values, op, target)
+    et = op.element_type.dtype
+    ebits = target.bits_of(et) or 0
+    check(ebits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
+    flit = 8 * target.constants.FLIT_BYTES // ebits
+    nflits = op.flits_per_packet
+    check(nflits >= 1 and nflits * flit >= elems,
+          f"{elems} x {op.element_type} do not fit {nflits} flit(s) of {flit} elements", op)
+    check(steps * nflits == op.beats * op.collect_flits.value,
+          f"{steps} packets x {nflits} flits != beats {op.beats} x {op.collect_flits}", op)
+    collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
+    collected[:, :, :elems] = values
+    collected = collected.reshape(rows.count, steps * nflits, flit)
+    out_pad = pad_mask(op.output_type.time, op.output_type.packet)
+    check(out_pad.shape == collected.shape[1:],
+          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)
+    return zero_padding(collected, out_pad)

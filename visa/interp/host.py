@@ -1,0 +1,74 @@
+"""Host arrays in and out of the interpreter (examples.md 0, dtypes.md 7), as HBM bytes.
+
+A parameter `hbm[D, "Chip", "Element"]` is a C-order numpy array with one dimension per
+item of its element mapping (`"1"` is shape (1,)); floats come as their `ml_dtypes` /
+`float32` host form or as unsigned bit patterns, integers in their host dtype (i4 as
+int8 holding -8..7). Its HBM tensor is the element's little-endian byte image, one copy
+per chip position. Results come back in the host forms (small floats as `ml_dtypes`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ir import convert as cv
+from ir.dtypes import DType
+from ir.errors import NpuOptError
+from ir.mapping.nodes import Pair
+from visa.interp.values import from_bytes, to_bytes
+
+__all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
+
+
+def host_shape(element: Any) -> tuple[int, ...]:
+    """One dimension per item of the HBM element mapping: `"I, K"` -> (|I|, |K|)."""
+    items = element.flatten() if isinstance(element, Pair) else [element]
+    return tuple(item.size for item in items)
+
+
+def _usage(message: str) -> NpuOptError:
+    return NpuOptError(message, code="USAGE")
+
+
+def check_count(name: str, params: Sequence[Any], arrays: Sequence[Any]) -> None:
+    """USAGE unless one array is given per parameter."""
+    if len(arrays) != len(params):
+        names = ", ".join(p.name for p in params) or "none"
+        raise _usage(f"{name} takes {len(params)} array(s) ({names}), got {len(arrays)}")
+
+
+def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
+    """The HBM bytes of one kernel parameter (a `KernelParam`), validated like `npu_opt.run`."""
+    t, name = param.type, param.name
+    d: DType = t.dtype
+    shape = host_shape(t.element)
+    accepted = (d.host_dtype, d.bits_dtype) if d.is_float else (d.host_dtype,)
+    if not isinstance(array, np.ndarray):
+        raise _usage(f"parameter `{name}` must be a numpy array of shape {shape}, not {type(array).__name__}")
+    if array.dtype not in accepted:
+        names = " or ".join(str(a) for a in accepted)
+        raise _usage(f"parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
+    if array.shape != shape:
+        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` needs shape {shape}")
+    flat = np.ascontiguousarray(array).reshape(-1)
+    try:
+        values = cv.to_bits(flat, d) if d.is_float else cv.from_bits(cv.to_bits(flat, d), d)
+    except ValueError as e:
+        raise _usage(f"parameter `{name}`: {e}") from None
+    bits = target.bits_of(d) or d.bits
+    if flat.size * bits % 8:
+        raise _usage(f"parameter `{name}`: {flat.size} x {d} is not a whole number of bytes")
+    image = to_bytes(values, d, bits)
+    return np.tile(image, t.chip.size)
+
+
+def from_hbm(data: np.ndarray, t: Any, target: Any) -> np.ndarray:
+    """The host array of an HBM result tensor (chip copy 0)."""
+    d: DType = t.dtype
+    bits = target.bits_of(d) or d.bits
+    n = t.element.size
+    values = from_bytes(data[: -(-n * bits // 8)], d, bits)[:n]
+    out = cv.from_bits(cv.to_bits(values, d), d) if d.is_float else values.astype(d.host_dtype)
+    return out.reshape(host_shape(t.element)).copy()

@@ -1,0 +1,206 @@
+"""The interpreter's memories, as bytes read and written by address (artifacts.md 1.2).
+
+- **DM**: per `(chip, cluster)`, `max(SLICE_SIZES)` byte arrays of `DM_SLICE_BYTES`; the
+  address of byte `b` of slice `s` is `s * DM_SLICE_BYTES + b`, exactly the DM address of
+  a DMA command. DM starts zero; only the offsets touched so far are stored.
+- **TRF**: one `(slices, TRF_BYTES)` byte array per `(chip, cluster)`. A TRF tensor of `L`
+  lanes sees lane `l` as the `TRF_BYTES / L` bytes from `l * TRF_BYTES / L`, made of 32-byte
+  rows (two banks interleaved: an even row starts a 64-byte bank pair).
+- **HBM**: one byte array per tensor (`size(Chip)` copies of its element bytes).
+
+`gather` / `scatter` move elements of any width (4-bit ones by nibble) at
+`byte_base + element_index * bits / 8`; every address is bounds-checked, so a corrupt
+stride or base reads or writes other bytes of the memory, or is refused, never crashes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.dtypes import DType
+from visa.interp.errors import InterpError
+from visa.interp.values import from_raw, raw_dtype, to_raw
+
+__all__ = ["Memory", "Flat", "Dm", "gather", "scatter", "copy_bytes"]
+
+
+class Flat:
+    """A plain byte-addressed memory (an HBM tensor, or the TRF of a cluster)."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data.reshape(-1)
+
+    def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
+               op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(byte array, row part, pattern part): the accesses of `width` bytes at
+        `base + offs` (shapes broadcast) are at flat `row + pattern`, bounds-checked."""
+        _bounds_sum(base, offs, width, self.data.size, what, op)
+        return self.data, base, offs
+
+
+class Dm:
+    """The DM of one (chip, cluster): `slices` byte arrays of `slice_bytes`, addressed
+    `slice * slice_bytes + offset`. Only offsets up to the highest one touched so far are
+    stored (a never-written byte reads zero, as in a DM created zero)."""
+
+    def __init__(self, slices: int, slice_bytes: int) -> None:
+        self.slices = slices
+        self.slice_bytes = slice_bytes
+        self.data = np.zeros((slices, 0), np.uint8)
+
+    def _grow(self, need: int) -> None:
+        cap = self.data.shape[1]
+        if need <= cap:
+            return
+        new = 4096
+        while new < need:
+            new *= 2
+        grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
+        grown[:, :cap] = self.data
+        self.data = grown
+
+    def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
+               op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As `Flat.locate`, for DM addresses `slice * slice_bytes + offset`."""
+        _bounds_sum(base, offs, width, self.slices * self.slice_bytes, what, op)
+        sl, b0 = np.divmod(base, self.slice_bytes)
+        first = b0.reshape(-1)[:1]
+        if first.size and not (b0 != first[0]).any():   # one offset in every slice: split the sum
+            b0 = first[0]
+        off = b0 + offs
+        if not off.size or (int(off.min()) >= 0 and int(off.max()) + width <= self.slice_bytes):
+            if off.size:
+                self._grow(int(off.max()) + width)
+            return self.data.reshape(-1), sl * self.data.shape[1], off
+        sl, off = np.divmod(base + offs, self.slice_bytes)
+        self._grow(int(off.max()) + width)
+        return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
+
+    def zero(self, slices: int, base: int, size: int) -> None:
+        """Zero bytes [base, base + size) of the first `slices` slices."""
+        self._grow(base + size)
+        self.data[:slices, base:base + size] = 0
+
+
+class Memory:
+    """DM, TRF and HBM of one kernel run on `target`."""
+
+    def __init__(self, target: Any) -> None:
+        c = target.constants
+        self.target = target
+        self.dm_slice = c.DM_SLICE_BYTES
+        self.slices = max(c.SLICE_SIZES)
+        self.trf_bytes = c.TRF_BYTES
+        self.row_bytes = c.FLIT_BYTES
+        self._dm: dict[tuple[int, int], Dm] = {}
+        self._trf: dict[tuple[int, int], np.ndarray] = {}
+        self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (artifacts.md 1.2)
+        self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (artifacts.md 1.2)
+
+    def dm(self, chip: int, cluster: int) -> Dm:
+        """The DM of one (chip, cluster), all slices."""
+        key = (int(chip), int(cluster))
+        if key not in self._dm:
+            self._dm[key] = Dm(self.slices, self.dm_slice)
+        return self._dm[key]
+
+    def trf(self, chip: int, cluster: int) -> np.ndarray:
+        """The TRF bytes of one (chip, cluster): shape (slices, TRF_BYTES)."""
+        key = (int(chip), int(cluster))
+        if key not in self._trf:
+            self._trf[key] = np.zeros((self.slices, self.trf_bytes), np.uint8)
+        return self._trf[key]
+
+    def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
+        """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
+        the padding of a DM tensor an executor creates is zero (pipeline.md 0.5)."""
+        if base < 0 or base + size > self.dm_slice or slices > self.slices:
+            raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
+        for chip, cluster in parts:
+            self.dm(chip, cluster).zero(slices, base, size)
+
+
+def _bounds_sum(base: np.ndarray, offs: np.ndarray, nbytes: int, limit: int, what: str, op: Any) -> None:
+    """Every `base + offs` (broadcast) lies in [0, limit - nbytes]; checked on the parts."""
+    if not (base.size and offs.size):
+        return
+    low = int(base.min()) + int(offs.min())
+    high = int(base.max()) + int(offs.max())
+    if low < 0 or high + nbytes > limit:
+        raise InterpError(f"{what} touches bytes {low}..{high + nbytes - 1}, outside the {limit}-byte memory", op)
+
+
+def _space(mem: Any) -> Any:
+    return mem if hasattr(mem, "locate") else Flat(mem)
+
+
+def _flat(row: np.ndarray, pattern: np.ndarray, width: int) -> tuple[np.ndarray, bool]:
+    """Flat addresses `row + pattern` in units of `width` bytes when both parts are aligned
+    (then the memory is read as a typed view), else in bytes."""
+    if width > 1 and not (row % width).any() and not (pattern % width).any():
+        return row // width + pattern // width, True
+    return row + pattern, width == 1
+
+
+def gather(mem: Any, byte_base: Any, index: np.ndarray, d: DType, bits: int, op: Any = None,
+           what: str = "a read") -> np.ndarray:
+    """Values of `d` at `byte_base + index * bits / 8` of a memory (a `Dm`, `Flat` or byte
+    array); `byte_base` (per row) broadcasts against `index` (the access pattern)."""
+    space = _space(mem)
+    base = np.asarray(byte_base, np.int64)
+    index = np.asarray(index, np.int64)
+    if bits == 4:
+        nib = base * 2 + index
+        buf, row, pat = space.locate(nib >> 1, np.zeros((), np.int64), 1, what, op)
+        raw = (buf[row + pat] >> ((nib & 1) * 4).astype(np.uint8)) & 0xF
+        return from_raw(raw, d, 4)
+    width = bits // 8
+    buf, row, pat = space.locate(base, index * width, width, what, op)
+    addr, typed = _flat(row, pat, width)
+    if typed:
+        raw = (buf if width == 1 else buf.view(raw_dtype(bits)))[addr]
+    else:  # unaligned: assemble the little-endian bytes
+        raw = np.zeros(addr.shape, np.uint64)
+        for k in range(width):
+            raw |= buf[addr + k].astype(np.uint64) << np.uint64(8 * k)
+        raw = raw.astype(raw_dtype(bits))
+    return from_raw(raw, d, bits)
+
+
+def scatter(mem: Any, byte_base: Any, index: np.ndarray, values: np.ndarray, d: DType, bits: int,
+            op: Any = None, what: str = "a write") -> None:
+    """Write `values` of `d` at `byte_base + index * bits / 8` of a memory (shapes broadcast)."""
+    space = _space(mem)
+    base = np.asarray(byte_base, np.int64)
+    index = np.asarray(index, np.int64)
+    shape = np.broadcast_shapes(base.shape, index.shape)
+    raw = np.broadcast_to(to_raw(values, d, bits), shape).reshape(-1)
+    if bits == 4:
+        nib = np.broadcast_to(base * 2 + index, shape).reshape(-1)
+        buf, row, pat = space.locate(nib >> 1, np.zeros((), np.int64), 1, what, op)
+        addr = row + pat
+        shift = ((nib & 1) * 4).astype(np.uint8)
+        np.bitwise_and.at(buf, addr, ~(np.uint8(0xF) << shift))
+        np.bitwise_or.at(buf, addr, (raw.astype(np.uint8) & 0xF) << shift)
+        return
+    width = bits // 8
+    buf, row, pat = space.locate(base, index * width, width, what, op)
+    addr, typed = _flat(row, pat, width)
+    addr = np.broadcast_to(addr, shape).reshape(-1)
+    if typed:
+        (buf if width == 1 else buf.view(raw_dtype(bits)))[addr] = raw
+    else:
+        wide = raw.astype(np.uint64)
+        for k in range(width):
+            buf[addr + k] = ((wide >> np.uint64(8 * k)) & 0xFF).astype(np.uint8)
+
+
+def copy_bytes(src: Any, src_addr: tuple[np.ndarray, np.ndarray], dst: Any, dst_addr: tuple[np.ndarray, np.ndarray],
+               op: Any = None, what: str = "the DMA") -> None:
+    """Byte `dst_addr` of `dst` takes byte `src_addr` of `src` (a DMA's byte walk); each
+    address is a pair (outer walk, packet offsets) whose broadcast sum is the address."""
+    sbuf, srow, spat = _space(src).locate(*src_addr, 1, f"{what} source", op)
+    dbuf, drow, dpat = _space(dst).locate(*dst_addr, 1, f"{what} destination", op)
+    dbuf[drow + dpat] = sbuf[srow + spat]

@@ -1,0 +1,68 @@
+"""Fast paths for affine walks: a loop nest of addresses read or written as a strided view.
+
+A walk `base + sum(i_k * stride_k)` over a byte memory is the same set of accesses as a
+numpy view with those strides, so when every address is in bounds the interpreter copies
+through views instead of building index arrays (same bytes, far less memory traffic).
+DM addresses `slice * DM_SLICE_BYTES + offset` map to the stored `(slices, cap)` array
+affinely when each stride either steps whole slices or stays inside one slice. Anything
+else (negative strides, out-of-range walks, overlapping destinations) returns None and
+the caller takes the index-array path, which reports the fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from visa.interp.memory import Dm
+
+__all__ = ["flat_walk", "view", "injective"]
+
+
+def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int],
+              width: int) -> tuple[np.ndarray, int, list[int]] | None:
+    """(byte array, start, byte strides) of a walk of `width`-byte accesses, or None when it
+    is not an in-bounds affine walk with non-negative strides."""
+    sizes, strides = list(sizes), list(strides)
+    if base < 0 or any(s < 0 for s in strides) or any(n < 1 for n in sizes):
+        return None
+    span = sum((n - 1) * s for n, s in zip(sizes, strides))
+    if not isinstance(space, Dm):
+        data = space if isinstance(space, np.ndarray) else space.data
+        if base + span + width > data.size:
+            return None
+        return data.reshape(-1), base, strides
+    sb = space.slice_bytes
+    first, off = divmod(base, sb)
+    steps = [(n, s // sb) for n, s in zip(sizes, strides) if s % sb == 0]
+    inner = sum((n - 1) * s for n, s in zip(sizes, strides) if s % sb)
+    last = first + sum((n - 1) * k for n, k in steps)
+    if off + inner + width > sb or last >= space.slices:
+        return None
+    space._grow(off + inner + width)
+    cap = space.data.shape[1]
+    flat = [s // sb * cap if s % sb == 0 else s for s in strides]
+    return space.data.reshape(-1), first * cap + off, flat
+
+
+def view(walk: tuple[np.ndarray, int, list[int]], sizes: Sequence[int], dtype: np.dtype) -> np.ndarray | None:
+    """The strided view of a flat walk with elements of `dtype` (None when misaligned)."""
+    data, start, strides = walk
+    w = np.dtype(dtype).itemsize
+    if start % w or any(s % w for s in strides) or data.size % w:
+        return None
+    typed = data.view(dtype)
+    return as_strided(typed[start // w:], shape=tuple(sizes), strides=tuple(strides), writeable=True)
+
+
+def injective(sizes: Sequence[int], strides: Sequence[int], width: int) -> bool:
+    """Does the walk touch every byte at most once (so a write through its view is well
+    defined)? Sufficient test: sorted by stride, each step clears the span of the inner ones."""
+    span = width
+    for s, n in sorted((s, n) for n, s in zip(sizes, strides) if n > 1):
+        if s < span:
+            return False
+        span = s * (n - 1) + span
+    return True

@@ -1,0 +1,92 @@
+"""`trf_load` records and the TRF side of `contract_outer` (pipeline.md 8.2, 11.3, 11.4).
+
+A load stores the `beats * collect_flits` flits of its feed, `bytes_per_lane / 32` flits
+per lane, lane after lane, into rows `first, first + 1, ...` of each lane, where `first`
+is the region's first row plus `base_row` (rows are 32 bytes; a lane of an `L`-lane
+tensor is the `TRF_BYTES / L` bytes from `l * TRF_BYTES / L`). The bytes are the
+elements' byte image; `cell_format` says how a read decodes them (`INT9`: a
+sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from visa.interp.errors import check
+from visa.interp.memory import Memory, gather
+from visa.interp.rows import Rows
+from visa.interp.values import CELL_DTYPES, to_bytes, value_dtype
+
+__all__ = ["TrfTensor", "run_trf_load", "read_weights"]
+
+
+class TrfTensor:
+    """A loaded TRF tensor: its load record and the first row its readers use in each lane
+    (the artifacts.md 1.2 allocation; the load itself writes from `base_row`)."""
+
+    def __init__(self, op: Any, first_row: int, lane_bytes: int) -> None:
+        self.op = op
+        self.lanes = op.lanes
+        self.first_row = first_row
+        self.lane_bytes = lane_bytes          # bytes of one lane of the TRF for this lane count
+
+    def __repr__(self) -> str:
+        return f"TrfTensor(lanes={self.lanes}, first_row={self.first_row})"
+
+
+def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTensor:
+    """Store the fed flits into the TRF of every live slice."""
+    target = mem.target
+    et = op.element_type.dtype
+    bits = target.bits_of(et) or 0
+    check(bits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
+    check(stream.dtype == value_dtype(et), f"the feed does not deliver {op.element_type} elements", op)
+    flits = to_bytes(stream, et, bits)
+    check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
+    lanes, per_lane = op.lanes, op.bytes_per_lane
+    check(lanes in target.constants.LANES and mem.trf_bytes % lanes == 0, f"{lanes} lanes", op)
+    check(per_lane > 0 and per_lane % mem.row_bytes == 0, f"bytes_per_lane {per_lane} is not whole rows", op)
+    nflits = flits.shape[1]
+    check(nflits * mem.row_bytes == lanes * per_lane,
+          f"the feed delivers {nflits} flits, the load stores {lanes} x {per_lane} bytes", op)
+    lane_bytes = mem.trf_bytes // lanes
+    region_first, _ = op.region_rows(target)
+    first = region_first + op.base_row
+    start = first * mem.row_bytes
+    check(first >= 0 and start + per_lane <= lane_bytes,
+          f"rows {first}..{first + per_lane // mem.row_bytes - 1} leave the {lane_bytes}-byte lane", op)
+    read_from = mem.trf_row[op.result.id]
+    check(read_from * mem.row_bytes + per_lane <= lane_bytes, f"allocated rows from {read_from} leave the lane", op)
+    data = flits.reshape(rows.count, lanes, per_lane)
+    for (chip, cluster), sel in rows.groups():
+        trf = mem.trf(chip, cluster).reshape(mem.slices, lanes, lane_bytes)
+        trf[rows.slice[sel][:, None], np.arange(lanes)[None, :], start:start + per_lane] = data[sel]
+    return TrfTensor(op, read_from, lane_bytes)
+
+
+def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray:
+    """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape).
+
+    The cell format of the load and the contraction's `weight_type` fix the element width
+    and decoding; an index past the lane is refused."""
+    target = mem.target
+    load = trf.op
+    wd = outer.weight_type.dtype
+    check(wd in CELL_DTYPES.get(load.cell_format, ()), f"weight_type {outer.weight_type} cannot read "
+          f"{load.cell_format} cells", outer)
+    bits = target.bits_of(wd) or 0
+    index = np.asarray(index, np.int64)
+    top = int(index.max()) if index.size else 0
+    check(int(index.min()) >= 0 if index.size else True, "a TRF read before the tensor's first row", outer)
+    check(trf.first_row * mem.row_bytes + -(-(top + 1) * bits // 8) <= trf.lane_bytes,
+          f"the TRF read walk reaches element {top}, past the lane", outer)
+    out = np.zeros((rows.count, trf.lanes, *index.shape), value_dtype(wd))
+    lane_base = np.arange(trf.lanes, dtype=np.int64) * trf.lane_bytes + trf.first_row * mem.row_bytes
+    for (chip, cluster), sel in rows.groups():
+        flat = mem.trf(chip, cluster).reshape(-1)
+        base = (rows.slice[sel][:, None] * mem.trf_bytes + lane_base[None, :]).reshape(
+            len(sel), trf.lanes, *([1] * index.ndim))
+        out[sel] = gather(flat, base, index[None, None], wd, bits, outer, "the TRF read walk")
+    return out

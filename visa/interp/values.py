@@ -1,0 +1,147 @@
+"""Element values, their raw bits and bytes, padding masks and operand widening.
+
+The interpreter keeps a stream as a numpy array of *values*: floats as their bit patterns
+(`uint8` f8/f4, `uint16` bf16, `uint32` f32), integers as host values (`int8` for i4/i5/i8,
+`int16` for i9 and i16, `int32`, `uint8` for u8). Memory holds *raw bits*, little-endian
+bytes, 4-bit elements two per byte (element 2k in the low nibble, dtypes.md 2).
+
+Padding masks are the only use the interpreter makes of the IR types a record carries
+(artifacts.md 1.2): `pad_mask(m1, m2, ...)` is True where the joint position of those
+mappings is padding (pipeline.md 0.5), and such positions are forced to zero.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ir import convert as cv
+from ir.dtypes import DType
+from ir.mapping.cells import LIVE
+from ir.mapping.nodes import Mapping
+from tu_ops.enums import CellFormat, FeedElementType
+
+__all__ = [
+    "value_dtype", "raw_dtype", "to_raw", "from_raw", "to_bytes", "from_bytes", "pad_mask",
+    "zero_padding", "widen", "CELL_DTYPES",
+]
+
+_STAGING = {DType.I5: np.dtype(np.int8), DType.I9: np.dtype(np.int16)}
+
+
+def value_dtype(d: DType) -> np.dtype:
+    """numpy dtype of a value of `d` inside the interpreter."""
+    if d in _STAGING:
+        return _STAGING[d]
+    return d.bits_dtype if d.is_float else d.host_dtype
+
+
+def raw_dtype(bits: int) -> np.dtype:
+    """Unsigned container of one raw element of `bits` bits (4-bit elements in uint8)."""
+    return {4: np.dtype(np.uint8), 8: np.dtype(np.uint8), 16: np.dtype("<u2"), 32: np.dtype("<u4")}[bits]
+
+
+def to_raw(values: np.ndarray, d: DType, bits: int) -> np.ndarray:
+    """Values -> raw bits of width `bits` (two's complement for integers, i4 as a nibble)."""
+    v = np.asarray(values)
+    if d.is_float:
+        return v.astype(raw_dtype(bits), copy=False)
+    if bits == 4:
+        return (v.astype(np.uint8) & 0xF).astype(np.uint8)
+    if v.dtype.itemsize * 8 == bits:
+        return v.view(raw_dtype(bits))
+    return v.astype(np.int64).astype(raw_dtype(bits))
+
+
+def from_raw(raw: np.ndarray, d: DType, bits: int) -> np.ndarray:
+    """Raw bits of width `bits` -> values of `d` (signed integers sign-extend from `bits`)."""
+    r = np.asarray(raw)
+    if d.is_float:
+        return r.astype(value_dtype(d), copy=False)
+    if bits in (8, 16, 32):
+        r = r.astype(raw_dtype(bits), copy=False)
+        signed = r.view(np.dtype(f"<i{bits // 8}")) if d.is_signed else r
+        return signed.astype(value_dtype(d), copy=False)
+    r64 = r.astype(np.int64)
+    if d.is_signed:
+        r64 = r64 - (((r64 >> (bits - 1)) & 1) << bits)
+    return r64.astype(value_dtype(d))
+
+
+def to_bytes(values: np.ndarray, d: DType, bits: int) -> np.ndarray:
+    """Values along the last axis -> their little-endian byte image along the last axis."""
+    raw = to_raw(values, d, bits)
+    if bits == 4:
+        if raw.shape[-1] % 2:
+            raise ValueError("an odd number of 4-bit elements has no byte image")
+        return (raw[..., 0::2] | (raw[..., 1::2] << 4)).astype(np.uint8)
+    raw = np.ascontiguousarray(raw.astype(raw_dtype(bits), copy=False))
+    return raw.view(np.uint8).reshape(*raw.shape[:-1], raw.shape[-1] * (bits // 8))
+
+
+def from_bytes(data: np.ndarray, d: DType, bits: int) -> np.ndarray:
+    """Little-endian bytes along the last axis -> values of `d` along the last axis."""
+    data = np.ascontiguousarray(data, dtype=np.uint8)
+    if bits == 4:
+        raw = np.stack([data & 0xF, data >> 4], axis=-1).reshape(*data.shape[:-1], -1)
+    else:
+        raw = data.view(raw_dtype(bits))
+    return from_raw(raw, d, bits)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mask(mapping: Mapping) -> np.ndarray:
+    table = mapping.cells(np.arange(mapping.size, dtype=np.int64))
+    out = np.asarray(table.status) != LIVE
+    out.setflags(write=False)
+    return out
+
+
+def pad_mask(*mappings: Mapping) -> np.ndarray:
+    """Padding flags of the joint positions of `mappings` (outer to inner), shaped
+    `(size(m1), size(m2), ...)`: a position is padding when any component is."""
+    out = np.zeros((), bool)
+    for mp in mappings:
+        out = np.logical_or.outer(out, _mask(mp))
+    return out
+
+
+def zero_padding(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """`values` (rows, *mask.shape) with every padded position set to zero (in place)."""
+    if mask.any():
+        values[:, mask] = 0
+    return values
+
+
+# Values of a TRF cell format, as stored: the storage dtype of each promoted format.
+CELL_DTYPES: dict[CellFormat, tuple[DType, ...]] = {
+    CellFormat.INT9: (DType.I8,),
+    CellFormat.INT5: (DType.I4,),
+    CellFormat.BF16_16: (DType.BF16,),
+    CellFormat.F8_8: (DType.F8E4M3, DType.F8E5M2),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def widen_table(et: FeedElementType) -> np.ndarray | None:
+    """f32 bits of every code of a float operand type (dtypes.md 5), or None for integers."""
+    d = et.dtype
+    if d == DType.BF16:
+        return cv.widen_bf16(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
+    if d == DType.F8E4M3:
+        return cv.decode_e4m3(np.arange(256, dtype=np.uint8))
+    if d == DType.F8E5M2:
+        return cv.decode_e5m2(np.arange(256, dtype=np.uint8))
+    if d.is_float:
+        raise ValueError(f"{et} is not a contraction operand")
+    return None
+
+
+def widen(values: np.ndarray, et: FeedElementType) -> np.ndarray:
+    """Contraction Engine widening (dtypes.md 5): integers to int32, floats to float32
+    (through the conversion's table of every code)."""
+    table = widen_table(et)
+    if table is None:
+        return np.asarray(values).astype(np.int32)
+    return table[values].view(np.float32)

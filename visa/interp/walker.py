@@ -1,0 +1,123 @@
+"""The walker: execute a lowered kernel's body in program order (artifacts.md 1.1 item 4).
+
+`execute(artifact_or_kernel, arrays, target)` binds each host array to its parameter as
+HBM bytes, runs every `dma` record and every TU program (its FeedBuffer, then the ops in
+order; the three contraction records run as one step), and returns the results named by
+`return` as host arrays. Values live in one environment: HBM tensors as byte arrays, DM
+tensors as addresses, TRF tensors as row ranges, streams as per-slice value arrays local
+to their program. Nothing here reads the traced IR or the Python kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.target import Target, get_target
+from visa.interp.alloc import allocate
+from visa.interp.contract import run_contraction
+from visa.interp.dma import DmTensor, run_dma
+from visa.interp.drain import run_cast, run_commit, run_lane_fold
+from visa.interp.errors import InterpError, check
+from visa.interp.feed import run_feed
+from visa.interp.host import check_count, from_hbm, to_hbm
+from visa.interp.memory import Memory
+from visa.interp.rows import Rows
+from visa.interp.trf import TrfTensor, run_trf_load
+
+__all__ = ["execute", "run_kernel", "resolve"]
+
+
+def resolve(artifact_or_kernel: Any, target: Any = None) -> tuple[LoweredKernel, Target]:
+    """The lowered kernel and the target object of an artifact, a kernel, and a target
+    name, path or object (default: the target the artifact names, else `rngd`)."""
+    kernel = getattr(artifact_or_kernel, "kernel", artifact_or_kernel)
+    if not isinstance(kernel, LoweredKernel):
+        raise TypeError(f"execute() takes a VisaArtifact or a LoweredKernel, not {type(artifact_or_kernel).__name__}")
+    if target is None:
+        target = getattr(artifact_or_kernel, "target", None) or "rngd"
+    if not isinstance(target, Target):
+        target = get_target(target)
+    return kernel, target
+
+
+def execute(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None,
+            as_tuple: bool | None = None) -> Any:
+    """Run an artifact on host arrays (one per parameter, in signature order).
+
+    Returns one array, a tuple when the kernel has several results (or `as_tuple`), or
+    None without results; bf16/f8/f4 results are `ml_dtypes` arrays. Raises `NpuOptError`
+    (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute."""
+    kernel, tgt = resolve(artifact_or_kernel, target)
+    check_count(kernel.name, kernel.params, arrays)
+    hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
+    outputs = run_kernel(kernel, hbm, tgt)
+    types = {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
+    values = tuple(from_hbm(buf, types[r.id], tgt) for r, buf in zip(kernel.results, outputs))
+    if as_tuple or (as_tuple is None and len(values) > 1):
+        return values
+    return values[0] if values else None
+
+
+def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> list[np.ndarray]:
+    """Run the body on HBM parameter bytes; return the HBM bytes of the results, in order."""
+    mem = Memory(target)
+    mem.dm_address, mem.trf_row = allocate(kernel, target)
+    env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
+    for step in kernel.steps:
+        if isinstance(step, TuProgram):
+            _program(step, mem, env)
+        else:
+            env[step.result.id] = run_dma(step, mem, env)
+    out = []
+    for r in kernel.results:
+        value = env.get(r.id)
+        if not isinstance(value, np.ndarray):
+            raise InterpError(f"the result {r} is not an HBM tensor")
+        out.append(value)
+    return out
+
+
+def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
+    """Run one TU program on its live slices; its sink's value goes into `env`."""
+    rows = Rows(program.space)
+    ops = list(program.ops)
+    check(bool(ops) and ops[0].MNEMONIC == "feed_buffer", "a program starts with its feed_buffer", program.sink)
+    local: dict[int, Any] = {}
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        kind = op.MNEMONIC
+        if kind == "feed_buffer":
+            local[op.result.id] = run_feed(op, rows, mem, env)
+        elif kind == "contract_outer":
+            check(i + 2 < len(ops) and ops[i + 1].MNEMONIC == "packet_reduce" and ops[i + 2].MNEMONIC == "time_reduce"
+                  and ops[i + 1].input == op.result and ops[i + 2].input == ops[i + 1].result,
+                  "a contract_outer is followed by its packet_reduce and time_reduce", op)
+            trf = env.get(op.weights.id)
+            check(isinstance(trf, TrfTensor), f"weights {op.weights} is not a loaded TRF tensor", op)
+            stream = _input(local, op.stream, op)
+            local[ops[i + 2].result.id] = run_contraction(op, ops[i + 1], ops[i + 2], stream, trf, rows, mem)
+            i += 3
+            continue
+        elif kind == "lane_fold":
+            local[op.result.id] = run_lane_fold(op, _input(local, op.input, op), mem)
+        elif kind == "cast_op":
+            local[op.result.id] = run_cast(op, _input(local, op.input, op), mem)
+        elif kind == "trf_load":
+            env[op.result.id] = run_trf_load(op, _input(local, op.input, op), rows, mem)
+        elif kind == "commit":
+            env[op.result.id] = run_commit(op, _input(local, op.input, op), rows, mem)
+        else:
+            raise InterpError(f"`{kind}` cannot run here", op)
+        i += 1
+    check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor)),
+          "a program ends with its trf_load or commit", ops[-1])
+
+
+def _input(local: dict[int, Any], ref: Any, op: Any) -> Any:
+    value = local.get(ref.id)
+    check(value is not None, f"input {ref} is not a stream of this program", op)
+    return value
