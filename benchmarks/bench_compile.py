@@ -1,0 +1,78 @@
+"""Compile speed: in-process GEMM compile, a cache hit, and `npu-opt compile examples/` wall time.
+
+Printed with ratios against baselines measured in the same run:
+- full compile (trace, lower, verify, emit) of examples/gemm.py, and of the same kernel
+  with K x8 (still legal), ratio against the base;
+- a cache hit of `npu-opt compile` on an unchanged file, in process;
+- wall time of `npu-opt compile examples/ -o DIR` (process start included), against the
+  wall time of `python -c "import npu_opt"` (the interpreter start floor).
+Run: python benchmarks/bench_compile.py
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_check import clear_caches, load, with_axes  # noqa: E402
+
+from npu_opt.compile_api import compile_kernel  # noqa: E402
+from npu_opt.compile_command import run_compile  # noqa: E402
+
+
+def best(fn, number: int, repeat: int = 5) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def wall(cmd: list[str]) -> float:
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+        runs.append(time.perf_counter() - start)
+    return min(runs)
+
+
+def main() -> None:
+    source = (ROOT / "examples" / "gemm.py").read_text()
+    base = load(source, "bc_gemm_base")
+    big = load(with_axes(512, 512, 512), "bc_gemm_k8")
+    assert compile_kernel(base).status == "ok" and compile_kernel(big).status == "ok"
+
+    def cold(kernel):
+        def go():
+            clear_caches()
+            compile_kernel(kernel)
+        return go
+
+    rows = []
+    t_base = best(cold(base), 5)
+    t_big = best(cold(big), 5)
+    rows.append(("compile GEMM (cold caches)", t_base, t_base))
+    rows.append(("compile GEMM, K x8 (cold caches)", t_big, t_base))
+    with tempfile.TemporaryDirectory() as out:
+        kernel_file = str(ROOT / "examples" / "gemm.py")
+        run_compile([kernel_file], out, jobs=1, out=io.StringIO())
+        t_hit = best(lambda: run_compile([kernel_file], out, jobs=1, out=io.StringIO()), 5)
+    rows.append(("npu-opt compile, cache hit (in process)", t_hit, t_base))
+    with tempfile.TemporaryDirectory() as out:
+        floor = wall([sys.executable, "-c", "import npu_opt"])
+        t_cli = wall([sys.executable, "-m", "npu_opt", "compile", "examples/", "-o", out, "--jobs", "2"])
+    rows.append(("python -c 'import npu_opt' (floor)", floor, floor))
+    rows.append(("npu-opt compile examples/ (wall, 7 kernels)", t_cli, floor))
+    print(f"{'benchmark':46} {'time':>10} {'ratio':>7}  (ratio vs the row's baseline)")
+    for name, t, ref in rows:
+        print(f"{name:46} {t * 1e3:8.2f}ms {t / ref:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
