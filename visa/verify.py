@@ -4,7 +4,11 @@ types fix (artifacts.md 1.2 and 1.4). Any failure is a `VisaTextError` naming th
 Re-derived beyond the op verifiers of pipeline.md 11: the target line, the DM and TRF
 addresses (lowest free 8-byte address / row at the creating step), the spatial mappings of
 in-program DM types, a feed's source dtype and element mapping, each DMA's partitions and
-byte count, a commit's `write_bytes`, and every cost counter.
+byte count, a commit's `write_bytes`, and every cost counter. Then every record's fields are
+re-derived from its types by the lowering's own builders (`visa.rederive`: read plans, flit
+counts, TRF geometry and walk, reduction geometry, write plans, DMA commands...) and compared
+field by field; the first disagreement names the field, the value found and the value the
+types give.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from ir.mapping.ops import coalesce
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.enums import DmaKind, Region, TuContext
-from tu_ops.printing import mapping_text
+from tu_ops.printing import mapping_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import tensor_bytes, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
+from visa.rederive import Underivable, expected_dma, expected_program, first_difference
 
 __all__ = ["verify_artifact", "verify_text"]
 
@@ -182,14 +187,46 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     for step in kernel.steps:
         if not isinstance(step, TuProgram):
             _check_dma(step, target, fail)
+            _check_derived([(step, _derive(expected_dma, step, step, target, fail=fail))], fail)
             continue
         for op in step.ops:
             if op.output_type.kind == "dm" and op.output_type.spatial() != step.space:
                 raise fail.op(op, "the DM tensor's Chip, Cluster and Slice mappings differ from the program's space")
             if op.MNEMONIC == "feed_buffer":
                 _check_feed(op, types.get(op.source.tensor.id), fail)
+                _check_feed_space(op, types.get(op.source.tensor.id), step, fail)
             elif op.MNEMONIC == "commit":
                 _check_commit(op, step.context, target, fail)
+        first = step.ops[0] if step.ops else None
+        _check_derived(_derive(expected_program, first, step, types, target, fail=fail), fail)
+
+
+def _derive(build: Any, where: Any, *args: Any, fail: _Failer) -> Any:
+    """`build(*args)` (a `visa.rederive` function); a record the lowering's builders cannot
+    lower is refused at its line (at `where`'s when the failure names no record)."""
+    try:
+        return build(*args)
+    except Underivable as e:
+        raise fail.op(e.op if e.op is not None else where,
+                      f"the record's fields cannot be re-derived from its types: {e.detail}") from None
+
+
+def _check_derived(pairs: list[tuple[Any, Any]], fail: _Failer) -> None:
+    """Every printed field of each record equals the one the lowering derives from its types
+    (artifacts.md 1.2); allocation fields are checked by `_check_addresses` instead."""
+    for found, expected in pairs:
+        diff = first_difference(found, expected)
+        if diff is not None:
+            path, got, want = diff
+            raise fail.op(found, f"{found.MNEMONIC} field {path}={value_text(got)} disagrees with the record's "
+                                 f"types, which give {path}={value_text(want)}")
+
+
+def _check_feed_space(op: Any, source: Any, program: TuProgram, fail: _Failer) -> None:
+    """A program's space is its `begin` view's Chip, Cluster and Slice (pipeline.md 11.1)."""
+    if [mapping_text(x) for x in source.spatial()] != [mapping_text(x) for x in program.space]:
+        raise fail.op(op, f"the feed reads {op.source.tensor}, whose Chip, Cluster and Slice mappings differ from "
+                          f"the program's space")
 
 
 def _check_feed(op: Any, source: Any, fail: _Failer) -> None:

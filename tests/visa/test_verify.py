@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import pytest
 
 from ir.errors import VisaFormatError
+from npu_opt.compile_api import compile_kernel
+from npu_opt.discover import discover
+from tests.kernel_files import EXAMPLES_DIR
+from tests.tu_ops.builders import gemm
+from tests.visa import test_fault_injection as fi
 from tests.visa.samples import example_4b
 from tests.visa.test_text import SPEC_TEXT
-from tu_ops import rngd
+from tu_ops import WritePlan, rngd
 from visa import VisaTextError, parse_visa, print_visa, verify_artifact, verify_text
 
 
@@ -103,3 +110,118 @@ def test_unknown_target_name():
         verify_text(text)
     assert (info.value.line, info.value.column) == (3, 8)
     verify_text(text.replace('"nosuch"', '"rngd"'), rngd())
+
+
+# --- re-derivation of every field from the record's types (artifacts.md 1.2) ------------------
+
+
+# The corruptions of test_fault_injection that change the computed result yet passed every op
+# verifier: each is now refused at its record, naming the field that disagrees with the types.
+REDERIVED = {
+    "feed-time-stride": "shapes[0].time",
+    "feed-bcast-stride": "shapes[0].time",
+    "weight-feed-stride": "shapes[0].time",
+    "feed-offset": "source.offset",
+    "dma-src-stride": "commands[0].entries",
+    "dma-dst-stride": "commands[0].entries",
+    "dma-broadcast-axis": "commands[0].entries",
+    "dma-out-stride": "commands[0].entries",
+    "walk-stride": "trf_read.entries",
+    "walk-broadcast": "trf_read.entries",
+    "walk-transposed": "trf_read.entries",
+    "tree-depth": "depth",
+    "write-permuted": "write.time",
+}
+_CORRUPTIONS = {case: corrupt for case, corrupt, _ in fi.CASES}
+
+# Uncoalesced entries equivalent to the canonical ones (same traversal, same result): the op
+# verifiers accept them, but the lowering never prints them, so the text is not canonical.
+NON_CANONICAL = {
+    "feed-time": (fi.edit(4, lambda op: fi.shape(op, time=[(8, 128), (2, 2048), (2, 1024)])), "shapes[0].time",
+                  "[8:128, 4:1024]"),
+    "feed-packet": (fi.edit(6, lambda op: fi.shape(op, packet=[(2, 64), (64, 1)])), "shapes[0].packet", "[128:1]"),
+    "dma": (fi.edit(2, lambda op: fi.entries(op, (4, 16384, 33554432), (4, 4096, 8388608), (16, 0, 524288),
+                                              (4096, 1, 1))),
+            "commands[0].entries", "[16:4096:8388608, 16:0:524288, 4096:1:1]"),
+    "trf-walk": (fi.edit(7, lambda op: fi.walk(op, (4, 0), (8, 0), (8, 1))), "trf_read.entries", "[32:0, 8:1]"),
+    "write-plan": (fi.edit(11, lambda op: attrs.evolve(op, write=WritePlan(time=[(4, 256), (32, 8)], packet=[(8, 1)]))),
+                   "write.time", "[128:8]"),
+}
+
+
+def _record_at(text: str, n: int) -> tuple[int, int]:
+    """(line, column) of record `%n` in a printed artifact."""
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith(f"%{n} = "):
+            return i, len(line) - len(line.lstrip()) + 1
+    raise AssertionError(f"%{n} not in the text")
+
+
+def _refused_at_field(kernel, field: str) -> VisaTextError:
+    text = print_visa(kernel, rngd())
+    with pytest.raises(VisaFormatError) as info:
+        verify_text(text)
+    e = info.value
+    assert f"field {field}=" in e.detail and f"which give {field}=" in e.detail, e.detail
+    assert e.code == "USAGE" and e.rule is None, str(e)
+    return e
+
+
+def test_rederivation_cases_are_the_fault_injection_ones():
+    assert set(REDERIVED) <= set(_CORRUPTIONS)
+
+
+@pytest.mark.parametrize("case", sorted(REDERIVED))
+def test_a_field_that_disagrees_with_the_types_is_refused(case):
+    corrupt = _CORRUPTIONS[case]
+    kernel = corrupt(gemm("i8"))
+    kernel.verify(rngd())  # every op verifier accepts it: only the re-derivation refuses
+    e = _refused_at_field(kernel, REDERIVED[case])
+    original = {op.result.id: op for op in gemm("i8").ops()}
+    (changed,) = [op for op in kernel.ops() if op != original[op.result.id]]
+    assert (e.line, e.column) == _record_at(print_visa(kernel, rngd()), changed.result.id), str(e)
+
+
+def test_the_message_gives_the_found_and_the_expected_value():
+    e = _refused_at_field(_CORRUPTIONS["walk-stride"](gemm("i8")), "trf_read.entries")
+    assert "contract_outer field trf_read.entries=[32:0, 8:2] disagrees with the record's types, which give " \
+           "trf_read.entries=[32:0, 8:1]" in e.detail
+    e = _refused_at_field(_CORRUPTIONS["feed-offset"](gemm("i8")), "source.offset")
+    assert "source.offset=32" in e.detail and "source.offset=0" in e.detail
+    e = _refused_at_field(_CORRUPTIONS["tree-depth"](gemm("i8")), "depth")
+    assert "packet_reduce field depth=5" in e.detail and "which give depth=6" in e.detail
+
+
+def test_spec_text_corruptions_are_refused_at_their_line():
+    _fails(SPEC_TEXT.replace("time=[32:128, 4:0]", "time=[32:64, 4:0]"),
+           "feed_buffer field shapes[0].time=[32:64, 4:0] disagrees with the record's types, which give "
+           "shapes[0].time=[32:128, 4:0]", 19, 3)
+    _fails(SPEC_TEXT.replace("depth=6", "depth=5"), "packet_reduce field depth=5", 21, 3)
+    _fails(SPEC_TEXT.replace("write={time=[128:8]", "write={time=[4:256, 32:8]"), "commit field write.time=", 24, 3)
+    _fails(SPEC_TEXT.replace("32:128:2048, 128:1:1", "32:128:1024, 128:1:1"), "dma field commands[0].entries=", 26, 1)
+
+
+@pytest.mark.parametrize("case", sorted(NON_CANONICAL))
+def test_non_canonical_equivalent_entries_are_refused(case):
+    corrupt, field, canonical = NON_CANONICAL[case]
+    kernel = corrupt(gemm("i8"))
+    assert kernel != gemm("i8")
+    kernel.verify(rngd())
+    e = _refused_at_field(kernel, field)
+    assert f"which give {field}={canonical}" in e.detail, e.detail
+
+
+@functools.cache
+def _example_kernels():
+    found = discover([str(EXAMPLES_DIR)])
+    assert not found.errors and found.kernels
+    return {k.name: k for k in found.kernels}
+
+
+@pytest.mark.parametrize("name", sorted(_example_kernels()))
+def test_every_compiled_example_verifies(name):
+    outcome = compile_kernel(_example_kernels()[name])
+    assert outcome.status == "ok", outcome.diagnostics
+    artifact = verify_text(outcome.text)
+    verify_artifact(parse_visa(outcome.text), rngd(), source=outcome.text)
+    assert parse_visa(outcome.text) == artifact

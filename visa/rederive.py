@@ -1,0 +1,296 @@
+"""Re-derive a parsed record's derived fields from its types, with the lowering's own builders.
+
+`npu-opt visa --verify` (artifacts.md 1.2) must refuse a record whose fields disagree with
+its types. Rather than a second derivation, this module rebuilds, from the records' input
+and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read, calls
+those builders (`tu_ops.lower.feed.lower_feed`, `trf.lower_trf`, `contract.lower_outer` /
+`lower_packet` / `lower_time` / `lower_lane`, `commit.lower_cast` / `lower_commit`,
+`dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
+`trf_geometry`, `contract_geometry.*`, `commit.commit_write_plan` and `dma.dma_burst`), and
+returns the records the lowering would have produced. `first_difference` then names the
+first field (as a dotted path into the record) where a parsed record and its re-derivation
+differ.
+
+What the types do not carry is taken from the record itself, as the user's choice it is:
+the feed's conversions (the adapter chain between the fetch and collect dtypes), the lane
+fold's mode (the time reducer's mode is the program's lane fold's), the commit conversion
+(`commit_cast` / `commit_cast_relu`) and the trim (`commit_trim` keeps the packet's first
+`valid_bytes` worth of cells, TRIM-2). Allocation results are not re-derived here (the
+verifier checks them against the allocation rules): a DMA's DM-side bases are offset by the
+allocation facts of `visa.facts.with_facts`, as the allocation pass offsets them; a
+`trf_load`'s `base_row` and a `commit`'s `dest` are skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterator
+
+import attrs
+
+from ir import ops as ir
+from ir.mapping.nodes import IDENTITY, Mapping, Resize
+from ir.types import StreamType
+from tu_ops.enums import CollectFlits, CommitConversion, ConversionKind
+from tu_ops.lower.commit import lower_cast, lower_commit
+from tu_ops.lower.contract import lower_lane, lower_outer, lower_packet, lower_time, outer_pack
+from tu_ops.lower.dma import lower_dma
+from tu_ops.lower.feed import lower_feed
+from tu_ops.lower.program import Chain
+from tu_ops.lower.trf import lower_trf, trf_flits
+from tu_ops.printing import mapping_text, value_text
+
+__all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
+
+# Fields filled by the allocation pass and checked against the allocation rules instead.
+SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"})}
+
+
+class Underivable(Exception):
+    """The lowering's builders cannot lower the record's types (`op` is the record)."""
+
+    def __init__(self, op: Any, detail: str) -> None:
+        super().__init__(detail)
+        self.op = op
+        self.detail = detail
+
+
+# --- DMA ---------------------------------------------------------------------------------------
+
+def expected_dma(op: Any, target: Any) -> Any:
+    """The DmaOp `lower_dma` makes from `op`'s types, its DM-side bases offset by the
+    allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
+    src_t, dst_t = op.input_type, op.output_type
+    cls = ir.ToHbm if getattr(dst_t, "kind", None) == "hbm" else ir.ToDm
+    traced = cls(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, dst_t), loc=op.loc)
+    try:
+        low = lower_dma(traced, op.result.id, op.src.id, src_t, dst_t, target)
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, _reason(e)) from None
+    src_off = _offset(src_t, op.src_alloc)
+    dst_off = _offset(dst_t, op.dst_alloc)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
+                     for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+
+
+def _offset(t: Any, alloc: Any) -> int:
+    """The allocation base the allocation pass adds to a DM side's addresses (0 for HBM)."""
+    if getattr(t, "kind", None) != "dm" or alloc is None:
+        return 0
+    return alloc.base
+
+
+# --- TU programs ------------------------------------------------------------------------------
+
+def expected_program(program: Any, types: dict[int, Any], target: Any) -> list[tuple[Any, Any]]:
+    """(record, re-derived record) for every record of `program`, in order. `types` maps a
+    value id to its type (parameters and every record's result)."""
+    ops = list(program.ops)
+    if not ops or ops[0].MNEMONIC != "feed_buffer":
+        raise Underivable(ops[0] if ops else None, "a program starts with its feed_buffer")
+    fresh = itertools.count(-1, -1)
+    traced = _traced(ops, types, target, fresh)
+    chain = Chain(tuple(op for group in traced for op in group))
+    lane = next((r for r in ops if r.MNEMONIC == "lane_fold"), None)
+    out = []
+    for i, rec in enumerate(ops):
+        prev = ops[i - 1].result.id if i else None
+        try:
+            out.append((rec, _lower(rec, i, prev, ops, traced[i], chain, types, lane, program, target)))
+        except Underivable:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+            raise Underivable(rec, _reason(e)) from None
+    return out
+
+
+def _reason(e: Exception) -> str:
+    return getattr(e, "detail", None) or str(e) or type(e).__name__
+
+
+def _traced(ops: list[Any], types: dict[int, Any], target: Any, fresh: Iterator[int]) -> list[tuple[ir.Op, ...]]:
+    """The traced ops each record stands for, rebuilt from the records' types: the feed
+    becomes `begin, fetch, adapters..., collect`, a commit `commit_trim [commit_cast] commit`,
+    every other record its one stage."""
+    feed = ops[0]
+    try:
+        groups = [_traced_feed(feed, types, target, fresh)]
+    except Underivable:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise Underivable(feed, _reason(e)) from None
+    prev = groups[0][-1].result
+    for rec in ops[1:]:
+        try:
+            group = _traced_stage(rec, ir.Value(prev.id, rec.input_type), types, target, fresh)
+        except Underivable:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise Underivable(rec, _reason(e)) from None
+        groups.append(group)
+        prev = group[-1].result
+    return groups
+
+
+def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[int]) -> tuple[ir.Op, ...]:
+    src_t = types.get(feed.source.tensor.id)
+    if getattr(src_t, "kind", None) != "dm":
+        raise Underivable(feed, f"the feed reads {feed.source.tensor}, which is not a DM tensor")
+    context = feed.context.value
+    # `ctx.begin(view)`: Stream[D; Chip, Cluster, Slice; 1, Element] (npu_opt.context).
+    begin_t = StreamType(src_t.dtype, src_t.chip, src_t.cluster, src_t.slice, IDENTITY, src_t.element, context)
+    begin = ir.Begin(view=ir.Value(feed.source.tensor.id, src_t), context=context,
+                     result=ir.Value(next(fresh), begin_t), loc=feed.loc)
+    fin = feed.input_type
+    fetch = ir.Fetch(input=begin.result, time=fin.time, packet=fin.packet, result=ir.Value(next(fresh), fin))
+    dtypes = feed.dtype_chain(target)
+    if dtypes is None:
+        raise Underivable(feed, f"the conversions {value_text(feed.conversions)} are not a legal adapter chain")
+    ops: list[ir.Op] = [begin, fetch]
+    cur = fetch.result
+    for conv, d in zip(feed.conversions, dtypes[1:]):
+        value = ir.Value(next(fresh), attrs.evolve(cur.type, dtype=d))
+        if conv.kind is ConversionKind.ZP_SUB:
+            op = ir.FetchZeroPointSub(input=cur, dtype=d, zero_point=conv.zero_point, result=value)
+        elif conv.kind.stage == "lookup":
+            op = ir.FetchTableLookup(input=cur, dtype=d, result=value)
+        else:
+            op = ir.FetchCast(input=cur, dtype=d, result=value)
+        ops.append(op)
+        cur = value
+    out = feed.output_type
+    ops.append(ir.Collect(input=cur, time=out.time, packet=out.packet, result=ir.Value(feed.result.id, out)))
+    return tuple(ops)
+
+
+def _traced_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
+                  fresh: Iterator[int]) -> tuple[ir.Op, ...]:
+    out = rec.output_type
+    result = ir.Value(rec.result.id, out)
+    m = rec.MNEMONIC
+    if m == "trf_load":
+        return (ir.ToTrf(input=src, lane=out.lane, element=out.element, result=result, loc=rec.loc),)
+    if m == "contract_outer":
+        trf_t = types.get(rec.weights.id)
+        if getattr(trf_t, "kind", None) != "trf":
+            raise Underivable(rec, f"the weights {rec.weights} are not a TRF tensor")
+        return (ir.ContractOuter(input=src, trf=ir.Value(rec.weights.id, trf_t), time=out.time, packet=out.packet,
+                                 result=result, loc=rec.loc),)
+    if m == "packet_reduce":
+        return (ir.ContractPacket(input=src, packet=out.packet, result=result, loc=rec.loc),)
+    if m == "time_reduce":
+        return (ir.ContractTime(input=src, time=out.time, result=result, loc=rec.loc),)
+    if m == "lane_fold":
+        return (ir.ContractLane(input=src, time=out.time, packet=out.packet, mode=rec.mode, result=result,
+                                loc=rec.loc),)
+    if m == "cast_op":
+        return (ir.Cast(input=src, dtype=out.dtype, packet=out.packet, result=result, loc=rec.loc),)
+    if m == "commit":
+        return _traced_commit(rec, src, target, fresh)
+    raise Underivable(rec, f"a `{m}` record has no place in a TU program")
+
+
+def _traced_commit(rec: Any, src: ir.Value, target: Any, fresh: Iterator[int]) -> tuple[ir.Op, ...]:
+    """`commit_trim(P') [commit_cast] commit(element)`: the trim keeps the input packet's first
+    `valid_bytes` worth of cells of the committed dtype (TRIM-2)."""
+    out = rec.output_type
+    bits = target.bits_of(out.dtype) or out.dtype.bits
+    if (rec.valid_bytes * 8) % bits:
+        raise Underivable(rec, f"valid_bytes {rec.valid_bytes} is not a whole number of {out.dtype} cells")
+    n = rec.valid_bytes * 8 // bits
+    packet = src.type.packet
+    if not 1 <= n <= packet.size:
+        raise Underivable(rec, f"valid_bytes {rec.valid_bytes} keeps {n} cells of a {packet.size}-cell packet")
+    trimmed = packet if n == packet.size else Resize(packet, n).normalize()
+    trim = ir.CommitTrim(input=src, packet=trimmed, result=ir.Value(next(fresh), attrs.evolve(src.type, packet=trimmed)),
+                         loc=rec.loc)
+    ops: list[ir.Op] = [trim]
+    cur = trim.result
+    if rec.conversion is not CommitConversion.NONE:
+        relu = rec.conversion is CommitConversion.F32_TO_BF16_RELU
+        conv = ir.CommitCast(input=cur, dtype=out.dtype, relu=relu,
+                             result=ir.Value(next(fresh), attrs.evolve(cur.type, dtype=out.dtype)))
+        ops.append(conv)
+        cur = conv.result
+    ops.append(ir.Commit(input=cur, element=out.element, result=ir.Value(rec.result.id, out)))
+    return tuple(ops)
+
+
+def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.Op, ...], chain: Chain,
+           types: dict[int, Any], lane: Any, program: Any, target: Any) -> Any:
+    """The lowering's record for `rec` (the builders of `tu_ops.lower.build._program`)."""
+    m = rec.MNEMONIC
+    if m == "feed_buffer":
+        if len(ops) < 2:
+            raise Underivable(rec, "the feed delivers to no op")
+        consumer = chain.after_collect()[0]
+        if isinstance(consumer, ir.ToTrf):
+            flits = trf_flits(consumer)
+        elif isinstance(consumer, ir.ContractOuter):
+            flits = CollectFlits(outer_pack(consumer))
+        else:
+            flits = CollectFlits.Flit1
+        src_t = types[rec.source.tensor.id]
+        return lower_feed(chain, rec.result.id, ops[1].result.id, flits, rec.source.tensor, src_t.element, target)
+    op = group[0]
+    if m == "trf_load":
+        return lower_trf(op, rec.result.id, prev, rec.output_type, target)
+    if m == "contract_outer":
+        return lower_outer(op, rec.result.id, prev, rec.weights.id, op.trf.type, target)
+    if m == "packet_reduce":
+        return lower_packet(op, rec.result.id, prev)
+    if m == "time_reduce":
+        if lane is None:
+            raise Underivable(rec, "a time_reduce without a lane_fold in its program")
+        return lower_time(op, rec.result.id, prev, lane.mode)
+    if m == "lane_fold":
+        return lower_lane(op, rec.result.id, prev)
+    if m == "cast_op":
+        return lower_cast(op, rec.result.id, prev)
+    if m == "commit":
+        conv = next((x for x in group if isinstance(x, ir.CommitCast)), None)
+        return lower_commit(group[0], conv, group[-1], rec.result.id, prev, rec.output_type, program.context, target)
+    raise Underivable(rec, f"a `{m}` record has no place in a TU program")
+
+
+# --- comparison -------------------------------------------------------------------------------
+
+def first_difference(found: Any, expected: Any) -> tuple[str, Any, Any] | None:
+    """(field path, found value, expected value) of the first printed field where two records
+    of one op differ, or None. Mappings compare by their text (artifacts.md 1.3 rule 5); the
+    allocation fields of `SKIPPED` are not compared."""
+    skip = SKIPPED.get(found.MNEMONIC, frozenset())
+    for (name, a), (_, b) in zip(found.fields(), expected.fields()):
+        if name in skip:
+            continue
+        diff = _diff(name, a, b)
+        if diff is not None:
+            return diff
+    return None
+
+
+def _struct(v: Any) -> bool:
+    return attrs.has(type(v)) and getattr(type(v), "TEXT_STYLE", None) in ("struct", "tuple")
+
+
+def _diff(path: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        same = isinstance(a, Mapping) and isinstance(b, Mapping) and mapping_text(a) == mapping_text(b)
+        return None if same else (path, a, b)
+    if _struct(a) and type(a) is type(b):
+        for f in attrs.fields(type(a)):
+            diff = _diff(f"{path}.{f.name}", getattr(a, f.name), getattr(b, f.name))
+            if diff is not None:
+                return diff
+        return None
+    if (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
+            and any(_struct(x) for x in a)):
+        for k, (x, y) in enumerate(zip(a, b)):
+            diff = _diff(f"{path}[{k}]", x, y)
+            if diff is not None:
+                return diff
+        return None
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return None if tuple(a) == tuple(b) else (path, a, b)
+    return None if a == b else (path, a, b)
