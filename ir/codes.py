@@ -3,7 +3,7 @@
 Each entry says which phase raises it:
 - `trace`: [T] rules, checked while tracing by every backend;
 - `lower`: what the npu backend's lowering reports for a kernel: the [L] refusals a kernel
-  can reach (MEM-3, MEM-4, FEED-11), DTYPE-EMU and the W-DTYPE-EMU warning;
+  can reach (MEM-3, MEM-4, FEED-11), DTYPE-EMU and the warnings W-FETCH-1 and W-DTYPE-EMU;
 - `verify`: the op verifiers of pipeline.md 11. A kernel that passes every [T] rule never
   fails one, so a user meets them inside an ICE note or from `npu-opt visa --verify` on a
   damaged artifact. The [L] rules TRFLD-6, CMT-5 and DMAOP-5 are here too: the lowering
@@ -69,6 +69,7 @@ _ENTRIES: list[CodeInfo] = [
         "too many sequencer entries", "sequencer loop too long", "packet not a whole number of bytes",
         "fetch places a digit twice", "sub-context packet does not fill an 8-byte read",
         "sub-context widening above 4x", "strided 4-bit packet"]),
+    CodeInfo("W-FETCH-1", "a DM bank run that may starve DMA", "lower", "pipeline.md 6"),
     CodeInfo("FLUT-1", "no such table lookup", "trace", "pipeline.md 7.1"),
     CodeInfo("FCAST-1", "not a Fetch Adapter cast", "trace", "pipeline.md 7.2"),
     *_rules("FZPS", 2, "pipeline.md 7.3", ["not a zero-point pair", "zero point out of range"]),

@@ -73,7 +73,7 @@ def test_every_phase_has_its_kind_of_example():
             assert p.example is None and p.op_example is None and p.command, code
         else:
             assert p.op_example is None and p.target is None and not p.lowers, code
-    assert LOWER_CODES == sorted(["MEM-3", "MEM-4", "FEED-11", "DTYPE-EMU", "W-DTYPE-EMU"])
+    assert LOWER_CODES == sorted(["MEM-3", "MEM-4", "FEED-11", "DTYPE-EMU", "W-DTYPE-EMU", "W-FETCH-1"])
     assert CODES["ICE"].phase == "internal"
 
 

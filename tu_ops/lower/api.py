@@ -2,7 +2,8 @@
 
 Refusals found here ([L] rules, DTYPE-EMU, dtype pairs the target lacks) and internal
 compiler errors raise `CompileError` with their diagnostics (errors first, then the
-warnings gathered so far); a lowered kernel carries its warnings (W-DTYPE-EMU).
+warnings gathered so far); a lowered kernel carries its warnings (W-DTYPE-EMU, and
+W-FETCH-1 from the allocated kernel's DM reads).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
+from tu_ops.lower.banks import bank_run_warnings
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
 from tu_ops.lower.passes import PassManager, Sink, default_passes
@@ -44,4 +46,5 @@ def lower(kernel: Any, options: Options | None = None) -> Lowered:
         warnings = tuple(d for d in e.diagnostics if d.severity == "warning") + tuple(sink.warnings)
         raise CompileError(errors + warnings) from e
     fields = {f.name: getattr(out, f.name) for f in attrs.fields(LoweredKernel)}
-    return Lowered(**fields, warnings=tuple(sink.warnings))
+    warnings = tuple(sink.warnings) + bank_run_warnings(kernel, out, options.target)
+    return Lowered(**fields, warnings=warnings)
