@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, _duplicates, run_check
-from npu_opt.compile_api import Outcome, compile_kernel, npu_opt_version
+from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, npu_opt_version
 from npu_opt.discover import discover
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
@@ -59,7 +59,7 @@ def _target_hash(target: Any) -> str:
 
 def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     source = Path(kernel.file).read_bytes() if Path(kernel.file).is_file() else b""
-    parts = [npu_opt_version(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name]
+    parts = [compiler_fingerprint(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name]
     digest = hashlib.sha256("\0".join(parts).encode())
     digest.update(source)
     return digest.hexdigest()
