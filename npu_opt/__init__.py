@@ -2,7 +2,7 @@
 
 `from npu_opt import *` brings the kernel-writing surface: `axes`, `m`, `idx`, `device`,
 `Context`, the tensor types, `LaneMode` and the scalar dtypes. The entry points
-`npu_opt.check` and `npu_opt.run` (and later `compile`) are called qualified, so a star import
+`npu_opt.check`, `npu_opt.compile` and `npu_opt.run` are called qualified, so a star import
 never shadows the builtin `compile`.
 """
 
@@ -15,6 +15,7 @@ from ir.mapping import (
     Axis, Index, Mapping, OutOfBounds, Padding, PaddingKind, axes, idx, m,
 )
 from ir.ops import LaneMode
+from npu_opt.compile_api import Artifact, compile  # noqa: A004 - qualified use only, not in __all__
 from npu_opt.context import Context
 from npu_opt.device import DeviceKernel, device
 from npu_opt.report import Report, check
@@ -24,7 +25,7 @@ from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
 __version__ = "0.1.0"
 
 __all__ = [
-    "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
+    "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
     "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",
     "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",

@@ -7,7 +7,7 @@ import npu_opt
 
 def test_npu_opt_all_is_pinned():
     assert sorted(npu_opt.__all__) == [
-        "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
+        "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
         "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",
         "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
         "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
