@@ -1,8 +1,9 @@
 """The cpu executor: walk `Kernel.ops` in program order, one buffer per value.
 
 Each op kind has one small function (`HANDLERS`) taking the op and its operand buffers
-and returning the result buffer; buffers are never modified in place, so `view` and an
-identity `fetch_cast` may share them. A buffer is dropped after its last use, which
+and returning the result buffer; buffers are never modified in place, so `view`, an
+identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
+share them. A buffer is dropped after its last use, which
 keeps the peak memory of large kernels down.
 """
 

@@ -82,7 +82,20 @@ def rows_view(buf: np.ndarray, t: Type) -> np.ndarray:
     """The live spatial rows of a buffer as an array (rows, *local)."""
     flat = buf.reshape(n_rows(t), *buf.shape[len(spatial_levels(t)):])
     rows = live_rows(t)
-    return flat if len(rows) == len(flat) else flat[rows]
+    if len(rows) == len(flat):
+        return flat
+    even = _even(rows)
+    return flat[even] if even is not None else flat[rows]
+
+
+def _even(rows: np.ndarray) -> slice | None:
+    """The live rows as a slice when they are evenly spaced (then views need no copy)."""
+    if len(rows) == 0:
+        return None
+    step = int(rows[1] - rows[0]) if len(rows) > 1 else 1
+    if step > 0 and np.array_equal(rows, rows[0] + step * np.arange(len(rows))):
+        return slice(int(rows[0]), int(rows[-1]) + 1, step)
+    return None
 
 
 def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.ndarray:
@@ -93,5 +106,6 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
     out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
-    out[rows] = values
+    even = _even(rows)
+    out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])

@@ -14,10 +14,17 @@ Keys are computed from the canonical factor form of the joint mapping `[L0, L1, 
 so a table of millions of cells costs a few vectorized passes. This is deliberately not
 the sequencer's read plan (`ir.mapping.sequence`), which the VISA interpreter follows:
 the two executors must be independent.
+
+Fast path (`FAST`, backends/cpu/moves_strided.py): when the plan's output -> input map is
+affine over a grid of digits (a reshape, transpose, broadcast or regrouping; found from
+the plan's logical indices and checked on every cell), the move is a strided copy, or a
+read-only view of its input when the output is a reshape of that grid. A Tensor Unit move
+then covers every spatial row, relying on padding rows holding zero (layout.py).
 """
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -32,7 +39,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import Frag
 from ir.types import Type
 
-from backends.cpu import layout
+from backends.cpu import layout, moves_strided
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
@@ -202,6 +209,9 @@ def move_global(buf: np.ndarray, src: Type, dst: Type) -> np.ndarray:
     """A DMA: match over every level of both types (pipeline.md 4)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
+    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None)
+    if out is not None:
+        return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
@@ -211,11 +221,52 @@ def move_local(buf: np.ndarray, src: Type, dst: Type,
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
     (or `src_local`) to the output's, keyed on frag(input per-slice levels)."""
     src_local = src_local or layout.local_levels(src)
+    if FAST and layout.spatial_levels(src) == layout.spatial_levels(dst):
+        n_rows = layout.n_rows(src)
+        src_shape = (n_rows, *(mp.size for mp in src_local))
+        try:
+            rows = np.reshape(buf, src_shape, copy=False)
+        except ValueError:
+            rows = None
+        if rows is not None:
+            even = moves_strided.even_rows(layout.live_rows(src), n_rows)
+            out = _strided_move(rows, src_local, layout.local_levels(dst), even)
+            if out is not None:
+                return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_local, layout.local_levels(dst))
     rows = layout.rows_view(buf, src)
     out = _apply(rows.reshape(len(rows), -1), plan)
     n_local = tuple(mp.size for mp in layout.local_levels(dst))
     return layout.from_rows(out.reshape(len(rows), *n_local), dst)
+
+
+FAST = True
+"""Run affine moves as strided copies or views (backends/cpu/moves_strided.py); False
+keeps every move a gather of the plan's index (the reference)."""
+
+
+def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
+                  dst_levels: tuple[Mapping, ...],
+                  even: tuple[int, int, int] | None) -> np.ndarray | None:
+    """The move as (n_rows, n_dst) by its strided form, or None when it has none.
+    `rows` (n_rows, *src level sizes) holds zero in its padding rows."""
+    if not FAST:
+        return None
+    key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
+    found, form = moves_strided.FORMS.get(key)
+    if not found:
+        plan = _PLANS.get((src_levels, dst_levels))
+        if plan is None:  # not cached unless the gather needs it: forms replace index arrays
+            space = key_space(mops.frag(pair_all(list(src_levels))))
+            plan = match_keys(space, src_levels, dst_levels, "move")
+        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
+        moves_strided.FORMS.put(key, form)
+        if form is None:
+            _PLANS.put((src_levels, dst_levels), plan)
+    if form is None:
+        return None
+    n_dst = math.prod(mp.size for mp in dst_levels)
+    return moves_strided.apply_form(rows, form, n_dst, even)
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:
