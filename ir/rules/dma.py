@@ -194,6 +194,8 @@ def check_dma(op) -> Violation | None:
     rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
     if isinstance(dst, DmType):  # writes into HBM have no alignment rule (pipeline.md 4, 14.5)
         rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
+    elif dst.dtype.bits < 8:  # ... but a DMA moves whole bytes, so 4-bit bursts must pair up
+        rules += [("DMA-5", _dma5_whole_bytes)]
     for code, rule in rules:
         try:
             found = rule(src, dst)
@@ -289,6 +291,27 @@ def _dma5(src, dst) -> Violation | None:
                f"matches the source element {_m(src.element)} cell by cell (Top padding matches anything)",),
         help=f"keep the source's innermost axis innermost in DM (e.g. {_m(src.element)}) and transpose in "
              f"the Tensor Unit or in the DM -> HBM transfer, which has no alignment rule")
+
+
+def _dma5_whole_bytes(src, dst) -> Violation | None:
+    """Into HBM there is no alignment rule, but a transfer is made of whole bytes: a burst
+    of a 4-bit type must be an even number of cells, and so must every destination stride
+    at or past it (design: found by the differential test, where such a kernel passed the
+    trace and then could not be lowered)."""
+    b = dma_burst(src, dst)
+    fs = dst.element.factors()
+    strides_ok = all(_bytes(st, dst.dtype) is not None for st in strides(fs) if st >= b)
+    if _bytes(b, dst.dtype) is not None and strides_ok:
+        return None
+    shown = f"{b * dst.dtype.bits / 8:g}"
+    return Violation(
+        "DMA-5", f"a DMA moves whole bytes, but this {dst.dtype} transfer has a burst of {b} cell(s) = "
+                 f"{shown} byte(s)",
+        label=f"burst is {b} x {dst.dtype} = {shown} byte(s)",
+        notes=(f"the burst is the longest prefix of the destination element {_m(dst.element)} that "
+               f"matches the source element {_m(src.element)} cell by cell",),
+        help="keep pairs of 4-bit values together: make the innermost destination digit range the "
+             "source's innermost (an even number of cells), or transpose in the Tensor Unit")
 
 
 def _dma6(src, dst) -> Violation | None:

@@ -77,9 +77,6 @@ def load_kernel(source: str) -> Any:
 # regression tests are strict xfails, so fixing a bug turns its test red until the entry
 # here (and the xfail) are removed.
 KNOWN_ISSUES: tuple[tuple[str, str], ...] = (
-    ("DMA packet of 4 bits is not whole bytes", "test_i4_result_with_a_one_nibble_burst_into_hbm"),
-    ("DMA stride of 4 bits is not whole bytes", "test_i4_result_with_a_one_nibble_burst_into_hbm"),
-    ("moves nothing", "test_one_byte_result_dma"),
 )
 
 

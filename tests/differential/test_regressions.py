@@ -140,7 +140,6 @@ def i8_dot(ctx: Context,
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="VISA interpreter refuses a 1-byte DMA command (entries=[])")
 def test_one_byte_result_dma() -> None:
     k = load_kernel(ONE_BYTE_RESULT)
     x = np.arange(64, dtype=np.int8) - 32
@@ -153,13 +152,11 @@ def test_one_byte_result_dma() -> None:
 
 # --- 3. an i4 DMA into HBM whose burst is one nibble -----------------------------------------
 #
-# DM -> HBM transfers have no alignment rule (pipeline.md 4, design 5), so the trace accepts
-# a transposing i4 DMA; its burst is one 4-bit cell. The npu lowering raises
-# `InternalError: DMA packet of 4 bits is not whole bytes` (tu_ops/lower/dma.py `_exact`):
-# an ICE for a trace-valid kernel, which LOWER-3 forbids. The cpu backend runs it. Byte
-# commands cannot write half a byte, so the fix belongs in the rules: a [T] refusal of
-# sub-byte bursts (and strides) into HBM, as DMA-5 does into DM, or a lowering that
-# handles them; either way not an ICE.
+# DM -> HBM transfers have no alignment rule (pipeline.md 4, design 5), so the trace used to
+# accept a transposing i4 DMA whose burst is one 4-bit cell, and the npu lowering then raised
+# `InternalError: DMA packet of 4 bits is not whole bytes` -- an ICE for a trace-valid kernel,
+# which LOWER-3 forbids. Byte commands cannot write half a byte, so DMA-5 now also refuses a
+# sub-byte burst (or stride) into HBM at trace time, identically on every backend.
 
 I4_NIBBLE_BURST = '''\
 from npu_opt import *
@@ -214,23 +211,20 @@ def dk(ctx: Context,
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="npu lowering ICE on an i4 DMA into HBM with a one-nibble burst")
 def test_i4_result_with_a_one_nibble_burst_into_hbm() -> None:
-    outcome = differential(I4_NIBBLE_BURST)      # raises on the ICE
-    assert outcome.kind in ("agree", "refused")  # a clean result or a documented refusal
-    if outcome.kind == "agree":
-        x = (np.arange(32) % 16 - 8).astype(np.int8).reshape(2, 16)
-        np.testing.assert_array_equal(npu_opt.run(load_kernel(I4_NIBBLE_BURST), x, backend="cpu"), x.T)
+    outcome = differential(I4_NIBBLE_BURST)      # raised on the ICE before the fix
+    assert (outcome.kind, outcome.code) == ("refused", "DMA-5")
+    diagnostics = npu_opt.check(load_kernel(I4_NIBBLE_BURST)).diagnostics
+    assert [d.code for d in diagnostics] == ["DMA-5"] and "whole bytes" in diagnostics[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="npu lowering ICE on an i4 DMA into HBM with a one-nibble burst")
 def test_i4_gemv_one_nibble_per_slice() -> None:
     outcome = differential(I4_GEMV_PER_SLICE, seed=3)
-    assert outcome.kind in ("agree", "refused")
-    if outcome.kind == "agree":
-        k = load_kernel(I4_GEMV_PER_SLICE)
-        x = np.random.default_rng(0).integers(-128, 128, (4, 32)).astype(np.int8)
-        w = np.random.default_rng(1).integers(-128, 128, 32).astype(np.int8)
-        acc = (x.astype(np.int64) @ w.astype(np.int64) + 2**31) % 2**32 - 2**31   # the i32 sums
-        expected = (acc + 8) % 16 - 8                              # i32 -> i4 keeps the low nibble
-        np.testing.assert_array_equal(npu_opt.run(k, x, w, backend="cpu"), expected.astype(np.int8))
+    assert (outcome.kind, outcome.code) == ("refused", "DMA-5")
+
+
+def test_i4_transpose_with_paired_nibbles_still_compiles() -> None:
+    """The refusal is only for odd bursts: moving pairs of nibbles into HBM agrees cpu == visa."""
+    paired = I4_NIBBLE_BURST.replace('axes(A=2, B=16)', 'axes(A=2, B=16)').replace(
+        'm("B, A")]:', 'm("A, B")]:').replace('HbmTensor[i4, Chip, m("B, A")])', 'HbmTensor[i4, Chip, m("A, B")])')
+    assert differential(paired).kind == "agree"
