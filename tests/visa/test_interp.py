@@ -227,6 +227,27 @@ def test_an_inconsistent_artifact_is_refused_not_crashed():
     assert "%6 = feed_buffer" in str(info.value)
 
 
+def test_a_one_byte_dma_command_is_an_empty_nest_run_once():
+    """artifacts.md 1.2 drops size-1 entries, the 1-byte packet 1:1:1 too: `packet_bytes=1,
+    entries=[]` copies the one byte at src_base to dst_base (as `--verify` counts it)."""
+    from tests.differential.test_regressions import ONE_BYTE_RESULT
+    kernel = load_source(ONE_BYTE_RESULT, "visa-interp-one-byte").i8_dot
+    text = compile_kernel(kernel).text
+    assert "packet_bytes=1, entries=[]" in text
+    rng = np.random.default_rng(3)
+    for arrays in ([np.arange(64, dtype=np.int8) - 32, np.ones(64, np.int8)], host_inputs(kernel, rng)):
+        agree(kernel, arrays)
+    x, w = np.full(64, 3, np.int8), np.ones(64, np.int8)
+    np.testing.assert_array_equal(execute(parse_visa(text), [x, w]), np.array([np.int8(192 - 256)]))
+    # the index path (an out-of-range walk) runs the empty nest once too, and faults there
+    with pytest.raises(InterpError, match=r"destination touches bytes 1\.\.1, outside the 1-byte memory"):
+        execute(parse_visa(text.replace("dst_base=0, packet_bytes=1, entries=[]",
+                                        "dst_base=1, packet_bytes=1, entries=[]")), [x, w])
+    # a packet of more than one byte is an entry; without it the command is malformed
+    with pytest.raises(InterpError, match="no entry for its 2-byte packet"):
+        execute(parse_visa(text.replace("packet_bytes=1, entries=[]", "packet_bytes=2, entries=[]")), [x, w])
+
+
 def test_the_interpreter_never_reads_the_traced_ir_or_the_cpu_backend():
     """Only the artifact: no import of the cpu backend, the tracer or the traced ops."""
     banned = ("backends", "npu_opt", "ir.ops", "ir.kernel", "ir.rules")

@@ -3,9 +3,11 @@
 A command `{part=(chip, cluster, dmn), src_base, dst_base, packet_bytes, entries}` copies
 byte `src_base + sum(i_k * src_stride_k)` of its source to byte `dst_base + sum(i_k *
 dst_stride_k)` of its destination for every point `i` of its entries (outer to inner, the
-innermost the packet `packet_bytes:1:1`). HBM addresses count from the start of the HBM
-tensor (chip `c`'s copy at `c * bytes(element)`); DM addresses are
-`slice * DM_SLICE_BYTES + offset` in the DM of the command's `(chip, cluster)`.
+innermost the packet `packet_bytes:1:1`; a 1-byte packet is a size-1 entry, dropped, so
+`entries=[]` is an empty nest, run once: one byte from src_base to dst_base). HBM
+addresses count from the start of the HBM tensor (chip `c`'s copy at `c * bytes(element)`);
+DM addresses are `slice * DM_SLICE_BYTES + offset` in the DM of the command's
+`(chip, cluster)`.
 
 The tensor a DMA creates starts all zero: HBM bytes, or its DM range in every slice (at
 the address artifacts.md 1.2 allocates it, `alloc`), so the padding it does not
@@ -107,20 +109,27 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
         result = DmTensor(base, op.output_type)
         mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
     for i, cmd in enumerate(op.commands):
-        check(cmd.packet_bytes >= 1 and bool(cmd.entries), f"command {i} moves nothing", op)
         sizes = [e.size for e in cmd.entries]
+        check(cmd.packet_bytes >= 1, f"command {i} has a {cmd.packet_bytes}-byte packet", op)
         check(all(n >= 1 for n in sizes), f"command {i} has an empty loop", op)
-        last = cmd.entries[-1]
-        check((last.size, last.src_stride, last.dst_stride) == (cmd.packet_bytes, 1, 1) or cmd.packet_bytes == 1,
-              f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
+        # The loop nest is the entries; an empty nest runs once. The packet entry is dropped
+        # only when it is the size-1 entry 1:1:1 (artifacts.md 1.2), so `entries=[]` is one
+        # 1-byte packet from src_base to dst_base.
+        if cmd.entries:
+            last = cmd.entries[-1]
+            check((last.size, last.src_stride, last.dst_stride) == (cmd.packet_bytes, 1, 1) or cmd.packet_bytes == 1,
+                  f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
+        else:
+            check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
         src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm, src_bytes)
         dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm, dst_bytes)
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):
             continue
-        outer = cmd.entries[:-1] if cmd.entries[-1].src_stride == cmd.entries[-1].dst_stride == 1 else cmd.entries
-        packet = np.arange(cmd.entries[-1].size if len(outer) < len(cmd.entries) else 1, dtype=np.int64)
+        inner = cmd.entries[-1] if cmd.entries else None
+        outer = cmd.entries[:-1] if inner is not None and inner.src_stride == inner.dst_stride == 1 else cmd.entries
+        packet = np.arange(inner.size if inner is not None and len(outer) < len(cmd.entries) else 1, dtype=np.int64)
         osz = [e.size for e in outer]
         src_addr = (walk(cmd.src_base + src_off, osz, [e.src_stride for e in outer])[..., None], packet)
         dst_addr = (walk(cmd.dst_base + dst_off, osz, [e.dst_stride for e in outer])[..., None], packet)
