@@ -22,6 +22,7 @@ from ir.mapping.ops import coalesce
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.enums import DmaKind, Region, TuContext
+from tu_ops.lower.dma import broadcast_loops
 from tu_ops.printing import mapping_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from visa.artifact import VisaArtifact, VisaTextError
@@ -286,6 +287,7 @@ def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     if given != parts:
         raise fail.op(op, f"commands serve partitions {sorted(given)}; the DM side's live (chip, cluster, dmn) "
                           f"are {sorted(parts)}")
+    per_part *= math.prod(n for n, _ in broadcast_loops(op.input_type, op.output_type))  # pipeline.md 4
     moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
     if moved != per_part * len(parts):
         raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

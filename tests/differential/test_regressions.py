@@ -75,7 +75,6 @@ def dk(ctx: Context,
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="npu lowering drops the broadcast of a DM -> HBM DMA (pipeline.md 4)")
 def test_dm_to_hbm_broadcast() -> None:
     k = load_kernel(BROADCAST_INTO_HBM)
     assert npu_opt.check(k).ok
@@ -85,7 +84,6 @@ def test_dm_to_hbm_broadcast() -> None:
     assert compare(cpu, npu_opt.run(k, x, backend="visa")) is None
 
 
-@pytest.mark.xfail(strict=True, reason="npu lowering drops the broadcast of a DM -> HBM DMA (pipeline.md 4)")
 def test_dm_to_hbm_broadcast_generated() -> None:
     k = load_kernel(BROADCAST_GENERATED)
     x = np.random.default_rng(1).integers(-8, 8, (16, 12)).astype(np.int8)
@@ -103,8 +101,9 @@ def test_dm_to_hbm_broadcast_generated() -> None:
 # artifacts.md 1.2 drops size-1 entries, and the packet entry 1:1:1 is one
 # (tu_ops/lower/dma.py: `packet = [...] if packet_bytes > 1 else []`); `npu-opt visa
 # --verify` accepts it and counts prod([]) = 1 byte. The VISA interpreter
-# (visa/interp/dma.py, `command {i} moves nothing`) requires a non-empty entry list and
-# raises, which the visa backend reports as an ICE. The interpreter is wrong.
+# (visa/interp/dma.py, `command {i} moves nothing`) required a non-empty entry list and
+# raised, which the visa backend reported as an ICE. The interpreter was wrong (fixed: an
+# empty entry list is an empty loop nest, run once: one 1-byte packet).
 
 ONE_BYTE_RESULT = '''\
 from npu_opt import *

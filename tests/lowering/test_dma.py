@@ -2,8 +2,6 @@
 ragged pieces, DM -> DM slices, DMAOP-2 splits; and LOWER-3 closure over every trace-valid
 kernel the other test suites define."""
 
-from __future__ import annotations
-
 import importlib
 
 import pytest
@@ -11,8 +9,9 @@ import pytest
 from backends.npu import lower_kernel
 from ir.errors import CompileError
 from npu_opt.device import DeviceKernel
+from npu_opt import Context, DmTensor, HbmTensor, device, i8, i32
 from tests.lowering.kernels import (
-    long_loop_kernel, ragged_commit_kernel, relayout_kernel, transpose_kernel, two_cluster_kernel,
+    _space, long_loop_kernel, ragged_commit_kernel, relayout_kernel, transpose_kernel, two_cluster_kernel,
 )
 from tu_ops import Aggregate, DmaKind, rngd
 
@@ -59,6 +58,46 @@ def test_a_loop_longer_than_seq_max_iter_is_nested():
     assert entries(out.commands[0]) == ["2:131072:65536", "65536:2:1", "2:1:131072"]
     for op in (into, out):
         op.verify(rngd())
+
+
+def _broadcast_kernel(sizes, src, dst, dtype=i32):
+    """HBM `src` -> DM `src` -> HBM `dst`, `dst` holding digits `src` lacks (pipeline.md 4)."""
+    q, chip, cluster, sl = _space(sizes)
+
+    @device(chip=1)
+    def bcast(ctx: Context, x: HbmTensor[dtype, chip, q(src)]) -> HbmTensor[dtype, chip, q(dst)]:
+        d = x.to_dm(ctx.tdma, DmTensor[dtype, chip, cluster, sl, q(src)])
+        return d.to_hbm(ctx.tdma, HbmTensor[dtype, chip, q(dst)])
+
+    return bcast
+
+
+def test_dm_to_hbm_replicates_the_digits_the_source_lacks():
+    # pipeline.md 4: destination axes the source does not have are broadcast: one entry of
+    # source stride 0 and the destination's byte stride, outermost.
+    _, out = lower_kernel(_broadcast_kernel({"J": 2, "C": 8}, "C", "J, C")).dma_ops()
+    (cmd,) = out.commands
+    assert out.kind is DmaKind.DM_TO_HBM and entries(cmd) == ["2:0:32", "32:1:1"] and cmd.packet_bytes == 32
+    _, inner = lower_kernel(_broadcast_kernel({"J": 2, "C": 8}, "C", "C, J")).dma_ops()
+    assert entries(inner.commands[0]) == ["2:0:4", "8:4:8", "4:1:1"]          # J innermost in HBM
+    _, two = lower_kernel(_broadcast_kernel({"J": 2, "L": 3, "C": 8}, "C", "J, C, L")).dma_ops()
+    assert entries(two.commands[0]) == ["2:0:96", "3:0:4", "8:4:12", "4:1:1"]  # destination order
+    for op in (out, inner, two):
+        op.verify(rngd())
+
+
+def test_a_broadcast_entry_counts_toward_the_dmaop_2_split():
+    names = [chr(ord("A") + i) for i in range(8)]
+    fwd, rev = ", ".join(names), ", ".join(reversed(names))
+    sizes = {n: 2 for n in names} | {"J": 2}
+    _, out = lower_kernel(_broadcast_kernel(sizes, fwd, f"J, {rev}", i8)).dma_ops()
+    assert len(out.commands) == 2 and [(c.src_base, c.dst_base) for c in out.commands] == [(0, 0), (0, 256)]
+    assert all(len(c.entries) == 8 for c in out.commands)
+
+
+def test_without_a_broadcast_the_commands_are_unchanged():
+    _, out = lower_kernel(_broadcast_kernel({"C": 8}, "C", "C")).dma_ops()
+    assert entries(out.commands[0]) == ["32:1:1"]
 
 
 # --- LOWER-3 closure ------------------------------------------------------------------------

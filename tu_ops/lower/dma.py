@@ -10,6 +10,13 @@ the burst of pipeline.md 4 (`ir.rules.dma.dma_burst`), or its largest divisor wi
 `DMA_MAX_PACKET`. Entries coalesce, size-1 entries drop, and a command is split only as
 DMAOP-2 and DMAOP-3 require. DM-side bases are relative to the tensor's allocation, which
 the allocation pass adds.
+
+A DM -> HBM copy whose destination has live digits the DM source lacks replicates them
+(pipeline.md 4: destination axes the source does not have are broadcast): each such live
+factor of the destination's element factor form (the HBM destination matched against the
+source by `sequence`, at source stride 0) adds an entry of source stride 0 and its
+destination byte stride, outermost, in the destination's factor order (`broadcast_loops`).
+HBM -> HBM copies get these entries from the match itself.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
 from tu_ops.enums import DmaKind
 
-__all__ = ["lower_dma", "hbm_bytes", "dm_bytes"]
+__all__ = ["lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops"]
 
 Loop = tuple[int, int, int]  # (size, DM-side stride in bits, other-side joint cell stride)
 
@@ -117,6 +124,27 @@ def _dm_loops(found: Any, level: int, unit_bits: int) -> list[Loop]:
     pieces, entries = found.pieces[level], found.levels[level]
     return [(_live_steps(piece), stride * unit_bits, entry.stride)
             for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, Pu)]
+
+
+def broadcast_loops(src_t: Any, dst_t: Any) -> list[tuple[int, int]]:
+    """(live steps, destination joint cell stride) of every live factor of a DM -> HBM
+    destination's element level whose digits the DM source lacks, in the destination's
+    factor order (outer first); empty for other DMA directions."""
+    if not isinstance(src_t, DmType) or isinstance(dst_t, DmType):
+        return []
+    found = sequence(list(src_t.levels()), list(dst_t.levels()))
+    if not found:
+        return []
+    level = len(found.pieces) - 1  # the HBM destination's element level
+    pieces, entries = found.pieces[level], found.levels[level]
+    out = []
+    for piece, entry, stride in zip(pieces, entries, strides(pieces)):
+        if isinstance(piece, Pu) or entry.stride != 0:
+            continue
+        n = _live_steps(piece)
+        if n > 1:
+            out.append((n, stride))
+    return out
 
 
 def _packet(elem: list[Loop], burst: int, cell_bits: int) -> tuple[int, list[Loop]]:
@@ -209,6 +237,9 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
         inner.append(DmaEntry(packet_bytes // p, p, p))
         packet_bytes = p
     outer = []
+    if not dm_is_dst:  # DM -> HBM: replicate along the destination digits the source lacks
+        for n, dst_cells in broadcast_loops(src_t, dst_t):
+            outer.append(DmaEntry(n, 0, _exact(dst_cells * bits, "stride")))
     for n, own_bits, other_cells in slice_loops + elem:
         for m, k, other_b in other.loops(n, other_cells):
             own_b = _exact(own_bits * k, "stride")
