@@ -299,16 +299,14 @@ def _tail(g: _G, acc: str, lpk: Piece, lt: list[Piece], spatial: list[Piece], ou
 
 
 @st.composite
-def kernels(draw, illegal_rate: int = 12, copy_rate: int = 12, known_bugs: bool = False) -> Generated:
+def kernels(draw, illegal_rate: int = 12, copy_rate: int = 12, known_bugs: bool = True) -> Generated:
     """One generated kernel: a contraction (most), or an element-wise copy through the
     fetch adapters and the Cast Engine (`copy_rate`%); `illegal_rate`% get a mutation.
 
-    With `known_bugs=False` the generator steers around two open bugs pinned in
-    test_regressions.py, so the examples are not spent on them: one-byte results
-    (test_one_byte_result_dma) and the `commit_drop` mutation, a legal trim of live cells
-    whose result DMA into HBM then broadcasts the dropped digit (test_dm_to_hbm_broadcast).
-    The third, i4 results with one-nibble DMA bursts, is recognised by the harness instead
-    (`harness.KNOWN_ISSUES`). Set it to True once they are fixed."""
+    `known_bugs=False` steers around the shapes of the three bugs this generator found
+    (one-byte results, the `commit_drop` mutation whose result DMA into HBM replicates a
+    dropped digit, 4-bit one-nibble bursts), all fixed and pinned in test_regressions.py;
+    the default exercises them."""
     names = MUTATIONS if known_bugs else tuple(n for n in MUTATIONS if n != "commit_drop")
     mutation = _pick(draw, names) if _w(draw, illegal_rate) else None
     g = _G(draw, mutation, known_bugs)
