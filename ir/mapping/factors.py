@@ -229,6 +229,17 @@ def _render(f: Factor, source: Mapping, stride: int) -> Mapping:
     return _render_op(f, source, stride)
 
 
+def _render_repeat(f: Ax) -> Mapping:
+    """A second identical digit range (`B % 2, B % 2` as cells): spelled with `=` so the
+    two pieces are not one chain key, whose values joint decoding would merge and
+    overshoot; `X / s = e` adds coordinates instead, which is what the cells say."""
+    sym: Mapping = Symbol(f.axis, f.axis_size)
+    if f.axis_size % f.step:  # keep the stride legal: cut the axis to whole steps first
+        sym = Resize(sym, f.axis_size // f.step * f.step)
+    base = sym if f.step == 1 else Stride(sym, f.step)
+    return Resize(base, f.extent)
+
+
 def _render_op(f: Op, source: Mapping, stride: int) -> Mapping:
     """A ragged piece: `live #k n` when it is a live prefix then one padding kind, else
     the piece cut out of the source mapping (`source / stride % extent`)."""
@@ -268,8 +279,14 @@ def normalize(mapping: Mapping) -> Mapping:
     facs = factors_of(mapping)
     items: list[Mapping] = []
     stride = factor_size(facs)
+    seen: set[Ax] = set()
     for f in facs:
         stride //= f.extent
+        if isinstance(f, Ax) and f in seen:
+            items.append(_render_repeat(f))
+            continue
+        if isinstance(f, Ax):
+            seen.add(f)
         items.append(_render(f, mapping, stride))
     out = pair_all(items)
     _NORMAL.add(out)

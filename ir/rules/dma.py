@@ -277,11 +277,33 @@ def _dma4(src, dst) -> Violation | None:
     return None
 
 
+def _live_run(dst, burst: int) -> int:
+    """Cells of a burst that are actually transferred: padding is never moved (artifacts.md
+    1.2), so the run stops at the innermost pure-padding factor inside the burst."""
+    run = 1
+    for f in reversed(dst.element.factors()):
+        if run >= burst or isinstance(f, Pu):
+            break
+        run *= f.extent
+    return min(run, burst)
+
+
 def _dma5(src, dst) -> Violation | None:
     b = dma_burst(src, dst)
     nbytes = _bytes(b, dst.dtype)
-    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+    live = _live_run(dst, b)
+    live_bytes = _bytes(live, dst.dtype)
+    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and live_bytes is not None \
+            and live_bytes % DMA_DM_ALIGN == 0:
         return None
+    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+        shown = f"{live * dst.dtype.bits / 8:g}"
+        return Violation(
+            "DMA-5", f"a DMA into DM writes bursts of a multiple of {DMA_DM_ALIGN} bytes; padding is not "
+                     f"transferred, so this burst moves {live} cell(s) = {shown} byte(s)",
+            label=f"the burst of {b} cells ends in padding; only {live} x {dst.dtype} = {shown} byte(s) move",
+            help="make the live innermost part of the DM element at least 8 bytes (e.g. pad with a "
+                 "live-sized axis, or keep the tensor in HBM and broadcast it in the Tensor Unit)")
     shown = f"{b * dst.dtype.bits / 8:g}"
     return Violation(
         "DMA-5", f"a DMA into DM writes bursts of a multiple of {DMA_DM_ALIGN} bytes; this burst is "

@@ -182,3 +182,15 @@ def test_normalize_gives_one_tree_per_equivalence_class():
     assert len(forms) == 1
     assert m("A # 16", axes=sizes).normalize() == m("1 # 2, A", axes=sizes).normalize()
     assert m("A # 16", axes=sizes).normalize() != m("A, 1 # 2", axes=sizes).normalize()
+
+
+def test_normal_form_of_a_repeated_digit_range_stays_equivalent():
+    """Found by the idempotence property: `B % 2, B = 2` has two identical factors
+    Ax(B, 1, 2); rendering both as `B % 2` would make one chain key whose merged values
+    overshoot. The repeat is spelled `B = 2`, which adds coordinates as the cells do."""
+    e = m("B % 2, B = 2", axes={"B": 6})
+    normal = e.normalize()
+    assert [normal.cell(p) for p in range(4)] == [e.cell(p) for p in range(4)] == [{}, {"B": 1}, {"B": 1}, {"B": 2}]
+    assert normal.normalize() == normal
+    strided = m("B / 2 % 2, B / 2 = 2", axes={"B": 12})
+    assert [strided.normalize().cell(p) for p in range(4)] == [strided.cell(p) for p in range(4)]

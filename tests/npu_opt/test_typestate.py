@@ -206,3 +206,20 @@ def test_check_report_api():
     assert not report.ok and report.diagnostics[0].code == "TYPE-1" and report.warnings == ()
     rendered = report.diagnostics[0].render()
     assert rendered.startswith("error[TYPE-1]: ") and "^" in rendered
+
+
+@device(chip=1)
+def padded_burst(ctx: Context, x: HbmTensor[i8, Chip, m("1")]) -> None:
+    x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("1 # 8")])   # <-- DMA-5
+
+
+def test_burst_that_ends_in_padding_is_refused_at_trace_not_an_ice():
+    """Found after the differential run: the burst of `1 # 8` counts 7 padding cells, but
+    padding is never transferred, so lowering built a 1-byte packet into DM and failed
+    DMAOP-4 (an ICE). DMA-5 now measures the live run the burst actually moves."""
+    diags = padded_burst.trace().diagnostics
+    assert [d.code for d in diags] == ["DMA-5"] and "1 byte" in diags[0].message
+    from npu_opt.compile_api import compile_kernel
+
+    outcome = compile_kernel(padded_burst)
+    assert outcome.status == "refused" and outcome.code == "DMA-5"
