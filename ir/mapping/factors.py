@@ -23,7 +23,7 @@ from ir.mapping.nodes import (
 
 __all__ = [
     "Ax", "Bc", "Pu", "Op", "Factor", "factors_of", "factors_from_table", "canon", "normalize",
-    "factor_size", "TABLE_LIMIT", "table_matrix",
+    "factor_size", "TABLE_LIMIT", "table_matrix", "factor_mapping",
 ]
 
 TABLE_LIMIT = 0  # factor structurally always: it tabulates only ragged pieces and is faster even for small mappings
@@ -213,20 +213,25 @@ def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
 _NORMAL: set[Mapping] = set()
 
 
-def _render(f: Factor, source: Mapping, stride: int) -> Mapping:
-    if isinstance(f, Ax):
-        sym = Symbol(f.axis, f.axis_size)
-        if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
-            node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
-            return node if node.size == f.extent else Modulo(node, f.extent)
-        total = f.step * f.extent
-        base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
-        return base if f.step == 1 else Stride(base, f.step)
+def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
+    """A mapping whose factor form is the single factor `f` (mapping.md 7.4's rendering)."""
     if isinstance(f, Bc):
         return Broadcast(f.extent)
     if isinstance(f, Pu):
         return Pad(IDENTITY, f.extent, f.kind)
-    return _render_op(f, source, stride)
+    sym = Symbol(f.axis, f.axis_size)
+    if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
+        node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
+        return node if node.size == f.extent else Modulo(node, f.extent)
+    total = f.step * f.extent
+    base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
+    return base if f.step == 1 else Stride(base, f.step)
+
+
+def _render(f: Factor, source: Mapping, stride: int) -> Mapping:
+    if isinstance(f, Op):
+        return _render_op(f, source, stride)
+    return factor_mapping(f)
 
 
 def _render_repeat(f: Ax) -> Mapping:

@@ -12,10 +12,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import TRF_STORAGE, DType
 from ir.errors import MappingError
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon, factor_size
-from ir.mapping.nodes import (
-    IDENTITY, Broadcast, Mapping, Modulo, Pad, Pair, Resize, Stride, Symbol, pair_all,
-)
+from ir.mapping.factors import Factor, Op, canon, factor_mapping, factor_size
+from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
@@ -46,23 +44,8 @@ def _mapping_of(factors: list[Factor] | tuple[Factor, ...]) -> Mapping | None:
     for f in canon(list(factors)):
         if isinstance(f, Op):
             return None
-        items.append(_render(f))
+        items.append(factor_mapping(f))
     return pair_all(items)
-
-
-def _render(f: Ax | Bc | Pu) -> Mapping:
-    """One factor as a mapping (the rendering of mapping.md 7.4's normal form)."""
-    if isinstance(f, Bc):
-        return Broadcast(f.extent)
-    if isinstance(f, Pu):
-        return Pad(IDENTITY, f.extent, f.kind)
-    sym = Symbol(f.axis, f.axis_size)
-    if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
-        node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
-        return node if node.size == f.extent else Modulo(node, f.extent)
-    total = f.step * f.extent
-    base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
-    return base if f.step == 1 else Stride(base, f.step)
 
 
 def _same(mp: Mapping, factors: tuple[Factor, ...] | None, fallback: Mapping) -> bool:

@@ -17,10 +17,8 @@ import attrs
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon
-from ir.mapping.nodes import (
-    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all,
-)
+from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon, factor_mapping
+from ir.mapping.nodes import Mapping, PaddingKind, Symbol, pair_all
 from ir.mapping.ops import Entry
 from ir.ops import LaneMode
 from ir.types import CStreamType, StreamType, TrfType
@@ -74,21 +72,6 @@ def split_f(mapping: Mapping, n: int) -> tuple[Factors, Factors]:
         return tuple(got[0]), tuple(got[1])
     outer, inner = mops.split(mapping, n)
     return outer.factors(), inner.factors()
-
-
-def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
-    """A mapping whose factor form is the single factor `f` (mapping.md 7.4 rendering)."""
-    if isinstance(f, Bc):
-        return Broadcast(f.extent)
-    if isinstance(f, Pu):
-        return Pad(IDENTITY, f.extent, f.kind)
-    sym = Symbol(f.axis, f.axis_size)
-    if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
-        node: Mapping = sym if f.step == 1 else Stride(sym, f.step)
-        return node if node.size == f.extent else Modulo(node, f.extent)
-    total = f.step * f.extent
-    base: Mapping = Resize(sym, total) if total <= f.axis_size else Pad(sym, total)
-    return base if f.step == 1 else Stride(base, f.step)
 
 
 def mapping_of(fs: Sequence[Factor], fallback: Mapping) -> Mapping:
