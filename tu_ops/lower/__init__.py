@@ -5,10 +5,9 @@
 """
 
 from tu_ops.lower.api import Lowered, lower
-from tu_ops.lower.cost import COST_KEYS, cost
 from tu_ops.lower.errors import L_CODES, LoweringRefusal
 from tu_ops.lower.options import Options
 from tu_ops.lower.passes import AllocateMemory, EmulateDtypes, LowerOps, PassManager, default_passes
 
-__all__ = ["AllocateMemory", "COST_KEYS", "EmulateDtypes", "L_CODES", "LowerOps", "Lowered", "LoweringRefusal",
-           "Options", "PassManager", "cost", "default_passes", "lower"]
+__all__ = ["AllocateMemory", "EmulateDtypes", "L_CODES", "LowerOps", "Lowered", "LoweringRefusal",
+           "Options", "PassManager", "default_passes", "lower"]
