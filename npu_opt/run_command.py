@@ -137,7 +137,12 @@ def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
 
 
 def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[np.ndarray]:
-    params = _parameters(kernel)
+    return bind_inputs(kernel.name, _parameters(kernel), inputs)
+
+
+def bind_inputs(kernel_name: str, params: list[tuple[str, Any]], inputs: list[str]) -> list[np.ndarray]:
+    """Host arrays for `NAME=FILE.npy` arguments, in parameter order (`params`: name, dtype);
+    a malformed, duplicate, unknown or missing input is a usage error naming it."""
     takes = ", ".join(n for n, _ in params) or "no inputs"
     given: dict[str, str] = {}
     for spec in inputs:
@@ -151,10 +156,10 @@ def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[np.ndarray]:
     names = [n for n, _ in params]
     extra = [n for n in given if n not in names]
     if extra:
-        raise _Usage(f"unknown input `{extra[0]}`: kernel {kernel.name} takes {takes}")
+        raise _Usage(f"unknown input `{extra[0]}`: kernel {kernel_name} takes {takes}")
     missing = [n for n in names if n not in given]
     if missing:
-        raise _Usage(f"missing input `{missing[0]}`: kernel {kernel.name} takes {takes} "
+        raise _Usage(f"missing input `{missing[0]}`: kernel {kernel_name} takes {takes} "
                      f"(pass --input {missing[0]}=FILE.npy)")
     return [_host_array(_load_npy(name, given[name]), name, dtype) for name, dtype in params]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _host_array, _load_npy, _out_dir, _Usage, \
+from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _out_dir, _Usage, bind_inputs, \
     _write_results
 
 __all__ = ["visa_command", "summary"]
@@ -110,26 +110,8 @@ def summary(artifact: Any, verified: bool = False) -> str:
 
 def _bind(artifact: Any, inputs: list[str]) -> list[Any]:
     """The host arrays of the `NAME=FILE.npy` inputs, in parameter order."""
-    params = artifact.kernel.params
-    takes = ", ".join(p.name for p in params) or "no inputs"
-    given: dict[str, str] = {}
-    for spec in inputs:
-        name, sep, file = spec.partition("=")
-        name = name.strip()
-        if not sep or not name or not file:
-            raise _Usage(f"--input expects NAME=FILE.npy, got {spec!r}")
-        if name in given:
-            raise _Usage(f"input `{name}` is given twice")
-        given[name] = file
-    names = [p.name for p in params]
-    extra = [n for n in given if n not in names]
-    if extra:
-        raise _Usage(f"unknown input `{extra[0]}`: kernel {artifact.kernel.name} takes {takes}")
-    missing = [n for n in names if n not in given]
-    if missing:
-        raise _Usage(f"missing input `{missing[0]}`: kernel {artifact.kernel.name} takes {takes} "
-                     f"(pass --input {missing[0]}=FILE.npy)")
-    return [_host_array(_load_npy(p.name, given[p.name]), p.name, p.type.dtype) for p in params]
+    params = [(p.name, p.type.dtype) for p in artifact.kernel.params]
+    return bind_inputs(artifact.kernel.name, params, inputs)
 
 
 def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: TextIO, err: TextIO) -> int:
