@@ -7,7 +7,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.errors import MappingError
 from ir.mapping.factors import Ax, Op as OpFactor
-from ir.mapping.nodes import IDENTITY, Mapping, Symbol, pair_all
+from ir.mapping.nodes import IDENTITY, Mapping, Symbol, axis_sizes, pair_all
 from ir.ops import ToDm, ToHbm, View
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -66,20 +66,10 @@ def default_hbm_element(t: DmType | HbmType) -> Mapping:
                 seen.setdefault(factor.axis, factor.axis_size)
             elif isinstance(factor, OpFactor):
                 for name in sorted({k for cell in factor.cells if hasattr(cell, "keys") for k in cell}):
-                    seen.setdefault(name, _axis_size(mapping, name))
+                    seen.setdefault(name, axis_sizes(mapping)[name])
     if not seen:
         return IDENTITY
     return pair_all([Symbol(name, size) for name, size in seen.items()])
-
-
-def _axis_size(mapping: Mapping, name: str) -> int:
-    stack = [mapping]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Symbol) and node.name == name:
-            return node.axis_size
-        stack.extend(node.children())
-    raise KeyError(name)
 
 
 def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 from ir.errors import OvershootError
 from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable, evaluate
 from ir.mapping.nodes import (
-    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all,
+    IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, axis_sizes, pair_all,
 )
 
 __all__ = [
@@ -186,17 +186,6 @@ def _merge(a: Factor, b: Factor) -> Factor | None:
     return None
 
 
-def _axis_sizes(mapping: Mapping) -> dict[str, int]:
-    out: dict[str, int] = {}
-    stack = [mapping]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Symbol):
-            out[node.name] = node.axis_size
-        stack.extend(node.children())
-    return out
-
-
 @functools.lru_cache(maxsize=16384)
 def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
     """The canonical factor list of a mapping, outer to inner (cached)."""
@@ -205,7 +194,7 @@ def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
 
         return tuple(structural_factors(mapping))
     mat, names = table_matrix(evaluate(mapping, np.arange(mapping.size)))
-    return tuple(factors_from_table(mat, names, _axis_sizes(mapping)))
+    return tuple(factors_from_table(mat, names, axis_sizes(mapping)))
 
 
 # --- back to a mapping -------------------------------------------------------------------
@@ -270,7 +259,7 @@ def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Map
     for i, c in enumerate(cells):
         for j, name in enumerate(names):
             mat[i, j + 1] = c.get(name, 0)
-    sizes = _axis_sizes(source)
+    sizes = axis_sizes(source)
     facs = factors_from_table(mat, names, sizes)
     if any(isinstance(x, Op) for x in facs):
         return None

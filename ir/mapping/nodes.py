@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Mapping", "Symbol", "Broadcast", "Stride", "Modulo", "Resize", "Pad", "Pair",
-    "PaddingKind", "IDENTITY", "pair_all",
+    "PaddingKind", "IDENTITY", "pair_all", "axis_sizes",
 ]
 
 
@@ -311,4 +311,16 @@ def pair_all(items: list[Mapping] | tuple[Mapping, ...]) -> Mapping:
     out = items[-1]
     for item in reversed(items[:-1]):
         out = Pair(item, out)
+    return out
+
+
+def axis_sizes(*mappings: Mapping) -> dict[str, int]:
+    """Declared size of every axis named anywhere in the mappings' trees."""
+    out: dict[str, int] = {}
+    stack = list(mappings)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Symbol):
+            out[node.name] = node.axis_size
+        stack.extend(node.children())
     return out

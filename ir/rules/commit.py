@@ -15,7 +15,7 @@ from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.cells import Padding
 from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
-from ir.mapping.nodes import Mapping, Pad, Pair, Resize, pair_all
+from ir.mapping.nodes import Mapping, Pad, Pair, Resize, axis_sizes, pair_all
 from ir.mapping.ops import (
     Entry, Frag, factor_frags, frag, merge_frags, places_digit_twice, ragged_run, relation,
 )
@@ -267,15 +267,6 @@ def _new_tensor(out) -> Violation | None:
     return attrs.evolve(found, label=found.label or f"the committed tensor is {out}")
 
 
-def _sizes(*mappings: Mapping) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for mp in mappings:
-        for f in mp.factors():
-            if isinstance(f, Ax):
-                out[f.axis] = f.axis_size
-    return out
-
-
 def _levels_holding(fr: Frag, named: list[tuple[str, Mapping]]) -> list[int]:
     return [i for i, (_, mp) in enumerate(named) if any(relation(fr, g) != "disjoint" for g in frag(mp))]
 
@@ -285,7 +276,7 @@ def _commit7(out, element: Mapping) -> Violation | None:
     if twice is None:
         return None
     a, b = twice
-    sizes = _sizes(out.chip, out.cluster, out.slice, element)
+    sizes = axis_sizes(out.chip, out.cluster, out.slice, element)
     named = [("Chip", out.chip), ("Cluster", out.cluster), ("Slice", out.slice), ("element", element)]
     ia = (_levels_holding(a, named) or [3])[0]
     ib = next((i for i in _levels_holding(b, named) if i != ia), ia)
@@ -308,7 +299,7 @@ def _commit2(t: StreamType, element: Mapping, state: dict) -> Violation | None:
     if lost is None:
         return None
     level, piece = lost
-    sizes = _sizes(t.time, t.packet, element)
+    sizes = axis_sizes(t.time, t.packet, element)
     what = factor_text(piece) if isinstance(piece, Op) else frag_text(factor_frags(piece)[0], sizes.get(piece.axis))
     return Violation("COMMIT-2", "a stream digit range has nowhere to go in the element",
                      label=f"`{what}` of the stream {'time' if level == 0 else 'packet'} is not in {_m(element)}",
@@ -321,7 +312,7 @@ def _default(t: StreamType) -> Mapping:
 
 
 def _commit3(t: StreamType, element: Mapping, written: SequenceResult) -> Violation | None:
-    sizes = _sizes(t.time, t.packet, element)
+    sizes = axis_sizes(t.time, t.packet, element)
     twice = places_digit_twice(t.time, t.packet)
     if twice is not None:
         a, b = twice

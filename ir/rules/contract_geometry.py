@@ -18,7 +18,7 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
 from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon, factor_mapping
-from ir.mapping.nodes import Mapping, PaddingKind, Symbol, pair_all
+from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
 from ir.ops import LaneMode
 from ir.types import CStreamType, StreamType, TrfType
@@ -452,16 +452,3 @@ def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapp
         it = time_reduction(t.pre_time, t.time).inner_time
         cells = accumulator_cells(mode, t.lane.size, t.packet.size, it)
     return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner, it, cells)
-
-
-def axis_sizes(*mappings: Mapping) -> dict[str, int]:
-    """Declared size of every axis named in the mappings."""
-    out: dict[str, int] = {}
-    stack = list(mappings)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Symbol):
-            out[node.name] = node.axis_size
-        stack.extend(node.children())
-    return out
-

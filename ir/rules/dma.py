@@ -16,7 +16,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import Ax, Bc, Factor, Pu, canon
-from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import Frag, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.space import validate_type
@@ -175,16 +175,6 @@ def _m(mp: Mapping) -> str:
     return f'm("{text}")'
 
 
-def _axis_sizes(*mappings: Mapping) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for mp in mappings:
-        for f in mp.factors():
-            size = getattr(f, "axis_size", None)
-            if size is not None:
-                out[f.axis] = size
-    return out
-
-
 # --- the rules ---------------------------------------------------------------------------
 
 
@@ -248,7 +238,7 @@ def _dma3(src, dst) -> Violation | None:
 
 
 def _dma4(src, dst) -> Violation | None:
-    sizes = _axis_sizes(*src.levels(), *dst.levels())
+    sizes = axis_sizes(*src.levels(), *dst.levels())
     twice = places_digit_twice(*dst.levels())  # first: such a joint mapping has no factor form
     if twice is not None:
         a, b = twice

@@ -14,7 +14,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
-from ir.mapping.nodes import Mapping, Symbol
+from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import Entry, Frag, factor_frags, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
 from ir.types import MAIN, SUB, StreamType
@@ -110,18 +110,6 @@ def unread_fragments(inputs: tuple[Mapping, ...], outputs: tuple[Mapping, ...]) 
         if lo < f.hi:
             gaps.append(Frag(f.axis, lo, f.hi))
     return tuple(sorted(gaps, key=lambda g: (g.axis, -g.lo)))
-
-
-def axis_sizes(*mappings: Mapping) -> dict[str, int]:
-    """Declared size of every axis named in the mappings."""
-    out: dict[str, int] = {}
-    stack = list(mappings)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Symbol):
-            out[node.name] = node.axis_size
-        stack.extend(node.children())
-    return out
 
 
 def frag_text(fr: Frag, axis_size: int | None = None) -> str:

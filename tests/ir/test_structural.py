@@ -13,7 +13,8 @@ from ir.mapping import (
     Ax, Bc, Broadcast, Index, Mapping, MappingError, Modulo, Op, OvershootError, Pad, Padding,
     PaddingKind, Pair, Pu, Resize, Stride, Symbol, m, pair_all,
 )
-from ir.mapping.factors import _axis_sizes, factors_from_table, table_matrix
+from ir.mapping.factors import factors_from_table, table_matrix
+from ir.mapping.nodes import axis_sizes
 from ir.mapping.structural import structural_factors, structural_factors_forced
 
 TOP = PaddingKind.TOP
@@ -22,7 +23,7 @@ TOP = PaddingKind.TOP
 def table_factors(mapping: Mapping) -> list:
     """The reference: steps 1-6 of mapping.md 7.4 on the full cell table."""
     mat, names = table_matrix(mapping.cells(np.arange(mapping.size)))
-    return factors_from_table(mat, names, _axis_sizes(mapping))
+    return factors_from_table(mat, names, axis_sizes(mapping))
 
 
 def outcome(fn, mapping: Mapping) -> object:
