@@ -1,22 +1,28 @@
-"""Traced IR ops: one frozen attrs record per stage call (pipeline.md 3.2).
+"""Traced IR ops: one frozen attrs record per stage call.
 
-Fields carry metadata saying operand, attribute or result, so one generic printer and
-walker serve every op. `check()` runs the op's [T] rules (in `ir/rules/`) in the order
-pipeline.md lists them and returns the first violation, or None.
+Each op is one declaration: its fields (roles from `ir.op_frame`), the rule checkers it
+runs (`RULES`, functions of `ir/rules/`, in the order they apply) and `infer_type`, the
+type of its result computed from its operands and attributes. Ops whose result type is
+declared by the user (a parameter, a DMA destination) take the result as given.
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Any, ClassVar
 
 import attrs
 
 from ir.diagnostic import Violation
-from ir.dtypes import DType
+from ir.dtypes import DType, accumulator
 from ir.location import Location
-from ir.mapping.nodes import Mapping
-from ir.types import Type
+from ir.mapping.nodes import IDENTITY, Mapping
+from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field
+from ir.rules.collect import check_collect, check_to_trf
+from ir.rules.commit import check_cast, check_commit, check_commit_cast, check_trim
+from ir.rules.contract import check_lane, check_outer, check_packet, check_time
+from ir.rules.dma import check_dma
+from ir.rules.fetch import check_begin, check_fetch, check_fetch_cast, check_table_lookup, check_zero_point_sub
+from ir.types import CStreamType, DmType, LaneMode, StreamType, TrfType, Type
 
 __all__ = [
     "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
@@ -24,16 +30,6 @@ __all__ = [
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
     "Commit", "Return", "OP_CLASSES",
 ]
-
-
-class LaneMode(enum.Enum):
-    """How the Lane Folder drains the accumulator (pipeline.md 9.4)."""
-
-    INTERLEAVED = "interleaved"
-    SEQUENTIAL = "sequential"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @attrs.frozen
@@ -47,45 +43,35 @@ class Value:
         return f"%{self.id}"
 
 
-def operand() -> Any:
-    return attrs.field(metadata={"role": "operand"})
-
-
-def attr(default: Any = attrs.NOTHING) -> Any:
-    return attrs.field(default=default, metadata={"role": "attr"})
-
-
-def fact(default: Any = False) -> Any:
-    """A recorded fact about the call (e.g. an inferred argument): not printed, not compared."""
-    return attrs.field(default=default, eq=False, metadata={"role": "fact"})
-
-
 @attrs.frozen(kw_only=True)
-class Op:
-    """Base of every traced op. `loc` is excluded from equality."""
+class Op(OpFrame):
+    """Base of every traced op. `loc` is excluded from equality; `NAME` is `ir.<STAGE>`."""
 
     NAME: ClassVar[str] = "ir.op"
     STAGE: ClassVar[str] = ""
-    result: Value | None = attrs.field(default=None, metadata={"role": "result"})
-    loc: Location | None = attrs.field(default=None, eq=False, repr=False, metadata={"role": "loc"})
+    result: Value | None = result_field(default=None)
+    loc: Location | None = loc_field()
 
-    def operands(self) -> list[Value]:
-        """Operand values, in field order (tuples flattened)."""
-        out: list[Value] = []
-        for f in attrs.fields(type(self)):
-            if f.metadata.get("role") != "operand":
-                continue
-            v = getattr(self, f.name)
-            out.extend(v if isinstance(v, tuple) else [v])
-        return out
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.NAME = f"ir.{cls.STAGE}"
 
-    def attributes(self) -> list[tuple[str, Any]]:
-        """(name, value) of every attribute field, in field order."""
-        return [(f.name, getattr(self, f.name)) for f in attrs.fields(type(self))
-                if f.metadata.get("role") == "attr"]
+    @classmethod
+    def build(cls, new_value: Any, **fields: Any) -> Op:
+        """The op of `fields` with a fresh result `new_value(type)` of its inferred type."""
+        draft = cls(**fields)
+        return attrs.evolve(draft, result=new_value(draft.infer_type()))
+
+    def infer_type(self) -> Type:
+        """The result type, from the operands and attributes (ops with inferable results)."""
+        raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
         """The first [T] rule this op breaks, or None."""
+        for check in self.RULES:
+            violation = check(self)
+            if violation is not None:
+                return violation
         return None
 
     def text(self) -> str:
@@ -108,18 +94,10 @@ def _attr_text(v: Any) -> str:
     return str(v)
 
 
-def _rules(module: str, name: str):
-    """Late import of a rule checker so ir.rules can import ir.ops freely."""
-    import importlib
-
-    return getattr(importlib.import_module(f"ir.rules.{module}"), name)
-
-
 @attrs.frozen(kw_only=True)
 class Param(Op):
     """A kernel parameter living in HBM: `%0 = param "a" 0 : hbm<...>`."""
 
-    NAME = "ir.param"
     STAGE = "param"
     name: str = attr()
     index: int = attr()
@@ -129,249 +107,250 @@ class Param(Op):
 class ToDm(Op):
     """Tensor DMA into DM (from HBM or DM): `%3 = to_dm %0 : dm<...>`."""
 
-    NAME = "ir.to_dm"
     STAGE = "to_dm"
+    RULES = (check_dma,)
     src: Value = operand()
-
-    def check(self) -> Violation | None:
-        return _rules("dma", "check_dma")(self)
 
 
 @attrs.frozen(kw_only=True)
 class ToHbm(Op):
     """Tensor DMA into HBM (from DM or HBM): `%9 = to_hbm %8 : hbm<...>`."""
 
-    NAME = "ir.to_hbm"
     STAGE = "to_hbm"
+    RULES = (check_dma,)
     src: Value = operand()
-    inferred: bool = fact()
-
-    def check(self) -> Violation | None:
-        return _rules("dma", "check_dma")(self)
+    inferred: bool = fact(False)
 
 
 @attrs.frozen(kw_only=True)
 class View(Op):
     """A read view of a DM tensor: the identity on data and type."""
 
-    NAME = "ir.view"
     STAGE = "view"
     src: Value = operand()
+
+    def infer_type(self) -> Type:
+        return self.src.type
 
 
 @attrs.frozen(kw_only=True)
 class Begin(Op):
     """Start a Tensor Unit stream over a DM view in `ctx.main` or `ctx.sub`."""
 
-    NAME = "ir.begin"
     STAGE = "begin"
+    RULES = (check_begin,)
     view: Value = operand()
     context: str = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("fetch", "check_begin")(self)
+    def infer_type(self) -> Type:
+        t = self.view.type
+        return StreamType(t.dtype, t.chip, t.cluster, t.slice, IDENTITY, t.element, self.context)
 
 
 @attrs.frozen(kw_only=True)
 class Fetch(Op):
     """Fetch Engine: read DM into (time, packet)."""
 
-    NAME = "ir.fetch"
     STAGE = "fetch"
+    RULES = (check_fetch,)
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("fetch", "check_fetch")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
 class FetchTableLookup(Op):
     """Fetch Adapter table lookup to `dtype` (main context only)."""
 
-    NAME = "ir.fetch_table_lookup"
     STAGE = "fetch_table_lookup"
+    RULES = (check_table_lookup,)
     input: Value = operand()
     dtype: DType = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("fetch", "check_table_lookup")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
 class FetchCast(Op):
     """Fetch Adapter type cast to `dtype` (identity allowed)."""
 
-    NAME = "ir.fetch_cast"
     STAGE = "fetch_cast"
+    RULES = (check_fetch_cast,)
     input: Value = operand()
     dtype: DType = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("fetch", "check_fetch_cast")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
 class FetchZeroPointSub(Op):
     """Fetch Adapter zero-point subtraction to i5/i9."""
 
-    NAME = "ir.fetch_zero_point_sub"
     STAGE = "fetch_zero_point_sub"
+    RULES = (check_zero_point_sub,)
     input: Value = operand()
     dtype: DType = attr()
     zero_point: int = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("fetch", "check_zero_point_sub")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
 class Collect(Op):
     """Collect Engine: pad the packet to whole flits, move flits into time."""
 
-    NAME = "ir.collect"
     STAGE = "collect"
+    RULES = (check_collect,)
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("collect", "check_collect")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
 class ToTrf(Op):
     """Store a collected stream into the TRF as (lane, element)."""
 
-    NAME = "ir.to_trf"
     STAGE = "to_trf"
+    RULES = (check_to_trf,)
     input: Value = operand()
     lane: Mapping = attr()
     element: Mapping = attr()
-    inferred_lane: bool = fact()
-    inferred_element: bool = fact()
+    inferred_lane: bool = fact(False)
+    inferred_element: bool = fact(False)
 
-    def check(self) -> Violation | None:
-        return _rules("collect", "check_to_trf")(self)
+    def infer_type(self) -> Type:
+        t = self.input.type
+        return TrfType(t.dtype, t.chip, t.cluster, t.slice, self.lane, self.element)
 
 
 @attrs.frozen(kw_only=True)
 class ContractOuter(Op):
     """Contraction Engine outer product of the stream and a TRF tensor."""
 
-    NAME = "ir.contract_outer"
     STAGE = "contract_outer"
+    RULES = (check_outer,)
     input: Value = operand()
     trf: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("contract", "check_outer")(self)
+    def infer_type(self) -> Type:
+        t = self.input.type
+        return CStreamType(accumulator(t.dtype), t.dtype, t.chip, t.cluster, t.slice, self.trf.type.lane,
+                           self.time, self.packet, None, t.context)
 
 
 @attrs.frozen(kw_only=True)
 class ContractPacket(Op):
     """Packet Reducer: adjacent-pair tree inside the packet."""
 
-    NAME = "ir.contract_packet"
     STAGE = "contract_packet"
+    RULES = (check_packet,)
     input: Value = operand()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("contract", "check_packet")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
 class ContractTime(Op):
     """Time Reducer: accumulate reduced time factors."""
 
-    NAME = "ir.contract_time"
     STAGE = "contract_time"
+    RULES = (check_time,)
     input: Value = operand()
     time: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("contract", "check_time")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, time=self.time, pre_time=self.input.type.time)
 
 
 @attrs.frozen(kw_only=True)
 class ContractLane(Op):
     """Lane Folder: move Lane into the output stream."""
 
-    NAME = "ir.contract_lane"
     STAGE = "contract_lane"
+    RULES = (check_lane,)
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
     mode: LaneMode = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("contract", "check_lane")(self)
+    def infer_type(self) -> Type:
+        t = self.input.type
+        return StreamType(t.acc, t.chip, t.cluster, t.slice, self.time, self.packet, t.context)
 
 
 @attrs.frozen(kw_only=True)
 class Cast(Op):
     """Cast Engine: narrow a 32-bit stream, re-pad the packet to a flit."""
 
-    NAME = "ir.cast"
     STAGE = "cast"
+    RULES = (check_cast,)
     input: Value = operand()
     dtype: DType = attr()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("commit", "check_cast")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=self.dtype, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
 class CommitTrim(Op):
     """Commit Adapter trim: keep the leading cells of each flit."""
 
-    NAME = "ir.commit_trim"
     STAGE = "commit_trim"
+    RULES = (check_trim,)
     input: Value = operand()
     packet: Mapping = attr()
 
-    def check(self) -> Violation | None:
-        return _rules("commit", "check_trim")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
 class CommitCast(Op):
     """Commit Adapter f32 -> bf16 conversion (optionally with ReLU)."""
 
-    NAME = "ir.commit_cast"
     STAGE = "commit_cast"
+    RULES = (check_commit_cast,)
     input: Value = operand()
     dtype: DType = attr()
     relu: bool = attr(False)
 
-    def check(self) -> Violation | None:
-        return _rules("commit", "check_commit_cast")(self)
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
 class Commit(Op):
     """Commit Engine: write the stream into a new DM tensor with layout `element`."""
 
-    NAME = "ir.commit"
     STAGE = "commit"
+    RULES = (check_commit,)
     input: Value = operand()
     element: Mapping = attr()
-    inferred: bool = fact()
+    inferred: bool = fact(False)
 
-    def check(self) -> Violation | None:
-        return _rules("commit", "check_commit")(self)
+    def infer_type(self) -> Type:
+        t = self.input.type
+        return DmType(t.dtype, t.chip, t.cluster, t.slice, self.element)
 
 
 @attrs.frozen(kw_only=True)
 class Return(Op):
     """The kernel's results."""
 
-    NAME = "ir.return"
     STAGE = "return"
     values: tuple[Value, ...] = operand()
 

@@ -8,6 +8,7 @@ three intermediate contraction stages.
 
 from __future__ import annotations
 
+import enum
 from typing import Union
 
 import attrs
@@ -15,10 +16,20 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
 
-__all__ = ["HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "Type", "MAIN", "SUB", "type_text"]
+__all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "Type", "MAIN", "SUB", "type_text"]
 
 MAIN = "main"
 SUB = "sub"
+
+
+class LaneMode(enum.Enum):
+    """How the Lane Folder drains the accumulator into the output stream."""
+
+    INTERLEAVED = "interleaved"
+    SEQUENTIAL = "sequential"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 def _m(mapping: Mapping) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
-from ir.mapping.nodes import IDENTITY
 from ir.ops import Begin
-from ir.types import MAIN, SUB, StreamType
+from ir.types import MAIN, SUB
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView
@@ -36,9 +35,7 @@ class TuContext:
             tracer.refuse(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",
                                     help=hint), loc, "begin")
             return Poisoned("begin")
-        t = view.type
-        stream = StreamType(t.dtype, t.chip, t.cluster, t.slice, IDENTITY, t.element, self.name)
-        op = Begin(view=view.value, context=self.name, result=tracer.value(stream), loc=loc)
+        op = Begin.build(tracer.value, view=view.value, context=self.name, loc=loc)
         chain = Chain(loc)
         tracer.chains.append(chain)
         tracer.emit(op)

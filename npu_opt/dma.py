@@ -115,6 +115,6 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
 def make_view(src: DmTensor) -> DmTensorView:
     """`dm.view()`: the identity on data and type."""
     tracer = current()
-    op = View(src=src.value, result=tracer.value(src.type), loc=location_of("view"))
+    op = View.build(tracer.value, src=src.value, loc=location_of("view"))
     tracer.emit(op)
     return DmTensorView(op.result)

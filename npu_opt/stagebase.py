@@ -50,6 +50,10 @@ class StreamStage:
 
     OFFERS: frozenset[str] = frozenset()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.OFFERS = frozenset(m.stage_name for m in vars(cls).values() if hasattr(m, "stage_name"))
+
     def __init__(self, value: Value, chain: Chain) -> None:
         self.value = value
         self.chain = chain
@@ -128,6 +132,7 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
             return impl(self, loc, *bound.args[1:], **bound.kwargs)
 
         wrapper.__signature__ = public  # type: ignore[attr-defined]
+        wrapper.stage_name = name  # type: ignore[attr-defined]
         return wrapper
 
     return decorate

@@ -3,22 +3,20 @@
 The adjacency is pipeline.md 3.1. Methods shared by several stages are written once as
 functions below and placed in each class body that offers them. Every call checks its
 arguments' kinds (TYPE-6) and the dtype-dependent typestate (TYPE-2, TYPE-4, TYPE-5),
-builds the declared output type, and emits the IR op, whose rules run in `ir/rules`.
+and emits the IR op, which types its own result and runs its rules (`ir/rules`). A
+class offers exactly the stage methods in its body (`OFFERS` is derived from them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from ir import ops
 from ir.diagnostic import Violation
-from ir.dtypes import DType, accumulator
+from ir.dtypes import DType
 from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
-from ir.types import CStreamType, DmType, StreamType, TrfType
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
@@ -60,11 +58,11 @@ _KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "lane": Mapping, "
                           "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
 
 
-def _next(stage: StreamStage, loc: Location, op_cls: type, out_type: Any, out_cls: type | None,
-          **fields: Any) -> Any:
-    """Emit the op of this call and wrap its result in the next stage object."""
+def _next(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None, **fields: Any) -> Any:
+    """Emit the op of this call (it types its own result) and wrap its result in the next
+    stage object."""
     tracer = current()
-    op = op_cls(input=stage.value, result=tracer.value(out_type), loc=loc, **fields)
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
     tracer.emit(op)
     if out_cls is None:
         return op.result
@@ -104,8 +102,7 @@ def _adapter(op_cls: type, out_cls_name: str):
         fault = _kind_fault(dtype=dtype)
         if fault:
             return _refuse_dead(self, loc, op_cls.STAGE, fault)
-        out = attrs.evolve(self.type, dtype=dtype)
-        return _next(self, loc, op_cls, out, globals()[out_cls_name], dtype=dtype)
+        return _next(self, loc, op_cls, globals()[out_cls_name], dtype=dtype)
     return method
 
 
@@ -127,8 +124,7 @@ def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_poi
     fault = _kind_fault(dtype=dtype, zero_point=zero_point)
     if fault:
         return _refuse_dead(self, loc, "fetch_zero_point_sub", fault)
-    out = attrs.evolve(self.type, dtype=dtype)
-    return _next(self, loc, ops.FetchZeroPointSub, out, FetchZeroPointSubStream,
+    return _next(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream,
                  dtype=dtype, zero_point=zero_point)
 
 
@@ -138,8 +134,7 @@ def _collect(self: StreamStage, loc: Location, time: Any, packet: Any) -> Any:
     fault = _kind_fault(time=time, packet=packet)
     if fault:
         return _refuse_dead(self, loc, "collect", fault)
-    out = attrs.evolve(self.type, time=time, packet=packet)
-    return _next(self, loc, ops.Collect, out, CollectStream, time=time, packet=packet)
+    return _next(self, loc, ops.Collect, CollectStream, time=time, packet=packet)
 
 
 @stage_method("cast")
@@ -148,8 +143,7 @@ def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
     fault = _typestate(self, "cast") or _kind_fault(dtype=dtype, packet=packet)
     if fault:
         return _refuse_dead(self, loc, "cast", fault)
-    out = attrs.evolve(self.type, dtype=dtype, packet=packet)
-    return _next(self, loc, ops.Cast, out, CastStream, dtype=dtype, packet=packet)
+    return _next(self, loc, ops.Cast, CastStream, dtype=dtype, packet=packet)
 
 
 @stage_method("commit_trim")
@@ -158,8 +152,7 @@ def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     fault = _typestate(self, "commit_trim") or _kind_fault(packet=packet)
     if fault:
         return _refuse_dead(self, loc, "commit_trim", fault)
-    out = attrs.evolve(self.type, packet=packet)
-    return _next(self, loc, ops.CommitTrim, out, CommitTrimStream, packet=packet)
+    return _next(self, loc, ops.CommitTrim, CommitTrimStream, packet=packet)
 
 
 def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) -> Any:
@@ -167,8 +160,7 @@ def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) 
     fault = _kind_fault(dtype=dtype)
     if fault:
         return _refuse_dead(self, loc, name, fault)
-    out = attrs.evolve(self.type, dtype=dtype)
-    return _next(self, loc, ops.CommitCast, out, CommitCastStream, dtype=dtype, relu=relu)
+    return _next(self, loc, ops.CommitCast, CommitCastStream, dtype=dtype, relu=relu)
 
 
 @stage_method("commit")
@@ -182,8 +174,7 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     if fault:
         return _refuse_dead(self, loc, "commit", fault)
     self.chain.done = True
-    out = DmType(t.dtype, t.chip, t.cluster, t.slice, element)
-    return DmTensor(_next(self, loc, ops.Commit, out, None, element=element, inferred=inferred))
+    return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 
 # --- the stage classes (pipeline.md 3.1) --------------------------------------------------
@@ -191,22 +182,18 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
 class BeginStream(StreamStage):
     """After `begin`: Time = 1, Packet = the DM element. Offers `fetch`."""
 
-    OFFERS = frozenset({"fetch"})
-
     @stage_method("fetch")
     def fetch(self, loc: Location, time: Any, packet: Any) -> FetchStream:
         """Fetch Engine: read the slice's DM as (time, packet)."""
         fault = _kind_fault(time=time, packet=packet)
         if fault:
             return _refuse_dead(self, loc, "fetch", fault)
-        out = attrs.evolve(self.type, time=time, packet=packet)
-        return _next(self, loc, ops.Fetch, out, FetchStream, time=time, packet=packet)
+        return _next(self, loc, ops.Fetch, FetchStream, time=time, packet=packet)
 
 
 class FetchStream(StreamStage):
     """After `fetch`: the fetch adapters (each at most once, in order) or `collect`."""
 
-    OFFERS = frozenset({"fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "collect"})
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
@@ -216,7 +203,6 @@ class FetchStream(StreamStage):
 class FetchTableLookupStream(StreamStage):
     """After `fetch_table_lookup`."""
 
-    OFFERS = frozenset({"fetch_cast", "fetch_zero_point_sub", "collect"})
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
     collect = _collect
@@ -225,7 +211,6 @@ class FetchTableLookupStream(StreamStage):
 class FetchCastStream(StreamStage):
     """After `fetch_cast`."""
 
-    OFFERS = frozenset({"fetch_zero_point_sub", "collect"})
     fetch_zero_point_sub = _fetch_zero_point_sub
     collect = _collect
 
@@ -233,14 +218,12 @@ class FetchCastStream(StreamStage):
 class FetchZeroPointSubStream(StreamStage):
     """After `fetch_zero_point_sub`: an i5/i9 stream, which only `collect` accepts."""
 
-    OFFERS = frozenset({"collect"})
     collect = _collect
 
 
 class CollectStream(StreamStage):
     """After `collect`: one flit per time step."""
 
-    OFFERS = frozenset({"to_trf", "contract_outer", "cast", "commit_trim"})
     cast = _cast
     commit_trim = _commit_trim
 
@@ -268,8 +251,7 @@ class CollectStream(StreamStage):
         lane = inferred_lane if lane is None else lane
         element = inferred_element if element is None else element
         self.chain.done = True
-        out = TrfType(t.dtype, t.chip, t.cluster, t.slice, lane, element)
-        return TrfTensor(_next(self, loc, ops.ToTrf, out, None, lane=lane, element=element, **facts))
+        return TrfTensor(_next(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any) -> Any:
@@ -277,20 +259,12 @@ class CollectStream(StreamStage):
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
         if fault:
             return _refuse_dead(self, loc, "contract_outer", fault)
-        t = self.type
-        out = CStreamType(accumulator(t.dtype), t.dtype, t.chip, t.cluster, t.slice, trf.type.lane,
-                          time, packet, None, t.context)
-        tracer = current()
-        op = ops.ContractOuter(input=self.value, trf=trf.value, time=time, packet=packet,
-                               result=tracer.value(out), loc=loc)
-        tracer.emit(op)
-        return ContractOuterStream(op.result, self.chain)
+        return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)
 
 
 class ContractOuterStream(StreamStage):
     """After `contract_outer`: offers `contract_packet`."""
 
-    OFFERS = frozenset({"contract_packet"})
 
     @stage_method("contract_packet")
     def contract_packet(self, loc: Location, packet: Any) -> Any:
@@ -298,14 +272,12 @@ class ContractOuterStream(StreamStage):
         fault = _kind_fault(packet=packet)
         if fault:
             return _refuse_dead(self, loc, "contract_packet", fault)
-        out = attrs.evolve(self.type, packet=packet)
-        return _next(self, loc, ops.ContractPacket, out, ContractPacketStream, packet=packet)
+        return _next(self, loc, ops.ContractPacket, ContractPacketStream, packet=packet)
 
 
 class ContractPacketStream(StreamStage):
     """After `contract_packet`: offers `contract_time`."""
 
-    OFFERS = frozenset({"contract_time"})
 
     @stage_method("contract_time")
     def contract_time(self, loc: Location, time: Any) -> Any:
@@ -313,14 +285,12 @@ class ContractPacketStream(StreamStage):
         fault = _kind_fault(time=time)
         if fault:
             return _refuse_dead(self, loc, "contract_time", fault)
-        out = attrs.evolve(self.type, time=time, pre_time=self.type.time)
-        return _next(self, loc, ops.ContractTime, out, ContractTimeStream, time=time)
+        return _next(self, loc, ops.ContractTime, ContractTimeStream, time=time)
 
 
 class ContractTimeStream(StreamStage):
     """After `contract_time`: offers `contract_lane`."""
 
-    OFFERS = frozenset({"contract_lane"})
 
     @stage_method("contract_lane")
     def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:
@@ -328,15 +298,12 @@ class ContractTimeStream(StreamStage):
         fault = _kind_fault(time=time, packet=packet, mode=mode)
         if fault:
             return _refuse_dead(self, loc, "contract_lane", fault)
-        t = self.type
-        out = StreamType(t.acc, t.chip, t.cluster, t.slice, time, packet, t.context)
-        return _next(self, loc, ops.ContractLane, out, ContractStream, time=time, packet=packet, mode=mode)
+        return _next(self, loc, ops.ContractLane, ContractStream, time=time, packet=packet, mode=mode)
 
 
 class ContractStream(StreamStage):
     """After `contract_lane`: an i32/f32 stream; offers `cast` and `commit_trim`."""
 
-    OFFERS = frozenset({"cast", "commit_trim"})
     cast = _cast
     commit_trim = _commit_trim
 
@@ -344,14 +311,12 @@ class ContractStream(StreamStage):
 class CastStream(StreamStage):
     """After `cast`: offers `commit_trim`."""
 
-    OFFERS = frozenset({"commit_trim"})
     commit_trim = _commit_trim
 
 
 class CommitTrimStream(StreamStage):
     """After `commit_trim`: optional commit conversion, then `commit`."""
 
-    OFFERS = frozenset({"commit_cast", "commit_cast_relu", "commit"})
     commit = _commit
 
     @stage_method("commit_cast")
@@ -368,5 +333,4 @@ class CommitTrimStream(StreamStage):
 class CommitCastStream(StreamStage):
     """After `commit_cast`: offers `commit`."""
 
-    OFFERS = frozenset({"commit"})
     commit = _commit

@@ -1,16 +1,16 @@
-"""The common frame of every lowered tensor-unit op: value refs, field roles, verifier driver.
+"""The common frame of every lowered tensor-unit op: value refs, the printer, the verifier driver.
 
-An op is a frozen attrs class whose fields carry a `role` in their metadata:
-`result` (its `%n`), `operand` (a `Ref` to another value), `attr` (a hardware field of
-pipeline.md 11, printed in declaration order), `type` (the IR input/output types, printed
-after `:`), `fact` (an allocation fact for the [L] rules, never printed) and `loc`.
-`verify(target, ctx)` evaluates the op's `RULES` in order; the first failure raises
+Fields use the roles of `ir.op_frame` (shared with the traced ops): `result` (its `%n`),
+`operand` (a `Ref` to another value), `attr` (a hardware field, printed in declaration
+order), `type` (the IR input/output types, printed after `:`), `fact` (an allocation fact
+for the [L] rules: not printed, not compared) and `loc`. `verify(target, ctx)` evaluates
+the op's `RULES` (its `@rule(code)` methods, in order); the first failure raises
 `OpVerifyError` with the rule ID as its code.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import attrs
 
@@ -18,10 +18,11 @@ from ir.dtypes import DType
 from ir.errors import VerifyError
 from ir.location import Location
 from ir.mapping.ops import Entry
+from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, rule
 from tu_ops.printing import type_text, value_text
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "operand", "attr", "ir_type",
-           "fact", "entries_ok", "Entry"]
+           "fact", "rule", "entries_ok", "Entry"]
 
 
 @attrs.frozen(order=True)
@@ -77,16 +78,6 @@ class VerifyContext:
         return self.programs.get(ref.id)
 
 
-def operand(*, name: str | None = None) -> Any:
-    """A field holding a `Ref` (printed `%n`); `name` overrides the printed name (`in`)."""
-    return attrs.field(metadata={"role": "operand", "name": name})
-
-
-def attr(default: Any = attrs.NOTHING, *, name: str | None = None, converter: Any = None) -> Any:
-    """A hardware field of pipeline.md 11, printed as `name=value`."""
-    return attrs.field(default=default, converter=converter, metadata={"role": "attr", "name": name})
-
-
 def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
     """Structural check: the IR type has a kind this op class takes (`IN_KINDS` / `OUT_KINDS`)."""
     kinds = inst.IN_KINDS if attribute.name == "input_type" else inst.OUT_KINDS
@@ -100,11 +91,6 @@ def ir_type() -> Any:
     return attrs.field(validator=_type_kind, metadata={"role": "type"})
 
 
-def fact(default: Any = None) -> Any:
-    """An allocation fact used only by the [L] rules; not part of the printed record."""
-    return attrs.field(default=default, metadata={"role": "fact"})
-
-
 def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> str | None:
     """The sequencer limits shared by FEED-5, COP-6, CMT-3: a problem text, or None."""
     if len(entries) > max_entries:
@@ -116,31 +102,21 @@ def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> s
 
 
 @attrs.frozen(kw_only=True)
-class TuOp:
+class TuOp(OpFrame):
     """Base of every lowered op: `%n = <mnemonic> <field>=<value> ... : <in> -> <out>`."""
 
     NAME: ClassVar[str] = "tu.op"
     MNEMONIC: ClassVar[str] = "op"
     IN_PROGRAM: ClassVar[bool] = True
-    RULES: ClassVar[tuple[str, ...]] = ()
     IN_KINDS: ClassVar[tuple[str, ...]] = ()
     OUT_KINDS: ClassVar[tuple[str, ...]] = ()
 
-    result: Ref = attrs.field(validator=attrs.validators.instance_of(Ref), metadata={"role": "result"})
+    result: Ref = result_field(validator=attrs.validators.instance_of(Ref))
     input_type: Any = ir_type()
     output_type: Any = ir_type()
-    loc: Location | None = attrs.field(default=None, eq=False, repr=False, metadata={"role": "loc"})
+    loc: Location | None = loc_field()
 
     # --- fields --------------------------------------------------------------------------
-
-    def _fields(self, role: str) -> Iterator[tuple[str, Any]]:
-        for f in attrs.fields(type(self)):
-            if f.metadata.get("role") == role:
-                yield (f.metadata.get("name") or f.name), getattr(self, f.name)
-
-    def operands(self) -> list[Ref]:
-        """The refs this op reads (its operand fields, in order)."""
-        return [v for _, v in self._fields("operand")]
 
     def stream_input(self) -> Ref | None:
         """The value this op streams from: its first operand (None for a FeedBuffer)."""
@@ -180,10 +156,10 @@ class TuOp:
 
     def first_failure(self, target: Any, ctx: VerifyContext | None = None) -> OpVerifyError | None:
         """The OpVerifyError of the first failing rule, or None when the op verifies."""
-        for code in self.RULES:
-            problem = getattr(self, "_" + code.lower().replace("-", "_"))(target, ctx)
+        for check in self.RULES:
+            problem = check(self, target, ctx)
             if problem:
-                return OpVerifyError(f"{self.MNEMONIC}: {problem}", code=code, op=self, loc=self.loc,
+                return OpVerifyError(f"{self.MNEMONIC}: {problem}", code=check.rule_code, op=self, loc=self.loc,
                                      notes=(f"in op `{self.text()}`",))
         return None
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.mapping.ops import coalesce
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.enums import CommitConversion, FeedElementType, TuContext
 from tu_ops.feed import as_entries
 
@@ -27,7 +27,6 @@ class CastOp(TuOp):
 
     NAME: ClassVar[str] = "tu.cast_op"
     MNEMONIC: ClassVar[str] = "cast_op"
-    RULES: ClassVar[tuple[str, ...]] = ("CASTOP-1", "CASTOP-2")
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -36,6 +35,7 @@ class CastOp(TuOp):
     out_type: FeedElementType = attr()
     valid_elems: int = attr()
 
+    @rule("CASTOP-1")
     def _castop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         entry = target.cast_entry(self.in_type.dtype, self.out_type.dtype)
         if entry is None:
@@ -46,6 +46,7 @@ class CastOp(TuOp):
             return "in_type / out_type differ from the stream types"
         return None
 
+    @rule("CASTOP-2")
     def _castop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         flit_bits = 8 * target.constants.FLIT_BYTES
         for side, t in (("input", self.input_type), ("output", self.output_type)):
@@ -81,7 +82,6 @@ class CommitOp(TuOp):
 
     NAME: ClassVar[str] = "tu.commit"
     MNEMONIC: ClassVar[str] = "commit"
-    RULES: ClassVar[tuple[str, ...]] = tuple(f"CMT-{i}" for i in range(1, 6))
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
 
@@ -105,6 +105,7 @@ class CommitOp(TuOp):
         nbytes = -(-self.output_type.element.size * self.elem_bits(target) // 8)
         return -(-nbytes // 8) * 8
 
+    @rule("CMT-1")
     def _cmt_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.valid_bytes not in target.constants.COMMIT_WIDTHS:
             return f"valid_bytes {self.valid_bytes} not one of {list(target.constants.COMMIT_WIDTHS)}"
@@ -113,6 +114,7 @@ class CommitOp(TuOp):
             return f"the packet write covers {nbits / 8:g} bytes, not valid_bytes {self.valid_bytes}"
         return None
 
+    @rule("CMT-2")
     def _cmt_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         src, dst = self.input_type.dtype, self.output_type.dtype
         if self.conversion is CommitConversion.NONE:
@@ -128,11 +130,13 @@ class CommitOp(TuOp):
             return f"{pre} {src} bytes before the conversion; must be a multiple of {base} up to one flit"
         return None
 
+    @rule("CMT-3")
     def _cmt_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         problem = entries_ok(self.write.entries(), c.SEQ_MAX_ENTRIES, c.SEQ_MAX_ITER)
         return f"write plan: {problem}" if problem else None
 
+    @rule("CMT-4")
     def _cmt_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, bits = target.constants, self.elem_bits(target)
         base_bits = 8 * c.COMMIT_BASE
@@ -149,6 +153,7 @@ class CommitOp(TuOp):
             return f"the sub context writes exactly {c.SUB_ACCESS_BYTES} bytes, not {self.write_bytes}"
         return None
 
+    @rule("CMT-5")
     def _cmt_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, bits = target.constants, self.elem_bits(target)
         size = self.alloc_bytes(target)

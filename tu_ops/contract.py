@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.ops import LaneMode
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries
 
@@ -46,7 +46,6 @@ class ContractOuter(TuOp):
 
     NAME: ClassVar[str] = "tu.contract_outer"
     MNEMONIC: ClassVar[str] = "contract_outer"
-    RULES: ClassVar[tuple[str, ...]] = tuple(f"COP-{i}" for i in range(1, 8))
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -60,6 +59,7 @@ class ContractOuter(TuOp):
     time_broadcast: tuple[int, ...] = attr(converter=tuple)
     trf_read: TrfRead = attr()
 
+    @rule("COP-1")
     def _cop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         s, w = self.stream_type.dtype, self.weight_type.dtype
         entry = target.mac_entry(s, w)
@@ -73,6 +73,7 @@ class ContractOuter(TuOp):
             return "stream_type / mac_type differ from the stream and cstream types"
         return None
 
+    @rule("COP-2")
     def _cop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         program = ctx.program_of(self.result) if ctx is not None else None
         context = program.context if program is not None else TuContext(self.input_type.context)
@@ -80,6 +81,7 @@ class ContractOuter(TuOp):
             return f"the {context} context has no Contraction Engine"
         return None
 
+    @rule("COP-3")
     def _cop_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.pack_size not in [f.value for f in CollectFlits]:
             return f"pack_size {self.pack_size} is not 1 or 2"
@@ -88,6 +90,7 @@ class ContractOuter(TuOp):
             return f"pack_size {self.pack_size} but the feed delivers {feed.collect_flits}"
         return None
 
+    @rule("COP-4")
     def _cop_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.lanes not in target.constants.LANES:
             return f"{self.lanes} lanes; legal: {list(target.constants.LANES)}"
@@ -98,6 +101,7 @@ class ContractOuter(TuOp):
             return f"lanes {self.lanes} but the TRF tensor has {load.lanes}"
         return None
 
+    @rule("COP-5")
     def _cop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, r = target.constants, self.trf_read
         if not _pow2(r.read_elems):
@@ -113,6 +117,7 @@ class ContractOuter(TuOp):
             return "a WIDE read needs a TRF tensor loaded with Flit2"
         return None
 
+    @rule("COP-6")
     def _cop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         problem = entries_ok(self.trf_read.entries, c.SEQ_MAX_ENTRIES, c.SEQ_MAX_ITER)
@@ -122,6 +127,7 @@ class ContractOuter(TuOp):
             return "TRF read walk: negative stride"
         return None
 
+    @rule("COP-7")
     def _cop_7(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, r = target.constants, self.trf_read
         out_time, out_packet = self.output_type.time.size, self.output_type.packet.size
@@ -148,7 +154,6 @@ class PacketReduce(TuOp):
 
     NAME: ClassVar[str] = "tu.packet_reduce"
     MNEMONIC: ClassVar[str] = "packet_reduce"
-    RULES: ClassVar[tuple[str, ...]] = ("PRED-1", "PRED-2", "PRED-3")
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -157,6 +162,7 @@ class PacketReduce(TuOp):
     depth: int = attr()
     out_cols: int = attr()
 
+    @rule("PRED-1")
     def _pred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         nbits = self.in_elems * self.bits(target, self.input_type.dtype)
         if nbits % 8 or nbits // 8 not in target.constants.OUTER_PACKET_BYTES:
@@ -165,11 +171,13 @@ class PacketReduce(TuOp):
             return f"in_elems {self.in_elems} != size of the input packet {self.input_type.packet.size}"
         return None
 
+    @rule("PRED-2")
     def _pred_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.depth < 0 or self.in_elems % (1 << self.depth):
             return f"depth {self.depth} does not divide {self.in_elems} leaves into whole trees"
         return None
 
+    @rule("PRED-3")
     def _pred_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         cols = target.constants.ACC_COLS
         if not _pow2(self.out_cols) or self.out_cols > cols:
@@ -219,7 +227,6 @@ class TimeReduce(TuOp):
 
     NAME: ClassVar[str] = "tu.time_reduce"
     MNEMONIC: ClassVar[str] = "time_reduce"
-    RULES: ClassVar[tuple[str, ...]] = ("TRED-1", "TRED-2", "TRED-3")
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -228,6 +235,7 @@ class TimeReduce(TuOp):
     slots: int = attr()
     mode: LaneMode = attr()
 
+    @rule("TRED-1")
     def _tred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         sizes = [lp.size for lp in self.loops]
         if any(s < 1 for s in sizes):
@@ -240,12 +248,14 @@ class TimeReduce(TuOp):
             return f"the KEEP loops {kept} do not form out_time ({out.size} steps)"
         return None
 
+    @rule("TRED-2")
     def _tred_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         it = inner_time(self.loops)
         if self.slots != it:
             return f"slots {self.slots}, but the loops give IT = {it}"
         return None
 
+    @rule("TRED-3")
     def _tred_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         cols, lanes = self.input_type.packet.size, self.input_type.lane.size
@@ -266,7 +276,6 @@ class LaneFold(TuOp):
 
     NAME: ClassVar[str] = "tu.lane_fold"
     MNEMONIC: ClassVar[str] = "lane_fold"
-    RULES: ClassVar[tuple[str, ...]] = ("LFOLD-1", "LFOLD-2", "LFOLD-3")
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -276,6 +285,7 @@ class LaneFold(TuOp):
     cols: int = attr()
     cycles: int = attr()
 
+    @rule("LFOLD-1")
     def _lfold_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if not 1 <= self.cols <= target.constants.ACC_COLS:
             return f"{self.cols} columns, at most {target.constants.ACC_COLS}"
@@ -283,6 +293,7 @@ class LaneFold(TuOp):
             return f"cols {self.cols} != size of the input packet {self.input_type.packet.size}"
         return None
 
+    @rule("LFOLD-2")
     def _lfold_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         out, c = self.output_type, target.constants
         bits = self.bits(target, out.dtype)
@@ -290,6 +301,7 @@ class LaneFold(TuOp):
             return f"the output packet is {out.packet.size} x {out.dtype}, not {c.LANE_BUS} x 32-bit"
         return None
 
+    @rule("LFOLD-3")
     def _lfold_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         if self.lanes not in c.LANES or self.lanes != self.input_type.lane.size:

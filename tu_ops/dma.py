@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.dtypes import DType
-from tu_ops.base import Alloc, Ref, TuOp, VerifyContext, attr, fact, operand
+from tu_ops.base import Alloc, Ref, TuOp, VerifyContext, attr, fact, operand, rule
 from tu_ops.enums import Aggregate, DmaKind
 
 __all__ = ["Part", "DmaEntry", "DmaCommand", "DmaOp", "aggregate_of"]
@@ -76,7 +76,6 @@ class DmaOp(TuOp):
     NAME: ClassVar[str] = "tu.dma"
     MNEMONIC: ClassVar[str] = "dma"
     IN_PROGRAM: ClassVar[bool] = False
-    RULES: ClassVar[tuple[str, ...]] = tuple(f"DMAOP-{i}" for i in range(1, 6))
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
 
@@ -92,6 +91,7 @@ class DmaOp(TuOp):
         if self.aggregate is None:
             object.__setattr__(self, "aggregate", aggregate_of(self.commands))
 
+    @rule("DMAOP-1")
     def _dmaop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         src, dst = self.input_type, self.output_type
         if not target.materializable(self.element_type):
@@ -102,6 +102,7 @@ class DmaOp(TuOp):
             return f"{self.kind} moves {self.kind.value[0]} -> {self.kind.value[1]}, not {src.kind} -> {dst.kind}"
         return None
 
+    @rule("DMAOP-2")
     def _dmaop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         if not self.commands:
@@ -116,6 +117,7 @@ class DmaOp(TuOp):
             return f"aggregate {self.aggregate}, but the commands are {aggregate_of(self.commands)}"
         return None
 
+    @rule("DMAOP-3")
     def _dmaop_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         limit = target.constants.DMA_MAX_PACKET
         for i, cmd in enumerate(self.commands):
@@ -126,6 +128,7 @@ class DmaOp(TuOp):
                 return f"command {i}: the innermost entry is not the packet {cmd.packet_bytes}:1:1"
         return None
 
+    @rule("DMAOP-4")
     def _dmaop_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if not self.kind.into_dm:
             return None
@@ -138,6 +141,7 @@ class DmaOp(TuOp):
                     return f"command {i}: destination stride {e.dst_stride} is not a multiple of {align}"
         return None
 
+    @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
         sides = ((self.input_type, self.src_alloc, "src"), (self.output_type, self.dst_alloc, "dst"))
         for i, cmd in enumerate(self.commands):

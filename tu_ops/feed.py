@@ -14,7 +14,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 
 __all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
@@ -93,7 +93,6 @@ class FeedBuffer(TuOp):
 
     NAME: ClassVar[str] = "tu.feed_buffer"
     MNEMONIC: ClassVar[str] = "feed_buffer"
-    RULES: ClassVar[tuple[str, ...]] = tuple(f"FEED-{i}" for i in range(1, 13))
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -133,6 +132,7 @@ class FeedBuffer(TuOp):
 
     # --- rules -------------------------------------------------------------------------
 
+    @rule("FEED-1")
     def _feed_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         src = self.source.dtype
         if not target.materializable(src):
@@ -155,6 +155,7 @@ class FeedBuffer(TuOp):
             return f"element_type {self.element_type} differs from the collect stream's {self.output_type.dtype}"
         return None
 
+    @rule("FEED-2")
     def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         accepted = FEED_DEST_ELEMENT_TYPES.get(self.dest.kind)
         if accepted is None:
@@ -164,6 +165,7 @@ class FeedBuffer(TuOp):
             return f"{self.dest.kind} does not accept element type {self.element_type} (accepted: {names})"
         return None
 
+    @rule("FEED-3")
     def _feed_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         flits = self.collect_flits
         if not isinstance(flits, CollectFlits):
@@ -188,6 +190,7 @@ class FeedBuffer(TuOp):
                 return f"{flits} but a TRF tensor of {load.bytes_per_lane} bytes per lane is loaded with {want}"
         return None
 
+    @rule("FEED-4")
     def _feed_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if len(self.shapes) == 1:
             return None
@@ -198,6 +201,7 @@ class FeedBuffer(TuOp):
             return "the two read shapes of an interleaved feed differ"
         return None
 
+    @rule("FEED-5")
     def _feed_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         for i, shape in enumerate(self.shapes):
@@ -208,6 +212,7 @@ class FeedBuffer(TuOp):
                 return f"read shape {i}: negative stride"
         return None
 
+    @rule("FEED-6")
     def _feed_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, bits = target.constants, self.bits(target, self.source.dtype)
         for shape in self.shapes:
@@ -219,6 +224,7 @@ class FeedBuffer(TuOp):
                 return f"the sub context reads exactly {c.SUB_ACCESS_BYTES} bytes, not {nbits // 8}"
         return None
 
+    @rule("FEED-7")
     def _feed_7(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for shape in self.shapes:
             r = shape.read_elems
@@ -227,6 +233,7 @@ class FeedBuffer(TuOp):
                 return f"innermost packet entry {n}:{s} cannot be read {r} elements at a time"
         return None
 
+    @rule("FEED-8")
     def _feed_8(self, target: Any, ctx: VerifyContext | None) -> str | None:
         chain = self.dtype_chain(target) or [self.source.dtype]
         limit = target.constants.FLIT_BYTES
@@ -240,6 +247,7 @@ class FeedBuffer(TuOp):
                             f"more than {limit}")
         return None
 
+    @rule("FEED-9")
     def _feed_9(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c = target.constants
         shape = self.shapes[0] if self.shapes else None
@@ -257,11 +265,13 @@ class FeedBuffer(TuOp):
             return f"flits_per_packet {self.flits_per_packet}, but a {nbits // 8}-byte packet is {flits} flits"
         return None
 
+    @rule("FEED-10")
     def _feed_10(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.context is TuContext.SUB and any(c.kind.stage == "lookup" for c in self.conversions):
             return "a table lookup runs only in the MAIN context"
         return None
 
+    @rule("FEED-11")
     def _feed_11(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.source_base is None:
             return None
@@ -275,6 +285,7 @@ class FeedBuffer(TuOp):
                 return f"the read touches DM bytes up to {end}, past the slice's {limit}"
         return None
 
+    @rule("FEED-12")
     def _feed_12(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.input_type.context != self.context.value or self.output_type.context != self.context.value:
             return f"context {self.context} differs from its streams' context"

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, fact, operand
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, fact, operand, rule
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, FeedElementType, Region
 
 __all__ = ["TrfLoad", "RowRange"]
@@ -33,7 +33,6 @@ class TrfLoad(TuOp):
 
     NAME: ClassVar[str] = "tu.trf_load"
     MNEMONIC: ClassVar[str] = "trf_load"
-    RULES: ClassVar[tuple[str, ...]] = tuple(f"TRFLD-{i}" for i in range(1, 7))
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
 
@@ -73,6 +72,7 @@ class TrfLoad(TuOp):
 
     # --- rules ---------------------------------------------------------------------------
 
+    @rule("TRFLD-1")
     def _trfld_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.lanes not in target.constants.LANES:
             return f"{self.lanes} lanes; legal: {list(target.constants.LANES)}"
@@ -80,6 +80,7 @@ class TrfLoad(TuOp):
             return f"lanes {self.lanes} != size of the TRF tensor's lane mapping {self.output_type.lane.size}"
         return None
 
+    @rule("TRFLD-2")
     def _trfld_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
         et = self.element_type
         if et.dtype not in target.trf_storage or et not in CELL_FORMATS:
@@ -90,6 +91,7 @@ class TrfLoad(TuOp):
             return f"element_type {et} differs from the TRF tensor's {self.output_type.dtype}"
         return None
 
+    @rule("TRFLD-3")
     def _trfld_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, rb = target.constants, self.row_bytes(target)
         if self.bytes_per_lane <= 0 or self.bytes_per_lane % rb:
@@ -105,6 +107,7 @@ class TrfLoad(TuOp):
             return f"rows {self.base_row}..{self.base_row + self.rows(target) - 1} do not fit region {self.region}"
         return None
 
+    @rule("TRFLD-4")
     def _trfld_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
         pair = 2 * self.row_bytes(target)
         want = CollectFlits.Flit2 if self.bytes_per_lane % pair == 0 else CollectFlits.Flit1
@@ -114,6 +117,7 @@ class TrfLoad(TuOp):
             return f"a Flit2 load starts on an even row (64-byte bank pair), not row {self.base_row}"
         return None
 
+    @rule("TRFLD-5")
     def _trfld_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
         flit = target.constants.FLIT_BYTES
         stream = self.input_type
@@ -131,6 +135,7 @@ class TrfLoad(TuOp):
             return f"collect_flits {self.collect_flits} differs from its feed's {feed.collect_flits}"
         return None
 
+    @rule("TRFLD-6")
     def _trfld_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.live_rows is None:
             return None

@@ -17,7 +17,6 @@ from ir.mapping import ops as mops
 from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, factor_size
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import Frag
-from ir.ops import LaneMode
 from ir.rules.contract_geometry import (
     ACC_CELLS, ACC_COLS, LANE_BUS, LANES, OUTER_PACKET_BYTES, SEQ_MAX_ENTRIES, SEQ_MAX_ITER,
     LaneGeometry, OuterGeometry, TimeLoop, TimeReduction, accumulator_cells, axis_sizes,
@@ -25,7 +24,7 @@ from ir.rules.contract_geometry import (
     reduced_packet, split_f, split_norm, text_of, time_reduction, trf_read_size, walk_entries,
 )
 from ir.rules.space import same_spatial
-from ir.types import MAIN
+from ir.types import LaneMode, MAIN
 
 __all__ = [
     "check_outer", "check_packet", "check_time", "check_lane",

@@ -20,8 +20,7 @@ from ir.mapping import ops as mops
 from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon, factor_mapping
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
-from ir.ops import LaneMode
-from ir.types import CStreamType, StreamType, TrfType
+from ir.types import CStreamType, LaneMode, StreamType, TrfType
 
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",

@@ -156,7 +156,7 @@ def _with(kernel, n: int, **changes):
     return attrs.evolve(kernel, steps=steps)
 
 
-ALL_RULES = sorted({code for cls in OP_CLASSES for code in cls.RULES})
+ALL_RULES = sorted({code for cls in OP_CLASSES for code in cls.rule_codes()})
 
 
 def test_every_rule_has_a_bad_op():
