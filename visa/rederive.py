@@ -3,9 +3,8 @@
 `npu-opt visa --verify` (artifacts.md 1.2) must refuse a record whose fields disagree with
 its types. Rather than a second derivation, this module rebuilds, from the records' input
 and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read, calls
-those builders (`tu_ops.lower.feed.lower_feed`, `trf.lower_trf`, `contract.lower_outer` /
-`lower_packet` / `lower_time` / `lower_lane`, `commit.lower_cast` / `lower_commit`,
-`dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
+those builders (`tu_ops.lower.feed.lower_feed`, each stage's lowering as
+`tu_ops.lower.dispatch.lower_stage` finds it, `dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
 `trf_geometry`, `contract_geometry.*`, `commit.commit_write_plan` and `dma.dma_burst`), and
 returns the records the lowering would have produced. `first_difference` then names the
 first field (as a dotted path into the record) where a parsed record and its re-derivation
@@ -31,13 +30,11 @@ import attrs
 from ir import ops as ir
 from ir.mapping.nodes import IDENTITY, Mapping, Resize
 from ir.types import StreamType
-from tu_ops.enums import CollectFlits, CommitConversion, ConversionKind
-from tu_ops.lower.commit import lower_cast, lower_commit
-from tu_ops.lower.contract import lower_lane, lower_outer, lower_packet, lower_time, outer_pack
+from tu_ops.enums import CommitConversion, ConversionKind
+from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import Chain
-from tu_ops.lower.trf import lower_trf, trf_flits
 from tu_ops.printing import mapping_text, value_text
 
 __all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
@@ -92,12 +89,11 @@ def expected_program(program: Any, types: dict[int, Any], target: Any) -> list[t
     fresh = itertools.count(-1, -1)
     traced = _traced(ops, types, target, fresh)
     chain = Chain(tuple(op for group in traced for op in group))
-    lane = next((r for r in ops if r.MNEMONIC == "lane_fold"), None)
     out = []
     for i, rec in enumerate(ops):
         prev = ops[i - 1].result.id if i else None
         try:
-            out.append((rec, _lower(rec, i, prev, ops, traced[i], chain, types, lane, program, target)))
+            out.append((rec, _lower(rec, i, prev, ops, traced[i], chain, types, program, target)))
         except Underivable:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
@@ -218,40 +214,21 @@ def _traced_commit(rec: Any, src: ir.Value, target: Any, fresh: Iterator[int]) -
 
 
 def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.Op, ...], chain: Chain,
-           types: dict[int, Any], lane: Any, program: Any, target: Any) -> Any:
-    """The lowering's record for `rec` (the builders of `tu_ops.lower.build._program`)."""
-    m = rec.MNEMONIC
-    if m == "feed_buffer":
+           types: dict[int, Any], program: Any, target: Any) -> Any:
+    """The lowering's record for `rec`: the same builders `tu_ops.lower.build` finds for the
+    stage (`tu_ops.lower.dispatch`), with ids and types as the records give them."""
+    if rec.MNEMONIC == "feed_buffer":
         if len(ops) < 2:
             raise Underivable(rec, "the feed delivers to no op")
-        consumer = chain.after_collect()[0]
-        if isinstance(consumer, ir.ToTrf):
-            flits = trf_flits(consumer)
-        elif isinstance(consumer, ir.ContractOuter):
-            flits = CollectFlits(outer_pack(consumer))
-        else:
-            flits = CollectFlits.Flit1
         src_t = types[rec.source.tensor.id]
-        return lower_feed(chain, rec.result.id, ops[1].result.id, flits, rec.source.tensor, src_t.element, target)
+        return lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
+                          src_t.element, target)
+    if rec.MNEMONIC == "time_reduce" and chain.first(ir.ContractLane) is None:
+        raise Underivable(rec, "a time_reduce without a lane_fold in its program")
     op = group[0]
-    if m == "trf_load":
-        return lower_trf(op, rec.result.id, prev, rec.output_type, target)
-    if m == "contract_outer":
-        return lower_outer(op, rec.result.id, prev, rec.weights.id, op.trf.type, target)
-    if m == "packet_reduce":
-        return lower_packet(op, rec.result.id, prev)
-    if m == "time_reduce":
-        if lane is None:
-            raise Underivable(rec, "a time_reduce without a lane_fold in its program")
-        return lower_time(op, rec.result.id, prev, lane.mode)
-    if m == "lane_fold":
-        return lower_lane(op, rec.result.id, prev)
-    if m == "cast_op":
-        return lower_cast(op, rec.result.id, prev)
-    if m == "commit":
-        conv = next((x for x in group if isinstance(x, ir.CommitCast)), None)
-        return lower_commit(group[0], conv, group[-1], rec.result.id, prev, rec.output_type, program.context, target)
-    raise Underivable(rec, f"a `{m}` record has no place in a TU program")
+    position = chain.after_collect().index(op)
+    site = Site(chain, position, rec.result.id, prev, lambda v: v.id, lambda v: v.type, program.context, target)
+    return lower_stage(op, site)
 
 
 # --- comparison -------------------------------------------------------------------------------

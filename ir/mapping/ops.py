@@ -2,7 +2,7 @@
 
 Everything here works on canonical factor lists (`Mapping.factors()`, mapping.md 7.4) and
 never tabulates cells, so it stays cheap for mappings with millions of cells. The
-sequencer matcher and the DMA burst live in `ir.mapping.sequence` (re-exported below).
+sequencer matcher and the DMA burst live in `ir.mapping.sequence`.
 
 Fragments. A live digit range of axis X is a `Frag(X, lo, hi)`: the coordinates `lo * d`
 for `d < hi / lo` (`lo` divides `hi`); `Ax(X, s, e)` is `Frag(X, s, s * e)`. Two ranges of
@@ -14,7 +14,6 @@ overlap (`[1, 3)` against `[1, 5)`: 3 does not divide 5, so no refinement aligns
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Iterable, Sequence
 from typing import Union
@@ -32,7 +31,6 @@ __all__ = [
     "frag", "axes_of", "factor_frags", "ragged_run", "hull", "merge_frags", "relation", "inside",
     "disjoint", "cut", "boundary_points",
     "strides", "refine", "common_refinement", "divide", "coalesce", "places_digit_twice",
-    "sequence", "burst", "SequenceResult", "SequenceFailure",
 ]
 
 FactorsLike = Union[Mapping, Sequence[Factor]]
@@ -432,13 +430,3 @@ def coalesce(entries: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
         out.append(e)
     return tuple(out)
 
-
-_SEQUENCE_NAMES = ("sequence", "burst", "SequenceResult", "SequenceFailure")
-
-
-def __getattr__(name: str) -> object:
-    """Re-export the sequencer API lazily: `ir.mapping.sequence` imports this module, so an
-    eager import here would be circular."""
-    if name in _SEQUENCE_NAMES:
-        return getattr(importlib.import_module("ir.mapping.sequence"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

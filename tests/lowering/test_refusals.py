@@ -10,6 +10,7 @@ import pytest
 
 import tu_ops.feed
 import tu_ops.lower.build
+import tu_ops.lower.dispatch
 from backends.base import Backend
 from backends.npu import NpuBackend, declared_axes, lower_kernel
 from ir import ops as ir
@@ -210,7 +211,7 @@ def test_an_exception_inside_lowering_is_an_ice(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("lowering bug")
 
-    monkeypatch.setattr(tu_ops.lower.build, "lower_trf", boom)
+    monkeypatch.setitem(tu_ops.lower.dispatch.LOWERINGS, ir.ToTrf, boom)
     (d,) = refusal(example("gemm_i8", "gemm_i8_kernel"))
     _assert_ice(d, None)
     assert any("RuntimeError: lowering bug" in n for n in d.notes)

@@ -14,18 +14,15 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
-from ir.errors import InternalError
 from ir.mapping.axes import REGISTRY_NAME
 from ir.mapping.nodes import Mapping, Symbol
 from tu_ops.base import Ref
-from tu_ops.enums import CollectFlits, TuContext
-from tu_ops.lower.commit import lower_cast, lower_commit
-from tu_ops.lower.contract import lower_lane, lower_outer, lower_packet, lower_time, outer_pack
+from tu_ops.enums import TuContext
+from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.inferred import commit_inferred, factor_form, trf_inferred
 from tu_ops.lower.program import Chain, layout
-from tu_ops.lower.trf import lower_trf, trf_flits
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
 __all__ = ["build_lowered", "kernel_axes"]
@@ -76,47 +73,19 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
                          params=params, steps=steps, results=results)
 
 
-def _feed_flits(chain: Chain) -> CollectFlits:
-    consumer = chain.after_collect()[0]
-    if isinstance(consumer, ir.ToTrf):
-        return trf_flits(consumer)
-    if isinstance(consumer, ir.ContractOuter):
-        return CollectFlits(outer_pack(consumer))
-    return CollectFlits.Flit1
-
-
 def _program(chain: Chain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any) -> TuProgram:
-    """One TU program: the FeedBuffer, then one op per stage after `collect`."""
+    """One TU program: the FeedBuffer, then the op of each stage after `collect` (found from
+    the stage's class, `tu_ops.lower.dispatch`)."""
     context = TuContext(chain.context)
     view = chain.begin.view
-    source_t = typ(view)
-    feed = lower_feed(chain, first, first + 1, _feed_flits(chain), Ref(refs[view.id]), source_t.element, target)
+    feed = lower_feed(chain, first, first + 1, feed_flits(chain), Ref(refs[view.id]), typ(view).element, target)
     ops: list[Any] = [feed]
-    lane = chain.first(ir.ContractLane)
-    rest = chain.after_collect()
     cur, nid = first, first + 1
-    for i, op in enumerate(rest):
-        if isinstance(op, (ir.CommitCast, ir.Commit)):
+    for i, op in enumerate(chain.after_collect()):
+        site = Site(chain, i, nid, cur, lambda v: refs[v.id], typ, context, target)
+        new = lower_stage(op, site)
+        if new is None:
             continue
-        if isinstance(op, ir.ToTrf):
-            new = lower_trf(op, nid, cur, typ(op.result), target)
-        elif isinstance(op, ir.ContractOuter):
-            new = lower_outer(op, nid, cur, refs[op.trf.id], typ(op.trf), target)
-        elif isinstance(op, ir.ContractPacket):
-            new = lower_packet(op, nid, cur)
-        elif isinstance(op, ir.ContractTime):
-            if lane is None:
-                raise InternalError(f"{op.text()}: contract_time without contract_lane")
-            new = lower_time(op, nid, cur, lane.mode)
-        elif isinstance(op, ir.ContractLane):
-            new = lower_lane(op, nid, cur)
-        elif isinstance(op, ir.Cast):
-            new = lower_cast(op, nid, cur)
-        elif isinstance(op, ir.CommitTrim):
-            conv = next((x for x in rest[i + 1:] if isinstance(x, ir.CommitCast)), None)
-            new = lower_commit(op, conv, chain.sink, nid, cur, typ(chain.sink.result), context, target)
-        else:
-            raise InternalError(f"{op.text()}: no lowering for stage `{op.STAGE}`")
         ops.append(new)
         cur, nid = nid, nid + 1
     return TuProgram(index=index, context=context, space=chain.begin.result.type.spatial(), ops=ops)

@@ -18,6 +18,7 @@ from ir.types import DmType
 from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp, WritePlan
 from tu_ops.enums import CommitConversion, FeedElementType, TuContext
+from tu_ops.lower.dispatch import Site, lowers
 
 __all__ = ["lower_cast", "lower_commit"]
 
@@ -55,3 +56,24 @@ def lower_commit(trim: ir.CommitTrim, conv: ir.CommitCast | None, commit: ir.Com
     return CommitOp(result=Ref(result), input=Ref(src), valid_bytes=valid, conversion=conversion,
                     write=WritePlan(time=plan.time, packet=plan.packet), write_bytes=write_bytes, dest=0,
                     input_type=trim.input.type, output_type=out_type, loc=trim.loc)
+
+
+# --- declarations: how each commit-path stage lowers -----------------------------------------
+
+@lowers(ir.Cast)
+def _cast_stage(op: ir.Cast, site: Site) -> CastOp:
+    return lower_cast(op, site.result, site.src)
+
+
+@lowers(ir.CommitTrim)
+def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
+    sink = site.chain.sink
+    return lower_commit(op, site.later(ir.CommitCast), sink, site.result, site.src, site.type_of(sink.result),
+                        site.context, site.target)
+
+
+@lowers(ir.CommitCast)
+@lowers(ir.Commit)
+def _folded_into_trim(op: ir.Op, site: Site) -> None:
+    """`commit_cast` and `commit` are fields of the CommitOp made at `commit_trim`."""
+    return None

@@ -16,7 +16,8 @@ from ir.ops import LaneMode
 from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth, time_reduction
 from tu_ops.base import Ref
 from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead
-from tu_ops.enums import FeedElementType, LoopKind, Width
+from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, Width
+from tu_ops.lower.dispatch import Site, feeds, lowers
 
 __all__ = ["outer_pack", "lower_outer", "lower_packet", "lower_time", "lower_lane"]
 
@@ -79,3 +80,33 @@ def lower_lane(op: ir.ContractLane, result: int, src: int) -> LaneFold:
         raise InternalError(f"{op.text()}: {e}") from e
     return LaneFold(result=Ref(result), input=Ref(src), mode=op.mode, lanes=geo.lanes, cols=geo.cols,
                     cycles=geo.cycles, input_type=t, output_type=op.result.type, loc=op.loc)
+
+
+# --- declarations: how each contraction stage lowers ----------------------------------------
+
+@feeds(ir.ContractOuter)
+def _outer_flits(op: ir.ContractOuter) -> CollectFlits:
+    return CollectFlits(outer_pack(op))
+
+
+@lowers(ir.ContractOuter)
+def _outer_stage(op: ir.ContractOuter, site: Site) -> ContractOuter:
+    return lower_outer(op, site.result, site.src, site.ref(op.trf), site.type_of(op.trf), site.target)
+
+
+@lowers(ir.ContractPacket)
+def _packet_stage(op: ir.ContractPacket, site: Site) -> PacketReduce:
+    return lower_packet(op, site.result, site.src)
+
+
+@lowers(ir.ContractTime)
+def _time_stage(op: ir.ContractTime, site: Site) -> TimeReduce:
+    lane = site.chain.first(ir.ContractLane)
+    if lane is None:
+        raise InternalError(f"{op.text()}: contract_time without contract_lane")
+    return lower_time(op, site.result, site.src, lane.mode)
+
+
+@lowers(ir.ContractLane)
+def _lane_stage(op: ir.ContractLane, site: Site) -> LaneFold:
+    return lower_lane(op, site.result, site.src)

@@ -15,11 +15,13 @@ from ir.rules.collect import trf_geometry
 from ir.types import TrfType
 from tu_ops.base import Ref
 from tu_ops.enums import CELL_FORMATS, CollectFlits, FeedElementType, Region
+from tu_ops.lower.dispatch import Site, feeds, lowers
 from tu_ops.trf import TrfLoad
 
 __all__ = ["trf_flits", "lower_trf"]
 
 
+@feeds(ir.ToTrf)
 def trf_flits(op: ir.ToTrf) -> CollectFlits:
     """collect_flits of a TRF load: Flit2 when bytes per lane are a multiple of 64."""
     stream = op.input.type
@@ -43,3 +45,10 @@ def lower_trf(op: ir.ToTrf, result: int, feed: int, out_type: TrfType, target: A
                    lanes=geo.lanes, bytes_per_lane=geo.bytes_per_lane, region=Region.FULL, base_row=0,
                    collect_flits=CollectFlits(geo.collect_flits), input_type=stream, output_type=out_type,
                    loc=op.loc)
+
+
+# --- declarations ------------------------------------------------------------------------------
+
+@lowers(ir.ToTrf)
+def _trf_stage(op: ir.ToTrf, site: Site) -> TrfLoad:
+    return lower_trf(op, site.result, site.src, site.type_of(op.result), site.target)
