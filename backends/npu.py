@@ -1,5 +1,8 @@
 """The `npu` backend: trace, then lower to tensor-unit ops and verify them (pipeline.md 11-12).
 
+`compile_kernel` is the whole compile of one kernel (trace, `tu_ops.lower.lower_kernel`,
+emit), shared by `npu_opt.compile`, `npu-opt compile` and the `visa` backend.
+
 `diagnostics` reports the trace's refusals when there are any ([T] rules, LOWER-1), else
 the lowering's refusals ([L] rules, DTYPE-EMU) or internal compiler error, with every
 warning (W-FETCH-1 from the trace, W-DTYPE-EMU from compat mode). The npu backend does
@@ -8,54 +11,73 @@ not execute kernels (the `visa` backend runs its artifact).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError, NpuOptError
+from ir.outcome import Outcome, ice_diagnostic
 
-__all__ = ["NpuBackend", "lower_kernel", "declared_axes"]
+__all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
 
 
-def declared_axes(kernel: Any) -> tuple[tuple[str, int], ...] | None:
-    """The axis declaration order of a `@device` kernel's module (its axes() registry)."""
-    from ir.mapping.axes import REGISTRY_NAME
+def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
+                   dump_ir: str | None = None) -> Outcome:
+    """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
+    (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings)."""
+    from tu_ops.lower.options import Options
+    from tu_ops.target import get_target
 
-    fn = getattr(kernel, "fn", None)
-    reg = getattr(fn, "__globals__", {}).get(REGISTRY_NAME) if fn is not None else None
-    return tuple(reg.items()) if isinstance(reg, dict) else None
+    timings: dict[str, float] = {}
+    tgt = get_target(target) if isinstance(target, str) else target
+    start = time.perf_counter()
+    try:
+        traced = kernel.trace(tgt)
+    except Exception as e:  # noqa: BLE001 - a crash while tracing is a bug of ours
+        return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), (), timings)
+    timings["trace"] = _ms(start)
+    if traced.errors:
+        return Outcome(kernel.name, "refused", None, traced.errors, traced.warnings, timings)
+    start = time.perf_counter()
+    try:
+        lowered = lower_kernel(traced.kernel, tgt, Options(target=tgt, compat=compat, dump_ir=dump_ir))
+    except CompileError as e:
+        errors = tuple(d for d in e.diagnostics if d.severity == "error")
+        status = "ice" if any(d.code == "ICE" for d in errors) else "refused"
+        return Outcome(kernel.name, status, None, errors, traced.warnings, timings)
+    except Exception as e:  # noqa: BLE001 - LOWER-3: any exception inside lowering is an ICE
+        return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), traced.warnings, timings)
+    total = _ms(start)
+    timings["lower"] = round(total - lowered.verify_ms, 3)
+    timings["verify"] = round(lowered.verify_ms, 3)  # done by the pass manager, once
+    warnings = traced.warnings + tuple(lowered.warnings)
+    try:
+        from visa.printer import print_visa
+
+        start = time.perf_counter()
+        text = print_visa(lowered, tgt)
+        timings["emit"] = _ms(start)
+    except Exception as e:  # noqa: BLE001 - a failure to emit a verified kernel is an ICE
+        return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), warnings, timings)
+    return Outcome(kernel.name, "ok", text, (), warnings, timings)
+
+
+def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:
+    """`tu_ops.lower.lower_kernel`, imported on first use so `import backends` stays light."""
+    from tu_ops.lower.api import lower_kernel as lower
+
+    return lower(kernel, target, options)
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1e3, 3)
 
 
 def _resolve_target(target: Any) -> Any:
     from tu_ops.target import Target, get_target
 
     return target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
-
-
-def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:
-    """Lower a kernel for `target` and return the verified `Lowered` kernel.
-
-    `kernel` is a `@device` kernel (traced here; trace refusals raise CompileError), a
-    `TraceResult`, or a traced `ir.kernel.Kernel`. `options` is a `tu_ops.lower.Options`
-    (built from `target` when None). Refusals and ICEs raise CompileError."""
-    import attrs
-
-    from npu_opt.trace import TraceResult
-    from tu_ops.lower import Options, lower
-
-    tgt = _resolve_target(target if options is None else options.target)
-    if options is None:
-        options = Options(target=tgt)
-    traced = kernel
-    if hasattr(kernel, "trace") and hasattr(kernel, "fn"):
-        if options.axes is None:
-            options = attrs.evolve(options, axes=declared_axes(kernel))
-        traced = kernel.trace(tgt)
-    if isinstance(traced, TraceResult):
-        if traced.errors:
-            raise CompileError(traced.errors + traced.warnings)
-        traced = traced.kernel
-    return lower(traced, options)
 
 
 class NpuBackend:
@@ -66,13 +88,13 @@ class NpuBackend:
 
     def diagnostics(self, kernel: Any, target: Any = "rngd", compat: bool = True) -> tuple[Diagnostic, ...]:
         """Every refusal and warning: the trace's, else the lowering's (never raises)."""
-        from tu_ops.lower import Options
+        from tu_ops.lower.options import Options
 
         tgt = _resolve_target(target)
         traced = kernel.trace(tgt)
         if traced.errors:
             return traced.diagnostics
-        options = Options(target=tgt, compat=compat, axes=declared_axes(kernel))
+        options = Options(target=tgt, compat=compat)
         try:
             lowered = lower_kernel(traced.kernel, tgt, options)
         except CompileError as e:

@@ -1,6 +1,6 @@
 """The `visa` backend: compile with the npu pipeline, then run the VISA artifact (api.md 3).
 
-`run` compiles the kernel (`npu_opt.compile_api.compile_kernel`: trace, lower, verify,
+`run` compiles the kernel (`backends.npu.compile_kernel`: trace, lower, verify,
 emit), parses the emitted text back (`visa.parse_visa`) and executes that parsed artifact
 in the VISA interpreter (`visa.interp.execute`), so what runs is exactly what a `.visa`
 file says, not the traced IR. A refused kernel (any [T] or [L] rule) or an internal
@@ -33,7 +33,7 @@ class VisaBackend:
 
     def compile(self, kernel: Any, target: Any = "rngd") -> Any:
         """The parsed `VisaArtifact` of `kernel`; CompileError for a refusal or an ICE."""
-        from npu_opt.compile_api import compile_kernel
+        from backends.npu import compile_kernel
         from visa import parse_visa
 
         outcome = compile_kernel(kernel, target)
@@ -44,7 +44,7 @@ class VisaBackend:
     def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
         """Results as host arrays: one array, a tuple (tuple annotation), or None."""
         from backends.cpu.host import returns_tuple
-        from npu_opt.compile_api import ice_diagnostic
+        from ir.outcome import ice_diagnostic
         from visa.interp import InterpError, execute
 
         artifact = self.compile(kernel, target)

@@ -21,11 +21,10 @@ from benchmarks.bench_check import SOURCE, clear_caches, load, with_axes  # noqa
 
 
 def timed(kernel) -> tuple[float, float, int]:
-    from backends.npu import declared_axes
     from tu_ops.lower import Options, lower
 
     traced = kernel.trace().kernel
-    options = Options(axes=declared_axes(kernel))
+    options = Options(axes=kernel.axes)
     records = len(list(lower(traced, options).ops()))
     warm = min(timeit.repeat(lambda: lower(traced, options), number=20, repeat=5)) / 20
 

@@ -1,13 +1,17 @@
-"""A traced kernel: its ops in program order, a deterministic printer and an IR verifier."""
+"""A traced kernel: its ops in program order, a deterministic printer and an IR verifier.
+
+The kernel carries its module's axis declaration order (`axes`), which every later
+layer reads from here."""
 
 from __future__ import annotations
 
 import attrs
 
+from ir.diagnostic import Diagnostic
 from ir.errors import InternalError
 from ir.ops import Op, Param, Return
 
-__all__ = ["Kernel", "print_kernel", "verify_kernel"]
+__all__ = ["Kernel", "TraceResult", "print_kernel", "verify_kernel"]
 
 
 @attrs.frozen
@@ -62,3 +66,19 @@ def verify_kernel(kernel: Kernel) -> None:
             if op.result.id in defined:
                 raise InternalError(f"{op.text()}: value {op.result} defined twice")
             defined.add(op.result.id)
+
+
+@attrs.frozen
+class TraceResult:
+    """A finished trace: the IR kernel and every diagnostic, in report order."""
+
+    kernel: Kernel
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "warning")

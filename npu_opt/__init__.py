@@ -14,7 +14,8 @@ from ir.errors import CompileError, MappingError, NpuOptError, OvershootError, V
 from ir.mapping import (
     Axis, Index, Mapping, OutOfBounds, Padding, PaddingKind, axes, idx, m,
 )
-from ir.ops import LaneMode
+from ir.types import LaneMode
+from ir.version import VERSION
 from npu_opt.compile_api import Artifact, compile  # noqa: A004 - qualified use only, not in __all__
 from npu_opt.context import Context
 from npu_opt.device import DeviceKernel, device
@@ -22,7 +23,7 @@ from npu_opt.report import Report, check
 from npu_opt.run import run
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",

@@ -73,6 +73,13 @@ class DeviceKernel:
     def location(self) -> Location:
         return Location(self.file, self.line, 1)
 
+    @property
+    def axes(self) -> tuple[tuple[str, int], ...]:
+        """The axis declarations of the kernel's module (its `axes()` registry), in order;
+        the trace records them on the kernel, where every later layer reads them."""
+        declared = self.fn.__globals__.get(REGISTRY_NAME)
+        return tuple(declared.items()) if isinstance(declared, dict) else ()
+
     def trace(self, target: Any = None) -> TraceResult:
         """Trace the kernel: its IR and every diagnostic, in report order."""
         tracer = Tracer(self.name, self.chips, target)
@@ -111,8 +118,7 @@ class DeviceKernel:
                                         label="started here",
                                         help="end the chain with `.to_trf(...)` or `.commit_trim(...).commit(...)`"),
                               chain.loc, "begin")
-        declared = self.fn.__globals__.get(REGISTRY_NAME) or {}
-        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), tuple(declared.items()))
+        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes)
         try:
             verify_kernel(kernel)
         except InternalError as e:

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Diagnostic, Violation
+from ir.kernel import TraceResult
 from ir.location import Location
 from ir.ops import Op, Value
 from ir.types import Type
@@ -98,19 +99,3 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
         yield tracer
     finally:
         _ACTIVE.pop()
-
-
-@attrs.frozen
-class TraceResult:
-    """A finished trace: the IR kernel and every diagnostic, in report order."""
-
-    kernel: Any
-    diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def errors(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity == "error")
-
-    @property
-    def warnings(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity == "warning")

@@ -38,7 +38,8 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
     try:
-        from visa import parse_visa, verify_artifact
+        from visa import parse_visa
+        from visa.verify import verify_artifact
 
         artifact = parse_visa(text)
         target = _target(artifact)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.ops import LaneMode
+from ir.types import LaneMode
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries

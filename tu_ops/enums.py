@@ -11,7 +11,7 @@ import enum
 import attrs
 
 from ir.dtypes import DType
-from ir.ops import LaneMode
+from ir.types import LaneMode
 
 __all__ = [
     "TuContext", "FeedElementType", "CollectFlits", "DestKind", "ConversionKind", "Conversion",

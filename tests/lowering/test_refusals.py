@@ -12,7 +12,7 @@ import tu_ops.feed
 import tu_ops.lower.build
 import tu_ops.lower.dispatch
 from backends.base import Backend
-from backends.npu import NpuBackend, declared_axes, lower_kernel
+from backends.npu import NpuBackend, lower_kernel
 from ir import ops as ir
 from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
@@ -240,7 +240,7 @@ def test_trace_refusals_come_first():
 
 def test_lower_kernel_accepts_a_trace_result_and_a_kernel():
     kernel = example("gemm_i8", "gemm_i8_kernel")
-    options = Options(axes=declared_axes(kernel))
+    options = Options(axes=kernel.axes)
     a = lower_kernel(kernel.trace(), "rngd", options)
     b = lower_kernel(kernel.trace().kernel, "rngd", options)
     assert a.base() == b.base() == lower_kernel(kernel).base()

@@ -24,7 +24,8 @@ from tu_ops import (
 )
 from tu_ops.base import Ref
 from tu_ops.program import TuProgram
-from visa import parse_visa, print_visa, verify_text
+from visa import parse_visa, print_visa
+from visa.verify import verify_text
 from visa.interp import InterpError, execute
 
 TARGET = rngd()

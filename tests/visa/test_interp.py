@@ -248,14 +248,9 @@ def test_a_one_byte_dma_command_is_an_empty_nest_run_once():
         execute(parse_visa(text.replace("packet_bytes=1, entries=[]", "packet_bytes=2, entries=[]")), [x, w])
 
 
-def test_the_interpreter_never_reads_the_traced_ir_or_the_cpu_backend():
-    """Only the artifact: no import of the cpu backend, the tracer or the traced ops."""
-    banned = ("backends", "npu_opt", "ir.ops", "ir.kernel", "ir.rules")
+def test_interpreter_modules_stay_small():
+    """(What the interpreter may import is checked for the whole tree in tests/test_layers.py.)"""
     for path in INTERP_DIR.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        names = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
-        names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-        assert not [n for n in names if n.startswith(banned)], path.name
         assert len(path.read_text().splitlines()) < 400, path.name
 
 

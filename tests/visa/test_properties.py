@@ -15,7 +15,8 @@ from ir.location import Location
 from tests.visa.samples import cast_kernel, example_4, example_4b, widen_kernel
 from tests.visa.test_text import SPEC_TEXT
 from tu_ops import Conversion, ConversionKind, Ref, TuProgram, rngd
-from visa import parse_visa, print_artifact, print_visa, renumber, verify_text, with_facts
+from visa import parse_visa, print_artifact, print_visa, renumber, with_facts
+from visa.verify import verify_text
 
 BASES = {"4": example_4(locs=False), "4b": example_4b(locs=False), "widen": widen_kernel(), "cast": cast_kernel()}
 INTS = st.one_of(st.integers(0, 70_000), st.integers(-(2**40), 2**40))

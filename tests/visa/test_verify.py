@@ -16,7 +16,8 @@ from tests.visa import test_fault_injection as fi
 from tests.visa.samples import example_4b
 from tests.visa.test_text import SPEC_TEXT
 from tu_ops import WritePlan, rngd
-from visa import VisaTextError, parse_visa, print_visa, verify_artifact, verify_text
+from visa import VisaTextError, parse_visa, print_visa
+from visa.verify import verify_artifact, verify_text
 
 
 def _fails(text: str, fragment: str, line: int, column: int, code: str = "USAGE") -> VisaTextError:

@@ -14,20 +14,24 @@ import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
+from ir.kernel import TraceResult
 from tu_ops.lower.banks import bank_run_warnings
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
 from tu_ops.lower.passes import PassManager, Sink, default_passes
 from tu_ops.program import LoweredKernel
+from tu_ops.target import Target, get_target
 
-__all__ = ["Lowered", "lower"]
+__all__ = ["Lowered", "lower", "lower_kernel"]
 
 
 @attrs.frozen(kw_only=True)
 class Lowered(LoweredKernel):
-    """A LoweredKernel with the warnings its lowering emitted (`warnings`, not compared)."""
+    """A LoweredKernel with the warnings its lowering emitted and the time its final op
+    verification took (neither compared)."""
 
     warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=tuple)
+    verify_ms: float = attrs.field(default=0.0, eq=False)  # time of the op verification
 
     def base(self) -> LoweredKernel:
         """The same kernel as a plain LoweredKernel (for comparing with hand-built ones)."""
@@ -39,12 +43,35 @@ def lower(kernel: Any, options: Options | None = None) -> Lowered:
     """Lower a traced kernel (`TraceResult.kernel`, refusal-free) for `options.target`."""
     options = options if options is not None else Options()
     sink = Sink()
+    manager = PassManager(default_passes(options, sink), options)
     try:
-        out = PassManager(default_passes(options, sink), options).run(kernel)
+        out = manager.run(kernel)
     except LoweringRefusal as e:
         errors = tuple(d for d in e.diagnostics if d.severity == "error")
         warnings = tuple(d for d in e.diagnostics if d.severity == "warning") + tuple(sink.warnings)
         raise CompileError(errors + warnings) from e
     fields = {f.name: getattr(out, f.name) for f in attrs.fields(LoweredKernel)}
     warnings = tuple(sink.warnings) + bank_run_warnings(kernel, out, options.target)
-    return Lowered(**fields, warnings=warnings)
+    return Lowered(**fields, warnings=warnings, verify_ms=manager.clock.get("verify_ms", 0.0))
+
+
+def lower_kernel(kernel: Any, target: Any = "rngd", options: Options | None = None) -> Lowered:
+    """Lower a kernel for `target` and return the verified `Lowered` kernel.
+
+    `kernel` is a `@device` kernel (traced here; trace refusals raise CompileError), a
+    `TraceResult`, or a traced `ir.kernel.Kernel`. `options` is an `Options` (built from
+    `target` when None). Refusals and ICEs raise CompileError."""
+    if options is None:
+        options = Options(target=_resolve_target(target))
+    traced = kernel
+    if hasattr(kernel, "trace") and hasattr(kernel, "fn"):
+        traced = kernel.trace(options.target)
+    if isinstance(traced, TraceResult):
+        if traced.errors:
+            raise CompileError(traced.errors + traced.warnings)
+        traced = traced.kernel
+    return lower(traced, options)
+
+
+def _resolve_target(target: Any) -> Target:
+    return target if isinstance(target, Target) else get_target(target if target is not None else "rngd")

@@ -8,13 +8,11 @@ keeping the user's location. Addresses are left at their unallocated values (com
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import attrs
 
 from ir import ops as ir
-from ir.mapping.axes import REGISTRY_NAME
 from ir.mapping.nodes import Mapping, Symbol
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
@@ -118,28 +116,12 @@ def _used_axes(kernel: Any) -> dict[str, int]:
     return out
 
 
-def _declared(kernel: Any) -> tuple[tuple[str, int], ...] | None:
-    """The axis declaration order of the kernel's module: recorded on the kernel, or read
-    from the module registry of the file the kernel is defined in."""
-    recorded = getattr(kernel, "axes", None)
-    if recorded:
-        return tuple(recorded.items()) if isinstance(recorded, dict) else tuple(recorded)
-    locs = [op.loc for op in kernel.ops if op.loc is not None]
-    if not locs:
-        return None
-    for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == locs[0].file:
-            reg = getattr(module, REGISTRY_NAME, None)
-            if isinstance(reg, dict):
-                return tuple(reg.items())
-    return None
-
-
 def kernel_axes(kernel: Any, declared: tuple[tuple[str, int], ...] | None = None) -> tuple[tuple[str, int], ...]:
-    """The `axes` line: every axis the kernel's mappings use, in declaration order (axes
-    whose declaration is unknown follow, by first appearance)."""
+    """The `axes` line: every axis the kernel's mappings use, in declaration order (`declared`,
+    else the order the traced kernel carries; axes whose declaration is unknown follow, by
+    first appearance)."""
     used = _used_axes(kernel)
-    order = declared or _declared(kernel) or ()
+    order = declared or kernel.axes
     out = [(name, used[name]) for name, _ in order if name in used]
     seen = {name for name, _ in out}
     return tuple(out + [(n, s) for n, s in used.items() if n not in seen])

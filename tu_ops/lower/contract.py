@@ -12,7 +12,7 @@ from typing import Any
 
 from ir import ops as ir
 from ir.errors import InternalError
-from ir.ops import LaneMode
+from ir.types import LaneMode
 from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth, time_reduction
 from tu_ops.base import Ref
 from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead

@@ -12,6 +12,7 @@ user refusal at the op's location; any other rule is an internal compiler error.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -102,7 +103,7 @@ class PassManager:
 
     passes: tuple[Any, ...]
     options: Options
-
+    clock: dict[str, float] = attrs.field(factory=dict)  # "verify_ms": the last op verification
     def run(self, kernel: Kernel) -> Any:
         self._dump(kernel, 0, "trace")
         self._verify(kernel, "trace")
@@ -131,10 +132,12 @@ class PassManager:
             except InternalError as e:
                 raise LoweringRefusal([ice(None, f"the IR verifier failed after `{where}`: {e}")]) from e
             return
+        start = time.perf_counter()
         try:
             kernel.verify(self.options.target)
         except OpVerifyError as e:
             raise LoweringRefusal([verifier_diagnostic(e, where)]) from e
+        self.clock["verify_ms"] = (time.perf_counter() - start) * 1e3
 
 
 def verifier_diagnostic(e: OpVerifyError, where: str) -> Diagnostic:

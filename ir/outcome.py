@@ -1,0 +1,45 @@
+"""What compiling one kernel gives: an `Outcome` (ok / refused / ice), and ICE diagnostics."""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Diagnostic
+from ir.version import VERSION
+
+__all__ = ["Outcome", "ice_diagnostic"]
+
+
+@attrs.frozen
+class Outcome:
+    """Result of compiling one kernel: status, artifact text or diagnostics, timings."""
+
+    kernel: str
+    status: str  # "ok" | "refused" | "ice"
+    text: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...]
+    timings_ms: dict[str, float]
+
+    @property
+    def code(self) -> str | None:
+        return None if self.status == "ok" else ("ICE" if self.status == "ice" else self.diagnostics[0].code)
+
+
+def ice_diagnostic(kernel: str, exc: BaseException, loc: Any = None) -> Diagnostic:
+    """An internal compiler error as a diagnostic: what failed, and a request to report it."""
+    code = getattr(exc, "code", None)
+    notes = [f"{type(exc).__name__}: {exc}".splitlines()[0]]
+    if code and code not in ("ICE", "USAGE"):
+        notes.insert(0, f"failing rule: {code}")
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    if frame is not None:
+        notes.append(f"raised in {frame.filename.rsplit('/', 2)[-2:]!s}:{frame.lineno}")
+    return Diagnostic(code="ICE", message=f"internal compiler error while compiling `{kernel}`",
+                      file=getattr(loc, "file", None), line=getattr(loc, "line", None),
+                      col=getattr(loc, "col", None), notes=tuple(notes),
+                      help=f"this is a bug in npu-opt {VERSION}, not in your kernel; "
+                           "please report it with the kernel source and this message")

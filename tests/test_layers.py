@@ -1,0 +1,131 @@
+"""The package layering, checked over the whole tree: every import (function-level ones
+included, parsed with `ast`) of every module of the five packages.
+
+Data flows one way: the DSL (`npu_opt`) -> `ir` -> `tu_ops` (lowering + verifiers) ->
+`visa`; `backends` consume them. A package never imports one upstream of it, the VISA
+interpreter imports only what it executes, and the package graph has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("npu_opt", "ir", "tu_ops", "visa", "backends")
+
+# (importing module prefix, imported module prefix): never allowed.
+FORBIDDEN = [
+    *[("ir", p) for p in ("npu_opt", "tu_ops", "visa", "backends")],
+    *[("tu_ops", p) for p in ("npu_opt", "visa", "backends")],
+    *[("visa", p) for p in ("npu_opt", "backends")],
+    ("backends", "npu_opt"),
+    ("npu_opt", "tu_ops.lower"),           # the DSL never lowers
+    # the interpreter executes an artifact: not the traced IR, the rules, the lowering or the verifier
+    *[("visa.interp", p) for p in ("ir.ops", "ir.kernel", "ir.rules", "tu_ops.lower", "visa.verify",
+                                    "visa.rederive")],
+]
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[str]:
+    """Every module `path` imports (absolute names; `from a import b` also yields `a.b`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.append(base)
+            out += [f"{base}.{a.name}" for a in node.names]
+    return out
+
+
+def _modules() -> dict[str, list[str]]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[_module_name(path)] = _imports(path)
+    return found
+
+
+MODULES = _modules()
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_the_tree_is_found():
+    assert len(MODULES) > 100
+    assert {m.split(".")[0] for m in MODULES} == set(PACKAGES)
+
+
+@pytest.mark.parametrize("importer, imported", FORBIDDEN, ids=[f"{a}->{b}" for a, b in FORBIDDEN])
+def test_no_forbidden_edge(importer, imported):
+    bad = sorted(f"{module} imports {name}" for module, names in MODULES.items() if _within(module, importer)
+                 for name in names if _within(name, imported))
+    assert bad == []
+
+
+def test_no_cycle_between_packages():
+    edges = {p: set() for p in PACKAGES}
+    for module, names in MODULES.items():
+        for name in names:
+            top = name.split(".")[0]
+            if top in edges and top != module.split(".")[0]:
+                edges[module.split(".")[0]].add(top)
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(p: str, path: tuple[str, ...]) -> None:
+        assert state.get(p) != "open", f"package cycle: {' -> '.join(path + (p,))}"
+        if p in state:
+            return
+        state[p] = "open"
+        for q in sorted(edges[p]):
+            visit(q, path + (p,))
+        state[p] = "done"
+        order.append(p)
+
+    for p in PACKAGES:
+        visit(p, ())
+    assert order.index("ir") < order.index("tu_ops") < order.index("visa") < order.index("backends")
+
+
+def test_the_checker_sees_function_level_and_relative_imports(tmp_path):
+    pkg = tmp_path / "visa" / "interp"
+    pkg.mkdir(parents=True)
+    (pkg / "x.py").write_text("def f():\n    from ir.rules import fetch\n    from .walker import run\n")
+    global ROOT
+    saved, ROOT = ROOT, tmp_path
+    try:
+        names = _imports(pkg / "x.py")
+    finally:
+        ROOT = saved
+    assert "ir.rules.fetch" in names and "visa.interp.walker.run" in names
+
+
+def test_importing_the_interpreter_loads_only_what_it_executes():
+    import subprocess
+    import sys
+
+    probe = ("import sys, visa.interp; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('npu_opt', 'backends') or m.startswith(('ir.ops', 'ir.kernel', 'ir.rules', 'tu_ops.lower', "
+             "'visa.verify', 'visa.rederive')))))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []
+    assert "visa.interp.walker" in subprocess.run(
+        [sys.executable, "-c", "import sys, visa.interp; print(sorted(sys.modules))"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout
