@@ -9,9 +9,10 @@ import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import InternalError
+from ir.mapping.nodes import Mapping, Symbol
 from ir.ops import Op, Param, Return
 
-__all__ = ["Kernel", "TraceResult", "print_kernel", "verify_kernel"]
+__all__ = ["Kernel", "TraceResult", "print_kernel", "used_axes", "verify_kernel"]
 
 
 @attrs.frozen
@@ -37,11 +38,51 @@ class Kernel:
 
 
 def print_kernel(kernel: Kernel) -> str:
-    """Deterministic text: one op per line, values numbered in definition order."""
+    """Deterministic text: one op per line, values numbered in definition order, each op's
+    true facts after it, then the axis declarations (and the sizes of axes used but not
+    declared). `ir.kernel_parser.parse_kernel` reads it back."""
     lines = [f"kernel @{kernel.name}(chip={kernel.chips}) {{"]
-    lines += [f"  {op.text()}" for op in kernel.ops]
-    lines.append("}")
+    lines += [f"  {op.text()}{_facts_text(op)}" for op in kernel.ops]
+    declared = dict(kernel.axes)
+    others = {name: size for name, size in used_axes(kernel).items() if name not in declared}
+    tail = f"}} axes {_decls(declared)}"
+    lines.append(tail + (f"; undeclared {_decls(others)}" if others else ""))
     return "\n".join(lines) + "\n"
+
+
+def _facts_text(op: Op) -> str:
+    true = [name for name, value in op.role_fields("fact") if value]
+    return f" facts({', '.join(true)})" if true else ""
+
+
+def _decls(axes: dict[str, int]) -> str:
+    return "[" + ", ".join(f"{name}={size}" for name, size in axes.items()) + "]"
+
+
+def used_axes(kernel: Kernel) -> dict[str, int]:
+    """Every axis named in the kernel's types and stage mappings (name -> size), by first
+    appearance."""
+    out: dict[str, int] = {}
+    for op in kernel.ops:
+        if op.result is not None:
+            for level in op.result.type.levels():
+                _symbols(level, out)
+        for _, value in op.attributes():
+            if isinstance(value, Mapping):
+                _symbols(value, out)
+    return out
+
+
+def _symbols(mapping: Mapping, out: dict[str, int]) -> None:
+    stack = [mapping]
+    found = []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Symbol):
+            found.append((node.name, node.axis_size))
+        stack.extend(reversed(node.children()))
+    for name, size in found:
+        out.setdefault(name, size)
 
 
 def verify_kernel(kernel: Kernel) -> None:

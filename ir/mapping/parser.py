@@ -20,7 +20,7 @@ from ir.mapping.nodes import (
     Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
 )
 
-__all__ = ["parse_mapping", "parse_index_items", "parse_axes_decl", "Env"]
+__all__ = ["parse_mapping", "parse_index_items", "parse_axes_decl", "mapping_from_tree", "Env"]
 
 # An escape environment: name -> Mapping | str | int (or a callable doing the lookup).
 Env = Callable[[str], Any]
@@ -200,6 +200,14 @@ def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env, depth: in
         raise MappingError("syntax", f"a mapping text must be a str, not {type(text).__name__}")
     tree = _syntax_tree(text, "mapping_expr")
     return _Builder(text, axes, env, depth).build(tree)
+
+
+def mapping_from_tree(tree: lark.Tree, axes: dict[str, int], text: str = "") -> Mapping:
+    """The mapping of a parse tree of this grammar's `item` rule embedded in another lark
+    grammar (its rule names carry the `mapping__` prefix of a lark %import)."""
+    for node in tree.iter_subtrees():
+        node.data = node.data.removeprefix("mapping__")
+    return _Builder(text, axes, _no_env, 0).build(tree)
 
 
 def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> list[tuple[Mapping, int]]:

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
-from ir.mapping.nodes import Mapping, Symbol
+from ir.kernel import used_axes
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
@@ -91,36 +91,11 @@ def _program(chain: Chain, first: int, index: int, refs: dict[int, int], typ: An
 
 # --- the signature's axes line ----------------------------------------------------------------
 
-def _symbols(mapping: Mapping, out: dict[str, int]) -> None:
-    stack = [mapping]
-    found = []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Symbol):
-            found.append((node.name, node.axis_size))
-        stack.extend(reversed(node.children()))
-    for name, size in found:
-        out.setdefault(name, size)
-
-
-def _used_axes(kernel: Any) -> dict[str, int]:
-    """Every axis named in the kernel's types and stage mappings, by first appearance."""
-    out: dict[str, int] = {}
-    for op in kernel.ops:
-        if op.result is not None:
-            for level in op.result.type.levels():
-                _symbols(level, out)
-        for _, value in op.attributes():
-            if isinstance(value, Mapping):
-                _symbols(value, out)
-    return out
-
-
 def kernel_axes(kernel: Any, declared: tuple[tuple[str, int], ...] | None = None) -> tuple[tuple[str, int], ...]:
     """The `axes` line: every axis the kernel's mappings use, in declaration order (`declared`,
     else the order the traced kernel carries; axes whose declaration is unknown follow, by
     first appearance)."""
-    used = _used_axes(kernel)
+    used = used_axes(kernel)
     order = declared or kernel.axes
     out = [(name, used[name]) for name, _ in order if name in used]
     seen = {name for name, _ in out}

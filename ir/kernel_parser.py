@@ -1,0 +1,142 @@
+"""Read a traced kernel back from its text (`ir.kernel.print_kernel`): `parse_kernel`.
+
+The grammar is `kernel_text.lark` (LALR, built once), which embeds the mapping grammar's
+`item` rule. Each op line names its stage; the op class of that stage gives the operand
+and attribute fields, and each attribute's declared type says how its word reads (a
+dtype, a lane mode, a bool). `print_kernel(parse_kernel(text)) == text`, so lowering can
+be tested from IR text without tracing Python.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.resources
+from typing import Any
+
+import attrs
+import lark
+
+from ir.dtypes import DType
+from ir.errors import NpuOptError
+from ir.kernel import Kernel
+from ir.mapping.parser import mapping_from_tree
+from ir.ops import OP_CLASSES, Op, Value
+from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
+
+__all__ = ["parse_kernel", "IrTextError"]
+
+_BY_STAGE = {cls.STAGE: cls for cls in OP_CLASSES}
+_WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
+_TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
+
+
+class IrTextError(NpuOptError):
+    """A traced-kernel text that does not parse: bad input, code USAGE."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="USAGE")
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = importlib.resources.files("ir").joinpath("kernel_text.lark").read_text()
+    mapping_dir = str(importlib.resources.files("ir.mapping"))
+    return lark.Lark(grammar, parser="lalr", start="kernel", import_paths=[mapping_dir],
+                     maybe_placeholders=False)
+
+
+def parse_kernel(text: str) -> Kernel:
+    """The traced kernel `text` prints (IrTextError when it does not parse)."""
+    try:
+        tree = _parser().parse(text)
+    except lark.exceptions.UnexpectedInput as e:
+        raise IrTextError(f"IR text, line {getattr(e, 'line', '?')}: {str(e).splitlines()[0]}") from None
+    name, chips, *ops = tree.children
+    extra = ops.pop().children[0] if ops[-1].data == "undeclared" else None
+    declared = _decls(ops.pop())
+    sizes = {**declared, **(_decls(extra) if extra is not None else {})}
+    reader = _Reader(sizes)
+    return Kernel(str(name), int(chips), tuple(reader.op(t) for t in ops), tuple(declared.items()))
+
+
+def _decls(tree: lark.Tree) -> dict[str, int]:
+    return {str(d.children[0]): int(d.children[1]) for d in tree.children}
+
+
+class _Reader:
+    """Builds ops in order, resolving `%n` to the value (and type) defined earlier."""
+
+    def __init__(self, axes: dict[str, int]) -> None:
+        self.axes = axes
+        self.values: dict[int, Value] = {}
+
+    def op(self, t: lark.Tree) -> Op:
+        parts = list(t.children)
+        result_id = int(parts.pop(0)[1:]) if isinstance(parts[0], lark.Token) and parts[0].type == "VALUE" else None
+        stage, operands = str(parts[0]), [self.value(v) for v in parts[1].children]
+        cls = _BY_STAGE.get(stage)
+        if cls is None:
+            raise IrTextError(f"IR text: unknown stage `{stage}`")
+        fields: dict[str, Any] = {}
+        result_type = None
+        for part in parts[2:]:
+            if part.data == "attr":
+                fields[str(part.children[0])] = self.attr(cls, str(part.children[0]), part.children[1])
+            elif part.data == "facts":
+                fields.update({str(n): True for n in part.children})
+            else:
+                result_type = self.type(part)
+        fields.update(self.operand_fields(cls, operands))
+        if (result_id is None) != (result_type is None):
+            raise IrTextError(f"IR text: `{stage}` needs both a result and its type, or neither")
+        if result_id is not None:
+            value = Value(result_id, result_type)
+            self.values[result_id] = value
+            fields["result"] = value
+        return cls(**fields)
+
+    def operand_fields(self, cls: type, operands: list[Value]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in attrs.fields(cls):
+            if f.metadata.get("role") == "operand":
+                if str(f.type).startswith("tuple"):
+                    out[f.name], operands = tuple(operands), []
+                else:
+                    out[f.name] = operands.pop(0)
+        return out
+
+    def value(self, tok: lark.Token) -> Value:
+        n = int(tok[1:])
+        if n not in self.values:
+            raise IrTextError(f"IR text: {tok} is used before its definition")
+        return self.values[n]
+
+    def attr(self, cls: type, name: str, t: lark.Tree) -> Any:
+        kind = t.data
+        if kind == "mapping_value":
+            return self.mapping(t.children[1])
+        tok = t.children[0]
+        if kind == "string_value":
+            return ast.literal_eval(str(tok))
+        if kind == "int_value":
+            return int(tok)
+        declared = str(attrs.fields_dict(cls)[name].type)
+        read = _WORDS.get(declared)
+        if read is None:
+            raise IrTextError(f"IR text: `{name}={tok}` is not a {declared}")
+        return read(str(tok))
+
+    def mapping(self, t: lark.Tree) -> Any:
+        return mapping_from_tree(t, self.axes)
+
+    def type(self, t: lark.Tree) -> Any:
+        kind, parts = t.data, list(t.children)
+        if kind in _TYPES:
+            return _TYPES[kind](DType.parse(str(parts[0])), *(self.mapping(p) for p in parts[1:]))
+        context, dtype = str(parts[0]), DType.parse(str(parts[1]))
+        levels = [self.mapping(p) for p in parts[2:] if not (isinstance(p, lark.Tree) and p.data == "pre")]
+        if kind == "stream":
+            return StreamType(dtype, *levels, context)
+        pre = next((self.mapping(p.children[0]) for p in parts if isinstance(p, lark.Tree) and p.data == "pre"), None)
+        return CStreamType(DType.parse(context), dtype, *levels, pre)  # a cstream runs in main
