@@ -1,8 +1,8 @@
-"""Backends behind one interface (api.md section 3): `typecheck` and `cpu`.
+"""Backends behind one interface (api.md section 3): `typecheck`, `cpu`, `npu` and `visa`.
 
-`BACKENDS` maps the `--backend` / `backend=` name to its implementation. The `npu`
-backend (lowering to `tu_ops` and VISA emission) and `visa` (npu + the VISA interpreter)
-are added here by their own work, as `"npu": NpuBackend()` and `"visa": VisaBackend()`.
+`BACKENDS` maps the `--backend` / `backend=` name to its implementation: `typecheck`
+traces and checks, `cpu` runs the traced graph exactly, `npu` lowers to `tu_ops` and
+verifies, `visa` runs the emitted VISA artifact in the reference interpreter.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from ir.types import MAIN, SUB
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView
-from npu_opt.trace import Chain, current
+from npu_opt.trace import TracedStream, current
 
 __all__ = ["Context", "TuContext"]
 
@@ -36,7 +36,7 @@ class TuContext:
                                     help=hint), loc, "begin")
             return Poisoned("begin")
         op = Begin.build(tracer.value, view=view.value, context=self.name, loc=loc)
-        chain = Chain(loc)
+        chain = TracedStream(loc)
         tracer.chains.append(chain)
         tracer.emit(op)
         return BeginStream(op.result, chain)

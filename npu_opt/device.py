@@ -18,7 +18,7 @@ from ir.errors import InternalError, MappingError, NpuOptError
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location
 from ir.mapping.axes import REGISTRY_NAME
-from ir.mapping.factors import Ax
+from ir.mapping.factors import AxisFactor
 from ir.ops import Param, Return
 from ir.rules.space import validate_type
 from ir.types import HbmType
@@ -231,7 +231,7 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
 def _host_element(t: HbmType, what: str) -> Violation | None:
     """TYPE-6: host-facing HBM element mappings are a comma list of whole axes or `1`."""
     factors = t.element.factors()
-    if all(isinstance(f, Ax) and f.step == 1 and f.extent == f.axis_size for f in factors) \
+    if all(isinstance(f, AxisFactor) and f.step == 1 and f.extent == f.axis_size for f in factors) \
             and len({f.axis for f in factors}) == len(factors):
         return None
     return Violation("TYPE-6", f"the HBM element of {what} must list whole axes (or `1`), not `{t.element}`",

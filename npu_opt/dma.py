@@ -6,7 +6,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.errors import MappingError
-from ir.mapping.factors import Ax, Op as OpFactor
+from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import IDENTITY, Mapping, Symbol, axis_sizes, pair_all
 from ir.ops import ToDm, ToHbm, View
 from ir.rules.space import validate_type
@@ -62,9 +62,9 @@ def default_hbm_element(t: DmType | HbmType) -> Mapping:
     levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
     for mapping in levels:
         for factor in mapping.factors():
-            if isinstance(factor, Ax):
+            if isinstance(factor, AxisFactor):
                 seen.setdefault(factor.axis, factor.axis_size)
-            elif isinstance(factor, OpFactor):
+            elif isinstance(factor, RaggedFactor):
                 for name in sorted({k for cell in factor.cells if hasattr(cell, "keys") for k in cell}):
                     seen.setdefault(name, axis_sizes(mapping)[name])
     if not seen:

@@ -17,7 +17,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.location import Location, user_location
 from ir.ops import Value
-from npu_opt.trace import Chain, current
+from npu_opt.trace import TracedStream, current
 
 __all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error"]
 
@@ -54,7 +54,7 @@ class StreamStage:
         super().__init_subclass__(**kwargs)
         cls.OFFERS = frozenset(m.stage_name for m in vars(cls).values() if hasattr(m, "stage_name"))
 
-    def __init__(self, value: Value, chain: Chain) -> None:
+    def __init__(self, value: Value, chain: TracedStream) -> None:
         self.value = value
         self.chain = chain
         self.consumed = False

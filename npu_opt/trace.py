@@ -25,7 +25,7 @@ _ACTIVE: list[Tracer] = []
 
 
 @attrs.define
-class Chain:
+class TracedStream:
     """One stream started by `begin`: where it began and whether it reached a sink."""
 
     loc: Location | None
@@ -43,7 +43,7 @@ class Tracer:
     ops: list[Op] = attrs.field(factory=list)
     diagnostics: list[Diagnostic] = attrs.field(factory=list)
     poisoned: set[int] = attrs.field(factory=set)
-    chains: list[Chain] = attrs.field(factory=list)
+    chains: list[TracedStream] = attrs.field(factory=list)
     _next_id: int = 0
 
     def value(self, t: Type) -> Value:

@@ -34,7 +34,7 @@ from tu_ops.enums import CommitConversion, ConversionKind
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
-from tu_ops.lower.program import Chain
+from tu_ops.lower.program import ProgramChain
 from tu_ops.printing import mapping_text, value_text
 
 __all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
@@ -88,7 +88,7 @@ def expected_program(program: Any, types: dict[int, Any], target: Any) -> list[t
         raise Underivable(ops[0] if ops else None, "a program starts with its feed_buffer")
     fresh = itertools.count(-1, -1)
     traced = _traced(ops, types, target, fresh)
-    chain = Chain(tuple(op for group in traced for op in group))
+    chain = ProgramChain(tuple(op for group in traced for op in group))
     out = []
     for i, rec in enumerate(ops):
         prev = ops[i - 1].result.id if i else None
@@ -213,7 +213,7 @@ def _traced_commit(rec: Any, src: ir.Value, target: Any, fresh: Iterator[int]) -
     return tuple(ops)
 
 
-def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.Op, ...], chain: Chain,
+def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.Op, ...], chain: ProgramChain,
            types: dict[int, Any], program: Any, target: Any) -> Any:
     """The lowering's record for `rec`: the same builders `tu_ops.lower.build` finds for the
     stage (`tu_ops.lower.dispatch`), with ids and types as the records give them."""

@@ -268,7 +268,7 @@ def _live_count(mapping: Any) -> int:
         cells = getattr(f, "cells", None)
         if cells is not None:
             count *= sum(isinstance(c, Index) for c in cells)
-        elif type(f).__name__ != "Pu":
+        elif type(f).__name__ != "PaddingFactor":
             count *= f.extent
     return count
 

@@ -34,9 +34,9 @@ import numpy as np
 from ir.errors import InternalError
 from ir.mapping import ops as mops
 from ir.mapping.cells import Index
-from ir.mapping.factors import Ax, Factor, Op, Pu
+from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
-from ir.mapping.ops import Frag
+from ir.mapping.ops import DigitRange
 from ir.types import Type
 
 from backends.cpu import layout, moves_strided
@@ -51,7 +51,7 @@ __all__ = [
 class KeySpace:
     """The fragments a key is made of (sorted) and the radix of each; `size` keys in all."""
 
-    frags: tuple[Frag, ...]
+    frags: tuple[DigitRange, ...]
     radix: tuple[int, ...]
     size: int
 
@@ -64,7 +64,7 @@ class KeySpace:
         return out
 
 
-def key_space(frags: Sequence[Frag] | frozenset[Frag]) -> KeySpace:
+def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
     """Mixed radix over the fragments, the last one fastest."""
     fs = tuple(sorted(frags))
     radix: list[int] = []
@@ -81,11 +81,11 @@ def _joint_factors(levels: tuple[Mapping, ...]) -> tuple[Factor, ...]:
 
 
 def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:
-    """The factors cut at the key fragments' ends, so each Ax is inside a key fragment
+    """The factors cut at the key fragments' ends, so each AxisFactor is inside a key fragment
     or disjoint from all of them."""
     if not space.frags:
         return factors
-    bounds = tuple(Ax(f.axis, f.lo, f.extent, f.hi) for f in space.frags)
+    bounds = tuple(AxisFactor(f.axis, f.lo, f.extent, f.hi) for f in space.frags)
     out = mops.refine(factors, bounds)
     if out is None:
         raise InternalError(f"cpu move: factors {[str(f) for f in factors]} have no common "
@@ -96,11 +96,11 @@ def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]
 def _factor_parts(f: Factor, space: KeySpace) -> tuple[np.ndarray, np.ndarray | None]:
     """(key contribution, padding flag or None) of each digit of one factor."""
     d = np.arange(f.extent, dtype=np.int64)
-    if isinstance(f, Ax):
+    if isinstance(f, AxisFactor):
         return space.contribution(f.axis, d * f.step), None
-    if isinstance(f, Pu):
+    if isinstance(f, PaddingFactor):
         return np.zeros(f.extent, np.int64), d != 0
-    if isinstance(f, Op):
+    if isinstance(f, RaggedFactor):
         keys = np.zeros(f.extent, np.int64)
         pad = np.ones(f.extent, bool)
         for i, cell in enumerate(f.cells):
@@ -108,7 +108,7 @@ def _factor_parts(f: Factor, space: KeySpace) -> tuple[np.ndarray, np.ndarray | 
                 pad[i] = False
                 keys[i] = sum(int(space.contribution(a, np.array(cell[a]))) for a in cell)
         return keys, pad
-    return np.zeros(f.extent, np.int64), None  # Bc: no coordinate
+    return np.zeros(f.extent, np.int64), None  # BroadcastFactor: no coordinate
 
 
 def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:

@@ -4,14 +4,14 @@ from ir.errors import MappingError, OvershootError
 from ir.mapping.api import idx, m
 from ir.mapping.axes import Axis, axes
 from ir.mapping.cells import Cell, CellTable, Index, OutOfBounds, Padding
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import (
     IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, pair_all,
 )
 
 __all__ = [
-    "Ax", "Axis", "Bc", "Broadcast", "Cell", "CellTable", "Factor", "IDENTITY", "Index",
-    "Mapping", "MappingError", "Modulo", "Op", "OutOfBounds", "OvershootError", "Pad",
-    "Padding", "PaddingKind", "Pair", "Pu", "Resize", "Stride", "Symbol", "axes", "idx", "m",
+    "AxisFactor", "Axis", "BroadcastFactor", "Broadcast", "Cell", "CellTable", "Factor", "IDENTITY", "Index",
+    "Mapping", "MappingError", "Modulo", "RaggedFactor", "OutOfBounds", "OvershootError", "Pad",
+    "Padding", "PaddingKind", "Pair", "PaddingFactor", "Resize", "Stride", "Symbol", "axes", "idx", "m",
     "pair_all",
 ]

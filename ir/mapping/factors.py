@@ -1,7 +1,7 @@
 """The canonical factor form of a mapping (mapping.md 7.4) and `normalize()`.
 
-A mapping's cells factor into a list of prime pieces, outer to inner: `Ax(X, s, e)` (a
-digit range of one axis), `Bc(e)` (broadcast), `Pu(k, e)` (pure padding) and `Op` (a
+A mapping's cells factor into a list of prime pieces, outer to inner: `AxisFactor(X, s, e)` (a
+digit range of one axis), `BroadcastFactor(e)` (broadcast), `PaddingFactor(k, e)` (pure padding) and `RaggedFactor` (a
 ragged table). Two mappings are equivalent iff their sizes and factor lists are equal.
 Factors are computed structurally (`ir.mapping.structural`), which tabulates only ragged
 pieces; `factors_from_table` is the definition it is tested against.
@@ -16,21 +16,21 @@ import attrs
 import numpy as np
 
 from ir.errors import OvershootError
-from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable, evaluate
+from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable
 from ir.mapping.nodes import (
     IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, axis_sizes, pair_all,
 )
 
 __all__ = [
-    "Ax", "Bc", "Pu", "Op", "Factor", "factors_of", "factors_from_table", "canon", "normalize",
-    "factor_size", "TABLE_LIMIT", "table_matrix", "factor_mapping",
+    "AxisFactor", "BroadcastFactor", "PaddingFactor", "RaggedFactor", "Factor", "factors_of",
+    "factors_from_table", "canon", "normalize",
+    "factor_size", "table_matrix", "factor_mapping",
 ]
 
-TABLE_LIMIT = 0  # factor structurally always: it tabulates only ragged pieces and is faster even for small mappings
 
 
 @attrs.frozen
-class Ax:
+class AxisFactor:
     """A digit range of axis X: cell d is {X: step * d} for d < extent."""
 
     axis: str
@@ -39,32 +39,32 @@ class Ax:
     axis_size: int = attrs.field(eq=True)
 
     def __str__(self) -> str:
-        return f"Ax({self.axis},{self.step},{self.extent})"
+        return f"AxisFactor({self.axis},{self.step},{self.extent})"
 
 
 @attrs.frozen
-class Bc:
+class BroadcastFactor:
     """A broadcast: `extent` cells that all hold the empty index."""
 
     extent: int
 
     def __str__(self) -> str:
-        return f"Bc({self.extent})"
+        return f"BroadcastFactor({self.extent})"
 
 
 @attrs.frozen
-class Pu:
+class PaddingFactor:
     """Pure padding: cell 0 is {} and the other extent - 1 cells are Padding(kind)."""
 
     kind: PaddingKind
     extent: int
 
     def __str__(self) -> str:
-        return f"Pu({self.kind.label},{self.extent})"
+        return f"PaddingFactor({self.kind.label},{self.extent})"
 
 
 @attrs.frozen
-class Op:
+class RaggedFactor:
     """A ragged piece that does not factor further, kept as its cell table."""
 
     cells: tuple[Cell, ...]
@@ -75,10 +75,10 @@ class Op:
         return len(self.cells)
 
     def __str__(self) -> str:
-        return f"Op({self.extent})"
+        return f"RaggedFactor({self.extent})"
 
 
-Factor = Union[Ax, Bc, Pu, Op]
+Factor = Union[AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor]
 
 
 def factor_size(factors: tuple[Factor, ...] | list[Factor]) -> int:
@@ -118,14 +118,15 @@ def _splits_at(mat: np.ndarray, d: int) -> bool:
 
 
 def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Factor:
-    """Classify one prime table as Ax, Bc, Pu or Op (mapping.md 7.4 step 4)."""
+    """Classify one prime table as an AxisFactor, BroadcastFactor, PaddingFactor or
+    RaggedFactor (mapping.md 7.4 step 4)."""
     e = len(mat)
     status, coords = mat[:, 0], mat[:, 1:]
     live = status == LIVE
     if np.all(live) and not np.any(coords):
-        return Bc(e)
+        return BroadcastFactor(e)
     if e > 1 and live[0] and np.all(status[1:] == status[1]) and not live[1]:
-        return Pu(PaddingKind(int(status[1])), e)
+        return PaddingFactor(PaddingKind(int(status[1])), e)
     if np.all(live) and e > 1:
         used = np.nonzero(np.any(coords, axis=0))[0]
         if len(used) == 1:
@@ -133,7 +134,7 @@ def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Fact
             step = int(col[1])
             if step > 0 and np.array_equal(col, step * np.arange(e)):
                 name = names[used[0]]
-                return Ax(name, step, e, axis_sizes[name])
+                return AxisFactor(name, step, e, axis_sizes[name])
     cells = []
     for row in mat:
         if row[0] == LIVE:
@@ -144,7 +145,7 @@ def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Fact
             from ir.mapping.cells import Padding
 
             cells.append(Padding(PaddingKind(int(row[0]))))
-    return Op(tuple(cells))
+    return RaggedFactor(tuple(cells))
 
 
 def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> list[Factor]:
@@ -162,7 +163,7 @@ def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, 
 
 
 def canon(factors: list[Factor]) -> list[Factor]:
-    """Merge neighbours (mapping.md 7.4 step 5); Bc(1)/Pu(_,1) pieces vanish."""
+    """Merge neighbours (mapping.md 7.4 step 5); BroadcastFactor(1)/PaddingFactor(_,1) pieces vanish."""
     out: list[Factor] = []
     for f in factors:
         if f.extent == 1:
@@ -177,24 +178,21 @@ def canon(factors: list[Factor]) -> list[Factor]:
 
 
 def _merge(a: Factor, b: Factor) -> Factor | None:
-    if isinstance(a, Ax) and isinstance(b, Ax) and a.axis == b.axis and a.step == b.step * b.extent:
-        return Ax(a.axis, b.step, a.extent * b.extent, a.axis_size)
-    if isinstance(a, Bc) and isinstance(b, Bc):
-        return Bc(a.extent * b.extent)
-    if isinstance(a, Pu) and isinstance(b, Pu) and a.kind == b.kind:
-        return Pu(a.kind, a.extent * b.extent)
+    if isinstance(a, AxisFactor) and isinstance(b, AxisFactor) and a.axis == b.axis and a.step == b.step * b.extent:
+        return AxisFactor(a.axis, b.step, a.extent * b.extent, a.axis_size)
+    if isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor):
+        return BroadcastFactor(a.extent * b.extent)
+    if isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind:
+        return PaddingFactor(a.kind, a.extent * b.extent)
     return None
 
 
 @functools.lru_cache(maxsize=16384)
 def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
     """The canonical factor list of a mapping, outer to inner (cached)."""
-    if mapping.size > TABLE_LIMIT:
-        from ir.mapping.structural import structural_factors
+    from ir.mapping.structural import structural_factors
 
-        return tuple(structural_factors(mapping))
-    mat, names = table_matrix(evaluate(mapping, np.arange(mapping.size)))
-    return tuple(factors_from_table(mat, names, axis_sizes(mapping)))
+    return tuple(structural_factors(mapping))
 
 
 # --- back to a mapping -------------------------------------------------------------------
@@ -202,11 +200,11 @@ def factors_of(mapping: Mapping) -> tuple[Factor, ...]:
 _NORMAL: set[Mapping] = set()
 
 
-def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
+def factor_mapping(f: AxisFactor | BroadcastFactor | PaddingFactor) -> Mapping:
     """A mapping whose factor form is the single factor `f` (mapping.md 7.4's rendering)."""
-    if isinstance(f, Bc):
+    if isinstance(f, BroadcastFactor):
         return Broadcast(f.extent)
-    if isinstance(f, Pu):
+    if isinstance(f, PaddingFactor):
         return Pad(IDENTITY, f.extent, f.kind)
     sym = Symbol(f.axis, f.axis_size)
     if f.axis_size % f.step == 0 and (f.axis_size // f.step) % f.extent == 0:
@@ -218,12 +216,12 @@ def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
 
 
 def _render(f: Factor, source: Mapping, stride: int) -> Mapping:
-    if isinstance(f, Op):
+    if isinstance(f, RaggedFactor):
         return _render_op(f, source, stride)
     return factor_mapping(f)
 
 
-def _render_repeat(f: Ax) -> Mapping:
+def _render_repeat(f: AxisFactor) -> Mapping:
     """A second identical digit range (`B % 2, B % 2` as cells): spelled with `=` so the
     two pieces are not one chain key, whose values joint decoding would merge and
     overshoot; `X / s = e` adds coordinates instead, which is what the cells say."""
@@ -234,7 +232,7 @@ def _render_repeat(f: Ax) -> Mapping:
     return Resize(base, f.extent)
 
 
-def _render_op(f: Op, source: Mapping, stride: int) -> Mapping:
+def _render_op(f: RaggedFactor, source: Mapping, stride: int) -> Mapping:
     """A ragged piece: `live #k n` when it is a live prefix then one padding kind, else
     the piece cut out of the source mapping (`source / stride % extent`)."""
     from ir.mapping.cells import Padding
@@ -261,7 +259,7 @@ def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Map
             mat[i, j + 1] = c.get(name, 0)
     sizes = axis_sizes(source)
     facs = factors_from_table(mat, names, sizes)
-    if any(isinstance(x, Op) for x in facs):
+    if any(isinstance(x, RaggedFactor) for x in facs):
         return None
     return pair_all([_render(x, source, 1) for x in facs])
 
@@ -273,13 +271,13 @@ def normalize(mapping: Mapping) -> Mapping:
     facs = factors_of(mapping)
     items: list[Mapping] = []
     stride = factor_size(facs)
-    seen: set[Ax] = set()
+    seen: set[AxisFactor] = set()
     for f in facs:
         stride //= f.extent
-        if isinstance(f, Ax) and f in seen:
+        if isinstance(f, AxisFactor) and f in seen:
             items.append(_render_repeat(f))
             continue
-        if isinstance(f, Ax):
+        if isinstance(f, AxisFactor):
             seen.add(f)
         items.append(_render(f, mapping, stride))
     out = pair_all(items)

@@ -4,8 +4,8 @@ Everything here works on canonical factor lists (`Mapping.factors()`, mapping.md
 never tabulates cells, so it stays cheap for mappings with millions of cells. The
 sequencer matcher and the DMA burst live in `ir.mapping.sequence`.
 
-Fragments. A live digit range of axis X is a `Frag(X, lo, hi)`: the coordinates `lo * d`
-for `d < hi / lo` (`lo` divides `hi`); `Ax(X, s, e)` is `Frag(X, s, s * e)`. Two ranges of
+Fragments. A live digit range of axis X is a `DigitRange(X, lo, hi)`: the coordinates `lo * d`
+for `d < hi / lo` (`lo` divides `hi`); `AxisFactor(X, s, e)` is `DigitRange(X, s, s * e)`. Two ranges of
 one axis are compared as intervals of the divisor chain: disjoint when one ends where (or
 before) the other starts, "inside" when `outer.lo | inner.lo` and `inner.hi | outer.hi` (then
 a refinement of the outer range has the inner one as a factor), otherwise a partial
@@ -22,11 +22,11 @@ import attrs
 
 from ir.errors import MappingError
 from ir.mapping.cells import Index, Padding
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, factor_size
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, factor_size
 from ir.mapping.nodes import IDENTITY, Mapping, Modulo, Pad, PaddingKind, Resize, Stride
 
 __all__ = [
-    "Frag", "Entry", "Loop", "DivideResult", "FactorsLike", "as_factors",
+    "DigitRange", "Entry", "Loop", "DivideResult", "FactorsLike", "as_factors",
     "split", "split_factors", "pad", "resize", "strip", "strip_factors",
     "frag", "axes_of", "factor_frags", "ragged_run", "hull", "merge_frags", "relation", "inside",
     "disjoint", "cut", "boundary_points",
@@ -45,10 +45,10 @@ def as_factors(x: FactorsLike) -> tuple[Factor, ...]:
 
 
 @attrs.frozen(order=True)
-class Frag:
+class DigitRange:
     """A live digit range of one axis: coordinates `lo * d` for `d < hi // lo`.
 
-    `Ax(X, s, e)` covers `Frag(X, s, s * e)`; `J / 8 % 4` is `Frag("J", 8, 32)`."""
+    `AxisFactor(X, s, e)` covers `DigitRange(X, s, s * e)`; `J / 8 % 4` is `DigitRange("J", 8, 32)`."""
 
     axis: str
     lo: int
@@ -66,17 +66,17 @@ class Frag:
         return f"{self.axis}[{self.lo}:{self.hi}]"
 
 
-def inside(a: Frag, b: Frag) -> bool:
+def inside(a: DigitRange, b: DigitRange) -> bool:
     """Is `a` a digit range of some refinement of `b` (`b.lo | a.lo` and `a.hi | b.hi`)?"""
     return a.axis == b.axis and a.lo % b.lo == 0 and b.hi % a.hi == 0
 
 
-def disjoint(a: Frag, b: Frag) -> bool:
+def disjoint(a: DigitRange, b: DigitRange) -> bool:
     """Do `a` and `b` share no digit (other axes, or ranges that do not meet)?"""
     return a.axis != b.axis or a.hi <= b.lo or b.hi <= a.lo
 
 
-def relation(a: Frag, b: Frag) -> str:
+def relation(a: DigitRange, b: DigitRange) -> str:
     """How `a` relates to `b`: 'disjoint', 'equal', 'inside', 'contains' or 'partial'."""
     if disjoint(a, b):
         return "disjoint"
@@ -89,7 +89,7 @@ def relation(a: Frag, b: Frag) -> str:
     return "partial"
 
 
-def ragged_run(op: Op) -> Frag | None:
+def ragged_run(op: RaggedFactor) -> DigitRange | None:
     """The live fragment of a ragged piece of the form `X # p` (cells `{X: s*d}` for
     `d < L`, then only padding), or None when the piece has another shape."""
     cells = op.cells
@@ -105,10 +105,10 @@ def ragged_run(op: Op) -> Frag | None:
     step = first[axis]
     if any(cells[d] != Index({axis: step * d}) for d in range(live)):
         return None
-    return Frag(axis, step, step * live)
+    return DigitRange(axis, step, step * live)
 
 
-def hull(op: Op) -> tuple[Frag, ...]:
+def hull(op: RaggedFactor) -> tuple[DigitRange, ...]:
     """Per axis, the smallest digit range holding every coordinate of an irregular piece
     (a conservative stand-in: it is only used to detect overlaps)."""
     values: dict[str, list[int]] = {}
@@ -119,37 +119,37 @@ def hull(op: Op) -> tuple[Frag, ...]:
     out = []
     for axis, vals in sorted(values.items()):
         g = math.gcd(*vals)
-        out.append(Frag(axis, g, g * (max(vals) // g + 1)))
+        out.append(DigitRange(axis, g, g * (max(vals) // g + 1)))
     return tuple(out)
 
 
-def factor_frags(f: Factor) -> tuple[Frag, ...]:
-    """The live fragments of one factor: its digit range for `Ax`, the live run (or the
-    conservative hull) of an `Op`, nothing for `Bc` and `Pu`."""
-    if isinstance(f, Ax):
-        return (Frag(f.axis, f.step, f.step * f.extent),)
-    if isinstance(f, Op):
+def factor_frags(f: Factor) -> tuple[DigitRange, ...]:
+    """The live fragments of one factor: its digit range for `AxisFactor`, the live run (or the
+    conservative hull) of an `RaggedFactor`, nothing for `BroadcastFactor` and `PaddingFactor`."""
+    if isinstance(f, AxisFactor):
+        return (DigitRange(f.axis, f.step, f.step * f.extent),)
+    if isinstance(f, RaggedFactor):
         run = ragged_run(f)
         return (run,) if run is not None else hull(f)
     return ()
 
 
-def merge_frags(frags: Iterable[Frag]) -> tuple[Frag, ...]:
+def merge_frags(frags: Iterable[DigitRange]) -> tuple[DigitRange, ...]:
     """Sorted union of fragments: ranges that abut (`[1, 8)`, `[8, 32)`) merge, ranges
     inside another vanish; partly overlapping ranges stay separate."""
-    out: list[Frag] = []
+    out: list[DigitRange] = []
     for f in sorted(frags, key=lambda f: (f.axis, f.lo, -f.hi)):
         last = out[-1] if out else None
         if last is not None and inside(f, last):
             continue
         if last is not None and last.axis == f.axis and last.hi == f.lo:
-            out[-1] = Frag(f.axis, last.lo, f.hi)
+            out[-1] = DigitRange(f.axis, last.lo, f.hi)
             continue
         out.append(f)
     return tuple(out)
 
 
-def frag(mapping: FactorsLike) -> frozenset[Frag]:
+def frag(mapping: FactorsLike) -> frozenset[DigitRange]:
     """frag(M): the axis digits covered by the live fragments of M, merged per axis."""
     return frozenset(merge_frags(f for x in as_factors(mapping) for f in factor_frags(x)))
 
@@ -159,13 +159,13 @@ def axes_of(mapping: FactorsLike) -> frozenset[str]:
     return frozenset(f.axis for f in frag(mapping))
 
 
-def places_digit_twice(*mappings: FactorsLike) -> tuple[Frag, Frag] | None:
+def places_digit_twice(*mappings: FactorsLike) -> tuple[DigitRange, DigitRange] | None:
     """The first two overlapping live fragments of one axis in the joint mapping
     `[M1, M2, ...]` (FETCH-7, COLLECT-5, OUTER-10, COMMIT-7, DMA-4), or None.
 
     Any interval overlap counts, aligned or not: a layout that mixes unaligned digit
     ranges of one axis is refused rather than decoded."""
-    by_axis: dict[str, list[Frag]] = {}
+    by_axis: dict[str, list[DigitRange]] = {}
     for mp in mappings:
         for x in as_factors(mp):
             for f in factor_frags(x):
@@ -199,13 +199,13 @@ def split(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
 
 
 def _split_factor(f: Factor, t: int) -> tuple[Factor, Factor]:
-    """Refine a factor into (outer extent e/t, inner extent t); never called on an Op."""
+    """Refine a factor into (outer extent e/t, inner extent t); never called on a RaggedFactor."""
     e = f.extent
-    if isinstance(f, Ax):
-        return Ax(f.axis, f.step * t, e // t, f.axis_size), Ax(f.axis, f.step, t, f.axis_size)
-    if isinstance(f, Bc):
-        return Bc(e // t), Bc(t)
-    return Pu(f.kind, e // t), Pu(f.kind, t)
+    if isinstance(f, AxisFactor):
+        return AxisFactor(f.axis, f.step * t, e // t, f.axis_size), AxisFactor(f.axis, f.step, t, f.axis_size)
+    if isinstance(f, BroadcastFactor):
+        return BroadcastFactor(e // t), BroadcastFactor(t)
+    return PaddingFactor(f.kind, e // t), PaddingFactor(f.kind, t)
 
 
 def split_factors(factors: FactorsLike, n: int) -> tuple[tuple[Factor, ...], tuple[Factor, ...]] | None:
@@ -222,7 +222,7 @@ def split_factors(factors: FactorsLike, n: int) -> tuple[tuple[Factor, ...], tup
             c, i = c * f.extent, i - 1
             continue
         t = n // c
-        if n % c or f.extent % t or isinstance(f, Op):
+        if n % c or f.extent % t or isinstance(f, RaggedFactor):
             return None
         outer, inner = _split_factor(f, t)
         return fs[:i - 1] + (outer,), (inner,) + fs[i:]
@@ -240,16 +240,16 @@ def resize(mapping: Mapping, n: int) -> Mapping:
 
 
 def strip_factors(factors: FactorsLike) -> tuple[Factor, ...]:
-    """The factor list without its leading (outermost) `Pu` factors."""
+    """The factor list without its leading (outermost) `PaddingFactor` factors."""
     fs = as_factors(factors)
     i = 0
-    while i < len(fs) and isinstance(fs[i], Pu):
+    while i < len(fs) and isinstance(fs[i], PaddingFactor):
         i += 1
     return fs[i:]
 
 
 def strip(mapping: Mapping) -> Mapping:
-    """strip(M): M without the leading `Pu` factors of its factor form, as a mapping.
+    """strip(M): M without the leading `PaddingFactor` factors of its factor form, as a mapping.
 
     It is `M % (size(M) / k)` with k the product of those factors' extents: their digit 0
     is live, so the first size/k cells are exactly the remaining factors. Returns M itself
@@ -272,47 +272,47 @@ def strides(factors: FactorsLike) -> tuple[int, ...]:
     return tuple(out)
 
 
-def cut(fr: Frag, points: Iterable[int]) -> tuple[Frag, ...] | None:
+def cut(fr: DigitRange, points: Iterable[int]) -> tuple[DigitRange, ...] | None:
     """The pieces of `fr` cut at every point strictly inside it, outer (high) first; None
     when the points and the ends do not form a divisor chain `lo | t1 | ... | hi`."""
     inside = sorted({t for t in points if fr.lo < t < fr.hi})
     bounds = [fr.lo, *inside, fr.hi]
     if any(b % a for a, b in zip(bounds, bounds[1:])):
         return None
-    return tuple(Frag(fr.axis, a, b) for a, b in reversed(list(zip(bounds, bounds[1:]))))
+    return tuple(DigitRange(fr.axis, a, b) for a, b in reversed(list(zip(bounds, bounds[1:]))))
 
 
 def boundary_points(factors: Iterable[Factor]) -> dict[str, set[int]]:
-    """Per axis, the ends of every aligned live fragment (Ax digit ranges, `X # p` runs)."""
+    """Per axis, the ends of every aligned live fragment (AxisFactor digit ranges, `X # p` runs)."""
     out: dict[str, set[int]] = {}
     for f in factors:
-        fr = factor_frags(f)[0] if isinstance(f, Ax) else ragged_run(f) if isinstance(f, Op) else None
+        fr = factor_frags(f)[0] if isinstance(f, AxisFactor) else ragged_run(f) if isinstance(f, RaggedFactor) else None
         if fr is not None:
             out.setdefault(fr.axis, set()).update((fr.lo, fr.hi))
     return out
 
 
 def refine(factors: FactorsLike, other: FactorsLike) -> tuple[Factor, ...] | None:
-    """`factors` with every `Ax` cut at the fragment ends of `other` on the same axis;
-    None when a cut breaks the divisor chain (no common refinement). Bc, Pu and Op stay
-    whole (an Op is never refined; matching decides about it)."""
+    """`factors` with every `AxisFactor` cut at the fragment ends of `other` on the same axis;
+    None when a cut breaks the divisor chain (no common refinement). BroadcastFactor,
+    PaddingFactor and RaggedFactor stay whole (a RaggedFactor is never refined; matching decides about it)."""
     points = boundary_points(as_factors(other))
     out: list[Factor] = []
     for f in as_factors(factors):
-        if not isinstance(f, Ax):
+        if not isinstance(f, AxisFactor):
             out.append(f)
             continue
         pieces = cut(factor_frags(f)[0], points.get(f.axis, ()))
         if pieces is None:
             return None
-        out.extend(Ax(f.axis, p.lo, p.extent, f.axis_size) for p in pieces)
+        out.extend(AxisFactor(f.axis, p.lo, p.extent, f.axis_size) for p in pieces)
     return tuple(out)
 
 
 def common_refinement(fa: FactorsLike,
                       fb: FactorsLike) -> tuple[tuple[Factor, ...], tuple[Factor, ...]] | None:
-    """Refinements of both lists in which every Ax fragment of one equals or is disjoint
-    from every Ax fragment of the other; None when none exists (`A % 5, A / 5` against
+    """Refinements of both lists in which every AxisFactor fragment of one equals or is disjoint
+    from every AxisFactor fragment of the other; None when none exists (`A % 5, A / 5` against
     `A % 3, A / 3`)."""
     ra, rb = refine(fa, fb), refine(fb, fa)
     if ra is None or rb is None:
@@ -354,49 +354,50 @@ class DivideResult:
 
 
 def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, Bc) and isinstance(b, Bc)) or (
-        isinstance(a, Pu) and isinstance(b, Pu) and a.kind == b.kind)
+    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
+        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
 
 
 def divide(m: FactorsLike, n: FactorsLike) -> DivideResult | None:
     """divide(M, N): match every factor of a refinement of N with a factor of a refinement
-    of M (same axis and digits for Ax, identical table for Op, same kind for Bc/Pu, whose
-    extents may be split), in any order; None when some factor of N has no match."""
+    of M (same axis and digits for AxisFactor, identical table for RaggedFactor, same kind
+    for BroadcastFactor/PaddingFactor, whose extents may be split), in any order; None when some factor of N has no match."""
     pair = common_refinement(m, n)
     if pair is None:
         return None
     rm, rn = pair
     sm, sn = strides(rm), strides(rn)
-    kept: list[int | None] = [None] * len(rm)  # stride in N of a matched Ax/Op
-    used = [1] * len(rm)  # Bc/Pu: extent consumed from the inner side so far
-    parts: list[list[Loop]] = [[] for _ in rm]  # Bc/Pu: matched parts, inner first
-    for j in range(len(rn) - 1, -1, -1):  # inner first, so Bc/Pu parts stack up inner first
+    kept: list[int | None] = [None] * len(rm)  # stride in N of a matched AxisFactor/RaggedFactor
+    used = [1] * len(rm)  # BroadcastFactor/PaddingFactor: extent consumed from the inner side so far
+    parts: list[list[Loop]] = [[] for _ in rm]  # BroadcastFactor/PaddingFactor: matched parts, inner first
+    for j in range(len(rn) - 1, -1, -1):  # inner first, so BroadcastFactor/PaddingFactor parts stack up inner first
         g = rn[j]
-        if isinstance(g, (Ax, Op)):
+        if isinstance(g, (AxisFactor, RaggedFactor)):
             i = next((i for i, f in enumerate(rm) if kept[i] is None and f == g), None)
             if i is None:
                 return None
             kept[i] = sn[j]
             continue
-        # Bc/Pu: refine g across M's factors of its kind, taking the shared part of each
-        # (cells of Bc(a*b) and Bc(a), Bc(b) agree, so any split works; greedy never wastes)
+        # BroadcastFactor/PaddingFactor: refine g across M's factors of its kind, taking the shared part of each
+        # (cells of BroadcastFactor(a*b) and BroadcastFactor(a), BroadcastFactor(b) agree, so
+        # any split works; greedy never wastes)
         rest, stride_n = g.extent, sn[j]
         for i in range(len(rm) - 1, -1, -1):
             take = math.gcd(rest, rm[i].extent // used[i]) if _same_kind(rm[i], g) else 1
             if take > 1:
-                part = Bc(take) if isinstance(g, Bc) else Pu(g.kind, take)
+                part = BroadcastFactor(take) if isinstance(g, BroadcastFactor) else PaddingFactor(g.kind, take)
                 parts[i].append(Loop(part, sm[i] * used[i], stride_n))
                 used[i], rest, stride_n = used[i] * take, rest // take, stride_n * take
         if rest > 1:
             return None
     loops: list[Loop] = []
     for i, f in enumerate(rm):
-        if isinstance(f, (Ax, Op)):
+        if isinstance(f, (AxisFactor, RaggedFactor)):
             loops.append(Loop(f, sm[i], kept[i]))
             continue
         rest = f.extent // used[i]
         if rest > 1:
-            outer = Bc(rest) if isinstance(f, Bc) else Pu(f.kind, rest)
+            outer = BroadcastFactor(rest) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, rest)
             loops.append(Loop(outer, sm[i] * used[i], None))
         loops.extend(reversed(parts[i]))
     return DivideResult(tuple(loops))

@@ -14,10 +14,10 @@ import attrs
 import numpy as np
 
 from ir.mapping.cells import LIVE, CellTable
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon
 from ir.mapping.nodes import Mapping, PaddingKind
 from ir.mapping.ops import (
-    Entry, FactorsLike, Frag, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
+    Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
     merge_frags, ragged_run, strides,
 )
 
@@ -72,12 +72,12 @@ def _levels(x: Levels) -> list[tuple[Factor, ...]]:
     if isinstance(x, Mapping):
         return [x.factors()]
     items = list(x)
-    if all(isinstance(i, (Ax, Bc, Pu, Op)) for i in items):
+    if all(isinstance(i, (AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor)) for i in items):
         return [tuple(items)]
     return [i.factors() if isinstance(i, Mapping) else tuple(i) for i in items]
 
 
-def _digits(factors: Sequence[Factor]) -> frozenset[Frag]:
+def _digits(factors: Sequence[Factor]) -> frozenset[DigitRange]:
     return frozenset(merge_frags(fr for f in factors for fr in factor_frags(f)))
 
 
@@ -88,24 +88,24 @@ class _Matcher:
         st = strides(mem)
         self.sizes = sizes
         self.points = boundary_points(mem)
-        self.frags: dict[str, list[tuple[Frag, int]]] = {}  # aligned live fragments, cell stride
-        self.hulls: dict[str, list[Frag]] = {}  # irregular ragged pieces: opaque regions
-        self.ops: list[tuple[Op, int]] = []
-        self.pus: list[list] = []  # [Pu, stride, extent consumed so far, live digits inner to it]
+        self.frags: dict[str, list[tuple[DigitRange, int]]] = {}  # aligned live fragments, cell stride
+        self.hulls: dict[str, list[DigitRange]] = {}  # irregular ragged pieces: opaque regions
+        self.ops: list[tuple[RaggedFactor, int]] = []
+        self.pus: list[list] = []  # [PaddingFactor, stride, extent consumed so far, live digits inner to it]
         for i, f in enumerate(mem):
-            run = ragged_run(f) if isinstance(f, Op) else None
-            if isinstance(f, Ax) or run is not None:
+            run = ragged_run(f) if isinstance(f, RaggedFactor) else None
+            if isinstance(f, AxisFactor) or run is not None:
                 fr = run if run is not None else factor_frags(f)[0]
                 self.frags.setdefault(fr.axis, []).append((fr, st[i]))
-            elif isinstance(f, Op):
+            elif isinstance(f, RaggedFactor):
                 for h in hull(f):
                     self.hulls.setdefault(h.axis, []).append(h)
-            if isinstance(f, Op):
+            if isinstance(f, RaggedFactor):
                 self.ops.append((f, st[i]))
-            if isinstance(f, Pu):
+            if isinstance(f, PaddingFactor):
                 self.pus.append([f, st[i], 1, _digits(mem[i + 1:])])
 
-    def place(self, piece: Frag) -> int:
+    def place(self, piece: DigitRange) -> int:
         """Memory stride of a digit range: linear inside the one memory fragment holding it,
         0 when the memory lacks those digits; _Refused otherwise."""
         if any(not disjoint(piece, h) for h in self.hulls.get(piece.axis, ())):
@@ -124,16 +124,16 @@ class _Matcher:
                            f"(|{piece.axis}| = {size}, memory holds {fr})")
         raise _Refused(f"partial overlap: stream fragment {piece} only partly overlaps memory fragment {fr}")
 
-    def ax(self, f: Ax) -> list[tuple[Factor, Entry]]:
+    def ax(self, f: AxisFactor) -> list[tuple[Factor, Entry]]:
         fr = factor_frags(f)[0]
         pieces = cut(fr, self.points.get(f.axis, ()))
         if pieces is None:
             inside = sorted(t for t in self.points.get(f.axis, ()) if fr.lo < t < fr.hi)
             raise _Refused(f"no common refinement: stream fragment {fr} cannot be cut at the "
                            f"memory's digit boundaries {inside}")
-        return [(Ax(f.axis, p.lo, p.extent, f.axis_size), Entry(p.extent, self.place(p))) for p in pieces]
+        return [(AxisFactor(f.axis, p.lo, p.extent, f.axis_size), Entry(p.extent, self.place(p))) for p in pieces]
 
-    def op(self, f: Op) -> list[tuple[Factor, Entry]]:
+    def op(self, f: RaggedFactor) -> list[tuple[Factor, Entry]]:
         for op, s in self.ops:
             if op == f:
                 return [(f, Entry(f.extent, s))]
@@ -144,13 +144,13 @@ class _Matcher:
         regions += [h for lst in self.hulls.values() for h in lst]
         if all(disjoint(h, r) for h in hull(f) for r in regions):  # axes the memory lacks
             return [(f, Entry(f.extent, 0))]
-        raise _Refused(f"ragged stream piece {f} does not match the memory (an Op is never refined)")
+        raise _Refused(f"ragged stream piece {f} does not match the memory (a RaggedFactor is never refined)")
 
-    def pu(self, f: Pu, inner: frozenset[Frag]) -> list[tuple[Factor, Entry]]:
+    def pu(self, f: PaddingFactor, inner: frozenset[DigitRange]) -> list[tuple[Factor, Entry]]:
         for slot in self.pus:
             mpu, s, used, digits = slot
             if mpu.kind == f.kind and digits == inner and (mpu.extent // used) % f.extent == 0:
-                slot[2] = used * f.extent  # consume the memory Pu from its inner side
+                slot[2] = used * f.extent  # consume the memory PaddingFactor from its inner side
                 return [(f, Entry(f.extent, s * used))]
         return [(f, Entry(f.extent, 0))]
 
@@ -162,27 +162,27 @@ def sequence(memory: Levels, stream: Levels) -> SequenceResult | SequenceFailure
     and `[time, packet]`); memory levels are joined, stream levels are kept apart in the
     result. Strides are cell strides in the joint memory. Per stream factor, inner first:
 
-    * Ax: cut at the memory's fragment ends (they must form a divisor chain, else "no
-      common refinement"); each piece lies inside exactly one memory fragment (an Ax range
+    * AxisFactor: cut at the memory's fragment ends (they must form a divisor chain, else "no
+      common refinement"); each piece lies inside exactly one memory fragment (an AxisFactor range
       or the live run of an `X # p` piece; stride linear in it) or is disjoint from all
       of them (stride 0, a broadcast); anything else is refused.
-    * Op: the stride of an identical memory Op, else its live run placed as above.
-    * Pu: the stride of an unused part of a memory Pu of the same kind whose extent it
-      divides, with the same live digits inner to it; else 0. Bc: 0."""
+    * RaggedFactor: the stride of an identical memory RaggedFactor, else its live run placed as above.
+    * PaddingFactor: the stride of an unused part of a memory PaddingFactor of the same kind whose extent it
+      divides, with the same live digits inner to it; else 0. BroadcastFactor: 0."""
     mem = tuple(canon([f for lvl in _levels(memory) for f in lvl]))
     levels = _levels(stream)
-    sizes = {f.axis: f.axis_size for lvl in (mem, *levels) for f in lvl if isinstance(f, Ax)}
+    sizes = {f.axis: f.axis_size for lvl in (mem, *levels) for f in lvl if isinstance(f, AxisFactor)}
     matcher = _Matcher(mem, sizes)
     joint = [(k, f) for k, lvl in enumerate(levels) for f in lvl]
     done: list[list[tuple[Factor, Entry]]] = []
-    inner_frags: list[Frag] = []
+    inner_frags: list[DigitRange] = []
     try:
-        for _, f in reversed(joint):  # inner first: Pu matching needs the digits inner to it
-            if isinstance(f, Ax):
+        for _, f in reversed(joint):  # inner first: PaddingFactor matching needs the digits inner to it
+            if isinstance(f, AxisFactor):
                 done.append(matcher.ax(f))
-            elif isinstance(f, Op):
+            elif isinstance(f, RaggedFactor):
                 done.append(matcher.op(f))
-            elif isinstance(f, Pu):
+            elif isinstance(f, PaddingFactor):
                 done.append(matcher.pu(f, frozenset(merge_frags(inner_frags))))
             else:
                 done.append([(f, Entry(f.extent, 0))])
@@ -242,7 +242,7 @@ def _locate(factors: tuple[Factor, ...], p: int) -> tuple[Factor, int] | None | 
     for g in reversed(factors):
         if a <= p < a * g.extent:
             t = p // a
-            if p % a or (t > 1 and (isinstance(g, Op) or g.extent % t)):
+            if p % a or (t > 1 and (isinstance(g, RaggedFactor) or g.extent % t)):
                 return None
             return g, t
         a *= g.extent
@@ -253,10 +253,10 @@ def _same_digits(f: Factor, g: Factor, t: int) -> bool:
     """Do the cells of `f` equal those of `g` at digits 0, t, 2t, ... (inside g)?"""
     if t * (f.extent - 1) >= g.extent:
         return False
-    if isinstance(f, Ax) and isinstance(g, Ax):
+    if isinstance(f, AxisFactor) and isinstance(g, AxisFactor):
         return f.axis == g.axis and f.step == g.step * t
-    return (isinstance(f, Bc) and isinstance(g, Bc)) or (
-        isinstance(f, Pu) and isinstance(g, Pu) and f.kind == g.kind)
+    return (isinstance(f, BroadcastFactor) and isinstance(g, BroadcastFactor)) or (
+        isinstance(f, PaddingFactor) and isinstance(g, PaddingFactor) and f.kind == g.kind)
 
 
 def _largest_divisor_at_most(n: int, limit: int) -> int:
@@ -285,7 +285,7 @@ def burst(source: Mapping, dest: Mapping) -> int:
     fs, fd = source.factors(), dest.factors()
     p, limit = 1, dest.size
     for f in reversed(fd):
-        if isinstance(f, Pu) and f.kind == PaddingKind.TOP:
+        if isinstance(f, PaddingFactor) and f.kind == PaddingKind.TOP:
             p *= f.extent
             continue
         loc = _locate(fs, p)

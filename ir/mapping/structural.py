@@ -28,21 +28,14 @@ Path = tuple[int, ...]
 _OVERSHOOT_TAB_LIMIT = 2**20
 
 
-def structural_factors(mapping: Mapping, *, force: bool = False) -> list[Factor]:
-    """The canonical factor list of `mapping` (same result as the cell table).
-
-    Small mappings (at most TABLE_LIMIT cells) use the table unless `force` is set;
-    raises OvershootError where the table would."""
-    from ir.mapping.factors import TABLE_LIMIT
-
-    if not force and mapping.size <= TABLE_LIMIT:
-        return _Factoring(mapping).tab_node(mapping)
+def structural_factors(mapping: Mapping) -> list[Factor]:
+    """The canonical factor list of `mapping` (same result as the cell table), whatever its
+    size; raises OvershootError where the table would."""
     return _Factoring(mapping).factors(mapping)
 
 
-def structural_factors_forced(mapping: Mapping) -> list[Factor]:
-    """The structural procedure whatever the size (for tests against the table)."""
-    return structural_factors(mapping, force=True)
+# The name the table-comparison tests use (every mapping takes the structural path).
+structural_factors_forced = structural_factors
 
 
 def _chain(node: Mapping) -> tuple[Mapping, int]:
@@ -74,20 +67,20 @@ def _key(node: Mapping) -> tuple[Mapping, int, int]:
 
 def _split(f: Factor, j: int) -> tuple[Factor, Factor] | None:
     """Split a factor into an outer part of extent e/j and an inner part of extent j."""
-    from ir.mapping.factors import Ax, Bc, Pu
+    from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
 
     e = f.extent
-    if isinstance(f, Ax):
-        return Ax(f.axis, f.step * j, e // j, f.axis_size), Ax(f.axis, f.step, j, f.axis_size)
-    if isinstance(f, Bc):
-        return Bc(e // j), Bc(j)
-    if isinstance(f, Pu):
-        return Pu(f.kind, e // j), Pu(f.kind, j)
-    return None  # an Op is never cut
+    if isinstance(f, AxisFactor):
+        return AxisFactor(f.axis, f.step * j, e // j, f.axis_size), AxisFactor(f.axis, f.step, j, f.axis_size)
+    if isinstance(f, BroadcastFactor):
+        return BroadcastFactor(e // j), BroadcastFactor(j)
+    if isinstance(f, PaddingFactor):
+        return PaddingFactor(f.kind, e // j), PaddingFactor(f.kind, j)
+    return None  # a RaggedFactor is never cut
 
 
 def _cut_at(factors: list[Factor], c: int) -> list[Factor] | None:
-    """Make a factor boundary at cell stride c; None when c falls inside an Op or off-grid."""
+    """Make a factor boundary at cell stride c; None when c falls inside a RaggedFactor or off-grid."""
     stride = 1
     for i in range(len(factors) - 1, -1, -1):
         f = factors[i]
@@ -173,15 +166,15 @@ class _Factoring:
 
     def factor_rows(self, f: Factor) -> np.ndarray:
         """The cells of one factor as rows, digit by digit."""
-        from ir.mapping.factors import Ax, Op, Pu
+        from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 
         mat = np.zeros((f.extent, 1 + len(self.names)), dtype=np.int64)
         mat[:, 0] = LIVE
-        if isinstance(f, Ax):
+        if isinstance(f, AxisFactor):
             mat[:, 1 + self.names.index(f.axis)] = f.step * np.arange(f.extent)
-        elif isinstance(f, Pu):
+        elif isinstance(f, PaddingFactor):
             mat[1:, 0] = int(f.kind)
-        elif isinstance(f, Op):
+        elif isinstance(f, RaggedFactor):
             for i, c in enumerate(f.cells):
                 if not isinstance(c, Index):
                     mat[i, 0] = int(c.kind)
@@ -257,14 +250,14 @@ class _Factoring:
 
     def s(self, node: Mapping, path: Path, marks: set[Path]) -> list[Factor]:
         """S(x): a (not yet canonical) factor list of a node inside the current scope."""
-        from ir.mapping.factors import Ax, Bc, Pu
+        from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
 
         if path in marks:
             return self.tab_node(node)
         if isinstance(node, Symbol):
-            return [Ax(node.name, 1, node.size, node.axis_size)] if node.size > 1 else []
+            return [AxisFactor(node.name, 1, node.size, node.axis_size)] if node.size > 1 else []
         if isinstance(node, Broadcast):
-            return [Bc(node.n)] if node.n > 1 else []
+            return [BroadcastFactor(node.n)] if node.n > 1 else []
         if isinstance(node, Pair):
             return self.s(node.left, path + (0,), marks) + self.s(node.right, path + (1,), marks)
         if isinstance(node, (Stride, Modulo)):
@@ -283,18 +276,18 @@ class _Factoring:
         if node.n == operand.size:
             return self.s(operand, path + (0,), marks)
         if node.n % operand.size == 0:
-            return [Pu(node.kind, node.n // operand.size)] + self.s(operand, path + (0,), marks)
+            return [PaddingFactor(node.kind, node.n // operand.size)] + self.s(operand, path + (0,), marks)
         return self.pad(self.canon(self.s(operand, path + (0,), marks)), node.n, node.kind)
 
     def chain(self, node: Mapping) -> list[Factor]:
         """A chain: a digit range of its symbol, or a CUT of its compound base's factors."""
-        from ir.mapping.factors import Ax
+        from ir.mapping.factors import AxisFactor
 
         base, step = _chain(node)
         if node.size == 1:
             return []
         if isinstance(base, Symbol):
-            return [Ax(base.name, step, node.size, base.axis_size)]
+            return [AxisFactor(base.name, step, node.size, base.axis_size)]
         try:
             cut = _cut(self.base_factors(base), step, step * node.size)
         except OvershootError:
@@ -303,7 +296,7 @@ class _Factoring:
 
     def first(self, factors: list[Factor], n: int) -> list[Factor]:
         """FIRST: the factors of the first n positions of a canonical factor list."""
-        from ir.mapping.factors import Ax, Bc, Pu, canon
+        from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor, canon
 
         outer, inner, d = _inner_block(factors, n)
         m = n // d
@@ -312,12 +305,12 @@ class _Factoring:
         # The first m cells of O only read its innermost factor when m is below its
         # (merged) extent: a prefix of a digit range, broadcast or pure padding.
         last = canon(outer)[-1]
-        if m < last.extent and isinstance(last, Ax):
-            return [Ax(last.axis, last.step, m, last.axis_size)] + inner
-        if m < last.extent and isinstance(last, Bc):
-            return [Bc(m)] + inner
-        if m < last.extent and isinstance(last, Pu):
-            return [Pu(last.kind, m)] + inner
+        if m < last.extent and isinstance(last, AxisFactor):
+            return [AxisFactor(last.axis, last.step, m, last.axis_size)] + inner
+        if m < last.extent and isinstance(last, BroadcastFactor):
+            return [BroadcastFactor(m)] + inner
+        if m < last.extent and isinstance(last, PaddingFactor):
+            return [PaddingFactor(last.kind, m)] + inner
         return self.tab_rows(self.rows(outer, m)) + inner
 
     def pad(self, factors: list[Factor], n: int, kind: PaddingKind) -> list[Factor]:
@@ -332,8 +325,8 @@ class _Factoring:
         return self.tab_rows(np.concatenate([live, holes])) + inner
 
     def canon(self, factors: list[Factor]) -> list[Factor]:
-        """Merge neighbours; re-tabulate a Pu next to an Op when the table groups them otherwise."""
-        from ir.mapping.factors import Op, Pu, canon
+        """Merge neighbours; re-tabulate a PaddingFactor next to a RaggedFactor when the table groups them otherwise."""
+        from ir.mapping.factors import PaddingFactor, RaggedFactor, canon
 
         out = canon(factors)
         # A re-tabulated pair comes back in table-canonical form, so it is never replaced
@@ -343,7 +336,7 @@ class _Factoring:
             changed = False
             for i in range(len(out) - 1):
                 a, b = out[i], out[i + 1]
-                if not ({type(a), type(b)} == {Pu, Op}):
+                if not ({type(a), type(b)} == {PaddingFactor, RaggedFactor}):
                     continue
                 again = self.tab_rows(self.rows([a, b], a.extent * b.extent))
                 if again != [a, b]:
@@ -354,13 +347,13 @@ class _Factoring:
 
     def may_overshoot(self, factors: list[Factor]) -> bool:
         """Do the largest live coordinates of some axis sum to its size or more?"""
-        from ir.mapping.factors import Ax, Op
+        from ir.mapping.factors import AxisFactor, RaggedFactor
 
         reach: dict[str, int] = {}
         for f in factors:
-            if isinstance(f, Ax):
+            if isinstance(f, AxisFactor):
                 reach[f.axis] = reach.get(f.axis, 0) + f.step * (f.extent - 1)
-            elif isinstance(f, Op):
+            elif isinstance(f, RaggedFactor):
                 top: dict[str, int] = {}
                 for c in f.cells:
                     for name, v in (c.items() if isinstance(c, Index) else ()):

@@ -12,7 +12,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import TRF_STORAGE, DType
 from ir.errors import MappingError
-from ir.mapping.factors import Factor, Op, canon, factor_mapping, factor_size
+from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
@@ -39,10 +39,10 @@ def _equiv(a: Mapping, b: Mapping) -> bool:
 
 def _mapping_of(factors: list[Factor] | tuple[Factor, ...]) -> Mapping | None:
     """A mapping whose canonical factor form is `canon(factors)`, built without evaluating
-    cells; None when a ragged (`Op`) piece is involved (then the caller uses mapping ops)."""
+    cells; None when a ragged (`RaggedFactor`) piece is involved (then the caller uses mapping ops)."""
     items: list[Mapping] = []
     for f in canon(list(factors)):
-        if isinstance(f, Op):
+        if isinstance(f, RaggedFactor):
             return None
         items.append(factor_mapping(f))
     return pair_all(items)
@@ -51,11 +51,11 @@ def _mapping_of(factors: list[Factor] | tuple[Factor, ...]) -> Mapping | None:
 def _same(mp: Mapping, factors: tuple[Factor, ...] | None, fallback: Mapping) -> bool:
     """`mp ≡ fallback`, where `factors` (when known) is a factor list describing `fallback`.
 
-    Equal canonical Op-free lists describe the same cells, so they accept without building
+    Equal canonical RaggedFactor-free lists describe the same cells, so they accept without building
     the fallback's factor form (which would tabulate it); anything else is decided on the
     mappings themselves."""
     try:
-        if factors is not None and not any(isinstance(f, Op) for f in factors) \
+        if factors is not None and not any(isinstance(f, RaggedFactor) for f in factors) \
                 and mp.size == factor_size(factors) and mp.factors() == tuple(canon(list(factors))):
             return True
     except MappingError:
@@ -89,10 +89,10 @@ def _show(mp: Mapping) -> str:
 class CollectPlan:
     """Derived values of `collect` on a stream `(T ; P)` of dtype D (pipeline.md 8.1).
 
-    `packet_bytes` is `B = bytes(P, D)`; `padded` is `Pp = pad(P, ceil(B / 32) * 32 * 8 /
-    bits(D))`; `(outer, flit) = split(Pp, flit_elems(D))` are `Pouter` and `Pflit`;
-    `time2 = [T, Pouter]` and `packet2 = Pflit` are the only legal collect arguments (up to
-    ≡). `flits` = size(Pouter) is the FeedBuffer's `flits_per_packet`."""
+    `packet_bytes` = bytes(P, D); `padded` = pad(P, ceil(packet_bytes / 32) * 32 * 8 /
+    bits(D)); `(outer, flit)` = split(padded, flit_elems(D)); `time2 = [T, outer]` and
+    `packet2 = flit` are the only legal collect arguments (up to ≡). `flits` = size(outer)
+    is the FeedBuffer's `flits_per_packet`."""
 
     dtype: DType
     packet_bytes: int
@@ -105,23 +105,6 @@ class CollectPlan:
     @property
     def flits(self) -> int:
         return self.outer.size
-
-    # pipeline.md's names
-    @property
-    def B(self) -> int:  # noqa: N802
-        return self.packet_bytes
-
-    @property
-    def Pp(self) -> Mapping:  # noqa: N802
-        return self.padded
-
-    @property
-    def Pouter(self) -> Mapping:  # noqa: N802
-        return self.outer
-
-    @property
-    def Pflit(self) -> Mapping:  # noqa: N802
-        return self.flit
 
 
 def collect_plan(dtype: DType, time: Mapping, packet: Mapping) -> CollectPlan | None:

@@ -14,10 +14,10 @@ from ir.dtypes import CAST_ENGINE, COMMIT_CASTS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.cells import Padding
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize, axis_sizes, pair_all
 from ir.mapping.ops import (
-    Entry, Frag, factor_frags, frag, merge_frags, places_digit_twice, ragged_run, relation,
+    Entry, DigitRange, factor_frags, frag, merge_frags, places_digit_twice, ragged_run, relation,
 )
 from ir.mapping.sequence import SequenceFailure, SequenceResult, sequence
 from ir.rules.dma import factor_text, frag_text
@@ -110,7 +110,7 @@ def _unplaced(found: SequenceResult) -> tuple[int, Factor] | None:
     """The first live stream piece (level, factor) whose digits the element lacks (stride 0)."""
     for level, (pieces, entries) in enumerate(zip(found.pieces, found.levels)):
         for piece, entry in zip(pieces, entries):
-            if not entry.stride and isinstance(piece, (Ax, Op)) and factor_frags(piece):
+            if not entry.stride and isinstance(piece, (AxisFactor, RaggedFactor)) and factor_frags(piece):
                 return level, piece
     return None
 
@@ -267,7 +267,7 @@ def _new_tensor(out) -> Violation | None:
     return attrs.evolve(found, label=found.label or f"the committed tensor is {out}")
 
 
-def _levels_holding(fr: Frag, named: list[tuple[str, Mapping]]) -> list[int]:
+def _levels_holding(fr: DigitRange, named: list[tuple[str, Mapping]]) -> list[int]:
     return [i for i, (_, mp) in enumerate(named) if any(relation(fr, g) != "disjoint" for g in frag(mp))]
 
 
@@ -300,7 +300,10 @@ def _commit2(t: StreamType, element: Mapping, state: dict) -> Violation | None:
         return None
     level, piece = lost
     sizes = axis_sizes(t.time, t.packet, element)
-    what = factor_text(piece) if isinstance(piece, Op) else frag_text(factor_frags(piece)[0], sizes.get(piece.axis))
+    if isinstance(piece, RaggedFactor):
+        what = factor_text(piece)
+    else:
+        what = frag_text(factor_frags(piece)[0], sizes.get(piece.axis))
     return Violation("COMMIT-2", "a stream digit range has nowhere to go in the element",
                      label=f"`{what}` of the stream {'time' if level == 0 else 'packet'} is not in {_m(element)}",
                      help=f"add it to the element; the default `commit()` writes {_m(_default(t))}")
@@ -321,20 +324,20 @@ def _commit3(t: StreamType, element: Mapping, written: SequenceResult) -> Violat
     mem = element.factors()
     for level in (0, 1):
         for piece, entry in zip(written.pieces[level], written.levels[level]):
-            if isinstance(piece, Bc) and piece.extent > 1:
+            if isinstance(piece, BroadcastFactor) and piece.extent > 1:
                 return _c3(f"the stream repeats each value {piece.extent} times (broadcast factor "
                            f"`{piece.extent}`): a broadcast write")
-            if isinstance(piece, Pu) and entry.stride == 0:
+            if isinstance(piece, PaddingFactor) and entry.stride == 0:
                 return _c3(f"the padding `{factor_text(piece)}` of the stream has no matching padding in "
                            f"{_m(element)}, so its positions would overwrite live cells",
                            help="give the element the same padding at the same place (e.g. "
                                 f"{_m(_default(t))})")
-            if isinstance(piece, Op):
+            if isinstance(piece, RaggedFactor):
                 found = _ragged_padding(piece, mem, element)
                 if found is not None:
                     return found
     for f in mem:
-        if isinstance(f, Bc):
+        if isinstance(f, BroadcastFactor):
             return _c3(f"the element's broadcast factor `{f.extent}` holds copies no commit writes")
     stream = merge_frags(fr for lvl in written.pieces for f in lvl for fr in factor_frags(f))
     for fr in sorted(frag(element)):
@@ -349,7 +352,7 @@ def _c3(label: str, help: str | None = None) -> Violation:
                      help=help)
 
 
-def _ragged_padding(piece: Op, mem: tuple[Factor, ...], element: Mapping) -> Violation | None:
+def _ragged_padding(piece: RaggedFactor, mem: tuple[Factor, ...], element: Mapping) -> Violation | None:
     """A ragged stream piece `X # p` placed by its live run: its padding positions must land
     on padding of the memory piece that holds the run (an identical piece always does)."""
     if piece in mem:
@@ -358,11 +361,12 @@ def _ragged_padding(piece: Op, mem: tuple[Factor, ...], element: Mapping) -> Vio
     if run is None or run.extent == piece.extent:
         return None
     for f in mem:
-        held = ragged_run(f) if isinstance(f, Op) else factor_frags(f)[0] if isinstance(f, Ax) else None
+        held = (ragged_run(f) if isinstance(f, RaggedFactor)
+                else factor_frags(f)[0] if isinstance(f, AxisFactor) else None)
         if held is None or relation(run, held) not in ("equal", "inside"):
             continue
         k = run.lo // held.lo
-        if isinstance(f, Op) and all(k * d < f.extent and isinstance(f.cells[k * d], Padding)
+        if isinstance(f, RaggedFactor) and all(k * d < f.extent and isinstance(f.cells[k * d], Padding)
                                      for d in range(run.extent, piece.extent)):
             return None
         break

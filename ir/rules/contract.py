@@ -14,14 +14,14 @@ from ir.diagnostic import Violation
 from ir.dtypes import CONTRACTION_PAIRS, TRF_STORAGE, DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, factor_size
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, factor_size
 from ir.mapping.nodes import Mapping, pair_all
-from ir.mapping.ops import Frag
+from ir.mapping.ops import DigitRange
 from ir.rules.contract_geometry import (
     ACC_CELLS, ACC_COLS, LANE_BUS, LANES, OUTER_PACKET_BYTES, SEQ_MAX_ENTRIES, SEQ_MAX_ITER,
-    LaneGeometry, OuterGeometry, TimeLoop, TimeReduction, accumulator_cells, axis_sizes,
+    LaneGeometry, OuterGeometry, TimeLoopGeometry, TimeReduction, accumulator_cells, axis_sizes,
     factor_mapping, lane_fold, lane_fold_f, lane_geometry, ordered_reduction, outer_geometry, packet_depth,
-    reduced_packet, split_f, split_norm, text_of, time_reduction, trf_read_size, walk_entries,
+    reduced_packet, split_to_factors, split_normalized, text_of, time_reduction, trf_read_size, walk_entries,
 )
 from ir.rules.space import same_spatial
 from ir.types import LaneMode, MAIN
@@ -29,19 +29,19 @@ from ir.types import LaneMode, MAIN
 __all__ = [
     "check_outer", "check_packet", "check_time", "check_lane",
     "outer_geometry", "packet_depth", "time_reduction", "lane_geometry",
-    "OuterGeometry", "TimeReduction", "TimeLoop", "LaneGeometry",
+    "OuterGeometry", "TimeReduction", "TimeLoopGeometry", "LaneGeometry",
 ]
 
 
-class _Rule:
+class _CurrentRule:
     """The rule being evaluated, so a MappingError deep inside becomes that rule's failure."""
 
     def __init__(self, code: str) -> None:
         self.code = code
 
 
-def _guarded(fn: Callable[[_Rule], Violation | None], first: str) -> Violation | None:
-    rule = _Rule(first)
+def _guarded(fn: Callable[[_CurrentRule], Violation | None], first: str) -> Violation | None:
+    rule = _CurrentRule(first)
     try:
         return fn(rule)
     except MappingError as e:
@@ -64,7 +64,7 @@ def _bytes(n: int, dtype: DType) -> str:
     return f"{n} x {dtype} = {b} bytes"
 
 
-def _frag_text(fr: Frag, sizes: dict[str, int]) -> str:
+def _frag_text(fr: DigitRange, sizes: dict[str, int]) -> str:
     """A live digit range as mapping text: `J / 8 % 4`, `K % 32`, `I`."""
     size = sizes.get(fr.axis, fr.hi)
     text = fr.axis if fr.lo == 1 else f"{fr.axis} / {fr.lo}"
@@ -72,11 +72,11 @@ def _frag_text(fr: Frag, sizes: dict[str, int]) -> str:
 
 
 def _factor_text(f: Factor, sizes: dict[str, int]) -> str:
-    if isinstance(f, Ax):
-        return _frag_text(Frag(f.axis, f.step, f.step * f.extent), sizes)
-    if isinstance(f, Bc):
+    if isinstance(f, AxisFactor):
+        return _frag_text(DigitRange(f.axis, f.step, f.step * f.extent), sizes)
+    if isinstance(f, BroadcastFactor):
         return str(f.extent)
-    if isinstance(f, Pu):
+    if isinstance(f, PaddingFactor):
         return f"1 {f.kind.marker} {f.extent}"
     run = mops.ragged_run(f)
     if run is not None:
@@ -102,7 +102,7 @@ def check_outer(op) -> Violation | None:
     return _guarded(lambda rule: _space4(s, w, rule) or _outer_rules(s, w, op.time, op.packet, rule), "SPACE-4")
 
 
-def _space4(s, w, rule: _Rule) -> Violation | None:
+def _space4(s, w, rule: _CurrentRule) -> Violation | None:
     which = same_spatial(w, s)
     if which is None:
         return None
@@ -118,7 +118,7 @@ def _packet_fix(s) -> str:
     one = f'm("{_raw(s.packet)}")'
     if s.time.size % 2:
         return one
-    t_packed = split_norm(s.time, 2)[1]
+    t_packed = split_normalized(s.time, 2)[1]
     return f'{one} (one flit) or m("{text_of(pair_all([t_packed, s.packet]))}") (two flits)'
 
 
@@ -127,7 +127,7 @@ def _time_fix(out_time: Mapping, t_outer: Mapping) -> str:
     stream = mops.frag(t_outer)
     extra = [f for f in out_time.factors()
              if not any(mops.relation(a, b) != "disjoint" for a in mops.factor_frags(f) for b in stream)]
-    if any(isinstance(f, Op) for f in extra):
+    if any(isinstance(f, RaggedFactor) for f in extra):
         return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
     fixed = pair_all([t_outer, *(factor_mapping(f) for f in extra)])
     if fixed.size == out_time.size:
@@ -135,7 +135,7 @@ def _time_fix(out_time: Mapping, t_outer: Mapping) -> str:
     return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
 
 
-def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> Violation | None:
+def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _CurrentRule) -> Violation | None:
     d, dw = s.dtype, w.dtype
     rule.code = "OUTER-1"
     if (d, dw) not in CONTRACTION_PAIRS:
@@ -161,10 +161,10 @@ def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> V
                          help=f"use {_packet_fix(s)}")
     pack = bits // 256
     rule.code = "OUTER-4"
-    op_packed, op_flit = split_f(out_packet, d.flit_elems)
+    op_packed, op_flit = split_to_factors(out_packet, d.flit_elems)
     if op_flit != s.packet.factors():
         return Violation("OUTER-4", "the inner flit of out_packet must be the stream's packet",
-                         label=f"inner flit `{text_of(split_norm(out_packet, d.flit_elems)[1])}` of out_packet is "
+                         label=f"inner flit `{text_of(split_normalized(out_packet, d.flit_elems)[1])}` of out_packet is "
                                f"not the stream packet `{_raw(s.packet)}`",
                          help=f"use {_packet_fix(s)}")
     rule.code = "OUTER-5"
@@ -173,44 +173,44 @@ def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> V
                          label=f"out_packet is {pack} flits but the stream time `{_raw(s.time)}` has "
                                f"{s.time.size} steps",
                          help=f'use m("{_raw(s.packet)}") (one flit)')
-    t_outer, t_packed = split_f(s.time, pack)
+    t_outer, t_packed = split_to_factors(s.time, pack)
     if op_packed != t_packed:
         return Violation("OUTER-5", "the outer half of a two-flit packet must be the innermost size-2 time factor",
-                         label=f"packed half `{text_of(split_norm(out_packet, d.flit_elems)[0])}` of out_packet "
-                               f"is not the stream's innermost time factor `{text_of(split_norm(s.time, pack)[1])}` "
+                         label=f"packed half `{text_of(split_normalized(out_packet, d.flit_elems)[0])}` of out_packet "
+                               f"is not the stream's innermost time factor `{text_of(split_normalized(s.time, pack)[1])}` "
                                f"(pack = 2)",
                          help=f"use {_packet_fix(s)}")
     rule.code = "OUTER-6"
     t_outer_size = s.time.size // pack
     if out_time.size % t_outer_size:
-        t_text = text_of(split_norm(s.time, pack)[0])
+        t_text = text_of(split_normalized(s.time, pack)[0])
         return Violation("OUTER-6", "out_time must repeat the stream's packets a whole number of times",
                          label=f"out_time `{_raw(out_time)}` has {out_time.size} steps; the stream delivers "
                                f"{t_outer_size} packets (`{t_text}`)",
                          help=f'use m("{t_text}"), with broadcast factors for the TRF innermost if needed')
     tiling = out_time.size // t_outer_size
     rule.code = "OUTER-7"
-    if split_f(out_time, tiling)[0] != t_outer:
-        t_map = split_norm(s.time, pack)[0]
+    if split_to_factors(out_time, tiling)[0] != t_outer:
+        t_map = split_normalized(s.time, pack)[0]
         return Violation("OUTER-7", "out_time must keep the stream's time order, broadcast factors only innermost",
-                         label=f"outer part `{text_of(split_norm(out_time, tiling)[0])}` of out_time is not the "
+                         label=f"outer part `{text_of(split_normalized(out_time, tiling)[0])}` of out_time is not the "
                                f"stream time `{text_of(t_map)}`",
                          help=_time_fix(out_time, t_map))
     return _trf_rules(s, w, out_time, out_packet, rule)
 
 
-def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> Violation | None:
+def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _CurrentRule) -> Violation | None:
     """OUTER-8..11: the TRF sequencer (read size R, walk over out_time)."""
     trf_frags = [("lane", fr) for fr in mops.frag(w.lane)] + [("element", fr) for fr in mops.frag(w.element)]
     rule.code = "OUTER-8"
     r = trf_read_size(w.element, out_packet, w.dtype)
-    e_outer = split_f(w.element, r)[0]
-    op_bcast = split_f(out_packet, r)[0]
+    e_outer = split_to_factors(w.element, r)[0]
+    op_bcast = split_to_factors(out_packet, r)[0]
     hit = _covered_factors(op_bcast, trf_frags)
     if hit is not None:
         fr, where = hit
         sizes = axis_sizes(w.lane, w.element, out_time, out_packet)
-        op_bcast_m, op_read = split_norm(out_packet, r)
+        op_bcast_m, op_read = split_normalized(out_packet, r)
         return Violation(
             "OUTER-8", "TRF data can only be replicated across the packet, not spread over it",
             label=f"`{_frag_text(fr, sizes)}` of out_packet lies outside the TRF read but is held by the TRF "
@@ -225,7 +225,7 @@ def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> Vio
     if got is None:
         sizes = axis_sizes(w.lane, w.element, out_time, out_packet)
         missing = [f for f in e_outer if mops.divide(out_time, (f,)) is None] or list(e_outer)
-        rows = text_of(split_norm(w.element, r)[0])
+        rows = text_of(split_normalized(w.element, r)[0])
         return Violation(
             "OUTER-9", "out_time must walk every TRF row: each factor of the TRF element outside one read "
                        "must be a factor of out_time",
@@ -242,7 +242,7 @@ def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> Vio
             return Violation(
                 "OUTER-9", "a time factor that is not a TRF row must be a pure broadcast for the TRF",
                 label=f"`{_frag_text(fr, sizes)}` of out_time is held by the TRF {where} "
-                      f"`{_raw(getattr(w, where))}` but is not one of the rows `{text_of(split_norm(w.element, r)[0])}`",
+                      f"`{_raw(getattr(w, where))}` but is not one of the rows `{text_of(split_normalized(w.element, r)[0])}`",
                 help="walk the TRF only along its rows E_outer; lane fragments never appear in time")
     rule.code = "OUTER-10"
     twice = mops.places_digit_twice(s.chip, s.cluster, s.slice, w.lane, out_time, out_packet)
@@ -276,7 +276,7 @@ def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _Rule) -> Vio
     return None
 
 
-def _covered_factors(factors, trf_frags: list[tuple[str, Frag]]) -> tuple[Frag, str] | None:
+def _covered_factors(factors, trf_frags: list[tuple[str, DigitRange]]) -> tuple[DigitRange, str] | None:
     """The first live fragment of `factors` that shares digits with the TRF, and where."""
     for f in factors:
         for fr in mops.factor_frags(f):
@@ -286,7 +286,7 @@ def _covered_factors(factors, trf_frags: list[tuple[str, Frag]]) -> tuple[Frag, 
     return None
 
 
-def _levels_of(pair: tuple[Frag, Frag], levels) -> tuple[str, str]:
+def _levels_of(pair: tuple[DigitRange, DigitRange], levels) -> tuple[str, str]:
     out = []
     for fr in pair:
         out.append(next((name for name, mp in levels
@@ -302,7 +302,7 @@ def check_packet(op) -> Violation | None:
     return _guarded(lambda rule: _packet_rules(op.input.type, op.packet, rule), "PACKET-1")
 
 
-def _packet_rules(t, out_packet: Mapping, rule: _Rule) -> Violation | None:
+def _packet_rules(t, out_packet: Mapping, rule: _CurrentRule) -> Violation | None:
     p, d = t.packet, t.dtype
     bits = p.size * d.bits
     if bits % 8 or bits // 8 not in OUTER_PACKET_BYTES:
@@ -353,20 +353,20 @@ def check_time(op) -> Violation | None:
 
 
 def _run_view(factors, sizes: dict[str, int], keep_bc_pu: bool) -> tuple[Factor, ...]:
-    """Factors with every `X # p` piece replaced by its live run as an Ax (padded extents
-    ignored); without Bc/Pu unless asked."""
+    """Factors with every `X # p` piece replaced by its live run as an AxisFactor (padded extents
+    ignored); without BroadcastFactor/PaddingFactor unless asked."""
     out: list[Factor] = []
     for f in factors:
-        if isinstance(f, (Bc, Pu)):
+        if isinstance(f, (BroadcastFactor, PaddingFactor)):
             if keep_bc_pu:
                 out.append(f)
             continue
-        run = mops.ragged_run(f) if isinstance(f, Op) else None
-        out.append(f if run is None else Ax(run.axis, run.lo, run.extent, sizes.get(run.axis, run.hi)))
+        run = mops.ragged_run(f) if isinstance(f, RaggedFactor) else None
+        out.append(f if run is None else AxisFactor(run.axis, run.lo, run.extent, sizes.get(run.axis, run.hi)))
     return tuple(out)
 
 
-def _time_rules(pre: Mapping, out: Mapping, rule: _Rule) -> Violation | None:
+def _time_rules(pre: Mapping, out: Mapping, rule: _CurrentRule) -> Violation | None:
     sizes = axis_sizes(pre, out)
     fp, fo = pre.factors(), out.factors()
     live_p, live_o = _run_view(fp, sizes, False), _run_view(fo, sizes, False)
@@ -398,7 +398,7 @@ def _time_rules(pre: Mapping, out: Mapping, rule: _Rule) -> Violation | None:
                              label=f"the broadcast or padding factors of out_time `{_raw(out)}` are not in the "
                                    f"order of the time `{_raw(pre)}`",
                              notes=(pre_list,))
-        extra = [g for g in fo if isinstance(g, (Bc, Pu)) and mops.divide(runs_p, (g,)) is None]
+        extra = [g for g in fo if isinstance(g, (BroadcastFactor, PaddingFactor)) and mops.divide(runs_p, (g,)) is None]
         what = f"`{_list_text(extra, sizes)}`" if extra else "a broadcast or padding factor"
         return Violation("TIME-3", "out_time may not add padding or broadcast factors of its own",
                          label=f"out_time `{_raw(out)}` has {what}, which the time `{_raw(pre)}` does not have",
@@ -407,8 +407,8 @@ def _time_rules(pre: Mapping, out: Mapping, rule: _Rule) -> Violation | None:
                               "add padding or broadcasts")
     rule.code = "TIME-4"
     if ordered_reduction(fp, fo) is None:
-        pre_ops = [f for f in fp if isinstance(f, Op)]
-        own = [g for g in fo if isinstance(g, Op) and g not in pre_ops
+        pre_ops = [f for f in fp if isinstance(f, RaggedFactor)]
+        own = [g for g in fo if isinstance(g, RaggedFactor) and g not in pre_ops
                and not any(_shares(g, f) for f in pre_ops)]
         if own:
             return Violation("TIME-3", "out_time may not add padding of its own",
@@ -425,7 +425,7 @@ def _time_rules(pre: Mapping, out: Mapping, rule: _Rule) -> Violation | None:
     return None
 
 
-def _shares(a: Op, b: Op) -> bool:
+def _shares(a: RaggedFactor, b: RaggedFactor) -> bool:
     return any(mops.relation(x, y) != "disjoint" for x in mops.factor_frags(a) for y in mops.factor_frags(b))
 
 
@@ -437,7 +437,7 @@ def check_lane(op) -> Violation | None:
     return _guarded(lambda rule: _lane_rules(op.input.type, op.time, op.packet, op.mode, rule), "LANE-1")
 
 
-def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule: _Rule) -> Violation | None:
+def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule: _CurrentRule) -> Violation | None:
     p, lane = t.packet, t.lane
     if p.size > ACC_COLS:
         return Violation("LANE-1", f"the Lane Folder takes at most {ACC_COLS} columns",
@@ -457,21 +457,21 @@ def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule:
                          help=f'use m("{want}")')
     rule.code = "LANE-4"
     f_size = factor_size(f)
-    if out_time.size % f_size or split_f(out_time, f_size)[1] != f:
+    if out_time.size % f_size or split_to_factors(out_time, f_size)[1] != f:
         f_map = lane_fold(lane, p, mode)[0]
         fix = f'use m("{text_of(pair_all([t.time, f_map]))}")'
         if out_time.size % f_size:
             label = (f"out_time `{_raw(out_time)}` has {out_time.size} steps, not a multiple of size(F) = {f_size} "
                      f"(F = `{text_of(f_map)}`)")
         else:
-            label = f"inner part `{text_of(split_norm(out_time, f_size)[1])}` of out_time is not F = `{text_of(f_map)}`"
+            label = f"inner part `{text_of(split_normalized(out_time, f_size)[1])}` of out_time is not F = `{text_of(f_map)}`"
         return Violation("LANE-4", "out_time must end with the folded factors F", label=label,
                          notes=(_mode_note(mode, lane, p),), help=fix)
     rule.code = "LANE-5"
-    if split_f(out_time, f_size)[0] != t.time.factors():
+    if split_to_factors(out_time, f_size)[0] != t.time.factors():
         f_map = lane_fold(lane, p, mode)[0]
         return Violation("LANE-5", "out_time must begin with the stream's time",
-                         label=f"outer part `{text_of(split_norm(out_time, f_size)[0])}` of out_time is not the "
+                         label=f"outer part `{text_of(split_normalized(out_time, f_size)[0])}` of out_time is not the "
                                f"time `{_raw(t.time)}`",
                          help=f'use m("{text_of(pair_all([t.time, f_map]))}")')
     rule.code = "LANE-6"

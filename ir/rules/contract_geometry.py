@@ -17,7 +17,7 @@ import attrs
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu, canon, factor_mapping
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
@@ -25,8 +25,8 @@ from ir.types import CStreamType, LaneMode, StreamType, TrfType
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
     "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
-    "OuterGeometry", "TimeLoop", "TimeReduction", "LaneGeometry",
-    "split_norm", "split_f", "split_mappings", "mapping_of", "factor_mapping", "pad_f",
+    "OuterGeometry", "TimeLoopGeometry", "TimeReduction", "LaneGeometry",
+    "split_normalized", "split_to_factors", "split_mappings", "mapping_of", "factor_mapping", "padded_factors",
     "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "trf_read_walk", "outer_geometry",
     "packet_depth", "reduced_packet", "ordered_reduction", "time_reduction", "inner_time",
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
@@ -53,7 +53,7 @@ def _norm(mapping: Mapping) -> Mapping:
         return mapping
 
 
-def split_norm(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
+def split_normalized(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
     """`split(M, n)` = (outer, inner), normalized. MappingError unless n divides size(M)."""
     outer, inner = mops.split(mapping, n)
     return _norm(outer), _norm(inner)
@@ -62,7 +62,7 @@ def split_norm(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
 Factors = tuple[Factor, ...]
 
 
-def split_f(mapping: Mapping, n: int) -> tuple[Factors, Factors]:
+def split_to_factors(mapping: Mapping, n: int) -> tuple[Factors, Factors]:
     """`split(M, n)` on the canonical factor form: (factors(outer), factors(inner)), cut
     structurally; only a cut inside a ragged piece evaluates cells. MappingError unless n
     divides size(M)."""
@@ -76,24 +76,24 @@ def split_f(mapping: Mapping, n: int) -> tuple[Factors, Factors]:
 def mapping_of(fs: Sequence[Factor], fallback: Mapping) -> Mapping:
     """A mapping with factor form `fs`, rendered factor by factor; `fallback` (an equivalent
     mapping, normalized) when a ragged piece is involved."""
-    if any(isinstance(f, Op) for f in fs):
+    if any(isinstance(f, RaggedFactor) for f in fs):
         return _norm(fallback)
     return pair_all([factor_mapping(f) for f in fs])
 
 
 def split_mappings(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
     """`split(M, n)` as two canonical mappings, built from the factor form."""
-    fo, fi = split_f(mapping, n)
+    fo, fi = split_to_factors(mapping, n)
     outer, inner = mops.split(mapping, n)
     return mapping_of(fo, outer), mapping_of(fi, inner)
 
 
-def pad_f(mapping: Mapping, n: int) -> Factors:
-    """factors(pad(M, n)): a Top `Pu` outermost when size(M) divides n."""
+def padded_factors(mapping: Mapping, n: int) -> Factors:
+    """factors(pad(M, n)): a Top `PaddingFactor` outermost when size(M) divides n."""
     if n == mapping.size:
         return mapping.factors()
     if n % mapping.size == 0:
-        return tuple(canon([Pu(PaddingKind.TOP, n // mapping.size), *mapping.factors()]))
+        return tuple(canon([PaddingFactor(PaddingKind.TOP, n // mapping.size), *mapping.factors()]))
     return mops.pad(mapping, n).factors()
 
 
@@ -167,7 +167,7 @@ def trf_read_size(element: Mapping, out_packet: Mapping, weight: DType) -> int:
     n * bits(Dw) <= 64 bytes and inner(split(E, n)) == inner(split(out_packet, n))."""
     best, n = 1, 2
     while element.size % n == 0 and out_packet.size % n == 0 and n * weight.bits <= TRF_READ_BYTES * 8:
-        if split_f(element, n)[1] != split_f(out_packet, n)[1]:
+        if split_to_factors(element, n)[1] != split_to_factors(out_packet, n)[1]:
             break
         best, n = n, n * 2
     return best
@@ -229,7 +229,7 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
         want = mops.strip_factors(out_packet)
         d = 0
         while packet.size % (2 ** d) == 0:
-            if mops.strip_factors(split_f(packet, 2 ** d)[0]) == want:
+            if mops.strip_factors(split_to_factors(packet, 2 ** d)[0]) == want:
                 return d
             d += 1
     except MappingError:
@@ -241,7 +241,7 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
 
 
 @attrs.frozen
-class TimeLoop:
+class TimeLoopGeometry:
     """One loop of the Time Reducer, outer to inner over a refinement of the pre-reduce
     time: kept loops carry their cell stride in out_time, reduced loops None."""
 
@@ -263,7 +263,7 @@ class TimeLoop:
 class TimeReduction:
     """`contract_time` as the TimeReduce op sees it: loops outer to inner and IT (slots)."""
 
-    loops: tuple[TimeLoop, ...]
+    loops: tuple[TimeLoopGeometry, ...]
     inner_time: int
 
     @property
@@ -272,11 +272,11 @@ class TimeReduction:
         return tuple((lp.size, lp.kind) for lp in self.loops)
 
     @property
-    def kept(self) -> tuple[TimeLoop, ...]:
+    def kept(self) -> tuple[TimeLoopGeometry, ...]:
         return tuple(lp for lp in self.loops if lp.keep)
 
     @property
-    def reduced(self) -> tuple[TimeLoop, ...]:
+    def reduced(self) -> tuple[TimeLoopGeometry, ...]:
         return tuple(lp for lp in self.loops if not lp.keep)
 
     @property
@@ -285,21 +285,21 @@ class TimeReduction:
 
 
 def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, Bc) and isinstance(b, Bc)) or (
-        isinstance(a, Pu) and isinstance(b, Pu) and a.kind == b.kind)
+    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
+        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
 
 
 def _part(f: Factor, extent: int) -> Factor:
-    return Bc(extent) if isinstance(f, Bc) else Pu(f.kind, extent)
+    return BroadcastFactor(extent) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, extent)
 
 
-def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoop, ...] | None:
+def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoopGeometry, ...] | None:
     """Keep the factors of `out` as an in-order sub-list of a refinement of `pre`, the rest
     reduced; None when no such refinement exists.
 
-    Both lists are first cut to a common refinement. Ax and Op factors match identical
-    factors of `pre`; a Bc or Pu takes same-kind extent from `pre` factors at or after the
-    cursor (outer first). A partly kept Bc/Pu factor of `pre` is refined into its kept
+    Both lists are first cut to a common refinement. AxisFactor and RaggedFactor factors match identical
+    factors of `pre`; a BroadcastFactor or PaddingFactor takes same-kind extent from `pre` factors at or after the
+    cursor (outer first). A partly kept BroadcastFactor/PaddingFactor factor of `pre` is refined into its kept
     parts, outer first, and the reduced rest, innermost."""
     pair = mops.common_refinement(tuple(pre), tuple(out))
     if pair is None:
@@ -310,7 +310,7 @@ def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[Tim
     used = [1] * len(rm)
     cursor = 0
     for j, g in enumerate(rn):
-        if isinstance(g, (Ax, Op)):
+        if isinstance(g, (AxisFactor, RaggedFactor)):
             k = next((k for k in range(cursor, len(rm)) if not parts[k] and rm[k] == g), None)
             if k is None:
                 return None
@@ -337,24 +337,24 @@ def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[Tim
     return _loops(rm, parts, used)
 
 
-def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: list[int]) -> tuple[TimeLoop, ...]:
+def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: list[int]) -> tuple[TimeLoopGeometry, ...]:
     sm = mops.strides(rm)
-    loops: list[TimeLoop] = []
+    loops: list[TimeLoopGeometry] = []
     for k, f in enumerate(rm):
-        if isinstance(f, (Ax, Op)):
+        if isinstance(f, (AxisFactor, RaggedFactor)):
             kept = parts[k][0][1] if parts[k] else None
-            loops.append(TimeLoop(f.extent, kept is not None, sm[k], kept, f))
+            loops.append(TimeLoopGeometry(f.extent, kept is not None, sm[k], kept, f))
             continue
         rest = f.extent // used[k]
         pieces = [(t, s) for t, s in parts[k]] + ([(rest, None)] if rest > 1 else [])
         stride = sm[k] * math.prod(t for t, _ in pieces)
         for t, s in pieces:
             stride //= t
-            loops.append(TimeLoop(t, s is not None, stride, s, _part(f, t)))
+            loops.append(TimeLoopGeometry(t, s is not None, stride, s, _part(f, t)))
     return tuple(loops)
 
 
-def inner_time(loops: Sequence[TimeLoop]) -> int:
+def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
     """IT (pipeline.md 9.4): product of the kept loop sizes inner to the outermost reduced
     loop; 1 when nothing is reduced or nothing is kept inside it."""
     first = next((i for i, lp in enumerate(loops) if not lp.keep), None)
@@ -414,9 +414,9 @@ def lane_fold_f(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Factors
     pad(L, 8); SEQUENTIAL F = [L, P_hi], packet P_lo, (P_hi, P_lo) = split(pad(P, 8k), 8).
     MappingError when the lane has more than 8 positions."""
     if mode is LaneMode.INTERLEAVED:
-        return packet.factors(), pad_f(lane, LANE_BUS)
+        return packet.factors(), padded_factors(lane, LANE_BUS)
     n = LANE_BUS * -(-packet.size // LANE_BUS)
-    padded = pad_f(packet, n)
+    padded = padded_factors(packet, n)
     got = mops.split_factors(padded, LANE_BUS)
     if got is None:
         p_hi, p_lo = (x.factors() for x in mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS))

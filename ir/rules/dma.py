@@ -15,9 +15,9 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import Ax, Bc, Factor, Pu, canon
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
-from ir.mapping.ops import Frag, frag, places_digit_twice, relation, strides
+from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -52,8 +52,8 @@ class DmaPlan:
     `entries` has one paired entry per piece of the destination's joint factor form, outer
     to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
     zero-filled destination padding); `coalesced` merges neighbours that are contiguous
-    on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `Pu` piece
-    is destination padding (zero-filled, pipeline.md 0.5), an `Ax`/`Bc` piece at source
+    on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `PaddingFactor` piece
+    is destination padding (zero-filled, pipeline.md 0.5), an `AxisFactor`/`BroadcastFactor` piece at source
     stride 0 a broadcast. Destination strides are positions in the joint pair chain (a piece
     may span the Slice/Element boundary; the lowering splits it per address space).
     `burst` is in destination element cells; `burst_bytes` is None when it is not a whole
@@ -145,7 +145,7 @@ def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
 # --- text helpers ------------------------------------------------------------------------
 
 
-def frag_text(fr: Frag, axis_size: int | None = None) -> str:
+def frag_text(fr: DigitRange, axis_size: int | None = None) -> str:
     """A digit range as mapping text: `A`, `A % 8`, `A / 8`, `A / 8 % 4`."""
     if fr.lo == 1 and (axis_size is None or fr.hi != axis_size):
         return f"{fr.axis} % {fr.hi}"
@@ -158,11 +158,11 @@ def frag_text(fr: Frag, axis_size: int | None = None) -> str:
 
 def factor_text(f: Factor) -> str:
     """One factor as mapping-like text: `A / 8 % 4`, `1 # 4`, `4` (a broadcast), or a ragged piece."""
-    if isinstance(f, Ax):
-        return frag_text(Frag(f.axis, f.step, f.step * f.extent), f.axis_size)
-    if isinstance(f, Pu):
+    if isinstance(f, AxisFactor):
+        return frag_text(DigitRange(f.axis, f.step, f.step * f.extent), f.axis_size)
+    if isinstance(f, PaddingFactor):
         return f"1 {f.kind.marker} {f.extent}"
-    if isinstance(f, Bc):
+    if isinstance(f, BroadcastFactor):
         return str(f.extent)
     return f"ragged piece of {f.extent} cells"
 
@@ -272,7 +272,7 @@ def _live_run(dst, burst: int) -> int:
     1.2), so the run stops at the innermost pure-padding factor inside the burst."""
     run = 1
     for f in reversed(dst.element.factors()):
-        if run >= burst or isinstance(f, Pu):
+        if run >= burst or isinstance(f, PaddingFactor):
             break
         run *= f.extent
     return min(run, burst)

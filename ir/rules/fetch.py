@@ -15,7 +15,7 @@ from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
-from ir.mapping.ops import Entry, Frag, factor_frags, frag, merge_frags, places_digit_twice
+from ir.mapping.ops import DigitRange, Entry, factor_frags, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
 from ir.types import MAIN, SUB, StreamType
 
@@ -94,25 +94,25 @@ def fetch_read_plan(stream_in_type: StreamType, time: Mapping, packet: Mapping) 
     return plan if isinstance(plan, ReadPlan) else None
 
 
-def unread_fragments(inputs: tuple[Mapping, ...], outputs: tuple[Mapping, ...]) -> tuple[Frag, ...]:
+def unread_fragments(inputs: tuple[Mapping, ...], outputs: tuple[Mapping, ...]) -> tuple[DigitRange, ...]:
     """The live digits of `inputs` that no live fragment of `outputs` covers (FETCH-3),
     per axis, as digit ranges outer to inner."""
     have = merge_frags(f for mp in outputs for f in frag(mp))
     need = merge_frags(f for mp in inputs for f in frag(mp))
-    gaps: list[Frag] = []
+    gaps: list[DigitRange] = []
     for f in need:
         lo = f.lo
         for g in sorted((g for g in have if g.axis == f.axis and g.lo < f.hi and f.lo < g.hi),
                         key=lambda g: g.lo):
             if g.lo > lo:
-                gaps.append(Frag(f.axis, lo, g.lo))
+                gaps.append(DigitRange(f.axis, lo, g.lo))
             lo = max(lo, g.hi)
         if lo < f.hi:
-            gaps.append(Frag(f.axis, lo, f.hi))
+            gaps.append(DigitRange(f.axis, lo, f.hi))
     return tuple(sorted(gaps, key=lambda g: (g.axis, -g.lo)))
 
 
-def frag_text(fr: Frag, axis_size: int | None = None) -> str:
+def frag_text(fr: DigitRange, axis_size: int | None = None) -> str:
     """A digit range as mapping text: `K / 64`, `J % 8`, `J / 8 % 4`, `B`."""
     top = axis_size if axis_size is not None else fr.hi
     if fr.lo == 1:
@@ -241,7 +241,7 @@ def _fetch_6(dtype: DType, packet: Mapping) -> Violation | None:
                      help=f"use an even number of {dtype} elements per packet")
 
 
-def _level_names(src: StreamType, time: Mapping, packet: Mapping, fr: Frag) -> list[str]:
+def _level_names(src: StreamType, time: Mapping, packet: Mapping, fr: DigitRange) -> list[str]:
     named = (("Chip", src.chip), ("Cluster", src.cluster), ("Slice", src.slice), ("time", time),
              ("packet", packet))
     return [name for name, mp in named if any(fr in factor_frags(f) for f in mp.factors())]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ir.mapping import (
-    Ax, Bc, Index, Mapping, MappingError, OutOfBounds, Padding, PaddingKind, Pu, axes, idx, m,
+    AxisFactor, BroadcastFactor, Index, Mapping, MappingError, OutOfBounds, Padding, PaddingKind, PaddingFactor, axes, idx, m,
 )
-from ir.mapping.factors import Op
+from ir.mapping.factors import RaggedFactor
 
 axes(Q=16, R=19)  # this module's registry, used by the registry tests below
 
@@ -155,12 +155,12 @@ def test_index_literals():
 # --- normal forms (mapping.md 7.4) -------------------------------------------------------
 
 @pytest.mark.parametrize("text, sizes, expected", [
-    ("A, B", {"A": 8, "B": 512}, [Ax("A", 1, 8, 8), Ax("B", 1, 512, 512)]),
-    ("B / 64, B % 64", {"B": 512}, [Ax("B", 1, 512, 512)]),
-    ("A # 16", {"A": 8}, [Pu(PaddingKind.TOP, 2), Ax("A", 1, 8, 8)]),
-    ("1 # 2, A", {"A": 8}, [Pu(PaddingKind.TOP, 2), Ax("A", 1, 8, 8)]),
-    ("2, 3", {}, [Bc(6)]),
-    ("1 # 2, A # 3", {"A": 2}, [Pu(PaddingKind.TOP, 3), Ax("A", 1, 2, 2)]),
+    ("A, B", {"A": 8, "B": 512}, [AxisFactor("A", 1, 8, 8), AxisFactor("B", 1, 512, 512)]),
+    ("B / 64, B % 64", {"B": 512}, [AxisFactor("B", 1, 512, 512)]),
+    ("A # 16", {"A": 8}, [PaddingFactor(PaddingKind.TOP, 2), AxisFactor("A", 1, 8, 8)]),
+    ("1 # 2, A", {"A": 8}, [PaddingFactor(PaddingKind.TOP, 2), AxisFactor("A", 1, 8, 8)]),
+    ("2, 3", {}, [BroadcastFactor(6)]),
+    ("1 # 2, A # 3", {"A": 2}, [PaddingFactor(PaddingKind.TOP, 3), AxisFactor("A", 1, 2, 2)]),
     ("1", {}, []),
 ])
 def test_factor_forms(text, sizes, expected):
@@ -169,11 +169,11 @@ def test_factor_forms(text, sizes, expected):
 
 def test_ragged_factor_forms():
     (op, ax) = m("K # 32", axes={"K": 20}).factors()
-    assert ax == Ax("K", 1, 4, 20)
-    assert isinstance(op, Op)
+    assert ax == AxisFactor("K", 1, 4, 20)
+    assert isinstance(op, RaggedFactor)
     assert op.cells == (Index(), Index(K=4), Index(K=8), Index(K=12), Index(K=16),
                         Padding(), Padding(), Padding())
-    assert [type(f) for f in m("D # 64", axes={"D": 61}).factors()] == [Op]
+    assert [type(f) for f in m("D # 64", axes={"D": 61}).factors()] == [RaggedFactor]
 
 
 def test_normalize_gives_one_tree_per_equivalence_class():
@@ -186,7 +186,7 @@ def test_normalize_gives_one_tree_per_equivalence_class():
 
 def test_normal_form_of_a_repeated_digit_range_stays_equivalent():
     """Found by the idempotence property: `B % 2, B = 2` has two identical factors
-    Ax(B, 1, 2); rendering both as `B % 2` would make one chain key whose merged values
+    AxisFactor(B, 1, 2); rendering both as `B % 2` would make one chain key whose merged values
     overshoot. The repeat is spelled `B = 2`, which adds coordinates as the cells do."""
     e = m("B % 2, B = 2", axes={"B": 6})
     normal = e.normalize()

@@ -14,12 +14,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ir.errors import MappingError, OvershootError
-from ir.mapping import Ax, Bc, Index, Op, Padding, PaddingKind, Pu, m
+from ir.mapping import AxisFactor, BroadcastFactor, Index, Padding, PaddingFactor, PaddingKind, RaggedFactor, m
 from ir.mapping.cells import LIVE
 from tests.ir.tabulation import cells_tabulated
 from ir.mapping.nodes import Broadcast, Modulo, Pad, Pair, Resize, Stride, Symbol
 from ir.mapping.ops import (
-    Entry, Frag, axes_of, coalesce, common_refinement, divide, frag, pad, places_digit_twice, refine,
+    Entry, DigitRange, axes_of, coalesce, common_refinement, divide, frag, pad, places_digit_twice, refine,
     relation, resize, split, split_factors, strides, strip, strip_factors,
 )
 from ir.mapping.sequence import SequenceFailure, burst, sequence
@@ -48,7 +48,7 @@ def test_fetch_read_plan_gemm_main_broadcast():
     r = sequence([m("1", axes=GEMM), m("I % 32, K", axes=GEMM)],
                  [m("I % 32, J / 8 % 4", axes=GEMM), m("K", axes=GEMM)])
     assert r.coalesced() == (E((32, 64), (4, 0)), E((64, 1)))
-    assert r.pieces[0][1] == Ax("J", 8, 4, 512)  # a live factor at stride 0: a broadcast
+    assert r.pieces[0][1] == AxisFactor("J", 8, 4, 512)  # a live factor at stride 0: a broadcast
 
 
 def test_fetch_read_plans_example_4():
@@ -80,7 +80,7 @@ def test_to_dm_example_1():
     assert r.levels[3] == E((2048, 1))
     assert {e.stride for e in r.levels[1] + r.levels[2]} == {0}
     assert coalesce(r.entries) == E((512, 0), (2048, 1))
-    joint = sequence(m("A", axes=ax), m("1, 1 # 2, 1 # 256, A", axes=ax))  # [Pu(Top, 512), Ax(A, 1, 2048)]
+    joint = sequence(m("A", axes=ax), m("1, 1 # 2, 1 # 256, A", axes=ax))  # [PaddingFactor(Top, 512), AxisFactor(A, 1, 2048)]
     assert joint.entries == E((512, 0), (2048, 1))
 
 
@@ -102,7 +102,7 @@ def test_missing_part_of_an_axis_is_a_broadcast():
 def test_padded_read_past_live_data():
     """pipeline.md 6: `K # 32` over a DM `K = 20` keeps the live run's stride."""
     ax = {"K": 20}
-    assert m("K # 32", axes=ax).factors()[1] == Ax("K", 1, 4, 20)
+    assert m("K # 32", axes=ax).factors()[1] == AxisFactor("K", 1, 4, 20)
     r = sequence(m("K", axes=ax), m("K # 32", axes=ax))
     assert r.entries == E((8, 4), (4, 1))
     assert coalesce(r.entries) == E((32, 1))
@@ -122,10 +122,10 @@ def test_fetch_2_refusal_no_common_refinement():
 
 
 def test_ragged_split_is_not_a_factor_time_1():
-    """TIME-1: `K # 32 / 8` ([Op(4)]) is not a factor of `K # 32` ([Op(8), Ax(K, 1, 4)])."""
+    """TIME-1: `K # 32 / 8` ([RaggedFactor(4)]) is not a factor of `K # 32` ([RaggedFactor(8), AxisFactor(K, 1, 4)])."""
     ax = {"K": 20}
-    assert [type(f) for f in m("K # 32 / 8", axes=ax).factors()] == [Op]
-    assert [type(f) for f in m("K # 32", axes=ax).factors()] == [Op, Ax]
+    assert [type(f) for f in m("K # 32 / 8", axes=ax).factors()] == [RaggedFactor]
+    assert [type(f) for f in m("K # 32", axes=ax).factors()] == [RaggedFactor, AxisFactor]
     assert divide(m("K # 32", axes=ax), m("K # 32 / 8", axes=ax)) is None
     assert divide(m("K # 32", axes=ax), m("K # 32", axes=ax)) is not None
 
@@ -164,8 +164,8 @@ def test_divide_gemm_contract_time():
     """Pre `I % 32, J / 8 % 4, K / 32`, kept `I % 32, J / 8 % 4`; K / 32 reduced, IT = 1."""
     d = divide(m("I % 32, J / 8 % 4, K / 32", axes=GEMM), m("I % 32, J / 8 % 4", axes=GEMM))
     assert [(lp.factor, lp.stride_m, lp.stride_n) for lp in d.matched] == [
-        (Ax("I", 1, 32, 512), 8, 4), (Ax("J", 8, 4, 512), 2, 1)]
-    assert d.quotient == (Ax("K", 32, 2, 64),)
+        (AxisFactor("I", 1, 32, 512), 8, 4), (AxisFactor("J", 8, 4, 512), 2, 1)]
+    assert d.quotient == (AxisFactor("K", 32, 2, 64),)
     assert _inner_time(d) == 1
 
 
@@ -173,7 +173,7 @@ def test_divide_book_reduce_b():
     """Book reduce_b: pre `B / 16, A % 8`, kept `A % 8` -> IT = 8."""
     ax = {"A": 64, "B": 64}
     d = divide(m("B / 16, A % 8", axes=ax), m("A % 8", axes=ax))
-    assert d.quotient == (Ax("B", 16, 4, 64),)
+    assert d.quotient == (AxisFactor("B", 16, 4, 64),)
     assert _inner_time(d) == 8
 
 
@@ -183,16 +183,16 @@ def test_divide_refines_both_sides():
     assert d.quotient == ()
     assert {(lp.factor.step, lp.stride_m, lp.stride_n) for lp in d.matched} == {(1, 4, 1), (8, 1, 8)}
     d = divide(m("J % 32", axes=ax), m("J / 8 % 4", axes=ax))
-    assert d.quotient == (Ax("J", 1, 8, 512),) and d.matched[0].stride_m == 8
+    assert d.quotient == (AxisFactor("J", 1, 8, 512),) and d.matched[0].stride_m == 8
     assert divide(m("J % 32", axes=ax), m("J / 32 % 2", axes=ax)) is None
 
 
 def test_divide_broadcast_and_padding():
     ax = {"A": 8}
-    d = divide(m("2, A, 3", axes=ax), m("3, 2", axes=ax))  # N's Bc(6) refined over M's Bc(2), Bc(3)
-    assert d is not None and d.quotient == (Ax("A", 1, 8, 8),)
+    d = divide(m("2, A, 3", axes=ax), m("3, 2", axes=ax))  # N's BroadcastFactor(6) refined over M's BroadcastFactor(2), BroadcastFactor(3)
+    assert d is not None and d.quotient == (AxisFactor("A", 1, 8, 8),)
     d = divide(m("1 # 8, A", axes=ax), m("1 # 2", axes=ax))
-    assert d.quotient == (Pu(TOP, 4), Ax("A", 1, 8, 8)) and d.matched[0].stride_m == 8
+    assert d.quotient == (PaddingFactor(TOP, 4), AxisFactor("A", 1, 8, 8)) and d.matched[0].stride_m == 8
     assert divide(m("1 # 8, A", axes=ax), m("1 #{0} 2", axes=ax)) is None
 
 
@@ -214,8 +214,8 @@ def test_split_and_errors():
 def test_split_factors():
     ax = {"A": 8, "B": 6}
     fs = m("A, B", axes=ax).factors()
-    assert split_factors(fs, 12) == ((Ax("A", 2, 4, 8),), (Ax("A", 1, 2, 8), Ax("B", 1, 6, 6)))
-    assert split_factors(fs, 6) == ((Ax("A", 1, 8, 8),), (Ax("B", 1, 6, 6),))
+    assert split_factors(fs, 12) == ((AxisFactor("A", 2, 4, 8),), (AxisFactor("A", 1, 2, 8), AxisFactor("B", 1, 6, 6)))
+    assert split_factors(fs, 6) == ((AxisFactor("A", 1, 8, 8),), (AxisFactor("B", 1, 6, 6),))
     assert split_factors(fs, 4) is None  # 4 cuts B = 6 off its divisor chain
     with pytest.raises(MappingError):
         split_factors(fs, 5)
@@ -230,12 +230,12 @@ def test_pad_resize():
 
 
 def test_strip_packet_4():
-    """PACKET-4: strip([Pu(Top, 2), Ax(A, 1, 8)]) = strip(A)."""
+    """PACKET-4: strip([PaddingFactor(Top, 2), AxisFactor(A, 1, 8)]) = strip(A)."""
     ax = {"A": 8}
-    assert strip_factors([Pu(TOP, 2), Ax("A", 1, 8, 8)]) == strip_factors(m("A", axes=ax))
+    assert strip_factors([PaddingFactor(TOP, 2), AxisFactor("A", 1, 8, 8)]) == strip_factors(m("A", axes=ax))
     assert strip(m("A # 16", axes=ax)).equivalent(strip(m("A", axes=ax)))
     assert strip(m("A", axes=ax)) == m("A", axes=ax)
-    assert strip_factors(m("A, 1 # 2", axes=ax)) == (Ax("A", 1, 8, 8), Pu(TOP, 2))  # inner padding stays
+    assert strip_factors(m("A, 1 # 2", axes=ax)) == (AxisFactor("A", 1, 8, 8), PaddingFactor(TOP, 2))  # inner padding stays
 
 
 # --- fragments ---------------------------------------------------------------------------
@@ -243,18 +243,18 @@ def test_strip_packet_4():
 
 def test_frag_and_axes():
     f = frag(m("J % 8, J / 8 % 4, K", axes=GEMM))
-    assert f == {Frag("J", 1, 32), Frag("K", 1, 64)}
+    assert f == {DigitRange("J", 1, 32), DigitRange("K", 1, 64)}
     assert axes_of(m("J % 8, 1 # 2, 4", axes=GEMM)) == {"J"}
-    assert frag(m("K # 32", axes={"K": 20})) == {Frag("K", 1, 20)}
+    assert frag(m("K # 32", axes={"K": 20})) == {DigitRange("K", 1, 20)}
 
 
 def test_relation():
-    assert relation(Frag("J", 8, 32), Frag("J", 1, 512)) == "inside"
-    assert relation(Frag("J", 1, 512), Frag("J", 8, 32)) == "contains"
-    assert relation(Frag("J", 1, 8), Frag("J", 8, 32)) == "disjoint"
-    assert relation(Frag("J", 1, 8), Frag("K", 1, 8)) == "disjoint"
-    assert relation(Frag("A", 1, 3), Frag("A", 1, 5)) == "partial"
-    assert relation(Frag("A", 3, 15), Frag("A", 1, 15)) == "inside"
+    assert relation(DigitRange("J", 8, 32), DigitRange("J", 1, 512)) == "inside"
+    assert relation(DigitRange("J", 1, 512), DigitRange("J", 8, 32)) == "contains"
+    assert relation(DigitRange("J", 1, 8), DigitRange("J", 8, 32)) == "disjoint"
+    assert relation(DigitRange("J", 1, 8), DigitRange("K", 1, 8)) == "disjoint"
+    assert relation(DigitRange("A", 1, 3), DigitRange("A", 1, 5)) == "partial"
+    assert relation(DigitRange("A", 3, 15), DigitRange("A", 1, 15)) == "inside"
 
 
 def test_places_digit_twice_rules():
@@ -272,11 +272,11 @@ def test_places_digit_twice_rules():
 def test_common_refinement_and_refine():
     ax = {"J": 512}
     ra, rb = common_refinement(m("J % 32", axes=ax), m("J % 8, J / 8 % 4", axes=ax))
-    assert ra == (Ax("J", 8, 4, 512), Ax("J", 1, 8, 512))
+    assert ra == (AxisFactor("J", 8, 4, 512), AxisFactor("J", 1, 8, 512))
     assert rb == m("J % 8, J / 8 % 4", axes=ax).factors()
-    assert refine([Bc(6), Ax("J", 1, 32, 512)], [Ax("J", 4, 2, 512)]) == (
-        Bc(6), Ax("J", 8, 4, 512), Ax("J", 4, 2, 512), Ax("J", 1, 4, 512))
-    assert strides([Bc(6), Ax("J", 1, 32, 512)]) == (32, 1)
+    assert refine([BroadcastFactor(6), AxisFactor("J", 1, 32, 512)], [AxisFactor("J", 4, 2, 512)]) == (
+        BroadcastFactor(6), AxisFactor("J", 8, 4, 512), AxisFactor("J", 4, 2, 512), AxisFactor("J", 1, 4, 512))
+    assert strides([BroadcastFactor(6), AxisFactor("J", 1, 32, 512)]) == (32, 1)
 
 
 def test_coalesce():
@@ -361,11 +361,11 @@ def test_split_pairs_back(mp, data):
 
 
 def _factor_cell(f, d):
-    if isinstance(f, Ax):
+    if isinstance(f, AxisFactor):
         return Index({f.axis: f.step * d})
-    if isinstance(f, Bc):
+    if isinstance(f, BroadcastFactor):
         return Index()
-    if isinstance(f, Pu):
+    if isinstance(f, PaddingFactor):
         return Index() if d == 0 else Padding(f.kind)
     return f.cells[d]
 
@@ -412,16 +412,16 @@ def test_sequence_of_a_permuted_refinement(mp, rnd):
     memory position that holds it (memory cells from the evaluator, stream cells naive)."""
     fs = _factors_or_none(mp)
     assume(mp.size <= 2000 and fs is not None and places_digit_twice(mp) is None)
-    assume(not any(isinstance(f, Op) for f in fs))
+    assume(not any(isinstance(f, RaggedFactor) for f in fs))
     pieces = []
     for f in fs:
         e = f.extent
         while e > 1:  # peel prime factors off the inner end
             q = next(q for q in range(2, e + 1) if e % q == 0)
-            if isinstance(f, Ax):
-                pieces.append(Ax(f.axis, f.step * (f.extent // e), q, f.axis_size))
+            if isinstance(f, AxisFactor):
+                pieces.append(AxisFactor(f.axis, f.step * (f.extent // e), q, f.axis_size))
             else:
-                pieces.append(Bc(q))
+                pieces.append(BroadcastFactor(q))
             e //= q
     rnd.shuffle(pieces)
     r = sequence(mp, pieces)
@@ -462,8 +462,8 @@ def test_divide_by_a_sublist(mp, data):
 
 
 def test_sequence_is_fast_on_huge_factor_lists():
-    mem = [Pu(TOP, 2), Ax("I", 32, 2**14, 2**19), Ax("J", 1, 2**19, 2**19), Ax("I", 1, 32, 2**19)]
-    stream = [[Ax("J", 2**10, 2**9, 2**19), Ax("I", 1, 2**19, 2**19)], [Ax("J", 1, 2**10, 2**19)]]
+    mem = [PaddingFactor(TOP, 2), AxisFactor("I", 32, 2**14, 2**19), AxisFactor("J", 1, 2**19, 2**19), AxisFactor("I", 1, 32, 2**19)]
+    stream = [[AxisFactor("J", 2**10, 2**9, 2**19), AxisFactor("I", 1, 2**19, 2**19)], [AxisFactor("J", 1, 2**10, 2**19)]]
     with cells_tabulated() as decoded:
         r = sequence(mem, stream)
     assert decoded[0] == 0  # factor lists only: nothing is tabulated

@@ -118,9 +118,9 @@ def test_other_fixtures_pass_collect_rules(name: str) -> None:
 def test_collect_plan(dtype: DType, t: str, p: str, time2: str, packet2: str, flits: int) -> None:
     plan = collect_plan(dtype, m(t), m(p))
     assert isinstance(plan, CollectPlan)
-    assert plan.time2.equivalent(m(time2)) and plan.Pflit.equivalent(m(packet2))
-    assert plan.flits == flits and plan.Pouter.size == flits
-    assert plan.B == m(p).size * dtype.bits // 8
+    assert plan.time2.equivalent(m(time2)) and plan.flit.equivalent(m(packet2))
+    assert plan.flits == flits and plan.outer.size == flits
+    assert plan.packet_bytes == m(p).size * dtype.bits // 8
     assert check_collect(collect_op(dtype, t, p, time2, packet2)) is None
 
 

@@ -449,7 +449,7 @@ def test_reduce_b_inner_time() -> None:
 def test_time_reduction_of_broadcast_and_padding() -> None:
     red = time_reduction(mm("2, A, 4"), mm("2, A"))
     assert red.entries == ((2, "KEEP"), (8, "KEEP"), (4, "REDUCE")) and red.inner_time == 1
-    red = time_reduction(mm("4, A"), mm("2, A"))  # a Bc split: kept part outer, reduced rest inner
+    red = time_reduction(mm("4, A"), mm("2, A"))  # a BroadcastFactor split: kept part outer, reduced rest inner
     assert red.entries == ((2, "KEEP"), (2, "REDUCE"), (8, "KEEP")) and red.inner_time == 8
     assert [lp.stride_t for lp in red.loops] == [16, 8, 1] and red.kept[0].stride_ot == 8
     with pytest.raises(ValueError):

@@ -7,7 +7,7 @@ import pytest
 
 from ir import ops
 from ir.dtypes import DType
-from ir.mapping import Ax, PaddingKind, Pu, m
+from ir.mapping import AxisFactor, PaddingFactor, PaddingKind, m
 from ir.mapping.factors import factors_of
 from ir.rules import dma as dma_rules
 from ir.rules.dma import DmaEntry, check_dma, coalesce_paired, dma_burst, dma_plan
@@ -83,13 +83,13 @@ def test_burst_of_a_4bit_type_may_be_a_fraction_of_a_byte():
 
 
 def test_example1_to_dm_entries():
-    """Cluster/Slice padding Pu(Top, 512) has no source factor: stride 0; A is [2048 : 1]."""
+    """Cluster/Slice padding PaddingFactor(Top, 512) has no source factor: stride 0; A is [2048 : 1]."""
     to_dm = _dma_ops(kf.example("dot_product_kernel").trace().kernel)[0]
     plan = dma_plan(to_dm.src.type, to_dm.result.type)
     assert plan.kind == "HBM_TO_DM" and plan.into_dm and plan.dtype == DType.BF16
     assert plan.entries == (DmaEntry(512, 0, 2048), DmaEntry(2048, 1, 1))
     assert [(e.size, e.src_stride) for e in plan.entries] == [(512, 0), (2048, 1)]
-    assert plan.dst_pieces == (Pu(PaddingKind.TOP, 512), Ax("A", 1, 2048, 2048))  # padding: zero-filled
+    assert plan.dst_pieces == (PaddingFactor(PaddingKind.TOP, 512), AxisFactor("A", 1, 2048, 2048))  # padding: zero-filled
     assert (plan.burst, plan.burst_bytes) == (2048, 4096)
 
 

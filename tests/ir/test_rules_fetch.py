@@ -342,9 +342,9 @@ def test_dsl_adapter_refusals() -> None:
 
 
 def test_frag_text() -> None:
-    from ir.mapping.ops import Frag
+    from ir.mapping.ops import DigitRange
 
-    assert frag_text(Frag("K", 64, 128), 128) == "K / 64"
-    assert frag_text(Frag("J", 1, 8), 512) == "J % 8"
-    assert frag_text(Frag("J", 8, 32), 512) == "J / 8 % 4"
-    assert frag_text(Frag("B", 1, 64), 64) == "B"
+    assert frag_text(DigitRange("K", 64, 128), 128) == "K / 64"
+    assert frag_text(DigitRange("J", 1, 8), 512) == "J % 8"
+    assert frag_text(DigitRange("J", 8, 32), 512) == "J / 8 % 4"
+    assert frag_text(DigitRange("B", 1, 64), 64) == "B"

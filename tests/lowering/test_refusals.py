@@ -22,7 +22,7 @@ from tests.lowering.kernels import contract_kernel, trf_kernel, trf_pressure_ker
 from tu_ops import ConversionKind, DestKind, FeedElementType, dump_target_toml, load_target, parse_target_data
 from tu_ops.lower import EmulateDtypes, Options
 from tu_ops.lower.errors import version
-from tu_ops.lower.passes import Sink
+from tu_ops.lower.passes import WarningSink
 from tu_ops.target import rngd_toml_text
 
 
@@ -128,7 +128,7 @@ def test_compat_inserts_the_lookup_and_warns(tmp_path):
     target = emulating(tmp_path)
     kernel = contract_kernel(D["f8e5m2"], D["f8e5m2"], 2, weight_context="main")
     traced = kernel.trace(target).kernel
-    sink = Sink()
+    sink = WarningSink()
     out = EmulateDtypes(Options(target=target), sink).run(traced)
     lookups = [op for op in out.ops if isinstance(op, ir.FetchTableLookup)]
     assert [op.dtype for op in lookups] == [DType.F8E4M3, DType.F8E4M3]

@@ -18,7 +18,7 @@ from ir.kernel import TraceResult
 from tu_ops.lower.banks import bank_run_warnings
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
-from tu_ops.lower.passes import PassManager, Sink, default_passes
+from tu_ops.lower.passes import PassManager, WarningSink, default_passes
 from tu_ops.program import LoweredKernel
 from tu_ops.target import Target, get_target
 
@@ -42,7 +42,7 @@ class Lowered(LoweredKernel):
 def lower(kernel: Any, options: Options | None = None) -> Lowered:
     """Lower a traced kernel (`TraceResult.kernel`, refusal-free) for `options.target`."""
     options = options if options is not None else Options()
-    sink = Sink()
+    sink = WarningSink()
     manager = PassManager(default_passes(options, sink), options)
     try:
         out = manager.run(kernel)

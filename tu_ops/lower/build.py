@@ -20,7 +20,7 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.inferred import commit_inferred, factor_form, trf_inferred
-from tu_ops.lower.program import Chain, layout
+from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
 __all__ = ["build_lowered", "kernel_axes"]
@@ -71,7 +71,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
                          params=params, steps=steps, results=results)
 
 
-def _program(chain: Chain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any) -> TuProgram:
+def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any) -> TuProgram:
     """One TU program: the FeedBuffer, then the op of each stage after `collect` (found from
     the stage's class, `tu_ops.lower.dispatch`)."""
     context = TuContext(chain.context)

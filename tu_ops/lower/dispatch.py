@@ -17,7 +17,7 @@ import attrs
 from ir import ops as ir
 from ir.errors import InternalError
 from tu_ops.enums import CollectFlits, TuContext
-from tu_ops.lower.program import Chain
+from tu_ops.lower.program import ProgramChain
 
 __all__ = ["Site", "lowers", "feeds", "lower_stage", "feed_flits", "LOWERINGS", "FEED_FLITS"]
 
@@ -31,7 +31,7 @@ class Site:
     result and of the value it streams from, and how to find a traced value's lowered id
     and type."""
 
-    chain: Chain
+    chain: ProgramChain
     position: int  # index of the op in `chain.after_collect()`
     result: int
     src: int
@@ -74,7 +74,7 @@ def lower_stage(op: Any, site: Site) -> Any | None:
     return fn(op, site)
 
 
-def feed_flits(chain: Chain) -> CollectFlits:
+def feed_flits(chain: ProgramChain) -> CollectFlits:
     """How many flits the feed of `chain` packs per time step (one unless its consumer says)."""
     consumer = chain.after_collect()[0]
     fn = FEED_FLITS.get(type(consumer))

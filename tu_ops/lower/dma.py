@@ -4,7 +4,7 @@
 One command per live `(chip, cluster)` of the DM side (the destination of HBM -> DM and
 DM -> DM, the source of DM -> HBM; for HBM -> HBM one per chip of the destination), with
 `dmn = 0`. The entries are the factors of the DM side's `[Slice, Element]` factor form
-(matched against the other side by `sequence`, the matcher DMA-4 uses) without `Pu`
+(matched against the other side by `sequence`, the matcher DMA-4 uses) without `PaddingFactor`
 factors, in bytes: a slice step is `DM_SLICE_BYTES`. The innermost entry is the packet,
 the burst of pipeline.md 4 (`ir.rules.dma.dma_burst`), or its largest divisor within
 `DMA_MAX_PACKET`. Entries coalesce, size-1 entries drop, and a command is split only as
@@ -27,8 +27,7 @@ from typing import Any
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.mapping.cells import Padding
-from ir.mapping.factors import Op as OpFactor
-from ir.mapping.factors import Pu
+from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
@@ -109,7 +108,7 @@ def _partitions(mapping: Any, pieces: tuple, entries: tuple) -> list[tuple[int, 
 def _live_steps(piece: Any) -> int:
     """Steps of a DM-side piece that hold data: a ragged piece (`X # p`) transfers its live
     run only, since padding is not transferred."""
-    if not isinstance(piece, OpFactor):
+    if not isinstance(piece, RaggedFactor):
         return piece.extent
     live = [not isinstance(c, Padding) for c in piece.cells]
     n = live.index(False) if False in live else len(live)
@@ -119,11 +118,11 @@ def _live_steps(piece: Any) -> int:
 
 
 def _dm_loops(found: Any, level: int, unit_bits: int) -> list[Loop]:
-    """DM-side loops of one stream level (Pu pieces left out), outer to inner: size, own
+    """DM-side loops of one stream level (PaddingFactor pieces left out), outer to inner: size, own
     stride in bits (`unit_bits` per step of the level), other-side joint cell stride."""
     pieces, entries = found.pieces[level], found.levels[level]
     return [(_live_steps(piece), stride * unit_bits, entry.stride)
-            for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, Pu)]
+            for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, PaddingFactor)]
 
 
 def broadcast_loops(src_t: Any, dst_t: Any) -> list[tuple[int, int]]:
@@ -139,7 +138,7 @@ def broadcast_loops(src_t: Any, dst_t: Any) -> list[tuple[int, int]]:
     pieces, entries = found.pieces[level], found.levels[level]
     out = []
     for piece, entry, stride in zip(pieces, entries, strides(pieces)):
-        if isinstance(piece, Pu) or entry.stride != 0:
+        if isinstance(piece, PaddingFactor) or entry.stride != 0:
             continue
         n = _live_steps(piece)
         if n > 1:

@@ -22,7 +22,7 @@ from ir.diagnostic import Diagnostic
 from ir.dtypes import TABLE_LOOKUPS, DType
 from ir.kernel import Kernel
 from tu_ops.lower.errors import LoweringRefusal, refusal
-from tu_ops.lower.program import Chain, chains_of
+from tu_ops.lower.program import ProgramChain, chains_of
 
 __all__ = ["emulate_dtypes"]
 
@@ -77,7 +77,7 @@ def _pair_help(op: ir.Op, target: Any) -> str:
 class _State:
     target: Any
     compat: bool
-    chains: dict[int, Chain]
+    chains: dict[int, ProgramChain]
     errors: list[Diagnostic] = attrs.field(factory=list)
     warnings: list[Diagnostic] = attrs.field(factory=list)
     inserts: dict[int, DType] = attrs.field(factory=dict)  # fetch value id -> lookup target
@@ -88,7 +88,7 @@ def _refuse(st: _State, op: ir.Op, code: str, message: str, help: str, label: st
     st.errors.append(refusal(code, message, op.loc, stage=op.STAGE, op=op.text(), label=label, help=help))
 
 
-def _chain_of(st: _State, value_id: int) -> Chain | None:
+def _chain_of(st: _State, value_id: int) -> ProgramChain | None:
     for chain in st.chains.values():
         if any(op.result is not None and op.result.id == value_id for op in chain.ops):
             return chain

@@ -20,7 +20,7 @@ from ir.rules.fetch import ReadPlan, fetch_read_plan
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
-from tu_ops.lower.program import Chain
+from tu_ops.lower.program import ProgramChain
 
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
@@ -28,7 +28,7 @@ _DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_
                ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT}
 
 
-def dest_kind(chain: Chain) -> DestKind:
+def dest_kind(chain: ProgramChain) -> DestKind:
     """The kind of op the chain's collect stream feeds."""
     consumer = chain.after_collect()[0]
     kind = _DEST_KINDS.get(type(consumer))
@@ -80,7 +80,7 @@ def read_elems(context: TuContext, src: DType, plan: ReadPlan, widening: Fractio
     raise InternalError(f"no legal DM access size reads a {run}-element run of {src}")
 
 
-def lower_feed(chain: Chain, result: int, dest: int, flits: CollectFlits, source: Ref,
+def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits, source: Ref,
                source_element: Any, target: Any) -> FeedBuffer:
     """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect

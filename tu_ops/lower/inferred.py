@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.errors import MappingError
-from ir.mapping.factors import Op as OpFactor
+from ir.mapping.factors import RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from ir.rules.contract_geometry import factor_mapping
@@ -30,7 +30,7 @@ def factor_form(mapping: Mapping) -> Mapping:
         factors = mapping.factors()
     except MappingError:
         return mapping
-    if any(isinstance(f, OpFactor) for f in factors):
+    if any(isinstance(f, RaggedFactor) for f in factors):
         return mapping
     return pair_all([factor_mapping(f) for f in factors])
 

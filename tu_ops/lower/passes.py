@@ -30,11 +30,11 @@ from tu_ops.lower.options import Options
 from tu_ops.program import LoweredKernel
 
 __all__ = ["EmulateDtypes", "LowerOps", "AllocateMemory", "PassManager", "default_passes", "kernel_text",
-           "Sink"]
+           "WarningSink"]
 
 
 @attrs.frozen
-class Sink:
+class WarningSink:
     """Where passes put their warnings (the pass objects stay frozen)."""
 
     warnings: list[Diagnostic] = attrs.field(factory=list)
@@ -47,7 +47,7 @@ class EmulateDtypes:
 
     name: ClassVar[str] = "emulate-dtypes"
     options: Options
-    sink: Sink
+    sink: WarningSink
 
     def run(self, kernel: Kernel) -> Kernel:
         out, warnings = emulate_dtypes(kernel, self.options.target, self.options.compat)
@@ -79,7 +79,7 @@ class AllocateMemory:
         return allocate(kernel, self.options.target)
 
 
-def default_passes(options: Options, sink: Sink) -> tuple[Any, ...]:
+def default_passes(options: Options, sink: WarningSink) -> tuple[Any, ...]:
     """The pipeline, in order."""
     return (EmulateDtypes(options, sink), LowerOps(options), AllocateMemory(options))
 

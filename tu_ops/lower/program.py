@@ -14,13 +14,13 @@ import attrs
 from ir import ops as ir
 from ir.errors import InternalError
 
-__all__ = ["Chain", "Layout", "chains_of", "layout", "lowered_count"]
+__all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
 
 _ADAPTERS = (ir.FetchTableLookup, ir.FetchCast, ir.FetchZeroPointSub)
 
 
 @attrs.frozen
-class Chain:
+class ProgramChain:
     """One `begin ... sink` stream, traced ops in order."""
 
     ops: tuple[ir.Op, ...]
@@ -59,17 +59,17 @@ class Chain:
         return next((op for op in self.ops if isinstance(op, cls)), None)
 
 
-def lowered_count(chain: Chain) -> int:
+def lowered_count(chain: ProgramChain) -> int:
     """How many lowered ops the chain becomes: the feed, then one op per stage after
     `collect`, `commit_trim` [+ `commit_cast`] + `commit` counting as one CommitOp."""
     rest = [op for op in chain.after_collect() if not isinstance(op, (ir.CommitCast, ir.Commit))]
     return 1 + len(rest)
 
 
-def chains_of(kernel: Any) -> dict[int, Chain]:
+def chains_of(kernel: Any) -> dict[int, ProgramChain]:
     """Every chain of the kernel, keyed by the value id of its sink's result."""
     producer = {op.result.id: op for op in kernel.ops if op.result is not None}
-    out: dict[int, Chain] = {}
+    out: dict[int, ProgramChain] = {}
     for op in kernel.ops:
         if not isinstance(op, (ir.ToTrf, ir.Commit)):
             continue
@@ -79,7 +79,7 @@ def chains_of(kernel: Any) -> dict[int, Chain]:
             if src is None or src.id not in producer:
                 raise InternalError(f"{op.text()}: its stream does not start at a `begin`")
             found.append(producer[src.id])
-        out[op.result.id] = Chain(tuple(reversed(found)))
+        out[op.result.id] = ProgramChain(tuple(reversed(found)))
     return out
 
 
