@@ -32,6 +32,9 @@ __all__ = [
 ]
 
 
+_DECLARED: dict[str, type] = {}
+
+
 @attrs.frozen
 class Value:
     """An SSA value: a number and its type."""
@@ -55,6 +58,7 @@ class Op(OpFrame):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.NAME = f"ir.{cls.STAGE}"
+        _DECLARED[cls.STAGE] = cls  # attrs remakes the class; the final one stays
 
     @classmethod
     def build(cls, new_value: Any, **fields: Any) -> Op:
@@ -355,8 +359,5 @@ class Return(Op):
     values: tuple[Value, ...] = operand()
 
 
-OP_CLASSES: tuple[type[Op], ...] = (
-    Param, ToDm, ToHbm, View, Begin, Fetch, FetchTableLookup, FetchCast, FetchZeroPointSub,
-    Collect, ToTrf, ContractOuter, ContractPacket, ContractTime, ContractLane, Cast,
-    CommitTrim, CommitCast, Commit, Return,
-)
+# Every op class, in declaration order (each registers itself by its stage name).
+OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())

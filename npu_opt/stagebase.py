@@ -21,13 +21,9 @@ from npu_opt.trace import TracedStream, current
 
 __all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error"]
 
-# Every method name some stage offers; asking another stage for one of them is TYPE-1.
-STAGE_METHODS = frozenset({
-    "to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
-    "fetch_zero_point_sub", "collect", "to_trf", "contract_outer", "contract_packet",
-    "contract_time", "contract_lane", "cast", "commit_trim", "commit_cast",
-    "commit_cast_relu", "commit",
-})
+# Every method name some stage offers; asking another stage for one of them is TYPE-1. The
+# stream stages add theirs as their classes are made; these four belong to tensors and contexts.
+STAGE_METHODS: set[str] = {"to_dm", "to_hbm", "view", "begin"}
 
 
 class Poisoned:
@@ -53,6 +49,7 @@ class StreamStage:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.OFFERS = frozenset(m.stage_name for m in vars(cls).values() if hasattr(m, "stage_name"))
+        STAGE_METHODS.update(cls.OFFERS)
 
     def __init__(self, value: Value, chain: TracedStream) -> None:
         self.value = value
