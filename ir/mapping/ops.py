@@ -1,29 +1,25 @@
 """Mapping operations of pipeline.md 0.3: split, pad, resize, strip, fragments, refinement, divide.
 
 Everything here works on canonical factor lists (`Mapping.factors()`, mapping.md 7.4) and
-never tabulates cells, so it stays cheap for mappings with millions of cells. The
-sequencer matcher and the DMA burst live in `ir.mapping.sequence`.
-
-Fragments. A live digit range of axis X is a `DigitRange(X, lo, hi)`: the coordinates `lo * d`
-for `d < hi / lo` (`lo` divides `hi`); `AxisFactor(X, s, e)` is `DigitRange(X, s, s * e)`. Two ranges of
-one axis are compared as intervals of the divisor chain: disjoint when one ends where (or
-before) the other starts, "inside" when `outer.lo | inner.lo` and `inner.hi | outer.hi` (then
-a refinement of the outer range has the inner one as a factor), otherwise a partial
-overlap (`[1, 3)` against `[1, 5)`: 3 does not divide 5, so no refinement aligns them).
+never tabulates cells, so it stays cheap for mappings with millions of cells. The digit
+ranges ("fragments") live in `ir.mapping.ranges` (re-exported here), the sequencer matcher
+and the DMA burst in `ir.mapping.sequence`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from typing import Union
+from collections.abc import Iterable
 
 import attrs
 
 from ir.errors import MappingError
-from ir.mapping.cells import Index, Padding
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, factor_size
 from ir.mapping.nodes import IDENTITY, Mapping, Modulo, Pad, PaddingKind, Resize, Stride
+from ir.mapping.ranges import (
+    DigitRange, FactorsLike, as_factors, axes_of, disjoint, factor_frags, frag, hull, inside, merge_frags,
+    places_digit_twice, ragged_run, relation,
+)
 
 __all__ = [
     "DigitRange", "Entry", "Loop", "DivideResult", "FactorsLike", "as_factors",
@@ -32,153 +28,6 @@ __all__ = [
     "disjoint", "cut", "boundary_points",
     "strides", "refine", "common_refinement", "divide", "coalesce", "places_digit_twice",
 ]
-
-FactorsLike = Union[Mapping, Sequence[Factor]]
-
-
-def as_factors(x: FactorsLike) -> tuple[Factor, ...]:
-    """The factor list of a mapping, or the given factor list as a tuple."""
-    return x.factors() if isinstance(x, Mapping) else tuple(x)
-
-
-# --- fragments ---------------------------------------------------------------------------
-
-
-@attrs.frozen(order=True)
-class DigitRange:
-    """A live digit range of one axis: coordinates `lo * d` for `d < hi // lo`.
-
-    `AxisFactor(X, s, e)` covers `DigitRange(X, s, s * e)`; `J / 8 % 4` is `DigitRange("J", 8, 32)`."""
-
-    axis: str
-    lo: int
-    hi: int
-
-    @property
-    def step(self) -> int:
-        return self.lo
-
-    @property
-    def extent(self) -> int:
-        return self.hi // self.lo
-
-    def __str__(self) -> str:
-        return f"{self.axis}[{self.lo}:{self.hi}]"
-
-
-def inside(a: DigitRange, b: DigitRange) -> bool:
-    """Is `a` a digit range of some refinement of `b` (`b.lo | a.lo` and `a.hi | b.hi`)?"""
-    return a.axis == b.axis and a.lo % b.lo == 0 and b.hi % a.hi == 0
-
-
-def disjoint(a: DigitRange, b: DigitRange) -> bool:
-    """Do `a` and `b` share no digit (other axes, or ranges that do not meet)?"""
-    return a.axis != b.axis or a.hi <= b.lo or b.hi <= a.lo
-
-
-def relation(a: DigitRange, b: DigitRange) -> str:
-    """How `a` relates to `b`: 'disjoint', 'equal', 'inside', 'contains' or 'partial'."""
-    if disjoint(a, b):
-        return "disjoint"
-    if a == b:
-        return "equal"
-    if inside(a, b):
-        return "inside"
-    if inside(b, a):
-        return "contains"
-    return "partial"
-
-
-def ragged_run(op: RaggedFactor) -> DigitRange | None:
-    """The live fragment of a ragged piece of the form `X # p` (cells `{X: s*d}` for
-    `d < L`, then only padding), or None when the piece has another shape."""
-    cells = op.cells
-    live = 0
-    while live < len(cells) and isinstance(cells[live], Index):
-        live += 1
-    if live < 2 or not all(isinstance(c, Padding) for c in cells[live:]):
-        return None
-    first = cells[1]
-    if len(first) != 1:
-        return None
-    (axis,) = first
-    step = first[axis]
-    if any(cells[d] != Index({axis: step * d}) for d in range(live)):
-        return None
-    return DigitRange(axis, step, step * live)
-
-
-def hull(op: RaggedFactor) -> tuple[DigitRange, ...]:
-    """Per axis, the smallest digit range holding every coordinate of an irregular piece
-    (a conservative stand-in: it is only used to detect overlaps)."""
-    values: dict[str, list[int]] = {}
-    for c in op.cells:
-        if isinstance(c, Index):
-            for axis in c:
-                values.setdefault(axis, []).append(c[axis])
-    out = []
-    for axis, vals in sorted(values.items()):
-        g = math.gcd(*vals)
-        out.append(DigitRange(axis, g, g * (max(vals) // g + 1)))
-    return tuple(out)
-
-
-def factor_frags(f: Factor) -> tuple[DigitRange, ...]:
-    """The live fragments of one factor: its digit range for `AxisFactor`, the live run (or the
-    conservative hull) of an `RaggedFactor`, nothing for `BroadcastFactor` and `PaddingFactor`."""
-    if isinstance(f, AxisFactor):
-        return (DigitRange(f.axis, f.step, f.step * f.extent),)
-    if isinstance(f, RaggedFactor):
-        run = ragged_run(f)
-        return (run,) if run is not None else hull(f)
-    return ()
-
-
-def merge_frags(frags: Iterable[DigitRange]) -> tuple[DigitRange, ...]:
-    """Sorted union of fragments: ranges that abut (`[1, 8)`, `[8, 32)`) merge, ranges
-    inside another vanish; partly overlapping ranges stay separate."""
-    out: list[DigitRange] = []
-    for f in sorted(frags, key=lambda f: (f.axis, f.lo, -f.hi)):
-        last = out[-1] if out else None
-        if last is not None and inside(f, last):
-            continue
-        if last is not None and last.axis == f.axis and last.hi == f.lo:
-            out[-1] = DigitRange(f.axis, last.lo, f.hi)
-            continue
-        out.append(f)
-    return tuple(out)
-
-
-def frag(mapping: FactorsLike) -> frozenset[DigitRange]:
-    """frag(M): the axis digits covered by the live fragments of M, merged per axis."""
-    return frozenset(merge_frags(f for x in as_factors(mapping) for f in factor_frags(x)))
-
-
-def axes_of(mapping: FactorsLike) -> frozenset[str]:
-    """axes(M): the axes with at least one live fragment in M."""
-    return frozenset(f.axis for f in frag(mapping))
-
-
-def places_digit_twice(*mappings: FactorsLike) -> tuple[DigitRange, DigitRange] | None:
-    """The first two overlapping live fragments of one axis in the joint mapping
-    `[M1, M2, ...]` (FETCH-7, COLLECT-5, OUTER-10, COMMIT-7, DMA-4), or None.
-
-    Any interval overlap counts, aligned or not: a layout that mixes unaligned digit
-    ranges of one axis is refused rather than decoded."""
-    by_axis: dict[str, list[DigitRange]] = {}
-    for mp in mappings:
-        for x in as_factors(mp):
-            for f in factor_frags(x):
-                by_axis.setdefault(f.axis, []).append(f)
-    for axis in sorted(by_axis):
-        frags = sorted(by_axis[axis], key=lambda f: (f.lo, f.hi))
-        widest = frags[0]
-        for f in frags[1:]:
-            if f.lo < widest.hi:
-                return widest, f
-            widest = f if f.hi > widest.hi else widest
-    return None
-
 
 # --- split, pad, resize, strip -----------------------------------------------------------
 
