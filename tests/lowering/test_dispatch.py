@@ -9,7 +9,7 @@ from backends.npu import compile_kernel
 from ir import ops as ir
 from ir.errors import InternalError
 from tests.kernel_files import example
-from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, lower_stage
+from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
 
 AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime, ir.ContractLane, ir.Cast,
@@ -19,6 +19,7 @@ AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime,
 def test_every_stage_after_collect_declares_its_lowering():
     assert set(LOWERINGS) == AFTER_COLLECT
     assert set(FEED_FLITS) == {ir.ToTrf, ir.ContractOuter}
+    assert set(PRINTED_TYPES) == {ir.ToTrf, ir.Commit, ir.View}  # inferred layouts, and views of them
 
 
 def test_a_stage_without_a_lowering_is_an_internal_error():

@@ -10,47 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from ir import ops as ir
 from ir.kernel import used_axes
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
-from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
+from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
-from tu_ops.lower.inferred import commit_inferred, factor_form, trf_inferred
 from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
 __all__ = ["build_lowered", "kernel_axes"]
 
 
-def _lowered_types(kernel: Any) -> dict[int, Any]:
-    """Types rewritten so that inferred mappings print from their factor form (rule 5)."""
-    out: dict[int, Any] = {}
-    for op in kernel.ops:
-        if isinstance(op, ir.ToTrf):
-            stream = op.input.type
-            lane_inf, elem_inf = trf_inferred(op, stream.time, stream.packet)
-            if lane_inf or elem_inf:
-                t = op.result.type
-                out[op.result.id] = attrs.evolve(
-                    t, lane=factor_form(t.lane) if lane_inf else t.lane,
-                    element=factor_form(t.element) if elem_inf else t.element)
-        elif isinstance(op, ir.Commit):
-            stream = op.input.type
-            if commit_inferred(op, stream.time, stream.packet):
-                out[op.result.id] = attrs.evolve(op.result.type, element=factor_form(op.result.type.element))
-        elif isinstance(op, ir.View) and op.src.id in out:
-            out[op.result.id] = out[op.src.id]
-    return out
-
-
 def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | None = None) -> LoweredKernel:
     """Lower every op of a traced kernel (without allocation)."""
     lay = layout(kernel)
-    types = _lowered_types(kernel)
+    types = lowered_types(kernel)
 
     def typ(value: ir.Value) -> Any:
         return types.get(value.id, value.type)

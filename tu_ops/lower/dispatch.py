@@ -3,7 +3,8 @@
 Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a function
 `(op, site) -> tu op | None` (None: the stage is folded into another stage's op), and
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
-packs. The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both call
+packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
+(an inferred layout prints from its factor form). The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both call
 `lower_stage`, so a new engine adds its lowering in one place.
 """
 
@@ -19,10 +20,12 @@ from ir.errors import InternalError
 from tu_ops.enums import CollectFlits, TuContext
 from tu_ops.lower.program import ProgramChain
 
-__all__ = ["Site", "lowers", "feeds", "lower_stage", "feed_flits", "LOWERINGS", "FEED_FLITS"]
+__all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
+           "FEED_FLITS", "PRINTED_TYPES"]
 
 LOWERINGS: dict[type, Callable[[Any, Site], Any]] = {}
 FEED_FLITS: dict[type, Callable[[Any], CollectFlits]] = {}
+PRINTED_TYPES: dict[type, Callable[[Any, dict[int, Any]], Any]] = {}
 
 
 @attrs.frozen
@@ -66,6 +69,34 @@ def feeds(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return declare
 
 
+def prints_type(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare `fn(op, types) -> type | None`: the lowered type of an `op_cls` result (None:
+    its traced type), given the lowered types of the values defined before it."""
+
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        PRINTED_TYPES[op_cls] = fn
+        return fn
+
+    return declare
+
+
+def lowered_types(kernel: Any) -> dict[int, Any]:
+    """The lowered type of every traced value whose type prints differently once lowered."""
+    out: dict[int, Any] = {}
+    for op in kernel.ops:
+        fn = PRINTED_TYPES.get(type(op))
+        t = fn(op, out) if fn is not None else None
+        if t is not None:
+            out[op.result.id] = t
+    return out
+
+
+@prints_type(ir.View)
+def _view_type(op: ir.View, types: dict[int, Any]) -> Any | None:
+    """A view prints as the tensor it views."""
+    return types.get(op.src.id)
+
+
 def lower_stage(op: Any, site: Site) -> Any | None:
     """The tu op of traced stage `op` at `site` (None when another stage's op holds it)."""
     fn = LOWERINGS.get(type(op))
@@ -82,4 +113,4 @@ def feed_flits(chain: ProgramChain) -> CollectFlits:
 
 
 # The lowering modules declare their entries with @lowers / @feeds when imported.
-from tu_ops.lower import commit, contract, trf  # noqa: E402, F401
+from tu_ops.lower import commit, contract, inferred, trf  # noqa: E402, F401

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
+from ir import ops as ir
 from ir.errors import MappingError
 from ir.mapping.factors import RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from ir.rules.contract_geometry import factor_mapping
+from tu_ops.lower.dispatch import prints_type
 
 __all__ = ["factor_form", "trf_inferred", "commit_inferred"]
 
@@ -65,3 +69,24 @@ def commit_inferred(op: Any, time: Mapping, packet: Mapping) -> bool:
     if flag is not None:
         return flag
     return op.element == pair_all([time, packet])
+
+
+# --- declarations: inferred layouts print from their factor form (rule 5) -------------------
+
+@prints_type(ir.ToTrf)
+def _trf_type(op: ir.ToTrf, types: dict[int, Any]) -> Any | None:
+    stream = op.input.type
+    lane_inf, elem_inf = trf_inferred(op, stream.time, stream.packet)
+    if not (lane_inf or elem_inf):
+        return None
+    t = op.result.type
+    return attrs.evolve(t, lane=factor_form(t.lane) if lane_inf else t.lane,
+                        element=factor_form(t.element) if elem_inf else t.element)
+
+
+@prints_type(ir.Commit)
+def _commit_type(op: ir.Commit, types: dict[int, Any]) -> Any | None:
+    stream = op.input.type
+    if not commit_inferred(op, stream.time, stream.packet):
+        return None
+    return attrs.evolve(op.result.type, element=factor_form(op.result.type.element))
