@@ -1,0 +1,151 @@
+"""The `cpu` backend against the naive reference model (naive_model.py), which shares no
+geometry or conversion code with it: on every example and on generated kernels.
+
+Integers must be equal; floats bit for bit, because the model reproduces the device's
+reduction order (adjacent-pair tree over the packet, then time accumulation from +0) and
+its flush-to-zero / one-NaN rules. The normal suite runs the small examples and a few
+generated kernels; `-m slow` adds the large GEMMs and many more generated kernels.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import npu_opt
+from tests.differential import naive_numbers as nn
+from tests.differential.harness import load_kernel
+from tests.differential.naive_model import evaluate
+from tests.differential.strategies import kernels, make_inputs
+from tests.kernel_files import example, example_names
+from tests.visa.test_interp import host_inputs
+
+BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel"}   # about a minute each in the model
+
+
+def _raw(a: np.ndarray) -> np.ndarray:
+    """A backend result as the model stores it: integer values, float bit patterns."""
+    if np.issubdtype(a.dtype, np.integer):
+        return a.astype(np.int64)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize]).astype(np.int64)
+
+
+def differences(kernel, arrays) -> str | None:
+    """None when the cpu backend and the model agree exactly, else where they differ."""
+    cpu = npu_opt.run(kernel, *arrays, backend="cpu")
+    cpu = cpu if isinstance(cpu, tuple) else (cpu,)
+    model = evaluate(kernel, *arrays)
+    if len(cpu) != len(model):
+        return f"cpu returns {len(cpu)} results, the model {len(model)}"
+    for k, (got, want) in enumerate(zip(cpu, model)):
+        got, want = _raw(got), want.astype(np.int64)
+        if got.shape != want.shape:
+            return f"result {k}: cpu shape {got.shape}, model {want.shape}"
+        bad = np.argwhere(got != want)
+        if len(bad):
+            at = [f"{tuple(int(i) for i in ix)}: cpu {hex(got[tuple(ix)])}, model {hex(want[tuple(ix)])}"
+                  for ix in bad[:6]]
+            return f"result {k}: {len(bad)} of {got.size} differ\n  " + "\n  ".join(at)
+    return None
+
+
+def _examples(big: bool):
+    return [n for n in example_names() if (n in BIG) == big]
+
+
+def _check_example(name: str) -> None:
+    kernel = example(name)
+    for kind in ("uniform", "bits"):
+        arrays = host_inputs(kernel, np.random.default_rng(zlib.crc32(f"{name}/{kind}".encode())), kind)
+        assert differences(kernel, arrays) is None, (name, kind, differences(kernel, arrays))
+
+
+@pytest.mark.parametrize("name", _examples(big=False))
+def test_the_cpu_backend_matches_the_model_on_an_example(name):
+    _check_example(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _examples(big=True))
+def test_the_cpu_backend_matches_the_model_on_a_large_example(name):
+    _check_example(name)
+
+
+def test_every_example_is_covered():
+    assert set(example_names()) == set(_examples(True)) | set(_examples(False))
+    assert BIG <= set(example_names())
+
+
+# --- generated kernels ---------------------------------------------------------------------
+
+SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+
+
+def _generated(stats: Counter):
+    def check(g, input_seed):
+        kernel = load_kernel(g.source)
+        if not npu_opt.check(kernel).ok:
+            stats["refused"] += 1
+            return
+        diff = differences(kernel, make_inputs(kernel, input_seed))
+        assert diff is None, f"cpu and the naive model disagree: {diff}\n--- kernel (seed {input_seed}) ---\n{g.source}"
+        stats["agree"] += 1
+        stats.update(g.features)
+
+    return check
+
+
+def _run_generated(count: int, rng_seed: int) -> Counter:
+    stats: Counter = Counter()
+
+    @seed(rng_seed)
+    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=SUPPRESS)
+    @given(g=kernels(illegal_rate=0, copy_rate=25), input_seed=st.integers(0, 2**32 - 1))
+    def prop(g, input_seed):
+        _generated(stats)(g, input_seed)
+
+    prop()
+    assert stats["agree"] >= 0.8 * count, stats
+    return stats
+
+
+def test_the_cpu_backend_matches_the_model_on_generated_kernels():
+    stats = _run_generated(25, 20261201)
+    assert stats["family:contraction"] > 0 and stats["family:copy"] > 0, stats
+
+
+@pytest.mark.slow
+def test_the_cpu_backend_matches_the_model_on_many_generated_kernels():
+    stats = _run_generated(400, 4242)
+    for needed in ("lane_mode:INTERLEAVED", "lane_mode:SEQUENTIAL", "pack:2", "dtype:bf16", "dtype:i4",
+                   "dtype:f8e4m3", "dtype:f8e5m2"):
+        assert stats[needed] > 0, (needed, stats)
+
+
+# --- the model's own arithmetic, on values worked out by hand ----------------------------------
+
+def test_the_model_tree_is_not_a_serial_fold():
+    """Leaves [1, 2^-24, 2^-24, -1]: the adjacent-pair tree gives 2^-24, a serial fold 0."""
+    from tests.differential.naive_model import _tree
+
+    leaves = nn.f32_bits(np.array([[1.0, 2.0 ** -24, 2.0 ** -24, -1.0]], dtype=np.float32))
+    assert nn.as_f32(_tree(leaves, integer=False))[0] == np.float32(2.0 ** -24)
+
+
+def test_the_model_conversions_follow_the_dtype_rules():
+    f32 = nn.f32_bits(np.array([1.0, -0.0, 1e-40, np.nan, -1e-40], dtype=np.float32))
+    assert nn.narrow_bf16(f32).tolist() == [0x3F80, 0x8000, 0x0000, 0x7FC0, 0x8000]
+    assert nn.narrow_bf16(np.array([0x3F808000, 0x3F818000, 0x7F7FFFFF], np.uint32)).tolist() == [0x3F80, 0x3F82, 0x7F80]
+    assert nn.widen_bf16(np.array([0x0001, 0x8001, 0x7F81, 0x3F80], np.uint16)).tolist() == [
+        0, 0x80000000, 0x7FC00000, 0x3F800000]
+    big = nn.f32_bits(np.array([500.0, -np.inf, 2.0 ** -10, np.nan], dtype=np.float32))
+    assert nn.narrow_e4m3(big).tolist() == [0x7E, 0xFE, 0x00, 0x7F]
+    e5 = nn.f32_bits(np.array([1.125, 2.5 * 2.0 ** -16, 2.0 ** -17, 3.75 * 2.0 ** -16, 1e6], dtype=np.float32))
+    assert nn.narrow_e5m2(e5).tolist() == [0x3D, 0x03, 0x01, 0x03, 0x7C]
+    assert nn.wrap(np.array([200, -129, 8]), 8).tolist() == [-56, 127, 8]
+    assert nn.wrap(np.array([8, 15]), 4).tolist() == [-8, -1]
