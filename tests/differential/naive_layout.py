@@ -142,12 +142,30 @@ def digits(node: Mapping, out: dict[str, set] | None = None) -> dict[str, set]:
     return out
 
 
+def _merged(ranges: set) -> list[tuple[int, int]]:
+    """Adjacent digit ranges joined: (s, e) and (s * e, f) hold the digits (s, e * f)."""
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(ranges):
+        if out and out[-1][0] * out[-1][1] == s:
+            out[-1] = (out[-1][0], out[-1][1] * e)
+        else:
+            out.append((s, e))
+    return out
+
+
 def restrict(coords: dict[str, np.ndarray], held: dict[str, set], n: int) -> dict[str, np.ndarray]:
     """Each held axis' coordinates reduced to the held digits (absent axes are 0)."""
     out = {}
     for axis, ranges in held.items():
-        c = coords.get(axis, np.zeros(n, dtype=np.int64))
-        out[axis] = sum(((c // s) % e) * s for s, e in sorted(ranges))
+        c = coords.get(axis)
+        if c is None:
+            out[axis] = np.zeros(n, dtype=np.int64)
+            continue
+        merged = _merged(ranges)
+        if len(merged) == 1 and merged[0][0] == 1 and (c.size == 0 or c.max() < merged[0][1]):
+            out[axis] = c                                  # every digit held
+        else:
+            out[axis] = sum(((c // s) % e) * s for s, e in merged)
     return out
 
 
@@ -166,23 +184,23 @@ def move(src: Value, levels: tuple[Mapping, ...], spatial: int, per_slice: bool)
     held = digits(chain(src.levels))
     axes = sorted(held)
     sizes = {a: sum((e - 1) * s for s, e in held[a]) + 1 for a in axes}
-    n_src, n_out = len(src_live), len(out_live)
+    src_pos, out_pos = np.flatnonzero(src_live), np.flatnonzero(out_live)
     if per_slice:
-        inner_src = math.prod(m.size for m in src.levels[spatial:])
-        inner_out = math.prod(m.size for m in levels[spatial:])
-        src_prefix, out_prefix = np.arange(n_src) // inner_src, np.arange(n_out) // inner_out
+        src_prefix = src_pos // math.prod(m.size for m in src.levels[spatial:])
+        out_prefix = out_pos // math.prod(m.size for m in levels[spatial:])
     else:
-        src_prefix, out_prefix = np.zeros(n_src, np.int64), np.zeros(n_out, np.int64)
-    mine = restrict(src_coords, held, n_src)
-    if any(np.any((mine[a] != src_coords.get(a, 0))[src_live]) for a in axes):
+        src_prefix, out_prefix = np.zeros(len(src_pos), np.int64), np.zeros(len(out_pos), np.int64)
+    src_c = {a: c[src_pos] for a, c in src_coords.items()}
+    mine = restrict(src_c, held, len(src_pos))
+    if any(np.any(mine[a] != src_c.get(a, 0)) for a in axes):
         raise ModelError(f"the digits read off {chain(src.levels)} do not cover its own cells")
-    src_key = _keys(mine, axes, sizes, src_prefix)[src_live]
-    out_key = _keys(restrict(out_coords, held, n_out), axes, sizes, out_prefix)[out_live]
+    src_key = _keys(mine, axes, sizes, src_prefix)
+    out_key = _keys(restrict({a: c[out_pos] for a, c in out_coords.items()}, held, len(out_pos)),
+                    axes, sizes, out_prefix)
     order = np.argsort(src_key, kind="stable")
-    found = np.searchsorted(src_key[order], out_key)
-    found = np.minimum(found, len(order) - 1)
-    if len(order) == 0 or np.any(src_key[order][found] != out_key):
+    found = np.minimum(np.searchsorted(src_key[order], out_key), max(len(order) - 1, 0))
+    if len(out_key) and (len(order) == 0 or np.any(src_key[order][found] != out_key)):
         raise ModelError(f"a live cell of {chain(levels)} has no source element in {chain(src.levels)}")
-    data = np.zeros(n_out, dtype=src.data.dtype)
-    data[out_live] = src.data[np.flatnonzero(src_live)[order[found]]]
+    data = np.zeros(len(out_live), dtype=src.data.dtype)
+    data[out_pos] = src.data[src_pos[order[found]]]
     return Value(src.dtype, tuple(levels), data, spatial)

@@ -151,7 +151,8 @@ def narrow_e5m2(x: np.ndarray) -> np.ndarray:
     big_e = ((x >> 23) & 0xFF).astype(np.int64) - 127 + 15
     normal = (big_e << 2) | ((x >> 21) & 3).astype(np.int64)
     normal = np.minimum(normal + ((x >> 20) & 1).astype(np.int64), 0x7C)
-    scaled = np.abs(v).astype(np.float64) * 65536.0       # exact: |x| < 2^-14 here
+    with np.errstate(all="ignore"):
+        scaled = np.where(big_e <= 0, np.abs(v).astype(np.float64), 0.0) * 65536.0   # exact: |x| < 2^-14
     whole = np.floor(scaled)
     sub = np.minimum(whole + (scaled - whole >= 0.5), 3).astype(np.int64)
     mag = np.where(big_e >= 31, 0x7C, np.where(big_e <= 0, sub, normal))
