@@ -8,6 +8,10 @@ with the kernel source, which can be pasted into test_regressions.py. The summar
 counter is asserted so the property cannot pass vacuously: most examples must execute
 and compare.
 
+Both sides use the compiler's own contraction geometry and conversions, so a bug there
+makes them agree on a wrong answer; test_naive_model.py checks the cpu backend against an
+independent naive model on the same generated kernels for that.
+
 The normal suite runs 200 examples (fixed seed); `-m slow` runs 1000 more.
 """
 
