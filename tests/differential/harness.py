@@ -33,7 +33,7 @@ import npu_opt
 from ir.codes import CODES
 from ir.errors import CompileError
 
-__all__ = ["Disagreement", "KNOWN_ISSUES", "KnownIssue", "Outcome", "differential", "load_kernel", "run_visa"]
+__all__ = ["Disagreement", "Outcome", "differential", "load_kernel", "run_visa"]
 
 _TMP = Path(tempfile.mkdtemp(prefix="npu_opt_diff_"))
 atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
@@ -41,14 +41,6 @@ atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 class Disagreement(AssertionError):
     """The backends disagree (or one of them crashed) on a generated kernel."""
-
-
-class KnownIssue(Disagreement):
-    """A disagreement already pinned by a (strict xfail) test in test_regressions.py."""
-
-    def __init__(self, message: str, test: str) -> None:
-        super().__init__(message)
-        self.test = test
 
 
 @attrs.frozen
@@ -71,41 +63,13 @@ def load_kernel(source: str) -> Any:
     return found.kernels[0]
 
 
-# Bugs this generator found that are not fixed yet: (substring of the failure message,
-# the regression test in test_regressions.py that pins it). A generated kernel that fails
-# with one of them is counted as `known_issue` instead of failing the property test; the
-# regression tests are strict xfails, so fixing a bug turns its test red until the entry
-# here (and the xfail) are removed.
-KNOWN_ISSUES: tuple[tuple[str, str], ...] = (
-)
-
-
 def _fail(source: str, seed: int | None, what: str) -> Disagreement:
-    for needle, test in KNOWN_ISSUES:
-        if needle in what:
-            return KnownIssue(f"[known issue, see {test}] {what}\n\n--- kernel source ---\n{source}", test)
     return Disagreement(f"{what}\n\n--- kernel source (input seed {seed}) ---\n{source}")
 
 
-def run_visa(kernel: Any, arrays: list[np.ndarray], outcome: Any = None) -> Any:
-    """The `visa` backend: `npu_opt.run(..., backend="visa")` once it is registered,
-    until then the same pipeline by hand (compile, parse the text, interpret)."""
-    from backends import BACKENDS
-
-    if "visa" in BACKENDS:
-        return npu_opt.run(kernel, *arrays, backend="visa")
-    from backends.cpu.host import returns_tuple
-    from tu_ops.target import get_target
-    from visa import parse_visa
-    from visa.interp import execute
-
-    if outcome is None:
-        from npu_opt.compile_api import compile_kernel
-
-        outcome = compile_kernel(kernel)
-    if outcome.status != "ok":
-        raise CompileError(outcome.diagnostics)
-    return execute(parse_visa(outcome.text), arrays, get_target("rngd"), as_tuple=returns_tuple(kernel))
+def run_visa(kernel: Any, arrays: list[np.ndarray]) -> Any:
+    """The `visa` backend: npu lowering -> VISA text -> parse -> interpret."""
+    return npu_opt.run(kernel, *arrays, backend="visa")
 
 
 def _codes(diags) -> tuple[str, ...]:
@@ -176,7 +140,7 @@ def differential(source: str, seed: int = 0) -> Outcome:
             raise _fail(source, seed, f"check() refuses with {codes}, the npu pipeline gives "
                                       f"{outcome.status} {_codes(outcome.diagnostics)}")
         try:
-            run_visa(kernel, arrays, outcome)
+            run_visa(kernel, arrays)
         except CompileError as e:
             if _codes(e.diagnostics) != codes:
                 raise _fail(source, seed, f"check() refuses with {codes}, the visa backend with "
@@ -202,7 +166,7 @@ def differential(source: str, seed: int = 0) -> Outcome:
         return Outcome("lowering_refused", code)
 
     try:
-        visa = run_visa(kernel, arrays, outcome)
+        visa = run_visa(kernel, arrays)
     except Exception as e:  # noqa: BLE001
         raise _fail(source, seed, f"the visa backend raised {type(e).__name__}: {e}") from e
     diff = compare(cpu, visa)

@@ -2,8 +2,8 @@
 
 Every test states which side is wrong, by pipeline.md / artifacts.md, and checks the
 `cpu` result against numpy as well, so a "fix" that breaks the right side is caught.
-Open bugs are strict xfails: when one is fixed its test turns red (XPASS); then remove the
-xfail marker and the matching entry of `harness.KNOWN_ISSUES`.
+All of them are fixed; each test pins the corrected behaviour. A new disagreement is
+reduced to a kernel here and fixed on the wrong side, never tolerated by the generator.
 """
 
 from __future__ import annotations

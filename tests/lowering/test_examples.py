@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.npu import lower_kernel
+from backends.npu import declared_axes, lower_kernel
 from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, example, load
 from tu_ops import rngd
@@ -76,18 +76,64 @@ def test_user_written_mappings_keep_their_tree():
     assert commit.text().endswith('"I % 8, 1 # 2"]')
 
 
+# The same kernel twice: once in a module that declares its axes in an order (N, K, M)
+# unlike their first appearance in the kernel (M, K, N), once in a module with no axes()
+# registry at all (every m() names its sizes with `axes=`).
+_AXES_BODY = '''
+@device(chip=1)
+def order_k(ctx: Context, x: HbmTensor[i8, Chip, m("M, K"{ax})],
+            y: HbmTensor[i8, Chip, m("N, K"{ax})]) -> HbmTensor[i8, Chip, m("M, K"{ax})]:
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("M, K"{ax})])
+    e = y.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N, K"{ax})])
+    return d.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("M, K"{ax})])
+'''
+_AXES_HEAD = '''from npu_opt import *
+{decl}
+Chip = m("1")
+Cluster = m("1 # 2")
+Slice = m("1 # 256")
+'''
+DECLARED = _AXES_HEAD.format(decl="axes(N=4, K=32, M=8)") + _AXES_BODY.format(ax="")
+UNDECLARED = (_AXES_HEAD.format(decl="AX = {'M': 8, 'K': 32, 'N': 4}")
+              + _AXES_BODY.format(ax=", axes=AX"))
+
+
+def _axes_line(kernel) -> str:
+    import npu_opt
+
+    (line,) = [x.strip() for x in npu_opt.compile(kernel).text.splitlines() if x.strip().startswith("axes ")]
+    return line
+
+
+def test_axes_follow_the_declaration_order_of_the_module():
+    from tests.kernel_files import load_source
+
+    kernel = load_source(DECLARED, "axes-declared").order_k
+    assert lower_kernel(kernel).axes == (("N", 4), ("K", 32), ("M", 8))
+    assert _axes_line(kernel) == "axes N=4, K=32, M=8"
+
+
 def test_axes_fall_back_to_first_appearance_without_a_declaration():
+    from ir.mapping.axes import REGISTRY_NAME
+    from tests.kernel_files import load_source
+
+    module = load_source(UNDECLARED, "axes-undeclared")
+    assert not vars(module).get(REGISTRY_NAME)      # no declaration: the fallback is taken
+    assert lower_kernel(module.order_k).axes == (("M", 8), ("K", 32), ("N", 4))
+    assert _axes_line(module.order_k) == "axes M=8, K=32, N=4"
+
+
+def test_an_example_keeps_its_declared_axis_order():
     kernel = example("gemm_i8", "gemm_i8_kernel")
-    traced = kernel.trace().kernel
-    assert lower(traced, Options(axes=kernel.axes)).axes == (("M", 512), ("N", 512), ("K", 128))
-    assert {n for n, _ in lower(traced, Options(axes=())).axes} == {"M", "N", "K"}
+    assert lower_kernel(kernel).axes == (("M", 512), ("N", 512), ("K", 128))
+    assert lower(kernel.trace().kernel, Options()).axes == (("M", 512), ("N", 512), ("K", 128))
 
 
 def test_dump_ir_writes_one_file_per_pass(tmp_path):
     kernel = example("gemm_i8", "gemm_i8_kernel")
     first, second = tmp_path / "a", tmp_path / "b"
     for d in (first, second):
-        lower_kernel(kernel, "rngd", Options(dump_ir=d, axes=kernel.axes))
+        lower_kernel(kernel, "rngd", Options(dump_ir=d, axes=declared_axes(kernel)))
     names = sorted(p.name for p in first.iterdir())
     assert names == ["gemm_i8_kernel.00-trace.txt", "gemm_i8_kernel.01-emulate-dtypes.txt",
                      "gemm_i8_kernel.02-lower-ops.txt", "gemm_i8_kernel.03-allocate-memory.txt"]
