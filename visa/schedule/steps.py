@@ -103,9 +103,8 @@ def commit_bank_run(op: Any, target: Any) -> BankRun:
     return longest_bank_run(loops, op.dest)
 
 
-def _program_accesses(program: TuProgram, kernel: LoweredKernel, target: Any) -> tuple[Access, ...]:
-    dm = {a.tensor.id: a for a in kernel.dm_allocations}
-    trf = {a.tensor.id: a for a in kernel.trf_allocations}
+def _program_accesses(program: TuProgram, allocs: tuple[dict, dict], target: Any) -> tuple[Access, ...]:
+    dm, trf = allocs
     out: list[Access] = []
     for op in program.ops:
         if op.MNEMONIC == "feed_buffer":
@@ -141,7 +140,7 @@ def _mac_peak(op: Any, rates: Rates, target: Any) -> int:
     return int(rates("tensor_unit", "contraction_lanes")) * per_lane
 
 
-def _program_step(index: int, program: TuProgram, kernel: LoweredKernel, rates: Rates, target: Any) -> Step:
+def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rates: Rates, target: Any) -> Step:
     records = tuple(_record(op, rates.engine(op.MNEMONIC), record_cycles(op, rates, target))
                     for op in program.ops)
     context = program.context.name.lower()
@@ -159,7 +158,7 @@ def _program_step(index: int, program: TuProgram, kernel: LoweredKernel, rates: 
     dm_bytes = sum(_dm_bytes(op, target) for op in program.ops)
     return Step(index=index, label=f"program {program.index}", context=context,
                 duration=max((r.cycles for r in records), default=0), records=records,
-                accesses=_program_accesses(program, kernel, target), claims=tuple(claims), bank_run=longest,
+                accesses=_program_accesses(program, allocs, target), claims=tuple(claims), bank_run=longest,
                 macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
 
 
@@ -175,5 +174,6 @@ def _dm_bytes(op: Any, target: Any) -> int:
 
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
-    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else _program_step(i, s, kernel, rates, target)
+    allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
+    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
