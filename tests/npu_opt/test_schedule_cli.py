@@ -110,3 +110,24 @@ def test_every_example_kernel_has_a_schedule_with_bounds_and_a_manifest_makespan
         # the command on the written artifact agrees with the dumped file
         status, text, _ = run([[str(out / entry["artifact"])], "json"])
         assert json.loads(text)["makespan"] == data["makespan"]
+
+
+def test_a_rates_file_changes_the_numbers_and_a_bad_one_is_a_usage_error(chain, tmp_path):
+    text = (ROOT / "tu_ops" / "targets" / "rngd.schedule.toml").read_text()
+    slow = tmp_path / "slow.toml"
+    slow.write_text(text.replace("startup_cycles = 500", "startup_cycles = 1500"))
+    status, out, _ = run([[str(chain)], "json", None, None, str(slow)])
+    assert status == 0 and json.loads(out)["makespan"] == CHAIN + 2 * 1000
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace("startup_cycles", "start_cycles"))
+    status, _, err = run([[str(chain)], "human", None, None, str(bad)])
+    assert status == 2 and "error[USAGE]" in err and "dma.start_cycles" in err
+
+
+def test_trace_and_html_files_are_written(chain, tmp_path):
+    trace, page = tmp_path / "t.json", tmp_path / "p.html"
+    assert main(["schedule", str(chain), "--trace", str(trace), "--html", str(page)]) == 0
+    events = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == 4 and events[-1]["ts"] == pytest.approx((756 + 16) / 1000)
+    html = page.read_text()
+    assert "<script src" not in html and "<link" not in html and '"makespan": %d' % CHAIN in html

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from tu_ops.dma import DmaCommand, DmaOp
+from visa.cost import record_cost
 from visa.schedule.rates import Rates
 
 __all__ = ["DmaCost", "dma_cost", "record_cycles"]
@@ -29,10 +30,9 @@ def record_cycles(op: Any, rates: Rates, target: Any) -> int:
     tu = lambda key: rates("tensor_unit", key)  # noqa: E731 - a short reader
     name = op.MNEMONIC
     if name == "feed_buffer":
-        flits = op.beats * op.collect_flits.value
-        bits = target.bits_of(op.source.dtype) or op.source.dtype.bits
-        read = sum(-(-math.prod(e.size for e in s.entries()) * bits // 8) for s in op.shapes)
-        return max(_ceil(flits, tu("fetch_flits_per_cycle")), _ceil(read, tu("fetch_bytes_per_cycle")))
+        cost = record_cost(op, target)
+        return max(_ceil(cost["feed_flits"], tu("fetch_flits_per_cycle")),
+                   _ceil(cost["dm_read_bytes"], tu("fetch_bytes_per_cycle")))
     if name == "trf_load":
         return _ceil(op.lanes * op.bytes_per_lane, target.constants.FLIT_BYTES * tu("fetch_flits_per_cycle"))
     if name == "contract_outer":

@@ -10,7 +10,6 @@ duration in cycles.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
@@ -18,6 +17,7 @@ import attrs
 from tu_ops.bank_runs import BankRun, feed_bank_run, longest_bank_run
 from tu_ops.dma import DmaOp
 from tu_ops.program import LoweredKernel, TuProgram
+from visa.cost import record_cost
 from visa.schedule.durations import DmaCost, dma_cost, record_cycles
 from visa.schedule.rates import Rates
 
@@ -152,24 +152,14 @@ def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rat
     hold = rates("dm", "bank_hold_run")
     claims += sorted({f"bank{r.bank}" for r in runs if r.length >= hold})
     claims += sorted({r.engine for r in records if r.engine in rates.shared})
-    contracts = [op for op in program.ops if op.MNEMONIC == "contract_outer"]
-    macs = sum(op.lanes * op.output_type.time.size * op.output_type.packet.size for op in contracts)
-    peak = max((_mac_peak(op, rates, target) for op in contracts), default=0)
-    dm_bytes = sum(_dm_bytes(op, target) for op in program.ops)
+    costs = [record_cost(op, target) for op in program.ops]
+    macs = sum(c["mac_ops"] for c in costs)
+    dm_bytes = sum(c["dm_read_bytes"] + c["dm_write_bytes"] for c in costs)
+    peak = max((_mac_peak(op, rates, target) for op in program.ops if op.MNEMONIC == "contract_outer"), default=0)
     return Step(index=index, label=f"program {program.index}", context=context,
                 duration=max((r.cycles for r in records), default=0), records=records,
                 accesses=_program_accesses(program, allocs, target), claims=tuple(claims), bank_run=longest,
                 macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
-
-
-def _dm_bytes(op: Any, target: Any) -> int:
-    """DM bytes a program record reads or writes per slice (the dm_read/dm_write counters)."""
-    if op.MNEMONIC == "feed_buffer":
-        bits = target.bits_of(op.source.dtype) or 0
-        return sum(-(-math.prod(e.size for e in s.entries()) * bits // 8) for s in op.shapes)
-    if op.MNEMONIC == "commit":
-        return math.prod(e.size for e in op.write.time) * op.valid_bytes
-    return 0
 
 
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
