@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
                                     "scheduler (a model, from the book's published rates): print the makespan, "
                                     "the lower bounds, the critical path and per-context utilisation. Two files: "
-                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input.")
+                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input, 3 internal error.")
     sc.add_argument("files", nargs="+", metavar="FILE")
     sc.add_argument("--format", choices=["human", "json"], default="human")
     sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")

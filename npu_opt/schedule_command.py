@@ -7,7 +7,8 @@ trace-event JSON of the (first) schedule, `--html` a self-contained timeline pag
 `schedule_manifest_fields` is what `npu-opt compile` records per kernel (makespan) and
 dumps with `--dump-schedule DIR`.
 
-Exit status: 0 ok; 2 a bad invocation, an unreadable input or a corrupt artifact.
+Exit status: 0 ok; 2 a bad invocation, an unreadable input or a corrupt artifact; 3 an internal
+error of the schedule model.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from npu_opt.run_command import EXIT_OK, EXIT_USAGE, _Usage
+from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
 from npu_opt.visa_command import _format_error, _read, _target
 
 __all__ = ["schedule_command", "schedule_of_text", "schedule_manifest_fields"]
@@ -63,6 +64,10 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
     except (_Usage, NpuOptError, OSError) as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - a bug of the schedule model is ours, not the input's
+        print(f"error[ICE]: internal error in the schedule model: {type(e).__name__}: {e}\n"
+              f"  = help: this is a bug in npu-opt, not in your artifact; please report it", file=err)
+        return EXIT_ICE
     print(_render(schedules, files, fmt), file=out)
     return EXIT_OK
 
@@ -95,7 +100,12 @@ def schedule_manifest_fields(text: str, kernel: str, target: Any, dump_dir: str 
     dumped schedule when `dump_dir` is given)."""
     from visa.schedule.report import schedule_json
 
-    schedule = schedule_of_text(text, target=target, rates=_rates(None, target.name))
+    try:
+        schedule = schedule_of_text(text, target=target, rates=_rates(None, target.name))
+    except Exception as e:  # noqa: BLE001 - the artifact is written; only its schedule is missing
+        print(f"warning[ICE]: {kernel}: internal error in the schedule model ({type(e).__name__}: {e}); "
+              f"its makespan is not recorded", file=sys.stderr)
+        return {"makespan": None}
     fields: dict[str, Any] = {"makespan": schedule.makespan}
     if dump_dir is not None:
         directory = Path(dump_dir)

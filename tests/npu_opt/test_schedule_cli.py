@@ -131,3 +131,19 @@ def test_trace_and_html_files_are_written(chain, tmp_path):
     assert len(events) == 4 and events[-1]["ts"] == pytest.approx((756 + 16) / 1000)
     html = page.read_text()
     assert "<script src" not in html and "<link" not in html and '"makespan": %d' % CHAIN in html
+
+
+def test_a_bug_in_the_model_is_an_internal_error_not_a_traceback(chain, monkeypatch, capsys):
+    import visa.schedule.model as model
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("injected")
+
+    monkeypatch.setattr(model, "build_steps", broken)
+    status, _, err = run([[str(chain)]])
+    assert status == 3 and err.startswith("error[ICE]: internal error in the schedule model: ZeroDivisionError")
+    from npu_opt.schedule_command import schedule_manifest_fields
+    from tu_ops import rngd
+
+    assert schedule_manifest_fields(chain.read_text(), "k", rngd(), None) == {"makespan": None}
+    assert "warning[ICE]: k: internal error" in capsys.readouterr().err
