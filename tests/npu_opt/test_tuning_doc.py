@@ -57,3 +57,22 @@ def test_the_two_tilings_compute_the_same_product(tmp_path):
     # against an independent oracle: f32 products of the bf16 inputs (bf16 rounding tolerance)
     ref = bf16_bits_to_f32(a) @ bf16_bits_to_f32(b).T
     assert np.allclose(got_wide.astype(np.float32), ref, rtol=1e-2, atol=1e-2)
+
+
+def test_the_assumptions_table_shows_the_shipped_rates():
+    from visa.schedule import builtin_rates
+
+    r = builtin_rates("rngd")
+    facts = [
+        f"| HBM bandwidth | {r('hbm', 'chip_bytes_per_cycle'):g} B/cycle per chip |",
+        f"| DM bandwidth (DMA side) | {r('dm', 'chip_bytes_per_cycle'):g} B/cycle per chip |",
+        f"| DM bandwidth of one slice | {r('dm', 'slice_bytes_per_cycle'):g} B/cycle |",
+        f"{r('hbm', 'align_bytes'):g} B, x{r('hbm', 'unaligned_read_factor'):g}, "
+        f"x{r('hbm', 'partial_write_factor'):g}",
+        f"| DMA Engine | {r('dma', 'engine_bytes_per_cycle'):g} B/cycle, {r('dma', 'request_bytes'):g}-byte requests, "
+        f"{r('dma', 'startup_cycles'):g} cycles startup per command |",
+        f"| held bank | a run of {r('dm', 'bank_hold_run'):g} accesses on one bank |",
+        f"| clock | {r('clock', 'ghz'):g} GHz |",
+    ]
+    missing = [text for text in facts if text not in DOC]
+    assert not missing
