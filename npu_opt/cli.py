@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", choices=["human", "json", "github"], default="human")
+    co.add_argument("--dump-schedule", default=None, metavar="DIR",
+                    help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
     co.set_defaults(run=_compile)
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
@@ -99,7 +101,24 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--backend", default="cpu", metavar="cpu|visa", help="executing backend (default cpu)")
     rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     rn.set_defaults(run=_run)
+    sc = sub.add_parser("schedule", help="model the schedule of a VISA artifact: makespan, bounds, critical path",
+                        description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
+                                    "scheduler (a model, from the book's published rates): print the makespan, "
+                                    "the lower bounds, the critical path and per-context utilisation. Two files: "
+                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input, 3 internal error.")
+    sc.add_argument("files", nargs="+", metavar="FILE")
+    sc.add_argument("--format", choices=["human", "json"], default="human")
+    sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
+    sc.add_argument("--html", default=None, metavar="OUT.html", help="write a self-contained timeline page")
+    sc.add_argument("--rates", default=None, metavar="FILE", help="a scheduling rates TOML file")
+    sc.set_defaults(run=_schedule)
     return parser
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    from npu_opt.schedule_command import schedule_command
+
+    return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -131,7 +150,7 @@ def _compile(args: argparse.Namespace) -> int:
 
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
-                       compat=not args.no_compat, fmt=args.format)
+                       compat=not args.no_compat, fmt=args.format, dump_schedule=args.dump_schedule)
 
 
 def _check(args: argparse.Namespace) -> int:

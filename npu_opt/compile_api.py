@@ -78,13 +78,14 @@ def compile(kernel: Any, target: Any = "rngd", compat: bool = True) -> Artifact:
     if outcome.status != "ok":
         raise CompileError(outcome.diagnostics + outcome.warnings)
     from visa.parser import parse_visa
+    from visa.schedule import schedule_artifact
 
     artifact = parse_visa(outcome.text)
     entry = {"name": kernel.name, "qualname": f"{kernel.__module__}.{kernel.__qualname__}",
              "file": kernel.file_display, "status": "ok", "code": None,
              "artifact": f"{kernel.name}.visa",
              "sha256": hashlib.sha256(outcome.text.encode()).hexdigest(),
-             "timings_ms": outcome.timings_ms}
+             "timings_ms": outcome.timings_ms, "makespan": schedule_artifact(artifact).makespan}
     records = tuple(artifact.kernel.ops())
     name = target if isinstance(target, str) else target.name
     return Artifact(outcome.text, kernel.name, name, entry, records, outcome.warnings)

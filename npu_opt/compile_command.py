@@ -21,6 +21,7 @@ from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, _duplicates, run_check
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, npu_opt_version
 from npu_opt.discover import discover
+from npu_opt.schedule_command import schedule_manifest_fields
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
@@ -127,7 +128,8 @@ def _qualname(file: str, kernel: Any) -> str:
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
-                compat: bool = True, fmt: str = "human", out: TextIO | None = None) -> int:
+                compat: bool = True, fmt: str = "human", out: TextIO | None = None,
+                dump_schedule: str | None = None) -> int:
     """Compile every kernel under `paths` into `out_dir`; return the exit status."""
     out = out or sys.stdout
     if backend == "typecheck":
@@ -161,7 +163,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     for i, outcome in zip(misses, fresh):
         outcomes[i] = outcome
         _cache_put(cache, keys[i], outcome)
-    entries = [_write(directory, kernels[i], outcomes[i]) for i in range(len(kernels))]
+    entries = [_write(directory, kernels[i], outcomes[i], tgt, dump_schedule) for i in range(len(kernels))]
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
                                 "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
                                 "kernels": entries}
@@ -174,7 +176,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     return EXIT_USAGE if errors else status
 
 
-def _write(directory: Path, kernel: Any, outcome: Outcome) -> dict[str, Any]:
+def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_schedule: str | None) -> dict[str, Any]:
     ok = outcome.status == "ok"
     name = f"{kernel.name}.visa" if ok else f"{kernel.name}.fail"
     stale = directory / (f"{kernel.name}.fail" if ok else f"{kernel.name}.visa")
@@ -186,7 +188,8 @@ def _write(directory: Path, kernel: Any, outcome: Outcome) -> dict[str, Any]:
     return {"name": kernel.name, "qualname": _qualname(file, kernel), "file": file,
             "status": outcome.status, "code": outcome.code, "artifact": name,
             "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
-            "timings_ms": outcome.timings_ms}
+            "timings_ms": outcome.timings_ms, "makespan": None,
+            **(schedule_manifest_fields(data, kernel.name, target, dump_schedule) if ok else {})}
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO) -> None:

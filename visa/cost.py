@@ -12,7 +12,7 @@ from typing import Any
 from tu_ops.program import LoweredKernel
 from visa.artifact import COST_KEYS
 
-__all__ = ["compute_cost", "COST_KEYS"]
+__all__ = ["compute_cost", "record_cost", "COST_KEYS"]
 
 
 def _ceil_bytes(elements: int, bits: int) -> int:
@@ -25,6 +25,13 @@ def compute_cost(kernel: LoweredKernel, target: Any) -> dict[str, int]:
     for op in kernel.ops():
         _count(op, cost, target)
     cost["dm_peak_bytes"], cost["trf_peak_bytes"] = memory_peaks(kernel, target)
+    return cost
+
+
+def record_cost(op: Any, target: Any) -> dict[str, int]:
+    """One record's contribution to the flow counters (the schedule model's inputs)."""
+    cost = dict.fromkeys(COST_KEYS, 0)
+    _count(op, cost, target)
     return cost
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
@@ -9,13 +11,14 @@ import pytest
 import npu_opt
 from npu_opt.cli import main
 from npu_opt.discover import discover
+from npu_opt.schedule_command import schedule_command
 from visa import parse_visa
 
 ROOT = Path(__file__).parents[2]
 KERNELS = {k.name: k for k in discover([str(ROOT / "examples"), str(ROOT / "tests" / "fixtures")]).kernels}
 
 
-def test_compile_returns_an_artifact_whose_records_parse_from_its_text():
+def test_compile_returns_an_artifact_whose_records_parse_from_its_text(tmp_path):
     artifact = npu_opt.compile(KERNELS["gemm_i8_kernel"])
     assert artifact.kernel == "gemm_i8_kernel" and artifact.target == "rngd"
     assert artifact.text.startswith("visa 1\n")
@@ -24,6 +27,12 @@ def test_compile_returns_an_artifact_whose_records_parse_from_its_text():
     entry = artifact.manifest_entry
     assert entry["status"] == "ok" and entry["artifact"] == "gemm_i8_kernel.visa"
     assert set(entry["timings_ms"]) == {"trace", "lower", "verify", "emit"}
+    # the makespan `npu-opt schedule` gives the artifact's text
+    path = tmp_path / "gemm_i8_kernel.visa"
+    path.write_text(artifact.text)
+    out = io.StringIO()
+    assert schedule_command([str(path)], "json", out=out) == 0
+    assert entry["makespan"] == json.loads(out.getvalue())["makespan"] > 0
     assert artifact.warnings == ()
 
 

@@ -41,7 +41,9 @@ def test_examples_compile_to_one_visa_each_and_a_manifest(compiled_examples):
     assert list(manifest) == ["npu_opt_version", "target", "kernels"]
     assert manifest["target"]["name"] == "rngd"
     for entry in manifest["kernels"]:
-        assert list(entry) == ["name", "qualname", "file", "status", "code", "artifact", "sha256", "timings_ms"]
+        assert list(entry) == ["name", "qualname", "file", "status", "code", "artifact", "sha256", "timings_ms",
+                               "makespan"]
+        assert isinstance(entry["makespan"], int) and entry["makespan"] > 0
         assert entry["status"] == "ok" and entry["code"] is None
         data = (out / entry["artifact"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]

@@ -1,0 +1,169 @@
+"""The schedulable steps of an artifact: what each body step occupies, touches and costs.
+
+A step is one body step of the kernel: a `dma` record (on the DMA context) or a
+`program` (on its MAIN or SUB context, its records pipelined on their engines). Each
+step names the memory locations it reads and writes (HBM tensors; DM byte ranges of a
+slice; TRF rows), the resources it claims (its context; `tdma` too when its DM accesses
+break the 64-consecutive-same-bank rule; the DM banks it holds; shared engines) and its
+duration in cycles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tu_ops.bank_runs import BankRun, feed_bank_run, longest_bank_run
+from tu_ops.dma import DmaOp
+from tu_ops.program import LoweredKernel, TuProgram
+from visa.cost import record_cost
+from visa.schedule.durations import DmaCost, dma_cost, record_cycles
+from visa.schedule.rates import Rates
+
+__all__ = ["Access", "Record", "Step", "build_steps", "DMA_CONTEXT"]
+
+DMA_CONTEXT = "tdma"
+
+
+@attrs.frozen
+class Access:
+    """A read or write of `[lo, hi)` in memory `space` ("hbm:%n", "dm", "trf") by `ref`."""
+
+    space: str
+    lo: int
+    hi: int
+    write: bool
+    ref: str
+
+    def text(self) -> str:
+        where = self.space if self.space.startswith("hbm") else f"{self.space}[{self.lo}, {self.hi})"
+        return f"{where} ({self.ref})"
+
+
+@attrs.frozen
+class Record:
+    """One VISA record inside a step: its value, mnemonic, engine, busy cycles, text and location."""
+
+    ref: str
+    mnemonic: str
+    engine: str
+    cycles: int
+    text: str
+    loc: str | None
+
+
+@attrs.frozen
+class Step:
+    """One schedulable body step."""
+
+    index: int
+    label: str
+    context: str
+    duration: int
+    records: tuple[Record, ...]
+    accesses: tuple[Access, ...]
+    claims: tuple[str, ...]
+    bank_run: BankRun | None = None
+    dma: DmaCost | None = None
+    macs: int = 0
+    mac_peak: int = 0
+    slice_dm_bytes: int = 0
+
+
+def _loc(op: Any) -> str | None:
+    return None if op.loc is None else f"{op.loc.file}:{op.loc.line}:{op.loc.col or 1}"
+
+
+def _record(op: Any, engine: str, cycles: int) -> Record:
+    return Record(ref=str(op.result), mnemonic=op.MNEMONIC, engine=engine, cycles=cycles, text=op.text(),
+                  loc=_loc(op))
+
+
+def _side(ref: Any, t: Any, alloc: Any, write: bool) -> Access:
+    if t.kind == "hbm":
+        return Access(f"hbm:{ref}", 0, 1, write, str(ref))
+    lo = alloc.base if alloc is not None else 0
+    return Access("dm", lo, lo + (alloc.size if alloc is not None else 1), write, str(ref))
+
+
+def _dma_step(index: int, op: DmaOp, rates: Rates) -> Step:
+    cost = dma_cost(op, rates)
+    accesses = (_side(op.src, op.input_type, op.src_alloc, False),
+                _side(op.result, op.output_type, op.dst_alloc, True))
+    record = _record(op, rates.engine("dma"), cost.cycles)
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=cost.cycles, records=(record,),
+                accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
+
+
+def commit_bank_run(op: Any, target: Any) -> BankRun:
+    """The longest same-bank run of a commit's DM writes (one write per time step)."""
+    bits = target.bits_of(op.output_type.dtype) or op.output_type.dtype.bits
+    loops = tuple((e.size, e.stride * bits // 8) for e in op.write.time if e.size > 1)
+    return longest_bank_run(loops, op.dest)
+
+
+def _program_accesses(program: TuProgram, allocs: tuple[dict, dict], target: Any) -> tuple[Access, ...]:
+    dm, trf = allocs
+    out: list[Access] = []
+    for op in program.ops:
+        if op.MNEMONIC == "feed_buffer":
+            a = dm.get(op.source.tensor.id)
+            lo = a.base if a is not None else (op.source_base or 0)
+            out.append(Access("dm", lo, lo + (a.size if a is not None else 1), False, str(op.source.tensor)))
+        elif op.MNEMONIC == "contract_outer":
+            a = trf.get(op.weights.id)
+            if a is not None:
+                out.append(Access("trf", a.base_row, a.base_row + a.rows, False, str(op.weights)))
+        elif op.MNEMONIC == "trf_load":
+            first, end = op.occupied_rows(target)
+            out.append(Access("trf", first, end, True, str(op.result)))
+        elif op.MNEMONIC == "commit":
+            out.append(Access("dm", op.dest, op.dest + op.alloc_bytes(target), True, str(op.result)))
+    return tuple(out)
+
+
+def _bank_runs(program: TuProgram, target: Any) -> list[BankRun]:
+    runs = []
+    for op in program.ops:
+        run = feed_bank_run(op, target) if op.MNEMONIC == "feed_buffer" else \
+            commit_bank_run(op, target) if op.MNEMONIC == "commit" else None
+        if run is not None:
+            runs.append(run)
+    return runs
+
+
+def _mac_peak(op: Any, rates: Rates, target: Any) -> int:
+    """MACs per cycle per slice the contraction engine can reach with this op's stream dtype."""
+    bits = target.bits_of(op.input_type.dtype) or 8
+    per_lane = int(rates("tensor_unit", "contraction_packet_bytes")) * 8 // bits
+    return int(rates("tensor_unit", "contraction_lanes")) * per_lane
+
+
+def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rates: Rates, target: Any) -> Step:
+    records = tuple(_record(op, rates.engine(op.MNEMONIC), record_cycles(op, rates, target))
+                    for op in program.ops)
+    context = program.context.name.lower()
+    runs = _bank_runs(program, target)
+    longest = max(runs, key=lambda r: r.length, default=None)
+    claims = [context]
+    if longest is not None and longest.length >= target.constants.BANK_RUN_LIMIT:
+        claims.append(DMA_CONTEXT)
+    hold = rates("dm", "bank_hold_run")
+    claims += sorted({f"bank{r.bank}" for r in runs if r.length >= hold})
+    claims += sorted({r.engine for r in records if r.engine in rates.shared})
+    costs = [record_cost(op, target) for op in program.ops]
+    macs = sum(c["mac_ops"] for c in costs)
+    dm_bytes = sum(c["dm_read_bytes"] + c["dm_write_bytes"] for c in costs)
+    peak = max((_mac_peak(op, rates, target) for op in program.ops if op.MNEMONIC == "contract_outer"), default=0)
+    return Step(index=index, label=f"program {program.index}", context=context,
+                duration=max((r.cycles for r in records), default=0), records=records,
+                accesses=_program_accesses(program, allocs, target), claims=tuple(claims), bank_run=longest,
+                macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
+
+
+def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
+    """The steps of `kernel` (with its allocation facts derived), in body order."""
+    allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
+    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else _program_step(i, s, allocs, rates, target)
+            for i, s in enumerate(kernel.steps)]
