@@ -170,8 +170,10 @@ def _finish(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: M
     legal_time = pair_all([in_time] + [_piece(in_slice, fs, sf_index(fs, fr)) for fr in
                                        sorted(moved_frags, key=lambda fr: sf.index(fr))])
     if dropped:
-        return _v("SWITCH-10", f"live input digits {', '.join(map(str, dropped))} reach neither out_slice nor "
-                  f"out_time; only padding may be dropped",
+        texts = [show(_piece(in_slice, fs, sf_index(fs, fr))) if fr in sf else show(_piece(in_time, ft, sf_index(ft, fr)))
+                 for fr in dropped]
+        return _v("SWITCH-10", f"the live input digits {', '.join(f'`{t}`' for t in texts)} reach neither "
+                  f"out_slice nor out_time; only padding may be dropped",
                   help="keep every live input digit: in out_slice, or moved to the innermost out_time")
     if moved_idx and any(i > moved_idx[0] for i in carried_idx):
         first = show(_piece(out_time, fto, moved_idx[0]))

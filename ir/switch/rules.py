@@ -25,6 +25,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
+from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import Ax, Op, Pu
 from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
@@ -36,7 +37,7 @@ from ir.switch.config import (
 
 __all__ = [
     "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
-    "PACKET_ALIGN", "MAX_SLICES",
+    "infer_switch", "PACKET_ALIGN", "MAX_SLICES",
 ]
 
 PACKET_ALIGN = 8
@@ -355,3 +356,13 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         if found is not None:
             return found
     return None
+
+
+def infer_switch(stream: StreamType, out_slice: Mapping, out_time: Mapping,
+                 config: SwitchVariant) -> StreamType | Violation:
+    """The stream after `.switch(out_slice, out_time, config)`: Slice and Time replaced, dtype,
+    Chip, Cluster, Packet and context kept; or the first rule the switch breaks."""
+    found = check_switch(stream.slice, stream.time, out_slice, out_time, config, stream.packet, stream.dtype)
+    if found is not None:
+        return found
+    return attrs.evolve(stream, slice=out_slice, time=out_time)

@@ -27,9 +27,11 @@ from ir.mapping.factors import Bc, Pu
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
 from ir.switch.rules import show
+from ir.types import StreamType
 
 __all__ = [
     "RULES", "TransposeParams", "EngineShape", "engine_shape", "check_transpose", "check_transpose_params",
+    "infer_transpose",
 ]
 
 RULES: dict[str, str] = {
@@ -231,3 +233,13 @@ def check_transpose_params(params: TransposeParams, time: Mapping, packet: Mappi
         return _v("TRANSPOSE-11", f"in_rows {p.in_rows} does not split the {time.size // p.packets_per_col} "
                   f"steps of Time `{show(time)}` outside packets_per_col (or exceeds {shape.max_rows})")
     return None
+
+
+def infer_transpose(stream: StreamType, out_time: Mapping,
+                    out_packet: Mapping) -> tuple[StreamType, TransposeParams] | Violation:
+    """The stream after `.transpose(out_time, out_packet)` and the engine parameters, or the
+    first rule the transpose breaks. Slice, Chip, Cluster, dtype and context are kept."""
+    found = check_transpose(stream.time, stream.packet, out_time, out_packet, stream.dtype)
+    if isinstance(found, Violation):
+        return found
+    return attrs.evolve(stream, time=out_time, packet=out_packet), found

@@ -252,3 +252,16 @@ def test_snoop_bitmap_of_a_broadcast() -> None:
     bitmap = snoop_bitmap(routes(m("L"), m("L / 4, Y"), m("M, L % 4"), plan))
     assert len(bitmap) == 256
     assert all(bitmap[s] == tuple(range(s // 4 * 4, s // 4 * 4 + 4)) for s in range(256))
+
+
+def test_infer_switch_replaces_slice_and_time_only() -> None:
+    from ir.switch.rules import infer_switch
+    from ir.types import StreamType
+
+    stream = StreamType(DType.I8, m("1"), m("1 # 2"), m("L"), m("M"), m("Q"))
+    out = infer_switch(stream, m("L / 4, Y"), m("M, L % 4"), CB(ring_size=4))
+    assert out == StreamType(DType.I8, m("1"), m("1 # 2"), m("L / 4, Y"), m("M, L % 4"), m("Q"))
+    refused = infer_switch(stream, m("L / 4, Y"), m("L % 4, M"), CB(ring_size=4))
+    assert refused.code == "SWITCH-15"
+    odd = StreamType(DType.I8, m("1"), m("1 # 2"), m("L"), m("M"), m("N"))  # 4 bytes
+    assert infer_switch(odd, m("L"), m("M"), SC.FORWARDING).code == "SWITCH-18"
