@@ -235,6 +235,10 @@ def routes(in_slice: Mapping, out_slice: Mapping, out_time: Mapping, plan: Custo
     pos = np.clip(np.searchsorted(sorted_keys, key_out), 0, max(len(sorted_keys) - 1, 0))
     found = (sorted_keys[pos] == key_out) if len(sorted_keys) else np.zeros_like(need)
     src = np.where(found, live_in[order][pos] if len(sorted_keys) else -2, -2)
+    if in_slice.size == out_slice.size:  # a replicated input (a broadcast in Slice): read your own copy
+        own = np.arange(out_slice.size)[:, None]
+        mine = (si.status[own] == LIVE) & (key_in[own] == key_out)
+        src = np.where(mine, own, src)
     return np.where(need, src, -1)
 
 

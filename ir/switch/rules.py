@@ -25,6 +25,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
+from ir.rules.collect import _show
 from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import Ax, Op, Pu
@@ -65,14 +66,9 @@ RULES: dict[str, str] = {
 }
 
 
-def show(mp: Mapping) -> str:
-    """A mapping as a message shows it: the shorter of its own text and its normal form."""
-    own = str(mp)
-    try:
-        canonical = str(mp.normalize())
-    except MappingError:
-        return own
-    return canonical if len(canonical) < len(own) else own
+# A mapping as a message shows it (the shorter of its own text and its normal form): the
+# collect rules' helper, shared rather than copied.
+show = _show
 
 
 def _v(code: str, message: str, help: str | None = None, notes: tuple[str, ...] = ()) -> Violation:

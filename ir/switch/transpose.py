@@ -149,6 +149,14 @@ def _placement(time: Mapping, valid: Mapping, out_time: Mapping, rows: Mapping, 
 def check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping,
                     dtype: DType) -> Violation | TransposeParams:
     """The engine parameters of `(time; packet) -> (out_time; out_packet)`, or the rule it breaks."""
+    try:
+        return _check_transpose(time, packet, out_time, out_packet, dtype)
+    except MappingError as e:  # a mapping without a cell layout (a digit placed twice)
+        return Violation(e.code, e.detail.splitlines()[0])
+
+
+def _check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping,
+                     dtype: DType) -> Violation | TransposeParams:
     shape = _frame_checks(dtype, packet, out_packet)
     if isinstance(shape, Violation):
         return shape

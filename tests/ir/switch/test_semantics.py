@@ -101,3 +101,31 @@ def test_transpose_writes_fill_outside_rows() -> None:
     x = stream_array(m("W"), t, p, TENSOR_AXES)
     y = transpose_data(x, params, t2.size, fill=7)
     assert np.all(y[:, :, params.in_rows:] == 7) and not np.any(y[:, :, :params.in_rows] == 7)
+
+
+def _named_grid():
+    for name in ("BROADCAST1", "TRANSPOSE", "TRANSPOSED_BROADCAST1"):
+        for s1 in (1, 2, 4):
+            for s0 in (1, 2, 4):
+                yield getattr(SC, name)(slice1=s1, slice0=s0)
+
+
+@pytest.mark.parametrize("cfg", list(_named_grid()), ids=repr)
+def test_named_config_equals_the_same_move_as_a_custom_broadcast(cfg) -> None:
+    """A named frame without time interleaving is also a CUSTOM_BROADCAST; the two data
+    paths (reshapes from the config, routes from the mappings) give the same array."""
+    from ir.switch.custom import computed_ring_size, plan_custom, routes
+    from ir.switch.rules import switch_frames
+
+    si, ti = m("K"), m("G")
+    frames = switch_frames(si, ti, cfg)
+    so, to = frames.out_slice, frames.out_time
+    assert check_switch(si, ti, so, to, cfg) is None
+    ring = computed_ring_size(routes(si, so, to, plan_custom(si, ti, so, to)))
+    assert check_switch(si, ti, so, to, CB(ring_size=ring)) is None
+    x = stream_array(si, ti, m("1"), TENSOR_AXES)
+    np.testing.assert_array_equal(switch_data(x, si, ti, so, to, cfg),
+                                  switch_data(x, si, ti, so, to, CB(ring_size=ring)))
+    cells = expected_live(so, to, m("1"), TENSOR_AXES)
+    y = switch_data(x, si, ti, so, to, cfg)
+    assert all(y[s, t, p] == v for s, t, p, v in cells)

@@ -265,3 +265,9 @@ def test_infer_switch_replaces_slice_and_time_only() -> None:
     assert refused.code == "SWITCH-15"
     odd = StreamType(DType.I8, m("1"), m("1 # 2"), m("L"), m("M"), m("N"))  # 4 bytes
     assert infer_switch(odd, m("L"), m("M"), SC.FORWARDING).code == "SWITCH-18"
+
+
+def test_replicated_input_reads_its_own_copy() -> None:
+    """An input already copied over a Slice digit needs no exchange to keep that copy."""
+    assert run(("H, 4", "M", "H, 4", "M", CB(ring_size=1))) is None
+    assert run(("H, 4", "M", "H / 2, 4, W", "M, H % 2", CB(ring_size=8))) is None

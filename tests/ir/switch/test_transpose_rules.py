@@ -112,3 +112,8 @@ def test_infer_transpose_replaces_time_and_packet_only() -> None:
     assert out == StreamType(BF16, m("1"), m("1 # 2"), m("1 # 256"), m("H, K"), m("G # 16"))
     assert params == TransposeParams(4, 8, 8, 1, 8)
     assert infer_transpose(stream, m("K, H"), m("G # 16")).code == "TRANSPOSE-12"
+
+
+def test_ill_formed_mapping_is_a_coded_violation_not_a_traceback() -> None:
+    got = check_transpose(m("G, G"), m("K # 32"), m("G, K"), m("R # 32"), I8)
+    assert isinstance(got, Violation) and got.code.startswith("MAP-")
