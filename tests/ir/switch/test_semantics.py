@@ -129,3 +129,31 @@ def test_named_config_equals_the_same_move_as_a_custom_broadcast(cfg) -> None:
     cells = expected_live(so, to, m("1"), TENSOR_AXES)
     y = switch_data(x, si, ti, so, to, cfg)
     assert all(y[s, t, p] == v for s, t, p, v in cells)
+
+
+def _generated(seeds):
+    from ir.mapping.nodes import pair_all
+    from ir.switch.custom import computed_ring_size, plan_custom, routes
+    from tests.ir.switch.generate import legal_custom
+
+    for seed in seeds:
+        si, ti, so, to = legal_custom(seed)
+        ring = computed_ring_size(routes(si, so, to, plan_custom(si, ti, so, to)))
+        assert check_switch(si, ti, so, to, CB(ring_size=ring)) is None, (seed, so, to)
+        x = stream_array(si, ti, m("1"), TENSOR_AXES)
+        y = switch_data(x, si, ti, so, to, CB(ring_size=ring))
+        for s, t, p, value in expected_live(so, to, m("1"), TENSOR_AXES):
+            assert y[s, t, p] == value, (seed, so, to, s, t)
+        moved = to.flatten()[1:] if hasattr(to, "flatten") else []
+        if len(moved) >= 2:  # the same switch with the moved digits reversed must be refused
+            swapped = pair_all([ti, *reversed(moved)])
+            assert check_switch(si, ti, so, swapped, CB(ring_size=ring)).code == "SWITCH-16", (seed, so, to)
+
+
+def test_generated_custom_switches_are_legal_and_move_the_right_data() -> None:
+    _generated(range(8))
+
+
+@pytest.mark.slow
+def test_generated_custom_switches_many() -> None:
+    _generated(range(8, 400))
