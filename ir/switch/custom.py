@@ -15,13 +15,18 @@ import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
+from ir.errors import InternalError
+from ir.mapping.cells import Index
 from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import Frag, disjoint, factor_frags, ragged_run, refine, split, strides
 from ir.switch.rules import MAX_SLICES, show
 
-__all__ = ["CustomPlan", "plan_custom", "check_custom", "routes", "computed_ring_size", "snoop_bitmap"]
+__all__ = [
+    "CustomPlan", "plan_custom", "check_custom", "routes", "computed_ring_size", "snoop_bitmap",
+    "bitmap_disagreement", "checked_bitmap",
+]
 
 
 def _v(code: str, message: str, help: str | None = None) -> Violation:
@@ -282,3 +287,59 @@ def check_custom(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         return _v("SWITCH-9", f"these mappings route within sub-rings of {need} slices, but ring_size={ring_size} "
                   f"was given", help=f"SwitchConfig.CUSTOM_BROADCAST(ring_size={need})")
     return None
+
+
+def _masked_key(coords: dict[str, int], digits: dict[str, list[Frag]]) -> frozenset:
+    """The input-Slice part of an index: only the input Slice's axes and digit ranges."""
+    out = []
+    for axis, frags in digits.items():
+        v = coords.get(axis, 0)
+        out.append((axis, sum((v // fr.lo) % fr.extent * fr.lo for fr in frags)))
+    return frozenset(out)
+
+
+def bitmap_disagreement(in_slice: Mapping, out_slice: Mapping, out_time: Mapping, moved_size: int,
+                        bitmap: tuple[tuple[int, ...], ...]) -> int | None:
+    """The first output slice whose snooped lanes do not serve exactly its reads, found by a
+    plain enumeration of the mapping cells (independent of `routes`); None when all agree."""
+    digits: dict[str, list[Frag]] = {}
+    for f in in_slice.factors():
+        fr = _frag(f)
+        if fr is not None:
+            digits.setdefault(fr.axis, []).append(fr)
+    holders: dict[frozenset, set[int]] = {}
+    for s in range(in_slice.size):
+        cell = in_slice.cell(s)
+        if isinstance(cell, Index):
+            holders.setdefault(_masked_key(dict(cell.items()), digits), set()).add(s)
+    moved = split(out_time, moved_size)[1]
+    moved_cells = [moved.cell(i) for i in range(moved_size)]
+    for lane in range(out_slice.size):
+        cell, row = out_slice.cell(lane), set(bitmap[lane])
+        needed: set[int] = set()
+        for mc in moved_cells:
+            if not (isinstance(cell, Index) and isinstance(mc, Index)):
+                continue
+            coords = {a: cell.get(a) + mc.get(a) for a in set(cell) | set(mc)}
+            sources = holders.get(_masked_key(coords, digits), set())
+            if not sources & row:
+                return lane
+            needed |= sources
+        if not row <= needed:
+            return lane
+    return None
+
+
+def checked_bitmap(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
+                   out_time: Mapping) -> tuple[tuple[int, ...], ...]:
+    """The snoop bitmap of a legal custom switch, cross-checked against the cell enumeration
+    (the reference's `BitmapAttributionMismatch` backstop); a disagreement is an ICE."""
+    plan = plan_custom(in_slice, in_time, out_slice, out_time)
+    if isinstance(plan, Violation):
+        raise InternalError(f"checked_bitmap on a refused switch: {plan.code} {plan.message}")
+    bitmap = snoop_bitmap(routes(in_slice, out_slice, out_time, plan))
+    lane = bitmap_disagreement(in_slice, out_slice, out_time, plan.moved_size, bitmap)
+    if lane is not None:
+        raise InternalError(f"switch snoop bitmap disagrees with the (out_slice x out_time) enumeration "
+                            f"at output slice {lane}")
+    return bitmap

@@ -271,3 +271,28 @@ def test_replicated_input_reads_its_own_copy() -> None:
     """An input already copied over a Slice digit needs no exchange to keep that copy."""
     assert run(("H, 4", "M", "H, 4", "M", CB(ring_size=1))) is None
     assert run(("H, 4", "M", "H / 2, 4, W", "M, H % 2", CB(ring_size=8))) is None
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=pytest.mark.slow) if k == "cu_whole_broadcast" else k
+                                  for k in sorted(ACCEPTED) if k.startswith("cu_")])
+def test_bitmap_agrees_with_the_cell_enumeration(name: str) -> None:
+    """(The full 256 x 256 broadcast enumerates 64k cells in Python, so it runs under -m slow.)"""
+    from ir.switch.custom import checked_bitmap
+
+    si, ti, so, to = (m(x) for x in ACCEPTED[name][:4])
+    bitmap = checked_bitmap(si, ti, so, to)
+    assert len(bitmap) == so.size and any(bitmap)
+
+
+def test_a_wrong_bitmap_is_an_ice_finding() -> None:
+    from ir.errors import InternalError
+    from ir.switch.custom import bitmap_disagreement, checked_bitmap
+
+    si, ti, so, to = m("L"), m("M"), m("L / 4, Y"), m("M, L % 4")
+    bitmap = list(checked_bitmap(si, ti, so, to))
+    bitmap[9] = (bitmap[9][0], bitmap[9][1], bitmap[9][2], 200)  # one lane snoops a stranger
+    assert bitmap_disagreement(si, so, to, 4, tuple(bitmap)) == 9
+    bitmap[9] = bitmap[9][:3]  # one lane misses a source
+    assert bitmap_disagreement(si, so, to, 4, tuple(bitmap)) == 9
+    with pytest.raises(InternalError):
+        checked_bitmap(si, ti, so, m("L % 4, M"))
