@@ -296,3 +296,15 @@ def test_a_wrong_bitmap_is_an_ice_finding() -> None:
     assert bitmap_disagreement(si, so, to, 4, tuple(bitmap)) == 9
     with pytest.raises(InternalError):
         checked_bitmap(si, ti, so, m("L % 4, M"))
+
+
+def test_design_note_lists_every_rule() -> None:
+    """ir/switch/README.md's rule tables name exactly the rule IDs the code defines."""
+    import re
+    from pathlib import Path
+
+    from ir.switch.transpose import RULES as TRANSPOSE_RULES
+
+    note = (Path(__file__).parents[3] / "ir" / "switch" / "README.md").read_text()
+    listed = set(re.findall(r"^\| ((?:SWITCH|TRANSPOSE)-\d+) \|", note, re.M))
+    assert listed == set(RULES) | set(TRANSPOSE_RULES)
