@@ -26,7 +26,7 @@ STAGE_METHODS = frozenset({
     "to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
     "fetch_zero_point_sub", "collect", "to_trf", "contract_outer", "contract_packet",
     "contract_time", "contract_lane", "cast", "commit_trim", "commit_cast",
-    "commit_cast_relu", "commit",
+    "commit_cast_relu", "commit", "transpose",
 })
 
 

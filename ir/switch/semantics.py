@@ -22,7 +22,7 @@ from ir.switch.config import (
     Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
-from ir.switch.transpose import TransposeParams
+from ir.switch.params import TransposeParams
 
 __all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
 

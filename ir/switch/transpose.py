@@ -26,6 +26,7 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import Bc, Pu
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
+from ir.switch.params import EngineShape, TransposeParams, check_transpose_params, engine_shape, pure_padding
 from ir.switch.rules import show
 from ir.types import StreamType
 
@@ -54,38 +55,6 @@ RULES: dict[str, str] = {
 }
 
 
-@attrs.frozen
-class EngineShape:
-    """What the element width fixes: flit elements, valid elements read per packet, the
-    largest in_rows and the legal in_cols (the book's parameter table)."""
-
-    flit: int
-    valid: int
-    max_rows: int
-    cols: tuple[int, ...]
-
-
-def engine_shape(dtype: DType) -> EngineShape | None:
-    """The engine's shape for a dtype, None when the engine does not take it."""
-    bits = dtype.bits
-    if bits not in (4, 8, 16, 32) or not dtype.materializable:
-        return None
-    valid = 16 if bits == 4 else 8
-    cols = (16, 32) if bits == 4 else (8, 16, 32)
-    return EngineShape(256 // bits, valid, 64 // bits, cols)
-
-
-@attrs.frozen
-class TransposeParams:
-    """The resolved engine parameters (element counts), the reference's five."""
-
-    in_rows: int
-    in_cols: int
-    out_rows: int
-    packets_per_col: int
-    valid_size_per_packet: int
-
-
 def _v(code: str, message: str, help: str | None = None) -> Violation:
     return Violation(code, message, help=help)
 
@@ -95,10 +64,6 @@ def _equiv(a: Mapping, b: Mapping) -> bool:
         return a.equivalent(b)
     except MappingError:
         return False
-
-
-def _pure_padding(mp: Mapping) -> bool:
-    return all(isinstance(f, Pu) for f in mp.factors())
 
 
 def _frame_checks(dtype: DType, packet: Mapping, out_packet: Mapping) -> Violation | EngineShape:
@@ -113,11 +78,11 @@ def _frame_checks(dtype: DType, packet: Mapping, out_packet: Mapping) -> Violati
                       f"is {shape.flit}", help=f"pad it to one flit: `{show(Pad(mp, shape.flit))}`"
                       if mp.size < shape.flit else f"split it so one flit ({shape.flit} elements) remains")
     outer, valid = split(packet, shape.valid)
-    if not _pure_padding(outer):
+    if not pure_padding(outer):
         return _v("TRANSPOSE-4", f"the engine reads the first {shape.valid} elements of each packet; the rest "
                   f"(`{show(outer)}`) must be pure padding", help=f"use a packet like `{show(valid)} # {shape.flit}`")
     outer, rows = split(out_packet, shape.max_rows)
-    if not _pure_padding(outer):
+    if not pure_padding(outer):
         return _v("TRANSPOSE-5", f"a transposed row holds at most {shape.max_rows} {dtype} elements; out_packet "
                   f"beyond them (`{show(outer)}`) must be pure padding",
                   help=f"out_packet = `{show(rows)} # {shape.flit}` at most")
@@ -213,34 +178,6 @@ def _legal_help(time: Mapping, valid: Mapping, shape: EngineShape) -> str:
     outer, rows = split(time, r)
     out_time = Pair(outer, valid)
     return f"e.g. out_time = `{show(out_time)}`, out_packet = `{show(rows)} # {shape.flit}`"
-
-
-def check_transpose_params(params: TransposeParams, time: Mapping, packet: Mapping,
-                           dtype: DType) -> Violation | None:
-    """TRANSPOSE-6..11: parameters stated for an input stream agree with it and with the engine."""
-    shape = engine_shape(dtype)
-    if shape is None:
-        return _v("TRANSPOSE-1", f"the Transpose Engine takes 4-, 8-, 16- or 32-bit elements, not {dtype}")
-    p = params
-    if p.valid_size_per_packet != shape.valid:
-        return _v("TRANSPOSE-6", f"valid_size_per_packet is {p.valid_size_per_packet}; {dtype} packets carry "
-                  f"{shape.valid}", help=f"valid_size_per_packet = {shape.valid}")
-    if p.in_cols != p.packets_per_col * p.valid_size_per_packet or p.in_cols not in shape.cols:
-        return _v("TRANSPOSE-7", f"in_cols {p.in_cols} must be packets_per_col {p.packets_per_col} * valid "
-                  f"{p.valid_size_per_packet}, one of {list(shape.cols)}",
-                  help=f"in_cols = {p.packets_per_col * p.valid_size_per_packet}")
-    if p.out_rows > p.in_cols:
-        return _v("TRANSPOSE-8", f"out_rows {p.out_rows} exceeds in_cols {p.in_cols}", help=f"out_rows <= {p.in_cols}")
-    if packet.size % p.valid_size_per_packet or not _pure_padding(split(packet, p.valid_size_per_packet)[0]):
-        return _v("TRANSPOSE-9", f"packet `{show(packet)}` beyond its first {p.valid_size_per_packet} elements "
-                  f"is not pure padding")
-    if time.size % p.packets_per_col:
-        return _v("TRANSPOSE-10", f"packets_per_col {p.packets_per_col} does not split Time `{show(time)}` "
-                  f"({time.size} steps)")
-    if (time.size // p.packets_per_col) % p.in_rows or p.in_rows > shape.max_rows:
-        return _v("TRANSPOSE-11", f"in_rows {p.in_rows} does not split the {time.size // p.packets_per_col} "
-                  f"steps of Time `{show(time)}` outside packets_per_col (or exceeds {shape.max_rows})")
-    return None
 
 
 def infer_transpose(stream: StreamType, out_time: Mapping,
