@@ -232,3 +232,32 @@ def too_early(ctx: Context, x: HbmTensor[i8, Chip, m("R, K")]) -> HbmTensor[i8, 
     k = load_source(source, "transpose_after_fetch").too_early
     first = npu_opt.check(k).diagnostics[0]
     assert (first.code, first.line) == ("TYPE-1", marked_line(k))
+
+
+# --- every element width the engine takes: cpu == numpy == visa, bit for bit ---------------
+
+WIDTHS = ["bf16", "f32", "i32", "i16", "u8", "i8", "i4", "f8e4m3", "f8e5m2", "f4e2m1"]
+
+
+def _tile_bits(d, shape, rng) -> np.ndarray:
+    """Host values of dtype `d`: any bit pattern of a float, any value of an integer."""
+    if d.value == "f4e2m1":
+        return rng.integers(0, 16, shape).astype(np.uint8)
+    if d.is_float:
+        return rng.integers(0, 1 << (8 * d.bits_dtype.itemsize), shape, dtype=np.uint64).astype(d.bits_dtype)
+    return rng.integers(d.min, d.max + 1, shape).astype(d.host_dtype)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_width_transposes_bit_for_bit(width):
+    from tests.lowering.kernels import DTYPES, transpose_engine_kernel
+
+    d = DTYPES[width]
+    k = transpose_engine_kernel(d, context="sub" if width in ("f32", "u8") else "main")
+    rows, cols = 64 // d.bits, (16 if d.bits == 4 else 8)
+    x = _tile_bits(d, (rows, cols), np.random.default_rng(rows * cols + d.bits))
+    want = np.ascontiguousarray(x.T)
+    got = run(k, x, backend="cpu")
+    np.testing.assert_array_equal(np.asarray(got).view(want.dtype), want)
+    out = execute(parse_visa(compile_kernel(k).text), [x])
+    np.testing.assert_array_equal(np.asarray(out).view(want.dtype), want)
