@@ -1,9 +1,10 @@
-"""Traced ops of the data-movement engines: the Transpose Engine (and, later, the Switch).
+"""Traced ops of the data-movement engines: the Transpose Engine and the Switch Engine.
 
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
 and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
-`ir.switch.semantics`, which the backends call.
+`ir.switch.semantics`, which the backends call. (`Switch` is traced, typed, checked and
+run by the cpu backend; it has no stage method and no lowering yet: see ir/switch/README.md.)
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, operand
 from ir.ops import Op, Value
+from ir.switch.config import SwitchVariant
+from ir.switch.rules import check_switch, infer_switch
 from ir.switch.transpose import TransposeParams, check_transpose, infer_transpose
 from ir.types import Type
 
-__all__ = ["Transpose", "transpose_rules", "ENGINE_OP_CLASSES"]
+__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules", "ENGINE_OP_CLASSES"]
 
 
 def transpose_rules(op: Transpose) -> Violation | None:
@@ -52,4 +55,29 @@ class Transpose(Op):
         return found
 
 
-ENGINE_OP_CLASSES: tuple[type[Op], ...] = (Transpose,)
+def switch_rules(op: Switch) -> Violation | None:
+    """SWITCH-2..18: the ring can route `(Slice, Time)` to `(out_slice, out_time)` under `config`
+    (SWITCH-1, a malformed config value, is refused before the op is built)."""
+    t = op.input.type
+    return check_switch(t.slice, t.time, op.out_slice, op.out_time, op.config, t.packet, t.dtype)
+
+
+@attrs.frozen(kw_only=True)
+class Switch(Op):
+    """Switch Engine: move each slice's stream to other slices of the ring (`config`)."""
+
+    STAGE = "switch"
+    RULES = (switch_rules,)
+    input: Value = operand()
+    out_slice: Mapping = attr()
+    out_time: Mapping = attr()
+    config: SwitchVariant = attr()
+
+    def infer_type(self) -> Type:
+        inferred = infer_switch(self.input.type, self.out_slice, self.out_time, self.config)
+        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
+            return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
+        return inferred
+
+
+ENGINE_OP_CLASSES: tuple[type[Op], ...] = (Transpose, Switch)

@@ -23,7 +23,7 @@ from ir.ops import (
 )
 
 from backends.cpu import adapters, contract, engines, layout, moves
-from ir.engine_ops import Transpose
+from ir.engine_ops import Switch, Transpose
 
 __all__ = ["HANDLERS", "execute"]
 
@@ -75,6 +75,7 @@ HANDLERS: dict[type[Op], Handler] = {
     CommitCast: adapters.commit_cast,
     Commit: _move,
     Transpose: engines.transpose,
+    Switch: engines.switch,
 }
 
 
