@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import attrs
 
+from ir.switch.transpose import RULES as TRANSPOSE_RULES
+
 __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
 
 MAPPING_CATEGORIES = (
@@ -107,6 +109,8 @@ _ENTRIES: list[CodeInfo] = [
         "commit width not 8/16/24/32 bytes", "commit cannot be placed", "commit does not write every cell once",
         "too many commit entries", "commit loop too long", "commit stride not 8-byte aligned",
         "commit places a digit twice"]),
+    *_rules("TRANSPOSE", 16, "ir/switch/README.md", [TRANSPOSE_RULES[f"TRANSPOSE-{n}"] for n in range(1, 17)],
+            phases={n: "verify" for n in range(6, 12)}),
     *_rules("FEED", 12, "pipeline.md 11.2", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ir import ops
+from ir import engine_ops, ops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location
@@ -24,7 +24,8 @@ from npu_opt.trace import current
 __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
     "FetchZeroPointSubStream", "CollectStream", "ContractOuterStream", "ContractPacketStream",
-    "ContractTimeStream", "ContractStream", "CastStream", "CommitTrimStream", "CommitCastStream",
+    "ContractTimeStream", "ContractStream", "CastStream", "TransposeStream", "CommitTrimStream",
+    "CommitCastStream",
 ]
 
 _STAGING = frozenset({DType.I5, DType.I9})
@@ -54,7 +55,7 @@ def _kind_fault(**args: Any) -> Violation | None:
     return None
 
 
-_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "lane": Mapping, "element": Mapping,
+_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping, "lane": Mapping, "element": Mapping,
                           "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
 
 
@@ -146,6 +147,15 @@ def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
     return _next(self, loc, ops.Cast, CastStream, dtype=dtype, packet=packet)
 
 
+@stage_method("transpose")
+def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any) -> Any:
+    """Transpose Engine: swap packet elements and time steps into (out_time, out_packet)."""
+    fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
+    if fault:
+        return _refuse_dead(self, loc, "transpose", fault)
+    return _next(self, loc, engine_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
+
+
 @stage_method("commit_trim")
 def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     """Keep the leading `packet` cells of each flit so padding is not written."""
@@ -225,6 +235,7 @@ class CollectStream(StreamStage):
     """After `collect`: one flit per time step."""
 
     cast = _cast
+    transpose = _transpose
     commit_trim = _commit_trim
 
     @stage_method("to_trf")
@@ -302,14 +313,22 @@ class ContractTimeStream(StreamStage):
 
 
 class ContractStream(StreamStage):
-    """After `contract_lane`: an i32/f32 stream; offers `cast` and `commit_trim`."""
+    """After `contract_lane`: an i32/f32 stream; offers `cast`, `transpose` and `commit_trim`."""
 
     cast = _cast
+    transpose = _transpose
     commit_trim = _commit_trim
 
 
 class CastStream(StreamStage):
-    """After `cast`: offers `commit_trim`."""
+    """After `cast`: offers `transpose` and `commit_trim`."""
+
+    transpose = _transpose
+    commit_trim = _commit_trim
+
+
+class TransposeStream(StreamStage):
+    """After `transpose`: offers only `commit_trim`."""
 
     commit_trim = _commit_trim
 

@@ -16,11 +16,12 @@ from tu_ops.target import (
     TargetSchemaError, ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
 )
 from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
+from tu_ops.transpose import TransposeOp
 from tu_ops.trf import TrfLoad
 
 # Every lowered op class, in pipeline order (pipeline.md 11.1).
 OP_CLASSES: tuple[type[TuOp], ...] = (
-    FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, CommitOp, DmaOp,
+    FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, TransposeOp, CommitOp, DmaOp,
 )
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
     "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
     "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
-    "TrfRead", "TuContext", "TuOp", "TuProgram", "VerifyContext", "Width", "WritePlan",
+    "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VerifyContext", "Width", "WritePlan",
     "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",

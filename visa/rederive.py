@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import attrs
 
 from ir import ops as ir
+from ir.engine_ops import Transpose
 from ir.mapping.nodes import IDENTITY, Mapping, Resize
 from ir.types import StreamType
 from tu_ops.enums import CommitConversion, ConversionKind
@@ -182,6 +183,8 @@ def _traced_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
                                 loc=rec.loc),)
     if m == "cast_op":
         return (ir.Cast(input=src, dtype=out.dtype, packet=out.packet, result=result, loc=rec.loc),)
+    if m == "transpose":
+        return (Transpose(input=src, out_time=out.time, out_packet=out.packet, result=result, loc=rec.loc),)
     if m == "commit":
         return _traced_commit(rec, src, target, fresh)
     raise Underivable(rec, f"a `{m}` record has no place in a TU program")

@@ -22,7 +22,8 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, layout, moves
+from backends.cpu import adapters, contract, engines, layout, moves
+from ir.engine_ops import Switch, Transpose
 
 __all__ = ["HANDLERS", "execute"]
 
@@ -73,6 +74,8 @@ HANDLERS: dict[type[Op], Handler] = {
     CommitTrim: _commit_trim,
     CommitCast: adapters.commit_cast,
     Commit: _move,
+    Transpose: engines.transpose,
+    Switch: engines.switch,
 }
 
 

@@ -10,7 +10,8 @@ from npu_opt import (
     i9, i16, i32, m, u8,
 )
 
-__all__ = ["trf_kernel", "contract_kernel", "cast_kernel", "commit_kernel", "trf_pressure_kernel",
+__all__ = ["trf_kernel", "contract_kernel", "cast_kernel", "commit_kernel", "transpose_engine_kernel",
+           "trf_pressure_kernel",
            "ragged_commit_kernel", "relayout_kernel", "two_cluster_kernel", "transpose_kernel", "long_loop_kernel",
            "DTYPES"]
 
@@ -118,6 +119,23 @@ def commit_kernel(src, conv=(), after=None, context="main", steps=4):
         return y.to_hbm(ctx.tdma)
 
     return copy
+
+
+def transpose_engine_kernel(src, context="main"):
+    """A tile of `src` transposed (TRANSPOSE, Flit1): as many rows as one 64-bit transposed
+    row holds, each of the `valid` columns the engine reads per packet."""
+    f = _flit_elems(src)
+    valid, rows = (16 if src.bits == 4 else 8), 64 // src.bits
+    q, chip, cluster, sl = _space({"T": rows, "V": valid})
+
+    @device(chip=1)
+    def tile(ctx: Context, x: HbmTensor[src, chip, q("T, V")]) -> HbmTensor[src, chip, q("V, T")]:
+        x = x.to_dm(ctx.tdma, DmTensor[src, chip, cluster, sl, q("T, V")])
+        y = (getattr(ctx, context).begin(x.view()).fetch(q("T"), q("V")).collect(q("T"), q(f"V # {f}"))
+             .transpose(q("V"), q(f"T # {f}")).commit_trim(q("T")).commit(q("V, T")))
+        return y.to_hbm(ctx.tdma)
+
+    return tile
 
 
 def trf_pressure_kernel(loads: int, lane_bytes: int):

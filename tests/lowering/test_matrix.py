@@ -11,11 +11,12 @@ import pytest
 from backends.npu import lower_kernel
 from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
-from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, trf_kernel
+from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
 from tu_ops import FEED_DEST_ELEMENT_TYPES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
+TRANSPOSE = DestKind.TRANSPOSE
 
 
 def _zp(d: str, z: int):
@@ -78,6 +79,11 @@ CASES = [
      (E.BF16, F1, COMMIT)),
     ("commit-lut-then-cast", lambda: commit_kernel(D["f8e4m3"], conv=_lut("bf16") + _cast("f32"), after=D["f32"]),
      (E.F32, F1, COMMIT)),
+    *[(f"transpose-{d}-{ctx}", lambda d=d, ctx=ctx: transpose_engine_kernel(D[d], context=ctx), (et, F1, TRANSPOSE))
+      for d, et, ctx in [("bf16", E.BF16, "main"), ("f32", E.F32, "sub"), ("i32", E.I32, "main"),
+                         ("i16", E.I16, "main"), ("u8", E.U8, "sub"), ("i8", E.RawInt8, "main"),
+                         ("i4", E.RawInt4, "main"), ("f8e4m3", E.F8E4M3, "main"), ("f8e5m2", E.F8E5M2, "sub"),
+                         ("f4e2m1", E.F4E2M1, "main")]],
 ]
 
 
@@ -96,8 +102,8 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 
 
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
-# contraction; CAST and COMMIT consume one flit per step, so no kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRF: set(), OUTER: set()}
+# contraction; CAST, COMMIT and TRANSPOSE consume one flit per step, so no kernel reaches Flit2 there.
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, TRF: set(), OUTER: set()}
 
 
 def reachable() -> set:
@@ -108,7 +114,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

@@ -17,6 +17,7 @@ from tu_ops import (
     TuOp, VerifyContext, Width, rngd,
 )
 from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, stream, widen_program
+from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
 
 TARGET = rngd()
 
@@ -141,6 +142,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-4": bad(2, commands=[attrs.evolve(CMD, packet_bytes=4, entries=[*CMD.entries[:2], (1024, 4, 4), (4, 1, 1)])]),
     "DMAOP-5": bad(2, dst_alloc=Alloc(0, 2048)),
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
+    **TRANSPOSE_BAD,
 }
 
 
@@ -187,6 +189,7 @@ def test_small_programs_verify():
         for op in program.ops:
             op.verify(TARGET)
     big_trf_load().verify(TARGET)
+    GOOD_TRANSPOSE.verify(TARGET)
 
 
 def test_example_4_pinned_fields():
@@ -209,6 +212,7 @@ SPEC_FEED_2 = {
     DestKind.CONTRACT_OUTER: {E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2},
     DestKind.CAST: {E.I32, E.F32},
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
+    DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
 }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ir import ops as ir
 from ir.dtypes import DType
+from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
@@ -25,7 +26,7 @@ from tu_ops.lower.program import ProgramChain
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
 _DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_OUTER,
-               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT}
+               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE}
 
 
 def dest_kind(chain: ProgramChain) -> DestKind:

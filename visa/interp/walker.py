@@ -20,6 +20,7 @@ from visa.interp.alloc import allocate
 from visa.interp.contract import run_contraction
 from visa.interp.dma import DmTensor, run_dma
 from visa.interp.drain import run_cast, run_commit, run_lane_fold
+from visa.interp.engines import run_transpose
 from visa.interp.errors import InterpError, check
 from visa.interp.feed import run_feed
 from visa.interp.host import check_count, from_hbm, to_hbm
@@ -106,6 +107,8 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
             local[op.result.id] = run_lane_fold(op, _input(local, op.input, op), mem)
         elif kind == "cast_op":
             local[op.result.id] = run_cast(op, _input(local, op.input, op), mem)
+        elif kind == "transpose":
+            local[op.result.id] = run_transpose(op, _input(local, op.input, op), mem)
         elif kind == "trf_load":
             env[op.result.id] = run_trf_load(op, _input(local, op.input, op), rows, mem)
         elif kind == "commit":

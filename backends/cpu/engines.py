@@ -1,0 +1,34 @@
+"""The data-movement engines on cpu buffers: each handler reshapes the stream buffer
+`(chip, cluster, slice, time, packet)` into the `x[slice, time, packet]` arrays of
+`ir.switch.semantics` and calls it, so cpu and the VISA interpreter share one definition."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.engine_ops import Switch, Transpose
+from ir.switch.semantics import switch_data, transpose_data
+
+from backends.cpu import layout, moves
+
+__all__ = ["transpose", "switch"]
+
+
+def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
+    """Transpose Engine, slice by slice (padding rows stay zero, as every cpu buffer's)."""
+    t = op.input.type
+    x = buf.reshape(-1, t.time.size, t.packet.size)
+    out = transpose_data(x, op.params(), op.out_time.size)
+    return out.reshape(layout.shape_of(op.result.type))
+
+
+def switch(op: Switch, buf: np.ndarray) -> np.ndarray:
+    """Switch Engine, on each (chip, cluster)'s ring of slices. Padding positions of the
+    output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer."""
+    t, out_t = op.input.type, op.result.type
+    rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
+    out = np.stack([switch_data(ring, t.slice, t.time, op.out_slice, op.out_time, op.config) for ring in rings])
+    out = out.reshape(layout.shape_of(out_t))
+    pad = moves.logical_pad((out_t.chip, out_t.cluster, out_t.slice, out_t.time, out_t.packet))
+    out.reshape(-1)[pad] = 0
+    return out

@@ -1,0 +1,364 @@
+"""Switch Engine rules SWITCH-1..18: is `(in_slice, in_time) -> (out_slice, out_time)` under a
+`SwitchConfig` something the 256-slice ring can do?
+
+Every rule is a function of the input stream's mappings, the requested output mappings
+and the configuration, returning a `Violation` (code, message, help showing a legal
+choice) or None. `check_switch` runs them in report order and returns the first failure;
+`switch_frames` is the inference: the output mappings a named configuration produces
+from an input (broadcast tiles written as bare integers, which is itself legal output),
+and `ring_size` the sub-ring size a legal switch routes in. The CUSTOM_BROADCAST analysis
+lives in `ir.switch.custom`.
+
+A named configuration cuts the input into `Slice = [slice2, slice1, slice0]` (the inner
+two of the sizes it names) and, for BROADCAST01 and INTER_TRANSPOSE, `Time` into its
+`time0` / `time1` digits, then reassembles them in a fixed order (the module README draws
+each one). Output slots a configuration fills with copies are *tiles*: in `out_slice` a
+tile is a bare integer, a new axis (one the input's Slice and Time do not carry) or
+don't-care padding.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.rules.collect import _show
+from ir.types import StreamType
+from ir.errors import MappingError
+from ir.mapping.factors import Ax, Op, Pu
+from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
+from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
+from ir.switch.config import (
+    Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
+    TransposedBroadcast1,
+)
+
+__all__ = [
+    "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
+    "infer_switch", "PACKET_ALIGN", "MAX_SLICES",
+]
+
+PACKET_ALIGN = 8
+MAX_SLICES = 256
+
+RULES: dict[str, str] = {
+    "SWITCH-1": "malformed SwitchConfig value",
+    "SWITCH-2": "switch changes the number of slices",
+    "SWITCH-3": "switch configuration dimension is zero",
+    "SWITCH-4": "switch slice dimension is not a power of two",
+    "SWITCH-5": "switch slice dimensions do not divide the input Slice",
+    "SWITCH-6": "switch time split does not divide the input Time",
+    "SWITCH-7": "switch output mapping differs from what the configuration produces",
+    "SWITCH-8": "switch ring size is not a power of two",
+    "SWITCH-9": "switch ring size differs from the one the mappings need",
+    "SWITCH-10": "switch read does not sequence (a slot without source, or live data dropped)",
+    "SWITCH-11": "switch broadcast tile lands on padding that must not be written",
+    "SWITCH-12": "switch broadcast tile is an axis the input already carries",
+    "SWITCH-13": "switch output Slice slot is sourced from the input Time",
+    "SWITCH-14": "switch broadcast tiles claim one axis twice",
+    "SWITCH-15": "switch axes moved from Slice to Time are not innermost",
+    "SWITCH-16": "switch axes moved from Slice to Time change their order",
+    "SWITCH-17": "switch does not carry the input Time through unchanged",
+    "SWITCH-18": "switch input packet is not a multiple of 8 bytes",
+}
+
+
+# A mapping as a message shows it (the shorter of its own text and its normal form): the
+# collect rules' helper, shared rather than copied.
+show = _show
+
+
+def _v(code: str, message: str, help: str | None = None, notes: tuple[str, ...] = ()) -> Violation:
+    return Violation(code, message, notes=notes, help=help)
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _equiv(a: Mapping, b: Mapping) -> bool:
+    try:
+        return a.equivalent(b)
+    except MappingError:
+        return False
+
+
+# --- the named configurations' frames -------------------------------------------------------
+
+
+@attrs.frozen
+class Frames:
+    """The output a named configuration reassembles: slot lists, outer to inner.
+
+    A slot is a Mapping (a component of the input) or an int (a tile of that many copies)."""
+
+    slice_slots: tuple[Mapping | int, ...]
+    time_slots: tuple[Mapping, ...]
+
+    @staticmethod
+    def _join(slots: tuple[Mapping | int, ...]) -> Mapping:
+        return pair_all([Broadcast(s) if isinstance(s, int) else s for s in slots])
+
+    @property
+    def out_slice(self) -> Mapping:
+        return self._join(self.slice_slots)
+
+    @property
+    def out_time(self) -> Mapping:
+        return self._join(self.time_slots)
+
+
+def _slice_parts(in_slice: Mapping, s1: int, s0: int) -> tuple[Mapping, Mapping, Mapping]:
+    rest, slice0 = split(in_slice, s0)
+    slice2, slice1 = split(rest, s1)
+    return slice2, slice1, slice0
+
+
+def switch_frames(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) -> Frames | None:
+    """The output frames of a named configuration (None for CUSTOM_BROADCAST, which has none).
+
+    MappingError when the sizes do not split (the SWITCH-3..6 checks say which)."""
+    if isinstance(config, Forwarding):
+        return Frames((in_slice,), (in_time,))
+    if isinstance(config, CustomBroadcast):
+        return None
+    s1, s0 = config.slice1, config.slice0
+    slice2, slice1, slice0 = _slice_parts(in_slice, s1, s0)
+    if isinstance(config, Broadcast01):
+        time1, time0 = split(in_time, config.time0)
+        return Frames((slice2, s1, s0), (time1, slice1, time0, slice0))
+    if isinstance(config, Broadcast1):
+        return Frames((slice2, s1, slice0), (in_time, slice1))
+    if isinstance(config, Transpose):
+        return Frames((slice2, slice0, slice1), (in_time,))
+    if isinstance(config, InterTranspose):
+        rest, time0 = split(in_time, config.time0)
+        time2, time1 = split(rest, s1)
+        return Frames((slice2, time1, slice0), (time2, time0, slice1))
+    if isinstance(config, TransposedBroadcast1):
+        return Frames((slice2, s0, slice1), (in_time, slice0))
+    raise TypeError(f"unknown switch configuration {config!r}")
+
+
+def ring_size(config: SwitchVariant) -> int:
+    """Slices per sub-ring of a named configuration (CUSTOM_BROADCAST states its own)."""
+    if isinstance(config, Forwarding):
+        return 1
+    if isinstance(config, CustomBroadcast):
+        return config.ring_size
+    return config.slice1 * config.slice0
+
+
+# --- rules common to every configuration -----------------------------------------------------
+
+
+def check_slice_size(in_slice: Mapping, out_slice: Mapping) -> Violation | None:
+    """SWITCH-2: the switch keeps the slice count: size(out_slice) = size(in_slice)."""
+    if in_slice.size == out_slice.size:
+        return None
+    return _v("SWITCH-2", f"the switch input has {in_slice.size} slices but out_slice "
+              f"`{show(out_slice)}` has {out_slice.size}",
+              help=f"out_slice must span {in_slice.size} slices, e.g. `{show(in_slice)}` "
+              f"(with SwitchConfig.FORWARDING)")
+
+
+def check_packet_align(packet: Mapping, dtype: DType) -> Violation | None:
+    """SWITCH-18: the packet entering the switch is a whole number of 8-byte words."""
+    bits = packet.size * dtype.bits
+    if bits % (8 * PACKET_ALIGN) == 0:
+        return None
+    words = PACKET_ALIGN * 8 // dtype.bits
+    legal = -(-packet.size // words) * words
+    return _v("SWITCH-18", f"the switch moves whole 8-byte words, but the packet `{show(packet)}` "
+              f"is {packet.size} x {dtype} = {bits / 8:g} bytes",
+              help=f"pad the packet at fetch to {legal} elements, e.g. `{show(packet)} # {legal}`")
+
+
+def _dims(config: SwitchVariant) -> dict[str, int]:
+    return {k: v for k, v in config.fields().items() if k != "ring_size"}
+
+
+def check_dimensions(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) -> Violation | None:
+    """SWITCH-3..6: the named configuration's sizes cut Slice and Time into real digits."""
+    dims = _dims(config)
+    if not dims:
+        return None
+    zero = [k for k, v in dims.items() if v <= 0]
+    if zero:
+        return _v("SWITCH-3", f"{config!r}: {', '.join(zero)} must be greater than 0",
+                  help=_legal_config_help(in_slice, config))
+    s1, s0 = dims["slice1"], dims["slice0"]
+    for name, value in (("slice1", s1), ("slice0", s0)):
+        if not _pow2(value):
+            return _v("SWITCH-4", f"{config!r}: {name} must be a power of 2, got {value}",
+                      help=_legal_config_help(in_slice, config))
+    if in_slice.size % (s1 * s0) or (isinstance(config, InterTranspose) and in_slice.size != MAX_SLICES):
+        need = "span all 256 slices and be" if isinstance(config, InterTranspose) else "be"
+        return _v("SWITCH-5", f"{config!r}: the input Slice `{show(in_slice)}` ({in_slice.size} slices) "
+                  f"must {need} divisible by slice1 * slice0 = {s1 * s0}",
+                  help=_legal_config_help(in_slice, config))
+    if not _pow2(in_slice.size // (s1 * s0)):
+        return _v("SWITCH-4", f"{config!r}: slice2 = {in_slice.size} / ({s1} * {s0}) must be a power of 2, "
+                  f"got {in_slice.size // (s1 * s0)}", help=_legal_config_help(in_slice, config))
+    return _check_time_split(in_time, config)
+
+
+def _check_time_split(in_time: Mapping, config: SwitchVariant) -> Violation | None:
+    if isinstance(config, Broadcast01):
+        by = config.time0
+    elif isinstance(config, InterTranspose):
+        by = config.time0 * config.slice1
+    else:
+        return None
+    if in_time.size % by == 0:
+        return None
+    what = "time0" if isinstance(config, Broadcast01) else "slice1 * time0"
+    legal = [d for d in range(1, in_time.size + 1) if in_time.size % d == 0]
+    return _v("SWITCH-6", f"{config!r}: the input Time `{show(in_time)}` ({in_time.size} steps) is not "
+              f"divisible by {what} = {by}",
+              help=f"pick {what} among the divisors of {in_time.size}: {legal}")
+
+
+def _legal_config_help(in_slice: Mapping, config: SwitchVariant) -> str:
+    """A configuration of the same variant whose sizes cut this input Slice."""
+    fields = dict(config.fields())
+    n = in_slice.size
+    s0 = fields.get("slice0", 2)
+    s0 = s0 if _pow2(s0) and n % s0 == 0 else 2
+    s1 = fields.get("slice1", 2)
+    s1 = s1 if _pow2(s1) and n % (s0 * s1) == 0 else 2
+    fields.update(slice1=s1, slice0=s0)
+    if "time0" in fields and fields["time0"] <= 0:
+        fields["time0"] = 1
+    return f"e.g. `{type(config)(**fields)!r}`: slice1 and slice0 powers of two whose product divides {n}"
+
+
+# --- rules of the named configurations ------------------------------------------------------
+
+
+def _input_frags(in_slice: Mapping, in_time: Mapping) -> tuple:
+    return tuple(fr for mp in (in_slice, in_time) for f in mp.factors() for fr in factor_frags(f))
+
+
+def _tile_violation(piece: Mapping, n: int, carried: tuple, claimed: list) -> Violation | None:
+    """SWITCH-11/12/14 for one tile slot of out_slice, holding `piece` (size n)."""
+    for f in piece.factors():
+        if isinstance(f, Pu) and f.kind != PaddingKind.TOP:
+            return _v("SWITCH-11", f"the broadcast tile `{show(piece)}` fans data onto `{f.kind.marker}` "
+                      f"padding, which must not be written; only `#` (don't-care) padding may take a tile",
+                      help=f"write the tile as `{n}` or a new axis of size {n}")
+        for fr in factor_frags(f) if isinstance(f, (Ax, Op)) else ():
+            if any(not disjoint(fr, c) for c in carried):
+                return _v("SWITCH-12", f"the broadcast tile `{show(piece)}` names `{fr.axis}` digits the "
+                          f"input Slice/Time already carries; a tile must be a new axis",
+                          help=f"write the tile as `{n}` (a broadcast) or an axis the input does not use")
+            if any(not disjoint(fr, c) for c in claimed):
+                return _v("SWITCH-14", f"two broadcast tiles both claim `{fr.axis}` digits; a tile axis "
+                          f"may be used once", help=f"write the second tile as `{n}`")
+            claimed.append(fr)
+    return None
+
+
+def _slots_of(mp: Mapping, slots: tuple[Mapping | int, ...]) -> list[Mapping]:
+    """`mp` cut into consecutive pieces the sizes of `slots` (outer to inner)."""
+    pieces: list[Mapping] = []
+    rest = mp
+    for slot in reversed(slots[1:]):
+        rest, piece = split(rest, slot if isinstance(slot, int) else slot.size)
+        pieces.append(piece)
+    return [rest, *reversed(pieces)]
+
+
+def check_named_output(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping,
+                       config: SwitchVariant) -> Violation | None:
+    """SWITCH-7 (and the tile rules 11, 12, 14): the outputs are the configuration's frames."""
+    frames = switch_frames(in_slice, in_time, config)
+    if frames is None:
+        return None
+    carried, claimed = _input_frags(in_slice, in_time), []
+    legal = f"out_slice = `{show(frames.out_slice)}`, out_time = `{show(frames.out_time)}`"
+    for slot, piece in zip(frames.slice_slots, _slots_of(out_slice, frames.slice_slots)):
+        n = slot if isinstance(slot, int) else slot.size
+        bad = _tile_violation(piece, n, carried, claimed) if isinstance(slot, int) else None
+        if bad is None and not isinstance(slot, int) and not _equiv(piece, slot):
+            bad = _mismatch("OutSlice", frames.out_slice, out_slice, legal)
+        if bad is not None:
+            return bad
+    if not _equiv(out_time, frames.out_time):
+        return _mismatch("OutTime", frames.out_time, out_time, legal)
+    return None
+
+
+def _mismatch(frame: str, expected: Mapping, got: Mapping, legal: str) -> Violation:
+    return _v("SWITCH-7", f"switch {frame} mismatch: the configuration produces `{show(expected)}`, "
+              f"got `{show(got)}`", help=f"{legal} (a bare integer is the broadcast tile; a new axis "
+              f"of that size may replace it)")
+
+
+def check_tiles_once(in_slice: Mapping, in_time: Mapping, out_slice: Mapping) -> Violation | None:
+    """SWITCH-14 (or 12): out_slice names one digit twice, e.g. the same tile axis in two slots.
+
+    Such a mapping has no cell layout of its own, so this runs before the other rules."""
+    try:
+        out_slice.factors()
+        return None
+    except MappingError:
+        pass
+    items = out_slice.flatten() if isinstance(out_slice, Pair) else [out_slice]
+    try:
+        twice = places_digit_twice(*items)
+    except MappingError:
+        twice = None
+    if twice is None:
+        return None  # not a repeated digit: the mapping error itself is reported by the caller
+    second = twice[1]
+    code = "SWITCH-12" if any(not disjoint(second, c) for c in _input_frags(in_slice, in_time)) else "SWITCH-14"
+    last = max(i for i, item in enumerate(items)
+               if any(not disjoint(second, fr) for f in item.factors() for fr in factor_frags(f)))
+    legal = pair_all([Broadcast(it.size) if i == last else it for i, it in enumerate(items)])
+    return _v(code, f"out_slice `{out_slice}` names `{second.axis}` digits twice; two broadcast tiles may "
+              f"not claim one axis", help=f"write the second tile as a bare integer: out_slice = `{legal}`")
+
+
+# --- entry point ----------------------------------------------------------------------------
+
+Check = Callable[[], Optional[Violation]]
+
+
+def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping,
+                 config: SwitchVariant, packet: Mapping | None = None,
+                 dtype: DType | None = None) -> Violation | None:
+    """All switch rules in report order; the first violation, or None for a legal switch."""
+    from ir.switch.custom import check_custom
+
+    checks: list[Check] = []
+    if packet is not None and dtype is not None:
+        checks.append(lambda: check_packet_align(packet, dtype))
+    checks += [lambda: check_slice_size(in_slice, out_slice),
+               lambda: check_tiles_once(in_slice, in_time, out_slice),
+               lambda: check_dimensions(in_slice, in_time, config)]
+    if isinstance(config, CustomBroadcast):
+        checks.append(lambda: check_custom(in_slice, in_time, out_slice, out_time, config.ring_size))
+    else:
+        checks.append(lambda: check_named_output(in_slice, in_time, out_slice, out_time, config))
+    for check in checks:
+        try:
+            found = check()
+        except MappingError as e:  # a mapping without a cell layout (a digit placed twice)
+            return Violation(e.code, e.detail.splitlines()[0])
+        if found is not None:
+            return found
+    return None
+
+
+def infer_switch(stream: StreamType, out_slice: Mapping, out_time: Mapping,
+                 config: SwitchVariant) -> StreamType | Violation:
+    """The stream after `.switch(out_slice, out_time, config)`: Slice and Time replaced, dtype,
+    Chip, Cluster, Packet and context kept; or the first rule the switch breaks."""
+    found = check_switch(stream.slice, stream.time, out_slice, out_time, config, stream.packet, stream.dtype)
+    if found is not None:
+        return found
+    return attrs.evolve(stream, slice=out_slice, time=out_time)

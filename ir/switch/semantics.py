@@ -1,0 +1,104 @@
+"""What the Switch and Transpose Engines do to data, element by element, on numpy arrays.
+
+A stream's data is an array indexed `[slice, time, packet...]` (positions of its Slice,
+Time and Packet mappings). These functions take a legal switch or transpose (the rules
+in `ir.switch.rules`, `ir.switch.custom` and `ir.switch.transpose` accepted it) and return
+the output stream's array. They are the one definition the cpu backend and the VISA
+interpreter are both meant to call.
+
+The named switch configurations are written from the engine's description alone (cut the
+slice and time positions into their digits, reorder, copy along the tiles), never from
+the mappings; CUSTOM_BROADCAST follows the routes its mappings define. Output positions
+the engine does not write (a dropped padding column of the transpose, a padded row
+lane) hold `fill`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.mapping.nodes import Mapping
+from ir.switch.config import (
+    Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
+    TransposedBroadcast1,
+)
+from ir.switch.params import TransposeParams
+
+__all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
+
+
+def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
+    """The data movement of a named configuration on `x[slice, time, packet...]`."""
+    if isinstance(config, Forwarding):
+        return x.copy()
+    n_slice, n_time, packet = x.shape[0], x.shape[1], x.shape[2:]
+    s1, s0 = config.slice1, config.slice0
+    s2 = n_slice // (s1 * s0)
+    if isinstance(config, Broadcast01):
+        t0 = config.time0
+        v = x.reshape(s2, s1, s0, n_time // t0, t0, *packet)
+        # [s2, s1, s0, t1, t0] -> [s2, X, Y | t1, s1, t0, s0]
+        out = v.transpose(0, 3, 1, 4, 2, *range(5, v.ndim))
+        out = np.broadcast_to(out[:, None, None], (s2, s1, s0, *out.shape[1:]))
+        return out.reshape(n_slice, n_time * s1 * s0, *packet).copy()
+    if isinstance(config, Broadcast1):
+        v = x.reshape(s2, s1, s0, n_time, *packet)
+        out = v.transpose(0, 2, 3, 1, *range(4, v.ndim))  # [s2, s0, t, s1]
+        out = np.broadcast_to(out[:, None], (s2, s1, *out.shape[1:]))  # [s2, X, s0 | t, s1]
+        return out.reshape(n_slice, n_time * s1, *packet).copy()
+    if isinstance(config, Transpose):
+        v = x.reshape(s2, s1, s0, n_time, *packet)
+        return v.transpose(0, 2, 1, *range(3, v.ndim)).reshape(x.shape).copy()
+    if isinstance(config, InterTranspose):
+        t0 = config.time0
+        v = x.reshape(s2, s1, s0, n_time // (s1 * t0), s1, t0, *packet)
+        # [s2, s1, s0, t2, t1, t0] -> [s2, t1, s0 | t2, t0, s1]
+        out = v.transpose(0, 4, 2, 3, 5, 1, *range(6, v.ndim))
+        return out.reshape(x.shape).copy()
+    if isinstance(config, TransposedBroadcast1):
+        v = x.reshape(s2, s1, s0, n_time, *packet)
+        out = v.transpose(0, 1, 3, 2, *range(4, v.ndim))  # [s2, s1, t, s0]
+        out = np.broadcast_to(out[:, None], (s2, s0, *out.shape[1:]))  # [s2, Y, s1 | t, s0]
+        return out.reshape(n_slice, n_time * s0, *packet).copy()
+    raise TypeError(f"not a named switch configuration: {config!r}")
+
+
+def custom_switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
+                       out_time: Mapping, fill: int = 0) -> np.ndarray:
+    """CUSTOM_BROADCAST: output slice s' at step (carried c, moved m) reads input slice
+    `route[s', m]` at input step c. Slots that read nothing hold `fill`."""
+    from ir.switch.custom import plan_custom, routes
+
+    plan = plan_custom(in_slice, in_time, out_slice, out_time)
+    if not hasattr(plan, "moved_size"):
+        raise ValueError(f"not a legal custom switch: {plan}")
+    src = routes(in_slice, out_slice, out_time, plan)  # [s', m]
+    m_size = plan.moved_size
+    carried = out_time.size // m_size
+    out = np.full((out_slice.size, carried, m_size, *x.shape[2:]), fill, dtype=x.dtype)
+    ok = src >= 0
+    rows, moved = np.nonzero(ok)
+    out[rows, :, moved] = x[src[ok], :carried]
+    return out.reshape(out_slice.size, out_time.size, *x.shape[2:])
+
+
+def switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
+                out_time: Mapping, config: SwitchVariant, fill: int = 0) -> np.ndarray:
+    """The output array of a legal switch on `x[slice, time, packet...]`."""
+    if isinstance(config, CustomBroadcast):
+        return custom_switch_data(x, in_slice, in_time, out_slice, out_time, fill)
+    return named_switch_data(x, config)
+
+
+def transpose_data(x: np.ndarray, params: TransposeParams, out_time_size: int, fill: int = 0) -> np.ndarray:
+    """The Transpose Engine on `x[slice, time, flit]`: unpack the valid elements, gather
+    packets_per_col packets into a row, transpose each [in_rows x in_cols] tile, keep
+    out_rows of its rows, pad each row of in_rows elements to one flit."""
+    n_slice, n_time, flit = x.shape
+    p = params
+    outer = n_time // (p.in_rows * p.packets_per_col)
+    v = x[:, :, :p.valid_size_per_packet].reshape(n_slice, outer, p.in_rows, p.in_cols)
+    tiles = v.transpose(0, 1, 3, 2)[:, :, :p.out_rows, :]  # [s, outer, out_rows, in_rows]
+    out = np.full((n_slice, outer, p.out_rows, flit), fill, dtype=x.dtype)
+    out[..., :p.in_rows] = tiles
+    return out.reshape(n_slice, out_time_size, flit)

@@ -1,0 +1,190 @@
+"""Transpose Engine rules TRANSPOSE-1..16 and the engine parameters of a legal transpose.
+
+The engine reads `Time = [outer, in_rows, packets_per_col]` steps of one-flit packets
+whose first `valid` elements are live, gathers `packets_per_col` packets into one row of
+`in_cols = packets_per_col * valid` columns, transposes the `[in_rows x in_cols]` tile,
+keeps the first `out_rows` of its rows (the rest must be padding) and pads each row of
+`in_rows` elements to one flit. So a legal request is
+
+    out_time   ≡ [outer, [packets_per_col, packet % valid] = out_rows]
+    out_packet ≡ [in_rows] padded to one flit
+
+`check_transpose` finds the parameters (`TransposeParams`) or the rule the request
+breaks; `check_transpose_params` is the verifier of parameters stated elsewhere (a lowered
+op or an artifact), rules TRANSPOSE-6..11.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.errors import MappingError
+from ir.mapping.cells import LIVE, evaluate
+from ir.mapping.factors import Bc, Pu
+from ir.mapping.nodes import Mapping, Pad, Pair, Resize
+from ir.mapping.ops import factor_frags, refine, split
+from ir.switch.params import EngineShape, TransposeParams, check_transpose_params, engine_shape, pure_padding
+from ir.switch.rules import show
+from ir.types import StreamType
+
+__all__ = [
+    "RULES", "TransposeParams", "EngineShape", "engine_shape", "check_transpose", "check_transpose_params",
+    "infer_transpose",
+]
+
+RULES: dict[str, str] = {
+    "TRANSPOSE-1": "transpose element width not 4, 8, 16 or 32 bits",
+    "TRANSPOSE-2": "transpose input packet is not one flit",
+    "TRANSPOSE-3": "transpose output packet is not one flit",
+    "TRANSPOSE-4": "transpose input packet beyond its valid elements is not pure padding",
+    "TRANSPOSE-5": "transpose output packet beyond its rows is not pure padding",
+    "TRANSPOSE-6": "transpose parameters: valid elements per packet wrong for the dtype",
+    "TRANSPOSE-7": "transpose parameters: in_cols is not packets_per_col * valid",
+    "TRANSPOSE-8": "transpose parameters: more output rows than input columns",
+    "TRANSPOSE-9": "transpose parameters: packet beyond the valid elements is not pure padding",
+    "TRANSPOSE-10": "transpose parameters: packets_per_col does not split Time",
+    "TRANSPOSE-11": "transpose parameters: in_rows does not split Time",
+    "TRANSPOSE-12": "transpose output Time cannot be produced from the input",
+    "TRANSPOSE-13": "transpose output rows are not digits of the input Time",
+    "TRANSPOSE-14": "transpose output rows sit at an illegal column stride in Time",
+    "TRANSPOSE-15": "transpose output row digits are not adjacent in Time",
+    "TRANSPOSE-16": "transpose output rows are copies, not live rows",
+}
+
+
+def _v(code: str, message: str, help: str | None = None) -> Violation:
+    return Violation(code, message, help=help)
+
+
+def _equiv(a: Mapping, b: Mapping) -> bool:
+    try:
+        return a.equivalent(b)
+    except MappingError:
+        return False
+
+
+def _frame_checks(dtype: DType, packet: Mapping, out_packet: Mapping) -> Violation | EngineShape:
+    """TRANSPOSE-1..5."""
+    shape = engine_shape(dtype)
+    if shape is None:
+        return _v("TRANSPOSE-1", f"the Transpose Engine takes 4-, 8-, 16- or 32-bit elements, not {dtype}",
+                  help="cast the stream to i8, bf16, f32 or i32 before the transpose")
+    for code, name, mp in (("TRANSPOSE-2", "input packet", packet), ("TRANSPOSE-3", "out_packet", out_packet)):
+        if mp.size != shape.flit:
+            return _v(code, f"the transpose {name} `{show(mp)}` has {mp.size} elements; one flit of {dtype} "
+                      f"is {shape.flit}", help=f"pad it to one flit: `{show(Pad(mp, shape.flit))}`"
+                      if mp.size < shape.flit else f"split it so one flit ({shape.flit} elements) remains")
+    outer, valid = split(packet, shape.valid)
+    if not pure_padding(outer):
+        return _v("TRANSPOSE-4", f"the engine reads the first {shape.valid} elements of each packet; the rest "
+                  f"(`{show(outer)}`) must be pure padding", help=f"use a packet like `{show(valid)} # {shape.flit}`")
+    outer, rows = split(out_packet, shape.max_rows)
+    if not pure_padding(outer):
+        return _v("TRANSPOSE-5", f"a transposed row holds at most {shape.max_rows} {dtype} elements; out_packet "
+                  f"beyond them (`{show(outer)}`) must be pure padding",
+                  help=f"out_packet = `{show(rows)} # {shape.flit}` at most")
+    return shape
+
+
+def _placement(time: Mapping, valid: Mapping, out_time: Mapping, rows: Mapping, shape: EngineShape,
+               k: int, r: int) -> tuple[int, TransposeParams | None]:
+    """Try packets_per_col k and in_rows r: (how far it got, the params when it fits)."""
+    if time.size % (k * r):
+        return 0, None
+    rest, km = split(time, k)
+    outer, rm = split(rest, r)
+    if not _equiv(Pad(rm, shape.max_rows) if r < shape.max_rows else rm, rows):
+        return 1, None
+    cols = Pair(km, valid)
+    if out_time.size % outer.size:
+        return 2, None
+    out_rows = out_time.size // outer.size
+    if not 1 <= out_rows <= cols.size:
+        return 2, None
+    dropped = evaluate(cols, np.arange(out_rows, cols.size)).status
+    kept = cols if out_rows == cols.size else Resize(cols, out_rows)
+    if np.any(dropped == LIVE) or not _equiv(out_time, Pair(outer, kept)):
+        return 2, None
+    return 3, TransposeParams(r, k * shape.valid, out_rows, k, shape.valid)
+
+
+def check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping,
+                    dtype: DType) -> Violation | TransposeParams:
+    """The engine parameters of `(time; packet) -> (out_time; out_packet)`, or the rule it breaks."""
+    try:
+        return _check_transpose(time, packet, out_time, out_packet, dtype)
+    except MappingError as e:  # a mapping without a cell layout (a digit placed twice)
+        return Violation(e.code, e.detail.splitlines()[0])
+
+
+def _check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping,
+                     dtype: DType) -> Violation | TransposeParams:
+    shape = _frame_checks(dtype, packet, out_packet)
+    if isinstance(shape, Violation):
+        return shape
+    valid = split(packet, shape.valid)[1]
+    rows = split(out_packet, shape.max_rows)[1]
+    if any(isinstance(f, Bc) for f in rows.factors()):
+        return _v("TRANSPOSE-16", f"the rows of out_packet (`{show(rows)}`) hold a broadcast; every row comes "
+                  f"from its own input time step", help=_legal_help(time, valid, shape))
+    best = 0
+    for k in (c // shape.valid for c in shape.cols):
+        for r in range(shape.max_rows, 0, -1):
+            reached, params = _placement(time, valid, out_time, rows, shape, k, r)
+            if params is not None:
+                return params
+            best = max(best, reached)
+    if best <= 1:
+        return _rows_violation(time, rows, shape)
+    return _v("TRANSPOSE-12", f"no placement of the rows `{show(rows)}` in Time `{show(time)}` gives out_time "
+              f"`{show(out_time)}` with out_packet `{show(out_packet)}`", help=_legal_help(time, valid, shape))
+
+
+def _rows_violation(time: Mapping, rows: Mapping, shape: EngineShape) -> Violation:
+    """TRANSPOSE-13/14/15: why the output rows are not a legal block of the input Time."""
+    refined = refine(time.factors(), rows.factors()) or time.factors()
+    in_time = [fr for f in refined for fr in factor_frags(f)]
+    live = [fr for f in (refine(rows.factors(), time.factors()) or rows.factors()) for fr in factor_frags(f)]
+    legal = f"e.g. out_packet = `{show(split(time, _largest_rows(time, shape))[1])} # {shape.flit}`"
+    missing = [fr for fr in live if fr not in in_time]
+    if missing or not live:
+        return _v("TRANSPOSE-13", f"the rows of out_packet (`{show(rows)}`) must be digits of the input Time "
+                  f"`{show(time)}`", help=legal)
+    at = sorted(in_time.index(fr) for fr in live)
+    if at != list(range(at[0], at[0] + len(at))):
+        return _v("TRANSPOSE-15", f"the row digits `{show(rows)}` are not adjacent in Time `{show(time)}`, so "
+                  f"they imply different packets_per_col", help=legal)
+    inner = 1
+    for f in refined[at[-1] + 1:]:
+        inner *= f.extent
+    if inner * shape.valid not in shape.cols:
+        return _v("TRANSPOSE-14", f"the rows `{show(rows)}` sit {inner} time step(s) outside the innermost Time, "
+                  f"so a row would gather {inner * shape.valid} columns; legal columns are {list(shape.cols)}",
+                  help=legal)
+    return _v("TRANSPOSE-13", f"out_packet's rows `{show(rows)}` do not match Time `{show(time)}` "
+              f"(padding or order differs)", help=legal)
+
+
+def _largest_rows(time: Mapping, shape: EngineShape) -> int:
+    return max(r for r in range(1, shape.max_rows + 1) if time.size % r == 0)
+
+
+def _legal_help(time: Mapping, valid: Mapping, shape: EngineShape) -> str:
+    """A legal transpose of this input: packets_per_col 1, as many rows as divide Time."""
+    r = _largest_rows(time, shape)
+    outer, rows = split(time, r)
+    out_time = Pair(outer, valid)
+    return f"e.g. out_time = `{show(out_time)}`, out_packet = `{show(rows)} # {shape.flit}`"
+
+
+def infer_transpose(stream: StreamType, out_time: Mapping,
+                    out_packet: Mapping) -> tuple[StreamType, TransposeParams] | Violation:
+    """The stream after `.transpose(out_time, out_packet)` and the engine parameters, or the
+    first rule the transpose breaks. Slice, Chip, Cluster, dtype and context are kept."""
+    found = check_transpose(stream.time, stream.packet, out_time, out_packet, stream.dtype)
+    if isinstance(found, Violation):
+        return found
+    return attrs.evolve(stream, time=out_time, packet=out_packet), found

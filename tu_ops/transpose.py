@@ -1,0 +1,83 @@
+"""`TransposeOp`: the lowered Transpose Engine, carrying the engine's five parameters.
+
+Text: `%3 = transpose in=%2 in_rows=8 in_cols=8 out_rows=8 packets_per_col=1
+valid_size_per_packet=8 : <stream> -> <stream>`. The verifier re-checks the parameters
+against the input stream with the traced rules' own checker (`ir.switch.params.
+check_transpose_params`): TRANSPOSE-6 ... TRANSPOSE-11, in that order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.switch.params import TransposeParams, check_transpose_params
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+
+__all__ = ["TransposeOp"]
+
+
+@attrs.frozen(kw_only=True)
+class TransposeOp(TuOp):
+    """Transpose Engine: `[in_rows x in_cols]` tiles of `packets_per_col` packets per row."""
+
+    NAME: ClassVar[str] = "tu.transpose"
+    MNEMONIC: ClassVar[str] = "transpose"
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    input: Ref = operand(name="in")
+    in_rows: int = attr()
+    in_cols: int = attr()
+    out_rows: int = attr()
+    packets_per_col: int = attr()
+    valid_size_per_packet: int = attr()
+
+    @property
+    def params(self) -> TransposeParams:
+        return TransposeParams(self.in_rows, self.in_cols, self.out_rows, self.packets_per_col,
+                               self.valid_size_per_packet)
+
+    def _problem(self, code: str) -> str | None:
+        """The message of rule `code` when the parameters break it (the checker reports the
+        first broken rule, so each rule sees the ones before it pass)."""
+        t = self.input_type
+        found = check_transpose_params(self.params, t.time, t.packet, t.dtype)
+        if found is None:
+            return None
+        if found.code == "TRANSPOSE-1":  # no engine shape for the dtype: no valid width either
+            found = attrs.evolve(found, code="TRANSPOSE-6")
+        return found.message if found.code == code else None
+
+    @rule("TRANSPOSE-6")
+    def _transpose_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return self._problem("TRANSPOSE-6")
+
+    @rule("TRANSPOSE-7")
+    def _transpose_7(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return self._problem("TRANSPOSE-7")
+
+    @rule("TRANSPOSE-8")
+    def _transpose_8(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return self._problem("TRANSPOSE-8")
+
+    @rule("TRANSPOSE-9")
+    def _transpose_9(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return self._problem("TRANSPOSE-9")
+
+    @rule("TRANSPOSE-10")
+    def _transpose_10(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return self._problem("TRANSPOSE-10")
+
+    @rule("TRANSPOSE-11")
+    def _transpose_11(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        problem = self._problem("TRANSPOSE-11")
+        if problem:
+            return problem
+        t, out = self.input_type, self.output_type
+        outer = t.time.size // (self.in_rows * self.packets_per_col)
+        if out.time.size != outer * self.out_rows:
+            return (f"the output Time has {out.time.size} steps; {outer} tiles of out_rows {self.out_rows} "
+                    f"make {outer * self.out_rows}")
+        return None

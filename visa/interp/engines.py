@@ -1,0 +1,30 @@
+"""The data-movement engine records: `transpose` runs `ir.switch.semantics` on the
+stream's live slices, with the engine parameters the record states."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.switch.semantics import transpose_data
+from visa.interp.errors import check
+from visa.interp.memory import Memory
+
+__all__ = ["run_transpose"]
+
+
+def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
+    """(rows, T, flit) -> (rows, T / (in_rows * packets_per_col) * out_rows, flit)."""
+    rows, steps, cells = stream.shape
+    tile = op.in_rows * op.packets_per_col
+    check(tile > 0 and steps % tile == 0, f"in_rows {op.in_rows} x packets_per_col {op.packets_per_col} "
+          f"does not split the {steps} time steps", op)
+    check(op.in_cols == op.packets_per_col * op.valid_size_per_packet and op.in_rows <= cells
+          and op.valid_size_per_packet <= cells and op.out_rows <= op.in_cols,
+          "the transpose parameters do not fit the stream's packet", op)
+    out = transpose_data(stream, op.params, steps // tile * op.out_rows)
+    out_t = op.output_type
+    check(out.shape[1:] == (out_t.time.size, out_t.packet.size), f"the record produces {out.shape[1:]} steps x "
+          f"cells, its output stream is ({out_t.time.size}, {out_t.packet.size})", op)
+    return out
