@@ -18,9 +18,9 @@ from ir.diagnostic import Violation
 from ir.errors import InternalError
 from ir.mapping.cells import Index
 from ir.mapping.cells import LIVE, evaluate
-from ir.mapping.factors import Ax, Bc, Factor, Op, Pu
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
-from ir.mapping.ops import Frag, disjoint, factor_frags, ragged_run, refine, split, strides
+from ir.mapping.ops import DigitRange, disjoint, factor_frags, ragged_run, refine, split, strides
 from ir.switch.rules import MAX_SLICES, show
 
 __all__ = [
@@ -33,11 +33,11 @@ def _v(code: str, message: str, help: str | None = None) -> Violation:
     return Violation(code, message, help=help)
 
 
-def _frag(f: Factor) -> Frag | None:
+def _frag(f: Factor) -> DigitRange | None:
     """The live digit range of one refined piece; None for padding, broadcast or irregular."""
-    if isinstance(f, Ax):
+    if isinstance(f, AxisFactor):
         return factor_frags(f)[0]
-    if isinstance(f, Op):
+    if isinstance(f, RaggedFactor):
         return ragged_run(f)
     return None
 
@@ -53,8 +53,8 @@ def _piece(mp: Mapping, factors: tuple[Factor, ...], i: int) -> Mapping:
 class CustomPlan:
     """The classified pieces of a legal-so-far custom switch."""
 
-    slice_frags: tuple[Frag, ...]  # the input Slice's live pieces, outer to inner
-    moved: tuple[Frag, ...]  # the pieces moved Slice -> Time, in out_time order
+    slice_frags: tuple[DigitRange, ...]  # the input Slice's live pieces, outer to inner
+    moved: tuple[DigitRange, ...]  # the pieces moved Slice -> Time, in out_time order
     moved_size: int  # cells of out_time's moved block (its innermost part)
     has_tile: bool
 
@@ -65,30 +65,30 @@ def _refined(*mps: Mapping) -> list[tuple[Factor, ...]] | None:
     return None if any(o is None for o in out) else out  # type: ignore[return-value]
 
 
-def _live(factors: tuple[Factor, ...]) -> tuple[list[Frag], bool]:
+def _live(factors: tuple[Factor, ...]) -> tuple[list[DigitRange], bool]:
     """Live pieces of an input frame, and whether an irregular (unroutable) piece is live."""
     frags, irregular = [], False
     for f in factors:
         fr = _frag(f)
         if fr is not None:
             frags.append(fr)
-        elif isinstance(f, Op):
+        elif isinstance(f, RaggedFactor):
             irregular = True
     return frags, irregular
 
 
-def _classify_slice(fo: tuple[Factor, ...], sf: list[Frag], tf: list[Frag], out_time_frags: list[Frag],
-                    out_slice: Mapping) -> tuple[list[Frag], bool] | Violation:
+def _classify_slice(fo: tuple[Factor, ...], sf: list[DigitRange], tf: list[DigitRange], out_time_frags: list[DigitRange],
+                    out_slice: Mapping) -> tuple[list[DigitRange], bool] | Violation:
     """Kept Slice pieces of out_slice and whether it has a tile, or the first violation."""
-    kept: list[Frag] = []
-    tiles: list[Frag] = []
+    kept: list[DigitRange] = []
+    tiles: list[DigitRange] = []
     has_tile = False
     for i, f in enumerate(fo):
-        if isinstance(f, Pu):
+        if isinstance(f, PaddingFactor):
             continue
-        has_tile |= isinstance(f, Bc)
+        has_tile |= isinstance(f, BroadcastFactor)
         fr = _frag(f)
-        if isinstance(f, Bc):
+        if isinstance(f, BroadcastFactor):
             continue
         text = show(_piece(out_slice, fo, i))
         if fr is None:
@@ -116,12 +116,12 @@ def _classify_slice(fo: tuple[Factor, ...], sf: list[Frag], tf: list[Frag], out_
     return kept, has_tile
 
 
-def _classify_time(ft: tuple[Factor, ...], sf: list[Frag], tf: list[Frag], kept: list[Frag],
+def _classify_time(ft: tuple[Factor, ...], sf: list[DigitRange], tf: list[DigitRange], kept: list[DigitRange],
                    out_time: Mapping) -> tuple[list[int], list[int]] | Violation:
     """Indices of out_time pieces moved from Slice and carried from Time, or a violation."""
     moved, carried = [], []
     for i, f in enumerate(ft):
-        if isinstance(f, Pu):
+        if isinstance(f, PaddingFactor):
             continue
         fr = _frag(f)
         text = show(_piece(out_time, ft, i))
@@ -165,11 +165,11 @@ def plan_custom(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
 
 
 def _finish(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping, refined: list,
-            kept: list[Frag], moved_idx: list[int], carried_idx: list[int], has_tile: bool) -> CustomPlan | Violation:
+            kept: list[DigitRange], moved_idx: list[int], carried_idx: list[int], has_tile: bool) -> CustomPlan | Violation:
     fs, ft, fo, fto = refined
     sf, tf = _live(fs)[0], _live(ft)[0]
     moved = [_frag(fto[i]) for i in moved_idx]
-    moved_frags: list[Frag] = [fr for fr in moved if fr is not None]
+    moved_frags: list[DigitRange] = [fr for fr in moved if fr is not None]
     dropped = [fr for fr in sf if fr not in kept and fr not in moved_frags]
     dropped += [fr for fr in tf if fr not in [_frag(fto[i]) for i in carried_idx]]
     legal_time = pair_all([in_time] + [_piece(in_slice, fs, sf_index(fs, fr)) for fr in
@@ -200,14 +200,14 @@ def _finish(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: M
                   help=f"out_time = `{show(legal_time)}`")
     if has_tile:
         for f in fo:
-            if isinstance(f, Pu) and f.kind != PaddingKind.TOP:
+            if isinstance(f, PaddingFactor) and f.kind != PaddingKind.TOP:
                 return _v("SWITCH-11", f"out_slice broadcasts onto `{f.kind.marker}` padding, which must not "
                           f"be written; only `#` (don't-care) padding may take tile data",
                           help="use `#` padding in out_slice")
     return CustomPlan(tuple(sf), tuple(moved_frags), moved_size, has_tile)
 
 
-def sf_index(factors: tuple[Factor, ...], fr: Frag) -> int:
+def sf_index(factors: tuple[Factor, ...], fr: DigitRange) -> int:
     """Index in a refined factor list of the piece whose live range is `fr`."""
     return [_frag(f) for f in factors].index(fr)
 
@@ -289,7 +289,7 @@ def check_custom(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
     return None
 
 
-def _masked_key(coords: dict[str, int], digits: dict[str, list[Frag]]) -> frozenset:
+def _masked_key(coords: dict[str, int], digits: dict[str, list[DigitRange]]) -> frozenset:
     """The input-Slice part of an index: only the input Slice's axes and digit ranges."""
     out = []
     for axis, frags in digits.items():
@@ -302,7 +302,7 @@ def bitmap_disagreement(in_slice: Mapping, out_slice: Mapping, out_time: Mapping
                         bitmap: tuple[tuple[int, ...], ...]) -> int | None:
     """The first output slice whose snooped lanes do not serve exactly its reads, found by a
     plain enumeration of the mapping cells (independent of `routes`); None when all agree."""
-    digits: dict[str, list[Frag]] = {}
+    digits: dict[str, list[DigitRange]] = {}
     for f in in_slice.factors():
         fr = _frag(f)
         if fr is not None:

@@ -9,7 +9,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.mapping.factors import Pu
+from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping
 from ir.mapping.ops import split
 
@@ -53,7 +53,7 @@ def _v(code: str, message: str, help: str | None = None) -> Violation:
 
 
 def pure_padding(mp: Mapping) -> bool:
-    return all(isinstance(f, Pu) for f in mp.factors())
+    return all(isinstance(f, PaddingFactor) for f in mp.factors())
 
 
 def check_transpose_params(params: TransposeParams, time: Mapping, packet: Mapping,

@@ -28,7 +28,7 @@ from ir.dtypes import DType
 from ir.rules.collect import _show
 from ir.types import StreamType
 from ir.errors import MappingError
-from ir.mapping.factors import Ax, Op, Pu
+from ir.mapping.factors import AxisFactor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.config import (
@@ -246,11 +246,11 @@ def _input_frags(in_slice: Mapping, in_time: Mapping) -> tuple:
 def _tile_violation(piece: Mapping, n: int, carried: tuple, claimed: list) -> Violation | None:
     """SWITCH-11/12/14 for one tile slot of out_slice, holding `piece` (size n)."""
     for f in piece.factors():
-        if isinstance(f, Pu) and f.kind != PaddingKind.TOP:
+        if isinstance(f, PaddingFactor) and f.kind != PaddingKind.TOP:
             return _v("SWITCH-11", f"the broadcast tile `{show(piece)}` fans data onto `{f.kind.marker}` "
                       f"padding, which must not be written; only `#` (don't-care) padding may take a tile",
                       help=f"write the tile as `{n}` or a new axis of size {n}")
-        for fr in factor_frags(f) if isinstance(f, (Ax, Op)) else ():
+        for fr in factor_frags(f) if isinstance(f, (AxisFactor, RaggedFactor)) else ():
             if any(not disjoint(fr, c) for c in carried):
                 return _v("SWITCH-12", f"the broadcast tile `{show(piece)}` names `{fr.axis}` digits the "
                           f"input Slice/Time already carries; a tile must be a new axis",

@@ -23,7 +23,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.cells import LIVE, evaluate
-from ir.mapping.factors import Bc, Pu
+from ir.mapping.factors import BroadcastFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
 from ir.switch.params import EngineShape, TransposeParams, check_transpose_params, engine_shape, pure_padding
@@ -127,7 +127,7 @@ def _check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_pack
         return shape
     valid = split(packet, shape.valid)[1]
     rows = split(out_packet, shape.max_rows)[1]
-    if any(isinstance(f, Bc) for f in rows.factors()):
+    if any(isinstance(f, BroadcastFactor) for f in rows.factors()):
         return _v("TRANSPOSE-16", f"the rows of out_packet (`{show(rows)}`) hold a broadcast; every row comes "
                   f"from its own input time step", help=_legal_help(time, valid, shape))
     best = 0

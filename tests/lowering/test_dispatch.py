@@ -7,13 +7,14 @@ import pytest
 
 from backends.npu import compile_kernel
 from ir import ops as ir
+from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
 
 AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime, ir.ContractLane, ir.Cast,
-                 ir.CommitTrim, ir.CommitCast, ir.Commit}
+                 ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose}
 
 
 def test_every_stage_after_collect_declares_its_lowering():

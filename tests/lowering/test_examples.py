@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.npu import declared_axes, lower_kernel
+from backends.npu import lower_kernel
 from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, example, load
 from tu_ops import rngd
@@ -133,7 +133,7 @@ def test_dump_ir_writes_one_file_per_pass(tmp_path):
     kernel = example("gemm_i8", "gemm_i8_kernel")
     first, second = tmp_path / "a", tmp_path / "b"
     for d in (first, second):
-        lower_kernel(kernel, "rngd", Options(dump_ir=d, axes=declared_axes(kernel)))
+        lower_kernel(kernel, "rngd", Options(dump_ir=d, axes=kernel.axes))
     names = sorted(p.name for p in first.iterdir())
     assert names == ["gemm_i8_kernel.00-trace.txt", "gemm_i8_kernel.01-emulate-dtypes.txt",
                      "gemm_i8_kernel.02-lower-ops.txt", "gemm_i8_kernel.03-allocate-memory.txt"]
