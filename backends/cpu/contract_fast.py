@@ -123,18 +123,18 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
         if plan is None:
             return None
     if outer.is_float:
-        return _contract_float(outer, s_raw, t_raw, plan, shape, options.threads)
+        return _contract_float(outer, s_raw, t_raw, plan, shape, options)
     with blas_threads(options.blas_threads):
         return _contract_int(outer, s_raw, t_raw, plan, shape)
 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
-                    shape: tuple[int, ...], threads: int) -> np.ndarray:
+                    shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
     a, a_info = contract_float.float_operand(s_raw, outer.stream_dtype, plan.a)
     w, w_info = contract_float.float_operand(t_raw, outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, _SIGNIFICANT_BITS.get(outer.stream_dtype, 24),
                                      _SIGNIFICANT_BITS.get(outer.trf_dtype, 24), plan.terms)
-    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, threads)  # (I, J, N', rows)
+    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
     rows = shape[0]
     zn = plan.dest.shape[3]
     values = np.broadcast_to(acc[:, :, :, None, :], (*acc.shape[:3], zn, rows)).reshape(-1, rows)
@@ -143,17 +143,73 @@ def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
     return np.ascontiguousarray(res.T).reshape(shape)
 
 
-def _contract_int(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
-                  shape: tuple[int, ...]) -> np.ndarray | None:
+def _int_ftype(outer, plan: Plan):
+    """The float type whose matmul is exact for this contraction, None when neither is."""
     bound = plan.terms * _int_bound(outer.stream_dtype) * _int_bound(outer.trf_dtype)
     if bound < 1 << 24:
-        ftype = np.float32
-    elif bound < 1 << 53:
-        ftype = np.float64
-    else:
-        return None
-    rows = shape[0]
-    a_src, w_src = _view(s_raw, plan.a), _view(t_raw, plan.w)
+        return np.float32
+    if bound < 1 << 53:
+        return np.float64
+    return None
+
+
+def _constant_along(src: np.ndarray, outer: int, inner: int, axis: int) -> bool:
+    """True when `src` (rows, ...), its rows read as an outer x inner grid, holds the same
+    values all along `axis` of that grid (0 outer, 1 inner); one far pair is compared
+    first, which rejects most splits at once."""
+    v = src.reshape(outer, inner, *src.shape[1:])
+    if axis == 1:
+        return bool(np.array_equal(v[0, -1], v[0, 0]) and (v[:, 1:] == v[:, :1]).all())
+    return bool(np.array_equal(v[-1, 0], v[0, 0]) and (v[1:] == v[:1]).all())
+
+
+def _row_split(a_src: np.ndarray, w_src: np.ndarray) -> tuple[int, int, bool] | None:
+    """(outer, inner, stream_outer): a split of the spatial rows into an outer x inner grid
+    along which the stream's values vary with one factor only and the TRF's with the other
+    (slices holding copies of the same data, as a DMA broadcast makes them); then the
+    contraction of every row is one matmul of the distinct operands. None when no split
+    of two factors fits."""
+    rows = a_src.shape[0]
+    for inner in range(rows // 2, 1, -1):
+        if rows % inner:
+            continue
+        outer = rows // inner
+        if _constant_along(a_src, outer, inner, 1) and _constant_along(w_src, outer, inner, 0):
+            return outer, inner, True
+        if _constant_along(a_src, outer, inner, 0) and _constant_along(w_src, outer, inner, 1):
+            return outer, inner, False
+    return None
+
+
+def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[int, ...]) -> np.ndarray:
+    """(count, N', side, R) in `ftype`, multiplied by `live` when given."""
+    out = np.asarray(src, ftype).reshape(src.shape[0], *groups)
+    if live is not None:
+        out *= live
+    return out
+
+
+def _folded(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype, split: tuple[int, int, bool]) -> np.ndarray:
+    """Y (rows, N', I, J) by one (batched over N') matmul of the distinct operand rows."""
+    outer, inner, stream_outer = split
+    va = a_src.reshape(outer, inner, *a_src.shape[1:])
+    vw = w_src.reshape(outer, inner, *w_src.shape[1:])
+    a_u, w_u = (va[:, 0], vw[0]) if stream_outer else (va[0], vw[:, 0])
+    live = None if plan.live is None else plan.live.astype(ftype)
+    a = _int_operand(a_u, ftype, live if plan.live_on == "a" else None, plan.a.groups)
+    w = _int_operand(w_u, ftype, live if plan.live_on == "w" else None, plan.w.groups)
+    na, nn, ni, nr = a.shape
+    nw, _, nj, _ = w.shape
+    a2 = a.transpose(1, 0, 2, 3).reshape(nn, na * ni, nr)
+    w2 = w.transpose(1, 0, 2, 3).reshape(nn, nw * nj, nr)
+    z = np.matmul(a2, w2.transpose(0, 2, 1)).reshape(nn, na, ni, nw, nj)
+    order = (1, 3, 0, 2, 4) if stream_outer else (3, 1, 0, 2, 4)
+    return np.ascontiguousarray(z.transpose(order)).reshape(outer * inner, nn, ni, nj)
+
+
+def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndarray:
+    """Y (rows, N', I, J) by one small matmul per spatial row, a block of rows at a time."""
+    rows = a_src.shape[0]
     nn, ni, nr = plan.a.groups
     nj = plan.w.groups[1]
     y = np.empty((rows, nn, ni, nj), ftype)
@@ -172,11 +228,27 @@ def _contract_int(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
         if live is not None:
             target = a if plan.live_on == "a" else w
             target *= live  # (N'|1, side|1, R|1) broadcasts over the rows
-        if nr == 0:
-            y[r0:r0 + n] = 0
-        else:
-            np.matmul(a.reshape(n * nn, ni, nr), w.reshape(n * nn, nj, nr).transpose(0, 2, 1),
-                      out=y[r0:r0 + n].reshape(n * nn, ni, nj))
+        np.matmul(a.reshape(n * nn, ni, nr), w.reshape(n * nn, nj, nr).transpose(0, 2, 1),
+                  out=y[r0:r0 + n].reshape(n * nn, ni, nj))
+    return y
+
+
+def _contract_int(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
+                  shape: tuple[int, ...]) -> np.ndarray | None:
+    """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
+    result cells. Rows holding copies of the same operands share one matmul."""
+    ftype = _int_ftype(outer, plan)
+    if ftype is None:
+        return None
+    rows = shape[0]
+    a_src, w_src = _view(s_raw, plan.a), _view(t_raw, plan.w)
+    nn, ni, nr = plan.a.groups
+    nj = plan.w.groups[1]
+    if nr == 0:
+        y = np.zeros((rows, nn, ni, nj), ftype)
+    else:
+        split = _row_split(a_src, w_src) if rows > 1 else None
+        y = _per_row(a_src, w_src, plan, ftype) if split is None else _folded(a_src, w_src, plan, ftype, split)
     zn = plan.dest.shape[3]
     values = np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, -1)
     if ftype == np.float32:

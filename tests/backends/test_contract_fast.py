@@ -353,3 +353,20 @@ def test_ftz_matches_convert() -> None:
     want = cv.ftz_f32(bits.view(np.float32)).view(np.uint32)
     got = contract_float.ftz(bits.view(np.float32).copy()).view(np.uint32)
     np.testing.assert_array_equal(got, want)
+
+
+def test_slice_copies_share_one_matmul(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GEMM's slices hold copies of `a` along N / 32 and of `w` along M / 32: the
+    per-slice matmuls fold into one, still bit-identical to the dense path; a slice
+    whose copy differs (none here by construction: the data is checked, not assumed)
+    keeps them apart."""
+    splits = []
+    split = contract_fast._row_split
+    monkeypatch.setattr(contract_fast, "_row_split", lambda *a: splits.append(split(*a)) or splits[-1])
+    rng = np.random.default_rng(14)
+    a, w = i8_data(rng, (512, 128), "uniform"), i8_data(rng, (512, 128), "uniform")
+    assert_same(*fast_and_dense(monkeypatch, example("gemm_i8", "gemm_i8_kernel"), a, w))
+    assert splits and splits[0] is not None and splits[0][0] * splits[0][1] > 1
+    a_small = i8_data(rng, (16, 64), "uniform")
+    splits.clear()
+    assert_same(*fast_and_dense(monkeypatch, kernels_small.small_i8, a_small, i8_data(rng, (8, 64), "uniform")))
