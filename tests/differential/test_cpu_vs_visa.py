@@ -8,7 +8,7 @@ with the kernel source, which can be pasted into test_regressions.py. The summar
 counter is asserted so the property cannot pass vacuously: most examples must execute
 and compare.
 
-The normal suite runs 200 examples (fixed seed); `-m slow` runs 1000 more.
+The normal suite runs 100 examples (fixed seed); `-m slow` runs 1000 more.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def test_cpu_and_visa_agree_on_generated_kernels() -> None:
     features: Counter = Counter()
 
     @seed(20240607)
-    @settings(max_examples=200, deadline=None, database=None,
+    @settings(max_examples=100, deadline=None, database=None,
               suppress_health_check=SUPPRESS)
     @given(g=kernels(), input_seed=st.integers(0, 2**32 - 1))
     def prop(g, input_seed):
