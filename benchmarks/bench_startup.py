@@ -5,11 +5,12 @@ system, which another process on the machine disturbs far less than the wall tim
 the best wall time, with ratios against baselines measured in the same run:
 - `npu-opt --version` and `npu-opt explain DMA-1` vs `python -c "import numpy"` (goal <= 1.5x);
 - `python -c "import npu_opt"` (goal < 0.3 s CPU);
-- `npu-opt compile examples/ -o DIR` vs `python -c "import npu_opt"` (goal <= 1.3x), with
+- `npu-opt compile examples/ -o DIR` vs `python -c "import npu_opt"` and (goal <= 1.3x)
+  vs `python -c "from npu_opt import *"`, with
   DIR's compile cache warm (the same DIR every run: the everyday rebuild) and cold (a
-  fresh DIR each run: every kernel traced, lowered, verified and emitted); both also
-  against `python -c "from npu_opt import *"`, the DSL import every kernel file does
-  (`import npu_opt` alone loads nothing since the package became lazy).
+  fresh DIR each run: every kernel traced, lowered, verified and emitted). The goal is
+  checked against the DSL import every kernel file does: `import npu_opt` alone loads
+  almost nothing since the package became lazy, so it is no longer the floor of a compile.
 The lark parser tables are cached on disk (ir/lark_cache.py): one warm-up run of each
 command fills that cache first, as any earlier use would.
 Run: python benchmarks/bench_startup.py
@@ -74,9 +75,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         warm = measure([*CLI, "compile", "examples/", "-o", os.path.join(tmp, "build")])
     cold = measure([*CLI, "compile", "examples/", "-o", "{DIR}"], True)
-    line("npu-opt compile examples/ -o DIR, cache warm", warm, npu, 1.3)
+    line("npu-opt compile examples/ -o DIR, cache warm", warm, npu)
     line("  the same against from npu_opt import *", warm, star, 1.3)
-    line("npu-opt compile examples/ -o DIR, cold", cold, npu, 1.3)
+    line("npu-opt compile examples/ -o DIR, cold", cold, npu)
     line("  the same against from npu_opt import *", cold, star, 1.3)
     return 0
 
