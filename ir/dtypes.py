@@ -11,19 +11,27 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
-import ml_dtypes
 import numpy as np
 
 
 class _Info(NamedTuple):
-    """Per-type facts; `host`/`raw` are None for the stream-only types i5/i9."""
+    """Per-type facts; `host`/`raw` are None for the stream-only types i5/i9. A `host`
+    given as a string names an `ml_dtypes` type, resolved on first use: importing
+    ml_dtypes costs about half a second of CPU in its 0.7 releases, and only the host
+    arrays of bf16/f8/f4 need it (checking, compiling and explaining never do)."""
 
     bits: int  # wire width, bits(D) of pipeline.md 0.2
     value_bits: int  # width the value needs (differs only for i5/i9)
     kind: str  # "int" or "float"
     signed: bool
-    host: np.dtype | None
+    host: np.dtype | str | None
     raw: np.dtype | None  # unsigned container of the bit pattern on the host
+
+
+def _ml_dtype(name: str) -> np.dtype:
+    import ml_dtypes  # late: see _Info
+
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 _U8, _U16, _U32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32)
@@ -37,12 +45,12 @@ _INFO: dict[str, _Info] = {
     "i16": _Info(16, 16, "int", True, np.dtype(np.int16), _U16),
     "i32": _Info(32, 32, "int", True, np.dtype(np.int32), _U32),
     "u8": _Info(8, 8, "int", False, _U8, _U8),
-    "bf16": _Info(16, 16, "float", True, np.dtype(ml_dtypes.bfloat16), _U16),
+    "bf16": _Info(16, 16, "float", True, "bfloat16", _U16),
     "f32": _Info(32, 32, "float", True, np.dtype(np.float32), _U32),
-    "f8e4m3": _Info(8, 8, "float", True, np.dtype(ml_dtypes.float8_e4m3fn), _U8),
-    "f8e5m2": _Info(8, 8, "float", True, np.dtype(ml_dtypes.float8_e5m2), _U8),
+    "f8e4m3": _Info(8, 8, "float", True, "float8_e4m3fn", _U8),
+    "f8e5m2": _Info(8, 8, "float", True, "float8_e5m2", _U8),
     # ml_dtypes stores one f4e2m1 per byte, code in the low nibble (dtypes.md 1).
-    "f4e2m1": _Info(4, 4, "float", True, np.dtype(ml_dtypes.float4_e2m1fn), _U8),
+    "f4e2m1": _Info(4, 4, "float", True, "float4_e2m1fn", _U8),
 }
 
 
@@ -129,7 +137,8 @@ class DType(Enum):
         Raising rather than returning None keeps `np.zeros(n, d.host_dtype)` from
         silently building float64 for a type that never reaches the host.
         """
-        return self._require_host(self._info.host, "host form")
+        host = self._info.host
+        return self._require_host(_ml_dtype(host) if isinstance(host, str) else host, "host form")
 
     @property
     def bits_dtype(self) -> np.dtype:

@@ -6,22 +6,59 @@
 never shadows the builtin `compile`.
 """
 
-from ir.diagnostic import Diagnostic
-from ir.dtypes import (
-    DType, bf16, f4e2m1, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i16, i32, u8,
-)
-from ir.errors import CompileError, MappingError, NpuOptError, OvershootError, VisaFormatError
-from ir.mapping import (
-    Axis, Index, Mapping, OutOfBounds, Padding, PaddingKind, axes, idx, m,
-)
-from ir.types import LaneMode
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
 from ir.version import VERSION
-from npu_opt.compile_api import Artifact, compile  # noqa: A004 - qualified use only, not in __all__
-from npu_opt.context import Context
-from npu_opt.device import DeviceKernel, device
-from npu_opt.report import Report, check
-from npu_opt.run import run
-from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
+
+# Every public name and the module defining it. They are imported on first use (PEP 562):
+# `npu-opt --version` or `explain` should not pay for the whole DSL. `from npu_opt import *`
+# imports them all, as before.
+_LAZY: dict[str, str] = {
+    "Diagnostic": "ir.diagnostic",
+    **dict.fromkeys(["DType", "bf16", "f4e2m1", "f8e4m3", "f8e5m2", "f32", "i4", "i5", "i8", "i9",
+                     "i16", "i32", "u8"], "ir.dtypes"),
+    **dict.fromkeys(["CompileError", "MappingError", "NpuOptError", "OvershootError",
+                     "VisaFormatError"], "ir.errors"),
+    **dict.fromkeys(["Axis", "Index", "Mapping", "OutOfBounds", "Padding", "PaddingKind", "axes",
+                     "idx", "m"], "ir.mapping"),
+    "LaneMode": "ir.types",
+    "Artifact": "npu_opt.compile_api",
+    "compile": "npu_opt.compile_api",  # qualified use only, not in __all__
+    "Context": "npu_opt.context",
+    "DeviceKernel": "npu_opt.device",
+    "device": "npu_opt.device",
+    "Report": "npu_opt.report",
+    "check": "npu_opt.report",
+    "run": "npu_opt.run",
+    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    object.__setattr__(sys.modules[__name__], name, value)
+    return value
+
+
+class _Package(types.ModuleType):
+    """Keeps `npu_opt.run` and `npu_opt.device` the functions: importing the submodules of
+    the same names must not replace them with the modules (it would without this)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __version__ = VERSION
 

@@ -376,5 +376,7 @@ def explain_command(code: str, out: TextIO | None = None, err: TextIO | None = N
         print(f"error[USAGE]: unknown code {code!r}{hint}", file=err)
         print("  = help: codes look like TYPE-1, FETCH-3, MAP-syntax or USAGE", file=err)
         return 2
-    out.write(render_page(p))
+    from npu_opt.explain_cache import cached_output
+
+    out.write(cached_output(repr(p), lambda: render_page(p)))
     return 0

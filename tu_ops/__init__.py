@@ -1,28 +1,55 @@
 """Lowered tensor-unit ops, their verifiers and the target description (pipeline.md 11, artifacts.md 4)."""
 
-from tu_ops.base import Alloc, OpVerifyError, Ref, TuOp, VerifyContext
-from tu_ops.commit import CastOp, CommitOp, WritePlan
-from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead, inner_time
-from tu_ops.dma import DmaCommand, DmaEntry, DmaOp, aggregate_of
-from tu_ops.enums import (
-    CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind,
-    DestKind, DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
-)
-from tu_ops.feed import DEST_MNEMONICS, FEED_DEST_ELEMENT_TYPES, FeedBuffer, FeedDest, FeedSource, ReadShape
-from tu_ops.printing import mapping_text, type_text, value_text
-from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
-from tu_ops.target import (
-    BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target,
-    TargetSchemaError, ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
-)
-from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
-from tu_ops.transpose import TransposeOp
-from tu_ops.trf import TrfLoad
+import importlib
+from typing import Any
 
-# Every lowered op class, in pipeline order (pipeline.md 11.1).
-OP_CLASSES: tuple[type[TuOp], ...] = (
-    FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, TransposeOp, CommitOp, DmaOp,
-)
+# Every public name and the module defining it, imported on first use (PEP 562): resolving
+# a target (tu_ops.target) must not import every lowered op and its verifiers.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(["Alloc", "OpVerifyError", "Ref", "TuOp", "VerifyContext"], "tu_ops.base"),
+    **dict.fromkeys(["CastOp", "CommitOp", "WritePlan"], "tu_ops.commit"),
+    **dict.fromkeys(["ContractOuter", "LaneFold", "PacketReduce", "TimeLoop", "TimeReduce", "TrfRead",
+                     "inner_time"], "tu_ops.contract"),
+    **dict.fromkeys(["DmaCommand", "DmaEntry", "DmaOp", "aggregate_of"], "tu_ops.dma"),
+    **dict.fromkeys(["CELL_FORMATS", "Aggregate", "CellFormat", "CollectFlits", "CommitConversion", "Conversion",
+                     "ConversionKind", "DestKind", "DmaKind", "FeedElementType", "LaneMode",
+                     "LoopKind", "Region", "TuContext", "Width"], "tu_ops.enums"),
+    **dict.fromkeys(["DEST_MNEMONICS", "FEED_DEST_ELEMENT_TYPES", "FeedBuffer", "FeedDest", "FeedSource",
+                     "ReadShape"], "tu_ops.feed"),
+    **dict.fromkeys(["mapping_text", "type_text", "value_text"], "tu_ops.printing"),
+    **dict.fromkeys(["DmAllocation", "KernelParam", "LoweredKernel", "TrfAllocation", "TuProgram"], "tu_ops.program"),
+    **dict.fromkeys(["BUILTIN_TARGETS", "RNGD_SHA256", "Constants", "EmulationPath", "MacEntry", "PairEntry",
+                     "Target", "TargetSchemaError", "ZeroPointEntry", "canonical_json",
+                     "get_target", "load_target", "rngd", "target_sha256"], "tu_ops.target"),
+    **dict.fromkeys(["dump_target_json", "dump_target_toml", "parse_target_data"], "tu_ops.target_file"),
+    **dict.fromkeys(["TransposeOp"], "tu_ops.transpose"),
+    **dict.fromkeys(["TrfLoad"], "tu_ops.trf"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "OP_CLASSES":
+        value: Any = _op_classes()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'tu_ops' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _op_classes() -> tuple[type, ...]:
+    """Every lowered op class, in pipeline order (pipeline.md 11.1)."""
+    from tu_ops.commit import CastOp, CommitOp
+    from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeReduce
+    from tu_ops.dma import DmaOp
+    from tu_ops.feed import FeedBuffer
+    from tu_ops.transpose import TransposeOp
+    from tu_ops.trf import TrfLoad
+
+    return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, TransposeOp, CommitOp,
+            DmaOp)
+
 
 __all__ = [
     "Aggregate", "Alloc", "BUILTIN_TARGETS", "CELL_FORMATS", "CastOp", "CellFormat", "CollectFlits",

@@ -19,6 +19,7 @@ import lark
 from lark import Transformer, v_args
 
 from ir.errors import NpuOptError
+from ir.lark_cache import lalr_parser
 from ir.location import Location
 from tu_ops import OP_CLASSES, BUILTIN_TARGETS, rngd
 from tu_ops.base import Ref
@@ -41,7 +42,7 @@ _HEADER = re.compile(r"[ \t]*visa[ \t]+(-?[0-9]+)")
 def visa_parser() -> lark.Lark:
     """The LALR parser of `visa/visa.lark`, built on first use."""
     grammar = importlib.resources.files("visa").joinpath("visa.lark").read_text(encoding="utf-8")
-    return lark.Lark(grammar, parser="lalr", propagate_positions=True)
+    return lalr_parser(grammar, propagate_positions=True)
 
 
 def parse_visa(text: str, *, target: Any = None) -> VisaArtifact:

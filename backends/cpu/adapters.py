@@ -16,6 +16,7 @@ from ir.ops import Cast, CommitCast, FetchCast, FetchTableLookup, FetchZeroPoint
 from ir.types import StreamType
 
 from backends.cpu import layout, moves
+from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = [
     "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "cast", "commit_cast", "widen",
@@ -52,12 +53,12 @@ def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
-def cast(op: Cast, buf: np.ndarray) -> np.ndarray:
+def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """Cast Engine (pipeline.md 10.1): convert every cell, then move P -> out_packet
     (the live cells keep their positions, the new tail is zero)."""
     src_t: StreamType = op.input.type
     converted = _convert(buf, src_t.dtype, op.dtype, "cast")
-    return moves.move_local(converted, src_t, op.result.type)
+    return moves.move_local(converted, src_t, op.result.type, fast=options.fast_moves)
 
 
 def commit_cast(op: CommitCast, buf: np.ndarray) -> np.ndarray:

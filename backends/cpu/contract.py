@@ -7,8 +7,8 @@ exact float BLAS matmul, floats as the adjacent-pair tree and the serial time su
 contiguous blocks of products), bit for bit the semantics below; `contract_lane` is a
 relayout.
 
-The dense path, kept as the reference (`FAST = False` selects it, and the fast path falls
-back to it whenever a structure does not fit): `Outer.products` gathers both operands
+The dense path, kept as the reference (`CpuOptions(fast_contract=False)` selects it, and
+the fast path falls back to it whenever a structure does not fit): `Outer.products` gathers both operands
 for every `(lane, out_time, out_packet)` cell, a block of time steps at a time (peak
 memory stays bounded); the packet groups are summed with the adjacent-pair tree; the
 reduced time positions are accumulated from +0 in stream order, one reduced step after
@@ -35,12 +35,9 @@ from ir.rules.contract_geometry import outer_geometry, packet_depth, time_reduct
 from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, moves
+from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = ["Outer", "Packed", "contract_outer", "contract_packet", "contract_time", "contract_lane"]
-
-FAST = True
-"""Evaluate contractions with `backends.cpu.contract_fast`; False runs the dense
-reference path only (the fast path's tests compare the two bit for bit)."""
 
 CHUNK_CELLS = 1 << 18
 """Products evaluated at once by `contract_packet`: 1 MiB of f32 per temporary, small
@@ -158,14 +155,14 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
                  op.result.type, key)
 
 
-def contract_packet(op: ContractPacket, outer: Outer) -> np.ndarray | Packed:
+def contract_packet(op: ContractPacket, outer: Outer, options: CpuOptions = DEFAULT) -> np.ndarray | Packed:
     """pipeline.md 9.2: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
     the padding columns up to size(out_packet)."""
     t_in: CStreamType = op.input.type
     d = packet_depth(t_in.packet, op.packet)
     if d is None:
         raise InternalError(f"contract_packet: no tree depth reduces `{t_in.packet}` to `{op.packet}`")
-    if FAST:
+    if options.fast_contract:
         return Packed(outer, d, op.packet.size, op.result.type)
     return layout.from_rows(_packet_dense(outer, d, op.packet.size), op.result.type)
 
@@ -214,11 +211,11 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return order, skip
 
 
-def contract_time(op: ContractTime, y: np.ndarray | Packed) -> np.ndarray:
+def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
     """pipeline.md 9.3: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
     if isinstance(y, Packed):
-        acc = contract_fast.contract(y, t_in.time, op.time) if FAST else None
+        acc = contract_fast.contract(y, t_in.time, op.time, options)
         if acc is not None:
             return layout.from_rows(acc, op.result.type)
         y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)

@@ -23,14 +23,15 @@ from ir.ops import (
 )
 
 from backends.cpu import adapters, contract, engines, layout, moves
+from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
-__all__ = ["HANDLERS", "execute"]
+__all__ = ["HANDLERS", "TAKES_OPTIONS", "execute"]
 
 
-def _dma(op: ToDm | ToHbm, src: np.ndarray) -> np.ndarray:
+def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """Tensor DMA (pipeline.md 4): a global move; destination padding is zero."""
-    return moves.move_global(src, op.src.type, op.result.type)
+    return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves)
 
 
 def _view(op: View, src: np.ndarray) -> np.ndarray:
@@ -43,9 +44,9 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
     return dm.reshape(layout.shape_of(op.result.type))
 
 
-def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray) -> np.ndarray:
+def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (pipeline.md 6, 8.1, 8.2, 10.4)."""
-    return moves.move_local(src, op.input.type, op.result.type)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves)
 
 
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
@@ -78,6 +79,10 @@ HANDLERS: dict[type[Op], Handler] = {
     Switch: engines.switch,
 }
 
+TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,
+                                                ContractPacket, ContractTime})
+"""The ops whose handler also takes the `CpuOptions` (keyword `options`)."""
+
 
 def _last_uses(ops: Sequence[Op]) -> dict[int, int]:
     """Value id -> position of the op that reads it last."""
@@ -88,9 +93,10 @@ def _last_uses(ops: Sequence[Op]) -> dict[int, int]:
     return last
 
 
-def execute(kernel: Kernel, params: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+def execute(kernel: Kernel, params: Sequence[np.ndarray],
+            options: CpuOptions = DEFAULT) -> tuple[np.ndarray, ...]:
     """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
-    HBM buffers of its results, in order."""
+    HBM buffers of its results, in order. `options` choose how, never what."""
     env: dict[int, Any] = {}
     last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
@@ -105,7 +111,10 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray]) -> tuple[np.ndarray, .
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        env[op.result.id] = handler(op, *args)
+        if type(op) in TAKES_OPTIONS:
+            env[op.result.id] = handler(op, *args, options=options)
+        else:
+            env[op.result.id] = handler(op, *args)
         for v in op.operands():
             if last.get(v.id) == position:
                 env.pop(v.id, None)

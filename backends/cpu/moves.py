@@ -15,7 +15,7 @@ so a table of millions of cells costs a few vectorized passes. This is deliberat
 the sequencer's read plan (`ir.mapping.sequence`), which the VISA interpreter follows:
 the two executors must be independent.
 
-Fast path (`FAST`, backends/cpu/moves_strided.py): when the plan's output -> input map is
+Fast path (`fast=True`, `CpuOptions.fast_moves`; backends/cpu/moves_strided.py): when the plan's output -> input map is
 affine over a grid of digits (a reshape, transpose, broadcast or regrouping; found from
 the plan's logical indices and checked on every cell), the move is a strided copy, or a
 read-only view of its input when the output is a reshape of that grid. A Tensor Unit move
@@ -205,11 +205,12 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     return out
 
 
-def move_global(buf: np.ndarray, src: Type, dst: Type) -> np.ndarray:
-    """A DMA: match over every level of both types (pipeline.md 4)."""
+def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.ndarray:
+    """A DMA: match over every level of both types (pipeline.md 4); `fast` allows the
+    strided form (False: the index gather, the reference)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
-    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None)
+    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None) if fast else None
     if out is not None:
         return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
@@ -217,11 +218,12 @@ def move_global(buf: np.ndarray, src: Type, dst: Type) -> np.ndarray:
 
 
 def move_local(buf: np.ndarray, src: Type, dst: Type,
-               src_local: tuple[Mapping, ...] | None = None) -> np.ndarray:
+               src_local: tuple[Mapping, ...] | None = None, fast: bool = True) -> np.ndarray:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
-    (or `src_local`) to the output's, keyed on frag(input per-slice levels)."""
+    (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
+    the strided form (False: the index gather, the reference)."""
     src_local = src_local or layout.local_levels(src)
-    if FAST and layout.spatial_levels(src) == layout.spatial_levels(dst):
+    if fast and layout.spatial_levels(src) == layout.spatial_levels(dst):
         n_rows = layout.n_rows(src)
         src_shape = (n_rows, *(mp.size for mp in src_local))
         try:
@@ -240,18 +242,11 @@ def move_local(buf: np.ndarray, src: Type, dst: Type,
     return layout.from_rows(out.reshape(len(rows), *n_local), dst)
 
 
-FAST = True
-"""Run affine moves as strided copies or views (backends/cpu/moves_strided.py); False
-keeps every move a gather of the plan's index (the reference)."""
-
-
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
                   dst_levels: tuple[Mapping, ...],
                   even: tuple[int, int, int] | None) -> np.ndarray | None:
     """The move as (n_rows, n_dst) by its strided form, or None when it has none.
     `rows` (n_rows, *src level sizes) holds zero in its padding rows."""
-    if not FAST:
-        return None
     key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
     found, form = moves_strided.FORMS.get(key)
     if not found:

@@ -16,6 +16,7 @@ from typing import Any
 import lark
 
 from ir.errors import MappingError
+from ir.lark_cache import lalr_parser
 from ir.mapping.nodes import (
     Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
 )
@@ -32,8 +33,8 @@ _MISSING = object()
 @functools.cache
 def _parser() -> lark.Lark:
     grammar = importlib.resources.files("ir.mapping").joinpath("mapping.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", start=["mapping_expr", "index_expr", "axes_decl"],
-                     propagate_positions=True, maybe_placeholders=False)
+    return lalr_parser(grammar, start=["mapping_expr", "index_expr", "axes_decl"],
+                       propagate_positions=True, maybe_placeholders=False)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,5 +1,5 @@
 """The cpu backend's fast contraction (backends/cpu/contract_fast.py) against its dense
-reference path (`backends.cpu.contract.FAST = False`), bit for bit: every example and
+reference path (`CpuOptions(fast_contract=False)`), bit for bit: every example and
 test kernel with a contraction, plus kernels with padded time (padding cells and skipped
 time steps), slices, f8 operands and an i9 zero point; uniform data, special floats
 (NaN, infinities, subnormals, signed zeros), extreme integers, and data at both sides of
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from backends.cpu import contract, contract_fast
+from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_plan
 from ir import convert as cv
 from npu_opt.run import run
 from tests.backends import kernels_shapes, kernels_small
@@ -222,7 +222,8 @@ def _bits(out) -> list[np.ndarray]:
     return [np.asarray(o).view(f"u{np.asarray(o).dtype.itemsize}") for o in outs]
 
 
-def fast_and_dense(monkeypatch: pytest.MonkeyPatch, kern, *args) -> tuple[list, list]:
+def fast_and_dense(monkeypatch: pytest.MonkeyPatch, kern, *args,
+                   options: CpuOptions = CpuOptions()) -> tuple[list, list]:
     """The kernel's results by the fast path (which must not fall back to the dense one)
     and by the dense path alone."""
     dense = contract._packet_dense
@@ -231,13 +232,11 @@ def fast_and_dense(monkeypatch: pytest.MonkeyPatch, kern, *args) -> tuple[list, 
         raise AssertionError("the fast contraction fell back to the dense path")
 
     with monkeypatch.context() as mp:
-        mp.setattr(contract, "FAST", True)
         mp.setattr(contract, "_packet_dense", refuse)
-        fast = run(kern, *args)
+        fast = CpuBackend(options).run(kern, args)
     with monkeypatch.context() as mp:
-        mp.setattr(contract, "FAST", False)
         mp.setattr(contract, "_packet_dense", dense)
-        slow = run(kern, *args)
+        slow = CpuBackend(CpuOptions(fast_contract=False)).run(kern, args)
     return _bits(fast), _bits(slow)
 
 
@@ -260,8 +259,8 @@ def test_guard_sides(monkeypatch: pytest.MonkeyPatch) -> None:
     """`tiny` / `huge` data take the no-flush arithmetic, `tinier` / `huger` the flushed
     one (and bf16 subnormals or NaN the exact widening); both agree with the dense path."""
     seen = []
-    guard = contract_fast._exact_f32
-    monkeypatch.setattr(contract_fast, "_exact_f32", lambda *a: seen.append(guard(*a)) or seen[-1])
+    guard = contract_float.exact_f32
+    monkeypatch.setattr(contract_float, "exact_f32", lambda *a: seen.append(guard(*a)) or seen[-1])
     rng = np.random.default_rng(11)
     for kind, want in (("tiny", True), ("huge", True), ("uniform", True), ("tinier", False),
                        ("huger", False), ("special", False)):
@@ -275,13 +274,13 @@ def test_value_broadcast_digits(monkeypatch: pytest.MonkeyPatch) -> None:
     """A digit the stream's cells depend on but its values do not (the fetch broadcast of
     `N / 8 % 4` in the GEMMs) is dropped; a digit equal only in the first slice is not."""
     drops = []
-    plan = contract_fast._plan
+    plan = contract_plan.plan
 
     def record(*a):
         drops.append(a[7:] if len(a) > 7 else ())
         return plan(*a)
 
-    monkeypatch.setattr(contract_fast, "_plan", record)
+    monkeypatch.setattr(contract_fast, "make_plan", record)
     rng = np.random.default_rng(12)
     a, w = i8_data(rng, (512, 128), "uniform"), i8_data(rng, (512, 128), "uniform")
     assert_same(*fast_and_dense(monkeypatch, example("gemm_i8", "gemm_i8_kernel"), a, w))
@@ -321,15 +320,14 @@ def test_padded_leaves_are_zero(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("threads", [1, 3])
 def test_threads_do_not_change_results(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
     tasks = []
-    task = contract_fast._float_task
-    monkeypatch.setattr(contract_fast, "THREADS", threads)
-    monkeypatch.setattr(contract_fast, "_thread_count", lambda: threads)
-    monkeypatch.setattr(contract_fast, "PARALLEL_MIN", 1)
-    monkeypatch.setattr(contract_fast, "_float_task", lambda *a: tasks.append(a[1:]) or task(*a))
+    task = contract_float._float_task
+    monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(contract_float, "_float_task", lambda *a: tasks.append(a[1:]) or task(*a))
     rng = np.random.default_rng(13)
     for kind in ("uniform", "special"):
         a, b = bf16_data(rng, (512, 64), kind), bf16_data(rng, (512, 64), kind)
-        assert_same(*fast_and_dense(monkeypatch, example("gemm", "gemm_kernel"), a, b))
+        assert_same(*fast_and_dense(monkeypatch, example("gemm", "gemm_kernel"), a, b,
+                                    options=CpuOptions(threads=threads)))
     assert len(tasks) > 2 * threads
 
 
@@ -353,5 +351,22 @@ def test_ftz_matches_convert() -> None:
                     np.uint32)
     bits = np.concatenate([bits, np.random.default_rng(14).integers(0, 1 << 32, 4096).astype(np.uint32)])
     want = cv.ftz_f32(bits.view(np.float32)).view(np.uint32)
-    got = contract_fast._ftz(bits.view(np.float32).copy()).view(np.uint32)
+    got = contract_float.ftz(bits.view(np.float32).copy()).view(np.uint32)
     np.testing.assert_array_equal(got, want)
+
+
+def test_slice_copies_share_one_matmul(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GEMM's slices hold copies of `a` along N / 32 and of `w` along M / 32: the
+    per-slice matmuls fold into one, still bit-identical to the dense path; a slice
+    whose copy differs (none here by construction: the data is checked, not assumed)
+    keeps them apart."""
+    splits = []
+    split = contract_fast._row_split
+    monkeypatch.setattr(contract_fast, "_row_split", lambda *a: splits.append(split(*a)) or splits[-1])
+    rng = np.random.default_rng(14)
+    a, w = i8_data(rng, (512, 128), "uniform"), i8_data(rng, (512, 128), "uniform")
+    assert_same(*fast_and_dense(monkeypatch, example("gemm_i8", "gemm_i8_kernel"), a, w))
+    assert splits and splits[0] is not None and splits[0][0] * splits[0][1] > 1
+    a_small = i8_data(rng, (16, 64), "uniform")
+    splits.clear()
+    assert_same(*fast_and_dense(monkeypatch, kernels_small.small_i8, a_small, i8_data(rng, (8, 64), "uniform")))

@@ -12,7 +12,7 @@ Both sides use the compiler's own contraction geometry and conversions, so a bug
 makes them agree on a wrong answer; test_naive_model.py checks the cpu backend against an
 independent naive model on the same generated kernels for that.
 
-The normal suite runs 200 examples (fixed seed); `-m slow` runs 1000 more.
+The normal suite runs 100 examples (fixed seed); `-m slow` runs 1000 more.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_cpu_and_visa_agree_on_generated_kernels() -> None:
     features: Counter = Counter()
 
     @seed(20240607)
-    @settings(max_examples=200, deadline=None, database=None,
+    @settings(max_examples=100, deadline=None, database=None,
               suppress_health_check=SUPPRESS)
     @given(g=kernels(), input_seed=st.integers(0, 2**32 - 1))
     def prop(g, input_seed):

@@ -395,8 +395,19 @@ def _addresses(entries, size):
 
 
 @given(trees(padding=False))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_sequence_self_reproduces_positions(mp):
+    _self_reproduces(mp)
+
+
+@pytest.mark.slow
+@given(trees(padding=False))
+@settings(max_examples=1000, deadline=None)
+def test_sequence_self_reproduces_positions_slow(mp):
+    _self_reproduces(mp)
+
+
+def _self_reproduces(mp):
     fs = _factors_or_none(mp)
     assume(mp.size <= 2000 and fs is not None and places_digit_twice(mp) is None)
     r = sequence(mp, mp)

@@ -1,11 +1,13 @@
 """Hypothesis properties of the VISA text: perturbed records round trip, mutated texts only
-ever raise VisaFormatError (parse and --verify alike)."""
+ever raise VisaFormatError (parse and --verify alike). The default runs take fewer
+examples; `-m slow` runs the long ones."""
 
 from __future__ import annotations
 
 import enum
 
 import attrs
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -85,9 +87,7 @@ def _locs(kernel):
     return [op.loc for op in kernel.ops()]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kernels(), st.booleans())
-def test_perturbed_kernels_round_trip(kernel, locs):
+def _round_trip(kernel, locs):
     text = print_visa(kernel, rngd(), locs=locs)
     artifact = parse_visa(text)
     expected = with_facts(renumber(kernel), rngd())
@@ -95,6 +95,19 @@ def test_perturbed_kernels_round_trip(kernel, locs):
     if locs:
         assert _locs(artifact.kernel) == _locs(expected)
     assert print_artifact(artifact, locs=locs) == text
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernels(), st.booleans())
+def test_perturbed_kernels_round_trip(kernel, locs):
+    _round_trip(kernel, locs)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernels(), st.booleans())
+def test_perturbed_kernels_round_trip_slow(kernel, locs):
+    _round_trip(kernel, locs)
 
 
 # --- fuzz: mutated texts --------------------------------------------------------------------
@@ -142,9 +155,20 @@ def mutated(draw):
     return text
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_texts_only_raise_visa_format_error(text):
+    _only_visa_format_error(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_texts_only_raise_visa_format_error_slow(text):
+    _only_visa_format_error(text)
+
+
+def _only_visa_format_error(text):
     try:
         artifact = verify_text(text)
     except VisaFormatError as e:

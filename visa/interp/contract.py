@@ -142,19 +142,38 @@ def _product_mask(plan: Plan) -> np.ndarray | None:
     return mask
 
 
+def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int], plan: Plan) -> np.ndarray:
+    """einsum(sa, wa) over the summed labels, exactly, as int64. Each result sums at most
+    `terms` products of magnitude <= max|sa| * max|wa|, so when that bound is below 2^24
+    (2^53) every partial sum is an integer float32 (float64) holds exactly, in any order;
+    the float einsum is then much faster than the int64 one."""
+    terms = plan.g * math.prod(n for n, k in zip(plan.digits, plan.keep) if not k)
+    bound = terms * _magnitude(sa) * _magnitude(wa)
+    ftype = np.float32 if bound < 1 << 24 else np.float64 if bound < 1 << 53 else None
+    if ftype is None:
+        return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out)
+    y = np.einsum(sa.astype(ftype), labels, wa.astype(ftype), labels, out)
+    return y.astype(np.int64)
+
+
+def _magnitude(a: np.ndarray) -> int:
+    """The largest |value| of an integer array (computed in Python ints: no wrap)."""
+    return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
+
+
 def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32."""
     nd, cols = len(plan.digits), plan.q // plan.g
-    sa, wa = s.astype(np.int64), w.astype(np.int64)
+    sa, wa = s, w
     mask = _product_mask(plan)
     if mask is not None:
-        wa = np.where(mask.reshape(1, plan.lanes, *plan.digits, cols, plan.g), 0, wa)
+        wa = np.where(mask.reshape(1, plan.lanes, *plan.digits, cols, plan.g), wa.dtype.type(0), wa)
     # a summed digit neither operand varies along adds the same product once per step
     repeat = math.prod(n for n, k, a, b in zip(plan.digits, plan.keep, sa.shape[2:], wa.shape[2:])
                        if not k and a == b == 1)
     labels = list(range(nd + 4))                       # rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
-    y = np.einsum(sa, labels, wa, labels, [0, 1, *kept, nd + 2]) * repeat
+    y = _exact_sum(sa, wa, labels, [0, 1, *kept, nd + 2], plan) * repeat
     y = _columns(y, plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
     y = np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols))

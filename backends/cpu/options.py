@@ -1,0 +1,57 @@
+"""How the cpu backend evaluates a kernel: `CpuOptions`, passed explicitly from
+`CpuBackend` through `execute` to the ops that use them. No option changes a result:
+every combination is bit-identical (the tests compare them)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+
+__all__ = ["CpuOptions", "DEFAULT", "blas_threads"]
+
+
+def _default_threads() -> int:
+    try:
+        return max(1, min(4, len(os.sched_getaffinity(0))))
+    except (AttributeError, OSError):
+        return max(1, min(4, os.cpu_count() or 1))
+
+
+@attrs.frozen
+class CpuOptions:
+    """`fast_moves`: affine moves as strided copies or views (False: every move is a
+    gather of its index plan, the reference). `fast_contract`: whole contractions by
+    `backends.cpu.contract_fast` (False: the dense reference path only). `threads`: the
+    threads sharing the float products (1 runs them on the calling thread).
+    `blas_threads`: the BLAS thread pool while the backend's matmuls run; one thread by
+    default, since a small machine shared with other processes only loses to BLAS
+    threads competing for its CPUs (None leaves the pool as it is)."""
+
+    fast_moves: bool = True
+    fast_contract: bool = True
+    threads: int = attrs.field(factory=_default_threads)
+    blas_threads: int | None = 1
+
+
+DEFAULT = CpuOptions()
+
+_CONTROLLER = None
+
+
+@contextmanager
+def blas_threads(limit: int | None) -> Iterator[None]:
+    """The BLAS thread pool limited to `limit` threads inside the block (threadpoolctl,
+    imported on first use: most commands never call BLAS)."""
+    global _CONTROLLER
+    if limit is None:
+        yield
+        return
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    with _CONTROLLER.limit(limits=limit, user_api="blas"):
+        yield

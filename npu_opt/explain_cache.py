@@ -1,0 +1,59 @@
+"""A disk cache of the example output `npu-opt explain` prints.
+
+A page's example is run by the compiler itself (so it cannot drift from it), which costs
+a trace or a compile: several times the interpreter's start-up. Its output depends only
+on the page and on the compiler's code, so it is kept in the user cache directory
+(`ir.lark_cache.cache_dir`) under a key made of both: the page's fields and the size and
+modification time of every source file of the installed packages. Editing any source
+file or page changes the key. An unwritable cache directory only means no caching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ir.lark_cache import cache_dir
+
+__all__ = ["cached_output", "source_fingerprint"]
+
+PACKAGES = ("ir", "npu_opt", "tu_ops", "backends", "visa")
+_FINGERPRINT: str | None = None
+
+
+def source_fingerprint() -> str:
+    """A digest of (path, size, mtime) of every .py / .toml / .lark file of the packages."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for pkg in PACKAGES:
+            for dirpath, dirnames, filenames in os.walk(root / pkg):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    if name.endswith((".py", ".toml", ".lark")):
+                        st = os.stat(os.path.join(dirpath, name))
+                        h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        _FINGERPRINT = h.hexdigest()
+    return _FINGERPRINT
+
+
+def cached_output(page_key: str, compute: Callable[[], str]) -> str:
+    """`compute()`, read from the cache when this page and these sources produced it before."""
+    key = hashlib.sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
+    path = cache_dir() / "explain" / f"{key}.txt"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    text = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return text

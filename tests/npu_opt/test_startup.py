@@ -1,0 +1,61 @@
+"""Start-up: importing npu_opt and the commands that never touch host arrays import
+neither ml_dtypes (about half a second of CPU in its 0.7 releases) nor the lowering
+(tu_ops) when they do not use it; and the ml_dtypes versions npu-opt supports."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = """
+import sys
+from npu_opt.cli import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+print(" ".join(sorted({{m.split(".")[0] for m in sys.modules}})), file=sys.stderr)
+"""
+
+
+def _imported(argv: list[str], tmp_path: Path) -> set[str]:
+    code = "import sys, npu_opt\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)" \
+        if argv is None else PROBE.format(argv=argv)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    return set(done.stderr.strip().splitlines()[-1].split())
+
+
+@pytest.mark.parametrize("argv,forbidden", [
+    (None, {"ml_dtypes", "numpy", "lark", "tu_ops", "visa", "backends"}),
+    (["--version"], {"ml_dtypes", "numpy", "tu_ops", "visa", "backends"}),
+    (["check", str(ROOT / "examples")], {"ml_dtypes", "tu_ops", "visa"}),
+    (["compile", str(ROOT / "examples" / "gemm.py"), "-o", "OUT"], {"ml_dtypes"}),
+])
+def test_commands_import_only_what_they_use(argv, forbidden, tmp_path: Path) -> None:
+    if argv is not None:
+        argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    loaded = _imported(argv, tmp_path)
+    assert "ir" in loaded or argv is None
+    assert not loaded & forbidden
+
+
+def test_supported_ml_dtypes_versions() -> None:
+    """pyproject.toml names the oldest supported ml_dtypes: 0.5, the first with
+    float4_e2m1fn. The installed one is at least that and has every type npu-opt uses."""
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    spec = next(d for d in deps if d.startswith("ml_dtypes"))
+    low = re.search(r">=\s*([0-9.]+)", spec).group(1)
+    assert tuple(int(p) for p in low.split(".")) >= (0, 5)
+    have = tuple(int(p) for p in re.findall(r"[0-9]+", ml_dtypes.__version__)[:2])
+    assert have >= tuple(int(p) for p in low.split("."))[:2]
+    for name, size in (("bfloat16", 2), ("float8_e4m3fn", 1), ("float8_e5m2", 1), ("float4_e2m1fn", 1)):
+        assert np.dtype(getattr(ml_dtypes, name)).itemsize == size
