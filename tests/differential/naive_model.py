@@ -223,6 +223,8 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
     if name == "cast":
         c = _converted(v, str(op.dtype), _cast(v, str(op.dtype)))
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
+    if name == "transpose":      # the Transpose Engine swaps time and packet: a move by logical index
+        return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name == "commit_trim":
         return move(v, v.levels[:3] + (v.levels[3], op.packet), 3, True)
     if name == "commit_cast":
