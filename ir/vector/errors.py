@@ -52,6 +52,20 @@ RULES: dict[str, str] = {
     "VE-CONV-1": (
         "The integer width of `vector_fxp_to_fp` / `vector_fp_to_fxp` is outside 0 ... 31 "
         "(the fixed-point value has 31 - int_width fraction bits)."),
+    "VE-SLOT-1": (
+        "A branched operand fills no slot, so its pass would occupy an ALU and drive nothing."),
+    "VE-SLOT-2": (
+        "A tag guard admits no execution id (`TagGuard.not_matches` of a pattern that "
+        "constrains no bit), so the slot it gates can never fire."),
+    "VE-SLOT-3": (
+        "A branched operand's slots are out of order: an immediate was added after the "
+        "register-file slot, or the register-file slot was filled twice."),
+    "VE-SLOT-4": (
+        "A branched operand asks for a fourth immediate; a pass has three immediate "
+        "registers."),
+    "VE-SLOT-5": (
+        "A slot follows an unconditional one (`TagGuard.all()`), which already takes every "
+        "element the earlier slots left, so the later slot could never fire."),
 }
 
 
