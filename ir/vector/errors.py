@@ -66,6 +66,10 @@ RULES: dict[str, str] = {
     "VE-SLOT-5": (
         "A slot follows an unconditional one (`TagGuard.all()`), which already takes every "
         "element the earlier slots left, so the later slot could never fire."),
+    "VE-ALU-1": (
+        "Two ops of one Vector Engine pass need the same ALU (e.g. `ADD_FXP` then "
+        "`SUB_FXP`, both on `FxpAdd`); each ALU runs one op per Tensor Unit invocation. "
+        "Split the chain across two passes or pick an op on a free ALU."),
 }
 
 
