@@ -45,25 +45,22 @@ class Unit:
 
 
 @attrs.frozen
-class Tuple:
+class _DataSpec:
+    """Spec of a variant with data: the reference's name and the fields in order."""
+
+    rust: str
+    fields: tuple[Field, ...] = attrs.field(converter=tuple)
+
+    def __init__(self, rust: str, *fields: Field) -> None:
+        self.__attrs_init__(rust, fields)
+
+
+class Tuple(_DataSpec):
     """Spec of a tuple variant: values passed positionally."""
 
-    rust: str
-    fields: tuple[Field, ...] = attrs.field(converter=tuple)
 
-    def __init__(self, rust: str, *fields: Field) -> None:
-        self.__attrs_init__(rust, fields)
-
-
-@attrs.frozen
-class Struct:
+class Struct(_DataSpec):
     """Spec of a struct variant: values passed by keyword."""
-
-    rust: str
-    fields: tuple[Field, ...] = attrs.field(converter=tuple)
-
-    def __init__(self, rust: str, *fields: Field) -> None:
-        self.__attrs_init__(rust, fields)
 
 
 _Spec = (Unit, Tuple, Struct)

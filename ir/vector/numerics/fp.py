@@ -19,28 +19,29 @@ from ir.vector.numerics._arrays import as_f32
 __all__ = ["add_f", "sub_f", "mul_f", "div_f", "fma_f", "FP_BINARY_OPS"]
 
 
+def _ieee(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray:
+    with np.errstate(all="ignore"):  # overflow, inf - inf, 0 / 0: defined IEEE results here
+        return ufunc(as_f32(a), as_f32(b), dtype=np.float32)
+
+
 def add_f(a: Any, b: Any) -> np.ndarray:
     """`AddF` (and the clip `Add`): a + b in f32."""
-    with np.errstate(all="ignore"):
-        return np.add(as_f32(a), as_f32(b), dtype=np.float32)
+    return _ieee(np.add, a, b)
 
 
 def sub_f(a: Any, b: Any) -> np.ndarray:
     """`SubF`: a - b in f32."""
-    with np.errstate(all="ignore"):
-        return np.subtract(as_f32(a), as_f32(b), dtype=np.float32)
+    return _ieee(np.subtract, a, b)
 
 
 def mul_f(a: Any, b: Any) -> np.ndarray:
     """`MulF(alu)`: a * b in f32, whichever ALU runs it."""
-    with np.errstate(all="ignore"):
-        return np.multiply(as_f32(a), as_f32(b), dtype=np.float32)
+    return _ieee(np.multiply, a, b)
 
 
 def div_f(a: Any, b: Any) -> np.ndarray:
     """`DivF` (Float cluster and FpDiv stage): a / b in f32."""
-    with np.errstate(all="ignore"):
-        return np.divide(as_f32(a), as_f32(b), dtype=np.float32)
+    return _ieee(np.divide, a, b)
 
 
 def fma_f(a: Any, b: Any, c: Any) -> np.ndarray:

@@ -68,3 +68,21 @@ def ulp_f32(t: float) -> float:
 def ordered(bits: int) -> int:
     """A binary32 bit pattern mapped to an integer that orders like the values."""
     return bits if bits < 0x80000000 else 0x80000000 - bits
+
+
+def fpick(a: float, b: float, larger: bool) -> float:
+    """Rust f32::max (larger) / f32::min: a NaN operand is ignored; of two zeros, +0.0 is
+    the larger."""
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    if a == b == 0:
+        na, nb = math.copysign(1, a) < 0, math.copysign(1, b) < 0
+        return -0.0 if ((na and nb) if larger else (na or nb)) else 0.0
+    return (a if a > b else b) if larger else (a if a < b else b)
+
+
+def same(x: float, y: float) -> bool:
+    """Equal as binary32 bit patterns, any NaN matching any NaN."""
+    return (math.isnan(x) and math.isnan(y)) or f32_bits(x) == f32_bits(y)

@@ -69,9 +69,17 @@ def test_edge_grid(op):
 
 
 @pytest.mark.parametrize("op", list(FxpBinaryOp), ids=lambda o: o.name)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.lists(st.tuples(st.integers(MIN32, MAX32), st.integers(MIN32, MAX32)), min_size=1, max_size=64))
 def test_random_pairs(op, data):
+    check(op, [a for a, _ in data], [b for _, b in data])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", list(FxpBinaryOp), ids=lambda o: o.name)
+@settings(max_examples=2000, deadline=None)
+@given(data=st.lists(st.tuples(st.integers(MIN32, MAX32), st.integers(MIN32, MAX32)), min_size=1, max_size=64))
+def test_random_pairs_long_run(op, data):
     check(op, [a for a, _ in data], [b for _, b in data])
 
 
@@ -114,7 +122,7 @@ def test_non_i32_input_is_refused():
         F.add_fxp(np.array([2**31]), 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(MIN32, MAX32), min_size=1, max_size=32), st.integers(MIN32, MAX32))
 def test_wrap_and_saturation_identities(values, b):
     a = np.array(values, dtype=np.int32)
