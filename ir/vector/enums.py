@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ir.errors import MappingError
 from ir.mapping.axes import Axis, check_axis
 from ir.vector.scalars import f32_constant, i32_constant
 from ir.vector.variants import Field, RustEnum, Struct, Tuple, Unit, enum_field
@@ -259,7 +260,7 @@ def _axis(value: Any) -> str:
     if isinstance(value, str):
         try:
             check_axis(value, 1)
-        except Exception:
+        except MappingError:
             raise ValueError(f"{value!r} is not an axis name") from None
         return value
     raise ValueError(f"got a {type(value).__name__} ({value!r})")

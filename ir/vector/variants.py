@@ -125,6 +125,15 @@ class RustEnum(metaclass=_EnumMeta):
             inner = ", ".join(_show(v) for v in self.values)
         return f"{head}({inner})"
 
+    def __copy__(self) -> Any:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self
+
+    def __reduce__(self) -> tuple:
+        return _rebuild, (type(self), self.name, self.values)
+
     def is_(self, member: Any) -> bool:
         """Whether this value is the unit `member` or was built by the constructor `member`."""
         if isinstance(member, VariantConstructor):
@@ -144,6 +153,12 @@ def _show(value: Any) -> str:
     if isinstance(value, np.generic):
         return repr(value.item())
     return repr(value)
+
+
+def _rebuild(cls: type, name: str, values: tuple) -> Any:
+    """Unpickle a value: the unit member itself, or the data variant rebuilt unchecked."""
+    member = getattr(cls, name)
+    return member if isinstance(member, RustEnum) else _new_value(cls, name, member.spec, values)
 
 
 def _new_value(cls: type, name: str, spec: Any, values: tuple) -> Any:

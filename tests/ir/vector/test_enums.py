@@ -82,6 +82,18 @@ def test_values_compare_by_variant_and_data():
         FpBinaryOp.ADD_F.name = "X"
 
 
+def test_values_survive_copy_and_pickle():
+    import copy
+    import pickle
+    values = [FpBinaryOp.ADD_F, FpBinaryOp.MUL_F(FpMulAlu.MUL1), TagMode.AXIS_TOGGLE(axis="A"),
+              TagMode.COMPARISON([Cmp.LESS(2.5), Cmp.TRUE, Cmp.FALSE, Cmp.EQUAL(0.0)])]
+    for v in values:
+        assert copy.copy(v) is v and copy.deepcopy(v) is v
+        back = pickle.loads(pickle.dumps(v))
+        assert back == v and repr(back) == repr(v)
+    assert pickle.loads(pickle.dumps(FpBinaryOp.ADD_F)) is FpBinaryOp.ADD_F
+
+
 def test_alus_follow_the_reference_table():
     assert FpBinaryOp.MUL_F(FpMulAlu.MUL1).alu == RngdAlu.FP_MUL1
     assert FpBinaryOp.MUL_F(FpMulAlu.FMA).alu == RngdAlu.FP_FMA
