@@ -107,6 +107,19 @@ _ENTRIES: list[CodeInfo] = [
         "commit width not 8/16/24/32 bytes", "commit cannot be placed", "commit does not write every cell once",
         "too many commit entries", "commit loop too long", "commit stride not 8-byte aligned",
         "commit places a digit twice"]),
+    # the Vector Engine (ir.vector_ops, npu_opt.vector_stages)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("VE-INIT-1", "Vector Engine input is not i32 or f32"),
+        ("VE-TAG-1", "tag mode not available yet"),
+        ("VE-DTYPE-1", "Vector Engine op of the wrong scalar"),
+        ("VE-CONST-1", "constant out of i32 range"),
+        ("VE-CONST-2", "f32 constant overflows"),
+        ("VE-CONST-3", "constant of the wrong kind"),
+        ("VE-SHIFT-1", "shift amount out of range"),
+        ("VE-CONV-1", "conversion width out of range"),
+        ("VE-ALU-1", "two ops on one ALU"),
+        ("VE-ENUM-1", "enum constructor used as a value"),
+        ("VE-ENUM-4", "value of another enum"))],
     *_rules("FEED", 12, "pipeline.md 11.2", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",

@@ -27,6 +27,9 @@ STAGE_METHODS = frozenset({
     "fetch_zero_point_sub", "collect", "to_trf", "contract_outer", "contract_packet",
     "contract_time", "contract_lane", "cast", "commit_trim", "commit_cast",
     "commit_cast_relu", "commit",
+    # the Vector Engine (npu_opt.vector_stages)
+    "vector_init", "vector_intra_slice_tag", "vector_fxp", "vector_fxp_to_fp", "vector_fp_to_fxp",
+    "vector_clip", "vector_final",
 })
 
 

@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, layout, moves
+from backends.cpu import adapters, contract, layout, moves, vector
 
 __all__ = ["HANDLERS", "execute"]
 
@@ -73,6 +73,7 @@ HANDLERS: dict[type[Op], Handler] = {
     CommitTrim: _commit_trim,
     CommitCast: adapters.commit_cast,
     Commit: _move,
+    **vector.HANDLERS,
 }
 
 
