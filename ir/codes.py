@@ -145,6 +145,9 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("LFOLD", 3, "pipeline.md 11.4", [
         "lane fold has more than 32 columns", "lane fold output is not 8 x 32-bit",
         "lane fold cycle count"], phase="verify"),
+    *_rules("VEOP", 3, "Vector Engine", [
+        "vector steps do not type the stream", "vector steps out of order or sharing an ALU",
+        "vector step argument out of range"], phase="verify"),
     *_rules("CASTOP", 2, "pipeline.md 11.5", ["cast op not a Cast Engine pair", "cast op is not one flit"],
             phase="verify"),
     *_rules("CMT", 5, "pipeline.md 11.5", [

@@ -21,6 +21,7 @@ from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.errors import VectorRuleError
+from ir.vector.numerics.steps import f32_bits
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorFinal", "VECTOR_OP_CLASSES", "SCALARS"]
@@ -47,6 +48,11 @@ class VectorOp(Op):
 
     def infer_type(self) -> Type:
         return self.input.type
+
+    def step(self) -> tuple[str, str, int] | None:
+        """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
+        None for the entry and exit."""
+        return None
 
     @property
     def scalar(self) -> str | None:
@@ -79,6 +85,9 @@ class VectorTag(VectorOp):
     STAGE = "vector_intra_slice_tag"
     mode: Any = attr()
 
+    def step(self) -> tuple[str, str, int]:
+        return "TAG", self.mode.name, 0
+
 
 def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
     """VE-DTYPE-1: the op enum does not belong to the stream's scalar."""
@@ -100,6 +109,9 @@ class VectorFxp(VectorOp):
     op: E.FxpBinaryOp = attr()
     const: Any = attr()
 
+    def step(self) -> tuple[str, str, int]:
+        return "FXP", self.op.name, int(self.const)
+
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
         return _checked(scalars.i32_constant, self.const) if not isinstance(self.const, int) else None
@@ -120,6 +132,11 @@ class VectorClip(VectorOp):
     STAGE = "vector_clip"
     op: Any = attr()
     const: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        if self.scalar == "f32":
+            return "CLIP_F32", self.op.name, f32_bits(self.const)
+        return "CLIP_I32", self.op.name, int(self.const)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -147,6 +164,9 @@ class VectorFxpToFp(VectorOp):
     STAGE = "vector_fxp_to_fp"
     int_width: Any = attr()
 
+    def step(self) -> tuple[str, str, int]:
+        return "FXP_TO_FP", "NONE", int(self.int_width)
+
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.F32)
 
@@ -161,6 +181,9 @@ class VectorFpToFxp(VectorOp):
 
     STAGE = "vector_fp_to_fxp"
     int_width: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_TO_FXP", "NONE", int(self.int_width)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.I32)

@@ -17,10 +17,12 @@ from tu_ops.target import (
 )
 from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
 from tu_ops.trf import TrfLoad
+from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
 
 # Every lowered op class, in pipeline order (pipeline.md 11.1).
 OP_CLASSES: tuple[type[TuOp], ...] = (
-    FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, CommitOp, DmaOp,
+    FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp, CommitOp,
+    DmaOp,
 )
 
 __all__ = [
@@ -31,7 +33,8 @@ __all__ = [
     "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
     "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
-    "TrfRead", "TuContext", "TuOp", "TuProgram", "VerifyContext", "Width", "WritePlan",
+    "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
+    "VerifyContext", "Width", "WritePlan",
     "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",

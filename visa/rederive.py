@@ -35,6 +35,7 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import Chain
+from tu_ops.lower.vector import traced_pass
 from tu_ops.printing import mapping_text, value_text
 
 __all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
@@ -184,6 +185,8 @@ def _traced_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
         return (ir.Cast(input=src, dtype=out.dtype, packet=out.packet, result=result, loc=rec.loc),)
     if m == "commit":
         return _traced_commit(rec, src, target, fresh)
+    if m == "vector":
+        return traced_pass(rec, src, fresh)
     raise Underivable(rec, f"a `{m}` record has no place in a TU program")
 
 

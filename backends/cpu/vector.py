@@ -10,28 +10,11 @@ from typing import Any
 import numpy as np
 
 from ir import vector_ops as vops
-from ir.vector.numerics.steps import f32_bits, run_step
+from ir.vector.numerics.steps import run_step
 
 from backends.cpu import layout, moves
 
-__all__ = ["HANDLERS", "step_of"]
-
-
-def step_of(op: Any) -> tuple[str, str, int]:
-    """(unit, op name, arg) of a traced vector op: the step the interpreter also runs."""
-    if isinstance(op, vops.VectorFxp):
-        return "FXP", op.op.name, int(op.const)
-    if isinstance(op, vops.VectorClip):
-        if op.scalar == "f32":
-            return "CLIP_F32", op.op.name, f32_bits(op.const)
-        return "CLIP_I32", op.op.name, int(op.const)
-    if isinstance(op, vops.VectorFxpToFp):
-        return "FXP_TO_FP", "NONE", int(op.int_width)
-    if isinstance(op, vops.VectorFpToFxp):
-        return "FP_TO_FXP", "NONE", int(op.int_width)
-    if isinstance(op, vops.VectorTag):
-        return "TAG", op.mode.name, 0
-    raise TypeError(f"not a vector step: {op.text()}")
+__all__ = ["HANDLERS"]
 
 
 def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
@@ -43,7 +26,7 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
 
 
 def _step(op: Any, buf: np.ndarray) -> np.ndarray:
-    unit, name, arg = step_of(op)
+    unit, name, arg = op.step()
     out = run_step(unit, name, arg, buf).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 

@@ -12,10 +12,12 @@ from backends.npu import lower_kernel
 from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, trf_kernel
+from tests.vector.kernels import chain_kernel
 from tu_ops import FEED_DEST_ELEMENT_TYPES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
+VECTOR = DestKind.VECTOR
 
 
 def _zp(d: str, z: int):
@@ -78,6 +80,8 @@ CASES = [
      (E.BF16, F1, COMMIT)),
     ("commit-lut-then-cast", lambda: commit_kernel(D["f8e4m3"], conv=_lut("bf16") + _cast("f32"), after=D["f32"]),
      (E.F32, F1, COMMIT)),
+    ("vector-i32", lambda: chain_kernel(D["i32"], []), (E.I32, F1, VECTOR)),
+    ("vector-f32", lambda: chain_kernel(D["f32"], []), (E.F32, F1, VECTOR)),
 ]
 
 
@@ -96,8 +100,9 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 
 
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
-# contraction; CAST and COMMIT consume one flit per step, so no kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRF: set(), OUTER: set()}
+# contraction; CAST, COMMIT and the Vector Engine consume one flit per step, so no kernel
+# reaches Flit2 there.
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, VECTOR: {F2}, TRF: set(), OUTER: set()}
 
 
 def reachable() -> set:
@@ -108,7 +113,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

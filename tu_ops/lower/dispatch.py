@@ -82,4 +82,4 @@ def feed_flits(chain: Chain) -> CollectFlits:
 
 
 # The lowering modules declare their entries with @lowers / @feeds when imported.
-from tu_ops.lower import commit, contract, trf  # noqa: E402, F401
+from tu_ops.lower import commit, contract, trf, vector  # noqa: E402, F401
