@@ -15,6 +15,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
+from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, operand, rule
 from ir.ops import Op, Value
 from ir.types import Type
@@ -24,7 +25,8 @@ from ir.vector.errors import VectorRuleError
 from ir.vector.numerics.steps import f32_bits
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
-           "VectorFinal", "VECTOR_OP_CLASSES", "SCALARS"]
+           "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
+           "VECTOR_OP_CLASSES", "SCALARS", "fp_op_name"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -193,6 +195,100 @@ class VectorFpToFxp(VectorOp):
         return _checked(scalars.int_width, self.int_width)
 
 
+def _cells(mapping: Mapping, n: int) -> list[Any]:
+    return [mapping.cell(p) for p in range(n)]
+
+
+def _is_padding(cell: Any) -> bool:
+    return type(cell).__name__ == "Padding"
+
+
+@attrs.frozen(kw_only=True)
+class VectorNarrowTrim(VectorOp):
+    """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
+    four hold no data."""
+
+    STAGE = "vector_narrow_trim"
+    packet: Mapping = attr()
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
+
+    def step(self) -> tuple[str, str, int]:
+        return "NARROW_TRIM", "NONE", 0
+
+    @rule("VE-TRIM-2")
+    def _back_is_dummy(self) -> Violation | None:
+        p = self.input.type.packet
+        if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
+            return None
+        return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
+                         "fourth cell", label="the back four lanes of the flit are not padding",
+                         help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
+
+    @rule("VE-TRIM-4")
+    def _front(self) -> Violation | None:
+        p = self.input.type.packet
+        if self.packet.size == 4 and _cells(self.packet, 4) == _cells(p, 4):
+            return None
+        return Violation("VE-TRIM-4", f"the trimmed packet {self.packet} is not the front four cells of {p}",
+                         help="declare the input packet without its padding")
+
+
+@attrs.frozen(kw_only=True)
+class VectorWidenPad(VectorOp):
+    """4-way -> 8-way after the float path: each 4-cell packet padded back to one flit."""
+
+    STAGE = "vector_widen_pad"
+    packet: Mapping = attr()
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
+
+    def step(self) -> tuple[str, str, int]:
+        return "WIDEN_PAD", "NONE", 0
+
+    @rule("VE-PAD-3")
+    def _padded(self) -> Violation | None:
+        p, out = self.input.type.packet, self.packet
+        if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
+            return None
+        return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
+                         help=f"write `m(\"{p} # 8\")`")
+
+
+def fp_op_name(op: Any) -> str:
+    """The step name of an `FpBinaryOp`: a multiply names its ALU (`MUL_F_MUL0`)."""
+    return f"MUL_F_{op.mul_alu.name}" if op.name == "MUL_F" else op.name
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpUnary(VectorOp):
+    """Float cluster: `op(stream)` on f32 (exp, sqrt, tanh, sigmoid, ...)."""
+
+    STAGE = "vector_fp_unary"
+    op: E.FpUnaryOp = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_UNARY", self.op.name, 0
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpBinary(VectorOp):
+    """Float cluster: `op(stream, const)` on f32, IEEE round to nearest even."""
+
+    STAGE = "vector_fp_binary"
+    op: E.FpBinaryOp = attr()
+    const: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_BINARY", fp_op_name(self.op), f32_bits(self.const)
+
+    @rule("VE-CONST-3")
+    def _const_kind(self) -> Violation | None:
+        return _checked(scalars.f32_constant, self.const)
+
+
 @attrs.frozen(kw_only=True)
 class VectorFinal(VectorOp):
     """Leave the Vector Engine: the stream goes on to `cast` or `commit_trim`."""
@@ -201,5 +297,6 @@ class VectorFinal(VectorOp):
 
 
 VECTOR_OP_CLASSES: tuple[type[Op], ...] = (
-    VectorInit, VectorTag, VectorFxp, VectorClip, VectorFxpToFp, VectorFpToFxp, VectorFinal,
+    VectorInit, VectorTag, VectorFxp, VectorClip, VectorFxpToFp, VectorNarrowTrim, VectorFpUnary,
+    VectorFpBinary, VectorWidenPad, VectorFpToFxp, VectorFinal,
 )

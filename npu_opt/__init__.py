@@ -22,7 +22,7 @@ from npu_opt.device import DeviceKernel, device
 from npu_opt.report import Report, check
 from npu_opt.run import run
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
-from ir.vector.enums import ClipBinaryOpF32, ClipBinaryOpI32, FxpBinaryOp, TagMode
+from ir.vector.enums import ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp, FxpBinaryOp, TagMode
 
 __version__ = VERSION
 
@@ -33,5 +33,5 @@ __all__ = [
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
-    "ClipBinaryOpF32", "ClipBinaryOpI32", "FxpBinaryOp", "TagMode",
+    "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
 ]

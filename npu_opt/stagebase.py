@@ -29,7 +29,8 @@ STAGE_METHODS = frozenset({
     "commit_cast_relu", "commit",
     # the Vector Engine (npu_opt.vector_stages)
     "vector_init", "vector_intra_slice_tag", "vector_fxp", "vector_fxp_to_fp", "vector_fp_to_fxp",
-    "vector_clip", "vector_final",
+    "vector_clip", "vector_final", "vector_narrow_trim", "vector_fp_unary", "vector_fp_binary",
+    "vector_widen_pad",
 })
 
 

@@ -3,9 +3,11 @@
 The intra-slice chain runs its stages in one order (`ir.vector.stages`): a stream may skip
 stages but never go back, and the cluster stages (Fxp, Clip) take several ops in a row.
 Each (stage, scalar) pair is one class offering exactly the methods legal next: a method
-exists only when its stage may follow (`can_transition`) and the stream holds the scalar
-the op needs (`vector_fxp` on i32 only, `vector_fxp_to_fp` on i32, `vector_fp_to_fxp` on
-f32, `vector_clip` on both). Calling another is TYPE-1. Every op of one pass claims its
+exists only when its stage may follow (`can_transition`), the stream runs at the way the
+stage needs (the float ops 4-way, between `vector_narrow_trim` and `vector_widen_pad`;
+the rest, `vector_final` included, 8-way) and the stream holds the scalar the op needs
+(`vector_fxp` on i32 only, `vector_fxp_to_fp` on i32, the float path and
+`vector_fp_to_fxp` on f32, `vector_clip` on both). Calling another is TYPE-1. Every op of one pass claims its
 ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*).
 """
 
@@ -21,7 +23,9 @@ from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
-from ir.vector.stages import AluBudget, VeStage, can_transition
+from ir.mapping.nodes import Mapping
+from ir.vector.enums import Way
+from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
 from npu_opt.trace import current
@@ -134,6 +138,46 @@ def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
     return _step(self, loc, vops.VectorFpToFxp, S.FP_TO_FXP, int_width=int_width)
 
 
+def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
+    if isinstance(value, Mapping):
+        return None
+    return _refuse(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
+                                                f"not {type(value).__name__}"))
+
+
+@stage_method("vector_narrow_trim")
+def _narrow_trim(self: VectorStream, loc: Location, packet: Any) -> Any:
+    """8-way -> 4-way: keep the front four cells of each flit (the back four hold padding)."""
+    return _mapping(self, loc, "vector_narrow_trim", packet) or _step(
+        self, loc, vops.VectorNarrowTrim, S.NARROW, packet=packet)
+
+
+@stage_method("vector_fp_unary")
+def _fp_unary(self: VectorStream, loc: Location, op: Any) -> Any:
+    """Float cluster: `op(stream)` on the 4-way f32 stream."""
+    op = _enum(self, loc, "vector_fp_unary", E.FpUnaryOp, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _step(self, loc, vops.VectorFpUnary, S.FP, op.alu, op=op)
+
+
+@stage_method("vector_fp_binary")
+def _fp_binary(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
+    """Float cluster: `op(stream, operand)` on the 4-way f32 stream, the operand a constant."""
+    op = _enum(self, loc, "vector_fp_binary", E.FpBinaryOp, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _number(self, loc, "vector_fp_binary", operand) or _step(
+        self, loc, vops.VectorFpBinary, S.FP, op.alu, op=op, const=operand)
+
+
+@stage_method("vector_widen_pad")
+def _widen_pad(self: VectorStream, loc: Location, packet: Any) -> Any:
+    """4-way -> 8-way: pad each packet back to one flit (`packet` is the padded mapping)."""
+    return _mapping(self, loc, "vector_widen_pad", packet) or _step(
+        self, loc, vops.VectorWidenPad, S.WIDEN, packet=packet)
+
+
 @stage_method("vector_final")
 def _final(self: VectorStream, loc: Location) -> Any:
     """Leave the engine; `cast` or `commit_trim` follow."""
@@ -145,13 +189,19 @@ def _final(self: VectorStream, loc: Location) -> Any:
     return VectorFinalStream(op.result, self.chain)
 
 
-# method -> (stage it enters, the scalars it takes)
-_METHODS: dict[str, tuple[VeStage, frozenset[str], Any]] = {
-    "vector_fxp": (S.FXP, frozenset({"i32"}), _fxp),
-    "vector_fxp_to_fp": (S.FXP_TO_FP, frozenset({"i32"}), _fxp_to_fp),
-    "vector_fp_to_fxp": (S.FP_TO_FXP, frozenset({"f32"}), _fp_to_fxp),
-    "vector_clip": (S.CLIP, frozenset({"i32", "f32"}), _clip),
-    "vector_final": (S.OUTPUT, frozenset({"i32", "f32"}), _final),
+_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
+W8, W4 = Way.WAY8, Way.WAY4
+# method -> (stage it enters, the scalars it takes, the way the stream must run at, body)
+_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    "vector_fxp": (S.FXP, _I32, W8, _fxp),
+    "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
+    "vector_narrow_trim": (S.NARROW, _F32, W8, _narrow_trim),
+    "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
+    "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
+    "vector_widen_pad": (S.WIDEN, _F32, W4, _widen_pad),
+    "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
+    "vector_clip": (S.CLIP, _BOTH, W8, _clip),
+    "vector_final": (S.OUTPUT, _BOTH, W8, _final),
 }
 VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", *_METHODS})
 
@@ -163,15 +213,16 @@ class VectorInitStream(VectorStream):
 
 
 def _make_class(stage: VeStage, scalar: str) -> type:
-    body = {name: fn for name, (dst, scalars, fn) in _METHODS.items()
-            if scalar in scalars and can_transition(stage, dst)}
+    body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
+            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
     body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
     return type(f"Vector{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
 
 
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
     (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.FP_TO_FXP, S.CLIP) for scalar in ("i32", "f32")
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for scalar in ("i32", "f32")
 }
 
 

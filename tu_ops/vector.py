@@ -28,6 +28,10 @@ class VeUnit(enum.Enum):
     TAG = "tag"
     FXP = "fxp"
     FXP_TO_FP = "fxp_to_fp"
+    NARROW_TRIM = "narrow_trim"
+    FP_UNARY = "fp_unary"
+    FP_BINARY = "fp_binary"
+    WIDEN_PAD = "widen_pad"
     FP_TO_FXP = "fp_to_fxp"
     CLIP_I32 = "clip_i32"
     CLIP_F32 = "clip_f32"
@@ -35,14 +39,17 @@ class VeUnit(enum.Enum):
 
 # unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
 _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.ClipBinaryOpI32,
-                                VeUnit.CLIP_F32: E.ClipBinaryOpF32}
-_ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.FP_TO_FXP: 3, VeUnit.CLIP_I32: 4,
-          VeUnit.CLIP_F32: 4}
-_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32})
+                                VeUnit.CLIP_F32: E.ClipBinaryOpF32, VeUnit.FP_UNARY: E.FpUnaryOp,
+                                VeUnit.FP_BINARY: E.FpBinaryOp}
+_ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
+          VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7}
+_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY})
+_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD})  # units that read a 4-way stream
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 
+_MULS = tuple(f"MUL_F_{alu.name}" for alu in E.FpMulAlu)
 VeOpName = enum.Enum("VeOpName", {name: name for name in dict.fromkeys(
-    ["ZERO", "NONE", *(v.name for cls in _OP_ENUMS.values() for v in cls)])})
+    ["ZERO", "NONE", *(v.name for cls in _OP_ENUMS.values() for v in cls if v.name != "MUL_F"), *_MULS])})
 VeOpName.__doc__ = "A step's op: a variant name of its unit's op enum, `ZERO` (tag) or `NONE` (conversion)."
 
 
@@ -57,8 +64,12 @@ class VeStep:
 
 
 def _op_value(step: VeStep) -> Any | None:
+    """The op enum value a step names (None for a unit without one, or a name not of it)."""
     cls = _OP_ENUMS.get(step.unit)
-    return getattr(cls, step.op.name, None) if cls is not None else None
+    if cls is E.FpBinaryOp and step.op.name in _MULS:
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, step.op.name[len("MUL_F_"):]))
+    value = getattr(cls, step.op.name, None) if cls is not None else None
+    return value if isinstance(value, E.RustEnum) else None
 
 
 @attrs.frozen(kw_only=True)
@@ -83,11 +94,17 @@ class VectorEngineOp(TuOp):
             return "the pass changes the stream's time or packet"
         if not self.steps or self.steps[0].unit is not VeUnit.TAG:
             return "a pass starts with its TAG step"
+        four_way = False
         for i, step in enumerate(self.steps[1:], start=1):
             src, dst = UNITS[step.unit.name]
             if src != scalar:
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
+            if four_way != (step.unit in _FOUR_WAY):
+                return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
             scalar = dst
+            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY)
+        if four_way:
+            return "the pass ends 4-way: a WIDEN_PAD step must follow the float steps"
         if _SCALAR.get(out.dtype) != scalar:
             return f"the steps leave {scalar}, the output stream holds {out.dtype}"
         return None
@@ -123,9 +140,13 @@ def _arg_problem(step: VeStep) -> str | None:
     if step.unit in (VeUnit.FXP_TO_FP, VeUnit.FP_TO_FXP):
         ok = step.op.name == "NONE" and 0 <= a <= 31
         return None if ok else f"a conversion is NONE with an int_width in 0 ... 31, not {step.op.name} {a}"
+    if step.unit in (VeUnit.NARROW_TRIM, VeUnit.WIDEN_PAD):
+        return None if (step.op.name, a) == ("NONE", 0) else f"a way change is NONE with arg 0, not {step.op.name} {a}"
     if value is None:
         return f"{step.op.name} is not an op of this unit"
-    if step.unit is VeUnit.CLIP_F32:
+    if step.unit is VeUnit.FP_UNARY:
+        return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
+    if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):
         return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
     if not -(2**31) <= a < 2**31:
         return f"constant {a} does not fit i32"

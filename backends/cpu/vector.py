@@ -31,6 +31,12 @@ def _step(op: Any, buf: np.ndarray) -> np.ndarray:
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 
+def _way(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
+    trimmed cells are padding; the padded ones are zero)."""
+    return moves.move_local(buf, op.input.type, op.result.type)
+
+
 def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
     return buf
@@ -39,4 +45,6 @@ def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
 HANDLERS = {
     vops.VectorInit: _pass, vops.VectorTag: _pass, vops.VectorFinal: _pass,
     vops.VectorFxp: _step, vops.VectorClip: _step, vops.VectorFxpToFp: _step, vops.VectorFpToFxp: _step,
+    vops.VectorFpUnary: _step, vops.VectorFpBinary: _step,
+    vops.VectorNarrowTrim: _way, vops.VectorWidenPad: _way,
 }

@@ -33,3 +33,26 @@ def chain_kernel(dtype, steps, out_dtype=None, name="vector_chain"):
     body.__annotations__ = {"ctx": Context, "x": HbmTensor[dtype, Chip, m("A, E")],  # noqa: F405
                             "return": HbmTensor[out_dtype, Chip, m("A, E")]}  # noqa: F405
     return device(chip=1)(body)  # noqa: F405
+
+
+def float_kernel(steps, name="vector_float"):
+    """An f32 stream of four elements per flit (`E % 4 # 8`) through narrow_trim, the float
+    `steps`, widen_pad, then vector_final and commit."""
+
+    def body(ctx, x):
+        x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+        s = (ctx.main.begin(x.view())
+             .fetch(m("A, E / 4"), m("E % 4"))  # noqa: F405
+             .collect(m("A, E / 4"), m("E % 4 # 8"))  # noqa: F405
+             .vector_init()
+             .vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+             .vector_narrow_trim(m("E % 4")))  # noqa: F405
+        for method, *args in steps:
+            s = getattr(s, method)(*args)
+        y = s.vector_widen_pad(m("E % 4 # 8")).vector_final().commit_trim(m("E % 4")).commit()  # noqa: F405
+        return y.to_hbm(ctx.tdma)
+
+    body.__name__ = name
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[f32, Chip, m("A, E")],  # noqa: F405
+                            "return": HbmTensor[f32, Chip, m("A, E")]}  # noqa: F405
+    return device(chip=1)(body)  # noqa: F405

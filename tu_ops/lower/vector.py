@@ -17,6 +17,7 @@ from ir import ops as ir
 from ir import vector_ops as vops
 from ir.dtypes import DType
 from ir.errors import InternalError
+from ir.mapping.nodes import Resize
 from ir.vector import enums as E
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
@@ -50,6 +51,10 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
 @lowers(vops.VectorClip)
 @lowers(vops.VectorFxpToFp)
 @lowers(vops.VectorFpToFxp)
+@lowers(vops.VectorNarrowTrim)
+@lowers(vops.VectorFpUnary)
+@lowers(vops.VectorFpBinary)
+@lowers(vops.VectorWidenPad)
 @lowers(vops.VectorFinal)
 def _folded(op: Any, site: Site) -> None:
     """Every stage after `vector_init` is a step of its `vector` record."""
@@ -59,8 +64,29 @@ def _folded(op: Any, site: Site) -> None:
 _CLIP = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32}
 
 
-def _traced_step(step: VeStep, src: ir.Value, ident: int) -> Any:
+def _fp_binary(name: str) -> Any:
+    if name.startswith("MUL_F_"):
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
+    return getattr(E.FpBinaryOp, name)
+
+
+def _traced_way(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
+    """A way change: the trim keeps the front four cells, the pad restores the pass's packet."""
+    if step.unit.name == "NARROW_TRIM":
+        packet = Resize(src.type.packet, 4).normalize()
+        return vops.VectorNarrowTrim(input=src, packet=packet, result=ir.Value(ident, attrs.evolve(src.type, packet=packet)))
+    return vops.VectorWidenPad(input=src, packet=widened, result=ir.Value(ident, attrs.evolve(src.type, packet=widened)))
+
+
+def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
     unit, name, arg = step.unit.name, step.op.name, step.arg
+    if unit in ("NARROW_TRIM", "WIDEN_PAD"):
+        return _traced_way(step, src, ident, widened)
+    if unit == "FP_UNARY":
+        return vops.VectorFpUnary(input=src, op=getattr(E.FpUnaryOp, name), result=ir.Value(ident, src.type))
+    if unit == "FP_BINARY":
+        return vops.VectorFpBinary(input=src, op=_fp_binary(name), const=float(_f32_of(arg)),
+                                   result=ir.Value(ident, src.type))
     if unit == "TAG":
         return vops.VectorTag(input=src, mode=getattr(E.TagMode, name), result=ir.Value(ident, src.type))
     if unit == "FXP":
@@ -80,6 +106,6 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
     """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
     for step in rec.steps:
-        ops.append(_traced_step(step, ops[-1].result, next(fresh)))
+        ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)
