@@ -106,24 +106,25 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
     return _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
 
 
+def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any,
+            operand: Any) -> Any:
+    """A binary op with a constant operand: the enum value, the operand's kind, its ALU."""
+    op = _enum(stage, loc, op_cls.STAGE, enums, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
+
+
 @stage_method("vector_fxp")
 def _fxp(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
     """Fxp cluster: `op(stream, operand)` on i32, the operand a constant."""
-    op = _enum(self, loc, "vector_fxp", E.FxpBinaryOp, op)
-    if isinstance(op, Poisoned):
-        return op
-    return _number(self, loc, "vector_fxp", operand) or _step(
-        self, loc, vops.VectorFxp, S.FXP, op.alu, op=op, const=operand)
+    return _binary(self, loc, vops.VectorFxp, S.FXP, E.FxpBinaryOp, op, operand)
 
 
 @stage_method("vector_clip")
 def _clip(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
     """Clip cluster: `op(stream, operand)`; ReLU is `ClipBinaryOpI32.MAX` (or F32) with 0."""
-    op = _enum(self, loc, "vector_clip", (E.ClipBinaryOpI32, E.ClipBinaryOpF32), op)
-    if isinstance(op, Poisoned):
-        return op
-    return _number(self, loc, "vector_clip", operand) or _step(
-        self, loc, vops.VectorClip, S.CLIP, op.alu, op=op, const=operand)
+    return _binary(self, loc, vops.VectorClip, S.CLIP, (E.ClipBinaryOpI32, E.ClipBinaryOpF32), op, operand)
 
 
 @stage_method("vector_fxp_to_fp")
@@ -164,11 +165,7 @@ def _fp_unary(self: VectorStream, loc: Location, op: Any) -> Any:
 @stage_method("vector_fp_binary")
 def _fp_binary(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
     """Float cluster: `op(stream, operand)` on the 4-way f32 stream, the operand a constant."""
-    op = _enum(self, loc, "vector_fp_binary", E.FpBinaryOp, op)
-    if isinstance(op, Poisoned):
-        return op
-    return _number(self, loc, "vector_fp_binary", operand) or _step(
-        self, loc, vops.VectorFpBinary, S.FP, op.alu, op=op, const=operand)
+    return _binary(self, loc, vops.VectorFpBinary, S.FP, E.FpBinaryOp, op, operand)
 
 
 @stage_method("vector_widen_pad")

@@ -30,3 +30,20 @@ def test_gemm_i8_requant_on_cpu_and_visa():
     np.testing.assert_array_equal(cpu, want)
     visa = execute(parse_visa(npu_opt.compile(kernel).text), [a, w])
     np.testing.assert_array_equal(visa, want)
+
+
+def test_gemm_bf16_relu6_on_cpu_and_visa():
+    """The f32 GEMM (the existing examples' exact oracle), then ReLU6 in numpy float32."""
+    from tests.backends import oracles as o
+    from tests.backends.examples import bf16_uniform
+
+    rng = np.random.default_rng(32)
+    a, w = bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))
+    gemm = o.gemm_bf16_oracle_exact(a, w).astype(np.float32)
+    want = np.minimum(np.where(gemm > 0, gemm, np.float32(0.0)), np.float32(6.0))
+    kernel = example("gemm_bf16_relu", "gemm_bf16_relu_kernel")
+    cpu = npu_opt.run(kernel, a, w)
+    np.testing.assert_array_equal(cpu.view(np.uint32), want.view(np.uint32))
+    assert (want == 0).any() and (want == 6).any()
+    visa = execute(parse_visa(npu_opt.compile(kernel).text), [a, w])
+    np.testing.assert_array_equal(visa.view(np.uint32), want.view(np.uint32))
