@@ -56,3 +56,21 @@ def float_kernel(steps, name="vector_float"):
     body.__annotations__ = {"ctx": Context, "x": HbmTensor[f32, Chip, m("A, E")],  # noqa: F405
                             "return": HbmTensor[f32, Chip, m("A, E")]}  # noqa: F405
     return device(chip=1)(body)  # noqa: F405
+
+
+@device(chip=1)  # noqa: F405
+def widened_i8_kernel(ctx: Context, x: HbmTensor[i8, Chip, m("A, E")]) -> HbmTensor[i32, Chip, m("A, E")]:  # noqa: F405
+    """i8 widened by the Fetch Adapter, then `x * 5 - 3` (saturating) in the Vector Engine."""
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+    y = (ctx.main.begin(x.view())
+         .fetch(m("A, E / 8"), m("E % 8"))  # noqa: F405
+         .fetch_cast(i32)  # noqa: F405
+         .collect(m("A, E / 8"), m("E % 8"))  # noqa: F405
+         .vector_init()
+         .vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.MUL_INT, 5)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.SUB_FXP_SAT, 3)  # noqa: F405
+         .vector_final()
+         .commit_trim(m("E % 8"))  # noqa: F405
+         .commit())
+    return y.to_hbm(ctx.tdma)

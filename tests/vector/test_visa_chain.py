@@ -62,3 +62,15 @@ def test_a_damaged_step_is_refused_by_the_verifier():
     with pytest.raises(npu_opt.NpuOptError) as info:
         verify_text(bad, rngd())
     assert info.value.code == "VEOP-2"
+
+
+def test_widened_i8_collect_stream_enters_the_engine():
+    """i8 data widened by the Fetch Adapter (`fetch_cast(i32)`), then x * 5 - 3 saturated."""
+    from tests.vector.kernels import widened_i8_kernel as widened
+
+    x = RNG.integers(-128, 128, (8, 64), dtype=np.int8)
+    want = x.astype(np.int32) * 5 - 3
+    text = npu_opt.compile(widened).text
+    assert "conversions=[I8_TO_I32]" in text and "dest=(VECTOR, " in text
+    np.testing.assert_array_equal(npu_opt.run(widened, x), want)
+    np.testing.assert_array_equal(execute(parse_visa(text), [x]), want)
