@@ -111,6 +111,22 @@ _ENTRIES: list[CodeInfo] = [
         "commit places a digit twice"]),
     *_rules("TRANSPOSE", 16, "ir/switch/README.md", [TRANSPOSE_RULES[f"TRANSPOSE-{n}"] for n in range(1, 17)],
             phases={n: "verify" for n in range(6, 12)}),
+    # the Vector Engine (ir.vector_ops, npu_opt.vector_stages)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("VE-INIT-1", "Vector Engine input is not i32 or f32"),
+        ("VE-TAG-1", "tag mode not available yet"),
+        ("VE-DTYPE-1", "Vector Engine op of the wrong scalar"),
+        ("VE-CONST-1", "constant out of i32 range"),
+        ("VE-CONST-2", "f32 constant overflows"),
+        ("VE-CONST-3", "constant of the wrong kind"),
+        ("VE-SHIFT-1", "shift amount out of range"),
+        ("VE-CONV-1", "conversion width out of range"),
+        ("VE-TRIM-2", "narrow trim would drop data"),
+        ("VE-TRIM-4", "narrow trim packet is not the front four cells"),
+        ("VE-PAD-3", "widen pad packet is not the padded input"),
+        ("VE-ALU-1", "two ops on one ALU"),
+        ("VE-ENUM-1", "enum constructor used as a value"),
+        ("VE-ENUM-4", "value of another enum"))],
     *_rules("FEED", 12, "pipeline.md 11.2", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",
@@ -136,6 +152,9 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("LFOLD", 3, "pipeline.md 11.4", [
         "lane fold has more than 32 columns", "lane fold output is not 8 x 32-bit",
         "lane fold cycle count"], phase="verify"),
+    *_rules("VEOP", 3, "Vector Engine", [
+        "vector steps do not type the stream", "vector steps out of order or sharing an ALU",
+        "vector step argument out of range"], phase="verify"),
     *_rules("CASTOP", 2, "pipeline.md 11.5", ["cast op not a Cast Engine pair", "cast op is not one flit"],
             phase="verify"),
     *_rules("CMT", 5, "pipeline.md 11.5", [

@@ -36,6 +36,8 @@ _LAZY: dict[str, str] = {
     "check": "npu_opt.report",
     "run": "npu_opt.run",
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
+    **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
+                     "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
 }
 
 
@@ -68,4 +70,6 @@ __all__ = [
     "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
+    # the Vector Engine's enums
+    "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
 ]

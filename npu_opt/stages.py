@@ -20,12 +20,13 @@ from ir.rules.collect import infer_trf
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
+from npu_opt.vector_stages import vector_init
 
 __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
     "FetchZeroPointSubStream", "CollectStream", "ContractOuterStream", "ContractPacketStream",
-    "ContractTimeStream", "ContractStream", "CastStream", "TransposeStream", "CommitTrimStream",
-    "CommitCastStream",
+    "ContractTimeStream", "ContractStream", "VectorFinalStream", "CastStream", "TransposeStream",
+    "CommitTrimStream", "CommitCastStream",
 ]
 
 _STAGING = frozenset({DType.I5, DType.I9})
@@ -237,6 +238,7 @@ class CollectStream(StreamStage):
     cast = _cast
     transpose = _transpose
     commit_trim = _commit_trim
+    vector_init = vector_init
 
     @stage_method("to_trf")
     def to_trf(self, loc: Location, lane: Any = None, element: Any = None) -> Any:
@@ -313,10 +315,19 @@ class ContractTimeStream(StreamStage):
 
 
 class ContractStream(StreamStage):
-    """After `contract_lane`: an i32/f32 stream; offers `cast`, `transpose` and `commit_trim`."""
+    """After `contract_lane`: an i32/f32 stream; offers `cast`, `transpose`, `commit_trim` and
+    `vector_init`."""
 
     cast = _cast
     transpose = _transpose
+    commit_trim = _commit_trim
+    vector_init = vector_init
+
+
+class VectorFinalStream(StreamStage):
+    """After `vector_final`: offers `cast` and `commit_trim`."""
+
+    cast = _cast
     commit_trim = _commit_trim
 
 

@@ -24,6 +24,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["dump_target_json", "dump_target_toml", "parse_target_data"], "tu_ops.target_file"),
     **dict.fromkeys(["TransposeOp"], "tu_ops.transpose"),
     **dict.fromkeys(["TrfLoad"], "tu_ops.trf"),
+    **dict.fromkeys(["VectorEngineOp", "VeOpName", "VeStep", "VeUnit"], "tu_ops.vector"),
 }
 
 
@@ -46,9 +47,10 @@ def _op_classes() -> tuple[type, ...]:
     from tu_ops.feed import FeedBuffer
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
+    from tu_ops.vector import VectorEngineOp
 
-    return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, TransposeOp, CommitOp,
-            DmaOp)
+    return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp,
+            TransposeOp, CommitOp, DmaOp)
 
 
 __all__ = [
@@ -59,7 +61,8 @@ __all__ = [
     "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
     "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
-    "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VerifyContext", "Width", "WritePlan",
+    "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
+    "VerifyContext", "Width", "WritePlan",
     "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",

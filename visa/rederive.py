@@ -36,6 +36,7 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain
+from tu_ops.lower.vector import traced_pass
 from tu_ops.printing import mapping_text, value_text
 
 __all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
@@ -187,6 +188,8 @@ def _traced_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
         return (Transpose(input=src, out_time=out.time, out_packet=out.packet, result=result, loc=rec.loc),)
     if m == "commit":
         return _traced_commit(rec, src, target, fresh)
+    if m == "vector":
+        return traced_pass(rec, src, fresh)
     raise Underivable(rec, f"a `{m}` record has no place in a TU program")
 
 

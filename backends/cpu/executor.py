@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves
+from backends.cpu import adapters, contract, engines, layout, moves, vector
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -77,6 +77,7 @@ HANDLERS: dict[type[Op], Handler] = {
     Commit: _move,
     Transpose: engines.transpose,
     Switch: engines.switch,
+    **vector.HANDLERS,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,

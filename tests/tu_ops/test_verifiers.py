@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Callable
 
 import attrs
+
+from tests.vector.bad_ops import BAD_VECTOR
 import pytest
 
 from ir.dtypes import DType
@@ -143,6 +145,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-5": bad(2, dst_alloc=Alloc(0, 2048)),
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
     **TRANSPOSE_BAD,
+    **BAD_VECTOR,
 }
 
 
@@ -211,6 +214,7 @@ SPEC_FEED_2 = {
     DestKind.TRF_LOAD: {E.BF16, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2},
     DestKind.CONTRACT_OUTER: {E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2},
     DestKind.CAST: {E.I32, E.F32},
+    DestKind.VECTOR: {E.I32, E.F32},  # the Vector Engine holds i32 and f32
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
 }

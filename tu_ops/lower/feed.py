@@ -18,6 +18,7 @@ from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
+from ir.vector_ops import VectorInit
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
@@ -26,7 +27,8 @@ from tu_ops.lower.program import ProgramChain
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
 _DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_OUTER,
-               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE}
+               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE,
+               VectorInit: DestKind.VECTOR}
 
 
 def dest_kind(chain: ProgramChain) -> DestKind:

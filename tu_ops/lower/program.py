@@ -61,8 +61,10 @@ class ProgramChain:
 
 def lowered_count(chain: ProgramChain) -> int:
     """How many lowered ops the chain becomes: the feed, then one op per stage after
-    `collect`, `commit_trim` [+ `commit_cast`] + `commit` counting as one CommitOp."""
-    rest = [op for op in chain.after_collect() if not isinstance(op, (ir.CommitCast, ir.Commit))]
+    `collect`, `commit_trim` [+ `commit_cast`] + `commit` counting as one CommitOp and a
+    Vector Engine pass as one `vector` record (its `FOLDED` stages are its steps)."""
+    rest = [op for op in chain.after_collect()
+            if not isinstance(op, (ir.CommitCast, ir.Commit)) and not getattr(op, "FOLDED", False)]
     return 1 + len(rest)
 
 

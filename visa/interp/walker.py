@@ -27,6 +27,7 @@ from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memory import Memory
 from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, run_trf_load
+from visa.interp.vector import run_vector
 
 __all__ = ["execute", "run_kernel", "resolve"]
 
@@ -105,6 +106,8 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
             continue
         elif kind == "lane_fold":
             local[op.result.id] = run_lane_fold(op, _input(local, op.input, op), mem)
+        elif kind == "vector":
+            local[op.result.id] = run_vector(op, _input(local, op.input, op))
         elif kind == "cast_op":
             local[op.result.id] = run_cast(op, _input(local, op.input, op), mem)
         elif kind == "transpose":

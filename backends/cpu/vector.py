@@ -1,0 +1,50 @@
+"""The Vector Engine's stages on cpu buffers: each op is one `ir.vector.numerics` step
+on every cell; padding cells and dead rows are set back to zero after it (the engine's
+output on padding is not data; zero keeps the buffers deterministic, as the interpreter does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir import vector_ops as vops
+from ir.vector.numerics.steps import run_step
+
+from backends.cpu import layout, moves
+
+__all__ = ["HANDLERS"]
+
+
+def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
+    pad_local = moves.logical_pad(layout.local_levels(t))
+    rows = np.zeros(layout.n_rows(t), bool)
+    rows[layout.live_rows(t)] = True
+    pad = ~rows[:, None] | pad_local[None, :]
+    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
+
+
+def _step(op: Any, buf: np.ndarray) -> np.ndarray:
+    unit, name, arg = op.step()
+    out = run_step(unit, name, arg, buf).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
+    return _zero_padding(out.reshape(buf.shape), op.result.type)
+
+
+def _way(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
+    trimmed cells are padding; the padded ones are zero)."""
+    return moves.move_local(buf, op.input.type, op.result.type)
+
+
+def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
+    return buf
+
+
+HANDLERS = {
+    vops.VectorInit: _pass, vops.VectorTag: _pass, vops.VectorFinal: _pass,
+    vops.VectorFxp: _step, vops.VectorClip: _step, vops.VectorFxpToFp: _step, vops.VectorFpToFxp: _step,
+    vops.VectorFpUnary: _step, vops.VectorFpBinary: _step,
+    vops.VectorNarrowTrim: _way, vops.VectorWidenPad: _way,
+}

@@ -1,0 +1,302 @@
+"""Traced ops of the Vector Engine's intra-slice chain with constant operands.
+
+One op per stage call between `vector_init()` and `vector_final()`: each types its own
+result (the stream, with the dtype a conversion makes) and declares its rules. The value
+checks are `ir.vector.scalars`' (VE-CONST-*, VE-SHIFT-1, VE-CONV-1), run as the op's rules
+so the refusal carries the op and the user's line. `FOLDED` ops lower into the one
+`vector` record made at `vector_init` (`tu_ops.lower.vector`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping
+from ir.op_frame import attr, operand, rule
+from ir.ops import Op, Value
+from ir.types import Type
+from ir.vector import enums as E
+from ir.vector import scalars
+from ir.vector.errors import VectorRuleError
+from ir.vector.numerics.steps import f32_bits
+
+__all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
+           "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
+           "VECTOR_OP_CLASSES", "SCALARS", "fp_op_name"]
+
+# The two scalars the engine holds, by stream dtype.
+SCALARS = {DType.I32: "i32", DType.F32: "f32"}
+
+
+def _checked(check: Any, *args: Any) -> Violation | None:
+    """The violation a `scalars` check raises, or None."""
+    try:
+        check(*args)
+    except VectorRuleError as e:
+        return e.violation()
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class VectorOp(Op):
+    """Base of the chain's ops: the stream flows through with its type unless the op says."""
+
+    FOLDED: ClassVar[bool] = True
+    input: Value = operand()
+
+    def infer_type(self) -> Type:
+        return self.input.type
+
+    def step(self) -> tuple[str, str, int] | None:
+        """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
+        None for the entry and exit."""
+        return None
+
+    @property
+    def scalar(self) -> str | None:
+        """"i32" or "f32": the scalar of the input stream (None for any other dtype)."""
+        return SCALARS.get(self.input.type.dtype)
+
+
+@attrs.frozen(kw_only=True)
+class VectorInit(VectorOp):
+    """Enter the Vector Engine with an i32 or f32 stream of one 8-element flit per step."""
+
+    STAGE = "vector_init"
+    FOLDED = False
+
+    @rule("VE-INIT-1")
+    def _init_dtype(self) -> Violation | None:
+        d = self.input.type.dtype
+        if self.scalar is None:
+            return Violation("VE-INIT-1", f"the Vector Engine holds i32 and f32 values, not {d}",
+                             label=f"this stream holds {d}",
+                             help="widen it first: `.fetch_cast(i32)` / `.fetch_cast(f32)` before collect, "
+                                  "or enter after a contraction (its result is i32 or f32)")
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class VectorTag(VectorOp):
+    """The chain's entry: every element gets tag 0 (`TagMode.ZERO`)."""
+
+    STAGE = "vector_intra_slice_tag"
+    mode: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "TAG", self.mode.name, 0
+
+
+def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
+    """VE-DTYPE-1: the op enum does not belong to the stream's scalar."""
+    want = allowed.get(op.scalar)
+    if want is not None and isinstance(op.op, want):
+        return None
+    other = ", ".join(f"{cls.__name__} on {s}" for s, cls in allowed.items())
+    return Violation("VE-DTYPE-1", f"`{op.STAGE}` with {type(op.op).__name__} on an {op.input.type.dtype} stream",
+                     label=f"{what} takes {other}",
+                     help=f"use the {allowed[op.scalar].__name__ if op.scalar in allowed else 'matching'} "
+                          f"enum, or convert the stream first")
+
+
+@attrs.frozen(kw_only=True)
+class VectorFxp(VectorOp):
+    """Fxp cluster: `op(stream, const)` on i32 (wrapping, saturating, shifting, rounding as named)."""
+
+    STAGE = "vector_fxp"
+    op: E.FxpBinaryOp = attr()
+    const: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FXP", self.op.name, int(self.const)
+
+    @rule("VE-CONST-3")
+    def _const_kind(self) -> Violation | None:
+        return _checked(scalars.i32_constant, self.const) if not isinstance(self.const, int) else None
+
+    @rule("VE-CONST-1")
+    def _const_range(self) -> Violation | None:
+        return _checked(scalars.i32_constant, self.const)
+
+    @rule("VE-SHIFT-1")
+    def _shift(self) -> Violation | None:
+        return _checked(scalars.shift_amount, self.const) if self.op.is_shift else None
+
+
+@attrs.frozen(kw_only=True)
+class VectorClip(VectorOp):
+    """Clip cluster: `op(stream, const)` on i32 or f32 (ReLU is `MAX` with 0)."""
+
+    STAGE = "vector_clip"
+    op: Any = attr()
+    const: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        if self.scalar == "f32":
+            return "CLIP_F32", self.op.name, f32_bits(self.const)
+        return "CLIP_I32", self.op.name, int(self.const)
+
+    @rule("VE-DTYPE-1")
+    def _family(self) -> Violation | None:
+        return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, "`vector_clip`")
+
+    @rule("VE-CONST-3")
+    def _const_kind(self) -> Violation | None:
+        if self.scalar == "i32" and not isinstance(self.const, int):
+            return _checked(scalars.i32_constant, self.const)
+        return _checked(scalars.f32_constant, self.const) if self.scalar == "f32" else None
+
+    @rule("VE-CONST-1")
+    def _const_range(self) -> Violation | None:
+        return _checked(scalars.i32_constant, self.const) if self.scalar == "i32" else None
+
+    @rule("VE-CONST-2")
+    def _const_overflow(self) -> Violation | None:
+        return None if self.scalar == "i32" else _checked(scalars.f32_constant, self.const)
+
+
+@attrs.frozen(kw_only=True)
+class VectorFxpToFp(VectorOp):
+    """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
+
+    STAGE = "vector_fxp_to_fp"
+    int_width: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FXP_TO_FP", "NONE", int(self.int_width)
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=DType.F32)
+
+    @rule("VE-CONV-1")
+    def _width(self) -> Violation | None:
+        return _checked(scalars.int_width, self.int_width)
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpToFxp(VectorOp):
+    """f32 -> i32 fixed point with `int_width` integer bits (rounded half away from zero, clamped)."""
+
+    STAGE = "vector_fp_to_fxp"
+    int_width: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_TO_FXP", "NONE", int(self.int_width)
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=DType.I32)
+
+    @rule("VE-CONV-1")
+    def _width(self) -> Violation | None:
+        return _checked(scalars.int_width, self.int_width)
+
+
+def _cells(mapping: Mapping, n: int) -> list[Any]:
+    return [mapping.cell(p) for p in range(n)]
+
+
+def _is_padding(cell: Any) -> bool:
+    return type(cell).__name__ == "Padding"
+
+
+@attrs.frozen(kw_only=True)
+class VectorNarrowTrim(VectorOp):
+    """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
+    four hold no data."""
+
+    STAGE = "vector_narrow_trim"
+    packet: Mapping = attr()
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
+
+    def step(self) -> tuple[str, str, int]:
+        return "NARROW_TRIM", "NONE", 0
+
+    @rule("VE-TRIM-2")
+    def _back_is_dummy(self) -> Violation | None:
+        p = self.input.type.packet
+        if p.size == 8 and all(_is_padding(c) for c in _cells(p, 8)[4:]):
+            return None
+        return Violation("VE-TRIM-2", f"`vector_narrow_trim` would drop data: packet {p} holds data past its "
+                         "fourth cell", label="the back four lanes of the flit are not padding",
+                         help="trim only a packet of at most four elements padded to eight, e.g. `E % 4 # 8`")
+
+    @rule("VE-TRIM-4")
+    def _front(self) -> Violation | None:
+        p = self.input.type.packet
+        if self.packet.size == 4 and _cells(self.packet, 4) == _cells(p, 4):
+            return None
+        return Violation("VE-TRIM-4", f"the trimmed packet {self.packet} is not the front four cells of {p}",
+                         help="declare the input packet without its padding")
+
+
+@attrs.frozen(kw_only=True)
+class VectorWidenPad(VectorOp):
+    """4-way -> 8-way after the float path: each 4-cell packet padded back to one flit."""
+
+    STAGE = "vector_widen_pad"
+    packet: Mapping = attr()
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, packet=self.packet)
+
+    def step(self) -> tuple[str, str, int]:
+        return "WIDEN_PAD", "NONE", 0
+
+    @rule("VE-PAD-3")
+    def _padded(self) -> Violation | None:
+        p, out = self.input.type.packet, self.packet
+        if out.size == 8 and _cells(out, 4) == _cells(p, 4) and all(_is_padding(c) for c in _cells(out, 8)[4:]):
+            return None
+        return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
+                         help=f"write `m(\"{p} # 8\")`")
+
+
+def fp_op_name(op: Any) -> str:
+    """The step name of an `FpBinaryOp`: a multiply names its ALU (`MUL_F_MUL0`)."""
+    return f"MUL_F_{op.mul_alu.name}" if op.name == "MUL_F" else op.name
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpUnary(VectorOp):
+    """Float cluster: `op(stream)` on f32 (exp, sqrt, tanh, sigmoid, ...)."""
+
+    STAGE = "vector_fp_unary"
+    op: E.FpUnaryOp = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_UNARY", self.op.name, 0
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpBinary(VectorOp):
+    """Float cluster: `op(stream, const)` on f32, IEEE round to nearest even."""
+
+    STAGE = "vector_fp_binary"
+    op: E.FpBinaryOp = attr()
+    const: Any = attr()
+
+    def step(self) -> tuple[str, str, int]:
+        return "FP_BINARY", fp_op_name(self.op), f32_bits(self.const)
+
+    @rule("VE-CONST-3")
+    def _const_kind(self) -> Violation | None:
+        return _checked(scalars.f32_constant, self.const)
+
+
+@attrs.frozen(kw_only=True)
+class VectorFinal(VectorOp):
+    """Leave the Vector Engine: the stream goes on to `cast` or `commit_trim`."""
+
+    STAGE = "vector_final"
+
+
+VECTOR_OP_CLASSES: tuple[type[Op], ...] = (
+    VectorInit, VectorTag, VectorFxp, VectorClip, VectorFxpToFp, VectorNarrowTrim, VectorFpUnary,
+    VectorFpBinary, VectorWidenPad, VectorFpToFxp, VectorFinal,
+)

@@ -1,0 +1,236 @@
+"""The Vector Engine's stage objects: `vector_init()` ... `vector_final()`.
+
+The intra-slice chain runs its stages in one order (`ir.vector.stages`): a stream may skip
+stages but never go back, and the cluster stages (Fxp, Clip) take several ops in a row.
+Each (stage, scalar) pair is one class offering exactly the methods legal next: a method
+exists only when its stage may follow (`can_transition`), the stream runs at the way the
+stage needs (the float ops 4-way, between `vector_narrow_trim` and `vector_widen_pad`;
+the rest, `vector_final` included, 8-way) and the stream holds the scalar the op needs
+(`vector_fxp` on i32 only, `vector_fxp_to_fp` on i32, the float path and
+`vector_fp_to_fxp` on f32, `vector_clip` on both). Calling another is TYPE-1. Every op of one pass claims its
+ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import attrs
+
+from ir import vector_ops as vops
+from ir.diagnostic import Violation
+from ir.location import Location
+from ir.vector import enums as E
+from ir.vector.errors import VectorRuleError
+from ir.mapping.nodes import Mapping
+from ir.vector.enums import Way
+from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
+from ir.vector.variants import expect
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
+from npu_opt.trace import current
+
+__all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
+
+S = VeStage
+
+
+@attrs.define
+class VePass:
+    """One pass through the engine: its stage so far and the ALUs its ops hold."""
+
+    stage: VeStage | None = None
+    alus: AluBudget = attrs.field(factory=AluBudget)
+
+
+class VectorStream(StreamStage):
+    """Base of the Vector Engine stage objects; `ve` is the pass the stream is in."""
+
+    def __init__(self, value: Any, chain: Any, ve: VePass | None = None) -> None:
+        super().__init__(value, chain)
+        self.ve = ve or VePass()
+
+
+def _refuse(stage: StreamStage, loc: Location, name: str, violation: Violation) -> Poisoned:
+    stage.chain.dead = True
+    tracer = current()
+    if violation.code and not tracer.is_poisoned(stage.value):
+        tracer.refuse(violation, loc, name)
+    return Poisoned(name)
+
+
+def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None,
+          **fields: Any) -> Any:
+    """Emit the op (it types its result, its rules run) and return the object of stage `dst`."""
+    if alu is not None:
+        try:
+            stage.ve.alus.claim(alu, method=op_cls.STAGE)
+        except VectorRuleError as e:
+            return _refuse(stage, loc, op_cls.STAGE, e.violation())
+    tracer = current()
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
+    tracer.emit(op)
+    ve = attrs.evolve(stage.ve, stage=dst)
+    return _class_of(dst, vops.SCALARS.get(op.result.type.dtype, "i32"))(op.result, stage.chain, ve)
+
+
+def _enum(stage: StreamStage, loc: Location, name: str, enums: Any, value: Any) -> Any:
+    """`value` as an enum value of `enums`, or the refusal (VE-ENUM-1 / VE-ENUM-4)."""
+    try:
+        return expect(enums, value, method=name)
+    except VectorRuleError as e:
+        return _refuse(stage, loc, name, e.violation())
+
+
+def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
+    """TYPE-6 unless `value` is an int or a float (the rules check range and scalar)."""
+    if isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool):
+        return None
+    return _refuse(stage, loc, name, kind_error(
+        f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
+        help="VRF and stash operands are not available yet; pass a Python number"))
+
+
+# --- the methods ------------------------------------------------------------------------
+
+@stage_method("vector_intra_slice_tag")
+def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
+    """Enter the intra-slice chain; every element gets the tag `mode` computes."""
+    mode = _enum(self, loc, "vector_intra_slice_tag", E.TagMode, mode)
+    if isinstance(mode, Poisoned):
+        return mode
+    if mode != E.TagMode.ZERO:
+        return _refuse(self, loc, "vector_intra_slice_tag", Violation(
+            "VE-TAG-1", f"tag mode {mode!r} is not available yet",
+            help="use `TagMode.ZERO`: the guarded operands that read tags are not implemented"))
+    return _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
+
+
+def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any,
+            operand: Any) -> Any:
+    """A binary op with a constant operand: the enum value, the operand's kind, its ALU."""
+    op = _enum(stage, loc, op_cls.STAGE, enums, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
+
+
+@stage_method("vector_fxp")
+def _fxp(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
+    """Fxp cluster: `op(stream, operand)` on i32, the operand a constant."""
+    return _binary(self, loc, vops.VectorFxp, S.FXP, E.FxpBinaryOp, op, operand)
+
+
+@stage_method("vector_clip")
+def _clip(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
+    """Clip cluster: `op(stream, operand)`; ReLU is `ClipBinaryOpI32.MAX` (or F32) with 0."""
+    return _binary(self, loc, vops.VectorClip, S.CLIP, (E.ClipBinaryOpI32, E.ClipBinaryOpF32), op, operand)
+
+
+@stage_method("vector_fxp_to_fp")
+def _fxp_to_fp(self: VectorStream, loc: Location, int_width: Any) -> Any:
+    """i32 fixed point with `int_width` integer bits -> f32."""
+    return _step(self, loc, vops.VectorFxpToFp, S.FXP_TO_FP, int_width=int_width)
+
+
+@stage_method("vector_fp_to_fxp")
+def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
+    """f32 -> i32 fixed point with `int_width` integer bits."""
+    return _step(self, loc, vops.VectorFpToFxp, S.FP_TO_FXP, int_width=int_width)
+
+
+def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
+    if isinstance(value, Mapping):
+        return None
+    return _refuse(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
+                                                f"not {type(value).__name__}"))
+
+
+@stage_method("vector_narrow_trim")
+def _narrow_trim(self: VectorStream, loc: Location, packet: Any) -> Any:
+    """8-way -> 4-way: keep the front four cells of each flit (the back four hold padding)."""
+    return _mapping(self, loc, "vector_narrow_trim", packet) or _step(
+        self, loc, vops.VectorNarrowTrim, S.NARROW, packet=packet)
+
+
+@stage_method("vector_fp_unary")
+def _fp_unary(self: VectorStream, loc: Location, op: Any) -> Any:
+    """Float cluster: `op(stream)` on the 4-way f32 stream."""
+    op = _enum(self, loc, "vector_fp_unary", E.FpUnaryOp, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _step(self, loc, vops.VectorFpUnary, S.FP, op.alu, op=op)
+
+
+@stage_method("vector_fp_binary")
+def _fp_binary(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
+    """Float cluster: `op(stream, operand)` on the 4-way f32 stream, the operand a constant."""
+    return _binary(self, loc, vops.VectorFpBinary, S.FP, E.FpBinaryOp, op, operand)
+
+
+@stage_method("vector_widen_pad")
+def _widen_pad(self: VectorStream, loc: Location, packet: Any) -> Any:
+    """4-way -> 8-way: pad each packet back to one flit (`packet` is the padded mapping)."""
+    return _mapping(self, loc, "vector_widen_pad", packet) or _step(
+        self, loc, vops.VectorWidenPad, S.WIDEN, packet=packet)
+
+
+@stage_method("vector_final")
+def _final(self: VectorStream, loc: Location) -> Any:
+    """Leave the engine; `cast` or `commit_trim` follow."""
+    from npu_opt.stages import VectorFinalStream
+
+    tracer = current()
+    op = vops.VectorFinal.build(tracer.value, input=self.value, loc=loc)
+    tracer.emit(op)
+    return VectorFinalStream(op.result, self.chain)
+
+
+_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
+W8, W4 = Way.WAY8, Way.WAY4
+# method -> (stage it enters, the scalars it takes, the way the stream must run at, body)
+_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    "vector_fxp": (S.FXP, _I32, W8, _fxp),
+    "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
+    "vector_narrow_trim": (S.NARROW, _F32, W8, _narrow_trim),
+    "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
+    "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
+    "vector_widen_pad": (S.WIDEN, _F32, W4, _widen_pad),
+    "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
+    "vector_clip": (S.CLIP, _BOTH, W8, _clip),
+    "vector_final": (S.OUTPUT, _BOTH, W8, _final),
+}
+VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", *_METHODS})
+
+
+class VectorInitStream(VectorStream):
+    """After `vector_init()`: the intra-slice chain starts with `vector_intra_slice_tag`."""
+
+    vector_intra_slice_tag = _tag
+
+
+def _make_class(stage: VeStage, scalar: str) -> type:
+    body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
+            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
+    body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
+    return type(f"Vector{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
+
+
+VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
+    (stage, scalar): _make_class(stage, scalar)
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for scalar in ("i32", "f32")
+}
+
+
+def _class_of(stage: VeStage, scalar: str) -> type:
+    return VECTOR_STAGE_CLASSES[(stage, scalar)]
+
+
+@stage_method("vector_init")
+def vector_init(self: StreamStage, loc: Location) -> Any:
+    """Enter the Vector Engine (i32 or f32 streams, VE-INIT-1)."""
+    tracer = current()
+    op = vops.VectorInit.build(tracer.value, input=self.value, loc=loc)
+    tracer.emit(op)
+    return VectorInitStream(op.result, self.chain)

@@ -1,0 +1,111 @@
+"""`vector_init ... vector_final` lowered: one `vector` record, made at `vector_init`.
+
+Each traced op between them configures one step (`op.step()`); the other stages of the
+pass fold into the record. `traced_pass` is the inverse, used by the VISA re-derivation:
+the traced ops a `vector` record stands for, rebuilt from its steps and types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ir import ops as ir
+from ir import vector_ops as vops
+from ir.dtypes import DType
+from ir.errors import InternalError
+from ir.mapping.nodes import Resize
+from ir.vector import enums as E
+from tu_ops.base import Ref
+from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
+
+__all__ = ["lower_vector", "traced_pass"]
+
+
+def _pass_ops(site: Site) -> tuple[Any, ...]:
+    """The traced ops after `vector_init` up to and including its `vector_final`."""
+    rest = site.chain.after_collect()[site.position + 1:]
+    end = next((i for i, op in enumerate(rest) if isinstance(op, vops.VectorFinal)), None)
+    if end is None:
+        raise InternalError("a `vector_init` without its `vector_final`")
+    return rest[:end + 1]
+
+
+@lowers(vops.VectorInit)
+def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
+    """The `vector` record of the pass entered at `op`."""
+    body = _pass_ops(site)
+    configured = [o.step() for o in body]
+    steps = tuple(VeStep(VeUnit[unit], VeOpName[name], arg) for unit, name, arg in filter(None, configured))
+    return VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
+                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
+                          loc=op.loc)
+
+
+@lowers(vops.VectorTag)
+@lowers(vops.VectorFxp)
+@lowers(vops.VectorClip)
+@lowers(vops.VectorFxpToFp)
+@lowers(vops.VectorFpToFxp)
+@lowers(vops.VectorNarrowTrim)
+@lowers(vops.VectorFpUnary)
+@lowers(vops.VectorFpBinary)
+@lowers(vops.VectorWidenPad)
+@lowers(vops.VectorFinal)
+def _folded(op: Any, site: Site) -> None:
+    """Every stage after `vector_init` is a step of its `vector` record."""
+    return None
+
+
+_CLIP = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32}
+
+
+def _fp_binary(name: str) -> Any:
+    if name.startswith("MUL_F_"):
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
+    return getattr(E.FpBinaryOp, name)
+
+
+def _traced_way(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
+    """A way change: the trim keeps the front four cells, the pad restores the pass's packet."""
+    if step.unit.name == "NARROW_TRIM":
+        packet = Resize(src.type.packet, 4).normalize()
+        return vops.VectorNarrowTrim(input=src, packet=packet, result=ir.Value(ident, attrs.evolve(src.type, packet=packet)))
+    return vops.VectorWidenPad(input=src, packet=widened, result=ir.Value(ident, attrs.evolve(src.type, packet=widened)))
+
+
+def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
+    unit, name, arg = step.unit.name, step.op.name, step.arg
+    if unit in ("NARROW_TRIM", "WIDEN_PAD"):
+        return _traced_way(step, src, ident, widened)
+    if unit == "FP_UNARY":
+        return vops.VectorFpUnary(input=src, op=getattr(E.FpUnaryOp, name), result=ir.Value(ident, src.type))
+    if unit == "FP_BINARY":
+        return vops.VectorFpBinary(input=src, op=_fp_binary(name), const=float(_f32_of(arg)),
+                                   result=ir.Value(ident, src.type))
+    if unit == "TAG":
+        return vops.VectorTag(input=src, mode=getattr(E.TagMode, name), result=ir.Value(ident, src.type))
+    if unit == "FXP":
+        return vops.VectorFxp(input=src, op=getattr(E.FxpBinaryOp, name), const=arg, result=ir.Value(ident, src.type))
+    if unit in _CLIP:
+        const = arg if unit == "CLIP_I32" else float(_f32_of(arg))
+        return vops.VectorClip(input=src, op=getattr(_CLIP[unit], name), const=const, result=ir.Value(ident, src.type))
+    cls, dtype = (vops.VectorFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (vops.VectorFpToFxp, DType.I32)
+    return cls(input=src, int_width=arg, result=ir.Value(ident, attrs.evolve(src.type, dtype=dtype)))
+
+
+def _f32_of(bits: int) -> Any:
+    return np.array(bits, np.uint32).view(np.float32)
+
+
+def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
+    """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
+    ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
+    for step in rec.steps:
+        ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
+    ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
+    return tuple(ops)

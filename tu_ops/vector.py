@@ -1,0 +1,155 @@
+"""The lowered Vector Engine pass: one `vector` record per `vector_init ... vector_final`.
+
+Text: `%7 = vector in=%6 steps=[{unit=TAG, op=ZERO, arg=0}, {unit=FXP, op=MUL_INT, arg=3},
+{unit=CLIP_I32, op=MAX, arg=0}] : <stream> -> <stream>`. A step's `arg` is its constant
+operand (an i32, or the bit pattern of an f32 constant) or a conversion's int_width. The
+interpreter runs the steps in order (`ir.vector.numerics.steps`). Rules VEOP-1 (the steps
+type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's arg).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.dtypes import DType
+from ir.vector import enums as E
+from ir.vector.numerics.steps import UNITS
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+
+__all__ = ["VeUnit", "VeOpName", "VeStep", "VectorEngineOp"]
+
+
+class VeUnit(enum.Enum):
+    """The stage (and scalar) a step runs on, in pipeline order."""
+
+    TAG = "tag"
+    FXP = "fxp"
+    FXP_TO_FP = "fxp_to_fp"
+    NARROW_TRIM = "narrow_trim"
+    FP_UNARY = "fp_unary"
+    FP_BINARY = "fp_binary"
+    WIDEN_PAD = "widen_pad"
+    FP_TO_FXP = "fp_to_fxp"
+    CLIP_I32 = "clip_i32"
+    CLIP_F32 = "clip_f32"
+
+
+# unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
+_OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.ClipBinaryOpI32,
+                                VeUnit.CLIP_F32: E.ClipBinaryOpF32, VeUnit.FP_UNARY: E.FpUnaryOp,
+                                VeUnit.FP_BINARY: E.FpBinaryOp}
+_ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
+          VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7}
+_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY})
+_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD})  # units that read a 4-way stream
+_SCALAR = {DType.I32: "i32", DType.F32: "f32"}
+
+_MULS = tuple(f"MUL_F_{alu.name}" for alu in E.FpMulAlu)
+VeOpName = enum.Enum("VeOpName", {name: name for name in dict.fromkeys(
+    ["ZERO", "NONE", *(v.name for cls in _OP_ENUMS.values() for v in cls if v.name != "MUL_F"), *_MULS])})
+VeOpName.__doc__ = "A step's op: a variant name of its unit's op enum, `ZERO` (tag) or `NONE` (conversion)."
+
+
+@attrs.frozen
+class VeStep:
+    """One configured stage of the pass."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    unit: VeUnit
+    op: VeOpName
+    arg: int
+
+
+def _op_value(step: VeStep) -> Any | None:
+    """The op enum value a step names (None for a unit without one, or a name not of it)."""
+    cls = _OP_ENUMS.get(step.unit)
+    if cls is E.FpBinaryOp and step.op.name in _MULS:
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, step.op.name[len("MUL_F_"):]))
+    value = getattr(cls, step.op.name, None) if cls is not None else None
+    return value if isinstance(value, E.RustEnum) else None
+
+
+@attrs.frozen(kw_only=True)
+class VectorEngineOp(TuOp):
+    """The Vector Engine configured for one pass over the stream."""
+
+    NAME: ClassVar[str] = "tu.vector"
+    MNEMONIC: ClassVar[str] = "vector"
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    input: Ref = operand(name="in")
+    steps: tuple[VeStep, ...] = attr()
+
+    @rule("VEOP-1")
+    def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t, out = self.input_type, self.output_type
+        scalar = _SCALAR.get(t.dtype)
+        if scalar is None or t.packet.size != 8:
+            return f"the engine takes 8 x i32 or 8 x f32 per step, not {t.packet.size} x {t.dtype}"
+        if (out.time, out.packet) != (t.time, t.packet):
+            return "the pass changes the stream's time or packet"
+        if not self.steps or self.steps[0].unit is not VeUnit.TAG:
+            return "a pass starts with its TAG step"
+        four_way = False
+        for i, step in enumerate(self.steps[1:], start=1):
+            src, dst = UNITS[step.unit.name]
+            if src != scalar:
+                return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
+            if four_way != (step.unit in _FOUR_WAY):
+                return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
+            scalar = dst
+            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY)
+        if four_way:
+            return "the pass ends 4-way: a WIDEN_PAD step must follow the float steps"
+        if _SCALAR.get(out.dtype) != scalar:
+            return f"the steps leave {scalar}, the output stream holds {out.dtype}"
+        return None
+
+    @rule("VEOP-2")
+    def _order(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        alus: set[str] = set()
+        for i, (prev, step) in enumerate(zip(self.steps, self.steps[1:]), start=1):
+            a, b = _ORDER[prev.unit], _ORDER[step.unit]
+            if b < a or (a == b and step.unit not in _REPEATABLE):
+                return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
+        for i, step in enumerate(self.steps):
+            value = _op_value(step)
+            if value is not None:
+                if value.alu.name in alus:
+                    return f"step {i} uses the {value.alu.rust_name} ALU a second time"
+                alus.add(value.alu.name)
+        return None
+
+    @rule("VEOP-3")
+    def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        for i, step in enumerate(self.steps):
+            problem = _arg_problem(step)
+            if problem:
+                return f"step {i} ({step.unit.name}): {problem}"
+        return None
+
+
+def _arg_problem(step: VeStep) -> str | None:
+    value, a = _op_value(step), step.arg
+    if step.unit is VeUnit.TAG:
+        return None if (step.op.name, a) == ("ZERO", 0) else f"the tag is ZERO with arg 0, not {step.op.name} {a}"
+    if step.unit in (VeUnit.FXP_TO_FP, VeUnit.FP_TO_FXP):
+        ok = step.op.name == "NONE" and 0 <= a <= 31
+        return None if ok else f"a conversion is NONE with an int_width in 0 ... 31, not {step.op.name} {a}"
+    if step.unit in (VeUnit.NARROW_TRIM, VeUnit.WIDEN_PAD):
+        return None if (step.op.name, a) == ("NONE", 0) else f"a way change is NONE with arg 0, not {step.op.name} {a}"
+    if value is None:
+        return f"{step.op.name} is not an op of this unit"
+    if step.unit is VeUnit.FP_UNARY:
+        return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
+    if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):
+        return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
+    if not -(2**31) <= a < 2**31:
+        return f"constant {a} does not fit i32"
+    if getattr(value, "is_shift", False) and not 0 <= a <= 31:
+        return f"shift amount {a} is outside 0 ... 31"
+    return None

@@ -1,0 +1,34 @@
+"""The `vector` record: the configured Vector Engine steps, run in order on the stream.
+
+Values stay as the interpreter keeps them (i32 as int32, f32 as uint32 bit patterns);
+each step is `ir.vector.numerics.steps.run_step` of the record's `(unit, op, arg)`.
+Padding positions of the output stream are set to zero, as after every record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.vector.numerics.steps import run_step
+from visa.interp.errors import check
+from visa.interp.values import pad_mask, value_dtype, zero_padding
+
+__all__ = ["run_vector"]
+
+
+def run_vector(op: Any, stream: np.ndarray) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> the same shape of the output dtype."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    values = stream
+    for i, step in enumerate(op.steps):
+        try:
+            values = run_step(step.unit.name, step.op.name, step.arg, values)
+        except (KeyError, TypeError, ValueError) as e:
+            check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
+    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
+          f"stream holds {op.output_type.dtype}", op)
+    out = np.array(values, copy=True)
+    return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
