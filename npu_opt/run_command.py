@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-import ml_dtypes
 import numpy as np
 
 from ir.diagnostic import render_all
@@ -43,8 +42,13 @@ AVAILABLE_BACKENDS = ("cpu", "visa")
 _NPY_MAGIC = b"\x93NUMPY"
 # float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.
 _BIT_FLOATS = (DType.BF16, DType.F8E4M3, DType.F8E5M2, DType.F4E2M1)
-_ML_FLOATS = {np.dtype(ml_dtypes.bfloat16): np.uint16, np.dtype(ml_dtypes.float8_e4m3fn): np.uint8,
-              np.dtype(ml_dtypes.float8_e5m2): np.uint8, np.dtype(ml_dtypes.float4_e2m1fn): np.uint8}
+def _ml_floats() -> dict[np.dtype, type]:
+    """The ml_dtypes float dtypes and the unsigned type of their bit patterns (ml_dtypes is
+    imported here, not at module import: `compile` reaches this module and must not pay for it)."""
+    import ml_dtypes
+
+    return {np.dtype(ml_dtypes.bfloat16): np.uint16, np.dtype(ml_dtypes.float8_e4m3fn): np.uint8,
+            np.dtype(ml_dtypes.float8_e5m2): np.uint8, np.dtype(ml_dtypes.float4_e2m1fn): np.uint8}
 
 
 class _Usage(Exception):
@@ -242,7 +246,7 @@ def _results(result: Any) -> list[np.ndarray]:
 
 def _stored(array: np.ndarray) -> np.ndarray:
     """The `.npy` form of a result: ml_dtypes floats as their unsigned bit patterns."""
-    raw = _ML_FLOATS.get(array.dtype)
+    raw = _ml_floats().get(array.dtype)
     return np.ascontiguousarray(array).view(raw) if raw is not None else array
 
 
