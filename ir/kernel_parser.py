@@ -21,12 +21,15 @@ from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir.kernel import Kernel
 from ir.mapping.parser import mapping_from_tree
+from ir.engine_ops import ENGINE_OP_CLASSES
 from ir.ops import OP_CLASSES, Op, Value
+from ir.vector import enums as vector_enums
+from ir.vector_ops import VECTOR_OP_CLASSES
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in OP_CLASSES}
+_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
@@ -121,11 +124,39 @@ class _Reader:
             return ast.literal_eval(str(tok))
         if kind == "int_value":
             return int(tok)
+        if kind == "float_value":
+            return float(tok)
+        if kind == "enum_value":
+            return self.enum(t)
         declared = str(attrs.fields_dict(cls)[name].type)
         read = _WORDS.get(declared)
         if read is None:
             raise IrTextError(f"IR text: `{name}={tok}` is not a {declared}")
         return read(str(tok))
+
+    def enum(self, t: lark.Tree) -> Any:
+        """An engine enum value (`TagMode.ZERO`), called with its data when it carries some
+        (`FpBinaryOp.MUL_F(FpMulAlu.MUL0)`)."""
+        enum_name, _, variant = str(t.children[0]).partition(".")
+        enum = getattr(vector_enums, enum_name, None)
+        value = getattr(enum, variant, None) if isinstance(enum, type) else None
+        if value is None:
+            raise IrTextError(f"IR text: `{t.children[0]}` is not an engine enum value")
+        if len(t.children) == 1:
+            return value
+        args, kwargs = [], {}
+        for arg in t.children[1].children:
+            *key, v = arg.children
+            parsed = self.attr(type(None), "", v) if v.data != "word_value" else self.word(v)
+            if key:
+                kwargs[str(key[0])] = parsed
+            else:
+                args.append(parsed)
+        return value(*args, **kwargs)
+
+    def word(self, t: lark.Tree) -> Any:
+        tok = str(t.children[0])
+        return {"True": True, "False": False}.get(tok, tok)
 
     def mapping(self, t: lark.Tree) -> Any:
         return mapping_from_tree(t, self.axes)
