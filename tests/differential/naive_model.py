@@ -33,6 +33,7 @@ import numpy as np
 from ir.mapping.nodes import Broadcast, Pair
 from tests.differential import naive_numbers as nn
 from tests.differential.naive_layout import ModelError, Value, digits, index_of, level_cells, move, restrict
+from tests.differential.naive_vector import vector_stage
 
 __all__ = ["ModelError", "evaluate", "host_bits"]
 
@@ -223,6 +224,8 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
     if name == "cast":
         c = _converted(v, str(op.dtype), _cast(v, str(op.dtype)))
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
+    if name.startswith("vector_"):
+        return vector_stage(name, op, v)
     if name == "transpose":      # the Transpose Engine swaps time and packet: a move by logical index
         return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name == "commit_trim":
