@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", choices=["human", "json", "github"], default="human")
+    co.add_argument("--no-cache", action="store_true",
+                    help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
+                         "is reused only while the kernel's file, every module and data file its import and "
+                         "trace read, and every environment variable they looked up are unchanged)")
     co.set_defaults(run=_compile)
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
@@ -131,7 +135,7 @@ def _compile(args: argparse.Namespace) -> int:
 
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
-                       compat=not args.no_compat, fmt=args.format)
+                       compat=not args.no_compat, fmt=args.format, cached=not args.no_cache)
 
 
 def _check(args: argparse.Namespace) -> int:

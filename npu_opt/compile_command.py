@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, _duplicates, run_check
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, npu_opt_version
+from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
@@ -66,11 +67,14 @@ def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
 
 
 def _cache_get(cache: Path, key: str) -> Outcome | None:
+    """The cached outcome of `key`, if every file and variable its compile read is unchanged."""
     path = cache / f"{key}.json"
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not unchanged(data["deps"]):
+            return None
         diags = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
                       for d in data["diagnostics"])
         warns = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
@@ -80,23 +84,27 @@ def _cache_get(cache: Path, key: str) -> Outcome | None:
         return None  # a damaged cache entry is simply a miss
 
 
-def _cache_put(cache: Path, key: str, outcome: Outcome) -> None:
+def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> None:
     if outcome.status == "ice":
         return  # never cache a compiler bug
     cache.mkdir(parents=True, exist_ok=True)
-    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text,
+    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": snapshot(read),
             "diagnostics": [d.to_json() for d in outcome.diagnostics],
             "warnings": [d.to_json() for d in outcome.warnings]}
     write_atomic(cache / f"{key}.json", json.dumps(data))
 
 
-def _compile_index(args: tuple[int, Any, bool, str | None]) -> Outcome:
+def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
+    """Compile kernel `index`, recording what its trace read (files, modules, variables)."""
     index, target, compat, dump_ir = args
-    return compile_kernel(_KERNELS[index], target, compat, dump_ir)
+    with recording() as read:
+        outcome = compile_kernel(_KERNELS[index], target, compat, dump_ir)
+    read.files |= user_modules()
+    return outcome, read
 
 
 def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | None,
-                 jobs: int, progress: bool) -> list[Outcome]:
+                 jobs: int, progress: bool) -> list[tuple[Outcome, Record]]:
     work = [(i, target, compat, dump_ir) for i in range(len(kernels))]
     _KERNELS[:] = kernels
     if jobs <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -109,7 +117,7 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
         results = []
         for n, outcome in enumerate(pool.imap(_compile_index, work), 1):
             results.append(outcome)
-            _progress(progress, n, len(work), outcome.kernel)
+            _progress(progress, n, len(work), outcome[0].kernel)
         return results
 
 
@@ -127,7 +135,7 @@ def _qualname(file: str, kernel: Any) -> str:
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
-                compat: bool = True, fmt: str = "human", out: TextIO | None = None) -> int:
+                compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True) -> int:
     """Compile every kernel under `paths` into `out_dir`; return the exit status."""
     out = out or sys.stdout
     if backend == "typecheck":
@@ -140,7 +148,9 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     except Exception as e:  # noqa: BLE001 - a bad target file is a usage error
         print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
         return EXIT_USAGE
-    found = discover(paths, pattern)
+    with recording() as imported:
+        found = discover(paths, pattern)
+    imported.files |= user_modules()
     errors = list(found.errors) + _duplicates(found.kernels)
     dup_names = {e.message.split("`")[1] for e in errors[len(found.errors):]}
     kernels = [k for k in found.kernels if k.name not in dup_names]
@@ -151,17 +161,19 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     keys = [_cache_key(k, tgt, compat) for k in kernels]
     misses = []
     for i, key in enumerate(keys):
-        hit = None if dump_ir else _cache_get(cache, key)
+        hit = None if dump_ir or not cached else _cache_get(cache, key)
         if hit is None:
             misses.append(i)
         else:
             outcomes[i] = hit
     progress = out is sys.stdout and sys.stderr.isatty() and len(misses) > 4
     fresh = _compile_all([kernels[i] for i in misses], tgt, compat, dump_ir, jobs or os.cpu_count() or 1, progress)
-    for i, outcome in zip(misses, fresh):
+    for i, (outcome, read) in zip(misses, fresh):
         outcomes[i] = outcome
-        _cache_put(cache, keys[i], outcome)
+        if cached:
+            _cache_put(cache, keys[i], outcome, Record(read.files | imported.files, read.env | imported.env))
     entries = [_write(directory, kernels[i], outcomes[i]) for i in range(len(kernels))]
+    _remove_unlisted(directory, found.files, entries)
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
                                 "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
                                 "kernels": entries}
@@ -172,6 +184,28 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     status = max([{"ok": EXIT_OK, "refused": EXIT_REFUSED, "ice": EXIT_ICE}[e["status"]] for e in entries],
                  default=EXIT_OK)
     return EXIT_USAGE if errors else status
+
+
+def _norm(file: str) -> str:
+    return posixpath.normpath(file.replace(os.sep, "/"))
+
+
+def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict[str, Any]]) -> None:
+    """Remove the artifacts the previous manifest listed for one of `files` (the files this
+    invocation loaded, or failed to load) that this invocation's entries do not list: the
+    `.visa` of a renamed or deleted kernel, or of a file that no longer imports."""
+    try:
+        previous = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["kernels"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    ours = {_norm(f) for f in files}
+    listed = {e["artifact"] for e in entries}
+    for entry in previous if isinstance(previous, list) else []:
+        artifact = entry.get("artifact") if isinstance(entry, dict) else None
+        if not isinstance(artifact, str) or _norm(str(entry.get("file"))) not in ours or artifact in listed:
+            continue
+        if Path(artifact).name == artifact and artifact.endswith((".visa", ".fail")):
+            (directory / artifact).unlink(missing_ok=True)
 
 
 def _write(directory: Path, kernel: Any, outcome: Outcome) -> dict[str, Any]:
