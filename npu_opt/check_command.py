@@ -1,7 +1,9 @@
 """`npu-opt check PATH...`: typecheck every kernel found, one status line each, then a summary.
 
-Exit status (api.md 4): 0 all ok, 1 some refused, 2 bad path / file that does not load /
-duplicate kernel names / a kernel whose body raised a Python error.
+Exit status (api.md 4), the same rule as `compile`: the maximum over kernels of 0 ok,
+1 refused, 3 internal compiler error; 2 when a path or file does not load, two kernels
+share a name, or a kernel has a USAGE error (its body raised a Python error, an
+annotation does not evaluate), which takes precedence.
 """
 
 from __future__ import annotations
@@ -24,6 +26,25 @@ def _duplicates(kernels) -> list[LoadError]:
                       k.line) for k in kernels if counts[k.name] > 1]
 
 
+def kernel_status(errors) -> int:
+    """One rule for `check` and `compile`: a kernel with a USAGE error (its Python code
+    raised, an annotation does not evaluate) is exit 2, an ICE 3, another refusal 1."""
+    codes = {d.code for d in errors}
+    if "USAGE" in codes:
+        return EXIT_USAGE
+    return EXIT_ICE if "ICE" in codes else EXIT_REFUSED if codes else EXIT_OK
+
+
+def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
+    """The trace's diagnostics; an exception out of the trace is npu-opt's bug, an ICE."""
+    from npu_opt.compile_api import ice_diagnostic
+
+    try:
+        return kernel.trace(target).diagnostics
+    except Exception as e:  # noqa: BLE001 - anything the trace raises is an internal error
+        return (ice_diagnostic(kernel.name, e, kernel.location),)
+
+
 def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None) -> int:
     """Check the kernels under `paths`; print per `fmt`; return the exit status."""
     out = out or sys.stdout
@@ -41,17 +62,14 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
             print(error.render(), file=out)
     counts = Counter()
     for kernel in found.kernels:
-        diagnostics = kernel.trace().diagnostics
+        diagnostics = trace_or_ice(kernel)
         errs = [d for d in diagnostics if d.severity == "error"]
-        state = "refused" if errs else "ok"
+        state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1
-        if any(d.code == "USAGE" for d in errs):
-            status = EXIT_USAGE
-        elif errs and status == EXIT_OK:
-            status = EXIT_REFUSED
+        status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
         _report(kernel, state, errs, diagnostics, fmt, out)
     if fmt != "json":
-        parts = [f"{counts['ok']} ok"] + ([f"{counts['refused']} refused"] if counts["refused"] else [])
+        parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
         if errors:
             parts.append(f"{len(errors)} input error(s)")
         print(f"checked {len(found.kernels)} kernel(s): {', '.join(parts)}", file=out)

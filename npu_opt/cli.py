@@ -11,6 +11,18 @@ from ir.errors import MappingError
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells report them
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _version() -> str:
@@ -48,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
                                     "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
-                                    "2 bad invocation or input, 3 internal compiler error.")
+                                    "2 bad invocation or input or a kernel's USAGE error (its Python code "
+                                    "raised or exited), 3 internal compiler error; 130 interrupted.")
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
@@ -65,8 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(run=_compile)
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
-                                    "trace-time rule. Exit 0 when all pass, 1 when some are refused, "
-                                    "2 when an input cannot be loaded.")
+                                    "trace-time rule. Exit codes are compile's: 0 when all pass, 1 when some "
+                                    "are refused, 2 when an input cannot be loaded or a kernel has a USAGE "
+                                    "error (its Python code raised or exited), 3 internal compiler error.")
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human")
@@ -166,11 +180,20 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return EXIT_USAGE
+    from npu_opt.blame import install_sigint
+
+    install_sigint()
     try:
         return args.run(args)
     except MappingError as e:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("npu-opt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `npu-opt check ... | head`: the reader left; say nothing more
+        _quiet_stdout()
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Every file is written to a temporary name and renamed, so an interrupted run leaves no
 partial file; a stale file of the other kind is removed. The exit status is computed
-from what was written (api.md 4): a `.fail` can never come with exit 0.
+from what was written (api.md 4): a `.fail` can never come with exit 0, and the rule is
+`check`'s (`kernel_status`): a kernel's USAGE error is exit 2. Workers ignore SIGINT (the
+parent reports it once) and a worker that dies is an ICE of the kernel it was compiling.
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ import json
 import multiprocessing
 import os
 import posixpath
+import signal
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, _duplicates, run_check
-from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, npu_opt_version
+from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, run_check
+from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
 
@@ -113,12 +118,47 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
             results.append(_compile_index(item))
             _progress(progress, n, len(work), kernels[n - 1].name)
         return results
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(kernels))) as pool:
-        results = []
-        for n, outcome in enumerate(pool.imap(_compile_index, work), 1):
-            results.append(outcome)
-            _progress(progress, n, len(work), outcome[0].kernel)
-        return results
+    results_by_index = _pool_run(work, min(jobs, len(kernels)), progress)
+    for i in range(len(work)):  # a worker died: each unfinished kernel alone, to find the culprit
+        if i not in results_by_index:
+            results_by_index.update(_pool_run([work[i]], 1, False) or {i: _worker_died(kernels[i])})
+    return [results_by_index[i] for i in range(len(work))]
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C, once
+
+
+def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Outcome, Record]]:
+    """Run `work` on `jobs` forked workers; the results of the items that finished (a worker
+    death breaks the pool: the items it had not finished are missing)."""
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
+    done: dict[int, tuple[Outcome, Record]] = {}
+    try:
+        futures = {pool.submit(_compile_index, item): item[0] for item in work}
+        for future in as_completed(futures):
+            try:
+                done[futures[future]] = future.result()
+            except BrokenProcessPool:
+                continue
+            _progress(progress, len(done), len(work), done[futures[future]][0].kernel)
+    finally:
+        for process in list(getattr(pool, "_processes", {}).values()):
+            if process.is_alive() and len(done) < len(work):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done
+
+
+def _worker_died(kernel: Any) -> tuple[Outcome, Record]:
+    """The outcome of a kernel whose worker process died while compiling it."""
+    from ir.errors import InternalError
+
+    diag = ice_diagnostic(kernel.name, InternalError("the worker process compiling this kernel died "
+                                                     "(os._exit, a signal or a crash in native code)"),
+                          kernel.location)
+    return Outcome(kernel.name, "ice", None, (diag,), (), {}), Record()
 
 
 def _progress(enabled: bool, n: int, total: int, name: str) -> None:
@@ -181,7 +221,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
         manifest["errors"] = [e.to_json() for e in errors]
     write_atomic(directory / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out)
-    status = max([{"ok": EXIT_OK, "refused": EXIT_REFUSED, "ice": EXIT_ICE}[e["status"]] for e in entries],
+    status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     return EXIT_USAGE if errors else status
 
