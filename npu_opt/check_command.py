@@ -49,7 +49,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
     """Check the kernels under `paths`; print per `fmt`; return the exit status."""
     out = out or sys.stdout
     found = discover(paths, pattern)
-    errors = list(found.errors) + _duplicates(found.kernels)
+    errors = list(found.errors) + _duplicates(found.kernels) + [e for e in [found.nothing_found(paths, pattern)] if e]
     status = EXIT_USAGE if errors else EXIT_OK
     for error in errors:
         if fmt == "json":

@@ -191,8 +191,9 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     with recording() as imported:
         found = discover(paths, pattern)
     imported.files |= user_modules()
-    errors = list(found.errors) + _duplicates(found.kernels)
-    dup_names = {e.message.split("`")[1] for e in errors[len(found.errors):]}
+    duplicates = _duplicates(found.kernels)
+    dup_names = {e.message.split("`")[1] for e in duplicates}
+    errors = list(found.errors) + duplicates + [e for e in [found.nothing_found(paths, pattern)] if e]
     kernels = [k for k in found.kernels if k.name not in dup_names]
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)

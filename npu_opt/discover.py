@@ -3,6 +3,12 @@
 A file that cannot be loaded (bad path, Python syntax error, an exception while
 importing such as a MappingError from a module-level `m()`) becomes a `LoadError` with
 the file and line; the other files are still loaded (api.md 4).
+
+Discovery rule: a file named on the command line is loaded as given (it must be a `.py`
+file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,
+hidden directories, `__pycache__`, `build`, `dist`, `node_modules`, `site-packages`,
+`venv`, `env` and any directory holding a `pyvenv.cfg` (a virtual environment). The same
+file named twice is loaded once.
 """
 
 from __future__ import annotations
@@ -48,6 +54,22 @@ class Found:
     kernels: tuple[DeviceKernel, ...]
     errors: tuple[LoadError, ...]
     files: tuple[str, ...]
+    unfiltered: int = 0  # kernels found before `--filter`
+
+    def nothing_found(self, paths: list[str], pattern: str | None) -> LoadError | None:
+        """The USAGE error of a run that found no kernel to check (None when it found some,
+        or when a load error already explains why)."""
+        if self.kernels or self.errors:
+            return None
+        where = ", ".join(paths)
+        if self.unfiltered:
+            message = f"--filter {pattern!r} matches none of the {self.unfiltered} kernel(s) found in {where}"
+        elif self.files:
+            message = f"no @device kernel in the {len(self.files)} Python file(s) found in {where}"
+        else:
+            message = f"no Python file found in {where} (hidden, build and virtual-environment " \
+                      f"directories and __main__.py are skipped)"
+        return LoadError(where, message)
 
 
 def module_name_for(path: Path) -> str:
@@ -63,24 +85,53 @@ def module_name_for(path: Path) -> str:
     return name
 
 
+# Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
+SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
+                          "venv", "env"})
+
+
+def _skipped_dir(d: Path) -> bool:
+    """A hidden, build or virtual-environment directory (one holding `pyvenv.cfg`)."""
+    return d.name.startswith(".") or d.name in SKIPPED_DIRS or (d / "pyvenv.cfg").is_file()
+
+
+def _walk(root: Path) -> list[Path]:
+    """The `*.py` files under `root`, sorted, except `__main__.py` and skipped directories."""
+    found: list[Path] = []
+    for entry in sorted(root.iterdir()):
+        if entry.is_dir():
+            if not _skipped_dir(entry):
+                found.extend(_walk(entry))
+        elif entry.suffix == ".py" and entry.name != "__main__.py" and entry.is_file():
+            found.append(entry)
+    return found
+
+
 def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
     files: list[Path] = []
     errors: list[LoadError] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*.py")
-                                if "__pycache__" not in f.parts and not any(x.startswith(".") for x in f.parts)))
+            files.extend(_walk(p))
         elif p.is_file():
             files.append(p)
         else:
             errors.append(LoadError(raw, "no such file or directory"))
-    return files, errors
+    seen: set[Path] = set()
+    unique = []
+    for f in files:  # the same file named twice (or through two paths) is one file
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            unique.append(f)
+    return unique, errors
 
 
 def _load(path: Path) -> tuple[object | None, LoadError | None]:
     name = module_name_for(path)
     display = str(path)
+    if path.suffix != ".py":
+        return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
         source = path.read_text(encoding="utf-8")
         code = compile(source, str(path), "exec")
@@ -122,6 +173,7 @@ def discover(paths: list[str], pattern: str | None = None) -> Found:
     """Load every file under `paths` and collect its kernels, in file then source order."""
     files, errors = _files(paths)
     kernels: list[DeviceKernel] = []
+    unfiltered = 0
     for path in files:
         module, error = _load(path)
         if error is not None:
@@ -130,5 +182,6 @@ def discover(paths: list[str], pattern: str | None = None) -> Found:
         own = [k for k in vars(module).values()
                if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
         own.sort(key=lambda k: k.line)
+        unfiltered += len(own)
         kernels.extend(k for k in own if pattern is None or fnmatch.fnmatchcase(k.name, pattern))
-    return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files))
+    return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files), unfiltered)
