@@ -188,6 +188,11 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     except Exception as e:  # noqa: BLE001 - a bad target file is a usage error
         print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
         return EXIT_USAGE
+    for flag, place in (("-o", out_dir), ("--dump-ir", dump_ir)):
+        problem = None if place is None else writable_dir(Path(place))
+        if problem:  # found before compiling anything, not after
+            print(f"error[USAGE]: {flag} {place}: {problem}", file=out)
+            return EXIT_USAGE
     with recording() as imported:
         found = discover(paths, pattern)
     imported.files |= user_modules()
@@ -225,6 +230,20 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     return EXIT_USAGE if errors else status
+
+
+def writable_dir(path: Path) -> str | None:
+    """Why files cannot be written into directory `path` (created if missing), or None."""
+    if path.exists() and not path.is_dir():
+        return "exists and is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".npu-opt-probe.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        return f"cannot write there ({e.strerror or e})"
+    return None
 
 
 def _norm(file: str) -> str:
