@@ -193,8 +193,8 @@ def _check_npy_size(f: Any, name: str, file: str) -> None:
     need = math.prod(shape) * dtype.itemsize
     have = os.fstat(f.fileno()).st_size - f.tell()
     if need > have:
-        raise _Usage(f"input `{name}`: {file} declares shape {shape} of {dtype} ({need} bytes) but holds "
-                     f"only {have} bytes of data")
+        raise _Usage(f"input `{name}`: cannot read {file}: it declares shape {shape} of {dtype} ({need} bytes) "
+                     f"but holds only {have} bytes of data")
 
 
 def _host_array(array: np.ndarray, name: str, dtype: DType | None) -> np.ndarray:
