@@ -26,6 +26,17 @@ def _duplicates(kernels) -> list[LoadError]:
                       k.line) for k in kernels if counts[k.name] > 1]
 
 
+def load_target_spec(spec: str | None):
+    """The target named by `--target NAME|FILE` (None: rngd)."""
+    from pathlib import Path
+
+    from tu_ops.target import get_target, load_target
+
+    if spec is None or spec == "rngd":
+        return get_target("rngd")
+    return load_target(spec) if Path(spec).is_file() else get_target(spec)
+
+
 def kernel_status(errors) -> int:
     """One rule for `check` and `compile`: a kernel with a USAGE error (its Python code
     raised, an annotation does not evaluate) is exit 2, an ICE 3, another refusal 1."""
@@ -45,9 +56,16 @@ def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
         return (ice_diagnostic(kernel.name, e, kernel.location),)
 
 
-def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None) -> int:
-    """Check the kernels under `paths`; print per `fmt`; return the exit status."""
+def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None,
+              target: str | None = None) -> int:
+    """Check the kernels under `paths` on `target` (a built-in name or a description file;
+    default rngd); print per `fmt`; return the exit status."""
     out = out or sys.stdout
+    try:
+        tgt = load_target_spec(target)
+    except Exception as e:  # noqa: BLE001 - a bad target name or file is a usage error
+        print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
+        return EXIT_USAGE
     found = discover(paths, pattern)
     errors = list(found.errors) + _duplicates(found.kernels) + [e for e in [found.nothing_found(paths, pattern)] if e]
     status = EXIT_USAGE if errors else EXIT_OK
@@ -62,7 +80,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
             print(error.render(), file=out)
     counts = Counter()
     for kernel in found.kernels:
-        diagnostics = trace_or_ice(kernel)
+        diagnostics = trace_or_ice(kernel, tgt)
         errs = [d for d in diagnostics if d.severity == "error"]
         state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1

@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human")
+    ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
     ck.set_defaults(run=_check)
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
@@ -105,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
                                     "an example with the real diagnostic it produces, and the fixes.")
-    ex.add_argument("code", help="a code such as COLLECT-2, MAP-syntax or USAGE")
+    ex.add_argument("code", nargs="?", default=None,
+                    help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
     ex.set_defaults(run=_explain)
     rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
@@ -155,7 +157,7 @@ def _compile(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from npu_opt.check_command import run_check
 
-    return run_check(args.paths, args.filter, args.format)
+    return run_check(args.paths, args.filter, args.format, target=args.target)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, run_check
+from npu_opt.check_command import (
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
+)
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
@@ -45,16 +47,6 @@ def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, .
     """The `.fail` file of artifacts.md 2: rendered diagnostics, `--- json`, one object a line."""
     every = tuple(diagnostics) + tuple(warnings)
     return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
-
-
-def _target_of(spec: str | None) -> Any:
-    from tu_ops.target import get_target, load_target
-
-    if spec is None or spec == "rngd":
-        return get_target("rngd")
-    if Path(spec).is_file():
-        return load_target(spec)
-    return get_target(spec)
 
 
 def _target_hash(target: Any) -> str:
@@ -94,8 +86,8 @@ def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> None:
         return  # never cache a compiler bug
     cache.mkdir(parents=True, exist_ok=True)
     data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": snapshot(read),
-            "diagnostics": [d.to_json() for d in outcome.diagnostics],
-            "warnings": [d.to_json() for d in outcome.warnings]}
+            "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
+            "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
     write_atomic(cache / f"{key}.json", json.dumps(data))
 
 
@@ -179,12 +171,12 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     """Compile every kernel under `paths` into `out_dir`; return the exit status."""
     out = out or sys.stdout
     if backend == "typecheck":
-        return run_check(paths, pattern, fmt, out)
+        return run_check(paths, pattern, fmt, out, target=target)
     if backend != "npu":
         print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
         return EXIT_USAGE
     try:
-        tgt = _target_of(target)
+        tgt = load_target_spec(target)
     except Exception as e:  # noqa: BLE001 - a bad target file is a usage error
         print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
         return EXIT_USAGE

@@ -8,7 +8,9 @@ Discovery rule: a file named on the command line is loaded as given (it must be 
 file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,
 hidden directories, `__pycache__`, `build`, `dist`, `node_modules`, `site-packages`,
 `venv`, `env` and any directory holding a `pyvenv.cfg` (a virtual environment). The same
-file named twice is loaded once.
+file named twice is loaded once. A module beside a kernel file named like one of
+npu-opt's top-level packages (`ir`, `visa`, `tu_ops`, `backends`, `npu_opt`) is reported
+as a clash: rename it.
 """
 
 from __future__ import annotations
@@ -139,6 +141,9 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
         return None, LoadError(display, f"Python syntax error: {e.msg}", e.lineno, e.offset)
     except (OSError, UnicodeDecodeError) as e:
         return None, LoadError(display, f"cannot read the file: {e}")
+    clash = _shadowed(path)
+    if clash is not None:
+        return None, clash
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None, origin=str(path)))
     module.__file__ = str(path)
     sys.modules[name] = module
@@ -159,6 +164,25 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
     finally:
         sys.path.remove(str(path.parent.resolve()))
     return module, None
+
+
+def _shadowed(path: Path) -> LoadError | None:
+    """A module beside the kernel named like one of npu-opt's top-level packages (`ir.py`,
+    `visa/`...): in npu-opt's process the package would win or be broken by it, so the
+    clash is reported instead of a confusing ImportError."""
+    import importlib
+
+    for package in sorted(OWN_PACKAGES):
+        for candidate in (path.parent / f"{package}.py", path.parent / package / "__init__.py"):
+            if not candidate.is_file():
+                continue
+            ours = [Path(p).resolve() for p in importlib.import_module(package).__path__]
+            if candidate.parent.resolve() in ours:
+                continue  # npu-opt's own package (a checkout of npu-opt itself)
+            return LoadError(str(path), f"`{candidate.relative_to(path.parent)}` beside this file has the name "
+                                        f"of npu-opt's package `{package}`, which npu-opt itself imports; rename "
+                                        f"your module (e.g. `my_{package}`) so both can be imported")
+    return None
 
 
 def _line_in(e: BaseException, path: Path) -> int | None:

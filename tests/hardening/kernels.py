@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+RNGD_TOML = (Path(__file__).parents[2] / "tu_ops" / "targets" / "rngd.toml").read_text()
+
 COPY = '''from npu_opt import *
 
 axes(A=4096, B=8)

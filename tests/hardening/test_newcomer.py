@@ -1,0 +1,65 @@
+"""The newcomer's list (issue 16): typos, a missing DMA engine, check --target, cached
+caret widths, explain listing, shadowed module names."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_opt.cli import main
+from tests.hardening.kernels import RNGD_TOML, write
+
+
+def check(capsys, *args) -> tuple[int, str]:
+    status = main(["check", *map(str, args)])
+    return status, capsys.readouterr().out
+
+
+def test_a_typo_in_a_stage_method_is_type1_with_caret_offers_and_did_you_mean(tmp_path, capsys):
+    path = write(tmp_path, replace=(".fetch_cast(i32)", ".fetch_cats(i32)"))
+    status, out = check(capsys, path)
+    assert status == 1 and out.count("error[") == 1, out
+    assert "error[TYPE-1]: a FetchStream has no method `fetch_cats`" in out or "no method `fetch_cats`" in out
+    assert "did you mean `fetch_cast`?" in out and "offers" in out
+    line = next(x for x in out.splitlines() if "fetch_cats(i32)" in x)
+    caret = out.splitlines()[out.splitlines().index(line) + 1]
+    assert caret.index("^") == line.index("fetch_cats") and caret.count("^") == len("fetch_cats")
+
+
+def test_to_dm_without_the_engine_says_the_engine_is_missing(tmp_path, capsys):
+    path = write(tmp_path, replace=("x.to_dm(ctx.tdma, DmTensor", "x.to_dm(DmTensor"))
+    status, out = check(capsys, path)
+    assert status == 1 and "missing its DMA engine operand" in out and "`dst`" not in out
+    assert out.count("error[") == 1, out
+
+
+def test_check_takes_a_target(tmp_path, capsys):
+    target = tmp_path / "t.toml"
+    target.write_text(RNGD_TOML.replace('name = "rngd"', 'name = "mine"'))
+    assert check(capsys, write(tmp_path), "--target", target)[0] == 0
+    status, out = check(capsys, write(tmp_path), "--target", "no-such-target")
+    assert status == 2 and "cannot load target" in out
+
+
+def test_output_from_the_cache_keeps_the_caret_width(tmp_path, capsys):
+    path = write(tmp_path, replace=(".fetch_cast(i32)", ".fetch_cats(i32)"))
+    args = ["compile", str(path), "-o", str(tmp_path / "out"), "--jobs", "1"]
+    assert main(args) == 1
+    first = capsys.readouterr().out
+    assert main(args) == 1
+    assert capsys.readouterr().out == first and "^^^^^^^^^^" in first
+
+
+def test_explain_without_a_code_lists_every_code_by_stage(capsys):
+    assert main(["explain"]) == 0
+    out = capsys.readouterr().out
+    for code in ("COLLECT-2", "MAP-syntax", "MAP-limit", "USAGE", "ICE"):
+        assert any(line.split()[:1] == [code] for line in out.splitlines()), code
+    assert "mapping" in out
+
+
+@pytest.mark.parametrize("name", ["ir.py", "visa.py"])
+def test_a_user_module_named_like_an_npu_opt_package_is_reported(tmp_path, capsys, name):
+    (tmp_path / name).write_text("SLICE = 3\n")
+    path = write(tmp_path, head=f"from {name[:-3]} import SLICE\n")
+    status, out = check(capsys, path)
+    assert status == 2 and f"`{name[:-3]}`" in out and "rename" in out
