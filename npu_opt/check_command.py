@@ -14,6 +14,7 @@ from typing import TextIO
 
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.discover import LoadError, discover
+from npu_opt.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
@@ -71,8 +72,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
     status = EXIT_USAGE if errors else EXIT_OK
     for error in errors:
         if fmt == "json":
-            print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
-                             col=error.col).json_line(), file=out)
+            error_record(error, out)
         elif fmt == "github":
             print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
                              col=error.col).github(), file=out)
@@ -86,7 +86,9 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         counts[state] += 1
         status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
         _report(kernel, state, errs, diagnostics, fmt, out)
-    if fmt != "json":
+    if fmt == "json":
+        summary_record(counts, len(errors), status, out)
+    else:
         parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
         if errors:
             parts.append(f"{len(errors)} input error(s)")
@@ -96,8 +98,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
 
 def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO) -> None:
     if fmt == "json":
-        if diagnostics:
-            print(render_all(diagnostics, "json"), file=out)
+        kernel_record(kernel.name, kernel.file_display, state, diagnostics, out)
         return
     if fmt == "github":
         if diagnostics:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ir.errors import MappingError
+from npu_opt.json_report import SCHEMA_HELP
 
 __all__ = ["main", "build_parser"]
 
@@ -70,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
-    co.add_argument("--format", choices=["human", "json", "github"], default="human")
+    co.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
                          "is reused only while the kernel's file, every module and data file its import and "
@@ -83,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "error (its Python code raised or exited), 3 internal compiler error.")
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
-    ck.add_argument("--format", choices=["human", "json", "github"], default="human")
+    ck.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
     ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
     ck.set_defaults(run=_check)
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",

@@ -29,6 +29,7 @@ from npu_opt.check_command import (
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
+from npu_opt.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
@@ -218,10 +219,11 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     if errors:
         manifest["errors"] = [e.to_json() for e in errors]
     write_atomic(directory / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out)
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
-    return EXIT_USAGE if errors else status
+    status = EXIT_USAGE if errors else status
+    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out, status)
+    return status
 
 
 def writable_dir(path: Path) -> str | None:
@@ -275,17 +277,20 @@ def _write(directory: Path, kernel: Any, outcome: Outcome) -> dict[str, Any]:
             "timings_ms": outcome.timings_ms}
 
 
-def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO) -> None:
+def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,
+            status: int) -> None:
     for error in errors:
+        if fmt == "json":
+            error_record(error, out)
+            continue
         diag = Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line, col=error.col)
-        print({"json": diag.json_line(), "github": diag.github()}.get(fmt, error.render()), file=out)
+        print(diag.github() if fmt == "github" else error.render(), file=out)
     counts: Counter[str] = Counter()
     for kernel, outcome in zip(kernels, outcomes):
         counts[outcome.status] += 1
         every = outcome.diagnostics + outcome.warnings
         if fmt == "json":
-            if every:
-                print(render_all(every, "json"), file=out)
+            kernel_record(kernel.name, kernel.file_display, outcome.status, every, out)
             continue
         if fmt == "github" and every:
             print(render_all(every, "github"), file=out)
@@ -293,7 +298,9 @@ def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt:
         print(f"{outcome.status:8} {kernel.name:28} {detail}", file=out)
         if fmt == "human" and every:
             print(render_all(every, "human") + "\n", file=out)
-    if fmt != "json":
+    if fmt == "json":
+        summary_record(counts, len(errors), status, out)
+    else:
         parts = [f"{counts[s]} {s}" for s in ("ok", "refused", "ice") if counts[s] or s == "ok"]
         if errors:
             parts.append(f"{len(errors)} input error(s)")

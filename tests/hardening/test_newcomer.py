@@ -63,3 +63,24 @@ def test_a_user_module_named_like_an_npu_opt_package_is_reported(tmp_path, capsy
     path = write(tmp_path, head=f"from {name[:-3]} import SLICE\n")
     status, out = check(capsys, path)
     assert status == 2 and f"`{name[:-3]}`" in out and "rename" in out
+
+
+@pytest.mark.parametrize("command", ["check", "compile"])
+def test_json_format_has_one_record_per_kernel_and_a_summary(tmp_path, capsys, command):
+    import json
+
+    write(tmp_path, "a.py", name="good_kernel")
+    write(tmp_path, "b.py", name="typo_kernel", replace=(".fetch_cast(i32)", ".fetch_cats(i32)"))
+    (tmp_path / "c.py").write_text("raise ValueError('broken')\n")
+    extra = ["-o", str(tmp_path / "out"), "--jobs", "1"] if command == "compile" else []
+    status = main([command, str(tmp_path), "--format", "json", *extra])
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert status == 2
+    assert [r["kind"] for r in records] == ["error", "kernel", "kernel", "summary"]
+    assert records[0]["file"].endswith("c.py") and "ValueError" in records[0]["message"]
+    good, typo = records[1], records[2]
+    assert (good["name"], good["status"], good["code"], good["diagnostics"]) == ("good_kernel", "ok", None, [])
+    assert (typo["name"], typo["status"], typo["code"]) == ("typo_kernel", "refused", "TYPE-1")
+    assert typo["file"].endswith("b.py") and typo["diagnostics"][0]["code"] == "TYPE-1"
+    assert records[3] == {"kind": "summary", "kernels": 2, "ok": 1, "refused": 1, "ice": 0, "input_errors": 1,
+                          "exit": 2}
