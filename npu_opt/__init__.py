@@ -24,6 +24,15 @@ from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    """`npu_opt.testing` after a bare `import npu_opt` (imported on first use)."""
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module("npu_opt.testing")
+    raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
     "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",

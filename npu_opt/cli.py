@@ -112,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(run=_explain)
     rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
-                                    "out1.npy, ... for a tuple) into DIR. Exit 0 ok, 1 refused, "
-                                    "2 bad invocation or input, 3 internal error.")
+                                    "out1.npy, ... for a tuple) into DIR. bf16, f8 and f4 results are written "
+                                    "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
+                                    "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
+                                    "Exit 0 ok, 1 refused, 2 bad invocation or input, 3 internal error.")
     rn.add_argument("target", metavar="FILE::KERNEL")
     rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter)")

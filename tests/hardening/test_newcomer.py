@@ -84,3 +84,18 @@ def test_json_format_has_one_record_per_kernel_and_a_summary(tmp_path, capsys, c
     assert typo["file"].endswith("b.py") and typo["diagnostics"][0]["code"] == "TYPE-1"
     assert records[3] == {"kind": "summary", "kernels": 2, "ok": 1, "refused": 1, "ice": 0, "input_errors": 1,
                           "exit": 2}
+
+
+def test_npu_opt_testing_after_a_bare_import():
+    import subprocess
+    import sys
+
+    code = "import npu_opt; print(npu_opt.testing.assert_close.__name__)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout == "assert_close\n"
+
+
+def test_run_help_says_how_bf16_results_are_written(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "bit patterns (uint16 for bf16" in text and "ml_dtypes" in text
