@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TextIO
 
 from ir.diagnostic import Diagnostic, render_all
+from npu_opt.color import paint, use_color
 from npu_opt.discover import LoadError, discover
 from npu_opt.json_report import error_record, kernel_record, summary_record
 
@@ -58,10 +59,11 @@ def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
 
 
 def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None,
-              target: str | None = None) -> int:
+              target: str | None = None, color: str | None = None) -> int:
     """Check the kernels under `paths` on `target` (a built-in name or a description file;
     default rngd); print per `fmt`; return the exit status."""
     out = out or sys.stdout
+    colored = use_color(color, out) and fmt == "human"
     try:
         tgt = load_target_spec(target)
     except Exception as e:  # noqa: BLE001 - a bad target name or file is a usage error
@@ -77,7 +79,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
             print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
                              col=error.col).github(), file=out)
         else:
-            print(error.render(), file=out)
+            print(paint(error.render(), colored), file=out)
     counts = Counter()
     for kernel in found.kernels:
         diagnostics = trace_or_ice(kernel, tgt)
@@ -85,7 +87,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1
         status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
-        _report(kernel, state, errs, diagnostics, fmt, out)
+        _report(kernel, state, errs, diagnostics, fmt, out, colored)
     if fmt == "json":
         summary_record(counts, len(errors), status, out)
     else:
@@ -96,7 +98,8 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
     return status
 
 
-def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO) -> None:
+def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO,
+            colored: bool = False) -> None:
     if fmt == "json":
         kernel_record(kernel.name, kernel.file_display, state, diagnostics, out)
         return
@@ -109,4 +112,4 @@ def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, o
         if errs else kernel.file_display
     print(f"{state:8} {kernel.name:28} {where}", file=out)
     if diagnostics:
-        print(render_all(diagnostics, "human") + "\n", file=out)
+        print(paint(render_all(diagnostics, "human"), colored) + "\n", file=out)

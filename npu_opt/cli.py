@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+    co.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
                          "is reused only while the kernel's file, every module and data file its import and "
@@ -85,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
     ck.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+    ck.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
     ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
     ck.set_defaults(run=_check)
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
@@ -154,13 +158,13 @@ def _compile(args: argparse.Namespace) -> int:
 
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
-                       compat=not args.no_compat, fmt=args.format, cached=not args.no_cache)
+                       compat=not args.no_compat, fmt=args.format, cached=not args.no_cache, color=args.color)
 
 
 def _check(args: argparse.Namespace) -> int:
     from npu_opt.check_command import run_check
 
-    return run_check(args.paths, args.filter, args.format, target=args.target)
+    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:

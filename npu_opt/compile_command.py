@@ -27,6 +27,7 @@ from npu_opt.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
+from npu_opt.color import paint, use_color
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
 from npu_opt.json_report import error_record, kernel_record, summary_record
@@ -168,11 +169,12 @@ def _qualname(file: str, kernel: Any) -> str:
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
-                compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True) -> int:
+                compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True,
+                color: str | None = None) -> int:
     """Compile every kernel under `paths` into `out_dir`; return the exit status."""
     out = out or sys.stdout
     if backend == "typecheck":
-        return run_check(paths, pattern, fmt, out, target=target)
+        return run_check(paths, pattern, fmt, out, target=target, color=color)
     if backend != "npu":
         print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
         return EXIT_USAGE
@@ -222,7 +224,8 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status
-    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out, status)
+    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out, status,
+            use_color(color, out) and fmt == "human")
     return status
 
 
@@ -278,13 +281,13 @@ def _write(directory: Path, kernel: Any, outcome: Outcome) -> dict[str, Any]:
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,
-            status: int) -> None:
+            status: int, colored: bool = False) -> None:
     for error in errors:
         if fmt == "json":
             error_record(error, out)
             continue
         diag = Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line, col=error.col)
-        print(diag.github() if fmt == "github" else error.render(), file=out)
+        print(diag.github() if fmt == "github" else paint(error.render(), colored), file=out)
     counts: Counter[str] = Counter()
     for kernel, outcome in zip(kernels, outcomes):
         counts[outcome.status] += 1
@@ -297,7 +300,7 @@ def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt:
         detail = f"{outcome.code}" if outcome.code else f"{kernel.name}.visa"
         print(f"{outcome.status:8} {kernel.name:28} {detail}", file=out)
         if fmt == "human" and every:
-            print(render_all(every, "human") + "\n", file=out)
+            print(paint(render_all(every, "human"), colored) + "\n", file=out)
     if fmt == "json":
         summary_record(counts, len(errors), status, out)
     else:

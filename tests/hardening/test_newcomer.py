@@ -108,3 +108,25 @@ def test_the_slice_padding_help_brackets_a_several_term_mapping():
     message = slice_(m("M / 32, N / 32", axes={"M": 256, "N": 128})).message
     assert "`(M / 32, N / 32) # 64`" in message
     assert "`A / 8 # 128`" in slice_(m("A / 8", axes={"A": 800})).message
+
+
+@pytest.mark.parametrize("mode, coloured", [("always", True), ("never", False), ("auto", False)])
+def test_colour_follows_the_color_flag(tmp_path, capsys, mode, coloured):
+    path = write(tmp_path, replace=(".fetch_cast(i32)", ".fetch_cats(i32)"))
+    status, out = check(capsys, path, "--color", mode)
+    assert status == 1
+    assert ("\x1b[31merror[TYPE-1]:" in out) is coloured and ("\x1b[36m" in out) is coloured
+    assert ("\x1b[" in out) is coloured  # auto: captured output is not a terminal
+
+
+def test_no_color_disables_auto(monkeypatch):
+    from npu_opt.color import use_color
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_color("auto", Tty()) and use_color("always", Tty())
+    monkeypatch.delenv("NO_COLOR")
+    assert use_color("auto", Tty())
