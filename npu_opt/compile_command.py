@@ -167,6 +167,28 @@ def _qualname(file: str, kernel: Any) -> str:
     return f"{module.replace('/', '.')}.{kernel.__qualname__}"
 
 
+def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, jobs: int | None,
+              cache: Path | None, imported: Record, terminal: bool) -> dict[int, Outcome]:
+    """Each kernel's outcome: from `cache` (None: no cache) while everything its compile
+    read is unchanged, else compiled (and cached with what it read)."""
+    outcomes: dict[int, Outcome] = {}
+    keys = [_cache_key(k, tgt, compat) for k in kernels]
+    misses = []
+    for i, key in enumerate(keys):
+        hit = None if cache is None else _cache_get(cache, key)
+        if hit is None:
+            misses.append(i)
+        else:
+            outcomes[i] = hit
+    progress = terminal and sys.stderr.isatty() and len(misses) > 4
+    fresh = _compile_all([kernels[i] for i in misses], tgt, compat, dump_ir, jobs or os.cpu_count() or 1, progress)
+    for i, (outcome, read) in zip(misses, fresh):
+        outcomes[i] = outcome
+        if cache is not None:
+            _cache_put(cache, keys[i], outcome, Record(read.files | imported.files, read.env | imported.env))
+    return outcomes
+
+
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
                 compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True,
@@ -197,22 +219,9 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     kernels = [k for k in found.kernels if k.name not in dup_names]
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    cache = directory / CACHE_DIR
-    outcomes: dict[int, Outcome] = {}
-    keys = [_cache_key(k, tgt, compat) for k in kernels]
-    misses = []
-    for i, key in enumerate(keys):
-        hit = None if dump_ir or not cached else _cache_get(cache, key)
-        if hit is None:
-            misses.append(i)
-        else:
-            outcomes[i] = hit
-    progress = out is sys.stdout and sys.stderr.isatty() and len(misses) > 4
-    fresh = _compile_all([kernels[i] for i in misses], tgt, compat, dump_ir, jobs or os.cpu_count() or 1, progress)
-    for i, (outcome, read) in zip(misses, fresh):
-        outcomes[i] = outcome
-        if cached:
-            _cache_put(cache, keys[i], outcome, Record(read.files | imported.files, read.env | imported.env))
+    use_cache = cached and not dump_ir
+    outcomes = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
+                         imported, out is sys.stdout)
     entries = [_write(directory, kernels[i], outcomes[i]) for i in range(len(kernels))]
     _remove_unlisted(directory, found.files, entries)
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
