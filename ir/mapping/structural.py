@@ -340,6 +340,7 @@ class _Factoring:
 
         size = factor_size(factors)
         outer, inner, d = _inner_block(factors, math.gcd(size, n))
+        _bounded(n // d, f"{', '.join(map(str, factors))} padded to {n}")  # a ragged padding is a table
         live = self.rows(outer, size // d)
         holes = np.zeros(((n - size) // d, live.shape[1]), dtype=np.int64)
         holes[:, 0] = int(kind)

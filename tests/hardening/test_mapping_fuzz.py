@@ -80,3 +80,12 @@ def test_one_hundred_thousand_mapping_texts():
     run()
     print(f"\nmapping texts: 100000; undocumented: {found}; over 2 s: {len(slow)}")
     assert not found and not slow
+
+
+@pytest.mark.parametrize("text", ["A # 999999999", "A # 9999999"])
+def test_a_huge_ragged_padding_is_refused_without_allocating(text):
+    mapping = m(text, axes=AXES)
+    assert mapping.size == int(text.split("# ")[1])
+    with pytest.raises(MappingError) as info:
+        mapping.factors()
+    assert info.value.category == "limit"
