@@ -12,6 +12,7 @@ records `*`: such a kernel is keyed on every variable.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sys
@@ -37,6 +38,7 @@ class Record:
     env: set[str] = attrs.field(factory=set)
 
 
+@functools.cache
 def _system_roots() -> tuple[str, ...]:
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
@@ -48,6 +50,12 @@ def _system_roots() -> tuple[str, ...]:
 
 def _is_user_file(path: str) -> bool:
     return not path.startswith(_system_roots()) and os.path.isfile(path)
+
+
+@functools.lru_cache(maxsize=None)
+def _is_user_module_file(path: str) -> bool:
+    """`_is_user_file` for a loaded module's file (fixed for the process's lifetime)."""
+    return _is_user_file(path)
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
@@ -107,7 +115,7 @@ def user_modules() -> set[str]:
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
             files.add(os.path.abspath(file))
-    return {f for f in files if _is_user_file(f)}
+    return {f for f in files if _is_user_module_file(f)}
 
 
 def _digest(path: str) -> str | None:
