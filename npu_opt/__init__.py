@@ -64,6 +64,15 @@ sys.modules[__name__].__class__ = _Package
 
 __version__ = VERSION
 
+
+def __getattr__(name: str):
+    """`npu_opt.testing` after a bare `import npu_opt` (imported on first use)."""
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module("npu_opt.testing")
+    raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
     "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",

@@ -1,7 +1,9 @@
 """`npu-opt check PATH...`: typecheck every kernel found, one status line each, then a summary.
 
-Exit status (api.md 4): 0 all ok, 1 some refused, 2 bad path / file that does not load /
-duplicate kernel names / a kernel whose body raised a Python error.
+Exit status (api.md 4), the same rule as `compile`: the maximum over kernels of 0 ok,
+1 refused, 3 internal compiler error; 2 when a path or file does not load, two kernels
+share a name, or a kernel has a USAGE error (its body raised a Python error, an
+annotation does not evaluate), which takes precedence.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from collections import Counter
 from typing import TextIO
 
 from ir.diagnostic import Diagnostic, render_all
+from npu_opt.color import paint, use_color
 from npu_opt.discover import LoadError, discover
+from npu_opt.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
@@ -24,44 +28,80 @@ def _duplicates(kernels) -> list[LoadError]:
                       k.line) for k in kernels if counts[k.name] > 1]
 
 
-def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None) -> int:
-    """Check the kernels under `paths`; print per `fmt`; return the exit status."""
+def load_target_spec(spec: str | None):
+    """The target named by `--target NAME|FILE` (None: rngd)."""
+    from pathlib import Path
+
+    from tu_ops.target import get_target, load_target
+
+    if spec is None or spec == "rngd":
+        return get_target("rngd")
+    return load_target(spec) if Path(spec).is_file() else get_target(spec)
+
+
+def kernel_status(errors) -> int:
+    """One rule for `check` and `compile`: a kernel with a USAGE error (its Python code
+    raised, an annotation does not evaluate) is exit 2, an ICE 3, another refusal 1."""
+    codes = {d.code for d in errors}
+    if "USAGE" in codes:
+        return EXIT_USAGE
+    return EXIT_ICE if "ICE" in codes else EXIT_REFUSED if codes else EXIT_OK
+
+
+def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
+    """The trace's diagnostics; an exception out of the trace is npu-opt's bug, an ICE."""
+    from npu_opt.compile_api import ice_diagnostic
+
+    try:
+        return kernel.trace(target).diagnostics
+    except Exception as e:  # noqa: BLE001 - anything the trace raises is an internal error
+        return (ice_diagnostic(kernel.name, e, kernel.location),)
+
+
+def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None,
+              target: str | None = None, color: str | None = None) -> int:
+    """Check the kernels under `paths` on `target` (a built-in name or a description file;
+    default rngd); print per `fmt`; return the exit status."""
     out = out or sys.stdout
+    colored = use_color(color, out) and fmt == "human"
+    try:
+        tgt = load_target_spec(target)
+    except Exception as e:  # noqa: BLE001 - a bad target name or file is a usage error
+        print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
+        return EXIT_USAGE
     found = discover(paths, pattern)
-    errors = list(found.errors) + _duplicates(found.kernels)
+    errors = list(found.errors) + _duplicates(found.kernels) + [e for e in [found.nothing_found(paths, pattern)] if e]
     status = EXIT_USAGE if errors else EXIT_OK
     for error in errors:
         if fmt == "json":
-            print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
-                             col=error.col).json_line(), file=out)
+            error_record(error, out)
         elif fmt == "github":
             print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
                              col=error.col).github(), file=out)
         else:
-            print(error.render(), file=out)
+            print(paint(error.render(), colored), file=out)
     counts = Counter()
     for kernel in found.kernels:
-        diagnostics = kernel.trace().diagnostics
+        diagnostics = trace_or_ice(kernel, tgt)
         errs = [d for d in diagnostics if d.severity == "error"]
-        state = "refused" if errs else "ok"
+        state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1
-        if any(d.code == "USAGE" for d in errs):
-            status = EXIT_USAGE
-        elif errs and status == EXIT_OK:
-            status = EXIT_REFUSED
-        _report(kernel, state, errs, diagnostics, fmt, out)
-    if fmt != "json":
-        parts = [f"{counts['ok']} ok"] + ([f"{counts['refused']} refused"] if counts["refused"] else [])
+        status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
+        _report(kernel, state, errs, diagnostics, fmt, out, colored)
+    if fmt == "json":
+        summary_record(counts, len(errors), status, out)
+    else:
+        parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
         if errors:
             parts.append(f"{len(errors)} input error(s)")
         print(f"checked {len(found.kernels)} kernel(s): {', '.join(parts)}", file=out)
     return status
 
 
-def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO) -> None:
+def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO,
+            colored: bool = False) -> None:
     if fmt == "json":
-        if diagnostics:
-            print(render_all(diagnostics, "json"), file=out)
+        kernel_record(kernel.name, kernel.file_display, state, diagnostics, out)
         return
     if fmt == "github":
         if diagnostics:
@@ -72,4 +112,4 @@ def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, o
         if errs else kernel.file_display
     print(f"{state:8} {kernel.name:28} {where}", file=out)
     if diagnostics:
-        print(render_all(diagnostics, "human") + "\n", file=out)
+        print(paint(render_all(diagnostics, "human"), colored) + "\n", file=out)

@@ -7,10 +7,23 @@ import json
 import sys
 
 from ir.errors import MappingError
+from npu_opt.json_report import SCHEMA_HELP
 
 __all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
+EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells report them
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _version() -> str:
@@ -38,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
                         description="Print the size of a mapping expression, its first and last "
                                     "positions with their cells, its factor form and normalized form.")
-    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A % 8"')
+    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
     em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
@@ -48,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
                                     "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
-                                    "2 bad invocation or input, 3 internal compiler error.")
+                                    "2 bad invocation or input or a kernel's USAGE error (its Python code "
+                                    "raised or exited), 3 internal compiler error; 130 interrupted.")
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
@@ -57,17 +71,27 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
-    co.add_argument("--format", choices=["human", "json", "github"], default="human")
+    co.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+    co.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+    co.add_argument("--no-cache", action="store_true",
+                    help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
+                         "is reused only while the kernel's file, every module and data file its import and "
+                         "trace read, and every environment variable they looked up are unchanged)")
     co.add_argument("--dump-schedule", default=None, metavar="DIR",
                     help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
     co.set_defaults(run=_compile)
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
-                                    "trace-time rule. Exit 0 when all pass, 1 when some are refused, "
-                                    "2 when an input cannot be loaded.")
+                                    "trace-time rule. Exit codes are compile's: 0 when all pass, 1 when some "
+                                    "are refused, 2 when an input cannot be loaded or a kernel has a USAGE "
+                                    "error (its Python code raised or exited), 3 internal compiler error.")
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
-    ck.add_argument("--format", choices=["human", "json", "github"], default="human")
+    ck.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+    ck.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+    ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
     ck.set_defaults(run=_check)
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
@@ -89,12 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
                                     "an example with the real diagnostic it produces, and the fixes.")
-    ex.add_argument("code", help="a code such as COLLECT-2, MAP-syntax or USAGE")
+    ex.add_argument("code", nargs="?", default=None,
+                    help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
     ex.set_defaults(run=_explain)
     rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
-                                    "out1.npy, ... for a tuple) into DIR. Exit 0 ok, 1 refused, "
-                                    "2 bad invocation or input, 3 internal error.")
+                                    "out1.npy, ... for a tuple) into DIR. bf16, f8 and f4 results are written "
+                                    "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
+                                    "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
+                                    "Exit 0 ok, 1 refused, 2 bad invocation or input, 3 internal error.")
     rn.add_argument("target", metavar="FILE::KERNEL")
     rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter)")
@@ -150,13 +177,14 @@ def _compile(args: argparse.Namespace) -> int:
 
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
-                       compat=not args.no_compat, fmt=args.format, dump_schedule=args.dump_schedule)
+                       compat=not args.no_compat, fmt=args.format, cached=not args.no_cache, color=args.color,
+                       dump_schedule=args.dump_schedule)
 
 
 def _check(args: argparse.Namespace) -> int:
     from npu_opt.check_command import run_check
 
-    return run_check(args.paths, args.filter, args.format)
+    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:
@@ -181,11 +209,22 @@ def main(argv: list[str] | None = None) -> int:
     if not hasattr(args, "run"):
         parser.print_help()
         return EXIT_USAGE
+    from npu_opt.blame import install_sigint
+
+    install_sigint()
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
+        return status
     except MappingError as e:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("npu-opt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `npu-opt check ... | head`: the reader left; say nothing more
+        _quiet_stdout()
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":

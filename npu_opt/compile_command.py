@@ -2,7 +2,9 @@
 
 Every file is written to a temporary name and renamed, so an interrupted run leaves no
 partial file; a stale file of the other kind is removed. The exit status is computed
-from what was written (api.md 4): a `.fail` can never come with exit 0.
+from what was written (api.md 4): a `.fail` can never come with exit 0, and the rule is
+`check`'s (`kernel_status`): a kernel's USAGE error is exit 2. Workers ignore SIGINT (the
+parent reports it once) and a worker that dies is an ICE of the kernel it was compiling.
 """
 
 from __future__ import annotations
@@ -12,16 +14,24 @@ import json
 import multiprocessing
 import os
 import posixpath
+import signal
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.check_command import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, _duplicates, run_check
-from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, npu_opt_version
+from npu_opt.check_command import (
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
+)
+from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
+from npu_opt.color import paint, use_color
+from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
 from npu_opt.schedule_command import schedule_manifest_fields
+from npu_opt.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
@@ -42,16 +52,6 @@ def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, .
     return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
 
 
-def _target_of(spec: str | None) -> Any:
-    from tu_ops.target import get_target, load_target
-
-    if spec is None or spec == "rngd":
-        return get_target("rngd")
-    if Path(spec).is_file():
-        return load_target(spec)
-    return get_target(spec)
-
-
 def _target_hash(target: Any) -> str:
     from tu_ops.target import target_sha256
 
@@ -67,11 +67,14 @@ def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
 
 
 def _cache_get(cache: Path, key: str) -> Outcome | None:
+    """The cached outcome of `key`, if every file and variable its compile read is unchanged."""
     path = cache / f"{key}.json"
     if not path.is_file():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if not unchanged(data["deps"]):
+            return None
         diags = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
                       for d in data["diagnostics"])
         warns = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
@@ -81,23 +84,27 @@ def _cache_get(cache: Path, key: str) -> Outcome | None:
         return None  # a damaged cache entry is simply a miss
 
 
-def _cache_put(cache: Path, key: str, outcome: Outcome) -> None:
+def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> None:
     if outcome.status == "ice":
         return  # never cache a compiler bug
     cache.mkdir(parents=True, exist_ok=True)
-    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text,
-            "diagnostics": [d.to_json() for d in outcome.diagnostics],
-            "warnings": [d.to_json() for d in outcome.warnings]}
+    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": snapshot(read),
+            "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
+            "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
     write_atomic(cache / f"{key}.json", json.dumps(data))
 
 
-def _compile_index(args: tuple[int, Any, bool, str | None]) -> Outcome:
+def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
+    """Compile kernel `index`, recording what its trace read (files, modules, variables)."""
     index, target, compat, dump_ir = args
-    return compile_kernel(_KERNELS[index], target, compat, dump_ir)
+    with recording() as read:
+        outcome = compile_kernel(_KERNELS[index], target, compat, dump_ir)
+    read.files |= user_modules()
+    return outcome, read
 
 
 def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | None,
-                 jobs: int, progress: bool) -> list[Outcome]:
+                 jobs: int, progress: bool) -> list[tuple[Outcome, Record]]:
     work = [(i, target, compat, dump_ir) for i in range(len(kernels))]
     _KERNELS[:] = kernels
     if jobs <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
@@ -106,12 +113,47 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
             results.append(_compile_index(item))
             _progress(progress, n, len(work), kernels[n - 1].name)
         return results
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(kernels))) as pool:
-        results = []
-        for n, outcome in enumerate(pool.imap(_compile_index, work), 1):
-            results.append(outcome)
-            _progress(progress, n, len(work), outcome.kernel)
-        return results
+    results_by_index = _pool_run(work, min(jobs, len(kernels)), progress)
+    for i in range(len(work)):  # a worker died: each unfinished kernel alone, to find the culprit
+        if i not in results_by_index:
+            results_by_index.update(_pool_run([work[i]], 1, False) or {i: _worker_died(kernels[i])})
+    return [results_by_index[i] for i in range(len(work))]
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C, once
+
+
+def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Outcome, Record]]:
+    """Run `work` on `jobs` forked workers; the results of the items that finished (a worker
+    death breaks the pool: the items it had not finished are missing)."""
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
+    done: dict[int, tuple[Outcome, Record]] = {}
+    try:
+        futures = {pool.submit(_compile_index, item): item[0] for item in work}
+        for future in as_completed(futures):
+            try:
+                done[futures[future]] = future.result()
+            except BrokenProcessPool:
+                continue
+            _progress(progress, len(done), len(work), done[futures[future]][0].kernel)
+    finally:
+        for process in list(getattr(pool, "_processes", {}).values()):
+            if process.is_alive() and len(done) < len(work):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done
+
+
+def _worker_died(kernel: Any) -> tuple[Outcome, Record]:
+    """The outcome of a kernel whose worker process died while compiling it."""
+    from ir.errors import InternalError
+
+    diag = ice_diagnostic(kernel.name, InternalError("the worker process compiling this kernel died "
+                                                     "(os._exit, a signal or a crash in native code)"),
+                          kernel.location)
+    return Outcome(kernel.name, "ice", None, (diag,), (), {}), Record()
 
 
 def _progress(enabled: bool, n: int, total: int, name: str) -> None:
@@ -126,54 +168,111 @@ def _qualname(file: str, kernel: Any) -> str:
     return f"{module.replace('/', '.')}.{kernel.__qualname__}"
 
 
-def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
-                pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
-                compat: bool = True, fmt: str = "human", out: TextIO | None = None,
-                dump_schedule: str | None = None) -> int:
-    """Compile every kernel under `paths` into `out_dir`; return the exit status."""
-    out = out or sys.stdout
-    if backend == "typecheck":
-        return run_check(paths, pattern, fmt, out)
-    if backend != "npu":
-        print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
-        return EXIT_USAGE
-    try:
-        tgt = _target_of(target)
-    except Exception as e:  # noqa: BLE001 - a bad target file is a usage error
-        print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
-        return EXIT_USAGE
-    found = discover(paths, pattern)
-    errors = list(found.errors) + _duplicates(found.kernels)
-    dup_names = {e.message.split("`")[1] for e in errors[len(found.errors):]}
-    kernels = [k for k in found.kernels if k.name not in dup_names]
-    directory = Path(out_dir)
-    directory.mkdir(parents=True, exist_ok=True)
-    cache = directory / CACHE_DIR
+def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, jobs: int | None,
+              cache: Path | None, imported: Record, terminal: bool) -> dict[int, Outcome]:
+    """Each kernel's outcome: from `cache` (None: no cache) while everything its compile
+    read is unchanged, else compiled (and cached with what it read)."""
     outcomes: dict[int, Outcome] = {}
     keys = [_cache_key(k, tgt, compat) for k in kernels]
     misses = []
     for i, key in enumerate(keys):
-        hit = None if dump_ir else _cache_get(cache, key)
+        hit = None if cache is None else _cache_get(cache, key)
         if hit is None:
             misses.append(i)
         else:
             outcomes[i] = hit
-    progress = out is sys.stdout and sys.stderr.isatty() and len(misses) > 4
+    progress = terminal and sys.stderr.isatty() and len(misses) > 4
     fresh = _compile_all([kernels[i] for i in misses], tgt, compat, dump_ir, jobs or os.cpu_count() or 1, progress)
-    for i, outcome in zip(misses, fresh):
+    for i, (outcome, read) in zip(misses, fresh):
         outcomes[i] = outcome
-        _cache_put(cache, keys[i], outcome)
+        if cache is not None:
+            _cache_put(cache, keys[i], outcome, Record(read.files | imported.files, read.env | imported.env))
+    return outcomes
+
+
+def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
+                pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
+                compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True,
+                color: str | None = None, dump_schedule: str | None = None) -> int:
+    """Compile every kernel under `paths` into `out_dir`; return the exit status."""
+    out = out or sys.stdout
+    if backend == "typecheck":
+        return run_check(paths, pattern, fmt, out, target=target, color=color)
+    if backend != "npu":
+        print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
+        return EXIT_USAGE
+    try:
+        tgt = load_target_spec(target)
+    except Exception as e:  # noqa: BLE001 - a bad target file is a usage error
+        print(f"error[USAGE]: cannot load target {target!r}: {e}", file=out)
+        return EXIT_USAGE
+    for flag, place in (("-o", out_dir), ("--dump-ir", dump_ir), ("--dump-schedule", dump_schedule)):
+        problem = None if place is None else writable_dir(Path(place))
+        if problem:  # found before compiling anything, not after
+            print(f"error[USAGE]: {flag} {place}: {problem}", file=out)
+            return EXIT_USAGE
+    with recording() as imported:
+        found = discover(paths, pattern)
+    imported.files |= user_modules()
+    duplicates = _duplicates(found.kernels)
+    dup_names = {e.message.split("`")[1] for e in duplicates}
+    errors = list(found.errors) + duplicates + [e for e in [found.nothing_found(paths, pattern)] if e]
+    kernels = [k for k in found.kernels if k.name not in dup_names]
+    directory = Path(out_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    use_cache = cached and not dump_ir
+    outcomes = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
+                         imported, out is sys.stdout)
     entries = [_write(directory, kernels[i], outcomes[i], tgt, dump_schedule) for i in range(len(kernels))]
+    _remove_unlisted(directory, found.files, entries)
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
                                 "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
                                 "kernels": entries}
     if errors:
         manifest["errors"] = [e.to_json() for e in errors]
     write_atomic(directory / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out)
-    status = max([{"ok": EXIT_OK, "refused": EXIT_REFUSED, "ice": EXIT_ICE}[e["status"]] for e in entries],
+    status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
-    return EXIT_USAGE if errors else status
+    status = EXIT_USAGE if errors else status
+    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out, status,
+            use_color(color, out) and fmt == "human")
+    return status
+
+
+def writable_dir(path: Path) -> str | None:
+    """Why files cannot be written into directory `path` (created if missing), or None."""
+    if path.exists() and not path.is_dir():
+        return "exists and is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".npu-opt-probe.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        return f"cannot write there ({e.strerror or e})"
+    return None
+
+
+def _norm(file: str) -> str:
+    return posixpath.normpath(file.replace(os.sep, "/"))
+
+
+def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict[str, Any]]) -> None:
+    """Remove the artifacts the previous manifest listed for one of `files` (the files this
+    invocation loaded, or failed to load) that this invocation's entries do not list: the
+    `.visa` of a renamed or deleted kernel, or of a file that no longer imports."""
+    try:
+        previous = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["kernels"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    ours = {_norm(f) for f in files}
+    listed = {e["artifact"] for e in entries}
+    for entry in previous if isinstance(previous, list) else []:
+        artifact = entry.get("artifact") if isinstance(entry, dict) else None
+        if not isinstance(artifact, str) or _norm(str(entry.get("file"))) not in ours or artifact in listed:
+            continue
+        if Path(artifact).name == artifact and artifact.endswith((".visa", ".fail")):
+            (directory / artifact).unlink(missing_ok=True)
 
 
 def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_schedule: str | None) -> dict[str, Any]:
@@ -192,25 +291,30 @@ def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_sch
             **(schedule_manifest_fields(data, kernel.name, target, dump_schedule) if ok else {})}
 
 
-def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO) -> None:
+def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,
+            status: int, colored: bool = False) -> None:
     for error in errors:
+        if fmt == "json":
+            error_record(error, out)
+            continue
         diag = Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line, col=error.col)
-        print({"json": diag.json_line(), "github": diag.github()}.get(fmt, error.render()), file=out)
+        print(diag.github() if fmt == "github" else paint(error.render(), colored), file=out)
     counts: Counter[str] = Counter()
     for kernel, outcome in zip(kernels, outcomes):
         counts[outcome.status] += 1
         every = outcome.diagnostics + outcome.warnings
         if fmt == "json":
-            if every:
-                print(render_all(every, "json"), file=out)
+            kernel_record(kernel.name, kernel.file_display, outcome.status, every, out)
             continue
         if fmt == "github" and every:
             print(render_all(every, "github"), file=out)
         detail = f"{outcome.code}" if outcome.code else f"{kernel.name}.visa"
         print(f"{outcome.status:8} {kernel.name:28} {detail}", file=out)
         if fmt == "human" and every:
-            print(render_all(every, "human") + "\n", file=out)
-    if fmt != "json":
+            print(paint(render_all(every, "human"), colored) + "\n", file=out)
+    if fmt == "json":
+        summary_record(counts, len(errors), status, out)
+    else:
         parts = [f"{counts[s]} {s}" for s in ("ok", "refused", "ice") if counts[s] or s == "ok"]
         if errors:
             parts.append(f"{len(errors)} input error(s)")

@@ -30,6 +30,8 @@ class TuContext:
 
         tracer = current()
         loc = location_of("begin")
+        if isinstance(view, Poisoned):  # a consequence of an error already reported
+            return Poisoned("begin")
         if not isinstance(view, DmTensorView):
             hint = "call `.view()` on the DM tensor: `begin(t.view())`" if isinstance(view, DmTensor) else None
             tracer.refuse(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",

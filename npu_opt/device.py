@@ -22,6 +22,8 @@ from ir.mapping.factors import AxisFactor
 from ir.ops import Param, Return
 from ir.rules.space import validate_type
 from ir.types import HbmType
+from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
+from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
@@ -104,9 +106,18 @@ class DeviceKernel:
                 tracer.refuse(Violation(e.code, str(e)), _raise_site(e), None)
                 returned = Poisoned("kernel")
             except Exception as e:  # the user's own Python error inside the kernel body
+                if raised_by_us(e):
+                    raise  # our bug: the caller reports an ICE
                 tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {e}",
                                         help="fix the Python error; the trace stopped here"),
                               _raise_site(e), None)
+                returned = Poisoned("kernel")
+            except USER_EXITS as e:
+                if isinstance(e, KeyboardInterrupt) and signalled():
+                    raise
+                tracer.refuse(Violation("USAGE", f"the kernel raised {exit_text(e)} while being traced",
+                                        help="a kernel body returns its result; it may not exit or interrupt "
+                                             "the compiler"), _raise_site(e) or self.location, None)
                 returned = Poisoned("kernel")
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
@@ -127,17 +138,26 @@ class DeviceKernel:
 
     # --- parameters and results ---------------------------------------------------------
 
-    def _annotation(self, value: Any) -> Any:
-        if isinstance(value, str):  # `from __future__ import annotations`
+    def _annotation(self, value: Any, tracer: Tracer | None = None, name: str | None = None) -> Any:
+        """The annotation's value; a string annotation (`from __future__ import annotations`)
+        that fails to evaluate is the user's USAGE error at the parameter (`BAD_ANNOTATION`)."""
+        if not isinstance(value, str):
+            return value
+        try:
             return eval(value, self.fn.__globals__)  # noqa: S307 - the user's own annotation
-        return value
+        except Exception as e:  # noqa: BLE001 - the user's annotation, the user's error
+            if tracer is None:
+                raise
+            tracer.refuse(annotation_violation(e, value, self.fn.__globals__),
+                          annotation_location(self.fn, name, self.location), None)
+            return BAD_ANNOTATION
 
     def _parameters(self, tracer: Tracer) -> list[tuple[str, Any, Location]]:
         sig = inspect.signature(self.fn)
         out = []
         for p in sig.parameters.values():
             ann = p.annotation
-            ann = None if ann is inspect.Parameter.empty else self._annotation(ann)
+            ann = None if ann is inspect.Parameter.empty else self._annotation(ann, tracer, p.name)
             out.append((p.name, ann, self.location))
         if not out:
             tracer.refuse(Violation("TYPE-6", "a @device function takes `ctx: Context` first"), self.location, None)
@@ -145,6 +165,8 @@ class DeviceKernel:
         return out
 
     def _param(self, tracer: Tracer, index: int, name: str, spec: Any, loc: Location) -> Any:
+        if spec is BAD_ANNOTATION:
+            return Poisoned(name)
         hbm = self._check_hbm_spec(tracer, spec, f"parameter `{name}`", loc)
         if hbm is None:
             return Poisoned(name)
@@ -166,7 +188,9 @@ class DeviceKernel:
 
     def _returns(self, tracer: Tracer, returned: Any) -> None:
         ann = inspect.signature(self.fn).return_annotation
-        ann = None if ann is inspect.Signature.empty else self._annotation(ann)
+        ann = None if ann is inspect.Signature.empty else self._annotation(ann, tracer, "return")
+        if ann is BAD_ANNOTATION:
+            return
         specs = _result_specs(ann)
         values = returned if isinstance(returned, tuple) else (() if returned is None else (returned,))
         if any(isinstance(v, Poisoned) for v in values) or isinstance(returned, Poisoned):

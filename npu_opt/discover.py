@@ -3,6 +3,14 @@
 A file that cannot be loaded (bad path, Python syntax error, an exception while
 importing such as a MappingError from a module-level `m()`) becomes a `LoadError` with
 the file and line; the other files are still loaded (api.md 4).
+
+Discovery rule: a file named on the command line is loaded as given (it must be a `.py`
+file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,
+hidden directories, `__pycache__`, `build`, `dist`, `node_modules`, `site-packages`,
+`venv`, `env` and any directory holding a `pyvenv.cfg` (a virtual environment). The same
+file named twice is loaded once. A module beside a kernel file named like one of
+npu-opt's top-level packages (`ir`, `visa`, `tu_ops`, `backends`, `npu_opt`) is reported
+as a clash: rename it.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import attrs
 
 from ir.errors import MappingError
 from ir.location import OWN_PACKAGES
+from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
@@ -47,6 +56,22 @@ class Found:
     kernels: tuple[DeviceKernel, ...]
     errors: tuple[LoadError, ...]
     files: tuple[str, ...]
+    unfiltered: int = 0  # kernels found before `--filter`
+
+    def nothing_found(self, paths: list[str], pattern: str | None) -> LoadError | None:
+        """The USAGE error of a run that found no kernel to check (None when it found some,
+        or when a load error already explains why)."""
+        if self.kernels or self.errors:
+            return None
+        where = ", ".join(paths)
+        if self.unfiltered:
+            message = f"--filter {pattern!r} matches none of the {self.unfiltered} kernel(s) found in {where}"
+        elif self.files:
+            message = f"no @device kernel in the {len(self.files)} Python file(s) found in {where}"
+        else:
+            message = f"no Python file found in {where} (hidden, build and virtual-environment " \
+                      f"directories and __main__.py are skipped)"
+        return LoadError(where, message)
 
 
 def module_name_for(path: Path) -> str:
@@ -62,24 +87,53 @@ def module_name_for(path: Path) -> str:
     return name
 
 
+# Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
+SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
+                          "venv", "env"})
+
+
+def _skipped_dir(d: Path) -> bool:
+    """A hidden, build or virtual-environment directory (one holding `pyvenv.cfg`)."""
+    return d.name.startswith(".") or d.name in SKIPPED_DIRS or (d / "pyvenv.cfg").is_file()
+
+
+def _walk(root: Path) -> list[Path]:
+    """The `*.py` files under `root`, sorted, except `__main__.py` and skipped directories."""
+    found: list[Path] = []
+    for entry in sorted(root.iterdir()):
+        if entry.is_dir():
+            if not _skipped_dir(entry):
+                found.extend(_walk(entry))
+        elif entry.suffix == ".py" and entry.name != "__main__.py" and entry.is_file():
+            found.append(entry)
+    return found
+
+
 def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
     files: list[Path] = []
     errors: list[LoadError] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*.py")
-                                if "__pycache__" not in f.parts and not any(x.startswith(".") for x in f.parts)))
+            files.extend(_walk(p))
         elif p.is_file():
             files.append(p)
         else:
             errors.append(LoadError(raw, "no such file or directory"))
-    return files, errors
+    seen: set[Path] = set()
+    unique = []
+    for f in files:  # the same file named twice (or through two paths) is one file
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            unique.append(f)
+    return unique, errors
 
 
 def _load(path: Path) -> tuple[object | None, LoadError | None]:
     name = module_name_for(path)
     display = str(path)
+    if path.suffix != ".py":
+        return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
         source = path.read_text(encoding="utf-8")
         code = compile(source, str(path), "exec")
@@ -87,6 +141,9 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
         return None, LoadError(display, f"Python syntax error: {e.msg}", e.lineno, e.offset)
     except (OSError, UnicodeDecodeError) as e:
         return None, LoadError(display, f"cannot read the file: {e}")
+    clash = _shadowed(path)
+    if clash is not None:
+        return None, clash
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None, origin=str(path)))
     module.__file__ = str(path)
     sys.modules[name] = module
@@ -99,9 +156,33 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
                                + (f" in m(\"{e.text}\")" if e.text else ""), line)
     except Exception as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
         return None, LoadError(display, f"importing the file raised {type(e).__name__}: {e}", _line_in(e, path))
+    except USER_EXITS as e:  # sys.exit() or an interrupt raised by the file itself
+        if isinstance(e, KeyboardInterrupt) and signalled():
+            raise
+        return None, LoadError(display, f"importing the file raised {exit_text(e)}; a kernel file may not exit "
+                               "while it is imported", _line_in(e, path))
     finally:
         sys.path.remove(str(path.parent.resolve()))
     return module, None
+
+
+def _shadowed(path: Path) -> LoadError | None:
+    """A module beside the kernel named like one of npu-opt's top-level packages (`ir.py`,
+    `visa/`...): in npu-opt's process the package would win or be broken by it, so the
+    clash is reported instead of a confusing ImportError."""
+    import importlib
+
+    for package in sorted(OWN_PACKAGES):
+        for candidate in (path.parent / f"{package}.py", path.parent / package / "__init__.py"):
+            if not candidate.is_file():
+                continue
+            ours = [Path(p).resolve() for p in importlib.import_module(package).__path__]
+            if candidate.parent.resolve() in ours:
+                continue  # npu-opt's own package (a checkout of npu-opt itself)
+            return LoadError(str(path), f"`{candidate.relative_to(path.parent)}` beside this file has the name "
+                                        f"of npu-opt's package `{package}`, which npu-opt itself imports; rename "
+                                        f"your module (e.g. `my_{package}`) so both can be imported")
+    return None
 
 
 def _line_in(e: BaseException, path: Path) -> int | None:
@@ -116,6 +197,7 @@ def discover(paths: list[str], pattern: str | None = None) -> Found:
     """Load every file under `paths` and collect its kernels, in file then source order."""
     files, errors = _files(paths)
     kernels: list[DeviceKernel] = []
+    unfiltered = 0
     for path in files:
         module, error = _load(path)
         if error is not None:
@@ -124,5 +206,6 @@ def discover(paths: list[str], pattern: str | None = None) -> Found:
         own = [k for k in vars(module).values()
                if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
         own.sort(key=lambda k: k.line)
+        unfiltered += len(own)
         kernels.extend(k for k in own if pattern is None or fnmatch.fnmatchcase(k.name, pattern))
-    return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files))
+    return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files), unfiltered)

@@ -102,8 +102,14 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     return (DmTensor if kind == "dm" else HbmTensor)(op.result)
 
 
-def dma_to_dm(src: Any, dma: Any, dst: Any) -> Any:
-    """`src.to_dm(ctx.tdma, DmTensor[...])`."""
+def dma_to_dm(src: Any, dma: Any, dst: Any = None) -> Any:
+    """`src.to_dm(ctx.tdma, DmTensor[...])`; `src.to_dm(DmTensor[...])` lacks the engine."""
+    if dst is None and not isinstance(dma, TensorDma):
+        current().refuse(Violation("TYPE-6", "`to_dm` is missing its DMA engine operand: it takes ctx.tdma, "
+                                             "then the destination type",
+                                   help="write `.to_dm(ctx.tdma, DmTensor[...])`"),
+                         location_of("to_dm"), "to_dm")
+        return Poisoned("to_dm")
     return _dma(src, dma, dst, "dm")
 
 

@@ -15,6 +15,7 @@ invocation or input, printed as one `error[USAGE]: ...` line; 3 an internal erro
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import sys
 import tempfile
@@ -174,6 +175,8 @@ def _load_npy(name: str, file: str) -> np.ndarray:
             if f.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
                 raise _Usage(f"input `{name}`: {file} is not a .npy file")
             f.seek(0)
+            _check_npy_size(f, name, file)
+            f.seek(0)
             return np.load(f, allow_pickle=False)
     except _Usage:
         raise
@@ -181,6 +184,21 @@ def _load_npy(name: str, file: str) -> np.ndarray:
         raise _Usage(f"input `{name}`: {file}: no such file") from None
     except (OSError, ValueError, EOFError) as e:
         raise _Usage(f"input `{name}`: cannot read {file}: {e}") from None
+
+
+def _check_npy_size(f: Any, name: str, file: str) -> None:
+    """A header whose shape claims more bytes than the file holds is refused before any
+    array is allocated (a forged 2**40 x 128 header was a MemoryError)."""
+    version = np.lib.format.read_magic(f)
+    reader = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version not in reader:
+        return  # np.load reports the unsupported version itself
+    shape, _, dtype = reader[version](f)
+    need = math.prod(shape) * dtype.itemsize
+    have = os.fstat(f.fileno()).st_size - f.tell()
+    if need > have:
+        raise _Usage(f"input `{name}`: cannot read {file}: it declares shape {shape} of {dtype} ({need} bytes) "
+                     f"but holds only {have} bytes of data")
 
 
 def _host_array(array: np.ndarray, name: str, dtype: DType | None) -> np.ndarray:

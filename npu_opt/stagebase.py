@@ -37,6 +37,9 @@ class Poisoned:
             raise AttributeError(name)
         return lambda *args, **kwargs: self
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Poisoned:
+        return self  # a refused attribute that the kernel then calls
+
     def __repr__(self) -> str:
         return f"<refused {self._what}>"
 
@@ -63,6 +66,8 @@ class StreamStage:
     def __getattr__(self, name: str) -> Any:
         if name in STAGE_METHODS:
             return functools.partial(_not_offered, self, name)
+        if not name.startswith("_") and _tracing():
+            return _misspelled(self, name)
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     def __repr__(self) -> str:
@@ -82,6 +87,28 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
             "TYPE-1", f"`{name}` cannot be called on a {type(stage).__name__}",
             label=f"{type(stage).__name__} offers {_offered_text(stage)}",
             help=_type1_help(stage, name)), loc, name)
+    return Poisoned(name)
+
+
+def _tracing() -> bool:
+    from npu_opt.trace import _ACTIVE
+
+    return bool(_ACTIVE)
+
+
+def _misspelled(stage: StreamStage, name: str) -> Poisoned:
+    """TYPE-1 for a name no stage offers (`.contract_pakcet`): caret under the name, the
+    methods this stage offers, and the closest of them."""
+    from npu_opt.annotations import did_you_mean
+
+    loc = user_location(name)
+    stage.chain.dead = True
+    if not current().is_poisoned(stage.value):
+        hint = did_you_mean(name, stage.OFFERS) or did_you_mean(name, STAGE_METHODS)
+        current().refuse(Violation(
+            "TYPE-1", f"a {type(stage).__name__} has no method `{name}`",
+            label=f"{type(stage).__name__} offers {_offered_text(stage)}",
+            help=hint or "see `npu-opt explain TYPE-1` for the stage order"), loc, name)
     return Poisoned(name)
 
 

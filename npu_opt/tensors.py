@@ -85,7 +85,7 @@ class HbmTensor(_TensorClass):
 
     KIND = "hbm"
 
-    def to_dm(self, dma: Any, dst: Any) -> Any:
+    def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """HBM -> DM Tensor DMA into the layout `dst` (a `DmTensor[...]`)."""
         from npu_opt.dma import dma_to_dm
 
@@ -115,7 +115,7 @@ class DmTensor(_TensorClass):
 
         return dma_to_hbm(self, dma, dst)
 
-    def to_dm(self, dma: Any, dst: Any) -> Any:
+    def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """DM -> DM Tensor DMA into the layout `dst`."""
         from npu_opt.dma import dma_to_dm
 

@@ -173,7 +173,7 @@ class PacketReduce(TuOp):
 
     @rule("PRED-2")
     def _pred_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        if self.depth < 0 or self.in_elems % (1 << self.depth):
+        if not 0 <= self.depth <= self.in_elems.bit_length() or self.in_elems % (1 << self.depth):
             return f"depth {self.depth} does not divide {self.in_elems} leaves into whole trees"
         return None
 

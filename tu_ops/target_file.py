@@ -121,6 +121,7 @@ def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str |
     consts = r.table(top["constants"], "constants", CONSTANT_NAMES)
     values = {k: (r.int_set if k in SET_CONSTANTS else r.int)(consts[k], f"constants.{k}")
               for k in CONSTANT_NAMES}
+    _plausible(r, values)
     dt = r.table(top["dtypes"], "dtypes", DTYPE_KEYS)
     bits_table = r.mapping(dt["bits"], "dtypes.bits")
     bits = {r.dtype(k, f"dtypes.bits.{k}"): r.int(v, f"dtypes.bits.{k}") for k, v in bits_table.items()}
@@ -141,6 +142,44 @@ def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str |
         chips=r.int_set(counts["chips"], "counts.chips"), constants=Constants(**values),
         bits=bits, emulation=emulation, file_sha256=file_sha256, **tables,
     )
+
+
+# Constants that are powers of two on any tensor unit VISA 1 describes (sizes of buses,
+# memories, alignments and lane counts); the others are bounded below.
+_POW2 = ("FLIT_BYTES", "CLUSTER_SIZES", "SLICE_SIZES", "LANES", "DM_SLICE_BYTES", "TRF_BYTES", "TRF_LANE_BYTES",
+         "TRF_HALF_BYTES", "VRF_BYTES", "SEQ_ACCESS_BYTES", "SUB_ACCESS_BYTES", "PACKET_ALIGN", "COMMIT_BASE",
+         "OUTER_PACKET_BYTES", "ACC_COLS", "LANE_BUS", "TRF_READ_BYTES", "DMA_DM_ALIGN")
+CONSTANT_LIMIT = 2 ** 40
+
+
+def _plausible(r: _Reader, values: dict[str, Any]) -> None:
+    """Constants that parse but describe no possible chip are refused here, not as an ICE
+    of every kernel later: powers of two where the hardware has them, commit widths that
+    are multiples of COMMIT_BASE within a flit, at most TRF_BYTES / TRF_LANE_BYTES lanes,
+    outer packets of whole flits, nothing above 2**40."""
+    def each(name: str) -> tuple[int, ...]:
+        v = values[name]
+        return v if isinstance(v, tuple) else (v,)
+
+    for name in values:
+        if any(v > CONSTANT_LIMIT for v in each(name)):
+            raise r.fail(f"constants.{name}", f"{max(each(name))} is above 2**40")
+    for name in _POW2:
+        bad = [v for v in each(name) if v & (v - 1)]
+        if bad:
+            raise r.fail(f"constants.{name}", f"{bad[0]} is not a power of two")
+    flit, base = values["FLIT_BYTES"], values["COMMIT_BASE"]
+    bad = [w for w in values["COMMIT_WIDTHS"] if w % base or w > flit]
+    if bad:
+        raise r.fail("constants.COMMIT_WIDTHS", f"{bad[0]} is not a multiple of COMMIT_BASE={base} "
+                                                f"at most FLIT_BYTES={flit}")
+    lanes = values["TRF_BYTES"] // values["TRF_LANE_BYTES"]
+    if max(values["LANES"]) > lanes:
+        raise r.fail("constants.LANES", f"{max(values['LANES'])} lanes, but TRF_BYTES / TRF_LANE_BYTES "
+                                        f"holds {lanes}")
+    bad = [b for b in values["OUTER_PACKET_BYTES"] if b % flit]
+    if bad:
+        raise r.fail("constants.OUTER_PACKET_BYTES", f"{bad[0]} is not a whole number of {flit}-byte flits")
 
 
 def _pair(r: _Reader, e: Any, key: str, known: set[DType]) -> PairEntry:

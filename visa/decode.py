@@ -99,7 +99,11 @@ class Decoder:
             items = self.expect(val, "list", f"`{what}` is a list `[...]`")
             return tuple(self.decode(v, args[0], what) for v in items)
         if hint is int:
-            return int(self.expect(val, "int", f"`{what}` is an integer"))
+            number = int(self.expect(val, "int", f"`{what}` is an integer"))
+            if abs(number) >= INT_LIMIT:
+                raise self.error(f"`{what}` is {number}; a VISA integer field is below 2**48 in magnitude",
+                                 val.line, val.col)
+            return number
         if hint is Ref:
             ident = int(self.expect(val, "ref", f"`{what}` is a value `%n`")[1:])
             self.uses.append((ident, val.line, val.col))
@@ -152,6 +156,9 @@ class Decoder:
             return cls(*args, **kwargs)
         except (TypeError, ValueError, ArithmeticError) as e:
             raise self.error(f"bad {getattr(cls, '__name__', 'value')}: {e}", val.line, val.col) from None
+
+
+INT_LIMIT = 2 ** 48  # no count, size, stride or address of the target comes near it
 
 
 def _is_int(text: str) -> bool:

@@ -23,7 +23,7 @@ from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.enums import DmaKind, Region, TuContext
 from tu_ops.lower.dma import broadcast_loops
-from tu_ops.printing import mapping_text, value_text
+from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
@@ -89,6 +89,7 @@ def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None =
     try:
         _check_addresses(kernel, target, fail)
         _check_records(kernel, target, fail)
+        _check_operands(kernel, fail)
         cost = compute_cost(kernel, target)
     except VisaTextError:
         raise
@@ -97,6 +98,38 @@ def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None =
     for key, value in artifact.cost.items():
         if cost.get(key) != value:
             raise fail.key(f"cost.{key}", f"cost {key}={value}, but the records give {cost.get(key)}", 3)
+
+
+# --- operands (every reference names an earlier value of the type the record declares) -------
+
+def _check_operands(kernel: LoweredKernel, fail: _Failer) -> None:
+    """Each op's streamed operand is an earlier value whose type is the record's input type;
+    `weights` is an earlier `trf_load` of the declared weight dtype; a feed's source is an
+    earlier DM tensor (its dtype and element are `_check_feed`'s)."""
+    types: dict[int, Any] = {p.ref.id: p.type for p in kernel.params}
+    producers: dict[int, Any] = {}
+    for op in kernel.ops():
+        for ref in op.operands():
+            if ref.id not in types:
+                raise fail.op(op, f"{ref} is not a parameter or the result of an earlier record")
+        streamed = op.stream_input()
+        if streamed is not None:
+            have, want = types[streamed.id], op.input_type
+            spatial = not op.IN_PROGRAM
+            if type_text(have, spatial=spatial) != type_text(want, spatial=spatial):
+                raise fail.op(op, f"{streamed} is {type_text(have, spatial=spatial)}, but the record declares "
+                                  f"its input as {type_text(want, spatial=spatial)}")
+        weights = getattr(op, "weights", None)
+        if weights is not None:
+            load = producers.get(weights.id)
+            if getattr(load, "MNEMONIC", None) != "trf_load":
+                raise fail.op(op, f"weights {weights} is not the result of a trf_load")
+            if load.output_type.dtype != op.weight_type.dtype:
+                raise fail.op(op, f"weight_type {op.weight_type}, but {weights} holds {load.output_type.dtype}")
+        if op.result.id in types:
+            raise fail.op(op, f"{op.result} is defined twice")
+        types[op.result.id] = op.output_type
+        producers[op.result.id] = op
 
 
 # --- addresses (artifacts.md 1.2, "DM allocation" / "TRF allocation") -----------------------

@@ -74,8 +74,19 @@ def slice_(mapping: Mapping, sizes: frozenset[int] = frozenset({64, 128, 256})) 
     """SLICE-REF: |Slice| is a legal slice count (pad unused slices, e.g. `A / 8 # 256`)."""
     if mapping.size not in sizes:
         return LevelViolation("SLICE-REF", f"Slice mapping `{mapping}` has size {mapping.size}; "
-                              f"it must be one of {sorted(sizes)} (pad unused slices, e.g. `... # 256`)")
+                              f"it must be one of {sorted(sizes)} (pad unused slices: "
+                              f"`{padded_to(mapping, sizes)}`)")
     return None
+
+
+def padded_to(mapping: Mapping, sizes: frozenset[int]) -> str:
+    """`mapping` padded to the smallest legal size that holds it, as text: a several-term
+    mapping is bracketed, `(M / 32, N / 32) # 256`, since `#` binds to the last term only."""
+    bigger = sorted(s for s in sizes if s >= mapping.size) or [max(sizes)]
+    text = str(mapping)
+    if "," in text and not (text.startswith("(") and text.endswith(")")):
+        text = f"({text})"
+    return f"{text} # {bigger[0]}"
 
 
 def dm_cap(element: Mapping, bits: int, limit: int = 524288) -> LevelViolation | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -39,15 +40,58 @@ def _parser() -> lark.Lark:
 
 @functools.lru_cache(maxsize=4096)
 def _syntax_tree(text: str, start: str) -> lark.Tree:
-    """Parse (cached by text); lark errors become MappingError('syntax')."""
+    """Parse (cached by text); lark errors become MappingError('syntax'), texts beyond
+    the limits MappingError('limit')."""
+    _check_limits(text)
     try:
-        return _parser().parse(text, start=start)
+        tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as e:
         raise _syntax_error(text, e) from None
+    _check_depth(text, tree)
+    return tree
+
+
+# The documented limits of a mapping text (page MAP-limit): nesting depth (brackets,
+# postfix operators applied in a row and comma items, which nest as pairs) and the value
+# of an integer literal. Real mappings stay far below both; beyond them every tree walk
+# would risk Python's recursion limit and every size its integer arithmetic.
+MAX_DEPTH = 64
+MAX_LITERAL = 2 ** 48
+_LITERAL = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")
+
+
+def _check_limits(text: str) -> None:
+    """Literals and bracket depth, on the raw text (before lark builds a tree)."""
+    for match in _LITERAL.finditer(text):
+        digits = match.group()
+        if len(digits) > 15 or int(digits) >= MAX_LITERAL:
+            shown = digits if len(digits) <= 20 else f"{digits[:8]}...({len(digits)} digits)"
+            raise MappingError("limit", f"integer literal {shown} is too large: literals are below 2**48",
+                               text=text, column=match.start() + 1)
+    depth = 0
+    for pos, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        if depth > MAX_DEPTH:
+            raise MappingError("limit", f"brackets nest deeper than {MAX_DEPTH} levels", text=text, column=pos + 1)
+
+
+def _check_depth(text: str, tree: lark.Tree) -> None:
+    """The depth of the mapping tree the builder would make, walked without recursion."""
+    stack: list[tuple[Any, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise MappingError("limit", f"the mapping nests deeper than {MAX_DEPTH} levels (brackets, "
+                                        f"operators in a row and comma items count)", text=text,
+                               column=_column(node))
+        if isinstance(node, lark.Tree):
+            step = node.data == "mapping"
+            stack.extend((c, depth + 1 + (i if step else 0)) for i, c in enumerate(node.children))
 
 
 def _syntax_error(text: str, e: lark.exceptions.UnexpectedInput) -> MappingError:
-    column = getattr(e, "column", -1)
+    pos = getattr(e, "pos_in_stream", None)
+    column = pos + 1 if isinstance(pos, int) and pos >= 0 else -1  # on the text as shown, newlines too
     token = getattr(e, "token", None)
     at_end = isinstance(e, lark.exceptions.UnexpectedEOF) or getattr(token, "type", "") == "$END"
     if at_end or not isinstance(column, int) or column < 1:
@@ -118,7 +162,7 @@ class _Builder:
         operand = self.build(t.children[0])
         if kind == "pad_fill":
             marker = t.children[1]
-            fill = marker.strip("#{} \t\r\n")
+            fill = marker.strip("#{}").strip().strip("{}").strip()  # any whitespace, unicode too
             return self._apply(Pad, operand, t.children[2], _FILL_KINDS[fill])
         ops = {"stride": Stride, "modulo": Modulo, "resize": Resize}
         if kind in ops:
@@ -138,14 +182,14 @@ class _Builder:
         name = str(tok)
         if name not in self.axes:
             known = ", ".join(sorted(self.axes)) or "none declared"
-            raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", tok.column)
+            raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", _column(tok))
         return Symbol(name, self.axes[name])
 
     def lookup(self, tok: lark.Token) -> tuple[str, Any]:
         name = str(tok)[1:-1].strip()
         value = self.env(name)
         if value is _MISSING:
-            raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", tok.column)
+            raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", _column(tok))
         return name, value
 
     def escaped_mapping(self, tok: lark.Token) -> Mapping:
@@ -156,38 +200,42 @@ class _Builder:
             return value.mapping
         if isinstance(value, str):
             if self.depth > 32:
-                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself (cycle)", tok.column)
+                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself (cycle)", _column(tok))
             try:
                 return parse_mapping(value, self.axes, self.env, self.depth + 1)
             except MappingError as e:
                 raise self.fail(e.category, f"in escape `{{{name}}}` = {value!r}: {e.detail}",
-                                tok.column) from None
+                                _column(tok)) from None
         raise self.fail("escape_type",
                         f"escape `{{{name}}}` is a {type(value).__name__}, but a mapping is needed here",
-                        tok.column)
+                        _column(tok))
 
     def number(self, num: lark.Tree) -> int:
         tok = num.children[0]
         if num.data == "lit":
             return int(tok)
         inner = str(tok)[1:-1].strip()
-        if inner.isdigit():
+        if inner.isascii() and inner.isdigit():
             return int(inner)
         name, value = self.lookup(tok)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             what = type(value).__name__ if not isinstance(value, int) else f"negative ({value})"
             raise self.fail("escape_type",
                             f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here",
-                            tok.column)
+                            _column(tok))
+        if value >= MAX_LITERAL:
+            raise self.fail("limit", f"escape `{{{name}}}` is {value}: numbers in a mapping are below 2**48",
+                            _column(tok))
         return value
 
 
 def _column(t: lark.Tree | lark.Token) -> int:
+    """1-based offset in the whole text (a caret is drawn under the text on one line)."""
     if isinstance(t, lark.Token):
-        return t.column or 1
+        return (t.start_pos + 1) if t.start_pos is not None else (t.column or 1)
     meta = getattr(t, "meta", None)
     if meta is not None and not meta.empty:
-        return meta.column
+        return meta.start_pos + 1
     return 1
 
 
@@ -223,7 +271,7 @@ def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> li
 def parse_axes_decl(text: str) -> list[tuple[str, int, int]]:
     """Parse `A = 8, B = 4` into `(name, size, column)` triples (no validation of sizes)."""
     tree = _syntax_tree(text, "axes_decl")
-    return [(str(d.children[0]), int(d.children[1]), d.children[0].column) for d in tree.children]
+    return [(str(d.children[0]), int(d.children[1]), _column(d.children[0])) for d in tree.children]
 
 
 MISSING = _MISSING

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ir.errors import OvershootError
+from ir.errors import MappingError, OvershootError
 from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol
 
@@ -26,6 +26,17 @@ Path = tuple[int, ...]
 # a faithful factor list whose largest live coordinates sum past an axis size has a live
 # position that decodes past it, so the table could only raise too.
 _OVERSHOOT_TAB_LIMIT = 2**20
+
+# The most cells any table of this module holds (page MAP-limit): a mapping whose factor
+# form would need a larger one (a repeated axis over millions of positions) is refused
+# in bounded time and memory instead of allocating gigabytes.
+TAB_CELL_LIMIT = 2**20
+
+
+def _bounded(count: int, what: object) -> None:
+    if count > TAB_CELL_LIMIT:
+        raise MappingError("limit", f"the factor form of `{what}` needs a table of {count} cells (an axis "
+                                    f"decoded jointly or repeated); tables are limited to 2**20 cells")
 
 
 def structural_factors(mapping: Mapping) -> list[Factor]:
@@ -151,6 +162,7 @@ class _Factoring:
         """TAB of a node: its cell table (joint decoding), factored by steps 2-5."""
         from ir.mapping.factors import factors_from_table, table_matrix
 
+        _bounded(node.size, node)
         mat, names = table_matrix(evaluate(node, np.arange(node.size)))
         return factors_from_table(mat, names, self.sizes)
 
@@ -168,6 +180,7 @@ class _Factoring:
         """The cells of one factor as rows, digit by digit."""
         from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 
+        _bounded(f.extent, f)
         mat = np.zeros((f.extent, 1 + len(self.names)), dtype=np.int64)
         mat[:, 0] = LIVE
         if isinstance(f, AxisFactor):
@@ -185,6 +198,7 @@ class _Factoring:
 
     def rows(self, factors: list[Factor], count: int) -> np.ndarray:
         """The first `count` cells of a factor list, combined with the pair rule."""
+        _bounded(count, ", ".join(map(str, factors)))
         pos = np.arange(count, dtype=np.int64)
         digits = []
         for f in reversed(factors):
@@ -319,6 +333,7 @@ class _Factoring:
 
         size = factor_size(factors)
         outer, inner, d = _inner_block(factors, math.gcd(size, n))
+        _bounded(n // d, f"{', '.join(map(str, factors))} padded to {n}")  # a ragged padding is a table
         live = self.rows(outer, size // d)
         holes = np.zeros(((n - size) // d, live.shape[1]), dtype=np.int64)
         holes[:, 0] = int(kind)

@@ -16,6 +16,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
+from ir.mapping.levels import padded_to
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
@@ -233,7 +234,8 @@ def _dma3(src, dst) -> Violation | None:
                          label=f"size(Slice) changes from {src.slice.size} ({_m(src.slice)}) to "
                                f"{dst.slice.size} ({_m(dst.slice)})",
                          notes=("mapping.md 10.3 predicate RESHAPE",),
-                         help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. `... # {src.slice.size}`)")
+                         help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. "
+                              f"`{padded_to(dst.slice, frozenset({src.slice.size}))}`)")
     return None
 
 

@@ -85,8 +85,11 @@ def test_filter_and_json_format(tmp_path, capsys):
           + GOOD.split("axes(A=8, B=64)")[1].format(name="typo_two", packet="B % 3Z"))
     assert main(["check", str(tmp_path), "--filter", "typo_*", "--format", "json"]) == 1
     objects = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [o["code"] for o in objects] == ["MAP-syntax"]
-    assert list(objects[0]) == ["code", "message", "file", "line", "col", "stage", "op", "notes", "help"]
+    assert [(o["kind"], o.get("name"), o.get("code")) for o in objects] == [
+        ("kernel", "typo_two", "MAP-syntax"), ("summary", None, None)]
+    diagnostic = objects[0]["diagnostics"][0]
+    assert list(diagnostic) == ["code", "message", "file", "line", "col", "stage", "op", "notes", "help"]
+    assert diagnostic["code"] == "MAP-syntax"
 
 
 def test_github_format(tmp_path, capsys):
