@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "testing":  # `npu_opt.testing` after a bare `import npu_opt`
+        return importlib.import_module("npu_opt.testing")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
@@ -63,15 +65,6 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __version__ = VERSION
-
-
-def __getattr__(name: str):
-    """`npu_opt.testing` after a bare `import npu_opt` (imported on first use)."""
-    if name == "testing":
-        import importlib
-
-        return importlib.import_module("npu_opt.testing")
-    raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
 
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",

@@ -17,7 +17,7 @@ from ir.errors import NpuOptError
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import example
 from tests.visa.mutation import BAD, classify, inputs_for, mutants
-from visa import verify_text
+from visa.verify import verify_text
 from visa.interp import execute
 
 EXAMPLES = ["gemv_kernel", "gemm_kernel", "gemm_i8_kernel", "gemm_bf16_kernel", "dot_product_kernel",

@@ -85,7 +85,7 @@ def inputs_for(text: str, seed: int = 0) -> list[np.ndarray]:
 
 def classify(mutant: str, arrays: list[np.ndarray], reference: np.ndarray) -> str:
     """What `verify_text` and then the interpreter make of `mutant` (see the module doc)."""
-    from visa import verify_text
+    from visa.verify import verify_text
     from visa.interp import execute
 
     try:
