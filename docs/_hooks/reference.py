@@ -73,13 +73,13 @@ def _anchor(code: str) -> str:
     return code
 
 
-def rules_markdown(families: list[str], prefix: str = "../reference/diagnostics.md") -> str:
+def rules_markdown(families: list[str], prefix: str) -> str:
     """A table of every code of `families`, linked to the diagnostics index."""
     from ir.codes import CODES
 
     rows = ["| code | rule | checked at |", "| --- | --- | --- |"]
     for info in CODES.values():
-        family = info.code.rsplit("-", 1)[0] if info.code[-1].isdigit() else info.code
+        family = "MAP" if info.code.startswith("MAP-") else re.sub(r"-\d+$", "", info.code)
         if family in families or info.code in families:
             link = f"[`{info.code}`]({prefix}#{_anchor(info.code)})"
             rows.append(f"| {link} | {info.title} | {_PHASES.get(info.phase, info.phase)} |")
@@ -108,8 +108,9 @@ def diagnostics_markdown() -> str:
     return "\n".join(parts)
 
 
-def expand(markdown: str) -> str:
-    """Replace every generator marker of a page by its generated text."""
+def expand(markdown: str, src_uri: str = "index.md") -> str:
+    """Replace every generator marker of the page `src_uri` (path under docs/) by its text."""
+    prefix = "../" * src_uri.count("/") + "reference/diagnostics.md"
     def one(match: re.Match) -> str:
         kind, args = match.group(1), match.group(2).split()
         if kind == "cli":
@@ -117,10 +118,10 @@ def expand(markdown: str) -> str:
         if kind == "diagnostics":
             return diagnostics_markdown()
         if kind == "rules":
-            return rules_markdown(args)
+            return rules_markdown(args, prefix)
         raise ValueError(f"unknown generator marker npu-opt:{kind}")
     return _MARKER.sub(one, markdown)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 - MkDocs hook signature
-    return expand(markdown)
+    return expand(markdown, page.file.src_uri)

@@ -50,7 +50,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page}:{self.line}"
 
     @property
     def marker(self) -> str | None:
@@ -69,8 +70,7 @@ def blocks(page: Path) -> list[Block]:
     for match in _FENCE.finditer(text):
         info = match.group("info").strip()
         kind = info.split()[0] if info else ""
-        body = textwrap.dedent(match.group("indent") + match.group("body").replace(
-            "\n" + match.group("indent"), "\n"))
+        body = textwrap.dedent(match.group("body"))
         found.append(Block(page, text.count("\n", 0, match.start()) + 2, kind, body))
     return found
 
@@ -121,6 +121,7 @@ class PageRunner:
         runner = doctest.DocTestRunner(optionflags=_CHECKER_FLAGS)
         out: list[str] = []
         runner.run(test, out=out.append, clear_globs=False)
+        self.namespace.update(test.globs)  # DocTest copies its globals; later blocks see its names
         assert runner.failures == 0, f"{block.where}: stale example\n" + "".join(out)
         self.counts["pycon"] += 1
 
