@@ -22,10 +22,13 @@ The page directory holds a link `examples` to the repository's examples/.
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import importlib
+import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -39,6 +42,8 @@ RUN_KINDS = ("python", "pycon", "console")
 _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
                     re.MULTILINE | re.DOTALL)
 _CHECKER_FLAGS = doctest.ELLIPSIS
+# `npu-opt ARGS` with no shell syntax: run through npu_opt.cli.main in this process.
+_IN_PROCESS = re.compile(r"npu-opt(?: [^;&|<>$`()*?]+)?")
 
 
 @attrs.frozen
@@ -136,12 +141,31 @@ class PageRunner:
         self.counts["console"] += 1
 
     def shell(self, command: str) -> str:
+        if _IN_PROCESS.fullmatch(command):
+            return self._in_process(shlex.split(command)[1:])
         env = dict(os.environ, COLUMNS="88", PYTHONPATH=os.pathsep.join([str(self.workdir), str(ROOT)]),
                    PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
         env.pop("CI", None)  # a nested pytest run must not inherit CI behaviour
         proc = subprocess.run(command, shell=True, cwd=self.workdir, env=env, capture_output=True, text=True,
                               timeout=120)
         return proc.stdout + proc.stderr
+
+    def _in_process(self, argv: list[str]) -> str:
+        """A plain `npu-opt ...` command runs in this process (no interpreter start-up)."""
+        from npu_opt.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        os.chdir(self.workdir)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    main(argv)
+                except SystemExit:  # argparse exits on --help and on usage errors
+                    pass
+        finally:
+            os.chdir(cwd)
+        return out.getvalue() + err.getvalue()
 
     def close(self) -> None:
         for name, module in list(sys.modules.items()):
