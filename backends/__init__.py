@@ -1,4 +1,4 @@
-"""Backends behind one interface (api.md section 3): `typecheck` and `cpu`.
+"""Backends behind one interface (docs/testing.md): `typecheck` and `cpu`.
 
 `BACKENDS` maps the `--backend` / `backend=` name to its implementation. The `npu`
 backend (lowering to `tu_ops` and VISA emission) and `visa` (npu + the VISA interpreter)

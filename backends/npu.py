@@ -1,4 +1,4 @@
-"""The `npu` backend: trace, then lower to tensor-unit ops and verify them (pipeline.md 11-12).
+"""The `npu` backend: trace, then lower to tensor-unit ops and verify them (docs/reference/diagnostics.md).
 
 `diagnostics` reports the trace's refusals when there are any ([T] rules, LOWER-1), else
 the lowering's refusals ([L] rules, DTYPE-EMU) or internal compiler error, with every
@@ -59,7 +59,7 @@ def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:
 
 
 class NpuBackend:
-    """Trace, refuse on [T] errors, then lower and verify; never executes (api.md 3)."""
+    """Trace, refuse on [T] errors, then lower and verify; never executes (docs/testing.md)."""
 
     name = "npu"
     executes = False

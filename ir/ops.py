@@ -1,8 +1,8 @@
-"""Traced IR ops: one frozen attrs record per stage call (pipeline.md 3.2).
+"""Traced IR ops: one frozen attrs record per stage call (docs/porting.md).
 
 Fields carry metadata saying operand, attribute or result, so one generic printer and
 walker serve every op. `check()` runs the op's [T] rules (in `ir/rules/`) in the order
-pipeline.md lists them and returns the first violation, or None.
+docs/machine/index.md lists them and returns the first violation, or None.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = [
 
 
 class LaneMode(enum.Enum):
-    """How the Lane Folder drains the accumulator (pipeline.md 9.4)."""
+    """How the Lane Folder drains the accumulator (docs/machine/contraction.md)."""
 
     INTERLEAVED = "interleaved"
     SEQUENTIAL = "sequential"

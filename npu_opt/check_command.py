@@ -1,6 +1,6 @@
 """`npu-opt check PATH...`: typecheck every kernel found, one status line each, then a summary.
 
-Exit status (api.md 4): 0 all ok, 1 some refused, 2 bad path / file that does not load /
+Exit status (docs/reference/cli.md): 0 all ok, 1 some refused, 2 bad path / file that does not load /
 duplicate kernel names / a kernel whose body raised a Python error.
 """
 

@@ -2,7 +2,7 @@
 
 Every file is written to a temporary name and renamed, so an interrupted run leaves no
 partial file; a stale file of the other kind is removed. The exit status is computed
-from what was written (api.md 4): a `.fail` can never come with exit 0.
+from what was written (docs/reference/cli.md): a `.fail` can never come with exit 0.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def write_atomic(path: Path, data: str) -> None:
 
 
 def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...]) -> str:
-    """The `.fail` file of artifacts.md 2: rendered diagnostics, `--- json`, one object a line."""
+    """The `.fail` file of docs/ci.md: rendered diagnostics, `--- json`, one object a line."""
     every = tuple(diagnostics) + tuple(warnings)
     return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
 

@@ -2,7 +2,7 @@
 
 A file that cannot be loaded (bad path, Python syntax error, an exception while
 importing such as a MappingError from a module-level `m()`) becomes a `LoadError` with
-the file and line; the other files are still loaded (api.md 4).
+the file and line; the other files are still loaded (docs/reference/cli.md).
 """
 
 from __future__ import annotations

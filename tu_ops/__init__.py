@@ -1,4 +1,4 @@
-"""Lowered tensor-unit ops, their verifiers and the target description (pipeline.md 11, artifacts.md 4)."""
+"""Lowered tensor-unit ops, their verifiers and the target description (docs/reference/diagnostics.md, tu_ops/targets/rngd.toml)."""
 
 from tu_ops.base import Alloc, OpVerifyError, Ref, TuOp, VerifyContext
 from tu_ops.commit import CastOp, CommitOp, WritePlan
@@ -18,7 +18,7 @@ from tu_ops.target import (
 from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
 from tu_ops.trf import TrfLoad
 
-# Every lowered op class, in pipeline order (pipeline.md 11.1).
+# Every lowered op class, in pipeline order (docs/reference/diagnostics.md).
 OP_CLASSES: tuple[type[TuOp], ...] = (
     FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, CastOp, CommitOp, DmaOp,
 )

@@ -2,7 +2,7 @@
 
 An op is a frozen attrs class whose fields carry a `role` in their metadata:
 `result` (its `%n`), `operand` (a `Ref` to another value), `attr` (a hardware field of
-pipeline.md 11, printed in declaration order), `type` (the IR input/output types, printed
+docs/reference/diagnostics.md, printed in declaration order), `type` (the IR input/output types, printed
 after `:`), `fact` (an allocation fact for the [L] rules, never printed) and `loc`.
 `verify(target, ctx)` evaluates the op's `RULES` in order; the first failure raises
 `OpVerifyError` with the rule ID as its code.
@@ -83,7 +83,7 @@ def operand(*, name: str | None = None) -> Any:
 
 
 def attr(default: Any = attrs.NOTHING, *, name: str | None = None, converter: Any = None) -> Any:
-    """A hardware field of pipeline.md 11, printed as `name=value`."""
+    """A hardware field of docs/reference/diagnostics.md, printed as `name=value`."""
     return attrs.field(default=default, converter=converter, metadata={"role": "attr", "name": name})
 
 
@@ -96,7 +96,7 @@ def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
 
 
 def ir_type() -> Any:
-    """The IR type of the op's input or output (pipeline.md 11.1), checked against the class's kinds."""
+    """The IR type of the op's input or output (docs/reference/diagnostics.md), checked against the class's kinds."""
     return attrs.field(validator=_type_kind, metadata={"role": "type"})
 
 
@@ -158,7 +158,7 @@ class TuOp:
     # --- text ----------------------------------------------------------------------------
 
     def text(self, *, locs: bool = False) -> str:
-        """The one-line record of artifacts.md 1.2 (without the location unless `locs`)."""
+        """The one-line record of visa/visa.lark (without the location unless `locs`)."""
         body = " ".join(f"{n}={value_text(v)}" for n, v in self.fields())
         spatial = not self.IN_PROGRAM
         line = (f"{self.result} = {self.MNEMONIC} {body} : "

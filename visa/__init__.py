@@ -1,4 +1,4 @@
-"""The VISA artifact: text format, printer, parser and verifier (artifacts.md section 1)."""
+"""The VISA artifact: text format, printer, parser and verifier (visa/visa.lark)."""
 
 from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
 from visa.cost import compute_cost

@@ -1,7 +1,7 @@
 """The `cpu` backend: executes the traced IR with the chip's exact semantics, bit for bit.
 
 Modules: `layout` (buffer shapes and storage), `moves` (the logical-index move of
-pipeline.md 0.5), `adapters` (element-wise conversions), `contract` (the Contraction
+docs/machine/index.md), `adapters` (element-wise conversions), `contract` (the Contraction
 Engine), `executor` (the op walk), `host` (host arrays in and out).
 """
 
@@ -20,7 +20,7 @@ __all__ = ["CpuBackend", "execute"]
 
 
 class CpuBackend:
-    """Trace, refuse on any [T] error, then execute on numpy buffers (api.md 3)."""
+    """Trace, refuse on any [T] error, then execute on numpy buffers (docs/testing.md)."""
 
     name = "cpu"
     executes = True

@@ -1,9 +1,9 @@
 """A whole contraction (contract_outer -> contract_packet -> contract_time) at once, bit
-for bit the dense path of `backends/cpu/contract.py` (pipeline.md 9.1-9.3, 9.5).
+for bit the dense path of `backends/cpu/contract.py` (docs/machine/contraction.md).
 
 Digits. Every `(lane, out_time, out_packet)` cell is a point of a grid of digits: the
-lane, the Time Reducer's loops over out_time (pipeline.md 9.3, kept or reduced), the
-output column `j` and the leaf of its adder tree (`q = j * g + leaf`, pipeline.md 9.2).
+lane, the Time Reducer's loops over out_time (docs/machine/contraction.md, kept or reduced), the
+output column `j` and the leaf of its adder tree (`q = j * g + leaf`, docs/machine/contraction.md).
 The plan records which digits the stream operand, the TRF operand, the padding mask and
 the time padding depend on (their index arrays vary along the digit or not); before each
 run, a kept digit an operand's index depends on but its values do not (data broadcast
@@ -24,7 +24,7 @@ one (I, J) pair over every leaf, step and batch position are then one contiguous
 multiply of a cache-sized block, and, the leaves being stored in bit-reversed order,
 every tree level adds its second half to its first (contiguous runs). When the operands'
 range shows that no product or partial sum can be subnormal, infinite or NaN
-(`_exact_f32`), every flush of pipeline.md 9.5 is the identity and numpy's IEEE float32
+(`_exact_f32`), every flush of docs/numerics.md is the identity and numpy's IEEE float32
 multiply and add are `fmul` and `fadd` exactly (bf16 and f8 products are exact in
 float32); otherwise every result is flushed (`_ftz`) as `ir.convert.fmul`/`fadd` do.
 Blocks of (I, J) pairs may run on `THREADS` threads; each result has one writer.
@@ -411,7 +411,7 @@ def _f32_value(bits: int) -> float:
 def _float_operand(raw: np.ndarray, dtype: DType, gather: Gather) -> tuple[np.ndarray, FloatInfo]:
     """The widened operand over its layout groups, spatial rows innermost (float32), and
     its range. bf16 is widened by a plain shift when that is exact (no NaN, no subnormal:
-    dtypes.md 5), anything else by `adapters.widen` first."""
+    docs/numerics.md), anything else by `adapters.widen` first."""
     rows = raw.shape[0]
     if dtype == bf16:
         out, top, low = _rows_last(raw, gather, True, 0x7FFF)
@@ -482,7 +482,7 @@ def _pick(arr: np.ndarray, axis: int, lo: int, hi: int) -> slice:
 
 
 def _float_task(f: _Float, i0: int, i1: int, jg0: int, jg1: int) -> None:
-    """acc[i0:i1, jg0:jg1] of pipeline.md 9.2-9.3: the tree of every reduced step's
+    """acc[i0:i1, jg0:jg1] of docs/machine/contraction.md: the tree of every reduced step's
     products (Y), then acc = +0 ⊕ Y[step] for every live step in stream order."""
     ni, g, steps, nn, rows = f.a.shape
     y = np.empty((i1 - i0, jg1 - jg0, steps, nn, rows), np.float32)

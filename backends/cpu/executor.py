@@ -28,27 +28,27 @@ __all__ = ["HANDLERS", "execute"]
 
 
 def _dma(op: ToDm | ToHbm, src: np.ndarray) -> np.ndarray:
-    """Tensor DMA (pipeline.md 4): a global move; destination padding is zero."""
+    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero."""
     return moves.move_global(src, op.src.type, op.result.type)
 
 
 def _view(op: View, src: np.ndarray) -> np.ndarray:
-    """`view()` is the identity on data (pipeline.md 5)."""
+    """`view()` is the identity on data (docs/machine/fetch.md)."""
     return src
 
 
 def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
-    """`begin` (pipeline.md 5): the DM buffer as a stream with one time step."""
+    """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step."""
     return dm.reshape(layout.shape_of(op.result.type))
 
 
 def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray) -> np.ndarray:
-    """fetch, collect, to_trf and commit: per-slice moves (pipeline.md 6, 8.1, 8.2, 10.4)."""
+    """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
     return moves.move_local(src, op.input.type, op.result.type)
 
 
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
-    """commit_trim (pipeline.md 10.2): the leading cells of every packet."""
+    """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
     return moves.trim(src, op.packet.size)
 
 

@@ -1,4 +1,4 @@
-"""The canonical factor form of a mapping (mapping.md 7.4) and `normalize()`.
+"""The canonical factor form of a mapping (docs/mapping-language.md) and `normalize()`.
 
 A mapping's cells factor into a list of prime pieces, outer to inner: `Ax(X, s, e)` (a
 digit range of one axis), `Bc(e)` (broadcast), `Pu(k, e)` (pure padding) and `Op` (a
@@ -118,7 +118,7 @@ def _splits_at(mat: np.ndarray, d: int) -> bool:
 
 
 def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Factor:
-    """Classify one prime table as Ax, Bc, Pu or Op (mapping.md 7.4 step 4)."""
+    """Classify one prime table as Ax, Bc, Pu or Op (docs/mapping-language.md step 4)."""
     e = len(mat)
     status, coords = mat[:, 0], mat[:, 1:]
     live = status == LIVE
@@ -148,7 +148,7 @@ def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Fact
 
 
 def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> list[Factor]:
-    """Steps 2-5 of mapping.md 7.4 on a cell table given as a matrix."""
+    """Steps 2-5 of docs/mapping-language.md on a cell table given as a matrix."""
     pieces: list[Factor] = []
     while len(mat) > 1:
         n = len(mat)
@@ -162,7 +162,7 @@ def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, 
 
 
 def canon(factors: list[Factor]) -> list[Factor]:
-    """Merge neighbours (mapping.md 7.4 step 5); Bc(1)/Pu(_,1) pieces vanish."""
+    """Merge neighbours (docs/mapping-language.md step 5); Bc(1)/Pu(_,1) pieces vanish."""
     out: list[Factor] = []
     for f in factors:
         if f.extent == 1:
@@ -203,7 +203,7 @@ _NORMAL: set[Mapping] = set()
 
 
 def factor_mapping(f: Ax | Bc | Pu) -> Mapping:
-    """A mapping whose factor form is the single factor `f` (mapping.md 7.4's rendering)."""
+    """A mapping whose factor form is the single factor `f` (docs/mapping-language.md's rendering)."""
     if isinstance(f, Bc):
         return Broadcast(f.extent)
     if isinstance(f, Pu):
@@ -267,7 +267,7 @@ def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Map
 
 
 def normalize(mapping: Mapping) -> Mapping:
-    """A canonical mapping equivalent to `mapping`; idempotent (mapping.md 7.4)."""
+    """A canonical mapping equivalent to `mapping`; idempotent (docs/mapping-language.md)."""
     if mapping in _NORMAL:
         return mapping
     facs = factors_of(mapping)

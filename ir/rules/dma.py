@@ -1,8 +1,8 @@
-"""Tensor DMA rules DMA-1..6 (pipeline.md 4) and the DMA plan the lowering and the cpu backend use.
+"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA plan the lowering and the cpu backend use.
 
 A DMA is a global move: `sequence(memory = source, stream = destination)` over the joint
 mappings (`[Chip, Element]` or `[Chip, Cluster, Slice, Element]`) gives one paired entry per
-piece of the destination; the *burst* (pipeline.md 4) is the run of destination element
+piece of the destination; the *burst* (docs/machine/dma.md) is the run of destination element
 cells one contiguous source read can fill, and into DM it must be a multiple of 8 bytes.
 """
 
@@ -27,7 +27,7 @@ __all__ = [
     "frag_text", "factor_text", "DMA_DM_ALIGN", "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM",
 ]
 
-DMA_DM_ALIGN = 8  # pipeline.md 1: byte alignment of DMA writes into DM
+DMA_DM_ALIGN = 8  # docs/machine/index.md: byte alignment of DMA writes into DM
 
 HBM_TO_DM, DM_TO_HBM, DM_TO_DM, HBM_TO_HBM = "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM"
 
@@ -47,13 +47,13 @@ class DmaEntry:
 
 @attrs.frozen
 class DmaPlan:
-    """The derived facts of one Tensor DMA (pipeline.md 4, 11.6).
+    """The derived facts of one Tensor DMA (docs/machine/dma.md).
 
     `entries` has one paired entry per piece of the destination's joint factor form, outer
     to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
     zero-filled destination padding); `coalesced` merges neighbours that are contiguous
     on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `Pu` piece
-    is destination padding (zero-filled, pipeline.md 0.5), an `Ax`/`Bc` piece at source
+    is destination padding (zero-filled, docs/machine/index.md), an `Ax`/`Bc` piece at source
     stride 0 a broadcast. Destination strides are positions in the joint pair chain (a piece
     may span the Slice/Element boundary; the lowering splits it per address space).
     `burst` is in destination element cells; `burst_bytes` is None when it is not a whole
@@ -77,7 +77,7 @@ class DmaPlan:
 
 def coalesce_paired(entries: tuple[DmaEntry, ...] | list[DmaEntry]) -> tuple[DmaEntry, ...]:
     """Drop size-1 entries; merge `(n1 : s1 : d1), (n2 : s2 : d2)` into `(n1*n2 : s2 : d2)`
-    when `s1 = n2 * s2` and `d1 = n2 * d2` (as pipeline.md 6, on both sides at once)."""
+    when `s1 = n2 * s2` and `d1 = n2 * d2` (as docs/machine/fetch.md, on both sides at once)."""
     out: list[DmaEntry] = []
     for e in entries:
         if e.size == 1:
@@ -118,7 +118,7 @@ def _match(src_type: HbmType | DmType, dst_type: HbmType | DmType
 
 
 def dma_burst(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> int:
-    """The burst of pipeline.md 4, in destination element cells."""
+    """The burst of docs/machine/dma.md, in destination element cells."""
     return _burst(src_type.element, dst_type.element)
 
 
@@ -182,7 +182,7 @@ def check_dma(op) -> Violation | None:
     """DMA-1..6 for a ToDm / ToHbm op, first failure wins."""
     src, dst = op.src.type, op.result.type
     rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
-    if isinstance(dst, DmType):  # writes into HBM have no alignment rule (pipeline.md 4, 14.5)
+    if isinstance(dst, DmType):  # writes into HBM have no alignment rule (docs/machine/dma.md)
         rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
     elif dst.dtype.bits < 8:  # ... but a DMA moves whole bytes, so 4-bit bursts must pair up
         rules += [("DMA-5", _dma5_whole_bytes)]
@@ -226,13 +226,13 @@ def _dma3(src, dst) -> Violation | None:
     if not dst.cluster.equivalent(src.cluster):
         return Violation("DMA-3", "a DM -> DM DMA keeps the Cluster mapping",
                          label=f"the source Cluster is {_m(src.cluster)}, the destination's {_m(dst.cluster)}",
-                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         notes=("docs/machine/index.md predicate RESHAPE",),
                          help=f"use Cluster {_m(src.cluster)} in the destination DmTensor")
     if dst.slice.size != src.slice.size:
         return Violation("DMA-3", "a DM -> DM DMA keeps the number of slices",
                          label=f"size(Slice) changes from {src.slice.size} ({_m(src.slice)}) to "
                                f"{dst.slice.size} ({_m(dst.slice)})",
-                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         notes=("docs/machine/index.md predicate RESHAPE",),
                          help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. `... # {src.slice.size}`)")
     return None
 
@@ -268,7 +268,7 @@ def _dma4(src, dst) -> Violation | None:
 
 
 def _live_run(dst, burst: int) -> int:
-    """Cells of a burst that are actually transferred: padding is never moved (artifacts.md
+    """Cells of a burst that are actually transferred: padding is never moved (docs/ci.md
     1.2), so the run stops at the innermost pure-padding factor inside the burst."""
     run = 1
     for f in reversed(dst.element.factors()):

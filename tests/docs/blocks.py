@@ -1,4 +1,4 @@
-"""Extracting and running the code blocks of the guide (docs/**/*.md).
+"""Extracting and running the code blocks of the guide (docs/**/*.md) and of README.md.
 
 Kinds of fenced block, by the first word of the fence's info string:
 
@@ -66,7 +66,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if "_hooks" not in p.parts)
+    """Every page of the guide, and the README (its taste of a kernel is checked too)."""
+    return sorted(p for p in DOCS.rglob("*.md") if "_hooks" not in p.parts) + [ROOT / "README.md"]
 
 
 def blocks(page: Path) -> list[Block]:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import DOCS, RUN_KINDS, ROOT, PageRunner, blocks, pages
+from tests.docs.blocks import RUN_KINDS, ROOT, PageRunner, blocks, pages
 
 # Blocks deliberately not run: furiosa-opt surface npu-opt does not offer yet, shown as
 # the planned Python form. Changing this number is a deliberate act.
 PLANNED_BLOCKS = 2
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))

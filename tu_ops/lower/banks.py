@@ -1,4 +1,4 @@
-"""W-FETCH-1: a FeedBuffer read that stays on one DM bank too long (pipeline.md 6).
+"""W-FETCH-1: a FeedBuffer read that stays on one DM bank too long (docs/machine/fetch.md).
 
 A slice's DM has 16 banks, 8 bytes wide: byte address `a` is in bank `(a >> 3) & 15`
 (address bits 3-6). The Fetch sequencer reads its DM tensor at `source_base` + the
@@ -35,7 +35,7 @@ from tu_ops.lower.program import layout
 __all__ = ["BankRun", "BANKS", "BANK_BYTES", "access_loops", "access_addresses", "banks_of",
            "longest_bank_run", "feed_bank_run", "bank_run_warnings"]
 
-BANKS = 16        # DM banks per slice (pipeline.md 1: 16 banks x 8 B wide)
+BANKS = 16        # DM banks per slice (docs/machine/index.md: 16 banks x 8 B wide)
 BANK_BYTES = 8    # bytes of one bank row: the bank is address bits 3-6
 
 # (length, first bank, last bank, leading run, trailing run, longest run, its bank, its first access)
