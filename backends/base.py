@@ -1,6 +1,6 @@
-"""The one interface every backend implements (api.md section 3, style.md "Backends").
+"""The one interface every backend implements (docs/testing.md, README.md "Backends").
 
-A backend traces a `@device` kernel (every [T] rule, pipeline.md LOWER-1) and then does
+A backend traces a `@device` kernel (every [T] rule, rule LOWER-1) and then does
 its own job: `typecheck` stops after the trace, `cpu` executes the traced IR with the
 chip's exact arithmetic, `npu` (later) lowers and emits VISA, `visa` (later) runs that
 artifact in the reference interpreter.
@@ -23,7 +23,7 @@ class Backend(Protocol):
     `name` is the `--backend` spelling; `executes` says whether `run` computes numbers.
     `diagnostics` traces the kernel and returns every diagnostic (refusals and warnings,
     in report order) without raising. `run` executes the kernel on host arrays (one per
-    parameter, examples.md 0) and returns its result(s); it raises `CompileError` for a
+    parameter, docs/testing.md) and returns its result(s); it raises `CompileError` for a
     refused kernel before touching any data and `NpuOptError` (code `USAGE`) for bad
     arguments."""
 

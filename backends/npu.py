@@ -1,4 +1,4 @@
-"""The `npu` backend: trace, then lower to tensor-unit ops and verify them (pipeline.md 11-12).
+"""The `npu` backend: trace, then lower to tensor-unit ops and verify them (docs/reference/diagnostics.md).
 
 `compile_kernel` is the whole compile of one kernel (trace, `tu_ops.lower.lower_kernel`,
 emit), shared by `npu_opt.compile`, `npu-opt compile` and the `visa` backend.
@@ -81,7 +81,7 @@ def _resolve_target(target: Any) -> Any:
 
 
 class NpuBackend:
-    """Trace, refuse on [T] errors, then lower and verify; never executes (api.md 3)."""
+    """Trace, refuse on [T] errors, then lower and verify; never executes (docs/testing.md)."""
 
     name = "npu"
     executes = False

@@ -12,7 +12,7 @@ __all__ = ["TypecheckBackend"]
 
 
 class TypecheckBackend:
-    """Traces the kernel and returns its diagnostics; nothing on disk, no data (api.md 3)."""
+    """Traces the kernel and returns its diagnostics; nothing on disk, no data (docs/testing.md)."""
 
     name = "typecheck"
     executes = False

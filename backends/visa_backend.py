@@ -1,4 +1,4 @@
-"""The `visa` backend: compile with the npu pipeline, then run the VISA artifact (api.md 3).
+"""The `visa` backend: compile with the npu pipeline, then run the VISA artifact (docs/testing.md).
 
 `run` compiles the kernel (`backends.npu.compile_kernel`: trace, lower, verify,
 emit), parses the emitted text back (`visa.parse_visa`) and executes that parsed artifact

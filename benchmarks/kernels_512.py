@@ -1,4 +1,4 @@
-"""The benchmarks' 512 x 512 x 512 GEMMs: examples 4 and 4b of examples.md with K = 512.
+"""The benchmarks' 512 x 512 x 512 GEMMs: examples 4 and 4b of examples/ with K = 512.
 
 The kernel text is the examples' own, only `K` grows from 128 to 512. The stage mappings
 stay legal: the TRF element `N / 8 % 4, K` holds 4 x 512 i8 = 2 KiB per lane (16 KiB per

@@ -1,4 +1,4 @@
-"""Dot product in bf16 (examples.md example 1): out = sum_a lhs[a] * rhs[a], A = 2048.
+"""Dot product in bf16 (examples/dot_product.py): out = sum_a lhs[a] * rhs[a], A = 2048.
 
 One slice and one lane do all the work. The right-hand side goes to the TRF through the
 sub context; the main context streams the left-hand side in 64-byte packets (two flits),

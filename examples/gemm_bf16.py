@@ -1,4 +1,4 @@
-"""GEMM in bf16 with an f32 result (examples.md example 4b): the bf16 twin of example 4.
+"""GEMM in bf16 with an f32 result (examples/gemm_bf16.py): the bf16 twin of example 4.
 
 A flit holds 16 bf16, so the collects deliver `K % 16`; contract_outer packs two flits
 into 64-byte `K % 32` packets and walks `K / 32` in time. The f32 accumulator values are

@@ -1,4 +1,4 @@
-"""GEMM with i8 weights and activations, i32 result (examples.md example 4).
+"""GEMM with i8 weights and activations, i32 result (examples/gemm_i8.py).
 
 C[m, n] = sum_k A[m, k] * W[n, k] with M = N = 512, K = 128. The weight load is the
 pattern that once broke the reference compiler: an identity `fetch_cast(i8)` and a

@@ -1,4 +1,4 @@
-"""Matrix-vector product in bf16 (examples.md example 2): y[i] = sum_j M[i, j] * v[j].
+"""Matrix-vector product in bf16 (examples/gemv.py): y[i] = sum_j M[i, j] * v[j].
 
 I = 256 rows, one per slice; J = 2048. The vector is broadcast to every slice by the DMA
 (the DM layout has no I), loaded into each slice's TRF, and every slice contracts its row.

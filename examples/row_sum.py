@@ -1,4 +1,4 @@
-"""Row sums of an i8 matrix in i32 (examples.md example 5): y[i] = sum_j x[i, j] * ones[j].
+"""Row sums of an i8 matrix in i32 (examples/row_sum.py): y[i] = sum_j x[i, j] * ones[j].
 
 I = 2048 rows, 8 per slice on 256 slices; J = 128. The sum is a contraction against a
 vector held in the TRF (all ones, or any i8 weights: then it is a GEMV with i32 output).

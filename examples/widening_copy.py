@@ -1,4 +1,4 @@
-"""Widening copy (examples.md example 6): i8 in, i32 out, no contraction.
+"""Widening copy (examples/widening_copy.py): i8 in, i32 out, no contraction.
 
 The Fetch Adapter widens every i8 to i32 (`fetch_cast(i32)`), so a 64-byte packet becomes
 256 bytes, which collect splits into 8 flits. The result goes back to HBM transposed

@@ -1,10 +1,10 @@
-"""The rule index: every diagnostic code npu-opt can raise (pipeline.md 15, api.md 5).
+"""The rule index: every diagnostic code npu-opt can raise (docs/reference/diagnostics.md, docs/reference/diagnostics.md).
 
 Each entry says which phase raises it:
 - `trace`: [T] rules, checked while tracing by every backend;
 - `lower`: what the npu backend's lowering reports for a kernel: the [L] refusals a kernel
   can reach (MEM-3, MEM-4, FEED-11), DTYPE-EMU and the warnings W-FETCH-1 and W-DTYPE-EMU;
-- `verify`: the op verifiers of pipeline.md 11. A kernel that passes every [T] rule never
+- `verify`: the op verifiers of docs/reference/diagnostics.md. A kernel that passes every [T] rule never
   fails one, so a user meets them inside an ICE note or from `npu-opt visa --verify` on a
   damaged artifact. The [L] rules TRFLD-6, CMT-5 and DMAOP-5 are here too: the lowering
   and the allocator already guarantee them;
@@ -49,63 +49,63 @@ def _rules(family: str, count: int, section: str, titles: list[str], phase: str 
 
 
 _ENTRIES: list[CodeInfo] = [
-    *_rules("TYPE", 8, "pipeline.md 2.1", [
+    *_rules("TYPE", 8, "docs/machine/index.md", [
         "method not offered at this stage", "i5/i9 stream used outside collect/contract_outer",
         "i5/i9 in a stored tensor", "contract_outer on a non-MAC dtype", "cast on a non-32-bit stream",
         "argument of the wrong kind", "stream object used twice", "stream never reaches a sink"]),
-    *_rules("CTX", 4, "pipeline.md 2.2", [
+    *_rules("CTX", 4, "docs/machine/index.md", [
         "wrong engine for the call", "contraction outside the main context",
         "table lookup outside the main context", "commit conversion outside the main context"]),
-    *_rules("SPACE", 4, "pipeline.md 2.3", [
+    *_rules("SPACE", 4, "docs/machine/index.md", [
         "chip count mismatch", "illegal cluster count", "illegal slice count",
         "Tensor Unit stage changes Chip/Cluster/Slice"]),
-    CodeInfo("MEM-1", "DM tensor larger than a slice's DM", "trace", "pipeline.md 2.4"),
-    CodeInfo("MEM-3", "live DM tensors exceed a slice's DM", "lower", "pipeline.md 2.4"),
-    CodeInfo("MEM-4", "live TRF tensors exceed a slice's TRF", "lower", "pipeline.md 2.4"),
-    *_rules("DMA", 6, "pipeline.md 4", [
+    CodeInfo("MEM-1", "DM tensor larger than a slice's DM", "trace", "docs/machine/index.md"),
+    CodeInfo("MEM-3", "live DM tensors exceed a slice's DM", "lower", "docs/machine/index.md"),
+    CodeInfo("MEM-4", "live TRF tensors exceed a slice's TRF", "lower", "docs/machine/index.md"),
+    *_rules("DMA", 6, "docs/machine/dma.md", [
         "DMA changes the dtype", "DMA changes the chip mapping", "illegal DM destination",
         "DMA move is not well defined", "DMA burst into DM not 8-byte aligned",
         "DMA destination stride not 8-byte aligned"]),
-    *_rules("FETCH", 10, "pipeline.md 6", [
+    *_rules("FETCH", 10, "docs/machine/fetch.md", [
         "ill-formed fetch", "fetch cannot be placed", "fetch leaves part of the source unread",
         "too many sequencer entries", "sequencer loop too long", "packet not a whole number of bytes",
         "fetch places a digit twice", "sub-context packet does not fill an 8-byte read",
         "sub-context widening above 4x", "strided 4-bit packet"]),
-    CodeInfo("W-FETCH-1", "a DM bank run that may starve DMA", "lower", "pipeline.md 6"),
-    CodeInfo("FLUT-1", "no such table lookup", "trace", "pipeline.md 7.1"),
-    CodeInfo("FCAST-1", "not a Fetch Adapter cast", "trace", "pipeline.md 7.2"),
-    *_rules("FZPS", 2, "pipeline.md 7.3", ["not a zero-point pair", "zero point out of range"]),
-    *_rules("COLLECT", 5, "pipeline.md 8.1", [
+    CodeInfo("W-FETCH-1", "a DM bank run that may starve DMA", "lower", "docs/machine/fetch.md"),
+    CodeInfo("FLUT-1", "no such table lookup", "trace", "docs/machine/fetch-adapter.md"),
+    CodeInfo("FCAST-1", "not a Fetch Adapter cast", "trace", "docs/machine/fetch-adapter.md"),
+    *_rules("FZPS", 2, "docs/machine/fetch-adapter.md", ["not a zero-point pair", "zero point out of range"]),
+    *_rules("COLLECT", 5, "docs/machine/collect.md", [
         "packet not a multiple of 8 bytes", "collect packet is not one flit",
         "collect packet is not the padded flit", "collect time is not (time, flits)",
         "collect places a digit twice"]),
-    *_rules("TRF", 7, "pipeline.md 8.2", [
+    *_rules("TRF", 7, "docs/machine/collect.md", [
         "illegal lane count", "TRF capacity exceeded", "lane count does not divide time",
         "lane is not the outer time", "element is not (inner time, packet)",
         "dtype cannot be stored in the TRF", "element given without lane"]),
-    *_rules("OUTER", 11, "pipeline.md 9.1", [
+    *_rules("OUTER", 11, "docs/machine/contraction.md", [
         "not a MAC operand pair", "illegal lane count", "outer packet not 32 or 64 bytes",
         "inner flit is not the stream packet", "packed time factor mismatch",
         "out_time size not a multiple of the stream time", "out_time reorders the stream time",
         "TRF data spread over the packet", "TRF element not walked by time",
         "contraction places a digit twice", "TRF read walk exceeds the sequencer"]),
-    *_rules("PACKET", 4, "pipeline.md 9.2", [
+    *_rules("PACKET", 4, "docs/machine/contraction.md", [
         "reduce input not 32 or 64 bytes", "more than 32 output columns",
         "output columns not a power of two", "output packet is not a reduction of the input"]),
-    *_rules("TIME", 4, "pipeline.md 9.3", [
+    *_rules("TIME", 4, "docs/machine/contraction.md", [
         "out_time is not part of the time", "kept time factors reordered",
         "padding or broadcast of its own in out_time", "padded kept factor changes extent"]),
-    *_rules("LANE", 6, "pipeline.md 9.4", [
+    *_rules("LANE", 6, "docs/machine/contraction.md", [
         "more than 32 accumulator columns", "lane fold output is not 8 values",
         "lane fold packet does not match the mode", "lane fold time does not end in the fold",
         "lane fold time does not start with the time", "accumulator capacity exceeded"]),
-    *_rules("CAST", 4, "pipeline.md 10.1", [
+    *_rules("CAST", 4, "docs/machine/cast.md", [
         "not a Cast Engine pair", "cast input is not one flit", "cast output is not one flit",
         "cast packet is not the padded input"]),
-    *_rules("TRIM", 2, "pipeline.md 10.2", ["commit width not 8/16/24/32 bytes",
+    *_rules("TRIM", 2, "docs/machine/commit.md", ["commit width not 8/16/24/32 bytes",
                                           "trim is not a prefix of the packet"]),
-    *_rules("CCAST", 2, "pipeline.md 10.3", ["not a commit conversion", "commit conversion width"]),
-    *_rules("COMMIT", 7, "pipeline.md 10.4", [
+    *_rules("CCAST", 2, "docs/machine/commit-adapter.md", ["not a commit conversion", "commit conversion width"]),
+    *_rules("COMMIT", 7, "docs/machine/commit.md", [
         "commit width not 8/16/24/32 bytes", "commit cannot be placed", "commit does not write every cell once",
         "too many commit entries", "commit loop too long", "commit stride not 8-byte aligned",
         "commit places a digit twice"]),
@@ -135,21 +135,21 @@ _ENTRIES: list[CodeInfo] = [
         "feed packet not whole 8-byte units", "table lookup in the sub context",
         "feed reads past the slice's DM", "feed destination or context mismatch"],
         phase="verify", phases={11: "lower"}),
-    *_rules("TRFLD", 6, "pipeline.md 11.3", [
+    *_rules("TRFLD", 6, "docs/reference/diagnostics.md", [
         "illegal TRF load lane count", "TRF element type or cell format",
         "TRF load does not fit its region", "TRF load flit mode or row alignment",
         "feed does not deliver the TRF tensor", "TRF load overlaps a live TRF tensor"], phase="verify"),
-    *_rules("COP", 7, "pipeline.md 11.4", [
+    *_rules("COP", 7, "docs/reference/diagnostics.md", [
         "contract_outer operands not a MAC pair", "contract_outer outside the main context",
         "contract_outer pack size", "contract_outer lane count", "TRF read width",
         "TRF read walk exceeds the sequencer", "contract_outer sizes inconsistent"], phase="verify"),
-    *_rules("PRED", 3, "pipeline.md 11.4", [
+    *_rules("PRED", 3, "docs/reference/diagnostics.md", [
         "packet reduce input not 32 or 64 bytes", "packet reduce depth",
         "packet reduce output columns"], phase="verify"),
-    *_rules("TRED", 3, "pipeline.md 11.4", [
+    *_rules("TRED", 3, "docs/reference/diagnostics.md", [
         "time reducer loops do not form the time", "accumulator slots do not match the loops",
         "accumulator slots exceed the accumulator"], phase="verify"),
-    *_rules("LFOLD", 3, "pipeline.md 11.4", [
+    *_rules("LFOLD", 3, "docs/reference/diagnostics.md", [
         "lane fold has more than 32 columns", "lane fold output is not 8 x 32-bit",
         "lane fold cycle count"], phase="verify"),
     *_rules("VEOP", 3, "Vector Engine", [
@@ -157,19 +157,19 @@ _ENTRIES: list[CodeInfo] = [
         "vector step argument out of range"], phase="verify"),
     *_rules("CASTOP", 2, "pipeline.md 11.5", ["cast op not a Cast Engine pair", "cast op is not one flit"],
             phase="verify"),
-    *_rules("CMT", 5, "pipeline.md 11.5", [
+    *_rules("CMT", 5, "docs/reference/diagnostics.md", [
         "commit op width", "commit op conversion", "commit write plan exceeds the sequencer",
         "commit write not 8-byte aligned", "commit writes outside its allocation"], phase="verify"),
-    *_rules("DMAOP", 5, "pipeline.md 11.6", [
+    *_rules("DMAOP", 5, "docs/reference/diagnostics.md", [
         "DMA element type or direction", "DMA command exceeds the sequencer",
         "DMA packet larger than 4096 bytes", "DMA into DM not 8-byte aligned",
         "DMA command leaves its allocation"], phase="verify"),
-    CodeInfo("DTYPE-EMU", "dtype not native on the target", "lower", "dtypes.md 9"),
-    CodeInfo("W-DTYPE-EMU", "compat mode inserted an emulation stage", "lower", "dtypes.md 9"),
-    *[CodeInfo(f"MAP-{c}", f"mapping error: {c.replace('_', ' ')}", "mapping", "mapping.md 4")
+    CodeInfo("DTYPE-EMU", "dtype not native on the target", "lower", "docs/numerics.md"),
+    CodeInfo("W-DTYPE-EMU", "compat mode inserted an emulation stage", "lower", "docs/numerics.md"),
+    *[CodeInfo(f"MAP-{c}", f"mapping error: {c.replace('_', ' ')}", "mapping", "docs/mapping-language.md")
       for c in MAPPING_CATEGORIES if c != "overshoot"],
-    CodeInfo("USAGE", "bad invocation or input file", "cli", "api.md 4"),
-    CodeInfo("ICE", "internal compiler error", "internal", "pipeline.md 12"),
+    CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
+    CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

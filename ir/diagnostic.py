@@ -1,7 +1,7 @@
 """Diagnostics: one refusal or warning with its code, location, op and remedy.
 
 Rendered rustc-style for people (source line and caret), as JSON for tools
-(artifacts.md 2) and as GitHub annotations for CI.
+(docs/ci.md) and as GitHub annotations for CI.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _display_path(path: str) -> str:
 
 @attrs.frozen
 class Diagnostic:
-    """One diagnostic (artifacts.md 5): the keys of a `.fail` JSON line, plus rendering."""
+    """One diagnostic (docs/reference/python-api.md): the keys of a `.fail` JSON line, plus rendering."""
 
     code: str
     message: str
@@ -73,7 +73,7 @@ class Diagnostic:
                    length=loc.length if loc else 1)
 
     def to_json(self) -> dict[str, Any]:
-        """The dict of artifacts.md 2, keys in order."""
+        """The dict of docs/ci.md, keys in order."""
         return {"code": self.code, "message": self.message, "file": self.file, "line": self.line,
                 "col": self.col, "stage": self.stage, "op": self.op, "notes": list(self.notes),
                 "help": self.help}

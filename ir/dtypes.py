@@ -1,7 +1,7 @@
-"""The scalar types a kernel can name and the legal-conversion tables of dtypes.md.
+"""The scalar types a kernel can name and the legal-conversion tables of docs/numerics.md.
 
 Everything here is data: per-type facts (widths, ranges, host forms) and the
-(src, dst) tables of dtypes.md sections 4 and 5. The numeric conversions live in
+(src, dst) tables of docs/numerics.md and 5. The numeric conversions live in
 `ir/convert.py`.
 """
 
@@ -20,7 +20,7 @@ class _Info(NamedTuple):
     ml_dtypes costs about half a second of CPU in its 0.7 releases, and only the host
     arrays of bf16/f8/f4 need it (checking, compiling and explaining never do)."""
 
-    bits: int  # wire width, bits(D) of pipeline.md 0.2
+    bits: int  # wire width, bits(D) of docs/machine/index.md
     value_bits: int  # width the value needs (differs only for i5/i9)
     kind: str  # "int" or "float"
     signed: bool
@@ -55,7 +55,7 @@ _INFO: dict[str, _Info] = {
 
 
 class DType(Enum):
-    """A scalar type of dtypes.md section 1; `.value` and `str()` are the spec name."""
+    """A scalar type of docs/numerics.md; `.value` and `str()` are the spec name."""
 
     I4 = "i4"
     I5 = "i5"
@@ -132,7 +132,7 @@ class DType(Enum):
 
     @property
     def host_dtype(self) -> np.dtype:
-        """numpy dtype of the host form (dtypes.md 1 and 7); ValueError for i5/i9.
+        """numpy dtype of the host form (docs/numerics.md and 7); ValueError for i5/i9.
 
         Raising rather than returning None keeps `np.zeros(n, d.host_dtype)` from
         silently building float64 for a type that never reaches the host.
@@ -157,7 +157,7 @@ class DType(Enum):
 
     def _require_host(self, dt: np.dtype | None, what: str) -> np.dtype:
         if dt is None:
-            raise ValueError(f"{self.value} is stream-only and has no {what} (dtypes.md 1)")
+            raise ValueError(f"{self.value} is stream-only and has no {what} (docs/numerics.md)")
         return dt
 
 
@@ -178,7 +178,7 @@ ALL_DTYPES: tuple[DType, ...] = tuple(DType)
 
 
 def bytes_of(n_elems: int, dtype: DType) -> int:
-    """Bytes of `n_elems` elements of `dtype` (dtypes.md 6); ValueError when not whole bytes."""
+    """Bytes of `n_elems` elements of `dtype` (docs/numerics.md); ValueError when not whole bytes."""
     if n_elems < 0:
         raise ValueError(f"element count must be non-negative, got {n_elems}")
     total = n_elems * dtype.bits
@@ -189,8 +189,8 @@ def bytes_of(n_elems: int, dtype: DType) -> int:
 
 Pair = tuple[DType, DType]
 
-# dtypes.md 4.1 without the identities (those hold for every materializable type,
-# see is_legal_fetch_cast). Values are the FeedBuffer conversion names of pipeline.md 11.2.
+# docs/numerics.md without the identities (those hold for every materializable type,
+# see is_legal_fetch_cast). Values are the FeedBuffer conversion names of docs/reference/diagnostics.md.
 FETCH_CASTS: Mapping[Pair, str] = MappingProxyType({
     (i4, i32): "I4_TO_I32",
     (i8, i32): "I8_TO_I32",
@@ -201,7 +201,7 @@ FETCH_CASTS: Mapping[Pair, str] = MappingProxyType({
     (f32, bf16): "F32_TO_BF16",
 })
 
-# dtypes.md 4.2 (main context only), valued by the FeedBuffer conversion names.
+# docs/numerics.md (main context only), valued by the FeedBuffer conversion names.
 TABLE_LOOKUPS: Mapping[Pair, str] = MappingProxyType({
     (f4e2m1, f8e4m3): "LUT_F4E2M1_F8E4M3",
     (f4e2m1, f8e5m2): "LUT_F4E2M1_F8E5M2",
@@ -209,28 +209,28 @@ TABLE_LOOKUPS: Mapping[Pair, str] = MappingProxyType({
     (f8e5m2, bf16): "LUT_F8E5M2_BF16",
 })
 
-# dtypes.md 4.3 (CAST-1): no identity, no widening.
+# docs/numerics.md (CAST-1): no identity, no widening.
 CAST_ENGINE: frozenset[Pair] = frozenset({
     (i32, i4), (i32, i8), (i32, i16),
     (f32, bf16), (f32, f8e4m3), (f32, f8e5m2),
 })
 
-# dtypes.md 4.4 (CCAST-1): the only Commit Adapter conversion, plain or with relu.
+# docs/numerics.md (CCAST-1): the only Commit Adapter conversion, plain or with relu.
 COMMIT_CASTS: frozenset[Pair] = frozenset({(f32, bf16)})
 
-# dtypes.md 4.5 (FZPS-1/2): pair -> inclusive zero-point range (the source range).
+# docs/numerics.md (FZPS-1/2): pair -> inclusive zero-point range (the source range).
 ZERO_POINT_SUBS: Mapping[Pair, tuple[int, int]] = MappingProxyType({
     (i4, i5): (-8, 7),
     (i8, i9): (-128, 127),
 })
 
-# dtypes.md 5: acc(D) of pipeline.md 0.2.
+# docs/numerics.md: acc(D) of docs/machine/index.md.
 ACCUMULATORS: Mapping[DType, DType] = MappingProxyType({
     i4: i32, i5: i32, i8: i32, i9: i32,
     bf16: f32, f8e4m3: f32, f8e5m2: f32,
 })
 
-# dtypes.md 5: (stream operand, TRF operand) -> accumulator. Integer families may mix
+# docs/numerics.md: (stream operand, TRF operand) -> accumulator. Integer families may mix
 # their plain and zero-point forms; float pairs must match exactly.
 _INT_FAMILIES = ((i4, i5), (i8, i9))
 CONTRACTION_PAIRS: Mapping[Pair, DType] = MappingProxyType({
@@ -238,10 +238,10 @@ CONTRACTION_PAIRS: Mapping[Pair, DType] = MappingProxyType({
     **{(d, d): f32 for d in (bf16, f8e4m3, f8e5m2)},
 })
 
-# dtypes.md 5 / pipeline.md TRF-6: the types a TRF can store.
+# docs/numerics.md / rule TRF-6: the types a TRF can store.
 TRF_STORAGE: frozenset[DType] = frozenset({i4, i8, f8e4m3, f8e5m2, bf16})
 
-# pipeline.md 11.1: FeedElementType name of each type a feed may carry.
+# docs/reference/diagnostics.md: FeedElementType name of each type a feed may carry.
 FEED_ELEMENT_NAMES: Mapping[DType, str] = MappingProxyType({
     bf16: "BF16", f32: "F32", i8: "RawInt8", i4: "RawInt4", u8: "U8", i16: "I16",
     i32: "I32", f8e4m3: "F8E4M3", f8e5m2: "F8E5M2", f4e2m1: "F4E2M1", i9: "Int9",

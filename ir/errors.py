@@ -16,9 +16,9 @@ class NpuOptError(Exception):
 
 
 class MappingError(NpuOptError):
-    """A mapping expression or axis declaration is ill-formed (mapping.md section 4).
+    """A mapping expression or axis declaration is ill-formed (docs/mapping-language.md).
 
-    `category` is one of mapping.md's categories; `column` is the 1-based column of the
+    `category` is one of docs/mapping-language.md's categories; `column` is the 1-based column of the
     fault in `text` (None when the error did not come from a text)."""
 
     def __init__(self, category: str, message: str, *, text: str | None = None,
@@ -31,7 +31,7 @@ class MappingError(NpuOptError):
 
 
 class OvershootError(MappingError):
-    """A legal mapping position that cannot be decoded to an in-range index (mapping.md 5.4)."""
+    """A legal mapping position that cannot be decoded to an in-range index (docs/mapping-language.md)."""
 
     def __init__(self, message: str, *, text: str | None = None) -> None:
         super().__init__("overshoot", message, text=text)

@@ -1,4 +1,4 @@
-"""Tensor and stream types of the traced IR (pipeline.md 0.2): a dtype plus level mappings.
+"""Tensor and stream types of the traced IR (docs/machine/index.md): a dtype plus level mappings.
 
 `Hbm[D; Chip; Element]`, `Dm[D; Chip, Cluster, Slice; Element]`,
 `Trf[D; Chip, Cluster, Slice; Lane, Element]`, `Stream[D; ...; Time, Packet]` (with the

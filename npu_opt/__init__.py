@@ -1,4 +1,4 @@
-"""npu-opt: write RNGD tensor-unit kernels in Python (api.md section 2).
+"""npu-opt: write RNGD tensor-unit kernels in Python (docs/getting-started.md).
 
 `from npu_opt import *` brings the kernel-writing surface: `axes`, `m`, `idx`, `device`,
 `Context`, the tensor types, `LaneMode` and the scalar dtypes. The entry points

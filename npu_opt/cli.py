@@ -1,4 +1,4 @@
-"""The `npu-opt` command line (api.md section 4)."""
+"""The `npu-opt` command line (docs/reference/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`npu_opt.compile`: trace, lower, verify and emit one kernel's VISA artifact (api.md 2).
+"""`npu_opt.compile`: trace, lower, verify and emit one kernel's VISA artifact (docs/getting-started.md).
 
 `compile_kernel` is the shared pipeline behind `npu_opt.compile` and `npu-opt compile`:
 it never raises for a user refusal or an internal error, it returns an `Outcome` whose
@@ -49,7 +49,7 @@ def compiler_fingerprint() -> str:
 
 @attrs.frozen
 class Artifact:
-    """A compiled kernel (artifacts.md 5): canonical VISA text and its parsed records."""
+    """A compiled kernel (docs/reference/python-api.md): canonical VISA text and its parsed records."""
 
     text: str
     kernel: str

@@ -47,7 +47,7 @@ def write_atomic(path: Path, data: str) -> None:
 
 
 def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...]) -> str:
-    """The `.fail` file of artifacts.md 2: rendered diagnostics, `--- json`, one object a line."""
+    """The `.fail` file of docs/ci.md: rendered diagnostics, `--- json`, one object a line."""
     every = tuple(diagnostics) + tuple(warnings)
     return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
 

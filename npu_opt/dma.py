@@ -1,4 +1,4 @@
-"""Tensor DMA calls (`to_dm`, `to_hbm`) and `view`, traced into IR ops (pipeline.md 4, 5)."""
+"""Tensor DMA calls (`to_dm`, `to_hbm`) and `view`, traced into IR ops (docs/machine/dma.md)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def _resolve_dst(dst: Any, kind: str, stage: str) -> DmType | HbmType | Violatio
 
 def default_hbm_element(t: DmType | HbmType) -> Mapping:
     """Every axis of the tensor once, whole and unpadded, in order of first appearance
-    reading Cluster, Slice, Element outer to inner (pipeline.md 3.2); `1` when none."""
+    reading Cluster, Slice, Element outer to inner (docs/porting.md); `1` when none."""
     seen: dict[str, int] = {}
     levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
     for mapping in levels:

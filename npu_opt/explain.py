@@ -1,4 +1,4 @@
-"""`npu-opt explain CODE`: one documentation page per diagnostic code (api.md 5).
+"""`npu-opt explain CODE`: one documentation page per diagnostic code (docs/reference/diagnostics.md).
 
 Pages are data (`npu_opt/pages/<family>.toml`, one table per code). A page's example is
 run and the diagnostic it really produces is printed, so the page can never drift from
@@ -7,10 +7,10 @@ the compiler:
 - `example`: a whole kernel module. Pages of trace-time codes trace it; pages of
   lowering codes (phase `lower`, or any page with a `target`) compile it with the npu
   backend (`compile_kernel`), on the page's `target` (the TOML text of a target
-  description file, artifacts.md 4.1) when it has one, with compat mode unless
+  description file, tu_ops/targets/rngd.toml) when it has one, with compat mode unless
   `compat = false`.
 - `op_example`: a Python snippet that builds one lowered op by hand and calls
-  `.verify(target)` (op-verifier codes, pipeline.md 11); the `OpVerifyError` it raises
+  `.verify(target)` (op-verifier codes, docs/reference/diagnostics.md); the `OpVerifyError` it raises
   is rendered as the output.
 - `command`: a command line (USAGE, ICE), shown as is.
 """

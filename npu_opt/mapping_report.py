@@ -43,7 +43,7 @@ def explain(mapping: Mapping, rows: int = 8) -> dict[str, Any]:
     try:
         out["factors"] = [str(f) for f in mapping.factors()]
         out["normalized"] = str(mapping.normalize())
-    except Exception as e:  # an overshooting mapping has no factor form (mapping.md 7.4 step 6)
+    except Exception as e:  # an overshooting mapping has no factor form (docs/mapping-language.md step 6)
         if type(e).__name__ != "OvershootError":
             raise
         out["factors"] = None

@@ -1,15 +1,15 @@
-"""Reference numpy oracles of examples.md: the helpers of section 0 and one oracle per example.
+"""Reference numpy oracles of examples/: the helpers of section 0 and one oracle per example.
 
 These functions restate the spec's oracles independently of the compiler: they import
 neither `ir.convert` nor any backend, so a test that compares `npu_opt.run` with them
 checks the project against the spec, not against itself. Every function is numerically
-identical to its examples.md listing; the shapes the listings hard-code are derived from
+identical to its examples/ listing; the shapes the listings hard-code are derived from
 the inputs instead, so the same oracles serve kernels with other sizes (the
 benchmarks' K = 512 GEMMs), and large GEMMs are evaluated in row blocks to bound memory
 (the arithmetic is elementwise per output, so blocking changes no bit).
 
 Float oracles take and return bit patterns: `bf16` as `uint16`, `f32` results as
-`float32` values (compare their `.view(np.uint32)`), exactly as examples.md does.
+`float32` values (compare their `.view(np.uint32)`), exactly as examples/ does.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ BF16_PACKET = 32
 _BLOCK_ELEMS = 1 << 23
 
 
-# --- examples.md section 0: conversions and Contraction Engine arithmetic -------------------
+# --- docs/testing.md: conversions and Contraction Engine arithmetic -------------------
 
 
 def bf16_bits_to_f32(h) -> np.ndarray:
@@ -107,7 +107,7 @@ def _decoded(actual) -> np.ndarray:
 
 
 def tolerance_bound(a64, b64, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """`(e, bound)` of examples.md section 0: the exact float64 sum `e = sum(a*b)` over the
+    """`(e, bound)` of docs/testing.md: the exact float64 sum `e = sum(a*b)` over the
     last axis and the allowed error `2^-7 |e| + n 2^-22 S + n 2^-126` with `S = sum|a*b|`."""
     products = np.asarray(a64, np.float64) * np.asarray(b64, np.float64)
     e = np.sum(products, axis=-1)
@@ -116,7 +116,7 @@ def tolerance_bound(a64, b64, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def float_tolerance_ok(actual, a64, b64, n: int) -> bool:
-    """True when every output is within the tolerance of exact math (examples.md section 0).
+    """True when every output is within the tolerance of exact math (docs/testing.md).
 
     `actual`: bf16 bits (uint16) or f32 values; `a64`, `b64`: the decoded operands as
     float64, broadcastable, contracted axis last; `n`: the contracted length."""

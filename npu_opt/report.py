@@ -1,4 +1,4 @@
-"""`npu_opt.check`: the typecheck backend's entry point and its `Report` (artifacts.md 5)."""
+"""`npu_opt.check`: the typecheck backend's entry point and its `Report` (docs/reference/python-api.md)."""
 
 from __future__ import annotations
 

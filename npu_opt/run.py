@@ -1,4 +1,4 @@
-"""`npu_opt.run`: execute a kernel on numpy arrays with a backend (api.md 2, examples.md 0)."""
+"""`npu_opt.run`: execute a kernel on numpy arrays with a backend (docs/getting-started.md, docs/testing.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ... [--backend cpu|visa] [-o DIR]` (api.md 4).
+"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ... [--backend cpu|visa] [-o DIR]` (docs/reference/cli.md).
 
 Loads the kernel file, binds each `--input` to the kernel parameter of that name, runs
-the kernel with `npu_opt.run`, and writes its results into DIR (artifacts.md 6):
+the kernel with `npu_opt.run`, and writes its results into DIR (docs/testing.md):
 `out.npy` for one result, `out0.npy`, `out1.npy`, ... for a tuple, nothing for none.
 `.npy` has no bf16/f8/f4 dtypes, so those results are written as their unsigned bit
 patterns (`uint16`, `uint8`), and inputs may be given either as bit patterns or as

@@ -1,4 +1,4 @@
-"""Typestate machinery shared by every stage object (pipeline.md 2.1).
+"""Typestate machinery shared by every stage object (docs/machine/index.md).
 
 `stage_method` wraps each legal method: it captures the user's location, refuses a
 second call on a consumed stream (TYPE-7), turns a bad call signature into TYPE-6, and

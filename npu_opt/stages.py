@@ -1,6 +1,6 @@
 """Stream stage objects: each class offers exactly the methods legal after its stage.
 
-The adjacency is pipeline.md 3.1. Methods shared by several stages are written once as
+The adjacency is docs/porting.md. Methods shared by several stages are written once as
 functions below and placed in each class body that offers them. Every call checks its
 arguments' kinds (TYPE-6) and the dtype-dependent typestate (TYPE-2, TYPE-4, TYPE-5),
 and emits the IR op, which types its own result and runs its rules (`ir/rules`). A
@@ -116,7 +116,7 @@ def _fetch_table_lookup(self: StreamStage, loc: Location, dtype: Any) -> Any:
 
 @stage_method("fetch_cast")
 def _fetch_cast(self: StreamStage, loc: Location, dtype: Any) -> Any:
-    """Convert every element to `dtype` (dtypes.md 4.1); `fetch_cast(D)` on D is a no-op."""
+    """Convert every element to `dtype` (docs/numerics.md); `fetch_cast(D)` on D is a no-op."""
     return _adapter(ops.FetchCast, "FetchCastStream")(self, loc, dtype)
 
 
@@ -188,7 +188,7 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 
-# --- the stage classes (pipeline.md 3.1) --------------------------------------------------
+# --- the stage classes (docs/porting.md) --------------------------------------------------
 
 class BeginStream(StreamStage):
     """After `begin`: Time = 1, Packet = the DM element. Offers `fetch`."""

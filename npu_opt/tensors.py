@@ -2,7 +2,7 @@
 
 Subscripting a tensor class gives a `TensorSpec`: the dtype and level mappings, kept as
 written and validated lazily at the first stage or annotation that uses them, so the
-diagnostic carries that stage's rule ID (pipeline.md 0.6). Inside a trace, instances
+diagnostic carries that stage's rule ID (docs/machine/index.md). Inside a trace, instances
 of the same classes are handles on traced values and offer the DMA methods.
 """
 
@@ -92,7 +92,7 @@ class HbmTensor(_TensorClass):
         return dma_to_dm(self, dma, dst)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """HBM -> HBM Tensor DMA (default layout: every axis whole, pipeline.md 3.2)."""
+        """HBM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md)."""
         from npu_opt.dma import dma_to_hbm
 
         return dma_to_hbm(self, dma, dst)
@@ -110,7 +110,7 @@ class DmTensor(_TensorClass):
         return make_view(self)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> HBM Tensor DMA (default layout: every axis whole, pipeline.md 3.2)."""
+        """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md)."""
         from npu_opt.dma import dma_to_hbm
 
         return dma_to_hbm(self, dma, dst)

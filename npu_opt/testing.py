@@ -1,4 +1,4 @@
-"""Comparing kernel outputs with oracles: the tolerance rule of examples.md section 0.
+"""Comparing kernel outputs with oracles: the tolerance rule of docs/testing.md.
 
 Two public checks, both raising `AssertionError` with a numpy.testing-style message
 (how many elements fail, then the worst ones with index, values and bit patterns):
@@ -109,7 +109,7 @@ def _actual_bits(actual: np.ndarray, expected_shape: tuple[int, ...], dtype: DTy
 
 def assert_close(actual, expected, dtype: DType | str | None = None, *,
                  operands: tuple | None = None, n: int | None = None, err_msg: str = "") -> None:
-    """Check a kernel output under examples.md section 0.
+    """Check a kernel output under docs/testing.md.
 
     Integer dtypes: exact equality. Float dtypes: bit-exact equality with `expected`
     (skipped when `expected` is None), then, when `operands=(a64, b64)` is given, the
@@ -155,12 +155,12 @@ def _assert_exact(actual: np.ndarray, expected: np.ndarray, dtype: DType, err_ms
 
 def assert_within_tolerance(actual, a64, b64, n: int | None = None, dtype: DType | str | None = None,
                             *, err_msg: str = "") -> None:
-    """Check `|y - e| <= 2^-7 |e| + n 2^-22 S + n 2^-126` for every output (examples.md 0).
+    """Check `|y - e| <= 2^-7 |e| + n 2^-22 S + n 2^-126` for every output (docs/testing.md).
 
     `actual`: a bf16 or f32 output (values or bits); `a64`, `b64`: the decoded operands as
     float64, broadcastable to the output shape plus the contracted axis, which is last;
     `n`: the contracted length (default: that axis's length). bf16 outputs are decoded
-    with the hardware widening (subnormals flushed), as examples.md's
+    with the hardware widening (subnormals flushed), as examples/'s
     `float_tolerance_ok` does."""
     actual = np.asarray(actual)
     dtype = _infer(dtype, actual)

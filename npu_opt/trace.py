@@ -1,6 +1,6 @@
 """The tracer: records one IR op per stage call and every refusal as a diagnostic.
 
-A trace never touches data. Refusals do not stop it (pipeline.md 0.4): the call's
+A trace never touches data. Refusals do not stop it (docs/machine/index.md): the call's
 declared output is still produced, marked poisoned, so later calls on it are not
 checked again and independent faults are all reported in one run.
 """

@@ -1,4 +1,4 @@
-"""`npu-opt visa FILE [--verify] [--exec --input NAME=FILE.npy ... -o DIR]` (api.md 4, artifacts.md 1).
+"""`npu-opt visa FILE [--verify] [--exec --input NAME=FILE.npy ... -o DIR]` (docs/reference/cli.md, visa/visa.lark).
 
 Parses a `.visa` file and prints a summary (kernel, target, signature, programs, ops per
 kind, cost). `--verify` also runs every op verifier and re-derives every derived field

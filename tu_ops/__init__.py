@@ -1,4 +1,4 @@
-"""Lowered tensor-unit ops, their verifiers and the target description (pipeline.md 11, artifacts.md 4)."""
+"""Lowered tensor-unit ops, their verifiers and the target description (docs/reference/diagnostics.md, tu_ops/targets/rngd.toml)."""
 
 import importlib
 from typing import Any

@@ -87,7 +87,7 @@ def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
 
 
 def ir_type() -> Any:
-    """The IR type of the op's input or output (pipeline.md 11.1), checked against the class's kinds."""
+    """The IR type of the op's input or output (docs/reference/diagnostics.md), checked against the class's kinds."""
     return attrs.field(validator=_type_kind, metadata={"role": "type"})
 
 
@@ -134,7 +134,7 @@ class TuOp(OpFrame):
     # --- text ----------------------------------------------------------------------------
 
     def text(self, *, locs: bool = False) -> str:
-        """The one-line record of artifacts.md 1.2 (without the location unless `locs`)."""
+        """The one-line record of visa/visa.lark (without the location unless `locs`)."""
         body = " ".join(f"{n}={value_text(v)}" for n, v in self.fields())
         spatial = not self.IN_PROGRAM
         line = (f"{self.result} = {self.MNEMONIC} {body} : "

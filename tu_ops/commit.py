@@ -1,4 +1,4 @@
-"""The lowered back half of a TU program (pipeline.md 11.5): `CastOp` and the `CommitOp` sink.
+"""The lowered back half of a TU program (docs/reference/diagnostics.md): `CastOp` and the `CommitOp` sink.
 
 CASTOP-1 ... CASTOP-2 and CMT-1 ... CMT-5, in that order. A CommitOp's destination
 allocation is `[dest, dest + bytes(element) rounded up to 8)` in every slice's DM.

@@ -1,4 +1,4 @@
-"""The lowered Contraction Engine (pipeline.md 11.4): ContractOuter, PacketReduce, TimeReduce, LaneFold.
+"""The lowered Contraction Engine (docs/reference/diagnostics.md): ContractOuter, PacketReduce, TimeReduce, LaneFold.
 
 Each verifier implements its family in order: COP-1 ... COP-7, PRED-1 ... PRED-3,
 TRED-1 ... TRED-3, LFOLD-1 ... LFOLD-3.

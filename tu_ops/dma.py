@@ -1,4 +1,4 @@
-"""`DmaOp`: a lowered Tensor DMA (pipeline.md 11.6, artifacts.md 1.2 "DMA commands").
+"""`DmaOp`: a lowered Tensor DMA (docs/reference/diagnostics.md, visa/visa.lark "DMA commands").
 
 A command walks paired byte loops on both sides; the innermost loop is the packet
 (`packet_bytes:1:1`). DM addresses are `slice * DM_SLICE_BYTES + offset`. The verifier

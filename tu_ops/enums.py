@@ -1,4 +1,4 @@
-"""Enumerations of the lowered tensor-unit ops (pipeline.md 11, artifacts.md 1.2).
+"""Enumerations of the lowered tensor-unit ops (docs/reference/diagnostics.md, visa/visa.lark).
 
 Every member prints as its `.name`, which is the spelling of the VISA text
 (`RawInt8`, `Flit2`, `TRF_LOAD`, `INT9`, `WIDE`, `KEEP`, `HBM_TO_DM`, ...).
@@ -35,7 +35,7 @@ class TuContext(_Named):
 
 
 class FeedElementType(_Named):
-    """Element format a feed carries (pipeline.md 11.1); `.value` is the scalar type."""
+    """Element format a feed carries (docs/reference/diagnostics.md); `.value` is the scalar type."""
 
     BF16 = DType.BF16
     F32 = DType.F32
@@ -89,7 +89,7 @@ class ConversionKind(_Named):
     LUT_F4E2M1_F8E5M2 = ("lookup", DType.F4E2M1, DType.F8E5M2)
     LUT_F8E4M3_BF16 = ("lookup", DType.F8E4M3, DType.BF16)
     LUT_F8E5M2_BF16 = ("lookup", DType.F8E5M2, DType.BF16)
-    # compat emulation lookups between the two 8-bit floats (artifacts.md 4.1)
+    # compat emulation lookups between the two 8-bit floats (tu_ops/targets/rngd.toml)
     LUT_F8E5M2_F8E4M3 = ("lookup", DType.F8E5M2, DType.F8E4M3)
     LUT_F8E4M3_F8E5M2 = ("lookup", DType.F8E4M3, DType.F8E5M2)
     I4_TO_I32 = ("cast", DType.I4, DType.I32)
@@ -108,7 +108,7 @@ class ConversionKind(_Named):
 
     @property
     def rank(self) -> int:
-        """Position of the stage in the fixed adapter order (pipeline.md 3.1)."""
+        """Position of the stage in the fixed adapter order (docs/porting.md)."""
         return ("lookup", "cast", "zero_point").index(self.value[0])
 
     @property
@@ -151,7 +151,7 @@ class CellFormat(_Named):
     F8_8 = "f8_8"
 
 
-# pipeline.md 11.3 / TRFLD-2: the promoted cell format of each TRF storage type.
+# docs/reference/diagnostics.md / TRFLD-2: the promoted cell format of each TRF storage type.
 CELL_FORMATS: dict[FeedElementType, CellFormat] = {
     FeedElementType.BF16: CellFormat.BF16_16,
     FeedElementType.RawInt8: CellFormat.INT9,

@@ -1,4 +1,4 @@
-"""`FeedBuffer`: the lowered front half of a TU program (pipeline.md 11.2).
+"""`FeedBuffer`: the lowered front half of a TU program (docs/reference/diagnostics.md).
 
 DM read (one `ReadShape` per source), Fetch Adapter conversions, Collect and delivery
 to one destination op. The verifier implements FEED-1 ... FEED-12 in that order.

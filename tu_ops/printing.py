@@ -1,4 +1,4 @@
-"""Deterministic text of lowered-op field values and IR types, in the VISA spelling (artifacts.md 1.2-1.3).
+"""Deterministic text of lowered-op field values and IR types, in the VISA spelling (visa/visa.lark).
 
 Records declare their form with a `TEXT_STYLE` class constant: `"struct"` prints
 `{name=value, ...}`, `"tuple"` prints `(a, b, ...)`, `"entry"` prints `a:b:c` (a loop entry).

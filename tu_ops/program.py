@@ -1,4 +1,4 @@
-"""TU programs and the `LoweredKernel` container (pipeline.md 11.1, artifacts.md 1.1-1.2).
+"""TU programs and the `LoweredKernel` container (docs/reference/diagnostics.md, visa/visa.lark).
 
 A `TuProgram` is one `begin` chain lowered: its context, spatial mappings and ops in order.
 A `LoweredKernel` holds the parameters, the body (DMA ops and programs in program order),
@@ -64,7 +64,7 @@ class KernelParam:
 @attrs.frozen(kw_only=True)
 class DmAllocation:
     """A DM tensor's byte range `[base, base + size)` in every slice, live over body steps
-    `first_step ... last_step` (artifacts.md 1.2 liveness)."""
+    `first_step ... last_step` (visa/visa.lark liveness)."""
 
     tensor: Ref
     base: int
@@ -166,7 +166,7 @@ class LoweredKernel:
     # --- text ----------------------------------------------------------------------------
 
     def body_text(self, *, locs: bool = False) -> str:
-        """The body section of the VISA text (artifacts.md 1.1 item 4), ending in `return`."""
+        """The body section of the VISA text (visa/visa.lark item 4), ending in `return`."""
         lines = [s.text(locs=locs) for s in self.steps]
         lines.append("return" + ("" if not self.results else " " + ", ".join(str(r) for r in self.results)))
         return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The target description as data: pipeline.md section 1 constants and artifacts.md section 4 tables.
+"""The target description as data: docs/machine/index.md constants and tu_ops/targets/rngd.toml tables.
 
 `rngd()` is built here from the spec's numbers and `ir.dtypes`' tables (independently of
 the shipped `tu_ops/targets/rngd.toml`, which a test loads and compares). `load_target`
@@ -28,12 +28,12 @@ __all__ = [
     "rngd", "load_target", "get_target", "target_sha256", "canonical_json",
 ]
 
-# The SHA-256 of the shipped rngd.toml (artifacts.md 1.6 / 4.2); a test pins it to the file.
+# The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
 RNGD_SHA256 = "e9b54a6367ef16a1da222bc8a98a0b266ab7a4863abfcde508b420bd86e00bb5"
 
 
 class TargetSchemaError(NpuOptError):
-    """A target description that does not match artifacts.md 4.1; `key` is the offending key."""
+    """A target description that does not match tu_ops/targets/rngd.toml; `key` is the offending key."""
 
     code = "USAGE"
 
@@ -56,7 +56,7 @@ def _dtype_set(values: Iterable[DType]) -> tuple[DType, ...]:
 
 @attrs.frozen(kw_only=True)
 class Constants:
-    """Every constant of pipeline.md section 1 under its name there; sets are sorted tuples."""
+    """Every constant of docs/machine/index.md under its name there; sets are sorted tuples."""
 
     FLIT_BYTES: int
     CLUSTER_SIZES: tuple[int, ...] = attrs.field(converter=_int_set)
@@ -117,7 +117,7 @@ class ZeroPointEntry:
 
 @attrs.frozen
 class MacEntry:
-    """A Multiplier operand pair and its accumulator (OUTER-1, dtypes.md 5)."""
+    """A Multiplier operand pair and its accumulator (OUTER-1, docs/numerics.md)."""
 
     stream: DType
     weight: DType
@@ -130,7 +130,7 @@ class MacEntry:
 
 @attrs.frozen
 class EmulationPath:
-    """artifacts.md 4.1: emulate the `mac` entry by inserting `fetch_table_lookup(to)`."""
+    """tu_ops/targets/rngd.toml: emulate the `mac` entry by inserting `fetch_table_lookup(to)`."""
 
     table: str
     entry: tuple[DType, ...]
@@ -152,11 +152,11 @@ def _bits_table(bits: Mapping[DType, int] | Iterable[tuple[DType, int]]) -> tupl
 
 @attrs.frozen(kw_only=True)
 class Target:
-    """A target description (artifacts.md 4.1). Tables are stored in canonical order, so two
+    """A target description (tu_ops/targets/rngd.toml). Tables are stored in canonical order, so two
     descriptions listing the same facts in another order are equal.
 
     `file_sha256` is the SHA-256 of the description file's bytes, the hash the VISA `target`
-    line carries (artifacts.md 1.1); it is None for a target built in code and is excluded
+    line carries (visa/visa.lark); it is None for a target built in code and is excluded
     from equality. `target_sha256()` hashes the canonical serialization instead."""
 
     name: str
@@ -257,7 +257,7 @@ _RNGD_CONSTANTS = dict(
 
 @functools.cache
 def rngd() -> Target:
-    """The built-in `rngd` target: pipeline.md 1 numbers and dtypes.md 4-5 tables, all native."""
+    """The built-in `rngd` target: docs/machine/index.md numbers and docs/numerics.md tables, all native."""
     return Target(
         name="rngd",
         description="Furiosa RNGD: 2 clusters x 256 slices per chip",
@@ -281,7 +281,7 @@ BUILTIN_TARGETS: Mapping[str, Callable[[], Target]] = MappingProxyType({"rngd": 
 
 
 def rngd_toml_text() -> str:
-    """The shipped `tu_ops/targets/rngd.toml` (artifacts.md 4.2), as text."""
+    """The shipped `tu_ops/targets/rngd.toml` (tu_ops/targets/rngd.toml), as text."""
     from importlib import resources
 
     return (resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8")
@@ -308,7 +308,7 @@ def get_target(name_or_path: str | Path) -> Target:
 
 
 def canonical_json(target: Target) -> str:
-    """The canonical serialization: the artifacts.md 4.1 object, sorted keys, no blanks."""
+    """The canonical serialization: the tu_ops/targets/rngd.toml object, sorted keys, no blanks."""
     from tu_ops.target_file import target_to_data
 
     return json.dumps(target_to_data(target), sort_keys=True, separators=(",", ":"),

@@ -1,4 +1,4 @@
-"""Target description files (artifacts.md 4.1): strict schema reader and TOML/JSON writers.
+"""Target description files (tu_ops/targets/rngd.toml): strict schema reader and TOML/JSON writers.
 
 Every mismatch raises `TargetSchemaError` (an NpuOptError with code USAGE) whose `key` is
 the dotted path of the offending key, e.g. `constants.TRF_BYTES` or `dtypes.mac[3].acc`.
@@ -109,7 +109,7 @@ class _Reader:
 
 
 def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str | None = None) -> Target:
-    """Build a Target from the parsed TOML/JSON object, checking artifacts.md 4.1 exactly."""
+    """Build a Target from the parsed TOML/JSON object, checking tu_ops/targets/rngd.toml exactly."""
     r = _Reader(source)
     top = r.table(data, "", TOP_KEYS)
     if r.int(top["schema"], "schema", minimum=None) != 1:
@@ -204,7 +204,7 @@ def _mac(r: _Reader, e: Any, key: str, known: set[DType]) -> MacEntry:
 
 
 def _emulation(r: _Reader, e: Any, key: str, known: set[DType], tables: dict[str, Any]) -> EmulationPath:
-    """artifacts.md 4.1: only an f8 mac entry decoded by a native lookup to the other f8."""
+    """tu_ops/targets/rngd.toml: only an f8 mac entry decoded by a native lookup to the other f8."""
     t = r.table(e, key, ("table", "entry", "insert", "to"))
     if r.str(t["table"], f"{key}.table") != "mac":
         raise r.fail(f"{key}.table", "only `mac` entries can be emulated")
@@ -242,7 +242,7 @@ def _pairs(entries: tuple[PairEntry, ...]) -> list[dict]:
 
 
 def target_to_data(target: Target) -> dict:
-    """The artifacts.md 4.1 object of a target (keys in schema order, tables canonical)."""
+    """The tu_ops/targets/rngd.toml object of a target (keys in schema order, tables canonical)."""
     c = target.constants
     return {
         "schema": target.schema,

@@ -1,4 +1,4 @@
-"""`TrfLoad`: the sink that stores a collected stream in the Tensor Register File (pipeline.md 11.3).
+"""`TrfLoad`: the sink that stores a collected stream in the Tensor Register File (docs/reference/diagnostics.md).
 
 Rows are 32-byte units of one lane (a lane of an L-lane tensor sees `TRF_BYTES / L / 32`
 rows, two banks interleaved, so an even row starts a 64-byte bank pair). `base_row` counts

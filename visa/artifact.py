@@ -1,4 +1,4 @@
-"""The parsed VISA artifact record and the positioned format error (artifacts.md 1).
+"""The parsed VISA artifact record and the positioned format error (visa/visa.lark).
 
 `VisaArtifact` is what `parse_visa` returns: the format version, the target line, the
 lowered kernel (the same `tu_ops` records the lowering builds) and the cost section.
@@ -20,7 +20,7 @@ __all__ = ["VisaArtifact", "VisaTextError", "COST_KEYS", "FORMAT_VERSION", "FORM
 
 FORMAT_VERSION = 1
 
-# The cost counters of artifacts.md 1.4, in their printed order.
+# The cost counters of visa/visa.lark, in their printed order.
 COST_KEYS: tuple[str, ...] = (
     "dma_commands", "dma_bytes", "feed_flits", "dm_read_bytes", "dm_write_bytes",
     "trf_load_bytes", "mac_ops", "dm_peak_bytes", "trf_peak_bytes",
@@ -35,7 +35,7 @@ class VisaTextError(VisaFormatError):
     """A VISA text that cannot be read or does not verify, at `line`:`column` (1-based).
 
     `detail` is the bare message; `str(e)` is `line L, column C: detail` followed by the
-    offending source line and a caret when the text is known. `rule` is the pipeline.md
+    offending source line and a caret when the text is known. `rule` is the docs/machine/index.md
     rule ID for a verifier failure, else None."""
 
     def __init__(self, detail: str, *, line: int, column: int, source: str | None = None,

@@ -1,4 +1,4 @@
-"""The cost summary of a VISA artifact (artifacts.md 1.4): counters derived from the records.
+"""The cost summary of a VISA artifact (visa/visa.lark): counters derived from the records.
 
 Every counter is per slice unless stated; the peaks are the MEM-3 / MEM-4 quantities of the
 kernel's allocations (live DM bytes rounded up to 8 per tensor, live TRF rows x lanes x 32).
@@ -20,7 +20,7 @@ def _ceil_bytes(elements: int, bits: int) -> int:
 
 
 def compute_cost(kernel: LoweredKernel, target: Any) -> dict[str, int]:
-    """The nine counters of artifacts.md 1.4, in printed order."""
+    """The nine counters of visa/visa.lark, in printed order."""
     cost = dict.fromkeys(COST_KEYS, 0)
     for op in kernel.ops():
         _count(op, cost, target)

@@ -1,10 +1,10 @@
 """What a VISA text does not spell out but fixes: canonical value numbering and allocation facts.
 
 `renumber` gives the parameters `%0, %1, ...` in signature order and every record's result
-the next number in body order (artifacts.md 1.3 rule 6). `with_facts` re-derives the
+the next number in body order (visa/visa.lark rule 6). `with_facts` re-derives the
 unprinted [L] facts (DM and TRF allocations with their step liveness, a feed's
 `source_base`, a TRF load's `live_rows`, a DMA's `src_alloc` / `dst_alloc`) from the
-records, by the addresses and liveness rules of artifacts.md 1.2.
+records, by the addresses and liveness rules of visa/visa.lark.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
 
 
 def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
-    """`kernel` with every allocation fact re-derived from its records (artifacts.md 1.2)."""
+    """`kernel` with every allocation fact re-derived from its records (visa/visa.lark)."""
     dm, trf = _allocations(kernel, target)
     dm_by = {a.tensor.id: a for a in dm}
     steps = []

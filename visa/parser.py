@@ -1,4 +1,4 @@
-"""The VISA text reader: `parse_visa(text) -> VisaArtifact` (artifacts.md 1.5).
+"""The VISA text reader: `parse_visa(text) -> VisaArtifact` (visa/visa.lark).
 
 The lark grammar (`visa.lark`, LALR, positions) is built once, lazily. A `Transformer`
 builds the `tu_ops` records directly, checking field names, order, arities and value

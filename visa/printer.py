@@ -1,4 +1,4 @@
-"""The canonical VISA text printer (artifacts.md 1.1-1.4): deterministic, hand-written.
+"""The canonical VISA text printer (visa/visa.lark): deterministic, hand-written.
 
 `print_visa(lowered, target)` renumbers the kernel's values, prints the header, target,
 signature, body (records through the `tu_ops` record text) and the cost summary computed

@@ -1,6 +1,6 @@
 """Re-derive a parsed record's derived fields from its types, with the lowering's own builders.
 
-`npu-opt visa --verify` (artifacts.md 1.2) must refuse a record whose fields disagree with
+`npu-opt visa --verify` (visa/visa.lark) must refuse a record whose fields disagree with
 its types. Rather than a second derivation, this module rebuilds, from the records' input
 and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read, calls
 those builders (`tu_ops.lower.feed.lower_feed`, each stage's lowering as
@@ -241,7 +241,7 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
 
 def first_difference(found: Any, expected: Any) -> tuple[str, Any, Any] | None:
     """(field path, found value, expected value) of the first printed field where two records
-    of one op differ, or None. Mappings compare by their text (artifacts.md 1.3 rule 5); the
+    of one op differ, or None. Mappings compare by their text (visa/visa.lark rule 5); the
     allocation fields of `SKIPPED` are not compared."""
     skip = SKIPPED.get(found.MNEMONIC, frozenset())
     for (name, a), (_, b) in zip(found.fields(), expected.fields()):

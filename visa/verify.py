@@ -1,7 +1,7 @@
 """`npu-opt visa --verify`: run every op verifier on a parsed artifact and re-derive what its
-types fix (artifacts.md 1.2 and 1.4). Any failure is a `VisaTextError` naming the record's line.
+types fix (visa/visa.lark and 1.4). Any failure is a `VisaTextError` naming the record's line.
 
-Re-derived beyond the op verifiers of pipeline.md 11: the target line, the DM and TRF
+Re-derived beyond the op verifiers of docs/reference/diagnostics.md: the target line, the DM and TRF
 addresses (lowest free 8-byte address / row at the creating step), the spatial mappings of
 in-program DM types, a feed's source dtype and element mapping, each DMA's partitions and
 byte count, a commit's `write_bytes`, and every cost counter. Then every record's fields are
@@ -143,7 +143,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
         want = _lowest(busy, a.size, 8)
         if a.base != want:
-            raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; artifacts.md 1.2 "
+            raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; visa/visa.lark "
                                             f"places it at {want}")
     for a in kernel.trf_allocations:
         load = ops[a.tensor.id]
@@ -153,7 +153,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
         want = _lowest(busy, a.rows, 2 if load.collect_flits.value == 2 else 1)
         if a.base_row != want:
-            raise fail.op(load, f"base_row {a.base_row}; artifacts.md 1.2 places this tensor at row {want}")
+            raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
 
 
 def _lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
@@ -247,7 +247,7 @@ def _derive(build: Any, where: Any, *args: Any, fail: _Failer) -> Any:
 
 def _check_derived(pairs: list[tuple[Any, Any]], fail: _Failer) -> None:
     """Every printed field of each record equals the one the lowering derives from its types
-    (artifacts.md 1.2); allocation fields are checked by `_check_addresses` instead."""
+    (visa/visa.lark); allocation fields are checked by `_check_addresses` instead."""
     for found, expected in pairs:
         diff = first_difference(found, expected)
         if diff is not None:
@@ -257,7 +257,7 @@ def _check_derived(pairs: list[tuple[Any, Any]], fail: _Failer) -> None:
 
 
 def _check_feed_space(op: Any, source: Any, program: TuProgram, fail: _Failer) -> None:
-    """A program's space is its `begin` view's Chip, Cluster and Slice (pipeline.md 11.1)."""
+    """A program's space is its `begin` view's Chip, Cluster and Slice (docs/reference/diagnostics.md)."""
     if [mapping_text(x) for x in source.spatial()] != [mapping_text(x) for x in program.space]:
         raise fail.op(op, f"the feed reads {op.source.tensor}, whose Chip, Cluster and Slice mappings differ from "
                           f"the program's space")
@@ -275,7 +275,7 @@ def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
 
 def _check_commit(op: Any, context: TuContext, target: Any, fail: _Failer) -> None:
     """write_bytes: valid_bytes for a contiguous packet write, else its smallest contiguous
-    piece, in MAIN; SUB_ACCESS_BYTES in SUB (artifacts.md 1.2 granularity)."""
+    piece, in MAIN; SUB_ACCESS_BYTES in SUB (visa/visa.lark granularity)."""
     if context is TuContext.SUB:
         want = target.constants.SUB_ACCESS_BYTES
     else:
@@ -320,7 +320,7 @@ def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     if given != parts:
         raise fail.op(op, f"commands serve partitions {sorted(given)}; the DM side's live (chip, cluster, dmn) "
                           f"are {sorted(parts)}")
-    per_part *= math.prod(n for n, _ in broadcast_loops(op.input_type, op.output_type))  # pipeline.md 4
+    per_part *= math.prod(n for n, _ in broadcast_loops(op.input_type, op.output_type))  # docs/machine/dma.md
     moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
     if moved != per_part * len(parts):
         raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

@@ -1,6 +1,6 @@
 """Element-wise stages of the cpu backend: the Fetch Adapter, the Cast Engine and the
-Commit Adapter conversions (pipeline.md 7, 10.1, 10.3; dtypes.md 4), and the widening
-of contraction operands (dtypes.md 5).
+Commit Adapter conversions (docs/machine/fetch-adapter.md; docs/numerics.md), and the widening
+of contraction operands (docs/numerics.md).
 
 Every conversion is `ir.convert`'s, on bit patterns for floats and host values for
 integers; numpy/ml_dtypes `astype` never touches a float.
@@ -30,12 +30,12 @@ def _convert(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> 
 
 
 def fetch_table_lookup(op: FetchTableLookup, buf: np.ndarray) -> np.ndarray:
-    """Decode every element through the fixed table (dtypes.md 4.2); zero stays zero."""
+    """Decode every element through the fixed table (docs/numerics.md); zero stays zero."""
     return _convert(buf, op.input.type.dtype, op.dtype, "table_lookup")
 
 
 def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
-    """dtypes.md 4.1; the identity cast returns the buffer unchanged, bits included."""
+    """docs/numerics.md; the identity cast returns the buffer unchanged, bits included."""
     src = op.input.type.dtype
     if src == op.dtype:
         return buf
@@ -43,7 +43,7 @@ def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
 
 
 def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
-    """`x - zero_point` into i5/i9 (dtypes.md 4.5); padding cells are set back to zero."""
+    """`x - zero_point` into i5/i9 (docs/numerics.md); padding cells are set back to zero."""
     t: StreamType = op.result.type
     out = _convert(buf, op.input.type.dtype, op.dtype, "zero_point_sub", zero_point=op.zero_point)
     local_pad = moves.logical_pad(layout.local_levels(t))
@@ -62,7 +62,7 @@ def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray
 
 
 def commit_cast(op: CommitCast, buf: np.ndarray) -> np.ndarray:
-    """Commit Adapter f32 -> bf16 (dtypes.md 4.4), with the ReLU clamp when asked."""
+    """Commit Adapter f32 -> bf16 (docs/numerics.md), with the ReLU clamp when asked."""
     stage = "commit_cast_relu" if op.relu else "commit_cast"
     return _convert(buf, op.input.type.dtype, op.dtype, stage)
 
@@ -71,7 +71,7 @@ _FLOAT_WIDEN = {bf16: cv.widen_bf16, f8e4m3: cv.decode_e4m3, f8e5m2: cv.decode_e
 
 
 def widen(values: np.ndarray, dtype: DType) -> np.ndarray:
-    """A contraction operand in acc(D) (dtypes.md 5): float32 values (bf16 subnormals
+    """A contraction operand in acc(D) (docs/numerics.md): float32 values (bf16 subnormals
     flushed, NaN canonical; f8 decoded exactly) or int32 integers (sign-extended; products
     of 9-bit values fit in int32 exactly)."""
     if dtype.is_float:

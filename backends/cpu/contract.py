@@ -1,4 +1,4 @@
-"""The Contraction Engine on the cpu backend (pipeline.md 9.1-9.5).
+"""The Contraction Engine on the cpu backend (docs/machine/contraction.md).
 
 `contract_outer` keeps both operands and the cell -> operand plan (`Outer`, lazy);
 `contract_packet` returns the packet reduction still lazy (`Packed`); `contract_time`
@@ -60,7 +60,7 @@ def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
                 lane: Mapping, element: Mapping, out_time: Mapping, out_packet: Mapping) -> OuterPlan:
     o = np.arange(out_time.size, dtype=np.int64)[:, None]
     q = np.arange(out_packet.size, dtype=np.int64)[None, :]
-    t = (o // tiling) * pack + q // flit  # pipeline.md 9.1: the stream time step
+    t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
     if t.max() >= t_size or flit > p_size:
         raise InternalError("contract_outer: the stream adapter reads past the stream")
     sidx = t * p_size + q % flit
@@ -117,7 +117,7 @@ class Outer:
 @attrs.frozen
 class Packed:
     """The result of `contract_packet`, not evaluated yet: `contract_time` computes the
-    packet tree and the time sum together (`depth` d of pipeline.md 9.2, `n2` columns)."""
+    packet tree and the time sum together (`depth` d of docs/machine/contraction.md, `n2` columns)."""
 
     outer: Outer
     depth: int
@@ -144,7 +144,7 @@ def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Outer:
-    """pipeline.md 9.1: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
+    """docs/machine/contraction.md: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
     s_t: StreamType = op.input.type
     w_t: TrfType = op.trf.type
     geo = outer_geometry(s_t, w_t, op.time, op.packet)
@@ -233,7 +233,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
 
 
 def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
-    """pipeline.md 9.4: move Lane into the stream (INTERLEAVED: one column of every lane
+    """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
     per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes."""
     t_in: CStreamType = op.input.type
     a = layout.rows_view(acc, t_in)  # (rows, L, T, P)

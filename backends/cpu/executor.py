@@ -35,12 +35,12 @@ def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np
 
 
 def _view(op: View, src: np.ndarray) -> np.ndarray:
-    """`view()` is the identity on data (pipeline.md 5)."""
+    """`view()` is the identity on data (docs/machine/fetch.md)."""
     return src
 
 
 def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
-    """`begin` (pipeline.md 5): the DM buffer as a stream with one time step."""
+    """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step."""
     return dm.reshape(layout.shape_of(op.result.type))
 
 
@@ -50,7 +50,7 @@ def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOpt
 
 
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
-    """commit_trim (pipeline.md 10.2): the leading cells of every packet."""
+    """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
     return moves.trim(src, op.packet.size)
 
 

@@ -1,4 +1,4 @@
-"""Host arrays in and out of the cpu backend (examples.md 0, dtypes.md 7).
+"""Host arrays in and out of the cpu backend (docs/testing.md, docs/numerics.md).
 
 A parameter `HbmTensor[D, Chip, Element]` is a C-order numpy array with one dimension per
 item of `Element` (`m("1")` is shape (1,)). bf16 / f8 / f4 come as `ml_dtypes` arrays or

@@ -1,6 +1,6 @@
-"""Buffers of the cpu backend: shapes, storage dtypes and live spatial rows (pipeline.md 0.5).
+"""Buffers of the cpu backend: shapes, storage dtypes and live spatial rows (docs/machine/index.md).
 
-Every value has one numpy buffer of the shape of pipeline.md 0.5: `Hbm` (chip, element),
+Every value has one numpy buffer of the shape of docs/machine/index.md: `Hbm` (chip, element),
 `Dm` (chip, cluster, slice, element), `Trf` (+ lane), `Stream` (chip, cluster, slice, time,
 packet), `CStream` (chip, cluster, slice, lane, time, packet). Floats are stored as their
 bit patterns (uint16 bf16, uint8 f8/f4, uint32 f32); integers as host values (i4 and i5 in
@@ -54,7 +54,7 @@ def local_levels(t: Type) -> tuple[Mapping, ...]:
 
 
 def shape_of(t: Type) -> tuple[int, ...]:
-    """Buffer shape of pipeline.md 0.5: one dimension per level."""
+    """Buffer shape of docs/machine/index.md: one dimension per level."""
     return tuple(mp.size for mp in (*spatial_levels(t), *local_levels(t)))
 
 

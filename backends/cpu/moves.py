@@ -1,4 +1,4 @@
-"""The move of pipeline.md 0.5 by logical indices: DMA, fetch, collect, to_trf, cast, commit.
+"""The move of docs/machine/index.md by logical indices: DMA, fetch, collect, to_trf, cast, commit.
 
 A move copies the same logical tensor into a new layout. Both sides are described by
 their level mappings; every buffer position gets a *key*: the digits of its logical index
@@ -10,7 +10,7 @@ and stay inside their (chip, cluster, slice) row; a DMA keys every level and mat
 globally.
 
 Keys are computed from the canonical factor form of the joint mapping `[L0, L1, ...]`
-(mapping.md 7.4), factor by factor, and combined as an outer sum over the factor grid,
+(docs/mapping-language.md), factor by factor, and combined as an outer sum over the factor grid,
 so a table of millions of cells costs a few vectorized passes. This is deliberately not
 the sequencer's read plan (`ir.mapping.sequence`), which the VISA interpreter follows:
 the two executors must be independent.
@@ -187,7 +187,7 @@ _PLANS = _PlanCache(budget=256 << 20)
 
 
 def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
-    """The move of pipeline.md 0.5 from `src_levels` to `dst_levels`, keyed on frag(src)."""
+    """The move of docs/machine/index.md from `src_levels` to `dst_levels`, keyed on frag(src)."""
     key = (src_levels, dst_levels)
     plan = _PLANS.get(key)
     if plan is None:
@@ -265,5 +265,5 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:
-    """commit_trim (pipeline.md 10.2): keep the leading `size` cells of every packet."""
+    """commit_trim (docs/machine/commit.md): keep the leading `size` cells of every packet."""
     return np.ascontiguousarray(buf[..., :size])

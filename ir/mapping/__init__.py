@@ -1,4 +1,4 @@
-"""The mapping-expression language (mapping.md): parse, evaluate, compare and normalize."""
+"""The mapping-expression language (docs/mapping-language.md): parse, evaluate, compare and normalize."""
 
 from ir.errors import MappingError, OvershootError
 from ir.mapping.api import idx, m

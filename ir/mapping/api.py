@@ -1,4 +1,4 @@
-"""The user-facing constructors `m(...)` and `idx(...)` (mapping.md 11).
+"""The user-facing constructors `m(...)` and `idx(...)` (docs/mapping-language.md).
 
 Symbols resolve against the explicit `axes=` first, then the calling module's registry;
 escapes against keyword arguments first, then the caller's locals and globals.
@@ -67,7 +67,7 @@ def m(text: str, axes: Any = None, **escapes: Any) -> Mapping:
 
 
 def index_cell(items: list[tuple[Mapping, int]]) -> Cell:
-    """The cell of an index literal given as `(mapping, value)` assignments (mapping.md 6)."""
+    """The cell of an index literal given as `(mapping, value)` assignments (docs/mapping-language.md)."""
     contributions: list[tuple] = []
     one = np.ones(1, dtype=bool)
     for mapping, value in items:

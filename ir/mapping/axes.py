@@ -1,4 +1,4 @@
-"""Axis declarations: `axes(A=2048, B=512)` and the module-scoped registry (mapping.md 2, 11).
+"""Axis declarations: `axes(A=2048, B=512)` and the module-scoped registry (docs/mapping-language.md).
 
 A kernel module declares its axes once; `m()` calls in that module resolve symbols
 against the registry stored in the module's globals.

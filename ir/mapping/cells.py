@@ -1,6 +1,6 @@
 """Cells of a mapping: Index / Padding / OutOfBounds, and the joint-decoding evaluator.
 
-The evaluator is mapping.md 5.3 (the normative one), vectorized over numpy arrays of
+The evaluator is docs/mapping-language.md (the normative one), vectorized over numpy arrays of
 positions so that whole cell tables are cheap; `cell_of` is the one-position view. Its
 cost per position is O(depth of the tree), never a table of all positions.
 """
@@ -179,7 +179,7 @@ def walk(node: Mapping, pos: np.ndarray, active: np.ndarray) -> list[tuple]:
 
 
 def finalize(items: list[tuple], n: int, dtype: object = np.int64) -> CellTable:
-    """Combine contributions into cells (mapping.md 5.3 phase 2), vectorized."""
+    """Combine contributions into cells (docs/mapping-language.md phase 2), vectorized."""
     status = np.full(n, LIVE, dtype=np.int8)
     over = np.zeros(n, dtype=bool)
     coords: dict[str, np.ndarray] = {}
@@ -282,5 +282,5 @@ def cell_of(mapping: Mapping, p: int) -> Cell:
         return OutOfBounds()
     table = evaluate(mapping, [int(p)])
     if table.status[0] == OVERSHOOT:
-        raise OvershootError(f"position {p} of `{mapping}` decodes outside its axes (mapping.md 5.4)")
+        raise OvershootError(f"position {p} of `{mapping}` decodes outside its axes (docs/mapping-language.md)")
     return table[0]

@@ -1,4 +1,4 @@
-"""The canonical factor form of a mapping (mapping.md 7.4) and `normalize()`.
+"""The canonical factor form of a mapping (docs/mapping-language.md) and `normalize()`.
 
 A mapping's cells factor into a list of prime pieces, outer to inner: `AxisFactor(X, s, e)` (a
 digit range of one axis), `BroadcastFactor(e)` (broadcast), `PaddingFactor(k, e)` (pure padding) and `RaggedFactor` (a
@@ -149,7 +149,7 @@ def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Fact
 
 
 def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> list[Factor]:
-    """Steps 2-5 of mapping.md 7.4 on a cell table given as a matrix."""
+    """Steps 2-5 of docs/mapping-language.md on a cell table given as a matrix."""
     pieces: list[Factor] = []
     while len(mat) > 1:
         n = len(mat)
@@ -265,7 +265,7 @@ def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Map
 
 
 def normalize(mapping: Mapping) -> Mapping:
-    """A canonical mapping equivalent to `mapping`; idempotent (mapping.md 7.4)."""
+    """A canonical mapping equivalent to `mapping`; idempotent (docs/mapping-language.md)."""
     if mapping in _NORMAL:
         return mapping
     facs = factors_of(mapping)

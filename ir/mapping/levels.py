@@ -1,7 +1,7 @@
-"""Hardware level predicates of mapping.md 10.3, as functions the stage rules call.
+"""Hardware level predicates of docs/machine/index.md, as functions the stage rules call.
 
 Each predicate returns None when it holds, or a `LevelViolation` naming the predicate,
-its pipeline.md alias (the diagnostic code, pipeline.md 0.6) and a readable reason.
+its docs/machine/index.md alias (the diagnostic code, docs/machine/index.md) and a readable reason.
 Numbers default to the built-in `rngd` target; a target file may pass others.
 """
 
@@ -19,7 +19,7 @@ __all__ = [
 
 FLIT_BYTES = 32
 
-# mapping.md 10.3 predicate -> the pipeline.md rule it is reported under (pipeline.md 0.6).
+# docs/machine/index.md predicate -> the docs/machine/index.md rule it is reported under (docs/machine/index.md).
 ALIASES = {
     "CHIP": "SPACE-1", "CLUSTER-REF": "SPACE-2", "SLICE-REF": "SPACE-3", "DM-CAP": "MEM-1",
     "VRF-CAP": "MEM-1", "TRF-LANE": "TRF-1", "TRF-CAP": "TRF-2", "TRF-LOAD": "TRF-4",
@@ -30,7 +30,7 @@ ALIASES = {
 
 @attrs.frozen
 class LevelViolation:
-    """A failed level predicate: `predicate` (mapping.md name), `code` (pipeline.md alias)."""
+    """A failed level predicate: `predicate` (docs/mapping-language.md name), `code` (docs/machine/index.md alias)."""
 
     predicate: str
     message: str

@@ -1,7 +1,7 @@
-"""Mapping expression trees: the seven node types of mapping.md 3.5, with their sizes and checks.
+"""Mapping expression trees: the seven node types of docs/mapping-language.md, with their sizes and checks.
 
-A `Mapping` is immutable and hashable; `==` is tree equality (mapping.md 7.1). Every
-constructor applies the well-formedness rules of mapping.md section 4, so a tree built
+A `Mapping` is immutable and hashable; `==` is tree equality (docs/mapping-language.md). Every
+constructor applies the well-formedness rules of docs/mapping-language.md, so a tree built
 by hand is exactly as legal as one built by the parser.
 """
 
@@ -25,7 +25,7 @@ __all__ = [
 
 
 class PaddingKind(enum.IntEnum):
-    """Padding kinds ordered by strictness: BOTTOM < ZERO < TOP (mapping.md section 1)."""
+    """Padding kinds ordered by strictness: BOTTOM < ZERO < TOP (docs/mapping-language.md)."""
 
     BOTTOM = 0
     ZERO = 1
@@ -97,13 +97,13 @@ class Mapping:
         return evaluate(self, positions)
 
     def factors(self) -> tuple[Factor, ...]:
-        """The canonical factor form (mapping.md 7.4), outer to inner."""
+        """The canonical factor form (docs/mapping-language.md), outer to inner."""
         from ir.mapping.factors import factors_of
 
         return factors_of(self)
 
     def equivalent(self, other: Mapping) -> bool:
-        """Cell equality at every position (mapping.md 7.3)."""
+        """Cell equality at every position (docs/mapping-language.md)."""
         if not isinstance(other, Mapping):
             return False
         if self == other:
@@ -134,7 +134,7 @@ class Mapping:
         return f'm("{self.text()}")'
 
     def text(self) -> str:
-        """Display form (mapping.md 7.5); it re-parses to an equivalent mapping."""
+        """Display form (docs/mapping-language.md); it re-parses to an equivalent mapping."""
         raise NotImplementedError
 
     def _operand_text(self) -> str:

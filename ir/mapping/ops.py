@@ -1,4 +1,4 @@
-"""Mapping operations of pipeline.md 0.3: split, pad, resize, strip, fragments, refinement, divide.
+"""Mapping operations of docs/machine/index.md: split, pad, resize, strip, fragments, refinement, divide.
 
 Everything here works on canonical factor lists (`Mapping.factors()`, mapping.md 7.4) and
 never tabulates cells, so it stays cheap for mappings with millions of cells. The digit
@@ -268,7 +268,7 @@ class Entry:
 
 def coalesce(entries: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
     """Drop size-1 entries and merge neighbours `(n1 : s1), (n2 : s2)` into
-    `(n1*n2 : s2)` when `s1 == n2 * s2` (pipeline.md 6)."""
+    `(n1*n2 : s2)` when `s1 == n2 * s2` (docs/machine/fetch.md)."""
     out: list[Entry] = []
     for e in entries:
         e = e if isinstance(e, Entry) else Entry(*e)

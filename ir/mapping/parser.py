@@ -1,4 +1,4 @@
-"""Parse mapping texts (mapping.md section 3) into trees, with columns on every error.
+"""Parse mapping texts (docs/mapping-language.md) into trees, with columns on every error.
 
 The lark grammar (`mapping.lark`, LALR) is built once, lazily. A small recursive builder
 turns the parse tree into `Mapping` nodes, resolving symbols against an axis table and

@@ -1,4 +1,4 @@
-"""The sequencer matcher `sequence(memory, stream)` and the DMA burst (pipeline.md 0.3, 4, 6, 10.4).
+"""The sequencer matcher `sequence(memory, stream)` and the DMA burst (docs/machine/index.md).
 
 A stream factor becomes one loop entry per piece of a common refinement, whose stride is
 the cell stride in memory of the same digits. Both operations work from factor forms; the
@@ -47,7 +47,7 @@ class SequenceResult:
         return tuple(e for lvl in self.levels for e in lvl)
 
     def coalesced(self) -> tuple[tuple[Entry, ...], ...]:
-        """Each level's entries coalesced separately (pipeline.md 6)."""
+        """Each level's entries coalesced separately (docs/machine/fetch.md)."""
         return tuple(coalesce(lvl) for lvl in self.levels)
 
 
@@ -156,7 +156,7 @@ class _Matcher:
 
 
 def sequence(memory: Levels, stream: Levels) -> SequenceResult | SequenceFailure:
-    """The sequencer matcher of pipeline.md 0.3: entries `(size, stride)` per stream piece.
+    """The sequencer matcher of docs/machine/index.md: entries `(size, stride)` per stream piece.
 
     `memory` and `stream` are mappings, factor lists, or lists of levels (e.g. `[Tin, Pin]`
     and `[time, packet]`); memory levels are joined, stream levels are kept apart in the
@@ -274,7 +274,7 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
 
 
 def burst(source: Mapping, dest: Mapping) -> int:
-    """The DMA burst (pipeline.md 4): the largest m dividing size(dest) such that every
+    """The DMA burst (docs/machine/dma.md): the largest m dividing size(dest) such that every
     cell p < m of `dest` is Padding(Top) or equals the cell p of `source`.
 
     Walks the destination factors inner to outer. While both lists split at the running

@@ -1,4 +1,4 @@
-"""Structural factor form of large mappings (mapping.md 7.4, "Structural computation").
+"""Structural factor form of large mappings (docs/mapping-language.md, "Structural computation").
 
 Gives exactly the factor list that tabulating every cell would give, but tabulates only
 what the spec's TAB steps name: ragged pieces, joint decoding and possible overshoots.
@@ -173,7 +173,7 @@ class _Factoring:
         live = mat[:, 0] == LIVE
         for j, name in enumerate(self.names):
             if np.any(live & (mat[:, j + 1] >= self.sizes[name])):
-                raise OvershootError(f"a position decodes past axis {name} (mapping.md 5.4)")
+                raise OvershootError(f"a position decodes past axis {name} (docs/mapping-language.md)")
         return factors_from_table(mat, self.names, self.sizes)
 
     def factor_rows(self, f: Factor) -> np.ndarray:

@@ -1,1 +1,1 @@
-"""The [T] rules of pipeline.md, one module per family; each op's `check()` calls in here."""
+"""The [T] rules of docs/machine/index.md, one module per family; each op's `check()` calls in here."""

@@ -1,4 +1,4 @@
-"""Collect and TRF rules (pipeline.md 8): COLLECT-1..5, TRF-1..6, and the `to_trf` defaults (3.2).
+"""Collect and TRF rules (docs/machine/collect.md): COLLECT-1..5, TRF-1..6, and the `to_trf` defaults (3.2).
 
 Also the derived quantities the lowering reads: the collect plan (`collect_plan`: B, Pp,
 Pouter, Pflit) and the TRF load geometry (`trf_geometry`). TRF-7 itself is raised by the
@@ -82,12 +82,12 @@ def _show(mp: Mapping) -> str:
     return canonical if len(canonical) < len(own) else own
 
 
-# --- collect (pipeline.md 8.1) ------------------------------------------------------------
+# --- collect (docs/machine/collect.md) ------------------------------------------------------------
 
 
 @attrs.frozen
 class CollectPlan:
-    """Derived values of `collect` on a stream `(T ; P)` of dtype D (pipeline.md 8.1).
+    """Derived values of `collect` on a stream `(T ; P)` of dtype D (docs/machine/collect.md).
 
     `packet_bytes` = bytes(P, D); `padded` = pad(P, ceil(packet_bytes / 32) * 32 * 8 /
     bits(D)); `(outer, flit)` = split(padded, flit_elems(D)); `time2 = [T, outer]` and
@@ -135,12 +135,12 @@ def check_collect(op) -> Violation | None:
         return Violation("COLLECT-1", f"the packet reaching collect must be a positive multiple of "
                          f"{PACKET_ALIGN} bytes",
                          label=f"packet `{src.packet}` is {bytes_text(src.packet.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-ALIGN",),
+                         notes=("docs/machine/index.md predicate PKT-ALIGN",),
                          help=f"fetch a packet of a multiple of {PACKET_ALIGN * 8 // d.bits} {d} elements")
     if packet2.size * d.bits != FLIT_BYTES * 8:
         return Violation("COLLECT-2", f"collect packet must be exactly one {FLIT_BYTES}-byte flit",
                          label=f"packet is {bytes_text(packet2.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-FLIT",),
+                         notes=("docs/machine/index.md predicate PKT-FLIT",),
                          help=f"use m(\"{_show(plan.flit)}\") for an {d} stream: {_collect_fix(plan)}")
     known = _split_known(src.packet, d.flit_elems) if plan.padded is src.packet else None
     if not _same(packet2, None if known is None else known[1], plan.flit):
@@ -181,12 +181,12 @@ def _collect_fix(plan: CollectPlan) -> str:
     return f'.collect(m("{_show(plan.time2)}"), m("{_show(plan.flit)}"))'
 
 
-# --- to_trf (pipeline.md 8.2) -------------------------------------------------------------
+# --- to_trf (docs/machine/collect.md) -------------------------------------------------------------
 
 
 @attrs.frozen
 class TrfGeometry:
-    """How a collected stream `(T ; P)` fills the TRF as `(lane, element)` (pipeline.md 8.2, 11.3).
+    """How a collected stream `(T ; P)` fills the TRF as `(lane, element)` (docs/machine/collect.md).
 
     Lane `l` receives time steps `l * flits_per_lane ... (l + 1) * flits_per_lane - 1`.
     `element_bytes = bytes(element, D)`; `bytes_per_lane` is it rounded up to 32-byte rows
@@ -219,7 +219,7 @@ def _shares_axis(prefix: tuple[Factor, ...], packet_axes: frozenset[str]) -> boo
 
 
 def infer_trf(time: Mapping, packet: Mapping, lane: Mapping | None) -> tuple[Mapping, Mapping]:
-    """Default `(lane, element)` of `to_trf` (pipeline.md 3.2); `lane` when given is kept and
+    """Default `(lane, element)` of `to_trf` (docs/porting.md); `lane` when given is kept and
     only the element is inferred from it.
 
     The lane is the longest prefix of the canonical factors of `time` whose size is in
@@ -281,13 +281,13 @@ def check_to_trf(op) -> Violation | None:
     if lane.size not in LANES:
         return Violation("TRF-1", f"a TRF tensor has 1, 2, 4 or 8 lanes, not {lane.size}",
                          label=f"lane `{lane}` has size {lane.size}",
-                         notes=("mapping.md 10.3 predicate TRF-LANE",),
+                         notes=("docs/machine/index.md predicate TRF-LANE",),
                          help=_trf_help(time, packet))
     total_bits = element.size * d.bits
     if total_bits % 8:
         return Violation("TRF-2", "the TRF element is not a whole number of bytes",
                          label=f"element is {bytes_text(element.size, d)}",
-                         notes=("mapping.md 10.3 predicate TRF-CAP",),
+                         notes=("docs/machine/index.md predicate TRF-CAP",),
                          help=_trf_help(time, packet))
     per_lane = total_bits // 8
     if lane.size * per_lane > TRF_BYTES:
@@ -295,27 +295,27 @@ def check_to_trf(op) -> Violation | None:
         return Violation("TRF-2", f"the TRF tensor does not fit: {total} bytes = {lane.size} lanes x "
                          f"{per_lane} bytes > {TRF_BYTES}",
                          label=f"{lane.size} lanes x {per_lane} bytes = {total} bytes > {TRF_BYTES} bytes",
-                         notes=("mapping.md 10.3 predicate TRF-CAP",
+                         notes=("docs/machine/index.md predicate TRF-CAP",
                                 f"the TRF holds {TRF_BYTES} bytes per slice ({TRF_BYTES // 8} per lane with 8 lanes)"),
                          help="load a smaller tile per slice (spread more of the tensor over Slice) "
                               "or split it into several TRF loads")
     if time.size % lane.size:
         return Violation("TRF-3", f"the lane count {lane.size} does not divide the {time.size} time steps",
                          label=f"time `{time}` has {time.size} steps",
-                         notes=("mapping.md 10.3 predicate TRF-LOAD",),
+                         notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=_trf_help(time, packet))
     outer, inner = split(time, time.size // lane.size)
     known = _split_known(time, time.size // lane.size)
     if not _same(lane, None if known is None else known[0], outer):
         return Violation("TRF-4", "the lane must be the outer part of the stream time",
                          label=f"`{lane}` is not the outer {lane.size} steps `{_show(outer)}` of `{time}`",
-                         notes=("mapping.md 10.3 predicate TRF-LOAD",),
+                         notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=_trf_help(time, packet))
     want = pair_all([inner, packet])
     if not _same(element, None if known is None else _known_factors_after(known[1], packet), want):
         return Violation("TRF-5", "the TRF element must be the inner time followed by the packet",
                          label=f"`{element}` is not `{_show(want)}`",
-                         notes=("mapping.md 10.3 predicate TRF-LOAD",),
+                         notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=f'use .to_trf(m("{_show(lane)}"), m("{_show(want)}"))')
     if d not in TRF_STORAGE:
         names = ", ".join(sorted(str(t) for t in TRF_STORAGE))

@@ -1,6 +1,6 @@
-"""Cast and Commit rules (pipeline.md 10): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2, COMMIT-1..7.
+"""Cast and Commit rules (docs/machine/commit.md): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2, COMMIT-1..7.
 
-Also the commit write plan (pipeline.md 10.4) that the lowering (`CommitOp`) and the cpu
+Also the commit write plan (docs/machine/commit.md) that the lowering (`CommitOp`) and the cpu
 backend use: `sequence(memory = element, stream = [Time, Packet])`, each descriptor
 coalesced separately, strides in destination elements.
 """
@@ -29,7 +29,7 @@ __all__ = [
     "CommitWritePlan", "COMMIT_WIDTHS", "COMMIT_BASE", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
 ]
 
-COMMIT_WIDTHS = (8, 16, 24, 32)  # pipeline.md 1: legal bytes of one committed packet
+COMMIT_WIDTHS = (8, 16, 24, 32)  # docs/machine/index.md: legal bytes of one committed packet
 COMMIT_BASE = 8  # commit write granularity in bytes
 SEQ_MAX_ENTRIES = 8
 SEQ_MAX_ITER = 65536
@@ -52,7 +52,7 @@ def _bytes_text(n: int, d: DType) -> str:
 
 @attrs.frozen
 class CommitWritePlan:
-    """How the Commit Engine writes one stream into DM (pipeline.md 10.4, 11.5).
+    """How the Commit Engine writes one stream into DM (docs/machine/commit.md).
 
     `time` and `packet` are the coalesced descriptors (strides in destination elements);
     `raw_time` / `raw_packet` have one entry per stream piece of the common refinement,
@@ -124,7 +124,7 @@ def _cast_targets(d: DType) -> str:
 
 
 def check_cast(op) -> Violation | None:
-    """CAST-1..4 (pipeline.md 10.1)."""
+    """CAST-1..4 (docs/machine/cast.md)."""
     try:
         return _check_cast(op)
     except MappingError as e:  # only the equivalence of CAST-4 needs factor forms
@@ -167,7 +167,7 @@ def _check_cast(op) -> Violation | None:
 
 
 def check_trim(op) -> Violation | None:
-    """TRIM-1, TRIM-2 (pipeline.md 10.2)."""
+    """TRIM-1, TRIM-2 (docs/machine/commit.md)."""
     try:
         return _check_trim(op)
     except MappingError as e:  # only the equivalence of TRIM-2 needs factor forms
@@ -207,7 +207,7 @@ def _trim_help(out: Mapping, d: DType) -> str:
 
 
 def check_commit_cast(op) -> Violation | None:
-    """CTX-4, CCAST-1, CCAST-2 (pipeline.md 10.3)."""
+    """CTX-4, CCAST-1, CCAST-2 (docs/machine/commit-adapter.md)."""
     t = op.input.type
     name = "commit_cast_relu" if op.relu else "commit_cast"
     if t.context != MAIN:
@@ -381,14 +381,14 @@ def _commit45(plan: CommitWritePlan) -> Violation | None:
         return Violation("COMMIT-4", f"the commit needs {len(entries)} sequencer entries; a sequencer has "
                                      f"{SEQ_MAX_ENTRIES}",
                          label=f"write plan time [{_entries(plan.time)}], packet [{_entries(plan.packet)}]",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="keep more stream factors in the element's order, so that neighbours merge")
     for e in entries:
         if e.size > SEQ_MAX_ITER:
             return Violation("COMMIT-5", f"a commit loop of {e.size} iterations exceeds the limit of "
                                          f"{SEQ_MAX_ITER}",
                              label=f"write plan time [{_entries(plan.time)}], packet [{_entries(plan.packet)}]",
-                             notes=("mapping.md 10.3 predicate SEQ",),
+                             notes=("docs/machine/index.md predicate SEQ",),
                              help="split the stream's time so that consecutive factors are not contiguous "
                                   "in the element, or use a smaller tensor")
     return None

@@ -1,7 +1,7 @@
-"""Contraction Engine rules (pipeline.md 9): OUTER-1..11, PACKET-1..4, TIME-1..4, LANE-1..6.
+"""Contraction Engine rules (docs/machine/contraction.md): OUTER-1..11, PACKET-1..4, TIME-1..4, LANE-1..6.
 
 `contract_outer` checks CTX-2 and SPACE-4 first. Each checker evaluates its rules in the
-order pipeline.md lists them and returns the first failure; a mapping operation that
+order docs/machine/index.md lists them and returns the first failure; a mapping operation that
 fails is a failure of the rule that needed it. The derived quantities the lowering and
 the cpu backend use live in `ir.rules.contract_geometry` and are re-exported here.
 """
@@ -92,7 +92,7 @@ def _list_text(factors: list[Factor] | tuple[Factor, ...], sizes: dict[str, int]
 
 
 def check_outer(op) -> Violation | None:
-    """CTX-2, SPACE-4, then OUTER-1..11 (pipeline.md 2.2, 2.3, 9.1)."""
+    """CTX-2, SPACE-4, then OUTER-1..11 (docs/machine/index.md)."""
     s, w = op.input.type, op.trf.type
     if s.context != MAIN:
         return Violation(
@@ -150,13 +150,13 @@ def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _CurrentRul
     if w.lane.size not in LANES:
         return Violation("OUTER-2", f"the TRF operand has {w.lane.size} lanes; a contraction uses 1, 2, 4 or 8",
                          label=f"TRF lane `{_raw(w.lane)}` has size {w.lane.size}",
-                         notes=("mapping.md 10.3 predicate TRF-LANE",))
+                         notes=("docs/machine/index.md predicate TRF-LANE",))
     rule.code = "OUTER-3"
     bits = out_packet.size * d.bits
     if bits % 8 or bits // 8 not in OUTER_PACKET_BYTES:
         return Violation("OUTER-3", "a contract_outer packet is 32 or 64 bytes (one or two flits)",
                          label=f"out_packet `{_raw(out_packet)}` is {_bytes(out_packet.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-OUTER",
+                         notes=("docs/machine/index.md predicate PKT-OUTER",
                                 f"sizes are counted in the stream type {d}, not the accumulator"),
                          help=f"use {_packet_fix(s)}")
     pack = bits // 256
@@ -265,13 +265,13 @@ def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: _CurrentRule)
         return Violation("OUTER-11", f"the TRF read walk needs {len(walk)} loop entries; the sequencer has "
                                      f"{SEQ_MAX_ENTRIES}",
                          label=f"TRF read walk {text} (size:stride in reads)",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="merge time factors so that the TRF strides line up, or drop broadcast factors")
     big = next((e for e in walk if e.size > SEQ_MAX_ITER), None)
     if big is not None:
         return Violation("OUTER-11", f"a TRF read loop of {big.size} iterations exceeds {SEQ_MAX_ITER}",
                          label=f"TRF read walk {text} (size:stride in reads)",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="split the time so that no single loop runs more than 65536 times")
     return None
 
@@ -298,7 +298,7 @@ def _levels_of(pair: tuple[DigitRange, DigitRange], levels) -> tuple[str, str]:
 
 
 def check_packet(op) -> Violation | None:
-    """PACKET-1..4 (pipeline.md 9.2)."""
+    """PACKET-1..4 (docs/machine/contraction.md)."""
     return _guarded(lambda rule: _packet_rules(op.input.type, op.packet, rule), "PACKET-1")
 
 
@@ -308,19 +308,19 @@ def _packet_rules(t, out_packet: Mapping, rule: _CurrentRule) -> Violation | Non
     if bits % 8 or bits // 8 not in OUTER_PACKET_BYTES:
         return Violation("PACKET-1", "the Packet Reducer takes 32- or 64-byte packets",
                          label=f"input packet `{_raw(p)}` is {_bytes(p.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-OUTER",))
+                         notes=("docs/machine/index.md predicate PKT-OUTER",))
     rule.code = "PACKET-2"
     n = out_packet.size
     if n > ACC_COLS:
         return Violation("PACKET-2", f"the reduced packet has {n} columns; the accumulator has {ACC_COLS}",
                          label=f"out_packet `{_raw(out_packet)}` has size {n} > {ACC_COLS}",
-                         notes=("mapping.md 10.3 predicate PKT-REDUCE",),
+                         notes=("docs/machine/index.md predicate PKT-REDUCE",),
                          help=_depth_help(p))
     rule.code = "PACKET-3"
     if n & (n - 1):
         return Violation("PACKET-3", f"the reduced packet must have a power-of-two size, not {n}",
                          label=f"out_packet `{_raw(out_packet)}` has size {n}",
-                         notes=("mapping.md 10.3 predicate PKT-REDUCE",),
+                         notes=("docs/machine/index.md predicate PKT-REDUCE",),
                          help=_depth_help(p))
     rule.code = "PACKET-4"
     if packet_depth(p, out_packet) is None:
@@ -348,7 +348,7 @@ def _depth_help(p: Mapping) -> str:
 
 
 def check_time(op) -> Violation | None:
-    """TIME-1..4 (pipeline.md 9.3)."""
+    """TIME-1..4 (docs/machine/contraction.md)."""
     return _guarded(lambda rule: _time_rules(op.input.type.time, op.time, rule), "TIME-1")
 
 
@@ -433,7 +433,7 @@ def _shares(a: RaggedFactor, b: RaggedFactor) -> bool:
 
 
 def check_lane(op) -> Violation | None:
-    """LANE-1..6 (pipeline.md 9.4)."""
+    """LANE-1..6 (docs/machine/contraction.md)."""
     return _guarded(lambda rule: _lane_rules(op.input.type, op.time, op.packet, op.mode, rule), "LANE-1")
 
 
@@ -446,7 +446,7 @@ def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule:
     if out_packet.size != LANE_BUS:
         return Violation("LANE-2", f"contract_lane emits one flit of {LANE_BUS} 32-bit values per cycle",
                          label=f"out_packet `{_raw(out_packet)}` has size {out_packet.size}, not {LANE_BUS}",
-                         notes=("mapping.md 10.3 predicate PKT-FLIT",))
+                         notes=("docs/machine/index.md predicate PKT-FLIT",))
     rule.code = "LANE-3"
     f, expected = lane_fold_f(lane, p, mode)
     if out_packet.factors() != expected:

@@ -1,4 +1,4 @@
-"""Derived quantities of the Contraction Engine (pipeline.md 9), shared by rules, lowering and cpu.
+"""Derived quantities of the Contraction Engine (docs/machine/contraction.md), shared by rules, lowering and cpu.
 
 Pure functions on types and mappings, each returning a small frozen record: the stream
 adapter and TRF sequencer of `contract_outer` (9.1), the packet-reducer depth (9.2), the
@@ -108,7 +108,7 @@ def text_of(mapping: Mapping) -> str:
 
 @attrs.frozen
 class OuterGeometry:
-    """Stream adapter and TRF sequencer of one `contract_outer` (pipeline.md 9.1, 11.4).
+    """Stream adapter and TRF sequencer of one `contract_outer` (docs/machine/contraction.md).
 
     `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
     `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
@@ -188,7 +188,7 @@ def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
 
 def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping,
                    out_packet: Mapping) -> OuterGeometry:
-    """Every derived quantity of `contract_outer` (pipeline.md 9.1) for a call that passes
+    """Every derived quantity of `contract_outer` (docs/machine/contraction.md) for a call that passes
     OUTER-1..11; ValueError where a quantity is undefined."""
     d = stream_type.dtype
     try:
@@ -365,7 +365,7 @@ def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
 
 def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
     """The Time Reducer of `contract_time(out_time)` on a stream of time `pre_time`
-    (pipeline.md 9.3): loops outer to inner with KEEP/REDUCE and strides, and IT.
+    (docs/machine/contraction.md): loops outer to inner with KEEP/REDUCE and strides, and IT.
     ValueError when out_time is not an in-order sub-list of pre_time's factors."""
     try:
         loops = ordered_reduction(pre_time.factors(), out_time.factors())
@@ -381,7 +381,7 @@ def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
 
 @attrs.frozen
 class LaneGeometry:
-    """The Lane Folder of one `contract_lane` (pipeline.md 9.4, 11.4 LaneFold).
+    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold).
 
     `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
 
@@ -437,7 +437,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
 
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
-    """Every derived quantity of `contract_lane` (pipeline.md 9.4): F, the expected packet,
+    """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,
     (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
     ValueError when size(F) does not divide size(out_time)."""
     t = cstream_type

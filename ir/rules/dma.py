@@ -1,8 +1,8 @@
-"""Tensor DMA rules DMA-1..6 (pipeline.md 4) and the DMA plan the lowering and the cpu backend use.
+"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA plan the lowering and the cpu backend use.
 
 A DMA is a global move: `sequence(memory = source, stream = destination)` over the joint
 mappings (`[Chip, Element]` or `[Chip, Cluster, Slice, Element]`) gives one paired entry per
-piece of the destination; the *burst* (pipeline.md 4) is the run of destination element
+piece of the destination; the *burst* (docs/machine/dma.md) is the run of destination element
 cells one contiguous source read can fill, and into DM it must be a multiple of 8 bytes.
 """
 
@@ -28,7 +28,7 @@ __all__ = [
     "frag_text", "factor_text", "DMA_DM_ALIGN", "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM",
 ]
 
-DMA_DM_ALIGN = 8  # pipeline.md 1: byte alignment of DMA writes into DM
+DMA_DM_ALIGN = 8  # docs/machine/index.md: byte alignment of DMA writes into DM
 
 HBM_TO_DM, DM_TO_HBM, DM_TO_DM, HBM_TO_HBM = "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM"
 
@@ -48,7 +48,7 @@ class DmaEntry:
 
 @attrs.frozen
 class DmaPlan:
-    """The derived facts of one Tensor DMA (pipeline.md 4, 11.6).
+    """The derived facts of one Tensor DMA (docs/machine/dma.md).
 
     `entries` has one paired entry per piece of the destination's joint factor form, outer
     to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
@@ -78,7 +78,7 @@ class DmaPlan:
 
 def coalesce_paired(entries: tuple[DmaEntry, ...] | list[DmaEntry]) -> tuple[DmaEntry, ...]:
     """Drop size-1 entries; merge `(n1 : s1 : d1), (n2 : s2 : d2)` into `(n1*n2 : s2 : d2)`
-    when `s1 = n2 * s2` and `d1 = n2 * d2` (as pipeline.md 6, on both sides at once)."""
+    when `s1 = n2 * s2` and `d1 = n2 * d2` (as docs/machine/fetch.md, on both sides at once)."""
     out: list[DmaEntry] = []
     for e in entries:
         if e.size == 1:
@@ -119,7 +119,7 @@ def _match(src_type: HbmType | DmType, dst_type: HbmType | DmType
 
 
 def dma_burst(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> int:
-    """The burst of pipeline.md 4, in destination element cells."""
+    """The burst of docs/machine/dma.md, in destination element cells."""
     return _burst(src_type.element, dst_type.element)
 
 
@@ -183,7 +183,7 @@ def check_dma(op) -> Violation | None:
     """DMA-1..6 for a ToDm / ToHbm op, first failure wins."""
     src, dst = op.src.type, op.result.type
     rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
-    if isinstance(dst, DmType):  # writes into HBM have no alignment rule (pipeline.md 4, 14.5)
+    if isinstance(dst, DmType):  # writes into HBM have no alignment rule (docs/machine/dma.md)
         rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
     elif dst.dtype.bits < 8:  # ... but a DMA moves whole bytes, so 4-bit bursts must pair up
         rules += [("DMA-5", _dma5_whole_bytes)]
@@ -227,7 +227,7 @@ def _dma3(src, dst) -> Violation | None:
     if not dst.cluster.equivalent(src.cluster):
         return Violation("DMA-3", "a DM -> DM DMA keeps the Cluster mapping",
                          label=f"the source Cluster is {_m(src.cluster)}, the destination's {_m(dst.cluster)}",
-                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         notes=("docs/machine/index.md predicate RESHAPE",),
                          help=f"use Cluster {_m(src.cluster)} in the destination DmTensor")
     if dst.slice.size != src.slice.size:
         return Violation("DMA-3", "a DM -> DM DMA keeps the number of slices",
@@ -270,7 +270,7 @@ def _dma4(src, dst) -> Violation | None:
 
 
 def _live_run(dst, burst: int) -> int:
-    """Cells of a burst that are actually transferred: padding is never moved (artifacts.md
+    """Cells of a burst that are actually transferred: padding is never moved (docs/ci.md
     1.2), so the run stops at the innermost pure-padding factor inside the burst."""
     run = 1
     for f in reversed(dst.element.factors()):

@@ -1,7 +1,7 @@
-"""Begin, Fetch and Fetch Adapter rules (pipeline.md 5-7): FETCH-1..10, FLUT-1, FCAST-1, FZPS-1..2, CTX-3.
+"""Begin, Fetch and Fetch Adapter rules (docs/machine/fetch.md): FETCH-1..10, FLUT-1, FCAST-1, FZPS-1..2, CTX-3.
 
 Also the derived quantity the lowering's FeedBuffer reads: the fetch *read plan*
-(`fetch_read_plan`, pipeline.md 6), computed once here so nobody recomputes it differently.
+(`fetch_read_plan`, docs/machine/fetch.md), computed once here so nobody recomputes it differently.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access
 _FOUR_BIT = frozenset({DType.I4, DType.F4E2M1})
 
 
-# --- the read plan (pipeline.md 6) --------------------------------------------------------
+# --- the read plan (docs/machine/fetch.md) --------------------------------------------------------
 
 
 @attrs.frozen
@@ -40,7 +40,7 @@ class ReadPlan:
     time and packet entries each coalesced separately, size-1 entries dropped. Strides are
     in DM elements (cells of the input's joint mapping), 0 for a broadcast factor.
 
-    examples.md 3's main fetch prints as `[32 : 64, 4 : 0 | 64 : 1]`."""
+    examples/gemm.py's main fetch prints as `[32 : 64, 4 : 0 | 64 : 1]`."""
 
     time_entries: tuple[Entry, ...]
     packet_entries: tuple[Entry, ...]
@@ -129,7 +129,7 @@ def bytes_text(n: int, dtype: DType) -> str:
     return f"{n} x {dtype} = {b} byte{'' if b == 1 else 's'}"
 
 
-# --- begin (pipeline.md 5) ----------------------------------------------------------------
+# --- begin (docs/machine/fetch.md) ----------------------------------------------------------------
 
 
 def check_begin(op) -> Violation | None:
@@ -141,11 +141,11 @@ def check_begin(op) -> Violation | None:
     for found in (levels.cluster(t.cluster), levels.slice_(t.slice)):
         if found is not None:
             return Violation(found.code, found.message,
-                             notes=(f"mapping.md 10.3 predicate {found.predicate}",))
+                             notes=(f"docs/machine/index.md predicate {found.predicate}",))
     return None
 
 
-# --- fetch (pipeline.md 6) ----------------------------------------------------------------
+# --- fetch (docs/machine/fetch.md) ----------------------------------------------------------------
 
 
 def check_fetch(op) -> Violation | None:
@@ -164,13 +164,13 @@ def check_fetch(op) -> Violation | None:
 def _fetch_1(out: StreamType, time: Mapping, packet: Mapping) -> Violation | None:
     """FETCH-1: SPACE-2/3 on the stream; time and packet decode at every position.
 
-    A mapping built by m() is well-formed by construction (mapping.md 4); what can still
-    fail is a position that overshoots its axis (mapping.md 5.4), which leaves the mapping
+    A mapping built by m() is well-formed by construction (docs/mapping-language.md); what can still
+    fail is a position that overshoots its axis (docs/mapping-language.md), which leaves the mapping
     without a factor form. Digits placed twice across levels are FETCH-7's."""
     for found in (levels.cluster(out.cluster), levels.slice_(out.slice)):
         if found is not None:
             return Violation("FETCH-1", found.message,
-                             notes=(f"{found.code} (mapping.md 10.3 predicate {found.predicate})",))
+                             notes=(f"{found.code} (docs/machine/index.md predicate {found.predicate})",))
     for name, mp in (("time", time), ("packet", packet)):
         try:
             mp.factors()
@@ -219,14 +219,14 @@ def _fetch_plan_limits(plan: ReadPlan) -> Violation | None:
                          f"{SEQ_MAX_ENTRIES}",
                          label=f"read plan {plan} ({len(plan.time_entries)} time + "
                                f"{len(plan.packet_entries)} packet entries after coalescing)",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="keep neighbouring digits in DM order so entries coalesce, or move digits "
                               "from time into the packet")
     big = next((e for e in plan.entries if e.size > SEQ_MAX_ITER), None)
     if big is not None:
         return Violation("FETCH-5", f"a read-plan entry of {big.size} iterations exceeds {SEQ_MAX_ITER}",
                          label=f"entry [{big.size} : {big.stride}] of the read plan {plan}",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="move part of that factor into the packet (or the packet's into time), so "
                               f"that no loop runs more than {SEQ_MAX_ITER} times")
     return None
@@ -296,7 +296,7 @@ def _fetch_access(src: StreamType, plan: ReadPlan) -> Violation | None:
     return None
 
 
-# --- the fetch adapter (pipeline.md 7) ----------------------------------------------------
+# --- the fetch adapter (docs/machine/fetch-adapter.md) ----------------------------------------------------
 
 
 def _names(types: list[DType]) -> str:

@@ -14,7 +14,7 @@ def predicate(violation: levels.LevelViolation | None, code: str | None = None) 
     if violation is None:
         return None
     return Violation(code or violation.code, violation.message,
-                     notes=(f"mapping.md 10.3 predicate {violation.predicate}",))
+                     notes=(f"docs/machine/index.md predicate {violation.predicate}",))
 
 
 def validate_type(t: HbmType | DmType | TrfType | StreamType, chips: int | None = None, *,

@@ -1,5 +1,5 @@
 """Load the kernels of /work/main/examples (each file declares its own axes, so each is
-imported as its own module) and build the inputs examples.md 0 prescribes."""
+imported as its own module) and build the inputs docs/testing.md prescribes."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def example(stem: str, kernel: str):
 
 
 def bf16_uniform(rng: np.random.Generator, shape: tuple[int, ...] | int) -> np.ndarray:
-    """bf16 bit patterns of values uniform in [-1, 1) (examples.md 0)."""
+    """bf16 bit patterns of values uniform in [-1, 1) (docs/testing.md)."""
     return f32_to_bf16_bits(rng.uniform(-1.0, 1.0, shape).astype(np.float32))
 
 

@@ -1,4 +1,4 @@
-"""Small kernels for contraction geometries the examples do not reach: pipeline.md 9.2's
+"""Small kernels for contraction geometries the examples do not reach: docs/machine/contraction.md's
 packet example (pack = 1, tree depth 1, padded packet columns, sequential lane fold)
 and a TRF-only time broadcast (tiling 2, a reduced outer time factor with IT = 2)."""
 
@@ -15,7 +15,7 @@ One = m("1 # 64")
 def packet_pairs(ctx: Context,
                  x: HbmTensor[bf16, Chip, m("T, A, B")],
                  w: HbmTensor[bf16, Chip, m("A, B")]) -> HbmTensor[f32, Chip, m("T, A")]:
-    """y[t, a] = x[t, a, 0] * w[a, 0] + x[t, a, 1] * w[a, 1] (pipeline.md 9.2's example)."""
+    """y[t, a] = x[t, a, 0] * w[a, 0] + x[t, a, 1] * w[a, 1] (docs/machine/contraction.md's example)."""
     x = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, One, m("T, A, B")])
     w = w.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, One, m("A, B")])
     w_trf = (ctx.sub.begin(w.view())

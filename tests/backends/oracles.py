@@ -1,4 +1,4 @@
-"""Independent numpy oracles of examples.md (section 0 helpers and each example's oracle).
+"""Independent numpy oracles of examples/ (section 0 helpers and each example's oracle).
 
 Copied from the spec as written; they use nothing from the project, so they check the
 cpu backend against an implementation that shares no code with it.

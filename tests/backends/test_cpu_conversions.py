@@ -1,5 +1,5 @@
 """Element-wise stages through the executor (tests/backends/kernels_convert.py), checked
-against dtypes.md 8's vectors: table lookup, i4 widening, Cast Engine narrowing."""
+against docs/numerics.md's vectors: table lookup, i4 widening, Cast Engine narrowing."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ir.errors import NpuOptError
 from npu_opt.run import run
 from tests.backends import kernels_convert as k
 
-# dtypes.md 8.4, "Encode (cast(f8e5m2))": f32 bits -> code (the reference's rounding).
+# docs/numerics.md, "Encode (cast(f8e5m2))": f32 bits -> code (the reference's rounding).
 E5M2_ENCODE = [
     (0x3F800000, 0x3C), (0x3F900000, 0x3D), (0xBF900000, 0xBD), (0x3FB00000, 0x3E),
     (0x3F880000, 0x3C), (0x47600000, 0x7B), (0x47700000, 0x7C), (0x47800000, 0x7C),

@@ -1,4 +1,4 @@
-"""Every example of examples.md on the cpu backend against its numpy oracle: integers
+"""Every example of examples/ on the cpu backend against its numpy oracle: integers
 exact; floats bit-exact against the `*_oracle_exact` hardware-order oracle and within the
 float tolerance of exact math."""
 
@@ -83,7 +83,7 @@ def test_widening_copy() -> None:
 
 
 def test_ml_dtypes_input_gives_the_same_bits() -> None:
-    """bf16 may be passed as ml_dtypes.bfloat16 or as uint16 bit patterns (dtypes.md 7)."""
+    """bf16 may be passed as ml_dtypes.bfloat16 or as uint16 bit patterns (docs/numerics.md)."""
     rng = np.random.default_rng(8)
     lhs, rhs = bf16_uniform(rng, 2048), bf16_uniform(rng, 2048)
     kernel = example("dot_product", "dot_product_kernel")

@@ -1,4 +1,4 @@
-"""The logical-index move of pipeline.md 0.5 on small level lists (backends/cpu/moves.py):
+"""The logical-index move of docs/machine/index.md on small level lists (backends/cpu/moves.py):
 permutation, broadcast, padding and joint decoding of a ragged factor split over levels."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def test_split_levels_read_the_same_cells() -> None:
 
 def test_ragged_factor_split_over_levels_decodes_jointly() -> None:
     """`C # 24 / 4` and `C # 24 % 4` (|C| = 19) on two levels: position 19 is padding
-    (mapping.md 5.3), not the coordinate C = 19."""
+    (docs/mapping-language.md), not the coordinate C = 19."""
     levels = (m("C # 24 / 4", axes=AX), m("C # 24 % 4", axes=AX))
     np.testing.assert_array_equal(logical_pad(levels), [False] * 19 + [True] * 5)
     plan = move_plan((m("C", axes=AX),), levels)

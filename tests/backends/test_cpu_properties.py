@@ -1,6 +1,6 @@
 """Hypothesis tests of the cpu backend on small kernels (tests/backends/kernels_small.py):
 special floats (NaN, infinities, subnormals, signed zeros, extremes) and extreme integers,
-against oracles written here from the spec's arithmetic (examples.md 0 helpers)."""
+against oracles written here from the spec's arithmetic (docs/testing.md helpers)."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_i8_contractions_are_exact(x: np.ndarray, w: np.ndarray) -> None:
 
 
 def test_flush_and_order_cases() -> None:
-    """dtypes.md 8.7: a product below 2^-126 flushes; a flushed operand gives zero; the
+    """docs/numerics.md: a product below 2^-126 flushes; a flushed operand gives zero; the
     accumulator starts at +0, so -0 products give +0; inf - inf is the canonical NaN."""
     x = np.zeros((8, 64), np.uint16)
     w = np.zeros((8, 64), np.uint16)

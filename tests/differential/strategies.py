@@ -12,9 +12,9 @@ Contraction family (most kernels), the chain
     to_dm -> sub|main begin, fetch, [fetch_table_lookup], [fetch_cast], collect, to_trf
 
 computing  y[I, J, C] = sum_K x[I, C, K] * w[(I,) J, (C,) K]. The stage mappings come
-from one model that generalises examples.md's worked kernels: dot product (no I, J),
+from one model that generalises examples/'s worked kernels: dot product (no I, J),
 GEMV (I on slices, lane `1`), GEMM (J on lanes + a TRF time factor), row sum (K outer in
-time, sequential lane fold) and pipeline.md 9.2's packet example (kept columns C):
+time, sequential lane fold) and docs/machine/contraction.md's packet example (kept columns C):
 
 - `K` is contracted: `Kp` innermost digits in the packet (adder tree of depth
   log2(Kp), 0..6), the rest in time (reduced by `contract_time`) placed outermost,
@@ -265,7 +265,7 @@ def _tail(g: _G, acc: str, lpk: Piece, lt: list[Piece], spatial: list[Piece], ou
         feats.add("commit_default")
     else:
         # a padded time factor keeps its place: sequence() matches a padding factor only
-        # with the same live digits inner to it (pipeline.md 0.3), so only unpadded times move
+        # with the same live digits inner to it (docs/machine/index.md), so only unpadded times move
         movable = all(p.pad is None for p in time_items)
         ti = _perm(draw, time_items) if movable and _w(draw, 40) else time_items
         if ti != time_items:
@@ -730,7 +730,7 @@ _COPY_CHAINS = [
 
 def _copy_kernel(g: _G) -> Generated:
     """x[I, K] -> fetch -> adapters -> collect -> [cast] -> commit: the widening, narrowing
-    and table-lookup conversions and the Cast Engine on f32 / i32 inputs (examples.md 6)."""
+    and table-lookup conversions and the Cast Engine on f32 / i32 inputs (examples/widening_copy.py)."""
     draw, feats = g.draw, g.feats
     src, adapters, d2, main_only = _pick(draw, _COPY_CHAINS)
     ctx = "main" if main_only or _w(draw, 70) else "sub"
@@ -804,7 +804,7 @@ def _copy_kernel(g: _G) -> Generated:
 def _slice_order(pieces: list[Piece]) -> list[Piece]:
     """A ragged piece (size not a power of two) goes last, to be padded on its own: padding
     a pair that holds it makes one ragged factor over both axes, which no DMA can fill
-    (pipeline.md 0.3: an Op factor is never refined)."""
+    (docs/machine/index.md: an Op factor is never refined)."""
     return [p for p in pieces if not _ragged(p)] + [p for p in pieces if _ragged(p)]
 
 

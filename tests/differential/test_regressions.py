@@ -1,6 +1,6 @@
 """Disagreements the differential generator found, each reduced to a small kernel.
 
-Every test states which side is wrong, by pipeline.md / artifacts.md, and checks the
+Every test states which side is wrong, by docs/machine/index.md / docs/ci.md, and checks the
 `cpu` result against numpy as well, so a "fix" that breaks the right side is caught.
 All of them are fixed; each test pins the corrected behaviour. A new disagreement is
 reduced to a kernel here and fixed on the wrong side, never tolerated by the generator.
@@ -16,10 +16,10 @@ from tests.differential.harness import compare, differential, load_kernel
 
 # --- 1. DM -> HBM DMA that broadcasts along a digit the DM tensor lacks --------------------
 #
-# pipeline.md 4: a DMA is a move; "destination axes the source does not have are
+# docs/machine/dma.md: a DMA is a move; "destination axes the source does not have are
 # broadcast", and DMA-4 accepts it (the trace passes). The cpu backend replicates `x`
 # along J. The npu lowering builds the DM -> HBM commands from the DM side's factors only
-# (artifacts.md 1.2), so nothing iterates J: the VISA artifact writes row 0 and leaves
+# (visa/visa.lark), so nothing iterates J: the VISA artifact writes row 0 and leaves
 # row 1 zero. The npu lowering (tu_ops/lower/dma.py) is wrong; the verifier does not catch
 # it because it counts the DM side's bytes. (Found by the generator as a commit that trims
 # live cells, `commit_drop`, whose result DMA then broadcasts the dropped digit.)
@@ -98,7 +98,7 @@ def test_dm_to_hbm_broadcast_generated() -> None:
 # --- 2. a DMA of exactly one byte ------------------------------------------------------------
 #
 # A one-element i8 result (or two i4). The lowering emits `packet_bytes=1, entries=[]`:
-# artifacts.md 1.2 drops size-1 entries, and the packet entry 1:1:1 is one
+# visa/visa.lark drops size-1 entries, and the packet entry 1:1:1 is one
 # (tu_ops/lower/dma.py: `packet = [...] if packet_bytes > 1 else []`); `npu-opt visa
 # --verify` accepts it and counts prod([]) = 1 byte. The VISA interpreter
 # (visa/interp/dma.py, `command {i} moves nothing`) required a non-empty entry list and
@@ -151,7 +151,7 @@ def test_one_byte_result_dma() -> None:
 
 # --- 3. an i4 DMA into HBM whose burst is one nibble -----------------------------------------
 #
-# DM -> HBM transfers have no alignment rule (pipeline.md 4, design 5), so the trace used to
+# DM -> HBM transfers have no alignment rule (docs/machine/dma.md, design 5), so the trace used to
 # accept a transposing i4 DMA whose burst is one 4-bit cell, and the npu lowering then raised
 # `InternalError: DMA packet of 4 bits is not whole bytes` -- an ICE for a trace-valid kernel,
 # which LOWER-3 forbids. Byte commands cannot write half a byte, so DMA-5 now also refuses a

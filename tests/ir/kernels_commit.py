@@ -1,10 +1,10 @@
 """Kernel sources for the DMA and Cast/Commit rule tests that exist nowhere else.
 
-Small kernels that each break exactly one rule of pipeline.md 4 and 10 (`RULE_KERNELS`)
+Small kernels that each break exactly one rule of docs/machine/dma.md and 10 (`RULE_KERNELS`)
 and a few that must trace cleanly (`VALID_KERNELS`). Each source is a module of its own,
 compiled by `tests.kernel_files.load_source` so that diagnostics render; the line a
 refusal must point at carries the marker `# <--`. The examples and the refused fixtures
-R9, R10, R13 and R17 of examples.md are loaded from their files through
+R9, R10, R13 and R17 of examples/ are loaded from their files through
 `tests.kernel_files`; `FIXTURES` names the rule each must break.
 """
 
@@ -17,7 +17,7 @@ from tests.kernel_files import FIXTURES_DIR, load_source
 
 __all__ = ["FIXTURES", "RULE_KERNELS", "VALID_KERNELS", "kernel"]
 
-# --- examples.md 7 fixtures used here: name -> (kernel function, expected code) ----------------
+# --- docs/reference/diagnostics.md fixtures used here: name -> (kernel function, expected code) ----------------
 
 FIXTURES: dict[str, tuple[str, str]] = {
     "R9": ("r09_narrow_commit", "TRIM-1"),

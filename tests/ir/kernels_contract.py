@@ -1,9 +1,9 @@
-"""Kernels for the Contraction Engine rule tests (pipeline.md 9) that exist nowhere else.
+"""Kernels for the Contraction Engine rule tests (docs/machine/contraction.md) that exist nowhere else.
 
-`RULES` is one module with one kernel per rule that examples.md has no fixture for (and
+`RULES` is one module with one kernel per rule that examples/ has no fixture for (and
 the valid `base` and `time_padded_kept`); each refused kernel marks the line its
 diagnostic must point at with `# <--`. The examples and the refused fixtures of
-examples.md are loaded from their files through `tests.kernel_files`.
+examples/ are loaded from their files through `tests.kernel_files`.
 """
 
 from __future__ import annotations

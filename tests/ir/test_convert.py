@@ -1,4 +1,4 @@
-"""Tests for ir/convert.py: every vector of dtypes.md section 8, typed in from the spec,
+"""Tests for ir/convert.py: every vector of docs/numerics.md, typed in from the spec,
 plus property tests against independent scalar oracles and ml_dtypes where they agree."""
 
 from __future__ import annotations
@@ -294,7 +294,7 @@ def test_tree_sum_f32_matches_scalar_tree(bits: list[int]) -> None:
 
 # ---- properties: bf16 ------------------------------------------------------------------------
 def _narrow_bf16_scalar(x: int) -> int:
-    """dtypes.md 4.1 narrow_bf16 on one python int, independent of the vectorized code."""
+    """docs/numerics.md narrow_bf16 on one python int, independent of the vectorized code."""
     exp, man = (x >> 23) & 0xFF, x & 0x7FFFFF
     if exp == 0xFF and man:
         return 0x7FC0
@@ -337,7 +337,7 @@ def _f32_fraction(x: int) -> Fraction:
 
 
 def _grid(exp_bits: int, man_bits: int, bias: int, n_codes: int) -> list[Fraction]:
-    """Magnitudes of codes 0..n_codes-1 from the dtypes.md 2 formulas."""
+    """Magnitudes of codes 0..n_codes-1 from the docs/numerics.md formulas."""
     out = []
     for c in range(n_codes):
         e, m = c >> man_bits, c & ((1 << man_bits) - 1)

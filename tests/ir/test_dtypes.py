@@ -1,4 +1,4 @@
-"""Tests for ir/dtypes.py: per-type facts and the conversion tables, typed in from dtypes.md."""
+"""Tests for ir/dtypes.py: per-type facts and the conversion tables, typed in from docs/numerics.md."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ir.dtypes import (
 NAMES = ["i4", "i5", "i8", "i9", "i16", "i32", "u8", "bf16", "f32", "f8e4m3", "f8e5m2", "f4e2m1"]
 PAIRS = list(itertools.product(ALL_DTYPES, repeat=2))
 
-# pipeline.md 0.2 bits(D), dtypes.md 1 value widths and 6 flit element counts.
+# docs/machine/index.md bits(D), docs/numerics.md value widths and 6 flit element counts.
 # name: (bits, value_bits, flit_elems, is_float, is_signed, materializable)
 FACTS = {
     "i4": (4, 4, 64, False, True, True),
@@ -34,13 +34,13 @@ FACTS = {
     "f4e2m1": (4, 4, 64, True, True, True),
 }
 
-# dtypes.md 1, "range / values" column.
+# docs/numerics.md, "range / values" column.
 INT_RANGES = {
     "i4": (-8, 7), "i5": (-16, 15), "i8": (-128, 127), "i9": (-256, 255), "u8": (0, 255),
     "i16": (-32768, 32767), "i32": (-2**31, 2**31 - 1),
 }
 
-# dtypes.md 1 "numpy host form" and the brief's raw bit containers.
+# docs/numerics.md "numpy host form" and the brief's raw bit containers.
 HOST = {
     "i4": (np.int8, np.uint8), "i8": (np.int8, np.uint8), "u8": (np.uint8, np.uint8),
     "i16": (np.int16, np.uint16), "i32": (np.int32, np.uint32),
@@ -95,7 +95,7 @@ def test_int_range(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_host_and_bits_dtype(name: str) -> None:
     d = DType.parse(name)
-    if name in ("i5", "i9"):  # stream-only: never on the host (dtypes.md 1, TYPE-3)
+    if name in ("i5", "i9"):  # stream-only: never on the host (docs/numerics.md, TYPE-3)
         with pytest.raises(ValueError):
             _ = d.host_dtype
         with pytest.raises(ValueError):
@@ -128,7 +128,7 @@ def _pairs(*names: tuple[str, str]) -> set[tuple[DType, DType]]:
     return {(DType.parse(a), DType.parse(b)) for a, b in names}
 
 
-# dtypes.md 4.1 (non-identity rows), with the FeedBuffer names of pipeline.md 11.2.
+# docs/numerics.md (non-identity rows), with the FeedBuffer names of docs/reference/diagnostics.md.
 SPEC_FETCH = {
     ("i4", "i32"): "I4_TO_I32", ("i8", "i32"): "I8_TO_I32", ("i16", "i32"): "I16_TO_I32",
     ("f8e4m3", "f32"): "F8E4M3_TO_F32", ("f8e5m2", "f32"): "F8E5M2_TO_F32",
@@ -186,7 +186,7 @@ def test_tables_are_immutable() -> None:
         CAST_ENGINE.add((dt.i32, dt.u8))  # type: ignore[attr-defined]
 
 
-# dtypes.md 5, typed in row by row.
+# docs/numerics.md, typed in row by row.
 SPEC_CONTRACTION = {
     **{(a, b): "i32" for a in ("i4", "i5") for b in ("i4", "i5")},
     **{(a, b): "i32" for a in ("i8", "i9") for b in ("i8", "i9")},
@@ -221,7 +221,7 @@ def test_accumulator_refuses_non_operands(name: str) -> None:
 
 
 def test_feed_element_names() -> None:
-    # pipeline.md 11.1 FeedElementType, one per type.
+    # docs/reference/diagnostics.md FeedElementType, one per type.
     assert {str(k): v for k, v in dt.FEED_ELEMENT_NAMES.items()} == {
         "bf16": "BF16", "f32": "F32", "i8": "RawInt8", "i4": "RawInt4", "u8": "U8",
         "i16": "I16", "i32": "I32", "f8e4m3": "F8E4M3", "f8e5m2": "F8E5M2",

@@ -1,4 +1,4 @@
-"""Hardware level predicates of mapping.md 10.3, reported under pipeline.md aliases."""
+"""Hardware level predicates of docs/machine/index.md, reported under docs/machine/index.md aliases."""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def test_mapping_is_hashable_and_builders_check_like_the_parser():
     assert isinstance(a, Mapping)
 
 
-# --- worked examples of mapping.md 5.6 -----------------------------------------------------
+# --- worked examples of docs/mapping-language.md -----------------------------------------------------
 
 def test_worked_examples():
     assert [m("A / 8 % 4", axes={"A": 64}).cell(p) for p in range(4)] == [{"A": 8 * p} for p in range(4)]
@@ -152,7 +152,7 @@ def test_index_literals():
     assert idx("", axes={}) == Index()
 
 
-# --- normal forms (mapping.md 7.4) -------------------------------------------------------
+# --- normal forms (docs/mapping-language.md) -------------------------------------------------------
 
 @pytest.mark.parametrize("text, sizes, expected", [
     ("A, B", {"A": 8, "B": 512}, [AxisFactor("A", 1, 8, 8), AxisFactor("B", 1, 512, 512)]),

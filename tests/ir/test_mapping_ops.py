@@ -1,6 +1,6 @@
-"""Mapping operations of pipeline.md 0.3 (ir.mapping.ops / ir.mapping.sequence).
+"""Mapping operations of docs/machine/index.md (ir.mapping.ops / ir.mapping.sequence).
 
-Expected values are the worked numbers of pipeline.md and examples.md; the properties
+Expected values are the worked numbers of docs/machine/index.md and examples/; the properties
 check against cell tables from the evaluator and a naive factor-list evaluator written here.
 """
 
@@ -32,7 +32,7 @@ def E(*pairs: tuple[int, int]) -> tuple[Entry, ...]:
     return tuple(Entry(n, s) for n, s in pairs)
 
 
-# --- read and write plans (pipeline.md 6, 10.4; examples.md) -----------------------------
+# --- read and write plans (docs/machine/fetch.md; examples/) -----------------------------
 
 
 def test_fetch_read_plan_pipeline_6():
@@ -44,7 +44,7 @@ def test_fetch_read_plan_pipeline_6():
 
 
 def test_fetch_read_plan_gemm_main_broadcast():
-    """examples.md 3: the main fetch re-reads each row 4 times: [32:64, 4:0 | 64:1]."""
+    """examples/gemm.py: the main fetch re-reads each row 4 times: [32:64, 4:0 | 64:1]."""
     r = sequence([m("1", axes=GEMM), m("I % 32, K", axes=GEMM)],
                  [m("I % 32, J / 8 % 4", axes=GEMM), m("K", axes=GEMM)])
     assert r.coalesced() == (E((32, 64), (4, 0)), E((64, 1)))
@@ -60,20 +60,20 @@ def test_fetch_read_plans_example_4():
 
 
 def test_commit_write_plan_gemm():
-    """pipeline.md 10.4: (I % 32, J / 8 % 4 ; J % 8) into `I % 32, J % 32`."""
+    """docs/machine/commit.md: (I % 32, J / 8 % 4 ; J % 8) into `I % 32, J % 32`."""
     r = sequence(m("I % 32, J % 32", axes=GEMM), [m("I % 32, J / 8 % 4", axes=GEMM), m("J % 8", axes=GEMM)])
     assert r.levels == (E((32, 32), (4, 8)), E((8, 1)))
     assert r.coalesced() == (E((128, 8)), E((8, 1)))
 
 
 def test_commit_write_plan_gemv_padding_packet():
-    """examples.md 2: stream (1 ; 1 # 4) into `1 # 4`: time [], packet [4:1]."""
+    """examples/gemv.py: stream (1 ; 1 # 4) into `1 # 4`: time [], packet [4:1]."""
     r = sequence(m("1 # 4"), [m("1"), m("1 # 4")])
     assert r.coalesced() == ((), E((4, 1)))
 
 
 def test_to_dm_example_1():
-    """examples.md 1: source [1, A] into [1, 1 # 2, 1 # 256, A]: padding at stride 0, A is [2048:1]."""
+    """examples/dot_product.py: source [1, A] into [1, 1 # 2, 1 # 256, A]: padding at stride 0, A is [2048:1]."""
     ax = {"A": 2048}
     dst = [m("1"), m("1 # 2"), m("1 # 256"), m("A", axes=ax)]
     r = sequence([m("1"), m("A", axes=ax)], dst)
@@ -91,7 +91,7 @@ def test_dm_to_dm_same_padded_layout_takes_the_memory_pu():
 
 
 def test_missing_part_of_an_axis_is_a_broadcast():
-    """pipeline.md 0.5: DM holding `N % 512` read with an extra time factor `N / 512`."""
+    """docs/machine/index.md: DM holding `N % 512` read with an extra time factor `N / 512`."""
     ax = {"N": 1024}
     r = sequence(m("N % 512", axes=ax), [m("N / 512", axes=ax), m("N % 512", axes=ax)])
     assert r.levels == (E((2, 0)), E((512, 1)))
@@ -100,7 +100,7 @@ def test_missing_part_of_an_axis_is_a_broadcast():
 
 
 def test_padded_read_past_live_data():
-    """pipeline.md 6: `K # 32` over a DM `K = 20` keeps the live run's stride."""
+    """docs/machine/fetch.md: `K # 32` over a DM `K = 20` keeps the live run's stride."""
     ax = {"K": 20}
     assert m("K # 32", axes=ax).factors()[1] == AxisFactor("K", 1, 4, 20)
     r = sequence(m("K", axes=ax), m("K # 32", axes=ax))
@@ -150,11 +150,11 @@ def test_partial_overlap_and_digits_twice_fail_with_reasons():
     assert not r.ok and ("refinement" in r.reason or "overlap" in r.reason)
 
 
-# --- divide (pipeline.md 9.3, 9.4) ---------------------------------------------------------
+# --- divide (docs/machine/contraction.md) ---------------------------------------------------------
 
 
 def _inner_time(result) -> int:
-    """IT of pipeline.md 9.4: kept sizes inside the outermost reduced factor."""
+    """IT of docs/machine/contraction.md: kept sizes inside the outermost reduced factor."""
     loops = result.loops
     first = next((i for i, lp in enumerate(loops) if not lp.kept), None)
     return 1 if first is None else math.prod(lp.factor.extent for lp in loops[first:] if lp.kept)
@@ -286,7 +286,7 @@ def test_coalesce():
     assert coalesce(E((1, 5))) == ()
 
 
-# --- DMA burst (pipeline.md 4) -------------------------------------------------------------
+# --- DMA burst (docs/machine/dma.md) -------------------------------------------------------------
 
 
 def test_burst_examples():

@@ -76,7 +76,7 @@ def test_display_reparses_to_an_equivalent_mapping(text):
 @given(mapping_texts, st.integers(min_value=1, max_value=8))
 @settings(max_examples=200, deadline=None)
 def test_stride_modulo_decomposition(text, n):
-    """E = (E / n, E % n) for every n dividing |E| (joint decoding, mapping.md 7.3)."""
+    """E = (E / n, E % n) for every n dividing |E| (joint decoding, docs/mapping-language.md)."""
     mapping = build(text)
     assume(mapping is not None and mapping.size <= 400 and mapping.size % n == 0)
     cells = full_table(mapping)

@@ -59,7 +59,7 @@ def test_vector(case):
 
 
 def test_vectors_cover_every_error_category():
-    """The suite exercises each category mapping.md section 4 lists."""
+    """The suite exercises each category docs/mapping-language.md lists."""
     categories = {c["error"] for c in CASES if "error" in c}
     assert categories == {
         "syntax", "unknown_axis", "unknown_escape", "escape_type", "zero_divisor",

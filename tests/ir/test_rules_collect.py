@@ -1,4 +1,4 @@
-"""Collect and TRF rules (pipeline.md 8), the `to_trf` defaults (3.2) and the derived values.
+"""Collect and TRF rules (docs/machine/collect.md), the `to_trf` defaults (3.2) and the derived values.
 
 Fixtures R1, R4, R6 (tests/fixtures/) and the valid examples (examples/) are loaded from
 their files by tests/kernel_files.py; the other rule IDs use small kernels or hand-built ops.
@@ -105,7 +105,7 @@ def test_other_fixtures_pass_collect_rules(name: str) -> None:
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
 
 
-# --- collect plan (pipeline.md 8.1 examples) ------------------------------------------------
+# --- collect plan (docs/machine/collect.md examples) ------------------------------------------------
 
 
 @pytest.mark.parametrize(("dtype", "t", "p", "time2", "packet2", "flits"), [
@@ -125,7 +125,7 @@ def test_collect_plan(dtype: DType, t: str, p: str, time2: str, packet2: str, fl
 
 
 def test_collect_plan_i32_after_widening() -> None:
-    """pipeline.md 8.1: `i32` packet `[A % 8, B]`, `B = 8` -> `(T, A % 8 ; B)`."""
+    """docs/machine/collect.md: `i32` packet `[A % 8, B]`, `B = 8` -> `(T, A % 8 ; B)`."""
     plan = collect_plan(DType.I32, m("E"), m("A, H % 8"))
     assert plan.time2.equivalent(m("E, A")) and plan.flit.equivalent(m("H % 8"))
 
@@ -160,7 +160,7 @@ def test_collect_4_wrong_time() -> None:
 
 
 def test_collect_5_digit_placed_twice() -> None:
-    """Unreachable through the DSL until the Switch Engine changes Slice (pipeline.md 8.1)."""
+    """Unreachable through the DSL until the Switch Engine changes Slice (docs/machine/collect.md)."""
     v = check_collect(collect_op(DType.I8, "B % 8", "K", "B % 8, K / 32", "K % 32", slice_="B"))
     assert code(v) == "COLLECT-5" and "B" in v.message
 
@@ -184,11 +184,11 @@ def test_collect_rules_through_the_dsl() -> None:
     assert got == [("COLLECT-3", "collect"), ("COLLECT-4", "collect"), ("COLLECT-3", "collect")]
 
 
-# --- to_trf defaults (pipeline.md 3.2) -------------------------------------------------------
+# --- to_trf defaults (docs/porting.md) -------------------------------------------------------
 
 
 def test_infer_trf_gemm() -> None:
-    """examples.md 3: lane `J % 8`, element `J / 8 % 4, K` (the `to_trf()` of b)."""
+    """examples/gemm.py: lane `J % 8`, element `J / 8 % 4, K` (the `to_trf()` of b)."""
     lane, element = infer_trf(m("J % 8, J / 8 % 4, K / 16"), m("K % 16"), None)
     assert lane.equivalent(m("J % 8")) and element.equivalent(m("J / 8 % 4, K"))
     assert str(lane) == "J % 8" and str(element) == "(J / 8 % 4, K)"
@@ -197,7 +197,7 @@ def test_infer_trf_gemm() -> None:
 
 
 def test_infer_trf_matches_explicit_examples() -> None:
-    """examples.md 5: `to_trf(m("1"), m("J"))` is what inference gives; example 4 too."""
+    """examples/row_sum.py: `to_trf(m("1"), m("J"))` is what inference gives; example 4 too."""
     for name in ("row_sum_kernel", "gemm_i8_kernel", "dot_product_kernel", "gemv_kernel"):
         (trf,) = [op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.ToTrf)]
         t = trf.input.type
@@ -277,7 +277,7 @@ def test_trf_6_through_the_dsl() -> None:
 
 
 def test_trf_geometry_examples() -> None:
-    """examples.md 4 / 4b: 8 lanes, 512 (i8) or 1024 (bf16) bytes per lane, Flit2."""
+    """examples/gemm_i8.py / 4b: 8 lanes, 512 (i8) or 1024 (bf16) bytes per lane, Flit2."""
     for name, per_lane in (("gemm_i8_kernel", 512), ("gemm_bf16_kernel", 1024), ("gemm_kernel", 512)):
         (trf,) = [op for op in kf.example(name).trace().kernel.ops if isinstance(op, ops.ToTrf)]
         t = trf.input.type

@@ -1,4 +1,4 @@
-"""Cast and Commit rules (pipeline.md 10): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2, COMMIT-1..7,
+"""Cast and Commit rules (docs/machine/commit.md): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2, COMMIT-1..7,
 SPACE-2/3 and MEM-1 on the committed tensor, and the commit write plan."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _trim(stream: StreamType, packet: str) -> ops.CommitTrim:
                           result=ops.Value(1, attrs.evolve(stream, packet=p)))
 
 
-# --- the write plan (pipeline.md 10.4) -------------------------------------------------------
+# --- the write plan (docs/machine/commit.md) -------------------------------------------------------
 
 
 def _commit_op(name: str) -> ops.Commit:
@@ -126,7 +126,7 @@ def test_valid_kernels_have_no_commit_diagnostic(name):
             assert CHECKS[type(op)](op) is None, op.text()
 
 
-# --- fixtures of examples.md 7 -----------------------------------------------------------------
+# --- fixtures of docs/reference/diagnostics.md -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["R9", "R10", "R17"])

@@ -1,6 +1,6 @@
-"""Contraction Engine rules (pipeline.md 9) and their derived quantities.
+"""Contraction Engine rules (docs/machine/contraction.md) and their derived quantities.
 
-Kernels are examples.md 1-6, 4b and the section 7 fixtures (loaded from examples/ and
+Kernels are examples/dot_product.py, 4b and the section 7 fixtures (loaded from examples/ and
 tests/fixtures/ by `tests.kernel_files`) plus one kernel per rule without a fixture
 (`kernels_contract`). Because other stages' rules are written alongside, the kernel
 tests look only at the codes this family can produce.
@@ -72,7 +72,7 @@ def test_valid_examples_have_no_contraction_diagnostic(name: str) -> None:
         assert {"contract_outer", "contract_packet", "contract_time", "contract_lane"} <= set(stages)
 
 
-# --- examples.md section 7 fixtures -------------------------------------------------------
+# --- docs/reference/diagnostics.md fixtures -------------------------------------------------------
 
 FIXTURES = [
     ("r05a_time_mismatch", "OUTER-6"),
@@ -297,7 +297,7 @@ def test_lane_sequential_geometry() -> None:
 
 
 def test_mapping_failures_are_rule_failures_not_exceptions() -> None:
-    overshoot = "A, A"  # positions decode out of range: no factor form (mapping.md 5.4)
+    overshoot = "A, A"  # positions decode out of range: no factor form (docs/mapping-language.md)
     v = check_time(ContractTime(input=cstream(DType.I8, "R", "A", "1"), time=mm(overshoot)))
     assert code(v) == "TIME-1" and "MAP-overshoot" in v.notes[0]
     v = check_outer(outer(stream(DType.I8, "A", "E"), trf(DType.I8, "R", "E"), overshoot, "E"))
@@ -325,7 +325,7 @@ def test_gemm_contraction_checks_are_cheap() -> None:
     assert decoded[0] <= 4096  # only small factor tables, never a whole mapping
 
 
-# --- derived quantities pinned by examples.md ----------------------------------------------
+# --- derived quantities pinned by examples/ ----------------------------------------------
 
 
 def _geometry(name: str):

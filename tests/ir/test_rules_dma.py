@@ -1,4 +1,4 @@
-"""Tensor DMA rules DMA-1..6 (pipeline.md 4) and the DMA plan (burst, paired entries)."""
+"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA plan (burst, paired entries)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _to_dm(src, dst) -> ops.ToDm:
     return ops.ToDm(src=ops.Value(0, src), result=ops.Value(1, dst))
 
 
-# --- the burst (pipeline.md 4) ---------------------------------------------------------
+# --- the burst (docs/machine/dma.md) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(("source", "dest", "axes", "cells"), [
@@ -190,7 +190,7 @@ def test_dma3_reports_the_level_predicate():
     code, src = kc.RULE_KERNELS["DMA-3/capacity"]
     d = _trace(src, "DMA-3/capacity").diagnostics[0]
     assert d.code == "DMA-3" and "655360" in d.message
-    assert "mapping.md 10.3 predicate DM-CAP" in d.notes
+    assert "docs/machine/index.md predicate DM-CAP" in d.notes
 
 
 def test_dma4_drop_names_the_fragment():

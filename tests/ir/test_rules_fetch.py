@@ -1,4 +1,4 @@
-"""Begin, Fetch and Fetch Adapter rules (pipeline.md 5-7) and the fetch read plan.
+"""Begin, Fetch and Fetch Adapter rules (docs/machine/fetch.md) and the fetch read plan.
 
 Fixtures R2, R14, R16, R18-R20 (tests/fixtures/) and the valid examples (examples/) are
 loaded from their files by tests/kernel_files.py; the other rule IDs use small kernels or
@@ -57,7 +57,7 @@ def code(v) -> str | None:
     return None if v is None else v.code
 
 
-# --- the valid examples (examples.md 1-6, 4b) -----------------------------------------------
+# --- the valid examples (examples/dot_product.py, 4b) -----------------------------------------------
 
 
 @pytest.mark.parametrize("name", kf.example_names())
@@ -68,7 +68,7 @@ def test_valid_examples_pass_fetch_rules(name: str) -> None:
     assert checked and all(op.check() is None for op in checked)
 
 
-# --- the refusal fixtures of examples.md 7 ---------------------------------------------------
+# --- the refusal fixtures of docs/reference/diagnostics.md ---------------------------------------------------
 
 FIXTURES = [
     ("r02_i8_to_bf16", "FCAST-1", ["i8 -> bf16"], "legal fetch_cast targets for i8 are i8, i32"),
@@ -110,7 +110,7 @@ def test_other_fixtures_pass_fetch_rules(name: str) -> None:
     assert [d.code for d in result.diagnostics if d.stage in MY_STAGES] == []
 
 
-# --- read plans (pipeline.md 6) --------------------------------------------------------------
+# --- read plans (docs/machine/fetch.md) --------------------------------------------------------------
 
 
 def _fetches(name: str) -> list[ops.Fetch]:
@@ -118,7 +118,7 @@ def _fetches(name: str) -> list[ops.Fetch]:
 
 
 def test_read_plan_gemm_main_fetch_broadcasts() -> None:
-    """examples.md 3: the main fetch re-reads each `a` row 4 times."""
+    """examples/gemm.py: the main fetch re-reads each `a` row 4 times."""
     sub, main = _fetches("gemm_kernel")
     plan = fetch_read_plan(main.input.type, main.time, main.packet)
     assert str(plan) == "[32 : 64, 4 : 0 | 64 : 1]"
@@ -148,7 +148,7 @@ def test_read_plan_refused_placement_is_none() -> None:
     assert fetch_read_plan(op.input.type, op.time, op.packet) is None
 
 
-# --- begin (pipeline.md 5) ------------------------------------------------------------------
+# --- begin (docs/machine/fetch.md) ------------------------------------------------------------------
 
 
 def _begin(dtype: DType = DType.I8, cluster: str = "1 # 2", slice_: str = "1 # 256") -> ops.Begin:
@@ -178,13 +178,13 @@ def test_fetch_1_space_of_the_stream() -> None:
 
 
 def test_fetch_2_no_common_refinement() -> None:
-    """pipeline.md 6: input `A % 5, A / 5` read as `A % 3, A / 3` is refused."""
+    """docs/machine/fetch.md: input `A % 5, A / 5` read as `A % 3, A / 3` is refused."""
     v = check_fetch(fetch_op("Z % 5, Z / 5", "Z % 3", "Z / 3"))
     assert code(v) == "FETCH-2" and "common refinement" in v.label
 
 
 def test_fetch_2_ragged_piece_split_across_levels() -> None:
-    """pipeline.md 0.3: `K # 32 / 8` / `K # 32 % 8` over a DM `K = 20` is refused; the whole
+    """docs/machine/index.md: `K # 32 / 8` / `K # 32 % 8` over a DM `K = 20` is refused; the whole
     `K # 32` as the packet is a padded over-read and passes."""
     assert code(check_fetch(fetch_op("Q", "Q # 32 / 8", "Q # 32 % 8", DType.BF16))) == "FETCH-2"
     assert check_fetch(fetch_op("Q", "1", "Q # 32", DType.BF16)) is None
@@ -245,7 +245,7 @@ def test_fetch_10_four_bit_reads() -> None:
     assert code(check_fetch(fetch_op("X", "X / 2", "X % 2, 2", DType.I4))) == "FETCH-10"  # broadcast
 
 
-# --- the fetch adapter (pipeline.md 7) --------------------------------------------------------
+# --- the fetch adapter (docs/machine/fetch-adapter.md) --------------------------------------------------------
 
 
 def test_flut_1_and_ctx_3() -> None:
@@ -255,7 +255,7 @@ def test_flut_1_and_ctx_3() -> None:
     assert code(v) == "FLUT-1" and "bf16" in v.help and "fetch_cast" in v.help
     v = check_table_lookup(adapter(ops.FetchTableLookup, DType.F8E4M3, DType.BF16, "sub"))
     assert code(v) == "CTX-3"
-    # FLUT-1 is listed first (pipeline.md 7.1)
+    # FLUT-1 is listed first (docs/machine/fetch-adapter.md)
     assert code(check_table_lookup(adapter(ops.FetchTableLookup, DType.I8, DType.BF16, "sub"))) == "FLUT-1"
 
 

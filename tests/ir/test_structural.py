@@ -1,4 +1,4 @@
-"""The structural factor form (ir.mapping.structural) against the cell table (mapping.md 7.4)."""
+"""The structural factor form (ir.mapping.structural) against the cell table (docs/mapping-language.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ TOP = PaddingKind.TOP
 
 
 def table_factors(mapping: Mapping) -> list:
-    """The reference: steps 1-6 of mapping.md 7.4 on the full cell table."""
+    """The reference: steps 1-6 of docs/mapping-language.md on the full cell table."""
     mat, names = table_matrix(mapping.cells(np.arange(mapping.size)))
     return factors_from_table(mat, names, axis_sizes(mapping))
 
@@ -34,7 +34,7 @@ def outcome(fn, mapping: Mapping) -> object:
         return "overshoot"
 
 
-# --- the examples of mapping.md 7.4 ---------------------------------------------------------
+# --- the examples of docs/mapping-language.md ---------------------------------------------------------
 
 STAGE = "1, 1 # 2, I / 32, J / 32, I % 32, J / 8 % 4, J % 8"
 

@@ -1,4 +1,4 @@
-"""W-FETCH-1 (pipeline.md 6): a fetch whose DM reads hit one bank (address bits 3-6)
+"""W-FETCH-1 (docs/machine/fetch.md): a fetch whose DM reads hit one bank (address bits 3-6)
 `BANK_RUN_LIMIT` or more times in a row warns; the kernel still compiles.
 
 The longest run is computed by folding loop summaries (`longest_bank_run`); it is checked
@@ -81,7 +81,7 @@ def feeds(lowered):
 
 def test_the_code_is_a_lowering_warning():
     info = CODES["W-FETCH-1"]
-    assert info.phase == "lower" and info.section == "pipeline.md 6"
+    assert info.phase == "lower" and info.section == "docs/machine/fetch.md"
 
 
 def test_a_column_walk_warns_at_the_fetch(tmp_path):

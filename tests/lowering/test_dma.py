@@ -1,4 +1,4 @@
-"""DMA commands (artifacts.md 1.2 "DMA commands", pipeline.md 11.6): partitions, packets,
+"""DMA commands (visa/visa.lark "DMA commands", docs/reference/diagnostics.md): partitions, packets,
 ragged pieces, DM -> DM slices, DMAOP-2 splits; and LOWER-3 closure over every trace-valid
 kernel the other test suites define."""
 
@@ -61,7 +61,7 @@ def test_a_loop_longer_than_seq_max_iter_is_nested():
 
 
 def _broadcast_kernel(sizes, src, dst, dtype=i32):
-    """HBM `src` -> DM `src` -> HBM `dst`, `dst` holding digits `src` lacks (pipeline.md 4)."""
+    """HBM `src` -> DM `src` -> HBM `dst`, `dst` holding digits `src` lacks (docs/machine/dma.md)."""
     q, chip, cluster, sl = _space(sizes)
 
     @device(chip=1)
@@ -73,7 +73,7 @@ def _broadcast_kernel(sizes, src, dst, dtype=i32):
 
 
 def test_dm_to_hbm_replicates_the_digits_the_source_lacks():
-    # pipeline.md 4: destination axes the source does not have are broadcast: one entry of
+    # docs/machine/dma.md: destination axes the source does not have are broadcast: one entry of
     # source stride 0 and the destination's byte stride, outermost.
     _, out = lower_kernel(_broadcast_kernel({"J": 2, "C": 8}, "C", "J, C")).dma_ops()
     (cmd,) = out.commands

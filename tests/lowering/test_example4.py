@@ -1,5 +1,5 @@
 """Example 4 (`gemm_i8_kernel`) lowers to exactly the records, commands, addresses and cost
-of artifacts.md 1.6, and example 4b to the table of examples.md 4b."""
+of visa/visa.lark, and example 4b to the table of examples/gemm_bf16.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.tu_ops.builders import gemm
 from tu_ops import CollectFlits, DestKind, FeedElementType, LoopKind, Region, TuContext, Width, rngd
 from visa import compute_cost
 
-# artifacts.md 1.6, the body of gemm_i8_kernel.visa, typed from the spec (locations apart).
+# visa/visa.lark, the body of gemm_i8_kernel.visa, typed from the spec (locations apart).
 SPEC_BODY = [
     ('%2 = dma src=%0 kind=HBM_TO_DM element_type=i8 aggregate=HOMOGENEOUS commands=[{part=(0, 0, 0), src_base=0, '
      'dst_base=0, packet_bytes=4096, entries=[16:4096:8388608, 16:0:524288, 4096:1:1]}] : hbm[i8, "1", "M, K"] -> '
@@ -69,7 +69,7 @@ def gemm_i8():
 
 
 def _spec_offset() -> int:
-    """Our examples/gemm_i8.py has a module docstring before examples.md 4's first line."""
+    """Our examples/gemm_i8.py has a module docstring before examples/gemm_i8.py's first line."""
     lines = (EXAMPLES / "gemm_i8.py").read_text().splitlines()
     return lines.index("from npu_opt import *")
 
@@ -116,7 +116,7 @@ def test_every_record_keeps_the_users_location(gemm_i8):
 
 
 def test_weight_feed_is_the_v03_regression(gemm_i8):
-    """examples.md 4: (RawInt8, Flit2, TRF_LOAD) lowers and verifies."""
+    """examples/gemm_i8.py: (RawInt8, Flit2, TRF_LOAD) lowers and verifies."""
     w_feed = gemm_i8.programs()[0].ops[0]
     assert (w_feed.element_type, w_feed.collect_flits, w_feed.dest.kind) == (
         FeedElementType.RawInt8, CollectFlits.Flit2, DestKind.TRF_LOAD)

@@ -59,7 +59,7 @@ def test_trf_is_loaded_before_its_use_and_programs_sit_at_their_sinks():
 
 
 def test_inferred_mappings_print_from_their_factor_form():
-    """artifacts.md 1.3 rule 5 on example 3: to_trf() and commit() defaults."""
+    """visa/visa.lark rule 5 on example 3: to_trf() and commit() defaults."""
     lowered = lower_kernel(example("gemm", "gemm_kernel"))
     load_op = next(op for op in lowered.ops() if op.MNEMONIC == "trf_load")
     commit = next(op for op in lowered.ops() if op.MNEMONIC == "commit")

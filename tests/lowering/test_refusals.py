@@ -196,7 +196,7 @@ def test_a_bad_lowered_field_is_an_ice_not_a_refusal(monkeypatch):
 
 
 def test_the_v03_failure_would_be_an_ice(monkeypatch):
-    """examples.md 8: if the weight FeedBuffer of example 4 were refused by its own
+    """docs/ci.md: if the weight FeedBuffer of example 4 were refused by its own
     verifier (the reference's RawInt8 bug), the kernel is an ICE, never a success."""
     table = dict(tu_ops.feed.FEED_DEST_ELEMENT_TYPES)
     table[DestKind.TRF_LOAD] = table[DestKind.TRF_LOAD] - {FeedElementType.RawInt8}

@@ -1,4 +1,4 @@
-"""`npu-opt check`: discovery, status lines, formats and exit codes (api.md 4)."""
+"""`npu-opt check`: discovery, status lines, formats and exit codes (docs/reference/cli.md)."""
 
 from __future__ import annotations
 

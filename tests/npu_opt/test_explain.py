@@ -1,5 +1,5 @@
 """`npu-opt explain` pages: one per code of the rule index, each with an example that
-really produces its code (api.md 5): trace-time codes by tracing a kernel, lowering codes
+really produces its code (docs/reference/diagnostics.md): trace-time codes by tracing a kernel, lowering codes
 by compiling one with the npu backend (on the page's target file when it has one),
 op-verifier codes by verifying a hand-built op; ICE by forcing a compiler failure."""
 

@@ -1,5 +1,5 @@
-"""Every refused kernel of examples.md section 7 gives its rule at the marked line; the
-examples give nothing (examples.md 7, 8)."""
+"""Every refused kernel of docs/reference/diagnostics.md gives its rule at the marked line; the
+examples give nothing (docs/reference/diagnostics.md)."""
 
 from __future__ import annotations
 

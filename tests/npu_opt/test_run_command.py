@@ -1,4 +1,4 @@
-"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ...` (api.md 4, artifacts.md 6)."""
+"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ...` (docs/reference/cli.md, docs/testing.md)."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def test_backends(i8_inputs, tmp_path, capsys):
 
 
 def test_cpu_and_visa_backends_write_identical_outputs(i8_inputs, tmp_path, capsys):
-    """examples.md 8: both backends write the same .npy, equal to the oracle."""
+    """docs/ci.md: both backends write the same .npy, equal to the oracle."""
     a, w, d = i8_inputs
     inputs = [f"a={d / 'a.npy'}", f"w={d / 'w.npy'}"]
     for backend in ("cpu", "visa"):

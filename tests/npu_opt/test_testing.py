@@ -1,4 +1,4 @@
-"""`npu_opt.testing` (the tolerance rule of examples.md 0) and `npu_opt.oracles`."""
+"""`npu_opt.testing` (the tolerance rule of docs/testing.md) and `npu_opt.oracles`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ RNG = np.random.default_rng(20240611)
 
 
 def bf16_inputs(*shape: int) -> np.ndarray:
-    """examples.md 0: uniform in [-1, 1), narrowed with f32_to_bf16_bits."""
+    """docs/testing.md: uniform in [-1, 1), narrowed with f32_to_bf16_bits."""
     return o.f32_to_bf16_bits(RNG.uniform(-1, 1, shape).astype(np.float32))
 
 
@@ -29,7 +29,7 @@ def u32(x) -> np.ndarray:
     return np.asarray(x, np.float32).view(np.uint32)
 
 
-# --- the examples.md section 0 helpers, transcribed verbatim, to pin "numerically identical" ----
+# --- the docs/testing.md helpers, transcribed verbatim, to pin "numerically identical" ----
 
 def spec_bf16_bits_to_f32(h):
     h = np.asarray(h, np.uint16).astype(np.uint32)
@@ -83,7 +83,7 @@ def test_gemm_bf16_oracle_matches_spec_transcription():
     assert np.array_equal(u32(got), u32(want))
 
 
-# --- dtypes.md 8.7, one hand-computed case per oracle -------------------------------------------
+# --- docs/numerics.md, one hand-computed case per oracle -------------------------------------------
 
 TREE_LEAVES = (1.0, 2.0 ** -24, 2.0 ** -24, -1.0)  # tree: 2^-24; serial left fold: 0
 

@@ -1,4 +1,4 @@
-"""Typestate and tracing behaviour of the DSL (pipeline.md 0.4, 2.1-2.3)."""
+"""Typestate and tracing behaviour of the DSL (docs/machine/index.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Hand-built lowered kernels: examples.md 4 (`gemm_i8_kernel`) and 4b (`gemm_bf16_kernel`).
+"""Hand-built lowered kernels: examples/gemm_i8.py (`gemm_i8_kernel`) and 4b (`gemm_bf16_kernel`).
 
-The field values are the ones examples.md 4/4b and artifacts.md 1.6 pin; allocation facts
-follow artifacts.md 1.2 (lowest free 8-byte aligned address, program-order liveness).
+The field values are the ones examples/gemm_i8.py/4b and visa/visa.lark pin; allocation facts
+follow visa/visa.lark (lowest free 8-byte aligned address, program-order liveness).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def hbm(d: DType, element: str) -> HbmType:
 
 
 def gemm(kind: str = "i8") -> LoweredKernel:
-    """examples.md 4 (`kind="i8"`) or 4b (`kind="bf16"`), lowered as the spec pins it."""
+    """examples/gemm_i8.py (`kind="i8"`) or 4b (`kind="bf16"`), lowered as the spec pins it."""
     i8 = kind == "i8"
     d = DType.I8 if i8 else DType.BF16
     acc = DType.I32 if i8 else DType.F32
@@ -156,7 +156,7 @@ def cast_program() -> TuProgram:
 
 
 def widen_program() -> TuProgram:
-    """examples.md 6 (`fetch_commit_simple`): an i8 feed widened to I32 and committed (Flit1, COMMIT)."""
+    """examples/widening_copy.py (`fetch_commit_simple`): an i8 feed widened to I32 and committed (Flit1, COMMIT)."""
     axes = {"A": 4096, "B": 8}
     q = lambda t: m(t, axes=axes)  # noqa: E731
     space = (q("1"), q("1 # 2"), q("A / 16"))

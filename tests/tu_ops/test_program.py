@@ -10,7 +10,7 @@ from ir.location import Location
 from tu_ops import OP_CLASSES, DmAllocation, OpVerifyError, Ref, TrfAllocation, rngd
 from tests.tu_ops.builders import gemm
 
-# artifacts.md 1.6, body of gemm_i8_kernel.visa without the location comments.
+# visa/visa.lark, body of gemm_i8_kernel.visa without the location comments.
 EXAMPLE_4_BODY = """\
 %2 = dma src=%0 kind=HBM_TO_DM element_type=i8 aggregate=HOMOGENEOUS commands=[{part=(0, 0, 0), src_base=0, dst_base=0, packet_bytes=4096, entries=[16:4096:8388608, 16:0:524288, 4096:1:1]}] : hbm[i8, "1", "M, K"] -> dm[i8, "1", "1 # 2", "M / 32, N / 32", "M % 32, K"]
 %3 = dma src=%1 kind=HBM_TO_DM element_type=i8 aggregate=HOMOGENEOUS commands=[{part=(0, 0, 0), src_base=0, dst_base=4096, packet_bytes=4096, entries=[16:0:8388608, 16:4096:524288, 4096:1:1]}] : hbm[i8, "1", "N, K"] -> dm[i8, "1", "1 # 2", "M / 32, N / 32", "N % 32, K"]

@@ -1,4 +1,4 @@
-"""Target descriptions (artifacts.md 4): the built-in rngd, TOML/JSON files, schema errors, limits."""
+"""Target descriptions (tu_ops/targets/rngd.toml): the built-in rngd, TOML/JSON files, schema errors, limits."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Op verifiers of pipeline.md 11: every rule ID refuses a hand-built bad op, and the ops of
-examples.md 4 / 4b (and small cast / widening programs) verify cleanly."""
+"""Op verifiers of docs/reference/diagnostics.md: every rule ID refuses a hand-built bad op, and the ops of
+examples/gemm_i8.py / 4b (and small cast / widening programs) verify cleanly."""
 
 from __future__ import annotations
 

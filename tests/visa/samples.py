@@ -1,4 +1,4 @@
-"""Lowered kernels for the VISA tests: examples.md 4 / 4b with the artifacts.md 1.6 locations,
+"""Lowered kernels for the VISA tests: examples/gemm_i8.py / 4b with the visa/visa.lark locations,
 and two small kernels around the `widen_program` / `cast_program` builders (conversions,
 cast, COMMIT delivery) with deliberately non-canonical value numbers."""
 
@@ -13,7 +13,7 @@ from ir.types import DmType, HbmType
 from tests.tu_ops.builders import cast_program, gemm, widen_program
 from tu_ops import DmaCommand, DmaKind, DmaOp, KernelParam, LoweredKernel, Ref, TuProgram
 
-# artifacts.md 1.6: line:col of the call each record of example 4 comes from.
+# visa/visa.lark: line:col of the call each record of example 4 comes from.
 EXAMPLE_4_LOCS = {2: (13, 11), 3: (14, 11), 4: (15, 22), 5: (19, 15), 6: (20, 21), 7: (24, 13),
                   8: (25, 13), 9: (26, 13), 10: (27, 13), 11: (28, 13), 12: (30, 16)}
 
@@ -31,13 +31,13 @@ def located(kernel: LoweredKernel, file: str, locs: dict[int, tuple[int, int]]) 
 
 
 def example_4(locs: bool = True) -> LoweredKernel:
-    """examples.md 4 as artifacts.md 1.6 prints it (locations from 1.6 when `locs`)."""
+    """examples/gemm_i8.py as visa/visa.lark prints it (locations from 1.6 when `locs`)."""
     kernel = gemm("i8")
     return located(kernel, "examples/gemm_i8.py", EXAMPLE_4_LOCS) if locs else kernel
 
 
 def example_4b(locs: bool = True) -> LoweredKernel:
-    """examples.md 4b, located at the same lines of `examples/gemm_bf16.py` when `locs`."""
+    """examples/gemm_bf16.py, located at the same lines of `examples/gemm_bf16.py` when `locs`."""
     kernel = gemm("bf16")
     return located(kernel, "examples/gemm_bf16.py", EXAMPLE_4_LOCS) if locs else kernel
 
@@ -62,7 +62,7 @@ def _wrap(program: TuProgram, axes: dict[str, int], src: DType, dst: DType, elem
 
 
 def widen_kernel() -> LoweredKernel:
-    """examples.md 6's feed (I8_TO_I32, Flit1, COMMIT) inside a kernel numbered %7, %30..%32, %99."""
+    """examples/widening_copy.py's feed (I8_TO_I32, Flit1, COMMIT) inside a kernel numbered %7, %30..%32, %99."""
     return _wrap(widen_program(), {"A": 4096, "B": 8}, DType.I8, DType.I32, "A / 8 % 2, A % 8, B", 30)
 
 

@@ -1,6 +1,6 @@
 """Fault injection: a corrupted example-4 artifact is never silently accepted (issue 7).
 
-Each case changes one field of the valid `gemm_i8_kernel` artifact (artifacts.md 1.6, built
+Each case changes one field of the valid `gemm_i8_kernel` artifact (visa/visa.lark, built
 by hand in tests/tu_ops/builders.py), prints it, and checks that either the verifier
 (`LoweredKernel.verify` / `visa.verify_text`) refuses it, or the VISA interpreter, run on
 it, refuses it or computes something other than the `cpu` backend. Fields that move data
@@ -125,7 +125,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def reference():
-    """Inputs and the cpu backend's result for examples.md 4."""
+    """Inputs and the cpu backend's result for examples/gemm_i8.py."""
     rng = np.random.default_rng(7)
     a = rng.integers(-128, 128, (512, 128), dtype=np.int8)
     w = rng.integers(-128, 128, (512, 128), dtype=np.int8)

@@ -1,8 +1,8 @@
 """The VISA interpreter (issue 7): artifacts executed by address arithmetic agree with the
-examples.md oracles and with the `cpu` backend bit for bit; the `visa` backend and the
+examples/ oracles and with the `cpu` backend bit for bit; the `visa` backend and the
 `npu-opt visa` command around it.
 
-(a) the hand-built examples 4 / 4b (tests/tu_ops/builders.py, the artifacts.md 1.6 fields)
+(a) the hand-built examples 4 / 4b (tests/tu_ops/builders.py, the visa/visa.lark fields)
 equal their oracles exactly; (b) every example, every padded / special-value contraction
 of the cpu fast-path suite, every feed combination of the LOWER-3 matrix and the layout
 kernels of the lowering tests, compiled and interpreted, equal the cpu backend's bits.
@@ -61,7 +61,7 @@ def artifact(kernel):
 
 
 def host_inputs(kernel, rng, kind="uniform"):
-    """examples.md 0 inputs for every parameter ("bits": any bit pattern for floats)."""
+    """docs/testing.md inputs for every parameter ("bits": any bit pattern for floats)."""
     from visa.interp.host import host_shape
     arrays = []
     for p in artifact(kernel).kernel.params:
@@ -91,7 +91,7 @@ def agree(kernel, arrays) -> None:
         assert_same_bits(out, ref)
 
 
-# ---- (a) the hand-built examples 4 and 4b against the examples.md oracles -----------------
+# ---- (a) the hand-built examples 4 and 4b against the examples/ oracles -----------------
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -228,7 +228,7 @@ def test_an_inconsistent_artifact_is_refused_not_crashed():
 
 
 def test_a_one_byte_dma_command_is_an_empty_nest_run_once():
-    """artifacts.md 1.2 drops size-1 entries, the 1-byte packet 1:1:1 too: `packet_bytes=1,
+    """visa/visa.lark drops size-1 entries, the 1-byte packet 1:1:1 too: `packet_bytes=1,
     entries=[]` copies the one byte at src_base to dst_base (as `--verify` counts it)."""
     from tests.differential.test_regressions import ONE_BYTE_RESULT
     kernel = load_source(ONE_BYTE_RESULT, "visa-interp-one-byte").i8_dot

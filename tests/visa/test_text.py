@@ -1,4 +1,4 @@
-"""The canonical VISA text: the artifacts.md 1.6 vector, printer/parser round trips, renumbering."""
+"""The canonical VISA text: the visa/visa.lark vector, printer/parser round trips, renumbering."""
 
 from __future__ import annotations
 

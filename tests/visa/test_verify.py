@@ -53,7 +53,7 @@ def test_memory_rule_names_the_step():
 
 def test_dm_address_is_re_derived():
     _fails(SPEC_TEXT.replace("dst_base=4096, packet", "dst_base=8192, packet"),
-           "placed at DM byte 8192; artifacts.md 1.2 places it at 4096", 13, 1)
+           "placed at DM byte 8192; visa/visa.lark places it at 4096", 13, 1)
 
 
 def test_commit_address_is_re_derived():
@@ -63,7 +63,7 @@ def test_commit_address_is_re_derived():
 
 
 def test_trf_base_row_is_re_derived():
-    _fails(SPEC_TEXT.replace("base_row=0", "base_row=2"), "base_row 2; artifacts.md 1.2 places this tensor at row 0", 16, 3)
+    _fails(SPEC_TEXT.replace("base_row=0", "base_row=2"), "base_row 2; visa/visa.lark places this tensor at row 0", 16, 3)
 
 
 def test_cost_counters_are_re_derived():
@@ -113,7 +113,7 @@ def test_unknown_target_name():
     verify_text(text.replace('"nosuch"', '"rngd"'), rngd())
 
 
-# --- re-derivation of every field from the record's types (artifacts.md 1.2) ------------------
+# --- re-derivation of every field from the record's types (visa/visa.lark) ------------------
 
 
 # The corruptions of test_fault_injection that change the computed result yet passed every op

@@ -1,4 +1,4 @@
-"""Lowering of a traced kernel to tensor-unit ops (pipeline.md 11-12, artifacts.md 1.2).
+"""Lowering of a traced kernel to tensor-unit ops (docs/reference/diagnostics.md, visa/visa.lark).
 
 `lower(kernel, Options(...))` runs the passes `emulate-dtypes`, `lower-ops` and
 `allocate-memory` under a verifying `PassManager` and returns the verified kernel.

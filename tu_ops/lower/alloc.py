@@ -1,5 +1,5 @@
-"""Liveness and memory allocation (artifacts.md 1.2 "Liveness", "DM allocation", "TRF
-allocation"; pipeline.md MEM-3 and MEM-4, refused here as [L] rules).
+"""Liveness and memory allocation (visa/visa.lark "Liveness", "DM allocation", "TRF
+allocation"; rule MEM-3 and MEM-4, refused here as [L] rules).
 
 Steps are the body's DMAs and programs in order. A tensor is live from the step that
 creates it through the last step that reads it. A DM tensor gets the lowest multiple of 8

@@ -1,4 +1,4 @@
-"""`lower(kernel, options)`: a traced kernel to a verified LoweredKernel (pipeline.md 11-12).
+"""`lower(kernel, options)`: a traced kernel to a verified LoweredKernel (docs/reference/diagnostics.md).
 
 Refusals found here ([L] rules, DTYPE-EMU, dtype pairs the target lacks) and internal
 compiler errors raise `CompileError` with their diagnostics (errors first, then the

@@ -1,4 +1,4 @@
-"""W-FETCH-1: a FeedBuffer read that stays on one DM bank too long (pipeline.md 6).
+"""W-FETCH-1: a FeedBuffer read that stays on one DM bank too long (docs/machine/fetch.md).
 
 A slice's DM has 16 banks, 8 bytes wide: byte address `a` is in bank `(a >> 3) & 15`
 (address bits 3-6). The Fetch sequencer reads its DM tensor at `source_base` + the

@@ -1,4 +1,4 @@
-"""The `lower-ops` pass body: a traced kernel becomes a LoweredKernel (pipeline.md 11.1).
+"""The `lower-ops` pass body: a traced kernel becomes a LoweredKernel (docs/reference/diagnostics.md).
 
 Programs are placed at their sinks and DMAs at their calls (`tu_ops.lower.program`);
 each traced stage becomes its op (`feed`, `trf`, `contract`, `commit`, `dma` modules),

@@ -1,4 +1,4 @@
-"""The contraction stages lowered (pipeline.md 11.4): ContractOuter, PacketReduce,
+"""The contraction stages lowered (docs/reference/diagnostics.md): ContractOuter, PacketReduce,
 TimeReduce and LaneFold.
 
 Every field comes from `ir.rules.contract_geometry` (`outer_geometry`, `packet_depth`,
@@ -36,7 +36,7 @@ def outer_pack(op: ir.ContractOuter) -> int:
 
 def lower_outer(op: ir.ContractOuter, result: int, stream: int, weights: int, trf_type: Any,
                 target: Any) -> ContractOuter:
-    """The ContractOuter of `op`: stream adapter and TRF sequencer of pipeline.md 9.1."""
+    """The ContractOuter of `op`: stream adapter and TRF sequencer of docs/machine/contraction.md."""
     geo = _outer_geo(op)
     s = op.input.type
     out = op.result.type

@@ -1,4 +1,4 @@
-"""`to_dm` / `to_hbm` lowered to a DmaOp with its commands (pipeline.md 11.6, artifacts.md
+"""`to_dm` / `to_hbm` lowered to a DmaOp with its commands (docs/reference/diagnostics.md, docs/ci.md
 1.2 "DMA commands").
 
 One command per live `(chip, cluster)` of the DM side (the destination of HBM -> DM and
@@ -6,13 +6,13 @@ DM -> DM, the source of DM -> HBM; for HBM -> HBM one per chip of the destinatio
 `dmn = 0`. The entries are the factors of the DM side's `[Slice, Element]` factor form
 (matched against the other side by `sequence`, the matcher DMA-4 uses) without `PaddingFactor`
 factors, in bytes: a slice step is `DM_SLICE_BYTES`. The innermost entry is the packet,
-the burst of pipeline.md 4 (`ir.rules.dma.dma_burst`), or its largest divisor within
+the burst of docs/machine/dma.md (`ir.rules.dma.dma_burst`), or its largest divisor within
 `DMA_MAX_PACKET`. Entries coalesce, size-1 entries drop, and a command is split only as
 DMAOP-2 and DMAOP-3 require. DM-side bases are relative to the tensor's allocation, which
 the allocation pass adds.
 
 A DM -> HBM copy whose destination has live digits the DM source lacks replicates them
-(pipeline.md 4: destination axes the source does not have are broadcast): each such live
+(docs/machine/dma.md: destination axes the source does not have are broadcast): each such live
 factor of the destination's element factor form (the HBM destination matched against the
 source by `sequence`, at source stride 0) adds an entry of source stride 0 and its
 destination byte stride, outermost, in the destination's factor order (`broadcast_loops`).
@@ -179,7 +179,7 @@ def _largest_divisor(n: int, limit: int, step: int) -> int:
 
 
 def _coalesce(entries: list[DmaEntry]) -> list[DmaEntry]:
-    """Drop size-1 entries; merge neighbours contiguous on both sides (artifacts.md 1.2)."""
+    """Drop size-1 entries; merge neighbours contiguous on both sides (visa/visa.lark)."""
     out: list[DmaEntry] = []
     for e in entries:
         if e.size == 1:

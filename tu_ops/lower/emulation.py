@@ -1,5 +1,5 @@
 """Target dtype support at lowering time: DTYPE-EMU, W-DTYPE-EMU and compat mode
-(dtypes.md 9, artifacts.md 4.1, api.md 6).
+(docs/numerics.md, tu_ops/targets/rngd.toml, docs/reference/cli.md).
 
 The trace checks pairs against the built-in tables; the target decides which are native.
 A pair the target lists with `native = false` is supported only through a declared

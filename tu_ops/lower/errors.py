@@ -1,4 +1,4 @@
-"""Refusals and internal errors of the lowering (pipeline.md 12, LOWER-2 and LOWER-3).
+"""Refusals and internal errors of the lowering (docs/ci.md, LOWER-2 and LOWER-3).
 
 A refusal found while lowering ([L] rules, DTYPE-EMU, a dtype pair the target lacks) is a
 `LoweringRefusal` carrying user diagnostics. Any other verifier failure, and any exception
@@ -17,7 +17,7 @@ from ir.location import Location
 
 __all__ = ["L_CODES", "LoweringRefusal", "refusal", "ice", "ice_from_exception", "version", "stage_of"]
 
-# pipeline.md LOWER-2: the [L] rules, plus DTYPE-EMU (dtypes.md 9), found by the npu backend.
+# rule LOWER-2: the [L] rules, plus DTYPE-EMU (docs/numerics.md), found by the npu backend.
 L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU"})
 
 # The traced call each lowered op stands for (the `stage` of its diagnostics).

@@ -1,4 +1,4 @@
-"""`begin` ... `collect` lowered to one FeedBuffer (pipeline.md 11.2).
+"""`begin` ... `collect` lowered to one FeedBuffer (docs/reference/diagnostics.md).
 
 The read shape is the fetch read plan of `ir.rules.fetch` (one computation, shared with
 FETCH-4..10); `flits_per_packet` is the collect plan's flit count; `read_elems` is chosen
@@ -67,7 +67,7 @@ def _widening(chain: list[DType], bits: Any) -> Fraction:
 
 
 def read_elems(context: TuContext, src: DType, plan: ReadPlan, widening: Fraction, target: Any) -> int:
-    """Elements of one DM access (pipeline.md 11.2, FEED-6..8)."""
+    """Elements of one DM access (docs/reference/diagnostics.md, FEED-6..8)."""
     c = target.constants
     bits = target.bits_of(src) or src.bits
     if context is TuContext.SUB:

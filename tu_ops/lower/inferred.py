@@ -1,7 +1,7 @@
-"""Mappings npu-opt infers print from their factor form (artifacts.md 1.3 rule 5).
+"""Mappings npu-opt infers print from their factor form (visa/visa.lark rule 5).
 
 The `to_trf` lane and element, the `commit` element and the `to_hbm` destination of
-pipeline.md 3.2 are rewritten into the tree whose display is the factor form, one item per
+docs/porting.md are rewritten into the tree whose display is the factor form, one item per
 factor: `X`, `X % e`, `X / s`, `X / s % e`, `e` (a broadcast), `1 # e` (padding), `1` for
 no factor; a factor form with a ragged piece keeps the inferred tree.
 

@@ -1,4 +1,4 @@
-"""The one frozen `Options` object of the lowering pipeline (style.md "Passes").
+"""The one frozen `Options` object of the lowering pipeline (README.md "Passes").
 
 Filled by the CLI (`--target`, `--no-compat`, `--dump-ir DIR`) or the Python entry points;
 no environment-variable knobs.

@@ -1,4 +1,4 @@
-"""The lowering passes and the pass manager (style.md "Passes").
+"""The lowering passes and the pass manager (README.md "Passes").
 
 A pass is a frozen attrs object with a kebab-case `name` and `run(kernel) -> kernel`:
 valid IR in, valid IR out. `PassManager` runs them in order, verifies after every pass
@@ -6,7 +6,7 @@ valid IR in, valid IR out. `PassManager` runs them in order, verifies after ever
 kernel is lowered) and, with `dump_ir`, writes each pass's output as
 `<kernel>.<nn>-<pass>.txt` (`00-trace` is the input).
 
-Verifier failures are classified here (pipeline.md LOWER-2, LOWER-3): an [L] rule is a
+Verifier failures are classified here (rule LOWER-2, LOWER-3): an [L] rule is a
 user refusal at the op's location; any other rule is an internal compiler error.
 """
 
@@ -57,7 +57,7 @@ class EmulateDtypes:
 
 @attrs.frozen
 class LowerOps:
-    """Lower every traced stage to its tu op, placed and numbered (pipeline.md 11.1)."""
+    """Lower every traced stage to its tu op, placed and numbered (docs/reference/diagnostics.md)."""
 
     name: ClassVar[str] = "lower-ops"
     options: Options
@@ -70,7 +70,7 @@ class LowerOps:
 
 @attrs.frozen
 class AllocateMemory:
-    """Liveness, DM addresses and TRF rows; MEM-3 / MEM-4 refusals (artifacts.md 1.2)."""
+    """Liveness, DM addresses and TRF rows; MEM-3 / MEM-4 refusals (visa/visa.lark)."""
 
     name: ClassVar[str] = "allocate-memory"
     options: Options

@@ -1,4 +1,4 @@
-"""Program structure of a traced kernel (pipeline.md 11.1, artifacts.md 1.1 item 4).
+"""Program structure of a traced kernel (docs/reference/diagnostics.md, visa/visa.lark item 4).
 
 Each `begin` chain becomes one TU program placed at its sink (its last traced call,
 `to_trf` or `commit`); each `to_dm` / `to_hbm` is one DMA step placed at its call. Values

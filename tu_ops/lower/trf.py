@@ -1,8 +1,8 @@
-"""`to_trf` lowered to a TrfLoad (pipeline.md 11.3).
+"""`to_trf` lowered to a TrfLoad (docs/reference/diagnostics.md).
 
 The geometry (bytes per lane, the Flit1/Flit2 rule of TRFLD-4) is `ir.rules.collect`'s
 `trf_geometry`, the same computation TRF-1..5 use. `base_row` is filled by the allocation
-pass (artifacts.md 1.2, "TRF allocation"); VISA 1 always uses `region=FULL`.
+pass (visa/visa.lark, "TRF allocation"); VISA 1 always uses `region=FULL`.
 """
 
 from __future__ import annotations

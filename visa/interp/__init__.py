@@ -1,9 +1,9 @@
-"""The VISA interpreter: execute a `.visa` artifact by address arithmetic (artifacts.md 1.2).
+"""The VISA interpreter: execute a `.visa` artifact by address arithmetic (visa/visa.lark).
 
 It runs only what the artifact says (DMA commands, read plans, conversions, flit counts,
 TRF loads and walks, reduction loops, lane folds, casts, write plans, addresses) on
 byte-addressed memories, using each record's IR types only to zero padding positions,
-and agrees bit for bit with the `cpu` backend (pipeline.md 4-11, dtypes.md).
+and agrees bit for bit with the `cpu` backend (docs/machine/dma.md, docs/numerics.md).
 
 Modules: `values` (element representations, padding masks), `memory` (DM / TRF / HBM
 bytes), `host` (host arrays), `rows` (live slices), one module per op family (`dma`,

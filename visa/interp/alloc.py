@@ -1,4 +1,4 @@
-"""Where each DM and TRF tensor lives: the allocation rule of artifacts.md 1.2.
+"""Where each DM and TRF tensor lives: the allocation rule of visa/visa.lark.
 
 A VISA record names a tensor (`source=(%3, ...)`, `weights=%5`) but not its address: the
 address is fixed by the rule the artifact was built with. Body steps are counted in

@@ -1,4 +1,4 @@
-"""`dma` records: paired byte walks between HBM and DM (artifacts.md 1.2 "DMA commands").
+"""`dma` records: paired byte walks between HBM and DM (visa/visa.lark "DMA commands").
 
 A command `{part=(chip, cluster, dmn), src_base, dst_base, packet_bytes, entries}` copies
 byte `src_base + sum(i_k * src_stride_k)` of its source to byte `dst_base + sum(i_k *
@@ -10,8 +10,8 @@ DM addresses are `slice * DM_SLICE_BYTES + offset` in the DM of the command's
 `(chip, cluster)`.
 
 The tensor a DMA creates starts all zero: HBM bytes, or its DM range in every slice (at
-the address artifacts.md 1.2 allocates it, `alloc`), so the padding it does not
-transfer is zero (pipeline.md 0.5); the commands then write where they say.
+the address visa/visa.lark allocates it, `alloc`), so the padding it does not
+transfer is zero (docs/machine/index.md); the commands then write where they say.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
         check(cmd.packet_bytes >= 1, f"command {i} has a {cmd.packet_bytes}-byte packet", op)
         check(all(n >= 1 for n in sizes), f"command {i} has an empty loop", op)
         # The loop nest is the entries; an empty nest runs once. The packet entry is dropped
-        # only when it is the size-1 entry 1:1:1 (artifacts.md 1.2), so `entries=[]` is one
+        # only when it is the size-1 entry 1:1:1 (visa/visa.lark), so `entries=[]` is one
         # 1-byte packet from src_base to dst_base.
         if cmd.entries:
             last = cmd.entries[-1]

@@ -1,15 +1,15 @@
-"""The back half of a TU program: `lane_fold`, `cast_op` and the `commit` sink (pipeline.md 9.4, 10, 11.5).
+"""The back half of a TU program: `lane_fold`, `cast_op` and the `commit` sink (docs/machine/contraction.md).
 
 - `lane_fold` drains the accumulator into 8-wide packets: `INTERLEAVED` emits column `j`
   of slot `s` as cycle `s * cols + j` with lane `l` at packet position `l`; `SEQUENTIAL`
   emits slot `s`, lane `l`, eight columns per cycle.
-- `cast_op` narrows the first `valid_elems` cells of every flit (dtypes.md 4.3) into a
+- `cast_op` narrows the first `valid_elems` cells of every flit (docs/numerics.md) into a
   packet of `flit_elems(out_type)` cells, zero past them.
-- `commit` keeps the first `valid_bytes` of every packet, converts them (dtypes.md 4.4)
+- `commit` keeps the first `valid_bytes` of every packet, converts them (docs/numerics.md)
   and writes element `p` of time step `t` to destination element
   `sum(t_i * time_stride_i) + sum(p_j * packet_stride_j)` at byte
   `slice * DM_SLICE_BYTES + dest + element * bits / 8`; the new tensor's bytes (at its
-  artifacts.md 1.2 address, where readers look for it) start zero.
+  visa/visa.lark address, where readers look for it) start zero.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""`feed_buffer` records: DM read plan, Fetch Adapter conversions, Collect (pipeline.md 6-8.1, 11.2).
+"""`feed_buffer` records: DM read plan, Fetch Adapter conversions, Collect (docs/machine/fetch.md).
 
 Per live slice, time step `t` and packet position `p` of its read shape, the feed reads
 the source element `offset + sum(t_i * time_stride_i) + sum(p_j * packet_stride_j)` of the
 DM tensor (strides in source elements, 0 = broadcast) at byte
 `slice * DM_SLICE_BYTES + base + element * bits / 8`. Positions that the fetch stream's
-type marks as padding read zero (pipeline.md 0.5, over-reads past the live data). The
+type marks as padding read zero (docs/machine/index.md, over-reads past the live data). The
 conversions run in list order (ir/convert.py). Collect pads each packet with zeros to
 `flits_per_packet` flits and moves the flits into time; `beats * collect_flits` must be
 the flit count delivered.

@@ -1,4 +1,4 @@
-"""Host arrays in and out of the interpreter (examples.md 0, dtypes.md 7), as HBM bytes.
+"""Host arrays in and out of the interpreter (docs/testing.md, docs/numerics.md), as HBM bytes.
 
 A parameter `hbm[D, "Chip", "Element"]` is a C-order numpy array with one dimension per
 item of its element mapping (`"1"` is shape (1,)); floats come as their `ml_dtypes` /

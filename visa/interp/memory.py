@@ -1,4 +1,4 @@
-"""The interpreter's memories, as bytes read and written by address (artifacts.md 1.2).
+"""The interpreter's memories, as bytes read and written by address (visa/visa.lark).
 
 - **DM**: per `(chip, cluster)`, `max(SLICE_SIZES)` byte arrays of `DM_SLICE_BYTES`; the
   address of byte `b` of slice `s` is `s * DM_SLICE_BYTES + b`, exactly the DM address of
@@ -96,8 +96,8 @@ class Memory:
         self.row_bytes = c.FLIT_BYTES
         self._dm: dict[tuple[int, int], Dm] = {}
         self._trf: dict[tuple[int, int], np.ndarray] = {}
-        self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (artifacts.md 1.2)
-        self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (artifacts.md 1.2)
+        self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
+        self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
 
     def dm(self, chip: int, cluster: int) -> Dm:
         """The DM of one (chip, cluster), all slices."""
@@ -115,7 +115,7 @@ class Memory:
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
-        the padding of a DM tensor an executor creates is zero (pipeline.md 0.5)."""
+        the padding of a DM tensor an executor creates is zero (docs/machine/index.md)."""
         if base < 0 or base + size > self.dm_slice or slices > self.slices:
             raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
         for chip, cluster in parts:

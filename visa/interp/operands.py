@@ -11,7 +11,7 @@ position `q = j * g + k`. The stream operand at a position is the packet element
   halves, each summed time step is one contiguous slab).
 
 Axes an operand does not vary along keep size 1 (broadcast). `exact` decides, from the
-codes present, whether the float flush of dtypes.md 5 can ever act.
+codes present, whether the float flush of docs/numerics.md can ever act.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _range(raw: np.ndarray, table: np.ndarray, sig: int) -> tuple[int, int] | No
 
 def exact(outer: Any, s_raw: np.ndarray, w_raw: np.ndarray, terms: int) -> bool:
     """True when no product or partial sum of these operands can be subnormal, infinite or
-    NaN, so every flush of dtypes.md 5 is the identity: products of the 3-8 significant
+    NaN, so every flush of docs/numerics.md is the identity: products of the 3-8 significant
     bits of f8/bf16 values are exact in f32, every partial sum is a multiple of the
     smallest product's unit and at most `terms` times the largest product."""
     ranges = []

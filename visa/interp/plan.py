@@ -1,4 +1,4 @@
-"""The loop structure of one contraction, from the fields of its three records (pipeline.md 11.4).
+"""The loop structure of one contraction, from the fields of its three records (docs/reference/diagnostics.md).
 
 `contract_outer` packs `pack_size` flits into a packet of `Q = read_elems * packet_broadcast`
 elements, repeats every packet over `time_broadcast` (innermost, `tiling` steps) and reads

@@ -1,9 +1,9 @@
 """The live `(chip, cluster, slice)` positions a TU program runs on.
 
-Every slice runs its own pipeline (pipeline.md 0.5); slices, clusters and chips that the
+Every slice runs its own pipeline (docs/machine/index.md); slices, clusters and chips that the
 program's `space` marks as padding run nothing, so the interpreter computes only the live
 rows. A row's slice index is its position in the `Slice` mapping, which is also its DM
-slice (artifacts.md 1.2: `slice * DM_SLICE_BYTES + offset`) and its TRF.
+slice (visa/visa.lark: `slice * DM_SLICE_BYTES + offset`) and its TRF.
 """
 
 from __future__ import annotations

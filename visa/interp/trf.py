@@ -1,4 +1,4 @@
-"""`trf_load` records and the TRF side of `contract_outer` (pipeline.md 8.2, 11.3, 11.4).
+"""`trf_load` records and the TRF side of `contract_outer` (docs/machine/collect.md).
 
 A load stores the `beats * collect_flits` flits of its feed, `bytes_per_lane / 32` flits
 per lane, lane after lane, into rows `first, first + 1, ...` of each lane, where `first`
@@ -24,7 +24,7 @@ __all__ = ["TrfTensor", "run_trf_load", "read_weights"]
 
 class TrfTensor:
     """A loaded TRF tensor: its load record and the first row its readers use in each lane
-    (the artifacts.md 1.2 allocation; the load itself writes from `base_row`)."""
+    (the visa/visa.lark allocation; the load itself writes from `base_row`)."""
 
     def __init__(self, op: Any, first_row: int, lane_bytes: int) -> None:
         self.op = op

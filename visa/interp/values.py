@@ -3,11 +3,11 @@
 The interpreter keeps a stream as a numpy array of *values*: floats as their bit patterns
 (`uint8` f8/f4, `uint16` bf16, `uint32` f32), integers as host values (`int8` for i4/i5/i8,
 `int16` for i9 and i16, `int32`, `uint8` for u8). Memory holds *raw bits*, little-endian
-bytes, 4-bit elements two per byte (element 2k in the low nibble, dtypes.md 2).
+bytes, 4-bit elements two per byte (element 2k in the low nibble, docs/numerics.md).
 
 Padding masks are the only use the interpreter makes of the IR types a record carries
-(artifacts.md 1.2): `pad_mask(m1, m2, ...)` is True where the joint position of those
-mappings is padding (pipeline.md 0.5), and such positions are forced to zero.
+(visa/visa.lark): `pad_mask(m1, m2, ...)` is True where the joint position of those
+mappings is padding (docs/machine/index.md), and such positions are forced to zero.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ CELL_DTYPES: dict[CellFormat, tuple[DType, ...]] = {
 
 @functools.lru_cache(maxsize=None)
 def widen_table(et: FeedElementType) -> np.ndarray | None:
-    """f32 bits of every code of a float operand type (dtypes.md 5), or None for integers."""
+    """f32 bits of every code of a float operand type (docs/numerics.md), or None for integers."""
     d = et.dtype
     if d == DType.BF16:
         return cv.widen_bf16(np.arange(1 << 16, dtype=np.uint32).astype(np.uint16))
@@ -139,7 +139,7 @@ def widen_table(et: FeedElementType) -> np.ndarray | None:
 
 
 def widen(values: np.ndarray, et: FeedElementType) -> np.ndarray:
-    """Contraction Engine widening (dtypes.md 5): integers to int32, floats to float32
+    """Contraction Engine widening (docs/numerics.md): integers to int32, floats to float32
     (through the conversion's table of every code)."""
     table = widen_table(et)
     if table is None:

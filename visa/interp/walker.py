@@ -1,4 +1,4 @@
-"""The walker: execute a lowered kernel's body in program order (artifacts.md 1.1 item 4).
+"""The walker: execute a lowered kernel's body in program order (visa/visa.lark item 4).
 
 `execute(artifact_or_kernel, arrays, target)` binds each host array to its parameter as
 HBM bytes, runs every `dma` record and every TU program (its FeedBuffer, then the ops in
