@@ -1,4 +1,4 @@
-"""Backends behind one interface (api.md section 3): `typecheck`, `cpu`, `npu` and `visa`.
+"""Backends behind one interface (docs/testing.md): `typecheck`, `cpu`, `npu` and `visa`.
 
 `BACKENDS` maps the `--backend` / `backend=` name to its implementation: `typecheck`
 traces and checks, `cpu` runs the traced graph exactly, `npu` lowers to `tu_ops` and

@@ -127,7 +127,7 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-ALU-1", "two ops on one ALU"),
         ("VE-ENUM-1", "enum constructor used as a value"),
         ("VE-ENUM-4", "value of another enum"))],
-    *_rules("FEED", 12, "pipeline.md 11.2", [
+    *_rules("FEED", 12, "docs/reference/diagnostics.md", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",
         "feed read loops exceed the sequencer", "feed DM access size not legal",
@@ -155,7 +155,7 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("VEOP", 3, "Vector Engine", [
         "vector steps do not type the stream", "vector steps out of order or sharing an ALU",
         "vector step argument out of range"], phase="verify"),
-    *_rules("CASTOP", 2, "pipeline.md 11.5", ["cast op not a Cast Engine pair", "cast op is not one flit"],
+    *_rules("CASTOP", 2, "docs/reference/diagnostics.md", ["cast op not a Cast Engine pair", "cast op is not one flit"],
             phase="verify"),
     *_rules("CMT", 5, "docs/reference/diagnostics.md", [
         "commit op width", "commit op conversion", "commit write plan exceeds the sequencer",

@@ -49,7 +49,7 @@ _INFO: dict[str, _Info] = {
     "f32": _Info(32, 32, "float", True, np.dtype(np.float32), _U32),
     "f8e4m3": _Info(8, 8, "float", True, "float8_e4m3fn", _U8),
     "f8e5m2": _Info(8, 8, "float", True, "float8_e5m2", _U8),
-    # ml_dtypes stores one f4e2m1 per byte, code in the low nibble (dtypes.md 1).
+    # ml_dtypes stores one f4e2m1 per byte, code in the low nibble (docs/numerics.md).
     "f4e2m1": _Info(4, 4, "float", True, "float4_e2m1fn", _U8),
 }
 

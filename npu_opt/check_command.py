@@ -1,6 +1,6 @@
 """`npu-opt check PATH...`: typecheck every kernel found, one status line each, then a summary.
 
-Exit status (api.md 4), the same rule as `compile`: the maximum over kernels of 0 ok,
+Exit status (docs/reference/cli.md), the same rule as `compile`: the maximum over kernels of 0 ok,
 1 refused, 3 internal compiler error; 2 when a path or file does not load, two kernels
 share a name, or a kernel has a USAGE error (its body raised a Python error, an
 annotation does not evaluate), which takes precedence.

@@ -2,7 +2,7 @@
 
 Every file is written to a temporary name and renamed, so an interrupted run leaves no
 partial file; a stale file of the other kind is removed. The exit status is computed
-from what was written (api.md 4): a `.fail` can never come with exit 0, and the rule is
+from what was written (docs/reference/cli.md): a `.fail` can never come with exit 0, and the rule is
 `check`'s (`kernel_status`): a kernel's USAGE error is exit 2. Workers ignore SIGINT (the
 parent reports it once) and a worker that dies is an ICE of the kernel it was compiling.
 """

@@ -2,7 +2,7 @@
 
 A file that cannot be loaded (bad path, Python syntax error, an exception while
 importing such as a MappingError from a module-level `m()`) becomes a `LoadError` with
-the file and line; the other files are still loaded (api.md 4).
+the file and line; the other files are still loaded (docs/reference/cli.md).
 
 Discovery rule: a file named on the command line is loaded as given (it must be a `.py`
 file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,

@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _op_classes() -> tuple[type, ...]:
-    """Every lowered op class, in pipeline order (pipeline.md 11.1)."""
+    """Every lowered op class, in pipeline order (docs/reference/diagnostics.md)."""
     from tu_ops.commit import CastOp, CommitOp
     from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeReduce
     from tu_ops.dma import DmaOp

@@ -1,4 +1,4 @@
-"""Same-bank runs of a DM access sequence (pipeline.md 6; memory-performance: 16 banks x 8 B).
+"""Same-bank runs of a DM access sequence (docs/machine/fetch.md; memory-performance: 16 banks x 8 B).
 
 A slice's DM has 16 banks, 8 bytes wide: byte address `a` is in bank `(a >> 3) & 15`
 (address bits 3-6). `longest_bank_run` gives the longest run of consecutive accesses
@@ -26,7 +26,7 @@ from tu_ops.feed import FeedBuffer, ReadShape
 __all__ = ["BankRun", "BANKS", "BANK_BYTES", "access_loops", "access_addresses", "banks_of",
            "longest_bank_run", "feed_bank_run", "feed_bits", "start_units", "unit_bits"]
 
-BANKS = 16        # DM banks per slice (pipeline.md 1: 16 banks x 8 B wide)
+BANKS = 16        # DM banks per slice (docs/machine/index.md: 16 banks x 8 B wide)
 BANK_BYTES = 8    # bytes of one bank row: the bank is address bits 3-6
 
 # (length, first bank, last bank, leading run, trailing run, longest run, its bank, its first access)

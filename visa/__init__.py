@@ -1,4 +1,4 @@
-"""The VISA artifact: text format, printer and parser (artifacts.md section 1).
+"""The VISA artifact: text format, printer and parser (visa/visa.lark).
 
 The verifier is `visa.verify` (it re-derives records with the lowering's builders) and the
 interpreter `visa.interp`; neither is imported here, so `import visa.interp` loads only

@@ -132,7 +132,7 @@ def _check_operands(kernel: LoweredKernel, fail: _Failer) -> None:
         producers[op.result.id] = op
 
 
-# --- addresses (artifacts.md 1.2, "DM allocation" / "TRF allocation") -----------------------
+# --- addresses (visa/visa.lark, "DM allocation" / "TRF allocation") -----------------------
 
 def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     """Every DM tensor sits at the lowest free multiple of 8, every TRF tensor at the lowest

@@ -1,7 +1,7 @@
 """The `cpu` backend: executes the traced IR with the chip's exact semantics, bit for bit.
 
 Modules: `layout` (buffer shapes and storage), `moves` (the logical-index move of
-pipeline.md 0.5), `adapters` (element-wise conversions), `contract` (the Contraction
+docs/machine/index.md), `adapters` (element-wise conversions), `contract` (the Contraction
 Engine; `contract_fast`, `contract_plan` and `contract_float` its whole-contraction
 path), `executor` (the op walk), `host` (host arrays in and out), `options` (how the
 backend evaluates, `CpuOptions`).
@@ -24,7 +24,7 @@ __all__ = ["CpuBackend", "CpuOptions", "execute"]
 
 
 class CpuBackend:
-    """Trace, refuse on any [T] error, then execute on numpy buffers (api.md 3).
+    """Trace, refuse on any [T] error, then execute on numpy buffers (docs/testing.md).
 
     The trace of a kernel is kept per target for as long as the kernel object lives, so
     repeated `run` calls trace once (a trace reads no data)."""

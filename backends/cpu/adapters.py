@@ -54,7 +54,7 @@ def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
 
 
 def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """Cast Engine (pipeline.md 10.1): convert every cell, then move P -> out_packet
+    """Cast Engine (docs/machine/cast.md): convert every cell, then move P -> out_packet
     (the live cells keep their positions, the new tail is zero)."""
     src_t: StreamType = op.input.type
     converted = _convert(buf, src_t.dtype, op.dtype, "cast")

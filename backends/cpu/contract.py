@@ -156,7 +156,7 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
 
 
 def contract_packet(op: ContractPacket, outer: Outer, options: CpuOptions = DEFAULT) -> np.ndarray | Packed:
-    """pipeline.md 9.2: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
+    """docs/machine/contraction.md: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
     the padding columns up to size(out_packet)."""
     t_in: CStreamType = op.input.type
     d = packet_depth(t_in.packet, op.packet)
@@ -212,7 +212,7 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
 
 
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """pipeline.md 9.3: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
+    """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
     if isinstance(y, Packed):
         acc = contract_fast.contract(y, t_in.time, op.time, options)

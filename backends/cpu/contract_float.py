@@ -101,7 +101,7 @@ def _f32_value(bits: int) -> float:
 def float_operand(raw: np.ndarray, dtype: DType, gather: Gather) -> tuple[np.ndarray, FloatInfo]:
     """The widened operand over its layout groups, spatial rows innermost (float32), and
     its range. bf16 is widened by a plain shift when that is exact (no NaN, no subnormal:
-    dtypes.md 5), anything else by `adapters.widen` first."""
+    docs/numerics.md), anything else by `adapters.widen` first."""
     rows = raw.shape[0]
     if dtype == bf16:
         out, top, low = _rows_last(raw, gather, True, 0x7FFF)
@@ -172,7 +172,7 @@ def _pick(arr: np.ndarray, axis: int, lo: int, hi: int) -> slice:
 
 
 def _float_task(f: _Float, i0: int, i1: int, jg0: int, jg1: int) -> None:
-    """acc[i0:i1, jg0:jg1] of pipeline.md 9.2-9.3: the tree of every reduced step's
+    """acc[i0:i1, jg0:jg1] of docs/machine/contraction.md: the tree of every reduced step's
     products (Y), then acc = +0 ⊕ Y[step] for every live step in stream order."""
     ni, g, steps, nn, rows = f.a.shape
     y = np.empty((i1 - i0, jg1 - jg0, steps, nn, rows), np.float32)

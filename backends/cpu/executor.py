@@ -30,7 +30,7 @@ __all__ = ["HANDLERS", "TAKES_OPTIONS", "execute"]
 
 
 def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """Tensor DMA (pipeline.md 4): a global move; destination padding is zero."""
+    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero."""
     return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves)
 
 
@@ -45,7 +45,7 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
 
 
 def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """fetch, collect, to_trf and commit: per-slice moves (pipeline.md 6, 8.1, 8.2, 10.4)."""
+    """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
     return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves)
 
 

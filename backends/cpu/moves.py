@@ -206,7 +206,7 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
 
 
 def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.ndarray:
-    """A DMA: match over every level of both types (pipeline.md 4); `fast` allows the
+    """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
     strided form (False: the index gather, the reference)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))

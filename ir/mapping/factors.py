@@ -119,7 +119,7 @@ def _splits_at(mat: np.ndarray, d: int) -> bool:
 
 def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Factor:
     """Classify one prime table as an AxisFactor, BroadcastFactor, PaddingFactor or
-    RaggedFactor (mapping.md 7.4 step 4)."""
+    RaggedFactor (docs/mapping-language.md step 4)."""
     e = len(mat)
     status, coords = mat[:, 0], mat[:, 1:]
     live = status == LIVE
@@ -163,7 +163,7 @@ def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, 
 
 
 def canon(factors: list[Factor]) -> list[Factor]:
-    """Merge neighbours (mapping.md 7.4 step 5); BroadcastFactor(1)/PaddingFactor(_,1) pieces vanish."""
+    """Merge neighbours (docs/mapping-language.md step 5); BroadcastFactor(1)/PaddingFactor(_,1) pieces vanish."""
     out: list[Factor] = []
     for f in factors:
         if f.extent == 1:
@@ -201,7 +201,7 @@ _NORMAL: set[Mapping] = set()
 
 
 def factor_mapping(f: AxisFactor | BroadcastFactor | PaddingFactor) -> Mapping:
-    """A mapping whose factor form is the single factor `f` (mapping.md 7.4's rendering)."""
+    """A mapping whose factor form is the single factor `f` (docs/mapping-language.md's rendering)."""
     if isinstance(f, BroadcastFactor):
         return Broadcast(f.extent)
     if isinstance(f, PaddingFactor):

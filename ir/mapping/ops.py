@@ -1,6 +1,6 @@
 """Mapping operations of docs/machine/index.md: split, pad, resize, strip, fragments, refinement, divide.
 
-Everything here works on canonical factor lists (`Mapping.factors()`, mapping.md 7.4) and
+Everything here works on canonical factor lists (`Mapping.factors()`, docs/mapping-language.md) and
 never tabulates cells, so it stays cheap for mappings with millions of cells. The digit
 ranges ("fragments") live in `ir.mapping.ranges` (re-exported here), the sequencer matcher
 and the DMA burst in `ir.mapping.sequence`.

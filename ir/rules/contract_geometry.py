@@ -355,7 +355,7 @@ def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: lis
 
 
 def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
-    """IT (pipeline.md 9.4): product of the kept loop sizes inner to the outermost reduced
+    """IT (docs/machine/contraction.md): product of the kept loop sizes inner to the outermost reduced
     loop; 1 when nothing is reduced or nothing is kept inside it."""
     first = next((i for i, lp in enumerate(loops) if not lp.keep), None)
     if first is None:

@@ -54,7 +54,7 @@ class DmaPlan:
     to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
     zero-filled destination padding); `coalesced` merges neighbours that are contiguous
     on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `PaddingFactor` piece
-    is destination padding (zero-filled, pipeline.md 0.5), an `AxisFactor`/`BroadcastFactor` piece at source
+    is destination padding (zero-filled, docs/machine/index.md), an `AxisFactor`/`BroadcastFactor` piece at source
     stride 0 a broadcast. Destination strides are positions in the joint pair chain (a piece
     may span the Slice/Element boundary; the lowering splits it per address space).
     `burst` is in destination element cells; `burst_bytes` is None when it is not a whole
@@ -233,7 +233,7 @@ def _dma3(src, dst) -> Violation | None:
         return Violation("DMA-3", "a DM -> DM DMA keeps the number of slices",
                          label=f"size(Slice) changes from {src.slice.size} ({_m(src.slice)}) to "
                                f"{dst.slice.size} ({_m(dst.slice)})",
-                         notes=("mapping.md 10.3 predicate RESHAPE",),
+                         notes=("docs/machine/index.md predicate RESHAPE",),
                          help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. "
                               f"`{padded_to(dst.slice, frozenset({src.slice.size}))}`)")
     return None
