@@ -1,7 +1,7 @@
 """GEMM in bf16 (examples/gemm.py): C[i, j] = sum_k A[i, k] * B[j, k].
 
 I = J = 512, K = 64. Each of the 256 slices owns a 32 x 32 tile of C. This is the
-kernel of docs/reference/python-docs/reference/python-api.md verbatim, and it relies on the defaults of `to_trf()`, `commit()`
+kernel of docs/reference/python-api.md verbatim, and it relies on the defaults of `to_trf()`, `commit()`
 and `to_hbm()` (docs/porting.md): lane `J % 8`, element `J / 8 % 4, K`; the committed
 tile `I % 32, J % 32`; and the HBM result `I, J`.
 """

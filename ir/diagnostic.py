@@ -39,7 +39,7 @@ def _display_path(path: str) -> str:
 
 @attrs.frozen
 class Diagnostic:
-    """One diagnostic (docs/reference/python-docs/reference/python-api.md): the keys of a `.fail` JSON line, plus rendering."""
+    """One diagnostic (docs/reference/python-api.md): the keys of a `.fail` JSON line, plus rendering."""
 
     code: str
     message: str

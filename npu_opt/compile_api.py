@@ -49,7 +49,7 @@ def compiler_fingerprint() -> str:
 
 @attrs.frozen
 class Artifact:
-    """A compiled kernel (docs/reference/python-docs/reference/python-api.md): canonical VISA text and its parsed records."""
+    """A compiled kernel (docs/reference/python-api.md): canonical VISA text and its parsed records."""
 
     text: str
     kernel: str

@@ -1,4 +1,4 @@
-"""`npu_opt.check`: the typecheck backend's entry point and its `Report` (docs/reference/python-docs/reference/python-api.md)."""
+"""`npu_opt.check`: the typecheck backend's entry point and its `Report` (docs/reference/python-api.md)."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 CITE = re.compile(
-    r"(?:\.\./)*(?:shared/spec/)?(?P<file>api|pipeline|mapping|dtypes|examples|artifacts|surface|style)\.md"
+    r"(?<![\w/-])(?:\.\./)*(?:shared/spec/)?(?P<file>api|pipeline|mapping|dtypes|examples|artifacts|surface|style)\.md"
     r"(?P<poss>'s)?"
     r"(?:(?P<sep>,?[ ]+(?:sections?[ ]+|§[ ]*|examples?[ ]+)?|[ ]*§[ ]*)(?P<sec>\d+(?:\.\d+|b)?)(?:[ ]*[-–][ ]*\d+(?:\.\d+)?)?(?:,[ ]*\d+(?:\.\d+)?(?:[ ]*[-–][ ]*\d+(?:\.\d+)?)?(?![\w.]))*(?![\w.]*\.md))?")
-RULE = re.compile(r"(?:\.\./)*(?:shared/spec/)?pipeline\.md[ ]+(?:rule[ ]+)?(?=[A-Z][A-Z-]*-\d)")
+RULE = re.compile(r"(?<![\w/-])(?:\.\./)*(?:shared/spec/)?pipeline\.md[ ]+(?:rule[ ]+)?(?=[A-Z][A-Z-]*-\d)")
 
 M = 'docs/machine/'
 PIPE = {'0': M + 'index.md', '1': M + 'index.md', '2': M + 'index.md', '2.1': M + 'index.md', '2.2': M + 'index.md',

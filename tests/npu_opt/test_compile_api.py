@@ -1,4 +1,4 @@
-"""`npu_opt.compile` (docs/reference/python-docs/reference/python-api.md) and `--dump-ir`."""
+"""`npu_opt.compile` (docs/reference/python-api.md) and `--dump-ir`."""
 
 from __future__ import annotations
 
