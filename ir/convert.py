@@ -3,7 +3,8 @@
 Floats are handled as unsigned bit patterns and converted with integer operations,
 never with numpy/ml_dtypes `astype`, which keeps subnormals and NaN payloads, turns
 f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (dtypes.md 7). Integer types
-take their host values (int8 for i4) and wrap.
+take their host values (int8 for i4) and wrap. The Contraction Engine's arithmetic on
+these values is `ir.contract_arith`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ir.dtypes import (
 )
 
 _U32 = np.uint32
-_F32_NAN = _U32(0x7FC00000)
+F32_NAN = _U32(0x7FC00000)
 _BF16_NAN = np.uint16(0x7FC0)
 
 
@@ -41,7 +42,7 @@ def _bits(x: object, dt: type) -> np.ndarray:
     return arr.astype(target)
 
 
-def _ints(x: object) -> np.ndarray:
+def int_values(x: object) -> np.ndarray:
     """Integer values widened to int64 (exact for every type here); floats are refused."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "ui":
@@ -55,7 +56,7 @@ def widen_bf16(bits_u16: object) -> np.ndarray:
     h = _bits(bits_u16, np.uint16).astype(_U32)
     exp, man = (h >> 7) & 0xFF, h & 0x7F
     out = np.where(exp == 0, (h >> 15) << 31, h << 16)
-    return np.where((exp == 0xFF) & (man != 0), _F32_NAN, out).astype(_U32)
+    return np.where((exp == 0xFF) & (man != 0), F32_NAN, out).astype(_U32)
 
 
 def narrow_bf16(bits_u32: object) -> np.ndarray:
@@ -99,7 +100,7 @@ def _small_float_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
 
 
 _E4M3_F32 = _small_float_table(4, 3, 7)
-_E4M3_F32[[0x7F, 0xFF]] = _F32_NAN  # both NaN codes, sign dropped
+_E4M3_F32[[0x7F, 0xFF]] = F32_NAN  # both NaN codes, sign dropped
 _E5M2_F32 = _small_float_table(5, 2, 15)
 _E5M2_F32[0x7C], _E5M2_F32[0xFC] = 0x7F800000, 0xFF800000
 _E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (dtypes.md 3.2)
@@ -212,7 +213,7 @@ def wrap(values: object, dtype: DType) -> np.ndarray:
     if not dtype.is_int or not dtype.materializable:
         raise ValueError(f"wrap needs a materializable integer dtype, not {dtype}")
     width = dtype.value_bits
-    low = _ints(values) & ((1 << width) - 1)
+    low = int_values(values) & ((1 << width) - 1)
     if dtype.is_signed:
         low = low - (((low >> (width - 1)) & 1) << width)
     return low.astype(dtype.host_dtype)
@@ -232,7 +233,7 @@ def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
     lo, hi = ZERO_POINT_SUBS[pair]
     if isinstance(zp, bool) or not isinstance(zp, (int, np.integer)) or not lo <= zp <= hi:
         raise ValueError(f"zero point {zp!r} outside [{lo}, {hi}] for {dtype} (FZPS-2)")
-    v = _ints(x)
+    v = int_values(x)
     if v.size and (v.min() < dtype.min or v.max() > dtype.max):
         raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
     return (v - int(zp)).astype(np.int8 if pair[1] == i5 else np.int16)
@@ -241,7 +242,7 @@ def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
 def pack_nibbles(values: object) -> np.ndarray:
     """Pack 4-bit elements (i4 values -8..7 or f4e2m1 codes 0..15) into bytes along the
     last axis: element 2k in the low nibble of byte k. ValueError for an odd count."""
-    v = _ints(values)
+    v = int_values(values)
     if v.ndim == 0 or v.shape[-1] % 2:
         raise ValueError("an odd number of 4-bit elements has no byte image (dtypes.md 2)")
     if v.size and (v.min() < -8 or v.max() > 15):
@@ -259,70 +260,6 @@ def unpack_nibbles(packed: object, dtype: DType = f4e2m1) -> np.ndarray:
     return sign_extend_i4(out) if dtype == i4 else out
 
 
-# ---- contraction arithmetic (dtypes.md 5, pipeline.md 9.5) -------------------------------
-def _f32(x: object) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.dtype != np.float32:
-        raise TypeError(f"expected float32 values, got {arr.dtype}")
-    return arr
-
-
-def _ftz_in_place(x: np.ndarray) -> np.ndarray:
-    """ftz_f32 on a writable float32 array, in place (three passes over its bits)."""
-    b = x.view(_U32)
-    mag = b & _U32(0x7FFFFFFF)
-    np.bitwise_and(b, _U32(0x80000000), out=b, where=mag < _U32(0x00800000))  # exponent 0
-    np.copyto(b, _F32_NAN, where=mag > _U32(0x7F800000))
-    return x
-
-
-def ftz_f32(values: object) -> np.ndarray:
-    """Flush |x| < 2^-126 to a zero of its sign and make every NaN 0x7FC00000 (float32)."""
-    return _ftz_in_place(np.array(_f32(values), dtype=np.float32, copy=True))
-
-
-def fmul(a: object, b: object) -> np.ndarray:
-    """One Contraction Engine f32 multiply: IEEE RNE, then ftz_f32 (operands come pre-flushed)."""
-    with np.errstate(all="ignore"):  # inf * 0 and overflow are defined results here
-        return _ftz_in_place(np.asarray(np.multiply(_f32(a), _f32(b))))
-
-
-def fadd(a: object, b: object) -> np.ndarray:
-    """One Contraction Engine f32 add: IEEE binary32 RNE, then ftz_f32."""
-    with np.errstate(all="ignore"):
-        return _ftz_in_place(np.asarray(np.add(_f32(a), _f32(b))))
-
-
-def imul(a: object, b: object) -> np.ndarray:
-    """i32 multiply modulo 2^32 (products of widened i9 values never actually wrap)."""
-    return wrap(_ints(a) * _ints(b), i32)
-
-
-def iadd(a: object, b: object) -> np.ndarray:
-    """i32 add modulo 2^32, no saturation."""
-    return wrap(_ints(a) + _ints(b), i32)
-
-
-def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
-    """Adjacent-pair adder tree over `axis` (pipeline.md 9.2), level by level."""
-    v = np.moveaxis(leaves, axis, -1)
-    n = v.shape[-1]
-    if n == 0 or n & (n - 1):
-        raise ValueError(f"tree reduction needs a power-of-two leaf count, got {n}")
-    while v.shape[-1] > 1:
-        v = add(v[..., 0::2], v[..., 1::2])
-    return v[..., 0]
-
-
-def tree_sum_f32(leaves: object, axis: int = -1) -> np.ndarray:
-    """Adjacent-pair tree sum of float32 leaves, each add an fadd (with flush)."""
-    return _tree(_f32(leaves), axis, fadd)
-
-
-def tree_sum_i32(leaves: object, axis: int = -1) -> np.ndarray:
-    """Adjacent-pair tree sum of integer leaves as i32, wrapping modulo 2^32."""
-    return _tree(wrap(leaves, i32), axis, iadd)
-
 
 # ---- host forms and the dispatcher --------------------------------------------------------
 def to_bits(array: object, dtype: DType) -> np.ndarray:
@@ -336,7 +273,7 @@ def to_bits(array: object, dtype: DType) -> np.ndarray:
     if dtype.is_float:
         bits = arr.view(raw) if arr.dtype == dtype.host_dtype else _bits(arr, raw)
         return _f4_codes(bits) if dtype == f4e2m1 else bits
-    v = _ints(arr)
+    v = int_values(arr)
     if v.size and (v.min() < dtype.min or v.max() > dtype.max):
         raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
     return (v & ((1 << dtype.bits) - 1)).astype(raw)

@@ -5,7 +5,7 @@ its types. Rather than a second derivation, this module rebuilds, from the recor
 and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read, calls
 those builders (`tu_ops.lower.feed.lower_feed`, each stage's lowering as
 `tu_ops.lower.dispatch.lower_stage` finds it, `dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
-`trf_geometry`, `contract_geometry.*`, `commit.commit_write_plan` and `dma.dma_burst`), and
+`trf_geometry`, `contract_geometry.*`, `time_reduction`, `commit_plan.commit_write_plan` and `dma.dma_burst`), and
 returns the records the lowering would have produced. `first_difference` then names the
 first field (as a dotted path into the record) where a parsed record and its re-derivation
 differ.

@@ -1,7 +1,7 @@
 """Scalar arithmetic of the naive reference model (tests/differential/naive_model.py).
 
 Written from the dtype rules (dtypes.md: host semantics, conversions by stage,
-contraction arithmetic), sharing no code with `ir.convert` or the backends. Values are
+contraction arithmetic), sharing no code with `ir.convert`, `ir.contract_arith` or the backends. Values are
 kept as bit patterns for the float types (`uint32` for f32, `uint16` for bf16, `uint8`
 for the f8 and f4 codes) and as `int64` numbers for the integer types. numpy's float32
 operations are IEEE binary32 with round-to-nearest-even; on top of them this module

@@ -1,5 +1,5 @@
 """`cast` and `commit_trim` [+ `commit_cast` / `commit_cast_relu`] + `commit` lowered
-(pipeline.md 11.5): a CastOp, and one CommitOp whose write plan is `ir.rules.commit`'s
+(pipeline.md 11.5): a CastOp, and one CommitOp whose write plan is `ir.rules.commit_plan`'s
 `commit_write_plan` (the computation COMMIT-2..6 check).
 
 `write_bytes` (artifacts.md 1.2 granularity): `valid_bytes` when one packet is one
@@ -13,7 +13,7 @@ from typing import Any
 
 from ir import ops as ir
 from ir.errors import InternalError
-from ir.rules.commit import commit_write_plan
+from ir.rules.commit_plan import commit_write_plan
 from ir.types import DmType
 from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp, WritePlan

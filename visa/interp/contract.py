@@ -8,7 +8,7 @@ summed steps in time order, padded steps skipped (`plan` cuts time into digits).
 Floats follow the hardware order exactly, on row chunks that stay in cache (spread over
 a few threads; numpy releases the GIL in its loops), in the `arranged` layout of
 `operands`. Every multiply and add is IEEE binary32 followed by the flush of dtypes.md 5
-(`ir.convert.fmul` / `fadd`); when the operand codes prove that no product or partial sum
+(`ir.contract_arith.fmul` / `fadd`); when the operand codes prove that no product or partial sum
 can be subnormal, infinite or NaN, the flush is the identity and plain numpy float32
 arithmetic is the same function.
 
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ir import contract_arith as ca
 from ir import convert as cv
 from ir.dtypes import i32
 from visa.interp.errors import check
@@ -67,8 +68,8 @@ class _Float:
 
     def __init__(self, plan: Plan, s: np.ndarray, w: np.ndarray, exact_: bool) -> None:
         self.plan, self.s, self.w = plan, s, w
-        self.mul = np.multiply if exact_ else cv.fmul
-        self.add = np.add if exact_ else cv.fadd
+        self.mul = np.multiply if exact_ else ca.fmul
+        self.add = np.add if exact_ else ca.fadd
         lay = Layout(plan)
         self.lay = lay
         self.kept = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
