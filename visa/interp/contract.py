@@ -34,6 +34,7 @@ from visa.interp.memory import Memory
 from visa.interp.operands import Layout, exact, operands
 from visa.interp.plan import Plan, build_plan
 from visa.interp.rows import Rows
+from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
 
@@ -207,3 +208,18 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf:
     if plan.out_pad is not None:
         acc = np.where(plan.out_pad[None], acc.dtype.type(0), acc)
     return acc
+
+
+@executes("contract_outer")
+def _contraction_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    """The three contraction records (contract_outer, packet_reduce, time_reduce) run as one step."""
+    op = ops[i]
+    check(i + 2 < len(ops) and ops[i + 1].MNEMONIC == "packet_reduce" and ops[i + 2].MNEMONIC == "time_reduce"
+          and ops[i + 1].input == op.result and ops[i + 2].input == ops[i + 1].result,
+          "a contract_outer is followed by its packet_reduce and time_reduce", op)
+    trf = state.env.get(op.weights.id)
+    check(isinstance(trf, TrfTensor), f"weights {op.weights} is not a loaded TRF tensor", op)
+    stream = state.input(op.stream, op)
+    state.local[ops[i + 2].result.id] = run_contraction(op, ops[i + 1], ops[i + 2], stream, trf, state.rows,
+                                                        state.mem)
+    return 3
