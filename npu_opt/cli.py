@@ -45,7 +45,7 @@ def _add_explain_mapping(sub) -> None:
     em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
                         description="Print the size of a mapping expression, its first and last "
                                     "positions with their cells, its factor form and normalized form.")
-    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A % 8"')
+    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
     em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
