@@ -1,9 +1,10 @@
-"""Vectorized scalar conversions with the chip's exact semantics (docs/numerics.md).
+"""Vectorized scalar conversions with the chip's exact semantics (dtypes.md sections 3-5).
 
 Floats are handled as unsigned bit patterns and converted with integer operations,
 never with numpy/ml_dtypes `astype`, which keeps subnormals and NaN payloads, turns
-f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (docs/numerics.md). Integer types
-take their host values (int8 for i4) and wrap.
+f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (dtypes.md 7). Integer types
+take their host values (int8 for i4) and wrap. The Contraction Engine's arithmetic on
+these values is `ir.contract_arith`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ir.dtypes import (
 )
 
 _U32 = np.uint32
-_F32_NAN = _U32(0x7FC00000)
+F32_NAN = _U32(0x7FC00000)
 _BF16_NAN = np.uint16(0x7FC0)
 
 
@@ -41,7 +42,7 @@ def _bits(x: object, dt: type) -> np.ndarray:
     return arr.astype(target)
 
 
-def _ints(x: object) -> np.ndarray:
+def int_values(x: object) -> np.ndarray:
     """Integer values widened to int64 (exact for every type here); floats are refused."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "ui":
@@ -49,13 +50,13 @@ def _ints(x: object) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-# ---- bf16 <-> f32 (docs/numerics.md) ------------------------------------------------------
+# ---- bf16 <-> f32 (dtypes.md 4.1) ------------------------------------------------------
 def widen_bf16(bits_u16: object) -> np.ndarray:
     """bf16 bits -> f32 bits: NaN -> 0x7FC00000, subnormal -> signed zero, else h << 16."""
     h = _bits(bits_u16, np.uint16).astype(_U32)
     exp, man = (h >> 7) & 0xFF, h & 0x7F
     out = np.where(exp == 0, (h >> 15) << 31, h << 16)
-    return np.where((exp == 0xFF) & (man != 0), _F32_NAN, out).astype(_U32)
+    return np.where((exp == 0xFF) & (man != 0), F32_NAN, out).astype(_U32)
 
 
 def narrow_bf16(bits_u32: object) -> np.ndarray:
@@ -79,7 +80,7 @@ def commit_cast_relu(bits_u32: object) -> np.ndarray:
     return np.where(((x >> 31) == 1) & ~is_nan, np.uint16(0), narrow_bf16(x)).astype(np.uint16)
 
 
-# ---- small floats -> f32 (docs/numerics.md) ----------------------------------------------
+# ---- small floats -> f32 (dtypes.md 2, 4.1) ----------------------------------------------
 def _small_float_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
     """f32 bits of every code of a 1-E-M float, by integer ops; callers patch NaN/inf codes."""
     n = 1 << (1 + exp_bits + man_bits)
@@ -99,10 +100,10 @@ def _small_float_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
 
 
 _E4M3_F32 = _small_float_table(4, 3, 7)
-_E4M3_F32[[0x7F, 0xFF]] = _F32_NAN  # both NaN codes, sign dropped
+_E4M3_F32[[0x7F, 0xFF]] = F32_NAN  # both NaN codes, sign dropped
 _E5M2_F32 = _small_float_table(5, 2, 15)
 _E5M2_F32[0x7C], _E5M2_F32[0xFC] = 0x7F800000, 0xFF800000
-_E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (docs/numerics.md)
+_E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (dtypes.md 3.2)
 _E5M2_F32[0xFD:0x100] = 0xFFC00000
 _F4_F32 = _small_float_table(2, 1, 1)
 # Every f8 value has at most 3 significant bits above bit 16 and an exponent far from the
@@ -134,7 +135,7 @@ def decode_f4e2m1(codes: object) -> np.ndarray:
     return _F4_F32[_f4_codes(codes)]
 
 
-# ---- f32 -> f8 (docs/numerics.md) ------------------------------------------------------------
+# ---- f32 -> f8 (dtypes.md 4.3) ------------------------------------------------------------
 def _rne_shift(sig: np.ndarray, n: np.ndarray) -> np.ndarray:
     """round_half_even(sig / 2^n) for sig < 2^24; any n >= 25 already rounds to 0."""
     n = np.minimum(n, 25).astype(_U32)  # keeps every shift and sum inside uint32
@@ -181,18 +182,18 @@ def narrow_e5m2(bits_u32: object) -> np.ndarray:
     return out.astype(np.uint8)
 
 
-# ---- table lookups (docs/numerics.md) --------------------------------------------------------
+# ---- table lookups (dtypes.md 4.2) --------------------------------------------------------
 _F4_E4M3 = narrow_e4m3(_F4_F32)  # every f4e2m1 value is exact in both 8-bit formats
 _F4_E5M2 = narrow_e5m2(_F4_F32)
 
 
 def lut_f4e2m1_to_e4m3(codes: object) -> np.ndarray:
-    """f4e2m1 codes -> f8e4m3 bits (exact table of docs/numerics.md)."""
+    """f4e2m1 codes -> f8e4m3 bits (exact table of dtypes.md 4.2)."""
     return _F4_E4M3[_f4_codes(codes)]
 
 
 def lut_f4e2m1_to_e5m2(codes: object) -> np.ndarray:
-    """f4e2m1 codes -> f8e5m2 bits (exact table of docs/numerics.md)."""
+    """f4e2m1 codes -> f8e5m2 bits (exact table of dtypes.md 4.2)."""
     return _F4_E5M2[_f4_codes(codes)]
 
 
@@ -206,13 +207,13 @@ def lut_e5m2_to_bf16(bits_u8: object) -> np.ndarray:
     return _E5M2_BF16[_bits(bits_u8, np.uint8)]
 
 
-# ---- integers (docs/numerics.md) -----------------------------------------------------
+# ---- integers (dtypes.md 3.5, 4.5, 2) -----------------------------------------------------
 def wrap(values: object, dtype: DType) -> np.ndarray:
     """Keep the low bits(dtype) bits and reinterpret them (i32 200 -> i8 -56); host dtype out."""
     if not dtype.is_int or not dtype.materializable:
         raise ValueError(f"wrap needs a materializable integer dtype, not {dtype}")
     width = dtype.value_bits
-    low = _ints(values) & ((1 << width) - 1)
+    low = int_values(values) & ((1 << width) - 1)
     if dtype.is_signed:
         low = low - (((low >> (width - 1)) & 1) << width)
     return low.astype(dtype.host_dtype)
@@ -232,7 +233,7 @@ def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
     lo, hi = ZERO_POINT_SUBS[pair]
     if isinstance(zp, bool) or not isinstance(zp, (int, np.integer)) or not lo <= zp <= hi:
         raise ValueError(f"zero point {zp!r} outside [{lo}, {hi}] for {dtype} (FZPS-2)")
-    v = _ints(x)
+    v = int_values(x)
     if v.size and (v.min() < dtype.min or v.max() > dtype.max):
         raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
     return (v - int(zp)).astype(np.int8 if pair[1] == i5 else np.int16)
@@ -241,9 +242,9 @@ def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
 def pack_nibbles(values: object) -> np.ndarray:
     """Pack 4-bit elements (i4 values -8..7 or f4e2m1 codes 0..15) into bytes along the
     last axis: element 2k in the low nibble of byte k. ValueError for an odd count."""
-    v = _ints(values)
+    v = int_values(values)
     if v.ndim == 0 or v.shape[-1] % 2:
-        raise ValueError("an odd number of 4-bit elements has no byte image (docs/numerics.md)")
+        raise ValueError("an odd number of 4-bit elements has no byte image (dtypes.md 2)")
     if v.size and (v.min() < -8 or v.max() > 15):
         raise ValueError("4-bit elements must lie in -8..15")
     n = v & 0xF
@@ -259,70 +260,6 @@ def unpack_nibbles(packed: object, dtype: DType = f4e2m1) -> np.ndarray:
     return sign_extend_i4(out) if dtype == i4 else out
 
 
-# ---- contraction arithmetic (docs/numerics.md, docs/numerics.md) -------------------------------
-def _f32(x: object) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.dtype != np.float32:
-        raise TypeError(f"expected float32 values, got {arr.dtype}")
-    return arr
-
-
-def _ftz_in_place(x: np.ndarray) -> np.ndarray:
-    """ftz_f32 on a writable float32 array, in place (three passes over its bits)."""
-    b = x.view(_U32)
-    mag = b & _U32(0x7FFFFFFF)
-    np.bitwise_and(b, _U32(0x80000000), out=b, where=mag < _U32(0x00800000))  # exponent 0
-    np.copyto(b, _F32_NAN, where=mag > _U32(0x7F800000))
-    return x
-
-
-def ftz_f32(values: object) -> np.ndarray:
-    """Flush |x| < 2^-126 to a zero of its sign and make every NaN 0x7FC00000 (float32)."""
-    return _ftz_in_place(np.array(_f32(values), dtype=np.float32, copy=True))
-
-
-def fmul(a: object, b: object) -> np.ndarray:
-    """One Contraction Engine f32 multiply: IEEE RNE, then ftz_f32 (operands come pre-flushed)."""
-    with np.errstate(all="ignore"):  # inf * 0 and overflow are defined results here
-        return _ftz_in_place(np.asarray(np.multiply(_f32(a), _f32(b))))
-
-
-def fadd(a: object, b: object) -> np.ndarray:
-    """One Contraction Engine f32 add: IEEE binary32 RNE, then ftz_f32."""
-    with np.errstate(all="ignore"):
-        return _ftz_in_place(np.asarray(np.add(_f32(a), _f32(b))))
-
-
-def imul(a: object, b: object) -> np.ndarray:
-    """i32 multiply modulo 2^32 (products of widened i9 values never actually wrap)."""
-    return wrap(_ints(a) * _ints(b), i32)
-
-
-def iadd(a: object, b: object) -> np.ndarray:
-    """i32 add modulo 2^32, no saturation."""
-    return wrap(_ints(a) + _ints(b), i32)
-
-
-def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
-    """Adjacent-pair adder tree over `axis` (docs/machine/contraction.md), level by level."""
-    v = np.moveaxis(leaves, axis, -1)
-    n = v.shape[-1]
-    if n == 0 or n & (n - 1):
-        raise ValueError(f"tree reduction needs a power-of-two leaf count, got {n}")
-    while v.shape[-1] > 1:
-        v = add(v[..., 0::2], v[..., 1::2])
-    return v[..., 0]
-
-
-def tree_sum_f32(leaves: object, axis: int = -1) -> np.ndarray:
-    """Adjacent-pair tree sum of float32 leaves, each add an fadd (with flush)."""
-    return _tree(_f32(leaves), axis, fadd)
-
-
-def tree_sum_i32(leaves: object, axis: int = -1) -> np.ndarray:
-    """Adjacent-pair tree sum of integer leaves as i32, wrapping modulo 2^32."""
-    return _tree(wrap(leaves, i32), axis, iadd)
-
 
 # ---- host forms and the dispatcher --------------------------------------------------------
 def to_bits(array: object, dtype: DType) -> np.ndarray:
@@ -336,7 +273,7 @@ def to_bits(array: object, dtype: DType) -> np.ndarray:
     if dtype.is_float:
         bits = arr.view(raw) if arr.dtype == dtype.host_dtype else _bits(arr, raw)
         return _f4_codes(bits) if dtype == f4e2m1 else bits
-    v = _ints(arr)
+    v = int_values(arr)
     if v.size and (v.min() < dtype.min or v.max() > dtype.max):
         raise ValueError(f"values outside the {dtype} range [{dtype.min}, {dtype.max}]")
     return (v & ((1 << dtype.bits) - 1)).astype(raw)
@@ -381,7 +318,7 @@ STAGES: tuple[str, ...] = tuple(_STAGE_LEGAL)
 
 def convert(bits_or_values: object, src: DType, dst: DType, stage: str, *,
             zero_point: int | None = None) -> np.ndarray:
-    """Apply stage `stage`'s conversion src -> dst (docs/numerics.md) element by element.
+    """Apply stage `stage`'s conversion src -> dst (dtypes.md 4) element by element.
 
     Float operands are bit patterns (or host arrays, turned into bits by to_bits) and
     float results are bit patterns; integers are host values in and out. The identity
@@ -392,7 +329,7 @@ def convert(bits_or_values: object, src: DType, dst: DType, stage: str, *,
     if legal is None:
         raise ValueError(f"unknown conversion stage {stage!r}; expected one of: {', '.join(STAGES)}")
     if not legal(src, dst):
-        raise ValueError(f"{stage} cannot convert {src} to {dst} (docs/numerics.md)")
+        raise ValueError(f"{stage} cannot convert {src} to {dst} (dtypes.md 4)")
     if stage == "zero_point_sub":
         if zero_point is None:
             raise ValueError("zero_point_sub needs a zero_point")

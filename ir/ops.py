@@ -18,8 +18,10 @@ from ir.location import Location
 from ir.mapping.nodes import IDENTITY, Mapping
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field
 from ir.rules.collect import check_collect, check_to_trf
-from ir.rules.commit import check_cast, check_commit, check_commit_cast, check_trim
-from ir.rules.contract import check_lane, check_outer, check_packet, check_time
+from ir.rules.cast import check_cast, check_commit_cast, check_trim
+from ir.rules.commit import check_commit
+from ir.rules.contract_outer import check_outer
+from ir.rules.contract_reducers import check_lane, check_packet, check_time
 from ir.rules.dma import check_dma
 from ir.rules.fetch import check_begin, check_fetch, check_fetch_cast, check_table_lookup, check_zero_point_sub
 from ir.types import CStreamType, DmType, LaneMode, StreamType, TrfType, Type

@@ -48,15 +48,25 @@ def build_parser() -> argparse.ArgumentParser:
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action="version", version=f"npu-opt {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (_add_explain_mapping, _add_compile, _add_check, _add_visa, _add_targets, _add_explain, _add_run,
+                _add_schedule):
+        add(sub)
+    return parser
+
+
+def _add_explain_mapping(sub) -> None:
     em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
                         description="Print the size of a mapping expression, its first and last "
                                     "positions with their cells, its factor form and normalized form.")
-    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')
+    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
     em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
     em.add_argument("--format", choices=["human", "json"], default="human")
     em.set_defaults(run=_explain_mapping)
+
+
+def _add_compile(sub) -> None:
     co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
@@ -81,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--dump-schedule", default=None, metavar="DIR",
                     help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
     co.set_defaults(run=_compile)
+
+
+def _add_check(sub) -> None:
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
                                     "trace-time rule. Exit codes are compile's: 0 when all pass, 1 when some "
@@ -93,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
     ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
     ck.set_defaults(run=_check)
+
+
+def _add_visa(sub) -> None:
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
                                     "verifier and re-derives every derived field; --exec runs the artifact in the "
@@ -105,17 +121,26 @@ def build_parser() -> argparse.ArgumentParser:
                     help="bind a kernel parameter to a .npy file (repeat per parameter; needs --exec)")
     vi.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     vi.set_defaults(run=_visa)
+
+
+def _add_targets(sub) -> None:
     tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
                         description="Print every built-in target (or the target description FILE) "
                                     "with its counts, capacities and legal dtype pairs.")
     tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
     tg.set_defaults(run=_targets)
+
+
+def _add_explain(sub) -> None:
     ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
                                     "an example with the real diagnostic it produces, and the fixes.")
     ex.add_argument("code", nargs="?", default=None,
                     help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
     ex.set_defaults(run=_explain)
+
+
+def _add_run(sub) -> None:
     rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
                                     "out1.npy, ... for a tuple) into DIR. bf16, f8 and f4 results are written "
@@ -128,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--backend", default="cpu", metavar="cpu|visa", help="executing backend (default cpu)")
     rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     rn.set_defaults(run=_run)
+
+
+def _add_schedule(sub) -> None:
     sc = sub.add_parser("schedule", help="model the schedule of a VISA artifact: makespan, bounds, critical path",
                         description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
                                     "scheduler (a model, from the book's published rates): print the makespan, "
@@ -139,7 +167,6 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--html", default=None, metavar="OUT.html", help="write a self-contained timeline page")
     sc.add_argument("--rates", default=None, metavar="FILE", help="a scheduling rates TOML file")
     sc.set_defaults(run=_schedule)
-    return parser
 
 
 def _schedule(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """Reference numpy oracles of examples/: the helpers of section 0 and one oracle per example.
 
 These functions restate the spec's oracles independently of the compiler: they import
-neither `ir.convert` nor any backend, so a test that compares `npu_opt.run` with them
+neither `ir.convert`, `ir.contract_arith` nor any backend, so a test comparing `npu_opt.run` with them
 checks the project against the spec, not against itself. Every function is numerically
 identical to its examples/ listing; the shapes the listings hard-code are derived from
 the inputs instead, so the same oracles serve kernels with other sizes (the

@@ -25,7 +25,7 @@ FORBIDDEN = [
     ("npu_opt", "tu_ops.lower"),           # the DSL never lowers
     # the interpreter executes an artifact: not the traced IR, the rules, the lowering or the verifier
     *[("visa.interp", p) for p in ("ir.ops", "ir.kernel", "ir.rules", "tu_ops.lower", "visa.verify",
-                                    "visa.rederive")],
+                                    "visa.rederive", "visa.retrace")],
 ]
 
 

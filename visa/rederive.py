@@ -2,10 +2,11 @@
 
 `npu-opt visa --verify` (visa/visa.lark) must refuse a record whose fields disagree with
 its types. Rather than a second derivation, this module rebuilds, from the records' input
-and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read, calls
+and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read (each
+record kind declares that inverse of the lowering in `visa.retrace`), calls
 those builders (`tu_ops.lower.feed.lower_feed`, each stage's lowering as
 `tu_ops.lower.dispatch.lower_stage` finds it, `dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
-`trf_geometry`, `contract_geometry.*`, `commit.commit_write_plan` and `dma.dma_burst`), and
+`trf_geometry`, `contract_geometry.*`, `time_reduction`, `commit_plan.commit_write_plan` and `dma.dma_burst`), and
 returns the records the lowering would have produced. `first_difference` then names the
 first field (as a dotted path into the record) where a parsed record and its re-derivation
 differ.
@@ -28,30 +29,20 @@ from typing import Any, Iterator
 import attrs
 
 from ir import ops as ir
-from ir.engine_ops import Transpose
-from ir.mapping.nodes import IDENTITY, Mapping, Resize
+from ir.mapping.nodes import IDENTITY, Mapping
 from ir.types import StreamType
-from tu_ops.enums import CommitConversion, ConversionKind
+from tu_ops.enums import ConversionKind
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain
-from tu_ops.lower.vector import traced_pass
 from tu_ops.printing import mapping_text, value_text
+from visa.retrace import Underivable, retrace_stage
 
-__all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
+__all__ = ["expected_dma", "expected_program", "first_difference", "SKIPPED"]
 
 # Fields filled by the allocation pass and checked against the allocation rules instead.
 SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"})}
-
-
-class Underivable(Exception):
-    """The lowering's builders cannot lower the record's types (`op` is the record)."""
-
-    def __init__(self, op: Any, detail: str) -> None:
-        super().__init__(detail)
-        self.op = op
-        self.detail = detail
 
 
 # --- DMA ---------------------------------------------------------------------------------------
@@ -121,7 +112,7 @@ def _traced(ops: list[Any], types: dict[int, Any], target: Any, fresh: Iterator[
     prev = groups[0][-1].result
     for rec in ops[1:]:
         try:
-            group = _traced_stage(rec, ir.Value(prev.id, rec.input_type), types, target, fresh)
+            group = retrace_stage(rec, ir.Value(prev.id, rec.input_type), types, target, fresh)
         except Underivable:
             raise
         except Exception as e:  # noqa: BLE001
@@ -159,63 +150,6 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
         cur = value
     out = feed.output_type
     ops.append(ir.Collect(input=cur, time=out.time, packet=out.packet, result=ir.Value(feed.result.id, out)))
-    return tuple(ops)
-
-
-def _traced_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
-                  fresh: Iterator[int]) -> tuple[ir.Op, ...]:
-    out = rec.output_type
-    result = ir.Value(rec.result.id, out)
-    m = rec.MNEMONIC
-    if m == "trf_load":
-        return (ir.ToTrf(input=src, lane=out.lane, element=out.element, result=result, loc=rec.loc),)
-    if m == "contract_outer":
-        trf_t = types.get(rec.weights.id)
-        if getattr(trf_t, "kind", None) != "trf":
-            raise Underivable(rec, f"the weights {rec.weights} are not a TRF tensor")
-        return (ir.ContractOuter(input=src, trf=ir.Value(rec.weights.id, trf_t), time=out.time, packet=out.packet,
-                                 result=result, loc=rec.loc),)
-    if m == "packet_reduce":
-        return (ir.ContractPacket(input=src, packet=out.packet, result=result, loc=rec.loc),)
-    if m == "time_reduce":
-        return (ir.ContractTime(input=src, time=out.time, result=result, loc=rec.loc),)
-    if m == "lane_fold":
-        return (ir.ContractLane(input=src, time=out.time, packet=out.packet, mode=rec.mode, result=result,
-                                loc=rec.loc),)
-    if m == "cast_op":
-        return (ir.Cast(input=src, dtype=out.dtype, packet=out.packet, result=result, loc=rec.loc),)
-    if m == "transpose":
-        return (Transpose(input=src, out_time=out.time, out_packet=out.packet, result=result, loc=rec.loc),)
-    if m == "commit":
-        return _traced_commit(rec, src, target, fresh)
-    if m == "vector":
-        return traced_pass(rec, src, fresh)
-    raise Underivable(rec, f"a `{m}` record has no place in a TU program")
-
-
-def _traced_commit(rec: Any, src: ir.Value, target: Any, fresh: Iterator[int]) -> tuple[ir.Op, ...]:
-    """`commit_trim(P') [commit_cast] commit(element)`: the trim keeps the input packet's first
-    `valid_bytes` worth of cells of the committed dtype (TRIM-2)."""
-    out = rec.output_type
-    bits = target.bits_of(out.dtype) or out.dtype.bits
-    if (rec.valid_bytes * 8) % bits:
-        raise Underivable(rec, f"valid_bytes {rec.valid_bytes} is not a whole number of {out.dtype} cells")
-    n = rec.valid_bytes * 8 // bits
-    packet = src.type.packet
-    if not 1 <= n <= packet.size:
-        raise Underivable(rec, f"valid_bytes {rec.valid_bytes} keeps {n} cells of a {packet.size}-cell packet")
-    trimmed = packet if n == packet.size else Resize(packet, n).normalize()
-    trim = ir.CommitTrim(input=src, packet=trimmed, result=ir.Value(next(fresh), attrs.evolve(src.type, packet=trimmed)),
-                         loc=rec.loc)
-    ops: list[ir.Op] = [trim]
-    cur = trim.result
-    if rec.conversion is not CommitConversion.NONE:
-        relu = rec.conversion is CommitConversion.F32_TO_BF16_RELU
-        conv = ir.CommitCast(input=cur, dtype=out.dtype, relu=relu,
-                             result=ir.Value(next(fresh), attrs.evolve(cur.type, dtype=out.dtype)))
-        ops.append(conv)
-        cur = conv.result
-    ops.append(ir.Commit(input=cur, element=out.element, result=ir.Value(rec.result.id, out)))
     return tuple(ops)
 
 

@@ -30,7 +30,8 @@ from visa.cost import compute_cost
 from visa.facts import tensor_bytes, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
-from visa.rederive import Underivable, expected_dma, expected_program, first_difference
+from visa.rederive import expected_dma, expected_program, first_difference
+from visa.retrace import Underivable
 
 __all__ = ["verify_artifact", "verify_text"]
 

@@ -12,7 +12,7 @@ the fast path falls back to it whenever a structure does not fit): `Outer.produc
 for every `(lane, out_time, out_packet)` cell, a block of time steps at a time (peak
 memory stays bounded); the packet groups are summed with the adjacent-pair tree; the
 reduced time positions are accumulated from +0 in stream order, one reduced step after
-the other. `f32` arithmetic is `ir.convert.fmul`/`fadd` (IEEE RNE, then flush-to-zero and
+the other. `f32` arithmetic is `ir.contract_arith.fmul`/`fadd` (IEEE RNE, then flush-to-zero and
 canonical NaN on every result). Integer sums do not depend on the order, so they are
 computed exactly in int64 and wrapped to i32.
 """
@@ -25,13 +25,15 @@ import math
 import attrs
 import numpy as np
 
+from ir import contract_arith as ca
 from ir import convert as cv
 from ir.dtypes import DType, i32
 from ir.errors import InternalError
 from ir.mapping import ops as mops
 from ir.mapping.nodes import Mapping, pair_all
 from ir.ops import ContractLane, ContractOuter, ContractPacket, ContractTime, LaneMode
-from ir.rules.contract_geometry import outer_geometry, packet_depth, time_reduction
+from ir.rules.contract_geometry import outer_geometry, packet_depth
+from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, moves
@@ -107,7 +109,7 @@ class Outer:
         """X[packet, lane, lo:hi, rows]; padding cells are +0 (they contribute nothing)."""
         a = self.stream[self.plan.sidx[lo:hi].T][:, None]  # (Q, 1, steps, rows)
         b = self.trf[self.plan.tidx[:, lo:hi].transpose(2, 0, 1)]  # (Q, L, steps, rows)
-        x = cv.fmul(a, b) if self.is_float else a * b
+        x = ca.fmul(a, b) if self.is_float else a * b
         if self.plan.live is not None:
             live = self.plan.live[:, lo:hi].transpose(2, 0, 1)[..., None]
             x = np.where(live, x, np.zeros((), x.dtype))
@@ -179,7 +181,7 @@ def _packet_dense(outer: Outer, d: int, n2: int) -> np.ndarray:
         hi = min(steps, lo + block)
         x = outer.products(lo, hi)[:cols * g].reshape(cols, g, lanes, hi - lo, rows)
         if outer.is_float:
-            part = cv.tree_sum_f32(x, axis=1)
+            part = ca.tree_sum_f32(x, axis=1)
         else:
             part = cv.wrap(x.sum(axis=1, dtype=np.int64), i32)
         y[:, :, lo:hi, :cols] = part.transpose(3, 1, 2, 0)
@@ -227,7 +229,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
         return layout.from_rows(cv.wrap(picked.sum(axis=2), i32), op.result.type)
     acc = np.zeros((*rows.shape[:2], order.shape[1], rows.shape[3]), np.float32)
     for r in range(order.shape[0]):
-        added = cv.fadd(acc, rows[:, :, order[r], :])
+        added = ca.fadd(acc, rows[:, :, order[r], :])
         acc = np.where(skip[r][:, None], acc, added) if skip[r].any() else added
     return layout.from_rows(acc, op.result.type)
 

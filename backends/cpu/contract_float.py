@@ -9,7 +9,7 @@ second half to its first (contiguous runs). When the operands' range shows that 
 product or partial sum can be subnormal, infinite or NaN (`exact_f32`), every flush is
 the identity and numpy's IEEE float32 multiply and add are `fmul` and `fadd` exactly
 (bf16 and f8 products are exact in float32); otherwise every result is flushed (`ftz`)
-as `ir.convert.fmul`/`fadd` do. Blocks of (I, J) pairs may run on several threads
+as `ir.contract_arith.fmul`/`fadd` do. Blocks of (I, J) pairs may run on several threads
 (numpy releases the GIL inside its loops); each result has one writer, so the result
 does not depend on the thread count.
 """
@@ -139,7 +139,7 @@ def exact_f32(a: FloatInfo, w: FloatInfo, bits_a: int, bits_w: int, terms: int) 
 
 
 def ftz(x: np.ndarray) -> np.ndarray:
-    """In place: |x| < 2^-126 -> zero of its sign, NaN -> 0x7FC00000 (ir.convert.ftz_f32)."""
+    """In place: |x| < 2^-126 -> zero of its sign, NaN -> 0x7FC00000 (ir.contract_arith.ftz_f32)."""
     b = x.view(_U32)
     mag = b & _U32(0x7FFFFFFF)
     np.bitwise_and(b, _U32(0x80000000), out=b, where=mag < _U32(0x00800000))

@@ -23,7 +23,7 @@ import attrs
 import numpy as np
 
 from ir.mapping.nodes import Mapping
-from ir.rules.contract_geometry import time_reduction
+from ir.rules.time_reduction import time_reduction
 
 from backends.cpu import moves
 

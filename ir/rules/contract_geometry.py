@@ -1,15 +1,15 @@
-"""Derived quantities of the Contraction Engine (docs/machine/contraction.md), shared by rules, lowering and cpu.
+"""Derived quantities of the Contraction Engine (pipeline.md 9), shared by rules, lowering and cpu.
 
 Pure functions on types and mappings, each returning a small frozen record: the stream
-adapter and TRF sequencer of `contract_outer` (9.1), the packet-reducer depth (9.2), the
-time-reducer loops and InnerTime (9.3, 9.4) and the lane-folder geometry (9.4). They
-assume the rules of `ir.rules.contract` hold and raise ValueError where a quantity is
-undefined; everything works on factor forms, never on cell tables of large mappings.
+adapter and TRF sequencer of `contract_outer` (9.1), the packet-reducer depth (9.2) and the
+lane-folder geometry (9.4); the time-reducer loops (9.3) are `ir.rules.time_reduction`'s.
+They assume the rules of `ir.rules.contract_outer` and `ir.rules.contract_reducers` hold
+and raise ValueError where a quantity is undefined; everything works on factor forms,
+never on cell tables of large mappings.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import attrs
@@ -17,18 +17,19 @@ import attrs
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
+from ir.mapping.factors import Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
+from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
 
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
     "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
-    "OuterGeometry", "TimeLoopGeometry", "TimeReduction", "LaneGeometry",
+    "OuterGeometry", "LaneGeometry",
     "split_normalized", "split_to_factors", "split_mappings", "mapping_of", "factor_mapping", "padded_factors",
     "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "trf_read_walk", "outer_geometry",
-    "packet_depth", "reduced_packet", "ordered_reduction", "time_reduction", "inner_time",
+    "packet_depth", "reduced_packet",
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
 ]
 
@@ -108,7 +109,7 @@ def text_of(mapping: Mapping) -> str:
 
 @attrs.frozen
 class OuterGeometry:
-    """Stream adapter and TRF sequencer of one `contract_outer` (docs/machine/contraction.md).
+    """Stream adapter and TRF sequencer of one `contract_outer` (pipeline.md 9.1, 11.4).
 
     `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
     `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
@@ -188,7 +189,7 @@ def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
 
 def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping,
                    out_packet: Mapping) -> OuterGeometry:
-    """Every derived quantity of `contract_outer` (docs/machine/contraction.md) for a call that passes
+    """Every derived quantity of `contract_outer` (pipeline.md 9.1) for a call that passes
     OUTER-1..11; ValueError where a quantity is undefined."""
     d = stream_type.dtype
     try:
@@ -237,151 +238,12 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
     return None
 
 
-# --- 9.3 contract_time ---------------------------------------------------------------------
-
-
-@attrs.frozen
-class TimeLoopGeometry:
-    """One loop of the Time Reducer, outer to inner over a refinement of the pre-reduce
-    time: kept loops carry their cell stride in out_time, reduced loops None."""
-
-    size: int
-    keep: bool
-    stride_t: int
-    stride_ot: int | None
-    factor: Factor
-
-    @property
-    def kind(self) -> str:
-        return "KEEP" if self.keep else "REDUCE"
-
-    def __str__(self) -> str:
-        return f"{self.size} {self.kind}"
-
-
-@attrs.frozen
-class TimeReduction:
-    """`contract_time` as the TimeReduce op sees it: loops outer to inner and IT (slots)."""
-
-    loops: tuple[TimeLoopGeometry, ...]
-    inner_time: int
-
-    @property
-    def entries(self) -> tuple[tuple[int, str], ...]:
-        """(size, KEEP|REDUCE) per loop, outer to inner (TimeReduce.loops)."""
-        return tuple((lp.size, lp.kind) for lp in self.loops)
-
-    @property
-    def kept(self) -> tuple[TimeLoopGeometry, ...]:
-        return tuple(lp for lp in self.loops if lp.keep)
-
-    @property
-    def reduced(self) -> tuple[TimeLoopGeometry, ...]:
-        return tuple(lp for lp in self.loops if not lp.keep)
-
-    @property
-    def slots(self) -> int:
-        return self.inner_time
-
-
-def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
-        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
-
-
-def _part(f: Factor, extent: int) -> Factor:
-    return BroadcastFactor(extent) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, extent)
-
-
-def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoopGeometry, ...] | None:
-    """Keep the factors of `out` as an in-order sub-list of a refinement of `pre`, the rest
-    reduced; None when no such refinement exists.
-
-    Both lists are first cut to a common refinement. AxisFactor and RaggedFactor factors match identical
-    factors of `pre`; a BroadcastFactor or PaddingFactor takes same-kind extent from `pre` factors at or after the
-    cursor (outer first). A partly kept BroadcastFactor/PaddingFactor factor of `pre` is refined into its kept
-    parts, outer first, and the reduced rest, innermost."""
-    pair = mops.common_refinement(tuple(pre), tuple(out))
-    if pair is None:
-        return None
-    rm, rn = pair
-    sn = mops.strides(rn)
-    parts: list[list[tuple[int, int]]] = [[] for _ in rm]  # kept (extent, stride in out)
-    used = [1] * len(rm)
-    cursor = 0
-    for j, g in enumerate(rn):
-        if isinstance(g, (AxisFactor, RaggedFactor)):
-            k = next((k for k in range(cursor, len(rm)) if not parts[k] and rm[k] == g), None)
-            if k is None:
-                return None
-            parts[k].append((g.extent, sn[j]))
-            used[k] = g.extent
-            cursor = k + 1
-            continue
-        need, taken = g.extent, []
-        k = cursor
-        while need > 1:
-            while k < len(rm) and not (_same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
-                k += 1
-            if k == len(rm):
-                return None
-            t = math.gcd(need, rm[k].extent // used[k])
-            taken.append((k, t))
-            used[k] *= t
-            need //= t
-        inner = 1
-        for k2, t in reversed(taken):  # the first part taken is the outermost of g
-            parts[k2].append((t, sn[j] * inner))
-            inner *= t
-        cursor = k
-    return _loops(rm, parts, used)
-
-
-def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: list[int]) -> tuple[TimeLoopGeometry, ...]:
-    sm = mops.strides(rm)
-    loops: list[TimeLoopGeometry] = []
-    for k, f in enumerate(rm):
-        if isinstance(f, (AxisFactor, RaggedFactor)):
-            kept = parts[k][0][1] if parts[k] else None
-            loops.append(TimeLoopGeometry(f.extent, kept is not None, sm[k], kept, f))
-            continue
-        rest = f.extent // used[k]
-        pieces = [(t, s) for t, s in parts[k]] + ([(rest, None)] if rest > 1 else [])
-        stride = sm[k] * math.prod(t for t, _ in pieces)
-        for t, s in pieces:
-            stride //= t
-            loops.append(TimeLoopGeometry(t, s is not None, stride, s, _part(f, t)))
-    return tuple(loops)
-
-
-def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
-    """IT (docs/machine/contraction.md): product of the kept loop sizes inner to the outermost reduced
-    loop; 1 when nothing is reduced or nothing is kept inside it."""
-    first = next((i for i, lp in enumerate(loops) if not lp.keep), None)
-    if first is None:
-        return 1
-    return math.prod(lp.size for lp in loops[first + 1:] if lp.keep)
-
-
-def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
-    """The Time Reducer of `contract_time(out_time)` on a stream of time `pre_time`
-    (docs/machine/contraction.md): loops outer to inner with KEEP/REDUCE and strides, and IT.
-    ValueError when out_time is not an in-order sub-list of pre_time's factors."""
-    try:
-        loops = ordered_reduction(pre_time.factors(), out_time.factors())
-    except MappingError as e:
-        raise ValueError(f"time `{out_time}` is not a reduction of `{pre_time}`: {e}") from e
-    if loops is None:
-        raise ValueError(f"time `{out_time}` is not an in-order sub-list of the factors of `{pre_time}`")
-    return TimeReduction(loops, inner_time(loops))
-
-
 # --- 9.4 contract_lane ---------------------------------------------------------------------
 
 
 @attrs.frozen
 class LaneGeometry:
-    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold).
+    """The Lane Folder of one `contract_lane` (pipeline.md 9.4, 11.4 LaneFold).
 
     `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
 
@@ -437,7 +299,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
 
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
-    """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,
+    """Every derived quantity of `contract_lane` (pipeline.md 9.4): F, the expected packet,
     (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
     ValueError when size(F) does not divide size(out_time)."""
     t = cstream_type

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 
 from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_plan
-from ir import convert as cv
+from ir import contract_arith as ca
 from npu_opt.run import run
 from tests.backends import kernels_shapes, kernels_small
 from tests.backends.examples import example
@@ -350,7 +350,7 @@ def test_ftz_matches_convert() -> None:
                      0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0xFFFFFFFF, 0x3F800000],
                     np.uint32)
     bits = np.concatenate([bits, np.random.default_rng(14).integers(0, 1 << 32, 4096).astype(np.uint32)])
-    want = cv.ftz_f32(bits.view(np.float32)).view(np.uint32)
+    want = ca.ftz_f32(bits.view(np.float32)).view(np.uint32)
     got = contract_float.ftz(bits.view(np.float32).copy()).view(np.uint32)
     np.testing.assert_array_equal(got, want)
 

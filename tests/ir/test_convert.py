@@ -14,6 +14,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import ir.contract_arith as ca
 import ir.convert as cv
 from ir.dtypes import (
     ALL_DTYPES, CAST_ENGINE, COMMIT_CASTS, FETCH_CASTS, TABLE_LOOKUPS, DType, bf16, f4e2m1,
@@ -227,7 +228,7 @@ def test_86_odd_nibble_count_refused() -> None:
 # ---- 8.7 contraction arithmetic --------------------------------------------------------------
 def test_87_tree_order() -> None:
     leaves = np.array([1, 2.0**-24, 2.0**-24, -1], np.float32)
-    assert int(cv.tree_sum_f32(leaves).view(np.uint32)) == 0x33800000
+    assert int(ca.tree_sum_f32(leaves).view(np.uint32)) == 0x33800000
     serial = np.float32(0)
     for v in leaves:
         serial = np.float32(serial + v)
@@ -235,11 +236,11 @@ def test_87_tree_order() -> None:
 
 
 V87 = [  # op, a, b as (dtype, bits), result, what plain IEEE f32 gives where the spec says
-    (cv.fadd, (f32, 0x00C00000), (f32, 0x80800000), 0x00000000, 0x00400000),  # flush on add
-    (cv.fmul, (bf16, (127 - 64) << 7), (bf16, (127 - 63) << 7), 0x00000000, 0x00400000),
-    (cv.fmul, (bf16, 0x0001), (bf16, 0x3F80), 0x00000000, None),  # flushed operand
-    (cv.fadd, (f32, 0x7F800000), (f32, 0xFF800000), 0x7FC00000, None),  # inf - inf
-    (cv.fadd, (f32, 0x00000000), (f32, 0x80000000), 0x00000000, None),  # +0 + -0
+    (ca.fadd, (f32, 0x00C00000), (f32, 0x80800000), 0x00000000, 0x00400000),  # flush on add
+    (ca.fmul, (bf16, (127 - 64) << 7), (bf16, (127 - 63) << 7), 0x00000000, 0x00400000),
+    (ca.fmul, (bf16, 0x0001), (bf16, 0x3F80), 0x00000000, None),  # flushed operand
+    (ca.fadd, (f32, 0x7F800000), (f32, 0xFF800000), 0x7FC00000, None),  # inf - inf
+    (ca.fadd, (f32, 0x00000000), (f32, 0x80000000), 0x00000000, None),  # +0 + -0
 ]
 
 
@@ -254,21 +255,21 @@ def test_87_float_arithmetic(op: object, a: tuple[DType, int], b: tuple[DType, i
     x, y = _operand(a), _operand(b)
     assert int(op(x, y).view(np.uint32)[0]) == out  # type: ignore[operator]
     if plain is not None:
-        ref = np.multiply(x, y) if op is cv.fmul else np.add(x, y)
+        ref = np.multiply(x, y) if op is ca.fmul else np.add(x, y)
         assert int(ref.view(np.uint32)[0]) == plain
 
 
 def test_87_integers() -> None:
-    prods = cv.imul(np.full(64, -128, np.int8), np.full(64, -128, np.int8))
-    assert int(cv.tree_sum_i32(prods).view(np.uint32)) == 0x00100000
-    assert int(cv.imul(np.array(-255), np.array(-128))) == 0x7F80
-    assert int(cv.iadd(np.array(0x7FFFFFFF), np.array(1)).view(np.uint32)) == 0x80000000
-    assert int(cv.tree_sum_i32(np.array([0x7FFFFFFF, 1])).view(np.uint32)) == 0x80000000
+    prods = ca.imul(np.full(64, -128, np.int8), np.full(64, -128, np.int8))
+    assert int(ca.tree_sum_i32(prods).view(np.uint32)) == 0x00100000
+    assert int(ca.imul(np.array(-255), np.array(-128))) == 0x7F80
+    assert int(ca.iadd(np.array(0x7FFFFFFF), np.array(1)).view(np.uint32)) == 0x80000000
+    assert int(ca.tree_sum_i32(np.array([0x7FFFFFFF, 1])).view(np.uint32)) == 0x80000000
 
 
 def test_tree_refuses_non_power_of_two() -> None:
     with pytest.raises(ValueError):
-        cv.tree_sum_f32(np.ones(3, np.float32))
+        ca.tree_sum_f32(np.ones(3, np.float32))
 
 
 def _tree_oracle(leaves: list[np.float32]) -> np.float32:
@@ -287,9 +288,9 @@ def _tree_oracle(leaves: list[np.float32]) -> np.float32:
 @FAST
 @given(st.integers(0, 5).flatmap(lambda k: st.lists(U32, min_size=2**k, max_size=2**k)))
 def test_tree_sum_f32_matches_scalar_tree(bits: list[int]) -> None:
-    leaves = cv.ftz_f32(f32_of(*bits))  # engine operands are already flushed
+    leaves = ca.ftz_f32(f32_of(*bits))  # engine operands are already flushed
     want = _tree_oracle(list(leaves)).view(np.uint32)
-    assert int(cv.tree_sum_f32(leaves).view(np.uint32)) == int(want)
+    assert int(ca.tree_sum_f32(leaves).view(np.uint32)) == int(want)
 
 
 # ---- properties: bf16 ------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from ir import ops
 from ir.dtypes import DType
 from ir.mapping import m
 from ir.mapping.ops import Entry
-from ir.rules.commit import (
-    check_cast, check_commit, check_commit_cast, check_trim, commit_write_plan,
-)
+from ir.rules.cast import check_cast, check_commit_cast, check_trim
+from ir.rules.commit import check_commit
+from ir.rules.commit_plan import commit_write_plan
 from ir.types import MAIN, SUB, DmType, StreamType
 from tests import kernel_files as kf
 from tests.ir import kernels_commit as kc

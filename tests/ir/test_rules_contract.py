@@ -17,11 +17,10 @@ from ir.mapping.api import m
 from ir.mapping.factors import factors_of
 from ir.mapping.ops import Entry
 from ir.ops import ContractLane, ContractOuter, ContractPacket, ContractTime, LaneMode, Value
-from ir.rules.contract import (
-    check_lane, check_outer, check_packet, check_time, lane_geometry, outer_geometry, packet_depth,
-    time_reduction,
-)
-from ir.rules.contract_geometry import trf_read_size
+from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth, trf_read_size
+from ir.rules.contract_outer import check_outer
+from ir.rules.contract_reducers import check_lane, check_packet, check_time
+from ir.rules.time_reduction import time_reduction
 from ir.types import MAIN, SUB, CStreamType, StreamType, TrfType
 
 from tests import kernel_files as kf

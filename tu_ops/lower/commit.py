@@ -1,8 +1,8 @@
 """`cast` and `commit_trim` [+ `commit_cast` / `commit_cast_relu`] + `commit` lowered
-(docs/reference/diagnostics.md): a CastOp, and one CommitOp whose write plan is `ir.rules.commit`'s
+(pipeline.md 11.5): a CastOp, and one CommitOp whose write plan is `ir.rules.commit_plan`'s
 `commit_write_plan` (the computation COMMIT-2..6 check).
 
-`write_bytes` (visa/visa.lark granularity): `valid_bytes` when one packet is one
+`write_bytes` (artifacts.md 1.2 granularity): `valid_bytes` when one packet is one
 contiguous write, else its contiguous piece, in MAIN; 8 in SUB. `dest` is filled by the
 allocation pass.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from ir import ops as ir
 from ir.errors import InternalError
-from ir.rules.commit import commit_write_plan
+from ir.rules.commit_plan import commit_write_plan
 from ir.types import DmType
 from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp, WritePlan

@@ -13,7 +13,8 @@ from typing import Any
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.types import LaneMode
-from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth, time_reduction
+from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth
+from ir.rules.time_reduction import time_reduction
 from tu_ops.base import Ref
 from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, Width

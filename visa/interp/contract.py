@@ -1,4 +1,4 @@
-"""`contract_outer` -> `packet_reduce` -> `time_reduce`: the Contraction Engine (docs/machine/contraction.md).
+"""`contract_outer` -> `packet_reduce` -> `time_reduce`: the Contraction Engine (pipeline.md 9.1-9.3, 9.5).
 
 Products `X[l, o, q] = widen(stream[o // tiling, q]) * widen(trf[l, e(o) * R + q % R])`
 (zero where the cstream type is padding), an adjacent-pair tree over each column's `g`
@@ -7,8 +7,8 @@ summed steps in time order, padded steps skipped (`plan` cuts time into digits).
 
 Floats follow the hardware order exactly, on row chunks that stay in cache (spread over
 a few threads; numpy releases the GIL in its loops), in the `arranged` layout of
-`operands`. Every multiply and add is IEEE binary32 followed by the flush of docs/numerics.md
-(`ir.convert.fmul` / `fadd`); when the operand codes prove that no product or partial sum
+`operands`. Every multiply and add is IEEE binary32 followed by the flush of dtypes.md 5
+(`ir.contract_arith.fmul` / `fadd`); when the operand codes prove that no product or partial sum
 can be subnormal, infinite or NaN, the flush is the identity and plain numpy float32
 arithmetic is the same function.
 
@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ir import contract_arith as ca
 from ir import convert as cv
 from ir.dtypes import i32
 from visa.interp.errors import check
@@ -33,6 +34,7 @@ from visa.interp.memory import Memory
 from visa.interp.operands import Layout, exact, operands
 from visa.interp.plan import Plan, build_plan
 from visa.interp.rows import Rows
+from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
 
@@ -67,8 +69,8 @@ class _Float:
 
     def __init__(self, plan: Plan, s: np.ndarray, w: np.ndarray, exact_: bool) -> None:
         self.plan, self.s, self.w = plan, s, w
-        self.mul = np.multiply if exact_ else cv.fmul
-        self.add = np.add if exact_ else cv.fadd
+        self.mul = np.multiply if exact_ else ca.fmul
+        self.add = np.add if exact_ else ca.fadd
         lay = Layout(plan)
         self.lay = lay
         self.kept = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
@@ -206,3 +208,18 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf:
     if plan.out_pad is not None:
         acc = np.where(plan.out_pad[None], acc.dtype.type(0), acc)
     return acc
+
+
+@executes("contract_outer")
+def _contraction_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    """The three contraction records (contract_outer, packet_reduce, time_reduce) run as one step."""
+    op = ops[i]
+    check(i + 2 < len(ops) and ops[i + 1].MNEMONIC == "packet_reduce" and ops[i + 2].MNEMONIC == "time_reduce"
+          and ops[i + 1].input == op.result and ops[i + 2].input == ops[i + 1].result,
+          "a contract_outer is followed by its packet_reduce and time_reduce", op)
+    trf = state.env.get(op.weights.id)
+    check(isinstance(trf, TrfTensor), f"weights {op.weights} is not a loaded TRF tensor", op)
+    stream = state.input(op.stream, op)
+    state.local[ops[i + 2].result.id] = run_contraction(op, ops[i + 1], ops[i + 2], stream, trf, state.rows,
+                                                        state.mem)
+    return 3

@@ -25,6 +25,7 @@ from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
+from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
@@ -122,3 +123,24 @@ def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor
         base = (rows.slice[sel] * mem.dm_slice + op.dest).reshape(-1, 1, 1)
         scatter(mem.dm(chip, cluster), base, index[None], values[sel], d, bits, op, "the write plan")
     return DmTensor(address, op.output_type)
+
+
+@executes("lane_fold")
+def _lane_fold_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_lane_fold(op, state.input(op.input, op), state.mem)
+    return 1
+
+
+@executes("cast_op")
+def _cast_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_cast(op, state.input(op.input, op), state.mem)
+    return 1
+
+
+@executes("commit")
+def _commit_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.env[op.result.id] = run_commit(op, state.input(op.input, op), state.rows, state.mem)
+    return 1

@@ -10,6 +10,7 @@ import numpy as np
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
 from visa.interp.memory import Memory
+from visa.interp.steps import ProgramState, executes
 
 __all__ = ["run_transpose"]
 
@@ -28,3 +29,10 @@ def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     check(out.shape[1:] == (out_t.time.size, out_t.packet.size), f"the record produces {out.shape[1:]} steps x "
           f"cells, its output stream is ({out_t.time.size}, {out_t.packet.size})", op)
     return out
+
+
+@executes("transpose")
+def _transpose_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_transpose(op, state.input(op.input, op), state.mem)
+    return 1

@@ -23,6 +23,7 @@ from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
+from visa.interp.steps import ProgramState, executes
 from visa.interp.strided import flat_walk, view
 from visa.interp.values import from_raw, pad_mask, raw_dtype, value_dtype, zero_padding
 
@@ -119,3 +120,10 @@ def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarra
     check(out_pad.shape == collected.shape[1:],
           f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)
     return zero_padding(collected, out_pad)
+
+
+@executes("feed_buffer")
+def _feed_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_feed(op, state.rows, state.mem, state.env)
+    return 1

@@ -17,6 +17,7 @@ import numpy as np
 from visa.interp.errors import check
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
+from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, to_bytes, value_dtype
 
 __all__ = ["TrfTensor", "run_trf_load", "read_weights"]
@@ -90,3 +91,10 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
             len(sel), trf.lanes, *([1] * index.ndim))
         out[sel] = gather(flat, base, index[None, None], wd, bits, outer, "the TRF read walk")
     return out
+
+
+@executes("trf_load")
+def _trf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op), state.rows, state.mem)
+    return 1

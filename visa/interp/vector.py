@@ -13,6 +13,7 @@ import numpy as np
 
 from ir.vector.numerics.steps import run_step
 from visa.interp.errors import check
+from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
 __all__ = ["run_vector"]
@@ -32,3 +33,10 @@ def run_vector(op: Any, stream: np.ndarray) -> np.ndarray:
           f"stream holds {op.output_type.dtype}", op)
     out = np.array(values, copy=True)
     return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
+
+
+@executes("vector")
+def _vector_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_vector(op, state.input(op.input, op))
+    return 1

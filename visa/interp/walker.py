@@ -3,7 +3,8 @@
 `execute(artifact_or_kernel, arrays, target)` binds each host array to its parameter as
 HBM bytes, runs every `dma` record and every TU program (its FeedBuffer, then the ops in
 order; the three contraction records run as one step), and returns the results named by
-`return` as host arrays. Values live in one environment: HBM tensors as byte arrays, DM
+`return` as host arrays. Each record kind runs through the step its executing module
+declares (`visa.interp.steps`). Values live in one environment: HBM tensors as byte arrays, DM
 tensors as addresses, TRF tensors as row ranges, streams as per-slice value arrays local
 to their program. Nothing here reads the traced IR or the Python kernel.
 """
@@ -16,18 +17,15 @@ import numpy as np
 
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.target import Target, get_target
+from visa.interp import contract, drain, engines, feed, vector  # noqa: F401 - each declares its steps
 from visa.interp.alloc import allocate
-from visa.interp.contract import run_contraction
 from visa.interp.dma import DmTensor, run_dma
-from visa.interp.drain import run_cast, run_commit, run_lane_fold
-from visa.interp.engines import run_transpose
 from visa.interp.errors import InterpError, check
-from visa.interp.feed import run_feed
 from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memory import Memory
 from visa.interp.rows import Rows
-from visa.interp.trf import TrfTensor, run_trf_load
-from visa.interp.vector import run_vector
+from visa.interp.steps import STEPS, ProgramState
+from visa.interp.trf import TrfTensor
 
 __all__ = ["execute", "run_kernel", "resolve"]
 
@@ -84,46 +82,15 @@ def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Targ
 
 def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
     """Run one TU program on its live slices; its sink's value goes into `env`."""
-    rows = Rows(program.space)
+    state = ProgramState(Rows(program.space), mem, env)
     ops = list(program.ops)
     check(bool(ops) and ops[0].MNEMONIC == "feed_buffer", "a program starts with its feed_buffer", program.sink)
-    local: dict[int, Any] = {}
     i = 0
     while i < len(ops):
         op = ops[i]
-        kind = op.MNEMONIC
-        if kind == "feed_buffer":
-            local[op.result.id] = run_feed(op, rows, mem, env)
-        elif kind == "contract_outer":
-            check(i + 2 < len(ops) and ops[i + 1].MNEMONIC == "packet_reduce" and ops[i + 2].MNEMONIC == "time_reduce"
-                  and ops[i + 1].input == op.result and ops[i + 2].input == ops[i + 1].result,
-                  "a contract_outer is followed by its packet_reduce and time_reduce", op)
-            trf = env.get(op.weights.id)
-            check(isinstance(trf, TrfTensor), f"weights {op.weights} is not a loaded TRF tensor", op)
-            stream = _input(local, op.stream, op)
-            local[ops[i + 2].result.id] = run_contraction(op, ops[i + 1], ops[i + 2], stream, trf, rows, mem)
-            i += 3
-            continue
-        elif kind == "lane_fold":
-            local[op.result.id] = run_lane_fold(op, _input(local, op.input, op), mem)
-        elif kind == "vector":
-            local[op.result.id] = run_vector(op, _input(local, op.input, op))
-        elif kind == "cast_op":
-            local[op.result.id] = run_cast(op, _input(local, op.input, op), mem)
-        elif kind == "transpose":
-            local[op.result.id] = run_transpose(op, _input(local, op.input, op), mem)
-        elif kind == "trf_load":
-            env[op.result.id] = run_trf_load(op, _input(local, op.input, op), rows, mem)
-        elif kind == "commit":
-            env[op.result.id] = run_commit(op, _input(local, op.input, op), rows, mem)
-        else:
-            raise InterpError(f"`{kind}` cannot run here", op)
-        i += 1
+        step = STEPS.get(op.MNEMONIC)
+        if step is None:
+            raise InterpError(f"`{op.MNEMONIC}` cannot run here", op)
+        i += step(ops, i, state)
     check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor)),
           "a program ends with its trf_load or commit", ops[-1])
-
-
-def _input(local: dict[int, Any], ref: Any, op: Any) -> Any:
-    value = local.get(ref.id)
-    check(value is not None, f"input {ref} is not a stream of this program", op)
-    return value

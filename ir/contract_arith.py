@@ -1,0 +1,83 @@
+"""Contraction Engine arithmetic with the chip's exact semantics (dtypes.md 5, pipeline.md 9.5).
+
+f32 multiplies and adds are IEEE binary32 round-to-nearest-even followed by a flush of
+subnormals to zero and a canonical NaN; i32 multiplies and adds wrap modulo 2^32; the
+Packet Reducer sums adjacent pairs level by level.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ir.convert import F32_NAN, int_values, wrap
+from ir.dtypes import i32
+
+__all__ = ["ftz_f32", "fmul", "fadd", "imul", "iadd", "tree_sum_f32", "tree_sum_i32"]
+
+_U32 = np.uint32
+
+
+def _f32(x: object) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype != np.float32:
+        raise TypeError(f"expected float32 values, got {arr.dtype}")
+    return arr
+
+
+def _ftz_in_place(x: np.ndarray) -> np.ndarray:
+    """ftz_f32 on a writable float32 array, in place (three passes over its bits)."""
+    b = x.view(_U32)
+    mag = b & _U32(0x7FFFFFFF)
+    np.bitwise_and(b, _U32(0x80000000), out=b, where=mag < _U32(0x00800000))  # exponent 0
+    np.copyto(b, F32_NAN, where=mag > _U32(0x7F800000))
+    return x
+
+
+def ftz_f32(values: object) -> np.ndarray:
+    """Flush |x| < 2^-126 to a zero of its sign and make every NaN 0x7FC00000 (float32)."""
+    return _ftz_in_place(np.array(_f32(values), dtype=np.float32, copy=True))
+
+
+def fmul(a: object, b: object) -> np.ndarray:
+    """One Contraction Engine f32 multiply: IEEE RNE, then ftz_f32 (operands come pre-flushed)."""
+    with np.errstate(all="ignore"):  # inf * 0 and overflow are defined results here
+        return _ftz_in_place(np.asarray(np.multiply(_f32(a), _f32(b))))
+
+
+def fadd(a: object, b: object) -> np.ndarray:
+    """One Contraction Engine f32 add: IEEE binary32 RNE, then ftz_f32."""
+    with np.errstate(all="ignore"):
+        return _ftz_in_place(np.asarray(np.add(_f32(a), _f32(b))))
+
+
+def imul(a: object, b: object) -> np.ndarray:
+    """i32 multiply modulo 2^32 (products of widened i9 values never actually wrap)."""
+    return wrap(int_values(a) * int_values(b), i32)
+
+
+def iadd(a: object, b: object) -> np.ndarray:
+    """i32 add modulo 2^32, no saturation."""
+    return wrap(int_values(a) + int_values(b), i32)
+
+
+def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
+    """Adjacent-pair adder tree over `axis` (pipeline.md 9.2), level by level."""
+    v = np.moveaxis(leaves, axis, -1)
+    n = v.shape[-1]
+    if n == 0 or n & (n - 1):
+        raise ValueError(f"tree reduction needs a power-of-two leaf count, got {n}")
+    while v.shape[-1] > 1:
+        v = add(v[..., 0::2], v[..., 1::2])
+    return v[..., 0]
+
+
+def tree_sum_f32(leaves: object, axis: int = -1) -> np.ndarray:
+    """Adjacent-pair tree sum of float32 leaves, each add an fadd (with flush)."""
+    return _tree(_f32(leaves), axis, fadd)
+
+
+def tree_sum_i32(leaves: object, axis: int = -1) -> np.ndarray:
+    """Adjacent-pair tree sum of integer leaves as i32, wrapping modulo 2^32."""
+    return _tree(wrap(leaves, i32), axis, iadd)

@@ -1,0 +1,91 @@
+"""The commit write plan (pipeline.md 10.4) the lowering (`CommitOp`) and the cpu backend use.
+
+`sequence(memory = element, stream = [Time, Packet])`, each descriptor coalesced
+separately, strides in destination elements; and the Commit Engine's limits.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.factors import AxisFactor, Factor, RaggedFactor
+from ir.mapping.nodes import Mapping
+from ir.mapping.ops import Entry, factor_frags
+from ir.mapping.sequence import SequenceFailure, SequenceResult, sequence
+from ir.types import StreamType
+
+__all__ = [
+    "commit_write_plan", "plan_of", "unplaced", "CommitWritePlan", "COMMIT_WIDTHS", "COMMIT_BASE",
+    "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
+]
+
+COMMIT_WIDTHS = (8, 16, 24, 32)  # pipeline.md 1: legal bytes of one committed packet
+COMMIT_BASE = 8  # commit write granularity in bytes
+SEQ_MAX_ENTRIES = 8
+SEQ_MAX_ITER = 65536
+
+
+@attrs.frozen
+class CommitWritePlan:
+    """How the Commit Engine writes one stream into DM (pipeline.md 10.4, 11.5).
+
+    `time` and `packet` are the coalesced descriptors (strides in destination elements);
+    `raw_time` / `raw_packet` have one entry per stream piece of the common refinement,
+    `time_pieces` / `packet_pieces` the matching stream factors. A packet is written as
+    contiguous runs of `piece_elems` elements, one run starting at every position of the
+    loop `piece_starts` (the packet entries outside the innermost contiguous one)."""
+
+    dtype: DType
+    time: tuple[Entry, ...]
+    packet: tuple[Entry, ...]
+    raw_time: tuple[Entry, ...]
+    raw_packet: tuple[Entry, ...]
+    time_pieces: tuple[Factor, ...]
+    packet_pieces: tuple[Factor, ...]
+    piece_elems: int
+    piece_starts: tuple[Entry, ...]
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        """Time then packet entries, as the sequencer counts them (COMMIT-4)."""
+        return self.time + self.packet
+
+    @property
+    def piece_bytes(self) -> float:
+        return self.piece_elems * self.dtype.bits / 8
+
+    @property
+    def contiguous(self) -> bool:
+        """True when one packet is one contiguous write."""
+        return not self.piece_starts
+
+
+def plan_of(dtype: DType, found: SequenceResult) -> CommitWritePlan:
+    time, packet = found.coalesced()
+    if packet and packet[-1].stride == 1:
+        piece, starts = packet[-1].size, packet[:-1]
+    else:
+        piece, starts = 1, packet
+    return CommitWritePlan(dtype, time, packet, found.levels[0], found.levels[1],
+                           found.pieces[0], found.pieces[1], piece, starts)
+
+
+def commit_write_plan(stream_type: StreamType, element: Mapping) -> CommitWritePlan:
+    """The write plan of `commit(element)` on a stream that passed COMMIT-2; ValueError otherwise."""
+    found = sequence(element, [stream_type.time, stream_type.packet])
+    if isinstance(found, SequenceFailure):
+        raise ValueError(f"commit of {stream_type} into {element} is not placeable: {found.reason}")
+    lost = unplaced(found)
+    if lost is not None:
+        raise ValueError(f"commit of {stream_type} into {element} is not placeable: {lost[1]} has nowhere to go")
+    return plan_of(stream_type.dtype, found)
+
+
+def unplaced(found: SequenceResult) -> tuple[int, Factor] | None:
+    """The first live stream piece (level, factor) whose digits the element lacks (stride 0)."""
+    for level, (pieces, entries) in enumerate(zip(found.pieces, found.levels)):
+        for piece, entry in zip(pieces, entries):
+            if not entry.stride and isinstance(piece, (AxisFactor, RaggedFactor)) and factor_frags(piece):
+                return level, piece
+    return None

@@ -1,0 +1,42 @@
+"""The per-record tables of the VISA layer: the interpreter's steps and the re-derivation's
+inverses of the lowering, each filled by one declaration next to its handler."""
+
+from __future__ import annotations
+
+import pytest
+
+import visa.interp.walker  # noqa: F401 - imports every module that declares a step
+from visa.interp.steps import STEPS, executes
+from visa.parser import OPS
+from visa.retrace import RETRACES, Underivable, retrace_stage, retraces
+
+# Records that stand outside program blocks: the walker runs them itself.
+OUTSIDE_PROGRAMS = {"dma"}
+# Records the contract_outer step runs together with it.
+RUN_WITH_CONTRACT_OUTER = {"packet_reduce", "time_reduce"}
+
+
+def test_every_program_record_kind_has_an_interpreter_step() -> None:
+    assert "vector" in OPS and "transpose" in OPS
+    assert set(STEPS) == set(OPS) - OUTSIDE_PROGRAMS - RUN_WITH_CONTRACT_OUTER
+
+
+def test_every_stage_record_kind_retraces_to_traced_ops() -> None:
+    # The feed opens every program and is re-derived by visa.rederive itself.
+    assert set(RETRACES) == set(OPS) - OUTSIDE_PROGRAMS - {"feed_buffer"}
+
+
+def test_a_second_declaration_for_one_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="already run"):
+        executes("commit")(lambda ops, i, state: 1)
+    with pytest.raises(ValueError, match="already retrace"):
+        retraces("commit")(lambda rec, src, types, target, fresh: ())
+    assert STEPS["commit"].__name__ == "_commit_step" and RETRACES["commit"].__name__ == "_commit"
+
+
+def test_a_record_kind_without_an_inverse_is_underivable() -> None:
+    class Stray:
+        MNEMONIC = "dma"
+
+    with pytest.raises(Underivable, match="a `dma` record has no place in a TU program"):
+        retrace_stage(Stray(), None, {}, None, iter(()))

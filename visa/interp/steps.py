@@ -1,0 +1,53 @@
+"""How the walker finds what runs a TU program record: a table keyed by mnemonic, filled by declaration.
+
+Each executing module declares, next to its handler, `@executes("mnemonic")` on a step
+`(ops, i, state) -> int` that runs the record `ops[i]` (and any records it runs together
+with it) on the program's `ProgramState` and returns how many records it ran. The walker
+imports those modules and looks steps up here, so a new engine adds one declaration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from visa.interp.errors import check
+from visa.interp.memory import Memory
+from visa.interp.rows import Rows
+
+__all__ = ["ProgramState", "Step", "STEPS", "executes"]
+
+
+@attrs.define
+class ProgramState:
+    """One TU program as it runs: its live slices, the memory, the kernel's environment
+    (HBM, DM and TRF tensors by value id) and the program's own streams by value id."""
+
+    rows: Rows
+    mem: Memory
+    env: dict[int, Any]
+    local: dict[int, Any] = attrs.field(factory=dict)
+
+    def input(self, ref: Any, op: Any) -> Any:
+        """The stream `ref` of this program that `op` reads."""
+        value = self.local.get(ref.id)
+        check(value is not None, f"input {ref} is not a stream of this program", op)
+        return value
+
+
+Step = Callable[[list[Any], int, ProgramState], int]
+STEPS: dict[str, Step] = {}
+
+
+def executes(mnemonic: str) -> Callable[[Step], Step]:
+    """Declare `fn` as the step that runs records of kind `mnemonic`."""
+
+    def declare(fn: Step) -> Step:
+        if mnemonic in STEPS:
+            raise ValueError(f"`{mnemonic}` records already run through {STEPS[mnemonic].__name__}")
+        STEPS[mnemonic] = fn
+        return fn
+
+    return declare
