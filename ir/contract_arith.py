@@ -1,4 +1,4 @@
-"""Contraction Engine arithmetic with the chip's exact semantics (dtypes.md 5, pipeline.md 9.5).
+"""Contraction Engine arithmetic with the chip's exact semantics (docs/numerics.md, docs/numerics.md).
 
 f32 multiplies and adds are IEEE binary32 round-to-nearest-even followed by a flush of
 subnormals to zero and a canonical NaN; i32 multiplies and adds wrap modulo 2^32; the
@@ -63,7 +63,7 @@ def iadd(a: object, b: object) -> np.ndarray:
 
 
 def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
-    """Adjacent-pair adder tree over `axis` (pipeline.md 9.2), level by level."""
+    """Adjacent-pair adder tree over `axis` (docs/machine/contraction.md), level by level."""
     v = np.moveaxis(leaves, axis, -1)
     n = v.shape[-1]
     if n == 0 or n & (n - 1):

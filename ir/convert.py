@@ -1,8 +1,8 @@
-"""Vectorized scalar conversions with the chip's exact semantics (dtypes.md sections 3-5).
+"""Vectorized scalar conversions with the chip's exact semantics (docs/numerics.md).
 
 Floats are handled as unsigned bit patterns and converted with integer operations,
 never with numpy/ml_dtypes `astype`, which keeps subnormals and NaN payloads, turns
-f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (dtypes.md 7). Integer types
+f8e4m3 overflow into NaN and rounds f8e5m2 ties to even (docs/numerics.md). Integer types
 take their host values (int8 for i4) and wrap. The Contraction Engine's arithmetic on
 these values is `ir.contract_arith`'s.
 """
@@ -50,7 +50,7 @@ def int_values(x: object) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-# ---- bf16 <-> f32 (dtypes.md 4.1) ------------------------------------------------------
+# ---- bf16 <-> f32 (docs/numerics.md) ------------------------------------------------------
 def widen_bf16(bits_u16: object) -> np.ndarray:
     """bf16 bits -> f32 bits: NaN -> 0x7FC00000, subnormal -> signed zero, else h << 16."""
     h = _bits(bits_u16, np.uint16).astype(_U32)
@@ -80,7 +80,7 @@ def commit_cast_relu(bits_u32: object) -> np.ndarray:
     return np.where(((x >> 31) == 1) & ~is_nan, np.uint16(0), narrow_bf16(x)).astype(np.uint16)
 
 
-# ---- small floats -> f32 (dtypes.md 2, 4.1) ----------------------------------------------
+# ---- small floats -> f32 (docs/numerics.md) ----------------------------------------------
 def _small_float_table(exp_bits: int, man_bits: int, bias: int) -> np.ndarray:
     """f32 bits of every code of a 1-E-M float, by integer ops; callers patch NaN/inf codes."""
     n = 1 << (1 + exp_bits + man_bits)
@@ -103,7 +103,7 @@ _E4M3_F32 = _small_float_table(4, 3, 7)
 _E4M3_F32[[0x7F, 0xFF]] = F32_NAN  # both NaN codes, sign dropped
 _E5M2_F32 = _small_float_table(5, 2, 15)
 _E5M2_F32[0x7C], _E5M2_F32[0xFC] = 0x7F800000, 0xFF800000
-_E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (dtypes.md 3.2)
+_E5M2_F32[0x7D:0x80] = 0x7FC00000  # f8e5m2 NaNs keep their sign (docs/numerics.md)
 _E5M2_F32[0xFD:0x100] = 0xFFC00000
 _F4_F32 = _small_float_table(2, 1, 1)
 # Every f8 value has at most 3 significant bits above bit 16 and an exponent far from the
@@ -135,7 +135,7 @@ def decode_f4e2m1(codes: object) -> np.ndarray:
     return _F4_F32[_f4_codes(codes)]
 
 
-# ---- f32 -> f8 (dtypes.md 4.3) ------------------------------------------------------------
+# ---- f32 -> f8 (docs/numerics.md) ------------------------------------------------------------
 def _rne_shift(sig: np.ndarray, n: np.ndarray) -> np.ndarray:
     """round_half_even(sig / 2^n) for sig < 2^24; any n >= 25 already rounds to 0."""
     n = np.minimum(n, 25).astype(_U32)  # keeps every shift and sum inside uint32
@@ -182,18 +182,18 @@ def narrow_e5m2(bits_u32: object) -> np.ndarray:
     return out.astype(np.uint8)
 
 
-# ---- table lookups (dtypes.md 4.2) --------------------------------------------------------
+# ---- table lookups (docs/numerics.md) --------------------------------------------------------
 _F4_E4M3 = narrow_e4m3(_F4_F32)  # every f4e2m1 value is exact in both 8-bit formats
 _F4_E5M2 = narrow_e5m2(_F4_F32)
 
 
 def lut_f4e2m1_to_e4m3(codes: object) -> np.ndarray:
-    """f4e2m1 codes -> f8e4m3 bits (exact table of dtypes.md 4.2)."""
+    """f4e2m1 codes -> f8e4m3 bits (exact table of docs/numerics.md)."""
     return _F4_E4M3[_f4_codes(codes)]
 
 
 def lut_f4e2m1_to_e5m2(codes: object) -> np.ndarray:
-    """f4e2m1 codes -> f8e5m2 bits (exact table of dtypes.md 4.2)."""
+    """f4e2m1 codes -> f8e5m2 bits (exact table of docs/numerics.md)."""
     return _F4_E5M2[_f4_codes(codes)]
 
 
@@ -207,7 +207,7 @@ def lut_e5m2_to_bf16(bits_u8: object) -> np.ndarray:
     return _E5M2_BF16[_bits(bits_u8, np.uint8)]
 
 
-# ---- integers (dtypes.md 3.5, 4.5, 2) -----------------------------------------------------
+# ---- integers (docs/numerics.md) -----------------------------------------------------
 def wrap(values: object, dtype: DType) -> np.ndarray:
     """Keep the low bits(dtype) bits and reinterpret them (i32 200 -> i8 -56); host dtype out."""
     if not dtype.is_int or not dtype.materializable:
@@ -244,7 +244,7 @@ def pack_nibbles(values: object) -> np.ndarray:
     last axis: element 2k in the low nibble of byte k. ValueError for an odd count."""
     v = int_values(values)
     if v.ndim == 0 or v.shape[-1] % 2:
-        raise ValueError("an odd number of 4-bit elements has no byte image (dtypes.md 2)")
+        raise ValueError("an odd number of 4-bit elements has no byte image (docs/numerics.md)")
     if v.size and (v.min() < -8 or v.max() > 15):
         raise ValueError("4-bit elements must lie in -8..15")
     n = v & 0xF
@@ -318,7 +318,7 @@ STAGES: tuple[str, ...] = tuple(_STAGE_LEGAL)
 
 def convert(bits_or_values: object, src: DType, dst: DType, stage: str, *,
             zero_point: int | None = None) -> np.ndarray:
-    """Apply stage `stage`'s conversion src -> dst (dtypes.md 4) element by element.
+    """Apply stage `stage`'s conversion src -> dst (docs/numerics.md) element by element.
 
     Float operands are bit patterns (or host arrays, turned into bits by to_bits) and
     float results are bit patterns; integers are host values in and out. The identity
@@ -329,7 +329,7 @@ def convert(bits_or_values: object, src: DType, dst: DType, stage: str, *,
     if legal is None:
         raise ValueError(f"unknown conversion stage {stage!r}; expected one of: {', '.join(STAGES)}")
     if not legal(src, dst):
-        raise ValueError(f"{stage} cannot convert {src} to {dst} (dtypes.md 4)")
+        raise ValueError(f"{stage} cannot convert {src} to {dst} (docs/numerics.md)")
     if stage == "zero_point_sub":
         if zero_point is None:
             raise ValueError("zero_point_sub needs a zero_point")

@@ -1,4 +1,4 @@
-"""Cast Engine and commit conversion rules (pipeline.md 10.1-10.3): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2."""
+"""Cast Engine and commit conversion rules (docs/machine/cast.md): CAST-1..4, TRIM-1..2, CTX-4, CCAST-1..2."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def _cast_targets(d: DType) -> str:
 
 
 def check_cast(op) -> Violation | None:
-    """CAST-1..4 (pipeline.md 10.1)."""
+    """CAST-1..4 (docs/machine/cast.md)."""
     try:
         return _check_cast(op)
     except MappingError as e:  # only the equivalence of CAST-4 needs factor forms
@@ -69,7 +69,7 @@ def _check_cast(op) -> Violation | None:
 
 
 def check_trim(op) -> Violation | None:
-    """TRIM-1, TRIM-2 (pipeline.md 10.2)."""
+    """TRIM-1, TRIM-2 (docs/machine/commit.md)."""
     try:
         return _check_trim(op)
     except MappingError as e:  # only the equivalence of TRIM-2 needs factor forms
@@ -109,7 +109,7 @@ def _trim_help(out: Mapping, d: DType) -> str:
 
 
 def check_commit_cast(op) -> Violation | None:
-    """CTX-4, CCAST-1, CCAST-2 (pipeline.md 10.3)."""
+    """CTX-4, CCAST-1, CCAST-2 (docs/machine/commit-adapter.md)."""
     t = op.input.type
     name = "commit_cast_relu" if op.relu else "commit_cast"
     if t.context != MAIN:

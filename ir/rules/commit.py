@@ -1,4 +1,4 @@
-"""Commit rules (pipeline.md 10.4): COMMIT-1..7, then SPACE-2/3 and MEM-1 on the new tensor.
+"""Commit rules (docs/machine/commit.md): COMMIT-1..7, then SPACE-2/3 and MEM-1 on the new tensor.
 
 The write plan they check is `ir.rules.commit_plan`'s; the Cast Engine and commit
 conversion rules are `ir.rules.cast`'s.
@@ -182,14 +182,14 @@ def _commit45(plan: CommitWritePlan) -> Violation | None:
         return Violation("COMMIT-4", f"the commit needs {len(entries)} sequencer entries; a sequencer has "
                                      f"{SEQ_MAX_ENTRIES}",
                          label=f"write plan time [{_entries(plan.time)}], packet [{_entries(plan.packet)}]",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="keep more stream factors in the element's order, so that neighbours merge")
     for e in entries:
         if e.size > SEQ_MAX_ITER:
             return Violation("COMMIT-5", f"a commit loop of {e.size} iterations exceeds the limit of "
                                          f"{SEQ_MAX_ITER}",
                              label=f"write plan time [{_entries(plan.time)}], packet [{_entries(plan.packet)}]",
-                             notes=("mapping.md 10.3 predicate SEQ",),
+                             notes=("docs/machine/index.md predicate SEQ",),
                              help="split the stream's time so that consecutive factors are not contiguous "
                                   "in the element, or use a smaller tensor")
     return None

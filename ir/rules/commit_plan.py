@@ -1,4 +1,4 @@
-"""The commit write plan (pipeline.md 10.4) the lowering (`CommitOp`) and the cpu backend use.
+"""The commit write plan (docs/machine/commit.md) the lowering (`CommitOp`) and the cpu backend use.
 
 `sequence(memory = element, stream = [Time, Packet])`, each descriptor coalesced
 separately, strides in destination elements; and the Commit Engine's limits.
@@ -20,7 +20,7 @@ __all__ = [
     "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
 ]
 
-COMMIT_WIDTHS = (8, 16, 24, 32)  # pipeline.md 1: legal bytes of one committed packet
+COMMIT_WIDTHS = (8, 16, 24, 32)  # docs/machine/index.md: legal bytes of one committed packet
 COMMIT_BASE = 8  # commit write granularity in bytes
 SEQ_MAX_ENTRIES = 8
 SEQ_MAX_ITER = 65536
@@ -28,7 +28,7 @@ SEQ_MAX_ITER = 65536
 
 @attrs.frozen
 class CommitWritePlan:
-    """How the Commit Engine writes one stream into DM (pipeline.md 10.4, 11.5).
+    """How the Commit Engine writes one stream into DM (docs/machine/commit.md).
 
     `time` and `packet` are the coalesced descriptors (strides in destination elements);
     `raw_time` / `raw_packet` have one entry per stream piece of the common refinement,

@@ -1,4 +1,4 @@
-"""Derived quantities of the Contraction Engine (pipeline.md 9), shared by rules, lowering and cpu.
+"""Derived quantities of the Contraction Engine (docs/machine/contraction.md), shared by rules, lowering and cpu.
 
 Pure functions on types and mappings, each returning a small frozen record: the stream
 adapter and TRF sequencer of `contract_outer` (9.1), the packet-reducer depth (9.2) and the
@@ -109,7 +109,7 @@ def text_of(mapping: Mapping) -> str:
 
 @attrs.frozen
 class OuterGeometry:
-    """Stream adapter and TRF sequencer of one `contract_outer` (pipeline.md 9.1, 11.4).
+    """Stream adapter and TRF sequencer of one `contract_outer` (docs/machine/contraction.md).
 
     `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
     `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
@@ -189,7 +189,7 @@ def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
 
 def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping,
                    out_packet: Mapping) -> OuterGeometry:
-    """Every derived quantity of `contract_outer` (pipeline.md 9.1) for a call that passes
+    """Every derived quantity of `contract_outer` (docs/machine/contraction.md) for a call that passes
     OUTER-1..11; ValueError where a quantity is undefined."""
     d = stream_type.dtype
     try:
@@ -243,7 +243,7 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
 
 @attrs.frozen
 class LaneGeometry:
-    """The Lane Folder of one `contract_lane` (pipeline.md 9.4, 11.4 LaneFold).
+    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold).
 
     `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
 
@@ -299,7 +299,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
 
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
-    """Every derived quantity of `contract_lane` (pipeline.md 9.4): F, the expected packet,
+    """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,
     (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
     ValueError when size(F) does not divide size(out_time)."""
     t = cstream_type

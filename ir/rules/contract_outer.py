@@ -1,6 +1,6 @@
-"""Contraction Engine rules of `contract_outer` (pipeline.md 9.1): CTX-2, SPACE-4, OUTER-1..11.
+"""Contraction Engine rules of `contract_outer` (docs/machine/contraction.md): CTX-2, SPACE-4, OUTER-1..11.
 
-Each checker evaluates its rules in the order pipeline.md lists them and returns the first
+Each checker evaluates its rules in the order docs/machine/index.md lists them and returns the first
 failure; a mapping operation that fails is a failure of the rule that needed it. The
 derived quantities live in `ir.rules.contract_geometry`.
 """
@@ -25,7 +25,7 @@ __all__ = ["check_outer"]
 
 
 def check_outer(op) -> Violation | None:
-    """CTX-2, SPACE-4, then OUTER-1..11 (pipeline.md 2.2, 2.3, 9.1)."""
+    """CTX-2, SPACE-4, then OUTER-1..11 (docs/machine/index.md)."""
     s, w = op.input.type, op.trf.type
     if s.context != MAIN:
         return Violation(
@@ -90,13 +90,13 @@ def _operand_rules(s, w, out_packet: Mapping, rule: CurrentRule) -> Violation | 
     if w.lane.size not in LANES:
         return Violation("OUTER-2", f"the TRF operand has {w.lane.size} lanes; a contraction uses 1, 2, 4 or 8",
                          label=f"TRF lane `{raw(w.lane)}` has size {w.lane.size}",
-                         notes=("mapping.md 10.3 predicate TRF-LANE",))
+                         notes=("docs/machine/index.md predicate TRF-LANE",))
     rule.code = "OUTER-3"
     bits = out_packet.size * d.bits
     if bits % 8 or bits // 8 not in OUTER_PACKET_BYTES:
         return Violation("OUTER-3", "a contract_outer packet is 32 or 64 bytes (one or two flits)",
                          label=f"out_packet `{raw(out_packet)}` is {bytes_text(out_packet.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-OUTER",
+                         notes=("docs/machine/index.md predicate PKT-OUTER",
                                 f"sizes are counted in the stream type {d}, not the accumulator"),
                          help=f"use {_packet_fix(s)}")
     return None
@@ -235,13 +235,13 @@ def _walk_size_rule(got, rule: CurrentRule) -> Violation | None:
         return Violation("OUTER-11", f"the TRF read walk needs {len(walk)} loop entries; the sequencer has "
                                      f"{SEQ_MAX_ENTRIES}",
                          label=f"TRF read walk {text} (size:stride in reads)",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="merge time factors so that the TRF strides line up, or drop broadcast factors")
     big = next((e for e in walk if e.size > SEQ_MAX_ITER), None)
     if big is not None:
         return Violation("OUTER-11", f"a TRF read loop of {big.size} iterations exceeds {SEQ_MAX_ITER}",
                          label=f"TRF read walk {text} (size:stride in reads)",
-                         notes=("mapping.md 10.3 predicate SEQ",),
+                         notes=("docs/machine/index.md predicate SEQ",),
                          help="split the time so that no single loop runs more than 65536 times")
     return None
 

@@ -1,7 +1,7 @@
-"""Contraction Engine rules of the reducers (pipeline.md 9.2-9.4): PACKET-1..4, TIME-1..4, LANE-1..6.
+"""Contraction Engine rules of the reducers (docs/machine/contraction.md): PACKET-1..4, TIME-1..4, LANE-1..6.
 
 The Packet Reducer (`contract_packet`), the Time Reducer (`contract_time`) and the Lane
-Folder (`contract_lane`). Each checker evaluates its rules in the order pipeline.md lists
+Folder (`contract_lane`). Each checker evaluates its rules in the order docs/machine/index.md lists
 them and returns the first failure; a mapping operation that fails is a failure of the
 rule that needed it.
 """
@@ -27,7 +27,7 @@ __all__ = ["check_packet", "check_time", "check_lane"]
 
 
 def check_packet(op) -> Violation | None:
-    """PACKET-1..4 (pipeline.md 9.2)."""
+    """PACKET-1..4 (docs/machine/contraction.md)."""
     return guarded(lambda rule: _packet_rules(op.input.type, op.packet, rule), "PACKET-1")
 
 
@@ -37,19 +37,19 @@ def _packet_rules(t, out_packet: Mapping, rule: CurrentRule) -> Violation | None
     if bits % 8 or bits // 8 not in OUTER_PACKET_BYTES:
         return Violation("PACKET-1", "the Packet Reducer takes 32- or 64-byte packets",
                          label=f"input packet `{raw(p)}` is {bytes_text(p.size, d)}",
-                         notes=("mapping.md 10.3 predicate PKT-OUTER",))
+                         notes=("docs/machine/index.md predicate PKT-OUTER",))
     rule.code = "PACKET-2"
     n = out_packet.size
     if n > ACC_COLS:
         return Violation("PACKET-2", f"the reduced packet has {n} columns; the accumulator has {ACC_COLS}",
                          label=f"out_packet `{raw(out_packet)}` has size {n} > {ACC_COLS}",
-                         notes=("mapping.md 10.3 predicate PKT-REDUCE",),
+                         notes=("docs/machine/index.md predicate PKT-REDUCE",),
                          help=_depth_help(p))
     rule.code = "PACKET-3"
     if n & (n - 1):
         return Violation("PACKET-3", f"the reduced packet must have a power-of-two size, not {n}",
                          label=f"out_packet `{raw(out_packet)}` has size {n}",
-                         notes=("mapping.md 10.3 predicate PKT-REDUCE",),
+                         notes=("docs/machine/index.md predicate PKT-REDUCE",),
                          help=_depth_help(p))
     rule.code = "PACKET-4"
     if packet_depth(p, out_packet) is None:
@@ -77,7 +77,7 @@ def _depth_help(p: Mapping) -> str:
 
 
 def check_time(op) -> Violation | None:
-    """TIME-1..4 (pipeline.md 9.3)."""
+    """TIME-1..4 (docs/machine/contraction.md)."""
     return guarded(lambda rule: _time_rules(op.input.type.time, op.time, rule), "TIME-1")
 
 
@@ -162,7 +162,7 @@ def _shares(a: RaggedFactor, b: RaggedFactor) -> bool:
 
 
 def check_lane(op) -> Violation | None:
-    """LANE-1..6 (pipeline.md 9.4)."""
+    """LANE-1..6 (docs/machine/contraction.md)."""
     return guarded(lambda rule: _lane_rules(op.input.type, op.time, op.packet, op.mode, rule), "LANE-1")
 
 
@@ -175,7 +175,7 @@ def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule:
     if out_packet.size != LANE_BUS:
         return Violation("LANE-2", f"contract_lane emits one flit of {LANE_BUS} 32-bit values per cycle",
                          label=f"out_packet `{raw(out_packet)}` has size {out_packet.size}, not {LANE_BUS}",
-                         notes=("mapping.md 10.3 predicate PKT-FLIT",))
+                         notes=("docs/machine/index.md predicate PKT-FLIT",))
     rule.code = "LANE-3"
     f, expected = lane_fold_f(lane, p, mode)
     if out_packet.factors() != expected:

@@ -1,8 +1,8 @@
-"""The Time Reducer of `contract_time` (pipeline.md 9.3), shared by rules, lowering and cpu.
+"""The Time Reducer of `contract_time` (docs/machine/contraction.md), shared by rules, lowering and cpu.
 
 `time_reduction(pre_time, out_time)` lays the kept and summed factors of the stream's time
 out as loops, outer to inner, with their strides, and counts IT, the kept slots inside the
-outermost summed loop (pipeline.md 9.4). It works on factor forms and raises ValueError
+outermost summed loop (docs/machine/contraction.md). It works on factor forms and raises ValueError
 where the reduction is undefined.
 """
 
@@ -136,7 +136,7 @@ def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: lis
 
 
 def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
-    """IT (pipeline.md 9.4): product of the kept loop sizes inner to the outermost reduced
+    """IT (docs/machine/contraction.md): product of the kept loop sizes inner to the outermost reduced
     loop; 1 when nothing is reduced or nothing is kept inside it."""
     first = next((i for i, lp in enumerate(loops) if not lp.keep), None)
     if first is None:
@@ -146,7 +146,7 @@ def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
 
 def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
     """The Time Reducer of `contract_time(out_time)` on a stream of time `pre_time`
-    (pipeline.md 9.3): loops outer to inner with KEEP/REDUCE and strides, and IT.
+    (docs/machine/contraction.md): loops outer to inner with KEEP/REDUCE and strides, and IT.
     ValueError when out_time is not an in-order sub-list of pre_time's factors."""
     try:
         loops = ordered_reduction(pre_time.factors(), out_time.factors())

@@ -1,6 +1,6 @@
 """Scalar arithmetic of the naive reference model (tests/differential/naive_model.py).
 
-Written from the dtype rules (dtypes.md: host semantics, conversions by stage,
+Written from the dtype rules (docs/numerics.md: host semantics, conversions by stage,
 contraction arithmetic), sharing no code with `ir.convert`, `ir.contract_arith` or the backends. Values are
 kept as bit patterns for the float types (`uint32` for f32, `uint16` for bf16, `uint8`
 for the f8 and f4 codes) and as `int64` numbers for the integer types. numpy's float32
@@ -143,7 +143,7 @@ def narrow_e4m3(x: np.ndarray) -> np.ndarray:
 
 
 def narrow_e5m2(x: np.ndarray) -> np.ndarray:
-    """f32 bits -> f8e5m2 with the rounding of dtypes.md (half up in magnitude on the two
+    """f32 bits -> f8e5m2 with the rounding of docs/numerics.md (half up in magnitude on the two
     kept mantissa bits; subnormals by round-half-away of |x| * 2^16, at most 3)."""
     x = np.asarray(x, dtype=np.uint32)
     v = as_f32(x)

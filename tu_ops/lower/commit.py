@@ -1,8 +1,8 @@
 """`cast` and `commit_trim` [+ `commit_cast` / `commit_cast_relu`] + `commit` lowered
-(pipeline.md 11.5): a CastOp, and one CommitOp whose write plan is `ir.rules.commit_plan`'s
+(docs/reference/diagnostics.md): a CastOp, and one CommitOp whose write plan is `ir.rules.commit_plan`'s
 `commit_write_plan` (the computation COMMIT-2..6 check).
 
-`write_bytes` (artifacts.md 1.2 granularity): `valid_bytes` when one packet is one
+`write_bytes` (visa/visa.lark granularity): `valid_bytes` when one packet is one
 contiguous write, else its contiguous piece, in MAIN; 8 in SUB. `dest` is filled by the
 allocation pass.
 """

@@ -1,4 +1,4 @@
-"""`contract_outer` -> `packet_reduce` -> `time_reduce`: the Contraction Engine (pipeline.md 9.1-9.3, 9.5).
+"""`contract_outer` -> `packet_reduce` -> `time_reduce`: the Contraction Engine (docs/machine/contraction.md).
 
 Products `X[l, o, q] = widen(stream[o // tiling, q]) * widen(trf[l, e(o) * R + q % R])`
 (zero where the cstream type is padding), an adjacent-pair tree over each column's `g`
@@ -7,7 +7,7 @@ summed steps in time order, padded steps skipped (`plan` cuts time into digits).
 
 Floats follow the hardware order exactly, on row chunks that stay in cache (spread over
 a few threads; numpy releases the GIL in its loops), in the `arranged` layout of
-`operands`. Every multiply and add is IEEE binary32 followed by the flush of dtypes.md 5
+`operands`. Every multiply and add is IEEE binary32 followed by the flush of docs/numerics.md
 (`ir.contract_arith.fmul` / `fadd`); when the operand codes prove that no product or partial sum
 can be subnormal, infinite or NaN, the flush is the identity and plain numpy float32
 arithmetic is the same function.
