@@ -365,32 +365,14 @@ def render_page(p: Page, with_example_output: bool = True) -> str:
     return "\n".join(out) + "\n"
 
 
-_PHASE_TITLES = {"trace": "trace-time rules (check)", "lower": "lowering", "verify": "op verifiers (lowered ops)",
-                 "mapping": "mapping expressions", "cli": "command line", "internal": "internal"}
-
-
-def code_list() -> str:
-    """Every code, grouped by the stage that raises it, one `CODE  title` line each."""
-    from ir.codes import CODES
-
-    groups: dict[str, list[Any]] = {}
-    for info in CODES.values():
-        groups.setdefault(info.phase, []).append(info)
-    lines = []
-    for phase, infos in groups.items():
-        lines.append(f"{_PHASE_TITLES.get(phase, phase)}:")
-        lines.extend(f"  {i.code:25} {i.title}" for i in infos)
-        lines.append("")
-    lines.append("npu-opt explain CODE prints the page of one code.")
-    return "\n".join(lines) + "\n"
-
-
 def explain_command(code: str | None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """What `npu-opt explain [CODE]` does: print the page (exit 0), the list of codes when
     no code is given (exit 0), or an unknown-code error (exit 2)."""
     out = out or sys.stdout
     err = err or sys.stderr
     if code is None:
+        from npu_opt.explain_index import code_list
+
         out.write(code_list())
         return 0
     p = page(code)
