@@ -19,7 +19,7 @@ from ir.location import Location, user_location
 from ir.ops import Value
 from npu_opt.trace import TracedStream, current
 
-__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error"]
+__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error", "refuse_dead"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
 # stream stages add theirs as their classes are made; these four belong to tensors and contexts.
@@ -169,3 +169,13 @@ def _public_text(sig: inspect.Signature) -> str:
 def location_of(method: str) -> Location:
     """The user's location for a call that is not a stream stage (DMA, begin)."""
     return user_location(method)
+
+
+def refuse_dead(stage: "StreamStage", loc: Location, name: str, violation: Violation) -> Poisoned:
+    """A refusal that ends the chain here (no TYPE-8, no cascade): reported once, unless the
+    stage's value is already poisoned by an earlier error."""
+    stage.chain.dead = True
+    tracer = current()
+    if violation.code and not tracer.is_poisoned(stage.value):
+        tracer.refuse(violation, loc, name)
+    return Poisoned(name)

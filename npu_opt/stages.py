@@ -17,7 +17,7 @@ from ir.dtypes import DType
 from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_stages import vector_init
@@ -71,15 +71,6 @@ def _next(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None,
     return out_cls(op.result, stage.chain)
 
 
-def _refuse_dead(stage: StreamStage, loc: Location, name: str, violation: Violation) -> Poisoned:
-    """A TYPE-1/2/4/5/6 refusal: the chain ends here (no TYPE-8, no cascade)."""
-    stage.chain.dead = True
-    tracer = current()
-    if violation.code and not tracer.is_poisoned(stage.value):
-        tracer.refuse(violation, loc, name)
-    return Poisoned(name)
-
-
 def _typestate(stage: StreamStage, name: str) -> Violation | None:
     """TYPE-2, then TYPE-4 / TYPE-5: methods offered only for some dtypes."""
     d = stage.type.dtype
@@ -103,7 +94,7 @@ def _adapter(op_cls: type, out_cls_name: str):
     def method(self: StreamStage, loc: Location, dtype: Any) -> Any:
         fault = _kind_fault(dtype=dtype)
         if fault:
-            return _refuse_dead(self, loc, op_cls.STAGE, fault)
+            return refuse_dead(self, loc, op_cls.STAGE, fault)
         return _next(self, loc, op_cls, globals()[out_cls_name], dtype=dtype)
     return method
 
@@ -125,7 +116,7 @@ def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_poi
     """Subtract `zero_point` and widen to the staging type i5 / i9."""
     fault = _kind_fault(dtype=dtype, zero_point=zero_point)
     if fault:
-        return _refuse_dead(self, loc, "fetch_zero_point_sub", fault)
+        return refuse_dead(self, loc, "fetch_zero_point_sub", fault)
     return _next(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream,
                  dtype=dtype, zero_point=zero_point)
 
@@ -135,7 +126,7 @@ def _collect(self: StreamStage, loc: Location, time: Any, packet: Any) -> Any:
     """Pad the packet to whole 32-byte flits and move the flit count into time."""
     fault = _kind_fault(time=time, packet=packet)
     if fault:
-        return _refuse_dead(self, loc, "collect", fault)
+        return refuse_dead(self, loc, "collect", fault)
     return _next(self, loc, ops.Collect, CollectStream, time=time, packet=packet)
 
 
@@ -144,7 +135,7 @@ def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
     """Cast Engine: narrow i32/f32 to `dtype`, re-padding the packet to one flit."""
     fault = _typestate(self, "cast") or _kind_fault(dtype=dtype, packet=packet)
     if fault:
-        return _refuse_dead(self, loc, "cast", fault)
+        return refuse_dead(self, loc, "cast", fault)
     return _next(self, loc, ops.Cast, CastStream, dtype=dtype, packet=packet)
 
 
@@ -153,7 +144,7 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
     """Transpose Engine: swap packet elements and time steps into (out_time, out_packet)."""
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
     if fault:
-        return _refuse_dead(self, loc, "transpose", fault)
+        return refuse_dead(self, loc, "transpose", fault)
     return _next(self, loc, engine_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
 
 
@@ -162,7 +153,7 @@ def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     """Keep the leading `packet` cells of each flit so padding is not written."""
     fault = _typestate(self, "commit_trim") or _kind_fault(packet=packet)
     if fault:
-        return _refuse_dead(self, loc, "commit_trim", fault)
+        return refuse_dead(self, loc, "commit_trim", fault)
     return _next(self, loc, ops.CommitTrim, CommitTrimStream, packet=packet)
 
 
@@ -170,7 +161,7 @@ def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) 
     name = "commit_cast_relu" if relu else "commit_cast"
     fault = _kind_fault(dtype=dtype)
     if fault:
-        return _refuse_dead(self, loc, name, fault)
+        return refuse_dead(self, loc, name, fault)
     return _next(self, loc, ops.CommitCast, CommitCastStream, dtype=dtype, relu=relu)
 
 
@@ -183,7 +174,7 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
         element = pair_all([t.time, t.packet])
     fault = _kind_fault(element=element)
     if fault:
-        return _refuse_dead(self, loc, "commit", fault)
+        return refuse_dead(self, loc, "commit", fault)
     self.chain.done = True
     return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
@@ -198,7 +189,7 @@ class BeginStream(StreamStage):
         """Fetch Engine: read the slice's DM as (time, packet)."""
         fault = _kind_fault(time=time, packet=packet)
         if fault:
-            return _refuse_dead(self, loc, "fetch", fault)
+            return refuse_dead(self, loc, "fetch", fault)
         return _next(self, loc, ops.Fetch, FetchStream, time=time, packet=packet)
 
 
@@ -245,11 +236,11 @@ class CollectStream(StreamStage):
         """Store the stream in the TRF as (lane, element); both are inferred when omitted."""
         fault = _typestate(self, "to_trf")
         if fault:
-            return _refuse_dead(self, loc, "to_trf", fault)
+            return refuse_dead(self, loc, "to_trf", fault)
         args = {k: v for k, v in (("lane", lane), ("element", element)) if v is not None}
         fault = _kind_fault(**args)
         if fault:
-            return _refuse_dead(self, loc, "to_trf", fault)
+            return refuse_dead(self, loc, "to_trf", fault)
         t = self.type
         if lane is None or element is None:
             inferred_lane, inferred_element = infer_trf(t.time, t.packet, lane)
@@ -271,7 +262,7 @@ class CollectStream(StreamStage):
         """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
         if fault:
-            return _refuse_dead(self, loc, "contract_outer", fault)
+            return refuse_dead(self, loc, "contract_outer", fault)
         return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)
 
 
@@ -284,7 +275,7 @@ class ContractOuterStream(StreamStage):
         """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
         fault = _kind_fault(packet=packet)
         if fault:
-            return _refuse_dead(self, loc, "contract_packet", fault)
+            return refuse_dead(self, loc, "contract_packet", fault)
         return _next(self, loc, ops.ContractPacket, ContractPacketStream, packet=packet)
 
 
@@ -297,7 +288,7 @@ class ContractPacketStream(StreamStage):
         """Time Reducer: keep the factors of `time`, accumulate the others in time order."""
         fault = _kind_fault(time=time)
         if fault:
-            return _refuse_dead(self, loc, "contract_time", fault)
+            return refuse_dead(self, loc, "contract_time", fault)
         return _next(self, loc, ops.ContractTime, ContractTimeStream, time=time)
 
 
@@ -310,7 +301,7 @@ class ContractTimeStream(StreamStage):
         """Lane Folder: move Lane into the stream, INTERLEAVED or SEQUENTIAL."""
         fault = _kind_fault(time=time, packet=packet, mode=mode)
         if fault:
-            return _refuse_dead(self, loc, "contract_lane", fault)
+            return refuse_dead(self, loc, "contract_lane", fault)
         return _next(self, loc, ops.ContractLane, ContractStream, time=time, packet=packet, mode=mode)
 
 

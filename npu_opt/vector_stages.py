@@ -27,7 +27,7 @@ from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -51,14 +51,6 @@ class VectorStream(StreamStage):
         self.ve = ve or VePass()
 
 
-def _refuse(stage: StreamStage, loc: Location, name: str, violation: Violation) -> Poisoned:
-    stage.chain.dead = True
-    tracer = current()
-    if violation.code and not tracer.is_poisoned(stage.value):
-        tracer.refuse(violation, loc, name)
-    return Poisoned(name)
-
-
 def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None,
           **fields: Any) -> Any:
     """Emit the op (it types its result, its rules run) and return the object of stage `dst`."""
@@ -66,7 +58,7 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
         try:
             stage.ve.alus.claim(alu, method=op_cls.STAGE)
         except VectorRuleError as e:
-            return _refuse(stage, loc, op_cls.STAGE, e.violation())
+            return refuse_dead(stage, loc, op_cls.STAGE, e.violation())
     tracer = current()
     op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
     tracer.emit(op)
@@ -79,14 +71,14 @@ def _enum(stage: StreamStage, loc: Location, name: str, enums: Any, value: Any) 
     try:
         return expect(enums, value, method=name)
     except VectorRuleError as e:
-        return _refuse(stage, loc, name, e.violation())
+        return refuse_dead(stage, loc, name, e.violation())
 
 
 def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
     """TYPE-6 unless `value` is an int or a float (the rules check range and scalar)."""
     if isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool):
         return None
-    return _refuse(stage, loc, name, kind_error(
+    return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
         help="VRF and stash operands are not available yet; pass a Python number"))
 
@@ -100,7 +92,7 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
     if isinstance(mode, Poisoned):
         return mode
     if mode != E.TagMode.ZERO:
-        return _refuse(self, loc, "vector_intra_slice_tag", Violation(
+        return refuse_dead(self, loc, "vector_intra_slice_tag", Violation(
             "VE-TAG-1", f"tag mode {mode!r} is not available yet",
             help="use `TagMode.ZERO`: the guarded operands that read tags are not implemented"))
     return _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
@@ -142,7 +134,7 @@ def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
 def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
     if isinstance(value, Mapping):
         return None
-    return _refuse(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
+    return refuse_dead(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
                                                 f"not {type(value).__name__}"))
 
 
