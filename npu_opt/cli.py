@@ -66,6 +66,14 @@ def _add_explain_mapping(sub) -> None:
     em.set_defaults(run=_explain_mapping)
 
 
+# Options `compile` and `check` share, defined once so their help cannot drift apart.
+_TARGET = dict(default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
+_FILTER = dict(default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
+_FORMAT = dict(choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+_COLOR = dict(choices=["auto", "always", "never"], default="auto",
+              help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+
+
 def _add_compile(sub) -> None:
     co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
@@ -76,14 +84,13 @@ def _add_compile(sub) -> None:
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
-    co.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
-    co.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
+    co.add_argument("--target", **_TARGET)
+    co.add_argument("--filter", **_FILTER)
     co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
     co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
-    co.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
-    co.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+    co.add_argument("--format", **_FORMAT)
+    co.add_argument("--color", **_COLOR)
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
                          "is reused only while the kernel's file, every module and data file its import and "
@@ -100,11 +107,10 @@ def _add_check(sub) -> None:
                                     "are refused, 2 when an input cannot be loaded or a kernel has a USAGE "
                                     "error (its Python code raised or exited), 3 internal compiler error.")
     ck.add_argument("paths", nargs="+", metavar="PATH")
-    ck.add_argument("--filter", default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
-    ck.add_argument("--format", choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
-    ck.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                    help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
-    ck.add_argument("--target", default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
+    ck.add_argument("--filter", **_FILTER)
+    ck.add_argument("--format", **_FORMAT)
+    ck.add_argument("--color", **_COLOR)
+    ck.add_argument("--target", **_TARGET)
     ck.set_defaults(run=_check)
 
 

@@ -14,6 +14,7 @@ invocation or input, printed as one `error[USAGE]: ...` line; 3 an internal erro
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import os
@@ -43,6 +44,7 @@ AVAILABLE_BACKENDS = ("cpu", "visa")
 _NPY_MAGIC = b"\x93NUMPY"
 # float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.
 _BIT_FLOATS = (DType.BF16, DType.F8E4M3, DType.F8E5M2, DType.F4E2M1)
+@functools.cache
 def _ml_floats() -> dict[np.dtype, type]:
     """The ml_dtypes float dtypes and the unsigned type of their bit patterns (ml_dtypes is
     imported here, not at module import: `compile` reaches this module and must not pay for it)."""
