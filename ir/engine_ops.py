@@ -20,7 +20,7 @@ from ir.switch.rules import check_switch, infer_switch
 from ir.switch.transpose import TransposeParams, check_transpose, infer_transpose
 from ir.types import Type
 
-__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules", "ENGINE_OP_CLASSES"]
+__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
 
 
 def transpose_rules(op: Transpose) -> Violation | None:
@@ -79,5 +79,3 @@ class Switch(Op):
             return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
         return inferred
 
-
-ENGINE_OP_CLASSES: tuple[type[Op], ...] = (Transpose, Switch)

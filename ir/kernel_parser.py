@@ -21,15 +21,12 @@ from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir.kernel import Kernel
 from ir.mapping.parser import mapping_from_tree
-from ir.engine_ops import ENGINE_OP_CLASSES
-from ir.ops import OP_CLASSES, Op, Value
+from ir.ops import Op, Value, traced_op_classes
 from ir.vector import enums as vector_enums
-from ir.vector_ops import VECTOR_OP_CLASSES
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
@@ -78,7 +75,7 @@ class _Reader:
         parts = list(t.children)
         result_id = int(parts.pop(0)[1:]) if isinstance(parts[0], lark.Token) and parts[0].type == "VALUE" else None
         stage, operands = str(parts[0]), [self.value(v) for v in parts[1].children]
-        cls = _BY_STAGE.get(stage)
+        cls = traced_op_classes().get(stage)
         if cls is None:
             raise IrTextError(f"IR text: unknown stage `{stage}`")
         fields: dict[str, Any] = {}

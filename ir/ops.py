@@ -30,7 +30,7 @@ __all__ = [
     "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
     "FetchTableLookup", "FetchCast", "FetchZeroPointSub", "Collect", "ToTrf", "ContractOuter",
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
-    "Commit", "Return", "OP_CLASSES",
+    "Commit", "Return", "OP_CLASSES", "traced_op_classes",
 ]
 
 
@@ -60,7 +60,8 @@ class Op(OpFrame):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.NAME = f"ir.{cls.STAGE}"
-        _DECLARED[cls.STAGE] = cls  # attrs remakes the class; the final one stays
+        if cls.STAGE:  # a base class of several ops names no stage
+            _DECLARED[cls.STAGE] = cls  # attrs remakes the class; the final one stays
 
     @classmethod
     def build(cls, new_value: Any, **fields: Any) -> Op:
@@ -361,5 +362,14 @@ class Return(Op):
     values: tuple[Value, ...] = operand()
 
 
-# Every op class, in declaration order (each registers itself by its stage name).
+# Every op class of this module, in declaration order (each registers itself by its stage name).
 OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())
+
+
+def traced_op_classes() -> dict[str, type[Op]]:
+    """Every traced op class of the IR by stage name, the engines' included: each registers
+    itself when declared, and every module of `ir` is loaded first."""
+    from ir.declare import load_package
+
+    load_package("ir")
+    return dict(_DECLARED)

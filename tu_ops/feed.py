@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from types import MappingProxyType
+import functools
 from typing import Any, ClassVar, Iterable, Mapping
 
 import attrs
@@ -17,30 +18,30 @@ from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 
-__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
-           "DEST_MNEMONICS", "as_entries"]
+__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
+           "dest_mnemonics", "as_entries"]
 
-E = FeedElementType
 
-# FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
-# alike. (RawInt8, Flit2, TRF_LOAD) is the reference's v0.3 failure and is legal here.
-FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = MappingProxyType({
-    DestKind.TRF_LOAD: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2}),
-    DestKind.CONTRACT_OUTER: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2}),
-    DestKind.CAST: frozenset({E.I32, E.F32}),
-    DestKind.VECTOR: frozenset({E.I32, E.F32}),
-    DestKind.COMMIT: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
-                                E.F8E5M2, E.F4E2M1}),
-    DestKind.TRANSPOSE: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
-                                   E.F8E5M2, E.F4E2M1}),
-})
 
-# The op mnemonic each destination kind names (FEED-12); later-scope kinds have none.
-DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
-    DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
-    DestKind.CAST: "cast_op", DestKind.COMMIT: "commit", DestKind.TRANSPOSE: "transpose",
-    DestKind.VECTOR: "vector",
-})
+@functools.cache
+def feed_destinations() -> dict[DestKind, type]:
+    """The op class each destination kind names, as the op classes declare (`FEED_DEST`).
+    A kind no class claims (VRF_LOAD today) is later scope."""
+    from tu_ops import OP_CLASSES
+
+    return {cls.FEED_DEST: cls for cls in OP_CLASSES if cls.FEED_DEST is not None}
+
+
+def dest_element_types() -> Mapping[DestKind, frozenset[FeedElementType]]:
+    """FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
+    alike, from each op class's `FEED_ELEMENTS`. (RawInt8, Flit2, TRF_LOAD) is the
+    reference's v0.3 failure and is legal here."""
+    return MappingProxyType({kind: cls.FEED_ELEMENTS for kind, cls in feed_destinations().items()})
+
+
+def dest_mnemonics() -> Mapping[DestKind, str]:
+    """The op mnemonic each destination kind names (FEED-12)."""
+    return MappingProxyType({kind: cls.MNEMONIC for kind, cls in feed_destinations().items()})
 
 
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
@@ -97,6 +98,8 @@ class FeedBuffer(TuOp):
 
     NAME: ClassVar[str] = "tu.feed_buffer"
     MNEMONIC: ClassVar[str] = "feed_buffer"
+    PIPELINE_RANK: ClassVar[int] = 10
+    TRACED_STAGE: ClassVar[str | None] = "begin"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -161,7 +164,7 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-2")
     def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        accepted = FEED_DEST_ELEMENT_TYPES.get(self.dest.kind)
+        accepted = dest_element_types().get(self.dest.kind)
         if accepted is None:
             return f"destination kind {self.dest.kind} is later scope"
         if self.element_type not in accepted:
@@ -298,7 +301,7 @@ class FeedBuffer(TuOp):
         consumer = ctx.op(self.dest.op)
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
-        want = DEST_MNEMONICS.get(self.dest.kind)
+        want = dest_mnemonics().get(self.dest.kind)
         if consumer.MNEMONIC != want:
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)

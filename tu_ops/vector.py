@@ -18,6 +18,7 @@ from ir.dtypes import DType
 from ir.vector import enums as E
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["VeUnit", "VeOpName", "VeStep", "VectorEngineOp"]
 
@@ -78,6 +79,9 @@ class VectorEngineOp(TuOp):
 
     NAME: ClassVar[str] = "tu.vector"
     MNEMONIC: ClassVar[str] = "vector"
+    PIPELINE_RANK: ClassVar[int] = 70
+    FEED_DEST: ClassVar[Any] = DestKind.VECTOR
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 

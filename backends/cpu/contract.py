@@ -38,6 +38,7 @@ from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, moves
 from backends.cpu.options import DEFAULT, CpuOptions
+from backends.cpu.handlers import handles
 
 __all__ = ["Outer", "Packed", "contract_outer", "contract_packet", "contract_time", "contract_lane"]
 
@@ -145,6 +146,7 @@ def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
     return np.ascontiguousarray(adapters.widen(rows2d, dtype).T)
 
 
+@handles(ContractOuter)
 def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Outer:
     """docs/machine/contraction.md: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
     s_t: StreamType = op.input.type
@@ -157,6 +159,7 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
                  op.result.type, key)
 
 
+@handles(ContractPacket, options=True)
 def contract_packet(op: ContractPacket, outer: Outer, options: CpuOptions = DEFAULT) -> np.ndarray | Packed:
     """docs/machine/contraction.md: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
     the padding columns up to size(out_packet)."""
@@ -213,6 +216,7 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return order, skip
 
 
+@handles(ContractTime, options=True)
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
@@ -234,6 +238,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
     return layout.from_rows(acc, op.result.type)
 
 
+@handles(ContractLane)
 def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
     """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
     per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes."""

@@ -13,7 +13,7 @@ from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
 from tests.vector.kernels import chain_kernel
-from tu_ops import FEED_DEST_ELEMENT_TYPES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
+from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
@@ -112,7 +112,7 @@ UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, TR
 
 
 def reachable() -> set:
-    return {(et, fl, kind) for kind, types in FEED_DEST_ELEMENT_TYPES.items() for et in types
+    return {(et, fl, kind) for kind, types in dest_element_types().items() for et in types
             for fl in (F1, F2) if fl not in UNREACHABLE_FLITS[kind]}
 
 
@@ -154,7 +154,7 @@ def test_staging_types_reach_only_contract_outer(staging):
     with pytest.raises(CompileError) as info:
         lower_kernel(kernel)
     assert info.value.diagnostics[0].code == "TYPE-2"
-    assert all(FeedElementType.of(D[staging]) not in FEED_DEST_ELEMENT_TYPES[k] for k in (TRF, CAST, COMMIT))
+    assert all(FeedElementType.of(D[staging]) not in dest_element_types()[k] for k in (TRF, CAST, COMMIT))
 
 
 def test_conversions_are_recorded_lookup_first():

@@ -96,14 +96,15 @@ def test_package_surface():
     assert sorted(tu_ops.__all__) == [
         "Aggregate", "Alloc", "BUILTIN_TARGETS", "CELL_FORMATS", "CastOp", "CellFormat", "CollectFlits",
         "CommitConversion", "CommitOp", "Constants", "ContractOuter", "Conversion", "ConversionKind",
-        "DEST_MNEMONICS", "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
-        "EmulationPath", "FEED_DEST_ELEMENT_TYPES", "FeedBuffer", "FeedDest", "FeedElementType",
+        "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
+        "EmulationPath", "FeedBuffer", "FeedDest", "FeedElementType",
         "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
         "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
         "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TransposeOp", "TrfAllocation",
         "TrfLoad", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
         "VerifyContext", "Width", "WritePlan",
-        "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
+        "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
+        "dump_target_json", "dump_target_toml",
         "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
         "target_sha256", "type_text", "value_text",
     ]

@@ -14,9 +14,9 @@ from ir.dtypes import DType
 from ir.errors import VerifyError
 from ir.location import Location
 from tu_ops import (
-    FEED_DEST_ELEMENT_TYPES, OP_CLASSES, Alloc, CellFormat, CollectFlits, CommitConversion, Conversion,
+    OP_CLASSES, Alloc, CellFormat, CollectFlits, CommitConversion, Conversion,
     ConversionKind, DestKind, FeedDest, FeedElementType, LoopKind, OpVerifyError, Ref, Region, TuContext,
-    TuOp, VerifyContext, Width, rngd,
+    TuOp, VerifyContext, Width, dest_element_types, rngd,
 )
 from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, stream, widen_program
 from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
@@ -221,7 +221,7 @@ SPEC_FEED_2 = {
 
 
 def test_feed_2_table_is_the_spec():
-    assert {k: set(v) for k, v in FEED_DEST_ELEMENT_TYPES.items()} == SPEC_FEED_2
+    assert {k: set(v) for k, v in dest_element_types().items()} == SPEC_FEED_2
 
 
 @pytest.mark.parametrize("kind", sorted(SPEC_FEED_2, key=lambda k: k.name))

@@ -14,27 +14,24 @@ from typing import Any
 
 from ir import ops as ir
 from ir.dtypes import DType
-from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
-from ir.vector_ops import VectorInit
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
+from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
-_DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_OUTER,
-               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE,
-               VectorInit: DestKind.VECTOR}
-
 
 def dest_kind(chain: ProgramChain) -> DestKind:
-    """The kind of op the chain's collect stream feeds."""
+    """The kind of op the chain's collect stream feeds: the `FEED_DEST` of the tu op class its
+    consumer lowers into (`@lowers(..., into=)`)."""
     consumer = chain.after_collect()[0]
-    kind = _DEST_KINDS.get(type(consumer))
+    into = LOWERINGS.facts(type(consumer)).get("into")
+    kind = getattr(into, "FEED_DEST", None)
     if kind is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
     return kind

@@ -35,7 +35,7 @@ def _pass_ops(site: Site) -> tuple[Any, ...]:
     return rest[:end + 1]
 
 
-@lowers(vops.VectorInit)
+@lowers(vops.VectorInit, into=VectorEngineOp)
 def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
     """The `vector` record of the pass entered at `op`."""
     body = _pass_ops(site)
