@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves, vector
+from backends.cpu import adapters, contract, engines, layout, lazy_rows, moves, vector
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -46,7 +46,7 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
 
 def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
 
 
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
@@ -105,6 +105,9 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
             continue
+        if not lazy_rows.accepts(op):  # a move not copied yet is copied for this consumer, once
+            for v in op.operands():
+                env[v.id] = lazy_rows.materialize(env[v.id])
         args = [env[v.id] for v in op.operands()]
         if isinstance(op, Return):
             results = tuple(args)
