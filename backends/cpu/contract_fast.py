@@ -83,6 +83,7 @@ class _Operand:
     def __init__(self, src: np.ndarray | LazyRows) -> None:
         self.lazy = src if isinstance(src, LazyRows) else None
         self._raw = None if self.lazy is not None else np.ascontiguousarray(src)
+        self._found: dict[Gather, tuple[np.ndarray, tuple[int, ...]] | None] = {}
 
     @property
     def size(self) -> int:
@@ -98,7 +99,19 @@ class _Operand:
         """The gathered cells as a view of the lazy base and their byte strides, if affine."""
         if self.lazy is None or gather.index.size == 0:
             return None
-        return lazy_rows.gather_view(self.lazy, gather.index, gather.shape)
+        if gather not in self._found:
+            self._found[gather] = lazy_rows.gather_view(self.lazy, gather)
+        return self._found[gather]
+
+    def words(self) -> np.ndarray:
+        """The stored rows, (rows, n), as 8-byte words when their length allows."""
+        base = self.lazy.base if self.lazy is not None else self._raw
+        if base.ndim == 2 and (base.shape[1] * base.itemsize) % 8 == 0 and base.shape[1] > 0:
+            try:
+                return base.view(np.uint64)
+            except ValueError:
+                pass
+        return base
 
     def cells(self, gather: Gather) -> np.ndarray:
         """The operand's cells over its layout, (rows, *shape)."""
@@ -286,7 +299,9 @@ def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
     if nr == 0:
         y = np.zeros((rows, nn, ni, nj), ftype)
     else:
-        split = _row_split(a_src, w_src) if rows > 1 else None
+        split = None
+        if rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
+            split = _row_split(s_op.words(), t_op.words()) or _row_split(a_src, w_src)
         y = _per_row(a_src, w_src, plan, ftype) if split is None else _folded(a_src, w_src, plan, ftype, split)
     zn = plan.dest.shape[3]
     values = np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, -1)

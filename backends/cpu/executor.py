@@ -105,10 +105,11 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
             continue
+        operands = op.operands()
         if not lazy_rows.accepts(op):  # a move not copied yet is copied for this consumer, once
-            for v in op.operands():
+            for v in operands:
                 env[v.id] = lazy_rows.materialize(env[v.id])
-        args = [env[v.id] for v in op.operands()]
+        args = [env[v.id] for v in operands]
         if isinstance(op, Return):
             results = tuple(args)
             continue
@@ -119,7 +120,7 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
             env[op.result.id] = handler(op, *args, options=options)
         else:
             env[op.result.id] = handler(op, *args)
-        for v in op.operands():
+        for v in operands:
             if last.get(v.id) == position:
                 env.pop(v.id, None)
     return results

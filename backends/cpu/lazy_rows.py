@@ -133,13 +133,12 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
     return form
 
 
-def gather_view(lazy: LazyRows, index: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, ...]] | None:
-    """The cells `index` (flat cells of the lazy buffer, C order over `shape`) of every row
-    as a strided view (rows, *shape) of the base, with its byte strides; None when they
-    are not affine in `shape` (non-negative strides)."""
-    offs = offsets(lazy)[index].reshape(shape) if index.size else None
-    if offs is None:
-        return None
+@functools.lru_cache(maxsize=256)
+def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
+    """(first byte offset, byte strides) of the cells `gather.index` (C order over
+    `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
+    shape = gather.shape
+    offs = _offsets(form, n_dst, item)[gather.index].reshape(shape)
     base0 = int(offs.reshape(-1)[0])
     strides = []
     for k, n in enumerate(shape):
@@ -147,13 +146,27 @@ def gather_view(lazy: LazyRows, index: np.ndarray, shape: tuple[int, ...]) -> tu
         unit[k] = 1 if n > 1 else 0
         strides.append(int(offs[tuple(unit)]) - base0)
     expect = np.full((1,) * len(shape), base0, np.int64)
-    for k, (n, s) in enumerate(zip(shape, strides)):
+    for k, (n, st) in enumerate(zip(shape, strides)):
         sh = [1] * len(shape)
         sh[k] = n
-        expect = expect + (np.arange(n, dtype=np.int64) * s).reshape(sh)
+        expect = expect + (np.arange(n, dtype=np.int64) * st).reshape(sh)
     if min(strides, default=0) < 0 or not np.array_equal(np.broadcast_to(expect, shape), offs):
         return None
+    return base0, tuple(strides)
+
+
+def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """The cells a contraction layout reads (`gather.index`, flat cells of the lazy buffer
+    in C order over `gather.shape`, backends/cpu/contract_plan.py) of every row, as a
+    strided view (rows, *shape) of the base with its byte strides; None when they are not
+    affine. Found once per gather and form."""
+    if gather.index.size == 0:
+        return None
+    found = _affine_cells(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)
+    if found is None:
+        return None
+    base0, strides = found
     item = lazy.base.itemsize
-    view = as_strided(lazy.base[:, base0 // item:], (lazy.n_rows, *shape),
+    view = as_strided(lazy.base[:, base0 // item:], (lazy.n_rows, *gather.shape),
                       (lazy.base.strides[0], *strides), writeable=False)
-    return view, tuple(strides)
+    return view, strides
