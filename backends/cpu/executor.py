@@ -23,7 +23,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import layout, moves
+from backends.cpu import layout, lazy_rows, moves
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -51,7 +51,7 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
 @handles(Fetch, Collect, ToTrf, Commit, options=True)
 def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
 
 
 @handles(CommitTrim)
@@ -82,7 +82,11 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
             continue
-        args = [env[v.id] for v in op.operands()]
+        operands = op.operands()
+        if not lazy_rows.accepts(op):  # a move not copied yet is copied for this consumer, once
+            for v in operands:
+                env[v.id] = lazy_rows.materialize(env[v.id])
+        args = [env[v.id] for v in operands]
         if isinstance(op, Return):
             results = tuple(args)
             continue
@@ -93,7 +97,7 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
             env[op.result.id] = handler(op, *args, options=options)
         else:
             env[op.result.id] = handler(op, *args)
-        for v in op.operands():
+        for v in operands:
             if last.get(v.id) == position:
                 env.pop(v.id, None)
     return results
