@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import attrs
 
+from ir.switch.rules import RULES as SWITCH_RULES
 from ir.switch.transpose import RULES as TRANSPOSE_RULES
 
 __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
@@ -127,13 +128,14 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-ALU-1", "two ops on one ALU"),
         ("VE-ENUM-1", "enum constructor used as a value"),
         ("VE-ENUM-4", "value of another enum"))],
-    *_rules("FEED", 12, "docs/reference/diagnostics.md", [
+    *_rules("FEED", 13, "docs/reference/diagnostics.md", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",
         "feed read loops exceed the sequencer", "feed DM access size not legal",
         "innermost read not in whole accesses", "widened read exceeds a flit",
         "feed packet not whole 8-byte units", "table lookup in the sub context",
-        "feed reads past the slice's DM", "feed destination or context mismatch"],
+        "feed reads past the slice's DM", "feed destination or context mismatch",
+        "feed switch is not the traced switch of its fetch stream"],
         phase="verify", phases={11: "lower"}),
     *_rules("TRFLD", 6, "docs/reference/diagnostics.md", [
         "illegal TRF load lane count", "TRF element type or cell format",
@@ -170,6 +172,8 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    # the Switch Engine (ir.switch.rules, ir.switch.custom)
+    *_rules("SWITCH", 18, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 19)]),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

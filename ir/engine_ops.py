@@ -3,8 +3,8 @@
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
 and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
-`ir.switch.semantics`, which the backends call. (`Switch` is traced, typed, checked and
-run by the cpu backend; it has no stage method and no lowering yet: see ir/switch/README.md.)
+`ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
+of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["Axis", "Index", "Mapping", "OutOfBounds", "Padding", "PaddingKind", "axes",
                      "idx", "m"], "ir.mapping"),
     "LaneMode": "ir.types",
+    "SwitchConfig": "ir.switch.config",
     "Artifact": "npu_opt.compile_api",
     "compile": "npu_opt.compile_api",  # qualified use only, not in __all__
     "Context": "npu_opt.context",
@@ -74,4 +75,6 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
+    # the Switch Engine's configuration
+    "SwitchConfig",
 ]

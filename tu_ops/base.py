@@ -145,7 +145,10 @@ class TuOp(OpFrame):
         out = []
         for f in attrs.fields(type(self)):
             if f.metadata.get("role") in ("operand", "attr"):
-                out.append((f.metadata.get("name") or f.name, getattr(self, f.name)))
+                value = getattr(self, f.name)
+                if value is None and f.metadata.get("optional"):
+                    continue
+                out.append((f.metadata.get("name") or f.name, value))
         return out
 
     # --- text ----------------------------------------------------------------------------

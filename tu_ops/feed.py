@@ -1,7 +1,8 @@
 """`FeedBuffer`: the lowered front half of a TU program (docs/reference/diagnostics.md).
 
 DM read (one `ReadShape` per source), Fetch Adapter conversions, Collect and delivery
-to one destination op. The verifier implements FEED-1 ... FEED-12 in that order.
+to one destination op, with an optional Switch Engine stage between the conversions and
+Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-13 in that order.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
+from tu_ops.switch import SwitchRoute, route_problem
 
 __all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
@@ -112,6 +114,7 @@ class FeedBuffer(TuOp):
     collect_flits: CollectFlits = attr()
     beats: int = attr()
     dest: FeedDest = attr()
+    switch: SwitchRoute | None = attr(default=None, optional=True)
     source_base: int | None = fact()
 
     def operands(self) -> list[Ref]:
@@ -183,6 +186,8 @@ class FeedBuffer(TuOp):
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
         fetched = math.prod(e.size for e in self.shapes[0].time) if self.shapes else 1
+        if self.switch is not None and self.input_type.time.size:  # the switch moves slice digits to time
+            fetched = fetched * self.switch.out_time.size // self.input_type.time.size
         if fetched * self.flits_per_packet != time2:
             return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
         if self.dest.kind is DestKind.CONTRACT_OUTER:
@@ -316,6 +321,14 @@ class FeedBuffer(TuOp):
         if others:
             return f"{self.dest.op} is also fed by {others[0]}"
         return None
+
+
+    @rule("FEED-13")
+    def _feed_13(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.switch is None:
+            return None
+        fetched = attrs.evolve(self.input_type, dtype=self.element_type.dtype)
+        return route_problem(self.switch, fetched, self.output_type)
 
 
 def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:

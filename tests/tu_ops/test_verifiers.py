@@ -20,6 +20,7 @@ from tu_ops import (
 )
 from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, stream, widen_program
 from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
+from tests.tu_ops.switch_cases import SWITCH_BAD
 
 TARGET = rngd()
 
@@ -146,6 +147,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
     **TRANSPOSE_BAD,
     **BAD_VECTOR,
+    **SWITCH_BAD,
 }
 
 

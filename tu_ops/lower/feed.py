@@ -14,6 +14,7 @@ from typing import Any
 
 from ir import ops as ir
 from ir.dtypes import DType
+from ir.engine_ops import Switch
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
@@ -22,6 +23,7 @@ from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, Fee
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
+from tu_ops.switch import SwitchRoute, route_of
 
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
@@ -107,4 +109,13 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
-        loc=begin.loc)
+        switch=_route(chain), loc=begin.loc)
+
+
+def _route(chain: ProgramChain) -> SwitchRoute | None:
+    """The feed's switch stage, when the chain switches between its adapters and collect."""
+    op = chain.first(Switch)
+    if op is None:
+        return None
+    t = op.input.type
+    return route_of(t.slice, t.time, op.out_slice, op.out_time, op.config)
