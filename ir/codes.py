@@ -170,6 +170,15 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
+        ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
+        ("PAIR-UNZIP-3", "unzip times do not match the stream"),
+        ("PAIR-SPLIT-1", "pair way change does not regroup the flit"))],
+    *_rules("VPAIR", 3, "Vector Engine", [
+        "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
+        "pair step argument out of range"], phase="verify"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

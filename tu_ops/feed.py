@@ -29,6 +29,7 @@ FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = Mapping
     DestKind.CONTRACT_OUTER: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2}),
     DestKind.CAST: frozenset({E.I32, E.F32}),
     DestKind.VECTOR: frozenset({E.I32, E.F32}),
+    DestKind.VECTOR_PAIR: frozenset({E.I32, E.F32}),
     DestKind.COMMIT: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
                                 E.F8E5M2, E.F4E2M1}),
     DestKind.TRANSPOSE: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
@@ -39,7 +40,7 @@ FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = Mapping
 DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
     DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
     DestKind.CAST: "cast_op", DestKind.COMMIT: "commit", DestKind.TRANSPOSE: "transpose",
-    DestKind.VECTOR: "vector",
+    DestKind.VECTOR: "vector", DestKind.VECTOR_PAIR: "vector_pair",
 })
 
 

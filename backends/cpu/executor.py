@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves, vector
+from backends.cpu import adapters, contract, engines, layout, moves, vector, vector_pair
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -78,6 +78,7 @@ HANDLERS: dict[type[Op], Handler] = {
     Transpose: engines.transpose,
     Switch: engines.switch,
     **vector.HANDLERS,
+    **vector_pair.HANDLERS,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,

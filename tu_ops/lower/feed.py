@@ -35,6 +35,8 @@ def dest_kind(chain: ProgramChain) -> DestKind:
     """The kind of op the chain's collect stream feeds."""
     consumer = chain.after_collect()[0]
     kind = _DEST_KINDS.get(type(consumer))
+    if kind is DestKind.VECTOR and getattr(chain.after_collect()[1], "STAGE", "") == "vector_intra_slice_unzip":
+        kind = DestKind.VECTOR_PAIR
     if kind is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
     return kind
