@@ -174,6 +174,15 @@ _ENTRIES: list[CodeInfo] = [
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
     # the Switch Engine (ir.switch.rules, ir.switch.custom)
     *_rules("SWITCH", 18, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 19)]),
+    # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
+        ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
+        ("PAIR-UNZIP-3", "unzip times do not match the stream"),
+        ("PAIR-SPLIT-1", "pair way change does not regroup the flit"))],
+    *_rules("VPAIR", 3, "Vector Engine", [
+        "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
+        "pair step argument out of range"], phase="verify"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -39,6 +39,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
+    # pair mode, tags and branches (issue 13)
+    **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
 }
 
 
@@ -77,4 +79,5 @@ __all__ = [
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
     # the Switch Engine's configuration
     "SwitchConfig",
+    "BinaryArgMode", "BitReq", "Cmp", "GroupId",
 ]

@@ -105,6 +105,13 @@ def _vector(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
     return traced_pass(rec, src, fresh)
 
 
+@retraces("vector_pair")
+def _vector_pair(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
+    from tu_ops.lower.vector_pair import traced_pair
+
+    return traced_pair(rec, src, fresh)
+
+
 @retraces("commit")
 def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     """`commit_trim(P') [commit_cast] commit(element)`: the trim keeps the input packet's first

@@ -12,13 +12,16 @@ from backends.npu import lower_kernel
 from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
+from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32
 from tests.vector.kernels import chain_kernel
+from tests.vector_pair.kernels import pair_kernel
 from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
 TRANSPOSE = DestKind.TRANSPOSE
 VECTOR = DestKind.VECTOR
+VECTOR_PAIR = DestKind.VECTOR_PAIR
 
 
 def _zp(d: str, z: int):
@@ -88,6 +91,10 @@ CASES = [
                          ("f4e2m1", E.F4E2M1, "main")]],
     ("vector-i32", lambda: chain_kernel(D["i32"], []), (E.I32, F1, VECTOR)),
     ("vector-f32", lambda: chain_kernel(D["f32"], []), (E.F32, F1, VECTOR)),
+    ("vector-pair-i32", lambda: pair_kernel(D["i32"], [("vector_clip_zip", ClipBinaryOpI32.ADD_FXP)]),
+     (E.I32, F1, VECTOR_PAIR)),
+    ("vector-pair-f32", lambda: pair_kernel(D["f32"], [("vector_clip_zip", ClipBinaryOpF32.ADD)]),
+     (E.F32, F1, VECTOR_PAIR)),
 ]
 
 
@@ -108,7 +115,8 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
 # contraction; CAST, COMMIT, TRANSPOSE and the Vector Engine consume one flit per step, so no
 # kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, TRF: set(), OUTER: set()}
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, TRF: set(),
+                     OUTER: set()}
 
 
 def reachable() -> set:
@@ -119,7 +127,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

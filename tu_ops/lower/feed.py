@@ -34,6 +34,8 @@ def dest_kind(chain: ProgramChain) -> DestKind:
     consumer = chain.after_collect()[0]
     into = LOWERINGS.facts(type(consumer)).get("into")
     kind = getattr(into, "FEED_DEST", None)
+    if kind is DestKind.VECTOR and getattr(chain.after_collect()[1], "STAGE", "") == "vector_intra_slice_unzip":
+        kind = DestKind.VECTOR_PAIR
     if kind is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
     return kind
