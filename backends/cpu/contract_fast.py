@@ -26,7 +26,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, lazy_rows
+from backends.cpu import contract_float, lazy_rows, row_classes
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
@@ -103,9 +103,13 @@ class _Operand:
             self._found[gather] = lazy_rows.gather_view(self.lazy, gather)
         return self._found[gather]
 
+    def stored(self) -> np.ndarray:
+        """The stored rows, (rows, n): the lazy base, or the operand itself."""
+        return self.lazy.base if self.lazy is not None else self._raw
+
     def words(self) -> np.ndarray:
         """The stored rows, (rows, n), as 8-byte words when their length allows."""
-        base = self.lazy.base if self.lazy is not None else self._raw
+        base = self.stored()
         if base.ndim == 2 and (base.shape[1] * base.itemsize) % 8 == 0 and base.shape[1] > 0:
             try:
                 return base.view(np.uint64)
@@ -233,6 +237,15 @@ def _row_split(a_src: np.ndarray, w_src: np.ndarray) -> tuple[int, int, bool] | 
     return None
 
 
+def _row_proxies(s_op: _Operand, t_op: _Operand) -> tuple[np.ndarray, np.ndarray]:
+    """Per operand, rows whose equality implies the stored rows' equality: the row
+    classes its DMA recorded (backends/cpu/row_classes.py), else its words."""
+    a_cls, w_cls = row_classes.classes_of(s_op.stored()), row_classes.classes_of(t_op.stored())
+    if a_cls is not None and w_cls is not None:
+        return a_cls[:, None], w_cls[:, None]
+    return s_op.words(), t_op.words()
+
+
 def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[int, ...]) -> np.ndarray:
     """(count, N', side, R) in `ftype`, multiplied by `live` when given."""
     out = np.asarray(src, ftype).reshape(src.shape[0], *groups)
@@ -301,7 +314,7 @@ def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
     else:
         split = None
         if rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
-            split = _row_split(s_op.words(), t_op.words()) or _row_split(a_src, w_src)
+            split = _row_split(*_row_proxies(s_op, t_op)) or _row_split(a_src, w_src)
         y = _per_row(a_src, w_src, plan, ftype) if split is None else _folded(a_src, w_src, plan, ftype, split)
     zn = plan.dest.shape[3]
     values = np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, -1)

@@ -84,7 +84,7 @@ def accepts(op: Op) -> bool:
     return isinstance(op, (Fetch, Collect, ToTrf, Commit, ContractOuter))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
     """Byte offset, within a base row, of every output cell of a full `form`."""
     out = np.zeros(n_dst, np.int64)
@@ -137,22 +137,9 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
 def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
     """(first byte offset, byte strides) of the cells `gather.index` (C order over
     `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
-    shape = gather.shape
-    offs = _offsets(form, n_dst, item)[gather.index].reshape(shape)
-    base0 = int(offs.reshape(-1)[0])
-    strides = []
-    for k, n in enumerate(shape):
-        unit = [0] * len(shape)
-        unit[k] = 1 if n > 1 else 0
-        strides.append(int(offs[tuple(unit)]) - base0)
-    expect = np.full((1,) * len(shape), base0, np.int64)
-    for k, (n, st) in enumerate(zip(shape, strides)):
-        sh = [1] * len(shape)
-        sh[k] = n
-        expect = expect + (np.arange(n, dtype=np.int64) * st).reshape(sh)
-    if min(strides, default=0) < 0 or not np.array_equal(np.broadcast_to(expect, shape), offs):
-        return None
-    return base0, tuple(strides)
+    from backends.cpu.contract_plan import _affine  # late: contract_plan imports moves, moves this module
+
+    return _affine(_offsets(form, n_dst, item)[gather.index].reshape(gather.shape))
 
 
 def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:

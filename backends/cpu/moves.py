@@ -39,7 +39,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.types import Type
 
-from backends.cpu import layout, lazy_rows, moves_strided
+from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
@@ -211,7 +211,9 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.
     strided form (False: the index gather, the reference)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
-    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None) if fast else None
+    n_spatial = layout.n_rows(dst)
+    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial) \
+        if fast else None
     if out is not None:
         return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
@@ -267,11 +269,13 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
 
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
                   dst_levels: tuple[Mapping, ...], even: tuple[int, int, int] | None,
-                  lazy_shape: tuple[int, ...] | None = None) -> np.ndarray | LazyRows | None:
+                  lazy_shape: tuple[int, ...] | None = None,
+                  classes_rows: int | None = None) -> np.ndarray | LazyRows | None:
     """The move as (n_rows, n_dst) by its strided form, or None when it has none.
     `rows` (n_rows, *src level sizes) holds zero in its padding rows. With `lazy_shape`
     (the output buffer's shape), a move that would copy every cell of every row is
-    returned as a `LazyRows` instead."""
+    returned as a `LazyRows` instead. With `classes_rows` (a DMA: one row in, the
+    result's spatial rows out), the copies among those rows are recorded (row_classes)."""
     key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
     found, form = moves_strided.FORMS.get(key)
     if not found:
@@ -287,7 +291,10 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
         out = lazy_rows.lazy_or_copy(rows, form, n_dst, lazy_shape)
         if out is not None:
             return out
-    return moves_strided.apply_form(rows, form, n_dst, even)
+    out = moves_strided.apply_form(rows, form, n_dst, even)
+    if classes_rows is not None:
+        row_classes.record(out, form, classes_rows)
+    return out
 
 
 def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: bool) -> np.ndarray | LazyRows | None:

@@ -1,0 +1,96 @@
+"""Which spatial rows of a DMA's result hold the same data, known from the move itself.
+
+A DMA that broadcasts (a DM tensor holding the same rows of an HBM tensor in several
+slices) reads those rows with a zero stride along some slice digits: its strided form
+(backends/cpu/moves_strided.py) says so. `record` keeps, for the result buffer, one class
+per spatial row: rows of one class read the same input bytes cell for cell (or are all
+padding, hence zero), so they hold equal values. The contraction's row split
+(backends/cpu/contract_fast.py) then compares classes instead of data. A class is only
+ever recorded for a buffer the executor owns and never modifies in place, and it is
+looked up by the identity of the buffer's memory (a weak reference guards against reuse).
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+
+import numpy as np
+
+from backends.cpu.moves_strided import StridedForm
+
+__all__ = ["record", "classes_of"]
+
+_KNOWN: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+@functools.lru_cache(maxsize=128)
+def _classes(form: StridedForm, n_rows: int, n_cells: int) -> np.ndarray | None:
+    """One class per row of an (n_rows, n_cells) result written by `form`; -1 for rows
+    it writes no cell of. None when a digit of the form crosses rows partly."""
+    p_row, p_cell = divmod(form.p0, n_cells)
+    span = p_cell
+    code = np.zeros(n_rows, np.int64)
+    live = np.zeros(n_rows, bool)
+    row_digits = []
+    for n, p, v in zip(form.extents, form.pstrides, form.vstrides):
+        if n == 1:
+            continue
+        if p % n_cells == 0:
+            row_digits.append((n, p // n_cells, v))
+        elif (n - 1) * p < n_cells:
+            span += (n - 1) * p
+        elif n_cells % p == 0 and (n * p) % n_cells == 0:  # rows and cells merged in one digit
+            inner = n_cells // p
+            span += (inner - 1) * p
+            row_digits.append((n // inner, 1, v * inner))
+        else:
+            return None
+    if span >= n_cells:
+        return None
+    rows = np.full(1, p_row, np.int64)
+    keys = np.zeros(1, np.int64)
+    radix = 1
+    for n, step, v in row_digits:
+        d = np.arange(n, dtype=np.int64)
+        rows = np.add.outer(rows, d * step).reshape(-1)
+        keys = np.add.outer(keys, d * (radix if v else 0)).reshape(-1)
+        radix *= n if v else 1
+    if rows.size and (rows.max() >= n_rows or np.unique(rows).size != rows.size):
+        return None
+    live[rows] = True
+    code[rows] = keys
+    return np.where(live, code, -1)
+
+
+def record(out: np.ndarray, form: StridedForm, n_rows: int) -> None:
+    """Remember the row classes of `out`, a fresh result of (n_rows, cells) written by `form`."""
+    if out.base is not None or n_rows == 0 or out.size % n_rows:
+        return
+    classes = _classes(form, n_rows, out.size // n_rows)
+    if classes is None:
+        return
+    for key in [k for k, (ref, _) in _KNOWN.items() if ref() is None]:
+        del _KNOWN[key]
+    _KNOWN[id(out)] = (weakref.ref(out), classes)
+
+
+def classes_of(rows: np.ndarray) -> np.ndarray | None:
+    """The recorded class of every row of `rows` (rows, n), a view of a recorded buffer
+    whose rows start at that buffer's rows; None when it is not one."""
+    root = rows
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    found = _KNOWN.get(id(root))
+    if found is None or found[0]() is not root or rows.ndim != 2:
+        return None
+    classes = found[1]
+    row_bytes = root.nbytes // classes.size
+    start = rows.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if row_bytes == 0 or start % row_bytes or rows.strides[0] % row_bytes or rows.strides[0] <= 0 \
+            or rows.shape[1] * rows.itemsize > row_bytes or (rows.shape[1] > 1 and rows.strides[1] != rows.itemsize):
+        return None
+    index = start // row_bytes + np.arange(rows.shape[0]) * (rows.strides[0] // row_bytes)
+    if index.size and index[-1] >= classes.size:
+        return None
+    return classes[index]
