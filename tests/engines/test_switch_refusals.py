@@ -70,3 +70,41 @@ def test_refused_kernel(name: str) -> None:
 def test_every_reference_refusal_is_a_kernel_here() -> None:
     assert {case for case, _ in REFERENCE_FIXTURES.values() if case in REFUSED} == \
         {case for case, _ in REFERENCE_FIXTURES.values() if not case.startswith("collect:")}
+
+
+@pytest.mark.parametrize("config", [
+    "SwitchConfig.BROADCAST1(4, 64)",                    # positional fields
+    "SwitchConfig.BROADCAST1(slice1=4)",                 # a missing field
+    "SwitchConfig.BROADCAST1(slice1=4, slice0=64, time0=1)",  # an unknown field
+    "SwitchConfig.TRANSPOSE(slice1=32, slice0=2.0)",     # not an integer
+    "SwitchConfig.BROADCAST2",                           # no such variant
+    "SwitchConfig.CUSTOM_BROADCAST",                     # a data variant not called
+    "3",                                                 # not a SwitchConfig at all
+])
+def test_malformed_config_is_switch_1_at_the_call(config: str) -> None:
+    from tests.engines.switch_kernels import source
+
+    src = source("broadcast1").replace("SwitchConfig.BROADCAST1(slice1=4, slice0=64)", config)
+    diagnostics = npu_opt.check(load_kernel(src)).diagnostics
+    assert [(d.code, d.line) for d in diagnostics] == [("SWITCH-1", SWITCH_LINE)]
+
+
+def test_switch_is_offered_exactly_where_the_reference_allows_it() -> None:
+    """After fetch and each fetch adapter (the reference's CanApplySwitch); then only collect."""
+    from npu_opt import stages
+
+    offering = {name for name in stages.__all__ if "switch" in getattr(stages, name).OFFERS}
+    assert offering == {"FetchStream", "FetchTableLookupStream", "FetchCastStream", "FetchZeroPointSubStream"}
+    assert stages.SwitchStream.OFFERS == {"collect"}
+
+
+def test_switch_after_collect_is_type_1() -> None:
+    from tests.engines.switch_kernels import source
+
+    src = source("transpose")
+    switch = '         .switch(m("A / 64, A % 2, A / 2 % 32"), m("B"), SwitchConfig.TRANSPOSE(slice1=32, slice0=2))\n'
+    collect = '         .collect(m("B"), m("C # 32"))\n'
+    assert switch in src and collect in src
+    src = src.replace(switch, "@@").replace(collect, switch).replace("@@", collect)
+    first = npu_opt.check(load_kernel(src)).diagnostics[0]
+    assert (first.code, first.line) == ("TYPE-1", SWITCH_LINE + 1)
