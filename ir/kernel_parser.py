@@ -24,13 +24,15 @@ from ir.mapping.parser import mapping_from_tree
 from ir.engine_ops import ENGINE_OP_CLASSES
 from ir.ops import OP_CLASSES, Op, Value
 from ir.vector import enums as vector_enums
+from ir.vector_chain_ops import CHAIN_OP_CLASSES
 from ir.vector_ops import VECTOR_OP_CLASSES
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES)}
-_WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
+_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES, *CHAIN_OP_CLASSES)}
+_WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
+          "Any": {"None": None}.__getitem__}  # an unset optional attribute (a vector op's `mode`)
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
 

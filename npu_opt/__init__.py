@@ -38,6 +38,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
+    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "BinaryArgMode",
+                     "TernaryArgMode"], "ir.vector.enums"),
 }
 
 
@@ -74,4 +76,5 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
+    "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "BinaryArgMode", "TernaryArgMode",
 ]

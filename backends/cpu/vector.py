@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
 from ir.vector.numerics.steps import run_step
 
@@ -26,8 +27,8 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
 
 
 def _step(op: Any, buf: np.ndarray) -> np.ndarray:
-    unit, name, arg = op.step()
-    out = run_step(unit, name, arg, buf).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
+    unit, name, arg, *extra = op.step()
+    out = run_step(unit, name, arg, buf, *extra).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 
@@ -47,4 +48,6 @@ HANDLERS = {
     vops.VectorFxp: _step, vops.VectorClip: _step, vops.VectorFxpToFp: _step, vops.VectorFpToFxp: _step,
     vops.VectorFpUnary: _step, vops.VectorFpBinary: _step,
     vops.VectorNarrowTrim: _way, vops.VectorWidenPad: _way,
+    cops.VectorLogic: _step, cops.VectorFpTernary: _step, cops.VectorFpDiv: _step, cops.VectorReinterpret: _step,
+    cops.VectorNarrowSplit: _way, cops.VectorWidenConcat: _way,
 }
