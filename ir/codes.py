@@ -128,6 +128,16 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-ALU-1", "two ops on one ALU"),
         ("VE-ENUM-1", "enum constructor used as a value"),
         ("VE-ENUM-4", "value of another enum"))],
+    # the rest of the element-wise chain (ir.vector_chain_ops, npu_opt.vector_chain_methods)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("VE-SPLIT-2", "narrow split time does not fold in the back half"),
+        ("VE-SPLIT-3", "narrow split packet is not four cells"),
+        ("VE-SPLIT-4", "narrow split packet is not the front half"),
+        ("VE-CONCAT-2", "widen concat packet is not eight cells"),
+        ("VE-CONCAT-3", "widen concat time does not unfold the halves"),
+        ("VE-CONCAT-4", "widen concat packet is not the halves rejoined"),
+        ("VE-REINT-1", "reinterpret target is not i32 or f32"),
+        ("VE-FILTER-1", "vector filter not available"))],
     *_rules("FEED", 13, "docs/reference/diagnostics.md", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",

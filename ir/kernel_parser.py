@@ -28,7 +28,8 @@ from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
+_WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
+          "Any": {"None": None}.__getitem__}  # an unset optional attribute (a vector op's `mode`)
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 _ENGINE_ENUMS: dict[str, type] = {"SwitchConfig": SwitchConfig}  # engine enums outside ir.vector.enums
 

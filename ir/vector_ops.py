@@ -26,10 +26,22 @@ from ir.vector.numerics.steps import f32_bits
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "fp_op_name"]
+           "SCALARS", "fp_op_name", "with_mode", "amount_is_const"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
+
+
+def with_mode(step: tuple, mode: Any, arg1: int = 0) -> tuple:
+    """`(unit, op, arg)`, with `(mode name, arg1)` appended when either is set (a default
+    mode, MODE01 / MODE012, is left out: it is the step without a mode)."""
+    name = None if mode is None or mode.name in ("MODE01", "MODE012") else mode.name
+    return step if name is None and not arg1 else (*step, name or "DEFAULT", arg1)
+
+
+def amount_is_const(mode: Any) -> bool:
+    """Whether a shift's amount (its second argument) is the constant under `mode`."""
+    return mode is None or mode.name[5] == "1"
 
 
 def _checked(check: Any, *args: Any) -> Violation | None:
@@ -110,9 +122,10 @@ class VectorFxp(VectorOp):
     STAGE = "vector_fxp"
     op: E.FxpBinaryOp = attr()
     const: Any = attr()
+    mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
 
-    def step(self) -> tuple[str, str, int]:
-        return "FXP", self.op.name, int(self.const)
+    def step(self) -> tuple:
+        return with_mode(("FXP", self.op.name, int(self.const)), self.mode)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -124,7 +137,7 @@ class VectorFxp(VectorOp):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        return _checked(scalars.shift_amount, self.const) if self.op.is_shift else None
+        return _checked(scalars.shift_amount, self.const) if self.op.is_shift and amount_is_const(self.mode) else None
 
 
 @attrs.frozen(kw_only=True)
@@ -134,11 +147,12 @@ class VectorClip(VectorOp):
     STAGE = "vector_clip"
     op: Any = attr()
     const: Any = attr()
+    mode: Any = attr(default=None)
 
-    def step(self) -> tuple[str, str, int]:
+    def step(self) -> tuple:
         if self.scalar == "f32":
-            return "CLIP_F32", self.op.name, f32_bits(self.const)
-        return "CLIP_I32", self.op.name, int(self.const)
+            return with_mode(("CLIP_F32", self.op.name, f32_bits(self.const)), self.mode)
+        return with_mode(("CLIP_I32", self.op.name, int(self.const)), self.mode)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -280,9 +294,10 @@ class VectorFpBinary(VectorOp):
     STAGE = "vector_fp_binary"
     op: E.FpBinaryOp = attr()
     const: Any = attr()
+    mode: Any = attr(default=None)
 
-    def step(self) -> tuple[str, str, int]:
-        return "FP_BINARY", fp_op_name(self.op), f32_bits(self.const)
+    def step(self) -> tuple:
+        return with_mode(("FP_BINARY", fp_op_name(self.op), f32_bits(self.const)), self.mode)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

@@ -41,6 +41,8 @@ _LAZY: dict[str, str] = {
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
     # pair mode, tags and branches (issue 13)
     **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
+    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp",
+                     "TernaryArgMode"], "ir.vector.enums"),
 }
 
 
@@ -80,4 +82,5 @@ __all__ = [
     # the Switch Engine's configuration
     "SwitchConfig",
     "BinaryArgMode", "BitReq", "Cmp", "GroupId",
+    "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode",
 ]

@@ -7,6 +7,9 @@ Two public checks, both raising `AssertionError` with a numpy.testing-style mess
   outputs must be equal; float outputs must be bit-identical to `expected` (an
   `*_oracle_exact` result). With `operands=(a64, b64)` the tolerance check of exact
   math runs too; `expected=None` runs only that check.
+  With `exact=e64, ulps=u` (an f32 output of a transcendental Vector Engine op) every
+  element must lie within `u` ulps of the exact float64 values `e64`; `u` is a number
+  or an `FpUnaryOp` (or its name), meaning that op's `ULP_TOLERANCE` bound (`npu_opt.ulps`).
 - `assert_within_tolerance(actual, a64, b64, n=None, dtype=None)`: every output `y`
   satisfies `|y - e| <= 2^-7 |e| + n 2^-22 S + n 2^-126`, with `e = sum(a*b)` and
   `S = sum|a*b|` over the last axis of the float64 operands and `n` the contracted length.
@@ -23,6 +26,7 @@ import numpy as np
 
 from ir.dtypes import DType
 from npu_opt.oracles import bf16_bits_to_f32, tolerance_bound
+from npu_opt.ulps import assert_within_ulps
 
 __all__ = ["assert_close", "assert_within_tolerance", "to_bits", "decode"]
 
@@ -108,13 +112,21 @@ def _actual_bits(actual: np.ndarray, expected_shape: tuple[int, ...], dtype: DTy
 
 
 def assert_close(actual, expected, dtype: DType | str | None = None, *,
-                 operands: tuple | None = None, n: int | None = None, err_msg: str = "") -> None:
+                 operands: tuple | None = None, n: int | None = None, err_msg: str = "",
+                 exact=None, ulps=None) -> None:
     """Check a kernel output under docs/testing.md.
 
     Integer dtypes: exact equality. Float dtypes: bit-exact equality with `expected`
     (skipped when `expected` is None), then, when `operands=(a64, b64)` is given, the
     tolerance check against exact math (see `assert_within_tolerance`; `n` defaults to
-    the operands' last-axis length)."""
+    the operands' last-axis length). With `exact=e64, ulps=u` instead (pass `expected=None`):
+    an f32 output within `u` ulps of the float64 values `e64`, `u` a number or an `FpUnaryOp`
+    whose `ULP_TOLERANCE` bound applies (`npu_opt.ulps.assert_within_ulps`)."""
+    if exact is not None or ulps is not None:  # the transcendental check (npu_opt.ulps)
+        if exact is None or ulps is None or expected is not None or operands is not None:
+            raise ValueError("assert_close with `exact=` takes `ulps=` and neither `expected` nor `operands`")
+        assert_within_ulps(actual, exact, ulps, err_msg)
+        return
     actual = np.asarray(actual)
     expected = None if expected is None else np.asarray(expected)
     dtype = _infer(dtype, actual, expected)

@@ -30,6 +30,7 @@ from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 from npu_opt.vector_pair import vector_intra_slice_unzip
+from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
 
@@ -77,7 +78,7 @@ def _enum(stage: StreamStage, loc: Location, name: str, enums: Any, value: Any) 
 
 def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
     """TYPE-6 unless `value` is an int or a float (the rules check range and scalar)."""
-    if isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return None
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
@@ -185,15 +186,17 @@ W8, W4 = Way.WAY8, Way.WAY4
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_fxp": (S.FXP, _I32, W8, _fxp),
     "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
-    "vector_narrow_trim": (S.NARROW, _F32, W8, _narrow_trim),
+    "vector_narrow_trim": (S.NARROW, _BOTH, W8, _narrow_trim),
     "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
     "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
-    "vector_widen_pad": (S.WIDEN, _F32, W4, _widen_pad),
+    "vector_widen_pad": (S.WIDEN, _BOTH, W4, _widen_pad),
     "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
     "vector_clip": (S.CLIP, _BOTH, W8, _clip),
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
 }
-VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS})
+_METHODS.update(CHAIN_METHODS)  # logic, fma, fp_div, the *_with_mode forms, split / concat, filter
+VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS,
+                            *ANY_STAGE_METHODS})
 
 
 class VectorInitStream(VectorStream):
@@ -206,13 +209,14 @@ class VectorInitStream(VectorStream):
 def _make_class(stage: VeStage, scalar: str) -> type:
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
             if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
+    body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
     body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
     return type(f"Vector{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
 
 
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
     (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.LOGIC, S.FP_DIV)
     for scalar in ("i32", "f32")
 }
 

@@ -71,7 +71,8 @@ def value_text(v: Any) -> str:
     style = getattr(type(v), "TEXT_STYLE", None)
     if style is None or not attrs.has(type(v)):
         return str(v)
-    items = [(f.name, getattr(v, f.name)) for f in attrs.fields(type(v))]
+    items = [(f.name, getattr(v, f.name)) for f in attrs.fields(type(v))
+             if not (f.metadata.get("omit_default") and getattr(v, f.name) == f.default)]  # optional: printed when set
     if style == "struct":
         return "{" + ", ".join(f"{k}={value_text(x)}" for k, x in items) + "}"
     if style == "tuple":

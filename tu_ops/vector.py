@@ -5,6 +5,10 @@ Text: `%7 = vector in=%6 steps=[{unit=TAG, op=ZERO, arg=0}, {unit=FXP, op=MUL_IN
 operand (an i32, or the bit pattern of an f32 constant) or a conversion's int_width. The
 interpreter runs the steps in order (`ir.vector.numerics.steps`). Rules VEOP-1 (the steps
 type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's arg).
+
+A step may also carry `mode` (an argument mode other than the default MODE01 / MODE012)
+and `arg1` (the second constant of `FP_TERNARY`); both are printed only when set, so a
+step without them reads `{unit=FXP, op=MUL_INT, arg=3}`.
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.dtypes import DType
+from ir.errors import MappingError
 from ir.vector import enums as E
+from ir.vector import ways
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
 
-__all__ = ["VeUnit", "VeOpName", "VeStep", "VectorEngineOp"]
+__all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp"]
 
 
 class VeUnit(enum.Enum):
@@ -36,22 +42,55 @@ class VeUnit(enum.Enum):
     FP_TO_FXP = "fp_to_fxp"
     CLIP_I32 = "clip_i32"
     CLIP_F32 = "clip_f32"
+    # the rest of the element-wise chain
+    LOGIC_I32 = "logic_i32"
+    LOGIC_F32 = "logic_f32"
+    NARROW_SPLIT = "narrow_split"
+    FP_TERNARY = "fp_ternary"
+    FP_DIV = "fp_div"
+    WIDEN_CONCAT = "widen_concat"
+    REINTERPRET = "reinterpret"
 
 
 # unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
 _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.ClipBinaryOpI32,
                                 VeUnit.CLIP_F32: E.ClipBinaryOpF32, VeUnit.FP_UNARY: E.FpUnaryOp,
-                                VeUnit.FP_BINARY: E.FpBinaryOp}
+                                VeUnit.FP_BINARY: E.FpBinaryOp, VeUnit.LOGIC_I32: E.LogicBinaryOpI32,
+                                VeUnit.LOGIC_F32: E.LogicBinaryOpF32, VeUnit.FP_TERNARY: E.FpTernaryOp,
+                                VeUnit.FP_DIV: E.FpDivBinaryOp}
 _ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
-          VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7}
-_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY})
-_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD})  # units that read a 4-way stream
+          VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7,
+          VeUnit.LOGIC_I32: 0.5, VeUnit.LOGIC_F32: 0.5, VeUnit.NARROW_SPLIT: 3, VeUnit.FP_TERNARY: 4,
+          VeUnit.FP_DIV: 4.5, VeUnit.WIDEN_CONCAT: 5}  # REINTERPRET holds its place: no order
+_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY,
+                         VeUnit.LOGIC_I32, VeUnit.LOGIC_F32, VeUnit.FP_TERNARY})
+_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD,  # units that read a 4-way stream
+                       VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.WIDEN_CONCAT})
+_NARROW = frozenset({VeUnit.NARROW_TRIM, VeUnit.NARROW_SPLIT})
+_WIDEN = frozenset({VeUnit.WIDEN_PAD, VeUnit.WIDEN_CONCAT})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
+_SHAPES = {VeUnit.NARROW_TRIM: ways.trim_shape, VeUnit.NARROW_SPLIT: ways.split_shape,
+           VeUnit.WIDEN_PAD: ways.pad_shape, VeUnit.WIDEN_CONCAT: ways.concat_shape}
+
+
+def _reshape(unit: VeUnit, shape: tuple, before_trim: Any) -> tuple[tuple, Any]:
+    """(time, packet) after a step, and the shape a trim left (a pad after a trim restores it)."""
+    if unit is VeUnit.WIDEN_PAD and before_trim is not None:
+        return before_trim, None
+    if unit not in _SHAPES:
+        return shape, before_trim
+    return _SHAPES[unit](*shape), (shape if unit is VeUnit.NARROW_TRIM else None)
 
 _MULS = tuple(f"MUL_F_{alu.name}" for alu in E.FpMulAlu)
 VeOpName = enum.Enum("VeOpName", {name: name for name in dict.fromkeys(
-    ["ZERO", "NONE", *(v.name for cls in _OP_ENUMS.values() for v in cls if v.name != "MUL_F"), *_MULS])})
+    ["ZERO", "NONE", *(v.name for cls in _OP_ENUMS.values() for v in cls if v.name != "MUL_F"), *_MULS,
+     "TO_I32", "TO_F32"])})
 VeOpName.__doc__ = "A step's op: a variant name of its unit's op enum, `ZERO` (tag) or `NONE` (conversion)."
+
+
+VeMode = enum.Enum("VeMode", {name: name for name in (
+    "DEFAULT", *(v.name for v in E.BinaryArgMode), *(v.name for v in E.TernaryArgMode))})
+VeMode.__doc__ = "A step's argument mode: DEFAULT (MODE01 / MODE012) or a BinaryArgMode / TernaryArgMode name."
 
 
 @attrs.frozen
@@ -62,6 +101,8 @@ class VeStep:
     unit: VeUnit
     op: VeOpName
     arg: int
+    mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})
+    arg1: int = attrs.field(default=0, metadata={"omit_default": True})
 
 
 def _op_value(step: VeStep) -> Any | None:
@@ -94,21 +135,28 @@ class VectorEngineOp(TuOp):
         scalar = _SCALAR.get(t.dtype)
         if scalar is None or t.packet.size != 8:
             return f"the engine takes 8 x i32 or 8 x f32 per step, not {t.packet.size} x {t.dtype}"
-        if (out.time, out.packet) != (t.time, t.packet):
-            return "the pass changes the stream's time or packet"
         if not self.steps or self.steps[0].unit is not VeUnit.TAG:
             return "a pass starts with its TAG step"
-        four_way = False
+        four_way, shape, before_trim = False, (t.time, t.packet), None
         for i, step in enumerate(self.steps[1:], start=1):
             src, dst = UNITS[step.unit.name]
-            if src != scalar:
+            if src not in ("any", scalar):
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
-            if four_way != (step.unit in _FOUR_WAY):
+            if step.unit is not VeUnit.REINTERPRET and four_way != (step.unit in _FOUR_WAY):
                 return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
-            scalar = dst
-            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY)
+            if dst == "op":  # a reinterpret names its scalar (VEOP-3 checks the name)
+                scalar = {"TO_I32": "i32", "TO_F32": "f32"}.get(step.op.name, scalar)
+            elif dst != "same":
+                scalar = dst
+            try:
+                shape, before_trim = _reshape(step.unit, shape, before_trim)
+            except MappingError as e:
+                return f"step {i} ({step.unit.name}) cannot reshape the stream: {e}"
+            four_way = (four_way or step.unit in _NARROW) and step.unit not in _WIDEN
         if four_way:
-            return "the pass ends 4-way: a WIDEN_PAD step must follow the float steps"
+            return "the pass ends 4-way: a WIDEN_PAD or WIDEN_CONCAT step must follow the float steps"
+        if not (shape[0].equivalent(out.time) and shape[1].equivalent(out.packet)):
+            return f"the steps leave time {shape[0]}, packet {shape[1]}; the output stream has {out.time}, {out.packet}"
         if _SCALAR.get(out.dtype) != scalar:
             return f"the steps leave {scalar}, the output stream holds {out.dtype}"
         return None
@@ -116,7 +164,8 @@ class VectorEngineOp(TuOp):
     @rule("VEOP-2")
     def _order(self, target: Any, ctx: VerifyContext | None) -> str | None:
         alus: set[str] = set()
-        for i, (prev, step) in enumerate(zip(self.steps, self.steps[1:]), start=1):
+        placed = [(i, step) for i, step in enumerate(self.steps) if step.unit in _ORDER]  # a reinterpret holds its place
+        for (_, prev), (i, step) in zip(placed, placed[1:]):
             a, b = _ORDER[prev.unit], _ORDER[step.unit]
             if b < a or (a == b and step.unit not in _REPEATABLE):
                 return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
@@ -137,23 +186,49 @@ class VectorEngineOp(TuOp):
         return None
 
 
+_BINARY = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_BINARY, VeUnit.LOGIC_I32,
+                     VeUnit.LOGIC_F32, VeUnit.FP_DIV})
+_BINARY_MODES = frozenset(v.name for v in E.BinaryArgMode)
+_TERNARY_MODES = frozenset(v.name for v in E.TernaryArgMode)
+
+
+def _mode_problem(step: VeStep) -> str | None:
+    """A mode only on a binary or ternary step, of its kind; arg1 only on FP_TERNARY."""
+    mode = step.mode.name
+    if step.arg1 and step.unit is not VeUnit.FP_TERNARY:
+        return f"only FP_TERNARY takes a second constant (arg1), not {step.unit.name}"
+    if step.unit is VeUnit.FP_TERNARY and not 0 <= step.arg1 < 2**32:
+        return f"arg1 {step.arg1} is not an f32 bit pattern"
+    if mode == "DEFAULT":
+        return None
+    allowed = _BINARY_MODES if step.unit in _BINARY else _TERNARY_MODES if step.unit is VeUnit.FP_TERNARY else ()
+    return None if mode in allowed else f"mode {mode} is not an argument mode of {step.unit.name}"
+
+
 def _arg_problem(step: VeStep) -> str | None:
+    problem = _mode_problem(step)
+    if problem:
+        return problem
     value, a = _op_value(step), step.arg
+    if step.unit is VeUnit.REINTERPRET:
+        ok = step.op.name in ("TO_I32", "TO_F32") and a == 0
+        return None if ok else f"a reinterpret is TO_I32 or TO_F32 with arg 0, not {step.op.name} {a}"
     if step.unit is VeUnit.TAG:
         return None if (step.op.name, a) == ("ZERO", 0) else f"the tag is ZERO with arg 0, not {step.op.name} {a}"
     if step.unit in (VeUnit.FXP_TO_FP, VeUnit.FP_TO_FXP):
         ok = step.op.name == "NONE" and 0 <= a <= 31
         return None if ok else f"a conversion is NONE with an int_width in 0 ... 31, not {step.op.name} {a}"
-    if step.unit in (VeUnit.NARROW_TRIM, VeUnit.WIDEN_PAD):
+    if step.unit in _NARROW | _WIDEN:
         return None if (step.op.name, a) == ("NONE", 0) else f"a way change is NONE with arg 0, not {step.op.name} {a}"
     if value is None:
         return f"{step.op.name} is not an op of this unit"
     if step.unit is VeUnit.FP_UNARY:
         return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
-    if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):
+    if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY, VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.LOGIC_F32):
         return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
     if not -(2**31) <= a < 2**31:
         return f"constant {a} does not fit i32"
-    if getattr(value, "is_shift", False) and not 0 <= a <= 31:
+    shift = getattr(value, "is_shift", False) or (step.unit is VeUnit.LOGIC_I32 and "SHIFT" in step.op.name)
+    if shift and step.mode.name in ("DEFAULT", "MODE01", "MODE11") and not 0 <= a <= 31:  # the constant is the amount
         return f"shift amount {a} is outside 0 ... 31"
     return None

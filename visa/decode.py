@@ -147,6 +147,8 @@ class Decoder:
                                  f"not {len(val.data)}", val.line, val.col)
             return self.construct(cls, val, *(self.decode(v, hints[n], f"{what}.{n}") for v, n in zip(val.data, names)))
         if style == "struct" and val.kind == "struct":
+            present = {item[0] for item in val.data}  # a field marked omit_default may be left out
+            names = [f.name for f in attrs.fields(cls) if f.init and (f.name in present or not f.metadata.get("omit_default"))]
             given = check_fields(self, val.data, names, f"`{what}`", val.line, val.col)
             return self.construct(cls, val, **{n: self.decode(v, hints[n], f"{what}.{n}") for n, v in given})
         form = {"tuple": "a tuple (...)", "struct": "a struct {...}"}.get(style, "a loop entry or an enum")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
 from ir.vector.numerics.steps import run_step
 
@@ -27,14 +28,14 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
 
 
 @handles(vops.VectorFxp, vops.VectorClip, vops.VectorFxpToFp, vops.VectorFpToFxp, vops.VectorFpUnary,
-         vops.VectorFpBinary)
+         vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret)
 def _step(op: Any, buf: np.ndarray) -> np.ndarray:
-    unit, name, arg = op.step()
-    out = run_step(unit, name, arg, buf).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
+    unit, name, arg, *extra = op.step()
+    out = run_step(unit, name, arg, buf, *extra).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 
-@handles(vops.VectorNarrowTrim, vops.VectorWidenPad)
+@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat)
 def _way(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
     trimmed cells are padding; the padded ones are zero)."""

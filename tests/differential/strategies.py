@@ -61,6 +61,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from tests.differential.vector_chains import vector_pass, vector_way
+
 __all__ = ["Generated", "Piece", "kernels", "make_inputs", "MUTATIONS"]
 
 BITS = {"bf16": 16, "i8": 8, "i9": 8, "f8e4m3": 8, "f8e5m2": 8, "i4": 4, "i5": 4,
@@ -183,6 +185,7 @@ class _G:
     def __init__(self, draw, mutation: str | None, known_bugs: bool = True) -> None:
         self.draw, self.mutation, self.feats, self.applied = draw, mutation, set(), set()
         self.known_bugs = known_bugs
+        self.vector_rate = 0
 
     def mut(self, name: str, applies: bool = True) -> bool:
         """Is `name` the drawn mutation and can it be applied here? Records it if so."""
@@ -227,6 +230,8 @@ def _tail(g: _G, acc: str, lpk: Piece, lt: list[Piece], spatial: list[Piece], ou
             return Piece(base.axis, base.total, base.step, n)
         return base.padded(n) if base.axis else pad1(n)
 
+    if g.vector_rate and acc in ("i32", "f32") and main and _w(draw, g.vector_rate):  # vector_chains.py
+        lines += vector_pass(draw, feats, acc, vector_way(lpk, lt))
     if post == "cast":
         targets = ["bf16", "f8e4m3", "f8e5m2"] if acc == "f32" else ["i8", "i16", "i4"]
         if not g.known_bugs:  # a one-byte result: test_regressions.test_one_byte_result_dma
@@ -299,9 +304,12 @@ def _tail(g: _G, acc: str, lpk: Piece, lt: list[Piece], spatial: list[Piece], ou
 
 
 @st.composite
-def kernels(draw, illegal_rate: int = 12, copy_rate: int = 12, known_bugs: bool = True) -> Generated:
+def kernels(draw, illegal_rate: int = 12, copy_rate: int = 12, known_bugs: bool = True,
+            vector_rate: int = 0) -> Generated:
     """One generated kernel: a contraction (most), or an element-wise copy through the
-    fetch adapters and the Cast Engine (`copy_rate`%); `illegal_rate`% get a mutation.
+    fetch adapters and the Cast Engine (`copy_rate`%); `illegal_rate`% get a mutation;
+    `vector_rate`% of the 32-bit main-context streams run a Vector Engine pass first (0, the
+    default, draws nothing for it, so the other tests' seeded kernels stay as they were).
 
     `known_bugs=False` steers around the shapes of the three bugs this generator found
     (one-byte results, the `commit_drop` mutation whose result DMA into HBM replicates a
@@ -310,6 +318,7 @@ def kernels(draw, illegal_rate: int = 12, copy_rate: int = 12, known_bugs: bool 
     names = MUTATIONS if known_bugs else tuple(n for n in MUTATIONS if n != "commit_drop")
     mutation = _pick(draw, names) if _w(draw, illegal_rate) else None
     g = _G(draw, mutation, known_bugs)
+    g.vector_rate = vector_rate
     if _w(draw, copy_rate):
         return _copy_kernel(g)
     return _contraction_kernel(g)

@@ -8,6 +8,7 @@ from ir.dtypes import DType
 from ir.mapping.api import m
 from ir.types import StreamType
 from tu_ops import Ref, VectorEngineOp, VeOpName, VeStep, VeUnit
+from tu_ops.vector import VeMode
 
 _AXES = {"A": 8, "E": 8}
 _SPACE = tuple(m(t, axes=_AXES) for t in ("1", "1 # 2", "1 # 256"))
@@ -50,4 +51,16 @@ BAD_VECTOR = {
                                     VeStep(VeUnit.NARROW_TRIM, VeOpName.NONE, 0), VeStep(VeUnit.FP_UNARY, VeOpName.EXP, 1),
                                     VeStep(VeUnit.WIDEN_PAD, VeOpName.NONE, 0)), output_type=stream(DType.F32)),
     "VEOP-3:width": _bad(steps=(TAG, VeStep(VeUnit.FXP_TO_FP, VeOpName.NONE, 32)), output_type=stream(DType.F32)),
+    # the rest of the element-wise chain
+    "VEOP-1:split-shape": _bad(steps=(TAG, VeStep(VeUnit.NARROW_SPLIT, VeOpName.NONE, 0),
+                                      VeStep(VeUnit.WIDEN_PAD, VeOpName.NONE, 0)), output_type=stream(DType.I32)),
+    "VEOP-1:reinterpret": _steps(VeStep(VeUnit.REINTERPRET, VeOpName.TO_F32, 0)),
+    "VEOP-2:div-before-fp": _bad(steps=(TAG, VeStep(VeUnit.FXP_TO_FP, VeOpName.NONE, 31),
+                                        VeStep(VeUnit.NARROW_TRIM, VeOpName.NONE, 0), VeStep(VeUnit.FP_DIV, VeOpName.DIV_F, 0),
+                                        VeStep(VeUnit.FP_BINARY, VeOpName.ADD_F, 0),
+                                        VeStep(VeUnit.WIDEN_PAD, VeOpName.NONE, 0)), output_type=stream(DType.F32)),
+    "VEOP-3:mode": _steps(VeStep(VeUnit.FXP, VeOpName.ADD_FXP, 1, VeMode.MODE012)),
+    "VEOP-3:arg1": _steps(VeStep(VeUnit.FXP, VeOpName.ADD_FXP, 1, VeMode.DEFAULT, 7)),
+    "VEOP-3:reinterpret": _steps(VeStep(VeUnit.REINTERPRET, VeOpName.MAX, 0)),
+    "VEOP-3:logic-shift": _steps(VeStep(VeUnit.LOGIC_I32, VeOpName.LEFT_SHIFT, 33)),
 }

@@ -35,12 +35,12 @@ def chain_kernel(dtype, steps, out_dtype=None, name="vector_chain"):
     return device(chip=1)(body)  # noqa: F405
 
 
-def float_kernel(steps, name="vector_float"):
-    """An f32 stream of four elements per flit (`E % 4 # 8`) through narrow_trim, the float
-    `steps`, widen_pad, then vector_final and commit."""
+def float_kernel(steps, name="vector_float", dtype=f32):  # noqa: F405
+    """An f32 (or `dtype`) stream of four elements per flit (`E % 4 # 8`) through
+    narrow_trim, the 4-way `steps`, widen_pad, then vector_final and commit."""
 
     def body(ctx, x):
-        x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+        x = x.to_dm(ctx.tdma, DmTensor[dtype, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
         s = (ctx.main.begin(x.view())
              .fetch(m("A, E / 4"), m("E % 4"))  # noqa: F405
              .collect(m("A, E / 4"), m("E % 4 # 8"))  # noqa: F405
@@ -53,9 +53,30 @@ def float_kernel(steps, name="vector_float"):
         return y.to_hbm(ctx.tdma)
 
     body.__name__ = name
-    body.__annotations__ = {"ctx": Context, "x": HbmTensor[f32, Chip, m("A, E")],  # noqa: F405
-                            "return": HbmTensor[f32, Chip, m("A, E")]}  # noqa: F405
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[dtype, Chip, m("A, E")],  # noqa: F405
+                            "return": HbmTensor[dtype, Chip, m("A, E")]}  # noqa: F405
     return device(chip=1)(body)  # noqa: F405
+
+
+def cpu_equals_visa(kernel, x):
+    """Compile `kernel`: its VISA text parses back to itself and verifies, and the
+    interpreter's result equals the cpu backend's bit for bit."""
+    import numpy as np
+
+    import npu_opt
+    from tu_ops import rngd
+    from visa.interp import execute
+    from visa.parser import parse_visa
+    from visa.printer import print_artifact
+    from visa.verify import verify_text
+
+    artifact = npu_opt.compile(kernel)
+    assert print_artifact(parse_visa(artifact.text)) == artifact.text
+    verify_text(artifact.text, rngd())
+    cpu = npu_opt.run(kernel, x)
+    visa = execute(parse_visa(artifact.text), [x])
+    assert cpu.dtype == visa.dtype
+    np.testing.assert_array_equal(cpu.view(np.uint32), visa.view(np.uint32))
 
 
 @device(chip=1)  # noqa: F405

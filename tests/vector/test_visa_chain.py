@@ -11,10 +11,9 @@ from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32, FxpBinaryOp, f32, i32
 from tu_ops import rngd
 from visa.interp import execute
 from visa.parser import parse_visa
-from visa.printer import print_artifact
 from visa.verify import verify_text
 
-from tests.vector.kernels import chain_kernel
+from tests.vector.kernels import chain_kernel, cpu_equals_visa
 
 RNG = np.random.default_rng(5)
 I32_X = RNG.integers(-(2**31), 2**31, (8, 64), dtype=np.int64).astype(np.int32)
@@ -35,15 +34,7 @@ CHAINS = {
 @pytest.mark.parametrize("name", sorted(CHAINS))
 def test_visa_agrees_with_cpu(name):
     dtype, steps, out = CHAINS[name]
-    kernel = chain_kernel(dtype, steps, out, name=name)
-    x = I32_X if dtype is i32 else F32_X
-    artifact = npu_opt.compile(kernel)
-    assert print_artifact(parse_visa(artifact.text)) == artifact.text
-    verify_text(artifact.text, rngd())
-    cpu = npu_opt.run(kernel, x)
-    visa = execute(parse_visa(artifact.text), [x])
-    assert cpu.dtype == visa.dtype
-    np.testing.assert_array_equal(cpu.view(np.uint32), visa.view(np.uint32))
+    cpu_equals_visa(chain_kernel(dtype, steps, out, name=name), I32_X if dtype is i32 else F32_X)
 
 
 def test_one_vector_record_per_pass():

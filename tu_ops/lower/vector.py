@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from ir import ops as ir
+from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
 from ir.dtypes import DType
 from ir.errors import InternalError
@@ -21,9 +22,15 @@ from ir.mapping.nodes import Resize
 from ir.vector import enums as E
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
+from tu_ops.lower.vector_steps import mode_of, traced_chain_step
+from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
 
 __all__ = ["lower_vector", "traced_pass"]
+
+
+def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0) -> VeStep:
+    """The record's step for a traced op's `step()`."""
+    return VeStep(VeUnit[unit], VeOpName[name], arg, VeMode[mode], arg1)
 
 
 def _pass_ops(site: Site) -> tuple[Any, ...]:
@@ -43,8 +50,7 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
         from tu_ops.lower.vector_pair import lower_pair
 
         return lower_pair(op, site, body)
-    configured = [o.step() for o in body]
-    steps = tuple(VeStep(VeUnit[unit], VeOpName[name], arg) for unit, name, arg in filter(None, configured))
+    steps = tuple(ve_step(*o.step()) for o in body if o.step() is not None)
     return VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
                           steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
                           loc=op.loc)
@@ -60,6 +66,12 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
 @lowers(vops.VectorFpBinary)
 @lowers(vops.VectorWidenPad)
 @lowers(vops.VectorFinal)
+@lowers(cops.VectorLogic)
+@lowers(cops.VectorFpTernary)
+@lowers(cops.VectorFpDiv)
+@lowers(cops.VectorNarrowSplit)
+@lowers(cops.VectorWidenConcat)
+@lowers(cops.VectorReinterpret)
 def _folded(op: Any, site: Site) -> None:
     """Every stage after `vector_init` is a step of its `vector` record."""
     return None
@@ -84,20 +96,26 @@ def _traced_way(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
 
 def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
     unit, name, arg = step.unit.name, step.op.name, step.arg
+    chained = traced_chain_step(step, src, ident)
+    if chained is not None:
+        return chained
+    mode = mode_of(step)
     if unit in ("NARROW_TRIM", "WIDEN_PAD"):
         return _traced_way(step, src, ident, widened)
     if unit == "FP_UNARY":
         return vops.VectorFpUnary(input=src, op=getattr(E.FpUnaryOp, name), result=ir.Value(ident, src.type))
     if unit == "FP_BINARY":
-        return vops.VectorFpBinary(input=src, op=_fp_binary(name), const=float(_f32_of(arg)),
+        return vops.VectorFpBinary(input=src, op=_fp_binary(name), const=float(_f32_of(arg)), mode=mode,
                                    result=ir.Value(ident, src.type))
     if unit == "TAG":
         return vops.VectorTag(input=src, mode=getattr(E.TagMode, name), result=ir.Value(ident, src.type))
     if unit == "FXP":
-        return vops.VectorFxp(input=src, op=getattr(E.FxpBinaryOp, name), const=arg, result=ir.Value(ident, src.type))
+        return vops.VectorFxp(input=src, op=getattr(E.FxpBinaryOp, name), const=arg, mode=mode,
+                              result=ir.Value(ident, src.type))
     if unit in _CLIP:
         const = arg if unit == "CLIP_I32" else float(_f32_of(arg))
-        return vops.VectorClip(input=src, op=getattr(_CLIP[unit], name), const=const, result=ir.Value(ident, src.type))
+        return vops.VectorClip(input=src, op=getattr(_CLIP[unit], name), const=const, mode=mode,
+                               result=ir.Value(ident, src.type))
     cls, dtype = (vops.VectorFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (vops.VectorFpToFxp, DType.I32)
     return cls(input=src, int_width=arg, result=ir.Value(ident, attrs.evolve(src.type, dtype=dtype)))
 

@@ -26,7 +26,7 @@ def run_vector(op: Any, stream: np.ndarray) -> np.ndarray:
     values = stream
     for i, step in enumerate(op.steps):
         try:
-            values = run_step(step.unit.name, step.op.name, step.arg, values)
+            values = run_step(step.unit.name, step.op.name, step.arg, values, step.mode.name, step.arg1)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
     check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "

@@ -8,15 +8,28 @@ a multiply names its ALU, `MUL_F_MUL0`; `NONE` for a conversion or a way change,
 for the tag), `arg` the constant operand (an i32 value, or the bit pattern of an f32
 constant) or the conversion's int_width. `NARROW_TRIM` on an 8-cell packet zeroes the
 back four cells (the trimmed lanes); `WIDEN_PAD` leaves the values as they are.
+
+The element-wise units added with the full chain: `LOGIC_I32` / `LOGIC_F32` (bitwise ops
+and, on i32, the shifts), `FP_TERNARY` (`FMA_F`, `arg` the first operand's bits, `arg1` the
+second's), `FP_DIV` (`DIV_F`), `REINTERPRET` (op `TO_I32` / `TO_F32`: the bits reread),
+and the way changes `NARROW_SPLIT` / `WIDEN_CONCAT`, which move cells between the packet
+and the innermost time step: on values shaped (..., T, 8) the split gives (..., 2T, 8)
+holding each flit's front four then its back four (back lanes zero), the concat the
+inverse. `mode` names the argument mode (`DEFAULT` is MODE01 / MODE012, see
+`ir.vector.numerics.modes`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from ir.vector.numerics.clip_logic import CLIP_F32_OPS, CLIP_I32_OPS
+from ir.vector.enums import BinaryArgMode, TernaryArgMode
+from ir.vector.numerics.clip_logic import CLIP_F32_OPS, CLIP_I32_OPS, LOGIC_F32_OPS, LOGIC_I32_OPS
 from ir.vector.numerics.conversions import fp_to_fxp, fxp_to_fp
-from ir.vector.numerics.fp import FP_BINARY_OPS
+from ir.vector.numerics.fp import FP_BINARY_OPS, div_f, fma_f
+from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
 from ir.vector.numerics.fxp import FXP_OPS
 from ir.vector.numerics.transcendental import FP_UNARY_OPS
 
@@ -26,9 +39,13 @@ __all__ = ["UNITS", "run_step", "f32_bits", "unit_scalars"]
 UNITS: dict[str, tuple[str, str]] = {
     "TAG": ("any", "same"), "FXP": ("i32", "i32"), "CLIP_I32": ("i32", "i32"), "CLIP_F32": ("f32", "f32"),
     "FXP_TO_FP": ("i32", "f32"), "FP_TO_FXP": ("f32", "i32"),
-    "NARROW_TRIM": ("f32", "f32"), "FP_UNARY": ("f32", "f32"), "FP_BINARY": ("f32", "f32"),
-    "WIDEN_PAD": ("f32", "f32"),
+    "NARROW_TRIM": ("any", "same"), "FP_UNARY": ("f32", "f32"), "FP_BINARY": ("f32", "f32"),
+    "WIDEN_PAD": ("any", "same"),
+    # the rest of the element-wise chain
+    "LOGIC_I32": ("i32", "i32"), "LOGIC_F32": ("f32", "f32"), "FP_TERNARY": ("f32", "f32"), "FP_DIV": ("f32", "f32"),
+    "NARROW_SPLIT": ("any", "same"), "WIDEN_CONCAT": ("any", "same"), "REINTERPRET": ("any", "op"),
 }
+
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
 
 
@@ -46,19 +63,37 @@ def _f32(bits: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
-def run_step(unit: str, op: str, arg: int, values: np.ndarray) -> np.ndarray:
-    """The step applied to stored values (int32 for i32, uint32 bits for f32)."""
+def _mode(mode: str | None) -> Any:
+    """The argument mode enum value named `mode` (None for the default, MODE01 / MODE012)."""
+    if mode in (None, "DEFAULT"):
+        return None
+    return getattr(BinaryArgMode, mode, None) or getattr(TernaryArgMode, mode)
+
+
+def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None = None,
+             arg1: int = 0) -> np.ndarray:
+    """The step applied to stored values (int32 for i32, uint32 bits for f32). A mode that
+    reads only the constants (MODE11) still gives one value per element."""
+    out = np.asarray(_run(unit, op, arg, values, mode, arg1))
+    if unit in ("NARROW_SPLIT", "WIDEN_CONCAT") or out.shape == values.shape:
+        return out
+    return np.array(np.broadcast_to(out, values.shape))
+
+
+def _run(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None, arg1: int) -> np.ndarray:
     if unit == "TAG":
         return values
     src, _ = UNITS[unit]
-    if values.dtype != _STORED[src]:
+    if src != "any" and values.dtype != _STORED[src]:
         raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")
+    if unit in _MORE:
+        return _MORE[unit](op, arg, values, _mode(mode), arg1)
     if unit == "FXP":
-        return FXP_OPS[op](values, np.int32(arg))
+        return apply_binary_mode(FXP_OPS[op], _mode(mode), values, np.int32(arg))
     if unit == "CLIP_I32":
-        return CLIP_I32_OPS[op](values, np.int32(arg))
+        return apply_binary_mode(CLIP_I32_OPS[op], _mode(mode), values, np.int32(arg))
     if unit == "CLIP_F32":
-        return CLIP_F32_OPS[op](_f32(values), _f32(np.array(arg, np.uint32))).view(np.uint32)
+        return _f32_binary(CLIP_F32_OPS[op], mode, values, arg)
     if unit == "FXP_TO_FP":
         return fxp_to_fp(values, arg).view(np.uint32)
     if unit == "FP_TO_FXP":
@@ -66,8 +101,7 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray) -> np.ndarray:
     if unit == "FP_UNARY":
         return FP_UNARY_OPS[op](_f32(values)).view(np.uint32)
     if unit == "FP_BINARY":
-        fn = FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op]
-        return fn(_f32(values), _f32(np.array(arg, np.uint32))).view(np.uint32)
+        return _f32_binary(FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op], mode, values, arg)
     if unit == "NARROW_TRIM":
         out = np.array(values, copy=True)
         out[..., 4:] = 0
@@ -75,3 +109,56 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray) -> np.ndarray:
     if unit == "WIDEN_PAD":
         return values
     raise KeyError(unit)
+
+
+def _const_f32(bits: int) -> np.ndarray:
+    return _f32(np.array(bits, np.uint32))
+
+
+def _f32_binary(fn: Any, mode: str | None, values: np.ndarray, arg: int) -> np.ndarray:
+    return np.asarray(apply_binary_mode(fn, _mode(mode), _f32(values), _const_f32(arg)), np.float32).view(np.uint32)
+
+
+def _logic(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    if values.dtype == np.uint32:  # LOGIC_F32: the bits combined as they are
+        fn = LOGIC_F32_OPS[op]
+        out = apply_binary_mode(fn, mode, values.view(np.float32), _const_f32(arg))
+        return np.asarray(out, np.float32).view(np.uint32)
+    return np.asarray(apply_binary_mode(LOGIC_I32_OPS[op], mode, values, np.int32(arg)), np.int32)
+
+
+def _ternary(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    if op != "FMA_F":
+        raise KeyError(op)
+    out = apply_ternary_mode(fma_f, mode, _f32(values), _const_f32(arg), _const_f32(arg1))
+    return np.asarray(out, np.float32).view(np.uint32)
+
+
+def _div(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    if op != "DIV_F":
+        raise KeyError(op)
+    return np.asarray(apply_binary_mode(div_f, mode, _f32(values), _const_f32(arg)), np.float32).view(np.uint32)
+
+
+def _reinterpret(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    return np.ascontiguousarray(values).view({"TO_I32": np.int32, "TO_F32": np.uint32}[op])
+
+
+def _split(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    """(..., T, 8) -> (..., 2T, 8): flit t's front four at step 2t, its back four at 2t + 1."""
+    halves = values.reshape(*values.shape[:-2], values.shape[-2] * 2, 4)
+    out = np.zeros((*halves.shape[:-1], 8), values.dtype)
+    out[..., :4] = halves
+    return out
+
+
+def _concat(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    """(..., T, 8) with T even -> (..., T / 2, 8): the front fours of steps 2t and 2t + 1 rejoined."""
+    if values.shape[-2] % 2:
+        raise ValueError(f"a concat joins pairs of time steps, not {values.shape[-2]}")
+    front = np.ascontiguousarray(values[..., :4])
+    return front.reshape(*values.shape[:-2], values.shape[-2] // 2, 8)
+
+
+_MORE = {"LOGIC_I32": _logic, "LOGIC_F32": _logic, "FP_TERNARY": _ternary, "FP_DIV": _div,
+         "REINTERPRET": _reinterpret, "NARROW_SPLIT": _split, "WIDEN_CONCAT": _concat}

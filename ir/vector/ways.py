@@ -1,0 +1,38 @@
+"""The (time, packet) a way change leaves: the Vector Engine's four packet reshapes.
+
+The 8-way stream carries one flit (8 cells) per time step, the 4-way float path the front
+four. `narrow_trim` keeps the front four cells (the back four must be padding);
+`narrow_split` moves the back four onto a new innermost time step, so flit t becomes
+steps 2t (its front four) and 2t + 1 (its back four); `widen_pad` pads the four cells back
+to a flit; `widen_concat` is the split's inverse, joining steps 2t and 2t + 1. Each
+function returns the normalized (time, packet) pair or raises `MappingError` when the
+shapes do not divide; the traced ops, the lowering and the record's verifier all use them.
+"""
+
+from __future__ import annotations
+
+from ir.mapping.nodes import Mapping
+
+__all__ = ["FLIT", "HALF", "split_shape", "concat_shape", "trim_shape", "pad_shape"]
+
+FLIT, HALF = 8, 4  # cells per flit; cells of a 4-way packet (and time steps a concat joins: 2)
+
+
+def split_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
+    """`vector_narrow_split`: (time, packet / 4), packet % 4."""
+    return time.pair(packet.stride(HALF)).normalize(), packet.modulo(HALF).normalize()
+
+
+def concat_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
+    """`vector_widen_concat`: time / 2, (time % 2, packet)."""
+    return time.stride(2).normalize(), time.modulo(2).pair(packet).normalize()
+
+
+def trim_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
+    """`vector_narrow_trim`: time, the front four cells of the packet."""
+    return time, packet.resize(HALF).normalize()
+
+
+def pad_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
+    """`vector_widen_pad`: time, the packet padded to a flit."""
+    return time, packet.pad(FLIT).normalize()

@@ -1,0 +1,217 @@
+"""The rest of the Vector Engine's element-wise methods, offered by the stage objects of
+`npu_opt.vector_stages` (which merges `CHAIN_METHODS` into its table and adds
+`ANY_STAGE_METHODS` to every stage class).
+
+- `vector_logic(op, operand)` (i32 and f32, 8-way), `vector_fp_ternary(op, (rhs, c))`,
+  `vector_fp_div(operand)` (the 4-way float path), each with a `*_with_mode` form, and
+  `vector_fxp_with_mode`, `vector_clip_with_mode`, `vector_fp_binary_with_mode`: the mode
+  (`BinaryArgMode` / `TernaryArgMode`) picks which of the stream and the operands feed the op.
+- `vector_narrow_split(time2, packet2)` / `vector_widen_concat(time2, packet2)`: the way changes
+  that keep every cell (both scalars; the declared mappings are checked, VE-SPLIT-* / VE-CONCAT-*).
+- `vector_reinterpret(d2)`: the bits reread as i32 or f32; it holds the stage and the way.
+- `vector_filter(time2, config)`: refused (VE-FILTER-1), as the reference's host model leaves it
+  unimplemented.
+
+An operand is resolved by `resolve_operand`: today a constant (a Python or numpy number, or an
+`ir.vector.operands.Constant`); another operand kind (a VRF tensor) is one more branch there.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from ir import vector_chain_ops as cops
+from ir import vector_ops as vops
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.location import Location
+from ir.vector import enums as E
+from ir.vector.enums import Way
+from ir.vector.operands import Constant
+from ir.vector.stages import VeStage
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+
+__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand"]
+
+S = VeStage
+
+
+class _Stages:
+    """`npu_opt.vector_stages`, imported on first use (it imports this module's tables)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from npu_opt import vector_stages
+
+        return getattr(vector_stages, name)
+
+
+vs = _Stages()
+
+
+def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) -> Any:
+    """The operand a kernel passed, as the traced op's `const`, or the TYPE-6 refusal."""
+    if isinstance(value, Constant):
+        return value.value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return value
+    return refuse_dead(stage, loc, name, kind_error(
+        f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
+        help="pass a Python number (VRF and stash operands come with the register file)"))
+
+
+def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, operand: Any,
+           mode: Any = None, **fields: Any) -> Any:
+    """A binary op: the op enum value, the mode (when given), the operand, the op's ALU."""
+    name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
+    op = vs._enum(stage, loc, name, enums, op)
+    if isinstance(op, Poisoned):
+        return op
+    if mode is not None:
+        mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
+        if isinstance(mode, Poisoned):
+            return mode
+    const = resolve_operand(stage, loc, name, operand)
+    if isinstance(const, Poisoned):
+        return const
+    return vs._step(stage, loc, op_cls, dst, op.alu, op=op, const=const, mode=mode, **fields)
+
+
+_LOGIC = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)
+_CLIP = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
+
+
+@stage_method("vector_logic")
+def _logic(self: Any, loc: Location, op: Any, operand: Any) -> Any:
+    """Logic cluster: `op(stream, operand)` on the 32-bit patterns (i32: and / or / xor / shifts;
+    f32: and / or / xor)."""
+    return binary(self, loc, cops.VectorLogic, S.LOGIC, _LOGIC, op, operand)
+
+
+@stage_method("vector_logic_with_mode")
+def _logic_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) -> Any:
+    """`vector_logic` with the arguments `mode` (a BinaryArgMode) picks."""
+    return binary(self, loc, cops.VectorLogic, S.LOGIC, _LOGIC, op, operand, mode)
+
+
+@stage_method("vector_fxp_with_mode")
+def _fxp_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) -> Any:
+    """`vector_fxp` with the arguments `mode` picks (MODE10 is `op(operand, stream)`)."""
+    return binary(self, loc, vops.VectorFxp, S.FXP, E.FxpBinaryOp, op, operand, mode)
+
+
+@stage_method("vector_clip_with_mode")
+def _clip_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) -> Any:
+    """`vector_clip` with the arguments `mode` picks."""
+    return binary(self, loc, vops.VectorClip, S.CLIP, _CLIP, op, operand, mode)
+
+
+@stage_method("vector_fp_binary_with_mode")
+def _fp_binary_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) -> Any:
+    """`vector_fp_binary` with the arguments `mode` picks (MODE10 of `SUB_F` is operand - stream)."""
+    return binary(self, loc, vops.VectorFpBinary, S.FP, E.FpBinaryOp, op, operand, mode)
+
+
+@stage_method("vector_fp_div")
+def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
+    """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`)."""
+    return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
+
+
+@stage_method("vector_fp_div_with_mode")
+def _fp_div_mode(self: Any, loc: Location, mode: Any, operand: Any) -> Any:
+    """`vector_fp_div` with the arguments `mode` picks (MODE10 is operand / stream)."""
+    return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand, mode)
+
+
+def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands: Any) -> Any:
+    op = vs._enum(stage, loc, name, E.FpTernaryOp, op)
+    if isinstance(op, Poisoned):
+        return op
+    if mode is not None:
+        mode = vs._enum(stage, loc, name, E.TernaryArgMode, mode)
+        if isinstance(mode, Poisoned):
+            return mode
+    if not isinstance(operands, (tuple, list)) or len(operands) != 2:
+        return refuse_dead(stage, loc, name, kind_error(
+            f"the operands of `{name}` are a pair (rhs, c), not {type(operands).__name__} {operands!r}",
+            help="FMA_F computes stream * rhs + c: write `(2.0, 0.5)`"))
+    rhs, c = (resolve_operand(stage, loc, name, v) for v in operands)
+    if isinstance(rhs, Poisoned) or isinstance(c, Poisoned):
+        return Poisoned(name)
+    return vs._step(stage, loc, cops.VectorFpTernary, S.FP, op.alu, op=op, const=rhs, const1=c, mode=mode)
+
+
+@stage_method("vector_fp_ternary")
+def _fp_ternary(self: Any, loc: Location, op: Any, operands: Any) -> Any:
+    """Float cluster: `FMA_F` with operands `(rhs, c)`: stream * rhs + c, rounded once."""
+    return _ternary(self, loc, "vector_fp_ternary", op, None, operands)
+
+
+@stage_method("vector_fp_ternary_with_mode")
+def _fp_ternary_mode(self: Any, loc: Location, op: Any, mode: Any, operands: Any) -> Any:
+    """`vector_fp_ternary` with the arguments `mode` (a TernaryArgMode) picks: 0 the stream,
+    1 rhs, 2 c (MODE102 is rhs * stream + c)."""
+    return _ternary(self, loc, "vector_fp_ternary_with_mode", op, mode, operands)
+
+
+def _reshape(stage: Any, loc: Location, name: str, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
+    for value in (time, packet):
+        if (bad := vs._mapping(stage, loc, name, value)) is not None:
+            return bad
+    return vs._step(stage, loc, op_cls, dst, time=time, packet=packet)
+
+
+@stage_method("vector_narrow_split")
+def _narrow_split(self: Any, loc: Location, time2: Any, packet2: Any) -> Any:
+    """8-way -> 4-way keeping both halves of each flit: `time2` is (Time, Packet / 4),
+    `packet2` Packet % 4 (the back four cells become the innermost time step)."""
+    return _reshape(self, loc, "vector_narrow_split", cops.VectorNarrowSplit, S.NARROW, time2, packet2)
+
+
+@stage_method("vector_widen_concat")
+def _widen_concat(self: Any, loc: Location, time2: Any, packet2: Any) -> Any:
+    """4-way -> 8-way, undoing a split: `time2` is Time / 2, `packet2` (Time % 2, Packet)."""
+    return _reshape(self, loc, "vector_widen_concat", cops.VectorWidenConcat, S.WIDEN, time2, packet2)
+
+
+_SCALAR_OF = {DType.I32: "i32", DType.F32: "f32"}
+
+
+@stage_method("vector_reinterpret")
+def _reinterpret(self: Any, loc: Location, d2: Any) -> Any:
+    """The stream's bits reread as `d2` (i32 or f32); no ALU, the stage and way are kept."""
+    if d2 not in _SCALAR_OF:
+        return refuse_dead(self, loc, "vector_reinterpret", Violation(
+            "VE-REINT-1", f"`vector_reinterpret` rereads the bits as i32 or f32, not {d2!r}",
+            help="pass `i32` or `f32`: the engine holds 32-bit values only"))
+    return vs._step(self, loc, cops.VectorReinterpret, self.ve.stage, scalar_to=_SCALAR_OF[d2])
+
+
+@stage_method("vector_filter")
+def _filter(self: Any, loc: Location, time2: Any, config: Any) -> Any:
+    """Filter stage: refused (VE-FILTER-1)."""
+    return refuse_dead(self, loc, "vector_filter", Violation(
+        "VE-FILTER-1", "`vector_filter` is not available: the reference's host model leaves the Filter stage "
+        "unimplemented, so its exact output is not defined",
+        help="end the chain with `vector_final()`; drop the unwanted elements after the commit"))
+
+
+_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
+W8, W4 = Way.WAY8, Way.WAY4
+# method -> (stage it enters, the scalars it takes, the way the stream must run at, body)
+CHAIN_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    "vector_logic": (S.LOGIC, _BOTH, W8, _logic),
+    "vector_logic_with_mode": (S.LOGIC, _BOTH, W8, _logic_mode),
+    "vector_fxp_with_mode": (S.FXP, _I32, W8, _fxp_mode),
+    "vector_narrow_split": (S.NARROW, _BOTH, W8, _narrow_split),
+    "vector_fp_binary_with_mode": (S.FP, _F32, W4, _fp_binary_mode),
+    "vector_fp_ternary": (S.FP, _F32, W4, _fp_ternary),
+    "vector_fp_ternary_with_mode": (S.FP, _F32, W4, _fp_ternary_mode),
+    "vector_fp_div": (S.FP_DIV, _F32, W4, _fp_div),
+    "vector_fp_div_with_mode": (S.FP_DIV, _F32, W4, _fp_div_mode),
+    "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),
+    "vector_clip_with_mode": (S.CLIP, _BOTH, W8, _clip_mode),
+    "vector_filter": (S.FILTER, _BOTH, W8, _filter),
+}
+ANY_STAGE_METHODS = {"vector_reinterpret": _reinterpret}
