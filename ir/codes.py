@@ -170,6 +170,9 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    # kernel parameters and in-place writes (npu_opt.params)
+    *_rules("PARAM", 2, "docs/parameters.md", ["write into a read-only parameter",
+                                               "parameter type that holds no tensor"]),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -19,14 +19,14 @@ from ir.kernel import Kernel
 from ir.ops import (
     Begin, Cast, Collect, Commit, CommitCast, CommitTrim, ContractLane, ContractOuter,
     ContractPacket, ContractTime, Fetch, FetchCast, FetchTableLookup, FetchZeroPointSub, Op,
-    Param, Return, ToDm, ToHbm, ToTrf, View,
+    Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
 from backends.cpu import adapters, contract, engines, layout, moves, vector
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
-__all__ = ["HANDLERS", "TAKES_OPTIONS", "execute"]
+__all__ = ["HANDLERS", "TAKES_OPTIONS", "execute", "execute_inout"]
 
 
 def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
@@ -98,9 +98,17 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
             options: CpuOptions = DEFAULT) -> tuple[np.ndarray, ...]:
     """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
     HBM buffers of its results, in order. `options` choose how, never what."""
+    return execute_inout(kernel, params, options)[0]
+
+
+def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
+                  options: CpuOptions = DEFAULT) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """`execute`, also returning the final HBM buffer of every in-out parameter (its
+    `final` op), in parameter order."""
     env: dict[int, Any] = {}
     last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
+    finals: list[np.ndarray] = []
     for position, op in enumerate(kernel.ops):
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
@@ -108,6 +116,10 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         args = [env[v.id] for v in op.operands()]
         if isinstance(op, Return):
             results = tuple(args)
+            continue
+        if isinstance(op, Final):
+            finals.append(args[1])
+            env[op.result.id] = args[1]
             continue
         handler = HANDLERS.get(type(op))
         if handler is None:
@@ -119,4 +131,4 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         for v in op.operands():
             if last.get(v.id) == position:
                 env.pop(v.id, None)
-    return results
+    return results, tuple(finals)
