@@ -42,13 +42,17 @@ class VisaBackend:
         return parse_visa(outcome.text)
 
     def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
-        """Results as host arrays: one array, a tuple (tuple annotation), or None."""
+        """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
+        from backends import inout
         from backends.cpu.host import returns_tuple
         from ir.outcome import ice_diagnostic
-        from visa.interp import InterpError, execute
+        from visa.interp import InterpError, execute_inout
 
         artifact = self.compile(kernel, target)
+        params = artifact.kernel.params
+        call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays)
         try:
-            return execute(artifact, arrays, target, as_tuple=returns_tuple(kernel))
+            results, finals = execute_inout(artifact, call.flat, target)
+            return inout.finish(call, results, finals, returns_tuple(kernel))
         except InterpError as e:  # the compiler emitted an artifact that does not execute: a bug of ours
             raise CompileError((ice_diagnostic(kernel.name, e),)) from e

@@ -193,6 +193,9 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("VPAIR", 3, "Vector Engine", [
         "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
         "pair step argument out of range"], phase="verify"),
+    # kernel parameters and in-place writes (npu_opt.params)
+    *_rules("PARAM", 2, "docs/parameters.md", ["write into a read-only parameter",
+                                               "parameter type that holds no tensor"]),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

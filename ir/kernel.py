@@ -10,7 +10,7 @@ import attrs
 from ir.diagnostic import Diagnostic
 from ir.errors import InternalError
 from ir.mapping.nodes import Mapping, Symbol
-from ir.ops import Op, Param, Return
+from ir.ops import Final, Op, Param, Return
 
 __all__ = ["Kernel", "TraceResult", "print_kernel", "used_axes", "verify_kernel"]
 
@@ -27,6 +27,11 @@ class Kernel:
     @property
     def params(self) -> tuple[Param, ...]:
         return tuple(op for op in self.ops if isinstance(op, Param))
+
+    @property
+    def finals(self) -> tuple[Final, ...]:
+        """The final version of every in-out parameter, in parameter order."""
+        return tuple(op for op in self.ops if isinstance(op, Final))
 
     @property
     def returns(self) -> Return | None:

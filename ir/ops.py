@@ -30,7 +30,7 @@ __all__ = [
     "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
     "FetchTableLookup", "FetchCast", "FetchZeroPointSub", "Collect", "ToTrf", "ContractOuter",
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
-    "Commit", "Return", "OP_CLASSES", "traced_op_classes",
+    "Commit", "Return", "Final", "OP_CLASSES", "traced_op_classes",
 ]
 
 
@@ -114,6 +114,7 @@ class Param(Op):
     STAGE = "param"
     name: str = attr()
     index: int = attr()
+    mutable: bool = fact(False)  # an in-out parameter (`Mut[...]`, `HbmTensorViewMut[...]`)
 
 
 @attrs.frozen(kw_only=True)
@@ -366,6 +367,22 @@ class Return(Op):
 
     STAGE = "return"
     values: tuple[Value, ...] = operand()
+
+
+@attrs.frozen(kw_only=True)
+class Final(Op):
+    """The final contents of an in-out parameter: `%9 = final %1, %7 : hbm<...>` (the
+    parameter, the value that holds them; the result is that value under the parameter's type).
+
+    One per in-out parameter, in parameter order, just before `return`; `value` is the
+    latest version of the tensor (the parameter itself when nothing wrote it)."""
+
+    STAGE = "final"
+    param: Value = operand()
+    value: Value = operand()
+
+    def infer_type(self) -> Type:
+        return self.param.type
 
 
 # Every op class of this module, in declaration order (each registers itself by its stage name).

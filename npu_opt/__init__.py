@@ -37,6 +37,7 @@ _LAZY: dict[str, str] = {
     "check": "npu_opt.report",
     "run": "npu_opt.run",
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
+    **dict.fromkeys(["Mut", "HbmTensorView", "HbmTensorViewMut"], "npu_opt.params"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
     # pair mode, tags and branches (issue 13)
@@ -77,6 +78,8 @@ __all__ = [
     "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
+    # kernel parameters (docs page "Kernel parameters and results")
+    "Mut", "HbmTensorView", "HbmTensorViewMut",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
     # the Switch Engine's configuration

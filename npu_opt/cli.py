@@ -118,7 +118,8 @@ def _add_visa(sub) -> None:
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
                                     "verifier and re-derives every derived field; --exec runs the artifact in the "
-                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) into DIR. "
+                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) and NAME.npy "
+                                    "for each inout parameter into DIR. "
                                     "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
     vi.add_argument("file", metavar="FILE")
     vi.add_argument("--verify", action="store_true", help="run the op verifiers and re-derive every derived field")
@@ -149,7 +150,8 @@ def _add_explain(sub) -> None:
 def _add_run(sub) -> None:
     rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
-                                    "out1.npy, ... for a tuple) into DIR. bf16, f8 and f4 results are written "
+                                    "out1.npy, ... for a tuple) into DIR, and the final contents of each "
+                                    "in-out (Mut) parameter as NAME.npy. bf16, f8 and f4 results are written "
                                     "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
                                     "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
                                     "Exit 0 ok, 1 refused, 2 bad invocation or input, 3 internal error.")

@@ -18,13 +18,14 @@ from ir.errors import InternalError, MappingError, NpuOptError
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location
 from ir.mapping.axes import REGISTRY_NAME
-from ir.mapping.factors import AxisFactor
-from ir.ops import Param, Return
+from ir.ops import Final, Param, Return
 from ir.rules.space import validate_type
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
 from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
+from npu_opt.result_layout import adopt_annotation
+from npu_opt.params import BadParam, Leaf, build_value, param_tree
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
@@ -92,9 +93,7 @@ class DeviceKernel:
                                     help="multi-chip kernels are later scope; use @device(chip=1)"),
                           self.location, None)
         params = self._parameters(tracer)
-        handles: list[Any] = []
-        for index, (name, spec, loc) in enumerate(params[1:]):
-            handles.append(self._param(tracer, index, name, spec, loc))
+        handles, writable = self._handles(tracer, params[1:])
         with tracing(tracer):
             try:
                 returned = self.fn(Context(), *handles)
@@ -122,6 +121,7 @@ class DeviceKernel:
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
                 chain.dead = True
+        self._finals(tracer, writable)
         self._returns(tracer, returned)
         for chain in tracer.chains:
             if not chain.done and not chain.dead:
@@ -164,15 +164,49 @@ class DeviceKernel:
             return [("ctx", None, self.location)]
         return out
 
-    def _param(self, tracer: Tracer, index: int, name: str, spec: Any, loc: Location) -> Any:
-        if spec is BAD_ANNOTATION:
-            return Poisoned(name)
-        hbm = self._check_hbm_spec(tracer, spec, f"parameter `{name}`", loc)
+    def param_trees(self) -> list[Any]:
+        """The parameter tree of every parameter after `ctx` (`npu_opt.params`); a struct
+        field without a tensor type is a `BadParam` node."""
+        sig = inspect.signature(self.fn)
+        counter = [0]
+        out = []
+        for p in list(sig.parameters.values())[1:]:
+            ann = None if p.annotation is inspect.Parameter.empty else self._annotation(p.annotation)
+            out.append(param_tree(p.name, ann, self.fn.__globals__, counter))
+        return out
+
+    def _handles(self, tracer: Tracer, params: list[tuple[str, Any, Location]]) -> tuple[list[Any], list[Any]]:
+        """The traced value of every parameter and the handles of the in-out leaves."""
+        handles: list[Any] = []
+        writable: list[Any] = []
+        counter = [0]
+        for name, spec, loc in params:
+            if spec is BAD_ANNOTATION:
+                handles.append(Poisoned(name))
+                continue
+            tree = param_tree(name, spec, self.fn.__globals__, counter)
+            if isinstance(tree, BadParam):
+                tracer.refuse(tree.violation, annotation_location(self.fn, name, loc), None)
+                handles.append(Poisoned(name))
+                continue
+            handles.append(build_value(tree, lambda leaf: self._param(tracer, leaf, loc, writable)))
+        return handles, writable
+
+    def _param(self, tracer: Tracer, leaf: Leaf, loc: Location, writable: list[Any]) -> Any:
+        hbm = self._check_hbm_spec(tracer, leaf.spec.tensor, f"parameter `{leaf.name}`", loc)
         if hbm is None:
-            return Poisoned(name)
-        op = Param(name=name, index=index, result=tracer.value(hbm), loc=loc)
+            return Poisoned(leaf.name)
+        op = Param(name=leaf.name, index=leaf.index, result=tracer.value(hbm), loc=loc, mutable=leaf.spec.writable)
         tracer.emit(op)
-        return HbmTensor(op.result)
+        handle = HbmTensor(op.result, writable=leaf.spec.writable, label=leaf.name)
+        if leaf.spec.writable:
+            writable.append((op.result, handle))
+        return handle
+
+    def _finals(self, tracer: Tracer, writable: list[Any]) -> None:
+        """One `final` op per in-out parameter: the tensor's latest version."""
+        for param, handle in writable:
+            tracer.ops.append(Final.build(tracer.value, param=param, value=handle.value, loc=self.location))
 
     def _check_hbm_spec(self, tracer: Tracer, spec: Any, what: str, loc: Location) -> HbmType | None:
         if not isinstance(spec, TensorSpec) or spec.kind != "hbm":
@@ -180,7 +214,7 @@ class DeviceKernel:
                                     label=f"found {spec!s:.60}"), loc, None)
             return None
         t = spec.resolve()
-        fault = t if isinstance(t, Violation) else (validate_type(t, self.chips) or _host_element(t, what))
+        fault = t if isinstance(t, Violation) else validate_type(t, self.chips)
         if fault is not None:
             tracer.refuse(fault, loc, None)
             return None
@@ -212,7 +246,8 @@ class DeviceKernel:
                                         help="move it back with `.to_hbm(ctx.tdma)`"), self.location, None)
                 return
             got = value.type
-            if got.dtype != want.dtype or not got.element.equivalent(want.element) or not got.chip.equivalent(want.chip):
+            if (got.dtype != want.dtype or not got.element.equivalent(want.element)
+                    or not got.chip.equivalent(want.chip)) and not adopt_annotation(tracer, value, want):
                 tracer.refuse(Violation("TYPE-6", f"result {position} has type {got}, but the annotation says {want}",
                                         help="pass the annotated type to `.to_hbm(ctx.tdma, HbmTensor[...])`"),
                               self.location, None)
@@ -250,16 +285,6 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
     if _is_tuple_type(ann):
         return tuple(ann.__args__)
     return None
-
-
-def _host_element(t: HbmType, what: str) -> Violation | None:
-    """TYPE-6: host-facing HBM element mappings are a comma list of whole axes or `1`."""
-    factors = t.element.factors()
-    if all(isinstance(f, AxisFactor) and f.step == 1 and f.extent == f.axis_size for f in factors) \
-            and len({f.axis for f in factors}) == len(factors):
-        return None
-    return Violation("TYPE-6", f"the HBM element of {what} must list whole axes (or `1`), not `{t.element}`",
-                     help="keep host arrays plain: one dimension per whole axis, e.g. m(\"I, K\")")
 
 
 def _raise_site(e: BaseException) -> Location | None:

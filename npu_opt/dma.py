@@ -11,6 +11,7 @@ from ir.mapping.nodes import IDENTITY, Mapping, Symbol, axis_sizes, pair_all
 from ir.ops import ToDm, ToHbm, View
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
+from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
 from npu_opt.trace import current
@@ -114,8 +115,22 @@ def dma_to_dm(src: Any, dma: Any, dst: Any = None) -> Any:
 
 
 def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
-    """`src.to_hbm(ctx.tdma, HbmTensor[...] | None)`."""
-    return _dma(src, dma, dst, "hbm")
+    """`src.to_hbm(ctx.tdma, HbmTensor[...] | None)`; `src.to_hbm(ctx.tdma, out)` with an HBM
+    tensor `out` writes the whole of `out` (its type gives the layout) and returns `out`,
+    which then holds the new contents (PARAM-1 when `out` is a read-only parameter)."""
+    if isinstance(dst, Poisoned):
+        return dst
+    if not isinstance(dst, HbmTensor):
+        return _dma(src, dma, dst, "hbm")
+    if not dst.writable:
+        current().refuse(refuse_write(dst.label or "?"), location_of("to_hbm"), "to_hbm")
+        return Poisoned("to_hbm")
+    spec = TensorSpec("hbm", (dst.type.dtype, dst.type.chip, dst.type.element))
+    written = _dma(src, dma, spec, "hbm")
+    if isinstance(written, HbmTensor):
+        dst.value = written.value  # the handle follows the tensor's latest version
+        return dst
+    return written
 
 
 def make_view(src: DmTensor) -> DmTensorView:

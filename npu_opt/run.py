@@ -10,12 +10,32 @@ __all__ = ["run"]
 
 
 def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd") -> Any:
-    """Run `kernel` on host arrays, one per parameter, and return its result(s).
+    """Run `kernel` on host arrays and return its results, then its in-out arrays.
 
-    The result is one numpy array, a tuple of them when the return annotation is a tuple,
-    or None for a kernel without results. bf16 / f8 / f4 results are `ml_dtypes` arrays.
-    A refused kernel raises `CompileError` (with `.diagnostics`) before any data is read;
-    a wrong argument count, shape or dtype raises `NpuOptError` with code `USAGE`.
+    Args:
+        kernel: a `@device` kernel.
+        *arrays: one argument per parameter after `ctx`: a numpy array for a tensor
+            (one dimension per top-level term of its HBM element, padding left out), a
+            tuple for a tuple parameter, an instance for an attrs / dataclass struct
+            parameter. The array of an in-out parameter (`Mut[HbmTensor[...]]`,
+            `HbmTensorViewMut[...]`) is its input and is written in place, like numpy's
+            `out=`: it must be a writable, C-contiguous array of exactly the parameter's
+            shape and one of its host dtypes.
+        backend: `"cpu"` (the traced kernel, exactly) or `"visa"` (the compiled
+            artifact in the VISA interpreter); both agree bit for bit.
+        target: the target name or file.
+
+    Returns:
+        The results followed by the in-out arrays (the caller's own objects, now holding
+        the final contents), in parameter order: one value alone, several as a tuple,
+        None without any; a tuple return annotation always gives a tuple. bf16 / f8 / f4
+        results are `ml_dtypes` arrays.
+
+    Raises:
+        CompileError: the kernel is refused (with `.diagnostics`), before any data is read.
+        NpuOptError: code `USAGE` for an argument that does not fit its parameter (count,
+            grouping, shape, dtype; an in-out array that is read-only or not C-contiguous),
+            raised before anything runs: no caller array is touched.
     """
     from npu_opt.device import DeviceKernel
 

@@ -2,7 +2,9 @@
 
 Loads the kernel file, binds each `--input` to the kernel parameter of that name, runs
 the kernel with `npu_opt.run`, and writes its results into DIR (docs/testing.md):
-`out.npy` for one result, `out0.npy`, `out1.npy`, ... for a tuple, nothing for none.
+`out.npy` for one result, `out0.npy`, `out1.npy`, ... for a tuple, nothing for none, then
+the final contents of each in-out parameter as `NAME.npy` (`NAME.inout.npy` if a result
+is already called that).
 `.npy` has no bf16/f8/f4 dtypes, so those results are written as their unsigned bit
 patterns (`uint16`, `uint8`), and inputs may be given either as bit patterns or as
 `ml_dtypes` arrays (which `.npy` stores as raw `V2`/`V1` records). Files are written
@@ -76,7 +78,9 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
     if status != EXIT_OK:
         return status
     try:
-        written = _write_results(result, dest, kernel.name)
+        from backends.cpu.host import returns_tuple
+
+        written = _write_results(result, dest, kernel.name, _inout_names(kernel), returns_tuple(kernel))
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
@@ -128,23 +132,44 @@ def _load_kernel(path: str, name: str) -> DeviceKernel:
 
 
 def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
-    """Parameter names after `ctx`, with the dtype of their annotation when it can be read."""
+    """Every tensor parameter after `ctx` by its path name (`x`, `io.0`, `p.dst`), with the
+    dtype of its annotation when it can be read."""
+    from npu_opt.params import leaves
+
     try:
-        sig = inspect.signature(kernel.fn, eval_str=True)
+        trees = kernel.param_trees()
     except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace, not here
-        sig = inspect.signature(kernel.fn)
-    params = list(sig.parameters.values())[1:]
+        return [(p.name, None) for p in list(inspect.signature(kernel.fn).parameters.values())[1:]]
     out = []
-    for p in params:
-        ann = p.annotation
-        dtype = ann.items[0] if isinstance(ann, TensorSpec) and ann.items and isinstance(ann.items[0], DType) \
-            else None
-        out.append((p.name, dtype))
+    for tree in trees:
+        for leaf in leaves(tree):
+            spec = leaf.spec.tensor
+            items = spec.items if isinstance(spec, TensorSpec) else ()
+            out.append((leaf.name, items[0] if items and isinstance(items[0], DType) else None))
     return out
 
 
-def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[np.ndarray]:
-    return bind_inputs(kernel.name, _parameters(kernel), inputs)
+def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[Any]:
+    """The arguments of `run`: the `--input` arrays, grouped like the parameters (a tuple
+    for a tuple parameter, an instance for a struct)."""
+    from npu_opt.params import BadParam, build_value
+
+    arrays = dict(zip((n for n, _ in _parameters(kernel)), bind_inputs(kernel.name, _parameters(kernel), inputs)))
+    trees = kernel.param_trees()
+    if any(isinstance(t, BadParam) for t in trees):
+        return list(arrays.values())  # the trace refuses the kernel; `run` reports it
+    return [build_value(t, lambda leaf: arrays[leaf.name]) for t in trees]
+
+
+def _inout_names(kernel: DeviceKernel) -> list[str]:
+    """The path names of the in-out parameters, in order (their final contents are written
+    as `<name>.npy`)."""
+    from npu_opt.params import leaves
+
+    try:
+        return [leaf.name for tree in kernel.param_trees() for leaf in leaves(tree) if leaf.spec.writable]
+    except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace
+        return []
 
 
 def bind_inputs(kernel_name: str, params: list[tuple[str, Any]], inputs: list[str]) -> list[np.ndarray]:
@@ -270,11 +295,17 @@ def _stored(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array).view(raw) if raw is not None else array
 
 
-def _write_results(result: Any, dest: Path, kernel_name: str) -> list[tuple[Path, np.ndarray]]:
+def _write_results(result: Any, dest: Path, kernel_name: str, inout: list[str] = (),
+                   tuple_result: bool | None = None) -> list[tuple[Path, np.ndarray]]:
+    """Results as `out.npy` (`out0.npy`, ... for several), then each in-out parameter's
+    final contents as `<name>.npy` (`<name>.inout.npy` when a result holds that name)."""
     values = [_stored(v) for v in _results(result)]
     if not values:
         return []
-    names = ["out.npy"] if not isinstance(result, tuple) else [f"out{i}.npy" for i in range(len(values))]
+    n = len(values) - len(inout)
+    tuple_result = isinstance(result, tuple) if tuple_result is None else tuple_result
+    names = ["out.npy"] if n == 1 and not tuple_result else [f"out{i}.npy" for i in range(n)]
+    names += [f"{name}.inout.npy" if f"{name}.npy" in names else f"{name}.npy" for name in inout]
     try:
         dest.mkdir(parents=True, exist_ok=True)
         written = []

@@ -69,8 +69,10 @@ class _TensorClass:
             items = (items,)
         return TensorSpec(cls.KIND, items)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, *, writable: bool = True, label: str | None = None) -> None:
         self.value = value
+        self.writable = writable  # False for a parameter not marked in-out (rule PARAM-1)
+        self.label = label  # the parameter's name, for a tensor that is one
 
     @property
     def type(self) -> Any:
@@ -92,7 +94,8 @@ class HbmTensor(_TensorClass):
         return dma_to_dm(self, dma, dst)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """HBM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md)."""
+        """HBM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
+        an HBM tensor (an in-out parameter) writes into it."""
         from npu_opt.dma import dma_to_hbm
 
         return dma_to_hbm(self, dma, dst)
@@ -110,7 +113,8 @@ class DmTensor(_TensorClass):
         return make_view(self)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md)."""
+        """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
+        an HBM tensor (an in-out parameter) writes into it."""
         from npu_opt.dma import dma_to_hbm
 
         return dma_to_hbm(self, dma, dst)

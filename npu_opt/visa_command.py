@@ -94,7 +94,7 @@ def summary(artifact: Any, verified: bool = False) -> str:
     k = artifact.kernel
     lines = [f"kernel {k.name}: target {artifact.target} (sha256 {artifact.target_sha256[:12]}...), chip {k.chip}"]
     for p in k.params:
-        lines.append(f"  param {p.name}: {type_text(p.type)}")
+        lines.append(f"  param {p.name}{' (inout)' if p.inout else ''}: {type_text(p.type)}")
     types = {op.result.id: op.output_type for op in k.ops()}
     for r in k.results:
         lines.append(f"  result {r}: {type_text(types[r.id]) if r.id in types else '?'}")
@@ -116,7 +116,7 @@ def _bind(artifact: Any, inputs: list[str]) -> list[Any]:
 
 
 def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: TextIO, err: TextIO) -> int:
-    from visa.interp import execute
+    from visa.interp import execute_inout
 
     try:
         arrays = _bind(artifact, inputs)
@@ -125,7 +125,7 @@ def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: T
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
     try:
-        result = execute(artifact, arrays, target)
+        results, finals = execute_inout(artifact, arrays, target)
     except NpuOptError as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"error[{e.code}]: {first}", file=err)
@@ -135,7 +135,10 @@ def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: T
               file=err)
         return EXIT_ICE
     try:
-        written = _write_results(result, dest, artifact.kernel.name)
+        values = results + finals  # an in-out parameter's final contents go to NAME.npy
+        written = _write_results(values if len(values) > 1 else (values[0] if values else None), dest,
+                                 artifact.kernel.name, [p.name for p in artifact.kernel.params if p.inout],
+                                 len(results) > 1)
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE

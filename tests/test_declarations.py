@@ -17,7 +17,7 @@ from tu_ops.lower.dispatch import LOWERINGS
 
 # Traced ops that are not stages of a TU program: the kernel's frame and the DMAs, which
 # the lowering builds itself (tu_ops.lower.dma), and the stages a feed consumes whole.
-FRAME = {"param", "return"}
+FRAME = {"param", "return", "final"}
 LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
                      "fetch_zero_point_sub", "collect"}
 # Traced but refused before lowering: the Switch Engine has no DSL method and no lowering yet.

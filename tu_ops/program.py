@@ -59,14 +59,17 @@ Step = Union[DmaOp, TuProgram]
 
 @attrs.frozen
 class KernelParam:
-    """A kernel parameter: `param %0 "a" : hbm[...]`."""
+    """A kernel parameter: `param %0 "a" : hbm[...]`; an in-out one (`Mut[...]`) prints
+    `param %1 "out" inout : hbm[...]`."""
 
     ref: Ref
     name: str
     type: HbmType
+    inout: bool = False
 
     def text(self) -> str:
-        return f'param {self.ref} "{self.name}" : {type_text(self.type)}'
+        mode = " inout" if self.inout else ""
+        return f'param {self.ref} "{self.name}"{mode} : {type_text(self.type)}'
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +114,7 @@ class LoweredKernel:
     params: tuple[KernelParam, ...] = attrs.field(converter=tuple)
     steps: tuple[Step, ...] = attrs.field(converter=tuple)
     results: tuple[Ref, ...] = attrs.field(converter=tuple)
+    finals: tuple[Ref, ...] = attrs.field(default=(), converter=tuple)  # per in-out param, in order
     dm_allocations: tuple[DmAllocation, ...] = attrs.field(default=(), converter=tuple)
     trf_allocations: tuple[TrfAllocation, ...] = attrs.field(default=(), converter=tuple)
 

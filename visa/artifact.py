@@ -18,7 +18,7 @@ from tu_ops.program import LoweredKernel
 
 __all__ = ["VisaArtifact", "VisaTextError", "COST_KEYS", "FORMAT_VERSION", "FORMAT_CODE"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the signature records in-out parameters (`inout`, `final` lines)
 
 # The cost counters of visa/visa.lark, in their printed order.
 COST_KEYS: tuple[str, ...] = (

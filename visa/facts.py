@@ -49,6 +49,7 @@ def renumber(kernel: LoweredKernel) -> LoweredKernel:
     return attrs.evolve(
         kernel, params=tuple(_remap(p, table) for p in kernel.params), steps=tuple(steps),
         results=tuple(_remap(r, table) for r in kernel.results),
+        finals=tuple(_remap(r, table) for r in kernel.finals),
         dm_allocations=tuple(_remap(a, table) for a in kernel.dm_allocations),
         trf_allocations=tuple(_remap(a, table) for a in kernel.trf_allocations))
 

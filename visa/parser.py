@@ -28,6 +28,7 @@ from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
 from visa.decode import Decoder, RawType, Val, build_type, check_fields, optional_fields, printed_fields
 from visa.facts import canonical_numbering, renumber, with_facts
+from visa.signature import FinalLine, check_final_types, check_finals, version_message
 from visa.syntax import syntax_error
 
 __all__ = ["parse_visa", "visa_parser"]
@@ -76,8 +77,7 @@ def _check_version(text: str) -> None:
     """Refuse another format version before the grammar (which may differ) is consulted."""
     match = _HEADER.match(text)
     if match and int(match.group(1)) != FORMAT_VERSION:
-        raise VisaTextError(f"VISA format version {match.group(1)} is not supported; this reader reads "
-                            f"version {FORMAT_VERSION}", line=1, column=match.start(1) + 1, source=text)
+        raise VisaTextError(version_message(int(match.group(1))), line=1, column=match.start(1) + 1, source=text)
 
 
 def _at(fn: Any) -> Any:
@@ -134,8 +134,7 @@ class _Builder(Transformer):
     @_at
     def header(self, meta: Any, c: list[Any]) -> int:
         if int(c[0]) != FORMAT_VERSION:
-            raise self.dec.error(f"VISA format version {c[0]} is not supported; this reader reads version "
-                                 f"{FORMAT_VERSION}", c[0].line, c[0].column)
+            raise self.dec.error(version_message(int(c[0])), c[0].line, c[0].column)
         return int(c[0])
 
     @_at
@@ -163,10 +162,16 @@ class _Builder(Transformer):
     @_at
     def param(self, meta: Any, c: list[Any]) -> KernelParam:
         ident = self._define(c[0])
-        t = build_type(self.dec, c[2], None, None)
+        inout = len(c) == 4
+        raw = c[-1]
+        t = build_type(self.dec, raw, None, None)
         if t.kind != "hbm":
-            raise self.dec.error(f"a parameter is an HBM tensor, not a `{t.kind}` type", c[2].line, c[2].col)
-        return KernelParam(Ref(ident), c[1][1:-1], t)
+            raise self.dec.error(f"a parameter is an HBM tensor, not a `{t.kind}` type", raw.line, raw.col)
+        return KernelParam(Ref(ident), c[1][1:-1], t, inout)
+
+    @_at
+    def final(self, meta: Any, c: list[Any]) -> FinalLine:
+        return FinalLine(int(c[0][1:]), int(c[1][1:]), meta.line, meta.column)
 
     @_at
     def result(self, meta: Any, c: list[Any]) -> tuple[int, Any, int, int]:
@@ -176,7 +181,9 @@ class _Builder(Transformer):
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
         params = [x for x in c[3:] if isinstance(x, KernelParam)]
         results = [x for x in c[3:] if isinstance(x, tuple)]
-        return {"name": c[0][1:-1], "chip": int(c[1]), "axes": c[2], "params": params, "results": results}
+        finals = [x for x in c[3:] if isinstance(x, FinalLine)]
+        return {"name": c[0][1:-1], "chip": int(c[1]), "axes": c[2], "params": params, "results": results,
+                "finals": finals}
 
     # --- values ----------------------------------------------------------------------------
 
@@ -303,9 +310,11 @@ class _Builder(Transformer):
     def start(self, meta: Any, c: list[Any]) -> VisaArtifact:
         version, (target, sha), sig, (steps, ret), (cost, cost_lines) = c
         self._check_refs()
+        finals = check_finals(self.dec, sig["params"], sig["finals"], self.defs, meta)
         kernel = LoweredKernel(name=sig["name"], chip=sig["chip"], axes=sig["axes"], params=sig["params"],
-                               steps=steps, results=[Ref(int(t[1:])) for t in ret])
+                               steps=steps, results=[Ref(int(t[1:])) for t in ret], finals=finals)
         self._check_results(kernel, sig["results"], ret, meta)
+        check_final_types(self.dec, kernel, sig["finals"])
         table = canonical_numbering(kernel)
         lines = {f"%{table[i]}": line for i, line in self.lines.items()} | cost_lines | self.lines_extra
         return VisaArtifact(version=version, target=target, target_sha256=sha, kernel=renumber(kernel),

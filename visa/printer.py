@@ -90,6 +90,8 @@ def _signature(kernel: LoweredKernel) -> list[str]:
     lines = [f'signature "{kernel.name}" chip {kernel.chip} {{', "  axes" + (f" {axes}" if axes else "")]
     lines += ["  " + p.text() for p in kernel.params]
     lines += [f"  result {r} : {type_text(_value_type(kernel, r))}" for r in kernel.results]
+    inout = [p for p in kernel.params if p.inout]
+    lines += [f"  final {p.ref} = {r}" for p, r in zip(inout, kernel.finals)]
     return lines + ["}"]
 
 

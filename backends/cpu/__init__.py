@@ -16,8 +16,9 @@ from typing import Any
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 
+from backends import inout
 from backends.cpu import host
-from backends.cpu.executor import execute
+from backends.cpu.executor import execute, execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = ["CpuBackend", "CpuOptions", "execute"]
@@ -65,16 +66,15 @@ class CpuBackend:
         return kernel.trace(target).diagnostics
 
     def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd") -> Any:
-        """Results as host arrays: one array, a tuple (tuple annotation), or None."""
+        """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
         result = self._trace(kernel, target)
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
-        host.check_count(kernel.name, params, arrays)
-        buffers = [host.to_buffer(p, a) for p, a in zip(params, arrays)]
+        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays)
+        buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
         ret = result.kernel.returns
-        outputs = execute(result.kernel, buffers, self.options)
+        outputs, finals = execute_inout(result.kernel, buffers, self.options)
         values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
-        if self._returns_tuple(kernel):
-            return values
-        return values[0] if values else None
+        written = tuple(host.from_buffer(buf, f.value.type) for buf, f in zip(finals, result.kernel.finals))
+        return inout.finish(call, values, written, self._returns_tuple(kernel))

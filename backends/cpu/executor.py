@@ -20,14 +20,14 @@ from ir.kernel import Kernel
 from ir.ops import (
     Begin, Collect, Commit, CommitTrim,
     Fetch, Op,
-    Param, Return, ToDm, ToHbm, ToTrf, View,
+    Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
 from backends.cpu import layout, lazy_rows, moves
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
-__all__ = ["execute"]
+__all__ = ["execute", "execute_inout"]
 
 
 @handles(ToDm, ToHbm, options=True)
@@ -76,9 +76,17 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
             options: CpuOptions = DEFAULT) -> tuple[np.ndarray, ...]:
     """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
     HBM buffers of its results, in order. `options` choose how, never what."""
+    return execute_inout(kernel, params, options)[0]
+
+
+def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
+                  options: CpuOptions = DEFAULT) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """`execute`, also returning the final HBM buffer of every in-out parameter (its
+    `final` op), in parameter order."""
     env: dict[int, Any] = {}
     last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
+    finals: list[np.ndarray] = []
     for position, op in enumerate(kernel.ops):
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
@@ -91,6 +99,10 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Return):
             results = tuple(args)
             continue
+        if isinstance(op, Final):
+            finals.append(args[1])
+            env[op.result.id] = args[1]
+            continue
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
@@ -101,4 +113,4 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         for v in operands:
             if last.get(v.id) == position:
                 env.pop(v.id, None)
-    return results
+    return results, tuple(finals)

@@ -1,7 +1,7 @@
 """Host arrays in and out of the cpu backend (docs/testing.md, docs/numerics.md).
 
 A parameter `HbmTensor[D, Chip, Element]` is a C-order numpy array with one dimension per
-item of `Element` (`m("1")` is shape (1,)). bf16 / f8 / f4 come as `ml_dtypes` arrays or
+top-level term of `Element`, padding left out (`ir.host_layout`; `m("1")` is shape (1,)). bf16 / f8 / f4 come as `ml_dtypes` arrays or
 as unsigned bit patterns of the same width, f32 as float32 (or uint32 bits), integers in
 their host dtype (i4 as int8 holding -8..7). Results use the host forms, the small
 floats as `ml_dtypes` arrays. A bad argument is a `USAGE` error naming the parameter.
@@ -18,7 +18,8 @@ import numpy as np
 from ir import convert as cv
 from ir.dtypes import DType, f4e2m1, i4
 from ir.errors import NpuOptError
-from ir.mapping.nodes import Mapping, Pair
+from ir import host_layout
+from ir.mapping.nodes import Mapping
 from ir.ops import Param
 from ir.types import HbmType
 
@@ -28,9 +29,9 @@ __all__ = ["host_shape", "to_buffer", "from_buffer", "check_count", "returns_tup
 
 
 def host_shape(element: Mapping) -> tuple[int, ...]:
-    """One dimension per item of the HBM element mapping: `m("I, K")` -> (|I|, |K|)."""
-    items = element.flatten() if isinstance(element, Pair) else [element]
-    return tuple(item.size for item in items)
+    """One dimension per top-level term of the HBM element, sized by its live positions:
+    `m("I, K")` -> (|I|, |K|), `m("A, R # 8")` -> (|A|, |R|) (`ir.host_layout`)."""
+    return host_layout.host_shape(element)
 
 
 def _usage(message: str) -> NpuOptError:
@@ -76,7 +77,9 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
         raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
     values = cv.to_bits(flat, dtype) if dtype.is_float else flat
-    values = values.astype(layout.storage_dtype(dtype), copy=False)
+    values = values.astype(layout.storage_dtype(dtype), copy=False).reshape(shape)
+    _check_broadcasts(name, values, t.element)
+    values = host_layout.place(values, t.element)
     chip_live = ~moves.logical_pad((t.chip,))
     buf = np.zeros(layout.shape_of(t), values.dtype)
     buf[chip_live] = values
@@ -84,10 +87,19 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
 
 
 def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
-    """The host array of a result buffer: chip row 0, host dtype, one dimension per item."""
+    """The host array of a result buffer: chip row 0, host dtype, one dimension per term."""
     row = np.ascontiguousarray(buf[0])
-    out = cv.from_bits(row, t.dtype) if t.dtype.is_float else row.astype(t.dtype.host_dtype)
-    return out.reshape(host_shape(t.element)).copy()
+    live = host_layout.select(row, t.element)
+    out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype)
+    return np.ascontiguousarray(out).reshape(host_shape(t.element)).copy()
+
+
+def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:
+    """USAGE when the copies along a broadcast dimension of the element differ."""
+    for d in host_layout.broadcast_dims(element):
+        if not np.array_equal(array, np.broadcast_to(array.take([0], axis=d), array.shape)):
+            raise _usage(f"parameter `{name}`: dimension {d} is the broadcast `{host_layout.terms(element)[d]}` "
+                         "of its HBM element; its copies must be equal")
 
 
 def returns_tuple(kernel: Any) -> bool:

@@ -69,7 +69,7 @@ def _fail(source: str, seed: int | None, what: str) -> Disagreement:
 
 def run_visa(kernel: Any, arrays: list[np.ndarray]) -> Any:
     """The `visa` backend: npu lowering -> VISA text -> parse -> interpret."""
-    return npu_opt.run(kernel, *arrays, backend="visa")
+    return npu_opt.run(kernel, *[a.copy() for a in arrays], backend="visa")  # in-out arrays are written
 
 
 def _codes(diags) -> tuple[str, ...]:
@@ -153,7 +153,7 @@ def differential(source: str, seed: int = 0) -> Outcome:
         return Outcome("refused", codes[0])
 
     try:
-        cpu = npu_opt.run(kernel, *arrays, backend="cpu")
+        cpu = npu_opt.run(kernel, *[a.copy() for a in arrays], backend="cpu")
     except Exception as e:  # noqa: BLE001 - the trace accepted it: any failure is a bug
         raise _fail(source, seed, f"check() accepts it but the cpu backend raised {type(e).__name__}: {e}") from e
 

@@ -248,12 +248,15 @@ def evaluate(kernel: Any, *arrays: np.ndarray) -> tuple[np.ndarray | None, ...]:
         raise ModelError(f"{kernel.name} does not trace: {[d.code for d in trace.errors]}")
     env: dict[int, Value] = {}
     results: tuple = ()
+    finals: list[np.ndarray] = []  # the final contents of the in-out parameters, after the results
     for op in trace.kernel.ops:
         name = type(op).NAME
         if name == "ir.param":
             env[op.result.id] = _param(op.result.type, arrays[op.index])
         elif name == "ir.return":
             results = tuple(None if v is None else _result(env[v.id]) for v in op.values)
+        elif name == "ir.final":
+            finals.append(_result(env[op.value.id]))
         else:
             env[op.result.id] = _stage(op, env)
-    return results
+    return results + tuple(finals)

@@ -37,6 +37,9 @@ time, sequential lane fold) and docs/machine/contraction.md's packet example (ke
   DM -> DM relayout (other element order, other slices of the same count) before the
   final layout, and an HBM -> HBM transposition of the result.
 
+In-place outputs (`INPLACE_RATE`%): the first result is written by its final DMA into
+an in-out parameter `out: Mut[...]` of the result's type instead of being returned.
+
 Copy family (`copy_rate`%): x[I, K] -> fetch -> widening / narrowing fetch_cast, table
 lookup -> collect (padded flits) -> [cast] -> commit_trim -> [commit_cast] -> commit, in
 the main or sub context, with f32 / i32 / i16 inputs the contractions never see.
@@ -56,6 +59,7 @@ or raw bit patterns; integers mixed with their extremes.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -881,9 +885,29 @@ def _header(ax: list[str], cluster: str, slice_text: str, params: list[tuple[str
     ]
 
 
-def _finish(g: _G, header: list[str], body: list[str], tails: list[_Tail], family: str) -> Generated:
+INPLACE_RATE = 20  # % of the kernels that write their first result into an in-out parameter
+
+
+def _in_place(g: _G, header: list[str], tails: list[_Tail]) -> tuple[list[str], list[str]]:
+    """(header, closing lines): the results returned, or the first result written into
+    `out: Mut[...]` by its final DMA and any others returned. The choice is a hash of the
+    kernel drawn so far, not a draw, so the kernels generated for a seed stay the same."""
     results = [f"y{k}{t.to_hbm}" for k, t in enumerate(tails)]
-    lines = header + body + [f"    return {', '.join(results)}", ""]
+    if zlib.crc32("\n".join(header + [t.to_hbm for t in tails]).encode()) % 100 >= INPLACE_RATE:
+        return header, [f"    return {', '.join(results)}"]
+    g.feats.add("in_place")
+    first, rest = tails[0], tails[1:]
+    cut = first.to_hbm.rfind(".to_hbm(ctx.tdma")
+    old = tails[0].ret if len(tails) == 1 else f"tuple[{', '.join(t.ret for t in tails)}]"
+    new = "None" if not rest else rest[0].ret if len(rest) == 1 else f"tuple[{', '.join(t.ret for t in rest)}]"
+    head = header[:-1] + [header[-1].replace(f") -> {old}:", f",\n       out: Mut[{first.ret}]) -> {new}:")]
+    closing = [f"    y0{first.to_hbm[:cut]}.to_hbm(ctx.tdma, out)"]
+    return head, closing + ([f"    return {', '.join(results[1:])}"] if rest else [])
+
+
+def _finish(g: _G, header: list[str], body: list[str], tails: list[_Tail], family: str) -> Generated:
+    header, closing = _in_place(g, header, tails)
+    lines = header + body + closing + [""]
     mutation = g.final_mutation()
     g.feats.add(f"family:{family}")
     if mutation:

@@ -58,7 +58,8 @@ def _assert_healthy(stats: Counter, features: Counter) -> None:
     assert stats["agree"] >= 0.5 * total, "too few generated kernels execute and compare:\n" + _summary(stats, features)
     assert stats["refused"] >= 0.02 * total, "refusals are not exercised:\n" + _summary(stats, features)
     for needed in ("family:contraction", "family:copy", "lane_mode:INTERLEAVED", "lane_mode:SEQUENTIAL",
-                   "pack:1", "pack:2", "dtype:bf16", "dtype:i8", "dtype:i4", "dtype:f8e4m3", "dtype:f8e5m2"):
+                   "pack:1", "pack:2", "dtype:bf16", "dtype:i8", "dtype:i4", "dtype:f8e4m3", "dtype:f8e5m2",
+                   "in_place"):
         assert features[needed] > 0, f"no agreeing kernel has {needed}:\n" + _summary(stats, features)
 
 

@@ -21,7 +21,7 @@ KERNELS = {k.name: k for k in discover([str(ROOT / "examples"), str(ROOT / "test
 def test_compile_returns_an_artifact_whose_records_parse_from_its_text(tmp_path):
     artifact = npu_opt.compile(KERNELS["gemm_i8_kernel"])
     assert artifact.kernel == "gemm_i8_kernel" and artifact.target == "rngd"
-    assert artifact.text.startswith("visa 1\n")
+    assert artifact.text.startswith("visa 2\n")
     assert artifact.records == tuple(parse_visa(artifact.text).kernel.ops())
     assert [r.MNEMONIC for r in artifact.records].count("feed_buffer") == 2
     entry = artifact.manifest_entry

@@ -48,7 +48,7 @@ def test_examples_compile_to_one_visa_each_and_a_manifest(compiled_examples):
         assert entry["status"] == "ok" and entry["code"] is None
         data = (out / entry["artifact"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"]
-        assert data.startswith(b"visa 1\n") and data.endswith(b"\n")
+        assert data.startswith(b"visa 2\n") and data.endswith(b"\n")
 
 
 def test_refusal_fixtures_exit_1_with_fail_files(tmp_path):

@@ -79,7 +79,7 @@ def test_two_candidates_compare_by_ratio_and_changed_intervals(chain, tmp_path):
 
 def test_a_corrupt_or_missing_file_is_a_usage_error(tmp_path):
     bad = tmp_path / "bad.visa"
-    bad.write_text("visa 1\ngarbage\n")
+    bad.write_text("visa 2\ngarbage\n")
     status, _, err = run([[str(bad)]])
     assert status == 2 and "error[USAGE]" in err and "bad.visa:2" in err
     status, _, err = run([[str(tmp_path / "none.visa")]])

@@ -175,25 +175,32 @@ def test_element_without_lane_is_trf7_with_inferred_values_in_help():
     assert "to_trf(m(" in diags[0].help
 
 
-def test_annotation_must_be_hbm_tensor_with_whole_axes():
+def test_annotation_must_be_an_hbm_tensor_of_any_element_layout():
     @device(chip=1)
-    def not_whole(ctx: Context, x: HbmTensor[i8, Chip, m("A / 2, B")]) -> None:
+    def split_digits(ctx: Context, x: HbmTensor[i8, Chip, m("A / 2, B")]) -> None:
         pass
 
     @device(chip=1)
     def not_hbm(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
         pass
 
-    assert codes(not_whole) == ["TYPE-6"]
+    assert codes(split_digits) == []  # any HBM element layout is a legal parameter
     assert codes(not_hbm) == ["TYPE-6"]
 
 
 def test_result_must_match_annotation():
     @device(chip=1)
     def wrong_result(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
+        return x  # a parameter keeps its layout: only a bare to_hbm adopts the annotation's
+
+    @device(chip=1)
+    def adopted(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
         return x.to_hbm(ctx.tdma)
 
     assert codes(wrong_result) == ["TYPE-6"]
+    assert codes(adopted) == []
+    (op,) = [op for op in adopted.trace().kernel.ops if op.STAGE == "to_hbm"]
+    assert str(op.result.type.element) == "(B, A)"
 
 
 def test_stage_calls_outside_a_trace_are_refused_clearly():

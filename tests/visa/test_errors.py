@@ -20,7 +20,8 @@ def _col_of(fragment: str, within: str) -> int:
 
 # name -> (old, new, expected message fragment, (line, col) or None)
 CASES = {
-    "wrong version": ("visa 1", "visa 2", "version 2 is not supported", (1, 6)),
+    "wrong version": ("visa 2", "visa 3", "version 3 is not supported", (1, 6)),
+    "old version": ("visa 2", "visa 1", "version 1 is older than this reader", (1, 6)),
     "unknown op": ("= packet_reduce", "= packet_reduc", "unknown op `packet_reduc`", (21, 8)),
     "missing field": (" depth=6", "", "lacks field `depth`", (21, 40)),
     "extra field": (" depth=6", " depth=6 speed=1", "has no field `speed`", (21, 48)),

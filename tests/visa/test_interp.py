@@ -313,7 +313,7 @@ def test_visa_command_reports_a_corrupt_artifact_with_line_and_column(spec_file,
     bad.write_text(spec_file.read_text().replace("beats=256", "beats=255"))
     status, _, err = _cmd(str(bad), verify=True)
     assert status == 2 and err.startswith(f"error[FEED-3]: {bad}:19:3: [FEED-3]")
-    bad.write_text(spec_file.read_text().replace("visa 1\n", "visa 1\nbogus\n"))
+    bad.write_text(spec_file.read_text().replace("visa 2\n", "visa 2\nbogus\n"))
     status, _, err = _cmd(str(bad))
     assert status == 2 and err.startswith(f"error[USAGE]: {bad}:2:1:")
     assert _cmd(str(tmp_path / "missing.visa"))[0] == 2

@@ -149,7 +149,7 @@ def mutated(draw):
         elif kind == "insert":
             text = text[:pos] + draw(NOISE) + text[pos:]
         elif kind == "version":
-            text = text.replace("visa 1", f"visa {draw(st.integers(-3, 12))}", 1)
+            text = text.replace("visa 2", f"visa {draw(st.integers(-3, 12))}", 1)
         else:
             text = text[:pos] + str(draw(st.integers(0, 10**12))) + text[pos + 1:]
     return text

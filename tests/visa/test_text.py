@@ -36,7 +36,7 @@ def test_spec_vector_parses_to_the_hand_built_kernel():
     artifact = parse_visa(SPEC_TEXT)
     assert artifact.kernel == example_4()
     assert _locs(artifact.kernel) == _locs(example_4())
-    assert (artifact.version, artifact.target, artifact.target_sha256) == (1, "rngd", RNGD_SHA256)
+    assert (artifact.version, artifact.target, artifact.target_sha256) == (2, "rngd", RNGD_SHA256)
     assert list(artifact.cost) == list(COST_KEYS)
     assert dict(artifact.cost) == compute_cost(example_4(), rngd())
 

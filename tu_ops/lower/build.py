@@ -40,11 +40,12 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         steps.append(_program(item, first, programs, lay.refs, typ, target))
         programs += 1
-    params = [KernelParam(Ref(p.index), p.name, p.result.type) for p in kernel.params]
+    params = [KernelParam(Ref(p.index), p.name, p.result.type, p.mutable) for p in kernel.params]
     ret = kernel.returns
     results = [Ref(lay.refs[v.id]) for v in ret.values] if ret is not None else []
+    finals = [Ref(lay.refs[f.value.id]) for f in kernel.finals]
     return LoweredKernel(name=kernel.name, chip=kernel.chips, axes=kernel_axes(kernel, axes),
-                         params=params, steps=steps, results=results)
+                         params=params, steps=steps, results=results, finals=finals)
 
 
 def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any) -> TuProgram:

@@ -13,6 +13,6 @@ bytes), `host` (host arrays), `rows` (live slices), one module per op family (`d
 from __future__ import annotations
 
 from visa.interp.errors import InterpError
-from visa.interp.walker import execute, resolve, run_kernel
+from visa.interp.walker import execute, execute_inout, resolve, run_kernel
 
-__all__ = ["InterpError", "execute", "resolve", "run_kernel"]
+__all__ = ["InterpError", "execute", "execute_inout", "resolve", "run_kernel"]

@@ -1,7 +1,7 @@
 """Host arrays in and out of the interpreter (docs/testing.md, docs/numerics.md), as HBM bytes.
 
 A parameter `hbm[D, "Chip", "Element"]` is a C-order numpy array with one dimension per
-item of its element mapping (`"1"` is shape (1,)); floats come as their `ml_dtypes` /
+top-level term of its element mapping, padding left out (`ir.host_layout`; `"1"` is (1,)); floats come as their `ml_dtypes` /
 `float32` host form or as unsigned bit patterns, integers in their host dtype (i4 as
 int8 holding -8..7). Its HBM tensor is the element's little-endian byte image, one copy
 per chip position. Results come back in the host forms (small floats as `ml_dtypes`).
@@ -16,16 +16,16 @@ import numpy as np
 from ir import convert as cv
 from ir.dtypes import DType
 from ir.errors import NpuOptError
-from ir.mapping.nodes import Pair
+from ir import host_layout
 from visa.interp.values import from_bytes, to_bytes
 
 __all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
 
 
 def host_shape(element: Any) -> tuple[int, ...]:
-    """One dimension per item of the HBM element mapping: `"I, K"` -> (|I|, |K|)."""
-    items = element.flatten() if isinstance(element, Pair) else [element]
-    return tuple(item.size for item in items)
+    """One dimension per top-level term of the HBM element, sized by its live positions:
+    `"I, K"` -> (|I|, |K|), `"A, R # 8"` -> (|A|, |R|) (`ir.host_layout`)."""
+    return host_layout.host_shape(element)
 
 
 def _usage(message: str) -> NpuOptError:
@@ -57,8 +57,14 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
         values = cv.to_bits(flat, d) if d.is_float else cv.from_bits(cv.to_bits(flat, d), d)
     except ValueError as e:
         raise _usage(f"parameter `{name}`: {e}") from None
+    for dim in host_layout.broadcast_dims(t.element):
+        shaped = values.reshape(shape)
+        if not np.array_equal(shaped, np.broadcast_to(shaped.take([0], axis=dim), shape)):
+            raise _usage(f"parameter `{name}`: dimension {dim} is the broadcast "
+                         f"`{host_layout.terms(t.element)[dim]}` of its HBM element; its copies must be equal")
+    values = host_layout.place(values.reshape(shape), t.element)
     bits = target.bits_of(d) or d.bits
-    if flat.size * bits % 8:
+    if values.size * bits % 8:
         raise _usage(f"parameter `{name}`: {flat.size} x {d} is not a whole number of bytes")
     image = to_bytes(values, d, bits)
     return np.tile(image, t.chip.size)
@@ -69,6 +75,6 @@ def from_hbm(data: np.ndarray, t: Any, target: Any) -> np.ndarray:
     d: DType = t.dtype
     bits = target.bits_of(d) or d.bits
     n = t.element.size
-    values = from_bytes(data[: -(-n * bits // 8)], d, bits)[:n]
+    values = host_layout.select(from_bytes(data[: -(-n * bits // 8)], d, bits)[:n], t.element)
     out = cv.from_bits(cv.to_bits(values, d), d) if d.is_float else values.astype(d.host_dtype)
-    return out.reshape(host_shape(t.element)).copy()
+    return np.ascontiguousarray(out).reshape(host_shape(t.element)).copy()

@@ -26,7 +26,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 
-__all__ = ["execute", "run_kernel", "resolve"]
+__all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
 
 
 def resolve(artifact_or_kernel: Any, target: Any = None) -> tuple[LoweredKernel, Target]:
@@ -50,18 +50,40 @@ def execute(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None,
     None without results; bf16/f8/f4 results are `ml_dtypes` arrays. Raises `NpuOptError`
     (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute."""
     kernel, tgt = resolve(artifact_or_kernel, target)
-    check_count(kernel.name, kernel.params, arrays)
-    hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
-    outputs = run_kernel(kernel, hbm, tgt)
-    types = {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
-    values = tuple(from_hbm(buf, types[r.id], tgt) for r, buf in zip(kernel.results, outputs))
+    values, _ = execute_inout(kernel, arrays, tgt)
     if as_tuple or (as_tuple is None and len(values) > 1):
         return values
     return values[0] if values else None
 
 
+def execute_inout(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None) -> tuple[tuple, tuple]:
+    """Run an artifact on host arrays; (results, final contents of the in-out parameters),
+    both as host arrays in signature order. The arrays themselves are never written."""
+    kernel, tgt = resolve(artifact_or_kernel, target)
+    check_count(kernel.name, kernel.params, arrays)
+    hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
+    env = _run(kernel, hbm, tgt)
+    types = {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
+    results = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.results)
+    finals = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.finals)
+    return results, finals
+
+
 def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> list[np.ndarray]:
     """Run the body on HBM parameter bytes; return the HBM bytes of the results, in order."""
+    env = _run(kernel, params, target)
+    return [_hbm(env, r) for r in kernel.results]
+
+
+def _hbm(env: dict[int, Any], ref: Any) -> np.ndarray:
+    value = env.get(ref.id)
+    if not isinstance(value, np.ndarray):
+        raise InterpError(f"the result {ref} is not an HBM tensor")
+    return value
+
+
+def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> dict[int, Any]:
+    """The value environment after running the body on HBM parameter bytes."""
     mem = Memory(target)
     mem.dm_address, mem.trf_row = allocate(kernel, target)
     env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
@@ -70,13 +92,7 @@ def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Targ
             _program(step, mem, env)
         else:
             env[step.result.id] = run_dma(step, mem, env)
-    out = []
-    for r in kernel.results:
-        value = env.get(r.id)
-        if not isinstance(value, np.ndarray):
-            raise InterpError(f"the result {r} is not an HBM tensor")
-        out.append(value)
-    return out
+    return env
 
 
 def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:

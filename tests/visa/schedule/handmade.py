@@ -17,7 +17,7 @@ from __future__ import annotations
 from visa import parse_visa
 from visa.schedule import parse_rates
 
-HEAD = '''visa 1
+HEAD = '''visa 2
 
 target "rngd" sha256 "e9b54a6367ef16a1da222bc8a98a0b266ab7a4863abfcde508b420bd86e00bb5"
 

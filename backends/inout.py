@@ -1,0 +1,112 @@
+"""The `run` contract shared by the executing backends: arguments in, in-out writes, results out.
+
+`run(kernel, *args)` takes one argument per parameter after `ctx`: a numpy array for a
+tensor, a tuple (or list) for a tuple parameter, an instance for a struct parameter
+(`npu_opt.params`). `prepare` checks the grouping and every in-out (`Mut`) array before
+anything runs: it must be a writable, C-contiguous numpy array of exactly the
+parameter's host shape and one of its host dtypes, like numpy's `out=`. A refusal is a
+`USAGE` error naming the parameter, and no array is touched. After the kernel ran,
+`finish` writes the final contents into the caller's in-out arrays and returns the
+results followed by those arrays, in parameter order (one value alone, several as a
+tuple, none as None; a tuple return annotation always gives a tuple).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ir import host_layout
+from ir.errors import NpuOptError
+
+__all__ = ["Call", "prepare", "finish"]
+
+
+@attrs.frozen
+class Call:
+    """One call of `run`: an array per tensor parameter (flat, in index order) and the
+    caller's in-out arrays (name, array), in parameter order."""
+
+    flat: tuple[Any, ...]
+    outs: tuple[tuple[str, np.ndarray], ...]
+
+
+def _usage(message: str) -> NpuOptError:
+    return NpuOptError(message, code="USAGE")
+
+
+def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
+    """Append the array of every leaf of `node` (a node of `DeviceKernel.param_trees`: a
+    leaf has a `spec`, a tuple or struct `members`), taken from the user's argument `arg`."""
+    if hasattr(node, "spec"):
+        out.append(arg)
+        return
+    if not hasattr(node, "members"):  # a refused annotation: the trace reported it already
+        raise _usage(f"parameter `{node.name}` has no tensor type")
+    if node.cls is None:
+        n = len(node.members)
+        if not isinstance(arg, (tuple, list)) or len(arg) != n:
+            raise _usage(f"parameter `{node.name}` is a tuple of {n} tensor(s): pass a tuple of {n} array(s), "
+                         f"not {type(arg).__name__}" + (f" of length {len(arg)}" if isinstance(arg, (tuple, list)) else ""))
+        for (_, member), item in zip(node.members, arg):
+            _flatten(member, item, out)
+        return
+    for field, member in node.members:
+        if not hasattr(arg, field):
+            raise _usage(f"parameter `{node.name}` is a {node.cls.__name__}: pass an instance whose `{field}` "
+                         f"is an array, not {type(arg).__name__}")
+        _flatten(member, getattr(arg, field), out)
+
+
+def _check_out(name: str, t: Any, array: Any) -> None:
+    """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
+    shape = host_layout.host_shape(t.element)
+    d = t.dtype
+    accepted = (d.host_dtype, d.bits_dtype) if d.is_float else (d.host_dtype,)
+    names = " or ".join(str(a) for a in accepted)
+    if not isinstance(array, np.ndarray):
+        raise _usage(f"in-out parameter `{name}` must be a numpy array of shape {shape} and dtype {names} "
+                     f"(it is written in place), not {type(array).__name__}")
+    if array.dtype not in accepted:
+        raise _usage(f"in-out parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
+    if array.shape != shape:
+        raise _usage(f"in-out parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` "
+                     f"needs shape {shape}")
+    if not array.flags.writeable:
+        raise _usage(f"in-out parameter `{name}` is a read-only array; the kernel writes it in place",)
+    if not array.flags.c_contiguous:
+        raise _usage(f"in-out parameter `{name}` is not C-contiguous; pass np.ascontiguousarray(...) "
+                     "and read the result from that array")
+
+
+def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any]) -> Call:
+    """Check and flatten the arguments of `run`; `params` is (name, HBM type, in-out) of
+    every tensor parameter in index order."""
+    trees = kernel.param_trees()
+    if len(args) != len(trees):
+        names = ", ".join(t.name for t in trees) or "none"
+        raise _usage(f"{kernel.name} takes {len(trees)} array(s) ({names}), got {len(args)}")
+    flat: list[Any] = []
+    for tree, arg in zip(trees, args):
+        _flatten(tree, arg, flat)
+    if len(flat) != len(params):  # the trace and the annotations disagree: our bug
+        raise RuntimeError(f"{kernel.name}: {len(flat)} arrays for {len(params)} tensor parameters")
+    outs = []
+    for (name, t, inout), array in zip(params, flat):
+        if inout:
+            _check_out(name, t, array)
+            outs.append((name, array))
+    return Call(tuple(flat), tuple(outs))
+
+
+def finish(call: Call, results: Sequence[np.ndarray], finals: Sequence[np.ndarray], as_tuple: bool) -> Any:
+    """Write `finals` into the caller's in-out arrays; return results then those arrays."""
+    for (_, out), final in zip(call.outs, finals):
+        out[...] = final if out.dtype == final.dtype else final.view(out.dtype)
+    values = tuple(results) + tuple(out for _, out in call.outs)
+    if as_tuple or len(values) > 1:
+        return values
+    return values[0] if values else None
