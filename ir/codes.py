@@ -170,6 +170,13 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    *_rules("VIEW", 12, "docs/views.md", [
+        "tile index is not a digit of the view", "tile mapping is not the split", "tile runs past its tensor",
+        "write through a read-only view", "reshape changes a level's size", "pad narrower than its view",
+        "pad is not one outermost padding", "tile start not known while tracing",
+        "view method on the wrong kind of tensor", "view not placed by the lowering yet",
+        "fill value not a value of the dtype", "read of a cell nothing wrote"], phases={10: "lower", 12: "run"}),
+    CodeInfo("DMAOP-6", "DMA view outside its tensor", "verify", "docs/views.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

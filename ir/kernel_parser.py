@@ -25,11 +25,12 @@ from ir.engine_ops import ENGINE_OP_CLASSES
 from ir.ops import OP_CLASSES, Op, Value
 from ir.vector import enums as vector_enums
 from ir.vector_ops import VECTOR_OP_CLASSES
+from ir.view_ops import VIEW_OP_CLASSES
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES)}
+_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES, *VIEW_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
@@ -119,6 +120,10 @@ class _Reader:
         kind = t.data
         if kind == "mapping_value":
             return self.mapping(t.children[1])
+        if kind == "ints_value":
+            return tuple(int(x) for x in t.children)
+        if kind == "type_value":
+            return self.type(t.children[0])
         tok = t.children[0]
         if kind == "string_value":
             return ast.literal_eval(str(tok))

@@ -48,9 +48,10 @@ def _op_classes() -> tuple[type, ...]:
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp
+    from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 
     return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp,
-            TransposeOp, CommitOp, DmaOp)
+            TransposeOp, CommitOp, DmaOp, DmaWindowOp, DmaIntoOp, TensorNewOp, MemsetOp)
 
 
 __all__ = [

@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves, vector
+from backends.cpu import adapters, contract, engines, layout, moves, uninit, vector, views
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -78,10 +78,11 @@ HANDLERS: dict[type[Op], Handler] = {
     Transpose: engines.transpose,
     Switch: engines.switch,
     **vector.HANDLERS,
+    **views.HANDLERS,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,
-                                                ContractPacket, ContractTime})
+                                                ContractPacket, ContractTime}) | views.TAKES_OPTIONS
 """The ops whose handler also takes the `CpuOptions` (keyword `options`)."""
 
 
@@ -101,11 +102,14 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
     env: dict[int, Any] = {}
     last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
+    marks = uninit.tracker(options)
     for position, op in enumerate(kernel.ops):
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
             continue
         args = [env[v.id] for v in op.operands()]
+        if marks is not None:
+            marks.before(op)
         if isinstance(op, Return):
             results = tuple(args)
             continue
@@ -116,6 +120,8 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
             env[op.result.id] = handler(op, *args, options=options)
         else:
             env[op.result.id] = handler(op, *args)
+        if marks is not None:
+            marks.after(op, np.shape(env[op.result.id]))
         for v in op.operands():
             if last.get(v.id) == position:
                 env.pop(v.id, None)

@@ -18,7 +18,7 @@ from ir.location import Location
 __all__ = ["L_CODES", "LoweringRefusal", "refusal", "ice", "ice_from_exception", "version", "stage_of"]
 
 # rule LOWER-2: the [L] rules, plus DTYPE-EMU (docs/numerics.md), found by the npu backend.
-L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU"})
+L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU", "VIEW-10"})
 
 # The traced call each lowered op stands for (the `stage` of its diagnostics).
 _STAGES = {"feed_buffer": "begin", "trf_load": "to_trf", "contract_outer": "contract_outer",
@@ -39,8 +39,14 @@ def version() -> str:
 def stage_of(op: Any) -> str | None:
     """The traced stage of a lowered op (`to_dm` / `to_hbm` for a DMA by its destination)."""
     mnemonic = getattr(op, "MNEMONIC", None)
-    if mnemonic == "dma":
+    if mnemonic in ("dma", "dma_window"):
         return "to_dm" if op.output_type.kind == "dm" else "to_hbm"
+    if mnemonic == "dma_into":  # a copy into a view (docs/views.md)
+        return "to_dm_view" if op.output_type.kind == "dm" else "to_hbm_view"
+    if mnemonic == "tensor_new":
+        return "new"
+    if mnemonic == "memset":
+        return "memset"
     return _STAGES.get(mnemonic)
 
 
