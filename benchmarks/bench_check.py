@@ -23,14 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = (ROOT / "examples" / "gemm.py").read_text()
 
 
-def load(source: str, name: str):
+def load(source: str, name: str, kernel: str = "gemm_kernel"):
     path = Path(tempfile.mkdtemp()) / f"{name}.py"
     path.write_text(source)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.gemm_kernel
+    return getattr(module, kernel)
 
 
 def with_axes(i: int, j: int, k: int) -> str:

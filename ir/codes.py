@@ -196,6 +196,13 @@ _ENTRIES: list[CodeInfo] = [
     # kernel parameters and in-place writes (npu_opt.params)
     *_rules("PARAM", 2, "docs/parameters.md", ["write into a read-only parameter",
                                                "parameter type that holds no tensor"]),
+    *_rules("VIEW", 12, "docs/views.md", [
+        "tile index is not a digit of the view", "tile mapping is not the split", "tile runs past its tensor",
+        "write through a read-only view", "reshape changes a level's size", "pad narrower than its view",
+        "pad is not one outermost padding", "tile start not known while tracing",
+        "view method on the wrong kind of tensor", "view not placed by the lowering yet",
+        "fill value not a value of the dtype", "read of a cell nothing wrote"], phases={10: "lower", 12: "run"}),
+    CodeInfo("DMAOP-6", "DMA view outside its tensor", "verify", "docs/views.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

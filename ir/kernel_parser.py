@@ -119,6 +119,10 @@ class _Reader:
         kind = t.data
         if kind == "mapping_value":
             return self.mapping(t.children[1])
+        if kind == "ints_value":
+            return tuple(int(x) for x in t.children)
+        if kind == "type_value":
+            return self.type(t.children[0])
         tok = t.children[0]
         if kind == "string_value":
             return ast.literal_eval(str(tok))

@@ -51,6 +51,9 @@ class Context:
         self.main = TuContext(MAIN)
         self.sub = TuContext(SUB)
         self.tdma = TensorDma()
+        from npu_opt.fills import PcieDma
+
+        self.pdma = PcieDma()
 
     def __repr__(self) -> str:
-        return "Context(main, sub, tdma)"
+        return "Context(main, sub, tdma, pdma)"

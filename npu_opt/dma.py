@@ -78,6 +78,9 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     tracer = current()
     loc = location_of(stage)
     bad = _check_engine(dma, stage)
+    if bad is None and type(dma).__name__ == "PcieDma" and (kind == "dm" or src.type.kind == "dm"):
+        bad = Violation("CTX-1", f"`{stage}` touches DM; the PCIe DMA (ctx.pdma) moves HBM -> HBM only",
+                        help=f"pass ctx.tdma: `.{stage}(ctx.tdma, ...)`")
     if bad is None and dst is None and kind == "hbm":
         try:
             dst_type: Any = HbmType(src.type.dtype, src.type.chip, default_hbm_element(src.type))
@@ -138,4 +141,6 @@ def make_view(src: DmTensor) -> DmTensorView:
     tracer = current()
     op = View.build(tracer.value, src=src.value, loc=location_of("view"))
     tracer.emit(op)
-    return DmTensorView(op.result)
+    from npu_opt.views import read_view
+
+    return read_view(DmTensor(op.result))

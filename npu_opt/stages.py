@@ -358,10 +358,20 @@ class TransposeStream(StreamStage):
     commit_trim = _commit_trim
 
 
+@stage_method("commit_view")
+def _commit_view(self: StreamStage, loc: Location, dst: Any) -> None:
+    """Commit into the DM write view `dst` (docs/views.md)."""
+    from npu_opt.views import commit_view
+
+    self.chain.done = True
+    return commit_view(self, loc, dst)
+
+
 class CommitTrimStream(StreamStage):
-    """After `commit_trim`: optional commit conversion, then `commit`."""
+    """After `commit_trim`: optional commit conversion, then `commit` or `commit_view`."""
 
     commit = _commit
+    commit_view = _commit_view
 
     @stage_method("commit_cast")
     def commit_cast(self, loc: Location, dtype: Any) -> Any:
@@ -375,6 +385,7 @@ class CommitTrimStream(StreamStage):
 
 
 class CommitCastStream(StreamStage):
-    """After `commit_cast`: offers `commit`."""
+    """After `commit_cast`: offers `commit` and `commit_view`."""
 
     commit = _commit
+    commit_view = _commit_view

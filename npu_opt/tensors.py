@@ -35,6 +35,12 @@ class TensorSpec:
     def __str__(self) -> str:
         return f"{_CLASS_NAME[self.kind]}[{', '.join(_item_text(x) for x in self.items)}]"
 
+    def new(self) -> Any:
+        """`HbmTensor[...].new()` / `DmTensor[...].new()`: a fresh tensor of zeros (docs/views.md)."""
+        from npu_opt.views import new_tensor
+
+        return new_tensor(self)
+
     def resolve(self) -> HbmType | DmType | TrfType | Violation:
         """The IR type, or a TYPE-6 violation when the subscript has the wrong shape."""
         names = _ARITY[self.kind]
@@ -100,6 +106,18 @@ class HbmTensor(_TensorClass):
 
         return dma_to_hbm(self, dma, dst)
 
+    def view(self) -> Any:
+        """A read view (`HbmTensorView`): tile it, copy it out (docs/views.md)."""
+        from npu_opt.views import read_view
+
+        return read_view(self)
+
+    def view_mut(self) -> Any:
+        """A write view (`HbmTensorViewMut`): the destination of `to_hbm_view` (docs/views.md)."""
+        from npu_opt.views import write_view
+
+        return write_view(self)
+
 
 class DmTensor(_TensorClass):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
@@ -111,6 +129,12 @@ class DmTensor(_TensorClass):
         from npu_opt.dma import make_view
 
         return make_view(self)
+
+    def view_mut(self) -> Any:
+        """A write view (`DmTensorViewMut`): the destination of `to_dm_view` (docs/views.md)."""
+        from npu_opt.views import write_view
+
+        return write_view(self)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
         """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
@@ -124,6 +148,12 @@ class DmTensor(_TensorClass):
         from npu_opt.dma import dma_to_dm
 
         return dma_to_dm(self, dma, dst)
+
+    def to_dm_pcopy(self, sub: Any, dst: Any = None) -> Any:
+        """DM -> DM parallel copy on the Sub context into the layout `dst` (docs/views.md)."""
+        from npu_opt.fills import pcopy
+
+        return pcopy(self, sub, dst)
 
 
 class DmTensorView(_TensorClass):

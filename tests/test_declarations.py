@@ -19,7 +19,9 @@ from tu_ops.lower.dispatch import LOWERINGS
 # the lowering builds itself (tu_ops.lower.dma), and the stages a feed consumes whole.
 FRAME = {"param", "return", "final"}
 LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
-                     "fetch_zero_point_sub", "collect"}
+                     "fetch_zero_point_sub", "collect",
+                     # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
+                     "new", "window", "to_view", "memset"}
 # Traced but refused before lowering: the Switch Engine has no DSL method and no lowering yet.
 NOT_LOWERED_YET = {"switch"}
 

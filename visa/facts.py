@@ -15,6 +15,7 @@ import attrs
 
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaOp
+from tu_ops.dma_view import dm_roots
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 
 __all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads"]
@@ -85,7 +86,9 @@ def tensor_bytes(t: Any, target: Any) -> int:
 def step_reads(step: Any) -> list[Ref]:
     """The tensors a body step reads: a DMA's source, a program's feed sources and TRF weights."""
     if isinstance(step, DmaOp):
-        return [step.src]
+        return [step.src] + ([step.into] if getattr(step, "into", None) is not None else [])
+    if not isinstance(step, TuProgram):  # tensor_new reads nothing, memset its tensor
+        return [step.into] if getattr(step, "into", None) is not None else []
     refs: list[Ref] = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
@@ -107,12 +110,28 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
     """The DM allocation of every DM tensor a dma or commit makes, the TRF allocation of every
     trf_load, each live from its creating step through its last reading step."""
     c, last = target.constants, _last_reads(kernel)
+    roots = dm_roots(kernel.ops())
+    for ref, step in list(last.items()):  # a use of a write into DM is a use of its tensor
+        if ref in roots:
+            last[roots[ref]] = max(last.get(roots[ref], step), step)
+    for i, step in enumerate(kernel.steps):
+        if not isinstance(step, TuProgram) and step.result.id in roots:
+            last[roots[step.result.id]] = max(last.get(roots[step.result.id], i), i)
     dm: list[DmAllocation] = []
     trf: list[TrfAllocation] = []
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
-            if op.MNEMONIC == "dma" and op.output_type.kind == "dm" and op.commands:
+            if op.result.id in roots:
+                continue
+            if op.MNEMONIC == "tensor_new" and op.output_type.kind == "dm":  # no command holds its address
+                from visa.interp.alloc import lowest
+
+                busy = [(a.base, a.base + a.size) for a in dm if a.last_step >= i]
+                size = tensor_bytes(op.output_type, target)
+                dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
+                                       first_step=i, last_step=end))
+            elif op.MNEMONIC in ("dma", "dma_window") and op.output_type.kind == "dm" and op.commands:
                 base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
                 dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
                                        first_step=i, last_step=end))
@@ -130,11 +149,15 @@ def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     """`kernel` with every allocation fact re-derived from its records (visa/visa.lark)."""
     dm, trf = _allocations(kernel, target)
     dm_by = {a.tensor.id: a for a in dm}
+    dm_by.update({a: dm_by[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_by})
     steps = []
     for i, step in enumerate(kernel.steps):
         if isinstance(step, DmaOp):
             steps.append(attrs.evolve(step, src_alloc=_side_alloc(step.src, step.input_type, dm_by, target),
                                       dst_alloc=_side_alloc(step.result, step.output_type, dm_by, target)))
+            continue
+        if not isinstance(step, TuProgram):  # tensor_new carries no fact
+            steps.append(step)
             continue
         ops = []
         for op in step.ops:

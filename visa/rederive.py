@@ -52,6 +52,8 @@ def expected_dma(op: Any, target: Any) -> Any:
     """The DmaOp `lower_dma` makes from `op`'s types, its DM-side bases offset by the
     allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
     src_t, dst_t = op.input_type, op.output_type
+    if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
+        return _expected_view_dma(op, target)
     cls = ir.ToHbm if getattr(dst_t, "kind", None) == "hbm" else ir.ToDm
     traced = cls(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, dst_t), loc=op.loc)
     try:
@@ -63,6 +65,15 @@ def expected_dma(op: Any, target: Any) -> Any:
     commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
                      for c in low.commands)
     return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+
+
+def _expected_view_dma(op: Any, target: Any) -> Any:
+    from tu_ops.lower.views import rederive
+
+    try:
+        return rederive(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, _reason(e)) from None
 
 
 def _offset(t: Any, alloc: Any) -> int:
@@ -127,6 +138,7 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
     src_t = types.get(feed.source.tensor.id)
     if getattr(src_t, "kind", None) != "dm":
         raise Underivable(feed, f"the feed reads {feed.source.tensor}, which is not a DM tensor")
+    src_t = attrs.evolve(src_t, element=feed.source.element)  # a window of its tensor (docs/views.md)
     context = feed.context.value
     # `ctx.begin(view)`: Stream[D; Chip, Cluster, Slice; 1, Element] (npu_opt.context).
     begin_t = StreamType(src_t.dtype, src_t.chip, src_t.cluster, src_t.slice, IDENTITY, src_t.element, context)
@@ -176,9 +188,9 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
     if rec.MNEMONIC == "feed_buffer":
         if len(ops) < 2:
             raise Underivable(rec, "the feed delivers to no op")
-        src_t = types[rec.source.tensor.id]
-        return lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
-                          src_t.element, target)
+        low = lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
+                         rec.source.element, target)
+        return attrs.evolve(low, source=attrs.evolve(low.source, offset=rec.source.offset))  # verify checks it
     if rec.MNEMONIC == "time_reduce" and chain.first(ir.ContractLane) is None:
         raise Underivable(rec, "a time_reduce without a lane_fold in its program")
     op = group[0]

@@ -23,7 +23,7 @@ from ir.ops import (
     Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import layout, lazy_rows, moves
+from backends.cpu import layout, lazy_rows, moves, uninit
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -87,6 +87,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
     last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
+    marks = uninit.tracker(options)
     for position, op in enumerate(kernel.ops):
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
@@ -96,6 +97,8 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             for v in operands:
                 env[v.id] = lazy_rows.materialize(env[v.id])
         args = [env[v.id] for v in operands]
+        if marks is not None:
+            marks.before(op)
         if isinstance(op, Return):
             results = tuple(args)
             continue
@@ -110,6 +113,8 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             env[op.result.id] = handler(op, *args, options=options)
         else:
             env[op.result.id] = handler(op, *args)
+        if marks is not None:
+            marks.after(op, np.shape(env[op.result.id]))
         for v in operands:
             if last.get(v.id) == position:
                 env.pop(v.id, None)

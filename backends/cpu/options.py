@@ -34,6 +34,7 @@ class CpuOptions:
     fast_contract: bool = True
     threads: int = attrs.field(factory=_default_threads)
     blas_threads: int | None = 1
+    report_uninit: bool = False  # refuse (VIEW-12) a read of new() cells nothing wrote
 
 
 DEFAULT = CpuOptions()

@@ -237,7 +237,54 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return _converted(v, "bf16", nn.relu_bf16(v.data) if op.relu else nn.narrow_bf16(v.data))
     if name == "commit":
         return move(v, v.levels[:3] + (op.element,), 3, True)
+    if name in ("new", "window", "to_view", "memset"):
+        return _view_stage(name, op, env)
     raise ModelError(f"the naive model has no semantics for {type(op).NAME}")
+
+
+def _shifted(levels: tuple[Any, ...], offset: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(live positions of a view's buffer, the flat positions of its base they name): the
+    base position of a cell shifts every level's coordinate by that level's offset."""
+    live, _ = index_of(tuple(levels))
+    grid = np.indices(tuple(m.size for m in levels)).reshape(len(levels), -1)
+    shifted = grid[:, live] + np.asarray(offset, dtype=np.int64)[:, None]
+    return np.flatnonzero(live), np.ravel_multi_index(tuple(shifted), tuple(m.size for m in levels))
+
+
+def _fill(value: Any, dtype: str) -> Any:
+    """A fill value as the model stores it (float bit patterns, integer values)."""
+    if dtype not in nn.FLOATS:
+        return int(value)
+    import ml_dtypes
+
+    host = {"bf16": ml_dtypes.bfloat16, "f32": np.float32, "f8e4m3": ml_dtypes.float8_e4m3fn,
+            "f8e5m2": ml_dtypes.float8_e5m2}[dtype]
+    return np.asarray(value, np.float64).astype(host).view(nn.storage(dtype))
+
+
+def _view_stage(name: str, op: Any, env: dict[int, Value]) -> Value:
+    """`new` is zeros; `window` reads the base's shifted cells; `to_view` writes them."""
+    t = op.result.type
+    levels, spatial = t.levels(), 1 if t.kind == "hbm" else 3
+    if name == "new":
+        return Value(str(t.dtype), levels, np.zeros(int(np.prod([m.size for m in levels])), nn.storage(str(t.dtype))),
+                     spatial)
+    if name == "window":
+        base = env[op.src.id]
+        out = np.zeros_like(base.data)
+        mine, theirs = _shifted(levels, op.offset)
+        out[mine] = base.data[theirs]
+        return Value(base.dtype, levels, out, spatial)
+    into = env[op.into.id]
+    if name == "memset":
+        out = into.data.copy()
+        out[_shifted(op.view.levels(), op.offset)[1]] = _fill(op.value, into.dtype)
+        return Value(into.dtype, into.levels, out, spatial)
+    moved = move(env[op.src.id], op.view.levels(), spatial, False)
+    out = into.data.copy()
+    mine, theirs = _shifted(op.view.levels(), op.offset)
+    out[theirs] = moved.data[mine]
+    return Value(into.dtype, into.levels, out, spatial)
 
 
 def evaluate(kernel: Any, *arrays: np.ndarray) -> tuple[np.ndarray | None, ...]:

@@ -19,6 +19,7 @@ from ir.mapping.cells import Padding
 
 from tu_ops.base import Alloc
 from tu_ops.dma import DmaOp
+from tu_ops.dma_view import dm_roots
 from tu_ops.lower.dma import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
@@ -45,16 +46,23 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
     trf: dict[int, _Tensor] = {}
     row = target.constants.FLIT_BYTES
 
+    roots = dm_roots(kernel.ops())
+
     def read(table: dict[int, _Tensor], ref: Any, step: int) -> None:
-        if ref.id in table:
-            table[ref.id].last = max(table[ref.id].last, step)
+        rid = roots.get(ref.id, ref.id)
+        if rid in table:
+            table[rid].last = max(table[rid].last, step)
 
     for step, s in enumerate(kernel.steps):
         ops = s.ops if isinstance(s, TuProgram) else (s,)
         for op in ops:
             m = op.MNEMONIC
-            if m == "dma":
-                if op.input_type.kind == "dm":
+            if op.result.id in roots:  # a write into a DM tensor: its storage stays live
+                read(dm, op.src, step) if op.MNEMONIC == "dma_into" and op.input_type.kind == "dm" else None
+                read(dm, op.result, step)
+                continue
+            if m in ("dma", "dma_window", "dma_into", "tensor_new"):
+                if op.input_type.kind == "dm" and m != "tensor_new":
                     read(dm, op.src, step)
                 if op.output_type.kind == "dm":
                     dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
@@ -153,7 +161,10 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     rows: dict[int, int] = {}
     for t in sorted(trf.values(), key=lambda x: (x.first, x.ref)):
         rows[t.ref] = _place_trf(t, rows, trf, target)
-    steps = [_rewrite(s, k, dm, dm_base, trf, rows, target) for k, s in enumerate(kernel.steps)]
+    roots = dm_roots(kernel.ops())  # writes into a DM tensor sit at its address
+    named = dm | {a: dm[r] for a, r in roots.items()}
+    bases = dm_base | {a: dm_base[r] for a, r in roots.items()}
+    steps = [_rewrite(s, k, named, bases, trf, rows, target) for k, s in enumerate(kernel.steps)]
     return attrs.evolve(
         kernel, steps=steps,
         dm_allocations=[DmAllocation(tensor=t.op.result, base=dm_base[t.ref], size=t.size,
@@ -166,6 +177,8 @@ def _rewrite(step: Any, k: int, dm: dict[int, _Tensor], dm_base: dict[int, int],
              rows: dict[int, int], target: Any) -> Any:
     if isinstance(step, DmaOp):
         return _rewrite_dma(step, dm, dm_base)
+    if not isinstance(step, TuProgram):  # tensor_new: no address
+        return step
     ops = []
     for op in step.ops:
         m = op.MNEMONIC

@@ -18,6 +18,7 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
+from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
 __all__ = ["build_lowered", "kernel_axes"]
@@ -25,6 +26,8 @@ __all__ = ["build_lowered", "kernel_axes"]
 
 def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | None = None) -> LoweredKernel:
     """Lower every op of a traced kernel (without allocation)."""
+    refuse_unplaced(kernel)
+    windows = windows_of(kernel)
     lay = layout(kernel)
     types = lowered_types(kernel)
 
@@ -36,9 +39,11 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
         if kind == "dma":
-            steps.append(lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
+            viewed = lower_view_step(item, first, windows, lay.refs, typ, target)
+            steps.append(viewed or lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result),
+                                             target))
             continue
-        steps.append(_program(item, first, programs, lay.refs, typ, target))
+        steps.append(_program(item, first, programs, lay.refs, typ, target, windows))
         programs += 1
     params = [KernelParam(Ref(p.index), p.name, p.result.type, p.mutable) for p in kernel.params]
     ret = kernel.returns
@@ -48,12 +53,14 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
                          params=params, steps=steps, results=results, finals=finals)
 
 
-def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any) -> TuProgram:
+def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any,
+             windows: dict[int, Any]) -> TuProgram:
     """One TU program: the FeedBuffer, then the op of each stage after `collect` (found from
     the stage's class, `tu_ops.lower.dispatch`)."""
     context = TuContext(chain.context)
     view = chain.begin.view
-    feed = lower_feed(chain, first, first + 1, feed_flits(chain), Ref(refs[view.id]), typ(view).element, target)
+    feed = shift_feed(lower_feed(chain, first, first + 1, feed_flits(chain), Ref(refs[view.id]), typ(view).element,
+                                 target), view, windows)
     ops: list[Any] = [feed]
     cur, nid = first, first + 1
     for i, op in enumerate(chain.after_collect()):

@@ -18,7 +18,7 @@ from ir.location import Location
 __all__ = ["L_CODES", "LoweringRefusal", "refusal", "ice", "ice_from_exception", "version", "stage_of"]
 
 # rule LOWER-2: the [L] rules, plus DTYPE-EMU (docs/numerics.md), found by the npu backend.
-L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU"})
+L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU", "VIEW-10"})
 
 
 def version() -> str:

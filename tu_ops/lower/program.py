@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
+from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
@@ -102,7 +103,7 @@ def layout(kernel: Any) -> Layout:
     chains = chains_of(kernel)
     steps: list[tuple[str, Any]] = []
     for op in kernel.ops:
-        if isinstance(op, (ir.ToDm, ir.ToHbm)):
+        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))
@@ -120,6 +121,6 @@ def layout(kernel: Any) -> Layout:
         next_id += lowered_count(item)
         refs[item.sink.result.id] = next_id - 1
     for op in kernel.ops:
-        if isinstance(op, ir.View):
+        if isinstance(op, (ir.View, Window)):  # views name their tensor's storage
             refs[op.result.id] = refs[op.src.id]
     return Layout(tuple(steps), refs, tuple(first_id))

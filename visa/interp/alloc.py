@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from tu_ops.dma import DmaOp
+from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram
 from visa.interp.dma import tensor_bytes
 
@@ -38,6 +39,8 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
 def _reads(step: Any) -> list[int]:
     if isinstance(step, DmaOp):
         return [step.src.id]
+    if not isinstance(step, TuProgram):  # tensor_new reads nothing, memset its tensor
+        return [step.into.id] if getattr(step, "into", None) is not None else []
     out = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
@@ -50,16 +53,20 @@ def _reads(step: Any) -> list[int]:
 def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
     """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
     last: dict[int, int] = {}
+    roots = dm_roots(kernel.ops())
     for i, step in enumerate(kernel.steps):
-        for ref in _reads(step):
-            last[ref] = i
+        wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
+        for ref in _reads(step) + wrote:
+            last[roots.get(ref, ref)] = i
     dm: dict[int, tuple[int, int, int]] = {}       # id -> (base, end, last step)
     trf: dict[int, tuple[int, int, int]] = {}
     row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
-            if op.MNEMONIC in ("dma", "commit") and op.output_type.kind == "dm":
+            if op.result.id in roots:
+                continue
+            if op.MNEMONIC in ("dma", "dma_window", "commit", "tensor_new") and op.output_type.kind == "dm":
                 size = tensor_bytes(op.output_type, target)
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)
@@ -69,4 +76,6 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
                 busy = [(b, e) for b, e, lst in trf.values() if lst >= i]
                 base = lowest(busy, rows, 2 if op.collect_flits.value == 2 else 1)
                 trf[op.result.id] = (base, base + rows, end)
-    return {k: v[0] for k, v in dm.items()}, {k: v[0] for k, v in trf.items()}
+    out = {k: v[0] for k, v in dm.items()}
+    out.update({a: out[r] for a, r in roots.items() if r in out})  # a write into DM keeps the address
+    return out, {k: v[0] for k, v in trf.items()}

@@ -103,11 +103,17 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
         result: Any = np.zeros(op.output_type.chip.size * dst_bytes, np.uint8)
+        into = getattr(op, "into", None)  # dma_into: the bytes it does not write keep their value
+        if into is not None:
+            check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == result.shape,
+                  f"{into} is not an HBM tensor of {result.size} bytes", op)
+            result[:] = env[into.id]
         hbm[op.result.id] = result
     else:
         base = mem.dm_address[op.result.id]
         result = DmTensor(base, op.output_type)
-        mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
+        if getattr(op, "into", None) is None:  # dma_into writes over its tensor's bytes
+            mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
         check(cmd.packet_bytes >= 1, f"command {i} has a {cmd.packet_bytes}-byte packet", op)

@@ -18,10 +18,11 @@ import numpy as np
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.target import Target, get_target
 from visa.interp.alloc import allocate
-from visa.interp.dma import DmTensor, run_dma
+from ir.mapping.live import live_positions
+from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.host import check_count, from_hbm, to_hbm
-from visa.interp.memory import Memory
+from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
@@ -90,9 +91,42 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
     for step in kernel.steps:
         if isinstance(step, TuProgram):
             _program(step, mem, env)
+        elif step.MNEMONIC == "tensor_new":
+            env[step.result.id] = new_tensor(step, mem)
+        elif step.MNEMONIC == "memset":
+            env[step.result.id] = run_memset(step, mem)
         else:
             env[step.result.id] = run_dma(step, mem, env)
     return env
+
+
+def new_tensor(op: Any, mem: Memory) -> Any:
+    """`tensor_new`: HBM bytes of zeros, or a DM range zeroed in every live slice."""
+    t = op.output_type
+    size = tensor_bytes(t, mem.target)
+    if t.kind == "hbm":
+        return np.zeros(t.chip.size * size, np.uint8)
+    base = mem.dm_address[op.result.id]
+    mem.zero_dm(live_parts(t), t.slice.size, base, size, op)
+    return DmTensor(base, t)
+
+
+def run_memset(op: Any, mem: Memory) -> Any:
+    """`memset`: the value's bytes (little-endian) at every live cell of the view, in the DM of
+    every live (chip, cluster) of the tensor, from the tensor's address plus the offset."""
+    t = op.output_type
+    width = (mem.target.bits_of(t.dtype) or 0) // 8
+    pattern = np.frombuffer(int(op.value).to_bytes(width, "little"), np.uint8)
+    levels = [live_positions(mp) for mp in op.view]
+    base = mem.dm_address[op.result.id] + op.offset
+    slice_bytes = mem.target.constants.DM_SLICE_BYTES
+    cells = (levels[2][:, None] * slice_bytes + levels[3][None, :] * width).reshape(-1, 1)
+    source = np.tile(pattern, len(cells))
+    src_addr = (np.arange(len(cells), dtype=np.int64)[:, None] * width, np.arange(width, dtype=np.int64))
+    for chip in levels[0]:
+        for cluster in levels[1]:
+            copy_bytes(source, src_addr, mem.dm(int(chip), int(cluster)), (base + cells, src_addr[1]), op, "memset")
+    return DmTensor(mem.dm_address[op.result.id], t)
 
 
 def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:

@@ -91,6 +91,8 @@ def _dma_step(index: int, op: DmaOp, rates: Rates) -> Step:
     cost = dma_cost(op, rates)
     accesses = (_side(op.src, op.input_type, op.src_alloc, False),
                 _side(op.result, op.output_type, op.dst_alloc, True))
+    if getattr(op, "into", None) is not None:  # dma_into also reads the tensor it updates
+        accesses += (_side(op.into, op.output_type, None, False),)
     record = _record(op, rates.engine("dma"), cost.cycles)
     return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=cost.cycles, records=(record,),
                 accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
@@ -165,5 +167,13 @@ def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rat
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
-    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else _program_step(i, s, allocs, rates, target)
+    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else
+            _new_step(i, s) if not isinstance(s, TuProgram) else _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
+
+
+def _new_step(index: int, op: Any) -> Step:
+    """`tensor_new`: an HBM tensor of zeros, modelled as taking no time on the DMA context."""
+    record = Record(ref=str(op.result), mnemonic=op.MNEMONIC, engine="dma", cycles=0, text=op.text(), loc=_loc(op))
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=0, records=(record,),
+                accesses=(_side(op.result, op.output_type, None, True),), claims=(DMA_CONTEXT,))

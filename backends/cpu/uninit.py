@@ -1,0 +1,64 @@
+"""`CpuOptions.report_uninit`: report a read of cells that nothing wrote (docs/views.md).
+
+A tensor made by `new()` reads as zeros, as the reference's host model has it, but the chip
+does not clear memory. With the option on, the executor keeps, for every value made from a
+`new()` tensor, which buffer cells were written (`to_view`, `memset` write them; `window` and
+`view` carry the marks along), and refuses with VIEW-12 any other op that reads a live cell
+of such a value before a write reached it. The option never changes a result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.errors import NpuOptError
+from ir.ops import Op, View
+from ir.view_ops import Memset, NewTensor, ToView, Window
+
+from backends.cpu.views import _grid
+
+__all__ = ["UninitTracker"]
+
+
+class UninitTracker:
+    """Written-cell marks of the values derived from `new()` tensors."""
+
+    def __init__(self) -> None:
+        self.written: dict[int, np.ndarray] = {}
+
+    def before(self, op: Op) -> None:
+        """Refuse `op` if it reads a cell of a tracked value that nothing wrote."""
+        if isinstance(op, (Window, View)):
+            return  # naming cells reads none; the reader of the view is checked
+        targets = {op.into.id} if isinstance(op, (ToView, Memset)) else set()
+        for v in op.operands():
+            marks = self.written.get(v.id)
+            if marks is None or v.id in targets:
+                continue
+            unread = ~marks[_grid(v.type)]
+            if unread.any():
+                where = f"{op.loc.file}:{op.loc.line}: " if op.loc is not None else ""
+                raise NpuOptError(f"{where}`{op.STAGE}` reads {int(unread.sum())} cell(s) of {v} that nothing "
+                                  f"wrote (a tensor made by new() is not cleared on the chip)", code="VIEW-12")
+
+    def after(self, op: Op, shape: tuple[int, ...]) -> None:
+        """Record the marks of `op`'s result."""
+        if isinstance(op, NewTensor):
+            self.written[op.result.id] = np.zeros(shape, bool)
+        elif isinstance(op, View) and op.src.id in self.written:
+            self.written[op.result.id] = self.written[op.src.id]
+        elif isinstance(op, Window) and op.src.id in self.written:
+            marks = np.zeros(shape, bool)
+            marks[_grid(op.result.type)] = self.written[op.src.id][_grid(op.result.type, op.offset)]
+            self.written[op.result.id] = marks
+        elif isinstance(op, (ToView, Memset)) and op.into.id in self.written:
+            marks = self.written[op.into.id].copy()
+            marks[_grid(op.view, op.offset)] = True
+            self.written[op.result.id] = marks
+
+
+def tracker(options: Any) -> UninitTracker | None:
+    """A tracker when the options ask for one."""
+    return UninitTracker() if getattr(options, "report_uninit", False) else None

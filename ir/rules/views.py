@@ -1,0 +1,138 @@
+"""Trace-time rules of views (docs/views.md): tiles (VIEW-1 ... VIEW-3), pads (VIEW-6, VIEW-7)
+and reshapes (VIEW-5).
+
+A tile of one level mapping `E` by an index mapping `I` (one digit range of one axis,
+padding around it ignored) of length `LEN` at `start` is the mapping `E` with that digit
+replaced by its first `LEN` values padded back to the digit's extent, with padding of the
+view's kind (`#` for a read view, `#{!}` for a write view). The requested mapping must be
+equivalent to it; the window starts at the cell of `I` at position `start`, whose
+position in `E` is the level's cell offset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.diagnostic import Violation
+from ir.errors import MappingError
+from ir.mapping.factors import AxisFactor, PaddingFactor, factor_mapping
+from ir.mapping.nodes import Mapping, PaddingKind, pair_all
+from ir.mapping.ops import strides
+
+__all__ = ["tile_offset", "check_pad", "check_reshape", "fill_pattern"]
+
+
+def _digit(index: Mapping) -> AxisFactor | None:
+    """The one digit range an index mapping names (padding factors around it ignored)."""
+    live = [f for f in index.factors() if not isinstance(f, PaddingFactor)]
+    if len(live) != 1 or not isinstance(live[0], AxisFactor):
+        return None
+    return live[0]
+
+
+def _split(factors: list, d: AxisFactor) -> tuple[list, int] | None:
+    """`factors` with the factor holding digit range `d` split so that `d` is one factor of
+    its own; (new list, position of `d`) or None when no factor holds it evenly."""
+    lo, hi = d.step, d.step * d.extent
+    for i, f in enumerate(factors):
+        if not isinstance(f, AxisFactor) or f.axis != d.axis:
+            continue
+        f_lo, f_hi = f.step, f.step * f.extent
+        if not (f_lo <= lo and hi <= f_hi and lo % f_lo == 0 and f_hi % hi == 0):
+            continue
+        parts = []
+        if f_hi // hi > 1:
+            parts.append(AxisFactor(d.axis, hi, f_hi // hi, f.axis_size))
+        mid = len(parts)
+        parts.append(AxisFactor(d.axis, lo, d.extent, f.axis_size))
+        if lo // f_lo > 1:
+            parts.append(AxisFactor(d.axis, f_lo, lo // f_lo, f.axis_size))
+        return factors[:i] + parts + factors[i + 1:], i + mid
+    return None
+
+
+def _render(f: object) -> Mapping:
+    return factor_mapping(f)  # type: ignore[arg-type]
+
+
+def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, start: object,
+                writable: bool) -> int | Violation:
+    """The cell offset of a tile of `level`, or the VIEW rule it breaks."""
+    if not isinstance(start, int) or isinstance(start, bool):
+        return Violation("VIEW-8", f"a tile start must be a Python int known while tracing, not "
+                                   f"{type(start).__name__}",
+                         help="compute it from Python loop variables: `for i in range(4): v.tile(..., i * 8)`")
+    if index.size == 1:  # a unit index (an axis of size 1): the tile is the view itself
+        return _unit_tile(level, index, length, wanted, start)
+    digit = _digit(index)
+    found = _split(list(level.factors()), digit) if digit is not None else None
+    if digit is None or found is None:
+        return Violation("VIEW-1", f"the tile index `{index}` is not one digit range of the view `{level}`",
+                         help="index by one axis or one digit of an axis the view holds whole, e.g. m(\"B\") "
+                              "or m(\"B / 16\")")
+    if not isinstance(length, int) or not 1 <= length <= digit.extent:
+        return Violation("VIEW-3", f"a tile of length {length} does not fit the {digit.extent} values of `{index}`")
+    if not 0 <= start or start + length > digit.extent:
+        return Violation("VIEW-3", f"the tile [{start}, {start + length}) runs past the {digit.extent} values of "
+                                   f"`{index}`",
+                         help=f"keep start + length <= {digit.extent}")
+    factors, at = found
+    kind = PaddingKind.BOTTOM if writable else PaddingKind.TOP
+    window = _render(AxisFactor(digit.axis, digit.step, digit.extent, factors[at].axis_size))
+    if length < digit.extent:
+        window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
+            _render(PaddingFactor(kind, digit.extent))
+    try:
+        expected = pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+        ok = expected.equivalent(wanted)
+    except MappingError:
+        ok = False
+    if not ok:
+        return Violation("VIEW-2", f"the tile of `{level}` by `{index}` ({length} of {digit.extent}) is "
+                                   f"`{expected}`, not `{wanted}`",
+                         help=f"write the tile's mapping as m(\"{expected}\")"
+                              + (" (a write view pads with #{!})" if writable else ""))
+    return start * digit.step // factors[at].step * strides(factors)[at]
+
+
+def _unit_tile(level: Mapping, index: Mapping, length: object, wanted: Mapping, start: int) -> int | Violation:
+    if length != 1 or start != 0:
+        return Violation("VIEW-3", f"the tile [{start}, {start}+{length}) runs past the 1 value of `{index}`")
+    if not level.equivalent(wanted):
+        return Violation("VIEW-2", f"a tile by the unit index `{index}` is the view `{level}` itself, "
+                                   f"not `{wanted}`", help=f"write the tile's mapping as m(\"{level}\")")
+    return 0
+
+
+def check_pad(level: Mapping, wanted: Mapping, unpad: bool) -> Violation | None:
+    """VIEW-6 / VIEW-7: `wanted` is `level` under one outermost padding (the reverse for unpad)."""
+    inner, outer = (wanted, level) if unpad else (level, wanted)
+    if outer.size < inner.size:
+        return Violation("VIEW-6", f"the padded view `{outer}` ({outer.size} cells) is narrower than `{inner}` "
+                                   f"({inner.size} cells)")
+    try:
+        ok = inner.pad(outer.size).equivalent(outer)
+    except MappingError:
+        ok = False
+    if not ok:
+        return Violation("VIEW-7", f"padding `{inner}` to {outer.size} cells gives `{inner.pad(outer.size)}`, "
+                                   f"not `{outer}`",
+                         help="a pad adds cells after the view's last cell only: m(\"<view> # <extent>\")")
+    return None
+
+
+def check_reshape(names: tuple[str, ...], old: tuple[Mapping, ...], new: tuple[Mapping, ...]) -> Violation | None:
+    """VIEW-5: every level keeps its size."""
+    for name, a, b in zip(names, old, new):
+        if a.size != b.size:
+            return Violation("VIEW-5", f"reshape changes the size of the {name} level from {a.size} to {b.size}",
+                             help="a reshape relabels the same cells: every level keeps its number of cells")
+    return None
+
+
+def fill_pattern(value: float | int, dtype: object) -> int:
+    """The bit pattern of one cell of `dtype` holding `value` (floats rounded to nearest even,
+    integers as their two's complement in the dtype's width)."""
+    with np.errstate(over="ignore"):
+        cell = np.asarray(value, np.float64 if dtype.is_float else np.int64).astype(dtype.host_dtype)  # type: ignore
+    return int(cell.view(dtype.bits_dtype))  # type: ignore[attr-defined]

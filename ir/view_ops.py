@@ -1,0 +1,86 @@
+"""Traced ops of memory views and allocation (docs/views.md): `new`, `window`, `to_view`, `memset`.
+
+A view never copies: `window` names cells of a base tensor through another type of the
+same extent per level, shifted by a cell offset per level (a tile keeps the base's
+addresses and marks the cells outside it as padding). `to_view` is a Tensor DMA whose
+destination is such a window of an existing tensor: its result is the new contents of
+that whole tensor (the SSA value that replaces it), the cells outside the window kept.
+`new` is a fresh tensor that reads as zeros.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.op_frame import attr, operand
+from ir.ops import Op, ToDm, ToHbm, Value
+from ir.types import Type
+
+__all__ = ["NewTensor", "Window", "ToView", "Memset", "proxy_dma", "VIEW_OP_CLASSES"]
+
+
+@attrs.frozen(kw_only=True)
+class NewTensor(Op):
+    """`HbmTensor[...].new()` / `DmTensor[...].new()`: a tensor of zeros, `%4 = new : hbm<...>`."""
+
+    STAGE = "new"
+
+
+@attrs.frozen(kw_only=True)
+class Window(Op):
+    """A read view of `src` through the result's type, shifted by `offset` cells per level
+    (one per level of the type, outermost first): cell p of level k is the base's cell
+    `p + offset[k]`."""
+
+    STAGE = "window"
+    src: Value = operand()
+    offset: tuple[int, ...] = attr()
+
+
+def proxy_dma(src: Value, view: Type, loc: Any) -> ToDm | ToHbm:
+    """The plain DMA `src -> view`: the rules a copy into a view obeys are those of a copy
+    into a fresh tensor of the view's type."""
+    cls = ToDm if view.kind == "dm" else ToHbm
+    return cls(src=src, result=Value(-1, view), loc=loc)
+
+
+def _check_to_view(op: ToView) -> Violation | None:
+    return proxy_dma(op.src, op.view, op.loc).check()
+
+
+@attrs.frozen(kw_only=True)
+class ToView(Op):
+    """`src.to_hbm_view(ctx.tdma, dst)` / `to_dm_view`: a Tensor DMA of `src` into the write
+    view `dst` of tensor `into` (type `view`, shifted by `offset` cells per level); the
+    result is `into`'s new contents, of `into`'s type."""
+
+    STAGE = "to_view"
+    RULES = (_check_to_view,)
+    src: Value = operand()
+    into: Value = operand()
+    view: Any = attr()
+    offset: tuple[int, ...] = attr()
+
+    def infer_type(self) -> Type:
+        return self.into.type
+
+
+@attrs.frozen(kw_only=True)
+class Memset(Op):
+    """`view.memset(ctx.sub, value)`: every live cell of the DM write view (type `view`,
+    shifted by `offset`) of tensor `into` set to `value`; the result is `into`'s new contents."""
+
+    STAGE = "memset"
+    into: Value = operand()
+    view: Any = attr()
+    offset: tuple[int, ...] = attr()
+    value: Any = attr()
+
+    def infer_type(self) -> Type:
+        return self.into.type
+
+
+VIEW_OP_CLASSES: tuple[type[Op], ...] = (NewTensor, Window, ToView, Memset)

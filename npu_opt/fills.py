@@ -1,0 +1,81 @@
+"""`memset`, the parallel copies and `ctx.pdma` (docs/views.md), traced into `ir` ops.
+
+`view.memset(ctx.sub, value)` fills the live cells of a DM write view; the value must be
+representable in the tensor's dtype (VIEW-11). `t.to_dm_pcopy(ctx.sub, DmTensor[...])`
+and `view.to_dm_view_pcopy(ctx.sub, dst)` are DM -> DM copies run by the Sub context:
+the same data movement as `to_dm` / `to_dm_view`, checked by the same DMA rules.
+`ctx.pdma` is the PCIe DMA engine: it moves HBM -> HBM only (`to_hbm`, `to_hbm_view`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ir.diagnostic import Violation
+from ir.view_ops import Memset
+from npu_opt.dma import TensorDma
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.trace import current
+
+__all__ = ["PcieDma", "memset", "pcopy", "check_sub", "representable"]
+
+
+class PcieDma(TensorDma):
+    """The PCIe DMA engine, `ctx.pdma`: HBM -> HBM copies."""
+
+    def __repr__(self) -> str:
+        return "ctx.pdma"
+
+
+def _refuse(violation: Violation, method: str) -> Poisoned:
+    current().refuse(violation, location_of(method), method)
+    return Poisoned(method)
+
+
+def check_sub(sub: Any, method: str) -> Violation | None:
+    """The parallel copies and memset run on `ctx.sub`."""
+    if type(sub).__name__ == "TuContext" and getattr(sub, "name", None) == "sub":
+        return None
+    return Violation("CTX-1", f"`{method}` runs on the Sub context, not on {sub!r}",
+                     help=f"pass ctx.sub first: `.{method}(ctx.sub, ...)`")
+
+
+def representable(value: Any, dtype: Any) -> bool:
+    """Whether a Python number is a value of `dtype` (floats: finite or not, after rounding)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if dtype.is_float:
+        with np.errstate(over="ignore"):
+            return not math.isfinite(value) or bool(np.isfinite(np.asarray(value, np.float64).astype(dtype.host_dtype)))
+    return isinstance(value, int) and dtype.min <= value <= dtype.max
+
+
+def memset(view: Any, sub: Any, value: Any) -> None:
+    """`view.memset(ctx.sub, value)` on a DM write view."""
+    bad = check_sub(sub, "memset")
+    if bad is None and view.type.kind != "dm":
+        bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")
+    if bad is None and not representable(value, view.type.dtype):
+        bad = Violation("VIEW-11", f"the fill value {value!r} is not a value of {view.type.dtype}",
+                        help=f"pass a number in the range of {view.type.dtype}")
+    if bad is not None:
+        _refuse(bad, "memset")
+        return
+    tracer = current()
+    op = Memset.build(tracer.value, into=view._base.value, view=view.type, offset=view._offsets, value=value,
+                      loc=location_of("memset"))
+    tracer.emit(op)
+    view._base.value = op.result
+
+
+def pcopy(src: Any, sub: Any, dst: Any) -> Any:
+    """`t.to_dm_pcopy(ctx.sub, DmTensor[...])`: a DM -> DM copy, the rules of `to_dm`."""
+    from npu_opt.dma import _dma
+
+    bad = check_sub(sub, "to_dm_pcopy")
+    if bad is not None:
+        return _refuse(bad, "to_dm_pcopy")
+    return _dma(src, TensorDma(), dst, "dm")

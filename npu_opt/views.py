@@ -1,0 +1,278 @@
+"""Views, tiles and allocation of HBM and DM tensors, traced into `ir.view_ops` (docs/views.md).
+
+`t.view()` is a read view, `t.view_mut()` a write view; both keep the tensor's addresses
+and narrow what they name: `tile` (element level), `chip_tile`, `cluster_tile` and
+`slice_tile` (those levels), `pad` / `unpad` (one outermost padding of the element level)
+and `reshape` (every level relabelled, sizes kept). A read view copies out with
+`to_dm` / `to_hbm` (into a fresh tensor) or `to_dm_view` / `to_hbm_view` (into a write
+view); the write replaces the written tensor's value, so later uses of the tensor see it.
+Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.mapping.nodes import Mapping
+from ir.rules.space import validate_type
+from ir.rules.views import check_pad, check_reshape, tile_offset
+from ir.types import HbmType
+from ir.view_ops import NewTensor, ToView, Window
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor
+from npu_opt.trace import current
+
+__all__ = ["new_tensor", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
+
+_LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element")}
+
+
+def _refuse(violation: Violation, method: str) -> Poisoned:
+    current().refuse(violation, location_of(method), method)
+    return Poisoned(method)
+
+
+def new_tensor(spec: TensorSpec) -> Any:
+    """`HbmTensor[...].new()` / `DmTensor[...].new()` / `TrfTensor[...].new()`: a tensor that
+    reads as zeros."""
+    t = spec.resolve()
+    fault = t if isinstance(t, Violation) else validate_type(t, None)
+    if fault is not None:
+        return _refuse(fault, "new")
+    tracer = current()
+    op = NewTensor(result=tracer.value(t), loc=location_of("new"))
+    tracer.emit(op)
+    return {"hbm": HbmTensor, "dm": DmTensor, "trf": TrfTensor}[spec.kind](op.result)
+
+
+class _View:
+    """A view: the tensor handle it borrows, the base value when made, its type and cell
+    offsets per level (relative to the base's positions)."""
+
+    WRITABLE = False
+
+    def __init__(self, base: Any, type_: Any, offsets: tuple[int, ...]) -> None:
+        self._base = base
+        self._base_value = base.value
+        self._type = type_
+        self._offsets = offsets
+        self._window: Any = None
+
+    @property
+    def type(self) -> Any:
+        return self._type
+
+    def _level_names(self) -> tuple[str, ...]:
+        return _LEVELS[self._type.kind]
+
+    def _derive(self, type_: Any, offsets: tuple[int, ...]) -> Any:
+        return type(self)(self._base, type_, offsets)
+
+    def _retile(self, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
+        names = self._level_names()
+        if level not in names:
+            return _refuse(Violation("VIEW-9", f"`{method}` tiles a DM view; an HBM view has no {level} level"),
+                           method)
+        if not isinstance(index, Mapping) or not isinstance(mapping, Mapping):
+            return _refuse(Violation("TYPE-6", f"`{method}` takes (index mapping, length, tile mapping, start)",
+                                     help=f'e.g. `.{method}(m("B"), 4, m("B = 4 # 8"), 0)`'), method)
+        k = names.index(level)
+        offset = tile_offset(getattr(self._type, level), index, length, mapping, start, self.WRITABLE)
+        if isinstance(offset, Violation):
+            return _refuse(offset, method)
+        offsets = self._offsets[:k] + (self._offsets[k] + offset,) + self._offsets[k + 1:]
+        return self._derive(_with_level(self._type, level, mapping), offsets)
+
+    def tile(self, index: Any, length: Any, element: Any, start: Any) -> Any:
+        """The tile of the element level: `v.tile(m("B"), 4, m("B = 4 # 8"), start)`."""
+        return self._retile("tile", "element", index, length, element, start)
+
+    def chip_tile(self, index: Any, length: Any, chip: Any, start: Any) -> Any:
+        """The tile of the Chip level."""
+        return self._retile("chip_tile", "chip", index, length, chip, start)
+
+    def cluster_tile(self, index: Any, length: Any, cluster: Any, start: Any) -> Any:
+        """The tile of the Cluster level (DM views)."""
+        return self._retile("cluster_tile", "cluster", index, length, cluster, start)
+
+    def slice_tile(self, index: Any, length: Any, slice_: Any, start: Any) -> Any:
+        """The tile of the Slice level (DM views)."""
+        return self._retile("slice_tile", "slice", index, length, slice_, start)
+
+    def _repad(self, method: str, element: Any, unpad: bool) -> Any:
+        if not isinstance(element, Mapping):
+            return _refuse(Violation("TYPE-6", f"`{method}` takes the new element mapping, built by m()"), method)
+        bad = check_pad(self._type.element, element, unpad)
+        if bad is not None:
+            return _refuse(bad, method)
+        return self._derive(_with_level(self._type, "element", element), self._offsets)
+
+    def pad(self, element: Any) -> Any:
+        """The same cells inside a wider element: `m("A, B")` as `m("A, B # 16")`... one outermost pad."""
+        return self._repad("pad", element, unpad=False)
+
+    def unpad(self, element: Any) -> Any:
+        """The live cells of a padded element alone: the inverse of `pad`."""
+        return self._repad("unpad", element, unpad=True)
+
+    def reshape(self, *levels: Any) -> Any:
+        """Relabel every level (HBM: chip, element; DM: chip, cluster, slice, element), sizes kept.
+        Unsafe in the reference's sense: the cells keep their addresses, so only regroupings
+        that keep the order of the cells mean what they say (docs/views.md)."""
+        names = self._level_names()
+        if len(levels) != len(names) or not all(isinstance(x, Mapping) for x in levels):
+            return _refuse(Violation("TYPE-6", f"`reshape` of this view takes {len(names)} mappings "
+                                               f"({', '.join(names)})"), "reshape")
+        bad = check_reshape(names, self._type.levels(), levels)
+        if bad is not None:
+            return _refuse(bad, "reshape")
+        out = self._type
+        for name, mp in zip(names, levels):
+            out = _with_level(out, name, mp)
+        return self._derive(out, self._offsets)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self._base_value}: {self._type} at {self._offsets}>"
+
+
+def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
+    import attrs
+
+    return attrs.evolve(t, **{level: mapping})
+
+
+class _ReadMixin:
+    """The copies out of a read view."""
+
+    @property
+    def value(self: Any) -> Any:
+        """The IR value of the view: the base itself, or a `window` of it."""
+        if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
+            return self._base_value
+        if self._window is None:
+            tracer = current()
+            op = Window(src=self._base_value, offset=self._offsets, result=tracer.value(self._type),
+                        loc=location_of("view"))
+            tracer.emit(op)
+            self._window = op.result
+        return self._window
+
+    def to_dm(self, dma: Any, dst: Any = None) -> Any:
+        """Tensor DMA of the view's cells into a fresh `DmTensor[...]`."""
+        from npu_opt.dma import dma_to_dm
+
+        return dma_to_dm(self, dma, dst)
+
+    def to_hbm(self, dma: Any, dst: Any = None) -> Any:
+        """Tensor DMA of the view's cells into a fresh `HbmTensor[...]`."""
+        from npu_opt.dma import dma_to_hbm
+
+        return dma_to_hbm(self, dma, dst)
+
+    def to_hbm_view(self, dma: Any, dst: Any) -> None:
+        """Tensor DMA into the HBM write view `dst` (`t.view_mut()` or a tile of it)."""
+        _copy_into(self, dma, dst, "hbm", "to_hbm_view")
+
+    def to_dm_view(self, dma: Any, dst: Any) -> None:
+        """Tensor DMA into the DM write view `dst`."""
+        _copy_into(self, dma, dst, "dm", "to_dm_view")
+
+    def to_dm_view_pcopy(self, sub: Any, dst: Any) -> None:
+        """The parallel copy (Sub context) into the DM write view `dst`."""
+        from npu_opt.fills import check_sub
+
+        bad = check_sub(sub, "to_dm_view_pcopy")
+        if bad is not None:
+            _refuse(bad, "to_dm_view_pcopy")
+            return
+        _copy_into(self, None, dst, "dm", "to_dm_view_pcopy")
+
+
+def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
+    from npu_opt.dma import _check_engine
+
+    bad = None if dma is None else _check_engine(dma, method)  # None: a parallel copy, checked
+    if bad is None and kind == "dm" and type(dma).__name__ == "PcieDma":
+        bad = Violation("CTX-1", f"`{method}` writes DM; the PCIe DMA (ctx.pdma) moves HBM -> HBM only",
+                        help=f"pass ctx.tdma: `.{method}(ctx.tdma, ...)`")
+    if bad is None and isinstance(dst, Poisoned):
+        return
+    if bad is None and isinstance(dst, _View) and not dst.WRITABLE:
+        bad = Violation("VIEW-4", f"the destination of `{method}` is a read-only view",
+                        help="write through `t.view_mut()` (or a tile of it)")
+    elif bad is None and (not isinstance(dst, _View) or dst.type.kind != kind):
+        want = "HbmTensorViewMut" if kind == "hbm" else "DmTensorViewMut"
+        bad = Violation("VIEW-9", f"the destination of `{method}` must be a {want}, not {type(dst).__name__}",
+                        help="pass `t.view_mut()` (or a tile of it)")
+    if bad is not None:
+        _refuse(bad, method)
+        return
+    tracer = current()
+    op = ToView(src=src.value, into=dst._base.value, view=dst.type, offset=dst._offsets, loc=location_of(method))
+    op = ToView.build(tracer.value, **{f: getattr(op, f) for f in ("src", "into", "view", "offset", "loc")})
+    tracer.emit(op)
+    dst._base.value = op.result
+
+
+class HbmTensorView(_ReadMixin, _View):
+    """A read view of an HBM tensor (`t.view()`)."""
+
+
+class DmReadView(_ReadMixin, _View, DmTensorView):
+    """A read view of a DM tensor (`t.view()`), the argument of `begin` when untiled."""
+
+    KIND = "dm"
+
+
+class HbmTensorViewMut(_View):
+    """A write view of an HBM tensor (`t.view_mut()`)."""
+
+    WRITABLE = True
+
+
+class DmTensorViewMut(_View):
+    """A write view of a DM tensor (`t.view_mut()`)."""
+
+    WRITABLE = True
+
+    def memset(self, sub: Any, value: Any) -> None:
+        """Set every live cell of the view to `value`, on the Sub context."""
+        from npu_opt.fills import memset
+
+        memset(self, sub, value)
+
+
+def read_view(t: Any) -> Any:
+    """`t.view()` of an HBM or DM tensor handle."""
+    cls = HbmTensorView if isinstance(t.type, HbmType) else DmReadView
+    return cls(t, t.type, (0,) * len(t.type.levels()))
+
+
+def write_view(t: Any) -> Any:
+    """`t.view_mut()` of an HBM or DM tensor handle."""
+    cls = HbmTensorViewMut if isinstance(t.type, HbmType) else DmTensorViewMut
+    return cls(t, t.type, (0,) * len(t.type.levels()))
+
+
+
+def commit_view(stage: Any, loc: Any, dst: Any) -> None:
+    """`.commit_view(dst)`: commit the stream into the DM write view `dst` (a tile of an
+    existing tensor). Traced as a `commit` into the view's element, then a copy of the
+    committed tensor into the view."""
+    from npu_opt.stages import _commit
+
+    if isinstance(dst, Poisoned):
+        return None
+    if not isinstance(dst, _View) or not dst.WRITABLE or dst.type.kind != "dm":
+        code = "VIEW-4" if isinstance(dst, _View) and not dst.WRITABLE else "VIEW-9"
+        current().refuse(Violation(code, f"`commit_view` writes a DM write view, not {type(dst).__name__}",
+                                   help="pass `t.view_mut()` of a DM tensor (or a tile of it)"), loc, "commit_view")
+        return None
+    committed = _commit.__wrapped__(stage, loc, dst.type.element)
+    if isinstance(committed, Poisoned):
+        return None
+    from npu_opt.dma import TensorDma
+
+    _copy_into(read_view(committed), TensorDma(), dst, "dm", "commit_view")
+    return None

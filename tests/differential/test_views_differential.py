@@ -1,0 +1,60 @@
+"""Generated view and tile kernels (view_strategies.py): the cpu backend and the VISA
+interpreter agree bit for bit (harness.differential), and the cpu backend agrees with the
+naive model (naive_model.py), which evaluates windows from cell positions of its own."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import npu_opt
+from tests.differential.harness import differential, load_kernel
+from tests.differential.strategies import make_inputs
+from tests.differential.test_naive_model import differences
+from tests.differential.view_strategies import view_kernels
+
+SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+
+
+def test_cpu_and_visa_agree_on_generated_view_kernels() -> None:
+    stats: Counter = Counter()
+
+    @seed(20261202)
+    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=SUPPRESS)
+    @given(g=view_kernels(), input_seed=st.integers(0, 2**32 - 1))
+    def prop(g, input_seed):
+        outcome = differential(g.source, input_seed)
+        stats[outcome.kind] += 1
+        if outcome.code:
+            stats[outcome.code] += 1
+        if outcome.kind == "agree":
+            stats.update(g.features)
+
+    prop()
+    assert stats["agree"] >= 20, stats
+    assert stats["refused"] >= 1, stats
+    for needed in ("route:dm", "route:hbm", "route:dm_write", "digit:whole", "digit:outer", "digit:inner", "len:1", "len:2"):
+        assert stats[needed] > 0, (needed, stats)
+
+
+def test_cpu_matches_the_naive_model_on_generated_view_kernels() -> None:
+    stats: Counter = Counter()
+
+    @seed(7)
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=SUPPRESS)
+    @given(g=view_kernels(illegal_rate=0), input_seed=st.integers(0, 2**32 - 1))
+    def prop(g, input_seed):
+        kernel = load_kernel(g.source)
+        if not npu_opt.check(kernel).ok:
+            stats["refused"] += 1
+            return
+        diff = differences(kernel, make_inputs(kernel, input_seed))
+        assert diff is None, f"cpu and the naive model disagree: {diff}\n{g.source}"
+        stats["agree"] += 1
+
+    prop()
+    assert stats["agree"] >= 12, stats
+    assert np.isfinite(stats["agree"])

@@ -1,0 +1,162 @@
+"""Lowered records of views and allocation (docs/views.md): `tensor_new`, `dma_window`, `dma_into`,
+`memset`.
+
+`tensor_new` makes an HBM or DM tensor of zeros (a DM one placed as a DMA result is). `dma_window` is a Tensor DMA (`DmaOp`) whose
+source is a window of its `src` tensor: the commands are those of a DMA from a tensor of
+the window's type (`src_view`, one mapping per level), their source addresses shifted by
+`src_offset` bytes. `dma_into` also writes a window (`dst_view`, `dst_offset`) of an
+existing tensor `into` (HBM or DM); its result is `into`'s new contents, at `into`'s
+address: every byte the commands do
+not write keeps its value. Input and output types are the tensors' own (the storage the
+addresses count in); the view types are the fields. Both verify as DMAs (DMAOP-1 ... 5,
+the walks checked against the whole tensors), then DMAOP-6: the views keep their tensor's
+extent per level and the offsets are whole bytes inside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.dma import DmaOp
+
+__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
+
+
+def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:
+    """Type `t` with its level mappings replaced by `levels` (outermost first)."""
+    names = ("chip", "element") if t.kind == "hbm" else ("chip", "cluster", "slice", "element")
+    return attrs.evolve(t, **dict(zip(names, levels)))
+
+
+def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, target: Any) -> str | None:
+    if len(levels) != len(t.levels()):
+        return f"{side}_view has {len(levels)} levels; the {t.kind} tensor has {len(t.levels())}"
+    for k, (a, b) in enumerate(zip(t.levels(), levels)):
+        if a.size != b.size:
+            return f"{side}_view level {k} has {b.size} cells; the tensor's has {a.size}"
+    limit = target.constants.DM_SLICE_BYTES * t.slice.size if t.kind == "dm" else \
+        t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8)
+    if not 0 <= offset < max(limit, 1):
+        return f"{side}_offset {offset} is outside the tensor's {limit} bytes"
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class TensorNewOp(TuOp):
+    """A fresh HBM or DM tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
+
+    NAME: ClassVar[str] = "tu.tensor_new"
+    MNEMONIC: ClassVar[str] = "tensor_new"
+    PIPELINE_RANK: ClassVar[int] = 113
+    TRACED_STAGE: ClassVar[str | None] = "new"
+    IN_PROGRAM: ClassVar[bool] = False
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
+
+    element_type: DType = attr()
+
+    @rule("DMAOP-6")
+    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.input_type != self.output_type or self.output_type.dtype != self.element_type:
+            return "a new tensor's input and output types are its own type, of its element_type"
+        if not target.materializable(self.element_type):
+            return f"{self.element_type} cannot be stored on target {target.name}"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class DmaWindowOp(DmaOp):
+    """A DMA from a window of `src` into a fresh tensor."""
+
+    NAME: ClassVar[str] = "tu.dma_window"
+    MNEMONIC: ClassVar[str] = "dma_window"
+    PIPELINE_RANK: ClassVar[int] = 111
+
+    src_view: tuple[Mapping, ...] = attr(converter=tuple)
+    src_offset: int = attr()
+
+    def view_types(self) -> tuple[Any, Any]:
+        """(source, destination) types the commands walk."""
+        return with_levels(self.input_type, self.src_view), self.output_type
+
+    @rule("DMAOP-6")
+    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return _view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+
+
+@attrs.frozen(kw_only=True)
+class DmaIntoOp(DmaOp):
+    """A DMA from a tensor (or a window of it) into a window of the tensor `into`."""
+
+    NAME: ClassVar[str] = "tu.dma_into"
+    MNEMONIC: ClassVar[str] = "dma_into"
+    PIPELINE_RANK: ClassVar[int] = 112
+
+    src_view: tuple[Mapping, ...] = attr(converter=tuple)
+    src_offset: int = attr()
+    into: Ref = operand()
+    dst_view: tuple[Mapping, ...] = attr(converter=tuple)
+    dst_offset: int = attr()
+
+    def view_types(self) -> tuple[Any, Any]:
+        return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
+
+    def traced_stage(self) -> str | None:
+        """A copy into a view (docs/views.md)."""
+        return "to_dm_view" if self.output_type.kind == "dm" else "to_hbm_view"
+
+    @rule("DMAOP-6")
+    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return (_view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+                or _view_problem(self.output_type, self.dst_view, self.dst_offset, "dst", target))
+
+
+@attrs.frozen(kw_only=True)
+class MemsetOp(TuOp):
+    """`view.memset(ctx.sub, value)`: every live cell of the window `view` (one mapping per
+    level, `offset` bytes into the DM tensor `into`) set to the bit pattern `value`; the
+    result is `into`'s new contents, at its address. Text: `%4 = memset into=%2
+    element_type=bf16 view=[...] offset=16 value=16320 : dm[...] -> dm[...]`."""
+
+    NAME: ClassVar[str] = "tu.memset"
+    MNEMONIC: ClassVar[str] = "memset"
+    PIPELINE_RANK: ClassVar[int] = 114
+    TRACED_STAGE: ClassVar[str | None] = "memset"
+    IN_PROGRAM: ClassVar[bool] = False
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+
+    into: Ref = operand()
+    element_type: DType = attr()
+    view: tuple[Mapping, ...] = attr(converter=tuple)
+    offset: int = attr()
+    value: int = attr()
+
+    def stream_input(self) -> Ref | None:
+        return None
+
+    @rule("DMAOP-6")
+    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t = self.output_type
+        if self.input_type != t or t.dtype != self.element_type:
+            return "a memset's input and output types are its tensor's, of its element_type"
+        bits = target.bits_of(t.dtype) or 0
+        if bits % 8 or not 0 <= self.value < 2 ** bits:
+            return f"value {self.value} is not a {bits}-bit pattern of whole bytes"
+        return _view_problem(t, self.view, self.offset, "dst", target)
+
+
+def dm_roots(ops: Any) -> dict[int, int]:
+    """The DM tensor whose storage each DM `dma_into` result is (by value id): the tensor the
+    chain of writes started from. A write into DM keeps its tensor's address."""
+    roots: dict[int, int] = {}
+    for op in ops:
+        into = getattr(op, "into", None)
+        if into is not None and op.output_type.kind == "dm":
+            roots[op.result.id] = roots.get(into.id, into.id)
+    return roots

@@ -1,0 +1,151 @@
+"""Views and allocation lowered to `tensor_new`, `dma_window`, `dma_into` and `memset` (docs/views.md).
+
+A window's commands are those of a plain DMA between the view types (`lower_dma`), their
+addresses on the window's side shifted by the view's byte offset: in HBM, the chip offset
+times the bytes of one chip's copy plus the element offset in bytes; in DM, the slice
+offset times DM_SLICE_BYTES plus the element offset in bytes. A write into a DM tensor
+keeps the tensor's address (`tu_ops.dma_view.dm_roots`). The lowering refuses (VIEW-10)
+what it does not place yet: a window offset on the Chip or Cluster level of a DM tensor,
+one that is not whole bytes, a write into DM off an 8-byte boundary, a `memset` of 4-bit
+cells, a TRF `new()`, and a `begin` over a DM view tiled outside its Element level (a `begin` over an
+Element tile is a feed whose source offset is the tile's element offset).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import ops as ir
+from ir.mapping.live import live_positions
+from ir.rules.views import fill_pattern
+from ir.view_ops import Memset, NewTensor, ToView, Window
+from tu_ops.base import Ref
+from tu_ops.dma import DmaOp
+from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
+from tu_ops.lower.dma import lower_dma
+from tu_ops.lower.errors import LoweringRefusal, refusal
+
+__all__ = ["lower_view_step", "windows_of", "shift_feed", "window_cells", "byte_offset", "view_dma", "refuse_unplaced"]
+
+
+def _refuse(op: Any, message: str) -> LoweringRefusal:
+    return LoweringRefusal([refusal("VIEW-10", message, op.loc, stage=op.STAGE, op=op.text(),
+                                    help="copy through a fresh tensor instead (`to_dm` / `to_hbm` into a new type)")])
+
+
+def byte_offset(t: Any, offsets: tuple[int, ...], target: Any, op: Any) -> int:
+    """The byte offset of a window of tensor type `t` shifted by `offsets` cells per level."""
+    bits = target.bits_of(t.dtype) or t.dtype.bits
+    *outer, elem = offsets
+    if elem * bits % 8:
+        raise _refuse(op, f"the window starts {elem} cells into the element, not a whole byte of {t.dtype}")
+    if t.kind == "hbm":
+        chip_bytes = -(-t.element.size * bits // 8)
+        return outer[0] * chip_bytes + elem * bits // 8
+    chip, cluster, slice_ = outer
+    if chip or cluster:
+        raise _refuse(op, "a DM window shifted on the Chip or Cluster level is not lowered yet")
+    return slice_ * target.constants.DM_SLICE_BYTES + elem * bits // 8
+
+
+def view_dma(cls: type, result: int, src: int, src_t: Any, src_view: Any, src_off: int, dst_t: Any,
+             dst_view: Any, dst_off: int, target: Any, loc: Any, into: int | None = None) -> DmaOp:
+    """The record of a DMA between view types, its addresses shifted by the offsets."""
+    traced_cls = ir.ToHbm if dst_view.kind == "hbm" else ir.ToDm
+    traced = traced_cls(src=ir.Value(src, src_view), result=ir.Value(result, dst_view), loc=loc)
+    low = lower_dma(traced, result, src, src_view, dst_view, target)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
+                     for c in low.commands)
+    fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
+    fields.update(commands=commands, aggregate=None, input_type=src_t, output_type=dst_t,
+                  src_view=src_view.levels(), src_offset=src_off)
+    if cls is DmaIntoOp:
+        fields.update(into=Ref(into), dst_view=dst_view.levels(), dst_offset=dst_off,
+                      dst_alloc=low.dst_alloc and attrs.evolve(low.dst_alloc, size=_hbm_bytes(dst_t, target)))
+    return cls(**fields)
+
+
+def _hbm_bytes(t: Any, target: Any) -> int:
+    return t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or t.dtype.bits) // 8)
+
+
+def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any, target: Any) -> tuple:
+    """(ref, storage type, view type, byte offset) of the tensor a DMA reads."""
+    w = windows.get(op.src.id)
+    if w is None:
+        t = typ(op.src)
+        return refs[op.src.id], t, t, 0
+    base_t = typ(w.src)
+    return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op)
+
+
+def windows_of(kernel: Any) -> dict[int, Window]:
+    """Every `window` op of a traced kernel, by the id of its result."""
+    return {w.result.id: w for w in kernel.ops if isinstance(w, Window)}
+
+
+def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict[int, int], typ: Any,
+                    target: Any) -> Any | None:
+    """The record of a view or allocation step, or None for a plain DMA (`lower_dma`'s)."""
+    if isinstance(op, NewTensor):
+        t = op.result.type
+        if t.kind not in ("hbm", "dm"):
+            raise _refuse(op, f"a {t.kind} tensor made by `new()` is not placed by the lowering yet")
+        return TensorNewOp(result=Ref(result), element_type=t.dtype, input_type=t, output_type=t, loc=op.loc)
+    if isinstance(op, Memset):
+        t = op.into.type
+        if (target.bits_of(t.dtype) or t.dtype.bits) % 8:
+            raise _refuse(op, f"a memset of {t.dtype} cells (less than a byte) is not lowered yet")
+        return MemsetOp(result=Ref(result), into=Ref(refs[op.into.id]), element_type=t.dtype, view=op.view.levels(),
+                        offset=byte_offset(t, op.offset, target, op), value=fill_pattern(op.value, t.dtype),
+                        input_type=t, output_type=t, loc=op.loc)
+    if isinstance(op, ToView):
+        src, src_t, src_view, src_off = _source(op, windows, refs, typ, target)
+        dst_off = byte_offset(op.into.type, op.offset, target, op)
+        align = target.constants.DMA_DM_ALIGN
+        if op.into.type.kind == "dm" and dst_off % align:
+            raise _refuse(op, f"a write into DM starts {dst_off % target.constants.DM_SLICE_BYTES} bytes into "
+                              f"the element, not on a {align}-byte boundary")
+        return view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
+                        target, op.loc, into=refs[op.into.id])
+    if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
+        src, src_t, src_view, src_off = _source(op, windows, refs, typ, target)
+        t = typ(op.result)
+        return view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc)
+    return None
+
+
+def refuse_unplaced(kernel: Any) -> None:
+    """VIEW-10 for a `begin` over a window shifted outside its Element level (a feed reads
+    the slices of its program's space; its source offset shifts the element only)."""
+    windows = windows_of(kernel)
+    for op in kernel.ops:
+        w = windows.get(op.view.id) if isinstance(op, ir.Begin) else None
+        if w is not None and (any(w.offset[:-1]) or w.result.type.spatial() != w.src.type.spatial()):
+            raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
+
+
+def shift_feed(feed: Any, view: Any, windows: dict[int, Window]) -> Any:
+    """The feed of a `begin` over a window: its source offset is the window's element offset."""
+    w = windows.get(view.id)
+    if w is None:
+        return feed
+    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]))
+
+
+def window_cells(mapping: Any) -> list[int]:
+    """The live positions of a window's element (where its cells sit)."""
+    return [int(p) for p in live_positions(mapping)[-1:]]
+
+
+def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
+    """The record the lowering makes from a `dma_window` / `dma_into` record's types and views,
+    its DM-side addresses offset by `dm_offsets` (source, destination allocation bases)."""
+    src_view, dst_view = op.view_types()
+    into = op.into.id if isinstance(op, DmaIntoOp) else None
+    out = view_dma(type(op), op.result.id, op.src.id, op.input_type, src_view, op.src_offset + dm_offsets[0],
+                   op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into)
+    offsets = {"src_offset": op.src_offset} | ({"dst_offset": op.dst_offset} if into is not None else {})
+    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets)
