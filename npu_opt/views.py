@@ -100,22 +100,6 @@ class _View:
         """The tile of the Slice level (DM views)."""
         return self._retile("slice_tile", "slice", index, length, slice_, start)
 
-    def _repad(self, method: str, element: Any, unpad: bool) -> Any:
-        if not isinstance(element, Mapping):
-            return _refuse(Violation("TYPE-6", f"`{method}` takes the new element mapping, built by m()"), method)
-        bad = check_pad(self._type.element, element, unpad)
-        if bad is not None:
-            return _refuse(bad, method)
-        return self._derive(_with_level(self._type, "element", element), self._offsets)
-
-    def pad(self, element: Any) -> Any:
-        """The same cells inside a wider element: `m("A, B")` as `m("A, B # 16")`... one outermost pad."""
-        return self._repad("pad", element, unpad=False)
-
-    def unpad(self, element: Any) -> Any:
-        """The live cells of a padded element alone: the inverse of `pad`."""
-        return self._repad("unpad", element, unpad=True)
-
     def reshape(self, *levels: Any) -> Any:
         """Relabel every level (HBM: chip, element; DM: chip, cluster, slice, element), sizes kept.
         Unsafe in the reference's sense: the cells keep their addresses, so only regroupings
@@ -143,7 +127,23 @@ def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
 
 
 class _ReadMixin:
-    """The copies out of a read view."""
+    """What only a read view offers: `pad` / `unpad` and the copies out."""
+
+    def _repad(self, method: str, element: Any, unpad: bool) -> Any:
+        if not isinstance(element, Mapping):
+            return _refuse(Violation("TYPE-6", f"`{method}` takes the new element mapping, built by m()"), method)
+        bad = check_pad(self._type.element, element, unpad)
+        if bad is not None:
+            return _refuse(bad, method)
+        return self._derive(_with_level(self._type, "element", element), self._offsets)
+
+    def pad(self, element: Any) -> Any:
+        """The same cells inside a wider element, one outermost padding: `m("A, B")` as `m("A # 128, B")`."""
+        return self._repad("pad", element, unpad=False)
+
+    def unpad(self, element: Any) -> Any:
+        """The live cells of a padded element alone: the inverse of `pad`."""
+        return self._repad("unpad", element, unpad=True)
 
     @property
     def value(self: Any) -> Any:

@@ -190,7 +190,9 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
             raise Underivable(rec, "the feed delivers to no op")
         low = lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
                          rec.source.element, target)
-        return attrs.evolve(low, source=attrs.evolve(low.source, offset=rec.source.offset))  # verify checks it
+        if mapping_text(rec.source.element) == mapping_text(types[rec.source.tensor.id].element):
+            return low  # the whole tensor: offset 0
+        return attrs.evolve(low, source=attrs.evolve(low.source, offset=rec.source.offset))  # a window: verify checks it
     if rec.MNEMONIC == "time_reduce" and chain.first(ir.ContractLane) is None:
         raise Underivable(rec, "a time_reduce without a lane_fold in its program")
     op = group[0]

@@ -31,7 +31,7 @@ from visa.facts import tensor_bytes, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
-from tu_ops.lower.views import window_cells
+from tu_ops.lower.views import is_window
 from visa.retrace import Underivable
 
 __all__ = ["verify_artifact", "verify_text"]
@@ -272,14 +272,12 @@ def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
         raise fail.op(op, f"the feed reads {op.source.tensor}, which is not a DM tensor")
     if source.dtype != op.source.dtype:
         raise fail.op(op, f"source dtype {op.source.dtype}, but {op.source.tensor} holds {source.dtype}")
-    if mapping_text(source.element) == mapping_text(op.source.element) and op.source.offset == 0:
-        return
-    # a window of the tensor (docs/views.md): its element spans the tensor's, shifted inside it
-    last = max(window_cells(op.source.element), default=-1)
-    if op.source.element.size != source.element.size or op.source.offset < 0 or \
-            last + op.source.offset >= source.element.size:
-        raise fail.op(op, f"source mapping \"{mapping_text(op.source.element)}\" at offset {op.source.offset} is "
-                          f"not a window of {op.source.tensor}'s element \"{mapping_text(source.element)}\"")
+    if mapping_text(source.element) == mapping_text(op.source.element):
+        return  # the whole tensor (its offset is re-derived: 0)
+    if not is_window(source.element, op.source.element, op.source.offset):  # a tile of it (docs/views.md)
+        raise fail.op(op, f"source mapping \"{mapping_text(op.source.element)}\", but {op.source.tensor}'s "
+                          f"element is \"{mapping_text(source.element)}\" (not a window of it at offset "
+                          f"{op.source.offset})")
 
 
 def _check_commit(op: Any, context: TuContext, target: Any, fail: _Failer) -> None:

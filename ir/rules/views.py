@@ -15,7 +15,7 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, PaddingFactor, factor_mapping
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_mapping
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import strides
 
@@ -52,6 +52,11 @@ def _split(factors: list, d: AxisFactor) -> tuple[list, int] | None:
 
 
 def _render(f: object) -> Mapping:
+    """A factor as a mapping (a ragged piece as the mapping it came from)."""
+    if isinstance(f, RaggedFactor):
+        if f.source is None:
+            raise MappingError("ragged", "a ragged piece without its mapping")
+        return f.source
     return factor_mapping(f)  # type: ignore[arg-type]
 
 
@@ -84,10 +89,10 @@ def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, st
             _render(PaddingFactor(kind, digit.extent))
     try:
         expected = pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
-        ok = expected.equivalent(wanted)
-    except MappingError:
-        ok = False
-    if not ok:
+    except (MappingError, TypeError, ValueError):
+        return Violation("VIEW-1", f"the view `{level}` has a ragged piece the tile cannot be split around",
+                         help="tile the view before the tile that made it ragged, or use lengths that divide")
+    if not expected.equivalent(wanted):
         return Violation("VIEW-2", f"the tile of `{level}` by `{index}` ({length} of {digit.extent}) is "
                                    f"`{expected}`, not `{wanted}`",
                          help=f"write the tile's mapping as m(\"{expected}\")"

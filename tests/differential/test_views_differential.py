@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -19,11 +19,11 @@ from tests.differential.view_strategies import view_kernels
 SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
 
-def test_cpu_and_visa_agree_on_generated_view_kernels() -> None:
+def _cpu_vs_visa(count: int, rng_seed: int) -> Counter:
     stats: Counter = Counter()
 
-    @seed(20261202)
-    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=SUPPRESS)
+    @seed(rng_seed)
+    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=SUPPRESS)
     @given(g=view_kernels(), input_seed=st.integers(0, 2**32 - 1))
     def prop(g, input_seed):
         outcome = differential(g.source, input_seed)
@@ -34,17 +34,28 @@ def test_cpu_and_visa_agree_on_generated_view_kernels() -> None:
             stats.update(g.features)
 
     prop()
-    assert stats["agree"] >= 20, stats
+    return stats
+
+
+def test_cpu_and_visa_agree_on_generated_view_kernels() -> None:
+    stats = _cpu_vs_visa(30, 20261202)
+    assert stats["agree"] >= 15, stats
     assert stats["refused"] >= 1, stats
     for needed in ("route:dm", "route:hbm", "route:dm_write", "digit:whole", "digit:outer", "digit:inner", "len:1", "len:2"):
         assert stats[needed] > 0, (needed, stats)
+
+
+@pytest.mark.slow
+def test_cpu_and_visa_agree_on_many_generated_view_kernels() -> None:
+    stats = _cpu_vs_visa(400, 99)
+    assert stats["agree"] >= 200, stats
 
 
 def test_cpu_matches_the_naive_model_on_generated_view_kernels() -> None:
     stats: Counter = Counter()
 
     @seed(7)
-    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=SUPPRESS)
+    @settings(max_examples=20, deadline=None, database=None, suppress_health_check=SUPPRESS)
     @given(g=view_kernels(illegal_rate=0), input_seed=st.integers(0, 2**32 - 1))
     def prop(g, input_seed):
         kernel = load_kernel(g.source)
@@ -56,5 +67,4 @@ def test_cpu_matches_the_naive_model_on_generated_view_kernels() -> None:
         stats["agree"] += 1
 
     prop()
-    assert stats["agree"] >= 12, stats
-    assert np.isfinite(stats["agree"])
+    assert stats["agree"] >= 10, stats

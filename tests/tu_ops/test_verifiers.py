@@ -89,6 +89,14 @@ COMMIT = op_of(k4(), 11)
 A_DMA = op_of(k4(), 2)
 CMD = A_DMA.commands[0]
 
+def window_past_its_tensor():
+    """DMAOP-6: a dma_window whose source offset lies past the whole HBM source."""
+    from tu_ops.dma_view import DmaWindowOp
+
+    fields = {f.name: getattr(A_DMA, f.name) for f in attrs.fields(type(A_DMA)) if f.init}
+    return DmaWindowOp(**fields, src_view=A_DMA.input_type.levels(), src_offset=1 << 30)
+
+
 # rule id (":variant" optional) -> builder of (bad op, context or None)
 BAD: dict[str, Callable] = {
     "FEED-1": bad(6, conversions=[Conversion(ConversionKind.I8_TO_I32)]),
@@ -146,6 +154,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-4": bad(2, commands=[attrs.evolve(CMD, packet_bytes=4, entries=[*CMD.entries[:2], (1024, 4, 4), (4, 1, 1)])]),
     "DMAOP-5": bad(2, dst_alloc=Alloc(0, 2048)),
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
+    "DMAOP-6": lambda: (window_past_its_tensor(), None),
     **TRANSPOSE_BAD,
     **BAD_VECTOR,
     **SWITCH_BAD,

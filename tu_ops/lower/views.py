@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ir import ops as ir
+from ir.mapping.cells import LIVE
 from ir.mapping.live import live_positions
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
@@ -27,7 +29,7 @@ from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.errors import LoweringRefusal, refusal
 
-__all__ = ["lower_view_step", "windows_of", "shift_feed", "window_cells", "byte_offset", "view_dma", "refuse_unplaced"]
+__all__ = ["lower_view_step", "windows_of", "shift_feed", "is_window", "byte_offset", "view_dma", "refuse_unplaced"]
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:
@@ -135,9 +137,27 @@ def shift_feed(feed: Any, view: Any, windows: dict[int, Window]) -> Any:
     return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]))
 
 
-def window_cells(mapping: Any) -> list[int]:
-    """The live positions of a window's element (where its cells sit)."""
-    return [int(p) for p in live_positions(mapping)[-1:]]
+def is_window(element: Any, window: Any, offset: int) -> bool:
+    """Whether `window` at cell `offset` names cells of `element` as a tile does: the same
+    extent, and every live cell p of the window is the element's cell p + offset, whose index
+    is the window cell's plus the index of the element's cell at `offset` (axis by axis)."""
+    n = element.size
+    if window.size != n or not 0 <= offset < max(n, 1):
+        return False
+    live = live_positions(window)
+    if live.size == 0:
+        return True
+    q = live + offset
+    if int(q[-1]) >= n:
+        return False
+    mine, theirs, start = window.cells(live), element.cells(q), element.cells(np.array([offset]))
+    if not ((theirs.status == LIVE).all() and start.status[0] == LIVE):
+        return False
+    for axis, coords in theirs.coords.items():
+        want = start.coords[axis][0] + (mine.coords[axis] if axis in mine.coords else 0)
+        if not np.array_equal(coords, np.broadcast_to(want, coords.shape)):
+            return False
+    return set(mine.coords) <= set(theirs.coords)
 
 
 def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
