@@ -124,3 +124,30 @@ def test_good_switching_feeds_verify() -> None:
 
     GOOD.verify(rngd())
     CUSTOM.verify(rngd())
+
+
+SPLIT_TILE = '''from npu_opt import *
+axes(H=64, L=4, T=4, E=8)
+Chip = m("1"); Cluster = m("1 # 2")
+@device(chip=1)
+def split_tile(ctx: Context, x: HbmTensor[f32, Chip, m("H, T, E")]) -> HbmTensor[f32, Chip, m("L, H, T, E")]:
+    x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, m("1 # 2, H, 1 # 2"), m("T, E")])
+    y = (ctx.main.begin(x.view())
+         .fetch(m("T"), m("E"))
+         .switch(m("L / 2, H, L % 2"), m("T"), SwitchConfig.CUSTOM_BROADCAST(ring_size=256))
+         .collect(m("T"), m("E"))
+         .commit_trim(m("E"))
+         .commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[f32, Chip, m("L, H, T, E")])
+'''
+
+
+def test_one_tile_axis_split_over_two_padded_slots() -> None:
+    """The input lives on the slices `(0, h, 0)` of `1 # 2, H, 1 # 2`; the tile L fills both
+    padded digits (L / 2 outer, L % 2 inner), so every slice of the cluster gets a copy."""
+    kernel = load_kernel(SPLIT_TILE)
+    x = np.random.default_rng(5).standard_normal((64, 4, 8)).astype(np.float32)
+    want = np.broadcast_to(x, (4, 64, 4, 8))
+    cpu = npu_opt.run(kernel, x)
+    np.testing.assert_array_equal(cpu, want)
+    assert npu_opt.run(kernel, x, backend="visa").tobytes() == cpu.tobytes()
