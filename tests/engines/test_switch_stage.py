@@ -88,34 +88,49 @@ def test_cpu_matches_the_naive_model(name: str) -> None:
     np.testing.assert_array_equal(npu_opt.run(kernel, X), model)
 
 
-FILL_PADDING = """from npu_opt import *
-axes(S=16, T=4, E=16, W=16)
+# Custom broadcasts onto padded input slices: (declared axes, dtype, input Slice, host
+# layout of the input, out_slice, ring_size, host layout of the result)
+PADDED = {
+    # `S, 1 # 16`: the tile W copies each live slice's stream onto its 15 idle neighbours
+    "fill_pad": ("S=16, T=4, E=16, W=16", "bf16", "S, 1 # 16", "S", "S, W", 16, "S, W"),
+    # `1 # 2, H, 1 # 2`: one tile axis L fills both padded digits (L / 2 outer, L % 2 inner)
+    "split_tile": ("H=64, L=4, T=4, E=8", "f32", "1 # 2, H, 1 # 2", "H", "L / 2, H, L % 2", 256, "L, H"),
+}
+
+PADDED_TEMPLATE = """from npu_opt import *
+axes({axes})
 Chip = m("1"); Cluster = m("1 # 2")
 @device(chip=1)
-def fill_pad(ctx: Context, x: HbmTensor[bf16, Chip, m("S, T, E")]) -> HbmTensor[bf16, Chip, m("S, W, T, E")]:
-    x = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("S, 1 # 16"), m("T, E")])
+def {name}(ctx: Context, x: HbmTensor[{dt}, Chip, m("{host}, T, E")]) -> HbmTensor[{dt}, Chip, m("{result}, T, E")]:
+    x = x.to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, m("{in_slice}"), m("T, E")])
     y = (ctx.main.begin(x.view())
          .fetch(m("T"), m("E"))
-         .switch(m("S, W"), m("T"), SwitchConfig.CUSTOM_BROADCAST(ring_size=16))
+         .switch(m("{out_slice}"), m("T"), SwitchConfig.CUSTOM_BROADCAST(ring_size={ring}))
          .collect(m("T"), m("E"))
          .commit_trim(m("E"))
          .commit())
-    return y.to_hbm(ctx.tdma, HbmTensor[bf16, Chip, m("S, W, T, E")])
+    return y.to_hbm(ctx.tdma, HbmTensor[{dt}, Chip, m("{result}, T, E")])
 """
 
 
-def test_custom_broadcast_fills_padded_slices() -> None:
-    """Input on Slice `S, 1 # 16` (15 of every 16 slices padding): the tile W copies each
-    live slice's stream onto its 15 idle neighbours, no digit moving to Time."""
+@pytest.mark.parametrize("name", sorted(PADDED))
+def test_custom_broadcast_onto_padded_slices(name: str) -> None:
+    """Every slice of the output holds a copy of its live input slice's stream, no digit
+    moving to Time: the result is the input repeated along the tile axes."""
     import ml_dtypes
 
-    kernel = load_kernel(FILL_PADDING)
-    x = np.random.default_rng(3).standard_normal((16, 4, 16)).astype(ml_dtypes.bfloat16)
-    want = np.broadcast_to(x[:, None], (16, 16, 4, 16)).view(np.uint16)
-    cpu = np.asarray(npu_opt.run(kernel, x)).view(np.uint16)
-    np.testing.assert_array_equal(cpu, want)
-    visa = np.asarray(npu_opt.run(kernel, x, backend="visa")).view(np.uint16)
-    np.testing.assert_array_equal(visa, want)
+    axes_text, dt, in_slice, host, out_slice, ring, result = PADDED[name]
+    kernel = load_kernel(PADDED_TEMPLATE.format(axes=axes_text, name=name, dt=dt, host=host, in_slice=in_slice,
+                                                out_slice=out_slice, ring=ring, result=result))
+    sizes = dict((k, int(v)) for k, v in (a.split("=") for a in axes_text.split(", ")))
+    x = np.random.default_rng(3).standard_normal((sizes[host], 4, sizes["E"]))
+    x = x.astype(ml_dtypes.bfloat16 if dt == "bf16" else np.float32)
+    # the result is (tiles..., input axis, T, E) or (input axis, tiles..., T, E)
+    want = np.broadcast_to(x[:, None], (sizes[host], 16, 4, 16)) if name == "fill_pad" \
+        else np.broadcast_to(x, (4, sizes[host], 4, 8))
+    cpu = np.asarray(npu_opt.run(kernel, x))
+    assert cpu.tobytes() == np.ascontiguousarray(want).tobytes()
+    assert np.asarray(npu_opt.run(kernel, x, backend="visa")).tobytes() == cpu.tobytes()
 
 
 def test_good_switching_feeds_verify() -> None:
