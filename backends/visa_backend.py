@@ -49,6 +49,14 @@ class VisaBackend:
 
         artifact = self.compile(kernel, target)
         try:
-            return execute(artifact, arrays, target, as_tuple=returns_tuple(kernel))
+            return execute(artifact, arrays, _kernel_target(target, kernel), as_tuple=returns_tuple(kernel))
         except InterpError as e:  # the compiler emitted an artifact that does not execute: a bug of ours
             raise CompileError((ice_diagnostic(kernel.name, e),)) from e
+
+
+def _kernel_target(target: Any, kernel: Any) -> Any:
+    """The target the kernel was compiled for (`tu_ops.target.for_chips`)."""
+    from tu_ops.target import Target, for_chips, get_target
+
+    tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
+    return for_chips(tgt, getattr(kernel, "chips", 1))

@@ -22,6 +22,7 @@ from ir.errors import NpuOptError
 from ir.kernel import Kernel
 from ir.mapping.parser import mapping_from_tree
 from ir.engine_ops import ENGINE_OP_CLASSES
+from ir.gather_ops import GATHER_OP_CLASSES
 from ir.ops import OP_CLASSES, Op, Value
 from ir.vector import enums as vector_enums
 from ir.vector_ops import VECTOR_OP_CLASSES
@@ -29,7 +30,7 @@ from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES)}
+_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES, *GATHER_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
@@ -56,11 +57,12 @@ def parse_kernel(text: str) -> Kernel:
     except lark.exceptions.UnexpectedInput as e:
         raise IrTextError(f"IR text, line {getattr(e, 'line', '?')}: {str(e).splitlines()[0]}") from None
     name, chips, *ops = tree.children
+    pe = int(ops.pop(0).children[0]) if ops and getattr(ops[0], "data", None) == "pe" else 8
     extra = ops.pop().children[0] if ops[-1].data == "undeclared" else None
     declared = _decls(ops.pop())
     sizes = {**declared, **(_decls(extra) if extra is not None else {})}
     reader = _Reader(sizes)
-    return Kernel(str(name), int(chips), tuple(reader.op(t) for t in ops), tuple(declared.items()))
+    return Kernel(str(name), int(chips), tuple(reader.op(t) for t in ops), tuple(declared.items()), pe)
 
 
 def _decls(tree: lark.Tree) -> dict[str, int]:

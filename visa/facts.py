@@ -84,7 +84,7 @@ def tensor_bytes(t: Any, target: Any) -> int:
 def step_reads(step: Any) -> list[Ref]:
     """The tensors a body step reads: a DMA's source, a program's feed sources and TRF weights."""
     if isinstance(step, DmaOp):
-        return [step.src]
+        return list(step.reads())
     refs: list[Ref] = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
@@ -111,7 +111,7 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
-            if op.MNEMONIC == "dma" and op.output_type.kind == "dm" and op.commands:
+            if op.MNEMONIC in ("dma", "dma_gather", "dma_shuffle") and op.output_type.kind == "dm" and op.commands:
                 base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
                 dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
                                        first_step=i, last_step=end))
@@ -150,7 +150,7 @@ def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
 
 
 def _side_alloc(ref: Ref, t: Any, dm_by: dict[int, DmAllocation], target: Any) -> Alloc | None:
-    if getattr(t, "kind", None) == "hbm":
-        return Alloc(0, tensor_bytes(t, target))
+    if getattr(t, "kind", None) == "hbm":   # every chip's copy: HBM addresses count them (DMAOP-5)
+        return Alloc(0, t.chip.size * tensor_bytes(t, target))
     alloc = dm_by.get(ref.id)
     return None if alloc is None else Alloc(alloc.base, alloc.size)

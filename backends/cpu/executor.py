@@ -25,6 +25,8 @@ from ir.ops import (
 from backends.cpu import adapters, contract, engines, layout, moves, vector
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
+from ir.gather_ops import Gather, Scatter, Shuffle
+from backends.cpu import gather
 
 __all__ = ["HANDLERS", "TAKES_OPTIONS", "execute"]
 
@@ -78,10 +80,13 @@ HANDLERS: dict[type[Op], Handler] = {
     Transpose: engines.transpose,
     Switch: engines.switch,
     **vector.HANDLERS,
+    Gather: gather.gather,
+    Scatter: gather.scatter,
+    Shuffle: gather.shuffle,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,
-                                                ContractPacket, ContractTime})
+                                                ContractPacket, ContractTime, Gather, Scatter})
 """The ops whose handler also takes the `CpuOptions` (keyword `options`)."""
 
 

@@ -20,6 +20,7 @@ from ir.dtypes import DType, f4e2m1, i4
 from ir.errors import NpuOptError
 from ir.mapping.nodes import Mapping, Pair
 from ir.ops import Param
+from ir.topology import chip_host_dims
 from ir.types import HbmType
 
 from backends.cpu import layout, moves
@@ -60,7 +61,7 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     """The HBM buffer (chip, element) of one parameter, validated: dtype, shape, range."""
     t: HbmType = param.result.type
     name, dtype = param.name, t.dtype
-    shape = host_shape(t.element)
+    shape = chip_host_dims(t.chip) + host_shape(t.element)
     if not isinstance(array, np.ndarray):
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape} and dtype "
                      f"{_names(_accepted(dtype))}, not {type(array).__name__}")
@@ -79,15 +80,17 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     values = values.astype(layout.storage_dtype(dtype), copy=False)
     chip_live = ~moves.logical_pad((t.chip,))
     buf = np.zeros(layout.shape_of(t), values.dtype)
-    buf[chip_live] = values
+    buf[chip_live] = values.reshape(-1, t.element.size) if chip_host_dims(t.chip) else values
     return buf
 
 
 def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
-    """The host array of a result buffer: chip row 0, host dtype, one dimension per item."""
-    row = np.ascontiguousarray(buf[0])
+    """The host array of a result buffer: chip row 0 (every live chip row, in front, for a Chip
+    with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per item."""
+    chips = chip_host_dims(t.chip)
+    row = np.ascontiguousarray(buf[~moves.logical_pad((t.chip,))] if chips else buf[0])
     out = cv.from_bits(row, t.dtype) if t.dtype.is_float else row.astype(t.dtype.host_dtype)
-    return out.reshape(host_shape(t.element)).copy()
+    return out.reshape(chips + host_shape(t.element)).copy()
 
 
 def returns_tuple(kernel: Any) -> bool:

@@ -88,6 +88,8 @@ A_DMA = op_of(k4(), 2)
 CMD = A_DMA.commands[0]
 
 # rule id (":variant" optional) -> builder of (bad op, context or None)
+from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
+
 BAD: dict[str, Callable] = {
     "FEED-1": bad(6, conversions=[Conversion(ConversionKind.I8_TO_I32)]),
     "FEED-1:zero-point": bad(6, conversions=[Conversion(ConversionKind.ZP_SUB, 200)]),
@@ -146,6 +148,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
     **TRANSPOSE_BAD,
     **BAD_VECTOR,
+    **GATHER_BAD,
 }
 
 

@@ -53,9 +53,9 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
         ops = s.ops if isinstance(s, TuProgram) else (s,)
         for op in ops:
             m = op.MNEMONIC
-            if m == "dma":
-                if op.input_type.kind == "dm":
-                    read(dm, op.src, step)
+            if isinstance(op, DmaOp):
+                for ref in op.reads():   # HBM sources are not in `dm`
+                    read(dm, ref, step)
                 if op.output_type.kind == "dm":
                     dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "feed_buffer":
@@ -201,4 +201,9 @@ def _rewrite_dma(op: DmaOp, dm: dict[int, _Tensor], dm_base: dict[int, int]) -> 
                      for cmd in op.commands)
     src_alloc = Alloc(src_off, dm[op.src.id].size) if src_dm else op.src_alloc
     dst_alloc = Alloc(dst_off, dm[op.result.id].size) if dst_dm else op.dst_alloc
-    return attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)
+    out = attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)
+    index = getattr(op, "index", None)
+    if index is not None and index.id in dm_base:   # a gather's DM index, read by its index_commands
+        moved = tuple(attrs.evolve(c, src_base=c.src_base + dm_base[index.id]) for c in op.index_commands)
+        out = attrs.evolve(out, index_commands=moved)
+    return out

@@ -41,6 +41,10 @@ def stage_of(op: Any) -> str | None:
     mnemonic = getattr(op, "MNEMONIC", None)
     if mnemonic == "dma":
         return "to_dm" if op.output_type.kind == "dm" else "to_hbm"
+    if mnemonic in ("dma_scatter", "dma_shuffle"):
+        return "dma_scatter" if mnemonic == "dma_scatter" else "shuffle"
+    if mnemonic == "dma_gather":
+        return "dma_gather_scaled" if op.mode.name == "SCALED" else "dma_gather_unscaled"
     return _STAGES.get(mnemonic)
 
 

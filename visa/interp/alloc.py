@@ -37,7 +37,7 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
 
 def _reads(step: Any) -> list[int]:
     if isinstance(step, DmaOp):
-        return [step.src.id]
+        return [r.id for r in step.reads()]
     out = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
@@ -59,7 +59,7 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
     for i, step in enumerate(kernel.steps):
         for op in (step.ops if isinstance(step, TuProgram) else (step,)):
             end = max(i, last.get(op.result.id, i))
-            if op.MNEMONIC in ("dma", "commit") and op.output_type.kind == "dm":
+            if op.MNEMONIC in ("dma", "dma_gather", "dma_shuffle", "commit") and op.output_type.kind == "dm":
                 size = tensor_bytes(op.output_type, target)
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)
