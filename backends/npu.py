@@ -27,10 +27,11 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
     """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
     (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings)."""
     from tu_ops.lower.options import Options
-    from tu_ops.target import get_target
+    from tu_ops.target import for_chips, get_target
 
     timings: dict[str, float] = {}
     tgt = get_target(target) if isinstance(target, str) else target
+    tgt = for_chips(tgt, getattr(kernel, "chips", 1))
     start = time.perf_counter()
     try:
         traced = kernel.trace(tgt)
@@ -84,10 +85,11 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1e3, 3)
 
 
-def _resolve_target(target: Any) -> Any:
-    from tu_ops.target import Target, get_target
+def _resolve_target(target: Any, chips: int = 1) -> Any:
+    from tu_ops.target import Target, for_chips, get_target
 
-    return target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
+    tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
+    return for_chips(tgt, chips)
 
 
 class NpuBackend:
@@ -100,7 +102,7 @@ class NpuBackend:
         """Every refusal and warning: the trace's, else the lowering's (never raises)."""
         from tu_ops.lower.options import Options
 
-        tgt = _resolve_target(target)
+        tgt = _resolve_target(target, getattr(kernel, "chips", 1))
         traced = kernel.trace(tgt)
         if traced.errors:
             return traced.diagnostics

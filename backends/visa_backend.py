@@ -52,7 +52,15 @@ class VisaBackend:
         params = artifact.kernel.params
         call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays)
         try:
-            results, finals = execute_inout(artifact, call.flat, target)
+            results, finals = execute_inout(artifact, call.flat, _kernel_target(target, kernel))
             return inout.finish(call, results, finals, returns_tuple(kernel))
         except InterpError as e:  # the compiler emitted an artifact that does not execute: a bug of ours
             raise CompileError((ice_diagnostic(kernel.name, e),)) from e
+
+
+def _kernel_target(target: Any, kernel: Any) -> Any:
+    """The target the kernel was compiled for (`tu_ops.target.for_chips`)."""
+    from tu_ops.target import Target, for_chips, get_target
+
+    tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
+    return for_chips(tgt, getattr(kernel, "chips", 1))

@@ -23,6 +23,7 @@ class Kernel:
     chips: int
     ops: tuple[Op, ...]
     axes: tuple[tuple[str, int], ...] = ()  # the module's axis declarations, in order
+    pe: int = 8  # processing elements per chip, `@device(pe=P)` (ir.topology)
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -46,7 +47,8 @@ def print_kernel(kernel: Kernel) -> str:
     """Deterministic text: one op per line, values numbered in definition order, each op's
     true facts after it, then the axis declarations (and the sizes of axes used but not
     declared). `ir.kernel_parser.parse_kernel` reads it back."""
-    lines = [f"kernel @{kernel.name}(chip={kernel.chips}) {{"]
+    pe = "" if kernel.pe == 8 else f", pe={kernel.pe}"
+    lines = [f"kernel @{kernel.name}(chip={kernel.chips}{pe}) {{"]
     lines += [f"  {op.text()}{_facts_text(op)}" for op in kernel.ops]
     declared = dict(kernel.axes)
     others = {name: size for name, size in used_axes(kernel).items() if name not in declared}

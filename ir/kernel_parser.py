@@ -56,11 +56,12 @@ def parse_kernel(text: str) -> Kernel:
     except lark.exceptions.UnexpectedInput as e:
         raise IrTextError(f"IR text, line {getattr(e, 'line', '?')}: {str(e).splitlines()[0]}") from None
     name, chips, *ops = tree.children
+    pe = int(ops.pop(0).children[0]) if ops and getattr(ops[0], "data", None) == "pe" else 8
     extra = ops.pop().children[0] if ops[-1].data == "undeclared" else None
     declared = _decls(ops.pop())
     sizes = {**declared, **(_decls(extra) if extra is not None else {})}
     reader = _Reader(sizes)
-    return Kernel(str(name), int(chips), tuple(reader.op(t) for t in ops), tuple(declared.items()))
+    return Kernel(str(name), int(chips), tuple(reader.op(t) for t in ops), tuple(declared.items()), pe)
 
 
 def _decls(tree: lark.Tree) -> dict[str, int]:

@@ -20,6 +20,8 @@ from ir.location import OWN_PACKAGES, Location
 from ir.mapping.axes import REGISTRY_NAME
 from ir.ops import Final, Param, Return
 from ir.rules.space import validate_type
+from ir.rules.topology import pe_violation
+from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
 from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
@@ -45,9 +47,10 @@ class Signature:
 class DeviceKernel:
     """A `@device` function. Use `npu_opt.check/compile/run`; it is not called directly."""
 
-    def __init__(self, fn: Callable[..., Any], chips: int) -> None:
+    def __init__(self, fn: Callable[..., Any], chips: int, pe: int = DEFAULT_PE) -> None:
         self.fn = fn
         self.chips = chips
+        self.pe = pe
         self.name = fn.__name__
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -58,7 +61,8 @@ class DeviceKernel:
         self.line = code.co_firstlineno
 
     def __repr__(self) -> str:
-        return f"<device kernel {self.name} (chip={self.chips})>"
+        pe = "" if self.pe == DEFAULT_PE else f", pe={self.pe}"
+        return f"<device kernel {self.name} (chip={self.chips}{pe})>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise NpuOptError(f"{self.name} is a @device kernel; run it with npu_opt.run({self.name}, ...) "
@@ -90,7 +94,8 @@ class DeviceKernel:
         if self.chips not in chips:
             tracer.refuse(Violation("SPACE-1", f"@device(chip={self.chips}) is not supported by the target",
                                     label=f"legal chip counts: {sorted(chips)}",
-                                    help="multi-chip kernels are later scope; use @device(chip=1)"),
+                                    help="use a chip count the target lists (`npu-opt targets`), or a target "
+                                         "with more chips: rngd-2chip, rngd-4chip"),
                           self.location, None)
         params = self._parameters(tracer)
         handles, writable = self._handles(tracer, params[1:])
@@ -123,13 +128,16 @@ class DeviceKernel:
                 chain.dead = True
         self._finals(tracer, writable)
         self._returns(tracer, returned)
+        too_big = pe_violation(tracer.ops, self.pe, target)
+        if too_big is not None:
+            tracer.refuse(too_big[1], too_big[0].loc, getattr(too_big[0], "STAGE", None), too_big[0])
         for chain in tracer.chains:
             if not chain.done and not chain.dead:
                 tracer.refuse(Violation("TYPE-8", "this stream never reaches a sink",
                                         label="started here",
                                         help="end the chain with `.to_trf(...)` or `.commit_trim(...).commit(...)`"),
                               chain.loc, "begin")
-        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes)
+        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes, self.pe)
         try:
             verify_kernel(kernel)
         except InternalError as e:
@@ -214,7 +222,7 @@ class DeviceKernel:
                                     label=f"found {spec!s:.60}"), loc, None)
             return None
         t = spec.resolve()
-        fault = t if isinstance(t, Violation) else validate_type(t, self.chips)
+        fault = t if isinstance(t, Violation) else (validate_type(t, self.chips) or _host_element(t, what))
         if fault is not None:
             tracer.refuse(fault, loc, None)
             return None
@@ -266,8 +274,12 @@ class DeviceKernel:
 
 
 def _target_chips(target: Any) -> frozenset[int]:
-    """Legal chip counts of the target (the built-in rngd allows one chip)."""
+    """Legal chip counts of the target. `rngd` (the default) names one RNGD chip and a
+    multi-chip kernel compiles for its shipped N-chip target (`tu_ops.target.for_chips`),
+    so its counts are those of `CHIP_TARGETS`."""
     chips = getattr(target, "chips", None)
+    if target is None or target == "rngd" or getattr(target, "name", None) == "rngd":
+        return frozenset(CHIP_TARGETS) | frozenset(chips or ())
     return frozenset(chips) if chips else frozenset({1})
 
 
@@ -285,6 +297,17 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
     if _is_tuple_type(ann):
         return tuple(ann.__args__)
     return None
+
+
+def _host_element(t: HbmType, what: str) -> Violation | None:
+    """TYPE-6: a Chip that names axes lists whole axes of its own (`ir.topology.host_chip_fault`),
+    so a host array has one leading dimension per chip axis. Any element layout is accepted."""
+    chip_fault = host_chip_fault(t.chip, t.element)
+    if chip_fault is None:
+        return None
+    return Violation("TYPE-6", f"{what}: {chip_fault}",
+                     help="give the chips an axis of their own, e.g. Chip m(\"C\") with axes(C=2): "
+                          "the host array then has a leading dimension of |C|")
 
 
 def _raise_site(e: BaseException) -> Location | None:
@@ -314,13 +337,16 @@ def _mapping_site(e: MappingError) -> tuple[Location | None, tuple[str, ...]]:
     return Location(site.file, site.line, start + e.column, 1), (f"{e.category.replace('_', ' ')}", quoted)
 
 
-def device(fn: Callable[..., Any] | None = None, *, chip: int = 1) -> Any:
-    """Mark a kernel function: `@device(chip=1)`. `chip` is the number of chips used."""
+def device(fn: Callable[..., Any] | None = None, *, chip: int = 1, pe: int = DEFAULT_PE) -> Any:
+    """Mark a kernel function: `@device(chip=1, pe=8)`. `chip` is the number of chips used,
+    `pe` the processing elements of each chip (1, 2, 4 or 8; docs/machine/topology.md)."""
     if isinstance(chip, bool) or not isinstance(chip, int) or chip < 1:
         raise NpuOptError(f"@device(chip=...) takes a positive int, not {chip!r}", code="USAGE")
+    if isinstance(pe, bool) or pe not in PE_COUNTS:
+        raise NpuOptError(f"@device(pe=...) takes one of {list(PE_COUNTS)}, not {pe!r}", code="USAGE")
 
     def wrap(f: Callable[..., Any]) -> DeviceKernel:
-        return DeviceKernel(f, chip)
+        return DeviceKernel(f, chip, pe)
 
     return wrap(fn) if fn is not None else wrap
 

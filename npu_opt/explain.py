@@ -327,6 +327,7 @@ _WHERE = {
     "mapping": "raised by m() / axes()",
     "cli": "raised by the command line",
     "internal": "raised when npu-opt itself fails (npu backend)",
+    "run": "raised at run time by the cpu backend and the VISA interpreter",
 }
 
 

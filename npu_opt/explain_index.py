@@ -8,7 +8,8 @@ from typing import Any
 __all__ = ["code_list"]
 
 _PHASE_TITLES = {"trace": "trace-time rules (check)", "lower": "lowering", "verify": "op verifiers (lowered ops)",
-                 "mapping": "mapping expressions", "cli": "command line", "internal": "internal"}
+                 "mapping": "mapping expressions", "cli": "command line", "internal": "internal",
+                 "run": "run time (cpu backend, VISA interpreter)"}
 
 
 def code_list() -> str:

@@ -117,6 +117,29 @@ class HbmTensor(_TensorClass):
         from npu_opt.views import write_view
 
         return write_view(self)
+    def hbm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
+        """A new HBM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
+        from npu_opt.shuffle import shuffle
+
+        return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "hbm_chip_shuffle")
+
+    def hbm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
+        """Refused (SHUFFLE-3): an HBM tensor has no Cluster level."""
+        from npu_opt.shuffle import shuffle
+
+        return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "hbm_cluster_shuffle")
+
+    def dma_gather_scaled(self, index: Any, dst: Any = None) -> Any:
+        """Rows of this table into DM at the byte offsets of the i32 HBM tensor `index`."""
+        from npu_opt.gather import gather
+
+        return gather(self, index, dst, scaled=True)
+
+    def dma_gather_unscaled(self, index: Any, dst: Any = None) -> Any:
+        """Rows of this table into DM at the row numbers of the i32 DM tensor `index`."""
+        from npu_opt.gather import gather
+
+        return gather(self, index, dst, scaled=False)
 
 
 class DmTensor(_TensorClass):
@@ -135,6 +158,18 @@ class DmTensor(_TensorClass):
         from npu_opt.views import write_view
 
         return write_view(self)
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
+        """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
+        offsets of the i32 HBM tensor `index`, one per position of the `key` axes."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key)
+
+    def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
+        """Refused (SCATTER-5): the reference declares it without an implementation."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key, scaled=False)
 
     def to_hbm(self, dma: Any, dst: Any = None) -> Any:
         """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
@@ -160,6 +195,18 @@ class DmTensorView(_TensorClass):
     """A view of a DM tensor; pass it to `ctx.main.begin` / `ctx.sub.begin`."""
 
     KIND = "dm"
+
+    def dm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
+        """A new DM tensor whose cluster t holds cluster `shuffle_pattern[t]` of this one."""
+        from npu_opt.shuffle import shuffle
+
+        return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "dm_cluster_shuffle")
+
+    def dm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
+        """A new DM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
+        from npu_opt.shuffle import shuffle
+
+        return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
 
 class TrfTensor(_TensorClass):

@@ -21,7 +21,7 @@ FRAME = {"param", "return", "final"}
 LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "fetch", "fetch_table_lookup", "fetch_cast",
                      "fetch_zero_point_sub", "collect",
                      # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
-                     "new", "window", "to_view", "memset"}
+                     "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle"}
 # Traced but refused before lowering: the Switch Engine has no DSL method and no lowering yet.
 NOT_LOWERED_YET = {"switch"}
 

@@ -89,12 +89,16 @@ class DmaOp(TuOp):
     dst_alloc: Alloc | None = fact()
 
     def traced_stage(self) -> str | None:
-        """`to_dm` or `to_hbm`, by the destination."""
-        return "to_dm" if self.output_type.kind == "dm" else "to_hbm"
+        """Its `TRACED_STAGE` if the class names one, else `to_dm` or `to_hbm` by the destination."""
+        return self.TRACED_STAGE or ("to_dm" if self.output_type.kind == "dm" else "to_hbm")
 
     def __attrs_post_init__(self) -> None:
         if self.aggregate is None:
             object.__setattr__(self, "aggregate", aggregate_of(self.commands))
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The tensors this DMA reads (a gather also reads its index)."""
+        return (self.src,)
 
     @rule("DMAOP-1")
     def _dmaop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -148,7 +152,12 @@ class DmaOp(TuOp):
 
     @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        sides = ((self.input_type, self.src_alloc, "src"), (self.output_type, self.dst_alloc, "dst"))
+        return self.sides_problem(target, self.src_alloc, self.dst_alloc)
+
+    def sides_problem(self, target: Any, src_alloc: Alloc | None, dst_alloc: Alloc | None,
+                      what: str = "") -> str | None:
+        """DMAOP-5 against the given allocations of the two sides (`what` names them)."""
+        sides = ((self.input_type, src_alloc, "src"), (self.output_type, dst_alloc, "dst"))
         for i, cmd in enumerate(self.commands):
             for t, alloc, side in sides:
                 if alloc is None:
@@ -157,7 +166,7 @@ class DmaOp(TuOp):
                 loops = [(e.size, e.src_stride if side == "src" else e.dst_stride) for e in cmd.entries]
                 problem = _side_problem(t, alloc, base, loops, cmd.part, target)
                 if problem:
-                    return f"command {i} {side}: {problem}"
+                    return f"command {i} {side}{what}: {problem}"
         return None
 
 

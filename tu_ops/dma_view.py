@@ -106,6 +106,10 @@ class DmaIntoOp(DmaOp):
     def view_types(self) -> tuple[Any, Any]:
         return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
 
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the tensor written into (its other cells stay)."""
+        return (self.src, self.into)
+
     def traced_stage(self) -> str | None:
         """A copy into a view (docs/views.md)."""
         return "to_dm_view" if self.output_type.kind == "dm" else "to_hbm_view"

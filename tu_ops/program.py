@@ -112,6 +112,7 @@ class LoweredKernel:
     chip: int = 1
     axes: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=tuple)
     params: tuple[KernelParam, ...] = attrs.field(converter=tuple)
+    pe: int = attrs.field(default=8, kw_only=True)  # `@device(pe=P)`; printed only when not 8
     steps: tuple[Step, ...] = attrs.field(converter=tuple)
     results: tuple[Ref, ...] = attrs.field(converter=tuple)
     finals: tuple[Ref, ...] = attrs.field(default=(), converter=tuple)  # per in-out param, in order

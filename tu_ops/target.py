@@ -21,11 +21,12 @@ from ir.dtypes import (
     TRF_STORAGE, ZERO_POINT_SUBS, DType,
 )
 from ir.errors import NpuOptError
+from ir.topology import CHIP_TARGETS
 
 __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
     "TargetSchemaError", "SET_CONSTANTS", "CONSTANT_NAMES", "RNGD_SHA256", "BUILTIN_TARGETS",
-    "rngd", "load_target", "get_target", "target_sha256", "canonical_json",
+    "rngd", "load_target", "get_target", "target_sha256", "canonical_json", "for_chips",
 ]
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
@@ -277,7 +278,31 @@ def rngd() -> Target:
     )
 
 
-BUILTIN_TARGETS: Mapping[str, Callable[[], Target]] = MappingProxyType({"rngd": rngd})
+@functools.cache
+def _shipped(name: str) -> Target:
+    """A built-in target shipped only as data: tu_ops/targets/<name>.toml, hashed as its bytes."""
+    from importlib import resources
+
+    from tu_ops.target_file import load_target_bytes
+
+    raw = (resources.files("tu_ops") / "targets" / f"{name}.toml").read_bytes()
+    return load_target_bytes(raw, source=f"tu_ops/targets/{name}.toml")
+
+
+BUILTIN_TARGETS: Mapping[str, Callable[[], Target]] = MappingProxyType({
+    "rngd": rngd,
+    **{name: functools.partial(_shipped, name) for chips, name in sorted(CHIP_TARGETS.items()) if chips > 1},
+})
+
+
+def for_chips(target: Target, chips: int) -> Target:
+    """The target a kernel of `chips` chips compiles for: `rngd` names one RNGD chip, so a
+    multi-chip kernel on `rngd` uses the shipped target of that many chips (`rngd-2chip`,
+    `rngd-4chip`); any other target, and any chip count without a shipped target, is kept."""
+    name = CHIP_TARGETS.get(chips)
+    if target.name == "rngd" and chips > 1 and name is not None:
+        return BUILTIN_TARGETS[name]()
+    return target
 
 
 def rngd_toml_text() -> str:

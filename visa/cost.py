@@ -38,7 +38,7 @@ def record_cost(op: Any, target: Any) -> dict[str, int]:
 def _count(op: Any, cost: dict[str, int], target: Any) -> None:
     """Add one record's contribution to the flow counters."""
     name = op.MNEMONIC
-    if name in ("dma", "dma_window", "dma_into"):
+    if name in ("dma", "dma_window", "dma_into", "dma_gather", "dma_scatter", "dma_shuffle"):
         cost["dma_commands"] += len(op.commands)
         cost["dma_bytes"] += sum(math.prod(e.size for e in cmd.entries) for cmd in op.commands)
     elif name == "feed_buffer":

@@ -86,7 +86,7 @@ def tensor_bytes(t: Any, target: Any) -> int:
 def step_reads(step: Any) -> list[Ref]:
     """The tensors a body step reads: a DMA's source, a program's feed sources and TRF weights."""
     if isinstance(step, DmaOp):
-        return [step.src] + ([step.into] if getattr(step, "into", None) is not None else [])
+        return list(step.reads())
     if not isinstance(step, TuProgram):  # tensor_new reads nothing, memset its tensor
         return [step.into] if getattr(step, "into", None) is not None else []
     refs: list[Ref] = []
@@ -131,7 +131,7 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
                 size = tensor_bytes(op.output_type, target)
                 dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
                                        first_step=i, last_step=end))
-            elif op.MNEMONIC in ("dma", "dma_window") and op.output_type.kind == "dm" and op.commands:
+            elif op.MNEMONIC in ("dma", "dma_window", "dma_gather", "dma_shuffle") and op.output_type.kind == "dm" and op.commands:
                 base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
                 dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
                                        first_step=i, last_step=end))
@@ -174,7 +174,7 @@ def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
 
 
 def _side_alloc(ref: Ref, t: Any, dm_by: dict[int, DmAllocation], target: Any) -> Alloc | None:
-    if getattr(t, "kind", None) == "hbm":
-        return Alloc(0, tensor_bytes(t, target))
+    if getattr(t, "kind", None) == "hbm":   # every chip's copy: HBM addresses count them (DMAOP-5)
+        return Alloc(0, t.chip.size * tensor_bytes(t, target))
     alloc = dm_by.get(ref.id)
     return None if alloc is None else Alloc(alloc.base, alloc.size)

@@ -80,6 +80,13 @@ def _check_version(text: str) -> None:
         raise VisaTextError(version_message(int(match.group(1))), line=1, column=match.start(1) + 1, source=text)
 
 
+@attrs.frozen
+class _Pe:
+    """The signature's `pe P` (processing elements per chip)."""
+
+    count: int
+
+
 def _at(fn: Any) -> Any:
     """Run a rule callback with (meta, children); turn stray errors into positioned ones."""
 
@@ -178,12 +185,17 @@ class _Builder(Transformer):
         return int(c[0][1:]), build_type(self.dec, c[1], None, None), meta.line, meta.column
 
     @_at
+    def pe(self, meta: Any, c: list[Any]) -> _Pe:
+        return _Pe(int(c[0]))
+
+    @_at
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
+        pe = c.pop(2).count if isinstance(c[2], _Pe) else 8
         params = [x for x in c[3:] if isinstance(x, KernelParam)]
         results = [x for x in c[3:] if isinstance(x, tuple)]
         finals = [x for x in c[3:] if isinstance(x, FinalLine)]
-        return {"name": c[0][1:-1], "chip": int(c[1]), "axes": c[2], "params": params, "results": results,
-                "finals": finals}
+        return {"name": c[0][1:-1], "chip": int(c[1]), "pe": pe, "axes": c[2], "params": params,
+                "results": results, "finals": finals}
 
     # --- values ----------------------------------------------------------------------------
 
@@ -312,7 +324,7 @@ class _Builder(Transformer):
         self._check_refs()
         finals = check_finals(self.dec, sig["params"], sig["finals"], self.defs, meta)
         kernel = LoweredKernel(name=sig["name"], chip=sig["chip"], axes=sig["axes"], params=sig["params"],
-                               steps=steps, results=[Ref(int(t[1:])) for t in ret], finals=finals)
+                               steps=steps, results=[Ref(int(t[1:])) for t in ret], finals=finals, pe=sig["pe"])
         self._check_results(kernel, sig["results"], ret, meta)
         check_final_types(self.dec, kernel, sig["finals"])
         table = canonical_numbering(kernel)

@@ -87,7 +87,8 @@ def _cost_items(cost: Mapping[str, int]) -> list[tuple[str, int]]:
 
 def _signature(kernel: LoweredKernel) -> list[str]:
     axes = ", ".join(f"{name}={size}" for name, size in kernel.axes)
-    lines = [f'signature "{kernel.name}" chip {kernel.chip} {{', "  axes" + (f" {axes}" if axes else "")]
+    pe = "" if kernel.pe == 8 else f" pe {kernel.pe}"
+    lines = [f'signature "{kernel.name}" chip {kernel.chip}{pe} {{', "  axes" + (f" {axes}" if axes else "")]
     lines += ["  " + p.text() for p in kernel.params]
     lines += [f"  result {r} : {type_text(_value_type(kernel, r))}" for r in kernel.results]
     inout = [p for p in kernel.params if p.inout]

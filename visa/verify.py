@@ -19,6 +19,7 @@ from typing import Any
 from ir.errors import NpuOptError
 from ir.mapping.cells import Index
 from ir.mapping.ops import coalesce
+from ir.topology import PE_COUNTS, pe_fault
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.enums import DmaKind, Region, TuContext
@@ -32,6 +33,7 @@ from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
 from tu_ops.lower.views import is_window
+from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
 from visa.retrace import Underivable
 
 __all__ = ["verify_artifact", "verify_text"]
@@ -187,8 +189,11 @@ def _run_verifiers(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     """Every Chip has `chip` positions (a legal count of the target), every Cluster and Slice a
-    legal size, on the DMA types and on each program's space."""
+    legal size, on the DMA types and on each program's space; with `pe P` in the signature, every
+    Cluster and Slice fits P processing elements (SPACE-5)."""
     c = target.constants
+    if kernel.pe not in PE_COUNTS:
+        raise fail.op(None, f"[SPACE-5] pe {kernel.pe} is not one of {list(PE_COUNTS)}", rule="SPACE-5")
     for step in kernel.steps:
         ops = step.ops if isinstance(step, TuProgram) else (step,)
         spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind != "hbm"]
@@ -201,6 +206,9 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 raise fail.op(where, f"[SPACE-1] size(Chip) {chip.size}; the kernel has chip={kernel.chip} and "
                                      f"target {target.name} allows {list(target.chips)}", rule="SPACE-1")
         for t in spaces:
+            too_big = pe_fault(kernel.pe, t.cluster.size, t.slice.size, c.CLUSTER_SIZES, c.SLICE_SIZES)
+            if too_big is not None:
+                raise fail.op(where, f"[SPACE-5] {too_big}", rule="SPACE-5")
             if t.cluster.size not in c.CLUSTER_SIZES:
                 raise fail.op(where, f"[SPACE-2] size(Cluster) {t.cluster.size} is not one of "
                                      f"{list(c.CLUSTER_SIZES)}", rule="SPACE-2")
@@ -220,12 +228,17 @@ class _Space:
 
 def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
+    dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations}
     for step in kernel.steps:
         if not isinstance(step, TuProgram):
             if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
                 continue
             _check_dma(step, target, fail)
-            _check_derived([(step, _derive(expected_dma, step, step, target, fail=fail))], fail)
+            indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
+                       "dma_shuffle": expected_shuffle}.get(step.MNEMONIC)
+            expected = (_derive(indexed, step, step, types, dm_base, target, fail=fail) if indexed
+                        else _derive(expected_dma, step, step, target, fail=fail))
+            _check_derived([(step, expected)], fail)
             continue
         for op in step.ops:
             if op.output_type.kind == "dm" and op.output_type.spatial() != step.out_space:
@@ -330,7 +343,8 @@ def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     if given != parts:
         raise fail.op(op, f"commands serve partitions {sorted(given)}; the DM side's live (chip, cluster, dmn) "
                           f"are {sorted(parts)}")
-    per_part *= math.prod(n for n, _ in broadcast_loops(src_t, dst_t))  # docs/machine/dma.md
+    if op.MNEMONIC in ("dma", "dma_window", "dma_into"):   # a scatter's output axis is its index's, not a broadcast
+        per_part *= math.prod(n for n, _ in broadcast_loops(src_t, dst_t))  # docs/machine/dma.md
     moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
     if moved != per_part * len(parts):
         raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

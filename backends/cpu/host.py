@@ -21,6 +21,7 @@ from ir.errors import NpuOptError
 from ir import host_layout
 from ir.mapping.nodes import Mapping
 from ir.ops import Param
+from ir.topology import chip_host_dims
 from ir.types import HbmType
 
 from backends.cpu import layout, moves
@@ -61,7 +62,7 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     """The HBM buffer (chip, element) of one parameter, validated: dtype, shape, range."""
     t: HbmType = param.result.type
     name, dtype = param.name, t.dtype
-    shape = host_shape(t.element)
+    shape = chip_host_dims(t.chip) + host_shape(t.element)
     if not isinstance(array, np.ndarray):
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape} and dtype "
                      f"{_names(_accepted(dtype))}, not {type(array).__name__}")
@@ -77,21 +78,24 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
         raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
     values = cv.to_bits(flat, dtype) if dtype.is_float else flat
-    values = values.astype(layout.storage_dtype(dtype), copy=False).reshape(shape)
-    _check_broadcasts(name, values, t.element)
-    values = host_layout.place(values, t.element)
+    per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_shape(t.element)))
+    for one in per_chip:
+        _check_broadcasts(name, one, t.element)
+    placed = np.stack([host_layout.place(one, t.element) for one in per_chip])
     chip_live = ~moves.logical_pad((t.chip,))
-    buf = np.zeros(layout.shape_of(t), values.dtype)
-    buf[chip_live] = values
+    buf = np.zeros(layout.shape_of(t), placed.dtype)
+    buf[chip_live] = placed.reshape(-1, t.element.size) if chip_host_dims(t.chip) else placed[0]
     return buf
 
 
 def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
-    """The host array of a result buffer: chip row 0, host dtype, one dimension per term."""
-    row = np.ascontiguousarray(buf[0])
-    live = host_layout.select(row, t.element)
+    """The host array of a result buffer: chip row 0 (every live chip row, in front, for a Chip
+    with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per term."""
+    chips = chip_host_dims(t.chip)
+    rows = buf[~moves.logical_pad((t.chip,))] if chips else buf[:1]
+    live = np.stack([host_layout.select(np.ascontiguousarray(r), t.element) for r in rows])
     out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype)
-    return np.ascontiguousarray(out).reshape(host_shape(t.element)).copy()
+    return np.ascontiguousarray(out).reshape(chips + host_shape(t.element)).copy()
 
 
 def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:

@@ -98,6 +98,8 @@ def window_past_its_tensor():
 
 
 # rule id (":variant" optional) -> builder of (bad op, context or None)
+from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
+
 BAD: dict[str, Callable] = {
     "FEED-1": bad(6, conversions=[Conversion(ConversionKind.I8_TO_I32)]),
     "FEED-1:zero-point": bad(6, conversions=[Conversion(ConversionKind.ZP_SUB, 200)]),
@@ -159,6 +161,7 @@ BAD: dict[str, Callable] = {
     **BAD_VECTOR,
     **SWITCH_BAD,
     **BAD_PAIR,
+    **GATHER_BAD,
 }
 
 

@@ -16,6 +16,7 @@ from tests.visa import test_fault_injection as fi
 from tests.visa.samples import example_4b
 from tests.visa.test_text import SPEC_TEXT
 from tu_ops import WritePlan, rngd
+from tu_ops.target import get_target
 from visa import VisaTextError, parse_visa, print_visa
 from visa.verify import verify_artifact, verify_text
 
@@ -224,5 +225,6 @@ def test_every_compiled_example_verifies(name):
     outcome = compile_kernel(_example_kernels()[name])
     assert outcome.status == "ok", outcome.diagnostics
     artifact = verify_text(outcome.text)
-    verify_artifact(parse_visa(outcome.text), rngd(), source=outcome.text)
+    target = get_target(artifact.target)   # rngd, or rngd-2chip for a two-chip example
+    verify_artifact(parse_visa(outcome.text), target, source=outcome.text)
     assert parse_visa(outcome.text) == artifact

@@ -61,9 +61,9 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                 read(dm, op.src, step) if op.MNEMONIC == "dma_into" and op.input_type.kind == "dm" else None
                 read(dm, op.result, step)
                 continue
-            if m in ("dma", "dma_window", "dma_into", "tensor_new"):
-                if op.input_type.kind == "dm" and m != "tensor_new":
-                    read(dm, op.src, step)
+            if isinstance(op, DmaOp) or m == "tensor_new":
+                for ref in (op.reads() if isinstance(op, DmaOp) else ()):  # HBM sources are not in `dm`
+                    read(dm, ref, step)
                 if op.output_type.kind == "dm":
                     dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "feed_buffer":
@@ -214,4 +214,9 @@ def _rewrite_dma(op: DmaOp, dm: dict[int, _Tensor], dm_base: dict[int, int]) -> 
                      for cmd in op.commands)
     src_alloc = Alloc(src_off, dm[op.src.id].size) if src_dm else op.src_alloc
     dst_alloc = Alloc(dst_off, dm[op.result.id].size) if dst_dm else op.dst_alloc
-    return attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)
+    out = attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)
+    index = getattr(op, "index", None)
+    if index is not None and index.id in dm_base:   # a gather's DM index, read by its index_commands
+        moved = tuple(attrs.evolve(c, src_base=c.src_base + dm_base[index.id]) for c in op.index_commands)
+        out = attrs.evolve(out, index_commands=moved)
+    return out

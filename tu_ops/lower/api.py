@@ -20,7 +20,7 @@ from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
 from tu_ops.lower.passes import PassManager, WarningSink, default_passes
 from tu_ops.program import LoweredKernel
-from tu_ops.target import Target, get_target
+from tu_ops.target import Target, for_chips, get_target
 
 __all__ = ["Lowered", "lower", "lower_kernel"]
 
@@ -62,7 +62,7 @@ def lower_kernel(kernel: Any, target: Any = "rngd", options: Options | None = No
     `TraceResult`, or a traced `ir.kernel.Kernel`. `options` is an `Options` (built from
     `target` when None). Refusals and ICEs raise CompileError."""
     if options is None:
-        options = Options(target=_resolve_target(target))
+        options = Options(target=for_chips(_resolve_target(target), getattr(kernel, "chips", 1)))
     traced = kernel
     if hasattr(kernel, "trace") and hasattr(kernel, "fn"):
         traced = kernel.trace(options.target)

@@ -15,7 +15,9 @@ from ir.kernel import used_axes
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
+from ir.gather_ops import Gather, Scatter, Shuffle
 from tu_ops.lower.dma import lower_dma
+from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
@@ -38,6 +40,13 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
+        if kind == "dma" and isinstance(item, Shuffle):
+            steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
+            continue
+        if kind == "dma" and isinstance(item, (Gather, Scatter)):
+            lower = lower_gather if isinstance(item, Gather) else lower_scatter
+            steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target))
+            continue
         if kind == "dma":
             viewed = lower_view_step(item, first, windows, lay.refs, typ, target)
             steps.append(viewed or lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result),
@@ -50,7 +59,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     results = [Ref(lay.refs[v.id]) for v in ret.values] if ret is not None else []
     finals = [Ref(lay.refs[f.value.id]) for f in kernel.finals]
     return LoweredKernel(name=kernel.name, chip=kernel.chips, axes=kernel_axes(kernel, axes),
-                         params=params, steps=steps, results=results, finals=finals)
+                         params=params, steps=steps, results=results, finals=finals, pe=getattr(kernel, "pe", 8))
 
 
 def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any,

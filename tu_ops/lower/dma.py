@@ -249,10 +249,12 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
     commands = []
     chips = _partitions(own.chip, found.pieces[0], found.levels[0])
     clusters = _partitions(own.cluster, found.pieces[1], found.levels[1]) if own_dm else [(0, 0)]
+    own_chip_bytes = 0 if own_dm else _exact(own.element.size * bits, "address")  # an HBM side counts chips
     for chip, chip_off in chips:
         for cluster, cluster_off in clusters:
             base = other.base(chip_off + cluster_off)
-            commands += _split(chip, cluster, base, entries, packet, packet_bytes, dm_is_dst, c.SEQ_MAX_ENTRIES)
+            commands += _split(chip, cluster, base, entries, packet, packet_bytes, dm_is_dst, c.SEQ_MAX_ENTRIES,
+                               chip * own_chip_bytes)
     src_alloc = None if isinstance(src_t, DmType) else Alloc(0, hbm_bytes(src_t, bits))
     dst_alloc = None if isinstance(dst_t, DmType) else Alloc(0, hbm_bytes(dst_t, bits))
     return DmaOp(result=Ref(result), src=Ref(src), kind=kind, element_type=src_t.dtype,
@@ -261,9 +263,10 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
 
 
 def _split(chip: int, cluster: int, other_base: int, entries: list[DmaEntry], packet: list[DmaEntry],
-           packet_bytes: int, dm_is_dst: bool, max_entries: int) -> list[DmaCommand]:
-    """DMAOP-2: commands of at most `max_entries` entries, peeling outer loops into commands."""
-    bases = [(0, 0)]  # (src offset, dst offset) added to the command's first-cell addresses
+           packet_bytes: int, dm_is_dst: bool, max_entries: int, own_base: int = 0) -> list[DmaCommand]:
+    """DMAOP-2: commands of at most `max_entries` entries, peeling outer loops into commands.
+    `own_base` is the DM side's (or HBM destination's) first address: its chip's copy in HBM."""
+    bases = [(0, own_base) if dm_is_dst else (own_base, 0)]  # (src, dst) offsets of the first cells
     while len(entries) + len(packet) > max_entries:
         e, entries = entries[0], entries[1:]
         bases = [(s + i * e.src_stride, d + i * e.dst_stride) for s, d in bases for i in range(e.size)]

@@ -14,6 +14,7 @@ import attrs
 from ir import ops as ir
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
+from ir.gather_ops import Gather, Scatter, Shuffle
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
 
@@ -103,7 +104,7 @@ def layout(kernel: Any) -> Layout:
     chains = chains_of(kernel)
     steps: list[tuple[str, Any]] = []
     for op in kernel.ops:
-        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset)):
+        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))

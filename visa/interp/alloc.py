@@ -38,7 +38,7 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
 
 def _reads(step: Any) -> list[int]:
     if isinstance(step, DmaOp):
-        return [step.src.id]
+        return [r.id for r in step.reads()]
     if not isinstance(step, TuProgram):  # tensor_new reads nothing, memset its tensor
         return [step.into.id] if getattr(step, "into", None) is not None else []
     out = []
@@ -66,7 +66,7 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
             end = max(i, last.get(op.result.id, i))
             if op.result.id in roots:
                 continue
-            if op.MNEMONIC in ("dma", "dma_window", "commit", "tensor_new") and op.output_type.kind == "dm":
+            if op.MNEMONIC in ("dma", "dma_window", "dma_gather", "dma_shuffle", "commit", "tensor_new") and op.output_type.kind == "dm":
                 size = tensor_bytes(op.output_type, target)
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)

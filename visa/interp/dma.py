@@ -5,7 +5,8 @@ byte `src_base + sum(i_k * src_stride_k)` of its source to byte `dst_base + sum(
 dst_stride_k)` of its destination for every point `i` of its entries (outer to inner, the
 innermost the packet `packet_bytes:1:1`; a 1-byte packet is a size-1 entry, dropped, so
 `entries=[]` is an empty nest, run once: one byte from src_base to dst_base). HBM
-addresses count from the start of the HBM tensor (chip `c`'s copy at `c * bytes(element)`);
+addresses count from the start of the HBM tensor, all its chips' copies (chip `c`'s copy at
+`c * bytes(element)`, included in the command's HBM base);
 DM addresses are `slice * DM_SLICE_BYTES + offset` in the DM of the command's
 `(chip, cluster)`.
 
@@ -61,12 +62,12 @@ def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
     return addr
 
 
-def _side(mem: Memory, kind: str, ref_id: int | None, part: Any, hbm_arrays: dict[int, np.ndarray],
-          chip_bytes: int) -> tuple[np.ndarray, int]:
+def _side(mem: Memory, kind: str, ref_id: int | None, part: Any,
+          hbm_arrays: dict[int, np.ndarray]) -> tuple[np.ndarray, int]:
     """(byte array, address offset) of one side of a command."""
     if kind == "dm":
         return mem.dm(part.chip, part.cluster), 0
-    return hbm_arrays[ref_id], part.chip * chip_bytes
+    return hbm_arrays[ref_id], 0  # HBM addresses already count chip c's copy (DMAOP-5)
 
 
 def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
@@ -127,8 +128,8 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
                   f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
-        src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm, src_bytes)
-        dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm, dst_bytes)
+        src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm)
+        dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm)
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):

@@ -17,7 +17,9 @@ from ir import convert as cv
 from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
-from visa.interp.values import from_bytes, to_bytes
+from ir.mapping.nodes import Pair
+from ir.topology import chip_host_dims
+from visa.interp.values import from_bytes, pad_mask, to_bytes
 
 __all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
 
@@ -43,7 +45,8 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
     """The HBM bytes of one kernel parameter (a `KernelParam`), validated like `npu_opt.run`."""
     t, name = param.type, param.name
     d: DType = t.dtype
-    shape = host_shape(t.element)
+    chips = chip_host_dims(t.chip)
+    shape = chips + host_shape(t.element)
     accepted = (d.host_dtype, d.bits_dtype) if d.is_float else (d.host_dtype,)
     if not isinstance(array, np.ndarray):
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape}, not {type(array).__name__}")
@@ -66,15 +69,32 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
     bits = target.bits_of(d) or d.bits
     if values.size * bits % 8:
         raise _usage(f"parameter `{name}`: {flat.size} x {d} is not a whole number of bytes")
+    if chips:
+        return _per_chip(values, t, d, bits)
     image = to_bytes(values, d, bits)
     return np.tile(image, t.chip.size)
 
 
+def _per_chip(values: np.ndarray, t: Any, d: DType, bits: int) -> np.ndarray:
+    """The HBM bytes of a chip-distributed tensor: live chip position c holds host row c,
+    a padding position zeros."""
+    rows = iter(values.reshape(-1, t.element.size))
+    live = ~pad_mask(t.chip)
+    copies = [to_bytes(next(rows), d, bits) if live[c] else None for c in range(t.chip.size)]
+    width = next(c.size for c in copies if c is not None)
+    return np.concatenate([c if c is not None else np.zeros(width, np.uint8) for c in copies])
+
+
 def from_hbm(data: np.ndarray, t: Any, target: Any) -> np.ndarray:
-    """The host array of an HBM result tensor (chip copy 0)."""
+    """The host array of an HBM result tensor (chip copy 0; every live chip's copy, in front,
+    for a Chip with axes: `ir.topology.chip_host_dims`)."""
     d: DType = t.dtype
     bits = target.bits_of(d) or d.bits
     n = t.element.size
-    values = host_layout.select(from_bytes(data[: -(-n * bits // 8)], d, bits)[:n], t.element)
+    width = -(-n * bits // 8)
+    chips = chip_host_dims(t.chip)
+    live = [c for c in range(t.chip.size) if not pad_mask(t.chip)[c]] if chips else [0]
+    values = np.stack([host_layout.select(from_bytes(data[c * width:(c + 1) * width], d, bits)[:n], t.element)
+                       for c in live])
     out = cv.from_bits(cv.to_bits(values, d), d) if d.is_float else values.astype(d.host_dtype)
-    return np.ascontiguousarray(out).reshape(host_shape(t.element)).copy()
+    return np.ascontiguousarray(out).reshape(chips + host_shape(t.element)).copy()

@@ -21,6 +21,7 @@ from visa.interp.alloc import allocate
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
+from visa.interp.gather import run_gather, run_scatter, run_shuffle
 from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows
@@ -88,6 +89,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
     mem = Memory(target)
     mem.dm_address, mem.trf_row = allocate(kernel, target)
     env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
+    types: dict[int, Any] | None = None
     for step in kernel.steps:
         if isinstance(step, TuProgram):
             _program(step, mem, env)
@@ -95,6 +97,13 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = new_tensor(step, mem)
         elif step.MNEMONIC == "memset":
             env[step.result.id] = run_memset(step, mem)
+        elif step.MNEMONIC == "dma_shuffle":
+            env[step.result.id] = run_shuffle(step, mem, env)
+        elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
+            if types is None:
+                types = {p.ref.id: p.type for p in kernel.params} | {o.result.id: o.output_type for o in kernel.ops()}
+            run = run_gather if step.MNEMONIC == "dma_gather" else run_scatter
+            env[step.result.id] = run(step, mem, env, types)
         else:
             env[step.result.id] = run_dma(step, mem, env)
     return env

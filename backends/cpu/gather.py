@@ -1,0 +1,80 @@
+"""Gathers and scatters on the cpu backend (docs/machine/dma.md "Gather"): logical rows, then a DMA move.
+
+The table and the index are first moved into plain logical layouts (`[key, payload]` and
+the index's axes, `moves.move_global`); every chip's index values are checked (GATHER-6,
+the offending index named) and select their rows with numpy; the gathered rows, laid out
+as `ir.gather.virtual_source`, then move into the DM output like a `to_dm`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir.gather import index_fault, virtual_source
+from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.mapping.nodes import Symbol, pair_all
+from ir.rules.gather import gather_parts
+from ir.rules.scatter import scatter_parts
+from ir.types import HbmType
+
+from backends.cpu import moves
+from backends.cpu.handlers import handles
+from backends.cpu.options import DEFAULT, CpuOptions
+
+__all__ = ["gather", "scatter", "shuffle"]
+
+
+@handles(Gather, options=True)
+def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """`dma_gather_scaled` / `dma_gather_unscaled` of a trace-valid op."""
+    shape, _ = gather_parts(op)
+    table_t, index_t = op.src.type, op.index.type
+    chip = table_t.chip
+    fast = options.fast_moves
+    plain_t = HbmType(table_t.dtype, chip, pair_all([Symbol(shape.key, shape.rows)] +
+                                                    [Symbol(a, n) for a, n in shape.payload]))
+    rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells)
+    idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.index]))
+    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
+    row_bytes = shape.row_bytes(table_t.dtype.bits)
+    live = ~moves.logical_pad((chip,))
+    picked = np.zeros((chip.size, shape.index_count), np.int64)
+    for c in np.flatnonzero(live):
+        fault = index_fault(values[c], op.scaled, row_bytes, shape.rows, shape.key, shape.index, int(c))
+        if fault is not None:
+            raise fault
+        v = values[c].astype(np.int64)
+        picked[c] = v // row_bytes if op.scaled else v
+    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1).reshape(chip.size, -1)
+    return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
+
+
+@handles(Scatter, options=True)
+def scatter(op, data: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """`dma_scatter` of a trace-valid op: a new HBM tensor, zero where no index points."""
+    shape, rows_t = scatter_parts(op)
+    data_t, index_t, out_t = op.src.type, op.index.type, op.result.type
+    chip = data_t.chip
+    fast = options.fast_moves
+    rows = moves.move_global(data, data_t, rows_t, fast=fast).reshape(chip.size, shape.count, shape.row_cells)
+    idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.key]))
+    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
+    row_bytes = shape.row_cells * data_t.dtype.bits // 8
+    plain = np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype)
+    for c in np.flatnonzero(~moves.logical_pad((chip,))):
+        fault = index_fault(values[c], True, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
+        if fault is not None:
+            raise fault
+        targets = values[c] // row_bytes
+        last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]   # the last write wins
+        plain[c, targets[last]] = rows[c, last]
+    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
+                                                  [Symbol(a, n) for a, n in shape.payload]))
+    return moves.move_global(plain.reshape(chip.size, -1), plain_t, out_t, fast=fast)
+
+
+@handles(Shuffle)
+def shuffle(op, src: np.ndarray) -> np.ndarray:
+    """A chip or cluster shuffle: position t of the level takes position `pattern[t]`."""
+    axis = 0 if op.level == "chip" else 1
+    return np.take(src, np.asarray(op.sources, np.int64), axis=axis)

@@ -1,0 +1,170 @@
+"""Gathers with indices held in a tensor (docs/machine/dma.md "Gather"): what an index selects.
+
+`table.dma_gather_scaled(index, DmTensor[...])` and `dma_gather_unscaled` read rows of an
+HBM table into DM at the rows an i32 index tensor names. The output's axes are the
+*payload* (table axes the output keeps) and the *index axes* (every axis of the index
+tensor); the one table axis left over is the *key*, which the index values select:
+`out[p, r] = table[key = index[r], p]`. A scaled index holds byte offsets (row `k` is
+`k * row_bytes`), an unscaled one raw row numbers.
+
+The gathered rows form a *virtual source*: an HBM tensor of the table's chip whose element
+is the index axes followed by the payload, in the table's order. The gather moves it into
+the DM output exactly as a `to_dm` would, so the DMA rules apply to it (GATHER-4), and
+the lowering emits that DMA's commands.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.errors import NpuOptError
+from ir.mapping.factors import AxisFactor
+from ir.mapping.nodes import Mapping, Symbol, pair_all
+from ir.types import DmType, HbmType
+
+__all__ = ["GatherShape", "gather_shape", "index_axes", "index_scratch", "virtual_source", "cells", "SPM_INDEX_BYTES", "GatherIndexError",
+           "index_fault", "is_index_dtype"]
+
+# The unscaled index list is read from the SPM of one processing element: at most 4 KiB
+# of i32 entries per (chip, cluster) (the reference's per-PE budget).
+SPM_INDEX_BYTES = 4096
+
+
+@attrs.frozen
+class GatherShape:
+    """The key the index selects, the payload rows carry and the index's own axes."""
+
+    key: str
+    rows: int
+    payload: tuple[tuple[str, int], ...]
+    index: tuple[tuple[str, int], ...]
+
+    @property
+    def row_cells(self) -> int:
+        return cells(self.payload)
+
+    def row_bytes(self, bits: int) -> int | None:
+        """Bytes of one gathered row, or None when not whole bytes."""
+        total = self.row_cells * bits
+        return None if total % 8 else total // 8
+
+    @property
+    def index_count(self) -> int:
+        return cells(self.index)
+
+
+def cells(axes: tuple[tuple[str, int], ...]) -> int:
+    """The number of cells of a list of (axis, size)."""
+    n = 1
+    for _, size in axes:
+        n *= size
+    return n
+
+
+def _whole_axes(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
+    """The axes of a mapping of whole axes and `1`s, in order; None for anything else."""
+    out = []
+    for f in mapping.factors():
+        if not (isinstance(f, AxisFactor) and f.step == 1 and f.extent == f.axis_size):
+            return None
+        out.append((f.axis, f.axis_size))
+    return tuple(out) if len({a for a, _ in out}) == len(out) else None
+
+
+def index_axes(t: HbmType | DmType) -> tuple[tuple[str, int], ...]:
+    """The index tensor's axes in its logical order: first appearance reading Cluster, Slice,
+    Element outer to inner (an HBM index: its element's order)."""
+    from ir.mapping.nodes import axis_sizes
+
+    levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
+    seen: dict[str, int] = {}
+    for mapping in levels:
+        sizes = axis_sizes(mapping)
+        for f in mapping.factors():
+            name = getattr(f, "axis", None)
+            if name is not None:
+                seen.setdefault(name, sizes[name])
+    return tuple(seen.items())
+
+
+def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> GatherShape | Violation:
+    """The key, payload and index axes of a gather, or its GATHER-3 violation."""
+    table_axes = _whole_axes(table.element)
+    if table_axes is None:
+        return Violation("GATHER-3", f"the table's element `{table.element}` must list whole axes",
+                         help="gather from an HBM tensor whose element is whole axes, e.g. m(\"K, D\")")
+    if isinstance(index, HbmType) and _whole_axes(index.element) is None:
+        return Violation("GATHER-3", f"a scaled index's element `{index.element}` must list whole axes")
+    idx = index_axes(index)
+    idx_names = {a for a, _ in idx}
+    out_names = set(out.element.axes() | out.slice.axes() | out.cluster.axes())
+    payload_names = out_names - idx_names
+    missing = sorted(payload_names - {a for a, _ in table_axes})
+    if missing:
+        return Violation("GATHER-3", f"output axis {missing[0]} is neither an index axis nor an axis of the table",
+                         label=f"index axes: {', '.join(sorted(idx_names)) or 'none'}")
+    keys = [a for a, _ in table_axes if a not in payload_names]
+    if len(keys) != 1:
+        what = "no table axis is" if not keys else f"{len(keys)} table axes ({', '.join(keys)}) are"
+        return Violation("GATHER-3", f"{what} left for the index to select: the output keeps every other table "
+                                     "axis and the index's axes replace exactly one",
+                         help="drop the selected (key) axis from the output; the index's axes take its place")
+    if table_axes[0][0] != keys[0]:
+        return Violation("GATHER-3", f"the key axis {keys[0]} must be the table's outermost axis, so a row is "
+                                     f"contiguous (the table's element is `{table.element}`)",
+                         help=f"store the table as m(\"{keys[0]}, ...\")")
+    payload = tuple((a, n) for a, n in table_axes if a != keys[0])
+    return GatherShape(keys[0], table_axes[0][1], payload, idx)
+
+
+def index_scratch(index_t: Any) -> HbmType:
+    """The index in its logical order, as the HBM tensor an unscaled gather reads it into."""
+    return HbmType(index_t.dtype, index_t.chip, pair_all([Symbol(a, n) for a, n in index_axes(index_t)]))
+
+
+def virtual_source(table: HbmType, shape: GatherShape) -> HbmType:
+    """The gathered rows as an HBM tensor: the index axes, then the payload, on the table's chip."""
+    names = [Symbol(a, n) for a, n in shape.index + shape.payload]
+    return HbmType(table.dtype, table.chip, pair_all(names))
+
+
+def is_index_dtype(dtype: DType) -> bool:
+    return dtype == DType.I32
+
+
+class GatherIndexError(NpuOptError):
+    """GATHER-6 / SCATTER-6: an index value selects no row of the table or the output (raised
+    at run time by the cpu backend and the VISA interpreter, with the offending index)."""
+
+    def __init__(self, message: str, code: str = "GATHER-6") -> None:
+        super().__init__(message, code=code)
+
+
+def index_fault(values: Any, scaled: bool, row_bytes: int, rows: int, key: str,
+                index: tuple[tuple[str, int], ...], chip: int, what: str = "gather") -> GatherIndexError | None:
+    """The error for the first bad value of one chip's index (in the index's logical order),
+    or None. A scaled value is a byte offset, a multiple of `row_bytes` below `rows * row_bytes`;
+    an unscaled one a row number below `rows`."""
+    import numpy as np
+
+    v = np.asarray(values, np.int64).reshape(-1)
+    bad = (v < 0) | ((v % row_bytes != 0) | (v // row_bytes >= rows) if scaled else v >= rows)
+    if not bad.any():
+        return None
+    r = int(np.argmax(bad))
+    coords = np.unravel_index(r, [n for _, n in index]) if index else ()
+    where = ", ".join(f"{a}={int(c)}" for (a, _), c in zip(index, coords))
+    value = int(v[r])
+    if scaled and value >= 0 and value % row_bytes:
+        why = f"is not a multiple of the {row_bytes}-byte row"
+    else:
+        row = value // row_bytes if scaled else value
+        table = "table" if what == "gather" else "output"
+        why = f"selects row {row} of {key}, but the {table} has {rows} rows (0..{rows - 1})"
+    kind = "byte offset" if scaled else "row number"
+    return GatherIndexError(f"{what} index [{where}] on chip {chip} holds {kind} {value}, which {why}",
+                            code="GATHER-6" if what == "gather" else "SCATTER-6")

@@ -1,0 +1,63 @@
+"""Traced ops of indexed and topology DMA: `dma_gather_scaled` / `dma_gather_unscaled` (ir.gather),
+`dma_scatter` (ir.scatter), and the chip and cluster shuffles."""
+
+from __future__ import annotations
+
+import attrs
+
+from ir.mapping.nodes import Mapping
+from ir.op_frame import attr, operand
+from ir.ops import Op, Value
+from ir.rules.gather import check_gather
+from ir.rules.scatter import check_scatter
+from ir.rules.shuffle import check_shuffle
+from ir.types import Type
+
+__all__ = ["Gather", "Scatter", "Shuffle", "GATHER_OP_CLASSES"]
+
+
+@attrs.frozen(kw_only=True)
+class Gather(Op):
+    """Rows of the HBM table `src` gathered into DM at the rows `index` names:
+    `%3 = dma_gather %0, %2 scaled=True : dm<...>`."""
+
+    STAGE = "dma_gather"
+    RULES = (check_gather,)
+    src: Value = operand()
+    index: Value = operand()
+    scaled: bool = attr()
+
+
+@attrs.frozen(kw_only=True)
+class Scatter(Op):
+    """The DM tensor `src` written into rows of a new HBM tensor at the byte offsets `index`
+    names: `%4 = dma_scatter %2, %1 key=m"K" : hbm<...>`."""
+
+    STAGE = "dma_scatter"
+    RULES = (check_scatter,)
+    src: Value = operand()
+    index: Value = operand()
+    key: Mapping = attr()
+
+
+@attrs.frozen(kw_only=True)
+class Shuffle(Op):
+    """A chip or cluster shuffle: position t of the `level` takes position `pattern[t]` of `src`
+    (`%3 = shuffle %2 level='cluster' dim=2 pattern='1,0' : dm<...>`)."""
+
+    STAGE = "shuffle"
+    RULES = (check_shuffle,)
+    src: Value = operand()
+    level: str = attr()          # "chip" or "cluster"
+    dim: int = attr()
+    pattern: str = attr()        # the sources, comma separated
+
+    @property
+    def sources(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in self.pattern.split(",")) if self.pattern else ()
+
+    def infer_type(self) -> Type:
+        return self.src.type
+
+
+GATHER_OP_CLASSES = (Gather, Scatter, Shuffle)

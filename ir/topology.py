@@ -1,0 +1,70 @@
+"""Device topology: chips per kernel and processing elements (PEs) per chip (docs/machine/topology.md).
+
+An RNGD chip has 8 PEs; 4 PEs make a cluster and every PE drives a quarter of its cluster's
+slices (64 of 256). `@device(pe=P)` runs a kernel on P PEs of each chip: 1, 2 or 4 PEs
+are one cluster of 64, 128 or 256 slices, 8 PEs are the whole chip (2 clusters of 256).
+The numbers derive from the target's largest cluster and slice counts, so a target file
+with other sizes scales the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CHIP_TARGETS", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault", "chip_host_dims",
+           "host_chip_fault"]
+
+# Chip counts the reference compiles for, and the built-in target of each: `rngd` is one
+# chip; the multi-chip targets ship as data beside it (tu_ops/targets/).
+CHIP_TARGETS = {1: "rngd", 2: "rngd-2chip", 4: "rngd-4chip"}
+PE_COUNTS = (1, 2, 4, 8)
+DEFAULT_PE = 8
+PES_PER_CLUSTER = 4
+
+
+def pe_space(pe: int, cluster_sizes: Any = (1, 2), slice_sizes: Any = (64, 128, 256)) -> tuple[int, int]:
+    """(clusters, slices per cluster) that `pe` processing elements of one chip own."""
+    slices_per_pe = max(slice_sizes) // PES_PER_CLUSTER
+    clusters = min(max(cluster_sizes), -(-pe // PES_PER_CLUSTER))
+    return clusters, min(pe, PES_PER_CLUSTER) * slices_per_pe
+
+
+def pe_fault(pe: int, cluster: int, slices: int, cluster_sizes: Any = (1, 2),
+             slice_sizes: Any = (64, 128, 256)) -> str | None:
+    """Why a (Cluster, Slice) of `cluster` x `slices` positions does not fit `pe` PEs, or None."""
+    max_clusters, max_slices = pe_space(pe, cluster_sizes, slice_sizes)
+    if cluster > max_clusters:
+        return (f"the Cluster mapping has {cluster} positions, but pe={pe} owns {max_clusters} cluster(s) "
+                f"of {max_slices} slices")
+    if slices > max_slices:
+        return (f"the Slice mapping has {slices} positions, but pe={pe} owns {max_slices} slices per cluster "
+                f"({max_slices // (max(slice_sizes) // PES_PER_CLUSTER)} x {max(slice_sizes) // PES_PER_CLUSTER})")
+    return None
+
+
+def chip_host_dims(chip: Any) -> tuple[int, ...]:
+    """The host dimensions an HBM tensor's Chip mapping adds in front of its element's: none
+    for a Chip without axes (`1`, `1 # 2`: one copy on every chip), else one dimension of
+    each of its axes, outer first (`m("C")` with |C| = 2 adds a leading 2: row c lives on
+    chip c; padding positions hold no row)."""
+    from ir.mapping.factors import AxisFactor
+
+    return tuple(f.extent for f in chip.factors() if isinstance(f, AxisFactor))
+
+
+def host_chip_fault(chip: Any, element: Any) -> str | None:
+    """Why a parameter or result's Chip mapping has no host form, or None: a Chip that names
+    axes lists whole axes (at most padded, `C # 4`) that the element does not also use."""
+    from ir.mapping.factors import AxisFactor, PaddingFactor
+
+    if not chip.axes():
+        return None
+    for f in chip.factors():
+        if isinstance(f, PaddingFactor):
+            continue
+        if not (isinstance(f, AxisFactor) and f.step == 1 and f.extent == f.axis_size):
+            return f"the Chip mapping `{chip}` must list whole axes (or be `1`), not a part of one"
+    shared = sorted(chip.axes() & element.axes())
+    if shared:
+        return f"axis {shared[0]} is split between the Chip mapping `{chip}` and the element `{element}`"
+    return None

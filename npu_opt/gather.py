@@ -1,0 +1,74 @@
+"""`table.dma_gather_scaled(index, DmTensor[...])` and `dma_gather_unscaled`, traced into
+`ir.gather_ops.Gather`; `data.dma_scatter(index, HbmTensor[...], key)` into `Scatter`
+(docs/machine/dma.md "Gather", "Scatter")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.gather_ops import Gather
+from ir.rules.space import validate_type
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
+from npu_opt.trace import current
+
+__all__ = ["gather", "scatter"]
+
+
+def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
+    """Trace one gather; a wrong argument is TYPE-6 at the call."""
+    stage = "dma_gather_scaled" if scaled else "dma_gather_unscaled"
+    tracer = current()
+    loc = location_of(stage)
+    want, kind = (HbmTensor, "an HbmTensor") if scaled else (DmTensor, "a DmTensor")
+    bad = None
+    if not isinstance(index, want):
+        where = "in HBM (a scaled index holds byte offsets)" if scaled else "in DM (stage it with `to_dm`)"
+        bad = Violation("TYPE-6", f"the index of `{stage}` is {kind} {where}, not {type(index).__name__}",
+                        help=f"`table.{stage}(index, DmTensor[...])`")
+    elif not isinstance(dst, TensorSpec) or dst.kind != "dm":
+        bad = Violation("TYPE-6", f"the destination of `{stage}` must be a DmTensor[...] type, not {dst!s:.60}",
+                        help=f"`table.{stage}(index, DmTensor[dtype, Chip, Cluster, Slice, Element])`")
+    dst_type = bad or dst.resolve()
+    if isinstance(dst_type, Violation):
+        tracer.refuse(dst_type, loc, stage)
+        return Poisoned(stage)
+    op = Gather(src=table.value, index=index.value, scaled=scaled, result=tracer.value(dst_type), loc=loc)
+    fault = validate_type(dst_type, None, code="GATHER-4")
+    if fault is not None:
+        tracer.refuse(fault, loc, stage, op)
+        tracer.emit(op, poisoned_input=True)
+    else:
+        tracer.emit(op)
+    return DmTensor(op.result)
+
+
+def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -> Any:
+    """Trace one scatter into a new HBM tensor of type `output`; returns that tensor."""
+    from ir.gather_ops import Scatter
+    from ir.mapping.nodes import Mapping
+
+    stage = "dma_scatter" if scaled else "dma_scatter_unscaled"
+    tracer = current()
+    loc = location_of(stage)
+    bad = None
+    if not scaled:
+        bad = Violation("SCATTER-5", "`dma_scatter_unscaled` (an index in DM) is not available: the reference "
+                                     "declares it without an implementation",
+                        help="keep the byte-offset index in HBM and call `dma_scatter(index, HbmTensor[...], key)`")
+    elif not isinstance(index, HbmTensor):
+        bad = Violation("TYPE-6", f"the index of `{stage}` is an HbmTensor of byte offsets, not "
+                                  f"{type(index).__name__}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
+    elif not isinstance(output, TensorSpec) or output.kind != "hbm":
+        bad = Violation("TYPE-6", f"the output of `{stage}` is the HbmTensor[...] type it creates, not "
+                                  f"{output!s:.60}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
+    elif not isinstance(key, Mapping):
+        bad = Violation("TYPE-6", f"the key of `{stage}` is a mapping m(\"...\") of the data's key axes, not {key!r:.40}")
+    out_type = bad or output.resolve()
+    if isinstance(out_type, Violation):
+        tracer.refuse(out_type, loc, stage)
+        return Poisoned(stage)
+    op = Scatter(src=data.value, index=index.value, key=key, result=tracer.value(out_type), loc=loc)
+    tracer.emit(op)
+    return HbmTensor(op.result)

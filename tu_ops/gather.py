@@ -1,0 +1,154 @@
+"""`GatherOp` and `ScatterOp`: lowered gathers and scatters, indirect Tensor DMAs
+(docs/machine/dma.md "Gather", "Scatter"); `ShuffleOp`, chip and cluster shuffles
+(docs/machine/topology.md).
+
+`%3 = dma_gather src=%0 index=%2 mode=SCALED row_bytes=256 rows=512 index_commands=[]
+kind=HBM_TO_DM element_type=bf16 aggregate=... commands=[...] : <hbm> -> <dm>`.
+
+The engine reads every index value (from HBM, or for `UNSCALED` from the index's DM by
+`index_commands`, a DM -> HBM walk into the index's logical order), turns it into a row
+address (a scaled value is a byte offset, an unscaled one `row * row_bytes`) and copies
+that `row_bytes` row. The gathered rows, laid out as `ir.gather.virtual_source`, are
+then written by `commands` exactly as a DmaOp writes its source into DM. The verifier
+checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+
+from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
+from tu_ops.dma import DmaCommand, DmaOp
+
+__all__ = ["IndexMode", "GatherOp", "ScatterOp", "ShuffleLevel", "ShuffleOp"]
+
+
+class IndexMode(enum.Enum):
+    """How the engine reads an index value: a byte offset, or a row number."""
+
+    SCALED = "scaled"
+    UNSCALED = "unscaled"
+
+
+def _commands(items: Any) -> tuple[DmaCommand, ...]:
+    return tuple(c if isinstance(c, DmaCommand) else DmaCommand(**c) for c in items)
+
+
+@attrs.frozen(kw_only=True)
+class GatherOp(DmaOp):
+    """Rows of the HBM table `src` at the rows `index` names, into DM."""
+
+    NAME: ClassVar[str] = "tu.dma_gather"
+    MNEMONIC: ClassVar[str] = "dma_gather"
+    PIPELINE_RANK: ClassVar[int] = 115
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+
+    index: Ref = operand()
+    mode: IndexMode = attr()
+    row_bytes: int = attr()
+    rows: int = attr()
+    gathered: int = attr()           # index values per chip: the rows the commands read
+    index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
+
+    def traced_stage(self) -> str | None:
+        """The gather call, by its index mode."""
+        return "dma_gather_scaled" if self.mode.name == "SCALED" else "dma_gather_unscaled"
+
+    def reads(self) -> tuple[Ref, ...]:
+        return (self.src, self.index)
+
+    @rule("DMAOP-5")
+    def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        rows = Alloc(0, self.input_type.chip.size * self.gathered * self.row_bytes)
+        return self.sides_problem(target, rows, self.dst_alloc, " (the gathered rows)")
+
+    @rule("GATHEROP-1")
+    def _gatherop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.row_bytes < 1 or self.rows < 1 or self.gathered < 1:
+            return f"row_bytes={self.row_bytes}, rows={self.rows}, gathered={self.gathered}: each is at least 1"
+        if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
+            return f"mode={self.mode.name} with {len(self.index_commands)} index command(s): an unscaled " \
+                   "index is read from DM by its index_commands, a scaled one from HBM without them"
+        return None
+
+
+
+@attrs.frozen(kw_only=True)
+class ScatterOp(DmaOp):
+    """The DM tensor `src` written into rows of a new HBM tensor at the byte offsets `index` holds.
+
+    `commands` read the data into its rows in index order (`ir.scatter.virtual_rows`), as a
+    DmaOp writes HBM; the engine then writes row k of `row_bytes` bytes at the offset index[k]
+    of the output (zero elsewhere; the last write wins). DMAOP-5 checks the rows, not the output."""
+
+    NAME: ClassVar[str] = "tu.dma_scatter"
+    MNEMONIC: ClassVar[str] = "dma_scatter"
+    PIPELINE_RANK: ClassVar[int] = 116
+    TRACED_STAGE: ClassVar[str | None] = "dma_scatter"
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm",)
+
+    index: Ref = operand()
+    row_bytes: int = attr()
+    rows: int = attr()
+    scattered: int = attr()          # index values per chip: the rows the commands write
+
+    def reads(self) -> tuple[Ref, ...]:
+        return (self.src, self.index)
+
+    @rule("DMAOP-5")
+    def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        rows = Alloc(0, self.output_type.chip.size * self.scattered * self.row_bytes)
+        return self.sides_problem(target, self.src_alloc, rows, " (the scattered rows)")
+
+    @rule("SCATTEROP-1")
+    def _scatterop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.row_bytes < 1 or self.rows < 1 or self.scattered < 1:
+            return f"row_bytes={self.row_bytes}, rows={self.rows}, scattered={self.scattered}: each is at least 1"
+        return None
+
+
+class ShuffleLevel(enum.Enum):
+    """The level a shuffle permutes."""
+
+    CHIP = "chip"
+    CLUSTER = "cluster"
+
+
+@attrs.frozen(kw_only=True)
+class ShuffleOp(DmaOp):
+    """A chip or cluster shuffle: position t of `level` takes position `pattern[t]` of `src`.
+
+    `commands` are the identity copy of the tensor, one per live target part; a DM command
+    reads the DM of its part with the shuffled position (`source_part`), an HBM command's
+    `src_base` already addresses the source chip's copy."""
+
+    NAME: ClassVar[str] = "tu.dma_shuffle"
+    MNEMONIC: ClassVar[str] = "dma_shuffle"
+    PIPELINE_RANK: ClassVar[int] = 117
+    TRACED_STAGE: ClassVar[str | None] = "shuffle"
+
+    level: ShuffleLevel = attr()
+    pattern: tuple[int, ...] = attr(converter=tuple)
+
+    def source_part(self, chip: int, cluster: int) -> tuple[int, int]:
+        """The (chip, cluster) a DM command of part (chip, cluster) reads."""
+        if self.level is ShuffleLevel.CHIP:
+            return self.pattern[chip], cluster
+        return chip, self.pattern[cluster]
+
+    @rule("SHUFFLEOP-1")
+    def _shuffleop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t = self.input_type
+        if self.kind.value[0] != self.kind.value[1] or t != self.output_type:
+            return f"a shuffle keeps the tensor's type and memory, not {self.kind.name}"
+        if self.level is ShuffleLevel.CLUSTER and t.kind != "dm":
+            return "an HBM tensor has no Cluster level to shuffle"
+        n = (t.chip if self.level is ShuffleLevel.CHIP else t.cluster).size
+        if len(self.pattern) != n or any(not 0 <= p < n for p in self.pattern):
+            return f"pattern {list(self.pattern)} does not name a source for each of the {n} positions"
+        return None

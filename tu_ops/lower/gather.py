@@ -1,0 +1,86 @@
+"""A traced `Gather` lowered to a `GatherOp`, a `Scatter` to a `ScatterOp` (tu_ops/gather.py,
+docs/machine/dma.md "Gather", "Scatter"). A scatter's commands read its data into rows in
+index order (`ir.scatter.virtual_rows`), as a `to_hbm` would.
+
+The row copy is the DMA of the gathered rows (`ir.gather.virtual_source`) into the DM
+output, built by `lower_dma`; an unscaled index also gets the DM -> HBM commands that read
+it into its logical order (`index_commands`). DM-side bases are relative to allocation 0;
+the allocation pass adds them (the index's to `index_commands`' sources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import ops as ir
+from ir.errors import InternalError
+from ir.gather import index_scratch
+from ir.rules.gather import gather_parts
+from ir.rules.scatter import scatter_parts
+from tu_ops.base import Alloc, Ref
+from tu_ops.gather import GatherOp, IndexMode, ScatterOp, ShuffleLevel, ShuffleOp
+from tu_ops.lower.dma import lower_dma
+
+__all__ = ["lower_gather", "lower_scatter", "lower_shuffle"]
+
+
+def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> GatherOp:
+    """The GatherOp of a trace-valid `Gather` whose result is `%result`."""
+    parts = gather_parts(op)
+    if not isinstance(parts, tuple):
+        raise InternalError(f"{op.text()}: a refused gather reached the lowering ({parts.message})")
+    shape, virtual = parts
+    table_t, index_t, dst_t = op.src.type, op.index.type, op.result.type
+    rows = lower_dma(ir.ToDm(src=ir.Value(src, virtual), result=op.result, loc=op.loc),
+                     result, src, virtual, dst_t, target)
+    index_commands: tuple = ()
+    if not op.scaled:
+        scratch = index_scratch(index_t)
+        read = lower_dma(ir.ToHbm(src=ir.Value(index, index_t), result=ir.Value(result, scratch), loc=op.loc),
+                         result, index, index_t, scratch, target)
+        index_commands = read.commands
+    bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
+    row_bytes = shape.row_cells * bits // 8
+    return GatherOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind,
+                    element_type=table_t.dtype, commands=rows.commands, input_type=table_t, output_type=dst_t,
+                    mode=IndexMode.SCALED if op.scaled else IndexMode.UNSCALED, row_bytes=row_bytes,
+                    rows=shape.rows, gathered=shape.index_count, index_commands=index_commands,
+                    src_alloc=Alloc(0, table_t.chip.size * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
+
+
+def lower_scatter(op: Any, result: int, src: int, index: int, target: Any) -> ScatterOp:
+    """The ScatterOp of a trace-valid `Scatter` whose result is `%result`."""
+    parts = scatter_parts(op)
+    if not isinstance(parts, tuple):
+        raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
+    shape, rows_t = parts
+    data_t, out_t = op.src.type, op.result.type
+    rows = lower_dma(ir.ToHbm(src=ir.Value(src, data_t), result=ir.Value(result, rows_t), loc=op.loc),
+                     result, src, data_t, rows_t, target)
+    bits = target.bits_of(data_t.dtype) or data_t.dtype.bits
+    row_bytes = shape.row_cells * bits // 8
+    return ScatterOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
+                     commands=rows.commands, input_type=data_t, output_type=out_t, row_bytes=row_bytes,
+                     rows=shape.rows, scattered=shape.count, src_alloc=None,
+                     dst_alloc=Alloc(0, out_t.chip.size * shape.rows * row_bytes), loc=op.loc)
+
+
+def lower_shuffle(op: Any, result: int, src: int, target: Any) -> ShuffleOp:
+    """The ShuffleOp of a trace-valid `Shuffle`: the identity copy, an HBM command's source
+    moved to the shuffled chip's copy."""
+    t = op.src.type
+    kind = ir.ToHbm if t.kind == "hbm" else ir.ToDm
+    copy = lower_dma(kind(src=ir.Value(src, t), result=ir.Value(result, t), loc=op.loc), result, src, t, t, target)
+    commands = copy.commands
+    pattern = op.sources
+    if t.kind == "hbm":
+        bits = target.bits_of(t.dtype) or t.dtype.bits
+        chip_bytes = t.element.size * bits // 8
+        commands = tuple(attrs.evolve(c, src_base=c.src_base + (pattern[c.part.chip] - c.part.chip) * chip_bytes)
+                         for c in commands)
+    level = ShuffleLevel.CHIP if op.level == "chip" else ShuffleLevel.CLUSTER
+    return ShuffleOp(result=Ref(result), src=Ref(src), kind=copy.kind, element_type=t.dtype, commands=commands,
+                     input_type=t, output_type=t, level=level, pattern=pattern,
+                     src_alloc=copy.src_alloc, dst_alloc=copy.dst_alloc, loc=op.loc)

@@ -1,0 +1,137 @@
+"""`dma_gather` and `dma_scatter` records (tu_ops/gather.py): read the index, move the rows it names.
+
+A scatter runs the other way: its `commands` read the DM data into rows (as a DM -> HBM
+`dma` does), every live chip's byte offsets are checked (SCATTER-6), and the rows are
+written in index order into a zeroed output, so the last write of a repeated offset wins.
+
+
+Every live chip's index values are read as little-endian i32 (a scaled index from its HBM
+tensor; an unscaled one from DM through the record's `index_commands`, run as a DM -> HBM
+DMA), checked (GATHER-6: the offending index is named, nothing is written), and turned into
+table rows of `row_bytes` bytes. The rows, one after another per chip, are the source the
+record's `commands` then write into the DM result exactly as a `dma` record does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.dtypes import DType
+from ir.gather import gather_shape, index_fault, index_scratch, virtual_source
+from ir.scatter import scatter_shape, virtual_rows
+from tu_ops.base import Ref
+from tu_ops.dma import DmaOp
+from tu_ops.enums import DmaKind
+from visa.interp.dma import run_dma
+from visa.interp.errors import check
+from visa.interp.memory import Memory
+from visa.interp.values import from_bytes, pad_mask
+
+__all__ = ["run_gather", "run_scatter", "run_shuffle"]
+
+
+def _index_bytes(op: Any, mem: Memory, env: dict[int, Any], index_t: Any, scratch_t: Any) -> np.ndarray:
+    """The index values of every chip position in logical order, as HBM bytes."""
+    if not op.index_commands:
+        data = env.get(op.index.id)
+        check(isinstance(data, np.ndarray), f"the scaled index {op.index} is not an HBM tensor", op)
+        return data
+    read = DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.DM_TO_HBM, element_type=DType.I32,
+                 commands=op.index_commands, input_type=index_t, output_type=scratch_t, loc=op.loc)
+    return run_dma(read, mem, env)
+
+
+def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> Any:
+    """Execute one GatherOp; return the DM tensor it creates."""
+    table_t, out_t = op.input_type, op.output_type
+    index_t = types.get(op.index.id)
+    check(index_t is not None, f"the index {op.index} has no type", op)
+    shape = gather_shape(table_t, index_t, out_t)
+    check(not hasattr(shape, "code"), "the record's types describe no gather", op)
+    table = env.get(op.src.id)
+    check(isinstance(table, np.ndarray), f"the table {op.src} is not an HBM tensor", op)
+    chips = table_t.chip.size
+    table_bytes = shape.rows * op.row_bytes
+    check(table.size == chips * table_bytes and (op.rows, op.gathered) == (shape.rows, shape.index_count),
+          "rows, gathered and row_bytes disagree with the table and index types", op)
+    raw = _index_bytes(op, mem, env, index_t, index_scratch(index_t))
+    count = op.gathered
+    check(raw.size >= chips * count * 4, "the index holds fewer values than the record gathers", op)
+    live = ~pad_mask(table_t.chip)
+    rows = np.zeros((chips, count * op.row_bytes), np.uint8)
+    for c in range(chips):
+        if not live[c]:
+            continue
+        values = from_bytes(raw[c * count * 4:(c + 1) * count * 4], DType.I32, 32).astype(np.int64)
+        fault = index_fault(values, op.mode.name == "SCALED", op.row_bytes, op.rows, shape.key, shape.index, c)
+        if fault is not None:
+            raise fault
+        picked = values // op.row_bytes if op.mode.name == "SCALED" else values
+        chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(op.rows, op.row_bytes)
+        rows[c] = chip_rows[picked].reshape(-1)
+    virtual = virtual_source(table_t, shape)
+    source = Ref(-1 - op.result.id)
+    env[source.id] = rows.reshape(-1)
+    try:
+        move = DmaOp(result=op.result, src=source, kind=DmaKind.HBM_TO_DM, element_type=op.element_type,
+                     commands=op.commands, input_type=virtual, output_type=out_t, loc=op.loc)
+        return run_dma(move, mem, env)
+    finally:
+        env.pop(source.id, None)
+
+
+def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> np.ndarray:
+    """Execute one ScatterOp; return the HBM bytes of the new tensor it writes."""
+    data_t, out_t = op.input_type, op.output_type
+    index_t = types.get(op.index.id)
+    check(index_t is not None and index_t.kind == "hbm", f"the index {op.index} is not an HBM tensor", op)
+    shape = scatter_shape(data_t, index_t.element, index_t, out_t)
+    check(not hasattr(shape, "code"), "the record's types describe no scatter", op)
+    check((op.rows, op.scattered) == (shape.rows, shape.count), "rows and scattered disagree with the types", op)
+    rows_t = virtual_rows(data_t, shape)
+    read = DmaOp(result=Ref(-1 - op.result.id), src=op.src, kind=DmaKind.DM_TO_HBM, element_type=op.element_type,
+                 commands=op.commands, input_type=data_t, output_type=rows_t, loc=op.loc)
+    rows = run_dma(read, mem, env)
+    raw = env.get(op.index.id)
+    check(isinstance(raw, np.ndarray), f"the index {op.index} has no HBM bytes", op)
+    chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
+    out = np.zeros(chips * op.rows * width, np.uint8)
+    live = ~pad_mask(out_t.chip)
+    for c in range(chips):
+        if not live[c]:
+            continue
+        values = from_bytes(raw[c * count * 4:(c + 1) * count * 4], DType.I32, 32).astype(np.int64)
+        fault = index_fault(values, True, width, op.rows, shape.axis, shape.key, c, "scatter")
+        if fault is not None:
+            raise fault
+        base, src = c * op.rows * width, c * count * width
+        for k, offset in enumerate(values.tolist()):   # in index order: the last write wins
+            out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
+    return out
+
+
+def run_shuffle(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
+    """Execute one ShuffleOp: an HBM one is a `dma` whose sources already name the shuffled
+    chips; a DM one copies each command from the DM of its shuffled source part."""
+    from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
+    from visa.interp.memory import copy_bytes
+
+    if op.output_type.kind == "hbm":
+        return run_dma(op, mem, env)
+    src = env.get(op.src.id)
+    check(isinstance(src, DmTensor), f"source {op.src} is not a DM tensor", op)
+    base = mem.dm_address[op.result.id]
+    out = DmTensor(base, op.output_type)
+    mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, tensor_bytes(op.output_type, mem.target), op)
+    for i, cmd in enumerate(op.commands):
+        chip, cluster = cmd.part.chip, cmd.part.cluster
+        from_part = op.source_part(chip, cluster)
+        outer = [e for e in cmd.entries[:-1]] if cmd.entries else []
+        packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
+        sizes = [e.size for e in outer]
+        src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
+        dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
+        copy_bytes(mem.dm(*from_part), src_addr, mem.dm(chip, cluster), dst_addr, op, what=f"command {i}'s")
+    return out
