@@ -7,26 +7,22 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.params.data import BACKENDS, i8_array
 from tests.params import kernels_struct as ks
 
-BACKENDS = ("cpu", "visa")
 RNG = np.random.default_rng(13)
-
-
-def _i8(*shape: int) -> np.ndarray:
-    return RNG.integers(-128, 128, shape).astype(np.int8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_tuple_parameter_with_an_in_out_member(backend):
-    x, out = _i8(64, 8), np.zeros((64, 8), np.int8)
+    x, out = i8_array(RNG, 64, 8), np.zeros((64, 8), np.int8)
     assert npu_opt.run(ks.tuple_in_out, (x, out), backend=backend) is out
     np.testing.assert_array_equal(out, x)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_attrs_struct_parameter(backend):
-    x, dst = _i8(64, 8), np.zeros((8, 64), np.int8)
+    x, dst = i8_array(RNG, 64, 8), np.zeros((8, 64), np.int8)
     result, written = npu_opt.run(ks.struct_in_out, ks.Pair(x, dst), backend=backend)
     np.testing.assert_array_equal(result, x)
     assert written is dst
@@ -35,7 +31,7 @@ def test_attrs_struct_parameter(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_dataclass_with_a_tuple_field_and_view_parameters(backend):
-    a, b, v, dst = _i8(64, 8), _i8(64, 8), _i8(64, 8), np.zeros((64, 8), np.int8)
+    a, b, v, dst = i8_array(RNG, 64, 8), i8_array(RNG, 64, 8), i8_array(RNG, 64, 8), np.zeros((64, 8), np.int8)
     result, written = npu_opt.run(ks.nested, ks.Nested((a, b), dst), v, backend=backend)
     np.testing.assert_array_equal(result, v)
     np.testing.assert_array_equal(dst, b)
