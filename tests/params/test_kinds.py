@@ -70,3 +70,14 @@ def test_ir_text_of_an_in_out_kernel_reads_back():
     back = parse_kernel(text)
     assert print_kernel(back) == text
     assert [p.mutable for p in back.params] == [False, True] and back.finals[0].value.id == 4
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_in_place_by_tensor_and_by_view_with_a_returned_result(backend):
+    a, b = i8_array(RNG, 64, 8), i8_array(RNG, 64, 8)
+    by_ref, by_view = np.zeros((64, 8), np.int8), np.zeros((1, 64, 8), np.int8)  # `1 #{!} 2` keeps one cell
+    result, r, v = npu_opt.run(ks.mixed_outputs, a, b, by_ref, by_view, backend=backend)
+    assert r is by_ref and v is by_view
+    np.testing.assert_array_equal(result, b.T)
+    np.testing.assert_array_equal(by_ref, a)
+    np.testing.assert_array_equal(by_view[0], b)
