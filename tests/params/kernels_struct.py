@@ -87,3 +87,13 @@ def mixed_outputs(ctx: Context, a: HbmTensor[i8, Chip, m("A, B")], b: HbmTensor[
     da.to_hbm(ctx.tdma, by_ref)
     db.to_hbm(ctx.tdma, by_view)
     return db.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def bare_tuple(ctx: Context, io: tuple) -> None:
+    pass
+
+
+@device(chip=1)
+def open_tuple(ctx: Context, io: tuple[HbmTensor[i8, Chip, m("A, B")], ...]) -> None:
+    pass

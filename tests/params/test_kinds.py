@@ -81,3 +81,9 @@ def test_in_place_by_tensor_and_by_view_with_a_returned_result(backend):
     np.testing.assert_array_equal(result, b.T)
     np.testing.assert_array_equal(by_ref, a)
     np.testing.assert_array_equal(by_view[0], b)
+
+
+def test_a_tuple_without_member_types_is_param_2():
+    for kernel in (ks.bare_tuple, ks.open_tuple):
+        (d,) = npu_opt.check(kernel).diagnostics
+        assert d.code == "PARAM-2" and "must list its member types" in d.message
