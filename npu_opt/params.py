@@ -103,7 +103,7 @@ def param_tree(name: str, ann: Any, scope: dict[str, Any], counter: list[int]) -
     if isinstance(ann, ParamSpec):
         counter[0] += 1
         return Leaf(name, counter[0] - 1, ann)
-    if typing.get_origin(ann) is tuple:
+    if ann is tuple or typing.get_origin(ann) is tuple:
         args = typing.get_args(ann)
         if not args or Ellipsis in args:
             return BadParam(name, Violation("PARAM-2", f"tuple parameter `{name}` must list its member types",

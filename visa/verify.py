@@ -326,6 +326,21 @@ def _live_count(mapping: Any) -> int:
     return count
 
 
+def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
+    """Bytes per partition of a DMA into DM that moves its innermost ragged digit with the
+    padding (`ir.rules.dma_tail`: a live run that is not 8-byte aligned), else None."""
+    fs = side.element.factors()
+    if not op.kind.into_dm or not fs or getattr(fs[-1], "cells", None) is None:
+        return None
+    bits = target.bits_of(side.dtype) or 0
+    live = sum(isinstance(c, Index) for c in fs[-1].cells)
+    align = 8 * target.constants.DMA_DM_ALIGN
+    if (live * bits) % align == 0 or (fs[-1].extent * bits) % align:
+        return None
+    cells = _live_count(side.element) // live * fs[-1].extent
+    return _live_count(side.slice) * -(-cells * bits // 8)
+
+
 def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     """One command per live (chip, cluster) of the DM side (per chip for HBM -> HBM), dmn 0,
     moving the side's live slices x live element bytes in all."""
@@ -346,5 +361,6 @@ def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     if op.MNEMONIC in ("dma", "dma_window", "dma_into"):   # a scatter's output axis is its index's, not a broadcast
         per_part *= math.prod(n for n, _ in broadcast_loops(src_t, dst_t))  # docs/machine/dma.md
     moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
-    if moved != per_part * len(parts):
+    padded = _padded_tail_bytes(op, side, target) if side.kind == "dm" else None
+    if moved != per_part * len(parts) and (padded is None or moved != padded * len(parts)):
         raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

@@ -20,6 +20,7 @@ from ir.mapping.levels import padded_to
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
+from ir.rules.dma_tail import check_padded_tail
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
@@ -287,7 +288,10 @@ def _dma5(src, dst) -> Violation | None:
     live_bytes = _bytes(live, dst.dtype)
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and live_bytes is not None \
             and live_bytes % DMA_DM_ALIGN == 0:
-        return None
+        found = _match(src, dst)
+        if isinstance(found, SequenceFailure) or not found[1]:
+            return None
+        return check_padded_tail(found[1][-1], found[0][-1].src_stride, src, dst, DMA_DM_ALIGN)
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
         shown = f"{live * dst.dtype.bits / 8:g}"
         return Violation(

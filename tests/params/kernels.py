@@ -4,7 +4,7 @@ lands in a caller's padded buffer. Each is small enough to run in milliseconds."
 
 from npu_opt import *
 
-axes(A=64, B=8, R=6, I=8, N=8, K=64)
+axes(A=64, B=8, R=6, I=8, N=8, K=64, P=5)
 
 Chip = m("1")
 Cluster = m("1 # 2")
@@ -88,3 +88,18 @@ def matmul_into(ctx: Context, x: HbmTensor[i8, Chip, m("I, K")], w: HbmTensor[i8
          .commit(m("N")))
     y.to_hbm(ctx.tdma, out)
     return w.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def padded_tail(ctx: Context, x: HbmTensor[i32, Chip, m("A, P # 8")]) -> HbmTensor[i32, Chip, m("A, P # 8")]:
+    """i32 rows of 5 live cells (20 bytes) padded to 8 on both sides: the DMA into DM
+    moves the padded 32-byte rows (the live run alone is not 8-byte aligned)."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A # 256"), m("P # 8")])
+    return d.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def padded_tail_i8(ctx: Context, x: HbmTensor[i8, Chip, m("A, P # 8")]) -> HbmTensor[i8, Chip, m("P, A")]:
+    """i8 rows of 5 live bytes padded to 8, four rows per slice, returned transposed."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Rows, m("A % 4, P # 8")])
+    return d.to_hbm(ctx.tdma)

@@ -76,3 +76,24 @@ def write_read_only(ctx: Context, p: Pair) -> None:
 @device(chip=1)
 def write_view(ctx: Context, x: HbmTensorView[i8, Chip, m("A, B")]) -> None:
     x.to_dm(ctx.tdma, RowsDm).to_hbm(ctx.tdma, x)
+
+
+@device(chip=1)
+def mixed_outputs(ctx: Context, a: HbmTensor[i8, Chip, m("A, B")], b: HbmTensor[i8, Chip, m("A, B")],
+                  by_ref: Mut[HbmTensor[i8, Chip, m("A, B")]],
+                  by_view: HbmTensorViewMut[i8, Chip, m("1 #{!} 2, A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
+    """Both in-place forms and a returned tensor; the view's leading term is pure padding."""
+    da, db = a.to_dm(ctx.tdma, RowsDm), b.to_dm(ctx.tdma, RowsDm)
+    da.to_hbm(ctx.tdma, by_ref)
+    db.to_hbm(ctx.tdma, by_view)
+    return db.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def bare_tuple(ctx: Context, io: tuple) -> None:
+    pass
+
+
+@device(chip=1)
+def open_tuple(ctx: Context, io: tuple[HbmTensor[i8, Chip, m("A, B")], ...]) -> None:
+    pass

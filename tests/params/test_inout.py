@@ -9,19 +9,15 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.params.data import BACKENDS, i8_array
 from tests.params import kernels as k
 
-BACKENDS = ("cpu", "visa")
 RNG = np.random.default_rng(11)
-
-
-def _i8(*shape: int) -> np.ndarray:
-    return RNG.integers(-128, 128, shape).astype(np.int8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_unit_kernel_writes_its_output_in_place(backend):
-    x, out = _i8(64, 8), np.zeros((64, 8), np.int8)
+    x, out = i8_array(RNG, 64, 8), np.zeros((64, 8), np.int8)
     got = npu_opt.run(k.copy_into, x, out, backend=backend)
     assert got is out  # one value: the in-out array itself
     np.testing.assert_array_equal(out, x)
@@ -29,7 +25,7 @@ def test_unit_kernel_writes_its_output_in_place(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_result_then_in_place_write(backend):
-    x, out = _i8(64, 8), _i8(8, 64)
+    x, out = i8_array(RNG, 64, 8), i8_array(RNG, 8, 64)
     before = out.copy()
     result, written = npu_opt.run(k.swap_into, x, out, backend=backend)
     assert written is out
@@ -39,7 +35,7 @@ def test_result_then_in_place_write(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_an_unwritten_in_out_parameter_keeps_its_contents(backend):
-    x, out = _i8(64, 8), _i8(64, 8)
+    x, out = i8_array(RNG, 64, 8), i8_array(RNG, 64, 8)
     before = out.copy()
     result, written = npu_opt.run(k.untouched, x, out, backend=backend)
     np.testing.assert_array_equal(result, x)
@@ -49,7 +45,7 @@ def test_an_unwritten_in_out_parameter_keeps_its_contents(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_read_sees_the_write_before_it_and_the_last_write_wins(backend):
-    x, y, out = _i8(64, 8), _i8(64, 8), np.zeros((64, 8), np.int8)
+    x, y, out = i8_array(RNG, 64, 8), i8_array(RNG, 64, 8), np.zeros((64, 8), np.int8)
     result, _ = npu_opt.run(k.twice, x, y, out, backend=backend)
     np.testing.assert_array_equal(result, x)
     np.testing.assert_array_equal(out, y)
@@ -57,7 +53,7 @@ def test_a_read_sees_the_write_before_it_and_the_last_write_wins(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_contraction_lands_in_a_padded_in_out_buffer(backend):
-    x, w = _i8(8, 64), _i8(8, 64)
+    x, w = i8_array(RNG, 8, 64), i8_array(RNG, 8, 64)
     out = np.full((8, 8), 7, np.int32)  # host shape of `I, N # 16` is (|I|, |N|): padding is not an array cell
     copy, written = npu_opt.run(k.matmul_into, x, w, out, backend=backend)
     np.testing.assert_array_equal(out, (x.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32))
@@ -76,7 +72,7 @@ def test_in_out_bf16_accepts_the_bit_pattern_array():
 
 
 def test_cpu_and_visa_agree_on_every_in_out_array():
-    x, y = _i8(64, 8), _i8(64, 8)
+    x, y = i8_array(RNG, 64, 8), i8_array(RNG, 64, 8)
     outs = {b: np.zeros((64, 8), np.int8) for b in BACKENDS}
     results = {b: npu_opt.run(k.twice, x, y, outs[b], backend=b) for b in BACKENDS}
     assert np.array_equal(results["cpu"][0], results["visa"][0])

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.params.data import BACKENDS
 from ir.host_layout import broadcast_dims, host_shape
 from ir.mapping import axes as declare
 from ir.errors import NpuOptError
 from tests.params import kernels as k
 
-BACKENDS = ("cpu", "visa")
 RNG = np.random.default_rng(12)
 
 
@@ -57,3 +57,27 @@ def test_padded_parameter_of_the_wrong_host_shape_is_usage():
     with pytest.raises(NpuOptError, match=r"needs shape \(64, 6\)") as info:
         npu_opt.run(k.padded, np.zeros((64, 8), np.int32))
     assert info.value.code == "USAGE"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_padded_tail_moves_into_dm_with_its_padding(backend):
+    """Rows of 5 live cells padded to 8 on both sides: the live run (20 or 5 bytes) is not
+    8-byte aligned, so the DMA into DM moves whole padded rows."""
+    x32 = RNG.integers(-2**31, 2**31, (64, 5)).astype(np.int32)
+    np.testing.assert_array_equal(npu_opt.run(k.padded_tail, x32, backend=backend), x32)
+    x8 = RNG.integers(-128, 128, (64, 5)).astype(np.int8)
+    np.testing.assert_array_equal(npu_opt.run(k.padded_tail_i8, x8, backend=backend), x8.T)
+
+
+def test_the_padded_tail_dma_writes_aligned_packets():
+    text = npu_opt.compile(k.padded_tail_i8).text
+    (line,) = [ln for ln in text.splitlines() if "kind=HBM_TO_DM" in ln]
+    assert "packet_bytes=32" in line  # 4 padded rows of 8 bytes, not 5-byte runs
+
+
+def test_a_dense_source_into_a_padded_tail_is_dma_5():
+    from tests.params import kernels_refused as r
+
+    (d,) = npu_opt.check(r.dense_into_padded_tail).diagnostics
+    assert d.code == "DMA-5" and "5 live cell(s) = 5 byte(s)" in d.message
+    assert d.line == r.DENSE_LINE

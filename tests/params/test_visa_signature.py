@@ -48,3 +48,15 @@ def test_a_version_1_artifact_is_refused_as_older():
     with pytest.raises(VisaTextError, match="version 1 is older than this reader.*recompile") as info:
         parse_visa(TEXT.replace("visa 2", "visa 1", 1))
     assert (info.value.line, info.value.column) == (1, 6)
+
+
+def test_every_artifact_of_the_parameter_kernels_verifies():
+    """`npu-opt visa --verify`: op verifiers and the re-derivation of every derived field,
+    padded DMA tails included."""
+    from visa.verify import verify_text
+    from tests.params import kernels_struct as ks
+
+    names = ["copy_into", "swap_into", "twice", "padded", "split", "adopted", "matmul_into", "padded_tail",
+             "padded_tail_i8"]
+    for kernel in [getattr(k, n) for n in names] + [ks.nested, ks.mixed_outputs]:
+        verify_text(npu_opt.compile(kernel).text)

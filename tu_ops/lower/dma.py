@@ -31,6 +31,7 @@ from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
+from ir.rules.dma_tail import live_steps, padded_tail
 from ir.types import DmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
@@ -108,21 +109,23 @@ def _partitions(mapping: Any, pieces: tuple, entries: tuple) -> list[tuple[int, 
 def _live_steps(piece: Any) -> int:
     """Steps of a DM-side piece that hold data: a ragged piece (`X # p`) transfers its live
     run only, since padding is not transferred."""
-    if not isinstance(piece, RaggedFactor):
-        return piece.extent
-    live = [not isinstance(c, Padding) for c in piece.cells]
-    n = live.index(False) if False in live else len(live)
-    if any(live[n:]):
+    n = live_steps(piece)
+    if isinstance(piece, RaggedFactor) and any(not isinstance(c, Padding) for c in piece.cells[n:]):
         raise InternalError(f"a ragged DM piece {piece} with interior padding has no DMA loop")
     return n
 
 
-def _dm_loops(found: Any, level: int, unit_bits: int) -> list[Loop]:
+def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[Loop]:
     """DM-side loops of one stream level (PaddingFactor pieces left out), outer to inner: size, own
-    stride in bits (`unit_bits` per step of the level), other-side joint cell stride."""
+    stride in bits (`unit_bits` per step of the level), other-side joint cell stride. `tail(piece,
+    other stride, live steps)` may widen the innermost piece to its padded extent (`dma_tail`)."""
     pieces, entries = found.pieces[level], found.levels[level]
-    return [(_live_steps(piece), stride * unit_bits, entry.stride)
-            for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, PaddingFactor)]
+    out = [(_live_steps(piece), stride * unit_bits, entry.stride)
+           for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, PaddingFactor)]
+    if tail is not None and out and not isinstance(pieces[-1], PaddingFactor):
+        n, own, other = out[-1]
+        out[-1] = (tail(pieces[-1], entries[-1].stride, n), own, other)
+    return out
 
 
 def broadcast_loops(src_t: Any, dst_t: Any) -> list[tuple[int, int]]:
@@ -225,7 +228,9 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
     other = _Other(other_t, bits, c.DM_SLICE_BYTES)
     spatial = 3 if own_dm else 1  # chip, cluster, slice (DM) / chip (HBM)
     slice_loops = _dm_loops(found, 2, 8 * c.DM_SLICE_BYTES) if own_dm else []
-    elem = _dm_loops(found, spatial, bits)
+    tail = (lambda piece, stride, live: padded_tail(piece, stride, live, other_t, bits, c.DMA_DM_ALIGN)) \
+        if kind.into_dm else None
+    elem = _dm_loops(found, spatial, bits, tail)
     packet_cells, elem = _packet(elem, dma_burst(src_t, dst_t), bits)
     packet_bytes = _exact(packet_cells * bits, "packet")
     inner: list[DmaEntry] = []
