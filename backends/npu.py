@@ -53,14 +53,24 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
     timings["verify"] = round(lowered.verify_ms, 3)  # done by the pass manager, once
     warnings = traced.warnings + tuple(lowered.warnings)
     try:
-        from visa.printer import print_visa
-
         start = time.perf_counter()
-        text = print_visa(lowered, tgt)
+        text, artifact = _emit(lowered, tgt)
         timings["emit"] = _ms(start)
     except Exception as e:  # noqa: BLE001 - a failure to emit a verified kernel is an ICE
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), warnings, timings)
-    return Outcome(kernel.name, "ok", text, (), warnings, timings)
+    return Outcome(kernel.name, "ok", text, (), warnings, timings, artifact)
+
+
+def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:
+    """The canonical text and the artifact `visa.parse_visa` reads back from it (the same
+    records, cost and derived allocation facts), made without parsing the text."""
+    import attrs
+
+    from visa.facts import with_facts
+    from visa.printer import artifact_of, print_artifact
+
+    artifact = artifact_of(lowered, tgt)
+    return print_artifact(artifact), attrs.evolve(artifact, kernel=with_facts(artifact.kernel, tgt))
 
 
 def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:

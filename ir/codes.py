@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import attrs
 
+from ir.switch.rules import RULES as SWITCH_RULES
 from ir.switch.transpose import RULES as TRANSPOSE_RULES
 
 __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
@@ -137,13 +138,14 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-CONCAT-4", "widen concat packet is not the halves rejoined"),
         ("VE-REINT-1", "reinterpret target is not i32 or f32"),
         ("VE-FILTER-1", "vector filter not available"))],
-    *_rules("FEED", 12, "docs/reference/diagnostics.md", [
+    *_rules("FEED", 13, "docs/reference/diagnostics.md", [
         "feed conversions do not chain", "feed destination refuses the element type",
         "feed flit delivery is inconsistent", "interleaved read shapes differ",
         "feed read loops exceed the sequencer", "feed DM access size not legal",
         "innermost read not in whole accesses", "widened read exceeds a flit",
         "feed packet not whole 8-byte units", "table lookup in the sub context",
-        "feed reads past the slice's DM", "feed destination or context mismatch"],
+        "feed reads past the slice's DM", "feed destination or context mismatch",
+        "feed switch is not the traced switch of its fetch stream"],
         phase="verify", phases={11: "lower"}),
     *_rules("TRFLD", 6, "docs/reference/diagnostics.md", [
         "illegal TRF load lane count", "TRF element type or cell format",
@@ -180,6 +182,17 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    # the Switch Engine (ir.switch.rules, ir.switch.custom)
+    *_rules("SWITCH", 18, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 19)]),
+    # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
+    *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
+        ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
+        ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
+        ("PAIR-UNZIP-3", "unzip times do not match the stream"),
+        ("PAIR-SPLIT-1", "pair way change does not regroup the flit"))],
+    *_rules("VPAIR", 3, "Vector Engine", [
+        "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
+        "pair step argument out of range"], phase="verify"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -3,8 +3,8 @@
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
 and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
-`ir.switch.semantics`, which the backends call. (`Switch` is traced, typed, checked and
-run by the cpu backend; it has no stage method and no lowering yet: see ir/switch/README.md.)
+`ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
+of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ir.switch.rules import check_switch, infer_switch
 from ir.switch.transpose import TransposeParams, check_transpose, infer_transpose
 from ir.types import Type
 
-__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules", "ENGINE_OP_CLASSES"]
+__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
 
 
 def transpose_rules(op: Transpose) -> Violation | None:
@@ -79,5 +79,3 @@ class Switch(Op):
             return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
         return inferred
 
-
-ENGINE_OP_CLASSES: tuple[type[Op], ...] = (Transpose, Switch)

@@ -18,22 +18,20 @@ import attrs
 import lark
 
 from ir.dtypes import DType
-from ir.errors import NpuOptError
+from ir.errors import NpuOptError, TypeCheckError
 from ir.kernel import Kernel
 from ir.mapping.parser import mapping_from_tree
-from ir.engine_ops import ENGINE_OP_CLASSES
-from ir.ops import OP_CLASSES, Op, Value
+from ir.ops import Op, Value, traced_op_classes
 from ir.vector import enums as vector_enums
-from ir.vector_chain_ops import CHAIN_OP_CLASSES
-from ir.vector_ops import VECTOR_OP_CLASSES
+from ir.switch.config import SwitchConfig
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
-_BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES, *CHAIN_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
           "Any": {"None": None}.__getitem__}  # an unset optional attribute (a vector op's `mode`)
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
+_ENGINE_ENUMS: dict[str, type] = {"SwitchConfig": SwitchConfig}  # engine enums outside ir.vector.enums
 
 
 class IrTextError(NpuOptError):
@@ -80,7 +78,7 @@ class _Reader:
         parts = list(t.children)
         result_id = int(parts.pop(0)[1:]) if isinstance(parts[0], lark.Token) and parts[0].type == "VALUE" else None
         stage, operands = str(parts[0]), [self.value(v) for v in parts[1].children]
-        cls = _BY_STAGE.get(stage)
+        cls = traced_op_classes().get(stage)
         if cls is None:
             raise IrTextError(f"IR text: unknown stage `{stage}`")
         fields: dict[str, Any] = {}
@@ -140,8 +138,11 @@ class _Reader:
         """An engine enum value (`TagMode.ZERO`), called with its data when it carries some
         (`FpBinaryOp.MUL_F(FpMulAlu.MUL0)`)."""
         enum_name, _, variant = str(t.children[0]).partition(".")
-        enum = getattr(vector_enums, enum_name, None)
-        value = getattr(enum, variant, None) if isinstance(enum, type) else None
+        enum = getattr(vector_enums, enum_name, None) or _ENGINE_ENUMS.get(enum_name)
+        try:
+            value = getattr(enum, variant, None) if isinstance(enum, type) else None
+        except TypeCheckError:  # SwitchConfig refuses an unknown variant with its own code
+            value = None
         if value is None:
             raise IrTextError(f"IR text: `{t.children[0]}` is not an engine enum value")
         if len(t.children) == 1:
@@ -154,7 +155,10 @@ class _Reader:
                 kwargs[str(key[0])] = parsed
             else:
                 args.append(parsed)
-        return value(*args, **kwargs)
+        try:
+            return value(*args, **kwargs)
+        except TypeCheckError as e:
+            raise IrTextError(f"IR text: `{t.children[0]}`: {e}") from None
 
     def word(self, t: lark.Tree) -> Any:
         tok = str(t.children[0])

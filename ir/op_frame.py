@@ -32,9 +32,12 @@ def operand(*, name: str | None = None) -> Any:
     return attrs.field(metadata={"role": "operand", "name": name})
 
 
-def attr(default: Any = attrs.NOTHING, *, name: str | None = None, converter: Any = None) -> Any:
-    """A printed, compared parameter of the op."""
-    return attrs.field(default=default, converter=converter, metadata={"role": "attr", "name": name})
+def attr(default: Any = attrs.NOTHING, *, name: str | None = None, converter: Any = None,
+         optional: bool = False) -> Any:
+    """A printed, compared parameter of the op; an `optional` one is printed only when it is
+    not None (and a reader takes its absence for None)."""
+    return attrs.field(default=default, converter=converter,
+                       metadata={"role": "attr", "name": name, "optional": optional})
 
 
 def fact(default: Any = None) -> Any:

@@ -30,7 +30,7 @@ __all__ = [
     "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
     "FetchTableLookup", "FetchCast", "FetchZeroPointSub", "Collect", "ToTrf", "ContractOuter",
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
-    "Commit", "Return", "OP_CLASSES",
+    "Commit", "Return", "OP_CLASSES", "traced_op_classes",
 ]
 
 
@@ -54,13 +54,20 @@ class Op(OpFrame):
 
     NAME: ClassVar[str] = "ir.op"
     STAGE: ClassVar[str] = ""
+    TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.NAME = f"ir.{cls.STAGE}"
-        _DECLARED[cls.STAGE] = cls  # attrs remakes the class; the final one stays
+        word = cls.TEXT or cls.STAGE
+        if not word:  # a base class of several ops names no stage
+            return
+        old = _DECLARED.get(word)
+        if old is not None and old.__qualname__ != cls.__qualname__:
+            raise TypeError(f"{cls.__qualname__} and {old.__qualname__} both print as `{word}`: give one a TEXT")
+        _DECLARED[word] = cls  # attrs remakes the class; the final one stays
 
     @classmethod
     def build(cls, new_value: Any, **fields: Any) -> Op:
@@ -85,7 +92,7 @@ class Op(OpFrame):
         head = f"{self.result} = " if self.result is not None else ""
         ops = ", ".join(str(v) for v in self.operands())
         attrs_text = " ".join(f"{k}={_attr_text(v)}" for k, v in self.attributes())
-        body = " ".join(x for x in (self.STAGE or self.NAME, ops, attrs_text) if x)
+        body = " ".join(x for x in (self.TEXT or self.STAGE or self.NAME, ops, attrs_text) if x)
         tail = f" : {self.result.type}" if self.result is not None else ""
         return head + body + tail
 
@@ -361,5 +368,14 @@ class Return(Op):
     values: tuple[Value, ...] = operand()
 
 
-# Every op class, in declaration order (each registers itself by its stage name).
+# Every op class of this module, in declaration order (each registers itself by its stage name).
 OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())
+
+
+def traced_op_classes() -> dict[str, type[Op]]:
+    """Every traced op class of the IR by stage name, the engines' included: each registers
+    itself when declared, and every module of `ir` is loaded first."""
+    from ir.declare import load_package
+
+    load_package("ir")
+    return dict(_DECLARED)

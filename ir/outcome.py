@@ -23,6 +23,10 @@ class Outcome:
     diagnostics: tuple[Diagnostic, ...]
     warnings: tuple[Diagnostic, ...]
     timings_ms: dict[str, float]
+    artifact: Any = attrs.field(default=None, eq=False, repr=False)
+    """The parsed form of `text` (a `visa.VisaArtifact`, allocation facts derived) when the
+    compile made it in this process: whoever needs the records uses it instead of parsing
+    the text again. None for a refusal, an ICE and an outcome read back from a cache."""
 
     @property
     def code(self) -> str | None:

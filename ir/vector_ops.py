@@ -26,7 +26,7 @@ from ir.vector.numerics.steps import f32_bits
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "VECTOR_OP_CLASSES", "SCALARS", "fp_op_name", "with_mode", "amount_is_const"]
+           "SCALARS", "fp_op_name", "with_mode", "amount_is_const"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -310,8 +310,3 @@ class VectorFinal(VectorOp):
 
     STAGE = "vector_final"
 
-
-VECTOR_OP_CLASSES: tuple[type[Op], ...] = (
-    VectorInit, VectorTag, VectorFxp, VectorClip, VectorFxpToFp, VectorNarrowTrim, VectorFpUnary,
-    VectorFpBinary, VectorWidenPad, VectorFpToFxp, VectorFinal,
-)

@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["Axis", "Index", "Mapping", "OutOfBounds", "Padding", "PaddingKind", "axes",
                      "idx", "m"], "ir.mapping"),
     "LaneMode": "ir.types",
+    "SwitchConfig": "ir.switch.config",
     "Artifact": "npu_opt.compile_api",
     "compile": "npu_opt.compile_api",  # qualified use only, not in __all__
     "Context": "npu_opt.context",
@@ -38,8 +39,11 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
-    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "BinaryArgMode",
-                     "TernaryArgMode"], "ir.vector.enums"),
+    # pair mode, tags and branches (issue 13)
+    **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
+    # the rest of the element-wise chain (issue 12)
+    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"],
+                    "ir.vector.enums"),
 }
 
 
@@ -76,5 +80,8 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
-    "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "BinaryArgMode", "TernaryArgMode",
+    # the Switch Engine's configuration
+    "SwitchConfig",
+    "BinaryArgMode", "BitReq", "Cmp", "GroupId",
+    "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode",
 ]

@@ -77,10 +77,9 @@ def compile(kernel: Any, target: Any = "rngd", compat: bool = True) -> Artifact:
     outcome = compile_kernel(kernel, target, compat)
     if outcome.status != "ok":
         raise CompileError(outcome.diagnostics + outcome.warnings)
-    from visa.parser import parse_visa
     from visa.schedule import schedule_artifact
 
-    artifact = parse_visa(outcome.text)
+    artifact = outcome.artifact
     entry = {"name": kernel.name, "qualname": f"{kernel.__module__}.{kernel.__qualname__}",
              "file": kernel.file_display, "status": "ok", "code": None,
              "artifact": f"{kernel.name}.visa",

@@ -22,6 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
+
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
@@ -103,6 +105,13 @@ def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Re
     return outcome, read
 
 
+def _compile_remote(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
+    """`_compile_index` in a worker process: the outcome travels back without its artifact
+    (its records do not pickle), so the parent reads the text for the schedule."""
+    outcome, read = _compile_index(args)
+    return attrs.evolve(outcome, artifact=None), read
+
+
 def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | None,
                  jobs: int, progress: bool) -> list[tuple[Outcome, Record]]:
     work = [(i, target, compat, dump_ir) for i in range(len(kernels))]
@@ -131,7 +140,7 @@ def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Out
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
     done: dict[int, tuple[Outcome, Record]] = {}
     try:
-        futures = {pool.submit(_compile_index, item): item[0] for item in work}
+        futures = {pool.submit(_compile_remote, item): item[0] for item in work}
         for future in as_completed(futures):
             try:
                 done[futures[future]] = future.result()
@@ -288,7 +297,7 @@ def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_sch
             "status": outcome.status, "code": outcome.code, "artifact": name,
             "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
             "timings_ms": outcome.timings_ms, "makespan": None,
-            **(schedule_manifest_fields(data, kernel.name, target, dump_schedule) if ok else {})}
+            **(schedule_manifest_fields(data, kernel.name, target, dump_schedule, outcome.artifact) if ok else {})}
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,

@@ -33,12 +33,14 @@ def _rates(spec: str | None, target_name: str) -> Any:
     return builtin_rates(target_name) or builtin_rates("rngd")
 
 
-def schedule_of_text(text: str, target: Any = None, rates: Any = None) -> Any:
-    """The Schedule of a VISA text (raises VisaFormatError for a corrupt one)."""
+def schedule_of_text(text: str, target: Any = None, rates: Any = None, artifact: Any = None) -> Any:
+    """The Schedule of a VISA text (raises VisaFormatError for a corrupt one); `artifact`,
+    when given, is that text already parsed (the compile's own, then it is not read again)."""
     from visa import parse_visa
     from visa.schedule import schedule_artifact
 
-    artifact = parse_visa(text, target=target)
+    if artifact is None:
+        artifact = parse_visa(text, target=target)
     if target is None:
         target = _target(artifact)
     return schedule_artifact(artifact, target=target, rates=rates or _rates(None, artifact.target))
@@ -95,13 +97,14 @@ def _write_views(schedule: Any, source: str, trace: str | None, html: str | None
         Path(html).write_text(schedule_page(schedule, title=Path(source).name), encoding="utf-8")
 
 
-def schedule_manifest_fields(text: str, kernel: str, target: Any, dump_dir: str | None) -> dict[str, Any]:
+def schedule_manifest_fields(text: str, kernel: str, target: Any, dump_dir: str | None,
+                             artifact: Any = None) -> dict[str, Any]:
     """`{"makespan": N}` for a compiled artifact's text (and `schedule`: the file name of its
-    dumped schedule when `dump_dir` is given)."""
+    dumped schedule when `dump_dir` is given); `artifact`: the text parsed, if at hand."""
     from visa.schedule.report import schedule_json
 
     try:
-        schedule = schedule_of_text(text, target=target, rates=_rates(None, target.name))
+        schedule = schedule_of_text(text, target=target, rates=_rates(None, target.name), artifact=artifact)
     except Exception as e:  # noqa: BLE001 - the artifact is written; only its schedule is missing
         print(f"warning[ICE]: {kernel}: internal error in the schedule model ({type(e).__name__}: {e}); "
               f"its makespan is not recorded", file=sys.stderr)

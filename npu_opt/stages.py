@@ -26,7 +26,7 @@ __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
     "FetchZeroPointSubStream", "CollectStream", "ContractOuterStream", "ContractPacketStream",
     "ContractTimeStream", "ContractStream", "VectorFinalStream", "CastStream", "TransposeStream",
-    "CommitTrimStream", "CommitCastStream",
+    "CommitTrimStream", "CommitCastStream", "SwitchStream",
 ]
 
 _STAGING = frozenset({DType.I5, DType.I9})
@@ -58,6 +58,7 @@ def _kind_fault(**args: Any) -> Violation | None:
 
 _KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping, "lane": Mapping, "element": Mapping,
                           "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
+_KINDS["out_slice"] = Mapping  # the switch's
 
 
 def _next(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None, **fields: Any) -> Any:
@@ -148,6 +149,18 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
     return _next(self, loc, engine_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
 
 
+@stage_method("switch")
+def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, config: Any) -> Any:
+    """Switch Engine: route each slice's packets over the ring into (out_slice, out_time)."""
+    from npu_opt.switch_stage import switch_fault
+
+    fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
+    if fault:
+        return refuse_dead(self, loc, "switch", fault)
+    return _next(self, loc, engine_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
+                 config=config)
+
+
 @stage_method("commit_trim")
 def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     """Keep the leading `packet` cells of each flit so padding is not written."""
@@ -199,6 +212,7 @@ class FetchStream(StreamStage):
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
+    switch = _switch
     collect = _collect
 
 
@@ -207,6 +221,7 @@ class FetchTableLookupStream(StreamStage):
 
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
+    switch = _switch
     collect = _collect
 
 
@@ -214,11 +229,19 @@ class FetchCastStream(StreamStage):
     """After `fetch_cast`."""
 
     fetch_zero_point_sub = _fetch_zero_point_sub
+    switch = _switch
     collect = _collect
 
 
 class FetchZeroPointSubStream(StreamStage):
-    """After `fetch_zero_point_sub`: an i5/i9 stream, which only `collect` accepts."""
+    """After `fetch_zero_point_sub`: an i5/i9 stream, which only `switch` and `collect` accept."""
+
+    switch = _switch
+    collect = _collect
+
+
+class SwitchStream(StreamStage):
+    """After `switch`: offers only `collect`."""
 
     collect = _collect
 

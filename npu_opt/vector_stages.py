@@ -30,6 +30,7 @@ from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
+from npu_opt.vector_pair import vector_intra_slice_unzip
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
 
@@ -194,13 +195,15 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
 }
 _METHODS.update(CHAIN_METHODS)  # logic, fma, fp_div, the *_with_mode forms, split / concat, filter
-VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", *_METHODS, *ANY_STAGE_METHODS})
+VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS,
+                            *ANY_STAGE_METHODS})
 
 
 class VectorInitStream(VectorStream):
     """After `vector_init()`: the intra-slice chain starts with `vector_intra_slice_tag`."""
 
     vector_intra_slice_tag = _tag
+    vector_intra_slice_unzip = vector_intra_slice_unzip  # pair mode (npu_opt.vector_pair)
 
 
 def _make_class(stage: VeStage, scalar: str) -> type:

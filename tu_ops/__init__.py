@@ -14,7 +14,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["CELL_FORMATS", "Aggregate", "CellFormat", "CollectFlits", "CommitConversion", "Conversion",
                      "ConversionKind", "DestKind", "DmaKind", "FeedElementType", "LaneMode",
                      "LoopKind", "Region", "TuContext", "Width"], "tu_ops.enums"),
-    **dict.fromkeys(["DEST_MNEMONICS", "FEED_DEST_ELEMENT_TYPES", "FeedBuffer", "FeedDest", "FeedSource",
+    **dict.fromkeys(["dest_mnemonics", "dest_element_types", "FeedBuffer", "FeedDest", "FeedSource",
                      "ReadShape"], "tu_ops.feed"),
     **dict.fromkeys(["mapping_text", "type_text", "value_text"], "tu_ops.printing"),
     **dict.fromkeys(["DmAllocation", "KernelParam", "LoweredKernel", "TrfAllocation", "TuProgram"], "tu_ops.program"),
@@ -40,30 +40,27 @@ def __getattr__(name: str) -> Any:
 
 
 def _op_classes() -> tuple[type, ...]:
-    """Every lowered op class, in pipeline order (docs/reference/diagnostics.md)."""
-    from tu_ops.commit import CastOp, CommitOp
-    from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeReduce
-    from tu_ops.dma import DmaOp
-    from tu_ops.feed import FeedBuffer
-    from tu_ops.transpose import TransposeOp
-    from tu_ops.trf import TrfLoad
-    from tu_ops.vector import VectorEngineOp
+    """Every lowered op class, in pipeline order (docs/reference/diagnostics.md): the classes
+    the modules of `tu_ops` declare, ordered by their `PIPELINE_RANK`."""
+    from ir.declare import load_package
+    from tu_ops.base import TU_OPS
 
-    return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp,
-            TransposeOp, CommitOp, DmaOp)
+    load_package("tu_ops", recursive=False)
+    return tuple(sorted(TU_OPS.values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
 
 
 __all__ = [
     "Aggregate", "Alloc", "BUILTIN_TARGETS", "CELL_FORMATS", "CastOp", "CellFormat", "CollectFlits",
     "CommitConversion", "CommitOp", "Constants", "ContractOuter", "Conversion", "ConversionKind",
-    "DEST_MNEMONICS", "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
-    "EmulationPath", "FEED_DEST_ELEMENT_TYPES", "FeedBuffer", "FeedDest", "FeedElementType",
+    "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
+    "EmulationPath", "FeedBuffer", "FeedDest", "FeedElementType",
     "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
     "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
     "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
     "VerifyContext", "Width", "WritePlan",
-    "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
+    "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
+    "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",
 ]

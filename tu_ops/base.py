@@ -21,7 +21,7 @@ from ir.mapping.ops import Entry
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, rule
 from tu_ops.printing import type_text, value_text
 
-__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "operand", "attr", "ir_type",
+__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
            "fact", "rule", "entries_ok", "Entry"]
 
 
@@ -78,6 +78,10 @@ class VerifyContext:
         return self.programs.get(ref.id)
 
 
+TU_OPS: dict[str, type] = {}
+"""Every lowered op class by mnemonic, filled as the classes are declared."""
+
+
 def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
     """Structural check: the IR type has a kind this op class takes (`IN_KINDS` / `OUT_KINDS`)."""
     kinds = inst.IN_KINDS if attribute.name == "input_type" else inst.OUT_KINDS
@@ -110,6 +114,19 @@ class TuOp(OpFrame):
     IN_PROGRAM: ClassVar[bool] = True
     IN_KINDS: ClassVar[tuple[str, ...]] = ()
     OUT_KINDS: ClassVar[tuple[str, ...]] = ()
+    PIPELINE_RANK: ClassVar[int] = 0             # its place in pipeline order (`tu_ops.OP_CLASSES`)
+    TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
+    FEED_DEST: ClassVar[Any] = None              # the `DestKind` naming it when a feed delivers to it
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset()  # FEED-2: element types a feed may bring it
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "MNEMONIC" in vars(cls):
+            TU_OPS[cls.MNEMONIC] = cls  # attrs remakes the class; the final one stays
+
+    def traced_stage(self) -> str | None:
+        """The traced call this record stands for (the `stage` of its diagnostics)."""
+        return self.TRACED_STAGE
 
     result: Ref = result_field(validator=attrs.validators.instance_of(Ref))
     input_type: Any = ir_type()
@@ -128,7 +145,10 @@ class TuOp(OpFrame):
         out = []
         for f in attrs.fields(type(self)):
             if f.metadata.get("role") in ("operand", "attr"):
-                out.append((f.metadata.get("name") or f.name, getattr(self, f.name)))
+                value = getattr(self, f.name)
+                if value is None and f.metadata.get("optional"):
+                    continue
+                out.append((f.metadata.get("name") or f.name, value))
         return out
 
     # --- text ----------------------------------------------------------------------------

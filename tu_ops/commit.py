@@ -13,7 +13,7 @@ import attrs
 
 from ir.mapping.ops import coalesce
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
-from tu_ops.enums import CommitConversion, FeedElementType, TuContext
+from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
@@ -27,6 +27,10 @@ class CastOp(TuOp):
 
     NAME: ClassVar[str] = "tu.cast_op"
     MNEMONIC: ClassVar[str] = "cast_op"
+    PIPELINE_RANK: ClassVar[int] = 80
+    TRACED_STAGE: ClassVar[str | None] = "cast"
+    FEED_DEST: ClassVar[Any] = DestKind.CAST
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -82,6 +86,14 @@ class CommitOp(TuOp):
 
     NAME: ClassVar[str] = "tu.commit"
     MNEMONIC: ClassVar[str] = "commit"
+    PIPELINE_RANK: ClassVar[int] = 100
+    TRACED_STAGE: ClassVar[str | None] = "commit_trim"
+    FEED_DEST: ClassVar[Any] = DestKind.COMMIT
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
+        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
+        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
+        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
+    })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
 

@@ -13,7 +13,7 @@ import attrs
 
 from ir.types import LaneMode
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
-from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
+from tu_ops.enums import CollectFlits, DestKind, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries
 
 __all__ = ["TrfRead", "ContractOuter", "PacketReduce", "TimeLoop", "TimeReduce", "LaneFold",
@@ -46,6 +46,13 @@ class ContractOuter(TuOp):
 
     NAME: ClassVar[str] = "tu.contract_outer"
     MNEMONIC: ClassVar[str] = "contract_outer"
+    PIPELINE_RANK: ClassVar[int] = 30
+    TRACED_STAGE: ClassVar[str | None] = "contract_outer"
+    FEED_DEST: ClassVar[Any] = DestKind.CONTRACT_OUTER
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
+        FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.Int9,
+        FeedElementType.Int5, FeedElementType.F8E4M3, FeedElementType.F8E5M2,
+    })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -154,6 +161,8 @@ class PacketReduce(TuOp):
 
     NAME: ClassVar[str] = "tu.packet_reduce"
     MNEMONIC: ClassVar[str] = "packet_reduce"
+    PIPELINE_RANK: ClassVar[int] = 40
+    TRACED_STAGE: ClassVar[str | None] = "contract_packet"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -227,6 +236,8 @@ class TimeReduce(TuOp):
 
     NAME: ClassVar[str] = "tu.time_reduce"
     MNEMONIC: ClassVar[str] = "time_reduce"
+    PIPELINE_RANK: ClassVar[int] = 50
+    TRACED_STAGE: ClassVar[str | None] = "contract_time"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
 
@@ -276,6 +287,8 @@ class LaneFold(TuOp):
 
     NAME: ClassVar[str] = "tu.lane_fold"
     MNEMONIC: ClassVar[str] = "lane_fold"
+    PIPELINE_RANK: ClassVar[int] = 60
+    TRACED_STAGE: ClassVar[str | None] = "contract_lane"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 

@@ -75,6 +75,7 @@ class DmaOp(TuOp):
 
     NAME: ClassVar[str] = "tu.dma"
     MNEMONIC: ClassVar[str] = "dma"
+    PIPELINE_RANK: ClassVar[int] = 110
     IN_PROGRAM: ClassVar[bool] = False
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
@@ -86,6 +87,10 @@ class DmaOp(TuOp):
     commands: tuple[DmaCommand, ...] = attr(converter=tuple)
     src_alloc: Alloc | None = fact()
     dst_alloc: Alloc | None = fact()
+
+    def traced_stage(self) -> str | None:
+        """`to_dm` or `to_hbm`, by the destination."""
+        return "to_dm" if self.output_type.kind == "dm" else "to_hbm"
 
     def __attrs_post_init__(self) -> None:
         if self.aggregate is None:

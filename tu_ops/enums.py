@@ -78,6 +78,7 @@ class DestKind(_Named):
     VECTOR = "vector"
     TRANSPOSE = "transpose"
     VRF_LOAD = "vrf_load"
+    VECTOR_PAIR = "vector_pair"
 
 
 class ConversionKind(_Named):

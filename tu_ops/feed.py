@@ -1,13 +1,15 @@
 """`FeedBuffer`: the lowered front half of a TU program (docs/reference/diagnostics.md).
 
 DM read (one `ReadShape` per source), Fetch Adapter conversions, Collect and delivery
-to one destination op. The verifier implements FEED-1 ... FEED-12 in that order.
+to one destination op, with an optional Switch Engine stage between the conversions and
+Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-13 in that order.
 """
 
 from __future__ import annotations
 
 import math
 from types import MappingProxyType
+import functools
 from typing import Any, ClassVar, Iterable, Mapping
 
 import attrs
@@ -16,31 +18,32 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
+from tu_ops.switch import SwitchRoute, route_problem
 
-__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
-           "DEST_MNEMONICS", "as_entries"]
+__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
+           "dest_mnemonics", "as_entries"]
 
-E = FeedElementType
 
-# FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
-# alike. (RawInt8, Flit2, TRF_LOAD) is the reference's v0.3 failure and is legal here.
-FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = MappingProxyType({
-    DestKind.TRF_LOAD: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2}),
-    DestKind.CONTRACT_OUTER: frozenset({E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2}),
-    DestKind.CAST: frozenset({E.I32, E.F32}),
-    DestKind.VECTOR: frozenset({E.I32, E.F32}),
-    DestKind.COMMIT: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
-                                E.F8E5M2, E.F4E2M1}),
-    DestKind.TRANSPOSE: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
-                                   E.F8E5M2, E.F4E2M1}),
-})
 
-# The op mnemonic each destination kind names (FEED-12); later-scope kinds have none.
-DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
-    DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
-    DestKind.CAST: "cast_op", DestKind.COMMIT: "commit", DestKind.TRANSPOSE: "transpose",
-    DestKind.VECTOR: "vector",
-})
+@functools.cache
+def feed_destinations() -> dict[DestKind, type]:
+    """The op class each destination kind names, as the op classes declare (`FEED_DEST`).
+    A kind no class claims (VRF_LOAD today) is later scope."""
+    from tu_ops import OP_CLASSES
+
+    return {cls.FEED_DEST: cls for cls in OP_CLASSES if cls.FEED_DEST is not None}
+
+
+def dest_element_types() -> Mapping[DestKind, frozenset[FeedElementType]]:
+    """FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
+    alike, from each op class's `FEED_ELEMENTS`. (RawInt8, Flit2, TRF_LOAD) is the
+    reference's v0.3 failure and is legal here."""
+    return MappingProxyType({kind: cls.FEED_ELEMENTS for kind, cls in feed_destinations().items()})
+
+
+def dest_mnemonics() -> Mapping[DestKind, str]:
+    """The op mnemonic each destination kind names (FEED-12)."""
+    return MappingProxyType({kind: cls.MNEMONIC for kind, cls in feed_destinations().items()})
 
 
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
@@ -97,6 +100,8 @@ class FeedBuffer(TuOp):
 
     NAME: ClassVar[str] = "tu.feed_buffer"
     MNEMONIC: ClassVar[str] = "feed_buffer"
+    PIPELINE_RANK: ClassVar[int] = 10
+    TRACED_STAGE: ClassVar[str | None] = "begin"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 
@@ -109,6 +114,7 @@ class FeedBuffer(TuOp):
     collect_flits: CollectFlits = attr()
     beats: int = attr()
     dest: FeedDest = attr()
+    switch: SwitchRoute | None = attr(default=None, optional=True)
     source_base: int | None = fact()
 
     def operands(self) -> list[Ref]:
@@ -161,7 +167,7 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-2")
     def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        accepted = FEED_DEST_ELEMENT_TYPES.get(self.dest.kind)
+        accepted = dest_element_types().get(self.dest.kind)
         if accepted is None:
             return f"destination kind {self.dest.kind} is later scope"
         if self.element_type not in accepted:
@@ -180,6 +186,8 @@ class FeedBuffer(TuOp):
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
         fetched = math.prod(e.size for e in self.shapes[0].time) if self.shapes else 1
+        if self.switch is not None and self.input_type.time.size:  # the switch moves slice digits to time
+            fetched = fetched * self.switch.out_time.size // self.input_type.time.size
         if fetched * self.flits_per_packet != time2:
             return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
         if self.dest.kind is DestKind.CONTRACT_OUTER:
@@ -298,7 +306,7 @@ class FeedBuffer(TuOp):
         consumer = ctx.op(self.dest.op)
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
-        want = DEST_MNEMONICS.get(self.dest.kind)
+        want = dest_mnemonics().get(self.dest.kind)
         if consumer.MNEMONIC != want:
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)
@@ -313,6 +321,14 @@ class FeedBuffer(TuOp):
         if others:
             return f"{self.dest.op} is also fed by {others[0]}"
         return None
+
+
+    @rule("FEED-13")
+    def _feed_13(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.switch is None:
+            return None
+        fetched = attrs.evolve(self.input_type, dtype=self.element_type.dtype)
+        return route_problem(self.switch, fetched, self.output_type)
 
 
 def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:

@@ -39,6 +39,14 @@ class TuProgram:
         """The program's last op (its `to_trf` or `commit`)."""
         return self.ops[-1] if self.ops else None
 
+    @property
+    def out_space(self) -> tuple[Mapping, Mapping, Mapping]:
+        """The space the program's streams live on after its feed: `space`, with the Slice
+        of the feed's switch when it has one (the switch is the one stage that moves data
+        between slices)."""
+        route = getattr(self.ops[0], "switch", None) if self.ops else None
+        return self.space if route is None else (self.space[0], self.space[1], route.out_slice)
+
     def text(self, *, locs: bool = False) -> str:
         space = ", ".join(f'"{mapping_text(m)}"' for m in self.space)
         lines = [f"program {self.index} {self.context.name} space {space} {{"]

@@ -14,6 +14,7 @@ import attrs
 
 from ir.switch.params import TransposeParams, check_transpose_params
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["TransposeOp"]
 
@@ -24,6 +25,14 @@ class TransposeOp(TuOp):
 
     NAME: ClassVar[str] = "tu.transpose"
     MNEMONIC: ClassVar[str] = "transpose"
+    PIPELINE_RANK: ClassVar[int] = 90
+    TRACED_STAGE: ClassVar[str | None] = "transpose"
+    FEED_DEST: ClassVar[Any] = DestKind.TRANSPOSE
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
+        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
+        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
+        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
+    })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, fact, operand, rule
-from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, FeedElementType, Region
+from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, DestKind, FeedElementType, Region
 
 __all__ = ["TrfLoad", "RowRange"]
 
@@ -33,6 +33,13 @@ class TrfLoad(TuOp):
 
     NAME: ClassVar[str] = "tu.trf_load"
     MNEMONIC: ClassVar[str] = "trf_load"
+    PIPELINE_RANK: ClassVar[int] = 20
+    TRACED_STAGE: ClassVar[str | None] = "to_trf"
+    FEED_DEST: ClassVar[Any] = DestKind.TRF_LOAD
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
+        FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
+        FeedElementType.F8E5M2,
+    })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
 

@@ -24,6 +24,7 @@ from ir.vector import enums as E
 from ir.vector import ways
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp"]
 
@@ -119,6 +120,9 @@ class VectorEngineOp(TuOp):
 
     NAME: ClassVar[str] = "tu.vector"
     MNEMONIC: ClassVar[str] = "vector"
+    PIPELINE_RANK: ClassVar[int] = 70
+    FEED_DEST: ClassVar[Any] = DestKind.VECTOR
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
 

@@ -26,7 +26,8 @@ from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType
 from tu_ops.base import Ref
 from visa.artifact import VisaTextError
 
-__all__ = ["Val", "RawType", "decode", "check_fields", "build_type", "printed_fields", "TYPE_SHAPES"]
+__all__ = ["Val", "RawType", "decode", "check_fields", "build_type", "printed_fields", "optional_fields",
+           "TYPE_SHAPES"]
 
 
 @attrs.frozen
@@ -184,6 +185,11 @@ def printed_fields(cls: type) -> list[tuple[str, str, Any]]:
     hints = _hints(cls)
     return [(f.metadata.get("name") or f.name, f.name, hints[f.name]) for f in attrs.fields(cls)
             if f.metadata.get("role") in ("operand", "attr")]
+
+
+def optional_fields(cls: type) -> frozenset[str]:
+    """Printed names of a record class's optional fields (absent in the text means None)."""
+    return frozenset(f.metadata.get("name") or f.name for f in attrs.fields(cls) if f.metadata.get("optional"))
 
 
 def check_fields(dec: Decoder, given: list[tuple[str, Val, int, int]], names: list[str], what: str,

@@ -26,7 +26,7 @@ from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
-from visa.decode import Decoder, RawType, Val, build_type, check_fields, printed_fields
+from visa.decode import Decoder, RawType, Val, build_type, check_fields, optional_fields, printed_fields
 from visa.facts import canonical_numbering, renumber, with_facts
 from visa.syntax import syntax_error
 
@@ -233,7 +233,8 @@ class _Builder(Transformer):
         loc = self._loc(c[-1]) if isinstance(c[-1], lark.Token) and c[-1].type == "LOC" else None
         body = c[2:-1] if loc is not None else c[2:]
         fields, types = body[:-2], (body[-2], body[-1])
-        schema = printed_fields(cls)
+        present, optional = {f[0] for f in fields}, optional_fields(cls)
+        schema = [s for s in printed_fields(cls) if s[0] in present or s[0] not in optional]
         given = check_fields(self.dec, fields, [p for p, _, _ in schema], f"`{op}`", meta.line, meta.column)
         values = {attr: self.dec.decode(v, hint, f"{op}.{p}")
                   for (p, attr, hint), (_, v) in zip(schema, given)}
@@ -246,13 +247,14 @@ class _Builder(Transformer):
             raise self.dec.error("malformed location comment; expected `; loc FILE:LINE:COL`", tok.line, tok.column)
         return Location(match["file"], int(match["line"]), int(match["col"]))
 
-    def _op(self, rec: _Record, space: Any, context: TuContext | None) -> Any:
+    def _op(self, rec: _Record, space: Any, context: TuContext | None, out_space: Any = None) -> Any:
         ctx = None if context is None else context.value
         if rec.cls.IN_PROGRAM and space is None:
             raise self.dec.error(f"a `{rec.cls.MNEMONIC}` record belongs inside a program block", rec.line, rec.col)
         if not rec.cls.IN_PROGRAM and space is not None:
             raise self.dec.error(f"a `{rec.cls.MNEMONIC}` record stands outside program blocks", rec.line, rec.col)
-        tin, tout = (build_type(self.dec, t, space, ctx) for t in rec.types)
+        tin = build_type(self.dec, rec.types[0], space, ctx)
+        tout = build_type(self.dec, rec.types[1], space if out_space is None else out_space, ctx)
         try:
             return rec.cls(result=Ref(rec.ident), input_type=tin, output_type=tout, loc=rec.loc, **rec.fields)
         except (TypeError, ValueError) as e:
@@ -263,7 +265,12 @@ class _Builder(Transformer):
         index, name = c[0], str(c[1])
         context = self.dec.member(TuContext, name, c[1].line, c[1].column)
         space = tuple(self.dec.mapping(t[1:-1], t.line, t.column) for t in c[2:5])
-        ops = [self._op(rec, space, context) for rec in c[5:]]
+        ops, cur = [], space
+        for rec in c[5:]:  # after a feed's switch, the streams live on its out_slice
+            route = rec.fields.get("switch")
+            out = cur if route is None else (cur[0], cur[1], route.out_slice)
+            ops.append(self._op(rec, cur, context, out))
+            cur = out
         program = TuProgram(index=int(index), context=context, space=space, ops=_link_cstreams(ops))
         self.program_pos[id(program)] = (index.line, index.column)
         return program

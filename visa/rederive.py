@@ -29,6 +29,7 @@ from typing import Any, Iterator
 import attrs
 
 from ir import ops as ir
+from ir.engine_ops import Switch
 from ir.mapping.nodes import IDENTITY, Mapping
 from ir.types import StreamType
 from tu_ops.enums import ConversionKind
@@ -148,9 +149,24 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
             op = ir.FetchCast(input=cur, dtype=d, result=value)
         ops.append(op)
         cur = value
+    if feed.switch is not None:
+        ops.append(_traced_switch(feed, cur, fresh))
+        cur = ops[-1].result
     out = feed.output_type
     ops.append(ir.Collect(input=cur, time=out.time, packet=out.packet, result=ir.Value(feed.result.id, out)))
     return tuple(ops)
+
+
+def _traced_switch(feed: Any, cur: ir.Value, fresh: Iterator[int]) -> Switch:
+    """The traced switch a feed's `switch=` field stands for (its config must be well formed)."""
+    route = feed.switch
+    try:
+        config = route.variant()
+    except (TypeError, ValueError) as e:
+        raise Underivable(feed, f"switch config: {e}") from None
+    out_t = attrs.evolve(cur.type, slice=route.out_slice, time=route.out_time)
+    return Switch(input=cur, out_slice=route.out_slice, out_time=route.out_time, config=config,
+                  result=ir.Value(next(fresh), out_t))
 
 
 def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.Op, ...], chain: ProgramChain,

@@ -16,6 +16,7 @@ from typing import Any, Iterator
 import attrs
 
 from ir import ops as ir
+from ir.declare import Table
 from ir.engine_ops import Transpose
 from ir.mapping.nodes import Resize
 from tu_ops.enums import CommitConversion
@@ -24,7 +25,7 @@ from tu_ops.lower.vector import traced_pass
 __all__ = ["Underivable", "retraces", "retrace_stage", "RETRACES"]
 
 Retrace = Callable[[Any, ir.Value, dict[int, Any], Any, Iterator[int]], tuple[ir.Op, ...]]
-RETRACES: dict[str, Retrace] = {}
+RETRACES = Table("re-derivation")
 
 
 class Underivable(Exception):
@@ -38,14 +39,7 @@ class Underivable(Exception):
 
 def retraces(mnemonic: str) -> Callable[[Retrace], Retrace]:
     """Declare `fn` as the inverse of the lowering for records of kind `mnemonic`."""
-
-    def declare(fn: Retrace) -> Retrace:
-        if mnemonic in RETRACES:
-            raise ValueError(f"`{mnemonic}` records already retrace through {RETRACES[mnemonic].__name__}")
-        RETRACES[mnemonic] = fn
-        return fn
-
-    return declare
+    return RETRACES.declare(mnemonic)
 
 
 def retrace_stage(rec: Any, src: ir.Value, types: dict[int, Any], target: Any,
@@ -109,6 +103,13 @@ def _transpose(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fres
 @retraces("vector")
 def _vector(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     return traced_pass(rec, src, fresh)
+
+
+@retraces("vector_pair")
+def _vector_pair(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
+    from tu_ops.lower.vector_pair import traced_pair
+
+    return traced_pair(rec, src, fresh)
 
 
 @retraces("commit")

@@ -225,7 +225,7 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             _check_derived([(step, _derive(expected_dma, step, step, target, fail=fail))], fail)
             continue
         for op in step.ops:
-            if op.output_type.kind == "dm" and op.output_type.spatial() != step.space:
+            if op.output_type.kind == "dm" and op.output_type.spatial() != step.out_space:
                 raise fail.op(op, "the DM tensor's Chip, Cluster and Slice mappings differ from the program's space")
             if op.MNEMONIC == "feed_buffer":
                 _check_feed(op, types.get(op.source.tensor.id), fail)

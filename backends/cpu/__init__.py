@@ -23,6 +23,10 @@ from backends.cpu.options import DEFAULT, CpuOptions
 __all__ = ["CpuBackend", "CpuOptions", "execute"]
 
 
+_TUPLE = object()
+"""The key, beside the targets, of a kernel's `returns_tuple` answer in `CpuBackend._traces`."""
+
+
 class CpuBackend:
     """Trace, refuse on any [T] error, then execute on numpy buffers (docs/testing.md).
 
@@ -46,6 +50,16 @@ class CpuBackend:
             per_kernel[target] = kernel.trace(target)
         return per_kernel[target]
 
+    def _returns_tuple(self, kernel: Any) -> bool:
+        """`host.returns_tuple`, kept beside the kernel's traces (it reads the signature)."""
+        try:
+            per_kernel = self._traces.setdefault(kernel, {})
+        except TypeError:
+            return host.returns_tuple(kernel)
+        if _TUPLE not in per_kernel:
+            per_kernel[_TUPLE] = host.returns_tuple(kernel)
+        return per_kernel[_TUPLE]
+
     def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace, in report order."""
         return kernel.trace(target).diagnostics
@@ -61,6 +75,6 @@ class CpuBackend:
         ret = result.kernel.returns
         outputs = execute(result.kernel, buffers, self.options)
         values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
-        if host.returns_tuple(kernel):
+        if self._returns_tuple(kernel):
             return values
         return values[0] if values else None

@@ -17,6 +17,7 @@ from ir.types import StreamType
 
 from backends.cpu import layout, moves
 from backends.cpu.options import DEFAULT, CpuOptions
+from backends.cpu.handlers import handles
 
 __all__ = [
     "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "cast", "commit_cast", "widen",
@@ -29,11 +30,13 @@ def _convert(buf: np.ndarray, src: DType, dst: DType, stage: str, **kw: int) -> 
     return np.asarray(out).astype(layout.storage_dtype(dst), copy=False).reshape(buf.shape)
 
 
+@handles(FetchTableLookup)
 def fetch_table_lookup(op: FetchTableLookup, buf: np.ndarray) -> np.ndarray:
     """Decode every element through the fixed table (docs/numerics.md); zero stays zero."""
     return _convert(buf, op.input.type.dtype, op.dtype, "table_lookup")
 
 
+@handles(FetchCast)
 def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
     """docs/numerics.md; the identity cast returns the buffer unchanged, bits included."""
     src = op.input.type.dtype
@@ -42,6 +45,7 @@ def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
     return _convert(buf, src, op.dtype, "fetch_cast")
 
 
+@handles(FetchZeroPointSub)
 def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
     """`x - zero_point` into i5/i9 (docs/numerics.md); padding cells are set back to zero."""
     t: StreamType = op.result.type
@@ -53,6 +57,7 @@ def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
+@handles(Cast, options=True)
 def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """Cast Engine (docs/machine/cast.md): convert every cell, then move P -> out_packet
     (the live cells keep their positions, the new tail is zero)."""
@@ -61,6 +66,7 @@ def cast(op: Cast, buf: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray
     return moves.move_local(converted, src_t, op.result.type, fast=options.fast_moves)
 
 
+@handles(CommitCast)
 def commit_cast(op: CommitCast, buf: np.ndarray) -> np.ndarray:
     """Commit Adapter f32 -> bf16 (docs/numerics.md), with the ReLU clamp when asked."""
     stage = "commit_cast_relu" if op.relu else "commit_cast"

@@ -36,8 +36,10 @@ from ir.rules.contract_geometry import outer_geometry, packet_depth
 from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
-from backends.cpu import adapters, contract_fast, layout, moves
+from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
+from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions
+from backends.cpu.handlers import handles
 
 __all__ = ["Outer", "Packed", "contract_outer", "contract_packet", "contract_time", "contract_lane"]
 
@@ -83,9 +85,9 @@ class Outer:
     innermost, so every gather of the dense path copies whole rows. `key` is the argument
     tuple of `_outer_plan` (it also keys the fast path's plans)."""
 
-    def __init__(self, stream_rows: np.ndarray, trf_rows: np.ndarray, stream_dtype: DType,
-                 trf_dtype: DType, plan: OuterPlan, type: CStreamType, key: tuple) -> None:
-        self.stream_rows, self.trf_rows = stream_rows, trf_rows
+    def __init__(self, stream_rows: np.ndarray | LazyRows, trf_rows: np.ndarray | LazyRows,
+                 stream_dtype: DType, trf_dtype: DType, plan: OuterPlan, type: CStreamType, key: tuple) -> None:
+        self.stream_src, self.trf_src = stream_rows, trf_rows  # (rows, cells), or a move not copied yet
         self.stream_dtype, self.trf_dtype = stream_dtype, trf_dtype
         self.plan, self.type, self.key = plan, type, key
 
@@ -95,7 +97,16 @@ class Outer:
 
     @property
     def rows(self) -> int:
-        return self.stream_rows.shape[0]
+        src = self.stream_src
+        return src.n_rows if isinstance(src, LazyRows) else src.shape[0]
+
+    @functools.cached_property
+    def stream_rows(self) -> np.ndarray:
+        return _copied(self.stream_src)
+
+    @functools.cached_property
+    def trf_rows(self) -> np.ndarray:
+        return _copied(self.trf_src)
 
     @functools.cached_property
     def stream(self) -> np.ndarray:
@@ -140,11 +151,33 @@ def _rows2d(buf: np.ndarray, t: StreamType | TrfType) -> np.ndarray:
     return flat[live]
 
 
+def _copied(src: np.ndarray | LazyRows) -> np.ndarray:
+    """An operand as stored, (rows, cells), a `LazyRows` copied out."""
+    if isinstance(src, LazyRows):
+        return lazy_rows.materialize(src).reshape(src.n_rows, -1)
+    return src
+
+
+def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.ndarray | LazyRows:
+    """`_rows2d`, a `LazyRows` kept lazy when its live rows are evenly spaced."""
+    if not isinstance(buf, LazyRows):
+        return _rows2d(buf, t)
+    live = layout.live_rows(t)
+    if len(live) == buf.n_rows:
+        return buf
+    even = moves.moves_strided.even_rows(live, buf.n_rows)
+    if even is not None:
+        r0, step, count = even
+        return buf.rows(slice(r0, r0 + step * (count - 1) + 1, step))
+    return _rows2d(lazy_rows.materialize(buf), t)
+
+
 def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
     """The widened per-slice operand as (cells, rows)."""
     return np.ascontiguousarray(adapters.widen(rows2d, dtype).T)
 
 
+@handles(ContractOuter)
 def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Outer:
     """docs/machine/contraction.md: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
     s_t: StreamType = op.input.type
@@ -153,10 +186,11 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
     key = (s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
            w_t.lane, w_t.element, op.time, op.packet)
     plan = _outer_plan(*key)
-    return Outer(_rows2d(stream, s_t), _rows2d(trf, w_t), s_t.dtype, w_t.dtype, plan,
+    return Outer(_operand_rows(stream, s_t), _operand_rows(trf, w_t), s_t.dtype, w_t.dtype, plan,
                  op.result.type, key)
 
 
+@handles(ContractPacket, options=True)
 def contract_packet(op: ContractPacket, outer: Outer, options: CpuOptions = DEFAULT) -> np.ndarray | Packed:
     """docs/machine/contraction.md: Y[..., j] = tree(X[..., j*g:(j+1)*g]) for j < size(P) / g, zero for
     the padding columns up to size(out_packet)."""
@@ -213,6 +247,7 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return order, skip
 
 
+@handles(ContractTime, options=True)
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
@@ -234,6 +269,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
     return layout.from_rows(acc, op.result.type)
 
 
+@handles(ContractLane)
 def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
     """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
     per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes."""

@@ -26,8 +26,9 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float
+from backends.cpu import contract_float, lazy_rows
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
+from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
 __all__ = ["contract"]
@@ -75,21 +76,73 @@ def _digit_view(raw: np.ndarray, gather: Gather, k: int) -> np.ndarray:
     return np.ndarray(tuple(shape), dtype, buffer=base, offset=gather.offset * item, strides=tuple(strides))
 
 
-def _value_independent(raw: np.ndarray, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:
-    """The candidate digits along which the operand's values (not only its cells) repeat;
-    compared a block of spatial rows at a time, the first row alone first (it rejects most
-    digits cheaply)."""
-    if not candidates or raw.size == 0:
+class _Operand:
+    """An operand's stored cells: a (rows, cells) array, or a move not copied yet
+    (`LazyRows`), whose cells are then read in place from its base."""
+
+    def __init__(self, src: np.ndarray | LazyRows) -> None:
+        self.lazy = src if isinstance(src, LazyRows) else None
+        self._raw = None if self.lazy is not None else np.ascontiguousarray(src)
+        self._found: dict[Gather, tuple[np.ndarray, tuple[int, ...]] | None] = {}
+
+    @property
+    def size(self) -> int:
+        return self.lazy.n_rows * self.lazy.n_dst if self.lazy is not None else self._raw.size
+
+    @property
+    def raw(self) -> np.ndarray:
+        if self._raw is None:
+            self._raw = np.ascontiguousarray(lazy_rows.materialize(self.lazy).reshape(self.lazy.n_rows, -1))
+        return self._raw
+
+    def in_place(self, gather: Gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
+        """The gathered cells as a view of the lazy base and their byte strides, if affine."""
+        if self.lazy is None or gather.index.size == 0:
+            return None
+        if gather not in self._found:
+            self._found[gather] = lazy_rows.gather_view(self.lazy, gather)
+        return self._found[gather]
+
+    def words(self) -> np.ndarray:
+        """The stored rows, (rows, n), as 8-byte words when their length allows."""
+        base = self.lazy.base if self.lazy is not None else self._raw
+        if base.ndim == 2 and (base.shape[1] * base.itemsize) % 8 == 0 and base.shape[1] > 0:
+            try:
+                return base.view(np.uint64)
+            except ValueError:
+                pass
+        return base
+
+    def cells(self, gather: Gather) -> np.ndarray:
+        """The operand's cells over its layout, (rows, *shape)."""
+        found = self.in_place(gather)
+        return found[0] if found is not None else _view(self.raw, gather)
+
+
+def _repeats(view: np.ndarray) -> bool:
+    """True when `view` (rows, n, ...) holds the same values all along its axis 1;
+    compared a block of rows at a time, the first row alone first (it rejects most)."""
+    rows = view.shape[0]
+    block = max(1, CHECK_BLOCK // max(1, math.prod(view.shape[1:])))
+    parts = [(0, 1)] + [(lo, min(rows, lo + block)) for lo in range(1, rows, block)]
+    return all((view[lo:hi, 1:] == view[lo:hi, :1]).all() for lo, hi in parts)
+
+
+def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]) -> frozenset[int]:
+    """The candidate digits along which the operand's values (not only its cells) repeat:
+    those it reads with a zero stride in place, the others by comparing its data."""
+    candidates = tuple(k for k in candidates if k in gather.digits)
+    if not candidates or op.size == 0:
         return frozenset()
+    found = op.in_place(gather)
     out = set()
     for k in candidates:
-        if k not in gather.digits:
-            continue
-        view = _digit_view(raw, gather, k)
-        rows = view.shape[0]
-        block = max(1, CHECK_BLOCK // max(1, math.prod(view.shape[1:])))
-        parts = [(0, 1)] + [(lo, min(rows, lo + block)) for lo in range(1, rows, block)]
-        if all((view[lo:hi, 1:] == view[lo:hi, :1]).all() for lo, hi in parts):
+        axis = gather.digits.index(k)
+        if found is not None:
+            view, strides = found
+            if strides[axis] == 0 or _repeats(np.moveaxis(view, 1 + axis, 1)):
+                out.add(k)
+        elif _repeats(_digit_view(op.raw, gather, k)):
             out.add(k)
     return frozenset(out)
 
@@ -114,18 +167,17 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
     shape = (rows, outer.type.lane.size, out.size, packed.n2)
     if rows == 0:
         return np.zeros(shape, np.float32 if outer.is_float else np.int32)
-    s_raw = np.ascontiguousarray(outer.stream_rows)
-    t_raw = np.ascontiguousarray(outer.trf_rows)
-    drop_a = _value_independent(s_raw, plan.a, plan.value_a)
-    drop_w = _value_independent(t_raw, plan.w, plan.value_w)
+    s_op, t_op = _Operand(outer.stream_src), _Operand(outer.trf_src)
+    drop_a = _value_independent(s_op, plan.a, plan.value_a)
+    drop_w = _value_independent(t_op, plan.w, plan.value_w)
     if drop_a or drop_w:
         plan = make_plan(*args, drop_a, drop_w)
         if plan is None:
             return None
     if outer.is_float:
-        return _contract_float(outer, s_raw, t_raw, plan, shape, options)
+        return _contract_float(outer, s_op.raw, t_op.raw, plan, shape, options)
     with blas_threads(options.blas_threads):
-        return _contract_int(outer, s_raw, t_raw, plan, shape)
+        return _contract_int(outer, s_op, t_op, plan, shape)
 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
@@ -233,7 +285,7 @@ def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndar
     return y
 
 
-def _contract_int(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
+def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
                   shape: tuple[int, ...]) -> np.ndarray | None:
     """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
     result cells. Rows holding copies of the same operands share one matmul."""
@@ -241,13 +293,15 @@ def _contract_int(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
     if ftype is None:
         return None
     rows = shape[0]
-    a_src, w_src = _view(s_raw, plan.a), _view(t_raw, plan.w)
+    a_src, w_src = s_op.cells(plan.a), t_op.cells(plan.w)
     nn, ni, nr = plan.a.groups
     nj = plan.w.groups[1]
     if nr == 0:
         y = np.zeros((rows, nn, ni, nj), ftype)
     else:
-        split = _row_split(a_src, w_src) if rows > 1 else None
+        split = None
+        if rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
+            split = _row_split(s_op.words(), t_op.words()) or _row_split(a_src, w_src)
         y = _per_row(a_src, w_src, plan, ftype) if split is None else _folded(a_src, w_src, plan, ftype, split)
     zn = plan.dest.shape[3]
     values = np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, -1)

@@ -10,10 +10,12 @@ from ir.engine_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 
 from backends.cpu import layout, moves
+from backends.cpu.handlers import handles
 
 __all__ = ["transpose", "switch"]
 
 
+@handles(Transpose)
 def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
     """Transpose Engine, slice by slice (padding rows stay zero, as every cpu buffer's)."""
     t = op.input.type
@@ -22,6 +24,7 @@ def transpose(op: Transpose, buf: np.ndarray) -> np.ndarray:
     return out.reshape(layout.shape_of(op.result.type))
 
 
+@handles(Switch)
 def switch(op: Switch, buf: np.ndarray) -> np.ndarray:
     """Switch Engine, on each (chip, cluster)'s ring of slices. Padding positions of the
     output (a tile the engine may write over `#` don't-care) are zeroed, as in every buffer."""

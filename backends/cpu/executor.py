@@ -1,7 +1,8 @@
 """The cpu executor: walk `Kernel.ops` in program order, one buffer per value.
 
-Each op kind has one small function (`HANDLERS`) taking the op and its operand buffers
-and returning the result buffer; buffers are never modified in place, so `view`, an
+Each op kind has one small function, declared with `@handles` (backends/cpu/handlers.py)
+in the module that holds it, taking the op and its operand buffers and returning the
+result buffer; buffers are never modified in place, so `view`, an
 identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
 share them. A buffer is dropped after its last use, which
 keeps the peak memory of large kernels down.
@@ -9,7 +10,7 @@ keeps the peak memory of large kernels down.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,72 +18,48 @@ import numpy as np
 from ir.errors import InternalError
 from ir.kernel import Kernel
 from ir.ops import (
-    Begin, Cast, Collect, Commit, CommitCast, CommitTrim, ContractLane, ContractOuter,
-    ContractPacket, ContractTime, Fetch, FetchCast, FetchTableLookup, FetchZeroPointSub, Op,
+    Begin, Collect, Commit, CommitTrim,
+    Fetch, Op,
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves, vector
+from backends.cpu import layout, lazy_rows, moves
+from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
-from ir.engine_ops import Switch, Transpose
 
-__all__ = ["HANDLERS", "TAKES_OPTIONS", "execute"]
+__all__ = ["execute"]
 
 
+@handles(ToDm, ToHbm, options=True)
 def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero."""
     return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves)
 
 
+@handles(View)
 def _view(op: View, src: np.ndarray) -> np.ndarray:
     """`view()` is the identity on data (docs/machine/fetch.md)."""
     return src
 
 
+@handles(Begin)
 def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
     """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step."""
     return dm.reshape(layout.shape_of(op.result.type))
 
 
+@handles(Fetch, Collect, ToTrf, Commit, options=True)
 def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
 
 
+@handles(CommitTrim)
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
     """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
     return moves.trim(src, op.packet.size)
 
 
-Handler = Callable[..., Any]
-
-HANDLERS: dict[type[Op], Handler] = {
-    ToDm: _dma,
-    ToHbm: _dma,
-    View: _view,
-    Begin: _begin,
-    Fetch: _move,
-    FetchTableLookup: adapters.fetch_table_lookup,
-    FetchCast: adapters.fetch_cast,
-    FetchZeroPointSub: adapters.fetch_zero_point_sub,
-    Collect: _move,
-    ToTrf: _move,
-    ContractOuter: contract.contract_outer,
-    ContractPacket: contract.contract_packet,
-    ContractTime: contract.contract_time,
-    ContractLane: contract.contract_lane,
-    Cast: adapters.cast,
-    CommitTrim: _commit_trim,
-    CommitCast: adapters.commit_cast,
-    Commit: _move,
-    Transpose: engines.transpose,
-    Switch: engines.switch,
-    **vector.HANDLERS,
-}
-
-TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,
-                                                ContractPacket, ContractTime})
-"""The ops whose handler also takes the `CpuOptions` (keyword `options`)."""
 
 
 def _last_uses(ops: Sequence[Op]) -> dict[int, int]:
@@ -105,18 +82,22 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Param):
             env[op.result.id] = params[op.index]
             continue
-        args = [env[v.id] for v in op.operands()]
+        operands = op.operands()
+        if not lazy_rows.accepts(op):  # a move not copied yet is copied for this consumer, once
+            for v in operands:
+                env[v.id] = lazy_rows.materialize(env[v.id])
+        args = [env[v.id] for v in operands]
         if isinstance(op, Return):
             results = tuple(args)
             continue
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        if type(op) in TAKES_OPTIONS:
+        if takes_options(type(op)):
             env[op.result.id] = handler(op, *args, options=options)
         else:
             env[op.result.id] = handler(op, *args)
-        for v in op.operands():
+        for v in operands:
             if last.get(v.id) == position:
                 env.pop(v.id, None)
     return results

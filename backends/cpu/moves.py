@@ -39,7 +39,8 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.types import Type
 
-from backends.cpu import layout, moves_strided
+from backends.cpu import layout, lazy_rows, moves_strided
+from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
@@ -217,13 +218,22 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
 
-def move_local(buf: np.ndarray, src: Type, dst: Type,
-               src_local: tuple[Mapping, ...] | None = None, fast: bool = True) -> np.ndarray:
+def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
+               src_local: tuple[Mapping, ...] | None = None, fast: bool = True,
+               lazy: bool = False) -> np.ndarray | LazyRows:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
     (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
-    the strided form (False: the index gather, the reference)."""
+    the strided form (False: the index gather, the reference). `lazy` allows a
+    `LazyRows` result (backends/cpu/lazy_rows.py) where the strided form would copy; `buf`
+    may be one."""
     src_local = src_local or layout.local_levels(src)
-    if fast and layout.spatial_levels(src) == layout.spatial_levels(dst):
+    same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
+    if isinstance(buf, LazyRows):
+        out = _lazy_move(buf, src_local, dst, lazy) if fast and same_rows else None
+        if out is not None:
+            return out
+        buf = lazy_rows.materialize(buf)
+    if fast and same_rows:
         n_rows = layout.n_rows(src)
         src_shape = (n_rows, *(mp.size for mp in src_local))
         try:
@@ -232,7 +242,10 @@ def move_local(buf: np.ndarray, src: Type, dst: Type,
             rows = None
         if rows is not None:
             even = moves_strided.even_rows(layout.live_rows(src), n_rows)
-            out = _strided_move(rows, src_local, layout.local_levels(dst), even)
+            out = _strided_move(rows, src_local, layout.local_levels(dst), even,
+                                layout.shape_of(dst) if lazy else None)
+            if isinstance(out, LazyRows):
+                return out
             if out is not None:
                 return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_local, layout.local_levels(dst))
@@ -242,18 +255,27 @@ def move_local(buf: np.ndarray, src: Type, dst: Type,
     return layout.from_rows(out.reshape(len(rows), *n_local), dst)
 
 
+def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
+    """The move plan, from the cache when the gather needed it, else made (not cached:
+    forms replace index arrays)."""
+    plan = _PLANS.get((src_levels, dst_levels))
+    if plan is None:
+        space = key_space(mops.frag(pair_all(list(src_levels))))
+        plan = match_keys(space, src_levels, dst_levels, "move")
+    return plan
+
+
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
-                  dst_levels: tuple[Mapping, ...],
-                  even: tuple[int, int, int] | None) -> np.ndarray | None:
+                  dst_levels: tuple[Mapping, ...], even: tuple[int, int, int] | None,
+                  lazy_shape: tuple[int, ...] | None = None) -> np.ndarray | LazyRows | None:
     """The move as (n_rows, n_dst) by its strided form, or None when it has none.
-    `rows` (n_rows, *src level sizes) holds zero in its padding rows."""
+    `rows` (n_rows, *src level sizes) holds zero in its padding rows. With `lazy_shape`
+    (the output buffer's shape), a move that would copy every cell of every row is
+    returned as a `LazyRows` instead."""
     key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
     found, form = moves_strided.FORMS.get(key)
     if not found:
-        plan = _PLANS.get((src_levels, dst_levels))
-        if plan is None:  # not cached unless the gather needs it: forms replace index arrays
-            space = key_space(mops.frag(pair_all(list(src_levels))))
-            plan = match_keys(space, src_levels, dst_levels, "move")
+        plan = _uncached_plan(src_levels, dst_levels)
         form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
         moves_strided.FORMS.put(key, form)
         if form is None:
@@ -261,7 +283,24 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_levels)
+    if lazy_shape is not None and moves_strided.as_view(rows, form, n_dst) is None:
+        out = lazy_rows.lazy_or_copy(rows, form, n_dst, lazy_shape)
+        if out is not None:
+            return out
     return moves_strided.apply_form(rows, form, n_dst, even)
+
+
+def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: bool) -> np.ndarray | LazyRows | None:
+    """A Tensor Unit move of a `LazyRows` composed with its form, reading the lazy
+    buffer's base (its padding rows hold zero); None when the composition is not affine."""
+    dst_local = layout.local_levels(dst)
+    form = lazy_rows.compose_form(lambda: _uncached_plan(src_local, dst_local), buf, (src_local, dst_local))
+    if form is None:
+        return None
+    n_dst = math.prod(mp.size for mp in dst_local)
+    if lazy and form.full:
+        return LazyRows(buf.base, form, n_dst, layout.shape_of(dst))
+    return moves_strided.apply_form(buf.base, form, n_dst, (0, 1, buf.n_rows)).reshape(layout.shape_of(dst))
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:

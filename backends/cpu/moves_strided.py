@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-__all__ = ["StridedForm", "strided_form", "apply_form", "even_rows", "FORMS"]
+__all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
 
 
 @attrs.frozen
@@ -138,6 +138,18 @@ def source_view(rows: np.ndarray, form: StridedForm, r0: int, step: int, count: 
                       writeable=False)
 
 
+def as_view(rows: np.ndarray, form: StridedForm, n_dst: int) -> np.ndarray | None:
+    """The moved rows (n_rows, n_dst) as a read-only view of `rows` when the form covers
+    every output cell and its grid reshapes to them without a copy; None otherwise."""
+    if not form.full:
+        return None
+    view = source_view(rows, form, 0, 1, rows.shape[0])
+    try:
+        return np.reshape(view, (rows.shape[0], n_dst), copy=False)
+    except ValueError:
+        return None
+
+
 def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
                live_rows: tuple[int, int, int] | None) -> np.ndarray:
     """The moved rows, (n_rows, n_dst): `rows` (n_rows, *src_local) is the input with
@@ -145,12 +157,9 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     spaced, or None when they are not (then every row is moved). A view of the input when
     the output is a reshape of the grid, otherwise a new array."""
     n_rows = rows.shape[0]
-    if form.full:
-        view = source_view(rows, form, 0, 1, n_rows)
-        try:
-            return np.reshape(view, (n_rows, n_dst), copy=False)
-        except ValueError:
-            pass
+    view = as_view(rows, form, n_dst)
+    if view is not None:
+        return view
     r0, step, count = live_rows if live_rows is not None else (0, 1, n_rows)
     padded = not form.full or count != n_rows
     out = (np.zeros if padded else np.empty)((n_rows, n_dst), rows.dtype)

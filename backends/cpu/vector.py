@@ -14,8 +14,9 @@ from ir import vector_ops as vops
 from ir.vector.numerics.steps import run_step
 
 from backends.cpu import layout, moves
+from backends.cpu.handlers import handles
 
-__all__ = ["HANDLERS"]
+__all__: list[str] = []
 
 
 def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
@@ -26,28 +27,23 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
+@handles(vops.VectorFxp, vops.VectorClip, vops.VectorFxpToFp, vops.VectorFpToFxp, vops.VectorFpUnary,
+         vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret)
 def _step(op: Any, buf: np.ndarray) -> np.ndarray:
     unit, name, arg, *extra = op.step()
     out = run_step(unit, name, arg, buf, *extra).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 
+@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat)
 def _way(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
     trimmed cells are padding; the padded ones are zero)."""
     return moves.move_local(buf, op.input.type, op.result.type)
 
 
+@handles(vops.VectorInit, vops.VectorTag, vops.VectorFinal)
 def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
     return buf
 
-
-HANDLERS = {
-    vops.VectorInit: _pass, vops.VectorTag: _pass, vops.VectorFinal: _pass,
-    vops.VectorFxp: _step, vops.VectorClip: _step, vops.VectorFxpToFp: _step, vops.VectorFpToFxp: _step,
-    vops.VectorFpUnary: _step, vops.VectorFpBinary: _step,
-    vops.VectorNarrowTrim: _way, vops.VectorWidenPad: _way,
-    cops.VectorLogic: _step, cops.VectorFpTernary: _step, cops.VectorFpDiv: _step, cops.VectorReinterpret: _step,
-    cops.VectorNarrowSplit: _way, cops.VectorWidenConcat: _way,
-}

@@ -149,7 +149,7 @@ class _SwitchConfigMeta(type):
         raise AttributeError("SwitchConfig is read only")
 
     def __getattr__(cls, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("_") or not name.isupper():  # not a variant spelling: hasattr() etc. see no attribute
             raise AttributeError(name)
         known = ", ".join(v.NAME for v in _VARIANTS)
         raise _refuse(f"SwitchConfig has no variant {name}; the variants are {known}")

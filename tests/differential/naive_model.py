@@ -226,6 +226,9 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
     if name.startswith("vector_"):
         return vector_stage(name, op, v)
+    if name == "switch":         # the ring moves packets across the slices of each (chip, cluster): by logical index
+        out = move(v, v.levels[:2] + (op.out_slice, op.out_time, v.levels[4]), 2, True)
+        return Value(out.dtype, out.levels, out.data, 3)
     if name == "transpose":      # the Transpose Engine swaps time and packet: a move by logical index
         return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name == "commit_trim":

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from backends.cpu.executor import HANDLERS
+from backends.cpu.handlers import HANDLERS
 from ir.dtypes import DType
 from ir.engine_ops import Switch
 from ir.mapping import m

@@ -330,9 +330,15 @@ def trees(draw, depth: int = 3, padding: bool = True):
 
 
 def _factors_or_none(mp):
+    """M's factor form, or None when it has none: an overshoot, or a form past the 2**20-cell
+    table limit (MAP-limit: e.g. one axis repeated eight times, which hypothesis finds)."""
     try:
         return mp.factors()
     except OvershootError:
+        return None
+    except MappingError as e:
+        if e.category != "limit":
+            raise
         return None
 
 

@@ -12,13 +12,16 @@ from backends.npu import lower_kernel
 from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
+from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32
 from tests.vector.kernels import chain_kernel
-from tu_ops import FEED_DEST_ELEMENT_TYPES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
+from tests.vector_pair.kernels import pair_kernel
+from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
 TRANSPOSE = DestKind.TRANSPOSE
 VECTOR = DestKind.VECTOR
+VECTOR_PAIR = DestKind.VECTOR_PAIR
 
 
 def _zp(d: str, z: int):
@@ -88,6 +91,10 @@ CASES = [
                          ("f4e2m1", E.F4E2M1, "main")]],
     ("vector-i32", lambda: chain_kernel(D["i32"], []), (E.I32, F1, VECTOR)),
     ("vector-f32", lambda: chain_kernel(D["f32"], []), (E.F32, F1, VECTOR)),
+    ("vector-pair-i32", lambda: pair_kernel(D["i32"], [("vector_clip_zip", ClipBinaryOpI32.ADD_FXP)]),
+     (E.I32, F1, VECTOR_PAIR)),
+    ("vector-pair-f32", lambda: pair_kernel(D["f32"], [("vector_clip_zip", ClipBinaryOpF32.ADD)]),
+     (E.F32, F1, VECTOR_PAIR)),
 ]
 
 
@@ -108,18 +115,19 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
 # contraction; CAST, COMMIT, TRANSPOSE and the Vector Engine consume one flit per step, so no
 # kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, TRF: set(), OUTER: set()}
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, TRF: set(),
+                     OUTER: set()}
 
 
 def reachable() -> set:
-    return {(et, fl, kind) for kind, types in FEED_DEST_ELEMENT_TYPES.items() for et in types
+    return {(et, fl, kind) for kind, types in dest_element_types().items() for et in types
             for fl in (F1, F2) if fl not in UNREACHABLE_FLITS[kind]}
 
 
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 
@@ -154,7 +162,7 @@ def test_staging_types_reach_only_contract_outer(staging):
     with pytest.raises(CompileError) as info:
         lower_kernel(kernel)
     assert info.value.diagnostics[0].code == "TYPE-2"
-    assert all(FeedElementType.of(D[staging]) not in FEED_DEST_ELEMENT_TYPES[k] for k in (TRF, CAST, COMMIT))
+    assert all(FeedElementType.of(D[staging]) not in dest_element_types()[k] for k in (TRF, CAST, COMMIT))
 
 
 def test_conversions_are_recorded_lookup_first():

@@ -198,9 +198,8 @@ def test_a_bad_lowered_field_is_an_ice_not_a_refusal(monkeypatch):
 def test_the_v03_failure_would_be_an_ice(monkeypatch):
     """docs/ci.md: if the weight FeedBuffer of example 4 were refused by its own
     verifier (the reference's RawInt8 bug), the kernel is an ICE, never a success."""
-    table = dict(tu_ops.feed.FEED_DEST_ELEMENT_TYPES)
-    table[DestKind.TRF_LOAD] = table[DestKind.TRF_LOAD] - {FeedElementType.RawInt8}
-    monkeypatch.setattr(tu_ops.feed, "FEED_DEST_ELEMENT_TYPES", table)
+    trf_load = tu_ops.feed.feed_destinations()[DestKind.TRF_LOAD]
+    monkeypatch.setattr(trf_load, "FEED_ELEMENTS", trf_load.FEED_ELEMENTS - {FeedElementType.RawInt8})
     kernel = example("gemm_i8", "gemm_i8_kernel")
     (d,) = refusal(kernel)
     _assert_ice(d, "FEED-2")

@@ -46,7 +46,8 @@ def test_text_is_deterministic_and_ignores_loc():
 def test_op_classes_declare_name_mnemonic_and_rules():
     names = [cls.NAME for cls in OP_CLASSES]
     assert names == ["tu.feed_buffer", "tu.trf_load", "tu.contract_outer", "tu.packet_reduce",
-                     "tu.time_reduce", "tu.lane_fold", "tu.vector", "tu.cast_op", "tu.transpose", "tu.commit", "tu.dma"]
+                     "tu.time_reduce", "tu.lane_fold", "tu.vector", "tu.vector_pair", "tu.cast_op", "tu.transpose",
+                     "tu.commit", "tu.dma"]
     for cls in OP_CLASSES:
         assert cls.__doc__ and cls.RULES and attrs.has(cls)
         assert all(callable(check) and check.rule_code for check in cls.RULES)
@@ -96,14 +97,15 @@ def test_package_surface():
     assert sorted(tu_ops.__all__) == [
         "Aggregate", "Alloc", "BUILTIN_TARGETS", "CELL_FORMATS", "CastOp", "CellFormat", "CollectFlits",
         "CommitConversion", "CommitOp", "Constants", "ContractOuter", "Conversion", "ConversionKind",
-        "DEST_MNEMONICS", "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
-        "EmulationPath", "FEED_DEST_ELEMENT_TYPES", "FeedBuffer", "FeedDest", "FeedElementType",
+        "DestKind", "DmAllocation", "DmaCommand", "DmaEntry", "DmaKind", "DmaOp",
+        "EmulationPath", "FeedBuffer", "FeedDest", "FeedElementType",
         "FeedSource", "KernelParam", "LaneFold", "LaneMode", "LoopKind", "LoweredKernel", "MacEntry",
         "OP_CLASSES", "OpVerifyError", "PacketReduce", "PairEntry", "RNGD_SHA256", "ReadShape", "Ref",
         "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TransposeOp", "TrfAllocation",
         "TrfLoad", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
         "VerifyContext", "Width", "WritePlan",
-        "ZeroPointEntry", "aggregate_of", "canonical_json", "dump_target_json", "dump_target_toml",
+        "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
+        "dump_target_json", "dump_target_toml",
         "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
         "target_sha256", "type_text", "value_text",
     ]

@@ -8,18 +8,20 @@ from typing import Callable
 import attrs
 
 from tests.vector.bad_ops import BAD_VECTOR
+from tests.vector_pair.bad_ops import BAD_PAIR
 import pytest
 
 from ir.dtypes import DType
 from ir.errors import VerifyError
 from ir.location import Location
 from tu_ops import (
-    FEED_DEST_ELEMENT_TYPES, OP_CLASSES, Alloc, CellFormat, CollectFlits, CommitConversion, Conversion,
+    OP_CLASSES, Alloc, CellFormat, CollectFlits, CommitConversion, Conversion,
     ConversionKind, DestKind, FeedDest, FeedElementType, LoopKind, OpVerifyError, Ref, Region, TuContext,
-    TuOp, VerifyContext, Width, rngd,
+    TuOp, VerifyContext, Width, dest_element_types, rngd,
 )
 from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, stream, widen_program
 from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
+from tests.tu_ops.switch_cases import SWITCH_BAD
 
 TARGET = rngd()
 
@@ -146,6 +148,8 @@ BAD: dict[str, Callable] = {
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
     **TRANSPOSE_BAD,
     **BAD_VECTOR,
+    **SWITCH_BAD,
+    **BAD_PAIR,
 }
 
 
@@ -215,13 +219,14 @@ SPEC_FEED_2 = {
     DestKind.CONTRACT_OUTER: {E.BF16, E.RawInt8, E.RawInt4, E.Int9, E.Int5, E.F8E4M3, E.F8E5M2},
     DestKind.CAST: {E.I32, E.F32},
     DestKind.VECTOR: {E.I32, E.F32},  # the Vector Engine holds i32 and f32
+    DestKind.VECTOR_PAIR: {E.I32, E.F32},  # and so does its pair mode
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
 }
 
 
 def test_feed_2_table_is_the_spec():
-    assert {k: set(v) for k, v in FEED_DEST_ELEMENT_TYPES.items()} == SPEC_FEED_2
+    assert {k: set(v) for k, v in dest_element_types().items()} == SPEC_FEED_2
 
 
 @pytest.mark.parametrize("kind", sorted(SPEC_FEED_2, key=lambda k: k.name))

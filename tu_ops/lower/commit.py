@@ -60,12 +60,12 @@ def lower_commit(trim: ir.CommitTrim, conv: ir.CommitCast | None, commit: ir.Com
 
 # --- declarations: how each commit-path stage lowers -----------------------------------------
 
-@lowers(ir.Cast)
+@lowers(ir.Cast, into=CastOp)
 def _cast_stage(op: ir.Cast, site: Site) -> CastOp:
     return lower_cast(op, site.result, site.src)
 
 
-@lowers(ir.CommitTrim)
+@lowers(ir.CommitTrim, into=CommitOp)
 def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
     sink = site.chain.sink
     return lower_commit(op, site.later(ir.CommitCast), sink, site.result, site.src, site.type_of(sink.result),

@@ -90,7 +90,7 @@ def _outer_flits(op: ir.ContractOuter) -> CollectFlits:
     return CollectFlits(outer_pack(op))
 
 
-@lowers(ir.ContractOuter)
+@lowers(ir.ContractOuter, into=ContractOuter)
 def _outer_stage(op: ir.ContractOuter, site: Site) -> ContractOuter:
     return lower_outer(op, site.result, site.src, site.ref(op.trf), site.type_of(op.trf), site.target)
 

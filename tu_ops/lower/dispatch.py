@@ -4,8 +4,9 @@ Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a fu
 `(op, site) -> tu op | None` (None: the stage is folded into another stage's op), and
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
 packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
-(an inferred layout prints from its factor form). The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both call
-`lower_stage`, so a new engine adds its lowering in one place.
+(an inferred layout prints from its factor form). The first lookup loads every module of
+`tu_ops.lower`. The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both
+call `lower_stage`, so a new engine adds its lowering in one place, its own module.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
+from ir.declare import Table
 from ir.errors import InternalError
 from tu_ops.enums import CollectFlits, TuContext
 from tu_ops.lower.program import ProgramChain
@@ -23,9 +25,10 @@ from tu_ops.lower.program import ProgramChain
 __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
            "FEED_FLITS", "PRINTED_TYPES"]
 
-LOWERINGS: dict[type, Callable[[Any, Site], Any]] = {}
-FEED_FLITS: dict[type, Callable[[Any], CollectFlits]] = {}
-PRINTED_TYPES: dict[type, Callable[[Any, dict[int, Any]], Any]] = {}
+# Each filled by the modules of `tu_ops.lower`, all loaded before the first lookup.
+LOWERINGS = Table("lowering", package="tu_ops.lower")
+FEED_FLITS = Table("feed packing", package="tu_ops.lower")
+PRINTED_TYPES = Table("lowered type", package="tu_ops.lower")
 
 
 @attrs.frozen
@@ -49,35 +52,21 @@ class Site:
         return next((op for op in rest if isinstance(op, cls)), None)
 
 
-def lowers(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn(op, site)` as the lowering of traced ops of class `op_cls`."""
-
-    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
-        LOWERINGS[op_cls] = fn
-        return fn
-
-    return declare
+def lowers(op_cls: type, *, into: type | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare `fn(op, site)` as the lowering of traced ops of class `op_cls`; `into` names the
+    tu op class it builds (or joins) when a feed may deliver to it (its `FEED_DEST`)."""
+    return LOWERINGS.declare(op_cls, into=into)
 
 
 def feeds(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn(op) -> CollectFlits`: the feed packing for an `op_cls` right after `collect`."""
-
-    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
-        FEED_FLITS[op_cls] = fn
-        return fn
-
-    return declare
+    return FEED_FLITS.declare(op_cls)
 
 
 def prints_type(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn(op, types) -> type | None`: the lowered type of an `op_cls` result (None:
     its traced type), given the lowered types of the values defined before it."""
-
-    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
-        PRINTED_TYPES[op_cls] = fn
-        return fn
-
-    return declare
+    return PRINTED_TYPES.declare(op_cls)
 
 
 def lowered_types(kernel: Any) -> dict[int, Any]:
@@ -111,6 +100,3 @@ def feed_flits(chain: ProgramChain) -> CollectFlits:
     fn = FEED_FLITS.get(type(consumer))
     return fn(consumer) if fn is not None else CollectFlits.Flit1
 
-
-# The lowering modules declare their entries with @lowers / @feeds when imported.
-from tu_ops.lower import commit, contract, engines, inferred, trf, vector  # noqa: E402, F401

@@ -11,7 +11,7 @@ from tu_ops.transpose import TransposeOp
 __all__ = ["lower_transpose"]
 
 
-@lowers(Transpose)
+@lowers(Transpose, into=TransposeOp)
 def lower_transpose(op: Transpose, site: Site) -> TransposeOp:
     """The TransposeOp of a legal traced transpose."""
     p = op.params()

@@ -20,11 +20,6 @@ __all__ = ["L_CODES", "LoweringRefusal", "refusal", "ice", "ice_from_exception",
 # rule LOWER-2: the [L] rules, plus DTYPE-EMU (docs/numerics.md), found by the npu backend.
 L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5", "DTYPE-EMU"})
 
-# The traced call each lowered op stands for (the `stage` of its diagnostics).
-_STAGES = {"feed_buffer": "begin", "trf_load": "to_trf", "contract_outer": "contract_outer",
-           "packet_reduce": "contract_packet", "time_reduce": "contract_time",
-           "lane_fold": "contract_lane", "cast_op": "cast", "transpose": "transpose", "commit": "commit_trim"}
-
 
 def version() -> str:
     """The installed npu-opt version (named in every ICE report)."""
@@ -38,10 +33,8 @@ def version() -> str:
 
 def stage_of(op: Any) -> str | None:
     """The traced stage of a lowered op (`to_dm` / `to_hbm` for a DMA by its destination)."""
-    mnemonic = getattr(op, "MNEMONIC", None)
-    if mnemonic == "dma":
-        return "to_dm" if op.output_type.kind == "dm" else "to_hbm"
-    return _STAGES.get(mnemonic)
+    traced = getattr(op, "traced_stage", None)
+    return traced() if traced is not None else None
 
 
 class LoweringRefusal(LoweringError):

@@ -14,27 +14,28 @@ from typing import Any
 
 from ir import ops as ir
 from ir.dtypes import DType
-from ir.engine_ops import Transpose
+from ir.engine_ops import Switch
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
-from ir.vector_ops import VectorInit
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
+from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
+from tu_ops.switch import SwitchRoute, route_of
 
 __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
-_DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_OUTER,
-               ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE,
-               VectorInit: DestKind.VECTOR}
-
 
 def dest_kind(chain: ProgramChain) -> DestKind:
-    """The kind of op the chain's collect stream feeds."""
+    """The kind of op the chain's collect stream feeds: the `FEED_DEST` of the tu op class its
+    consumer lowers into (`@lowers(..., into=)`)."""
     consumer = chain.after_collect()[0]
-    kind = _DEST_KINDS.get(type(consumer))
+    into = LOWERINGS.facts(type(consumer)).get("into")
+    kind = getattr(into, "FEED_DEST", None)
+    if kind is DestKind.VECTOR and getattr(chain.after_collect()[1], "STAGE", "") == "vector_intra_slice_unzip":
+        kind = DestKind.VECTOR_PAIR
     if kind is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
     return kind
@@ -110,4 +111,13 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
-        loc=begin.loc)
+        switch=_route(chain), loc=begin.loc)
+
+
+def _route(chain: ProgramChain) -> SwitchRoute | None:
+    """The feed's switch stage, when the chain switches between its adapters and collect."""
+    op = chain.first(Switch)
+    if op is None:
+        return None
+    t = op.input.type
+    return route_of(t.slice, t.time, op.out_slice, op.out_time, op.config)

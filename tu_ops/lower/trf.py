@@ -49,6 +49,6 @@ def lower_trf(op: ir.ToTrf, result: int, feed: int, out_type: TrfType, target: A
 
 # --- declarations ------------------------------------------------------------------------------
 
-@lowers(ir.ToTrf)
+@lowers(ir.ToTrf, into=TrfLoad)
 def _trf_stage(op: ir.ToTrf, site: Site) -> TrfLoad:
     return lower_trf(op, site.result, site.src, site.type_of(op.result), site.target)

@@ -29,6 +29,7 @@ import numpy as np
 from ir import contract_arith as ca
 from ir import convert as cv
 from ir.dtypes import i32
+from ir.exact_sum import exact_sum
 from visa.interp.errors import check
 from visa.interp.memory import Memory
 from visa.interp.operands import Layout, exact, operands
@@ -148,14 +149,13 @@ def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int]
     """einsum(sa, wa) over the summed labels, exactly, as int64. Each result sums at most
     `terms` products of magnitude <= max|sa| * max|wa|, so when that bound is below 2^24
     (2^53) every partial sum is an integer float32 (float64) holds exactly, in any order;
-    the float einsum is then much faster than the int64 one."""
+    the float matmul of `ir.exact_sum` is then much faster than the int64 einsum."""
     terms = plan.g * math.prod(n for n, k in zip(plan.digits, plan.keep) if not k)
     bound = terms * _magnitude(sa) * _magnitude(wa)
     ftype = np.float32 if bound < 1 << 24 else np.float64 if bound < 1 << 53 else None
     if ftype is None:
         return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out)
-    y = np.einsum(sa.astype(ftype), labels, wa.astype(ftype), labels, out)
-    return y.astype(np.int64)
+    return exact_sum(sa, wa, out, ftype)
 
 
 def _magnitude(a: np.ndarray) -> int:

@@ -24,10 +24,11 @@ from visa.interp.errors import InterpError, check
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
+from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
 from visa.interp.values import from_raw, pad_mask, raw_dtype, value_dtype, zero_padding
 
-__all__ = ["run_feed", "read_plan", "convert_chain"]
+__all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
 
 
 def read_plan(op: Any) -> tuple[int, int, list[int], list[int]]:
@@ -88,6 +89,11 @@ def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
 
 def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
     """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
+    return feed_rows(op, rows, mem, env)[0]
+
+
+def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray, Rows]:
+    """The collected stream and the rows it lives on (those of a switch's out_slice)."""
     target = mem.target
     src = env.get(op.source.tensor.id)
     check(isinstance(src, DmTensor), f"source {op.source.tensor} is not a DM tensor", op)
@@ -104,6 +110,9 @@ def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarra
           f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
     zero_padding(values, fetch_pad)
     values = convert_chain(values, op, target)
+    if op.switch is not None:
+        values, rows = run_switch(op, values, rows)
+        steps = values.shape[1]
     et = op.element_type.dtype
     ebits = target.bits_of(et) or 0
     check(ebits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
@@ -119,11 +128,11 @@ def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarra
     out_pad = pad_mask(op.output_type.time, op.output_type.packet)
     check(out_pad.shape == collected.shape[1:],
           f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)
-    return zero_padding(collected, out_pad)
+    return zero_padding(collected, out_pad), rows
 
 
 @executes("feed_buffer")
 def _feed_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_feed(op, state.rows, state.mem, state.env)
+    state.local[op.result.id], state.rows = feed_rows(op, state.rows, state.mem, state.env)
     return 1

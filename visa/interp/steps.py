@@ -2,8 +2,9 @@
 
 Each executing module declares, next to its handler, `@executes("mnemonic")` on a step
 `(ops, i, state) -> int` that runs the record `ops[i]` (and any records it runs together
-with it) on the program's `ProgramState` and returns how many records it ran. The walker
-imports those modules and looks steps up here, so a new engine adds one declaration.
+with it) on the program's `ProgramState` and returns how many records it ran. The first
+lookup loads every module of `visa.interp`, so a new engine adds one declaration in its own
+module and nothing else.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from ir.declare import Table
 from visa.interp.errors import check
 from visa.interp.memory import Memory
 from visa.interp.rows import Rows
@@ -38,16 +40,9 @@ class ProgramState:
 
 
 Step = Callable[[list[Any], int, ProgramState], int]
-STEPS: dict[str, Step] = {}
+STEPS = Table("interpreter step", package="visa.interp")
 
 
 def executes(mnemonic: str) -> Callable[[Step], Step]:
     """Declare `fn` as the step that runs records of kind `mnemonic`."""
-
-    def declare(fn: Step) -> Step:
-        if mnemonic in STEPS:
-            raise ValueError(f"`{mnemonic}` records already run through {STEPS[mnemonic].__name__}")
-        STEPS[mnemonic] = fn
-        return fn
-
-    return declare
+    return STEPS.declare(mnemonic)

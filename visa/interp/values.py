@@ -139,9 +139,10 @@ def widen_table(et: FeedElementType) -> np.ndarray | None:
 
 
 def widen(values: np.ndarray, et: FeedElementType) -> np.ndarray:
-    """Contraction Engine widening (docs/numerics.md): integers to int32, floats to float32
-    (through the conversion's table of every code)."""
+    """Contraction Engine widening (docs/numerics.md): floats to float32 (through the
+    conversion's table of every code); integers keep their host values (at most 32 bits:
+    the integer sum of `visa.interp.contract` widens them exactly as it converts them)."""
     table = widen_table(et)
     if table is None:
-        return np.asarray(values).astype(np.int32)
+        return np.asarray(values)
     return table[values].view(np.float32)

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from tu_ops.dma import DmaCommand, DmaOp
+from tu_ops.switch import switch_cycles
 from visa.cost import record_cost
 from visa.schedule.rates import Rates
 
@@ -31,8 +32,11 @@ def record_cycles(op: Any, rates: Rates, target: Any) -> int:
     name = op.MNEMONIC
     if name == "feed_buffer":
         cost = record_cost(op, target)
-        return max(_ceil(cost["feed_flits"], tu("fetch_flits_per_cycle")),
-                   _ceil(cost["dm_read_bytes"], tu("fetch_bytes_per_cycle")))
+        cycles = max(_ceil(cost["feed_flits"], tu("fetch_flits_per_cycle")),
+                     _ceil(cost["dm_read_bytes"], tu("fetch_bytes_per_cycle")))
+        if op.switch is not None:  # the Switch Engine stage of the feed (tu_ops.switch)
+            cycles = max(cycles, switch_cycles(op.switch, op.input_type.time.size, op.flits_per_packet))
+        return cycles
     if name == "trf_load":
         return _ceil(op.lanes * op.bytes_per_lane, target.constants.FLIT_BYTES * tu("fetch_flits_per_cycle"))
     if name == "contract_outer":

@@ -1,0 +1,172 @@
+"""Tensor Unit moves not copied yet: `LazyRows`, a strided read of an earlier buffer.
+
+A per-slice move whose strided form (backends/cpu/moves_strided.py) covers every output
+cell of every row is, often, a broadcast or a permutation that no numpy view of the
+output's buffer shape can express (a time level whose digits read with strides 512 and
+0 cannot be one axis). Copying it costs a pass over the (often many times larger)
+output; instead the move returns a `LazyRows`: the base rows it reads and the form. A
+later move composes its own form with it (still no copy), the contraction reads its
+operands straight from the base (and learns from the zero strides, without comparing
+any data, which digits an operand does not vary along), and every other consumer gets
+the copied buffer (`materialize`), bit for bit the eager move's result.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+
+import attrs
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ir.ops import Collect, Commit, ContractOuter, Fetch, FetchCast, Op, ToTrf
+
+from backends.cpu.moves_strided import StridedForm, _dims, apply_form
+
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view"]
+
+
+@attrs.frozen(eq=False)
+class LazyRows:
+    """Row r, output cell p of a move: `base[r]` read by `form` (`v0` a position of a
+    base row, `vstrides` in bytes; `full`: no padding cell). `base` is (rows, n) with
+    contiguous rows; `shape` the output buffer's shape."""
+
+    base: np.ndarray
+    form: StridedForm
+    n_dst: int
+    shape: tuple[int, ...]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+    @property
+    def n_rows(self) -> int:
+        return self.base.shape[0]
+
+
+    def rows(self, picked: slice) -> LazyRows:
+        """The spatial rows `picked` only, as (rows, cells)."""
+        base = self.base[picked]
+        return LazyRows(base, self.form, self.n_dst, (base.shape[0], self.n_dst))
+
+
+def lazy_or_copy(rows: np.ndarray, form: StridedForm, n_dst: int, shape: tuple[int, ...]) -> LazyRows | None:
+    """A `LazyRows` for this move when it has no padding cell and its input rows are
+    contiguous (then a position is a byte offset / itemsize); None otherwise. Padding rows
+    of the input hold zero (backends/cpu/layout.py), so reading them gives the zero rows
+    the eager move writes."""
+    if not form.full:
+        return None
+    try:
+        base = np.reshape(rows, (rows.shape[0], -1), copy=False)
+    except ValueError:
+        return None
+    if base.ndim != 2 or (base.shape[1] > 1 and base.strides[1] != base.itemsize):
+        return None
+    return LazyRows(base, form, n_dst, shape)
+
+
+def materialize(buf):
+    """The buffer itself: a `LazyRows` copied out (the eager move's exact result)."""
+    if isinstance(buf, LazyRows):
+        return apply_form(buf.base, buf.form, buf.n_dst, None).reshape(buf.shape)
+    return buf
+
+
+def accepts(op: Op) -> bool:
+    """True when the cpu handler of `op` takes a `LazyRows` operand: the per-slice moves,
+    an identity fetch_cast and contract_outer."""
+    if isinstance(op, FetchCast):
+        return op.input.type.dtype == op.dtype
+    return isinstance(op, (Fetch, Collect, ToTrf, Commit, ContractOuter))
+
+
+@functools.lru_cache(maxsize=256)
+def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
+    """Byte offset, within a base row, of every output cell of a full `form`."""
+    out = np.zeros(n_dst, np.int64)
+    grid = as_strided(out, form.extents, tuple(p * 8 for p in form.pstrides))
+    acc = np.full((1,) * len(form.extents), form.v0 * item, np.int64)
+    for k, (n, v) in enumerate(zip(form.extents, form.vstrides)):
+        shape = [1] * len(form.extents)
+        shape[k] = n
+        acc = acc + (np.arange(n, dtype=np.int64) * v).reshape(shape)
+    grid[...] = acc
+    return out
+
+
+def offsets(lazy: LazyRows) -> np.ndarray:
+    """Byte offset, within a base row, of every cell of a lazy buffer (cached per form)."""
+    return _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)
+
+
+_COMPOSED: OrderedDict[tuple, StridedForm | None] = OrderedDict()
+
+
+def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
+    """The strided form, relative to `lazy.base`, of the move plan `get_plan()` (its
+    `index` and `live`) read from `lazy`; None when it is not affine. Cached by `key` (the
+    plan's levels) and the lazy form, so the plan is made on the first call only."""
+    full_key = (key, lazy.form, lazy.n_dst, lazy.base.itemsize)
+    if full_key in _COMPOSED:
+        _COMPOSED.move_to_end(full_key)
+        return _COMPOSED[full_key]
+    plan = get_plan()
+    index, live = plan.index, plan.live
+    pos = np.arange(len(index), dtype=np.int64) if live is None else np.flatnonzero(live)
+    form = None
+    if len(pos):
+        offs = offsets(lazy)[index[pos]]
+        dims = _dims((pos, offs))
+        if dims is not None:
+            dims = dims[::-1]
+            item = lazy.base.itemsize
+            form = StridedForm(tuple(e for e, _ in dims), tuple(int(s[0]) for _, s in dims),
+                               tuple(int(s[1]) for _, s in dims), int(pos[0]), int(offs[0]) // item,
+                               live is None and int(pos[0]) == 0)
+    _COMPOSED[full_key] = form
+    while len(_COMPOSED) > 512:
+        _COMPOSED.popitem(last=False)
+    return form
+
+
+@functools.lru_cache(maxsize=256)
+def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
+    """(first byte offset, byte strides) of the cells `gather.index` (C order over
+    `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
+    shape = gather.shape
+    offs = _offsets(form, n_dst, item)[gather.index].reshape(shape)
+    base0 = int(offs.reshape(-1)[0])
+    strides = []
+    for k, n in enumerate(shape):
+        unit = [0] * len(shape)
+        unit[k] = 1 if n > 1 else 0
+        strides.append(int(offs[tuple(unit)]) - base0)
+    expect = np.full((1,) * len(shape), base0, np.int64)
+    for k, (n, st) in enumerate(zip(shape, strides)):
+        sh = [1] * len(shape)
+        sh[k] = n
+        expect = expect + (np.arange(n, dtype=np.int64) * st).reshape(sh)
+    if min(strides, default=0) < 0 or not np.array_equal(np.broadcast_to(expect, shape), offs):
+        return None
+    return base0, tuple(strides)
+
+
+def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
+    """The cells a contraction layout reads (`gather.index`, flat cells of the lazy buffer
+    in C order over `gather.shape`, backends/cpu/contract_plan.py) of every row, as a
+    strided view (rows, *shape) of the base with its byte strides; None when they are not
+    affine. Found once per gather and form."""
+    if gather.index.size == 0:
+        return None
+    found = _affine_cells(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)
+    if found is None:
+        return None
+    base0, strides = found
+    item = lazy.base.itemsize
+    view = as_strided(lazy.base[:, base0 // item:], (lazy.n_rows, *gather.shape),
+                      (lazy.base.strides[0], *strides), writeable=False)
+    return view, strides

@@ -1,0 +1,55 @@
+"""An exact integer sum of products as one batched BLAS matmul (shared by the backends
+and the VISA interpreter; it knows nothing of either).
+
+`exact_sum(a, b, keep, ftype)` is `np.einsum` of two broadcast-compatible integer arrays
+of the same rank, summing every axis not in `keep`: for the Contraction Engine's i32 sums
+the order of a sum does not matter, so when every partial sum is an integer that `ftype`
+holds exactly (the caller bounds it: terms x max|a| x max|b| below 2^24 for float32,
+2^53 for float64), a float matmul computes it exactly, and far faster than an integer
+einsum. The axes are sorted by which operand varies along them: both and kept (batch),
+one and kept (rows of the matmul, or its columns), both and summed (the matmul's inner
+dimension); a summed axis only one operand varies along is summed in int64 first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["exact_sum"]
+
+
+def _presum(x: np.ndarray, axes: list[int]) -> np.ndarray:
+    """`x` summed (exactly, in int64) over `axes`, keeping them as size 1."""
+    if not axes:
+        return x
+    return x.sum(axis=tuple(axes), keepdims=True, dtype=np.int64)
+
+
+def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype) -> np.ndarray:
+    """einsum(a, b) -> int64 with the axes `keep` (ascending) kept, every other summed;
+    size-1 axes broadcast as in einsum. Exact when `ftype` holds every partial sum."""
+    if a.ndim != b.ndim:
+        raise ValueError("exact_sum: the operands differ in rank")
+    nd, kept = a.ndim, set(keep)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    only_a = [k for k in range(nd) if k not in kept and a.shape[k] > 1 and b.shape[k] == 1]
+    only_b = [k for k in range(nd) if k not in kept and b.shape[k] > 1 and a.shape[k] == 1]
+    a, b = _presum(a, only_a), _presum(b, only_b)
+    batch = [k for k in keep if a.shape[k] > 1 and b.shape[k] > 1]
+    left = [k for k in keep if a.shape[k] > 1 and b.shape[k] == 1]
+    right = [k for k in keep if b.shape[k] > 1 and a.shape[k] == 1]
+    red = [k for k in range(nd) if k not in kept and a.shape[k] > 1 and b.shape[k] > 1]
+    rest_a = [k for k in range(nd) if k not in batch + left + red]
+    rest_b = [k for k in range(nd) if k not in batch + right + red]
+    nb, ni, nj, nr = (math.prod(shape[k] for k in ks) for ks in (batch, left, right, red))
+    am = np.ascontiguousarray(a.transpose(batch + left + red + rest_a), ftype).reshape(nb, ni, nr)
+    bm = np.ascontiguousarray(b.transpose(batch + red + right + rest_b), ftype).reshape(nb, nr, nj)
+    y = np.matmul(am, bm).astype(np.int64)
+    grouped = [shape[k] for k in batch + left + right]
+    y = y.reshape(grouped) if grouped else y.reshape(())
+    order = batch + left + right
+    y = y.transpose([order.index(k) for k in sorted(order)])
+    return y.reshape([shape[k] if k in order else 1 for k in keep])

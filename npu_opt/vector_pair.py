@@ -1,0 +1,261 @@
+"""Pair mode in the DSL: `vector_intra_slice_unzip` after `vector_init()`, the paired ops,
+the `*_zip` merges.
+
+After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is two groups in
+lock step. A paired binary op takes one operand per group (`vector_fxp(op, 10, None)` runs on
+group 0 only; `None` or `()` skips a group), `vector_fp_unary(op, g0, g1)` takes a flag per
+group, and the common stages (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`,
+`vector_widen_concat`) act on both. A zip (`vector_fxp_zip`, `vector_clip_zip`,
+`vector_fp_zip`, each with a `_with_mode` form) merges the groups into one stream of the
+ordinary chain. The stage order, the way (float ops 4-way) and the ALU budget are shared by
+both groups: an ALU one group uses is used for both (VE-ALU-1).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import attrs
+
+from ir import vector_pair_ops as pops
+from ir.location import Location
+from ir.vector import enums as E
+from ir.vector.enums import Way
+from ir.vector.errors import VectorRuleError
+from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
+from ir.vector.variants import expect
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.trace import current
+
+__all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
+
+S = VeStage
+
+
+@attrs.define
+class PairPass:
+    """The pass of a pair: its stage so far and the ALUs its ops hold (shared by both groups)."""
+
+    stage: VeStage = S.TAG
+    alus: AluBudget = attrs.field(factory=AluBudget)
+
+
+class PairStream(StreamStage):
+    """Base of the pair stage objects."""
+
+    def __init__(self, value: Any, chain: Any, ve: PairPass | None = None) -> None:
+        super().__init__(value, chain)
+        self.ve = ve or PairPass()
+
+
+def _claim(stage: Any, loc: Location, name: str, alu: Any) -> Poisoned | None:
+    try:
+        stage.ve.alus.claim(alu, method=name)
+    except VectorRuleError as e:
+        return refuse_dead(stage, loc, name, e.violation())
+    return None
+
+
+def _emit(stage: Any, loc: Location, op_cls: type, **fields: Any) -> Any:
+    tracer = current()
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
+    tracer.emit(op)
+    return op
+
+
+def _pair_step(stage: PairStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None, **fields: Any) -> Any:
+    """Emit a paired op and return the pair object of stage `dst`."""
+    if alu is not None and _claim(stage, loc, op_cls.STAGE, alu):
+        return Poisoned(op_cls.STAGE)
+    op = _emit(stage, loc, op_cls, **fields)
+    scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
+    return PAIR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, attrs.evolve(stage.ve, stage=dst))
+
+
+def _enum(stage: Any, loc: Location, name: str, enums: Any, value: Any) -> Any:
+    try:
+        return expect(enums, value, method=name)
+    except VectorRuleError as e:
+        return refuse_dead(stage, loc, name, e.violation())
+
+
+def _group_operand(value: Any) -> tuple[bool, Any]:
+    """(ok, operand): a number, or None for `None` / `()` (the group is skipped)."""
+    if value is None or value == ():
+        return True, None
+    ok = isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool)
+    return ok, value
+
+
+def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[Any, Any] | Poisoned:
+    (ok0, a), (ok1, b) = _group_operand(c0), _group_operand(c1)
+    if not (ok0 and ok1):
+        bad = c0 if not ok0 else c1
+        return refuse_dead(stage, loc, name, kind_error(
+            f"a group operand of `{name}` is a constant int or float, or None to skip the group, "
+            f"not {type(bad).__name__}", help="VRF operands are not available yet; pass a Python number"))
+    if a is None and b is None:
+        return refuse_dead(stage, loc, name, kind_error(f"`{name}` skips both groups",
+                                                        help="drop the call, or give one group an operand"))
+    return a, b
+
+
+def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any) -> Any:
+    op = _enum(stage, loc, op_cls.STAGE, enums, op)
+    if isinstance(op, Poisoned):
+        return op
+    got = _operands(stage, loc, op_cls.STAGE, c0, c1)
+    if isinstance(got, Poisoned):
+        return got
+    return _pair_step(stage, loc, op_cls, dst, op.alu, op=op, c0=got[0], c1=got[1])
+
+
+@stage_method("vector_fxp")
+def _fxp(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
+    """Fxp cluster on each group: `op(group, operand)`; None skips a group."""
+    return _binary(self, loc, pops.PairFxp, S.FXP, E.FxpBinaryOp, op, group0, group1)
+
+
+@stage_method("vector_clip")
+def _clip(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
+    """Clip cluster on each group: `op(group, operand)`; None skips a group."""
+    return _binary(self, loc, pops.PairClip, S.CLIP, (E.ClipBinaryOpI32, E.ClipBinaryOpF32), op, group0, group1)
+
+
+@stage_method("vector_fp_binary")
+def _fp_binary(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
+    """Float cluster on each group (4-way f32); None skips a group."""
+    return _binary(self, loc, pops.PairFpBinary, S.FP, E.FpBinaryOp, op, group0, group1)
+
+
+@stage_method("vector_fp_unary")
+def _fp_unary(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
+    """Float cluster: `op` on group 0 when `group0`, on group 1 when `group1`."""
+    op = _enum(self, loc, "vector_fp_unary", E.FpUnaryOp, op)
+    if isinstance(op, Poisoned):
+        return op
+    if not (isinstance(group0, bool) and isinstance(group1, bool)) or not (group0 or group1):
+        return refuse_dead(self, loc, "vector_fp_unary", kind_error(
+            "`vector_fp_unary` on a pair takes two flags (True / False), at least one True",
+            help="e.g. `.vector_fp_unary(FpUnaryOp.EXP, True, False)` for group 0 only"))
+    return _pair_step(self, loc, pops.PairFpUnary, S.FP, op.alu, op=op, g0=group0, g1=group1)
+
+
+@stage_method("vector_fxp_to_fp")
+def _fxp_to_fp(self: PairStream, loc: Location, int_width: Any) -> Any:
+    """Both groups: i32 fixed point with `int_width` integer bits -> f32."""
+    return _pair_step(self, loc, pops.PairFxpToFp, S.FXP_TO_FP, int_width=int_width)
+
+
+@stage_method("vector_fp_to_fxp")
+def _fp_to_fxp(self: PairStream, loc: Location, int_width: Any) -> Any:
+    """Both groups: f32 -> i32 fixed point with `int_width` integer bits."""
+    return _pair_step(self, loc, pops.PairFpToFxp, S.FP_TO_FXP, int_width=int_width)
+
+
+def _way(stage: Any, loc: Location, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
+    from ir.mapping.nodes import Mapping
+
+    if not (isinstance(time, Mapping) and isinstance(packet, Mapping)):
+        return refuse_dead(stage, loc, op_cls.STAGE, kind_error(
+            f"`time` and `packet` of `{op_cls.STAGE}` are mappings built by m()"))
+    return _pair_step(stage, loc, op_cls, dst, time=time, packet=packet)
+
+
+@stage_method("vector_narrow_split")
+def _narrow_split(self: PairStream, loc: Location, time: Any, packet: Any) -> Any:
+    """Both groups, 8-way -> 4-way: `[T], [P] -> [T, P / 4 % 2], [P % 4]`."""
+    return _way(self, loc, pops.PairNarrowSplit, S.NARROW, time, packet)
+
+
+@stage_method("vector_widen_concat")
+def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> Any:
+    """Both groups, 4-way -> 8-way: two consecutive packets become one flit."""
+    return _way(self, loc, pops.PairWidenConcat, S.WIDEN, time, packet)
+
+
+def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
+    from npu_opt.vector_stages import VePass, _class_of
+
+    op = _enum(stage, loc, op_cls.STAGE, enums, op)
+    if isinstance(op, Poisoned):
+        return op
+    if mode is not None:
+        mode = _enum(stage, loc, op_cls.STAGE, E.BinaryArgMode, mode)
+        if isinstance(mode, Poisoned):
+            return mode
+    if _claim(stage, loc, op_cls.STAGE, op.alu):
+        return Poisoned(op_cls.STAGE)
+    emitted = _emit(stage, loc, op_cls, op=op, mode=mode)
+    scalar = "f32" if emitted.result.type.dtype.name == "F32" else "i32"
+    return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus))
+
+
+def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> tuple[Any, Any]:
+    def plain(self: PairStream, loc: Location, op: Any) -> Any:
+        return _zip(self, loc, op_cls, dst, enums, op, None)
+
+    def with_mode(self: PairStream, loc: Location, op: Any, mode: Any) -> Any:
+        return _zip(self, loc, op_cls, dst, enums, op, mode)
+
+    plain.__doc__ = f"{doc}: `op(group0, group1)`; the merged stream goes on in the ordinary chain."
+    with_mode.__doc__ = f"{doc} with a BinaryArgMode: MODE01 is op(group0, group1), MODE10 op(group1, group0)."
+    plain.__name__, with_mode.__name__ = name, f"{name}_with_mode"
+    return stage_method(name)(plain), stage_method(f"{name}_with_mode")(with_mode)
+
+
+_CLIPS = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
+_FXP_ZIP = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp, "Merge the groups on the Fxp cluster")
+_CLIP_ZIP = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS, "Merge the groups on the Clip cluster")
+_FP_ZIP = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp, "Merge the groups on the float cluster")
+
+_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
+W8, W4 = Way.WAY8, Way.WAY4
+# method -> (stage it enters, scalars, way the pair must run at, body)
+_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    "vector_fxp": (S.FXP, _I32, W8, _fxp),
+    "vector_fxp_zip": (S.FXP, _I32, W8, _FXP_ZIP[0]),
+    "vector_fxp_zip_with_mode": (S.FXP, _I32, W8, _FXP_ZIP[1]),
+    "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
+    "vector_narrow_split": (S.NARROW, _BOTH, W8, _narrow_split),
+    "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
+    "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
+    "vector_fp_zip": (S.FP, _F32, W4, _FP_ZIP[0]),
+    "vector_fp_zip_with_mode": (S.FP, _F32, W4, _FP_ZIP[1]),
+    "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),
+    "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
+    "vector_clip": (S.CLIP, _BOTH, W8, _clip),
+    "vector_clip_zip": (S.CLIP, _BOTH, W8, _CLIP_ZIP[0]),
+    "vector_clip_zip_with_mode": (S.CLIP, _BOTH, W8, _CLIP_ZIP[1]),
+}
+
+
+def _make_class(stage: VeStage, scalar: str) -> type:
+    def offered(dst: VeStage, way: Way) -> bool:
+        return way == stage_way(stage) and can_transition(stage, dst)
+
+    body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items() if scalar in scalars and offered(dst, way)}
+    body["__doc__"] = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
+    return type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
+
+
+PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
+    (stage, scalar): _make_class(stage, scalar)
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for scalar in ("i32", "f32")
+}
+
+
+@stage_method("vector_intra_slice_unzip")
+def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, tile_time: Any, split_time: Any) -> Any:
+    """Enter the chain in pair mode: group g is the stream at `axis` = g, of time `split_time`."""
+    from ir.mapping.nodes import Mapping
+
+    if not all(isinstance(x, Mapping) for x in (axis, tile_time, split_time)):
+        return refuse_dead(self, loc, "vector_intra_slice_unzip", kind_error(
+            "`vector_intra_slice_unzip` takes three mappings built by m(): the axis, the tile time and the split time",
+            help='e.g. `.vector_intra_slice_unzip(m("I"), m("1 # 2"), m("1"))`'))
+    op = _emit(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
+    scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
+    return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())

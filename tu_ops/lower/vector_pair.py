@@ -1,0 +1,109 @@
+"""A pair-mode pass lowered: `vector_init`, `vector_intra_slice_unzip`, ..., `vector_final`
+become one `vector_pair` record, made at `vector_init` (`tu_ops.lower.vector` hands the pass
+here when it starts with the unzip). `traced_pair` is the inverse, for the VISA re-derivation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ir import ops as ir
+from ir import vector_ops as vops
+from ir import vector_pair_ops as pops
+from ir.dtypes import DType
+from ir.vector import enums as E
+from ir.vector.pair import MODES
+from tu_ops.base import Ref
+from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.vector import _traced_step
+from tu_ops.vector import VeOpName, VeStep, VeUnit
+from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
+
+__all__ = ["lower_pair", "traced_pair"]
+
+
+def _step(op: Any) -> PairStep | None:
+    if isinstance(op, pops.VectorUnzip) or isinstance(op, vops.VectorFinal):
+        return None
+    if hasattr(op, "pair_step"):
+        unit, name, side, a0, a1 = op.pair_step()
+    else:
+        unit, name, a0 = op.step()
+        side, a1 = "MERGED", 0
+    return PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1)
+
+
+def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
+    """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip)."""
+    unzip = body[0]
+    steps = tuple(filter(None, (_step(o) for o in body)))
+    return VectorPairOp(result=Ref(site.result), input=Ref(site.src), axis=unzip.axis, split_time=unzip.split_time,
+                        steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
+                        loc=op.loc)
+
+
+for _cls in pops.PAIR_OP_CLASSES:
+    lowers(_cls)(lambda op, site: None)
+
+
+# --- the inverse, for the re-derivation --------------------------------------------------------
+
+_CLIPS = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32}
+_BINARY = {"FXP": pops.PairFxp, "CLIP_I32": pops.PairClip, "CLIP_F32": pops.PairClip, "FP_BINARY": pops.PairFpBinary}
+_ZIPS = {"FXP": pops.ZipFxp, "CLIP_I32": pops.ZipClip, "CLIP_F32": pops.ZipClip, "FP_BINARY": pops.ZipFp}
+
+
+def _enum(unit: str, name: str) -> Any:
+    if unit == "FP_BINARY" and name.startswith("MUL_F_"):
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
+    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "FP_UNARY": E.FpUnaryOp, **_CLIPS}[unit]
+    return getattr(cls, name)
+
+
+def _const(unit: str, arg: int, used: bool) -> Any:
+    if not used:
+        return None
+    return float(np.array(arg, np.uint32).view(np.float32)) if unit in ("CLIP_F32", "FP_BINARY") else arg
+
+
+def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -> Any:
+    unit, name, side = step.unit.name, step.op.name, step.side.name
+    g0, g1 = side in ("BOTH", "G0"), side in ("BOTH", "G1")
+    if unit in ("NARROW_SPLIT", "WIDEN_CONCAT"):
+        cls = pops.PairNarrowSplit if unit == "NARROW_SPLIT" else pops.PairWidenConcat
+        t = attrs.evolve(src.type, time=time, packet=packet)
+        return cls(input=src, time=time, packet=packet, result=ir.Value(ident, t))
+    if unit in ("FXP_TO_FP", "FP_TO_FXP"):
+        cls, d = (pops.PairFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (pops.PairFpToFxp, DType.I32)
+        return cls(input=src, int_width=step.arg0, result=ir.Value(ident, attrs.evolve(src.type, dtype=d)))
+    if unit == "FP_UNARY":
+        return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
+    return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
+                         result=ir.Value(ident, src.type))
+
+
+def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
+    """`vector_init`, the unzip, one op per step, `vector_final`. The record keeps no mapping
+    of a paired way change, and the lowering reads none: those ops keep their input's."""
+    ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
+    u = pops.VectorUnzip(input=ops[-1].result, axis=rec.axis, tile_time=src.type.time, split_time=rec.split_time,
+                         result=ir.Value(next(fresh), attrs.evolve(src.type, time=rec.split_time)))
+    ops.append(u)
+    for step in rec.steps:
+        cur, ident = ops[-1].result, next(fresh)
+        if step.side is PairSide.ZIP:
+            mode = getattr(E.BinaryArgMode, MODES[step.arg0])
+            ops.append(_ZIPS[step.unit.name](input=cur, op=_enum(step.unit.name, step.op.name),
+                                             mode=None if mode == E.BinaryArgMode.MODE01 else mode,
+                                             result=ir.Value(ident, cur.type)))
+        elif step.side is PairSide.MERGED:
+            ops.append(_traced_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0), cur, ident,
+                                    rec.output_type.packet))
+        else:
+            ops.append(_paired(step, cur, ident, cur.type.time, cur.type.packet))
+    ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
+    return tuple(ops)

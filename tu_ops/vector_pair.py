@@ -1,0 +1,189 @@
+"""The lowered pair-mode pass: one `vector_pair` record per `vector_init ... vector_final`
+that starts with `vector_intra_slice_unzip`.
+
+Text: `%7 = vector_pair in=%6 axis="I" split_time="A, E / 8" steps=[{unit=FXP, op=MUL_INT,
+side=G0, arg0=10, arg1=0}, {unit=CLIP_I32, op=ADD_FXP, side=ZIP, arg0=1, arg1=0}] : <in> -> <out>`.
+The input stream's time holds `axis` (size 2); group g is the stream at `axis` = g, of time
+`split_time`. A step's `side` is `BOTH`, `G0` or `G1` for a paired step (arg0 is group 0's
+constant or conversion width, arg1 group 1's), `ZIP` for the merge (arg0 the index of its
+`BinaryArgMode`, MODE00 ... MODE11) and `MERGED` for a step on the merged stream (arg0).
+Rules VPAIR-1 (the unzip and the steps type the stream), VPAIR-2 (stage order, one zip,
+one op per ALU), VPAIR-3 (each step's args).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.nodes import Mapping, Symbol
+from ir.vector.numerics.steps import UNITS
+from ir.vector.pair import unzip_problem
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.vector import VeOpName, VeStep, VeUnit, _arg_problem, _op_value
+
+__all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
+
+
+class PairUnit(enum.Enum):
+    """The stage (and scalar) of a pair step, in pipeline order."""
+
+    FXP = "fxp"
+    FXP_TO_FP = "fxp_to_fp"
+    NARROW_TRIM = "narrow_trim"
+    NARROW_SPLIT = "narrow_split"
+    FP_UNARY = "fp_unary"
+    FP_BINARY = "fp_binary"
+    WIDEN_CONCAT = "widen_concat"
+    WIDEN_PAD = "widen_pad"
+    FP_TO_FXP = "fp_to_fxp"
+    CLIP_I32 = "clip_i32"
+    CLIP_F32 = "clip_f32"
+
+
+class PairSide(enum.Enum):
+    """Which stream a step runs on."""
+
+    BOTH = "both"
+    G0 = "g0"
+    G1 = "g1"
+    ZIP = "zip"
+    MERGED = "merged"
+
+
+@attrs.frozen
+class PairStep:
+    """One configured stage of a pair pass."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    unit: PairUnit
+    op: VeOpName
+    side: PairSide
+    arg0: int
+    arg1: int
+
+
+_ORDER = {PairUnit.FXP: 1, PairUnit.FXP_TO_FP: 2, PairUnit.NARROW_SPLIT: 3, PairUnit.NARROW_TRIM: 3, PairUnit.FP_UNARY: 4,
+          PairUnit.FP_BINARY: 4, PairUnit.WIDEN_CONCAT: 5, PairUnit.WIDEN_PAD: 5, PairUnit.FP_TO_FXP: 6,
+          PairUnit.CLIP_I32: 7, PairUnit.CLIP_F32: 7}
+_REPEATABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_UNARY, PairUnit.FP_BINARY})
+_ZIPPABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_BINARY})
+_PAIRED = frozenset({PairSide.BOTH, PairSide.G0, PairSide.G1})
+_SCALAR = {DType.I32: "i32", DType.F32: "f32"}
+_WAYS = {PairUnit.NARROW_SPLIT: ("i32 f32", 8, 4), PairUnit.WIDEN_CONCAT: ("i32 f32", 4, 8),
+         PairUnit.WIDEN_PAD: ("f32", 4, 8), PairUnit.NARROW_TRIM: ("f32", 8, 4)}
+
+
+def _units(step: PairStep) -> tuple[str, str]:
+    """(input scalar, output scalar) of a step; a way change keeps the scalar."""
+    if step.unit in _WAYS:
+        return "same", "same"
+    return UNITS[step.unit.name]
+
+
+def _ve_step(step: PairStep, arg: int) -> VeStep:
+    return VeStep(VeUnit[step.unit.name], step.op, arg)
+
+
+@attrs.frozen(kw_only=True)
+class VectorPairOp(TuOp):
+    """The Vector Engine configured for one pair-mode pass over the stream."""
+
+    NAME: ClassVar[str] = "tu.vector_pair"
+    MNEMONIC: ClassVar[str] = "vector_pair"
+    PIPELINE_RANK: ClassVar[int] = 75
+    FEED_DEST: ClassVar[Any] = DestKind.VECTOR_PAIR
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    input: Ref = operand(name="in")
+    axis: Mapping = attr()
+    split_time: Mapping = attr()
+    steps: tuple[PairStep, ...] = attr(converter=tuple)
+
+    @rule("VPAIR-1")
+    def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t, out = self.input_type, self.output_type
+        scalar = _SCALAR.get(t.dtype)
+        if scalar is None or t.packet.size != 8:
+            return f"the engine takes 8 x i32 or 8 x f32 per step, not {t.packet.size} x {t.dtype}"
+        if not isinstance(self.axis, Symbol) or self.axis.size != 2:
+            return f"the grouping axis {self.axis} is not one axis of size 2"
+        problem = unzip_problem(t.time, self.split_time, self.axis.name)
+        if problem:
+            return problem
+        width = 8
+        for i, step in enumerate(self.steps):
+            src, dst = _units(step)
+            if src not in ("same", scalar):
+                return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
+            if step.unit in _WAYS:
+                scalars, a, b = _WAYS[step.unit]
+                if width != a or scalar not in scalars.split():
+                    return f"step {i} ({step.unit.name}) on a {width}-way {scalar} stream"
+                width = b
+            elif (width == 4) != (step.unit in (PairUnit.FP_UNARY, PairUnit.FP_BINARY)):
+                return f"step {i} ({step.unit.name}) on a {width}-way stream"
+            scalar = scalar if dst == "same" else dst
+        if width != 8:
+            return "the pass ends 4-way: a widen step must follow the float steps"
+        if _SCALAR.get(out.dtype) != scalar or out.packet.size != 8:
+            return f"the steps leave 8 x {scalar}, the output stream is {out.packet.size} x {out.dtype}"
+        return None
+
+    @rule("VPAIR-2")
+    def _order(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        sides = [s.side for s in self.steps]
+        if sides.count(PairSide.ZIP) != 1:
+            return f"a pair pass merges its groups exactly once, not {sides.count(PairSide.ZIP)} times"
+        z = sides.index(PairSide.ZIP)
+        if any(s not in _PAIRED for s in sides[:z]) or any(s is not PairSide.MERGED for s in sides[z + 1:]):
+            return "paired steps come before the ZIP step, merged steps after it"
+        if self.steps[z].unit not in _ZIPPABLE or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
+            return f"step {z}: {self.steps[z].unit.name} cannot merge the groups"
+        alus: set[str] = set()
+        for i, (prev, step) in enumerate(zip(self.steps, self.steps[1:]), start=1):
+            a, b = _ORDER[prev.unit], _ORDER[step.unit]
+            if b < a or (a == b and step.unit not in _REPEATABLE and step.side is not PairSide.ZIP):
+                return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
+        for i, step in enumerate(self.steps):
+            value = _op_value(_ve_step(step, 0)) if step.unit not in _WAYS else None
+            if value is not None:
+                if value.alu.name in alus:
+                    return f"step {i} uses the {value.alu.rust_name} ALU a second time"
+                alus.add(value.alu.name)
+        return None
+
+    @rule("VPAIR-3")
+    def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        for i, step in enumerate(self.steps):
+            problem = _step_problem(step)
+            if problem:
+                return f"step {i} ({step.unit.name} {step.side.name}): {problem}"
+        return None
+
+
+def _step_problem(step: PairStep) -> str | None:
+    if step.unit in _WAYS:
+        ok = (step.op.name, step.arg0, step.arg1) == ("NONE", 0, 0)
+        return None if ok else "a way change is NONE with args 0"
+    if step.side is PairSide.ZIP:
+        if _op_value(_ve_step(step, 0)) is None:
+            return f"{step.op.name} is not an op of this unit"
+        return None if 0 <= step.arg0 <= 3 and step.arg1 == 0 else "a zip's arg0 is a mode index 0 ... 3, arg1 0"
+    args = [step.arg0] if step.side is not PairSide.G1 else []
+    args += [step.arg1] if step.side in (PairSide.BOTH, PairSide.G1) else []
+    if step.side in (PairSide.G0, PairSide.MERGED) and step.arg1 != 0:
+        return "arg1 of a step on one stream is 0"
+    if step.side is PairSide.G1 and step.arg0 != 0:
+        return "arg0 of a group-1 step is 0"
+    for a in args:
+        problem = _arg_problem(_ve_step(step, a))
+        if problem:
+            return problem
+    return None

@@ -1,0 +1,51 @@
+"""The Switch Engine stage of a `feed_buffer` record (its `switch=` field, docs/machine/switch.md).
+
+Between the conversions and Collect, the engine moves each (chip, cluster) ring's packets
+between slices. The interpreter lays every ring out as `x[slice, time, packet]` over the
+input Slice (slices the program's space marks as padding hold zeros), applies the one data
+movement both backends share (`ir.switch.semantics.switch_data`), and keeps the rows that
+are live in the switch's `out_slice`: from here on the program runs on those rows.
+Output positions that the switched Time marks as padding are zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.switch.semantics import switch_data
+from visa.interp.errors import InterpError, check
+from visa.interp.rows import Rows
+from visa.interp.values import pad_mask, zero_padding
+
+__all__ = ["run_switch"]
+
+
+def run_switch(op: Any, values: np.ndarray, rows: Rows) -> tuple[np.ndarray, Rows]:
+    """The switched stream of a feed (rows of `out_slice`, switched time, packet) and its rows."""
+    route, fetch = op.switch, op.input_type
+    try:
+        config = route.variant()
+    except (TypeError, ValueError) as e:
+        raise InterpError(f"switch config: {e}", op) from None
+    in_slice, steps = fetch.slice, values.shape[1]
+    check(steps == fetch.time.size, f"the switch reads {steps} steps, the fetch stream has {fetch.time.size}", op)
+    check(route.out_slice.size == in_slice.size,
+          f"the switch keeps {in_slice.size} slices, out_slice has {route.out_slice.size}", op)
+    out_rows = Rows((fetch.chip, fetch.cluster, route.out_slice))
+    out = np.zeros((out_rows.count, route.out_time.size, *values.shape[2:]), values.dtype)
+    groups = dict(rows.groups())
+    for key, sel_out in out_rows.groups():
+        ring = np.zeros((in_slice.size, *values.shape[1:]), values.dtype)
+        sel = groups.get(key)
+        if sel is not None:
+            ring[rows.slice[sel]] = values[sel]
+        try:
+            moved = switch_data(ring, in_slice, fetch.time, route.out_slice, route.out_time, config)
+        except (ValueError, TypeError, IndexError) as e:
+            raise InterpError(f"the switch cannot route this stream: {e}", op) from None
+        check(moved.shape[1] == route.out_time.size,
+              f"the switch gives {moved.shape[1]} steps, out_time has {route.out_time.size}", op)
+        out[sel_out] = moved[out_rows.slice[sel_out]]
+    return zero_padding(out, pad_mask(route.out_time, fetch.packet)), out_rows

@@ -1,0 +1,85 @@
+"""The `vector_pair` record: unzip the stream into its two groups, run the paired steps, zip,
+run the merged steps (`ir.vector.pair`, `ir.vector.numerics.steps.run_step`).
+
+Values stay as the interpreter keeps them (i32 as int32, f32 as uint32 bits), each step
+stream as `(rows, T, 8)`: a 4-way stream keeps its packet in the front four lanes with the
+back four zero, so `NARROW_SPLIT` turns `(rows, T, 8)` into `(rows, 2T, 8)` of half flits and
+`WIDEN_CONCAT` back. Padding positions of the output stream are set to zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.vector.numerics.steps import run_step
+from ir.vector.pair import unzip_index, zip_values
+from visa.interp.errors import check
+from visa.interp.steps import ProgramState, executes
+from visa.interp.values import pad_mask, value_dtype, zero_padding
+
+__all__ = ["run_vector_pair"]
+
+
+def _split(values: np.ndarray) -> np.ndarray:
+    halves = values.reshape(*values.shape[:-2], values.shape[-2] * 2, 4)
+    return np.concatenate([halves, np.zeros_like(halves)], axis=-1)
+
+
+def _concat(values: np.ndarray) -> np.ndarray:
+    return values[..., :4].reshape(*values.shape[:-2], values.shape[-2] // 2, 8)
+
+
+def _trim(values: np.ndarray) -> np.ndarray:
+    out = np.array(values, copy=True)
+    out[..., 4:] = 0
+    return out
+
+
+_WAYS = {"NARROW_SPLIT": _split, "WIDEN_CONCAT": _concat, "NARROW_TRIM": _trim, "WIDEN_PAD": lambda v: v}
+
+
+def _unzip(op: Any, stream: np.ndarray) -> np.ndarray:
+    index = unzip_index(op.input_type.time, op.split_time, op.axis.name)
+    check(not isinstance(index, str), f"the unzip cannot run: {index}", op)
+    groups = np.take(stream, np.maximum(index, 0), axis=1)  # (rows, 2, S, 8)
+    groups = np.where((index >= 0)[None, :, :, None], groups, np.zeros((), stream.dtype))
+    return np.moveaxis(groups, 1, 0)
+
+
+def _run(op: Any, step: Any, values: Any) -> Any:
+    unit, name, side = step.unit.name, step.op.name, step.side.name
+    if side == "ZIP":
+        return zip_values(unit, name, step.arg0, values[0], values[1])
+    if unit in _WAYS:
+        return _WAYS[unit](values)
+    if side == "MERGED":
+        return run_step(unit, name, step.arg0, values)
+    out = [run_step(unit, name, arg, values[g]) if side in ("BOTH", f"G{g}") else values[g]
+           for g, arg in ((0, step.arg0), (1, step.arg1))]
+    check(out[0].dtype == out[1].dtype, "the groups hold values of different scalars", op)
+    return np.stack(out)
+
+
+def run_vector_pair(op: Any, stream: np.ndarray) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> (rows, T', 8) of the output dtype."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    values: Any = _unzip(op, stream)
+    for i, step in enumerate(op.steps):
+        try:
+            values = _run(op, step, values)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
+    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
+          f"stream holds {op.output_type.dtype}", op)
+    out = np.array(values, copy=True)
+    return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
+
+
+@executes("vector_pair")
+def _vector_pair_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op))
+    return 1
