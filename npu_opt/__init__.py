@@ -42,8 +42,9 @@ _LAZY: dict[str, str] = {
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
     # pair mode, tags and branches (issue 13)
     **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
-    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp",
-                     "TernaryArgMode"], "ir.vector.enums"),
+    # the rest of the element-wise chain (issue 12)
+    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"],
+                    "ir.vector.enums"),
 }
 
 

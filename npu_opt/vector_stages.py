@@ -29,8 +29,8 @@ from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
-from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
+from npu_opt.vector_pair import vector_intra_slice_unzip
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
 

@@ -174,9 +174,12 @@ def _pick(mode: Any, count: int) -> str:
     return (mode.name[4:] if mode is not None else "012"[:count])
 
 
-def _binary(v: Value, op: Any, fn: Any, const: Any) -> Value:
+def _binary(v: Value, op: Any, fn: Any, const: Any, decode: Any = int) -> Value:
+    """fn on the arguments the mode picks: 0 an element (decoded), 1 the constant (decoded)."""
     digits = _pick(op.mode, 2)
-    return _elementwise(v, lambda x: fn(*[x if d == "0" else const for d in digits]))
+    if digits == "01":
+        return _elementwise(v, lambda x: fn(decode(x), const))
+    return _elementwise(v, lambda x: fn(*[decode(x) if d == "0" else const for d in digits]))
 
 
 def _fxp_to_fp(x: int, w: int) -> int:
@@ -199,10 +202,10 @@ def _more(name: str, op: Any, v: Value) -> Value | None:
     f32 = v.dtype == "f32"
     if name == "vector_logic":
         c = _bits(float(np.float32(op.const))) if f32 else int(op.const)
-        return _binary(v, op, lambda a, b: _logic(op.op.name, int(a), int(b), f32), c)
+        return _binary(v, op, lambda a, b: _logic(op.op.name, a, b, f32), c)
     if name == "vector_fp_binary" or name == "vector_fp_div":
-        c = _bits(float(np.float32(op.const)))
-        return _binary(v, op, lambda a, b: _fp(op.op.name, _f32(a), _f32(b)), c)
+        c = _f32(_bits(float(np.float32(op.const))))
+        return _binary(v, op, lambda a, b: _fp(op.op.name, a, b), c, _f32)
     if name == "vector_fp_ternary":
         consts = {"1": float(np.float32(op.const)), "2": float(np.float32(op.const1))}
         digits = _pick(op.mode, 3)
@@ -240,12 +243,12 @@ def vector_stage(name: str, op: Any, v: Value) -> Value:
             raise ModelError(f"the naive model has no tag mode {op.mode.name}")
         return v
     if name == "vector_fxp":
-        return _binary(v, op, lambda a, b: _fxp(op.op.name, int(a), int(b)), int(op.const))
+        return _binary(v, op, lambda a, b: _fxp(op.op.name, a, b), int(op.const))
     if name == "vector_clip" and v.dtype == "i32":
-        return _binary(v, op, lambda a, b: _clip_i32(op.op.name, int(a), int(b)), int(op.const))
+        return _binary(v, op, lambda a, b: _clip_i32(op.op.name, a, b), int(op.const))
     if name == "vector_clip" and v.dtype == "f32":
-        c = _bits(float(np.float32(op.const)))
-        return _binary(v, op, lambda a, b: _clip_f32(op.op.name, _f32(a), _f32(b)), c)
+        c = _f32(_bits(float(np.float32(op.const))))
+        return _binary(v, op, lambda a, b: _clip_f32(op.op.name, a, b), c, _f32)
     out = _more(name, op, v)
     if out is not None:
         return out

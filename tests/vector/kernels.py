@@ -14,7 +14,8 @@ axes(A=8, E=64)  # noqa: F405
 Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")  # noqa: F405
 
 
-def chain_kernel(dtype, steps, out_dtype=None, name="vector_chain"):
+def chain_kernel(dtype, steps, out_dtype=None, name="vector_chain", trim="E % 8"):
+    """`trim`: the packet `commit_trim` keeps (a pass that ends on another packet)."""
     out_dtype = out_dtype or dtype
 
     def body(ctx, x):
@@ -26,7 +27,7 @@ def chain_kernel(dtype, steps, out_dtype=None, name="vector_chain"):
              .vector_intra_slice_tag(TagMode.ZERO))  # noqa: F405
         for method, *args in steps:
             s = getattr(s, method)(*args)
-        y = s.vector_final().commit_trim(m("E % 8")).commit()  # noqa: F405
+        y = s.vector_final().commit_trim(m(trim)).commit()  # noqa: F405
         return y.to_hbm(ctx.tdma)
 
     body.__name__ = name

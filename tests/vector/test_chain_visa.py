@@ -139,7 +139,7 @@ def test_refused_way_change(split, concat, code):
     kw = {k: v for k, v in (("split", split), ("concat", concat)) if v is not None}
     d = _first(split_kernel(f32, [], **kw))
     assert d.code == code, d.render()
-    assert d.file.endswith("way_kernels.py")
+    assert d.file.endswith("kernels.py")
 
 
 def test_split_time_in_any_equivalent_spelling():
