@@ -34,6 +34,39 @@ _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "Fa
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType}
 
 
+def _issue13_classes() -> dict[str, tuple[type, ...]]:
+    from ir.interleave_ops import BeginInterleaved
+    from ir.vector_branch_ops import BRANCH_OP_CLASSES
+    from ir.vector_pair_ops import PAIR_OP_CLASSES
+    from ir.vector_stash_ops import STASH_OP_CLASSES
+
+    out: dict[str, tuple[type, ...]] = {}
+    for cls in (BeginInterleaved, *PAIR_OP_CLASSES, *BRANCH_OP_CLASSES, *STASH_OP_CLASSES):
+        out[cls.STAGE] = out.get(cls.STAGE, ()) + (cls,)
+    return out
+
+
+def _attr_names(cls: type) -> set[str]:
+    return {f.name for f in attrs.fields(cls) if f.metadata.get("role") == "attr"}
+
+
+def _operand_count(cls: type) -> int:
+    return sum(1 for f in attrs.fields(cls) if f.metadata.get("role") == "operand")
+
+
+def _pick(stage: str, names: set[str], operands: int) -> type | None:
+    """The class of `stage` whose attributes are `names` (stages shared by pair mode, branched
+    operands and the stash are told apart by their fields)."""
+    base = _BY_STAGE.get(stage)
+    for cls in ((base,) if base else ()) + _ALTERNATIVES.get(stage, ()):
+        if _attr_names(cls) == names and _operand_count(cls) == operands:
+            return cls
+    return base
+
+
+_ALTERNATIVES = _issue13_classes()  # stage -> the classes sharing it (pair mode, branches, stash)
+
+
 class IrTextError(NpuOptError):
     """A traced-kernel text that does not parse: bad input, code USAGE."""
 
@@ -78,7 +111,8 @@ class _Reader:
         parts = list(t.children)
         result_id = int(parts.pop(0)[1:]) if isinstance(parts[0], lark.Token) and parts[0].type == "VALUE" else None
         stage, operands = str(parts[0]), [self.value(v) for v in parts[1].children]
-        cls = _BY_STAGE.get(stage)
+        given = {str(p.children[0]) for p in parts[2:] if isinstance(p, lark.Tree) and p.data == "attr"}
+        cls = _pick(stage, given, len(operands))
         if cls is None:
             raise IrTextError(f"IR text: unknown stage `{stage}`")
         fields: dict[str, Any] = {}
@@ -128,6 +162,10 @@ class _Reader:
             return float(tok)
         if kind == "enum_value":
             return self.enum(t)
+        if kind == "list_value":
+            return [self.attr(type(None), "", v) if v.data != "word_value" else self.word(v) for v in t.children]
+        if str(tok) == "None":
+            return None
         declared = str(attrs.fields_dict(cls)[name].type)
         read = _WORDS.get(declared)
         if read is None:

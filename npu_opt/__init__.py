@@ -40,6 +40,8 @@ _LAZY: dict[str, str] = {
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
     # pair mode, tags and branches (issue 13)
     **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
+    **dict.fromkeys(["Branched", "TagGuard"], "npu_opt.vector_branch"),
+    "Stash": "npu_opt.vector_stash",
 }
 
 
@@ -76,5 +78,5 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
-    "BinaryArgMode", "BitReq", "Cmp", "GroupId",
+    "BinaryArgMode", "BitReq", "Cmp", "GroupId", "Branched", "TagGuard", "Stash",
 ]

@@ -48,10 +48,11 @@ def _op_classes() -> tuple[type, ...]:
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp
+    from tu_ops.vector_branch import VectorBranchOp
     from tu_ops.vector_pair import VectorPairOp
 
     return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp,
-            TransposeOp, CommitOp, DmaOp, VectorPairOp)
+            TransposeOp, CommitOp, DmaOp, VectorPairOp, VectorBranchOp)
 
 
 __all__ = [

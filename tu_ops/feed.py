@@ -17,7 +17,7 @@ from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 
-__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
+__all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "FEED_DEST_ELEMENT_TYPES",
            "DEST_MNEMONICS", "as_entries"]
 
 E = FeedElementType
@@ -30,6 +30,7 @@ FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = Mapping
     DestKind.CAST: frozenset({E.I32, E.F32}),
     DestKind.VECTOR: frozenset({E.I32, E.F32}),
     DestKind.VECTOR_PAIR: frozenset({E.I32, E.F32}),
+    DestKind.VECTOR_BRANCH: frozenset({E.I32, E.F32}),
     DestKind.COMMIT: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
                                 E.F8E5M2, E.F4E2M1}),
     DestKind.TRANSPOSE: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
@@ -40,7 +41,7 @@ FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = Mapping
 DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
     DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
     DestKind.CAST: "cast_op", DestKind.COMMIT: "commit", DestKind.TRANSPOSE: "transpose",
-    DestKind.VECTOR: "vector", DestKind.VECTOR_PAIR: "vector_pair",
+    DestKind.VECTOR: "vector", DestKind.VECTOR_PAIR: "vector_pair", DestKind.VECTOR_BRANCH: "vector_branch",
 })
 
 
@@ -58,6 +59,18 @@ class FeedSource:
     offset: int
     dtype: DType
     element: MappingExpr
+
+
+@attrs.frozen
+class FeedInterleave:
+    """`(%tensor, "I")`: the second DM tensor of an interleaved begin and its size-2 axis. The
+    feed then reads the virtual tensor of element `I, <source element>`: virtual element
+    `v` is element `v` of the source for `v < n` and element `v - n` of this tensor above
+    (n = the source element's size); the read shape walks that virtual tensor."""
+
+    TEXT_STYLE: ClassVar[str] = "tuple"
+    tensor: Ref
+    axis: MappingExpr
 
 
 @attrs.frozen
@@ -111,10 +124,14 @@ class FeedBuffer(TuOp):
     beats: int = attr()
     dest: FeedDest = attr()
     source_base: int | None = fact()
+    interleave: FeedInterleave | None = attr(default=None)  # printed only when set (an interleaved begin)
+
+    def fields(self) -> list[tuple[str, Any]]:
+        return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
 
     def operands(self) -> list[Ref]:
-        """A feed reads its source tensor; `dest` is a forward reference, not an input."""
-        return [self.source.tensor]
+        """A feed reads its source tensor(s); `dest` is a forward reference, not an input."""
+        return [self.source.tensor] + ([self.interleave.tensor] if self.interleave is not None else [])
 
     def stream_input(self) -> Ref | None:
         return None
@@ -197,6 +214,11 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-4")
     def _feed_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.interleave is not None:
+            axis = self.interleave.axis
+            if not (len(axis.axes()) == 1 and axis.size == 2 and axis.equivalent(axis.normalize())
+                    and next(iter(axis.axes())) not in self.source.element.axes()):
+                return f"the interleave axis {axis} is not one size-2 axis outside the element {self.source.element}"
         if len(self.shapes) == 1:
             return None
         if len(self.shapes) != 2:

@@ -22,7 +22,7 @@ from ir.ops import (
     Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
-from backends.cpu import adapters, contract, engines, layout, moves, vector, vector_pair
+from backends.cpu import adapters, contract, engines, interleave, layout, moves, vector, vector_branch, vector_pair
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -79,6 +79,8 @@ HANDLERS: dict[type[Op], Handler] = {
     Switch: engines.switch,
     **vector.HANDLERS,
     **vector_pair.HANDLERS,
+    **interleave.HANDLERS,
+    **vector_branch.HANDLERS,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,

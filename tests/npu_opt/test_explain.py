@@ -81,7 +81,7 @@ def test_every_op_verifier_rule_is_indexed():
     from tu_ops import OP_CLASSES
 
     rules = {code for cls in OP_CLASSES for code in cls.rule_codes()}
-    assert len(rules) == 58  # FEED 12, TRFLD 6, COP 7, PRED/TRED/LFOLD/VEOP/VPAIR 3 each, CASTOP 2, TRANSPOSE 6, CMT 5,
+    assert len(rules) == 62  # FEED 12, TRFLD 6, COP 7, PRED/TRED/LFOLD/VEOP/VPAIR 3 each, VBR 4, CASTOP 2, TRANSPOSE 6, CMT 5,
     # DMAOP 5
     assert rules <= set(PAGES)
     assert set(VERIFY_CODES) == rules - {"FEED-11"}

@@ -113,4 +113,4 @@ def feed_flits(chain: ProgramChain) -> CollectFlits:
 
 
 # The lowering modules declare their entries with @lowers / @feeds when imported.
-from tu_ops.lower import commit, contract, engines, inferred, trf, vector, vector_pair  # noqa: E402, F401
+from tu_ops.lower import commit, contract, engines, inferred, trf, vector, vector_branch, vector_pair  # noqa: E402, F401

@@ -17,7 +17,7 @@ import numpy as np
 
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.target import Target, get_target
-from visa.interp import contract, drain, engines, feed, vector, vector_pair  # noqa: F401 - each declares its steps
+from visa.interp import contract, drain, engines, feed, vector, vector_branch, vector_pair  # noqa: F401 - each declares its steps
 from visa.interp.alloc import allocate
 from visa.interp.dma import DmTensor, run_dma
 from visa.interp.errors import InterpError, check
