@@ -189,7 +189,20 @@ _ENTRIES: list[CodeInfo] = [
         ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
         ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
         ("PAIR-UNZIP-3", "unzip times do not match the stream"),
-        ("PAIR-SPLIT-1", "pair way change does not regroup the flit"))],
+        ("PAIR-SPLIT-1", "pair way change does not regroup the flit"),
+        ("INTERLEAVE-1", "interleaved views differ"),
+        ("INTERLEAVE-2", "interleave axis is not a fresh size-2 axis"),
+        ("VE-TAG-2", "comparison boundary of the other scalar"),
+        ("VE-TAG-3", "branched operand on a stream without tags"),
+        ("VE-ENUM-3", "enum field of the wrong kind"),
+        ("VE-SLOT-2", "tag guard admits nothing"),
+        ("VE-SLOT-4", "a fourth immediate slot"),
+        ("VE-SLOT-5", "slot after an unconditional slot"),
+        ("VE-STASH-1", "stash read before it is written"),
+        ("VE-STASH-2", "stash read twice"),
+        ("VE-STASH-3", "stash written twice"),
+        ("VE-STASH-4", "stash read at another scalar or way"),
+        ("VE-STASH-5", "stash in pair mode"))],
     *_rules("VPAIR", 3, "Vector Engine", [
         "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
         "pair step argument out of range"], phase="verify"),
@@ -218,6 +231,10 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("SHUFFLE", 3, "docs/machine/topology.md", [
         "shuffle pattern does not fit the level", "shuffled level has padding", "HBM cluster shuffle"]),
     CodeInfo("SHUFFLEOP-1", "shuffle record fields inconsistent", "verify", "docs/machine/topology.md"),
+    *_rules("VBR", 4, "Vector Engine", [
+        "tagged pass steps do not form a vector pass", "comparison tag malformed", "branched slots malformed",
+        "stash written or read out of order"],
+            phase="verify"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

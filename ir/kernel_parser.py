@@ -133,6 +133,10 @@ class _Reader:
             return float(tok)
         if kind == "enum_value":
             return self.enum(t)
+        if kind == "list_value":
+            return [self.attr(type(None), "", v) if v.data != "word_value" else self.word(v) for v in t.children]
+        if str(tok) == "None":
+            return None
         declared = str(attrs.fields_dict(cls)[name].type)
         read = _WORDS.get(declared)
         if read is None:

@@ -26,7 +26,8 @@ from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, split_equivalent, unzip_problem
-from ir.vector_ops import VectorOp, _checked, _dtype_fault, fp_op_name
+from ir.vector_ops import VectorOp, _checked
+from ir.vector_parts import clip_family, clip_unit, op_name
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp", "PairFpToFxp",
            "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES", "PairOp"]
@@ -135,10 +136,11 @@ class _PairBinary(PairOp):
     def unit(self) -> str:
         return self.UNIT
 
+    op_name = op_name
+
     def pair_step(self) -> tuple[str, str, str, int, int]:
         s = self.scalar or "i32"
-        name = fp_op_name(self.op) if self.unit() == "FP_BINARY" else self.op.name
-        return self.unit(), name, _side(self.c0, self.c1), _arg(self.c0, s), _arg(self.c1, s)
+        return self.unit(), self.op_name(), _side(self.c0, self.c1), _arg(self.c0, s), _arg(self.c1, s)
 
     @rule("PAIR-VRF-1")
     def _one_vrf(self) -> Violation | None:
@@ -167,12 +169,8 @@ class PairClip(_PairBinary):
 
     STAGE = "vector_clip"
 
-    def unit(self) -> str:
-        return "CLIP_F32" if self.scalar == "f32" else "CLIP_I32"
-
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, "`vector_clip`")
+    unit = clip_unit
+    _family = clip_family
 
     @rule("VE-CONST-1")
     def _range(self) -> Violation | None:
@@ -284,14 +282,15 @@ class _Zip(VectorOp):
 
     UNIT: ClassVar[str] = ""
     op: Any = attr()
-    mode: Any = attr(default=None)
+    mode: Any = attr(default=E.BinaryArgMode.MODE01, converter=lambda m: E.BinaryArgMode.MODE01 if m is None else m)
 
     def unit(self) -> str:
         return self.UNIT
 
+    op_name = op_name
+
     def pair_step(self) -> tuple[str, str, str, int, int]:
-        name = fp_op_name(self.op) if self.unit() == "FP_BINARY" else self.op.name
-        return self.unit(), name, "ZIP", MODES.index(self.mode.name if self.mode is not None else "MODE01"), 0
+        return self.unit(), self.op_name(), "ZIP", MODES.index(self.mode.name), 0
 
 
 @attrs.frozen(kw_only=True)
@@ -308,12 +307,8 @@ class ZipClip(_Zip):
 
     STAGE = "vector_clip_zip"
 
-    def unit(self) -> str:
-        return "CLIP_F32" if self.scalar == "f32" else "CLIP_I32"
-
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, "`vector_clip_zip`")
+    unit = clip_unit
+    _family = clip_family
 
 
 @attrs.frozen(kw_only=True)

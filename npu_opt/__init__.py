@@ -45,6 +45,8 @@ _LAZY: dict[str, str] = {
     # the rest of the element-wise chain (issue 12)
     **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"],
                     "ir.vector.enums"),
+    **dict.fromkeys(["Branched", "TagGuard"], "npu_opt.vector_branch"),
+    "Stash": "npu_opt.vector_stash",
 }
 
 
@@ -87,4 +89,5 @@ __all__ = [
     "SwitchConfig",
     "BinaryArgMode", "BitReq", "Cmp", "GroupId",
     "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode",
+    "Branched", "TagGuard", "Stash",
 ]

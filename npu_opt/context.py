@@ -43,6 +43,13 @@ class TuContext:
         tracer.emit(op)
         return BeginStream(op.result, chain)
 
+    def begin_interleaved(self, lhs: Any, rhs: Any, axis: Any) -> Any:
+        """Start a stream over two DM views alternating along the size-2 axis `axis`:
+        `Stream[D; Chip, Cluster, Slice; 1, axis, Element]` (`npu_opt.interleave`)."""
+        from npu_opt.interleave import begin_interleaved
+
+        return begin_interleaved(self, lhs, rhs, axis)
+
 
 class Context:
     """What a `@device` function receives first: `main`, `sub` and `tdma`."""

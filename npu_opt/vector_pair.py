@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from ir import vector_pair_ops as pops
+from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.enums import Way
@@ -89,6 +90,12 @@ def _group_operand(value: Any) -> tuple[bool, Any]:
 
 
 def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[Any, Any] | Poisoned:
+    from npu_opt.vector_branch import Branched
+
+    if isinstance(c0, Branched) or isinstance(c1, Branched):
+        return refuse_dead(stage, loc, name, Violation(
+            "VE-TAG-3", f"`{name}` on a pair takes no branched operand: a pair stream has no tags",
+            help="give each group a constant (or None to skip it); a pair op spends the guards on its groups"))
     (ok0, a), (ok1, b) = _group_operand(c0), _group_operand(c1)
     if not (ok0 and ok1):
         bad = c0 if not ok0 else c1
@@ -189,7 +196,7 @@ def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: 
         return Poisoned(op_cls.STAGE)
     emitted = _emit(stage, loc, op_cls, op=op, mode=mode)
     scalar = "f32" if emitted.result.type.dtype.name == "F32" else "i32"
-    return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus))
+    return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus, zipped=True))
 
 
 def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> tuple[Any, Any]:

@@ -25,7 +25,7 @@ from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
 from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
-from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
+from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
@@ -43,6 +43,9 @@ class VePass:
 
     stage: VeStage | None = None
     alus: AluBudget = attrs.field(factory=AluBudget)
+    tag: Any = None  # (the tagged stream value, its comparison codes) once tagged (npu_opt.vector_branch)
+    stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
+    zipped: bool = False  # the merged stream of a pair pass
 
 
 class VectorStream(StreamStage):
@@ -93,11 +96,17 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
     mode = _enum(self, loc, "vector_intra_slice_tag", E.TagMode, mode)
     if isinstance(mode, Poisoned):
         return mode
-    if mode != E.TagMode.ZERO:
-        return refuse_dead(self, loc, "vector_intra_slice_tag", Violation(
-            "VE-TAG-1", f"tag mode {mode!r} is not available yet",
-            help="use `TagMode.ZERO`: the guarded operands that read tags are not implemented"))
-    return _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
+    from npu_opt.vector_branch import tag_fault
+
+    fault = tag_fault(self, mode)
+    if fault is not None:
+        return refuse_dead(self, loc, "vector_intra_slice_tag", fault)
+    tagged = _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
+    if not isinstance(tagged, Poisoned):
+        from ir.vector_branch_ops import tag_codes
+
+        tagged.ve = attrs.evolve(tagged.ve, tag=(tagged.value, tag_codes(mode)))
+    return tagged
 
 
 def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any,
@@ -106,6 +115,13 @@ def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enum
     op = _enum(stage, loc, op_cls.STAGE, enums, op)
     if isinstance(op, Poisoned):
         return op
+    from npu_opt.vector_branch import Branched, branched_step
+    from npu_opt.vector_stash import Stash, stash_step
+
+    if isinstance(operand, Branched):
+        return branched_step(stage, loc, op_cls.STAGE, op, operand, _step, dst)
+    if operand is Stash:
+        return stash_step(stage, loc, op_cls.STAGE, op, _step, dst)
     return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
 
 
@@ -210,6 +226,10 @@ def _make_class(stage: VeStage, scalar: str) -> type:
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
             if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
     body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
+    if stage in STASHABLE:
+        from npu_opt.vector_stash import vector_stash
+
+        body["vector_stash"] = vector_stash
     body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
     return type(f"Vector{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
 

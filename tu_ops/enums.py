@@ -79,6 +79,7 @@ class DestKind(_Named):
     TRANSPOSE = "transpose"
     VRF_LOAD = "vrf_load"
     VECTOR_PAIR = "vector_pair"
+    VECTOR_BRANCH = "vector_branch"
 
 
 class ConversionKind(_Named):

@@ -20,7 +20,7 @@ from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact,
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.switch import SwitchRoute, route_problem
 
-__all__ = ["FeedSource", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
+__all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
 
 
@@ -60,6 +60,18 @@ class FeedSource:
     offset: int
     dtype: DType
     element: MappingExpr
+
+
+@attrs.frozen
+class FeedInterleave:
+    """`(%tensor, "I")`: the second DM tensor of an interleaved begin and its size-2 axis. The
+    feed then reads the virtual tensor of element `I, <source element>`: virtual element
+    `v` is element `v` of the source for `v < n` and element `v - n` of this tensor above
+    (n = the source element's size); the read shape walks that virtual tensor."""
+
+    TEXT_STYLE: ClassVar[str] = "tuple"
+    tensor: Ref
+    axis: MappingExpr
 
 
 @attrs.frozen
@@ -116,10 +128,14 @@ class FeedBuffer(TuOp):
     dest: FeedDest = attr()
     switch: SwitchRoute | None = attr(default=None, optional=True)
     source_base: int | None = fact()
+    interleave: FeedInterleave | None = attr(default=None)  # printed only when set (an interleaved begin)
+
+    def fields(self) -> list[tuple[str, Any]]:
+        return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
 
     def operands(self) -> list[Ref]:
-        """A feed reads its source tensor; `dest` is a forward reference, not an input."""
-        return [self.source.tensor]
+        """A feed reads its source tensor(s); `dest` is a forward reference, not an input."""
+        return [self.source.tensor] + ([self.interleave.tensor] if self.interleave is not None else [])
 
     def stream_input(self) -> Ref | None:
         return None
@@ -204,6 +220,11 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-4")
     def _feed_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.interleave is not None:
+            axis = self.interleave.axis
+            if not (len(axis.axes()) == 1 and axis.size == 2 and axis.equivalent(axis.normalize())
+                    and next(iter(axis.axes())) not in self.source.element.axes()):
+                return f"the interleave axis {axis} is not one size-2 axis outside the element {self.source.element}"
         if len(self.shapes) == 1:
             return None
         if len(self.shapes) != 2:

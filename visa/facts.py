@@ -92,7 +92,7 @@ def step_reads(step: Any) -> list[Ref]:
     refs: list[Ref] = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
-            refs.append(op.source.tensor)
+            refs.extend(op.operands())  # the source, and an interleaved begin's second tensor
         elif op.MNEMONIC == "contract_outer":
             refs.append(op.weights)
     return refs

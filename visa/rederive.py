@@ -144,6 +144,13 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
     begin_t = StreamType(src_t.dtype, src_t.chip, src_t.cluster, src_t.slice, IDENTITY, src_t.element, context)
     begin = ir.Begin(view=ir.Value(feed.source.tensor.id, src_t), context=context,
                      result=ir.Value(next(fresh), begin_t), loc=feed.loc)
+    if feed.interleave is not None:  # `begin_interleaved(lhs, rhs, axis)` (ir.interleave_ops)
+        from ir.interleave_ops import BeginInterleaved
+
+        second = ir.Value(feed.interleave.tensor.id, types.get(feed.interleave.tensor.id))
+        begin = BeginInterleaved(view=begin.view, rhs=second, axis=feed.interleave.axis, context=context, loc=feed.loc,
+                                 result=ir.Value(begin.result.id, attrs.evolve(begin_t, packet=feed.interleave.axis.pair(
+                                     src_t.element))))
     fin = feed.input_type
     fetch = ir.Fetch(input=begin.result, time=fin.time, packet=fin.packet, result=ir.Value(next(fresh), fin))
     dtypes = feed.dtype_chain(target)
@@ -188,8 +195,9 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
     if rec.MNEMONIC == "feed_buffer":
         if len(ops) < 2:
             raise Underivable(rec, "the feed delivers to no op")
+        second = rec.interleave.tensor if rec.interleave is not None else None
         low = lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
-                         rec.source.element, target)
+                         rec.source.element, target, second)
         if mapping_text(rec.source.element) == mapping_text(types[rec.source.tensor.id].element):
             return low  # the whole tensor: offset 0
         return attrs.evolve(low, source=attrs.evolve(low.source, offset=rec.source.offset))  # a window: verify checks it

@@ -112,6 +112,13 @@ def _vector_pair(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fr
     return traced_pair(rec, src, fresh)
 
 
+@retraces("vector_branch")
+def _vector_branch(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
+    from tu_ops.lower.vector_branch import traced_branch
+
+    return traced_branch(rec, src, fresh)
+
+
 @retraces("commit")
 def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     """`commit_trim(P') [commit_cast] commit(element)`: the trim keeps the input packet's first

@@ -245,6 +245,8 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 raise fail.op(op, "the DM tensor's Chip, Cluster and Slice mappings differ from the program's space")
             if op.MNEMONIC == "feed_buffer":
                 _check_feed(op, types.get(op.source.tensor.id), fail)
+                if op.interleave is not None and types.get(op.interleave.tensor.id) != types.get(op.source.tensor.id):
+                    raise fail.op(op, "the two tensors of an interleaved feed have different types")
                 _check_feed_space(op, types.get(op.source.tensor.id), step, fail)
             elif op.MNEMONIC == "commit":
                 _check_commit(op, step.context, target, fail)

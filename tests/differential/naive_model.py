@@ -32,6 +32,7 @@ import numpy as np
 
 from ir.mapping.nodes import Broadcast, Pair
 from tests.differential import naive_numbers as nn
+from tests.differential.naive_pair import begin_interleaved, pair_stage
 from tests.differential.naive_layout import ModelError, Value, digits, index_of, level_cells, move, restrict
 from tests.differential.naive_vector import vector_stage
 
@@ -200,6 +201,8 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return move(src, levels, 1 if name == "to_hbm" else 3, False)
     if name == "view":
         return env[op.src.id]
+    if name == "begin_interleaved":
+        return begin_interleaved(env[op.view.id], env[op.rhs.id], op.axis)
     if name == "begin":
         src = env[op.view.id]
         return Value(src.dtype, src.levels[:3] + (ONE, src.levels[3]), src.data, 3)
@@ -225,7 +228,12 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         c = _converted(v, str(op.dtype), _cast(v, str(op.dtype)))
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
     if name.startswith("vector_"):
-        return vector_stage(name, op, v)
+        if name == "vector_intra_slice_tag":  # the tag's comparisons, for the branched ops after it
+            env["mode", op.result.id] = op.mode
+            if op.mode.name == "COMPARISON":
+                return v
+        paired = pair_stage(name, op, env, v)
+        return paired if paired is not None else vector_stage(name, op, v)
     if name == "switch":         # the ring moves packets across the slices of each (chip, cluster): by logical index
         out = move(v, v.levels[:2] + (op.out_slice, op.out_time, v.levels[4]), 2, True)
         return Value(out.dtype, out.levels, out.data, 3)

@@ -12,9 +12,9 @@ from backends.npu import lower_kernel
 from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
-from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32
+from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32, Cmp, TagMode
 from tests.vector.kernels import chain_kernel
-from tests.vector_pair.kernels import pair_kernel
+from tests.vector_pair.kernels import pair_kernel, tagged_kernel
 from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
@@ -22,6 +22,8 @@ TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.
 TRANSPOSE = DestKind.TRANSPOSE
 VECTOR = DestKind.VECTOR
 VECTOR_PAIR = DestKind.VECTOR_PAIR
+VECTOR_BRANCH = DestKind.VECTOR_BRANCH
+_LESS0 = TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE])
 
 
 def _zp(d: str, z: int):
@@ -95,6 +97,9 @@ CASES = [
      (E.I32, F1, VECTOR_PAIR)),
     ("vector-pair-f32", lambda: pair_kernel(D["f32"], [("vector_clip_zip", ClipBinaryOpF32.ADD)]),
      (E.F32, F1, VECTOR_PAIR)),
+    ("vector-branch-i32", lambda: tagged_kernel(D["i32"], _LESS0, []), (E.I32, F1, VECTOR_BRANCH)),
+    ("vector-branch-f32", lambda: tagged_kernel(D["f32"], TagMode.COMPARISON([Cmp.LESS(0.0)] + [Cmp.FALSE] * 3), []),
+     (E.F32, F1, VECTOR_BRANCH)),
 ]
 
 
@@ -115,7 +120,8 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
 # contraction; CAST, COMMIT, TRANSPOSE and the Vector Engine consume one flit per step, so no
 # kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, TRF: set(),
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, VECTOR_BRANCH: {F2},
+                     TRF: set(),
                      OUTER: set()}
 
 
@@ -127,7 +133,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

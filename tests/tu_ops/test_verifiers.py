@@ -8,7 +8,7 @@ from typing import Callable
 import attrs
 
 from tests.vector.bad_ops import BAD_VECTOR
-from tests.vector_pair.bad_ops import BAD_PAIR
+from tests.vector_pair.bad_ops import BAD_BRANCH, BAD_PAIR
 import pytest
 
 from ir.dtypes import DType
@@ -162,6 +162,7 @@ BAD: dict[str, Callable] = {
     **SWITCH_BAD,
     **BAD_PAIR,
     **GATHER_BAD,
+    **BAD_BRANCH,
 }
 
 
@@ -232,6 +233,7 @@ SPEC_FEED_2 = {
     DestKind.CAST: {E.I32, E.F32},
     DestKind.VECTOR: {E.I32, E.F32},  # the Vector Engine holds i32 and f32
     DestKind.VECTOR_PAIR: {E.I32, E.F32},  # and so does its pair mode
+    DestKind.VECTOR_BRANCH: {E.I32, E.F32},  # and a tagged pass
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
 }

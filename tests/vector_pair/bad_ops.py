@@ -56,3 +56,49 @@ BAD_PAIR = {
     "VPAIR-3:shift": _steps(step("FXP", "LEFT_SHIFT", "G1", 0, 40), ZIP_ADD),
     "VPAIR-3:skipped-arg": _steps(step("FXP", "MUL_INT", "G0", 2, 7), ZIP_ADD),
 }
+
+
+# --- `vector_branch` records, each refused by one VBR rule --------------------------------------
+
+from tu_ops.vector import VeUnit  # noqa: E402
+from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp  # noqa: E402
+
+_LESS0 = (TagCmp(CmpName.LESS, 0), *(TagCmp(CmpName.FALSE, 0),) * 3)
+_NEG = Slot(1, 1, 0, 0)
+GOOD_BRANCH = VectorBranchOp(result=Ref(4), input=Ref(3), tag=_LESS0, stash_at=-1,
+                             steps=(BranchStep(VeUnit.FXP, VeOpName.MUL_INT, 0, (_NEG,)),),
+                             input_type=stream(DType.I32), output_type=stream(DType.I32))
+
+
+def _branch(*steps, tag=_LESS0, out=DType.I32, stash_at=-1):
+    return lambda: (attrs.evolve(GOOD_BRANCH, steps=steps, tag=tag, output_type=stream(out), stash_at=stash_at), None)
+
+
+_READ = BranchStep(VeUnit.CLIP_I32, VeOpName.MAX, 0, (), 1)
+_TO_F32 = BranchStep(VeUnit.FXP_TO_FP, VeOpName.NONE, 31, ())
+
+
+def _fxp(*slots, op="MUL_INT", arg=0):
+    return BranchStep(VeUnit.FXP, VeOpName[op], arg, slots)
+
+
+BAD_BRANCH = {
+    "VBR-1": _branch(_fxp(_NEG), out=DType.F32),
+    "VBR-1:alu": _branch(_fxp(_NEG), _fxp(_NEG, op="MUL_FXP")),
+    "VBR-1:tag-step": _branch(BranchStep(VeUnit.TAG, VeOpName.ZERO, 0, ()), _fxp(_NEG)),
+    "VBR-2": _branch(_fxp(_NEG), tag=_LESS0[:2]),
+    "VBR-2:bound": _branch(_fxp(_NEG), tag=(TagCmp(CmpName.LESS, 2**31), *_LESS0[1:])),
+    "VBR-2:true-bound": _branch(_fxp(_NEG), tag=(TagCmp(CmpName.TRUE, 5), *_LESS0[1:])),
+    "VBR-3": _branch(_fxp(_NEG, _NEG, _NEG, _NEG)),
+    "VBR-3:inert": _branch(_fxp(Slot(0, 0, 1, 3))),
+    "VBR-3:after-else": _branch(_fxp(Slot(0, 0, 0, 3), _NEG)),
+    "VBR-3:value": _branch(_fxp(Slot(1, 1, 0, 40), op="LEFT_SHIFT")),
+    "VBR-3:want": _branch(_fxp(Slot(1, 2, 0, 3))),
+    "VBR-3:arg": _branch(_fxp(_NEG, arg=5)),
+    "VBR-4": _branch(_fxp(_NEG), _READ),                                  # read, never written
+    "VBR-4:twice": _branch(_READ, BranchStep(VeUnit.CLIP_I32, VeOpName.MIN, 0, (), 1), stash_at=0),
+    "VBR-4:before": _branch(_fxp(_NEG), _READ, stash_at=2),
+    "VBR-4:scalar": _branch(_TO_F32, BranchStep(VeUnit.CLIP_F32, VeOpName.MAX, 0, (), 1), stash_at=0,
+                            out=DType.F32),                              # written i32, read f32
+    "VBR-4:slots": _branch(BranchStep(VeUnit.CLIP_I32, VeOpName.MAX, 0, (_NEG,), 1), stash_at=0),
+}

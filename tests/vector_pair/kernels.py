@@ -53,3 +53,28 @@ def float_pair_kernel(steps, name="pair_float"):
         return y.to_hbm(ctx.tdma)
 
     return _annotate(body, name, f32, f32)
+
+
+class Lazy:
+    """An argument built while the kernel traces (a refusal then is a diagnostic of the trace)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def tagged_kernel(dtype, mode, steps, name="tagged_chain"):
+    """x[A, E] of 8-element flits (`I` unused) through `vector_intra_slice_tag(mode)` and `steps`
+    (a `Lazy` argument is built at its call)."""
+
+    def body(ctx, x):
+        x = x.to_dm(ctx.tdma, DmTensor[dtype, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+        s = (ctx.main.begin(x.view()).fetch(m("A, E / 8"), m("E % 8"))  # noqa: F405
+             .collect(m("A, E / 8"), m("E % 8")).vector_init().vector_intra_slice_tag(mode))  # noqa: F405
+        for method, *args in steps:
+            s = getattr(s, method)(*(a.fn() if isinstance(a, Lazy) else a for a in args))
+        return s.vector_final().commit_trim(m("E % 8")).commit().to_hbm(ctx.tdma)  # noqa: F405
+
+    body.__name__ = name
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[dtype, Chip, m("A, E")],  # noqa: F405
+                            "return": HbmTensor[dtype, Chip, m("A, E")]}  # noqa: F405
+    return device(chip=1)(body)  # noqa: F405

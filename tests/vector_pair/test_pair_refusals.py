@@ -103,3 +103,34 @@ def test_two_vrf_tensors_are_refused_in_one_pair_op():
     assert op.check().code == "PAIR-VRF-1"
     same = pops.PairFxp(input=src, op=FxpBinaryOp.ADD_FXP, c0=a, c1=a, result=Value(2, None))
     assert same._one_vrf() is None
+
+
+def _interleaved(y_dtype=i32, axis="I", rhs_view=True):
+    from npu_opt import Context, DmTensor, HbmTensor, device
+
+    Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")
+
+    def body(ctx, x, y):
+        x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, E")])
+        y = y.to_dm(ctx.tdma, DmTensor[y_dtype, Chip, Cluster, Slice, m("A, E")])
+        s = (ctx.main.begin_interleaved(x.view(), y.view() if rhs_view else y, m(axis))
+             .fetch(m("A, E / 8, I"), m("E % 8")).collect(m("A, E / 8, I"), m("E % 8")).vector_init()
+             .vector_intra_slice_unzip(m("I"), m("A, E / 8, 1 # 2"), m("A, E / 8"))
+             .vector_clip_zip(ClipBinaryOpI32.ADD_FXP))
+        return s.vector_final().commit_trim(m("E % 8")).commit().to_hbm(ctx.tdma)
+
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[i32, Chip, m("A, E")],
+                            "y": HbmTensor[y_dtype, Chip, m("A, E")], "return": HbmTensor[i32, Chip, m("A, E")]}
+    return device(chip=1)(body)
+
+
+@pytest.mark.parametrize("kwargs, code", [
+    ({"y_dtype": f32}, "INTERLEAVE-1"),
+    ({"axis": "A"}, "INTERLEAVE-2"),        # an axis of the element
+    ({"axis": "J, I"}, "INTERLEAVE-2"),     # not one axis
+    ({"rhs_view": False}, "TYPE-6"),        # a DmTensor, not its view
+])
+def test_refused_begin_interleaved(kwargs, code):
+    d = _first(_interleaved(**kwargs))
+    assert d.code == code, d.render()
+    assert d.file.endswith("test_pair_refusals.py")

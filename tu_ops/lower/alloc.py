@@ -67,7 +67,8 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                 if op.output_type.kind == "dm":
                     dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "feed_buffer":
-                read(dm, op.source.tensor, step)
+                for ref in op.operands():  # the source, and an interleaved begin's second tensor
+                    read(dm, ref, step)
             elif m == "commit":
                 dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "trf_load":

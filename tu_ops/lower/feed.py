@@ -20,7 +20,7 @@ from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
-from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
+from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedSource, ReadShape
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
@@ -34,8 +34,10 @@ def dest_kind(chain: ProgramChain) -> DestKind:
     consumer = chain.after_collect()[0]
     into = LOWERINGS.facts(type(consumer)).get("into")
     kind = getattr(into, "FEED_DEST", None)
-    if kind is DestKind.VECTOR and getattr(chain.after_collect()[1], "STAGE", "") == "vector_intra_slice_unzip":
-        kind = DestKind.VECTOR_PAIR
+    if kind is DestKind.VECTOR:  # a pair or tagged pass lowers to its own record
+        from tu_ops.lower.vector_kind import record_kind
+
+        kind = record_kind(chain.after_collect()[1:])
     if kind is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
     return kind
@@ -85,8 +87,9 @@ def read_elems(context: TuContext, src: DType, plan: ReadPlan, widening: Fractio
 
 
 def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits, source: Ref,
-               source_element: Any, target: Any) -> FeedBuffer:
-    """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`."""
+               source_element: Any, target: Any, second: Ref | None = None) -> FeedBuffer:
+    """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`; `second`
+    is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
     plan = fetch_read_plan(begin.result.type, fetch.time, fetch.packet)
     if plan is None:
@@ -111,7 +114,8 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
-        switch=_route(chain), loc=begin.loc)
+        switch=_route(chain), loc=begin.loc,
+        interleave=None if second is None else FeedInterleave(second, begin.axis))
 
 
 def _route(chain: ProgramChain) -> SwitchRoute | None:

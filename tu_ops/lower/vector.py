@@ -46,10 +46,17 @@ def _pass_ops(site: Site) -> tuple[Any, ...]:
 def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
     """The `vector` record of the pass entered at `op`."""
     body = _pass_ops(site)
-    if body and body[0].STAGE == "vector_intra_slice_unzip":  # pair mode: a `vector_pair` record
+    from tu_ops.lower.vector_kind import record_kind
+
+    kind = record_kind(body).value
+    if kind == "vector_pair":  # pair mode (tu_ops.lower.vector_pair)
         from tu_ops.lower.vector_pair import lower_pair
 
         return lower_pair(op, site, body)
+    if kind == "vector_branch":  # a comparison tag or branched operands (tu_ops.lower.vector_branch)
+        from tu_ops.lower.vector_branch import lower_branch
+
+        return lower_branch(op, site, body)
     steps = tuple(ve_step(*o.step()) for o in body if o.step() is not None)
     return VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
                           steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),

@@ -44,7 +44,7 @@ def _reads(step: Any) -> list[int]:
     out = []
     for op in step.ops:
         if op.MNEMONIC == "feed_buffer":
-            out.append(op.source.tensor.id)
+            out.extend(r.id for r in op.operands())  # an interleaved feed reads two tensors
         elif op.MNEMONIC == "contract_outer":
             out.append(op.weights.id)
     return out

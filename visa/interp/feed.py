@@ -66,6 +66,22 @@ def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int,
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
 
 
+def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[int, int], op: Any,
+                      plan: tuple[int, int, list[int], list[int]], bits: int) -> np.ndarray:
+    """An interleaved feed's plan walks the virtual tensor `axis, element`: element `v` of the
+    source for `v < n`, element `v - n` of the second tensor above (n = the element's size)."""
+    steps, elems, sizes, strides = plan
+    n = op.source.element.size
+    index = walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
+    first = index < n
+    check(bool(np.all(index < 2 * n)), "the read plan walks past the two interleaved tensors", op)
+    out = []
+    for base, part in ((bases[0], np.where(first, index, 0)), (bases[1], np.where(first, 0, index - n))):
+        row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
+        out.append(gather(dm, row_base, part, op.source.dtype, bits, op, "the read plan"))
+    return np.where(first, out[0], out[1])
+
+
 def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
     """Apply the feed's conversions in order; the result holds `element_type` values."""
     d = op.source.dtype
@@ -103,8 +119,14 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     plan = read_plan(op)
     steps, elems = plan[0], plan[1]
     values = np.zeros((rows.count, steps, elems), value_dtype(sd))
+    second = None if op.interleave is None else env.get(op.interleave.tensor.id)
+    check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
     for (chip, cluster), sel in rows.groups():
-        values[sel] = _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)
+        if second is None:
+            values[sel] = _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)
+        else:
+            values[sel] = _read_interleaved(mem.dm(chip, cluster), rows.slice[sel], (src.base, second.base), op, plan,
+                                            bits)
     fetch_pad = pad_mask(op.input_type.time, op.input_type.packet)
     check(fetch_pad.shape == (steps, elems),
           f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)

@@ -1,0 +1,110 @@
+"""Tags and branched operands as data: the encoding the `vector_branch` record prints, and the
+step both backends run (so cpu and the interpreter agree bit for bit).
+
+A tag guard is `(mask, want, neg)`: it admits an execution id `e` when
+`((e & mask) == want) != neg` (bit i of `mask` set where the pattern's BitReq i is not
+IGNORE, of `want` where it is ONE). A comparison is `(name, bound)`, the bound an i32 value
+or the bit pattern of an f32. A branched step runs `op(x, value_k)` on an element whose id
+the guard of slot k admits first; an element no slot admits keeps its value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.vector.branch import TagGuard, comparison_ids
+from ir.vector.enums import BitReq, Cmp
+from ir.vector.numerics.steps import run_step
+
+__all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids"]
+
+
+def guard_code(guard: TagGuard) -> tuple[int, int, int]:
+    """(mask, want, neg) of a guard."""
+    mask = sum(1 << i for i, b in enumerate(guard.bits) if b != BitReq.IGNORE)
+    want = sum(1 << i for i, b in enumerate(guard.bits) if b == BitReq.ONE)
+    return mask, want, int(guard.negated)
+
+
+def guard_of(mask: int, want: int, neg: int) -> TagGuard:
+    """The guard of a (mask, want, neg) code (the inverse of `guard_code` for a valid code)."""
+    bits = tuple(BitReq.IGNORE if not (mask >> i) & 1 else (BitReq.ONE if (want >> i) & 1 else BitReq.ZERO)
+                 for i in range(4))
+    return TagGuard(bits, bool(neg))
+
+
+def admits(mask: int, want: int, neg: int, ids: np.ndarray) -> np.ndarray:
+    return ((ids.astype(np.int64) & mask) == want) != bool(neg)
+
+
+def cmp_code(cmp: Cmp) -> tuple[str, int]:
+    """(name, bound) of a comparison; the bound of an f32 comparison is its bit pattern."""
+    if not cmp.values:
+        return cmp.name, 0
+    b = cmp.values[0]
+    return cmp.name, int(np.array(b, np.float32).view(np.uint32)) if isinstance(b, np.float32) else int(b)
+
+
+def cmp_of(name: str, bound: int, scalar: str) -> Cmp:
+    """The comparison of a (name, bound) code on a stream of `scalar`."""
+    ctor = getattr(Cmp, name)
+    if name in ("TRUE", "FALSE"):
+        return ctor
+    value = float(np.array(bound, np.uint32).view(np.float32)) if scalar == "f32" else bound
+    return ctor(value)
+
+
+def tag_ids(values: np.ndarray, cmps: tuple[tuple[str, int], ...], scalar: str) -> np.ndarray:
+    """Execution ids of stored values (int32, or uint32 bits for f32): 0 without comparisons."""
+    if not cmps:
+        return np.zeros(values.shape, np.uint8)
+    typed = values.view(np.float32) if scalar == "f32" else values
+    return comparison_ids(typed, tuple(cmp_of(n, b, scalar) for n, b in cmps))
+
+
+def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
+                slots: tuple[tuple[int, int, int, int], ...]) -> np.ndarray:
+    """The step with branched operands: slot k is (mask, want, neg, value), first match wins."""
+    out = np.array(values, copy=True)
+    taken = np.zeros(ids.shape, bool)
+    for mask, want, neg, value in slots:
+        hit = admits(mask, want, neg, ids) & ~taken
+        if hit.any():
+            out = np.where(hit, run_step(unit, op, value, values), out)
+        taken |= hit
+    return out
+
+
+def layout_text(layout: Any) -> str:
+    """`mask:want:neg=value; ...` of a branched operand's slots (the IR text form)."""
+    return "; ".join(f"{m}:{w}:{n}={c.value!r}" for (m, w, n), c in
+                     ((guard_code(g), c) for g, c in layout.slots()))
+
+
+def layout_of(value: Any) -> Any:
+    """A BranchedOperand from itself or from its `layout_text`."""
+    from ir.vector.branch import BranchedOperand
+    from ir.vector.operands import Constant
+
+    if not isinstance(value, str):
+        return value
+    regs = []
+    for part in filter(None, (p.strip() for p in value.split(";"))):
+        code, _, number = part.partition("=")
+        m, w, n = (int(x) for x in code.split(":"))
+        v = float(number) if any(ch in number for ch in ".eEn") else int(number)
+        regs.append((guard_of(m, w, n), Constant(v, "f32" if isinstance(v, float) else "i32")))
+    return BranchedOperand(tuple(regs))
+
+
+def cmps_text(cmps: Any) -> str:
+    return ", ".join(f"{n}:{b}" for n, b in cmps)
+
+
+def cmps_of(value: Any) -> tuple:
+    """Comparison codes from themselves or from their `cmps_text`."""
+    if not isinstance(value, str):
+        return tuple(tuple(c) for c in value)
+    return tuple((n, int(b)) for n, b in (p.strip().split(":") for p in value.split(",") if p.strip()))

@@ -1,0 +1,45 @@
+"""`ctx.main.begin_interleaved(lhs, rhs, m("I"))`: one stream over two DM views (`ir.interleave_ops`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.interleave_ops import BeginInterleaved
+from ir.mapping.nodes import Mapping
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, DmTensorView
+from npu_opt.trace import TracedStream, current
+
+__all__ = ["begin_interleaved"]
+
+
+def _fault(lhs: Any, rhs: Any, axis: Any) -> Violation | None:
+    for name, view in (("lhs", lhs), ("rhs", rhs)):
+        if not isinstance(view, DmTensorView):
+            hint = f"call `.view()` on the DM tensor: `{name}.view()`" if isinstance(view, DmTensor) else None
+            return Violation("TYPE-6", f"`begin_interleaved` takes DmTensorViews, not {type(view).__name__} as `{name}`",
+                             help=hint)
+    if not isinstance(axis, Mapping):
+        return Violation("TYPE-6", f"the axis of `begin_interleaved` is a mapping built by m(), not {type(axis).__name__}",
+                         help='e.g. `ctx.main.begin_interleaved(lhs.view(), rhs.view(), m("I"))`')
+    return None
+
+
+def begin_interleaved(context: Any, lhs: Any, rhs: Any, axis: Any) -> Any:
+    """The begun stream of `context` (a TuContext) over `lhs` and `rhs`."""
+    from npu_opt.stages import BeginStream
+
+    tracer = current()
+    loc = location_of("begin_interleaved")
+    if isinstance(lhs, Poisoned) or isinstance(rhs, Poisoned):
+        return Poisoned("begin_interleaved")
+    fault = _fault(lhs, rhs, axis)
+    if fault is not None:
+        tracer.refuse(fault, loc, "begin_interleaved")
+        return Poisoned("begin_interleaved")
+    op = BeginInterleaved.build(tracer.value, view=lhs.value, rhs=rhs.value, axis=axis, context=context.name, loc=loc)
+    chain = TracedStream(loc)
+    tracer.chains.append(chain)
+    tracer.emit(op)
+    return BeginStream(op.result, chain)

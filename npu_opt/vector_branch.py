@@ -1,0 +1,112 @@
+"""Comparison tags and branched operands in the DSL.
+
+`vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))`
+gives each element an execution id: bit i is set where comparison i holds on the stream as
+it enters the chain. A binary op may then take `Branched.imm(guard, value)` (chained
+`.imm(guard, value)`, at most three) instead of a constant: an element takes the value of
+the first slot whose `TagGuard` admits its id, and an element no slot admits keeps its value.
+`TagGuard.all()`, `TagGuard.group(GroupId.ONE)`, `TagGuard.matches([BitReq.ONE, BitReq.IGNORE,
+...])` (bit 0 first) and `TagGuard.not_matches([...])` build guards.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from ir import vector_branch_ops as bops
+from ir.diagnostic import Violation
+from ir.location import Location
+from ir.vector import enums as E
+from ir.vector.branch import BranchedOperand, TagGuard
+from ir.vector.errors import refuse
+from ir.vector.operands import Constant
+from npu_opt.stagebase import Poisoned, refuse_dead
+
+__all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
+
+
+def _constant(value: Any) -> Constant:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
+        raise refuse("VE-CONST-3", f"a branched slot holds an int or a float, not {type(value).__name__}", method="imm")
+    return Constant(value, "f32" if isinstance(value, float) else "i32")
+
+
+def _guard(guard: Any) -> TagGuard:
+    if not isinstance(guard, TagGuard):
+        raise refuse("VE-ENUM-3", f"a branched slot is guarded by a TagGuard, not {type(guard).__name__}",
+                     help="build one with TagGuard.all(), .group(...), .matches([...]) or .not_matches([...])",
+                     method="imm")
+    return guard
+
+
+class Branched:
+    """A guarded operand layout: `Branched.imm(guard, value).imm(guard, value)`; slots match in
+    call order (VE-SLOT-2 a guard that admits nothing, VE-SLOT-4 a fourth immediate, VE-SLOT-5
+    a slot after an unconditional one)."""
+
+    def __init__(self, layout: BranchedOperand) -> None:
+        self.layout = layout
+
+    @classmethod
+    def start(cls) -> Branched:
+        return cls(BranchedOperand.start())
+
+    def _imm(self, guard: Any, value: Any) -> Branched:
+        return Branched(self.layout.imm(_guard(guard), _constant(value)))
+
+    def __repr__(self) -> str:
+        return f"Branched({len(self.layout.slots())} slots)"
+
+
+def _imm(first: Any, guard: Any, value: Any) -> Branched:
+    """`Branched.imm(guard, value)` starts a layout; `layout.imm(guard, value)` adds a slot."""
+    layout = first if isinstance(first, Branched) else Branched.start()
+    return layout._imm(guard, value)
+
+
+class _ImmDescriptor:
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        return (lambda guard, value: _imm(obj, guard, value)) if obj is not None else \
+            (lambda guard, value: _imm(None, guard, value))
+
+
+Branched.imm = _ImmDescriptor()  # type: ignore[assignment]
+
+
+def tag_fault(stage: Any, mode: Any) -> Violation | None:
+    """VE-TAG-1 (a mode that is not compiled) and VE-TAG-2 (a boundary of the other scalar)."""
+    if mode.is_(E.TagMode.AXIS_TOGGLE):
+        return Violation("VE-TAG-1", f"tag mode {mode!r} is not compiled",
+                         help="use `vector_intra_slice_unzip` to split a stream into two groups")
+    if mode.is_(E.TagMode.COMPARISON):
+        scalar = "f32" if stage.type.dtype.name == "F32" else "i32"
+        for i, cmp in enumerate(mode.cmps):
+            if cmp.scalar not in (None, scalar):
+                return Violation("VE-TAG-2", f"comparison {i} ({cmp!r}) has an {cmp.scalar} boundary, the stream "
+                                 f"holds {scalar}", help=f"write the boundary as an {scalar} "
+                                 f"({'a float, e.g. 0.0' if scalar == 'f32' else 'an int, e.g. 0'})")
+    return None
+
+
+_CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary}
+
+
+def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any) -> Any:
+    """Emit the branched form of `name` (`step(stage, loc, cls, dst, alu, **fields)` is the
+    chain's own emitter)."""
+    tag = getattr(stage.ve, "tag", None)
+    if tag is None:
+        return refuse_dead(stage, loc, name, Violation(
+            "VE-TAG-3", f"`{name}` with a branched operand on a stream without tags",
+            help="branched operands read the tags of `vector_intra_slice_tag`; a pair op takes constants"))
+    tagged, cmps = tag
+    return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged, cmps=cmps)
+
+
+def is_branched(value: Any) -> bool:
+    return isinstance(value, Branched)
+
+
+def refused(stage: Any, loc: Location, name: str, violation: Violation) -> Poisoned:
+    return refuse_dead(stage, loc, name, violation)

@@ -1,0 +1,59 @@
+"""The stash in the DSL: `vector_stash()` at a stashable stage (Tag, Logic, Fxp, Narrow, Fp,
+FpDiv, Clip), then `Stash` as the operand of one later binary op (`vector_clip(op, Stash)`).
+Write once, read once, in that order, never in pair mode (`ir.vector_stash_ops`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import vector_stash_ops as sops
+from ir.diagnostic import Violation
+from ir.location import Location
+from ir.vector.operands import Stash
+from npu_opt.stagebase import refuse_dead, stage_method
+from npu_opt.trace import current
+
+__all__ = ["Stash", "vector_stash", "stash_step"]
+
+_SPENT = "spent"
+
+
+def _refuse(stage: Any, loc: Location, name: str, code: str, message: str, help: str) -> Any:
+    return refuse_dead(stage, loc, name, Violation(code, message, help=help))
+
+
+@stage_method("vector_stash")
+def vector_stash(self: Any, loc: Location) -> Any:
+    """Snapshot the stream into the stash; one later binary op may read it as `Stash`."""
+    if getattr(self.ve, "zipped", False):
+        return _refuse(self, loc, "vector_stash", "VE-STASH-5", "`vector_stash` is not available in pair mode",
+                       "the stash serves a single stream; keep the value in a VRF tensor, or stash before a "
+                       "pair pass in a pass of its own")
+    if self.ve.stash is not None:
+        return _refuse(self, loc, "vector_stash", "VE-STASH-3", "the stash of this pass is already written",
+                       "a pass has one stash, written once: read the first value before writing another "
+                       "in a later pass")
+    tracer = current()
+    op = sops.VectorStash.build(tracer.value, input=self.value, loc=loc)
+    tracer.emit(op)
+    out = type(self)(op.result, self.chain, attrs.evolve(self.ve, stash=op.result))
+    return out
+
+
+_READS = {"vector_fxp": sops.StashFxp, "vector_clip": sops.StashClip, "vector_fp_binary": sops.StashFpBinary}
+
+
+def stash_step(stage: Any, loc: Location, name: str, op: Any, step: Any, dst: Any) -> Any:
+    """The stash read of `name` (`step` is the chain's emitter)."""
+    held = stage.ve.stash
+    if held is None or held == _SPENT:
+        code, what = ("VE-STASH-1", "before any `vector_stash`") if held is None else ("VE-STASH-2", "a second time")
+        return _refuse(stage, loc, name, code, f"`{name}` reads the stash {what}",
+                       "call `vector_stash()` once, earlier in the pass, for each value read as `Stash`; "
+                       "a value read twice belongs in a VRF tensor")
+    out = step(stage, loc, _READS[name], dst, op.alu, op=op, stashed=held)
+    if hasattr(out, "ve"):
+        out.ve = attrs.evolve(out.ve, stash=_SPENT)
+    return out

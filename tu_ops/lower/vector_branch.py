@@ -1,0 +1,109 @@
+"""A tagged pass lowered: `vector_init`, `vector_intra_slice_tag(mode)`, ..., `vector_final`
+become one `vector_branch` record (`tu_ops.lower.vector` hands the pass here, see
+`tu_ops.lower.vector_kind`). `traced_branch` is the inverse, for the VISA re-derivation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ir import ops as ir
+from ir import vector_ops as vops
+from ir import vector_branch_ops as bops
+from ir import vector_stash_ops as sops
+from ir.vector import enums as E
+from ir.vector.branch import BranchedOperand
+from ir.vector.branching import cmp_of, guard_of
+from ir.vector.operands import Constant
+from ir.vector_branch_ops import tag_codes
+from tu_ops.base import Ref
+from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.vector import _traced_step
+from tu_ops.vector import VeOpName, VeStep, VeUnit
+from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
+
+__all__ = ["lower_branch", "traced_branch"]
+
+
+def _step(op: Any) -> BranchStep | None:
+    if isinstance(op, (vops.VectorFinal, sops.VectorStash)):
+        return None
+    if isinstance(op, sops.STASH_READS):
+        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1)
+    if isinstance(op, bops.BRANCH_OP_CLASSES):
+        slots = tuple(Slot(*s) for s in op.slots())
+        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
+    unit, name, arg = op.step()
+    return BranchStep(VeUnit[unit], VeOpName[name], arg, ())
+
+
+def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorBranchOp:
+    """The `vector_branch` record of the pass entered at `op` (`body[0]` is its tag)."""
+    tag = tuple(TagCmp(CmpName[n], b) for n, b in tag_codes(body[0].mode))
+    steps, stash_at = [], -1
+    for o in body[1:]:
+        stash_at = len(steps) if isinstance(o, sops.VectorStash) else stash_at
+        steps.append(_step(o))
+    steps = [s for s in steps if s is not None]
+    return VectorBranchOp(result=Ref(site.result), input=Ref(site.src), tag=tag, steps=steps, stash_at=stash_at,
+                          input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
+
+
+for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
+    lowers(_cls)(lambda op, site: None)
+
+
+# --- the inverse, for the re-derivation --------------------------------------------------------
+
+_CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
+            "FP_BINARY": bops.BranchedFpBinary}
+
+
+def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
+    layout = BranchedOperand.start()
+    for s in step.slots:
+        value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
+        layout = BranchedOperand((*layout.regs, (guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32"))))
+    return layout
+
+
+def _op_enum(unit: str, name: str) -> Any:
+    if unit == "FP_BINARY" and name.startswith("MUL_F_"):
+        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
+    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
+           "CLIP_F32": E.ClipBinaryOpF32}[unit]
+    return getattr(cls, name)
+
+
+def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
+    """`vector_init`, the tag, one op per step, `vector_final`."""
+    scalar = "f32" if src.type.dtype.name == "F32" else "i32"
+    cmps = tuple((c.cmp.name, c.bound) for c in rec.tag)
+    mode = E.TagMode.COMPARISON([cmp_of(n, b, scalar) for n, b in cmps]) if cmps else E.TagMode.ZERO
+    ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
+    ops.append(vops.VectorTag(input=ops[-1].result, mode=mode, result=ir.Value(next(fresh), src.type)))
+    tagged, stashed = ops[-1].result, None
+    for k, step in enumerate(rec.steps):
+        if k == rec.stash_at:
+            ops.append(sops.VectorStash(input=ops[-1].result, result=ir.Value(next(fresh), ops[-1].result.type)))
+            stashed = ops[-1].result
+        cur, ident = ops[-1].result, next(fresh)
+        if step.stash:
+            unit = step.unit.name
+            cls = {"FXP": sops.StashFxp, "FP_BINARY": sops.StashFpBinary}.get(unit, sops.StashClip)
+            ops.append(cls(input=cur, stashed=stashed if stashed is not None else cur, op=_op_enum(unit, step.op.name),
+                           result=ir.Value(ident, cur.type)))
+        elif step.slots:
+            unit = step.unit.name
+            ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
+                                      operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
+                                      result=ir.Value(ident, cur.type)))
+        else:
+            ops.append(_traced_step(VeStep(step.unit, step.op, step.arg), cur, ident, rec.output_type.packet))
+    if rec.stash_at == len(rec.steps):
+        ops.append(sops.VectorStash(input=ops[-1].result, result=ir.Value(next(fresh), ops[-1].result.type)))
+    ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
+    return tuple(ops)

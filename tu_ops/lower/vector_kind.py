@@ -1,0 +1,25 @@
+"""Which record a Vector Engine pass lowers to: `vector_pair` when it starts with the unzip,
+`vector_branch` when it has a comparison tag or a branched operand, else `vector`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tu_ops.enums import DestKind
+
+__all__ = ["record_kind"]
+
+
+def record_kind(body: tuple[Any, ...]) -> DestKind:
+    """The destination kind of the pass whose ops after `vector_init` are `body`."""
+    from ir.vector import enums as E
+    from ir.vector_branch_ops import BRANCH_OP_CLASSES
+    from ir.vector_stash_ops import STASH_OP_CLASSES
+
+    first = body[0] if body else None
+    if getattr(first, "STAGE", "") == "vector_intra_slice_unzip":
+        return DestKind.VECTOR_PAIR
+    mode = getattr(first, "mode", None)
+    if (mode is not None and mode.is_(E.TagMode.COMPARISON)) or any(isinstance(o, (*BRANCH_OP_CLASSES, *STASH_OP_CLASSES)) for o in body):
+        return DestKind.VECTOR_BRANCH
+    return DestKind.VECTOR

@@ -1,0 +1,163 @@
+"""The lowered tagged pass: one `vector_branch` record per `vector_init ... vector_final` with
+a comparison tag or a branched operand.
+
+Text: `%7 = vector_branch in=%6 tag=[{cmp=LESS, bound=0}, {cmp=FALSE, bound=0}, ...]
+steps=[{unit=FXP, op=MUL_INT, arg=0, slots=[{mask=1, want=1, neg=0, value=0}]}] : <s> -> <s>`.
+`tag` lists the four comparisons of `TagMode.COMPARISON` (bound: an i32, or an f32's bits),
+empty for `TagMode.ZERO`. A step with `slots` runs `op(x, value_k)` where slot k's guard is
+the first to admit the element's execution id (`((id & mask) == want) != neg`), leaving the
+other elements alone; a step without slots runs with its `arg`, as in the `vector` record.
+`stash_at` is the number of steps run before the stream is stashed (-1: no stash); the one
+step with `stash=1` reads the stash as its operand. Rules VBR-1 (the steps form a `vector`
+pass: VEOP-1...3 of the same steps), VBR-2 (the tag), VBR-3 (the slots: at most three, none
+inert, none after an unconditional one, values legal), VBR-4 (the stash: written once, read
+once after the write, at the scalar and way of the write).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.dtypes import DType
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit, _arg_problem
+
+__all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp"]
+
+
+class CmpName(enum.Enum):
+    """A comparison of the tag unit."""
+
+    EQUAL = "equal"
+    LESS = "less"
+    GREATER = "greater"
+    LESS_UNSIGNED = "less_unsigned"
+    GREATER_UNSIGNED = "greater_unsigned"
+    TRUE = "true"
+    FALSE = "false"
+
+
+@attrs.frozen
+class TagCmp:
+    TEXT_STYLE: ClassVar[str] = "struct"
+    cmp: CmpName
+    bound: int
+
+
+@attrs.frozen
+class Slot:
+    """A guarded immediate: admits ids with `((id & mask) == want) != neg`."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    mask: int
+    want: int
+    neg: int
+    value: int
+
+
+@attrs.frozen
+class BranchStep:
+    TEXT_STYLE: ClassVar[str] = "struct"
+    unit: VeUnit
+    op: VeOpName
+    arg: int
+    slots: tuple[Slot, ...] = attrs.field(converter=tuple)
+    stash: int = 0  # 1: the operand is the stash
+
+
+_SCALAR = {DType.I32: "i32", DType.F32: "f32"}
+
+
+@attrs.frozen(kw_only=True)
+class VectorBranchOp(TuOp):
+    """The Vector Engine configured for one tagged pass over the stream."""
+
+    NAME: ClassVar[str] = "tu.vector_branch"
+    MNEMONIC: ClassVar[str] = "vector_branch"
+    PIPELINE_RANK: ClassVar[int] = 76
+    FEED_DEST: ClassVar[Any] = DestKind.VECTOR_BRANCH
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+
+    input: Ref = operand(name="in")
+    tag: tuple[TagCmp, ...] = attr(converter=tuple)
+    stash_at: int = attr()
+    steps: tuple[BranchStep, ...] = attr(converter=tuple)
+
+    def plain(self) -> VectorEngineOp:
+        """The same pass without its tag and slots."""
+        steps = [VeStep(VeUnit.TAG, VeOpName.ZERO, 0)]
+        steps += [VeStep(s.unit, s.op, s.arg) for s in self.steps]  # VBR-3 checks the slot values
+        return VectorEngineOp(result=self.result, input=self.input, steps=tuple(steps), input_type=self.input_type,
+                              output_type=self.output_type)
+
+    @rule("VBR-1")
+    def _pass(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if any(s.unit is VeUnit.TAG for s in self.steps):
+            return "the tag is the record's `tag`, not a step"
+        error = self.plain().first_failure(target)
+        return None if error is None else error.message
+
+    @rule("VBR-2")
+    def _tag(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if len(self.tag) not in (0, 4):
+            return f"a comparison tag has four comparisons, not {len(self.tag)}"
+        scalar = _SCALAR.get(self.input_type.dtype)
+        for i, c in enumerate(self.tag):
+            if c.cmp in (CmpName.TRUE, CmpName.FALSE) and c.bound != 0:
+                return f"comparison {i} ({c.cmp.name}) takes no bound (0), not {c.bound}"
+            limits = (-(2**31), 2**31) if scalar == "i32" else (0, 2**32)
+            if not limits[0] <= c.bound < limits[1]:
+                return f"comparison {i}: bound {c.bound} is not an {scalar} value"
+        return None
+
+    @rule("VBR-3")
+    def _slots(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        for i, s in enumerate(self.steps):
+            if s.slots and (s.arg != 0 or len(s.slots) > 3):
+                return f"step {i}: a branched step has arg 0 and at most three immediate slots"
+            for k, slot in enumerate(s.slots):
+                if not (0 <= slot.mask < 16 and slot.want & ~slot.mask == 0 and slot.neg in (0, 1)):
+                    return f"step {i} slot {k}: a guard is a 4-bit mask, a want within it and neg 0 or 1"
+                if slot.mask == 0 and slot.neg:
+                    return f"step {i} slot {k}: the guard admits no execution id"
+                if k and any(o.mask == 0 and not o.neg for o in s.slots[:k]):
+                    return f"step {i} slot {k} follows an unconditional slot and can never fire"
+                problem = _arg_problem(VeStep(s.unit, s.op, slot.value))
+                if problem:
+                    return f"step {i} slot {k}: {problem}"
+        return None
+
+    @rule("VBR-4")
+    def _stash(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        reads = [i for i, s in enumerate(self.steps) if s.stash]
+        if any(s.stash not in (0, 1) or (s.stash and (s.slots or s.arg)) for s in self.steps):
+            return "a stash read is `stash=1` with arg 0 and no slots"
+        if self.stash_at < 0:
+            return "a step reads the stash, but the pass writes none" if reads else None
+        if self.stash_at > len(self.steps) or len(reads) != 1 or reads[0] < self.stash_at:
+            return f"the stash written after step {self.stash_at} is read once, later: reads at {reads}"
+        shapes = _shapes(self.input_type.dtype, self.steps)
+        if shapes is not None and shapes[self.stash_at] != shapes[reads[0]]:
+            (ws, ww), (rs, rw) = shapes[self.stash_at], shapes[reads[0]]
+            return f"the stash is written {ww}-way {ws} and read {rw}-way {rs}"
+        return None
+
+
+def _shapes(dtype: Any, steps: tuple[BranchStep, ...]) -> list[tuple[str, int]] | None:
+    """(scalar, way) of the stream before each step and after the last (None: not typed)."""
+    from ir.vector.numerics.steps import UNITS
+
+    scalar, way = _SCALAR.get(dtype), 8
+    out = [(scalar, way)]
+    for s in steps:
+        src, dst = UNITS.get(s.unit.name, ("any", "same"))
+        scalar = scalar if dst == "same" else dst
+        way = {"NARROW_TRIM": 4, "WIDEN_PAD": 8}.get(s.unit.name, way)
+        out.append((scalar, way))
+    return out

@@ -1,0 +1,52 @@
+"""The `vector_branch` record: the tag unit's execution ids from the entering stream, then each
+step, with its guarded slots where it has them (`ir.vector.branching`). Values are kept as
+the interpreter keeps them (i32 as int32, f32 as uint32 bits); a 4-way stream keeps its
+cells in the front four lanes of each flit, so the ids stay aligned with the cells."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.vector.branching import branch_step, tag_ids
+from ir.vector.numerics.steps import run_step
+from ir.vector.pair import zip_values
+from visa.interp.errors import check
+from visa.interp.steps import ProgramState, executes
+from visa.interp.values import pad_mask, value_dtype, zero_padding
+
+__all__ = ["run_vector_branch"]
+
+
+def run_vector_branch(op: Any, stream: np.ndarray) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> the same shape of the output dtype."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    scalar = "f32" if op.input_type.dtype.name == "F32" else "i32"
+    ids = tag_ids(stream, tuple((c.cmp.name, c.bound) for c in op.tag), scalar)
+    values, stashed = stream, None
+    for i, step in enumerate(op.steps):
+        unit, name = step.unit.name, step.op.name
+        stashed = values if i == op.stash_at else stashed
+        try:
+            if step.stash:
+                check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
+                values = zip_values(unit, name, 1, values, stashed)
+            elif step.slots:
+                slots = tuple((s.mask, s.want, s.neg, s.value) for s in step.slots)
+                values = branch_step(unit, name, values, ids, slots)
+            else:
+                values = run_step(unit, name, step.arg, values)
+        except (KeyError, TypeError, ValueError) as e:
+            check(False, f"step {i} ({unit} {name}) cannot run: {e}", op)
+    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
+          f"stream holds {op.output_type.dtype}", op)
+    return zero_padding(np.array(values, copy=True), pad_mask(op.output_type.time, op.output_type.packet))
+
+
+@executes("vector_branch")
+def _vector_branch_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.local[op.result.id] = run_vector_branch(op, state.input(op.input, op))
+    return 1
