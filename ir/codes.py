@@ -170,6 +170,19 @@ _ENTRIES: list[CodeInfo] = [
       for c in MAPPING_CATEGORIES if c != "overshoot"],
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
+    # the Vector Register File (ir.vrf_ops, npu_opt.vrf, tu_ops.vrf)
+    *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
+        ("VRF-1", "VRF tensor exceeds a slice's register file", "trace"),
+        ("VRF-2", "VRF operand does not match the stream", "trace"),
+        ("VRF-3", "a pass reads two VRF tensors", "trace"),
+        ("VRF-4", "VRF tensor is not i32 or f32", "trace"),
+        ("VRF-5", "VRF element is not a layout of the stream", "trace"),
+        ("VRF-6", "live VRF tensors exceed a slice's register file", "lower"),
+        ("VRFLD-1", "VRF load of the wrong scalar", "verify"),
+        ("VRFLD-2", "VRF load size or walk wrong", "verify"),
+        ("VEOP-4", "register-file step in a plain vector record", "verify"),
+        ("VEOP-5", "VRF read walk does not cover the stream", "verify"),
+        ("VEOP-6", "VRF read outside its tensor", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

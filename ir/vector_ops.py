@@ -23,6 +23,7 @@ from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.errors import VectorRuleError
 from ir.vector.numerics.steps import f32_bits
+from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
@@ -111,8 +112,14 @@ class VectorFxp(VectorOp):
     op: E.FxpBinaryOp = attr()
     const: Any = attr()
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
     def step(self) -> tuple[str, str, int]:
-        return "FXP", self.op.name, int(self.const)
+        return ("FXP_RF", self.op.name, 0) if self.rf else ("FXP", self.op.name, int(self.const))
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -135,7 +142,15 @@ class VectorClip(VectorOp):
     op: Any = attr()
     const: Any = attr()
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
+
     def step(self) -> tuple[str, str, int]:
+        if self.rf:
+            return f"CLIP_{self.scalar.upper()}_RF", self.op.name, 0
         if self.scalar == "f32":
             return "CLIP_F32", self.op.name, f32_bits(self.const)
         return "CLIP_I32", self.op.name, int(self.const)
@@ -281,8 +296,16 @@ class VectorFpBinary(VectorOp):
     op: E.FpBinaryOp = attr()
     const: Any = attr()
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
     def step(self) -> tuple[str, str, int]:
+        if self.rf:
+            return "FP_BINARY_RF", fp_op_name(self.op), 0
         return "FP_BINARY", fp_op_name(self.op), f32_bits(self.const)
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

@@ -35,7 +35,7 @@ _LAZY: dict[str, str] = {
     "Report": "npu_opt.report",
     "check": "npu_opt.report",
     "run": "npu_opt.run",
-    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
+    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor", "VrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
 }
@@ -69,7 +69,7 @@ __version__ = VERSION
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
     "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",
-    "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
+    "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor", "VrfTensor",
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums

@@ -28,7 +28,9 @@ from ir.vector.enums import Way
 from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
+from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
 
@@ -41,6 +43,7 @@ class VePass:
 
     stage: VeStage | None = None
     alus: AluBudget = attrs.field(factory=AluBudget)
+    rf: Any = None  # the VRF tensor the pass's register-file port reads (npu_opt.vrf)
 
 
 class VectorStream(StreamStage):
@@ -80,7 +83,7 @@ def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisone
         return None
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
-        help="VRF and stash operands are not available yet; pass a Python number"))
+        help="pass a Python number or a VRF tensor made by `.to_vrf(...)`"))
 
 
 # --- the methods ------------------------------------------------------------------------
@@ -100,10 +103,12 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
 
 def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any,
             operand: Any) -> Any:
-    """A binary op with a constant operand: the enum value, the operand's kind, its ALU."""
+    """A binary op with a constant or VRF operand: the enum value, the operand's kind, its ALU."""
     op = _enum(stage, loc, op_cls.STAGE, enums, op)
     if isinstance(op, Poisoned):
         return op
+    if isinstance(operand, (VrfTensor, Poisoned)):
+        return rf_step(stage, loc, op_cls, dst, op, operand)
     return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
 
 

@@ -49,8 +49,10 @@ def _op_classes() -> tuple[type, ...]:
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp
 
+    from tu_ops.vrf import VectorRfOp, VrfLoad
+
     return (FeedBuffer, TrfLoad, ContractOuter, PacketReduce, TimeReduce, LaneFold, VectorEngineOp, CastOp,
-            TransposeOp, CommitOp, DmaOp)
+            TransposeOp, CommitOp, DmaOp, VrfLoad, VectorRfOp)
 
 
 __all__ = [

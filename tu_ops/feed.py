@@ -33,13 +33,14 @@ FEED_DEST_ELEMENT_TYPES: Mapping[DestKind, frozenset[FeedElementType]] = Mapping
                                 E.F8E5M2, E.F4E2M1}),
     DestKind.TRANSPOSE: frozenset({E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3,
                                    E.F8E5M2, E.F4E2M1}),
+    DestKind.VRF_LOAD: frozenset({E.I32, E.F32}),
 })
 
 # The op mnemonic each destination kind names (FEED-12); later-scope kinds have none.
 DEST_MNEMONICS: Mapping[DestKind, str] = MappingProxyType({
     DestKind.TRF_LOAD: "trf_load", DestKind.CONTRACT_OUTER: "contract_outer",
     DestKind.CAST: "cast_op", DestKind.COMMIT: "commit", DestKind.TRANSPOSE: "transpose",
-    DestKind.VECTOR: "vector",
+    DestKind.VECTOR: "vector", DestKind.VRF_LOAD: "vrf_load",
 })
 
 
@@ -299,7 +300,7 @@ class FeedBuffer(TuOp):
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
         want = DEST_MNEMONICS.get(self.dest.kind)
-        if consumer.MNEMONIC != want:
+        if consumer.MNEMONIC != want and (want, consumer.MNEMONIC) != ("vector", "vector_rf"):
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)
         if program is None or ctx.program_of(self.dest.op) is not program:

@@ -4,7 +4,8 @@ Text: `%7 = vector in=%6 steps=[{unit=TAG, op=ZERO, arg=0}, {unit=FXP, op=MUL_IN
 {unit=CLIP_I32, op=MAX, arg=0}] : <stream> -> <stream>`. A step's `arg` is its constant
 operand (an i32, or the bit pattern of an f32 constant) or a conversion's int_width. The
 interpreter runs the steps in order (`ir.vector.numerics.steps`). Rules VEOP-1 (the steps
-type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's arg).
+type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's arg),
+VEOP-4 (`_RF` steps only in a `vector_rf` record, `tu_ops.vrf`).
 """
 
 from __future__ import annotations
@@ -35,16 +36,25 @@ class VeUnit(enum.Enum):
     FP_TO_FXP = "fp_to_fxp"
     CLIP_I32 = "clip_i32"
     CLIP_F32 = "clip_f32"
+    FXP_RF = "fxp_rf"
+    FP_BINARY_RF = "fp_binary_rf"
+    CLIP_I32_RF = "clip_i32_rf"
+    CLIP_F32_RF = "clip_f32_rf"
 
 
 # unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
 _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.ClipBinaryOpI32,
                                 VeUnit.CLIP_F32: E.ClipBinaryOpF32, VeUnit.FP_UNARY: E.FpUnaryOp,
                                 VeUnit.FP_BINARY: E.FpBinaryOp}
-_ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
+_OP_ENUMS.update({VeUnit.FXP_RF: E.FxpBinaryOp, VeUnit.CLIP_I32_RF: E.ClipBinaryOpI32,
+                  VeUnit.CLIP_F32_RF: E.ClipBinaryOpF32, VeUnit.FP_BINARY_RF: E.FpBinaryOp})
+_ORDER = {VeUnit.FXP_RF: 1, VeUnit.FP_BINARY_RF: 4, VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7,
+          VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
           VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7}
-_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY})
-_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD})  # units that read a 4-way stream
+_REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY,
+                         VeUnit.FXP_RF, VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF, VeUnit.FP_BINARY_RF})
+_FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD,
+                       VeUnit.FP_BINARY_RF})  # units that read a 4-way stream
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 
 _MULS = tuple(f"MUL_F_{alu.name}" for alu in E.FpMulAlu)
@@ -102,7 +112,7 @@ class VectorEngineOp(TuOp):
             if four_way != (step.unit in _FOUR_WAY):
                 return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
             scalar = dst
-            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY)
+            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.FP_BINARY_RF)
         if four_way:
             return "the pass ends 4-way: a WIDEN_PAD step must follow the float steps"
         if _SCALAR.get(out.dtype) != scalar:
@@ -132,6 +142,12 @@ class VectorEngineOp(TuOp):
                 return f"step {i} ({step.unit.name}): {problem}"
         return None
 
+    @rule("VEOP-4")
+    def _rf_port(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.MNEMONIC == "vector" and any(s.unit.name.endswith("_RF") for s in self.steps):
+            return "a register-file step needs a `vector_rf` record, which names the VRF tensor it reads"
+        return None
+
 
 def _arg_problem(step: VeStep) -> str | None:
     value, a = _op_value(step), step.arg
@@ -146,6 +162,8 @@ def _arg_problem(step: VeStep) -> str | None:
         return f"{step.op.name} is not an op of this unit"
     if step.unit is VeUnit.FP_UNARY:
         return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
+    if step.unit.name.endswith("_RF"):
+        return None if a == 0 else f"a register-file step takes no constant (arg 0), not {a}"
     if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):
         return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
     if not -(2**31) <= a < 2**31:

@@ -23,6 +23,7 @@ from ir.ops import (
 )
 
 from backends.cpu import adapters, contract, engines, layout, moves, vector
+from ir.vrf_ops import ToVrf
 from backends.cpu.options import DEFAULT, CpuOptions
 from ir.engine_ops import Switch, Transpose
 
@@ -78,10 +79,11 @@ HANDLERS: dict[type[Op], Handler] = {
     Transpose: engines.transpose,
     Switch: engines.switch,
     **vector.HANDLERS,
+    ToVrf: _move,
 }
 
 TAKES_OPTIONS: frozenset[type[Op]] = frozenset({ToDm, ToHbm, Fetch, Collect, ToTrf, Commit, Cast,
-                                                ContractPacket, ContractTime})
+                                                ContractPacket, ContractTime, ToVrf})
 """The ops whose handler also takes the `CpuOptions` (keyword `options`)."""
 
 

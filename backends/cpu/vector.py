@@ -25,9 +25,15 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
-def _step(op: Any, buf: np.ndarray) -> np.ndarray:
+def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
+    """The VRF tensor broadcast over the stream by axis name (a per-slice move)."""
+    return moves.move_local(vrf, op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
+
+
+def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
     unit, name, arg = op.step()
-    out = run_step(unit, name, arg, buf).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
+    operand = None if vrf is None else _rf_operand(op, vrf).reshape(buf.shape)
+    out = run_step(unit, name, arg, buf, operand).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 

@@ -13,12 +13,15 @@ from ir.errors import CompileError
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, transpose_engine_kernel, trf_kernel
 from tests.vector.kernels import chain_kernel
+from tests.vrf.kernels import rf_kernel
+from npu_opt import ClipBinaryOpF32, FxpBinaryOp
 from tu_ops import FEED_DEST_ELEMENT_TYPES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
 TRANSPOSE = DestKind.TRANSPOSE
 VECTOR = DestKind.VECTOR
+VRF = DestKind.VRF_LOAD
 
 
 def _zp(d: str, z: int):
@@ -88,6 +91,8 @@ CASES = [
                          ("f4e2m1", E.F4E2M1, "main")]],
     ("vector-i32", lambda: chain_kernel(D["i32"], []), (E.I32, F1, VECTOR)),
     ("vector-f32", lambda: chain_kernel(D["f32"], []), (E.F32, F1, VECTOR)),
+    ("vrf-i32", lambda: rf_kernel(D["i32"], "vector_fxp", FxpBinaryOp.ADD_FXP), (E.I32, F1, VRF)),
+    ("vrf-f32", lambda: rf_kernel(D["f32"], "vector_clip", ClipBinaryOpF32.ADD), (E.F32, F1, VRF)),
 ]
 
 
@@ -108,7 +113,8 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # FEED-3: a Flit2 delivery exists only into a TRF load (64-byte bank pairs) or a packed
 # contraction; CAST, COMMIT, TRANSPOSE and the Vector Engine consume one flit per step, so no
 # kernel reaches Flit2 there.
-UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, TRF: set(), OUTER: set()}
+UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, TRF: set(), OUTER: set(),
+                     VRF: {F2}}
 
 
 def reachable() -> set:
@@ -119,7 +125,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

@@ -8,6 +8,7 @@ from typing import Callable
 import attrs
 
 from tests.vector.bad_ops import BAD_VECTOR
+from tests.vrf.bad_ops import BAD_VRF
 import pytest
 
 from ir.dtypes import DType
@@ -146,6 +147,7 @@ BAD: dict[str, Callable] = {
     "DMAOP-5:hbm": bad(2, src_alloc=Alloc(0, 4096)),
     **TRANSPOSE_BAD,
     **BAD_VECTOR,
+    **BAD_VRF,
 }
 
 
@@ -217,6 +219,7 @@ SPEC_FEED_2 = {
     DestKind.VECTOR: {E.I32, E.F32},  # the Vector Engine holds i32 and f32
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
+    DestKind.VRF_LOAD: {E.I32, E.F32},  # the VRF holds the Vector Engine's scalars
 }
 
 

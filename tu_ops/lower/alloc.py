@@ -22,6 +22,7 @@ from tu_ops.dma import DmaOp
 from tu_ops.lower.dma import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+from tu_ops.lower.vrf import allocate_vrf
 
 __all__ = ["allocate", "liveness", "check_capacity"]
 
@@ -154,12 +155,12 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     for t in sorted(trf.values(), key=lambda x: (x.first, x.ref)):
         rows[t.ref] = _place_trf(t, rows, trf, target)
     steps = [_rewrite(s, k, dm, dm_base, trf, rows, target) for k, s in enumerate(kernel.steps)]
-    return attrs.evolve(
+    return allocate_vrf(attrs.evolve(
         kernel, steps=steps,
         dm_allocations=[DmAllocation(tensor=t.op.result, base=dm_base[t.ref], size=t.size,
                                      first_step=t.first, last_step=t.last) for t in dm.values()],
         trf_allocations=[TrfAllocation(tensor=t.op.result, lanes=t.lanes, base_row=rows[t.ref],
-                                       rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()])
+                                       rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()]))
 
 
 def _rewrite(step: Any, k: int, dm: dict[int, _Tensor], dm_base: dict[int, int], trf: dict[int, _Tensor],

@@ -114,3 +114,4 @@ def feed_flits(chain: ProgramChain) -> CollectFlits:
 
 # The lowering modules declare their entries with @lowers / @feeds when imported.
 from tu_ops.lower import commit, contract, engines, inferred, trf, vector  # noqa: E402, F401
+from tu_ops.lower import vrf  # noqa: E402, F401

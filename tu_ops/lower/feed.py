@@ -19,6 +19,7 @@ from ir.errors import InternalError
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
 from ir.vector_ops import VectorInit
+from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape
@@ -28,7 +29,7 @@ __all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
 
 _DEST_KINDS = {ir.ToTrf: DestKind.TRF_LOAD, ir.ContractOuter: DestKind.CONTRACT_OUTER,
                ir.Cast: DestKind.CAST, ir.CommitTrim: DestKind.COMMIT, Transpose: DestKind.TRANSPOSE,
-               VectorInit: DestKind.VECTOR}
+               VectorInit: DestKind.VECTOR, ToVrf: DestKind.VRF_LOAD}
 
 
 def dest_kind(chain: ProgramChain) -> DestKind:

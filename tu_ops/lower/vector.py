@@ -37,13 +37,17 @@ def _pass_ops(site: Site) -> tuple[Any, ...]:
 
 @lowers(vops.VectorInit)
 def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
-    """The `vector` record of the pass entered at `op`."""
+    from tu_ops.lower.vrf import rf_pass
+
+    """The `vector` record of the pass entered at `op` (`vector_rf` when it reads the VRF)."""
     body = _pass_ops(site)
     configured = [o.step() for o in body]
     steps = tuple(VeStep(VeUnit[unit], VeOpName[name], arg) for unit, name, arg in filter(None, configured))
-    return VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
-                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
-                          loc=op.loc)
+    rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
+                         steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
+                         loc=op.loc)
+    rf = next((o.rf[0] for o in body if getattr(o, "rf", ())), None)
+    return rec if rf is None else rf_pass(rec, rf, site)
 
 
 @lowers(vops.VectorTag)

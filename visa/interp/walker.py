@@ -18,6 +18,7 @@ import numpy as np
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.target import Target, get_target
 from visa.interp import contract, drain, engines, feed, vector  # noqa: F401 - each declares its steps
+from visa.interp import vrf  # noqa: F401
 from visa.interp.alloc import allocate
 from visa.interp.dma import DmTensor, run_dma
 from visa.interp.errors import InterpError, check
@@ -92,5 +93,5 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
         if step is None:
             raise InterpError(f"`{op.MNEMONIC}` cannot run here", op)
         i += step(ops, i, state)
-    check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor)),
-          "a program ends with its trf_load or commit", ops[-1])
+    check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor, vrf.VrfValues)),
+          "a program ends with its trf_load, vrf_load or commit", ops[-1])

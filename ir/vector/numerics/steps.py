@@ -6,7 +6,9 @@ A step is `(unit, op, arg)`: `unit` names the stage and the scalar (`FXP`, `CLIP
 `FP_UNARY`, `FP_BINARY`, `WIDEN_PAD`), `op` the op's variant name (`MUL_INT`, `MAX`, `EXP`;
 a multiply names its ALU, `MUL_F_MUL0`; `NONE` for a conversion or a way change, `ZERO`
 for the tag), `arg` the constant operand (an i32 value, or the bit pattern of an f32
-constant) or the conversion's int_width. `NARROW_TRIM` on an 8-cell packet zeroes the
+constant) or the conversion's int_width. A unit ending in `_RF` (`FXP_RF`, `CLIP_I32_RF`,
+`CLIP_F32_RF`, `FP_BINARY_RF`) is the same op reading its operand from the register file:
+`operand` holds one stored value per stream cell and `arg` is 0. `NARROW_TRIM` on an 8-cell packet zeroes the
 back four cells (the trimmed lanes); `WIDEN_PAD` leaves the values as they are.
 """
 
@@ -28,6 +30,8 @@ UNITS: dict[str, tuple[str, str]] = {
     "FXP_TO_FP": ("i32", "f32"), "FP_TO_FXP": ("f32", "i32"),
     "NARROW_TRIM": ("f32", "f32"), "FP_UNARY": ("f32", "f32"), "FP_BINARY": ("f32", "f32"),
     "WIDEN_PAD": ("f32", "f32"),
+    "FXP_RF": ("i32", "i32"), "CLIP_I32_RF": ("i32", "i32"), "CLIP_F32_RF": ("f32", "f32"),
+    "FP_BINARY_RF": ("f32", "f32"),
 }
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
 
@@ -46,19 +50,34 @@ def _f32(bits: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
-def run_step(unit: str, op: str, arg: int, values: np.ndarray) -> np.ndarray:
-    """The step applied to stored values (int32 for i32, uint32 bits for f32)."""
+def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np.ndarray:
+    """The register-file operand of an `_RF` step: one stored value per stream cell."""
+    if operand is None or operand.shape != values.shape or operand.dtype != values.dtype:
+        got = "none" if operand is None else f"{operand.shape} {operand.dtype}"
+        raise ValueError(f"a {unit} step reads a register-file operand shaped like the stream "
+                         f"{values.shape} {values.dtype}, not {got}")
+    return operand
+
+
+def run_step(unit: str, op: str, arg: int, values: np.ndarray, operand: np.ndarray | None = None) -> np.ndarray:
+    """The step applied to stored values (int32 for i32, uint32 bits for f32); `operand` is
+    the register-file operand of an `_RF` unit."""
     if unit == "TAG":
         return values
     src, _ = UNITS[unit]
     if values.dtype != _STORED[src]:
         raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")
+    if unit.endswith("_RF"):
+        rhs = _rf_operand(unit, values, operand)
+        unit = unit[:-3]
+    else:
+        rhs = np.array(arg, _STORED[src])
     if unit == "FXP":
-        return FXP_OPS[op](values, np.int32(arg))
+        return FXP_OPS[op](values, rhs)
     if unit == "CLIP_I32":
-        return CLIP_I32_OPS[op](values, np.int32(arg))
+        return CLIP_I32_OPS[op](values, rhs)
     if unit == "CLIP_F32":
-        return CLIP_F32_OPS[op](_f32(values), _f32(np.array(arg, np.uint32))).view(np.uint32)
+        return CLIP_F32_OPS[op](_f32(values), _f32(rhs)).view(np.uint32)
     if unit == "FXP_TO_FP":
         return fxp_to_fp(values, arg).view(np.uint32)
     if unit == "FP_TO_FXP":
@@ -67,7 +86,7 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray) -> np.ndarray:
         return FP_UNARY_OPS[op](_f32(values)).view(np.uint32)
     if unit == "FP_BINARY":
         fn = FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op]
-        return fn(_f32(values), _f32(np.array(arg, np.uint32))).view(np.uint32)
+        return fn(_f32(values), _f32(rhs)).view(np.uint32)
     if unit == "NARROW_TRIM":
         out = np.array(values, copy=True)
         out[..., 4:] = 0
