@@ -183,6 +183,14 @@ _ENTRIES: list[CodeInfo] = [
         ("VEOP-4", "register-file step in a plain vector record", "verify"),
         ("VEOP-5", "VRF read walk does not cover the stream", "verify"),
         ("VEOP-6", "VRF read outside its tensor", "verify"))],
+    # the intra-slice reduce (ir.vector.intra_reduce, ir.vector_reduce_ops)
+    *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
+        ("VE-REDUCE-1", "the reduce output does not divide its input", "trace"),
+        ("VE-REDUCE-2", "the reduce removes another axis", "trace"),
+        ("VE-REDUCE-3", "the reduce axis survives in the output", "trace"),
+        ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
+        ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
+        ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -26,12 +26,13 @@ from ir.ops import OP_CLASSES, Op, Value
 from ir.vector import enums as vector_enums
 from ir.vector_ops import VECTOR_OP_CLASSES
 from ir.vrf_ops import VRF_OP_CLASSES
+from ir.vector_reduce_ops import REDUCE_OP_CLASSES
 from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType, VrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
 _BY_STAGE = {cls.STAGE: cls for cls in (*OP_CLASSES, *ENGINE_OP_CLASSES, *VECTOR_OP_CLASSES,
-                                                  *VRF_OP_CLASSES)}
+                                                  *VRF_OP_CLASSES, *REDUCE_OP_CLASSES)}
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__}
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType}
 

@@ -37,7 +37,8 @@ _LAZY: dict[str, str] = {
     "run": "npu_opt.run",
     **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor", "VrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
-                     "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
+                     "FxpBinaryOp", "TagMode", "IntraSliceReduceOpF32", "IntraSliceReduceOpI32"],
+                    "ir.vector.enums"),
 }
 
 
@@ -74,4 +75,5 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
+    "IntraSliceReduceOpF32", "IntraSliceReduceOpI32",
 ]

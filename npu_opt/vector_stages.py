@@ -30,6 +30,7 @@ from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
+from npu_opt.vector_reduce import intra_slice_reduce
 from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -189,11 +190,12 @@ W8, W4 = Way.WAY8, Way.WAY4
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_fxp": (S.FXP, _I32, W8, _fxp),
     "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
-    "vector_narrow_trim": (S.NARROW, _F32, W8, _narrow_trim),
+    "vector_narrow_trim": (S.NARROW, _BOTH, W8, _narrow_trim),
     "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
     "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
-    "vector_widen_pad": (S.WIDEN, _F32, W4, _widen_pad),
+    "vector_widen_pad": (S.WIDEN, _BOTH, W4, _widen_pad),
     "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
+    "vector_intra_slice_reduce": (S.INTRA_SLICE_REDUCE, _BOTH, W4, intra_slice_reduce),
     "vector_clip": (S.CLIP, _BOTH, W8, _clip),
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
 }
@@ -215,7 +217,7 @@ def _make_class(stage: VeStage, scalar: str) -> type:
 
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
     (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.INTRA_SLICE_REDUCE)
     for scalar in ("i32", "f32")
 }
 

@@ -5,7 +5,9 @@ Text: `%7 = vector in=%6 steps=[{unit=TAG, op=ZERO, arg=0}, {unit=FXP, op=MUL_IN
 operand (an i32, or the bit pattern of an f32 constant) or a conversion's int_width. The
 interpreter runs the steps in order (`ir.vector.numerics.steps`). Rules VEOP-1 (the steps
 type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's arg),
-VEOP-4 (`_RF` steps only in a `vector_rf` record, `tu_ops.vrf`).
+VEOP-4 (`_RF` steps only in a `vector_rf` record, `tu_ops.vrf`), VEOP-7 (an intra-slice reduce
+step, `INTRA_REDUCE_I32` / `_F32` with arg 1 when the packet becomes `1 # 4`: the input and
+output types differ by exactly the reduced axis, `ir.vector.intra_reduce`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import attrs
 
 from ir.dtypes import DType
 from ir.vector import enums as E
+from ir.mapping.nodes import Resize
+from ir.vector.intra_reduce import removed_axis, shape_fault
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 
@@ -40,6 +44,8 @@ class VeUnit(enum.Enum):
     FP_BINARY_RF = "fp_binary_rf"
     CLIP_I32_RF = "clip_i32_rf"
     CLIP_F32_RF = "clip_f32_rf"
+    INTRA_REDUCE_I32 = "intra_reduce_i32"
+    INTRA_REDUCE_F32 = "intra_reduce_f32"
 
 
 # unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
@@ -48,13 +54,15 @@ _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.Cl
                                 VeUnit.FP_BINARY: E.FpBinaryOp}
 _OP_ENUMS.update({VeUnit.FXP_RF: E.FxpBinaryOp, VeUnit.CLIP_I32_RF: E.ClipBinaryOpI32,
                   VeUnit.CLIP_F32_RF: E.ClipBinaryOpF32, VeUnit.FP_BINARY_RF: E.FpBinaryOp})
-_ORDER = {VeUnit.FXP_RF: 1, VeUnit.FP_BINARY_RF: 4, VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7,
+_OP_ENUMS.update({VeUnit.INTRA_REDUCE_I32: E.IntraSliceReduceOpI32, VeUnit.INTRA_REDUCE_F32: E.IntraSliceReduceOpF32})
+_REDUCE = frozenset({VeUnit.INTRA_REDUCE_I32, VeUnit.INTRA_REDUCE_F32})
+_ORDER = {VeUnit.INTRA_REDUCE_I32: 4.5, VeUnit.INTRA_REDUCE_F32: 4.5, VeUnit.FXP_RF: 1, VeUnit.FP_BINARY_RF: 4, VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7,
           VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
           VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7}
 _REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY,
                          VeUnit.FXP_RF, VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF, VeUnit.FP_BINARY_RF})
 _FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD,
-                       VeUnit.FP_BINARY_RF})  # units that read a 4-way stream
+                       VeUnit.FP_BINARY_RF, *_REDUCE})  # units that read a 4-way stream
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 
 _MULS = tuple(f"MUL_F_{alu.name}" for alu in E.FpMulAlu)
@@ -100,19 +108,20 @@ class VectorEngineOp(TuOp):
         scalar = _SCALAR.get(t.dtype)
         if scalar is None or t.packet.size != 8:
             return f"the engine takes 8 x i32 or 8 x f32 per step, not {t.packet.size} x {t.dtype}"
-        if (out.time, out.packet) != (t.time, t.packet):
+        if (out.time, out.packet) != (t.time, t.packet) and not any(s.unit in _REDUCE for s in self.steps):
             return "the pass changes the stream's time or packet"
         if not self.steps or self.steps[0].unit is not VeUnit.TAG:
             return "a pass starts with its TAG step"
         four_way = False
         for i, step in enumerate(self.steps[1:], start=1):
             src, dst = UNITS[step.unit.name]
-            if src != scalar:
+            if src not in (scalar, "any"):
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
             if four_way != (step.unit in _FOUR_WAY):
                 return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
-            scalar = dst
-            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.FP_BINARY_RF)
+            scalar = scalar if dst == "same" else dst
+            four_way = step.unit in (VeUnit.NARROW_TRIM, VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.FP_BINARY_RF,
+                                     *_REDUCE)
         if four_way:
             return "the pass ends 4-way: a WIDEN_PAD step must follow the float steps"
         if _SCALAR.get(out.dtype) != scalar:
@@ -142,6 +151,21 @@ class VectorEngineOp(TuOp):
                 return f"step {i} ({step.unit.name}): {problem}"
         return None
 
+    @rule("VEOP-7")
+    def _reduce(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        reduce = [s for s in self.steps if s.unit in _REDUCE]
+        if not reduce:
+            return None
+        t, out = self.input_type, self.output_type
+        packet, out_packet = Resize(t.packet, 4).normalize(), Resize(out.packet, 4).normalize()
+        if reduce[0].arg == 0:
+            out_packet = packet
+        axis = removed_axis(t.time, packet, out.time, out_packet)
+        if len(reduce) > 1 or axis is None:
+            return "a pass reduces one axis, once"
+        fault = shape_fault(axis, t.time, packet, out.time, out_packet)
+        return None if fault is None else f"the reduce of {axis}: {fault.message}"
+
     @rule("VEOP-4")
     def _rf_port(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.MNEMONIC == "vector" and any(s.unit.name.endswith("_RF") for s in self.steps):
@@ -162,6 +186,8 @@ def _arg_problem(step: VeStep) -> str | None:
         return f"{step.op.name} is not an op of this unit"
     if step.unit is VeUnit.FP_UNARY:
         return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
+    if step.unit in _REDUCE:
+        return None if a in (0, 1) else f"a reduce keeps (0) or reduces (1) the packet, not {a}"
     if step.unit.name.endswith("_RF"):
         return None if a == 0 else f"a register-file step takes no constant (arg 0), not {a}"
     if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 
 from ir import vector_ops as vops
+from ir.vector.intra_reduce import reduce_stored
 from ir.vector.numerics.steps import run_step
+from ir.vector_reduce_ops import VectorIntraSliceReduce
 
 from backends.cpu import layout, moves
 
@@ -48,7 +50,16 @@ def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     return buf
 
 
+def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_intra_slice_reduce`: the fold of `ir.vector.intra_reduce` on every slice row."""
+    t, out_t = op.input.type, op.result.type
+    rows = buf.reshape(-1, t.time.size, t.packet.size)
+    out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
+    return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+
+
 HANDLERS = {
+    VectorIntraSliceReduce: _intra_reduce,
     vops.VectorInit: _pass, vops.VectorTag: _pass, vops.VectorFinal: _pass,
     vops.VectorFxp: _step, vops.VectorClip: _step, vops.VectorFxpToFp: _step, vops.VectorFpToFxp: _step,
     vops.VectorFpUnary: _step, vops.VectorFpBinary: _step,

@@ -224,8 +224,11 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
     if name == "cast":
         c = _converted(v, str(op.dtype), _cast(v, str(op.dtype)))
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
+    if name == "to_vrf":
+        return move(v, v.levels[:3] + (op.element,), 3, True)
     if name.startswith("vector_"):
-        return vector_stage(name, op, v)
+        rf = [move(env[r.id], v.levels, 3, True).data for r in getattr(op, "rf", ())]
+        return vector_stage(name, op, v, rf[0] if rf else None)
     if name == "transpose":      # the Transpose Engine swaps time and packet: a move by logical index
         return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name == "commit_trim":

@@ -24,7 +24,8 @@ from tests.differential.naive_model import evaluate
 from tests.differential.strategies import kernels, make_inputs
 from tests.kernel_files import example, example_names
 
-BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel"}   # about a minute each in the model
+BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel",   # about a minute each in the model
+       "dense_bf16_kernel"}
 
 
 def _raw(a: np.ndarray) -> np.ndarray:

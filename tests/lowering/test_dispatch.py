@@ -11,12 +11,13 @@ from ir import vector_ops
 from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
+from ir.vector_reduce_ops import VectorIntraSliceReduce
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
 
 AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime, ir.ContractLane, ir.Cast,
-                 ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose, ToVrf,
+                 ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose, ToVrf, VectorIntraSliceReduce,
                  *(c for c in vars(vector_ops).values()
                    if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp)}
 

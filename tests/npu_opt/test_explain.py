@@ -81,7 +81,7 @@ def test_every_op_verifier_rule_is_indexed():
     from tu_ops import OP_CLASSES
 
     rules = {code for cls in OP_CLASSES for code in cls.rule_codes()}
-    assert len(rules) == 60  # FEED 12, TRFLD 6, COP 7, PRED/TRED/LFOLD 3 each, VEOP 6, CASTOP 2, TRANSPOSE 6,
+    assert len(rules) == 61  # FEED 12, TRFLD 6, COP 7, PRED/TRED/LFOLD 3 each, VEOP 7, CASTOP 2, TRANSPOSE 6,
     # CMT 5, DMAOP 5, VRFLD 2
     assert rules <= set(PAGES)
     assert set(VERIFY_CODES) == rules - {"FEED-11"}

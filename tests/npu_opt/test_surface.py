@@ -8,7 +8,7 @@ import npu_opt
 def test_npu_opt_all_is_pinned():
     assert sorted(npu_opt.__all__) == [
         "Artifact", "Axis", "ClipBinaryOpF32", "ClipBinaryOpI32", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
-        "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",
+        "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "Index", "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LaneMode", "Mapping", "MappingError", "NpuOptError",
         "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TagMode", "TrfTensor",
         "VisaFormatError", "VrfTensor", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
         "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",

@@ -46,7 +46,21 @@ def _no_rf_step():
     return attrs.evolve(rf, steps=steps), None
 
 
+def _bad_reduce():
+    """A row max whose record claims to keep the packet (arg 0) while its output has one cell."""
+    from backends.npu import lower_kernel as lower
+    from ir.vector.enums import IntraSliceReduceOpF32
+    from npu_opt import f32
+    from tests.reduce.kernels import row_kernel
+
+    lowered = lower(row_kernel(f32, IntraSliceReduceOpF32.MAX, name="reduce_bad"))
+    rec = next(op for op in lowered.ops() if op.MNEMONIC == "vector")
+    steps = tuple(attrs.evolve(s, arg=0) if s.unit.name.startswith("INTRA_REDUCE") else s for s in rec.steps)
+    return attrs.evolve(rec, steps=steps), None
+
+
 BAD_VRF = {
+    "VEOP-7": _bad_reduce,
     "VRFLD-1": lambda: _bad("vrf_load", output_type=attrs.evolve(_op("vrf_load").output_type, dtype=DType.F32))(),
     "VRFLD-2": _bad("vrf_load", words=63),
     "VRFLD-2:base": _bad("vrf_load", base=2000),

@@ -23,7 +23,8 @@ L_CODES = frozenset({"MEM-3", "MEM-4", "FEED-11", "TRFLD-6", "CMT-5", "DMAOP-5",
 # The traced call each lowered op stands for (the `stage` of its diagnostics).
 _STAGES = {"feed_buffer": "begin", "trf_load": "to_trf", "contract_outer": "contract_outer",
            "packet_reduce": "contract_packet", "time_reduce": "contract_time",
-           "lane_fold": "contract_lane", "cast_op": "cast", "transpose": "transpose", "commit": "commit_trim"}
+           "lane_fold": "contract_lane", "cast_op": "cast", "transpose": "transpose", "commit": "commit_trim",
+           "vrf_load": "to_vrf"}
 
 
 def version() -> str:

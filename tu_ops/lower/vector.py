@@ -19,6 +19,7 @@ from ir.dtypes import DType
 from ir.errors import InternalError
 from ir.mapping.nodes import Resize
 from ir.vector import enums as E
+from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
@@ -50,6 +51,7 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
     return rec if rf is None else rf_pass(rec, rf, site)
 
 
+@lowers(VectorIntraSliceReduce)
 @lowers(vops.VectorTag)
 @lowers(vops.VectorFxp)
 @lowers(vops.VectorClip)
@@ -110,6 +112,9 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
     """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
     for step in rec.steps:
+        if step.unit.name.startswith("INTRA_REDUCE_"):
+            ops.append(traced_reduce(step, ops[-1].result, next(fresh), rec.output_type.time))
+            continue
         ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)

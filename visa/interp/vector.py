@@ -13,6 +13,7 @@ import numpy as np
 
 from ir.vector.numerics.steps import run_step
 from visa.interp.errors import check
+from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
@@ -25,6 +26,9 @@ def run_vector(op: Any, stream: np.ndarray) -> np.ndarray:
           op)
     values = stream
     for i, step in enumerate(op.steps):
+        if is_reduce(step):
+            values = run_reduce_step(op, step, values)
+            continue
         try:
             values = run_step(step.unit.name, step.op.name, step.arg, values)
         except (KeyError, TypeError, ValueError) as e:

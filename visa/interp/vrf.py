@@ -16,6 +16,7 @@ import numpy as np
 from ir.vector.numerics.steps import run_step
 from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
+from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
@@ -54,6 +55,9 @@ def run_vector_rf(op: Any, stream: np.ndarray, vrf: VrfValues) -> np.ndarray:
     operand = vrf.words[:, offsets]
     values = stream
     for i, step in enumerate(op.steps):
+        if is_reduce(step):
+            values = run_reduce_step(op, step, values)
+            continue
         rhs = operand if step.unit.name.endswith("_RF") else None
         try:
             values = run_step(step.unit.name, step.op.name, step.arg, values, rhs)

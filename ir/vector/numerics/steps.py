@@ -28,8 +28,8 @@ __all__ = ["UNITS", "run_step", "f32_bits", "unit_scalars"]
 UNITS: dict[str, tuple[str, str]] = {
     "TAG": ("any", "same"), "FXP": ("i32", "i32"), "CLIP_I32": ("i32", "i32"), "CLIP_F32": ("f32", "f32"),
     "FXP_TO_FP": ("i32", "f32"), "FP_TO_FXP": ("f32", "i32"),
-    "NARROW_TRIM": ("f32", "f32"), "FP_UNARY": ("f32", "f32"), "FP_BINARY": ("f32", "f32"),
-    "WIDEN_PAD": ("f32", "f32"),
+    "NARROW_TRIM": ("any", "same"), "FP_UNARY": ("f32", "f32"), "FP_BINARY": ("f32", "f32"),
+    "WIDEN_PAD": ("any", "same"), "INTRA_REDUCE_I32": ("i32", "i32"), "INTRA_REDUCE_F32": ("f32", "f32"),
     "FXP_RF": ("i32", "i32"), "CLIP_I32_RF": ("i32", "i32"), "CLIP_F32_RF": ("f32", "f32"),
     "FP_BINARY_RF": ("f32", "f32"),
 }
@@ -62,8 +62,12 @@ def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np
 def run_step(unit: str, op: str, arg: int, values: np.ndarray, operand: np.ndarray | None = None) -> np.ndarray:
     """The step applied to stored values (int32 for i32, uint32 bits for f32); `operand` is
     the register-file operand of an `_RF` unit."""
-    if unit == "TAG":
+    if unit == "TAG" or unit == "WIDEN_PAD":
         return values
+    if unit == "NARROW_TRIM":
+        out = np.array(values, copy=True)
+        out[..., 4:] = 0
+        return out
     src, _ = UNITS[unit]
     if values.dtype != _STORED[src]:
         raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")
