@@ -36,8 +36,8 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_examples_all_pass(capsys):
     assert main(["check", str(ROOT / "examples")]) == 0
     out = capsys.readouterr().out
-    assert out.count("\nok ") + out.startswith("ok ") == 11
-    assert "checked 11 kernel(s): 11 ok" in out
+    assert out.count("\nok ") + out.startswith("ok ") == 13
+    assert "checked 13 kernel(s): 13 ok" in out
 
 
 def test_refusal_exit_1_with_rule_file_line(tmp_path, capsys):

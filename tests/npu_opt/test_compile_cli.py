@@ -19,7 +19,8 @@ EXAMPLES = ROOT / "examples"
 FIXTURES = sorted(str(p) for p in (ROOT / "tests" / "fixtures").glob("refused*.py"))
 EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_kernel",
                    "gemm_bf16_kernel", "row_sum_kernel", "fetch_commit_simple", "transpose_tile",
-                   "gemm_i8_requant_kernel", "gemm_bf16_relu_kernel", "dense_bf16_kernel"}
+                   "gemm_i8_requant_kernel", "gemm_bf16_relu_kernel", "dense_bf16_kernel",
+                   "softmax_rows_kernel", "rmsnorm_kernel"}
 
 
 def files(directory: Path, suffix: str) -> set[str]:

@@ -99,7 +99,7 @@ def test_every_example_kernel_has_a_schedule_with_bounds_and_a_manifest_makespan
     status, out = dumped
     assert status == 0
     manifest = json.loads((out / "manifest.json").read_text())
-    assert len(manifest["kernels"]) == 11
+    assert len(manifest["kernels"]) == 13
     for entry in manifest["kernels"]:
         data = json.loads((out / "schedules" / f"{entry['name']}.schedule.json").read_text())
         assert entry["makespan"] == data["makespan"] > 0
