@@ -94,3 +94,12 @@ def test_the_traced_text_reads_back():
     text = row_scale_kernel.trace().kernel.text()
     assert "to_vrf" in text and "vrf<f32;" in text
     assert parse_kernel(text).text() == text
+
+
+def test_a_moved_vrf_tensor_is_refused_by_the_verifier():
+    from visa.artifact import VisaTextError
+
+    text = npu_opt.compile(_kernel("fxp_add")).text
+    assert " base=0 write=" in text
+    with pytest.raises(VisaTextError, match="VRF allocation places this tensor at word 0"):
+        verify_text(text.replace(" base=0 write=", " base=64 write="), rngd())

@@ -24,7 +24,7 @@ from tu_ops.lower.errors import LoweringRefusal, refusal
 from tu_ops.program import TuProgram
 from tu_ops.vrf import VRF_WORDS, RfRead, VectorRfOp, VrfLoad
 
-__all__ = ["walk", "rf_pass", "allocate_vrf"]
+__all__ = ["walk", "rf_pass", "allocate_vrf", "vrf_placement"]
 
 
 def walk(element: Any, stream: Any) -> RfRead:
@@ -79,12 +79,19 @@ def _place(ref: int, live: dict[int, list], base: dict[int, int]) -> int:
         help="finish the passes that read an earlier VRF tensor before storing this one, or store less")])
 
 
-def allocate_vrf(kernel: Any) -> Any:
-    """Fill every `vrf_load`'s `base` (refusing VRF-6)."""
+def vrf_placement(kernel: Any) -> dict[int, int]:
+    """The `base` word of every `vrf_load` (by result id) the allocation gives (VRF-6 when
+    one does not fit)."""
     live = _liveness(kernel)
     base: dict[int, int] = {}
     for ref in sorted(live, key=lambda r: (live[r][1], r)):
         base[ref] = _place(ref, live, base)
+    return base
+
+
+def allocate_vrf(kernel: Any) -> Any:
+    """Fill every `vrf_load`'s `base` (refusing VRF-6)."""
+    base = vrf_placement(kernel)
     if not base:
         return kernel
     steps = []
