@@ -13,12 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ir.vector.numerics.steps import run_step
 from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
-from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.values import pad_mask, value_dtype
+from visa.interp.vector import run_vector
 
 __all__ = ["VrfValues", "run_vrf_load", "run_vector_rf"]
 
@@ -52,20 +51,7 @@ def run_vector_rf(op: Any, stream: np.ndarray, vrf: VrfValues) -> np.ndarray:
     check(offsets.shape == stream.shape[1:], "rf_read does not walk the stream", op)
     check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
     check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
-    operand = vrf.words[:, offsets]
-    values = stream
-    for i, step in enumerate(op.steps):
-        if is_reduce(step):
-            values = run_reduce_step(op, step, values)
-            continue
-        rhs = operand if step.unit.name.endswith("_RF") else None
-        try:
-            values = run_step(step.unit.name, step.op.name, step.arg, values, rhs)
-        except (KeyError, TypeError, ValueError) as e:
-            check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
-    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values", op)
-    out = np.array(values, copy=True)
-    return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
+    return run_vector(op, stream, vrf.words[:, offsets])
 
 
 @executes("vrf_load")
