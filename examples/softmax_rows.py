@@ -1,7 +1,7 @@
 """A row-wise softmax in the Vector Engine: y[r, c] = exp(x[r, c] - m[r] - log s[r]),
 m[r] = max_c x[r, c], s[r] = sum_c exp(x[r, c] - m[r]); R = 8 rows of C = 64 f32.
 
-Four passes, each reading at most one VRF tensor (one register-file port a pass):
+Four passes, the operands of the later ones read from the VRF:
 1. the row max, an intra-slice reduce (`MAX` over `C`), stored in the VRF;
 2. the row sums of exp(x - max), committed to DM;
 3. c = log(s) + max on those sums, stored in the VRF (no divide is needed:

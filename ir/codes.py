@@ -174,7 +174,6 @@ _ENTRIES: list[CodeInfo] = [
     *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
         ("VRF-1", "VRF tensor exceeds a slice's register file", "trace"),
         ("VRF-2", "VRF operand does not match the stream", "trace"),
-        ("VRF-3", "a pass reads two VRF tensors", "trace"),
         ("VRF-4", "VRF tensor is not i32 or f32", "trace"),
         ("VRF-5", "VRF element is not a layout of the stream", "trace"),
         ("VRF-6", "live VRF tensors exceed a slice's register file", "lower"),

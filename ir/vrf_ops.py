@@ -6,8 +6,7 @@ slice's file holds `VRF_BYTES` = 8192 bytes (VRF-1). A binary Vector Engine op
 (`vector_fxp`, `vector_clip`, `vector_fp_binary`) may read a VRF tensor instead of a
 constant: the tensor's element is broadcast over the stream by axis name, so it must hold
 the stream's scalar, live in the same slices and name no axis the stream lacks (VRF-2).
-A pass has one register-file port, so it reads at most one VRF tensor (VRF-3, checked by
-the DSL as the pass is built).
+The ops of one pass may read different VRF tensors.
 """
 
 from __future__ import annotations

@@ -44,7 +44,6 @@ class VePass:
 
     stage: VeStage | None = None
     alus: AluBudget = attrs.field(factory=AluBudget)
-    rf: Any = None  # the VRF tensor the pass's register-file port reads (npu_opt.vrf)
 
 
 class VectorStream(StreamStage):

@@ -3,7 +3,7 @@
 `to_vrf(element)` ends a chain after `collect` or `vector_final` and returns a
 `VrfTensor` (rules VRF-1, VRF-4, VRF-5 are the traced op's). Passing that tensor as the
 operand of `vector_fxp`, `vector_clip` or `vector_fp_binary` reads it once per stream
-element (VRF-2); a pass has one register-file port, so it reads one VRF tensor (VRF-3).
+element (VRF-2); the ops of one pass may read different VRF tensors.
 """
 
 from __future__ import annotations
@@ -36,17 +36,10 @@ def to_vrf(self: StreamStage, loc: Location, element: Any) -> Any:
 
 
 def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any) -> Any:
-    """The op reading the VRF tensor `operand` through the pass's register-file port (VRF-3:
-    one tensor a pass); an operand from a refused call ends the chain silently."""
+    """The op reading the VRF tensor `operand`; an operand from a refused call ends the chain
+    silently."""
     from npu_opt.vector_stages import _step
 
     if isinstance(operand, Poisoned) or isinstance(operand.value, Poisoned):
         return refuse_dead(stage, loc, op_cls.STAGE, Violation("", "argument comes from a refused call"))
-    held = getattr(stage.ve, "rf", None)
-    if held is not None and held.id != operand.value.id:
-        return refuse_dead(stage, loc, op_cls.STAGE, Violation(
-            "VRF-3", f"`{op_cls.STAGE}` reads a second VRF tensor in one pass",
-            label="an earlier op of this pass already reads another VRF tensor",
-            help="the engine has one register-file port: split the pass, or store both operands in one VRF tensor"))
-    stage.ve.rf = operand.value
     return _step(stage, loc, op_cls, dst, op.alu, op=op, const=0, rf=(operand.value,))

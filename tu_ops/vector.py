@@ -189,7 +189,7 @@ def _arg_problem(step: VeStep) -> str | None:
     if step.unit in _REDUCE:
         return None if a in (0, 1) else f"a reduce keeps (0) or reduces (1) the packet, not {a}"
     if step.unit.name.endswith("_RF"):
-        return None if a == 0 else f"a register-file step takes no constant (arg 0), not {a}"
+        return None if a >= 0 else f"a register-file step's arg is the index of its VRF tensor, not {a}"
     if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY):
         return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
     if not -(2**31) <= a < 2**31:

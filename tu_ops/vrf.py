@@ -5,9 +5,10 @@
 of every slice's VRF (`base` is filled by the allocation pass): word `i` holds cell `i` of
 the tensor's element, and `write` gives the word each live stream cell goes to. `vector_rf` is a
 `vector` record whose `_RF` steps read one VRF value per stream cell through the pass's
-register-file port: `rf=%5 rf_read={time=[8:0, 8:8], packet=[8:1]}` gives the word (from
-the tensor's first) each stream cell reads, as loop entries `size:stride` over the
-stream's time and packet. Rules VRFLD-1, VRFLD-2 (the load), VEOP-5, VEOP-6 (the read).
+register-file port: `rf=[%5] rf_read=[{time=[8:0, 8:8], packet=[8:1]}]` gives, for each
+VRF tensor the pass reads, the word (from the tensor's first) each stream cell reads, as
+loop entries `size:stride` over the stream's time and packet; an `_RF` step's arg is the
+index of the tensor it reads. Rules VRFLD-1, VRFLD-2 (the load), VEOP-5, VEOP-6 (the read).
 """
 
 from __future__ import annotations
@@ -94,38 +95,45 @@ def rf_offsets(read: RfRead) -> Any:
 
 @attrs.frozen(kw_only=True)
 class VectorRfOp(VectorEngineOp):
-    """A Vector Engine pass whose `_RF` steps read the VRF tensor `rf`."""
+    """A Vector Engine pass whose `_RF` steps read the VRF tensors `rf` (step arg: which)."""
 
     NAME: ClassVar[str] = "tu.vector_rf"
     MNEMONIC: ClassVar[str] = "vector_rf"
 
-    rf: Ref = operand(name="rf")
-    rf_read: RfRead = attr()
+    rf: tuple[Ref, ...] = operand(name="rf")
+    rf_read: tuple[RfRead, ...] = attrs.field(converter=tuple, metadata={"role": "attr", "name": None})
 
     @rule("VEOP-5")
     def _read_shape(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        t, r = self.input_type, self.rf_read
-        if math.prod(e.size for e in r.time) != t.time.size or math.prod(e.size for e in r.packet) != 8:
-            return (f"rf_read walks {math.prod(e.size for e in r.time)} x {math.prod(e.size for e in r.packet)} "
-                    f"cells, the stream has {t.time.size} x 8")
-        if any(e.stride < 0 for e in (*r.time, *r.packet)):
-            return "an rf_read stride is negative"
-        if not any(s.unit.name.endswith("_RF") for s in self.steps):
+        t = self.input_type
+        if not self.rf or len(self.rf) != len(self.rf_read):
+            return f"{len(self.rf)} VRF tensors but {len(self.rf_read)} rf_read walks"
+        for r in self.rf_read:
+            if math.prod(e.size for e in r.time) != t.time.size or math.prod(e.size for e in r.packet) != 8:
+                return (f"rf_read walks {math.prod(e.size for e in r.time)} x "
+                        f"{math.prod(e.size for e in r.packet)} cells, the stream has {t.time.size} x 8")
+            if any(e.stride < 0 for e in (*r.time, *r.packet)):
+                return "an rf_read stride is negative"
+        reads = [s.arg for s in self.steps if s.unit.name.endswith("_RF")]
+        if not reads:
             return "no step reads the register file"
+        if any(a >= len(self.rf) for a in reads):
+            return f"a step reads VRF tensor {max(reads)}, the record names {len(self.rf)}"
         return None
 
     @rule("VEOP-6")
     def _read_source(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        top = sum((e.size - 1) * e.stride for e in (*self.rf_read.time, *self.rf_read.packet))
-        if top >= VRF_WORDS:
-            return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
-        load = self.neighbour(ctx, self.rf, "vrf_load")
-        if ctx is not None and load is None:
-            return f"rf {self.rf} is not the result of a vrf_load"
-        if load is None:
-            return None
-        if load.output_type.dtype != self.input_type.dtype:
-            return f"the VRF tensor holds {load.output_type.dtype}, the stream {self.input_type.dtype}"
-        if top >= load.words:
-            return f"rf_read reaches word {top}, the VRF tensor holds {load.words}"
+        for ref, r in zip(self.rf, self.rf_read):
+            top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
+            if top >= VRF_WORDS:
+                return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
+            load = self.neighbour(ctx, ref, "vrf_load")
+            if ctx is not None and load is None:
+                return f"rf {ref} is not the result of a vrf_load"
+            if load is None:
+                continue
+            if load.output_type.dtype != self.input_type.dtype:
+                return f"the VRF tensor {ref} holds {load.output_type.dtype}, the stream {self.input_type.dtype}"
+            if top >= load.words:
+                return f"rf_read reaches word {top}, the VRF tensor {ref} holds {load.words}"
         return None

@@ -26,15 +26,19 @@ def _vrf_load(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh
 @retraces("vector_rf")
 def _vector_rf(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     """The constant form of the pass, then each `_RF` step's op reads the VRF value."""
-    vrf_t = types.get(rec.rf.id)
-    if getattr(vrf_t, "kind", None) != "vrf":
-        raise Underivable(rec, f"rf {rec.rf} is not a VRF tensor")
+    values = []
+    for ref in rec.rf:
+        vrf_t = types.get(ref.id)
+        if getattr(vrf_t, "kind", None) != "vrf":
+            raise Underivable(rec, f"rf {ref} is not a VRF tensor")
+        values.append(ir.Value(ref.id, vrf_t))
     reads = [s.unit.name.endswith("_RF") for s in rec.steps]
-    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[s.unit.name[:-3]]) if r else s
+    if any(r and not 0 <= s.arg < len(values) for s, r in zip(rec.steps, reads)):
+        raise Underivable(rec, "a register-file step reads a VRF tensor the record does not name")
+    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[s.unit.name[:-3]], arg=0) if r else s
                                           for s, r in zip(rec.steps, reads)))
     ops = list(traced_pass(plain, src, fresh))
-    rf = (ir.Value(rec.rf.id, vrf_t),)
-    for i, r in enumerate(reads):
+    for i, (s, r) in enumerate(zip(rec.steps, reads)):
         if r:
-            ops[i + 1] = attrs.evolve(ops[i + 1], rf=rf, const=0)
+            ops[i + 1] = attrs.evolve(ops[i + 1], rf=(values[s.arg],), const=0)
     return tuple(ops)

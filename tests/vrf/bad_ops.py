@@ -66,8 +66,9 @@ BAD_VRF = {
     "VRFLD-2:base": _bad("vrf_load", base=2000),
     "VRFLD-2:walk": lambda: _bad("vrf_load", write=RfRead(time=[(8, 8)], packet=[(8, 2)]))(),
     "VEOP-4": _plain_vector,
-    "VEOP-5": lambda: _bad("vector_rf", rf_read=RfRead(time=[(8, 8)], packet=[(8, 1)]))(),
+    "VEOP-5": lambda: _bad("vector_rf", rf_read=(RfRead(time=[(8, 8)], packet=[(8, 1)]),))(),
+    "VEOP-5:two-reads": lambda: _bad("vector_rf", rf_read=_op("vector_rf").rf_read * 2)(),
     "VEOP-5:no-rf-step": _no_rf_step,
-    "VEOP-6": lambda: _bad("vector_rf", True, rf_read=RfRead(time=[(8, 0), (8, 16)], packet=[(8, 1)]))(),
-    "VEOP-6:not-a-load": lambda: _bad("vector_rf", True, rf=_op("vector_rf").input)(),
+    "VEOP-6": lambda: _bad("vector_rf", True, rf_read=(RfRead(time=[(8, 0), (8, 16)], packet=[(8, 1)]),))(),
+    "VEOP-6:not-a-load": lambda: _bad("vector_rf", True, rf=(_op("vector_rf").input,))(),
 }

@@ -63,3 +63,18 @@ def row_scale_kernel(ctx: Context, x: HbmTensor[f32, Chip, m("A, E")],  # noqa: 
          .vector_fp_binary(FpBinaryOp.MUL_F(FpMulAlu.MUL1), s_vrf)  # noqa: F405
          .vector_widen_pad(m("E % 4 # 8")).vector_final().commit_trim(m("E % 4")).commit())  # noqa: F405
     return y.to_hbm(ctx.tdma)
+
+
+@device(chip=1)  # noqa: F405
+def two_vrf_kernel(ctx: Context, x: HbmTensor[i32, Chip, m("A, E")], b: HbmTensor[i32, Chip, m("E")],  # noqa: F405
+                   c: HbmTensor[i32, Chip, m("E")]) -> HbmTensor[i32, Chip, m("A, E")]:  # noqa: F405
+    """y = min((x + b) * c, b): one pass reading two VRF tensors, one of them twice."""
+    b_vrf, c_vrf = _store(ctx, b, i32, m("E")), _store(ctx, c, i32, m("E"))  # noqa: F405
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+    y = (ctx.main.begin(x.view()).fetch(m("A, E / 8"), m("E % 8")).collect(m("A, E / 8"), m("E % 8"))  # noqa: F405
+         .vector_init().vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.ADD_FXP, b_vrf)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.MUL_INT, c_vrf)  # noqa: F405
+         .vector_clip(ClipBinaryOpI32.MIN, b_vrf)  # noqa: F405
+         .vector_final().commit_trim(m("E % 8")).commit())  # noqa: F405
+    return y.to_hbm(ctx.tdma)

@@ -72,7 +72,7 @@ def test_the_records_name_the_vrf_tensor():
     (load,) = [t for t in text.splitlines() if " = vrf_load " in t]
     assert "words=64 base=0 write={time=[8:8], packet=[8:1]}" in load and '-> vrf[i32, "E"]' in load
     (rec,) = [t for t in text.splitlines() if " = vector_rf " in t]
-    assert "{unit=FXP_RF, op=ADD_FXP, arg=0}" in rec and "rf_read={time=[8:0, 8:8], packet=[8:1]}" in rec
+    assert "{unit=FXP_RF, op=ADD_FXP, arg=0}" in rec and "rf_read=[{time=[8:0, 8:8], packet=[8:1]}]" in rec
     assert "dest=(VRF_LOAD, " in text
 
 
@@ -103,3 +103,19 @@ def test_a_moved_vrf_tensor_is_refused_by_the_verifier():
     assert " base=0 write=" in text
     with pytest.raises(VisaTextError, match="VRF allocation places this tensor at word 0"):
         verify_text(text.replace(" base=0 write=", " base=64 write="), rngd())
+
+
+def test_one_pass_reads_two_vrf_tensors():
+    from tests.vrf.kernels import two_vrf_kernel
+
+    x = RNG.integers(-1000, 1000, (8, 64)).astype(np.int32)
+    b, c = RNG.integers(-1000, 1000, 64).astype(np.int32), RNG.integers(-50, 50, 64).astype(np.int32)
+    want = np.minimum((x.astype(np.int64) + b) * c, b).astype(np.int32)
+    cpu = npu_opt.run(two_vrf_kernel, x, b, c)
+    np.testing.assert_array_equal(cpu, want)
+    artifact = npu_opt.compile(two_vrf_kernel)
+    (rec,) = [t for t in artifact.text.splitlines() if " = vector_rf " in t]
+    assert "{unit=FXP_RF, op=MUL_INT, arg=1}, {unit=CLIP_I32_RF, op=MIN, arg=0}" in rec
+    assert print_artifact(parse_visa(artifact.text)) == artifact.text
+    verify_text(artifact.text, rngd())
+    np.testing.assert_array_equal(execute(parse_visa(artifact.text), [x, b, c]), cpu)

@@ -47,8 +47,7 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
     rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
                          loc=op.loc)
-    rf = next((o.rf[0] for o in body if getattr(o, "rf", ())), None)
-    return rec if rf is None else rf_pass(rec, rf, site)
+    return rf_pass(rec, body, site)
 
 
 @lowers(VectorIntraSliceReduce)

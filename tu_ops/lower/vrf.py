@@ -44,10 +44,24 @@ def _to_vrf(op: ToVrf, site: Site) -> VrfLoad:
                    loc=op.loc)
 
 
-def rf_pass(rec: Any, rf: Any, site: Site) -> VectorRfOp:
-    """The `vector` record `rec` as a `vector_rf` reading the traced VRF value `rf`."""
+def rf_pass(rec: Any, body: Any, site: Site) -> Any:
+    """The `vector` record `rec` of the traced pass `body`, as a `vector_rf` when some op
+    reads a VRF tensor: each `_RF` step's arg is the index of the tensor it reads."""
+    tensors: list[Any] = []
+    for o in body:
+        for v in getattr(o, "rf", ()):
+            if all(v.id != t.id for t in tensors):
+                tensors.append(v)
+    if not tensors:
+        return rec
+    ids = [t.id for t in tensors]
+    configured = [o for o in body if o.step() is not None]
+    steps = tuple(attrs.evolve(s, arg=ids.index(o.rf[0].id)) if getattr(o, "rf", ()) else s
+                  for s, o in zip(rec.steps, configured))
     fields = {f.name: getattr(rec, f.name) for f in attrs.fields(type(rec))}
-    return VectorRfOp(**fields, rf=Ref(site.ref(rf)), rf_read=walk(rf.type.element, rec.input_type))
+    fields["steps"] = steps
+    return VectorRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
+                      rf_read=tuple(walk(t.type.element, rec.input_type) for t in tensors))
 
 
 # --- allocation ---------------------------------------------------------------------------------
@@ -60,8 +74,10 @@ def _liveness(kernel: Any) -> dict[int, list]:
         for op in (s.ops if isinstance(s, TuProgram) else ()):
             if op.MNEMONIC == "vrf_load":
                 live[op.result.id] = [op, step, step]
-            elif op.MNEMONIC == "vector_rf" and op.rf.id in live:
-                live[op.rf.id][2] = max(live[op.rf.id][2], step)
+            elif op.MNEMONIC == "vector_rf":
+                for ref in op.rf:
+                    if ref.id in live:
+                        live[ref.id][2] = max(live[ref.id][2], step)
     return live
 
 

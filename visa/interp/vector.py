@@ -20,9 +20,9 @@ from visa.interp.values import pad_mask, value_dtype, zero_padding
 __all__ = ["run_vector"]
 
 
-def run_vector(op: Any, stream: np.ndarray, operand: np.ndarray | None = None) -> np.ndarray:
+def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> the same shape of the output dtype;
-    `operand` is what the `_RF` steps read (a `vector_rf` record's VRF values)."""
+    `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values)."""
     check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
           op)
     values = stream
@@ -31,7 +31,7 @@ def run_vector(op: Any, stream: np.ndarray, operand: np.ndarray | None = None) -
             values = run_reduce_step(op, step, values)
             continue
         try:
-            rhs = operand if step.unit.name.endswith("_RF") else None
+            rhs = operand[step.arg] if step.unit.name.endswith("_RF") and operand is not None else None
             values = run_step(step.unit.name, step.op.name, step.arg, values, rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)

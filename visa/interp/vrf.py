@@ -43,15 +43,19 @@ def run_vrf_load(op: Any, stream: np.ndarray) -> VrfValues:
     return VrfValues(op, words)
 
 
-def run_vector_rf(op: Any, stream: np.ndarray, vrf: VrfValues) -> np.ndarray:
-    """The pass's steps in order, the `_RF` ones reading the VRF through `rf_read`."""
+def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndarray:
+    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
     check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
           op)
-    offsets = rf_offsets(op.rf_read)
-    check(offsets.shape == stream.shape[1:], "rf_read does not walk the stream", op)
-    check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
-    check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
-    return run_vector(op, stream, vrf.words[:, offsets])
+    check(len(vrfs) == len(op.rf_read), "one rf_read walk per VRF tensor", op)
+    operands = []
+    for vrf, read in zip(vrfs, op.rf_read):
+        offsets = rf_offsets(read)
+        check(offsets.shape == stream.shape[1:], "rf_read does not walk the stream", op)
+        check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
+        check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
+        operands.append(vrf.words[:, offsets])
+    return run_vector(op, stream, operands)
 
 
 @executes("vrf_load")
@@ -64,7 +68,7 @@ def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
 @executes("vector_rf")
 def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    vrf = state.env.get(op.rf.id)
-    check(isinstance(vrf, VrfValues), f"rf {op.rf} is not a loaded VRF tensor", op)
-    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), vrf)
+    vrfs = [state.env.get(ref.id) for ref in op.rf]
+    check(all(isinstance(v, VrfValues) for v in vrfs), f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
+    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), vrfs)
     return 1
