@@ -235,6 +235,26 @@ _ENTRIES: list[CodeInfo] = [
         "tagged pass steps do not form a vector pass", "comparison tag malformed", "branched slots malformed",
         "stash written or read out of order"],
             phase="verify"),
+    # the Vector Register File (ir.vrf_ops, npu_opt.vrf, tu_ops.vrf)
+    *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
+        ("VRF-1", "VRF tensor exceeds a slice's register file", "trace"),
+        ("VRF-2", "VRF operand does not match the stream", "trace"),
+        ("VRF-4", "VRF tensor is not i32 or f32", "trace"),
+        ("VRF-5", "VRF element is not a layout of the stream", "trace"),
+        ("VRF-6", "live VRF tensors exceed a slice's register file", "lower"),
+        ("VRFLD-1", "VRF load of the wrong scalar", "verify"),
+        ("VRFLD-2", "VRF load size or walk wrong", "verify"),
+        ("VEOP-4", "register-file step in a plain vector record", "verify"),
+        ("VEOP-5", "VRF read walk does not cover the stream", "verify"),
+        ("VEOP-6", "VRF read outside its tensor", "verify"))],
+    # the intra-slice reduce (ir.vector.intra_reduce, ir.vector_reduce_ops)
+    *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
+        ("VE-REDUCE-1", "the reduce output does not divide its input", "trace"),
+        ("VE-REDUCE-2", "the reduce removes another axis", "trace"),
+        ("VE-REDUCE-3", "the reduce axis survives in the output", "trace"),
+        ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
+        ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
+        ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

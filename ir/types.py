@@ -16,7 +16,8 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
 
-__all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "Type", "MAIN", "SUB", "type_text"]
+__all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "VrfType", "Type", "MAIN", "SUB",
+           "type_text"]
 
 MAIN = "main"
 SUB = "sub"
@@ -156,7 +157,30 @@ class CStreamType:
                 f"{_m(self.slice)}; {_m(self.lane)}; {_m(self.time)}; {_m(self.packet)}{pre}>")
 
 
-Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType]
+@attrs.frozen
+class VrfType:
+    """A Vector Register File tensor: `Vrf[D; Chip, Cluster, Slice; Element]` (i32 or f32)."""
+
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    element: Mapping
+
+    kind = "vrf"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.slice, self.element)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        return (self.chip, self.cluster, self.slice)
+
+    def __str__(self) -> str:
+        return (f"vrf<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
+                f"{_m(self.element)}>")
+
+
+Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType, VrfType]
 
 
 def type_text(t: Type | None) -> str:

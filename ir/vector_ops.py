@@ -23,6 +23,7 @@ from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.errors import VectorRuleError
 from ir.vector.numerics.steps import f32_bits
+from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
@@ -124,8 +125,14 @@ class VectorFxp(VectorOp):
     const: Any = attr()
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
     def step(self) -> tuple:
-        return with_mode(("FXP", self.op.name, int(self.const)), self.mode)
+        return ("FXP_RF", self.op.name, 0) if self.rf else with_mode(("FXP", self.op.name, int(self.const)), self.mode)
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -149,7 +156,15 @@ class VectorClip(VectorOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
+
     def step(self) -> tuple:
+        if self.rf:
+            return f"CLIP_{self.scalar.upper()}_RF", self.op.name, 0
         if self.scalar == "f32":
             return with_mode(("CLIP_F32", self.op.name, f32_bits(self.const)), self.mode)
         return with_mode(("CLIP_I32", self.op.name, int(self.const)), self.mode)
@@ -296,8 +311,16 @@ class VectorFpBinary(VectorOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
     def step(self) -> tuple:
+        if self.rf:
+            return "FP_BINARY_RF", fp_op_name(self.op), 0
         return with_mode(("FP_BINARY", fp_op_name(self.op), f32_bits(self.const)), self.mode)
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

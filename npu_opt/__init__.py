@@ -36,7 +36,7 @@ _LAZY: dict[str, str] = {
     "Report": "npu_opt.report",
     "check": "npu_opt.report",
     "run": "npu_opt.run",
-    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor"], "npu_opt.tensors"),
+    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor", "VrfTensor"], "npu_opt.tensors"),
     **dict.fromkeys(["Mut", "HbmTensorView", "HbmTensorViewMut"], "npu_opt.params"),
     **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
                      "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
@@ -47,6 +47,7 @@ _LAZY: dict[str, str] = {
                     "ir.vector.enums"),
     **dict.fromkeys(["Branched", "TagGuard"], "npu_opt.vector_branch"),
     "Stash": "npu_opt.vector_stash",
+    **dict.fromkeys(["IntraSliceReduceOpF32", "IntraSliceReduceOpI32"], "ir.vector.enums"),
 }
 
 
@@ -78,7 +79,7 @@ __version__ = VERSION
 __all__ = [
     "Artifact", "Axis", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
     "DmTensorView", "HbmTensor", "Index", "LaneMode", "Mapping", "MappingError", "NpuOptError",
-    "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor",
+    "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "TrfTensor", "VrfTensor",
     "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # kernel parameters (docs page "Kernel parameters and results")
@@ -90,4 +91,5 @@ __all__ = [
     "BinaryArgMode", "BitReq", "Cmp", "GroupId",
     "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode",
     "Branched", "TagGuard", "Stash",
+    "IntraSliceReduceOpF32", "IntraSliceReduceOpI32",
 ]

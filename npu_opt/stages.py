@@ -21,6 +21,7 @@ from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, st
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_stages import vector_init
+from npu_opt.vrf import to_vrf
 
 __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
@@ -253,6 +254,7 @@ class CollectStream(StreamStage):
     transpose = _transpose
     commit_trim = _commit_trim
     vector_init = vector_init
+    to_vrf = to_vrf
 
     @stage_method("to_trf")
     def to_trf(self, loc: Location, lane: Any = None, element: Any = None) -> Any:
@@ -339,10 +341,11 @@ class ContractStream(StreamStage):
 
 
 class VectorFinalStream(StreamStage):
-    """After `vector_final`: offers `cast` and `commit_trim`."""
+    """After `vector_final`: offers `cast`, `commit_trim` and `to_vrf`."""
 
     cast = _cast
     commit_trim = _commit_trim
+    to_vrf = to_vrf
 
 
 class CastStream(StreamStage):

@@ -15,14 +15,15 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.types import DmType, HbmType, TrfType
+from ir.types import DmType, HbmType, TrfType, VrfType
 
-__all__ = ["TensorSpec", "HbmTensor", "DmTensor", "DmTensorView", "TrfTensor"]
+__all__ = ["TensorSpec", "HbmTensor", "DmTensor", "DmTensorView", "TrfTensor", "VrfTensor"]
 
 _ARITY = {"hbm": ("dtype", "chip", "element"),
           "dm": ("dtype", "chip", "cluster", "slice", "element"),
-          "trf": ("dtype", "chip", "cluster", "slice", "lane", "element")}
-_CLASS_NAME = {"hbm": "HbmTensor", "dm": "DmTensor", "trf": "TrfTensor"}
+          "trf": ("dtype", "chip", "cluster", "slice", "lane", "element"),
+          "vrf": ("dtype", "chip", "cluster", "slice", "element")}
+_CLASS_NAME = {"hbm": "HbmTensor", "dm": "DmTensor", "trf": "TrfTensor", "vrf": "VrfTensor"}
 
 
 @attrs.frozen
@@ -41,7 +42,7 @@ class TensorSpec:
 
         return new_tensor(self)
 
-    def resolve(self) -> HbmType | DmType | TrfType | Violation:
+    def resolve(self) -> HbmType | DmType | TrfType | VrfType | Violation:
         """The IR type, or a TYPE-6 violation when the subscript has the wrong shape."""
         names = _ARITY[self.kind]
         if len(self.items) != len(names):
@@ -57,7 +58,7 @@ class TensorSpec:
                 return Violation("TYPE-6", f"the {name} level of {_CLASS_NAME[self.kind]}[...] must be a "
                                  f"mapping built by m(), not {type(mp).__name__}",
                                  help=f'wrap it: m("{mp}")' if isinstance(mp, str) else None)
-        cls = {"hbm": HbmType, "dm": DmType, "trf": TrfType}[self.kind]
+        cls = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType}[self.kind]
         return cls(dtype, *maps)
 
 
@@ -213,3 +214,11 @@ class TrfTensor(_TensorClass):
     """A TRF tensor: `TrfTensor[dtype, Chip, Cluster, Slice, Lane, Element]`."""
 
     KIND = "trf"
+
+
+class VrfTensor(_TensorClass):
+    """A VRF tensor: `VrfTensor[dtype, Chip, Cluster, Slice, Element]` (i32 or f32), made by
+    `.to_vrf(element)`; pass it as the operand of `vector_fxp`, `vector_clip` or
+    `vector_fp_binary`."""
+
+    KIND = "vrf"

@@ -28,9 +28,12 @@ from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_pair import vector_intra_slice_unzip
+from npu_opt.vector_reduce import intra_slice_reduce
+from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
 
@@ -85,7 +88,7 @@ def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisone
         return None
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
-        help="VRF and stash operands are not available yet; pass a Python number"))
+        help="pass a Python number or a VRF tensor made by `.to_vrf(...)`"))
 
 
 # --- the methods ------------------------------------------------------------------------
@@ -111,7 +114,7 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
 
 def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any,
             operand: Any) -> Any:
-    """A binary op with a constant operand: the enum value, the operand's kind, its ALU."""
+    """A binary op with a constant or VRF operand: the enum value, the operand's kind, its ALU."""
     op = _enum(stage, loc, op_cls.STAGE, enums, op)
     if isinstance(op, Poisoned):
         return op
@@ -122,6 +125,8 @@ def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enum
         return branched_step(stage, loc, op_cls.STAGE, op, operand, _step, dst)
     if operand is Stash:
         return stash_step(stage, loc, op_cls.STAGE, op, _step, dst)
+    if isinstance(operand, (VrfTensor, Poisoned)):
+        return rf_step(stage, loc, op_cls, dst, op, operand)
     return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
 
 
@@ -207,6 +212,7 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
     "vector_widen_pad": (S.WIDEN, _BOTH, W4, _widen_pad),
     "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
+    "vector_intra_slice_reduce": (S.INTRA_SLICE_REDUCE, _BOTH, W4, intra_slice_reduce),
     "vector_clip": (S.CLIP, _BOTH, W8, _clip),
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
 }
@@ -236,7 +242,8 @@ def _make_class(stage: VeStage, scalar: str) -> type:
 
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
     (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.LOGIC, S.FP_DIV)
+    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.LOGIC, S.FP_DIV,
+                  S.INTRA_SLICE_REDUCE)
     for scalar in ("i32", "f32")
 }
 

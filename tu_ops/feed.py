@@ -28,10 +28,10 @@ __all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer"
 @functools.cache
 def feed_destinations() -> dict[DestKind, type]:
     """The op class each destination kind names, as the op classes declare (`FEED_DEST`).
-    A kind no class claims (VRF_LOAD today) is later scope."""
+    A kind no class claims is later scope."""
     from tu_ops import OP_CLASSES
 
-    return {cls.FEED_DEST: cls for cls in OP_CLASSES if cls.FEED_DEST is not None}
+    return {cls.FEED_DEST: cls for cls in OP_CLASSES if vars(cls).get("FEED_DEST") is not None}
 
 
 def dest_element_types() -> Mapping[DestKind, frozenset[FeedElementType]]:
@@ -328,7 +328,7 @@ class FeedBuffer(TuOp):
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
         want = dest_mnemonics().get(self.dest.kind)
-        if consumer.MNEMONIC != want:
+        if consumer.MNEMONIC != want and not isinstance(consumer, feed_destinations().get(self.dest.kind, ())):
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)
         if program is None or ctx.program_of(self.dest.op) is not program:

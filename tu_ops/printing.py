@@ -14,7 +14,7 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Pair
 from ir.mapping.ops import Entry
-from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType
+from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, VrfType
 
 __all__ = ["value_text", "mapping_text", "type_text"]
 
@@ -45,6 +45,8 @@ def type_text(t: Any, *, spatial: bool = False) -> str:
         items, head = [*space, _q(t.time), _q(t.packet)], f"stream[{t.dtype}"
     elif isinstance(t, TrfType):
         items, head = [*space, _q(t.lane), _q(t.element)], f"trf[{t.dtype}"
+    elif isinstance(t, VrfType):
+        items, head = [*space, _q(t.element)], f"vrf[{t.dtype}"
     elif isinstance(t, CStreamType):
         items, head = [*space, _q(t.lane), _q(t.time), _q(t.packet)], f"cstream[{t.acc}, {t.dtype}"
     else:

@@ -9,6 +9,9 @@ type the stream), VEOP-2 (stage order and one op per ALU), VEOP-3 (each step's a
 A step may also carry `mode` (an argument mode other than the default MODE01 / MODE012)
 and `arg1` (the second constant of `FP_TERNARY`); both are printed only when set, so a
 step without them reads `{unit=FXP, op=MUL_INT, arg=3}`.
+VEOP-4 (`_RF` steps only in a `vector_rf` record, `tu_ops.vrf`), VEOP-7 (an intra-slice reduce
+step, `INTRA_REDUCE_I32` / `_F32` with arg 1 when the packet becomes `1 # 4`: the input and
+output types differ by exactly the reduced axis, `ir.vector.intra_reduce`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.vector import enums as E
 from ir.vector import ways
+from ir.mapping.nodes import Resize
+from ir.vector.intra_reduce import removed_axis, shape_fault
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
@@ -50,6 +55,12 @@ class VeUnit(enum.Enum):
     FP_DIV = "fp_div"
     WIDEN_CONCAT = "widen_concat"
     REINTERPRET = "reinterpret"
+    FXP_RF = "fxp_rf"
+    FP_BINARY_RF = "fp_binary_rf"
+    CLIP_I32_RF = "clip_i32_rf"
+    CLIP_F32_RF = "clip_f32_rf"
+    INTRA_REDUCE_I32 = "intra_reduce_i32"
+    INTRA_REDUCE_F32 = "intra_reduce_f32"
 
 
 # unit -> the op enum whose variant names its `op` takes (None: `NONE` / the tag mode)
@@ -58,14 +69,21 @@ _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.Cl
                                 VeUnit.FP_BINARY: E.FpBinaryOp, VeUnit.LOGIC_I32: E.LogicBinaryOpI32,
                                 VeUnit.LOGIC_F32: E.LogicBinaryOpF32, VeUnit.FP_TERNARY: E.FpTernaryOp,
                                 VeUnit.FP_DIV: E.FpDivBinaryOp}
+_OP_ENUMS.update({VeUnit.FXP_RF: E.FxpBinaryOp, VeUnit.CLIP_I32_RF: E.ClipBinaryOpI32,
+                  VeUnit.CLIP_F32_RF: E.ClipBinaryOpF32, VeUnit.FP_BINARY_RF: E.FpBinaryOp})
+_OP_ENUMS.update({VeUnit.INTRA_REDUCE_I32: E.IntraSliceReduceOpI32, VeUnit.INTRA_REDUCE_F32: E.IntraSliceReduceOpF32})
+_REDUCE = frozenset({VeUnit.INTRA_REDUCE_I32, VeUnit.INTRA_REDUCE_F32})
 _ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
           VeUnit.FP_BINARY: 4, VeUnit.WIDEN_PAD: 5, VeUnit.FP_TO_FXP: 6, VeUnit.CLIP_I32: 7, VeUnit.CLIP_F32: 7,
           VeUnit.LOGIC_I32: 0.5, VeUnit.LOGIC_F32: 0.5, VeUnit.NARROW_SPLIT: 3, VeUnit.FP_TERNARY: 4,
-          VeUnit.FP_DIV: 4.5, VeUnit.WIDEN_CONCAT: 5}  # REINTERPRET holds its place: no order
+          VeUnit.FP_DIV: 4.5, VeUnit.WIDEN_CONCAT: 5,
+          VeUnit.INTRA_REDUCE_I32: 4.25, VeUnit.INTRA_REDUCE_F32: 4.25, VeUnit.FXP_RF: 1, VeUnit.FP_BINARY_RF: 4,
+          VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7}  # REINTERPRET holds its place: no order
 _REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY,
-                         VeUnit.LOGIC_I32, VeUnit.LOGIC_F32, VeUnit.FP_TERNARY})
+                         VeUnit.LOGIC_I32, VeUnit.LOGIC_F32, VeUnit.FP_TERNARY, VeUnit.FXP_RF,
+                         VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF, VeUnit.FP_BINARY_RF})
 _FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD,  # units that read a 4-way stream
-                       VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.WIDEN_CONCAT})
+                       VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.WIDEN_CONCAT, VeUnit.FP_BINARY_RF, *_REDUCE})
 _NARROW = frozenset({VeUnit.NARROW_TRIM, VeUnit.NARROW_SPLIT})
 _WIDEN = frozenset({VeUnit.WIDEN_PAD, VeUnit.WIDEN_CONCAT})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
@@ -155,7 +173,8 @@ class VectorEngineOp(TuOp):
             four_way = (four_way or step.unit in _NARROW) and step.unit not in _WIDEN
         if four_way:
             return "the pass ends 4-way: a WIDEN_PAD or WIDEN_CONCAT step must follow the float steps"
-        if not (shape[0].equivalent(out.time) and shape[1].equivalent(out.packet)):
+        reduced = any(s.unit in _REDUCE for s in self.steps)  # VEOP-7 checks a reduce's shape
+        if not reduced and not (shape[0].equivalent(out.time) and shape[1].equivalent(out.packet)):
             return f"the steps leave time {shape[0]}, packet {shape[1]}; the output stream has {out.time}, {out.packet}"
         if _SCALAR.get(out.dtype) != scalar:
             return f"the steps leave {scalar}, the output stream holds {out.dtype}"
@@ -183,6 +202,27 @@ class VectorEngineOp(TuOp):
             problem = _arg_problem(step)
             if problem:
                 return f"step {i} ({step.unit.name}): {problem}"
+        return None
+
+    @rule("VEOP-7")
+    def _reduce(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        reduce = [s for s in self.steps if s.unit in _REDUCE]
+        if not reduce:
+            return None
+        t, out = self.input_type, self.output_type
+        packet, out_packet = Resize(t.packet, 4).normalize(), Resize(out.packet, 4).normalize()
+        if reduce[0].arg == 0:
+            out_packet = packet
+        axis = removed_axis(t.time, packet, out.time, out_packet)
+        if len(reduce) > 1 or axis is None:
+            return "a pass reduces one axis, once"
+        fault = shape_fault(axis, t.time, packet, out.time, out_packet)
+        return None if fault is None else f"the reduce of {axis}: {fault.message}"
+
+    @rule("VEOP-4")
+    def _rf_port(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.MNEMONIC == "vector" and any(s.unit.name.endswith("_RF") for s in self.steps):
+            return "a register-file step needs a `vector_rf` record, which names the VRF tensor it reads"
         return None
 
 
@@ -224,6 +264,10 @@ def _arg_problem(step: VeStep) -> str | None:
         return f"{step.op.name} is not an op of this unit"
     if step.unit is VeUnit.FP_UNARY:
         return None if a == 0 else f"a unary op takes no constant (arg 0), not {a}"
+    if step.unit in _REDUCE:
+        return None if a in (0, 1) else f"a reduce keeps (0) or reduces (1) the packet, not {a}"
+    if step.unit.name.endswith("_RF"):
+        return None if a >= 0 else f"a register-file step's arg is the index of its VRF tensor, not {a}"
     if step.unit in (VeUnit.CLIP_F32, VeUnit.FP_BINARY, VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.LOGIC_F32):
         return None if 0 <= a < 2**32 else f"arg {a} is not an f32 bit pattern"
     if not -(2**31) <= a < 2**31:

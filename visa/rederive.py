@@ -43,7 +43,8 @@ from visa.retrace import Underivable, retrace_stage
 __all__ = ["expected_dma", "expected_program", "first_difference", "SKIPPED"]
 
 # Fields filled by the allocation pass and checked against the allocation rules instead.
-SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"})}
+SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"}),
+                                      "vrf_load": frozenset({"base"})}
 
 
 # --- DMA ---------------------------------------------------------------------------------------

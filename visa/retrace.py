@@ -144,3 +144,6 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
         cur = conv.result
     ops.append(ir.Commit(input=cur, element=out.element, result=ir.Value(rec.result.id, out)))
     return tuple(ops)
+
+
+from visa import retrace_vrf  # noqa: E402, F401 - the VRF records declare their inverses

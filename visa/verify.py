@@ -158,6 +158,22 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         want = _lowest(busy, a.rows, 2 if load.collect_flits.value == 2 else 1)
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
+    _check_vrf(kernel, ops, fail)
+
+
+def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
+    """Each `vrf_load` at the word the VRF allocation (`tu_ops.lower.vrf`) gives it."""
+    from tu_ops.lower.errors import LoweringRefusal
+    from tu_ops.lower.vrf import vrf_placement
+
+    try:
+        placed = vrf_placement(kernel)
+    except LoweringRefusal as e:
+        raise fail.op(ops[min(op.result.id for op in kernel.ops() if op.MNEMONIC == "vrf_load")],
+                      e.diagnostics[0].message) from None
+    for ref, want in placed.items():
+        if ops[ref].base != want:
+            raise fail.op(ops[ref], f"base {ops[ref].base}; the VRF allocation places this tensor at word {want}")
 
 
 def _lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:

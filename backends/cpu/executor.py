@@ -23,6 +23,8 @@ from ir.ops import (
     Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
+from ir.vrf_ops import ToVrf
+
 from backends.cpu import layout, lazy_rows, moves, uninit
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -48,8 +50,8 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
     return dm.reshape(layout.shape_of(op.result.type))
 
 
-@handles(Fetch, Collect, ToTrf, Commit, options=True)
-def _move(op: Fetch | Collect | ToTrf | Commit, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+@handles(Fetch, Collect, ToTrf, Commit, ToVrf, options=True)
+def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
     lazy = options.fast_moves and not op.result.type.dtype.is_float  # the float core reads copies faster
     return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=lazy)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, pair_all
-from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type
+from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, VrfType
 
 __all__ = [
     "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
@@ -42,7 +42,7 @@ def spatial_levels(t: Type) -> tuple[Mapping, ...]:
 
 def local_levels(t: Type) -> tuple[Mapping, ...]:
     """The per-slice levels: (element), (lane, element), (time, packet), (lane, time, packet)."""
-    if isinstance(t, (HbmType, DmType)):
+    if isinstance(t, (HbmType, DmType, VrfType)):
         return (t.element,)
     if isinstance(t, TrfType):
         return (t.lane, t.element)

@@ -11,7 +11,9 @@ import numpy as np
 
 from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
+from ir.vector.intra_reduce import reduce_stored
 from ir.vector.numerics.steps import run_step
+from ir.vector_reduce_ops import VectorIntraSliceReduce
 
 from backends.cpu import layout, moves
 from backends.cpu.handlers import handles
@@ -27,11 +29,18 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
+def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
+    """The VRF tensor broadcast over the stream by axis name (a per-slice move)."""
+    return moves.move_local(vrf, op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
+
+
 @handles(vops.VectorFxp, vops.VectorClip, vops.VectorFxpToFp, vops.VectorFpToFxp, vops.VectorFpUnary,
          vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret)
-def _step(op: Any, buf: np.ndarray) -> np.ndarray:
+def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
     unit, name, arg, *extra = op.step()
-    out = run_step(unit, name, arg, buf, *extra).astype(layout.storage_dtype(op.result.type.dtype), copy=False)
+    operand = None if vrf is None else _rf_operand(op, vrf).reshape(buf.shape)
+    out = run_step(unit, name, arg, buf, *extra, operand=operand).astype(layout.storage_dtype(op.result.type.dtype),
+                                                                          copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
 
 
@@ -47,3 +56,11 @@ def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
     return buf
 
+
+@handles(VectorIntraSliceReduce)
+def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_intra_slice_reduce`: the fold of `ir.vector.intra_reduce` on every slice row."""
+    t, out_t = op.input.type, op.result.type
+    rows = buf.reshape(-1, t.time.size, t.packet.size)
+    out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
+    return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

@@ -227,13 +227,16 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
     if name == "cast":
         c = _converted(v, str(op.dtype), _cast(v, str(op.dtype)))
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
+    if name == "to_vrf":
+        return move(v, v.levels[:3] + (op.element,), 3, True)
     if name.startswith("vector_"):
+        rf = [move(env[r.id], v.levels, 3, True).data for r in getattr(op, "rf", ())]
         if name == "vector_intra_slice_tag":  # the tag's comparisons, for the branched ops after it
             env["mode", op.result.id] = op.mode
             if op.mode.name == "COMPARISON":
                 return v
         paired = pair_stage(name, op, env, v)
-        return paired if paired is not None else vector_stage(name, op, v)
+        return paired if paired is not None else vector_stage(name, op, v, rf[0] if rf else None)
     if name == "switch":         # the ring moves packets across the slices of each (chip, cluster): by logical index
         out = move(v, v.levels[:2] + (op.out_slice, op.out_time, v.levels[4]), 2, True)
         return Value(out.dtype, out.levels, out.data, 3)

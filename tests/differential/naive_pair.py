@@ -102,15 +102,9 @@ def pair_stage(name: str, op: Any, env: dict, v: Any) -> Any:
         data = np.array([_binary(op.op.name, a, b, g0.dtype) for a, b in zip(g0.data.tolist(), g1.data.tolist())],
                         g0.data.dtype)
         return Value(g0.dtype, g0.levels, data, 3)
-    if name in ("vector_narrow_trim", "vector_widen_pad"):
-        return move(v, v.levels[:3] + (v.levels[3], op.packet), 3, True)
     if name == "vector_fp_binary" and hasattr(op, "operand"):
         return _branched(op, env, v)
-    if name == "vector_fp_binary":
-        c = _round(float(op.const))
-        data = np.array([_binary(op.op.name, x, c, v.dtype) for x in v.data.reshape(-1).tolist()], v.data.dtype)
-        return Value(v.dtype, v.levels, data.reshape(v.data.shape), v.spatial)
-    return None
+    return None  # a single-stream stage: naive_vector models it
 
 
 def _branched(op: Any, env: dict, v: Value) -> Value:

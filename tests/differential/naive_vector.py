@@ -234,8 +234,25 @@ def _wide(v: Value) -> Value:
     return Value(v.dtype, v.levels, v.data.astype(np.int64), v.spatial)
 
 
-def vector_stage(name: str, op: Any, v: Value) -> Value:
-    """The value after one Vector Engine stage `name` (a traced op's STAGE)."""
+def _with_rf(v: Value, rf: np.ndarray, fn: Any) -> Value:
+    flat = [fn(x, y) for x, y in zip(v.data.reshape(-1).tolist(), rf.reshape(-1).tolist())]
+    return Value(v.dtype, v.levels, np.array(flat, dtype=v.data.dtype).reshape(v.data.shape), v.spatial)
+
+
+def _rf_stage(name: str, op: Any, v: Value, rf: np.ndarray) -> Value:
+    """A binary op reading a VRF operand (already moved to the stream's layout)."""
+    if name == "vector_clip" and v.dtype == "f32" and op.op.name == "ADD":
+        return _with_rf(v, rf, lambda x, y: _bits(float(np.float32(_f32(x) + _f32(y)))))
+    if name == "vector_fxp" and v.dtype == "i32":
+        return _with_rf(v, rf, lambda x, y: _fxp(op.op.name, int(x), int(y)))
+    raise ModelError(f"the naive model has no VRF form of {name} {op.op.name}")
+
+
+def vector_stage(name: str, op: Any, v: Value, rf: np.ndarray | None = None) -> Value:
+    """The value after one Vector Engine stage `name` (a traced op's STAGE); `rf` is the
+    VRF operand laid out as the stream, for an op that reads one."""
+    if rf is not None:
+        return _rf_stage(name, op, v, rf)
     if name in _PASS_THROUGH:
         return v
     if name == "vector_intra_slice_tag":

@@ -25,7 +25,8 @@ from tests.differential.strategies import kernels, make_inputs
 from tests.kernel_files import example, example_names
 
 BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel", "gemm_tiled",   # about a minute each in the model
-       "residual_add_kernel", "leaky_relu_kernel"}     # (131072 elements each, element by element)
+       "residual_add_kernel", "leaky_relu_kernel",   # (131072 elements each, element by element)
+       "dense_bf16_kernel"}
 
 
 def _raw(a: np.ndarray) -> np.ndarray:
@@ -90,8 +91,13 @@ def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> lis
     return arrays
 
 
+# Examples whose ops the naive model does not have yet (the intra-slice reduce and the float
+# path's transcendentals); each is checked against its own numpy oracle (tests/reduce).
+NOT_MODELLED = {"softmax_rows_kernel", "rmsnorm_kernel"}
+
+
 def _examples(big: bool):
-    return [n for n in example_names() if (n in BIG) == big]
+    return [n for n in example_names() if (n in BIG) == big and n not in NOT_MODELLED]
 
 
 def _check_example(name: str) -> None:
@@ -138,7 +144,7 @@ def test_the_model_shares_no_code_with_the_compiler():
 
 
 def test_every_example_is_covered():
-    assert set(example_names()) == set(_examples(True)) | set(_examples(False))
+    assert set(example_names()) == set(_examples(True)) | set(_examples(False)) | NOT_MODELLED
     assert BIG <= set(example_names())
 
 

@@ -10,12 +10,14 @@ from ir import ops as ir
 from ir import vector_branch_ops, vector_chain_ops, vector_ops, vector_pair_ops, vector_stash_ops
 from ir.engine_ops import Transpose
 from ir.errors import InternalError
+from ir.vrf_ops import ToVrf
+from ir.vector_reduce_ops import VectorIntraSliceReduce
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
 
 AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime, ir.ContractLane, ir.Cast,
-                 ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose,
+                 ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose, ToVrf, VectorIntraSliceReduce,
                  *(c for module in (vector_ops, vector_chain_ops) for c in vars(module).values()
                    if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp),
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,

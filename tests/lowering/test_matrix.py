@@ -16,6 +16,8 @@ from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32, Cmp, TagMode
 from tests.vector.kernels import chain_kernel
 from tests.vector_pair.kernels import pair_kernel, tagged_kernel
 from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
+from tests.vrf.kernels import rf_kernel
+from npu_opt import FxpBinaryOp
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
@@ -24,6 +26,7 @@ VECTOR = DestKind.VECTOR
 VECTOR_PAIR = DestKind.VECTOR_PAIR
 VECTOR_BRANCH = DestKind.VECTOR_BRANCH
 _LESS0 = TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE])
+VRF = DestKind.VRF_LOAD
 
 
 def _zp(d: str, z: int):
@@ -100,6 +103,8 @@ CASES = [
     ("vector-branch-i32", lambda: tagged_kernel(D["i32"], _LESS0, []), (E.I32, F1, VECTOR_BRANCH)),
     ("vector-branch-f32", lambda: tagged_kernel(D["f32"], TagMode.COMPARISON([Cmp.LESS(0.0)] + [Cmp.FALSE] * 3), []),
      (E.F32, F1, VECTOR_BRANCH)),
+    ("vrf-i32", lambda: rf_kernel(D["i32"], "vector_fxp", FxpBinaryOp.ADD_FXP), (E.I32, F1, VRF)),
+    ("vrf-f32", lambda: rf_kernel(D["f32"], "vector_clip", ClipBinaryOpF32.ADD), (E.F32, F1, VRF)),
 ]
 
 
@@ -122,7 +127,7 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # kernel reaches Flit2 there.
 UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, VECTOR_BRANCH: {F2},
                      TRF: set(),
-                     OUTER: set()}
+                     OUTER: set(), VRF: {F2}}
 
 
 def reachable() -> set:
@@ -133,7 +138,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 

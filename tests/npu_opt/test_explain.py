@@ -72,7 +72,7 @@ def test_every_phase_has_its_kind_of_example():
             assert p.example is None and p.op_example is None and p.command, code
         else:
             assert p.op_example is None and p.target is None and not p.lowers, code
-    assert LOWER_CODES == sorted(["MEM-3", "MEM-4", "FEED-11", "DTYPE-EMU", "W-DTYPE-EMU", "W-FETCH-1", "VIEW-10"])
+    assert LOWER_CODES == sorted(["MEM-3", "MEM-4", "FEED-11", "DTYPE-EMU", "W-DTYPE-EMU", "W-FETCH-1", "VIEW-10", "VRF-6"])
     assert CODES["ICE"].phase == "internal"
 
 
@@ -81,8 +81,8 @@ def test_every_op_verifier_rule_is_indexed():
     from tu_ops import OP_CLASSES
 
     rules = {code for cls in OP_CLASSES for code in cls.rule_codes()}
-    assert len(rules) == 67  # FEED 13, TRFLD 6, COP 7, PRED/TRED/LFOLD/VEOP/VPAIR 3 each, VBR 4, CASTOP 2,
-    # TRANSPOSE 6, CMT 5, DMAOP 6, GATHEROP 1, SCATTEROP 1, SHUFFLEOP 1
+    assert len(rules) == 73  # FEED 13, TRFLD 6, COP 7, PRED/TRED/LFOLD/VPAIR 3 each, VEOP 7, VBR 4, CASTOP 2,
+    # TRANSPOSE 6, CMT 5, DMAOP 6, GATHEROP 1, SCATTEROP 1, SHUFFLEOP 1, VRFLD 2
     assert rules <= set(PAGES)
     assert set(VERIFY_CODES) == rules - {"FEED-11"}
 

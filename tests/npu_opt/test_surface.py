@@ -9,9 +9,9 @@ def test_npu_opt_all_is_pinned():
     assert sorted(npu_opt.__all__) == sorted(["BinaryArgMode", "BitReq", "Cmp", "GroupId", "Branched", "TagGuard", "Stash"] + [
         "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"] + [
         "Artifact", "Axis", "ClipBinaryOpF32", "ClipBinaryOpI32", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
-        "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "HbmTensorView", "HbmTensorViewMut", "Index", "LaneMode", "Mapping", "MappingError", "Mut", "NpuOptError",
+        "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "HbmTensorView", "HbmTensorViewMut", "Index", "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LaneMode", "Mapping", "MappingError", "Mut", "NpuOptError",
         "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "SwitchConfig", "TagMode", "TrfTensor",
-        "VisaFormatError", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
+        "VisaFormatError", "VrfTensor", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
         "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     ])
 

@@ -9,6 +9,7 @@ import attrs
 
 from tests.vector.bad_ops import BAD_VECTOR
 from tests.vector_pair.bad_ops import BAD_BRANCH, BAD_PAIR
+from tests.vrf.bad_ops import BAD_VRF
 import pytest
 
 from ir.dtypes import DType
@@ -163,6 +164,7 @@ BAD: dict[str, Callable] = {
     **BAD_PAIR,
     **GATHER_BAD,
     **BAD_BRANCH,
+    **BAD_VRF,
 }
 
 
@@ -236,6 +238,7 @@ SPEC_FEED_2 = {
     DestKind.VECTOR_BRANCH: {E.I32, E.F32},  # and a tagged pass
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
+    DestKind.VRF_LOAD: {E.I32, E.F32},  # the VRF holds the Vector Engine's scalars
 }
 
 

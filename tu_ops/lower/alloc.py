@@ -23,6 +23,7 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.lower.dma import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+from tu_ops.lower.vrf import allocate_vrf
 
 __all__ = ["allocate", "liveness", "check_capacity"]
 
@@ -166,12 +167,12 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     named = dm | {a: dm[r] for a, r in roots.items()}
     bases = dm_base | {a: dm_base[r] for a, r in roots.items()}
     steps = [_rewrite(s, k, named, bases, trf, rows, target) for k, s in enumerate(kernel.steps)]
-    return attrs.evolve(
+    return allocate_vrf(attrs.evolve(
         kernel, steps=steps,
         dm_allocations=[DmAllocation(tensor=t.op.result, base=dm_base[t.ref], size=t.size,
                                      first_step=t.first, last_step=t.last) for t in dm.values()],
         trf_allocations=[TrfAllocation(tensor=t.op.result, lanes=t.lanes, base_row=rows[t.ref],
-                                       rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()])
+                                       rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()]))
 
 
 def _rewrite(step: Any, k: int, dm: dict[int, _Tensor], dm_base: dict[int, int], trf: dict[int, _Tensor],

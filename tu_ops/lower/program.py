@@ -15,6 +15,7 @@ from ir import ops as ir
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.vrf_ops import ToVrf
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
 
@@ -75,7 +76,7 @@ def chains_of(kernel: Any) -> dict[int, ProgramChain]:
     producer = {op.result.id: op for op in kernel.ops if op.result is not None}
     out: dict[int, ProgramChain] = {}
     for op in kernel.ops:
-        if not isinstance(op, (ir.ToTrf, ir.Commit)):
+        if not isinstance(op, (ir.ToTrf, ir.Commit, ToVrf)):
             continue
         found = [op]
         while not isinstance(found[-1], ir.Begin):

@@ -20,6 +20,7 @@ from ir.dtypes import DType
 from ir.errors import InternalError
 from ir.mapping.nodes import Resize
 from ir.vector import enums as E
+from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector_steps import mode_of, traced_chain_step
@@ -44,7 +45,9 @@ def _pass_ops(site: Site) -> tuple[Any, ...]:
 
 @lowers(vops.VectorInit, into=VectorEngineOp)
 def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
-    """The `vector` record of the pass entered at `op`."""
+    from tu_ops.lower.vrf import rf_pass
+
+    """The `vector` record of the pass entered at `op` (`vector_rf` when it reads the VRF)."""
     body = _pass_ops(site)
     from tu_ops.lower.vector_kind import record_kind
 
@@ -58,11 +61,13 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
 
         return lower_branch(op, site, body)
     steps = tuple(ve_step(*o.step()) for o in body if o.step() is not None)
-    return VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
-                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
-                          loc=op.loc)
+    rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
+                         steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
+                         loc=op.loc)
+    return rf_pass(rec, body, site)
 
 
+@lowers(VectorIntraSliceReduce)
 @lowers(vops.VectorTag)
 @lowers(vops.VectorFxp)
 @lowers(vops.VectorClip)
@@ -135,6 +140,9 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
     """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
     for step in rec.steps:
+        if step.unit.name.startswith("INTRA_REDUCE_"):
+            ops.append(traced_reduce(step, ops[-1].result, next(fresh), rec.output_type.time))
+            continue
         ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)

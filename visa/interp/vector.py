@@ -13,20 +13,26 @@ import numpy as np
 
 from ir.vector.numerics.steps import run_step
 from visa.interp.errors import check
+from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
 __all__ = ["run_vector"]
 
 
-def run_vector(op: Any, stream: np.ndarray) -> np.ndarray:
-    """(rows, T, 8) values of the input dtype -> the same shape of the output dtype."""
+def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> the same shape of the output dtype;
+    `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values)."""
     check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
           op)
     values = stream
     for i, step in enumerate(op.steps):
+        if is_reduce(step):
+            values = run_reduce_step(op, step, values)
+            continue
         try:
-            values = run_step(step.unit.name, step.op.name, step.arg, values, step.mode.name, step.arg1)
+            rhs = operand[step.arg] if step.unit.name.endswith("_RF") and operand is not None else None
+            values = run_step(step.unit.name, step.op.name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
     check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "

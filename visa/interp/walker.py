@@ -27,6 +27,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
+from visa.interp.vrf import VrfValues
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
 
@@ -150,5 +151,5 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
         if step is None:
             raise InterpError(f"`{op.MNEMONIC}` cannot run here", op)
         i += step(ops, i, state)
-    check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor)),
-          "a program ends with its trf_load or commit", ops[-1])
+    check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor, VrfValues)),
+          "a program ends with its trf_load, vrf_load or commit", ops[-1])

@@ -6,7 +6,9 @@ A step is `(unit, op, arg)`: `unit` names the stage and the scalar (`FXP`, `CLIP
 `FP_UNARY`, `FP_BINARY`, `WIDEN_PAD`), `op` the op's variant name (`MUL_INT`, `MAX`, `EXP`;
 a multiply names its ALU, `MUL_F_MUL0`; `NONE` for a conversion or a way change, `ZERO`
 for the tag), `arg` the constant operand (an i32 value, or the bit pattern of an f32
-constant) or the conversion's int_width. `NARROW_TRIM` on an 8-cell packet zeroes the
+constant) or the conversion's int_width. A unit ending in `_RF` (`FXP_RF`, `CLIP_I32_RF`,
+`CLIP_F32_RF`, `FP_BINARY_RF`) is the same op reading its operand from the register file:
+`operand` holds one stored value per stream cell and `arg` is 0. `NARROW_TRIM` on an 8-cell packet zeroes the
 back four cells (the trimmed lanes); `WIDEN_PAD` leaves the values as they are.
 
 The element-wise units added with the full chain: `LOGIC_I32` / `LOGIC_F32` (bitwise ops
@@ -44,6 +46,9 @@ UNITS: dict[str, tuple[str, str]] = {
     # the rest of the element-wise chain
     "LOGIC_I32": ("i32", "i32"), "LOGIC_F32": ("f32", "f32"), "FP_TERNARY": ("f32", "f32"), "FP_DIV": ("f32", "f32"),
     "NARROW_SPLIT": ("any", "same"), "WIDEN_CONCAT": ("any", "same"), "REINTERPRET": ("any", "op"),
+    "INTRA_REDUCE_I32": ("i32", "i32"), "INTRA_REDUCE_F32": ("f32", "f32"),
+    "FXP_RF": ("i32", "i32"), "CLIP_I32_RF": ("i32", "i32"), "CLIP_F32_RF": ("f32", "f32"),
+    "FP_BINARY_RF": ("f32", "f32"),
 }
 
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
@@ -63,6 +68,31 @@ def _f32(bits: np.ndarray) -> np.ndarray:
     return bits.view(np.float32)
 
 
+def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np.ndarray:
+    """The register-file operand of an `_RF` step: one stored value per stream cell."""
+    if operand is None or operand.shape != values.shape or operand.dtype != values.dtype:
+        got = "none" if operand is None else f"{operand.shape} {operand.dtype}"
+        raise ValueError(f"a {unit} step reads a register-file operand shaped like the stream "
+                         f"{values.shape} {values.dtype}, not {got}")
+    return operand
+
+
+def _run_rf(unit: str, op: str, values: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """A binary step whose second input is the register-file operand, one value per cell."""
+    src, _ = UNITS[unit]
+    if values.dtype != _STORED[src]:
+        raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")
+    base = unit[:-3]
+    if base == "FXP":
+        return FXP_OPS[op](values, rhs)
+    if base == "CLIP_I32":
+        return CLIP_I32_OPS[op](values, rhs)
+    if base == "CLIP_F32":
+        return CLIP_F32_OPS[op](_f32(values), _f32(rhs)).view(np.uint32)
+    fn = FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op]
+    return fn(_f32(values), _f32(rhs)).view(np.uint32)
+
+
 def _mode(mode: str | None) -> Any:
     """The argument mode enum value named `mode` (None for the default, MODE01 / MODE012)."""
     if mode in (None, "DEFAULT"):
@@ -71,9 +101,12 @@ def _mode(mode: str | None) -> Any:
 
 
 def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None = None,
-             arg1: int = 0) -> np.ndarray:
+             arg1: int = 0, operand: np.ndarray | None = None) -> np.ndarray:
     """The step applied to stored values (int32 for i32, uint32 bits for f32). A mode that
-    reads only the constants (MODE11) still gives one value per element."""
+    reads only the constants (MODE11) still gives one value per element; `operand` is the
+    register-file operand of an `_RF` unit."""
+    if unit.endswith("_RF"):
+        return _run_rf(unit, op, values, _rf_operand(unit, values, operand))
     out = np.asarray(_run(unit, op, arg, values, mode, arg1))
     if unit in ("NARROW_SPLIT", "WIDEN_CONCAT") or out.shape == values.shape:
         return out
@@ -83,6 +116,10 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None 
 def _run(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None, arg1: int) -> np.ndarray:
     if unit == "TAG":
         return values
+    if unit == "NARROW_TRIM":
+        out = np.array(values, copy=True)
+        out[..., 4:] = 0
+        return out
     src, _ = UNITS[unit]
     if src != "any" and values.dtype != _STORED[src]:
         raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")

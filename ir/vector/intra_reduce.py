@@ -1,0 +1,150 @@
+"""The intra-slice reduce (`vector_intra_slice_reduce`): its shape rules and its fold.
+
+The stage runs on the 4-way stream and removes every factor of the reduce axis from the
+stream's time and packet. `[out_time, out_packet]` must divide `[time, packet]` (padding
+left out; VE-REDUCE-1), every removed factor must be of the reduce axis (VE-REDUCE-2) and
+none of the kept ones (VE-REDUCE-3); the packet is either kept as it is or reduced to
+`1 # 4` (VE-REDUCE-4); and the time accumulator has 8 slots, so the kept time factors
+inner to the outermost reduced one may number at most 8 cells (VE-REDUCE-5).
+
+The fold, per slice and output cell, follows the hardware: a reduced packet collapses
+each flit as the two-level tree `op(op(a, b), op(c, d))` (padding lanes count as the op's
+identity); then the flits of a group accumulate in stream order from the identity,
+`acc = op(acc, flit)`. A kept packet accumulates lane by lane. Padding time steps are
+skipped. Both backends call `reduce_time`, given the time map `time_plan` derives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.diagnostic import Violation
+from ir.mapping.cells import LIVE, evaluate
+from ir.mapping.factors import AxisFactor, RaggedFactor
+from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.ops import divide
+from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
+
+__all__ = ["SLOTS", "shape_fault", "time_plan", "reduce_time", "reduced_packet", "reduce_stored", "removed_axis"]
+
+SLOTS = 8
+
+
+def _data(factors: Any) -> tuple:
+    return tuple(f for f in factors if isinstance(f, (AxisFactor, RaggedFactor)))
+
+
+def _axis(f: Any) -> str:
+    return getattr(f, "axis", "")
+
+
+def reduced_packet(packet: Mapping) -> bool:
+    """Whether an output packet is the one-cell `1 # 4` of a reduced packet."""
+    return packet.size == 4 and not _data(packet.factors())
+
+
+def shape_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping
+                ) -> Violation | None:
+    """The first of VE-REDUCE-1 ... VE-REDUCE-5 the shapes break, or None."""
+    src = _data(pair_all([time, packet]).factors())
+    dst = _data(pair_all([out_time, out_packet]).factors())
+    found = divide(src, dst)
+    if found is None:
+        return Violation("VE-REDUCE-1", f"[{out_time}, {out_packet}] does not divide [{time}, {packet}]",
+                         label="the output keeps cells the input does not have",
+                         help=f"the output is the input with every `{axis}` factor removed")
+    others = sorted({_axis(f) for f in found.quotient if _axis(f) != axis})
+    if others:
+        return Violation("VE-REDUCE-2", f"the reduce removes {', '.join(others)}, not only the reduce axis {axis}",
+                         label=f"reduced factors: {', '.join(str(f) for f in found.quotient)}",
+                         help=f"keep {', '.join(others)} in out_time / out_packet, or reduce them in another pass")
+    if any(_axis(f) == axis for f in dst):
+        return Violation("VE-REDUCE-3", f"part of the reduce axis {axis} survives in [{out_time}, {out_packet}]",
+                         help=f"remove every factor of {axis} from out_time and out_packet")
+    if out_packet.normalize() != packet.normalize() and not reduced_packet(out_packet):
+        return Violation("VE-REDUCE-4", f"the packet {packet} becomes {out_packet}: it is either kept or "
+                         "reduced to `1 # 4`", help='write out_packet as the input packet, or m("1 # 4")')
+    inner = _inner_slots(time, out_time)
+    if inner > SLOTS:
+        return Violation("VE-REDUCE-5", f"the time accumulator needs {inner} slots, it has {SLOTS}",
+                         label="kept time cells inner to the outermost reduced time factor",
+                         help="move the reduce axis inward in time, or the kept axes outward")
+    return None
+
+
+def _inner_slots(time: Mapping, out_time: Mapping) -> int:
+    found = divide(_data(time.factors()), _data(out_time.factors()))
+    if found is None:
+        return 1
+    loops = list(found.loops)
+    first = next((i for i, lp in enumerate(loops) if not lp.kept), None)
+    if first is None:
+        return 1
+    return int(np.prod([lp.factor.extent for lp in loops[first + 1:] if lp.kept], dtype=np.int64))
+
+
+def _keys(mapping: Mapping, axes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    table = evaluate(mapping, np.arange(mapping.size))
+    live = table.status == LIVE
+    key = np.zeros(mapping.size, np.int64)
+    for a in axes:
+        c = table.coords.get(a)
+        key = key * (1 << 20) + (0 if c is None else np.asarray(c, np.int64))
+    return key, live
+
+
+def time_plan(axis: str, time: Mapping, out_time: Mapping) -> np.ndarray:
+    """Output time position of every input time position (-1: padding, skipped)."""
+    axes = sorted({_axis(f) for m in (time, out_time) for f in _data(m.factors())} - {axis})
+    src, src_live = _keys(time, axes)
+    dst, dst_live = _keys(out_time, axes)
+    where = {int(k): i for i, k in enumerate(dst) if dst_live[i]}
+    return np.array([where.get(int(k), -1) if src_live[t] else -1 for t, k in enumerate(src)], np.int64)
+
+
+def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
+    fn, identity = (REDUCE_I32 if scalar == "i32" else REDUCE_F32)[op]
+    return fn, identity, np.dtype(np.int32 if scalar == "i32" else np.float32)
+
+
+def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray, n_out: int, tree: bool,
+                live_lanes: np.ndarray) -> np.ndarray:
+    """Fold the (rows, T, 4) values of `scalar` (int32 / float32) into (rows, n_out, 4)."""
+    fn, identity, dtype = _ops(scalar, op)
+    values = np.asarray(values, dtype)
+    ident = np.full(values.shape[:1] + (4,), identity, dtype)
+    if tree:
+        lanes = np.where(live_lanes[None, :, :], values, np.asarray(identity, dtype))
+        flits = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))
+        values = np.concatenate([flits[..., None], np.broadcast_to(ident[:, None, 1:], flits.shape + (3,))], -1)
+    acc = np.broadcast_to(ident[:, None, :], (values.shape[0], n_out, 4)).copy()
+    for t, o in enumerate(plan):
+        if o >= 0:
+            acc[:, o] = fn(acc[:, o], values[:, t])
+    return acc
+
+
+def _lanes(packet: Mapping) -> np.ndarray:
+    table = evaluate(packet, np.arange(packet.size))
+    return table.status == LIVE
+
+
+def reduce_stored(scalar: str, op: str, values: np.ndarray, axis: str, time: Mapping, packet: Mapping,
+                  out_time: Mapping, out_packet: Mapping) -> np.ndarray:
+    """The reduce on stored values (int32, or uint32 bits for f32) shaped (rows, T, 4):
+    (rows, size(out_time), 4) of the same storage."""
+    plan = time_plan(axis, time, out_time)
+    live = np.broadcast_to(_lanes(packet)[None, :], (time.size, 4))
+    src = values.view(np.float32) if scalar == "f32" else values
+    out = reduce_time(scalar, op, src, plan, out_time.size, reduced_packet(out_packet), live)
+    return out.view(np.uint32) if scalar == "f32" else out
+
+
+def removed_axis(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping) -> str | None:
+    """The one axis `[time, packet]` has and `[out_time, out_packet]` lacks (None: not one)."""
+    have = {_axis(f) for m in (time, packet) for f in _data(m.factors())}
+    kept = {_axis(f) for m in (out_time, out_packet) for f in _data(m.factors())}
+    gone = have - kept
+    return gone.pop() if len(gone) == 1 else None

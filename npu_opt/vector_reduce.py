@@ -1,0 +1,49 @@
+"""The Vector Engine's intra-slice reduce in the DSL: `vector_intra_slice_reduce`.
+
+`vector_intra_slice_reduce(m("R"), out_time, out_packet, op)` runs on the 4-way stream
+(after `vector_narrow_trim` or the float ops), removing every factor of axis `R` from its
+time and packet; `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `MAX`, `MIN`) or
+`IntraSliceReduceOpF32` (`ADD`, `MAX`, `MIN`) value. The shapes are the traced op's rules
+(VE-REDUCE-*); the op claims the reduce ALU (VE-ALU-1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.location import Location
+from ir.mapping.nodes import Mapping, Symbol
+from ir.vector import enums as E
+from ir.vector.stages import VeStage
+from ir.vector_reduce_ops import VectorIntraSliceReduce
+from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
+
+__all__ = ["intra_slice_reduce"]
+
+_OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
+
+
+def _axis_name(value: Any) -> str | None:
+    if isinstance(value, Symbol):
+        return value.name
+    return None
+
+
+@stage_method("vector_intra_slice_reduce")
+def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_packet: Any, op: Any) -> Any:
+    """Reduce axis `axis` (`m("R")`) out of the 4-way stream, leaving `[out_time, out_packet]`."""
+    from npu_opt.vector_stages import _enum, _step
+
+    name = "vector_intra_slice_reduce"
+    if _axis_name(axis) is None:
+        return refuse_dead(self, loc, name, kind_error(
+            f"the reduce axis of `{name}` must be one axis written as m(\"R\"), not {axis!s:.40}"))
+    for what, value in (("out_time", out_time), ("out_packet", out_packet)):
+        if not isinstance(value, Mapping):
+            return refuse_dead(self, loc, name, kind_error(
+                f"`{what}` of `{name}` must be a mapping built by m(), not {type(value).__name__}"))
+    op = _enum(self, loc, name, _OPS, op)
+    if isinstance(op, Poisoned):
+        return op
+    return _step(self, loc, VectorIntraSliceReduce, VeStage.INTRA_SLICE_REDUCE, op.alu, axis=_axis_name(axis),
+                 out_time=out_time, out_packet=out_packet, op=op)

@@ -1,0 +1,45 @@
+"""The Vector Register File in the DSL: `.to_vrf(element)` and VRF operands.
+
+`to_vrf(element)` ends a chain after `collect` or `vector_final` and returns a
+`VrfTensor` (rules VRF-1, VRF-4, VRF-5 are the traced op's). Passing that tensor as the
+operand of `vector_fxp`, `vector_clip` or `vector_fp_binary` reads it once per stream
+element (VRF-2); the ops of one pass may read different VRF tensors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.location import Location
+from ir.mapping.nodes import Mapping
+from ir.vrf_ops import ToVrf
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import VrfTensor
+from npu_opt.trace import current
+
+__all__ = ["to_vrf", "rf_step"]
+
+
+@stage_method("to_vrf")
+def to_vrf(self: StreamStage, loc: Location, element: Any) -> Any:
+    """Store the stream in every slice's VRF laid out as `element` (a layout of [time, packet])."""
+    if not isinstance(element, Mapping):
+        return refuse_dead(self, loc, "to_vrf", kind_error(
+            f"`element` of `to_vrf` must be a mapping built by m(), not {type(element).__name__}",
+            'e.g. `.to_vrf(m("N"))`'))
+    tracer = current()
+    op = ToVrf.build(tracer.value, input=self.value, loc=loc, element=element)
+    tracer.emit(op)
+    self.chain.done = True
+    return VrfTensor(op.result)
+
+
+def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any) -> Any:
+    """The op reading the VRF tensor `operand`; an operand from a refused call ends the chain
+    silently."""
+    from npu_opt.vector_stages import _step
+
+    if isinstance(operand, Poisoned) or isinstance(operand.value, Poisoned):
+        return refuse_dead(stage, loc, op_cls.STAGE, Violation("", "argument comes from a refused call"))
+    return _step(stage, loc, op_cls, dst, op.alu, op=op, const=0, rf=(operand.value,))

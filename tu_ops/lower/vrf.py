@@ -1,0 +1,119 @@
+"""`to_vrf` lowered to a `vrf_load`, a pass reading a VRF tensor to a `vector_rf` record, and
+the VRF allocation.
+
+A VRF tensor occupies `size(element)` words of every slice's VRF, word `i` holding cell
+`i` of its element mapping; the load's `write` and the pass's `rf_read` are the sequencer
+walks (`ir.mapping.sequence`) from the stream's `[time, packet]` to those words. The
+allocation gives each tensor the lowest word at which it overlaps no VRF tensor live at
+its step (live from its load through the last pass reading it); one that does not fit is
+VRF-6.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.errors import InternalError
+from ir.mapping.sequence import sequence
+from ir.vrf_ops import ToVrf
+from tu_ops.base import Ref
+from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.errors import LoweringRefusal, refusal
+from tu_ops.program import TuProgram
+from tu_ops.vrf import VRF_WORDS, RfRead, VectorRfOp, VrfLoad
+
+__all__ = ["walk", "rf_pass", "allocate_vrf", "vrf_placement"]
+
+
+def walk(element: Any, stream: Any) -> RfRead:
+    """The word of `element` each cell of the stream type's [time, packet] reads or writes."""
+    found = sequence(element, [stream.time, stream.packet])
+    if not found:
+        raise InternalError(f"no VRF walk from [{stream.time}, {stream.packet}] to {element}: {found.reason}")
+    time, packet = found.levels
+    return RfRead(time=time, packet=packet)
+
+
+@lowers(ToVrf, into=VrfLoad)
+def _to_vrf(op: ToVrf, site: Site) -> VrfLoad:
+    stream = site.type_of(op.input)
+    return VrfLoad(result=Ref(site.result), input=Ref(site.src), words=op.element.size, base=0,
+                   write=walk(op.element, stream), input_type=stream, output_type=site.type_of(op.result),
+                   loc=op.loc)
+
+
+def rf_pass(rec: Any, body: Any, site: Site) -> Any:
+    """The `vector` record `rec` of the traced pass `body`, as a `vector_rf` when some op
+    reads a VRF tensor: each `_RF` step's arg is the index of the tensor it reads."""
+    tensors: list[Any] = []
+    for o in body:
+        for v in getattr(o, "rf", ()):
+            if all(v.id != t.id for t in tensors):
+                tensors.append(v)
+    if not tensors:
+        return rec
+    ids = [t.id for t in tensors]
+    configured = [o for o in body if o.step() is not None]
+    steps = tuple(attrs.evolve(s, arg=ids.index(o.rf[0].id)) if getattr(o, "rf", ()) else s
+                  for s, o in zip(rec.steps, configured))
+    fields = {f.name: getattr(rec, f.name) for f in attrs.fields(type(rec))}
+    fields["steps"] = steps
+    return VectorRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
+                      rf_read=tuple(walk(t.type.element, rec.input_type) for t in tensors))
+
+
+# --- allocation ---------------------------------------------------------------------------------
+
+
+def _liveness(kernel: Any) -> dict[int, list]:
+    """VRF tensor id -> [load, first step, last step]."""
+    live: dict[int, list] = {}
+    for step, s in enumerate(kernel.steps):
+        for op in (s.ops if isinstance(s, TuProgram) else ()):
+            if op.MNEMONIC == "vrf_load":
+                live[op.result.id] = [op, step, step]
+            elif op.MNEMONIC == "vector_rf":
+                for ref in op.rf:
+                    if ref.id in live:
+                        live[ref.id][2] = max(live[ref.id][2], step)
+    return live
+
+
+def _place(ref: int, live: dict[int, list], base: dict[int, int]) -> int:
+    load, first, _ = live[ref]
+    busy = [(base[o], base[o] + live[o][0].words) for o in base if live[o][1] <= first <= live[o][2]]
+    for start in sorted({0, *(b for _, b in busy)}):
+        if start + load.words <= VRF_WORDS and all(start + load.words <= a or b <= start for a, b in busy):
+            return start
+    held = sum(b - a for a, b in busy)
+    raise LoweringRefusal([refusal(
+        "VRF-6", f"VRF over-subscribed: {load.words * 4} bytes requested, {held * 4} of {VRF_WORDS * 4} bytes "
+                 "per slice held by live VRF tensors", load.loc, stage="to_vrf", op=load.text(),
+        label=f"needs {load.words * 4} bytes of VRF in each slice",
+        help="finish the passes that read an earlier VRF tensor before storing this one, or store less")])
+
+
+def vrf_placement(kernel: Any) -> dict[int, int]:
+    """The `base` word of every `vrf_load` (by result id) the allocation gives (VRF-6 when
+    one does not fit)."""
+    live = _liveness(kernel)
+    base: dict[int, int] = {}
+    for ref in sorted(live, key=lambda r: (live[r][1], r)):
+        base[ref] = _place(ref, live, base)
+    return base
+
+
+def allocate_vrf(kernel: Any) -> Any:
+    """Fill every `vrf_load`'s `base` (refusing VRF-6)."""
+    base = vrf_placement(kernel)
+    if not base:
+        return kernel
+    steps = []
+    for s in kernel.steps:
+        if isinstance(s, TuProgram):
+            s = attrs.evolve(s, ops=[attrs.evolve(op, base=base[op.result.id]) if op.MNEMONIC == "vrf_load" else op
+                                     for op in s.ops])
+        steps.append(s)
+    return attrs.evolve(kernel, steps=steps)

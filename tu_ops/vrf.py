@@ -1,0 +1,145 @@
+"""The Vector Register File records: `vrf_load` and the `vector_rf` pass that reads it.
+
+`%5 = vrf_load in=%4 words=64 base=0 write={time=[8:8], packet=[8:1]} : stream[i32, "E / 8",
+"E % 8"] -> vrf[i32, "E"]` stores its input stream in `words` 4-byte words from word `base`
+of every slice's VRF (`base` is filled by the allocation pass): word `i` holds cell `i` of
+the tensor's element, and `write` gives the word each live stream cell goes to. `vector_rf` is a
+`vector` record whose `_RF` steps read one VRF value per stream cell through the pass's
+register-file port: `rf=[%5] rf_read=[{time=[8:0, 8:8], packet=[8:1]}]` gives, for each
+VRF tensor the pass reads, the word (from the tensor's first) each stream cell reads, as
+loop entries `size:stride` over the stream's time and packet; an `_RF` step's arg is the
+index of the tensor it reads. Rules VRFLD-1, VRFLD-2 (the load), VEOP-5, VEOP-6 (the read).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.dtypes import DType
+from ir.mapping.ops import Entry
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.vector import VectorEngineOp
+
+__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets"]
+
+VRF_WORDS = 2048  # 8192 bytes per slice, in 4-byte words
+_SCALARS = (DType.I32, DType.F32)
+
+
+def _entries(items: Any) -> tuple[Entry, ...]:
+    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
+
+
+@attrs.frozen
+class RfRead:
+    """Where each stream cell reads the VRF: loop entries over time, then packet."""
+
+    TEXT_STYLE: ClassVar[str] = "struct"
+    time: tuple[Entry, ...] = attrs.field(converter=_entries)
+    packet: tuple[Entry, ...] = attrs.field(converter=_entries)
+
+
+@attrs.frozen(kw_only=True)
+class VrfLoad(TuOp):
+    """Store the stream's flits in the VRF of every slice of the program's space."""
+
+    NAME: ClassVar[str] = "tu.vrf_load"
+    MNEMONIC: ClassVar[str] = "vrf_load"
+    PIPELINE_RANK: ClassVar[int] = 22
+    TRACED_STAGE: ClassVar[str | None] = "to_vrf"
+    FEED_DEST: ClassVar[Any] = DestKind.VRF_LOAD
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("vrf",)
+
+    input: Ref = operand(name="in")
+    words: int = attr()
+    base: int = attr(0)
+    write: RfRead = attr()
+
+    @rule("VRFLD-1")
+    def _scalar(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t, out = self.input_type, self.output_type
+        if t.dtype not in _SCALARS or t.packet.size != 8:
+            return f"the VRF takes 8 x i32 or 8 x f32 flits, not {t.packet.size} x {t.dtype}"
+        if out.dtype != t.dtype:
+            return f"the VRF tensor holds {out.dtype}, the stream {t.dtype}"
+        return None
+
+    @rule("VRFLD-2")
+    def _size(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        flits = self.input_type.time.size
+        if self.words != self.output_type.element.size:
+            return f"the VRF tensor's element has {self.output_type.element.size} cells, the load stores {self.words}"
+        w = self.write
+        if math.prod(e.size for e in w.time) != flits or math.prod(e.size for e in w.packet) != 8:
+            return f"the write walks {math.prod(e.size for e in w.time)} x {math.prod(e.size for e in w.packet)} cells"
+        if sum((e.size - 1) * e.stride for e in (*w.time, *w.packet)) >= self.words:
+            return f"the write walk leaves the tensor's {self.words} words"
+        if self.base < 0 or self.base + self.words > VRF_WORDS:
+            return f"words {self.base}..{self.base + self.words - 1} leave the slice's {VRF_WORDS}-word VRF"
+        return None
+
+
+def rf_offsets(read: RfRead) -> Any:
+    """(T, P) word offsets of every stream cell, from the entries (numpy int64)."""
+    import numpy as np
+
+    def level(entries: tuple[Entry, ...]) -> Any:
+        out = np.zeros(1, np.int64)
+        for e in entries:
+            out = (out[:, None] + np.arange(e.size, dtype=np.int64)[None, :] * e.stride).reshape(-1)
+        return out
+
+    return level(read.time)[:, None] + level(read.packet)[None, :]
+
+
+@attrs.frozen(kw_only=True)
+class VectorRfOp(VectorEngineOp):
+    """A Vector Engine pass whose `_RF` steps read the VRF tensors `rf` (step arg: which)."""
+
+    NAME: ClassVar[str] = "tu.vector_rf"
+    MNEMONIC: ClassVar[str] = "vector_rf"
+    PIPELINE_RANK: ClassVar[int] = 71
+
+    rf: tuple[Ref, ...] = operand(name="rf")
+    rf_read: tuple[RfRead, ...] = attrs.field(converter=tuple, metadata={"role": "attr", "name": None})
+
+    @rule("VEOP-5")
+    def _read_shape(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t = self.input_type
+        if not self.rf or len(self.rf) != len(self.rf_read):
+            return f"{len(self.rf)} VRF tensors but {len(self.rf_read)} rf_read walks"
+        for r in self.rf_read:
+            if math.prod(e.size for e in r.time) != t.time.size or math.prod(e.size for e in r.packet) != 8:
+                return (f"rf_read walks {math.prod(e.size for e in r.time)} x "
+                        f"{math.prod(e.size for e in r.packet)} cells, the stream has {t.time.size} x 8")
+            if any(e.stride < 0 for e in (*r.time, *r.packet)):
+                return "an rf_read stride is negative"
+        reads = [s.arg for s in self.steps if s.unit.name.endswith("_RF")]
+        if not reads:
+            return "no step reads the register file"
+        if any(a >= len(self.rf) for a in reads):
+            return f"a step reads VRF tensor {max(reads)}, the record names {len(self.rf)}"
+        return None
+
+    @rule("VEOP-6")
+    def _read_source(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        for ref, r in zip(self.rf, self.rf_read):
+            top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
+            if top >= VRF_WORDS:
+                return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
+            load = self.neighbour(ctx, ref, "vrf_load")
+            if ctx is not None and load is None:
+                return f"rf {ref} is not the result of a vrf_load"
+            if load is None:
+                continue
+            if load.output_type.dtype != self.input_type.dtype:
+                return f"the VRF tensor {ref} holds {load.output_type.dtype}, the stream {self.input_type.dtype}"
+            if top >= load.words:
+                return f"rf_read reaches word {top}, the VRF tensor {ref} holds {load.words}"
+        return None

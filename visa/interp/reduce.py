@@ -1,0 +1,35 @@
+"""An intra-slice reduce step of a `vector` / `vector_rf` record on the interpreter's
+(rows, T, 8) values: the record's input time and trimmed packet reduce to its output time
+and, for arg 1, the one-cell packet `1 # 4` (`ir.vector.intra_reduce`, the fold both
+backends share)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ir.mapping.api import m
+from ir.mapping.nodes import Resize
+from ir.vector.intra_reduce import reduce_stored, removed_axis
+from visa.interp.errors import check
+
+__all__ = ["is_reduce", "run_reduce_step"]
+
+
+def is_reduce(step: Any) -> bool:
+    return step.unit.name.startswith("INTRA_REDUCE_")
+
+
+def run_reduce_step(op: Any, step: Any, values: np.ndarray) -> np.ndarray:
+    t, out = op.input_type, op.output_type
+    packet = Resize(t.packet, 4).normalize()
+    out_packet = m("1 # 4") if step.arg == 1 else packet
+    axis = removed_axis(t.time, packet, out.time, out_packet)
+    check(axis is not None and values.shape[1] == t.time.size, "the reduce does not remove one axis", op)
+    scalar = "i32" if step.unit.name.endswith("I32") else "f32"
+    lanes = np.ascontiguousarray(values[..., :4])
+    reduced = reduce_stored(scalar, step.op.name, lanes, axis, t.time, packet, out.time, out_packet)
+    result = np.zeros((values.shape[0], out.time.size, 8), values.dtype)
+    result[..., :4] = reduced
+    return result

@@ -1,0 +1,74 @@
+"""`vrf_load` and `vector_rf` records: the Vector Register File of every slice.
+
+A load writes each live cell of its stream to word `write` (the record's walk over time
+and packet) of a `words`-word tensor, for every live slice row; cells nothing writes read
+as zero. A `vector_rf` pass reads, for each stream cell, the word its `rf_read` walk names
+and hands those values to its `_RF` steps (`ir.vector.numerics.steps.run_step`). Values
+stay as the interpreter keeps them (i32 as int32, f32 as uint32 bit patterns).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tu_ops.vrf import rf_offsets
+from visa.interp.errors import check
+from visa.interp.steps import ProgramState, executes
+from visa.interp.values import pad_mask, value_dtype
+from visa.interp.vector import run_vector
+
+__all__ = ["VrfValues", "run_vrf_load", "run_vector_rf"]
+
+
+class VrfValues:
+    """A loaded VRF tensor: its load record and (rows, words) stored values."""
+
+    def __init__(self, op: Any, words: np.ndarray) -> None:
+        self.op = op
+        self.words = words
+
+
+def run_vrf_load(op: Any, stream: np.ndarray) -> VrfValues:
+    """Store the live cells of the (rows, T, 8) stream at their words."""
+    t = op.input_type
+    check(stream.dtype == value_dtype(t.dtype), f"the stream does not hold {t.dtype} values", op)
+    offsets = rf_offsets(op.write)
+    check(offsets.shape == stream.shape[1:], f"the write walks {offsets.shape}, the stream is {stream.shape[1:]}", op)
+    live = ~pad_mask(t.time, t.packet)
+    check(int(offsets[live].max(initial=0)) < op.words, "the write walk leaves the tensor", op)
+    words = np.zeros((stream.shape[0], op.words), stream.dtype)
+    words[:, offsets[live]] = stream[:, live]
+    return VrfValues(op, words)
+
+
+def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndarray:
+    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    check(len(vrfs) == len(op.rf_read), "one rf_read walk per VRF tensor", op)
+    operands = []
+    for vrf, read in zip(vrfs, op.rf_read):
+        offsets = rf_offsets(read)
+        check(offsets.shape == stream.shape[1:], "rf_read does not walk the stream", op)
+        check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
+        check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
+        operands.append(vrf.words[:, offsets])
+    return run_vector(op, stream, operands)
+
+
+@executes("vrf_load")
+def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    state.env[op.result.id] = run_vrf_load(op, state.input(op.input, op))
+    return 1
+
+
+@executes("vector_rf")
+def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    vrfs = [state.env.get(ref.id) for ref in op.rf]
+    check(all(isinstance(v, VrfValues) for v in vrfs), f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
+    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), vrfs)
+    return 1
