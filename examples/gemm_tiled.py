@@ -3,8 +3,9 @@
 out[M, N] = a[M, K] . w[N, K] with M = N = 1024: MT x NT = 2 x 2 output tiles of 512 x 512, each one pass
 of the contraction of examples/gemm_bf16.py. For tile (i, j) the loop moves row block i of
 `a` and row block j of `w` into DM through tiles of read views (`dma_window`), contracts
-them, and writes the f32 result through a tile of a write view of `out`, an HBM tensor
-made by `new()` (`dma_into`). The tile starts are the Python loop variables.
+them, and writes the f32 result through a tile of a write view of `out`, the caller's
+in-out tensor (`Mut[...]`, written in place by `npu_opt.run`; `dma_into`). The tile starts
+are the Python loop variables.
 """
 
 from npu_opt import *
@@ -20,8 +21,8 @@ Slice = m("M % 512 / 32, N % 512 / 32")
 @device(chip=1)
 def gemm_tiled(ctx: Context,
                a: HbmTensor[bf16, Chip, m("M, K")],
-               w: HbmTensor[bf16, Chip, m("N, K")]) -> HbmTensor[f32, Chip, m("M, N")]:
-    out = HbmTensor[f32, Chip, m("M, N")].new()
+               w: HbmTensor[bf16, Chip, m("N, K")],
+               out: Mut[HbmTensor[f32, Chip, m("M, N")]]) -> None:
     for i in range(MT):
         a_rows = a.view().tile(m("M / 512"), 1, m(f"1 # {MT}, M % 512, K"), i)
         a_dm = a_rows.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("M % 32, K")])
@@ -45,4 +46,3 @@ def gemm_tiled(ctx: Context,
                    .tile(m("M / 512"), 1, m(f"1 #{{!}} {MT}, M % 512, N"), i)
                    .tile(m("N / 512"), 1, m(f"1 #{{!}} {MT}, M % 512, 1 #{{!}} {NT}, N % 512"), j))
             tile.view().to_hbm_view(ctx.tdma, dst)
-    return out
