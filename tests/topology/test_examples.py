@@ -55,11 +55,14 @@ def test_embedding_lookup_refuses_a_token_outside_the_vocabulary(backend):
         npu_opt.run(_kernel("embedding_lookup"), np.zeros((1000, 128), ml_dtypes.bfloat16), offsets, backend=backend)
 
 
-def test_two_chip_add_adds_on_each_chip_with_wrap_around():
+def test_two_chip_add_adds_two_tensors_on_each_chip_with_wrap_around():
     x = RNG.integers(-2 ** 31, 2 ** 31, (2, 2048)).astype(np.int32)
-    x[1, :3] = [2 ** 31 - 1, 2 ** 31 - 7, -1]
-    want = ((x.astype(np.int64) + 7 + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
-    assert (_both(_kernel("two_chip_add"), x) == want).all()
+    y = RNG.integers(-2 ** 31, 2 ** 31, (2, 2048)).astype(np.int32)
+    x[1, :3], y[1, :3] = [2 ** 31 - 1, -2 ** 31, -1], [1, -1, 1]   # wraps both ways, and -1 + 1
+    want = ((x.astype(np.int64) + y.astype(np.int64) + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+    out = _both(_kernel("two_chip_add"), x, y)
+    assert out.shape == (2, 2048) and (out == want).all()
+    assert out[1, 0] == -2 ** 31 and out[1, 1] == 2 ** 31 - 1 and out[1, 2] == 0
 
 
 def test_the_two_chip_artifact_is_built_for_rngd_2chip():
