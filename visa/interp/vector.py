@@ -17,14 +17,13 @@ from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype, zero_padding
 
-__all__ = ["run_vector"]
+__all__ = ["run_vector", "check_input", "finish_pass"]
 
 
 def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> the same shape of the output dtype;
     `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values)."""
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
+    check_input(op, stream)
     values = stream
     for i, step in enumerate(op.steps):
         if is_reduce(step):
@@ -35,10 +34,20 @@ def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = N
             values = run_step(step.unit.name, step.op.name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
+    return finish_pass(op, values)
+
+
+def check_input(op: Any, stream: np.ndarray) -> None:
+    """A vector record reads values of its input dtype."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+
+
+def finish_pass(op: Any, values: np.ndarray) -> np.ndarray:
+    """The end of a vector record's pass: values of the output dtype, padding set to zero (a copy)."""
     check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
           f"stream holds {op.output_type.dtype}", op)
-    out = np.array(values, copy=True)
-    return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
+    return zero_padding(np.array(values, copy=True), pad_mask(op.output_type.time, op.output_type.packet))
 
 
 @executes("vector")

@@ -14,15 +14,14 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.pair import zip_values
 from visa.interp.errors import check
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.vector import check_input, finish_pass
 
 __all__ = ["run_vector_branch"]
 
 
 def run_vector_branch(op: Any, stream: np.ndarray) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> the same shape of the output dtype."""
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
+    check_input(op, stream)
     scalar = "f32" if op.input_type.dtype.name == "F32" else "i32"
     ids = tag_ids(stream, tuple((c.cmp.name, c.bound) for c in op.tag), scalar)
     values, stashed = stream, None
@@ -40,9 +39,7 @@ def run_vector_branch(op: Any, stream: np.ndarray) -> np.ndarray:
                 values = run_step(unit, name, step.arg, values)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({unit} {name}) cannot run: {e}", op)
-    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
-          f"stream holds {op.output_type.dtype}", op)
-    return zero_padding(np.array(values, copy=True), pad_mask(op.output_type.time, op.output_type.packet))
+    return finish_pass(op, values)
 
 
 @executes("vector_branch")

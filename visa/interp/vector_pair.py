@@ -17,7 +17,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.vector import check_input, finish_pass
 
 __all__ = ["run_vector_pair"]
 
@@ -64,18 +64,14 @@ def _run(op: Any, step: Any, values: Any) -> Any:
 
 def run_vector_pair(op: Any, stream: np.ndarray) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> (rows, T', 8) of the output dtype."""
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
+    check_input(op, stream)
     values: Any = _unzip(op, stream)
     for i, step in enumerate(op.steps):
         try:
             values = _run(op, step, values)
         except (KeyError, TypeError, ValueError, IndexError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
-    check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
-          f"stream holds {op.output_type.dtype}", op)
-    out = np.array(values, copy=True)
-    return zero_padding(out, pad_mask(op.output_type.time, op.output_type.packet))
+    return finish_pass(op, values)
 
 
 @executes("vector_pair")
