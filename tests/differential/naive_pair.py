@@ -5,24 +5,14 @@ modelled; anything else raises ModelError."""
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import numpy as np
 
 from tests.differential.naive_layout import ModelError, Value, index_of, move
+from tests.differential.naive_vector import _f32, _round_f32 as _round
 
 __all__ = ["begin_interleaved", "pair_stage"]
-
-
-def _f32(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", int(bits) & 0xFFFFFFFF))[0]
-
-
-def _round(x: float) -> int:
-    """The f32 nearest x (ties to even; beyond the range, infinity), as bits: one rounding of
-    an exact double result is the correctly rounded f32 result of + and *."""
-    return int(np.array([x], np.float64).astype(np.float32).view(np.uint32)[0])
 
 
 def begin_interleaved(lhs: Value, rhs: Value, axis: Any) -> Value:
@@ -97,7 +87,7 @@ def pair_stage(name: str, op: Any, env: dict, v: Any) -> Any:
         return tuple(_group(v, levels, op.axis.name, g) for g in (0, 1))
     if name == "vector_clip_zip":
         g0, g1 = v
-        if op.mode is not None:
+        if op.mode is not None and op.mode.name != "MODE01":  # MODE01, op(group0, group1), is the default
             raise ModelError("the naive model has no zip modes")
         data = np.array([_binary(op.op.name, a, b, g0.dtype) for a, b in zip(g0.data.tolist(), g1.data.tolist())],
                         g0.data.dtype)
