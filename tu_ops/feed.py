@@ -327,8 +327,7 @@ class FeedBuffer(TuOp):
         consumer = ctx.op(self.dest.op)
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
-        want = dest_mnemonics().get(self.dest.kind)
-        if consumer.MNEMONIC != want and not isinstance(consumer, feed_destinations().get(self.dest.kind, ())):
+        if not isinstance(consumer, feed_destinations().get(self.dest.kind, ())):  # the named record, or a kind of it
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)
         if program is None or ctx.program_of(self.dest.op) is not program:
