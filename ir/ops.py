@@ -55,12 +55,15 @@ class Op(OpFrame):
     NAME: ClassVar[str] = "ir.op"
     STAGE: ClassVar[str] = ""
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
+    TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.NAME = f"ir.{cls.STAGE}"
+        if cls.TEXT_PREFIX and "STAGE" in vars(cls):
+            cls.TEXT = cls.TEXT_PREFIX + cls.STAGE
         word = cls.TEXT or cls.STAGE
         if not word:  # a base class of several ops names no stage
             return

@@ -38,11 +38,7 @@ def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
 
 @attrs.frozen(kw_only=True)
 class _Branched(VectorOp):
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        if "STAGE" in vars(cls):  # its word in IR text: the stage is shared with the plain op
-            cls.TEXT = f"branched_{cls.STAGE}"
-        super().__init_subclass__(**kwargs)
+    TEXT_PREFIX = "branched_"  # its stages are the plain ops'; IR text tells them apart
 
     UNIT: ClassVar[str] = ""
     tagged: Value = operand()

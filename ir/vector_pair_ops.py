@@ -37,10 +37,7 @@ class PairOp(VectorOp):
     """Base of the ops on a pair (between the unzip and the zip). In IR text each prints as
     `pair_<stage>`: a pair op is called by the same method as the op on one stream."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        if "STAGE" in vars(cls):
-            cls.TEXT = f"pair_{cls.STAGE}"
-        super().__init_subclass__(**kwargs)
+    TEXT_PREFIX = "pair_"  # its stages are the plain ops'; IR text tells them apart
 
     def pair_step(self) -> tuple[str, str, str, int, int] | None:
         """(unit, op, side, arg0, arg1) of the `vector_pair` step this op configures."""

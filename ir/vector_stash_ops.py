@@ -31,11 +31,7 @@ class VectorStash(VectorOp):
 
 @attrs.frozen(kw_only=True)
 class _StashRead(VectorOp):
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        if "STAGE" in vars(cls):  # its word in IR text: the stage is shared with the plain op
-            cls.TEXT = f"stashed_{cls.STAGE}"
-        super().__init_subclass__(**kwargs)
+    TEXT_PREFIX = "stashed_"  # its stages are the plain ops'; IR text tells them apart
 
     UNIT: ClassVar[str] = ""
     stashed: Value = operand()
