@@ -13,7 +13,7 @@ from ir.rules.scatter import check_scatter
 from ir.rules.shuffle import check_shuffle
 from ir.types import Type
 
-__all__ = ["Gather", "Scatter", "Shuffle", "GATHER_OP_CLASSES"]
+__all__ = ["Gather", "Scatter", "Shuffle"]
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +58,3 @@ class Shuffle(Op):
 
     def infer_type(self) -> Type:
         return self.src.type
-
-
-GATHER_OP_CLASSES = (Gather, Scatter, Shuffle)

@@ -24,7 +24,7 @@ from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const, wit
 from ir.vector.numerics.steps import f32_bits
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
-           "VectorReinterpret", "CHAIN_OP_CLASSES"]
+           "VectorReinterpret"]
 
 _LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
 
@@ -226,7 +226,3 @@ class VectorReinterpret(VectorOp):
 
     def step(self) -> tuple:
         return "REINTERPRET", f"TO_{self.scalar_to.upper()}", 0
-
-
-CHAIN_OP_CLASSES = (VectorLogic, VectorFpTernary, VectorFpDiv, VectorNarrowSplit, VectorWidenConcat,
-                    VectorReinterpret)

@@ -20,7 +20,7 @@ from ir.vector import enums as E
 from ir.vector.intra_reduce import reduced_packet, shape_fault
 from ir.vector_ops import VectorOp, _dtype_fault
 
-__all__ = ["VectorIntraSliceReduce", "REDUCE_OP_CLASSES"]
+__all__ = ["VectorIntraSliceReduce"]
 
 
 @attrs.frozen(kw_only=True)
@@ -48,9 +48,6 @@ class VectorIntraSliceReduce(VectorOp):
     def _shapes(self) -> Violation | None:
         t = self.input.type
         return shape_fault(self.axis, t.time, t.packet, self.out_time, self.out_packet)
-
-
-REDUCE_OP_CLASSES = (VectorIntraSliceReduce,)
 
 
 def traced_reduce(step: Any, src: Any, ident: int, out_time: Mapping) -> VectorIntraSliceReduce:

@@ -19,7 +19,7 @@ from ir.op_frame import attr, operand
 from ir.ops import Op, ToDm, ToHbm, Value
 from ir.types import Type
 
-__all__ = ["NewTensor", "Window", "ToView", "Memset", "proxy_dma", "VIEW_OP_CLASSES"]
+__all__ = ["NewTensor", "Window", "ToView", "Memset", "proxy_dma"]
 
 
 @attrs.frozen(kw_only=True)
@@ -81,6 +81,3 @@ class Memset(Op):
 
     def infer_type(self) -> Type:
         return self.into.type
-
-
-VIEW_OP_CLASSES: tuple[type[Op], ...] = (NewTensor, Window, ToView, Memset)

@@ -23,7 +23,7 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Op, Value
 from ir.types import Type, VrfType
 
-__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "VRF_OP_CLASSES"]
+__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered"]
 
 VRF_BYTES = 8192
 _SCALARS = (DType.I32, DType.F32)
@@ -106,6 +106,3 @@ def rf_mismatch(op: Any) -> Violation | None:
     return Violation("VRF-2", f"`{op.STAGE}`: the VRF operand does not match the stream: {why}",
                      label="a VRF operand is read once per stream element, by axis name",
                      help="store the operand with the stream's dtype and slice mapping, over axes of the stream")
-
-
-VRF_OP_CLASSES: tuple[type[Op], ...] = (ToVrf,)
