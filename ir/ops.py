@@ -388,8 +388,7 @@ class Final(Op):
         return self.param.type
 
 
-# Every op class of this module, in declaration order (each registers itself by its stage name).
-OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())
+OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())  # this module's ops, in declaration order
 
 
 def traced_op_classes() -> dict[str, type[Op]]:
