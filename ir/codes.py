@@ -255,6 +255,16 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
         ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
         ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
+    # the inter-slice reducer (ir.vector.inter_reduce, ir.vector_inter_ops, tu_ops.vector_inter)
+    *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
+        ("VE-INTER-1", "the inter-slice reduce's out_slice spans another number of slices", "trace"),
+        ("VE-INTER-2", "the inter-slice reduce removes a time factor", "trace"),
+        ("VE-INTER-3", "the reduced slice factors are not the innermost ones", "trace"),
+        ("VE-INTER-4", "the kept slice factors do not stay outermost", "trace"),
+        ("VE-INTER-5", "a reduced slot holds a factor of the stream", "trace"),
+        ("VE-INTER-6", "out_time is not the time without its promoted factors", "trace"),
+        ("INTEROP-1", "inter-slice reduce record op wrong for its stream", "verify"),
+        ("INTEROP-2", "inter-slice reduce record shapes break the reducer's rules", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

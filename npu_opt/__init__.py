@@ -48,6 +48,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["Branched", "TagGuard"], "npu_opt.vector_branch"),
     "Stash": "npu_opt.vector_stash",
     **dict.fromkeys(["IntraSliceReduceOpF32", "IntraSliceReduceOpI32"], "ir.vector.enums"),
+    **dict.fromkeys(["InterSliceReduceOpF32", "InterSliceReduceOpI32"], "ir.vector.enums"),
 }
 
 
@@ -92,4 +93,5 @@ __all__ = [
     "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode",
     "Branched", "TagGuard", "Stash",
     "IntraSliceReduceOpF32", "IntraSliceReduceOpI32",
+    "InterSliceReduceOpF32", "InterSliceReduceOpI32",
 ]

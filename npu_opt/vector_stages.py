@@ -31,6 +31,7 @@ from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, st
 from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
+from npu_opt.vector_inter import inter_slice_reduce
 from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
 from npu_opt.vrf import rf_step
@@ -49,6 +50,7 @@ class VePass:
     tag: Any = None  # (the tagged stream value, its comparison codes) once tagged (npu_opt.vector_branch)
     stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
     zipped: bool = False  # the merged stream of a pair pass
+    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_inter)
 
 
 class VectorStream(StreamStage):
@@ -71,7 +73,14 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
     op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
     tracer.emit(op)
     ve = attrs.evolve(stage.ve, stage=dst)
-    return _class_of(dst, vops.SCALARS.get(op.result.type.dtype, "i32"))(op.result, stage.chain, ve)
+    scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
+    if dst == S.INTER_SLICE_REDUCE or ve.order == E.VeOrder.INTER_FIRST:
+        from npu_opt.vector_inter import after_inter_class
+
+        cls = after_inter_class(scalar, ve.order == E.VeOrder.INTER_FIRST) if dst == S.INTER_SLICE_REDUCE \
+            else INTER_FIRST_CLASSES[(dst, scalar)]
+        return cls(op.result, stage.chain, ve)
+    return _class_of(dst, scalar)(op.result, stage.chain, ve)
 
 
 def _enum(stage: StreamStage, loc: Location, name: str, enums: Any, value: Any) -> Any:
@@ -215,6 +224,7 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_intra_slice_reduce": (S.INTRA_SLICE_REDUCE, _BOTH, W4, intra_slice_reduce),
     "vector_clip": (S.CLIP, _BOTH, W8, _clip),
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
+    "vector_inter_slice_reduce": (S.INTER_SLICE_REDUCE, _BOTH, W8, inter_slice_reduce),
 }
 _METHODS.update(CHAIN_METHODS)  # logic, fma, fp_div, the *_with_mode forms, split / concat, filter
 VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS,
@@ -226,18 +236,21 @@ class VectorInitStream(VectorStream):
 
     vector_intra_slice_tag = _tag
     vector_intra_slice_unzip = vector_intra_slice_unzip  # pair mode (npu_opt.vector_pair)
+    vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_inter)
 
 
-def _make_class(stage: VeStage, scalar: str) -> type:
+def _make_class(stage: VeStage, scalar: str, inter_first: bool = False) -> type:
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
-            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
+            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)
+            and not (inter_first and dst == S.INTER_SLICE_REDUCE)}
     body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
     if stage in STASHABLE:
         from npu_opt.vector_stash import vector_stash
 
         body["vector_stash"] = vector_stash
     body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
-    return type(f"Vector{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
+    order = "InterFirst" if inter_first else ""
+    return type(f"Vector{order}{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
 
 
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
@@ -246,6 +259,10 @@ VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
                   S.INTRA_SLICE_REDUCE)
     for scalar in ("i32", "f32")
 }
+
+# the chain after an InterFirst inter-slice reduce: the same stages, no second inter-slice reduce
+INTER_FIRST_CLASSES: dict[tuple[VeStage, str], type] = {
+    key: _make_class(*key, inter_first=True) for key in VECTOR_STAGE_CLASSES}
 
 
 def _class_of(stage: VeStage, scalar: str) -> type:

@@ -44,7 +44,8 @@ def test_handlers_that_take_options_say_so():
 def test_feed_destinations_come_from_the_op_classes():
     assert {kind.name: name for kind, name in dest_mnemonics().items()} == {
         "TRF_LOAD": "trf_load", "CONTRACT_OUTER": "contract_outer", "CAST": "cast_op",
-        "VECTOR": "vector", "VECTOR_PAIR": "vector_pair", "VECTOR_BRANCH": "vector_branch", "VRF_LOAD": "vrf_load", "TRANSPOSE": "transpose", "COMMIT": "commit"}
+        "VECTOR": "vector", "VECTOR_PAIR": "vector_pair", "VECTOR_BRANCH": "vector_branch", "VRF_LOAD": "vrf_load", "TRANSPOSE": "transpose", "COMMIT": "commit",
+        "INTER_SLICE_REDUCE": "inter_slice_reduce"}
     assert set(dest_element_types()) == set(dest_mnemonics())
 
 

@@ -80,6 +80,7 @@ class DestKind(_Named):
     VRF_LOAD = "vrf_load"
     VECTOR_PAIR = "vector_pair"
     VECTOR_BRANCH = "vector_branch"
+    INTER_SLICE_REDUCE = "inter_slice_reduce"
 
 
 class ConversionKind(_Named):

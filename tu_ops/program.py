@@ -43,9 +43,11 @@ class TuProgram:
     def out_space(self) -> tuple[Mapping, Mapping, Mapping]:
         """The space the program's streams live on after its feed: `space`, with the Slice
         of the feed's switch when it has one (the switch is the one stage that moves data
-        between slices)."""
+        between slices), or of its inter-slice reducer's `out_slice`."""
         route = getattr(self.ops[0], "switch", None) if self.ops else None
-        return self.space if route is None else (self.space[0], self.space[1], route.out_slice)
+        space = self.space if route is None else (self.space[0], self.space[1], route.out_slice)
+        reducer = next((op for op in self.ops if op.MNEMONIC == "inter_slice_reduce"), None)  # it moves them too
+        return space if reducer is None else (space[0], space[1], reducer.out_slice)
 
     def text(self, *, locs: bool = False) -> str:
         space = ", ".join(f'"{mapping_text(m)}"' for m in self.space)

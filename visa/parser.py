@@ -294,6 +294,8 @@ class _Builder(Transformer):
         for rec in c[5:]:  # after a feed's switch, the streams live on its out_slice
             route = rec.fields.get("switch")
             out = cur if route is None else (cur[0], cur[1], route.out_slice)
+            if rec.cls.MNEMONIC == "inter_slice_reduce" and "out_slice" in rec.fields:  # so is the reducer's
+                out = (cur[0], cur[1], rec.fields["out_slice"])
             ops.append(self._op(rec, cur, context, out))
             cur = out
         program = TuProgram(index=int(index), context=context, space=space, ops=_link_cstreams(ops))

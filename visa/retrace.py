@@ -147,3 +147,16 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
 
 
 from visa import retrace_vrf  # noqa: E402, F401 - the VRF records declare their inverses
+
+
+@retraces("inter_slice_reduce")
+def _inter_slice_reduce(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
+    from ir.vector import enums as E
+    from ir.vector_inter_ops import VectorInterSliceReduce
+
+    family = E.InterSliceReduceOpF32 if rec.scalar == "f32" else E.InterSliceReduceOpI32
+    op = getattr(family, rec.op.name, None)
+    if op is None:
+        raise Underivable(rec, f"{rec.op.name} is not an inter-slice reduce op on {rec.scalar}")
+    return (VectorInterSliceReduce(input=src, out_slice=rec.out_slice, out_time=rec.output_type.time, op=op,
+                                   result=_result(rec), loc=rec.loc),)

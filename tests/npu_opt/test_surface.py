@@ -8,6 +8,7 @@ import npu_opt
 def test_npu_opt_all_is_pinned():
     assert sorted(npu_opt.__all__) == sorted(["BinaryArgMode", "BitReq", "Cmp", "GroupId", "Branched", "TagGuard", "Stash"] + [
         "LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"] + [
+        "InterSliceReduceOpF32", "InterSliceReduceOpI32"] + [
         "Artifact", "Axis", "ClipBinaryOpF32", "ClipBinaryOpI32", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
         "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "HbmTensorView", "HbmTensorViewMut", "Index", "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LaneMode", "Mapping", "MappingError", "Mut", "NpuOptError",
         "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "SwitchConfig", "TagMode", "TrfTensor",

@@ -68,7 +68,9 @@ def lowered_count(chain: ProgramChain) -> int:
     Vector Engine pass as one `vector` record (its `FOLDED` stages are its steps)."""
     rest = [op for op in chain.after_collect()
             if not isinstance(op, (ir.CommitCast, ir.Commit)) and not getattr(op, "FOLDED", False)]
-    return 1 + len(rest)
+    from tu_ops.lower.vector_inter import inter_first_without_chain
+
+    return 1 + len(rest) - inter_first_without_chain(chain.after_collect())
 
 
 def chains_of(kernel: Any) -> dict[int, ProgramChain]:

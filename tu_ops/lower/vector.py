@@ -26,7 +26,7 @@ from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector_steps import mode_of, traced_chain_step
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
 
-__all__ = ["lower_vector", "traced_pass"]
+__all__ = ["lower_vector", "lower_pass", "traced_pass"]
 
 
 def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0) -> VeStep:
@@ -35,20 +35,31 @@ def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0
 
 
 def _pass_ops(site: Site) -> tuple[Any, ...]:
-    """The traced ops after `vector_init` up to and including its `vector_final`."""
+    """The traced ops after `vector_init` up to and including its `vector_final` (up to,
+    not including, an inter-slice reduce: that is a record of its own, `tu_ops.lower.vector_inter`)."""
+    from ir.vector_inter_ops import VectorInterSliceReduce
+
     rest = site.chain.after_collect()[site.position + 1:]
-    end = next((i for i, op in enumerate(rest) if isinstance(op, vops.VectorFinal)), None)
+    end = next((i for i, op in enumerate(rest) if isinstance(op, (vops.VectorFinal, VectorInterSliceReduce))), None)
     if end is None:
         raise InternalError("a `vector_init` without its `vector_final`")
-    return rest[:end + 1]
+    return rest[:end + 1] if isinstance(rest[end], vops.VectorFinal) else rest[:end]
 
 
 @lowers(vops.VectorInit, into=VectorEngineOp)
-def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
-    from tu_ops.lower.vrf import rf_pass
-
-    """The `vector` record of the pass entered at `op` (`vector_rf` when it reads the VRF)."""
+def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp | None:
+    """The `vector` record of the pass entered at `op` (`vector_rf` when it reads the VRF);
+    None when the pass starts with an inter-slice reduce (the InterFirst order)."""
     body = _pass_ops(site)
+    if not body:
+        return None
+    return lower_pass(op, site, body)
+
+
+def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
+    """The record of the chain `body` entered at `op` (`vector_init`, or the tag after an
+    InterFirst inter-slice reduce)."""
+    from tu_ops.lower.vrf import rf_pass
     from tu_ops.lower.vector_kind import record_kind
 
     kind = record_kind(body).value
@@ -68,7 +79,6 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp:
 
 
 @lowers(VectorIntraSliceReduce)
-@lowers(vops.VectorTag)
 @lowers(vops.VectorFxp)
 @lowers(vops.VectorClip)
 @lowers(vops.VectorFxpToFp)

@@ -19,6 +19,8 @@ def record_kind(body: tuple[Any, ...]) -> DestKind:
     first = body[0] if body else None
     if getattr(first, "STAGE", "") == "vector_intra_slice_unzip":
         return DestKind.VECTOR_PAIR
+    if getattr(first, "STAGE", "") == "vector_inter_slice_reduce":  # InterFirst (tu_ops.lower.vector_inter)
+        return DestKind.INTER_SLICE_REDUCE
     mode = getattr(first, "mode", None)
     if (mode is not None and mode.is_(E.TagMode.COMPARISON)) or any(isinstance(o, (*BRANCH_OP_CLASSES, *STASH_OP_CLASSES)) for o in body):
         return DestKind.VECTOR_BRANCH
