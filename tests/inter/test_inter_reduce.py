@@ -9,6 +9,8 @@ import pytest
 
 import npu_opt
 from npu_opt import InterSliceReduceOpF32 as F, InterSliceReduceOpI32 as I, f32, i32
+from ir.dtypes import DType
+from tu_ops.vector_inter import InterReduceName
 from visa.interp import execute
 from visa.parser import parse_visa
 
@@ -99,3 +101,29 @@ def test_promotion_from_time():
     x = RNG.integers(-1000, 1000, (64, 4, 2, 4, 8)).astype(np.int32)
     y = _both(k, x).reshape(64, 2, 4, 8)
     np.testing.assert_array_equal(y, x.sum(1))
+
+
+def test_a_good_record_verifies():
+    from tu_ops import rngd
+
+    from tests.inter.bad_ops import good
+
+    for dtype, op in ((DType.I32, "ADD_SAT"), (DType.F32, "MUL")):
+        rec = good(dtype, InterReduceName[op])
+        assert rec.first_failure(rngd(), None) is None
+
+
+@pytest.mark.parametrize("kernel, code", [
+    (lambda: K.inter_first(i32, F.ADD), "VE-DTYPE-1"),
+    (lambda: K.inter_first(f32, I.ADD_SAT), "VE-DTYPE-1"),
+    (lambda: K.inter_first(i32, I.ADD, out_slice="A / 8, R", out_hbm="A / 8, R, A % 8"), None),  # a plain move
+    (lambda: K.inter_first(i32, I.MAX, out_slice="A / 8, 1 # 2"), "VE-INTER-1"),
+    (lambda: K.inter_first(i32, I.MIN, out_slice="A / 8, R % 2, 1 # 2"), "VE-INTER-3"),  # keeps the inner half of R
+])
+def test_refusals_carry_their_code(kernel, code):
+    try:
+        npu_opt.compile(kernel())
+    except npu_opt.CompileError as e:
+        assert code is not None and code in str(e), str(e)
+        return
+    assert code is None, f"compiled, expected {code}"

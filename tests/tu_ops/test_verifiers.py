@@ -100,6 +100,7 @@ def window_past_its_tensor():
 
 # rule id (":variant" optional) -> builder of (bad op, context or None)
 from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
+from tests.inter.bad_ops import BAD_INTER  # noqa: E402 - the inter-slice reduce records
 
 BAD: dict[str, Callable] = {
     "FEED-1": bad(6, conversions=[Conversion(ConversionKind.I8_TO_I32)]),
@@ -165,6 +166,7 @@ BAD: dict[str, Callable] = {
     **GATHER_BAD,
     **BAD_BRANCH,
     **BAD_VRF,
+    **BAD_INTER,
 }
 
 
@@ -239,6 +241,7 @@ SPEC_FEED_2 = {
     DestKind.COMMIT: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.TRANSPOSE: {E.BF16, E.F32, E.I32, E.I16, E.U8, E.RawInt8, E.RawInt4, E.F8E4M3, E.F8E5M2, E.F4E2M1},
     DestKind.VRF_LOAD: {E.I32, E.F32},  # the VRF holds the Vector Engine's scalars
+    DestKind.INTER_SLICE_REDUCE: {E.I32, E.F32},  # the inter-slice reducer, first in its pass
 }
 
 

@@ -1,0 +1,29 @@
+"""The inter-slice reducer's typestate: where the method exists and what follows it."""
+
+from __future__ import annotations
+
+from ir.vector.stages import VeStage
+from npu_opt.vector_inter import after_inter_class
+from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
+
+NAME = "vector_inter_slice_reduce"
+
+
+def test_offered_after_init_and_the_reference_stages_only():
+    assert hasattr(VectorInitStream, NAME)
+    offered = {stage.rust_name for (stage, scalar), cls in VECTOR_STAGE_CLASSES.items()
+               if scalar == "i32" and hasattr(cls, NAME)}
+    assert offered == {"Logic", "Fxp", "FxpToFp", "Widen", "FpToFxp", "Clip"}
+
+
+def test_the_chain_after_an_inter_first_reduce_offers_no_second_one():
+    assert not any(hasattr(cls, NAME) for cls in INTER_FIRST_CLASSES.values())
+    assert hasattr(INTER_FIRST_CLASSES[(VeStage.FXP, "i32")], "vector_fxp")
+
+
+def test_what_follows_the_reduce_by_order():
+    inter_first, intra_first = after_inter_class("f32", True), after_inter_class("f32", False)
+    assert hasattr(inter_first, "vector_intra_slice_tag") and hasattr(inter_first, "vector_final")
+    assert hasattr(intra_first, "vector_final")
+    for name in ("vector_intra_slice_tag", "vector_clip", NAME, "vector_fxp"):
+        assert not hasattr(intra_first, name)
