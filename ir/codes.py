@@ -255,6 +255,14 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
         ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
         ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
+    # the valid count generator and the sub context's packed commit (ir.valid_count, tu_ops.valid_count)
+    *[CodeInfo(code, title, phase, "docs/machine/valid-count.md") for code, title, phase in (
+        ("VCG-1", "valid-count packing outside the sub context", "trace"),
+        ("VCG-2", "padding the valid count generator cannot count", "trace"),
+        ("VCG-3", "more padded axes than time filters", "trace"),
+        ("VCG-4", "more sub-expressions than sequencer entries", "trace"),
+        ("VCG-5", "packed element is not the packed cells in order", "trace"),
+        ("CMT-6", "packed commit configuration wrong", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}
