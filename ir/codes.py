@@ -265,6 +265,14 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-INTER-6", "out_time is not the time without its promoted factors", "trace"),
         ("INTEROP-1", "inter-slice reduce record op wrong for its stream", "verify"),
         ("INTEROP-2", "inter-slice reduce record shapes break the reducer's rules", "verify"))],
+    # the valid count generator and the sub context's packed commit (ir.valid_count, tu_ops.valid_count)
+    *[CodeInfo(code, title, phase, "docs/machine/valid-count.md") for code, title, phase in (
+        ("VCG-1", "valid-count packing outside the sub context", "trace"),
+        ("VCG-2", "padding the valid count generator cannot count", "trace"),
+        ("VCG-3", "more padded axes than time filters", "trace"),
+        ("VCG-4", "more sub-expressions than sequencer entries", "trace"),
+        ("VCG-5", "packed element is not the packed cells in order", "trace"),
+        ("CMT-6", "packed commit configuration wrong", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

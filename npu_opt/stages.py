@@ -20,6 +20,7 @@ from ir.rules.collect import infer_trf
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
+from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.vector_stages import vector_init
 from npu_opt.vrf import to_vrf
 
@@ -375,6 +376,7 @@ class CommitTrimStream(StreamStage):
 
     commit = _commit
     commit_view = _commit_view
+    commit_valid_count_pack = commit_valid_count_pack
 
     @stage_method("commit_cast")
     def commit_cast(self, loc: Location, dtype: Any) -> Any:

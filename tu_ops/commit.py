@@ -15,6 +15,7 @@ from ir.mapping.ops import coalesce
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
+from tu_ops.valid_count import PackConfig, pack_problem
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
 
@@ -103,6 +104,7 @@ class CommitOp(TuOp):
     write: WritePlan = attr()
     write_bytes: int = attr()
     dest: int = attr()
+    pack: PackConfig | None = attr(None, optional=True)  # the sub context's valid-count packing (CMT-6)
 
     def context(self, ctx: VerifyContext | None) -> TuContext:
         program = ctx.program_of(self.result) if ctx is not None else None
@@ -119,6 +121,8 @@ class CommitOp(TuOp):
 
     @rule("CMT-1")
     def _cmt_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.pack is not None:  # CMT-6 judges a packed commit
+            return None
         if self.valid_bytes not in target.constants.COMMIT_WIDTHS:
             return f"valid_bytes {self.valid_bytes} not one of {list(target.constants.COMMIT_WIDTHS)}"
         nbits = math.prod(e.size for e in self.write.packet) * self.elem_bits(target)
@@ -144,12 +148,16 @@ class CommitOp(TuOp):
 
     @rule("CMT-3")
     def _cmt_3(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.pack is not None:  # CMT-6 judges a packed commit
+            return None
         c = target.constants
         problem = entries_ok(self.write.entries(), c.SEQ_MAX_ENTRIES, c.SEQ_MAX_ITER)
         return f"write plan: {problem}" if problem else None
 
     @rule("CMT-4")
     def _cmt_4(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.pack is not None:  # CMT-6 judges a packed commit
+            return None
         c, bits = target.constants, self.elem_bits(target)
         base_bits = 8 * c.COMMIT_BASE
         for e in self.write.time:
@@ -167,6 +175,8 @@ class CommitOp(TuOp):
 
     @rule("CMT-5")
     def _cmt_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.pack is not None:  # CMT-6 judges a packed commit
+            return None
         c, bits = target.constants, self.elem_bits(target)
         size = self.alloc_bytes(target)
         if self.dest < 0 or self.dest % c.COMMIT_BASE or self.dest + size > c.DM_SLICE_BYTES:
@@ -178,3 +188,7 @@ class CommitOp(TuOp):
         if low < 0 or end > size:
             return f"the write reaches byte {end} of a {size}-byte allocation"
         return None
+
+    @rule("CMT-6")
+    def _cmt_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return None if self.pack is None else pack_problem(self, target, self.context(ctx))

@@ -142,6 +142,10 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
                              result=ir.Value(next(fresh), attrs.evolve(cur.type, dtype=out.dtype)))
         ops.append(conv)
         cur = conv.result
+    if getattr(rec, "pack", None) is not None:  # valid-count packing (ir.valid_count_ops)
+        from ir.valid_count_ops import CommitPacked, CommitValidCountPack
+        pack = CommitValidCountPack(input=cur, result=ir.Value(next(fresh), cur.type))
+        return (*ops, pack, CommitPacked(input=pack.result, element=out.element, result=ir.Value(rec.result.id, out)))
     ops.append(ir.Commit(input=cur, element=out.element, result=ir.Value(rec.result.id, out)))
     return tuple(ops)
 

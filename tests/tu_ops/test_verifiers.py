@@ -10,6 +10,7 @@ import attrs
 from tests.vector.bad_ops import BAD_VECTOR
 from tests.vector_pair.bad_ops import BAD_BRANCH, BAD_PAIR
 from tests.vrf.bad_ops import BAD_VRF
+from tests.valid_count.bad_ops import BAD_PACK
 import pytest
 
 from ir.dtypes import DType
@@ -167,6 +168,7 @@ BAD: dict[str, Callable] = {
     **BAD_BRANCH,
     **BAD_VRF,
     **BAD_INTER,
+    **BAD_PACK,
 }
 
 

@@ -68,6 +68,9 @@ def _cast_stage(op: ir.Cast, site: Site) -> CastOp:
 @lowers(ir.CommitTrim, into=CommitOp)
 def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
     sink = site.chain.sink
+    if getattr(sink, "TEXT", "") == "commit_packed":  # valid-count packing (tu_ops.lower.valid_count)
+        from tu_ops.lower.valid_count import lower_packed_commit
+        return lower_packed_commit(op, site)
     return lower_commit(op, site.later(ir.CommitCast), sink, site.result, site.src, site.type_of(sink.result),
                         site.context, site.target)
 

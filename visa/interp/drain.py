@@ -86,6 +86,9 @@ _COMMIT = {
 
 def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
     """Trim, convert and write the stream into a new DM tensor at `dest`."""
+    if op.pack is not None:  # the sub context's valid-count packing
+        from visa.interp.valid_count import run_packed_commit
+        return run_packed_commit(op, stream, rows, mem)
     target = mem.target
     d = op.input_type.dtype
     check(stream.dtype == value_dtype(d), f"the stream does not hold {d} values", op)

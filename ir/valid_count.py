@@ -1,0 +1,228 @@
+"""The Valid Count Generator (VCG): how many leading cells of each flit are real data.
+
+The chip tags every flit `(slice, time step t)` with a `valid_size`. It is computed by up to
+three *time filters* and one *packet clipper*, each walking the time steps with a sequencer
+(one `size : stride` entry per sub-expression of Time):
+
+- a time filter follows one padded axis X that lives in Time only: the step is valid when
+  `idx(t) = sum(digit_k(t) * stride_k) < |X|`;
+- the packet clipper follows the padded axis P whose innermost run lives in Packet:
+  `valid_size(t) = clamp(|P| - idx(t), 0, span)`, `span` the live cells of P per packet.
+
+A flit any time filter rejects has `valid_size = 0`; otherwise the clipper decides (the
+whole live packet when no axis is clipped). This module derives that configuration from a
+stream's mappings and refuses, with a VCG rule, the placements it cannot express. Every
+configuration it returns is checked, cell by cell, against the mapping's own cells (a
+mismatch is an ICE), so the counts it produces are exactly the live prefix of every flit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from ir.diagnostic import Violation
+from ir.errors import InternalError
+from ir.mapping.cells import LIVE
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol
+from ir.mapping.ops import Entry
+
+__all__ = ["Sub", "TimeFilter", "Clipper", "VcgConfig", "sub_expressions", "derive_vcg", "valid_sizes",
+           "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
+
+MAX_TIME_FILTERS = 3
+MAX_SEQ_ENTRIES = 8
+
+
+@attrs.frozen
+class Sub:
+    """One sub-expression of a mapping: `size` positions stepping `stride` through axis
+    `axis` (None: a broadcast, no axis), `span` of them before any trailing flit padding."""
+
+    axis: str | None
+    size: int
+    stride: int
+    axis_size: int
+    span: int
+
+
+def _sub(node: Mapping, pad_name: str) -> Sub | None:
+    """The sub-expression `node` is, or None when it is not of the form `X [# n] [/ s] [% m] [# f]`."""
+    if isinstance(node, Symbol):
+        return Sub(node.name, node.size, 1, node.axis_size, node.size)
+    if isinstance(node, Broadcast):
+        return Sub(None, node.n, 0, 1, node.n)
+    if isinstance(node, Pad):
+        if isinstance(node.operand, Broadcast) and node.operand.n == 1:  # `1 # n`: pure padding
+            return Sub(pad_name, node.n, 1, 1, node.n)
+        inner = _sub(node.operand, pad_name)
+        if inner is None or inner.span != inner.size:
+            return None
+        if isinstance(node.operand, Symbol):  # `X # n`: the axis padded
+            return Sub(inner.axis, node.n, 1, inner.axis_size, node.n)
+        return attrs.evolve(inner, size=node.n)  # trailing flit padding after a run
+    if isinstance(node, (Stride, Modulo)):
+        inner = _sub(node.operand, pad_name)
+        if inner is None or inner.span != inner.size or inner.axis is None:
+            return None
+        if isinstance(node, Stride):
+            size = -(-inner.size // node.n)
+            return Sub(inner.axis, size, inner.stride * node.n, inner.axis_size, size)
+        size = min(inner.size, node.n)
+        return Sub(inner.axis, size, inner.stride, inner.axis_size, size)
+    return None
+
+
+def sub_expressions(mapping: Mapping, where: str) -> list[Sub] | Violation:
+    """The sub-expressions of `mapping`, major to minor, or a VCG-2 refusal."""
+    items = mapping.flatten() if isinstance(mapping, Pair) else [mapping]
+    out = []
+    for k, item in enumerate(items):
+        sub = _sub(item, f"{where}#{k}")
+        if sub is None:
+            return Violation("VCG-2", f"the valid count generator cannot read `{item.text()}` in {where}",
+                             label=f"{where} {mapping.text()}",
+                             help="write each padded axis as sub-expressions `X # n / s % m`")
+        out.append(sub)
+    return out
+
+
+@attrs.frozen
+class TimeFilter:
+    """A time filter: valid while `sum(digit_k * seq_k.stride) < thres`."""
+
+    TEXT_STYLE = "struct"
+    seq: tuple[Entry, ...] = attrs.field(converter=tuple)
+    thres: int
+
+
+@attrs.frozen
+class Clipper:
+    """The packet clipper: `clamp(axis_size - idx(t), 0, span)` live cells per flit."""
+
+    TEXT_STYLE = "struct"
+    seq: tuple[Entry, ...] = attrs.field(converter=tuple)
+    axis_size: int
+    span: int
+
+
+@attrs.frozen
+class VcgConfig:
+    """The VCG configuration of one stream: its time filters and its packet clipper."""
+
+    filters: tuple[TimeFilter, ...]
+    clipper: Clipper
+
+
+def _max_index(subs: list[Sub], axis: str) -> int:
+    return sum((s.size - 1) * s.stride for s in subs if s.axis == axis)
+
+
+def _padded_axes(subs: list[Sub]) -> list[str]:
+    """Axes whose positions reach past their live size, in order of first appearance."""
+    seen: list[str] = []
+    for s in subs:
+        if s.axis is not None and s.axis not in seen and _max_index(subs, s.axis) >= s.axis_size:
+            seen.append(s.axis)
+    return seen
+
+
+def _seq(time: list[Sub], axis: str) -> tuple[Entry, ...]:
+    return tuple(Entry(s.size, s.stride if s.axis == axis else 0) for s in time)
+
+
+def _packet_clipper(time: list[Sub], packet: list[Sub], padded: list[str], loc: str) -> Clipper | Violation:
+    """The clipper of the one padded axis in Packet (VCG-2 when Packet mixes it with others)."""
+    clipped = [s for s in packet if s.axis in padded]
+    if not clipped and len(packet) == 1:  # the live run, then any trailing flit padding
+        return Clipper((), packet[0].span, packet[0].span)
+    if not clipped and all(s.span == s.size for s in packet):
+        live = math.prod(s.size for s in packet)
+        return Clipper((), live, live)
+    if not clipped:
+        return Violation("VCG-2", "trailing padding inside a packet of several axes", label=f"packet {loc}",
+                         help="pad the packet only after its last axis, e.g. `(A, B) # 8`")
+    run = clipped[0]
+    if len(packet) != 1 or run.stride != 1:
+        return Violation("VCG-2", "a padded axis in Packet must be the packet's only, innermost run",
+                         label=f"packet {loc}",
+                         help="the packet clipper counts a prefix: write the packet as `X # n % span` "
+                              "(optionally `# 8`), with no other axis beside it")
+    return Clipper(_seq(time, run.axis), run.axis_size, run.span)
+
+
+def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | Violation:
+    """The VCG configuration of a stream `(slice; time; packet)`, or the VCG rule it breaks."""
+    t_subs = sub_expressions(time, "time")
+    if isinstance(t_subs, Violation):
+        return t_subs
+    p_subs = sub_expressions(packet, "packet")
+    if isinstance(p_subs, Violation):
+        return p_subs
+    padded = _padded_axes(t_subs + p_subs)
+    s_subs = sub_expressions(slice_, "slice")
+    shared = slice_.axes() & (time.axes() | packet.axes())
+    if shared and not isinstance(s_subs, Violation):
+        shared &= set(_padded_axes(s_subs + t_subs + p_subs))
+    in_slice = sorted(shared)
+    if in_slice:
+        return Violation("VCG-2", f"the padded axis {in_slice[0]} is split between Slice and the stream",
+                         label=f"slice {slice_.text()}",
+                         help="each slice's flits would need their own counts; keep a padded axis out of Slice")
+    clipper = _packet_clipper(t_subs, p_subs, padded, packet.text())
+    if isinstance(clipper, Violation):
+        return clipper
+    clipped = {s.axis for s in p_subs}
+    filters = tuple(TimeFilter(_seq(t_subs, x), next(s.axis_size for s in t_subs if s.axis == x))
+                    for x in padded if x not in clipped)
+    if len(filters) > MAX_TIME_FILTERS:
+        return Violation("VCG-3", f"{len(filters)} padded axes in Time need {len(filters)} time filters; "
+                         f"the generator has {MAX_TIME_FILTERS}", label=f"time {time.text()}",
+                         help="pad fewer axes, or merge padded axes into one")
+    if (filters or clipper.seq) and len(t_subs) > MAX_SEQ_ENTRIES:
+        return Violation("VCG-4", f"Time has {len(t_subs)} sub-expressions; a VCG sequencer has "
+                         f"{MAX_SEQ_ENTRIES} entries", label=f"time {time.text()}",
+                         help="merge adjacent sub-expressions of Time")
+    config = VcgConfig(filters, clipper)
+    live_prefix(config, time, packet)
+    return config
+
+
+def _digits(seq: tuple[Entry, ...], steps: int) -> np.ndarray:
+    """idx(t) for every time step t: the mixed-radix digits of t times the entry strides."""
+    t = np.arange(steps, dtype=np.int64)
+    idx = np.zeros(steps, np.int64)
+    for e in reversed(seq):
+        idx += (t % e.size) * e.stride
+        t //= e.size
+    return idx
+
+
+def valid_sizes(config: VcgConfig, steps: int) -> np.ndarray:
+    """`valid_size(t)` of every time step (the chip's formula, shared by every slice)."""
+    c = config.clipper
+    if c.seq:
+        out = np.clip(c.axis_size - _digits(c.seq, steps), 0, c.span)
+    else:
+        out = np.full(steps, min(c.axis_size, c.span), np.int64)
+    for f in config.filters:
+        out = np.where(_digits(f.seq, steps) < f.thres, out, 0)
+    return out
+
+
+def live_cells(time: Mapping, packet: Mapping) -> np.ndarray:
+    """(time steps, packet cells) booleans: which cells of the stream are live data."""
+    both = Pair(time, packet)
+    status = both.cells(np.arange(both.size)).status
+    return (status == LIVE).reshape(time.size, packet.size)
+
+
+def live_prefix(config: VcgConfig, time: Mapping, packet: Mapping) -> None:
+    """The counts of `config` mark exactly the live cells of `(time; packet)`; a configuration
+    that does not is this module's bug (an ICE), never the kernel's."""
+    counts = valid_sizes(config, time.size)
+    want = np.arange(packet.size)[None, :] < counts[:, None]
+    if not np.array_equal(want, live_cells(time, packet)):
+        raise InternalError(f"the valid count generator miscounts (time {time.text()} ; packet {packet.text()})")

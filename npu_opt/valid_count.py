@@ -1,0 +1,50 @@
+"""`commit_valid_count_pack()` and the packed `commit`: the sub context's dense write.
+
+After `commit_trim`, `commit_valid_count_pack()` keeps the leading cells of every flit the
+Valid Count Generator counts (its live prefix) and `commit(element)` writes them back to
+back into a new DM tensor (default: the stream's axes, whole, in order of appearance).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.location import Location
+from ir.mapping.nodes import Mapping
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_packed_element
+from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import DmTensor
+from npu_opt.trace import current
+
+__all__ = ["commit_valid_count_pack", "CommitValidCountPackStream"]
+
+
+def _emit(stage: StreamStage, loc: Location, op_cls: type, **fields: Any) -> Any:
+    tracer = current()
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
+    tracer.emit(op)
+    return op.result
+
+
+@stage_method("commit_valid_count_pack")
+def commit_valid_count_pack(self: StreamStage, loc: Location) -> Any:
+    """Commit Adapter (sub context): keep each flit's counted prefix for a dense write."""
+    return CommitValidCountPackStream(_emit(self, loc, CommitValidCountPack), self.chain)
+
+
+class CommitValidCountPackStream(StreamStage):
+    """After `commit_valid_count_pack`: offers `commit`."""
+
+    @stage_method("commit")
+    def commit(self, loc: Location, element: Any = None) -> Any:
+        """Write the packed cells back to back into a new DM tensor laid out as `element`."""
+        t = self.type
+        inferred = element is None
+        if inferred:
+            element = default_packed_element(t.time, t.packet)
+        if not isinstance(element, Mapping):
+            fault: Violation = kind_error(f"`element` must be a mapping built by m(), not {type(element).__name__}")
+            return refuse_dead(self, loc, "commit", fault)
+        self.chain.done = True
+        return DmTensor(_emit(self, loc, CommitPacked, element=element, inferred=inferred))

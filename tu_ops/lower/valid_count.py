@@ -1,0 +1,43 @@
+"""`commit_trim` + `commit_valid_count_pack` + `commit` lowered: one CommitOp with `pack=`.
+
+The packed write is dense, so the record's write plan is empty; `write_bytes` is the sub
+context's access width and `dest` is filled by the allocation pass.
+"""
+
+from __future__ import annotations
+
+from ir import ops as ir
+from ir.errors import InternalError
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack
+from tu_ops.base import Ref
+from tu_ops.commit import CommitOp, WritePlan
+from tu_ops.enums import CommitConversion
+from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.valid_count import pack_config
+
+__all__ = ["lower_packed_commit"]
+
+
+def lower_packed_commit(trim: ir.CommitTrim, site: Site) -> CommitOp:
+    """The CommitOp of `trim`, `commit_valid_count_pack`, `commit(element)`."""
+    sink = site.chain.sink
+    stream = sink.input.type
+    bits = site.target.bits_of(stream.dtype) or stream.dtype.bits
+    nbits = stream.packet.size * bits
+    if nbits % 8:
+        raise InternalError(f"{sink.text()}: the committed packet is not whole bytes")
+    try:
+        pack = pack_config(stream)
+    except ValueError as e:
+        raise InternalError(f"{sink.text()}: {e}") from e
+    return CommitOp(result=Ref(site.result), input=Ref(site.src), valid_bytes=nbits // 8,
+                    conversion=CommitConversion.NONE, write=WritePlan(time=(), packet=()),
+                    write_bytes=site.target.constants.SUB_ACCESS_BYTES, dest=0, pack=pack,
+                    input_type=trim.input.type, output_type=site.type_of(sink.result), loc=trim.loc)
+
+
+@lowers(CommitValidCountPack)
+@lowers(CommitPacked)
+def _folded_into_trim(op: ir.Op, site: Site) -> None:
+    """The packing and its commit are fields of the CommitOp made at `commit_trim`."""
+    return None
