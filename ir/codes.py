@@ -264,7 +264,8 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-INTER-5", "a reduced slot holds a factor of the stream", "trace"),
         ("VE-INTER-6", "out_time is not the time without its promoted factors", "trace"),
         ("INTEROP-1", "inter-slice reduce record op wrong for its stream", "verify"),
-        ("INTEROP-2", "inter-slice reduce record shapes break the reducer's rules", "verify"))],
+        ("INTEROP-2", "inter-slice reduce record shapes break the reducer's rules", "verify"),
+        ("VE-REDUCE-6", "VRF operand read after the intra-slice reduce of its pass", "trace"))],
     # the valid count generator and the sub context's packed commit (ir.valid_count, tu_ops.valid_count)
     *[CodeInfo(code, title, phase, "docs/machine/valid-count.md") for code, title, phase in (
         ("VCG-1", "valid-count packing outside the sub context", "trace"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from ir.location import Location
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector import enums as E
@@ -45,5 +47,8 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
     op = _enum(self, loc, name, _OPS, op)
     if isinstance(op, Poisoned):
         return op
-    return _step(self, loc, VectorIntraSliceReduce, VeStage.INTRA_SLICE_REDUCE, op.alu, axis=_axis_name(axis),
-                 out_time=out_time, out_packet=out_packet, op=op)
+    out = _step(self, loc, VectorIntraSliceReduce, VeStage.INTRA_SLICE_REDUCE, op.alu, axis=_axis_name(axis),
+                out_time=out_time, out_packet=out_packet, op=op)
+    if not isinstance(out, Poisoned):
+        out.ve = attrs.evolve(out.ve, reduced=True)  # no VRF read after it in this pass (VE-REDUCE-6)
+    return out

@@ -51,6 +51,7 @@ class VePass:
     stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
     zipped: bool = False  # the merged stream of a pair pass
     order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_inter)
+    reduced: bool = False  # after an intra-slice reduce: no VRF read follows (VE-REDUCE-6, npu_opt.vrf)
 
 
 class VectorStream(StreamStage):

@@ -42,4 +42,9 @@ def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand:
 
     if isinstance(operand, Poisoned) or isinstance(operand.value, Poisoned):
         return refuse_dead(stage, loc, op_cls.STAGE, Violation("", "argument comes from a refused call"))
+    if getattr(stage.ve, "reduced", False):  # the record's VRF walk follows the stream the pass reads
+        return refuse_dead(stage, loc, op_cls.STAGE, Violation(
+            "VE-REDUCE-6", f"`{op_cls.STAGE}` reads the VRF after the intra-slice reduce of its pass",
+            label="a VRF operand is read on the stream the pass starts with",
+            help="read the VRF before `vector_intra_slice_reduce`, or in a pass of its own after a commit"))
     return _step(stage, loc, op_cls, dst, op.alu, op=op, const=0, rf=(operand.value,))

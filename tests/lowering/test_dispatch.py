@@ -12,6 +12,7 @@ from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
 from ir.vector_reduce_ops import VectorIntraSliceReduce
+from ir.vector_inter_ops import VectorInterSliceReduce
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
@@ -21,7 +22,7 @@ AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime,
                  *(c for module in (vector_ops, vector_chain_ops) for c in vars(module).values()
                    if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp),
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,
-                 *vector_stash_ops.STASH_OP_CLASSES}
+                 *vector_stash_ops.STASH_OP_CLASSES, VectorInterSliceReduce}
 
 
 def test_every_stage_after_collect_declares_its_lowering():

@@ -18,6 +18,8 @@ from tests.vector_pair.kernels import pair_kernel, tagged_kernel
 from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
 from tests.vrf.kernels import rf_kernel
 from npu_opt import FxpBinaryOp
+from npu_opt import InterSliceReduceOpF32, InterSliceReduceOpI32, f32, i32
+from tests.inter.kernels import inter_first
 
 E, F1, F2 = FeedElementType, CollectFlits.Flit1, CollectFlits.Flit2
 TRF, OUTER, CAST, COMMIT = DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER, DestKind.CAST, DestKind.COMMIT
@@ -27,6 +29,7 @@ VECTOR_PAIR = DestKind.VECTOR_PAIR
 VECTOR_BRANCH = DestKind.VECTOR_BRANCH
 _LESS0 = TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE])
 VRF = DestKind.VRF_LOAD
+INTER = DestKind.INTER_SLICE_REDUCE
 
 
 def _zp(d: str, z: int):
@@ -105,6 +108,8 @@ CASES = [
      (E.F32, F1, VECTOR_BRANCH)),
     ("vrf-i32", lambda: rf_kernel(D["i32"], "vector_fxp", FxpBinaryOp.ADD_FXP), (E.I32, F1, VRF)),
     ("vrf-f32", lambda: rf_kernel(D["f32"], "vector_clip", ClipBinaryOpF32.ADD), (E.F32, F1, VRF)),
+    ("inter-i32", lambda: inter_first(i32, InterSliceReduceOpI32.ADD_SAT), (E.I32, F1, INTER)),
+    ("inter-f32", lambda: inter_first(f32, InterSliceReduceOpF32.MUL), (E.F32, F1, INTER)),
 ]
 
 
@@ -127,7 +132,7 @@ def test_combination_lowers_and_verifies(case, factory, combo):
 # kernel reaches Flit2 there.
 UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VECTOR_PAIR: {F2}, VECTOR_BRANCH: {F2},
                      TRF: set(),
-                     OUTER: set(), VRF: {F2}}
+                     OUTER: set(), VRF: {F2}, INTER: {F2}}
 
 
 def reachable() -> set:
@@ -138,7 +143,7 @@ def reachable() -> set:
 def test_the_matrix_covers_every_reachable_combination():
     covered = {c[2] for c in CASES}
     assert covered == reachable()
-    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2 + 2 + 2
+    assert len(reachable()) == 10 + 14 + 2 + 10 + 10 + 2 + 2 + 2 + 2 + 2
     assert (E.RawInt8, F2, TRF) in covered and (E.RawInt8, F2, OUTER) in covered
 
 
