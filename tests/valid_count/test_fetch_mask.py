@@ -13,11 +13,9 @@ import npu_opt
 from ir.fetch_mask import MaskDim, derive_mask
 from ir.mapping.api import m
 from tu_ops import rngd
-from visa.interp import execute
-from visa.parser import parse_visa
 from visa.verify import verify_text
 
-from tests.valid_count.test_pack import _first
+from tests.valid_count.test_pack import _first, both_backends
 
 AXES = {"A": 3, "H": 5, "R": 10}
 RNG = np.random.default_rng(31)
@@ -56,12 +54,7 @@ def k(ctx: Context, x: HbmTensor[{dtype}, m("1"), m("A, H, R # 8")]) -> HbmTenso
 
 
 def _both(kernel, x):
-    text = npu_opt.compile(kernel).text
-    verify_text(text, rngd())
-    assert " mask={" in text
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu, text
+    return both_backends(kernel, x, " mask={")
 
 
 def test_masked_rows_round_trip(tmp_path):

@@ -62,13 +62,18 @@ def _load(tmp_path, src, name="k"):
     return runpy.run_path(str(path))[name]
 
 
-def _both(kernel, x):
+def both_backends(kernel, x, marker):
+    """The cpu result and the artifact, which verifies, holds `marker` and runs to the same bits."""
     text = npu_opt.compile(kernel).text
     verify_text(text, rngd())
-    assert " pack={" in text
+    assert marker in text
     cpu = npu_opt.run(kernel, x)
     np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu
+    return cpu, text
+
+
+def _both(kernel, x):
+    return both_backends(kernel, x, " pack={")[0]
 
 
 def test_varlen_pack_example_against_numpy():
