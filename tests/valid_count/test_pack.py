@@ -181,3 +181,11 @@ def test_random_row_shapes(tmp_path, seed):
     kernel, shape = _random_kernel(tmp_path, seed)
     x = np.random.default_rng(100 + seed).integers(-(2**31), 2**31, shape, dtype=np.int64).astype(np.int32)
     np.testing.assert_array_equal(_both(kernel, x).reshape(shape), x)   # a size-1 H may print as no axis
+
+
+def test_other_axes_of_time_merge_into_one_sequencer_entry():
+    """Nine sub-expressions of Time, but R's filter walks them as two entries (VCG-4 does not fire)."""
+    ax = {"R": 5, **{n: 2 for n in "BCDFGHIJ"}, "E": 8}
+    config = derive_vcg(m("1", axes=ax), m("R # 8, B, C, D, F, G, H, I, J", axes=ax), m("E", axes=ax))
+    assert [(e.size, e.stride) for e in config.filters[0].seq] == [(8, 1), (256, 0)]
+    assert valid_sizes(config, 8 * 256).tolist() == [8] * (5 * 256) + [0] * (3 * 256)
