@@ -271,9 +271,12 @@ _ENTRIES: list[CodeInfo] = [
         ("VCG-1", "valid-count packing outside the sub context", "trace"),
         ("VCG-2", "padding the valid count generator cannot count", "trace"),
         ("VCG-3", "more padded axes than time filters", "trace"),
-        ("VCG-4", "more sub-expressions than sequencer entries", "trace"),
+        ("VCG-4", "counting Time needs more than 8 sequencer entries", "trace"),
         ("VCG-5", "packed element is not the packed cells in order", "trace"),
-        ("CMT-6", "packed commit configuration wrong", "verify"))],
+        ("CMT-6", "packed commit configuration wrong", "verify"),
+        ("FMASK-1", "fetch mask changes more than padding kinds", "trace"),
+        ("FMASK-2", "padding the fetch mask cannot describe", "trace"),
+        ("FEED-14", "feed mask configuration wrong", "verify"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

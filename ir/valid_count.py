@@ -27,7 +27,7 @@ from ir.diagnostic import Violation
 from ir.errors import InternalError
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol
-from ir.mapping.ops import Entry
+from ir.mapping.ops import Entry, coalesce
 
 __all__ = ["Sub", "TimeFilter", "Clipper", "VcgConfig", "sub_expressions", "derive_vcg", "valid_sizes",
            "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
@@ -130,7 +130,9 @@ def _padded_axes(subs: list[Sub]) -> list[str]:
 
 
 def _seq(time: list[Sub], axis: str) -> tuple[Entry, ...]:
-    return tuple(Entry(s.size, s.stride if s.axis == axis else 0) for s in time)
+    """The sequencer of `axis` over Time: one entry per sub-expression, merged where they walk
+    as one (a run of other axes, at stride 0, is one entry)."""
+    return coalesce(Entry(s.size, s.stride if s.axis == axis else 0) for s in time)
 
 
 def _packet_clipper(time: list[Sub], packet: list[Sub], padded: list[str], loc: str) -> Clipper | Violation:
@@ -181,10 +183,11 @@ def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | V
         return Violation("VCG-3", f"{len(filters)} padded axes in Time need {len(filters)} time filters; "
                          f"the generator has {MAX_TIME_FILTERS}", label=f"time {time.text()}",
                          help="pad fewer axes, or merge padded axes into one")
-    if (filters or clipper.seq) and len(t_subs) > MAX_SEQ_ENTRIES:
-        return Violation("VCG-4", f"Time has {len(t_subs)} sub-expressions; a VCG sequencer has "
-                         f"{MAX_SEQ_ENTRIES} entries", label=f"time {time.text()}",
-                         help="merge adjacent sub-expressions of Time")
+    longest = max([len(f.seq) for f in filters] + [len(clipper.seq)])
+    if longest > MAX_SEQ_ENTRIES:
+        return Violation("VCG-4", f"counting Time takes a sequencer of {longest} entries; the generator's "
+                         f"have {MAX_SEQ_ENTRIES}", label=f"time {time.text()}",
+                         help="keep a padded axis's sub-expressions of Time together, so the others merge")
     config = VcgConfig(filters, clipper)
     live_prefix(config, time, packet)
     return config

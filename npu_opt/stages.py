@@ -194,6 +194,8 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 
+from npu_opt.fetch_mask import fetch_mask  # noqa: E402 - its stage reuses the bodies above
+
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
 class BeginStream(StreamStage):
@@ -211,6 +213,7 @@ class BeginStream(StreamStage):
 class FetchStream(StreamStage):
     """After `fetch`: the fetch adapters (each at most once, in order) or `collect`."""
 
+    fetch_mask = fetch_mask
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub

@@ -19,6 +19,7 @@ from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.switch import SwitchRoute, route_problem
+from ir.fetch_mask import FetchMaskConfig
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
@@ -129,6 +130,7 @@ class FeedBuffer(TuOp):
     switch: SwitchRoute | None = attr(default=None, optional=True)
     source_base: int | None = fact()
     interleave: FeedInterleave | None = attr(default=None)  # printed only when set (an interleaved begin)
+    mask: FetchMaskConfig | None = attr(default=None, optional=True)  # the Fetch Adapter mask (FEED-14)
 
     def fields(self) -> list[tuple[str, Any]]:
         return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
@@ -349,6 +351,12 @@ class FeedBuffer(TuOp):
             return None
         fetched = attrs.evolve(self.input_type, dtype=self.element_type.dtype)
         return route_problem(self.switch, fetched, self.output_type)
+
+    @rule("FEED-14")
+    def _feed_14(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        from tu_ops.fetch_mask import mask_problem
+
+        return None if self.mask is None else mask_problem(self.mask, self.input_type)
 
 
 def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:

@@ -46,6 +46,8 @@ def _count(op: Any, cost: dict[str, int], target: Any) -> None:
         bits = target.bits_of(op.source.dtype) or 0
         cost["dm_read_bytes"] += sum(_ceil_bytes(math.prod(e.size for e in s.entries()), bits)
                                      for s in op.shapes)
+    elif name == "commit" and getattr(op, "pack", None) is not None:  # packed: the counted cells only
+        cost["dm_write_bytes"] += _ceil_bytes(op.output_type.element.size, target.bits_of(op.output_type.dtype) or 0)
     elif name == "commit":
         cost["dm_write_bytes"] += math.prod(e.size for e in op.write.time) * op.valid_bytes
     elif name == "trf_load":

@@ -159,6 +159,9 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
         raise Underivable(feed, f"the conversions {value_text(feed.conversions)} are not a legal adapter chain")
     ops: list[ir.Op] = [begin, fetch]
     cur = fetch.result
+    if feed.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask_ops)
+        ops.append(_traced_mask(feed, cur, fresh))
+        cur = ops[-1].result
     for conv, d in zip(feed.conversions, dtypes[1:]):
         value = ir.Value(next(fresh), attrs.evolve(cur.type, dtype=d))
         if conv.kind is ConversionKind.ZP_SUB:
@@ -175,6 +178,20 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
     out = feed.output_type
     ops.append(ir.Collect(input=cur, time=out.time, packet=out.packet, result=ir.Value(feed.result.id, out)))
     return tuple(ops)
+
+
+def _traced_mask(feed: Any, cur: ir.Value, fresh: Iterator[int]) -> Any:
+    """The traced `fetch_mask` a feed's `mask=` field stands for: every padding of its axis zeroed."""
+    from ir.fetch_mask import masked_mapping
+    from ir.fetch_mask_ops import FetchMask
+
+    names = feed.mask.axis.axes()
+    if len(names) != 1:
+        raise Underivable(feed, f"the mask's axis {feed.mask.axis.text()} is not one axis")
+    (axis,) = names
+    time, packet = masked_mapping(cur.type.time, axis), masked_mapping(cur.type.packet, axis)
+    return FetchMask(input=cur, out_time=time, out_packet=packet,
+                     result=ir.Value(next(fresh), attrs.evolve(cur.type, time=time, packet=packet)))
 
 
 def _traced_switch(feed: Any, cur: ir.Value, fresh: Iterator[int]) -> Switch:

@@ -248,6 +248,10 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return _converted(v, "bf16", nn.relu_bf16(v.data) if op.relu else nn.narrow_bf16(v.data))
     if name == "commit":
         return move(v, v.levels[:3] + (op.element,), 3, True)
+    if name == "commit_valid_count_pack":  # the packed commit after it places every live cell by its index
+        return v
+    if name == "fetch_mask":     # padding is zero in the model, so the mask is a move to the #{0} mappings
+        return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name in ("new", "window", "to_view", "memset"):
         return _view_stage(name, op, env)
     raise ModelError(f"the naive model has no semantics for {type(op).NAME}")

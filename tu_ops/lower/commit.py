@@ -68,8 +68,8 @@ def _cast_stage(op: ir.Cast, site: Site) -> CastOp:
 @lowers(ir.CommitTrim, into=CommitOp)
 def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
     sink = site.chain.sink
-    if getattr(sink, "TEXT", "") == "commit_packed":  # valid-count packing (tu_ops.lower.valid_count)
-        from tu_ops.lower.valid_count import lower_packed_commit
+    from tu_ops.lower.valid_count import is_packed, lower_packed_commit
+    if is_packed(sink):  # valid-count packing (tu_ops.lower.valid_count)
         return lower_packed_commit(op, site)
     return lower_commit(op, site.later(ir.CommitCast), sink, site.result, site.src, site.type_of(sink.result),
                         site.context, site.target)

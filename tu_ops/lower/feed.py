@@ -115,7 +115,15 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
         switch=_route(chain), loc=begin.loc,
-        interleave=None if second is None else FeedInterleave(second, begin.axis))
+        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain))
+
+
+def _mask(chain: ProgramChain) -> Any:
+    """The configuration of the chain's `fetch_mask` (tu_ops.fetch_mask), if it has one."""
+    from ir.fetch_mask_ops import FetchMask
+
+    op = chain.first(FetchMask)
+    return None if op is None else op.config()
 
 
 def _route(chain: ProgramChain) -> SwitchRoute | None:

@@ -15,7 +15,12 @@ from tu_ops.enums import CommitConversion
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.valid_count import pack_config
 
-__all__ = ["lower_packed_commit"]
+__all__ = ["lower_packed_commit", "is_packed"]
+
+
+def is_packed(sink: ir.Op) -> bool:
+    """Whether a chain's sink is the commit after `commit_valid_count_pack`."""
+    return isinstance(sink, CommitPacked)
 
 
 def lower_packed_commit(trim: ir.CommitTrim, site: Site) -> CommitOp:

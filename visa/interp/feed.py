@@ -131,6 +131,9 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     check(fetch_pad.shape == (steps, elems),
           f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
     zero_padding(values, fetch_pad)
+    if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
+        from ir.fetch_mask import mask_keep
+        zero_padding(values, ~mask_keep(op.input_type.time, op.input_type.packet, op.mask))
     values = convert_chain(values, op, target)
     if op.switch is not None:
         values, rows = run_switch(op, values, rows)

@@ -43,6 +43,8 @@ def record_cycles(op: Any, rates: Rates, target: Any) -> int:
         return _ceil(op.output_type.time.size, tu("packets_per_cycle"))
     if name == "lane_fold":
         return int(op.cycles)
+    if name == "commit" and getattr(op, "pack", None) is not None:  # packed: one flit a step
+        return _ceil(op.input_type.time.size, tu("commit_writes_per_cycle"))
     if name == "commit":
         return _ceil(math.prod(e.size for e in op.write.time), tu("commit_writes_per_cycle"))
     return _ceil(op.input_type.time.size, tu("packets_per_cycle"))
