@@ -35,6 +35,7 @@ from tests.differential import naive_numbers as nn
 from tests.differential.naive_pair import begin_interleaved, pair_stage
 from tests.differential.naive_layout import ModelError, Value, digits, index_of, level_cells, move, restrict
 from tests.differential.naive_vector import vector_stage
+from tests.differential.naive_inter import inter_reduce
 
 __all__ = ["ModelError", "evaluate", "host_bits"]
 
@@ -229,6 +230,8 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return move(c, v.levels[:3] + (v.levels[3], op.packet), 3, True)
     if name == "to_vrf":
         return move(v, v.levels[:3] + (op.element,), 3, True)
+    if name == "vector_inter_slice_reduce":  # across the slices of each (chip, cluster): naive_inter.py
+        return inter_reduce(v, op)
     if name.startswith("vector_"):
         rf = [move(env[r.id], v.levels, 3, True).data for r in getattr(op, "rf", ())]
         if name == "vector_intra_slice_tag":  # the tag's comparisons, for the branched ops after it
