@@ -26,7 +26,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, lazy_rows, row_classes
+from backends.cpu import contract_float, contract_jit, lazy_rows, row_classes
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
@@ -186,13 +186,20 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
-    a, a_info = contract_float.float_operand(s_raw, outer.stream_dtype, plan.a)
-    w, w_info = contract_float.float_operand(t_raw, outer.trf_dtype, plan.w)
+    jit = contract_jit.enabled(options.jit)
+    operand = contract_jit.float_operand if jit else contract_float.float_operand
+    a, a_info = operand(s_raw, outer.stream_dtype, plan.a)
+    w, w_info = operand(t_raw, outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, _SIGNIFICANT_BITS.get(outer.stream_dtype, 24),
                                      _SIGNIFICANT_BITS.get(outer.trf_dtype, 24), plan.terms)
-    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
     rows = shape[0]
     zn = plan.dest.shape[3]
+    if jit:  # acc (rows, I, J, N')
+        acc = contract_jit.core(a, w, plan.pad, plan.skip, exact, options.threads)
+        res = np.zeros((rows, plan.out_cells), np.float32)
+        res[:, plan.dest.reshape(-1)] = np.broadcast_to(acc[..., None], (*acc.shape, zn)).reshape(rows, -1)
+        return res.reshape(shape)
+    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
     values = np.broadcast_to(acc[:, :, :, None, :], (*acc.shape[:3], zn, rows)).reshape(-1, rows)
     res = np.zeros((plan.out_cells, rows), np.float32)
     res[plan.dest.reshape(-1)] = values

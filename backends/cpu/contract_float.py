@@ -28,7 +28,8 @@ from ir.dtypes import DType, bf16
 from backends.cpu import adapters
 from backends.cpu.contract_plan import Gather
 
-__all__ = ["FloatInfo", "exact_f32", "float_core", "float_operand", "ftz"]
+__all__ = ["FloatInfo", "bf16_shifts", "exact_f32", "float_core", "float_operand", "ftz", "range_info",
+           "wide_bits"]
 
 BUF = 1 << 17
 """Elements of the float product buffer of one block (512 KiB, stays in L2); the tree
@@ -105,15 +106,31 @@ def float_operand(raw: np.ndarray, dtype: DType, gather: Gather) -> tuple[np.nda
     rows = raw.shape[0]
     if dtype == bf16:
         out, top, low = _rows_last(raw, gather, True, 0x7FFF)
-        if top <= 0x7F80 and low >= 0x80:
-            info = FloatInfo(top < 0x7F80, _f32_value(top << 16),
-                             None if low > 0x7FFF else _f32_value(low << 16))
-            return out.view(np.float32).reshape(*gather.groups, rows), info
-    bits = np.ascontiguousarray(adapters.widen(raw, dtype)).view(_U32)
+        if bf16_shifts(top, low):
+            return out.view(np.float32).reshape(*gather.groups, rows), range_info(top, low, True)
+    bits = wide_bits(raw, dtype)
     out, top, low = _rows_last(bits, gather, False, 0x7FFFFFFF)
-    info = FloatInfo(top < 0x7F800000, _f32_value(min(top, 0x7F800000)),
+    return out.view(np.float32).reshape(*gather.groups, rows), range_info(top, low, False)
+
+
+def bf16_shifts(top: int, low: int) -> bool:
+    """True when bf16 patterns whose magnitudes span [low, top] (`low` the smallest
+    nonzero one) widen exactly by a shift: no NaN, no subnormal."""
+    return top <= 0x7F80 and low >= 0x80
+
+
+def wide_bits(raw: np.ndarray, dtype: DType) -> np.ndarray:
+    """The operand widened to float32 (`adapters.widen`), as its uint32 bit patterns."""
+    return np.ascontiguousarray(adapters.widen(raw, dtype)).view(_U32)
+
+
+def range_info(top: int, low: int, half: bool) -> FloatInfo:
+    """The FloatInfo of patterns whose magnitudes span [low, top]: bf16 patterns when
+    `half`, float32 bits otherwise; `low` above the mask when every one is zero."""
+    if half:
+        return FloatInfo(top < 0x7F80, _f32_value(top << 16), None if low > 0x7FFF else _f32_value(low << 16))
+    return FloatInfo(top < 0x7F800000, _f32_value(min(top, 0x7F800000)),
                      None if low > 0x7FFFFFFF else _f32_value(low))
-    return out.view(np.float32).reshape(*gather.groups, rows), info
 
 
 def exact_f32(a: FloatInfo, w: FloatInfo, bits_a: int, bits_w: int, terms: int) -> bool:
@@ -223,7 +240,7 @@ def _float_task(f: _Float, i0: int, i1: int, jg0: int, jg1: int) -> None:
                                                min(r, s.shape[2] - 1), :, None])
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
+def pool(threads: int) -> ThreadPoolExecutor:
     """One pool per thread count, made on first use and reused by every later call."""
     if threads not in _POOLS:
         _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="npu-opt-contract")
@@ -257,7 +274,7 @@ def float_core(a: np.ndarray, w: np.ndarray, pad: np.ndarray | None, skip: np.nd
     if threads == 1:
         _float_tasks(f, tasks)
     else:  # `threads` interleaved shares of the tasks, at most that many running at once
-        for done in [_pool(threads).submit(_float_tasks, f, tasks[k::threads]) for k in range(threads)]:
+        for done in [pool(threads).submit(_float_tasks, f, tasks[k::threads]) for k in range(threads)]:
             done.result()
     return acc
 

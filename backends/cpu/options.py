@@ -28,12 +28,15 @@ class CpuOptions:
     threads sharing the float products (1 runs them on the calling thread).
     `blas_threads`: the BLAS thread pool while the backend's matmuls run; one thread by
     default, since a small machine shared with other processes only loses to BLAS
-    threads competing for its CPUs (None leaves the pool as it is)."""
+    threads competing for its CPUs (None leaves the pool as it is). `jit`: float
+    contractions by the compiled core `backends.cpu.contract_jit` when numba is
+    importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core)."""
 
     fast_moves: bool = True
     fast_contract: bool = True
     threads: int = attrs.field(factory=_default_threads)
     blas_threads: int | None = 1
+    jit: bool = True
     report_uninit: bool = False  # refuse (VIEW-12) a read of new() cells nothing wrote
 
 

@@ -319,6 +319,7 @@ def test_padded_leaves_are_zero(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("threads", [1, 3])
 def test_threads_do_not_change_results(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    """The numpy float core's tasks (the compiled core's row blocks: test_contract_jit.py)."""
     tasks = []
     task = contract_float._float_task
     monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
@@ -327,7 +328,7 @@ def test_threads_do_not_change_results(monkeypatch: pytest.MonkeyPatch, threads:
     for kind in ("uniform", "special"):
         a, b = bf16_data(rng, (512, 64), kind), bf16_data(rng, (512, 64), kind)
         assert_same(*fast_and_dense(monkeypatch, example("gemm", "gemm_kernel"), a, b,
-                                    options=CpuOptions(threads=threads)))
+                                    options=CpuOptions(threads=threads, jit=False)))
     assert len(tasks) > 2 * threads
 
 

@@ -1,0 +1,318 @@
+"""A compiled float core for `backends.cpu.contract_fast` (`acc = f32`), bit for bit the
+numpy core of `backends.cpu.contract_float` (the reference it is tested against).
+
+It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on;
+the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
+imported on the first float contraction only, never by commands that run none, and its
+compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
+user's cache directory; neither writable, compiled again per process, quietly).
+
+The same per-element order as the numpy core: every reduced time step's products of
+one (row, column) pair over the leaves of its adder tree (the leaves in the layout's
+bit-reversed order, so each tree level adds its second half to its first), then
+acc = +0, acc + Y[step] for every live step in stream order. When `exact` holds (no
+product or sum can be subnormal, infinite or NaN: `contract_float.exact_f32`), float32
+`*` and `+` are the engine's fmul and fadd exactly; otherwise every result is flushed
+as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing is
+reassociated or fused. One call works on all the spatial rows of a block; blocks of rows
+run on several threads (the kernels release the GIL), each row written by one thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import numpy as np
+
+from ir.dtypes import bf16
+
+from backends.cpu import contract_float
+
+__all__ = ["ENV", "core", "enabled", "float_operand", "njit", "numba_version"]
+
+ENV = "NPU_OPT_CPU_JIT"
+"""Set to 0 to run the numpy float core even when numba is importable."""
+
+_TINY = np.float32(2.0 ** -126)
+_ZERO = np.float32(0.0)
+_QNAN = np.array([0x7FC00000], np.uint32).view(np.float32)
+_NONE = np.zeros((0, 0, 0, 0, 0), np.bool_)
+_NO_SKIP = np.zeros((0, 0, 0, 0), np.bool_)
+_LOW = 0 if sys.byteorder == "little" else 1
+"""Which 16-bit half of a float32 comes first in memory: the low one on little-endian."""
+
+
+# ---- the kernels (plain Python, compiled by `_compiled`) -----------------------------------
+
+
+def _pattern(cells, c, wide):
+    """Cell `c` of a row of 16-bit halves: a bf16 pattern, or (`wide`) the float32 bits
+    of its two halves."""
+    if wide:
+        return np.uint32(cells[2 * c + _LOW]) | (np.uint32(cells[2 * c + 1 - _LOW]) << np.uint32(16))
+    return np.uint32(cells[c])
+
+
+def _range(raw, index, wide, mask):
+    """(largest, smallest nonzero) `mask`-masked pattern of the cells `index` of every row;
+    the smallest is mask + 1 when every pattern is zero."""
+    top = 0
+    low = mask + 1
+    for row in range(raw.shape[0]):
+        cells = raw[row]
+        for p in range(index.size):
+            m = np.int64(_pattern(cells, index[p], wide)) & mask
+            top = max(top, m)
+            if m != 0 and m < low:
+                low = m
+    return top, low
+
+
+def _ftz(x, qnan):
+    """contract_float.ftz of one value."""
+    if x != x:
+        return qnan
+    if abs(x) < _TINY:
+        return x * _ZERO
+    return x
+
+
+def _gather(cells, index, wide, out):
+    """out[p] = the float32 bits of cell index[p] (a bf16 pattern shifted by 16, unless `wide`)."""
+    if wide:
+        for p in range(index.size):
+            out[p] = _pattern(cells, index[p], True)
+    else:
+        for p in range(index.size):
+            out[p] = np.uint32(cells[index[p]]) << np.uint32(16)
+
+
+def _tree(a, w, pad, i, r, n, exact, qnan, prod, y):
+    """y[j] = the adder tree of a[l] * w[l, j] over the leaves l (padding leaves +0)."""
+    g, nj = w.shape
+    for l in range(g):
+        x = a[l]
+        for j in range(nj):
+            prod[l, j] = x * w[l, j]
+        if not exact:
+            for j in range(nj):
+                prod[l, j] = _ftz(prod[l, j], qnan[0])
+        if pad.size:
+            pi, pl, pr, pn = min(i, pad.shape[0] - 1), min(l, pad.shape[2] - 1), \
+                min(r, pad.shape[3] - 1), min(n, pad.shape[4] - 1)
+            for j in range(nj):
+                if pad[pi, min(j, pad.shape[1] - 1), pl, pr, pn]:
+                    prod[l, j] = _ZERO
+    k = g
+    while k > 1:
+        k //= 2
+        for l in range(k):
+            for j in range(nj):
+                prod[l, j] = prod[l, j] + prod[l + k, j]
+            if not exact:
+                for j in range(nj):
+                    prod[l, j] = _ftz(prod[l, j], qnan[0])
+    for j in range(nj):
+        y[j] = prod[0, j]
+
+
+def _accumulate(acc, y, skip, i, r, n, exact, qnan):
+    """acc ⊕= y, except where the time step `r` is padding for the column."""
+    nj = acc.size
+    if skip.size == 0:
+        for j in range(nj):
+            acc[j] = acc[j] + y[j]
+        if not exact:
+            for j in range(nj):
+                acc[j] = _ftz(acc[j], qnan[0])
+        return
+    si, sr, sn = min(i, skip.shape[0] - 1), min(r, skip.shape[2] - 1), min(n, skip.shape[3] - 1)
+    for j in range(nj):
+        if not skip[si, min(j, skip.shape[1] - 1), sr, sn]:
+            s = acc[j] + y[j]
+            acc[j] = s if exact else _ftz(s, qnan[0])
+
+
+def _tree_exact(a, w, g, nj, prod, acc):
+    """acc[j] += the adder tree of a[l] * w[l * nj + j] over the leaves l, no flush (the
+    first level's two products and their sum in one pass)."""
+    h = g // 2
+    if h == 0:
+        for j in range(nj):
+            acc[j] = acc[j] + a[0] * w[j]
+        return
+    for l in range(h):
+        a0, a1, o0, o1 = a[l], a[l + h], l * nj, (l + h) * nj
+        for j in range(nj):
+            prod[o0 + j] = a0 * w[o0 + j] + a1 * w[o1 + j]
+    k = h
+    while k > 1:
+        k //= 2
+        for l in range(k):
+            o0, o1 = l * nj, (l + k) * nj
+            for j in range(nj):
+                prod[o0 + j] = prod[o0 + j] + prod[o1 + j]
+    for j in range(nj):
+        acc[j] = acc[j] + prod[j]
+
+
+def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
+    """out[row, i, j, n] for the spatial rows [r0, r1): A's cells `ia` (I, R, N, g) and W's
+    `iw` (R, N, g, J) gathered per row, then every (i, n) row of results at once."""
+    ni, nr, nn, g = ia.shape
+    nj = iw.shape[3]
+    ua = np.empty(ia.size, np.uint32)
+    uw = np.empty(iw.size, np.uint32)
+    fa = ua.view(np.float32).reshape((ni, nr, nn, g))
+    fw = uw.view(np.float32).reshape((nr, nn, g, nj))
+    prod = np.empty((g, nj), np.float32)
+    acc = np.empty(nj, np.float32)
+    y = np.empty(nj, np.float32)
+    for row in range(r0, r1):
+        _gather(raw_a[row], ia.ravel(), wide_a, ua)
+        _gather(raw_w[row], iw.ravel(), wide_w, uw)
+        for n in range(nn):
+            for i in range(ni):
+                acc[:] = _ZERO
+                for r in range(nr):
+                    _tree(fa[i, r, n], fw[r, n], pad, i, r, n, exact, qnan, prod, y)
+                    _accumulate(acc, y, skip, i, r, n, exact, qnan)
+                for j in range(nj):
+                    out[row, i, j, n] = acc[j]
+
+
+def _rows_exact(raw_a, raw_w, ia, iw, wide_a, wide_w, out, r0, r1):
+    """`_rows` when nothing is flushed, padded or skipped: the same sums, fewer passes."""
+    ni, nr, nn, g = ia.shape
+    nj = iw.shape[3]
+    ua = np.empty(ia.size, np.uint32)
+    uw = np.empty(iw.size, np.uint32)
+    fa, fw = ua.view(np.float32), uw.view(np.float32)
+    prod = np.empty(g * nj, np.float32)
+    acc = np.empty(nj, np.float32)
+    for row in range(r0, r1):
+        _gather(raw_a[row], ia.ravel(), wide_a, ua)
+        _gather(raw_w[row], iw.ravel(), wide_w, uw)
+        for n in range(nn):
+            for i in range(ni):
+                acc[:] = _ZERO
+                for r in range(nr):
+                    oa, ow = ((i * nr + r) * nn + n) * g, (r * nn + n) * g * nj
+                    _tree_exact(fa[oa:oa + g], fw[ow:ow + g * nj], g, nj, prod, acc)
+                for j in range(nj):
+                    out[row, i, j, n] = acc[j]
+
+
+_ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_tree_exact", "_rows", "_rows_exact")
+"""Compiled in this order: a kernel calls only those before it."""
+_INLINE = ("_pattern", "_ftz", "_tree_exact")
+"""Inlined into their callers (numba's `inline="always"`): the innermost loops."""
+_PYTHON = {name: globals()[name] for name in _ORDER}
+"""The kernels as written; `_compiled` rebinds each module name to its compiled form, which
+the kernels compiled after it then call."""
+
+
+# ---- compiling and calling -------------------------------------------------------------------
+
+
+def njit(numba, fn, inline: str = "never"):
+    """`fn` compiled by numba without the GIL, its machine code kept on disk when a cache
+    directory can be written (numba refuses `cache=True` when none can: then per process)."""
+    try:
+        return numba.njit(nogil=True, cache=True, inline=inline)(fn)
+    except RuntimeError:
+        return numba.njit(nogil=True, inline=inline)(fn)
+
+
+def numba_version() -> str:
+    """The importable numba's version ("" without one)."""
+    try:
+        import numba
+    except ImportError:
+        return ""
+    return numba.__version__
+
+
+def enabled(jit: bool) -> bool:
+    """True when the compiled core is to run: asked for, not turned off by `NPU_OPT_CPU_JIT=0`,
+    and numba importable."""
+    if not jit or os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off"):
+        return False
+    return _compiled() is not None
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled() -> dict | None:
+    """The kernels compiled lazily by numba (on first call per argument types), cached on
+    disk when a cache directory can be written; None when numba is not importable."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    g = globals()
+    out = {}
+    for name in _ORDER:
+        g[name] = out[name] = njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
+    return out
+
+
+def float_operand(raw: np.ndarray, dtype, gather) -> tuple[tuple, contract_float.FloatInfo]:
+    """((stored cells as 16-bit halves, wide, gather), range) of an operand, as
+    `contract_float.float_operand` decides them: bf16 patterns shifted by 16 when that is
+    exact, else the float32 bits of `adapters.widen` (wide: two halves a cell)."""
+    if dtype == bf16:
+        half = raw.view(np.uint16)
+        top, low = _range_of(half, gather, False, 0x7FFF)
+        if contract_float.bf16_shifts(top, low):
+            return (half, False, gather), contract_float.range_info(top, low, True)
+    bits = contract_float.wide_bits(raw, dtype).view(np.uint16)
+    top, low = _range_of(bits, gather, True, 0x7FFFFFFF)
+    return (bits, True, gather), contract_float.range_info(top, low, False)
+
+
+def _range_of(raw: np.ndarray, gather, wide: bool, mask: int) -> tuple[int, int]:
+    """`_range` of `raw` (rows, cells) over the cells the layout reads."""
+    top, low = _compiled()["_range"](raw, _cells(gather), wide, np.int64(mask))
+    return int(top), int(low)
+
+
+@functools.lru_cache(maxsize=64)
+def _cells(gather) -> np.ndarray:
+    """The distinct cells a layout reads, ascending."""
+    return np.unique(gather.index).astype(np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(gather, side: str) -> np.ndarray:
+    """The cell index of a layout as the kernel reads it: A (I, g, R, N) -> (I, R, N, g),
+    W (J, g, R, N) -> (R, N, g, J)."""
+    idx = gather.index.reshape(gather.groups).astype(np.int64)
+    return np.ascontiguousarray(idx.transpose((0, 2, 3, 1) if side == "a" else (2, 3, 1, 0)))
+
+
+def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray:
+    """acc (rows, I, J, N'): the float contraction of two `float_operand` results."""
+    (raw_a, wide_a, gather_a), (raw_w, wide_w, gather_w) = a, w
+    ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
+    rows = raw_a.shape[0]
+    out = np.empty((rows, ia.shape[0], iw.shape[3], ia.shape[2]), np.float32)
+    kernels = _compiled()
+    if exact and pad is None and skip is None:
+        kernel, common = kernels["_rows_exact"], (raw_a, raw_w, ia, iw, wide_a, wide_w, out)
+    else:
+        pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
+        skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
+        kernel, common = kernels["_rows"], (raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip,
+                                            bool(exact), _QNAN, out)
+    products = out.size * ia.shape[1] * ia.shape[3]
+    threads = 1 if products < contract_float.PARALLEL_MIN else max(1, min(threads, rows))
+    if threads == 1:
+        kernel(*common, 0, rows)
+        return out
+    bounds = [rows * k // threads for k in range(threads + 1)]
+    pool = contract_float.pool(threads)
+    for done in [pool.submit(kernel, *common, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
+        done.result()
+    return out

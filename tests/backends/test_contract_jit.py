@@ -1,0 +1,212 @@
+"""The compiled float core (backends/cpu/contract_jit.py) against the numpy core of
+backends/cpu/contract_float.py, its reference, bit for bit: every kernel of examples/ and
+generated contraction kernels of the differential generator (tests/differential/), on
+the generator's inputs (special values, subnormals and raw bits mixed in). Each
+comparison also checks that the same contractions took each core (no silent fallback).
+The numpy core still runs when numba is absent or turned off; row blocks on several
+threads give the same bits; the kernels are cached on disk, and compile without a cache
+when no cache directory can be written.
+
+The numba extra is part of the `test` extra (pyproject.toml); under CI (CI=true) a
+missing numba fails, elsewhere these tests are skipped without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+import npu_opt
+from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit
+from npu_opt.discover import discover
+from tests.backends.examples import EXAMPLES, bf16_uniform, example
+from tests.differential.harness import load_kernel
+from tests.differential.strategies import kernels, make_inputs
+
+try:
+    import numba
+except ImportError:  # pragma: no cover - the test extra installs it
+    numba = None
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("numba is not installed but CI is set: install the project with '.[test]'",
+                    pytrace=False)
+    pytestmark = pytest.mark.skip(reason="numba is not installed (the `fast` extra)")
+
+NUMPY = CpuOptions(jit=False)
+JIT = CpuOptions(jit=True)
+
+
+def _bits(out) -> list[np.ndarray]:
+    outs = out if isinstance(out, tuple) else (out,)
+    return [np.ascontiguousarray(o).view(f"u{np.asarray(o).dtype.itemsize}") for o in outs]
+
+
+def both_cores(monkeypatch: pytest.MonkeyPatch, kern, arrays: list[np.ndarray],
+               threads: int | None = None) -> tuple[int, int]:
+    """Run `kern` by the compiled and by the numpy float core and assert the same bits;
+    returns how many contractions each core ran."""
+    calls = Counter()
+    for mod, name in ((contract_jit, "core"), (contract_float, "float_core")):
+        fn = getattr(mod, name)
+        monkeypatch.setattr(mod, name, functools.partial(_count, calls, name, fn))
+    extra = {} if threads is None else {"threads": threads}
+    fast = CpuBackend(CpuOptions(jit=True, **extra)).run(kern, tuple(a.copy() for a in arrays))
+    jit_calls, calls["core"] = calls["core"], 0
+    ref = CpuBackend(CpuOptions(jit=False, **extra)).run(kern, tuple(a.copy() for a in arrays))
+    assert calls["core"] == 0
+    for f, r in zip(_bits(fast), _bits(ref), strict=True):
+        assert f.shape == r.shape and f.dtype == r.dtype
+        np.testing.assert_array_equal(f, r)
+    assert jit_calls == calls["float_core"], "the two runs took different float paths"
+    return jit_calls, calls["float_core"]
+
+
+def _count(calls: Counter, name: str, fn, *args, **kwargs):
+    calls[name] += 1
+    return fn(*args, **kwargs)
+
+
+# ---- every example ---------------------------------------------------------------------------
+
+EXAMPLE_FILES = sorted(p for p in EXAMPLES.glob("*.py"))
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=[p.stem for p in EXAMPLE_FILES])
+def test_every_example_is_bit_identical(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    found = discover([str(path)])
+    assert not found.errors and found.kernels
+    for kern in found.kernels:
+        if not npu_opt.check(kern).ok:
+            continue
+        both_cores(monkeypatch, kern, make_inputs(kern, 1))
+
+
+def test_the_examples_exercise_the_compiled_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bf16 GEMM takes the compiled core on ordinary data (no flush) and on special
+    values (flushed, NaN), both bit-identical."""
+    kern = example("gemm_bf16", "gemm_bf16_kernel")
+    rng = np.random.default_rng(3)
+    plain = [bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))]
+    assert both_cores(monkeypatch, kern, plain) == (1, 1)
+    special = [a.copy() for a in plain]
+    special[0][::7, ::5] = 0x7F80  # +inf
+    special[1][::3, ::11] = 0x0001  # a subnormal: widened by adapters, not shifted
+    assert both_cores(monkeypatch, kern, special) == (1, 1)
+
+
+# ---- generated kernels -----------------------------------------------------------------------
+
+
+def _generated(n_examples: int, at: int) -> Counter:
+    stats: Counter = Counter()
+
+    @seed(at)
+    @settings(max_examples=n_examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.large_base_example])
+    @given(g=kernels(illegal_rate=0, copy_rate=0), input_seed=st.integers(0, 2**32 - 1))
+    def prop(g, input_seed):
+        kern = load_kernel(g.source)
+        if not npu_opt.check(kern).ok:
+            stats["refused"] += 1
+            return
+        with pytest.MonkeyPatch.context() as mp:
+            jit_calls, _ = both_cores(mp, kern, make_inputs(kern, input_seed))
+        stats["float" if jit_calls else "int"] += 1
+
+    prop()
+    return stats
+
+
+def test_generated_kernels_are_bit_identical() -> None:
+    stats = _generated(40, 20261202)
+    assert stats["float"] >= 10, stats
+
+
+@pytest.mark.slow
+def test_generated_kernels_are_bit_identical_slow() -> None:
+    stats = _generated(400, 4242)
+    assert stats["float"] >= 100, stats
+
+
+# ---- absent, turned off, threads, cache ------------------------------------------------------
+
+
+def _gemm_args() -> tuple:
+    rng = np.random.default_rng(4)
+    return example("gemm", "gemm_kernel"), (bf16_uniform(rng, (512, 64)), bf16_uniform(rng, (512, 64)))
+
+
+def test_without_numba_the_numpy_core_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    kern, args = _gemm_args()
+    want = CpuBackend(JIT).run(kern, args)
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+    monkeypatch.setattr(contract_jit, "_compiled", functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__))
+    assert not contract_jit.enabled(True)
+    ran = []
+    core = contract_float.float_core
+    monkeypatch.setattr(contract_float, "float_core", lambda *a: ran.append(1) or core(*a))
+    got = CpuBackend(JIT).run(kern, args)
+    assert ran == [1]
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(want).view(np.uint32))
+
+
+@pytest.mark.parametrize("value, on", [("0", False), ("off", False), ("1", True), ("", True)])
+def test_the_environment_variable_turns_it_off(monkeypatch: pytest.MonkeyPatch, value: str, on: bool) -> None:
+    monkeypatch.setenv(contract_jit.ENV, value)
+    assert contract_jit.enabled(True) is on
+    assert contract_jit.enabled(False) is False
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_row_blocks_on_threads_do_not_change_results(monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
+    pools = []
+    pool = contract_float.pool
+    monkeypatch.setattr(contract_float, "pool", lambda n: pools.append(n) or pool(n))
+    kern, args = _gemm_args()
+    assert both_cores(monkeypatch, kern, list(args), threads=threads) == (1, 1)
+    assert (threads in pools) is (threads > 1)
+
+
+def test_loading_the_cpu_backend_does_not_import_numba() -> None:
+    """numba (a quarter second of CPU) is imported by the first float contraction only."""
+    code = ("import sys\nfrom ir.declare import load_package\nload_package('backends.cpu')\n"
+            "print('numba' in sys.modules)")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False"]
+
+
+def test_the_kernels_are_cached_on_disk() -> None:
+    compiled = contract_jit._compiled()
+    assert compiled is not None
+    assert all(type(fn._cache).__name__ == "FunctionCache" for fn in compiled.values())
+
+
+def test_no_cache_directory_compiles_without_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only install and no writable user cache: numba refuses `cache=True` (no
+    directory passes its write probe), and the kernel is compiled for the process only."""
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    def twice(x):
+        return x * 2
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # no NUMBA_CACHE_DIR either
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    with pytest.raises(RuntimeError):
+        numba.njit(cache=True)(twice)
+    fn = contract_jit.njit(numba, twice)
+    assert fn(21) == 42 and type(fn._cache).__name__ == "NullCache"
