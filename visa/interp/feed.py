@@ -60,7 +60,7 @@ def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int,
         walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
         if v is not None:
-            return from_raw(np.array(v).reshape(len(slices), steps, elems), sd, bits)
+            return from_raw(np.array(v, order="C").reshape(len(slices), steps, elems), sd, bits)
     index = walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
     row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
@@ -103,6 +103,17 @@ def convert_chain(values: np.ndarray, op: Any, target: Any) -> np.ndarray:
     return np.asarray(values).astype(value_dtype(d), copy=False)
 
 
+def _joined(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """The rows read per (chip, cluster) as one array (the read itself when one group holds
+    every row in order)."""
+    if len(parts) == 1 and parts[0][1].shape == shape and np.array_equal(parts[0][0], np.arange(shape[0])):
+        return parts[0][1].astype(dtype, copy=False)
+    values = np.zeros(shape, dtype)
+    for sel, part in parts:
+        values[sel] = part
+    return values
+
+
 def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
     """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
     return feed_rows(op, rows, mem, env)[0]
@@ -118,15 +129,16 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     check(bits in (4, 8, 16, 32), f"source dtype {sd} has no byte layout", op)
     plan = read_plan(op)
     steps, elems = plan[0], plan[1]
-    values = np.zeros((rows.count, steps, elems), value_dtype(sd))
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
+    parts = []
     for (chip, cluster), sel in rows.groups():
         if second is None:
-            values[sel] = _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)
+            parts.append((sel, _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)))
         else:
-            values[sel] = _read_interleaved(mem.dm(chip, cluster), rows.slice[sel], (src.base, second.base), op, plan,
-                                            bits)
+            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), rows.slice[sel], (src.base, second.base), op,
+                                                 plan, bits)))
+    values = _joined(parts, (rows.count, steps, elems), value_dtype(sd))
     fetch_pad = pad_mask(op.input_type.time, op.input_type.packet)
     check(fetch_pad.shape == (steps, elems),
           f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
@@ -147,9 +159,12 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
           f"{elems} x {op.element_type} do not fit {nflits} flit(s) of {flit} elements", op)
     check(steps * nflits == op.beats * op.collect_flits.value,
           f"{steps} packets x {nflits} flits != beats {op.beats} x {op.collect_flits}", op)
-    collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
-    collected[:, :, :elems] = values
-    collected = collected.reshape(rows.count, steps * nflits, flit)
+    if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
+        collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
+    else:
+        collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
+        collected[:, :, :elems] = values
+        collected = collected.reshape(rows.count, steps * nflits, flit)
     out_pad = pad_mask(op.output_type.time, op.output_type.packet)
     check(out_pad.shape == collected.shape[1:],
           f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)

@@ -3,9 +3,11 @@
 - **DM**: per `(chip, cluster)`, `max(SLICE_SIZES)` byte arrays of `DM_SLICE_BYTES`; the
   address of byte `b` of slice `s` is `s * DM_SLICE_BYTES + b`, exactly the DM address of
   a DMA command. DM starts zero; only the offsets touched so far are stored.
-- **TRF**: one `(slices, TRF_BYTES)` byte array per `(chip, cluster)`. A TRF tensor of `L`
-  lanes sees lane `l` as the `TRF_BYTES / L` bytes from `l * TRF_BYTES / L`, made of 32-byte
-  rows (two banks interleaved: an even row starts a 64-byte bank pair).
+- **TRF**: per `(chip, cluster)`, every slice's `TRF_BYTES` bytes, made of 32-byte rows
+  (two banks interleaved: an even row starts a 64-byte bank pair), stored row-major as
+  `(TRF_BYTES / 32, slices, 32)`: row `r` of every slice is one contiguous run, so a load
+  or read of the same rows in many slices touches few pages. A TRF tensor of `L` lanes
+  sees lane `l` as the `TRF_BYTES / L` bytes from `l * TRF_BYTES / L`.
 - **HBM**: one byte array per tensor (`size(Chip)` copies of its element bytes).
 
 `gather` / `scatter` move elements of any width (4-bit ones by nibble) at
@@ -107,10 +109,10 @@ class Memory:
         return self._dm[key]
 
     def trf(self, chip: int, cluster: int) -> np.ndarray:
-        """The TRF bytes of one (chip, cluster): shape (slices, TRF_BYTES)."""
+        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32)."""
         key = (int(chip), int(cluster))
         if key not in self._trf:
-            self._trf[key] = np.zeros((self.slices, self.trf_bytes), np.uint8)
+            self._trf[key] = np.zeros((self.trf_bytes // self.row_bytes, self.slices, self.row_bytes), np.uint8)
         return self._trf[key]
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:

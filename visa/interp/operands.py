@@ -6,12 +6,13 @@ position `q = j * g + k`. The stream operand at a position is the packet element
 `trf_read(digits) * R + q % R`. Two layouts:
 
 - `natural`: `(rows, lanes|1, *digits, columns, leaves)` (the integer path);
-- `arranged`: `(leaves, *summed digits, rows, lanes|1, *kept digits, columns)` with the
-  leaves in bit-reversed order (the float path: each tree level adds two contiguous
-  halves, each summed time step is one contiguous slab).
+- `arranged`: `(lanes|1, *kept digits, leaves, *summed digits, columns, rows)` with the
+  leaves in bit-reversed order (the float path: the products of one output position
+  are one contiguous run of both operands, rows innermost, and each tree level adds
+  two contiguous halves).
 
 Axes an operand does not vary along keep size 1 (broadcast). `exact` decides, from the
-codes present, whether the float flush of docs/numerics.md can ever act.
+codes present (`code_range`), whether the float flush of docs/numerics.md can ever act.
 """
 
 from __future__ import annotations
@@ -37,21 +38,19 @@ def _bitrev(n: int) -> np.ndarray:
 
 
 class Layout:
-    """Axis bookkeeping of the arranged layout `[leaf, *summed, rows, lanes, *kept, column]`."""
+    """Axis bookkeeping of the arranged layout `[lanes, *kept, leaf, *summed, column, rows]`."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.red = [i for i, k in enumerate(plan.keep) if not k]
         self.kept = [i for i, k in enumerate(plan.keep) if k]
         self.n_red = len(self.red)
-        self.rows_axis = 1 + self.n_red
+        self.leaf_axis = 1 + len(self.kept)
 
-    def digits(self, arr: np.ndarray, lead: int = 0) -> np.ndarray:
-        """(*lead axes, *digits, *rest) -> (*lead, *summed, *kept, *rest)."""
+    def arrange(self, arr: np.ndarray) -> np.ndarray:
+        """(lanes, *digits, leaves, columns) -> (lanes, *kept, leaves, *summed, columns) (a view)."""
         nd = len(self.plan.digits)
-        order = [*range(lead), *(lead + i for i in self.red), *(lead + i for i in self.kept),
-                 *range(lead + nd, arr.ndim)]
-        return arr.transpose(order)
+        return arr.transpose([0, *(1 + i for i in self.kept), 1 + nd, *(1 + i for i in self.red), 2 + nd])
 
     def leaves(self) -> np.ndarray:
         """Packet position of every (leaf, column): `j * g + bitrev(k)`, shape (g, cols)."""
@@ -61,37 +60,53 @@ class Layout:
 
 def _pattern(plan: Plan, lay: Layout | None, table: np.ndarray, scale: int, mod: int) -> np.ndarray:
     """Index `table(digits) * scale + q % mod` over the positions of a layout, without the
-    row and lane axes: natural `(*digits, cols, g)`, arranged `(g, *summed, *kept, cols)`."""
+    row and lane axes: natural `(*digits, cols, g)`, arranged `(*kept, g, *summed, cols)`."""
     nd = len(plan.digits)
     if lay is None:
         q = np.arange(plan.q).reshape(plan.q // plan.g, plan.g)
         return table.reshape(*table.shape, 1, 1) * scale + q % mod
-    t = lay.digits(table)[None, ..., None]
-    q = lay.leaves()
-    return t * scale + (q % mod).reshape(plan.g, *([1] * nd), plan.q // plan.g)
-
-
-def _place(raw: np.ndarray, lay: Layout | None, lanes: bool) -> np.ndarray:
-    """(rows, [lanes,] *pattern) -> the layout's axis order (a view)."""
-    if not lanes:
-        raw = raw[:, None]
-    if lay is None:
-        return raw
-    return np.moveaxis(raw, (0, 1), (lay.rows_axis, lay.rows_axis + 1))
+    t = lay.arrange(table.reshape(1, *table.shape, 1, 1))[0]
+    q = lay.arrange(lay.leaves().reshape(1, *([1] * nd), plan.g, plan.q // plan.g))[0]
+    return t * scale + q % mod
 
 
 def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: Rows, mem: Memory,
              arranged: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(stream, weights) widened in the chosen layout, and the raw codes each was read from."""
-    lay = Layout(plan) if arranged else None
+    """(stream, weights) widened in the chosen layout, and the raw codes each was read from.
+
+    The arranged layout puts the output positions outermost and the rows innermost, so
+    the products of one output position are one contiguous run whichever operand the
+    output axes broadcast."""
     packets = stream.reshape(rows.count, -1)
+    if not arranged:
+        s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
+        s_raw = _take(packets, s_pat.reshape(-1), 1).reshape(rows.count, *s_pat.shape)
+        w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, None, plan.trf_read, plan.read_elems,
+                                                             plan.read_elems))
+        return (widen(s_raw[:, None], outer.stream_type), widen(w_raw, outer.weight_type), packets, w_raw)
+    lay = Layout(plan)
     s_pat = _pattern(plan, lay, plan.stream_step, plan.q, plan.q)
-    s_raw = np.take(packets, s_pat.reshape(-1), axis=1).reshape(rows.count, *s_pat.shape)
-    w_pat = _pattern(plan, lay, plan.trf_read, plan.read_elems, plan.read_elems)
-    w_raw = read_weights(outer, trf, rows, mem, w_pat)
-    s = widen(_place(s_raw, lay, False), outer.stream_type)
-    w = widen(_place(w_raw, lay, True), outer.weight_type)
-    return s, w, packets, w_raw
+    s_raw = _take(packets, s_pat.reshape(-1), 1).T.reshape(1, *s_pat.shape, rows.count)   # a view
+    w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, lay, plan.trf_read, plan.read_elems,
+                                                         plan.read_elems))
+    w_lay = np.moveaxis(w_raw, 0, -1)
+    (s_range, s_shift), (w_range, w_shift) = code_range(packets, outer.stream_type), code_range(w_raw, outer.weight_type)
+    return _widened(s_raw, outer.stream_type, s_shift), _widened(w_lay, outer.weight_type, w_shift), s_range, w_range
+
+
+def _take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+    """`np.take` along `axis`; `arr` itself when `index` reads every position in order."""
+    if index.size == arr.shape[axis] and np.array_equal(index, np.arange(index.size)):
+        return arr
+    return np.take(arr, index, axis=axis)
+
+
+def _widened(raw: np.ndarray, et: Any, shift: bool) -> np.ndarray:
+    """`widen` into a C-contiguous array (one pass over a transposed view); by a 16-bit
+    shift when `code_range` found that exact."""
+    if shift:
+        return np.left_shift(raw, np.uint32(16), dtype=np.uint32, order="C").view(np.float32)
+    return np.ascontiguousarray(widen(raw, et))
 
 
 def _range(raw: np.ndarray, table: np.ndarray, sig: int) -> tuple[int, int] | None | bool:
@@ -107,17 +122,40 @@ def _range(raw: np.ndarray, table: np.ndarray, sig: int) -> tuple[int, int] | No
     return int(nz.min()) - 127 - (sig - 1), int(nz.max()) - 127 + 1
 
 
-def exact(outer: Any, s_raw: np.ndarray, w_raw: np.ndarray, terms: int) -> bool:
-    """True when no product or partial sum of these operands can be subnormal, infinite or
-    NaN, so every flush of docs/numerics.md is the identity: products of the 3-8 significant
-    bits of f8/bf16 values are exact in f32, every partial sum is a multiple of the
-    smallest product's unit and at most `terms` times the largest product."""
-    ranges = []
-    for raw, et in ((s_raw, outer.stream_type), (w_raw, outer.weight_type)):
-        r = _range(raw, widen_table(et), _SIG_BITS.get(et.name, 24))
-        if r is False:
-            return False
-        ranges.append(r)
+def _bf16_range(raw: np.ndarray) -> tuple[int, int] | None | bool:
+    """`_range` of bf16 codes without subnormals or NaN (their f32 exponent field is the
+    code's), from the largest and smallest nonzero magnitude; "mixed" when some are."""
+    mag = np.bitwise_and(raw, np.uint16(0x7FFF))
+    top = int(mag.max())
+    np.subtract(mag, np.uint16(1), out=mag)       # a zero wraps to the largest value
+    low = int(mag.min()) + 1
+    if top > 0x7F80 or low < 0x80:
+        return "mixed"
+    if top == 0x7F80:
+        return False
+    if low > 0x7FFF:
+        return None
+    return (low >> 7) - 127 - (_SIG_BITS["BF16"] - 1), (top >> 7) - 127 + 1
+
+
+def code_range(raw: np.ndarray, et: Any) -> tuple[tuple[int, int] | None | bool, bool]:
+    """(`_range` of the codes of `raw`, whether `raw << 16` widens them exactly): bf16
+    codes with no subnormal and no NaN are read by their magnitude bounds, not counted."""
+    if et.name == "BF16" and raw.size and raw.dtype == np.uint16:
+        r = _bf16_range(raw)
+        if r != "mixed":
+            return r, True
+    return _range(raw, widen_table(et), _SIG_BITS.get(et.name, 24)), False
+
+
+def exact(ranges: list[tuple[int, int] | None | bool], terms: int) -> bool:
+    """True when no product or partial sum of operands with these `code_range`s can be
+    subnormal, infinite or NaN, so every flush of docs/numerics.md is the identity:
+    products of the 3-8 significant bits of f8/bf16 values are exact in f32, every partial
+    sum is a multiple of the smallest product's unit and at most `terms` times the largest
+    product."""
+    if any(r is False for r in ranges):
+        return False
     if any(r is None for r in ranges):
         return True          # every product is a signed zero of finite operands
     unit = ranges[0][0] + ranges[1][0]

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from visa.interp.errors import check
-from visa.interp.memory import Memory, gather
+from visa.interp.memory import Memory
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import CELL_DTYPES, to_bytes, value_dtype
+from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
 __all__ = ["TrfTensor", "run_trf_load", "read_weights"]
 
@@ -60,11 +60,20 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
           f"rows {first}..{first + per_lane // mem.row_bytes - 1} leave the {lane_bytes}-byte lane", op)
     read_from = mem.trf_row[op.result.id]
     check(read_from * mem.row_bytes + per_lane <= lane_bytes, f"allocated rows from {read_from} leave the lane", op)
-    data = flits.reshape(rows.count, lanes, per_lane)
+    nrows = per_lane // mem.row_bytes
+    data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
     for (chip, cluster), sel in rows.groups():
-        trf = mem.trf(chip, cluster).reshape(mem.slices, lanes, lane_bytes)
-        trf[rows.slice[sel][:, None], np.arange(lanes)[None, :], start:start + per_lane] = data[sel]
+        trf = mem.trf(chip, cluster).reshape(lanes, lane_bytes // mem.row_bytes, mem.slices, mem.row_bytes)
+        dest = trf[:, first:first + nrows]                    # (lanes, rows, slices, 32)
+        dest[:, :, _slices(rows.slice[sel])] = data[sel].transpose(1, 2, 0, 3)
     return TrfTensor(op, read_from, lane_bytes)
+
+
+def _slices(index: np.ndarray) -> slice | np.ndarray:
+    """`index` as a slice when it is a contiguous range (a view, not a copy)."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index
 
 
 def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray:
@@ -85,11 +94,16 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
           f"the TRF read walk reaches element {top}, past the lane", outer)
     out = np.zeros((rows.count, trf.lanes, *index.shape), value_dtype(wd))
     lane_base = np.arange(trf.lanes, dtype=np.int64) * trf.lane_bytes + trf.first_row * mem.row_bytes
+    lane_base = lane_base.reshape(-1, *([1] * index.ndim))
+    byte = lane_base + (index >> 1 if bits == 4 else index * (bits // 8))
+    row, col = np.divmod(byte, mem.row_bytes)               # (lanes, *index.shape)
     for (chip, cluster), sel in rows.groups():
-        flat = mem.trf(chip, cluster).reshape(-1)
-        base = (rows.slice[sel][:, None] * mem.trf_bytes + lane_base[None, :]).reshape(
-            len(sel), trf.lanes, *([1] * index.ndim))
-        out[sel] = gather(flat, base, index[None, None], wd, bits, outer, "the TRF read walk")
+        cells = mem.trf(chip, cluster)[:, _slices(rows.slice[sel])]   # (TRF rows, len(sel), 32)
+        if bits == 4:
+            raw = (cells[row, :, col] >> ((index & 1) * 4).astype(np.uint8)[..., None]) & 0xF
+        else:
+            raw = cells.view(raw_dtype(bits))[row, :, col // (bits // 8)]
+        out[sel] = np.moveaxis(from_raw(raw, wd, bits), -1, 0)
     return out
 
 
