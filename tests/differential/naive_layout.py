@@ -179,28 +179,42 @@ def _keys(coords: dict[str, np.ndarray], axes: list[str], sizes: dict[str, int],
 def move(src: Value, levels: tuple[Mapping, ...], spatial: int, per_slice: bool) -> Value:
     """`src` re-laid out over `levels` (same dtype): every live position takes the source
     element of the same logical index restricted to the source's digits."""
-    src_live, src_coords = index_of(src.levels)
+    levels = tuple(levels)
+    out_pos, taken = _gather(tuple(src.levels), levels, spatial, per_slice)
+    data = np.zeros(math.prod(m.size for m in levels), dtype=src.data.dtype)
+    data[out_pos] = src.data[taken]
+    return Value(src.dtype, levels, data, spatial)
+
+
+@functools.lru_cache(maxsize=32)
+def _gather(src_levels: tuple[Mapping, ...], levels: tuple[Mapping, ...], spatial: int,
+            per_slice: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(the live positions of `levels`, the source position each takes) of a move: a
+    function of the two layouts alone, so it is worked out once for every input set a
+    kernel is run on."""
+    src_live, src_coords = index_of(src_levels)
     out_live, out_coords = index_of(levels)
-    held = digits(chain(src.levels))
+    held = digits(chain(src_levels))
     axes = sorted(held)
     sizes = {a: sum((e - 1) * s for s, e in held[a]) + 1 for a in axes}
     src_pos, out_pos = np.flatnonzero(src_live), np.flatnonzero(out_live)
     if per_slice:
-        src_prefix = src_pos // math.prod(m.size for m in src.levels[spatial:])
+        src_prefix = src_pos // math.prod(m.size for m in src_levels[spatial:])
         out_prefix = out_pos // math.prod(m.size for m in levels[spatial:])
     else:
         src_prefix, out_prefix = np.zeros(len(src_pos), np.int64), np.zeros(len(out_pos), np.int64)
     src_c = {a: c[src_pos] for a, c in src_coords.items()}
     mine = restrict(src_c, held, len(src_pos))
     if any(np.any(mine[a] != src_c.get(a, 0)) for a in axes):
-        raise ModelError(f"the digits read off {chain(src.levels)} do not cover its own cells")
+        raise ModelError(f"the digits read off {chain(src_levels)} do not cover its own cells")
     src_key = _keys(mine, axes, sizes, src_prefix)
     out_key = _keys(restrict({a: c[out_pos] for a, c in out_coords.items()}, held, len(out_pos)),
                     axes, sizes, out_prefix)
     order = np.argsort(src_key, kind="stable")
-    found = np.minimum(np.searchsorted(src_key[order], out_key), max(len(order) - 1, 0))
-    if len(out_key) and (len(order) == 0 or np.any(src_key[order][found] != out_key)):
-        raise ModelError(f"a live cell of {chain(levels)} has no source element in {chain(src.levels)}")
-    data = np.zeros(len(out_live), dtype=src.data.dtype)
-    data[out_pos] = src.data[src_pos[order[found]]]
-    return Value(src.dtype, tuple(levels), data, spatial)
+    in_order = src_key[order]
+    found = np.minimum(np.searchsorted(in_order, out_key), max(len(order) - 1, 0))
+    if len(out_key) and (len(order) == 0 or np.any(in_order[found] != out_key)):
+        raise ModelError(f"a live cell of {chain(levels)} has no source element in {chain(src_levels)}")
+    taken = src_pos[order[found]]
+    out_pos.flags.writeable = taken.flags.writeable = False  # shared by every later move through these layouts
+    return out_pos, taken

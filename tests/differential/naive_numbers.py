@@ -74,13 +74,20 @@ def fadd(a_bits: np.ndarray, b_bits: np.ndarray) -> np.ndarray:
 
 # --- bf16 ---------------------------------------------------------------------------------
 
-def widen_bf16(h: np.ndarray) -> np.ndarray:
-    """bf16 bits -> f32 bits: NaN canonical, a zero exponent field reads as a signed zero."""
+def _widen_bf16(h: np.ndarray) -> np.ndarray:
     h = np.asarray(h, dtype=np.uint32)
     exp, mant, sign = (h >> 7) & 0xFF, h & 0x7F, h >> 15
     out = h << 16
     out = np.where(exp == 0, sign << 31, out)
     return np.where((exp == 0xFF) & (mant != 0), F32_NAN, out).astype(np.uint32)
+
+
+_WIDE_BF16 = _widen_bf16(np.arange(1 << 16))  # the rule above for each of the 2^16 patterns
+
+
+def widen_bf16(h: np.ndarray) -> np.ndarray:
+    """bf16 bits -> f32 bits: NaN canonical, a zero exponent field reads as a signed zero."""
+    return _WIDE_BF16[np.asarray(h, dtype=np.uint16)]
 
 
 def narrow_bf16(x: np.ndarray) -> np.ndarray:

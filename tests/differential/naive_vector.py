@@ -94,9 +94,11 @@ def _clip_float(name: str, a: float, b: float) -> float:
 
 
 def _elementwise(v: Value, fn: Any) -> Value:
-    flat = [fn(x) for x in v.data.reshape(-1).tolist()]
-    data = np.array(flat, dtype=v.data.dtype).reshape(v.data.shape)
-    return Value(v.dtype, v.levels, data, v.spatial)
+    """`fn` of every element; each distinct value is computed once (padding, clipped and
+    requantized streams repeat few values), `fn` being a function of the element alone."""
+    values, inverse = np.unique(v.data.reshape(-1), return_inverse=True)
+    mapped = np.array([fn(x) for x in values.tolist()], dtype=v.data.dtype)
+    return Value(v.dtype, v.levels, mapped[inverse].reshape(v.data.shape), v.spatial)
 
 
 def _round_f32(x: float) -> int:
