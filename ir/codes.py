@@ -255,6 +255,11 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
         ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
         ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
+    # writes into DM views and feeds of views (ir.rules.view_writes)
+    *[CodeInfo(code, title, "trace", "docs/views.md") for code, title in (
+        ("VIEW-13", "DMA write into DM off an 8-byte boundary"),
+        ("VIEW-14", "memset of 4-bit cells writes half a byte"),
+        ("VIEW-15", "begin over a view shifted outside its Element level"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}
