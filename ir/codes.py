@@ -277,6 +277,11 @@ _ENTRIES: list[CodeInfo] = [
         ("FMASK-1", "fetch mask changes more than padding kinds", "trace"),
         ("FMASK-2", "padding the fetch mask cannot describe", "trace"),
         ("FEED-14", "feed mask configuration wrong", "verify"))],
+    # writes into DM views and feeds of views (ir.rules.view_writes)
+    *[CodeInfo(code, title, "trace", "docs/views.md") for code, title in (
+        ("VIEW-13", "DMA write into DM off an 8-byte boundary"),
+        ("VIEW-14", "memset of 4-bit cells writes half a byte"),
+        ("VIEW-15", "begin over a view shifted outside its Element level"))],
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -38,6 +38,7 @@ class Scatter(Op):
     src: Value = operand()
     index: Value = operand()
     key: Mapping = attr()
+    into: Value | None = operand(optional=True)   # an existing tensor written in place (its other rows kept)
 
 
 @attrs.frozen(kw_only=True)

@@ -106,7 +106,7 @@ class _Reader:
             if f.metadata.get("role") == "operand":
                 if str(f.type).startswith("tuple"):
                     out[f.name], operands = tuple(operands), []
-                else:
+                elif operands or not f.metadata.get("optional"):
                     out[f.name] = operands.pop(0)
         return out
 

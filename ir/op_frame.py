@@ -27,8 +27,11 @@ import attrs
 __all__ = ["OpFrame", "operand", "attr", "fact", "result_field", "loc_field", "rule"]
 
 
-def operand(*, name: str | None = None) -> Any:
-    """A value the op reads; `name` overrides the printed name (`in`)."""
+def operand(*, name: str | None = None, optional: bool = False) -> Any:
+    """A value the op reads; `name` overrides the printed name (`in`); an `optional` one
+    defaults to None, which reads nothing (and is not printed)."""
+    if optional:
+        return attrs.field(default=None, metadata={"role": "operand", "name": name, "optional": True})
     return attrs.field(metadata={"role": "operand", "name": name})
 
 
@@ -92,7 +95,7 @@ class OpFrame:
         """Operand values, in field order (tuples flattened)."""
         out: list[Any] = []
         for _, v in self.role_fields("operand"):
-            out.extend(v if isinstance(v, tuple) else [v])
+            out.extend(v if isinstance(v, tuple) else [] if v is None else [v])
         return out
 
     def attributes(self) -> list[tuple[str, Any]]:

@@ -5,7 +5,9 @@ new HBM tensor (zero elsewhere): the *key* axes (`m("K")`) of the data are repla
 output's one *scatter axis*, selected by the i32 index tensor whose axes are the key's:
 `out[idx[k], p] = data[k, p]` (the last write wins for a repeated index). Index values are
 byte offsets (row `r` is `r * row_bytes`). The other data axes (the payload) are the rest of
-the output, whose element is the scatter axis then the payload, whole axes.
+the output, whose element is the scatter axis then the payload, whole axes. The key `m("1")`
+makes the whole data one row, placed by the one value of an index over `m("1")` (a KV-cache
+update of one token).
 
 The data, re-laid as the key axes then the payload in the output's order, is the *virtual
 destination* a `to_hbm` would write (`virtual_rows`); the scatter then writes its rows.
@@ -47,7 +49,8 @@ def scatter_shape(data: Any, key: Any, index: Any, out: HbmType) -> ScatterShape
     """The key, scatter axis and payload of a scatter, or its SCATTER-3 / SCATTER-4 violation."""
     data_axes = data.cluster.axes() | data.slice.axes() | data.element.axes()
     key_axes = _whole_axes(key)
-    if key_axes is None or not key_axes or not {a for a, _ in key_axes} <= data_axes:
+    one_row = key_axes == () and key.size == 1   # key `1`: the whole data is the one row one index value names
+    if key_axes is None or not (key_axes or one_row) or not {a for a, _ in key_axes} <= data_axes:
         return Violation("SCATTER-3", f"the scatter key `{key}` must be whole axes of the data",
                          help="name the data axes the index runs over, e.g. m(\"K\")")
     idx = _whole_axes(index.element)

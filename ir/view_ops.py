@@ -18,6 +18,7 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, operand
 from ir.ops import Op, ToDm, ToHbm, Value
 from ir.types import Type
+from ir.rules.view_writes import check_dm_write_align, check_memset_bytes, read_padded
 
 __all__ = ["NewTensor", "Window", "ToView", "Memset", "proxy_dma"]
 
@@ -48,7 +49,7 @@ def proxy_dma(src: Value, view: Type, loc: Any) -> ToDm | ToHbm:
 
 
 def _check_to_view(op: ToView) -> Violation | None:
-    return proxy_dma(op.src, op.view, op.loc).check()
+    return proxy_dma(op.src, read_padded(op.view), op.loc).check()
 
 
 @attrs.frozen(kw_only=True)
@@ -58,7 +59,7 @@ class ToView(Op):
     result is `into`'s new contents, of `into`'s type."""
 
     STAGE = "to_view"
-    RULES = (_check_to_view,)
+    RULES = (_check_to_view, check_dm_write_align)
     src: Value = operand()
     into: Value = operand()
     view: Any = attr()
@@ -74,6 +75,7 @@ class Memset(Op):
     shifted by `offset`) of tensor `into` set to `value`; the result is `into`'s new contents."""
 
     STAGE = "memset"
+    RULES = (check_memset_bytes,)
     into: Value = operand()
     view: Any = attr()
     offset: tuple[int, ...] = attr()

@@ -6,6 +6,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.ops import Begin
+from ir.rules.view_writes import check_begin_window
 from ir.types import MAIN, SUB
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, location_of
@@ -36,6 +37,11 @@ class TuContext:
             hint = "call `.view()` on the DM tensor: `begin(t.view())`" if isinstance(view, DmTensor) else None
             tracer.refuse(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",
                                     help=hint), loc, "begin")
+            return Poisoned("begin")
+        offsets = getattr(view, "_offsets", None)  # a window of a DM tensor (VIEW-15)
+        bad = offsets and check_begin_window(offsets)
+        if bad:
+            tracer.refuse(bad, loc, "begin")
             return Poisoned("begin")
         op = Begin.build(tracer.value, view=view.value, context=self.name, loc=loc)
         chain = TracedStream(loc)

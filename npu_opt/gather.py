@@ -45,7 +45,9 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
 
 
 def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -> Any:
-    """Trace one scatter into a new HBM tensor of type `output`; returns that tensor."""
+    """Trace one scatter into a new HBM tensor of type `output`, or into the existing HBM
+    tensor `output` (a `Mut` parameter or a `new()` tensor: the rows no index names keep
+    their values); returns that tensor."""
     from ir.gather_ops import Scatter
     from ir.mapping.nodes import Mapping
 
@@ -60,6 +62,8 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
     elif not isinstance(index, HbmTensor):
         bad = Violation("TYPE-6", f"the index of `{stage}` is an HbmTensor of byte offsets, not "
                                   f"{type(index).__name__}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
+    elif isinstance(output, HbmTensor):
+        return _scatter_into(data, index, output, key, loc)
     elif not isinstance(output, TensorSpec) or output.kind != "hbm":
         bad = Violation("TYPE-6", f"the output of `{stage}` is the HbmTensor[...] type it creates, not "
                                   f"{output!s:.60}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
@@ -72,3 +76,26 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
     op = Scatter(src=data.value, index=index.value, key=key, result=tracer.value(out_type), loc=loc)
     tracer.emit(op)
     return HbmTensor(op.result)
+
+
+def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any:
+    """`data.dma_scatter(index, out, key)` with an HBM tensor `out`: its new contents are the
+    old ones with the indexed rows replaced (PARAM-1 when `out` is a read-only parameter)."""
+    from ir.gather_ops import Scatter
+    from ir.mapping.nodes import Mapping
+    from npu_opt.params import refuse_write
+
+    tracer = current()
+    bad = None
+    if not output.writable:
+        bad = refuse_write(output.label or "?")
+    elif not isinstance(key, Mapping):
+        bad = Violation("TYPE-6", f"the key of `dma_scatter` is a mapping m(\"...\") of the data's key axes, not {key!r:.40}")
+    if bad is not None:
+        tracer.refuse(bad, loc, "dma_scatter")
+        return Poisoned("dma_scatter")
+    op = Scatter(src=data.value, index=index.value, key=key, into=output.value,
+                 result=tracer.value(output.value.type), loc=loc)
+    if tracer.emit(op):
+        output.value = op.result  # the handle follows the tensor's latest version
+    return output

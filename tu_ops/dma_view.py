@@ -10,7 +10,11 @@ address: every byte the commands do
 not write keeps its value. Input and output types are the tensors' own (the storage the
 addresses count in); the view types are the fields. Both verify as DMAs (DMAOP-1 ... 5,
 the walks checked against the whole tensors), then DMAOP-6: the views keep their tensor's
-extent per level and the offsets are whole bytes inside it.
+extent per level and the offsets are whole bytes inside it. A DM window shifted on its
+Chip or Cluster level has `chip_shift` / `cluster_shift` (absent when 0): its commands
+serve the chips and clusters that far on, `part` = the view's (chip + `chip_shift`,
+cluster + `cluster_shift`). `tensor_new` of a TRF type is a
+TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
+from ir.rules.view_writes import nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 
@@ -48,15 +53,15 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
 
 @attrs.frozen(kw_only=True)
 class TensorNewOp(TuOp):
-    """A fresh HBM or DM tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
+    """A fresh HBM, DM or TRF tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
 
     NAME: ClassVar[str] = "tu.tensor_new"
     MNEMONIC: ClassVar[str] = "tensor_new"
     PIPELINE_RANK: ClassVar[int] = 113
     TRACED_STAGE: ClassVar[str | None] = "new"
     IN_PROGRAM: ClassVar[bool] = False
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf")
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf")
 
     element_type: DType = attr()
 
@@ -66,6 +71,10 @@ class TensorNewOp(TuOp):
             return "a new tensor's input and output types are its own type, of its element_type"
         if not target.materializable(self.element_type):
             return f"{self.element_type} cannot be stored on target {target.name}"
+        if self.output_type.kind == "trf":  # a TRF tensor of the geometry its type gives (tu_ops.trf_new)
+            from tu_ops.trf_new import trf_new_problem
+
+            return trf_new_problem(self.output_type, target)
         return None
 
 
@@ -79,6 +88,8 @@ class DmaWindowOp(DmaOp):
 
     src_view: tuple[Mapping, ...] = attr(converter=tuple)
     src_offset: int = attr()
+    chip_shift: int | None = attr(default=None, optional=True)
+    cluster_shift: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk."""
@@ -102,6 +113,8 @@ class DmaIntoOp(DmaOp):
     into: Ref = operand()
     dst_view: tuple[Mapping, ...] = attr(converter=tuple)
     dst_offset: int = attr()
+    chip_shift: int | None = attr(default=None, optional=True)
+    cluster_shift: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
@@ -150,8 +163,10 @@ class MemsetOp(TuOp):
         if self.input_type != t or t.dtype != self.element_type:
             return "a memset's input and output types are its tensor's, of its element_type"
         bits = target.bits_of(t.dtype) or 0
-        if bits % 8 or not 0 <= self.value < 2 ** bits:
+        if bits not in (4, 8, 16, 32) or not 0 <= self.value < 2 ** bits:
             return f"value {self.value} is not a {bits}-bit pattern of whole bytes"
+        if bits == 4 and nibble_bytes(with_levels(t, self.view), 0) is None:
+            return "a memset of 4-bit cells fills whole bytes: every byte it touches holds two live cells of its view"
         return _view_problem(t, self.view, self.offset, "dst", target)
 
 

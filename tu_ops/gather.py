@@ -83,7 +83,9 @@ class ScatterOp(DmaOp):
 
     `commands` read the data into its rows in index order (`ir.scatter.virtual_rows`), as a
     DmaOp writes HBM; the engine then writes row k of `row_bytes` bytes at the offset index[k]
-    of the output (zero elsewhere; the last write wins). DMAOP-5 checks the rows, not the output."""
+    of the output (zero elsewhere, or the bytes of `into` when the scatter writes into that
+    existing tensor, of the output's type; the last write wins). DMAOP-5 checks the rows, not
+    the output."""
 
     NAME: ClassVar[str] = "tu.dma_scatter"
     MNEMONIC: ClassVar[str] = "dma_scatter"
@@ -96,9 +98,10 @@ class ScatterOp(DmaOp):
     row_bytes: int = attr()
     rows: int = attr()
     scattered: int = attr()          # index values per chip: the rows the commands write
+    into: Ref | None = operand(optional=True)   # the tensor written in place: its other rows kept
 
     def reads(self) -> tuple[Ref, ...]:
-        return (self.src, self.index)
+        return (self.src, self.index) + ((self.into,) if self.into is not None else ())
 
     @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -229,6 +229,8 @@ def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mappin
     """The IR type `raw` spells; inside a program, `space` and `context` complete stream,
     TRF and cstream types (their spatial mappings are omitted there)."""
     ndt, nfull, nprog = TYPE_SHAPES[raw.kind]
+    if raw.kind in ("trf", "vrf") and space is None and len(raw.maps) == nfull:  # a register tensor of `new()`
+        space, raw = tuple(dec.mapping(*m) for m in raw.maps[:3]), attrs.evolve(raw, maps=raw.maps[3:])
     if nprog is not None and space is None:
         raise dec.error(f"a `{raw.kind}` type is only written inside a program block", raw.line, raw.col)
     want = nfull if nprog is None else nprog

@@ -17,6 +17,7 @@ from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+from tu_ops.trf_new import trf_maker
 
 __all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads"]
 
@@ -142,6 +143,13 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
                 first = op.occupied_rows(target)[0]
                 trf.append(TrfAllocation(tensor=op.result, lanes=op.lanes, base_row=first, rows=op.rows(target),
                                          first_step=i, last_step=end, region=op.region))
+            elif (shape := trf_maker(op, target)) is not None:  # TRF `new()`: no field holds its row
+                from visa.interp.alloc import lowest
+
+                busy = [(a.base_row, a.base_row + a.rows) for a in trf if a.last_step >= i]
+                rows = shape.rows(target)
+                trf.append(TrfAllocation(tensor=op.result, lanes=shape.lanes, first_step=i, last_step=end, rows=rows,
+                                         base_row=lowest(busy, rows, shape.collect_flits.value)))
     return dm, trf
 
 

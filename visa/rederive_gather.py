@@ -61,9 +61,11 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
     from tu_ops.lower.gather import lower_scatter
 
     index_t = _index_type(op, types, "hbm")
+    into = None if op.into is None else op.into.id
     traced = Scatter(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
-                     key=index_t.element, result=ir.Value(op.result.id, op.output_type), loc=op.loc)
-    low = _lowered(op, traced, lambda: lower_scatter(traced, op.result.id, op.src.id, op.index.id, target))
+                     key=index_t.element, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
+                     into=None if into is None else ir.Value(into, op.output_type))
+    low = _lowered(op, traced, lambda: lower_scatter(traced, op.result.id, op.src.id, op.index.id, target, into))
     return attrs.evolve(low, commands=_moved(low.commands, src=dm_base.get(op.src.id, 0)), aggregate=None,
                         src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
 

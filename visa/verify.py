@@ -26,6 +26,7 @@ from tu_ops.enums import DmaKind, Region, TuContext
 from tu_ops.lower.dma import broadcast_loops
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.trf_new import trf_maker
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import tensor_bytes, with_facts
@@ -93,7 +94,7 @@ def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None =
     try:
         _check_addresses(kernel, target, fail)
         _check_records(kernel, target, fail)
-        _check_operands(kernel, fail)
+        _check_operands(kernel, target, fail)
         cost = compute_cost(kernel, target)
     except VisaTextError:
         raise
@@ -106,7 +107,7 @@ def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None =
 
 # --- operands (every reference names an earlier value of the type the record declares) -------
 
-def _check_operands(kernel: LoweredKernel, fail: _Failer) -> None:
+def _check_operands(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     """Each op's streamed operand is an earlier value whose type is the record's input type;
     `weights` is an earlier `trf_load` of the declared weight dtype; a feed's source is an
     earlier DM tensor (its dtype and element are `_check_feed`'s)."""
@@ -126,8 +127,8 @@ def _check_operands(kernel: LoweredKernel, fail: _Failer) -> None:
         weights = getattr(op, "weights", None)
         if weights is not None:
             load = producers.get(weights.id)
-            if getattr(load, "MNEMONIC", None) != "trf_load":
-                raise fail.op(op, f"weights {weights} is not the result of a trf_load")
+            if load is None or trf_maker(load, target) is None:
+                raise fail.op(op, f"weights {weights} is not the result of a trf_load or a TRF tensor_new")
             if load.output_type.dtype != op.weight_type.dtype:
                 raise fail.op(op, f"weight_type {op.weight_type}, but {weights} holds {load.output_type.dtype}")
         if op.result.id in types:
@@ -155,7 +156,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             raise fail.op(load, f"VISA 1 loads the TRF with region=FULL, not {a.region}")
         busy = [(b.base_row, b.base_row + b.rows) for b in kernel.trf_allocations
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
-        want = _lowest(busy, a.rows, 2 if load.collect_flits.value == 2 else 1)
+        want = _lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
     _check_vrf(kernel, ops, fail)
@@ -365,7 +366,8 @@ def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
     src_t, dst_t = op.view_types() if hasattr(op, "view_types") else (op.input_type, op.output_type)
     side = dst_t if op.kind in (DmaKind.HBM_TO_DM, DmaKind.DM_TO_DM, DmaKind.HBM_TO_HBM) else src_t
     if side.kind == "dm":
-        parts = {(c, k, 0) for c in _live(side.chip) for k in _live(side.cluster)}
+        dc, dk = getattr(op, "chip_shift", None) or 0, getattr(op, "cluster_shift", None) or 0  # a shifted window
+        parts = {(c + dc, k + dk, 0) for c in _live(side.chip) for k in _live(side.cluster)}
         per_part = _live_count(side.slice) * -(-_live_count(side.element) * (target.bits_of(side.dtype) or 0) // 8)
     else:
         parts = {(c, 0, 0) for c in _live(side.chip)}

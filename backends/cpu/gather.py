@@ -50,8 +50,9 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
 
 
 @handles(Scatter, options=True)
-def scatter(op, data: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """`dma_scatter` of a trace-valid op: a new HBM tensor, zero where no index points."""
+def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """`dma_scatter` of a trace-valid op: a new HBM tensor, zero where no index points (or,
+    with `into`, that tensor's cells there)."""
     shape, rows_t = scatter_parts(op)
     data_t, index_t, out_t = op.src.type, op.index.type, op.result.type
     chip = data_t.chip
@@ -60,7 +61,10 @@ def scatter(op, data: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
     idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.key]))
     values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
     row_bytes = shape.row_cells * data_t.dtype.bits // 8
-    plain = np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype)
+    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
+                                                  [Symbol(a, n) for a, n in shape.payload]))
+    plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells).copy()
+             if into else np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype))
     for c in np.flatnonzero(~moves.logical_pad((chip,))):
         fault = index_fault(values[c], True, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
         if fault is not None:
@@ -68,8 +72,6 @@ def scatter(op, data: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
         targets = values[c] // row_bytes
         last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]   # the last write wins
         plain[c, targets[last]] = rows[c, last]
-    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
-                                                  [Symbol(a, n) for a, n in shape.payload]))
     return moves.move_global(plain.reshape(chip.size, -1), plain_t, out_t, fast=fast)
 
 

@@ -9,7 +9,10 @@
 - the route: HBM window -> HBM window directly (`dma_into`), HBM window -> fresh DM tensor
   (`dma_window`) -> HBM window, or HBM window -> window of a DM tensor made by `new()`
   (a `dma_into` DM) copied out whole at the end;
-- the element dtype (i8, bf16, i16, f32) and the order of the output's axes.
+- the element dtype (i8, bf16, i16, f32) and the order of the output's axes;
+- with `extras`: the output an in-place `Mut[...]` parameter instead of a `new()` tensor
+  (the cells no tile writes keep the caller's values), and on the DM-write route a
+  `memset` of the whole DM tensor first, the loop then writing every other tile.
 
 `illegal_rate`% of kernels get one fault (`Generated.mutation`): a tile past its digit
 (VIEW-3), a write tile padded with `#` (VIEW-2), or a write through a read view (VIEW-4).
@@ -58,7 +61,7 @@ def _tile_text(order: list[str], axis: str, digit: str, rest: str, extent: int, 
 
 
 @st.composite
-def view_kernels(draw, illegal_rate: int = 10) -> Generated:
+def view_kernels(draw, illegal_rate: int = 10, extras: bool = False) -> Generated:
     feats: set[str] = {"family:views"}
     mutation = draw(st.sampled_from(VIEW_MUTATIONS)) if draw(st.integers(0, 99)) < illegal_rate else None
     dtype = draw(st.sampled_from(["i8", "bf16", "i16", "f32"]))
@@ -77,8 +80,13 @@ def view_kernels(draw, illegal_rate: int = 10) -> Generated:
     dst_t = _tile_text(out_order, axis, digit, rest, extent, length, wpad, kind)
     dst_view = "out.view()" if mutation == "write_read_view" else "out.view_mut()"
     stop = extent + length if mutation == "past_end" else extent
-    body = [f"    out = HbmTensor[{dtype}, Chip, m(\"{', '.join(out_order)}\")].new()",
-            f"    for s in range(0, {stop}, {length}):",
+    in_place = extras and draw(st.booleans())
+    fill = extras and route == "dm_write" and draw(st.booleans())
+    feats |= {"in_place"} if in_place else set()
+    feats |= {"memset"} if fill else set()
+    out_t = f"HbmTensor[{dtype}, Chip, m(\"{', '.join(out_order)}\")]"
+    body = [f"    out = {out_t}.new()"] * (not in_place) + [
+            f"    for s in range(0, {stop}, {2 * length if fill else length}):",
             f"        src = x.view().tile(m(\"{index}\"), {length}, m(\"{src_t}\"), s)"]
     to = f"{extent - length} - s" if mirror else "s"
     if via_dm:
@@ -88,17 +96,19 @@ def view_kernels(draw, illegal_rate: int = 10) -> Generated:
     if route == "dm_write":  # the tiles land in a DM tensor made by new(), copied out whole
         dm_t = _tile_text(["A", "B"], axis, digit, rest, extent, length, wpad, kind)
         dm_view = "d.view()" if mutation == "write_read_view" else "d.view_mut()"
-        body.insert(1, f"    d = DmTensor[{dtype}, Chip, m(\"1 # 2\"), m(\"1 # 64\"), m(\"A, B\")].new()")
+        top = 0 if in_place else 1
+        body.insert(top, f"    d = DmTensor[{dtype}, Chip, m(\"1 # 2\"), m(\"1 # 64\"), m(\"A, B\")].new()")
+        if fill:
+            body.insert(top + 1, f"    d.view_mut().memset(ctx.sub, {draw(st.integers(-100, 100))})")
         body.append(f"        src.to_dm_view(ctx.tdma, {dm_view}.tile(m(\"{index}\"), {length}, m(\"{dm_t}\"), {to}))")
         body.append("    d.view().to_hbm_view(ctx.tdma, out.view_mut())")
     else:
         body.append(f"        dst = {dst_view}.tile(m(\"{index}\"), {length}, m(\"{dst_t}\"), {to})")
         body.append("        src.to_hbm_view(ctx.tdma, dst)")
-    body.append("    return out")
+    body.append("    return None" if in_place else "    return out")
+    params = f"x: HbmTensor[{dtype}, Chip, m(\"A, B\")]" + (f", out: Mut[{out_t}]" if in_place else "")
     header = ["from npu_opt import *", "", f"axes(A={A}, B={B})", "", 'Chip = m("1")', "", "",
-              "@device(chip=1)",
-              f"def dk(ctx: Context, x: HbmTensor[{dtype}, Chip, m(\"A, B\")]) -> "
-              f"HbmTensor[{dtype}, Chip, m(\"{', '.join(out_order)}\")]:"]
+              "@device(chip=1)", f"def dk(ctx: Context, {params}) -> {'None' if in_place else out_t}:"]
     if mutation:
         feats.add(f"mutation:{mutation}")
     return Generated("\n".join(header + body + [""]), "dk", frozenset(feats), mutation)

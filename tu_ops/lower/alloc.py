@@ -24,6 +24,7 @@ from tu_ops.lower.dma import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf import allocate_vrf
+from tu_ops.trf_new import trf_maker
 
 __all__ = ["allocate", "liveness", "check_capacity"]
 
@@ -36,6 +37,7 @@ class _Tensor:
     first: int
     last: int
     lanes: int = 0
+    shape: Any = None   # a TRF tensor's geometry (`tu_ops.trf_new.trf_maker`)
 
     def live_at(self, step: int) -> bool:
         return self.first <= step <= self.last
@@ -62,7 +64,11 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                 read(dm, op.src, step) if op.MNEMONIC == "dma_into" and op.input_type.kind == "dm" else None
                 read(dm, op.result, step)
                 continue
-            if isinstance(op, DmaOp) or m == "tensor_new":
+            shape = trf_maker(op, target)
+            if shape is not None:  # a trf_load, or a TRF tensor made by new()
+                trf[op.result.id] = _Tensor(op.result.id, op, -(-shape.bytes_per_lane // row), step, step,
+                                            shape.lanes, shape)
+            elif isinstance(op, DmaOp) or m == "tensor_new":
                 for ref in (op.reads() if isinstance(op, DmaOp) else ()):  # HBM sources are not in `dm`
                     read(dm, ref, step)
                 if op.output_type.kind == "dm":
@@ -72,9 +78,6 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                     read(dm, ref, step)
             elif m == "commit":
                 dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
-            elif m == "trf_load":
-                rows = -(-op.bytes_per_lane // row)
-                trf[op.result.id] = _Tensor(op.result.id, op, rows, step, step, op.lanes)
             elif m == "contract_outer":
                 read(trf, op.weights, step)
     return dm, trf
@@ -121,7 +124,7 @@ def _place_dm(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], l
 def _place_trf(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], target: Any) -> int:
     c = target.constants
     unit = c.FLIT_BYTES * t.lanes  # bytes of one row across the tensor's lanes
-    even = t.op.collect_flits.value == 2
+    even = t.shape.collect_flits.value == 2
     live = [(placed[o.ref] * c.FLIT_BYTES * o.lanes, o.size * c.FLIT_BYTES * o.lanes, o)
             for o in tensors.values() if o.ref in placed and o.live_at(t.first)]
     need = t.size * unit
@@ -135,9 +138,9 @@ def _place_trf(t: _Tensor, placed: dict[int, int], tensors: dict[int, _Tensor], 
     notes = tuple(f"live: {_where(o)}, {o.lanes} lanes x {o.size} rows of {c.FLIT_BYTES} bytes" for _, _, o in live)
     raise LoweringRefusal([refusal(
         "MEM-4", f"TRF over-subscribed in slice {_first_slice(t.op.output_type)}, lanes 0..{t.lanes - 1}: "
-                 f"{t.lanes} x {t.op.bytes_per_lane} = {need} bytes requested, {in_use} bytes in use, "
+                 f"{t.lanes} x {t.shape.bytes_per_lane} = {need} bytes requested, {in_use} bytes in use, "
                  f"limit {c.TRF_BYTES} bytes ({c.TRF_BYTES // t.lanes} per lane)",
-        t.op.loc, stage="to_trf", op=t.op.text(),
+        t.op.loc, stage=stage_of(t.op), op=t.op.text(),
         label=f"needs {need} bytes of TRF in each slice; {in_use} of {c.TRF_BYTES} are held by live TRF tensors",
         notes=notes,
         help="shrink the TRF tensor (a smaller element per lane or fewer lanes), or finish the contractions "

@@ -45,7 +45,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
-            steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target))
+            into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
+            steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
             continue
         if kind == "dma":
             viewed = lower_view_step(item, first, windows, lay.refs, typ, target)

@@ -50,8 +50,9 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> Gat
                     src_alloc=Alloc(0, table_t.chip.size * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 
-def lower_scatter(op: Any, result: int, src: int, index: int, target: Any) -> ScatterOp:
-    """The ScatterOp of a trace-valid `Scatter` whose result is `%result`."""
+def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None) -> ScatterOp:
+    """The ScatterOp of a trace-valid `Scatter` whose result is `%result` (written into
+    `%into`, the lowered tensor of `op.into`, when it has one)."""
     parts = scatter_parts(op)
     if not isinstance(parts, tuple):
         raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
@@ -63,7 +64,7 @@ def lower_scatter(op: Any, result: int, src: int, index: int, target: Any) -> Sc
     row_bytes = shape.row_cells * bits // 8
     return ScatterOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
                      commands=rows.commands, input_type=data_t, output_type=out_t, row_bytes=row_bytes,
-                     rows=shape.rows, scattered=shape.count, src_alloc=None,
+                     rows=shape.rows, scattered=shape.count, src_alloc=None, into=None if into is None else Ref(into),
                      dst_alloc=Alloc(0, out_t.chip.size * shape.rows * row_bytes), loc=op.loc)
 
 

@@ -4,11 +4,15 @@ A window's commands are those of a plain DMA between the view types (`lower_dma`
 addresses on the window's side shifted by the view's byte offset: in HBM, the chip offset
 times the bytes of one chip's copy plus the element offset in bytes; in DM, the slice
 offset times DM_SLICE_BYTES plus the element offset in bytes. A write into a DM tensor
-keeps the tensor's address (`tu_ops.dma_view.dm_roots`). The lowering refuses (VIEW-10)
-what it does not place yet: a window offset on the Chip or Cluster level of a DM tensor,
-one that is not whole bytes, a write into DM off an 8-byte boundary, a `memset` of 4-bit
-cells, a TRF `new()`, and a `begin` over a DM view tiled outside its Element level (a `begin` over an
-Element tile is a feed whose source offset is the tile's element offset).
+keeps the tensor's address (`tu_ops.dma_view.dm_roots`). A `begin` over an Element tile is
+a feed whose source offset is the tile's element offset; one over an unshifted tile of the
+outer levels feeds the tile's slices in place. A `memset` of 4-bit cells fills whole bytes
+(VIEW-14 keeps it so). A DM window shifted on its Chip or Cluster level moves its DMA
+commands to those chips and clusters (`chip_shift`, `cluster_shift`). The trace refuses
+what the hardware cannot do (VIEW-13, VIEW-14, VIEW-15); the lowering refuses (VIEW-10)
+what it does not place yet: a window that does not start on a whole byte, a DM -> DM copy
+between windows on different chips or clusters, a `memset` of a DM window shifted on its
+Chip or Cluster level.
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ def _refuse(op: Any, message: str) -> LoweringRefusal:
                                     help="copy through a fresh tensor instead (`to_dm` / `to_hbm` into a new type)")])
 
 
-def byte_offset(t: Any, offsets: tuple[int, ...], target: Any, op: Any) -> int:
-    """The byte offset of a window of tensor type `t` shifted by `offsets` cells per level."""
+def byte_offset(t: Any, offsets: tuple[int, ...], target: Any, op: Any, clusters: bool = False) -> int:
+    """The byte offset of a window of tensor type `t` shifted by `offsets` cells per level (a
+    DM Chip or Cluster shift, when `clusters` allows it, moves the commands instead:
+    `chip_shift`, `cluster_shift`)."""
     bits = target.bits_of(t.dtype) or t.dtype.bits
     *outer, elem = offsets
     if elem * bits % 8:
@@ -47,22 +53,27 @@ def byte_offset(t: Any, offsets: tuple[int, ...], target: Any, op: Any) -> int:
         chip_bytes = -(-t.element.size * bits // 8)
         return outer[0] * chip_bytes + elem * bits // 8
     chip, cluster, slice_ = outer
-    if chip or cluster:
-        raise _refuse(op, "a DM window shifted on the Chip or Cluster level is not lowered yet")
+    if (chip or cluster) and not clusters:
+        raise _refuse(op, f"a memset of a DM window shifted on the {'Chip' if chip else 'Cluster'} level is not "
+                          "lowered yet")
     return slice_ * target.constants.DM_SLICE_BYTES + elem * bits // 8
 
 
 def view_dma(cls: type, result: int, src: int, src_t: Any, src_view: Any, src_off: int, dst_t: Any,
-             dst_view: Any, dst_off: int, target: Any, loc: Any, into: int | None = None) -> DmaOp:
-    """The record of a DMA between view types, its addresses shifted by the offsets."""
+             dst_view: Any, dst_off: int, target: Any, loc: Any, into: int | None = None,
+             shift: tuple[int, int] = (0, 0)) -> DmaOp:
+    """The record of a DMA between view types, its addresses shifted by the offsets and its
+    commands' (chip, cluster) by `shift` (the Chip and Cluster offsets of its DM windows)."""
     traced_cls = ir.ToHbm if dst_view.kind == "hbm" else ir.ToDm
     traced = traced_cls(src=ir.Value(src, src_view), result=ir.Value(result, dst_view), loc=loc)
     low = lower_dma(traced, result, src, src_view, dst_view, target)
-    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off,
+                                  part=(c.part.chip + shift[0], c.part.cluster + shift[1], c.part.dmn))
                      for c in low.commands)
     fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
     fields.update(commands=commands, aggregate=None, input_type=src_t, output_type=dst_t,
-                  src_view=src_view.levels(), src_offset=src_off)
+                  src_view=src_view.levels(), src_offset=src_off, chip_shift=shift[0] or None,
+                  cluster_shift=shift[1] or None)
     if cls is DmaIntoOp:
         fields.update(into=Ref(into), dst_view=dst_view.levels(), dst_offset=dst_off,
                       dst_alloc=low.dst_alloc and attrs.evolve(low.dst_alloc, size=_hbm_bytes(dst_t, target)))
@@ -74,13 +85,24 @@ def _hbm_bytes(t: Any, target: Any) -> int:
 
 
 def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any, target: Any) -> tuple:
-    """(ref, storage type, view type, byte offset) of the tensor a DMA reads."""
+    """(ref, storage type, view type, byte offset, (chip, cluster) shift) of the tensor a DMA reads."""
     w = windows.get(op.src.id)
     if w is None:
         t = typ(op.src)
-        return refs[op.src.id], t, t, 0
+        return refs[op.src.id], t, t, 0, (0, 0)
     base_t = typ(w.src)
-    return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op)
+    shift = tuple(w.offset[:2]) if base_t.kind == "dm" else (0, 0)
+    return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
+
+
+def _shift(op: Any, src: tuple, dst_t: Any, dst_shift: tuple[int, int]) -> tuple[int, int]:
+    """The one (Chip, Cluster) shift of a DMA's commands: a command serves one (chip, cluster)
+    of both DM sides, so two DM sides must be shifted alike (a fresh tensor is not shifted)."""
+    src_t, src_shift = src[1], src[4]
+    if src_t.kind == "dm" and dst_t.kind == "dm" and src_shift != dst_shift:
+        raise _refuse(op, f"a DM -> DM copy from (chip, cluster) offset {src_shift} to {dst_shift} "
+                          "is not lowered yet")
+    return src_shift if any(src_shift) else dst_shift
 
 
 def windows_of(kernel: Any) -> dict[int, Window]:
@@ -93,39 +115,45 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
     """The record of a view or allocation step, or None for a plain DMA (`lower_dma`'s)."""
     if isinstance(op, NewTensor):
         t = op.result.type
-        if t.kind not in ("hbm", "dm"):
+        if t.kind not in ("hbm", "dm", "trf"):
             raise _refuse(op, f"a {t.kind} tensor made by `new()` is not placed by the lowering yet")
         return TensorNewOp(result=Ref(result), element_type=t.dtype, input_type=t, output_type=t, loc=op.loc)
     if isinstance(op, Memset):
         t = op.into.type
-        if (target.bits_of(t.dtype) or t.dtype.bits) % 8:
+        if (target.bits_of(t.dtype) or t.dtype.bits) % 4:
             raise _refuse(op, f"a memset of {t.dtype} cells (less than a byte) is not lowered yet")
         return MemsetOp(result=Ref(result), into=Ref(refs[op.into.id]), element_type=t.dtype, view=op.view.levels(),
-                        offset=byte_offset(t, op.offset, target, op), value=fill_pattern(op.value, t.dtype),
+                        offset=byte_offset(t, op.offset, target, op),
+                        value=fill_pattern(op.value, t.dtype) & ((1 << t.dtype.bits) - 1),   # i4: the low nibble
                         input_type=t, output_type=t, loc=op.loc)
     if isinstance(op, ToView):
-        src, src_t, src_view, src_off = _source(op, windows, refs, typ, target)
-        dst_off = byte_offset(op.into.type, op.offset, target, op)
+        source = _source(op, windows, refs, typ, target)
+        src, src_t, src_view, src_off, _ = source
+        dst_off = byte_offset(op.into.type, op.offset, target, op, clusters=True)
+        shift = _shift(op, source, op.into.type, tuple(op.offset[:2]) if op.into.type.kind == "dm" else (0, 0))
         align = target.constants.DMA_DM_ALIGN
         if op.into.type.kind == "dm" and dst_off % align:
             raise _refuse(op, f"a write into DM starts {dst_off % target.constants.DM_SLICE_BYTES} bytes into "
                               f"the element, not on a {align}-byte boundary")
         return view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
-                        target, op.loc, into=refs[op.into.id])
+                        target, op.loc, into=refs[op.into.id], shift=shift)
     if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
-        src, src_t, src_view, src_off = _source(op, windows, refs, typ, target)
+        source = _source(op, windows, refs, typ, target)
+        src, src_t, src_view, src_off, _ = source
         t = typ(op.result)
-        return view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc)
+        return view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
+                        shift=_shift(op, source, t, (0, 0)))
     return None
 
 
 def refuse_unplaced(kernel: Any) -> None:
     """VIEW-10 for a `begin` over a window shifted outside its Element level (a feed reads
-    the slices of its program's space; its source offset shifts the element only)."""
+    the slices of its program's space; its source offset shifts the element only). The
+    trace refuses these first (VIEW-15); IR text read back can still hold one."""
     windows = windows_of(kernel)
     for op in kernel.ops:
         w = windows.get(op.view.id) if isinstance(op, ir.Begin) else None
-        if w is not None and (any(w.offset[:-1]) or w.result.type.spatial() != w.src.type.spatial()):
+        if w is not None and any(w.offset[:-1]):
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
 
 
@@ -166,6 +194,7 @@ def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
     src_view, dst_view = op.view_types()
     into = op.into.id if isinstance(op, DmaIntoOp) else None
     out = view_dma(type(op), op.result.id, op.src.id, op.input_type, src_view, op.src_offset + dm_offsets[0],
-                   op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into)
+                   op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into,
+                   shift=(op.chip_shift or 0, op.cluster_shift or 0))
     offsets = {"src_offset": op.src_offset} | ({"dst_offset": op.dst_offset} if into is not None else {})
     return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets)

@@ -20,6 +20,7 @@ from typing import Any
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.trf_new import trf_maker
 from visa.interp.dma import tensor_bytes
 
 __all__ = ["allocate", "lowest"]
@@ -71,10 +72,10 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)
                 dm[op.result.id] = (base, base + size, end)
-            elif op.MNEMONIC == "trf_load":
-                rows = -(-op.bytes_per_lane // row)
+            elif (shape := trf_maker(op, target)) is not None:  # a trf_load, or a TRF tensor made by new()
+                rows = -(-shape.bytes_per_lane // row)
                 busy = [(b, e) for b, e, lst in trf.values() if lst >= i]
-                base = lowest(busy, rows, 2 if op.collect_flits.value == 2 else 1)
+                base = lowest(busy, rows, 2 if shape.collect_flits.value == 2 else 1)
                 trf[op.result.id] = (base, base + rows, end)
     out = {k: v[0] for k, v in dm.items()}
     out.update({a: out[r] for a, r in roots.items() if r in out})  # a write into DM keeps the address

@@ -98,6 +98,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
     check(isinstance(raw, np.ndarray), f"the index {op.index} has no HBM bytes", op)
     chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
     out = np.zeros(chips * op.rows * width, np.uint8)
+    if op.into is not None:  # into an existing tensor: the rows no index names keep its bytes
+        old = env.get(op.into.id)
+        check(isinstance(old, np.ndarray) and old.size == out.size, f"{op.into} is not an HBM tensor of the output's bytes", op)
+        out = old.copy()
     live = ~pad_mask(out_t.chip)
     for c in range(chips):
         if not live[c]:

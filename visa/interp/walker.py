@@ -17,6 +17,7 @@ import numpy as np
 
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.target import Target, get_target
+from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
@@ -113,6 +114,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
 def new_tensor(op: Any, mem: Memory) -> Any:
     """`tensor_new`: HBM bytes of zeros, or a DM range zeroed in every live slice."""
     t = op.output_type
+    if t.kind == "trf":
+        return _new_trf(op, mem)
     size = tensor_bytes(t, mem.target)
     if t.kind == "hbm":
         return np.zeros(t.chip.size * size, np.uint8)
@@ -121,13 +124,31 @@ def new_tensor(op: Any, mem: Memory) -> Any:
     return DmTensor(base, t)
 
 
+def _new_trf(op: Any, mem: Memory) -> TrfTensor:
+    """`tensor_new` of a TRF tensor: its rows (the allocation rule's) zeroed in each lane of
+    every live slice (the reference's host model; the chip leaves them as they were)."""
+    t, shape = op.output_type, trf_maker(op, mem.target)
+    first = mem.trf_row[op.result.id]
+    lane_bytes = mem.trf_bytes // shape.lanes
+    start, end = first * mem.row_bytes, first * mem.row_bytes + shape.bytes_per_lane
+    check(end <= lane_bytes, f"rows from {first} leave the {lane_bytes}-byte lane", op)
+    slices = live_positions(t.slice)
+    for chip, cluster in live_parts(t):
+        mem.trf(chip, cluster).reshape(mem.slices, shape.lanes, lane_bytes)[slices, :, start:end] = 0
+    return TrfTensor(shape, first, lane_bytes)
+
+
 def run_memset(op: Any, mem: Memory) -> Any:
     """`memset`: the value's bytes (little-endian) at every live cell of the view, in the DM of
     every live (chip, cluster) of the tensor, from the tensor's address plus the offset."""
     t = op.output_type
-    width = (mem.target.bits_of(t.dtype) or 0) // 8
-    pattern = np.frombuffer(int(op.value).to_bytes(width, "little"), np.uint8)
+    bits = mem.target.bits_of(t.dtype) or 0
+    width = max(bits // 8, 1)
+    value = int(op.value) * 0x11 if bits == 4 else int(op.value)  # a 4-bit fill writes both nibbles of a byte
+    pattern = np.frombuffer(value.to_bytes(width, "little"), np.uint8)
     levels = [live_positions(mp) for mp in op.view]
+    if bits == 4:
+        levels[3] = np.unique(levels[3] // 2)   # the bytes the live cells fill (DMAOP-6 checks they pair up)
     base = mem.dm_address[op.result.id] + op.offset
     slice_bytes = mem.target.constants.DM_SLICE_BYTES
     cells = (levels[2][:, None] * slice_bytes + levels[3][None, :] * width).reshape(-1, 1)
