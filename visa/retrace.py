@@ -147,3 +147,4 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
 
 
 from visa import retrace_vrf  # noqa: E402, F401 - the VRF records declare their inverses
+from visa import retrace_branch_rf  # noqa: E402, F401 - a tagged pass that reads the VRF

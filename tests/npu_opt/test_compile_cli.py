@@ -21,7 +21,8 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "gemm_bf16_kernel", "row_sum_kernel", "fetch_commit_simple", "transpose_tile",
                    "gemm_i8_requant_kernel", "gemm_bf16_relu_kernel", "gemv_switch_kernel", "gemm_tiled", "residual_add_kernel", "leaky_relu_kernel",
                    "dense_bf16_kernel", "softmax_rows_kernel", "rmsnorm_kernel",
-                   "paged_kv_gather", "embedding_lookup", "two_chip_add"}   # examples/topology/
+                   "paged_kv_gather", "embedding_lookup", "two_chip_add",   # examples/topology/
+                   "masked_softmax_kernel"}
 
 
 def files(directory: Path, suffix: str) -> set[str]:
