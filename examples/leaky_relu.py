@@ -4,8 +4,8 @@ out = x * 0.01 where x < 0, else x.
 S = 2048 tokens, 8 per slice on 256 slices; H = 64 features, four per 4-way packet. The tag
 unit sets bit 0 of each element's execution id where `x < 0.0` (`TagMode.COMPARISON`); the
 multiply takes a branched operand whose one slot is guarded by that bit, so the other
-elements pass through unchanged. (A masked softmax needs the reducers and the divider of the
-Vector Engine; this is the masked computation the engine's element-wise ops allow alone.)
+elements pass through unchanged. (examples/masked_softmax.py puts such a mask in front of
+the intra-slice reducers.)
 """
 
 from npu_opt import *

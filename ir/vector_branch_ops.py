@@ -6,7 +6,10 @@ k admits first; other elements keep their value. The ids are the tag unit's
 (`vector_intra_slice_tag(TagMode.ZERO)` gives 0, `TagMode.COMPARISON([...])` sets bit i where
 comparison i holds), computed from the stream at the tag: the op reads that stream as its
 `tagged` operand. A pass with a comparison tag or a branched operand lowers to one
-`vector_branch` record. Rules: VE-DTYPE-1, VE-CONST-1/3, VE-SHIFT-1 on every slot value.
+`vector_branch` record. A layout may end in a register-file slot (`Branched.rf(guard, vrf)`):
+there the op reads the VRF tensor `rf[0]`, one value per element (the pass then lowers to a
+`vector_branch_rf` record). Rules: VE-DTYPE-1, VE-CONST-1/3, VE-SHIFT-1 on every immediate,
+VRF-2 on the VRF tensor.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ir.vector.branch import BranchedOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
 from ir.vector_ops import VectorOp, _checked
+from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BRANCH_OP_CLASSES", "tag_codes"]
@@ -45,6 +49,7 @@ class _Branched(VectorOp):
     op: Any = attr()
     operand: BranchedOperand = attr(converter=layout_of)
     cmps: tuple = attr(converter=cmps_of)
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the rf slot's
 
     def attributes(self) -> list[tuple[str, Any]]:
         """The IR text spells the slots and comparisons as strings (`layout_text`, `cmps_text`)."""
@@ -57,12 +62,20 @@ class _Branched(VectorOp):
     op_name = op_name
 
     def slots(self) -> tuple[tuple[int, int, int, int], ...]:
-        """(mask, want, neg, value) per slot, values as the step's arg (f32 as bits)."""
+        """(mask, want, neg, value) per immediate slot, values as the step's arg (f32 as bits)."""
         f32 = self.scalar == "f32"
-        return tuple((*guard_code(g), f32_bits(c.value) if f32 else int(c.value)) for g, c in self.operand.slots())
+        return tuple((*guard_code(g), f32_bits(c.value) if f32 else int(c.value)) for g, c in self.operand.regs)
+
+    def port(self) -> tuple[int, int, int] | None:
+        """(mask, want, neg) of the register-file slot (`Branched.rf`), which reads `rf[0]`."""
+        return guard_code(self.operand.port[0]) if self.operand.port is not None else None
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     def _values(self, check: Any) -> Violation | None:
-        for _, c in self.operand.slots():
+        for _, c in self.operand.regs:
             v = _checked(check, c.value)
             if v is not None:
                 return v
@@ -71,7 +84,7 @@ class _Branched(VectorOp):
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:
         want = "f32" if self.scalar == "f32" else "i32"
-        for _, c in self.operand.slots():
+        for _, c in self.operand.regs:
             if c.scalar != want and not (want == "f32" and float(c.value).is_integer()):
                 return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an {c.scalar} value, the stream "
                                  f"holds {want}", help=f"write the slot value as an {want} constant")

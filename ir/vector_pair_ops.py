@@ -26,7 +26,7 @@ from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, split_equivalent, unzip_problem
-from ir.vector_ops import VectorOp, _checked
+from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vector_parts import clip_family, clip_unit, op_name
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp", "PairFpToFxp",
@@ -42,6 +42,11 @@ class PairOp(VectorOp):
     def pair_step(self) -> tuple[str, str, str, int, int] | None:
         """(unit, op, side, arg0, arg1) of the `vector_pair` step this op configures."""
         return None
+
+    def step_mode(self) -> str:
+        """The argument mode of the step, one for both groups (`DEFAULT` for none or MODE01)."""
+        mode = getattr(self, "mode", None)
+        return "DEFAULT" if mode is None or mode.name == "MODE01" else mode.name
 
 
 @attrs.frozen(kw_only=True)
@@ -129,6 +134,7 @@ class _PairBinary(PairOp):
     op: Any = attr()
     c0: Any = attr()
     c1: Any = attr()
+    mode: Any = attr(default=None, optional=True)  # the `*_with_mode` forms: one BinaryArgMode for both groups
 
     def unit(self) -> str:
         return self.UNIT
@@ -157,7 +163,7 @@ class PairFxp(_PairBinary):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        return _const_fault(self, scalars.shift_amount) if self.op.is_shift else None
+        return _const_fault(self, scalars.shift_amount) if self.op.is_shift and amount_is_const(self.mode) else None
 
 
 @attrs.frozen(kw_only=True)

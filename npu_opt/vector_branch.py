@@ -3,8 +3,10 @@
 `vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))`
 gives each element an execution id: bit i is set where comparison i holds on the stream as
 it enters the chain. A binary op may then take `Branched.imm(guard, value)` (chained
-`.imm(guard, value)`, at most three) instead of a constant: an element takes the value of
-the first slot whose `TagGuard` admits its id, and an element no slot admits keeps its value.
+`.imm(guard, value)`, at most three, and last maybe `.rf(guard, vrf_tensor)`, the
+register-file slot; `Branched.rf(guard, vrf)` alone opens with it) instead of a constant: an
+element takes the value of the first slot whose `TagGuard` admits its id (the rf slot: its
+element of the VRF tensor), and an element no slot admits keeps its value.
 `TagGuard.all()`, `TagGuard.group(GroupId.ONE)`, `TagGuard.matches([BitReq.ONE, BitReq.IGNORE,
 ...])` (bit 0 first) and `TagGuard.not_matches([...])` build guards.
 """
@@ -41,19 +43,31 @@ def _guard(guard: Any) -> TagGuard:
 
 
 class Branched:
-    """A guarded operand layout: `Branched.imm(guard, value).imm(guard, value)`; slots match in
-    call order (VE-SLOT-2 a guard that admits nothing, VE-SLOT-4 a fourth immediate, VE-SLOT-5
-    a slot after an unconditional one)."""
+    """A guarded operand layout: `Branched.imm(guard, value).imm(guard, value)`, maybe ending in
+    `.rf(guard, vrf_tensor)` (the register-file slot); slots match in call order (VE-SLOT-2 a
+    guard that admits nothing, VE-SLOT-3 a slot after the rf slot, VE-SLOT-4 a fourth
+    immediate, VE-SLOT-5 a slot after an unconditional one)."""
 
-    def __init__(self, layout: BranchedOperand) -> None:
+    def __init__(self, layout: BranchedOperand, vrf: Any = None) -> None:
         self.layout = layout
+        self.vrf = vrf  # the VrfTensor of the rf slot
 
     @classmethod
     def start(cls) -> Branched:
         return cls(BranchedOperand.start())
 
     def _imm(self, guard: Any, value: Any) -> Branched:
-        return Branched(self.layout.imm(_guard(guard), _constant(value)))
+        return Branched(self.layout.imm(_guard(guard), _constant(value)), self.vrf)
+
+    def _rf(self, guard: Any, source: Any) -> Branched:
+        from ir.vector.branching import rf_port
+        from npu_opt.tensors import VrfTensor
+
+        if not isinstance(source, VrfTensor):
+            raise refuse("VE-CONST-3", f"the register-file slot reads a VRF tensor, not {type(source).__name__}",
+                         help="store the operand with `.to_vrf(element)` first; a constant takes an `imm` slot",
+                         method="rf")
+        return Branched(self.layout.rf(_guard(guard), rf_port()), source)
 
     def __repr__(self) -> str:
         return f"Branched({len(self.layout.slots())} slots)"
@@ -65,13 +79,24 @@ def _imm(first: Any, guard: Any, value: Any) -> Branched:
     return layout._imm(guard, value)
 
 
-class _ImmDescriptor:
+def _rf(first: Any, guard: Any, source: Any) -> Branched:
+    """`Branched.rf(guard, vrf)` starts a layout with the rf slot; `layout.rf(guard, vrf)` ends one."""
+    layout = first if isinstance(first, Branched) else Branched.start()
+    return layout._rf(guard, source)
+
+
+class _SlotDescriptor:
+    """`Branched.imm(...)` / `Branched.rf(...)` on the class starts a layout, on a layout adds a slot."""
+
+    def __init__(self, fill: Any) -> None:
+        self.fill = fill
+
     def __get__(self, obj: Any, owner: Any) -> Any:
-        return (lambda guard, value: _imm(obj, guard, value)) if obj is not None else \
-            (lambda guard, value: _imm(None, guard, value))
+        return lambda guard, value: self.fill(obj, guard, value)
 
 
-Branched.imm = _ImmDescriptor()  # type: ignore[assignment]
+Branched.imm = _SlotDescriptor(_imm)  # type: ignore[assignment]
+Branched.rf = _SlotDescriptor(_rf)  # type: ignore[assignment]
 
 
 def tag_fault(stage: Any, mode: Any) -> Violation | None:
@@ -101,7 +126,13 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
             "VE-TAG-3", f"`{name}` with a branched operand on a stream without tags",
             help="branched operands read the tags of `vector_intra_slice_tag`; a pair op takes constants"))
     tagged, cmps = tag
-    return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged, cmps=cmps)
+    rf = ()
+    if operand.vrf is not None:
+        if isinstance(operand.vrf.value, Poisoned):
+            return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
+        rf = (operand.vrf.value,)
+    return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged, cmps=cmps,
+                rf=rf)
 
 
 def is_branched(value: Any) -> bool:

@@ -2,10 +2,11 @@
 the `*_zip` merges.
 
 After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is two groups in
-lock step. A paired binary op takes one operand per group (`vector_fxp(op, 10, None)` runs on
-group 0 only; `None` or `()` skips a group), `vector_fp_unary(op, g0, g1)` takes a flag per
-group, and the common stages (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`,
-`vector_widen_concat`) act on both. A zip (`vector_fxp_zip`, `vector_clip_zip`,
+lock step. A paired binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
+each with a `_with_mode` form whose one mode is read inside each group) takes one operand per
+group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group),
+`vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`,
+`vector_widen_concat`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
 `vector_fp_zip`, each with a `_with_mode` form) merges the groups into one stream of the
 ordinary chain. The stage order, the way (float ops 4-way) and the ALU budget are shared by
 both groups: an ALU one group uses is used for both (VE-ALU-1).
@@ -18,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
 from ir.diagnostic import Violation
 from ir.location import Location
@@ -108,32 +110,44 @@ def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[A
     return a, b
 
 
-def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any) -> Any:
-    op = _enum(stage, loc, op_cls.STAGE, enums, op)
+def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any,
+            mode: Any = None) -> Any:
+    name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
+    op = _enum(stage, loc, name, enums, op)
     if isinstance(op, Poisoned):
         return op
-    got = _operands(stage, loc, op_cls.STAGE, c0, c1)
+    if mode is not None:
+        mode = _enum(stage, loc, name, E.BinaryArgMode, mode)
+        if isinstance(mode, Poisoned):
+            return mode
+    got = _operands(stage, loc, name, c0, c1)
     if isinstance(got, Poisoned):
         return got
-    return _pair_step(stage, loc, op_cls, dst, op.alu, op=op, c0=got[0], c1=got[1])
+    return _pair_step(stage, loc, op_cls, dst, op.alu, op=op, c0=got[0], c1=got[1], mode=mode)
 
 
-@stage_method("vector_fxp")
-def _fxp(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
-    """Fxp cluster on each group: `op(group, operand)`; None skips a group."""
-    return _binary(self, loc, pops.PairFxp, S.FXP, E.FxpBinaryOp, op, group0, group1)
+def _binary_methods(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> tuple[Any, Any]:
+    """`name(op, group0, group1)` and `name_with_mode(op, mode, group0, group1)` on a pair."""
+
+    def plain(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
+        return _binary(self, loc, op_cls, dst, enums, op, group0, group1)
+
+    def with_mode(self: PairStream, loc: Location, op: Any, mode: Any, group0: Any, group1: Any) -> Any:
+        return _binary(self, loc, op_cls, dst, enums, op, group0, group1, mode)
+
+    plain.__doc__ = f"{doc} on each group: `op(group, operand)`; None skips a group."
+    with_mode.__doc__ = (f"{doc} on each group with a BinaryArgMode read inside each group (0 the group's stream, "
+                         "1 its operand; MODE10 is `op(operand, group)`).")
+    plain.__name__, with_mode.__name__ = name, f"{name}_with_mode"
+    return stage_method(name)(plain), stage_method(f"{name}_with_mode")(with_mode)
 
 
-@stage_method("vector_clip")
-def _clip(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
-    """Clip cluster on each group: `op(group, operand)`; None skips a group."""
-    return _binary(self, loc, pops.PairClip, S.CLIP, (E.ClipBinaryOpI32, E.ClipBinaryOpF32), op, group0, group1)
-
-
-@stage_method("vector_fp_binary")
-def _fp_binary(self: PairStream, loc: Location, op: Any, group0: Any, group1: Any) -> Any:
-    """Float cluster on each group (4-way f32); None skips a group."""
-    return _binary(self, loc, pops.PairFpBinary, S.FP, E.FpBinaryOp, op, group0, group1)
+_LOGICS = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)
+_CLIPS = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
+_LOGIC = _binary_methods("vector_logic", plogic.PairLogic, S.LOGIC, _LOGICS, "Logic cluster (bit patterns)")
+_FXP = _binary_methods("vector_fxp", pops.PairFxp, S.FXP, E.FxpBinaryOp, "Fxp cluster")
+_CLIP = _binary_methods("vector_clip", pops.PairClip, S.CLIP, _CLIPS, "Clip cluster")
+_FP_BINARY = _binary_methods("vector_fp_binary", pops.PairFpBinary, S.FP, E.FpBinaryOp, "Float cluster (4-way f32)")
 
 
 @stage_method("vector_fp_unary")
@@ -212,7 +226,7 @@ def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> 
     return stage_method(name)(plain), stage_method(f"{name}_with_mode")(with_mode)
 
 
-_CLIPS = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
+_LOGIC_ZIP = _zip_method("vector_logic_zip", plogic.ZipLogic, S.LOGIC, _LOGICS, "Merge the groups on the Logic cluster")
 _FXP_ZIP = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp, "Merge the groups on the Fxp cluster")
 _CLIP_ZIP = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS, "Merge the groups on the Clip cluster")
 _FP_ZIP = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp, "Merge the groups on the float cluster")
@@ -221,18 +235,25 @@ _I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f
 W8, W4 = Way.WAY8, Way.WAY4
 # method -> (stage it enters, scalars, way the pair must run at, body)
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
-    "vector_fxp": (S.FXP, _I32, W8, _fxp),
+    "vector_logic": (S.LOGIC, _BOTH, W8, _LOGIC[0]),
+    "vector_logic_with_mode": (S.LOGIC, _BOTH, W8, _LOGIC[1]),
+    "vector_logic_zip": (S.LOGIC, _BOTH, W8, _LOGIC_ZIP[0]),
+    "vector_logic_zip_with_mode": (S.LOGIC, _BOTH, W8, _LOGIC_ZIP[1]),
+    "vector_fxp": (S.FXP, _I32, W8, _FXP[0]),
+    "vector_fxp_with_mode": (S.FXP, _I32, W8, _FXP[1]),
     "vector_fxp_zip": (S.FXP, _I32, W8, _FXP_ZIP[0]),
     "vector_fxp_zip_with_mode": (S.FXP, _I32, W8, _FXP_ZIP[1]),
     "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
     "vector_narrow_split": (S.NARROW, _BOTH, W8, _narrow_split),
     "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
-    "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
+    "vector_fp_binary": (S.FP, _F32, W4, _FP_BINARY[0]),
+    "vector_fp_binary_with_mode": (S.FP, _F32, W4, _FP_BINARY[1]),
     "vector_fp_zip": (S.FP, _F32, W4, _FP_ZIP[0]),
     "vector_fp_zip_with_mode": (S.FP, _F32, W4, _FP_ZIP[1]),
     "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),
     "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
-    "vector_clip": (S.CLIP, _BOTH, W8, _clip),
+    "vector_clip": (S.CLIP, _BOTH, W8, _CLIP[0]),
+    "vector_clip_with_mode": (S.CLIP, _BOTH, W8, _CLIP[1]),
     "vector_clip_zip": (S.CLIP, _BOTH, W8, _CLIP_ZIP[0]),
     "vector_clip_zip_with_mode": (S.CLIP, _BOTH, W8, _CLIP_ZIP[1]),
 }
@@ -249,7 +270,7 @@ def _make_class(stage: VeStage, scalar: str) -> type:
 
 PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
     (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
+    for stage in (S.TAG, S.LOGIC, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
     for scalar in ("i32", "f32")
 }
 

@@ -6,12 +6,14 @@ steps=[{unit=FXP, op=MUL_INT, arg=0, slots=[{mask=1, want=1, neg=0, value=0}]}] 
 `tag` lists the four comparisons of `TagMode.COMPARISON` (bound: an i32, or an f32's bits),
 empty for `TagMode.ZERO`. A step with `slots` runs `op(x, value_k)` where slot k's guard is
 the first to admit the element's execution id (`((id & mask) == want) != neg`), leaving the
-other elements alone; a step without slots runs with its `arg`, as in the `vector` record.
+other elements alone; a step without slots runs with its `arg` (and its `mode` / `arg1`,
+printed only when set), as in the `vector` record.
 `stash_at` is the number of steps run before the stream is stashed (-1: no stash); the one
 step with `stash=1` reads the stash as its operand. Rules VBR-1 (the steps form a `vector`
 pass: VEOP-1...3 of the same steps), VBR-2 (the tag), VBR-3 (the slots: at most three, none
-inert, none after an unconditional one, values legal), VBR-4 (the stash: written once, read
-once after the write, at the scalar and way of the write).
+inert, none after an unconditional one, values legal; a last `port=1` slot reads VRF tensor
+`value` of a `vector_branch_rf` record), VBR-4 (the stash: written once, read
+at most once after the write, at the scalar and way of the write).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import attrs
 from ir.dtypes import DType
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
-from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit, _arg_problem
+from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
 
 __all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp"]
 
@@ -57,6 +59,7 @@ class Slot:
     want: int
     neg: int
     value: int
+    port: int = attrs.field(default=0, metadata={"omit_default": True})  # 1: the rf slot, value its tensor's index
 
 
 @attrs.frozen
@@ -67,6 +70,8 @@ class BranchStep:
     arg: int
     slots: tuple[Slot, ...] = attrs.field(converter=tuple)
     stash: int = 0  # 1: the operand is the stash
+    mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})  # as in a `vector` step
+    arg1: int = attrs.field(default=0, metadata={"omit_default": True})
 
 
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
@@ -92,7 +97,7 @@ class VectorBranchOp(TuOp):
     def plain(self) -> VectorEngineOp:
         """The same pass without its tag and slots."""
         steps = [VeStep(VeUnit.TAG, VeOpName.ZERO, 0)]
-        steps += [VeStep(s.unit, s.op, s.arg) for s in self.steps]  # VBR-3 checks the slot values
+        steps += [VeStep(s.unit, s.op, s.arg, s.mode, s.arg1) for s in self.steps]  # VBR-3 checks the slot values
         return VectorEngineOp(result=self.result, input=self.input, steps=tuple(steps), input_type=self.input_type,
                               output_type=self.output_type)
 
@@ -100,7 +105,7 @@ class VectorBranchOp(TuOp):
     def _pass(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if any(s.unit is VeUnit.TAG for s in self.steps):
             return "the tag is the record's `tag`, not a step"
-        error = self.plain().first_failure(target)
+        error = self.plain().first_failure(target, ctx)
         return None if error is None else error.message
 
     @rule("VBR-2")
@@ -119,16 +124,23 @@ class VectorBranchOp(TuOp):
     @rule("VBR-3")
     def _slots(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for i, s in enumerate(self.steps):
-            if s.slots and (s.arg != 0 or len(s.slots) > 3):
+            if s.slots and (s.arg != 0 or sum(not slot.port for slot in s.slots) > 3):
                 return f"step {i}: a branched step has arg 0 and at most three immediate slots"
+            ports = [k for k, slot in enumerate(s.slots) if slot.port]
+            if ports and ports != [len(s.slots) - 1]:
+                return f"step {i}: the register-file slot is the last slot, once"
+            if ports and not hasattr(self, "rf_read"):
+                return f"step {i}: a register-file slot needs a `vector_branch_rf` record"
             for k, slot in enumerate(s.slots):
+                if slot.port not in (0, 1) or (slot.port and not 0 <= slot.value < len(getattr(self, "rf", ()))):
+                    return f"step {i} slot {k}: an rf slot's value is the index of a VRF tensor of the record"
                 if not (0 <= slot.mask < 16 and slot.want & ~slot.mask == 0 and slot.neg in (0, 1)):
                     return f"step {i} slot {k}: a guard is a 4-bit mask, a want within it and neg 0 or 1"
                 if slot.mask == 0 and slot.neg:
                     return f"step {i} slot {k}: the guard admits no execution id"
                 if k and any(o.mask == 0 and not o.neg for o in s.slots[:k]):
                     return f"step {i} slot {k} follows an unconditional slot and can never fire"
-                problem = _arg_problem(VeStep(s.unit, s.op, slot.value))
+                problem = None if slot.port else _arg_problem(VeStep(s.unit, s.op, slot.value))
                 if problem:
                     return f"step {i} slot {k}: {problem}"
         return None
@@ -140,10 +152,10 @@ class VectorBranchOp(TuOp):
             return "a stash read is `stash=1` with arg 0 and no slots"
         if self.stash_at < 0:
             return "a step reads the stash, but the pass writes none" if reads else None
-        if self.stash_at > len(self.steps) or len(reads) != 1 or reads[0] < self.stash_at:
-            return f"the stash written after step {self.stash_at} is read once, later: reads at {reads}"
+        if self.stash_at > len(self.steps) or len(reads) > 1 or (reads and reads[0] < self.stash_at):
+            return f"the stash written after step {self.stash_at} is read at most once, later: reads at {reads}"
         shapes = _shapes(self.input_type.dtype, self.steps)
-        if shapes is not None and shapes[self.stash_at] != shapes[reads[0]]:
+        if reads and shapes is not None and shapes[self.stash_at] != shapes[reads[0]]:
             (ws, ww), (rs, rw) = shapes[self.stash_at], shapes[reads[0]]
             return f"the stash is written {ww}-way {ws} and read {rw}-way {rs}"
         return None

@@ -6,7 +6,9 @@ side=G0, arg0=10, arg1=0}, {unit=CLIP_I32, op=ADD_FXP, side=ZIP, arg0=1, arg1=0}
 The input stream's time holds `axis` (size 2); group g is the stream at `axis` = g, of time
 `split_time`. A step's `side` is `BOTH`, `G0` or `G1` for a paired step (arg0 is group 0's
 constant or conversion width, arg1 group 1's), `ZIP` for the merge (arg0 the index of its
-`BinaryArgMode`, MODE00 ... MODE11) and `MERGED` for a step on the merged stream (arg0).
+`BinaryArgMode`, MODE00 ... MODE11) and `MERGED` for a step on the merged stream (arg0;
+arg1 the second constant of a merged `FP_TERNARY`). A paired or merged step of a `*_with_mode`
+op adds `mode=MODE10` (one mode for both groups, read inside each; printed only when set).
 Rules VPAIR-1 (the unzip and the steps type the stream), VPAIR-2 (stage order, one zip,
 one op per ALU), VPAIR-3 (each step's args).
 """
@@ -24,7 +26,7 @@ from ir.vector.numerics.steps import UNITS
 from ir.vector.pair import unzip_problem
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
-from tu_ops.vector import VeOpName, VeStep, VeUnit, _arg_problem, _op_value
+from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
 
@@ -43,6 +45,11 @@ class PairUnit(enum.Enum):
     FP_TO_FXP = "fp_to_fxp"
     CLIP_I32 = "clip_i32"
     CLIP_F32 = "clip_f32"
+    # the Logic cluster (paired, zip or merged), and the merged stream's other element-wise units
+    LOGIC_I32 = "logic_i32"
+    LOGIC_F32 = "logic_f32"
+    FP_TERNARY = "fp_ternary"
+    FP_DIV = "fp_div"
 
 
 class PairSide(enum.Enum):
@@ -65,13 +72,19 @@ class PairStep:
     side: PairSide
     arg0: int
     arg1: int
+    mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})  # a `*_with_mode` op's
 
 
 _ORDER = {PairUnit.FXP: 1, PairUnit.FXP_TO_FP: 2, PairUnit.NARROW_SPLIT: 3, PairUnit.NARROW_TRIM: 3, PairUnit.FP_UNARY: 4,
           PairUnit.FP_BINARY: 4, PairUnit.WIDEN_CONCAT: 5, PairUnit.WIDEN_PAD: 5, PairUnit.FP_TO_FXP: 6,
-          PairUnit.CLIP_I32: 7, PairUnit.CLIP_F32: 7}
-_REPEATABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_UNARY, PairUnit.FP_BINARY})
-_ZIPPABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_BINARY})
+          PairUnit.CLIP_I32: 7, PairUnit.CLIP_F32: 7,
+          PairUnit.LOGIC_I32: 0.5, PairUnit.LOGIC_F32: 0.5, PairUnit.FP_TERNARY: 4, PairUnit.FP_DIV: 4.5}
+_REPEATABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_UNARY, PairUnit.FP_BINARY,
+                         PairUnit.LOGIC_I32, PairUnit.LOGIC_F32, PairUnit.FP_TERNARY})
+_ZIPPABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_BINARY, PairUnit.LOGIC_I32,
+                       PairUnit.LOGIC_F32})
+_FOUR_WAY = frozenset({PairUnit.FP_UNARY, PairUnit.FP_BINARY, PairUnit.FP_TERNARY, PairUnit.FP_DIV})
+_MERGED_ONLY = frozenset({PairUnit.FP_TERNARY, PairUnit.FP_DIV})  # no paired form yet
 _PAIRED = frozenset({PairSide.BOTH, PairSide.G0, PairSide.G1})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 _WAYS = {PairUnit.NARROW_SPLIT: ("i32 f32", 8, 4), PairUnit.WIDEN_CONCAT: ("i32 f32", 4, 8),
@@ -86,7 +99,8 @@ def _units(step: PairStep) -> tuple[str, str]:
 
 
 def _ve_step(step: PairStep, arg: int) -> VeStep:
-    return VeStep(VeUnit[step.unit.name], step.op, arg)
+    arg1 = step.arg1 if step.unit is PairUnit.FP_TERNARY else 0
+    return VeStep(VeUnit[step.unit.name], step.op, arg, step.mode, arg1)
 
 
 @attrs.frozen(kw_only=True)
@@ -127,7 +141,7 @@ class VectorPairOp(TuOp):
                 if width != a or scalar not in scalars.split():
                     return f"step {i} ({step.unit.name}) on a {width}-way {scalar} stream"
                 width = b
-            elif (width == 4) != (step.unit in (PairUnit.FP_UNARY, PairUnit.FP_BINARY)):
+            elif (width == 4) != (step.unit in _FOUR_WAY):
                 return f"step {i} ({step.unit.name}) on a {width}-way stream"
             scalar = scalar if dst == "same" else dst
         if width != 8:
@@ -175,7 +189,13 @@ def _step_problem(step: PairStep) -> str | None:
     if step.side is PairSide.ZIP:
         if _op_value(_ve_step(step, 0)) is None:
             return f"{step.op.name} is not an op of this unit"
+        if step.mode is not VeMode.DEFAULT:
+            return "a zip names its mode by arg0, not by a mode field"
         return None if 0 <= step.arg0 <= 3 and step.arg1 == 0 else "a zip's arg0 is a mode index 0 ... 3, arg1 0"
+    if step.unit in _MERGED_ONLY and step.side is not PairSide.MERGED:
+        return f"{step.unit.name} runs only on the merged stream"
+    if step.side is PairSide.MERGED and step.unit is PairUnit.FP_TERNARY:
+        return _arg_problem(_ve_step(step, step.arg0))
     args = [step.arg0] if step.side is not PairSide.G1 else []
     args += [step.arg1] if step.side in (PairSide.BOTH, PairSide.G1) else []
     if step.side in (PairSide.G0, PairSide.MERGED) and step.arg1 != 0:

@@ -14,18 +14,21 @@ from ir.vector.pair import zip_values
 from ir.vector.branching import branch_step, tag_ids
 
 from backends.cpu import layout
-from backends.cpu.vector import _zero_padding
+from backends.cpu.vector import _rf_operand, _zero_padding
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
 
 
-def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray) -> np.ndarray:
+def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
     scalar = "f32" if op.tagged.type.dtype.name == "F32" else "i32"
     ids = tag_ids(tagged, op.cmps, scalar)
     if ids.shape != buf.shape:  # trimmed to the front four cells of each flit
         ids = ids[..., :buf.shape[-1]]
-    out = branch_step(op.unit(), op.op_name(), buf, ids, op.slots())
+    port = None
+    if op.port() is not None:  # the rf slot: the VRF tensor broadcast over the stream by axis name
+        port = (*op.port(), _rf_operand(op, vrf).reshape(buf.shape))
+    out = branch_step(op.unit(), op.op_name(), buf, ids, op.slots(), port)
     return _zero_padding(out.astype(layout.storage_dtype(op.result.type.dtype), copy=False), op.result.type)
 
 

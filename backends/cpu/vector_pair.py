@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
 from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
@@ -31,16 +32,17 @@ def _unzip(op: pops.VectorUnzip, buf: np.ndarray) -> np.ndarray:
     return np.stack([_zero_padding(g, op.result.type) for g in out])
 
 
-@handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, pops.PairFxpToFp, pops.PairFpToFxp)
+@handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, pops.PairFxpToFp, pops.PairFpToFxp,
+         plogic.PairLogic)
 def _paired(op: Any, buf: np.ndarray) -> np.ndarray:
-    """A paired step: each named group runs the step with its own argument."""
+    """A paired step: each named group runs the step with its own argument (and the op's mode)."""
     unit, name, side, a0, a1 = op.pair_step()
-    t = op.result.type
+    t, mode = op.result.type, op.step_mode()
     out = []
     for g, arg in ((0, a0), (1, a1)):
         values = buf[g]
         if side in ("BOTH", f"G{g}"):
-            values = run_step(unit, name, arg, values).astype(layout.storage_dtype(t.dtype), copy=False)
+            values = run_step(unit, name, arg, values, mode).astype(layout.storage_dtype(t.dtype), copy=False)
         out.append(_zero_padding(values, t))
     return np.stack(out)
 
@@ -51,7 +53,7 @@ def _way(op: Any, buf: np.ndarray) -> np.ndarray:
     return buf.reshape(buf.shape[:-2] + tuple(m.size for m in (op.result.type.time, op.result.type.packet)))
 
 
-@handles(pops.ZipFxp, pops.ZipClip, pops.ZipFp)
+@handles(pops.ZipFxp, pops.ZipClip, pops.ZipFp, plogic.ZipLogic)
 def _zip(op: Any, buf: np.ndarray) -> np.ndarray:
     unit, name, _, mode, _ = op.pair_step()
     merged = zip_values(unit, name, mode, buf[0], buf[1])

@@ -18,7 +18,7 @@ from ir.vector.branch import TagGuard, comparison_ids
 from ir.vector.enums import BitReq, Cmp
 from ir.vector.numerics.steps import run_step
 
-__all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids"]
+__all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port"]
 
 
 def guard_code(guard: TagGuard) -> tuple[int, int, int]:
@@ -65,8 +65,10 @@ def tag_ids(values: np.ndarray, cmps: tuple[tuple[str, int], ...], scalar: str) 
 
 
 def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
-                slots: tuple[tuple[int, int, int, int], ...]) -> np.ndarray:
-    """The step with branched operands: slot k is (mask, want, neg, value), first match wins."""
+                slots: tuple[tuple[int, int, int, int], ...], port: tuple | None = None) -> np.ndarray:
+    """The step with branched operands: slot k is (mask, want, neg, value), first match wins;
+    `port` is the register-file slot after them, (mask, want, neg, operand) with `operand`
+    one stored value per cell (the `_RF` form of the unit runs there)."""
     out = np.array(values, copy=True)
     taken = np.zeros(ids.shape, bool)
     for mask, want, neg, value in slots:
@@ -74,13 +76,27 @@ def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
         if hit.any():
             out = np.where(hit, run_step(unit, op, value, values), out)
         taken |= hit
+    if port is not None:
+        hit = admits(*port[:3], ids) & ~taken
+        if hit.any():
+            out = np.where(hit, run_step(f"{unit}_RF", op, 0, values, operand=port[3]), out)
     return out
+
+
+def rf_port() -> Any:
+    """The source a layout's register-file slot holds: a placeholder, as the op's `rf` operand
+    names the VRF tensor (and so its scalar)."""
+    from ir.vector.operands import VrfOperand
+
+    return VrfOperand(None, "i32")
 
 
 def layout_text(layout: Any) -> str:
     """`mask:want:neg=value; ...` of a branched operand's slots (the IR text form)."""
-    return "; ".join(f"{m}:{w}:{n}={c.value!r}" for (m, w, n), c in
-                     ((guard_code(g), c) for g, c in layout.slots()))
+    def text(c: Any) -> str:
+        return repr(c.value) if hasattr(c, "value") else "rf"
+
+    return "; ".join(f"{m}:{w}:{n}={text(c)}" for (m, w, n), c in ((guard_code(g), c) for g, c in layout.slots()))
 
 
 def layout_of(value: Any) -> Any:
@@ -90,13 +106,16 @@ def layout_of(value: Any) -> Any:
 
     if not isinstance(value, str):
         return value
-    regs = []
+    regs, port = [], None
     for part in filter(None, (p.strip() for p in value.split(";"))):
         code, _, number = part.partition("=")
         m, w, n = (int(x) for x in code.split(":"))
+        if number == "rf":  # the register-file slot: its tensor is the op's `rf` operand
+            port = (guard_of(m, w, n), rf_port())
+            continue
         v = float(number) if any(ch in number for ch in ".eEn") else int(number)
         regs.append((guard_of(m, w, n), Constant(v, "f32" if isinstance(v, float) else "i32")))
-    return BranchedOperand(tuple(regs))
+    return BranchedOperand(tuple(regs), port)
 
 
 def cmps_text(cmps: Any) -> str:

@@ -21,7 +21,7 @@ KERNELS = [(path.stem, name) for path in sorted(EXAMPLES.glob("*.py"))
 METHOD = {"feed_buffer": "begin", "trf_load": "to_trf", "contract_outer": "contract_outer",
           "packet_reduce": "contract_packet", "time_reduce": "contract_time", "lane_fold": "contract_lane",
           "cast_op": "cast", "commit": "commit_trim", "vector": "vector_init", "vector_pair": "vector_init",
-          "vector_branch": "vector_init", "vector_rf": "vector_init",
+          "vector_branch": "vector_init", "vector_rf": "vector_init", "vector_branch_rf": "vector_init",
           "vrf_load": "to_vrf"}
 
 

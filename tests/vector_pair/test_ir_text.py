@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from ir.kernel_parser import parse_kernel
-from npu_opt import (BitReq, Branched, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu, FpUnaryOp, FxpBinaryOp, Stash,
+from npu_opt import (BinaryArgMode, BitReq, LogicBinaryOpI32, Branched, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu, FpUnaryOp, FxpBinaryOp, Stash,
                      TagGuard, TagMode, i32)
 
 from tests.vector_pair.kernels import float_pair_kernel, pair_kernel, tagged_kernel
+from tests.vector_pair.test_branch_rf import NEG, POS, _guarded_rf_kernel
 
 B0 = TagGuard.not_matches([BitReq.ONE, BitReq.IGNORE, BitReq.IGNORE, BitReq.ZERO])
 KERNELS = {
@@ -20,6 +21,10 @@ KERNELS = {
     "branched": lambda: tagged_kernel(i32, TagMode.COMPARISON([Cmp.LESS_UNSIGNED(7), Cmp.EQUAL(-1), Cmp.TRUE,
                                                                Cmp.FALSE]),
                                       [("vector_fxp", FxpBinaryOp.ADD_FXP, Branched.imm(B0, 5).imm(TagGuard.all(), -5))]),
+    "pair_logic_modes": lambda: pair_kernel(i32, [("vector_logic_with_mode", LogicBinaryOpI32.BIT_OR, BinaryArgMode.MODE10,
+                                                   1, None), ("vector_logic_zip", LogicBinaryOpI32.BIT_XOR),
+                                                  ("vector_fxp_with_mode", FxpBinaryOp.SUB_FXP, BinaryArgMode.MODE10, 3)]),
+    "branched_rf": lambda: _guarded_rf_kernel(lambda v: Branched.imm(NEG, 5).rf(POS, v), "branched_rf"),
     "stash": lambda: tagged_kernel(i32, TagMode.ZERO, [("vector_stash",), ("vector_fxp", FxpBinaryOp.MUL_INT, 3),
                                                        ("vector_clip", ClipBinaryOpI32.MIN, Stash)]),
 }

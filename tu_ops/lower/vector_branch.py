@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir import ops as ir
@@ -16,13 +17,14 @@ from ir import vector_branch_ops as bops
 from ir import vector_stash_ops as sops
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand
-from ir.vector.branching import cmp_of, guard_of
+from ir.vector.branching import cmp_of, guard_of, rf_port
 from ir.vector.operands import Constant
 from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
-from tu_ops.vector import VeOpName, VeStep, VeUnit
+from ir.vector_reduce_ops import traced_reduce
+from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
 
 __all__ = ["lower_branch", "traced_branch"]
@@ -35,9 +37,12 @@ def _step(op: Any) -> BranchStep | None:
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1)
     if isinstance(op, bops.BRANCH_OP_CLASSES):
         slots = tuple(Slot(*s) for s in op.slots())
+        if op.port() is not None:  # the rf slot; its value becomes the tensor's index below
+            slots += (Slot(*op.port(), 0, port=1),)
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
-    unit, name, arg = op.step()
-    return BranchStep(VeUnit[unit], VeOpName[name], arg, ())
+    unit, name, arg, *rest = op.step()
+    mode, arg1 = rest or ("DEFAULT", 0)
+    return BranchStep(VeUnit[unit], VeOpName[name], arg, (), mode=VeMode[mode], arg1=arg1)
 
 
 def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorBranchOp:
@@ -48,8 +53,37 @@ def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vect
         stash_at = len(steps) if isinstance(o, sops.VectorStash) else stash_at
         steps.append(_step(o))
     steps = [s for s in steps if s is not None]
-    return VectorBranchOp(result=Ref(site.result), input=Ref(site.src), tag=tag, steps=steps, stash_at=stash_at,
-                          input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
+    fields = dict(result=Ref(site.result), input=Ref(site.src), tag=tag, steps=steps, stash_at=stash_at,
+                  input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
+    tensors = _vrf_tensors(body)
+    if not tensors:
+        return VectorBranchOp(**fields)
+    from tu_ops.lower.vrf import walk
+    from tu_ops.vector_branch_rf import VectorBranchRfOp
+
+    ids = [t.id for t in tensors]
+    readers = iter([o for o in body[1:] if _step(o) is not None])
+    fields["steps"] = [_read_from(s, ids.index(o.rf[0].id)) if getattr(o, "rf", ()) else s
+                       for s, o in zip(steps, readers)]
+    return VectorBranchRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
+                            rf_read=tuple(walk(t.type.element, fields["input_type"]) for t in tensors))
+
+
+def _read_from(step: BranchStep, index: int) -> BranchStep:
+    """The step reading VRF tensor `index`: an `_RF` step's arg, or its rf slot's value."""
+    if any(s.port for s in step.slots):
+        return attrs.evolve(step, slots=tuple(attrs.evolve(s, value=index) if s.port else s for s in step.slots))
+    return attrs.evolve(step, arg=index)
+
+
+def _vrf_tensors(body: tuple[Any, ...]) -> list[Any]:
+    """The VRF tensors the pass's ops read, in first-read order."""
+    tensors: list[Any] = []
+    for o in body:
+        for v in getattr(o, "rf", ()) or ():
+            if all(v.id != t.id for t in tensors):
+                tensors.append(v)
+    return tensors
 
 
 for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
@@ -63,11 +97,14 @@ _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": 
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
-    layout = BranchedOperand.start()
+    regs, port = [], None
     for s in step.slots:
+        if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
+            port = (guard_of(s.mask, s.want, s.neg), rf_port())
+            continue
         value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
-        layout = BranchedOperand((*layout.regs, (guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32"))))
-    return layout
+        regs.append((guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32")))
+    return BranchedOperand(tuple(regs), port)
 
 
 def _op_enum(unit: str, name: str) -> Any:
@@ -76,6 +113,12 @@ def _op_enum(unit: str, name: str) -> Any:
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
            "CLIP_F32": E.ClipBinaryOpF32}[unit]
     return getattr(cls, name)
+
+
+def _plain_step(step: BranchStep, cur: ir.Value, ident: int, rec: VectorBranchOp) -> Any:
+    if step.unit.name.startswith("INTRA_REDUCE_"):
+        return traced_reduce(step, cur, ident, rec.output_type.time)
+    return _traced_step(VeStep(step.unit, step.op, step.arg, step.mode, step.arg1), cur, ident, rec.output_type.packet)
 
 
 def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
@@ -102,7 +145,7 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
                                       operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
                                       result=ir.Value(ident, cur.type)))
         else:
-            ops.append(_traced_step(VeStep(step.unit, step.op, step.arg), cur, ident, rec.output_type.packet))
+            ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):
         ops.append(sops.VectorStash(input=ops[-1].result, result=ir.Value(next(fresh), ops[-1].result.type)))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))

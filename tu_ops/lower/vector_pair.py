@@ -13,14 +13,17 @@ import numpy as np
 
 from ir import ops as ir
 from ir import vector_ops as vops
+from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
+from ir.errors import InternalError
 from ir.dtypes import DType
 from ir.vector import enums as E
 from ir.vector.pair import MODES
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
-from tu_ops.vector import VeOpName, VeStep, VeUnit
+from tu_ops.lower.vector_steps import mode_of
+from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
 
 __all__ = ["lower_pair", "traced_pair"]
@@ -31,10 +34,13 @@ def _step(op: Any) -> PairStep | None:
         return None
     if hasattr(op, "pair_step"):
         unit, name, side, a0, a1 = op.pair_step()
+        mode = op.step_mode() if hasattr(op, "step_mode") else "DEFAULT"
     else:
-        unit, name, a0 = op.step()
-        side, a1 = "MERGED", 0
-    return PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1)
+        unit, name, a0, *rest = op.step()
+        side, mode, a1 = "MERGED", *(rest or ("DEFAULT", 0))
+    if unit not in PairUnit.__members__:
+        raise InternalError(f"a pair pass has no {unit} step (`{op.STAGE}`)")
+    return PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1, VeMode[mode])
 
 
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
@@ -46,28 +52,35 @@ def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vector
                         loc=op.loc)
 
 
-for _cls in pops.PAIR_OP_CLASSES:
+for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES):
     lowers(_cls)(lambda op, site: None)
 
 
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
-_CLIPS = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32}
-_BINARY = {"FXP": pops.PairFxp, "CLIP_I32": pops.PairClip, "CLIP_F32": pops.PairClip, "FP_BINARY": pops.PairFpBinary}
-_ZIPS = {"FXP": pops.ZipFxp, "CLIP_I32": pops.ZipClip, "CLIP_F32": pops.ZipClip, "FP_BINARY": pops.ZipFp}
+_FAMILIES = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32,
+          "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32}
+_BINARY = {"FXP": pops.PairFxp, "CLIP_I32": pops.PairClip, "CLIP_F32": pops.PairClip, "FP_BINARY": pops.PairFpBinary,
+           "LOGIC_I32": plogic.PairLogic, "LOGIC_F32": plogic.PairLogic}
+_ZIPS = {"FXP": pops.ZipFxp, "CLIP_I32": pops.ZipClip, "CLIP_F32": pops.ZipClip, "FP_BINARY": pops.ZipFp,
+         "LOGIC_I32": plogic.ZipLogic, "LOGIC_F32": plogic.ZipLogic}
 
 
 def _enum(unit: str, name: str) -> Any:
     if unit == "FP_BINARY" and name.startswith("MUL_F_"):
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
-    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "FP_UNARY": E.FpUnaryOp, **_CLIPS}[unit]
+    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "FP_UNARY": E.FpUnaryOp, **_FAMILIES}[unit]
     return getattr(cls, name)
 
 
 def _const(unit: str, arg: int, used: bool) -> Any:
     if not used:
         return None
-    return float(np.array(arg, np.uint32).view(np.float32)) if unit in ("CLIP_F32", "FP_BINARY") else arg
+    return float(np.array(arg, np.uint32).view(np.float32)) if unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32") else arg
+
+
+def _ve_mode(step: PairStep) -> VeStep:
+    return VeStep(VeUnit[step.unit.name], step.op, 0, step.mode)
 
 
 def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -> Any:
@@ -83,7 +96,7 @@ def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -
     if unit == "FP_UNARY":
         return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
     return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
-                         result=ir.Value(ident, src.type))
+                         mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
 
 
 def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
@@ -101,8 +114,8 @@ def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple
                                              mode=None if mode == E.BinaryArgMode.MODE01 else mode,
                                              result=ir.Value(ident, cur.type)))
         elif step.side is PairSide.MERGED:
-            ops.append(_traced_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0), cur, ident,
-                                    rec.output_type.packet))
+            ops.append(_traced_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0, step.mode, step.arg1), cur,
+                                    ident, rec.output_type.packet))
         else:
             ops.append(_paired(step, cur, ident, cur.type.time, cur.type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))

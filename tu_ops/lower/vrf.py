@@ -74,7 +74,7 @@ def _liveness(kernel: Any) -> dict[int, list]:
         for op in (s.ops if isinstance(s, TuProgram) else ()):
             if op.MNEMONIC == "vrf_load":
                 live[op.result.id] = [op, step, step]
-            elif op.MNEMONIC == "vector_rf":
+            elif hasattr(op, "rf_read"):  # a pass that reads the VRF (vector_rf, vector_branch_rf, ...)
                 for ref in op.rf:
                     if ref.id in live:
                         live[ref.id][2] = max(live[ref.id][2], step)

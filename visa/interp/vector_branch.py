@@ -13,14 +13,16 @@ from ir.vector.branching import branch_step, tag_ids
 from ir.vector.numerics.steps import run_step
 from ir.vector.pair import zip_values
 from visa.interp.errors import check
+from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
 
 __all__ = ["run_vector_branch"]
 
 
-def run_vector_branch(op: Any, stream: np.ndarray) -> np.ndarray:
-    """(rows, T, 8) values of the input dtype -> the same shape of the output dtype."""
+def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> the shape of the output dtype; `operand[k]` is
+    what an `_RF` step of arg k reads (a `vector_branch_rf` record's VRF values)."""
     check_input(op, stream)
     scalar = "f32" if op.input_type.dtype.name == "F32" else "i32"
     ids = tag_ids(stream, tuple((c.cmp.name, c.bound) for c in op.tag), scalar)
@@ -33,10 +35,17 @@ def run_vector_branch(op: Any, stream: np.ndarray) -> np.ndarray:
                 check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
                 values = zip_values(unit, name, 1, values, stashed)
             elif step.slots:
-                slots = tuple((s.mask, s.want, s.neg, s.value) for s in step.slots)
-                values = branch_step(unit, name, values, ids, slots)
+                slots = tuple((s.mask, s.want, s.neg, s.value) for s in step.slots if not s.port)
+                port = next(((s.mask, s.want, s.neg, s.value) for s in step.slots if s.port), None)
+                if port is not None:  # the rf slot reads VRF tensor `value`
+                    check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)
+                    port = (*port[:3], operand[port[3]])
+                values = branch_step(unit, name, values, ids, slots, port)
+            elif is_reduce(step):
+                values = run_reduce_step(op, step, values)
             else:
-                values = run_step(unit, name, step.arg, values)
+                rhs = operand[step.arg] if unit.endswith("_RF") and operand is not None else None
+                values = run_step(unit, name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({unit} {name}) cannot run: {e}", op)
     return finish_pass(op, values)

@@ -54,9 +54,10 @@ def _run(op: Any, step: Any, values: Any) -> Any:
         return zip_values(unit, name, step.arg0, values[0], values[1])
     if unit in _WAYS:
         return _WAYS[unit](values)
+    mode = step.mode.name
     if side == "MERGED":
-        return run_step(unit, name, step.arg0, values)
-    out = [run_step(unit, name, arg, values[g]) if side in ("BOTH", f"G{g}") else values[g]
+        return run_step(unit, name, step.arg0, values, mode, step.arg1)
+    out = [run_step(unit, name, arg, values[g], mode) if side in ("BOTH", f"G{g}") else values[g]
            for g, arg in ((0, step.arg0), (1, step.arg1))]
     check(out[0].dtype == out[1].dtype, "the groups hold values of different scalars", op)
     return np.stack(out)

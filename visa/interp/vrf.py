@@ -19,7 +19,7 @@ from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype
 from visa.interp.vector import run_vector
 
-__all__ = ["VrfValues", "run_vrf_load", "run_vector_rf"]
+__all__ = ["VrfValues", "run_vrf_load", "run_vector_rf", "rf_operands", "loaded"]
 
 
 class VrfValues:
@@ -43,10 +43,8 @@ def run_vrf_load(op: Any, stream: np.ndarray) -> VrfValues:
     return VrfValues(op, words)
 
 
-def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndarray:
-    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
+def rf_operands(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> list[np.ndarray]:
+    """For each VRF tensor of a record that reads the VRF, the stored value each stream cell reads."""
     check(len(vrfs) == len(op.rf_read), "one rf_read walk per VRF tensor", op)
     operands = []
     for vrf, read in zip(vrfs, op.rf_read):
@@ -55,7 +53,21 @@ def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndar
         check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
         check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
         operands.append(vrf.words[:, offsets])
-    return run_vector(op, stream, operands)
+    return operands
+
+
+def loaded(op: Any, state: ProgramState) -> list[VrfValues]:
+    """The loaded VRF tensors a record's `rf` names."""
+    vrfs = [state.env.get(ref.id) for ref in op.rf]
+    check(all(isinstance(v, VrfValues) for v in vrfs), f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
+    return vrfs
+
+
+def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndarray:
+    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    return run_vector(op, stream, rf_operands(op, stream, vrfs))
 
 
 @executes("vrf_load")
@@ -68,7 +80,5 @@ def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
 @executes("vector_rf")
 def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    vrfs = [state.env.get(ref.id) for ref in op.rf]
-    check(all(isinstance(v, VrfValues) for v in vrfs), f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
-    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), vrfs)
+    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), loaded(op, state))
     return 1

@@ -1,0 +1,21 @@
+"""The `vector_branch_rf` record: a tagged pass (`visa.interp.vector_branch`) whose `_RF` steps
+and rf slots read their VRF tensor through `rf_read`, as a `vector_rf` pass does
+(`visa.interp.vrf`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from visa.interp.steps import ProgramState, executes
+from visa.interp.vector_branch import run_vector_branch
+from visa.interp.vrf import loaded, rf_operands
+
+__all__: list[str] = []
+
+
+@executes("vector_branch_rf")
+def _vector_branch_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    op = ops[i]
+    stream = state.input(op.input, op)
+    state.local[op.result.id] = run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)))
+    return 1
