@@ -12,6 +12,7 @@ from ir.mapping import m
 from ir.mapping.ops import Entry
 from ir.rules.cast import check_cast, check_commit_cast, check_trim
 from ir.rules.commit import check_commit
+from ir.valid_count_ops import CommitPacked, check_packed
 from ir.rules.commit_plan import commit_write_plan
 from ir.types import MAIN, SUB, DmType, StreamType
 from tests import kernel_files as kf
@@ -21,6 +22,7 @@ MY_CODES = ("CAST-", "TRIM-", "CCAST-", "CTX-4", "COMMIT-")
 MY_OPS = (ops.Cast, ops.CommitTrim, ops.CommitCast, ops.Commit)
 CHECKS = {ops.Cast: check_cast, ops.CommitTrim: check_trim, ops.CommitCast: check_commit_cast,
           ops.Commit: check_commit}
+CHECKS[CommitPacked] = check_packed  # the commit after commit_valid_count_pack (ir.valid_count_ops)
 
 AX = {"A": 8, "R": 8, "N": 512, "M": 512, "P": 32, "K": 20}
 

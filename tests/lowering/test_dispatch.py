@@ -13,6 +13,7 @@ from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage
 from tu_ops.program import LoweredKernel
@@ -22,7 +23,8 @@ AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime,
                  *(c for module in (vector_ops, vector_chain_ops) for c in vars(module).values()
                    if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp),
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,
-                 *vector_stash_ops.STASH_OP_CLASSES, *vector_pair_logic_ops.PAIR_LOGIC_CLASSES, VectorInterSliceReduce}
+                 *vector_stash_ops.STASH_OP_CLASSES, *vector_pair_logic_ops.PAIR_LOGIC_CLASSES, VectorInterSliceReduce,
+                 CommitValidCountPack, CommitPacked}   # folded into the CommitOp (tu_ops.lower.valid_count)
 
 
 def test_every_stage_after_collect_declares_its_lowering():
