@@ -25,7 +25,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.rules.view_writes import nibble_bytes
+from ir.mapping.live import nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 

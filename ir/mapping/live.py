@@ -5,6 +5,7 @@ where its table says, every other factor at all of its positions. No cell table 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from ir.mapping.cells import Padding
 from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping
 
-__all__ = ["live_positions"]
+__all__ = ["live_positions", "nibble_bytes"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -29,3 +30,16 @@ def live_positions(mapping: Mapping) -> np.ndarray:
             part = np.ones(f.extent, bool)
         mask = (mask[:, None] & part[None, :]).reshape(-1)
     return np.flatnonzero(mask)
+
+
+def nibble_bytes(view: Any, offset: int) -> np.ndarray | None:
+    """The bytes of the Element level a 4-bit fill of `view` at cell `offset` writes (ascending),
+    or None when a touched byte holds a cell the view does not name (VIEW-14 refuses that fill;
+    lowering and the rule share this geometry)."""
+    q = live_positions(view.element) + offset
+    if q.size == 0:
+        return q
+    cells = set(q.tolist())
+    if any((c ^ 1) not in cells for c in cells):
+        return None
+    return np.unique(q // 2)

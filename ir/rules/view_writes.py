@@ -19,10 +19,10 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping, Pad, PaddingKind
-from ir.mapping.live import live_positions
+from ir.mapping.live import nibble_bytes
 from ir.rules.dma import DMA_DM_ALIGN
 
-__all__ = ["check_dm_write_align", "check_memset_bytes", "check_begin_window", "nibble_bytes", "read_padded"]
+__all__ = ["check_dm_write_align", "check_memset_bytes", "check_begin_window", "read_padded"]
 
 
 def _read_pads(mp: Mapping) -> Mapping:
@@ -66,18 +66,6 @@ def check_dm_write_align(op: Any) -> Violation | None:
                                 f"{DMA_DM_ALIGN}-byte boundary (the DMA engine writes DM in {DMA_DM_ALIGN}-byte units)",
                      help=f"start the tile at an element offset that is a multiple of {DMA_DM_ALIGN} bytes, or "
                           "copy into a fresh tensor (`to_dm`) and use a view of that")
-
-
-def nibble_bytes(view: Any, offset: int) -> np.ndarray | None:
-    """The bytes of the Element level a 4-bit fill of `view` at cell `offset` writes (ascending),
-    or None when a touched byte holds a cell the view does not name."""
-    q = live_positions(view.element) + offset
-    if q.size == 0:
-        return q
-    cells = set(q.tolist())
-    if any((c ^ 1) not in cells for c in cells):
-        return None
-    return np.unique(q // 2)
 
 
 def check_memset_bytes(op: Any) -> Violation | None:

@@ -130,11 +130,12 @@ def _new_trf(op: Any, mem: Memory) -> TrfTensor:
     t, shape = op.output_type, trf_maker(op, mem.target)
     first = mem.trf_row[op.result.id]
     lane_bytes = mem.trf_bytes // shape.lanes
-    start, end = first * mem.row_bytes, first * mem.row_bytes + shape.bytes_per_lane
-    check(end <= lane_bytes, f"rows from {first} leave the {lane_bytes}-byte lane", op)
+    rows, lane_rows = -(-shape.bytes_per_lane // mem.row_bytes), lane_bytes // mem.row_bytes
+    check(first + rows <= lane_rows, f"rows from {first} leave the {lane_bytes}-byte lane", op)
     slices = live_positions(t.slice)
-    for chip, cluster in live_parts(t):
-        mem.trf(chip, cluster).reshape(mem.slices, shape.lanes, lane_bytes)[slices, :, start:end] = 0
+    for chip, cluster in live_parts(t):  # the TRF is stored as (rows, slices, row bytes)
+        trf = mem.trf(chip, cluster).reshape(shape.lanes, lane_rows, mem.slices, mem.row_bytes)
+        trf[:, first:first + rows, slices, :] = 0
     return TrfTensor(shape, first, lane_bytes)
 
 
