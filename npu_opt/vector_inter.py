@@ -20,11 +20,11 @@ from typing import Any
 import attrs
 
 from ir.location import Location
-from ir.mapping.nodes import Mapping
 from ir.vector import enums as E
 from ir.vector.stages import VeStage
 from ir.vector_inter_ops import VectorInterSliceReduce
-from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, stage_method
+from npu_opt.vector_reduce import mapping_args
 
 __all__ = ["inter_slice_reduce", "after_inter_class"]
 
@@ -37,10 +37,9 @@ def inter_slice_reduce(self: Any, loc: Location, out_slice: Any, out_time: Any, 
     from npu_opt.vector_stages import _enum, _step
 
     name = "vector_inter_slice_reduce"
-    for what, value in (("out_slice", out_slice), ("out_time", out_time)):
-        if not isinstance(value, Mapping):
-            return refuse_dead(self, loc, name, kind_error(
-                f"`{what}` of `{name}` must be a mapping built by m(), not {type(value).__name__}"))
+    bad = mapping_args(self, loc, name, out_slice=out_slice, out_time=out_time)
+    if bad is not None:
+        return bad
     op = _enum(self, loc, name, _OPS, op)
     if isinstance(op, Poisoned):
         return op

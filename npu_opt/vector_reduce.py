@@ -20,7 +20,7 @@ from ir.vector.stages import VeStage
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
 
-__all__ = ["intra_slice_reduce"]
+__all__ = ["intra_slice_reduce", "mapping_args"]
 
 _OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
 
@@ -28,6 +28,15 @@ _OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
 def _axis_name(value: Any) -> str | None:
     if isinstance(value, Symbol):
         return value.name
+    return None
+
+
+def mapping_args(stage: Any, loc: Location, name: str, **named: Any) -> Poisoned | None:
+    """TYPE-6 for the first of the `named` arguments of `name` that is not a mapping."""
+    for what, value in named.items():
+        if not isinstance(value, Mapping):
+            return refuse_dead(stage, loc, name, kind_error(
+                f"`{what}` of `{name}` must be a mapping built by m(), not {type(value).__name__}"))
     return None
 
 
@@ -40,10 +49,9 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
     if _axis_name(axis) is None:
         return refuse_dead(self, loc, name, kind_error(
             f"the reduce axis of `{name}` must be one axis written as m(\"R\"), not {axis!s:.40}"))
-    for what, value in (("out_time", out_time), ("out_packet", out_packet)):
-        if not isinstance(value, Mapping):
-            return refuse_dead(self, loc, name, kind_error(
-                f"`{what}` of `{name}` must be a mapping built by m(), not {type(value).__name__}"))
+    bad = mapping_args(self, loc, name, out_time=out_time, out_packet=out_packet)
+    if bad is not None:
+        return bad
     op = _enum(self, loc, name, _OPS, op)
     if isinstance(op, Poisoned):
         return op
