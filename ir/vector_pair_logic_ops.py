@@ -1,5 +1,6 @@
-"""The Logic cluster in pair mode: `vector_logic` on each group and the `vector_logic_zip`
-merge (each with a `*_with_mode` form), beside the other pair ops of `ir.vector_pair_ops`.
+"""The bit-pattern ops of pair mode, beside the other pair ops of `ir.vector_pair_ops`: the
+Logic cluster's `vector_logic` on each group and `vector_logic_zip` merge (each with a
+`*_with_mode` form), and `vector_reinterpret` of both groups.
 
 A paired logic op runs `op(group, constant)` on the groups that have a constant (i32: the
 bitwise ops and the shifts; f32: the bitwise ops on the bit patterns); its mode is read inside
@@ -7,6 +8,8 @@ each group (0 that group's stream, 1 its constant). The zip runs `op` on the two
 mode picks (MODE01 `op(group0, group1)`). The Logic stage is the first after the tag, so a
 logic op comes before every other paired op. Rules VE-DTYPE-1 (the op enum of the stream's
 scalar), VE-CONST-1 / VE-CONST-2 (the constants), VE-SHIFT-1 (a constant shift amount).
+`vector_reinterpret(d2)` rereads both groups' 32-bit patterns as `d2`; like the single-stream
+op it takes no ALU and holds the stage and the way.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from ir.op_frame import rule
 from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector_ops import _dtype_fault, amount_is_const
-from ir.vector_pair_ops import _const_fault, _PairBinary, _Zip
+from ir.dtypes import DType
+from ir.op_frame import attr
+from ir.types import Type
+from ir.vector_pair_ops import PairOp, _const_fault, _PairBinary, _Zip
 
-__all__ = ["PairLogic", "ZipLogic", "PAIR_LOGIC_CLASSES"]
+__all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 
 _SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
 _FAMILIES = {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}
@@ -74,4 +80,18 @@ class ZipLogic(_Zip):
         return _dtype_fault(self, _FAMILIES, "`vector_logic_zip`")
 
 
-PAIR_LOGIC_CLASSES: tuple[type, ...] = (PairLogic, ZipLogic)
+@attrs.frozen(kw_only=True)
+class PairReinterpret(PairOp):
+    """Both groups' 32-bit patterns reread as `scalar_to` ("i32" or "f32")."""
+
+    STAGE = "vector_reinterpret"
+    scalar_to: str = attr()
+
+    def infer_type(self) -> Type:
+        return attrs.evolve(self.input.type, dtype=DType.I32 if self.scalar_to == "i32" else DType.F32)
+
+    def pair_step(self) -> tuple[str, str, str, int, int]:
+        return "REINTERPRET", f"TO_{self.scalar_to.upper()}", "BOTH", 0, 0
+
+
+PAIR_LOGIC_CLASSES: tuple[type, ...] = (PairLogic, ZipLogic, PairReinterpret)

@@ -5,8 +5,9 @@ After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is tw
 lock step. A paired binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
 each with a `_with_mode` form whose one mode is read inside each group) takes one operand per
 group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group),
-`vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`,
-`vector_widen_concat`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
+`vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages
+(`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`, `vector_widen_concat`,
+`vector_reinterpret`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
 `vector_fp_zip`, each with a `_with_mode` form) merges the groups into one stream of the
 ordinary chain. The stage order, the way (float ops 4-way) and the ALU budget are shared by
 both groups: an ALU one group uses is used for both (VE-ALU-1).
@@ -259,11 +260,25 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
 }
 
 
+@stage_method("vector_reinterpret")
+def _reinterpret(self: PairStream, loc: Location, d2: Any) -> Any:
+    """Both groups' bits reread as `d2` (i32 or f32); no ALU, the stage and the way are kept."""
+    from ir.dtypes import DType
+
+    to = {DType.I32: "i32", DType.F32: "f32"}.get(d2)
+    if to is None:
+        return refuse_dead(self, loc, "vector_reinterpret", Violation(
+            "VE-REINT-1", f"`vector_reinterpret` rereads the bits as i32 or f32, not {d2!r}",
+            help="pass `i32` or `f32`: the engine holds 32-bit values only"))
+    return _pair_step(self, loc, plogic.PairReinterpret, self.ve.stage, scalar_to=to)
+
+
 def _make_class(stage: VeStage, scalar: str) -> type:
     def offered(dst: VeStage, way: Way) -> bool:
         return way == stage_way(stage) and can_transition(stage, dst)
 
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items() if scalar in scalars and offered(dst, way)}
+    body["vector_reinterpret"] = _reinterpret  # holds the stage and the way
     body["__doc__"] = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
     return type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
 

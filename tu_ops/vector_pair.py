@@ -50,6 +50,7 @@ class PairUnit(enum.Enum):
     LOGIC_F32 = "logic_f32"
     FP_TERNARY = "fp_ternary"
     FP_DIV = "fp_div"
+    REINTERPRET = "reinterpret"  # both groups (or the merged stream); holds its place in the order
 
 
 class PairSide(enum.Enum):
@@ -134,6 +135,9 @@ class VectorPairOp(TuOp):
         width = 8
         for i, step in enumerate(self.steps):
             src, dst = _units(step)
+            if dst == "op":  # a reinterpret names its scalar (VPAIR-3 checks the name)
+                scalar = {"TO_I32": "i32", "TO_F32": "f32"}.get(step.op.name, scalar)
+                continue
             if src not in ("same", scalar):
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
             if step.unit in _WAYS:
@@ -161,7 +165,8 @@ class VectorPairOp(TuOp):
         if self.steps[z].unit not in _ZIPPABLE or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
             return f"step {z}: {self.steps[z].unit.name} cannot merge the groups"
         alus: set[str] = set()
-        for i, (prev, step) in enumerate(zip(self.steps, self.steps[1:]), start=1):
+        placed = [(i, s) for i, s in enumerate(self.steps) if s.unit in _ORDER]  # a reinterpret holds its place
+        for (_, prev), (i, step) in zip(placed, placed[1:]):
             a, b = _ORDER[prev.unit], _ORDER[step.unit]
             if b < a or (a == b and step.unit not in _REPEATABLE and step.side is not PairSide.ZIP):
                 return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"

@@ -33,7 +33,7 @@ def _unzip(op: pops.VectorUnzip, buf: np.ndarray) -> np.ndarray:
 
 
 @handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, pops.PairFxpToFp, pops.PairFpToFxp,
-         plogic.PairLogic)
+         plogic.PairLogic, plogic.PairReinterpret)
 def _paired(op: Any, buf: np.ndarray) -> np.ndarray:
     """A paired step: each named group runs the step with its own argument (and the op's mode)."""
     unit, name, side, a0, a1 = op.pair_step()

@@ -148,3 +148,25 @@ def test_fxp_zip_of_mul_fxp():
     p = A.astype(np.int64) * B.astype(np.int64)
     want = np.clip(((p >> 30) + 1) >> 1, -(2**31), 2**31 - 1).astype(np.int32)
     np.testing.assert_array_equal(cpu, want)
+
+
+def test_reinterpret_both_groups_for_an_abs_add():
+    """|a| + |b| in f32: both groups reread as i32, their sign bits cleared, reread as f32."""
+    k = pair_kernel(f32, [("vector_reinterpret", i32), ("vector_logic", LogicBinaryOpI32.BIT_AND, 0x7FFFFFFF, 0x7FFFFFFF),
+                          ("vector_reinterpret", f32), ("vector_clip_zip", npu_opt.ClipBinaryOpF32.ADD)], name="abs_add")
+    cpu, text = _roundtrip(k, XF)
+    np.testing.assert_array_equal(cpu, np.abs(XF[0]) + np.abs(XF[1]))
+    assert "{unit=REINTERPRET, op=TO_I32, side=BOTH, arg0=0, arg1=0}" in text
+
+
+def test_reinterpret_scales_one_group_by_its_exponent():
+    """Adding 3 << 23 to an f32's bits multiplies it by 8 (normal values): 8 a + b."""
+    k = pair_kernel(f32, [("vector_reinterpret", i32), ("vector_fxp", FxpBinaryOp.ADD_FXP, 3 << 23, None),
+                          ("vector_reinterpret", f32), ("vector_clip_zip", npu_opt.ClipBinaryOpF32.ADD)], name="scale8")
+    cpu, _ = _roundtrip(k, XF)
+    np.testing.assert_array_equal(cpu, XF[0] * np.float32(8) + XF[1])
+
+
+def test_reinterpret_takes_i32_or_f32():
+    d = _first(pair_kernel(f32, [("vector_reinterpret", "i32"), ADD], name="bad_reinterpret"))
+    assert d.code == "VE-REINT-1", d.render()

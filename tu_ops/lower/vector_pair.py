@@ -93,6 +93,10 @@ def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -
     if unit in ("FXP_TO_FP", "FP_TO_FXP"):
         cls, d = (pops.PairFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (pops.PairFpToFxp, DType.I32)
         return cls(input=src, int_width=step.arg0, result=ir.Value(ident, attrs.evolve(src.type, dtype=d)))
+    if unit == "REINTERPRET":
+        to = name[len("TO_"):].lower()
+        out = attrs.evolve(src.type, dtype=DType.I32 if to == "i32" else DType.F32)
+        return plogic.PairReinterpret(input=src, scalar_to=to, result=ir.Value(ident, out))
     if unit == "FP_UNARY":
         return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
     return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
