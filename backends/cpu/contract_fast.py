@@ -186,7 +186,7 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
-    jit = contract_jit.enabled(options.jit)
+    jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
     if jit:
         a, a_info = contract_jit.float_operand(s_raw, outer.stream_dtype, plan.a, options.threads)
         w, w_info = contract_jit.float_operand(t_raw, outer.trf_dtype, plan.w, options.threads)

@@ -1,10 +1,11 @@
 """A compiled float core for `backends.cpu.contract_fast` (`acc = f32`), bit for bit the
 numpy core of `backends.cpu.contract_float` (the reference it is tested against).
 
-It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on;
-the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
-imported on the first float contraction only, never by commands that run none, and its
-compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
+It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on,
+for every float contraction once numba is loaded in the process, and before that for one
+of at least `JIT_MIN` products; the environment variable `NPU_OPT_CPU_JIT=0` turns it off
+for every run. numba is imported by the first such contraction only, never by commands
+that run none, and its compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
 user's cache directory; neither writable, compiled again per process, quietly).
 
 The same per-element order as the numpy core: every reduced time step's products of
@@ -30,10 +31,15 @@ from ir.dtypes import bf16
 
 from backends.cpu import contract_float
 
-__all__ = ["ENV", "core", "enabled", "float_operand", "njit", "numba_version"]
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version"]
 
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
+JIT_MIN = 1 << 26
+"""Products below which a process that has not loaded numba yet keeps the numpy core:
+numba's import and the load of the cached kernels cost about 0.8 s of CPU once per
+process, more than the compiled core saves on one small contraction (a 512 x 128 x 512
+bf16 GEMM, 2^25 products, saves about 0.1 s)."""
 
 _TINY = np.float32(2.0 ** -126)
 _ZERO = np.float32(0.0)
@@ -245,10 +251,13 @@ def numba_version() -> str:
     return numba.__version__
 
 
-def enabled(jit: bool) -> bool:
+def enabled(jit: bool, products: int | None = None) -> bool:
     """True when the compiled core is to run: asked for, not turned off by `NPU_OPT_CPU_JIT=0`,
-    and numba importable."""
+    numba importable, and either already loaded in this process or the contraction (of
+    `products` products) at least `JIT_MIN`."""
     if not jit or os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off"):
+        return False
+    if products is not None and products < JIT_MIN and _compiled.cache_info().currsize == 0:
         return False
     return _compiled() is not None
 

@@ -46,6 +46,13 @@ NUMPY = CpuOptions(jit=False)
 JIT = CpuOptions(jit=True)
 
 
+@pytest.fixture(autouse=True)
+def _numba_loaded() -> None:
+    """numba loaded in the process: from then on every float contraction takes the
+    compiled core, whatever its size (contract_jit.JIT_MIN)."""
+    assert contract_jit._compiled() is not None
+
+
 def _bits(out) -> list[np.ndarray]:
     outs = out if isinstance(out, tuple) else (out,)
     return [np.ascontiguousarray(o).view(f"u{np.asarray(o).dtype.itemsize}") for o in outs]
@@ -211,6 +218,16 @@ def test_the_environment_variable_turns_it_off(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv(contract_jit.ENV, value)
     assert contract_jit.enabled(True) is on
     assert contract_jit.enabled(False) is False
+
+
+def test_small_contractions_do_not_load_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before numba is loaded, only a contraction of JIT_MIN products or more loads it."""
+    fresh = functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__)
+    monkeypatch.setattr(contract_jit, "_compiled", fresh)
+    assert not contract_jit.enabled(True, contract_jit.JIT_MIN - 1)
+    assert fresh.cache_info().currsize == 0
+    assert contract_jit.enabled(True, contract_jit.JIT_MIN)
+    assert contract_jit.enabled(True, 1)  # loaded now
 
 
 @pytest.mark.parametrize("threads", [1, 3])
