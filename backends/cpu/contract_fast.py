@@ -186,10 +186,13 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
-    jit = contract_jit.enabled(options.jit)
-    operand = contract_jit.float_operand if jit else contract_float.float_operand
-    a, a_info = operand(s_raw, outer.stream_dtype, plan.a)
-    w, w_info = operand(t_raw, outer.trf_dtype, plan.w)
+    jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
+    if jit:
+        a, a_info = contract_jit.float_operand(s_raw, outer.stream_dtype, plan.a, options.threads)
+        w, w_info = contract_jit.float_operand(t_raw, outer.trf_dtype, plan.w, options.threads)
+    else:
+        a, a_info = contract_float.float_operand(s_raw, outer.stream_dtype, plan.a)
+        w, w_info = contract_float.float_operand(t_raw, outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, _SIGNIFICANT_BITS.get(outer.stream_dtype, 24),
                                      _SIGNIFICANT_BITS.get(outer.trf_dtype, 24), plan.terms)
     rows = shape[0]

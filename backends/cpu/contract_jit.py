@@ -1,10 +1,11 @@
 """A compiled float core for `backends.cpu.contract_fast` (`acc = f32`), bit for bit the
 numpy core of `backends.cpu.contract_float` (the reference it is tested against).
 
-It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on;
-the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
-imported on the first float contraction only, never by commands that run none, and its
-compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
+It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on,
+for every float contraction once numba is loaded in the process, and before that for one
+of at least `JIT_MIN` products; the environment variable `NPU_OPT_CPU_JIT=0` turns it off
+for every run. numba is imported by the first such contraction only, never by commands
+that run none, and its compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
 user's cache directory; neither writable, compiled again per process, quietly).
 
 The same per-element order as the numpy core: every reduced time step's products of
@@ -30,10 +31,15 @@ from ir.dtypes import bf16
 
 from backends.cpu import contract_float
 
-__all__ = ["ENV", "core", "enabled", "float_operand", "njit", "numba_version"]
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version"]
 
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
+JIT_MIN = 1 << 26
+"""Products below which a process that has not loaded numba yet keeps the numpy core:
+numba's import and the load of the cached kernels cost about 0.8 s of CPU once per
+process, more than the compiled core saves on one small contraction (a 512 x 128 x 512
+bf16 GEMM, 2^25 products, saves about 0.1 s)."""
 
 _TINY = np.float32(2.0 ** -126)
 _ZERO = np.float32(0.0)
@@ -135,18 +141,22 @@ def _accumulate(acc, y, skip, i, r, n, exact, qnan):
             acc[j] = s if exact else _ftz(s, qnan[0])
 
 
-def _tree_exact(a, w, g, nj, prod, acc):
-    """acc[j] += the adder tree of a[l] * w[l * nj + j] over the leaves l, no flush (the
-    first level's two products and their sum in one pass)."""
+def _tree_exact(a, b, w, g, nj, prod, qrod, acc, bcc):
+    """acc[j] += the adder tree of a[l] * w[l * nj + j] over the leaves l, and bcc[j] that
+    of b[l] * w[l * nj + j] (two rows of A against W read once), no flush; the first
+    level's two products and their sum in one pass."""
     h = g // 2
     if h == 0:
         for j in range(nj):
             acc[j] = acc[j] + a[0] * w[j]
+            bcc[j] = bcc[j] + b[0] * w[j]
         return
     for l in range(h):
-        a0, a1, o0, o1 = a[l], a[l + h], l * nj, (l + h) * nj
+        a0, a1, b0, b1, o0, o1 = a[l], a[l + h], b[l], b[l + h], l * nj, (l + h) * nj
         for j in range(nj):
-            prod[o0 + j] = a0 * w[o0 + j] + a1 * w[o1 + j]
+            w0, w1 = w[o0 + j], w[o1 + j]
+            prod[o0 + j] = a0 * w0 + a1 * w1
+            qrod[o0 + j] = b0 * w0 + b1 * w1
     k = h
     while k > 1:
         k //= 2
@@ -154,8 +164,10 @@ def _tree_exact(a, w, g, nj, prod, acc):
             o0, o1 = l * nj, (l + k) * nj
             for j in range(nj):
                 prod[o0 + j] = prod[o0 + j] + prod[o1 + j]
+                qrod[o0 + j] = qrod[o0 + j] + qrod[o1 + j]
     for j in range(nj):
         acc[j] = acc[j] + prod[j]
+        bcc[j] = bcc[j] + qrod[j]
 
 
 def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
@@ -184,25 +196,29 @@ def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0,
 
 
 def _rows_exact(raw_a, raw_w, ia, iw, wide_a, wide_w, out, r0, r1):
-    """`_rows` when nothing is flushed, padded or skipped: the same sums, fewer passes."""
+    """`_rows` when nothing is flushed, padded or skipped: the same sums, fewer passes,
+    two rows of A at a time (the last one twice when their count is odd)."""
     ni, nr, nn, g = ia.shape
     nj = iw.shape[3]
     ua = np.empty(ia.size, np.uint32)
     uw = np.empty(iw.size, np.uint32)
     fa, fw = ua.view(np.float32), uw.view(np.float32)
-    prod = np.empty(g * nj, np.float32)
-    acc = np.empty(nj, np.float32)
+    prod, qrod = np.empty(g * nj, np.float32), np.empty(g * nj, np.float32)
+    acc, bcc = np.empty(nj, np.float32), np.empty(nj, np.float32)
     for row in range(r0, r1):
         _gather(raw_a[row], ia.ravel(), wide_a, ua)
         _gather(raw_w[row], iw.ravel(), wide_w, uw)
         for n in range(nn):
-            for i in range(ni):
+            for i in range(0, ni, 2):
                 acc[:] = _ZERO
+                bcc[:] = _ZERO
+                i2 = min(i + 1, ni - 1)
                 for r in range(nr):
-                    oa, ow = ((i * nr + r) * nn + n) * g, (r * nn + n) * g * nj
-                    _tree_exact(fa[oa:oa + g], fw[ow:ow + g * nj], g, nj, prod, acc)
+                    oa, ob, ow = ((i * nr + r) * nn + n) * g, ((i2 * nr + r) * nn + n) * g, (r * nn + n) * g * nj
+                    _tree_exact(fa[oa:oa + g], fa[ob:ob + g], fw[ow:ow + g * nj], g, nj, prod, qrod, acc, bcc)
                 for j in range(nj):
                     out[row, i, j, n] = acc[j]
+                    out[row, i2, j, n] = bcc[j]
 
 
 _ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_tree_exact", "_rows", "_rows_exact")
@@ -235,10 +251,13 @@ def numba_version() -> str:
     return numba.__version__
 
 
-def enabled(jit: bool) -> bool:
+def enabled(jit: bool, products: int | None = None) -> bool:
     """True when the compiled core is to run: asked for, not turned off by `NPU_OPT_CPU_JIT=0`,
-    and numba importable."""
+    numba importable, and either already loaded in this process or the contraction (of
+    `products` products) at least `JIT_MIN`."""
     if not jit or os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off"):
+        return False
+    if products is not None and products < JIT_MIN and _compiled.cache_info().currsize == 0:
         return False
     return _compiled() is not None
 
@@ -258,24 +277,38 @@ def _compiled() -> dict | None:
     return out
 
 
-def float_operand(raw: np.ndarray, dtype, gather) -> tuple[tuple, contract_float.FloatInfo]:
+def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1) -> tuple[tuple, contract_float.FloatInfo]:
     """((stored cells as 16-bit halves, wide, gather), range) of an operand, as
     `contract_float.float_operand` decides them: bf16 patterns shifted by 16 when that is
     exact, else the float32 bits of `adapters.widen` (wide: two halves a cell)."""
     if dtype == bf16:
         half = raw.view(np.uint16)
-        top, low = _range_of(half, gather, False, 0x7FFF)
+        top, low = _range_of(half, gather, False, 0x7FFF, threads)
         if contract_float.bf16_shifts(top, low):
             return (half, False, gather), contract_float.range_info(top, low, True)
     bits = contract_float.wide_bits(raw, dtype).view(np.uint16)
-    top, low = _range_of(bits, gather, True, 0x7FFFFFFF)
+    top, low = _range_of(bits, gather, True, 0x7FFFFFFF, threads)
     return (bits, True, gather), contract_float.range_info(top, low, False)
 
 
-def _range_of(raw: np.ndarray, gather, wide: bool, mask: int) -> tuple[int, int]:
-    """`_range` of `raw` (rows, cells) over the cells the layout reads."""
-    top, low = _compiled()["_range"](raw, _cells(gather), wide, np.int64(mask))
-    return int(top), int(low)
+def _range_of(raw: np.ndarray, gather, wide: bool, mask: int, threads: int) -> tuple[int, int]:
+    """`_range` of `raw` (rows, cells) over the cells the layout reads (blocks of rows on
+    `threads` threads when large)."""
+    cells = _cells(gather)
+    found = _on_rows(_compiled()["_range"], raw.shape[0], threads, raw.shape[0] * cells.size,
+                     lambda lo, hi: (raw[lo:hi], cells, wide, np.int64(mask)))
+    return max(int(t) for t, _ in found), min(int(lo) for _, lo in found)
+
+
+def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:
+    """`kernel(*args(lo, hi))` over blocks of the rows [0, rows): one block, or `threads`
+    blocks on the float threads when `work` (elements) is large; the results in order."""
+    threads = 1 if work < contract_float.PARALLEL_MIN else max(1, min(threads, rows))
+    if threads == 1:
+        return [kernel(*args(0, rows))]
+    bounds = [rows * k // threads for k in range(threads + 1)]
+    pool = contract_float.pool(threads)
+    return [done.result() for done in [pool.submit(kernel, *args(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]]
 
 
 @functools.lru_cache(maxsize=64)
@@ -306,13 +339,5 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
         skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
         kernel, common = kernels["_rows"], (raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip,
                                             bool(exact), _QNAN, out)
-    products = out.size * ia.shape[1] * ia.shape[3]
-    threads = 1 if products < contract_float.PARALLEL_MIN else max(1, min(threads, rows))
-    if threads == 1:
-        kernel(*common, 0, rows)
-        return out
-    bounds = [rows * k // threads for k in range(threads + 1)]
-    pool = contract_float.pool(threads)
-    for done in [pool.submit(kernel, *common, lo, hi) for lo, hi in zip(bounds, bounds[1:])]:
-        done.result()
+    _on_rows(kernel, rows, threads, out.size * ia.shape[1] * ia.shape[3], lambda lo, hi: (*common, lo, hi))
     return out

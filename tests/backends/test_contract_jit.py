@@ -26,7 +26,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import npu_opt
-from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit
+from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit, contract_plan
+from ir.dtypes import bf16
 from npu_opt.discover import discover
 from tests.backends.examples import EXAMPLES, bf16_uniform, example
 from tests.differential.harness import load_kernel
@@ -43,6 +44,13 @@ except ImportError:  # pragma: no cover - the test extra installs it
 
 NUMPY = CpuOptions(jit=False)
 JIT = CpuOptions(jit=True)
+
+
+@pytest.fixture(autouse=True)
+def _numba_loaded() -> None:
+    """numba loaded in the process: from then on every float contraction takes the
+    compiled core, whatever its size (contract_jit.JIT_MIN)."""
+    assert contract_jit._compiled() is not None
 
 
 def _bits(out) -> list[np.ndarray]:
@@ -101,6 +109,51 @@ def test_the_examples_exercise_the_compiled_core(monkeypatch: pytest.MonkeyPatch
     special[0][::7, ::5] = 0x7F80  # +inf
     special[1][::3, ::11] = 0x0001  # a subnormal: widened by adapters, not shifted
     assert both_cores(monkeypatch, kern, special) == (1, 1)
+
+
+# ---- the cores directly, on shapes the examples do not reach ----------------------------------
+
+SHAPES = [(3, 5, 1, 2, 1), (5, 4, 2, 3, 2), (1, 1, 8, 1, 1), (7, 3, 16, 2, 3), (2, 33, 4, 5, 1)]
+
+
+def _operand(rng: np.random.Generator, rows: int, groups: tuple[int, ...], special: bool):
+    """Stored bf16 cells (rows, 2 x cells, half of them unread) and a Gather reading a
+    shuffled half of them over `groups`."""
+    cells = 2 * int(np.prod(groups))
+    raw = bf16_uniform(rng, (rows, cells))
+    index = rng.permutation(cells)[:cells // 2]
+    if special:  # one infinity read for sure, then any of these anywhere
+        raw[0, index[0]] = 0x7F80
+        pick = rng.random(raw.shape) < 0.2
+        raw[pick] = rng.choice(np.array([0x7F80, 0xFF80, 0x7FC1, 0x0001, 0x8000, 0x0080, 0x7F7F, 0x00FF],
+                                        np.uint16), int(pick.sum()))
+    gather = contract_plan.Gather(digits=(), shape=(), groups=groups, index=index, offset=None, strides=None)
+    return raw, gather
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[str(s) for s in SHAPES])
+@pytest.mark.parametrize("kind", ["exact", "flushed", "padded"])
+def test_the_cores_agree_on_odd_shapes(shape: tuple[int, ...], kind: str) -> None:
+    """I odd or one, a one-leaf tree, several batch positions, J past a vector width; no
+    flush, flushed special values, and padding leaves with skipped time steps."""
+    ni, nj, g, nr, nn = shape
+    rng = np.random.default_rng(sum(shape) + len(kind))
+    rows = 3
+    raw_a, ga = _operand(rng, rows, (ni, g, nr, nn), kind != "exact")
+    raw_w, gw = _operand(rng, rows, (nj, g, nr, nn), kind != "exact")
+    pad = skip = None
+    if kind == "padded":
+        pad = rng.random((ni, 1, g, nr, nn)) < 0.3
+        skip = rng.random((1, nj, nr, 1)) < 0.3
+    a, a_info = contract_float.float_operand(raw_a, bf16, ga)
+    w, w_info = contract_float.float_operand(raw_w, bf16, gw)
+    exact = contract_float.exact_f32(a_info, w_info, 8, 8, g * nr)
+    assert exact is (kind == "exact")
+    want = contract_float.float_core(a, w, pad, skip, exact)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
+    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    got = contract_jit.core(ja, jw, pad, skip, exact, 1)  # (rows, I, J, N')
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
 
 # ---- generated kernels -----------------------------------------------------------------------
@@ -165,6 +218,16 @@ def test_the_environment_variable_turns_it_off(monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv(contract_jit.ENV, value)
     assert contract_jit.enabled(True) is on
     assert contract_jit.enabled(False) is False
+
+
+def test_small_contractions_do_not_load_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before numba is loaded, only a contraction of JIT_MIN products or more loads it."""
+    fresh = functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__)
+    monkeypatch.setattr(contract_jit, "_compiled", fresh)
+    assert not contract_jit.enabled(True, contract_jit.JIT_MIN - 1)
+    assert fresh.cache_info().currsize == 0
+    assert contract_jit.enabled(True, contract_jit.JIT_MIN)
+    assert contract_jit.enabled(True, 1)  # loaded now
 
 
 @pytest.mark.parametrize("threads", [1, 3])
