@@ -1,7 +1,7 @@
 """The float path of the Contraction Engine (`mac_type` f32), over the arranged operands.
 
-The operands come in the `arranged` layout of `visa.interp.operands`, `(lanes, *kept,
-leaves, *summed, columns, rows)`. The output positions `(lanes, *kept)` are cut into blocks of about `CHUNK` products; for each block the products are made,
+The operands come in the `arranged` layout of `visa.interp.operands`, `(*kept, lanes,
+leaves, *summed, columns, rows)`. The output positions `(*kept, lanes)` are cut into blocks of about `CHUNK` products; for each block the products are made,
 padded products zeroed, the adjacent-pair tree summed (bit-reversed leaves: every level
 adds the second half to the first) and then, per kept slot, the summed steps accumulated
 from `+0` in time order, padded steps skipped. Every multiply and add is IEEE binary32
@@ -21,13 +21,13 @@ from typing import Any, Iterator
 import numpy as np
 
 from ir import contract_arith as ca
-from visa.interp.operands import Layout
+from visa.interp.operands import Layout, widen_codes
 from visa.interp.plan import Plan
 
 __all__ = ["FloatPath", "CHUNK", "THREADS"]
 
-CHUNK = 1 << 18
-"""Products per block of the float path (1 MiB of float32)."""
+CHUNK = 1 << 17
+"""Products per block of the float path (512 KiB of float32: the tree stays in cache)."""
 THREADS = min(4, os.cpu_count() or 1)
 """Threads sharing the blocks of the float path (the result does not depend on it)."""
 
@@ -78,29 +78,49 @@ class FloatPath:
         self.lay = lay
         self.kept = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
         self.red = tuple(n for n, k in zip(plan.digits, plan.keep) if not k)
-        self.out_sizes = (plan.lanes, *self.kept)
+        self.out_sizes = (*self.kept, plan.lanes)
+        self.split = self._split()
+        self.s, self.w = self._operand(s), self._operand(w)
         self.opad = None
-        if plan.outer_pad is not None:   # (lanes, *digits, q) -> (lanes, *kept, g, *summed, cols, 1)
+        if plan.outer_pad is not None:   # (lanes, *digits, q) -> (*kept, lanes, g, *summed, cols, 1)
             self.opad = lay.arrange(plan.outer_pad[..., lay.leaves()])[..., None]
         self.rpad = None if plan.reduce_pad is None else self._steps(plan.reduce_pad[..., None, :])
         self.tpad = None if plan.time_pad is None else self._steps(plan.time_pad[None, ..., None, None])
 
     def _steps(self, mask: np.ndarray) -> np.ndarray:
-        """(lanes|1, *digits, 1, cols|1) -> (lanes|1, *kept, summed steps, cols|1, 1)."""
-        m = self.lay.arrange(mask)                        # (lanes, *kept, 1, *summed, cols)
+        """(lanes|1, *digits, 1, cols|1) -> (*kept, lanes|1, summed steps, cols|1, 1)."""
+        m = self.lay.arrange(mask)                        # (*kept, lanes, 1, *summed, cols)
         lead = m.shape[:self.lay.leaf_axis]
         m = np.broadcast_to(m, (*lead, 1, *self.red, m.shape[-1]))
         return m.reshape(*lead, -1, m.shape[-1], 1)
 
-    def blocks(self) -> Iterator[Block]:
-        """Blocks of output positions of about `CHUNK` products each, outer to inner."""
-        plan, sizes = self.plan, self.out_sizes
-        unit = plan.q * math.prod(self.red) * self.rows
+    def _split(self) -> tuple[int, int]:
+        """(p, step): blocks fix output axes before `p`, take `step` positions of axis `p`
+        and all of the later ones, about `CHUNK` products in all; the lanes (the last
+        axis, at most 8) are never split, so a stream part serves every lane at once."""
+        sizes = self.out_sizes
+        unit = self.plan.q * math.prod(self.red) * self.rows
         for p in range(len(sizes)):
             inner = math.prod(sizes[p + 1:]) * unit
             if inner <= CHUNK:
                 break
-        step = max(1, CHUNK // inner)
+        return p, sizes[p] if p == len(sizes) - 1 else max(1, CHUNK // inner)
+
+    def _operand(self, x: np.ndarray) -> np.ndarray:
+        """Float operands as they are; bf16 codes (`operands.widen_codes`) stay codes, widened
+        block by block, when every block reads its own part of them (each code once), else
+        widened here."""
+        if x.dtype != np.uint16:
+            return x
+        p, step = self.split
+        sizes = self.out_sizes
+        own = all(x.shape[a] > 1 or sizes[a] == 1 for a in range(p)) and (x.shape[p] > 1 or step >= sizes[p])
+        return x if own else widen_codes(x)
+
+    def blocks(self) -> Iterator[Block]:
+        """Blocks of output positions of about `CHUNK` products each, outer to inner."""
+        sizes = self.out_sizes
+        p, step = self.split
         for idx in np.ndindex(*sizes[:p]):
             for r0 in range(0, sizes[p], step):
                 yield tuple(idx), r0, min(sizes[p], r0 + step)
@@ -116,7 +136,8 @@ class FloatPath:
 
     def _products(self, block: Block, buf: np.ndarray) -> np.ndarray:
         """The block's products, padded ones zero (exact: in `buf`, reused block to block)."""
-        a, b = _part(self.s, 0, block), _part(self.w, 0, block)
+        a, b = (_part(x, 0, block) for x in (self.s, self.w))
+        a, b = (widen_codes(x) if x.dtype == np.uint16 else x for x in (a, b))
         if not self.exact:
             x = self.mul(a, b)
             return x if self.opad is None else np.where(_part(self.opad, 0, block), np.float32(0), x)
@@ -128,13 +149,13 @@ class FloatPath:
         return x
 
     def block(self, out: np.ndarray, block: Block, buf: np.ndarray) -> None:
-        """The block's accumulators, into `out` (lanes, *kept, out_cols, rows)."""
+        """The block's accumulators, into `out` (*kept, lanes, out_cols, rows)."""
         plan = self.plan
         idx, r0, r1 = block
         lead = (*([1] * len(idx)), r1 - r0, *self.out_sizes[len(idx) + 1:])
         with np.errstate(all="ignore"):
             x = self._products(block, buf)
-            y = _columns(self._tree(x), plan.out_cols)     # (lanes, *kept, *summed, out_cols, rows)
+            y = _columns(self._tree(x), plan.out_cols)     # (*kept, lanes, *summed, out_cols, rows)
             y = np.broadcast_to(y, (*lead, *self.red, plan.out_cols, self.rows))
             y = y.reshape(*lead, -1, plan.out_cols, self.rows)
             rpad = None if self.rpad is None else _part(self.rpad, 0, block)
@@ -161,7 +182,7 @@ class FloatPath:
                 done.result()
         else:
             self._blocks(out, blocks)
-        return np.moveaxis(out, -1, 0)
+        return np.moveaxis(out, (-1, self.lay.lanes_axis), (0, 1))
 
     def _blocks(self, out: np.ndarray, blocks: list[Block]) -> None:
         """Run `blocks` in order on one thread, with one product buffer for all of them."""

@@ -6,7 +6,7 @@ position `q = j * g + k`. The stream operand at a position is the packet element
 `trf_read(digits) * R + q % R`. Two layouts:
 
 - `natural`: `(rows, lanes|1, *digits, columns, leaves)` (the integer path);
-- `arranged`: `(lanes|1, *kept digits, leaves, *summed digits, columns, rows)` with the
+- `arranged`: `(*kept digits, lanes|1, leaves, *summed digits, columns, rows)` with the
   leaves in bit-reversed order (the float path: the products of one output position
   are one contiguous run of both operands, rows innermost, and each tree level adds
   two contiguous halves).
@@ -27,7 +27,7 @@ from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights
 from visa.interp.values import widen, widen_table
 
-__all__ = ["Layout", "operands", "exact"]
+__all__ = ["Layout", "operands", "exact", "code_range", "widen_codes"]
 
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 
@@ -38,19 +38,20 @@ def _bitrev(n: int) -> np.ndarray:
 
 
 class Layout:
-    """Axis bookkeeping of the arranged layout `[lanes, *kept, leaf, *summed, column, rows]`."""
+    """Axis bookkeeping of the arranged layout `[*kept, lanes, leaf, *summed, column, rows]`."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.red = [i for i, k in enumerate(plan.keep) if not k]
         self.kept = [i for i, k in enumerate(plan.keep) if k]
         self.n_red = len(self.red)
+        self.lanes_axis = len(self.kept)
         self.leaf_axis = 1 + len(self.kept)
 
     def arrange(self, arr: np.ndarray) -> np.ndarray:
-        """(lanes, *digits, leaves, columns) -> (lanes, *kept, leaves, *summed, columns) (a view)."""
+        """(lanes, *digits, leaves, columns) -> (*kept, lanes, leaves, *summed, columns) (a view)."""
         nd = len(self.plan.digits)
-        return arr.transpose([0, *(1 + i for i in self.kept), 1 + nd, *(1 + i for i in self.red), 2 + nd])
+        return arr.transpose([*(1 + i for i in self.kept), 0, 1 + nd, *(1 + i for i in self.red), 2 + nd])
 
     def leaves(self) -> np.ndarray:
         """Packet position of every (leaf, column): `j * g + bitrev(k)`, shape (g, cols)."""
@@ -60,19 +61,22 @@ class Layout:
 
 def _pattern(plan: Plan, lay: Layout | None, table: np.ndarray, scale: int, mod: int) -> np.ndarray:
     """Index `table(digits) * scale + q % mod` over the positions of a layout, without the
-    row and lane axes: natural `(*digits, cols, g)`, arranged `(*kept, g, *summed, cols)`."""
+    row and lane axes: natural `(*digits, cols, g)`, arranged `(*kept, 1, g, *summed, cols)`
+    (the lane axis kept, of size 1)."""
     nd = len(plan.digits)
     if lay is None:
         q = np.arange(plan.q).reshape(plan.q // plan.g, plan.g)
         return table.reshape(*table.shape, 1, 1) * scale + q % mod
-    t = lay.arrange(table.reshape(1, *table.shape, 1, 1))[0]
-    q = lay.arrange(lay.leaves().reshape(1, *([1] * nd), plan.g, plan.q // plan.g))[0]
+    t = lay.arrange(table.reshape(1, *table.shape, 1, 1))
+    q = lay.arrange(lay.leaves().reshape(1, *([1] * nd), plan.g, plan.q // plan.g))
     return t * scale + q % mod
 
 
 def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: Rows, mem: Memory,
-             arranged: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(stream, weights) widened in the chosen layout, and the raw codes each was read from.
+             arranged: bool) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+    """(stream, weights) in the chosen layout, and the `code_range` of each (arranged: a
+    bf16 operand `code_range` found exact by a shift stays as its uint16 codes, to be widened
+    by `widen_codes` where it is used; the natural layout returns no ranges).
 
     The arranged layout puts the output positions outermost and the rows innermost, so
     the products of one output position are one contiguous run whichever operand the
@@ -83,15 +87,17 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
         s_raw = _take(packets, s_pat.reshape(-1), 1).reshape(rows.count, *s_pat.shape)
         w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, None, plan.trf_read, plan.read_elems,
                                                              plan.read_elems))
-        return (widen(s_raw[:, None], outer.stream_type), widen(w_raw, outer.weight_type), packets, w_raw)
+        return widen(s_raw[:, None], outer.stream_type), widen(w_raw, outer.weight_type), None, None
     lay = Layout(plan)
     s_pat = _pattern(plan, lay, plan.stream_step, plan.q, plan.q)
-    s_raw = _take(packets, s_pat.reshape(-1), 1).T.reshape(1, *s_pat.shape, rows.count)   # a view
-    w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, lay, plan.trf_read, plan.read_elems,
-                                                         plan.read_elems))
-    w_lay = np.moveaxis(w_raw, 0, -1)
+    s_raw = _take(packets, s_pat.reshape(-1), 1).T.reshape(*s_pat.shape, rows.count)   # a view
+    w_pat = _pattern(plan, lay, plan.trf_read, plan.read_elems, plan.read_elems)
+    w_raw = read_weights(outer, trf, rows, mem, np.squeeze(w_pat, lay.lanes_axis))
+    w_lay = np.moveaxis(w_raw, (0, 1), (-1, lay.lanes_axis))
     (s_range, s_shift), (w_range, w_shift) = code_range(packets, outer.stream_type), code_range(w_raw, outer.weight_type)
-    return _widened(s_raw, outer.stream_type, s_shift), _widened(w_lay, outer.weight_type, w_shift), s_range, w_range
+    s = s_raw if s_shift else _widened(s_raw, outer.stream_type, False)
+    w = w_lay if w_shift else _widened(w_lay, outer.weight_type, False)
+    return s, w, s_range, w_range
 
 
 def _take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
@@ -101,11 +107,16 @@ def _take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
     return np.take(arr, index, axis=axis)
 
 
+def widen_codes(raw: np.ndarray) -> np.ndarray:
+    """bf16 codes without subnormals or NaN as float32 (C-contiguous): a 16-bit shift."""
+    return np.left_shift(raw, np.uint32(16), dtype=np.uint32, order="C").view(np.float32)
+
+
 def _widened(raw: np.ndarray, et: Any, shift: bool) -> np.ndarray:
     """`widen` into a C-contiguous array (one pass over a transposed view); by a 16-bit
     shift when `code_range` found that exact."""
     if shift:
-        return np.left_shift(raw, np.uint32(16), dtype=np.uint32, order="C").view(np.float32)
+        return widen_codes(raw)
     return np.ascontiguousarray(widen(raw, et))
 
 
