@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-from ir.switch.rules import RULES as SWITCH_RULES
-from ir.switch.transpose import RULES as TRANSPOSE_RULES
+from ir.switch.rule_titles import SWITCH_RULES, TRANSPOSE_RULES
 
 __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
 

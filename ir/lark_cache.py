@@ -14,8 +14,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import lark
-
 __all__ = ["cache_dir", "lalr_parser"]
 
 
@@ -28,8 +26,10 @@ def cache_dir() -> Path:
     return Path(base) / "npu-opt"
 
 
-def lalr_parser(grammar: str, **options: Any) -> lark.Lark:
+def lalr_parser(grammar: str, **options: Any) -> Any:
     """`lark.Lark(grammar, parser="lalr", **options)`, its tables cached on disk."""
+    import lark  # here, not at the top: `cache_dir` alone (explain's cache) needs no parser
+
     key = repr((grammar, sorted(options.items()), lark.__version__)).encode()
     path = cache_dir() / f"lark-{hashlib.sha256(key).hexdigest()[:24]}.cache"
     try:

@@ -27,6 +27,10 @@ class Outcome:
     """The parsed form of `text` (a `visa.VisaArtifact`, allocation facts derived) when the
     compile made it in this process: whoever needs the records uses it instead of parsing
     the text again. None for a refusal, an ICE and an outcome read back from a cache."""
+    makespan: int | None = attrs.field(default=None, eq=False)
+    """The schedule model's makespan of `text`, when it was worked out where the artifact
+    was at hand (a compile worker; the compile cache keeps it): the manifest then needs no
+    parse of the text. None when not worked out."""
 
     @property
     def code(self) -> str | None:

@@ -81,7 +81,7 @@ def _cache_get(cache: Path, key: str) -> Outcome | None:
                       for d in data["diagnostics"])
         warns = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
                       for d in data["warnings"])
-        return Outcome(data["kernel"], data["status"], data["text"], diags, warns, {})
+        return Outcome(data["kernel"], data["status"], data["text"], diags, warns, {}, makespan=data.get("makespan"))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a damaged cache entry is simply a miss
 
@@ -91,6 +91,7 @@ def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> None:
         return  # never cache a compiler bug
     cache.mkdir(parents=True, exist_ok=True)
     data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": snapshot(read),
+            "makespan": outcome.makespan,
             "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
             "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
     write_atomic(cache / f"{key}.json", json.dumps(data))
@@ -102,12 +103,15 @@ def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Re
     with recording() as read:
         outcome = compile_kernel(_KERNELS[index], target, compat, dump_ir)
     read.files |= user_modules()
+    if outcome.status == "ok" and outcome.artifact is not None:  # the makespan, from the artifact in hand
+        fields = schedule_manifest_fields(outcome.text, outcome.kernel, target, None, outcome.artifact)
+        outcome = attrs.evolve(outcome, makespan=fields["makespan"])
     return outcome, read
 
 
 def _compile_remote(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
     """`_compile_index` in a worker process: the outcome travels back without its artifact
-    (its records do not pickle), so the parent reads the text for the schedule."""
+    (its records do not pickle), with its makespan, so the parent parses no text."""
     outcome, read = _compile_index(args)
     return attrs.evolve(outcome, artifact=None), read
 
@@ -297,7 +301,15 @@ def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_sch
             "status": outcome.status, "code": outcome.code, "artifact": name,
             "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
             "timings_ms": outcome.timings_ms, "makespan": None,
-            **(schedule_manifest_fields(data, kernel.name, target, dump_schedule, outcome.artifact) if ok else {})}
+            **(_schedule_fields(data, kernel.name, target, dump_schedule, outcome) if ok else {})}
+
+
+def _schedule_fields(text: str, kernel: str, target: Any, dump_schedule: str | None, outcome: Outcome) -> dict[str, Any]:
+    """The manifest's schedule fields: the makespan the compile (or the cache) kept, else
+    worked out from the artifact (parsed from `text` when not at hand)."""
+    if outcome.makespan is not None and dump_schedule is None:
+        return {"makespan": outcome.makespan}
+    return schedule_manifest_fields(text, kernel, target, dump_schedule, outcome.artifact)
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,

@@ -165,7 +165,6 @@ class MemsetOp(TuOp):
         bits = target.bits_of(t.dtype) or 0
         if bits not in (4, 8, 16, 32) or not 0 <= self.value < 2 ** bits:
             return f"value {self.value} is not a {bits}-bit pattern of whole bytes"
-
         if bits == 4 and nibble_bytes(with_levels(t, self.view), 0) is None:
             return "a memset of 4-bit cells fills whole bytes: every byte it touches holds two live cells of its view"
         return _view_problem(t, self.view, self.offset, "dst", target)

@@ -31,6 +31,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
+from ir.switch.rule_titles import SWITCH_RULES
 from ir.switch.config import (
     Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
@@ -44,26 +45,7 @@ __all__ = [
 PACKET_ALIGN = 8
 MAX_SLICES = 256
 
-RULES: dict[str, str] = {
-    "SWITCH-1": "malformed SwitchConfig value",
-    "SWITCH-2": "switch changes the number of slices",
-    "SWITCH-3": "switch configuration dimension is zero",
-    "SWITCH-4": "switch slice dimension is not a power of two",
-    "SWITCH-5": "switch slice dimensions do not divide the input Slice",
-    "SWITCH-6": "switch time split does not divide the input Time",
-    "SWITCH-7": "switch output mapping differs from what the configuration produces",
-    "SWITCH-8": "switch ring size is not a power of two",
-    "SWITCH-9": "switch ring size differs from the one the mappings need",
-    "SWITCH-10": "switch read does not sequence (a slot without source, or live data dropped)",
-    "SWITCH-11": "switch broadcast tile lands on padding that must not be written",
-    "SWITCH-12": "switch broadcast tile is an axis the input already carries",
-    "SWITCH-13": "switch output Slice slot is sourced from the input Time",
-    "SWITCH-14": "switch broadcast tiles claim one axis twice",
-    "SWITCH-15": "switch axes moved from Slice to Time are not innermost",
-    "SWITCH-16": "switch axes moved from Slice to Time change their order",
-    "SWITCH-17": "switch does not carry the input Time through unchanged",
-    "SWITCH-18": "switch input packet is not a multiple of 8 bytes",
-}
+RULES = SWITCH_RULES  # the titles, by code (ir/switch/rule_titles.py)
 
 
 # A mapping as a message shows it (the shorter of its own text and its normal form): the

@@ -27,6 +27,7 @@ from ir.mapping.factors import BroadcastFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
 from ir.switch.params import EngineShape, TransposeParams, check_transpose_params, engine_shape, pure_padding
+from ir.switch.rule_titles import TRANSPOSE_RULES
 from ir.switch.rules import show
 from ir.types import StreamType
 
@@ -35,24 +36,7 @@ __all__ = [
     "infer_transpose",
 ]
 
-RULES: dict[str, str] = {
-    "TRANSPOSE-1": "transpose element width not 4, 8, 16 or 32 bits",
-    "TRANSPOSE-2": "transpose input packet is not one flit",
-    "TRANSPOSE-3": "transpose output packet is not one flit",
-    "TRANSPOSE-4": "transpose input packet beyond its valid elements is not pure padding",
-    "TRANSPOSE-5": "transpose output packet beyond its rows is not pure padding",
-    "TRANSPOSE-6": "transpose parameters: valid elements per packet wrong for the dtype",
-    "TRANSPOSE-7": "transpose parameters: in_cols is not packets_per_col * valid",
-    "TRANSPOSE-8": "transpose parameters: more output rows than input columns",
-    "TRANSPOSE-9": "transpose parameters: packet beyond the valid elements is not pure padding",
-    "TRANSPOSE-10": "transpose parameters: packets_per_col does not split Time",
-    "TRANSPOSE-11": "transpose parameters: in_rows does not split Time",
-    "TRANSPOSE-12": "transpose output Time cannot be produced from the input",
-    "TRANSPOSE-13": "transpose output rows are not digits of the input Time",
-    "TRANSPOSE-14": "transpose output rows sit at an illegal column stride in Time",
-    "TRANSPOSE-15": "transpose output row digits are not adjacent in Time",
-    "TRANSPOSE-16": "transpose output rows are copies, not live rows",
-}
+RULES = TRANSPOSE_RULES  # the titles, by code (ir/switch/rule_titles.py)
 
 
 def _v(code: str, message: str, help: str | None = None) -> Violation:

@@ -34,6 +34,8 @@ def f32_of(*bits: int) -> np.ndarray:
 
 
 def hexid(v: object) -> str:
+    if callable(v):  # a function by name: the same id in every process (pytest-xdist workers)
+        return v.__name__
     return f"{v:X}" if isinstance(v, int) else str(v)
 
 

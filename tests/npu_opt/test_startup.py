@@ -59,3 +59,13 @@ def test_supported_ml_dtypes_versions() -> None:
     assert have >= tuple(int(p) for p in low.split("."))[:2]
     for name, size in (("bfloat16", 2), ("float8_e4m3fn", 1), ("float8_e5m2", 1), ("float4_e2m1fn", 1)):
         assert np.dtype(getattr(ml_dtypes, name)).itemsize == size
+
+
+def test_a_cached_explain_page_loads_neither_numpy_nor_lark(tmp_path: Path) -> None:
+    """`npu-opt explain CODE` runs the page's example once (its output is then cached under
+    the user cache directory, here in HOME); a later call reads the rule index (titles
+    only, no checks) and the cached output, and loads no numerics and no parser."""
+    _imported(["explain", "DMA-1"], tmp_path)
+    loaded = _imported(["explain", "DMA-1"], tmp_path)
+    assert "ir" in loaded
+    assert not loaded & {"ml_dtypes", "numpy", "lark", "tu_ops", "visa", "backends"}
