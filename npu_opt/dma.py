@@ -123,6 +123,12 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
     which then holds the new contents (PARAM-1 when `out` is a read-only parameter)."""
     if isinstance(dst, Poisoned):
         return dst
+    from npu_opt.views import into_hbm_view
+
+    if dst is not None:
+        dst = into_hbm_view(src, dma, dst)
+        if dst is None or isinstance(dst, Poisoned):
+            return dst
     if not isinstance(dst, HbmTensor):
         return _dma(src, dma, dst, "hbm")
     if not dst.writable:
