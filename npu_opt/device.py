@@ -306,13 +306,13 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
 
 
 def _host_element(t: HbmType, what: str) -> Violation | None:
-    """TYPE-6: a Chip that names axes lists whole axes of its own (`ir.topology.host_chip_fault`),
-    so a host array has one leading dimension per chip axis. Any element layout is accepted."""
+    """TYPE-6: a Chip that names axes is axis digits and padding (`ir.topology.host_chip_fault`),
+    so a host array has one leading dimension per chip digit. Any element layout is accepted."""
     chip_fault = host_chip_fault(t.chip, t.element)
     if chip_fault is None:
         return None
     return Violation("TYPE-6", f"{what}: {chip_fault}",
-                     help="give the chips an axis of their own, e.g. Chip m(\"C\") with axes(C=2): "
+                     help="give the chips an axis or an axis digit, e.g. Chip m(\"C\") with axes(C=2): "
                           "the host array then has a leading dimension of |C|")
 
 
