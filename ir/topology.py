@@ -53,18 +53,14 @@ def chip_host_dims(chip: Any) -> tuple[int, ...]:
 
 
 def host_chip_fault(chip: Any, element: Any) -> str | None:
-    """Why a parameter or result's Chip mapping has no host form, or None: a Chip that names
-    axes lists whole axes (at most padded, `C # 4`) that the element does not also use."""
+    """Why a parameter or result's Chip mapping has no host form, or None: every factor of a
+    Chip that names axes is an axis digit (whole, `C`, or a part, `A / 4 % 4`, which the
+    element may share) or padding (`C # 4`); each digit is one leading host dimension."""
     from ir.mapping.factors import AxisFactor, PaddingFactor
 
     if not chip.axes():
         return None
     for f in chip.factors():
-        if isinstance(f, PaddingFactor):
-            continue
-        if not (isinstance(f, AxisFactor) and f.step == 1 and f.extent == f.axis_size):
-            return f"the Chip mapping `{chip}` must list whole axes (or be `1`), not a part of one"
-    shared = sorted(chip.axes() & element.axes())
-    if shared:
-        return f"axis {shared[0]} is split between the Chip mapping `{chip}` and the element `{element}`"
+        if not isinstance(f, (AxisFactor, PaddingFactor)):
+            return f"the Chip mapping `{chip}` must be axis digits and padding, not `{f}`"
     return None

@@ -22,6 +22,8 @@ from ir.vector import enums as E
 from ir.vector import scalars, ways
 from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const, with_mode
 from ir.vector.numerics.steps import f32_bits
+from ir.ops import Value
+from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret"]
@@ -85,15 +87,24 @@ class VectorFpTernary(VectorOp):
 
 @attrs.frozen(kw_only=True)
 class VectorFpDiv(VectorOp):
-    """FpDiv stage: `DIV_F(stream, const)` = stream / const in f32 (under MODE01)."""
+    """FpDiv stage: `DIV_F(stream, const)` = stream / const in f32 (under MODE01); with `rf`,
+    the divisor is the VRF tensor's value at each stream cell (RMSNorm's per-row divisor)."""
 
     STAGE = "vector_fp_div"
     op: E.FpDivBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
 
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
     def step(self) -> tuple:
+        if self.rf:
+            return "FP_DIV_RF", self.op.name, 0
         return with_mode(("FP_DIV", self.op.name, f32_bits(self.const)), self.mode)
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

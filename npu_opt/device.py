@@ -209,7 +209,11 @@ class DeviceKernel:
         handle = HbmTensor(op.result, writable=leaf.spec.writable, label=leaf.name)
         if leaf.spec.writable:
             writable.append((op.result, handle))
-        return handle
+        if leaf.spec.form == "tensor":
+            return handle
+        from npu_opt.views import read_view, write_view  # a view parameter arrives as that view
+
+        return (write_view if leaf.spec.form == "view_mut" else read_view)(handle)
 
     def _finals(self, tracer: Tracer, writable: list[Any]) -> None:
         """One `final` op per in-out parameter: the tensor's latest version."""
@@ -254,8 +258,10 @@ class DeviceKernel:
                                         help="move it back with `.to_hbm(ctx.tdma)`"), self.location, None)
                 return
             got = value.type
-            if (got.dtype != want.dtype or not got.element.equivalent(want.element)
-                    or not got.chip.equivalent(want.chip)) and not adopt_annotation(tracer, value, want):
+            same = (got.dtype == want.dtype and got.element.equivalent(want.element)
+                    and got.chip.equivalent(want.chip))
+            # an inferred `to_hbm` takes the annotation's spelling too: the host array follows its terms
+            if got != want and not adopt_annotation(tracer, value, want) and not same:
                 tracer.refuse(Violation("TYPE-6", f"result {position} has type {got}, but the annotation says {want}",
                                         help="pass the annotated type to `.to_hbm(ctx.tdma, HbmTensor[...])`"),
                               self.location, None)
@@ -300,13 +306,13 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
 
 
 def _host_element(t: HbmType, what: str) -> Violation | None:
-    """TYPE-6: a Chip that names axes lists whole axes of its own (`ir.topology.host_chip_fault`),
-    so a host array has one leading dimension per chip axis. Any element layout is accepted."""
+    """TYPE-6: a Chip that names axes is axis digits and padding (`ir.topology.host_chip_fault`),
+    so a host array has one leading dimension per chip digit. Any element layout is accepted."""
     chip_fault = host_chip_fault(t.chip, t.element)
     if chip_fault is None:
         return None
     return Violation("TYPE-6", f"{what}: {chip_fault}",
-                     help="give the chips an axis of their own, e.g. Chip m(\"C\") with axes(C=2): "
+                     help="give the chips an axis or an axis digit, e.g. Chip m(\"C\") with axes(C=2): "
                           "the host array then has a leading dimension of |C|")
 
 

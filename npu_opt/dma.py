@@ -70,7 +70,21 @@ def default_hbm_element(t: DmType | HbmType) -> Mapping:
                     seen.setdefault(name, axis_sizes(mapping)[name])
     if not seen:
         return IDENTITY
-    return pair_all([Symbol(name, size) for name, size in seen.items()])
+    shared = set(t.chip.axes()) & set(seen)
+    return pair_all([_off_chip(name, size, levels) if name in shared else Symbol(name, size)
+                     for name, size in seen.items()])
+
+
+def _off_chip(name: str, size: int, levels: tuple[Mapping, ...]) -> Mapping:
+    """The digits of axis `name` the levels hold besides the Chip's (a Chip `A / 4 % 4`
+    leaves `A / 16, A % 4`), outer first."""
+    digits = sorted({(f.step, f.extent) for level in levels for f in level.factors()
+                     if isinstance(f, AxisFactor) and f.axis == name}, reverse=True)
+    parts = []
+    for step, extent in digits:
+        part = Symbol(name, size).stride(step) if step > 1 else Symbol(name, size)
+        parts.append(part.modulo(extent) if step * extent < size else part)
+    return pair_all(parts)
 
 
 def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
@@ -123,6 +137,12 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
     which then holds the new contents (PARAM-1 when `out` is a read-only parameter)."""
     if isinstance(dst, Poisoned):
         return dst
+    from npu_opt.views import into_hbm_view
+
+    if dst is not None:
+        dst = into_hbm_view(src, dma, dst)
+        if dst is None or isinstance(dst, Poisoned):
+            return dst
     if not isinstance(dst, HbmTensor):
         return _dma(src, dma, dst, "hbm")
     if not dst.writable:

@@ -287,9 +287,13 @@ class CollectStream(StreamStage):
         return TrfTensor(_next(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
 
     @stage_method("contract_outer")
-    def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any) -> Any:
-        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type."""
+    def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, trfd: Any = None) -> Any:
+        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type;
+        `trfd`, the reference's explicit `TrfD` type argument, is the TRF's dtype (checked)."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
+        if not fault and trfd is not None and isinstance(trf, TrfTensor) and trfd != trf.type.dtype:
+            fault = kind_error(f"`trfd` of `contract_outer` is {trfd}, but the TRF tensor holds {trf.type.dtype}",
+                               f"drop it (the TRF gives it) or pass {trf.type.dtype}")
         if fault:
             return refuse_dead(self, loc, "contract_outer", fault)
         return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)

@@ -118,6 +118,10 @@ class HbmTensor(_TensorClass):
         from npu_opt.views import write_view
 
         return write_view(self)
+
+    def reshape(self, chip: Any, element: Any) -> Any:
+        """`t.view().reshape(chip, element)`: the read view relabelled (sizes and addresses kept)."""
+        return self.view().reshape(chip, element)
     def hbm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new HBM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
         from npu_opt.shuffle import shuffle
@@ -159,6 +163,10 @@ class DmTensor(_TensorClass):
         from npu_opt.views import write_view
 
         return write_view(self)
+
+    def reshape(self, chip: Any, cluster: Any, slice_: Any, element: Any) -> Any:
+        """`t.view().reshape(chip, cluster, slice, element)`: the read view relabelled."""
+        return self.view().reshape(chip, cluster, slice_, element)
     def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
         offsets of the i32 HBM tensor `index`, one per position of the `key` axes."""

@@ -114,7 +114,13 @@ def _fp_binary_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) 
 
 @stage_method("vector_fp_div")
 def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
-    """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`)."""
+    """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`); the
+    operand a constant or a VRF tensor (one divisor per stream cell, read by axis name)."""
+    from npu_opt.tensors import VrfTensor
+    from npu_opt.vrf import rf_step
+
+    if isinstance(operand, (VrfTensor, Poisoned)):
+        return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 

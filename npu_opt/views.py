@@ -137,6 +137,11 @@ class _ReadMixin:
             return _refuse(bad, method)
         return self._derive(_with_level(self._type, "element", element), self._offsets)
 
+    def view(self) -> Any:
+        """This read view itself: the reference's `t.reshape().view()` and a view parameter's
+        `.view()` spell the same view."""
+        return self
+
     def pad(self, element: Any) -> Any:
         """The same cells inside a wider element, one outermost padding: `m("A, B")` as `m("A # 128, B")`."""
         return self._repad("pad", element, unpad=False)
@@ -230,6 +235,10 @@ class HbmTensorViewMut(_View):
 
     WRITABLE = True
 
+    def view_mut(self) -> Any:
+        """This write view itself (a `HbmTensorViewMut[...]` parameter's `.view_mut()`)."""
+        return self
+
 
 class DmTensorViewMut(_View):
     """A write view of a DM tensor (`t.view_mut()`)."""
@@ -241,6 +250,19 @@ class DmTensorViewMut(_View):
         from npu_opt.fills import memset
 
         memset(self, sub, value)
+
+
+def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
+    """`src.to_hbm(dma, dst)` with an HBM view `dst`: a whole view stands for its tensor (returned,
+    so the caller writes it); a write view of part of it is a `to_hbm_view` (None returned)."""
+    if not isinstance(dst, _View) or dst.type.kind != "hbm":
+        return dst
+    if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type:
+        return dst._base
+    if isinstance(src, HbmTensor):
+        src = read_view(src)
+    _copy_into(src, dma, dst, "hbm", "to_hbm")
+    return None
 
 
 def read_view(t: Any) -> Any:

@@ -1,8 +1,8 @@
 """The Vector Register File in the DSL: `.to_vrf(element)` and VRF operands.
 
-`to_vrf(element)` ends a chain after `collect` or `vector_final` and returns a
+`to_vrf(element)` (or `to_vrf()`: the element [time, packet]) ends a chain after `collect` or `vector_final` and returns a
 `VrfTensor` (rules VRF-1, VRF-4, VRF-5 are the traced op's). Passing that tensor as the
-operand of `vector_fxp`, `vector_clip` or `vector_fp_binary` reads it once per stream
+operand of `vector_fxp`, `vector_clip`, `vector_fp_binary` or `vector_fp_div` reads it once per stream
 element (VRF-2); the ops of one pass may read different VRF tensors.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.location import Location
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, pair_all
 from ir.vrf_ops import ToVrf
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import VrfTensor
@@ -22,8 +22,11 @@ __all__ = ["to_vrf", "rf_step"]
 
 
 @stage_method("to_vrf")
-def to_vrf(self: StreamStage, loc: Location, element: Any) -> Any:
-    """Store the stream in every slice's VRF laid out as `element` (a layout of [time, packet])."""
+def to_vrf(self: StreamStage, loc: Location, element: Any = None) -> Any:
+    """Store the stream in every slice's VRF laid out as `element` (a layout of [time, packet];
+    omitted, it is [time, packet] itself, as `commit()` infers its element)."""
+    if element is None:
+        element = pair_all([self.type.time, self.type.packet]).normalize()
     if not isinstance(element, Mapping):
         return refuse_dead(self, loc, "to_vrf", kind_error(
             f"`element` of `to_vrf` must be a mapping built by m(), not {type(element).__name__}",

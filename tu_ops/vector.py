@@ -31,7 +31,7 @@ from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
 
-__all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp"]
+__all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
 
 
 class VeUnit(enum.Enum):
@@ -59,6 +59,7 @@ class VeUnit(enum.Enum):
     FP_BINARY_RF = "fp_binary_rf"
     CLIP_I32_RF = "clip_i32_rf"
     CLIP_F32_RF = "clip_f32_rf"
+    FP_DIV_RF = "fp_div_rf"
     INTRA_REDUCE_I32 = "intra_reduce_i32"
     INTRA_REDUCE_F32 = "intra_reduce_f32"
 
@@ -70,7 +71,8 @@ _OP_ENUMS: dict[VeUnit, Any] = {VeUnit.FXP: E.FxpBinaryOp, VeUnit.CLIP_I32: E.Cl
                                 VeUnit.LOGIC_F32: E.LogicBinaryOpF32, VeUnit.FP_TERNARY: E.FpTernaryOp,
                                 VeUnit.FP_DIV: E.FpDivBinaryOp}
 _OP_ENUMS.update({VeUnit.FXP_RF: E.FxpBinaryOp, VeUnit.CLIP_I32_RF: E.ClipBinaryOpI32,
-                  VeUnit.CLIP_F32_RF: E.ClipBinaryOpF32, VeUnit.FP_BINARY_RF: E.FpBinaryOp})
+                  VeUnit.CLIP_F32_RF: E.ClipBinaryOpF32, VeUnit.FP_BINARY_RF: E.FpBinaryOp,
+                  VeUnit.FP_DIV_RF: E.FpDivBinaryOp})
 _OP_ENUMS.update({VeUnit.INTRA_REDUCE_I32: E.IntraSliceReduceOpI32, VeUnit.INTRA_REDUCE_F32: E.IntraSliceReduceOpF32})
 _REDUCE = frozenset({VeUnit.INTRA_REDUCE_I32, VeUnit.INTRA_REDUCE_F32})
 _ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM: 3, VeUnit.FP_UNARY: 4,
@@ -78,12 +80,13 @@ _ORDER = {VeUnit.TAG: 0, VeUnit.FXP: 1, VeUnit.FXP_TO_FP: 2, VeUnit.NARROW_TRIM:
           VeUnit.LOGIC_I32: 0.5, VeUnit.LOGIC_F32: 0.5, VeUnit.NARROW_SPLIT: 3, VeUnit.FP_TERNARY: 4,
           VeUnit.FP_DIV: 4.5, VeUnit.WIDEN_CONCAT: 5,
           VeUnit.INTRA_REDUCE_I32: 4.25, VeUnit.INTRA_REDUCE_F32: 4.25, VeUnit.FXP_RF: 1, VeUnit.FP_BINARY_RF: 4,
-          VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7}  # REINTERPRET holds its place: no order
+          VeUnit.CLIP_I32_RF: 7, VeUnit.CLIP_F32_RF: 7, VeUnit.FP_DIV_RF: 4.5}  # REINTERPRET holds its place: no order
 _REPEATABLE = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_UNARY, VeUnit.FP_BINARY,
                          VeUnit.LOGIC_I32, VeUnit.LOGIC_F32, VeUnit.FP_TERNARY, VeUnit.FXP_RF,
                          VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF, VeUnit.FP_BINARY_RF})
 _FOUR_WAY = frozenset({VeUnit.FP_UNARY, VeUnit.FP_BINARY, VeUnit.WIDEN_PAD,  # units that read a 4-way stream
-                       VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.WIDEN_CONCAT, VeUnit.FP_BINARY_RF, *_REDUCE})
+                       VeUnit.FP_TERNARY, VeUnit.FP_DIV, VeUnit.WIDEN_CONCAT, VeUnit.FP_BINARY_RF,
+                       VeUnit.FP_DIV_RF, *_REDUCE})
 _NARROW = frozenset({VeUnit.NARROW_TRIM, VeUnit.NARROW_SPLIT})
 _WIDEN = frozenset({VeUnit.WIDEN_PAD, VeUnit.WIDEN_CONCAT})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
@@ -121,6 +124,15 @@ class VeStep:
     arg: int
     mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})
     arg1: int = attrs.field(default=0, metadata={"omit_default": True})
+
+
+def stream_before(time: Any, packet: Any, steps: tuple[VeStep, ...], index: int) -> tuple[Any, Any]:
+    """(time, packet) of the stream step `index` reads, from the record's input (time, packet):
+    the way changes before it applied (a split doubles the time; a reduce keeps the shape)."""
+    shape, before_trim = (time, packet), None
+    for step in steps[1:index]:
+        shape, before_trim = _reshape(step.unit, shape, before_trim)
+    return shape
 
 
 def _op_value(step: VeStep) -> Any | None:
@@ -210,13 +222,17 @@ class VectorEngineOp(TuOp):
         if not reduce:
             return None
         t, out = self.input_type, self.output_type
-        packet, out_packet = Resize(t.packet, 4).normalize(), Resize(out.packet, 4).normalize()
+        try:
+            time, packet = stream_before(t.time, t.packet, self.steps, self.steps.index(reduce[0]))
+        except MappingError as e:
+            return f"the stream before the reduce has no shape: {e}"
+        packet, out_packet = Resize(packet, 4).normalize(), Resize(out.packet, 4).normalize()
         if reduce[0].arg == 0:
             out_packet = packet
-        axis = removed_axis(t.time, packet, out.time, out_packet)
+        axis = removed_axis(time, packet, out.time, out_packet)
         if len(reduce) > 1 or axis is None:
             return "a pass reduces one axis, once"
-        fault = shape_fault(axis, t.time, packet, out.time, out_packet)
+        fault = shape_fault(axis, time, packet, out.time, out_packet)
         return None if fault is None else f"the reduce of {axis}: {fault.message}"
 
     @rule("VEOP-4")

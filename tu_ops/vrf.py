@@ -19,10 +19,11 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.dtypes import DType
+from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
-from tu_ops.vector import VectorEngineOp
+from tu_ops.vector import VectorEngineOp, stream_before
 
 __all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets"]
 
@@ -114,10 +115,15 @@ class VectorRfOp(VectorEngineOp):
         t = self.input_type
         if not self.rf or len(self.rf) != len(self.rf_read):
             return f"{len(self.rf)} VRF tensors but {len(self.rf_read)} rf_read walks"
-        for r in self.rf_read:
-            if math.prod(e.size for e in r.time) != t.time.size or math.prod(e.size for e in r.packet) != 8:
+        for k, r in enumerate(self.rf_read):
+            steps = [i for i, s in enumerate(self.steps) if s.unit.name.endswith("_RF") and s.arg == k]
+            try:  # the stream at the step reading it: a split before it doubles the time
+                time = stream_before(t.time, t.packet, self.steps, steps[0])[0] if steps else t.time
+            except MappingError as e:
+                return f"the stream before step {steps[0]} has no shape: {e}"
+            if math.prod(e.size for e in r.time) != time.size or math.prod(e.size for e in r.packet) != 8:
                 return (f"rf_read walks {math.prod(e.size for e in r.time)} x "
-                        f"{math.prod(e.size for e in r.packet)} cells, the stream has {t.time.size} x 8")
+                        f"{math.prod(e.size for e in r.packet)} cells, the stream has {time.size} x 8")
             if any(e.stride < 0 for e in (*r.time, *r.packet)):
                 return "an rf_read stride is negative"
         reads = [s.arg for s in self.steps if s.unit.name.endswith("_RF")]

@@ -17,6 +17,7 @@ import attrs
 
 from ir.errors import InternalError
 from ir.mapping.sequence import sequence
+from ir.vector.ways import FLIT
 from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
@@ -61,7 +62,16 @@ def rf_pass(rec: Any, body: Any, site: Site) -> Any:
     fields = {f.name: getattr(rec, f.name) for f in attrs.fields(type(rec))}
     fields["steps"] = steps
     return VectorRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
-                      rf_read=tuple(walk(t.type.element, rec.input_type) for t in tensors))
+                      rf_read=tuple(walk(t.type.element, _read_stream(rec.input_type, t, body)) for t in tensors))
+
+
+def _read_stream(record_input: Any, tensor: Any, body: Any) -> Any:
+    """The stream whose cells read VRF tensor `tensor`: the record's input, or, after a way
+    change that moved time (a split), the reading op's stream padded back to a flit."""
+    stream = next(o.input.type for o in body if any(v.id == tensor.id for v in getattr(o, "rf", ())))
+    if stream.time.equivalent(record_input.time):
+        return record_input
+    return attrs.evolve(record_input, time=stream.time, packet=stream.packet.pad(FLIT).normalize())
 
 
 # --- allocation ---------------------------------------------------------------------------------

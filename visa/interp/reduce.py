@@ -12,6 +12,7 @@ import numpy as np
 from ir.mapping.api import m
 from ir.mapping.nodes import Resize
 from ir.vector.intra_reduce import reduce_stored, removed_axis
+from tu_ops.vector import stream_before
 from visa.interp.errors import check
 
 __all__ = ["is_reduce", "run_reduce_step"]
@@ -23,13 +24,14 @@ def is_reduce(step: Any) -> bool:
 
 def run_reduce_step(op: Any, step: Any, values: np.ndarray) -> np.ndarray:
     t, out = op.input_type, op.output_type
-    packet = Resize(t.packet, 4).normalize()
+    time, packet = stream_before(t.time, t.packet, op.steps, op.steps.index(step))  # after a split too
+    packet = Resize(packet, 4).normalize()
     out_packet = m("1 # 4") if step.arg == 1 else packet
-    axis = removed_axis(t.time, packet, out.time, out_packet)
-    check(axis is not None and values.shape[1] == t.time.size, "the reduce does not remove one axis", op)
+    axis = removed_axis(time, packet, out.time, out_packet)
+    check(axis is not None and values.shape[1] == time.size, "the reduce does not remove one axis", op)
     scalar = "i32" if step.unit.name.endswith("I32") else "f32"
     lanes = np.ascontiguousarray(values[..., :4])
-    reduced = reduce_stored(scalar, step.op.name, lanes, axis, t.time, packet, out.time, out_packet)
+    reduced = reduce_stored(scalar, step.op.name, lanes, axis, time, packet, out.time, out_packet)
     result = np.zeros((values.shape[0], out.time.size, 8), values.dtype)
     result[..., :4] = reduced
     return result

@@ -49,7 +49,7 @@ def rf_operands(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> list[np.n
     operands = []
     for vrf, read in zip(vrfs, op.rf_read):
         offsets = rf_offsets(read)
-        check(offsets.shape == stream.shape[1:], "rf_read does not walk the stream", op)
+        check(offsets.shape[1:] == stream.shape[2:], "rf_read does not walk the stream", op)  # time: per step
         check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
         check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
         operands.append(vrf.words[:, offsets])

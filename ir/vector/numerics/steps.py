@@ -7,7 +7,7 @@ A step is `(unit, op, arg)`: `unit` names the stage and the scalar (`FXP`, `CLIP
 a multiply names its ALU, `MUL_F_MUL0`; `NONE` for a conversion or a way change, `ZERO`
 for the tag), `arg` the constant operand (an i32 value, or the bit pattern of an f32
 constant) or the conversion's int_width. A unit ending in `_RF` (`FXP_RF`, `CLIP_I32_RF`,
-`CLIP_F32_RF`, `FP_BINARY_RF`) is the same op reading its operand from the register file:
+`CLIP_F32_RF`, `FP_BINARY_RF`, `FP_DIV_RF`) is the same op reading its operand from the register file:
 `operand` holds one stored value per stream cell and `arg` is 0. `NARROW_TRIM` on an 8-cell packet zeroes the
 back four cells (the trimmed lanes); `WIDEN_PAD` leaves the values as they are.
 
@@ -48,7 +48,7 @@ UNITS: dict[str, tuple[str, str]] = {
     "NARROW_SPLIT": ("any", "same"), "WIDEN_CONCAT": ("any", "same"), "REINTERPRET": ("any", "op"),
     "INTRA_REDUCE_I32": ("i32", "i32"), "INTRA_REDUCE_F32": ("f32", "f32"),
     "FXP_RF": ("i32", "i32"), "CLIP_I32_RF": ("i32", "i32"), "CLIP_F32_RF": ("f32", "f32"),
-    "FP_BINARY_RF": ("f32", "f32"),
+    "FP_BINARY_RF": ("f32", "f32"), "FP_DIV_RF": ("f32", "f32"),
 }
 
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
@@ -89,6 +89,8 @@ def _run_rf(unit: str, op: str, values: np.ndarray, rhs: np.ndarray) -> np.ndarr
         return CLIP_I32_OPS[op](values, rhs)
     if base == "CLIP_F32":
         return CLIP_F32_OPS[op](_f32(values), _f32(rhs)).view(np.uint32)
+    if base == "FP_DIV":
+        return div_f(_f32(values), _f32(rhs)).view(np.uint32)
     fn = FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op]
     return fn(_f32(values), _f32(rhs)).view(np.uint32)
 
