@@ -125,6 +125,16 @@ def kind_error(message: str, help: str | None = None) -> Violation:
     return Violation("TYPE-6", message, help=help)
 
 
+def type_argument_fault(method: str, name: str, given: Any, operand: Any, holder: str) -> Violation | None:
+    """TYPE-6 when an explicit type argument (the reference's `::<..>` turbofish, e.g. `trfd`
+    of `contract_outer`) names another dtype than `operand` holds; None when omitted."""
+    actual = getattr(getattr(operand, "type", None), "dtype", None)
+    if given is None or actual is None or given == actual:
+        return None
+    return kind_error(f"`{name}` of `{method}` is {given}, but {holder} holds {actual}",
+                      f"drop it ({holder} gives it) or pass {actual}")
+
+
 def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a stream stage method with location capture, TYPE-7 and TYPE-6 handling.
 

@@ -17,7 +17,7 @@ from ir.dtypes import DType
 from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, type_argument_fault
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
 from npu_opt.valid_count import commit_valid_count_pack
@@ -195,7 +195,6 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
 
 
 from npu_opt.fetch_mask import fetch_mask  # noqa: E402 - its stage reuses the bodies above
-
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
 class BeginStream(StreamStage):
@@ -288,12 +287,10 @@ class CollectStream(StreamStage):
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, trfd: Any = None) -> Any:
-        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type;
-        `trfd`, the reference's explicit `TrfD` type argument, is the TRF's dtype (checked)."""
+        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type
+        (`trfd`: the reference's explicit `TrfD` type argument, the TRF's dtype, checked)."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
-        if not fault and trfd is not None and isinstance(trf, TrfTensor) and trfd != trf.type.dtype:
-            fault = kind_error(f"`trfd` of `contract_outer` is {trfd}, but the TRF tensor holds {trf.type.dtype}",
-                               f"drop it (the TRF gives it) or pass {trf.type.dtype}")
+        fault = fault or type_argument_fault("contract_outer", "trfd", trfd, trf, "the TRF tensor")
         if fault:
             return refuse_dead(self, loc, "contract_outer", fault)
         return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)
