@@ -14,13 +14,13 @@ from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.cells import Padding
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
-from ir.mapping.nodes import Mapping, axis_sizes, pair_all
+from ir.mapping.nodes import Mapping, Pair, axis_sizes, pair_all
 from ir.mapping.ops import (
     Entry, DigitRange, factor_frags, frag, merge_frags, places_digit_twice, ragged_run, relation,
 )
-from ir.mapping.sequence import SequenceFailure, SequenceResult, sequence
+from ir.mapping.sequence import SequenceFailure, SequenceResult
 from ir.rules.commit_plan import (
-    COMMIT_BASE, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, CommitWritePlan, plan_of, unplaced,
+    COMMIT_BASE, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, CommitWritePlan, place_stream, plan_of, unplaced,
 )
 from ir.rules.commit_text import bytes_text, m_text
 from ir.rules.dma import factor_text, frag_text
@@ -90,7 +90,7 @@ def _commit7(out, element: Mapping) -> Violation | None:
 
 
 def _commit2(t: StreamType, element: Mapping, state: dict) -> Violation | None:
-    written = state["written"] = sequence(element, [t.time, t.packet])
+    written = state["written"] = place_stream(t, element)
     if isinstance(written, SequenceFailure):
         return Violation("COMMIT-2", f"the stream cannot be placed into the element {m_text(element)}",
                          label=written.reason,
@@ -141,11 +141,24 @@ def _commit3(t: StreamType, element: Mapping, written: SequenceResult) -> Violat
         if isinstance(f, BroadcastFactor):
             return _c3(f"the element's broadcast factor `{f.extent}` holds copies no commit writes")
     stream = merge_frags(fr for lvl in written.pieces for f in lvl for fr in factor_frags(f))
-    for fr in sorted(frag(element)):
-        if not any(relation(fr, g) in ("equal", "inside") for g in stream):
-            return _c3(f"`{frag_text(fr, sizes.get(fr.axis))}` of {m_text(element)} is never written by the stream",
-                       help=f"drop it from the element; the default `commit()` writes {m_text(_default(t))}")
+    fr = _never_written(element, stream)
+    if fr is not None:
+        return _c3(f"`{frag_text(fr, sizes.get(fr.axis))}` of {m_text(element)} is never written by the stream",
+                   help=f"drop it from the element; the default `commit()` writes {m_text(_default(t))}")
     return None
+
+
+def _never_written(element: Mapping, stream) -> DigitRange | None:
+    """A digit range of the element outside every stream range, or None. The element's ranges
+    are read jointly and (for several terms) term by term, as `place_stream` places them: a
+    padded axis split over two terms (`R # 16 / 8, R # 16 % 8`) is `R[1:10]` jointly but
+    `R[1:16]` by its terms, as the stream that writes it."""
+    views = [sorted(frag(element))]
+    if isinstance(element, Pair):
+        views.append(sorted(merge_frags(g for term in element.flatten() for g in frag(term))))
+    missing = [next((fr for fr in view if not any(relation(fr, g) in ("equal", "inside") for g in stream)), None)
+               for view in views]
+    return None if None in missing else missing[0]
 
 
 def _c3(label: str, help: str | None = None) -> Violation:

@@ -10,13 +10,13 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.factors import AxisFactor, Factor, RaggedFactor
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, Pair
 from ir.mapping.ops import Entry, factor_frags
 from ir.mapping.sequence import SequenceFailure, SequenceResult, sequence
 from ir.types import StreamType
 
 __all__ = [
-    "commit_write_plan", "plan_of", "unplaced", "CommitWritePlan", "COMMIT_WIDTHS", "COMMIT_BASE",
+    "commit_write_plan", "place_stream", "plan_of", "unplaced", "CommitWritePlan", "COMMIT_WIDTHS", "COMMIT_BASE",
     "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
 ]
 
@@ -73,13 +73,29 @@ def plan_of(dtype: DType, found: SequenceResult) -> CommitWritePlan:
 
 def commit_write_plan(stream_type: StreamType, element: Mapping) -> CommitWritePlan:
     """The write plan of `commit(element)` on a stream that passed COMMIT-2; ValueError otherwise."""
-    found = sequence(element, [stream_type.time, stream_type.packet])
+    found = place_stream(stream_type, element)
     if isinstance(found, SequenceFailure):
         raise ValueError(f"commit of {stream_type} into {element} is not placeable: {found.reason}")
     lost = unplaced(found)
     if lost is not None:
         raise ValueError(f"commit of {stream_type} into {element} is not placeable: {lost[1]} has nowhere to go")
     return plan_of(stream_type.dtype, found)
+
+
+def place_stream(stream_type: StreamType, element: Mapping) -> SequenceResult | SequenceFailure:
+    """`sequence(element, [Time, Packet])`: the element's own factor form first, then (for an
+    element of several terms) the terms' factors joined, which hold the same cells but keep
+    the digit ranges each term names. The joint form of a padded axis split over two terms
+    (`R # 16 / 8, R # 16 % 8` with |R| = 10) refactors its live run along the axis's own
+    divisors, which the stream's split need not follow; the default `commit()` element is
+    `[Time, Packet]` term for term, so the second form always places it (COMMIT-2)."""
+    levels = [stream_type.time, stream_type.packet]
+    found = sequence(element, levels)
+    if isinstance(found, SequenceFailure) and isinstance(element, Pair):
+        by_term = sequence(list(element.flatten()), levels)
+        if not isinstance(by_term, SequenceFailure):
+            return by_term
+    return found
 
 
 def unplaced(found: SequenceResult) -> tuple[int, Factor] | None:

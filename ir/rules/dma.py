@@ -11,11 +11,13 @@ from __future__ import annotations
 import functools
 
 import attrs
+import numpy as np
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
+from ir.mapping.cells import LIVE
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon
 from ir.mapping.levels import padded_to
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
@@ -272,13 +274,22 @@ def _dma4(src, dst) -> Violation | None:
 
 def _live_run(dst, burst: int) -> int:
     """Cells of a burst that are actually transferred: padding is never moved (docs/ci.md
-    1.2), so the run stops at the innermost pure-padding factor inside the burst."""
+    1.2), so the run stops at the innermost pure-padding factor inside the burst, or at the
+    first padding cell of the burst: `R # 8` with |R| = 6 is a ragged piece over `R % 2`, and
+    only its 6 live cells move. An innermost ragged piece moves whole (its padded tail is
+    widened into the packet, `check_padded_tail`)."""
     run = 1
-    for f in reversed(dst.element.factors()):
+    factors = dst.element.factors()
+    for f in reversed(factors):
         if run >= burst or isinstance(f, PaddingFactor):
             break
         run *= f.extent
-    return min(run, burst)
+    run = min(run, burst)
+    if factors and isinstance(factors[-1], RaggedFactor):
+        return run
+    status = dst.element.cells(np.arange(run, dtype=np.int64)).status
+    first_dead = np.flatnonzero(status != LIVE)
+    return int(first_dead[0]) if first_dead.size and first_dead[0] > 0 else run
 
 
 def _dma5(src, dst) -> Violation | None:

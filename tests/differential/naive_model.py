@@ -57,24 +57,35 @@ def host_bits(array: np.ndarray, dtype: str) -> np.ndarray:
 def _param(t: Any, array: np.ndarray) -> Value:
     dtype = str(t.dtype)
     levels = (t.chip, t.element)
-    live, coords = index_of(levels)
-    items = _items(t.element)
+    live, _ = index_of(levels)
+    _, linear = _host_index(t.element, len(live))
     host = host_bits(array, dtype).reshape(-1)
-    linear = np.zeros(len(live), dtype=np.int64)
-    for item in items:
-        linear = linear * item.size + (coords.get(item.name, 0) if hasattr(item, "name") else 0)
     data = np.where(live, host[np.where(live, linear, 0)], 0).astype(nn.storage(dtype))
     return Value(dtype, levels, data, 1)
 
 
 def _result(v: Value) -> np.ndarray:
-    items = _items(v.levels[1])
-    live, coords = index_of(v.levels)
-    out = np.zeros(tuple(i.size for i in items), dtype=v.data.dtype)
-    index = tuple(coords.get(i.name, np.zeros(len(live), np.int64))[live] if hasattr(i, "name")
-                  else np.zeros(int(live.sum()), np.int64) for i in items)
-    out[index] = v.data[live]
-    return out
+    live, _ = index_of(v.levels)
+    shape, linear = _host_index(v.levels[1], len(live))
+    out = np.zeros(int(np.prod(shape)), dtype=v.data.dtype)
+    out[linear[live]] = v.data[live]
+    return out.reshape(shape)
+
+
+def _host_index(element: Any, positions: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """(host shape, host linear index of every buffer position) of an HBM element: one host
+    dimension per top-level term, as long as the term's live positions, and a position's
+    index along it is its rank among them (padding is not in the host array)."""
+    ranks = []
+    for term in _items(element):
+        term_live, _ = level_cells(term)
+        ranks.append((int(term_live.sum()), np.cumsum(term_live) - 1, term.size))
+    rest = np.arange(positions, dtype=np.int64) % max(element.size, 1)
+    linear, stride = np.zeros(positions, dtype=np.int64), 1
+    for n, rank, size in reversed(ranks):
+        linear += np.maximum(rank[rest % size], 0) * stride
+        rest, stride = rest // size, stride * n
+    return tuple(n for n, _, _ in ranks), linear
 
 
 # --- element-wise conversions ------------------------------------------------------------

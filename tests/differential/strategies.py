@@ -851,6 +851,10 @@ def _x_moves(g: _G, dtype: str, x_hbm: list[Piece], x_dm: list[Piece], sl: list[
             param = q(host)
             lines.append(f"    {name} = {name}.to_hbm(ctx.tdma, HbmTensor[{dtype}, Chip, {q(x_hbm)}])")
             feats.add("hbm_to_hbm_input")
+    if param == q(x_hbm) and len(x_hbm) > 1 and _w(draw, 15):  # a padded parameter: its host array is unpadded
+        outer = x_hbm[0]
+        param = q([outer.padded(outer.size + _pick(draw, (1, 3, outer.size)))] + x_hbm[1:])
+        feats.add("padded_param")
     inner = x_dm[-1] if x_dm else None
     if inner is not None and (inner.size * BITS[dtype]) % 64 == 0 and _w(draw, 20):
         first = _perm(draw, x_dm[:-1]) + [inner]

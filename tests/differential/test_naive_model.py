@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import npu_opt
+from backends.cpu.host import host_shape
 from tests.differential import naive_numbers as nn
 from tests.differential.harness import load_kernel
 from tests.differential.naive_model import evaluate
@@ -81,13 +82,11 @@ def _wide_floats(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -
 
 def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> list[np.ndarray]:
     """One host array per parameter: wide-range floats (or, `any_bits`, every bit pattern:
-    NaN, infinities, subnormals, signed zeros), integers over their whole range."""
+    NaN, infinities, subnormals, signed zeros), integers over their whole range. A padded
+    HBM parameter takes its host shape, the live size of each term (`A, R # 8` -> (|A|, |R|))."""
     arrays = []
-    params = sorted((op for op in kernel.trace().kernel.ops if type(op).NAME == "ir.param"), key=lambda p: p.index)
-    for p in params:
-        t = p.result.type
-        items = t.element.flatten() if hasattr(t.element, "flatten") else [t.element]
-        shape, d = tuple(i.size for i in items), t.dtype
+    for _, t in kernel.signature().params:
+        shape, d = host_shape(t.element), t.dtype
         if d.is_float and any_bits:
             top = 16 if d.value == "f4e2m1" else 1 << d.bits_dtype.itemsize * 8
             arrays.append(rng.integers(0, top, shape, dtype=np.uint64).astype(d.bits_dtype))
