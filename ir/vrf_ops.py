@@ -23,7 +23,7 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Op, Value
 from ir.types import Type, VrfType
 
-__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered"]
+__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
 
 VRF_BYTES = 8192
 _SCALARS = (DType.I32, DType.F32)
@@ -106,3 +106,21 @@ def rf_mismatch(op: Any) -> Violation | None:
     return Violation("VRF-2", f"`{op.STAGE}`: the VRF operand does not match the stream: {why}",
                      label="a VRF operand is read once per stream element, by axis name",
                      help="store the operand with the stream's dtype and slice mapping, over axes of the stream")
+
+
+def vrf_type_problem(t: Any) -> Violation | None:
+    """VRF-4 and VRF-1 for a VRF tensor made by `VrfTensor[...].new()` (None for other kinds):
+    it holds i32 or f32, and its element fits one slice's register file."""
+    if getattr(t, "kind", None) != "vrf":
+        return None
+    if t.dtype not in _SCALARS:
+        return Violation("VRF-4", f"the VRF holds i32 and f32 values, not {t.dtype}",
+                         label=f"this VRF tensor is declared with {t.dtype}", help="declare it `VrfTensor[i32, ...]` "
+                         "or `VrfTensor[f32, ...]`")
+    n = t.element.size * 4
+    if n <= VRF_BYTES:
+        return None
+    return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({t.element.size} x 4), more than the "
+                     f"{VRF_BYTES} bytes of one slice's register file",
+                     label=f"element {t.element} has {t.element.size} cells",
+                     help="declare a smaller element, or spread the tensor over more slices")
