@@ -47,6 +47,36 @@ def bias_new(ctx: Context, x: HbmTensor[i32, Chip, m("A, E")],  # noqa: F405
     return y.to_hbm(ctx.tdma)
 
 
+NEG = TagGuard.matches([BitReq.ONE, BitReq.IGNORE, BitReq.IGNORE, BitReq.IGNORE])  # noqa: F405
+
+
+@device(chip=1)  # noqa: F405
+def tagged_new(ctx: Context, x: HbmTensor[i32, Chip, m("A, E")]) -> HbmTensor[i32, Chip, m("A, E")]:  # noqa: F405
+    """y = min(x < 0 ? 3 x : x, 0): a tagged pass (`vector_branch_rf`) reading a new() tensor."""
+    zero = VrfTensor[i32, Chip, Cluster, Slice, m("E")].new()  # noqa: F405
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+    y = (ctx.main.begin(x.view()).fetch(m("A, E / 8"), m("E % 8")).collect(m("A, E / 8"), m("E % 8"))  # noqa: F405
+         .vector_init()
+         .vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))  # noqa: F405
+         .vector_fxp(FxpBinaryOp.MUL_INT, Branched.imm(NEG, 3))  # noqa: F405
+         .vector_clip(ClipBinaryOpI32.MIN, zero)  # noqa: F405
+         .vector_final().commit_trim(m("E % 8")).commit())  # noqa: F405
+    return y.to_hbm(ctx.tdma)
+
+
+def _artifact(kernel):
+    """The compiled text, checked to read back to itself and to verify."""
+    from tu_ops import rngd
+    from visa.parser import parse_visa
+    from visa.printer import print_artifact
+    from visa.verify import verify_text
+
+    text = npu_opt.compile(kernel).text
+    assert print_artifact(parse_visa(text)) == text
+    verify_text(text, rngd())
+    return text
+
+
 def _wrap(v):
     return ((v.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
 
@@ -56,6 +86,19 @@ def test_a_new_vrf_tensor_reads_as_zeros_on_cpu_and_in_the_interpreter():
     cpu = npu_opt.run(relu_new, x, backend="cpu")
     assert np.array_equal(cpu, np.maximum(x, 0))
     assert np.array_equal(npu_opt.run(relu_new, x, backend="visa"), cpu)
+    text = _artifact(relu_new)
+    assert 'tensor_new element_type=i32 : vrf[i32, "1", "1 # 2", "1 # 256", "E"]' in text
+    (rec,) = [t for t in text.splitlines() if " = vector_rf " in t]
+    assert "{unit=CLIP_I32_RF, op=MAX, arg=0}" in rec and "rf=[%1]" in rec
+
+
+def test_a_tagged_pass_reads_a_new_vrf_tensor():
+    x = RNG.integers(-10**6, 10**6, (8, 64)).astype(np.int32)
+    x64 = x.astype(np.int64)
+    cpu = npu_opt.run(tagged_new, x, backend="cpu")
+    assert np.array_equal(cpu, np.minimum(np.where(x64 < 0, 3 * x64, x64), 0).astype(np.int32))
+    assert np.array_equal(npu_opt.run(tagged_new, x, backend="visa"), cpu)
+    assert " = vector_branch_rf " in _artifact(tagged_new)
 
 
 def test_a_new_vrf_tensor_lives_beside_a_loaded_one():
@@ -67,8 +110,24 @@ def test_a_new_vrf_tensor_lives_beside_a_loaded_one():
     cpu = npu_opt.run(bias_new, x, b, backend="cpu")
     assert np.array_equal(cpu, np.minimum(_wrap(x.astype(np.int64) + b[None, :]), 0))
     assert np.array_equal(npu_opt.run(bias_new, x, b, backend="visa"), cpu)
-    kernel = parse_visa(npu_opt.compile(bias_new).text).kernel
+    kernel = parse_visa(_artifact(bias_new)).kernel
     assert sorted(vrf_placement(kernel).values()) == [0, 512]   # 512 words of zeros, then the 64 of b
+
+
+def test_the_uninit_report_covers_vrf_tensors_made_by_new():
+    """Nothing writes a VRF tensor made by new() (the chip does not clear it): with
+    report_uninit the pass that reads it is refused at its line; a stored one is not."""
+    from backends.cpu import CpuBackend, CpuOptions
+    from ir.errors import NpuOptError
+    from tests.vrf.kernels import two_vrf_kernel
+
+    x = np.ones((8, 64), np.int32)
+    checked = CpuBackend(CpuOptions(report_uninit=True))
+    with pytest.raises(NpuOptError, match=r"`vector_clip` reads \d+ cell\(s\) of %\d+ that nothing wrote") as info:
+        checked.run(relu_new, (x,))
+    assert info.value.code == "VIEW-12"
+    b, c = np.arange(64, dtype=np.int32), np.full(64, 3, np.int32)
+    assert np.array_equal(checked.run(two_vrf_kernel, (x, b, c)), np.minimum((x + b) * c, b))
 
 
 def _refused(kernel):
