@@ -76,13 +76,17 @@ class ToVrf(Op):
 
     @rule("VRF-1")
     def _capacity(self) -> Violation | None:
-        n = self.element.size * 4
-        if n <= VRF_BYTES:
-            return None
-        return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({self.element.size} x 4), more "
-                         f"than the {VRF_BYTES} bytes of one slice's register file",
-                         label=f"element {self.element} has {self.element.size} cells",
-                         help="split the operand over more slices, or store a smaller tile per pass")
+        return _too_big(self.element, "split the operand over more slices, or store a smaller tile per pass")
+
+
+def _too_big(element: Mapping, hint: str) -> Violation | None:
+    """VRF-1: a VRF tensor whose element does not fit one slice's register file."""
+    n = element.size * 4
+    if n <= VRF_BYTES:
+        return None
+    return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({element.size} x 4), more "
+                     f"than the {VRF_BYTES} bytes of one slice's register file",
+                     label=f"element {element} has {element.size} cells", help=hint)
 
 
 def rf_mismatch(op: Any) -> Violation | None:
@@ -117,10 +121,4 @@ def vrf_type_problem(t: Any) -> Violation | None:
         return Violation("VRF-4", f"the VRF holds i32 and f32 values, not {t.dtype}",
                          label=f"this VRF tensor is declared with {t.dtype}", help="declare it `VrfTensor[i32, ...]` "
                          "or `VrfTensor[f32, ...]`")
-    n = t.element.size * 4
-    if n <= VRF_BYTES:
-        return None
-    return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({t.element.size} x 4), more than the "
-                     f"{VRF_BYTES} bytes of one slice's register file",
-                     label=f"element {t.element} has {t.element.size} cells",
-                     help="declare a smaller element, or spread the tensor over more slices")
+    return _too_big(t.element, "declare a smaller element, or spread the tensor over more slices")
