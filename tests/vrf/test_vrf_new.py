@@ -175,3 +175,19 @@ def test_two_full_new_vrf_tensors_live_together_are_vrf_6():
     assert [d.code for d in err.diagnostics] == ["VRF-6"]
     assert "z2 = VrfTensor" in str(err)
     assert "8192 bytes requested, 8192 of 8192" in str(err)
+
+
+@pytest.mark.parametrize("damage, code, says", [
+    (lambda ln: ln.replace('"E"]', '"W"]'), "DMAOP-6", "4096 words exceed the slice's 2048-word VRF"),
+    (lambda ln: ln.replace("i32", "bf16"), "DMAOP-6", "the VRF holds i32 and f32 words, not bf16"),
+    (lambda ln: ln.replace("i32", "f32"), "VEOP-6", "the VRF tensor %1 holds f32, the stream i32"),
+])
+def test_the_verifier_refuses_a_damaged_vrf_tensor_new(damage, code, says):
+    from tu_ops import rngd
+    from visa.artifact import VisaTextError
+    from visa.verify import verify_text
+
+    text = _artifact(relu_new).replace("axes A=8, E=64", "axes A=8, E=64, W=4096")
+    (line,) = [t for t in text.splitlines() if " = tensor_new " in t]
+    with pytest.raises(VisaTextError, match=rf"\[{code}\] .*{says}"):
+        verify_text(text.replace(line, damage(line)), rngd())
