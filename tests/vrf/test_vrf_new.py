@@ -47,6 +47,19 @@ def bias_new(ctx: Context, x: HbmTensor[i32, Chip, m("A, E")],  # noqa: F405
     return y.to_hbm(ctx.tdma)
 
 
+@device(chip=1)  # noqa: F405
+def scale_new(ctx: Context, x: HbmTensor[f32, Chip, m("A, E")]) -> HbmTensor[f32, Chip, m("A, E")]:  # noqa: F405
+    """y = x * 0.0 (f32): a per-row f32 VRF tensor of zeros, broadcast along the columns."""
+    zero = VrfTensor[f32, Chip, Cluster, Slice, m("A")].new()  # noqa: F405
+    x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+    y = (ctx.main.begin(x.view()).fetch(m("A, E / 4"), m("E % 4"))  # noqa: F405
+         .collect(m("A, E / 4"), m("E % 4 # 8")).vector_init()  # noqa: F405
+         .vector_intra_slice_tag(TagMode.ZERO).vector_narrow_trim(m("E % 4"))  # noqa: F405
+         .vector_fp_binary(FpBinaryOp.MUL_F(FpMulAlu.MUL1), zero)  # noqa: F405
+         .vector_widen_pad(m("E % 4 # 8")).vector_final().commit_trim(m("E % 4")).commit())  # noqa: F405
+    return y.to_hbm(ctx.tdma)
+
+
 NEG = TagGuard.matches([BitReq.ONE, BitReq.IGNORE, BitReq.IGNORE, BitReq.IGNORE])  # noqa: F405
 
 
@@ -90,6 +103,14 @@ def test_a_new_vrf_tensor_reads_as_zeros_on_cpu_and_in_the_interpreter():
     assert 'tensor_new element_type=i32 : vrf[i32, "1", "1 # 2", "1 # 256", "E"]' in text
     (rec,) = [t for t in text.splitlines() if " = vector_rf " in t]
     assert "{unit=CLIP_I32_RF, op=MAX, arg=0}" in rec and "rf=[%1]" in rec
+
+
+def test_an_f32_new_vrf_tensor_is_read_as_plus_zero():
+    x = RNG.uniform(-1e3, 1e3, (8, 64)).astype(np.float32)
+    cpu = npu_opt.run(scale_new, x, backend="cpu")
+    want = x * np.float32(0.0)   # signed zeros: -x * +0 is -0
+    assert np.array_equal(cpu.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(npu_opt.run(scale_new, x, backend="visa").view(np.uint32), cpu.view(np.uint32))
 
 
 def test_a_tagged_pass_reads_a_new_vrf_tensor():
