@@ -23,7 +23,7 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Op, Value
 from ir.types import Type, VrfType
 
-__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered"]
+__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
 
 VRF_BYTES = 8192
 _SCALARS = (DType.I32, DType.F32)
@@ -76,13 +76,17 @@ class ToVrf(Op):
 
     @rule("VRF-1")
     def _capacity(self) -> Violation | None:
-        n = self.element.size * 4
-        if n <= VRF_BYTES:
-            return None
-        return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({self.element.size} x 4), more "
-                         f"than the {VRF_BYTES} bytes of one slice's register file",
-                         label=f"element {self.element} has {self.element.size} cells",
-                         help="split the operand over more slices, or store a smaller tile per pass")
+        return _too_big(self.element, "split the operand over more slices, or store a smaller tile per pass")
+
+
+def _too_big(element: Mapping, hint: str) -> Violation | None:
+    """VRF-1: a VRF tensor whose element does not fit one slice's register file."""
+    n = element.size * 4
+    if n <= VRF_BYTES:
+        return None
+    return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({element.size} x 4), more "
+                     f"than the {VRF_BYTES} bytes of one slice's register file",
+                     label=f"element {element} has {element.size} cells", help=hint)
 
 
 def rf_mismatch(op: Any) -> Violation | None:
@@ -106,3 +110,15 @@ def rf_mismatch(op: Any) -> Violation | None:
     return Violation("VRF-2", f"`{op.STAGE}`: the VRF operand does not match the stream: {why}",
                      label="a VRF operand is read once per stream element, by axis name",
                      help="store the operand with the stream's dtype and slice mapping, over axes of the stream")
+
+
+def vrf_type_problem(t: Any) -> Violation | None:
+    """VRF-4 and VRF-1 for a VRF tensor made by `VrfTensor[...].new()` (None for other kinds):
+    it holds i32 or f32, and its element fits one slice's register file."""
+    if getattr(t, "kind", None) != "vrf":
+        return None
+    if t.dtype not in _SCALARS:
+        return Violation("VRF-4", f"the VRF holds i32 and f32 values, not {t.dtype}",
+                         label=f"this VRF tensor is declared with {t.dtype}", help="declare it `VrfTensor[i32, ...]` "
+                         "or `VrfTensor[f32, ...]`")
+    return _too_big(t.element, "declare a smaller element, or spread the tensor over more slices")

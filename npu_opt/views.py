@@ -19,8 +19,9 @@ from ir.rules.space import validate_type
 from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
+from ir.vrf_ops import vrf_type_problem
 from npu_opt.stagebase import Poisoned, location_of
-from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor
+from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
 from npu_opt.trace import current
 
 __all__ = ["new_tensor", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
@@ -34,16 +35,16 @@ def _refuse(violation: Violation, method: str) -> Poisoned:
 
 
 def new_tensor(spec: TensorSpec) -> Any:
-    """`HbmTensor[...].new()` / `DmTensor[...].new()` / `TrfTensor[...].new()`: a tensor that
-    reads as zeros."""
+    """`HbmTensor[...].new()` / `DmTensor[...].new()` / `TrfTensor[...].new()` /
+    `VrfTensor[...].new()`: a tensor that reads as zeros."""
     t = spec.resolve()
-    fault = t if isinstance(t, Violation) else validate_type(t, None)
+    fault = t if isinstance(t, Violation) else validate_type(t, None) or vrf_type_problem(t)
     if fault is not None:
         return _refuse(fault, "new")
     tracer = current()
     op = NewTensor(result=tracer.value(t), loc=location_of("new"))
     tracer.emit(op)
-    return {"hbm": HbmTensor, "dm": DmTensor, "trf": TrfTensor}[spec.kind](op.result)
+    return {"hbm": HbmTensor, "dm": DmTensor, "trf": TrfTensor, "vrf": VrfTensor}[spec.kind](op.result)
 
 
 class _View:

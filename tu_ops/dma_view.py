@@ -14,7 +14,8 @@ extent per level and the offsets are whole bytes inside it. A DM window shifted 
 Chip or Cluster level has `chip_shift` / `cluster_shift` (absent when 0): its commands
 serve the chips and clusters that far on, `part` = the view's (chip + `chip_shift`,
 cluster + `cluster_shift`). `tensor_new` of a TRF type is a
-TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`).
+TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`); of a VRF type, a VRF
+tensor of zeros placed by the VRF allocation (`tu_ops.lower.vrf`).
 """
 
 from __future__ import annotations
@@ -53,15 +54,15 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
 
 @attrs.frozen(kw_only=True)
 class TensorNewOp(TuOp):
-    """A fresh HBM, DM or TRF tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
+    """A fresh HBM, DM, TRF or VRF tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
 
     NAME: ClassVar[str] = "tu.tensor_new"
     MNEMONIC: ClassVar[str] = "tensor_new"
     PIPELINE_RANK: ClassVar[int] = 113
     TRACED_STAGE: ClassVar[str | None] = "new"
     IN_PROGRAM: ClassVar[bool] = False
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf")
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf")
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf", "vrf")
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf", "vrf")
 
     element_type: DType = attr()
 
@@ -75,6 +76,10 @@ class TensorNewOp(TuOp):
             from tu_ops.trf_new import trf_new_problem
 
             return trf_new_problem(self.output_type, target)
+        if self.output_type.kind == "vrf":  # i32 / f32 words of one slice's VRF (tu_ops.vrf)
+            from tu_ops.vrf import vrf_new_problem
+
+            return vrf_new_problem(self.output_type)
         return None
 
 

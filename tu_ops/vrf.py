@@ -25,7 +25,7 @@ from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
 
-__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets"]
+__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem"]
 
 VRF_WORDS = 2048  # 8192 bytes per slice, in 4-byte words
 _SCALARS = (DType.I32, DType.F32)
@@ -86,6 +86,25 @@ class VrfLoad(TuOp):
         return None
 
 
+def vrf_words(op: Any) -> int | None:
+    """The words of the VRF tensor `op` makes: a `vrf_load`'s, or a VRF `tensor_new`'s (its
+    element's cells); None for any other op."""
+    if getattr(op, "MNEMONIC", None) == "vrf_load":
+        return op.words
+    if getattr(op, "MNEMONIC", None) == "tensor_new" and op.output_type.kind == "vrf":
+        return op.output_type.element.size
+    return None
+
+
+def vrf_new_problem(t: Any) -> str | None:
+    """Why a VRF tensor of type `t` cannot be made by `tensor_new`, or None."""
+    if t.dtype not in _SCALARS:
+        return f"the VRF holds i32 and f32 words, not {t.dtype}"
+    if t.element.size > VRF_WORDS:
+        return f"{t.element.size} words exceed the slice's {VRF_WORDS}-word VRF"
+    return None
+
+
 def rf_offsets(read: RfRead) -> Any:
     """(T, P) word offsets of every stream cell, from the entries (numpy int64)."""
     import numpy as np
@@ -139,13 +158,14 @@ class VectorRfOp(VectorEngineOp):
             top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
             if top >= VRF_WORDS:
                 return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
-            load = self.neighbour(ctx, ref, "vrf_load")
-            if ctx is not None and load is None:
-                return f"rf {ref} is not the result of a vrf_load"
+            load = ctx.op(ref) if ctx is not None else None
+            words = vrf_words(load)
+            if ctx is not None and words is None:
+                return f"rf {ref} is not the result of a vrf_load or a VRF tensor_new"
             if load is None:
                 continue
             if load.output_type.dtype != self.input_type.dtype:
                 return f"the VRF tensor {ref} holds {load.output_type.dtype}, the stream {self.input_type.dtype}"
-            if top >= load.words:
-                return f"rf_read reaches word {top}, the VRF tensor {ref} holds {load.words}"
+            if top >= words:
+                return f"rf_read reaches word {top}, the VRF tensor {ref} holds {words}"
         return None

@@ -166,14 +166,15 @@ def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
     """Each `vrf_load` at the word the VRF allocation (`tu_ops.lower.vrf`) gives it."""
     from tu_ops.lower.errors import LoweringRefusal
     from tu_ops.lower.vrf import vrf_placement
+    from tu_ops.vrf import vrf_words
 
     try:
         placed = vrf_placement(kernel)
     except LoweringRefusal as e:
-        raise fail.op(ops[min(op.result.id for op in kernel.ops() if op.MNEMONIC == "vrf_load")],
+        raise fail.op(ops[min(op.result.id for op in kernel.ops() if vrf_words(op) is not None)],
                       e.diagnostics[0].message) from None
     for ref, want in placed.items():
-        if ops[ref].base != want:
+        if ops[ref].MNEMONIC == "vrf_load" and ops[ref].base != want:  # a VRF tensor_new has no base field
             raise fail.op(ops[ref], f"base {ops[ref].base}; the VRF allocation places this tensor at word {want}")
 
 

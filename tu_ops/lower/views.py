@@ -115,7 +115,7 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
     """The record of a view or allocation step, or None for a plain DMA (`lower_dma`'s)."""
     if isinstance(op, NewTensor):
         t = op.result.type
-        if t.kind not in ("hbm", "dm", "trf"):
+        if t.kind not in ("hbm", "dm", "trf", "vrf"):
             raise _refuse(op, f"a {t.kind} tensor made by `new()` is not placed by the lowering yet")
         return TensorNewOp(result=Ref(result), element_type=t.dtype, input_type=t, output_type=t, loc=op.loc)
     if isinstance(op, Memset):

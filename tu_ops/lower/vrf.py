@@ -5,8 +5,8 @@ A VRF tensor occupies `size(element)` words of every slice's VRF, word `i` holdi
 `i` of its element mapping; the load's `write` and the pass's `rf_read` are the sequencer
 walks (`ir.mapping.sequence`) from the stream's `[time, packet]` to those words. The
 allocation gives each tensor the lowest word at which it overlaps no VRF tensor live at
-its step (live from its load through the last pass reading it); one that does not fit is
-VRF-6.
+its step (live from its load, or its `tensor_new`, through the last pass reading it); one
+that does not fit is VRF-6.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from ir.vector.ways import FLIT
 from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.errors import LoweringRefusal, refusal
+from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
-from tu_ops.vrf import VRF_WORDS, RfRead, VectorRfOp, VrfLoad
+from tu_ops.vrf import VRF_WORDS, RfRead, VectorRfOp, VrfLoad, vrf_words
 
 __all__ = ["walk", "rf_pass", "allocate_vrf", "vrf_placement"]
 
@@ -81,8 +81,8 @@ def _liveness(kernel: Any) -> dict[int, list]:
     """VRF tensor id -> [load, first step, last step]."""
     live: dict[int, list] = {}
     for step, s in enumerate(kernel.steps):
-        for op in (s.ops if isinstance(s, TuProgram) else ()):
-            if op.MNEMONIC == "vrf_load":
+        for op in (s.ops if isinstance(s, TuProgram) else (s,)):
+            if vrf_words(op) is not None:  # a vrf_load, or a VRF tensor made by new()
                 live[op.result.id] = [op, step, step]
             elif hasattr(op, "rf_read"):  # a pass that reads the VRF (vector_rf, vector_branch_rf, ...)
                 for ref in op.rf:
@@ -93,21 +93,22 @@ def _liveness(kernel: Any) -> dict[int, list]:
 
 def _place(ref: int, live: dict[int, list], base: dict[int, int]) -> int:
     load, first, _ = live[ref]
-    busy = [(base[o], base[o] + live[o][0].words) for o in base if live[o][1] <= first <= live[o][2]]
+    words = vrf_words(load)
+    busy = [(base[o], base[o] + vrf_words(live[o][0])) for o in base if live[o][1] <= first <= live[o][2]]
     for start in sorted({0, *(b for _, b in busy)}):
-        if start + load.words <= VRF_WORDS and all(start + load.words <= a or b <= start for a, b in busy):
+        if start + words <= VRF_WORDS and all(start + words <= a or b <= start for a, b in busy):
             return start
     held = sum(b - a for a, b in busy)
     raise LoweringRefusal([refusal(
-        "VRF-6", f"VRF over-subscribed: {load.words * 4} bytes requested, {held * 4} of {VRF_WORDS * 4} bytes "
-                 "per slice held by live VRF tensors", load.loc, stage="to_vrf", op=load.text(),
-        label=f"needs {load.words * 4} bytes of VRF in each slice",
+        "VRF-6", f"VRF over-subscribed: {words * 4} bytes requested, {held * 4} of {VRF_WORDS * 4} bytes "
+                 "per slice held by live VRF tensors", load.loc, stage=stage_of(load), op=load.text(),
+        label=f"needs {words * 4} bytes of VRF in each slice",
         help="finish the passes that read an earlier VRF tensor before storing this one, or store less")])
 
 
 def vrf_placement(kernel: Any) -> dict[int, int]:
-    """The `base` word of every `vrf_load` (by result id) the allocation gives (VRF-6 when
-    one does not fit)."""
+    """The `base` word of every `vrf_load` and VRF `tensor_new` (by result id) the allocation
+    gives (VRF-6 when one does not fit); a `tensor_new` has no field for it."""
     live = _liveness(kernel)
     base: dict[int, int] = {}
     for ref in sorted(live, key=lambda r: (live[r][1], r)):

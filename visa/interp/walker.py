@@ -28,6 +28,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
+from visa.interp.values import value_dtype
 from visa.interp.vrf import VrfValues
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
@@ -112,10 +113,12 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
 
 
 def new_tensor(op: Any, mem: Memory) -> Any:
-    """`tensor_new`: HBM bytes of zeros, or a DM range zeroed in every live slice."""
+    """`tensor_new`: HBM bytes of zeros, or a DM, TRF or VRF range zeroed in every live slice."""
     t = op.output_type
     if t.kind == "trf":
         return _new_trf(op, mem)
+    if t.kind == "vrf":  # zeros in every live slice (the reference's host model; the chip leaves the words)
+        return VrfValues(op, np.zeros((Rows((t.chip, t.cluster, t.slice)).count, t.element.size), value_dtype(t.dtype)))
     size = tensor_bytes(t, mem.target)
     if t.kind == "hbm":
         return np.zeros(t.chip.size * size, np.uint8)
