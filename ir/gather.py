@@ -26,7 +26,7 @@ from ir.mapping.factors import AxisFactor
 from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 
-__all__ = ["GatherShape", "gather_shape", "index_axes", "index_scratch", "virtual_source", "cells", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -42,6 +42,7 @@ class GatherShape:
     rows: int
     payload: tuple[tuple[str, int], ...]
     index: tuple[tuple[str, int], ...]
+    terms: tuple[Mapping, ...] = ()   # the index's digits (`index_terms`), one per entry of `index`
 
     @property
     def row_cells(self) -> int:
@@ -76,19 +77,42 @@ def _whole_axes(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
 
 
 def index_axes(t: HbmType | DmType) -> tuple[tuple[str, int], ...]:
-    """The index tensor's axes in its logical order: first appearance reading Cluster, Slice,
-    Element outer to inner (an HBM index: its element's order)."""
-    from ir.mapping.nodes import axis_sizes
+    """(label, extent) of each of the index tensor's digits (`index_terms`): a whole axis is
+    labelled by its name, a part of one (a DM copy of a tile) by its digit, e.g. `I % 32`."""
+    return tuple((term.text(), term.size) for term in index_terms(t))
 
+
+def index_terms(t: HbmType | DmType) -> tuple[Mapping | None, ...]:
+    """The index tensor's digits in its logical order: axes by first appearance reading
+    Cluster, Slice, Element outer to inner (an HBM index: its element's order), each axis
+    as the one digit range its cells cover (the whole axis unless the index holds a tile;
+    None for an axis whose digits leave gaps)."""
     levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
-    seen: dict[str, int] = {}
+    digits: dict[str, set[tuple[int, int]]] = {}
+    sizes: dict[str, int] = {}
     for mapping in levels:
-        sizes = axis_sizes(mapping)
         for f in mapping.factors():
-            name = getattr(f, "axis", None)
-            if name is not None:
-                seen.setdefault(name, sizes[name])
-    return tuple(seen.items())
+            if isinstance(f, AxisFactor):
+                digits.setdefault(f.axis, set()).add((f.step, f.extent))
+                sizes[f.axis] = f.axis_size
+    return tuple(_digit_term(a, sizes[a], found) for a, found in digits.items())
+
+
+def _digit_term(axis: str, size: int, found: set[tuple[int, int]]) -> Mapping | None:
+    """One axis's digits (step, extent) merged into a mapping term, or None when they do not
+    form one contiguous digit range (GATHER-3)."""
+    step, extent = max(found)
+    for s, e in sorted(found, reverse=True)[1:]:
+        if s * e != step:
+            return None
+        step, extent = s, extent * e
+    extent = min(extent, -(-size // step))
+    if size % step:
+        return None
+    term = Symbol(axis, size).stride(step) if step > 1 else Symbol(axis, size)
+    if extent < term.size:
+        term = term.modulo(extent) if term.size % extent == 0 else term.resize(extent)
+    return term
 
 
 def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> GatherShape | Violation:
@@ -99,8 +123,13 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
                          help="gather from an HBM tensor whose element is whole axes, e.g. m(\"K, D\")")
     if isinstance(index, HbmType) and _whole_axes(index.element) is None:
         return Violation("GATHER-3", f"a scaled index's element `{index.element}` must list whole axes")
-    idx = index_axes(index)
-    idx_names = {a for a, _ in idx}
+    terms = index_terms(index)
+    if None in terms:
+        return Violation("GATHER-3", f"the index's digits of an axis leave gaps (`{index.element}`): an index "
+                                     "holds whole axes or one contiguous digit range of each",
+                         help="copy the index into DM as one tile of each axis")
+    idx = tuple((term.text(), term.size) for term in terms)
+    idx_names = {a for term in terms for a in term.axes()}
     out_names = set(out.element.axes() | out.slice.axes() | out.cluster.axes())
     payload_names = out_names - idx_names
     missing = sorted(payload_names - {a for a, _ in table_axes})
@@ -118,17 +147,17 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
                                      f"contiguous (the table's element is `{table.element}`)",
                          help=f"store the table as m(\"{keys[0]}, ...\")")
     payload = tuple((a, n) for a, n in table_axes if a != keys[0])
-    return GatherShape(keys[0], table_axes[0][1], payload, idx)
+    return GatherShape(keys[0], table_axes[0][1], payload, idx, terms)
 
 
 def index_scratch(index_t: Any) -> HbmType:
     """The index in its logical order, as the HBM tensor an unscaled gather reads it into."""
-    return HbmType(index_t.dtype, index_t.chip, pair_all([Symbol(a, n) for a, n in index_axes(index_t)]))
+    return HbmType(index_t.dtype, index_t.chip, pair_all(list(index_terms(index_t))))
 
 
 def virtual_source(table: HbmType, shape: GatherShape) -> HbmType:
     """The gathered rows as an HBM tensor: the index axes, then the payload, on the table's chip."""
-    names = [Symbol(a, n) for a, n in shape.index + shape.payload]
+    names = list(shape.terms) + [Symbol(a, n) for a, n in shape.payload]
     return HbmType(table.dtype, table.chip, pair_all(names))
 
 

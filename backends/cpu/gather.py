@@ -34,7 +34,7 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
     plain_t = HbmType(table_t.dtype, chip, pair_all([Symbol(shape.key, shape.rows)] +
                                                     [Symbol(a, n) for a, n in shape.payload]))
     rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells)
-    idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.index]))
+    idx_t = HbmType(index_t.dtype, chip, pair_all(list(shape.terms)))
     values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
     row_bytes = shape.row_bytes(table_t.dtype.bits)
     live = ~moves.logical_pad((chip,))
