@@ -46,6 +46,8 @@ def _step(op: Any) -> PairStep | None:
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
     """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip); a
     `vector_pair_rf` when a group reads a VRF tensor."""
+    from tu_ops.lower.vector_branch import _vrf_tensors
+
     unzip = body[0]
     tensors = _vrf_tensors(body)
     ids = [t.id for t in tensors]
@@ -62,16 +64,6 @@ def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vector
                for t in tensors]
     return VectorPairRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
                           rf_read=tuple(walk(t.type.element, s) for t, s in zip(tensors, streams)))
-
-
-def _vrf_tensors(body: tuple[Any, ...]) -> list[Any]:
-    """The VRF tensors the paired ops read, in first-read order."""
-    tensors: list[Any] = []
-    for o in body:
-        for v in getattr(o, "rf", ()) or ():
-            if all(v.id != t.id for t in tensors):
-                tensors.append(v)
-    return tensors
 
 
 def _reading(step: PairStep, op: Any, ids: list[int]) -> PairStep:
