@@ -20,6 +20,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Symbol
 from ir.op_frame import attr, rule
+from ir.ops import Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
@@ -28,6 +29,7 @@ from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, split_equivalent, unzip_problem
 from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vector_parts import clip_family, clip_unit, op_name
+from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp", "PairFpToFxp",
            "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES", "PairOp"]
@@ -117,7 +119,7 @@ def _const_fault(op: Any, check: Any) -> Violation | None:
 
 
 def _arg(c: Any, scalar: str) -> int:
-    if c is None:
+    if c is None or isinstance(c, VrfOperand):  # a VRF group's arg is the tensor's index, set by the lowering
         return 0
     return f32_bits(c) if scalar == "f32" else int(c)
 
@@ -135,9 +137,14 @@ class _PairBinary(PairOp):
     c0: Any = attr()
     c1: Any = attr()
     mode: Any = attr(default=None, optional=True)  # the `*_with_mode` forms: one BinaryArgMode for both groups
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the VRF tensors read
 
     def unit(self) -> str:
         return self.UNIT
+
+    def rf_groups(self) -> int:
+        """The groups reading the VRF, as bits (bit g: group g)."""
+        return sum(1 << g for g, c in enumerate((self.c0, self.c1)) if isinstance(c, VrfOperand))
 
     op_name = op_name
 
@@ -148,6 +155,10 @@ class _PairBinary(PairOp):
     @rule("PAIR-VRF-1")
     def _one_vrf(self) -> Violation | None:
         return _vrf_fault(self)
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
 
 @attrs.frozen(kw_only=True)

@@ -4,7 +4,9 @@ the `*_zip` merges.
 After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is two groups in
 lock step. A paired binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
 each with a `_with_mode` form whose one mode is read inside each group) takes one operand per
-group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group),
+group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group); a
+group's operand may be a VRF tensor (not on the Logic cluster, and only in the default mode),
+both groups reading the same one through the pass's one register-file port (PAIR-VRF-1),
 `vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages
 (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`, `vector_widen_concat`,
 `vector_reinterpret`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
@@ -84,31 +86,64 @@ def _enum(stage: Any, loc: Location, name: str, enums: Any, value: Any) -> Any:
         return refuse_dead(stage, loc, name, e.violation())
 
 
-def _group_operand(value: Any) -> tuple[bool, Any]:
-    """(ok, operand): a number, or None for `None` / `()` (the group is skipped)."""
+def _group_operand(value: Any, scalar: str) -> tuple[bool, Any]:
+    """(ok, operand): a number, a VRF tensor (as a VrfOperand), or None for `None` / `()`
+    (the group is skipped)."""
+    from ir.vector.operands import VrfOperand
+    from npu_opt.tensors import VrfTensor
+
     if value is None or value == ():
         return True, None
+    if isinstance(value, VrfTensor):
+        return True, VrfOperand(value.value, scalar)
     ok = isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool)
     return ok, value
 
 
 def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[Any, Any] | Poisoned:
     from npu_opt.vector_branch import Branched
+    from npu_opt.tensors import VrfTensor
 
     if isinstance(c0, Branched) or isinstance(c1, Branched):
         return refuse_dead(stage, loc, name, Violation(
             "VE-TAG-3", f"`{name}` on a pair takes no branched operand: a pair stream has no tags",
             help="give each group a constant (or None to skip it); a pair op spends the guards on its groups"))
-    (ok0, a), (ok1, b) = _group_operand(c0), _group_operand(c1)
+    if any(isinstance(c, Poisoned) or (isinstance(c, VrfTensor) and isinstance(c.value, Poisoned)) for c in (c0, c1)):
+        return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
+    scalar = "f32" if stage.value.type.dtype.name == "F32" else "i32"
+    (ok0, a), (ok1, b) = _group_operand(c0, scalar), _group_operand(c1, scalar)
     if not (ok0 and ok1):
         bad = c0 if not ok0 else c1
         return refuse_dead(stage, loc, name, kind_error(
-            f"a group operand of `{name}` is a constant int or float, or None to skip the group, "
-            f"not {type(bad).__name__}", help="VRF operands are not available yet; pass a Python number"))
+            f"a group operand of `{name}` is a constant int or float, a VRF tensor, or None to skip the group, "
+            f"not {type(bad).__name__}", help="pass a Python number or a tensor made by `to_vrf`"))
     if a is None and b is None:
         return refuse_dead(stage, loc, name, kind_error(f"`{name}` skips both groups",
                                                         help="drop the call, or give one group an operand"))
     return a, b
+
+
+def _vrf_problem(name: str, mode: Any, a: Any, b: Any) -> Violation | None:
+    """A VRF group operand needs a cluster with a register-file input and the default mode."""
+    if not any(getattr(c, "tensor", None) is not None for c in (a, b)):
+        return None
+    if name.startswith("vector_logic"):
+        return kind_error(f"`{name}` takes a constant per group: the Logic cluster has no register-file input",
+                          help="pass a Python number, or read the VRF with `vector_fxp` / `vector_clip`")
+    if mode is not None and mode.name != "MODE01":
+        return kind_error(f"`{name}` with a VRF group operand runs `op(group, operand)` (MODE01), not {mode.name}",
+                          help="drop `_with_mode`, or give the groups constants")
+    return None
+
+
+def _rf_values(a: Any, b: Any) -> tuple[Any, ...]:
+    """The distinct VRF tensors the group operands read, in group order."""
+    out: list[Any] = []
+    for c in (a, b):
+        t = getattr(c, "tensor", None)
+        if t is not None and all(t.id != v.id for v in out):
+            out.append(t)
+    return tuple(out)
 
 
 def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any,
@@ -124,7 +159,10 @@ def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, o
     got = _operands(stage, loc, name, c0, c1)
     if isinstance(got, Poisoned):
         return got
-    return _pair_step(stage, loc, op_cls, dst, op.alu, op=op, c0=got[0], c1=got[1], mode=mode)
+    bad = _vrf_problem(name, mode, *got)
+    if bad is not None:
+        return refuse_dead(stage, loc, name, bad)
+    return _pair_step(stage, loc, op_cls, dst, op.alu, op=op, c0=got[0], c1=got[1], mode=mode, rf=_rf_values(*got))
 
 
 def _binary_methods(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> tuple[Any, Any]:

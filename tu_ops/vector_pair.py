@@ -74,6 +74,7 @@ class PairStep:
     arg0: int
     arg1: int
     mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})  # a `*_with_mode` op's
+    rf: int = attrs.field(default=0, metadata={"omit_default": True})  # bit g: group g reads VRF tensor arg<g>
 
 
 _ORDER = {PairUnit.FXP: 1, PairUnit.FXP_TO_FP: 2, PairUnit.NARROW_SPLIT: 3, PairUnit.NARROW_TRIM: 3, PairUnit.FP_UNARY: 4,
@@ -181,10 +182,25 @@ class VectorPairOp(TuOp):
     @rule("VPAIR-3")
     def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for i, step in enumerate(self.steps):
-            problem = _step_problem(step)
+            problem = _step_problem(step) or _rf_problem(step, len(getattr(self, "rf", ())))
             if problem:
                 return f"step {i} ({step.unit.name} {step.side.name}): {problem}"
         return None
+
+
+def _rf_problem(step: PairStep, tensors: int) -> str | None:
+    """A step reading the VRF: a paired step of a unit with a register-file input, in a record
+    that names the tensor (`vector_pair_rf`)."""
+    if step.rf == 0:
+        return None
+    if step.side not in _PAIRED or f"{step.unit.name}_RF" not in VeUnit.__members__ or not 0 < step.rf < 4:
+        return f"rf={step.rf}: only a paired FXP, CLIP or FP_BINARY step reads the VRF, rf naming groups 1 ... 3"
+    if step.mode is not VeMode.DEFAULT:
+        return "a step reading the VRF runs op(group, operand): no mode"
+    for g, (arg, runs) in enumerate(((step.arg0, "G1"), (step.arg1, "G0"))):
+        if step.rf >> g & 1 and (step.side.name == runs or not 0 <= arg < tensors):
+            return f"group {g} reads VRF tensor {arg}, the record names {tensors}"
+    return None
 
 
 def _step_problem(step: PairStep) -> str | None:
@@ -201,8 +217,8 @@ def _step_problem(step: PairStep) -> str | None:
         return f"{step.unit.name} runs only on the merged stream"
     if step.side is PairSide.MERGED and step.unit is PairUnit.FP_TERNARY:
         return _arg_problem(_ve_step(step, step.arg0))
-    args = [step.arg0] if step.side is not PairSide.G1 else []
-    args += [step.arg1] if step.side in (PairSide.BOTH, PairSide.G1) else []
+    args = [step.arg0] if step.side is not PairSide.G1 and not step.rf & 1 else []
+    args += [step.arg1] if step.side in (PairSide.BOTH, PairSide.G1) and not step.rf & 2 else []
     if step.side in (PairSide.G0, PairSide.MERGED) and step.arg1 != 0:
         return "arg1 of a step on one stream is 0"
     if step.side is PairSide.G1 and step.arg0 != 0:

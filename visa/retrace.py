@@ -165,3 +165,4 @@ def _inter_slice_reduce(rec: Any, src: ir.Value, types: dict[int, Any], target: 
     return (VectorInterSliceReduce(input=src, out_slice=rec.out_slice, out_time=rec.output_type.time, op=op,
                                    result=_result(rec), loc=rec.loc),)
 from visa import retrace_branch_rf  # noqa: E402, F401 - a tagged pass that reads the VRF
+from visa import retrace_pair_rf  # noqa: E402, F401 - a pair-mode pass that reads the VRF

@@ -17,7 +17,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 
 from backends.cpu import layout
-from backends.cpu.vector import _zero_padding
+from backends.cpu.vector import _rf_operand, _zero_padding
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
@@ -34,14 +34,19 @@ def _unzip(op: pops.VectorUnzip, buf: np.ndarray) -> np.ndarray:
 
 @handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, pops.PairFxpToFp, pops.PairFpToFxp,
          plogic.PairLogic, plogic.PairReinterpret)
-def _paired(op: Any, buf: np.ndarray) -> np.ndarray:
-    """A paired step: each named group runs the step with its own argument (and the op's mode)."""
+def _paired(op: Any, buf: np.ndarray, *vrfs: np.ndarray) -> np.ndarray:
+    """A paired step: each named group runs the step with its own argument (and the op's mode);
+    a group whose operand is a VRF tensor reads it, broadcast over the group's stream."""
     unit, name, side, a0, a1 = op.pair_step()
     t, mode = op.result.type, op.step_mode()
+    reads = getattr(op, "rf_groups", lambda: 0)()
     out = []
     for g, arg in ((0, a0), (1, a1)):
         values = buf[g]
-        if side in ("BOTH", f"G{g}"):
+        if reads >> g & 1:
+            operand = _rf_operand(op, vrfs[0]).reshape(values.shape)
+            values = run_step(f"{unit}_RF", name, 0, values, operand=operand).astype(values.dtype, copy=False)
+        elif side in ("BOTH", f"G{g}"):
             values = run_step(unit, name, arg, values, mode).astype(layout.storage_dtype(t.dtype), copy=False)
         out.append(_zero_padding(values, t))
     return np.stack(out)

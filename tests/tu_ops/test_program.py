@@ -48,6 +48,7 @@ def test_op_classes_declare_name_mnemonic_and_rules():
     assert names == ["tu.feed_buffer", "tu.trf_load", "tu.vrf_load", "tu.contract_outer", "tu.packet_reduce",
                      "tu.time_reduce", "tu.lane_fold", "tu.vector", "tu.vector_rf", "tu.inter_slice_reduce", "tu.vector_pair",
                      "tu.vector_branch", "tu.vector_branch_rf",  # a tagged pass reading the VRF
+                     "tu.vector_pair_rf",  # a pair-mode pass reading the VRF
                      "tu.cast_op", "tu.transpose", "tu.commit", "tu.dma", "tu.dma_window", "tu.dma_into", "tu.tensor_new",
                      "tu.memset", "tu.dma_gather", "tu.dma_scatter", "tu.dma_shuffle"]
     for cls in OP_CLASSES:

@@ -44,12 +44,47 @@ def _step(op: Any) -> PairStep | None:
 
 
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
-    """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip)."""
+    """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip); a
+    `vector_pair_rf` when a group reads a VRF tensor."""
+    from tu_ops.lower.vector_branch import _vrf_tensors
+
     unzip = body[0]
-    steps = tuple(filter(None, (_step(o) for o in body)))
-    return VectorPairOp(result=Ref(site.result), input=Ref(site.src), axis=unzip.axis, split_time=unzip.split_time,
-                        steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
-                        loc=op.loc)
+    tensors = _vrf_tensors(body)
+    ids = [t.id for t in tensors]
+    steps = tuple(_reading(s, o, ids) for o in body if (s := _step(o)) is not None)
+    fields = dict(result=Ref(site.result), input=Ref(site.src), axis=unzip.axis, split_time=unzip.split_time,
+                  steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
+    if not tensors:
+        return VectorPairOp(**fields)
+    from tu_ops.lower.vrf import walk
+    from tu_ops.vector_pair_rf import VectorPairRfOp
+
+    streams = [_read_stream(unzip.result.type, body[:next(i for i, o in enumerate(body)
+                                                          if any(v.id == t.id for v in getattr(o, "rf", ())))])
+               for t in tensors]
+    return VectorPairRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
+                          rf_read=tuple(walk(t.type.element, s) for t, s in zip(tensors, streams)))
+
+
+def _reading(step: PairStep, op: Any, ids: list[int]) -> PairStep:
+    """The step with its VRF groups marked (`rf` bits) and their args the tensor's index."""
+    groups = op.rf_groups() if hasattr(op, "rf_groups") else 0
+    if not groups:
+        return step
+    k = ids.index(op.rf[0].id)
+    return attrs.evolve(step, rf=groups, arg0=k if groups & 1 else step.arg0, arg1=k if groups & 2 else step.arg1)
+
+
+def _read_stream(group: Any, before: tuple[Any, ...]) -> Any:
+    """The cells a VRF read walks: the group's stream after the narrow splits `before` the
+    reading op, its packet padded to a flit. Derived from the unzip's types alone (the record
+    keeps no mapping of a paired way change), so the re-derivation finds the same walk."""
+    from ir.vector.ways import FLIT, split_shape
+
+    time, packet = group.time, group.packet
+    for _ in range(sum(isinstance(o, pops.PairNarrowSplit) for o in before)):
+        time, packet = split_shape(time, packet)
+    return attrs.evolve(group, time=time, packet=packet if packet.size == FLIT else packet.pad(FLIT).normalize())
 
 
 for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES):

@@ -48,7 +48,7 @@ def _unzip(op: Any, stream: np.ndarray) -> np.ndarray:
     return np.moveaxis(groups, 1, 0)
 
 
-def _run(op: Any, step: Any, values: Any) -> Any:
+def _run(op: Any, step: Any, values: Any, operands: list[np.ndarray] | None = None) -> Any:
     unit, name, side = step.unit.name, step.op.name, step.side.name
     if side == "ZIP":
         return zip_values(unit, name, step.arg0, values[0], values[1])
@@ -57,26 +57,54 @@ def _run(op: Any, step: Any, values: Any) -> Any:
     mode = step.mode.name
     if side == "MERGED":
         return run_step(unit, name, step.arg0, values, mode, step.arg1)
-    out = [run_step(unit, name, arg, values[g], mode) if side in ("BOTH", f"G{g}") else values[g]
+    out = [_group(step, g, arg, values[g], operands) if side in ("BOTH", f"G{g}") else values[g]
            for g, arg in ((0, step.arg0), (1, step.arg1))]
     check(out[0].dtype == out[1].dtype, "the groups hold values of different scalars", op)
     return np.stack(out)
 
 
-def run_vector_pair(op: Any, stream: np.ndarray) -> np.ndarray:
-    """(rows, T, 8) values of the input dtype -> (rows, T', 8) of the output dtype."""
+def _group(step: Any, g: int, arg: int, values: np.ndarray, operands: list[np.ndarray] | None) -> np.ndarray:
+    """Group g's step: with its constant, or (its `rf` bit set) with VRF tensor `arg`'s values."""
+    if not step.rf >> g & 1:
+        return run_step(step.unit.name, step.op.name, arg, values, step.mode.name)
+    if operands is None or not 0 <= arg < len(operands):
+        raise IndexError(f"group {g} reads VRF tensor {arg}, the record names {len(operands or ())}")
+    return run_step(f"{step.unit.name}_RF", step.op.name, 0, values, operand=operands[arg])
+
+
+def run_vector_pair(op: Any, stream: np.ndarray, vrfs: list[Any] | None = None) -> np.ndarray:
+    """(rows, T, 8) values of the input dtype -> (rows, T', 8) of the output dtype; `vrfs` the
+    loaded VRF tensors of a `vector_pair_rf` record."""
     check_input(op, stream)
     values: Any = _unzip(op, stream)
     for i, step in enumerate(op.steps):
         try:
-            values = _run(op, step, values)
+            values = _run(op, step, values, _operands(op, i, values, vrfs))
         except (KeyError, TypeError, ValueError, IndexError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
     return finish_pass(op, values)
+
+
+def _operands(op: Any, i: int, values: Any, vrfs: list[Any] | None) -> list[np.ndarray] | None:
+    """The value each cell of a group's stream reads from each VRF tensor, at step i."""
+    if vrfs is None or not op.steps[i].rf:
+        return None
+    from visa.interp.vrf import rf_operands
+
+    return rf_operands(op, values[0], vrfs)
 
 
 @executes("vector_pair")
 def _vector_pair_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
     state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op))
+    return 1
+
+
+@executes("vector_pair_rf")
+def _vector_pair_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
+    from visa.interp.vrf import loaded
+
+    op = ops[i]
+    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), loaded(op, state))
     return 1
