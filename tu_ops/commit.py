@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.mapping.nodes import Mapping
 from ir.mapping.ops import coalesce
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
@@ -105,6 +106,11 @@ class CommitOp(TuOp):
     write_bytes: int = attr()
     dest: int = attr()
     pack: PackConfig | None = attr(None, optional=True)  # the sub context's valid-count packing (CMT-6)
+    # `commit_view` straight into the DM tensor `into`: its window `view` (one mapping per level)
+    # starts `offset` bytes into it; the result is `into`'s new contents, of `into`'s type
+    into: Ref | None = operand(optional=True)
+    view: tuple[Mapping, ...] | None = attr(None, converter=attrs.converters.optional(tuple), optional=True)
+    offset: int | None = attr(None, optional=True)
 
     def context(self, ctx: VerifyContext | None) -> TuContext:
         program = ctx.program_of(self.result) if ctx is not None else None
@@ -115,9 +121,10 @@ class CommitOp(TuOp):
         return self.bits(target, self.output_type.dtype)
 
     def alloc_bytes(self, target: Any) -> int:
-        """Bytes of the destination allocation: bytes(element) rounded up to 8."""
+        """Bytes of the destination allocation from `dest` on: bytes(element) rounded up to 8
+        (less the window's `offset` for a commit into an existing tensor)."""
         nbytes = -(-self.output_type.element.size * self.elem_bits(target) // 8)
-        return -(-nbytes // 8) * 8
+        return -(-nbytes // 8) * 8 - (self.offset or 0)
 
     @rule("CMT-1")
     def _cmt_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -179,6 +186,9 @@ class CommitOp(TuOp):
             return None
         c, bits = target.constants, self.elem_bits(target)
         size = self.alloc_bytes(target)
+        window = self._window_problem(bits)
+        if window:
+            return window
         if self.dest < 0 or self.dest % c.COMMIT_BASE or self.dest + size > c.DM_SLICE_BYTES:
             return f"destination [{self.dest}, {self.dest + size}) is not an 8-byte aligned range of the {c.DM_SLICE_BYTES}-byte DM"
         entries = self.write.entries()
@@ -187,6 +197,25 @@ class CommitOp(TuOp):
         end = -(-(high + 1) * bits // 8)
         if low < 0 or end > size:
             return f"the write reaches byte {end} of a {size}-byte allocation"
+        return None
+
+    def _window_problem(self, bits: int) -> str | None:
+        """A commit into `into`: `view` is a window of its tensor at `offset` shifted on the
+        Element level only (the commit writes the same address in every slice of its space)."""
+        if (self.into, self.view, self.offset) == (None, None, None):
+            return None
+        if self.into is None or self.view is None or self.offset is None:
+            return "a commit into a tensor needs all of into, view and offset"
+        from tu_ops.lower.views import is_window
+        from tu_ops.printing import mapping_text
+
+        levels = self.output_type.levels()
+        if len(self.view) != len(levels) or any(mapping_text(a) != mapping_text(b)
+                                                for a, b in zip(levels[:-1], self.view[:-1])):
+            return "the view's Chip, Cluster and Slice mappings differ from the tensor's"
+        if self.offset < 0 or self.offset * 8 % bits or \
+                not is_window(levels[-1], self.view[-1], self.offset * 8 // bits):
+            return f"the view is not a window of the tensor's element at byte offset {self.offset}"
         return None
 
     @rule("CMT-6")

@@ -96,6 +96,8 @@ def step_reads(step: Any) -> list[Ref]:
             refs.extend(op.operands())  # the source, and an interleaved begin's second tensor
         elif op.MNEMONIC == "contract_outer":
             refs.append(op.weights)
+        elif op.MNEMONIC == "commit" and op.into is not None:  # a commit into a tensor keeps its other cells
+            refs.append(op.into)
     return refs
 
 

@@ -224,7 +224,10 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
     op = group[0]
     position = chain.after_collect().index(op)
     site = Site(chain, position, rec.result.id, prev, lambda v: v.id, lambda v: v.type, program.context, target)
-    return lower_stage(op, site)
+    low = lower_stage(op, site)
+    if rec.MNEMONIC == "commit" and rec.into is not None:  # into a tensor: CMT-5 checks the window
+        low = attrs.evolve(low, into=rec.into, view=rec.view, offset=rec.offset, output_type=rec.output_type)
+    return low
 
 
 # --- comparison -------------------------------------------------------------------------------

@@ -122,8 +122,12 @@ def _vector_branch(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, 
 @retraces("commit")
 def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     """`commit_trim(P') [commit_cast] commit(element)`: the trim keeps the input packet's first
-    `valid_bytes` worth of cells of the committed dtype (TRIM-2)."""
+    `valid_bytes` worth of cells of the committed dtype (TRIM-2); a commit into a tensor
+    commits its window `view`."""
     out = rec.output_type
+    if getattr(rec, "view", None) is not None:
+        from tu_ops.dma_view import with_levels
+        out = with_levels(out, rec.view)
     bits = target.bits_of(out.dtype) or out.dtype.bits
     if (rec.valid_bytes * 8) % bits:
         raise Underivable(rec, f"valid_bytes {rec.valid_bytes} is not a whole number of {out.dtype} cells")

@@ -247,6 +247,8 @@ class _Space:
 def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
     dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations}
+    from tu_ops.dma_view import dm_roots
+    dm_at = dm_base | {a: dm_base[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_base}  # writes into DM
     for step in kernel.steps:
         if not isinstance(step, TuProgram):
             if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
@@ -268,6 +270,11 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 _check_feed_space(op, types.get(op.source.tensor.id), step, fail)
             elif op.MNEMONIC == "commit":
                 _check_commit(op, step.context, target, fail)
+                if op.into is not None and types.get(op.into.id) != op.output_type:
+                    raise fail.op(op, f"the commit writes into {op.into}, which is not of its output type")
+                if op.into is not None and op.into.id in dm_at and op.dest != dm_at[op.into.id] + op.offset:
+                    raise fail.op(op, f"dest {op.dest} is not {op.into}'s address {dm_at[op.into.id]} plus "
+                                      f"offset {op.offset}")
         first = step.ops[0] if step.ops else None
         _check_derived(_derive(expected_program, first, step, types, target, fail=fail), fail)
 

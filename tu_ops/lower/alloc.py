@@ -190,7 +190,7 @@ def _rewrite(step: Any, k: int, dm: dict[int, _Tensor], dm_base: dict[int, int],
         if m == "feed_buffer":
             op = attrs.evolve(op, source_base=dm_base.get(op.source.tensor.id))
         elif m == "commit":
-            op = attrs.evolve(op, dest=dm_base[op.result.id])
+            op = attrs.evolve(op, dest=dm_base[op.result.id] + (getattr(op, "offset", None) or 0))  # into: its window
         elif m == "trf_load":
             op = attrs.evolve(op, base_row=rows[op.result.id], live_rows=_live_rows(op, k, trf, rows, target))
         ops.append(op)

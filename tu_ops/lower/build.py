@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from ir import ops as ir
 from ir.kernel import used_axes
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from ir.gather_ops import Gather, Scatter, Shuffle
+from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from tu_ops.lower.feed import lower_feed
@@ -30,7 +33,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     """Lower every op of a traced kernel (without allocation)."""
     refuse_unplaced(kernel)
     windows = windows_of(kernel)
-    lay = layout(kernel)
+    folded = direct_commit_views(kernel, target)
+    lay = layout(kernel, folded)
     types = lowered_types(kernel)
 
     def typ(value: ir.Value) -> Any:
@@ -53,7 +57,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             steps.append(viewed or lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result),
                                              target))
             continue
-        steps.append(_program(item, first, programs, lay.refs, typ, target, windows))
+        steps.append(_program(item, first, programs, lay.refs, typ, target, windows, folded))
         programs += 1
     params = [KernelParam(Ref(p.index), p.name, p.result.type, p.mutable) for p in kernel.params]
     ret = kernel.returns
@@ -64,7 +68,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
 
 
 def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any,
-             windows: dict[int, Any]) -> TuProgram:
+             windows: dict[int, Any], folded: dict[int, Any]) -> TuProgram:
     """One TU program: the FeedBuffer, then the op of each stage after `collect` (found from
     the stage's class, `tu_ops.lower.dispatch`)."""
     context = TuContext(chain.context)
@@ -81,6 +85,8 @@ def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], 
             continue
         ops.append(new)
         cur, nid = nid, nid + 1
+    if chain.sink.result.id in folded:  # `commit_view` straight into its view
+        ops[-1] = attrs.evolve(ops[-1], **into_fields(folded[chain.sink.result.id], refs, target))
     return TuProgram(index=index, context=context, space=chain.begin.result.type.spatial(), ops=ops)
 
 

@@ -102,11 +102,16 @@ class Layout:
     first_id: tuple[int, ...]
 
 
-def layout(kernel: Any) -> Layout:
-    """Place DMAs at their calls and programs at their sinks; number every value."""
+def layout(kernel: Any, folded: dict[int, ToView] | None = None) -> Layout:
+    """Place DMAs at their calls and programs at their sinks; number every value. A `to_view`
+    of `folded` (by committed tensor, `tu_ops.lower.commit_view`) is no step: its result is
+    the commit's."""
     chains = chains_of(kernel)
+    skip = {op.result.id for op in (folded or {}).values()}
     steps: list[tuple[str, Any]] = []
     for op in kernel.ops:
+        if op.result is not None and op.result.id in skip:
+            continue
         if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
@@ -124,6 +129,8 @@ def layout(kernel: Any) -> Layout:
             continue
         next_id += lowered_count(item)
         refs[item.sink.result.id] = next_id - 1
+    for committed, op in (folded or {}).items():
+        refs[op.result.id] = refs[committed]
     for op in kernel.ops:
         if isinstance(op, (ir.View, Window)):  # views name their tensor's storage
             refs[op.result.id] = refs[op.src.id]

@@ -48,6 +48,8 @@ def _reads(step: Any) -> list[int]:
             out.extend(r.id for r in op.operands())  # an interleaved feed reads two tensors
         elif op.MNEMONIC == "contract_outer":
             out.append(op.weights.id)
+        elif op.MNEMONIC == "commit" and op.into is not None:  # a commit into a tensor keeps its other cells
+            out.append(op.into.id)
     return out
 
 

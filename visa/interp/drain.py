@@ -114,14 +114,15 @@ def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor
     index = (walk(0, tsz, [e.stride for e in op.write.time]).reshape(-1, 1)
              + walk(0, psz, [e.stride for e in op.write.packet]).reshape(1, -1))
     size = tensor_bytes(op.output_type, target)
-    limit = -(-size // 8) * 8
+    limit = -(-size // 8) * 8 - (op.offset or 0)   # a commit into a tensor: from its window on
     check(op.dest >= 0 and op.dest % 8 == 0, f"dest {op.dest} is not an 8-byte aligned DM address", op)
     if index.size:
         low, high = int(index.min()), int(index.max())
         check(low >= 0 and -(-(high + 1) * bits // 8) <= limit,
               f"the write plan reaches element {high if low >= 0 else low} of a {limit}-byte tensor", op)
     address = mem.dm_address[op.result.id]
-    mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
+    if op.into is None:  # a commit into a tensor keeps its other cells
+        mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
     for (chip, cluster), sel in rows.groups():
         base = (rows.slice[sel] * mem.dm_slice + op.dest).reshape(-1, 1, 1)
         scatter(mem.dm(chip, cluster), base, index[None], values[sel], d, bits, op, "the write plan")
