@@ -162,13 +162,30 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
         return view
     r0, step, count = live_rows if live_rows is not None else (0, 1, n_rows)
     padded = not form.full or count != n_rows
-    out = (np.zeros if padded else np.empty)((n_rows, n_dst), rows.dtype)
+    run = _dense_run(form, n_dst) if padded and count == n_rows else None
+    out = (np.zeros if padded and run is None else np.empty)((n_rows, n_dst), rows.dtype)
+    if run is not None:  # one run of cells per row: zero only the cells around it
+        out[:, :run[0]] = 0
+        out[:, run[1]:] = 0
     item = out.itemsize
     start = out[r0:, form.p0:]
     dst = as_strided(start, (count, *form.extents),
                      (out.strides[0] * step, *(p * item for p in form.pstrides)))
     np.copyto(dst, source_view(rows, form, r0, step, count))
     return out
+
+
+def _dense_run(form: StridedForm, n_dst: int) -> tuple[int, int] | None:
+    """(start, stop): the cells of a row `form` writes when they are one run of
+    consecutive cells of every row; None otherwise."""
+    total, inner = 1, 1
+    for n, p in reversed([(n, p) for n, p in zip(form.extents, form.pstrides) if n > 1]):
+        if p != inner:
+            return None
+        inner *= n
+        total *= n
+    stop = form.p0 + total
+    return (form.p0, stop) if stop <= n_dst else None
 
 
 class FormCache:
