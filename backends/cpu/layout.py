@@ -105,7 +105,13 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     spatial_shape = tuple(mp.size for mp in spatial_levels(t))
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
-    out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
     even = _even(rows)
+    if even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
+        out = np.empty((total, *values.shape[1:]), dtype or values.dtype)
+        out[:even.start] = 0
+        out[even.stop:] = 0
+        out[even] = values
+        return out.reshape(*spatial_shape, *values.shape[1:])
+    out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
     out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])
