@@ -10,7 +10,7 @@ import pytest
 import npu_opt
 from npu_opt import *
 
-axes(D=64)
+axes(Q=4, D=64)
 
 Chip = m("1")
 Cluster = m("1 # 2")
@@ -22,7 +22,7 @@ RNG = np.random.default_rng(11)
 def both(kernel, *arrays):
     cpu = npu_opt.run(kernel, *arrays, backend="cpu")
     visa = npu_opt.run(kernel, *arrays, backend="visa")
-    assert cpu.dtype == visa.dtype and np.array_equal(cpu.view(np.uint32), visa.view(np.uint32))
+    assert cpu.dtype == visa.dtype and np.array_equal(cpu.view(np.uint8), visa.view(np.uint8))
     return cpu
 
 
@@ -50,6 +50,19 @@ def in_place_copy(ctx: Context, x: HbmTensor[f32, Chip, m("D")]) -> HbmTensor[f3
     return t.to_hbm(ctx.tdma)
 
 
+@device(chip=1)
+def rows_shift(ctx: Context, x: HbmTensor[bf16, Chip, m("Q, D")]) -> HbmTensor[bf16, Chip, m("Q, D")]:
+    rows = DmTensor[bf16, Chip, Cluster, m("Q # 256"), m("D")]
+    t = x.to_dm(ctx.tdma, rows)
+    out = rows.new()
+    (ctx.main.begin(t.view().tile(m("D"), 16, m("D = 16 # 64"), 48))
+     .fetch(m("1"), m("D = 16"))
+     .collect(m("1"), m("D = 16"))
+     .commit_trim(m("D = 16"))
+     .commit_view(out.view_mut().tile(m("D"), 16, m("D = 16 #{!} 64"), 16)))
+    return out.to_hbm(ctx.tdma)
+
+
 def _records(text: str) -> list[str]:
     return [line.split("=", 1)[1].split()[0] for line in text.splitlines() if line.lstrip().startswith("%")]
 
@@ -62,6 +75,18 @@ def test_a_commit_view_commits_straight_into_the_view():
     assert "dma_into" not in text
     assert 'into=%2 view=["1", "1 # 2", "1 # 256", "D = 32 #{!} 64"] offset=128' in text
     assert 'dest=256 into=%4 view=["1", "1 # 2", "1 # 256", "D = 32 #{!} 64"] offset=0' in text  # %4 is %2's storage
+
+
+def test_a_direct_commit_writes_its_window_in_every_slice_of_its_space():
+    import ml_dtypes
+
+    x = RNG.standard_normal((4, 64)).astype(ml_dtypes.bfloat16)
+    want = np.zeros_like(x)
+    want[:, 16:32] = x[:, 48:]
+    got = both(rows_shift, x)
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    text = npu_opt.compile(rows_shift).text
+    assert "dma_into" not in text and 'view=["1", "1 # 2", "Q # 256", "D = 16 #{!} 64"] offset=32' in text
 
 
 def test_each_direct_commit_view_lowers_to_one_record_fewer(monkeypatch):
