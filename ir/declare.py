@@ -16,27 +16,29 @@ from typing import Any
 
 __all__ = ["Table", "load_package"]
 
-_LOADED: set[tuple[str, bool]] = set()
+_LOADED: set[tuple[str, bool, str]] = set()
 
 
-def load_package(package: str, *, recursive: bool = True) -> None:
-    """Import every module of `package` (its sub-packages too when `recursive`), once."""
-    if (package, recursive) in _LOADED:
+def load_package(package: str, *, recursive: bool = True, prefix: str = "") -> None:
+    """Import every module of `package` (its sub-packages too when `recursive`) whose own
+    name starts with `prefix`, once."""
+    if (package, recursive, prefix) in _LOADED:
         return
     root = importlib.import_module(package)
     walk = pkgutil.walk_packages if recursive else pkgutil.iter_modules
     for info in walk(root.__path__, package + "."):
-        if recursive or not info.ispkg:
+        if (recursive or not info.ispkg) and info.name[len(package) + 1:].startswith(prefix):
             importlib.import_module(info.name)
-    _LOADED.add((package, recursive))
+    _LOADED.add((package, recursive, prefix))
 
 
 class Table:
     """Key -> declared function (and the keyword facts given with it); a key is declared once."""
 
-    def __init__(self, what: str, package: str | None = None) -> None:
+    def __init__(self, what: str, package: str | None = None, prefix: str = "") -> None:
         self.what = what
         self.package = package  # whose modules hold the declarations, loaded on first lookup
+        self.prefix = prefix  # only the modules of `package` whose names start with it (then not recursive)
         self._fns: dict[Hashable, Callable[..., Any]] = {}
         self._facts: dict[Hashable, dict[str, Any]] = {}
 
@@ -56,7 +58,7 @@ class Table:
 
     def _ready(self) -> dict[Hashable, Callable[..., Any]]:
         if self.package is not None:
-            load_package(self.package)
+            load_package(self.package, recursive=not self.prefix, prefix=self.prefix)
         return self._fns
 
     def get(self, key: Hashable, default: Any = None) -> Any:

@@ -88,3 +88,23 @@ def test_a_module_nobody_imports_is_found(tmp_path, monkeypatch):
     finally:
         for name in [n for n in sys.modules if n.split(".")[0] == "declpkg"]:
             del sys.modules[name]
+
+
+def test_a_prefixed_table_loads_only_the_modules_named_for_it(tmp_path, monkeypatch):
+    """visa's re-derivations live in visa/retrace*.py: their table loads those, not the rest of visa."""
+    pkg = tmp_path / "declpre"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from ir.declare import Table\nTABLE = Table('inverse', package='declpre', "
+                                     "prefix='inv')\n")
+    for name, key in (("inv_a", "a"), ("inverse_b", "b"), ("other", "c")):
+        (pkg / f"{name}.py").write_text(f"from declpre import TABLE\nTABLE.declare({key!r})(lambda: {key!r})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import declpre
+
+        assert sorted(declpre.TABLE) == ["a", "b"]
+        assert "declpre.other" not in sys.modules
+    finally:
+        for name in [n for n in sys.modules if n.split(".")[0] == "declpre"]:
+            del sys.modules[name]
+

@@ -25,7 +25,7 @@ from tu_ops.lower.vector import traced_pass
 __all__ = ["Underivable", "retraces", "retrace_stage", "RETRACES"]
 
 Retrace = Callable[[Any, ir.Value, dict[int, Any], Any, Iterator[int]], tuple[ir.Op, ...]]
-RETRACES = Table("re-derivation")
+RETRACES = Table("re-derivation", package="visa", prefix="retrace")  # visa/retrace*.py
 
 
 class Underivable(Exception):
@@ -154,9 +154,6 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
     return tuple(ops)
 
 
-from visa import retrace_vrf  # noqa: E402, F401 - the VRF records declare their inverses
-
-
 @retraces("inter_slice_reduce")
 def _inter_slice_reduce(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
     from ir.vector import enums as E
@@ -168,5 +165,3 @@ def _inter_slice_reduce(rec: Any, src: ir.Value, types: dict[int, Any], target: 
         raise Underivable(rec, f"{rec.op.name} is not an inter-slice reduce op on {rec.scalar}")
     return (VectorInterSliceReduce(input=src, out_slice=rec.out_slice, out_time=rec.output_type.time, op=op,
                                    result=_result(rec), loc=rec.loc),)
-from visa import retrace_branch_rf  # noqa: E402, F401 - a tagged pass that reads the VRF
-from visa import retrace_pair_rf  # noqa: E402, F401 - a pair-mode pass that reads the VRF
