@@ -115,6 +115,10 @@ class Memory:
             self._trf[key] = np.zeros((self.trf_bytes // self.row_bytes, self.slices, self.row_bytes), np.uint8)
         return self._trf[key]
 
+    def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
+        """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
+        return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
+
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):
         the padding of a DM tensor an executor creates is zero (docs/machine/index.md)."""

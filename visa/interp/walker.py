@@ -136,9 +136,8 @@ def _new_trf(op: Any, mem: Memory) -> TrfTensor:
     rows, lane_rows = -(-shape.bytes_per_lane // mem.row_bytes), lane_bytes // mem.row_bytes
     check(first + rows <= lane_rows, f"rows from {first} leave the {lane_bytes}-byte lane", op)
     slices = live_positions(t.slice)
-    for chip, cluster in live_parts(t):  # the TRF is stored as (rows, slices, row bytes)
-        trf = mem.trf(chip, cluster).reshape(shape.lanes, lane_rows, mem.slices, mem.row_bytes)
-        trf[:, first:first + rows, slices, :] = 0
+    for chip, cluster in live_parts(t):
+        mem.trf_lanes(chip, cluster, shape.lanes)[:, first:first + rows, slices, :] = 0
     return TrfTensor(shape, first, lane_bytes)
 
 
