@@ -89,6 +89,7 @@ class _Matcher:
         self.sizes = sizes
         self.points = boundary_points(mem)
         self.frags: dict[str, list[tuple[DigitRange, int]]] = {}  # aligned live fragments, cell stride
+        self.padded: dict[DigitRange, DigitRange] = {}  # `X # p` run -> its whole padded range
         self.hulls: dict[str, list[DigitRange]] = {}  # irregular ragged pieces: opaque regions
         self.ops: list[tuple[RaggedFactor, int]] = []
         self.pus: list[list] = []  # [PaddingFactor, stride, extent consumed so far, live digits inner to it]
@@ -97,6 +98,8 @@ class _Matcher:
             if isinstance(f, AxisFactor) or run is not None:
                 fr = run if run is not None else factor_frags(f)[0]
                 self.frags.setdefault(fr.axis, []).append((fr, st[i]))
+                if run is not None:
+                    self.padded[run] = DigitRange(run.axis, run.lo, run.lo * f.extent)
             elif isinstance(f, RaggedFactor):
                 for h in hull(f):
                     self.hulls.setdefault(h.axis, []).append(h)
@@ -118,6 +121,12 @@ class _Matcher:
         fr, s = hits[0]
         if inside(piece, fr):
             return s * (piece.lo // fr.lo)
+        whole = self.padded.get(fr)
+        if whole is not None and inside(piece, whole):
+            # A digit of the padded axis (`R # 16 % 8` on memory `R # 16`, |R| = 10): the run's
+            # cells are linear over its padded extent too, and the piece's coordinates past |R|
+            # are padding on both sides, so it is placed like a digit of the run.
+            return s * (piece.lo // fr.lo)
         size = self.sizes.get(piece.axis)
         if size is not None and piece.hi > fr.hi and piece.hi > size:
             raise _Refused(f"stream fragment {piece} lies outside the extent of axis {piece.axis} "
@@ -127,11 +136,17 @@ class _Matcher:
     def ax(self, f: AxisFactor) -> list[tuple[Factor, Entry]]:
         fr = factor_frags(f)[0]
         pieces = cut(fr, self.points.get(f.axis, ()))
+        if pieces is None:  # a padded digit may cross the end of an `X # p` run: cut at its padded end
+            pieces = cut(fr, self._padded_points(f.axis))
         if pieces is None:
             inside = sorted(t for t in self.points.get(f.axis, ()) if fr.lo < t < fr.hi)
             raise _Refused(f"no common refinement: stream fragment {fr} cannot be cut at the "
                            f"memory's digit boundaries {inside}")
         return [(AxisFactor(f.axis, p.lo, p.extent, f.axis_size), Entry(p.extent, self.place(p))) for p in pieces]
+
+    def _padded_points(self, axis: str) -> set[int]:
+        runs = {fr.hi: self.padded[fr].hi for fr, _ in self.frags.get(axis, ()) if fr in self.padded}
+        return {runs.get(t, t) for t in self.points.get(axis, ())}
 
     def op(self, f: RaggedFactor) -> list[tuple[Factor, Entry]]:
         for op, s in self.ops:
