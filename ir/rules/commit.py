@@ -156,9 +156,17 @@ def _never_written(element: Mapping, stream) -> DigitRange | None:
     views = [sorted(frag(element))]
     if isinstance(element, Pair):
         views.append(sorted(merge_frags(g for term in element.flatten() for g in frag(term))))
-    missing = [next((fr for fr in view if not any(relation(fr, g) in ("equal", "inside") for g in stream)), None)
-               for view in views]
+    missing = [next((fr for fr in view if not any(_covered(fr, g) for g in stream)), None) for view in views]
     return None if None in missing else missing[0]
+
+
+def _covered(fr: DigitRange, g: DigitRange) -> bool:
+    """Does the stream range `g` write every coordinate of the element range `fr`? A digit range
+    of it does; so does a padded one that reaches past it (`R[1:10]` under `R[1:16]`, the
+    stream `R # 16 / 8 ; R # 16 % 8` writing an element `R # 16` with |R| = 10)."""
+    if relation(fr, g) in ("equal", "inside"):
+        return True
+    return fr.axis == g.axis and fr.lo % g.lo == 0 and fr.hi - fr.lo < g.hi
 
 
 def _c3(label: str, help: str | None = None) -> Violation:
