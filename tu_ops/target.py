@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
-RNGD_SHA256 = "e9b54a6367ef16a1da222bc8a98a0b266ab7a4863abfcde508b420bd86e00bb5"
+RNGD_SHA256 = "9dbe3bc0345cb464de416009c586501dc996c9af59ab48b7822910819da42002"
 
 
 class TargetSchemaError(NpuOptError):

@@ -22,12 +22,8 @@ DOCS_PAGE = re.compile(r"(?<![\w/.-])docs/([\w/-]+\.md)")
 TEXT_SUFFIXES = {".py", ".toml", ".lark", ".md", ".yml", ".yaml", ".txt", ".cfg", ".ini", ".json", ".visa", ""}
 SELF = Path(__file__).resolve()
 TOOL = SELF.parent / "cite_map.py"  # the rewriting tool names the old files by necessity
-# Lines that must keep their citation for now, each with the reason.
-ALLOWED = {
-    # The bytes of the built-in target file are hashed into every VISA artifact ("target
-    # sha256"); rewording its first comment changes every artifact, a format change for the lead.
-    "tu_ops/targets/rngd.toml:1", "tu_ops/targets/rngd.toml:10", "tu_ops/targets/rngd.toml:36",
-}
+# Lines that must keep their citation for now, each with the reason (none at present).
+ALLOWED: set[str] = set()
 
 
 def tracked_files() -> list[Path]:

@@ -53,7 +53,7 @@ CASES = {
     "stream outside program": ('-> hbm[i32, "1", "M, N"] ;', '-> stream[i32, "1", "M, N"] ;',
                                "only written inside a program", (26, 274)),
     "dma inside program": None,
-    "bad hash": ('sha256 "e9', 'sha256 "E9', "64 lowercase hexadecimal digits", (3, 22)),
+    "bad hash": ('sha256 "9d', 'sha256 "9D', "64 lowercase hexadecimal digits", (3, 22)),
     "return mismatch": ("return %12", "return %11", "must list the signature's results", (27, 8)),
     "missing cost counter": ("  mac_ops=131072\n", "", "the cost section lacks field `mac_ops`", (36, 3)),
     "unknown cost counter": ("  mac_ops=131072\n", "  mac_ops=131072\n  flops=1\n", "has no field `flops`", (37, 3)),

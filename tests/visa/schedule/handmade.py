@@ -19,7 +19,7 @@ from visa.schedule import parse_rates
 
 HEAD = '''visa 2
 
-target "rngd" sha256 "e9b54a6367ef16a1da222bc8a98a0b266ab7a4863abfcde508b420bd86e00bb5"
+target "rngd" sha256 "9dbe3bc0345cb464de416009c586501dc996c9af59ab48b7822910819da42002"
 
 signature "handmade" chip 1 {
   axes A=4096, B=8
