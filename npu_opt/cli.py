@@ -55,15 +55,20 @@ def _axis_arg(text: str) -> tuple[str, int]:
     return name.strip(), int(size)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, or with `command`'s alone when it names
+    one (what parsing its arguments needs: building the others costs more than a warm
+    `compile`)."""
     parser = argparse.ArgumentParser(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_explain_mapping, _add_compile, _add_check, _add_visa, _add_targets, _add_explain, _add_run,
-                _add_schedule):
-        add(sub)
+    adders = {"explain-mapping": _add_explain_mapping, "compile": _add_compile, "check": _add_check,
+              "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
+              "schedule": _add_schedule}
+    for name, add in adders.items():
+        if command not in adders or name == command:
+            add(sub)
     return parser
 
 
@@ -259,7 +264,8 @@ def _explain_mapping(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         parser.print_help()

@@ -9,7 +9,10 @@ the recorded report and returns the recorded exit status. It holds while:
 - the invocation is the same: paths, `-o`, `--target`, `--filter`, `--no-compat`,
   `--format`, whether the output is coloured, the working directory, the interpreter and
   its module search path (`--jobs` changes no output and is not part of it);
-- npu-opt's own sources hash the same (`compiler_fingerprint`, the cache's key too);
+- npu-opt's own sources hash the same (`compiler_fingerprint`, the cache's key too). The
+  record also keeps a hash of their names, sizes, modification times and inodes, taken
+  before their contents were read: while it matches, the contents are not read again
+  (the rule of git's index, with its guard: no stamp when a source is newer than 2 s);
 - the walk of the paths finds the same `.py` files, and every directory holding a kernel
   file lists the same names (a new module beside a kernel can change its import);
 - every file the discovery, the import and the trace of each kernel read (kernel files,
@@ -31,6 +34,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ __all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key
 RECORD = "run.json"
 _PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
 _SOURCES = (".py", ".lark", ".toml")
+_RACY_NS = 2_000_000_000
 # Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
 SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
                           "venv", "env"})
@@ -52,29 +57,71 @@ def write_atomic(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
-def source_digest(roots: list[str]) -> str:
-    """A hash of the names and contents of every source (.py, .lark, .toml) file under `roots`."""
-    digest = hashlib.sha256()
+def _sources(roots: list[str]) -> list[tuple[str, str]]:
+    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
+    every = []
     for root in roots:
         found = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
             found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
-        for path in sorted(found):
-            digest.update(os.path.relpath(path, root).encode() + b"\0")
-            with open(path, "rb") as f:
-                digest.update(f.read())
+        every.extend((root, path) for path in sorted(found))
+    return every
+
+
+def source_digest(roots: list[str]) -> str:
+    """A hash of the names and contents of every source file under `roots`."""
+    digest = hashlib.sha256()
+    for root, path in _sources(roots):
+        digest.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            digest.update(f.read())
     return digest.hexdigest()
 
 
+def source_stats(roots: list[str]) -> tuple[str, int]:
+    """A hash of the names, sizes and modification times of every source file under
+    `roots`, and the newest modification time (ns)."""
+    digest = hashlib.sha256()
+    newest = 0
+    for _, path in _sources(roots):
+        st = os.stat(path)
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
+        newest = max(newest, st.st_mtime_ns)
+    return digest.hexdigest(), newest
+
+
+def _roots() -> list[str]:
+    here = Path(__file__).resolve().parents[1]
+    return [str(here / p) for p in _PACKAGES]
+
+
 @functools.cache
+def _compiler_identity() -> tuple[str, str | None]:
+    """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
+    when some source was modified in the last `_RACY_NS`: a file edited again within one
+    timestamp tick could keep its size and time, as git's index knows)."""
+    from ir.version import VERSION
+
+    stats, newest = source_stats(_roots())
+    digest = source_digest(_roots())
+    stamp = stats if newest < time.time_ns() - _RACY_NS else None
+    return hashlib.sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
+
+
 def compiler_fingerprint() -> str:
     """Version plus a hash of the compiler's own sources, so a cache entry made by other
     compiler code (an edited checkout with the same version number) is never reused."""
-    from ir.version import VERSION
+    return _compiler_identity()[0]
 
-    here = Path(__file__).resolve().parents[1]
-    return hashlib.sha256(f"{VERSION}\0{source_digest([str(here / p) for p in _PACKAGES])}".encode()).hexdigest()
+
+def _same_compiler(record: dict[str, Any]) -> bool:
+    """Whether npu-opt's sources are the record's: by their sizes, times and inodes when
+    the record's stamp matches, else by their contents."""
+    stamp = record.get("sources_stamp")
+    if stamp is not None and stamp == source_stats(_roots())[0]:
+        return True
+    return record["fingerprint"] == compiler_fingerprint()
 
 
 def _skipped_dir(d: Path) -> bool:
@@ -169,7 +216,9 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
     files = dict(deps.get("files", {}))
     if target is not None and Path(target).is_file():
         files[os.path.abspath(target)] = digest(target)
-    record = {"key": key, "fingerprint": compiler_fingerprint(), "listing": _listing(paths),
+    fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
+    record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
+              "listing": _listing(paths),
               "deps": {"files": files, "env": dict(deps.get("env", {}))},
               "manifest_sha256": hashlib.sha256(manifest_text.encode()).hexdigest(),
               "warm_manifest": warm_manifest, "report": report, "status": status}
@@ -209,7 +258,7 @@ def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | No
     key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
     try:
         record = json.loads((directory / ".npu-opt-cache" / RECORD).read_text(encoding="utf-8"))
-        if record["key"] != key or record["fingerprint"] != compiler_fingerprint():
+        if record["key"] != key or not _same_compiler(record):
             return None
         if record["listing"] != _listing(paths) or not deps_hold(record["deps"]):
             return None

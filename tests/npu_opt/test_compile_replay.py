@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -149,10 +150,44 @@ def test_an_environment_variable_the_import_read_is_part_of_it(project, monkeypa
     assert _replayed() is None
 
 
-def test_a_change_of_npu_opts_own_code_falls_back(project, monkeypatch, capsys):
+@pytest.fixture
+def own_sources(tmp_path, monkeypatch):
+    """npu-opt's sources stood for by a tree of two files, older than the racy window."""
+    tree = tmp_path / "own"
+    tree.mkdir()
+    for name, text in (("a.py", "A = 1\n"), ("g.lark", "start: X\n")):
+        (tree / name).write_text(text)
+        os.utime(tree / name, ns=(1_000_000_000, 1_000_000_000))
+    monkeypatch.setattr(replay, "_roots", lambda: [str(tree)])
+    replay._compiler_identity.cache_clear()
+    yield tree
+    replay._compiler_identity.cache_clear()
+
+
+def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
     assert main(ARGV) == 0
+    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    assert record["sources_stamp"] is not None
     assert _replayed() == 0
-    monkeypatch.setattr(replay, "compiler_fingerprint", lambda: "another compiler")
+    os.utime(own_sources / "a.py")  # touched, the same contents: read again, still the same compiler
+    replay._compiler_identity.cache_clear()
+    assert _replayed() == 0
+    (own_sources / "a.py").write_text("A = 2\n")  # the same size
+    replay._compiler_identity.cache_clear()
+    assert _replayed() is None
+
+
+def test_a_source_newer_than_the_racy_window_leaves_no_stamp(project, own_sources, capsys):
+    (own_sources / "a.py").write_text("A = 3\n")
+    replay._compiler_identity.cache_clear()
+    assert main(ARGV) == 0
+    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    assert record["sources_stamp"] is None
+    assert _replayed() == 0  # by contents
+    os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))
+    (own_sources / "a.py").write_text("A = 4\n")
+    os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))  # size and time as before
+    replay._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
