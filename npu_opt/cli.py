@@ -35,6 +35,19 @@ def _version() -> str:
         return "0+unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`, the installed version looked up only when asked for (importlib.metadata
+    costs more than the rest of a warm `compile`)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"npu-opt {_version()}")
+        parser.exit()
+
+
 def _axis_arg(text: str) -> tuple[str, int]:
     name, sep, size = text.partition("=")
     if not sep or not size.strip().isdigit():
@@ -42,15 +55,20 @@ def _axis_arg(text: str) -> tuple[str, int]:
     return name.strip(), int(size)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, or with `command`'s alone when it names
+    one (what parsing its arguments needs: building the others costs more than a warm
+    `compile`)."""
     parser = argparse.ArgumentParser(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
-    parser.add_argument("--version", action="version", version=f"npu-opt {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (_add_explain_mapping, _add_compile, _add_check, _add_visa, _add_targets, _add_explain, _add_run,
-                _add_schedule):
-        add(sub)
+    adders = {"explain-mapping": _add_explain_mapping, "compile": _add_compile, "check": _add_check,
+              "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
+              "schedule": _add_schedule}
+    for name, add in adders.items():
+        if command not in adders or name == command:
+            add(sub)
     return parser
 
 
@@ -208,6 +226,13 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _compile(args: argparse.Namespace) -> int:
+    if args.backend == "npu" and not (args.no_cache or args.dump_ir or args.dump_schedule):
+        from npu_opt.replay import replay  # a warm rebuild: no compiler loaded (npu_opt/replay.py)
+
+        status = replay(args.paths, args.out_dir, args.target, args.filter, not args.no_compat, args.format,
+                        args.color)
+        if status is not None:
+            return status
     from npu_opt.compile_command import run_compile
 
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
@@ -239,7 +264,8 @@ def _explain_mapping(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(words[0] if words else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         parser.print_help()

@@ -7,7 +7,6 @@ status is `ok`, `refused` or `ice` with the diagnostics and per-stage timings.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from typing import Any
 
@@ -16,6 +15,7 @@ import attrs
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
+from npu_opt.replay import compiler_fingerprint
 
 __all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "compiler_fingerprint", "ice_diagnostic",
            "npu_opt_version"]
@@ -26,25 +26,6 @@ def npu_opt_version() -> str:
     from npu_opt import __version__
 
     return __version__
-
-
-@functools.cache
-def compiler_fingerprint() -> str:
-    """Version plus a hash of the compiler's own sources, so a cache entry made by other
-    compiler code (an edited checkout with the same version number) is never reused."""
-    import importlib.util
-    from pathlib import Path
-
-    digest = hashlib.sha256(npu_opt_version().encode())
-    for package in ("ir", "npu_opt", "tu_ops", "visa", "backends"):
-        spec = importlib.util.find_spec(package)
-        roots = list(spec.submodule_search_locations or []) if spec else []
-        for root in roots:
-            for path in sorted(Path(root).rglob("*")):
-                if path.suffix in (".py", ".lark", ".toml") and "__pycache__" not in path.parts:
-                    digest.update(str(path.relative_to(root)).encode())
-                    digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 @attrs.frozen

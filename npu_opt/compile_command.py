@@ -10,6 +10,7 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import multiprocessing
 import os
@@ -32,6 +33,7 @@ from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, i
 from npu_opt.color import paint, use_color
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
+from npu_opt.replay import invocation_key, save_record, write_atomic
 from npu_opt.schedule_command import schedule_manifest_fields
 from npu_opt.json_report import error_record, kernel_record, summary_record
 
@@ -39,13 +41,6 @@ __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
 CACHE_DIR = ".npu-opt-cache"
 _KERNELS: list[Any] = []  # set before forking the worker pool; workers pick by index
-
-
-def write_atomic(path: Path, data: str) -> None:
-    """Write `data` to `path` through a temporary file in the same directory."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(data, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...]) -> str:
@@ -68,8 +63,8 @@ def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     return digest.hexdigest()
 
 
-def _cache_get(cache: Path, key: str) -> Outcome | None:
-    """The cached outcome of `key`, if every file and variable its compile read is unchanged."""
+def _cache_get(cache: Path, key: str) -> tuple[Outcome, dict[str, Any]] | None:
+    """The cached outcome of `key` and what its compile read, if all of it is unchanged."""
     path = cache / f"{key}.json"
     if not path.is_file():
         return None
@@ -81,20 +76,25 @@ def _cache_get(cache: Path, key: str) -> Outcome | None:
                       for d in data["diagnostics"])
         warns = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
                       for d in data["warnings"])
-        return Outcome(data["kernel"], data["status"], data["text"], diags, warns, {}, makespan=data.get("makespan"))
+        outcome = Outcome(data["kernel"], data["status"], data["text"], diags, warns, {}, makespan=data.get("makespan"))
+        return outcome, data["deps"]
     except (OSError, ValueError, KeyError, TypeError):
         return None  # a damaged cache entry is simply a miss
 
 
-def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> None:
+def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[str, Any] | None:
+    """Cache `outcome` with the snapshot of what its compile read; that snapshot (None: an
+    ICE, never cached)."""
     if outcome.status == "ice":
-        return  # never cache a compiler bug
+        return None  # never cache a compiler bug
     cache.mkdir(parents=True, exist_ok=True)
-    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": snapshot(read),
+    deps = snapshot(read)
+    data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": deps,
             "makespan": outcome.makespan,
             "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
             "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
     write_atomic(cache / f"{key}.json", json.dumps(data))
+    return deps
 
 
 def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
@@ -126,11 +126,33 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
             results.append(_compile_index(item))
             _progress(progress, n, len(work), kernels[n - 1].name)
         return results
+    _preload()
     results_by_index = _pool_run(work, min(jobs, len(kernels)), progress)
     for i in range(len(work)):  # a worker died: each unfinished kernel alone, to find the culprit
         if i not in results_by_index:
             results_by_index.update(_pool_run([work[i]], 1, False) or {i: _worker_died(kernels[i])})
     return [results_by_index[i] for i in range(len(work))]
+
+
+# The pipeline's modules, imported on first use: a compile on forked workers loads them in
+# the parent first, so the workers inherit them instead of each importing them again (on 2
+# cores, a third of a cold `compile examples/`). A module missing here only costs time.
+_PIPELINE = ("backends.npu", "tu_ops.lower.api", "tu_ops.lower.options", "visa.printer", "visa.facts",
+             "visa.schedule", "visa.schedule.report", "visa.retrace", "npu_opt.stages", "npu_opt.views",
+             "npu_opt.vector_stages", "npu_opt.fills")
+
+
+def _preload() -> None:
+    import importlib
+
+    from ir.declare import load_package
+    from npu_opt.deps import user_modules
+
+    for name in _PIPELINE:
+        importlib.import_module(name)
+    load_package("tu_ops.lower")  # the lowering's declaration tables (tu_ops/lower/dispatch.py)
+    load_package("visa", recursive=False, prefix="retrace")  # visa/retrace.py's RETRACES
+    user_modules()  # fills the caches of what is the user's
 
 
 def _ignore_sigint() -> None:
@@ -182,25 +204,35 @@ def _qualname(file: str, kernel: Any) -> str:
 
 
 def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, jobs: int | None,
-              cache: Path | None, imported: Record, terminal: bool) -> dict[int, Outcome]:
+              cache: Path | None, imported: Record, terminal: bool) -> tuple[dict[int, Outcome], dict | None]:
     """Each kernel's outcome: from `cache` (None: no cache) while everything its compile
-    read is unchanged, else compiled (and cached with what it read)."""
+    read is unchanged, else compiled (and cached with what it read); and the union of what
+    they all read (None: some outcome is not cached)."""
     outcomes: dict[int, Outcome] = {}
     keys = [_cache_key(k, tgt, compat) for k in kernels]
     misses = []
+    every: dict[str, dict] | None = {"files": {}, "env": {}} if cache is not None else None
     for i, key in enumerate(keys):
         hit = None if cache is None else _cache_get(cache, key)
         if hit is None:
             misses.append(i)
         else:
-            outcomes[i] = hit
+            outcomes[i] = hit[0]
+            every = _union(every, hit[1])
     progress = terminal and sys.stderr.isatty() and len(misses) > 4
     fresh = _compile_all([kernels[i] for i in misses], tgt, compat, dump_ir, jobs or os.cpu_count() or 1, progress)
     for i, (outcome, read) in zip(misses, fresh):
         outcomes[i] = outcome
         if cache is not None:
-            _cache_put(cache, keys[i], outcome, Record(read.files | imported.files, read.env | imported.env))
-    return outcomes
+            every = _union(every, _cache_put(cache, keys[i], outcome, Record(read.files | imported.files,
+                                                                              read.env | imported.env)))
+    return outcomes, every
+
+
+def _union(every: dict | None, deps: dict | None) -> dict | None:
+    if every is None or deps is None:
+        return None
+    return {"files": every["files"] | deps["files"], "env": every["env"] | deps["env"]}
 
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
@@ -234,8 +266,8 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
     use_cache = cached and not dump_ir
-    outcomes = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
-                         imported, out is sys.stdout)
+    outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
+                               imported, out is sys.stdout)
     entries = [_write(directory, kernels[i], outcomes[i], tgt, dump_schedule) for i in range(len(kernels))]
     _remove_unlisted(directory, found.files, entries)
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
@@ -243,13 +275,26 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
                                 "kernels": entries}
     if errors:
         manifest["errors"] = [e.to_json() for e in errors]
-    write_atomic(directory / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    manifest_text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(directory / "manifest.json", manifest_text)
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status
-    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, out, status,
-            use_color(color, out) and fmt == "human")
+    colored = use_color(color, out) and fmt == "human"
+    report = io.StringIO()
+    _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, report, status, colored)
+    out.write(report.getvalue())
+    if deps is not None and not errors and dump_schedule is None:
+        key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out))
+        save_record(directory, key, paths, target, deps, manifest_text, _warm_manifest(manifest),
+                    report.getvalue(), status)
     return status
+
+
+def _warm_manifest(manifest: dict[str, Any]) -> str:
+    """The manifest text a run answering every kernel from the cache writes: no timings."""
+    kernels = [entry | {"timings_ms": {}} for entry in manifest["kernels"]]
+    return json.dumps(manifest | {"kernels": kernels}, indent=2, ensure_ascii=False) + "\n"
 
 
 def writable_dir(path: Path) -> str | None:

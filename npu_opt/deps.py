@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import sys
 import sysconfig
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
+from npu_opt.replay import deps_hold, digest, env_value
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -42,9 +43,8 @@ class Record:
 def _system_roots() -> tuple[str, ...]:
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for package in ("ir", "npu_opt", "tu_ops", "visa", "backends"):
-        module = sys.modules.get(package)
-        roots.update(getattr(module, "__path__", []) or [])
+    here = Path(__file__).resolve().parents[1]  # npu-opt's own packages, loaded yet or not
+    roots.update(str(here / package) for package in ("ir", "npu_opt", "tu_ops", "visa", "backends"))
     return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
 
 
@@ -118,32 +118,13 @@ def user_modules() -> set[str]:
     return {f for f in files if _is_user_module_file(f)}
 
 
-def _digest(path: str) -> str | None:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-def _env_value(name: str) -> str | None:
-    if name == _ALL:
-        return hashlib.sha256(repr(sorted(os.environ._data.items())).encode()).hexdigest()  # type: ignore
-    env = os.environ
-    raw = env._data.get(env.encodekey(name))  # type: ignore[attr-defined]
-    return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
-
-
 def snapshot(record: Record) -> dict[str, dict[str, str | None]]:
     """Content hashes of the recorded user files and values of the recorded variables."""
     files = {f for f in record.files if _is_user_file(f)}
-    return {"files": {f: _digest(f) for f in sorted(files)},
-            "env": {name: _env_value(name) for name in sorted(record.env)}}
+    return {"files": {f: digest(f) for f in sorted(files)},
+            "env": {name: env_value(name) for name in sorted(record.env)}}
 
 
 def unchanged(snap: Any) -> bool:
     """Whether every file and variable of `snap` still has the recorded content."""
-    try:
-        return all(_digest(f) == h for f, h in snap["files"].items()) and \
-            all(_env_value(n) == v for n, v in snap["env"].items())
-    except (TypeError, KeyError, AttributeError):
-        return False
+    return deps_hold(snap)

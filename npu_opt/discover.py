@@ -27,6 +27,7 @@ from ir.errors import MappingError
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
+from npu_opt.replay import walk_paths
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
 
@@ -87,46 +88,9 @@ def module_name_for(path: Path) -> str:
     return name
 
 
-# Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
-SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
-                          "venv", "env"})
-
-
-def _skipped_dir(d: Path) -> bool:
-    """A hidden, build or virtual-environment directory (one holding `pyvenv.cfg`)."""
-    return d.name.startswith(".") or d.name in SKIPPED_DIRS or (d / "pyvenv.cfg").is_file()
-
-
-def _walk(root: Path) -> list[Path]:
-    """The `*.py` files under `root`, sorted, except `__main__.py` and skipped directories."""
-    found: list[Path] = []
-    for entry in sorted(root.iterdir()):
-        if entry.is_dir():
-            if not _skipped_dir(entry):
-                found.extend(_walk(entry))
-        elif entry.suffix == ".py" and entry.name != "__main__.py" and entry.is_file():
-            found.append(entry)
-    return found
-
-
 def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
-    files: list[Path] = []
-    errors: list[LoadError] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            files.extend(_walk(p))
-        elif p.is_file():
-            files.append(p)
-        else:
-            errors.append(LoadError(raw, "no such file or directory"))
-    seen: set[Path] = set()
-    unique = []
-    for f in files:  # the same file named twice (or through two paths) is one file
-        if f.resolve() not in seen:
-            seen.add(f.resolve())
-            unique.append(f)
-    return unique, errors
+    files, missing = walk_paths(paths)
+    return files, [LoadError(raw, "no such file or directory") for raw in missing]
 
 
 def _load(path: Path) -> tuple[object | None, LoadError | None]:

@@ -69,3 +69,15 @@ def test_a_cached_explain_page_loads_neither_numpy_nor_lark(tmp_path: Path) -> N
     loaded = _imported(["explain", "DMA-1"], tmp_path)
     assert "ir" in loaded
     assert not loaded & {"ml_dtypes", "numpy", "lark", "tu_ops", "visa", "backends"}
+
+
+def test_a_warm_compile_loads_no_compiler(tmp_path: Path) -> None:
+    """`npu-opt compile` of unchanged kernels into the same DIR is answered from DIR's run
+    record (npu_opt/replay.py): it executes no kernel file and loads no numerics, no parser,
+    no attrs and no lowering."""
+    argv = ["compile", str(ROOT / "examples" / "gemv.py"), "-o", str(tmp_path / "out"), "--jobs", "1"]
+    first = _imported(argv, tmp_path)
+    assert {"numpy", "tu_ops"} <= first  # the cold run compiled
+    loaded = _imported(argv, tmp_path)
+    assert "npu_opt" in loaded
+    assert not loaded & {"ml_dtypes", "numpy", "lark", "attrs", "attr", "tu_ops", "visa", "backends", "examples"}

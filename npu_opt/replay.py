@@ -1,0 +1,271 @@
+"""A warm `npu-opt compile`, answered without loading the compiler (docs/ci.md, "The cache").
+
+A compile whose every kernel came out of (or went into) DIR's cache leaves a run record in
+DIR/.npu-opt-cache/run.json: the invocation it answers, what the run depended on and what
+it wrote. The next identical invocation checks the record with the standard library only
+(no numpy, no parser, no kernel file executed) and, while everything still holds, prints
+the recorded report and returns the recorded exit status. It holds while:
+
+- the invocation is the same: paths, `-o`, `--target`, `--filter`, `--no-compat`,
+  `--format`, whether the output is coloured, the working directory, the interpreter and
+  its module search path (`--jobs` changes no output and is not part of it);
+- npu-opt's own sources hash the same (`compiler_fingerprint`, the cache's key too). The
+  record also keeps a hash of their names, sizes, modification times and inodes, taken
+  before their contents were read: while it matches, the contents are not read again
+  (the rule of git's index, with its guard: no stamp when a source is newer than 2 s);
+- the walk of the paths finds the same `.py` files, and every directory holding a kernel
+  file lists the same names (a new module beside a kernel can change its import);
+- every file the discovery, the import and the trace of each kernel read (kernel files,
+  user modules, data files, a `--target` file) has the recorded content hash, and every
+  environment variable they looked up the recorded value;
+- DIR/manifest.json and every artifact it lists are the ones the run wrote (content
+  hashes), and no stale artifact of the other kind (`.fail` for `.visa`) is back.
+
+Anything else, a damaged record included, falls back to the ordinary compile, whose
+per-kernel cache still answers for each unchanged kernel. A run with an input error or an
+internal compiler error writes no record. The manifest a replay leaves is the one a cache
+hit writes (every `timings_ms` empty: nothing was compiled).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "replay",
+           "RECORD"]
+
+RECORD = "run.json"
+_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
+_SOURCES = (".py", ".lark", ".toml")
+_RACY_NS = 2_000_000_000
+# Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
+SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
+                          "venv", "env"})
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """Write `data` to `path` through a temporary file in the same directory."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(data, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _sources(roots: list[str]) -> list[tuple[str, str]]:
+    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
+    every = []
+    for root in roots:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
+        every.extend((root, path) for path in sorted(found))
+    return every
+
+
+def source_digest(roots: list[str]) -> str:
+    """A hash of the names and contents of every source file under `roots`."""
+    digest = hashlib.sha256()
+    for root, path in _sources(roots):
+        digest.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def source_stats(roots: list[str]) -> tuple[str, int]:
+    """A hash of the names, sizes and modification times of every source file under
+    `roots`, and the newest modification time (ns)."""
+    digest = hashlib.sha256()
+    newest = 0
+    for _, path in _sources(roots):
+        st = os.stat(path)
+        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
+        newest = max(newest, st.st_mtime_ns)
+    return digest.hexdigest(), newest
+
+
+def _roots() -> list[str]:
+    here = Path(__file__).resolve().parents[1]
+    return [str(here / p) for p in _PACKAGES]
+
+
+@functools.cache
+def _compiler_identity() -> tuple[str, str | None]:
+    """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
+    when some source was modified in the last `_RACY_NS`: a file edited again within one
+    timestamp tick could keep its size and time, as git's index knows)."""
+    from ir.version import VERSION
+
+    stats, newest = source_stats(_roots())
+    digest = source_digest(_roots())
+    stamp = stats if newest < time.time_ns() - _RACY_NS else None
+    return hashlib.sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
+
+
+def compiler_fingerprint() -> str:
+    """Version plus a hash of the compiler's own sources, so a cache entry made by other
+    compiler code (an edited checkout with the same version number) is never reused."""
+    return _compiler_identity()[0]
+
+
+def _same_compiler(record: dict[str, Any]) -> bool:
+    """Whether npu-opt's sources are the record's: by their sizes, times and inodes when
+    the record's stamp matches, else by their contents."""
+    stamp = record.get("sources_stamp")
+    if stamp is not None and stamp == source_stats(_roots())[0]:
+        return True
+    return record["fingerprint"] == compiler_fingerprint()
+
+
+def _skipped_dir(d: Path) -> bool:
+    """A hidden, build or virtual-environment directory (one holding `pyvenv.cfg`)."""
+    return d.name.startswith(".") or d.name in SKIPPED_DIRS or (d / "pyvenv.cfg").is_file()
+
+
+def _walk(root: Path) -> list[Path]:
+    """The `*.py` files under `root`, sorted, except `__main__.py` and skipped directories."""
+    found: list[Path] = []
+    for entry in sorted(root.iterdir()):
+        if entry.is_dir():
+            if not _skipped_dir(entry):
+                found.extend(_walk(entry))
+        elif entry.suffix == ".py" and entry.name != "__main__.py" and entry.is_file():
+            found.append(entry)
+    return found
+
+
+def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """The files the paths name (directories walked), each once; and the paths that do not exist."""
+    files: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(_walk(p))
+        elif p.is_file():
+            files.append(p)
+        else:
+            missing.append(raw)
+    seen: set[Path] = set()
+    unique = []
+    for f in files:  # the same file named twice (or through two paths) is one file
+        if f.resolve() not in seen:
+            seen.add(f.resolve())
+            unique.append(f)
+    return unique, missing
+
+
+def _listing(paths: list[str]) -> dict[str, Any]:
+    """What discovery would find: the files, and the names in each directory holding one."""
+    files, missing = walk_paths(paths)
+    dirs = {}
+    for parent in sorted({str(f.parent.resolve()) for f in files}):
+        try:
+            dirs[parent] = sorted(os.listdir(parent))
+        except OSError:
+            dirs[parent] = None
+    return {"files": [str(f) for f in files], "missing": missing, "dirs": dirs}
+
+
+def digest(path: str) -> str | None:
+    """The sha256 of a file's bytes, None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def env_value(name: str) -> str | None:
+    """The value of environment variable `name` (`*`: a hash of the whole environment),
+    read without telling a recording `os.environ` about it."""
+    env = os.environ
+    if name == "*":
+        return hashlib.sha256(repr(sorted(env._data.items())).encode()).hexdigest()  # type: ignore
+    raw = env._data.get(env.encodekey(name))  # type: ignore[attr-defined]
+    return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
+
+
+def deps_hold(snap: Any) -> bool:
+    """Whether every file and variable of a snapshot still has the recorded content."""
+    try:
+        return all(digest(f) == h for f, h in snap["files"].items()) and \
+            all(env_value(n) == v for n, v in snap["env"].items())
+    except (TypeError, KeyError, AttributeError):
+        return False
+
+
+def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool,
+                   fmt: str, colored: bool) -> str:
+    """What a run record answers: everything about the invocation that can change its output."""
+    parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
+             sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
+                manifest_text: str, warm_manifest: str, report: str, status: int) -> None:
+    """Write the run record of a compile whose every kernel is cached (see the module doc)."""
+    files = dict(deps.get("files", {}))
+    if target is not None and Path(target).is_file():
+        files[os.path.abspath(target)] = digest(target)
+    fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
+    record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
+              "listing": _listing(paths),
+              "deps": {"files": files, "env": dict(deps.get("env", {}))},
+              "manifest_sha256": hashlib.sha256(manifest_text.encode()).hexdigest(),
+              "warm_manifest": warm_manifest, "report": report, "status": status}
+    cache = directory / ".npu-opt-cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    write_atomic(cache / RECORD, json.dumps(record))
+
+
+def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
+    """Whether DIR holds the manifest and artifacts of the record (rewriting a manifest that
+    differs from a cache hit's only by the first run's timings)."""
+    warm = record["warm_manifest"]
+    try:
+        on_disk = (directory / "manifest.json").read_bytes()
+    except OSError:
+        return False
+    have = hashlib.sha256(on_disk).hexdigest()
+    if have not in (record["manifest_sha256"], hashlib.sha256(warm.encode()).hexdigest()):
+        return False
+    for entry in json.loads(warm)["kernels"]:
+        artifact = entry["artifact"]
+        other = artifact[:-len(".visa")] + ".fail" if artifact.endswith(".visa") else artifact[:-5] + ".visa"
+        if digest(str(directory / artifact)) != entry["sha256"] or (directory / other).exists():
+            return False
+    if on_disk != warm.encode():
+        write_atomic(directory / "manifest.json", warm)
+    return True
+
+
+def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool, fmt: str,
+           color: str | None) -> int | None:
+    """Print the recorded report of this invocation and return its status, if its record
+    still holds (the module doc); None otherwise: then compile."""
+    from npu_opt.color import use_color
+
+    directory = Path(out_dir)
+    key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
+    try:
+        record = json.loads((directory / ".npu-opt-cache" / RECORD).read_text(encoding="utf-8"))
+        if record["key"] != key or not _same_compiler(record):
+            return None
+        if record["listing"] != _listing(paths) or not deps_hold(record["deps"]):
+            return None
+        if not _outputs_hold(directory, record):
+            return None
+        report, status = record["report"], record["status"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # no record, or a damaged one: compile
+    sys.stdout.write(report)
+    return int(status)
