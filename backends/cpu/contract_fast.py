@@ -18,7 +18,10 @@ order, by `backends.cpu.contract_float`.
 
 from __future__ import annotations
 
+import functools
 import math
+
+import attrs
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -117,6 +120,13 @@ class _Operand:
                 pass
         return base
 
+    def read(self, gather: Gather) -> tuple[np.ndarray, Gather]:
+        """(rows, gather) that read the operand's cells `gather` without copying a lazy
+        operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
+        if self.lazy is None:
+            return self._raw, gather
+        return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather)
+
     def cells(self, gather: Gather) -> np.ndarray:
         """The operand's cells over its layout, (rows, *shape)."""
         found = self.in_place(gather)
@@ -179,9 +189,16 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
         if plan is None:
             return None
     if outer.is_float:
-        return _contract_float(outer, s_op.raw, t_op.raw, plan, shape, options)
+        (s_raw, a), (t_raw, w) = s_op.read(plan.a), t_op.read(plan.w)
+        return _contract_float(outer, s_raw, t_raw, _aimed(plan, a, w), shape, options)
     with blas_threads(options.blas_threads):
         return _contract_int(outer, s_op, t_op, plan, shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _aimed(plan: Plan, a: Gather, w: Gather) -> Plan:
+    """`plan` reading its operands by the gathers `a` and `w` (`_Operand.read`)."""
+    return plan if (a, w) == (plan.a, plan.w) else attrs.evolve(plan, a=a, w=w)
 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,

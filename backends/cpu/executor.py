@@ -53,8 +53,7 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
 @handles(Fetch, Collect, ToTrf, Commit, ToVrf, options=True)
 def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    lazy = options.fast_moves and not op.result.type.dtype.is_float  # the float core reads copies faster
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=lazy)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
 
 
 @handles(CommitTrim)
