@@ -30,7 +30,8 @@ from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
 from backends.cpu import contract_float, contract_jit, lazy_rows, row_classes
-from backends.cpu.contract_plan import Gather, Plan, _affine, plan as make_plan
+from backends.cpu.contract_dest import _dest_view
+from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
@@ -358,34 +359,3 @@ def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
         values = (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     res[:, plan.dest.reshape(-1)] = values
     return res.reshape(shape)
-
-
-def _runs(line: np.ndarray) -> list[int]:
-    """Extents, outer to inner, cutting `line` where its step changes: a line affine over
-    each cut (a digit read with two strides) splits into one digit per stride."""
-    n = len(line)
-    steps = np.diff(line)
-    cut = np.flatnonzero(steps != steps[0]) if n > 1 else ()
-    if len(cut) == 0:
-        return [n]
-    f = int(cut[0]) + 1
-    return [n] if n % f else _runs(line[::f]) + [f]
-
-
-def _dest_view(res: np.ndarray, dest: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]] | None:
-    """The result cells `dest` (I, J, N', Z) of every row of `res` (rows, cells) as one
-    writeable strided view (rows, *fine) over `dest`'s axes cut into digits of one stride
-    each, and that shape `fine`, when `dest` is affine over them and names each cell once
-    (then writing the view is the scatter, cell for cell); None otherwise."""
-    if dest.size == 0 or np.unique(dest).size != dest.size:
-        return None
-    fine: list[int] = []
-    for k, n in enumerate(dest.shape):
-        fine += _runs(dest[tuple(slice(None) if d == k else 0 for d in range(dest.ndim))]) if n > 1 else [n]
-    found = _affine(dest.reshape(fine))
-    if found is None:
-        return None
-    first, steps = found
-    item = res.itemsize
-    view = as_strided(res[:, first:], (res.shape[0], *fine), (res.strides[0], *(s * item for s in steps)))
-    return view, tuple(fine)

@@ -20,8 +20,9 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.ops import Collect, Commit, ContractOuter, Fetch, FetchCast, Op, ToTrf
+from ir.ops import Op
 
+from backends.cpu.handlers import takes_lazy
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
 __all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view",
@@ -78,11 +79,10 @@ def materialize(buf):
 
 
 def accepts(op: Op) -> bool:
-    """True when the cpu handler of `op` takes a `LazyRows` operand: the per-slice moves,
-    an identity fetch_cast and contract_outer."""
-    if isinstance(op, FetchCast):
-        return op.input.type.dtype == op.dtype
-    return isinstance(op, (Fetch, Collect, ToTrf, Commit, ContractOuter))
+    """True when the cpu handler of `op` takes a `LazyRows` operand, as declared with it
+    (`@handles(..., lazy=...)`, backends/cpu/handlers.py): today the per-slice moves, an
+    identity fetch_cast and contract_outer."""
+    return takes_lazy(op)
 
 
 @functools.lru_cache(maxsize=32)
