@@ -36,7 +36,7 @@ def fetch_table_lookup(op: FetchTableLookup, buf: np.ndarray) -> np.ndarray:
     return _convert(buf, op.input.type.dtype, op.dtype, "table_lookup")
 
 
-@handles(FetchCast)
+@handles(FetchCast, lazy=lambda op: op.input.type.dtype == op.dtype)  # the identity passes it on
 def fetch_cast(op: FetchCast, buf: np.ndarray) -> np.ndarray:
     """docs/numerics.md; the identity cast returns the buffer unchanged, bits included."""
     src = op.input.type.dtype

@@ -177,7 +177,7 @@ def _widened(rows2d: np.ndarray, dtype: DType) -> np.ndarray:
     return np.ascontiguousarray(adapters.widen(rows2d, dtype).T)
 
 
-@handles(ContractOuter)
+@handles(ContractOuter, lazy=True)  # the contraction reads its operands in place
 def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Outer:
     """docs/machine/contraction.md: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
     s_t: StreamType = op.input.type

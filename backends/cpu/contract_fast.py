@@ -18,7 +18,10 @@ order, by `backends.cpu.contract_float`.
 
 from __future__ import annotations
 
+import functools
 import math
+
+import attrs
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -27,7 +30,8 @@ from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
 from backends.cpu import contract_float, contract_jit, lazy_rows, row_classes
-from backends.cpu.contract_plan import Gather, Plan, _affine, plan as make_plan
+from backends.cpu.contract_dest import _dest_view
+from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
@@ -117,6 +121,13 @@ class _Operand:
                 pass
         return base
 
+    def read(self, gather: Gather) -> tuple[np.ndarray, Gather]:
+        """(rows, gather) that read the operand's cells `gather` without copying a lazy
+        operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
+        if self.lazy is None:
+            return self._raw, gather
+        return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather)
+
     def cells(self, gather: Gather) -> np.ndarray:
         """The operand's cells over its layout, (rows, *shape)."""
         found = self.in_place(gather)
@@ -179,9 +190,16 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
         if plan is None:
             return None
     if outer.is_float:
-        return _contract_float(outer, s_op.raw, t_op.raw, plan, shape, options)
+        (s_raw, a), (t_raw, w) = s_op.read(plan.a), t_op.read(plan.w)
+        return _contract_float(outer, s_raw, t_raw, _aimed(plan, a, w), shape, options)
     with blas_threads(options.blas_threads):
         return _contract_int(outer, s_op, t_op, plan, shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _aimed(plan: Plan, a: Gather, w: Gather) -> Plan:
+    """`plan` reading its operands by the gathers `a` and `w` (`_Operand.read`)."""
+    return plan if (a, w) == (plan.a, plan.w) else attrs.evolve(plan, a=a, w=w)
 
 
 def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
@@ -341,34 +359,3 @@ def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
         values = (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
     res[:, plan.dest.reshape(-1)] = values
     return res.reshape(shape)
-
-
-def _runs(line: np.ndarray) -> list[int]:
-    """Extents, outer to inner, cutting `line` where its step changes: a line affine over
-    each cut (a digit read with two strides) splits into one digit per stride."""
-    n = len(line)
-    steps = np.diff(line)
-    cut = np.flatnonzero(steps != steps[0]) if n > 1 else ()
-    if len(cut) == 0:
-        return [n]
-    f = int(cut[0]) + 1
-    return [n] if n % f else _runs(line[::f]) + [f]
-
-
-def _dest_view(res: np.ndarray, dest: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]] | None:
-    """The result cells `dest` (I, J, N', Z) of every row of `res` (rows, cells) as one
-    writeable strided view (rows, *fine) over `dest`'s axes cut into digits of one stride
-    each, and that shape `fine`, when `dest` is affine over them and names each cell once
-    (then writing the view is the scatter, cell for cell); None otherwise."""
-    if dest.size == 0 or np.unique(dest).size != dest.size:
-        return None
-    fine: list[int] = []
-    for k, n in enumerate(dest.shape):
-        fine += _runs(dest[tuple(slice(None) if d == k else 0 for d in range(dest.ndim))]) if n > 1 else [n]
-    found = _affine(dest.reshape(fine))
-    if found is None:
-        return None
-    first, steps = found
-    item = res.itemsize
-    view = as_strided(res[:, first:], (res.shape[0], *fine), (res.strides[0], *(s * item for s in steps)))
-    return view, tuple(fine)

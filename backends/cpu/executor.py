@@ -10,9 +10,11 @@ keeps the peak memory of large kernels down.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.errors import InternalError
@@ -50,11 +52,11 @@ def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
     return dm.reshape(layout.shape_of(op.result.type))
 
 
-@handles(Fetch, Collect, ToTrf, Commit, ToVrf, options=True)
+@handles(ToVrf, options=True)
+@handles(Fetch, Collect, ToTrf, Commit, options=True, lazy=True)  # a move composes with a lazy input
 def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    lazy = options.fast_moves and not op.result.type.dtype.is_float  # the float core reads copies faster
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=lazy)
+    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
 
 
 @handles(CommitTrim)
@@ -65,13 +67,39 @@ def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
 
 
 
-def _last_uses(ops: Sequence[Op]) -> dict[int, int]:
-    """Value id -> position of the op that reads it last."""
+@attrs.frozen
+class _Step:
+    """One op of a kernel as the executor walks it: its operand ids, its result id, whether
+    it takes `LazyRows` operands, and the ids read here for the last time."""
+
+    op: Op
+    operands: tuple[int, ...]
+    result: int | None
+    lazy: bool
+    last: tuple[int, ...]
+
+
+_STEPS: dict[int, tuple[weakref.ref, tuple[_Step, ...]]] = {}
+
+
+def _steps(kernel: Kernel) -> tuple[_Step, ...]:
+    """The walk of `kernel.ops`, made once per kernel object (a traced kernel is kept and
+    run again: `CpuBackend` caches the trace)."""
+    found = _STEPS.get(id(kernel))
+    if found is not None and found[0]() is kernel:
+        return found[1]
+    operands = [tuple(v.id for v in op.operands()) for op in kernel.ops]
     last: dict[int, int] = {}
-    for position, op in enumerate(ops):
-        for v in op.operands():
-            last[v.id] = position
-    return last
+    for position, ids in enumerate(operands):
+        for v in ids:
+            last[v] = position
+    steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, lazy_rows.accepts(op),
+                   tuple(dict.fromkeys(v for v in ids if last[v] == position)))
+             for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
+    for key in [k for k, (ref, _) in _STEPS.items() if ref() is None]:
+        del _STEPS[key]
+    _STEPS[id(kernel)] = (weakref.ref(kernel), tuple(steps))
+    return _STEPS[id(kernel)][1]
 
 
 def execute(kernel: Kernel, params: Sequence[np.ndarray],
@@ -86,19 +114,18 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
     """`execute`, also returning the final HBM buffer of every in-out parameter (its
     `final` op), in parameter order."""
     env: dict[int, Any] = {}
-    last = _last_uses(kernel.ops)
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     marks = uninit.tracker(options)
-    for position, op in enumerate(kernel.ops):
+    for step in _steps(kernel):
+        op = step.op
         if isinstance(op, Param):
-            env[op.result.id] = params[op.index]
+            env[step.result] = params[op.index]
             continue
-        operands = op.operands()
-        if not lazy_rows.accepts(op):  # a move not copied yet is copied for this consumer, once
-            for v in operands:
-                env[v.id] = lazy_rows.materialize(env[v.id])
-        args = [env[v.id] for v in operands]
+        if not step.lazy:  # a move not copied yet is copied for this consumer, once
+            for v in step.operands:
+                env[v] = lazy_rows.materialize(env[v])
+        args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
         if isinstance(op, Return):
@@ -106,18 +133,17 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             continue
         if isinstance(op, Final):
             finals.append(args[1])
-            env[op.result.id] = args[1]
+            env[step.result] = args[1]
             continue
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
         if takes_options(type(op)):
-            env[op.result.id] = handler(op, *args, options=options)
+            env[step.result] = handler(op, *args, options=options)
         else:
-            env[op.result.id] = handler(op, *args)
+            env[step.result] = handler(op, *args)
         if marks is not None:
-            marks.after(op, np.shape(env[op.result.id]))
-        for v in operands:
-            if last.get(v.id) == position:
-                env.pop(v.id, None)
+            marks.after(op, np.shape(env[step.result]))
+        for v in step.last:
+            env.pop(v, None)
     return results, tuple(finals)

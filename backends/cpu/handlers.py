@@ -2,8 +2,10 @@
 
 A module of `backends.cpu` declares `@handles(ir.SomeOp)` on a function `(op, *operand
 buffers) -> result buffer`; `options=True` when it also takes the `CpuOptions` (keyword
-`options`), which choose how it computes, never what. The executor loads every module of
-the package before its first lookup, so a new engine adds its handler in its own module.
+`options`), which choose how it computes, never what; `lazy=True` (or a predicate of the op)
+when it also takes a move not copied yet (`backends.cpu.lazy_rows.LazyRows`) as an operand:
+every other handler gets its operands copied out. The executor loads every module of the
+package before its first lookup, so a new engine adds its handler in its own module.
 """
 
 from __future__ import annotations
@@ -13,16 +15,24 @@ from typing import Any
 
 from ir.declare import Table
 
-__all__ = ["HANDLERS", "handles", "takes_options"]
+__all__ = ["HANDLERS", "handles", "takes_lazy", "takes_options"]
 
 HANDLERS = Table("cpu handler", package="backends.cpu")
 
 
-def handles(*op_classes: type, options: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def handles(*op_classes: type, options: bool = False,
+            lazy: bool | Callable[[Any], bool] = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the cpu handler of `op_classes`."""
-    return HANDLERS.declare(*op_classes, options=options)
+    return HANDLERS.declare(*op_classes, options=options, lazy=lazy)
 
 
 def takes_options(op_cls: type) -> bool:
     """Whether the handler of `op_cls` takes the `CpuOptions`."""
     return bool(HANDLERS.facts(op_cls).get("options"))
+
+
+def takes_lazy(op: Any) -> bool:
+    """Whether the handler of `op` takes `LazyRows` operands (its `lazy` fact, or that
+    predicate's answer for `op`)."""
+    fact = HANDLERS.facts(type(op)).get("lazy", False)
+    return bool(fact(op) if callable(fact) else fact)

@@ -81,10 +81,12 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_shape(t.element)))
     for one in per_chip:
         _check_broadcasts(name, one, t.element)
-    placed = np.stack([host_layout.place(one, t.element) for one in per_chip])
     chip_live = ~moves.logical_pad((t.chip,))
-    buf = np.zeros(layout.shape_of(t), placed.dtype)
-    buf[chip_live] = placed.reshape(-1, t.element.size) if chip_host_dims(t.chip) else placed[0]
+    buf = np.zeros(layout.shape_of(t), per_chip.dtype)
+    if chip_host_dims(t.chip):
+        buf[chip_live] = np.stack([host_layout.place(one, t.element) for one in per_chip])
+    else:  # one host array for every live chip row
+        buf[chip_live] = host_layout.place(per_chip[0], t.element)
     return buf
 
 
@@ -93,9 +95,12 @@ def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
     with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per term."""
     chips = chip_host_dims(t.chip)
     rows = buf[~moves.logical_pad((t.chip,))] if chips else buf[:1]
-    live = np.stack([host_layout.select(np.ascontiguousarray(r), t.element) for r in rows])
-    out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype)
-    return np.ascontiguousarray(out).reshape(chips + host_shape(t.element)).copy()
+    if len(rows) == 1:  # one chip row: a view of it, copied once below
+        live = host_layout.select(np.ascontiguousarray(rows[0]), t.element)[None]
+    else:
+        live = np.stack([host_layout.select(np.ascontiguousarray(r), t.element) for r in rows])
+    out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype, copy=False)
+    return np.array(out, order="C", copy=True).reshape(chips + host_shape(t.element))
 
 
 def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:

@@ -20,11 +20,13 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.ops import Collect, Commit, ContractOuter, Fetch, FetchCast, Op, ToTrf
+from ir.ops import Op
 
+from backends.cpu.handlers import takes_lazy
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
-__all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view"]
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view",
+           "base_gather"]
 
 
 @attrs.frozen(eq=False)
@@ -77,11 +79,10 @@ def materialize(buf):
 
 
 def accepts(op: Op) -> bool:
-    """True when the cpu handler of `op` takes a `LazyRows` operand: the per-slice moves,
-    an identity fetch_cast and contract_outer."""
-    if isinstance(op, FetchCast):
-        return op.input.type.dtype == op.dtype
-    return isinstance(op, (Fetch, Collect, ToTrf, Commit, ContractOuter))
+    """True when the cpu handler of `op` takes a `LazyRows` operand, as declared with it
+    (`@handles(..., lazy=...)`, backends/cpu/handlers.py): today the per-slice moves, an
+    identity fetch_cast and contract_outer."""
+    return takes_lazy(op)
 
 
 @functools.lru_cache(maxsize=32)
@@ -157,3 +158,21 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
     view = as_strided(lazy.base[:, base0 // item:], (lazy.n_rows, *gather.shape),
                       (lazy.base.strides[0], *strides), writeable=False)
     return view, strides
+
+
+@functools.lru_cache(maxsize=256)
+def _base_gather(form: StridedForm, n_dst: int, item: int, gather):
+    from backends.cpu.contract_plan import Gather, _affine  # late: contract_plan imports moves, moves this module
+
+    index = _offsets(form, n_dst, item)[gather.index] // item
+    found = _affine(index.reshape(gather.shape)) if index.size else None
+    offset, strides = found if found is not None else (None, None)
+    return Gather(gather.digits, gather.shape, gather.groups, index, offset, strides)
+
+
+def base_gather(lazy: LazyRows, gather):
+    """`gather` (cells of the lazy buffer) re-aimed at the cells of `lazy.base` they read:
+    the same layout, so reading it from the base gives the same values as reading `gather`
+    from the copied-out buffer. The same object for the same gather and form (the float
+    cores cache their own tables per gather)."""
+    return _base_gather(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)

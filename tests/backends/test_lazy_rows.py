@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import npu_opt
 from backends.cpu import CpuBackend, CpuOptions, layout, lazy_rows, moves
+from backends.cpu.contract_plan import Gather
 from tests.differential.harness import compare, load_kernel
 from tests.differential.strategies import kernels, make_inputs
 from tests.kernel_files import example, example_names
@@ -64,3 +65,56 @@ def test_the_gemm_fetch_stays_lazy_and_copies_out_as_the_eager_move():
     gathered = moves.move_local(buf, src_t, dst_t, fast=False)
     assert np.array_equal(lazy_rows.materialize(lazy), eager)
     assert np.array_equal(eager, gathered)
+
+
+def _gemm_fetch(name: str, dtype, rng: np.random.Generator):
+    """The last fetch of example `name` (the stream of its GEMM) on random DM rows: lazy,
+    eager and gathered."""
+    kernel = example(name)
+    traced = kernel.trace("rngd").kernel
+    fetch = [op for op in traced.ops if type(op).__name__ == "Fetch"][-1]
+    src_t, dst_t = fetch.input.type, fetch.result.type
+    buf = np.zeros(layout.shape_of(src_t), dtype)
+    rows = layout.rows_view(buf, src_t)
+    rows[...] = rng.integers(0, 1 << 16, rows.shape).astype(dtype)
+    return moves.move_local(buf, src_t, dst_t, lazy=True), moves.move_local(buf, src_t, dst_t, fast=False)
+
+
+def test_a_float_fetch_stays_lazy_and_its_base_gather_reads_the_same_cells():
+    rng = np.random.default_rng(2)
+    lazy, gathered = _gemm_fetch("gemm_bf16_kernel", np.uint16, rng)
+    assert isinstance(lazy, lazy_rows.LazyRows)
+    assert np.array_equal(lazy_rows.materialize(lazy), gathered)
+    copied = gathered.reshape(lazy.n_rows, -1)
+    index = rng.integers(0, lazy.n_dst, (3, 5, 7))
+    gather = Gather((0, 1, 2), index.shape, (3, 35), index.reshape(-1), None, None)
+    aimed = lazy_rows.base_gather(lazy, gather)
+    assert aimed is lazy_rows.base_gather(lazy, gather)  # one object per gather and form
+    assert np.array_equal(lazy.base[:, aimed.index], copied[:, gather.index])
+    assert (aimed.digits, aimed.shape, aimed.groups) == (gather.digits, gather.shape, gather.groups)
+
+
+def test_an_affine_base_gather_has_its_strided_form():
+    lazy, gathered = _gemm_fetch("gemm_bf16_kernel", np.uint16, np.random.default_rng(3))
+    copied = gathered.reshape(lazy.n_rows, -1)
+    # the stream cell (m, n / 8 % 4, k) reads DM cell (m, k): every other k of every m, each
+    # four times over (the fetch's broadcast), is affine with a zero stride on the base
+    index = np.arange(lazy.n_dst).reshape(32, 4, -1)[:, :, ::2]
+    gather = Gather((0, 1, 2), index.shape, index.shape, index.reshape(-1), None, None)
+    aimed = lazy_rows.base_gather(lazy, gather)
+    assert aimed.offset == 0 and aimed.strides == (index.shape[2] * 2, 0, 2)
+    cells = aimed.offset + sum(np.arange(n).reshape([-1 if d == k else 1 for d in range(3)]) * s
+                               for k, (n, s) in enumerate(zip(aimed.shape, aimed.strides)))
+    assert np.array_equal(lazy.base[:, cells.reshape(-1)], copied[:, gather.index])
+
+
+def test_which_handlers_take_a_lazy_operand_is_declared_with_them():
+    """`lazy_rows.accepts` reads the `lazy` fact of `@handles`: the GEMM's moves, its
+    identity fetch_cast and contract_outer take a lazy operand, nothing after them does;
+    a widening fetch_cast (i8 -> i32) does not either."""
+    ops = example("gemm_i8_kernel").trace("rngd").kernel.ops
+    taking = {type(op).__name__ for op in ops if lazy_rows.accepts(op)}
+    assert taking == {"Fetch", "FetchCast", "Collect", "ToTrf", "Commit", "ContractOuter"}
+    widening = [op for op in example("fetch_commit_simple").trace("rngd").kernel.ops
+                if type(op).__name__ == "FetchCast"]
+    assert widening and not any(lazy_rows.accepts(op) for op in widening)
