@@ -26,17 +26,17 @@ from visa.interp.errors import check
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.values import value_dtype, zero_pad
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
 
 
 def _padded(op: Any, values: np.ndarray) -> np.ndarray:
     """Zero the positions the record's output stream type marks as padding."""
-    mask = pad_mask(op.output_type.time, op.output_type.packet)
-    check(mask.shape == values.shape[1:], f"the record produces {values.shape[1:]} steps x cells, its output "
-          f"stream is {mask.shape}", op)
-    return zero_padding(values, mask)
+    shape = (op.output_type.time.size, op.output_type.packet.size)
+    check(shape == values.shape[1:], f"the record produces {values.shape[1:]} steps x cells, its output "
+          f"stream is {shape}", op)
+    return zero_pad(values, op.output_type.time, op.output_type.packet)
 
 
 def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:

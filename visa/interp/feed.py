@@ -26,7 +26,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
-from visa.interp.values import from_raw, pad_mask, raw_dtype, value_dtype, zero_padding
+from visa.interp.values import from_raw, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
 
@@ -139,10 +139,10 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
             parts.append((sel, _read_interleaved(mem.dm(chip, cluster), rows.slice[sel], (src.base, second.base), op,
                                                  plan, bits)))
     values = _joined(parts, (rows.count, steps, elems), value_dtype(sd))
-    fetch_pad = pad_mask(op.input_type.time, op.input_type.packet)
-    check(fetch_pad.shape == (steps, elems),
-          f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
-    zero_padding(values, fetch_pad)
+    fetch_shape = (op.input_type.time.size, op.input_type.packet.size)
+    check(fetch_shape == (steps, elems),
+          f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_shape}", op)
+    zero_pad(values, op.input_type.time, op.input_type.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
         from ir.fetch_mask import mask_keep
         zero_padding(values, ~mask_keep(op.input_type.time, op.input_type.packet, op.mask))
@@ -165,10 +165,10 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
         collected[:, :, :elems] = values
         collected = collected.reshape(rows.count, steps * nflits, flit)
-    out_pad = pad_mask(op.output_type.time, op.output_type.packet)
-    check(out_pad.shape == collected.shape[1:],
-          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)
-    return zero_padding(collected, out_pad), rows
+    out_shape = (op.output_type.time.size, op.output_type.packet.size)
+    check(out_shape == collected.shape[1:],
+          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_shape}", op)
+    return zero_pad(collected, op.output_type.time, op.output_type.packet), rows
 
 
 @executes("feed_buffer")
