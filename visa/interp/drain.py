@@ -23,20 +23,22 @@ from ir import convert as cv
 from tu_ops.enums import CommitConversion, LaneMode
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
+from visa.interp.memo import per_record
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.strided import flat_walk, injective, view
+from visa.interp.values import raw_dtype, to_raw, value_dtype, zero_pad
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
 
 
 def _padded(op: Any, values: np.ndarray) -> np.ndarray:
     """Zero the positions the record's output stream type marks as padding."""
-    mask = pad_mask(op.output_type.time, op.output_type.packet)
-    check(mask.shape == values.shape[1:], f"the record produces {values.shape[1:]} steps x cells, its output "
-          f"stream is {mask.shape}", op)
-    return zero_padding(values, mask)
+    shape = (op.output_type.time.size, op.output_type.packet.size)
+    check(shape == values.shape[1:], f"the record produces {values.shape[1:]} steps x cells, its output "
+          f"stream is {shape}", op)
+    return zero_pad(values, op.output_type.time, op.output_type.packet)
 
 
 def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
@@ -47,7 +49,8 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
           f"{lanes} x {cols}", op)
     if op.mode is LaneMode.INTERLEAVED:
         check(lanes <= bus, f"{lanes} lanes do not fit a {bus}-cell packet", op)
-        out = np.zeros((rows, slots, cols, bus), acc.dtype)
+        make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
+        out = make((rows, slots, cols, bus), acc.dtype)
         out[..., :lanes] = acc.transpose(0, 2, 3, 1)
     else:
         hi = -(-cols // bus)
@@ -56,7 +59,7 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
         out = wide.reshape(rows, lanes, slots, hi, bus).transpose(0, 2, 1, 3, 4)
     out = np.ascontiguousarray(out).reshape(rows, -1, bus)
     check(out.shape[1] == op.cycles, f"the drain takes {out.shape[1]} cycles, the record says {op.cycles}", op)
-    values = out.view(np.uint32) if acc.dtype == np.float32 else out.astype(np.int32)
+    values = out.view(np.uint32) if acc.dtype == np.float32 else out.astype(np.int32, copy=False)
     return _padded(op, values)
 
 
@@ -84,14 +87,12 @@ _COMMIT = {
 }
 
 
-def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
-    """Trim, convert and write the stream into a new DM tensor at `dest`."""
-    if op.pack is not None:  # the sub context's valid-count packing
-        from visa.interp.valid_count import run_packed_commit
-        return run_packed_commit(op, stream, rows, mem)
-    target = mem.target
+@per_record
+def _write_plan(op: Any, target: Any, steps: int, cells: int) -> tuple[Any, int, int, np.ndarray, int]:
+    """(written dtype, bits, cells kept per packet, destination element of every (step,
+    kept cell), tensor bytes) of a commit whose stream has `steps` x `cells`, its fields
+    checked: what the record alone fixes, once per record."""
     d = op.input_type.dtype
-    check(stream.dtype == value_dtype(d), f"the stream does not hold {d} values", op)
     if op.conversion is not CommitConversion.NONE:
         check(d.value == "f32", f"{op.conversion} converts f32, not {d}", op)
         d = op.output_type.dtype
@@ -100,17 +101,12 @@ def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor
     bits = target.bits_of(d) or 0
     check(bits in (4, 8, 16, 32) and op.valid_bytes * 8 % bits == 0, f"valid_bytes {op.valid_bytes} of {d}", op)
     n = op.valid_bytes * 8 // bits
-    check(1 <= n <= stream.shape[-1], f"valid_bytes {op.valid_bytes} is {n} cells of a {stream.shape[-1]}-cell "
-          f"packet", op)
+    check(1 <= n <= cells, f"valid_bytes {op.valid_bytes} is {n} cells of a {cells}-cell packet", op)
     check(op.write_bytes > 0 and op.valid_bytes % op.write_bytes == 0,
           f"write_bytes {op.write_bytes} does not split valid_bytes {op.valid_bytes}", op)
-    values = stream[..., :n]
-    if op.conversion is not CommitConversion.NONE:
-        values = _COMMIT[op.conversion](values)
     tsz, psz = [e.size for e in op.write.time], [e.size for e in op.write.packet]
-    check(math.prod(tsz) == stream.shape[1] and math.prod(psz) == n,
-          f"the write plan covers {math.prod(tsz)} x {math.prod(psz)} cells, the stream has "
-          f"{stream.shape[1]} x {n}", op)
+    check(math.prod(tsz) == steps and math.prod(psz) == n,
+          f"the write plan covers {math.prod(tsz)} x {math.prod(psz)} cells, the stream has {steps} x {n}", op)
     index = (walk(0, tsz, [e.stride for e in op.write.time]).reshape(-1, 1)
              + walk(0, psz, [e.stride for e in op.write.packet]).reshape(1, -1))
     size = tensor_bytes(op.output_type, target)
@@ -120,12 +116,50 @@ def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor
         low, high = int(index.min()), int(index.max())
         check(low >= 0 and -(-(high + 1) * bits // 8) <= limit,
               f"the write plan reaches element {high if low >= 0 else low} of a {limit}-byte tensor", op)
+    return d, bits, n, index, size
+
+
+def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: Any, bits: int) -> bool:
+    """Write the stream of consecutive `slices` through one strided view of the DM when
+    the write plan is an in-bounds affine walk touching each byte once; False leaves it
+    to `scatter`, which writes (or refuses) the same bytes by index."""
+    if bits < 8:
+        return False
+    w = bits // 8
+    entries = [*op.write.time, *op.write.packet]
+    sizes = [len(slices), *(e.size for e in entries)]
+    strides = [dm.slice_bytes, *(e.stride * w for e in entries)]
+    walk_ = flat_walk(dm, int(slices[0]) * dm.slice_bytes + op.dest, sizes, strides, w)
+    if walk_ is None or not injective(sizes, walk_[2], w):
+        return False
+    target = view(walk_, sizes, raw_dtype(bits))
+    if target is None:
+        return False
+    np.copyto(target, to_raw(values, d, bits).reshape(sizes))
+    return True
+
+
+def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
+    """Trim, convert and write the stream into a new DM tensor at `dest`."""
+    if op.pack is not None:  # the sub context's valid-count packing
+        from visa.interp.valid_count import run_packed_commit
+        return run_packed_commit(op, stream, rows, mem)
+    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
+          op)
+    d, bits, n, index, size = _write_plan(op, mem.target, stream.shape[1], stream.shape[-1])
+    values = stream[..., :n]
+    if op.conversion is not CommitConversion.NONE:
+        values = _COMMIT[op.conversion](values)
     address = mem.dm_address[op.result.id]
     if op.into is None:  # a commit into a tensor keeps its other cells
         mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
-    for (chip, cluster), sel in rows.groups():
-        base = (rows.slice[sel] * mem.dm_slice + op.dest).reshape(-1, 1, 1)
-        scatter(mem.dm(chip, cluster), base, index[None], values[sel], d, bits, op, "the write plan")
+    for (chip, cluster), sel, slices, run in rows.slice_groups():
+        dm = mem.dm(chip, cluster)
+        part = values if len(sel) == len(values) else values[sel]   # sel: increasing row numbers
+        if run and _write_strided(op, dm, slices, part, d, bits):
+            continue
+        base = (slices * mem.dm_slice + op.dest).reshape(-1, 1, 1)
+        scatter(dm, base, index[None], part, d, bits, op, "the write plan")
     return DmTensor(address, op.output_type)
 
 

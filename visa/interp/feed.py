@@ -21,12 +21,13 @@ from ir import convert as cv
 from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
+from visa.interp.memo import per_record
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
-from visa.interp.values import from_raw, pad_mask, raw_dtype, value_dtype, zero_padding
+from visa.interp.values import from_raw, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
 
@@ -49,30 +50,55 @@ def read_plan(op: Any) -> tuple[int, int, list[int], list[int]]:
     return steps, elems, tsz + psz, [e.stride for e in shape.entries()]
 
 
+@per_record
+def _plan(op: Any, target: Any) -> tuple[int, tuple[int, int, list[int], list[int]], np.ndarray]:
+    """(source bits, `read_plan`, element index of every (step, packet position)) of a
+    feed, its fields checked: what the record alone fixes, once per record."""
+    sd = op.source.dtype
+    bits = target.bits_of(sd) or 0
+    check(bits in (4, 8, 16, 32), f"source dtype {sd} has no byte layout", op)
+    plan = read_plan(op)
+    steps, elems, sizes, strides = plan
+    fetch_shape = (op.input_type.time.size, op.input_type.packet.size)
+    check(fetch_shape == (steps, elems),
+          f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_shape}", op)
+    et = op.element_type.dtype
+    ebits = target.bits_of(et) or 0
+    check(ebits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
+    flit = 8 * target.constants.FLIT_BYTES // ebits
+    check(op.flits_per_packet >= 1 and op.flits_per_packet * flit >= elems,
+          f"{elems} x {op.element_type} do not fit {op.flits_per_packet} flit(s) of {flit} elements", op)
+    return bits, plan, walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
+
+
+@per_record
+def _mask_pad(op: Any) -> np.ndarray:
+    """The positions the Fetch Adapter's mask drops (ir.fetch_mask)."""
+    from ir.fetch_mask import mask_keep
+    return ~mask_keep(op.input_type.time, op.input_type.packet, op.mask)
+
+
 def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int) -> np.ndarray:
-    """The read plan's elements of consecutive `slices` (a strided view when possible)."""
+          bits: int, index: np.ndarray, run: bool) -> np.ndarray:
+    """The read plan's elements of `slices` (a strided view when they are consecutive: `run`)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    if bits >= 8 and len(slices) and np.array_equal(slices, slices[0] + np.arange(len(slices))):
+    if bits >= 8 and run:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
         walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
         if v is not None:
             return from_raw(np.array(v, order="C").reshape(len(slices), steps, elems), sd, bits)
-    index = walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
     row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
 
 
 def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[int, int], op: Any,
-                      plan: tuple[int, int, list[int], list[int]], bits: int) -> np.ndarray:
+                      plan: tuple[int, int, list[int], list[int]], bits: int, index: np.ndarray) -> np.ndarray:
     """An interleaved feed's plan walks the virtual tensor `axis, element`: element `v` of the
     source for `v < n`, element `v - n` of the second tensor above (n = the element's size)."""
-    steps, elems, sizes, strides = plan
     n = op.source.element.size
-    index = walk(op.source.offset, sizes, strides).reshape(1, steps, elems)
     first = index < n
     check(bool(np.all(index < 2 * n)), "the read plan walks past the two interleaved tensors", op)
     out = []
@@ -125,38 +151,27 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     src = env.get(op.source.tensor.id)
     check(isinstance(src, DmTensor), f"source {op.source.tensor} is not a DM tensor", op)
     sd = op.source.dtype
-    bits = target.bits_of(sd) or 0
-    check(bits in (4, 8, 16, 32), f"source dtype {sd} has no byte layout", op)
-    plan = read_plan(op)
+    bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
     parts = []
-    for (chip, cluster), sel in rows.groups():
+    for (chip, cluster), sel, slices, run in rows.slice_groups():
         if second is None:
-            parts.append((sel, _read(mem.dm(chip, cluster), rows.slice[sel], src.base, op, plan, bits)))
+            parts.append((sel, _read(mem.dm(chip, cluster), slices, src.base, op, plan, bits, index, run)))
         else:
-            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), rows.slice[sel], (src.base, second.base), op,
-                                                 plan, bits)))
+            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), slices, (src.base, second.base), op,
+                                                 plan, bits, index)))
     values = _joined(parts, (rows.count, steps, elems), value_dtype(sd))
-    fetch_pad = pad_mask(op.input_type.time, op.input_type.packet)
-    check(fetch_pad.shape == (steps, elems),
-          f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_pad.shape}", op)
-    zero_padding(values, fetch_pad)
+    zero_pad(values, op.input_type.time, op.input_type.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
-        from ir.fetch_mask import mask_keep
-        zero_padding(values, ~mask_keep(op.input_type.time, op.input_type.packet, op.mask))
+        zero_padding(values, _mask_pad(op))
     values = convert_chain(values, op, target)
     if op.switch is not None:
         values, rows = run_switch(op, values, rows)
         steps = values.shape[1]
-    et = op.element_type.dtype
-    ebits = target.bits_of(et) or 0
-    check(ebits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
-    flit = 8 * target.constants.FLIT_BYTES // ebits
+    flit = 8 * target.constants.FLIT_BYTES // target.bits_of(op.element_type.dtype)
     nflits = op.flits_per_packet
-    check(nflits >= 1 and nflits * flit >= elems,
-          f"{elems} x {op.element_type} do not fit {nflits} flit(s) of {flit} elements", op)
     check(steps * nflits == op.beats * op.collect_flits.value,
           f"{steps} packets x {nflits} flits != beats {op.beats} x {op.collect_flits}", op)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
@@ -165,10 +180,10 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
         collected[:, :, :elems] = values
         collected = collected.reshape(rows.count, steps * nflits, flit)
-    out_pad = pad_mask(op.output_type.time, op.output_type.packet)
-    check(out_pad.shape == collected.shape[1:],
-          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_pad.shape}", op)
-    return zero_padding(collected, out_pad), rows
+    out_shape = (op.output_type.time.size, op.output_type.packet.size)
+    check(out_shape == collected.shape[1:],
+          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_shape}", op)
+    return zero_pad(collected, op.output_type.time, op.output_type.packet), rows
 
 
 @executes("feed_buffer")

@@ -47,10 +47,11 @@ class Dm:
     `slice * slice_bytes + offset`. Only offsets up to the highest one touched so far are
     stored (a never-written byte reads zero, as in a DM created zero)."""
 
-    def __init__(self, slices: int, slice_bytes: int) -> None:
+    def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
         self.data = np.zeros((slices, 0), np.uint8)
+        self._grow(reserve)
 
     def _grow(self, need: int) -> None:
         cap = self.data.shape[1]
@@ -89,7 +90,9 @@ class Dm:
 class Memory:
     """DM, TRF and HBM of one kernel run on `target`."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, dm_reserve: int = 0) -> None:
+        """`dm_reserve`: the DM offsets the run's tensors occupy (stored from the start,
+        so a DM does not grow and copy itself as they are created)."""
         c = target.constants
         self.target = target
         self.dm_slice = c.DM_SLICE_BYTES
@@ -100,12 +103,13 @@ class Memory:
         self._trf: dict[tuple[int, int], np.ndarray] = {}
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
+        self.dm_reserve = min(dm_reserve, self.dm_slice)
 
     def dm(self, chip: int, cluster: int) -> Dm:
         """The DM of one (chip, cluster), all slices."""
         key = (int(chip), int(cluster))
         if key not in self._dm:
-            self._dm[key] = Dm(self.slices, self.dm_slice)
+            self._dm[key] = Dm(self.slices, self.dm_slice, self.dm_reserve)
         return self._dm[key]
 
     def trf(self, chip: int, cluster: int) -> np.ndarray:

@@ -24,6 +24,7 @@ import numpy as np
 
 from tu_ops.enums import LoopKind
 from visa.interp.errors import check
+from visa.interp.memo import per_record
 from visa.interp.values import pad_mask
 
 __all__ = ["Plan", "build_plan", "collapse"]
@@ -98,8 +99,10 @@ def _optional(mask: np.ndarray) -> np.ndarray | None:
     return mask if mask.any() else None
 
 
+@per_record
 def build_plan(outer: Any, reduce: Any, time: Any, flits: int, flit_elems: int, target: Any) -> Plan:
-    """Check the three records against each other and tabulate their loops."""
+    """Check the three records against each other and tabulate their loops (once per
+    records, flit count and target: the plan's arrays are shared, read-only)."""
     pack, r = outer.pack_size, outer.trf_read.read_elems
     check(pack in (1, 2) and flits % pack == 0, f"{flits} flits cannot be packed {pack} at a time", outer)
     q = pack * flit_elems
@@ -145,8 +148,12 @@ def build_plan(outer: Any, reduce: Any, time: Any, flits: int, flit_elems: int, 
     out_pad = pad_mask(time.output_type.lane, time.output_type.time, time.output_type.packet)
     check(out_pad.shape == (lanes, slots, reduce.out_cols),
           f"the KEEP loops give {slots} slots, out_time has {out_pad.shape[1]}", time)
-    return Plan(
+    plan = Plan(
         lanes=lanes, q=q, g=g, out_cols=reduce.out_cols, read_elems=r, pack=pack, digits=digits, keep=keep,
         stream_step=collapse(o // tiling), trf_read=collapse(e), time_pad=_optional(time_pad.reshape(digits)),
         outer_pad=_optional(outer_pad.reshape(*shape, q)),
         reduce_pad=_optional(reduce_pad.reshape(*shape, reduce.out_cols)), out_pad=_optional(out_pad))
+    for value in attrs.astuple(plan, recurse=False):
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    return plan

@@ -12,13 +12,15 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from visa.interp.memo import per_record
 from visa.interp.values import pad_mask
 
-__all__ = ["Rows"]
+__all__ = ["Rows", "rows_of"]
 
 
 class Rows:
-    """Live rows of a program's space: parallel `chip`, `cluster`, `slice` index arrays."""
+    """Live rows of a program's space: parallel `chip`, `cluster`, `slice` index arrays
+    (read-only: a program's rows are shared by every run of it, `rows_of`)."""
 
     def __init__(self, space: tuple[Any, Any, Any]) -> None:
         live = ~pad_mask(*space)
@@ -26,12 +28,40 @@ class Rows:
         self.chip = chip.astype(np.int64)
         self.cluster = cluster.astype(np.int64)
         self.slice = slice_.astype(np.int64)
+        for a in (self.chip, self.cluster, self.slice):
+            a.setflags(write=False)
         self.count = len(self.slice)
         self.shape = live.shape
+        self._groups: list[tuple[tuple[int, int], np.ndarray]] | None = None
+        self._slices: list[tuple[tuple[int, int], np.ndarray, np.ndarray, bool]] | None = None
 
     def groups(self) -> Iterator[tuple[tuple[int, int], np.ndarray]]:
         """((chip, cluster), indices of its rows) for every (chip, cluster) with live rows."""
-        keys = self.chip * (self.shape[1] or 1) + self.cluster
-        for key in np.unique(keys):
-            sel = np.flatnonzero(keys == key)
-            yield (int(self.chip[sel[0]]), int(self.cluster[sel[0]])), sel
+        if self._groups is None:
+            keys = self.chip * (self.shape[1] or 1) + self.cluster
+            groups = []
+            for key in np.unique(keys):
+                sel = np.flatnonzero(keys == key)
+                sel.setflags(write=False)
+                groups.append(((int(self.chip[sel[0]]), int(self.cluster[sel[0]])), sel))
+            self._groups = groups
+        return iter(self._groups)
+
+    def slice_groups(self) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray, bool]]:
+        """`groups` with each group's slice indices and whether they are consecutive
+        (increasing by one: a strided walk reads them)."""
+        if self._slices is None:
+            out = []
+            for key, sel in self.groups():
+                slices = self.slice[sel]
+                slices.setflags(write=False)
+                run = bool(len(slices)) and bool(np.array_equal(slices, slices[0] + np.arange(len(slices))))
+                out.append((key, sel, slices, run))
+            self._slices = out
+        return self._slices
+
+
+@per_record
+def rows_of(space: tuple[Any, Any, Any]) -> Rows:
+    """The `Rows` of a program's space (one object per space tuple)."""
+    return Rows(space)

@@ -13,6 +13,7 @@ mappings is padding (docs/machine/index.md), and such positions are forced to ze
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from tu_ops.enums import CellFormat, FeedElementType
 
 __all__ = [
     "value_dtype", "raw_dtype", "to_raw", "from_raw", "to_bytes", "from_bytes", "pad_mask",
-    "zero_padding", "widen", "CELL_DTYPES",
+    "zero_padding", "zero_pad", "widen", "CELL_DTYPES",
 ]
 
 _STAGING = {DType.I5: np.dtype(np.int8), DType.I9: np.dtype(np.int16)}
@@ -98,19 +99,44 @@ def _mask(mapping: Mapping) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
 def pad_mask(*mappings: Mapping) -> np.ndarray:
     """Padding flags of the joint positions of `mappings` (outer to inner), shaped
-    `(size(m1), size(m2), ...)`: a position is padding when any component is."""
+    `(size(m1), size(m2), ...)`: a position is padding when any component is (read-only:
+    one array per tuple of mappings, shared by every record that asks)."""
     out = np.zeros((), bool)
     for mp in mappings:
         out = np.logical_or.outer(out, _mask(mp))
+    out.setflags(write=False)
     return out
 
 
 def zero_padding(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """`values` (rows, *mask.shape) with every padded position set to zero (in place)."""
     if mask.any():
-        values[:, mask] = 0
+        np.copyto(values, values.dtype.type(0), where=mask)
+    return values
+
+
+@functools.lru_cache(maxsize=1024)
+def _runs(mapping: Mapping) -> tuple[Any, ...]:
+    """The padded positions of `mapping` as a few slices (runs), or one index array when
+    they are scattered."""
+    pad = _mask(mapping)
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], pad, [False]]).astype(np.int8)))
+    runs = tuple(slice(int(a), int(b)) for a, b in zip(edges[0::2], edges[1::2]))
+    return runs if len(runs) <= 8 else (np.flatnonzero(pad),)
+
+
+def zero_pad(values: np.ndarray, *mappings: Mapping) -> np.ndarray:
+    """`zero_padding(values, pad_mask(*mappings))` (in place), written as one slice
+    assignment per run of padded positions of each mapping: a joint position is padding
+    when any component is, so the padded set is the union of those slabs. The caller has
+    checked that `values.shape[1:]` is the mappings' sizes."""
+    for axis, mp in enumerate(mappings):
+        lead = (slice(None),) * (axis + 1)
+        for run in _runs(mp):
+            values[(*lead, run)] = 0
     return values
 
 

@@ -15,7 +15,7 @@ from ir.vector.numerics.steps import run_step
 from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype, zero_padding
+from visa.interp.values import value_dtype, zero_pad
 
 __all__ = ["run_vector", "check_input", "finish_pass"]
 
@@ -47,7 +47,11 @@ def finish_pass(op: Any, values: np.ndarray) -> np.ndarray:
     """The end of a vector record's pass: values of the output dtype, padding set to zero (a copy)."""
     check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
           f"stream holds {op.output_type.dtype}", op)
-    return zero_padding(np.array(values, copy=True), pad_mask(op.output_type.time, op.output_type.packet))
+    out = np.array(values, copy=True)
+    t = op.output_type
+    check(out.shape[1:] == (t.time.size, t.packet.size), f"the pass gives {out.shape[1:]} steps x cells, its "
+          f"output stream is {(t.time.size, t.packet.size)}", op)
+    return zero_pad(out, t.time, t.packet)
 
 
 @executes("vector")

@@ -24,8 +24,9 @@ from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_scatter, run_shuffle
 from visa.interp.host import check_count, from_hbm, to_hbm
+from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
-from visa.interp.rows import Rows
+from visa.interp.rows import Rows, rows_of
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
@@ -68,7 +69,7 @@ def execute_inout(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = 
     check_count(kernel.name, kernel.params, arrays)
     hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
     env = _run(kernel, hbm, tgt)
-    types = {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
+    types = _types(kernel)
     results = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.results)
     finals = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.finals)
     return results, finals
@@ -80,6 +81,22 @@ def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Targ
     return [_hbm(env, r) for r in kernel.results]
 
 
+@per_record
+def _types(kernel: LoweredKernel) -> dict[int, Any]:
+    """The IR type of every value of a kernel (parameters and op results), by value id."""
+    return {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
+
+
+@per_record
+def _layout(kernel: LoweredKernel, target: Target) -> tuple[dict[int, int], dict[int, int], int]:
+    """The allocation (`alloc.allocate`) and the highest DM byte offset it places a tensor at."""
+    dm_address, trf_row = allocate(kernel, target)
+    sizes = {op.result.id: tensor_bytes(op.output_type, target) for op in kernel.ops()
+             if op.result.id in dm_address and op.output_type.kind == "dm"}
+    top = max((dm_address[k] + n for k, n in sizes.items()), default=0)
+    return dm_address, trf_row, top
+
+
 def _hbm(env: dict[int, Any], ref: Any) -> np.ndarray:
     value = env.get(ref.id)
     if not isinstance(value, np.ndarray):
@@ -89,8 +106,9 @@ def _hbm(env: dict[int, Any], ref: Any) -> np.ndarray:
 
 def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> dict[int, Any]:
     """The value environment after running the body on HBM parameter bytes."""
-    mem = Memory(target)
-    mem.dm_address, mem.trf_row = allocate(kernel, target)
+    dm_address, trf_row, top = _layout(kernel, target)
+    mem = Memory(target, dm_reserve=top)
+    mem.dm_address, mem.trf_row = dict(dm_address), dict(trf_row)
     env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
     types: dict[int, Any] | None = None
     for step in kernel.steps:
@@ -104,7 +122,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run_shuffle(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
             if types is None:
-                types = {p.ref.id: p.type for p in kernel.params} | {o.result.id: o.output_type for o in kernel.ops()}
+                types = _types(kernel)
             run = run_gather if step.MNEMONIC == "dma_gather" else run_scatter
             env[step.result.id] = run(step, mem, env, types)
         else:
@@ -165,7 +183,7 @@ def run_memset(op: Any, mem: Memory) -> Any:
 
 def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
     """Run one TU program on its live slices; its sink's value goes into `env`."""
-    state = ProgramState(Rows(program.space), mem, env)
+    state = ProgramState(rows_of(program.space), mem, env)
     ops = list(program.ops)
     check(bool(ops) and ops[0].MNEMONIC == "feed_buffer", "a program starts with its feed_buffer", program.sink)
     i = 0
