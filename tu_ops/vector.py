@@ -245,7 +245,8 @@ class VectorEngineOp(TuOp):
 
 
 _BINARY = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_BINARY, VeUnit.LOGIC_I32,
-                     VeUnit.LOGIC_F32, VeUnit.FP_DIV})
+                     VeUnit.LOGIC_F32, VeUnit.FP_DIV, VeUnit.FXP_RF, VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF,
+                     VeUnit.FP_BINARY_RF, VeUnit.FP_DIV_RF})  # an RF operand is the op's argument 1
 _BINARY_MODES = frozenset(v.name for v in E.BinaryArgMode)
 _TERNARY_MODES = frozenset(v.name for v in E.TernaryArgMode)
 
