@@ -99,7 +99,7 @@ class VectorFpDiv(VectorOp):
 
     def step(self) -> tuple:
         if self.rf:
-            return "FP_DIV_RF", self.op.name, 0
+            return with_mode(("FP_DIV_RF", self.op.name, 0), self.mode)
         return with_mode(("FP_DIV", self.op.name, f32_bits(self.const)), self.mode)
 
     @rule("VRF-2")

@@ -128,7 +128,7 @@ class VectorFxp(VectorOp):
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
     def step(self) -> tuple:
-        return ("FXP_RF", self.op.name, 0) if self.rf else with_mode(("FXP", self.op.name, int(self.const)), self.mode)
+        return with_mode(("FXP_RF", self.op.name, 0) if self.rf else ("FXP", self.op.name, int(self.const)), self.mode)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
@@ -164,7 +164,7 @@ class VectorClip(VectorOp):
 
     def step(self) -> tuple:
         if self.rf:
-            return f"CLIP_{self.scalar.upper()}_RF", self.op.name, 0
+            return with_mode((f"CLIP_{self.scalar.upper()}_RF", self.op.name, 0), self.mode)
         if self.scalar == "f32":
             return with_mode(("CLIP_F32", self.op.name, f32_bits(self.const)), self.mode)
         return with_mode(("CLIP_I32", self.op.name, int(self.const)), self.mode)
@@ -315,7 +315,7 @@ class VectorFpBinary(VectorOp):
 
     def step(self) -> tuple:
         if self.rf:
-            return "FP_BINARY_RF", fp_op_name(self.op), 0
+            return with_mode(("FP_BINARY_RF", fp_op_name(self.op), 0), self.mode)
         return with_mode(("FP_BINARY", fp_op_name(self.op), f32_bits(self.const)), self.mode)
 
     @rule("VRF-2")

@@ -1,10 +1,9 @@
 """Stream stage objects: each class offers exactly the methods legal after its stage.
 
-The adjacency is docs/porting.md. Methods shared by several stages are written once as
-functions below and placed in each class body that offers them. Every call checks its
-arguments' kinds (TYPE-6) and the dtype-dependent typestate (TYPE-2, TYPE-4, TYPE-5),
-and emits the IR op, which types its own result and runs its rules (`ir/rules`). A
-class offers exactly the stage methods in its body (`OFFERS` is derived from them).
+The adjacency is docs/porting.md. Shared methods are written once below and placed in each
+class body that offers them (`OFFERS` is derived from the bodies). Every call checks its
+arguments' kinds (TYPE-6) and the dtype-dependent typestate (TYPE-2, TYPE-4, TYPE-5), and
+emits the IR op, which types its own result and runs its rules (`ir/rules`).
 """
 
 from __future__ import annotations
@@ -346,9 +345,10 @@ class ContractStream(StreamStage):
 
 
 class VectorFinalStream(StreamStage):
-    """After `vector_final`: offers `cast`, `commit_trim` and `to_vrf`."""
+    """After `vector_final`: offers `cast`, `transpose`, `commit_trim` and `to_vrf`."""
 
     cast = _cast
+    transpose = _transpose
     commit_trim = _commit_trim
     to_vrf = to_vrf
 

@@ -12,14 +12,17 @@
 - `vector_filter(time2, config)`: refused (VE-FILTER-1), as the reference's host model leaves it
   unimplemented.
 
-An operand is resolved by `resolve_operand`: today a constant (a Python or numpy number, or an
-`ir.vector.operands.Constant`); another operand kind (a VRF tensor) is one more branch there.
+An operand is a constant (`resolve_operand`: a Python or numpy number, or an
+`ir.vector.operands.Constant`) or, for an op with a register-file form, a VRF tensor
+(`npu_opt.vrf.rf_step`; a mode then picks among the stream and the VRF value).
 """
 
 from __future__ import annotations
 
 import numbers
 from typing import Any
+
+import attrs
 
 from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
@@ -57,7 +60,8 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         return value
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
-        help="pass a Python number (VRF and stash operands come with the register file)"))
+        help="pass a Python number; a VRF tensor is an operand of vector_fxp, vector_clip, "
+             "vector_fp_binary and vector_fp_div (and their _with_mode forms)"))
 
 
 def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, operand: Any,
@@ -71,10 +75,21 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
         if isinstance(mode, Poisoned):
             return mode
+    if _reads_vrf(op_cls, operand):
+        from npu_opt.vrf import rf_step
+
+        return rf_step(stage, loc, op_cls, dst, op, operand, mode)
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
         return const
     return vs._step(stage, loc, op_cls, dst, op.alu, op=op, const=const, mode=mode, **fields)
+
+
+def _reads_vrf(op_cls: type, operand: Any) -> bool:
+    """A VRF tensor (or a refused call's stand-in) given to an op with a register-file form."""
+    from npu_opt.tensors import VrfTensor
+
+    return "rf" in attrs.fields_dict(op_cls) and isinstance(operand, (VrfTensor, Poisoned))
 
 
 _LOGIC = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)

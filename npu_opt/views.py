@@ -226,7 +226,21 @@ class HbmTensorView(_ReadMixin, _View):
 
 
 class DmReadView(_ReadMixin, _View, DmTensorView):
-    """A read view of a DM tensor (`t.view()`), the argument of `begin` when untiled."""
+    """A read view of a DM tensor (`t.view()`), the argument of `begin` when untiled.
+    It scatters like a tensor: the reference's `unsafe { t.reshape() }` of a DM tensor is a
+    tensor, which npu-opt spells as this view (docs/porting.md)."""
+
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
+        """The view's cells into rows of HBM, as `DmTensor.dma_scatter`."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key)
+
+    def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
+        """Refused (SCATTER-5), as `DmTensor.dma_scatter_unscaled`."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key, scaled=False)
 
     KIND = "dm"
 

@@ -38,9 +38,9 @@ def to_vrf(self: StreamStage, loc: Location, element: Any = None) -> Any:
     return VrfTensor(op.result)
 
 
-def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any) -> Any:
-    """The op reading the VRF tensor `operand`; an operand from a refused call ends the chain
-    silently."""
+def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any, mode: Any = None) -> Any:
+    """The op reading the VRF tensor `operand` (as argument 1 of `mode`, a `_with_mode` form's
+    BinaryArgMode); an operand from a refused call ends the chain silently."""
     from npu_opt.vector_stages import _step
 
     if isinstance(operand, Poisoned) or isinstance(operand.value, Poisoned):
@@ -50,4 +50,5 @@ def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand:
             "VE-REDUCE-6", f"`{op_cls.STAGE}` reads the VRF after the intra-slice reduce of its pass",
             label="a VRF operand is read on the stream the pass starts with",
             help="read the VRF before `vector_intra_slice_reduce`, or in a pass of its own after a commit"))
-    return _step(stage, loc, op_cls, dst, op.alu, op=op, const=0, rf=(operand.value,))
+    fields = {} if mode is None else {"mode": mode}
+    return _step(stage, loc, op_cls, dst, op.alu, op=op, const=0, rf=(operand.value,), **fields)

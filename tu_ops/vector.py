@@ -128,9 +128,11 @@ class VeStep:
 
 def stream_before(time: Any, packet: Any, steps: tuple[VeStep, ...], index: int) -> tuple[Any, Any]:
     """(time, packet) of the stream step `index` reads, from the record's input (time, packet):
-    the way changes before it applied (a split doubles the time; a reduce keeps the shape)."""
+    the way changes before it applied (a split doubles the time; a reduce keeps the shape).
+    Every step before `index` counts: a `vector` record's leading TAG step changes no shape, and
+    a `vector_branch` record has none (its first step may be the split)."""
     shape, before_trim = (time, packet), None
-    for step in steps[1:index]:
+    for step in steps[:index]:
         shape, before_trim = _reshape(step.unit, shape, before_trim)
     return shape
 
@@ -243,7 +245,8 @@ class VectorEngineOp(TuOp):
 
 
 _BINARY = frozenset({VeUnit.FXP, VeUnit.CLIP_I32, VeUnit.CLIP_F32, VeUnit.FP_BINARY, VeUnit.LOGIC_I32,
-                     VeUnit.LOGIC_F32, VeUnit.FP_DIV})
+                     VeUnit.LOGIC_F32, VeUnit.FP_DIV, VeUnit.FXP_RF, VeUnit.CLIP_I32_RF, VeUnit.CLIP_F32_RF,
+                     VeUnit.FP_BINARY_RF, VeUnit.FP_DIV_RF})  # an RF operand is the op's argument 1
 _BINARY_MODES = frozenset(v.name for v in E.BinaryArgMode)
 _TERNARY_MODES = frozenset(v.name for v in E.TernaryArgMode)
 

@@ -91,8 +91,39 @@ def cast_dot(ctx: Context, x: HbmTensor[bf16, Chip, m("A, E")],
     return y.to_hbm(ctx.tdma)
 '''
 
+# After the Vector Engine: each slice adds 7 to two rows of eight i32, and the transpose
+# packs the two rows of every column into one packet.
+VECTOR_I32 = HEAD.format(axes="R=2, K=8") + '''
+@device(chip=1)
+def vector_i32(ctx: Context, x: HbmTensor[i32, Chip, m("R, K")]) -> HbmTensor[i32, Chip, m("K, R")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("R, K")])
+    y = (ctx.main.begin(x.view()).fetch(m("R"), m("K")).collect(m("R"), m("K"))
+         .vector_init().vector_intra_slice_tag(TagMode.ZERO).vector_fxp(FxpBinaryOp.ADD_FXP, 7).vector_final()
+         .transpose(m("K"), m("R # 8"))
+         .commit_trim(m("R")).commit(m("K, R")))
+    return y.to_hbm(ctx.tdma)
+'''
+
+# A Vector Engine sum over E leaves one f32 per time step G; the transpose gathers the two
+# sums into one packet.
+VECTOR_SUM_F32 = HEAD.format(axes="G=2, E=24") + '''
+@device(chip=1)
+def vector_sum_f32(ctx: Context, x: HbmTensor[f32, Chip, m("G, E")]) -> HbmTensor[f32, Chip, m("G")]:
+    x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("G, E")])
+    y = (ctx.main.begin(x.view()).fetch(m("G, E / 8"), m("E % 8")).collect(m("G, E / 8"), m("E % 8"))
+         .vector_init().vector_intra_slice_tag(TagMode.ZERO)
+         .vector_narrow_split(m("G, E / 4"), m("E % 4"))
+         .vector_intra_slice_reduce(m("E"), m("G"), m("1 # 4"), IntraSliceReduceOpF32.ADD)
+         .vector_widen_pad(m("1 # 8"))
+         .vector_final()
+         .transpose(m("1"), m("G # 8"))
+         .commit_trim(m("G")).commit(m("G")))
+    return y.to_hbm(ctx.tdma)
+'''
+
 ACCEPTED = {"square_i8": SQUARE_I8, "square_i8_sub": SQUARE_I8_SUB, "wide_u8": WIDE_U8,
-            "packed_dot": PACKED_DOT, "cast_dot": CAST_DOT}
+            "packed_dot": PACKED_DOT, "cast_dot": CAST_DOT, "vector_i32": VECTOR_I32,
+            "vector_sum_f32": VECTOR_SUM_F32}
 
 
 def kernel(name: str):
@@ -106,6 +137,10 @@ def _inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
         return [rng.integers(0, 256, (3, 8, 32), dtype=np.uint8)]
     if name == "packed_dot":
         return [rng.integers(-128, 128, (16, 32), dtype=np.int8), rng.integers(-128, 128, 32, dtype=np.int8)]
+    if name == "vector_i32":
+        return [rng.integers(-2**31, 2**31, (2, 8), dtype=np.int64).astype(np.int32)]
+    if name == "vector_sum_f32":
+        return [rng.integers(-64, 64, (2, 24)).astype(np.float32) / 8]
     return [rng.uniform(-1, 1, (16, 32)).astype(ml_dtypes.bfloat16), rng.uniform(-1, 1, 32).astype(ml_dtypes.bfloat16)]
 
 
@@ -117,6 +152,10 @@ def _oracle(name: str, arrays: list[np.ndarray]) -> np.ndarray:
         return np.swapaxes(arrays[0], 1, 2)
     if name == "packed_dot":
         return arrays[0].astype(np.int64) @ arrays[1].astype(np.int64)
+    if name == "vector_i32":
+        return ((arrays[0].astype(np.int64) + 7 + 2**31) % 2**32 - 2**31).T
+    if name == "vector_sum_f32":
+        return arrays[0].astype(np.float64).sum(axis=1)  # eighths: every partial sum is exact in f32
     return None  # bf16 sums: compared with a tolerance below
 
 
@@ -132,7 +171,8 @@ def test_kernel_checks_runs_and_agrees_with_visa(name):
         np.testing.assert_allclose(np.asarray(got, np.float64), exact, rtol=2e-2, atol=2e-2)
     else:
         assert np.asarray(got).shape == want.shape
-        np.testing.assert_array_equal(np.asarray(got).astype(np.int64), want.astype(np.int64))
+        as_ = np.float64 if want.dtype.kind == "f" else np.int64
+        np.testing.assert_array_equal(np.asarray(got).astype(as_), want.astype(as_))
     outcome = compile_kernel(k)
     assert outcome.status == "ok", outcome.diagnostics
     assert " transpose in=" in outcome.text

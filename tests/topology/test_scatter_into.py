@@ -88,3 +88,26 @@ def test_a_one_row_scatter_updates_one_cache_position(backend):
     want[37] = row
     npu_opt.run(one_token, row, np.array([37 * 32 * 64 * 2], np.int32), cache, backend=backend)
     assert np.array_equal(cache.view(np.uint16), want.view(np.uint16))
+
+
+axes(F=2048)
+
+
+@device(chip=1)
+def regrouped_token(ctx: Context, flat: HbmTensor[bf16, Chip, m("F")], at: HbmTensor[i32, Chip, m("1")],
+                    cache: Mut[HbmTensor[bf16, Chip, m("P, N, D")]]) -> None:
+    """A flat row staged as 32 slices of 64 values, relabelled (`reshape`, the reference's
+    `unsafe { t.reshape() }` of a tensor) as one N row per slice, then scattered: the view
+    scatters like the tensor it stands for."""
+    d = flat.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("F / 64, 1 # 2"), m("F % 64")])
+    d.reshape(Chip, Cluster, m("N, 1 # 2"), m("D")).dma_scatter(at, cache, m("1"))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_reshaped_dm_view_scatters_like_its_tensor(backend):
+    flat = RNG.standard_normal(2048).astype(ml_dtypes.bfloat16)
+    cache = RNG.standard_normal((64, 32, 64)).astype(ml_dtypes.bfloat16)
+    want = cache.copy()
+    want[5] = flat.reshape(32, 64)
+    npu_opt.run(regrouped_token, flat, np.array([5 * 32 * 64 * 2], np.int32), cache, backend=backend)
+    assert np.array_equal(cache.view(np.uint16), want.view(np.uint16))

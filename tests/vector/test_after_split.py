@@ -54,3 +54,26 @@ def test_a_reduce_over_an_axis_split_across_time_and_packet(backend):
     want = x.sum(axis=1).astype(np.int32)
     got = npu_opt.run(sum_split_axis, x.astype(np.int32), backend=backend)
     np.testing.assert_array_equal(got, want)
+
+
+@device(chip=1)  # noqa: F405
+def squares_split_axis(ctx: Context, x: HbmTensor[f32, Chip, m("A, R")]) -> HbmTensor[f32, Chip, m("A")]:  # noqa: F405
+    """y[a] = sum over r of x[a, r]^2: the split stream is stashed and multiplied by itself, so
+    the pass is a `vector_branch` record, whose steps start at the split (no tag step)."""
+    xd = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, m("A / 2 # 64"), m("A % 2, R")])  # noqa: F405
+    y = (ctx.main.begin(xd.view()).fetch(m("A % 2, R / 8"), m("R % 8"))  # noqa: F405
+         .collect(m("A % 2, R / 8"), m("R % 8")).vector_init().vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+         .vector_narrow_split(m("A % 2, R / 4"), m("R % 4")).vector_stash()  # noqa: F405
+         .vector_fp_binary(FpBinaryOp.MUL_F(FpMulAlu.MUL0), Stash)  # noqa: F405
+         .vector_intra_slice_reduce(m("R"), m("A % 2"), m("1 # 4"), IntraSliceReduceOpF32.ADD)  # noqa: F405
+         .vector_widen_pad(m("1 # 8")).vector_final().commit_trim(m("1 # 8")).commit(m("A % 2, 1 # 8")))  # noqa: F405
+    return y.to_hbm(ctx.tdma)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_stashed_square_reduced_over_a_split_axis(backend):
+    x = RNG.integers(-9, 10, (8, 16)).astype(np.float32)  # small integers: every partial sum is exact
+    want = (x.astype(np.float64) ** 2).sum(axis=1).astype(np.float32)
+    assert " vector_branch " in npu_opt.compile(squares_split_axis).text
+    got = npu_opt.run(squares_split_axis, x, backend=backend)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

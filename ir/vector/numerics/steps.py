@@ -77,22 +77,20 @@ def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np
     return operand
 
 
-def _run_rf(unit: str, op: str, values: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """A binary step whose second input is the register-file operand, one value per cell."""
+def _run_rf(unit: str, op: str, values: np.ndarray, rhs: np.ndarray, mode: str | None = None) -> np.ndarray:
+    """A binary step whose argument 1 is the register-file operand, one value per cell; `mode`
+    picks the op's inputs among the stream (0) and that operand (1), as for a constant."""
     src, _ = UNITS[unit]
     if values.dtype != _STORED[src]:
         raise TypeError(f"a {unit} step reads {src} values, not {values.dtype}")
-    base = unit[:-3]
+    base, how = unit[:-3], _mode(mode)
     if base == "FXP":
-        return FXP_OPS[op](values, rhs)
+        return np.asarray(apply_binary_mode(FXP_OPS[op], how, values, rhs), np.int32)
     if base == "CLIP_I32":
-        return CLIP_I32_OPS[op](values, rhs)
-    if base == "CLIP_F32":
-        return CLIP_F32_OPS[op](_f32(values), _f32(rhs)).view(np.uint32)
-    if base == "FP_DIV":
-        return div_f(_f32(values), _f32(rhs)).view(np.uint32)
-    fn = FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op]
-    return fn(_f32(values), _f32(rhs)).view(np.uint32)
+        return np.asarray(apply_binary_mode(CLIP_I32_OPS[op], how, values, rhs), np.int32)
+    fn = (CLIP_F32_OPS[op] if base == "CLIP_F32" else div_f if base == "FP_DIV"
+          else FP_BINARY_OPS["MUL_F" if op.startswith("MUL_F") else op])
+    return np.asarray(apply_binary_mode(fn, how, _f32(values), _f32(rhs)), np.float32).view(np.uint32)
 
 
 def _mode(mode: str | None) -> Any:
@@ -108,7 +106,7 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None 
     reads only the constants (MODE11) still gives one value per element; `operand` is the
     register-file operand of an `_RF` unit."""
     if unit.endswith("_RF"):
-        return _run_rf(unit, op, values, _rf_operand(unit, values, operand))
+        return _run_rf(unit, op, values, _rf_operand(unit, values, operand), mode)
     out = np.asarray(_run(unit, op, arg, values, mode, arg1))
     if unit in ("NARROW_SPLIT", "WIDEN_CONCAT") or out.shape == values.shape:
         return out
