@@ -91,7 +91,7 @@ class _Reader:
                 fields.update({str(n): True for n in part.children})
             else:
                 result_type = self.type(part)
-        fields.update(self.operand_fields(cls, operands))
+        fields.update(self.operand_fields(cls, operands, fields))
         if (result_id is None) != (result_type is None):
             raise IrTextError(f"IR text: `{stage}` needs both a result and its type, or neither")
         if result_id is not None:
@@ -100,12 +100,15 @@ class _Reader:
             fields["result"] = value
         return cls(**fields)
 
-    def operand_fields(self, cls: type, operands: list[Value]) -> dict[str, Any]:
+    def operand_fields(self, cls: type, operands: list[Value], fields: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Operands in field order; a tuple field takes the rest, or as many as its `count`
+        metadata (a function of the op's parsed attributes) says."""
         out: dict[str, Any] = {}
         for f in attrs.fields(cls):
             if f.metadata.get("role") == "operand":
                 if str(f.type).startswith("tuple"):
-                    out[f.name], operands = tuple(operands), []
+                    n = f.metadata["count"](fields or {}) if "count" in f.metadata else len(operands)
+                    out[f.name], operands = tuple(operands[:n]), operands[n:]
                 elif operands or not f.metadata.get("optional"):
                     out[f.name] = operands.pop(0)
         return out

@@ -8,7 +8,8 @@ comparison i holds), computed from the stream at the tag: the op reads that stre
 `tagged` operand. A pass with a comparison tag or a branched operand lowers to one
 `vector_branch` record. A layout may end in a register-file slot (`Branched.rf(guard, vrf)`):
 there the op reads the VRF tensor `rf[0]`, one value per element (the pass then lowers to a
-`vector_branch_rf` record). Rules: VE-DTYPE-1, VE-CONST-1/3, VE-SHIFT-1 on every immediate,
+`vector_branch_rf` record), or, with `Branched.rf(guard, Stash)`, the stash `stashed[0]`
+(VE-STASH-4; VE-SLOT-6 for a guard on the group bit alone). Rules: VE-DTYPE-1, VE-CONST-1/3, VE-SHIFT-1 on every immediate,
 VRF-2 on the VRF tensor.
 """
 
@@ -23,12 +24,14 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Value
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector.branch import BranchedOperand
+from ir.vector.branch import BranchedOperand, group_only
+from ir.vector.operands import StashOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
 from ir.vector_ops import VectorOp, _checked
 from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
+from ir.vector_stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BRANCH_OP_CLASSES", "tag_codes"]
 
@@ -40,6 +43,12 @@ def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
     return tuple(cmp_code(c) for c in mode.cmps) if mode.is_(E.TagMode.COMPARISON) else ()
 
 
+def _stash_operands(fields: dict[str, Any]) -> int:
+    """How many IR text operands `stashed` takes: one when the parsed layout's rf slot reads the stash."""
+    port = layout_of(fields.get("operand", "")).port
+    return int(port is not None and isinstance(port[1], StashOperand))
+
+
 @attrs.frozen(kw_only=True)
 class _Branched(VectorOp):
     TEXT_PREFIX = "branched_"  # its stages are the plain ops'; IR text tells them apart
@@ -49,6 +58,9 @@ class _Branched(VectorOp):
     op: Any = attr()
     operand: BranchedOperand = attr(converter=layout_of)
     cmps: tuple = attr(converter=cmps_of)
+    # the stashed value the rf slot reads (`Branched.rf(guard, Stash)`); IR text gives it one operand then
+    stashed: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None,
+                                                                   "count": _stash_operands})
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the rf slot's
 
     def attributes(self) -> list[tuple[str, Any]]:
@@ -70,9 +82,26 @@ class _Branched(VectorOp):
         """(mask, want, neg) of the register-file slot (`Branched.rf`), which reads `rf[0]`."""
         return guard_code(self.operand.port[0]) if self.operand.port is not None else None
 
+    def port_reads_stash(self) -> bool:
+        """Whether the register-file slot reads the stash (its value: `stashed[0]`)."""
+        return self.operand.port is not None and isinstance(self.operand.port[1], StashOperand)
+
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
         return rf_mismatch(self)
+
+    @rule("VE-STASH-4")
+    def _stash_shape(self) -> Violation | None:
+        return stash_shape_fault(self, self.stashed[0]) if self.stashed else None
+
+    @rule("VE-SLOT-6")
+    def _stash_guard(self) -> Violation | None:
+        if not self.port_reads_stash() or not group_only(self.operand.port[0]):
+            return None
+        return Violation("VE-SLOT-6", f"`{self.STAGE}` reads the stash in a slot guarded on the group bit (bit 3) "
+                         "alone", label="a stash read under a group-only guard",
+                         help="constrain one of bits 0 ... 2 as well, or read the stash unconditionally "
+                              "(`TagGuard.all()`, or `Stash` as the whole operand)")
 
     def _values(self, check: Any) -> Violation | None:
         for _, c in self.operand.regs:

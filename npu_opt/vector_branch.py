@@ -3,10 +3,12 @@
 `vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))`
 gives each element an execution id: bit i is set where comparison i holds on the stream as
 it enters the chain. A binary op may then take `Branched.imm(guard, value)` (chained
-`.imm(guard, value)`, at most three, and last maybe `.rf(guard, vrf_tensor)`, the
-register-file slot; `Branched.rf(guard, vrf)` alone opens with it) instead of a constant: an
-element takes the value of the first slot whose `TagGuard` admits its id (the rf slot: its
-element of the VRF tensor), and an element no slot admits keeps its value.
+`.imm(guard, value)`, at most three, and last maybe `.rf(guard, vrf_tensor)` or `.rf(guard,
+Stash)`, the register-file slot; `Branched.rf(guard, vrf)` alone opens with it) instead of a
+constant: an element takes the value of the first slot whose `TagGuard` admits its id (the rf
+slot: its element of the VRF tensor, or of the stash), and an element no slot admits keeps
+its value. A stash slot is the pass's one stash read (VE-STASH-1/2/4) and its guard must
+constrain more than the group bit (VE-SLOT-6).
 `TagGuard.all()`, `TagGuard.group(GroupId.ONE)`, `TagGuard.matches([BitReq.ONE, BitReq.IGNORE,
 ...])` (bit 0 first) and `TagGuard.not_matches([...])` build guards.
 """
@@ -22,7 +24,7 @@ from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand, TagGuard
 from ir.vector.errors import refuse
-from ir.vector.operands import Constant
+from ir.vector.operands import Constant, Stash
 from npu_opt.stagebase import Poisoned, refuse_dead
 
 __all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
@@ -63,10 +65,12 @@ class Branched:
         from ir.vector.branching import rf_port
         from npu_opt.tensors import VrfTensor
 
+        if source is Stash:
+            return Branched(self.layout.rf(_guard(guard), Stash), None)
         if not isinstance(source, VrfTensor):
-            raise refuse("VE-CONST-3", f"the register-file slot reads a VRF tensor, not {type(source).__name__}",
-                         help="store the operand with `.to_vrf(element)` first; a constant takes an `imm` slot",
-                         method="rf")
+            raise refuse("VE-CONST-3", f"the register-file slot reads a VRF tensor or the stash, not "
+                         f"{type(source).__name__}", help="store the operand with `.to_vrf(element)` first, or "
+                         "pass `Stash`; a constant takes an `imm` slot", method="rf")
         return Branched(self.layout.rf(_guard(guard), rf_port()), source)
 
     def __repr__(self) -> str:
@@ -126,13 +130,22 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
             "VE-TAG-3", f"`{name}` with a branched operand on a stream without tags",
             help="branched operands read the tags of `vector_intra_slice_tag`; a pair op takes constants"))
     tagged, cmps = tag
-    rf = ()
+    rf: tuple = ()
     if operand.vrf is not None:
         if isinstance(operand.vrf.value, Poisoned):
             return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
         rf = (operand.vrf.value,)
-    return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged, cmps=cmps,
-                rf=rf)
+    port = operand.layout.port
+    if port is None or port[1] is not Stash:
+        return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
+                    cmps=cmps, rf=rf)
+    from npu_opt.vector_stash import held_stash, spend
+
+    held = held_stash(stage, loc, name)  # the rf slot reads the stash: once, after the write
+    if isinstance(held, Poisoned):
+        return held
+    return spend(step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
+                      cmps=cmps, stashed=(held,)))
 
 
 def is_branched(value: Any) -> bool:

@@ -35,7 +35,7 @@ from ir.vector.operands import Constant
 from ir.vector.stages import VeStage
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 
-__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand"]
+__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread"]
 
 S = VeStage
 
@@ -58,10 +58,25 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         return value.value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return value
+    from npu_opt.tensors import VrfTensor
+
+    if isinstance(value, VrfTensor):
+        return refuse_dead(stage, loc, name, vrf_unread(name))
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
         help="pass a Python number; a VRF tensor is an operand of vector_fxp, vector_clip, "
              "vector_fp_binary and vector_fp_div (and their _with_mode forms)"))
+
+
+def vrf_unread(name: str) -> Violation:
+    """VRF-7: a VRF tensor where no register-file read is compiled (the Logic cluster,
+    FMA_F's operand)."""
+    where = ("the Logic cluster" if name.startswith("vector_logic") else
+             "FMA_F's operand" if name.startswith("vector_fp_ternary") else f"`{name}`")
+    return Violation("VRF-7", f"`{name}` cannot read a VRF tensor: no register-file read of {where} is compiled",
+                     label="a VRF operand here", help="read the VRF with `vector_fxp`, `vector_clip`, "
+                     "`vector_fp_binary` or `vector_fp_div` (or their _with_mode forms); a value read once may be the "
+                     "stash (`Stash`), a uniform one a constant")
 
 
 def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, operand: Any,
@@ -79,6 +94,10 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         from npu_opt.vrf import rf_step
 
         return rf_step(stage, loc, op_cls, dst, op, operand, mode)
+    from npu_opt.vector_stash import Stash, stash_step
+
+    if operand is Stash:
+        return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
         return const
@@ -132,10 +151,13 @@ def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
     """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`); the
     operand a constant or a VRF tensor (one divisor per stream cell, read by axis name)."""
     from npu_opt.tensors import VrfTensor
+    from npu_opt.vector_stash import Stash, stash_step
     from npu_opt.vrf import rf_step
 
     if isinstance(operand, (VrfTensor, Poisoned)):
         return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
+    if operand is Stash:
+        return stash_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, vs._step, S.FP_DIV)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 
@@ -157,6 +179,11 @@ def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands:
         return refuse_dead(stage, loc, name, kind_error(
             f"the operands of `{name}` are a pair (rhs, c), not {type(operands).__name__} {operands!r}",
             help="FMA_F computes stream * rhs + c: write `(2.0, 0.5)`"))
+    from npu_opt.vector_stash import Stash, stash_step
+
+    if operands[0] is Stash:  # (Stash, c): stream * stashed + c
+        c = resolve_operand(stage, loc, name, operands[1])
+        return c if isinstance(c, Poisoned) else stash_step(stage, loc, name, op, vs._step, S.FP, mode=mode, const1=c)
     rhs, c = (resolve_operand(stage, loc, name, v) for v in operands)
     if isinstance(rhs, Poisoned) or isinstance(c, Poisoned):
         return Poisoned(name)

@@ -5,7 +5,8 @@ After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is tw
 lock step. A paired binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
 each with a `_with_mode` form whose one mode is read inside each group) takes one operand per
 group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group); a
-group's operand may be a VRF tensor (not on the Logic cluster, and only in the default mode),
+group's operand may be a VRF tensor (not on the Logic cluster, and only in the default mode:
+VRF-7),
 both groups reading the same one through the pass's one register-file port (PAIR-VRF-1),
 `vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages
 (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`, `vector_widen_concat`,
@@ -127,12 +128,10 @@ def _vrf_problem(name: str, mode: Any, a: Any, b: Any) -> Violation | None:
     """A VRF group operand needs a cluster with a register-file input and the default mode."""
     if not any(getattr(c, "tensor", None) is not None for c in (a, b)):
         return None
-    if name.startswith("vector_logic"):
-        return kind_error(f"`{name}` takes a constant per group: the Logic cluster has no register-file input",
-                          help="pass a Python number, or read the VRF with `vector_fxp` / `vector_clip`")
-    if mode is not None and mode.name != "MODE01":
-        return kind_error(f"`{name}` with a VRF group operand runs `op(group, operand)` (MODE01), not {mode.name}",
-                          help="drop `_with_mode`, or give the groups constants")
+    from npu_opt.vector_chain_methods import vrf_unread
+
+    if name.startswith("vector_logic") or (mode is not None and mode.name != "MODE01"):
+        return vrf_unread(name)
     return None
 
 

@@ -1,6 +1,9 @@
 """The stash in the DSL: `vector_stash()` at a stashable stage (Tag, Logic, Fxp, Narrow, Fp,
-FpDiv, Clip), then `Stash` as the operand of one later binary op (`vector_clip(op, Stash)`).
-Write once, read once, in that order, never in pair mode (`ir.vector_stash_ops`)."""
+FpDiv, Clip), then `Stash` as the operand of one later op: a binary op's (`vector_clip(op,
+Stash)`, `vector_logic`, `vector_fxp`, `vector_fp_binary`, `vector_fp_div`, each `_with_mode`
+form), FMA_F's first (`vector_fp_ternary(op, (Stash, c))`), or a branched operand's
+register-file slot (`Branched.rf(guard, Stash)`, `npu_opt.vector_branch`). Write once, read
+once, in that order, never in pair mode (`ir.vector_stash_ops`)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,10 @@ from ir import vector_stash_ops as sops
 from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector.operands import Stash
-from npu_opt.stagebase import refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, refuse_dead, stage_method
 from npu_opt.trace import current
 
-__all__ = ["Stash", "vector_stash", "stash_step"]
+__all__ = ["Stash", "vector_stash", "stash_step", "held_stash", "spend"]
 
 _SPENT = "spent"
 
@@ -42,18 +45,29 @@ def vector_stash(self: Any, loc: Location) -> Any:
     return out
 
 
-_READS = {"vector_fxp": sops.StashFxp, "vector_clip": sops.StashClip, "vector_fp_binary": sops.StashFpBinary}
-
-
-def stash_step(stage: Any, loc: Location, name: str, op: Any, step: Any, dst: Any) -> Any:
-    """The stash read of `name` (`step` is the chain's emitter)."""
+def held_stash(stage: Any, loc: Location, name: str) -> Any:
+    """The stashed value `name` may read, or the refusal (VE-STASH-1 / VE-STASH-2, poisoned)."""
     held = stage.ve.stash
     if held is None or held == _SPENT:
         code, what = ("VE-STASH-1", "before any `vector_stash`") if held is None else ("VE-STASH-2", "a second time")
         return _refuse(stage, loc, name, code, f"`{name}` reads the stash {what}",
                        "call `vector_stash()` once, earlier in the pass, for each value read as `Stash`; "
                        "a value read twice belongs in a VRF tensor")
-    out = step(stage, loc, _READS[name], dst, op.alu, op=op, stashed=held)
+    return held
+
+
+def spend(out: Any) -> Any:
+    """`out`, the stream after the op that read the stash, with the stash spent."""
     if hasattr(out, "ve"):
         out.ve = attrs.evolve(out.ve, stash=_SPENT)
     return out
+
+
+def stash_step(stage: Any, loc: Location, name: str, op: Any, step: Any, dst: Any, **fields: Any) -> Any:
+    """The stash read of `name` (or `name_with_mode`; `step` is the chain's emitter, `fields`
+    the reader's mode and FMA_F's `const1`)."""
+    held = held_stash(stage, loc, name)
+    if isinstance(held, Poisoned):
+        return held
+    cls = sops.STASH_READ_OF[name.removesuffix("_with_mode")]
+    return spend(step(stage, loc, cls, dst, op.alu, op=op, stashed=held, **fields))

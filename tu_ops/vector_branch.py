@@ -9,7 +9,8 @@ the first to admit the element's execution id (`((id & mask) == want) != neg`), 
 other elements alone; a step without slots runs with its `arg` (and its `mode` / `arg1`,
 printed only when set), as in the `vector` record.
 `stash_at` is the number of steps run before the stream is stashed (-1: no stash); the one
-step with `stash=1` reads the stash as its operand. Rules VBR-1 (the steps form a `vector`
+step with `stash=1` reads the stash as its operand (under its `mode`; an FMA_F's `arg1` is
+its `c`), or the one slot with `port=2` (the rf slot) reads it where its guard admits. Rules VBR-1 (the steps form a `vector`
 pass: VEOP-1...3 of the same steps), VBR-2 (the tag), VBR-3 (the slots: at most three, none
 inert, none after an unconditional one, values legal; a last `port=1` slot reads VRF tensor
 `value` of a `vector_branch_rf` record), VBR-4 (the stash: written once, read
@@ -59,7 +60,8 @@ class Slot:
     want: int
     neg: int
     value: int
-    port: int = attrs.field(default=0, metadata={"omit_default": True})  # 1: the rf slot, value its tensor's index
+    port: int = attrs.field(default=0, metadata={"omit_default": True})  # 1: the rf slot, value its tensor's index;
+    # 2: the rf slot reads the stash (value 0)
 
 
 @attrs.frozen
@@ -129,11 +131,12 @@ class VectorBranchOp(TuOp):
             ports = [k for k, slot in enumerate(s.slots) if slot.port]
             if ports and ports != [len(s.slots) - 1]:
                 return f"step {i}: the register-file slot is the last slot, once"
-            if ports and not hasattr(self, "rf_read"):
+            if ports and s.slots[-1].port == 1 and not hasattr(self, "rf_read"):
                 return f"step {i}: a register-file slot needs a `vector_branch_rf` record"
             for k, slot in enumerate(s.slots):
-                if slot.port not in (0, 1) or (slot.port and not 0 <= slot.value < len(getattr(self, "rf", ()))):
-                    return f"step {i} slot {k}: an rf slot's value is the index of a VRF tensor of the record"
+                problem = _port_problem(slot, len(getattr(self, "rf", ())))
+                if problem:
+                    return f"step {i} slot {k}: {problem}"
                 if not (0 <= slot.mask < 16 and slot.want & ~slot.mask == 0 and slot.neg in (0, 1)):
                     return f"step {i} slot {k}: a guard is a 4-bit mask, a want within it and neg 0 or 1"
                 if slot.mask == 0 and slot.neg:
@@ -147,7 +150,7 @@ class VectorBranchOp(TuOp):
 
     @rule("VBR-4")
     def _stash(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        reads = [i for i, s in enumerate(self.steps) if s.stash]
+        reads = [i for i, s in enumerate(self.steps) if s.stash or any(slot.port == 2 for slot in s.slots)]
         if any(s.stash not in (0, 1) or (s.stash and (s.slots or s.arg)) for s in self.steps):
             return "a stash read is `stash=1` with arg 0 and no slots"
         if self.stash_at < 0:
@@ -159,6 +162,17 @@ class VectorBranchOp(TuOp):
             (ws, ww), (rs, rw) = shapes[self.stash_at], shapes[reads[0]]
             return f"the stash is written {ww}-way {ws} and read {rw}-way {rs}"
         return None
+
+
+def _port_problem(slot: Slot, tensors: int) -> str | None:
+    """What is wrong with a slot's `port` (0 an immediate, 1 VRF tensor `value`, 2 the stash)."""
+    if slot.port not in (0, 1, 2):
+        return f"port is 0 (an immediate), 1 (a VRF tensor) or 2 (the stash), not {slot.port}"
+    if slot.port == 1 and not 0 <= slot.value < tensors:
+        return "an rf slot's value is the index of a VRF tensor of the record"
+    if slot.port == 2 and (slot.value != 0 or slot.mask == 8):
+        return "a stash slot has value 0 and a guard on more than the group bit (bit 3) alone"
+    return None
 
 
 def _shapes(dtype: Any, steps: tuple[BranchStep, ...]) -> list[tuple[str, int]] | None:

@@ -39,7 +39,7 @@ def _vector_branch_rf(rec: Any, src: ir.Value, types: dict[int, Any], target: An
     reads = [s.unit.name.endswith("_RF") for s in rec.steps]
     if any(r and (s.slots or s.stash or not 0 <= s.arg < len(values)) for s, r in zip(rec.steps, reads)):
         raise Underivable(rec, "a register-file step reads a VRF tensor the record does not name")
-    ports = [next((slot.value for slot in s.slots if slot.port), None) for s in rec.steps]
+    ports = [next((slot.value for slot in s.slots if slot.port == 1), None) for s in rec.steps]  # 2: the stash
     if any(p is not None and not 0 <= p < len(values) for p in ports):
         raise Underivable(rec, "a register-file slot reads a VRF tensor the record does not name")
     plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[s.unit.name[:-3]], arg=0) if r else s

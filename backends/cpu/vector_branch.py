@@ -10,8 +10,7 @@ import numpy as np
 
 from ir import vector_branch_ops as bops
 from ir import vector_stash_ops as sops
-from ir.vector.pair import zip_values
-from ir.vector.branching import branch_step, tag_ids
+from ir.vector.branching import branch_step, stash_step, tag_ids
 
 from backends.cpu import layout
 from backends.cpu.vector import _rf_operand, _zero_padding
@@ -20,21 +19,25 @@ from backends.cpu.handlers import handles
 __all__: list[str] = []
 
 
-def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
+def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -> np.ndarray:
+    """`read`: the VRF tensor of the rf slot (`op.rf`), or the stashed buffer (`op.stashed`)."""
     scalar = "f32" if op.tagged.type.dtype.name == "F32" else "i32"
     ids = tag_ids(tagged, op.cmps, scalar)
     if ids.shape != buf.shape:  # trimmed to the front four cells of each flit
         ids = ids[..., :buf.shape[-1]]
     port = None
-    if op.port() is not None:  # the rf slot: the VRF tensor broadcast over the stream by axis name
-        port = (*op.port(), _rf_operand(op, vrf).reshape(buf.shape))
+    if op.port_reads_stash():  # the stash holds the stream as `vector_stash` saw it
+        port = (*op.port(), read[-1])
+    elif op.port() is not None:  # the rf slot: the VRF tensor broadcast over the stream by axis name
+        port = (*op.port(), _rf_operand(op, read[0]).reshape(buf.shape))
     out = branch_step(op.unit(), op.op_name(), buf, ids, op.slots(), port)
     return _zero_padding(out.astype(layout.storage_dtype(op.result.type.dtype), copy=False), op.result.type)
 
 
 def _stash_read(op: Any, buf: np.ndarray, stashed: np.ndarray) -> np.ndarray:
-    """`op(stream, stashed)`: the stash holds the stream as `vector_stash` saw it."""
-    out = zip_values(op.unit(), op.op_name(), 1, buf, stashed)
+    """`op(stream, stashed)` (under the op's mode; FMA_F with its `c`): the stash holds the
+    stream as `vector_stash` saw it."""
+    out = stash_step(op.unit(), op.op_name(), op.mode_name(), op.arg1(), buf, stashed)
     return _zero_padding(out.astype(layout.storage_dtype(op.result.type.dtype), copy=False), op.result.type)
 
 

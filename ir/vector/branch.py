@@ -20,7 +20,7 @@ from ir.vector.errors import refuse
 from ir.vector.numerics._arrays import as_f32, as_i32
 from ir.vector.operands import Constant, StashOperand, VrfOperand
 
-__all__ = ["TagGuard", "BranchedOperand", "comparison_ids"]
+__all__ = ["TagGuard", "BranchedOperand", "comparison_ids", "group_only"]
 
 _FREE = (BitReq.IGNORE,) * 4
 
@@ -73,6 +73,12 @@ class TagGuard:
             if req != BitReq.IGNORE:
                 ok &= ((ids >> bit) & 1) == (1 if req == BitReq.ONE else 0)
         return ~ok if self.negated else ok
+
+
+def group_only(guard: TagGuard) -> bool:
+    """Whether `guard` constrains the group bit (bit 3) and nothing else: a stash read under
+    such a guard cannot be told from a zip's read of the other group (VE-SLOT-6)."""
+    return guard.bits[:3] == _FREE[:3] and guard.bits[3] != BitReq.IGNORE
 
 
 def _pattern(bits: Any) -> tuple:

@@ -18,7 +18,8 @@ from ir.vector.branch import TagGuard, comparison_ids
 from ir.vector.enums import BitReq, Cmp
 from ir.vector.numerics.steps import run_step
 
-__all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port"]
+__all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port",
+           "stash_step"]
 
 
 def guard_code(guard: TagGuard) -> tuple[int, int, int]:
@@ -83,6 +84,32 @@ def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
     return out
 
 
+def stash_step(unit: str, op: str, mode: str, arg1: int, values: np.ndarray, stashed: np.ndarray) -> np.ndarray:
+    """The step reading the stash (stored values, shaped like the stream) where a constant
+    operand would be: binary `op(stream, stashed)` under `mode` (a BinaryArgMode name, 0 the
+    stream and 1 the stash; `DEFAULT` is MODE01), or `FMA_F(stream, stashed, c)` under a
+    TernaryArgMode, `c` the f32 bits `arg1` (one rounding)."""
+    from ir.vector.numerics.fp import div_f, fma_f
+    from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
+    from ir.vector.pair import MODES, zip_values
+
+    if unit not in ("FP_TERNARY", "FP_DIV"):
+        return zip_values(unit, op, MODES.index("MODE01" if mode == "DEFAULT" else mode), values, stashed)
+    x, s = values.view(np.float32), stashed.view(np.float32)
+    if unit == "FP_DIV":
+        out = apply_binary_mode(div_f, _mode_enum(mode, "MODE01"), x, s)
+    else:
+        out = apply_ternary_mode(fma_f, _mode_enum(mode, "MODE012"), x, s, np.array(arg1, np.uint32).view(np.float32))
+    return np.array(np.broadcast_to(np.asarray(out, np.float32), values.shape)).view(np.uint32)
+
+
+def _mode_enum(mode: str, default: str) -> Any:
+    from ir.vector.enums import BinaryArgMode, TernaryArgMode
+
+    name = default if mode == "DEFAULT" else mode
+    return getattr(BinaryArgMode if len(name) == 6 else TernaryArgMode, name)
+
+
 def rf_port() -> Any:
     """The source a layout's register-file slot holds: a placeholder, as the op's `rf` operand
     names the VRF tensor (and so its scalar)."""
@@ -94,7 +121,7 @@ def rf_port() -> Any:
 def layout_text(layout: Any) -> str:
     """`mask:want:neg=value; ...` of a branched operand's slots (the IR text form)."""
     def text(c: Any) -> str:
-        return repr(c.value) if hasattr(c, "value") else "rf"
+        return repr(c.value) if hasattr(c, "value") else ("stash" if type(c).__name__ == "StashOperand" else "rf")
 
     return "; ".join(f"{m}:{w}:{n}={text(c)}" for (m, w, n), c in ((guard_code(g), c) for g, c in layout.slots()))
 
@@ -102,7 +129,7 @@ def layout_text(layout: Any) -> str:
 def layout_of(value: Any) -> Any:
     """A BranchedOperand from itself or from its `layout_text`."""
     from ir.vector.branch import BranchedOperand
-    from ir.vector.operands import Constant
+    from ir.vector.operands import Constant, Stash
 
     if not isinstance(value, str):
         return value
@@ -110,8 +137,8 @@ def layout_of(value: Any) -> Any:
     for part in filter(None, (p.strip() for p in value.split(";"))):
         code, _, number = part.partition("=")
         m, w, n = (int(x) for x in code.split(":"))
-        if number == "rf":  # the register-file slot: its tensor is the op's `rf` operand
-            port = (guard_of(m, w, n), rf_port())
+        if number in ("rf", "stash"):  # the register-file slot: the op's `rf` tensor, or the stash
+            port = (guard_of(m, w, n), rf_port() if number == "rf" else Stash)
             continue
         v = float(number) if any(ch in number for ch in ".eEn") else int(number)
         regs.append((guard_of(m, w, n), Constant(v, "f32" if isinstance(v, float) else "i32")))

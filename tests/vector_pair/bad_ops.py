@@ -101,4 +101,16 @@ BAD_BRANCH = {
     "VBR-4:scalar": _branch(_TO_F32, BranchStep(VeUnit.CLIP_F32, VeOpName.MAX, 0, (), 1), stash_at=0,
                             out=DType.F32),                              # written i32, read f32
     "VBR-4:slots": _branch(BranchStep(VeUnit.CLIP_I32, VeOpName.MAX, 0, (_NEG,), 1), stash_at=0),
+    # the rf slot reading the stash (port=2)
+    "VBR-3:stash-group": _branch(_fxp(Slot(8, 8, 0, 0, port=2)), stash_at=0),   # guarded on bit 3 alone
+    "VBR-3:stash-value": _branch(_fxp(Slot(1, 1, 0, 4, port=2)), stash_at=0),
+    "VBR-3:port": _branch(_fxp(Slot(1, 1, 0, 0, port=3)), stash_at=0),
+    "VBR-3:stash-not-last": _branch(_fxp(Slot(1, 1, 0, 0, port=2), _NEG), stash_at=0),
+    "VBR-4:stash-slot": _branch(_fxp(_NEG, Slot(0, 0, 0, 0, port=2))),                    # never written
+    "VBR-4:stash-slot-twice": _branch(_READ, BranchStep(VeUnit.CLIP_I32, VeOpName.MIN, 0, (Slot(1, 1, 0, 0, port=2),)),
+                                      stash_at=0),
+    "VBR-4:ternary-way": _branch(_TO_F32, BranchStep(VeUnit.NARROW_TRIM, VeOpName.NONE, 0, ()),
+                                 BranchStep(VeUnit.FP_TERNARY, VeOpName.FMA_F, 0, (), 1, arg1=0x3F800000),
+                                 BranchStep(VeUnit.WIDEN_PAD, VeOpName.NONE, 0, ()), stash_at=1,
+                                 out=DType.F32),                        # written 8-way, read 4-way
 }

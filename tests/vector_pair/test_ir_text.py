@@ -9,6 +9,8 @@ from ir.kernel_parser import parse_kernel
 from npu_opt import (BinaryArgMode, BitReq, LogicBinaryOpI32, Branched, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu, FpUnaryOp, FxpBinaryOp, Stash,
                      TagGuard, TagMode, i32)
 
+from npu_opt import FpTernaryOp, TernaryArgMode
+from tests.vector.kernels import float_kernel
 from tests.vector_pair.kernels import float_pair_kernel, pair_kernel, tagged_kernel
 from tests.vector_pair.test_branch_rf import NEG, POS, _guarded_rf_kernel
 
@@ -27,6 +29,13 @@ KERNELS = {
     "branched_rf": lambda: _guarded_rf_kernel(lambda v: Branched.imm(NEG, 5).rf(POS, v), "branched_rf"),
     "stash": lambda: tagged_kernel(i32, TagMode.ZERO, [("vector_stash",), ("vector_fxp", FxpBinaryOp.MUL_INT, 3),
                                                        ("vector_clip", ClipBinaryOpI32.MIN, Stash)]),
+    "stash_modes": lambda: tagged_kernel(i32, TagMode.ZERO, [
+        ("vector_stash",), ("vector_logic_with_mode", LogicBinaryOpI32.BIT_OR, BinaryArgMode.MODE10, Stash)]),
+    "stash_fma": lambda: float_kernel([("vector_stash",), ("vector_fp_ternary_with_mode", FpTernaryOp.FMA_F,
+                                                           TernaryArgMode.MODE021, (Stash, 0.5))]),
+    "stash_slot": lambda: tagged_kernel(i32, TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]), [
+        ("vector_stash",), ("vector_fxp", FxpBinaryOp.MUL_INT, 3),
+        ("vector_clip", ClipBinaryOpI32.ADD_FXP, Branched.imm(B0, 5).rf(TagGuard.all(), Stash))]),
 }
 
 

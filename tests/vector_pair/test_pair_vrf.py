@@ -112,8 +112,8 @@ def test_two_vrf_tensors_in_one_op_are_pair_vrf_1():
 
 
 @pytest.mark.parametrize("pair_ops, code", [
-    (lambda s, w, v: s.vector_logic(LogicBinaryOpI32.BIT_AND, w, None), "TYPE-6"),  # noqa: F405  no rf input
-    (lambda s, w, v: s.vector_fxp_with_mode(FxpBinaryOp.SUB_FXP, BinaryArgMode.MODE10, w, 1), "TYPE-6"),  # noqa: F405
+    (lambda s, w, v: s.vector_logic(LogicBinaryOpI32.BIT_AND, w, None), "VRF-7"),  # noqa: F405  no rf input
+    (lambda s, w, v: s.vector_fxp_with_mode(FxpBinaryOp.SUB_FXP, BinaryArgMode.MODE10, w, 1), "VRF-7"),  # noqa: F405
     (lambda s, w, v: s.vector_fxp(FxpBinaryOp.ADD_FXP, "w", None), "TYPE-6"),  # noqa: F405
 ])
 def test_refused_vrf_group_operands(pair_ops, code):

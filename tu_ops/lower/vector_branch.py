@@ -18,7 +18,7 @@ from ir import vector_stash_ops as sops
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand
 from ir.vector.branching import cmp_of, guard_of, rf_port
-from ir.vector.operands import Constant
+from ir.vector.operands import Constant, Stash
 from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
@@ -34,11 +34,12 @@ def _step(op: Any) -> BranchStep | None:
     if isinstance(op, (vops.VectorFinal, sops.VectorStash)):
         return None
     if isinstance(op, sops.STASH_READS):
-        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1)
+        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1, mode=VeMode[op.mode_name()],
+                          arg1=op.arg1())
     if isinstance(op, bops.BRANCH_OP_CLASSES):
         slots = tuple(Slot(*s) for s in op.slots())
-        if op.port() is not None:  # the rf slot; its value becomes the tensor's index below
-            slots += (Slot(*op.port(), 0, port=1),)
+        if op.port() is not None:  # the rf slot (port=2: the stash); a tensor's index is set below
+            slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1),)
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
     unit, name, arg, *rest = op.step()
     mode, arg1 = rest or ("DEFAULT", 0)
@@ -100,7 +101,7 @@ def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
     regs, port = [], None
     for s in step.slots:
         if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
-            port = (guard_of(s.mask, s.want, s.neg), rf_port())
+            port = (guard_of(s.mask, s.want, s.neg), Stash if s.port == 2 else rf_port())
             continue
         value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
         regs.append((guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32")))
@@ -134,16 +135,18 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
             ops.append(sops.VectorStash(input=ops[-1].result, result=ir.Value(next(fresh), ops[-1].result.type)))
             stashed = ops[-1].result
         cur, ident = ops[-1].result, next(fresh)
-        if step.stash:
-            unit = step.unit.name
-            cls = {"FXP": sops.StashFxp, "FP_BINARY": sops.StashFpBinary}.get(unit, sops.StashClip)
-            ops.append(cls(input=cur, stashed=stashed if stashed is not None else cur, op=_op_enum(unit, step.op.name),
-                           result=ir.Value(ident, cur.type)))
+        if step.stash:  # the plain op with a 0 operand names the op, mode and FMA_F's c
+            plain = _plain_step(attrs.evolve(step, stash=0), cur, ident, rec)
+            more = {"const1": plain.const1} if plain.STAGE == "vector_fp_ternary" else {}
+            ops.append(sops.STASH_READ_OF[plain.STAGE](
+                input=cur, stashed=stashed if stashed is not None else cur, op=plain.op, mode=plain.mode,
+                result=ir.Value(ident, cur.type), **more))
         elif step.slots:
             unit = step.unit.name
+            reads = (stashed if stashed is not None else cur,) if any(s.port == 2 for s in step.slots) else ()
             ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
                                       operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
-                                      result=ir.Value(ident, cur.type)))
+                                      stashed=reads, result=ir.Value(ident, cur.type)))
         else:
             ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):

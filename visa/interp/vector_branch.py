@@ -9,9 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ir.vector.branching import branch_step, tag_ids
+from ir.vector.branching import branch_step, stash_step, tag_ids
 from ir.vector.numerics.steps import run_step
-from ir.vector.pair import zip_values
 from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
@@ -33,11 +32,15 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
         try:
             if step.stash:
                 check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
-                values = zip_values(unit, name, 1, values, stashed)
+                values = stash_step(unit, name, step.mode.name, step.arg1, values, stashed)
             elif step.slots:
                 slots = tuple((s.mask, s.want, s.neg, s.value) for s in step.slots if not s.port)
                 port = next(((s.mask, s.want, s.neg, s.value) for s in step.slots if s.port), None)
-                if port is not None:  # the rf slot reads VRF tensor `value`
+                if any(s.port == 2 for s in step.slots):  # the rf slot reads the stash
+                    check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash",
+                          op)
+                    port = (*port[:3], stashed)
+                elif port is not None:  # the rf slot reads VRF tensor `value`
                     check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)
                     port = (*port[:3], operand[port[3]])
                 values = branch_step(unit, name, values, ids, slots, port)
