@@ -26,11 +26,12 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.errors import InternalError
 from ir.mapping.cells import LIVE
-from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol, pair_all
 from ir.mapping.ops import Entry, coalesce
+from ir.valid_count_slice import FilterMode, slice_filter, slice_weights
 
-__all__ = ["Sub", "TimeFilter", "Clipper", "VcgConfig", "sub_expressions", "derive_vcg", "valid_sizes",
-           "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
+__all__ = ["Sub", "TimeFilter", "Clipper", "VcgConfig", "FilterMode", "sub_expressions", "derive_vcg", "valid_sizes",
+           "slice_counts", "per_slice", "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
 
 MAX_TIME_FILTERS = 3
 MAX_SEQ_ENTRIES = 8
@@ -91,11 +92,25 @@ def sub_expressions(mapping: Mapping, where: str) -> list[Sub] | Violation:
 
 @attrs.frozen
 class TimeFilter:
-    """A time filter: valid while `sum(digit_k * seq_k.stride) < thres`."""
+    """A time filter: the slice id's bits `slice_mask` against `slice_thres`, then
+    `sum(digit_k * seq_k.stride) < thres` (`ir.valid_count_slice`). The slice fields are
+    printed only when set: a filter of an axis that lives in Time alone reads `{seq, thres}`."""
 
     TEXT_STYLE = "struct"
     seq: tuple[Entry, ...] = attrs.field(converter=tuple)
     thres: int
+    slice_mask: int = attrs.field(default=0, metadata={"omit_default": True})
+    slice_thres: int = attrs.field(default=0, metadata={"omit_default": True})
+    mode: FilterMode = attrs.field(default=FilterMode.SLICE_MAJOR, metadata={"omit_default": True})
+
+    def valid(self, slices: np.ndarray, steps: int) -> np.ndarray:
+        """(slices, steps) booleans: the chip's comparison for every slice id and time step."""
+        masked = (np.asarray(slices, np.int64) & self.slice_mask)[:, None]
+        in_time = (_digits(self.seq, steps) < self.thres)[None, :]
+        below = masked < self.slice_thres
+        if self.mode is FilterMode.SLICE_MAJOR:
+            return below | ((masked == self.slice_thres) & in_time)
+        return below | in_time
 
 
 @attrs.frozen
@@ -155,6 +170,38 @@ def _packet_clipper(time: list[Sub], packet: list[Sub], padded: list[str], loc: 
     return Clipper(_seq(time, run.axis), run.axis_size, run.span)
 
 
+def _slice_subs(slice_: Mapping, stream_axes: set[str]) -> list[Sub] | Violation:
+    """The sub-expressions of Slice when it holds an axis of the stream, else none."""
+    if not slice_.axes() & stream_axes:
+        return []
+    return sub_expressions(slice_, "slice")
+
+
+def _filters(padded: list[str], clipped: set[str], clipper: Clipper, subs: tuple[list[Sub], list[Sub], list[Sub]],
+             loc: str) -> tuple[list[TimeFilter], Clipper] | Violation:
+    """One time filter per padded axis the clipper does not count; an axis with a Slice part
+    gets its slice fields (and takes over a clipper whose every packet is full or empty)."""
+    s_subs, t_subs, p_subs = subs
+    in_slice = {s.axis for s in s_subs}
+    weights = slice_weights([s.size for s in s_subs])
+    filters: list[TimeFilter] = []
+    for x in padded:
+        live = next(s.axis_size for s in s_subs + t_subs + p_subs if s.axis == x)
+        if x not in in_slice:
+            if x not in clipped:
+                filters.append(TimeFilter(_seq(t_subs, x), live))
+            continue
+        scale = 1
+        if x in clipped:  # Slice and Packet: only when no packet is partial (VCG-10)
+            scale, clipper = clipper.span, Clipper((), clipper.span, clipper.span)
+        got = slice_filter(x, live, s_subs, weights, t_subs, s_subs + t_subs + p_subs, loc, scale)
+        if isinstance(got, Violation):
+            return got
+        seq, thres, mask, at, mode = got
+        filters.append(TimeFilter(seq, thres, mask, at, mode))
+    return filters, clipper
+
+
 def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | Violation:
     """The VCG configuration of a stream `(slice; time; packet)`, or the VCG rule it breaks."""
     t_subs = sub_expressions(time, "time")
@@ -163,22 +210,19 @@ def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | V
     p_subs = sub_expressions(packet, "packet")
     if isinstance(p_subs, Violation):
         return p_subs
-    padded = _padded_axes(t_subs + p_subs)
-    s_subs = sub_expressions(slice_, "slice")
-    shared = slice_.axes() & (time.axes() | packet.axes())
-    if shared and not isinstance(s_subs, Violation):
-        shared &= set(_padded_axes(s_subs + t_subs + p_subs))
-    in_slice = sorted(shared)
-    if in_slice:
-        return Violation("VCG-2", f"the padded axis {in_slice[0]} is split between Slice and the stream",
-                         label=f"slice {slice_.text()}",
-                         help="each slice's flits would need their own counts; keep a padded axis out of Slice")
+    stream_axes = {s.axis for s in t_subs + p_subs if s.axis is not None}
+    s_subs = _slice_subs(slice_, stream_axes)
+    if isinstance(s_subs, Violation):
+        return s_subs
+    padded = [x for x in _padded_axes(t_subs + p_subs + s_subs) if x in stream_axes]
     clipper = _packet_clipper(t_subs, p_subs, padded, packet.text())
     if isinstance(clipper, Violation):
         return clipper
-    clipped = {s.axis for s in p_subs}
-    filters = tuple(TimeFilter(_seq(t_subs, x), next(s.axis_size for s in t_subs if s.axis == x))
-                    for x in padded if x not in clipped)
+    s_padded = [s if s.axis in padded else attrs.evolve(s, axis=None) for s in s_subs]
+    found = _filters(padded, {s.axis for s in p_subs}, clipper, (s_padded, t_subs, p_subs), slice_.text())
+    if isinstance(found, Violation):
+        return found
+    filters, clipper = found
     if len(filters) > MAX_TIME_FILTERS:
         return Violation("VCG-3", f"{len(filters)} padded axes in Time need {len(filters)} time filters; "
                          f"the generator has {MAX_TIME_FILTERS}", label=f"time {time.text()}",
@@ -188,8 +232,8 @@ def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | V
         return Violation("VCG-4", f"counting Time takes a sequencer of {longest} entries; the generator's "
                          f"have {MAX_SEQ_ENTRIES}", label=f"time {time.text()}",
                          help="keep a padded axis's sub-expressions of Time together, so the others merge")
-    config = VcgConfig(filters, clipper)
-    live_prefix(config, time, packet)
+    config = VcgConfig(tuple(filters), clipper)
+    live_prefix(config, time, packet, slice_ if per_slice(config) else None)
     return config
 
 
@@ -203,16 +247,27 @@ def _digits(seq: tuple[Entry, ...], steps: int) -> np.ndarray:
     return idx
 
 
-def valid_sizes(config: VcgConfig, steps: int) -> np.ndarray:
-    """`valid_size(t)` of every time step (the chip's formula, shared by every slice)."""
+def per_slice(config: VcgConfig) -> bool:
+    """Whether the counts of `config` depend on the slice (a filter reads the slice id)."""
+    return any(f.slice_mask for f in config.filters)
+
+
+def slice_counts(config: VcgConfig, slices: np.ndarray, steps: int) -> np.ndarray:
+    """`valid_size(s, t)` (slices, steps) for every slice id of `slices`: the chip's formula."""
     c = config.clipper
     if c.seq:
-        out = np.clip(c.axis_size - _digits(c.seq, steps), 0, c.span)
+        base = np.clip(c.axis_size - _digits(c.seq, steps), 0, c.span)
     else:
-        out = np.full(steps, min(c.axis_size, c.span), np.int64)
+        base = np.full(steps, min(c.axis_size, c.span), np.int64)
+    out = np.broadcast_to(base[None, :], (len(slices), steps))
     for f in config.filters:
-        out = np.where(_digits(f.seq, steps) < f.thres, out, 0)
+        out = np.where(f.valid(slices, steps), out, 0)
     return out
+
+
+def valid_sizes(config: VcgConfig, steps: int) -> np.ndarray:
+    """`valid_size(t)` of every time step of slice 0 (every slice's, when not `per_slice`)."""
+    return slice_counts(config, np.zeros(1, np.int64), steps)[0]
 
 
 def live_cells(time: Mapping, packet: Mapping) -> np.ndarray:
@@ -222,10 +277,33 @@ def live_cells(time: Mapping, packet: Mapping) -> np.ndarray:
     return (status == LIVE).reshape(time.size, packet.size)
 
 
-def live_prefix(config: VcgConfig, time: Mapping, packet: Mapping) -> None:
-    """The counts of `config` mark exactly the live cells of `(time; packet)`; a configuration
-    that does not is this module's bug (an ICE), never the kernel's."""
-    counts = valid_sizes(config, time.size)
-    want = np.arange(packet.size)[None, :] < counts[:, None]
-    if not np.array_equal(want, live_cells(time, packet)):
-        raise InternalError(f"the valid count generator miscounts (time {time.text()} ; packet {packet.text()})")
+def _checked_slices(slice_: Mapping, axes: set[str]) -> np.ndarray:
+    """Slice ids whose Slice items of other axes are live (the others hold no data at all)."""
+    items = slice_.flatten() if isinstance(slice_, Pair) else [slice_]
+    weights = slice_weights([i.size for i in items])
+    ids = np.arange(slice_.size, dtype=np.int64)
+    ok = np.ones(slice_.size, bool)
+    for item, w in zip(items, weights):
+        if not item.axes() & axes:
+            live = item.cells(np.arange(item.size)).status == LIVE
+            ok &= live[(ids // w) % item.size]
+    return ok
+
+
+def live_prefix(config: VcgConfig, time: Mapping, packet: Mapping, slice_: Mapping | None = None) -> None:
+    """The counts of `config` mark exactly the live cells of `(time; packet)` (of every
+    slice of `slice_` that holds data, when given); a configuration that does not is this
+    module's bug (an ICE), never the kernel's."""
+    if slice_ is None:
+        counts = valid_sizes(config, time.size)[None, :]
+        live = live_cells(time, packet)[None]
+        rows = np.ones(1, bool)
+    else:
+        counts = slice_counts(config, np.arange(slice_.size), time.size)
+        both = pair_all([slice_, time, packet])
+        live = (both.cells(np.arange(both.size)).status == LIVE).reshape(slice_.size, time.size, packet.size)
+        rows = _checked_slices(slice_, time.axes() | packet.axes())
+    want = np.arange(packet.size)[None, None, :] < counts[:, :, None]
+    if not np.array_equal(want[rows], live[rows]):
+        where = "" if slice_ is None else f"slice {slice_.text()} ; "
+        raise InternalError(f"the valid count generator miscounts ({where}time {time.text()} ; packet {packet.text()})")

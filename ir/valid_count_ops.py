@@ -19,7 +19,7 @@ from ir.op_frame import operand
 from ir.ops import Commit, Op, Value
 from ir.rules.space import validate_type
 from ir.types import Type
-from ir.valid_count import derive_vcg, sub_expressions
+from ir.valid_count import derive_vcg, per_slice, sub_expressions
 
 __all__ = ["CommitValidCountPack", "CommitPacked", "packed_coords", "default_packed_element", "check_pack",
            "check_packed"]
@@ -33,7 +33,12 @@ def check_pack(op: CommitValidCountPack) -> Violation | None:
                          label=f"a {t.context}-context stream",
                          help="begin the chain on `ctx.sub`; the main context's Commit Adapter has no packer")
     found = derive_vcg(t.slice, t.time, t.packet)
-    return found if isinstance(found, Violation) else None
+    if isinstance(found, Violation):
+        return found
+    if per_slice(found):
+        return Violation("VCG-2", "the packed commit's counts would differ per slice", label=f"slice {t.slice.text()}",
+                         help="keep the padded axis out of Slice: each slice packs the same cells")
+    return None
 
 
 @attrs.frozen(kw_only=True)

@@ -15,7 +15,7 @@ import attrs
 from ir.valid_count import MAX_SEQ_ENTRIES, MAX_TIME_FILTERS, Clipper, TimeFilter, derive_vcg, valid_sizes
 from tu_ops.enums import TuContext
 
-__all__ = ["PackConfig", "pack_config", "pack_problem"]
+__all__ = ["PackConfig", "pack_config", "pack_problem", "reduce_vcg", "reduce_vcg_problem"]
 
 
 @attrs.frozen(kw_only=True)
@@ -84,3 +84,36 @@ def pack_to_vcg(pack: PackConfig) -> Any:
     from ir.valid_count import VcgConfig
 
     return VcgConfig(pack.filters, pack.clipper)
+
+
+def reduce_vcg(slice_: Any, time: Any, packet: Any, axis: str | None) -> PackConfig | None:
+    """The VCG configuration an intra-slice reduce of `axis` over `(slice; time; packet)`
+    needs (None when the axis has no padding to exclude). ValueError: it cannot be counted."""
+    from ir.vector.intra_reduce import axis_padded
+
+    if axis is None or not axis_padded(axis, slice_, time, packet):
+        return None
+    found = derive_vcg(slice_, time, packet)
+    if not hasattr(found, "clipper"):
+        raise ValueError(found.message)
+    return PackConfig(filters=found.filters, clipper=found.clipper)
+
+
+def reduce_vcg_problem(step: Any, slice_: Any, time: Any, packet: Any, axis: str) -> str | None:
+    """VEOP-7 on a reduce step's `vcg=`: exactly the configuration its stream needs, in the
+    generator's capacity (3 filters, 8 entries a sequencer, each walking the stream's steps)."""
+    have = getattr(step, "vcg", None)
+    try:
+        want = reduce_vcg(slice_, time, packet, axis)
+    except ValueError as e:
+        return f"the reduce of {axis} cannot be counted: {e}"
+    if have is None:
+        return None if want is None else f"the reduce of the padded axis {axis} carries no vcg= configuration"
+    if want is None:
+        return f"a vcg= configuration on the reduce of {axis}, which has no padding"
+    found = _shape_problem(have, time.size, packet.size)
+    if found:
+        return f"vcg: {found}"
+    if have != want:
+        return f"the vcg= configuration does not count the live cells of the reduce of {axis}"
+    return None

@@ -11,7 +11,9 @@ and `arg1` (the second constant of `FP_TERNARY`); both are printed only when set
 step without them reads `{unit=FXP, op=MUL_INT, arg=3}`.
 VEOP-4 (`_RF` steps only in a `vector_rf` record, `tu_ops.vrf`), VEOP-7 (an intra-slice reduce
 step, `INTRA_REDUCE_I32` / `_F32` with arg 1 when the packet becomes `1 # 4`: the input and
-output types differ by exactly the reduced axis, `ir.vector.intra_reduce`).
+output types differ by exactly the reduced axis, `ir.vector.intra_reduce`; the reduce of a
+padded axis carries `vcg={filters=[...], clipper={...}}`, the Valid Count Generator's
+configuration for its stream, printed only when set: docs/machine/valid-count.md).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ir.vector.intra_reduce import removed_axis, shape_fault
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.valid_count import PackConfig, reduce_vcg_problem
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
 
@@ -124,6 +127,7 @@ class VeStep:
     arg: int
     mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})
     arg1: int = attrs.field(default=0, metadata={"omit_default": True})
+    vcg: PackConfig | None = attrs.field(default=None, metadata={"omit_default": True})  # a padded reduce's counts
 
 
 def stream_before(time: Any, packet: Any, steps: tuple[VeStep, ...], index: int) -> tuple[Any, Any]:
@@ -235,7 +239,9 @@ class VectorEngineOp(TuOp):
         if len(reduce) > 1 or axis is None:
             return "a pass reduces one axis, once"
         fault = shape_fault(axis, time, packet, out.time, out_packet)
-        return None if fault is None else f"the reduce of {axis}: {fault.message}"
+        if fault is not None:
+            return f"the reduce of {axis}: {fault.message}"
+        return reduce_vcg_problem(reduce[0], t.slice, time, packet, axis)
 
     @rule("VEOP-4")
     def _rf_port(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -27,6 +27,7 @@ import attrs
 from ir.dtypes import DType
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
 
 __all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp"]
@@ -74,6 +75,7 @@ class BranchStep:
     stash: int = 0  # 1: the operand is the stash
     mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})  # as in a `vector` step
     arg1: int = attrs.field(default=0, metadata={"omit_default": True})
+    vcg: PackConfig | None = attrs.field(default=None, metadata={"omit_default": True})  # as in a `vector` step
 
 
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
@@ -99,7 +101,7 @@ class VectorBranchOp(TuOp):
     def plain(self) -> VectorEngineOp:
         """The same pass without its tag and slots."""
         steps = [VeStep(VeUnit.TAG, VeOpName.ZERO, 0)]
-        steps += [VeStep(s.unit, s.op, s.arg, s.mode, s.arg1) for s in self.steps]  # VBR-3 checks the slot values
+        steps += [VeStep(s.unit, s.op, s.arg, s.mode, s.arg1, s.vcg) for s in self.steps]  # VBR-3 checks the slot values
         return VectorEngineOp(result=self.result, input=self.input, steps=tuple(steps), input_type=self.input_type,
                               output_type=self.output_type)
 

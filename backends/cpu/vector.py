@@ -11,7 +11,7 @@ import numpy as np
 
 from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
-from ir.vector.intra_reduce import reduce_stored
+from ir.vector.intra_reduce import axis_padded, mapping_live, reduce_counted, reduce_stored
 from ir.vector.numerics.steps import run_step
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 
@@ -59,8 +59,15 @@ def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
 
 @handles(VectorIntraSliceReduce)
 def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
-    """`vector_intra_slice_reduce`: the fold of `ir.vector.intra_reduce` on every slice row."""
+    """`vector_intra_slice_reduce`: the fold of `ir.vector.intra_reduce` on every slice row (of
+    a padded axis: only the cells the mappings mark live in that row's slice; the interpreter
+    folds by the record's Valid Count Generator configuration instead)."""
     t, out_t = op.input.type, op.result.type
     rows = buf.reshape(-1, t.time.size, t.packet.size)
-    out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
+    if axis_padded(op.axis, t.slice, t.time, t.packet):  # the padding is excluded cell by cell, by the mapping
+        live = mapping_live(t.slice, t.time, t.packet)
+        live = np.tile(live, (rows.shape[0] // t.slice.size, 1, 1))
+        out = reduce_counted(op.scalar, op.op.name, rows, live, op.axis, t.time, op.out_time, op.out_packet)
+    else:
+        out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
     return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

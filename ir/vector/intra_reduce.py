@@ -18,16 +18,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
-from ir.mapping.cells import LIVE, evaluate
+from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.nodes import Mapping, Pad, Symbol, pair_all
 from ir.mapping.ops import divide
 from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
 
-__all__ = ["SLOTS", "shape_fault", "time_plan", "reduce_time", "reduced_packet", "reduce_stored", "removed_axis"]
+__all__ = ["SLOTS", "shape_fault", "time_plan", "reduce_time", "reduced_packet", "reduce_stored", "removed_axis",
+           "axis_padded", "reduce_counted", "mapping_live"]
 
 SLOTS = 8
 
@@ -37,6 +39,11 @@ def _data(factors: Any) -> tuple:
 
 
 def _axis(f: Any) -> str:
+    """The axis of a factor; a ragged one (a padded axis's last, partial run) is of the one
+    axis its cells index ("" when it has none or several)."""
+    if isinstance(f, RaggedFactor):
+        names = {name for cell in f.cells if isinstance(cell, Index) for name in cell}
+        return names.pop() if len(names) == 1 else ""
     return getattr(f, "axis", "")
 
 
@@ -148,3 +155,49 @@ def removed_axis(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: 
     kept = {_axis(f) for m in (out_time, out_packet) for f in _data(m.factors())}
     gone = have - kept
     return gone.pop() if len(gone) == 1 else None
+
+
+def _unpadded(mapping: Mapping, axis: str) -> Mapping:
+    """`mapping` with every `axis # n` read as an axis of n live positions (so a time step
+    keeps its output position whatever the Valid Count Generator says of it)."""
+    if isinstance(mapping, Pad) and isinstance(mapping.operand, Symbol) and mapping.operand.name == axis:
+        return Symbol(axis, mapping.n)
+    changes = {f.name: _unpadded(getattr(mapping, f.name), axis) for f in attrs.fields(type(mapping))
+               if isinstance(getattr(mapping, f.name), Mapping)}
+    return attrs.evolve(mapping, **changes) if changes else mapping
+
+
+def axis_padded(axis: str, *mappings: Mapping) -> bool:
+    """Whether `axis` is padded (`axis # n`) in any of `mappings`: its reduce must exclude the
+    padding, by the Valid Count Generator."""
+    return any(_unpadded(mp, axis) != mp for mp in mappings)
+
+
+def mapping_live(slice_: Mapping, time: Mapping, packet: Mapping) -> np.ndarray:
+    """(slices, T, P) booleans: the live cells of every slice's stream, by the mappings."""
+    both = pair_all([slice_, time, packet])
+    return (evaluate(both, np.arange(both.size)).status == LIVE).reshape(slice_.size, time.size, packet.size)
+
+
+def reduce_counted(scalar: str, op: str, values: np.ndarray, live: np.ndarray, axis: str, time: Mapping,
+                   out_time: Mapping, out_packet: Mapping) -> np.ndarray:
+    """The reduce of a padded axis on stored values (rows, T, 4), folding only the cells
+    `live` (rows, T, 4) marks: the Valid Count Generator's counts (the interpreter) or the
+    mapping's live cells (the cpu backend). A reduced packet folds its live lanes as the tree
+    (the others as the identity); a flit with no live cell, or a dead lane of a kept packet,
+    leaves its accumulator as it is."""
+    fn, identity, dtype = _ops(scalar, op)
+    src = np.asarray(values.view(np.float32) if scalar == "f32" else values, dtype)
+    ident = np.asarray(identity, dtype)
+    take = live
+    if reduced_packet(out_packet):
+        lanes = np.where(live, src, ident)
+        flits = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))
+        src = np.concatenate([flits[..., None], np.broadcast_to(ident, flits.shape + (3,))], -1)
+        take = np.broadcast_to(live.any(-1)[..., None], live.shape)
+    plan = time_plan(axis, _unpadded(time, axis), out_time)
+    acc = np.full((values.shape[0], out_time.size, 4), identity, dtype)
+    for t, o in enumerate(plan):
+        if o >= 0:
+            acc[:, o] = np.where(take[:, t], fn(acc[:, o], src[:, t]), acc[:, o])
+    return acc.view(np.uint32) if scalar == "f32" else acc

@@ -6,16 +6,21 @@ context's access width and `dest` is filled by the allocation pass.
 
 from __future__ import annotations
 
+from typing import Any
+
+import attrs
+
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
+from ir.vector_reduce_ops import VectorIntraSliceReduce
 from tu_ops.base import Ref
 from tu_ops.commit import CommitOp, WritePlan
 from tu_ops.enums import CommitConversion
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.valid_count import pack_config
+from tu_ops.valid_count import pack_config, reduce_vcg
 
-__all__ = ["lower_packed_commit", "is_packed"]
+__all__ = ["lower_packed_commit", "is_packed", "with_vcg"]
 
 
 def is_packed(sink: ir.Op) -> bool:
@@ -46,3 +51,16 @@ def lower_packed_commit(trim: ir.CommitTrim, site: Site) -> CommitOp:
 def _folded_into_trim(op: ir.Op, site: Site) -> None:
     """The packing and its commit are fields of the CommitOp made at `commit_trim`."""
     return None
+
+
+def with_vcg(step: Any, op: ir.Op) -> Any:
+    """A pass's step for the traced `op`: an intra-slice reduce of a padded axis carries the
+    Valid Count Generator's configuration (`vcg=`) that excludes the padding."""
+    if not isinstance(op, VectorIntraSliceReduce):
+        return step
+    t = op.input.type
+    try:
+        vcg = reduce_vcg(t.slice, t.time, t.packet, op.axis)
+    except ValueError as e:
+        raise InternalError(f"{op.text()}: {e}") from e
+    return step if vcg is None else attrs.evolve(step, vcg=vcg)

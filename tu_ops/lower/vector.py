@@ -23,6 +23,7 @@ from ir.vector import enums as E
 from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.valid_count import with_vcg
 from tu_ops.lower.vector_steps import mode_of, traced_chain_step
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
 
@@ -71,7 +72,7 @@ def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
         from tu_ops.lower.vector_branch import lower_branch
 
         return lower_branch(op, site, body)
-    steps = tuple(ve_step(*o.step()) for o in body if o.step() is not None)
+    steps = tuple(with_vcg(ve_step(*o.step()), o) for o in body if o.step() is not None)
     rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
                          loc=op.loc)

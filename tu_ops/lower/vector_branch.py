@@ -25,6 +25,7 @@ from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
+from tu_ops.lower.valid_count import with_vcg
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
 
 __all__ = ["lower_branch", "traced_branch"]
@@ -43,7 +44,7 @@ def _step(op: Any) -> BranchStep | None:
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
     unit, name, arg, *rest = op.step()
     mode, arg1 = rest or ("DEFAULT", 0)
-    return BranchStep(VeUnit[unit], VeOpName[name], arg, (), mode=VeMode[mode], arg1=arg1)
+    return with_vcg(BranchStep(VeUnit[unit], VeOpName[name], arg, (), mode=VeMode[mode], arg1=arg1), op)
 
 
 def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorBranchOp:

@@ -20,14 +20,16 @@ from visa.interp.values import value_dtype, zero_pad
 __all__ = ["run_vector", "check_input", "finish_pass"]
 
 
-def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
+def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None,
+               slices: np.ndarray | None = None) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> the same shape of the output dtype;
-    `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values)."""
+    `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values);
+    `slices` the rows' slice ids (a reduce's Valid Count Generator reads them)."""
     check_input(op, stream)
     values = stream
     for i, step in enumerate(op.steps):
         if is_reduce(step):
-            values = run_reduce_step(op, step, values)
+            values = run_reduce_step(op, step, values, slices)
             continue
         try:
             rhs = operand[step.arg] if step.unit.name.endswith("_RF") and operand is not None else None
@@ -57,5 +59,5 @@ def finish_pass(op: Any, values: np.ndarray) -> np.ndarray:
 @executes("vector")
 def _vector_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_vector(op, state.input(op.input, op))
+    state.local[op.result.id] = run_vector(op, state.input(op.input, op), slices=state.rows.slice)
     return 1

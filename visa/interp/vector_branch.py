@@ -19,7 +19,8 @@ from visa.interp.vector import check_input, finish_pass
 __all__ = ["run_vector_branch"]
 
 
-def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None) -> np.ndarray:
+def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = None,
+                      slices: np.ndarray | None = None) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> the shape of the output dtype; `operand[k]` is
     what an `_RF` step of arg k reads (a `vector_branch_rf` record's VRF values)."""
     check_input(op, stream)
@@ -45,7 +46,7 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
                     port = (*port[:3], operand[port[3]])
                 values = branch_step(unit, name, values, ids, slots, port)
             elif is_reduce(step):
-                values = run_reduce_step(op, step, values)
+                values = run_reduce_step(op, step, values, slices)
             else:
                 rhs = operand[step.arg] if unit.endswith("_RF") and operand is not None else None
                 values = run_step(unit, name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
@@ -57,5 +58,5 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
 @executes("vector_branch")
 def _vector_branch_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_vector_branch(op, state.input(op.input, op))
+    state.local[op.result.id] = run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)
     return 1

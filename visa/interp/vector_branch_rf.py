@@ -17,5 +17,5 @@ __all__: list[str] = []
 def _vector_branch_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
     stream = state.input(op.input, op)
-    state.local[op.result.id] = run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)))
+    state.local[op.result.id] = run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice)
     return 1

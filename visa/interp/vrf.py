@@ -63,11 +63,11 @@ def loaded(op: Any, state: ProgramState) -> list[VrfValues]:
     return vrfs
 
 
-def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> np.ndarray:
+def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues], slices: np.ndarray | None = None) -> np.ndarray:
     """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
     check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
           op)
-    return run_vector(op, stream, rf_operands(op, stream, vrfs))
+    return run_vector(op, stream, rf_operands(op, stream, vrfs), slices)
 
 
 @executes("vrf_load")
@@ -80,5 +80,5 @@ def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
 @executes("vector_rf")
 def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), loaded(op, state))
+    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), loaded(op, state), state.rows.slice)
     return 1
