@@ -15,8 +15,11 @@ acc = +0, acc + Y[step] for every live step in stream order. When `exact` holds 
 product or sum can be subnormal, infinite or NaN: `contract_float.exact_f32`), float32
 `*` and `+` are the engine's fmul and fadd exactly; otherwise every result is flushed
 as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing is
-reassociated or fused. One call works on all the spatial rows of a block; blocks of rows
-run on several threads (the kernels release the GIL), each row written by one thread.
+reassociated or fused. An exact contraction without padding or skipped steps takes the
+vectorized kernel of `backends.cpu.contract_jit_exact` (the same sums, across 16 output
+columns at a time); the rest `_rows`. One call works on all the spatial rows of a block;
+blocks of rows run on several threads (the kernels release the GIL), each row written by
+one thread.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np
 from ir.dtypes import bf16
 
 from backends.cpu import contract_float
+from backends.cpu import contract_jit_exact as jit_exact
 
 __all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version"]
 
@@ -141,35 +145,6 @@ def _accumulate(acc, y, skip, i, r, n, exact, qnan):
             acc[j] = s if exact else _ftz(s, qnan[0])
 
 
-def _tree_exact(a, b, w, g, nj, prod, qrod, acc, bcc):
-    """acc[j] += the adder tree of a[l] * w[l * nj + j] over the leaves l, and bcc[j] that
-    of b[l] * w[l * nj + j] (two rows of A against W read once), no flush; the first
-    level's two products and their sum in one pass."""
-    h = g // 2
-    if h == 0:
-        for j in range(nj):
-            acc[j] = acc[j] + a[0] * w[j]
-            bcc[j] = bcc[j] + b[0] * w[j]
-        return
-    for l in range(h):
-        a0, a1, b0, b1, o0, o1 = a[l], a[l + h], b[l], b[l + h], l * nj, (l + h) * nj
-        for j in range(nj):
-            w0, w1 = w[o0 + j], w[o1 + j]
-            prod[o0 + j] = a0 * w0 + a1 * w1
-            qrod[o0 + j] = b0 * w0 + b1 * w1
-    k = h
-    while k > 1:
-        k //= 2
-        for l in range(k):
-            o0, o1 = l * nj, (l + k) * nj
-            for j in range(nj):
-                prod[o0 + j] = prod[o0 + j] + prod[o1 + j]
-                qrod[o0 + j] = qrod[o0 + j] + qrod[o1 + j]
-    for j in range(nj):
-        acc[j] = acc[j] + prod[j]
-        bcc[j] = bcc[j] + qrod[j]
-
-
 def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
     """out[row, i, j, n] for the spatial rows [r0, r1): A's cells `ia` (I, R, N, g) and W's
     `iw` (R, N, g, J) gathered per row, then every (i, n) row of results at once."""
@@ -195,39 +170,15 @@ def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0,
                     out[row, i, j, n] = acc[j]
 
 
-def _rows_exact(raw_a, raw_w, ia, iw, wide_a, wide_w, out, r0, r1):
-    """`_rows` when nothing is flushed, padded or skipped: the same sums, fewer passes,
-    two rows of A at a time (the last one twice when their count is odd)."""
-    ni, nr, nn, g = ia.shape
-    nj = iw.shape[3]
-    ua = np.empty(ia.size, np.uint32)
-    uw = np.empty(iw.size, np.uint32)
-    fa, fw = ua.view(np.float32), uw.view(np.float32)
-    prod, qrod = np.empty(g * nj, np.float32), np.empty(g * nj, np.float32)
-    acc, bcc = np.empty(nj, np.float32), np.empty(nj, np.float32)
-    for row in range(r0, r1):
-        _gather(raw_a[row], ia.ravel(), wide_a, ua)
-        _gather(raw_w[row], iw.ravel(), wide_w, uw)
-        for n in range(nn):
-            for i in range(0, ni, 2):
-                acc[:] = _ZERO
-                bcc[:] = _ZERO
-                i2 = min(i + 1, ni - 1)
-                for r in range(nr):
-                    oa, ob, ow = ((i * nr + r) * nn + n) * g, ((i2 * nr + r) * nn + n) * g, (r * nn + n) * g * nj
-                    _tree_exact(fa[oa:oa + g], fa[ob:ob + g], fw[ow:ow + g * nj], g, nj, prod, qrod, acc, bcc)
-                for j in range(nj):
-                    out[row, i, j, n] = acc[j]
-                    out[row, i2, j, n] = bcc[j]
-
-
-_ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_tree_exact", "_rows", "_rows_exact")
+_ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_rows")
 """Compiled in this order: a kernel calls only those before it."""
-_INLINE = ("_pattern", "_ftz", "_tree_exact")
+_INLINE = ("_pattern", "_ftz")
 """Inlined into their callers (numba's `inline="always"`): the innermost loops."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
 """The kernels as written; `_compiled` rebinds each module name to its compiled form, which
 the kernels compiled after it then call."""
+_EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
+"""The same for the exact kernel's module."""
 
 
 # ---- compiling and calling -------------------------------------------------------------------
@@ -270,10 +221,11 @@ def _compiled() -> dict | None:
         import numba
     except ImportError:
         return None
-    g = globals()
     out = {}
-    for name in _ORDER:
-        g[name] = out[name] = njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
+    for space, python, order, inline in ((globals(), _PYTHON, _ORDER, _INLINE),
+                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE)):
+        for name in order:
+            space[name] = out[name] = njit(numba, python[name], "always" if name in inline else "never")
     return out
 
 
@@ -332,8 +284,9 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     rows = raw_a.shape[0]
     out = np.empty((rows, ia.shape[0], iw.shape[3], ia.shape[2]), np.float32)
     kernels = _compiled()
-    if exact and pad is None and skip is None:
-        kernel, common = kernels["_rows_exact"], (raw_a, raw_w, ia, iw, wide_a, wide_w, out)
+    if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
+        (ia, sa), (iw, sw) = jit_exact.layout(gather_a, "a"), jit_exact.layout(gather_w, "w")
+        kernel, common = kernels["rows"], (raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out)
     else:
         pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
         skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
