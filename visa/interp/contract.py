@@ -28,6 +28,7 @@ import numpy as np
 from ir import convert as cv
 from ir.dtypes import i32
 from ir.exact_sum import exact_sum
+from visa.interp import contract_jit
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
@@ -145,6 +146,11 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     return cv.wrap(y, i32)
 
 
+def _products(plan: Plan, rows: Rows) -> int:
+    """Multiplies of one contraction, over every row and lane."""
+    return rows.count * plan.lanes * plan.q * math.prod(plan.digits)
+
+
 def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf: TrfTensor, rows: Rows,
                     mem: Memory) -> np.ndarray:
     """Execute the three records: the accumulator, (rows, lanes, slots, out_cols), i32 or f32."""
@@ -161,11 +167,14 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf:
     check(mac.bits == 32 and mac.is_float == outer.stream_type.dtype.is_float == outer.weight_type.dtype.is_float,
           f"{outer.stream_type} x {outer.weight_type} cannot accumulate in {outer.mac_type}", outer)
     plan = build_plan(outer, reduce, time, stream.shape[1], flit, target)
-    s, w, s_range, w_range = operands(plan, stream, outer, trf, rows, mem, arranged=mac.is_float)
-    if mac.is_float:
+    if mac.is_float and contract_jit.applies(outer, stream, mem) and contract_jit.enabled(_products(plan, rows)):
+        acc = contract_jit.run_float(plan, stream, outer, trf, rows, mem)
+    elif mac.is_float:
+        s, w, s_range, w_range = operands(plan, stream, outer, trf, rows, mem, arranged=True)
         terms = plan.g * math.prod(plan.digits_summed())
         acc = FloatPath(plan, s, w, exact([s_range, w_range], terms), rows.count).run()
     else:
+        s, w, _, _ = operands(plan, stream, outer, trf, rows, mem, arranged=False)
         acc = _int(plan, s, w)
     acc = acc.reshape(rows.count, plan.lanes, plan.slots, plan.out_cols)
     if plan.out_pad is not None:

@@ -20,7 +20,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
-__all__ = ["TrfTensor", "run_trf_load", "read_weights"]
+__all__ = ["TrfTensor", "run_trf_load", "read_weights", "check_read"]
 
 
 class TrfTensor:
@@ -76,22 +76,28 @@ def _slices(index: np.ndarray) -> slice | np.ndarray:
     return index
 
 
+def check_read(outer: Any, trf: TrfTensor, mem: Memory, low: int, top: int) -> int:
+    """Refuse a read of elements `low..top` of each lane that `weight_type` cannot decode
+    from the load's cell format or that leaves the lane; the bits of one element."""
+    wd = outer.weight_type.dtype
+    check(wd in CELL_DTYPES.get(trf.op.cell_format, ()), f"weight_type {outer.weight_type} cannot read "
+          f"{trf.op.cell_format} cells", outer)
+    bits = mem.target.bits_of(wd) or 0
+    check(low >= 0, "a TRF read before the tensor's first row", outer)
+    check(trf.first_row * mem.row_bytes + -(-(top + 1) * bits // 8) <= trf.lane_bytes,
+          f"the TRF read walk reaches element {top}, past the lane", outer)
+    return bits
+
+
 def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray:
     """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape).
 
     The cell format of the load and the contraction's `weight_type` fix the element width
     and decoding; an index past the lane is refused."""
-    target = mem.target
-    load = trf.op
     wd = outer.weight_type.dtype
-    check(wd in CELL_DTYPES.get(load.cell_format, ()), f"weight_type {outer.weight_type} cannot read "
-          f"{load.cell_format} cells", outer)
-    bits = target.bits_of(wd) or 0
     index = np.asarray(index, np.int64)
-    top = int(index.max()) if index.size else 0
-    check(int(index.min()) >= 0 if index.size else True, "a TRF read before the tensor's first row", outer)
-    check(trf.first_row * mem.row_bytes + -(-(top + 1) * bits // 8) <= trf.lane_bytes,
-          f"the TRF read walk reaches element {top}, past the lane", outer)
+    bits = check_read(outer, trf, mem, int(index.min()) if index.size else 0,
+                      int(index.max()) if index.size else 0)
     out = np.zeros((rows.count, trf.lanes, *index.shape), value_dtype(wd))
     lane_base = np.arange(trf.lanes, dtype=np.int64) * trf.lane_bytes + trf.first_row * mem.row_bytes
     lane_base = lane_base.reshape(-1, *([1] * index.ndim))

@@ -1,0 +1,96 @@
+"""The interpreter's compiled float contraction (visa/interp/contract_jit.py) against its
+numpy path (visa/interp/contract_float.py), bit for bit.
+
+Each case runs the same artifact twice, once with `NPU_OPT_INTERP_JIT=0` (numpy) and once
+with `NPU_OPT_INTERP_JIT=1` (compiled, checked to have run), over every example and every
+padded / special-value contraction of the cpu fast-path suite (padded time steps, leaves
+and columns, f8 operands, NaN / infinities / subnormals that keep the flush, tiny and huge
+values on both sides of the no-flush guard). The numpy path is itself pinned to the cpu
+backend and to the examples' oracles in test_interp.py.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from tests.backends import test_contract_fast as fast
+from tests.kernel_files import example, example_names
+from tests.visa.test_interp import artifact, bits, host_inputs
+from visa.interp import contract_jit, execute_inout
+
+FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
+
+
+def _run(art, arrays, monkeypatch, mode: str) -> tuple[list[np.ndarray], int]:
+    """(result bits, how many contractions the compiled path ran) with NPU_OPT_INTERP_JIT=mode."""
+    monkeypatch.setenv(contract_jit.ENV, mode)
+    calls = []
+    real = contract_jit.run_float
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(contract_jit, "run_float", counted)
+    results, finals = execute_inout(art, [a.copy() for a in arrays])
+    monkeypatch.setattr(contract_jit, "run_float", real)
+    return bits(tuple(results + finals)), len(calls)
+
+
+def _both(kernel, arrays, monkeypatch, compiled: bool = True) -> None:
+    """Both paths give the same bits; `compiled`: the compiled one did run."""
+    art = artifact(kernel)
+    want, none = _run(art, arrays, monkeypatch, "0")
+    got, ran = _run(art, arrays, monkeypatch, "1")
+    assert none == 0
+    assert ran > 0 or not compiled
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_numba_is_installed_for_the_suite():
+    """The test extra installs numba, so the comparisons below never pass vacuously."""
+    assert contract_jit._compiled() is not None
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_every_example_runs_the_same_bits_compiled(name, monkeypatch):
+    kernel = example(name)
+    arrays = host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode())))
+    _both(kernel, arrays, monkeypatch, compiled=name in FLOAT_EXAMPLES)
+
+
+@pytest.mark.parametrize("name", ["dot_product_kernel", "gemv_kernel", "gemm_kernel"])
+def test_any_bit_pattern_runs_the_same_bits_compiled(name, monkeypatch):
+    """NaN, infinities, subnormals and signed zeros: the flushed arithmetic."""
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(5), "bits"), monkeypatch)
+
+
+def _fast_cases():
+    for name, (_, _, family) in fast.CASES.items():
+        if family != "i8":
+            for kind in fast.KINDS[family]:
+                yield pytest.param(name, kind, id=f"{name}-{kind}")
+
+
+@pytest.mark.parametrize("name,kind", list(_fast_cases()))
+def test_padded_and_special_contractions_run_the_same_bits_compiled(name, kind, monkeypatch):
+    getter, shapes, family = fast.CASES[name]
+    rng = np.random.default_rng(zlib.crc32(f"jit/{name}/{kind}".encode()))
+    _both(getter(), [fast.DATA[family](rng, shape, kind) for shape in shapes], monkeypatch)
+
+
+def test_the_environment_and_the_size_choose_the_path(monkeypatch):
+    monkeypatch.setenv(contract_jit.ENV, "0")
+    assert not contract_jit.enabled(1 << 30)
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    assert contract_jit.enabled(1)
+    monkeypatch.delenv(contract_jit.ENV)
+    assert contract_jit.enabled(contract_jit.JIT_MIN)
+    monkeypatch.setattr(contract_jit.sys, "modules", {})
+    assert not contract_jit.enabled(contract_jit.JIT_MIN - 1)

@@ -1,0 +1,296 @@
+"""A compiled float Contraction Engine for the interpreter (optional: numba, the `fast` extra).
+
+The same records' semantics as `visa.interp.contract_float` (the numpy path, the reference
+it is tested equal to), computed straight from the fed packets and the TRF bytes instead
+of the arranged operands: for every row (slice), kept time slot and output column, the
+summed steps in time order, each one a tree over its `g` leaves. One step of one output
+column is a `(g, 8)` block of products, leaf by leaf, all eight lanes at once (the lanes
+are the vector: the stream element of a leaf is the same for every lane, each lane reads
+its own TRF element); the tree then adds adjacent leaves `2i, 2i + 1` into `i`, level by
+level, and the step's lane sums join the accumulators, which start at `+0`. Padded products
+and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Every result
+is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
+product or partial sum can be subnormal, infinite or NaN; numba compiles without
+fast-math, so nothing is reassociated or fused.
+
+It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
+loaded in the process or the contraction has at least `JIT_MIN` products (numba's import
+and the load of the disk-cached kernels cost a fraction of a second once per process);
+`NPU_OPT_INTERP_JIT=1` runs it for every float contraction. It imports nothing of the
+cpu backend: the two are each other's cross-check.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from visa.interp.operands import exact
+from visa.interp.plan import Plan
+from visa.interp.trf import check_read
+from visa.interp.values import widen_table
+
+__all__ = ["ENV", "JIT_MIN", "ROWS", "applies", "enabled", "run_float"]
+
+ENV = "NPU_OPT_INTERP_JIT"
+"""0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
+JIT_MIN = 1 << 24
+"""Products from which a process that has not loaded numba yet loads it for a contraction
+(a 512 x 512 x 64 bf16 GEMM, the smallest GEMM example: about 15 ms saved per run)."""
+ROWS = 64
+"""Rows (slices) per block of the kernel: its vectors run along the rows."""
+
+_ABS = np.uint32(0x7FFFFFFF)
+_SIGN = np.uint32(0x80000000)
+_MIN_NORMAL = np.uint32(0x00800000)
+_INF = np.uint32(0x7F800000)
+_QNAN = np.uint32(0x7FC00000)
+_SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
+_NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
+_NO_MASK2 = np.zeros((0, 0), np.bool_)
+
+
+# ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
+
+
+def _flush(bits, k, n):
+    """Flush bits[k, :n] (a uint32 view): subnormals to a zero of their sign, every NaN to
+    the canonical one (docs/numerics.md)."""
+    for i in range(n):
+        u = bits[k, i]
+        m = u & _ABS
+        if m < _MIN_NORMAL:
+            bits[k, i] = u & _SIGN
+        elif m > _INF:
+            bits[k, i] = _QNAN
+
+
+def _stream_block(codes, table, r0, nb, sblk):
+    """sblk[c, i] = the widened element c of row r0 + i's packets (rows innermost)."""
+    for i in range(nb):
+        for c in range(codes.shape[1]):
+            sblk[c, i] = table[codes[r0 + i, c]]
+
+
+def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
+    """The tree sum of one step of one column of one lane, for the nb rows of block blk, into buf[0]:
+    buffer row k holds leaf leaf[k] (bit-reversed), so each level adds its second half to
+    its first, which is the adjacent-pair tree of the leaves."""
+    g = leaf.size
+    for k in range(g):
+        sr, wr = sb + leaf[k], wb + wofs[leaf[k]]
+        for i in range(nb):
+            buf[k, i] = sblk[sr, i] * wt[blk, lane, wr, i]
+        if not exact:
+            _flush(bits, k, nb)
+        if opad.shape[0] > 0 and opad[kk, t, q0 + leaf[k], lane]:
+            buf[k, :nb] = np.float32(0)
+    m = g
+    while m > 1:
+        m //= 2
+        for k in range(m):
+            for i in range(nb):
+                buf[k, i] = buf[k, i] + buf[k + m, i]
+            if not exact:
+                _flush(bits, k, nb)
+
+
+def _float_kernel(codes, table, wt, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, rb, out):
+    """out[row, slot, column, lane]: the accumulators, `rb` rows at a time."""
+    g, lanes = leaf.size, out.shape[3]
+    sblk = np.zeros((codes.shape[1], rb), np.float32)
+    buf = np.zeros((g, rb), np.float32)
+    bits = buf.view(np.uint32)
+    acc = np.zeros((lanes, rb), np.float32)
+    acc_bits = acc.view(np.uint32)
+    wofs = np.zeros(g, np.int64)
+    n_slots, n_steps = sstep.shape
+    for r0 in range(0, codes.shape[0], rb):
+        nb = min(rb, codes.shape[0] - r0)
+        _stream_block(codes, table, r0, nb, sblk)
+        for kk in range(n_slots):
+            for j in range(min(cols, out.shape[2])):
+                for k in range(g):
+                    wofs[k] = (j * g + k) % rr
+                acc[:, :] = np.float32(0)
+                for t in range(n_steps):
+                    if tpad.shape[0] > 0 and tpad[kk, t]:
+                        continue
+                    for lane in range(lanes):
+                        _step(sblk, wt, sstep[kk, t] * q + j * g, tread[kk, t] * rr, wofs, leaf, r0 // rb, nb, lane, buf,
+                              bits, exact, opad, kk, t, j * g)
+                        if rpad.shape[0] > 0 and rpad[kk, t, j, lane]:
+                            buf[0, :nb] = np.float32(0)
+                        for i in range(nb):
+                            acc[lane, i] = acc[lane, i] + buf[0, i]
+                        if not exact:
+                            _flush(acc_bits, lane, nb)
+                for lane in range(lanes):
+                    for i in range(nb):
+                        out[r0 + i, kk, j, lane] = acc[lane, i]
+
+
+def _weights(cells, slices, rows, lane_bytes, base, width, n_elems, mag, table, wt):
+    """wt[row // rb, lane, e, row % rb] for row = rows[i]: element e of each lane of TRF slice
+    slices[i], widened (the rows cut in blocks of `rb`, as the kernel reads them); returns
+    the (largest, smallest nonzero) `mag`-masked code read (smallest mag + 1 when none)."""
+    top, low = 0, mag + 1
+    rb = wt.shape[3]
+    for i in range(slices.size):
+        s, blk, r = slices[i], rows[i] // rb, rows[i] % rb
+        for lane in range(wt.shape[1]):
+            for e in range(n_elems):
+                b = lane * lane_bytes + base + e * width
+                row, col = b // cells.shape[2], b % cells.shape[2]
+                code = np.int64(cells[row, s, col])
+                if width == 2:
+                    code |= np.int64(cells[row, s, col + 1]) << 8
+                wt[blk, lane, e, r] = table[code]
+                m = code & mag
+                top = max(top, m)
+                if m != 0 and m < low:
+                    low = m
+    return top, low
+
+
+def _bounds(codes, mag):
+    """(largest, smallest nonzero) `mag`-masked code of `codes` (2-D)."""
+    top, low = 0, mag + 1
+    for r in range(codes.shape[0]):
+        for c in range(codes.shape[1]):
+            m = np.int64(codes[r, c]) & mag
+            top = max(top, m)
+            if m != 0 and m < low:
+                low = m
+    return top, low
+
+
+_ORDER = ("_flush", "_stream_block", "_step", "_float_kernel", "_weights", "_bounds")
+_PYTHON = {name: globals()[name] for name in _ORDER}
+
+
+def _njit(numba: Any, fn: Any) -> Any:
+    """`fn` compiled by numba, its machine code kept on disk when a cache directory can be
+    written (numba refuses `cache=True` when none can: then compiled per process)."""
+    try:
+        return numba.njit(cache=True)(fn)
+    except RuntimeError:
+        return numba.njit(fn)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled() -> dict | None:
+    """The kernels compiled by numba (lazily, per argument types), or None without numba.
+    Each module name is rebound to its compiled form, so the kernels compiled after it call it."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    out = {}
+    for name in _ORDER:
+        globals()[name] = out[name] = _njit(numba, _PYTHON[name])
+    return out
+
+
+def enabled(products: int) -> bool:
+    """Whether a float contraction of `products` products runs compiled (module docstring)."""
+    mode = os.environ.get(ENV, "").strip().lower()
+    if mode in ("0", "false", "no", "off"):
+        return False
+    if mode not in ("1", "true", "yes", "on") and products < JIT_MIN and "numba" not in sys.modules:
+        return False
+    return _compiled() is not None
+
+
+# ---- the driver ------------------------------------------------------------------------------
+
+
+def _by_slot(table: np.ndarray, plan: Plan, lead: int, trail: int) -> np.ndarray:
+    """`table` (lead axes, *digits, trail axes), its digits broadcast and ordered kept then
+    summed, flattened to (*lead, slots, steps, *trail)."""
+    shape = table.shape
+    nd = len(plan.digits)
+    full = np.broadcast_to(table, (*shape[:lead], *plan.digits, *shape[lead + nd:]))
+    kept = [lead + i for i, k in enumerate(plan.keep) if k]
+    summed = [lead + i for i, k in enumerate(plan.keep) if not k]
+    rest = list(range(lead + nd, full.ndim))
+    full = full.transpose([*range(lead), *kept, *summed, *rest])
+    return full.reshape(*shape[:lead], plan.slots, -1, *shape[lead + nd:])
+
+
+def _lane_mask(mask: np.ndarray | None, plan: Plan) -> np.ndarray:
+    """A (lanes, *digits, n) padding mask as (slots, steps, n, lanes) booleans."""
+    if mask is None:
+        return _NO_MASK4
+    return np.ascontiguousarray(np.moveaxis(_by_slot(mask, plan, 1, 1), 0, -1))
+
+
+@functools.lru_cache(maxsize=None)
+def _LEAVES(g: int) -> np.ndarray:  # noqa: N802
+    """The leaves 0..g-1 in bit-reversed order (g a power of two)."""
+    bits = g.bit_length() - 1
+    out = np.array([int(format(k, f"0{bits}b")[::-1], 2) if bits else 0 for k in range(g)], np.int64)
+    out.setflags(write=False)
+    return out
+
+
+def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) -> Any:
+    """`operands.code_range` from the largest and smallest nonzero magnitude code (the codes
+    of every float operand type order their magnitudes): (unit exponent, top exponent), None
+    when every code is a zero, False when an infinity or NaN is present or when a nonzero
+    code widens to a zero or a subnormal (then the flush is kept, which is always right)."""
+    if low > mag:
+        return None
+    top_field, low_field = (int(table_bits[top]) >> 23) & 0xFF, (int(table_bits[low]) >> 23) & 0xFF
+    if top_field == 0xFF or low_field == 0:
+        return False
+    return low_field - 127 - (sig - 1), top_field - 127 + 1
+
+
+def _stream_range(packets: np.ndarray, et: Any) -> Any:
+    mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
+    top, low = _compiled()["_bounds"](packets, mag)
+    return _code_range(top, low, mag, widen_table(et), _SIG_BITS[et.name])
+
+
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, Any]:
+    """The first `n_elems` elements of every lane of every row's TRF tensor, widened, as
+    (row blocks, lanes, n_elems, ROWS) float32, and their code range."""
+    et = outer.weight_type
+    width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
+    table = widen_table(et).view(np.float32)
+    mag = 0x7FFF if width == 2 else 0x7F
+    wt = np.zeros((-(-rows.count // ROWS), trf.lanes, n_elems, ROWS), np.float32)
+    top, low = 0, mag + 1
+    for (chip, cluster), sel in rows.groups():
+        t, lo = _compiled()["_weights"](mem.trf(chip, cluster), rows.slice[sel], sel, trf.lane_bytes, trf.first_row * mem.row_bytes,
+                         width, n_elems, mag, table, wt)
+        top, low = max(top, t), min(low, lo)
+    return wt, _code_range(top, low, mag, widen_table(et), _SIG_BITS[et.name])
+
+
+def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
+    """The kernel's operand types: 8- or 16-bit float codes."""
+    names = (outer.stream_type.name, outer.weight_type.name)
+    return all(n in _SIG_BITS for n in names) and stream.dtype in (np.uint8, np.uint16)
+
+
+def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
+    """The accumulators of a float contraction, (rows, lanes, slots, out_cols) float32."""
+    packets = np.ascontiguousarray(stream.reshape(rows.count, -1))
+    sstep = np.ascontiguousarray(_by_slot(plan.stream_step, plan, 0, 0), np.int64)
+    tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
+    wt, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
+    s_range = _stream_range(packets, outer.stream_type)
+    terms = plan.g * math.prod(plan.digits_summed())
+    tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
+    out = np.zeros((rows.count, plan.slots, plan.out_cols, plan.lanes), np.float32)
+    _compiled()["_float_kernel"](packets, widen_table(outer.stream_type).view(np.float32), wt, sstep, tread, plan.q,
+                                 plan.read_elems, plan.q // plan.g, _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan),
+                                 _lane_mask(plan.reduce_pad, plan), tpad, exact([s_range, w_range], terms), ROWS, out)
+    return out.transpose(0, 3, 1, 2)
