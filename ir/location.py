@@ -7,6 +7,7 @@ instruction's position in the frame's bytecode (Python 3.11+ keeps columns).
 
 from __future__ import annotations
 
+import bisect
 import dis
 import functools
 import sys
@@ -33,8 +34,10 @@ class Location:
 
 
 @functools.lru_cache(maxsize=512)
-def _instructions(code: CodeType) -> dict[int, dis.Instruction]:
-    return {ins.offset: ins for ins in dis.get_instructions(code)}
+def _instructions(code: CodeType) -> tuple[dict[int, dis.Instruction], list[int]]:
+    """The instructions of `code` by offset, and their offsets in increasing order."""
+    by_offset = {ins.offset: ins for ins in dis.get_instructions(code)}
+    return by_offset, sorted(by_offset)
 
 
 def _is_own(frame: FrameType) -> bool:
@@ -51,9 +54,9 @@ def _user_frame() -> FrameType | None:
 
 def _attribute_position(frame: FrameType, name: str | None) -> tuple[int, int, int] | None:
     """(line, col, length) of `.name` in the call being executed, from bytecode positions."""
-    instructions = _instructions(frame.f_code)
-    offsets = sorted(o for o in instructions if o <= frame.f_lasti)
-    for offset in reversed(offsets[-40:]):
+    instructions, ordered = _instructions(frame.f_code)
+    end = bisect.bisect_right(ordered, frame.f_lasti)
+    for offset in reversed(ordered[max(0, end - 40):end]):
         ins = instructions[offset]
         if name and ins.opname in ("LOAD_METHOD", "LOAD_ATTR") and ins.argval == name:
             pos = ins.positions

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
 from npu_opt.json_report import SCHEMA_HELP
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["main", "build_parser"]
 
@@ -35,20 +38,26 @@ def _version() -> str:
         return "0+unknown"
 
 
-class _VersionAction(argparse.Action):
+def _version_action() -> type:
     """`--version`, the installed version looked up only when asked for (importlib.metadata
     costs more than the rest of a warm `compile`)."""
+    import argparse
 
-    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="show program's version number and exit")
+    class VersionAction(argparse.Action):
+        def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                             help="show program's version number and exit")
 
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        print(f"npu-opt {_version()}")
-        parser.exit()
+        def __call__(self, parser, namespace, values, option_string=None) -> None:
+            print(f"npu-opt {_version()}")
+            parser.exit()
+
+    return VersionAction
 
 
 def _axis_arg(text: str) -> tuple[str, int]:
+    import argparse
+
     name, sep, size = text.partition("=")
     if not sep or not size.strip().isdigit():
         raise argparse.ArgumentTypeError(f"expected NAME=SIZE, got {text!r}")
@@ -59,9 +68,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
-    parser.add_argument("--version", action=_VersionAction)
+    parser.add_argument("--version", action=_version_action())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     adders = {"explain-mapping": _add_explain_mapping, "compile": _add_compile, "check": _add_check,
               "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
@@ -262,14 +273,68 @@ def _explain_mapping(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# `compile`'s options a plain command line uses, parsed without argparse (`_plain_compile`).
+_VALUED = {"-o": "out_dir", "--target": "target", "--filter": "filter", "--jobs": "jobs", "--format": "format",
+           "--color": "color"}
+_CHOICES = {"format": ("human", "json", "github"), "color": ("auto", "always", "never")}
+_DEFAULTS = dict(out_dir=".", backend="npu", target=None, filter=None, dump_ir=None, jobs=None, no_compat=False,
+                 format="human", color="auto", no_cache=False, dump_schedule=None)
+
+
+def _plain_compile(words: list[str]) -> Any:
+    """The arguments of `npu-opt compile PATH... [-o DIR] [--target T] [--filter G] [--jobs N]
+    [--format F] [--color C] [--no-compat]`, exactly as the argument parser reads them, when
+    `words` is such a command line written plainly (the paths in one run, each option once
+    and spelt out, no value starting with `-`); else None, and the parser reads `words`.
+    A warm compile is then answered without importing argparse (npu_opt/replay.py)."""
+    if words[:1] != ["compile"]:
+        return None
+    import types
+
+    got: dict[str, Any] = {}
+    at: list[int] = []  # where the paths are
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-"):
+            at.append(i)
+            i += 1
+            continue
+        dest = _VALUED.get(word) or ("no_compat" if word == "--no-compat" else None)
+        if dest is None or dest in got:
+            return None
+        if dest == "no_compat":
+            got[dest] = True
+            i += 1
+            continue
+        if i + 1 >= len(words) or words[i + 1].startswith("-"):
+            return None
+        value: Any = words[i + 1]
+        if dest == "jobs":
+            try:
+                value = int(value)
+            except ValueError:
+                return None
+        if value not in _CHOICES.get(dest, (value,)):
+            return None
+        got[dest] = value
+        i += 2
+    if not at or at != list(range(at[0], at[0] + len(at))):
+        return None  # the parser reads one run of paths (and refuses a second one)
+    return types.SimpleNamespace(**(_DEFAULTS | got), command="compile", paths=[words[k] for k in at],
+                                 run=_compile)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(words[0] if words else None)
-    args = parser.parse_args(argv)
-    if not hasattr(args, "run"):
-        parser.print_help()
-        return EXIT_USAGE
+    args = _plain_compile(words)
+    if args is None:
+        parser = build_parser(words[0] if words else None)
+        args = parser.parse_args(argv)
+        if not hasattr(args, "run"):
+            parser.print_help()
+            return EXIT_USAGE
     from npu_opt.blame import install_sigint
 
     install_sigint()

@@ -139,7 +139,8 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
 # cores, a third of a cold `compile examples/`). A module missing here only costs time.
 _PIPELINE = ("backends.npu", "tu_ops.lower.api", "tu_ops.lower.options", "visa.printer", "visa.facts",
              "visa.schedule", "visa.schedule.report", "visa.retrace", "npu_opt.stages", "npu_opt.views",
-             "npu_opt.vector_stages", "npu_opt.fills")
+             "npu_opt.vector_stages", "npu_opt.fills", "npu_opt.switch_stage", "npu_opt.interleave",
+             "npu_opt.gather", "ir.mapping.structural", "tu_ops.vector_branch_rf", "tu_ops.vector_pair_rf")
 
 
 def _preload() -> None:
@@ -150,6 +151,7 @@ def _preload() -> None:
 
     for name in _PIPELINE:
         importlib.import_module(name)
+    load_package("tu_ops", recursive=False)  # every op class (tu_ops.OP_CLASSES)
     load_package("tu_ops.lower")  # the lowering's declaration tables (tu_ops/lower/dispatch.py)
     load_package("visa", recursive=False, prefix="retrace")  # visa/retrace.py's RETRACES
     user_modules()  # fills the caches of what is the user's

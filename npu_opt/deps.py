@@ -114,8 +114,18 @@ def user_modules() -> set[str]:
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
-            files.add(os.path.abspath(file))
-    return {f for f in files if _is_user_module_file(f)}
+            user = _user_file_of(file) if os.path.isabs(file) else _user_file_of(os.path.abspath(file))
+            if user is not None:
+                files.add(user)
+    return files
+
+
+@functools.lru_cache(maxsize=None)
+def _user_file_of(file: str) -> str | None:
+    """A loaded module's `__file__` as an absolute path when it is the user's, else None
+    (fixed for the process's lifetime, asked of every module after every compile)."""
+    path = os.path.abspath(file)
+    return path if _is_user_module_file(path) else None
 
 
 def snapshot(record: Record) -> dict[str, dict[str, str | None]]:

@@ -30,7 +30,6 @@ hit writes (every `timings_ms` empty: nothing was compiled).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import sys
@@ -40,6 +39,14 @@ from typing import Any
 
 __all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "replay",
            "RECORD"]
+
+try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
+    from _sha2 import sha256  # type: ignore[import-not-found]  # Python >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # Python 3.11
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment]
 
 RECORD = "run.json"
 _PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
@@ -71,7 +78,7 @@ def _sources(roots: list[str]) -> list[tuple[str, str]]:
 
 def source_digest(roots: list[str]) -> str:
     """A hash of the names and contents of every source file under `roots`."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for root, path in _sources(roots):
         digest.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
@@ -79,13 +86,29 @@ def source_digest(roots: list[str]) -> str:
     return digest.hexdigest()
 
 
-def source_stats(roots: list[str]) -> tuple[str, int]:
-    """A hash of the names, sizes and modification times of every source file under
-    `roots`, and the newest modification time (ns)."""
-    digest = hashlib.sha256()
+def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
+    """A hash of the names, sizes, modification times and inodes of every source file
+    under `roots` and of the directories holding them (a file added or removed changes
+    its directory's time), the newest modification time (ns), and those paths in order."""
+    paths = []
+    for root in roots:
+        for dirpath, dirnames, _ in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            paths.append(dirpath)
+    paths += [path for _, path in _sources(roots)]
+    stamp, newest = stamp_of(paths)
+    return stamp or "", newest, paths
+
+
+def stamp_of(paths: list[str]) -> tuple[str | None, int]:
+    """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
+    digest = sha256()
     newest = 0
-    for _, path in _sources(roots):
-        st = os.stat(path)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None, 0
         digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
         newest = max(newest, st.st_mtime_ns)
     return digest.hexdigest(), newest
@@ -97,16 +120,16 @@ def _roots() -> list[str]:
 
 
 @functools.cache
-def _compiler_identity() -> tuple[str, str | None]:
+def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
     """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
     when some source was modified in the last `_RACY_NS`: a file edited again within one
     timestamp tick could keep its size and time, as git's index knows)."""
     from ir.version import VERSION
 
-    stats, newest = source_stats(_roots())
+    stats, newest, paths = source_stats(_roots())
     digest = source_digest(_roots())
-    stamp = stats if newest < time.time_ns() - _RACY_NS else None
-    return hashlib.sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
+    stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None
+    return sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
 
 
 def compiler_fingerprint() -> str:
@@ -119,8 +142,8 @@ def _same_compiler(record: dict[str, Any]) -> bool:
     """Whether npu-opt's sources are the record's: by their sizes, times and inodes when
     the record's stamp matches, else by their contents."""
     stamp = record.get("sources_stamp")
-    if stamp is not None and stamp == source_stats(_roots())[0]:
-        return True
+    if isinstance(stamp, dict) and stamp_of(stamp["paths"])[0] == stamp["stat"]:
+        return True  # the same files and directories, unchanged since the record
     return record["fingerprint"] == compiler_fingerprint()
 
 
@@ -178,7 +201,7 @@ def digest(path: str) -> str | None:
     """The sha256 of a file's bytes, None when it cannot be read."""
     try:
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            return sha256(f.read()).hexdigest()
     except OSError:
         return None
 
@@ -188,7 +211,7 @@ def env_value(name: str) -> str | None:
     read without telling a recording `os.environ` about it."""
     env = os.environ
     if name == "*":
-        return hashlib.sha256(repr(sorted(env._data.items())).encode()).hexdigest()  # type: ignore
+        return sha256(repr(sorted(env._data.items())).encode()).hexdigest()  # type: ignore
     raw = env._data.get(env.encodekey(name))  # type: ignore[attr-defined]
     return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
 
@@ -207,7 +230,7 @@ def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: 
     """What a run record answers: everything about the invocation that can change its output."""
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
              sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
@@ -220,7 +243,7 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
     record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
               "listing": _listing(paths),
               "deps": {"files": files, "env": dict(deps.get("env", {}))},
-              "manifest_sha256": hashlib.sha256(manifest_text.encode()).hexdigest(),
+              "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
               "warm_manifest": warm_manifest, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
     cache.mkdir(parents=True, exist_ok=True)
@@ -235,8 +258,8 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
         on_disk = (directory / "manifest.json").read_bytes()
     except OSError:
         return False
-    have = hashlib.sha256(on_disk).hexdigest()
-    if have not in (record["manifest_sha256"], hashlib.sha256(warm.encode()).hexdigest()):
+    have = sha256(on_disk).hexdigest()
+    if have not in (record["manifest_sha256"], sha256(warm.encode()).hexdigest()):
         return False
     for entry in json.loads(warm)["kernels"]:
         artifact = entry["artifact"]

@@ -36,10 +36,11 @@ def _rates(spec: str | None, target_name: str) -> Any:
 def schedule_of_text(text: str, target: Any = None, rates: Any = None, artifact: Any = None) -> Any:
     """The Schedule of a VISA text (raises VisaFormatError for a corrupt one); `artifact`,
     when given, is that text already parsed (the compile's own, then it is not read again)."""
-    from visa import parse_visa
     from visa.schedule import schedule_artifact
 
     if artifact is None:
+        from visa import parse_visa  # only then: a compile's schedule loads no parser
+
         artifact = parse_visa(text, target=target)
     if target is None:
         target = _target(artifact)

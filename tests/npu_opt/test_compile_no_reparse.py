@@ -56,3 +56,18 @@ def test_compile_command_does_not_parse(monkeypatch, tmp_path):
     assert (tmp_path / "gemm_i8_kernel.visa").is_file()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert [k["makespan"] > 0 for k in manifest["kernels"]] == [True]
+
+
+def test_a_cold_compile_does_not_even_load_the_parser(tmp_path):
+    """A fresh process compiling every example loads no VISA parser module at all."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom npu_opt.cli import main\n"
+            f"status = main(['compile', {str(EXAMPLES_DIR)!r}, '-o', {str(tmp_path / 'out')!r}, '--jobs', '1'])\n"
+            "print(status, sorted(m for m in sys.modules if m.startswith('visa.')), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    status, _, loaded = done.stderr.strip().splitlines()[-1].partition(" ")
+    assert status == "0", done.stderr
+    assert "visa.printer" in loaded  # it did compile
+    assert "visa.parser" not in loaded and "visa.decode" not in loaded

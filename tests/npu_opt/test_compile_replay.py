@@ -158,6 +158,7 @@ def own_sources(tmp_path, monkeypatch):
     for name, text in (("a.py", "A = 1\n"), ("g.lark", "start: X\n")):
         (tree / name).write_text(text)
         os.utime(tree / name, ns=(1_000_000_000, 1_000_000_000))
+    os.utime(tree, ns=(1_000_000_000, 1_000_000_000))
     monkeypatch.setattr(replay, "_roots", lambda: [str(tree)])
     replay._compiler_identity.cache_clear()
     yield tree
@@ -173,6 +174,15 @@ def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
     replay._compiler_identity.cache_clear()
     assert _replayed() == 0
     (own_sources / "a.py").write_text("A = 2\n")  # the same size
+    replay._compiler_identity.cache_clear()
+    assert _replayed() is None
+
+
+def test_a_source_file_added_to_npu_opt_falls_back(project, own_sources, capsys):
+    assert main(ARGV) == 0
+    assert _replayed() == 0
+    (own_sources / "new.py").write_text("B = 1\n")  # a module a declaration table would load
+    os.utime(own_sources / "new.py", ns=(1_000_000_000, 1_000_000_000))
     replay._compiler_identity.cache_clear()
     assert _replayed() is None
 
@@ -225,3 +235,41 @@ def test_a_run_with_an_input_error_records_nothing(project, capsys):
     (project / "kernels" / "broken.py").write_text("def (:\n")
     assert main(ARGV) == 2
     assert not (project / "out" / ".npu-opt-cache" / replay.RECORD).exists()
+
+
+def _argparse_reading(words: list[str]) -> dict | None:
+    from npu_opt.cli import build_parser
+
+    try:
+        args = build_parser().parse_args(words)
+    except SystemExit:
+        return None
+    return vars(args)
+
+
+TOKENS = ["kernels", "more.py", "-o", "out", "--target", "rngd", "--filter", "g*", "--jobs", "2", "x",
+          "--format", "json", "github", "--color", "never", "--no-compat", "--no-cache", "-", "--", "-oout",
+          "--jobs=2", "--tar", "-h", "--dump-ir", "--backend", "npu"]
+
+
+def test_the_plain_compile_reading_is_the_parsers():
+    """Wherever the argparse-free reading of a compile command line answers, it reads what
+    argparse reads (all of it: a value is never dropped or defaulted differently)."""
+    from npu_opt.cli import _plain_compile
+
+    import random
+
+    rng = random.Random(18)
+    answered = 0
+    for _ in range(3000):
+        words = ["compile"] + [rng.choice(TOKENS) for _ in range(rng.randrange(0, 9))]
+        plain = _plain_compile(words)
+        if plain is None:
+            continue
+        answered += 1
+        parsed = _argparse_reading(words)
+        assert parsed is not None, words
+        assert vars(plain) == parsed, words
+    assert answered > 200  # the generator does reach plain command lines
+    assert _plain_compile(["compile", "a", "-o", "d", "b"]) is None  # argparse refuses the second run
+    assert _argparse_reading(["compile", "a", "-o", "d", "b"]) is None

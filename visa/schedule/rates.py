@@ -6,6 +6,7 @@ naming the key, never a silently defaulted number.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -98,4 +99,11 @@ def builtin_rates(target_name: str) -> Rates | None:
     path = resources.files("tu_ops") / "targets" / f"{target_name}.schedule.toml"
     if not path.is_file():
         return None
-    return parse_rates(tomllib.loads(path.read_text(encoding="utf-8")), source=f"{target_name}.schedule.toml")
+    return _parsed(path.read_text(encoding="utf-8"), f"{target_name}.schedule.toml")
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str, source: str) -> Rates:
+    """The Rates of a shipped file's text, parsed once per process (a compile schedules
+    every kernel it emits; Rates is immutable)."""
+    return parse_rates(tomllib.loads(text), source=source)
