@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 
 import attrs
 import numpy as np
@@ -182,12 +183,29 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
     """docs/machine/contraction.md: widen both operands; X = widen(xs) * widen(xw), evaluated lazily."""
     s_t: StreamType = op.input.type
     w_t: TrfType = op.trf.type
-    geo = outer_geometry(s_t, w_t, op.time, op.packet)
-    key = (s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
-           w_t.lane, w_t.element, op.time, op.packet)
+    key = _outer_key(op)
     plan = _outer_plan(*key)
     return Outer(_operand_rows(stream, s_t), _operand_rows(trf, w_t), s_t.dtype, w_t.dtype, plan,
                  op.result.type, key)
+
+
+_KEYS: dict[int, tuple[weakref.ref, tuple]] = {}
+
+
+def _outer_key(op: ContractOuter) -> tuple:
+    """The `_outer_plan` arguments of `op`, found once per op object (a kept trace runs
+    its ops again; the geometry is a pure function of the op)."""
+    found = _KEYS.get(id(op))
+    if found is not None and found[0]() is op:
+        return found[1]
+    s_t, w_t = op.input.type, op.trf.type
+    geo = outer_geometry(s_t, w_t, op.time, op.packet)
+    key = (s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
+           w_t.lane, w_t.element, op.time, op.packet)
+    for stale in [k for k, (ref, _) in _KEYS.items() if ref() is None]:
+        del _KEYS[stale]
+    _KEYS[id(op)] = (weakref.ref(op), key)
+    return key
 
 
 @handles(ContractPacket, options=True)
@@ -252,9 +270,9 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
     if isinstance(y, Packed):
-        acc = contract_fast.contract(y, t_in.time, op.time, options)
+        acc = contract_fast.contract(y, t_in.time, op.time, options, result=op.result.type)
         if acc is not None:
-            return layout.from_rows(acc, op.result.type)
+            return acc
         y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)
     order, skip = _time_order(t_in.time, op.time)
     rows = layout.rows_view(y, t_in)  # (rows, lane, T, P)
@@ -277,6 +295,14 @@ def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
     a = layout.rows_view(acc, t_in)  # (rows, L, T, P)
     rows, lanes, steps, cols = a.shape
     bus = op.packet.size
+    if op.mode is LaneMode.INTERLEAVED and steps * cols == op.time.size and bus >= lanes:
+        full, live = layout.new_rows(op.result.type, (steps * cols, bus), a.dtype)
+        cells = live.reshape(rows, steps, cols, bus)  # written in place: one pass, no zeroed copy
+        cells[..., lanes:] = 0
+        cells[..., :lanes] = a.transpose(0, 2, 3, 1)
+        if live is full:
+            full = layout.from_rows(live, op.result.type)
+        return full.view(np.uint32) if a.dtype == np.float32 else full
     if op.mode is LaneMode.INTERLEAVED:
         z = np.zeros((rows, steps * cols, bus), a.dtype)
         z[:, :, :lanes] = a.transpose(0, 2, 3, 1).reshape(rows, steps * cols, lanes)

@@ -29,7 +29,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, contract_jit, lazy_rows, row_classes
+from backends.cpu import contract_float, contract_jit, layout, lazy_rows, row_classes
 from backends.cpu.contract_dest import _dest_view
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
@@ -166,10 +166,12 @@ def _int_bound(dtype: DType) -> int:
     return max(abs(dtype.min), abs(dtype.max))
 
 
-def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) -> np.ndarray | None:
+def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
+             result=None) -> np.ndarray | None:
     """The accumulator of `contract_time(out)` after `packed` (a `contract.Packed`), as
-    (rows, lane, out_time, out_packet) float32 / int32 values; None when the fast path
-    does not apply."""
+    (rows, lane, out_time, out_packet) float32 / int32 values, or with `result` (the
+    contract_time's type) as that type's whole buffer (padding rows zero); None when the
+    fast path does not apply."""
     outer = packed.outer
     g = 2 ** packed.depth
     q_size = outer.type.packet.size
@@ -180,8 +182,9 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
         return None
     rows = outer.rows
     shape = (rows, outer.type.lane.size, out.size, packed.n2)
+    placed = (lambda acc: acc) if result is None else (lambda acc: layout.from_rows(acc, result))
     if rows == 0:
-        return np.zeros(shape, np.float32 if outer.is_float else np.int32)
+        return placed(np.zeros(shape, np.float32 if outer.is_float else np.int32))
     s_op, t_op = _Operand(outer.stream_src), _Operand(outer.trf_src)
     drop_a = _value_independent(s_op, plan.a, plan.value_a)
     drop_w = _value_independent(t_op, plan.w, plan.value_w)
@@ -191,9 +194,13 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT) 
             return None
     if outer.is_float:
         (s_raw, a), (t_raw, w) = s_op.read(plan.a), t_op.read(plan.w)
-        return _contract_float(outer, s_raw, t_raw, _aimed(plan, a, w), shape, options)
+        return placed(_contract_float(outer, s_raw, t_raw, _aimed(plan, a, w), shape, options))
+    full, live = (None, None) if result is None else layout.new_rows(result, shape[1:], np.int32)
     with blas_threads(options.blas_threads):
-        return _contract_int(outer, s_op, t_op, plan, shape)
+        acc = _contract_int(outer, s_op, t_op, plan, shape, live)
+    if acc is None or result is None:
+        return acc
+    return layout.from_rows(live, result) if live is full else full
 
 
 @functools.lru_cache(maxsize=64)
@@ -283,7 +290,8 @@ def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[
 
 
 def _folded(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype, split: tuple[int, int, bool]) -> np.ndarray:
-    """Y (rows, N', I, J) by one (batched over N') matmul of the distinct operand rows."""
+    """Y (outer, inner, N', I, J) by one (batched over N') matmul of the distinct operand
+    rows: a strided view of the matmul's result (the caller's cast reads it in place)."""
     outer, inner, stream_outer = split
     va = a_src.reshape(outer, inner, *a_src.shape[1:])
     vw = w_src.reshape(outer, inner, *w_src.shape[1:])
@@ -296,8 +304,7 @@ def _folded(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype, split: tupl
     a2 = a.transpose(1, 0, 2, 3).reshape(nn, na * ni, nr)
     w2 = w.transpose(1, 0, 2, 3).reshape(nn, nw * nj, nr)
     z = np.matmul(a2, w2.transpose(0, 2, 1)).reshape(nn, na, ni, nw, nj)
-    order = (1, 3, 0, 2, 4) if stream_outer else (3, 1, 0, 2, 4)
-    return np.ascontiguousarray(z.transpose(order)).reshape(outer * inner, nn, ni, nj)
+    return z.transpose((1, 3, 0, 2, 4) if stream_outer else (3, 1, 0, 2, 4))
 
 
 def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndarray:
@@ -327,9 +334,10 @@ def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndar
 
 
 def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
-                  shape: tuple[int, ...]) -> np.ndarray | None:
+                  shape: tuple[int, ...], into: np.ndarray | None = None) -> np.ndarray | None:
     """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
-    result cells. Rows holding copies of the same operands share one matmul."""
+    result cells (of `into`, a new (rows, *cells) array, when given). Rows holding copies
+    of the same operands share one matmul."""
     ftype = _int_ftype(outer, plan)
     if ftype is None:
         return None
@@ -337,22 +345,32 @@ def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
     a_src, w_src = s_op.cells(plan.a), t_op.cells(plan.w)
     nn, ni, nr = plan.a.groups
     nj = plan.w.groups[1]
+    grid = (rows, 1)  # Y's rows as (outer, inner): the folded matmul's view keeps them apart
     if nr == 0:
-        y = np.zeros((rows, nn, ni, nj), ftype)
+        y = np.zeros((rows, 1, nn, ni, nj), ftype)
     else:
         split = None
         if rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
             split = _row_split(*_row_proxies(s_op, t_op)) or _row_split(a_src, w_src)
-        y = _per_row(a_src, w_src, plan, ftype) if split is None else _folded(a_src, w_src, plan, ftype, split)
+        if split is None:
+            y = _per_row(a_src, w_src, plan, ftype)[:, None]
+        else:
+            y, grid = _folded(a_src, w_src, plan, ftype, split), split[:2]
     zn = plan.dest.shape[3]
-    res = np.zeros((rows, plan.out_cells), np.int32)
+    res = np.zeros((rows, plan.out_cells), np.int32) if into is None else into.reshape(rows, plan.out_cells)
+    covered = plan.dest.size == plan.out_cells  # every cell written (the view names each once)
     target = _dest_view(res, plan.dest) if ftype == np.float32 else None
     if target is not None:  # exact integers in float32: the cast writes the result cells in place
         view, fine = target
-        np.copyto(view, np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, *fine),
+        if into is not None and not covered:
+            res[...] = 0
+        cells = np.reshape(view, (*grid, *fine), copy=False)
+        np.copyto(cells, np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(*grid, *fine),
                   casting="unsafe")
         return res.reshape(shape)
-    values = np.broadcast_to(y[..., None], (rows, nn, ni, nj, zn)).reshape(rows, -1)
+    if into is not None:
+        res[...] = 0
+    values = np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(rows, -1)
     if ftype == np.float32:
         values = values.astype(np.int32)
     else:

@@ -82,6 +82,12 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     for one in per_chip:
         _check_broadcasts(name, one, t.element)
     chip_live = ~moves.logical_pad((t.chip,))
+    if not chip_host_dims(t.chip) and chip_live.size == 1 and chip_live[0]:
+        placed = host_layout.place(per_chip[0], t.element)  # one chip, no padding: a view of the array
+        if np.shares_memory(placed, array):
+            view = placed.reshape(layout.shape_of(t))
+            view.flags.writeable = False  # the executor never writes a buffer in place
+            return view
     buf = np.zeros(layout.shape_of(t), per_chip.dtype)
     if chip_host_dims(t.chip):
         buf[chip_live] = np.stack([host_layout.place(one, t.element) for one in per_chip])

@@ -115,3 +115,21 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
     out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])
+
+
+def new_rows(t: Type, tail: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(buffer, live rows): a new buffer of type `t` (cells `tail` per spatial row) whose
+    padding rows hold zero, and its live rows (rows, *tail) as a writeable view when
+    they are one run (else a new array, to be placed with `from_rows`); a handler fills
+    the live rows in place instead of copying a result into `from_rows`."""
+    rows = live_rows(t)
+    total = n_rows(t)
+    spatial_shape = tuple(mp.size for mp in spatial_levels(t))
+    even = _even(rows) if len(rows) != total else slice(0, total, 1)
+    if even is None or even.step != 1:
+        live = np.empty((len(rows), *tail), dtype)
+        return live, live
+    out = np.empty((total, *tail), dtype)
+    out[:even.start] = 0
+    out[even.stop:] = 0
+    return out.reshape(*spatial_shape, *tail), out[even]

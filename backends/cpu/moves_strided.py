@@ -163,10 +163,16 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     r0, step, count = live_rows if live_rows is not None else (0, 1, n_rows)
     padded = not form.full or count != n_rows
     run = _dense_run(form, n_dst) if padded and count == n_rows else None
-    out = (np.zeros if padded and run is None else np.empty)((n_rows, n_dst), rows.dtype)
+    whole = form.full and count != n_rows  # live rows written whole: zero only the others
+    out = (np.zeros if padded and run is None and not whole else np.empty)((n_rows, n_dst), rows.dtype)
     if run is not None:  # one run of cells per row: zero only the cells around it
         out[:, :run[0]] = 0
         out[:, run[1]:] = 0
+    if whole:
+        out[:r0] = 0
+        out[r0 + step * (count - 1) + 1:] = 0
+        for k in range(1, step):  # the rows between two live ones
+            out[r0 + k:r0 + step * (count - 1):step] = 0
     item = out.itemsize
     start = out[r0:, form.p0:]
     dst = as_strided(start, (count, *form.extents),

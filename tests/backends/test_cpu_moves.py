@@ -4,6 +4,7 @@ permutation, broadcast, padding and joint decoding of a ragged factor split over
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from backends.cpu.moves import logical_pad, move_plan
 from ir.mapping import m
@@ -47,3 +48,21 @@ def test_ragged_factor_split_over_levels_decodes_jointly() -> None:
     np.testing.assert_array_equal(logical_pad(levels), [False] * 19 + [True] * 5)
     plan = move_plan((m("C", axes=AX),), levels)
     np.testing.assert_array_equal(plan.index[:19], np.arange(19))
+
+
+@pytest.mark.parametrize("n_rows, live", [(6, (0, 1, 3)), (7, (1, 2, 3)), (9, (2, 3, 3)), (4, (3, 1, 1))])
+def test_a_strided_copy_over_some_rows_zeroes_every_other_row(n_rows, live):
+    """`apply_form` writes the live rows whole and zeroes only the others (no zeroed
+    buffer first): a transposition of 2 x 3 cells, against numpy."""
+    from backends.cpu.moves_strided import StridedForm, apply_form
+
+    r0, step, count = live
+    picked = np.zeros(n_rows, bool)
+    picked[r0:r0 + step * (count - 1) + 1:step] = True
+    rows = np.random.default_rng(n_rows).integers(1, 100, (n_rows, 6)).astype(np.int16)
+    rows[~picked] = 0  # padding rows of an input hold zero
+    transposed = StridedForm((2, 3), (3, 1), (2, 4), 0, 0, True)
+    got = apply_form(rows, transposed, 6, live)
+    want = np.zeros_like(rows)
+    want[picked] = rows[picked].reshape(-1, 3, 2).transpose(0, 2, 1).reshape(-1, 6)
+    assert np.array_equal(got, want)

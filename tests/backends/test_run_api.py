@@ -79,3 +79,22 @@ def test_not_a_kernel_is_usage() -> None:
     with pytest.raises(NpuOptError) as info:
         run(lambda: None)
     assert info.value.code == "USAGE"
+
+
+def test_a_parameter_read_in_place_is_never_written_and_results_are_copies():
+    """A one-chip parameter without padding is read straight from the caller's array (a
+    read-only view, no copy); the run leaves the array as it was and returns its own array."""
+    import numpy as np
+
+    from backends.cpu import CpuBackend
+    from tests.kernel_files import example
+
+    rng = np.random.default_rng(4)
+    a = rng.integers(-128, 128, (512, 128), dtype=np.int8)
+    w = rng.integers(-128, 128, (512, 128), dtype=np.int8)
+    kept = a.copy(), w.copy()
+    got = CpuBackend().run(example("gemm_i8_kernel"), (a, w))
+    assert np.array_equal(a, kept[0]) and np.array_equal(w, kept[1])
+    assert a.flags.writeable and w.flags.writeable
+    assert not np.shares_memory(got, a) and not np.shares_memory(got, w)
+    np.testing.assert_array_equal(got, (a.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32))
