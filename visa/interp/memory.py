@@ -45,15 +45,18 @@ class Flat:
 class Dm:
     """The DM of one (chip, cluster): `slices` byte arrays of `slice_bytes`, addressed
     `slice * slice_bytes + offset`. Only offsets up to the highest one touched so far are
-    stored (a never-written byte reads zero, as in a DM created zero)."""
+    stored (a never-written byte reads zero, as in a DM created zero). Every access first
+    calls `_grow` with the end of the offsets it touches, so `touched` bounds them: the
+    offsets from `touched` on still hold their initial zeros in every slice."""
 
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
-        self.data = np.zeros((slices, 0), np.uint8)
-        self._grow(reserve)
+        self.data = np.zeros((slices, min(reserve, slice_bytes)), np.uint8)
+        self.touched = 0
 
     def _grow(self, need: int) -> None:
+        self.touched = max(self.touched, need)
         cap = self.data.shape[1]
         if need <= cap:
             return
@@ -82,7 +85,10 @@ class Dm:
         return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
 
     def zero(self, slices: int, base: int, size: int) -> None:
-        """Zero bytes [base, base + size) of the first `slices` slices."""
+        """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
+        `touched`: those bytes were never written)."""
+        if base >= self.touched:
+            return
         self._grow(base + size)
         self.data[:slices, base:base + size] = 0
 
