@@ -33,7 +33,7 @@ from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vector_stash_ops import stash_shape_fault
 
-__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BRANCH_OP_CLASSES", "tag_codes"]
+__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BRANCH_OP_CLASSES", "tag_codes"]
 
 
 def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
@@ -162,4 +162,37 @@ class BranchedFpBinary(_Branched):
         return self._values(scalars.f32_constant)
 
 
-BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary)
+@attrs.frozen(kw_only=True)
+class BranchedLogic(_Branched):
+    """Logic cluster with a branched operand (i32 bits, or the bit patterns of f32). It has
+    immediate slots only: the logic units have no register-file form."""
+
+    STAGE = "vector_logic"
+
+    def unit(self) -> str:
+        return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
+
+    @rule("VE-DTYPE-1")
+    def _family(self) -> Violation | None:
+        from ir.vector_ops import _dtype_fault
+
+        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+
+    @rule("VE-CONST-1")
+    def _range(self) -> Violation | None:
+        return self._values(scalars.i32_constant if self.scalar == "i32" else scalars.f32_constant)
+
+    @rule("VE-SHIFT-1")
+    def _shift(self) -> Violation | None:
+        return self._values(scalars.shift_amount) if self.scalar == "i32" and "SHIFT" in self.op.name else None
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        if self.operand.port is not None:
+            return Violation("VRF-2", "`vector_logic` reads no VRF tensor: its branched operand has immediate "
+                                      "slots only", help="drop the `.rf(...)` slot, or move that op to "
+                                                         "vector_fxp / vector_clip")
+        return None
+
+
+BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic)

@@ -54,7 +54,10 @@ def representable(value: Any, dtype: Any) -> bool:
 
 
 def memset(view: Any, sub: Any, value: Any) -> None:
-    """`view.memset(ctx.sub, value)` on a DM write view."""
+    """`view.memset(ctx.sub, value)` on a DM write view; the reference's argument order,
+    `view.memset(value, ctx.sub)`, means the same (docs/porting.md)."""
+    if check_sub(sub, "memset") is not None and check_sub(value, "memset") is None:
+        sub, value = value, sub
     bad = check_sub(sub, "memset")
     if bad is None and view.type.kind != "dm":
         bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")

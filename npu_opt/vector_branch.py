@@ -118,7 +118,8 @@ def tag_fault(stage: Any, mode: Any) -> Violation | None:
     return None
 
 
-_CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary}
+_CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary,
+            "vector_logic": bops.BranchedLogic}
 
 
 def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any) -> Any:

@@ -90,6 +90,10 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
         if isinstance(mode, Poisoned):
             return mode
+    from npu_opt.vector_branch import Branched, branched_step
+
+    if isinstance(operand, Branched) and mode is None and op_cls is cops.VectorLogic:
+        return branched_step(stage, loc, op_cls.STAGE, op, operand, vs._step, dst)
     if _reads_vrf(op_cls, operand):
         from npu_opt.vrf import rf_step
 

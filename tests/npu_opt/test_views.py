@@ -187,6 +187,25 @@ def test_memset_fills_the_tile_and_the_pcopy_moves_it():
 
 
 @device(chip=1)
+def filled_in_rust_order(ctx: Context, x: HbmTensor[bf16, Chip, m("A, B")]) -> HbmTensor[bf16, Chip, m("A, B")]:
+    """`filled` with the reference's argument order, `memset(value, ctx.sub)`."""
+    d = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("A"), m("B")])
+    d.view_mut().tile(m("B"), 8, m("B = 8 #{!} 32"), 8).memset(-1.5, ctx.sub)
+    p = d.to_dm_pcopy(ctx.sub, DmTensor[bf16, Chip, Cluster, m("A"), m("B")])
+    return p.to_hbm(ctx.tdma)
+
+
+def test_memset_in_the_references_argument_order_is_the_same_fill():
+    records = _records(filled_in_rust_order)
+    assert any("= memset into=" in r and "value=49088" in r for r in records)
+    assert records == _records(filled)
+
+
+def _records(kernel):
+    return [line.split(" ; loc")[0] for line in npu_opt.compile(kernel).text.splitlines() if line.startswith("%")]
+
+
+@device(chip=1)
 def fill_refusals(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("A, B")]:
     d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("A"), m("B")])
     d.view_mut().memset(ctx.sub, 300)                                        # VIEW-11

@@ -24,6 +24,7 @@ from tu_ops.lower.dma import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf import allocate_vrf
+from tu_ops.lower.vrf_sink import fit_vrf
 from tu_ops.trf_new import trf_maker
 
 __all__ = ["allocate", "liveness", "check_capacity"]
@@ -159,6 +160,7 @@ def check_capacity(kernel: LoweredKernel, target: Any) -> None:
 
 def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     """Assign DM addresses and TRF rows, refusing MEM-3 / MEM-4; fill every address field."""
+    kernel = fit_vrf(kernel)  # a VRF load may move later when the VRF cannot hold the order as written
     dm, trf = liveness(kernel, target)
     dm_base: dict[int, int] = {}
     for t in sorted(dm.values(), key=lambda x: (x.first, x.ref)):

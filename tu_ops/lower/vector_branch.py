@@ -95,7 +95,7 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
 _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
-            "FP_BINARY": bops.BranchedFpBinary}
+            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic}
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
@@ -113,7 +113,7 @@ def _op_enum(unit: str, name: str) -> Any:
     if unit == "FP_BINARY" and name.startswith("MUL_F_"):
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
-           "CLIP_F32": E.ClipBinaryOpF32}[unit]
+           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32}[unit]
     return getattr(cls, name)
 
 
