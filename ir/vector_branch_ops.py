@@ -1,7 +1,7 @@
 """Traced ops with branched operands (`Branched.imm(guard, value)...`), on a tagged stream.
 
-`vector_fxp(op, Branched...)`, `vector_clip(...)`, `vector_fp_binary(...)` with a
-`BranchedOperand` run `op(x, value_k)` on the elements whose execution id the guard of slot
+`vector_logic(op, Branched...)`, `vector_fxp(...)`, `vector_clip(...)`, `vector_fp_binary(...)`,
+`vector_fp_div(...)` with a `BranchedOperand` (and the `mode` of a `_with_mode` form) run `op(x, value_k)` on the elements whose execution id the guard of slot
 k admits first; other elements keep their value. The ids are the tag unit's
 (`vector_intra_slice_tag(TagMode.ZERO)` gives 0, `TagMode.COMPARISON([...])` sets bit i where
 comparison i holds), computed from the stream at the tag: the op reads that stream as its
@@ -28,12 +28,13 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked
+from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
 from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vector_stash_ops import stash_shape_fault
 
-__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BRANCH_OP_CLASSES", "tag_codes"]
+__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BRANCH_OP_CLASSES",
+           "tag_codes"]
 
 
 def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
@@ -62,6 +63,7 @@ class _Branched(VectorOp):
     stashed: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None,
                                                                    "count": _stash_operands})
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the rf slot's
+    mode: Any = attr(default=None, optional=True)  # the `_with_mode` form's mode, read by every slot
 
     def attributes(self) -> list[tuple[str, Any]]:
         """The IR text spells the slots and comparisons as strings (`layout_text`, `cmps_text`)."""
@@ -81,6 +83,11 @@ class _Branched(VectorOp):
     def port(self) -> tuple[int, int, int] | None:
         """(mask, want, neg) of the register-file slot (`Branched.rf`), which reads `rf[0]`."""
         return guard_code(self.operand.port[0]) if self.operand.port is not None else None
+
+    def mode_name(self) -> str:
+        """The step's mode: `DEFAULT` for None and for MODE01."""
+        name = getattr(self.mode, "name", None)
+        return "DEFAULT" if name in (None, "MODE01") else name
 
     def port_reads_stash(self) -> bool:
         """Whether the register-file slot reads the stash (its value: `stashed[0]`)."""
@@ -162,4 +169,40 @@ class BranchedFpBinary(_Branched):
         return self._values(scalars.f32_constant)
 
 
-BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary)
+@attrs.frozen(kw_only=True)
+class BranchedLogic(_Branched):
+    """Logic cluster with a branched operand (the 32-bit patterns of i32 or f32); its rf slot
+    reads the stash only (VRF-7 at the DSL for a VRF tensor)."""
+
+    STAGE = "vector_logic"
+
+    def unit(self) -> str:
+        return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
+
+    @rule("VE-DTYPE-1")
+    def _family(self) -> Violation | None:
+        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+
+    @rule("VE-CONST-1")
+    def _range(self) -> Violation | None:
+        return self._values(scalars.i32_constant if self.scalar == "i32" else scalars.f32_constant)
+
+    @rule("VE-SHIFT-1")
+    def _shift(self) -> Violation | None:
+        shift = self.scalar == "i32" and self.op.name.endswith("SHIFT") and amount_is_const(self.mode)
+        return self._values(scalars.shift_amount) if shift else None
+
+
+@attrs.frozen(kw_only=True)
+class BranchedFpDiv(_Branched):
+    """FpDiv stage with a branched operand (4-way f32)."""
+
+    STAGE = "vector_fp_div"
+    UNIT = "FP_DIV"
+
+    @rule("VE-CONST-2")
+    def _range(self) -> Violation | None:
+        return self._values(scalars.f32_constant)
+
+
+BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic, BranchedFpDiv)

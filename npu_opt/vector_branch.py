@@ -2,7 +2,9 @@
 
 `vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))`
 gives each element an execution id: bit i is set where comparison i holds on the stream as
-it enters the chain. A binary op may then take `Branched.imm(guard, value)` (chained
+it enters the chain. A binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
+`vector_fp_div`, and their `_with_mode` forms, whose mode every slot reads) may then take
+`Branched.imm(guard, value)` (chained
 `.imm(guard, value)`, at most three, and last maybe `.rf(guard, vrf_tensor)` or `.rf(guard,
 Stash)`, the register-file slot; `Branched.rf(guard, vrf)` alone opens with it) instead of a
 constant: an element takes the value of the first slot whose `TagGuard` admits its id (the rf
@@ -118,12 +120,18 @@ def tag_fault(stage: Any, mode: Any) -> Violation | None:
     return None
 
 
-_CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary}
+_CLASSES = {cls.STAGE: cls for cls in bops.BRANCH_OP_CLASSES}
 
 
-def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any) -> Any:
-    """Emit the branched form of `name` (`step(stage, loc, cls, dst, alu, **fields)` is the
-    chain's own emitter)."""
+def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any,
+                  mode: Any = None) -> Any:
+    """Emit the branched form of `name` (or `name_with_mode`, whose `mode` every slot reads;
+    `step(stage, loc, cls, dst, alu, **fields)` is the chain's own emitter)."""
+    if operand.vrf is not None and (name.startswith("vector_logic") or name.endswith("_with_mode")):
+        from npu_opt.vector_chain_methods import vrf_unread
+
+        return refuse_dead(stage, loc, name, vrf_unread(name))
+    cls = _CLASSES[name.removesuffix("_with_mode")]
     tag = getattr(stage.ve, "tag", None)
     if tag is None:
         return refuse_dead(stage, loc, name, Violation(
@@ -136,16 +144,15 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
             return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
         rf = (operand.vrf.value,)
     port = operand.layout.port
+    fields = dict(op=op, operand=operand.layout, tagged=tagged, cmps=cmps, mode=mode)
     if port is None or port[1] is not Stash:
-        return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
-                    cmps=cmps, rf=rf)
+        return step(stage, loc, cls, dst, op.alu, rf=rf, **fields)
     from npu_opt.vector_stash import held_stash, spend
 
     held = held_stash(stage, loc, name)  # the rf slot reads the stash: once, after the write
     if isinstance(held, Poisoned):
         return held
-    return spend(step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
-                      cmps=cmps, stashed=(held,)))
+    return spend(step(stage, loc, cls, dst, op.alu, stashed=(held,), **fields))
 
 
 def is_branched(value: Any) -> bool:

@@ -86,10 +86,13 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
         if isinstance(mode, Poisoned):
             return mode
+    from npu_opt.vector_branch import Branched, branched_step
     from npu_opt.vector_stash import Stash, stash_step
 
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
+    if isinstance(operand, Branched):
+        return branched_step(stage, loc, name, op, operand, vs._step, dst, mode)
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
         return const
@@ -143,6 +146,10 @@ def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
         return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
     if operand is Stash:
         return stash_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, vs._step, S.FP_DIV)
+    from npu_opt.vector_branch import Branched, branched_step
+
+    if isinstance(operand, Branched):
+        return branched_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, operand, vs._step, S.FP_DIV)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 

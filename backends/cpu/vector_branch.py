@@ -30,7 +30,7 @@ def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -
         port = (*op.port(), read[-1])
     elif op.port() is not None:  # the rf slot: the VRF tensor broadcast over the stream by axis name
         port = (*op.port(), _rf_operand(op, read[0]).reshape(buf.shape))
-    out = branch_step(op.unit(), op.op_name(), buf, ids, op.slots(), port)
+    out = branch_step(op.unit(), op.op_name(), buf, ids, op.slots(), port, op.mode_name(), op.port_reads_stash())
     return _zero_padding(out.astype(layout.storage_dtype(op.result.type.dtype), copy=False), op.result.type)
 
 

@@ -66,21 +66,25 @@ def tag_ids(values: np.ndarray, cmps: tuple[tuple[str, int], ...], scalar: str) 
 
 
 def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
-                slots: tuple[tuple[int, int, int, int], ...], port: tuple | None = None) -> np.ndarray:
+                slots: tuple[tuple[int, int, int, int], ...], port: tuple | None = None,
+                mode: str = "DEFAULT", stash: bool = False) -> np.ndarray:
     """The step with branched operands: slot k is (mask, want, neg, value), first match wins;
     `port` is the register-file slot after them, (mask, want, neg, operand) with `operand`
-    one stored value per cell (the `_RF` form of the unit runs there)."""
+    one stored value per cell: a VRF tensor's (the `_RF` form of the unit runs there), or with
+    `stash` the stashed stream's (`stash_step`). `mode` is read by every slot."""
     out = np.array(values, copy=True)
     taken = np.zeros(ids.shape, bool)
     for mask, want, neg, value in slots:
         hit = admits(mask, want, neg, ids) & ~taken
         if hit.any():
-            out = np.where(hit, run_step(unit, op, value, values), out)
+            out = np.where(hit, run_step(unit, op, value, values, mode), out)
         taken |= hit
     if port is not None:
         hit = admits(*port[:3], ids) & ~taken
         if hit.any():
-            out = np.where(hit, run_step(f"{unit}_RF", op, 0, values, operand=port[3]), out)
+            read = (stash_step(unit, op, mode, 0, values, port[3]) if stash else
+                    run_step(f"{unit}_RF", op, 0, values, operand=port[3]))
+            out = np.where(hit, read, out)
     return out
 
 

@@ -23,6 +23,7 @@ from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
+from tu_ops.lower.vector_steps import mode_of
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
@@ -40,7 +41,7 @@ def _step(op: Any) -> BranchStep | None:
         slots = tuple(Slot(*s) for s in op.slots())
         if op.port() is not None:  # the rf slot (port=2: the stash); a tensor's index is set below
             slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1),)
-        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
+        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots, mode=VeMode[op.mode_name()])
     unit, name, arg, *rest = op.step()
     mode, arg1 = rest or ("DEFAULT", 0)
     return BranchStep(VeUnit[unit], VeOpName[name], arg, (), mode=VeMode[mode], arg1=arg1)
@@ -94,7 +95,8 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
 _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
-            "FP_BINARY": bops.BranchedFpBinary}
+            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic,
+            "FP_DIV": bops.BranchedFpDiv}
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
@@ -112,7 +114,8 @@ def _op_enum(unit: str, name: str) -> Any:
     if unit == "FP_BINARY" and name.startswith("MUL_F_"):
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
-           "CLIP_F32": E.ClipBinaryOpF32}[unit]
+           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32,
+           "FP_DIV": E.FpDivBinaryOp}[unit]
     return getattr(cls, name)
 
 
@@ -146,7 +149,7 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
             reads = (stashed if stashed is not None else cur,) if any(s.port == 2 for s in step.slots) else ()
             ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
                                       operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
-                                      stashed=reads, result=ir.Value(ident, cur.type)))
+                                      stashed=reads, mode=mode_of(step), result=ir.Value(ident, cur.type)))
         else:
             ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):

@@ -43,7 +43,8 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
                 elif port is not None:  # the rf slot reads VRF tensor `value`
                     check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)
                     port = (*port[:3], operand[port[3]])
-                values = branch_step(unit, name, values, ids, slots, port)
+                reads_stash = any(s.port == 2 for s in step.slots)
+                values = branch_step(unit, name, values, ids, slots, port, step.mode.name, reads_stash)
             elif is_reduce(step):
                 values = run_reduce_step(op, step, values)
             else:
