@@ -25,7 +25,7 @@ from ir.ops import Value
 from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.branch import BranchedOperand, group_only
-from ir.vector.operands import StashOperand
+from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
 from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
@@ -33,7 +33,7 @@ from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vector_stash_ops import stash_shape_fault
 
-__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BRANCH_OP_CLASSES",
+__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
            "tag_codes"]
 
 
@@ -47,7 +47,7 @@ def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
 def _stash_operands(fields: dict[str, Any]) -> int:
     """How many IR text operands `stashed` takes: one when the parsed layout's rf slot reads the stash."""
     port = layout_of(fields.get("operand", "")).port
-    return int(port is not None and isinstance(port[1], StashOperand))
+    return int(port is not None and isinstance(getattr(port[1], "rhs", port[1]), StashOperand))
 
 
 @attrs.frozen(kw_only=True)
@@ -79,6 +79,10 @@ class _Branched(VectorOp):
         """(mask, want, neg, value) per immediate slot, values as the step's arg (f32 as bits)."""
         f32 = self.scalar == "f32"
         return tuple((*guard_code(g), f32_bits(c.value) if f32 else int(c.value)) for g, c in self.operand.regs)
+
+    def port_arg1(self) -> int:
+        """The rf slot's second constant (FMA_F's `c`; 0 for a binary op)."""
+        return 0
 
     def port(self) -> tuple[int, int, int] | None:
         """(mask, want, neg) of the register-file slot (`Branched.rf`), which reads `rf[0]`."""
@@ -120,6 +124,10 @@ class _Branched(VectorOp):
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:
         want = "f32" if self.scalar == "f32" else "i32"
+        pairs = [c for _, c in self.operand.slots() if isinstance(c, TernaryOperand)]
+        if pairs:
+            return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an (operand, c) pair; the op takes one "
+                             "operand", help="a pair is FMA_F's (`vector_fp_ternary`); write one value per slot")
         for _, c in self.operand.regs:
             if c.scalar != want and not (want == "f32" and float(c.value).is_integer()):
                 return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an {c.scalar} value, the stream "
@@ -205,4 +213,43 @@ class BranchedFpDiv(_Branched):
         return self._values(scalars.f32_constant)
 
 
-BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic, BranchedFpDiv)
+@attrs.frozen(kw_only=True)
+class BranchedFpTernary(_Branched):
+    """Float cluster: FMA_F with a branched operand (4-way f32): each slot holds its own pair,
+    `(a, c)` an immediate (`stream * a + c`), `(Stash, c)` the rf slot; `slots()` gives the
+    bits of both."""
+
+    STAGE = "vector_fp_ternary"
+    UNIT = "FP_TERNARY"
+
+    def slots(self) -> tuple[tuple[int, ...], ...]:
+        """(mask, want, neg, a, c) per immediate slot, a and c as f32 bits."""
+        return tuple((*guard_code(g), f32_bits(p.rhs.value), f32_bits(p.operand1.value)) for g, p in self.operand.regs
+                     if isinstance(p, TernaryOperand))
+
+    def port_arg1(self) -> int:
+        """The f32 bits of the rf slot's `c`."""
+        return f32_bits(self.operand.port[1].operand1.value)
+
+    def port_reads_stash(self) -> bool:
+        port = self.operand.port
+        return port is not None and isinstance(getattr(port[1], "rhs", None), StashOperand)
+
+    @rule("VE-CONST-3")
+    def _kind(self) -> Violation | None:
+        for _, p in self.operand.slots():
+            if not isinstance(p, TernaryOperand):
+                return Violation("VE-CONST-3", "a slot of `vector_fp_ternary` holds FMA_F's pair (operand, c), not "
+                                 f"{p}", help="write `Branched.imm(guard, (2.0, 0.5))` or `.rf(guard, (Stash, 0.5))`")
+            if p.rhs is not None and not isinstance(p.rhs, StashOperand):
+                bad = _checked(scalars.f32_constant, p.rhs.value) if hasattr(p.rhs, "value") else None
+                if bad is not None:
+                    return bad
+            bad = _checked(scalars.f32_constant, p.operand1.value)
+            if bad is not None:
+                return bad
+        return None
+
+
+BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic, BranchedFpDiv,
+                                       BranchedFpTernary)

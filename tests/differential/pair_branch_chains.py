@@ -10,7 +10,8 @@ random comparisons (`TagMode.COMPARISON`) and runs ops whose operands are consta
 VRF tensor (`.rf(guard, b_vrf)`, b[E] stored with `to_vrf`), maybe around a `vector_stash`
 read by one later op (the whole operand, under a mode, or a layout's `.rf(guard, Stash)`);
 its f32 form runs the float ops 4-way, maybe with an FMA_F whose first operand may be the
-stash (`(Stash, c)`, maybe under a TernaryArgMode). Each op takes a free ALU, so most kernels are accepted;
+stash (`(Stash, c)`, maybe under a TernaryArgMode), or a layout of `(a, c)` pairs maybe
+ending in `.rf(guard, (Stash, c))`. Each op takes a free ALU, so most kernels are accepted;
 the rest must be refused alike by every backend.
 """
 
@@ -213,11 +214,19 @@ def _fma(d: _Draw, stash: list) -> list[str]:
         rhs, stash[0] = "Stash", "read"
         d.feats.add("stash:fma")
     d.feats.add("fma")
+    operand = f"({rhs}, {d.const('f32', '')})"
+    if d.chance(40):  # a layout: a pair per slot, the stash maybe in the rf slot
+        slots = [f"imm({_guard(d)}, ({d.const('f32', '')}, {d.const('f32', '')}))"
+                 for _ in range(d.draw(st.integers(0 if rhs == "Stash" else 1, 2)))]
+        if rhs == "Stash":
+            slots.append(f"rf({_guard(d)}, (Stash, {d.const('f32', '')}))")
+        operand = "Branched." + ".".join(slots)
+        d.feats.add("fma:branched")
     if d.chance(50):
         mode = d.pick(_TERNARY_MODES)
         d.feats.add(f"fma_mode:{mode}")
-        return [f".vector_fp_ternary_with_mode(FpTernaryOp.FMA_F, TernaryArgMode.{mode}, ({rhs}, {d.const('f32', '')}))"]
-    return [f".vector_fp_ternary(FpTernaryOp.FMA_F, ({rhs}, {d.const('f32', '')}))"]
+        return [f".vector_fp_ternary_with_mode(FpTernaryOp.FMA_F, TernaryArgMode.{mode}, {operand})"]
+    return [f".vector_fp_ternary(FpTernaryOp.FMA_F, {operand})"]
 
 
 _TERNARY_MODES = ["MODE012", "MODE002", "MODE102", "MODE112", "MODE020", "MODE021", "MODE120"]

@@ -57,8 +57,9 @@ def test_generated_stash_reads_agree():
 def test_many_generated_pair_and_tagged_passes_agree():
     pair, tagged = _run(pair_source, 150, 7), _run(tagged_source, 150, 8)
     stashy = _run(lambda: tagged_source(stashy=True), 120, 9)
-    for needed in ("stash:bare", "stash:mode", "stash:slot", "stash:fma", "fma_mode:MODE120", "VE-SLOT-6"):
+    for needed in ("stash:bare", "stash:mode", "stash:slot", "stash:fma", "VE-SLOT-6", "fma:branched"):
         assert stashy[needed] > 0, (needed, stashy)
+    assert sum(1 for k in stashy if k.startswith("fma_mode:")) >= 3, stashy
     for needed in ("pair_zip:vector_logic_zip", "pair_zip:vector_fxp_zip", "pair_zip:vector_clip_zip",
                    "pair:vector_logic", "pair:vector_fxp", "pair:vector_clip", "pair_mode:MODE10",
                    "pair_merged:vector_clip", "pair:conversion", "pair_pass:f32"):

@@ -11,14 +11,14 @@ import pytest
 import npu_opt
 from npu_opt import (BinaryArgMode, BitReq, Branched, ClipBinaryOpI32, Cmp, Context, DmTensor, HbmTensor, axes,
                      device, m, FpBinaryOp, FpDivBinaryOp, FxpBinaryOp, LogicBinaryOpF32,
-                     LogicBinaryOpI32, Stash, TagGuard, TagMode, f32, i32)
+                     LogicBinaryOpI32, FpTernaryOp, GroupId, Stash, TagGuard, TagMode, TernaryArgMode, f32, i32)
 from tu_ops import rngd
 from visa.interp import execute
 from visa.parser import parse_visa
 from visa.verify import verify_text
 
 from tests.vector.kernels import float_kernel
-from tests.vector_pair.kernels import tagged_kernel
+from tests.vector_pair.kernels import Lazy, tagged_kernel
 
 RNG = np.random.default_rng(4242)
 XI = RNG.integers(-(2**31), 2**31, (4, 32), dtype=np.int64).astype(np.int32)
@@ -141,3 +141,72 @@ def test_the_same_vrf_slot_on_fxp_in_the_default_mode_runs():
     x = (XI % 3000).astype(np.int32) - 1000
     want = np.where((x >= 0) & (x > 1000), x + w[None, :], x)
     np.testing.assert_array_equal(npu_opt.run(k, x, w), want)
+
+
+# --- FMA_F with a branched operand: a pair per slot ------------------------------------------
+
+def _float_tagged(mode, steps, name):
+    """x[A, E] on the 4-way float path, tagged by `mode` at the entry, then `steps`."""
+
+    def body(ctx, x):
+        x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("A, E")])
+        s = (ctx.main.begin(x.view()).fetch(m("A, E / 4"), m("E % 4")).collect(m("A, E / 4"), m("E % 4 # 8"))
+             .vector_init().vector_intra_slice_tag(mode).vector_narrow_trim(m("E % 4")))
+        for method, *args in steps:
+            s = getattr(s, method)(*(a.fn() if isinstance(a, Lazy) else a for a in args))
+        y = s.vector_widen_pad(m("E % 4 # 8")).vector_final().commit_trim(m("E % 4")).commit()
+        return y.to_hbm(ctx.tdma)
+
+    body.__name__ = name
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[f32, Chip, m("A, E")],
+                            "return": HbmTensor[f32, Chip, m("A, E")]}
+    return device(chip=1)(body)
+
+
+F_SIGNS = TagMode.COMPARISON([Cmp.LESS(0.0), Cmp.GREATER(4.0), Cmp.FALSE, Cmp.FALSE])
+NOT_NEG = TagGuard.not_matches([BitReq.ONE, BitReq.IGNORE, BitReq.IGNORE, BitReq.IGNORE])
+
+
+def test_fma_slots_pick_a_pair_per_element():
+    """x < 0: x * -1 + 0.25; x > 4: x * 0.5 + 3; else x * x + 1 (the stash slot, s = x)."""
+    from tests.vector_pair.test_stash_operands import _fma_exact
+
+    layout = Branched.imm(NEG, (-1.0, 0.25)).imm(BIG, (0.5, 3.0)).rf(TagGuard.all(), (Stash, 1.0))
+    k = _float_tagged(F_SIGNS, [("vector_stash",), ("vector_fp_ternary", FpTernaryOp.FMA_F, layout)], "fma_slots")
+    a = np.where(XF < 0, np.float32(-1), np.where(XF > 4, np.float32(0.5), XF))
+    c = np.where(XF < 0, np.float32(0.25), np.where(XF > 4, np.float32(3.0), np.float32(1.0)))
+    np.testing.assert_array_equal(_both(k, XF), _fma_exact(XF, a, c))
+
+
+def test_fma_slots_under_a_mode():
+    """MODE120 is a * c + x: the negatives get 2 * 0.5 + x, the rest keep x (no slot admits them)."""
+    from tests.vector_pair.test_stash_operands import _fma_exact
+
+    k = _float_tagged(F_SIGNS, [("vector_fp_ternary_with_mode", FpTernaryOp.FMA_F, TernaryArgMode.MODE120,
+                                 Branched.imm(NEG, (2.0, 0.5)))], "fma_mode_slots")
+    want = np.where(XF < 0, _fma_exact(np.float32(2.0), np.float32(0.5), XF), XF)
+    np.testing.assert_array_equal(_both(k, XF), want)
+
+
+@pytest.mark.parametrize("steps, code", [
+    ([("vector_stash",), ("vector_fp_ternary", FpTernaryOp.FMA_F, Branched.rf(TagGuard.group(GroupId.ONE),
+                                                                             (Stash, 1.0)))], "VE-SLOT-6"),
+    ([("vector_fp_ternary", FpTernaryOp.FMA_F, Branched.rf(NEG, (Stash, 1.0)))], "VE-STASH-1"),
+    ([("vector_fp_ternary", FpTernaryOp.FMA_F, Branched.imm(NEG, 2.0))], "VE-CONST-3"),        # no c
+    ([("vector_fp_binary", FpBinaryOp.ADD_F, Branched.imm(NEG, (2.0, 1.0)))], "VE-CONST-3"),  # a pair, binary op
+    ([("vector_fp_ternary", FpTernaryOp.FMA_F, Lazy(lambda: Branched.imm(NEG, (2.0, "c"))))], "VE-CONST-3"),
+])
+def test_refused_fma_layouts(steps, code):
+    d = npu_opt.check(_float_tagged(F_SIGNS, steps, "refused_fma")).diagnostics
+    assert d and d[0].code == code, d[0].render() if d else "accepted"
+    assert d[0].line
+
+
+def test_an_fma_vrf_slot_is_vrf_7():
+    """No FP_TERNARY register-file read is compiled: `(vrf, c)` in the rf slot is refused."""
+    def call(s, w):
+        s = s.vector_fxp_to_fp(0).vector_narrow_split(m("A, E / 8, E / 4 % 2"), m("E % 4"))
+        return s.vector_fp_ternary(FpTernaryOp.FMA_F, Branched.rf(BIG, (w, 1.0)))
+
+    d = npu_opt.check(_vrf_kernel(call)).diagnostics
+    assert d and d[0].code == "VRF-7", d[0].render() if d else "accepted"

@@ -18,7 +18,7 @@ from ir import vector_stash_ops as sops
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand
 from ir.vector.branching import cmp_of, guard_of, rf_port
-from ir.vector.operands import Constant, Stash
+from ir.vector.operands import Constant, Stash, TernaryOperand
 from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
@@ -38,9 +38,9 @@ def _step(op: Any) -> BranchStep | None:
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1, mode=VeMode[op.mode_name()],
                           arg1=op.arg1())
     if isinstance(op, bops.BRANCH_OP_CLASSES):
-        slots = tuple(Slot(*s) for s in op.slots())
+        slots = tuple(Slot(*s[:4], value1=(*s[4:], 0)[0]) for s in op.slots())  # FMA_F's slots carry their c
         if op.port() is not None:  # the rf slot (port=2: the stash); a tensor's index is set below
-            slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1),)
+            slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1, value1=op.port_arg1()),)
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots, mode=VeMode[op.mode_name()])
     unit, name, arg, *rest = op.step()
     mode, arg1 = rest or ("DEFAULT", 0)
@@ -96,17 +96,23 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 
 _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
             "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic,
-            "FP_DIV": bops.BranchedFpDiv}
+            "FP_DIV": bops.BranchedFpDiv, "FP_TERNARY": bops.BranchedFpTernary}
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
     regs, port = [], None
+    pair = step.unit.name == "FP_TERNARY"  # each slot holds FMA_F's (operand, c)
+
+    def bits(v: int) -> Constant:
+        return Constant(float(np.array(v, np.uint32).view(np.float32)), "f32")
+
     for s in step.slots:
         if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
-            port = (guard_of(s.mask, s.want, s.neg), Stash if s.port == 2 else rf_port())
+            source = Stash if s.port == 2 else rf_port()
+            port = (guard_of(s.mask, s.want, s.neg), TernaryOperand(source, bits(s.value1)) if pair else source)
             continue
-        value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
-        regs.append((guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32")))
+        value = bits(s.value) if f32 else Constant(s.value, "i32")
+        regs.append((guard_of(s.mask, s.want, s.neg), TernaryOperand(value, bits(s.value1)) if pair else value))
     return BranchedOperand(tuple(regs), port)
 
 
@@ -115,7 +121,7 @@ def _op_enum(unit: str, name: str) -> Any:
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
            "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32,
-           "FP_DIV": E.FpDivBinaryOp}[unit]
+           "FP_DIV": E.FpDivBinaryOp, "FP_TERNARY": E.FpTernaryOp}[unit]
     return getattr(cls, name)
 
 
