@@ -1,7 +1,7 @@
 """Traced ops with branched operands (`Branched.imm(guard, value)...`), on a tagged stream.
 
-`vector_fxp(op, Branched...)`, `vector_clip(...)`, `vector_fp_binary(...)` with a
-`BranchedOperand` run `op(x, value_k)` on the elements whose execution id the guard of slot
+`vector_logic(op, Branched...)`, `vector_fxp(...)`, `vector_clip(...)`, `vector_fp_binary(...)`,
+`vector_fp_div(...)` with a `BranchedOperand` (and the `mode` of a `_with_mode` form) run `op(x, value_k)` on the elements whose execution id the guard of slot
 k admits first; other elements keep their value. The ids are the tag unit's
 (`vector_intra_slice_tag(TagMode.ZERO)` gives 0, `TagMode.COMPARISON([...])` sets bit i where
 comparison i holds), computed from the stream at the tag: the op reads that stream as its
@@ -25,15 +25,16 @@ from ir.ops import Value
 from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.branch import BranchedOperand, group_only
-from ir.vector.operands import StashOperand
+from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked
+from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
 from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vector_stash_ops import stash_shape_fault
 
-__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BRANCH_OP_CLASSES", "tag_codes"]
+__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
+           "tag_codes"]
 
 
 def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
@@ -46,7 +47,7 @@ def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
 def _stash_operands(fields: dict[str, Any]) -> int:
     """How many IR text operands `stashed` takes: one when the parsed layout's rf slot reads the stash."""
     port = layout_of(fields.get("operand", "")).port
-    return int(port is not None and isinstance(port[1], StashOperand))
+    return int(port is not None and isinstance(getattr(port[1], "rhs", port[1]), StashOperand))
 
 
 @attrs.frozen(kw_only=True)
@@ -62,6 +63,7 @@ class _Branched(VectorOp):
     stashed: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None,
                                                                    "count": _stash_operands})
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the rf slot's
+    mode: Any = attr(default=None, optional=True)  # the `_with_mode` form's mode, read by every slot
 
     def attributes(self) -> list[tuple[str, Any]]:
         """The IR text spells the slots and comparisons as strings (`layout_text`, `cmps_text`)."""
@@ -78,9 +80,18 @@ class _Branched(VectorOp):
         f32 = self.scalar == "f32"
         return tuple((*guard_code(g), f32_bits(c.value) if f32 else int(c.value)) for g, c in self.operand.regs)
 
+    def port_arg1(self) -> int:
+        """The rf slot's second constant (FMA_F's `c`; 0 for a binary op)."""
+        return 0
+
     def port(self) -> tuple[int, int, int] | None:
         """(mask, want, neg) of the register-file slot (`Branched.rf`), which reads `rf[0]`."""
         return guard_code(self.operand.port[0]) if self.operand.port is not None else None
+
+    def mode_name(self) -> str:
+        """The step's mode: `DEFAULT` for None and for MODE01."""
+        name = getattr(self.mode, "name", None)
+        return "DEFAULT" if name in (None, "MODE01") else name
 
     def port_reads_stash(self) -> bool:
         """Whether the register-file slot reads the stash (its value: `stashed[0]`)."""
@@ -113,6 +124,10 @@ class _Branched(VectorOp):
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:
         want = "f32" if self.scalar == "f32" else "i32"
+        pairs = [c for _, c in self.operand.slots() if isinstance(c, TernaryOperand)]
+        if pairs:
+            return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an (operand, c) pair; the op takes one "
+                             "operand", help="a pair is FMA_F's (`vector_fp_ternary`); write one value per slot")
         for _, c in self.operand.regs:
             if c.scalar != want and not (want == "f32" and float(c.value).is_integer()):
                 return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an {c.scalar} value, the stream "
@@ -164,8 +179,8 @@ class BranchedFpBinary(_Branched):
 
 @attrs.frozen(kw_only=True)
 class BranchedLogic(_Branched):
-    """Logic cluster with a branched operand (i32 bits, or the bit patterns of f32). It has
-    immediate slots only: the logic units have no register-file form."""
+    """Logic cluster with a branched operand (the 32-bit patterns of i32 or f32); its rf slot
+    reads the stash only (VRF-7 at the DSL for a VRF tensor)."""
 
     STAGE = "vector_logic"
 
@@ -174,8 +189,6 @@ class BranchedLogic(_Branched):
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        from ir.vector_ops import _dtype_fault
-
         return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
 
     @rule("VE-CONST-1")
@@ -184,15 +197,59 @@ class BranchedLogic(_Branched):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        return self._values(scalars.shift_amount) if self.scalar == "i32" and "SHIFT" in self.op.name else None
+        shift = self.scalar == "i32" and self.op.name.endswith("SHIFT") and amount_is_const(self.mode)
+        return self._values(scalars.shift_amount) if shift else None
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        if self.operand.port is not None:
-            return Violation("VRF-2", "`vector_logic` reads no VRF tensor: its branched operand has immediate "
-                                      "slots only", help="drop the `.rf(...)` slot, or move that op to "
-                                                         "vector_fxp / vector_clip")
+
+@attrs.frozen(kw_only=True)
+class BranchedFpDiv(_Branched):
+    """FpDiv stage with a branched operand (4-way f32)."""
+
+    STAGE = "vector_fp_div"
+    UNIT = "FP_DIV"
+
+    @rule("VE-CONST-2")
+    def _range(self) -> Violation | None:
+        return self._values(scalars.f32_constant)
+
+
+@attrs.frozen(kw_only=True)
+class BranchedFpTernary(_Branched):
+    """Float cluster: FMA_F with a branched operand (4-way f32): each slot holds its own pair,
+    `(a, c)` an immediate (`stream * a + c`), `(Stash, c)` the rf slot; `slots()` gives the
+    bits of both."""
+
+    STAGE = "vector_fp_ternary"
+    UNIT = "FP_TERNARY"
+
+    def slots(self) -> tuple[tuple[int, ...], ...]:
+        """(mask, want, neg, a, c) per immediate slot, a and c as f32 bits."""
+        return tuple((*guard_code(g), f32_bits(p.rhs.value), f32_bits(p.operand1.value)) for g, p in self.operand.regs
+                     if isinstance(p, TernaryOperand))
+
+    def port_arg1(self) -> int:
+        """The f32 bits of the rf slot's `c`."""
+        return f32_bits(self.operand.port[1].operand1.value)
+
+    def port_reads_stash(self) -> bool:
+        port = self.operand.port
+        return port is not None and isinstance(getattr(port[1], "rhs", None), StashOperand)
+
+    @rule("VE-CONST-3")
+    def _kind(self) -> Violation | None:
+        for _, p in self.operand.slots():
+            if not isinstance(p, TernaryOperand):
+                return Violation("VE-CONST-3", "a slot of `vector_fp_ternary` holds FMA_F's pair (operand, c), not "
+                                 f"{p}", help="write `Branched.imm(guard, (2.0, 0.5))` or `.rf(guard, (Stash, 0.5))`")
+            if p.rhs is not None and not isinstance(p.rhs, StashOperand):
+                bad = _checked(scalars.f32_constant, p.rhs.value) if hasattr(p.rhs, "value") else None
+                if bad is not None:
+                    return bad
+            bad = _checked(scalars.f32_constant, p.operand1.value)
+            if bad is not None:
+                return bad
         return None
 
 
-BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic)
+BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic, BranchedFpDiv,
+                                       BranchedFpTernary)

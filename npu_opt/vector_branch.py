@@ -2,7 +2,9 @@
 
 `vector_intra_slice_tag(TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]))`
 gives each element an execution id: bit i is set where comparison i holds on the stream as
-it enters the chain. A binary op may then take `Branched.imm(guard, value)` (chained
+it enters the chain. A binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
+`vector_fp_div`, and their `_with_mode` forms, whose mode every slot reads) may then take
+`Branched.imm(guard, value)` (chained
 `.imm(guard, value)`, at most three, and last maybe `.rf(guard, vrf_tensor)` or `.rf(guard,
 Stash)`, the register-file slot; `Branched.rf(guard, vrf)` alone opens with it) instead of a
 constant: an element takes the value of the first slot whose `TagGuard` admits its id (the rf
@@ -24,16 +26,29 @@ from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand, TagGuard
 from ir.vector.errors import refuse
-from ir.vector.operands import Constant, Stash
+from ir.vector.operands import Constant, Stash, TernaryOperand
 from npu_opt.stagebase import Poisoned, refuse_dead
 
 __all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
 
 
-def _constant(value: Any) -> Constant:
+def _constant(value: Any, method: str = "imm") -> Any:
+    """A slot's value: a Constant, or for FMA_F the pair `(a, c)` as a TernaryOperand."""
+    if isinstance(value, tuple) and len(value) == 2:
+        a, c = value
+        rhs = a if a is Stash else _f32(a, method)
+        return TernaryOperand(rhs, _f32(c, method))
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
-        raise refuse("VE-CONST-3", f"a branched slot holds an int or a float, not {type(value).__name__}", method="imm")
+        raise refuse("VE-CONST-3", f"a branched slot holds an int or a float, not {type(value).__name__}",
+                     method=method)
     return Constant(value, "f32" if isinstance(value, float) else "i32")
+
+
+def _f32(value: Any, method: str) -> Constant:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
+        raise refuse("VE-CONST-3", f"an FMA_F slot pairs two numbers (a, c), not {type(value).__name__}",
+                     help="write `(2.0, 0.5)`; the rf slot takes `(Stash, 0.5)`", method=method)
+    return Constant(float(value), "f32")
 
 
 def _guard(guard: Any) -> TagGuard:
@@ -67,6 +82,11 @@ class Branched:
 
         if source is Stash:
             return Branched(self.layout.rf(_guard(guard), Stash), None)
+        if isinstance(source, tuple) and len(source) == 2 and source[0] is Stash:  # FMA_F: (Stash, c)
+            return Branched(self.layout.rf(_guard(guard), TernaryOperand(Stash, _f32(source[1], "rf"))), None)
+        if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], VrfTensor):  # (vrf, c)
+            port = TernaryOperand(rf_port(), _f32(source[1], "rf"))
+            return Branched(self.layout.rf(_guard(guard), port), source[0])
         if not isinstance(source, VrfTensor):
             raise refuse("VE-CONST-3", f"the register-file slot reads a VRF tensor or the stash, not "
                          f"{type(source).__name__}", help="store the operand with `.to_vrf(element)` first, or "
@@ -118,13 +138,19 @@ def tag_fault(stage: Any, mode: Any) -> Violation | None:
     return None
 
 
-_CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary,
-            "vector_logic": bops.BranchedLogic}
+_CLASSES = {cls.STAGE: cls for cls in bops.BRANCH_OP_CLASSES}
 
 
-def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any) -> Any:
-    """Emit the branched form of `name` (`step(stage, loc, cls, dst, alu, **fields)` is the
-    chain's own emitter)."""
+def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any,
+                  mode: Any = None) -> Any:
+    """Emit the branched form of `name` (or `name_with_mode`, whose `mode` every slot reads;
+    `step(stage, loc, cls, dst, alu, **fields)` is the chain's own emitter)."""
+    if operand.vrf is not None and (name.startswith(("vector_logic", "vector_fp_ternary")) or
+                                    name.endswith("_with_mode")):
+        from npu_opt.vector_chain_methods import vrf_unread
+
+        return refuse_dead(stage, loc, name, vrf_unread(name))
+    cls = _CLASSES[name.removesuffix("_with_mode")]
     tag = getattr(stage.ve, "tag", None)
     if tag is None:
         return refuse_dead(stage, loc, name, Violation(
@@ -137,16 +163,15 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
             return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
         rf = (operand.vrf.value,)
     port = operand.layout.port
-    if port is None or port[1] is not Stash:
-        return step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
-                    cmps=cmps, rf=rf)
+    fields = dict(op=op, operand=operand.layout, tagged=tagged, cmps=cmps, mode=mode)
+    if port is None or getattr(port[1], "rhs", port[1]) is not Stash:
+        return step(stage, loc, cls, dst, op.alu, rf=rf, **fields)
     from npu_opt.vector_stash import held_stash, spend
 
     held = held_stash(stage, loc, name)  # the rf slot reads the stash: once, after the write
     if isinstance(held, Poisoned):
         return held
-    return spend(step(stage, loc, _CLASSES[name], dst, op.alu, op=op, operand=operand.layout, tagged=tagged,
-                      cmps=cmps, stashed=(held,)))
+    return spend(step(stage, loc, cls, dst, op.alu, stashed=(held,), **fields))
 
 
 def is_branched(value: Any) -> bool:

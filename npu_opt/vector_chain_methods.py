@@ -91,17 +91,16 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         if isinstance(mode, Poisoned):
             return mode
     from npu_opt.vector_branch import Branched, branched_step
-
-    if isinstance(operand, Branched) and mode is None and op_cls is cops.VectorLogic:
-        return branched_step(stage, loc, op_cls.STAGE, op, operand, vs._step, dst)
-    if _reads_vrf(op_cls, operand):
-        from npu_opt.vrf import rf_step
-
-        return rf_step(stage, loc, op_cls, dst, op, operand, mode)
     from npu_opt.vector_stash import Stash, stash_step
 
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
+    if isinstance(operand, Branched):
+        return branched_step(stage, loc, name, op, operand, vs._step, dst, mode)
+    if _reads_vrf(op_cls, operand):
+        from npu_opt.vrf import rf_step
+
+        return rf_step(stage, loc, op_cls, dst, op, operand, mode)
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
         return const
@@ -162,6 +161,10 @@ def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
         return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
     if operand is Stash:
         return stash_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, vs._step, S.FP_DIV)
+    from npu_opt.vector_branch import Branched, branched_step
+
+    if isinstance(operand, Branched):
+        return branched_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, operand, vs._step, S.FP_DIV)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 
@@ -179,6 +182,10 @@ def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands:
         mode = vs._enum(stage, loc, name, E.TernaryArgMode, mode)
         if isinstance(mode, Poisoned):
             return mode
+    from npu_opt.vector_branch import Branched, branched_step
+
+    if isinstance(operands, Branched):  # a pair per slot: Branched.imm(guard, (a, c)).rf(guard, (Stash, c))
+        return branched_step(stage, loc, name, op, operands, vs._step, S.FP, mode)
     if not isinstance(operands, (tuple, list)) or len(operands) != 2:
         return refuse_dead(stage, loc, name, kind_error(
             f"the operands of `{name}` are a pair (rhs, c), not {type(operands).__name__} {operands!r}",

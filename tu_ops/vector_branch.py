@@ -63,6 +63,7 @@ class Slot:
     value: int
     port: int = attrs.field(default=0, metadata={"omit_default": True})  # 1: the rf slot, value its tensor's index;
     # 2: the rf slot reads the stash (value 0)
+    value1: int = attrs.field(default=0, metadata={"omit_default": True})  # FMA_F's `c` of this slot (f32 bits)
 
 
 @attrs.frozen
@@ -135,6 +136,8 @@ class VectorBranchOp(TuOp):
                 return f"step {i}: the register-file slot is the last slot, once"
             if ports and s.slots[-1].port == 1 and not hasattr(self, "rf_read"):
                 return f"step {i}: a register-file slot needs a `vector_branch_rf` record"
+            if ports and s.slots[-1].port == 1 and f"{s.unit.name}_RF" not in VeUnit.__members__:
+                return f"step {i}: {s.unit.name} has no register-file read (its rf slot may read the stash only)"
             for k, slot in enumerate(s.slots):
                 problem = _port_problem(slot, len(getattr(self, "rf", ())))
                 if problem:
@@ -145,7 +148,7 @@ class VectorBranchOp(TuOp):
                     return f"step {i} slot {k}: the guard admits no execution id"
                 if k and any(o.mask == 0 and not o.neg for o in s.slots[:k]):
                     return f"step {i} slot {k} follows an unconditional slot and can never fire"
-                problem = None if slot.port else _arg_problem(VeStep(s.unit, s.op, slot.value))
+                problem = None if slot.port else _arg_problem(VeStep(s.unit, s.op, slot.value, arg1=slot.value1))
                 if problem:
                     return f"step {i} slot {k}: {problem}"
         return None

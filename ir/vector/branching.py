@@ -66,21 +66,25 @@ def tag_ids(values: np.ndarray, cmps: tuple[tuple[str, int], ...], scalar: str) 
 
 
 def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
-                slots: tuple[tuple[int, int, int, int], ...], port: tuple | None = None) -> np.ndarray:
+                slots: tuple[tuple[int, int, int, int], ...], port: tuple | None = None,
+                mode: str = "DEFAULT", stash: bool = False) -> np.ndarray:
     """The step with branched operands: slot k is (mask, want, neg, value), first match wins;
     `port` is the register-file slot after them, (mask, want, neg, operand) with `operand`
-    one stored value per cell (the `_RF` form of the unit runs there)."""
+    one stored value per cell: a VRF tensor's (the `_RF` form of the unit runs there), or with
+    `stash` the stashed stream's (`stash_step`). `mode` is read by every slot."""
     out = np.array(values, copy=True)
     taken = np.zeros(ids.shape, bool)
-    for mask, want, neg, value in slots:
+    for mask, want, neg, value, *arg1 in slots:  # FMA_F's slots carry their `c` (f32 bits) too
         hit = admits(mask, want, neg, ids) & ~taken
         if hit.any():
-            out = np.where(hit, run_step(unit, op, value, values), out)
+            out = np.where(hit, run_step(unit, op, value, values, mode, *arg1), out)
         taken |= hit
     if port is not None:
         hit = admits(*port[:3], ids) & ~taken
         if hit.any():
-            out = np.where(hit, run_step(f"{unit}_RF", op, 0, values, operand=port[3]), out)
+            read = (stash_step(unit, op, mode, (*port[4:], 0)[0], values, port[3]) if stash else
+                    run_step(f"{unit}_RF", op, 0, values, operand=port[3]))
+            out = np.where(hit, read, out)
     return out
 
 
@@ -121,6 +125,8 @@ def rf_port() -> Any:
 def layout_text(layout: Any) -> str:
     """`mask:want:neg=value; ...` of a branched operand's slots (the IR text form)."""
     def text(c: Any) -> str:
+        if type(c).__name__ == "TernaryOperand":  # FMA_F's (operand, c)
+            return f"{text(c.rhs)},{c.operand1.value!r}"
         return repr(c.value) if hasattr(c, "value") else ("stash" if type(c).__name__ == "StashOperand" else "rf")
 
     return "; ".join(f"{m}:{w}:{n}={text(c)}" for (m, w, n), c in ((guard_code(g), c) for g, c in layout.slots()))
@@ -129,19 +135,26 @@ def layout_text(layout: Any) -> str:
 def layout_of(value: Any) -> Any:
     """A BranchedOperand from itself or from its `layout_text`."""
     from ir.vector.branch import BranchedOperand
-    from ir.vector.operands import Constant, Stash
+    from ir.vector.operands import Constant, Stash, TernaryOperand
 
     if not isinstance(value, str):
         return value
     regs, port = [], None
+    def read(number: str) -> Any:
+        if number in ("rf", "stash"):  # the register-file slot: the op's `rf` tensor, or the stash
+            return rf_port() if number == "rf" else Stash
+        v = float(number) if any(ch in number for ch in ".eEn") else int(number)
+        return Constant(v, "f32" if isinstance(v, float) else "i32")
+
     for part in filter(None, (p.strip() for p in value.split(";"))):
         code, _, number = part.partition("=")
         m, w, n = (int(x) for x in code.split(":"))
-        if number in ("rf", "stash"):  # the register-file slot: the op's `rf` tensor, or the stash
-            port = (guard_of(m, w, n), rf_port() if number == "rf" else Stash)
-            continue
-        v = float(number) if any(ch in number for ch in ".eEn") else int(number)
-        regs.append((guard_of(m, w, n), Constant(v, "f32" if isinstance(v, float) else "i32")))
+        first, _, c = number.partition(",")
+        source = read(first) if not c else TernaryOperand(read(first), Constant(float(c), "f32"))
+        if first in ("rf", "stash"):
+            port = (guard_of(m, w, n), source)
+        else:
+            regs.append((guard_of(m, w, n), source))
     return BranchedOperand(tuple(regs), port)
 
 

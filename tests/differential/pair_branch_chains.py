@@ -7,8 +7,11 @@ them with a zip (`vector_logic_zip`, `vector_fxp_zip` or `vector_clip_zip`, mayb
 and runs a few ops on the merged stream. A tagged kernel reads x[A, E], tags it with four
 random comparisons (`TagMode.COMPARISON`) and runs ops whose operands are constants or
 `Branched.imm(...)` layouts of one to three guarded slots, maybe ending in the rf slot of a
-VRF tensor (`.rf(guard, b_vrf)`, b[E] stored with `to_vrf`), maybe around a `vector_stash`;
-its f32 form runs the float ops 4-way. Each op takes a free ALU, so most kernels are accepted;
+VRF tensor (`.rf(guard, b_vrf)`, b[E] stored with `to_vrf`), maybe around a `vector_stash`
+read by one later op (the whole operand, under a mode, or a layout's `.rf(guard, Stash)`);
+its f32 form runs the float ops 4-way, maybe with an FMA_F whose first operand may be the
+stash (`(Stash, c)`, maybe under a TernaryArgMode), or a layout of `(a, c)` pairs maybe
+ending in `.rf(guard, (Stash, c))`. Each op takes a free ALU, so most kernels are accepted;
 the rest must be refused alike by every backend.
 """
 
@@ -37,8 +40,9 @@ _MODES = ["MODE00", "MODE01", "MODE10", "MODE11"]
 
 
 class _Draw:
-    def __init__(self, draw, feats: set) -> None:
+    def __init__(self, draw, feats: set, stashy: bool = False) -> None:
         self.draw, self.feats, self.alus = draw, feats, set()
+        self.stashy = stashy  # a tagged kernel that stashes first and reads the stash soon
 
     def pick(self, items):
         items = list(items)
@@ -185,43 +189,102 @@ def _operand(d: _Draw, scalar: str, name: str, vrf: bool) -> str:
     return "Branched." + ".".join(slots)
 
 
+def _stash_read(d: _Draw, method: str, op: str, scalar: str, name: str) -> str:
+    """`method` reading the stash: the whole operand (maybe under a mode), or the rf slot of
+    a layout (a guard on the group bit alone is refused alike, VE-SLOT-6)."""
+    form = d.pick(["bare", "mode", "slot"])
+    d.feats.add("branched:stash")
+    d.feats.add(f"stash:{form}")
+    if form == "mode":
+        return f".{method}_with_mode({op}, BinaryArgMode.{d.pick(_MODES)}, Stash)"
+    if form == "slot":
+        imms = [f"imm({_guard(d)}, {d.const(scalar, name)})" for _ in range(d.draw(st.integers(0, 2)))]
+        return f".{method}({op}, Branched.{'.'.join([*imms, f'rf({_guard(d)}, Stash)'])})"
+    return f".{method}({op}, Stash)"
+
+
+def _fma(d: _Draw, stash: list) -> list[str]:
+    """Maybe one FMA_F on the 4-way path (its ALU free): `(rhs, c)` with rhs a constant or the
+    stash, maybe under a TernaryArgMode."""
+    if not d.chance(80 if d.stashy else 40) or ("fp", "FMA") in d.alus:
+        return []
+    d.alus.add(("fp", "FMA"))
+    rhs = d.const("f32", "FMA_F")
+    if stash and stash[0] == "written" and d.chance(70):
+        rhs, stash[0] = "Stash", "read"
+        d.feats.add("stash:fma")
+    d.feats.add("fma")
+    operand = f"({rhs}, {d.const('f32', '')})"
+    if d.chance(40):  # a layout: a pair per slot, the stash maybe in the rf slot
+        slots = [f"imm({_guard(d)}, ({d.const('f32', '')}, {d.const('f32', '')}))"
+                 for _ in range(d.draw(st.integers(0 if rhs == "Stash" else 1, 2)))]
+        if rhs == "Stash":
+            slots.append(f"rf({_guard(d)}, (Stash, {d.const('f32', '')}))")
+        operand = "Branched." + ".".join(slots)
+        d.feats.add("fma:branched")
+    if d.chance(50):
+        mode = d.pick(_TERNARY_MODES)
+        d.feats.add(f"fma_mode:{mode}")
+        return [f".vector_fp_ternary_with_mode(FpTernaryOp.FMA_F, TernaryArgMode.{mode}, {operand})"]
+    return [f".vector_fp_ternary(FpTernaryOp.FMA_F, {operand})"]
+
+
+_TERNARY_MODES = ["MODE012", "MODE002", "MODE102", "MODE112", "MODE020", "MODE021", "MODE120"]
+
+
 def _tagged_ops(d: _Draw, method: str, cluster: str, table: dict, enum: str, scalar: str, stash: list,
-                vrf: bool = False) -> list[str]:
+                vrf: bool = False, way: int = 8) -> list[str]:
     lines = []
     for _ in range(d.draw(st.integers(0, 2))):
         name = d.take(cluster, table)
         if name is None:
             continue
-        if stash and stash[0] == "written" and d.chance(50):
-            operand, stash[0] = "Stash", "read"
-            d.feats.add("branched:stash")
+        if stash and stash[0] == "written" and (not d.stashy or stash[1:] == [way]) and d.chance(90 if d.stashy else 50):
+            stash[0] = "read"
+            lines.append(_stash_read(d, method, f"{enum}.{name}", scalar, name))
         else:
-            operand = _operand(d, scalar, name, vrf and "SHIFT" not in name)
-        lines.append(f".{method}({enum}.{name}, {operand})")
+            moded = d.chance(25)  # a `_with_mode` form: every slot reads the mode; no VRF read (VRF-7)
+            readable = vrf and not moded and method != "vector_logic" and "SHIFT" not in name
+            operand = _operand(d, scalar, name, readable)
+            if moded:
+                d.feats.add("branched:mode")
+                lines.append(f".{method}_with_mode({enum}.{name}, BinaryArgMode.{d.pick(_MODES)}, {operand})")
+            else:
+                lines.append(f".{method}({enum}.{name}, {operand})")
         d.feats.add(f"branched_op:{method}")
     if not stash and d.chance(25):
         lines.append(".vector_stash()")
-        stash.append("written")
+        stash += ["written", way]
     return lines
 
 
 @st.composite
-def tagged_source(draw) -> tuple[str, set]:
-    """(kernel source, features) of one kernel with a comparison-tagged pass."""
+def tagged_source(draw, stashy: bool = False) -> tuple[str, set]:
+    """(kernel source, features) of one kernel with a comparison-tagged pass (`stashy`: the
+    stream is stashed where the pass starts, and most likely read by its first op)."""
     feats: set = set()
-    d = _Draw(draw, feats)
+    d = _Draw(draw, feats, stashy)
     a, e = d.pick([1, 2, 4]), d.pick([8, 16, 32])
     scalar = d.pick(["i32", "f32"])
     tag = f"TagMode.COMPARISON([{', '.join(_cmp(d, scalar) for _ in range(4))}])"
     lines, stash = [".vector_init()", f".vector_intra_slice_tag({tag})"], []
     vrf = d.chance(40)  # a per-column operand b[E] in the VRF, for a plain VRF operand or an rf slot
+    if stashy and scalar == "i32":
+        lines.append(".vector_stash()")
+        stash += ["written", 8]
     if scalar == "i32":
+        if d.chance(30):
+            lines += _tagged_ops(d, "vector_logic", "logic", _LOGIC, "LogicBinaryOpI32", "i32", stash)
         lines += _tagged_ops(d, "vector_fxp", "fxp", _FXP, "FxpBinaryOp", "i32", stash, vrf)
         lines += _tagged_ops(d, "vector_clip", "clip", _CLIP_I32, "ClipBinaryOpI32", "i32", stash, vrf)
         fetch, packet, trim = 'm("A, E / 8"), m("E % 8")', 'm("E % 8")', 'm("E % 8")'
     else:
         lines.append('.vector_narrow_trim(m("E % 4"))')
-        lines += _tagged_ops(d, "vector_fp_binary", "fp", _FP, "FpBinaryOp", "f32", stash, vrf)
+        if not stash and (stashy or d.chance(40)):
+            lines.append(".vector_stash()")
+            stash += ["written", 4]
+        lines += _tagged_ops(d, "vector_fp_binary", "fp", _FP, "FpBinaryOp", "f32", stash, vrf, 4)
+        lines += _fma(d, stash)
         lines.append('.vector_widen_pad(m("E % 4 # 8"))')
         lines += _tagged_ops(d, "vector_clip", "clip", _CLIP_F32, "ClipBinaryOpF32", "f32", stash, vrf)
         fetch, packet, trim = 'm("A, E / 4"), m("E % 4")', 'm("E % 4 # 8")', 'm("E % 4")'

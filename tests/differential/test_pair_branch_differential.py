@@ -47,13 +47,24 @@ def test_generated_tagged_passes_agree():
     assert any(k.startswith("branched:") for k in stats), stats
 
 
+def test_generated_stash_reads_agree():
+    """A few kernels whose stash is read in the newer positions (mode, rf slot, FMA_F)."""
+    stats = _run(lambda: tagged_source(stashy=True), 10, 20261313)
+    assert sum(1 for k in stats if k.startswith("stash:")) >= 2, stats
+
+
 @pytest.mark.slow
 def test_many_generated_pair_and_tagged_passes_agree():
     pair, tagged = _run(pair_source, 150, 7), _run(tagged_source, 150, 8)
+    stashy = _run(lambda: tagged_source(stashy=True), 120, 9)
+    for needed in ("stash:bare", "stash:mode", "stash:slot", "stash:fma", "VE-SLOT-6", "fma:branched"):
+        assert stashy[needed] > 0, (needed, stashy)
+    assert sum(1 for k in stashy if k.startswith("fma_mode:")) >= 3, stashy
     for needed in ("pair_zip:vector_logic_zip", "pair_zip:vector_fxp_zip", "pair_zip:vector_clip_zip",
                    "pair:vector_logic", "pair:vector_fxp", "pair:vector_clip", "pair_mode:MODE10",
                    "pair_merged:vector_clip", "pair:conversion", "pair_pass:f32"):
         assert pair[needed] > 0, (needed, pair)
     for needed in ("tagged_pass:i32", "tagged_pass:f32", "branched:1", "branched:3", "branched:stash",
-                   "branched_op:vector_fp_binary", "branched:rf_slot", "branched:plain_vrf"):
+                   "branched_op:vector_fp_binary", "branched:rf_slot", "branched:plain_vrf", "stash:mode",
+                   "stash:slot", "stash:fma", "fma", "branched_op:vector_logic", "branched:mode"):
         assert tagged[needed] > 0, (needed, tagged)

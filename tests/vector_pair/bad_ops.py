@@ -106,6 +106,9 @@ BAD_BRANCH = {
     "VBR-3:stash-value": _branch(_fxp(Slot(1, 1, 0, 4, port=2)), stash_at=0),
     "VBR-3:port": _branch(_fxp(Slot(1, 1, 0, 0, port=3)), stash_at=0),
     "VBR-3:stash-not-last": _branch(_fxp(Slot(1, 1, 0, 0, port=2), _NEG), stash_at=0),
+    "VBR-3:fma-c": _branch(_TO_F32, BranchStep(VeUnit.NARROW_TRIM, VeOpName.NONE, 0, ()),
+                           BranchStep(VeUnit.FP_TERNARY, VeOpName.FMA_F, 0, (Slot(1, 1, 0, 0, value1=2**32),)),
+                           BranchStep(VeUnit.WIDEN_PAD, VeOpName.NONE, 0, ()), out=DType.F32),
     "VBR-4:stash-slot": _branch(_fxp(_NEG, Slot(0, 0, 0, 0, port=2))),                    # never written
     "VBR-4:stash-slot-twice": _branch(_READ, BranchStep(VeUnit.CLIP_I32, VeOpName.MIN, 0, (Slot(1, 1, 0, 0, port=2),)),
                                       stash_at=0),

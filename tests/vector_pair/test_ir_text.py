@@ -33,6 +33,8 @@ KERNELS = {
         ("vector_stash",), ("vector_logic_with_mode", LogicBinaryOpI32.BIT_OR, BinaryArgMode.MODE10, Stash)]),
     "stash_fma": lambda: float_kernel([("vector_stash",), ("vector_fp_ternary_with_mode", FpTernaryOp.FMA_F,
                                                            TernaryArgMode.MODE021, (Stash, 0.5))]),
+    "fma_slots": lambda: float_kernel([("vector_stash",), ("vector_fp_ternary", FpTernaryOp.FMA_F, Branched.imm(
+        B0, (2.0, -0.5)).rf(TagGuard.all(), (Stash, 0.25)))]),
     "stash_slot": lambda: tagged_kernel(i32, TagMode.COMPARISON([Cmp.LESS(0), Cmp.FALSE, Cmp.FALSE, Cmp.FALSE]), [
         ("vector_stash",), ("vector_fxp", FxpBinaryOp.MUL_INT, 3),
         ("vector_clip", ClipBinaryOpI32.ADD_FXP, Branched.imm(B0, 5).rf(TagGuard.all(), Stash))]),

@@ -18,11 +18,12 @@ from ir import vector_stash_ops as sops
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand
 from ir.vector.branching import cmp_of, guard_of, rf_port
-from ir.vector.operands import Constant, Stash
+from ir.vector.operands import Constant, Stash, TernaryOperand
 from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
+from tu_ops.lower.vector_steps import mode_of
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
@@ -38,10 +39,10 @@ def _step(op: Any) -> BranchStep | None:
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1, mode=VeMode[op.mode_name()],
                           arg1=op.arg1())
     if isinstance(op, bops.BRANCH_OP_CLASSES):
-        slots = tuple(Slot(*s) for s in op.slots())
+        slots = tuple(Slot(*s[:4], value1=(*s[4:], 0)[0]) for s in op.slots())  # FMA_F's slots carry their c
         if op.port() is not None:  # the rf slot (port=2: the stash); a tensor's index is set below
-            slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1),)
-        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
+            slots += (Slot(*op.port(), 0, port=2 if op.port_reads_stash() else 1, value1=op.port_arg1()),)
+        return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots, mode=VeMode[op.mode_name()])
     unit, name, arg, *rest = op.step()
     mode, arg1 = rest or ("DEFAULT", 0)
     return with_vcg(BranchStep(VeUnit[unit], VeOpName[name], arg, (), mode=VeMode[mode], arg1=arg1), op)
@@ -95,17 +96,24 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
 _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
-            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic}
+            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic,
+            "FP_DIV": bops.BranchedFpDiv, "FP_TERNARY": bops.BranchedFpTernary}
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
     regs, port = [], None
+    pair = step.unit.name == "FP_TERNARY"  # each slot holds FMA_F's (operand, c)
+
+    def bits(v: int) -> Constant:
+        return Constant(float(np.array(v, np.uint32).view(np.float32)), "f32")
+
     for s in step.slots:
         if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
-            port = (guard_of(s.mask, s.want, s.neg), Stash if s.port == 2 else rf_port())
+            source = Stash if s.port == 2 else rf_port()
+            port = (guard_of(s.mask, s.want, s.neg), TernaryOperand(source, bits(s.value1)) if pair else source)
             continue
-        value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
-        regs.append((guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32")))
+        value = bits(s.value) if f32 else Constant(s.value, "i32")
+        regs.append((guard_of(s.mask, s.want, s.neg), TernaryOperand(value, bits(s.value1)) if pair else value))
     return BranchedOperand(tuple(regs), port)
 
 
@@ -113,7 +121,8 @@ def _op_enum(unit: str, name: str) -> Any:
     if unit == "FP_BINARY" and name.startswith("MUL_F_"):
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
-           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32}[unit]
+           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32,
+           "FP_DIV": E.FpDivBinaryOp, "FP_TERNARY": E.FpTernaryOp}[unit]
     return getattr(cls, name)
 
 
@@ -147,7 +156,7 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
             reads = (stashed if stashed is not None else cur,) if any(s.port == 2 for s in step.slots) else ()
             ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
                                       operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
-                                      stashed=reads, result=ir.Value(ident, cur.type)))
+                                      stashed=reads, mode=mode_of(step), result=ir.Value(ident, cur.type)))
         else:
             ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):
