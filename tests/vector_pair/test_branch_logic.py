@@ -82,7 +82,7 @@ def test_a_register_file_slot_on_a_logic_op_is_refused():
              .vector_final().commit_trim(m("K % 8")).commit(m("R, K")))  # noqa: F405
         return y.to_hbm(ctx.tdma)
 
-    assert [d.code for d in npu_opt.check(logic_rf).diagnostics] == ["VRF-2"]
+    assert [d.code for d in npu_opt.check(logic_rf).diagnostics] == ["VRF-7"]  # no register-file Logic read
 
 
 def test_the_ir_text_of_a_branched_logic_op_reads_back():
