@@ -282,6 +282,7 @@ _ENTRIES: list[CodeInfo] = [
         ("CMT-6", "packed commit configuration wrong", "verify"),
         ("FMASK-1", "fetch mask changes more than padding kinds", "trace"),
         ("FMASK-2", "padding the fetch mask cannot describe", "trace"),
+        ("FMASK-3", "fetch mask count varies along a loop of more than 8 iterations", "trace"),
         ("FEED-14", "feed mask configuration wrong", "verify"))],
     # writes into DM views and feeds of views (ir.rules.view_writes)
     *[CodeInfo(code, title, "trace", "docs/views.md") for code, title in (

@@ -6,8 +6,11 @@ small configuration, not by the mapping: the fetch walks its sub-expressions (Ti
 Packet's) as loops; `last_axis` names the loop of the masked axis's outermost
 sub-expression, and one iteration of it is a *cell* (every position of the loops inside
 it). Only the rightmost cell (RIGHTMOST), or the two rightmost (RIGHTMOST_TWO), of that loop
-hold padding, and `counts` gives how many leading elements of each stay. FMASK-1 refuses a
-request that changes anything else, FMASK-2 a padding the configuration cannot describe.
+hold padding, and `counts` gives how many leading elements of each stay. In ITERATOR mode
+the rightmost cell's count varies along an outer loop `iterator` of at most 8 iterations:
+`counts[i]` at its iteration i (a padded axis whose padding reaches back more than two cells).
+FMASK-1 refuses a request that changes anything else, FMASK-2 a padding the configuration
+cannot describe, FMASK-3 one that needs a varying count along a loop of more than 8 iterations.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from ir.mapping.nodes import Mapping, Pad, PaddingKind, Pair, Symbol
 from ir.valid_count import Sub, sub_expressions
 
 __all__ = ["MaskDim", "FetchMaskConfig", "masked_axes", "derive_mask", "masked_mapping", "mask_keep",
-           "MAX_MASK_COUNT"]
+           "MAX_MASK_COUNT", "MAX_ITERATOR_COUNTS"]
 
 MAX_MASK_COUNT = 255  # a count is one byte
+MAX_ITERATOR_COUNTS = 8  # the configuration holds 8 counts
 
 
 class MaskDim(enum.Enum):
@@ -33,19 +37,22 @@ class MaskDim(enum.Enum):
 
     RIGHTMOST = "RIGHTMOST"
     RIGHTMOST_TWO = "RIGHTMOST_TWO"
+    ITERATOR = "ITERATOR"
 
 
 @attrs.frozen(kw_only=True)
 class FetchMaskConfig:
     """`axis`: the masked axis; `last_axis`: the loop index (the packet is loop
     `len(time's sub-expressions)`, its own sub-expressions follow); `counts[0]` the rightmost
-    cell's kept elements, `counts[1]` the second rightmost's (RIGHTMOST_TWO)."""
+    cell's kept elements, `counts[1]` the second rightmost's (RIGHTMOST_TWO); in ITERATOR
+    mode `counts[i]` the rightmost cell's at iteration i of loop `iterator` (printed only then)."""
 
     TEXT_STYLE = "struct"
     axis: Mapping
     last_axis: int
     dim: MaskDim
     counts: tuple[int, ...] = attrs.field(converter=tuple)
+    iterator: int | None = attrs.field(default=None, metadata={"omit_default": True})
 
 
 def _changed(a: Mapping, b: Mapping, out: set[str]) -> bool:
@@ -157,18 +164,73 @@ def derive_mask(time: Mapping, packet: Mapping, axes: set[str]) -> FetchMaskConf
             if isinstance(found, FetchMaskConfig):
                 return found
             why = why or found
-    return _fault(why, label)
+    found = _iterator_config(valid, subs, name, Symbol(name, subs[kx].axis_size), label)
+    return found if found is not None else _fault(why, label)
+
+
+def _iterator_at(valid: np.ndarray, subs: list[Sub], j: int, k: int) -> list[int] | None:
+    """The rightmost cell of loop k keeps a prefix whose length depends only on the iteration
+    of loop j (< k), every other cell whole: those lengths, else None."""
+    sizes = [s.size for s in subs]
+    shape = (math.prod(sizes[:j]), sizes[j], math.prod(sizes[j + 1:k]), sizes[k], math.prod(sizes[k + 1:]))
+    cells = valid.reshape(shape)
+    if not cells[:, :, :, :-1, :].all():
+        return None
+    last = cells[:, :, :, -1, :]
+    counts = last.sum(axis=-1)
+    prefix = np.arange(shape[4])[None, None, None, :] < counts[..., None]
+    if not np.array_equal(prefix, last) or not np.all(counts == counts[:1, :, :1]):
+        return None
+    return [int(c) for c in counts[0, :, 0]]
+
+
+def _iterator_config(valid: np.ndarray, subs: list[Sub], name: str, axis: Symbol, label: str
+                     ) -> FetchMaskConfig | Violation | None:
+    """ITERATOR mode: the first loop j of the axis (outermost first) and loop k inside it whose
+    rightmost cell's count varies along j only. FMASK-3 when that loop is longer than the 8
+    counts the configuration holds."""
+    for j, sub in enumerate(subs):
+        if sub.axis != name:
+            continue
+        for k in range(j + 1, len(subs)):
+            counts = _iterator_at(valid, subs, j, k)
+            if counts is None or max(counts) > MAX_MASK_COUNT:
+                continue
+            if len(counts) > MAX_ITERATOR_COUNTS:
+                return Violation("FMASK-3", f"the kept count varies along a loop of {len(counts)} iterations; "
+                                 f"the mask holds {MAX_ITERATOR_COUNTS} counts", label=label,
+                                 help=f"split {name} so that the loop its padding varies along has at most "
+                                      f"{MAX_ITERATOR_COUNTS} iterations, or pad it to whole cells")
+            return FetchMaskConfig(axis=axis, last_axis=k, dim=MaskDim.ITERATOR, counts=counts, iterator=j)
+    return None
 
 
 def mask_keep(time: Mapping, packet: Mapping, config: FetchMaskConfig) -> np.ndarray:
     """(time steps, packet cells) booleans the configured mask keeps (the chip's reading)."""
     subs = _loops(time, packet)
+    if config.dim is MaskDim.ITERATOR:
+        return _iterator_keep(subs, config).reshape(time.size, packet.size)
     outer, n, inner = _split(subs, config.last_axis)
     keep = np.ones((outer, n, inner), bool)
     keep[:, n - 1, config.counts[0]:] = False
     if config.dim is MaskDim.RIGHTMOST_TWO:
         keep[:, n - 2, config.counts[1]:] = False
     return keep.reshape(time.size, packet.size)
+
+
+def _iterator_keep(subs: list[Sub], config: FetchMaskConfig) -> np.ndarray:
+    """ITERATOR: the rightmost cell of `last_axis` keeps `counts[i]` elements at iteration i
+    of loop `iterator` (a configuration naming a loop that is not outer to it keeps all)."""
+    j, k = config.iterator, config.last_axis
+    sizes = [s.size for s in subs]
+    keep = np.ones(sizes, bool)
+    if j is None or not 0 <= j < k < len(subs) or len(config.counts) != sizes[j]:
+        return keep
+    inner = math.prod(sizes[k + 1:])
+    shaped = keep.reshape(math.prod(sizes[:j]), sizes[j], math.prod(sizes[j + 1:k]), sizes[k], inner)
+    for i, c in enumerate(config.counts):
+        shaped[:, i, :, -1, c:] = False
+    return shaped
 
 
 def _rekind(node: Mapping, axis: str) -> Mapping:

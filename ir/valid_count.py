@@ -31,7 +31,7 @@ from ir.mapping.ops import Entry, coalesce
 from ir.valid_count_slice import FilterMode, slice_filter, slice_weights
 
 __all__ = ["Sub", "TimeFilter", "Clipper", "VcgConfig", "FilterMode", "sub_expressions", "derive_vcg", "valid_sizes",
-           "slice_counts", "per_slice", "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
+           "slice_counts", "per_slice", "checked_slices", "packed_rows", "live_prefix", "MAX_TIME_FILTERS", "MAX_SEQ_ENTRIES"]
 
 MAX_TIME_FILTERS = 3
 MAX_SEQ_ENTRIES = 8
@@ -265,6 +265,15 @@ def slice_counts(config: VcgConfig, slices: np.ndarray, steps: int) -> np.ndarra
     return out
 
 
+def packed_rows(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Each row's kept cells back to back, then zeros: (rows, cells) -> (rows, most kept)."""
+    order = np.argsort(~keep, axis=1, kind="stable")
+    most = int(keep.sum(axis=1).max(initial=0))
+    out = np.take_along_axis(values, order[:, :most], axis=1)
+    filled = np.arange(most)[None, :] < keep.sum(axis=1)[:, None]
+    return np.where(filled, out, np.zeros((), values.dtype))
+
+
 def valid_sizes(config: VcgConfig, steps: int) -> np.ndarray:
     """`valid_size(t)` of every time step of slice 0 (every slice's, when not `per_slice`)."""
     return slice_counts(config, np.zeros(1, np.int64), steps)[0]
@@ -277,7 +286,7 @@ def live_cells(time: Mapping, packet: Mapping) -> np.ndarray:
     return (status == LIVE).reshape(time.size, packet.size)
 
 
-def _checked_slices(slice_: Mapping, axes: set[str]) -> np.ndarray:
+def checked_slices(slice_: Mapping, axes: set[str]) -> np.ndarray:
     """Slice ids whose Slice items of other axes are live (the others hold no data at all)."""
     items = slice_.flatten() if isinstance(slice_, Pair) else [slice_]
     weights = slice_weights([i.size for i in items])
@@ -302,7 +311,7 @@ def live_prefix(config: VcgConfig, time: Mapping, packet: Mapping, slice_: Mappi
         counts = slice_counts(config, np.arange(slice_.size), time.size)
         both = pair_all([slice_, time, packet])
         live = (both.cells(np.arange(both.size)).status == LIVE).reshape(slice_.size, time.size, packet.size)
-        rows = _checked_slices(slice_, time.axes() | packet.axes())
+        rows = checked_slices(slice_, time.axes() | packet.axes())
     want = np.arange(packet.size)[None, None, :] < counts[:, :, None]
     if not np.array_equal(want[rows], live[rows]):
         where = "" if slice_ is None else f"slice {slice_.text()} ; "

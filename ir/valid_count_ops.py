@@ -19,10 +19,10 @@ from ir.op_frame import operand
 from ir.ops import Commit, Op, Value
 from ir.rules.space import validate_type
 from ir.types import Type
-from ir.valid_count import derive_vcg, per_slice, sub_expressions
+from ir.valid_count import checked_slices, derive_vcg, per_slice, sub_expressions
 
-__all__ = ["CommitValidCountPack", "CommitPacked", "packed_coords", "default_packed_element", "check_pack",
-           "check_packed"]
+__all__ = ["CommitValidCountPack", "CommitPacked", "packed_coords", "default_packed_element", "default_element",
+           "sliced", "check_pack", "check_packed"]
 
 
 def check_pack(op: CommitValidCountPack) -> Violation | None:
@@ -33,12 +33,7 @@ def check_pack(op: CommitValidCountPack) -> Violation | None:
                          label=f"a {t.context}-context stream",
                          help="begin the chain on `ctx.sub`; the main context's Commit Adapter has no packer")
     found = derive_vcg(t.slice, t.time, t.packet)
-    if isinstance(found, Violation):
-        return found
-    if per_slice(found):
-        return Violation("VCG-2", "the packed commit's counts would differ per slice", label=f"slice {t.slice.text()}",
-                         help="keep the padded axis out of Slice: each slice packs the same cells")
-    return None
+    return found if isinstance(found, Violation) else None
 
 
 @attrs.frozen(kw_only=True)
@@ -60,6 +55,25 @@ def packed_coords(time: Mapping, packet: Mapping) -> dict[str, np.ndarray]:
     table = both.cells(np.arange(both.size))
     live = table.status == LIVE
     return {axis: coords[live] for axis, coords in table.coords.items()}
+
+
+def sliced(t: Type) -> bool:
+    """Whether the stream's counts differ per slice (a padded axis split into Slice)."""
+    found = derive_vcg(t.slice, t.time, t.packet)
+    return not isinstance(found, Violation) and per_slice(found)
+
+
+def default_element(t: Type) -> Mapping:
+    """The packed commit's default element: the stream's axes whole and unpadded; with
+    per-slice counts, its time and packet as they are (without the packet's flit padding),
+    so each slice's run is a prefix of the slots its part of the padded axis has."""
+    if not sliced(t):
+        return default_packed_element(t.time, t.packet)
+    subs = sub_expressions(t.packet, "packet")
+    packet = t.packet
+    if not isinstance(subs, Violation) and len(subs) == 1 and subs[0].span < subs[0].size:
+        packet = getattr(t.packet, "operand", t.packet)
+    return pair_all([t.time, packet])
 
 
 def default_packed_element(time: Mapping, packet: Mapping) -> Mapping:
@@ -84,11 +98,35 @@ def _same_cells(element: Mapping, got: dict[str, np.ndarray]) -> bool:
     return all(np.array_equal(table.coords.get(a, zero), got.get(a, zero)) for a in set(table.coords) | set(got))
 
 
+def _same_per_slice(t: Type, element: Mapping) -> bool:
+    """Per-slice counts: in every slice that holds data, the element's first cells are that
+    slice's packed cells in stream order, and the rest of the element is padding there."""
+    stream = pair_all([t.slice, t.time, t.packet])
+    src = stream.cells(np.arange(stream.size))
+    dst_map = pair_all([t.slice, element])
+    dst = dst_map.cells(np.arange(dst_map.size))
+    n, e = t.time.size * t.packet.size, element.size
+    src_live = (src.status == LIVE).reshape(t.slice.size, n)
+    dst_live = (dst.status == LIVE).reshape(t.slice.size, e)
+    for s in np.flatnonzero(checked_slices(t.slice, t.time.axes() | t.packet.axes())):
+        count = int(src_live[s].sum())
+        if count > e or not dst_live[s, :count].all() or dst_live[s, count:].any():
+            return False
+        for axis in set(src.coords) | set(dst.coords):
+            a = src.coords.get(axis, np.zeros(stream.size, np.int64)).reshape(t.slice.size, n)[s][src_live[s]]
+            b = dst.coords.get(axis, np.zeros(dst_map.size, np.int64)).reshape(t.slice.size, e)[s, :count]
+            if not np.array_equal(a, b):
+                return False
+    return True
+
+
 def check_packed(op: CommitPacked) -> Violation | None:
-    """VCG-5: `element` lists the packed cells in their stream order; then SPACE/MEM on the tensor."""
+    """VCG-5: `element` lists the packed cells in their stream order (per slice, when the
+    counts differ per slice); then SPACE/MEM on the tensor."""
     t = op.input.type
-    if not _same_cells(op.element, packed_coords(t.time, t.packet)):
-        default = default_packed_element(t.time, t.packet)
+    same = _same_per_slice(t, op.element) if sliced(t) else _same_cells(op.element, packed_coords(t.time, t.packet))
+    if not same:
+        default = default_element(t)
         return Violation("VCG-5", f"the packed cells are not the element {op.element.text()} in order",
                          label=f"the stream packs its live cells of (time {t.time.text()} ; packet "
                                f"{t.packet.text()}) back to back",

@@ -12,7 +12,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import Mapping
-from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_packed_element
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_element
 from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
@@ -42,7 +42,7 @@ class CommitValidCountPackStream(StreamStage):
         t = self.type
         inferred = element is None
         if inferred:
-            element = default_packed_element(t.time, t.packet)
+            element = default_element(t)
         if not isinstance(element, Mapping):
             fault: Violation = kind_error(f"`element` must be a mapping built by m(), not {type(element).__name__}")
             return refuse_dead(self, loc, "commit", fault)

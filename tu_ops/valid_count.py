@@ -12,7 +12,11 @@ from typing import Any
 
 import attrs
 
-from ir.valid_count import MAX_SEQ_ENTRIES, MAX_TIME_FILTERS, Clipper, TimeFilter, derive_vcg, valid_sizes
+import numpy as np
+
+from ir.valid_count import (MAX_SEQ_ENTRIES, MAX_TIME_FILTERS, Clipper, TimeFilter, derive_vcg, per_slice, slice_counts,
+                            valid_sizes)
+from ir.mapping.nodes import Resize
 from tu_ops.enums import TuContext
 
 __all__ = ["PackConfig", "pack_config", "pack_problem", "reduce_vcg", "reduce_vcg_problem"]
@@ -63,15 +67,19 @@ def pack_problem(op: Any, target: Any, context: TuContext) -> str | None:
     found = _shape_problem(pack, t.time.size, cells)
     if found:
         return found
-    try:
-        want = pack_config(t)
+    try:  # the counts are of the trimmed stream: the packet's first `valid_bytes`
+        want = pack_config(attrs.evolve(t, packet=Resize(t.packet, cells).normalize()) if cells < t.packet.size else t)
     except ValueError as e:
         return f"the stream's counts cannot be generated: {e}"
     if want != pack:
         return "the configuration does not count the live cells of the input stream"
-    total = int(valid_sizes(pack_to_vcg(pack), t.time.size).sum())
-    if total != op.output_type.element.size:
-        return f"the packer keeps {total} cells per slice, the tensor holds {op.output_type.element.size}"
+    vcg, size = pack_to_vcg(pack), op.output_type.element.size
+    if per_slice(vcg):  # each slice packs its own run, at most the element
+        total = int(slice_counts(vcg, np.arange(t.slice.size), t.time.size).sum(axis=1).max())
+        if total > size:
+            return f"a slice's packer keeps {total} cells, the tensor holds {size}"
+    elif int(valid_sizes(vcg, t.time.size).sum()) != size:
+        return f"the packer keeps {int(valid_sizes(vcg, t.time.size).sum())} cells per slice, the tensor holds {size}"
     size = op.alloc_bytes(target)
     c = target.constants
     if op.dest < 0 or op.dest % c.COMMIT_BASE or op.dest + size > c.DM_SLICE_BYTES:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ir.valid_count import live_cells
-from ir.valid_count_ops import CommitPacked, CommitValidCountPack
+from ir.valid_count import live_cells, packed_rows
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack, sliced
+from ir.vector.intra_reduce import mapping_live
 
 from backends.cpu import layout
 from backends.cpu.handlers import handles
@@ -29,6 +30,14 @@ def commit_valid_count_pack(op: CommitValidCountPack, buf: np.ndarray) -> np.nda
 def commit_packed(op: CommitPacked, buf: np.ndarray) -> np.ndarray:
     """Every slice's live cells, back to back, as the new tensor's element."""
     t = op.input.type
-    keep = live_cells(t.time, t.packet).reshape(-1)
     flat = buf.reshape(*buf.shape[:3], -1)
-    return np.ascontiguousarray(flat[..., keep]).reshape(layout.shape_of(op.result.type))
+    if not sliced(t):
+        keep = live_cells(t.time, t.packet).reshape(-1)
+        return np.ascontiguousarray(flat[..., keep]).reshape(layout.shape_of(op.result.type))
+    keep = mapping_live(t.slice, t.time, t.packet).reshape(t.slice.size, -1)   # each slice's own live cells
+    rows = flat.reshape(-1, flat.shape[-1])
+    keep = np.tile(keep, (rows.shape[0] // t.slice.size, 1))
+    packed = packed_rows(rows, keep)
+    out = np.zeros((rows.shape[0], op.result.type.element.size), buf.dtype)
+    out[:, :packed.shape[1]] = packed
+    return out.reshape(layout.shape_of(op.result.type))

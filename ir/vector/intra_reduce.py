@@ -154,6 +154,8 @@ def removed_axis(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: 
     have = {_axis(f) for m in (time, packet) for f in _data(m.factors())}
     kept = {_axis(f) for m in (out_time, out_packet) for f in _data(m.factors())}
     gone = have - kept
+    if not gone:  # an axis of one live cell (`R # 2` with R = 1) has no factor: go by the names
+        gone = set((time.axes() | packet.axes()) - (out_time.axes() | out_packet.axes()))
     return gone.pop() if len(gone) == 1 else None
 
 

@@ -32,6 +32,32 @@ def test_mask_configurations(time, packet, last_axis, dim, counts):
     assert (got.last_axis, got.dim, got.counts) == (last_axis, dim, counts)
 
 
+@pytest.mark.parametrize("axes, time, packet, last_axis, iterator, counts", [
+    ({"R": 5}, "R # 16 / 4", "R # 16 % 4", 1, 0, (4, 1, 0, 0)),             # three cells hold padding
+    ({"R": 11, "A": 3}, "R # 32 / 8, A", "R # 32 % 8", 2, 0, (8, 3, 0, 0)),  # A between: its loop is inside
+    ({"R": 3, "H": 4}, "H, R # 32 / 8", "R # 32 % 8", 2, 1, (3, 0, 0, 0)),
+])
+def test_iterator_mask_configurations(axes, time, packet, last_axis, iterator, counts):
+    """The packet's count varies along R's Time loop; the hand count is R's live cells per flit."""
+    got = derive_mask(m(time, axes=axes), m(packet, axes=axes), {"R"})
+    assert (got.last_axis, got.dim, got.iterator, got.counts) == (last_axis, MaskDim.ITERATOR, iterator, counts)
+
+
+def test_iterator_keeps_exactly_the_live_cells():
+    from ir.fetch_mask import mask_keep
+
+    ax = {"R": 11, "A": 3}
+    time, packet = m("R # 32 / 8, A", axes=ax), m("R # 32 % 8", axes=ax)
+    keep = mask_keep(time, packet, derive_mask(time, packet, {"R"})).reshape(4, 3, 8)
+    want = (8 * np.arange(4)[:, None, None] + np.arange(8)[None, None, :] < 11) & np.ones((4, 3, 8), bool)
+    np.testing.assert_array_equal(keep, want)
+
+
+def test_iterator_longer_than_eight_counts_is_fmask_3():
+    got = derive_mask(m("R # 48 / 4", axes=AXES), m("R # 48 % 4", axes=AXES), {"R"})
+    assert got.code == "FMASK-3"
+
+
 def test_mask_refuses_padding_spread_over_a_cell():
     got = derive_mask(m("R # 12 / 4, A, R # 12 % 4", axes=AXES), m("1", axes=AXES), {"R"})
     assert got.code == "FMASK-2"
@@ -84,7 +110,43 @@ def test_edited_mask_is_refused_by_feed_14(tmp_path, old, new):
         verify_text(text.replace(old, new, 1), rngd())
 
 
-@pytest.mark.parametrize("page_code", ["FMASK-1", "FMASK-2"])
+_ITER = '''
+from npu_opt import *
+axes(A=256, H=4, R=3)
+@device(chip=1)
+def k(ctx: Context, x: HbmTensor[f32, m("1"), m("A, H, R # 32")]) -> HbmTensor[f32, m("1"), m("A, H, R")]:
+    x = x.to_dm(ctx.tdma, DmTensor[f32, m("1"), m("1 # 2"), m("A"), m("H, R # 32")])
+    y = (ctx.main.begin(x.view()).fetch(m("H, R # 32 / 8"), m("R # 32 % 8"))
+         .fetch_mask(m("H, R #{0} 32 / 8"), m("R #{0} 32 % 8"))
+         .collect(m("H, R #{0} 32 / 8"), m("R #{0} 32 % 8")).commit_trim(m("R #{0} 32 % 8")).commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[f32, m("1"), m("A, H, R")])
+'''
+
+
+def _iter_kernel(tmp_path):
+    path = tmp_path / "it.py"
+    path.write_text(_ITER)
+    return runpy.run_path(str(path))["k"]
+
+
+def test_iterator_mask_round_trip(tmp_path):
+    x = RNG.standard_normal((256, 4, 3)).astype(np.float32)
+    cpu, text = _both(_iter_kernel(tmp_path), x)
+    np.testing.assert_array_equal(cpu, x)
+    assert 'mask={axis="R", last_axis=2, dim=ITERATOR, counts=[3, 0, 0, 0], iterator=1}' in text
+
+
+@pytest.mark.parametrize("old, new", [("counts=[3, 0, 0, 0]", "counts=[3, 1, 0, 0]"),
+                                      ("counts=[3, 0, 0, 0]", "counts=[2, 0, 0, 0]"),
+                                      (", iterator=1}", "}"), ("iterator=1", "iterator=0")])
+def test_edited_iterator_mask_is_refused_by_feed_14(tmp_path, old, new):
+    text = npu_opt.compile(_iter_kernel(tmp_path)).text
+    assert old in text
+    with pytest.raises(Exception, match="FEED-14"):
+        verify_text(text.replace(old, new, 1), rngd())
+
+
+@pytest.mark.parametrize("page_code", ["FMASK-1", "FMASK-2", "FMASK-3"])
 def test_refusal_at_the_users_line(tmp_path, page_code):
     from npu_opt.explain import page
 

@@ -1,9 +1,10 @@
 """The packed commit (a `commit` record with `pack=`): the Commit Adapter's valid-count
 packing in the sub context (docs/machine/valid-count.md).
 
-Every time step t of every slice keeps its first `valid_size(t)` cells, counted by the
+Every time step t of every slice s keeps its first `valid_size(s, t)` cells, counted by the
 record's time filters and packet clipper; the kept cells are written back to back, in
-stream order, from `dest`. The tensor's bytes start zero.
+stream order, from `dest` (a slice that keeps fewer leaves the rest of its element zero).
+The tensor's bytes start zero.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ir.valid_count import valid_sizes
+from ir.valid_count import packed_rows, slice_counts
 from tu_ops.valid_count import pack_to_vcg
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes
 from visa.interp.errors import check
@@ -32,11 +33,11 @@ def run_packed_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> D
     bits = target.bits_of(d) or 0
     cells = op.valid_bytes * 8 // max(bits, 1)
     check(1 <= cells <= stream.shape[-1], f"valid_bytes {op.valid_bytes} of a {stream.shape[-1]}-cell packet", op)
-    counts = valid_sizes(pack_to_vcg(op.pack), stream.shape[1])
+    counts = slice_counts(pack_to_vcg(op.pack), rows.slice, stream.shape[1])   # (rows, T): per row's slice id
     check(int(counts.max(initial=0)) <= cells, f"the clipper counts {int(counts.max())} cells of a {cells}-cell "
           f"trimmed packet", op)
-    keep = np.arange(stream.shape[-1])[None, :] < counts[:, None]
-    values = stream[:, keep]
+    keep = (np.arange(stream.shape[-1])[None, None, :] < counts[:, :, None]).reshape(len(counts), -1)
+    values = packed_rows(stream.reshape(len(counts), -1), keep)
     size = tensor_bytes(op.output_type, target)
     check(values.shape[1] * bits <= 8 * size, f"the packer keeps {values.shape[1]} cells for a {size}-byte "
           f"tensor", op)
