@@ -171,10 +171,18 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
     with _one_blas_thread():
-        y = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan) * repeat
-    y = _columns(y, plan.out_cols)
+        y = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan)
+    if repeat != 1:
+        y = y * repeat
+    y = _columns(_to_i32(y), plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
-    y = np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols))
+    return np.ascontiguousarray(np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols)))
+
+
+def _to_i32(y: np.ndarray) -> np.ndarray:
+    """int64 sums wrapped to i32: a plain cast when every sum is already in range."""
+    if y.size and -(1 << 31) <= int(y.min()) and int(y.max()) < 1 << 31:
+        return y.astype(np.int32)
     return cv.wrap(y, i32)
 
 

@@ -69,6 +69,13 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     return TrfTensor(op, read_from, lane_bytes)
 
 
+def _take_all(data: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """data[..., flat]; `data` itself when `flat` reads every element in order."""
+    if flat.size == data.shape[-1] and flat[0] == 0 and np.array_equal(flat, np.arange(flat.size)):
+        return data
+    return np.take(data, flat, axis=-1)
+
+
 def _slices(index: np.ndarray) -> slice | np.ndarray:
     """`index` as a slice when it is a contiguous range (a view, not a copy)."""
     if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
@@ -113,7 +120,7 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
-            raw = np.take(data.view(raw_dtype(bits)), flat, axis=2)
+            raw = _take_all(data.view(raw_dtype(bits)), flat)
         out[sel] = from_raw(raw, wd, bits).reshape(len(sel), trf.lanes, *index.shape)
     return out
 
