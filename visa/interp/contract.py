@@ -21,6 +21,8 @@ products, padded columns and padded steps are zeroed first, which adds nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -81,9 +83,21 @@ def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int]
     return exact_sum(sa, wa, out, ftype)
 
 
+def _words(v: np.ndarray) -> np.ndarray:
+    """`v` (outer, inner, ...) of integers as (outer, inner, n) of the widest unsigned words
+    its trailing bytes split into (equal words are equal values: fewer, wider compares)."""
+    flat = v.reshape(v.shape[0], v.shape[1], -1)
+    nbytes = flat.shape[2] * flat.itemsize
+    if not flat.flags.c_contiguous or not nbytes:
+        return flat
+    width = next(w for w in (8, 4, 2, 1) if nbytes % w == 0)
+    return flat.view(f"u{width}")
+
+
 def _constant_along(v: np.ndarray, axis: int) -> bool:
     """Does `v` (outer, inner, ...) hold the same values all along `axis` (0 or 1)? One far
     pair first, which rejects most candidates at once."""
+    v = _words(v)
     first = v[:, :1] if axis == 1 else v[:1]
     far = v[:1, -1:] if axis == 1 else v[-1:, :1]
     return bool(np.array_equal(far, first[:1, :1]) and (v == first).all())
@@ -122,6 +136,23 @@ def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan) -> np.
     return y.reshape(outer * inner, *y.shape[2:])
 
 
+_BLAS: Any = None
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """BLAS limited to one thread inside the block: the interpreter's matmuls are many
+    small ones, which a thread pool only slows down (and, on a busy machine, by far);
+    threadpoolctl is imported on the first integer contraction."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()
+    with _BLAS.limit(limits=1, user_api="blas"):
+        yield
+
+
 def _magnitude(a: np.ndarray) -> int:
     """The largest |value| of an integer array (computed in Python ints: no wrap)."""
     return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
@@ -139,10 +170,19 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
                        if not k and a == b == 1)
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
-    y = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan) * repeat
-    y = _columns(y, plan.out_cols)
+    with _one_blas_thread():
+        y = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan)
+    if repeat != 1:
+        y = y * repeat
+    y = _columns(_to_i32(y), plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
-    y = np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols))
+    return np.ascontiguousarray(np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols)))
+
+
+def _to_i32(y: np.ndarray) -> np.ndarray:
+    """int64 sums wrapped to i32: a plain cast when every sum is already in range."""
+    if y.size and -(1 << 31) <= int(y.min()) and int(y.max()) < 1 << 31:
+        return y.astype(np.int32)
     return cv.wrap(y, i32)
 
 

@@ -77,11 +77,27 @@ def _stream_block(codes, table, r0, nb, sblk):
             sblk[c, i] = table[codes[r0 + i, c]]
 
 
-def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
-    """The tree sum of one step of one column of one lane, for the nb rows of block blk, into buf[0]:
-    buffer row k holds leaf leaf[k] (bit-reversed), so each level adds its second half to
-    its first, which is the adjacent-pair tree of the leaves."""
+def _quads(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf):
+    """buf[k] for k < g/4: the tree's first two levels over the leaves leaf[k], leaf[k + g/2],
+    leaf[k + g/4], leaf[k + 3g/4] (four adjacent leaves: the first two and the last two
+    are pairs), no flush and no padding."""
+    h, q = leaf.size // 2, leaf.size // 4
+    for k in range(q):
+        a, b, c, d = leaf[k], leaf[k + h], leaf[k + q], leaf[k + q + h]
+        sa, sb_, sc, sd = sb + a, sb + b, sb + c, sb + d
+        wa, wb_, wc, wd = wb + wofs[a], wb + wofs[b], wb + wofs[c], wb + wofs[d]
+        for i in range(nb):
+            buf[k, i] = ((sblk[sa, i] * wt[blk, lane, wa, i] + sblk[sb_, i] * wt[blk, lane, wb_, i])
+                         + (sblk[sc, i] * wt[blk, lane, wc, i] + sblk[sd, i] * wt[blk, lane, wd, i]))
+
+
+def _products(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
+    """Buffer row k: the products of leaf leaf[k] for the nb rows of block blk, padded ones +0,
+    or (`exact`, no padding, g >= 4) `_quads`. Returns the rows filled."""
     g = leaf.size
+    if exact and opad.shape[0] == 0 and g >= 4:
+        _quads(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf)
+        return g // 4
     for k in range(g):
         sr, wr = sb + leaf[k], wb + wofs[leaf[k]]
         for i in range(nb):
@@ -90,7 +106,14 @@ def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, k
             _flush(bits, k, nb)
         if opad.shape[0] > 0 and opad[kk, t, q0 + leaf[k], lane]:
             buf[k, :nb] = np.float32(0)
-    m = g
+    return g
+
+
+def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
+    """The tree sum of one step of one column of one lane, for the nb rows of block blk, into
+    buf[0]: buffer row k holds leaf leaf[k] (bit-reversed), so each level adds its second
+    half to its first, which is the adjacent-pair tree of the leaves."""
+    m = _products(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0)
     while m > 1:
         m //= 2
         for k in range(m):
@@ -101,8 +124,8 @@ def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, k
 
 
 def _float_kernel(codes, table, wt, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, rb, out):
-    """out[row, slot, column, lane]: the accumulators, `rb` rows at a time."""
-    g, lanes = leaf.size, out.shape[3]
+    """out[slot, column, lane, row]: the accumulators, `rb` rows at a time."""
+    g, lanes = leaf.size, out.shape[2]
     sblk = np.zeros((codes.shape[1], rb), np.float32)
     buf = np.zeros((g, rb), np.float32)
     bits = buf.view(np.uint32)
@@ -114,7 +137,7 @@ def _float_kernel(codes, table, wt, sstep, tread, q, rr, cols, leaf, opad, rpad,
         nb = min(rb, codes.shape[0] - r0)
         _stream_block(codes, table, r0, nb, sblk)
         for kk in range(n_slots):
-            for j in range(min(cols, out.shape[2])):
+            for j in range(min(cols, out.shape[1])):
                 for k in range(g):
                     wofs[k] = (j * g + k) % rr
                 acc[:, :] = np.float32(0)
@@ -132,55 +155,55 @@ def _float_kernel(codes, table, wt, sstep, tread, q, rr, cols, leaf, opad, rpad,
                             _flush(acc_bits, lane, nb)
                 for lane in range(lanes):
                     for i in range(nb):
-                        out[r0 + i, kk, j, lane] = acc[lane, i]
+                        out[kk, j, lane, r0 + i] = acc[lane, i]
 
 
-def _weights(cells, slices, rows, lane_bytes, base, width, n_elems, mag, table, wt):
-    """wt[row // rb, lane, e, row % rb] for row = rows[i]: element e of each lane of TRF slice
-    slices[i], widened (the rows cut in blocks of `rb`, as the kernel reads them); returns
-    the (largest, smallest nonzero) `mag`-masked code read (smallest mag + 1 when none)."""
-    top, low = 0, mag + 1
-    rb = wt.shape[3]
-    for i in range(slices.size):
-        s, blk, r = slices[i], rows[i] // rb, rows[i] % rb
-        for lane in range(wt.shape[1]):
-            for e in range(n_elems):
-                b = lane * lane_bytes + base + e * width
-                row, col = b // cells.shape[2], b % cells.shape[2]
-                code = np.int64(cells[row, s, col])
-                if width == 2:
-                    code |= np.int64(cells[row, s, col + 1]) << 8
-                wt[blk, lane, e, r] = table[code]
-                m = code & mag
+def _weights(cells, slices, blk, pos, lane_bytes, base, n_elems, mag, table, wt):
+    """wt[blk[i], lane, e, pos[i]]: element e of each lane of TRF slice slices[i], widened
+    (`cells`: the TRF as (rows, slices, elements per row) codes; the rows cut in blocks as
+    the kernel reads them); returns the largest `mag`-masked code read and the smallest
+    nonzero one minus one (`mag` when every code is a zero)."""
+    top, low = 0, mag
+    per_row = cells.shape[2]
+    for lane in range(wt.shape[1]):
+        for e in range(n_elems):
+            x = lane * lane_bytes + base + e
+            row = x // per_row
+            col = x - row * per_row
+            for i in range(slices.size):
+                code = cells[row, slices[i], col]
+                wt[blk[i], lane, e, pos[i]] = table[code]
+                m = np.int64(code) & mag
                 top = max(top, m)
-                if m != 0 and m < low:
-                    low = m
+                low = min(low, (m + mag) & mag)
     return top, low
 
 
 def _bounds(codes, mag):
-    """(largest, smallest nonzero) `mag`-masked code of `codes` (2-D)."""
-    top, low = 0, mag + 1
+    """The largest `mag`-masked code of `codes` (2-D) and the smallest nonzero one minus one
+    (`mag` when every code is a zero): (m + mag) & mag is m - 1, and mag for m = 0."""
+    top, low = 0, mag
     for r in range(codes.shape[0]):
         for c in range(codes.shape[1]):
             m = np.int64(codes[r, c]) & mag
             top = max(top, m)
-            if m != 0 and m < low:
-                low = m
+            low = min(low, (m + mag) & mag)
     return top, low
 
 
-_ORDER = ("_flush", "_stream_block", "_step", "_float_kernel", "_weights", "_bounds")
+_ORDER = ("_flush", "_stream_block", "_quads", "_products", "_step", "_float_kernel", "_weights", "_bounds")
+_INLINE = ()
+"""Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
 
 
-def _njit(numba: Any, fn: Any) -> Any:
+def _njit(numba: Any, fn: Any, inline: str) -> Any:
     """`fn` compiled by numba, its machine code kept on disk when a cache directory can be
     written (numba refuses `cache=True` when none can: then compiled per process)."""
     try:
-        return numba.njit(cache=True)(fn)
+        return numba.njit(cache=True, inline=inline)(fn)
     except RuntimeError:
-        return numba.njit(fn)
+        return numba.njit(inline=inline)(fn)
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +216,7 @@ def _compiled() -> dict | None:
         return None
     out = {}
     for name in _ORDER:
-        globals()[name] = out[name] = _njit(numba, _PYTHON[name])
+        globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
     return out
 
 
@@ -255,7 +278,7 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
 def _stream_range(packets: np.ndarray, et: Any) -> Any:
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     top, low = _compiled()["_bounds"](packets, mag)
-    return _code_range(top, low, mag, widen_table(et), _SIG_BITS[et.name])
+    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
 
 
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, Any]:
@@ -266,12 +289,14 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> 
     table = widen_table(et).view(np.float32)
     mag = 0x7FFF if width == 2 else 0x7F
     wt = np.zeros((-(-rows.count // ROWS), trf.lanes, n_elems, ROWS), np.float32)
-    top, low = 0, mag + 1
+    top, low = 0, mag
     for (chip, cluster), sel in rows.groups():
-        t, lo = _compiled()["_weights"](mem.trf(chip, cluster), rows.slice[sel], sel, trf.lane_bytes, trf.first_row * mem.row_bytes,
-                         width, n_elems, mag, table, wt)
+        cells = mem.trf(chip, cluster)
+        cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
+        t, lo = _compiled()["_weights"](cells, rows.slice[sel], sel // ROWS, sel % ROWS, trf.lane_bytes // width,
+                                        trf.first_row * mem.row_bytes // width, n_elems, mag, table, wt)
         top, low = max(top, t), min(low, lo)
-    return wt, _code_range(top, low, mag, widen_table(et), _SIG_BITS[et.name])
+    return wt, _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
 
 
 def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
@@ -289,8 +314,8 @@ def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, m
     s_range = _stream_range(packets, outer.stream_type)
     terms = plan.g * math.prod(plan.digits_summed())
     tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
-    out = np.zeros((rows.count, plan.slots, plan.out_cols, plan.lanes), np.float32)
+    out = np.zeros((plan.slots, plan.out_cols, plan.lanes, rows.count), np.float32)
     _compiled()["_float_kernel"](packets, widen_table(outer.stream_type).view(np.float32), wt, sstep, tread, plan.q,
                                  plan.read_elems, plan.q // plan.g, _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan),
                                  _lane_mask(plan.reduce_pad, plan), tpad, exact([s_range, w_range], terms), ROWS, out)
-    return out.transpose(0, 3, 1, 2)
+    return out.transpose(3, 2, 0, 1)

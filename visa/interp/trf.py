@@ -69,6 +69,13 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     return TrfTensor(op, read_from, lane_bytes)
 
 
+def _take_all(data: np.ndarray, flat: np.ndarray) -> np.ndarray:
+    """data[..., flat]; `data` itself when `flat` reads every element in order."""
+    if flat.size == data.shape[-1] and flat[0] == 0 and np.array_equal(flat, np.arange(flat.size)):
+        return data
+    return np.take(data, flat, axis=-1)
+
+
 def _slices(index: np.ndarray) -> slice | np.ndarray:
     """`index` as a slice when it is a contiguous range (a view, not a copy)."""
     if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
@@ -93,23 +100,28 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape).
 
     The cell format of the load and the contraction's `weight_type` fix the element width
-    and decoding; an index past the lane is refused."""
+    and decoding; an index past the lane is refused. Each (chip, cluster) copies the rows
+    the read reaches, lane by lane, into one `(rows, lanes, bytes)` array first (lane `l`
+    starts at byte `l * lane_bytes + first_row * 32` of the TRF), then indexes that."""
     wd = outer.weight_type.dtype
     index = np.asarray(index, np.int64)
     bits = check_read(outer, trf, mem, int(index.min()) if index.size else 0,
                       int(index.max()) if index.size else 0)
     out = np.zeros((rows.count, trf.lanes, *index.shape), value_dtype(wd))
-    lane_base = np.arange(trf.lanes, dtype=np.int64) * trf.lane_bytes + trf.first_row * mem.row_bytes
-    lane_base = lane_base.reshape(-1, *([1] * index.ndim))
-    byte = lane_base + (index >> 1 if bits == 4 else index * (bits // 8))
-    row, col = np.divmod(byte, mem.row_bytes)               # (lanes, *index.shape)
+    if not index.size:
+        return out
+    reach = -(-(int(index.max()) + 1) * bits // 8)               # bytes of each lane the read needs
+    first, n_rows = trf.first_row, -(-reach // mem.row_bytes)
+    flat = index.reshape(-1)
     for (chip, cluster), sel in rows.groups():
-        cells = mem.trf(chip, cluster)[:, _slices(rows.slice[sel])]   # (TRF rows, len(sel), 32)
+        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[sel])]
+        words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
+        data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(sel), trf.lanes, -1)
         if bits == 4:
-            raw = (cells[row, :, col] >> ((index & 1) * 4).astype(np.uint8)[..., None]) & 0xF
+            raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
-            raw = cells.view(raw_dtype(bits))[row, :, col // (bits // 8)]
-        out[sel] = np.moveaxis(from_raw(raw, wd, bits), -1, 0)
+            raw = _take_all(data.view(raw_dtype(bits)), flat)
+        out[sel] = from_raw(raw, wd, bits).reshape(len(sel), trf.lanes, *index.shape)
     return out
 
 
