@@ -79,8 +79,9 @@ def _mask_pad(op: Any) -> np.ndarray:
 
 
 def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int, index: np.ndarray, run: bool) -> np.ndarray:
-    """The read plan's elements of `slices` (a strided view when they are consecutive: `run`)."""
+          bits: int, index: np.ndarray, run: bool, mem: Memory | None = None) -> np.ndarray:
+    """The read plan's elements of `slices` (a strided view when they are consecutive:
+    `run`), into a scratch array of the run's `mem`."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
     if bits >= 8 and run:
@@ -89,7 +90,9 @@ def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int,
         walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
         if v is not None:
-            return from_raw(np.array(v, order="C").reshape(len(slices), steps, elems), sd, bits)
+            out = mem.scratch(v.shape, v.dtype) if mem is not None else np.empty(v.shape, v.dtype)
+            np.copyto(out, v)
+            return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
     row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
 
@@ -158,7 +161,8 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     parts = []
     for (chip, cluster), sel, slices, run in rows.slice_groups():
         if second is None:
-            parts.append((sel, _read(mem.dm(chip, cluster), slices, src.base, op, plan, bits, index, run)))
+            dm = mem.dm(chip, cluster)
+            parts.append((sel, _read(dm, slices, src.base, op, plan, bits, index, run, mem)))
         else:
             parts.append((sel, _read_interleaved(mem.dm(chip, cluster), slices, (src.base, second.base), op,
                                                  plan, bits, index)))

@@ -17,6 +17,7 @@ stride or base reads or writes other bytes of the memory, or is refused, never c
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,15 @@ class Dm:
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
-        self.data = np.zeros((slices, min(reserve, slice_bytes)), np.uint8)
+        self.data = _zeros((slices, min(reserve, slice_bytes)))
+        self.touched = 0
+
+    def release(self) -> None:
+        """Hand the store back for a later run (zeroed where touched) and forget it."""
+        data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
+        if data.size:
+            data[:, :self.touched] = 0
+            _give_back(data)
         self.touched = 0
 
     def _grow(self, need: int) -> None:
@@ -93,6 +102,36 @@ class Dm:
         self.data[:slices, base:base + size] = 0
 
 
+# Arrays of finished runs, by shape and dtype: zeroed DM stores, and scratch arrays a run
+# overwrites entirely (a feed's stream). Reusing one costs a memset (a store) or nothing
+# (scratch), where a fresh array costs a page fault on every page a run touches.
+_POOL: list[np.ndarray] = []
+_POOL_LOCK = threading.Lock()
+_POOL_ARRAYS = 16
+_POOL_BYTES = 128 << 20
+
+
+def _pooled(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
+    dtype = np.dtype(dtype)
+    with _POOL_LOCK:
+        for i, data in enumerate(_POOL):
+            if data.shape == shape and data.dtype == dtype:
+                return _POOL.pop(i)
+    return None
+
+
+def _give_back(data: np.ndarray) -> None:
+    with _POOL_LOCK:
+        if len(_POOL) < _POOL_ARRAYS and sum(a.nbytes for a in _POOL) + data.nbytes <= _POOL_BYTES:
+            _POOL.append(data)
+
+
+def _zeros(shape: tuple[int, int]) -> np.ndarray:
+    """A zero (slices, bytes) store: a pooled one of that shape when there is one."""
+    data = _pooled(shape, np.uint8)
+    return np.zeros(shape, np.uint8) if data is None else data
+
+
 class Memory:
     """DM, TRF and HBM of one kernel run on `target`."""
 
@@ -110,6 +149,7 @@ class Memory:
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
+        self._scratch: list[np.ndarray] = []
 
     def dm(self, chip: int, cluster: int) -> Dm:
         """The DM of one (chip, cluster), all slices."""
@@ -128,6 +168,30 @@ class Memory:
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
         return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
+
+    def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """An uninitialised array the caller overwrites entirely, owned by this run until
+        `release` (reused from an earlier run when one of that shape is pooled)."""
+        data = _pooled(shape, dtype)
+        if data is None:
+            data = np.empty(shape, dtype)
+        self._scratch.append(data)
+        return data
+
+    def recycle(self) -> None:
+        """A program is over: the scratch arrays its streams used go back to the pool (a
+        program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
+        for data in self._scratch:
+            _give_back(data)
+        self._scratch.clear()
+
+    def release(self) -> None:
+        """The run is over: its DM stores and scratch arrays go back to the pool (nothing
+        may read them after)."""
+        for dm in self._dm.values():
+            dm.release()
+        self._dm.clear()
+        self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices of each (chip, cluster):

@@ -127,6 +127,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run(step, mem, env, types)
         else:
             env[step.result.id] = run_dma(step, mem, env)
+    mem.release()    # values in `env` are HBM arrays, DM addresses, TRF rows: none reads the DM bytes
     return env
 
 
@@ -195,3 +196,4 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
         i += step(ops, i, state)
     check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor, VrfValues)),
           "a program ends with its trf_load, vrf_load or commit", ops[-1])
+    mem.recycle()

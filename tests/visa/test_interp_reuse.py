@@ -1,0 +1,70 @@
+"""What the interpreter reuses across runs: pooled DM stores come back zero, scratch arrays
+are handed to one run at a time, memoised record plans follow the records' identity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tu_ops.target import get_target
+from visa.interp.memo import per_record
+from visa.interp import memory
+from visa.interp.memory import Dm, Memory
+
+
+@pytest.fixture(autouse=True)
+def empty_pool():
+    memory._POOL.clear()
+    yield
+    memory._POOL.clear()
+
+
+def test_released_dm_store_is_zero_when_reused():
+    mem = Memory(get_target("rngd"), dm_reserve=4096)
+    dm = mem.dm(0, 0)
+    dm.zero(mem.slices, 0, 4096)                   # touch, then write through the store
+    dm.data[:, :4096] = 0xAB
+    dm.touched = 4096
+    store = dm.data
+    mem.release()
+    again = Memory(get_target("rngd"), dm_reserve=4096).dm(0, 0)
+    assert again.data.shape == store.shape
+    assert not again.data.any()
+
+
+def test_untouched_bytes_are_not_rezeroed_but_touched_ones_are():
+    dm = Dm(4, 8192, 8192)
+    dm.data[:, 100:200] = 7        # written without the store knowing: zero() past `touched` skips it
+    dm.zero(4, 0, 8192)
+    assert (dm.data[:, 100:200] == 7).all()
+    dm._grow(300)                  # an access records the offsets it touches
+    dm.zero(4, 0, 8192)
+    assert not dm.data.any()
+
+
+def test_scratch_arrays_are_distinct_within_a_run_and_pooled_after():
+    mem = Memory(get_target("rngd"))
+    a, b = mem.scratch((64, 1024), np.uint16), mem.scratch((64, 1024), np.uint16)
+    assert not np.shares_memory(a, b)
+    mem.recycle()
+    other = Memory(get_target("rngd"))
+    c, d = other.scratch((64, 1024), np.uint16), other.scratch((64, 1024), np.uint16)
+    assert {id(c), id(d)} == {id(a), id(b)}
+    assert other.scratch((64, 1024), np.uint16) is not c
+
+
+def test_per_record_follows_identity():
+    calls = []
+
+    @per_record
+    def plan(record, n):
+        calls.append((record, n))
+        return np.arange(n)
+
+    r1, r2 = object(), object()
+    first = plan(r1, 3)
+    assert plan(r1, 3) is first and len(calls) == 1
+    assert not first.flags.writeable
+    plan(r2, 3)
+    plan(r1, 4)
+    assert len(calls) == 3
