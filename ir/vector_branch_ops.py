@@ -30,7 +30,8 @@ from ir.vector_ops import VectorOp, _checked
 from ir.vrf_ops import rf_mismatch
 from ir.vector_parts import clip_family, clip_unit, op_name
 
-__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BRANCH_OP_CLASSES", "tag_codes"]
+__all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpTernary",
+           "BRANCH_OP_CLASSES", "tag_codes"]
 
 
 def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
@@ -84,7 +85,14 @@ class _Branched(VectorOp):
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:
         want = "f32" if self.scalar == "f32" else "i32"
+        pair = self.UNIT == "FP_TERNARY"
         for _, c in self.operand.regs:
+            if isinstance(c.value, tuple) != pair:
+                return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds "
+                                 f"{'a pair (rhs, c)' if pair else 'one value'}, not {c.value!r}",
+                                 help="FMA_F slots hold (rhs, c) pairs; the binary ops one value per slot")
+            if pair:
+                continue
             if c.scalar != want and not (want == "f32" and float(c.value).is_integer()):
                 return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an {c.scalar} value, the stream "
                                  f"holds {want}", help=f"write the slot value as an {want} constant")
@@ -166,4 +174,33 @@ class BranchedLogic(_Branched):
         return None
 
 
-BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic)
+@attrs.frozen(kw_only=True)
+class BranchedFpTernary(_Branched):
+    """Float cluster's FMA_F with a branched operand (4-way f32): slot k holds (rhs_k, c_k), and
+    an admitted element becomes x * rhs_k + c_k, rounded once. Immediate slots only here."""
+
+    STAGE = "vector_fp_ternary"
+    UNIT = "FP_TERNARY"
+
+    def slots(self) -> tuple[tuple[int, int, int, int, int], ...]:
+        """(mask, want, neg, rhs bits, c bits) per slot."""
+        return tuple((*guard_code(g), f32_bits(c.value[0]), f32_bits(c.value[1])) for g, c in self.operand.regs)
+
+    @rule("VE-CONST-2")
+    def _range(self) -> Violation | None:
+        for _, c in self.operand.regs:
+            for v in (c.value if isinstance(c.value, tuple) else (c.value,)):
+                bad = _checked(scalars.f32_constant, v)
+                if bad is not None:
+                    return bad
+        return None
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        if self.operand.port is not None:
+            return Violation("VRF-2", "a branched `vector_fp_ternary` reads no VRF tensor here: its slots are "
+                                      "(rhs, c) immediates", help="drop the `.rf(...)` slot")
+        return None
+
+
+BRANCH_OP_CLASSES: tuple[type, ...] = (BranchedFxp, BranchedClip, BranchedFpBinary, BranchedLogic, BranchedFpTernary)

@@ -29,6 +29,9 @@ __all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
 
 
 def _constant(value: Any) -> Constant:
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+        return Constant((float(value[0]), float(value[1])), "f32")  # a ternary slot: (rhs, c) of FMA_F
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
         raise refuse("VE-CONST-3", f"a branched slot holds an int or a float, not {type(value).__name__}", method="imm")
     return Constant(value, "f32" if isinstance(value, float) else "i32")
@@ -115,7 +118,7 @@ def tag_fault(stage: Any, mode: Any) -> Violation | None:
 
 
 _CLASSES = {"vector_fxp": bops.BranchedFxp, "vector_clip": bops.BranchedClip, "vector_fp_binary": bops.BranchedFpBinary,
-            "vector_logic": bops.BranchedLogic}
+            "vector_logic": bops.BranchedLogic, "vector_fp_ternary": bops.BranchedFpTernary}
 
 
 def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branched, step: Any, dst: Any) -> Any:

@@ -157,6 +157,10 @@ def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands:
         mode = vs._enum(stage, loc, name, E.TernaryArgMode, mode)
         if isinstance(mode, Poisoned):
             return mode
+    from npu_opt.vector_branch import Branched, branched_step
+
+    if isinstance(operands, Branched) and mode is None:
+        return branched_step(stage, loc, name, op, operands, vs._step, S.FP)
     if not isinstance(operands, (tuple, list)) or len(operands) != 2:
         return refuse_dead(stage, loc, name, kind_error(
             f"the operands of `{name}` are a pair (rhs, c), not {type(operands).__name__} {operands!r}",

@@ -60,6 +60,7 @@ class Slot:
     neg: int
     value: int
     port: int = attrs.field(default=0, metadata={"omit_default": True})  # 1: the rf slot, value its tensor's index
+    value1: int = attrs.field(default=0, metadata={"omit_default": True})  # FP_TERNARY: c's bits (value: rhs's)
 
 
 @attrs.frozen
@@ -140,7 +141,7 @@ class VectorBranchOp(TuOp):
                     return f"step {i} slot {k}: the guard admits no execution id"
                 if k and any(o.mask == 0 and not o.neg for o in s.slots[:k]):
                     return f"step {i} slot {k} follows an unconditional slot and can never fire"
-                problem = None if slot.port else _arg_problem(VeStep(s.unit, s.op, slot.value))
+                problem = None if slot.port else _arg_problem(VeStep(s.unit, s.op, slot.value, arg1=slot.value1))
                 if problem:
                     return f"step {i} slot {k}: {problem}"
         return None

@@ -69,18 +69,40 @@ def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
     """The step with branched operands: slot k is (mask, want, neg, value), first match wins;
     `port` is the register-file slot after them, (mask, want, neg, operand) with `operand`
     one stored value per cell (the `_RF` form of the unit runs there)."""
+    ids = follow_way(ids, values.shape)
     out = np.array(values, copy=True)
     taken = np.zeros(ids.shape, bool)
-    for mask, want, neg, value in slots:
+    for mask, want, neg, value, *arg1 in slots:  # a ternary slot carries its second constant
         hit = admits(mask, want, neg, ids) & ~taken
         if hit.any():
-            out = np.where(hit, run_step(unit, op, value, values), out)
+            out = np.where(hit, run_step(unit, op, value, values, None, *arg1), out)
         taken |= hit
     if port is not None:
         hit = admits(*port[:3], ids) & ~taken
         if hit.any():
             out = np.where(hit, run_step(f"{unit}_RF", op, 0, values, operand=port[3]), out)
     return out
+
+
+def follow_way(ids: np.ndarray, shape: tuple) -> np.ndarray:
+    """The execution ids (taken on the 8-way stream at the tag, `(..., T, 8)`) of the cells of a
+    stream shaped `shape`: a trim keeps each flit's front four cells (`(..., T, 4)` on cpu); a
+    split puts the front four, then the back four, on consecutive steps (`(..., 2T, 4)` on cpu,
+    `(..., 2T, 8)` with the cells in the front lanes in the interpreter)."""
+    shape = tuple(shape)
+    if ids.shape == shape:
+        return ids
+    *lead, t, p = ids.shape
+    if p == 8 and shape[-2] == t and shape[-1] == 4:
+        return ids[..., :4]
+    if p == 8 and shape[-2] == 2 * t:
+        halves = ids.reshape(*lead, 2 * t, 4)
+        if shape[-1] == 4:
+            return halves
+        out = np.zeros((*lead, 2 * t, p), ids.dtype)
+        out[..., :4] = halves
+        return out
+    return ids
 
 
 def rf_port() -> Any:
@@ -112,6 +134,10 @@ def layout_of(value: Any) -> Any:
         m, w, n = (int(x) for x in code.split(":"))
         if number == "rf":  # the register-file slot: its tensor is the op's `rf` operand
             port = (guard_of(m, w, n), rf_port())
+            continue
+        if number.startswith("("):  # a ternary slot's (rhs, c)
+            pair = tuple(float(x) for x in number.strip("()").split(","))
+            regs.append((guard_of(m, w, n), Constant(pair, "f32")))
             continue
         v = float(number) if any(ch in number for ch in ".eEn") else int(number)
         regs.append((guard_of(m, w, n), Constant(v, "f32" if isinstance(v, float) else "i32")))

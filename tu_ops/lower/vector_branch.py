@@ -36,7 +36,7 @@ def _step(op: Any) -> BranchStep | None:
     if isinstance(op, sops.STASH_READS):
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, (), 1)
     if isinstance(op, bops.BRANCH_OP_CLASSES):
-        slots = tuple(Slot(*s) for s in op.slots())
+        slots = tuple(Slot(*s[:4], value1=s[4]) if len(s) > 4 else Slot(*s) for s in op.slots())
         if op.port() is not None:  # the rf slot; its value becomes the tensor's index below
             slots += (Slot(*op.port(), 0, port=1),)
         return BranchStep(VeUnit[op.unit()], VeOpName[op.op_name()], 0, slots)
@@ -93,7 +93,8 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
 _CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
-            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic}
+            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic,
+            "FP_TERNARY": bops.BranchedFpTernary}
 
 
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
@@ -102,7 +103,10 @@ def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
         if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
             port = (guard_of(s.mask, s.want, s.neg), rf_port())
             continue
-        value = float(np.array(s.value, np.uint32).view(np.float32)) if f32 else s.value
+        bits = lambda b: float(np.array(b, np.uint32).view(np.float32))  # noqa: E731
+        value = bits(s.value) if f32 else s.value
+        if step.unit is VeUnit.FP_TERNARY:  # (rhs, c)
+            value = (bits(s.value), bits(s.value1))
         regs.append((guard_of(s.mask, s.want, s.neg), Constant(value, "f32" if f32 else "i32")))
     return BranchedOperand(tuple(regs), port)
 
@@ -111,7 +115,7 @@ def _op_enum(unit: str, name: str) -> Any:
     if unit == "FP_BINARY" and name.startswith("MUL_F_"):
         return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
     cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
-           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32}[unit]
+           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32, "FP_TERNARY": E.FpTernaryOp}[unit]
     return getattr(cls, name)
 
 

@@ -35,7 +35,7 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
                 check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
                 values = zip_values(unit, name, 1, values, stashed)
             elif step.slots:
-                slots = tuple((s.mask, s.want, s.neg, s.value) for s in step.slots if not s.port)
+                slots = tuple((s.mask, s.want, s.neg, s.value, s.value1) for s in step.slots if not s.port)
                 port = next(((s.mask, s.want, s.neg, s.value) for s in step.slots if s.port), None)
                 if port is not None:  # the rf slot reads VRF tensor `value`
                     check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)
