@@ -72,6 +72,7 @@ def branch_step(unit: str, op: str, values: np.ndarray, ids: np.ndarray,
     `port` is the register-file slot after them, (mask, want, neg, operand) with `operand`
     one stored value per cell: a VRF tensor's (the `_RF` form of the unit runs there), or with
     `stash` the stashed stream's (`stash_step`). `mode` is read by every slot."""
+    ids = follow_way(ids, values.shape)
     out = np.array(values, copy=True)
     taken = np.zeros(ids.shape, bool)
     for mask, want, neg, value, *arg1 in slots:  # FMA_F's slots carry their `c` (f32 bits) too
@@ -112,6 +113,27 @@ def _mode_enum(mode: str, default: str) -> Any:
 
     name = default if mode == "DEFAULT" else mode
     return getattr(BinaryArgMode if len(name) == 6 else TernaryArgMode, name)
+
+
+def follow_way(ids: np.ndarray, shape: tuple) -> np.ndarray:
+    """The execution ids (taken on the 8-way stream at the tag, `(..., T, 8)`) of the cells of a
+    stream shaped `shape`: a trim keeps each flit's front four cells (`(..., T, 4)` on cpu); a
+    split puts the front four, then the back four, on consecutive steps (`(..., 2T, 4)` on cpu,
+    `(..., 2T, 8)` with the cells in the front lanes in the interpreter)."""
+    shape = tuple(shape)
+    if ids.shape == shape:
+        return ids
+    *lead, t, p = ids.shape
+    if p == 8 and shape[-2] == t and shape[-1] == 4:
+        return ids[..., :4]
+    if p == 8 and shape[-2] == 2 * t:
+        halves = ids.reshape(*lead, 2 * t, 4)
+        if shape[-1] == 4:
+            return halves
+        out = np.zeros((*lead, 2 * t, p), ids.dtype)
+        out[..., :4] = halves
+        return out
+    return ids
 
 
 def rf_port() -> Any:
