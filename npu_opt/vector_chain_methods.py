@@ -61,7 +61,7 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         return refuse_dead(stage, loc, name, vrf_unread(name))
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
-        help="pass a Python number (VRF and stash operands come with the register file)"))
+        help="pass a Python number; `Stash` is read where an operand is (FMA_F: `(Stash, c)`, c a number)"))
 
 
 def vrf_unread(name: str) -> Violation:
