@@ -65,7 +65,8 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
         help="pass a Python number; a VRF tensor is an operand of vector_fxp, vector_clip, "
-             "vector_fp_binary and vector_fp_div (and their _with_mode forms)"))
+             "vector_fp_binary and vector_fp_div (and their _with_mode forms); `Stash` is read where an "
+             "operand is (FMA_F: `(Stash, c)`, c a number)"))
 
 
 def vrf_unread(name: str) -> Violation:
