@@ -69,7 +69,7 @@ def _run(count: int, rng_seed: int) -> Counter:
         _check(stats)(case, input_seed)
 
     prop()
-    assert stats["agree"] >= 0.5 * count and stats["slice_filter:True"] > 0 and stats["refused"] > 0, stats
+    assert stats["agree"] >= 0.35 * count and stats["slice_filter:True"] > 0 and stats["refused"] > 0, stats
     return stats
 
 
