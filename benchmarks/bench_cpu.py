@@ -8,7 +8,9 @@ Printed, each ratio against a baseline measured in the same run:
 - bit-exact bf16 GEMM in hardware order (f32 result, `gemm_bf16_512_kernel`) vs a
   float32 BLAS matmul of the decoded inputs; goal <= 10x; by the compiled float core
   (numba, backends/cpu/contract_jit.py) and by the numpy core, side by side, in wall
-  time and in process CPU time (every thread counted);
+  time and in process CPU time (every thread counted), and the CPU time inside the
+  contraction and inside the float core alone (`contract_jit.core` /
+  `contract_float.float_core`: the tree and time sums, operand gathers included);
 - peak memory of the bf16 GEMM, by tracemalloc (numpy reports its buffers to it); goal < 1 GiB.
 Both results are first checked once, exactly, against npu_opt.oracles. Times are the best
 of several runs. Kernels: benchmarks/kernels_512.py (examples 4 and 4b with K = 512).
@@ -29,7 +31,7 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backends.cpu import CpuBackend, CpuOptions, contract_fast, contract_jit  # noqa: E402
+from backends.cpu import CpuBackend, CpuOptions, contract_fast, contract_float, contract_jit  # noqa: E402
 from npu_opt import oracles  # noqa: E402
 from npu_opt.discover import discover  # noqa: E402
 from npu_opt.run import run  # noqa: E402
@@ -78,32 +80,38 @@ def line(label: str, seconds: float, baseline: float | None = None, goal: float 
     print(text)
 
 
-def interleaved(cores: dict, fn, repeat: int) -> dict[str, tuple[float, float, float]]:
-    """Per backend of `cores`: the best wall time, process CPU time and CPU time inside
-    `contract_fast.contract` of `fn(backend)`, the backends taking turns (so a change of
-    the machine's load hits them alike)."""
-    inner = contract_fast.contract
-    spent = [0.0]
+def interleaved(cores: dict, fn, repeat: int) -> dict[str, tuple[float, ...]]:
+    """Per backend of `cores`: the best wall time, process CPU time, CPU time inside
+    `contract_fast.contract` and CPU time inside the float core alone (`contract_jit.core`
+    or `contract_float.float_core`) of `fn(backend)`, the backends taking turns (so a
+    change of the machine's load hits them alike)."""
+    spent = [0.0, 0.0]
+    patched = [(contract_fast, "contract", 0), (contract_jit, "core", 1), (contract_float, "float_core", 1)]
+    originals = [getattr(mod, name) for mod, name, _ in patched]
 
-    def timed(*args, **kwargs):
-        start = time.process_time()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            spent[0] += time.process_time() - start
+    def timed(inner, slot):
+        def call(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent[slot] += time.process_time() - start
+        return call
 
-    seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in cores}
-    contract_fast.contract = timed
+    seen: dict[str, list[tuple[float, ...]]] = {name: [] for name in cores}
+    for (mod, name, slot), inner in zip(patched, originals):
+        setattr(mod, name, timed(inner, slot))
     try:
         for _ in range(repeat):
             for name, backend in cores.items():
-                spent[0] = 0.0
+                spent[:] = [0.0, 0.0]
                 wall, cpu = time.perf_counter(), time.process_time()
                 fn(backend)
-                seen[name].append((time.perf_counter() - wall, time.process_time() - cpu, spent[0]))
+                seen[name].append((time.perf_counter() - wall, time.process_time() - cpu, *spent))
     finally:
-        contract_fast.contract = inner
-    return {name: tuple(min(t[k] for t in times) for k in range(3)) for name, times in seen.items()}
+        for (mod, name, _), inner in zip(patched, originals):
+            setattr(mod, name, inner)
+    return {name: tuple(min(t[k] for t in times) for k in range(4)) for name, times in seen.items()}
 
 
 def bf16_section(k_bf16, a_bf, w_bf, a64, w64, t_oracle_bf: float) -> None:
@@ -123,10 +131,12 @@ def bf16_section(k_bf16, a_bf, w_bf, a64, w64, t_oracle_bf: float) -> None:
     base_cpu = best(lambda: a_f32 @ w_f32t, 50, time.process_time)
     line("baseline: float32 BLAS matmul (operands pre-decoded), wall", base_bf)
     line("baseline: float32 BLAS matmul, process CPU time", base_cpu)
-    for name, (t_wall, t_cpu, t_contract) in interleaved(cores, lambda b: b.run(k_bf16, (a_bf, w_bf)), 7).items():
+    for name, (t_wall, t_cpu, t_contract, t_core) in interleaved(cores, lambda b: b.run(k_bf16, (a_bf, w_bf)),
+                                                                 7).items():
         line(f"gemm_bf16_512_kernel, bit-exact, {name}, wall", t_wall, base_bf, 10)
         line(f"gemm_bf16_512_kernel, bit-exact, {name}, process CPU time", t_cpu, base_cpu, 10)
-        line(f"  of which the contraction (contract_fast.contract), CPU time", t_contract, base_cpu)
+        line("  of which the contraction (contract_fast.contract), CPU time", t_contract, base_cpu)
+        line("    of which the float core alone, CPU time", t_core, base_cpu)
     line("reference oracle gemm_bf16_oracle_exact (row-blocked)", t_oracle_bf, base_bf)
 
 

@@ -156,6 +156,58 @@ def test_the_cores_agree_on_odd_shapes(shape: tuple[int, ...], kind: str) -> Non
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
 
+RUN_SHAPES = [(3, 17, 32, 3, 2), (2, 32, 64, 2, 1), (1, 16, 1, 4, 3), (5, 1, 16, 1, 1), (4, 40, 8, 5, 2),
+              (6, 33, 2, 2, 1), (2, 7, 4, 1, 2)]
+
+
+def _run_operand(rng: np.random.Generator, rows: int, ni: int, g: int, nr: int, nn: int, f8: bool):
+    """Stored cells (rows, 2 x cells) and a Gather over (ni, g, nr, nn) whose every run of
+    leaves reads g consecutive cells (leaf l of the layout, bit-reversed, at natural leaf
+    bitrev(l)), the runs at shuffled places: the layout the exact kernel copies as runs.
+    Zeros of both signs mixed in; f8e4m3 patterns (widened, two halves a cell) when `f8`."""
+    runs = ni * nr * nn
+    if f8:
+        raw = rng.integers(0, 256, (rows, 2 * runs * g), dtype=np.uint8)
+        raw[(raw & 0x7F) == 0x7F] = 0x80  # no NaN (e4m3 has no infinity): -0 instead
+    else:
+        raw = bf16_uniform(rng, (rows, 2 * runs * g))
+        raw[rng.random(raw.shape) < 0.1] = 0x8000
+    bits = max(g.bit_length() - 1, 1)
+    rev = np.array([int(format(q, f"0{bits}b")[::-1], 2) >> (bits - (g.bit_length() - 1)) for q in range(g)])
+    base = rng.permutation(2 * runs)[:runs].reshape(ni, 1, nr, nn) * g
+    index = (base + rev.reshape(1, g, 1, 1)).reshape(-1)
+    return raw, contract_plan.Gather(digits=(), shape=(), groups=(ni, g, nr, nn), index=index, offset=None,
+                                     strides=None)
+
+
+@pytest.mark.parametrize("shape", RUN_SHAPES, ids=[str(s) for s in RUN_SHAPES])
+@pytest.mark.parametrize("f8", [False, True], ids=["bf16", "f8e4m3"])
+def test_the_exact_kernel_agrees_on_runs(shape: tuple[int, ...], f8: bool) -> None:
+    """The vectorized exact kernel (backends/cpu/contract_jit_exact.py) on layouts it
+    copies as runs: every leaf count it unrolls, I odd, J below, at and past a multiple
+    of its 16-column blocks, several steps and batch positions, bf16 shifted and f8
+    widened (two halves a cell), zeros of both signs."""
+    from backends.cpu import contract_jit_exact
+    from ir.dtypes import f8e4m3
+
+    ni, nj, g, nr, nn = shape
+    dtype = f8e4m3 if f8 else bf16
+    rng = np.random.default_rng(sum(shape) + f8)
+    raw_a, ga = _run_operand(rng, 3, ni, g, nr, nn, f8)
+    raw_w, gw = _run_operand(rng, 3, nj, g, nr, nn, f8)
+    a, a_info = contract_float.float_operand(raw_a, dtype, ga)
+    w, w_info = contract_float.float_operand(raw_w, dtype, gw)
+    bits = 4 if f8 else 8
+    assert contract_float.exact_f32(a_info, w_info, bits, bits, g * nr)
+    want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, dtype, ga)
+    jw, _ = contract_jit.float_operand(raw_w, dtype, gw)
+    assert (ja[1], jw[1]) == (f8, f8)  # f8 is widened, bf16 shifted
+    assert contract_jit_exact.layout(ga, "a")[1].size and contract_jit_exact.layout(gw, "w")[1].size  # runs
+    got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
+
+
 # ---- generated kernels -----------------------------------------------------------------------
 
 
