@@ -276,24 +276,25 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
 
 
 def _stream_range(packets: np.ndarray, et: Any) -> Any:
+    """`_code_range` of every code of the fed packets."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     top, low = _compiled()["_bounds"](packets, mag)
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
 
 
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, Any]:
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, rb: int) -> tuple[np.ndarray, Any]:
     """The first `n_elems` elements of every lane of every row's TRF tensor, widened, as
-    (row blocks, lanes, n_elems, ROWS) float32, and their code range."""
+    (row blocks, lanes, n_elems, rb) float32, and their code range."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et).view(np.float32)
     mag = 0x7FFF if width == 2 else 0x7F
-    wt = np.zeros((-(-rows.count // ROWS), trf.lanes, n_elems, ROWS), np.float32)
+    wt = np.zeros((-(-rows.count // rb), trf.lanes, n_elems, rb), np.float32)
     top, low = 0, mag
     for (chip, cluster), sel in rows.groups():
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
-        t, lo = _compiled()["_weights"](cells, rows.slice[sel], sel // ROWS, sel % ROWS, trf.lane_bytes // width,
+        t, lo = _compiled()["_weights"](cells, rows.slice[sel], sel // rb, sel % rb, trf.lane_bytes // width,
                                         trf.first_row * mem.row_bytes // width, n_elems, mag, table, wt)
         top, low = max(top, t), min(low, lo)
     return wt, _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
@@ -310,12 +311,13 @@ def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, m
     packets = np.ascontiguousarray(stream.reshape(rows.count, -1))
     sstep = np.ascontiguousarray(_by_slot(plan.stream_step, plan, 0, 0), np.int64)
     tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
-    wt, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
+    rb = max(1, min(ROWS, rows.count))             # a block never wider than the rows
+    wt, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems, rb)
     s_range = _stream_range(packets, outer.stream_type)
     terms = plan.g * math.prod(plan.digits_summed())
     tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
     out = np.zeros((plan.slots, plan.out_cols, plan.lanes, rows.count), np.float32)
     _compiled()["_float_kernel"](packets, widen_table(outer.stream_type).view(np.float32), wt, sstep, tread, plan.q,
                                  plan.read_elems, plan.q // plan.g, _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan),
-                                 _lane_mask(plan.reduce_pad, plan), tpad, exact([s_range, w_range], terms), ROWS, out)
+                                 _lane_mask(plan.reduce_pad, plan), tpad, exact([s_range, w_range], terms), rb, out)
     return out.transpose(3, 2, 0, 1)
