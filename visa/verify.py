@@ -7,8 +7,7 @@ in-program DM types, a feed's source dtype and element mapping, each DMA's parti
 byte count, a commit's `write_bytes`, and every cost counter. Then every record's fields are
 re-derived from its types by the lowering's own builders (`visa.rederive`: read plans, flit
 counts, TRF geometry and walk, reduction geometry, write plans, DMA commands...) and compared
-field by field; the first disagreement names the field, the value found and the value the
-types give.
+field by field; the first disagreement names the field, the value found and the types' value.
 """
 
 from __future__ import annotations
@@ -302,9 +301,14 @@ def _check_derived(pairs: list[tuple[Any, Any]], fail: _Failer) -> None:
 
 def _check_feed_space(op: Any, source: Any, program: TuProgram, fail: _Failer) -> None:
     """A program's space is its `begin` view's Chip, Cluster and Slice (docs/reference/diagnostics.md)."""
-    if [mapping_text(x) for x in source.spatial()] != [mapping_text(x) for x in program.space]:
+    if not _relabelled(source.spatial(), program.space):  # the same mappings, or a reshape of them
         raise fail.op(op, f"the feed reads {op.source.tensor}, whose Chip, Cluster and Slice mappings differ from "
                           f"the program's space")
+
+
+def _relabelled(held: Any, read: Any) -> bool:
+    """`read` relabels the levels `held` (a `reshape`, VIEW-5: each level's size kept)."""
+    return len(held) == len(read) and all(a.size == b.size for a, b in zip(held, read))
 
 
 def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
@@ -314,6 +318,8 @@ def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
         raise fail.op(op, f"source dtype {op.source.dtype}, but {op.source.tensor} holds {source.dtype}")
     if mapping_text(source.element) == mapping_text(op.source.element):
         return  # the whole tensor (its offset is re-derived: 0)
+    if op.source.offset == 0 and _relabelled([source.element], [op.source.element]):
+        return  # a reshaped view: the tensor's cells relabelled, every level's size kept (docs/views.md)
     if not is_window(source.element, op.source.element, op.source.offset):  # a tile of it (docs/views.md)
         raise fail.op(op, f"source mapping \"{mapping_text(op.source.element)}\", but {op.source.tensor}'s "
                           f"element is \"{mapping_text(source.element)}\" (not a window of it at offset "
