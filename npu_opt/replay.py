@@ -147,54 +147,67 @@ def _same_compiler(record: dict[str, Any]) -> bool:
     return record["fingerprint"] == compiler_fingerprint()
 
 
-def _skipped_dir(d: Path) -> bool:
+def _skipped_dir(d: str) -> bool:
     """A hidden, build or virtual-environment directory (one holding `pyvenv.cfg`)."""
-    return d.name.startswith(".") or d.name in SKIPPED_DIRS or (d / "pyvenv.cfg").is_file()
+    name = os.path.basename(d)
+    return name.startswith(".") or name in SKIPPED_DIRS or os.path.isfile(os.path.join(d, "pyvenv.cfg"))
 
 
-def _walk(root: Path) -> list[Path]:
-    """The `*.py` files under `root`, sorted, except `__main__.py` and skipped directories."""
-    found: list[Path] = []
-    for entry in sorted(root.iterdir()):
+def _walk(root: str) -> list[str]:
+    """The `*.py` files under `root`, sorted by name, except `__main__.py` and skipped
+    directories (strings: pathlib's parsing was most of a warm compile's walk)."""
+    found: list[str] = []
+    with os.scandir(root) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        path = os.path.join(root, entry.name)
         if entry.is_dir():
-            if not _skipped_dir(entry):
-                found.extend(_walk(entry))
-        elif entry.suffix == ".py" and entry.name != "__main__.py" and entry.is_file():
-            found.append(entry)
+            if not _skipped_dir(path):
+                found.extend(_walk(path))
+        elif os.path.splitext(entry.name)[1] == ".py" and entry.name != "__main__.py" and entry.is_file():
+            found.append(path)
     return found
 
 
-def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """The files the paths name (directories walked), each once; and the paths that do not exist."""
-    files: list[Path] = []
+def walk_strings(paths: list[str]) -> tuple[list[str], list[str]]:
+    """The files the paths name (directories walked), each once, as `str(Path(...))` spells
+    them; and the paths that do not exist."""
+    files: list[str] = []
     missing: list[str] = []
     for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            files.extend(_walk(p))
-        elif p.is_file():
-            files.append(p)
+        root = str(Path(raw))
+        if os.path.isdir(root):
+            files.extend(_walk(root))
+        elif os.path.isfile(root):
+            files.append(root)
         else:
             missing.append(raw)
-    seen: set[Path] = set()
+    seen: set[str] = set()
     unique = []
     for f in files:  # the same file named twice (or through two paths) is one file
-        if f.resolve() not in seen:
-            seen.add(f.resolve())
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
             unique.append(f)
     return unique, missing
 
 
+def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """`walk_strings` as paths (what discovery loads)."""
+    files, missing = walk_strings(paths)
+    return [Path(f) for f in files], missing
+
+
 def _listing(paths: list[str]) -> dict[str, Any]:
     """What discovery would find: the files, and the names in each directory holding one."""
-    files, missing = walk_paths(paths)
+    files, missing = walk_strings(paths)
     dirs = {}
-    for parent in sorted({str(f.parent.resolve()) for f in files}):
+    for parent in sorted({os.path.dirname(os.path.realpath(f)) for f in files}):
         try:
             dirs[parent] = sorted(os.listdir(parent))
         except OSError:
             dirs[parent] = None
-    return {"files": [str(f) for f in files], "missing": missing, "dirs": dirs}
+    return {"files": files, "missing": missing, "dirs": dirs}
 
 
 def digest(path: str) -> str | None:
@@ -264,7 +277,8 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
     for entry in json.loads(warm)["kernels"]:
         artifact = entry["artifact"]
         other = artifact[:-len(".visa")] + ".fail" if artifact.endswith(".visa") else artifact[:-5] + ".visa"
-        if digest(str(directory / artifact)) != entry["sha256"] or (directory / other).exists():
+        if digest(os.path.join(directory, artifact)) != entry["sha256"] or \
+                os.path.exists(os.path.join(directory, other)):
             return False
     if on_disk != warm.encode():
         write_atomic(directory / "manifest.json", warm)
