@@ -287,6 +287,8 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
         (ia, sa), (iw, sw) = jit_exact.layout(gather_a, "a"), jit_exact.layout(gather_w, "w")
         kernel, common = kernels["rows"], (raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out)
+        threads = 1  # memory-bound: on the 2-core box a second thread cut the wall time of the
+        # 512^3 bf16 core by a tenth (7.0 -> 6.1 ms) for 1.7x its CPU time (7 -> 12 ms)
     else:
         pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
         skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
