@@ -224,9 +224,7 @@ def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
     zn = plan.dest.shape[3]
     if jit:  # acc (rows, I, J, N')
         acc = contract_jit.core(a, w, plan.pad, plan.skip, exact, options.threads)
-        res = np.zeros((rows, plan.out_cells), np.float32)
-        res[:, plan.dest.reshape(-1)] = np.broadcast_to(acc[..., None], (*acc.shape, zn)).reshape(rows, -1)
-        return res.reshape(shape)
+        return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
     acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
     values = np.broadcast_to(acc[:, :, :, None, :], (*acc.shape[:3], zn, rows)).reshape(-1, rows)
     res = np.zeros((plan.out_cells, rows), np.float32)

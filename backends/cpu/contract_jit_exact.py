@@ -35,7 +35,8 @@ _V = np.uint64(16)
 """Output columns per vector block of the exact kernel (one AVX-512 register of float32):
 W is laid out (R, N, column block, leaf, _V), so that every load of a block lies at a
 constant distance from the others and LLVM vectorizes the column loop."""
-_U0, _U1, _U2, _U4, _U8, _U16, _U32, _U64 = (np.uint64(k) for k in (0, 1, 2, 4, 8, 16, 32, 64))
+_U0, _U1, _U2, _U3, _U4, _U8, _U12, _U16, _U32, _U48, _U64 = (
+    np.uint64(k) for k in (0, 1, 2, 3, 4, 8, 12, 16, 32, 48, 64))
 _ULOW, _UHIGH = np.uint64(_LOW), np.uint64(1 - _LOW)
 TREES = (1, 2, 4, 8, 16, 32, 64)
 """Leaf counts with an unrolled adder tree; other counts take `contract_jit._rows`."""
@@ -48,14 +49,16 @@ def _t1(a, oa, w, ow, l, v):
 
 
 def _t2(a, oa, w, ow, l, v):
-    """The adder tree over the leaves [l, l + 2): the two sums' left operand is the lower
+    """The adder tree over the leaves [l, l + 2): each sum's left operand is the lower
     leaves, as the engine adds them (and as `contract_jit._tree` does, in bit-reversed
-    positions)."""
-    return _t1(a, oa, w, ow, l, v) + _t1(a, oa, w, ow, l + _U1, v)
+    positions). The trees are written flat a few levels at a time: numba's inlining of
+    nested calls is what the kernel's compile time is made of."""
+    return a[oa + l] * w[ow + l * _V + v] + a[oa + l + _U1] * w[ow + (l + _U1) * _V + v]
 
 
 def _t4(a, oa, w, ow, l, v):
-    return _t2(a, oa, w, ow, l, v) + _t2(a, oa, w, ow, l + _U2, v)
+    return ((a[oa + l] * w[ow + l * _V + v] + a[oa + l + _U1] * w[ow + (l + _U1) * _V + v])
+            + (a[oa + l + _U2] * w[ow + (l + _U2) * _V + v] + a[oa + l + _U3] * w[ow + (l + _U3) * _V + v]))
 
 
 def _t8(a, oa, w, ow, l, v):
@@ -63,7 +66,8 @@ def _t8(a, oa, w, ow, l, v):
 
 
 def _t16(a, oa, w, ow, l, v):
-    return _t8(a, oa, w, ow, l, v) + _t8(a, oa, w, ow, l + _U8, v)
+    return ((_t4(a, oa, w, ow, l, v) + _t4(a, oa, w, ow, l + _U4, v))
+            + (_t4(a, oa, w, ow, l + _U8, v) + _t4(a, oa, w, ow, l + _U12, v)))
 
 
 def _t32(a, oa, w, ow, l, v):
@@ -71,7 +75,8 @@ def _t32(a, oa, w, ow, l, v):
 
 
 def _t64(a, oa, w, ow, l, v):
-    return _t32(a, oa, w, ow, l, v) + _t32(a, oa, w, ow, l + _U32, v)
+    return ((_t16(a, oa, w, ow, l, v) + _t16(a, oa, w, ow, l + _U16, v))
+            + (_t16(a, oa, w, ow, l + _U32, v) + _t16(a, oa, w, ow, l + _U48, v)))
 
 
 def _block(ab, w, g, acc):
@@ -194,13 +199,13 @@ def rows(raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, r0, r1):
 @functools.lru_cache(maxsize=64)
 def layout(gather, side: str) -> tuple[np.ndarray, np.ndarray]:
     """(index, starts) of a layout as `rows` reads it, the leaves in natural order
-    (the inverse of the layout's bit reversal): A (pairs of rows, R, N, 2, g), the last
-    row twice when I is odd, and W (R x N, J padded to
-    a multiple of _V with copies of the last column, g); `starts` the first cell of every
-    run of leaves when each run reads consecutive cells, else empty."""
+    (the inverse of the layout's bit reversal): A (pairs of rows, N, R, 2, g), the last
+    row twice when I is odd, and W (N x R, J padded to a multiple of _V with copies of
+    the last column, g); `starts` the first cell of every run of leaves when each run
+    reads consecutive cells, else empty."""
     idx = gather.index.reshape(gather.groups).astype(np.int64)  # A (I, g, R, N), W (J, g, R, N)
     idx = idx.transpose((0, 2, 3, 1) if side == "a" else (2, 3, 1, 0))  # A (I, R, N, g), W (R, N, g, J)
-    g = idx.shape[3] if side == "a" else idx.shape[2]  # A (I / 2, R, N, 2, g) below
+    g = idx.shape[3] if side == "a" else idx.shape[2]
     bits = g.bit_length() - 1
     natural = np.array([int(format(q, f"0{bits}b")[::-1], 2) if bits else 0 for q in range(g)])
     if side == "a":
