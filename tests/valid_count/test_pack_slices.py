@@ -13,6 +13,8 @@ import pytest
 import npu_opt
 from visa.interp import execute
 from visa.parser import parse_visa
+from visa.verify import verify_text
+from tu_ops import rngd
 
 RNG = np.random.default_rng(2613)
 
@@ -40,6 +42,7 @@ def _kernel(tmp_path, r, slice_, time, x, element=None):
 def _both(kernel, x):
     text = npu_opt.compile(kernel).text
     assert " pack={" in text and "slice_mask=" in text
+    verify_text(text, rngd())  # the reshaped view's feed verifies too
     cpu = npu_opt.run(kernel, x)
     np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
     return cpu
