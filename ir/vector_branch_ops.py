@@ -28,9 +28,9 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
+from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vrf_ops import rf_mismatch
-from ir.vector_parts import clip_family, clip_unit, op_name
+from ir.vector_parts import clip_family, clip_unit, logic_family, logic_unit, op_name
 from ir.vector_stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
@@ -184,12 +184,8 @@ class BranchedLogic(_Branched):
 
     STAGE = "vector_logic"
 
-    def unit(self) -> str:
-        return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
-
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+    unit = logic_unit
+    _family = logic_family
 
     @rule("VE-CONST-1")
     def _range(self) -> Violation | None:

@@ -27,15 +27,12 @@ from ir.dtypes import DType
 from ir.op_frame import attr
 from ir.types import Type
 from ir.vector_pair_ops import PairOp, _const_fault, _PairBinary, _Zip
+from ir.vector_parts import logic_family, logic_unit
 
 __all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 
 _SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
 _FAMILIES = {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}
-
-
-def _logic_unit(self: Any) -> str:
-    return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
 
 
 @attrs.frozen(kw_only=True)
@@ -44,14 +41,12 @@ class PairLogic(_PairBinary):
 
     STAGE = "vector_logic"
 
-    unit = _logic_unit
+    unit = logic_unit
 
     def op_name(self) -> str:
         return self.op.name
 
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, _FAMILIES, "`vector_logic`")
+    _family = logic_family
 
     @rule("VE-CONST-1")
     def _range(self) -> Violation | None:
@@ -70,7 +65,7 @@ class ZipLogic(_Zip):
 
     STAGE = "vector_logic_zip"
 
-    unit = _logic_unit
+    unit = logic_unit
 
     def op_name(self) -> str:
         return self.op.name

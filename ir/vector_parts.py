@@ -1,5 +1,6 @@
 """Method parts shared by the Vector Engine op classes of pair mode, branched operands and
-the stash (`ir.vector_pair_ops`, `ir.vector_branch_ops`, `ir.vector_stash_ops`): assign them
+the stash (`ir.vector_pair_ops`, `ir.vector_pair_logic_ops`, `ir.vector_branch_ops`,
+`ir.vector_stash_ops`): assign them
 in a class body (`unit = clip_unit`), so each op states its cluster once."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from ir.op_frame import rule
 from ir.vector import enums as E
 from ir.vector_ops import _dtype_fault, fp_op_name
 
-__all__ = ["clip_unit", "clip_family", "op_name"]
+__all__ = ["clip_unit", "clip_family", "logic_unit", "logic_family", "op_name"]
 
 
 def clip_unit(self: Any) -> str:
@@ -23,6 +24,17 @@ def clip_unit(self: Any) -> str:
 def clip_family(self: Any) -> Violation | None:
     """VE-DTYPE-1: a clip op of the other scalar's enum."""
     return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, f"`{self.STAGE}`")
+
+
+def logic_unit(self: Any) -> str:
+    """The Logic cluster's unit by the stream's scalar."""
+    return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
+
+
+@rule("VE-DTYPE-1")
+def logic_family(self: Any) -> Violation | None:
+    """VE-DTYPE-1: a logic op of the other scalar's enum."""
+    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
 
 
 def op_name(self: Any) -> str:

@@ -19,11 +19,10 @@ import attrs
 from ir.diagnostic import Violation
 from ir.op_frame import attr, operand, rule
 from ir.ops import Value
-from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked, _dtype_fault
-from ir.vector_parts import clip_family, clip_unit, op_name
+from ir.vector_ops import VectorOp, _checked
+from ir.vector_parts import clip_family, clip_unit, logic_family, logic_unit, op_name
 
 __all__ = ["VectorStash", "StashLogic", "StashFxp", "StashClip", "StashFpBinary", "StashFpTernary", "StashFpDiv",
            "STASH_OP_CLASSES", "STASH_READS", "STASH_READ_OF", "stash_shape_fault"]
@@ -80,12 +79,8 @@ class StashLogic(_StashRead):
 
     STAGE = "vector_logic"
 
-    def unit(self) -> str:
-        return "LOGIC_F32" if self.scalar == "f32" else "LOGIC_I32"
-
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+    unit = logic_unit
+    _family = logic_family
 
 
 @attrs.frozen(kw_only=True)
