@@ -189,6 +189,7 @@ _ENTRIES: list[CodeInfo] = [
         ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
         ("PAIR-UNZIP-3", "unzip times do not match the stream"),
         ("PAIR-SPLIT-1", "pair way change does not regroup the flit"),
+        ("PAIR-REDUCE-1", "intra-slice reduce in a paired pass"),
         ("INTERLEAVE-1", "interleaved views differ"),
         ("INTERLEAVE-2", "interleave axis is not a fresh size-2 axis"),
         ("VE-TAG-2", "comparison boundary of the other scalar"),
