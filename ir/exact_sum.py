@@ -9,12 +9,15 @@ holds exactly (the caller bounds it: terms x max|a| x max|b| below 2^24 for floa
 einsum. The axes are sorted by which operand varies along them: both and kept (batch),
 one and kept (rows of the matmul, or its columns), both and summed (the matmul's inner
 dimension); a summed axis only one operand varies along is summed in int64 first.
+A caller may pass `alloc(shape, dtype)` to supply the (uninitialised) arrays the operands
+are staged in and the sums are written to, e.g. from a pool of its own (a fresh large
+array costs a page fault per page on first touch).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -28,7 +31,17 @@ def _presum(x: np.ndarray, axes: list[int]) -> np.ndarray:
     return x.sum(axis=tuple(axes), keepdims=True, dtype=np.int64)
 
 
-def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype) -> np.ndarray:
+def _staged(x: np.ndarray, ftype, shape: tuple[int, ...], alloc: Callable[..., np.ndarray] | None) -> np.ndarray:
+    """`x` as a C-contiguous `ftype` array of `shape` (same element order)."""
+    if alloc is None:
+        return np.ascontiguousarray(x, ftype).reshape(shape)
+    out = alloc(x.shape, ftype)
+    np.copyto(out, x, casting="unsafe")
+    return out.reshape(shape)
+
+
+def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
+              alloc: Callable[..., np.ndarray] | None = None) -> np.ndarray:
     """einsum(a, b) -> int64 with the axes `keep` (ascending) kept, every other summed;
     size-1 axes broadcast as in einsum. Exact when `ftype` holds every partial sum."""
     if a.ndim != b.ndim:
@@ -45,9 +58,14 @@ def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype) -> np.nd
     rest_a = [k for k in range(nd) if k not in batch + left + red]
     rest_b = [k for k in range(nd) if k not in batch + right + red]
     nb, ni, nj, nr = (math.prod(shape[k] for k in ks) for ks in (batch, left, right, red))
-    am = np.ascontiguousarray(a.transpose(batch + left + red + rest_a), ftype).reshape(nb, ni, nr)
-    bm = np.ascontiguousarray(b.transpose(batch + red + right + rest_b), ftype).reshape(nb, nr, nj)
-    y = np.matmul(am, bm).astype(np.int64)
+    am = _staged(a.transpose(batch + left + red + rest_a), ftype, (nb, ni, nr), alloc)
+    bm = _staged(b.transpose(batch + red + right + rest_b), ftype, (nb, nr, nj), alloc)
+    if alloc is None:
+        y = np.matmul(am, bm).astype(np.int64)
+    else:
+        f = np.matmul(am, bm, out=alloc((nb, ni, nj), ftype))
+        y = alloc(f.shape, np.int64)
+        np.copyto(y, f, casting="unsafe")
     grouped = [shape[k] for k in batch + left + right]
     y = y.reshape(grouped) if grouped else y.reshape(())
     order = batch + left + right

@@ -52,8 +52,13 @@ def test_row_sum_equals_an_einsum_of_every_row(s_vary, w_vary, split):
         assert found is not None and found[0] * found[1] == outer * inner and found[2] == (s_vary == "outer")
     elif split is False:
         assert found is None
-    got = contract._row_sum(s, w, keep, _plan(8, (5, 3), (True, False)))
+    scratch = SimpleNamespace(scratch=np.empty)
+    got, bound = contract._row_sum(s, w, keep, _plan(8, (5, 3), (True, False)), scratch)
+    row_axes = got.ndim - want.ndim + 1                   # (outer, inner) for a split, else rows
+    assert row_axes == (1 if found is None else 2)
+    got = np.broadcast_to(got, (*got.shape[:row_axes], *want.shape[1:])).reshape(want.shape)
     np.testing.assert_array_equal(got, want)
+    assert bound >= np.abs(want).max()
 
 
 def _counted_range(codes: np.ndarray):

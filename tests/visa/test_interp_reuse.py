@@ -68,3 +68,14 @@ def test_per_record_follows_identity():
     plan(r2, 3)
     plan(r1, 4)
     assert len(calls) == 3
+
+
+def test_released_trf_is_zero_when_reused():
+    mem = Memory(get_target("rngd"))
+    mem.trf_rows(0, 1, 8, 3, 2)[:] = 0x5C           # rows 3..4 of every lane of every slice
+    store = mem.trf(0, 1)
+    assert store.any()
+    mem.release()
+    again = Memory(get_target("rngd")).trf(1, 0)     # same shape: the pooled store comes back
+    assert again is store
+    assert not again.any()

@@ -70,17 +70,19 @@ def _product_mask(plan: Plan) -> np.ndarray | None:
     return mask
 
 
-def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int], plan: Plan) -> np.ndarray:
-    """einsum(sa, wa) over the summed labels, exactly, as int64. Each result sums at most
-    `terms` products of magnitude <= max|sa| * max|wa|, so when that bound is below 2^24
-    (2^53) every partial sum is an integer float32 (float64) holds exactly, in any order;
-    the float matmul of `ir.exact_sum` is then much faster than the int64 einsum."""
+def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int], plan: Plan,
+               mem: Memory) -> tuple[np.ndarray, int]:
+    """(einsum(sa, wa) over the summed labels, exactly, as int64; a bound on every |sum|).
+    Each result sums at most `terms` products of magnitude <= max|sa| * max|wa|, so when
+    that bound is below 2^24 (2^53) every partial sum is an integer float32 (float64) holds
+    exactly, in any order; the float matmul of `ir.exact_sum` (staged in the run's scratch
+    arrays) is then much faster than the int64 einsum."""
     terms = plan.g * math.prod(n for n, k in zip(plan.digits, plan.keep) if not k)
     bound = terms * _magnitude(sa) * _magnitude(wa)
     ftype = np.float32 if bound < 1 << 24 else np.float64 if bound < 1 << 53 else None
     if ftype is None:
-        return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out)
-    return exact_sum(sa, wa, out, ftype)
+        return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out), bound
+    return exact_sum(sa, wa, out, ftype, mem.scratch), bound
 
 
 def _words(v: np.ndarray) -> np.ndarray:
@@ -121,19 +123,18 @@ def _row_split(sa: np.ndarray, wa: np.ndarray) -> tuple[int, int, bool] | None:
     return None
 
 
-def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan) -> np.ndarray:
+def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan, mem: Memory) -> tuple[np.ndarray, int]:
     """`_exact_sum` over the natural layout keeping the axes `keep` (rows first), the
-    distinct rows of a `_row_split` multiplied once."""
+    distinct rows of a `_row_split` multiplied once: (sums, bound). The rows axis of the
+    sums is either one axis of every row, or two (outer, inner) that broadcast to them."""
     split = _row_split(sa, wa)
     labels = list(range(sa.ndim))
     if split is None:
-        return _exact_sum(sa, wa, labels, keep, plan)
+        return _exact_sum(sa, wa, labels, keep, plan, mem)
     outer, inner, stream_outer = split
     vs, vw = sa.reshape(outer, inner, *sa.shape[1:]), wa.reshape(outer, inner, *wa.shape[1:])
     a, b = (vs[:, :1], vw[:1]) if stream_outer else (vs[:1], vw[:, :1])
-    y = _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan)
-    y = np.broadcast_to(y, (outer, inner, *y.shape[2:]))
-    return y.reshape(outer * inner, *y.shape[2:])
+    return _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan, mem)
 
 
 _BLAS: Any = None
@@ -158,7 +159,7 @@ def _magnitude(a: np.ndarray) -> int:
     return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
 
 
-def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _int(plan: Plan, s: np.ndarray, w: np.ndarray, mem: Memory) -> np.ndarray:
     """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32."""
     nd, cols = len(plan.digits), plan.q // plan.g
     sa, wa = s, w
@@ -171,19 +172,17 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray) -> np.ndarray:
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
     with _one_blas_thread():
-        y = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan)
+        y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem)
     if repeat != 1:
-        y = y * repeat
-    y = _columns(_to_i32(y), plan.out_cols)
+        y, bound = y * repeat, bound * repeat
+    if bound >= 1 << 31:    # sums may leave i32: wrap them (else the cast below is exact)
+        y = cv.wrap(y, i32)
+    y = _columns(y, plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
-    return np.ascontiguousarray(np.broadcast_to(y, (s.shape[0], plan.lanes, *kept_shape, plan.out_cols)))
-
-
-def _to_i32(y: np.ndarray) -> np.ndarray:
-    """int64 sums wrapped to i32: a plain cast when every sum is already in range."""
-    if y.size and -(1 << 31) <= int(y.min()) and int(y.max()) < 1 << 31:
-        return y.astype(np.int32)
-    return cv.wrap(y, i32)
+    acc = mem.scratch((s.shape[0], plan.lanes, *kept_shape, plan.out_cols), np.dtype(np.int32))
+    grid = acc.reshape(*y.shape[:y.ndim - acc.ndim + 1], *acc.shape[1:])    # rows, or (outer, inner)
+    np.copyto(grid, np.broadcast_to(y, grid.shape), casting="unsafe")
+    return acc
 
 
 def _products(plan: Plan, rows: Rows) -> int:
@@ -215,7 +214,7 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf:
         acc = FloatPath(plan, s, w, exact([s_range, w_range], terms), rows.count).run()
     else:
         s, w, _, _ = operands(plan, stream, outer, trf, rows, mem, arranged=False)
-        acc = _int(plan, s, w)
+        acc = _int(plan, s, w, mem)
     acc = acc.reshape(rows.count, plan.lanes, plan.slots, plan.out_cols)
     if plan.out_pad is not None:
         acc = np.where(plan.out_pad[None], acc.dtype.type(0), acc)

@@ -102,12 +102,12 @@ class Dm:
         self.data[:slices, base:base + size] = 0
 
 
-# Arrays of finished runs, by shape and dtype: zeroed DM stores, and scratch arrays a run
+# Arrays of finished runs, by shape and dtype: zeroed DM and TRF stores, and scratch arrays a run
 # overwrites entirely (a feed's stream). Reusing one costs a memset (a store) or nothing
 # (scratch), where a fresh array costs a page fault on every page a run touches.
 _POOL: list[np.ndarray] = []
 _POOL_LOCK = threading.Lock()
-_POOL_ARRAYS = 16
+_POOL_ARRAYS = 32
 _POOL_BYTES = 128 << 20
 
 
@@ -146,6 +146,7 @@ class Memory:
         self.row_bytes = c.FLIT_BYTES
         self._dm: dict[tuple[int, int], Dm] = {}
         self._trf: dict[tuple[int, int], np.ndarray] = {}
+        self._trf_written: set[tuple[int, int, int, int, int]] = set()   # (chip, cluster, lanes, first, rows)
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
@@ -162,12 +163,21 @@ class Memory:
         """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32)."""
         key = (int(chip), int(cluster))
         if key not in self._trf:
-            self._trf[key] = np.zeros((self.trf_bytes // self.row_bytes, self.slices, self.row_bytes), np.uint8)
+            shape = (self.trf_bytes // self.row_bytes, self.slices, self.row_bytes)
+            data = _pooled(shape, np.uint8)       # a pooled TRF comes back zero (see `release`)
+            self._trf[key] = np.zeros(shape, np.uint8) if data is None else data
         return self._trf[key]
 
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
         return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
+
+    def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int) -> np.ndarray:
+        """Rows `first .. first + rows - 1` of every lane, every slice, to write into:
+        (lanes, rows, slices, 32). Every write of non-zero bytes goes through here, so
+        `release` knows which rows to zero before the TRF is reused."""
+        self._trf_written.add((int(chip), int(cluster), lanes, first, rows))
+        return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
 
     def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised array the caller overwrites entirely, owned by this run until
@@ -191,6 +201,12 @@ class Memory:
         for dm in self._dm.values():
             dm.release()
         self._dm.clear()
+        for chip, cluster, lanes, first, rows in self._trf_written:
+            self.trf_lanes(chip, cluster, lanes)[:, first:first + rows] = 0
+        self._trf_written.clear()
+        for data in self._trf.values():
+            _give_back(data)
+        self._trf.clear()
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:

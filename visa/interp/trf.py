@@ -63,8 +63,7 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     nrows = per_lane // mem.row_bytes
     data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
     for (chip, cluster), sel in rows.groups():
-        trf = mem.trf_lanes(chip, cluster, lanes)
-        dest = trf[:, first:first + nrows]                    # (lanes, rows, slices, 32)
+        dest = mem.trf_rows(chip, cluster, lanes, first, nrows)     # (lanes, rows, slices, 32)
         dest[:, :, _slices(rows.slice[sel])] = data[sel].transpose(1, 2, 0, 3)
     return TrfTensor(op, read_from, lane_bytes)
 
