@@ -17,7 +17,7 @@ from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 
 from backends import inout
-from backends.cpu import host
+from backends.cpu import arena, host
 from backends.cpu.executor import execute, execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -40,6 +40,7 @@ class CpuBackend:
     def __init__(self, options: CpuOptions = DEFAULT) -> None:
         self.options = options
         self._traces: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
+        self._arenas: list[arena.Arena] = []  # idle scratch of earlier runs (backends/cpu/arena.py)
 
     def _trace(self, kernel: Any, target: Any) -> Any:
         try:
@@ -74,7 +75,13 @@ class CpuBackend:
         call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays)
         buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
         ret = result.kernel.returns
-        outputs, finals = execute_inout(result.kernel, buffers, self.options)
-        values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
-        written = tuple(host.from_buffer(buf, f.value.type) for buf, f in zip(finals, result.kernel.finals))
+        scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
+        try:
+            with arena.scope(scratch):  # from_buffer copies every result out of the scratch
+                outputs, finals = execute_inout(result.kernel, buffers, self.options)
+                values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
+                written = tuple(host.from_buffer(buf, f.value.type) for buf, f in zip(finals, result.kernel.finals))
+                del outputs, finals
+        finally:
+            self._arenas.append(scratch)
         return inout.finish(call, values, written, self._returns_tuple(kernel))

@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from backends.cpu import arena
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, pair_all
 from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, VrfType
@@ -107,12 +108,12 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
         return values.reshape(*spatial_shape, *values.shape[1:])
     even = _even(rows)
     if even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
-        out = np.empty((total, *values.shape[1:]), dtype or values.dtype)
+        out = arena.empty((total, *values.shape[1:]), dtype or values.dtype)
         out[:even.start] = 0
         out[even.stop:] = 0
         out[even] = values
         return out.reshape(*spatial_shape, *values.shape[1:])
-    out = np.zeros((total, *values.shape[1:]), dtype or values.dtype)
+    out = arena.zeros((total, *values.shape[1:]), dtype or values.dtype)
     out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])
 
@@ -129,7 +130,7 @@ def new_rows(t: Type, tail: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarra
     if even is None or even.step != 1:
         live = np.empty((len(rows), *tail), dtype)
         return live, live
-    out = np.empty((total, *tail), dtype)
+    out = arena.empty((total, *tail), dtype)
     out[:even.start] = 0
     out[even.stop:] = 0
     return out.reshape(*spatial_shape, *tail), out[even]

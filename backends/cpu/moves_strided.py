@@ -19,6 +19,8 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from backends.cpu import arena
+
 __all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
 
 
@@ -164,7 +166,7 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     padded = not form.full or count != n_rows
     run = _dense_run(form, n_dst) if padded and count == n_rows else None
     whole = form.full and count != n_rows  # live rows written whole: zero only the others
-    out = (np.zeros if padded and run is None and not whole else np.empty)((n_rows, n_dst), rows.dtype)
+    out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
     if run is not None:  # one run of cells per row: zero only the cells around it
         out[:, :run[0]] = 0
         out[:, run[1]:] = 0

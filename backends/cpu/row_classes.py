@@ -17,9 +17,10 @@ import weakref
 
 import numpy as np
 
+from backends.cpu import arena
 from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["record", "classes_of"]
+__all__ = ["record", "classes_of", "forget"]
 
 _KNOWN: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
@@ -65,14 +66,23 @@ def _classes(form: StridedForm, n_rows: int, n_cells: int) -> np.ndarray | None:
 
 def record(out: np.ndarray, form: StridedForm, n_rows: int) -> None:
     """Remember the row classes of `out`, a fresh result of (n_rows, cells) written by `form`."""
-    if out.base is not None or n_rows == 0 or out.size % n_rows:
+    root = out if out.base is None else arena.owned_root(out)
+    if root is None or n_rows == 0 or out.size % n_rows:
         return
     classes = _classes(form, n_rows, out.size // n_rows)
     if classes is None:
         return
     for key in [k for k, (ref, _) in _KNOWN.items() if ref() is None]:
         del _KNOWN[key]
-    _KNOWN[id(out)] = (weakref.ref(out), classes)
+    _KNOWN[id(root)] = (weakref.ref(root), classes)
+
+
+def forget(root: np.ndarray) -> None:
+    """Drop the classes recorded for `root`, whose memory is about to be written again
+    (an arena buffer: backends/cpu/arena.py)."""
+    found = _KNOWN.get(id(root))
+    if found is not None and found[0]() is root:
+        del _KNOWN[id(root)]
 
 
 def classes_of(rows: np.ndarray) -> np.ndarray | None:

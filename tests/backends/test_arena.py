@@ -1,0 +1,112 @@
+"""The run-scoped scratch of the cpu backend (`backends.cpu.arena`) is invisible: results
+are fresh arrays that a later run never overwrites, concurrent runs do not share
+buffers, and row classes recorded for a buffer do not outlive its run."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from backends.cpu import CpuBackend, arena, layout, moves, row_classes
+from ir.ops import ToDm
+from tests.kernel_files import example
+
+BIG = (arena.MIN_BYTES // 4, 2)  # 2 x MIN_BYTES of int32
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_buffers_of_one_run_are_distinct_and_the_next_run_reuses_them():
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        first, second = arena.empty(BIG, np.int32), arena.zeros(BIG, np.int32)
+        assert not np.shares_memory(first, second)
+        assert not second.any()
+        seen = {_address(first), _address(second)}
+        first[...] = 7
+    with arena.scope(scratch):
+        again = arena.zeros(BIG, np.int32)
+        assert _address(again) in seen
+        assert not again.any()  # zeros really zeroes reused memory
+    with arena.scope(scratch):
+        pass
+    assert scratch.free == {}  # buffers a run did not ask for are let go
+
+
+def test_small_buffers_and_calls_outside_a_scope_are_plain_numpy():
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        small = arena.empty((4, 4), np.int32)
+    assert small.base is None and scratch.free == {}
+    outside = arena.empty(BIG, np.int32)
+    assert outside.base is None
+
+
+def test_row_classes_do_not_outlive_the_run():
+    op = next(o for o in example("gemm_i8_kernel").trace("rngd").kernel.ops if isinstance(o, ToDm))
+    src = np.ones(layout.shape_of(op.src.type), layout.storage_dtype(op.src.type.dtype))
+    n_rows = layout.n_rows(op.result.type)
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        out = moves.move_global(src, op.src.type, op.result.type)
+        assert out.base is not None  # from the arena
+        assert row_classes.classes_of(out.reshape(n_rows, -1)) is not None
+        address = _address(out)
+    with arena.scope(scratch):
+        reused = arena.empty(out.shape, out.dtype)
+        assert _address(reused) == address
+        assert row_classes.classes_of(reused.reshape(n_rows, -1)) is None
+
+
+def _gemm_inputs(seed):
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-128, 128, (512, 128), dtype=np.int8),
+            rng.integers(-128, 128, (512, 128), dtype=np.int8))
+
+
+def _want(a, w):
+    return (a.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32)
+
+
+def test_a_later_run_never_overwrites_an_earlier_result():
+    backend, kernel = CpuBackend(), example("gemm_i8_kernel")
+    a1, w1 = _gemm_inputs(1)
+    first = backend.run(kernel, (a1, w1))
+    kept = first.copy()
+    a2, w2 = _gemm_inputs(2)
+    second = backend.run(kernel, (a2, w2))
+    assert np.array_equal(first, kept) and np.array_equal(first, _want(a1, w1))
+    assert np.array_equal(second, _want(a2, w2))
+    assert not np.shares_memory(first, second)
+    assert backend._arenas and backend._arenas[0].free  # the scratch was kept and reused
+
+
+def test_concurrent_runs_get_their_own_scratch():
+    backend, kernel = CpuBackend(), example("gemm_i8_kernel")
+    inputs = [_gemm_inputs(10 + k) for k in range(4)]
+    got: dict[int, list[np.ndarray]] = {k: [] for k in range(4)}
+    start = threading.Barrier(4)
+
+    errors: list[BaseException] = []
+
+    def work(k):
+        try:
+            start.wait()
+            for _ in range(3):
+                got[k].append(backend.run(kernel, inputs[k]))
+        except BaseException as e:  # noqa: BLE001 -- reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k, (a, w) in enumerate(inputs):
+        assert len(got[k]) == 3
+        for result in got[k]:
+            assert np.array_equal(result, _want(a, w))
