@@ -1,10 +1,11 @@
 """A warm `npu-opt compile`, answered without loading the compiler (docs/ci.md, "The cache").
 
 A compile whose every kernel came out of (or went into) DIR's cache leaves a run record in
-DIR/.npu-opt-cache/run.json: the invocation it answers, what the run depended on and what
-it wrote. The next identical invocation checks the record with the standard library only
-(no numpy, no parser, no kernel file executed) and, while everything still holds, prints
-the recorded report and returns the recorded exit status. It holds while:
+DIR/.npu-opt-cache/run.marshal (`marshal`, built into the interpreter: reading it loads no
+`json` module, a twentieth of a warm compile): the invocation it answers, what the run
+depended on and what it wrote. The next identical invocation checks the record with the
+standard library only (no numpy, no parser, no kernel file executed) and, while everything
+still holds, prints the recorded report and returns the recorded exit status. It holds while:
 
 - the invocation is the same: paths, `-o`, `--target`, `--filter`, `--no-compat`,
   `--format`, whether the output is coloured, the working directory, the interpreter and
@@ -30,25 +31,26 @@ hit writes (every `timings_ms` empty: nothing was compiled).
 from __future__ import annotations
 
 import functools
-import json
+import marshal
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "replay",
-           "RECORD"]
+__all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "load_record",
+           "replay", "RECORD"]
 
 try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
-    from _sha2 import sha256  # type: ignore[import-not-found]  # Python >= 3.12
+    if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    else:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
 except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # Python 3.11
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment]
+    from hashlib import sha256  # type: ignore[assignment]
 
-RECORD = "run.json"
+RECORD = "run.marshal"
+_MAGIC = b"npu-opt run record 1\n"
 _PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
 _SOURCES = (".py", ".lark", ".toml")
 _RACY_NS = 2_000_000_000
@@ -102,16 +104,18 @@ def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
     """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
-    digest = sha256()
+    lines = []
     newest = 0
+    stat = os.stat
     for path in paths:
         try:
-            st = os.stat(path)
+            st = stat(path)
         except OSError:
             return None, 0
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
-        newest = max(newest, st.st_mtime_ns)
-    return digest.hexdigest(), newest
+        lines.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n")
+        if st.st_mtime_ns > newest:
+            newest = st.st_mtime_ns
+    return sha256("".join(lines).encode()).hexdigest(), newest
 
 
 def _roots() -> list[str]:
@@ -243,7 +247,7 @@ def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: 
     """What a run record answers: everything about the invocation that can change its output."""
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
              sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
-    return sha256(json.dumps(parts).encode()).hexdigest()
+    return sha256(repr(parts).encode()).hexdigest()
 
 
 def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
@@ -252,15 +256,31 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
     files = dict(deps.get("files", {}))
     if target is not None and Path(target).is_file():
         files[os.path.abspath(target)] = digest(target)
+    import json
+
     fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
+    artifacts = [[entry["artifact"], entry["sha256"]] for entry in json.loads(warm_manifest)["kernels"]]
     record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
               "listing": _listing(paths),
               "deps": {"files": files, "env": dict(deps.get("env", {}))},
               "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
-              "warm_manifest": warm_manifest, "report": report, "status": status}
+              "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    write_atomic(cache / RECORD, json.dumps(record))
+    tmp = cache / f".{RECORD}.{os.getpid()}.tmp"
+    tmp.write_bytes(_MAGIC + marshal.dumps(record))
+    os.replace(tmp, cache / RECORD)
+
+
+def load_record(directory: Path) -> Any:
+    """DIR's run record as saved (ValueError: not one)."""
+    data = (directory / ".npu-opt-cache" / RECORD).read_bytes()
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a run record")
+    try:
+        return marshal.loads(data[len(_MAGIC):])
+    except (EOFError, TypeError) as e:  # truncated, or another interpreter's format
+        raise ValueError("damaged run record") from e
 
 
 def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
@@ -274,10 +294,9 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
     have = sha256(on_disk).hexdigest()
     if have not in (record["manifest_sha256"], sha256(warm.encode()).hexdigest()):
         return False
-    for entry in json.loads(warm)["kernels"]:
-        artifact = entry["artifact"]
+    for artifact, sha in record["artifacts"]:
         other = artifact[:-len(".visa")] + ".fail" if artifact.endswith(".visa") else artifact[:-5] + ".visa"
-        if digest(os.path.join(directory, artifact)) != entry["sha256"] or \
+        if digest(os.path.join(directory, artifact)) != sha or \
                 os.path.exists(os.path.join(directory, other)):
             return False
     if on_disk != warm.encode():
@@ -294,7 +313,7 @@ def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | No
     directory = Path(out_dir)
     key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
     try:
-        record = json.loads((directory / ".npu-opt-cache" / RECORD).read_text(encoding="utf-8"))
+        record = load_record(directory)
         if record["key"] != key or not _same_compiler(record):
             return None
         if record["listing"] != _listing(paths) or not deps_hold(record["deps"]):

@@ -167,7 +167,7 @@ def own_sources(tmp_path, monkeypatch):
 
 def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
     assert main(ARGV) == 0
-    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    record = replay.load_record(project / "out")
     assert record["sources_stamp"] is not None
     assert _replayed() == 0
     os.utime(own_sources / "a.py")  # touched, the same contents: read again, still the same compiler
@@ -191,7 +191,7 @@ def test_a_source_newer_than_the_racy_window_leaves_no_stamp(project, own_source
     (own_sources / "a.py").write_text("A = 3\n")
     replay._compiler_identity.cache_clear()
     assert main(ARGV) == 0
-    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    record = replay.load_record(project / "out")
     assert record["sources_stamp"] is None
     assert _replayed() == 0  # by contents
     os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))
@@ -224,10 +224,10 @@ def test_the_fingerprint_hashes_every_source_file(tmp_path):
 ])
 def test_another_invocation_is_not_answered_by_the_record(argv, project, capsys):
     assert main(ARGV) == 0
-    key = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())["key"]
+    key = replay.load_record(project / "out")["key"]
     main(ARGV + argv)
     capsys.readouterr()
-    assert json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())["key"] != key
+    assert replay.load_record(project / "out")["key"] != key
     assert _replayed() is None  # the record now answers the other invocation
 
 
