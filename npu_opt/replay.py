@@ -24,22 +24,21 @@ still holds, prints the recorded report and returns the recorded exit status. It
 
 Anything else, a damaged record included, falls back to the ordinary compile, whose
 per-kernel cache still answers for each unchanged kernel. A run with an input error or an
-internal compiler error writes no record. The manifest a replay leaves is the one a cache
-hit writes (every `timings_ms` empty: nothing was compiled).
+internal compiler error writes no record (npu_opt/run_record.py writes it and takes the
+compiler's fingerprint: a replay does not even compile that module's source). The manifest
+a replay leaves is the one a cache hit writes (every `timings_ms` empty: nothing was
+compiled).
 """
 
 from __future__ import annotations
 
-import functools
 import marshal
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "load_record",
-           "replay", "RECORD"]
+__all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
 
 try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
     if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
@@ -51,9 +50,6 @@ except ImportError:
 
 RECORD = "run.marshal"
 _MAGIC = b"npu-opt run record 1\n"
-_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
-_SOURCES = (".py", ".lark", ".toml")
-_RACY_NS = 2_000_000_000
 # Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
 SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
                           "venv", "env"})
@@ -64,42 +60,6 @@ def write_atomic(path: Path, data: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(data, encoding="utf-8")
     os.replace(tmp, path)
-
-
-def _sources(roots: list[str]) -> list[tuple[str, str]]:
-    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
-    every = []
-    for root in roots:
-        found = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
-        every.extend((root, path) for path in sorted(found))
-    return every
-
-
-def source_digest(roots: list[str]) -> str:
-    """A hash of the names and contents of every source file under `roots`."""
-    digest = sha256()
-    for root, path in _sources(roots):
-        digest.update(os.path.relpath(path, root).encode() + b"\0")
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()
-
-
-def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
-    """A hash of the names, sizes, modification times and inodes of every source file
-    under `roots` and of the directories holding them (a file added or removed changes
-    its directory's time), the newest modification time (ns), and those paths in order."""
-    paths = []
-    for root in roots:
-        for dirpath, dirnames, _ in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            paths.append(dirpath)
-    paths += [path for _, path in _sources(roots)]
-    stamp, newest = stamp_of(paths)
-    return stamp or "", newest, paths
 
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
@@ -118,36 +78,14 @@ def stamp_of(paths: list[str]) -> tuple[str | None, int]:
     return sha256("".join(lines).encode()).hexdigest(), newest
 
 
-def _roots() -> list[str]:
-    here = Path(__file__).resolve().parents[1]
-    return [str(here / p) for p in _PACKAGES]
-
-
-@functools.cache
-def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
-    """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
-    when some source was modified in the last `_RACY_NS`: a file edited again within one
-    timestamp tick could keep its size and time, as git's index knows)."""
-    from ir.version import VERSION
-
-    stats, newest, paths = source_stats(_roots())
-    digest = source_digest(_roots())
-    stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None
-    return sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
-
-
-def compiler_fingerprint() -> str:
-    """Version plus a hash of the compiler's own sources, so a cache entry made by other
-    compiler code (an edited checkout with the same version number) is never reused."""
-    return _compiler_identity()[0]
-
-
 def _same_compiler(record: dict[str, Any]) -> bool:
     """Whether npu-opt's sources are the record's: by their sizes, times and inodes when
     the record's stamp matches, else by their contents."""
     stamp = record.get("sources_stamp")
     if isinstance(stamp, dict) and stamp_of(stamp["paths"])[0] == stamp["stat"]:
         return True  # the same files and directories, unchanged since the record
+    from npu_opt.run_record import compiler_fingerprint
+
     return record["fingerprint"] == compiler_fingerprint()
 
 
@@ -196,12 +134,6 @@ def walk_strings(paths: list[str]) -> tuple[list[str], list[str]]:
     return unique, missing
 
 
-def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """`walk_strings` as paths (what discovery loads)."""
-    files, missing = walk_strings(paths)
-    return [Path(f) for f in files], missing
-
-
 def _listing(paths: list[str]) -> dict[str, Any]:
     """What discovery would find: the files, and the names in each directory holding one."""
     files, missing = walk_strings(paths)
@@ -248,28 +180,6 @@ def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: 
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
              sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
     return sha256(repr(parts).encode()).hexdigest()
-
-
-def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
-                manifest_text: str, warm_manifest: str, report: str, status: int) -> None:
-    """Write the run record of a compile whose every kernel is cached (see the module doc)."""
-    files = dict(deps.get("files", {}))
-    if target is not None and Path(target).is_file():
-        files[os.path.abspath(target)] = digest(target)
-    import json
-
-    fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
-    artifacts = [[entry["artifact"], entry["sha256"]] for entry in json.loads(warm_manifest)["kernels"]]
-    record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
-              "listing": _listing(paths),
-              "deps": {"files": files, "env": dict(deps.get("env", {}))},
-              "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
-              "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
-    cache = directory / ".npu-opt-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f".{RECORD}.{os.getpid()}.tmp"
-    tmp.write_bytes(_MAGIC + marshal.dumps(record))
-    os.replace(tmp, cache / RECORD)
 
 
 def load_record(directory: Path) -> Any:
