@@ -13,8 +13,9 @@ from typing import TextIO
 __all__ = ["use_color", "paint"]
 
 _RED, _YELLOW, _CYAN, _BOLD, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m"
-_HEAD = re.compile(r"^(error|warning)(\[[^\]]*\])?:", re.M)
-_HELP = re.compile(r"^(\s*= help:)", re.M)
+# Patterns compiled on first use (re's own cache): a warm `compile` only asks `use_color`.
+_HEAD = r"(?m)^(error|warning)(\[[^\]]*\])?:"
+_HELP = r"(?m)^(\s*= help:)"
 
 
 def use_color(mode: str | None, out: TextIO) -> bool:
@@ -38,4 +39,4 @@ def paint(text: str, enabled: bool) -> str:
         colour = _RED if match.group(1) == "error" else _YELLOW
         return f"{_BOLD}{colour}{match.group(0)}{_RESET}"
 
-    return _HELP.sub(lambda m: f"{_CYAN}{m.group(1)}{_RESET}", _HEAD.sub(head, text))
+    return re.sub(_HELP, lambda m: f"{_CYAN}{m.group(1)}{_RESET}", re.sub(_HEAD, head, text))

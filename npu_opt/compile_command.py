@@ -33,7 +33,8 @@ from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, i
 from npu_opt.color import paint, use_color
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
 from npu_opt.discover import discover
-from npu_opt.replay import invocation_key, save_record, write_atomic
+from npu_opt.replay import invocation_key, write_atomic
+from npu_opt.run_record import save_record
 from npu_opt.schedule_command import schedule_manifest_fields
 from npu_opt.json_report import error_record, kernel_record, summary_record
 

@@ -1,10 +1,11 @@
 """A warm `npu-opt compile`, answered without loading the compiler (docs/ci.md, "The cache").
 
 A compile whose every kernel came out of (or went into) DIR's cache leaves a run record in
-DIR/.npu-opt-cache/run.json: the invocation it answers, what the run depended on and what
-it wrote. The next identical invocation checks the record with the standard library only
-(no numpy, no parser, no kernel file executed) and, while everything still holds, prints
-the recorded report and returns the recorded exit status. It holds while:
+DIR/.npu-opt-cache/run.marshal (`marshal`, built into the interpreter: reading it loads no
+`json` module, a twentieth of a warm compile): the invocation it answers, what the run
+depended on and what it wrote. The next identical invocation checks the record with the
+standard library only (no numpy, no parser, no kernel file executed) and, while everything
+still holds, prints the recorded report and returns the recorded exit status. It holds while:
 
 - the invocation is the same: paths, `-o`, `--target`, `--filter`, `--no-compat`,
   `--format`, whether the output is coloured, the working directory, the interpreter and
@@ -23,35 +24,32 @@ the recorded report and returns the recorded exit status. It holds while:
 
 Anything else, a damaged record included, falls back to the ordinary compile, whose
 per-kernel cache still answers for each unchanged kernel. A run with an input error or an
-internal compiler error writes no record. The manifest a replay leaves is the one a cache
-hit writes (every `timings_ms` empty: nothing was compiled).
+internal compiler error writes no record (npu_opt/run_record.py writes it and takes the
+compiler's fingerprint: a replay does not even compile that module's source). The manifest
+a replay leaves is the one a cache hit writes (every `timings_ms` empty: nothing was
+compiled).
 """
 
 from __future__ import annotations
 
-import functools
-import json
+import marshal
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compiler_fingerprint", "walk_paths", "write_atomic", "invocation_key", "save_record", "replay",
-           "RECORD"]
+__all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
 
 try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
-    from _sha2 import sha256  # type: ignore[import-not-found]  # Python >= 3.12
+    if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    else:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
 except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]  # Python 3.11
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment]
+    from hashlib import sha256  # type: ignore[assignment]
 
-RECORD = "run.json"
-_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
-_SOURCES = (".py", ".lark", ".toml")
-_RACY_NS = 2_000_000_000
+RECORD = "run.marshal"
+_MAGIC = b"npu-opt run record 1\n"
 # Directories a directory walk never enters (the discovery rule, `npu-opt check --help`).
 SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "build", "dist", "node_modules",
                           "venv", "env"})
@@ -64,78 +62,20 @@ def write_atomic(path: Path, data: str) -> None:
     os.replace(tmp, path)
 
 
-def _sources(roots: list[str]) -> list[tuple[str, str]]:
-    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
-    every = []
-    for root in roots:
-        found = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
-        every.extend((root, path) for path in sorted(found))
-    return every
-
-
-def source_digest(roots: list[str]) -> str:
-    """A hash of the names and contents of every source file under `roots`."""
-    digest = sha256()
-    for root, path in _sources(roots):
-        digest.update(os.path.relpath(path, root).encode() + b"\0")
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()
-
-
-def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
-    """A hash of the names, sizes, modification times and inodes of every source file
-    under `roots` and of the directories holding them (a file added or removed changes
-    its directory's time), the newest modification time (ns), and those paths in order."""
-    paths = []
-    for root in roots:
-        for dirpath, dirnames, _ in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            paths.append(dirpath)
-    paths += [path for _, path in _sources(roots)]
-    stamp, newest = stamp_of(paths)
-    return stamp or "", newest, paths
-
-
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
     """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
-    digest = sha256()
+    lines = []
     newest = 0
+    stat = os.stat
     for path in paths:
         try:
-            st = os.stat(path)
+            st = stat(path)
         except OSError:
             return None, 0
-        digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
-        newest = max(newest, st.st_mtime_ns)
-    return digest.hexdigest(), newest
-
-
-def _roots() -> list[str]:
-    here = Path(__file__).resolve().parents[1]
-    return [str(here / p) for p in _PACKAGES]
-
-
-@functools.cache
-def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
-    """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
-    when some source was modified in the last `_RACY_NS`: a file edited again within one
-    timestamp tick could keep its size and time, as git's index knows)."""
-    from ir.version import VERSION
-
-    stats, newest, paths = source_stats(_roots())
-    digest = source_digest(_roots())
-    stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None
-    return sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
-
-
-def compiler_fingerprint() -> str:
-    """Version plus a hash of the compiler's own sources, so a cache entry made by other
-    compiler code (an edited checkout with the same version number) is never reused."""
-    return _compiler_identity()[0]
+        lines.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n")
+        if st.st_mtime_ns > newest:
+            newest = st.st_mtime_ns
+    return sha256("".join(lines).encode()).hexdigest(), newest
 
 
 def _same_compiler(record: dict[str, Any]) -> bool:
@@ -144,6 +84,8 @@ def _same_compiler(record: dict[str, Any]) -> bool:
     stamp = record.get("sources_stamp")
     if isinstance(stamp, dict) and stamp_of(stamp["paths"])[0] == stamp["stat"]:
         return True  # the same files and directories, unchanged since the record
+    from npu_opt.run_record import compiler_fingerprint
+
     return record["fingerprint"] == compiler_fingerprint()
 
 
@@ -192,12 +134,6 @@ def walk_strings(paths: list[str]) -> tuple[list[str], list[str]]:
     return unique, missing
 
 
-def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """`walk_strings` as paths (what discovery loads)."""
-    files, missing = walk_strings(paths)
-    return [Path(f) for f in files], missing
-
-
 def _listing(paths: list[str]) -> dict[str, Any]:
     """What discovery would find: the files, and the names in each directory holding one."""
     files, missing = walk_strings(paths)
@@ -243,24 +179,18 @@ def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: 
     """What a run record answers: everything about the invocation that can change its output."""
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
              sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
-    return sha256(json.dumps(parts).encode()).hexdigest()
+    return sha256(repr(parts).encode()).hexdigest()
 
 
-def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
-                manifest_text: str, warm_manifest: str, report: str, status: int) -> None:
-    """Write the run record of a compile whose every kernel is cached (see the module doc)."""
-    files = dict(deps.get("files", {}))
-    if target is not None and Path(target).is_file():
-        files[os.path.abspath(target)] = digest(target)
-    fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
-    record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
-              "listing": _listing(paths),
-              "deps": {"files": files, "env": dict(deps.get("env", {}))},
-              "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
-              "warm_manifest": warm_manifest, "report": report, "status": status}
-    cache = directory / ".npu-opt-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    write_atomic(cache / RECORD, json.dumps(record))
+def load_record(directory: Path) -> Any:
+    """DIR's run record as saved (ValueError: not one)."""
+    data = (directory / ".npu-opt-cache" / RECORD).read_bytes()
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a run record")
+    try:
+        return marshal.loads(data[len(_MAGIC):])
+    except (EOFError, TypeError) as e:  # truncated, or another interpreter's format
+        raise ValueError("damaged run record") from e
 
 
 def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
@@ -274,10 +204,9 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
     have = sha256(on_disk).hexdigest()
     if have not in (record["manifest_sha256"], sha256(warm.encode()).hexdigest()):
         return False
-    for entry in json.loads(warm)["kernels"]:
-        artifact = entry["artifact"]
+    for artifact, sha in record["artifacts"]:
         other = artifact[:-len(".visa")] + ".fail" if artifact.endswith(".visa") else artifact[:-5] + ".visa"
-        if digest(os.path.join(directory, artifact)) != entry["sha256"] or \
+        if digest(os.path.join(directory, artifact)) != sha or \
                 os.path.exists(os.path.join(directory, other)):
             return False
     if on_disk != warm.encode():
@@ -294,7 +223,7 @@ def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | No
     directory = Path(out_dir)
     key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
     try:
-        record = json.loads((directory / ".npu-opt-cache" / RECORD).read_text(encoding="utf-8"))
+        record = load_record(directory)
         if record["key"] != key or not _same_compiler(record):
             return None
         if record["listing"] != _listing(paths) or not deps_hold(record["deps"]):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import npu_opt.compile_command as compile_command
-from npu_opt import replay
+from npu_opt import replay, run_record
 from npu_opt.cli import main
 
 ROOT = Path(__file__).parents[2]
@@ -159,22 +159,22 @@ def own_sources(tmp_path, monkeypatch):
         (tree / name).write_text(text)
         os.utime(tree / name, ns=(1_000_000_000, 1_000_000_000))
     os.utime(tree, ns=(1_000_000_000, 1_000_000_000))
-    monkeypatch.setattr(replay, "_roots", lambda: [str(tree)])
-    replay._compiler_identity.cache_clear()
+    monkeypatch.setattr(run_record, "_roots", lambda: [str(tree)])
+    run_record._compiler_identity.cache_clear()
     yield tree
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
 
 
 def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
     assert main(ARGV) == 0
-    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    record = replay.load_record(project / "out")
     assert record["sources_stamp"] is not None
     assert _replayed() == 0
     os.utime(own_sources / "a.py")  # touched, the same contents: read again, still the same compiler
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
     assert _replayed() == 0
     (own_sources / "a.py").write_text("A = 2\n")  # the same size
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
@@ -183,21 +183,21 @@ def test_a_source_file_added_to_npu_opt_falls_back(project, own_sources, capsys)
     assert _replayed() == 0
     (own_sources / "new.py").write_text("B = 1\n")  # a module a declaration table would load
     os.utime(own_sources / "new.py", ns=(1_000_000_000, 1_000_000_000))
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
 def test_a_source_newer_than_the_racy_window_leaves_no_stamp(project, own_sources, capsys):
     (own_sources / "a.py").write_text("A = 3\n")
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
     assert main(ARGV) == 0
-    record = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())
+    record = replay.load_record(project / "out")
     assert record["sources_stamp"] is None
     assert _replayed() == 0  # by contents
     os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))
     (own_sources / "a.py").write_text("A = 4\n")
     os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))  # size and time as before
-    replay._compiler_identity.cache_clear()
+    run_record._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
@@ -208,15 +208,15 @@ def test_the_fingerprint_hashes_every_source_file(tmp_path):
     (pkg / "sub" / "g.lark").write_text("start: X\n")
     (pkg / "sub" / "__pycache__" / "a.cpython.pyc").write_bytes(b"\1")
     (pkg / "notes.txt").write_text("not a source\n")
-    before = replay.source_digest([str(pkg)])
+    before = run_record.source_digest([str(pkg)])
     (pkg / "sub" / "__pycache__" / "a.cpython.pyc").write_bytes(b"\2")
     (pkg / "notes.txt").write_text("still not a source\n")
-    assert replay.source_digest([str(pkg)]) == before
+    assert run_record.source_digest([str(pkg)]) == before
     (pkg / "sub" / "g.lark").write_text("start: Y\n")
-    edited = replay.source_digest([str(pkg)])
+    edited = run_record.source_digest([str(pkg)])
     assert edited != before
     (pkg / "sub" / "t.toml").write_text("")
-    assert replay.source_digest([str(pkg)]) not in (before, edited)
+    assert run_record.source_digest([str(pkg)]) not in (before, edited)
 
 
 @pytest.mark.parametrize("argv", [
@@ -224,10 +224,10 @@ def test_the_fingerprint_hashes_every_source_file(tmp_path):
 ])
 def test_another_invocation_is_not_answered_by_the_record(argv, project, capsys):
     assert main(ARGV) == 0
-    key = json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())["key"]
+    key = replay.load_record(project / "out")["key"]
     main(ARGV + argv)
     capsys.readouterr()
-    assert json.loads((project / "out" / ".npu-opt-cache" / replay.RECORD).read_text())["key"] != key
+    assert replay.load_record(project / "out")["key"] != key
     assert _replayed() is None  # the record now answers the other invocation
 
 

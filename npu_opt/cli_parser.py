@@ -1,0 +1,247 @@
+"""The argument parser of `npu-opt` and its commands other than a plain `compile`
+(docs/reference/cli.md). Loaded only when a command line needs it: a warm `compile`
+written plainly is read by `npu_opt.cli` alone, without compiling this module's source."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Callable
+
+from ir.errors import MappingError
+from npu_opt.json_report import SCHEMA_HELP
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["build_parser"]
+
+EXIT_OK = 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("npu-opt")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _version_action() -> type:
+    """`--version`, the installed version looked up only when asked for (importlib.metadata
+    costs more than the rest of a warm `compile`)."""
+    import argparse
+
+    class VersionAction(argparse.Action):
+        def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                             help="show program's version number and exit")
+
+        def __call__(self, parser, namespace, values, option_string=None) -> None:
+            print(f"npu-opt {_version()}")
+            parser.exit()
+
+    return VersionAction
+
+
+def _axis_arg(text: str) -> tuple[str, int]:
+    import argparse
+
+    name, sep, size = text.partition("=")
+    if not sep or not size.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE, got {text!r}")
+    return name.strip(), int(size)
+
+
+def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argparse.ArgumentParser:
+    """The argument parser with every subcommand, or with `command`'s alone when it names
+    one (what parsing its arguments needs: building the others costs more than a warm
+    `compile`)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
+    parser.add_argument("--version", action=_version_action())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    adders = {"explain-mapping": _add_explain_mapping, "compile": lambda s: _add_compile(s, run_compile),
+              "check": _add_check,
+              "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
+              "schedule": _add_schedule}
+    for name, add in adders.items():
+        if command not in adders or name == command:
+            add(sub)
+    return parser
+
+
+def _add_explain_mapping(sub) -> None:
+    em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
+                        description="Print the size of a mapping expression, its first and last "
+                                    "positions with their cells, its factor form and normalized form.")
+    em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
+    em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
+                    help="axis declarations, e.g. --axes A=2048 B=512")
+    em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
+    em.add_argument("--format", choices=["human", "json"], default="human")
+    em.set_defaults(run=_explain_mapping)
+
+
+# Options `compile` and `check` share, defined once so their help cannot drift apart.
+_TARGET = dict(default=None, metavar="NAME|FILE", help="built-in target name or TOML/JSON file")
+_FILTER = dict(default=None, metavar="GLOB", help="only kernels whose name matches GLOB")
+_FORMAT = dict(choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
+_COLOR = dict(choices=["auto", "always", "never"], default="auto",
+              help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+
+
+def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
+    co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
+                        description="Compile every @device kernel found in PATH... into DIR: one "
+                                    "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
+                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
+                                    "2 bad invocation or input or a kernel's USAGE error (its Python code "
+                                    "raised or exited), 3 internal compiler error; 130 interrupted.")
+    co.add_argument("paths", nargs="+", metavar="PATH")
+    co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
+    co.add_argument("--target", **_TARGET)
+    co.add_argument("--filter", **_FILTER)
+    co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
+    co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
+    co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
+    co.add_argument("--format", **_FORMAT)
+    co.add_argument("--color", **_COLOR)
+    co.add_argument("--no-cache", action="store_true",
+                    help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
+                         "is reused only while the kernel's file, every module and data file its import and "
+                         "trace read, and every environment variable they looked up are unchanged)")
+    co.add_argument("--dump-schedule", default=None, metavar="DIR",
+                    help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
+    co.set_defaults(run=run_compile)
+
+
+def _add_check(sub) -> None:
+    ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
+                        description="Trace every @device kernel found in PATH... and check every "
+                                    "trace-time rule. Exit codes are compile's: 0 when all pass, 1 when some "
+                                    "are refused, 2 when an input cannot be loaded or a kernel has a USAGE "
+                                    "error (its Python code raised or exited), 3 internal compiler error.")
+    ck.add_argument("paths", nargs="+", metavar="PATH")
+    ck.add_argument("--filter", **_FILTER)
+    ck.add_argument("--format", **_FORMAT)
+    ck.add_argument("--color", **_COLOR)
+    ck.add_argument("--target", **_TARGET)
+    ck.set_defaults(run=_check)
+
+
+def _add_visa(sub) -> None:
+    vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
+                        description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
+                                    "verifier and re-derives every derived field; --exec runs the artifact in the "
+                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) and NAME.npy "
+                                    "for each inout parameter into DIR. "
+                                    "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
+    vi.add_argument("file", metavar="FILE")
+    vi.add_argument("--verify", action="store_true", help="run the op verifiers and re-derive every derived field")
+    vi.add_argument("--exec", dest="exec_", action="store_true", help="execute the artifact on the --input arrays")
+    vi.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="bind a kernel parameter to a .npy file (repeat per parameter; needs --exec)")
+    vi.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    vi.set_defaults(run=_visa)
+
+
+def _add_targets(sub) -> None:
+    tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
+                        description="Print every built-in target (or the target description FILE) "
+                                    "with its counts, capacities and legal dtype pairs.")
+    tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
+    tg.set_defaults(run=_targets)
+
+
+def _add_explain(sub) -> None:
+    ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
+                        description="Print the page of a diagnostic code: the rule, when it happens, "
+                                    "an example with the real diagnostic it produces, and the fixes.")
+    ex.add_argument("code", nargs="?", default=None,
+                    help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
+    ex.set_defaults(run=_explain)
+
+
+def _add_run(sub) -> None:
+    rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
+                        description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
+                                    "out1.npy, ... for a tuple) into DIR, and the final contents of each "
+                                    "in-out (Mut) parameter as NAME.npy. bf16, f8 and f4 results are written "
+                                    "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
+                                    "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
+                                    "Exit 0 ok, 1 refused, 2 bad invocation or input, 3 internal error.")
+    rn.add_argument("target", metavar="FILE::KERNEL")
+    rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="bind a kernel parameter to a .npy file (repeat per parameter)")
+    rn.add_argument("--backend", default="cpu", metavar="cpu|visa", help="executing backend (default cpu)")
+    rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    rn.set_defaults(run=_run)
+
+
+def _add_schedule(sub) -> None:
+    sc = sub.add_parser("schedule", help="model the schedule of a VISA artifact: makespan, bounds, critical path",
+                        description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
+                                    "scheduler (a model, from the book's published rates): print the makespan, "
+                                    "the lower bounds, the critical path and per-context utilisation. Two files: "
+                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input, 3 internal error.")
+    sc.add_argument("files", nargs="+", metavar="FILE")
+    sc.add_argument("--format", choices=["human", "json"], default="human")
+    sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
+    sc.add_argument("--html", default=None, metavar="OUT.html", help="write a self-contained timeline page")
+    sc.add_argument("--rates", default=None, metavar="FILE", help="a scheduling rates TOML file")
+    sc.set_defaults(run=_schedule)
+
+
+def _schedule(args: argparse.Namespace) -> int:
+    from npu_opt.schedule_command import schedule_command
+
+    return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from npu_opt.run_command import run_command
+
+    return run_command(args.target, args.inputs, args.backend, args.out_dir)
+
+
+def _visa(args: argparse.Namespace) -> int:
+    from npu_opt.visa_command import visa_command
+
+    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir)
+
+
+def _targets(args: argparse.Namespace) -> int:
+    from npu_opt.targets_command import targets_command
+
+    return targets_command(args.file)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from npu_opt.explain import explain_command
+
+    return explain_command(args.code)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from npu_opt.check_command import run_check
+
+    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
+
+
+def _explain_mapping(args: argparse.Namespace) -> int:
+    from ir.mapping.api import m
+    from npu_opt.mapping_report import explain, render_text
+
+    table: dict[str, int] = {}
+    for name, size in args.axes:
+        if name in table:
+            raise MappingError("invalid_axis_decl", f"axis {name} is declared twice")
+        table[name] = size
+    mapping = m(args.expression, axes=table)
+    info = explain(mapping, rows=max(args.rows, 1))
+    print(json.dumps(info) if args.format == "json" else render_text(info))
+    return EXIT_OK
