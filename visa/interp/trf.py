@@ -64,7 +64,7 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
     for (chip, cluster), sel in rows.groups():
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows)     # (lanes, rows, slices, 32)
-        dest[:, :, _slices(rows.slice[sel])] = data[sel].transpose(1, 2, 0, 3)
+        dest[:, :, _slices(rows.slice[sel])] = data[_slices(sel)].transpose(1, 2, 0, 3)   # a view when in order
     return TrfTensor(op, read_from, lane_bytes)
 
 
