@@ -61,6 +61,30 @@ def test_row_sum_equals_an_einsum_of_every_row(s_vary, w_vary, split):
     assert bound >= np.abs(want).max()
 
 
+@pytest.mark.parametrize("repeated", ["stream", "weights", "neither"])
+@pytest.mark.parametrize("split", [True, False])
+def test_row_sum_with_an_operand_repeated_along_a_kept_digit(repeated, split):
+    """A stream that repeats its packets along a kept digit the weights vary along (or the
+    reverse) gives the sums of every digit position (the batch axis is cut to one)."""
+    rng = np.random.default_rng(11 + len(repeated) + split)
+    outer, inner = 3, 4
+    s = _grid(rng, outer, inner, (1, 5, 3, 2, 8), "outer" if split else "both")
+    w = _grid(rng, outer, inner, (4, 5, 3, 2, 8), "inner" if split else "both")
+    if repeated == "stream":
+        s = np.ascontiguousarray(np.broadcast_to(s[:, :, :1], s.shape))
+    elif repeated == "weights":
+        w = np.ascontiguousarray(np.broadcast_to(w[:, :, :1], w.shape))
+    keep = [0, 1, 2, 4]
+    want = np.einsum(s.astype(np.int64), [0, 1, 2, 3, 4, 5], w.astype(np.int64), [0, 1, 2, 3, 4, 5], keep)
+    got, _ = contract._row_sum(s, w, keep, _plan(8, (5, 3), (True, False)), SimpleNamespace(scratch=np.empty))
+    row_axes = got.ndim - want.ndim + 1
+    got = np.broadcast_to(got, (*got.shape[:row_axes], *want.shape[1:])).reshape(want.shape)
+    np.testing.assert_array_equal(got, want)
+    if repeated != "neither":
+        cut = contract._unbatched(s, w, keep)
+        assert [x.shape[2] for x in cut] == ([1, 5] if repeated == "stream" else [5, 1])
+
+
 def _counted_range(codes: np.ndarray):
     """The exponent range by counting every code present (the table path)."""
     return operands._range(codes, operands.widen_table(FeedElementType.BF16), 8)

@@ -64,7 +64,7 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
     for (chip, cluster), sel in rows.groups():
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows)     # (lanes, rows, slices, 32)
-        dest[:, :, _slices(rows.slice[sel])] = data[sel].transpose(1, 2, 0, 3)
+        dest[:, :, _slices(rows.slice[sel])] = data[_slices(sel)].transpose(1, 2, 0, 3)   # a view when in order
     return TrfTensor(op, read_from, lane_bytes)
 
 
@@ -101,20 +101,31 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     The cell format of the load and the contraction's `weight_type` fix the element width
     and decoding; an index past the lane is refused. Each (chip, cluster) copies the rows
     the read reaches, lane by lane, into one `(rows, lanes, bytes)` array first (lane `l`
-    starts at byte `l * lane_bytes + first_row * 32` of the TRF), then indexes that."""
+    starts at byte `l * lane_bytes + first_row * 32` of the TRF), then indexes that; a read
+    of whole rows in order whose decoding is a reinterpretation of the bytes (8-, 16- or
+    32-bit cells) copies them straight into the result instead."""
     wd = outer.weight_type.dtype
     index = np.asarray(index, np.int64)
     bits = check_read(outer, trf, mem, int(index.min()) if index.size else 0,
                       int(index.max()) if index.size else 0)
-    out = np.zeros((rows.count, trf.lanes, *index.shape), value_dtype(wd))
+    vd = value_dtype(wd)
+    out = mem.scratch((rows.count, trf.lanes, *index.shape), vd)    # the groups cover every row
     if not index.size:
         return out
     reach = -(-(int(index.max()) + 1) * bits // 8)               # bytes of each lane the read needs
     first, n_rows = trf.first_row, -(-reach // mem.row_bytes)
     flat = index.reshape(-1)
+    # the read takes whole rows in order and decoding is a reinterpretation: one copy per group
+    whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
+             and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
     for (chip, cluster), sel in rows.groups():
         lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[sel])]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
+        part = _slices(sel)
+        if whole and isinstance(part, slice):
+            dest = out[part].reshape(len(sel), trf.lanes, -1).view(words.dtype)
+            np.copyto(dest.reshape(len(sel), trf.lanes, n_rows, -1), words.transpose(2, 0, 1, 3))
+            continue
         data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(sel), trf.lanes, -1)
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
