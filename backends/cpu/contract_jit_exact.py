@@ -2,7 +2,8 @@
 contraction when nothing can be flushed, padded or skipped (`contract_float.exact_f32`,
 no padding leaf, no skipped time step), bit for bit the numpy core.
 
-Each spatial row's operands are widened to float32 once, with the adder tree's leaves
+Each spatial row's operands are widened to float32 once (W once per distinct W row: the
+rows come grouped by W's row classes), with the adder tree's leaves
 in natural order (the inverse of the layouts' bit reversal, so that the tree adds
 adjacent leaves): A (pairs of rows, N, R, 2, g), W (N, column block, R, g, 16). One
 block of 16 output columns is then one float32 vector (AVX-512; two on AVX2): the tree
