@@ -32,7 +32,7 @@ import numpy as np
 
 from ir.dtypes import bf16
 
-from backends.cpu import contract_float
+from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
 
 __all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version", "place"]
@@ -299,16 +299,34 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     kernels = _compiled()
     if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
         (ia, sa), (iw, sw) = jit_exact.layout(gather_a, "a"), jit_exact.layout(gather_w, "w")
-        kernel, common = kernels["rows"], (raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out)
-        threads = 1  # memory-bound: on the 2-core box a second thread cut the wall time of the
-        # 512^3 bf16 core by a tenth (7.0 -> 6.1 ms) for 1.7x its CPU time (7 -> 12 ms)
-    else:
-        pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
-        skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
-        kernel, common = kernels["_rows"], (raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip,
-                                            bool(exact), _QNAN, out)
+        order, same_w = _w_order(raw_w)
+        # memory-bound: on the 2-core box a second thread cut the wall time of the 512^3 bf16
+        # core by a tenth (7.0 -> 6.1 ms) for 1.7x its CPU time (7 -> 12 ms): one thread
+        kernels["rows"](raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, order, same_w)
+        return out
+    pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
+    skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
+    kernel, common = kernels["_rows"], (raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
     _on_rows(kernel, rows, threads, out.size * ia.shape[1] * ia.shape[3], lambda lo, hi: (*common, lo, hi))
     return out
+
+
+def _w_order(raw_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, same_w) for the exact kernel: the spatial rows with those of one W row
+    class together (the classes its DMA recorded, backends/cpu/row_classes.py: a
+    broadcast W repeats along the slices), and per position whether its stored W equals
+    the previous row's, so that each distinct W is gathered once. Without recorded
+    classes: the rows in order, none known equal. Each row's result is computed the
+    same whatever the order."""
+    rows = raw_w.shape[0]
+    classes = row_classes.classes_of(raw_w.reshape(rows, -1)) if raw_w.ndim == 2 else None
+    if classes is None:
+        return np.arange(rows, dtype=np.int64), np.zeros(rows, np.bool_)
+    order = np.argsort(classes, kind="stable").astype(np.int64)
+    ordered = classes[order]
+    same = np.zeros(rows, np.bool_)
+    same[1:] = ordered[1:] == ordered[:-1]
+    return order, same
 
 
 def place(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

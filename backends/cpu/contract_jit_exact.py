@@ -2,7 +2,8 @@
 contraction when nothing can be flushed, padded or skipped (`contract_float.exact_f32`,
 no padding leaf, no skipped time step), bit for bit the numpy core.
 
-Each spatial row's operands are widened to float32 once, with the adder tree's leaves
+Each spatial row's operands are widened to float32 once (W once per distinct W row: the
+rows come grouped by W's row classes), with the adder tree's leaves
 in natural order (the inverse of the layouts' bit reversal, so that the tree adds
 adjacent leaves): A (pairs of rows, N, R, 2, g), W (N, column block, R, g, 16). One
 block of 16 output columns is then one float32 vector (AVX-512; two on AVX2): the tree
@@ -165,12 +166,14 @@ def _gather_blocks(cells, index, starts, g, nr, wide, out):
                     out[base + q * _V] = _bits(cells, s + q, False)
 
 
-def rows(raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, r0, r1):
+def rows(raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, order, same_w):
     """`contract_jit._rows` when nothing is flushed, padded or skipped, for a leaf count of
     `TREES`: A (row pairs, N, R, 2, g) and W blocks (N, column block, R, g, _V) gathered
     per spatial row with their leaves in natural order, then each pair of rows of A (the
     last row twice when their count is odd) against one W block of _V columns at a time,
-    its adder tree vectorized across them, the steps added from +0 in order."""
+    its adder tree vectorized across them, the steps added from +0 in order. The spatial
+    rows are taken in `order`; W is gathered again only where `same_w` is False (the
+    row's stored W differs from the previous row's: the first row always gathers)."""
     nn, nr, g = ia.shape[1], ia.shape[2], ia.shape[4]
     ni, nj = out.shape[1], out.shape[2]
     nb = iw.shape[1] // np.int64(_V)
@@ -179,9 +182,11 @@ def rows(raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, r0, r1):
     fa, fw = ua.view(np.float32), uw.view(np.float32)
     acc = np.empty(2 * _V, np.float32)
     pair, blk = np.uint64(2 * g), np.uint64(g) * _V
-    for row in range(r0, r1):
+    for k in range(order.size):
+        row = order[k]
         _gather_runs(raw_a[row], ia.ravel(), sa, g, wide_a, ua)
-        _gather_blocks(raw_w[row], iw, sw, g, nr, wide_w, uw)
+        if k == 0 or not same_w[k]:
+            _gather_blocks(raw_w[row], iw, sw, g, nr, wide_w, uw)
         for n in range(nn):
             for i in range(0, ni, 2):
                 i2 = min(i + 1, ni - 1)

@@ -111,6 +111,38 @@ def test_the_examples_exercise_the_compiled_core(monkeypatch: pytest.MonkeyPatch
     assert both_cores(monkeypatch, kern, special) == (1, 1)
 
 
+def test_a_broadcast_w_is_gathered_once_per_distinct_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact kernel takes the spatial rows grouped by W's row classes (the broadcast
+    DMA records them) and gathers each distinct W once: the bits are those of the
+    independent oracle, and of the rows taken in reverse with every W gathered."""
+    from tests.backends.oracles import gemm_bf16_oracle_exact
+
+    kern = example("gemm_bf16", "gemm_bf16_kernel")
+    rng = np.random.default_rng(11)
+    a, w = bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))
+    want = np.asarray(gemm_bf16_oracle_exact(a, w), np.float32).view(np.uint32)
+    seen = []
+    grouped = contract_jit._w_order
+
+    def spy(raw_w):
+        order, same_w = grouped(raw_w)
+        seen.append((order.size, int(same_w.sum())))
+        return order, same_w
+
+    monkeypatch.setattr(contract_jit, "_w_order", spy)
+    got = CpuBackend(JIT).run(kern, (a, w))
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), want)
+    assert len(seen) == 1 and 0 < seen[0][1] < seen[0][0]  # repeats found, not every row
+
+    def reverse(raw_w):
+        rows = raw_w.shape[0]
+        return np.arange(rows - 1, -1, -1, dtype=np.int64), np.zeros(rows, np.bool_)
+
+    monkeypatch.setattr(contract_jit, "_w_order", reverse)
+    again = CpuBackend(JIT).run(kern, (a, w))
+    np.testing.assert_array_equal(np.asarray(again).view(np.uint32), want)
+
+
 # ---- the cores directly, on shapes the examples do not reach ----------------------------------
 
 SHAPES = [(3, 5, 1, 2, 1), (5, 4, 2, 3, 2), (1, 1, 8, 1, 1), (7, 3, 16, 2, 3), (2, 33, 4, 5, 1)]
