@@ -63,7 +63,7 @@ def write_atomic(path: Path, data: str) -> None:
 
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
-    """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
+    """`run_record.source_stats`'s hash and newest time for given paths (None: one is missing)."""
     lines = []
     newest = 0
     stat = os.stat
