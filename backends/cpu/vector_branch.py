@@ -10,7 +10,7 @@ import numpy as np
 
 from ir import vector_branch_ops as bops
 from ir import vector_stash_ops as sops
-from ir.vector.branching import branch_step, follow_way, stash_step, tag_ids
+from ir.vector.branching import branch_step, stash_step, tag_ids
 
 from backends.cpu import layout
 from backends.cpu.vector import _rf_operand, _zero_padding
@@ -22,7 +22,7 @@ __all__: list[str] = []
 def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -> np.ndarray:
     """`read`: the VRF tensor of the rf slot (`op.rf`), or the stashed buffer (`op.stashed`)."""
     scalar = "f32" if op.tagged.type.dtype.name == "F32" else "i32"
-    ids = follow_way(tag_ids(tagged, op.cmps, scalar), buf.shape)  # after a trim or a split too
+    ids = tag_ids(tagged, op.cmps, scalar)  # branch_step follows a trim or a split (follow_way)
     port = None
     if op.port_reads_stash():  # the stash holds the stream as `vector_stash` saw it
         port = (*op.port(), read[-1], op.port_arg1())

@@ -37,14 +37,14 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
             elif step.slots:
                 slots = tuple((s.mask, s.want, s.neg, s.value, s.value1) for s in step.slots if not s.port)
                 port = next(((s.mask, s.want, s.neg, s.value) for s in step.slots if s.port), None)
-                if any(s.port == 2 for s in step.slots):  # the rf slot reads the stash
+                reads_stash = any(s.port == 2 for s in step.slots)
+                if reads_stash:  # the rf slot reads the stash
                     check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash",
                           op)
                     port = (*port[:3], stashed, step.slots[-1].value1)
                 elif port is not None:  # the rf slot reads VRF tensor `value`
                     check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)
                     port = (*port[:3], operand[port[3]])
-                reads_stash = any(s.port == 2 for s in step.slots)
                 values = branch_step(unit, name, values, ids, slots, port, step.mode.name, reads_stash)
             elif is_reduce(step):
                 values = run_reduce_step(op, step, values, slices)
