@@ -15,7 +15,8 @@ from ir.mapping.api import m
 from tu_ops import rngd
 from visa.verify import verify_text
 
-from tests.valid_count.test_pack import _first, both_backends
+from tests.agree import both_backends
+from tests.valid_count.test_pack import _first
 
 AXES = {"A": 3, "H": 5, "R": 10}
 RNG = np.random.default_rng(31)

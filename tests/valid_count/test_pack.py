@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.agree import both_backends
 from ir.mapping.api import m
 from ir.valid_count import derive_vcg, valid_sizes
 from tu_ops import rngd
-from visa.interp import execute
-from visa.parser import parse_visa
 from visa.verify import verify_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,16 +59,6 @@ def _load(tmp_path, src, name="k"):
     path = tmp_path / "k.py"
     path.write_text(src)
     return runpy.run_path(str(path))[name]
-
-
-def both_backends(kernel, x, marker):
-    """The cpu result and the artifact, which verifies, holds `marker` and runs to the same bits."""
-    text = npu_opt.compile(kernel).text
-    verify_text(text, rngd())
-    assert marker in text
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu, text
 
 
 def _both(kernel, x):

@@ -11,10 +11,7 @@ import numpy as np
 import pytest
 
 import npu_opt
-from visa.interp import execute
-from visa.parser import parse_visa
-from visa.verify import verify_text
-from tu_ops import rngd
+from tests.agree import both_backends
 
 RNG = np.random.default_rng(2613)
 
@@ -40,12 +37,7 @@ def _kernel(tmp_path, r, slice_, time, x, element=None):
 
 
 def _both(kernel, x):
-    text = npu_opt.compile(kernel).text
-    assert " pack={" in text and "slice_mask=" in text
-    verify_text(text, rngd())  # the reshaped view's feed verifies too
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu
+    return both_backends(kernel, x, " pack={", "slice_mask=")[0]  # the reshaped view's feed verifies too
 
 
 @pytest.mark.parametrize("r, padded, k, default", [(21, 32, 8, True), (13, 16, 4, False), (30, 32, 8, True)])

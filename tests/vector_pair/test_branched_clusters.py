@@ -9,13 +9,10 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.agree import both_backends
 from npu_opt import (BinaryArgMode, BitReq, Branched, ClipBinaryOpI32, Cmp, Context, DmTensor, HbmTensor, axes,
                      device, m, FpBinaryOp, FpDivBinaryOp, FxpBinaryOp, LogicBinaryOpF32,
                      LogicBinaryOpI32, FpTernaryOp, GroupId, Stash, TagGuard, TagMode, TernaryArgMode, f32, i32)
-from tu_ops import rngd
-from visa.interp import execute
-from visa.parser import parse_visa
-from visa.verify import verify_text
 
 from tests.vector.kernels import float_kernel
 from tests.vector_pair.kernels import Lazy, tagged_kernel
@@ -30,12 +27,7 @@ SIGNS = TagMode.COMPARISON([Cmp.LESS(0), Cmp.GREATER(1000), Cmp.FALSE, Cmp.FALSE
 
 
 def _both(kernel, x):
-    text = npu_opt.compile(kernel).text
-    verify_text(text, rngd())
-    assert "vector_branch " in text
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu
+    return both_backends(kernel, x, "vector_branch ")[0]
 
 
 def _wrap(v):

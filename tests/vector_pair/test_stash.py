@@ -7,12 +7,9 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.agree import both_backends
 from npu_opt import (ClipBinaryOpF32, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu, FxpBinaryOp, Stash, TagMode, f32,
                      i32)
-from tu_ops import rngd
-from visa.interp import execute
-from visa.parser import parse_visa
-from visa.verify import verify_text
 
 from tests.vector.kernels import float_kernel
 from tests.vector_pair.kernels import pair_kernel, tagged_kernel
@@ -24,12 +21,7 @@ STASH = ("vector_stash",)
 
 
 def _both(kernel, x):
-    text = npu_opt.compile(kernel).text
-    verify_text(text, rngd())
-    assert " stash_at=" in text
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu
+    return both_backends(kernel, x, " stash_at=")[0]
 
 
 def test_residual_max_of_a_wrapped_sum():

@@ -12,13 +12,10 @@ import numpy as np
 import pytest
 
 import npu_opt
+from tests.agree import both_backends
 from npu_opt import (BinaryArgMode, Context, DmTensor, HbmTensor, axes, device, m, BitReq, Branched, ClipBinaryOpF32, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu,
                      FpTernaryOp, FxpBinaryOp, GroupId, LogicBinaryOpF32, LogicBinaryOpI32, Stash, TagGuard, TagMode,
                      TernaryArgMode, f32, i32)
-from tu_ops import rngd
-from visa.interp import execute
-from visa.parser import parse_visa
-from visa.verify import verify_text
 
 from tests.vector.kernels import chain_kernel, float_kernel
 from tests.vector_pair.kernels import Lazy, tagged_kernel
@@ -32,13 +29,7 @@ MUL3 = ("vector_fp_binary", FpBinaryOp.MUL_F(FpMulAlu.MUL0), 3.0)
 
 
 def _both(kernel, x):
-    """cpu's answer, after checking the artifact verifies and the interpreter agrees bit for bit."""
-    text = npu_opt.compile(kernel).text
-    verify_text(text, rngd())
-    assert " stash_at=" in text
-    cpu = npu_opt.run(kernel, x)
-    np.testing.assert_array_equal(cpu.view(np.uint32), execute(parse_visa(text), [x]).view(np.uint32))
-    return cpu
+    return both_backends(kernel, x, " stash_at=")[0]
 
 
 def _f32_nearest(q: Fraction) -> np.float32:
