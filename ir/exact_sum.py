@@ -11,7 +11,9 @@ one and kept (rows of the matmul, or its columns), both and summed (the matmul's
 dimension); a summed axis only one operand varies along is summed in int64 first.
 A caller may pass `alloc(shape, dtype)` to supply the (uninitialised) arrays the operands
 are staged in and the sums are written to, e.g. from a pool of its own (a fresh large
-array costs a page fault per page on first touch).
+array costs a page fault per page on first touch), and `as_float=True` to take the sums
+as the `ftype` matmul's own result (the same integers, held exactly), which saves the
+int64 copy when the caller converts them anyway.
 """
 
 from __future__ import annotations
@@ -40,10 +42,18 @@ def _staged(x: np.ndarray, ftype, shape: tuple[int, ...], alloc: Callable[..., n
     return out.reshape(shape)
 
 
+def _widened(f: np.ndarray, alloc: Callable[..., np.ndarray]) -> np.ndarray:
+    """The integer-valued floats `f` as int64, in an array from `alloc`."""
+    y = alloc(f.shape, np.int64)
+    np.copyto(y, f, casting="unsafe")
+    return y
+
+
 def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
-              alloc: Callable[..., np.ndarray] | None = None) -> np.ndarray:
-    """einsum(a, b) -> int64 with the axes `keep` (ascending) kept, every other summed;
-    size-1 axes broadcast as in einsum. Exact when `ftype` holds every partial sum."""
+              alloc: Callable[..., np.ndarray] | None = None, as_float: bool = False) -> np.ndarray:
+    """einsum(a, b) -> int64 (`ftype` when `as_float`) with the axes `keep` (ascending)
+    kept, every other summed; size-1 axes broadcast as in einsum. Exact when `ftype`
+    holds every partial sum."""
     if a.ndim != b.ndim:
         raise ValueError("exact_sum: the operands differ in rank")
     nd, kept = a.ndim, set(keep)
@@ -60,12 +70,9 @@ def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
     nb, ni, nj, nr = (math.prod(shape[k] for k in ks) for ks in (batch, left, right, red))
     am = _staged(a.transpose(batch + left + red + rest_a), ftype, (nb, ni, nr), alloc)
     bm = _staged(b.transpose(batch + red + right + rest_b), ftype, (nb, nr, nj), alloc)
-    if alloc is None:
-        y = np.matmul(am, bm).astype(np.int64)
-    else:
-        f = np.matmul(am, bm, out=alloc((nb, ni, nj), ftype))
-        y = alloc(f.shape, np.int64)
-        np.copyto(y, f, casting="unsafe")
+    y = np.matmul(am, bm) if alloc is None else np.matmul(am, bm, out=alloc((nb, ni, nj), ftype))
+    if not as_float:
+        y = y.astype(np.int64) if alloc is None else _widened(y, alloc)
     grouped = [shape[k] for k in batch + left + right]
     y = y.reshape(grouped) if grouped else y.reshape(())
     order = batch + left + right

@@ -36,6 +36,7 @@ from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
 from visa.interp.operands import exact, operands
 from visa.interp.plan import Plan, build_plan
+from visa.interp.repeated import Repeated, compact
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor
@@ -71,19 +72,20 @@ def _product_mask(plan: Plan) -> np.ndarray | None:
 
 
 def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int], plan: Plan,
-               mem: Memory) -> tuple[np.ndarray, int]:
+               mem: Memory, as_float: bool = False) -> tuple[np.ndarray, int]:
     """(einsum(sa, wa) over the summed labels, exactly, as int64; a bound on every |sum|).
     Each result sums at most `terms` products of magnitude <= max|sa| * max|wa|, so when
     that bound is below 2^24 (2^53) every partial sum is an integer float32 (float64) holds
     exactly, in any order; the float matmul of `ir.exact_sum` (staged in the run's scratch
-    arrays) is then much faster than the int64 einsum."""
+    arrays) is then much faster than the int64 einsum, and `as_float` keeps its float
+    result (the same integers)."""
     terms = plan.g * math.prod(n for n, k in zip(plan.digits, plan.keep) if not k)
     bound = terms * _magnitude(sa) * _magnitude(wa)
     ftype = np.float32 if bound < 1 << 24 else np.float64 if bound < 1 << 53 else None
     if ftype is None:
         return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out), bound
     sa, wa = _unbatched(sa, wa, out)
-    return exact_sum(sa, wa, out, ftype, mem.scratch), bound
+    return exact_sum(sa, wa, out, ftype, mem.scratch, as_float), bound
 
 
 def _unbatched(sa: np.ndarray, wa: np.ndarray, keep: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -101,6 +103,8 @@ def _unbatched(sa: np.ndarray, wa: np.ndarray, keep: list[int]) -> tuple[np.ndar
 
 def _constant_axis(v: np.ndarray, k: int) -> bool:
     """Does `v` hold the same values all along axis `k`? The far ends of one line first."""
+    if v.strides[k] == 0:
+        return True
     first = v[(slice(None),) * k + (slice(0, 1),)]
     last = v[(slice(None),) * k + (slice(-1, None),)]
     return bool(first.reshape(-1)[:1] == last.reshape(-1)[:1]) and bool((v == first).all())
@@ -144,18 +148,19 @@ def _row_split(sa: np.ndarray, wa: np.ndarray) -> tuple[int, int, bool] | None:
     return None
 
 
-def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan, mem: Memory) -> tuple[np.ndarray, int]:
+def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan, mem: Memory,
+             as_float: bool = False) -> tuple[np.ndarray, int]:
     """`_exact_sum` over the natural layout keeping the axes `keep` (rows first), the
     distinct rows of a `_row_split` multiplied once: (sums, bound). The rows axis of the
     sums is either one axis of every row, or two (outer, inner) that broadcast to them."""
     split = _row_split(sa, wa)
     labels = list(range(sa.ndim))
     if split is None:
-        return _exact_sum(sa, wa, labels, keep, plan, mem)
+        return _exact_sum(sa, wa, labels, keep, plan, mem, as_float)
     outer, inner, stream_outer = split
     vs, vw = sa.reshape(outer, inner, *sa.shape[1:]), wa.reshape(outer, inner, *wa.shape[1:])
     a, b = (vs[:, :1], vw[:1]) if stream_outer else (vs[:1], vw[:, :1])
-    return _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan, mem)
+    return _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan, mem, as_float)
 
 
 _BLAS: Any = None
@@ -181,9 +186,10 @@ def _magnitude(a: np.ndarray) -> int:
 
 
 def _int(plan: Plan, s: np.ndarray, w: np.ndarray, mem: Memory) -> np.ndarray:
-    """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32."""
+    """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32, held
+    lanes innermost (the order `lane_fold` drains them in)."""
     nd, cols = len(plan.digits), plan.q // plan.g
-    sa, wa = s, w
+    sa, wa = compact(s), w      # a repeated stream's copies held once
     mask = _product_mask(plan)
     if mask is not None:
         wa = np.where(mask.reshape(1, plan.lanes, *plan.digits, cols, plan.g), wa.dtype.type(0), wa)
@@ -193,14 +199,15 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray, mem: Memory) -> np.ndarray:
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
     with _one_blas_thread():
-        y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem)
+        y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem, as_float=repeat == 1)
     if repeat != 1:
         y, bound = y * repeat, bound * repeat
     if bound >= 1 << 31:    # sums may leave i32: wrap them (else the cast below is exact)
-        y = cv.wrap(y, i32)
+        y = cv.wrap(y.astype(np.int64, copy=False), i32)
     y = _columns(y, plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
-    acc = mem.scratch((s.shape[0], plan.lanes, *kept_shape, plan.out_cols), np.dtype(np.int32))
+    held = mem.scratch((s.shape[0], *kept_shape, plan.out_cols, plan.lanes), np.dtype(np.int32))
+    acc = np.moveaxis(held, -1, 1)
     grid = acc.reshape(*y.shape[:y.ndim - acc.ndim + 1], *acc.shape[1:])    # rows, or (outer, inner)
     np.copyto(grid, np.broadcast_to(y, grid.shape), casting="unsafe")
     return acc
@@ -211,8 +218,8 @@ def _products(plan: Plan, rows: Rows) -> int:
     return rows.count * plan.lanes * plan.q * math.prod(plan.digits)
 
 
-def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf: TrfTensor, rows: Rows,
-                    mem: Memory) -> np.ndarray:
+def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Repeated, trf: TrfTensor,
+                    rows: Rows, mem: Memory) -> np.ndarray:
     """Execute the three records: the accumulator, (rows, lanes, slots, out_cols), i32 or f32."""
     target = mem.target
     bits = target.bits_of(outer.stream_type.dtype) or 0
@@ -227,6 +234,8 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray, trf:
     check(mac.bits == 32 and mac.is_float == outer.stream_type.dtype.is_float == outer.weight_type.dtype.is_float,
           f"{outer.stream_type} x {outer.weight_type} cannot accumulate in {outer.mac_type}", outer)
     plan = build_plan(outer, reduce, time, stream.shape[1], flit, target)
+    if mac.is_float and isinstance(stream, Repeated):
+        stream = stream.materialize()
     if mac.is_float and contract_jit.applies(outer, stream, mem) and contract_jit.enabled(_products(plan, rows)):
         acc = contract_jit.run_float(plan, stream, outer, trf, rows, mem)
     elif mac.is_float:
@@ -251,7 +260,7 @@ def _contraction_step(ops: list[Any], i: int, state: ProgramState) -> int:
           "a contract_outer is followed by its packet_reduce and time_reduce", op)
     trf = state.env.get(op.weights.id)
     check(isinstance(trf, TrfTensor), f"weights {op.weights} is not a loaded TRF tensor", op)
-    stream = state.input(op.stream, op)
+    stream = state.input(op.stream, op, repeated=True)
     state.local[ops[i + 2].result.id] = run_contraction(op, ops[i + 1], ops[i + 2], stream, trf, state.rows,
                                                         state.mem)
     return 3

@@ -28,7 +28,7 @@ from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.strided import flat_walk, injective, view
-from visa.interp.values import raw_dtype, to_raw, value_dtype, zero_pad
+from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
 
@@ -49,9 +49,13 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
           f"{lanes} x {cols}", op)
     if op.mode is LaneMode.INTERLEAVED:
         check(lanes <= bus, f"{lanes} lanes do not fit a {bus}-cell packet", op)
-        make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
-        out = make((rows, slots, cols, bus), acc.dtype)
-        out[..., :lanes] = acc.transpose(0, 2, 3, 1)
+        drained = acc.transpose(0, 2, 3, 1)
+        if lanes == bus and drained.flags.c_contiguous and not padded(op.output_type.time, op.output_type.packet):
+            out = drained           # held lanes innermost already: the packets are the accumulator
+        else:
+            make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
+            out = make((rows, slots, cols, bus), acc.dtype)
+            out[..., :lanes] = drained
     else:
         hi = -(-cols // bus)
         wide = np.zeros((rows, lanes, slots, hi * bus), acc.dtype)

@@ -27,7 +27,8 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
-from visa.interp.values import from_raw, raw_dtype, value_dtype, zero_pad, zero_padding
+from visa.interp.repeated import Repeated
+from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
 
@@ -143,19 +144,76 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, ...], 
     return values
 
 
+@per_record
+def _repeats(op: Any, target: Any) -> bool:
+    """Can the feed deliver a `Repeated` stream: a zero-stride time loop, whole bytes, no
+    second tensor, mask or switch, nothing padded, and packets that fill their flits?"""
+    steps, elems, sizes, strides = read_plan(op)
+    ntime = len(op.shapes[0].time)
+    flit = 8 * target.constants.FLIT_BYTES // (target.bits_of(op.element_type.dtype) or 1)
+    return (any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))
+            and (target.bits_of(op.source.dtype) or 0) >= 8 and op.interleave is None and op.mask is None
+            and op.switch is None and op.flits_per_packet * flit == elems
+            and not padded(op.input_type.time, op.input_type.packet)
+            and not padded(op.output_type.time, op.output_type.packet))
+
+
+def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor) -> Repeated | None:
+    """The feed's stream as its distinct packets and a broadcast view (`_repeats`), when the
+    rows are one run of consecutive slices in order; None otherwise (and when the read is
+    not one strided walk), which leaves the feed to write every packet."""
+    groups = rows.slice_groups()
+    if len(groups) != 1 or not groups[0][3] or not np.array_equal(groups[0][1], np.arange(rows.count)):
+        return None
+    (chip, cluster), _, slices, _ = groups[0]
+    bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
+    dm, w = mem.dm(chip, cluster), bits // 8
+    once = [1 if k < len(op.shapes[0].time) and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
+    start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
+    walk_ = flat_walk(dm, start, [len(slices), *once], [dm.slice_bytes, *(st * w for st in strides)], w)
+    v = None if walk_ is None else view(walk_, [len(slices), *once], raw_dtype(bits))
+    if v is None:
+        return None
+    distinct = mem.scratch(v.shape, v.dtype)
+    np.copyto(distinct, v)
+    ntime = len(op.shapes[0].time)
+    values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
+    flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
+    packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
+    _check_collect(op, steps, flit)
+    full = np.broadcast_to(packets, (rows.count, *sizes[:ntime], op.flits_per_packet, flit))
+    return Repeated(full, (rows.count, steps * op.flits_per_packet, flit))
+
+
+def _check_collect(op: Any, steps: int, flit: int) -> None:
+    """Refuse a collect whose flit count or stream shape disagrees with the record."""
+    nflits = op.flits_per_packet
+    check(steps * nflits == op.beats * op.collect_flits.value,
+          f"{steps} packets x {nflits} flits != beats {op.beats} x {op.collect_flits}", op)
+    out_shape = (op.output_type.time.size, op.output_type.packet.size)
+    check(out_shape == (steps * nflits, flit),
+          f"collect gives {(steps * nflits, flit)} flits x elements, the collect stream is {out_shape}", op)
+
+
 def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
     """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
-    return feed_rows(op, rows, mem, env)[0]
+    stream = feed_rows(op, rows, mem, env)[0]
+    return stream.materialize() if isinstance(stream, Repeated) else stream
 
 
-def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray, Rows]:
-    """The collected stream and the rows it lives on (those of a switch's out_slice)."""
+def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated, Rows]:
+    """The collected stream (`Repeated` when `_repeats`) and the rows it lives on (those of
+    a switch's out_slice)."""
     target = mem.target
     src = env.get(op.source.tensor.id)
     check(isinstance(src, DmTensor), f"source {op.source.tensor} is not a DM tensor", op)
     sd = op.source.dtype
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
+    if _repeats(op, target):
+        held = _repeated(op, rows, mem, src)
+        if held is not None:
+            return held, rows
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
     parts = []

@@ -92,9 +92,10 @@ def _per_chip(values: np.ndarray, t: Any, d: DType, bits: int) -> np.ndarray:
     return np.concatenate([c if c is not None else np.zeros(width, np.uint8) for c in copies])
 
 
-def from_hbm(data: np.ndarray, t: Any, target: Any) -> np.ndarray:
+def from_hbm(data: np.ndarray, t: Any, target: Any, owned: bool = False) -> np.ndarray:
     """The host array of an HBM result tensor (chip copy 0; every live chip's copy, in front,
-    for a Chip with axes: `ir.topology.chip_host_dims`)."""
+    for a Chip with axes: `ir.topology.chip_host_dims`). A copy, unless the caller hands
+    `data` over (`owned`: nothing else holds or writes it), when it may be a view of it."""
     d: DType = t.dtype
     bits = target.bits_of(d) or d.bits
     n = t.element.size
@@ -105,4 +106,4 @@ def from_hbm(data: np.ndarray, t: Any, target: Any) -> np.ndarray:
     values = copies[0][None] if len(copies) == 1 else np.stack(copies)
     out = cv.from_bits(cv.to_bits(values, d), d) if d.is_float else values.astype(d.host_dtype, copy=False)
     out = np.ascontiguousarray(out).reshape(chips + host_shape(t.element))
-    return out.copy() if np.may_share_memory(out, data) else out
+    return out.copy() if not owned and np.may_share_memory(out, data) else out

@@ -23,6 +23,7 @@ import numpy as np
 
 from visa.interp.memory import Memory
 from visa.interp.plan import Plan
+from visa.interp.repeated import Repeated
 from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights
 from visa.interp.values import widen, widen_table
@@ -81,13 +82,13 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     The arranged layout puts the output positions outermost and the rows innermost, so
     the products of one output position are one contiguous run whichever operand the
     output axes broadcast."""
-    packets = stream.reshape(rows.count, -1)
     if not arranged:
         s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
-        s_raw = _take(packets, s_pat.reshape(-1), 1).reshape(rows.count, *s_pat.shape)
+        s_raw = _natural(stream, s_pat, rows.count)
         w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, None, plan.trf_read, plan.read_elems,
                                                              plan.read_elems))
         return widen(s_raw[:, None], outer.stream_type), widen(w_raw, outer.weight_type), None, None
+    packets = stream.reshape(rows.count, -1)
     lay = Layout(plan)
     s_pat = _pattern(plan, lay, plan.stream_step, plan.q, plan.q)
     s_raw = _take(packets, s_pat.reshape(-1), 1).T.reshape(*s_pat.shape, rows.count)   # a view
@@ -98,6 +99,23 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     s = s_raw if s_shift else _widened(s_raw, outer.stream_type, False)
     w = w_lay if w_shift else _widened(w_lay, outer.weight_type, False)
     return s, w, s_range, w_range
+
+
+def _natural(stream: np.ndarray | Repeated, s_pat: np.ndarray, count: int) -> np.ndarray:
+    """The stream's elements at `s_pat` (rows first): a view of a `Repeated` stream, its
+    copies kept as zero strides, when the pattern reads every element in order."""
+    flat = s_pat.reshape(-1)
+    if isinstance(stream, Repeated):
+        held = stream.reshaped((count, *s_pat.shape)) if _in_order(flat, stream.shape[1] * stream.shape[2]) else None
+        if held is not None:
+            return held
+        stream = stream.materialize()
+    return _take(stream.reshape(count, -1), flat, 1).reshape(count, *s_pat.shape)
+
+
+def _in_order(index: np.ndarray, n: int) -> bool:
+    """Does `index` read all `n` positions in order?"""
+    return index.size == n and bool(np.array_equal(index, np.arange(n)))
 
 
 def _take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:

@@ -17,6 +17,7 @@ import attrs
 from ir.declare import Table
 from visa.interp.errors import check
 from visa.interp.memory import Memory
+from visa.interp.repeated import Repeated
 from visa.interp.rows import Rows
 
 __all__ = ["ProgramState", "Step", "STEPS", "executes"]
@@ -32,10 +33,13 @@ class ProgramState:
     env: dict[int, Any]
     local: dict[int, Any] = attrs.field(factory=dict)
 
-    def input(self, ref: Any, op: Any) -> Any:
-        """The stream `ref` of this program that `op` reads."""
+    def input(self, ref: Any, op: Any, repeated: bool = False) -> Any:
+        """The stream `ref` of this program that `op` reads; a `Repeated` one as it is held
+        when the reader takes that form (`repeated`), else written out (once)."""
         value = self.local.get(ref.id)
         check(value is not None, f"input {ref} is not a stream of this program", op)
+        if isinstance(value, Repeated) and not repeated:
+            value = self.local[ref.id] = value.materialize()
         return value
 
 

@@ -25,7 +25,7 @@ from tu_ops.enums import CellFormat, FeedElementType
 
 __all__ = [
     "value_dtype", "raw_dtype", "to_raw", "from_raw", "to_bytes", "from_bytes", "pad_mask",
-    "zero_padding", "zero_pad", "widen", "CELL_DTYPES",
+    "zero_padding", "zero_pad", "padded", "widen", "CELL_DTYPES",
 ]
 
 _STAGING = {DType.I5: np.dtype(np.int8), DType.I9: np.dtype(np.int16)}
@@ -126,6 +126,11 @@ def _runs(mapping: Mapping) -> tuple[Any, ...]:
     edges = np.flatnonzero(np.diff(np.concatenate([[False], pad, [False]]).astype(np.int8)))
     runs = tuple(slice(int(a), int(b)) for a, b in zip(edges[0::2], edges[1::2]))
     return runs if len(runs) <= 8 else (np.flatnonzero(pad),)
+
+
+def padded(*mappings: Mapping) -> bool:
+    """Does any of `mappings` have a padded position (is `zero_pad` over them a no-op)?"""
+    return any(_runs(mp) for mp in mappings)
 
 
 def zero_pad(values: np.ndarray, *mappings: Mapping) -> np.ndarray:

@@ -70,8 +70,18 @@ def execute_inout(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = 
     hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
     env = _run(kernel, hbm, tgt)
     types = _types(kernel)
-    results = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.results)
-    finals = tuple(from_hbm(_hbm(env, r), types[r.id], tgt) for r in kernel.finals)
+    handed: set[int] = set()
+
+    def host(ref: Any) -> np.ndarray:
+        # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
+        # allocates its result): the first host array of each may be a view of it
+        data = _hbm(env, ref)
+        owned = id(data) not in handed
+        handed.add(id(data))
+        return from_hbm(data, types[ref.id], tgt, owned)
+
+    results = tuple(host(r) for r in kernel.results)
+    finals = tuple(host(r) for r in kernel.finals)
     return results, finals
 
 
