@@ -161,6 +161,10 @@ def test_wrong_field_kind_is_ve_enum_3():
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE] * 3)
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.LESS(1), Cmp.LESS(1.0), Cmp.TRUE, Cmp.TRUE])
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE, Cmp.TRUE, Cmp.TRUE, "x"])
+    # the message says what is wrong once, not "takes a list of four Cmp: expected a list of four Cmp"
+    assert str(raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE] * 3)).count("four Cmp") == 1
+    assert "Cmp.EQUAL needs its boundary, e.g. Cmp.EQUAL(0)" in str(raises("VE-ENUM-3", TagMode.COMPARISON,
+                                                                           [Cmp.EQUAL, Cmp.TRUE, Cmp.TRUE, Cmp.TRUE]))
     raises("VE-ENUM-3", TagMode.AXIS_TOGGLE, axis="lower")
     raises("VE-ENUM-3", Cmp.EQUAL, True)
     raises("VE-ENUM-3", Cmp.EQUAL, "1")
