@@ -177,7 +177,10 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 
 def _public_text(sig: inspect.Signature) -> str:
-    return str(sig.replace(parameters=list(sig.parameters.values())[1:]))
+    """`(time, packet, mode)`: the user's parameters (defaults kept), without `self` and
+    without our annotations (strings such as 'Any' under postponed evaluation)."""
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in list(sig.parameters.values())[1:]]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
 def location_of(method: str) -> Location:

@@ -112,6 +112,7 @@ def test_missing_argument_is_type6_not_typeerror():
     diags = bad_arity.trace().diagnostics
     assert [d.code for d in diags] == ["TYPE-6"]
     assert "packet" in diags[0].message
+    assert diags[0].help == "the signature is `fetch(time, packet)`"  # no 'Any' annotations, no self
 
 
 @device(chip=1)
