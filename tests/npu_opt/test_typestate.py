@@ -189,6 +189,19 @@ def test_annotation_must_be_an_hbm_tensor_of_any_element_layout():
     assert codes(not_hbm) == ["TYPE-6"]
 
 
+@device(chip=1)
+def unannotated(ctx: Context, x, axis) -> None:  # <-- TYPE-6 twice, at each parameter
+    pass
+
+
+def test_a_parameter_without_annotation_is_refused_at_the_parameter():
+    diags = unannotated.trace().diagnostics
+    assert [(d.code, d.line) for d in diags] == [("TYPE-6", unannotated.line + 1)] * 2
+    assert all("no annotation" in d.render() for d in diags)
+    line = open(__file__).read().splitlines()[unannotated.line]  # the def line
+    assert [line[d.col - 1:d.col - 1 + d.length] for d in diags] == ["x", "axis"]
+
+
 def test_result_must_match_annotation():
     @device(chip=1)
     def wrong_result(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
