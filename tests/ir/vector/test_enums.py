@@ -189,6 +189,9 @@ def test_calling_a_value_is_ve_enum_5():
     err = raises("VE-ENUM-5", TagMode.ZERO)
     assert "without parentheses" in err.help
     raises("VE-ENUM-5", FpBinaryOp.MUL_F(FpMulAlu.MUL0), FpMulAlu.MUL0)
+    from npu_opt import Stash  # the reference's unit struct: `Stash()` is the same slip
+
+    assert "write `Stash` without parentheses" == raises("VE-ENUM-5", Stash).help
 
 
 def test_error_is_a_typecheck_error_and_rules_have_docs():
