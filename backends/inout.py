@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from ir import host_layout
+from ir.dtypes import i4
 from ir.errors import NpuOptError
 
 __all__ = ["Call", "prepare", "finish"]
@@ -65,7 +66,7 @@ def _check_out(name: str, t: Any, array: Any) -> None:
     """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
     shape = host_layout.host_shape(t.element)
     d = t.dtype
-    accepted = (d.host_dtype, d.bits_dtype) if d.is_float else (d.host_dtype,)
+    accepted = d.host_dtypes
     names = " or ".join(str(a) for a in accepted)
     if not isinstance(array, np.ndarray):
         raise _usage(f"in-out parameter `{name}` must be a numpy array of shape {shape} and dtype {names} "
@@ -105,7 +106,12 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
 def finish(call: Call, results: Sequence[np.ndarray], finals: Sequence[np.ndarray], as_tuple: bool) -> Any:
     """Write `finals` into the caller's in-out arrays; return results then those arrays."""
     for (_, out), final in zip(call.outs, finals):
-        out[...] = final if out.dtype == final.dtype else final.view(out.dtype)
+        if out.dtype == final.dtype:
+            out[...] = final
+        elif out.dtype in i4.host_dtypes[1:]:  # i4 values (int8) into an ml_dtypes.int4 array
+            out[...] = final.astype(out.dtype)
+        else:  # a float's values into its bit container, or back
+            out[...] = final.view(out.dtype)
     values = tuple(results) + tuple(out for _, out in call.outs)
     if as_tuple or len(values) > 1:
         return values

@@ -147,6 +147,22 @@ class DType(Enum):
         return self._require_host(self._info.raw, "bit container")
 
     @property
+    def host_dtypes(self) -> tuple[np.dtype, ...]:
+        """The numpy dtypes a host array of this type may have (docs/numerics.md): the host
+        form, a float's bit container, and `ml_dtypes.int4` for i4 (read as the `int8` values
+        it holds). ValueError for i5/i9."""
+        if self.is_float:
+            return (self.host_dtype, self.bits_dtype)
+        if self is DType.I4:
+            return (self.host_dtype, _ml_dtype("int4"))
+        return (self.host_dtype,)
+
+    def host_values(self, array: np.ndarray) -> np.ndarray:
+        """`array` (of one of `host_dtypes`) in the host form or the bit container: an
+        `ml_dtypes.int4` array becomes the `int8` array of its values."""
+        return array.astype(self.host_dtype) if self is DType.I4 and array.dtype != self.host_dtype else array
+
+    @property
     def flit_elems(self) -> int:
         """Elements per 32-byte flit: 256 // bits."""
         return 256 // self.bits

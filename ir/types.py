@@ -32,6 +32,13 @@ class LaneMode(enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        """`LaneMode.INTERLEAVED()`: a variant without data is a value (porting rule 4)."""
+        from ir.errors import TypeCheckError
+
+        raise TypeCheckError(f"`LaneMode.{self.name}` is a value, so it cannot be called: "
+                             f"write `LaneMode.{self.name}` without parentheses", code="TYPE-6")
+
 
 def _m(mapping: Mapping) -> str:
     return str(mapping)

@@ -44,9 +44,9 @@ def annotation_location(fn: Any, name: str | None, default: Location) -> Locatio
     func = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if func is None:
         return default
-    node = func.returns if name == "return" else next(
-        (a.annotation for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs] if a.arg == name),
-        None)
+    arg = next((a for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs] if a.arg == name), None)
+    # a parameter without an annotation: point at the parameter itself, not at the decorator
+    node = func.returns if name == "return" else (arg.annotation or arg) if arg is not None else None
     if node is None:
         return default
     indent = len(lines[0]) - len(lines[0].lstrip())

@@ -100,7 +100,11 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
         return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
         source = path.read_text(encoding="utf-8")
-        code = compile(source, str(path), "exec")
+        # dont_inherit: the file is compiled with its own `__future__` imports only, as
+        # `import` compiles it. Inheriting this module's `annotations` import would turn every
+        # annotation into a string, and one naming a variable of an enclosing function (a
+        # kernel made by a factory) could no longer be evaluated.
+        code = compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as e:
         return None, LoadError(display, f"Python syntax error: {e.msg}", e.lineno, e.offset)
     except (OSError, UnicodeDecodeError) as e:

@@ -123,7 +123,7 @@ def param_tree(name: str, ann: Any, scope: dict[str, Any], counter: list[int]) -
         return Group(name, ann, tuple(members))
     return BadParam(name, Violation("TYPE-6", f"parameter `{name}` must be annotated HbmTensor[dtype, Chip, Element] "
                                     "(or Mut[...], a view type, a tuple or an attrs/dataclass struct of them)",
-                                    label=f"found {_text(ann):.60}"))
+                                    label="no annotation" if ann is None else f"found {_text(ann):.60}"))
 
 
 def _text(ann: Any) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ir.diagnostic import Violation
+from ir.dtypes import DType
 from ir.location import Location, user_location
 from ir.ops import Value
 from npu_opt.trace import TracedStream, current
@@ -131,6 +132,9 @@ def type_argument_fault(method: str, name: str, given: Any, operand: Any, holder
     actual = getattr(getattr(operand, "type", None), "dtype", None)
     if given is None or actual is None or given == actual:
         return None
+    if not isinstance(given, DType):  # "i8" or np.int8 would read as the dtype it is not
+        return kind_error(f"`{name}` of `{method}` must be an npu-opt dtype such as {actual}, "
+                          f"not {type(given).__name__} {given!r}", f"drop it ({holder} gives it) or pass {actual}")
     return kind_error(f"`{name}` of `{method}` is {given}, but {holder} holds {actual}",
                       f"drop it ({holder} gives it) or pass {actual}")
 
@@ -173,7 +177,10 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 
 def _public_text(sig: inspect.Signature) -> str:
-    return str(sig.replace(parameters=list(sig.parameters.values())[1:]))
+    """`(time, packet, mode)`: the user's parameters (defaults kept), without `self` and
+    without our annotations (strings such as 'Any' under postponed evaluation)."""
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in list(sig.parameters.values())[1:]]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
 def location_of(method: str) -> Location:

@@ -238,12 +238,17 @@ def _widen_concat(self: Any, loc: Location, time2: Any, packet2: Any) -> Any:
 _SCALAR_OF = {DType.I32: "i32", DType.F32: "f32"}
 
 
+def _shown(value: Any) -> str:
+    """A dtype by its name (`i8`), anything else by its repr (`'i32'`, a string)."""
+    return str(value) if isinstance(value, DType) else repr(value)
+
+
 @stage_method("vector_reinterpret")
 def _reinterpret(self: Any, loc: Location, d2: Any) -> Any:
     """The stream's bits reread as `d2` (i32 or f32); no ALU, the stage and way are kept."""
     if d2 not in _SCALAR_OF:
         return refuse_dead(self, loc, "vector_reinterpret", Violation(
-            "VE-REINT-1", f"`vector_reinterpret` rereads the bits as i32 or f32, not {d2!r}",
+            "VE-REINT-1", f"`vector_reinterpret` rereads the bits as i32 or f32, not {_shown(d2)}",
             help="pass `i32` or `f32`: the engine holds 32-bit values only"))
     return vs._step(self, loc, cops.VectorReinterpret, self.ve.stage, scalar_to=_SCALAR_OF[d2])
 

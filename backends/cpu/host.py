@@ -41,9 +41,7 @@ def _usage(message: str) -> NpuOptError:
 
 def _accepted(dtype: DType) -> tuple[np.dtype, ...]:
     """numpy dtypes accepted for a parameter of `dtype`."""
-    if dtype.is_float:
-        return (dtype.host_dtype, dtype.bits_dtype)
-    return (dtype.host_dtype,)
+    return dtype.host_dtypes
 
 
 def _names(dts: Sequence[np.dtype]) -> str:
@@ -72,6 +70,7 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     if array.shape != shape:
         raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` "
                      f"needs shape {shape}")
+    array = dtype.host_values(array)
     flat = np.ascontiguousarray(array).reshape(-1)
     if dtype == i4 and flat.size and (flat.min() < -8 or flat.max() > 7):
         raise _usage(f"parameter `{name}` is i4: values must lie in -8..7")

@@ -15,6 +15,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
+from ir.rules.contract_text import raw
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
 
@@ -335,4 +336,4 @@ def _known_factors_after(inner: tuple[Factor, ...], packet: Mapping) -> tuple[Fa
 
 def _trf_help(time: Mapping, packet: Mapping) -> str:
     lane, element = infer_trf(time, packet, None)
-    return f'e.g. .to_trf(m("{lane}"), m("{element}")) (the inferred default)'
+    return f'e.g. .to_trf(m("{raw(lane)}"), m("{raw(element)}")) (the inferred default)'

@@ -267,11 +267,14 @@ def _axis(value: Any) -> str:
 
 
 def _four_cmps(value: Any) -> tuple:
-    if not isinstance(value, (list, tuple)) or len(value) != 4:
-        raise ValueError(f"expected a list of four Cmp, got {value!r}")
+    # The caller's message already says "takes a list of four Cmp": say what was wrong.
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"got a {type(value).__name__} ({value!r})")
+    if len(value) != 4:
+        raise ValueError(f"got {len(value)}: {value!r}")
     for c in value:
         if not isinstance(c, Cmp):
-            raise ValueError(f"expected a list of four Cmp, found {c!r} in it")
+            raise ValueError(f"{c!r} needs its boundary, e.g. {c!r}(0)" if callable(c) else f"{c!r} is not a Cmp")
     scalars = {c.scalar for c in value} - {None}
     if len(scalars) > 1:
         raise ValueError(f"the four comparisons mix i32 and f32 boundaries: {list(value)!r}")

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ir.vector.errors import refuse
 from ir.vector.scalars import f32_constant, scalar_constant
 
 __all__ = ["Constant", "VrfOperand", "StashOperand", "Stash", "TernaryOperand", "SCALARS"]
@@ -61,6 +62,11 @@ class StashOperand:
 
     def __str__(self) -> str:
         return "Stash"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """`Stash()`: the reference's unit struct `Stash` is a value, as `TagMode.ZERO` is."""
+        raise refuse("VE-ENUM-5", "`Stash` is already the stash operand, so it cannot be called",
+                     help="write `Stash` without parentheses")
 
 
 Stash = StashOperand()

@@ -243,7 +243,10 @@ def test_trf_rules() -> None:
     assert check_to_trf(trf_op(DType.BF16, t, p, "A / 2", "A % 2, K")) is None
     assert check_to_trf(trf_op(DType.BF16, t, p, "1", "A, K")) is None
     assert code(check_to_trf(trf_op(DType.BF16, t, p, "1 # 3", "A, K"))) == "TRF-1"
-    assert code(check_to_trf(trf_op(DType.BF16, "K / 16", p, "1 # 8", "K"))) == "TRF-3"
+    v = check_to_trf(trf_op(DType.BF16, "K / 16", p, "1 # 8", "K"))
+    assert code(v) == "TRF-3" and v.help.startswith('e.g. .to_trf(m("1"), m("K")) ')
+    v = check_to_trf(trf_op(DType.BF16, "Q", p, "1 # 8", "Q, K % 16"))  # a pair element: no parentheses
+    assert code(v) == "TRF-3" and '.to_trf(m("1"), m("Q, K % 16")) ' in v.help
     v = check_to_trf(trf_op(DType.BF16, t, p, "A % 4", "A / 4, K"))
     assert code(v) == "TRF-4" and "A / 2" in v.label
     v = check_to_trf(trf_op(DType.BF16, t, p, "A", "K % 16, K / 16"))

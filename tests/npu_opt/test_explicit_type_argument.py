@@ -3,6 +3,8 @@ trailing `trfd` (Rust's `contract_outer::<T, P, _, _, i8>`) is the TRF's dtype, 
 
 from __future__ import annotations
 
+import numpy as np
+
 import npu_opt
 from npu_opt import *  # noqa: F403
 
@@ -37,3 +39,12 @@ def test_a_trf_dtype_argument_that_is_not_the_trfs_is_type_6():
     report = npu_opt.check(_matmul(f32))  # noqa: F405
     assert [d.code for d in report.diagnostics] == ["TYPE-6"]
     assert "the TRF tensor holds i8" in report.diagnostics[0].message
+
+
+def test_a_trf_dtype_argument_that_is_not_a_dtype_says_so():
+    """A string or a numpy type is not an npu-opt dtype: the message must not read as if the
+    TRF held another dtype ("is i8, but the TRF tensor holds i8")."""
+    for given, shown in (("i8", "not str 'i8'"), (np.int8, "not type")):
+        (d,) = npu_opt.check(_matmul(given)).diagnostics
+        assert d.code == "TYPE-6" and "must be an npu-opt dtype such as i8" in d.message, d.message
+        assert shown in d.message and "holds" not in d.message

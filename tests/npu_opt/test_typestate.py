@@ -112,6 +112,7 @@ def test_missing_argument_is_type6_not_typeerror():
     diags = bad_arity.trace().diagnostics
     assert [d.code for d in diags] == ["TYPE-6"]
     assert "packet" in diags[0].message
+    assert diags[0].help == "the signature is `fetch(time, packet)`"  # no 'Any' annotations, no self
 
 
 @device(chip=1)
@@ -188,6 +189,19 @@ def test_annotation_must_be_an_hbm_tensor_of_any_element_layout():
     assert codes(not_hbm) == ["TYPE-6"]
 
 
+@device(chip=1)
+def unannotated(ctx: Context, x, axis) -> None:  # <-- TYPE-6 twice, at each parameter
+    pass
+
+
+def test_a_parameter_without_annotation_is_refused_at_the_parameter():
+    diags = unannotated.trace().diagnostics
+    assert [(d.code, d.line) for d in diags] == [("TYPE-6", unannotated.line + 1)] * 2
+    assert all("no annotation" in d.render() for d in diags)
+    line = open(__file__).read().splitlines()[unannotated.line]  # the def line
+    assert [line[d.col - 1:d.col - 1 + d.length] for d in diags] == ["x", "axis"]
+
+
 def test_result_must_match_annotation():
     @device(chip=1)
     def wrong_result(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
@@ -230,3 +244,20 @@ def test_burst_that_ends_in_padding_is_refused_at_trace_not_an_ice():
 
     outcome = compile_kernel(padded_burst)
     assert outcome.status == "refused" and outcome.code == "DMA-5"
+
+
+@device(chip=1)
+def called_lane_mode(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")], w: HbmTensor[i8, Chip, m("R, B")]) -> None:
+    x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    w = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("R, B")])
+    trf = ctx.sub.begin(w.view()).fetch(m("R"), m("B")).collect(m("R, B / 32"), m("B % 32")).to_trf()
+    (ctx.main.begin(x.view()).fetch(m("A"), m("B")).collect(m("A, B / 32"), m("B % 32"))
+     .contract_outer(trf, m("A"), m("B")).contract_packet(m("1")).contract_time(m("A"))
+     .contract_lane(m("A"), m("R"), LaneMode.SEQUENTIAL())  # <-- TYPE-6
+     .commit_trim(m("R")).commit())
+
+
+def test_calling_a_lane_mode_is_type6_at_the_call_not_a_python_error():
+    (d,) = called_lane_mode.trace().diagnostics
+    assert (d.code, d.line) == ("TYPE-6", line_of(called_lane_mode, "# <--")), d.render()
+    assert "write `LaneMode.SEQUENTIAL` without parentheses" in d.message

@@ -113,6 +113,12 @@ def test_refused_i32_chain(steps, code):
     assert d.file.endswith("kernels.py")
 
 
+@pytest.mark.parametrize("d2, shown", [(bf16, "not bf16"), ("i32", "not 'i32'")])
+def test_reinterpret_refusal_names_the_dtype(d2, shown):
+    d = _first(chain_kernel(i32, [("vector_reinterpret", d2)]))
+    assert d.code == "VE-REINT-1" and d.message.endswith(shown), d.message
+
+
 @pytest.mark.parametrize("steps, code", [
     ([("vector_fp_ternary", FpTernaryOp.FMA_F, 2.0)], "TYPE-6"),
     ([("vector_fp_ternary", FpTernaryOp.FMA_F, (2.0, 1e39))], "VE-CONST-2"),

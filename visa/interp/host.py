@@ -47,7 +47,7 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
     d: DType = t.dtype
     chips = chip_host_dims(t.chip)
     shape = chips + host_shape(t.element)
-    accepted = (d.host_dtype, d.bits_dtype) if d.is_float else (d.host_dtype,)
+    accepted = d.host_dtypes
     if not isinstance(array, np.ndarray):
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape}, not {type(array).__name__}")
     if array.dtype not in accepted:
@@ -55,7 +55,7 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
         raise _usage(f"parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
     if array.shape != shape:
         raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` needs shape {shape}")
-    flat = np.ascontiguousarray(array).reshape(-1)
+    flat = np.ascontiguousarray(d.host_values(array)).reshape(-1)
     try:
         if d.is_float:
             values = cv.to_bits(flat, d)

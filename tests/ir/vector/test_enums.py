@@ -161,6 +161,10 @@ def test_wrong_field_kind_is_ve_enum_3():
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE] * 3)
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.LESS(1), Cmp.LESS(1.0), Cmp.TRUE, Cmp.TRUE])
     raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE, Cmp.TRUE, Cmp.TRUE, "x"])
+    # the message says what is wrong once, not "takes a list of four Cmp: expected a list of four Cmp"
+    assert str(raises("VE-ENUM-3", TagMode.COMPARISON, [Cmp.TRUE] * 3)).count("four Cmp") == 1
+    assert "Cmp.EQUAL needs its boundary, e.g. Cmp.EQUAL(0)" in str(raises("VE-ENUM-3", TagMode.COMPARISON,
+                                                                           [Cmp.EQUAL, Cmp.TRUE, Cmp.TRUE, Cmp.TRUE]))
     raises("VE-ENUM-3", TagMode.AXIS_TOGGLE, axis="lower")
     raises("VE-ENUM-3", Cmp.EQUAL, True)
     raises("VE-ENUM-3", Cmp.EQUAL, "1")
@@ -185,6 +189,9 @@ def test_calling_a_value_is_ve_enum_5():
     err = raises("VE-ENUM-5", TagMode.ZERO)
     assert "without parentheses" in err.help
     raises("VE-ENUM-5", FpBinaryOp.MUL_F(FpMulAlu.MUL0), FpMulAlu.MUL0)
+    from npu_opt import Stash  # the reference's unit struct: `Stash()` is the same slip
+
+    assert "write `Stash` without parentheses" == raises("VE-ENUM-5", Stash).help
 
 
 def test_error_is_a_typecheck_error_and_rules_have_docs():
