@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 __all__ = ["plain_number"]
@@ -30,6 +29,8 @@ def plain_number(value: Any) -> Any:
         return float(value)
     if dtype.kind != "V":      # complex, datetime, strings: not a number a rule takes
         return value
+    import ml_dtypes  # late: an ml_dtypes scalar means it is loaded; `check` must not load it (test_startup)
+
     for info, cast in ((ml_dtypes.finfo, float), (ml_dtypes.iinfo, int)):
         try:
             info(dtype)
