@@ -17,6 +17,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
 from npu_opt.dma import TensorDma
+from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
 
@@ -53,17 +54,26 @@ def representable(value: Any, dtype: Any) -> bool:
     return isinstance(value, int) and dtype.min <= value <= dtype.max
 
 
+def _bad_fill(value: Any, dtype: Any) -> Violation:
+    """VIEW-11 for a fill `representable` refused: not a number at all, or not one of `dtype`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return Violation("VIEW-11", f"the fill value {value!r} ({type(value).__name__}) is not a number known "
+                                    "while tracing", help=f"pass a Python (or numpy) number that {dtype} holds")
+    return Violation("VIEW-11", f"the fill value {value!r} is not a value of {dtype}",
+                     help=f"pass a number in the range of {dtype}")
+
+
 def memset(view: Any, sub: Any, value: Any) -> None:
     """`view.memset(ctx.sub, value)` on a DM write view; the reference's argument order,
     `view.memset(value, ctx.sub)`, means the same (docs/porting.md)."""
     if check_sub(sub, "memset") is not None and check_sub(value, "memset") is None:
         sub, value = value, sub
+    value = plain_number(value)
     bad = check_sub(sub, "memset")
     if bad is None and view.type.kind != "dm":
         bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")
     if bad is None and not representable(value, view.type.dtype):
-        bad = Violation("VIEW-11", f"the fill value {value!r} is not a value of {view.type.dtype}",
-                        help=f"pass a number in the range of {view.type.dtype}")
+        bad = _bad_fill(value, view.type.dtype)
     if bad is not None:
         _refuse(bad, "memset")
         return

@@ -20,6 +20,7 @@ from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
+from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
 from npu_opt.trace import current
@@ -79,6 +80,7 @@ class _View:
             return _refuse(Violation("TYPE-6", f"`{method}` takes (index mapping, length, tile mapping, start)",
                                      help=f'e.g. `.{method}(m("B"), 4, m("B = 4 # 8"), 0)`'), method)
         k = names.index(level)
+        length, start = plain_number(length), plain_number(start)
         offset = tile_offset(getattr(self._type, level), index, length, mapping, start, self.WRITABLE)
         if isinstance(offset, Violation):
             return _refuse(offset, method)

@@ -12,29 +12,27 @@ field by field; the first disagreement names the field, the value found and the 
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ir.errors import NpuOptError
-from ir.mapping.cells import Index
 from ir.mapping.ops import coalesce
 from ir.topology import PE_COUNTS, pe_fault
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
-from tu_ops.enums import DmaKind, Region, TuContext
-from tu_ops.lower.dma import broadcast_loops
+from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
-from visa.facts import tensor_bytes, with_facts
+from visa.facts import with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
 from tu_ops.lower.views import is_window
 from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
 from visa.retrace import Underivable
+from visa.verify_dma import check_dma
 
 __all__ = ["verify_artifact", "verify_text"]
 
@@ -252,7 +250,7 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         if not isinstance(step, TuProgram):
             if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
                 continue
-            _check_dma(step, target, fail)
+            check_dma(step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
                        "dma_shuffle": expected_shuffle}.get(step.MNEMONIC)
             expected = (_derive(indexed, step, step, types, dm_base, target, fail=fail) if indexed
@@ -340,61 +338,3 @@ def _check_commit(op: Any, context: TuContext, target: Any, fail: _Failer) -> No
             want = -(-piece * op.elem_bits(target) // 8)
     if op.write_bytes != want:
         raise fail.op(op, f"write_bytes {op.write_bytes}; the write plan gives {want}")
-
-
-def _live(mapping: Any) -> list[int]:
-    """Positions of a (small) spatial mapping that hold an index, not padding."""
-    return [p for p in range(mapping.size) if isinstance(mapping.cell(p), Index)]
-
-
-def _live_count(mapping: Any) -> int:
-    """Live positions of a mapping, from its factor form (padding factors hold one)."""
-    count = 1
-    for f in mapping.factors():
-        cells = getattr(f, "cells", None)
-        if cells is not None:
-            count *= sum(isinstance(c, Index) for c in cells)
-        elif type(f).__name__ != "PaddingFactor":
-            count *= f.extent
-    return count
-
-
-def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
-    """Bytes per partition of a DMA into DM that moves its innermost ragged digit with the
-    padding (`ir.rules.dma_tail`: a live run that is not 8-byte aligned), else None."""
-    fs = side.element.factors()
-    if not op.kind.into_dm or not fs or getattr(fs[-1], "cells", None) is None:
-        return None
-    bits = target.bits_of(side.dtype) or 0
-    live = sum(isinstance(c, Index) for c in fs[-1].cells)
-    align = 8 * target.constants.DMA_DM_ALIGN
-    if (live * bits) % align == 0 or (fs[-1].extent * bits) % align:
-        return None
-    cells = _live_count(side.element) // live * fs[-1].extent
-    return _live_count(side.slice) * -(-cells * bits // 8)
-
-
-def _check_dma(op: Any, target: Any, fail: _Failer) -> None:
-    """One command per live (chip, cluster) of the DM side (per chip for HBM -> HBM), dmn 0,
-    moving the side's live slices x live element bytes in all."""
-    src_t, dst_t = op.view_types() if hasattr(op, "view_types") else (op.input_type, op.output_type)
-    side = dst_t if op.kind in (DmaKind.HBM_TO_DM, DmaKind.DM_TO_DM, DmaKind.HBM_TO_HBM) else src_t
-    if side.kind == "dm":
-        dc, dk = getattr(op, "chip_shift", None) or 0, getattr(op, "cluster_shift", None) or 0  # a shifted window
-        parts = {(c + dc, k + dk, 0) for c in _live(side.chip) for k in _live(side.cluster)}
-        per_part = _live_count(side.slice) * -(-_live_count(side.element) * (target.bits_of(side.dtype) or 0) // 8)
-    else:
-        parts = {(c, 0, 0) for c in _live(side.chip)}
-        per_part = tensor_bytes(side, target)
-        if hasattr(op, "view_types"):  # a window moves its live cells only
-            per_part = -(-_live_count(side.element) * (target.bits_of(side.dtype) or 0) // 8)
-    given = {(c.part.chip, c.part.cluster, c.part.dmn) for c in op.commands}
-    if given != parts:
-        raise fail.op(op, f"commands serve partitions {sorted(given)}; the DM side's live (chip, cluster, dmn) "
-                          f"are {sorted(parts)}")
-    if op.MNEMONIC in ("dma", "dma_window", "dma_into"):   # a scatter's output axis is its index's, not a broadcast
-        per_part *= math.prod(n for n, _ in broadcast_loops(src_t, dst_t))  # docs/machine/dma.md
-    moved = sum(math.prod(e.size for e in c.entries) for c in op.commands)
-    padded = _padded_tail_bytes(op, side, target) if side.kind == "dm" else None
-    if moved != per_part * len(parts) and (padded is None or moved != padded * len(parts)):
-        raise fail.op(op, f"the commands move {moved} bytes; the tensor's live cells are {per_part * len(parts)} bytes")

@@ -287,9 +287,25 @@ def _live_run(dst, burst: int) -> int:
     run = min(run, burst)
     if factors and isinstance(factors[-1], RaggedFactor):
         return run
+    group = _padded_group(factors)
+    if group is not None and run >= group:
+        return run
     status = dst.element.cells(np.arange(run, dtype=np.int64)).status
     first_dead = np.flatnonzero(status != LIVE)
     return int(first_dead[0]) if first_dead.size and first_dead[0] > 0 else run
+
+
+def _padded_group(factors) -> int | None:
+    """Cells of the innermost padded group `[A, B] # n` of an element (a ragged piece with only
+    whole axis digits inside it, `dma_tail.tail_piece`), which moves whole; None without one."""
+    inner = 1
+    for f in reversed(factors):
+        if isinstance(f, RaggedFactor):
+            return inner * f.extent
+        if not isinstance(f, AxisFactor):
+            return None
+        inner *= f.extent
+    return None
 
 
 def _dma5(src, dst) -> Violation | None:
@@ -302,7 +318,7 @@ def _dma5(src, dst) -> Violation | None:
         found = _match(src, dst)
         if isinstance(found, SequenceFailure) or not found[1]:
             return None
-        return check_padded_tail(found[1][-1], found[0][-1].src_stride, src, dst, DMA_DM_ALIGN)
+        return check_padded_tail(found[1], [e.src_stride for e in found[0]], src, dst, DMA_DM_ALIGN)
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
         shown = f"{live * dst.dtype.bits / 8:g}"
         return Violation(

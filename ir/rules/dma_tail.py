@@ -1,5 +1,6 @@
-"""The padded tail of a DMA into DM (rule DMA-5 and the lowering): a ragged innermost piece (`PC # 8`) whose live run is
-not a whole number of DM write units is transferred with its padding.
+"""The padded tail of a DMA into DM (rule DMA-5 and the lowering): a ragged piece (`PC # 8`, or
+the `[A, B] # 16` of a padded group of digits) whose live run is not a whole number of DM write
+units is transferred with its padding.
 
 A DMA moves the live run of a ragged piece only (padding is not transferred). When that
 piece is the innermost of the destination element and its live run is not a multiple
@@ -8,6 +9,11 @@ strides the padded packet instead (its `padded_tail_alignment` kernel: an i32 `P
 padded to 8 on both sides). That is exact only when the source holds padding at the
 same places, so the padded cells copied are padding (zero) on both sides; a dense source
 (the next row's data right after the live run) keeps the live run.
+
+The ragged piece is the innermost one (`PC # 8`), or it holds whole digits inside it: `[A, B, C] #
+32` with |A B C| = 30 factors as a ragged piece of 15 live steps over `[A, B]` times the 2 cells
+of `C`, and the tail widens the ragged piece, so the packet is the group's 32 padded cells
+(`tail_piece` finds it; the digits inside must be contiguous on both sides).
 """
 
 from __future__ import annotations
@@ -18,22 +24,42 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE
-from ir.mapping.factors import RaggedFactor
+from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
 
-__all__ = ["padded_tail", "live_steps", "check_padded_tail"]
+__all__ = ["padded_tail", "live_steps", "check_padded_tail", "tail_piece"]
 
 
-def padded_tail(piece: Any, other_stride: int, live: int, other_t: Any, bits: int, align: int) -> int:
-    """The steps to transfer of the innermost destination piece `piece`: its padded extent
-    when its `live` run is not `align`-byte aligned and every padded step reads a padding
-    cell of the source (`other_t`, `other_stride` joint cells per step), else `live`."""
-    if not isinstance(piece, RaggedFactor) or live == piece.extent or (live * bits) % (8 * align) == 0:
+def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
+    """(index, cells inside it) of the piece a padded tail may widen: the innermost ragged
+    piece of `pieces` (a destination's pieces, outer first) when only whole axis digits lie
+    inside it, contiguous on the destination and, by `other_strides` (the source's joint cell
+    stride per piece), on the source; None when there is none."""
+    inner = 1
+    for k in range(len(pieces) - 1, -1, -1):
+        piece = pieces[k]
+        if isinstance(piece, RaggedFactor):
+            return (k, inner) if inner == 1 or other_strides[k] == inner else None
+        if not isinstance(piece, AxisFactor) or other_strides[k] != inner:
+            return None
+        inner *= piece.extent
+    return None
+
+
+def padded_tail(piece: Any, other_stride: int, live: int, other_t: Any, bits: int, align: int,
+                inner: int = 1) -> int:
+    """The steps to transfer of the destination piece `piece` (`tail_piece`, `inner` cells per
+    step): its padded extent when its `live` run is not `align`-byte aligned and every padded
+    step reads padding cells of the source (`other_t`, `other_stride` joint cells per step),
+    else `live`."""
+    row = 8 * align
+    if not isinstance(piece, RaggedFactor) or live == piece.extent or (live * inner * bits) % row == 0:
         return live
-    if (piece.extent * bits) % (8 * align):
+    if (piece.extent * inner * bits) % row:
         return live
     joint = pair_all(list(other_t.levels()))
-    positions = np.arange(live, piece.extent, dtype=np.int64) * other_stride
+    steps = np.arange(live, piece.extent, dtype=np.int64) * other_stride
+    positions = (steps[:, None] + np.arange(inner, dtype=np.int64)[None, :]).reshape(-1)
     if positions.max(initial=0) >= joint.size:
         return live
     status = joint.cells(positions).status
@@ -50,22 +76,29 @@ def live_steps(piece: Any) -> int:
     return live.index(False) if False in live else len(live)
 
 
-def check_padded_tail(piece: Any, other_stride: int, src: Any, dst: Any, align: int) -> Violation | None:
-    """DMA-5 for the innermost destination piece of a DMA into DM: a ragged piece whose live
-    run is not `align`-byte aligned moves with its padding, so the source must hold padding
-    at those cells too (the lowering then strides the padded packet, `padded_tail`)."""
-    bits = dst.dtype.bits
-    live = live_steps(piece)
-    if not isinstance(piece, RaggedFactor) or (live * bits) % (8 * align) == 0:
+def check_padded_tail(pieces: Any, other_strides: Any, src: Any, dst: Any, align: int) -> Violation | None:
+    """DMA-5 for the tail of a DMA into DM (`pieces`, `other_strides`: the destination's joint
+    pieces and the source's strides for them, `tail_piece`): a ragged piece whose live run is not
+    `align`-byte aligned moves with its padding, so the source must hold padding at those cells
+    too (the lowering then strides the padded packet, `padded_tail`)."""
+    found = tail_piece(pieces, other_strides)
+    if found is None:
         return None
-    if padded_tail(piece, other_stride, live, src, bits, align) != live:
+    k, inner = found
+    piece, bits = pieces[k], dst.dtype.bits
+    live = live_steps(piece)
+    if (live * inner * bits) % (8 * align) == 0:
+        return None
+    if padded_tail(piece, other_strides[k], live, src, bits, align, inner) != live:
         return None
     from ir.rules.dma import factor_text  # late: ir.rules.dma imports this module
 
+    live *= inner
     shown = f"{live * bits / 8:g}"
+    digits = f"`{factor_text(piece)}`" if inner == 1 else f"(a padded group) of `{dst.element}`"
     return Violation(
         "DMA-5", f"a DMA into DM writes whole {align}-byte units, but the innermost destination digits "
-                 f"`{factor_text(piece)}` hold {live} live cell(s) = {shown} byte(s) per row",
+                 f"{digits} hold {live} live cell(s) = {shown} byte(s) per row",
         label=f"{shown} byte(s) per row, not a multiple of {align}",
         notes=(f"the row can move with its padding only when the source pads it the same way; the source "
                f"{src} holds data right after the live cells",),

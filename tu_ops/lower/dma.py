@@ -31,7 +31,7 @@ from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
-from ir.rules.dma_tail import live_steps, padded_tail
+from ir.rules.dma_tail import live_steps, padded_tail, tail_piece
 from ir.types import DmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
@@ -118,13 +118,17 @@ def _live_steps(piece: Any) -> int:
 def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[Loop]:
     """DM-side loops of one stream level (PaddingFactor pieces left out), outer to inner: size, own
     stride in bits (`unit_bits` per step of the level), other-side joint cell stride. `tail(piece,
-    other stride, live steps)` may widen the innermost piece to its padded extent (`dma_tail`)."""
+    other stride, live steps, cells inside)` may widen the tail's ragged piece to its padded extent
+    (`dma_tail.tail_piece`: the innermost one, or one with only whole digits inside)."""
     pieces, entries = found.pieces[level], found.levels[level]
     out = [(_live_steps(piece), stride * unit_bits, entry.stride)
            for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, PaddingFactor)]
-    if tail is not None and out and not isinstance(pieces[-1], PaddingFactor):
-        n, own, other = out[-1]
-        out[-1] = (tail(pieces[-1], entries[-1].stride, n), own, other)
+    widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and out else None
+    if widened is not None:
+        k, inner = widened
+        at = len(out) - (len(pieces) - k)        # no padding piece lies inside the widened one
+        n, own, other = out[at]
+        out[at] = (tail(pieces[k], entries[k].stride, n, inner), own, other)
     return out
 
 
@@ -228,8 +232,8 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
     other = _Other(other_t, bits, c.DM_SLICE_BYTES)
     spatial = 3 if own_dm else 1  # chip, cluster, slice (DM) / chip (HBM)
     slice_loops = _dm_loops(found, 2, 8 * c.DM_SLICE_BYTES) if own_dm else []
-    tail = (lambda piece, stride, live: padded_tail(piece, stride, live, other_t, bits, c.DMA_DM_ALIGN)) \
-        if kind.into_dm else None
+    tail = (lambda piece, stride, live, inner: padded_tail(piece, stride, live, other_t, bits, c.DMA_DM_ALIGN,
+                                                           inner)) if kind.into_dm else None
     elem = _dm_loops(found, spatial, bits, tail)
     packet_cells, elem = _packet(elem, dma_burst(src_t, dst_t), bits)
     packet_bytes = _exact(packet_cells * bits, "packet")
