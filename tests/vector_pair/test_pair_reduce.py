@@ -91,6 +91,25 @@ def pair_reduce(ctx: Context, x: HbmTensor[i32, Chip, m("X, Q, B")],
 '''
 
 
+_VRF = _HEAD + '''
+axes(A=4, F=32)
+
+@device(chip=1)
+def zipped_vrf(ctx: Context, x: HbmTensor[i32, Chip, m("I, A, F")], w: HbmTensor[i32, Chip, m("F")]) -> HbmTensor[i32, Chip, m("F")]:
+    w = w.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("F")])
+    w = ctx.sub.begin(w.view()).fetch(m("F / 8"), m("F % 8")).collect(m("F / 8"), m("F % 8")).to_vrf(m("F"))
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("I, A, F")])
+    z = (ctx.main.begin(x.view()).fetch(m("A, F / 8, I"), m("F % 8")).collect(m("A, F / 8, I"), m("F % 8"))
+         .vector_init().vector_intra_slice_unzip(m("I"), m("A, F / 8, 1 # 2"), m("A, F / 8"))
+         .vector_fxp(FxpBinaryOp.MUL_INT, w, 5)
+         .vector_fxp_zip(FxpBinaryOp.ADD_FXP)
+         .vector_narrow_split(m("A, F / 8, F / 4 % 2"), m("F % 4"))
+         .vector_intra_slice_reduce(m("A"), m("F / 8, F / 4 % 2"), m("F % 4"), IntraSliceReduceOpI32.MAX)
+         .vector_widen_concat(m("F / 8"), m("F % 8")).vector_final().commit_trim(m("F % 8")).commit())
+    return z.to_hbm(ctx.tdma)
+'''
+
+
 def _kernel(tmp_path, src, name, **fields):
     path = tmp_path / f"{name}.py"
     path.write_text(src.format(**fields) if fields else src)
@@ -179,3 +198,14 @@ def test_a_padded_reduce_record_needs_its_counts(time):
                                                       bad.input_type.packet.resize(4).normalize(), "A"))
     good, _ = _reducing(counted, time=time)()
     assert good.first_failure(rngd(), None) is None
+
+
+def test_a_reduce_after_a_group_read_the_vrf(tmp_path):
+    """max over A of x0 * w + 5 x1: group 0 reads the VRF tensor w (a `vector_pair_rf` record),
+    the merged stream is split, reduced and joined again."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-1000, 1000, (2, 4, 32), dtype=np.int32)
+    w = rng.integers(-1000, 1000, 32, dtype=np.int32)
+    cpu, text = both_backends(_kernel(tmp_path, _VRF, "zipped_vrf"), (x, w), " vector_pair_rf ",
+                              "unit=INTRA_REDUCE_I32, op=MAX, side=MERGED")
+    np.testing.assert_array_equal(cpu, (x[0] * w + 5 * x[1]).max(axis=0))
