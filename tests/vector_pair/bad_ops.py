@@ -52,6 +52,14 @@ def _reducing(*reduce, time="A", out_time="1"):
                                  output_type=stream(DType.I32, out_time, "J # 8")), None)
 
 
+def _fma(fma):
+    """An f32 record: split, the paired FMA_F step `fma`, a MUL0 zip, concat."""
+    steps = (step("NARROW_SPLIT", "NONE", "BOTH"), fma, step("FP_BINARY", "MUL_F_MUL0", "ZIP", 1),
+             step("WIDEN_CONCAT", "NONE", "MERGED"))
+    return lambda: (attrs.evolve(GOOD, steps=steps, input_type=stream(DType.F32, "A, I"),
+                                 output_type=stream(DType.F32)), None)
+
+
 def _padded_vcg():
     """The valid counts of a reduce of A # 16 (time) over 4-cell packets of J."""
     from tu_ops.valid_count import reduce_vcg
@@ -76,6 +84,9 @@ BAD_PAIR = {
     "VPAIR-3:skipped-arg": _steps(step("FXP", "MUL_INT", "G0", 2, 7), ZIP_ADD),
     "VPAIR-3:vcg": lambda: (attrs.evolve(GOOD, steps=(attrs.evolve(ZIP_ADD, vcg=_padded_vcg()),),
                                          output_type=stream(DType.I32)), None),
+    "VPAIR-3:add": _steps(attrs.evolve(step("FXP", "MUL_INT", "G0", 2), add0=5), ZIP_ADD),     # add0 on an FXP step
+    "VPAIR-3:fma-skipped-add": _fma(attrs.evolve(step("FP_TERNARY", "FMA_F", "G0", 0x3F800000), add1=0x3F800000)),
+    "VPAIR-3:fma-add-bits": _fma(attrs.evolve(step("FP_TERNARY", "FMA_F", "BOTH", 0x3F800000, 0), add1=2**32)),
     "VPAIR-4": _reducing(REDUCE_MIN, out_time="A"),                     # the reduce removes nothing
     "VPAIR-4:vcg": _reducing(REDUCE_MIN, time="A # 16"),                # a padded axis counted by no vcg=
 }

@@ -15,6 +15,7 @@ from ir import ops as ir
 from ir import vector_ops as vops
 from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
+from ir import vector_pair_ternary_ops as ptern
 from ir.errors import InternalError
 from ir.dtypes import DType
 from ir.vector import enums as E
@@ -43,7 +44,9 @@ def _step(op: Any) -> PairStep | None:
         side, mode, a1 = "MERGED", *(rest or ("DEFAULT", 0))
     if unit not in PairUnit.__members__:
         raise InternalError(f"a pair pass has no {unit} step (`{op.STAGE}`)")
-    return with_vcg(PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1, VeMode[mode]), op)
+    add0, add1 = op.addends() if hasattr(op, "addends") else (0, 0)  # a paired FMA_F's c per group
+    step = PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1, VeMode[mode], add0=add0, add1=add1)
+    return with_vcg(step, op)
 
 
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
@@ -90,7 +93,7 @@ def _read_stream(group: Any, before: tuple[Any, ...]) -> Any:
     return attrs.evolve(group, time=time, packet=packet if packet.size == FLIT else packet.pad(FLIT).normalize())
 
 
-for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES):
+for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES, *ptern.PAIR_TERNARY_CLASSES):
     lowers(_cls)(lambda op, site: None)
 
 
@@ -114,7 +117,8 @@ def _enum(unit: str, name: str) -> Any:
 def _const(unit: str, arg: int, used: bool) -> Any:
     if not used:
         return None
-    return float(np.array(arg, np.uint32).view(np.float32)) if unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32") else arg
+    f32 = unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32", "FP_TERNARY")
+    return float(np.array(arg, np.uint32).view(np.float32)) if f32 else arg
 
 
 def _ve_mode(step: PairStep) -> VeStep:
@@ -135,6 +139,11 @@ def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -
         to = name[len("TO_"):].lower()
         out = attrs.evolve(src.type, dtype=DType.I32 if to == "i32" else DType.F32)
         return plogic.PairReinterpret(input=src, scalar_to=to, result=ir.Value(ident, out))
+    if unit == "FP_TERNARY":
+        pairs = [(_const(unit, a, True), _const(unit, c, True)) if used else None
+                 for a, c, used in ((step.arg0, step.add0, g0), (step.arg1, step.add1, g1))]
+        return ptern.PairFpTernary(input=src, op=E.FpTernaryOp.FMA_F, c0=pairs[0], c1=pairs[1],
+                                  mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
     if unit == "FP_UNARY":
         return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
     return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),

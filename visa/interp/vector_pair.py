@@ -70,8 +70,8 @@ def _run(op: Any, i: int, values: Any, operands: list[np.ndarray] | None = None,
 
 def _group(step: Any, g: int, arg: int, values: np.ndarray, operands: list[np.ndarray] | None) -> np.ndarray:
     """Group g's step: with its constant, or (its `rf` bit set) with VRF tensor `arg`'s values."""
-    if not step.rf >> g & 1:
-        return run_step(step.unit.name, step.op.name, arg, values, step.mode.name)
+    if not step.rf >> g & 1:  # add<g>: a paired FMA_F's c of the group
+        return run_step(step.unit.name, step.op.name, arg, values, step.mode.name, (step.add0, step.add1)[g])
     if operands is None or not 0 <= arg < len(operands):
         raise IndexError(f"group {g} reads VRF tensor {arg}, the record names {len(operands or ())}")
     return run_step(f"{step.unit.name}_RF", step.op.name, 0, values, operand=operands[arg])
