@@ -87,7 +87,7 @@ def test_generated_padded_reduces_after_a_zip_agree():
 @pytest.mark.slow
 def test_many_generated_padded_reduces_agree():
     stats = _run(200, 1313)
-    paired = _run(100, 1314, paired=True)
+    paired = _run(100, 1316, paired=True)
     for layout in ("time", "slice_major", "time_major", "slice_packet", "interleaved"):
         assert stats[f"layout:{layout}"] > 0 and paired[f"layout:{layout}"] > 0, (stats, paired)
     assert stats["refused"] > 0 and paired["refused"] > 0, (stats, paired)
