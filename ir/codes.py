@@ -189,7 +189,6 @@ _ENTRIES: list[CodeInfo] = [
         ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
         ("PAIR-UNZIP-3", "unzip times do not match the stream"),
         ("PAIR-SPLIT-1", "pair way change does not regroup the flit"),
-        ("PAIR-REDUCE-1", "intra-slice reduce in a paired pass"),
         ("INTERLEAVE-1", "interleaved views differ"),
         ("INTERLEAVE-2", "interleave axis is not a fresh size-2 axis"),
         ("VE-TAG-2", "comparison boundary of the other scalar"),
@@ -204,9 +203,9 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-STASH-3", "stash written twice"),
         ("VE-STASH-4", "stash read at another scalar or way"),
         ("VE-STASH-5", "stash in pair mode"))],
-    *_rules("VPAIR", 3, "Vector Engine", [
+    *_rules("VPAIR", 4, "Vector Engine", [
         "pair steps do not type the stream", "pair steps out of order, merged twice or sharing an ALU",
-        "pair step argument out of range"], phase="verify"),
+        "pair step argument out of range", "merged reduce step does not fit its stream"], phase="verify"),
     # kernel parameters and in-place writes (npu_opt.params)
     *_rules("PARAM", 2, "docs/parameters.md", ["write into a read-only parameter",
                                                "parameter type that holds no tensor"]),

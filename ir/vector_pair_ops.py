@@ -1,8 +1,8 @@
 """Traced ops of the Vector Engine's pair mode (`ir.vector.pair` holds its semantics).
 
 `vector_intra_slice_unzip(m("I"), tile_time, split_time)` enters the chain with two groups;
-the paired ops act on both (a constant per group, `None` skipping one); a `*_zip` op merges
-them into one stream, after which the ordinary chain ops of `ir.vector_ops` follow. Every
+the paired ops act on both (a constant per group, `None` skipping one; FMA_F's `(a, c)` pairs
+are `ir.vector_pair_ternary_ops`); a `*_zip` op merges them into one stream, after which the ordinary chain ops of `ir.vector_ops` follow. Every
 op here is folded into the one `vector_pair` record its `vector_init` lowers to; each
 `pair_step()` is one step of that record: `(unit, op, side, arg0, arg1)` with side `BOTH`,
 `G0` or `G1` for a paired op and `ZIP` for the merge (arg0 the `BinaryArgMode` index).
@@ -31,8 +31,9 @@ from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vrf_ops import rf_mismatch
 
-__all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp", "PairFpToFxp",
-           "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES", "PairOp"]
+__all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
+           "PairFpToFxp", "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES",
+           "PairOp"]
 
 
 class PairOp(VectorOp):
@@ -334,6 +335,6 @@ class ZipFp(_Zip):
 
 
 PAIR_OP_CLASSES: tuple[type, ...] = (
-    VectorUnzip, PairFxp, PairClip, PairFpBinary, PairFpUnary, PairFxpToFp, PairFpToFxp, PairNarrowSplit,
-    PairWidenConcat, ZipFxp, ZipClip, ZipFp,
+    VectorUnzip, PairFxp, PairClip, PairFpBinary, PairFpUnary, PairFxpToFp, PairFpToFxp,
+    PairNarrowSplit, PairWidenConcat, ZipFxp, ZipClip, ZipFp,
 )

@@ -8,7 +8,8 @@ group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a g
 group's operand may be a VRF tensor (not on the Logic cluster, and only in the default mode:
 VRF-7),
 both groups reading the same one through the pass's one register-file port (PAIR-VRF-1),
-`vector_fp_unary(op, g0, g1)` takes a flag per group, and the common stages
+`vector_fp_unary(op, g0, g1)` takes a flag per group, `vector_fp_ternary(op, (a0, c0), (a1, c1))`
+an FMA_F pair per group (`npu_opt.vector_pair_ternary`), and the common stages
 (`vector_fxp_to_fp`, `vector_fp_to_fxp`, `vector_narrow_split`, `vector_widen_concat`,
 `vector_reinterpret`) act on both. A zip (`vector_logic_zip`, `vector_fxp_zip`, `vector_clip_zip`,
 `vector_fp_zip`, each with a `_with_mode` form) merges the groups into one stream of the
@@ -32,6 +33,7 @@ from ir.vector.enums import Way
 from ir.vector.errors import VectorRuleError
 from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
+from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 
@@ -286,6 +288,8 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
     "vector_fp_binary": (S.FP, _F32, W4, _FP_BINARY[0]),
     "vector_fp_binary_with_mode": (S.FP, _F32, W4, _FP_BINARY[1]),
+    "vector_fp_ternary": (S.FP, _F32, W4, pair_ternary.fp_ternary),
+    "vector_fp_ternary_with_mode": (S.FP, _F32, W4, pair_ternary.fp_ternary_mode),
     "vector_fp_zip": (S.FP, _F32, W4, _FP_ZIP[0]),
     "vector_fp_zip_with_mode": (S.FP, _F32, W4, _FP_ZIP[1]),
     "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),

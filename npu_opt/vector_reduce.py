@@ -2,7 +2,7 @@
 
 `vector_intra_slice_reduce(m("R"), out_time, out_packet, op)` runs on the 4-way stream
 (after `vector_narrow_trim` or the float ops), removing every factor of axis `R` from its
-time and packet; `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `MAX`, `MIN`) or
+time and packet (on one stream, or on the merged stream after a pair pass's zip); `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `MAX`, `MIN`) or
 `IntraSliceReduceOpF32` (`ADD`, `MAX`, `MIN`) value. The shapes are the traced op's rules
 (VE-REDUCE-*); the op claims the reduce ALU (VE-ALU-1).
 """
@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 
-from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector import enums as E
@@ -47,11 +46,6 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
     from npu_opt.vector_stages import _enum, _step
 
     name = "vector_intra_slice_reduce"
-    if getattr(self.ve, "zipped", False):
-        return refuse_dead(self, loc, name, Violation(
-            "PAIR-REDUCE-1", "npu-opt does not compile an intra-slice reduce in a paired pass",
-            label="a reduce after a zip", help="commit the zipped stream, then reduce it in a pass of its own "
-                                                "(`ctx.main.begin(...)` over the committed tensor)"))
     if _axis_name(axis) is None:
         return refuse_dead(self, loc, name, kind_error(
             f"the reduce axis of `{name}` must be one axis written as m(\"R\"), not {axis!s:.40}"))

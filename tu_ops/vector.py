@@ -27,12 +27,10 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.vector import enums as E
 from ir.vector import ways
-from ir.mapping.nodes import Resize
-from ir.vector.intra_reduce import removed_axis, shape_fault
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
-from tu_ops.valid_count import PackConfig, reduce_vcg_problem
+from tu_ops.valid_count import PackConfig
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
 
@@ -224,24 +222,9 @@ class VectorEngineOp(TuOp):
 
     @rule("VEOP-7")
     def _reduce(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        reduce = [s for s in self.steps if s.unit in _REDUCE]
-        if not reduce:
-            return None
-        t, out = self.input_type, self.output_type
-        try:
-            time, packet = stream_before(t.time, t.packet, self.steps, self.steps.index(reduce[0]))
-        except MappingError as e:
-            return f"the stream before the reduce has no shape: {e}"
-        packet, out_packet = Resize(packet, 4).normalize(), Resize(out.packet, 4).normalize()
-        if reduce[0].arg == 0:
-            out_packet = packet
-        axis = removed_axis(time, packet, out.time, out_packet)
-        if len(reduce) > 1 or axis is None:
-            return "a pass reduces one axis, once"
-        fault = shape_fault(axis, time, packet, out.time, out_packet)
-        if fault is not None:
-            return f"the reduce of {axis}: {fault.message}"
-        return reduce_vcg_problem(reduce[0], t.slice, time, packet, axis)
+        from tu_ops.vector_reduce import reduce_problem
+
+        return reduce_problem(self)
 
     @rule("VEOP-4")
     def _rf_port(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -7,10 +7,16 @@ The input stream's time holds `axis` (size 2); group g is the stream at `axis` =
 `split_time`. A step's `side` is `BOTH`, `G0` or `G1` for a paired step (arg0 is group 0's
 constant or conversion width, arg1 group 1's), `ZIP` for the merge (arg0 the index of its
 `BinaryArgMode`, MODE00 ... MODE11) and `MERGED` for a step on the merged stream (arg0;
-arg1 the second constant of a merged `FP_TERNARY`). A paired or merged step of a `*_with_mode`
-op adds `mode=MODE10` (one mode for both groups, read inside each; printed only when set).
+arg1 the second constant of a merged `FP_TERNARY`). A paired `FP_TERNARY` (FMA_F, `x * a + c`)
+has each group's `a` in arg0 / arg1 and its `c` in `add0` / `add1` (printed only when set).
+A paired or merged step of a `*_with_mode` op adds `mode=MODE10` (one mode for both groups,
+read inside each; printed only when set).
+A merged `INTRA_REDUCE_I32` / `_F32` step (arg 1 when the packet becomes `1 # 4`) reduces the
+merged stream, which has a group's shape; a padded reduce axis adds `vcg={...}`, as on a
+`vector` step (printed only when set).
 Rules VPAIR-1 (the unzip and the steps type the stream), VPAIR-2 (stage order, one zip,
-one op per ALU), VPAIR-3 (each step's args).
+one op per ALU), VPAIR-3 (each step's args), VPAIR-4 (the reduce removes one axis of the
+merged stream, with the valid counts it needs: `tu_ops.vector_reduce`).
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from ir.vector.numerics.steps import UNITS
 from ir.vector.pair import unzip_problem
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
+from tu_ops.vector_reduce import reduce_problem
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
 
@@ -51,6 +59,8 @@ class PairUnit(enum.Enum):
     FP_TERNARY = "fp_ternary"
     FP_DIV = "fp_div"
     REINTERPRET = "reinterpret"  # both groups (or the merged stream); holds its place in the order
+    INTRA_REDUCE_I32 = "intra_reduce_i32"  # the merged stream's intra-slice reduce (VPAIR-4)
+    INTRA_REDUCE_F32 = "intra_reduce_f32"
 
 
 class PairSide(enum.Enum):
@@ -75,22 +85,27 @@ class PairStep:
     arg1: int
     mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})  # a `*_with_mode` op's
     rf: int = attrs.field(default=0, metadata={"omit_default": True})  # bit g: group g reads VRF tensor arg<g>
+    vcg: PackConfig | None = attrs.field(default=None, metadata={"omit_default": True})  # a padded reduce's counts
+    add0: int = attrs.field(default=0, metadata={"omit_default": True})  # a paired FMA_F's c of group 0 (f32 bits)
+    add1: int = attrs.field(default=0, metadata={"omit_default": True})  # ... and of group 1
 
 
 _ORDER = {PairUnit.FXP: 1, PairUnit.FXP_TO_FP: 2, PairUnit.NARROW_SPLIT: 3, PairUnit.NARROW_TRIM: 3, PairUnit.FP_UNARY: 4,
           PairUnit.FP_BINARY: 4, PairUnit.WIDEN_CONCAT: 5, PairUnit.WIDEN_PAD: 5, PairUnit.FP_TO_FXP: 6,
           PairUnit.CLIP_I32: 7, PairUnit.CLIP_F32: 7,
-          PairUnit.LOGIC_I32: 0.5, PairUnit.LOGIC_F32: 0.5, PairUnit.FP_TERNARY: 4, PairUnit.FP_DIV: 4.5}
+          PairUnit.LOGIC_I32: 0.5, PairUnit.LOGIC_F32: 0.5, PairUnit.FP_TERNARY: 4, PairUnit.FP_DIV: 4.5,
+          PairUnit.INTRA_REDUCE_I32: 4.25, PairUnit.INTRA_REDUCE_F32: 4.25}
 _REPEATABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_UNARY, PairUnit.FP_BINARY,
                          PairUnit.LOGIC_I32, PairUnit.LOGIC_F32, PairUnit.FP_TERNARY})
 _ZIPPABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_BINARY, PairUnit.LOGIC_I32,
                        PairUnit.LOGIC_F32})
-_FOUR_WAY = frozenset({PairUnit.FP_UNARY, PairUnit.FP_BINARY, PairUnit.FP_TERNARY, PairUnit.FP_DIV})
-_MERGED_ONLY = frozenset({PairUnit.FP_TERNARY, PairUnit.FP_DIV})  # no paired form yet
+_REDUCE = frozenset({PairUnit.INTRA_REDUCE_I32, PairUnit.INTRA_REDUCE_F32})
+_FOUR_WAY = frozenset({PairUnit.FP_UNARY, PairUnit.FP_BINARY, PairUnit.FP_TERNARY, PairUnit.FP_DIV, *_REDUCE})
+_MERGED_ONLY = frozenset({PairUnit.FP_DIV, *_REDUCE})  # no paired form
 _PAIRED = frozenset({PairSide.BOTH, PairSide.G0, PairSide.G1})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 _WAYS = {PairUnit.NARROW_SPLIT: ("i32 f32", 8, 4), PairUnit.WIDEN_CONCAT: ("i32 f32", 4, 8),
-         PairUnit.WIDEN_PAD: ("f32", 4, 8), PairUnit.NARROW_TRIM: ("f32", 8, 4)}
+         PairUnit.WIDEN_PAD: ("i32 f32", 4, 8), PairUnit.NARROW_TRIM: ("i32 f32", 8, 4)}  # i32: around a reduce
 
 
 def _units(step: PairStep) -> tuple[str, str]:
@@ -102,7 +117,7 @@ def _units(step: PairStep) -> tuple[str, str]:
 
 def _ve_step(step: PairStep, arg: int) -> VeStep:
     arg1 = step.arg1 if step.unit is PairUnit.FP_TERNARY else 0
-    return VeStep(VeUnit[step.unit.name], step.op, arg, step.mode, arg1)
+    return VeStep(VeUnit[step.unit.name], step.op, arg, step.mode, arg1, step.vcg)
 
 
 @attrs.frozen(kw_only=True)
@@ -183,9 +198,20 @@ class VectorPairOp(TuOp):
     def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for i, step in enumerate(self.steps):
             problem = _step_problem(step) or _rf_problem(step, len(getattr(self, "rf", ())))
+            if step.vcg is not None and step.unit not in _REDUCE:
+                problem = "only a reduce step carries a vcg= configuration"
             if problem:
                 return f"step {i} ({step.unit.name} {step.side.name}): {problem}"
         return None
+
+    def reduce_input(self) -> tuple[Any, Any, tuple[VeStep, ...]]:
+        """(time, packet, steps) of the stream the steps enter, as one group sees it: a reduce
+        runs on the merged stream, which has a group's shape (`tu_ops.vector_reduce`)."""
+        return self.split_time, self.input_type.packet, tuple(_ve_step(s, s.arg0) for s in self.steps)
+
+    @rule("VPAIR-4")
+    def _reduce(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return reduce_problem(self)
 
 
 def _rf_problem(step: PairStep, tensors: int) -> str | None:
@@ -216,15 +242,25 @@ def _step_problem(step: PairStep) -> str | None:
     if step.unit in _MERGED_ONLY and step.side is not PairSide.MERGED:
         return f"{step.unit.name} runs only on the merged stream"
     if step.side is PairSide.MERGED and step.unit is PairUnit.FP_TERNARY:
-        return _arg_problem(_ve_step(step, step.arg0))
-    args = [step.arg0] if step.side is not PairSide.G1 and not step.rf & 1 else []
-    args += [step.arg1] if step.side in (PairSide.BOTH, PairSide.G1) and not step.rf & 2 else []
+        return _arg_problem(_ve_step(step, step.arg0)) or _adds_problem(step, ())
+    runs = {"BOTH": (0, 1), "G0": (0,), "G1": (1,), "MERGED": (0,)}[step.side.name]  # the args it reads
     if step.side in (PairSide.G0, PairSide.MERGED) and step.arg1 != 0:
         return "arg1 of a step on one stream is 0"
     if step.side is PairSide.G1 and step.arg0 != 0:
         return "arg0 of a group-1 step is 0"
-    for a in args:
-        problem = _arg_problem(_ve_step(step, a))
-        if problem:
-            return problem
+    problem = _adds_problem(step, runs if step.unit is PairUnit.FP_TERNARY else ())
+    for g in runs:
+        if problem is None and not step.rf >> g & 1:
+            arg, add = (step.arg0, step.add0) if g == 0 else (step.arg1, step.add1)
+            ve = _ve_step(step, arg)
+            problem = _arg_problem(attrs.evolve(ve, arg1=add) if step.unit is PairUnit.FP_TERNARY else ve)
+    return problem
+
+
+def _adds_problem(step: PairStep, groups: Any) -> str | None:
+    """A step's add0 / add1 (a paired FMA_F's c of each group) are 0 for a group it skips and on
+    every other step."""
+    for g, add in ((0, step.add0), (1, step.add1)):
+        if add and g not in groups:
+            return f"add{g} is a paired FMA_F's c of group {g}; this step has none (0), not {add}"
     return None

@@ -13,6 +13,7 @@ import numpy as np
 
 from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
+from ir import vector_pair_ternary_ops as ptern
 from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 
@@ -32,14 +33,15 @@ def _unzip(op: pops.VectorUnzip, buf: np.ndarray) -> np.ndarray:
     return np.stack([_zero_padding(g, op.result.type) for g in out])
 
 
-@handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, pops.PairFxpToFp, pops.PairFpToFxp,
-         plogic.PairLogic, plogic.PairReinterpret)
+@handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, ptern.PairFpTernary, pops.PairFxpToFp,
+         pops.PairFpToFxp, plogic.PairLogic, plogic.PairReinterpret)
 def _paired(op: Any, buf: np.ndarray, *vrfs: np.ndarray) -> np.ndarray:
     """A paired step: each named group runs the step with its own argument (and the op's mode);
     a group whose operand is a VRF tensor reads it, broadcast over the group's stream."""
     unit, name, side, a0, a1 = op.pair_step()
     t, mode = op.result.type, op.step_mode()
     reads = getattr(op, "rf_groups", lambda: 0)()
+    adds = op.addends() if hasattr(op, "addends") else (0, 0)  # a paired FMA_F's c per group
     out = []
     for g, arg in ((0, a0), (1, a1)):
         values = buf[g]
@@ -47,7 +49,7 @@ def _paired(op: Any, buf: np.ndarray, *vrfs: np.ndarray) -> np.ndarray:
             operand = _rf_operand(op, vrfs[0]).reshape(values.shape)
             values = run_step(f"{unit}_RF", name, 0, values, operand=operand).astype(values.dtype, copy=False)
         elif side in ("BOTH", f"G{g}"):
-            values = run_step(unit, name, arg, values, mode).astype(layout.storage_dtype(t.dtype), copy=False)
+            values = run_step(unit, name, arg, values, mode, adds[g]).astype(layout.storage_dtype(t.dtype), copy=False)
         out.append(_zero_padding(values, t))
     return np.stack(out)
 

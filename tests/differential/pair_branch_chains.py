@@ -3,7 +3,8 @@
 
 A pair kernel reads x[I, A, E] (I = 2 innermost in time), unzips it, runs paired ops on the
 two groups (a constant per group or None, about a third in their `_with_mode` form), merges
-them with a zip (`vector_logic_zip`, `vector_fxp_zip` or `vector_clip_zip`, maybe with a mode)
+them with a zip (`vector_logic_zip`, `vector_fxp_zip` or `vector_clip_zip`, maybe with a mode;
+an f32 pair may take the 4-way path: a paired FMA_F, `vector_fp_zip`)
 and runs a few ops on the merged stream. A tagged kernel reads x[A, E], tags it with four
 random comparisons (`TagMode.COMPARISON`) and runs ops whose operands are constants or
 `Branched.imm(...)` layouts of one to three guarded slots, maybe ending in the rf slot of a
@@ -106,6 +107,29 @@ def _merged(d: _Draw, method: str, cluster: str, table: dict, enum: str, scalar:
     return [f".{method}({enum}.{name}, {d.const(scalar, name)})"]
 
 
+_TERNARY_MODES = ["MODE012", "MODE002", "MODE102", "MODE112", "MODE020", "MODE021", "MODE120"]
+
+
+def _float_pair(d: _Draw) -> list[str]:
+    """The 4-way float path of an f32 pair: split, maybe an FMA_F pair per group (maybe under a
+    TernaryArgMode), the `vector_fp_zip`, concat."""
+    lines = ['.vector_narrow_split(m("A, E / 8, E / 4 % 2"), m("E % 4"))']
+    if d.chance(80):
+        d.alus.add(("fp", "FMA"))
+        pairs = [f"({d.const('f32', '')}, {d.const('f32', '')})" if d.chance(75) else "None" for _ in range(2)]
+        pairs[0] = "(2.0, -0.5)" if pairs == ["None", "None"] else pairs[0]
+        if d.chance(35):
+            mode = d.pick(_TERNARY_MODES)
+            lines.append(f".vector_fp_ternary_with_mode(FpTernaryOp.FMA_F, TernaryArgMode.{mode}, {', '.join(pairs)})")
+            d.feats.add("pair_fma_mode")
+        else:
+            lines.append(f".vector_fp_ternary(FpTernaryOp.FMA_F, {', '.join(pairs)})")
+        d.feats.add("pair:vector_fp_ternary")
+    lines += _zip(d, "vector_fp_zip", "fp", _FP, "FpBinaryOp")
+    lines.append('.vector_widen_concat(m("A, E / 8"), m("E % 8"))')
+    return lines
+
+
 @st.composite
 def pair_source(draw) -> tuple[str, set]:
     """(kernel source, features) of one pair-mode kernel."""
@@ -115,7 +139,7 @@ def pair_source(draw) -> tuple[str, set]:
     dtype = d.pick(["i32", "f32"])
     lines = [".vector_init()", '.vector_intra_slice_unzip(m("I"), m("A, E / 8, 1 # 2"), m("A, E / 8"))']
     scalar = dtype
-    zip_at = d.pick(["logic", "fxp", "clip"] if dtype == "i32" else ["logic", "clip"])
+    zip_at = d.pick(["logic", "fxp", "clip"] if dtype == "i32" else ["logic", "clip", "fp"])
     lines += _paired(d, "vector_logic", "logic", _LOGIC if scalar == "i32" else _LOGIC_F32, scalar)
     if zip_at == "logic":
         lines += _zip(d, "vector_logic_zip", "logic", _LOGIC if scalar == "i32" else _LOGIC_F32,
@@ -124,6 +148,8 @@ def pair_source(draw) -> tuple[str, set]:
         lines += _paired(d, "vector_fxp", "fxp", _FXP, "i32")
     if zip_at == "fxp":
         lines += _zip(d, "vector_fxp_zip", "fxp", _FXP, "FxpBinaryOp")
+    elif zip_at == "fp":
+        lines += _float_pair(d)
     elif zip_at == "clip":
         if scalar == "i32" and d.chance(30):
             lines.append(f".vector_fxp_to_fp({d.draw(st.integers(0, 31))})")

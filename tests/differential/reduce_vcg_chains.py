@@ -14,6 +14,12 @@ layout's own digits, sharing no code with the compiler. Layouts:
 - `slice_packet`: `R # P / 8` in Slice, `R # P / 4 % 2` in Time and `R # P % 4` in the packet,
   reduced to one cell (r a multiple of 4: every packet full or empty; else VCG-10);
 - `interleaved`: a Slice part between two Time parts (VCG-8 expected).
+
+A `paired` case reads two such tensors x and w with `begin_interleaved` (the group axis I
+innermost in time), unzips them and zips the groups before the reduce, which then runs on
+the merged stream of the one `vector_pair` record: i32 `x - w` (`vector_fxp_zip(SUB_FXP_SAT)`),
+f32 `w` (`vector_logic_zip_with_mode(BIT_OR, MODE11)`, group 1 or group 1); `merged(x, w)` is
+that stream in numpy, for the fold.
 """
 
 from __future__ import annotations
@@ -39,6 +45,18 @@ def k(ctx: Context, x: HbmTensor[{dt}, m("1"), m("S, E")]) -> HbmTensor[{dt}, m(
          .commit_trim(m("{trim}")).commit(m("{commit}")))
     return y.reshape(m("1"), m("1 # 2"), m("S"), m("F")).to_hbm(ctx.tdma)
 '''
+_PAIR_SRC = _SRC.replace('x: HbmTensor[{dt}, m("1"), m("S, E")])', 'x: HbmTensor[{dt}, m("1"), m("S, E")], '
+                         'w: HbmTensor[{dt}, m("1"), m("S, E")])').replace(
+    '    v = x.reshape(', '    w = w.to_dm(ctx.tdma, DmTensor[{dt}, m("1"), m("1 # 2"), m("S"), m("E")])\n'
+    '    u = w.reshape(m("1"), m("1 # 2"), m("{slice}"), m("{elem}"))\n    v = x.reshape(').replace(
+    '(ctx.main.begin(v).fetch(m("{time}"), m("{packet}"))\n         .collect(m("{time}"), m("{packet} # 8")).vector_init()\n'
+    '         .vector_intra_slice_tag(TagMode.ZERO)',
+    '(ctx.main.begin_interleaved(v, u, m("I")).fetch(m("{time}, I"), m("{packet}"))\n'
+    '         .collect(m("{time}, I"), m("{packet} # 8")).vector_init()\n'
+    '         .vector_intra_slice_unzip(m("I"), m("{time}, 1 # 2"), m("{time}")){zip}').replace(
+    'axes(S=256,', 'axes(I=2, S=256,')
+_ZIPS = {"i32": ".vector_fxp_zip(FxpBinaryOp.SUB_FXP_SAT)",
+         "f32": ".vector_logic_zip_with_mode(LogicBinaryOpF32.BIT_OR, BinaryArgMode.MODE11)"}
 
 
 @attrs.frozen
@@ -56,6 +74,7 @@ class ReduceCase:
     dtype: str
     op: str
     refusal: str | None = None
+    paired: bool = False
 
     def text(self, item) -> str:
         name, stride, size = item
@@ -85,9 +104,17 @@ class ReduceCase:
             out_packet, widen, trim, f = "B", "B # 8", "B", kept_size * 4
         commit = ", ".join(t for t in (out_time, trim) if t != "1")
         a = next((i[2] for i in self.time_items if i[0] == "A"), 2)
-        return _SRC.format(e=elem_size, f=f, r=self.r, x=x, a=a, dt=self.dtype, slice=self.mapping(self.slice_items),
+        src = _PAIR_SRC if self.paired else _SRC
+        return src.format(zip=_ZIPS[self.dtype], e=elem_size, f=f, r=self.r, x=x, a=a, dt=self.dtype, slice=self.mapping(self.slice_items),
                            elem=f"{time}, {packet}", time=time, packet=packet, out_time=out_time,
                            out_packet=out_packet, op=self.op, widen=widen, trim=trim, commit=commit)
+
+
+    def merged(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The stream a paired case reduces, from its two inputs (x alone when unpaired)."""
+        if not self.paired:
+            return x
+        return (x.astype(np.int64) - w).astype(np.int32) if self.dtype == "i32" else w
 
 
 def _digits(n: int, items) -> list[np.ndarray]:
@@ -140,8 +167,14 @@ def _pow2(draw, lo: int, hi: int) -> int:
 
 
 @st.composite
-def reduce_cases(draw, refusal_rate: int = 15) -> ReduceCase:
-    """A padded-axis reduce; about `refusal_rate` percent are placements the VCG refuses."""
+def reduce_cases(draw, refusal_rate: int = 15, paired: bool = False) -> ReduceCase:
+    """A padded-axis reduce (of a pair's merged stream when `paired`); about `refusal_rate`
+    percent are placements the VCG refuses."""
+    return attrs.evolve(draw(_cases(refusal_rate)), paired=paired)
+
+
+@st.composite
+def _cases(draw, refusal_rate: int) -> ReduceCase:
     layout = draw(st.sampled_from(["time", "slice_major", "slice_major", "time_major", "time_major", "slice_packet",
                                    "slice_packet", "interleaved"]))
     dtype = draw(st.sampled_from(["i32", "f32"]))

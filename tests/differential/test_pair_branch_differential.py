@@ -42,6 +42,12 @@ def test_generated_pair_passes_agree():
     assert stats["pair_pass:i32"] + stats["pair_pass:f32"] > 0 and any(k.startswith("pair_zip:") for k in stats), stats
 
 
+def test_generated_float_pair_passes_agree():
+    """Pair kernels drawn until a few take the 4-way float path (the paired FMA_F, `vector_fp_zip`)."""
+    stats = _run(pair_source, 14, 20261215)
+    assert stats["pair:vector_fp_ternary"] > 0 and stats["pair_zip:vector_fp_zip"] > 0, stats
+
+
 def test_generated_tagged_passes_agree():
     stats = _run(tagged_source, 6, 20261214)
     assert any(k.startswith("branched:") for k in stats), stats
@@ -62,7 +68,8 @@ def test_many_generated_pair_and_tagged_passes_agree():
     assert sum(1 for k in stashy if k.startswith("fma_mode:")) >= 3, stashy
     for needed in ("pair_zip:vector_logic_zip", "pair_zip:vector_fxp_zip", "pair_zip:vector_clip_zip",
                    "pair:vector_logic", "pair:vector_fxp", "pair:vector_clip", "pair_mode:MODE10",
-                   "pair_merged:vector_clip", "pair:conversion", "pair_pass:f32"):
+                   "pair_merged:vector_clip", "pair:conversion", "pair_pass:f32", "pair:vector_fp_ternary",
+                   "pair_zip:vector_fp_zip"):
         assert pair[needed] > 0, (needed, pair)
     for needed in ("tagged_pass:i32", "tagged_pass:f32", "branched:1", "branched:3", "branched:stash",
                    "branched_op:vector_fp_binary", "branched:rf_slot", "branched:plain_vrf", "fma",

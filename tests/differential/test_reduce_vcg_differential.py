@@ -1,6 +1,7 @@
 """Generated reduces over a padded axis (reduce_vcg_chains.py): the cpu backend, which
 excludes the padding by the mappings, and the VISA interpreter, which excludes it by the
-record's Valid Count Generator configuration, agree bit for bit, and both equal a numpy fold
+record's Valid Count Generator configuration, agree bit for bit (on one stream, and on the
+merged stream of a pair pass), and both equal a numpy fold
 over the cells the layout's own digits mark live; the placements the VCG cannot count are
 refused with their rule. The summary is asserted so the property cannot pass vacuously."""
 
@@ -44,13 +45,14 @@ def _check(stats: Counter):
             assert first.code == case.refusal, f"{first.render()}\n{case.source()}"
             stats["refused"] += 1
             return
-        x = _inputs(case, np.random.default_rng(input_seed))
+        rng = np.random.default_rng(input_seed)
+        xs = [_inputs(case, rng) for _ in range(2 if case.paired else 1)]
         text = npu_opt.compile(kernel).text
-        assert " vcg={" in text, case.source()
-        cpu = npu_opt.run(kernel, x)
-        visa = execute(parse_visa(text), [x])
+        assert " vcg={" in text and (" vector_pair " in text) == case.paired, case.source()
+        cpu = npu_opt.run(kernel, *xs)
+        visa = execute(parse_visa(text), xs)
         np.testing.assert_array_equal(cpu.view(np.uint32), visa.view(np.uint32), err_msg=case.source())
-        want, live = fold(case, x)
+        want, live = fold(case, case.merged(*xs) if case.paired else xs[0])
         np.testing.assert_array_equal(cpu[live].astype(np.float64), want[live], err_msg=case.source())
         stats["agree"] += 1
         stats[f"slice_filter:{'slice_mask=' in text}"] += 1
@@ -58,13 +60,13 @@ def _check(stats: Counter):
     return check
 
 
-def _run(count: int, rng_seed: int) -> Counter:
+def _run(count: int, rng_seed: int, paired: bool = False) -> Counter:
     stats: Counter = Counter()
 
     @seed(rng_seed)
     @settings(max_examples=count, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(case=reduce_cases(), input_seed=__import__("hypothesis").strategies.integers(0, 2**32 - 1))
+    @given(case=reduce_cases(paired=paired), input_seed=__import__("hypothesis").strategies.integers(0, 2**32 - 1))
     def prop(case, input_seed):
         _check(stats)(case, input_seed)
 
@@ -77,9 +79,15 @@ def test_generated_padded_reduces_agree():
     _run(12, 20261213)
 
 
+def test_generated_padded_reduces_after_a_zip_agree():
+    """The same layouts reduced on the merged stream of a pair pass (one `vector_pair` record)."""
+    _run(12, 20261214, paired=True)
+
+
 @pytest.mark.slow
 def test_many_generated_padded_reduces_agree():
     stats = _run(200, 1313)
+    paired = _run(100, 1316, paired=True)
     for layout in ("time", "slice_major", "time_major", "slice_packet", "interleaved"):
-        assert stats[f"layout:{layout}"] > 0, stats
-    assert stats["refused"] > 0, stats
+        assert stats[f"layout:{layout}"] > 0 and paired[f"layout:{layout}"] > 0, (stats, paired)
+    assert stats["refused"] > 0 and paired["refused"] > 0, (stats, paired)

@@ -7,7 +7,8 @@ import pytest
 
 from backends.npu import compile_kernel
 from ir import ops as ir
-from ir import vector_branch_ops, vector_chain_ops, vector_ops, vector_pair_logic_ops, vector_pair_ops, vector_stash_ops
+from ir import (vector_branch_ops, vector_chain_ops, vector_ops, vector_pair_logic_ops, vector_pair_ops,
+                vector_pair_ternary_ops, vector_stash_ops)
 from ir.engine_ops import Transpose
 from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
@@ -24,6 +25,7 @@ AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime,
                    if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp),
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,
                  *vector_stash_ops.STASH_OP_CLASSES, *vector_pair_logic_ops.PAIR_LOGIC_CLASSES, VectorInterSliceReduce,
+                 *vector_pair_ternary_ops.PAIR_TERNARY_CLASSES,
                  CommitValidCountPack, CommitPacked}   # folded into the CommitOp (tu_ops.lower.valid_count)
 
 

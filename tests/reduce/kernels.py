@@ -48,3 +48,23 @@ def column_kernel(dtype, op, out_time=None, out_packet=None, time=None, name="co
     body.__annotations__ = {"ctx": Context, "x": HbmTensor[dtype, Chip, m("A, E")],  # noqa: F405
                             "return": HbmTensor[dtype, Chip, m("E")]}  # noqa: F405
     return device(chip=1)(body)  # noqa: F405
+
+
+def column_concat_kernel(op, name="column_concat"):
+    """y[e] = op over a of x[a, e] (f32) on the split stream: the reduce keeps each half of the
+    flit apart, and `vector_widen_concat` joins them after it."""
+
+    def body(ctx, x):
+        x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("A, E")])  # noqa: F405
+        y = (ctx.main.begin(x.view()).fetch(m("E / 8, A"), m("E % 8"))  # noqa: F405
+             .collect(m("E / 8, A"), m("E % 8")).vector_init().vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+             .vector_narrow_split(m("E / 8, A, E / 4 % 2"), m("E % 4"))  # noqa: F405
+             .vector_intra_slice_reduce(m("A"), m("E / 8, E / 4 % 2"), m("E % 4"), op)  # noqa: F405
+             .vector_widen_concat(m("E / 8"), m("E % 8")).vector_final()  # noqa: F405
+             .commit_trim(m("E % 8")).commit(m("E")))  # noqa: F405
+        return y.to_hbm(ctx.tdma, HbmTensor[f32, Chip, m("E")])  # noqa: F405
+
+    body.__name__ = name
+    body.__annotations__ = {"ctx": Context, "x": HbmTensor[f32, Chip, m("A, E")],  # noqa: F405
+                            "return": HbmTensor[f32, Chip, m("E")]}  # noqa: F405
+    return device(chip=1)(body)  # noqa: F405

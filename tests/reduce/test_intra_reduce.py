@@ -124,3 +124,15 @@ def test_an_i32_op_on_an_f32_stream_is_refused():
 
 def test_a_clip_enum_is_refused():
     assert _code(row_kernel(i32, ClipBinaryOpI32.MAX)) == "VE-ENUM-4"
+
+
+
+def test_a_widen_concat_after_the_reduce_gives_back_the_reduced_time():
+    """Reduce A out of a split stream, then concat the halves: the reduce leaves the output
+    time with the concat's half restored (it was an ICE: VEOP-7 read the output time)."""
+    from tests.agree import both_backends
+    from tests.reduce.kernels import column_concat_kernel
+
+    x = np.random.default_rng(5).standard_normal((8, 64)).astype(np.float32)
+    cpu, _ = both_backends(column_concat_kernel(F.MAX), x, "INTRA_REDUCE_F32", "WIDEN_CONCAT")
+    np.testing.assert_array_equal(cpu, x.max(axis=0))

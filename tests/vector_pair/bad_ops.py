@@ -40,6 +40,33 @@ def _steps(*steps, out=DType.I32):
     return _bad(steps=steps, output_type=stream(out))
 
 
+REDUCE_MIN = step("INTRA_REDUCE_I32", "MIN", "MERGED")
+
+
+def _reducing(*reduce, time="A", out_time="1"):
+    """A record adding the groups and reducing the merged stream (time `time`, packet J # 8)."""
+    steps = (step("FXP", "ADD_FXP", "ZIP", 1), step("NARROW_TRIM", "NONE", "MERGED"), *reduce,
+             step("WIDEN_PAD", "NONE", "MERGED"))
+    return lambda: (attrs.evolve(GOOD, split_time=_q(time), steps=steps,
+                                 input_type=stream(DType.I32, f"{time}, I", "J # 8"),
+                                 output_type=stream(DType.I32, out_time, "J # 8")), None)
+
+
+def _fma(fma):
+    """An f32 record: split, the paired FMA_F step `fma`, a MUL0 zip, concat."""
+    steps = (step("NARROW_SPLIT", "NONE", "BOTH"), fma, step("FP_BINARY", "MUL_F_MUL0", "ZIP", 1),
+             step("WIDEN_CONCAT", "NONE", "MERGED"))
+    return lambda: (attrs.evolve(GOOD, steps=steps, input_type=stream(DType.F32, "A, I"),
+                                 output_type=stream(DType.F32)), None)
+
+
+def _padded_vcg():
+    """The valid counts of a reduce of A # 16 (time) over 4-cell packets of J."""
+    from tu_ops.valid_count import reduce_vcg
+
+    return reduce_vcg(_SPACE[2], _q("A # 16"), _q("J"), "A")
+
+
 BAD_PAIR = {
     "VPAIR-1": _bad(output_type=stream(DType.I32)),
     "VPAIR-1:split": _bad(split_time=_q("A, I")),
@@ -55,6 +82,13 @@ BAD_PAIR = {
     "VPAIR-3": _steps(step("CLIP_I32", "ADD_FXP", "ZIP", 9)),
     "VPAIR-3:shift": _steps(step("FXP", "LEFT_SHIFT", "G1", 0, 40), ZIP_ADD),
     "VPAIR-3:skipped-arg": _steps(step("FXP", "MUL_INT", "G0", 2, 7), ZIP_ADD),
+    "VPAIR-3:vcg": lambda: (attrs.evolve(GOOD, steps=(attrs.evolve(ZIP_ADD, vcg=_padded_vcg()),),
+                                         output_type=stream(DType.I32)), None),
+    "VPAIR-3:add": _steps(attrs.evolve(step("FXP", "MUL_INT", "G0", 2), add0=5), ZIP_ADD),     # add0 on an FXP step
+    "VPAIR-3:fma-skipped-add": _fma(attrs.evolve(step("FP_TERNARY", "FMA_F", "G0", 0x3F800000), add1=0x3F800000)),
+    "VPAIR-3:fma-add-bits": _fma(attrs.evolve(step("FP_TERNARY", "FMA_F", "BOTH", 0x3F800000, 0), add1=2**32)),
+    "VPAIR-4": _reducing(REDUCE_MIN, out_time="A"),                     # the reduce removes nothing
+    "VPAIR-4:vcg": _reducing(REDUCE_MIN, time="A # 16"),                # a padded axis counted by no vcg=
 }
 
 

@@ -20,6 +20,8 @@ KERNELS = {
                                       ("vector_fxp_zip", FxpBinaryOp.ADD_FXP), ("vector_clip", ClipBinaryOpI32.MAX, 0)]),
     "float_pair": lambda: float_pair_kernel([("vector_fp_unary", FpUnaryOp.EXP, False, True),
                                              ("vector_fp_zip", FpBinaryOp.MUL_F(FpMulAlu.MUL1))]),
+    "pair_fma": lambda: float_pair_kernel([("vector_fp_ternary_with_mode", FpTernaryOp.FMA_F, TernaryArgMode.MODE102,
+                                            (2.0, -0.5), None), ("vector_fp_zip", FpBinaryOp.MUL_F(FpMulAlu.MUL0))]),
     "branched": lambda: tagged_kernel(i32, TagMode.COMPARISON([Cmp.LESS_UNSIGNED(7), Cmp.EQUAL(-1), Cmp.TRUE,
                                                                Cmp.FALSE]),
                                       [("vector_fxp", FxpBinaryOp.ADD_FXP, Branched.imm(B0, 5).imm(TagGuard.all(), -5))]),

@@ -1,22 +1,28 @@
-"""A reduce on the merged stream of a paired pass is refused at the user's line with
-PAIR-REDUCE-1 (npu-opt's `vector_pair` record has no reduce step), never an internal error;
-the same reduce in a pass of its own, after committing the zipped stream, runs."""
+"""An intra-slice reduce on the merged stream of a paired pass: the reduce step joins the
+pass's `vector_pair` record (a merged INTRA_REDUCE_* step, `vcg=` when its axis is padded),
+and cpu and the VISA interpreter agree bit for bit with a numpy oracle. The same reduce in
+a pass of its own, after committing the zipped stream, gives the same values. A pair (before
+the zip) offers no reduce."""
 
 from __future__ import annotations
 
 import runpy
 
 import numpy as np
+import pytest
 
 import npu_opt
-from visa.interp import execute
-from visa.parser import parse_visa
+from tests.agree import both_backends
+from tests.vector_pair.bad_ops import _reducing, REDUCE_MIN
+from tu_ops import rngd
 
-_SRC = '''
+_HEAD = '''
 from npu_opt import *
-axes(X=256, R=10, B=4, I=2)
+axes(X=256, R=10, B=4, I=2, E=8, Q=8)
 Chip, Cluster, Slice = m("1"), m("1 # 2"), m("X")
+'''
 
+_MIN = _HEAD + '''
 @device(chip=1)
 def zipped_min(ctx: Context, x: HbmTensor[i32, Chip, m("X, R # 16, B")],
                y: HbmTensor[i32, Chip, m("X, R # 16, B")]) -> HbmTensor[i32, Chip, m("X, B")]:
@@ -36,24 +42,170 @@ def zipped_min(ctx: Context, x: HbmTensor[i32, Chip, m("X, R # 16, B")],
     return z.to_hbm(ctx.tdma)
 '''
 
+_TREE = _HEAD + '''
+@device(chip=1)
+def zipped_tree(ctx: Context, x: HbmTensor[i32, Chip, m("X, Q, B")],
+                y: HbmTensor[i32, Chip, m("X, Q, B")]) -> HbmTensor[i32, Chip, m("X, Q")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("Q, B")])
+    y = y.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("Q, B")])
+    z = (ctx.main.begin_interleaved(x.view(), y.view(), m("I")).fetch(m("Q, I"), m("B"))
+         .collect(m("Q, I"), m("B # 8")).vector_init()
+         .vector_intra_slice_unzip(m("I"), m("Q, 1 # 2"), m("Q"))
+         .vector_fxp(FxpBinaryOp.MUL_INT, 3, None)
+         .vector_fxp_zip_with_mode(FxpBinaryOp.SUB_FXP_SAT, BinaryArgMode.MODE10)
+         .vector_narrow_trim(m("B"))
+         .vector_intra_slice_reduce(m("B"), m("Q"), m("1 # 4"), IntraSliceReduceOpI32.ADD_SAT)
+         .vector_widen_pad(m("1 # 8")).vector_final().commit_trim(m("1 # 2")).commit(m("Q, 1 # 2")))
+    return z.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("X, Q")])
+'''
 
-def _kernel(tmp_path, split):
-    path = tmp_path / "zipped_min.py"
-    path.write_text(_SRC.format(split=split))
-    return runpy.run_path(str(path))["zipped_min"]
+_FLOAT = _HEAD + '''
+@device(chip=1)
+def zipped_{tag}(ctx: Context, x: HbmTensor[f32, Chip, m("X, Q, E")],
+                  y: HbmTensor[f32, Chip, m("X, Q, E")]) -> HbmTensor[f32, Chip, m("X, E")]:
+    x = x.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("Q, E")])
+    y = y.to_dm(ctx.tdma, DmTensor[f32, Chip, Cluster, Slice, m("Q, E")])
+    z = (ctx.main.begin_interleaved(x.view(), y.view(), m("I")).fetch(m("Q, I"), m("E"))
+         .collect(m("Q, I"), m("E")).vector_init()
+         .vector_intra_slice_unzip(m("I"), m("Q, 1 # 2"), m("Q"))
+         .vector_narrow_split(m("Q, E / 4 % 2"), m("E % 4"))
+         .vector_fp_zip(FpBinaryOp.MUL_F(FpMulAlu.MUL0))
+         .vector_intra_slice_reduce(m("Q"), m("E / 4 % 2"), m("E % 4"), IntraSliceReduceOpF32.{op})
+         .vector_widen_concat(m("1"), m("E")).vector_final().commit_trim(m("E")).commit())
+    return z.to_hbm(ctx.tdma)
+'''
+
+_ON_A_PAIR = _HEAD + '''
+@device(chip=1)
+def pair_reduce(ctx: Context, x: HbmTensor[i32, Chip, m("X, Q, B")],
+                y: HbmTensor[i32, Chip, m("X, Q, B")]) -> HbmTensor[i32, Chip, m("X, B")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("Q, B")])
+    y = y.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("Q, B")])
+    z = (ctx.main.begin_interleaved(x.view(), y.view(), m("I")).fetch(m("Q, I"), m("B"))
+         .collect(m("Q, I"), m("B # 8")).vector_init()
+         .vector_intra_slice_unzip(m("I"), m("Q, 1 # 2"), m("Q"))
+         .vector_intra_slice_reduce(m("Q"), m("1"), m("B"), IntraSliceReduceOpI32.MIN)
+         .vector_fxp_zip(FxpBinaryOp.ADD_FXP)
+         .vector_final().commit_trim(m("B")).commit())
+    return z.to_hbm(ctx.tdma)
+'''
 
 
-def test_a_reduce_in_the_paired_pass_is_pair_reduce_1(tmp_path):
-    (d, *_) = npu_opt.check(_kernel(tmp_path, False)).diagnostics
-    assert d.code == "PAIR-REDUCE-1", d.render()
-    line = next(i for i, t in enumerate(_SRC.format(split=False).splitlines(), 1) if "intra_slice_reduce" in t)
-    assert d.file.endswith("zipped_min.py") and d.line == line
+_VRF = _HEAD + '''
+axes(A=4, F=32)
+
+@device(chip=1)
+def zipped_vrf(ctx: Context, x: HbmTensor[i32, Chip, m("I, A, F")], w: HbmTensor[i32, Chip, m("F")]) -> HbmTensor[i32, Chip, m("F")]:
+    w = w.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("F")])
+    w = ctx.sub.begin(w.view()).fetch(m("F / 8"), m("F % 8")).collect(m("F / 8"), m("F % 8")).to_vrf(m("F"))
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("I, A, F")])
+    z = (ctx.main.begin(x.view()).fetch(m("A, F / 8, I"), m("F % 8")).collect(m("A, F / 8, I"), m("F % 8"))
+         .vector_init().vector_intra_slice_unzip(m("I"), m("A, F / 8, 1 # 2"), m("A, F / 8"))
+         .vector_fxp(FxpBinaryOp.MUL_INT, w, 5)
+         .vector_fxp_zip(FxpBinaryOp.ADD_FXP)
+         .vector_narrow_split(m("A, F / 8, F / 4 % 2"), m("F % 4"))
+         .vector_intra_slice_reduce(m("A"), m("F / 8, F / 4 % 2"), m("F % 4"), IntraSliceReduceOpI32.MAX)
+         .vector_widen_concat(m("F / 8"), m("F % 8")).vector_final().commit_trim(m("F % 8")).commit())
+    return z.to_hbm(ctx.tdma)
+'''
 
 
-def test_the_reduce_in_a_pass_of_its_own_runs(tmp_path):
-    kernel = _kernel(tmp_path, True)
-    rng = np.random.default_rng(3)
-    x, y = (rng.integers(-1000, 1000, (256, 10, 4), dtype=np.int32) for _ in range(2))
-    cpu = np.asarray(npu_opt.run(kernel, x, y))
+def _kernel(tmp_path, src, name, **fields):
+    path = tmp_path / f"{name}.py"
+    path.write_text(src.format(**fields) if fields else src)
+    return runpy.run_path(str(path))[name]
+
+
+def _ints(lo, hi, shape, seed):
+    rng = np.random.default_rng(seed)
+    return tuple(rng.integers(lo, hi, shape, dtype=np.int32) for _ in range(2))
+
+
+def test_a_padded_reduce_after_the_zip_runs_in_the_paired_pass(tmp_path):
+    """min over R (10 of 16 time steps live) of x + y: positive values, so a padding cell
+    folded in (0) would show."""
+    x, y = _ints(1, 1000, (256, 10, 4), 3)
+    cpu, text = both_backends(_kernel(tmp_path, _MIN, "zipped_min", split=False), (x, y),
+                              "vector_pair", "unit=INTRA_REDUCE_I32, op=MIN, side=MERGED", "vcg={filters=[")
     np.testing.assert_array_equal(cpu, (x + y).min(axis=1))
-    np.testing.assert_array_equal(np.asarray(execute(parse_visa(npu_opt.compile(kernel).text), [x, y])), cpu)
+    assert text.count("program ") == 1  # one pass
+
+
+def test_the_reduce_in_a_pass_of_its_own_gives_the_same_values(tmp_path):
+    x, y = _ints(1, 1000, (256, 10, 4), 4)
+    one, _ = both_backends(_kernel(tmp_path, _MIN, "zipped_min", split=False), (x, y))
+    two, text = both_backends(_kernel(tmp_path, _MIN, "zipped_min", split=True), (x, y))
+    assert text.count("program ") == 2
+    np.testing.assert_array_equal(one, two)
+
+
+def _sat(v):
+    return np.clip(v, -(2**31), 2**31 - 1)
+
+
+def test_a_tree_reduce_of_the_packet_after_a_moded_zip(tmp_path):
+    """out[x, q] = the tree op(op(a, b), op(c, d)) of saturating adds over B of y - 3 x, saturated (the
+    zip's MODE10 is op(group1, group0)); large values saturate both inside and at the root."""
+    x, y = _ints(-(2**29), 2**29, (256, 8, 4), 5)
+    y[:8] = 2**31 - 1  # rows whose pairs saturate high, and low
+    x[8:16] = 2**29
+    cpu, _ = both_backends(_kernel(tmp_path, _TREE, "zipped_tree"), (x, y),
+                           "unit=INTRA_REDUCE_I32, op=ADD_SAT, side=MERGED, arg0=1")
+    d = _sat(y.astype(np.int64) - _sat(3 * x.astype(np.int64)))
+    tree = _sat(_sat(d[..., 0] + d[..., 1]) + _sat(d[..., 2] + d[..., 3]))
+    np.testing.assert_array_equal(cpu, tree.astype(np.int32))
+    assert (tree == 2**31 - 1).any() and (tree == -(2**31)).any()
+
+
+def test_a_float_reduce_of_products_then_a_widen_concat(tmp_path):
+    """sum over Q of x * y after the 4-way zip: integer values, so every product and partial
+    sum is exact in f32 and the oracle holds for any order of the fold."""
+    x, y = (v.astype(np.float32) for v in _ints(-64, 64, (256, 8, 8), 6))
+    cpu, _ = both_backends(_kernel(tmp_path, _FLOAT, "zipped_add", tag="add", op="ADD"), (x, y),
+                           "unit=INTRA_REDUCE_F32, op=ADD, side=MERGED", "unit=WIDEN_CONCAT, op=NONE, side=MERGED")
+    np.testing.assert_array_equal(cpu, (x * y).sum(axis=1))
+
+
+def test_a_float_max_of_rounded_products(tmp_path):
+    rng = np.random.default_rng(7)
+    x, y = (rng.standard_normal((256, 8, 8)).astype(np.float32) for _ in range(2))
+    cpu, _ = both_backends(_kernel(tmp_path, _FLOAT, "zipped_max", tag="max", op="MAX"), (x, y),
+                           "op=MAX, side=MERGED")
+    np.testing.assert_array_equal(cpu, (x * y).max(axis=1))  # each f32 product rounded once, as numpy's
+
+
+def test_a_pair_offers_no_reduce_before_its_zip(tmp_path):
+    (d, *_) = npu_opt.check(_kernel(tmp_path, _ON_A_PAIR, "pair_reduce")).diagnostics
+    assert d.code == "TYPE-1", d.render()
+    assert d.line == next(i for i, t in enumerate(_ON_A_PAIR.splitlines(), 1) if "intra_slice_reduce" in t)
+
+
+def test_a_reduce_record_verifies_and_its_damage_is_vpair_4():
+    good, _ = _reducing(REDUCE_MIN)()
+    assert good.first_failure(rngd(), None) is None
+    bad, _ = _reducing(REDUCE_MIN, out_time="A")()
+    assert bad.first_failure(rngd(), None).code == "VPAIR-4"
+
+
+@pytest.mark.parametrize("time", ["A # 16"])
+def test_a_padded_reduce_record_needs_its_counts(time):
+    from tu_ops.valid_count import reduce_vcg
+    import attrs
+
+    bad, _ = _reducing(REDUCE_MIN, time=time)()
+    assert "carries no vcg=" in bad.first_failure(rngd(), None).message
+    counted = attrs.evolve(REDUCE_MIN, vcg=reduce_vcg(bad.input_type.slice, bad.split_time,
+                                                      bad.input_type.packet.resize(4).normalize(), "A"))
+    good, _ = _reducing(counted, time=time)()
+    assert good.first_failure(rngd(), None) is None
+
+
+def test_a_reduce_after_a_group_read_the_vrf(tmp_path):
+    """max over A of x0 * w + 5 x1: group 0 reads the VRF tensor w (a `vector_pair_rf` record),
+    the merged stream is split, reduced and joined again."""
+    rng = np.random.default_rng(8)
+    x = rng.integers(-1000, 1000, (2, 4, 32), dtype=np.int32)
+    w = rng.integers(-1000, 1000, 32, dtype=np.int32)
+    cpu, text = both_backends(_kernel(tmp_path, _VRF, "zipped_vrf"), (x, w), " vector_pair_rf ",
+                              "unit=INTRA_REDUCE_I32, op=MAX, side=MERGED")
+    np.testing.assert_array_equal(cpu, (x[0] * w + 5 * x[1]).max(axis=0))

@@ -26,6 +26,7 @@ from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg
 from tu_ops.lower.vector_steps import mode_of, traced_chain_step
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
+from tu_ops.vector_reduce import record_shapes
 
 __all__ = ["lower_vector", "lower_pass", "traced_pass"]
 
@@ -152,7 +153,8 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
     for step in rec.steps:
         if step.unit.name.startswith("INTRA_REDUCE_"):
-            ops.append(traced_reduce(step, ops[-1].result, next(fresh), rec.output_type.time))
+            out_time = record_shapes(rec, rec.steps.index(step)).out_time
+            ops.append(traced_reduce(step, ops[-1].result, next(fresh), out_time))
             continue
         ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))

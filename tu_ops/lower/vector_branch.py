@@ -27,6 +27,7 @@ from tu_ops.lower.vector_steps import mode_of
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
+from tu_ops.vector_reduce import record_shapes
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
 
 __all__ = ["lower_branch", "traced_branch"]
@@ -128,7 +129,7 @@ def _op_enum(unit: str, name: str) -> Any:
 
 def _plain_step(step: BranchStep, cur: ir.Value, ident: int, rec: VectorBranchOp) -> Any:
     if step.unit.name.startswith("INTRA_REDUCE_"):
-        return traced_reduce(step, cur, ident, rec.output_type.time)
+        return traced_reduce(step, cur, ident, record_shapes(rec, rec.steps.index(step)).out_time)
     return _traced_step(VeStep(step.unit, step.op, step.arg, step.mode, step.arg1), cur, ident, rec.output_type.packet)
 
 

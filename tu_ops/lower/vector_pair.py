@@ -15,16 +15,20 @@ from ir import ops as ir
 from ir import vector_ops as vops
 from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
+from ir import vector_pair_ternary_ops as ptern
 from ir.errors import InternalError
 from ir.dtypes import DType
 from ir.vector import enums as E
 from ir.vector.pair import MODES
+from ir.vector_reduce_ops import traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.valid_count import with_vcg
 from tu_ops.lower.vector import _traced_step
 from tu_ops.lower.vector_steps import mode_of
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
+from tu_ops.vector_reduce import record_shapes
 
 __all__ = ["lower_pair", "traced_pair"]
 
@@ -40,7 +44,9 @@ def _step(op: Any) -> PairStep | None:
         side, mode, a1 = "MERGED", *(rest or ("DEFAULT", 0))
     if unit not in PairUnit.__members__:
         raise InternalError(f"a pair pass has no {unit} step (`{op.STAGE}`)")
-    return PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1, VeMode[mode])
+    add0, add1 = op.addends() if hasattr(op, "addends") else (0, 0)  # a paired FMA_F's c per group
+    step = PairStep(PairUnit[unit], VeOpName[name], PairSide[side], a0, a1, VeMode[mode], add0=add0, add1=add1)
+    return with_vcg(step, op)
 
 
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
@@ -87,7 +93,7 @@ def _read_stream(group: Any, before: tuple[Any, ...]) -> Any:
     return attrs.evolve(group, time=time, packet=packet if packet.size == FLIT else packet.pad(FLIT).normalize())
 
 
-for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES):
+for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES, *ptern.PAIR_TERNARY_CLASSES):
     lowers(_cls)(lambda op, site: None)
 
 
@@ -111,7 +117,8 @@ def _enum(unit: str, name: str) -> Any:
 def _const(unit: str, arg: int, used: bool) -> Any:
     if not used:
         return None
-    return float(np.array(arg, np.uint32).view(np.float32)) if unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32") else arg
+    f32 = unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32", "FP_TERNARY")
+    return float(np.array(arg, np.uint32).view(np.float32)) if f32 else arg
 
 
 def _ve_mode(step: PairStep) -> VeStep:
@@ -132,15 +139,34 @@ def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -
         to = name[len("TO_"):].lower()
         out = attrs.evolve(src.type, dtype=DType.I32 if to == "i32" else DType.F32)
         return plogic.PairReinterpret(input=src, scalar_to=to, result=ir.Value(ident, out))
+    if unit == "FP_TERNARY":
+        pairs = [(_const(unit, a, True), _const(unit, c, True)) if used else None
+                 for a, c, used in ((step.arg0, step.add0, g0), (step.arg1, step.add1, g1))]
+        return ptern.PairFpTernary(input=src, op=E.FpTernaryOp.FMA_F, c0=pairs[0], c1=pairs[1],
+                                  mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
     if unit == "FP_UNARY":
         return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
     return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
                          mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
 
 
+def _way_shape(step: PairStep, t: Any) -> tuple[Any, Any]:
+    """(time, packet) after a paired step: a way change splits or joins the flit (so a merged
+    reduce after it reads the stream it ran on); a shape it cannot take keeps the input's."""
+    from ir.errors import MappingError
+    from ir.vector.ways import concat_shape, split_shape
+
+    way = {"NARROW_SPLIT": split_shape, "WIDEN_CONCAT": concat_shape}.get(step.unit.name)
+    try:
+        return way(t.time, t.packet) if way is not None else (t.time, t.packet)
+    except MappingError:
+        return t.time, t.packet
+
+
 def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
     """`vector_init`, the unzip, one op per step, `vector_final`. The record keeps no mapping
-    of a paired way change, and the lowering reads none: those ops keep their input's."""
+    of a paired way change, and the lowering reads none: those ops take the shape the way
+    change gives (`_way_shape`)."""
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
     u = pops.VectorUnzip(input=ops[-1].result, axis=rec.axis, tile_time=src.type.time, split_time=rec.split_time,
                          result=ir.Value(next(fresh), attrs.evolve(src.type, time=rec.split_time)))
@@ -152,10 +178,13 @@ def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple
             ops.append(_ZIPS[step.unit.name](input=cur, op=_enum(step.unit.name, step.op.name),
                                              mode=None if mode == E.BinaryArgMode.MODE01 else mode,
                                              result=ir.Value(ident, cur.type)))
+        elif step.unit.name.startswith("INTRA_REDUCE_"):
+            out_time = record_shapes(rec, rec.steps.index(step)).out_time
+            ops.append(traced_reduce(VeStep(VeUnit[step.unit.name], step.op, step.arg0), cur, ident, out_time))
         elif step.side is PairSide.MERGED:
             ops.append(_traced_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0, step.mode, step.arg1), cur,
                                     ident, rec.output_type.packet))
         else:
-            ops.append(_paired(step, cur, ident, cur.type.time, cur.type.packet))
+            ops.append(_paired(step, cur, ident, *_way_shape(step, cur.type)))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)

@@ -29,7 +29,7 @@ def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = N
     values = stream
     for i, step in enumerate(op.steps):
         if is_reduce(step):
-            values = run_reduce_step(op, step, values, slices)
+            values = run_reduce_step(op, i, values, slices)
             continue
         try:
             rhs = operand[step.arg] if step.unit.name.endswith("_RF") and operand is not None else None

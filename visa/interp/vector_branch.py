@@ -47,7 +47,7 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
                     port = (*port[:3], operand[port[3]])
                 values = branch_step(unit, name, values, ids, slots, port, step.mode.name, reads_stash)
             elif is_reduce(step):
-                values = run_reduce_step(op, step, values, slices)
+                values = run_reduce_step(op, i, values, slices)
             else:
                 rhs = operand[step.arg] if unit.endswith("_RF") and operand is not None else None
                 values = run_step(unit, name, step.arg, values, step.mode.name, step.arg1, operand=rhs)

@@ -16,6 +16,7 @@ import numpy as np
 from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
+from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
 
@@ -48,8 +49,12 @@ def _unzip(op: Any, stream: np.ndarray) -> np.ndarray:
     return np.moveaxis(groups, 1, 0)
 
 
-def _run(op: Any, step: Any, values: Any, operands: list[np.ndarray] | None = None) -> Any:
+def _run(op: Any, i: int, values: Any, operands: list[np.ndarray] | None = None,
+         slices: np.ndarray | None = None) -> Any:
+    step = op.steps[i]
     unit, name, side = step.unit.name, step.op.name, step.side.name
+    if is_reduce(step):  # on the merged stream
+        return run_reduce_step(op, i, values, slices)
     if side == "ZIP":
         return zip_values(unit, name, step.arg0, values[0], values[1])
     if unit in _WAYS:
@@ -65,21 +70,23 @@ def _run(op: Any, step: Any, values: Any, operands: list[np.ndarray] | None = No
 
 def _group(step: Any, g: int, arg: int, values: np.ndarray, operands: list[np.ndarray] | None) -> np.ndarray:
     """Group g's step: with its constant, or (its `rf` bit set) with VRF tensor `arg`'s values."""
-    if not step.rf >> g & 1:
-        return run_step(step.unit.name, step.op.name, arg, values, step.mode.name)
+    if not step.rf >> g & 1:  # add<g>: a paired FMA_F's c of the group
+        return run_step(step.unit.name, step.op.name, arg, values, step.mode.name, (step.add0, step.add1)[g])
     if operands is None or not 0 <= arg < len(operands):
         raise IndexError(f"group {g} reads VRF tensor {arg}, the record names {len(operands or ())}")
     return run_step(f"{step.unit.name}_RF", step.op.name, 0, values, operand=operands[arg])
 
 
-def run_vector_pair(op: Any, stream: np.ndarray, vrfs: list[Any] | None = None) -> np.ndarray:
+def run_vector_pair(op: Any, stream: np.ndarray, vrfs: list[Any] | None = None,
+                    slices: np.ndarray | None = None) -> np.ndarray:
     """(rows, T, 8) values of the input dtype -> (rows, T', 8) of the output dtype; `vrfs` the
-    loaded VRF tensors of a `vector_pair_rf` record."""
+    loaded VRF tensors of a `vector_pair_rf` record, `slices` the rows' slice ids (a reduce's
+    Valid Count Generator reads them)."""
     check_input(op, stream)
     values: Any = _unzip(op, stream)
     for i, step in enumerate(op.steps):
         try:
-            values = _run(op, step, values, _operands(op, i, values, vrfs))
+            values = _run(op, i, values, _operands(op, i, values, vrfs), slices)
         except (KeyError, TypeError, ValueError, IndexError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)
     return finish_pass(op, values)
@@ -97,7 +104,7 @@ def _operands(op: Any, i: int, values: Any, vrfs: list[Any] | None) -> list[np.n
 @executes("vector_pair")
 def _vector_pair_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op))
+    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), slices=state.rows.slice)
     return 1
 
 
@@ -106,5 +113,5 @@ def _vector_pair_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     from visa.interp.vrf import loaded
 
     op = ops[i]
-    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), loaded(op, state))
+    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), loaded(op, state), state.rows.slice)
     return 1

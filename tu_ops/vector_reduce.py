@@ -1,0 +1,82 @@
+"""The intra-slice reduce step of a Vector Engine record (`INTRA_REDUCE_I32` / `_F32`): the
+stream it reads and the one it leaves, derived from the record's steps and types, and the
+check of its shape and its `vcg=` (VEOP-7 on a `vector` / `vector_branch` record, VPAIR-4
+on a `vector_pair` one, whose reduce runs on the merged stream).
+
+The reduce reads the stream the steps before it leave, its packet trimmed to four cells; it
+leaves the record's output time, or, when a `WIDEN_CONCAT` follows it, that time with the
+half the concat folded into the packet given back (`[T], [P] -> [T, P / 4 % 2], [P % 4]`).
+Its packet is `1 # 4` for arg 1 (the tree reduce), else the packet it read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.errors import MappingError
+from ir.mapping.api import m
+from ir.mapping.nodes import Mapping, Resize
+from ir.vector import ways
+from ir.vector.intra_reduce import removed_axis, shape_fault
+
+__all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem"]
+
+REDUCE_UNITS = frozenset({"INTRA_REDUCE_I32", "INTRA_REDUCE_F32"})
+
+
+def is_reduce(step: Any) -> bool:
+    return step.unit.name in REDUCE_UNITS
+
+
+@attrs.frozen
+class ReduceShapes:
+    """(time, packet) a reduce step reads (4-way) and (out_time, out_packet) it leaves."""
+
+    time: Mapping
+    packet: Mapping
+    out_time: Mapping
+    out_packet: Mapping
+
+
+def reduce_shapes(time: Any, packet: Any, steps: Any, index: int, out_time: Any, out_packet: Any) -> ReduceShapes:
+    """The shapes of reduce step `index` of `steps`, which run on a stream entering as
+    (time, packet) and leave the record's (out_time, out_packet). MappingError: no shape."""
+    from tu_ops.vector import stream_before
+
+    time, packet = stream_before(time, packet, tuple(steps), index)
+    packet = Resize(packet, 4).normalize()
+    if any(s.unit.name == "WIDEN_CONCAT" for s in steps[index + 1:]):
+        out_time = ways.split_shape(out_time, out_packet)[0]
+    return ReduceShapes(time, packet, out_time, m("1 # 4") if steps[index].arg == 1 else packet)
+
+
+def record_shapes(op: Any, index: int) -> ReduceShapes:
+    """The shapes of reduce step `index` of a record: a record with a `reduce_input()` (the
+    pair record: its merged stream) names the stream its steps enter and those steps."""
+    t, out = op.input_type, op.output_type
+    time, packet, steps = op.reduce_input() if hasattr(op, "reduce_input") else (t.time, t.packet, op.steps)
+    return reduce_shapes(time, packet, steps, index, out.time, out.packet)
+
+
+def reduce_problem(op: Any) -> str | None:
+    """What is wrong with the reduce step of a record (None when it has none, or it is right):
+    one reduce, removing exactly one axis, with the `vcg=` its stream needs."""
+    from tu_ops.valid_count import reduce_vcg_problem
+
+    _, _, steps = op.reduce_input() if hasattr(op, "reduce_input") else (None, None, op.steps)
+    found = [i for i, s in enumerate(steps) if is_reduce(s)]
+    if not found:
+        return None
+    try:
+        sh = record_shapes(op, found[0])
+    except MappingError as e:
+        return f"the stream before the reduce has no shape: {e}"
+    axis = removed_axis(sh.time, sh.packet, sh.out_time, sh.out_packet)
+    if len(found) > 1 or axis is None:
+        return "a pass reduces one axis, once"
+    fault = shape_fault(axis, sh.time, sh.packet, sh.out_time, sh.out_packet)
+    if fault is not None:
+        return f"the reduce of {axis}: {fault.message}"
+    return reduce_vcg_problem(steps[found[0]], op.input_type.slice, sh.time, sh.packet, axis)
