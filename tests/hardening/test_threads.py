@@ -187,3 +187,14 @@ def test_overlapping_runs_leave_the_blas_pool_as_it_was(monkeypatch: pytest.Monk
         t.join(10)
     assert during == [1]
     assert pool.size == 2
+
+
+def test_a_backend_is_made_once_when_threads_ask_together() -> None:
+    from backends import _Registry
+
+    registry = _Registry()
+    made = _together(lambda: registry["cpu"], n=8)
+    assert all(b is made[0] for b in made) and made[0].name == "cpu"
+    assert set(registry) == {"typecheck", "cpu", "npu", "visa"} and "gpu" not in registry
+    with pytest.raises(KeyError):
+        registry["gpu"]
