@@ -3,24 +3,74 @@
 `BACKENDS` maps the `--backend` / `backend=` name to its implementation: `typecheck`
 traces and checks, `cpu` runs the traced graph exactly, `npu` lowers to `tu_ops` and
 verifies, `visa` runs the emitted VISA artifact in the reference interpreter.
+
+Each backend's module is imported when the backend is first asked for (`npu-opt compile`
+reaches `backends.npu` and never loads the cpu backend); a backend is made once, however
+many threads ask for it together (the cpu backend keeps its traces).
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
 from backends.base import Backend
-from backends.cpu import CpuBackend
-from backends.npu import NpuBackend
-from backends.visa_backend import VisaBackend
-from backends.typecheck import TypecheckBackend
 
 __all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "VisaBackend", "get_backend"]
 
-BACKENDS: dict[str, Backend] = {
-    "typecheck": TypecheckBackend(),
-    "cpu": CpuBackend(),
-    "npu": NpuBackend(),
-    "visa": VisaBackend(),
+_CLASSES: dict[str, tuple[str, str]] = {
+    "typecheck": ("backends.typecheck", "TypecheckBackend"),
+    "cpu": ("backends.cpu", "CpuBackend"),
+    "npu": ("backends.npu", "NpuBackend"),
+    "visa": ("backends.visa_backend", "VisaBackend"),
 }
+"""Backend name -> (its module, its class)."""
+
+
+def _class(module: str, name: str) -> type:
+    return getattr(importlib.import_module(module), name)
+
+
+class _Registry(Mapping[str, Backend]):
+    """The backends by name, each made on first use."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Backend] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, name: str) -> Backend:
+        backend = self._made.get(name)
+        if backend is not None:
+            return backend
+        where = _CLASSES[name]  # KeyError for an unknown name, as a dict
+        with self._lock:
+            if name not in self._made:
+                self._made[name] = _class(*where)()
+            return self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_CLASSES)
+
+    def __len__(self) -> int:
+        return len(_CLASSES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _CLASSES
+
+
+BACKENDS: Mapping[str, Backend] = _Registry()
+
+
+def __getattr__(name: str) -> Any:
+    """The backend classes, imported on first use (PEP 562)."""
+    for module, cls in _CLASSES.values():
+        if cls == name:
+            value = _class(module, cls)
+            globals()[name] = value
+            return value
+    raise AttributeError(f"module 'backends' has no attribute {name!r}")
 
 
 def get_backend(name: str) -> Backend:

@@ -289,6 +289,7 @@ _ENTRIES: list[CodeInfo] = [
         ("VIEW-13", "DMA write into DM off an 8-byte boundary"),
         ("VIEW-14", "memset of 4-bit cells writes half a byte"),
         ("VIEW-15", "begin over a view shifted outside its Element level"))],
+    CodeInfo("FEED-15", "feed relabels its tensor other than its reshape says", "verify", "docs/views.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -34,11 +34,17 @@ class NewTensor(Op):
 class Window(Op):
     """A read view of `src` through the result's type, shifted by `offset` cells per level
     (one per level of the type, outermost first): cell p of level k is the base's cell
-    `p + offset[k]`."""
+    `p + offset[k]`. `reshaped` is the view's type right after its last `reshape` (VIEW-5:
+    the base's levels relabelled, sizes kept), which later tiles narrow; None for a view
+    that was never reshaped (then the IR text leaves it out)."""
 
     STAGE = "window"
     src: Value = operand()
     offset: tuple[int, ...] = attr()
+    reshaped: Type | None = attr(default=None, optional=True)
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in super().attributes() if k != "reshaped" or v is not None]
 
 
 def proxy_dma(src: Value, view: Type, loc: Any) -> ToDm | ToHbm:

@@ -92,9 +92,9 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
 
 
 def _tracing() -> bool:
-    from npu_opt.trace import _ACTIVE
+    from npu_opt.trace import is_tracing
 
-    return bool(_ACTIVE)
+    return is_tracing()
 
 
 def _misspelled(stage: StreamStage, name: str) -> Poisoned:

@@ -8,6 +8,7 @@ checked again and independent faults are all reported in one run.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,9 +20,18 @@ from ir.location import Location
 from ir.ops import Op, Value
 from ir.types import Type
 
-__all__ = ["Tracer", "current", "tracing", "TraceResult"]
+__all__ = ["Tracer", "current", "tracing", "is_tracing", "TraceResult"]
 
-_ACTIVE: list[Tracer] = []
+
+class _Active(threading.local):
+    """The tracers being run, innermost last, per thread: kernels traced at the same time
+    on several threads (`npu_opt.run` from a thread pool) each see only their own."""
+
+    def __init__(self) -> None:
+        self.stack: list[Tracer] = []
+
+
+_ACTIVE = _Active()
 
 
 @attrs.define
@@ -83,19 +93,26 @@ class Tracer:
 
 def current() -> Tracer:
     """The active tracer; stage objects exist only inside a trace."""
-    if not _ACTIVE:
+    stack = _ACTIVE.stack
+    if not stack:
         from ir.errors import NpuOptError
 
         raise NpuOptError("stages can only be called while a @device kernel is traced "
                           "(use npu_opt.check / compile / run)", code="USAGE")
-    return _ACTIVE[-1]
+    return stack[-1]
+
+
+def is_tracing() -> bool:
+    """Whether a kernel is being traced on this thread."""
+    return bool(_ACTIVE.stack)
 
 
 @contextlib.contextmanager
 def tracing(tracer: Tracer) -> Iterator[Tracer]:
     """Make `tracer` the active one for the duration of a kernel call."""
-    _ACTIVE.append(tracer)
+    stack = _ACTIVE.stack
+    stack.append(tracer)
     try:
         yield tracer
     finally:
-        _ACTIVE.pop()
+        stack.pop()

@@ -68,6 +68,7 @@ _CLASSES: dict[tuple[str, bool], type] = {}
 def after_inter_class(scalar: str, inter_first: bool) -> type:
     """The stage object after the inter-slice reduce, by scalar and order."""
     key = (scalar, inter_first)
-    if key not in _CLASSES:
-        _CLASSES[key] = _make(scalar, inter_first)
-    return _CLASSES[key]
+    found = _CLASSES.get(key)
+    if found is None:  # two threads tracing at once keep the same class (setdefault is atomic)
+        found = _CLASSES.setdefault(key, _make(scalar, inter_first))
+    return found

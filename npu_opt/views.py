@@ -50,15 +50,17 @@ def new_tensor(spec: TensorSpec) -> Any:
 
 class _View:
     """A view: the tensor handle it borrows, the base value when made, its type and cell
-    offsets per level (relative to the base's positions)."""
+    offsets per level (relative to the base's positions), and its type right after its
+    last `reshape` (None when never reshaped: the window records it, docs/views.md)."""
 
     WRITABLE = False
 
-    def __init__(self, base: Any, type_: Any, offsets: tuple[int, ...]) -> None:
+    def __init__(self, base: Any, type_: Any, offsets: tuple[int, ...], reshaped: Any = None) -> None:
         self._base = base
         self._base_value = base.value
         self._type = type_
         self._offsets = offsets
+        self._reshaped = reshaped
         self._window: Any = None
 
     @property
@@ -68,8 +70,8 @@ class _View:
     def _level_names(self) -> tuple[str, ...]:
         return _LEVELS[self._type.kind]
 
-    def _derive(self, type_: Any, offsets: tuple[int, ...]) -> Any:
-        return type(self)(self._base, type_, offsets)
+    def _derive(self, type_: Any, offsets: tuple[int, ...], reshaped: Any = None) -> Any:
+        return type(self)(self._base, type_, offsets, self._reshaped if reshaped is None else reshaped)
 
     def _retile(self, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
         names = self._level_names()
@@ -117,7 +119,7 @@ class _View:
         out = self._type
         for name, mp in zip(names, levels):
             out = _with_level(out, name, mp)
-        return self._derive(out, self._offsets)
+        return self._derive(out, self._offsets, reshaped=out)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._base_value}: {self._type} at {self._offsets}>"
@@ -160,8 +162,8 @@ class _ReadMixin:
             return self._base_value
         if self._window is None:
             tracer = current()
-            op = Window(src=self._base_value, offset=self._offsets, result=tracer.value(self._type),
-                        loc=location_of("view"))
+            op = Window(src=self._base_value, offset=self._offsets, reshaped=self._reshaped,
+                        result=tracer.value(self._type), loc=location_of("view"))
             tracer.emit(op)
             self._window = op.result
         return self._window

@@ -2,7 +2,8 @@
 
 DM read (one `ReadShape` per source), Fetch Adapter conversions, Collect and delivery
 to one destination op, with an optional Switch Engine stage between the conversions and
-Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-13 in that order.
+Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-15 in that order
+(FEED-15, the levels a feed reads its tensor under, in `tu_ops.feed_source`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from ir.fetch_mask import FetchMaskConfig
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
-
 
 
 @functools.cache
@@ -50,6 +50,10 @@ def dest_mnemonics() -> Mapping[DestKind, str]:
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
     """A tuple of loop entries from entries or `(size, stride)` pairs."""
     return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
+
+
+def _levels(value: Any) -> tuple[MappingExpr, ...] | None:
+    return None if value is None else tuple(value)
 
 
 @attrs.frozen
@@ -131,6 +135,8 @@ class FeedBuffer(TuOp):
     source_base: int | None = fact()
     interleave: FeedInterleave | None = attr(default=None)  # printed only when set (an interleaved begin)
     mask: FetchMaskConfig | None = attr(default=None, optional=True)  # the Fetch Adapter mask (FEED-14)
+    # the levels a reshaped view relabelled the source tensor to (FEED-15), printed only then
+    reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=_levels)
 
     def fields(self) -> list[tuple[str, Any]]:
         return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
@@ -357,6 +363,12 @@ class FeedBuffer(TuOp):
         from tu_ops.fetch_mask import mask_problem
 
         return None if self.mask is None else mask_problem(self.mask, self.input_type)
+
+    @rule("FEED-15")
+    def _feed_15(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        from tu_ops.feed_source import source_problem
+
+        return source_problem(self, ctx)
 
 
 def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:

@@ -264,7 +264,6 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 _check_feed(op, types.get(op.source.tensor.id), fail)
                 if op.interleave is not None and types.get(op.interleave.tensor.id) != types.get(op.source.tensor.id):
                     raise fail.op(op, "the two tensors of an interleaved feed have different types")
-                _check_feed_space(op, types.get(op.source.tensor.id), step, fail)
             elif op.MNEMONIC == "commit":
                 _check_commit(op, step.context, target, fail)
                 if op.into is not None and types.get(op.into.id) != op.output_type:
@@ -297,31 +296,19 @@ def _check_derived(pairs: list[tuple[Any, Any]], fail: _Failer) -> None:
                                  f"types, which give {path}={value_text(want)}")
 
 
-def _check_feed_space(op: Any, source: Any, program: TuProgram, fail: _Failer) -> None:
-    """A program's space is its `begin` view's Chip, Cluster and Slice (docs/reference/diagnostics.md)."""
-    if not _relabelled(source.spatial(), program.space):  # the same mappings, or a reshape of them
-        raise fail.op(op, f"the feed reads {op.source.tensor}, whose Chip, Cluster and Slice mappings differ from "
-                          f"the program's space")
-
-
-def _relabelled(held: Any, read: Any) -> bool:
-    """`read` relabels the levels `held` (a `reshape`, VIEW-5: each level's size kept)."""
-    return len(held) == len(read) and all(a.size == b.size for a, b in zip(held, read))
-
-
 def _check_feed(op: Any, source: Any, fail: _Failer) -> None:
+    """The feed reads a DM tensor of its dtype, through its element or a tile of it (of the
+    levels a reshaped view relabelled it to: FEED-15 checks those and the program's space)."""
     if getattr(source, "kind", None) != "dm":
         raise fail.op(op, f"the feed reads {op.source.tensor}, which is not a DM tensor")
     if source.dtype != op.source.dtype:
         raise fail.op(op, f"source dtype {op.source.dtype}, but {op.source.tensor} holds {source.dtype}")
-    if mapping_text(source.element) == mapping_text(op.source.element):
+    held, whose = (op.reshape[-1], "reshaped element") if op.reshape is not None else (source.element, "element")
+    if mapping_text(held) == mapping_text(op.source.element):
         return  # the whole tensor (its offset is re-derived: 0)
-    if op.source.offset == 0 and _relabelled([source.element], [op.source.element]):
-        return  # a reshaped view: the tensor's cells relabelled, every level's size kept (docs/views.md)
-    if not is_window(source.element, op.source.element, op.source.offset):  # a tile of it (docs/views.md)
+    if not is_window(held, op.source.element, op.source.offset):  # a tile of it (docs/views.md)
         raise fail.op(op, f"source mapping \"{mapping_text(op.source.element)}\", but {op.source.tensor}'s "
-                          f"element is \"{mapping_text(source.element)}\" (not a window of it at offset "
-                          f"{op.source.offset})")
+                          f"{whose} is \"{mapping_text(held)}\" (not a window of it at offset {op.source.offset})")
 
 
 def _check_commit(op: Any, context: TuContext, target: Any, fail: _Failer) -> None:

@@ -9,6 +9,7 @@ backend evaluates, `CpuOptions`), `arena` (a run's large scratch buffers, kept f
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -26,13 +27,16 @@ __all__ = ["CpuBackend", "CpuOptions", "execute"]
 
 _TUPLE = object()
 """The key, beside the targets, of a kernel's `returns_tuple` answer in `CpuBackend._traces`."""
+_MISSING = object()
 
 
 class CpuBackend:
     """Trace, refuse on any [T] error, then execute on numpy buffers (docs/testing.md).
 
     The trace of a kernel is kept per target for as long as the kernel object lives, so
-    repeated `run` calls trace once (a trace reads no data)."""
+    repeated `run` calls trace once (a trace reads no data). Runs may come from several
+    threads at once: the first runs of a kernel trace it once, under `_lock`, and each
+    run takes its own scratch arena."""
 
     name = "cpu"
     executes = True
@@ -41,26 +45,29 @@ class CpuBackend:
         self.options = options
         self._traces: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
         self._arenas: list[arena.Arena] = []  # idle scratch of earlier runs (backends/cpu/arena.py)
+        self._lock = threading.RLock()  # fills `_traces` (a trace may run a kernel: reentrant)
+
+    def _kept(self, kernel: Any, key: Any, make: Any) -> Any:
+        """`make()`, kept in `_traces[kernel][key]`: made once however many threads ask at
+        once; a kernel that is not weak-referenceable or an unhashable key is not kept."""
+        try:
+            found = self._traces.get(kernel, {}).get(key, _MISSING)
+        except TypeError:  # not weak-referenceable or an unhashable key: no cache
+            return make()
+        if found is not _MISSING:
+            return found
+        with self._lock:
+            per_kernel = self._traces.setdefault(kernel, {})
+            if key not in per_kernel:
+                per_kernel[key] = make()
+            return per_kernel[key]
 
     def _trace(self, kernel: Any, target: Any) -> Any:
-        try:
-            per_kernel = self._traces.setdefault(kernel, {})
-            hash(target)
-        except TypeError:  # not weak-referenceable or an unhashable target: no cache
-            return kernel.trace(target)
-        if target not in per_kernel:
-            per_kernel[target] = kernel.trace(target)
-        return per_kernel[target]
+        return self._kept(kernel, target, lambda: kernel.trace(target))
 
     def _returns_tuple(self, kernel: Any) -> bool:
         """`host.returns_tuple`, kept beside the kernel's traces (it reads the signature)."""
-        try:
-            per_kernel = self._traces.setdefault(kernel, {})
-        except TypeError:
-            return host.returns_tuple(kernel)
-        if _TUPLE not in per_kernel:
-            per_kernel[_TUPLE] = host.returns_tuple(kernel)
-        return per_kernel[_TUPLE]
+        return self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))
 
     def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace, in report order."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import weakref
 
 import attrs
 import numpy as np
@@ -38,6 +37,7 @@ from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
+from backends.cpu.by_object import ByObject
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
@@ -189,23 +189,20 @@ def contract_outer(op: ContractOuter, stream: np.ndarray, trf: np.ndarray) -> Ou
                  op.result.type, key)
 
 
-_KEYS: dict[int, tuple[weakref.ref, tuple]] = {}
+_KEYS: ByObject[tuple] = ByObject()
 
 
 def _outer_key(op: ContractOuter) -> tuple:
     """The `_outer_plan` arguments of `op`, found once per op object (a kept trace runs
     its ops again; the geometry is a pure function of the op)."""
-    found = _KEYS.get(id(op))
-    if found is not None and found[0]() is op:
-        return found[1]
+    found = _KEYS.get(op)
+    if found is not None:
+        return found
     s_t, w_t = op.input.type, op.trf.type
     geo = outer_geometry(s_t, w_t, op.time, op.packet)
     key = (s_t.time.size, s_t.packet.size, geo.tiling, geo.pack, geo.flit_elems,
            w_t.lane, w_t.element, op.time, op.packet)
-    for stale in [k for k, (ref, _) in _KEYS.items() if ref() is None]:
-        del _KEYS[stale]
-    _KEYS[id(op)] = (weakref.ref(op), key)
-    return key
+    return _KEYS.put(op, key)
 
 
 @handles(ContractPacket, options=True)

@@ -242,9 +242,11 @@ def _float_task(f: _Float, i0: int, i1: int, jg0: int, jg1: int) -> None:
 
 def pool(threads: int) -> ThreadPoolExecutor:
     """One pool per thread count, made on first use and reused by every later call."""
-    if threads not in _POOLS:
-        _POOLS[threads] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="npu-opt-contract")
-    return _POOLS[threads]
+    pool = _POOLS.get(threads)
+    if pool is None:  # runs on two threads at once keep one pool (setdefault is atomic)
+        pool = _POOLS.setdefault(threads, ThreadPoolExecutor(max_workers=threads,
+                                                               thread_name_prefix="npu-opt-contract"))
+    return pool
 
 
 def float_core(a: np.ndarray, w: np.ndarray, pad: np.ndarray | None, skip: np.ndarray | None,

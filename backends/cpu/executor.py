@@ -10,7 +10,6 @@ keeps the peak memory of large kernels down.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ from ir.ops import (
 from ir.vrf_ops import ToVrf
 
 from backends.cpu import layout, lazy_rows, moves, uninit
+from backends.cpu.by_object import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -79,15 +79,15 @@ class _Step:
     last: tuple[int, ...]
 
 
-_STEPS: dict[int, tuple[weakref.ref, tuple[_Step, ...]]] = {}
+_STEPS: ByObject[tuple[_Step, ...]] = ByObject()
 
 
 def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     """The walk of `kernel.ops`, made once per kernel object (a traced kernel is kept and
     run again: `CpuBackend` caches the trace)."""
-    found = _STEPS.get(id(kernel))
-    if found is not None and found[0]() is kernel:
-        return found[1]
+    found = _STEPS.get(kernel)
+    if found is not None:
+        return found
     operands = [tuple(v.id for v in op.operands()) for op in kernel.ops]
     last: dict[int, int] = {}
     for position, ids in enumerate(operands):
@@ -96,10 +96,7 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, lazy_rows.accepts(op),
                    tuple(dict.fromkeys(v for v in ids if last[v] == position)))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
-    for key in [k for k, (ref, _) in _STEPS.items() if ref() is None]:
-        del _STEPS[key]
-    _STEPS[id(kernel)] = (weakref.ref(kernel), tuple(steps))
-    return _STEPS[id(kernel)][1]
+    return _STEPS.put(kernel, tuple(steps))
 
 
 def execute(kernel: Kernel, params: Sequence[np.ndarray],

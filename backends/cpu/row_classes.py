@@ -13,16 +13,16 @@ looked up by the identity of the buffer's memory (a weak reference guards agains
 from __future__ import annotations
 
 import functools
-import weakref
 
 import numpy as np
 
 from backends.cpu import arena
+from backends.cpu.by_object import ByObject
 from backends.cpu.moves_strided import StridedForm
 
 __all__ = ["record", "classes_of", "forget"]
 
-_KNOWN: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_KNOWN: ByObject[np.ndarray] = ByObject()
 
 
 @functools.lru_cache(maxsize=128)
@@ -72,17 +72,13 @@ def record(out: np.ndarray, form: StridedForm, n_rows: int) -> None:
     classes = _classes(form, n_rows, out.size // n_rows)
     if classes is None:
         return
-    for key in [k for k, (ref, _) in _KNOWN.items() if ref() is None]:
-        del _KNOWN[key]
-    _KNOWN[id(root)] = (weakref.ref(root), classes)
+    _KNOWN.put(root, classes)
 
 
 def forget(root: np.ndarray) -> None:
     """Drop the classes recorded for `root`, whose memory is about to be written again
     (an arena buffer: backends/cpu/arena.py)."""
-    found = _KNOWN.get(id(root))
-    if found is not None and found[0]() is root:
-        del _KNOWN[id(root)]
+    _KNOWN.drop(root)
 
 
 def classes_of(rows: np.ndarray) -> np.ndarray | None:
@@ -91,10 +87,9 @@ def classes_of(rows: np.ndarray) -> np.ndarray | None:
     root = rows
     while isinstance(root.base, np.ndarray):
         root = root.base
-    found = _KNOWN.get(id(root))
-    if found is None or found[0]() is not root or rows.ndim != 2:
+    classes = _KNOWN.get(root)
+    if classes is None or rows.ndim != 2:
         return None
-    classes = found[1]
     row_bytes = root.nbytes // classes.size
     start = rows.__array_interface__["data"][0] - root.__array_interface__["data"][0]
     if row_bytes == 0 or start % row_bytes or rows.strides[0] % row_bytes or rows.strides[0] <= 0 \

@@ -22,13 +22,15 @@ try:
     main({argv!r})
 except SystemExit:
     pass
-print(" ".join(sorted({{m.split(".")[0] for m in sys.modules}})), file=sys.stderr)
+print(" ".join(sorted({{{name} for m in sys.modules}})), file=sys.stderr)
 """
 
 
-def _imported(argv: list[str], tmp_path: Path) -> set[str]:
-    code = "import sys, npu_opt\nprint(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)" \
-        if argv is None else PROBE.format(argv=argv)
+def _imported(argv: list[str], tmp_path: Path, *, packages: bool = True) -> set[str]:
+    """The packages (or, not `packages`, the modules) loaded by `npu-opt ARGV`."""
+    name = "m.split('.')[0]" if packages else "m"
+    code = f"import sys, npu_opt\nprint(' '.join(sorted({{{name} for m in sys.modules}})), file=sys.stderr)" \
+        if argv is None else PROBE.format(argv=argv, name=name)
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     return set(done.stderr.strip().splitlines()[-1].split())
@@ -46,6 +48,15 @@ def test_commands_import_only_what_they_use(argv, forbidden, tmp_path: Path) -> 
     loaded = _imported(argv, tmp_path)
     assert "ir" in loaded or argv is None
     assert not loaded & forbidden
+
+
+def test_compile_loads_no_cpu_backend(tmp_path: Path) -> None:
+    """`npu-opt compile` reaches `backends.npu`; the cpu backend (host arrays, the
+    executor) is imported only by a command or a call that runs a kernel on it."""
+    argv = ["compile", str(ROOT / "examples" / "gemm.py"), "-o", str(tmp_path / "out"), "--jobs", "1"]
+    loaded = _imported(argv, tmp_path, packages=False)
+    assert "backends.npu" in loaded
+    assert not {m for m in loaded if m == "backends.cpu" or m.startswith("backends.cpu.")}
 
 
 def test_supported_ml_dtypes_versions() -> None:

@@ -300,5 +300,5 @@ def test_a_feed_over_a_tile_verifies_and_a_shifted_one_is_refused():
     text = npu_opt.compile(commit_upper).text
     verify_text(text)
     assert 'source=(%1, 0, f32, "D = 32 # 64")' in text
-    with pytest.raises(Exception, match="not a window of it at offset 40"):
+    with pytest.raises(Exception, match=r"\[FEED-15\] .* at offset 40 is neither %1's element \"D\" nor a tile of it"):
         verify_text(text.replace('source=(%1, 0, f32, "D = 32 # 64")', 'source=(%1, 40, f32, "D = 32 # 64")'))

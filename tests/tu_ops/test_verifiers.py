@@ -18,10 +18,10 @@ from ir.errors import VerifyError
 from ir.location import Location
 from tu_ops import (
     OP_CLASSES, Alloc, CellFormat, CollectFlits, CommitConversion, Conversion,
-    ConversionKind, DestKind, FeedDest, FeedElementType, LoopKind, OpVerifyError, Ref, Region, TuContext,
+    ConversionKind, DestKind, FeedDest, FeedElementType, FeedSource, LoopKind, OpVerifyError, Ref, Region, TuContext,
     TuOp, VerifyContext, Width, dest_element_types, rngd,
 )
-from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, stream, widen_program
+from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, mp, stream, widen_program
 from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
 from tests.tu_ops.switch_cases import SWITCH_BAD
 
@@ -121,6 +121,11 @@ BAD: dict[str, Callable] = {
     "FEED-11": bad(4, source_base=524_288 - 100),
     "FEED-12": bad(6, True, dest=FeedDest(DestKind.CONTRACT_OUTER, Ref(5))),
     "FEED-12:missing": bad(6, True, dest=FeedDest(DestKind.CONTRACT_OUTER, Ref(99))),
+    # FEED-15: a same-size relabel of the tensor's levels without reshape=, or not the reshape's
+    "FEED-15": bad(6, True, source=FeedSource(Ref(2), 0, DType.I8, mp("K, M % 32"))),
+    "FEED-15:space": bad(6, True, input_type=attrs.evolve(A_FEED.input_type, slice=mp("N / 32, M / 32"))),
+    "FEED-15:size": bad(6, True, reshape=[*A_FEED.input_type.spatial(), mp("K")]),
+    "FEED-15:marked": bad(6, True, reshape=[*A_FEED.input_type.spatial(), mp("K, M % 32")]),
     "TRFLD-1": bad(5, lanes=3),
     "TRFLD-2": bad(5, cell_format=CellFormat.BF16_16),
     "TRFLD-3": bad(5, base_row=250),

@@ -6,7 +6,8 @@ times the bytes of one chip's copy plus the element offset in bytes; in DM, the 
 offset times DM_SLICE_BYTES plus the element offset in bytes. A write into a DM tensor
 keeps the tensor's address (`tu_ops.dma_view.dm_roots`). A `begin` over an Element tile is
 a feed whose source offset is the tile's element offset; one over an unshifted tile of the
-outer levels feeds the tile's slices in place. A `memset` of 4-bit cells fills whole bytes
+outer levels feeds the tile's slices in place; one over a reshaped view names the levels
+the reshape relabelled the tensor to (`reshape=`, tu_ops/feed_source.py). A `memset` of 4-bit cells fills whole bytes
 (VIEW-14 keeps it so). A DM window shifted on its Chip or Cluster level moves its DMA
 commands to those chips and clusters (`chip_shift`, `cluster_shift`). The trace refuses
 what the hardware cannot do (VIEW-13, VIEW-14, VIEW-15); the lowering refuses (VIEW-10)
@@ -158,11 +159,13 @@ def refuse_unplaced(kernel: Any) -> None:
 
 
 def shift_feed(feed: Any, view: Any, windows: dict[int, Window]) -> Any:
-    """The feed of a `begin` over a window: its source offset is the window's element offset."""
+    """The feed of a `begin` over a window: its source offset is the window's element offset,
+    and a reshaped window names the levels it relabelled the tensor to (FEED-15)."""
     w = windows.get(view.id)
     if w is None:
         return feed
-    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]))
+    reshape = None if w.reshaped is None else w.reshaped.levels()
+    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape)
 
 
 def is_window(element: Any, window: Any, offset: int) -> bool:

@@ -43,8 +43,8 @@ def per_record(fn: F) -> F:
         if hit is not None and all(x is y or x == y for x, y in zip(hit[0], args)):
             return hit[1]
         value = _frozen(fn(*args))
-        if len(_TABLE) >= _LIMIT:
-            _TABLE.pop(next(iter(_TABLE)))
+        if len(_TABLE) >= _LIMIT:  # the oldest entry; another thread may have just dropped it
+            _TABLE.pop(next(iter(_TABLE), None), None)
         _TABLE[key] = (args, value)
         return value
 

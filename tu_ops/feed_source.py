@@ -1,0 +1,60 @@
+"""Which cells of its DM tensor a feed reads (FEED-15, docs/views.md).
+
+A `begin` reads its view's cells: the program's space (the Chip, Cluster and Slice of the
+fetch stream) and the feed's source element are the tensor's own levels or tiles of them
+(an Element tile at the source's offset; an unshifted tile of an outer level, fed in
+place). A `begin` over a reshaped view reads the same bytes under other mappings, every
+level's size kept (VIEW-5); its record names the levels the view relabelled the tensor to
+(`reshape=[...]`, printed only then), and the space and the element are those levels or
+tiles of them. A same-size relabel of a level without that field is refused: nothing but
+a reshape reads a tensor under mappings that are neither its own nor a tile of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tu_ops.printing import mapping_text
+
+__all__ = ["source_problem"]
+
+_LEVELS = ("Chip", "Cluster", "Slice", "Element")
+
+
+def source_problem(feed: Any, ctx: Any) -> str | None:
+    """What is wrong with the levels `feed` reads its DM tensor under, or None. The tensor's
+    type is its making record's, from the `VerifyContext` `ctx`; without it (or without a DM
+    tensor there: the artifact's verifier names a missing source) a reshaped feed is still
+    checked against its own `reshape=` levels."""
+    made = ctx.op(feed.source.tensor) if ctx is not None else None
+    tensor = getattr(made, "output_type", None)
+    held = tensor.levels() if getattr(tensor, "kind", None) == "dm" else None
+    if feed.reshape is not None:
+        if len(feed.reshape) != len(_LEVELS):
+            return f"reshape= names {len(feed.reshape)} levels, not the 4 of a DM tensor"
+        for name, own, new in zip(_LEVELS, held or (), feed.reshape):
+            if own.size != new.size:
+                return (f"reshape= relabels the {name} level \"{mapping_text(own)}\" ({own.size} cells) as "
+                        f"\"{mapping_text(new)}\" ({new.size} cells); a reshape keeps every level's size")
+        held = feed.reshape
+    if held is None:
+        return None
+    whose = "the reshape's" if feed.reshape is not None else f"{feed.source.tensor}'s"
+    unmarked = "" if feed.reshape is not None else \
+        " (only a feed marked reshape=[...], over a reshaped view, reads other mappings)"
+    for name, own, read in zip(_LEVELS, held[:3], feed.input_type.spatial()):
+        if not _reads(own, read, 0):
+            return (f"the program's {name} mapping \"{mapping_text(read)}\" is neither {whose} \"{mapping_text(own)}\" "
+                    f"nor a tile of it{unmarked}")
+    element, own = feed.source.element, held[3]
+    if element.size == own.size and not _reads(own, element, feed.source.offset):
+        return (f"source element \"{mapping_text(element)}\" at offset {feed.source.offset} is neither {whose} "
+                f"element \"{mapping_text(own)}\" nor a tile of it{unmarked}")
+    return None  # an element of another size is checked against the tensor by `npu-opt visa --verify`
+
+
+def _reads(own: Any, read: Any, offset: int) -> bool:
+    """Whether `read` at cell `offset` names cells of `own`: the same mapping, or a tile of it."""
+    from tu_ops.lower.views import is_window  # a tile's cells, as the lowering places them
+
+    return mapping_text(own) == mapping_text(read) or is_window(own, read, offset)
