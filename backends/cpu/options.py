@@ -5,11 +5,10 @@ every combination is bit-identical (the tests compare them)."""
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import attrs
+
+from ir.blas import blas_threads
 
 __all__ = ["CpuOptions", "DEFAULT", "blas_threads"]
 
@@ -42,43 +41,3 @@ class CpuOptions:
 
 
 DEFAULT = CpuOptions()
-
-_CONTROLLER = None
-_LIMIT_LOCK = threading.Lock()
-_LIMIT: list = [0, None]  # runs inside `blas_threads` now, and the threadpoolctl limiter they share
-
-
-@contextmanager
-def blas_threads(limit: int | None) -> Iterator[None]:
-    """The BLAS thread pool limited to `limit` threads inside the block (threadpoolctl,
-    imported on first use: most commands never call BLAS). The pool is the process's:
-    blocks that overlap (runs on several threads) share the limit the first of them set,
-    and the last one to leave restores the pool as it was before the first."""
-    if limit is None:
-        yield
-        return
-    _enter_limit(limit)
-    try:
-        yield
-    finally:
-        _leave_limit()
-
-
-def _enter_limit(limit: int) -> None:
-    global _CONTROLLER
-    with _LIMIT_LOCK:
-        if _LIMIT[0] == 0:
-            if _CONTROLLER is None:
-                from threadpoolctl import ThreadpoolController
-
-                _CONTROLLER = ThreadpoolController()
-            _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
-        _LIMIT[0] += 1
-
-
-def _leave_limit() -> None:
-    with _LIMIT_LOCK:
-        _LIMIT[0] -= 1
-        if _LIMIT[0] == 0:
-            limiter, _LIMIT[1] = _LIMIT[1], None
-            limiter.restore_original_limits()

@@ -21,14 +21,13 @@ products, padded columns and padded steps are zeroed first, which adds nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from ir import convert as cv
 from ir.dtypes import i32
+from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
 from visa.interp import contract_jit
 from visa.interp.errors import check
@@ -163,23 +162,6 @@ def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan, mem: M
     return _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan, mem, as_float)
 
 
-_BLAS: Any = None
-
-
-@contextmanager
-def _one_blas_thread() -> Iterator[None]:
-    """BLAS limited to one thread inside the block: the interpreter's matmuls are many
-    small ones, which a thread pool only slows down (and, on a busy machine, by far);
-    threadpoolctl is imported on the first integer contraction."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    with _BLAS.limit(limits=1, user_api="blas"):
-        yield
-
-
 def _magnitude(a: np.ndarray) -> int:
     """The largest |value| of an integer array (computed in Python ints: no wrap)."""
     return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
@@ -198,7 +180,7 @@ def _int(plan: Plan, s: np.ndarray, w: np.ndarray, mem: Memory) -> np.ndarray:
                        if not k and a == b == 1)
     # axes: rows, lanes, *digits, column, leaf
     kept = [2 + i for i, k in enumerate(plan.keep) if k]
-    with _one_blas_thread():
+    with blas_threads(1):   # many small matmuls: a thread pool only slows them down
         y, bound = _row_sum(sa, wa, [0, 1, *kept, nd + 2], plan, mem, as_float=repeat == 1)
     if repeat != 1:
         y, bound = y * repeat, bound * repeat

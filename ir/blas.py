@@ -1,0 +1,53 @@
+"""The process's BLAS thread pool, limited while a matmul-heavy block runs (shared by the
+cpu backend and the VISA interpreter; threadpoolctl is imported on first use: most
+commands never call BLAS).
+
+Blocks that overlap (runs on several threads) share the limit the first of them set, and
+the last one to leave restores the pool as it was before the first: a limit each block
+set and restored on its own could leave the pool limited for the rest of the process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["blas_threads"]
+
+_CONTROLLER = None
+_LIMIT_LOCK = threading.Lock()
+_LIMIT: list = [0, None]  # blocks inside `blas_threads` now, and the threadpoolctl limiter they share
+
+
+@contextmanager
+def blas_threads(limit: int | None) -> Iterator[None]:
+    """The BLAS thread pool limited to `limit` threads inside the block (None: as it is)."""
+    if limit is None:
+        yield
+        return
+    _enter_limit(limit)
+    try:
+        yield
+    finally:
+        _leave_limit()
+
+
+def _enter_limit(limit: int) -> None:
+    global _CONTROLLER
+    with _LIMIT_LOCK:
+        if _LIMIT[0] == 0:
+            if _CONTROLLER is None:
+                from threadpoolctl import ThreadpoolController
+
+                _CONTROLLER = ThreadpoolController()
+            _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
+        _LIMIT[0] += 1
+
+
+def _leave_limit() -> None:
+    with _LIMIT_LOCK:
+        _LIMIT[0] -= 1
+        if _LIMIT[0] == 0:
+            limiter, _LIMIT[1] = _LIMIT[1], None
+            limiter.restore_original_limits()
