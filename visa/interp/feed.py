@@ -167,8 +167,8 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor) -> Repeated | Non
         return None
     (chip, cluster), _, slices, _ = groups[0]
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
-    dm, w = mem.dm(chip, cluster), bits // 8
-    once = [1 if k < len(op.shapes[0].time) and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
+    dm, w, ntime = mem.dm(chip, cluster), bits // 8, len(op.shapes[0].time)
+    once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
     start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
     walk_ = flat_walk(dm, start, [len(slices), *once], [dm.slice_bytes, *(st * w for st in strides)], w)
     v = None if walk_ is None else view(walk_, [len(slices), *once], raw_dtype(bits))
@@ -176,7 +176,6 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor) -> Repeated | Non
         return None
     distinct = mem.scratch(v.shape, v.dtype)
     np.copyto(distinct, v)
-    ntime = len(op.shapes[0].time)
     values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
@@ -234,17 +233,13 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
         steps = values.shape[1]
     flit = 8 * target.constants.FLIT_BYTES // target.bits_of(op.element_type.dtype)
     nflits = op.flits_per_packet
-    check(steps * nflits == op.beats * op.collect_flits.value,
-          f"{steps} packets x {nflits} flits != beats {op.beats} x {op.collect_flits}", op)
+    _check_collect(op, steps, flit)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
         collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
     else:
         collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
         collected[:, :, :elems] = values
         collected = collected.reshape(rows.count, steps * nflits, flit)
-    out_shape = (op.output_type.time.size, op.output_type.packet.size)
-    check(out_shape == collected.shape[1:],
-          f"collect gives {collected.shape[1:]} flits x elements, the collect stream is {out_shape}", op)
     return zero_pad(collected, op.output_type.time, op.output_type.packet), rows
 
 
