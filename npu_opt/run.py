@@ -9,7 +9,7 @@ from ir.errors import NpuOptError
 __all__ = ["run"]
 
 
-def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd") -> Any:
+def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", numerics: str = "chip") -> Any:
     """Run `kernel` on host arrays and return its results, then its in-out arrays.
 
     Args:
@@ -24,6 +24,10 @@ def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd") -
         backend: `"cpu"` (the traced kernel, exactly) or `"visa"` (the compiled
             artifact in the VISA interpreter); both agree bit for bit.
         target: the target name or file.
+        numerics: `"chip"` (the default: what the chip computes) or `"reference"`, an
+            option of the cpu backend only: float contractions are folded in furiosa-opt's
+            host order (one serial IEEE f32 sum per output cell, docs/numerics.md), so the
+            expected values of a test ported from furiosa-opt match bit for bit.
 
     Returns:
         The results followed by the in-out arrays (the caller's own objects, now holding
@@ -42,5 +46,13 @@ def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd") -
     if not isinstance(kernel, DeviceKernel):
         raise NpuOptError(f"run() takes a @device kernel, not {type(kernel).__name__}", code="USAGE")
     from backends import get_backend  # only the entry points reach the backends
+    from backends.cpu.options import NUMERICS
 
-    return get_backend(backend).run(kernel, arrays, target=target)
+    if numerics not in NUMERICS:
+        raise NpuOptError(f"numerics={numerics!r}: expected one of {', '.join(map(repr, NUMERICS))}", code="USAGE")
+    if numerics == "chip":
+        return get_backend(backend).run(kernel, arrays, target=target)
+    if backend != "cpu":
+        raise NpuOptError(f"numerics={numerics!r} is an option of the cpu backend; the {backend!r} backend "
+                          "computes what the chip computes (numerics='chip')", code="USAGE")
+    return get_backend(backend).run(kernel, arrays, target=target, numerics=numerics)

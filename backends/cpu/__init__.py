@@ -14,6 +14,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 
@@ -73,8 +75,10 @@ class CpuBackend:
         """Every refusal and warning of the trace, in report order."""
         return kernel.trace(target).diagnostics
 
-    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd") -> Any:
-        """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
+    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd", *, numerics: str | None = None) -> Any:
+        """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
+        `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
+        options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)
         result = self._trace(kernel, target)
         if result.errors:
             raise CompileError(result.errors)
@@ -85,7 +89,7 @@ class CpuBackend:
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
         try:
             with arena.scope(scratch):  # from_buffer copies every result out of the scratch
-                outputs, finals = execute_inout(result.kernel, buffers, self.options)
+                outputs, finals = execute_inout(result.kernel, buffers, options)
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
                 written = tuple(host.from_buffer(buf, f.value.type) for buf, f in zip(finals, result.kernel.finals))
                 del outputs, finals

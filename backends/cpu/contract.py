@@ -36,7 +36,7 @@ from ir.rules.contract_geometry import outer_geometry, packet_depth
 from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
-from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
+from backends.cpu import adapters, contract_fast, contract_serial, layout, lazy_rows, moves
 from backends.cpu.by_object import ByObject
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -213,7 +213,7 @@ def contract_packet(op: ContractPacket, outer: Outer, options: CpuOptions = DEFA
     d = packet_depth(t_in.packet, op.packet)
     if d is None:
         raise InternalError(f"contract_packet: no tree depth reduces `{t_in.packet}` to `{op.packet}`")
-    if options.fast_contract:
+    if options.fast_contract or (options.numerics == "reference" and outer.is_float):
         return Packed(outer, d, op.packet.size, op.result.type)
     return layout.from_rows(_packet_dense(outer, d, op.packet.size), op.result.type)
 
@@ -266,6 +266,9 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
+    if isinstance(y, Packed) and options.numerics == "reference" and y.outer.is_float:
+        order, skip = _time_order(t_in.time, op.time)
+        return contract_serial.serial_fold(y, order, skip, op.result.type)
     if isinstance(y, Packed):
         acc = contract_fast.contract(y, t_in.time, op.time, options, result=op.result.type)
         if acc is not None:

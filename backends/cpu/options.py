@@ -1,6 +1,6 @@
 """How the cpu backend evaluates a kernel: `CpuOptions`, passed explicitly from
-`CpuBackend` through `execute` to the ops that use them. No option changes a result:
-every combination is bit-identical (the tests compare them)."""
+`CpuBackend` through `execute` to the ops that use them. No option but `numerics` changes
+a result: every combination of the others is bit-identical (the tests compare them)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import attrs
 
 from ir.blas import blas_threads
 
-__all__ = ["CpuOptions", "DEFAULT", "blas_threads"]
+__all__ = ["CpuOptions", "DEFAULT", "NUMERICS", "blas_threads"]
+
+NUMERICS = ("chip", "reference")
+"""The values of `CpuOptions.numerics` (and of `npu_opt.run(..., numerics=)`)."""
 
 
 def _default_threads() -> int:
@@ -30,7 +33,10 @@ class CpuOptions:
     default, since a small machine shared with other processes only loses to BLAS
     threads competing for its CPUs (None leaves the pool as it is). `jit`: float
     contractions by the compiled core `backends.cpu.contract_jit` when numba is
-    importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core)."""
+    importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core).
+    `numerics`: "chip" (the default) computes what the chip computes; "reference" folds
+    float contractions in furiosa-opt's host order instead (`backends.cpu.contract_serial`),
+    so a test ported from furiosa-opt matches its expected values bit for bit."""
 
     fast_moves: bool = True
     fast_contract: bool = True
@@ -38,6 +44,7 @@ class CpuOptions:
     blas_threads: int | None = 1
     jit: bool = True
     report_uninit: bool = False  # refuse (VIEW-12) a read of new() cells nothing wrote
+    numerics: str = attrs.field(default="chip", validator=attrs.validators.in_(NUMERICS))
 
 
 DEFAULT = CpuOptions()
