@@ -120,6 +120,7 @@ class FeedBuffer(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = FETCH
+    SLICE_AFTER: ClassVar[str | None] = "switch.out_slice"  # a switch moves the streams to its out_slice
     busy_cycles = feed_cycles
     cost_counters = feed_counters
 

@@ -56,6 +56,7 @@ class InterSliceReduceOp(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = VECTOR
+    SLICE_AFTER: ClassVar[str | None] = "out_slice"  # its output, and every record after it, lives on out_slice
     busy_cycles = stream_cycles
     cost_counters = no_counters
 

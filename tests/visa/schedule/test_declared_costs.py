@@ -124,3 +124,15 @@ def test_the_counters_the_records_declare_sum_to_the_cost_printed_before_the_dec
     assert total == {"dma_commands": 4, "dma_bytes": 5275648, "feed_flits": 1284, "dm_read_bytes": 41088,
                      "dm_write_bytes": 4096, "trf_load_bytes": 8192, "mac_ops": 131072, "dm_peak_bytes": 0,
                      "trf_peak_bytes": 0}
+
+
+def test_the_records_that_move_streams_between_slices_say_so_and_the_program_follows():
+    assert {cls.MNEMONIC: cls.SLICE_AFTER for cls in OP_CLASSES if cls.SLICE_AFTER} == {
+        "feed_buffer": "switch.out_slice", "inter_slice_reduce": "out_slice"}
+    program = next(s for s in parse_visa(npu_opt.compile(example("slice_sum_i32")).text).kernel.steps
+                   if hasattr(s, "ops"))
+    feed, reducer, commit = program.ops
+    assert reducer.MNEMONIC == "inter_slice_reduce" and feed.switch is None
+    assert not program.space[2].equivalent(reducer.out_slice)   # the reducer does move them
+    assert program.out_space[2] is reducer.out_slice
+    assert commit.input_type.slice.equivalent(reducer.out_slice)  # the parser typed the commit there
