@@ -10,15 +10,16 @@ the op's `RULES` (its `@rule(code)` methods, in order); the first failure raises
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import attrs
 
 from ir.dtypes import DType
-from ir.errors import VerifyError
+from ir.errors import InternalError, VerifyError
 from ir.location import Location
 from ir.mapping.ops import Entry
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, rule
+from tu_ops.engines import Engine, Rate
 from tu_ops.printing import type_text, value_text
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
@@ -118,6 +119,9 @@ class TuOp(OpFrame):
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
     FEED_DEST: ClassVar[Any] = None              # the `DestKind` naming it when a feed delivers to it
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset()  # FEED-2: element types a feed may bring it
+    ENGINE: ClassVar[Engine | None] = None        # the engine it runs on in the schedule (`tu_ops.engines`)
+    SLICE_AFTER: ClassVar[str | None] = None      # the field (dotted path) naming the Slice its program's
+                                                  # streams live on after it, when it moves them
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -132,6 +136,28 @@ class TuOp(OpFrame):
     input_type: Any = ir_type()
     output_type: Any = ir_type()
     loc: Location | None = loc_field()
+
+    # --- declarations read by the schedule and the cost counters (tu_ops.engines) -------
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """Its busy cycles on `ENGINE`; every record class declares its own."""
+        raise InternalError(f"record class {type(self).__name__} declares no busy cycles")
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        """What it adds to the artifact's cost counters; every record class declares its own."""
+        raise InternalError(f"record class {type(self).__name__} declares no cost counters")
+
+    @classmethod
+    def slice_after(cls, field: Callable[[str], Any]) -> Any | None:
+        """The Slice its program's streams live on after a record of this class whose field
+        `name` is `field(name)` (its `SLICE_AFTER`), or None when it leaves them in place."""
+        if cls.SLICE_AFTER is None:
+            return None
+        first, *rest = cls.SLICE_AFTER.split(".")
+        value = field(first)
+        for name in rest:
+            value = None if value is None else getattr(value, name)
+        return value
 
     # --- fields --------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import attrs
 from ir.mapping.nodes import Mapping
 from ir.mapping.ops import coalesce
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
 from tu_ops.valid_count import PackConfig, pack_problem
@@ -35,6 +36,9 @@ class CastOp(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = CAST
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     in_type: FeedElementType = attr()
@@ -98,6 +102,7 @@ class CommitOp(TuOp):
     })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    ENGINE: ClassVar[Engine] = COMMIT
 
     input: Ref = operand(name="in")
     valid_bytes: int = attr()
@@ -125,6 +130,18 @@ class CommitOp(TuOp):
         (less the window's `offset` for a commit into an existing tensor)."""
         nbytes = -(-self.output_type.element.size * self.elem_bits(target) // 8)
         return -(-nbytes // 8) * 8 - (self.offset or 0)
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """One write per time step: of the write plan, or of the input stream when packing
+        (a packed commit writes one flit a step)."""
+        steps = self.input_type.time.size if self.pack is not None else math.prod(e.size for e in self.write.time)
+        return ceil_div(steps, rate("tensor_unit", "commit_writes_per_cycle"))
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        """DM bytes written: valid bytes per write, or only the counted cells when packing."""
+        if self.pack is not None:
+            return {"dm_write_bytes": -(-self.output_type.element.size * self.bits(target, self.output_type.dtype) // 8)}
+        return {"dm_write_bytes": math.prod(e.size for e in self.write.time) * self.valid_bytes}
 
     @rule("CMT-1")
     def _cmt_1(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -13,6 +13,8 @@ import attrs
 
 from ir.types import LaneMode
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
+                            no_counters, stream_cycles)
 from tu_ops.enums import CollectFlits, DestKind, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries
 
@@ -55,6 +57,7 @@ class ContractOuter(TuOp):
     })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
+    ENGINE: ClassVar[Engine] = CONTRACTION
 
     stream: Ref = operand()
     weights: Ref = operand()
@@ -65,6 +68,13 @@ class ContractOuter(TuOp):
     lanes: int = attr()
     time_broadcast: tuple[int, ...] = attr(converter=tuple)
     trf_read: TrfRead = attr()
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """One output packet per cycle (its MACs, lanes x packet per step, run in parallel)."""
+        return ceil_div(self.output_type.time.size, rate("tensor_unit", "packets_per_cycle"))
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        return {"mac_ops": self.lanes * self.output_type.time.size * self.output_type.packet.size}
 
     @rule("COP-1")
     def _cop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -165,6 +175,9 @@ class PacketReduce(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "contract_packet"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
+    ENGINE: ClassVar[Engine] = PACKET_REDUCER
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     in_elems: int = attr()
@@ -240,6 +253,9 @@ class TimeReduce(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "contract_time"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
+    ENGINE: ClassVar[Engine] = TIME_REDUCER
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     loops: tuple[TimeLoop, ...] = attr(converter=lambda xs: tuple(x if isinstance(x, TimeLoop) else TimeLoop(*x) for x in xs))
@@ -291,12 +307,18 @@ class LaneFold(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "contract_lane"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = LANE_FOLDER
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     mode: LaneMode = attr()
     lanes: int = attr()
     cols: int = attr()
     cycles: int = attr()
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """The drain's own count, in the record (`cycles`)."""
+        return int(self.cycles)
 
     @rule("LFOLD-1")
     def _lfold_1(self, target: Any, ctx: VerifyContext | None) -> str | None:

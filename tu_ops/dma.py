@@ -7,12 +7,15 @@ implements DMAOP-1 ... DMAOP-5 in that order; `src_alloc` / `dst_alloc` are the 
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import attrs
 
 from ir.dtypes import DType
 from tu_ops.base import Alloc, Ref, TuOp, VerifyContext, attr, fact, operand, rule
+from tu_ops.dma_cost import dma_cost
+from tu_ops.engines import DMA, Engine, Rate
 from tu_ops.enums import Aggregate, DmaKind
 
 __all__ = ["Part", "DmaEntry", "DmaCommand", "DmaOp", "aggregate_of"]
@@ -79,6 +82,7 @@ class DmaOp(TuOp):
     IN_PROGRAM: ClassVar[bool] = False
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
+    ENGINE: ClassVar[Engine] = DMA
 
     src: Ref = operand()
     kind: DmaKind = attr()
@@ -99,6 +103,13 @@ class DmaOp(TuOp):
     def reads(self) -> tuple[Ref, ...]:
         """The tensors this DMA reads (a gather also reads its index)."""
         return (self.src,)
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        return dma_cost(self, rate).cycles
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        return {"dma_commands": len(self.commands),
+                "dma_bytes": sum(math.prod(e.size for e in cmd.entries) for cmd in self.commands)}
 
     @rule("DMAOP-1")
     def _dmaop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:

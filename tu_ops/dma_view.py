@@ -29,6 +29,7 @@ from ir.mapping.nodes import Mapping
 from ir.mapping.live import nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
+from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 
 __all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
 
@@ -63,6 +64,9 @@ class TensorNewOp(TuOp):
     IN_PROGRAM: ClassVar[bool] = False
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf", "vrf")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm", "trf", "vrf")
+    ENGINE: ClassVar[Engine] = DMA
+    busy_cycles = no_cycles
+    cost_counters = no_counters
 
     element_type: DType = attr()
 
@@ -152,6 +156,9 @@ class MemsetOp(TuOp):
     IN_PROGRAM: ClassVar[bool] = False
     IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    ENGINE: ClassVar[Engine] = DMA
+    busy_cycles = no_cycles
+    cost_counters = no_counters
 
     into: Ref = operand()
     element_type: DType = attr()

@@ -18,7 +18,9 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
+from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
+from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.switch import SwitchRoute, route_problem
 from ir.fetch_mask import FetchMaskConfig
 
@@ -50,10 +52,6 @@ def dest_mnemonics() -> Mapping[DestKind, str]:
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
     """A tuple of loop entries from entries or `(size, stride)` pairs."""
     return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
-
-
-def _levels(value: Any) -> tuple[MappingExpr, ...] | None:
-    return None if value is None else tuple(value)
 
 
 @attrs.frozen
@@ -121,6 +119,10 @@ class FeedBuffer(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "begin"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = FETCH
+    SLICE_AFTER: ClassVar[str | None] = "switch.out_slice"  # a switch moves the streams to its out_slice
+    busy_cycles = feed_cycles
+    cost_counters = feed_counters
 
     context: TuContext = attr()
     source: FeedSource = attr()
@@ -136,7 +138,7 @@ class FeedBuffer(TuOp):
     interleave: FeedInterleave | None = attr(default=None)  # printed only when set (an interleaved begin)
     mask: FetchMaskConfig | None = attr(default=None, optional=True)  # the Fetch Adapter mask (FEED-14)
     # the levels a reshaped view relabelled the source tensor to (FEED-15), printed only then
-    reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=_levels)
+    reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
 
     def fields(self) -> list[tuple[str, Any]]:
         return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
@@ -349,7 +351,6 @@ class FeedBuffer(TuOp):
         if others:
             return f"{self.dest.op} is also fed by {others[0]}"
         return None
-
 
     @rule("FEED-13")
     def _feed_13(self, target: Any, ctx: VerifyContext | None) -> str | None:

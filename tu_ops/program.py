@@ -8,6 +8,7 @@ order with a context that lets ops see their neighbours, then the MEM-3 / MEM-4 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, ClassVar, Iterator, Union
 
 import attrs
@@ -41,13 +42,14 @@ class TuProgram:
 
     @property
     def out_space(self) -> tuple[Mapping, Mapping, Mapping]:
-        """The space the program's streams live on after its feed: `space`, with the Slice
-        of the feed's switch when it has one (the switch is the one stage that moves data
-        between slices), or of its inter-slice reducer's `out_slice`."""
-        route = getattr(self.ops[0], "switch", None) if self.ops else None
-        space = self.space if route is None else (self.space[0], self.space[1], route.out_slice)
-        reducer = next((op for op in self.ops if op.MNEMONIC == "inter_slice_reduce"), None)  # it moves them too
-        return space if reducer is None else (space[0], space[1], reducer.out_slice)
+        """The space the program's streams live on after its last record: `space`, with the
+        Slice of the last record that moves them between slices (its class's `SLICE_AFTER`:
+        a feed's switch, the inter-slice reducer)."""
+        space = self.space
+        for op in self.ops:
+            moved = op.slice_after(functools.partial(getattr, op))
+            space = space if moved is None else (space[0], space[1], moved)
+        return space
 
     def text(self, *, locs: bool = False) -> str:
         space = ", ".join(f'"{mapping_text(m)}"' for m in self.space)

@@ -14,6 +14,7 @@ import attrs
 
 from ir.switch.params import TransposeParams, check_transpose_params
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import TRANSPOSE, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["TransposeOp"]
@@ -35,6 +36,9 @@ class TransposeOp(TuOp):
     })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = TRANSPOSE
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     in_rows: int = attr()

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, fact, operand, rule
+from tu_ops.engines import TRF, Engine, Rate, ceil_div
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, DestKind, FeedElementType, Region
 
 __all__ = ["TrfLoad", "RowRange"]
@@ -42,6 +43,7 @@ class TrfLoad(TuOp):
     })
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
+    ENGINE: ClassVar[Engine] = TRF
 
     input: Ref = operand(name="in")
     element_type: FeedElementType = attr()
@@ -53,6 +55,14 @@ class TrfLoad(TuOp):
     collect_flits: CollectFlits = attr()
     live_rows: tuple[RowRange, ...] | None = attrs.field(default=None, converter=_row_ranges,
                                                          metadata={"role": "fact"})
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """Its bytes at the fetch rate (flits of FLIT_BYTES per cycle)."""
+        per_cycle = target.constants.FLIT_BYTES * rate("tensor_unit", "fetch_flits_per_cycle")
+        return ceil_div(self.lanes * self.bytes_per_lane, per_cycle)
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        return {"trf_load_bytes": self.lanes * self.bytes_per_lane}
 
     # --- geometry ------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from ir.vector import enums as E
 from ir.vector import ways
 from ir.vector.numerics.steps import UNITS
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.valid_count import PackConfig
 
@@ -159,6 +160,9 @@ class VectorEngineOp(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = VECTOR
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     steps: tuple[VeStep, ...] = attr()

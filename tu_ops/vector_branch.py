@@ -26,6 +26,7 @@ import attrs
 
 from ir.dtypes import DType
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
@@ -93,6 +94,9 @@ class VectorBranchOp(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = VECTOR
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     tag: tuple[TagCmp, ...] = attr(converter=tuple)

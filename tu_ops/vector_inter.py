@@ -20,6 +20,7 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
 from ir.vector.inter_reduce import inter_fault
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["InterReduceName", "InterSliceReduceOp", "INTER_OPS"]
@@ -54,6 +55,10 @@ class InterSliceReduceOp(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = VECTOR
+    SLICE_AFTER: ClassVar[str | None] = "out_slice"  # its output, and every record after it, lives on out_slice
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     op: InterReduceName = attr()

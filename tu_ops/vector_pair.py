@@ -31,6 +31,7 @@ from ir.mapping.nodes import Mapping, Symbol
 from ir.vector.numerics.steps import UNITS
 from ir.vector.pair import unzip_problem
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
@@ -131,6 +132,9 @@ class VectorPairOp(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    ENGINE: ClassVar[Engine] = VECTOR
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     axis: Mapping = attr()

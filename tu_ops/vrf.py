@@ -22,6 +22,7 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
 
@@ -56,6 +57,9 @@ class VrfLoad(TuOp):
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("vrf",)
+    ENGINE: ClassVar[Engine] = VRF_LOAD
+    busy_cycles = stream_cycles
+    cost_counters = no_counters
 
     input: Ref = operand(name="in")
     words: int = attr()

@@ -291,11 +291,9 @@ class _Builder(Transformer):
         context = self.dec.member(TuContext, name, c[1].line, c[1].column)
         space = tuple(self.dec.mapping(t[1:-1], t.line, t.column) for t in c[2:5])
         ops, cur = [], space
-        for rec in c[5:]:  # after a feed's switch, the streams live on its out_slice
-            route = rec.fields.get("switch")
-            out = cur if route is None else (cur[0], cur[1], route.out_slice)
-            if rec.cls.MNEMONIC == "inter_slice_reduce" and "out_slice" in rec.fields:  # so is the reducer's
-                out = (cur[0], cur[1], rec.fields["out_slice"])
+        for rec in c[5:]:  # a record that moves the streams (its SLICE_AFTER) outputs on the new Slice
+            moved = rec.cls.slice_after(rec.fields.get)
+            out = cur if moved is None else (cur[0], cur[1], moved)
             ops.append(self._op(rec, cur, context, out))
             cur = out
         program = TuProgram(index=int(index), context=context, space=space, ops=_link_cstreams(ops))

@@ -71,11 +71,10 @@ def test_schedule_charges_the_book_switch_cycles() -> None:
     """ring_size x input Time x flits per packet: TRANSPOSE(32, 2) rings 64 slices, 8 steps, 1 flit."""
     from tu_ops import rngd
     from visa import parse_visa
-    from visa.schedule.durations import record_cycles
     from visa.schedule.rates import builtin_rates
 
     feed = parse_visa(npu_opt.compile(load_kernel(source("transpose"))).text).kernel.steps[1].ops[0]
-    assert record_cycles(feed, builtin_rates("rngd"), rngd()) == 64 * 8 * 1
+    assert feed.busy_cycles(builtin_rates("rngd"), rngd()) == 64 * 8 * 1
 
 
 @pytest.mark.parametrize("name", ["broadcast01", "inter_transpose", "custom_permutation"])

@@ -1,7 +1,10 @@
 """The scheduling model's rates: `tu_ops/targets/<target>.schedule.toml`, read strictly.
 
 Every key is required and no other key is allowed, so a typo in a rates file is an error
-naming the key, never a silently defaulted number.
+naming the key, never a silently defaulted number. Which engine a record runs on is not a
+rate: each record class declares it (`ENGINE`, tu_ops/engines.py), so a file that still
+has the `[engines]` table of older versions is refused, saying so, rather than read with
+that table silently ignored.
 """
 
 from __future__ import annotations
@@ -27,24 +30,19 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "tensor_unit": ("fetch_flits_per_cycle", "fetch_bytes_per_cycle", "commit_writes_per_cycle",
                     "packets_per_cycle", "contraction_packet_bytes", "contraction_lanes"),
 }
-_TOP = ("schema", "target", *_SECTIONS, "engines")
+_TOP = ("schema", "target", *_SECTIONS)
 
 
 @attrs.frozen
 class Rates:
-    """The numbers of one rates file: `values[("dma", "startup_cycles")] -> 500`, the engine
-    of each record mnemonic, and the engines shared by all contexts."""
+    """The numbers of one rates file: `rates("dma", "startup_cycles") -> 500` (a record's
+    `busy_cycles` reads them so, tu_ops/engines.py)."""
 
     target: str
     values: Mapping[tuple[str, str], float] = attrs.field(converter=lambda v: MappingProxyType(dict(v)))
-    engines: Mapping[str, str] = attrs.field(converter=lambda v: MappingProxyType(dict(v)))
-    shared: tuple[str, ...] = attrs.field(converter=tuple)
 
     def __call__(self, section: str, key: str) -> float:
         return self.values[(section, key)]
-
-    def engine(self, mnemonic: str) -> str:
-        return self.engines.get(mnemonic, mnemonic)
 
 
 def _fail(source: str, key: str, message: str) -> TargetSchemaError:
@@ -62,6 +60,9 @@ def parse_rates(data: Any, *, source: str = "<rates>") -> Rates:
     if not isinstance(data, dict):
         raise _fail(source, "", "expected a table")
     for k in data:
+        if k == "engines":
+            raise _fail(source, k, "no longer read: each record class declares its engine (tu_ops/engines.py); "
+                                   "delete the [engines] table")
         if k not in _TOP:
             raise _fail(source, k, "unknown key")
     for k in _TOP:
@@ -77,11 +78,7 @@ def parse_rates(data: Any, *, source: str = "<rates>") -> Rates:
             raise _fail(source, f"{section}.{extra[0]}" if extra[0] else section, "missing or unknown key")
         for k in keys:
             values[(section, k)] = _number(source, f"{section}.{k}", table[k])
-    engines = dict(data["engines"])
-    shared = engines.pop("shared", [])
-    if not all(isinstance(v, str) for v in engines.values()) or not isinstance(shared, list):
-        raise _fail(source, "engines", "expected mnemonic = \"engine\" pairs and a `shared` list")
-    return Rates(target=str(data["target"]), values=values, engines=engines, shared=shared)
+    return Rates(target=str(data["target"]), values=values)
 
 
 def load_rates(path: str | Path) -> Rates:

@@ -14,11 +14,12 @@ from typing import Any
 
 import attrs
 
+from ir.errors import InternalError
 from tu_ops.bank_runs import BankRun, feed_bank_run, longest_bank_run
 from tu_ops.dma import DmaOp
+from tu_ops.dma_cost import DmaCost, dma_cost
 from tu_ops.program import LoweredKernel, TuProgram
 from visa.cost import record_cost
-from visa.schedule.durations import DmaCost, dma_cost, record_cycles
 from visa.schedule.rates import Rates
 
 __all__ = ["Access", "Record", "Step", "build_steps", "DMA_CONTEXT"]
@@ -75,9 +76,12 @@ def _loc(op: Any) -> str | None:
     return None if op.loc is None else f"{op.loc.file}:{op.loc.line}:{op.loc.col or 1}"
 
 
-def _record(op: Any, engine: str, cycles: int) -> Record:
-    return Record(ref=str(op.result), mnemonic=op.MNEMONIC, engine=engine, cycles=cycles, text=op.text(),
-                  loc=_loc(op))
+def _record(op: Any, rates: Rates, target: Any) -> Record:
+    """The record of `op` on the engine its class declares, busy for the cycles it declares."""
+    if op.ENGINE is None:
+        raise InternalError(f"record class {type(op).__name__} declares no engine")
+    return Record(ref=str(op.result), mnemonic=op.MNEMONIC, engine=op.ENGINE.name,
+                  cycles=op.busy_cycles(rates, target), text=op.text(), loc=_loc(op))
 
 
 def _side(ref: Any, t: Any, alloc: Any, write: bool) -> Access:
@@ -87,14 +91,14 @@ def _side(ref: Any, t: Any, alloc: Any, write: bool) -> Access:
     return Access("dm", lo, lo + (alloc.size if alloc is not None else 1), write, str(ref))
 
 
-def _dma_step(index: int, op: DmaOp, rates: Rates) -> Step:
-    cost = dma_cost(op, rates)
+def _dma_step(index: int, op: DmaOp, rates: Rates, target: Any) -> Step:
+    cost = dma_cost(op, rates)  # the breakdown of the record's cycles, for the report
     accesses = (_side(op.src, op.input_type, op.src_alloc, False),
                 _side(op.result, op.output_type, op.dst_alloc, True))
     if getattr(op, "into", None) is not None:  # dma_into also reads the tensor it updates
         accesses += (_side(op.into, op.output_type, None, False),)
-    record = _record(op, rates.engine("dma"), cost.cycles)
-    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=cost.cycles, records=(record,),
+    record = _record(op, rates, target)
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
                 accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
 
 
@@ -143,8 +147,7 @@ def _mac_peak(op: Any, rates: Rates, target: Any) -> int:
 
 
 def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rates: Rates, target: Any) -> Step:
-    records = tuple(_record(op, rates.engine(op.MNEMONIC), record_cycles(op, rates, target))
-                    for op in program.ops)
+    records = tuple(_record(op, rates, target) for op in program.ops)
     context = program.context.name.lower()
     runs = _bank_runs(program, target)
     longest = max(runs, key=lambda r: r.length, default=None)
@@ -153,7 +156,7 @@ def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rat
         claims.append(DMA_CONTEXT)
     hold = rates("dm", "bank_hold_run")
     claims += sorted({f"bank{r.bank}" for r in runs if r.length >= hold})
-    claims += sorted({r.engine for r in records if r.engine in rates.shared})
+    claims += sorted({op.ENGINE.name for op in program.ops if op.ENGINE.shared})
     costs = [record_cost(op, target) for op in program.ops]
     macs = sum(c["mac_ops"] for c in costs)
     dm_bytes = sum(c["dm_read_bytes"] + c["dm_write_bytes"] for c in costs)
@@ -167,13 +170,15 @@ def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rat
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
-    return [_dma_step(i, s, rates) if isinstance(s, DmaOp) else
-            _new_step(i, s) if not isinstance(s, TuProgram) else _program_step(i, s, allocs, rates, target)
+    return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
+            _new_step(i, s, rates, target) if not isinstance(s, TuProgram) else
+            _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
 
 
-def _new_step(index: int, op: Any) -> Step:
-    """`tensor_new`: an HBM tensor of zeros, modelled as taking no time on the DMA context."""
-    record = Record(ref=str(op.result), mnemonic=op.MNEMONIC, engine="dma", cycles=0, text=op.text(), loc=_loc(op))
-    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=0, records=(record,),
+def _new_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
+    """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
+    counts the cycles its class declares: none)."""
+    record = _record(op, rates, target)
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
                 accesses=(_side(op.result, op.output_type, None, True),), claims=(DMA_CONTEXT,))

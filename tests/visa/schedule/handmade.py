@@ -88,5 +88,4 @@ RATES = parse_rates({
     "dma": {"engine_bytes_per_cycle": 256, "request_bytes": 256, "startup_cycles": 100},
     "tensor_unit": {"fetch_flits_per_cycle": 1, "fetch_bytes_per_cycle": 32, "commit_writes_per_cycle": 1,
                     "packets_per_cycle": 1, "contraction_packet_bytes": 64, "contraction_lanes": 8},
-    "engines": {"feed_buffer": "fetch", "commit": "commit", "dma": "dma", "shared": ["vector"]},
 })

@@ -49,8 +49,7 @@ def test_every_shipped_rate_names_its_book_page_or_says_it_is_a_model_choice():
 
 
 def test_a_misspelt_rate_is_an_error_naming_its_key():
-    data = {"schema": 1, "target": "t", "clock": {"ghz": 1.0}, "hbm": {}, "dm": {}, "dma": {}, "tensor_unit": {},
-            "engines": {}}
+    data = {"schema": 1, "target": "t", "clock": {"ghz": 1.0}, "hbm": {}, "dm": {}, "dma": {}, "tensor_unit": {}}
     with pytest.raises(TargetSchemaError, match="hbm"):
         parse_rates(data)
     with pytest.raises(TargetSchemaError, match="unknown key"):
