@@ -26,7 +26,7 @@ __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"
 MAPPING_CATEGORIES = (
     "syntax", "unknown_axis", "unknown_escape", "escape_type", "zero_divisor",
     "stride_not_divisible", "modulo_not_divisible", "resize_too_large", "padding_too_small",
-    "zero_size", "invalid_axis_decl", "overshoot", "limit",
+    "zero_size", "invalid_axis_decl", "overshoot", "limit", "factor_not_count",
 )
 
 
