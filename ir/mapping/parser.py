@@ -231,7 +231,7 @@ class _Builder:
                 raise self.fail(e.category, f"in escape `{{{name}}}` = {shown!r}: {e.detail}",
                                 _column(tok)) from None
         raise self.fail("escape_type",
-                        f"escape `{{{name}}}` is a {type(value).__name__}, but a mapping is needed here",
+                        f"escape `{{{name}}}` is {_kind(value)}, but a mapping is needed here",
                         _column(tok))
 
     def factor(self, t: lark.Tree) -> int:
@@ -259,9 +259,10 @@ class _Builder:
             return int(inner)
         name, value = self.lookup(tok)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            what = type(value).__name__ if not isinstance(value, int) else f"negative ({value})"
+            what = _kind(value) if not isinstance(value, int) else f"negative ({value})"
+            hint = f"; to use its size write `({{{name}}})`" if isinstance(value, Mapping) else ""
             raise self.fail("escape_type",
-                            f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here",
+                            f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here{hint}",
                             _column(tok))
         if value >= MAX_LITERAL:
             raise self.fail("limit", f"escape `{{{name}}}` is {value}: numbers in a mapping are below 2**48",
@@ -272,6 +273,14 @@ class _Builder:
 # The builder's recursion bound across nested escapes: twice the depth of one text, so a
 # text and its escapes may each use the whole 64 levels, and far below Python's limit.
 _MAX_LEVEL = 2 * MAX_DEPTH + 8
+
+
+def _kind(value: Any) -> str:
+    """What an escape's value is, for a message: `an int`, `a mapping (Stride)`."""
+    if isinstance(value, Mapping):
+        return f"a mapping ({type(value).__name__})"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 def _is_count(node: Mapping) -> bool:
