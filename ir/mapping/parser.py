@@ -43,6 +43,8 @@ def _syntax_tree(text: str, start: str) -> lark.Tree:
     """Parse (cached by text); lark errors become MappingError('syntax'), texts beyond
     the limits MappingError('limit')."""
     _check_limits(text)
+    if start == "mapping_expr":
+        _check_lists(text)
     try:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as e:
@@ -81,6 +83,36 @@ def _check_limits(text: str) -> None:
         depth += (ch in "([") - (ch in ")]")
         if depth > MAX_DEPTH:
             raise MappingError("limit", f"brackets nest deeper than {MAX_DEPTH} levels", text=text, column=pos + 1)
+
+
+def _check_lists(text: str) -> None:
+    """Comma lists and operator chains, before lark parses them: a list's items nest as pairs
+    and each postfix operator is a level, so more than MAX_DEPTH commas in one list or
+    operators on one item is over the depth limit whatever else the text holds. Saying so
+    here spares parsing thousands of items only for the tree check to refuse them."""
+    commas, ops, brace = [0], [0], False
+    for pos, ch in enumerate(text):
+        if brace:
+            brace = ch != "}"
+        elif ch == "{":
+            brace = True
+        elif ch in "([":
+            commas.append(0)
+            ops.append(0)
+        elif ch in ")]" and len(commas) > 1:
+            commas.pop()
+            ops.pop()
+        elif ch == ",":
+            commas[-1] += 1
+            ops[-1] = 0
+            if commas[-1] > MAX_DEPTH:
+                raise MappingError("limit", f"a comma list holds more than {MAX_DEPTH} items; items nest as "
+                                            f"pairs, at most {MAX_DEPTH} levels deep", text=text, column=pos + 1)
+        elif ch in "/%=#":
+            ops[-1] += 1
+            if ops[-1] > MAX_DEPTH:
+                raise MappingError("limit", f"more than {MAX_DEPTH} operators apply to one item; each is a "
+                                            f"level, at most {MAX_DEPTH} deep", text=text, column=pos + 1)
 
 
 def _check_depth(text: str, tree: lark.Tree) -> None:
