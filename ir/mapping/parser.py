@@ -257,7 +257,7 @@ class _Builder:
                 inner = _Builder(value, self.axes, self.env, self.expanding + (name,), self.level)
                 return inner.build(tree)
             except MappingError as e:
-                if e.category in ("escape_type", "limit") and e.detail.startswith(("escape", "escapes")):
+                if "refers to itself" in e.detail or e.detail.startswith(("escapes expand", "escapes nest")):
                     raise self.fail(e.category, e.detail, _column(tok)) from None  # said once, not per level
                 shown = value if len(value) <= 60 else value[:57] + "..."
                 raise self.fail(e.category, f"in escape `{{{name}}}` = {shown!r}: {e.detail}",
