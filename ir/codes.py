@@ -26,7 +26,7 @@ __all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"
 MAPPING_CATEGORIES = (
     "syntax", "unknown_axis", "unknown_escape", "escape_type", "zero_divisor",
     "stride_not_divisible", "modulo_not_divisible", "resize_too_large", "padding_too_small",
-    "zero_size", "invalid_axis_decl", "overshoot", "limit",
+    "zero_size", "invalid_axis_decl", "overshoot", "limit", "factor_not_count",
 )
 
 
@@ -176,6 +176,7 @@ _ENTRIES: list[CodeInfo] = [
         "DMA packet larger than 4096 bytes", "DMA into DM not 8-byte aligned",
         "DMA command leaves its allocation"], phase="verify"),
     CodeInfo("DTYPE-EMU", "dtype not native on the target", "lower", "docs/numerics.md"),
+    CodeInfo("DTYPE-CONST", "constant its dtype cannot hold", "trace", "docs/numerics.md"),
     CodeInfo("W-DTYPE-EMU", "compat mode inserted an emulation stage", "lower", "docs/numerics.md"),
     *[CodeInfo(f"MAP-{c}", f"mapping error: {c.replace('_', ' ')}", "mapping", "docs/mapping-language.md")
       for c in MAPPING_CATEGORIES if c != "overshoot"],

@@ -20,7 +20,8 @@ __all__ = [
     "F32_MIN_NORMAL", "QNAN_F32", "bf16_bits_to_f32", "f32_to_bf16_bits", "fmul", "fadd",
     "tree_sum", "time_sum", "float_tolerance_ok", "tolerance_bound", "BF16_PACKET",
     "dot_oracle_exact", "gemv_oracle_exact", "gemm_oracle_exact", "gemm_bf16_oracle_exact",
-    "gemm_i8_oracle", "row_sum_oracle", "fetch_commit_oracle",
+    "gemm_i8_oracle", "row_sum_oracle", "fetch_commit_oracle", "add_sat", "add_sat_chip_fold",
+    "add_sat_serial_fold",
 ]
 
 F32_MIN_NORMAL = np.float32(2.0 ** -126)
@@ -189,3 +190,42 @@ def row_sum_oracle(x, ones) -> np.ndarray:
 def fetch_commit_oracle(x) -> np.ndarray:
     """Example 6: `int8[A, B]` -> `int32[B, A]`, sign-extended and transposed."""
     return np.asarray(x).astype(np.int32).T.copy()
+
+
+# --- docs/numerics.md: the order of a saturating reduction ----------------------------
+
+
+_I32_MIN, _I32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def add_sat(a, b) -> np.ndarray:
+    """One saturating i32 add (`ADD_SAT`): the exact sum clamped to the i32 range."""
+    return np.clip(np.asarray(a, np.int64) + np.asarray(b, np.int64), _I32_MIN, _I32_MAX)
+
+
+def add_sat_chip_fold(x, lanes: int = 4) -> np.ndarray:
+    """An `ADD_SAT` intra-slice reduce over the last axis whose innermost `lanes` values
+    are one flit's packet, as the chip and npu-opt fold it: each flit collapses as a tree of
+    adjacent pairs (`(a + b) + (c + d)` for 4 lanes), then an accumulator starting at 0 adds
+    the flits in stream order. Returns int32."""
+    x = np.asarray(x, np.int64)
+    if x.shape[-1] % lanes or lanes & (lanes - 1):
+        raise ValueError(f"the last axis ({x.shape[-1]}) must be whole flits of a power-of-two {lanes} lanes")
+    flits = x.reshape(*x.shape[:-1], x.shape[-1] // lanes, lanes)
+    while flits.shape[-1] > 1:
+        flits = add_sat(flits[..., 0::2], flits[..., 1::2])
+    acc = np.zeros(x.shape[:-1], np.int64)
+    for k in range(flits.shape[-2]):
+        acc = add_sat(acc, flits[..., k, 0])
+    return acc.astype(np.int32)
+
+
+def add_sat_serial_fold(x) -> np.ndarray:
+    """The same reduce as furiosa-opt's CPU backend folds it: one accumulator starting at 0
+    adds every reduced value in wire order, `((0 + x0) + x1) + ...`, with no packet tree.
+    Returns int32."""
+    x = np.asarray(x, np.int64)
+    acc = np.zeros(x.shape[:-1], np.int64)
+    for k in range(x.shape[-1]):
+        acc = add_sat(acc, x[..., k])
+    return acc.astype(np.int32)

@@ -119,9 +119,10 @@ class HbmTensor(_TensorClass):
 
         return write_view(self)
 
-    def reshape(self, chip: Any, element: Any) -> Any:
-        """`t.view().reshape(chip, element)`: the read view relabelled (sizes and addresses kept)."""
-        return self.view().reshape(chip, element)
+    def reshape(self, *levels: Any) -> Any:
+        """`t.view().reshape(chip, element)` or `t.reshape(HbmTensor[dtype, chip, element])`:
+        the read view relabelled (sizes and addresses kept)."""
+        return self.view().reshape(*levels)
     def hbm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new HBM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
         from npu_opt.shuffle import shuffle
@@ -164,9 +165,10 @@ class DmTensor(_TensorClass):
 
         return write_view(self)
 
-    def reshape(self, chip: Any, cluster: Any, slice_: Any, element: Any) -> Any:
-        """`t.view().reshape(chip, cluster, slice, element)`: the read view relabelled."""
-        return self.view().reshape(chip, cluster, slice_, element)
+    def reshape(self, *levels: Any) -> Any:
+        """`t.view().reshape(chip, cluster, slice, element)`, or the target type
+        `t.reshape(DmTensor[dtype, chip, cluster, slice, element])`: the read view relabelled."""
+        return self.view().reshape(*levels)
     def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
         offsets of the i32 HBM tensor `index`, one per position of the `key` axes."""

@@ -110,9 +110,13 @@ class _View:
         Unsafe in the reference's sense: the cells keep their addresses, so only regroupings
         that keep the order of the cells mean what they say (docs/views.md)."""
         names = self._level_names()
+        if len(levels) == 1 and isinstance(levels[0], TensorSpec):  # the whole target type, as to_dm takes
+            levels = _spec_levels(levels[0], self._type, len(names))
+            if isinstance(levels, Violation):
+                return _refuse(levels, "reshape")
         if len(levels) != len(names) or not all(isinstance(x, Mapping) for x in levels):
             return _refuse(Violation("TYPE-6", f"`reshape` of this view takes {len(names)} mappings "
-                                               f"({', '.join(names)})"), "reshape")
+                                               f"({', '.join(names)}) or the target type"), "reshape")
         bad = check_reshape(names, self._type.levels(), levels)
         if bad is not None:
             return _refuse(bad, "reshape")
@@ -123,6 +127,20 @@ class _View:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {self._base_value}: {self._type} at {self._offsets}>"
+
+
+def _spec_levels(spec: TensorSpec, current_type: Any, count: int) -> tuple[Any, ...] | Violation:
+    """The level mappings of a target type given to `reshape`: a tensor type of the same
+    kind and dtype (a reshape relabels cells, it never converts them)."""
+    resolved = spec.resolve()
+    if isinstance(resolved, Violation):
+        return resolved
+    if type(resolved) is not type(current_type):
+        return Violation("TYPE-6", f"`reshape` keeps the kind of tensor: {spec} is not a {current_type.kind} type")
+    if resolved.dtype != current_type.dtype:
+        return Violation("TYPE-6", f"`reshape` keeps the element type {current_type.dtype}; {spec} has "
+                                   f"{resolved.dtype}", help="cast the values instead (a cast stage)")
+    return tuple(spec.items[1:1 + count])
 
 
 def _with_level(t: Any, level: str, mapping: Mapping) -> Any:

@@ -19,7 +19,14 @@ from ir.mapping.nodes import Symbol
 __all__ = ["Axis", "axes", "registry_of", "caller_frame", "normalize_axes", "REGISTRY_NAME"]
 
 REGISTRY_NAME = "__npu_opt_axes__"
-_NAME = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+# Rust's keywords (strict and reserved, 2021 edition and later): furiosa-opt's `axes!` cannot
+# declare an axis by one of these names, so a kernel using one would not port back.
+RUST_KEYWORDS = frozenset("""
+    as async await break const continue crate dyn else enum extern false fn for gen if impl in let loop
+    match mod move mut pub ref return self Self static struct super trait true type unsafe use where
+    while abstract become box do final macro override priv try typeof unsized virtual yield
+""".split())
 _OWN_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
 
 
@@ -45,7 +52,11 @@ def check_axis(name: object, size: object, *, text: str | None = None, column: i
     """Raise invalid_axis_decl unless `name` is an axis name and `size` a positive int."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise MappingError("invalid_axis_decl",
-                           f"axis name {name!r} must match [A-Z][A-Za-z0-9_]* (uppercase first letter)",
+                           f"axis name {name!r} must match [A-Za-z][A-Za-z0-9_]* (ASCII, a letter first)",
+                           text=text, column=column)
+    if name in RUST_KEYWORDS:
+        raise MappingError("invalid_axis_decl",
+                           f"axis name {name!r} is a Rust keyword, which furiosa-opt cannot declare as an axis",
                            text=text, column=column)
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise MappingError("invalid_axis_decl", f"axis {name} has size {size!r}; sizes must be integers >= 1",

@@ -142,6 +142,17 @@ def _positions(values: object, size: int) -> np.ndarray:
     return np.asarray(values, dtype=dtype).reshape(-1)
 
 
+def _largest(mapping: Mapping) -> int:
+    """The largest size of any node: a compound base decoded inside a small mapping (`(A, B) / 4,
+    (A, ..., A, B) % 4`) has positions as large as its own size, and chain steps up to it."""
+    out, stack = 0, [mapping]
+    while stack:
+        node = stack.pop()
+        out = max(out, node.size)
+        stack.extend(node.children())
+    return out
+
+
 # --- phase 1: walk ---------------------------------------------------------------------
 # A contribution is ("term", base, step, extent, values, active) or ("hole", kind, mask).
 
@@ -266,7 +277,7 @@ def _axis_size(items: list[tuple], name: str) -> int:
 
 def evaluate(mapping: Mapping, positions: object) -> CellTable:
     """Cells of `mapping` at every position of `positions` (vectorized)."""
-    pos = _positions(positions, mapping.size)
+    pos = _positions(positions, _largest(mapping))
     inside = (pos >= 0) & (pos < mapping.size)
     safe = np.where(inside, pos, 0)
     table = finalize(walk(mapping, safe, inside), len(pos), pos.dtype)

@@ -63,16 +63,87 @@ class PaddingFactor:
         return f"PaddingFactor({self.kind.label},{self.extent})"
 
 
-@attrs.frozen
 class RaggedFactor:
-    """A ragged piece that does not factor further, kept as its cell table."""
+    """A ragged piece that does not factor further, kept as its cell table.
 
-    cells: tuple[Cell, ...]
-    source: Mapping | None = attrs.field(default=None, eq=False, repr=False)
+    The table is held as an integer matrix (one row per cell: its status, then a coordinate
+    per axis it uses), so a piece of a million cells is built, compared and hashed without
+    a million Python objects; `cells` spells it out as Index / Padding objects on demand.
+    `RaggedFactor(cells)` and `RaggedFactor.from_table(names, matrix)` make the same value."""
+
+    __slots__ = ("_names", "_matrix", "_key", "_hash", "_cells", "source")
+
+    def __init__(self, cells: tuple[Cell, ...], source: Mapping | None = None) -> None:
+        from ir.mapping.cells import Index
+
+        names = sorted({k for c in cells if isinstance(c, Index) for k in c})
+        mat = np.zeros((len(cells), 1 + len(names)), dtype=np.int64)
+        mat[:, 0] = LIVE
+        for i, c in enumerate(cells):
+            if isinstance(c, Index):
+                for name, v in c.items():
+                    mat[i, 1 + names.index(name)] = v
+            else:
+                mat[i, 0] = int(c.kind)
+        self._set(names, mat, source)
+        self._cells = tuple(cells)
+
+    @classmethod
+    def from_table(cls, names: list[str] | tuple[str, ...], matrix: np.ndarray,
+                   source: Mapping | None = None) -> RaggedFactor:
+        """The piece whose cells are the rows of `matrix` (status, coordinate per name)."""
+        out = cls.__new__(cls)
+        out._set(list(names), np.asarray(matrix, dtype=np.int64), source)
+        out._cells = None
+        return out
+
+    def _set(self, names: list[str], mat: np.ndarray, source: Mapping | None) -> None:
+        mat = mat.copy()
+        mat[mat[:, 0] != LIVE, 1:] = 0  # a padding cell has no coordinates
+        used = [j for j in range(len(names)) if mat[:, j + 1].any()]  # canonical: only axes it uses
+        self._names = tuple(names[j] for j in used)
+        self._matrix = mat[:, [0] + [j + 1 for j in used]]
+        self._matrix.flags.writeable = False
+        self._key = (self._names, self._matrix.shape, self._matrix.tobytes())
+        self._hash = hash(self._key)
+        self.source = source
 
     @property
     def extent(self) -> int:
-        return len(self.cells)
+        return len(self._matrix)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The axes the piece's cells use, sorted."""
+        return self._names
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The cells as a read-only matrix: status (cells.LIVE or a PaddingKind), then a
+        coordinate per name in `names`."""
+        return self._matrix
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        if self._cells is None:
+            from ir.mapping.cells import Index, Padding
+
+            names = self._names
+            self._cells = tuple(
+                Index({names[j]: int(v) for j, v in enumerate(row[1:]) if v}) if row[0] == LIVE
+                else Padding(PaddingKind(int(row[0]))) for row in self._matrix.tolist())
+        return self._cells
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RaggedFactor):
+            return NotImplemented
+        return self._key == other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"RaggedFactor(cells={self.cells!r})"
 
     def __str__(self) -> str:
         return f"RaggedFactor({self.extent})"
@@ -108,13 +179,37 @@ def table_matrix(table: CellTable) -> tuple[np.ndarray, list[str]]:
 def _splits_at(mat: np.ndarray, d: int) -> bool:
     """Does the table equal combine(major digit, minor digit) for the split at d?"""
     n = len(mat)
-    major, minor = mat[::d][:, None, :], mat[:d][None, :, :]
+    blocks = mat.reshape(n // d, d, -1)
+    if n > 4096:  # most divisors fail at a few sampled cells: look there first, in O(1)
+        qs = np.unique(np.r_[0, 1, 2, n // d // 2, n // d - 1].clip(0, n // d - 1))
+        rs = np.unique(np.r_[0, 1, 2, d // 2, d - 2, d - 1].clip(0, d - 1))
+        if not _blocks_combine(mat[::d][qs], mat[:d][rs], blocks[qs][:, rs]):
+            return False
+    return _blocks_combine(mat[::d], mat[:d], blocks)
+
+
+def _blocks_combine(heads: np.ndarray, first: np.ndarray, blocks: np.ndarray) -> bool:
+    """Is each block of d rows the combination of its head row with the first block?"""
+    major, minor = heads[:, None, :], first[None, :, :]
     major_pad = major[..., :1] != LIVE
     minor_pad = minor[..., :1] != LIVE
     coords = np.where(major_pad | minor_pad, 0, major[..., 1:] + minor[..., 1:])
     status = np.where(major_pad, major[..., :1], np.where(minor_pad, minor[..., :1], LIVE))
     expected = np.concatenate([status, coords], axis=-1)
-    return bool(np.array_equal(expected, mat.reshape(n // d, d, -1)))
+    return bool(np.array_equal(expected, blocks))
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of n strictly between 1 and n, ascending."""
+    small, large = [], []
+    k = 2
+    while k * k <= n:
+        if n % k == 0:
+            small.append(k)
+            if k * k != n:
+                large.append(n // k)
+        k += 1
+    return small + large[::-1]
 
 
 def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Factor:
@@ -135,17 +230,7 @@ def _name(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> Fact
             if step > 0 and np.array_equal(col, step * np.arange(e)):
                 name = names[used[0]]
                 return AxisFactor(name, step, e, axis_sizes[name])
-    cells = []
-    for row in mat:
-        if row[0] == LIVE:
-            from ir.mapping.cells import Index
-
-            cells.append(Index({names[j]: int(v) for j, v in enumerate(row[1:]) if v}))
-        else:
-            from ir.mapping.cells import Padding
-
-            cells.append(Padding(PaddingKind(int(row[0]))))
-    return RaggedFactor(tuple(cells))
+    return RaggedFactor.from_table(names, mat)
 
 
 def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, int]) -> list[Factor]:
@@ -153,7 +238,7 @@ def factors_from_table(mat: np.ndarray, names: list[str], axis_sizes: dict[str, 
     pieces: list[Factor] = []
     while len(mat) > 1:
         n = len(mat)
-        d = next((d for d in range(2, n) if n % d == 0 and _splits_at(mat, d)), None)
+        d = next((d for d in _divisors(n) if _splits_at(mat, d)), None)
         if d is None:
             pieces.append(_name(mat, names, axis_sizes))
             break
@@ -235,30 +320,22 @@ def _render_repeat(f: AxisFactor) -> Mapping:
 def _render_op(f: RaggedFactor, source: Mapping, stride: int) -> Mapping:
     """A ragged piece: `live #k n` when it is a live prefix then one padding kind, else
     the piece cut out of the source mapping (`source / stride % extent`)."""
-    from ir.mapping.cells import Padding
-
-    live = [c for c in f.cells if not isinstance(c, Padding)]
-    n_live = len(live)
-    tail = f.cells[n_live:]
-    if 0 < n_live < f.extent and all(not isinstance(c, Padding) for c in f.cells[:n_live]) \
-            and len(set(tail)) == 1:
-        prefix = _render_prefix(f.cells[:n_live], source, stride)
+    status = f.matrix[:, 0]
+    n_live = int(np.count_nonzero(status == LIVE))
+    tail = status[n_live:]
+    if 0 < n_live < f.extent and np.all(status[:n_live] == LIVE) and np.all(tail == tail[0]):
+        prefix = _render_prefix(f.names, f.matrix[:n_live], source)
         if prefix is not None:
-            return Pad(prefix, f.extent, tail[0].kind)
+            return Pad(prefix, f.extent, PaddingKind(int(tail[0])))
     node = source if stride == 1 else Stride(source, stride)
     return node if node.size == f.extent else Modulo(node, f.extent)
 
 
-def _render_prefix(cells: tuple[Cell, ...], source: Mapping, stride: int) -> Mapping | None:
-    """A normal mapping whose cells are exactly `cells`, when their table factors cleanly."""
-    names = sorted({k for c in cells for k in c})
-    mat = np.zeros((len(cells), 1 + len(names)), dtype=np.int64)
-    mat[:, 0] = LIVE
-    for i, c in enumerate(cells):
-        for j, name in enumerate(names):
-            mat[i, j + 1] = c.get(name, 0)
+def _render_prefix(names: tuple[str, ...], mat: np.ndarray, source: Mapping) -> Mapping | None:
+    """A normal mapping whose cells are exactly the (all live) rows of `mat`, when their
+    table factors cleanly."""
     sizes = axis_sizes(source)
-    facs = factors_from_table(mat, names, sizes)
+    facs = factors_from_table(np.array(mat), list(names), sizes)
     if any(isinstance(x, RaggedFactor) for x in facs):
         return None
     return pair_all([_render(x, source, 1) for x in facs])

@@ -42,6 +42,24 @@ class PaddingKind(enum.IntEnum):
         return self.name.lower()
 
 
+# The deepest tree any constructor builds (page MAP-limit). Texts are held to 64 levels by
+# the parser; trees grow further only by substituting mappings into escapes or by building
+# them by hand, and every walk of a tree (printing, hashing, cells, factors) recurses on
+# it, so the bound is what keeps those walks inside Python's recursion limit.
+MAX_NODE_DEPTH = 128
+
+
+def _deeper(node: Mapping, *children: Mapping) -> None:
+    """Record the node's depth (1 + its deepest operand) and refuse trees beyond the limit."""
+    if not all(isinstance(c, Mapping) for c in children):
+        raise MappingError("syntax", f"the operands of {type(node).__name__} must be mappings")
+    depth = 1 + max((c.depth for c in children), default=0)
+    if depth > MAX_NODE_DEPTH:
+        raise MappingError("limit", f"the mapping nests deeper than {MAX_NODE_DEPTH} levels "
+                                    f"(escapes substituted into escapes count too)")
+    object.__setattr__(node, "depth", depth)
+
+
 def _int(n: object, what: str) -> int:
     """Accept only real integers (bool excluded) for sizes and operator arguments."""
     if isinstance(n, bool) or not isinstance(n, int):
@@ -54,6 +72,7 @@ class Mapping:
     """Base of every mapping node. `size` is |E|, computed structurally once."""
 
     size: int = attrs.field(init=False, eq=False, repr=False)
+    depth: int = attrs.field(init=False, eq=False, repr=False)
 
     # --- structure -----------------------------------------------------------------
     def children(self) -> tuple[Mapping, ...]:
@@ -154,6 +173,7 @@ class Symbol(Mapping):
         if self.axis_size < 1:
             raise MappingError("invalid_axis_decl", f"axis {self.name} has size {self.axis_size}; sizes must be >= 1")
         object.__setattr__(self, "size", self.axis_size)
+        object.__setattr__(self, "depth", 1)
 
     def text(self) -> str:
         return self.name
@@ -170,6 +190,7 @@ class Broadcast(Mapping):
         if self.n < 1:
             raise MappingError("zero_size", f"broadcast size must be >= 1, got {self.n}")
         object.__setattr__(self, "size", self.n)
+        object.__setattr__(self, "depth", 1)
 
     def text(self) -> str:
         return str(self.n)
@@ -190,6 +211,7 @@ class Stride(Mapping):
             raise MappingError(
                 "stride_not_divisible",
                 f"`/ {self.n}` needs a divisor of the operand size {self.operand.size}")
+        _deeper(self, self.operand)
         object.__setattr__(self, "size", self.operand.size // self.n)
 
     def children(self) -> tuple[Mapping, ...]:
@@ -207,6 +229,7 @@ class Modulo(Mapping):
     n: int
 
     def __attrs_post_init__(self) -> None:
+        _deeper(self, self.operand)
         _int(self.n, "modulus")
         if self.n == 0:
             raise MappingError("zero_divisor", f"modulo by zero in `{self.operand} % 0`")
@@ -231,6 +254,7 @@ class Resize(Mapping):
     n: int
 
     def __attrs_post_init__(self) -> None:
+        _deeper(self, self.operand)
         _int(self.n, "resize")
         if self.n < 1:
             raise MappingError("zero_size", f"`= {self.n}` would leave no position; sizes must be >= 1")
@@ -256,6 +280,7 @@ class Pad(Mapping):
     kind: PaddingKind = PaddingKind.TOP
 
     def __attrs_post_init__(self) -> None:
+        _deeper(self, self.operand)
         _int(self.n, "padded size")
         if not isinstance(self.kind, PaddingKind):
             raise MappingError("syntax", f"padding kind must be a PaddingKind, not {self.kind!r}")
@@ -282,6 +307,7 @@ class Pair(Mapping):
     def __attrs_post_init__(self) -> None:
         if not isinstance(self.left, Mapping) or not isinstance(self.right, Mapping):
             raise MappingError("syntax", "both sides of a pair must be mappings")
+        _deeper(self, self.left, self.right)
         object.__setattr__(self, "size", self.left.size * self.right.size)
 
     def children(self) -> tuple[Mapping, ...]:

@@ -43,6 +43,8 @@ def _syntax_tree(text: str, start: str) -> lark.Tree:
     """Parse (cached by text); lark errors become MappingError('syntax'), texts beyond
     the limits MappingError('limit')."""
     _check_limits(text)
+    if start == "mapping_expr":
+        _check_lists(text)
     try:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as e:
@@ -57,11 +59,19 @@ def _syntax_tree(text: str, start: str) -> lark.Tree:
 # would risk Python's recursion limit and every size its integer arithmetic.
 MAX_DEPTH = 64
 MAX_LITERAL = 2 ** 48
+# The longest text parsed at all: a 64-deep mapping of sensible names fits many times over,
+# and the check runs before lark, so a megabyte of text is refused in microseconds.
+MAX_TEXT = 16384
+# How many escapes may expand inside one another ({L} naming a text holding {M} ...).
+MAX_ESCAPE_NESTING = 8
 _LITERAL = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")
 
 
 def _check_limits(text: str) -> None:
-    """Literals and bracket depth, on the raw text (before lark builds a tree)."""
+    """Length, literals and bracket depth, on the raw text (before lark builds a tree)."""
+    if len(text) > MAX_TEXT:
+        raise MappingError("limit", f"the text has {len(text)} characters; mapping texts are at most {MAX_TEXT}",
+                           text=text[:60] + "...", column=None)
     for match in _LITERAL.finditer(text):
         digits = match.group()
         if len(digits) > 15 or int(digits) >= MAX_LITERAL:
@@ -73,6 +83,36 @@ def _check_limits(text: str) -> None:
         depth += (ch in "([") - (ch in ")]")
         if depth > MAX_DEPTH:
             raise MappingError("limit", f"brackets nest deeper than {MAX_DEPTH} levels", text=text, column=pos + 1)
+
+
+def _check_lists(text: str) -> None:
+    """Comma lists and operator chains, before lark parses them: a list's items nest as pairs
+    and each postfix operator is a level, so more than MAX_DEPTH commas in one list or
+    operators on one item is over the depth limit whatever else the text holds. Saying so
+    here spares parsing thousands of items only for the tree check to refuse them."""
+    commas, ops, brace = [0], [0], False
+    for pos, ch in enumerate(text):
+        if brace:
+            brace = ch != "}"
+        elif ch == "{":
+            brace = True
+        elif ch in "([":
+            commas.append(0)
+            ops.append(0)
+        elif ch in ")]" and len(commas) > 1:
+            commas.pop()
+            ops.pop()
+        elif ch == ",":
+            commas[-1] += 1
+            ops[-1] = 0
+            if commas[-1] > MAX_DEPTH:
+                raise MappingError("limit", f"a comma list holds more than {MAX_DEPTH} items; items nest as "
+                                            f"pairs, at most {MAX_DEPTH} levels deep", text=text, column=pos + 1)
+        elif ch in "/%=#":
+            ops[-1] += 1
+            if ops[-1] > MAX_DEPTH:
+                raise MappingError("limit", f"more than {MAX_DEPTH} operators apply to one item; each is a "
+                                            f"level, at most {MAX_DEPTH} deep", text=text, column=pos + 1)
 
 
 def _check_depth(text: str, tree: lark.Tree) -> None:
@@ -99,8 +139,8 @@ def _syntax_error(text: str, e: lark.exceptions.UnexpectedInput) -> MappingError
     if isinstance(e, lark.exceptions.UnexpectedCharacters):
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
         what = f"unexpected character {ch!r}"
-        if ch.islower():
-            what += " (axis names start with an uppercase letter)"
+        if ch == "_" or (ch.isalpha() and not ch.isascii()):
+            what += " (axis names are ASCII letters, digits and `_`, a letter first)"
     elif at_end:
         what = "unexpected end of expression" if text.strip() else "empty expression"
     else:
@@ -128,20 +168,27 @@ def _relocate(err: MappingError, text: str, column: int) -> MappingError:
 class _Builder:
     """Builds nodes from a lark tree for one text."""
 
-    def __init__(self, text: str, axes: dict[str, int], env: Env, depth: int) -> None:
+    def __init__(self, text: str, axes: dict[str, int], env: Env, expanding: tuple[str, ...] = (),
+                 level: int = 0) -> None:
         self.text = text
         self.axes = axes
         self.env = env
-        self.depth = depth
+        self.expanding = expanding  # the escape names being expanded around this text, outer first
+        self.level = level  # builder recursion so far, escapes included (bounded by _MAX_LEVEL)
 
     def fail(self, category: str, message: str, column: int) -> MappingError:
         return MappingError(category, message, text=self.text, column=column)
 
     def build(self, tree: lark.Tree | lark.Token) -> Mapping:
+        self.level += 1
         try:
+            if self.level > _MAX_LEVEL:
+                raise self.fail("limit", f"escapes nest the text deeper than {_MAX_LEVEL} levels", _column(tree))
             return self._build(tree)
         except MappingError as e:
             raise _relocate(e, self.text, _column(tree)) from None
+        finally:
+            self.level -= 1
 
     def _build(self, t: lark.Tree | lark.Token) -> Mapping:
         kind = t.data
@@ -172,7 +219,7 @@ class _Builder:
         raise AssertionError(f"unknown node {kind}")  # grammar and builder out of sync
 
     def _apply(self, cls: type, operand: Mapping, num: lark.Tree, *extra: object) -> Mapping:
-        value = self.number(num)
+        value = self.factor(num)
         try:
             return cls(operand, value, *extra)
         except MappingError as e:
@@ -199,16 +246,41 @@ class _Builder:
         if hasattr(value, "mapping") and isinstance(value.mapping, Mapping):  # an Axis
             return value.mapping
         if isinstance(value, str):
-            if self.depth > 32:
-                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself (cycle)", _column(tok))
+            if name in self.expanding:
+                chain = " -> ".join(f"{{{n}}}" for n in self.expanding + (name,))
+                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself ({chain})", _column(tok))
+            if len(self.expanding) >= MAX_ESCAPE_NESTING:
+                raise self.fail("limit", f"escapes expand inside one another more than {MAX_ESCAPE_NESTING} "
+                                         f"levels deep", _column(tok))
             try:
-                return parse_mapping(value, self.axes, self.env, self.depth + 1)
+                tree = _syntax_tree(value, "mapping_expr")
+                inner = _Builder(value, self.axes, self.env, self.expanding + (name,), self.level)
+                return inner.build(tree)
             except MappingError as e:
-                raise self.fail(e.category, f"in escape `{{{name}}}` = {value!r}: {e.detail}",
+                if "refers to itself" in e.detail or e.detail.startswith(("escapes expand", "escapes nest")):
+                    raise self.fail(e.category, e.detail, _column(tok)) from None  # said once, not per level
+                shown = value if len(value) <= 60 else value[:57] + "..."
+                raise self.fail(e.category, f"in escape `{{{name}}}` = {shown!r}: {e.detail}",
                                 _column(tok)) from None
         raise self.fail("escape_type",
-                        f"escape `{{{name}}}` is a {type(value).__name__}, but a mapping is needed here",
+                        f"escape `{{{name}}}` is {_kind(value)}, but a mapping is needed here",
                         _column(tok))
+
+    def factor(self, t: lark.Tree) -> int:
+        """An operator's argument: a number, an axis's size, or a bracketed count's size."""
+        if t.data == "axis_count":
+            return self.symbol(t.children[0]).size
+        if t.data != "mapping_count":
+            return self.number(t)
+        count = self.build(t.children[0])
+        if not _is_count(count):
+            raise self.fail("factor_not_count",
+                            f"`({count})` is not a count: an operator's argument in brackets is an axis, a "
+                            f"number or a stride `E / n`, whose size is the count", _column(t))
+        if count.size >= MAX_LITERAL:
+            raise self.fail("limit", f"`({count})` counts {count.size}: numbers in a mapping are below 2**48",
+                            _column(t))
+        return count.size
 
     def number(self, num: lark.Tree) -> int:
         tok = num.children[0]
@@ -219,14 +291,34 @@ class _Builder:
             return int(inner)
         name, value = self.lookup(tok)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            what = type(value).__name__ if not isinstance(value, int) else f"negative ({value})"
+            what = _kind(value) if not isinstance(value, int) else f"negative ({value})"
+            hint = f"; to use its size write `({{{name}}})`" if isinstance(value, Mapping) else ""
             raise self.fail("escape_type",
-                            f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here",
+                            f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here{hint}",
                             _column(tok))
         if value >= MAX_LITERAL:
             raise self.fail("limit", f"escape `{{{name}}}` is {value}: numbers in a mapping are below 2**48",
                             _column(tok))
         return value
+
+
+# The builder's recursion bound across nested escapes: twice the depth of one text, so a
+# text and its escapes may each use the whole 64 levels, and far below Python's limit.
+_MAX_LEVEL = 2 * MAX_DEPTH + 8
+
+
+def _kind(value: Any) -> str:
+    """What an escape's value is, for a message: `an int`, `a mapping (Stride)`."""
+    if isinstance(value, Mapping):
+        return f"a mapping ({type(value).__name__})"
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _is_count(node: Mapping) -> bool:
+    """Is `node` a count (furiosa-opt's `Count`): an axis, a number, or a stride `E / n`?
+    A pair is a shape and the other operators only repeat the number they were given."""
+    return isinstance(node, (Symbol, Broadcast, Stride))
 
 
 def _column(t: lark.Tree | lark.Token) -> int:
@@ -243,12 +335,12 @@ def _no_env(name: str) -> Any:
     return _MISSING
 
 
-def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env, depth: int = 0) -> Mapping:
+def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env) -> Mapping:
     """Parse a mapping text against an axis table and an escape environment."""
     if not isinstance(text, str):
         raise MappingError("syntax", f"a mapping text must be a str, not {type(text).__name__}")
     tree = _syntax_tree(text, "mapping_expr")
-    return _Builder(text, axes, env, depth).build(tree)
+    return _Builder(text, axes, env).build(tree)
 
 
 def mapping_from_tree(tree: lark.Tree, axes: dict[str, int], text: str = "") -> Mapping:
@@ -256,7 +348,7 @@ def mapping_from_tree(tree: lark.Tree, axes: dict[str, int], text: str = "") -> 
     grammar (its rule names carry the `mapping__` prefix of a lark %import)."""
     for node in tree.iter_subtrees():
         node.data = node.data.removeprefix("mapping__")
-    return _Builder(text, axes, _no_env, 0).build(tree)
+    return _Builder(text, axes, _no_env).build(tree)
 
 
 def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> list[tuple[Mapping, int]]:
@@ -264,7 +356,7 @@ def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> li
     if not isinstance(text, str):
         raise MappingError("syntax", f"an index text must be a str, not {type(text).__name__}")
     tree = _syntax_tree(text, "index_expr")
-    builder = _Builder(text, axes, env, 0)
+    builder = _Builder(text, axes, env)
     return [(builder.build(a.children[0]), builder.number(a.children[1])) for a in tree.children]
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ir.errors import MappingError, OvershootError
-from ir.mapping.cells import LIVE, Index, evaluate
+from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol
 
 if TYPE_CHECKING:
@@ -188,12 +188,9 @@ class _Factoring:
         elif isinstance(f, PaddingFactor):
             mat[1:, 0] = int(f.kind)
         elif isinstance(f, RaggedFactor):
-            for i, c in enumerate(f.cells):
-                if not isinstance(c, Index):
-                    mat[i, 0] = int(c.kind)
-                    continue
-                for name, v in c.items():
-                    mat[i, 1 + self.names.index(name)] = v
+            mat[:, 0] = f.matrix[:, 0]
+            for j, name in enumerate(f.names):
+                mat[:, 1 + self.names.index(name)] = f.matrix[:, 1 + j]
         return mat
 
     def rows(self, factors: list[Factor], count: int) -> np.ndarray:
@@ -369,10 +366,6 @@ class _Factoring:
             if isinstance(f, AxisFactor):
                 reach[f.axis] = reach.get(f.axis, 0) + f.step * (f.extent - 1)
             elif isinstance(f, RaggedFactor):
-                top: dict[str, int] = {}
-                for c in f.cells:
-                    for name, v in (c.items() if isinstance(c, Index) else ()):
-                        top[name] = max(top.get(name, 0), v)
-                for name, v in top.items():
-                    reach[name] = reach.get(name, 0) + v
+                for j, name in enumerate(f.names):  # padding rows hold 0, coordinates are >= 0
+                    reach[name] = reach.get(name, 0) + int(f.matrix[:, 1 + j].max())
         return any(v >= self.sizes[name] for name, v in reach.items())

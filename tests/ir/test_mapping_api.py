@@ -23,7 +23,9 @@ axes(Q=16, R=19)  # this module's registry, used by the registry tests below
     ("Zed", "unknown_axis", 1),
     ("A, Zed", "unknown_axis", 4),
     ("A * 2", "syntax", 3),
-    ("a", "syntax", 1),
+    ("a", "unknown_axis", 1),
+    ("_a", "syntax", 1),
+    ("A / (A, B)", "factor_not_count", 5),
     ("A, {L}", "unknown_escape", 4),
     ("(A, B", "syntax", 6),
     ("", "syntax", 1),
@@ -85,7 +87,7 @@ def test_redeclaring_with_another_size_is_refused():
     assert info.value.category == "invalid_axis_decl"
 
 
-@pytest.mark.parametrize("text", ["A = 8, A = 8", "a = 8", "A = 0", ", A = 1", "A = 1,,"])
+@pytest.mark.parametrize("text", ["A = 8, A = 8", "_a = 8", "type = 8", "A = 0", ", A = 1", "A = 1,,"])
 def test_textual_declaration_errors(text):
     with pytest.raises(MappingError) as info:
         axes(text)
