@@ -13,9 +13,9 @@ from collections import Counter
 from typing import TextIO
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.color import paint, use_color
-from npu_opt.discover import LoadError, discover
-from npu_opt.json_report import error_record, kernel_record, summary_record
+from driver.color import paint, use_color
+from driver.discover import LoadError, discover
+from driver.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 

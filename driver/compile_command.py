@@ -26,17 +26,17 @@ from typing import Any, TextIO
 import attrs
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.check_command import (
+from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
 )
-from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
-from npu_opt.color import paint, use_color
-from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
-from npu_opt.discover import discover
-from npu_opt.replay import invocation_key, write_atomic
-from npu_opt.run_record import save_record
-from npu_opt.schedule_command import schedule_manifest_fields
-from npu_opt.json_report import error_record, kernel_record, summary_record
+from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic, npu_opt_version
+from driver.color import paint, use_color
+from driver.deps import Record, recording, snapshot, unchanged, user_modules
+from driver.discover import discover
+from driver.replay import invocation_key, write_atomic
+from driver.run_record import compiler_fingerprint, save_record
+from driver.schedule_command import schedule_manifest_fields
+from driver.json_report import error_record, kernel_record, summary_record
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
@@ -148,7 +148,7 @@ def _preload() -> None:
     import importlib
 
     from ir.declare import load_package
-    from npu_opt.deps import user_modules
+    from driver.deps import user_modules
 
     for name in _PIPELINE:
         importlib.import_module(name)

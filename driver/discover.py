@@ -27,7 +27,7 @@ from ir.errors import MappingError
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
-from npu_opt.run_record import walk_paths
+from driver.run_record import walk_paths
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
 

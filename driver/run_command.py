@@ -31,7 +31,7 @@ from ir.diagnostic import render_all
 from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
 from npu_opt.device import DeviceKernel
-from npu_opt.discover import discover
+from driver.discover import discover
 from npu_opt.tensors import TensorSpec
 
 __all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
-from npu_opt.visa_command import _format_error, _read, _target
+from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
+from driver.visa_command import _format_error, _read, _target
 
 __all__ = ["schedule_command", "schedule_of_text", "schedule_manifest_fields"]
 

@@ -15,10 +15,8 @@ import attrs
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
-from npu_opt.run_record import compiler_fingerprint
 
-__all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "compiler_fingerprint", "ice_diagnostic",
-           "npu_opt_version"]
+__all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "ice_diagnostic", "npu_opt_version"]
 
 
 def npu_opt_version() -> str:

@@ -20,7 +20,7 @@ __all__ = ["Axis", "axes", "registry_of", "caller_frame", "normalize_axes", "REG
 
 REGISTRY_NAME = "__npu_opt_axes__"
 _NAME = re.compile(r"[A-Z][A-Za-z0-9_]*\Z")
-_OWN_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
+_OWN_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
 
 
 @attrs.frozen

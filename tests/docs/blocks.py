@@ -42,7 +42,7 @@ RUN_KINDS = ("python", "pycon", "console")
 _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
                     re.MULTILINE | re.DOTALL)
 _CHECKER_FLAGS = doctest.ELLIPSIS
-# `npu-opt ARGS` with no shell syntax: run through npu_opt.cli.main in this process.
+# `npu-opt ARGS` with no shell syntax: run through driver.cli.main in this process.
 _IN_PROCESS = re.compile(r"npu-opt(?: [^;&|<>$`()*?]+)?")
 
 
@@ -153,7 +153,7 @@ class PageRunner:
 
     def _in_process(self, argv: list[str]) -> str:
         """A plain `npu-opt ...` command runs in this process (no interpreter start-up)."""
-        from npu_opt.cli import main
+        from driver.cli import main
 
         out, err = io.StringIO(), io.StringIO()
         cwd = os.getcwd()

@@ -16,7 +16,7 @@ import pytest
 
 from ir.codes import CODES
 from npu_opt import explain
-from npu_opt.explain import all_codes, example_diagnostics, page, render_page
+from driver.explain import all_codes, example_diagnostics, page, render_page
 from tu_ops.base import OpVerifyError
 
 PAGES = explain.all_pages()
