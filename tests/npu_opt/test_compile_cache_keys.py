@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import driver.compile_command as compile_command
-from npu_opt import replay, run_record
+from driver import replay, run_record
 from driver.cli import main
 
 ROOT = Path(__file__).parents[2]

@@ -15,7 +15,7 @@ import attrs
 import pytest
 
 from ir.codes import CODES
-from npu_opt import explain
+from driver import explain
 from driver.explain import all_codes, example_diagnostics, page, render_page
 from tu_ops.base import OpVerifyError
 
