@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
@@ -18,8 +20,6 @@ EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells repo
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -70,8 +70,6 @@ def _plain_compile(words: list[str]) -> Any:
     A warm compile is then answered without importing argparse (driver/replay.py)."""
     if words[:1] != ["compile"]:
         return None
-    import types
-
     got: dict[str, Any] = {}
     at: list[int] = []  # where the paths are
     i = 1

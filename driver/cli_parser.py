@@ -4,6 +4,7 @@ written plainly is read by `driver.cli` alone, without compiling this module's s
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -30,8 +31,6 @@ def _version() -> str:
 def _version_action() -> type:
     """`--version`, the installed version looked up only when asked for (importlib.metadata
     costs more than the rest of a warm `compile`)."""
-    import argparse
-
     class VersionAction(argparse.Action):
         def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
             super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
@@ -45,8 +44,6 @@ def _version_action() -> type:
 
 
 def _axis_arg(text: str) -> tuple[str, int]:
-    import argparse
-
     name, sep, size = text.partition("=")
     if not sep or not size.strip().isdigit():
         raise argparse.ArgumentTypeError(f"expected NAME=SIZE, got {text!r}")
@@ -57,8 +54,6 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action=_version_action())

@@ -38,6 +38,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from driver.color import use_color
+
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
 
 try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
@@ -218,8 +220,6 @@ def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | No
            color: str | None) -> int | None:
     """Print the recorded report of this invocation and return its status, if its record
     still holds (the module doc); None otherwise: then compile."""
-    from driver.color import use_color
-
     directory = Path(out_dir)
     key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from driver.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings
+from ir.version import VERSION
 
 __all__ = ["compiler_fingerprint", "source_digest", "walk_paths", "save_record"]
 
@@ -67,8 +68,6 @@ def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
     """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
     when some source was modified in the last `_RACY_NS`: a file edited again within one
     timestamp tick could keep its size and time, as git's index knows)."""
-    from ir.version import VERSION
-
     stats, newest, paths = source_stats(_roots())
     digest = source_digest(_roots())
     stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None
