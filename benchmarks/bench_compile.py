@@ -32,7 +32,7 @@ from bench_check import clear_caches, load, with_axes  # noqa: E402
 
 import npu_opt  # noqa: E402
 from npu_opt.compile_api import compile_kernel  # noqa: E402
-from npu_opt.compile_command import run_compile  # noqa: E402
+from driver.compile_command import run_compile  # noqa: E402
 
 
 def best(fn, number: int, repeat: int = 5) -> float:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from backends.cpu import CpuBackend, CpuOptions, contract_fast, contract_float, contract_jit  # noqa: E402
 from npu_opt import oracles  # noqa: E402
-from npu_opt.discover import discover  # noqa: E402
+from driver.discover import discover  # noqa: E402
 from npu_opt.run import run  # noqa: E402
 from npu_opt.testing import assert_close  # noqa: E402
 

@@ -21,7 +21,7 @@ import numpy as np
 
 import npu_opt
 from npu_opt.compile_api import compile_kernel
-from npu_opt.discover import discover
+from driver.discover import discover
 from visa import parse_visa
 from visa.interp import execute_inout
 

@@ -75,7 +75,7 @@ def line(label: str, got: tuple[float, float], base: tuple[float, float] | None 
 def _commands(before: Path | None, warm_dirs: dict[str, str]) -> dict[str, tuple[list[str], Path, dict[str, str]]]:
     env = dict(os.environ)
     ours = (ROOT, env)
-    cli = [PY, "-m", "npu_opt.cli"]
+    cli = [PY, "-m", "driver.cli"]
     commands = {
         "numpy": ([PY, "-c", "import numpy"], *ours),
         "version": ([*cli, "--version"], *ours),

@@ -17,7 +17,7 @@ import attrs
 
 __all__ = ["Location", "user_location", "OWN_PACKAGES"]
 
-OWN_PACKAGES = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends"})
+OWN_PACKAGES = frozenset({"ir", "npu_opt", "driver", "tu_ops", "visa", "backends"})
 
 
 @attrs.frozen

@@ -11,56 +11,40 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ir.lazy_exports import exports, lazy_export
 from ir.version import VERSION
 
-# Every public name and the module defining it. They are imported on first use (PEP 562):
-# `npu-opt --version` or `explain` should not pay for the whole DSL. `from npu_opt import *`
-# imports them all, as before.
-_LAZY: dict[str, str] = {
-    "Diagnostic": "ir.diagnostic",
-    **dict.fromkeys(["DType", "bf16", "f4e2m1", "f8e4m3", "f8e5m2", "f32", "i4", "i5", "i8", "i9",
-                     "i16", "i32", "u8"], "ir.dtypes"),
-    **dict.fromkeys(["CompileError", "MappingError", "NpuOptError", "OvershootError",
-                     "VisaFormatError"], "ir.errors"),
-    **dict.fromkeys(["Axis", "Index", "Mapping", "OutOfBounds", "Padding", "PaddingKind", "axes",
-                     "idx", "m"], "ir.mapping"),
-    "LaneMode": "ir.types",
-    "SwitchConfig": "ir.switch.config",
-    "Artifact": "npu_opt.compile_api",
-    "compile": "npu_opt.compile_api",  # qualified use only, not in __all__
-    "Context": "npu_opt.context",
-    "DeviceKernel": "npu_opt.device",
-    "device": "npu_opt.device",
-    "Report": "npu_opt.report",
-    "check": "npu_opt.report",
-    "run": "npu_opt.run",
-    **dict.fromkeys(["DmTensor", "DmTensorView", "HbmTensor", "TrfTensor", "VrfTensor"], "npu_opt.tensors"),
-    **dict.fromkeys(["Mut", "HbmTensorView", "HbmTensorViewMut"], "npu_opt.params"),
-    **dict.fromkeys(["ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp",
-                     "FxpBinaryOp", "TagMode"], "ir.vector.enums"),
-    # pair mode, tags and branches (issue 13)
-    **dict.fromkeys(["BinaryArgMode", "BitReq", "Cmp", "GroupId"], "ir.vector.enums"),
-    # the rest of the element-wise chain (issue 12)
-    **dict.fromkeys(["LogicBinaryOpI32", "LogicBinaryOpF32", "FpTernaryOp", "FpDivBinaryOp", "TernaryArgMode"],
-                    "ir.vector.enums"),
-    **dict.fromkeys(["Branched", "TagGuard"], "npu_opt.vector_branch"),
-    "Stash": "npu_opt.vector_stash",
-    **dict.fromkeys(["IntraSliceReduceOpF32", "IntraSliceReduceOpI32"], "ir.vector.enums"),
-    **dict.fromkeys(["InterSliceReduceOpF32", "InterSliceReduceOpI32"], "ir.vector.enums"),
-}
+# Every public name, imported on first use (PEP 562, ir/lazy_exports.py): `npu-opt --version`
+# or `explain` should not pay for the whole DSL. `from npu_opt import *` imports them all.
+if TYPE_CHECKING:
+    from ir.diagnostic import Diagnostic
+    from ir.dtypes import DType, bf16, f4e2m1, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i16, i32, u8
+    from ir.errors import CompileError, MappingError, NpuOptError, OvershootError, VisaFormatError
+    from ir.mapping import Axis, Index, Mapping, OutOfBounds, Padding, PaddingKind, axes, idx, m
+    from ir.switch.config import SwitchConfig
+    from ir.types import LaneMode
+    from ir.vector.enums import (
+        BinaryArgMode, BitReq, ClipBinaryOpF32, ClipBinaryOpI32, Cmp, FpBinaryOp, FpDivBinaryOp, FpMulAlu,
+        FpTernaryOp, FpUnaryOp, FxpBinaryOp, GroupId, InterSliceReduceOpF32, InterSliceReduceOpI32,
+        IntraSliceReduceOpF32, IntraSliceReduceOpI32, LogicBinaryOpF32, LogicBinaryOpI32, TagMode, TernaryArgMode,
+    )
+    from npu_opt.compile_api import Artifact, compile  # `compile`: qualified use only, not in __all__
+    from npu_opt.context import Context
+    from npu_opt.device import DeviceKernel, device
+    from npu_opt.params import HbmTensorView, HbmTensorViewMut, Mut
+    from npu_opt.report import Report, check
+    from npu_opt.run import run
+    from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor, VrfTensor
+    from npu_opt.vector_branch import Branched, TagGuard
+    from npu_opt.vector_stash import Stash
 
 
 def __getattr__(name: str) -> Any:
     if name == "testing":  # `npu_opt.testing` after a bare `import npu_opt`
         return importlib.import_module("npu_opt.testing")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    object.__setattr__(sys.modules[__name__], name, value)
-    return value
+    return lazy_export(__name__, name)
 
 
 class _Package(types.ModuleType):
@@ -68,7 +52,7 @@ class _Package(types.ModuleType):
     the same names must not replace them with the modules (it would without this)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
+        if isinstance(value, types.ModuleType) and name in exports(__name__):
             return
         super().__setattr__(name, value)
 

@@ -13,7 +13,10 @@ KeyboardInterrupt caused by SIGINT (recorded by `on_sigint`) still stops the com
 from __future__ import annotations
 
 import signal
+import traceback
 from typing import Any
+
+from ir.location import OWN_PACKAGES
 
 __all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text"]
 
@@ -23,10 +26,6 @@ _SIGNALLED = [False]
 
 def raised_by_us(e: BaseException) -> bool:
     """Whether the innermost frame of `e`'s traceback is npu-opt's own code."""
-    import traceback
-
-    from ir.location import OWN_PACKAGES  # here: the command line's start-up does not load attrs
-
     frames = list(traceback.walk_tb(e.__traceback__))
     if not frames:
         return False

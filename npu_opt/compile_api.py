@@ -15,16 +15,14 @@ import attrs
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
-from npu_opt.run_record import compiler_fingerprint
+from npu_opt import __version__
+from npu_opt.device import DeviceKernel
 
-__all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "compiler_fingerprint", "ice_diagnostic",
-           "npu_opt_version"]
+__all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "ice_diagnostic", "npu_opt_version"]
 
 
 def npu_opt_version() -> str:
     """The installed compiler version (named in ICE reports and the manifest)."""
-    from npu_opt import __version__
-
     return __version__
 
 
@@ -51,8 +49,6 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
 
 def compile(kernel: Any, target: Any = "rngd", compat: bool = True) -> Artifact:  # noqa: A001
     """Compile a `@device` kernel to its VISA artifact; raises `CompileError` on refusal/ICE."""
-    from npu_opt.device import DeviceKernel
-
     if not isinstance(kernel, DeviceKernel):
         raise TypeError(f"compile() takes a @device kernel, not {type(kernel).__name__}")
     outcome = compile_kernel(kernel, target, compat)

@@ -9,7 +9,10 @@ from ir.ops import Begin
 from ir.rules.view_writes import check_begin_window
 from ir.types import MAIN, SUB
 from npu_opt.dma import TensorDma
+from npu_opt.fills import PcieDma
+from npu_opt.interleave import begin_interleaved
 from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stages import BeginStream
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
 
@@ -27,8 +30,6 @@ class TuContext:
 
     def begin(self, view: Any) -> Any:
         """Start a stream over a DM view: `Stream[D; Chip, Cluster, Slice; 1, Element]`."""
-        from npu_opt.stages import BeginStream
-
         tracer = current()
         loc = location_of("begin")
         if isinstance(view, Poisoned):  # a consequence of an error already reported
@@ -52,8 +53,6 @@ class TuContext:
     def begin_interleaved(self, lhs: Any, rhs: Any, axis: Any) -> Any:
         """Start a stream over two DM views alternating along the size-2 axis `axis`:
         `Stream[D; Chip, Cluster, Slice; 1, axis, Element]` (`npu_opt.interleave`)."""
-        from npu_opt.interleave import begin_interleaved
-
         return begin_interleaved(self, lhs, rhs, axis)
 
 
@@ -64,8 +63,6 @@ class Context:
         self.main = TuContext(MAIN)
         self.sub = TuContext(SUB)
         self.tdma = TensorDma()
-        from npu_opt.fills import PcieDma
-
         self.pdma = PcieDma()
 
     def __repr__(self) -> str:

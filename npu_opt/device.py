@@ -7,6 +7,8 @@ from the parameter annotations; it records one op per stage call and never touch
 from __future__ import annotations
 
 import inspect
+import linecache
+import os
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +33,7 @@ from npu_opt.params import BadParam, Leaf, build_value, param_tree
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
+from npu_opt.views import read_view, write_view
 
 __all__ = ["device", "DeviceKernel"]
 
@@ -71,8 +74,6 @@ class DeviceKernel:
     @property
     def file_display(self) -> str:
         """The kernel's file, relative to the working directory when below it."""
-        import os
-
         rel = os.path.relpath(self.file)
         return self.file if rel.startswith("..") else rel
 
@@ -211,8 +212,7 @@ class DeviceKernel:
             writable.append((op.result, handle))
         if leaf.spec.form == "tensor":
             return handle
-        from npu_opt.views import read_view, write_view  # a view parameter arrives as that view
-
+        # a view parameter arrives as that view
         return (write_view if leaf.spec.form == "view_mut" else read_view)(handle)
 
     def _finals(self, tracer: Tracer, writable: list[Any]) -> None:
@@ -329,8 +329,6 @@ def _raise_site(e: BaseException) -> Location | None:
 def _mapping_site(e: MappingError) -> tuple[Location | None, tuple[str, ...]]:
     """Where a MappingError points in the user's source: under the faulty character of the
     mapping text when the text is written literally on the calling line."""
-    import linecache
-
     site = _raise_site(e)
     if site is None or e.text is None:
         return site, ()

@@ -15,6 +15,7 @@ from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
 from npu_opt.trace import current
+from npu_opt.views import into_hbm_view, read_view
 
 __all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element"]
 
@@ -137,8 +138,6 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
     which then holds the new contents (PARAM-1 when `out` is a read-only parameter)."""
     if isinstance(dst, Poisoned):
         return dst
-    from npu_opt.views import into_hbm_view
-
     if dst is not None:
         dst = into_hbm_view(src, dma, dst)
         if dst is None or isinstance(dst, Poisoned):
@@ -161,6 +160,4 @@ def make_view(src: DmTensor) -> DmTensorView:
     tracer = current()
     op = View.build(tracer.value, src=src.value, loc=location_of("view"))
     tracer.emit(op)
-    from npu_opt.views import read_view
-
     return read_view(DmTensor(op.result))

@@ -16,7 +16,7 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
-from npu_opt.dma import TensorDma
+from npu_opt.dma import TensorDma, _dma
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
@@ -86,8 +86,6 @@ def memset(view: Any, sub: Any, value: Any) -> None:
 
 def pcopy(src: Any, sub: Any, dst: Any) -> Any:
     """`t.to_dm_pcopy(ctx.sub, DmTensor[...])`: a DM -> DM copy, the rules of `to_dm`."""
-    from npu_opt.dma import _dma
-
     bad = check_sub(sub, "to_dm_pcopy")
     if bad is not None:
         return _refuse(bad, "to_dm_pcopy")

@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
-from ir.gather_ops import Gather
+from ir.gather_ops import Gather, Scatter
+from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
+from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
 from npu_opt.trace import current
@@ -48,9 +50,6 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
     """Trace one scatter into a new HBM tensor of type `output`, or into the existing HBM
     tensor `output` (a `Mut` parameter or a `new()` tensor: the rows no index names keep
     their values); returns that tensor."""
-    from ir.gather_ops import Scatter
-    from ir.mapping.nodes import Mapping
-
     stage = "dma_scatter" if scaled else "dma_scatter_unscaled"
     tracer = current()
     loc = location_of(stage)
@@ -81,10 +80,6 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
 def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any:
     """`data.dma_scatter(index, out, key)` with an HBM tensor `out`: its new contents are the
     old ones with the indexed rows replaced (PARAM-1 when `out` is a read-only parameter)."""
-    from ir.gather_ops import Scatter
-    from ir.mapping.nodes import Mapping
-    from npu_opt.params import refuse_write
-
     tracer = current()
     bad = None
     if not output.writable:

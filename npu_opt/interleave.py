@@ -8,6 +8,7 @@ from ir.diagnostic import Violation
 from ir.interleave_ops import BeginInterleaved
 from ir.mapping.nodes import Mapping
 from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stages import BeginStream
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
 
@@ -28,8 +29,6 @@ def _fault(lhs: Any, rhs: Any, axis: Any) -> Violation | None:
 
 def begin_interleaved(context: Any, lhs: Any, rhs: Any, axis: Any) -> Any:
     """The begun stream of `context` (a TuContext) over `lhs` and `rhs`."""
-    from npu_opt.stages import BeginStream
-
     tracer = current()
     loc = location_of("begin_interleaved")
     if isinstance(lhs, Poisoned) or isinstance(rhs, Poisoned):

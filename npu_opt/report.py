@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Diagnostic
+from npu_opt.device import DeviceKernel
 
 __all__ = ["Report", "check"]
 
@@ -29,8 +30,6 @@ class Report:
 
 def check(kernel: Any, target: str = "rngd") -> Report:
     """Trace `kernel` and check every [T] rule; never raises for a refusal."""
-    from npu_opt.device import DeviceKernel
-
     if not isinstance(kernel, DeviceKernel):
         raise TypeError(f"check() takes a @device kernel, not {type(kernel).__name__}")
     result = kernel.trace(target)

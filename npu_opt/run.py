@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.errors import NpuOptError
+from npu_opt.device import DeviceKernel
 
 __all__ = ["run"]
 
@@ -41,8 +42,6 @@ def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", n
             grouping, shape, dtype; an in-out array that is read-only or not C-contiguous),
             raised before anything runs: no caller array is touched.
     """
-    from npu_opt.device import DeviceKernel
-
     if not isinstance(kernel, DeviceKernel):
         raise NpuOptError(f"run() takes a @device kernel, not {type(kernel).__name__}", code="USAGE")
     from backends import get_backend  # only the entry points reach the backends

@@ -18,7 +18,8 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location, user_location
 from ir.ops import Value
-from npu_opt.trace import TracedStream, current
+from npu_opt.annotations import did_you_mean
+from npu_opt.trace import TracedStream, current, is_tracing
 
 __all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error", "refuse_dead"]
 
@@ -92,16 +93,12 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
 
 
 def _tracing() -> bool:
-    from npu_opt.trace import is_tracing
-
     return is_tracing()
 
 
 def _misspelled(stage: StreamStage, name: str) -> Poisoned:
     """TYPE-1 for a name no stage offers (`.contract_pakcet`): caret under the name, the
     methods this stage offers, and the closest of them."""
-    from npu_opt.annotations import did_you_mean
-
     loc = user_location(name)
     stage.chain.dead = True
     if not current().is_poisoned(stage.value):

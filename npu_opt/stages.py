@@ -17,10 +17,12 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, type_argument_fault
+from npu_opt.switch_stage import switch_fault
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
 from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.vector_stages import vector_init
+from npu_opt.views import commit_view
 from npu_opt.vrf import to_vrf
 
 __all__ = [
@@ -153,8 +155,6 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
 @stage_method("switch")
 def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, config: Any) -> Any:
     """Switch Engine: route each slice's packets over the ring into (out_slice, out_time)."""
-    from npu_opt.switch_stage import switch_fault
-
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
     if fault:
         return refuse_dead(self, loc, "switch", fault)
@@ -369,8 +369,6 @@ class TransposeStream(StreamStage):
 @stage_method("commit_view")
 def _commit_view(self: StreamStage, loc: Location, dst: Any) -> None:
     """Commit into the DM write view `dst` (docs/views.md)."""
-    from npu_opt.views import commit_view
-
     self.chain.done = True
     return commit_view(self, loc, dst)
 

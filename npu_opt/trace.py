@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Diagnostic, Violation
+from ir.errors import NpuOptError
 from ir.kernel import TraceResult
 from ir.location import Location
 from ir.ops import Op, Value
@@ -95,8 +96,6 @@ def current() -> Tracer:
     """The active tracer; stage objects exist only inside a trace."""
     stack = _ACTIVE.stack
     if not stack:
-        from ir.errors import NpuOptError
-
         raise NpuOptError("stages can only be called while a @device kernel is traced "
                           "(use npu_opt.check / compile / run)", code="USAGE")
     return stack[-1]

@@ -25,9 +25,13 @@ from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand, TagGuard
+from ir.vector.branching import rf_port
 from ir.vector.errors import refuse
 from ir.vector.operands import Constant, Stash, TernaryOperand
 from npu_opt.stagebase import Poisoned, refuse_dead
+from npu_opt.tensors import VrfTensor
+from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_stash import held_stash, spend
 
 __all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
 
@@ -77,9 +81,6 @@ class Branched:
         return Branched(self.layout.imm(_guard(guard), _constant(value)), self.vrf)
 
     def _rf(self, guard: Any, source: Any) -> Branched:
-        from ir.vector.branching import rf_port
-        from npu_opt.tensors import VrfTensor
-
         if source is Stash:
             return Branched(self.layout.rf(_guard(guard), Stash), None)
         if isinstance(source, tuple) and len(source) == 2 and source[0] is Stash:  # FMA_F: (Stash, c)
@@ -147,8 +148,6 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
     `step(stage, loc, cls, dst, alu, **fields)` is the chain's own emitter)."""
     if operand.vrf is not None and (name.startswith(("vector_logic", "vector_fp_ternary")) or
                                     name.endswith("_with_mode")):
-        from npu_opt.vector_chain_methods import vrf_unread
-
         return refuse_dead(stage, loc, name, vrf_unread(name))
     cls = _CLASSES[name.removesuffix("_with_mode")]
     tag = getattr(stage.ve, "tag", None)
@@ -166,8 +165,6 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
     fields = dict(op=op, operand=operand.layout, tagged=tagged, cmps=cmps, mode=mode)
     if port is None or getattr(port[1], "rhs", port[1]) is not Stash:
         return step(stage, loc, cls, dst, op.alu, rf=rf, **fields)
-    from npu_opt.vector_stash import held_stash, spend
-
     held = held_stash(stage, loc, name)  # the rf slot reads the stash: once, after the write
     if isinstance(held, Poisoned):
         return held

@@ -34,6 +34,9 @@ from ir.vector.enums import Way
 from ir.vector.operands import Constant
 from ir.vector.stages import VeStage
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import VrfTensor
+from npu_opt.vector_stash import Stash, stash_step
+from npu_opt.vrf import rf_step
 
 __all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread"]
 
@@ -58,8 +61,6 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         return value.value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return value
-    from npu_opt.tensors import VrfTensor
-
     if isinstance(value, VrfTensor):
         return refuse_dead(stage, loc, name, vrf_unread(name))
     return refuse_dead(stage, loc, name, kind_error(
@@ -92,15 +93,11 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
         if isinstance(mode, Poisoned):
             return mode
     from npu_opt.vector_branch import Branched, branched_step
-    from npu_opt.vector_stash import Stash, stash_step
-
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
     if isinstance(operand, Branched):
         return branched_step(stage, loc, name, op, operand, vs._step, dst, mode)
     if _reads_vrf(op_cls, operand):
-        from npu_opt.vrf import rf_step
-
         return rf_step(stage, loc, op_cls, dst, op, operand, mode)
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
@@ -110,8 +107,6 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
 
 def _reads_vrf(op_cls: type, operand: Any) -> bool:
     """A VRF tensor (or a refused call's stand-in) given to an op with a register-file form."""
-    from npu_opt.tensors import VrfTensor
-
     return "rf" in attrs.fields_dict(op_cls) and isinstance(operand, (VrfTensor, Poisoned))
 
 
@@ -154,10 +149,6 @@ def _fp_binary_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) 
 def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
     """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`); the
     operand a constant or a VRF tensor (one divisor per stream cell, read by axis name)."""
-    from npu_opt.tensors import VrfTensor
-    from npu_opt.vector_stash import Stash, stash_step
-    from npu_opt.vrf import rf_step
-
     if isinstance(operand, (VrfTensor, Poisoned)):
         return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
     if operand is Stash:
@@ -191,8 +182,6 @@ def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands:
         return refuse_dead(stage, loc, name, kind_error(
             f"the operands of `{name}` are a pair (rhs, c), not {type(operands).__name__} {operands!r}",
             help="FMA_F computes stream * rhs + c: write `(2.0, 0.5)`"))
-    from npu_opt.vector_stash import Stash, stash_step
-
     if operands[0] is Stash:  # (Stash, c): stream * stashed + c
         c = resolve_operand(stage, loc, name, operands[1])
         return c if isinstance(c, Poisoned) else stash_step(stage, loc, name, op, vs._step, S.FP, mode=mode, const1=c)

@@ -27,15 +27,21 @@ import attrs
 from ir import vector_pair_logic_ops as plogic
 from ir import vector_pair_ops as pops
 from ir.diagnostic import Violation
+from ir.dtypes import DType
 from ir.location import Location
+from ir.mapping.nodes import Mapping
 from ir.vector import enums as E
 from ir.vector.enums import Way
 from ir.vector.errors import VectorRuleError
+from ir.vector.operands import VrfOperand
 from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
+from npu_opt.vector_branch import Branched
+from npu_opt.vector_chain_methods import vrf_unread
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
 
@@ -92,9 +98,6 @@ def _enum(stage: Any, loc: Location, name: str, enums: Any, value: Any) -> Any:
 def _group_operand(value: Any, scalar: str) -> tuple[bool, Any]:
     """(ok, operand): a number, a VRF tensor (as a VrfOperand), or None for `None` / `()`
     (the group is skipped)."""
-    from ir.vector.operands import VrfOperand
-    from npu_opt.tensors import VrfTensor
-
     if value is None or value == ():
         return True, None
     if isinstance(value, VrfTensor):
@@ -104,9 +107,6 @@ def _group_operand(value: Any, scalar: str) -> tuple[bool, Any]:
 
 
 def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[Any, Any] | Poisoned:
-    from npu_opt.vector_branch import Branched
-    from npu_opt.tensors import VrfTensor
-
     if isinstance(c0, Branched) or isinstance(c1, Branched):
         return refuse_dead(stage, loc, name, Violation(
             "VE-TAG-3", f"`{name}` on a pair takes no branched operand: a pair stream has no tags",
@@ -130,8 +130,6 @@ def _vrf_problem(name: str, mode: Any, a: Any, b: Any) -> Violation | None:
     """A VRF group operand needs a cluster with a register-file input and the default mode."""
     if not any(getattr(c, "tensor", None) is not None for c in (a, b)):
         return None
-    from npu_opt.vector_chain_methods import vrf_unread
-
     if name.startswith("vector_logic") or (mode is not None and mode.name != "MODE01"):
         return vrf_unread(name)
     return None
@@ -216,8 +214,6 @@ def _fp_to_fxp(self: PairStream, loc: Location, int_width: Any) -> Any:
 
 
 def _way(stage: Any, loc: Location, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
-    from ir.mapping.nodes import Mapping
-
     if not (isinstance(time, Mapping) and isinstance(packet, Mapping)):
         return refuse_dead(stage, loc, op_cls.STAGE, kind_error(
             f"`time` and `packet` of `{op_cls.STAGE}` are mappings built by m()"))
@@ -304,8 +300,6 @@ _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
 @stage_method("vector_reinterpret")
 def _reinterpret(self: PairStream, loc: Location, d2: Any) -> Any:
     """Both groups' bits reread as `d2` (i32 or f32); no ALU, the stage and the way are kept."""
-    from ir.dtypes import DType
-
     to = {DType.I32: "i32", DType.F32: "f32"}.get(d2)
     if to is None:
         return refuse_dead(self, loc, "vector_reinterpret", Violation(
@@ -334,8 +328,6 @@ PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
 @stage_method("vector_intra_slice_unzip")
 def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, tile_time: Any, split_time: Any) -> Any:
     """Enter the chain in pair mode: group g is the stream at `axis` = g, of time `split_time`."""
-    from ir.mapping.nodes import Mapping
-
     if not all(isinstance(x, Mapping) for x in (axis, tile_time, split_time)):
         return refuse_dead(self, loc, "vector_intra_slice_unzip", kind_error(
             "`vector_intra_slice_unzip` takes three mappings built by m(): the axis, the tile time and the split time",

@@ -27,13 +27,16 @@ from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.variants import expect
+from ir.vector_branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
+from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_inter import inter_slice_reduce
+from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
 from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
+from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -76,8 +79,6 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
     ve = attrs.evolve(stage.ve, stage=dst)
     scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
     if dst == S.INTER_SLICE_REDUCE or ve.order == E.VeOrder.INTER_FIRST:
-        from npu_opt.vector_inter import after_inter_class
-
         cls = after_inter_class(scalar, ve.order == E.VeOrder.INTER_FIRST) if dst == S.INTER_SLICE_REDUCE \
             else INTER_FIRST_CLASSES[(dst, scalar)]
         return cls(op.result, stage.chain, ve)
@@ -109,15 +110,11 @@ def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
     mode = _enum(self, loc, "vector_intra_slice_tag", E.TagMode, mode)
     if isinstance(mode, Poisoned):
         return mode
-    from npu_opt.vector_branch import tag_fault
-
     fault = tag_fault(self, mode)
     if fault is not None:
         return refuse_dead(self, loc, "vector_intra_slice_tag", fault)
     tagged = _step(self, loc, vops.VectorTag, S.TAG, mode=mode)
     if not isinstance(tagged, Poisoned):
-        from ir.vector_branch_ops import tag_codes
-
         tagged.ve = attrs.evolve(tagged.ve, tag=(tagged.value, tag_codes(mode)))
     return tagged
 
@@ -128,9 +125,6 @@ def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enum
     op = _enum(stage, loc, op_cls.STAGE, enums, op)
     if isinstance(op, Poisoned):
         return op
-    from npu_opt.vector_branch import Branched, branched_step
-    from npu_opt.vector_stash import Stash, stash_step
-
     if isinstance(operand, Branched):
         return branched_step(stage, loc, op_cls.STAGE, op, operand, _step, dst)
     if operand is Stash:
@@ -246,8 +240,6 @@ def _make_class(stage: VeStage, scalar: str, inter_first: bool = False) -> type:
             and not (inter_first and dst == S.INTER_SLICE_REDUCE)}
     body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
     if stage in STASHABLE:
-        from npu_opt.vector_stash import vector_stash
-
         body["vector_stash"] = vector_stash
     body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
     order = "InterFirst" if inter_first else ""

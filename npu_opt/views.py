@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
@@ -20,6 +22,7 @@ from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
+from npu_opt.gather import scatter
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
@@ -144,8 +147,6 @@ def _spec_levels(spec: TensorSpec, current_type: Any, count: int) -> tuple[Any, 
 
 
 def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
-    import attrs
-
     return attrs.evolve(t, **{level: mapping})
 
 
@@ -254,14 +255,10 @@ class DmReadView(_ReadMixin, _View, DmTensorView):
 
     def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """The view's cells into rows of HBM, as `DmTensor.dma_scatter`."""
-        from npu_opt.gather import scatter
-
         return scatter(self, index, output, key)
 
     def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """Refused (SCATTER-5), as `DmTensor.dma_scatter_unscaled`."""
-        from npu_opt.gather import scatter
-
         return scatter(self, index, output, key, scaled=False)
 
     KIND = "dm"

@@ -8,7 +8,7 @@
   under the pseudo file `<kernel:NAME>` and registered with linecache so that
   diagnostics render (and `marked_line` works) as for a real file.
 
-Every file is imported on its own by `npu_opt.discover.discover` (the files declare
+Every file is imported on its own by `driver.discover.discover` (the files declare
 clashing axes, so each needs its own module), once per test session.
 """
 
@@ -22,7 +22,7 @@ import types
 from pathlib import Path
 
 from npu_opt.device import DeviceKernel
-from npu_opt.discover import discover
+from driver.discover import discover
 
 __all__ = [
     "EXAMPLES_DIR", "FIXTURES_DIR", "example", "example_names", "fixture", "fixture_names",

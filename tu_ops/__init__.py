@@ -1,42 +1,38 @@
 """Lowered tensor-unit ops, their verifiers and the target description (docs/reference/diagnostics.md, tu_ops/targets/rngd.toml)."""
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-# Every public name and the module defining it, imported on first use (PEP 562): resolving
-# a target (tu_ops.target) must not import every lowered op and its verifiers.
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(["Alloc", "OpVerifyError", "Ref", "TuOp", "VerifyContext"], "tu_ops.base"),
-    **dict.fromkeys(["CastOp", "CommitOp", "WritePlan"], "tu_ops.commit"),
-    **dict.fromkeys(["ContractOuter", "LaneFold", "PacketReduce", "TimeLoop", "TimeReduce", "TrfRead",
-                     "inner_time"], "tu_ops.contract"),
-    **dict.fromkeys(["DmaCommand", "DmaEntry", "DmaOp", "aggregate_of"], "tu_ops.dma"),
-    **dict.fromkeys(["CELL_FORMATS", "Aggregate", "CellFormat", "CollectFlits", "CommitConversion", "Conversion",
-                     "ConversionKind", "DestKind", "DmaKind", "FeedElementType", "LaneMode",
-                     "LoopKind", "Region", "TuContext", "Width"], "tu_ops.enums"),
-    **dict.fromkeys(["dest_mnemonics", "dest_element_types", "FeedBuffer", "FeedDest", "FeedSource",
-                     "ReadShape"], "tu_ops.feed"),
-    **dict.fromkeys(["mapping_text", "type_text", "value_text"], "tu_ops.printing"),
-    **dict.fromkeys(["DmAllocation", "KernelParam", "LoweredKernel", "TrfAllocation", "TuProgram"], "tu_ops.program"),
-    **dict.fromkeys(["BUILTIN_TARGETS", "RNGD_SHA256", "Constants", "EmulationPath", "MacEntry", "PairEntry",
-                     "Target", "TargetSchemaError", "ZeroPointEntry", "canonical_json",
-                     "get_target", "load_target", "rngd", "target_sha256"], "tu_ops.target"),
-    **dict.fromkeys(["dump_target_json", "dump_target_toml", "parse_target_data"], "tu_ops.target_file"),
-    **dict.fromkeys(["TransposeOp"], "tu_ops.transpose"),
-    **dict.fromkeys(["TrfLoad"], "tu_ops.trf"),
-    **dict.fromkeys(["VectorEngineOp", "VeOpName", "VeStep", "VeUnit"], "tu_ops.vector"),
-}
+from ir.lazy_exports import lazy_export
+
+# Every public name, imported on first use (PEP 562, ir/lazy_exports.py): resolving a
+# target (tu_ops.target) must not import every lowered op and its verifiers.
+if TYPE_CHECKING:
+    from tu_ops.base import Alloc, OpVerifyError, Ref, TuOp, VerifyContext
+    from tu_ops.commit import CastOp, CommitOp, WritePlan
+    from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead, inner_time
+    from tu_ops.dma import DmaCommand, DmaEntry, DmaOp, aggregate_of
+    from tu_ops.enums import (
+        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind, DestKind,
+        DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
+    )
+    from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    from tu_ops.printing import mapping_text, type_text, value_text
+    from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
+    from tu_ops.target import (
+        BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
+        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+    )
+    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
+    from tu_ops.transpose import TransposeOp
+    from tu_ops.trf import TrfLoad
+    from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
 
 
 def __getattr__(name: str) -> Any:
-    if name == "OP_CLASSES":
-        value: Any = _op_classes()
-    elif name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    else:
-        raise AttributeError(f"module 'tu_ops' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    if name == "OP_CLASSES":  # computed, not imported: cached on the package like the others
+        globals()[name] = _op_classes()
+        return globals()[name]
+    return lazy_export(__name__, name)
 
 
 def _op_classes() -> tuple[type, ...]:

@@ -7,25 +7,20 @@ compile prints artifacts and never loads the parser."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(["COST_KEYS", "FORMAT_VERSION", "VisaArtifact", "VisaTextError"], "visa.artifact"),
-    "compute_cost": "visa.cost",
-    **dict.fromkeys(["renumber", "with_facts"], "visa.facts"),
-    "parse_visa": "visa.parser",
-    **dict.fromkeys(["artifact_of", "print_artifact", "print_visa", "target_hash"], "visa.printer"),
-}
+from ir.lazy_exports import lazy_export
+
+if TYPE_CHECKING:
+    from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
+    from visa.cost import compute_cost
+    from visa.facts import renumber, with_facts
+    from visa.parser import parse_visa
+    from visa.printer import artifact_of, print_artifact, print_visa, target_hash
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'visa' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy_export(__name__, name)
 
 
 __all__ = [

@@ -3,7 +3,7 @@
 A page asks for generated text with an HTML comment on a line of its own:
 
 - `<!-- npu-opt:cli -->`: the help of `npu-opt` and of every subcommand, taken from the
-  real argument parser (`npu_opt.cli.build_parser`), so the reference cannot drift;
+  real argument parser (`driver.cli.build_parser`), so the reference cannot drift;
 - `<!-- npu-opt:diagnostics -->`: every code of the rule index (`ir.codes.CODES`) with
   its `npu-opt explain` page, example output included;
 - `<!-- npu-opt:rules FAMILY ... -->`: a table of the codes of the given families
@@ -59,7 +59,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def cli_markdown() -> str:
     """One section per command with the parser's own help text."""
-    from npu_opt.cli import build_parser
+    from driver.cli import build_parser
 
     with _columns():
         parser = build_parser()
@@ -91,7 +91,7 @@ def rules_markdown(families: list[str], prefix: str) -> str:
 def diagnostics_markdown() -> str:
     """The index table, then each code's `npu-opt explain` page."""
     from ir.codes import CODES
-    from npu_opt.explain import page, render_page
+    from driver.explain import page, render_page
 
     parts = ["| code | rule | checked at |", "| --- | --- | --- |"]
     for info in CODES.values():

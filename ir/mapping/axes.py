@@ -27,7 +27,7 @@ RUST_KEYWORDS = frozenset("""
     match mod move mut pub ref return self Self static struct super trait true type unsafe use where
     while abstract become box do final macro override priv try typeof unsized virtual yield
 """.split())
-_OWN_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
+_OWN_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
 
 
 @attrs.frozen

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import npu_opt
 from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit, contract_plan
 from ir.dtypes import bf16
-from npu_opt.discover import discover
+from driver.discover import discover
 from tests.backends.examples import EXAMPLES, bf16_uniform, example
 from tests.differential.harness import load_kernel
 from tests.differential.strategies import kernels, make_inputs

@@ -1,6 +1,6 @@
 """Run one kernel source through every backend and classify the outcome.
 
-`differential(source, seed)` loads the source as its own module (`npu_opt.discover`) and
+`differential(source, seed)` loads the source as its own module (`driver.discover`) and
 returns an `Outcome` whose `kind` is
 
 - `agree`: the trace and the lowering accept it, and the `cpu` backend and the VISA
@@ -51,7 +51,7 @@ class Outcome:
 
 def load_kernel(source: str) -> Any:
     """The single `@device` kernel of `source`, loaded as its own module."""
-    from npu_opt.discover import discover
+    from driver.discover import discover
 
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     path = _TMP / f"diffk_{digest}.py"
@@ -77,7 +77,7 @@ def _codes(diags) -> tuple[str, ...]:
 
 
 def _documented(code: str) -> bool:
-    from npu_opt.explain import page
+    from driver.explain import page
 
     return code in CODES and page(code) is not None
 

@@ -1,7 +1,7 @@
 """Hypothesis strategies that generate kernels as Python SOURCE TEXT (issue 7, item 3).
 
 `kernels()` draws the parameters of one kernel and renders it as a self-contained module
-(`Generated.source`, kernel `dk`), to be loaded with `npu_opt.discover` (harness.py).
+(`Generated.source`, kernel `dk`), to be loaded with `driver.discover` (harness.py).
 
 Contraction family (most kernels), the chain
 

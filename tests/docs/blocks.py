@@ -29,9 +29,12 @@ import io
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+import tomllib
 from pathlib import Path
 
 import attrs
@@ -42,7 +45,7 @@ RUN_KINDS = ("python", "pycon", "console")
 _FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
                     re.MULTILINE | re.DOTALL)
 _CHECKER_FLAGS = doctest.ELLIPSIS
-# `npu-opt ARGS` with no shell syntax: run through npu_opt.cli.main in this process.
+# `npu-opt ARGS` with no shell syntax: run through driver.cli.main in this process.
 _IN_PROCESS = re.compile(r"npu-opt(?: [^;&|<>$`()*?]+)?")
 
 
@@ -89,6 +92,7 @@ class PageRunner:
         self.namespace: dict = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
         self.counts = {"python": 0, "pycon": 0, "console": 0, "planned": 0, "file": 0}
         (workdir / "examples").symlink_to(ROOT / "examples")
+        self._bin: Path | None = None
 
     def run(self, block: Block) -> None:
         getattr(self, "_" + block.kind)(block)
@@ -145,15 +149,29 @@ class PageRunner:
         if _IN_PROCESS.fullmatch(command):
             return self._in_process(shlex.split(command)[1:])
         env = dict(os.environ, COLUMNS="88", PYTHONPATH=os.pathsep.join([str(self.workdir), str(ROOT)]),
-                   PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+                   PATH=os.pathsep.join([self._scripts(), str(Path(sys.executable).parent),
+                                         os.environ.get("PATH", "")]))
         env.pop("CI", None)  # a nested pytest run must not inherit CI behaviour
         proc = subprocess.run(command, shell=True, cwd=self.workdir, env=env, capture_output=True, text=True,
                               timeout=120)
         return proc.stdout + proc.stderr
 
+    def _scripts(self) -> str:
+        """A directory holding `npu-opt` as pyproject.toml's [project.scripts] declares it, run
+        from this checkout: the installed script is whatever the last `pip install` wrote."""
+        if self._bin is None:
+            self._bin = Path(tempfile.mkdtemp(prefix="npu-opt-bin-"))
+            entry = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["npu-opt"]
+            module, function = entry.split(":")
+            script = self._bin / "npu-opt"
+            script.write_text(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+                              f"sys.exit({function}())\n")
+            script.chmod(0o755)
+        return str(self._bin)
+
     def _in_process(self, argv: list[str]) -> str:
         """A plain `npu-opt ...` command runs in this process (no interpreter start-up)."""
-        from npu_opt.cli import main
+        from driver.cli import main
 
         out, err = io.StringIO(), io.StringIO()
         cwd = os.getcwd()
@@ -169,6 +187,8 @@ class PageRunner:
         return out.getvalue() + err.getvalue()
 
     def close(self) -> None:
+        if self._bin is not None:
+            shutil.rmtree(self._bin, ignore_errors=True)
         for name, module in list(sys.modules.items()):
             if str(getattr(module, "__file__", "") or "").startswith(str(self.workdir)):
                 del sys.modules[name]

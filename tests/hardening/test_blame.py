@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import ir.ops
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.kernels import write
 
 

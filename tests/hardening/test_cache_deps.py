@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.kernels import COPY
 
 KERNEL = COPY.replace("axes(A=4096, B=8)", """import os

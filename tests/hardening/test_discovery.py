@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.kernels import write
 
 

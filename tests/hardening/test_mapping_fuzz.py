@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from ir.errors import MappingError
 from ir.mapping.api import m
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.mapping_fuzz import problem, texts
 
 AXES = {"A": 8, "B": 4}

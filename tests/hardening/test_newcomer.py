@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.kernels import RNGD_TOML, write
 
 
@@ -120,7 +120,7 @@ def test_colour_follows_the_color_flag(tmp_path, capsys, mode, coloured):
 
 
 def test_no_color_disables_auto(monkeypatch):
-    from npu_opt.color import use_color
+    from driver.color import use_color
 
     class Tty:
         def isatty(self):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 from tests.hardening.kernels import write
 
 ROOT = Path(__file__).parents[2]

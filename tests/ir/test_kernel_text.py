@@ -8,7 +8,7 @@ import pytest
 from ir.kernel import Kernel
 from ir.kernel_parser import IrTextError, parse_kernel
 from ir.ops import Commit, ToTrf
-from npu_opt.discover import discover
+from driver.discover import discover
 from tests.ir import kernels_contract
 from tests.kernel_files import ROOT, example, example_names, fixture, fixture_names
 from tests.lowering import kernels as lk

@@ -16,7 +16,7 @@ import pytest
 from backends.npu import lower_kernel
 from ir.codes import CODES
 from npu_opt.compile_api import compile_kernel
-from npu_opt.compile_command import run_compile
+from driver.compile_command import run_compile
 from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, load
 from tu_ops import dump_target_toml, load_target, parse_target_data, rngd

@@ -6,7 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from npu_opt.cli import main
+from driver.cli import main
 from tests.npu_opt.test_compile_cli import EXAMPLE_KERNELS
 
 ROOT = Path(__file__).parents[2]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 
 
 def run(*args):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import npu_opt
-from npu_opt.cli import main
-from npu_opt.discover import discover
-from npu_opt.schedule_command import schedule_command
+from driver.cli import main
+from driver.discover import discover
+from driver.schedule_command import schedule_command
 from visa import parse_visa
 
 ROOT = Path(__file__).parents[2]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import npu_opt.compile_command as compile_command
-from npu_opt import replay, run_record
-from npu_opt.cli import main
+import driver.compile_command as compile_command
+from driver import replay, run_record
+from driver.cli import main
 
 ROOT = Path(__file__).parents[2]
 ARGV = ["compile", "kernels", "-o", "out", "--target", "target.toml", "--jobs", "1"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_opt.cli import main
+from driver.cli import main
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"
@@ -159,7 +159,7 @@ def test_unchanged_recompile_is_a_cache_hit(tmp_path, monkeypatch):
     out = tmp_path / "cached"
     assert main(["compile", str(EXAMPLES / "gemv.py"), "-o", str(out)]) == 0
     before = (out / "gemv_kernel.visa").read_bytes()
-    import npu_opt.compile_command as cc
+    import driver.compile_command as cc
 
     def must_not_run(*args, **kwargs):
         raise AssertionError("the cache should have answered")

@@ -13,7 +13,7 @@ import npu_opt
 import visa
 import visa.parser
 from npu_opt.compile_api import compile_kernel
-from npu_opt.compile_command import run_compile
+from driver.compile_command import run_compile
 from visa.printer import print_artifact
 from visa.schedule import schedule_artifact
 
@@ -63,7 +63,7 @@ def test_a_cold_compile_does_not_even_load_the_parser(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys\nfrom npu_opt.cli import main\n"
+    code = ("import sys\nfrom driver.cli import main\n"
             f"status = main(['compile', {str(EXAMPLES_DIR)!r}, '-o', {str(tmp_path / 'out')!r}, '--jobs', '1'])\n"
             "print(status, sorted(m for m in sys.modules if m.startswith('visa.')), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)

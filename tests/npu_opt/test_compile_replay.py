@@ -1,4 +1,4 @@
-"""A warm `npu-opt compile` is answered from DIR's run record (npu_opt/replay.py) with the
+"""A warm `npu-opt compile` is answered from DIR's run record (driver/replay.py) with the
 same report, status, artifacts and manifest as the compile it stands for, and only while
 nothing it depended on changed: kernel files, their modules and environment, npu-opt's
 own sources, the target, the directory walk and the outputs themselves."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import npu_opt.compile_command as compile_command
-from npu_opt import replay, run_record
-from npu_opt.cli import main
+import driver.compile_command as compile_command
+from driver import replay, run_record
+from driver.cli import main
 
 ROOT = Path(__file__).parents[2]
 EXAMPLES = ROOT / "examples"
@@ -238,7 +238,7 @@ def test_a_run_with_an_input_error_records_nothing(project, capsys):
 
 
 def _argparse_reading(words: list[str]) -> dict | None:
-    from npu_opt.cli import build_parser
+    from driver.cli import build_parser
 
     try:
         args = build_parser().parse_args(words)
@@ -255,7 +255,7 @@ TOKENS = ["kernels", "more.py", "-o", "out", "--target", "rngd", "--filter", "g*
 def test_the_plain_compile_reading_is_the_parsers():
     """Wherever the argparse-free reading of a compile command line answers, it reads what
     argparse reads (all of it: a value is never dropped or defaulted differently)."""
-    from npu_opt.cli import _plain_compile
+    from driver.cli import _plain_compile
 
     import random
 

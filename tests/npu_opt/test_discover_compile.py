@@ -1,5 +1,5 @@
 """Discovery compiles a kernel file the way `import` does: with the file's own `__future__`
-imports only, so the CLI sees the same annotations as `python file.py` (npu_opt/discover.py)."""
+imports only, so the CLI sees the same annotations as `python file.py` (driver/discover.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 import npu_opt
-from npu_opt.cli import main
-from npu_opt.discover import discover
+from driver.cli import main
+from driver.discover import discover
 
 # Kernels made by a factory: their annotations name the factory's arguments. With
 # postponed (string) annotations those names could not be evaluated any more.

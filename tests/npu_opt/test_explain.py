@@ -15,8 +15,8 @@ import attrs
 import pytest
 
 from ir.codes import CODES
-from npu_opt import explain
-from npu_opt.explain import all_codes, example_diagnostics, page, render_page
+from driver import explain
+from driver.explain import all_codes, example_diagnostics, page, render_page
 from tu_ops.base import OpVerifyError
 
 PAGES = explain.all_pages()

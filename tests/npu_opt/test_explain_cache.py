@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_opt import explain, explain_cache
+from driver import explain, explain_cache
 
 
 def test_rendered_page_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

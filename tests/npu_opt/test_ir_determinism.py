@@ -12,7 +12,7 @@ from tests.npu_opt.test_compile_cli import EXAMPLE_KERNELS
 ROOT = Path(__file__).parents[2]
 
 SCRIPT = """
-from npu_opt.discover import discover
+from driver.discover import discover
 for k in discover(["examples"]).kernels:
     print(k.trace().kernel.text())
 """

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_opt.cli import main
-from npu_opt.discover import discover
+from driver.cli import main
+from driver.discover import discover
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from npu_opt import oracles as o
-from npu_opt.run_command import run_command
+from driver.run_command import run_command
 from npu_opt.testing import assert_close
 
 ROOT = Path(__file__).parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from npu_opt.cli import main
-from npu_opt.schedule_command import schedule_command
+from driver.cli import main
+from driver.schedule_command import schedule_command
 from tests.npu_opt.test_compile_cli import EXAMPLE_KERNELS
 from tests.visa.schedule.handmade import HEAD, COST, dma_in, dma_out, program
 
@@ -145,7 +145,7 @@ def test_a_bug_in_the_model_is_an_internal_error_not_a_traceback(chain, monkeypa
     monkeypatch.setattr(model, "build_steps", broken)
     status, _, err = run([[str(chain)]])
     assert status == 3 and err.startswith("error[ICE]: internal error in the schedule model: ZeroDivisionError")
-    from npu_opt.schedule_command import schedule_manifest_fields
+    from driver.schedule_command import schedule_manifest_fields
     from tu_ops import rngd
 
     assert schedule_manifest_fields(chain.read_text(), "k", rngd(), None) == {"makespan": None}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from npu_opt.cli import main
+from driver.cli import main
 import npu_opt
 from tests.backends.examples import bf16_uniform, load
 from tests.backends.oracles import bf16_bits_to_f32

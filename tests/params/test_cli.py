@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from npu_opt.run_command import run_command
-from npu_opt.visa_command import visa_command
+from driver.run_command import run_command
+from driver.visa_command import visa_command
 
 HERE = Path(__file__).parent
 X = np.arange(512, dtype=np.int64).astype(np.int8).reshape(64, 8)

@@ -44,7 +44,7 @@ def test_multi_chip_targets_ship_as_data_beside_rngd():
 
 
 def test_targets_command_lists_the_multi_chip_targets(capsys):
-    from npu_opt.targets_command import targets_command
+    from driver.targets_command import targets_command
 
     assert targets_command() == 0
     out = capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 
 import npu_opt
 from ir.gather import GatherIndexError
-from npu_opt.discover import discover
+from driver.discover import discover
 
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(153)

@@ -149,7 +149,7 @@ def test_edited_iterator_mask_is_refused_by_feed_14(tmp_path, old, new):
 
 @pytest.mark.parametrize("page_code", ["FMASK-1", "FMASK-2", "FMASK-3"])
 def test_refusal_at_the_users_line(tmp_path, page_code):
-    from npu_opt.explain import page
+    from driver.explain import page
 
     src = page(page_code).example
     d = _first(tmp_path, src)

@@ -124,7 +124,7 @@ def _first(tmp_path, src):
 
 @pytest.mark.parametrize("page_code", ["VCG-1", "VCG-2", "VCG-3", "VCG-4", "VCG-5"])
 def test_refusal_at_the_users_line(tmp_path, page_code):
-    from npu_opt.explain import page
+    from driver.explain import page
 
     src = page(page_code).example
     d = _first(tmp_path, src)

@@ -26,7 +26,7 @@ from ir.errors import CompileError, NpuOptError
 from npu_opt import oracles
 from npu_opt.compile_api import compile_kernel
 from npu_opt.run import run
-from npu_opt.visa_command import visa_command
+from driver.visa_command import visa_command
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names, fixture, load_source
 from tests.lowering import kernels as lowering_kernels

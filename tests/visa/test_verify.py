@@ -9,7 +9,7 @@ import pytest
 
 from ir.errors import VisaFormatError
 from npu_opt.compile_api import compile_kernel
-from npu_opt.discover import discover
+from driver.discover import discover
 from tests.kernel_files import EXAMPLES_DIR
 from tests.tu_ops.builders import gemm
 from tests.visa import test_fault_injection as fi

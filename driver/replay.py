@@ -24,7 +24,7 @@ still holds, prints the recorded report and returns the recorded exit status. It
 
 Anything else, a damaged record included, falls back to the ordinary compile, whose
 per-kernel cache still answers for each unchanged kernel. A run with an input error or an
-internal compiler error writes no record (npu_opt/run_record.py writes it and takes the
+internal compiler error writes no record (driver/run_record.py writes it and takes the
 compiler's fingerprint: a replay does not even compile that module's source). The manifest
 a replay leaves is the one a cache hit writes (every `timings_ms` empty: nothing was
 compiled).
@@ -37,6 +37,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from driver.color import use_color
 
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
 
@@ -84,7 +86,7 @@ def _same_compiler(record: dict[str, Any]) -> bool:
     stamp = record.get("sources_stamp")
     if isinstance(stamp, dict) and stamp_of(stamp["paths"])[0] == stamp["stat"]:
         return True  # the same files and directories, unchanged since the record
-    from npu_opt.run_record import compiler_fingerprint
+    from driver.run_record import compiler_fingerprint
 
     return record["fingerprint"] == compiler_fingerprint()
 
@@ -218,8 +220,6 @@ def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | No
            color: str | None) -> int | None:
     """Print the recorded report of this invocation and return its status, if its record
     still holds (the module doc); None otherwise: then compile."""
-    from npu_opt.color import use_color
-
     directory = Path(out_dir)
     key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
     try:

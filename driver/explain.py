@@ -34,6 +34,8 @@ from typing import Any, TextIO
 
 import attrs
 
+from driver.explain_cache import cached_output
+from driver.explain_index import code_list
 from ir.codes import CODES, CodeInfo
 from ir.diagnostic import Diagnostic
 
@@ -372,8 +374,6 @@ def explain_command(code: str | None, out: TextIO | None = None, err: TextIO | N
     out = out or sys.stdout
     err = err or sys.stderr
     if code is None:
-        from npu_opt.explain_index import code_list
-
         out.write(code_list())
         return 0
     p = page(code)
@@ -383,7 +383,5 @@ def explain_command(code: str | None, out: TextIO | None = None, err: TextIO | N
         print(f"error[USAGE]: unknown code {code!r}{hint}", file=err)
         print("  = help: codes look like TYPE-1, FETCH-3, MAP-syntax or USAGE", file=err)
         return 2
-    from npu_opt.explain_cache import cached_output
-
     out.write(cached_output(repr(p), lambda: render_page(p)))
     return 0

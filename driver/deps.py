@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from npu_opt.replay import deps_hold, digest, env_value
+from driver.replay import deps_hold, digest, env_value
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -44,7 +44,7 @@ def _system_roots() -> tuple[str, ...]:
     roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
     here = Path(__file__).resolve().parents[1]  # npu-opt's own packages, loaded yet or not
-    roots.update(str(here / package) for package in ("ir", "npu_opt", "tu_ops", "visa", "backends"))
+    roots.update(str(here / package) for package in ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends"))
     return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
 
 

@@ -19,7 +19,7 @@ from ir.lark_cache import cache_dir
 
 __all__ = ["cached_output", "source_fingerprint"]
 
-PACKAGES = ("ir", "npu_opt", "tu_ops", "backends", "visa")
+PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "backends", "visa")
 _FINGERPRINT: str | None = None
 
 

@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _out_dir, _Usage, bind_inputs, \
+from tu_ops import get_target
+from tu_ops.printing import type_text
+from visa import VisaTextError
+from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _out_dir, _Usage, bind_inputs, \
     _write_results
 
 __all__ = ["visa_command", "summary"]
@@ -67,9 +70,6 @@ def _read(path: str) -> str:
 
 
 def _target(artifact: Any) -> Any:
-    from tu_ops import get_target
-    from visa import VisaTextError
-
     try:
         return get_target(artifact.target)
     except NpuOptError as e:
@@ -89,8 +89,6 @@ def _format_error(e: VisaFormatError, path: str, err: TextIO) -> None:
 
 def summary(artifact: Any, verified: bool = False) -> str:
     """The human summary of an artifact: kernel, target, signature, programs, ops, cost."""
-    from tu_ops.printing import type_text
-
     k = artifact.kernel
     lines = [f"kernel {k.name}: target {artifact.target} (sha256 {artifact.target_sha256[:12]}...), chip {k.chip}"]
     for p in k.params:

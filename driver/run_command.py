@@ -31,7 +31,9 @@ from ir.diagnostic import render_all
 from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
 from npu_opt.device import DeviceKernel
-from npu_opt.discover import discover
+from driver.discover import discover
+from npu_opt.params import BadParam, build_value, leaves
+from npu_opt.run import run
 from npu_opt.tensors import TensorSpec
 
 __all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",
@@ -134,8 +136,6 @@ def _load_kernel(path: str, name: str) -> DeviceKernel:
 def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
     """Every tensor parameter after `ctx` by its path name (`x`, `io.0`, `p.dst`), with the
     dtype of its annotation when it can be read."""
-    from npu_opt.params import leaves
-
     try:
         trees = kernel.param_trees()
     except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace, not here
@@ -152,8 +152,6 @@ def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
 def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[Any]:
     """The arguments of `run`: the `--input` arrays, grouped like the parameters (a tuple
     for a tuple parameter, an instance for a struct)."""
-    from npu_opt.params import BadParam, build_value
-
     arrays = dict(zip((n for n, _ in _parameters(kernel)), bind_inputs(kernel.name, _parameters(kernel), inputs)))
     trees = kernel.param_trees()
     if any(isinstance(t, BadParam) for t in trees):
@@ -164,8 +162,6 @@ def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[Any]:
 def _inout_names(kernel: DeviceKernel) -> list[str]:
     """The path names of the in-out parameters, in order (their final contents are written
     as `<name>.npy`)."""
-    from npu_opt.params import leaves
-
     try:
         return [leaf.name for tree in kernel.param_trees() for leaf in leaves(tree) if leaf.spec.writable]
     except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace
@@ -258,8 +254,6 @@ class _Internal(Exception):
 
 
 def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, err: TextIO) -> tuple[int, Any]:
-    from npu_opt.run import run
-
     try:
         return EXIT_OK, run(kernel, *arrays, backend=backend)
     except CompileError as e:

@@ -16,6 +16,7 @@ as a clash: rename it.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import importlib.util
 import sys
 import traceback
@@ -27,7 +28,7 @@ from ir.errors import MappingError
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
-from npu_opt.run_record import walk_paths
+from driver.run_record import walk_paths
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
 
@@ -138,8 +139,6 @@ def _shadowed(path: Path) -> LoadError | None:
     """A module beside the kernel named like one of npu-opt's top-level packages (`ir.py`,
     `visa/`...): in npu-opt's process the package would win or be broken by it, so the
     clash is reported instead of a confusing ImportError."""
-    import importlib
-
     for package in sorted(OWN_PACKAGES):
         for candidate in (path.parent / f"{package}.py", path.parent / package / "__init__.py"):
             if not candidate.is_file():

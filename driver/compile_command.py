@@ -10,6 +10,7 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 from __future__ import annotations
 
 import hashlib
+import importlib
 import io
 import json
 import multiprocessing
@@ -25,18 +26,21 @@ from typing import Any, TextIO
 
 import attrs
 
+from ir.declare import load_package
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.check_command import (
+from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
 )
-from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
-from npu_opt.color import paint, use_color
-from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
-from npu_opt.discover import discover
-from npu_opt.replay import invocation_key, write_atomic
-from npu_opt.run_record import save_record
-from npu_opt.schedule_command import schedule_manifest_fields
-from npu_opt.json_report import error_record, kernel_record, summary_record
+from ir.errors import InternalError
+from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic, npu_opt_version
+from driver.color import paint, use_color
+from driver.deps import Record, recording, snapshot, unchanged, user_modules
+from driver.discover import discover
+from driver.replay import invocation_key, write_atomic
+from driver.run_record import compiler_fingerprint, save_record
+from driver.schedule_command import schedule_manifest_fields
+from driver.json_report import error_record, kernel_record, summary_record
+from tu_ops.target import target_sha256
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
@@ -51,8 +55,6 @@ def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, .
 
 
 def _target_hash(target: Any) -> str:
-    from tu_ops.target import target_sha256
-
     return getattr(target, "file_sha256", None) or target_sha256(target)
 
 
@@ -145,10 +147,6 @@ _PIPELINE = ("backends.npu", "tu_ops.lower.api", "tu_ops.lower.options", "visa.p
 
 
 def _preload() -> None:
-    import importlib
-
-    from ir.declare import load_package
-    from npu_opt.deps import user_modules
 
     for name in _PIPELINE:
         importlib.import_module(name)
@@ -186,8 +184,6 @@ def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Out
 
 def _worker_died(kernel: Any) -> tuple[Outcome, Record]:
     """The outcome of a kernel whose worker process died while compiling it."""
-    from ir.errors import InternalError
-
     diag = ice_diagnostic(kernel.name, InternalError("the worker process compiling this kernel died "
                                                      "(os._exit, a signal or a crash in native code)"),
                           kernel.location)

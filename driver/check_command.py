@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import TextIO
 
 from ir.diagnostic import Diagnostic, render_all
-from npu_opt.color import paint, use_color
-from npu_opt.discover import LoadError, discover
-from npu_opt.json_report import error_record, kernel_record, summary_record
+from driver.color import paint, use_color
+from driver.discover import LoadError, discover
+from driver.json_report import error_record, kernel_record, summary_record
+from npu_opt.compile_api import ice_diagnostic
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
@@ -30,8 +32,6 @@ def _duplicates(kernels) -> list[LoadError]:
 
 def load_target_spec(spec: str | None):
     """The target named by `--target NAME|FILE` (None: rngd)."""
-    from pathlib import Path
-
     from tu_ops.target import get_target, load_target
 
     if spec is None or spec == "rngd":
@@ -50,8 +50,6 @@ def kernel_status(errors) -> int:
 
 def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
     """The trace's diagnostics; an exception out of the trace is npu-opt's bug, an ICE."""
-    from npu_opt.compile_api import ice_diagnostic
-
     try:
         return kernel.trace(target).diagnostics
     except Exception as e:  # noqa: BLE001 - anything the trace raises is an internal error

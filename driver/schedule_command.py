@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from npu_opt.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
-from npu_opt.visa_command import _format_error, _read, _target
+from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
+from driver.visa_command import _format_error, _read, _target
+from visa.schedule import builtin_rates, load_rates, schedule_artifact
 
 __all__ = ["schedule_command", "schedule_of_text", "schedule_manifest_fields"]
 
 
 def _rates(spec: str | None, target_name: str) -> Any:
-    from visa.schedule import builtin_rates, load_rates
-
     if spec is not None:
         return load_rates(spec)
     return builtin_rates(target_name) or builtin_rates("rngd")
@@ -36,8 +35,6 @@ def _rates(spec: str | None, target_name: str) -> Any:
 def schedule_of_text(text: str, target: Any = None, rates: Any = None, artifact: Any = None) -> Any:
     """The Schedule of a VISA text (raises VisaFormatError for a corrupt one); `artifact`,
     when given, is that text already parsed (the compile's own, then it is not read again)."""
-    from visa.schedule import schedule_artifact
-
     if artifact is None:
         from visa import parse_visa  # only then: a compile's schedule loads no parser
 

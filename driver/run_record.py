@@ -1,5 +1,5 @@
 """What a compile leaves for the next one: the compiler's fingerprint (the cache's key)
-and the run record a warm `npu-opt compile` replays (npu_opt/replay.py, whose module doc
+and the run record a warm `npu-opt compile` replays (driver/replay.py, whose module doc
 says when it holds). Apart from the replay so that a warm compile, which only reads the
 record, does not compile this module's source."""
 
@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from npu_opt.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings
+from driver.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings
+from ir.version import VERSION
 
 __all__ = ["compiler_fingerprint", "source_digest", "walk_paths", "save_record"]
 
-_PACKAGES = ("ir", "npu_opt", "tu_ops", "visa", "backends")
+_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
 _SOURCES = (".py", ".lark", ".toml")
 _RACY_NS = 2_000_000_000
 
@@ -67,8 +68,6 @@ def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
     """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
     when some source was modified in the last `_RACY_NS`: a file edited again within one
     timestamp tick could keep its size and time, as git's index knows)."""
-    from ir.version import VERSION
-
     stats, newest, paths = source_stats(_roots())
     digest = source_digest(_roots())
     stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ir.codes import CODES
+
 __all__ = ["code_list"]
 
 _PHASE_TITLES = {"trace": "trace-time rules (check)", "lower": "lowering", "verify": "op verifiers (lowered ops)",
@@ -14,8 +16,6 @@ _PHASE_TITLES = {"trace": "trace-time rules (check)", "lower": "lowering", "veri
 
 def code_list() -> str:
     """Every code, grouped by the stage that raises it, one `CODE  title` line each."""
-    from ir.codes import CODES
-
     groups: dict[str, list[Any]] = {}
     for info in CODES.values():
         groups.setdefault(info.phase, []).append(info)

@@ -1,14 +1,15 @@
 """The argument parser of `npu-opt` and its commands other than a plain `compile`
 (docs/reference/cli.md). Loaded only when a command line needs it: a warm `compile`
-written plainly is read by `npu_opt.cli` alone, without compiling this module's source."""
+written plainly is read by `driver.cli` alone, without compiling this module's source."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
 from ir.errors import MappingError
-from npu_opt.json_report import SCHEMA_HELP
+from driver.json_report import SCHEMA_HELP
 
 if TYPE_CHECKING:
     import argparse
@@ -30,8 +31,6 @@ def _version() -> str:
 def _version_action() -> type:
     """`--version`, the installed version looked up only when asked for (importlib.metadata
     costs more than the rest of a warm `compile`)."""
-    import argparse
-
     class VersionAction(argparse.Action):
         def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
             super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
@@ -45,8 +44,6 @@ def _version_action() -> type:
 
 
 def _axis_arg(text: str) -> tuple[str, int]:
-    import argparse
-
     name, sep, size = text.partition("=")
     if not sep or not size.strip().isdigit():
         raise argparse.ArgumentTypeError(f"expected NAME=SIZE, got {text!r}")
@@ -57,8 +54,6 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action=_version_action())
@@ -197,44 +192,44 @@ def _add_schedule(sub) -> None:
 
 
 def _schedule(args: argparse.Namespace) -> int:
-    from npu_opt.schedule_command import schedule_command
+    from driver.schedule_command import schedule_command
 
     return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from npu_opt.run_command import run_command
+    from driver.run_command import run_command
 
     return run_command(args.target, args.inputs, args.backend, args.out_dir)
 
 
 def _visa(args: argparse.Namespace) -> int:
-    from npu_opt.visa_command import visa_command
+    from driver.visa_command import visa_command
 
     return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir)
 
 
 def _targets(args: argparse.Namespace) -> int:
-    from npu_opt.targets_command import targets_command
+    from driver.targets_command import targets_command
 
     return targets_command(args.file)
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from npu_opt.explain import explain_command
+    from driver.explain import explain_command
 
     return explain_command(args.code)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from npu_opt.check_command import run_check
+    from driver.check_command import run_check
 
     return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:
     from ir.mapping.api import m
-    from npu_opt.mapping_report import explain, render_text
+    from driver.mapping_report import explain, render_text
 
     table: dict[str, int] = {}
     for name, size in args.axes:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from ir.errors import NpuOptError
+from tu_ops.target import BUILTIN_TARGETS, load_target, target_sha256
+
 __all__ = ["targets_command", "describe"]
 
 
@@ -15,8 +18,6 @@ def _pairs(entries, fmt) -> str:
 
 def describe(target) -> str:
     """A readable summary of one target description."""
-    from tu_ops.target import target_sha256
-
     c = target.constants
     digest = target.file_sha256 or target_sha256(target)
     lines = [
@@ -39,9 +40,6 @@ def describe(target) -> str:
 
 def targets_command(path: str | None = None, out: TextIO | None = None) -> int:
     """Print every built-in target, or the target file at `path`; exit 2 for a bad file."""
-    from ir.errors import NpuOptError
-    from tu_ops.target import BUILTIN_TARGETS, load_target
-
     out = out or sys.stdout
     if path is not None:
         try:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
@@ -18,8 +20,6 @@ EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells repo
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -29,22 +29,22 @@ def _quiet_stdout() -> None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser with every subcommand, or with `command`'s alone when it names
-    one (npu_opt/cli_parser.py: its source is not even compiled by a plain warm `compile`)."""
-    from npu_opt.cli_parser import build_parser as build
+    one (driver/cli_parser.py: its source is not even compiled by a plain warm `compile`)."""
+    from driver.cli_parser import build_parser as build
 
     return build(command, _compile)
 
 
 def _compile(args: argparse.Namespace) -> int:
     if args.backend == "npu" and not (args.no_cache or args.dump_ir or args.dump_schedule):
-        from npu_opt.replay import replay  # a warm rebuild: no compiler loaded (npu_opt/replay.py)
+        from driver.replay import replay  # a warm rebuild: no compiler loaded (driver/replay.py)
 
         status = replay(args.paths, args.out_dir, args.target, args.filter, not args.no_compat, args.format,
                         args.color)
         if status is not None:
             return status
     from npu_opt.blame import install_sigint
-    from npu_opt.compile_command import run_compile
+    from driver.compile_command import run_compile
 
     install_sigint()  # here, not in `main`: a replay runs no user code and need not load `signal`
 
@@ -67,11 +67,9 @@ def _plain_compile(words: list[str]) -> Any:
     [--format F] [--color C] [--no-compat]`, exactly as the argument parser reads them, when
     `words` is such a command line written plainly (the paths in one run, each option once
     and spelt out, no value starting with `-`); else None, and the parser reads `words`.
-    A warm compile is then answered without importing argparse (npu_opt/replay.py)."""
+    A warm compile is then answered without importing argparse (driver/replay.py)."""
     if words[:1] != ["compile"]:
         return None
-    import types
-
     got: dict[str, Any] = {}
     at: list[int] = []  # where the paths are
     i = 1

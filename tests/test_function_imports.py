@@ -1,0 +1,154 @@
+"""Imports inside functions, in `npu_opt` (the DSL) and `driver` (the command line).
+
+A module's imports belong at its top, where a reader and an IDE find them. An import
+inside a function is kept for one of two reasons only:
+
+- a cycle: the imported module imports this one (directly or through others) at its top,
+  so this one cannot import it at its own top. The test finds these itself;
+- start-up: the import is deferred so that a command or `import npu_opt` does not load
+  what it does not use (tests/npu_opt/test_startup.py). Each such import is listed in
+  `START_UP` below with why; an entry no longer needed fails the test.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKED = ("npu_opt", "driver")
+ALL_PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
+
+# (importing module, imported module) -> why the import waits for the call. The start-up
+# properties are tests/npu_opt/test_startup.py's.
+START_UP: dict[tuple[str, str], str] = {
+    # the DSL's entry points: `check` loads npu_opt.compile_api (its ICE reports) and `compile`
+    # loads npu_opt.run (through driver.run_command); neither loads more than it runs
+    ("npu_opt.compile_api", "backends.npu"): "the lowering: `check` loads this module, never tu_ops",
+    ("npu_opt.compile_api", "visa.schedule"): "the makespan model: `check` loads this module, never visa",
+    ("npu_opt.run", "backends"): "only a run reaches a backend (`compile` loads this module)",
+    ("npu_opt.scalars", "ml_dtypes"): "an ml_dtypes scalar means it is loaded; `check` must not load it",
+    # the command line: a warm `compile` loads driver.cli and driver.replay alone (docs/ci.md,
+    # "The cache"), and each other command its own module
+    ("driver.cli", "driver.cli_parser"): "argparse: a plain warm `compile` is parsed without it",
+    ("driver.cli", "driver.replay"): "the warm replay: `compile` only",
+    ("driver.cli", "driver.compile_command"): "the compiler: a warm `compile` answers without it",
+    ("driver.cli", "npu_opt.blame"): "signal: a warm `compile` runs no user code",
+    ("driver.cli_parser", "driver.schedule_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.run_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.visa_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.targets_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.explain"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.check_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.mapping_report"): "a command's module, when that command runs",
+    ("driver.cli_parser", "ir.mapping.api"): "the mapping parser (lark): `explain-mapping` only",
+    ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
+    ("driver.run_record", "json"): "a replay whose stat stamp is stale loads this module, and no json",
+    ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
+    ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
+    ("driver.explain", "npu_opt.compile_api"): "a cached page runs no example: no compiler",
+    ("driver.explain", "tu_ops.target"): "a cached page runs no example: no lowering",
+    ("driver.explain", "tu_ops.base"): "a cached page runs no example: no lowering",
+    # `compile` loads driver.schedule_command, and through it driver.visa_command and
+    # driver.run_command, for their exit codes and the manifest's makespan
+    ("driver.run_command", "ml_dtypes"): "`compile` loads this module and must not load ml_dtypes",
+    ("driver.run_command", "backends.cpu.host"): "`compile` loads this module, never the cpu backend",
+    ("driver.schedule_command", "visa"): "the VISA parser: a compile schedules its own parsed artifact",
+    ("driver.schedule_command", "visa.schedule.compare"): "`schedule A B` only",
+    ("driver.schedule_command", "visa.schedule.report"): "`schedule` only",
+    ("driver.schedule_command", "visa.schedule.trace"): "`schedule --trace` only",
+    ("driver.schedule_command", "visa.schedule.page"): "`schedule --html` only",
+    ("driver.visa_command", "visa"): "the VISA parser: `compile` loads this module and never parses",
+    ("driver.visa_command", "visa.verify"): "the verifier: `visa verify` only",
+    ("driver.visa_command", "visa.interp"): "the interpreter: `visa run` only",
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _targets(node: ast.Import | ast.ImportFrom, known: set[str]) -> list[str]:
+    """The modules an import statement loads (`from a import b` is `a.b` when that is a module)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    base = node.module or ""
+    subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+    return subs or [base]
+
+
+def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
+    """Top-level imports of every module of the tree, and the function-level imports of
+    the CHECKED packages as (importer, imported, line)."""
+    paths = {_module_name(p): p for pkg in ALL_PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+    known = set(paths)
+    top: dict[str, set[str]] = {}
+    inner: list[tuple[str, str, int]] = []
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top[name] = set()
+
+        def visit(node: ast.AST, in_function: bool, name: str = name) -> None:
+            for child in ast.iter_child_nodes(node):
+                if _is_type_checking(child):
+                    continue
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    for target in _targets(child, known):
+                        if in_function:
+                            inner.append((name, target, child.lineno))
+                        else:
+                            top[name].add(target)
+                visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+        visit(tree, False)
+    return top, [i for i in inner if i[0].split(".")[0] in CHECKED]
+
+
+TOP, INNER = _scan()
+
+
+def _loads(module: str) -> set[str]:
+    """Every module importing `module` loads at once: its top-level imports, transitively,
+    with each module's parent packages."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        parts = m.split(".")
+        for k in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:k])
+            if prefix not in seen:
+                seen.add(prefix)
+                todo.extend(TOP.get(prefix, ()))
+    return seen
+
+
+def _cycle(importer: str, imported: str) -> bool:
+    return importer in _loads(imported)
+
+
+def test_every_function_level_import_breaks_a_cycle_or_is_a_listed_start_up_one():
+    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in INNER
+                 if not _cycle(importer, imported) and (importer, imported) not in START_UP)
+    assert bad == []
+
+
+def test_every_start_up_entry_is_still_needed():
+    """An entry whose import went to the top, or that a cycle already explains, is removed."""
+    taken = {(importer, imported) for importer, imported, _ in INNER}
+    assert sorted(set(START_UP) - taken) == []
+    assert sorted(entry for entry in START_UP if _cycle(*entry)) == []
+
+
+def test_the_scan_sees_function_level_imports():
+    assert ("driver.cli", "driver.compile_command") in {(a, b) for a, b, _ in INNER}
+    assert _cycle("npu_opt.tensors", "npu_opt.dma")  # dma builds tensors and tensors call dma
+    assert not _cycle("driver.cli", "driver.compile_command")
