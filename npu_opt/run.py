@@ -7,7 +7,10 @@ from typing import Any
 from ir.errors import NpuOptError
 from npu_opt.device import DeviceKernel
 
-__all__ = ["run"]
+__all__ = ["run", "NUMERICS"]
+
+NUMERICS = ("chip", "reference")
+"""The values of `run(..., numerics=)`: `backends.cpu.options.NUMERICS`, which a test holds equal."""
 
 
 def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", numerics: str = "chip") -> Any:
@@ -45,7 +48,6 @@ def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", n
     if not isinstance(kernel, DeviceKernel):
         raise NpuOptError(f"run() takes a @device kernel, not {type(kernel).__name__}", code="USAGE")
     from backends import get_backend  # only the entry points reach the backends
-    from backends.cpu.options import NUMERICS
 
     if numerics not in NUMERICS:
         raise NpuOptError(f"numerics={numerics!r}: expected one of {', '.join(map(repr, NUMERICS))}", code="USAGE")

@@ -82,6 +82,13 @@ def test_reference_numerics_is_a_cpu_option(backend: str) -> None:
     assert info.value.code == "USAGE"
 
 
+def test_the_dsl_and_the_backend_list_the_same_numerics() -> None:
+    from backends.cpu.options import NUMERICS
+    from npu_opt.run import NUMERICS as DSL_NUMERICS
+
+    assert DSL_NUMERICS == NUMERICS
+
+
 def test_unknown_numerics_is_usage() -> None:
     x = np.zeros((8, 64), ml_dtypes.bfloat16)
     with pytest.raises(NpuOptError, match="numerics='exact'") as info:
