@@ -23,9 +23,11 @@ __all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
 
 
 def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
-                   dump_ir: str | None = None) -> Outcome:
+                   dump_ir: str | None = None, gate: Any = None) -> Outcome:
     """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
-    (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings)."""
+    (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings).
+    `gate(lowered, target)`, when given, runs on the verified lowering before emission: a
+    value other than None stops there and is returned instead (`driver.tune` prunes so)."""
     from tu_ops.lower.options import Options
     from tu_ops.target import for_chips, get_target
 
@@ -53,6 +55,9 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
     timings["lower"] = round(total - lowered.verify_ms, 3)
     timings["verify"] = round(lowered.verify_ms, 3)  # done by the pass manager, once
     warnings = traced.warnings + tuple(lowered.warnings)
+    stop = gate(lowered, tgt) if gate is not None else None
+    if stop is not None:
+        return stop
     try:
         start = time.perf_counter()
         text, artifact = _emit(lowered, tgt)

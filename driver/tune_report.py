@@ -1,0 +1,119 @@
+"""What `npu-opt tune` writes: the winner's artifact, a table, a JSON report and a plot.
+
+`write_report(result, directory)` writes `<kernel>.visa` (the winner's VISA text, when
+there is one), `tune.txt` (the table `table()` prints), `tune.json` (`report_json()`) and
+`tune.svg` (`plot_svg()`: one bar per candidate, its makespan; pruned, refused and failed
+candidates drawn as marks). Each file is written to a temporary name in the directory and
+renamed, so an interrupted run never leaves a half-written file under the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from driver.tune import Candidate, TuneResult
+
+__all__ = ["plot_svg", "report_json", "table", "write_report"]
+
+NOTE = ("makespans are the schedule model's (a model of the reference scheduler, from the book's "
+        "published rates): estimates for comparing candidates, not device measurements")
+
+
+def _status(c: Candidate, winner: Candidate | None) -> str:
+    mark = " *" if winner is not None and c.index == winner.index else ""
+    if c.status == "ok":
+        return f"ok{mark}" + (f" ({c.checked})" if c.checked else "")
+    if c.status in ("refused", "ice", "error"):
+        return f"{c.status} {c.code or ''}".rstrip()
+    return c.status
+
+
+def table(result: TuneResult) -> str:
+    """The candidates as a text table, fastest first, then the rest in candidate order."""
+    ranked = result.ranked()
+    rest = [c for c in result.candidates if c.status != "ok"]
+    rows = [(str(c.index), c.label(), "" if c.makespan is None else str(c.makespan),
+             "" if c.bound is None else str(c.bound), _status(c, result.winner)) for c in ranked + rest]
+    head = ("#", "parameters", "makespan", "bound", "status")
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+    lines = [f"tune of {result.kernel} on {result.target}: {len(result.candidates)} candidate(s), "
+             f"{result.count('ok')} compiled, {result.count('pruned')} pruned, "
+             f"{result.count('refused') + result.count('error')} refused, {result.count('ice')} internal error(s); "
+             f"{result.executor}, {result.seconds:.2f} s",
+             f"note: {NOTE}"]
+    for r in [head, *rows]:
+        lines.append("  ".join(cell.rjust(w) if k in (0, 2, 3) else cell.ljust(w)
+                               for k, (cell, w) in enumerate(zip(r, widths))).rstrip())
+    w = result.winner
+    lines.append(f"winner: #{w.index} {w.label()} (makespan {w.makespan})" if w is not None else
+                 "winner: none (no candidate compiled" + (" and passed its check)" if any(
+                     c.checked for c in result.candidates) else ")"))
+    return "\n".join(lines) + "\n"
+
+
+def report_json(result: TuneResult) -> dict[str, Any]:
+    """The whole result as JSON data (the artifacts' texts left out)."""
+    def one(c: Candidate) -> dict[str, Any]:
+        return {"index": c.index, "params": c.params, "status": c.status, "makespan": c.makespan, "bound": c.bound,
+                "code": c.code, "message": c.message, "checked": c.checked}
+    return {"kernel": result.kernel, "target": result.target, "executor": result.executor,
+            "seconds": result.seconds, "note": NOTE, "candidates": [one(c) for c in result.candidates],
+            "winner": None if result.winner is None else result.winner.index}
+
+
+def plot_svg(result: TuneResult) -> str:
+    """A bar chart of the makespan per candidate (candidate order), the winner highlighted."""
+    cands = result.candidates
+    top = max((c.makespan for c in cands if c.makespan), default=1)
+    bar, gap, height, left, base = 28, 8, 240, 70, 270
+    width = left + len(cands) * (bar + gap) + 20
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="330" font-family="sans-serif" '
+             f'font-size="11">',
+             f'<title>makespan per candidate: {escape(result.kernel)}</title>',
+             f'<text x="{left}" y="16">makespan per candidate of {escape(result.kernel)} (cycles, schedule model)</text>',
+             f'<line x1="{left - 4}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="black"/>',
+             f'<text x="{left - 8}" y="{base - height + 4}" text-anchor="end">{top}</text>',
+             f'<text x="{left - 8}" y="{base + 4}" text-anchor="end">0</text>']
+    for k, c in enumerate(cands):
+        x = left + k * (bar + gap)
+        tip = escape(f"#{c.index} {c.label()}: {c.status}" + (f", makespan {c.makespan}" if c.makespan else ""))
+        if c.makespan:
+            h = max(1, round(height * c.makespan / top))
+            colour = "#d9822b" if result.winner is not None and c.index == result.winner.index else "#4a78b0"
+            parts.append(f'<rect x="{x}" y="{base - h}" width="{bar}" height="{h}" fill="{colour}">'
+                         f'<title>{tip}</title></rect>')
+        else:
+            parts.append(f'<text x="{x + bar / 2}" y="{base - 6}" text-anchor="middle" fill="#888">'
+                         f'{escape(c.status[:3])}<title>{tip}</title></text>')
+        parts.append(f'<text x="{x + bar / 2}" y="{base + 16}" text-anchor="middle">#{c.index}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(result: TuneResult, directory: str | Path) -> list[Path]:
+    """Write the report files (and the winner's artifact) into `directory`; their paths."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {out / "tune.txt": table(result), out / "tune.json": json.dumps(report_json(result), indent=2) + "\n",
+             out / "tune.svg": plot_svg(result)}
+    if result.winner is not None and result.winner.text:
+        files[out / f"{result.kernel}.visa"] = result.winner.text
+    for path, text in files.items():
+        _atomic_write(path, text)
+    return list(files)

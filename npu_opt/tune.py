@@ -1,0 +1,56 @@
+"""`npu_opt.tune.Space`: a kernel factory and the values of its tiling parameters, for
+`npu-opt tune` (docs/tuning.md "Tuning automatically").
+
+A tune file declares one `Space` (or several) at module level:
+
+    SPACE = Space(make_gemm, {"order": ["ij", "ji"], "packet": [32, 64]},
+                  inputs=inputs, oracle=oracle)
+
+`factory(**point)` must return a `@device` kernel for every point of the cartesian product
+of `params` (in the order the dict lists them, the last parameter varying fastest).
+`inputs(rng)` makes the host arrays of one run and `oracle(*arrays)` the expected results
+(numpy, sharing no code with the kernel); with both given, the best candidates are run on
+the cpu backend and the VISA interpreter and compared with the oracle before one wins.
+Integer results must match exactly; float results within `rtol` / `atol` (numpy's
+`allclose`), which default to exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+__all__ = ["Space"]
+
+
+def _params(value: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    items = tuple((str(k), tuple(v)) for k, v in dict(value).items())
+    for name, values in items:
+        if not values:
+            raise ValueError(f"tune parameter {name!r} has no values")
+    return items
+
+
+@attrs.frozen
+class Space:
+    """The candidates of one tuning run: `factory(**point)` for every point of `params`."""
+
+    factory: Callable[..., Any]
+    params: tuple[tuple[str, tuple[Any, ...]], ...] = attrs.field(converter=_params)
+    inputs: Callable[[Any], tuple[Any, ...]] | None = None
+    oracle: Callable[..., Any] | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every parameter choice, in candidate order."""
+        names = [name for name, _ in self.params]
+        return [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
+
+    @property
+    def checks(self) -> bool:
+        """Whether the best candidates are run and compared with the oracle."""
+        return self.inputs is not None and self.oracle is not None

@@ -1,0 +1,125 @@
+"""The autotuner (driver/tune.py): ranking, pruning, checks, executors, report files.
+
+Expected makespans come from compiling each candidate through `npu_opt.compile` (the
+manifest's makespan), not from the tuner."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import attrs
+import pytest
+
+import npu_opt
+from driver.tune import tune
+from driver.tune_exec import FactoryRef, load_space, make_executor
+from driver.tune_report import write_report
+from ir.errors import NpuOptError
+from visa import parse_visa
+
+FILE = str(Path(__file__).with_name("small_space.py"))
+
+
+def _space(name: str = "SPACE"):
+    return load_space(FactoryRef(FILE, name))
+
+
+def _makespans(space) -> dict[int, int]:
+    """Each candidate compiled on its own: index -> makespan (candidates that compile)."""
+    out = {}
+    for k, point in enumerate(space.points()):
+        try:
+            out[k] = npu_opt.compile(space.factory(**point)).manifest_entry["makespan"]
+        except npu_opt.CompileError:
+            continue
+    return out
+
+
+def test_winner_is_the_fastest_candidate_that_compiles() -> None:
+    space = _space()
+    expected = _makespans(space)
+    assert set(expected) == {1, 2, 4, 5}  # packet=16 (half a flit) is refused
+    result = tune(space, prune=False)
+    best = min(expected.values())
+    assert result.winner is not None and result.winner.makespan == best
+    assert result.winner.index == min(k for k, v in expected.items() if v == best)  # ties: earliest candidate
+    for c in result.candidates:
+        if c.index in expected:
+            assert c.status == "ok" and c.makespan == expected[c.index] and c.bound <= c.makespan
+        else:
+            assert c.status == "refused" and c.code == "OUTER-3"
+    assert result.winner.checked == "pass"
+
+
+def test_pruning_skips_only_candidates_that_cannot_win() -> None:
+    space = _space()
+    full = tune(space, prune=False)
+    pruned = tune(space, prune=True)
+    assert pruned.winner.index == full.winner.index and pruned.winner.makespan == full.winner.makespan
+    skipped = [c for c in pruned.candidates if c.status == "pruned"]
+    assert skipped, "the one-load candidates come first and are cheaper: the two-load ones must be pruned"
+    for c in skipped:
+        assert c.bound > pruned.winner.makespan
+        assert full.candidates[c.index].makespan > pruned.winner.makespan
+
+
+def test_a_wrong_oracle_fails_every_check_and_nothing_wins() -> None:
+    result = tune(_space("WRONG"))
+    assert result.winner is None
+    assert all(c.checked and c.checked.startswith("fail: result 0 differs") for c in result.candidates)
+
+
+def test_a_factory_that_raises_is_a_refused_candidate() -> None:
+    result = tune(_space("BROKEN"))
+    first, second = result.candidates
+    assert first.status == "error" and first.code == "USAGE" and "two loads" in first.message
+    assert second.status == "ok" and result.winner.index == 1
+
+
+def test_process_pool_gives_the_same_result() -> None:
+    inline = tune(_space(), prune=False)
+    pooled = tune(_space(), ref=FactoryRef(FILE, "SPACE"), jobs=2, prune=False)
+    assert pooled.executor == "2 processes"
+    assert [(c.status, c.makespan) for c in pooled.candidates] == [(c.status, c.makespan) for c in inline.candidates]
+    assert pooled.winner.index == inline.winner.index
+
+
+def test_dask_local_cluster_gives_the_same_winner() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    inline = tune(_space(), prune=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=cluster.scheduler_address, prune=False)
+    assert remote.executor.startswith("dask at ")
+    assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
+    assert remote.winner.index == inline.winner.index
+
+
+def test_report_files(tmp_path: Path) -> None:
+    result = tune(_space())
+    files = write_report(result, tmp_path)
+    assert {p.name for p in files} == {"tune.txt", "tune.json", "tune.svg", "small_gemm.visa"}
+    data = json.loads((tmp_path / "tune.json").read_text())
+    assert data["winner"] == result.winner.index and len(data["candidates"]) == 6
+    svg = ET.fromstring((tmp_path / "tune.svg").read_text())
+    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == result.count("ok")
+    artifact = parse_visa((tmp_path / "small_gemm.visa").read_text())
+    assert artifact.kernel.name == "small_gemm"
+    assert "winner: #" in (tmp_path / "tune.txt").read_text()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_missing_space_and_bad_jobs_are_usage(tmp_path: Path) -> None:
+    with pytest.raises(NpuOptError, match="no `npu_opt.tune.Space` named 'NOPE'") as info:
+        load_space(FactoryRef(FILE, "NOPE"))
+    assert info.value.code == "USAGE"
+    with pytest.raises(NpuOptError) as info:
+        make_executor(0, None, in_process=False)
+    assert info.value.code == "USAGE"
+
+
+def test_space_rejects_an_empty_parameter() -> None:
+    with pytest.raises(ValueError, match="'packet' has no values"):
+        attrs.evolve(_space(), params={"packet": []})
