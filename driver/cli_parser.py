@@ -61,7 +61,7 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
     adders = {"explain-mapping": _add_explain_mapping, "compile": lambda s: _add_compile(s, run_compile),
               "check": _add_check,
               "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
-              "schedule": _add_schedule}
+              "schedule": _add_schedule, "tune": _add_tune}
     for name, add in adders.items():
         if command not in adders or name == command:
             add(sub)
@@ -195,6 +195,35 @@ def _schedule(args: argparse.Namespace) -> int:
     from driver.schedule_command import schedule_command
 
     return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
+
+
+def _add_tune(sub) -> None:
+    tu = sub.add_parser("tune", help="compile every candidate of a kernel factory and keep the fastest",
+                        description="Compile every point of the npu_opt.tune.Space declared in FILE, rank the "
+                                    "candidates by the schedule model's makespan (pruning those whose lower bound "
+                                    "exceeds the best so far), check the best against the cpu backend, the VISA "
+                                    "interpreter and the space's oracle, and write the winner's artifact and "
+                                    "tune.txt / tune.json / tune.svg into DIR. Exit 0 a winner, 1 none, 2 bad "
+                                    "invocation or input, 3 internal error.")
+    tu.add_argument("file", metavar="FILE")
+    tu.add_argument("--space", default=None, metavar="NAME",
+                    help="the Space to tune (default: the only one the file declares)")
+    tu.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    tu.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
+    tu.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    tu.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
+    tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+    tu.add_argument("--no-prune", action="store_true", help="compile and schedule every candidate")
+    tu.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
+    tu.add_argument("--format", choices=["human", "json"], default="human")
+    tu.set_defaults(run=_tune)
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from driver.tune_command import tune_command
+
+    return tune_command(args)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from ir.errors import NpuOptError
-from npu_opt.discover import _load as load_file  # one file, imported on its own as `check` does
+from driver.discover import _load as load_file  # one file, imported on its own as `check` does
 from npu_opt.tune import Space
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
