@@ -21,8 +21,10 @@ from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact,
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.switch import SwitchRoute, route_problem
 from ir.fetch_mask import FetchMaskConfig
+from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
+from tu_ops.feed_lift import FeedLift, fetched_type
 
-__all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
+__all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
 
 
@@ -137,6 +139,12 @@ class FeedBuffer(TuOp):
     mask: FetchMaskConfig | None = attr(default=None, optional=True)  # the Fetch Adapter mask (FEED-14)
     # the levels a reshaped view relabelled the source tensor to (FEED-15), printed only then
     reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=_levels)
+    # the fetch lifts, outermost dimension first (FEED-16), printed only when the chain lifts
+    lift: tuple[FeedLift, ...] | None = attr(default=None, optional=True, converter=_levels)
+
+    def fetched_type(self) -> Any:
+        """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""
+        return fetched_type(self.input_type, self.lift)
 
     def fields(self) -> list[tuple[str, Any]]:
         return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
@@ -210,8 +218,9 @@ class FeedBuffer(TuOp):
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
         fetched = math.prod(e.size for e in self.shapes[0].time) if self.shapes else 1
-        if self.switch is not None and self.input_type.time.size:  # the switch moves slice digits to time
-            fetched = fetched * self.switch.out_time.size // self.input_type.time.size
+        fin = self.fetched_type()
+        if self.switch is not None and fin.time.size:  # the switch moves slice digits to time
+            fetched = fetched * self.switch.out_time.size // fin.time.size
         if fetched * self.flits_per_packet != time2:
             return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
         if self.dest.kind is DestKind.CONTRACT_OUTER:
@@ -355,14 +364,14 @@ class FeedBuffer(TuOp):
     def _feed_13(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.switch is None:
             return None
-        fetched = attrs.evolve(self.input_type, dtype=self.element_type.dtype)
+        fetched = attrs.evolve(self.fetched_type(), dtype=self.element_type.dtype)
         return route_problem(self.switch, fetched, self.output_type)
 
     @rule("FEED-14")
     def _feed_14(self, target: Any, ctx: VerifyContext | None) -> str | None:
         from tu_ops.fetch_mask import mask_problem
 
-        return None if self.mask is None else mask_problem(self.mask, self.input_type)
+        return None if self.mask is None else mask_problem(self.mask, self.fetched_type())
 
     @rule("FEED-15")
     def _feed_15(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -370,28 +379,8 @@ class FeedBuffer(TuOp):
 
         return source_problem(self, ctx)
 
+    @rule("FEED-16")
+    def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        from tu_ops.feed_lift import lift_problem
 
-def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:
-    """One FEED-1 step from dtype `d`: (problem, dtype after the conversion)."""
-    if c.kind is ConversionKind.ZP_SUB:
-        entry = target.zero_point_entry(d)
-        if entry is None:
-            return f"no zero-point subtraction from {d}", d
-        if not entry.native:
-            return f"zero-point subtraction {d} -> {entry.dst} is not native on {target.name}", d
-        if not entry.min <= c.zero_point <= entry.max:
-            return f"zero point {c.zero_point} outside [{entry.min}, {entry.max}] for {d}", d
-        return None, entry.dst
-    src, dst = c.kind.pair
-    if src != d:
-        return f"{c} converts {src}, but the adapter holds {d} at that point", d
-    entry = target.table_lookup(src, dst) if c.kind.stage == "lookup" else target.fetch_cast_entry(src, dst)
-    if entry is None:
-        return f"{c} is not a {c.kind.stage} of target {target.name}", d
-    if not entry.native:
-        return f"{c} is not native on {target.name}", d
-    return None, dst
-
-
-def _names(conversions: tuple[Conversion, ...]) -> str:
-    return "[" + ", ".join(str(c) for c in conversions) + "]"
+        return None if self.lift is None else lift_problem(self, target)

@@ -41,11 +41,13 @@ class TuProgram:
 
     @property
     def out_space(self) -> tuple[Mapping, Mapping, Mapping]:
-        """The space the program's streams live on after its feed: `space`, with the Slice
-        of the feed's switch when it has one (the switch is the one stage that moves data
-        between slices), or of its inter-slice reducer's `out_slice`."""
+        """The space the program's streams live on after its feed: `space` (after the feed's
+        fetch lifts, when it has some), with the Slice of the feed's switch when it has one
+        (the switch is the one stage that moves data between slices), or of its inter-slice
+        reducer's `out_slice`."""
         route = getattr(self.ops[0], "switch", None) if self.ops else None
-        space = self.space if route is None else (self.space[0], self.space[1], route.out_slice)
+        space = self.ops[0].fetched_type().spatial() if getattr(self.ops[0], "lift", None) else self.space
+        space = space if route is None else (space[0], space[1], route.out_slice)
         reducer = next((op for op in self.ops if op.MNEMONIC == "inter_slice_reduce"), None)  # it moves them too
         return space if reducer is None else (space[0], space[1], reducer.out_slice)
 

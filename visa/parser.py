@@ -19,6 +19,7 @@ import lark
 from lark import Transformer, v_args
 
 from ir.errors import NpuOptError
+from ir.fetch_lift import lifted_space
 from ir.lark_cache import lalr_parser
 from ir.location import Location
 from tu_ops import OP_CLASSES, BUILTIN_TARGETS, rngd
@@ -292,8 +293,9 @@ class _Builder(Transformer):
         space = tuple(self.dec.mapping(t[1:-1], t.line, t.column) for t in c[2:5])
         ops, cur = [], space
         for rec in c[5:]:  # after a feed's switch, the streams live on its out_slice
-            route = rec.fields.get("switch")
-            out = cur if route is None else (cur[0], cur[1], route.out_slice)
+            route, lifts = rec.fields.get("switch"), rec.fields.get("lift")
+            base = cur if not lifts else lifted_space(cur, tuple((x.dim, x.placement) for x in lifts))  # a lifted feed
+            out = base if route is None else (base[0], base[1], route.out_slice)
             if rec.cls.MNEMONIC == "inter_slice_reduce" and "out_slice" in rec.fields:  # so is the reducer's
                 out = (cur[0], cur[1], rec.fields["out_slice"])
             ops.append(self._op(rec, cur, context, out))

@@ -20,7 +20,7 @@ from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
-from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedSource, ReadShape
+from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource, ReadShape
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
@@ -91,7 +91,8 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
     """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`; `second`
     is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
-    plan = fetch_read_plan(begin.result.type, fetch.time, fetch.packet)
+    lifts = _lifts(chain)
+    plan = fetch_read_plan(begin.result.type, lifts[-1].time if lifts else fetch.time, fetch.packet)
     if plan is None:
         raise InternalError(f"{fetch.text()}: the fetch has no read plan")
     src = begin.result.type.dtype
@@ -115,7 +116,15 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
         switch=_route(chain), loc=begin.loc,
-        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain))
+        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain),
+        lift=lifts or None)
+
+
+def _lifts(chain: ProgramChain) -> tuple[FeedLift, ...]:
+    """The chain's fetch lifts (ir.fetch_lift_ops), outermost dimension first, as record items."""
+    from ir.fetch_lift_ops import FetchLift
+
+    return tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
 
 
 def _mask(chain: ProgramChain) -> Any:
