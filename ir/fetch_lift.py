@@ -7,7 +7,7 @@ Position `p` of the lifted placement then reads from its own copy at the element
 the lifted coordinates it holds (`lift_offsets`). No data moves between positions, so the
 source must really be replicated along the broadcast a lift fills.
 
-The rules (LIFT-1 ... LIFT-7) compare the placement position by position: sizes equal, padding
+The rules (LIFT-1 ... LIFT-6) compare the placement position by position: sizes equal, padding
 unchanged, every axis the placement held kept at every live position, the new axes of
 power-of-two extent; the time shrinks by a power of two that divides the dimension and
 keeps every digit it read that the placement does not now hold; every base is a multiple of
@@ -53,27 +53,23 @@ def lifted_axes(before: Mapping, after: Mapping) -> frozenset[str]:
 
 
 def placement_problem(dim: LiftDim, before: Mapping, after: Mapping) -> Violation | None:
-    """LIFT-1 ... LIFT-5 on one dimension's placement `before` -> `after`."""
+    """LIFT-1 ... LIFT-4 on one dimension's placement `before` -> `after`."""
     name = dim.name.capitalize()
     if before.size != after.size:
         return Violation("LIFT-1", f"a {dim.name.lower()} lift keeps the {name} size: `{before}` has {before.size} "
                          f"positions, `{after}` has {after.size}",
                          label=f"out_{dim.name.lower()} `{after}`",
                          help="fill a broadcast of the placement with axes of the same size")
-    new = lifted_axes(before, after)
-    if not new:
-        return Violation("LIFT-2", f"the {dim.name.lower()} lift brings no axis into the {name} placement `{before}`",
-                         label=f"out_{dim.name.lower()} `{after}` holds no axis that `{before}` lacks",
-                         help="a read that changes no placement is a plain `fetch`: drop the lift")
+    if before.equivalent(after):
+        return _nothing_lifted(dim, before, after)
     if not _pow2(before.size):
-        return Violation("LIFT-3", f"a lifted {name} placement has a power-of-two size, not {before.size}",
-                         label=f"`{before}`", help="lift onto a placement of 2, 4, 8, ... positions")
+        return _slot_changed(name, before, after, f"{before.size} positions do not split into broadcasts of 2")
     n = np.arange(before.size)
     a, b = before.cells(n), after.cells(n)
     a_live, b_live = a.status == LIVE, b.status == LIVE
     if np.any(a_live & ~b_live):
         p = int(np.flatnonzero(a_live & ~b_live)[0])
-        return Violation("LIFT-5", f"the lift turns live position {p} of the {name} placement into padding",
+        return Violation("LIFT-4", f"the lift turns live position {p} of the {name} placement into padding",
                          label=f"`{before}` -> `{after}`",
                          help="only an axis may fill a broadcast; reshape the DM placement and leave that "
                               "padding unread instead")
@@ -82,6 +78,9 @@ def placement_problem(dim: LiftDim, before: Mapping, after: Mapping) -> Violatio
     for axis in sorted(axes_of(before)):
         if axis not in b.coords or np.any(a_live & (a.coords[axis] != b.coords[axis])):
             return _slot_changed(name, before, after, f"`{axis}` of `{before}` is not kept in place")
+    new = lifted_axes(before, after)
+    if not new:
+        return _nothing_lifted(dim, before, after)
     odd = [f for f in frag(after) if f.axis in new and not _pow2(f.extent)]
     if odd:
         return _slot_changed(name, before, after, f"the lifted digits of `{odd[0].axis}` are {odd[0].extent}, "
@@ -89,8 +88,14 @@ def placement_problem(dim: LiftDim, before: Mapping, after: Mapping) -> Violatio
     return None
 
 
+def _nothing_lifted(dim: LiftDim, before: Mapping, after: Mapping) -> Violation:
+    return Violation("LIFT-2", f"the {dim.name.lower()} lift brings no axis into the {dim.name.capitalize()} "
+                     f"placement `{before}`", label=f"out_{dim.name.lower()} `{after}` holds no axis that `{before}` lacks",
+                     help="a read that changes no placement is a plain `fetch`: drop the lift")
+
+
 def _slot_changed(name: str, before: Mapping, after: Mapping, why: str) -> Violation:
-    return Violation("LIFT-4", f"a lift may only fill broadcasts of the {name} placement: {why}",
+    return Violation("LIFT-3", f"a lift may only fill broadcasts of the {name} placement: {why}",
                      label=f"`{before}` -> `{after}`",
                      help=f"keep every axis of `{before}` where it is and replace only a broadcast `2`, `4`, ... "
                           "with the axes the fetch time walks")
@@ -98,7 +103,7 @@ def _slot_changed(name: str, before: Mapping, after: Mapping, why: str) -> Viola
 
 def time_problem(dim: LiftDim, placement: Mapping, after: Mapping, time: Mapping, out_time: Mapping,
                  packet: Mapping) -> Violation | None:
-    """LIFT-6: the lifted axes leave `time`; `out_time` keeps every other digit `time` read."""
+    """LIFT-5: the lifted axes leave `time`; `out_time` keeps every other digit `time` read."""
     ratio, rest = divmod(time.size, out_time.size)
     why = None
     if rest:
@@ -121,7 +126,7 @@ def time_problem(dim: LiftDim, placement: Mapping, after: Mapping, time: Mapping
             why = f"the digits {gap[0]} of the time are neither lifted nor kept in out_time"
     if why is None:
         return None
-    return Violation("LIFT-6", f"a {dim.name.lower()} lift moves the lifted axes out of the time and keeps the rest: "
+    return Violation("LIFT-5", f"a {dim.name.lower()} lift moves the lifted axes out of the time and keeps the rest: "
                      f"{why}", label=f"time `{time}` -> out_time `{out_time}`",
                      help="write out_time as the fetch time without the axes the placement now holds")
 
@@ -154,11 +159,11 @@ def lifted_space(space: tuple[Mapping, Mapping, Mapping], lifts: tuple[tuple[Lif
 
 def base_problem(space: tuple[Mapping, Mapping, Mapping], after: tuple[Mapping, Mapping, Mapping],
                  element: Mapping, bits: int) -> Violation | None:
-    """LIFT-7: every base of the lifted placement `after` (over `space`) is whole 8-byte words."""
+    """LIFT-6: every base of the lifted placement `after` (over `space`) is whole 8-byte words."""
     lifted = frozenset().union(*(lifted_axes(a, b) for a, b in zip(space, after)))
     offsets = lift_offsets(after, lifted, element)
     if offsets is None:
-        return Violation("LIFT-7", f"the DM element `{element}` holds a lifted axis in a padded piece, which gives "
+        return Violation("LIFT-6", f"the DM element `{element}` holds a lifted axis in a padded piece, which gives "
                          "no fetch base", label=f"element `{element}`",
                          help="lift an axis the element holds as whole digits")
     bad = np.flatnonzero(offsets * bits % BASE_ALIGN_BITS)
@@ -166,7 +171,7 @@ def base_problem(space: tuple[Mapping, Mapping, Mapping], after: tuple[Mapping, 
         return None
     p = int(bad[0])
     step = int(offsets[p]) * bits
-    return Violation("LIFT-7", f"a lifted fetch base must be a multiple of 8 bytes; position {p} reads from "
+    return Violation("LIFT-6", f"a lifted fetch base must be a multiple of 8 bytes; position {p} reads from "
                      f"element {int(offsets[p])}, {step // 8 if step % 8 == 0 else step / 8} bytes in",
                      label=f"the lifted axes step {step} bits through the DM element `{element}`",
                      help="lift an axis whose DM stride is a multiple of 8 bytes, e.g. pad the inner axes")

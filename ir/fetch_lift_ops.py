@@ -18,8 +18,8 @@ __all__ = ["FetchLift", "FetchChipLift", "FetchClusterLift", "FetchSliceLift", "
 
 
 def check_lift(op: FetchLift) -> Violation | None:
-    """LIFT-1 ... LIFT-6 on the placement and time; with the DM element the fetch reads (a
-    fact the DSL records), LIFT-7 on the bases and FETCH-4/5 on the lifted read plan."""
+    """LIFT-1 ... LIFT-5 on the placement and time; with the DM element the fetch reads (a
+    fact the DSL records), LIFT-6 on the bases and FETCH-4/5 on the lifted read plan."""
     t = op.input.type
     before = t.spatial()[op.DIM.value]
     found = (placement_problem(op.DIM, before, op.out_placement)
@@ -44,7 +44,7 @@ class FetchLift(Op):
     input: Value = operand()
     out_placement: Mapping = attr()
     out_time: Mapping = attr()
-    element: Mapping | None = fact()  # the DM element the fetch reads (LIFT-7), from the DSL
+    element: Mapping | None = fact()  # the DM element the fetch reads (LIFT-6), from the DSL
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, **{self.DIM.name.lower(): self.out_placement}, time=self.out_time)

@@ -4,7 +4,7 @@ Each item is one lift, outermost dimension first and each dimension once: the di
 its placement after the lift and the fetch time after it. The record's `input_type` is the
 fetch's own stream (on the program's space); `fetched_type` is the stream the lifts leave,
 on which the feed's read shape, mask and switch are stated. FEED-16 re-checks every lift
-with the trace rules (LIFT-1 ... LIFT-7) against the record's own types and source element.
+with the trace rules (LIFT-1 ... LIFT-6) against the record's own types and source element.
 """
 
 from __future__ import annotations
