@@ -35,7 +35,9 @@ def record_cycles(op: Any, rates: Rates, target: Any) -> int:
         cycles = max(_ceil(cost["feed_flits"], tu("fetch_flits_per_cycle")),
                      _ceil(cost["dm_read_bytes"], tu("fetch_bytes_per_cycle")))
         if op.switch is not None:  # the Switch Engine stage of the feed (tu_ops.switch)
-            cycles = max(cycles, switch_cycles(op.switch, op.input_type.time.size, op.flits_per_packet))
+            cycles = max(cycles, switch_cycles(op.switch, op.fetched_type().time.size, op.flits_per_packet))
+        if any(x.dim.name == "SLICE" for x in op.lift or ()):  # slice bases: a compiler DMA of their offsets first
+            cycles += int(rates("dma", "startup_cycles"))
         return cycles
     if name == "trf_load":
         return _ceil(op.lanes * op.bytes_per_lane, target.constants.FLIT_BYTES * tu("fetch_flits_per_cycle"))
