@@ -66,11 +66,11 @@ _ENTRIES: list[CodeInfo] = [
         "DMA changes the dtype", "DMA changes the chip mapping", "illegal DM destination",
         "DMA move is not well defined", "DMA burst into DM not 8-byte aligned",
         "DMA destination stride not 8-byte aligned"]),
-    *_rules("FETCH", 10, "docs/machine/fetch.md", [
+    *_rules("FETCH", 11, "docs/machine/fetch.md", [
         "ill-formed fetch", "fetch cannot be placed", "fetch leaves part of the source unread",
         "too many sequencer entries", "sequencer loop too long", "packet not a whole number of bytes",
         "fetch places a digit twice", "sub-context packet does not fill an 8-byte read",
-        "sub-context widening above 4x", "strided 4-bit packet"]),
+        "sub-context widening above 4x", "strided 4-bit packet", "no legal fetch size"]),
     CodeInfo("W-FETCH-1", "a DM bank run that may starve DMA", "lower", "docs/machine/fetch.md"),
     CodeInfo("FLUT-1", "no such table lookup", "trace", "docs/machine/fetch-adapter.md"),
     CodeInfo("FCAST-1", "not a Fetch Adapter cast", "trace", "docs/machine/fetch-adapter.md"),

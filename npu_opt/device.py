@@ -131,6 +131,10 @@ class DeviceKernel:
         too_big = pe_violation(tracer.ops, self.pe, target)
         if too_big is not None:
             tracer.refuse(too_big[1], too_big[0].loc, getattr(too_big[0], "STAGE", None), too_big[0])
+        from ir.rules.fetch_size import fetch_size_faults  # FETCH-11: known once the adapters are
+
+        for fetch, found in fetch_size_faults(tracer.ops, tracer.poisoned, target):
+            tracer.refuse(found, fetch.loc, fetch.STAGE, fetch)
         for chain in tracer.chains:
             if not chain.done and not chain.dead:
                 tracer.refuse(Violation("TYPE-8", "this stream never reaches a sink",

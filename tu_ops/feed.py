@@ -265,13 +265,18 @@ class FeedBuffer(TuOp):
     @rule("FEED-6")
     def _feed_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, bits = target.constants, self.bits(target, self.source.dtype)
+        out, word = self.bits(target, self.element_type.dtype), 8 * c.SUB_ACCESS_BYTES
+        sub = 4 if (self.source.dtype, self.element_type.dtype) == (DType.I4, DType.I32) else c.SUB_ACCESS_BYTES
         for shape in self.shapes:
             nbits = shape.read_elems * bits
             if shape.read_elems < 1 or nbits % 8 or nbits // 8 not in c.SEQ_ACCESS_BYTES:
                 return (f"a DM access of {shape.read_elems} x {self.source.dtype} is not one of "
                         f"{list(c.SEQ_ACCESS_BYTES)} bytes")
-            if self.context is TuContext.SUB and nbits // 8 != c.SUB_ACCESS_BYTES:
-                return f"the sub context reads exactly {c.SUB_ACCESS_BYTES} bytes, not {nbits // 8}"
+            if self.context is TuContext.SUB and nbits // 8 != sub:
+                return f"the sub context reads exactly {sub} bytes here, not {nbits // 8}"
+            if nbits < word and shape.read_elems * out % word:  # FETCH-11: a narrow read widens to whole words
+                return (f"a {nbits // 8}-byte access, narrower than one {word // 8}-byte word, leaves the adapter "
+                        f"as {shape.read_elems * out} bits, not whole words")
         return None
 
     @rule("FEED-7")
