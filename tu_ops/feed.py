@@ -274,7 +274,8 @@ class FeedBuffer(TuOp):
                         f"{list(c.SEQ_ACCESS_BYTES)} bytes")
             if self.context is TuContext.SUB and nbits // 8 != sub:
                 return f"the sub context reads exactly {sub} bytes here, not {nbits // 8}"
-            if nbits < word and shape.read_elems * out % word:  # FETCH-11: a narrow read widens to whole words
+            strided = bool(shape.packet) and shape.packet[-1].stride != 1  # read element by element (FEED-7)
+            if nbits < word and shape.read_elems * out % word and not strided:  # FETCH-11: widened to words
                 return (f"a {nbits // 8}-byte access, narrower than one {word // 8}-byte word, leaves the adapter "
                         f"as {shape.read_elems * out} bits, not whole words")
         return None

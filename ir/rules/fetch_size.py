@@ -4,7 +4,9 @@
 A read narrower than one 8-byte SRAM access word is legal when the adapter widens it back
 to whole words (i8 -> i32 from 2 bytes); without the widening it is not. The widening is
 fixed only at `collect`, after the adapters, so the rule runs over a traced kernel: every
-sound `collect` is followed back to its `fetch` (and lifts) and `begin`.
+sound `collect` is followed back to its `fetch` (and lifts) and `begin`. It governs reads
+of a contiguous run; a packet whose innermost loop is strided is npu-opt's own extension,
+read one element per access (FEED-7), which furiosa-opt refuses altogether.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def fetch_size_faults(ops: list[Any], poisoned: set[int], target: Any = None) ->
         t = begin.result.type
         plan = match_read(t.time, t.packet, lifts[0].out_time if lifts else fetch.time, fetch.packet)
         if not isinstance(plan, ReadPlan):
+            continue
+        if plan.innermost_packet.stride != 1:  # a strided packet, read element by element (FEED-7)
             continue
         d, out = t.dtype, op.input.type.dtype
         run = read_run(plan)

@@ -127,3 +127,28 @@ def test_a_narrower_access_than_whole_words_is_refused_by_feed_6(kernels):
     text = npu_opt.compile(ns["widened_i8"]).text
     with pytest.raises(Exception, match=r"FEED-6.*not whole words"):
         verify_text(text.replace("read_elems=4}", "read_elems=1}", 1), rngd())
+
+
+_STRIDED = '''
+from npu_opt import *
+axes(A=64, B=128)
+Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")
+
+@device(chip=1)
+def columns(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i8, Chip, m("B, A")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, B")])
+    y = (ctx.main.begin(d.view()).fetch(m("B"), m("A"))
+         .collect(m("B, A / 32"), m("A % 32")).commit_trim(m("A % 32")).commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("B, A")])
+'''
+
+
+def test_a_strided_packet_is_read_element_by_element_outside_the_rule(tmp_path):
+    """npu-opt's extension (furiosa-opt refuses strided packets): one 1-byte access each."""
+    path = tmp_path / "columns.py"
+    path.write_text(_STRIDED)
+    kernel = runpy.run_path(str(path))["columns"]
+    assert npu_opt.check(kernel).diagnostics == ()
+    text = npu_opt.compile(kernel).text
+    verify_text(text, rngd())
+    assert "packet=[64:128], packet_elems=64, read_elems=1}" in text

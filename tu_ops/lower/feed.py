@@ -64,6 +64,8 @@ def conversions_of(adapters: tuple[ir.Op, ...]) -> tuple[Conversion, ...]:
 def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
     """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
     `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`."""
+    if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
+        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
     bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
     n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
     if n is None:
