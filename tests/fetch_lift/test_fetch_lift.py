@@ -86,7 +86,7 @@ def onto_cluster(ctx: Context, x: HbmTensor[bf16, m("1"), m("A, H, V")]) -> HbmT
     return y.to_hbm(ctx.tdma, HbmTensor[bf16, m("1"), m("H, A, V")])
 
 @device(chip=1)
-def lift_then_switch(ctx: Context, x: HbmTensor[i8, m("1"), m("A, H, V # 32")]) -> HbmTensor[i8, m("1"), m("A, H, V # 32")]:
+def lifted_i8_rows(ctx: Context, x: HbmTensor[i8, m("1"), m("A, H, V # 32")]) -> HbmTensor[i8, m("1"), m("A, H, V # 32")]:
     d = x.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("A, 2"), m("H, V # 32")])
     y = (ctx.main.begin(d.view()).fetch(m("H"), m("V # 32"))
          .fetch_slice_lift(m("A, H"), m("1"))
@@ -111,8 +111,71 @@ def test_cluster_lift_in_the_sub_context_against_numpy(tmp_path):
 
 def test_lifted_i8_rows_against_numpy(tmp_path):
     x = RNG.integers(-128, 128, (128, 2, 16), dtype=np.int64).astype(np.int8)
-    cpu, _ = _both(_load(tmp_path, _KERNELS)["lift_then_switch"], x)
+    cpu, _ = _both(_load(tmp_path, _KERNELS)["lifted_i8_rows"], x)
     np.testing.assert_array_equal(cpu, x)
+
+
+_AFTER = '''
+from npu_opt import *
+
+axes(A=128, H=2, B=8, C=16, I=2)
+
+Chip = m("1")
+Cluster = m("1 # 2")
+
+@device(chip=1)
+def lift_forward(ctx: Context, x: HbmTensor[i8, Chip, m("A, H, B, C")]) -> HbmTensor[i8, Chip, m("A, H, B, C")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("A, 2"), m("H, B, C")])
+    y = (ctx.main.begin(d.view())
+         .fetch(m("H, B"), m("C"))
+         .fetch_slice_lift(m("A, H"), m("B"))
+         .switch(m("A, H"), m("B"), SwitchConfig.FORWARDING)
+         .collect(m("B"), m("C # 32"))
+         .commit_trim(m("C"))
+         .commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("A, H, B, C")])
+
+@device(chip=1)
+def lift_permute(ctx: Context, x: HbmTensor[i8, Chip, m("A, H, B, C")]) -> HbmTensor[i8, Chip, m("A, H, B, C")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("A, 2"), m("H, B, C")])
+    y = (ctx.main.begin(d.view())
+         .fetch(m("H, B"), m("C"))
+         .fetch_slice_lift(m("A, H"), m("B"))
+         .switch(m("H, A"), m("B"), SwitchConfig.CUSTOM_BROADCAST(ring_size=256))
+         .collect(m("B"), m("C # 32"))
+         .commit_trim(m("C"))
+         .commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("A, H, B, C")])
+
+@device(chip=1)
+def lift_interleaved(ctx: Context, x: HbmTensor[bf16, Chip, m("A, H, C")], z: HbmTensor[bf16, Chip, m("A, H, C")]) -> HbmTensor[bf16, Chip, m("A, H, I, C")]:
+    a = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("A, 2"), m("H, C")])
+    b = z.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("A, 2"), m("H, C")])
+    y = (ctx.main.begin_interleaved(a.view(), b.view(), m("I"))
+         .fetch(m("H, I"), m("C"))
+         .fetch_slice_lift(m("A, H"), m("I"))
+         .collect(m("I"), m("C"))
+         .commit_trim(m("C"))
+         .commit())
+    return y.to_hbm(ctx.tdma, HbmTensor[bf16, Chip, m("A, H, I, C")])
+'''
+
+
+@pytest.mark.parametrize("name", ["lift_forward", "lift_permute"])
+def test_a_switch_after_the_lift_against_numpy(tmp_path, name):
+    """The switch reads the lifted stream (its Slice `A, H`); forwarding and a custom
+    permutation of the 256 slices leave every element in place once committed."""
+    x = RNG.integers(-128, 128, (128, 2, 8, 16), dtype=np.int64).astype(np.int8)
+    cpu, text = _both(_load(tmp_path, _AFTER)[name], x)
+    np.testing.assert_array_equal(cpu, x)
+    assert 'lift=[(SLICE, "A, H", "B")]' in text and "switch=" in text
+
+
+def test_an_interleaved_begin_lifts_both_tensors_against_numpy(tmp_path):
+    x, z = _bf16((128, 2, 16)), _bf16((128, 2, 16))
+    cpu, text = _both(_load(tmp_path, _AFTER)["lift_interleaved"], x, z)
+    np.testing.assert_array_equal(cpu.view(np.uint16), np.stack([x, z], axis=2).view(np.uint16))
+    assert "interleave=" in text and 'lift=[(SLICE, "A, H", "I")]' in text
 
 
 def test_every_lift_reads_its_own_copy(tmp_path):
