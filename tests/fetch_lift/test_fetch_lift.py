@@ -302,3 +302,20 @@ def test_refusals_of_our_own(tmp_path, cluster, calls, code, words):
     d = _first(tmp_path, src)
     assert d.code == code, d.render()
     assert words in d.render()
+
+
+def test_a_slice_lift_costs_one_dma_startup_a_chip_or_cluster_lift_nothing():
+    """Slice bases are copied in by a compiler DMA before the read; chip and cluster bases
+    are static fields of the read command (the schedule model, visa/schedule/durations.py)."""
+    import attrs
+
+    from visa.schedule.durations import record_cycles
+    from visa.schedule.rates import builtin_rates
+
+    rates = builtin_rates("rngd")
+    feed = next(op for op in parse_visa(npu_opt.compile(_example("lifted_widen")).text).kernel.ops()
+                if op.MNEMONIC == "feed_buffer")
+    with_lift, without = record_cycles(feed, rates, rngd()), record_cycles(attrs.evolve(feed, lift=None), rates, rngd())
+    assert with_lift - without == rates("dma", "startup_cycles") > 0
+    chip = attrs.evolve(feed, lift=(attrs.evolve(feed.lift[0], dim=LiftDim.CHIP),))
+    assert record_cycles(chip, rates, rngd()) == without
