@@ -11,27 +11,31 @@ from ir.fetch_lift import LiftDim, base_problem, placement_problem, time_problem
 from ir.mapping.nodes import IDENTITY, Mapping
 from ir.op_frame import attr, fact, operand
 from ir.ops import Op, Value
-from ir.rules.fetch import _fetch_plan_limits, match_read
+from ir.rules.fetch import ReadPlan, _fetch_7, _fetch_placed, _fetch_plan_limits, match_read
 from ir.types import Type
 
 __all__ = ["FetchLift", "FetchChipLift", "FetchClusterLift", "FetchSliceLift", "check_lift", "LIFT_OPS"]
 
 
 def check_lift(op: FetchLift) -> Violation | None:
-    """LIFT-1 ... LIFT-5 on the placement and time; with the DM element the fetch reads (a
-    fact the DSL records), LIFT-6 on the bases and FETCH-4/5 on the lifted read plan."""
+    """LIFT-1 ... LIFT-5 on the placement and time, FETCH-7 on the lifted stream; with the DM
+    element the fetch reads (a fact the DSL records), FETCH-2 (the lifted read is placeable),
+    LIFT-6 on the bases and FETCH-4/5 on the lifted read plan."""
     t = op.input.type
     before = t.spatial()[op.DIM.value]
     found = (placement_problem(op.DIM, before, op.out_placement)
              or time_problem(op.DIM, before, op.out_placement, t.time, op.out_time, t.packet))
+    after = op.infer_type()
+    found = found or _fetch_7(after, op.out_time, t.packet)  # the lifted stream places no digit twice
     if found is not None or op.element is None:
         return found
-    after = op.infer_type()
-    found = base_problem(t.spatial(), after.spatial(), op.element, t.dtype.bits)
+    begun = attrs.evolve(t, time=IDENTITY, packet=op.element)
+    found = (_fetch_placed(begun, op.out_time, t.packet)
+             or base_problem(t.spatial(), after.spatial(), op.element, t.dtype.bits))
     if found is not None:
         return found
     plan = match_read(IDENTITY, op.element, op.out_time, t.packet)
-    return None if not hasattr(plan, "entries") else _fetch_plan_limits(plan)
+    return _fetch_plan_limits(plan) if isinstance(plan, ReadPlan) else None
 
 
 @attrs.frozen(kw_only=True)
