@@ -319,3 +319,46 @@ def test_a_slice_lift_costs_one_dma_startup_a_chip_or_cluster_lift_nothing():
     assert with_lift - without == rates("dma", "startup_cycles") > 0
     chip = attrs.evolve(feed, lift=(attrs.evolve(feed.lift[0], dim=LiftDim.CHIP),))
     assert record_cycles(chip, rates, rngd()) == without
+
+
+_TRF = '''
+from npu_opt import *
+
+axes(S=128, G=2, M=32, N=8, K=128)
+
+Chip = m("1")
+Cluster = m("1 # 2")
+
+@device(chip=1)
+def lifted_weights(ctx: Context, a: HbmTensor[i8, Chip, m("G, M, K")], w: HbmTensor[i8, Chip, m("G, N, K")]
+                   ) -> HbmTensor[i32, Chip, m("G, M, N")]:
+    a = a.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("128, G"), m("M, K")])
+    w = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("256"), m("G, N, K")])
+    w_trf = (ctx.sub.begin(w.view())
+             .fetch(m("G, N"), m("K"))
+             .fetch_slice_lift(m("128, G"), m("N"))
+             .collect(m("N, K / 32"), m("K % 32"))
+             .to_trf(m("N"), m("K")))
+    out = (ctx.main.begin(a.view())
+           .fetch(m("M"), m("K"))
+           .collect(m("M, K / 32"), m("K % 32"))
+           .contract_outer(w_trf, m("M, K / 64"), m("K % 64"))
+           .contract_packet(m("1"))
+           .contract_time(m("M"))
+           .contract_lane(m("M"), m("N"), LaneMode.INTERLEAVED)
+           .commit_trim(m("N"))
+           .commit(m("M, N")))
+    return out.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("G, M, N")])
+'''
+
+
+def test_lifted_weights_into_the_trf_against_numpy(tmp_path):
+    """Weights replicated on every slice; the sub-context lift gives each slice of a pair its
+    own group `G` in the TRF, and each contracts the activations of that group."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, (2, 32, 128), dtype=np.int64).astype(np.int8)
+    w = rng.integers(-128, 128, (2, 8, 128), dtype=np.int64).astype(np.int8)
+    cpu, text = _both(_load(tmp_path, _TRF)["lifted_weights"], a, w)
+    want = np.einsum("gmk,gnk->gmn", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
+    np.testing.assert_array_equal(cpu, want)
+    assert "dest=(TRF_LOAD" in text and 'lift=[(SLICE, "128, G", "N")]' in text
