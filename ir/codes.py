@@ -66,11 +66,11 @@ _ENTRIES: list[CodeInfo] = [
         "DMA changes the dtype", "DMA changes the chip mapping", "illegal DM destination",
         "DMA move is not well defined", "DMA burst into DM not 8-byte aligned",
         "DMA destination stride not 8-byte aligned"]),
-    *_rules("FETCH", 10, "docs/machine/fetch.md", [
+    *_rules("FETCH", 11, "docs/machine/fetch.md", [
         "ill-formed fetch", "fetch cannot be placed", "fetch leaves part of the source unread",
         "too many sequencer entries", "sequencer loop too long", "packet not a whole number of bytes",
         "fetch places a digit twice", "sub-context packet does not fill an 8-byte read",
-        "sub-context widening above 4x", "strided 4-bit packet"]),
+        "sub-context widening above 4x", "strided 4-bit packet", "no legal fetch size"]),
     CodeInfo("W-FETCH-1", "a DM bank run that may starve DMA", "lower", "docs/machine/fetch.md"),
     CodeInfo("FLUT-1", "no such table lookup", "trace", "docs/machine/fetch-adapter.md"),
     CodeInfo("FCAST-1", "not a Fetch Adapter cast", "trace", "docs/machine/fetch-adapter.md"),
@@ -291,6 +291,13 @@ _ENTRIES: list[CodeInfo] = [
         ("VIEW-14", "memset of 4-bit cells writes half a byte"),
         ("VIEW-15", "begin over a view shifted outside its Element level"))],
     CodeInfo("FEED-15", "feed relabels its tensor other than its reshape says", "verify", "docs/views.md"),
+    # the fetch lifts (ir.fetch_lift, npu_opt.fetch_lift)
+    *_rules("LIFT", 6, "docs/machine/fetch-lift.md", [
+        "lift changes the placement's size", "lift brings no axis into the placement",
+        "lift changes more than a broadcast of the placement",
+        "lift fills a broadcast with padding", "lift time is not the time without the lifted axes",
+        "lifted fetch base not 8-byte aligned"]),
+    CodeInfo("FEED-16", "feed lifts inconsistent", "verify", "docs/machine/fetch-lift.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

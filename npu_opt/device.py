@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ir.rules.fetch_size import fetch_size_faults  # FETCH-11: checked once the adapters are known
 from ir.diagnostic import Violation
 from ir.errors import InternalError, MappingError, NpuOptError
 from ir.kernel import Kernel, verify_kernel
@@ -132,6 +133,8 @@ class DeviceKernel:
         too_big = pe_violation(tracer.ops, self.pe, target)
         if too_big is not None:
             tracer.refuse(too_big[1], too_big[0].loc, getattr(too_big[0], "STAGE", None), too_big[0])
+        for fetch, found in fetch_size_faults(tracer.ops, tracer.poisoned, target):
+            tracer.refuse(found, fetch.loc, fetch.STAGE, fetch)
         for chain in tracer.chains:
             if not chain.done and not chain.dead:
                 tracer.refuse(Violation("TYPE-8", "this stream never reaches a sink",

@@ -192,8 +192,8 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     self.chain.done = True
     return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
-
 from npu_opt.fetch_mask import fetch_mask  # noqa: E402 - its stage reuses the bodies above
+from npu_opt.fetch_lift import fetch_chip_lift, fetch_cluster_lift, fetch_slice_lift  # noqa: E402 - as fetch_mask
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
 class BeginStream(StreamStage):
@@ -209,8 +209,11 @@ class BeginStream(StreamStage):
 
 
 class FetchStream(StreamStage):
-    """After `fetch`: the fetch adapters (each at most once, in order) or `collect`."""
+    """After `fetch`: the lifts, the fetch adapters (each at most once, in order) or `collect`."""
 
+    fetch_chip_lift = fetch_chip_lift
+    fetch_cluster_lift = fetch_cluster_lift
+    fetch_slice_lift = fetch_slice_lift
     fetch_mask = fetch_mask
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
@@ -298,7 +301,6 @@ class CollectStream(StreamStage):
 class ContractOuterStream(StreamStage):
     """After `contract_outer`: offers `contract_packet`."""
 
-
     @stage_method("contract_packet")
     def contract_packet(self, loc: Location, packet: Any) -> Any:
         """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
@@ -311,7 +313,6 @@ class ContractOuterStream(StreamStage):
 class ContractPacketStream(StreamStage):
     """After `contract_packet`: offers `contract_time`."""
 
-
     @stage_method("contract_time")
     def contract_time(self, loc: Location, time: Any) -> Any:
         """Time Reducer: keep the factors of `time`, accumulate the others in time order."""
@@ -323,7 +324,6 @@ class ContractPacketStream(StreamStage):
 
 class ContractTimeStream(StreamStage):
     """After `contract_time`: offers `contract_lane`."""
-
 
     @stage_method("contract_lane")
     def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:

@@ -19,6 +19,7 @@ from tu_ops.lower.dispatch import LOWERINGS
 # the lowering builds itself (tu_ops.lower.dma), and the stages a feed consumes whole.
 FRAME = {"param", "return", "final"}
 LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "fetch", "fetch_table_lookup",
+                     "fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift",
                      "fetch_cast", "fetch_zero_point_sub", "switch", "collect", "fetch_mask",
                      # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
                      "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle"}

@@ -23,8 +23,10 @@ from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, Fee
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.switch import SwitchRoute, route_problem
 from ir.fetch_mask import FetchMaskConfig
+from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
+from tu_ops.feed_lift import FeedLift, fetched_type
 
-__all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
+__all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
 
 
@@ -139,6 +141,12 @@ class FeedBuffer(TuOp):
     mask: FetchMaskConfig | None = attr(default=None, optional=True)  # the Fetch Adapter mask (FEED-14)
     # the levels a reshaped view relabelled the source tensor to (FEED-15), printed only then
     reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
+    # the fetch lifts, outermost dimension first (FEED-16), printed only when the chain lifts
+    lift: tuple[FeedLift, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
+
+    def fetched_type(self) -> Any:
+        """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""
+        return fetched_type(self.input_type, self.lift)
 
     def fields(self) -> list[tuple[str, Any]]:
         return [(n, v) for n, v in super().fields() if n != "interleave" or v is not None]
@@ -212,8 +220,9 @@ class FeedBuffer(TuOp):
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
         fetched = math.prod(e.size for e in self.shapes[0].time) if self.shapes else 1
-        if self.switch is not None and self.input_type.time.size:  # the switch moves slice digits to time
-            fetched = fetched * self.switch.out_time.size // self.input_type.time.size
+        fin = self.fetched_type()
+        if self.switch is not None and fin.time.size:  # the switch moves slice digits to time
+            fetched = fetched * self.switch.out_time.size // fin.time.size
         if fetched * self.flits_per_packet != time2:
             return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
         if self.dest.kind is DestKind.CONTRACT_OUTER:
@@ -258,13 +267,19 @@ class FeedBuffer(TuOp):
     @rule("FEED-6")
     def _feed_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         c, bits = target.constants, self.bits(target, self.source.dtype)
+        out, word = self.bits(target, self.element_type.dtype), 8 * c.SUB_ACCESS_BYTES
+        sub = 4 if (self.source.dtype, self.element_type.dtype) == (DType.I4, DType.I32) else c.SUB_ACCESS_BYTES
         for shape in self.shapes:
             nbits = shape.read_elems * bits
             if shape.read_elems < 1 or nbits % 8 or nbits // 8 not in c.SEQ_ACCESS_BYTES:
                 return (f"a DM access of {shape.read_elems} x {self.source.dtype} is not one of "
                         f"{list(c.SEQ_ACCESS_BYTES)} bytes")
-            if self.context is TuContext.SUB and nbits // 8 != c.SUB_ACCESS_BYTES:
-                return f"the sub context reads exactly {c.SUB_ACCESS_BYTES} bytes, not {nbits // 8}"
+            if self.context is TuContext.SUB and nbits // 8 != sub:
+                return f"the sub context reads exactly {sub} bytes here, not {nbits // 8}"
+            strided = bool(shape.packet) and shape.packet[-1].stride != 1  # read element by element (FEED-7)
+            if nbits < word and shape.read_elems * out % word and not strided:  # FETCH-11: widened to words
+                return (f"a {nbits // 8}-byte access, narrower than one {word // 8}-byte word, leaves the adapter "
+                        f"as {shape.read_elems * out} bits, not whole words")
         return None
 
     @rule("FEED-7")
@@ -356,14 +371,14 @@ class FeedBuffer(TuOp):
     def _feed_13(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.switch is None:
             return None
-        fetched = attrs.evolve(self.input_type, dtype=self.element_type.dtype)
+        fetched = attrs.evolve(self.fetched_type(), dtype=self.element_type.dtype)
         return route_problem(self.switch, fetched, self.output_type)
 
     @rule("FEED-14")
     def _feed_14(self, target: Any, ctx: VerifyContext | None) -> str | None:
         from tu_ops.fetch_mask import mask_problem
 
-        return None if self.mask is None else mask_problem(self.mask, self.input_type)
+        return None if self.mask is None else mask_problem(self.mask, self.fetched_type())
 
     @rule("FEED-15")
     def _feed_15(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -371,28 +386,8 @@ class FeedBuffer(TuOp):
 
         return source_problem(self, ctx)
 
+    @rule("FEED-16")
+    def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        from tu_ops.feed_lift import lift_problem
 
-def _conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, DType]:
-    """One FEED-1 step from dtype `d`: (problem, dtype after the conversion)."""
-    if c.kind is ConversionKind.ZP_SUB:
-        entry = target.zero_point_entry(d)
-        if entry is None:
-            return f"no zero-point subtraction from {d}", d
-        if not entry.native:
-            return f"zero-point subtraction {d} -> {entry.dst} is not native on {target.name}", d
-        if not entry.min <= c.zero_point <= entry.max:
-            return f"zero point {c.zero_point} outside [{entry.min}, {entry.max}] for {d}", d
-        return None, entry.dst
-    src, dst = c.kind.pair
-    if src != d:
-        return f"{c} converts {src}, but the adapter holds {d} at that point", d
-    entry = target.table_lookup(src, dst) if c.kind.stage == "lookup" else target.fetch_cast_entry(src, dst)
-    if entry is None:
-        return f"{c} is not a {c.kind.stage} of target {target.name}", d
-    if not entry.native:
-        return f"{c} is not native on {target.name}", d
-    return None, dst
-
-
-def _names(conversions: tuple[Conversion, ...]) -> str:
-    return "[" + ", ".join(str(c) for c in conversions) + "]"
+        return None if self.lift is None else lift_problem(self, target)

@@ -25,5 +25,7 @@ def feed_cycles(op: Any, rate: Rate, target: Any) -> int:
     cycles = max(ceil_div(cost["feed_flits"], rate("tensor_unit", "fetch_flits_per_cycle")),
                  ceil_div(cost["dm_read_bytes"], rate("tensor_unit", "fetch_bytes_per_cycle")))
     if op.switch is not None:  # the Switch Engine stage of the feed (tu_ops.switch)
-        cycles = max(cycles, switch_cycles(op.switch, op.input_type.time.size, op.flits_per_packet))
+        cycles = max(cycles, switch_cycles(op.switch, op.fetched_type().time.size, op.flits_per_packet))
+    if any(x.dim.name == "SLICE" for x in op.lift or ()):  # slice bases: a compiler DMA of their offsets first
+        cycles += int(rate("dma", "startup_cycles"))
     return cycles

@@ -42,10 +42,11 @@ class TuProgram:
 
     @property
     def out_space(self) -> tuple[Mapping, Mapping, Mapping]:
-        """The space the program's streams live on after its last record: `space`, with the
-        Slice of the last record that moves them between slices (its class's `SLICE_AFTER`:
-        a feed's switch, the inter-slice reducer)."""
-        space = self.space
+        """The space the program's streams live on after its last record: `space` (after the
+        feed's fetch lifts, when it has some), with the Slice of the last record that moves them
+        between slices (its class's `SLICE_AFTER`: a feed's switch, the inter-slice reducer)."""
+        first = self.ops[0] if self.ops else None
+        space = first.fetched_type().spatial() if getattr(first, "lift", None) else self.space
         for op in self.ops:
             moved = op.slice_after(functools.partial(getattr, op))
             space = space if moved is None else (space[0], space[1], moved)

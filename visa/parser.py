@@ -19,6 +19,7 @@ import lark
 from lark import Transformer, v_args
 
 from ir.errors import NpuOptError
+from ir.fetch_lift import lifted_space
 from ir.lark_cache import lalr_parser
 from ir.location import Location
 from tu_ops import OP_CLASSES, BUILTIN_TARGETS, rngd
@@ -292,8 +293,10 @@ class _Builder(Transformer):
         space = tuple(self.dec.mapping(t[1:-1], t.line, t.column) for t in c[2:5])
         ops, cur = [], space
         for rec in c[5:]:  # a record that moves the streams (its SLICE_AFTER) outputs on the new Slice
+            lifts = rec.fields.get("lift")
+            base = cur if not lifts else lifted_space(cur, tuple((x.dim, x.placement) for x in lifts))  # a lifted feed
             moved = rec.cls.slice_after(rec.fields.get)
-            out = cur if moved is None else (cur[0], cur[1], moved)
+            out = base if moved is None else (base[0], base[1], moved)
             ops.append(self._op(rec, cur, context, out))
             cur = out
         program = TuProgram(index=int(index), context=context, space=space, ops=_link_cstreams(ops))

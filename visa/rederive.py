@@ -159,6 +159,9 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
         raise Underivable(feed, f"the conversions {value_text(feed.conversions)} are not a legal adapter chain")
     ops: list[ir.Op] = [begin, fetch]
     cur = fetch.result
+    for lift in feed.lift or ():  # the fetch lifts (ir.fetch_lift_ops), outermost first
+        ops.append(_traced_lift(lift, cur, fresh))
+        cur = ops[-1].result
     if feed.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask_ops)
         ops.append(_traced_mask(feed, cur, fresh))
         cur = ops[-1].result
@@ -178,6 +181,14 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
     out = feed.output_type
     ops.append(ir.Collect(input=cur, time=out.time, packet=out.packet, result=ir.Value(feed.result.id, out)))
     return tuple(ops)
+
+
+def _traced_lift(lift: Any, cur: ir.Value, fresh: Iterator[int]) -> Any:
+    """The traced fetch lift one `lift=` item of a feed stands for."""
+    from ir.fetch_lift_ops import LIFT_OPS
+
+    op = LIFT_OPS[lift.dim](input=cur, out_placement=lift.placement, out_time=lift.time)
+    return attrs.evolve(op, result=ir.Value(next(fresh), op.infer_type()))
 
 
 def _traced_mask(feed: Any, cur: ir.Value, fresh: Iterator[int]) -> Any:

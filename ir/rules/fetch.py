@@ -22,12 +22,14 @@ from ir.types import MAIN, SUB, StreamType
 __all__ = [
     "check_begin", "check_fetch", "check_table_lookup", "check_fetch_cast", "check_zero_point_sub",
     "ReadPlan", "fetch_read_plan", "match_read", "unread_fragments", "frag_text", "bytes_text",
-    "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES",
+    "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run",
 ]
 
 SEQ_MAX_ENTRIES = 8  # loop entries of one Fetch sequencer, time and packet together
 SEQ_MAX_ITER = 65536  # largest size of one entry
-SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access
+SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access (one SRAM access word)
+MAIN_FETCH_BYTES = (1, 2, 4, 8, 16, 32)  # the fetch sizes the main context's Fetch Unit offers
+FLIT_BITS = 256
 _FOUR_BIT = frozenset({DType.I4, DType.F4E2M1})
 
 
@@ -127,6 +129,31 @@ def bytes_text(n: int, dtype: DType) -> str:
     total = n * dtype.bits
     b = total // 8 if total % 8 == 0 else total / 8
     return f"{n} x {dtype} = {b} byte{'' if b == 1 else 's'}"
+
+
+def read_run(plan: ReadPlan) -> int:
+    """The elements one fetch may tile: the innermost packet entry when it is contiguous, else 1."""
+    inner = plan.innermost_packet
+    return inner.size if inner.stride == 1 else 1
+
+
+def fetch_volume(context: str, in_bits: int, out_bits: int, run: int) -> int | None:
+    """The widest legal fetch of a read, in elements, or None (FETCH-11, docs/machine/fetch.md).
+    A fetch of `size` bytes (main: 1 ... 32; sub: 8, or 4 for i4 -> i32) holds whole
+    elements; widened to `out_bits` by the Fetch Adapter they fit one flit and, for a fetch
+    narrower than one 8-byte SRAM word, are whole words again; and they tile `run`."""
+    if context == SUB:
+        sizes = (4,) if (in_bits, out_bits) == (4, 32) else (SUB_ACCESS_BYTES,)
+    else:
+        sizes = MAIN_FETCH_BYTES
+    best = None
+    for size in sizes:
+        n, rest = divmod(size * 8, in_bits)
+        wide = n * out_bits
+        if not rest and 0 < wide <= FLIT_BITS and (size >= SUB_ACCESS_BYTES or wide % (8 * SUB_ACCESS_BYTES) == 0) \
+                and run % n == 0:
+            best = max(best or 0, n)
+    return best
 
 
 # --- begin (docs/machine/fetch.md) ----------------------------------------------------------------

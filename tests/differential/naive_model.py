@@ -67,6 +67,11 @@ def _param(t: Any, array: np.ndarray) -> Value:
 def _result(v: Value) -> np.ndarray:
     live, _ = index_of(v.levels)
     shape, linear = _host_index(v.levels[1], len(live))
+    if v.levels[0].axes():  # a Chip holding axes: every live chip row in front (docs/machine/topology.md)
+        chip_live, _ = level_cells(v.levels[0])
+        row = np.arange(len(live), dtype=np.int64) // max(v.levels[1].size, 1)
+        linear = linear + np.maximum((np.cumsum(chip_live) - 1)[row], 0) * int(np.prod(shape))
+        shape = (int(chip_live.sum()), *shape)
     out = np.zeros(int(np.prod(shape)), dtype=v.data.dtype)
     out[linear[live]] = v.data[live]
     return out.reshape(shape)
@@ -264,6 +269,10 @@ def _stage(op: Any, env: dict[int, Value]) -> Value:
         return move(v, v.levels[:3] + (op.element,), 3, True)
     if name == "commit_valid_count_pack":  # the packed commit after it places every live cell by its index
         return v
+    if name.endswith("_lift"):   # a fetch base per position: each row reads its own copy, by logical index
+        spatial = list(v.levels[:3])
+        spatial[("fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift").index(name)] = op.out_placement
+        return move(v, (*spatial, op.out_time, v.levels[4]), 3, True)
     if name == "fetch_mask":     # padding is zero in the model, so the mask is a move to the #{0} mappings
         return move(v, v.levels[:3] + (op.out_time, op.out_packet), 3, True)
     if name in ("new", "window", "to_view", "memset"):

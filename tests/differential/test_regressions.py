@@ -42,6 +42,8 @@ def bcast_into_hbm(ctx: Context, x: HbmTensor[i32, Chip, m("C")]) -> HbmTensor[i
 
 # The generated kernel it was found as: the trim keeps C % 4 of C % 8, the DM result
 # lacks C / 4 % 2, and the DMA to HBM `C` broadcasts it (cpu) or leaves it zero (visa).
+# (Found over `C, K` in DM; stored `K / 4, C, K % 4` since FETCH-11, so that its packets
+# `C, K % 4` are 32 contiguous bytes rather than runs of 2 bytes no fetch size reads.)
 BROADCAST_GENERATED = '''\
 from npu_opt import *
 
@@ -54,10 +56,10 @@ Slice = m("1 # 64")
 
 @device(chip=1)
 def dk(ctx: Context,
-       x: HbmTensor[i4, Chip, m("C, K")],
-       w: HbmTensor[i4, Chip, m("C, K")]) -> HbmTensor[i32, Chip, m("C")]:
-    x = x.to_dm(ctx.tdma, DmTensor[i4, Chip, Cluster, Slice, m("C, K")])
-    w = w.to_dm(ctx.tdma, DmTensor[i4, Chip, Cluster, Slice, m("C, K")])
+       x: HbmTensor[i4, Chip, m("K / 4, C, K % 4")],
+       w: HbmTensor[i4, Chip, m("K / 4, C, K % 4")]) -> HbmTensor[i32, Chip, m("C")]:
+    x = x.to_dm(ctx.tdma, DmTensor[i4, Chip, Cluster, Slice, m("K / 4, C, K % 4")])
+    w = w.to_dm(ctx.tdma, DmTensor[i4, Chip, Cluster, Slice, m("K / 4, C, K % 4")])
     w_trf = (ctx.main.begin(w.view())
              .fetch(m("K / 4"), m("C, K % 4"))
              .collect(m("K / 4"), m("C, K % 4"))
@@ -88,11 +90,12 @@ def test_dm_to_hbm_broadcast_generated() -> None:
     k = load_kernel(BROADCAST_GENERATED)
     x = np.random.default_rng(1).integers(-8, 8, (16, 12)).astype(np.int8)
     w = np.random.default_rng(2).integers(-8, 8, (16, 12)).astype(np.int8)
-    cpu = npu_opt.run(k, x, w, backend="cpu")
+    host = lambda a: np.ascontiguousarray(a.reshape(16, 3, 4).transpose(1, 0, 2))  # noqa: E731 - K / 4, C, K % 4
+    cpu = npu_opt.run(k, host(x), host(w), backend="cpu")
     full = np.einsum("ck,ck->c", x.astype(np.int64), w.astype(np.int64)).astype(np.int32)
     expected = full.reshape(2, 2, 4)[:, 0, :]                  # the kept digits C / 8, C % 4
     np.testing.assert_array_equal(cpu.reshape(2, 2, 4), np.stack([expected, expected], axis=1))
-    assert compare(cpu, npu_opt.run(k, x, w, backend="visa")) is None
+    assert compare(cpu, npu_opt.run(k, host(x), host(w), backend="visa")) is None
 
 
 # --- 2. a DMA of exactly one byte ------------------------------------------------------------

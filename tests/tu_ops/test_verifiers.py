@@ -11,6 +11,7 @@ from tests.vector.bad_ops import BAD_VECTOR
 from tests.vector_pair.bad_ops import BAD_BRANCH, BAD_PAIR
 from tests.vrf.bad_ops import BAD_VRF
 from tests.valid_count.bad_ops import BAD_PACK
+from tests.fetch_lift.bad_ops import BAD_LIFT
 import pytest
 
 from ir.dtypes import DType
@@ -174,6 +175,7 @@ BAD: dict[str, Callable] = {
     **BAD_VRF,
     **BAD_INTER,
     **BAD_PACK,
+    **BAD_LIFT,
 }
 
 

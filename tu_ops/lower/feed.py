@@ -1,15 +1,15 @@
 """`begin` ... `collect` lowered to one FeedBuffer (docs/reference/diagnostics.md).
 
 The read shape is the fetch read plan of `ir.rules.fetch` (one computation, shared with
-FETCH-4..10); `flits_per_packet` is the collect plan's flit count; `read_elems` is chosen
-here (11.2): 8 bytes' worth in SUB; in MAIN the largest count whose byte size is a legal
-DM access, dividing the contiguous run (the innermost packet entry when its stride is 1,
-else one element), whose bytes times the adapter's widening stay within one flit.
+FETCH-4..10; after fetch lifts, the plan of the last lift's time); `flits_per_packet` is the
+collect plan's flit count; `read_elems` is the widest legal fetch of FETCH-11
+(`ir.rules.fetch.fetch_volume`): 8 bytes' worth in SUB; in MAIN the largest fetch size
+dividing the contiguous run (the innermost packet entry when its stride is 1, else one
+element) that the adapter's widening keeps within one flit and, below 8 bytes, whole words.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from ir import ops as ir
@@ -17,10 +17,10 @@ from ir.dtypes import DType
 from ir.engine_ops import Switch
 from ir.errors import InternalError
 from ir.rules.collect import collect_plan
-from ir.rules.fetch import ReadPlan, fetch_read_plan
+from ir.rules.fetch import ReadPlan, fetch_read_plan, fetch_volume, read_run
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
-from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedSource, ReadShape
+from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource, ReadShape
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
@@ -61,29 +61,16 @@ def conversions_of(adapters: tuple[ir.Op, ...]) -> tuple[Conversion, ...]:
     return tuple(out)
 
 
-def _widening(chain: list[DType], bits: Any) -> Fraction:
-    """The largest ratio bits(after a step) / bits(source) over the adapter chain (>= 1)."""
-    w = Fraction(1)
-    for d in chain[1:]:
-        w = max(w, Fraction(bits(d), bits(chain[0])))
-    return w
-
-
-def read_elems(context: TuContext, src: DType, plan: ReadPlan, widening: Fraction, target: Any) -> int:
-    """Elements of one DM access (docs/reference/diagnostics.md, FEED-6..8)."""
-    c = target.constants
-    bits = target.bits_of(src) or src.bits
-    if context is TuContext.SUB:
-        return c.SUB_ACCESS_BYTES * 8 // bits
-    inner = plan.packet_entries[-1] if plan.packet_entries else None
-    run = inner.size if inner is not None and inner.stride == 1 else 1
-    for nbytes in sorted(c.SEQ_ACCESS_BYTES, reverse=True):
-        if (nbytes * 8) % bits or nbytes * widening > c.FLIT_BYTES:
-            continue
-        n = nbytes * 8 // bits
-        if run % n == 0:
-            return n
-    raise InternalError(f"no legal DM access size reads a {run}-element run of {src}")
+def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
+    """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
+    `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`."""
+    if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
+        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
+    bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
+    n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
+    if n is None:
+        raise InternalError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
+    return n
 
 
 def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits, source: Ref,
@@ -91,12 +78,12 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
     """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`; `second`
     is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
-    plan = fetch_read_plan(begin.result.type, fetch.time, fetch.packet)
+    lifts = _lifts(chain)
+    plan = fetch_read_plan(begin.result.type, lifts[-1].time if lifts else fetch.time, fetch.packet)
     if plan is None:
         raise InternalError(f"{fetch.text()}: the fetch has no read plan")
     src = begin.result.type.dtype
     adapters = chain.adapters
-    dtypes = [src] + [op.dtype for op in adapters]
     stream_in = collect.input.type
     element = stream_in.dtype
     context = TuContext(chain.context)
@@ -104,9 +91,8 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
     if cplan is None:
         raise InternalError(f"{collect.text()}: the collect has no plan")
     time2 = collect.result.type.time.size
-    bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
     shape = ReadShape(time=plan.time_entries, packet=plan.packet_entries, packet_elems=plan.packet_elems,
-                      read_elems=read_elems(context, src, plan, _widening(dtypes, bits), target))
+                      read_elems=read_elems(context, src, plan, element, target))
     return FeedBuffer(
         result=Ref(result), context=context,
         source=FeedSource(source, 0, src, source_element),
@@ -115,7 +101,15 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
         beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
         input_type=fetch.result.type, output_type=collect.result.type,
         switch=_route(chain), loc=begin.loc,
-        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain))
+        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain),
+        lift=lifts or None)
+
+
+def _lifts(chain: ProgramChain) -> tuple[FeedLift, ...]:
+    """The chain's fetch lifts (ir.fetch_lift_ops), outermost dimension first, as record items."""
+    from ir.fetch_lift_ops import FetchLift
+
+    return tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
 
 
 def _mask(chain: ProgramChain) -> Any:

@@ -60,7 +60,8 @@ def _plan(op: Any, target: Any) -> tuple[int, tuple[int, int, list[int], list[in
     check(bits in (4, 8, 16, 32), f"source dtype {sd} has no byte layout", op)
     plan = read_plan(op)
     steps, elems, sizes, strides = plan
-    fetch_shape = (op.input_type.time.size, op.input_type.packet.size)
+    fin = op.fetched_type()  # the fetch's stream after its lifts (docs/machine/fetch-lift.md)
+    fetch_shape = (fin.time.size, fin.packet.size)
     check(fetch_shape == (steps, elems),
           f"the read plan gives {steps} x {elems} elements, the fetch stream is {fetch_shape}", op)
     et = op.element_type.dtype
@@ -76,16 +77,34 @@ def _plan(op: Any, target: Any) -> tuple[int, tuple[int, int, list[int], list[in
 def _mask_pad(op: Any) -> np.ndarray:
     """The positions the Fetch Adapter's mask drops (ir.fetch_mask)."""
     from ir.fetch_mask import mask_keep
-    return ~mask_keep(op.input_type.time, op.input_type.packet, op.mask)
+    fin = op.fetched_type()
+    return ~mask_keep(fin.time, fin.packet, op.mask)
 
 
-def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int, list[int], list[int]],
+@per_record
+def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
+    """The byte offset each (chip, cluster, slice) position of a lifted feed reads from, flat
+    (ir.fetch_lift.lift_offsets); None without lifts."""
+    if not op.lift:
+        return None
+    from ir.fetch_lift import lift_offsets, lifted_axes
+
+    fin = op.fetched_type()
+    lifted = frozenset().union(*(lifted_axes(a, b) for a, b in zip(op.input_type.spatial(), fin.spatial())))
+    offsets = lift_offsets(fin.spatial(), lifted, op.source.element)
+    bits = target.bits_of(op.source.dtype) or 0
+    check(offsets is not None and bool(np.all(offsets * bits % 8 == 0)), "a lift base is not a whole byte", op)
+    return offsets * bits // 8
+
+
+def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int, list[int], list[int]],
           bits: int, index: np.ndarray, run: bool, mem: Memory | None = None) -> np.ndarray:
     """The read plan's elements of `slices` (a strided view when they are consecutive:
-    `run`), into a scratch array of the run's `mem`."""
+    `run`), into a scratch array of the run's `mem`; `base` is one byte offset, or one per
+    slice (a lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    if bits >= 8 and run:
+    if bits >= 8 and run and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
         walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
@@ -94,11 +113,11 @@ def _read(dm: Any, slices: np.ndarray, base: int, op: Any, plan: tuple[int, int,
             out = mem.scratch(v.shape, v.dtype) if mem is not None else np.empty(v.shape, v.dtype)
             np.copyto(out, v)
             return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
-    row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
+    row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
 
 
-def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[int, int], op: Any,
+def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[Any, Any], op: Any,
                       plan: tuple[int, int, list[int], list[int]], bits: int, index: np.ndarray) -> np.ndarray:
     """An interleaved feed's plan walks the virtual tensor `axis, element`: element `v` of the
     source for `v < n`, element `v - n` of the second tensor above (n = the element's size)."""
@@ -107,7 +126,7 @@ def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[int, int], op: A
     check(bool(np.all(index < 2 * n)), "the read plan walks past the two interleaved tensors", op)
     out = []
     for base, part in ((bases[0], np.where(first, index, 0)), (bases[1], np.where(first, 0, index - n))):
-        row_base = (slices * dm.slice_bytes + base).reshape(-1, 1, 1)
+        row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
         out.append(gather(dm, row_base, part, op.source.dtype, bits, op, "the read plan"))
     return np.where(first, out[0], out[1])
 
@@ -153,7 +172,7 @@ def _repeats(op: Any, target: Any) -> bool:
     flit = 8 * target.constants.FLIT_BYTES // (target.bits_of(op.element_type.dtype) or 1)
     return (any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))
             and (target.bits_of(op.source.dtype) or 0) >= 8 and op.interleave is None and op.mask is None
-            and op.switch is None and op.flits_per_packet * flit == elems
+            and op.switch is None and op.lift is None and op.flits_per_packet * flit == elems
             and not padded(op.input_type.time, op.input_type.packet)
             and not padded(op.output_type.time, op.output_type.packet))
 
@@ -216,15 +235,19 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)
     check(op.interleave is None or isinstance(second, DmTensor), "the interleaved tensor is not a DM tensor", op)
     parts = []
+    lifted = _lift_bytes(op, target)
     for (chip, cluster), sel, slices, run in rows.slice_groups():
+        extra = 0 if lifted is None else lifted[np.ravel_multi_index((rows.chip[sel], rows.cluster[sel], slices),
+                                                                     rows.shape)]
         if second is None:
             dm = mem.dm(chip, cluster)
-            parts.append((sel, _read(dm, slices, src.base, op, plan, bits, index, run, mem)))
+            parts.append((sel, _read(dm, slices, src.base + extra, op, plan, bits, index, run, mem)))
         else:
-            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), slices, (src.base, second.base), op,
-                                                 plan, bits, index)))
+            parts.append((sel, _read_interleaved(mem.dm(chip, cluster), slices, (src.base + extra, second.base + extra),
+                                                 op, plan, bits, index)))
     values = _joined(parts, (rows.count, steps, elems), value_dtype(sd))
-    zero_pad(values, op.input_type.time, op.input_type.packet)
+    fin = op.fetched_type()
+    zero_pad(values, fin.time, fin.packet)
     if op.mask is not None:  # the Fetch Adapter's mask (ir.fetch_mask)
         zero_padding(values, _mask_pad(op))
     values = convert_chain(values, op, target)

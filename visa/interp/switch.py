@@ -24,7 +24,7 @@ __all__ = ["run_switch"]
 
 def run_switch(op: Any, values: np.ndarray, rows: Rows) -> tuple[np.ndarray, Rows]:
     """The switched stream of a feed (rows of `out_slice`, switched time, packet) and its rows."""
-    route, fetch = op.switch, op.input_type
+    route, fetch = op.switch, op.fetched_type()  # after the fetch lifts
     try:
         config = route.variant()
     except (TypeError, ValueError) as e:
