@@ -15,13 +15,12 @@ import contextlib
 import functools
 import os
 import sys
-import sysconfig
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
 
+from npu_opt.import_scope import scope_files, system_roots
 from npu_opt.replay import deps_hold, digest, env_value
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
@@ -39,17 +38,8 @@ class Record:
     env: set[str] = attrs.field(factory=set)
 
 
-@functools.cache
-def _system_roots() -> tuple[str, ...]:
-    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    here = Path(__file__).resolve().parents[1]  # npu-opt's own packages, loaded yet or not
-    roots.update(str(here / package) for package in ("ir", "npu_opt", "tu_ops", "visa", "backends"))
-    return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
-
-
 def _is_user_file(path: str) -> bool:
-    return not path.startswith(_system_roots()) and os.path.isfile(path)
+    return not path.startswith(system_roots()) and os.path.isfile(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -109,8 +99,9 @@ def recording() -> Iterator[Record]:
 
 
 def user_modules() -> set[str]:
-    """Files of every loaded module that is neither the Python installation's nor npu-opt's."""
-    files = set()
+    """Files of every loaded module that is neither the Python installation's nor npu-opt's
+    (those a kernel file's import scope keeps included: npu_opt/import_scope.py)."""
+    files = {f for f in scope_files() if _is_user_module_file(f)}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):

@@ -88,7 +88,14 @@ class DeviceKernel:
         return tuple(declared.items()) if isinstance(declared, dict) else ()
 
     def trace(self, target: Any = None) -> TraceResult:
-        """Trace the kernel: its IR and every diagnostic, in report order."""
+        """Trace the kernel: its IR and every diagnostic, in report order (with its file's
+        own imports when the command line loaded it: npu_opt/import_scope.py)."""
+        from npu_opt.import_scope import in_scope
+
+        with in_scope(self.fn.__module__):
+            return self._trace(target)
+
+    def _trace(self, target: Any) -> TraceResult:
         tracer = Tracer(self.name, self.chips, target)
         chips = _target_chips(target)
         if self.chips not in chips:

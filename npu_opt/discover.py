@@ -27,6 +27,7 @@ from ir.errors import MappingError
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
+from npu_opt.import_scope import loading
 from npu_opt.run_record import walk_paths
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
@@ -115,9 +116,9 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None, origin=str(path)))
     module.__file__ = str(path)
     sys.modules[name] = module
-    sys.path.insert(0, str(path.parent.resolve()))
     try:
-        exec(code, module.__dict__)  # noqa: S102 - loading the user's kernel file is the point
+        with loading(name, str(path.parent.resolve())):
+            exec(code, module.__dict__)  # noqa: S102 - loading the user's kernel file is the point
     except MappingError as e:
         line = _line_in(e, path)
         return None, LoadError(display, f"{e.code} while importing: {e.detail}"
@@ -129,8 +130,6 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
             raise
         return None, LoadError(display, f"importing the file raised {exit_text(e)}; a kernel file may not exit "
                                "while it is imported", _line_in(e, path))
-    finally:
-        sys.path.remove(str(path.parent.resolve()))
     return module, None
 
 
