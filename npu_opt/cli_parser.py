@@ -112,8 +112,9 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co.add_argument("--color", **_COLOR)
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
-                         "is reused only while the kernel's file, every module and data file its import and "
-                         "trace read, and every environment variable they looked up are unchanged)")
+                         "is reused only while the kernel's file, the module search path, every module and data "
+                         "file its import and trace read, every path they checked or listed, and every "
+                         "environment variable they looked up are unchanged)")
     co.add_argument("--dump-schedule", default=None, metavar="DIR",
                     help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
     co.set_defaults(run=run_compile)

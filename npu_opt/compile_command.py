@@ -58,7 +58,8 @@ def _target_hash(target: Any) -> str:
 
 def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     source = Path(kernel.file).read_bytes() if Path(kernel.file).is_file() else b""
-    parts = [compiler_fingerprint(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name]
+    search = repr([os.path.abspath(p) for p in sys.path if isinstance(p, str)])  # PYTHONPATH too
+    parts = [compiler_fingerprint(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name, search]
     digest = hashlib.sha256("\0".join(parts).encode())
     digest.update(source)
     return digest.hexdigest()
@@ -214,7 +215,7 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
     outcomes: dict[int, Outcome] = {}
     keys = [_cache_key(k, tgt, compat) for k in kernels]
     misses = []
-    every: dict[str, dict] | None = {"files": {}, "env": {}} if cache is not None else None
+    every: dict[str, dict] | None = {} if cache is not None else None
     for i, key in enumerate(keys):
         hit = None if cache is None else _cache_get(cache, key)
         if hit is None:
@@ -227,15 +228,14 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
     for i, (outcome, read) in zip(misses, fresh):
         outcomes[i] = outcome
         if cache is not None:
-            every = _union(every, _cache_put(cache, keys[i], outcome, Record(read.files | imported.files,
-                                                                              read.env | imported.env)))
+            every = _union(every, _cache_put(cache, keys[i], outcome, read | imported))
     return outcomes, every
 
 
 def _union(every: dict | None, deps: dict | None) -> dict | None:
     if every is None or deps is None:
         return None
-    return {"files": every["files"] | deps["files"], "env": every["env"] | deps["env"]}
+    return {part: every.get(part, {}) | deps.get(part, {}) for part in ("files", "env", "stats", "dirs", "modules")}
 
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,

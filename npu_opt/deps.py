@@ -2,10 +2,15 @@
 it is unchanged (the cache rule of `npu-opt compile`).
 
 Inside `recording()` every file opened for reading (Python modules, data files, `.npy`
-inputs...) and every environment variable looked up through `os.environ` / `os.getenv`
-is recorded; `user_modules()` adds every module loaded from outside the Python
-installation and npu-opt itself. `snapshot` turns a record into content hashes and
-values; `unchanged` tells whether a snapshot still holds. Iterating the whole environment
+inputs...), every environment variable looked up through `os.environ`, `os.environb` or
+`os.getenv`, every path checked with `os.stat`/`os.lstat` alone (`Path.exists()`,
+`os.path.getsize`...), every directory listed (`os.listdir`, `os.scandir`, `glob`) and
+every module imported (with the search path it was looked up on) is recorded;
+`user_modules()` adds every module loaded from outside the Python installation and
+npu-opt itself. `snapshot` turns a record into content hashes, values, file kinds and
+sizes, listings and the file each module name resolves to; `unchanged` tells whether a
+snapshot still holds (so a new module beside a kernel that shadows one further down the
+search path, or another search path, is a change). Iterating the whole environment
 records `*`: such a kernel is keyed on every variable.
 """
 
@@ -21,7 +26,7 @@ from typing import Any
 import attrs
 
 from npu_opt.import_scope import scope_files, system_roots
-from npu_opt.replay import deps_hold, digest, env_value
+from npu_opt.replay import _walk, deps_hold, digest, env_value, listing_of, resolve, stat_of
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -36,6 +41,13 @@ class Record:
 
     files: set[str] = attrs.field(factory=set)
     env: set[str] = attrs.field(factory=set)
+    stats: set[str] = attrs.field(factory=set)  # paths stat-ed (kind and size matter)
+    dirs: set[str] = attrs.field(factory=set)  # directories listed
+    imports: dict[str, tuple[str, ...]] = attrs.field(factory=dict)  # top-level module -> search path
+
+    def __or__(self, other: "Record") -> "Record":
+        return Record(self.files | other.files, self.env | other.env, self.stats | other.stats,
+                      self.dirs | other.dirs, self.imports | other.imports)
 
 
 def _is_user_file(path: str) -> bool:
@@ -49,7 +61,15 @@ def _is_user_module_file(path: str) -> bool:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if not _ACTIVE or event != "open":
+    if not _ACTIVE:
+        return
+    if event == "import":
+        _imported(args[0])
+        return
+    if event in ("os.listdir", "os.scandir"):
+        _listed(args[0])
+        return
+    if event != "open":
         return
     path, mode = args[0], args[1]
     if isinstance(path, int) or (isinstance(mode, str) and any(c in mode for c in "wax")):
@@ -60,12 +80,55 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             record.files.add(name)
 
 
-class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
-    """`os.environ` that tells the active records which variables were looked up."""
+def _imported(name: Any) -> None:
+    """An import of `name` looked up now: its top-level name, on the search path in force."""
+    if not isinstance(name, str) or name.split(".")[0] in _OWN:
+        return
+    top = name.split(".")[0]
+    path = tuple(os.path.abspath(p) for p in sys.path if isinstance(p, str))
+    for record in _ACTIVE:
+        record.imports.setdefault(top, path)
 
-    def __getitem__(self, key: str) -> str:
+
+def _listed(path: Any) -> None:
+    """A directory listed by the user's code (the import system's own listings are not inputs)."""
+    if isinstance(path, int):
+        return
+    code = sys._getframe(2).f_code
+    if code.co_filename.startswith("<frozen importlib") or code is _walk.__code__:
+        return  # the import system's listing, or discovery's walk (the run record keeps that)
+    with contextlib.suppress(TypeError, ValueError):
+        name = os.path.abspath(os.fsdecode(path if path is not None else "."))
         for record in _ACTIVE:
-            record.env.add(key)
+            record.dirs.add(name)
+
+
+_OWN = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends", "driver"})
+_STAT = os.stat
+_LSTAT = os.lstat
+
+
+def _stat_recorder(real: Any) -> Any:
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None:
+            with contextlib.suppress(TypeError, ValueError):
+                name = os.path.abspath(os.fsdecode(path))
+                for record in _ACTIVE:
+                    record.stats.add(name)
+        return real(path, *args, **kwargs)
+
+    stat.__doc__ = real.__doc__
+    return stat
+
+
+class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
+    """`os.environ` (and `os.environb`) that tells the active records which variables were
+    looked up."""
+
+    def __getitem__(self, key: Any) -> Any:
+        name = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+        for record in _ACTIVE:
+            record.env.add(name)
         return super().__getitem__(key)
 
     def __iter__(self) -> Iterator[str]:
@@ -82,6 +145,12 @@ def _install() -> None:
     if not isinstance(env, _TrackedEnviron):
         os.environ = _TrackedEnviron(env._data, env.encodekey, env.decodekey,  # type: ignore[attr-defined]
                                      env.encodevalue, env.decodevalue)  # type: ignore[attr-defined]
+    envb = getattr(os, "environb", None)
+    if envb is not None and not isinstance(envb, _TrackedEnviron):
+        os.environb = _TrackedEnviron(envb._data, envb.encodekey, envb.decodekey,  # type: ignore
+                                      envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
+    os.stat = _stat_recorder(_STAT)
+    os.lstat = _stat_recorder(_LSTAT)
     sys.addaudithook(_audit)
     _INSTALLED = True
 
@@ -119,11 +188,17 @@ def _user_file_of(file: str) -> str | None:
     return path if _is_user_module_file(path) else None
 
 
-def snapshot(record: Record) -> dict[str, dict[str, str | None]]:
-    """Content hashes of the recorded user files and values of the recorded variables."""
+def snapshot(record: Record) -> dict[str, dict[str, Any]]:
+    """Content hashes of the recorded user files, values of the recorded variables, kinds
+    and sizes of the user paths stat-ed, listings of the user directories listed, and the
+    file each imported top-level module resolves to on its search path."""
     files = {f for f in record.files if _is_user_file(f)}
+    roots = system_roots()
     return {"files": {f: digest(f) for f in sorted(files)},
-            "env": {name: env_value(name) for name in sorted(record.env)}}
+            "env": {name: env_value(name) for name in sorted(record.env)},
+            "stats": {p: stat_of(p) for p in sorted(record.stats) if not p.startswith(roots)},
+            "dirs": {d: listing_of(d) for d in sorted(record.dirs) if not d.startswith(roots)},
+            "modules": {name: [list(path), resolve(name, list(path))] for name, path in sorted(record.imports.items())}}
 
 
 def unchanged(snap: Any) -> bool:

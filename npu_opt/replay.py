@@ -165,12 +165,52 @@ def env_value(name: str) -> str | None:
     return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
 
 
+def stat_of(path: str) -> list[Any] | None:
+    """What a stat-only check can see of `path`: its kind and, for a file, its size (None: missing)."""
+    import stat as st
+
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    kind = "file" if st.S_ISREG(info.st_mode) else "dir" if st.S_ISDIR(info.st_mode) else "other"
+    return [kind, info.st_size if kind == "file" else 0]
+
+
+def listing_of(path: str) -> str | None:
+    """A hash of the sorted names in directory `path` (None: cannot be listed)."""
+    try:
+        names = sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return None
+    return sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def resolve(name: str, path: list[str]) -> str | None:
+    """The file (or package directories) module `name` resolves to on search path `path`,
+    by the import system's own path finder; None when it finds none."""
+    finder = next((f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder"), None)
+    if finder is None:
+        return None
+    try:
+        spec = finder.find_spec(name, path)
+    except (ImportError, OSError, ValueError):
+        return None
+    if spec is None:
+        return None
+    return spec.origin if spec.origin not in (None, "namespace") else repr(list(spec.submodule_search_locations or []))
+
+
 def deps_hold(snap: Any) -> bool:
-    """Whether every file and variable of a snapshot still has the recorded content."""
+    """Whether every file and variable of a snapshot still has the recorded content (and
+    every stat-ed path, listed directory and module resolution is the same)."""
     try:
         return all(digest(f) == h for f, h in snap["files"].items()) and \
-            all(env_value(n) == v for n, v in snap["env"].items())
-    except (TypeError, KeyError, AttributeError):
+            all(env_value(n) == v for n, v in snap["env"].items()) and \
+            all(stat_of(p) == v for p, v in snap.get("stats", {}).items()) and \
+            all(listing_of(d) == v for d, v in snap.get("dirs", {}).items()) and \
+            all(resolve(n, p) == v for n, (p, v) in snap.get("modules", {}).items())
+    except (TypeError, KeyError, AttributeError, ValueError):
         return False
 
 
