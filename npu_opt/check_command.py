@@ -22,10 +22,39 @@ __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 
 
+MAX_NAME_BYTES = 200  # `.NAME.visa.XXXXXXXX.tmp` stays within a file system's 255-byte names
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 40 else name[:40] + "...")
+
+
 def _duplicates(kernels) -> list[LoadError]:
+    """The USAGE errors of kernel names that cannot be used: a name defined twice, and a
+    name that is not a Python identifier of at most MAX_NAME_BYTES bytes (it names the
+    kernel's artifact file: `../x`, `a/b`, a NUL or 300 characters could not)."""
     counts = Counter(k.name for k in kernels)
-    return [LoadError(k.file, f"kernel name `{k.name}` is defined more than once in this invocation",
-                      k.line) for k in kernels if counts[k.name] > 1]
+    errors = []
+    for k in kernels:
+        name = k.name
+        if not (isinstance(name, str) and name.isidentifier()
+                and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES):
+            errors.append(LoadError(k.file, f"kernel name {_shown(str(name))} cannot name its artifact file: a "
+                                            f"kernel name must be a Python identifier of at most "
+                                            f"{MAX_NAME_BYTES} bytes (was the function's `__name__` changed?)",
+                                    k.line))
+        elif counts[name] > 1:
+            errors.append(LoadError(k.file, f"kernel name `{name}` is defined more than once in this invocation",
+                                    k.line))
+    return errors
+
+
+def unusable_names(kernels) -> set[str]:
+    """The names `_duplicates` refuses (their kernels are not compiled)."""
+    counts = Counter(k.name for k in kernels)
+    return {k.name for k in kernels if counts[k.name] > 1 or not (
+        isinstance(k.name, str) and k.name.isidentifier()
+        and len(k.name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES)}
 
 
 def load_target_spec(spec: str | None):

@@ -27,7 +27,7 @@ import attrs
 
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.color import paint, use_color
@@ -263,7 +263,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
         found = discover(paths, pattern)
     imported.files |= user_modules()
     duplicates = _duplicates(found.kernels)
-    dup_names = {e.message.split("`")[1] for e in duplicates}
+    dup_names = unusable_names(found.kernels)
     errors = list(found.errors) + duplicates + [e for e in [found.nothing_found(paths, pattern)] if e]
     kernels = [k for k in found.kernels if k.name not in dup_names]
     directory = Path(out_dir)
@@ -306,9 +306,10 @@ def writable_dir(path: Path) -> str | None:
         return "exists and is not a directory"
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".npu-opt-probe.{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        import tempfile
+
+        with tempfile.TemporaryFile(dir=path, prefix=".npu-opt-probe."):  # O_EXCL, unpredictable name
+            pass
     except OSError as e:
         return f"cannot write there ({e.strerror or e})"
     return None

@@ -51,9 +51,9 @@ def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     text = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        from npu_opt.replay import write_atomic
+
+        write_atomic(path, text)
     except OSError:
         pass
     return text

@@ -32,6 +32,7 @@ compiled).
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sys
@@ -55,11 +56,27 @@ SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "buil
                           "venv", "env"})
 
 
-def write_atomic(path: Path, data: str) -> None:
-    """Write `data` to `path` through a temporary file in the same directory."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(data, encoding="utf-8")
-    os.replace(tmp, path)
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same directory, created
+    exclusively under an unpredictable name (a link planted there is never followed) and
+    removed again when the write or the rename fails."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for attempt in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as to any file the user writes
+            break
+        except FileExistsError:
+            if attempt == 99:
+                raise
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from npu_opt.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings
+from npu_opt.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings, write_atomic
 
 __all__ = ["compiler_fingerprint", "source_digest", "walk_paths", "save_record"]
 
@@ -105,6 +105,4 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
               "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f".{RECORD}.{os.getpid()}.tmp"
-    tmp.write_bytes(_MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
-    os.replace(tmp, cache / RECORD)
+    write_atomic(cache / RECORD, _MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
