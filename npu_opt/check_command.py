@@ -65,7 +65,19 @@ def load_target_spec(spec: str | None):
 
     if spec is None or spec == "rngd":
         return get_target("rngd")
-    return load_target(spec) if Path(spec).is_file() else get_target(spec)
+    from tu_ops.target import BUILTIN_TARGETS
+
+    if spec in BUILTIN_TARGETS:
+        return get_target(spec)
+    import stat
+
+    try:
+        info = Path(spec).stat()
+    except OSError as e:
+        raise ValueError(f"not a built-in target name, nor a readable file ({e.strerror or e})") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > (16 << 20):
+        raise ValueError("not a built-in target name, nor a regular file of at most 16 MiB")  # /dev/zero, a FIFO
+    return load_target(spec)
 
 
 def kernel_status(errors) -> int:

@@ -137,7 +137,7 @@ def _add_check(sub) -> None:
 def _add_visa(sub) -> None:
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
-                                    "verifier and re-derives every derived field; --exec runs the artifact in the "
+                                    "verifier and re-derives every derived field; --exec verifies, then runs the artifact in the "
                                     "VISA interpreter and writes out.npy (out0.npy, ... for several results) and NAME.npy "
                                     "for each inout parameter into DIR. "
                                     "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
@@ -147,6 +147,9 @@ def _add_visa(sub) -> None:
     vi.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter; needs --exec)")
     vi.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    vi.add_argument("--target", default=None, metavar="NAME|FILE",
+                    help="the target the artifact was built for (default: the built-in target its `target` "
+                         "line names; a target description file is read only when named here)")
     vi.set_defaults(run=_visa)
 
 
@@ -188,19 +191,26 @@ def _add_schedule(sub) -> None:
                         description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
                                     "scheduler (a model, from the book's published rates): print the makespan, "
                                     "the lower bounds, the critical path and per-context utilisation. Two files: "
-                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input, 3 internal error.")
+                                    "compare the candidates. Each is verified first (as `npu-opt visa --verify`). "
+                                    "Exit 0 ok, 2 bad invocation, input or artifact, 3 internal error.")
     sc.add_argument("files", nargs="+", metavar="FILE")
     sc.add_argument("--format", choices=["human", "json"], default="human")
     sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
     sc.add_argument("--html", default=None, metavar="OUT.html", help="write a self-contained timeline page")
     sc.add_argument("--rates", default=None, metavar="FILE", help="a scheduling rates TOML file")
+    sc.add_argument("--target", default=None, metavar="NAME|FILE",
+                    help="the target the artifacts were built for (default: the built-in target their "
+                         "`target` line names)")
+    sc.add_argument("--no-verify", action="store_true",
+                    help="model an artifact the verifier refuses (a hand-written one) instead of refusing it")
     sc.set_defaults(run=_schedule)
 
 
 def _schedule(args: argparse.Namespace) -> int:
     from npu_opt.schedule_command import schedule_command
 
-    return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
+    return schedule_command(args.files, args.format, args.trace, args.html, args.rates, target_spec=args.target,
+                            verify=not args.no_verify)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -212,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
 def _visa(args: argparse.Namespace) -> int:
     from npu_opt.visa_command import visa_command
 
-    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir)
+    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir, target_spec=args.target)
 
 
 def _targets(args: argparse.Namespace) -> int:
