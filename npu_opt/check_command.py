@@ -37,8 +37,7 @@ def _duplicates(kernels) -> list[LoadError]:
     errors = []
     for k in kernels:
         name = k.name
-        if not (isinstance(name, str) and name.isidentifier()
-                and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES):
+        if not valid_name(name):
             errors.append(LoadError(k.file, f"kernel name {_shown(str(name))} cannot name its artifact file: a "
                                             f"kernel name must be a Python identifier of at most "
                                             f"{MAX_NAME_BYTES} bytes (was the function's `__name__` changed?)",
@@ -49,12 +48,16 @@ def _duplicates(kernels) -> list[LoadError]:
     return errors
 
 
+def valid_name(name: object) -> bool:
+    """Whether a kernel name can name its artifact file (and be printed on one line)."""
+    return isinstance(name, str) and name.isidentifier() and \
+        len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+
+
 def unusable_names(kernels) -> set[str]:
     """The names `_duplicates` refuses (their kernels are not compiled)."""
     counts = Counter(k.name for k in kernels)
-    return {k.name for k in kernels if counts[k.name] > 1 or not (
-        isinstance(k.name, str) and k.name.isidentifier()
-        and len(k.name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES)}
+    return {k.name for k in kernels if counts[k.name] > 1 or not valid_name(k.name)}
 
 
 def load_target_spec(spec: str | None):
@@ -123,7 +126,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         else:
             print(paint(error.render(), colored), file=out)
     counts = Counter()
-    for kernel in found.kernels:
+    for kernel in [k for k in found.kernels if valid_name(k.name)]:  # the others are refused above
         diagnostics = trace_or_ice(kernel, tgt)
         errs = [d for d in diagnostics if d.severity == "error"]
         state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
@@ -136,7 +139,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
         if errors:
             parts.append(f"{len(errors)} input error(s)")
-        print(f"checked {len(found.kernels)} kernel(s): {', '.join(parts)}", file=out)
+        print(f"checked {sum(valid_name(k.name) for k in found.kernels)} kernel(s): {', '.join(parts)}", file=out)
     return status
 
 
