@@ -114,7 +114,11 @@ def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Re
 def _compile_remote(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
     """`_compile_index` in a worker process: the outcome travels back without its artifact
     (its records do not pickle), with its makespan, so the parent parses no text."""
-    outcome, read = _compile_index(args)
+    try:
+        outcome, read = _compile_index(args)
+    except BaseException as e:  # noqa: BLE001 - anything escaping here could not travel back (pickling)
+        kernel = _KERNELS[args[0]]
+        return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e, kernel.location),), (), {}), Record()
     return attrs.evolve(outcome, artifact=None), read
 
 

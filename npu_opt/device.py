@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from ir.errors import InternalError, MappingError, NpuOptError
+from ir.errors import InternalError, MappingError, NpuOptError, exception_text
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location
 from ir.mapping.axes import REGISTRY_NAME
@@ -114,14 +114,7 @@ class DeviceKernel:
                 tracer.refuse(Violation(e.code, e.detail.splitlines()[0], notes=notes), loc, None)
                 returned = Poisoned("kernel")
             except NpuOptError as e:
-                tracer.refuse(Violation(e.code, str(e)), _raise_site(e), None)
-                returned = Poisoned("kernel")
-            except Exception as e:  # the user's own Python error inside the kernel body
-                if raised_by_us(e):
-                    raise  # our bug: the caller reports an ICE
-                tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {e}",
-                                        help="fix the Python error; the trace stopped here"),
-                              _raise_site(e), None)
+                tracer.refuse(Violation(e.code, exception_text(e)), _raise_site(e), None)
                 returned = Poisoned("kernel")
             except USER_EXITS as e:
                 if isinstance(e, KeyboardInterrupt) and signalled():
@@ -129,6 +122,13 @@ class DeviceKernel:
                 tracer.refuse(Violation("USAGE", f"the kernel raised {exit_text(e)} while being traced",
                                         help="a kernel body returns its result; it may not exit or interrupt "
                                              "the compiler"), _raise_site(e) or self.location, None)
+                returned = Poisoned("kernel")
+            except BaseException as e:  # the user's own Python error inside the kernel body
+                if raised_by_us(e):
+                    raise  # our bug: the caller reports an ICE
+                tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {exception_text(e)}",
+                                        help="fix the Python error; the trace stopped here"),
+                              _raise_site(e), None)
                 returned = Poisoned("kernel")
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault

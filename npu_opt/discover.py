@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from ir.errors import MappingError
+from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
@@ -123,13 +123,14 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
         line = _line_in(e, path)
         return None, LoadError(display, f"{e.code} while importing: {e.detail}"
                                + (f" in m(\"{e.text}\")" if e.text else ""), line)
-    except Exception as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
-        return None, LoadError(display, f"importing the file raised {type(e).__name__}: {e}", _line_in(e, path))
-    except USER_EXITS as e:  # sys.exit() or an interrupt raised by the file itself
+    except USER_EXITS as e:  # sys.exit(), os._exit() or an interrupt raised by the file itself
         if isinstance(e, KeyboardInterrupt) and signalled():
             raise
         return None, LoadError(display, f"importing the file raised {exit_text(e)}; a kernel file may not exit "
                                "while it is imported", _line_in(e, path))
+    except BaseException as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
+        return None, LoadError(display, f"importing the file raised {type(e).__name__}: {exception_text(e)}",
+                               _line_in(e, path))
     return module, None
 
 

@@ -6,7 +6,8 @@ So the command line loads each kernel file in its own import scope: the user mod
 (neither the Python installation's nor npu-opt's) its import added to `sys.modules` are
 taken out again afterwards and kept with the file, with the file's directory. While one
 of its kernels is traced, `in_scope` puts them (and the directory, first on `sys.path`)
-back, so a helper imported inside a kernel body is the file's own too.
+back, so a helper imported inside a kernel body is the file's own too. And while the
+user's code runs there, `os._exit(n)` raises instead of ending npu-opt with status n.
 """
 
 from __future__ import annotations
@@ -71,6 +72,31 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
+    with _no_process_exit():
+        with _own_modules(module_name, directory, modules):
+            yield
+
+
+@contextlib.contextmanager
+def _no_process_exit() -> Iterator[None]:
+    """`os._exit(n)` raises `ProcessExit(n)` while the user's code runs: its exit status
+    cannot pass for npu-opt's, and a worker process is not killed by it."""
+    from npu_opt.blame import ProcessExit
+
+    real = os._exit
+
+    def _exit(status: int) -> None:
+        raise ProcessExit(status)
+
+    os._exit = _exit
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
+@contextlib.contextmanager
+def _own_modules(module_name: str, directory: str, modules: dict[str, ModuleType]) -> Iterator[None]:
     hidden = {n: sys.modules.pop(n) for n in list(sys.modules) if n != module_name and n in modules}
     hidden.update({n: sys.modules.pop(n) for n in list(sys.modules)
                    if n != module_name and n not in modules and is_user_module(sys.modules[n])})
