@@ -106,8 +106,34 @@ def _plain_compile(words: list[str]) -> Any:
                                  run=_compile)
 
 
+def _usable_environment() -> str | None:
+    """Why this process cannot run a command (None: it can): standard output closed, or a
+    working directory that was deleted. Also lets stdout and stderr write any character
+    (a `PYTHONIOENCODING=ascii` terminal gets `\\xe9` escapes, not a UnicodeEncodeError)."""
+    import os
+
+    if sys.stdout is None:
+        return "standard output is closed; redirect it (e.g. > /dev/null) instead of closing it"
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError, TypeError):
+                pass
+    try:
+        os.getcwd()
+    except OSError as e:
+        return f"the working directory cannot be read ({e.strerror or e}): was it deleted? cd to an existing one"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    problem = _usable_environment()
+    if problem is not None:
+        print(f"error[USAGE]: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     words = sys.argv[1:] if argv is None else argv
     args = _plain_compile(words)
     if args is None:
@@ -133,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `npu-opt check ... | head`: the reader left; say nothing more
         _quiet_stdout()
         return EXIT_PIPE
+    except OSError as e:  # the report cannot be written (stdout on /dev/full...), a file cannot be read
+        if e.filename is not None:
+            print(f"error[USAGE]: {e.strerror or e}: {e.filename}", file=sys.stderr)
+            return EXIT_USAGE
+        _quiet_stdout()
+        print(f"error[USAGE]: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from npu_opt.check_command import (
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.color import paint, use_color
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
-from npu_opt.discover import discover
+from npu_opt.discover import LoadError, discover
 from npu_opt.replay import invocation_key, write_atomic
 from npu_opt.run_record import save_record
 from npu_opt.schedule_command import schedule_manifest_fields
@@ -89,13 +89,16 @@ def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[st
     ICE, never cached)."""
     if outcome.status == "ice":
         return None  # never cache a compiler bug
-    cache.mkdir(parents=True, exist_ok=True)
     deps = snapshot(read)
     data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": deps,
             "makespan": outcome.makespan,
             "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
             "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
-    write_atomic(cache / f"{key}.json", json.dumps(data))
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomic(cache / f"{key}.json", json.dumps(data))
+    except OSError:
+        return None  # a read-only or file-shaped cache: compile without one (and leave no run record)
     return deps
 
 
@@ -275,7 +278,13 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     use_cache = cached and not dump_ir
     outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
                                imported, out is sys.stdout)
-    entries = [_write(directory, kernels[i], outcomes[i], tgt, dump_schedule) for i in range(len(kernels))]
+    entries = []
+    for i in range(len(kernels)):
+        try:
+            entries.append(_write(directory, kernels[i], outcomes[i], tgt, dump_schedule))
+        except OSError as e:  # <kernel>.visa is a directory, the disk is full...
+            errors.append(LoadError(str(directory), f"cannot write the artifact of `{kernels[i].name}`: "
+                                                    f"{e.strerror or e} ({e.filename or directory})"))
     _remove_unlisted(directory, found.files, entries)
     manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
                                 "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
@@ -283,7 +292,10 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     if errors:
         manifest["errors"] = [e.to_json() for e in errors]
     manifest_text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(directory / "manifest.json", manifest_text)
+    try:
+        write_atomic(directory / "manifest.json", manifest_text)
+    except OSError as e:
+        errors.append(LoadError(str(directory / "manifest.json"), f"cannot write the manifest: {e.strerror or e}"))
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status

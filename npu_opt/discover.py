@@ -84,9 +84,18 @@ def module_name_for(path: Path) -> str:
         rel = Path(path.name)
     parts = [p for p in rel.with_suffix("").parts if p not in ("", ".")]
     name = ".".join(p.replace("-", "_") for p in parts) or "kernel"
-    if name.split(".")[0] in OWN_PACKAGES:
-        name = "user." + name  # keep user frames distinguishable from npu-opt's own
+    top = name.split(".")[0]
+    if top in OWN_PACKAGES or top in sys.stdlib_module_names or _not_users(sys.modules.get(top)):
+        name = "user." + name  # keep user frames distinguishable from npu-opt's own (and `types.py`
+        # from replacing the standard library's `types` in sys.modules)
     return name
+
+
+def _not_users(module: object) -> bool:
+    """Whether a loaded module is someone else's than the user's (the installation's, npu-opt's)."""
+    from npu_opt.import_scope import is_user_module
+
+    return module is not None and not is_user_module(module)
 
 
 def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
@@ -100,7 +109,7 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
     if path.suffix != ".py":
         return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
-        source = path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed, as by `import`
         # dont_inherit: the file is compiled with its own `__future__` imports only, as
         # `import` compiles it. Inheriting this module's `annotations` import would turn every
         # annotation into a string, and one naming a variable of an enclosing function (a

@@ -112,17 +112,27 @@ def _skipped_dir(d: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS or os.path.isfile(os.path.join(d, "pyvenv.cfg"))
 
 
-def _walk(root: str) -> list[str]:
+def _walk(root: str, inside: frozenset[str] = frozenset()) -> list[str]:
     """The `*.py` files under `root`, sorted by name, except `__main__.py` and skipped
-    directories (strings: pathlib's parsing was most of a warm compile's walk)."""
+    directories (strings: pathlib's parsing was most of a warm compile's walk). A directory
+    link back to a directory being walked (`inside`: their real paths) is not followed
+    again, and a directory that cannot be listed holds nothing."""
     found: list[str] = []
-    with os.scandir(root) as it:
-        entries = sorted(it, key=lambda e: e.name)
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return found
     for entry in entries:
         path = os.path.join(root, entry.name)
         if entry.is_dir():
-            if not _skipped_dir(path):
-                found.extend(_walk(path))
+            if _skipped_dir(path):
+                continue
+            if entry.is_symlink():
+                real = os.path.realpath(path)
+                if real in inside or real == os.path.realpath(root):
+                    continue
+            found.extend(_walk(path, (inside or frozenset({os.path.realpath(root)})) | {os.path.realpath(path)}))
         elif os.path.splitext(entry.name)[1] == ".py" and entry.name != "__main__.py" and entry.is_file():
             found.append(path)
     return found

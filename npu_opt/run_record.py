@@ -104,5 +104,8 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
               "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
               "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    write_atomic(cache / RECORD, _MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomic(cache / RECORD, _MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
+    except OSError:
+        pass  # a read-only or file-shaped cache: the next run compiles (its per-kernel cache may answer)
