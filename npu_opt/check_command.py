@@ -102,11 +102,68 @@ def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
         return (ice_diagnostic(kernel.name, e, kernel.location),)
 
 
+def denied(warnings) -> tuple[Diagnostic, ...]:
+    """Warnings that `-D warnings` turns into the reasons a kernel is refused."""
+    import attrs
+
+    return tuple(attrs.evolve(w, notes=(*w.notes, "refused: -D warnings treats every warning as an error"))
+                 for w in warnings)
+
+
+_CHECKED: list = []  # the kernels a forked `check --jobs N` worker picks by index
+
+
+def _trace_index(args: tuple[int, object]) -> tuple[Diagnostic, ...]:
+    index, target = args
+    kernel = _CHECKED[index]
+    try:
+        return trace_or_ice(kernel, target)
+    except BaseException as e:  # noqa: BLE001 - it must travel back to the parent as a diagnostic
+        from npu_opt.compile_api import ice_diagnostic
+
+        return (ice_diagnostic(kernel.name, e, kernel.location),)
+
+
+def _trace_all(kernels: list, target: object, jobs: int | None) -> list[tuple[Diagnostic, ...]]:
+    """Each kernel's diagnostics, traced on `jobs` forked workers (default 1: in this process).
+    A kernel whose worker died is an internal error, as in `compile`."""
+    import multiprocessing
+
+    if (jobs or 1) <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [trace_or_ice(k, target) for k in kernels]
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+
+    from npu_opt.compile_api import ice_diagnostic
+    from ir.errors import InternalError
+
+    _CHECKED[:] = kernels
+    results: list[tuple[Diagnostic, ...]] = []
+    pool = ProcessPoolExecutor(min(jobs, len(kernels)), mp_context=multiprocessing.get_context("fork"),
+                               initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        futures = [pool.submit(_trace_index, (i, target)) for i in range(len(kernels))]
+        for kernel, future in zip(kernels, futures):
+            try:
+                results.append(future.result())
+            except Exception:  # noqa: BLE001 - the worker died (a crash in native code, a signal)
+                results.append((ice_diagnostic(kernel.name, InternalError(
+                    "the worker process checking this kernel died"), kernel.location),))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
 def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None,
-              target: str | None = None, color: str | None = None) -> int:
+              target: str | None = None, color: str | None = None, jobs: int | None = None,
+              deny_warnings: bool = False) -> int:
     """Check the kernels under `paths` on `target` (a built-in name or a description file;
-    default rngd); print per `fmt`; return the exit status."""
+    default rngd) on `jobs` worker processes; print per `fmt`; return the exit status. With
+    `deny_warnings` (`-D warnings`) a warning refuses its kernel."""
     out = out or sys.stdout
+    if jobs is not None and jobs < 1:
+        print(f"error[USAGE]: --jobs {jobs}: expected at least 1 worker", file=out)
+        return EXIT_USAGE
     colored = use_color(color, out) and fmt == "human"
     try:
         # The built-in default needs no target object (and no tu_ops import: `check` stays light).
@@ -126,9 +183,11 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         else:
             print(paint(error.render(), colored), file=out)
     counts = Counter()
-    for kernel in [k for k in found.kernels if valid_name(k.name)]:  # the others are refused above
-        diagnostics = trace_or_ice(kernel, tgt)
+    kernels = [k for k in found.kernels if valid_name(k.name)]  # the others are refused above
+    for kernel, diagnostics in zip(kernels, _trace_all(kernels, tgt, jobs)):
         errs = [d for d in diagnostics if d.severity == "error"]
+        if deny_warnings:
+            errs += denied(d for d in diagnostics if d.severity == "warning")
         state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1
         status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status

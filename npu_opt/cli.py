@@ -40,7 +40,7 @@ def _compile(args: argparse.Namespace) -> int:
         from npu_opt.replay import replay  # a warm rebuild: no compiler loaded (npu_opt/replay.py)
 
         status = replay(args.paths, args.out_dir, args.target, args.filter, not args.no_compat, args.format,
-                        args.color)
+                        args.color, **({"deny_warnings": True} if "warnings" in args.deny else {}))
         if status is not None:
             return status
     from npu_opt.blame import install_sigint
@@ -51,7 +51,7 @@ def _compile(args: argparse.Namespace) -> int:
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
                        compat=not args.no_compat, fmt=args.format, cached=not args.no_cache, color=args.color,
-                       dump_schedule=args.dump_schedule)
+                       dump_schedule=args.dump_schedule, deny_warnings="warnings" in args.deny)
 
 
 # `compile`'s options a plain command line uses, parsed without argparse (`_plain_compile`).
@@ -59,7 +59,7 @@ _VALUED = {"-o": "out_dir", "--target": "target", "--filter": "filter", "--jobs"
            "--color": "color"}
 _CHOICES = {"format": ("human", "json", "github"), "color": ("auto", "always", "never")}
 _DEFAULTS = dict(out_dir=".", backend="npu", target=None, filter=None, dump_ir=None, jobs=None, no_compat=False,
-                 format="human", color="auto", no_cache=False, dump_schedule=None)
+                 format="human", color="auto", no_cache=False, dump_schedule=None, deny=[])
 
 
 def _plain_compile(words: list[str]) -> Any:

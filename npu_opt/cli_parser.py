@@ -53,13 +53,74 @@ def _axis_arg(text: str) -> tuple[str, int]:
     return name.strip(), int(size)
 
 
+def _parser_class() -> type:
+    """argparse's parser, whose errors suggest the closest command or option ("did you mean")."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            super().error(message + _did_you_mean(message, self))
+
+    return Parser
+
+
+def _options(parser: Any) -> list[str]:
+    """Every option string of `parser` and of its subcommands' parsers."""
+    import argparse
+
+    found = []
+    for action in parser._actions:
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += _options(child)
+    return found
+
+
+def _did_you_mean(message: str, parser: Any) -> str:
+    """`; did you mean ...?` for a mistyped command or option named in an argparse error."""
+    import difflib
+    import re
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        close = difflib.get_close_matches(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)), n=1)
+        return f"; did you mean `{close[0]}`?" if close else ""
+    unknown = re.search(r"unrecognized arguments: (.*)", message)
+    if unknown:
+        known = sorted(set(_options(parser)))
+        hints = []
+        for word in unknown.group(1).split():
+            flag = word.split("=")[0]
+            close = difflib.get_close_matches(flag, known, n=1) if flag.startswith("-") else []
+            if close:
+                hints.append(f"`{close[0]}` for `{flag}`")
+        return f"; did you mean {', '.join(hints)}?" if hints else ""
+    return ""
+
+
+_MAX_ROWS = 10_000  # each end: --rows 10**8 would build every cell of a large mapping in memory
+
+
+def _rows_arg(text: str) -> int:
+    import argparse
+
+    try:
+        rows = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of rows, got {text!r}") from None
+    if not 1 <= rows <= _MAX_ROWS:
+        raise argparse.ArgumentTypeError(f"--rows must be between 1 and {_MAX_ROWS}, got {text}")
+    return rows
+
+
 def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argparse.ArgumentParser:
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action=_version_action())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -80,7 +141,8 @@ def _add_explain_mapping(sub) -> None:
     em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
-    em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
+    em.add_argument("--rows", type=_rows_arg, default=8, help=f"positions shown at each end (default 8, at most "
+                                                              f"{_MAX_ROWS})")
     em.add_argument("--format", choices=["human", "json"], default="human")
     em.set_defaults(run=_explain_mapping)
 
@@ -91,6 +153,13 @@ _FILTER = dict(default=None, metavar="GLOB", help="only kernels whose name match
 _FORMAT = dict(choices=["human", "json", "github"], default="human", help=SCHEMA_HELP)
 _COLOR = dict(choices=["auto", "always", "never"], default="auto",
               help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
+
+
+def _add_deny(parser: Any) -> None:
+    parser.add_argument("-D", dest="deny", action="append", default=[], choices=["warnings"],
+                        help="-D warnings: treat every warning as an error (the kernel is refused, exit 1)")
+    parser.add_argument("--deny-warnings", dest="deny", action="append_const", const="warnings",
+                        help="the same as -D warnings")
 
 
 def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
@@ -110,6 +179,7 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", **_FORMAT)
     co.add_argument("--color", **_COLOR)
+    _add_deny(co)
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
                          "is reused only while the kernel's file, the module search path, every module and data "
@@ -131,6 +201,8 @@ def _add_check(sub) -> None:
     ck.add_argument("--format", **_FORMAT)
     ck.add_argument("--color", **_COLOR)
     ck.add_argument("--target", **_TARGET)
+    ck.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default 1)")
+    _add_deny(ck)
     ck.set_defaults(run=_check)
 
 
@@ -240,7 +312,8 @@ def _explain(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from npu_opt.check_command import run_check
 
-    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
+    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color, jobs=args.jobs,
+                     deny_warnings="warnings" in args.deny)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:

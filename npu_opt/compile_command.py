@@ -9,6 +9,7 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -27,7 +28,8 @@ import attrs
 
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, denied, kernel_status, load_target_spec, run_check,
+    unusable_names,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
 from npu_opt.color import paint, use_color
@@ -248,11 +250,13 @@ def _union(every: dict | None, deps: dict | None) -> dict | None:
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
                 compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True,
-                color: str | None = None, dump_schedule: str | None = None) -> int:
-    """Compile every kernel under `paths` into `out_dir`; return the exit status."""
+                color: str | None = None, dump_schedule: str | None = None, deny_warnings: bool = False) -> int:
+    """Compile every kernel under `paths` into `out_dir`; return the exit status. With
+    `deny_warnings` (`-D warnings`) a kernel with a warning is refused with it."""
     out = out or sys.stdout
     if backend == "typecheck":
-        return run_check(paths, pattern, fmt, out, target=target, color=color)
+        return run_check(paths, pattern, fmt, out, target=target, color=color, jobs=jobs,
+                         deny_warnings=deny_warnings)
     if backend != "npu":
         print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
         return EXIT_USAGE
@@ -278,6 +282,8 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     use_cache = cached and not dump_ir
     outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
                                imported, out is sys.stdout)
+    if deny_warnings:
+        outcomes = {i: _denied(o) for i, o in outcomes.items()}
     entries = []
     for i in range(len(kernels)):
         try:
@@ -304,10 +310,17 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, report, status, colored)
     out.write(report.getvalue())
     if deps is not None and not errors and dump_schedule is None:
-        key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out))
+        key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out), deny_warnings)
         save_record(directory, key, paths, target, deps, manifest_text, _warm_manifest(manifest),
                     report.getvalue(), status)
     return status
+
+
+def _denied(outcome: Outcome) -> Outcome:
+    """`-D warnings`: an ok outcome with warnings is refused, its warnings as its errors."""
+    if outcome.status != "ok" or not outcome.warnings:
+        return outcome
+    return Outcome(outcome.kernel, "refused", None, denied(outcome.warnings), (), outcome.timings_ms)
 
 
 def _warm_manifest(manifest: dict[str, Any]) -> str:
@@ -338,7 +351,9 @@ def _norm(file: str) -> str:
 def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict[str, Any]]) -> None:
     """Remove the artifacts the previous manifest listed for one of `files` (the files this
     invocation loaded, or failed to load) that this invocation's entries do not list: the
-    `.visa` of a renamed or deleted kernel, or of a file that no longer imports."""
+    `.visa` of a renamed or deleted kernel, or of a file that no longer imports; and every
+    `.fail` it listed that this invocation did not write (CI reads `*.fail` as this run's
+    refusals: one left by a run over other files would be a false failure)."""
     try:
         previous = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["kernels"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -347,10 +362,13 @@ def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict
     listed = {e["artifact"] for e in entries}
     for entry in previous if isinstance(previous, list) else []:
         artifact = entry.get("artifact") if isinstance(entry, dict) else None
-        if not isinstance(artifact, str) or _norm(str(entry.get("file"))) not in ours or artifact in listed:
+        if not isinstance(artifact, str) or artifact in listed:
             continue
+        if _norm(str(entry.get("file"))) not in ours and not artifact.endswith(".fail"):
+            continue  # another file's artifact: kept (its `.fail` is not: it is no verdict of this run)
         if Path(artifact).name == artifact and artifact.endswith((".visa", ".fail")):
-            (directory / artifact).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                (directory / artifact).unlink(missing_ok=True)
 
 
 def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_schedule: str | None) -> dict[str, Any]:

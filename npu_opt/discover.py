@@ -6,6 +6,7 @@ the file and line; the other files are still loaded (docs/reference/cli.md).
 
 Discovery rule: a file named on the command line is loaded as given (it must be a `.py`
 file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,
+test files (`test_*.py`, `*_test.py`, `conftest.py`: named on the command line they load),
 hidden directories, `__pycache__`, `build`, `dist`, `node_modules`, `site-packages`,
 `venv`, `env` and any directory holding a `pyvenv.cfg` (a virtual environment). The same
 file named twice is loaded once. A module beside a kernel file named like one of
@@ -72,7 +73,7 @@ class Found:
             message = f"no @device kernel in the {len(self.files)} Python file(s) found in {where}"
         else:
             message = f"no Python file found in {where} (hidden, build and virtual-environment " \
-                      f"directories and __main__.py are skipped)"
+                      f"directories, __main__.py and test files are skipped)"
         return LoadError(where, message)
 
 

@@ -112,8 +112,14 @@ def _skipped_dir(d: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS or os.path.isfile(os.path.join(d, "pyvenv.cfg"))
 
 
+def _test_file(name: str) -> bool:
+    """`__main__.py` and a test runner's files (`test_*.py`, `*_test.py`, `conftest.py`):
+    a directory walk does not import them (importing a test module runs its set-up)."""
+    return name in ("__main__.py", "conftest.py") or name.startswith("test_") or name.endswith("_test.py")
+
+
 def _walk(root: str, inside: frozenset[str] = frozenset()) -> list[str]:
-    """The `*.py` files under `root`, sorted by name, except `__main__.py` and skipped
+    """The `*.py` files under `root`, sorted by name, except `__main__.py`, test files and skipped
     directories (strings: pathlib's parsing was most of a warm compile's walk). A directory
     link back to a directory being walked (`inside`: their real paths) is not followed
     again, and a directory that cannot be listed holds nothing."""
@@ -133,7 +139,7 @@ def _walk(root: str, inside: frozenset[str] = frozenset()) -> list[str]:
                 if real in inside or real == os.path.realpath(root):
                     continue
             found.extend(_walk(path, (inside or frozenset({os.path.realpath(root)})) | {os.path.realpath(path)}))
-        elif os.path.splitext(entry.name)[1] == ".py" and entry.name != "__main__.py" and entry.is_file():
+        elif os.path.splitext(entry.name)[1] == ".py" and not _test_file(entry.name) and entry.is_file():
             found.append(path)
     return found
 
@@ -242,10 +248,11 @@ def deps_hold(snap: Any) -> bool:
 
 
 def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool,
-                   fmt: str, colored: bool) -> str:
+                   fmt: str, colored: bool, deny_warnings: bool = False) -> str:
     """What a run record answers: everything about the invocation that can change its output."""
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
-             sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
+             sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]] + \
+        (["deny-warnings"] if deny_warnings else [])
     return sha256(repr(parts).encode()).hexdigest()
 
 
@@ -282,13 +289,13 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
 
 
 def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool, fmt: str,
-           color: str | None) -> int | None:
+           color: str | None, deny_warnings: bool = False) -> int | None:
     """Print the recorded report of this invocation and return its status, if its record
     still holds (the module doc); None otherwise: then compile."""
     from npu_opt.color import use_color
 
     directory = Path(out_dir)
-    key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
+    key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout), deny_warnings)
     try:
         record = load_record(directory)
         if record["key"] != key or not _same_compiler(record):
