@@ -166,9 +166,10 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
-                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
-                                    "2 bad invocation or input or a kernel's USAGE error (its Python code "
-                                    "raised or exited), 3 internal compiler error; 130 interrupted.")
+                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused "
+                                    "(with -D warnings, also a kernel with a warning), 2 bad invocation, input "
+                                    "or unwritable output, or a kernel's USAGE error (its Python code raised or "
+                                    "exited), 3 internal compiler error; 130 interrupted.")
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
@@ -209,8 +210,9 @@ def _add_check(sub) -> None:
 def _add_visa(sub) -> None:
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
-                                    "verifier and re-derives every derived field; --exec verifies, then runs the artifact in the "
-                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) and NAME.npy "
+                                    "verifier and re-derives every derived field; --exec verifies, then runs the "
+                                    "artifact in the VISA interpreter and writes out.npy (out0.npy, ... for several "
+                                    "results) and NAME.npy "
                                     "for each inout parameter into DIR. "
                                     "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
     vi.add_argument("file", metavar="FILE")

@@ -9,13 +9,11 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
 import multiprocessing
 import os
-import posixpath
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -28,13 +26,13 @@ import attrs
 
 from ir.diagnostic import Diagnostic, render_all
 from npu_opt.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, denied, kernel_status, load_target_spec, run_check,
-    unusable_names,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
 )
-from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic, npu_opt_version
+from npu_opt.compile_api import Outcome, compile_kernel, compiler_fingerprint, ice_diagnostic
+from npu_opt.compile_outputs import deny, fail_text, target_hash, warm_manifest, writable_dir, write_outputs
 from npu_opt.color import paint, use_color
 from npu_opt.deps import Record, recording, snapshot, unchanged, user_modules
-from npu_opt.discover import LoadError, discover
+from npu_opt.discover import discover
 from npu_opt.replay import invocation_key, write_atomic
 from npu_opt.run_record import save_record
 from npu_opt.schedule_command import schedule_manifest_fields
@@ -46,12 +44,6 @@ CACHE_DIR = ".npu-opt-cache"
 _KERNELS: list[Any] = []  # set before forking the worker pool; workers pick by index
 
 
-def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...]) -> str:
-    """The `.fail` file of docs/ci.md: rendered diagnostics, `--- json`, one object a line."""
-    every = tuple(diagnostics) + tuple(warnings)
-    return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
-
-
 def _target_hash(target: Any) -> str:
     from tu_ops.target import target_sha256
 
@@ -61,7 +53,7 @@ def _target_hash(target: Any) -> str:
 def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     source = Path(kernel.file).read_bytes() if Path(kernel.file).is_file() else b""
     search = repr([os.path.abspath(p) for p in sys.path if isinstance(p, str)])  # PYTHONPATH too
-    parts = [compiler_fingerprint(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name, search]
+    parts = [compiler_fingerprint(), target_hash(target), f"compat={compat}", kernel.file, kernel.name, search]
     digest = hashlib.sha256("\0".join(parts).encode())
     digest.update(source)
     return digest.hexdigest()
@@ -210,12 +202,6 @@ def _progress(enabled: bool, n: int, total: int, name: str) -> None:
         print(f"\r[{n}/{total}] {name[:40]:40}", end=end, file=sys.stderr, flush=True)
 
 
-def _qualname(file: str, kernel: Any) -> str:
-    module = posixpath.normpath(file.replace(os.sep, "/"))
-    module = module[:-3] if module.endswith(".py") else module
-    return f"{module.replace('/', '.')}.{kernel.__qualname__}"
-
-
 def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, jobs: int | None,
               cache: Path | None, imported: Record, terminal: bool) -> tuple[dict[int, Outcome], dict | None]:
     """Each kernel's outcome: from `cache` (None: no cache) while everything its compile
@@ -283,25 +269,9 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
                                imported, out is sys.stdout)
     if deny_warnings:
-        outcomes = {i: _denied(o) for i, o in outcomes.items()}
-    entries = []
-    for i in range(len(kernels)):
-        try:
-            entries.append(_write(directory, kernels[i], outcomes[i], tgt, dump_schedule))
-        except OSError as e:  # <kernel>.visa is a directory, the disk is full...
-            errors.append(LoadError(str(directory), f"cannot write the artifact of `{kernels[i].name}`: "
-                                                    f"{e.strerror or e} ({e.filename or directory})"))
-    _remove_unlisted(directory, found.files, entries)
-    manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
-                                "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
-                                "kernels": entries}
-    if errors:
-        manifest["errors"] = [e.to_json() for e in errors]
-    manifest_text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    try:
-        write_atomic(directory / "manifest.json", manifest_text)
-    except OSError as e:
-        errors.append(LoadError(str(directory / "manifest.json"), f"cannot write the manifest: {e.strerror or e}"))
+        outcomes = {i: deny(o) for i, o in outcomes.items()}
+    entries, manifest, manifest_text = write_outputs(directory, kernels, outcomes, found.files, errors, tgt,
+                                                     dump_schedule)
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status
@@ -311,88 +281,9 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     out.write(report.getvalue())
     if deps is not None and not errors and dump_schedule is None:
         key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out), deny_warnings)
-        save_record(directory, key, paths, target, deps, manifest_text, _warm_manifest(manifest),
+        save_record(directory, key, paths, target, deps, manifest_text, warm_manifest(manifest),
                     report.getvalue(), status)
     return status
-
-
-def _denied(outcome: Outcome) -> Outcome:
-    """`-D warnings`: an ok outcome with warnings is refused, its warnings as its errors."""
-    if outcome.status != "ok" or not outcome.warnings:
-        return outcome
-    return Outcome(outcome.kernel, "refused", None, denied(outcome.warnings), (), outcome.timings_ms)
-
-
-def _warm_manifest(manifest: dict[str, Any]) -> str:
-    """The manifest text a run answering every kernel from the cache writes: no timings."""
-    kernels = [entry | {"timings_ms": {}} for entry in manifest["kernels"]]
-    return json.dumps(manifest | {"kernels": kernels}, indent=2, ensure_ascii=False) + "\n"
-
-
-def writable_dir(path: Path) -> str | None:
-    """Why files cannot be written into directory `path` (created if missing), or None."""
-    if path.exists() and not path.is_dir():
-        return "exists and is not a directory"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        import tempfile
-
-        with tempfile.TemporaryFile(dir=path, prefix=".npu-opt-probe."):  # O_EXCL, unpredictable name
-            pass
-    except OSError as e:
-        return f"cannot write there ({e.strerror or e})"
-    return None
-
-
-def _norm(file: str) -> str:
-    return posixpath.normpath(file.replace(os.sep, "/"))
-
-
-def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict[str, Any]]) -> None:
-    """Remove the artifacts the previous manifest listed for one of `files` (the files this
-    invocation loaded, or failed to load) that this invocation's entries do not list: the
-    `.visa` of a renamed or deleted kernel, or of a file that no longer imports; and every
-    `.fail` it listed that this invocation did not write (CI reads `*.fail` as this run's
-    refusals: one left by a run over other files would be a false failure)."""
-    try:
-        previous = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["kernels"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    ours = {_norm(f) for f in files}
-    listed = {e["artifact"] for e in entries}
-    for entry in previous if isinstance(previous, list) else []:
-        artifact = entry.get("artifact") if isinstance(entry, dict) else None
-        if not isinstance(artifact, str) or artifact in listed:
-            continue
-        if _norm(str(entry.get("file"))) not in ours and not artifact.endswith(".fail"):
-            continue  # another file's artifact: kept (its `.fail` is not: it is no verdict of this run)
-        if Path(artifact).name == artifact and artifact.endswith((".visa", ".fail")):
-            with contextlib.suppress(OSError):
-                (directory / artifact).unlink(missing_ok=True)
-
-
-def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_schedule: str | None) -> dict[str, Any]:
-    ok = outcome.status == "ok"
-    name = f"{kernel.name}.visa" if ok else f"{kernel.name}.fail"
-    stale = directory / (f"{kernel.name}.fail" if ok else f"{kernel.name}.visa")
-    data = outcome.text if ok else fail_text(outcome.diagnostics, outcome.warnings)
-    write_atomic(directory / name, data)
-    if stale.exists():
-        stale.unlink()
-    file = posixpath.normpath(kernel.file.replace(os.sep, "/"))
-    return {"name": kernel.name, "qualname": _qualname(file, kernel), "file": file,
-            "status": outcome.status, "code": outcome.code, "artifact": name,
-            "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
-            "timings_ms": outcome.timings_ms, "makespan": None,
-            **(_schedule_fields(data, kernel.name, target, dump_schedule, outcome) if ok else {})}
-
-
-def _schedule_fields(text: str, kernel: str, target: Any, dump_schedule: str | None, outcome: Outcome) -> dict[str, Any]:
-    """The manifest's schedule fields: the makespan the compile (or the cache) kept, else
-    worked out from the artifact (parsed from `text` when not at hand)."""
-    if outcome.makespan is not None and dump_schedule is None:
-        return {"makespan": outcome.makespan}
-    return schedule_manifest_fields(text, kernel, target, dump_schedule, outcome.artifact)
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,
