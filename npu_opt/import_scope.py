@@ -37,8 +37,11 @@ def system_roots() -> tuple[str, ...]:
 def is_user_module(module: object) -> bool:
     """Whether a loaded module comes from a file outside the installation and npu-opt."""
     file = getattr(module, "__file__", None)
-    if not isinstance(file, str):
-        return False
+    return isinstance(file, str) and _user_file(file)
+
+
+@functools.lru_cache(maxsize=None)
+def _user_file(file: str) -> bool:
     return not os.path.abspath(file).startswith(system_roots())
 
 
