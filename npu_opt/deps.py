@@ -20,13 +20,14 @@ import contextlib
 import functools
 import os
 import sys
+import sysconfig
 from collections.abc import Iterator
 from typing import Any
 
 import attrs
 
 from npu_opt.import_scope import scope_files, system_roots
-from npu_opt.replay import _walk, deps_hold, digest, env_value, listing_of, resolve, stat_of
+from npu_opt.replay import deps_hold, digest, env_value, listing_of, resolve, stat_of
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -90,13 +91,40 @@ def _imported(name: Any) -> None:
         record.imports.setdefault(top, path)
 
 
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """Where the code that only passes a user's call on lives: the standard library."""
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(os.path.realpath(paths[k]), "") for k in ("stdlib", "platstdlib")})
+
+
+def _by_user_code(frame: Any) -> bool:
+    """Whether the call at `frame` comes from the user's code: the first frame outside the
+    standard library (pathlib, glob, genericpath pass the user's calls on) is neither the
+    import system's nor npu-opt's or an installed package's (their own look-ups are no
+    inputs of the kernel: a cache directory npu-opt creates must not make the next run miss)."""
+    library = _library_roots()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if file.startswith("<frozen importlib"):
+            return False
+        if not (file.startswith(library) or file.startswith("<frozen")):
+            return _is_user_module_path(file)
+        frame = frame.f_back
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _is_user_module_path(file: str) -> bool:
+    return not os.path.abspath(file).startswith(system_roots())
+
+
 def _listed(path: Any) -> None:
     """A directory listed by the user's code (the import system's own listings are not inputs)."""
     if isinstance(path, int):
         return
-    code = sys._getframe(2).f_code
-    if code.co_filename.startswith("<frozen importlib") or code is _walk.__code__:
-        return  # the import system's listing, or discovery's walk (the run record keeps that)
+    if not _by_user_code(sys._getframe(2)):
+        return  # the import system's, npu-opt's own (discovery's walk: the run record keeps that)
     with contextlib.suppress(TypeError, ValueError):
         name = os.path.abspath(os.fsdecode(path if path is not None else "."))
         for record in _ACTIVE:
@@ -110,7 +138,8 @@ _LSTAT = os.lstat
 
 def _stat_recorder(real: Any) -> Any:
     def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None:
+        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
+                _by_user_code(sys._getframe(1)):
             with contextlib.suppress(TypeError, ValueError):
                 name = os.path.abspath(os.fsdecode(path))
                 for record in _ACTIVE:
@@ -149,6 +178,8 @@ def _install() -> None:
     if envb is not None and not isinstance(envb, _TrackedEnviron):
         os.environb = _TrackedEnviron(envb._data, envb.encodekey, envb.decodekey,  # type: ignore
                                       envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
+    _library_roots()  # both computed before os.stat is wrapped: they stat paths themselves
+    system_roots()
     os.stat = _stat_recorder(_STAT)
     os.lstat = _stat_recorder(_LSTAT)
     sys.addaudithook(_audit)
