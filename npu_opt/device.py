@@ -26,6 +26,7 @@ from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
 from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
+from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
 from npu_opt.stagebase import Poisoned
@@ -104,6 +105,8 @@ class DeviceKernel:
                                     help="use a chip count the target lists (`npu-opt targets`), or a target "
                                          "with more chips: rngd-2chip, rngd-4chip"),
                           self.location, None)
+        for message, fix in shadowed_escapes(self.fn, getattr(self, "factory_escapes", {})):
+            tracer.refuse(Violation("USAGE", message, help=fix), self.location, None)
         params = self._parameters(tracer)
         handles, writable = self._handles(tracer, params[1:])
         with tracing(tracer):
@@ -358,8 +361,14 @@ def device(fn: Callable[..., Any] | None = None, *, chip: int = 1, pe: int = DEF
     if isinstance(pe, bool) or pe not in PE_COUNTS:
         raise NpuOptError(f"@device(pe=...) takes one of {list(PE_COUNTS)}, not {pe!r}", code="USAGE")
 
+    import sys
+
+    factory = sys._getframe(1)  # the code decorating the kernel (a factory function, or the module)
+
     def wrap(f: Callable[..., Any]) -> DeviceKernel:
-        return DeviceKernel(f, chip, pe)
+        kernel = DeviceKernel(f, chip, pe)
+        kernel.factory_escapes = factory_escapes(f, factory)
+        return kernel
 
     return wrap(fn) if fn is not None else wrap
 
