@@ -38,8 +38,8 @@ def _files(tmp_path, where: str, what: str):
     src = tmp_path / "src"
     src.mkdir()
     if where == "import":
-        (src / "helper_mod.py").write_text(CLASSES)
-        write(src, head=f"from helper_mod import *\n{what}\n")
+        (src / "odd_exceptions_helper.py").write_text(CLASSES)
+        write(src, head=f"from odd_exceptions_helper import *\n{what}\n")
     else:
         write(src, head=CLASSES, body=what)
     write(src, "good.py", name="good_kernel")
