@@ -126,7 +126,8 @@ def _trace_index(args: tuple[int, object]) -> tuple[Diagnostic, ...]:
 
 def _trace_all(kernels: list, target: object, jobs: int | None) -> list[tuple[Diagnostic, ...]]:
     """Each kernel's diagnostics, traced on `jobs` forked workers (default 1: in this process).
-    A kernel whose worker died is an internal error, as in `compile`."""
+    A kernel whose worker died is an internal error, as in `compile`; so are the kernels
+    the broken pool then leaves unfinished (`compile` retries those one by one)."""
     import multiprocessing
 
     if (jobs or 1) <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
