@@ -18,16 +18,54 @@ from driver.color import paint, use_color
 from driver.discover import LoadError, discover
 from driver.json_report import error_record, kernel_record, summary_record
 from npu_opt.compile_api import ice_diagnostic
+import stat
+import attrs
+import multiprocessing
+import signal
+from concurrent.futures import ProcessPoolExecutor
+from ir.errors import InternalError
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 
 
+MAX_NAME_BYTES = 200  # `.NAME.visa.XXXXXXXX.tmp` stays within a file system's 255-byte names
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 40 else name[:40] + "...")
+
+
 def _duplicates(kernels) -> list[LoadError]:
+    """The USAGE errors of kernel names that cannot be used: a name defined twice, and a
+    name that is not a Python identifier of at most MAX_NAME_BYTES bytes (it names the
+    kernel's artifact file: `../x`, `a/b`, a NUL or 300 characters could not)."""
     counts = Counter(k.name for k in kernels)
-    return [LoadError(k.file, f"kernel name `{k.name}` is defined more than once in this invocation",
-                      k.line) for k in kernels if counts[k.name] > 1]
+    errors = []
+    for k in kernels:
+        name = k.name
+        if not valid_name(name):
+            errors.append(LoadError(k.file, f"kernel name {_shown(str(name))} cannot name its artifact file: a "
+                                            f"kernel name must be a Python identifier of at most "
+                                            f"{MAX_NAME_BYTES} bytes (was the function's `__name__` changed?)",
+                                    k.line))
+        elif counts[name] > 1:
+            errors.append(LoadError(k.file, f"kernel name `{name}` is defined more than once in this invocation",
+                                    k.line))
+    return errors
+
+
+def valid_name(name: object) -> bool:
+    """Whether a kernel name can name its artifact file (and be printed on one line)."""
+    return isinstance(name, str) and name.isidentifier() and \
+        len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+
+
+def unusable_names(kernels) -> set[str]:
+    """The names `_duplicates` refuses (their kernels are not compiled)."""
+    counts = Counter(k.name for k in kernels)
+    return {k.name for k in kernels if counts[k.name] > 1 or not valid_name(k.name)}
 
 
 def load_target_spec(spec: str | None):
@@ -36,7 +74,18 @@ def load_target_spec(spec: str | None):
 
     if spec is None or spec == "rngd":
         return get_target("rngd")
-    return load_target(spec) if Path(spec).is_file() else get_target(spec)
+    from tu_ops.target import BUILTIN_TARGETS
+
+    if spec in BUILTIN_TARGETS:
+        return get_target(spec)
+
+    try:
+        info = Path(spec).stat()
+    except OSError as e:
+        raise ValueError(f"not a built-in target name, nor a readable file ({e.strerror or e})") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > (16 << 20):
+        raise ValueError("not a built-in target name, nor a regular file of at most 16 MiB")  # /dev/zero, a FIFO
+    return load_target(spec)
 
 
 def kernel_status(errors) -> int:
@@ -56,11 +105,61 @@ def trace_or_ice(kernel, target=None) -> tuple[Diagnostic, ...]:
         return (ice_diagnostic(kernel.name, e, kernel.location),)
 
 
+def denied(warnings) -> tuple[Diagnostic, ...]:
+    """Warnings that `-D warnings` turns into the reasons a kernel is refused."""
+
+    return tuple(attrs.evolve(w, notes=(*w.notes, "refused: -D warnings treats every warning as an error"))
+                 for w in warnings)
+
+
+_CHECKED: list = []  # the kernels a forked `check --jobs N` worker picks by index
+
+
+def _trace_index(args: tuple[int, object]) -> tuple[Diagnostic, ...]:
+    index, target = args
+    kernel = _CHECKED[index]
+    try:
+        return trace_or_ice(kernel, target)
+    except BaseException as e:  # noqa: BLE001 - it must travel back to the parent as a diagnostic
+
+        return (ice_diagnostic(kernel.name, e, kernel.location),)
+
+
+def _trace_all(kernels: list, target: object, jobs: int | None) -> list[tuple[Diagnostic, ...]]:
+    """Each kernel's diagnostics, traced on `jobs` forked workers (default 1: in this process).
+    A kernel whose worker died is an internal error, as in `compile`; so are the kernels
+    the broken pool then leaves unfinished (`compile` retries those one by one)."""
+
+    if (jobs or 1) <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [trace_or_ice(k, target) for k in kernels]
+
+    _CHECKED[:] = kernels
+    results: list[tuple[Diagnostic, ...]] = []
+    pool = ProcessPoolExecutor(min(jobs, len(kernels)), mp_context=multiprocessing.get_context("fork"),
+                               initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        futures = [pool.submit(_trace_index, (i, target)) for i in range(len(kernels))]
+        for kernel, future in zip(kernels, futures):
+            try:
+                results.append(future.result())
+            except Exception:  # noqa: BLE001 - the worker died (a crash in native code, a signal)
+                results.append((ice_diagnostic(kernel.name, InternalError(
+                    "the worker process checking this kernel died"), kernel.location),))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
 def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | None = None,
-              target: str | None = None, color: str | None = None) -> int:
+              target: str | None = None, color: str | None = None, jobs: int | None = None,
+              deny_warnings: bool = False) -> int:
     """Check the kernels under `paths` on `target` (a built-in name or a description file;
-    default rngd); print per `fmt`; return the exit status."""
+    default rngd) on `jobs` worker processes; print per `fmt`; return the exit status. With
+    `deny_warnings` (`-D warnings`) a warning refuses its kernel."""
     out = out or sys.stdout
+    if jobs is not None and jobs < 1:
+        print(f"error[USAGE]: --jobs {jobs}: expected at least 1 worker", file=out)
+        return EXIT_USAGE
     colored = use_color(color, out) and fmt == "human"
     try:
         # The built-in default needs no target object (and no tu_ops import: `check` stays light).
@@ -80,9 +179,11 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         else:
             print(paint(error.render(), colored), file=out)
     counts = Counter()
-    for kernel in found.kernels:
-        diagnostics = trace_or_ice(kernel, tgt)
+    kernels = [k for k in found.kernels if valid_name(k.name)]  # the others are refused above
+    for kernel, diagnostics in zip(kernels, _trace_all(kernels, tgt, jobs)):
         errs = [d for d in diagnostics if d.severity == "error"]
+        if deny_warnings:
+            errs += denied(d for d in diagnostics if d.severity == "warning")
         state = "ice" if any(d.code == "ICE" for d in errs) else "refused" if errs else "ok"
         counts[state] += 1
         status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
@@ -93,7 +194,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
         if errors:
             parts.append(f"{len(errors)} input error(s)")
-        print(f"checked {len(found.kernels)} kernel(s): {', '.join(parts)}", file=out)
+        print(f"checked {sum(valid_name(k.name) for k in found.kernels)} kernel(s): {', '.join(parts)}", file=out)
     return status
 
 

@@ -40,7 +40,7 @@ def _compile(args: argparse.Namespace) -> int:
         from driver.replay import replay  # a warm rebuild: no compiler loaded (driver/replay.py)
 
         status = replay(args.paths, args.out_dir, args.target, args.filter, not args.no_compat, args.format,
-                        args.color)
+                        args.color, **({"deny_warnings": True} if "warnings" in args.deny else {}))
         if status is not None:
             return status
     from npu_opt.blame import install_sigint
@@ -51,7 +51,7 @@ def _compile(args: argparse.Namespace) -> int:
     return run_compile(args.paths, args.out_dir, backend=args.backend, target=args.target,
                        pattern=args.filter, dump_ir=args.dump_ir, jobs=args.jobs,
                        compat=not args.no_compat, fmt=args.format, cached=not args.no_cache, color=args.color,
-                       dump_schedule=args.dump_schedule)
+                       dump_schedule=args.dump_schedule, deny_warnings="warnings" in args.deny)
 
 
 # `compile`'s options a plain command line uses, parsed without argparse (`_plain_compile`).
@@ -59,7 +59,7 @@ _VALUED = {"-o": "out_dir", "--target": "target", "--filter": "filter", "--jobs"
            "--color": "color"}
 _CHOICES = {"format": ("human", "json", "github"), "color": ("auto", "always", "never")}
 _DEFAULTS = dict(out_dir=".", backend="npu", target=None, filter=None, dump_ir=None, jobs=None, no_compat=False,
-                 format="human", color="auto", no_cache=False, dump_schedule=None)
+                 format="human", color="auto", no_cache=False, dump_schedule=None, deny=[])
 
 
 def _plain_compile(words: list[str]) -> Any:
@@ -104,8 +104,33 @@ def _plain_compile(words: list[str]) -> Any:
                                  run=_compile)
 
 
+def _usable_environment() -> str | None:
+    """Why this process cannot run a command (None: it can): standard output closed, or a
+    working directory that was deleted. Also lets stdout and stderr write any character
+    (a `PYTHONIOENCODING=ascii` terminal gets `\\xe9` escapes, not a UnicodeEncodeError)."""
+
+    if sys.stdout is None:
+        return "standard output is closed; redirect it (e.g. > /dev/null) instead of closing it"
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError, TypeError):
+                pass
+    try:
+        os.getcwd()
+    except OSError as e:
+        return f"the working directory cannot be read ({e.strerror or e}): was it deleted? cd to an existing one"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    problem = _usable_environment()
+    if problem is not None:
+        print(f"error[USAGE]: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     words = sys.argv[1:] if argv is None else argv
     args = _plain_compile(words)
     if args is None:
@@ -131,6 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `npu-opt check ... | head`: the reader left; say nothing more
         _quiet_stdout()
         return EXIT_PIPE
+    except OSError as e:  # the report cannot be written (stdout on /dev/full...), a file cannot be read
+        if e.filename is not None:
+            print(f"error[USAGE]: {e.strerror or e}: {e.filename}", file=sys.stderr)
+            return EXIT_USAGE
+        _quiet_stdout()
+        print(f"error[USAGE]: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ir.errors import MappingError
 from driver.json_report import SCHEMA_HELP
+import difflib
+import re
 
 if TYPE_CHECKING:
     import argparse
@@ -50,11 +52,67 @@ def _axis_arg(text: str) -> tuple[str, int]:
     return name.strip(), int(size)
 
 
+def _parser_class() -> type:
+    """argparse's parser, whose errors suggest the closest command or option ("did you mean")."""
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            super().error(message + _did_you_mean(message, self))
+
+    return Parser
+
+
+def _options(parser: Any) -> list[str]:
+    """Every option string of `parser` and of its subcommands' parsers."""
+
+    found = []
+    for action in parser._actions:
+        found += [o for o in action.option_strings if o.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += _options(child)
+    return found
+
+
+def _did_you_mean(message: str, parser: Any) -> str:
+    """`; did you mean ...?` for a mistyped command or option named in an argparse error."""
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        close = difflib.get_close_matches(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)), n=1)
+        return f"; did you mean `{close[0]}`?" if close else ""
+    unknown = re.search(r"unrecognized arguments: (.*)", message)
+    if unknown:
+        known = sorted(set(_options(parser)))
+        hints = []
+        for word in unknown.group(1).split():
+            flag = word.split("=")[0]
+            close = difflib.get_close_matches(flag, known, n=1) if flag.startswith("-") else []
+            if close:
+                hints.append(f"`{close[0]}` for `{flag}`")
+        return f"; did you mean {', '.join(hints)}?" if hints else ""
+    return ""
+
+
+_MAX_ROWS = 10_000  # each end: --rows 10**8 would build every cell of a large mapping in memory
+
+
+def _rows_arg(text: str) -> int:
+
+    try:
+        rows = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of rows, got {text!r}") from None
+    if not 1 <= rows <= _MAX_ROWS:
+        raise argparse.ArgumentTypeError(f"--rows must be between 1 and {_MAX_ROWS}, got {text}")
+    return rows
+
+
 def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argparse.ArgumentParser:
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
     parser.add_argument("--version", action=_version_action())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -75,7 +133,8 @@ def _add_explain_mapping(sub) -> None:
     em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
-    em.add_argument("--rows", type=int, default=8, help="positions shown at each end (default 8)")
+    em.add_argument("--rows", type=_rows_arg, default=8, help=f"positions shown at each end (default 8, at most "
+                                                              f"{_MAX_ROWS})")
     em.add_argument("--format", choices=["human", "json"], default="human")
     em.set_defaults(run=_explain_mapping)
 
@@ -88,13 +147,21 @@ _COLOR = dict(choices=["auto", "always", "never"], default="auto",
               help="colour the diagnostics (auto: on a terminal unless NO_COLOR is set)")
 
 
+def _add_deny(parser: Any) -> None:
+    parser.add_argument("-D", dest="deny", action="append", default=[], choices=["warnings"],
+                        help="-D warnings: treat every warning as an error (the kernel is refused, exit 1)")
+    parser.add_argument("--deny-warnings", dest="deny", action="append_const", const="warnings",
+                        help="the same as -D warnings")
+
+
 def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
-                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused, "
-                                    "2 bad invocation or input or a kernel's USAGE error (its Python code "
-                                    "raised or exited), 3 internal compiler error; 130 interrupted.")
+                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused "
+                                    "(with -D warnings, also a kernel with a warning), 2 bad invocation, input "
+                                    "or unwritable output, or a kernel's USAGE error (its Python code raised or "
+                                    "exited), 3 internal compiler error; 130 interrupted.")
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
@@ -105,10 +172,12 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", **_FORMAT)
     co.add_argument("--color", **_COLOR)
+    _add_deny(co)
     co.add_argument("--no-cache", action="store_true",
                     help="recompile every kernel: neither read nor write DIR/.npu-opt-cache (a cached result "
-                         "is reused only while the kernel's file, every module and data file its import and "
-                         "trace read, and every environment variable they looked up are unchanged)")
+                         "is reused only while the kernel's file, the module search path, every module and data "
+                         "file its import and trace read, every path they checked or listed, and every "
+                         "environment variable they looked up are unchanged)")
     co.add_argument("--dump-schedule", default=None, metavar="DIR",
                     help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
     co.set_defaults(run=run_compile)
@@ -125,14 +194,17 @@ def _add_check(sub) -> None:
     ck.add_argument("--format", **_FORMAT)
     ck.add_argument("--color", **_COLOR)
     ck.add_argument("--target", **_TARGET)
+    ck.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default 1)")
+    _add_deny(ck)
     ck.set_defaults(run=_check)
 
 
 def _add_visa(sub) -> None:
     vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
-                                    "verifier and re-derives every derived field; --exec runs the artifact in the "
-                                    "VISA interpreter and writes out.npy (out0.npy, ... for several results) and NAME.npy "
+                                    "verifier and re-derives every derived field; --exec verifies, then runs the "
+                                    "artifact in the VISA interpreter and writes out.npy (out0.npy, ... for several "
+                                    "results) and NAME.npy "
                                     "for each inout parameter into DIR. "
                                     "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
     vi.add_argument("file", metavar="FILE")
@@ -141,6 +213,9 @@ def _add_visa(sub) -> None:
     vi.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter; needs --exec)")
     vi.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    vi.add_argument("--target", default=None, metavar="NAME|FILE",
+                    help="the target the artifact was built for (default: the built-in target its `target` "
+                         "line names; a target description file is read only when named here)")
     vi.set_defaults(run=_visa)
 
 
@@ -182,19 +257,26 @@ def _add_schedule(sub) -> None:
                         description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
                                     "scheduler (a model, from the book's published rates): print the makespan, "
                                     "the lower bounds, the critical path and per-context utilisation. Two files: "
-                                    "compare the candidates. Exit 0 ok, 2 bad invocation or input, 3 internal error.")
+                                    "compare the candidates. Each is verified first (as `npu-opt visa --verify`). "
+                                    "Exit 0 ok, 2 bad invocation, input or artifact, 3 internal error.")
     sc.add_argument("files", nargs="+", metavar="FILE")
     sc.add_argument("--format", choices=["human", "json"], default="human")
     sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
     sc.add_argument("--html", default=None, metavar="OUT.html", help="write a self-contained timeline page")
     sc.add_argument("--rates", default=None, metavar="FILE", help="a scheduling rates TOML file")
+    sc.add_argument("--target", default=None, metavar="NAME|FILE",
+                    help="the target the artifacts were built for (default: the built-in target their "
+                         "`target` line names)")
+    sc.add_argument("--no-verify", action="store_true",
+                    help="model an artifact the verifier refuses (a hand-written one) instead of refusing it")
     sc.set_defaults(run=_schedule)
 
 
 def _schedule(args: argparse.Namespace) -> int:
     from driver.schedule_command import schedule_command
 
-    return schedule_command(args.files, args.format, args.trace, args.html, args.rates)
+    return schedule_command(args.files, args.format, args.trace, args.html, args.rates, target_spec=args.target,
+                            verify=not args.no_verify)
 
 
 def _add_tune(sub) -> None:
@@ -235,7 +317,7 @@ def _run(args: argparse.Namespace) -> int:
 def _visa(args: argparse.Namespace) -> int:
     from driver.visa_command import visa_command
 
-    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir)
+    return visa_command(args.file, args.verify, args.exec_, args.inputs, args.out_dir, target_spec=args.target)
 
 
 def _targets(args: argparse.Namespace) -> int:
@@ -253,7 +335,8 @@ def _explain(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from driver.check_command import run_check
 
-    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color)
+    return run_check(args.paths, args.filter, args.format, target=args.target, color=args.color, jobs=args.jobs,
+                     deny_warnings="warnings" in args.deny)
 
 
 def _explain_mapping(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ import io
 import json
 import multiprocessing
 import os
-import posixpath
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -29,17 +28,19 @@ import attrs
 from ir.declare import load_package
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
 )
-from ir.errors import InternalError
-from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic, npu_opt_version
+from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
+from driver.run_record import compiler_fingerprint
+from driver.compile_outputs import deny, fail_text, target_hash, warm_manifest, writable_dir, write_outputs
 from driver.color import paint, use_color
 from driver.deps import Record, recording, snapshot, unchanged, user_modules
 from driver.discover import discover
 from driver.replay import invocation_key, write_atomic
-from driver.run_record import compiler_fingerprint, save_record
+from driver.run_record import save_record
 from driver.schedule_command import schedule_manifest_fields
 from driver.json_report import error_record, kernel_record, summary_record
+from ir.errors import InternalError
 from tu_ops.target import target_sha256
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
@@ -48,19 +49,14 @@ CACHE_DIR = ".npu-opt-cache"
 _KERNELS: list[Any] = []  # set before forking the worker pool; workers pick by index
 
 
-def fail_text(diagnostics: tuple[Diagnostic, ...], warnings: tuple[Diagnostic, ...]) -> str:
-    """The `.fail` file of docs/ci.md: rendered diagnostics, `--- json`, one object a line."""
-    every = tuple(diagnostics) + tuple(warnings)
-    return render_all(every, "human") + "\n--- json\n" + "\n".join(d.json_line() for d in every) + "\n"
-
-
 def _target_hash(target: Any) -> str:
     return getattr(target, "file_sha256", None) or target_sha256(target)
 
 
 def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     source = Path(kernel.file).read_bytes() if Path(kernel.file).is_file() else b""
-    parts = [compiler_fingerprint(), _target_hash(target), f"compat={compat}", kernel.file, kernel.name]
+    search = repr([os.path.abspath(p) for p in sys.path if isinstance(p, str)])  # PYTHONPATH too
+    parts = [compiler_fingerprint(), target_hash(target), f"compat={compat}", kernel.file, kernel.name, search]
     digest = hashlib.sha256("\0".join(parts).encode())
     digest.update(source)
     return digest.hexdigest()
@@ -90,13 +86,16 @@ def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[st
     ICE, never cached)."""
     if outcome.status == "ice":
         return None  # never cache a compiler bug
-    cache.mkdir(parents=True, exist_ok=True)
     deps = snapshot(read)
     data = {"kernel": outcome.kernel, "status": outcome.status, "text": outcome.text, "deps": deps,
             "makespan": outcome.makespan,
             "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
             "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
-    write_atomic(cache / f"{key}.json", json.dumps(data))
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomic(cache / f"{key}.json", json.dumps(data))
+    except OSError:
+        return None  # a read-only or file-shaped cache: compile without one (and leave no run record)
     return deps
 
 
@@ -115,7 +114,11 @@ def _compile_index(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Re
 def _compile_remote(args: tuple[int, Any, bool, str | None]) -> tuple[Outcome, Record]:
     """`_compile_index` in a worker process: the outcome travels back without its artifact
     (its records do not pickle), with its makespan, so the parent parses no text."""
-    outcome, read = _compile_index(args)
+    try:
+        outcome, read = _compile_index(args)
+    except BaseException as e:  # noqa: BLE001 - anything escaping here could not travel back (pickling)
+        kernel = _KERNELS[args[0]]
+        return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e, kernel.location),), (), {}), Record()
     return attrs.evolve(outcome, artifact=None), read
 
 
@@ -196,12 +199,6 @@ def _progress(enabled: bool, n: int, total: int, name: str) -> None:
         print(f"\r[{n}/{total}] {name[:40]:40}", end=end, file=sys.stderr, flush=True)
 
 
-def _qualname(file: str, kernel: Any) -> str:
-    module = posixpath.normpath(file.replace(os.sep, "/"))
-    module = module[:-3] if module.endswith(".py") else module
-    return f"{module.replace('/', '.')}.{kernel.__qualname__}"
-
-
 def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, jobs: int | None,
               cache: Path | None, imported: Record, terminal: bool) -> tuple[dict[int, Outcome], dict | None]:
     """Each kernel's outcome: from `cache` (None: no cache) while everything its compile
@@ -210,7 +207,7 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
     outcomes: dict[int, Outcome] = {}
     keys = [_cache_key(k, tgt, compat) for k in kernels]
     misses = []
-    every: dict[str, dict] | None = {"files": {}, "env": {}} if cache is not None else None
+    every: dict[str, dict] | None = {} if cache is not None else None
     for i, key in enumerate(keys):
         hit = None if cache is None else _cache_get(cache, key)
         if hit is None:
@@ -223,25 +220,26 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
     for i, (outcome, read) in zip(misses, fresh):
         outcomes[i] = outcome
         if cache is not None:
-            every = _union(every, _cache_put(cache, keys[i], outcome, Record(read.files | imported.files,
-                                                                              read.env | imported.env)))
+            every = _union(every, _cache_put(cache, keys[i], outcome, read | imported))
     return outcomes, every
 
 
 def _union(every: dict | None, deps: dict | None) -> dict | None:
     if every is None or deps is None:
         return None
-    return {"files": every["files"] | deps["files"], "env": every["env"] | deps["env"]}
+    return {part: every.get(part, {}) | deps.get(part, {}) for part in ("files", "env", "stats", "dirs", "modules")}
 
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
                 pattern: str | None = None, dump_ir: str | None = None, jobs: int | None = None,
                 compat: bool = True, fmt: str = "human", out: TextIO | None = None, cached: bool = True,
-                color: str | None = None, dump_schedule: str | None = None) -> int:
-    """Compile every kernel under `paths` into `out_dir`; return the exit status."""
+                color: str | None = None, dump_schedule: str | None = None, deny_warnings: bool = False) -> int:
+    """Compile every kernel under `paths` into `out_dir`; return the exit status. With
+    `deny_warnings` (`-D warnings`) a kernel with a warning is refused with it."""
     out = out or sys.stdout
     if backend == "typecheck":
-        return run_check(paths, pattern, fmt, out, target=target, color=color)
+        return run_check(paths, pattern, fmt, out, target=target, color=color, jobs=jobs,
+                         deny_warnings=deny_warnings)
     if backend != "npu":
         print(f"error[USAGE]: unknown backend {backend!r} for compile (npu or typecheck)", file=out)
         return EXIT_USAGE
@@ -259,7 +257,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
         found = discover(paths, pattern)
     imported.files |= user_modules()
     duplicates = _duplicates(found.kernels)
-    dup_names = {e.message.split("`")[1] for e in duplicates}
+    dup_names = unusable_names(found.kernels)
     errors = list(found.errors) + duplicates + [e for e in [found.nothing_found(paths, pattern)] if e]
     kernels = [k for k in found.kernels if k.name not in dup_names]
     directory = Path(out_dir)
@@ -267,15 +265,10 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     use_cache = cached and not dump_ir
     outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
                                imported, out is sys.stdout)
-    entries = [_write(directory, kernels[i], outcomes[i], tgt, dump_schedule) for i in range(len(kernels))]
-    _remove_unlisted(directory, found.files, entries)
-    manifest: dict[str, Any] = {"npu_opt_version": npu_opt_version(),
-                                "target": {"name": tgt.name, "sha256": _target_hash(tgt)},
-                                "kernels": entries}
-    if errors:
-        manifest["errors"] = [e.to_json() for e in errors]
-    manifest_text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(directory / "manifest.json", manifest_text)
+    if deny_warnings:
+        outcomes = {i: deny(o) for i, o in outcomes.items()}
+    entries, manifest, manifest_text = write_outputs(directory, kernels, outcomes, found.files, errors, tgt,
+                                                     dump_schedule)
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status
@@ -284,76 +277,10 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     _report(errors, [outcomes[i] for i in range(len(kernels))], kernels, fmt, report, status, colored)
     out.write(report.getvalue())
     if deps is not None and not errors and dump_schedule is None:
-        key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out))
-        save_record(directory, key, paths, target, deps, manifest_text, _warm_manifest(manifest),
+        key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out), deny_warnings)
+        save_record(directory, key, paths, target, deps, manifest_text, warm_manifest(manifest),
                     report.getvalue(), status)
     return status
-
-
-def _warm_manifest(manifest: dict[str, Any]) -> str:
-    """The manifest text a run answering every kernel from the cache writes: no timings."""
-    kernels = [entry | {"timings_ms": {}} for entry in manifest["kernels"]]
-    return json.dumps(manifest | {"kernels": kernels}, indent=2, ensure_ascii=False) + "\n"
-
-
-def writable_dir(path: Path) -> str | None:
-    """Why files cannot be written into directory `path` (created if missing), or None."""
-    if path.exists() and not path.is_dir():
-        return "exists and is not a directory"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".npu-opt-probe.{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as e:
-        return f"cannot write there ({e.strerror or e})"
-    return None
-
-
-def _norm(file: str) -> str:
-    return posixpath.normpath(file.replace(os.sep, "/"))
-
-
-def _remove_unlisted(directory: Path, files: tuple[str, ...], entries: list[dict[str, Any]]) -> None:
-    """Remove the artifacts the previous manifest listed for one of `files` (the files this
-    invocation loaded, or failed to load) that this invocation's entries do not list: the
-    `.visa` of a renamed or deleted kernel, or of a file that no longer imports."""
-    try:
-        previous = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))["kernels"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    ours = {_norm(f) for f in files}
-    listed = {e["artifact"] for e in entries}
-    for entry in previous if isinstance(previous, list) else []:
-        artifact = entry.get("artifact") if isinstance(entry, dict) else None
-        if not isinstance(artifact, str) or _norm(str(entry.get("file"))) not in ours or artifact in listed:
-            continue
-        if Path(artifact).name == artifact and artifact.endswith((".visa", ".fail")):
-            (directory / artifact).unlink(missing_ok=True)
-
-
-def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_schedule: str | None) -> dict[str, Any]:
-    ok = outcome.status == "ok"
-    name = f"{kernel.name}.visa" if ok else f"{kernel.name}.fail"
-    stale = directory / (f"{kernel.name}.fail" if ok else f"{kernel.name}.visa")
-    data = outcome.text if ok else fail_text(outcome.diagnostics, outcome.warnings)
-    write_atomic(directory / name, data)
-    if stale.exists():
-        stale.unlink()
-    file = posixpath.normpath(kernel.file.replace(os.sep, "/"))
-    return {"name": kernel.name, "qualname": _qualname(file, kernel), "file": file,
-            "status": outcome.status, "code": outcome.code, "artifact": name,
-            "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
-            "timings_ms": outcome.timings_ms, "makespan": None,
-            **(_schedule_fields(data, kernel.name, target, dump_schedule, outcome) if ok else {})}
-
-
-def _schedule_fields(text: str, kernel: str, target: Any, dump_schedule: str | None, outcome: Outcome) -> dict[str, Any]:
-    """The manifest's schedule fields: the makespan the compile (or the cache) kept, else
-    worked out from the artifact (parsed from `text` when not at hand)."""
-    if outcome.makespan is not None and dump_schedule is None:
-        return {"makespan": outcome.makespan}
-    return schedule_manifest_fields(text, kernel, target, dump_schedule, outcome.artifact)
 
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,

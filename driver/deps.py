@@ -2,10 +2,15 @@
 it is unchanged (the cache rule of `npu-opt compile`).
 
 Inside `recording()` every file opened for reading (Python modules, data files, `.npy`
-inputs...) and every environment variable looked up through `os.environ` / `os.getenv`
-is recorded; `user_modules()` adds every module loaded from outside the Python
-installation and npu-opt itself. `snapshot` turns a record into content hashes and
-values; `unchanged` tells whether a snapshot still holds. Iterating the whole environment
+inputs...), every environment variable looked up through `os.environ`, `os.environb` or
+`os.getenv`, every path checked with `os.stat`/`os.lstat` alone (`Path.exists()`,
+`os.path.getsize`...), every directory listed (`os.listdir`, `os.scandir`, `glob`) and
+every module imported (with the search path it was looked up on) is recorded;
+`user_modules()` adds every module loaded from outside the Python installation and
+npu-opt itself. `snapshot` turns a record into content hashes, values, file kinds and
+sizes, listings and the file each module name resolves to; `unchanged` tells whether a
+snapshot still holds (so a new module beside a kernel that shadows one further down the
+search path, or another search path, is a change). Iterating the whole environment
 records `*`: such a kernel is keyed on every variable.
 """
 
@@ -17,12 +22,12 @@ import os
 import sys
 import sysconfig
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
 
-from driver.replay import deps_hold, digest, env_value
+from npu_opt.import_scope import scope_files, system_roots
+from driver.replay import deps_hold, digest, env_value, listing_of, resolve, stat_of
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -37,19 +42,17 @@ class Record:
 
     files: set[str] = attrs.field(factory=set)
     env: set[str] = attrs.field(factory=set)
+    stats: set[str] = attrs.field(factory=set)  # paths stat-ed (kind and size matter)
+    dirs: set[str] = attrs.field(factory=set)  # directories listed
+    imports: dict[str, tuple[str, ...]] = attrs.field(factory=dict)  # top-level module -> search path
 
-
-@functools.cache
-def _system_roots() -> tuple[str, ...]:
-    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix}
-    here = Path(__file__).resolve().parents[1]  # npu-opt's own packages, loaded yet or not
-    roots.update(str(here / package) for package in ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends"))
-    return tuple(str(Path(r).resolve()) + os.sep for r in roots if r)
+    def __or__(self, other: "Record") -> "Record":
+        return Record(self.files | other.files, self.env | other.env, self.stats | other.stats,
+                      self.dirs | other.dirs, self.imports | other.imports)
 
 
 def _is_user_file(path: str) -> bool:
-    return not path.startswith(_system_roots()) and os.path.isfile(path)
+    return not path.startswith(system_roots()) and os.path.isfile(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,7 +62,15 @@ def _is_user_module_file(path: str) -> bool:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if not _ACTIVE or event != "open":
+    if not _ACTIVE:
+        return
+    if event == "import":
+        _imported(args[0])
+        return
+    if event in ("os.listdir", "os.scandir"):
+        _listed(args[0])
+        return
+    if event != "open":
         return
     path, mode = args[0], args[1]
     if isinstance(path, int) or (isinstance(mode, str) and any(c in mode for c in "wax")):
@@ -70,12 +81,83 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             record.files.add(name)
 
 
-class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
-    """`os.environ` that tells the active records which variables were looked up."""
+def _imported(name: Any) -> None:
+    """An import of `name` looked up now: its top-level name, on the search path in force."""
+    if not isinstance(name, str) or name.split(".")[0] in _OWN:
+        return
+    top = name.split(".")[0]
+    path = tuple(os.path.abspath(p) for p in sys.path if isinstance(p, str))
+    for record in _ACTIVE:
+        record.imports.setdefault(top, path)
 
-    def __getitem__(self, key: str) -> str:
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """Where the code that only passes a user's call on lives: the standard library."""
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(os.path.realpath(paths[k]), "") for k in ("stdlib", "platstdlib")})
+
+
+def _by_user_code(frame: Any) -> bool:
+    """Whether the call at `frame` comes from the user's code: the first frame outside the
+    standard library (pathlib, glob, genericpath pass the user's calls on) is neither the
+    import system's nor npu-opt's or an installed package's (their own look-ups are no
+    inputs of the kernel: a cache directory npu-opt creates must not make the next run miss)."""
+    library = _library_roots()
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if file.startswith("<frozen importlib"):
+            return False
+        if not (file.startswith(library) or file.startswith("<frozen")):
+            return _is_user_module_path(file)
+        frame = frame.f_back
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _is_user_module_path(file: str) -> bool:
+    return not os.path.abspath(file).startswith(system_roots())
+
+
+def _listed(path: Any) -> None:
+    """A directory listed by the user's code (the import system's own listings are not inputs)."""
+    if isinstance(path, int):
+        return
+    if not _by_user_code(sys._getframe(2)):
+        return  # the import system's, npu-opt's own (discovery's walk: the run record keeps that)
+    with contextlib.suppress(TypeError, ValueError):
+        name = os.path.abspath(os.fsdecode(path if path is not None else "."))
         for record in _ACTIVE:
-            record.env.add(key)
+            record.dirs.add(name)
+
+
+_OWN = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends", "driver"})
+_STAT = os.stat
+_LSTAT = os.lstat
+
+
+def _stat_recorder(real: Any) -> Any:
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
+                _by_user_code(sys._getframe(1)):
+            with contextlib.suppress(TypeError, ValueError):
+                name = os.path.abspath(os.fsdecode(path))
+                for record in _ACTIVE:
+                    record.stats.add(name)
+        return real(path, *args, **kwargs)
+
+    stat.__doc__ = real.__doc__
+    return stat
+
+
+class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
+    """`os.environ` (and `os.environb`) that tells the active records which variables were
+    looked up."""
+
+    def __getitem__(self, key: Any) -> Any:
+        name = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
+        for record in _ACTIVE:
+            record.env.add(name)
         return super().__getitem__(key)
 
     def __iter__(self) -> Iterator[str]:
@@ -92,6 +174,14 @@ def _install() -> None:
     if not isinstance(env, _TrackedEnviron):
         os.environ = _TrackedEnviron(env._data, env.encodekey, env.decodekey,  # type: ignore[attr-defined]
                                      env.encodevalue, env.decodevalue)  # type: ignore[attr-defined]
+    envb = getattr(os, "environb", None)
+    if envb is not None and not isinstance(envb, _TrackedEnviron):
+        os.environb = _TrackedEnviron(envb._data, envb.encodekey, envb.decodekey,  # type: ignore
+                                      envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
+    _library_roots()  # both computed before os.stat is wrapped: they stat paths themselves
+    system_roots()
+    os.stat = _stat_recorder(_STAT)
+    os.lstat = _stat_recorder(_LSTAT)
     sys.addaudithook(_audit)
     _INSTALLED = True
 
@@ -109,8 +199,9 @@ def recording() -> Iterator[Record]:
 
 
 def user_modules() -> set[str]:
-    """Files of every loaded module that is neither the Python installation's nor npu-opt's."""
-    files = set()
+    """Files of every loaded module that is neither the Python installation's nor npu-opt's
+    (those a kernel file's import scope keeps included: npu_opt/import_scope.py)."""
+    files = {f for f in scope_files() if _is_user_module_file(f)}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
@@ -128,11 +219,17 @@ def _user_file_of(file: str) -> str | None:
     return path if _is_user_module_file(path) else None
 
 
-def snapshot(record: Record) -> dict[str, dict[str, str | None]]:
-    """Content hashes of the recorded user files and values of the recorded variables."""
+def snapshot(record: Record) -> dict[str, dict[str, Any]]:
+    """Content hashes of the recorded user files, values of the recorded variables, kinds
+    and sizes of the user paths stat-ed, listings of the user directories listed, and the
+    file each imported top-level module resolves to on its search path."""
     files = {f for f in record.files if _is_user_file(f)}
+    roots = system_roots()
     return {"files": {f: digest(f) for f in sorted(files)},
-            "env": {name: env_value(name) for name in sorted(record.env)}}
+            "env": {name: env_value(name) for name in sorted(record.env)},
+            "stats": {p: stat_of(p) for p in sorted(record.stats) if not p.startswith(roots)},
+            "dirs": {d: listing_of(d) for d in sorted(record.dirs) if not d.startswith(roots)},
+            "modules": {name: [list(path), resolve(name, list(path))] for name, path in sorted(record.imports.items())}}
 
 
 def unchanged(snap: Any) -> bool:

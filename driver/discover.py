@@ -6,6 +6,7 @@ the file and line; the other files are still loaded (docs/reference/cli.md).
 
 Discovery rule: a file named on the command line is loaded as given (it must be a `.py`
 file); a directory is walked for `*.py` files in sorted order, skipping `__main__.py`,
+test files (`test_*.py`, `*_test.py`, `conftest.py`: named on the command line they load),
 hidden directories, `__pycache__`, `build`, `dist`, `node_modules`, `site-packages`,
 `venv`, `env` and any directory holding a `pyvenv.cfg` (a virtual environment). The same
 file named twice is loaded once. A module beside a kernel file named like one of
@@ -24,11 +25,13 @@ from pathlib import Path
 
 import attrs
 
-from ir.errors import MappingError
+from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES
 from npu_opt.blame import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
+from npu_opt.import_scope import loading
 from driver.run_record import walk_paths
+from npu_opt.import_scope import is_user_module
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for"]
 
@@ -72,7 +75,7 @@ class Found:
             message = f"no @device kernel in the {len(self.files)} Python file(s) found in {where}"
         else:
             message = f"no Python file found in {where} (hidden, build and virtual-environment " \
-                      f"directories and __main__.py are skipped)"
+                      f"directories, __main__.py and test files are skipped)"
         return LoadError(where, message)
 
 
@@ -84,9 +87,17 @@ def module_name_for(path: Path) -> str:
         rel = Path(path.name)
     parts = [p for p in rel.with_suffix("").parts if p not in ("", ".")]
     name = ".".join(p.replace("-", "_") for p in parts) or "kernel"
-    if name.split(".")[0] in OWN_PACKAGES:
-        name = "user." + name  # keep user frames distinguishable from npu-opt's own
+    top = name.split(".")[0]
+    if top in OWN_PACKAGES or top in sys.stdlib_module_names or _not_users(sys.modules.get(top)):
+        name = "user." + name  # keep user frames distinguishable from npu-opt's own (and `types.py`
+        # from replacing the standard library's `types` in sys.modules)
     return name
+
+
+def _not_users(module: object) -> bool:
+    """Whether a loaded module is someone else's than the user's (the installation's, npu-opt's)."""
+
+    return module is not None and not is_user_module(module)
 
 
 def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
@@ -100,7 +111,7 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
     if path.suffix != ".py":
         return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
-        source = path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed, as by `import`
         # dont_inherit: the file is compiled with its own `__future__` imports only, as
         # `import` compiles it. Inheriting this module's `annotations` import would turn every
         # annotation into a string, and one naming a variable of an enclosing function (a
@@ -116,22 +127,21 @@ def _load(path: Path) -> tuple[object | None, LoadError | None]:
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None, origin=str(path)))
     module.__file__ = str(path)
     sys.modules[name] = module
-    sys.path.insert(0, str(path.parent.resolve()))
     try:
-        exec(code, module.__dict__)  # noqa: S102 - loading the user's kernel file is the point
+        with loading(name, str(path.parent.resolve())):
+            exec(code, module.__dict__)  # noqa: S102 - loading the user's kernel file is the point
     except MappingError as e:
         line = _line_in(e, path)
         return None, LoadError(display, f"{e.code} while importing: {e.detail}"
                                + (f" in m(\"{e.text}\")" if e.text else ""), line)
-    except Exception as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
-        return None, LoadError(display, f"importing the file raised {type(e).__name__}: {e}", _line_in(e, path))
-    except USER_EXITS as e:  # sys.exit() or an interrupt raised by the file itself
+    except USER_EXITS as e:  # sys.exit(), os._exit() or an interrupt raised by the file itself
         if isinstance(e, KeyboardInterrupt) and signalled():
             raise
         return None, LoadError(display, f"importing the file raised {exit_text(e)}; a kernel file may not exit "
                                "while it is imported", _line_in(e, path))
-    finally:
-        sys.path.remove(str(path.parent.resolve()))
+    except BaseException as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
+        return None, LoadError(display, f"importing the file raised {type(e).__name__}: {exception_text(e)}",
+                               _line_in(e, path))
     return module, None
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ir.lark_cache import cache_dir
+from driver.replay import write_atomic
 
 __all__ = ["cached_output", "source_fingerprint"]
 
@@ -51,9 +52,8 @@ def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     text = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+
+        write_atomic(path, text)
     except OSError:
         pass
     return text

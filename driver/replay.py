@@ -32,6 +32,7 @@ compiled).
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import sys
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from driver.color import use_color
+import stat as st
 
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
 
@@ -57,11 +59,27 @@ SKIPPED_DIRS = frozenset({"__pycache__", "site-packages", "dist-packages", "buil
                           "venv", "env"})
 
 
-def write_atomic(path: Path, data: str) -> None:
-    """Write `data` to `path` through a temporary file in the same directory."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(data, encoding="utf-8")
-    os.replace(tmp, path)
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same directory, created
+    exclusively under an unpredictable name (a link planted there is never followed) and
+    removed again when the write or the rename fails."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for attempt in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as to any file the user writes
+            break
+        except FileExistsError:
+            if attempt == 99:
+                raise
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
@@ -97,18 +115,34 @@ def _skipped_dir(d: str) -> bool:
     return name.startswith(".") or name in SKIPPED_DIRS or os.path.isfile(os.path.join(d, "pyvenv.cfg"))
 
 
-def _walk(root: str) -> list[str]:
-    """The `*.py` files under `root`, sorted by name, except `__main__.py` and skipped
-    directories (strings: pathlib's parsing was most of a warm compile's walk)."""
+def _test_file(name: str) -> bool:
+    """`__main__.py` and a test runner's files (`test_*.py`, `*_test.py`, `conftest.py`):
+    a directory walk does not import them (importing a test module runs its set-up)."""
+    return name in ("__main__.py", "conftest.py") or name.startswith("test_") or name.endswith("_test.py")
+
+
+def _walk(root: str, inside: frozenset[str] = frozenset()) -> list[str]:
+    """The `*.py` files under `root`, sorted by name, except `__main__.py`, test files and skipped
+    directories (strings: pathlib's parsing was most of a warm compile's walk). A directory
+    link back to a directory being walked (`inside`: their real paths) is not followed
+    again, and a directory that cannot be listed holds nothing."""
     found: list[str] = []
-    with os.scandir(root) as it:
-        entries = sorted(it, key=lambda e: e.name)
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return found
     for entry in entries:
         path = os.path.join(root, entry.name)
         if entry.is_dir():
-            if not _skipped_dir(path):
-                found.extend(_walk(path))
-        elif os.path.splitext(entry.name)[1] == ".py" and entry.name != "__main__.py" and entry.is_file():
+            if _skipped_dir(path):
+                continue
+            if entry.is_symlink():
+                real = os.path.realpath(path)
+                if real in inside or real == os.path.realpath(root):
+                    continue
+            found.extend(_walk(path, (inside or frozenset({os.path.realpath(root)})) | {os.path.realpath(path)}))
+        elif os.path.splitext(entry.name)[1] == ".py" and not _test_file(entry.name) and entry.is_file():
             found.append(path)
     return found
 
@@ -167,20 +201,60 @@ def env_value(name: str) -> str | None:
     return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
 
 
+def stat_of(path: str) -> list[Any] | None:
+    """What a stat-only check can see of `path`: its kind and, for a file, its size (None: missing)."""
+
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    kind = "file" if st.S_ISREG(info.st_mode) else "dir" if st.S_ISDIR(info.st_mode) else "other"
+    return [kind, info.st_size if kind == "file" else 0]
+
+
+def listing_of(path: str) -> str | None:
+    """A hash of the sorted names in directory `path` (None: cannot be listed)."""
+    try:
+        names = sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return None
+    return sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def resolve(name: str, path: list[str]) -> str | None:
+    """The file (or package directories) module `name` resolves to on search path `path`,
+    by the import system's own path finder; None when it finds none."""
+    finder = next((f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder"), None)
+    if finder is None:
+        return None
+    try:
+        spec = finder.find_spec(name, path)
+    except (ImportError, OSError, ValueError):
+        return None
+    if spec is None:
+        return None
+    return spec.origin if spec.origin not in (None, "namespace") else repr(list(spec.submodule_search_locations or []))
+
+
 def deps_hold(snap: Any) -> bool:
-    """Whether every file and variable of a snapshot still has the recorded content."""
+    """Whether every file and variable of a snapshot still has the recorded content (and
+    every stat-ed path, listed directory and module resolution is the same)."""
     try:
         return all(digest(f) == h for f, h in snap["files"].items()) and \
-            all(env_value(n) == v for n, v in snap["env"].items())
-    except (TypeError, KeyError, AttributeError):
+            all(env_value(n) == v for n, v in snap["env"].items()) and \
+            all(stat_of(p) == v for p, v in snap.get("stats", {}).items()) and \
+            all(listing_of(d) == v for d, v in snap.get("dirs", {}).items()) and \
+            all(resolve(n, p) == v for n, (p, v) in snap.get("modules", {}).items())
+    except (TypeError, KeyError, AttributeError, ValueError):
         return False
 
 
 def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool,
-                   fmt: str, colored: bool) -> str:
+                   fmt: str, colored: bool, deny_warnings: bool = False) -> str:
     """What a run record answers: everything about the invocation that can change its output."""
     parts = [paths, os.path.abspath(out_dir), target, pattern, compat, fmt, colored, os.getcwd(),
-             sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]]
+             sys.executable, sys.version, [os.path.abspath(p) for p in sys.path]] + \
+        (["deny-warnings"] if deny_warnings else [])
     return sha256(repr(parts).encode()).hexdigest()
 
 
@@ -217,11 +291,11 @@ def _outputs_hold(directory: Path, record: dict[str, Any]) -> bool:
 
 
 def replay(paths: list[str], out_dir: str, target: str | None, pattern: str | None, compat: bool, fmt: str,
-           color: str | None) -> int | None:
+           color: str | None, deny_warnings: bool = False) -> int | None:
     """Print the recorded report of this invocation and return its status, if its record
     still holds (the module doc); None otherwise: then compile."""
     directory = Path(out_dir)
-    key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout))
+    key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, sys.stdout), deny_warnings)
     try:
         record = load_record(directory)
         if record["key"] != key or not _same_compiler(record):

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from driver.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings
+from driver.replay import _MAGIC, RECORD, _listing, digest, sha256, stamp_of, walk_strings, write_atomic
 from ir.version import VERSION
 
 __all__ = ["compiler_fingerprint", "source_digest", "walk_paths", "save_record"]
@@ -98,11 +98,13 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
     artifacts = [[entry["artifact"], entry["sha256"]] for entry in json.loads(warm_manifest)["kernels"]]
     record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
               "listing": _listing(paths),
-              "deps": {"files": files, "env": dict(deps.get("env", {}))},
+              "deps": {**{part: dict(deps.get(part, {})) for part in ("env", "stats", "dirs", "modules")},
+                       "files": files},
               "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
               "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f".{RECORD}.{os.getpid()}.tmp"
-    tmp.write_bytes(_MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
-    os.replace(tmp, cache / RECORD)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_atomic(cache / RECORD, _MAGIC + marshal.dumps(record))  # plain data: replay.load_record reads it
+    except OSError:
+        pass  # a read-only or file-shaped cache: the next run compiles (its per-kernel cache may answer)

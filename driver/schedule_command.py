@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
 from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _Usage
-from driver.visa_command import _format_error, _read, _target
+from driver.visa_command import _format_error, _read, _target, user_target
 from visa.schedule import builtin_rates, load_rates, schedule_artifact
 
 __all__ = ["schedule_command", "schedule_of_text", "schedule_manifest_fields"]
@@ -45,18 +45,22 @@ def schedule_of_text(text: str, target: Any = None, rates: Any = None, artifact:
 
 
 def schedule_command(files: list[str], fmt: str = "human", trace: str | None = None, html: str | None = None,
-                     rates: str | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Schedule one artifact (or compare two); return the exit status."""
+                     rates: str | None = None, *, out: TextIO | None = None, err: TextIO | None = None,
+                     target_spec: str | None = None, verify: bool = True) -> int:
+    """Schedule one artifact (or compare two) on its built-in target or `target_spec`, each
+    verified first (a schedule of an artifact the verifier refuses means nothing; `verify`
+    False, `--no-verify`: a hand-written one is modelled as it is); return the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     schedules = []
     try:
         if not 1 <= len(files) <= 2:
             raise _Usage("`npu-opt schedule` takes one .visa file, or two to compare")
+        given = user_target(target_spec)
         for path in files:
             text = _read(path)
             try:
-                schedules.append(schedule_of_text(text, rates=_rates(rates, "rngd") if rates else None))
+                schedules.append(_verified_schedule(text, given, _rates(rates, "rngd") if rates else None, verify))
             except VisaFormatError as e:
                 _format_error(e, path, err)
                 return EXIT_USAGE
@@ -70,6 +74,17 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
         return EXIT_ICE
     print(_render(schedules, files, fmt), file=out)
     return EXIT_OK
+
+
+def _verified_schedule(text: str, given: Any, rates: Any, verify: bool) -> Any:
+    from visa import parse_visa
+    from visa.verify import verify_artifact
+
+    artifact = parse_visa(text, target=given)
+    target = _target(artifact, given)
+    if verify:
+        verify_artifact(artifact, target, source=text)
+    return schedule_of_text(text, target=target, rates=rates, artifact=artifact)
 
 
 def _render(schedules: list[Any], files: list[str], fmt: str) -> str:

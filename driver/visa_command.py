@@ -23,13 +23,20 @@ from tu_ops.printing import type_text
 from visa import VisaTextError
 from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _out_dir, _Usage, bind_inputs, \
     _write_results
+import stat
+from driver.check_command import load_target_spec
+from tu_ops.target import BUILTIN_TARGETS
 
 __all__ = ["visa_command", "summary"]
 
 
 def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: list[str] | None = None,
-                 out_dir: str = ".", *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Parse (and verify, and execute) the artifact at `path`; return the exit status."""
+                 out_dir: str = ".", *, out: TextIO | None = None, err: TextIO | None = None,
+                 target_spec: str | None = None) -> int:
+    """Parse (and verify, and execute) the artifact at `path` on its built-in target or
+    `target_spec` (`--target NAME|FILE`); return the exit status. `--exec` always verifies
+    first: the interpreter allocates what the artifact declares, which only the verifier
+    checks against what its records back."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     inputs = list(inputs or [])
@@ -37,6 +44,7 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
         if inputs and not exec_:
             raise _Usage("--input needs --exec")
         text = _read(path)
+        given = user_target(target_spec)
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
@@ -45,8 +53,8 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
         from visa.verify import verify_artifact
 
         artifact = parse_visa(text)
-        target = _target(artifact)
-        if verify:
+        target = _target(artifact, given)
+        if verify or exec_:
             verify_artifact(artifact, target, source=text)
     except VisaFormatError as e:
         _format_error(e, path, err)
@@ -57,11 +65,18 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
     return _execute(artifact, target, inputs, out_dir, out, err)
 
 
+_MAX_TEXT = 1 << 30  # a VISA artifact or a target description larger than this is not one
+
+
 def _read(path: str) -> str:
+
     p = Path(path)
     if p.is_dir():
         raise _Usage(f"{path} is a directory; `npu-opt visa` takes one .visa file")
     try:
+        info = p.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TEXT:
+            raise _Usage(f"{path} is not a regular file of at most 1 GiB; `npu-opt visa` reads .visa files")
         return p.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise _Usage(f"{path}: no such file") from None
@@ -69,12 +84,31 @@ def _read(path: str) -> str:
         raise _Usage(f"cannot read {path}: {e}") from None
 
 
-def _target(artifact: Any) -> Any:
+def user_target(spec: str | None) -> Any:
+    """The target of `--target NAME|FILE` (None when not given); _Usage when it cannot be loaded."""
+    if spec is None:
+        return None
+
     try:
-        return get_target(artifact.target)
-    except NpuOptError as e:
-        raise VisaTextError(f"unknown target `{artifact.target}`: {e}", line=artifact.lines.get("target", 3),
-                            column=8) from None
+        return load_target_spec(spec)
+    except Exception as e:  # noqa: BLE001 - a bad target name or file is a usage error
+        raise _Usage(f"cannot load target {spec!r}: {e}") from None
+
+
+def _target(artifact: Any, given: Any = None) -> Any:
+    """The target to read `artifact` on: `given` (`--target`), else the built-in target its
+    `target` line names. That line is data: it is never opened as a path (it could name
+    /dev/zero or a FIFO)."""
+    from visa import VisaTextError
+
+    if given is not None:
+        return given
+    builtin = BUILTIN_TARGETS.get(artifact.target)
+    if builtin is None:
+        raise VisaTextError(f"unknown target `{artifact.target}`: not a built-in target (`npu-opt targets`); "
+                            f"pass its description with --target FILE", line=artifact.lines.get("target", 3),
+                            column=8)
+    return builtin()
 
 
 def _format_error(e: VisaFormatError, path: str, err: TextIO) -> None:

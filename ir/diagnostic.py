@@ -104,17 +104,27 @@ class Diagnostic:
         return bool(self.notes) and not self.notes[0].startswith("in stage `")
 
     def github(self) -> str:
-        """One GitHub Actions annotation line."""
+        """One GitHub Actions annotation line. Its data and its `file` property are escaped
+        the way the runner reads them (`%`, CR, LF; in a property also `:` and `,`), so a
+        file name or a message cannot end the line and issue a command of its own."""
         kind = "warning" if self.severity == "warning" else "error"
         where = ""
         if self.file:
-            where = f" file={self.file}" + (f",line={self.line}" if self.line else "") \
-                + (f",col={self.col}" if self.col else "")
+            where = f" file={_gh_property(str(self.file))}" + (f",line={int(self.line)}" if self.line else "") \
+                + (f",col={int(self.col)}" if self.col else "")
         text = f"[{self.code}] {self.message}" + (f" (help: {self.help})" if self.help else "")
-        return f"::{kind}{where}::{text.replace('%', '%25').replace(chr(10), '%0A')}"
+        return f"::{kind}{where}::{_gh_data(text)}"
 
     def json_line(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False)
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_property(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def render_all(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...], fmt: str = "human") -> str:

@@ -76,3 +76,15 @@ def _render_with_caret(message: str, text: str | None, column: int | None) -> st
     if column is not None:
         lines.append("  | " + " " * (column - 1) + "^")
     return "\n".join(lines)
+
+
+def exception_text(e: BaseException) -> str:
+    """`str(e)`, even for an exception of the user's whose `__str__` raises or returns
+    something other than a string (then a note saying so): reporting it must not fail."""
+    try:
+        text = e.__str__()
+    except BaseException as inner:  # noqa: BLE001 - the user's __str__ may raise anything
+        return f"<its __str__ raised {type(inner).__name__}>"
+    if not isinstance(text, str):
+        return f"<its __str__ returned {type(text).__name__}, not str>"
+    return text

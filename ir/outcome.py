@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Diagnostic
+from ir.errors import exception_text
 from ir.version import VERSION
 
 __all__ = ["Outcome", "ice_diagnostic"]
@@ -40,7 +41,7 @@ class Outcome:
 def ice_diagnostic(kernel: str, exc: BaseException, loc: Any = None) -> Diagnostic:
     """An internal compiler error as a diagnostic: what failed, and a request to report it."""
     code = getattr(exc, "code", None)
-    notes = [f"{type(exc).__name__}: {exc}".splitlines()[0]]
+    notes = [(f"{type(exc).__name__}: {exception_text(exc)}".splitlines() or [type(exc).__name__])[0]]
     if code and code not in ("ICE", "USAGE"):
         notes.insert(0, f"failing rule: {code}")
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None

@@ -6,7 +6,8 @@ user's frames are reported as their USAGE errors. The one exception is the
 `AttributeError` of our objects' `__getattr__`, which answers the user's typo.
 
 `SystemExit`, `KeyboardInterrupt` and `GeneratorExit` raised by the user's code while a
-file is imported or a kernel traced are USAGE errors for that file or kernel; a
+file is imported or a kernel traced (and `os._exit`, which raises `ProcessExit` there)
+are USAGE errors for that file or kernel; a
 KeyboardInterrupt caused by SIGINT (recorded by `on_sigint`) still stops the command.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 
 from ir.location import OWN_PACKAGES
 
-__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text"]
+__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -54,7 +55,22 @@ def install_sigint() -> None:
         pass
 
 
+class ProcessExit(SystemExit):
+    """`os._exit(n)` called by the user's code while npu-opt runs it (npu_opt/import_scope.py):
+    raised instead, so the exit is the file's or kernel's USAGE error, not npu-opt's status."""
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except BaseException:  # noqa: BLE001 - the user's __repr__ may raise anything
+        return f"<{type(value).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__}>"
+
+
 def exit_text(e: BaseException) -> str:
-    """`SystemExit(0)`, `KeyboardInterrupt`, ... as the user wrote it."""
-    args = ", ".join(repr(a) for a in e.args)
+    """`SystemExit(0)`, `KeyboardInterrupt`, `os._exit(3)` ... as the user wrote it."""
+    args = ", ".join(_safe_repr(a) for a in getattr(e, "args", ()))
+    if isinstance(e, ProcessExit):
+        return f"os._exit({args})"
     return f"{type(e).__name__}({args})" if args else type(e).__name__

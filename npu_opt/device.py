@@ -17,7 +17,7 @@ import attrs
 
 from ir.rules.fetch_size import fetch_size_faults  # FETCH-11: checked once the adapters are known
 from ir.diagnostic import Violation
-from ir.errors import InternalError, MappingError, NpuOptError
+from ir.errors import InternalError, MappingError, NpuOptError, exception_text
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location
 from ir.mapping.axes import REGISTRY_NAME
@@ -29,12 +29,15 @@ from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
 from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
+from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
 from npu_opt.views import read_view, write_view
+from npu_opt.import_scope import in_scope
+import sys
 
 __all__ = ["device", "DeviceKernel"]
 
@@ -90,7 +93,13 @@ class DeviceKernel:
         return tuple(declared.items()) if isinstance(declared, dict) else ()
 
     def trace(self, target: Any = None) -> TraceResult:
-        """Trace the kernel: its IR and every diagnostic, in report order."""
+        """Trace the kernel: its IR and every diagnostic, in report order (with its file's
+        own imports when the command line loaded it: npu_opt/import_scope.py)."""
+
+        with in_scope(self.fn.__module__):
+            return self._trace(target)
+
+    def _trace(self, target: Any) -> TraceResult:
         tracer = Tracer(self.name, self.chips, target)
         chips = _target_chips(target)
         if self.chips not in chips:
@@ -99,6 +108,8 @@ class DeviceKernel:
                                     help="use a chip count the target lists (`npu-opt targets`), or a target "
                                          "with more chips: rngd-2chip, rngd-4chip"),
                           self.location, None)
+        for message, fix in shadowed_escapes(self.fn, getattr(self, "factory_escapes", {})):
+            tracer.refuse(Violation("USAGE", message, help=fix), self.location, None)
         params = self._parameters(tracer)
         handles, writable = self._handles(tracer, params[1:])
         with tracing(tracer):
@@ -109,14 +120,7 @@ class DeviceKernel:
                 tracer.refuse(Violation(e.code, e.detail.splitlines()[0], notes=notes), loc, None)
                 returned = Poisoned("kernel")
             except NpuOptError as e:
-                tracer.refuse(Violation(e.code, str(e)), _raise_site(e), None)
-                returned = Poisoned("kernel")
-            except Exception as e:  # the user's own Python error inside the kernel body
-                if raised_by_us(e):
-                    raise  # our bug: the caller reports an ICE
-                tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {e}",
-                                        help="fix the Python error; the trace stopped here"),
-                              _raise_site(e), None)
+                tracer.refuse(Violation(e.code, exception_text(e)), _raise_site(e), None)
                 returned = Poisoned("kernel")
             except USER_EXITS as e:
                 if isinstance(e, KeyboardInterrupt) and signalled():
@@ -124,6 +128,13 @@ class DeviceKernel:
                 tracer.refuse(Violation("USAGE", f"the kernel raised {exit_text(e)} while being traced",
                                         help="a kernel body returns its result; it may not exit or interrupt "
                                              "the compiler"), _raise_site(e) or self.location, None)
+                returned = Poisoned("kernel")
+            except BaseException as e:  # the user's own Python error inside the kernel body
+                if raised_by_us(e):
+                    raise  # our bug: the caller reports an ICE
+                tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {exception_text(e)}",
+                                        help="fix the Python error; the trace stopped here"),
+                              _raise_site(e), None)
                 returned = Poisoned("kernel")
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
@@ -352,8 +363,12 @@ def device(fn: Callable[..., Any] | None = None, *, chip: int = 1, pe: int = DEF
     if isinstance(pe, bool) or pe not in PE_COUNTS:
         raise NpuOptError(f"@device(pe=...) takes one of {list(PE_COUNTS)}, not {pe!r}", code="USAGE")
 
+    factory = sys._getframe(1)  # the code decorating the kernel (a factory function, or the module)
+
     def wrap(f: Callable[..., Any]) -> DeviceKernel:
-        return DeviceKernel(f, chip, pe)
+        kernel = DeviceKernel(f, chip, pe)
+        kernel.factory_escapes = factory_escapes(f, factory)
+        return kernel
 
     return wrap(fn) if fn is not None else wrap
 

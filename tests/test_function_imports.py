@@ -57,6 +57,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.run_command", "backends.cpu.host"): "`compile` loads this module, never the cpu backend",
     ("driver.schedule_command", "visa"): "the VISA parser: a compile schedules its own parsed artifact",
     ("driver.schedule_command", "visa.schedule.compare"): "`schedule A B` only",
+    ("driver.schedule_command", "visa.verify"): "`schedule FILE` verifies what it reads; a compile's artifact is verified",
     ("driver.schedule_command", "visa.schedule.report"): "`schedule` only",
     ("driver.schedule_command", "visa.schedule.trace"): "`schedule --trace` only",
     ("driver.schedule_command", "visa.schedule.page"): "`schedule --html` only",

@@ -77,6 +77,9 @@ def parse_visa(text: str, *, target: Any = None) -> VisaArtifact:
 def _check_version(text: str) -> None:
     """Refuse another format version before the grammar (which may differ) is consulted."""
     match = _HEADER.match(text)
+    if match and len(match.group(1).lstrip("0")) > 18:  # no int(): 5000 digits exceed Python's conversion limit
+        raise VisaTextError(f"VISA format version of {len(match.group(1))} digits is not supported; this reader "
+                            f"reads version {FORMAT_VERSION}", line=1, column=match.start(1) + 1, source=text)
     if match and int(match.group(1)) != FORMAT_VERSION:
         raise VisaTextError(version_message(int(match.group(1))), line=1, column=match.start(1) + 1, source=text)
 

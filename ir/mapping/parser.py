@@ -71,7 +71,7 @@ def _check_limits(text: str) -> None:
     """Length, literals and bracket depth, on the raw text (before lark builds a tree)."""
     if len(text) > MAX_TEXT:
         raise MappingError("limit", f"the text has {len(text)} characters; mapping texts are at most {MAX_TEXT}",
-                           text=text[:60] + "...", column=None)
+                           text=text[:60] + "...", column=61)  # the caret under "...": it goes on from there
     for match in _LITERAL.finditer(text):
         digits = match.group()
         if len(digits) > 15 or int(digits) >= MAX_LITERAL:
