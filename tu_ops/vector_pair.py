@@ -148,6 +148,10 @@ class VectorPairOp(TuOp):
         problem = unzip_problem(t.time, self.split_time, self.axis.name)
         if problem:
             return problem
+        if not any(s.unit in _REDUCE for s in self.steps) and out.time.size != self.split_time.size:
+            # the merged stream has a group's steps: one per position of split_time, padding included
+            return (f"split_time {self.split_time} has {self.split_time.size} steps, the output stream "
+                    f"{out.time.size}")
         width = 8
         for i, step in enumerate(self.steps):
             src, dst = _units(step)
