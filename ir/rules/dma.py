@@ -269,7 +269,29 @@ def _dma4(src, dst) -> Violation | None:
                              notes=(f"source {src}", f"destination {dst}"),
                              help="place every source digit range somewhere in the destination "
                                   "(moving part of a tensor needs a tile view, later scope)")
-    return None
+    return _replicated_axis(src, dst, sizes)
+
+
+def _replicated_axis(src, dst, sizes) -> Violation | None:
+    """DMA-4: an axis of an HBM destination that the source does not hold at all would be
+    filled with copies (issue 28 item 3: a digit summed away by contract_time, then the
+    result moved into the layout that still has it). A repeat is written as a number.
+    Into DM, copies are legitimate: that is how an operand reaches every slice."""
+    if not isinstance(dst, HbmType):  # into DM, copies are how an operand reaches every slice
+        return None
+    held = {fr.axis for fr in frag(_joint(src))}
+    extra = sorted({d.axis for d in frag(_joint(dst))} - held)
+    if not extra:
+        return None
+    axis = extra[0]
+    return Violation("DMA-4", "a DMA into HBM never replicates data, but the destination has an axis the source "
+                     "lacks",
+                     label=f"the destination has `{axis}`, which the source does not hold: every `{axis}` "
+                           f"position would receive the same copy",
+                     notes=(f"source {src}", f"destination {dst}"),
+                     help=f"if a contraction summed `{axis}` away (contract_packet / contract_time), keep "
+                          f"it there; to repeat the data on purpose, write the number "
+                          f"{sizes.get(axis, 'n')} where the destination has `{axis}`")
 
 
 def _live_run(dst, burst: int) -> int:
