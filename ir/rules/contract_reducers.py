@@ -182,6 +182,12 @@ def _time_rules(pre: Mapping, out: Mapping, rule: CurrentRule) -> Violation | No
                          notes=(pre_list,),
                          help="keep a padded fragment whole, with the same `# p` as in the stream's time")
     rule.code = "TIME-5"
+    return _summed_time_padding(loops, sizes, pre, pre_list)
+
+
+def _summed_time_padding(loops, sizes: dict[str, int], pre: Mapping, pre_list: str) -> Violation | None:
+    """TIME-5: a summed time factor with `#` or `#{!}` padding adds unknown values into every
+    kept result (only `#{0}` padding is known to add nothing)."""
     for lp in loops:
         f = lp.factor
         cells = (f.cells if isinstance(f, RaggedFactor) else

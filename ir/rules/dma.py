@@ -273,10 +273,8 @@ def _dma4(src, dst) -> Violation | None:
 
 
 def _replicated_axis(src, dst, sizes) -> Violation | None:
-    """DMA-4: an axis of an HBM destination that the source does not hold at all would be
-    filled with copies (issue 28 item 3: a digit summed away by contract_time, then the
-    result moved into the layout that still has it). A repeat is written as a number.
-    Into DM, copies are legitimate: that is how an operand reaches every slice."""
+    """DMA-4: an axis of an HBM destination the source lacks would be filled with copies (a
+    digit summed away, then returned in a layout that has it). Into DM, copies are legal."""
     if not isinstance(dst, HbmType):  # into DM, copies are how an operand reaches every slice
         return None
     held = {fr.axis for fr in frag(_joint(src))}
