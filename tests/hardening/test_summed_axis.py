@@ -71,13 +71,19 @@ def test_lane5_help_names_contract_time_and_following_it_gives_the_right_kernel(
 def test_the_old_help_followed_is_refused_at_the_return_not_copied():
     report = npu_opt.check(kernel("summed", "A", "A"))
     (d,) = report.diagnostics
-    assert d.code == "DMA-4" and "the destination has `C`" in d.render()
+    assert d.code == "DMA-4" and "layout has `C`" in d.render()
     assert d.line == _line("return y.to_hbm"), d.render()
     assert "replicat" in d.message and "contract_time" in d.help
 
 
-def test_a_dma_into_dm_may_still_repeat_an_operand():
-    """The weights of every shipped gemm reach each slice as copies; that stays legal."""
+def test_copies_written_out_in_to_hbm_stay_legal():
+    """Asked for with the layout written out, the repeat is what the kernel says (and the
+    weights of every shipped gemm reach each slice as copies into DM)."""
     from tests.kernel_files import example
 
+    source = KERNEL.replace('m("TIME")', 'm("A")').replace('m("LANE")', 'm("A")').replace(
+        "return y.to_hbm(ctx.tdma)", 'return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("C, A, R")])')
+    asked = load_source(source.replace("def keep_c", "def asked"), "summed_axis_asked").__dict__["asked"]
+    summed = np.einsum("ace,re->ar", X.astype(np.int64), W.astype(np.int64)).astype(np.int32)
+    np.testing.assert_array_equal(npu_opt.run(asked, X, W), np.broadcast_to(summed, (4, 8, 8)))
     assert not npu_opt.check(example("gemm_kernel")).diagnostics
