@@ -93,10 +93,9 @@ _ENTRIES: list[CodeInfo] = [
         "reduce input not 32 or 64 bytes", "more than 32 output columns",
         "output columns not a power of two", "output packet is not a reduction of the input",
         "the adder tree sums padding of unknown contents"]),
-    *_rules("TIME", 5, "docs/machine/contraction.md", [
+    *_rules("TIME", 4, "docs/machine/contraction.md", [
         "out_time is not part of the time", "kept time factors reordered",
-        "padding or broadcast of its own in out_time", "padded kept factor changes extent",
-        "contract_time sums padding of unknown contents"]),
+        "padding or broadcast of its own in out_time", "padded kept factor changes extent"]),
     *_rules("LANE", 6, "docs/machine/contraction.md", [
         "more than 32 accumulator columns", "lane fold output is not 8 values",
         "lane fold packet does not match the mode", "lane fold time does not end in the fold",

@@ -21,7 +21,7 @@ from ir.rules.contract_text import CurrentRule, bytes_text, factor_text, guarded
 from ir.rules.time_reduction import ordered_reduction, time_reduction
 from ir.types import LaneMode
 
-__all__ = ["check_packet", "check_time", "check_lane"]
+__all__ = ["check_packet", "check_time", "check_lane", "summed_packet_padding"]
 
 
 # --- 9.2 contract_packet -------------------------------------------------------------------
@@ -59,8 +59,7 @@ def _packet_rules(t, out_packet: Mapping, rule: CurrentRule) -> Violation | None
                          notes=("depth d sums adjacent groups of 2^d cells and leaves outer(split(P, 2^d)); "
                                 "outermost padding may be added or left out",),
                          help=_depth_help(p))
-    rule.code = "PACKET-5"
-    return _summed_packet_padding(p, packet_depth(p, out_packet))
+    return None
 
 
 def _unknown(cell: object) -> bool:
@@ -68,10 +67,14 @@ def _unknown(cell: object) -> bool:
     return isinstance(cell, Padding) and cell.kind is not PaddingKind.ZERO
 
 
-def _summed_packet_padding(p: Mapping, d: int) -> Violation | None:
+def summed_packet_padding(p: Mapping, out_packet: Mapping) -> Violation | None:
     """PACKET-5: the tree sums each group of 2^d adjacent cells; a group mixing live cells
-    with padding of unknown contents puts that padding into a live sum (the chip reads what
-    memory holds there; only `#{0}` padding is known to add nothing)."""
+    with padding of unknown contents puts that padding into a live sum (only `#{0}` padding
+    is known to add nothing). The DSL asks this only of padding the fetch read from memory
+    (`npu_opt.padding_sums`): the Collect Engine fills the padding it adds with zeros."""
+    d = packet_depth(p, out_packet)
+    if d is None:
+        return None
     size = 2 ** d
     cells = [p.cell(i) for i in range(p.size)]
     for start in range(0, p.size, size):
@@ -164,8 +167,7 @@ def _time_rules(pre: Mapping, out: Mapping, rule: CurrentRule) -> Violation | No
                          help=f"drop {what} from out_time: contract_time keeps factors of the time and cannot "
                               "add padding or broadcasts")
     rule.code = "TIME-4"
-    loops = ordered_reduction(fp, fo)
-    if loops is None:
+    if ordered_reduction(fp, fo) is None:
         pre_ops = [f for f in fp if isinstance(f, RaggedFactor)]
         own = [g for g in fo if isinstance(g, RaggedFactor) and g not in pre_ops
                and not any(_shares(g, f) for f in pre_ops)]
@@ -181,27 +183,6 @@ def _time_rules(pre: Mapping, out: Mapping, rule: CurrentRule) -> Violation | No
                                f"`{raw(pre)}`",
                          notes=(pre_list,),
                          help="keep a padded fragment whole, with the same `# p` as in the stream's time")
-    rule.code = "TIME-5"
-    return _summed_time_padding(loops, sizes, pre, pre_list)
-
-
-def _summed_time_padding(loops, sizes: dict[str, int], pre: Mapping, pre_list: str) -> Violation | None:
-    """TIME-5: a summed time factor with `#` or `#{!}` padding adds unknown values into every
-    kept result (only `#{0}` padding is known to add nothing)."""
-    for lp in loops:
-        f = lp.factor
-        cells = (f.cells if isinstance(f, RaggedFactor) else
-                 (Padding(f.kind),) if isinstance(f, PaddingFactor) else ())
-        unknown = next((c for c in cells if _unknown(c)), None)
-        if not lp.keep and unknown is not None:
-            return Violation("TIME-5", "contract_time would sum padding of unknown contents",
-                             label=f"the summed time factor `{factor_text(f, sizes)}` of `{raw(pre)}` has "
-                                   f"`{unknown.kind.marker}` padding",
-                             notes=(pre_list, "`#` padding holds whatever memory holds there (the cpu backend "
-                                              "reads zeros, the chip does not); `#{0}` padding is known to be zero"),
-                             help="zero the padding first with `.fetch_mask(...)` right after `fetch`, writing that "
-                                  "axis's `#` as `#{0}` (docs/machine/fetch-mask.md), or keep the padded factor "
-                                  "in out_time")
     return None
 
 

@@ -3,8 +3,9 @@
 `#` padding holds whatever memory holds there (the reference's book: accessible, arbitrary
 values); only `#{0}` is known to be zero. The cpu backend reads every padding cell as zero,
 so a kernel summing `#` padding showed the right answer on cpu and visa while the chip would
-add garbage. Now the adder tree (PACKET-5) and the time reducer (TIME-5) refuse it, and the
-fix they name, a fetch mask on both operands, compiles and computes the sum."""
+add garbage. Now the adder tree refuses to sum padding its fetch read from memory (PACKET-5),
+and the fix it names, a fetch mask on both operands, compiles and computes the sum. Padding
+the Collect Engine adds (zero-filled) and padded time steps (skipped) stay legal."""
 
 from __future__ import annotations
 
@@ -96,15 +97,26 @@ def test_the_adder_tree_refuses_to_sum_hash_padding():
     assert "packet position 24 of `K # 32`" in d.render()
 
 
-def test_the_time_reducer_refuses_to_sum_hash_padding():
-    d = _refusal(_kernel(TIME, "time_top", False, KEEP='m("1")'), "TIME-5", "contract_time")
-    assert "`#` padding" in d.render()
-
-
-def test_padding_kept_out_of_the_time_sum_is_legal():
-    """Keeping the padded rows (each its own result, dropped at the end) sums no padding."""
-    k = _kernel(TIME, "time_kept", False, KEEP='m("F # 8")', **{'HbmTensor[i32, Chip, m("R")]': 'HbmTensor[i32, Chip, m("F, R")]'})
+def test_collect_padding_is_zero_filled_and_summed():
+    """Fetched unpadded (24 bytes), padded to the flit by collect: the engine writes zeros."""
+    text = PACKET.replace('m("A, K # 32")]', 'm("A, K")]').replace(
+        'fetch(m("A"), m("K # 32"))XMASK', 'fetch(m("A"), m("K"))').replace(
+        'fetch(m("R"), m("K # 32"))WMASK', 'fetch(m("R"), m("K"))').replace(
+        'm("R, K # 32")]', 'm("R, K")]').replace("PAD", "#").replace("NAME", "collect_padded")
+    k = load_source(text, "padding_sums_collect_padded").__dict__["collect_padded"]
     assert not npu_opt.check(k).diagnostics
+    x = RNG.integers(-8, 8, (8, 24)).astype(np.int8)
+    w = RNG.integers(-8, 8, (8, 24)).astype(np.int8)
+    np.testing.assert_array_equal(npu_opt.run(k, x, w), x.astype(np.int64) @ w.T.astype(np.int64))
+
+
+def test_padded_time_steps_are_skipped_not_refused():
+    """The Time Reducer skips padded steps (docs/machine/contraction.md): `F # 8` summed whole."""
+    k = _kernel(TIME, "time_top", False, KEEP='m("1")')
+    assert not npu_opt.check(k).diagnostics
+    x = RNG.integers(-8, 8, (6, 32)).astype(np.int8)
+    w = RNG.integers(-8, 8, (8, 32)).astype(np.int8)
+    np.testing.assert_array_equal(npu_opt.run(k, x, w), (x.astype(np.int64) @ w.T.astype(np.int64)).sum(axis=0))
 
 
 @pytest.mark.parametrize("backend", ["cpu", "visa"])
