@@ -89,9 +89,10 @@ _ENTRIES: list[CodeInfo] = [
         "out_time size not a multiple of the stream time", "out_time reorders the stream time",
         "TRF data spread over the packet", "TRF element not walked by time",
         "contraction places a digit twice", "TRF read walk exceeds the sequencer"]),
-    *_rules("PACKET", 4, "docs/machine/contraction.md", [
+    *_rules("PACKET", 5, "docs/machine/contraction.md", [
         "reduce input not 32 or 64 bytes", "more than 32 output columns",
-        "output columns not a power of two", "output packet is not a reduction of the input"]),
+        "output columns not a power of two", "output packet is not a reduction of the input",
+        "the adder tree sums padding of unknown contents"]),
     *_rules("TIME", 4, "docs/machine/contraction.md", [
         "out_time is not part of the time", "kept time factors reordered",
         "padding or broadcast of its own in out_time", "padded kept factor changes extent"]),

@@ -167,16 +167,19 @@ def narrow_e4m3(bits_u32: object) -> np.ndarray:
 def narrow_e5m2(bits_u32: object) -> np.ndarray:
     """f32 bits -> f8e5m2 bits with the reference's rounding (half away from zero, 4.3).
 
-    Subnormals (|x| < 2^-14) take min(round_half_away(|x| * 2^16), 3), so [3.5, 4) * 2^-16
-    gives 0x03; overflow goes to +-inf; NaN -> 0x7E.
+    Subnormals (|x| < 2^-14) take round_half_away(|x| * 2^16) subnormal steps; a result of
+    4 steps is the smallest normal, code 0x04, so [3.5, 4) * 2^-16 gives 0x04 as every
+    rounding rule does (the reference's host model clamps it to 0x03: docs/numerics.md).
+    Overflow goes to +-inf; NaN -> 0x7E.
     """
     sign, a, exp, sig = _split(_bits(bits_u32, _U32))
     # Normal: keep the top two mantissa bits, add f32 mantissa bit 20 (half up), rebias 112.
     normal = (a >> 21) + ((a >> 20) & 1) - _U32(112 << 2)
     # |x| * 2^16 = sig * 2^(exp - 134) is exact in f32, so rounding it half away from zero
-    # is (sig + half) >> n on integers; n >= 25 gives 0 like any larger n.
+    # is (sig + half) >> n on integers; n >= 25 gives 0 like any larger n. The subnormal
+    # codes 0..3 continue into the normal codes, so 4 needs no special case.
     n = np.minimum(134 - np.maximum(exp, 1), 25).astype(_U32)
-    sub = np.minimum((sig + (_U32(1) << (n - 1))) >> n, 3)
+    sub = (sig + (_U32(1) << (n - 1))) >> n
     mag = np.where(exp >= 113, np.minimum(normal, 0x7C), sub)  # E reaching 31 is inf
     out = np.where(a > 0x7F800000, np.uint8(0x7E), sign | mag.astype(np.uint8))
     return out.astype(np.uint8)

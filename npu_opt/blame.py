@@ -13,7 +13,12 @@ KeyboardInterrupt caused by SIGINT (recorded by `on_sigint`) still stops the com
 
 from __future__ import annotations
 
+import _thread
+import gc
+import os
 import signal
+import sysconfig
+import threading
 import traceback
 from typing import Any
 
@@ -26,14 +31,27 @@ _SIGNALLED = [False]
 
 
 def raised_by_us(e: BaseException) -> bool:
-    """Whether the innermost frame of `e`'s traceback is npu-opt's own code."""
-    frames = list(traceback.walk_tb(e.__traceback__))
-    if not frames:
-        return False
-    frame = frames[-1][0]
-    if isinstance(e, AttributeError) and frame.f_code.co_name == "__getattr__":
-        return False
-    return (frame.f_globals.get("__name__") or "").split(".")[0] in OWN_PACKAGES
+    """Whether `e` was raised in npu-opt's own code.
+
+    The innermost frame that is npu-opt's or the user's decides: frames of the standard
+    library and of installed packages (numpy, attrs, ...) only pass the exception on, so an
+    `attrs.evolve` our code calls wrongly is our bug, and a numpy call the user writes
+    wrongly is theirs."""
+    for frame, _ in reversed(list(traceback.walk_tb(e.__traceback__))):
+        if (frame.f_globals.get("__name__") or "").split(".")[0] in OWN_PACKAGES:
+            return not (isinstance(e, AttributeError) and frame.f_code.co_name == "__getattr__")
+        if not _is_library(frame.f_code.co_filename):
+            return False
+    return False
+
+
+def _is_library(filename: str) -> bool:
+    """Whether `filename` is the standard library's or an installed package's."""
+    if filename.startswith("<frozen "):
+        return True
+    roots = {os.path.realpath(sysconfig.get_path(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    path = os.path.realpath(filename)
+    return any(path.startswith(root + os.sep) for root in roots)
 
 
 def signalled() -> bool:
@@ -43,7 +61,23 @@ def signalled() -> bool:
 
 def _on_sigint(signum: int, frame: Any) -> None:
     _SIGNALLED[0] = True
+    if _in_gc_callback(frame):
+        # An exception leaving a gc callback is only printed ("Exception ignored in"), and the
+        # interrupt would be lost: deliver it again once the callback has returned.
+        threading.Timer(0.01, _thread.interrupt_main).start()
+        return
     raise KeyboardInterrupt
+
+
+def _in_gc_callback(frame: Any) -> bool:
+    """Whether `frame` or one of its callers runs a function of `gc.callbacks`."""
+    codes = {getattr(callback, "__code__", None) for callback in gc.callbacks}
+    codes.discard(None)
+    while frame is not None and codes:
+        if frame.f_code in codes:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def install_sigint() -> None:

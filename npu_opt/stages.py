@@ -16,6 +16,7 @@ from ir.dtypes import DType
 from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
+from npu_opt.padding_sums import refuse_summed_memory_padding
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, type_argument_fault
 from npu_opt.switch_stage import switch_fault
 from npu_opt.tensors import DmTensor, TrfTensor
@@ -304,10 +305,9 @@ class ContractOuterStream(StreamStage):
     @stage_method("contract_packet")
     def contract_packet(self, loc: Location, packet: Any) -> Any:
         """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
-        fault = _kind_fault(packet=packet)
-        if fault:
+        if fault := _kind_fault(packet=packet):
             return refuse_dead(self, loc, "contract_packet", fault)
-        return _next(self, loc, ops.ContractPacket, ContractPacketStream, packet=packet)
+        return refuse_summed_memory_padding(_next(self, loc, ops.ContractPacket, ContractPacketStream, packet=packet))
 
 
 class ContractPacketStream(StreamStage):

@@ -57,8 +57,11 @@ def held_stash(stage: Any, loc: Location, name: str) -> Any:
 
 
 def spend(out: Any) -> Any:
-    """`out`, the stream after the op that read the stash, with the stash spent."""
-    if hasattr(out, "ve"):
+    """`out`, the stream after the op that read the stash, with the stash spent.
+
+    A refused read (VE-ALU-1, ...) returns a `Poisoned` stream, whose every attribute is a
+    function: it has no stash to spend and stays as it is."""
+    if not isinstance(out, Poisoned) and hasattr(out, "ve"):
         out.ve = attrs.evolve(out.ve, stash=_SPENT)
     return out
 

@@ -152,6 +152,11 @@ class VectorPairOp(TuOp):
         problem = unzip_problem(t.time, self.split_time, self.axis.name)
         if problem:
             return problem
+        steps = self.split_time.size  # a group's steps: one per position of split_time, padding included
+        for s in self.steps:  # a split doubles them, a concat halves them
+            steps = {PairUnit.NARROW_SPLIT: steps * 2, PairUnit.WIDEN_CONCAT: steps // 2}.get(s.unit, steps)
+        if not any(s.unit in _REDUCE for s in self.steps) and out.time.size != steps:
+            return f"split_time {self.split_time} gives {steps} steps, the output stream has {out.time.size}"
         width = 8
         for i, step in enumerate(self.steps):
             src, dst = _units(step)

@@ -248,6 +248,9 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     dm_at = dm_base | {a: dm_base[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_base}  # writes into DM
     for step in kernel.steps:
         if not isinstance(step, TuProgram):
+            into = getattr(step, "into", None)  # dma_into, memset: the result is `into`'s new contents
+            if into is not None and types.get(into.id) != step.output_type:
+                raise fail.op(step, f"the {step.MNEMONIC} writes into {into}, which is not of its output type")
             if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
                 continue
             check_dma(step, target, fail)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from ir.diagnostic import Violation
 from ir.mapping import ops as mops
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, factor_size
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.cells import Index, Padding
+from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.rules.contract_geometry import (
     ACC_CELLS, ACC_COLS, LANE_BUS, LANES, OUTER_PACKET_BYTES, accumulator_cells, axis_sizes, lane_fold,
     lane_fold_f, packet_depth, reduced_packet, split_normalized, split_to_factors, text_of,
@@ -20,7 +21,7 @@ from ir.rules.contract_text import CurrentRule, bytes_text, factor_text, guarded
 from ir.rules.time_reduction import ordered_reduction, time_reduction
 from ir.types import LaneMode
 
-__all__ = ["check_packet", "check_time", "check_lane"]
+__all__ = ["check_packet", "check_time", "check_lane", "summed_packet_padding"]
 
 
 # --- 9.2 contract_packet -------------------------------------------------------------------
@@ -58,6 +59,37 @@ def _packet_rules(t, out_packet: Mapping, rule: CurrentRule) -> Violation | None
                          notes=("depth d sums adjacent groups of 2^d cells and leaves outer(split(P, 2^d)); "
                                 "outermost padding may be added or left out",),
                          help=_depth_help(p))
+    return None
+
+
+def _unknown(cell: object) -> bool:
+    """A padding cell whose contents are not known zeros (`#` or `#{!}`)."""
+    return isinstance(cell, Padding) and cell.kind is not PaddingKind.ZERO
+
+
+def summed_packet_padding(p: Mapping, out_packet: Mapping) -> Violation | None:
+    """PACKET-5: the tree sums each group of 2^d adjacent cells; a group mixing live cells
+    with padding of unknown contents puts that padding into a live sum (only `#{0}` padding
+    is known to add nothing). The DSL asks this only of padding the fetch read from memory
+    (`npu_opt.padding_sums`): the Collect Engine fills the padding it adds with zeros."""
+    d = packet_depth(p, out_packet)
+    if d is None:
+        return None
+    size = 2 ** d
+    cells = [p.cell(i) for i in range(p.size)]
+    for start in range(0, p.size, size):
+        group = cells[start:start + size]
+        bad = next((i for i, c in enumerate(group) if _unknown(c)), None)
+        if bad is not None and any(isinstance(c, Index) for c in group):
+            kind = group[bad].kind.marker
+            return Violation("PACKET-5", "the adder tree would sum padding of unknown contents",
+                             label=f"packet position {start + bad} of `{raw(p)}` is `{kind}` padding, summed "
+                                   f"with live positions {start}..{start + size - 1}",
+                             notes=("`#` padding holds whatever memory holds there (the cpu backend reads "
+                                    "zeros, the chip does not); `#{0}` padding is known to be zero",),
+                             help="zero the padding first with `.fetch_mask(...)` right after `fetch`, writing that "
+                                  "axis's `#` as `#{0}` (docs/machine/fetch-mask.md), or pad so that no live "
+                                  "sum reaches the padding")
     return None
 
 
@@ -199,12 +231,38 @@ def _lane_rules(t, out_time: Mapping, out_packet: Mapping, mode: LaneMode, rule:
     rule.code = "LANE-5"
     if split_to_factors(out_time, f_size)[0] != t.time.factors():
         f_map = lane_fold(lane, p, mode)[0]
+        outer = split_normalized(out_time, f_size)[0]
         return Violation("LANE-5", "out_time must begin with the stream's time",
-                         label=f"outer part `{text_of(split_normalized(out_time, f_size)[0])}` of out_time is not the "
+                         label=f"outer part `{text_of(outer)}` of out_time is not the "
                                f"time `{raw(t.time)}`",
-                         help=f'use m("{text_of(pair_all([t.time, f_map]))}")')
+                         help=_lane5_help(t, outer, f_map))
     rule.code = "LANE-6"
     return _capacity(t, mode)
+
+
+def _lane5_help(t, outer: Mapping, f_map: Mapping) -> str:
+    """LANE-5's fix. When out_time names an axis that contract_time summed away, the fix is at
+    contract_time: the plain `use m(time, F)` alone sums that axis, and a layout that still has
+    it afterwards gets copies (issue 28 item 3; the DMA now refuses that, DMA-4)."""
+    plain = f'use m("{text_of(pair_all([t.time, f_map]))}")'
+    if t.pre_time is None:
+        return plain
+    try:
+        loops = time_reduction(t.pre_time, t.time).loops
+    except ValueError:
+        return plain
+    wanted = mops.axes_of(outer) - mops.axes_of(t.time)
+    summed = [lp for lp in loops if not lp.keep and isinstance(lp.factor, AxisFactor) and lp.factor.axis in wanted]
+    if not summed:
+        return plain
+    sizes = axis_sizes(t.pre_time)
+    keep = list_text([lp.factor for lp in loops if lp.keep or lp in summed], sizes)
+    f_text = text_of(f_map)
+    lane = keep if f_text == "1" else f"{keep}, {f_text}"
+    names = ", ".join(sorted({f"`{lp.factor.axis}`" for lp in summed}))
+    return (f"contract_time summed {names} away; to keep it, write `.contract_time(m(\"{keep}\"))` and use "
+            f'm("{lane}") here (contract_time keeps factors in the stream\'s order: reorder at the commit or '
+            f"the DMA); to sum it, {plain}")
 
 
 def _mode_note(mode: LaneMode, lane: Mapping, p: Mapping) -> str:

@@ -199,7 +199,7 @@ def check_dma(op) -> Violation | None:
                              help="write every level with digit ranges that stay inside their axes")
         if found is not None:
             return found
-    return None
+    return _replicated_axis(src, dst) if getattr(op, "inferred", False) else None
 
 
 def _dma1(src, dst) -> Violation | None:
@@ -270,6 +270,25 @@ def _dma4(src, dst) -> Violation | None:
                              help="place every source digit range somewhere in the destination "
                                   "(moving part of a tensor needs a tile view, later scope)")
     return None
+
+
+def _replicated_axis(src, dst) -> Violation | None:
+    """DMA-4 of a `to_hbm` whose layout the kernel's return annotation gave: an axis the
+    source lacks would be filled with copies nobody asked for (a digit summed away, then
+    returned in a layout that has it). Written out in `to_hbm`, the copies are asked for."""
+    sizes = axis_sizes(*src.levels(), *dst.levels())
+    held = {fr.axis for fr in frag(_joint(src))}
+    extra = sorted({d.axis for d in frag(_joint(dst))} - held)
+    if not extra:
+        return None
+    axis = extra[0]
+    return Violation("DMA-4", "the returned layout has an axis the tensor lacks: the DMA would replicate it",
+                     label=f"the return annotation's layout has `{axis}`, which the source does not hold: "
+                           f"every `{axis}` position would receive the same copy",
+                     notes=(f"source {src}", f"destination {dst}"),
+                     help=f"if a contraction summed `{axis}` away (contract_packet / contract_time), keep "
+                          f"it there; to repeat the data on purpose, say so: "
+                          f"`.to_hbm(ctx.tdma, HbmTensor[...])` with the layout written out")
 
 
 def _live_run(dst, burst: int) -> int:

@@ -105,13 +105,15 @@ def e5m2_rows(ctx: Context, x: HbmTensor[f8e5m2, Chip, m("I, K")],
 @device(chip=1)
 def bf16_packet_padded(ctx: Context, x: HbmTensor[bf16, Chip, m("I, P")],
                        w: HbmTensor[bf16, Chip, m("R, P")]) -> HbmTensor[f32, Chip, m("I, R")]:
-    """Padded tree leaves (P # 16) inside live time steps: their products are +0."""
+    """Padded tree leaves (P # 16, zeroed by fetch masks: PACKET-5) inside live time steps:
+    their products are +0."""
     x = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("I, P")])
     w = w.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("R, P")])
-    w_trf = (ctx.sub.begin(w.view()).fetch(m("R"), m("P # 16")).collect(m("R"), m("P # 16"))
-             .to_trf(m("R"), m("P # 16")))
-    y = (ctx.main.begin(x.view()).fetch(m("I"), m("P # 16")).collect(m("I"), m("P # 16"))
-         .contract_outer(w_trf, m("I"), m("P # 16"))
+    w_trf = (ctx.sub.begin(w.view()).fetch(m("R"), m("P # 16")).fetch_mask(m("R"), m("P #{0} 16"))
+             .collect(m("R"), m("P #{0} 16")).to_trf(m("R"), m("P #{0} 16")))
+    y = (ctx.main.begin(x.view()).fetch(m("I"), m("P # 16")).fetch_mask(m("I"), m("P #{0} 16"))
+         .collect(m("I"), m("P #{0} 16"))
+         .contract_outer(w_trf, m("I"), m("P #{0} 16"))
          .contract_packet(m("1"))
          .contract_time(m("I"))
          .contract_lane(m("I"), m("R"), LaneMode.INTERLEAVED)
@@ -123,13 +125,14 @@ def bf16_packet_padded(ctx: Context, x: HbmTensor[bf16, Chip, m("I, P")],
 @device(chip=1)
 def i8_packet_padded(ctx: Context, x: HbmTensor[i8, Chip, m("I, Q")],
                      w: HbmTensor[i8, Chip, m("R, Q")]) -> HbmTensor[i32, Chip, m("R")]:
-    """Padded tree leaves (Q # 32) in i8, summed in time."""
+    """Padded tree leaves (Q # 32, zeroed by fetch masks: PACKET-5) in i8, summed in time."""
     x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("I, Q")])
     w = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("R, Q")])
-    w_trf = (ctx.sub.begin(w.view()).fetch(m("R"), m("Q # 32")).collect(m("R"), m("Q # 32"))
-             .to_trf(m("R"), m("Q # 32")))
-    y = (ctx.main.begin(x.view()).fetch(m("I"), m("Q # 32")).collect(m("I"), m("Q # 32"))
-         .contract_outer(w_trf, m("I"), m("Q # 32"))
+    w_trf = (ctx.sub.begin(w.view()).fetch(m("R"), m("Q # 32")).fetch_mask(m("R"), m("Q #{0} 32"))
+             .collect(m("R"), m("Q #{0} 32")).to_trf(m("R"), m("Q #{0} 32")))
+    y = (ctx.main.begin(x.view()).fetch(m("I"), m("Q # 32")).fetch_mask(m("I"), m("Q #{0} 32"))
+         .collect(m("I"), m("Q #{0} 32"))
+         .contract_outer(w_trf, m("I"), m("Q #{0} 32"))
          .contract_packet(m("1"))
          .contract_time(m("1"))
          .contract_lane(m("1"), m("R"), LaneMode.INTERLEAVED)

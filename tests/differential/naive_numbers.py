@@ -151,7 +151,8 @@ def narrow_e4m3(x: np.ndarray) -> np.ndarray:
 
 def narrow_e5m2(x: np.ndarray) -> np.ndarray:
     """f32 bits -> f8e5m2 with the rounding of docs/numerics.md (half up in magnitude on the two
-    kept mantissa bits; subnormals by round-half-away of |x| * 2^16, at most 3)."""
+    kept mantissa bits; subnormals by round-half-away of |x| * 2^16, where 4 is the smallest
+    normal, code 0x04)."""
     x = np.asarray(x, dtype=np.uint32)
     v = as_f32(x)
     sign = ((x >> 31) << 7).astype(np.int64)
@@ -161,7 +162,7 @@ def narrow_e5m2(x: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         scaled = np.where(big_e <= 0, np.abs(v).astype(np.float64), 0.0) * 65536.0   # exact: |x| < 2^-14
     whole = np.floor(scaled)
-    sub = np.minimum(whole + (scaled - whole >= 0.5), 3).astype(np.int64)
+    sub = (whole + (scaled - whole >= 0.5)).astype(np.int64)
     mag = np.where(big_e >= 31, 0x7C, np.where(big_e <= 0, sub, normal))
     mag = np.where(np.isinf(v), 0x7C, mag)
     mag = np.where(v == 0, 0, mag)

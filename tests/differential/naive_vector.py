@@ -102,7 +102,10 @@ def _elementwise(v: Value, fn: Any) -> Value:
 
 
 def _round_f32(x: float) -> int:
-    """The bits of the binary32 nearest the binary64 `x` (ties to even, overflow to inf)."""
+    """The bits of the binary32 nearest the binary64 `x` (ties to even, overflow to inf); every
+    NaN is the one NaN 0x7FC00000 (docs/numerics.md), not the host's nor an operand's."""
+    if math.isnan(x):
+        return 0x7FC00000
     with np.errstate(over="ignore"):
         return int(np.array(x, np.float64).astype(np.float32).view(np.uint32))
 
@@ -244,7 +247,7 @@ def _with_rf(v: Value, rf: np.ndarray, fn: Any) -> Value:
 def _rf_stage(name: str, op: Any, v: Value, rf: np.ndarray) -> Value:
     """A binary op reading a VRF operand (already moved to the stream's layout)."""
     if name == "vector_clip" and v.dtype == "f32" and op.op.name == "ADD":
-        return _with_rf(v, rf, lambda x, y: _bits(float(np.float32(_f32(x) + _f32(y)))))
+        return _with_rf(v, rf, lambda x, y: _round_f32(_f32(x) + _f32(y)))
     if name == "vector_fxp" and v.dtype == "i32":
         return _with_rf(v, rf, lambda x, y: _fxp(op.op.name, int(x), int(y)))
     raise ModelError(f"the naive model has no VRF form of {name} {op.op.name}")

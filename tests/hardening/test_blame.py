@@ -34,6 +34,24 @@ def test_our_exception_inside_a_rule_is_an_ice_not_the_users(tmp_path, capsys, m
     assert (tmp_path / "out" / "copy_kernel.fail").read_text().startswith("error[ICE]")
 
 
+def test_a_library_error_raised_under_our_frames_is_an_ice(tmp_path, capsys, monkeypatch):
+    """Issue 28 item 16: attrs raising because our code called it wrongly is our bug, although
+    the innermost frame is attrs'."""
+    scope = {"__name__": "ir.rules.injected"}
+    exec("import attrs\ndef check(self):\n    return attrs.evolve(len)\n", scope)  # noqa: S102
+    monkeypatch.setattr(ir.ops.Begin, "check", scope["check"])
+    check, out, compiled, cout = both(write(tmp_path), tmp_path, capsys)
+    assert (check, compiled) == (3, 3)
+    for text in (out, cout):
+        assert "error[ICE]" in text and "NotAnAttrsClassError" in text and "error[USAGE]" not in text
+
+
+def test_a_library_error_from_the_users_call_is_usage(tmp_path, capsys):
+    check, out, compiled, cout = both(write(tmp_path, body="import numpy; numpy.zeros(-1)"), tmp_path, capsys)
+    assert (check, compiled) == (2, 2)
+    assert "error[USAGE]" in out and "kern.py:10" in out and "error[ICE]" not in out + cout
+
+
 @pytest.mark.parametrize("body", ["x = [][1]", "raise ValueError('no')", "import sys; sys.exit(0)",
                                   "raise SystemExit(0)", "raise KeyboardInterrupt", "raise GeneratorExit"])
 def test_the_users_error_in_a_body_is_usage_exit_2_in_check_and_compile(tmp_path, capsys, body):

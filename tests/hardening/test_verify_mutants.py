@@ -99,3 +99,23 @@ def test_ten_thousand_mutants():
     assert not bad, "\n\n".join(bad[:5])
     assert slow == 0
     assert np.sum(list(counts.values())) >= 10_000
+
+
+# ---- issue 28 item 15: mutants verify accepted and the interpreter then refused ----------------
+
+@pytest.mark.parametrize("split", ["S % 8 # 16, H / 8", "S % 8, H / 8 # 16", "S % 8 # 16, H / 8 # 16"])
+def test_a_padded_split_time_that_changes_the_step_count_is_refused(split):
+    text = compile_kernel(example("residual_add_kernel")).text
+    mutant = text.replace('split_time="S % 8, H / 8"', f'split_time="{split}"')
+    assert mutant != text
+    message = refused(mutant)
+    assert "VPAIR-1" in message and "split_time" in message and "steps, the output stream has" in message
+
+
+def test_a_dma_into_another_tensor_of_another_type_is_refused():
+    from tests.npu_opt.test_views import via_dm  # a DM window copied back into a tensor_new HBM tensor
+
+    text = compile_kernel(via_dm).text
+    mutant = re.sub(r"(= dma_into src=%2 .*) into=%1 ", r"\1 into=%2 ", text)
+    assert mutant != text
+    assert "which is not of its output type" in refused(mutant)

@@ -113,7 +113,7 @@ V8_ENC = [(f8e4m3, x, c, ml) for x, c, ml in [
     (0x47700000, 0x7C, 0x7C), (0x47800000, 0x7C, 0x7C), (0x4E6E6B28, 0x7C, 0x7C),
     (0x7F800000, 0x7C, 0x7C), (0x7FC00000, 0x7E, None), (0x80000000, 0x80, 0x80),
     (0x38800000, 0x04, 0x04), (0x37800000, 0x01, 0x01), (0x37C00000, 0x02, 0x02),
-    (0x38200000, 0x03, 0x02), (0x38600000, 0x03, 0x04), (0x38700000, 0x03, 0x04),
+    (0x38200000, 0x03, 0x02), (0x38600000, 0x04, 0x04), (0x38700000, 0x04, 0x04),
     (0x37000000, 0x01, 0x00), (0x3699999A, 0x00, 0x00)]]
 DECODE = {f8e4m3: cv.decode_e4m3, f8e5m2: cv.decode_e5m2}
 NARROW = {f8e4m3: cv.narrow_e4m3, f8e5m2: cv.narrow_e5m2}
@@ -375,7 +375,7 @@ def _e5m2_oracle(x: int) -> int:
     v = abs(_f32_fraction(x)) if (x & 0x7FFFFFFF) != 0x7F800000 else Fraction(2) ** 20
     if v < Fraction(1, 1 << 14):  # the reference's subnormal path
         scaled = v * (1 << 16)
-        return sign | min(int(scaled + Fraction(1, 2)), 3)  # floor(v + 1/2): half away from 0
+        return sign | int(scaled + Fraction(1, 2))  # floor(v + 1/2): half away from 0; 4 is 0x04
     i = bisect.bisect_left(E5M2_GRID, v)
     if i >= len(E5M2_GRID):
         return sign | 0x7C
@@ -544,3 +544,36 @@ def test_convert_refuses_unknown_stage_and_accepts_host_floats() -> None:
 def test_convert_module_never_uses_ml_dtypes() -> None:
     src = inspect.getsource(cv)
     assert "import ml_dtypes" not in src and "ml_dtypes." not in src
+
+
+def _below(top: int, step: int) -> np.ndarray:
+    """Every `step`-th positive f32 pattern below `top`, with their negatives and the patterns
+    next to each subnormal step boundary of both f8 types."""
+    grid = np.arange(0x30000000, top, step, dtype=np.int64)
+    edges = np.array([0x38600000, 0x387FFFFF, 0x38700000, 0x3C7FFFFF, 0x3C780000, 0x3C700000, 0x3BFFFFFF,
+                      0x37000000, 0x37C00000, 0x38200000], np.int64)  # and the e5m2 ties 0.5, 1.5, 2.5 steps
+    pos = np.concatenate([grid, edges, edges - 1, edges + 1])
+    return np.concatenate([pos, pos | (1 << 31)]).astype(np.uint32)
+
+
+def test_narrow_e5m2_subnormal_range_equals_ml_dtypes_off_ties():
+    """Issue 28 item 5: [3.5, 4) * 2^-16 rounds to the smallest normal 0x04, as ml_dtypes does;
+    only exact ties (x * 2^16 = k + 1/2) differ: they round away from zero."""
+    x = _below(0x38800000, 97)  # |x| < 2^-14: the subnormal path
+    scaled = np.abs(x.view(np.float32).astype(np.float64)) * 2.0 ** 16
+    tie = scaled - np.floor(scaled) == 0.5
+    ref = x.view(np.float32).astype(ml_dtypes.float8_e5m2).view(np.uint8)
+    ours = cv.narrow_e5m2(x)
+    assert x.size > 1_000_000 and np.array_equal(ours[~tie], ref[~tie])
+    away = (np.floor(scaled[tie]) + 1).astype(np.uint8) | ((x[tie] >> 24) & 0x80).astype(np.uint8)
+    assert tie.sum() >= 8 and np.array_equal(ours[tie], away)
+    assert cv.narrow_e5m2(u32(0x38600000, 0x387FFFFF, 0xB87FFFFF)).tolist() == [0x04, 0x04, 0x84]
+
+
+def test_narrow_e4m3_subnormal_range_equals_ml_dtypes():
+    """f8e4m3 below 2^-6 (subnormal steps of 2^-9, ties to even; 8 steps is 0x08 = 2^-6)."""
+    x = _below(0x3C800000, 97)
+    ref = x.view(np.float32).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    assert x.size > 1_000_000 and np.array_equal(cv.narrow_e4m3(x), ref)
+    assert cv.narrow_e4m3(u32(0x3C7FFFFF, 0x3C780000, 0x3C700000, 0x3A800000, 0x3A800001)).tolist() == [
+        0x08, 0x08, 0x08, 0x00, 0x01]

@@ -73,3 +73,12 @@ def test_no_stash_in_pair_mode():
     assert d.code == "VE-STASH-5", d.render()
     d = _first(pair_kernel(i32, [STASH, ("vector_clip_zip", ClipBinaryOpI32.ADD_FXP)]))
     assert d.code == "TYPE-1", d.render()
+
+
+def test_a_stash_read_refused_for_its_alu_is_that_refusal_alone():
+    """Issue 28 item 16: the refused read returns a poisoned stream; spending its stash used to
+    raise inside attrs, reported as a second, USAGE error blamed on the user."""
+    k = float_kernel([("vector_fp_binary", FpBinaryOp.MUL_F(FpMulAlu.MUL0), 3.0), STASH,
+                      ("vector_fp_binary", FpBinaryOp.MUL_F(FpMulAlu.MUL0), Stash)], name="alu_twice")
+    report = npu_opt.check(k)
+    assert [d.code for d in report.diagnostics] == ["VE-ALU-1"], [d.render() for d in report.diagnostics]

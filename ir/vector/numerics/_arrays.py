@@ -6,9 +6,24 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_i32", "as_f32", "wrap_i32", "saturate_i32", "shift_amounts", "U32_MASK"]
+__all__ = ["as_i32", "as_f32", "wrap_i32", "saturate_i32", "shift_amounts", "U32_MASK", "canonical_nan",
+           "F32_NAN_BITS"]
 
 U32_MASK = np.int64(0xFFFFFFFF)
+F32_NAN_BITS = np.uint32(0x7FC00000)
+"""The one NaN the engine's arithmetic produces (docs/numerics.md), as the contractions do."""
+
+
+def canonical_nan(x: Any) -> np.ndarray:
+    """The float32 array `x` with every NaN replaced by `F32_NAN_BITS`.
+
+    An IEEE operation that makes a NaN (inf - inf, 0 * inf, sqrt(-1)) gives the host FPU's
+    default NaN, 0xFFC00000 on x86 and 0x7FC00000 on ARM, and a NaN operand's payload
+    passes on or not by the host's rules; the engine's arithmetic results pass through
+    here so that neither backend depends on the host."""
+    arr = np.asarray(x, dtype=np.float32)
+    bits = arr.view(np.uint32)
+    return np.where(np.isnan(arr), F32_NAN_BITS, bits).astype(np.uint32).view(np.float32)
 
 
 def as_i32(x: Any) -> np.ndarray:

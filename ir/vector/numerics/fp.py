@@ -4,8 +4,9 @@ multiply-add.
 IEEE 754 binary32, round to nearest, ties to even, as the reference's host model computes
 with Rust `f32` operators: subnormal inputs and results are kept (the reference states
 no flush for the Vector Engine), infinities and NaNs follow IEEE (inf - inf, 0 * inf and
-0 / 0 are NaN; x / 0 is a signed infinity). The multiplier ALU of `MulF` does not change
-the result.
+0 / 0 are NaN; x / 0 is a signed infinity). Every NaN result is the canonical 0x7FC00000
+(`canonical_nan`), whatever the host and the operands' NaN payloads. The multiplier ALU of
+`MulF` does not change the result.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ir.vector.numerics._arrays import as_f32
+from ir.vector.numerics._arrays import as_f32, canonical_nan
 
 __all__ = ["add_f", "sub_f", "mul_f", "div_f", "fma_f", "FP_BINARY_OPS"]
 
 
 def _ieee(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray:
     with np.errstate(all="ignore"):  # overflow, inf - inf, 0 / 0: defined IEEE results here
-        return ufunc(as_f32(a), as_f32(b), dtype=np.float32)
+        return canonical_nan(ufunc(as_f32(a), as_f32(b), dtype=np.float32))
 
 
 def add_f(a: Any, b: Any) -> np.ndarray:
@@ -60,7 +61,7 @@ def fma_f(a: Any, b: Any, c: Any) -> np.ndarray:
         odd = (s.view(np.uint64) & np.uint64(1)) == 1
         nudge = np.isfinite(s) & (err != 0) & ~odd
         s = np.where(nudge, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-        return s.astype(np.float32)
+        return canonical_nan(s.astype(np.float32))
 
 
 FP_BINARY_OPS = {"ADD_F": add_f, "SUB_F": sub_f, "MUL_F": mul_f, "DIV_F": div_f}

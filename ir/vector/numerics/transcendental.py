@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ir.vector.numerics._arrays import as_f32
+from ir.vector.numerics._arrays import as_f32, canonical_nan
 
 __all__ = ["exp", "neg_exp", "sqrt", "tanh", "sigmoid", "erf", "log", "sin", "cos",
            "FP_UNARY_OPS", "UlpTolerance", "ULP_TOLERANCE"]
@@ -33,7 +33,7 @@ __all__ = ["exp", "neg_exp", "sqrt", "tanh", "sigmoid", "erf", "log", "sin", "co
 
 def _via_f64(fn: Any, x: Any) -> np.ndarray:
     with np.errstate(all="ignore"):
-        return fn(as_f32(x).astype(np.float64)).astype(np.float32)
+        return canonical_nan(fn(as_f32(x).astype(np.float64)).astype(np.float32))
 
 
 def exp(x: Any) -> np.ndarray:
@@ -51,7 +51,7 @@ def sqrt(x: Any) -> np.ndarray:
     """`Sqrt`: the IEEE square root (correctly rounded); sqrt(-0.0) = -0.0, sqrt of a
     negative number is NaN."""
     with np.errstate(all="ignore"):
-        return np.sqrt(as_f32(x), dtype=np.float32)
+        return canonical_nan(np.sqrt(as_f32(x), dtype=np.float32))
 
 
 def tanh(x: Any) -> np.ndarray:
@@ -66,7 +66,7 @@ def sigmoid(x: Any) -> np.ndarray:
     e = neg_exp(x)
     one = np.float32(1.0)
     with np.errstate(all="ignore"):
-        return np.divide(one, np.add(one, e, dtype=np.float32), dtype=np.float32)
+        return canonical_nan(np.divide(one, np.add(one, e, dtype=np.float32), dtype=np.float32))
 
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
@@ -75,7 +75,7 @@ _ERF = np.frompyfunc(math.erf, 1, 1)
 def erf(x: Any) -> np.ndarray:
     """`Erf`: the error function (odd; +-1 at +-inf); NaN gives NaN."""
     x64 = as_f32(x).astype(np.float64)
-    return np.asarray(_ERF(x64), dtype=np.float64).astype(np.float32)
+    return canonical_nan(np.asarray(_ERF(x64), dtype=np.float64).astype(np.float32))
 
 
 def log(x: Any) -> np.ndarray:
