@@ -23,7 +23,7 @@ from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
-from tu_ops.lower.vector_steps import mode_of
+from ir.vector.units import mode_value
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
@@ -157,7 +157,7 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
             reads = (stashed if stashed is not None else cur,) if any(s.port == 2 for s in step.slots) else ()
             ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
                                       operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
-                                      stashed=reads, mode=mode_of(step), result=ir.Value(ident, cur.type)))
+                                      stashed=reads, mode=mode_value(step.mode.name), result=ir.Value(ident, cur.type)))
         else:
             ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):
