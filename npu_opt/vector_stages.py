@@ -35,6 +35,7 @@ from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_inter import inter_slice_reduce
 from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
+from npu_opt.vector_unit_methods import unit_bodies
 from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -226,6 +227,7 @@ _BODIES: dict[str, Any] = {
     "vector_intra_slice_reduce": intra_slice_reduce,
     "vector_clip": _clip,
 }
+_BODIES.update(unit_bodies())  # the units whose traced op is made from their declaration
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
 _METHODS.update({  # the stages without a unit

@@ -184,9 +184,14 @@ def register(spec: UnitSpec) -> UnitSpec:
     return spec
 
 
+ON_UNREGISTER: list[Callable[[UnitSpec], None]] = []  # what a layer forgets of a removed unit
+
+
 def unregister(name: str) -> None:
     """Remove a unit `register` added (its enum members too, unless another unit uses them)."""
     spec = SPECS.pop(name)
+    for forget in ON_UNREGISTER:
+        forget(spec)
     for visa, _ in _names(spec):
         del _BY_NAME[visa]
         _drop_member(VeUnit, visa)
@@ -218,14 +223,16 @@ UNITS: Mapping[str, tuple[str, str]] = _Units()
 def encode_step(op: Any) -> tuple:
     """The step tuple of a traced op (its `step()`): the codec of the unit whose traced class
     it is, on the op's scalar when several units share the class (clip, logic)."""
-    paths = [f"{c.__module__}:{c.__qualname__}" for c in type(op).__mro__]
-    path = next((p for p in paths if any(s.codec is not None and s.codec.traced == p for s in SPECS.values())),
-                paths[0])
-    found = [s for s in SPECS.values() if s.codec is not None and s.codec.traced == path]
+    mro = type(op).__mro__
+    names = {c.__name__ for c in mro}  # resolve only the classes it may be (a generated one is made on use)
+    coded = [s for s in SPECS.values() if s.codec is not None and s.codec.traced.split(":")[1] in names
+             and s.codec.traced_class() in mro]
+    nearest = min((mro.index(s.codec.traced_class()) for s in coded), default=None)
+    found = [s for s in coded if mro.index(s.codec.traced_class()) == nearest]
     if len(found) > 1:
         found = [s for s in found if s.scalar_in == op.scalar]
     if len(found) != 1:
-        raise KeyError(f"no unit encodes {path} on {op.scalar}")
+        raise KeyError(f"no unit encodes {type(op).__qualname__} on {op.scalar}")
     return found[0].codec.encode(found[0], op)
 
 

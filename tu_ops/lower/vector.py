@@ -15,6 +15,7 @@ from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
 from ir.errors import InternalError
 from ir.vector.units import decode_step
+from ir.vector_unit_ops import unit_op_classes
 from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
@@ -93,6 +94,10 @@ def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
 def _folded(op: Any, site: Site) -> None:
     """Every stage after `vector_init` is a step of its `vector` record."""
     return None
+
+
+for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
+    lowers(_cls)(_folded)
 
 
 def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
