@@ -56,8 +56,12 @@ def __getattr__(name: str) -> Any:
     if name == "testing":  # `npu_opt.testing` after a bare `import npu_opt`
         return importlib.import_module("npu_opt.testing")
     module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+    if module is None:  # the op enum of a Vector Engine unit declared in ir/vector/units.py
+        units = () if name.startswith("_") else importlib.import_module("ir.vector.units").SPECS.values()
+        value = next((s.op_enum for s in units if getattr(s.op_enum, "__name__", None) == name), None)
+        if value is None:
+            raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+        return value
     value = getattr(importlib.import_module(module), name)
     object.__setattr__(sys.modules[__name__], name, value)
     return value

@@ -134,7 +134,9 @@ t.declare()  # before the DSL, the lowering and the cpu backend load
 import numpy as np
 import npu_opt
 from tests.vector.kernels import chain_kernel, cpu_equals_visa
-k = chain_kernel(npu_opt.i32, [("vector_toy_absdiff", t.ToyOp.ABS_DIFF, 7),
+from npu_opt import ToyOp  # a declared unit's op enum is exported
+assert ToyOp is t.ToyOp
+k = chain_kernel(npu_opt.i32, [("vector_toy_absdiff", ToyOp.ABS_DIFF, 7),
                                ("vector_clip", npu_opt.ClipBinaryOpI32.MIN, 1000)])
 cpu_equals_visa(k, t.X)  # the text parses back to itself and verifies; the interpreter equals the cpu backend
 np.testing.assert_array_equal(npu_opt.run(k, t.X), np.minimum(t.oracle(t.X, 7), 1000))

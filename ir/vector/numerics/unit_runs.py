@@ -21,18 +21,20 @@ from ir.vector.numerics.fxp import FXP_OPS
 from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
 from ir.vector.numerics.transcendental import FP_UNARY_OPS
 
-__all__ = ["run_elementwise", "fxp_fn", "clip_i32_fn", "clip_f32_fn", "logic_i32_fn", "logic_f32_fn",
-           "fp_unary_fn", "fp_binary_fn", "fp_ternary_fn", "fp_div_fn", "run_tag", "run_trim", "run_pad",
-           "run_split", "run_concat", "run_reinterpret", "run_fxp_to_fp", "run_fp_to_fxp"]
+__all__ = ["run_elementwise", "ops_named", "fxp_fn", "clip_i32_fn", "clip_f32_fn", "logic_i32_fn",
+           "logic_f32_fn", "fp_unary_fn", "fp_binary_fn", "fp_ternary_fn", "fp_div_fn", "run_tag", "run_trim",
+           "run_pad", "run_split", "run_concat", "run_reinterpret", "run_fxp_to_fp", "run_fp_to_fxp"]
 
 
-def _named(table: dict[str, Any]) -> Any:
+def ops_named(table: dict[str, Any]) -> Any:
+    """A unit's `fn`: op name -> its function in `table` (KeyError for another name)."""
     return lambda op: table[op]
 
 
-fxp_fn, clip_i32_fn, clip_f32_fn = _named(FXP_OPS), _named(CLIP_I32_OPS), _named(CLIP_F32_OPS)
-logic_i32_fn, logic_f32_fn, fp_unary_fn = _named(LOGIC_I32_OPS), _named(LOGIC_F32_OPS), _named(FP_UNARY_OPS)
-fp_ternary_fn, fp_div_fn = _named({"FMA_F": fma_f}), _named({"DIV_F": div_f})
+fxp_fn, clip_i32_fn, clip_f32_fn = ops_named(FXP_OPS), ops_named(CLIP_I32_OPS), ops_named(CLIP_F32_OPS)
+logic_i32_fn, logic_f32_fn = ops_named(LOGIC_I32_OPS), ops_named(LOGIC_F32_OPS)
+fp_unary_fn = ops_named(FP_UNARY_OPS)
+fp_ternary_fn, fp_div_fn = ops_named({"FMA_F": fma_f}), ops_named({"DIV_F": div_f})
 
 
 def fp_binary_fn(op: str) -> Any:
