@@ -38,6 +38,7 @@ class Codec:
     decode: Callable[..., Any]
     paired: str = ""   # the pair pass's traced op on each group ("module:Class"; its `pair_step` encodes it)
     zipped: str = ""   # the pair pass's traced op merging the groups
+    branched: str = ""  # the tagged pass's traced op with a branched operand (`ir.vector_branch_ops`)
 
     def traced_class(self, which: str = "traced") -> type:
         import importlib
@@ -114,11 +115,12 @@ def _decode_elementwise(spec: Any, step: Any, src: Any, ident: int, widened: Any
     return spec.codec.traced_class()(**kw)
 
 
-def elementwise(traced: str, paired: str = "", zipped: str = "") -> Codec:
+def elementwise(traced: str, paired: str = "", zipped: str = "", branched: str = "") -> Codec:
     """The codec of an element-wise unit: traced `op` <-> step op, `const` <-> arg (an f32's
     bits on f32), `const1` <-> arg1 (a ternary's), `mode` <-> mode; `rf` <-> the `_RF` form.
-    `paired` / `zipped` name its pair-pass ops, whose `c0` / `c1` are the step's arg0 / arg1."""
-    return Codec(traced, _encode_elementwise, _decode_elementwise, paired, zipped)
+    `paired` / `zipped` name its pair-pass ops, whose `c0` / `c1` are the step's arg0 / arg1;
+    `branched` its op with guarded slots."""
+    return Codec(traced, _encode_elementwise, _decode_elementwise, paired, zipped, branched)
 
 
 def _out_type(spec: Any, src: Any, op_name: str) -> Any:

@@ -59,9 +59,10 @@ class UnitSpec:
     methods: tuple[str, ...] = ()  # the DSL methods configuring it (a binary / ternary one adds `_with_mode`)
 
     def __attrs_post_init__(self) -> None:
-        if not self.kinds <= KINDS or self.shape not in ("", *SHAPES) or (self.fn is None) == (self.run is None) \
-                and self.arg != "reduce":
-            raise ValueError(f"unit {self.name}: kinds {sorted(self.kinds)}, shape {self.shape!r}, fn or run")
+        numerics = (self.fn is not None) + (self.run is not None)  # a reduce runs in its own step (none)
+        if not self.kinds <= KINDS or self.shape not in ("", *SHAPES) or numerics != (self.arg != "reduce"):
+            raise ValueError(f"unit {self.name}: kinds {sorted(self.kinds)}, shape {self.shape!r}, "
+                             f"and exactly one of fn / run")
 
     @property
     def rf_name(self) -> str | None:
@@ -171,6 +172,8 @@ def register(spec: UnitSpec) -> UnitSpec:
     """Declare a unit: every derived table (and `VeUnit` / `VeOpName` / `PairUnit`) sees it."""
     if spec.name in SPECS or any(n in _BY_NAME for n, _ in _names(spec)):
         raise ValueError(f"unit {spec.name} is declared twice")
+    if any(s.stage == spec.stage and s.way_out != spec.way_out for s in SPECS.values() if spec.stage is not None):
+        raise ValueError(f"unit {spec.name}: the units of stage {spec.stage.rust_name} leave one way")
     SPECS[spec.name] = spec
     for name, rf in _names(spec):
         _BY_NAME[name] = (spec, rf)
@@ -247,13 +250,13 @@ def decode_step(step: Any, src: Any, ident: int, widened: Any) -> Any:
 # --- the built-in units, in pipeline order ---------------------------------------------------------
 
 _NONE, _CH = ("NONE",), "ir.vector_chain_ops:"
-_P, _PL = "ir.vector_pair_ops:", "ir.vector_pair_logic_ops:"
+_P, _PL, _B = "ir.vector_pair_ops:", "ir.vector_pair_logic_ops:", "ir.vector_branch_ops:"
 _BIN = frozenset({"const", "rf", "paired", "merged", "zip", "branch", "stash"})
 for _spec in (
     UnitSpec("TAG", S.TAG, ("ZERO",), "any", arg="tag", run=R.run_tag, codec=tag_codec(),
              methods=("vector_intra_slice_tag",)),
     UnitSpec("FXP", S.FXP, E.FxpBinaryOp, "i32", arg="i32", arity=2, kinds=_BIN, fn=R.fxp_fn, shifts=True,
-             codec=elementwise("ir.vector_ops:VectorFxp", _P + "PairFxp", _P + "ZipFxp"),
+             codec=elementwise("ir.vector_ops:VectorFxp", _P + "PairFxp", _P + "ZipFxp", _B + "BranchedFxp"),
              methods=("vector_fxp", "vector_fxp_zip")),
     UnitSpec("FXP_TO_FP", S.FXP_TO_FP, _NONE, "i32", "f32", arg="int_width", kinds={"const", "paired", "merged"},
              run=R.run_fxp_to_fp, codec=width_codec("ir.vector_ops:VectorFxpToFp"),
@@ -265,7 +268,9 @@ for _spec in (
              kinds={"const", "paired", "merged"}, fn=R.fp_unary_fn, codec=elementwise("ir.vector_ops:VectorFpUnary"),
              methods=("vector_fp_unary",)),
     UnitSpec("FP_BINARY", S.FP, E.FpBinaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=2, kinds=_BIN,
-             fn=R.fp_binary_fn, codec=elementwise("ir.vector_ops:VectorFpBinary", _P + "PairFpBinary", _P + "ZipFp"),
+             fn=R.fp_binary_fn,
+             codec=elementwise("ir.vector_ops:VectorFpBinary", _P + "PairFpBinary", _P + "ZipFp",
+                               _B + "BranchedFpBinary"),
              methods=("vector_fp_binary", "vector_fp_zip")),
     UnitSpec("WIDEN_PAD", S.WIDEN, _NONE, "any", way_in=4, shape="pad", kinds={"const", "paired", "merged"},
              run=R.run_pad, codec=way_codec("ir.vector_ops:VectorWidenPad"),
@@ -274,27 +279,29 @@ for _spec in (
              run=R.run_fp_to_fxp, codec=width_codec("ir.vector_ops:VectorFpToFxp"),
              methods=("vector_fp_to_fxp",)),
     UnitSpec("CLIP_I32", S.CLIP, E.ClipBinaryOpI32, "i32", arg="i32", arity=2, kinds=_BIN, fn=R.clip_i32_fn,
-             codec=elementwise("ir.vector_ops:VectorClip", _P + "PairClip", _P + "ZipClip"),
+             codec=elementwise("ir.vector_ops:VectorClip", _P + "PairClip", _P + "ZipClip", _B + "BranchedClip"),
              methods=("vector_clip", "vector_clip_zip")),
     UnitSpec("CLIP_F32", S.CLIP, E.ClipBinaryOpF32, "f32", arg="f32", arity=2, kinds=_BIN, fn=R.clip_f32_fn,
-             codec=elementwise("ir.vector_ops:VectorClip", _P + "PairClip", _P + "ZipClip"),
+             codec=elementwise("ir.vector_ops:VectorClip", _P + "PairClip", _P + "ZipClip", _B + "BranchedClip"),
              methods=("vector_clip", "vector_clip_zip")),
     UnitSpec("LOGIC_I32", S.LOGIC, E.LogicBinaryOpI32, "i32", arg="i32", arity=2, kinds=_BIN - {"rf"},
              fn=R.logic_i32_fn, shifts=True,
-             codec=elementwise(_CH + "VectorLogic", _PL + "PairLogic", _PL + "ZipLogic"),
+             codec=elementwise(_CH + "VectorLogic", _PL + "PairLogic", _PL + "ZipLogic", _B + "BranchedLogic"),
              methods=("vector_logic", "vector_logic_zip")),
     UnitSpec("LOGIC_F32", S.LOGIC, E.LogicBinaryOpF32, "f32", arg="f32", arity=2, kinds=_BIN - {"rf"},
-             fn=R.logic_f32_fn, codec=elementwise(_CH + "VectorLogic", _PL + "PairLogic", _PL + "ZipLogic"),
+             fn=R.logic_f32_fn,
+             codec=elementwise(_CH + "VectorLogic", _PL + "PairLogic", _PL + "ZipLogic", _B + "BranchedLogic"),
              methods=("vector_logic", "vector_logic_zip")),
     UnitSpec("NARROW_SPLIT", S.NARROW, _NONE, "any", way_out=4, shape="split", kinds={"const", "paired", "merged"},
              run=R.run_split, codec=way_codec(_CH + "VectorNarrowSplit"),
              methods=("vector_narrow_split",)),
     UnitSpec("FP_TERNARY", S.FP, E.FpTernaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=3,
-             kinds=_BIN - {"rf", "zip"}, fn=R.fp_ternary_fn, codec=elementwise(_CH + "VectorFpTernary"),
+             kinds=_BIN - {"rf", "zip"}, fn=R.fp_ternary_fn,
+             codec=elementwise(_CH + "VectorFpTernary", branched=_B + "BranchedFpTernary"),
              methods=("vector_fp_ternary",)),
     UnitSpec("FP_DIV", S.FP_DIV, E.FpDivBinaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=2,
              kinds={"const", "rf", "merged", "branch", "stash"}, fn=R.fp_div_fn,
-             codec=elementwise(_CH + "VectorFpDiv"),
+             codec=elementwise(_CH + "VectorFpDiv", branched=_B + "BranchedFpDiv"),
              methods=("vector_fp_div",)),
     UnitSpec("WIDEN_CONCAT", S.WIDEN, _NONE, "any", way_in=4, shape="concat", kinds={"const", "paired", "merged"},
              run=R.run_concat, codec=way_codec(_CH + "VectorWidenConcat"),
