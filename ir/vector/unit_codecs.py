@@ -43,7 +43,10 @@ class Codec:
     def traced_class(self, which: str = "traced") -> type:
         import importlib
 
-        module, name = getattr(self, which).split(":")
+        path = getattr(self, which)
+        if not path:
+            raise KeyError(f"the unit has no {which} traced op")
+        module, name = path.split(":")
         return getattr(importlib.import_module(module), name)
 
 
@@ -132,7 +135,7 @@ def _out_type(spec: Any, src: Any, op_name: str) -> Any:
     return attrs.evolve(src.type, dtype=DType.I32 if scalar == "i32" else DType.F32)
 
 
-def width_codec(traced: str) -> Codec:
+def width_codec(traced: str, paired: str = "") -> Codec:
     """A conversion: its `int_width` <-> arg, op NONE."""
     def encode(spec: Any, op: Any) -> tuple:
         return spec.name, "NONE", int(op.int_width)
@@ -142,10 +145,10 @@ def width_codec(traced: str) -> Codec:
 
         return spec.codec.traced_class()(input=src, int_width=step.arg,
                                          result=Value(ident, _out_type(spec, src, step.op.name)))
-    return Codec(traced, encode, decode)
+    return Codec(traced, encode, decode, paired)
 
 
-def way_codec(traced: str) -> Codec:
+def way_codec(traced: str, paired: str = "") -> Codec:
     """A way change: no fields (NONE, 0); the traced op names the (time, packet) it leaves."""
     def encode(spec: Any, op: Any) -> tuple:
         return spec.name, "NONE", 0
@@ -159,7 +162,7 @@ def way_codec(traced: str) -> Codec:
             return cls(input=src, packet=packet, result=Value(ident, attrs.evolve(t, packet=packet)))
         time, packet = SHAPES[spec.shape](t.time, t.packet)
         return cls(input=src, time=time, packet=packet, result=Value(ident, attrs.evolve(t, time=time, packet=packet)))
-    return Codec(traced, encode, decode)
+    return Codec(traced, encode, decode, paired)
 
 
 def tag_codec() -> Codec:
@@ -171,11 +174,11 @@ def tag_codec() -> Codec:
     return Codec("ir.vector_ops:VectorTag", lambda spec, op: (spec.name, op.mode.name, 0), decode)
 
 
-def reinterpret_codec() -> Codec:
+def reinterpret_codec(paired: str = "") -> Codec:
     def decode(spec: Any, step: Any, src: Any, ident: int, widened: Any) -> Any:
         from ir.ops import Value
 
         return spec.codec.traced_class()(input=src, scalar_to=step.op.name[len("TO_"):].lower(),
                                          result=Value(ident, _out_type(spec, src, step.op.name)))
     return Codec("ir.vector_chain_ops:VectorReinterpret",
-                 lambda spec, op: (spec.name, f"TO_{op.scalar_to.upper()}", 0), decode)
+                 lambda spec, op: (spec.name, f"TO_{op.scalar_to.upper()}", 0), decode, paired)

@@ -110,29 +110,31 @@ def _const(unit: str, arg: int, used: bool) -> Any:
 
 
 def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -> Any:
-    unit, name, side = step.unit.name, step.op.name, step.side.name
+    """The pair-pass op a paired step stands for: its unit's `paired` class (ir.vector.units),
+    with the fields of the unit's kind (a way change, a conversion, the reinterpret, an
+    element-wise op of one, two or three inputs)."""
+    unit, name, side, spec = step.unit.name, step.op.name, step.side.name, spec_of(step.unit)
     g0, g1 = side in ("BOTH", "G0"), side in ("BOTH", "G1")
-    if unit in ("NARROW_SPLIT", "WIDEN_CONCAT"):
-        cls = pops.PairNarrowSplit if unit == "NARROW_SPLIT" else pops.PairWidenConcat
+    cls, same = spec.codec.traced_class("paired"), ir.Value(ident, src.type)
+    if spec.shape:
         t = attrs.evolve(src.type, time=time, packet=packet)
         return cls(input=src, time=time, packet=packet, result=ir.Value(ident, t))
-    if unit in ("FXP_TO_FP", "FP_TO_FXP"):
-        cls, d = (pops.PairFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (pops.PairFpToFxp, DType.I32)
+    if spec.arg == "int_width":
+        d = DType.F32 if spec.scalar_out == "f32" else DType.I32
         return cls(input=src, int_width=step.arg0, result=ir.Value(ident, attrs.evolve(src.type, dtype=d)))
-    if unit == "REINTERPRET":
+    if spec.scalar_out == "op":  # the reinterpret names its scalar
         to = name[len("TO_"):].lower()
         out = attrs.evolve(src.type, dtype=DType.I32 if to == "i32" else DType.F32)
-        return plogic.PairReinterpret(input=src, scalar_to=to, result=ir.Value(ident, out))
-    if unit == "FP_TERNARY":
+        return cls(input=src, scalar_to=to, result=ir.Value(ident, out))
+    if spec.arity == 3:  # each group's (a, c)
         pairs = [(_const(unit, a, True), _const(unit, c, True)) if used else None
                  for a, c, used in ((step.arg0, step.add0, g0), (step.arg1, step.add1, g1))]
-        return ptern.PairFpTernary(input=src, op=E.FpTernaryOp.FMA_F, c0=pairs[0], c1=pairs[1],
-                                  mode=mode_value(step.mode.name), result=ir.Value(ident, src.type))
-    if unit == "FP_UNARY":
-        return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
-    paired = spec_of(unit).codec.traced_class("paired")  # the unit's pair-pass op (ir.vector.units)
-    return paired(input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
-                  mode=mode_value(step.mode.name), result=ir.Value(ident, src.type))
+        return cls(input=src, op=_enum(unit, name), c0=pairs[0], c1=pairs[1], mode=mode_value(step.mode.name),
+                   result=same)
+    if spec.arity == 1:
+        return cls(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=same)
+    return cls(input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
+               mode=mode_value(step.mode.name), result=same)
 
 
 def _way_shape(step: PairStep, t: Any) -> tuple[Any, Any]:
