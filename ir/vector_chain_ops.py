@@ -20,8 +20,8 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const, with_mode
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.units import encode_step
+from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
 from ir.ops import Value
 from ir.vrf_ops import rf_mismatch
 
@@ -41,9 +41,7 @@ class VectorLogic(VectorOp):
     mode: Any = attr(default=None)
 
     def step(self) -> tuple:
-        if self.scalar == "f32":
-            return with_mode(("LOGIC_F32", self.op.name, f32_bits(self.const)), self.mode)
-        return with_mode(("LOGIC_I32", self.op.name, int(self.const)), self.mode)
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -78,7 +76,7 @@ class VectorFpTernary(VectorOp):
     mode: Any = attr(default=None)
 
     def step(self) -> tuple:
-        return with_mode(("FP_TERNARY", self.op.name, f32_bits(self.const)), self.mode, f32_bits(self.const1))
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -98,9 +96,7 @@ class VectorFpDiv(VectorOp):
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
     def step(self) -> tuple:
-        if self.rf:
-            return with_mode(("FP_DIV_RF", self.op.name, 0), self.mode)
-        return with_mode(("FP_DIV", self.op.name, f32_bits(self.const)), self.mode)
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
@@ -133,7 +129,7 @@ class VectorNarrowSplit(VectorOp):
         return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
     def step(self) -> tuple:
-        return "NARROW_SPLIT", "NONE", 0
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-SPLIT-1")
     def _one_flit(self) -> Violation | None:
@@ -184,7 +180,7 @@ class VectorWidenConcat(VectorOp):
         return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
     def step(self) -> tuple:
-        return "WIDEN_CONCAT", "NONE", 0
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def _want(self) -> tuple[Mapping, Mapping] | None:
         try:
@@ -236,4 +232,4 @@ class VectorReinterpret(VectorOp):
         return attrs.evolve(self.input.type, dtype=DType.I32 if self.scalar_to == "i32" else DType.F32)
 
     def step(self) -> tuple:
-        return "REINTERPRET", f"TO_{self.scalar_to.upper()}", 0
+        return encode_step(self)  # the unit's codec (ir.vector.units)

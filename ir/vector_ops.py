@@ -21,23 +21,16 @@ from ir.ops import Op, Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
+from ir.vector.units import encode_step, op_text
 from ir.vector.errors import VectorRuleError
-from ir.vector.numerics.steps import f32_bits
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "fp_op_name", "with_mode", "amount_is_const"]
+           "SCALARS", "fp_op_name", "amount_is_const"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
-
-
-def with_mode(step: tuple, mode: Any, arg1: int = 0) -> tuple:
-    """`(unit, op, arg)`, with `(mode name, arg1)` appended when either is set (a default
-    mode, MODE01 / MODE012, is left out: it is the step without a mode)."""
-    name = None if mode is None or mode.name in ("MODE01", "MODE012") else mode.name
-    return step if name is None and not arg1 else (*step, name or "DEFAULT", arg1)
 
 
 def amount_is_const(mode: Any) -> bool:
@@ -100,8 +93,8 @@ class VectorTag(VectorOp):
     STAGE = "vector_intra_slice_tag"
     mode: Any = attr()
 
-    def step(self) -> tuple[str, str, int]:
-        return "TAG", self.mode.name, 0
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
 
 def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
@@ -128,7 +121,7 @@ class VectorFxp(VectorOp):
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
     def step(self) -> tuple:
-        return with_mode(("FXP_RF", self.op.name, 0) if self.rf else ("FXP", self.op.name, int(self.const)), self.mode)
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
@@ -163,11 +156,7 @@ class VectorClip(VectorOp):
         return rf_mismatch(self)
 
     def step(self) -> tuple:
-        if self.rf:
-            return with_mode((f"CLIP_{self.scalar.upper()}_RF", self.op.name, 0), self.mode)
-        if self.scalar == "f32":
-            return with_mode(("CLIP_F32", self.op.name, f32_bits(self.const)), self.mode)
-        return with_mode(("CLIP_I32", self.op.name, int(self.const)), self.mode)
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -195,8 +184,8 @@ class VectorFxpToFp(VectorOp):
     STAGE = "vector_fxp_to_fp"
     int_width: Any = attr()
 
-    def step(self) -> tuple[str, str, int]:
-        return "FXP_TO_FP", "NONE", int(self.int_width)
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.F32)
@@ -213,8 +202,8 @@ class VectorFpToFxp(VectorOp):
     STAGE = "vector_fp_to_fxp"
     int_width: Any = attr()
 
-    def step(self) -> tuple[str, str, int]:
-        return "FP_TO_FXP", "NONE", int(self.int_width)
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.I32)
@@ -243,8 +232,8 @@ class VectorNarrowTrim(VectorOp):
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, packet=self.packet)
 
-    def step(self) -> tuple[str, str, int]:
-        return "NARROW_TRIM", "NONE", 0
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-TRIM-2")
     def _back_is_dummy(self) -> Violation | None:
@@ -274,8 +263,8 @@ class VectorWidenPad(VectorOp):
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, packet=self.packet)
 
-    def step(self) -> tuple[str, str, int]:
-        return "WIDEN_PAD", "NONE", 0
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-PAD-3")
     def _padded(self) -> Violation | None:
@@ -288,7 +277,7 @@ class VectorWidenPad(VectorOp):
 
 def fp_op_name(op: Any) -> str:
     """The step name of an `FpBinaryOp`: a multiply names its ALU (`MUL_F_MUL0`)."""
-    return f"MUL_F_{op.mul_alu.name}" if op.name == "MUL_F" else op.name
+    return op_text(op)
 
 
 @attrs.frozen(kw_only=True)
@@ -298,8 +287,8 @@ class VectorFpUnary(VectorOp):
     STAGE = "vector_fp_unary"
     op: E.FpUnaryOp = attr()
 
-    def step(self) -> tuple[str, str, int]:
-        return "FP_UNARY", self.op.name, 0
+    def step(self) -> tuple:
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
 
 @attrs.frozen(kw_only=True)
@@ -314,9 +303,7 @@ class VectorFpBinary(VectorOp):
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
     def step(self) -> tuple:
-        if self.rf:
-            return with_mode(("FP_BINARY_RF", fp_op_name(self.op), 0), self.mode)
-        return with_mode(("FP_BINARY", fp_op_name(self.op), f32_bits(self.const)), self.mode)
+        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:

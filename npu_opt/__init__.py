@@ -44,7 +44,17 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name == "testing":  # `npu_opt.testing` after a bare `import npu_opt`
         return importlib.import_module("npu_opt.testing")
-    return lazy_export(__name__, name)
+    try:
+        return lazy_export(__name__, name)
+    except AttributeError:
+        if name.startswith("_"):
+            raise
+    # the op enum of a Vector Engine unit declared in ir/vector/units.py (a unit may be added at run time)
+    units = importlib.import_module("ir.vector.units").SPECS.values()
+    value = next((s.op_enum for s in units if getattr(s.op_enum, "__name__", None) == name), None)
+    if value is None:
+        raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
+    return value
 
 
 class _Package(types.ModuleType):

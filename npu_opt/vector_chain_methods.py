@@ -33,6 +33,7 @@ from ir.vector import enums as E
 from ir.vector.enums import Way
 from ir.vector.operands import Constant
 from ir.vector.stages import VeStage
+from ir.vector.units import dsl_method
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_stash import Stash, stash_step
@@ -251,21 +252,25 @@ def _filter(self: Any, loc: Location, time2: Any, config: Any) -> Any:
         help="end the chain with `vector_final()`; drop the unwanted elements after the commit"))
 
 
-_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
-W8, W4 = Way.WAY8, Way.WAY4
-# method -> (stage it enters, the scalars it takes, the way the stream must run at, body)
-CHAIN_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
-    "vector_logic": (S.LOGIC, _BOTH, W8, _logic),
-    "vector_logic_with_mode": (S.LOGIC, _BOTH, W8, _logic_mode),
-    "vector_fxp_with_mode": (S.FXP, _I32, W8, _fxp_mode),
-    "vector_narrow_split": (S.NARROW, _BOTH, W8, _narrow_split),
-    "vector_fp_binary_with_mode": (S.FP, _F32, W4, _fp_binary_mode),
-    "vector_fp_ternary": (S.FP, _F32, W4, _fp_ternary),
-    "vector_fp_ternary_with_mode": (S.FP, _F32, W4, _fp_ternary_mode),
-    "vector_fp_div": (S.FP_DIV, _F32, W4, _fp_div),
-    "vector_fp_div_with_mode": (S.FP_DIV, _F32, W4, _fp_div_mode),
-    "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),
-    "vector_clip_with_mode": (S.CLIP, _BOTH, W8, _clip_mode),
-    "vector_filter": (S.FILTER, _BOTH, W8, _filter),
+_BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
+# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
+# are its units' (`ir.vector.units.dsl_method`)
+_CHAIN_BODIES: dict[str, Any] = {
+    "vector_logic": _logic,
+    "vector_logic_with_mode": _logic_mode,
+    "vector_fxp_with_mode": _fxp_mode,
+    "vector_narrow_split": _narrow_split,
+    "vector_fp_binary_with_mode": _fp_binary_mode,
+    "vector_fp_ternary": _fp_ternary,
+    "vector_fp_ternary_with_mode": _fp_ternary_mode,
+    "vector_fp_div": _fp_div,
+    "vector_fp_div_with_mode": _fp_div_mode,
+    "vector_widen_concat": _widen_concat,
+    "vector_clip_with_mode": _clip_mode,
 }
+CHAIN_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    name: (*dsl_method(name), fn) for name, fn in _CHAIN_BODIES.items()}
+CHAIN_METHODS.update({  # the stages without a unit
+    "vector_filter": (S.FILTER, _BOTH, W8, _filter),
+})
 ANY_STAGE_METHODS = {"vector_reinterpret": _reinterpret}

@@ -35,6 +35,7 @@ from ir.vector.enums import Way
 from ir.vector.errors import VectorRuleError
 from ir.vector.operands import VrfOperand
 from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
+from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
@@ -267,34 +268,35 @@ _FXP_ZIP = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp, "Mer
 _CLIP_ZIP = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS, "Merge the groups on the Clip cluster")
 _FP_ZIP = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp, "Merge the groups on the float cluster")
 
-_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
-W8, W4 = Way.WAY8, Way.WAY4
-# method -> (stage it enters, scalars, way the pair must run at, body)
-_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
-    "vector_logic": (S.LOGIC, _BOTH, W8, _LOGIC[0]),
-    "vector_logic_with_mode": (S.LOGIC, _BOTH, W8, _LOGIC[1]),
-    "vector_logic_zip": (S.LOGIC, _BOTH, W8, _LOGIC_ZIP[0]),
-    "vector_logic_zip_with_mode": (S.LOGIC, _BOTH, W8, _LOGIC_ZIP[1]),
-    "vector_fxp": (S.FXP, _I32, W8, _FXP[0]),
-    "vector_fxp_with_mode": (S.FXP, _I32, W8, _FXP[1]),
-    "vector_fxp_zip": (S.FXP, _I32, W8, _FXP_ZIP[0]),
-    "vector_fxp_zip_with_mode": (S.FXP, _I32, W8, _FXP_ZIP[1]),
-    "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
-    "vector_narrow_split": (S.NARROW, _BOTH, W8, _narrow_split),
-    "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
-    "vector_fp_binary": (S.FP, _F32, W4, _FP_BINARY[0]),
-    "vector_fp_binary_with_mode": (S.FP, _F32, W4, _FP_BINARY[1]),
-    "vector_fp_ternary": (S.FP, _F32, W4, pair_ternary.fp_ternary),
-    "vector_fp_ternary_with_mode": (S.FP, _F32, W4, pair_ternary.fp_ternary_mode),
-    "vector_fp_zip": (S.FP, _F32, W4, _FP_ZIP[0]),
-    "vector_fp_zip_with_mode": (S.FP, _F32, W4, _FP_ZIP[1]),
-    "vector_widen_concat": (S.WIDEN, _BOTH, W4, _widen_concat),
-    "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
-    "vector_clip": (S.CLIP, _BOTH, W8, _CLIP[0]),
-    "vector_clip_with_mode": (S.CLIP, _BOTH, W8, _CLIP[1]),
-    "vector_clip_zip": (S.CLIP, _BOTH, W8, _CLIP_ZIP[0]),
-    "vector_clip_zip_with_mode": (S.CLIP, _BOTH, W8, _CLIP_ZIP[1]),
+# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
+# are its units' (`ir.vector.units.dsl_method`)
+_BODIES: dict[str, Any] = {
+    "vector_logic": _LOGIC[0],
+    "vector_logic_with_mode": _LOGIC[1],
+    "vector_logic_zip": _LOGIC_ZIP[0],
+    "vector_logic_zip_with_mode": _LOGIC_ZIP[1],
+    "vector_fxp": _FXP[0],
+    "vector_fxp_with_mode": _FXP[1],
+    "vector_fxp_zip": _FXP_ZIP[0],
+    "vector_fxp_zip_with_mode": _FXP_ZIP[1],
+    "vector_fxp_to_fp": _fxp_to_fp,
+    "vector_narrow_split": _narrow_split,
+    "vector_fp_unary": _fp_unary,
+    "vector_fp_binary": _FP_BINARY[0],
+    "vector_fp_binary_with_mode": _FP_BINARY[1],
+    "vector_fp_ternary": pair_ternary.fp_ternary,
+    "vector_fp_ternary_with_mode": pair_ternary.fp_ternary_mode,
+    "vector_fp_zip": _FP_ZIP[0],
+    "vector_fp_zip_with_mode": _FP_ZIP[1],
+    "vector_widen_concat": _widen_concat,
+    "vector_fp_to_fxp": _fp_to_fxp,
+    "vector_clip": _CLIP[0],
+    "vector_clip_with_mode": _CLIP[1],
+    "vector_clip_zip": _CLIP_ZIP[0],
+    "vector_clip_zip_with_mode": _CLIP_ZIP[1],
 }
+_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
+    name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
 
 
 @stage_method("vector_reinterpret")

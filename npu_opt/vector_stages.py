@@ -26,6 +26,7 @@ from ir.vector.errors import VectorRuleError
 from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
+from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from ir.vector_branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
@@ -37,6 +38,7 @@ from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
 from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
+from npu_opt.vector_unit_methods import unit_bodies
 from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -205,22 +207,27 @@ def _final(self: VectorStream, loc: Location) -> Any:
     return VectorFinalStream(op.result, self.chain)
 
 
-_I32, _F32, _BOTH = frozenset({"i32"}), frozenset({"f32"}), frozenset({"i32", "f32"})
-W8, W4 = Way.WAY8, Way.WAY4
-# method -> (stage it enters, the scalars it takes, the way the stream must run at, body)
+_BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
+# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
+# are its units' (`ir.vector.units.dsl_method`)
+_BODIES: dict[str, Any] = {
+    "vector_fxp": _fxp,
+    "vector_fxp_to_fp": _fxp_to_fp,
+    "vector_narrow_trim": _narrow_trim,
+    "vector_fp_unary": _fp_unary,
+    "vector_fp_binary": _fp_binary,
+    "vector_widen_pad": _widen_pad,
+    "vector_fp_to_fxp": _fp_to_fxp,
+    "vector_intra_slice_reduce": intra_slice_reduce,
+    "vector_clip": _clip,
+}
+_BODIES.update(unit_bodies())  # the units whose traced op is made from their declaration
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
-    "vector_fxp": (S.FXP, _I32, W8, _fxp),
-    "vector_fxp_to_fp": (S.FXP_TO_FP, _I32, W8, _fxp_to_fp),
-    "vector_narrow_trim": (S.NARROW, _BOTH, W8, _narrow_trim),
-    "vector_fp_unary": (S.FP, _F32, W4, _fp_unary),
-    "vector_fp_binary": (S.FP, _F32, W4, _fp_binary),
-    "vector_widen_pad": (S.WIDEN, _BOTH, W4, _widen_pad),
-    "vector_fp_to_fxp": (S.FP_TO_FXP, _F32, W8, _fp_to_fxp),
-    "vector_intra_slice_reduce": (S.INTRA_SLICE_REDUCE, _BOTH, W4, intra_slice_reduce),
-    "vector_clip": (S.CLIP, _BOTH, W8, _clip),
+    name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
+_METHODS.update({  # the stages without a unit
     "vector_final": (S.OUTPUT, _BOTH, W8, _final),
     "vector_inter_slice_reduce": (S.INTER_SLICE_REDUCE, _BOTH, W8, inter_slice_reduce),
-}
+})
 _METHODS.update(CHAIN_METHODS)  # logic, fma, fp_div, the *_with_mode forms, split / concat, filter
 VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS,
                             *ANY_STAGE_METHODS})

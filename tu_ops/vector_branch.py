@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.dtypes import DType
+from ir.vector.units import UNITS, spec_of
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
@@ -140,7 +141,7 @@ class VectorBranchOp(TuOp):
                 return f"step {i}: the register-file slot is the last slot, once"
             if ports and s.slots[-1].port == 1 and not hasattr(self, "rf_read"):
                 return f"step {i}: a register-file slot needs a `vector_branch_rf` record"
-            if ports and s.slots[-1].port == 1 and f"{s.unit.name}_RF" not in VeUnit.__members__:
+            if ports and s.slots[-1].port == 1 and "rf" not in spec_of(s.unit).kinds:
                 return f"step {i}: {s.unit.name} has no register-file read (its rf slot may read the stash only)"
             for k, slot in enumerate(s.slots):
                 problem = _port_problem(slot, len(getattr(self, "rf", ())))
@@ -185,14 +186,13 @@ def _port_problem(slot: Slot, tensors: int) -> str | None:
 
 
 def _shapes(dtype: Any, steps: tuple[BranchStep, ...]) -> list[tuple[str, int]] | None:
-    """(scalar, way) of the stream before each step and after the last (None: not typed)."""
-    from ir.vector.numerics.steps import UNITS
-
+    """(scalar, way) of the stream before each step and after the last (None: not typed):
+    each step leaves the scalar and the way its unit declares (`ir.vector.units`)."""
     scalar, way = _SCALAR.get(dtype), 8
     out = [(scalar, way)]
     for s in steps:
-        src, dst = UNITS.get(s.unit.name, ("any", "same"))
-        scalar = scalar if dst == "same" else dst
-        way = {"NARROW_TRIM": 4, "WIDEN_PAD": 8}.get(s.unit.name, way)
+        src, dst = UNITS[s.unit.name]
+        scalar = s.op.name[len("TO_"):].lower() if dst == "op" else scalar if dst == "same" else dst
+        way = spec_of(s.unit).way_out or way
         out.append((scalar, way))
     return out

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 import attrs
 
+from ir.vector.units import spec_of
 from tu_ops.base import Ref, operand
 from tu_ops.vector import VeOpName, VeStep, VeUnit
 from tu_ops.vector_branch import VectorBranchOp
@@ -41,8 +42,9 @@ class VectorBranchRfOp(VectorBranchOp):
         steps = [VeStep(VeUnit.TAG, VeOpName.ZERO, 0)]
         for s in self.steps:  # a step whose rf slot reads the VRF stands as its `_RF` form
             port = next((slot for slot in s.slots if slot.port), None)
-            if port is not None and f"{s.unit.name}_RF" in VeUnit.__members__:
-                steps.append(VeStep(VeUnit[f"{s.unit.name}_RF"], s.op, port.value))
+            rf = spec_of(s.unit).rf_name
+            if port is not None and rf is not None:
+                steps.append(VeStep(VeUnit[rf], s.op, port.value))
             else:
                 steps.append(VeStep(s.unit, s.op, s.arg, s.mode, s.arg1))
         return VectorRfOp(result=self.result, input=self.input, steps=tuple(steps), rf=self.rf, rf_read=self.rf_read,

@@ -28,7 +28,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Symbol
-from ir.vector.numerics.steps import UNITS
+from ir.vector.units import UNITS, PairUnit, spec_of
 from ir.vector.pair import unzip_problem
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
@@ -38,30 +38,6 @@ from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_va
 from tu_ops.vector_reduce import reduce_problem
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
-
-
-class PairUnit(enum.Enum):
-    """The stage (and scalar) of a pair step, in pipeline order."""
-
-    FXP = "fxp"
-    FXP_TO_FP = "fxp_to_fp"
-    NARROW_TRIM = "narrow_trim"
-    NARROW_SPLIT = "narrow_split"
-    FP_UNARY = "fp_unary"
-    FP_BINARY = "fp_binary"
-    WIDEN_CONCAT = "widen_concat"
-    WIDEN_PAD = "widen_pad"
-    FP_TO_FXP = "fp_to_fxp"
-    CLIP_I32 = "clip_i32"
-    CLIP_F32 = "clip_f32"
-    # the Logic cluster (paired, zip or merged), and the merged stream's other element-wise units
-    LOGIC_I32 = "logic_i32"
-    LOGIC_F32 = "logic_f32"
-    FP_TERNARY = "fp_ternary"
-    FP_DIV = "fp_div"
-    REINTERPRET = "reinterpret"  # both groups (or the merged stream); holds its place in the order
-    INTRA_REDUCE_I32 = "intra_reduce_i32"  # the merged stream's intra-slice reduce (VPAIR-4)
-    INTRA_REDUCE_F32 = "intra_reduce_f32"
 
 
 class PairSide(enum.Enum):
@@ -91,33 +67,21 @@ class PairStep:
     add1: int = attrs.field(default=0, metadata={"omit_default": True})  # ... and of group 1
 
 
-_ORDER = {PairUnit.FXP: 1, PairUnit.FXP_TO_FP: 2, PairUnit.NARROW_SPLIT: 3, PairUnit.NARROW_TRIM: 3, PairUnit.FP_UNARY: 4,
-          PairUnit.FP_BINARY: 4, PairUnit.WIDEN_CONCAT: 5, PairUnit.WIDEN_PAD: 5, PairUnit.FP_TO_FXP: 6,
-          PairUnit.CLIP_I32: 7, PairUnit.CLIP_F32: 7,
-          PairUnit.LOGIC_I32: 0.5, PairUnit.LOGIC_F32: 0.5, PairUnit.FP_TERNARY: 4, PairUnit.FP_DIV: 4.5,
-          PairUnit.INTRA_REDUCE_I32: 4.25, PairUnit.INTRA_REDUCE_F32: 4.25}
-_REPEATABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_UNARY, PairUnit.FP_BINARY,
-                         PairUnit.LOGIC_I32, PairUnit.LOGIC_F32, PairUnit.FP_TERNARY})
-_ZIPPABLE = frozenset({PairUnit.FXP, PairUnit.CLIP_I32, PairUnit.CLIP_F32, PairUnit.FP_BINARY, PairUnit.LOGIC_I32,
-                       PairUnit.LOGIC_F32})
-_REDUCE = frozenset({PairUnit.INTRA_REDUCE_I32, PairUnit.INTRA_REDUCE_F32})
-_FOUR_WAY = frozenset({PairUnit.FP_UNARY, PairUnit.FP_BINARY, PairUnit.FP_TERNARY, PairUnit.FP_DIV, *_REDUCE})
-_MERGED_ONLY = frozenset({PairUnit.FP_DIV, *_REDUCE})  # no paired form
 _PAIRED = frozenset({PairSide.BOTH, PairSide.G0, PairSide.G1})
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
-_WAYS = {PairUnit.NARROW_SPLIT: ("i32 f32", 8, 4), PairUnit.WIDEN_CONCAT: ("i32 f32", 4, 8),
-         PairUnit.WIDEN_PAD: ("i32 f32", 4, 8), PairUnit.NARROW_TRIM: ("i32 f32", 8, 4)}  # i32: around a reduce
+# `PairUnit` and every per-unit fact below are the unit declarations' (`ir.vector.units`): a way
+# change (a unit with a shape change) takes either scalar and changes the way.
 
 
 def _units(step: PairStep) -> tuple[str, str]:
     """(input scalar, output scalar) of a step; a way change keeps the scalar."""
-    if step.unit in _WAYS:
+    if spec_of(step.unit).shape:
         return "same", "same"
     return UNITS[step.unit.name]
 
 
 def _ve_step(step: PairStep, arg: int) -> VeStep:
-    arg1 = step.arg1 if step.unit is PairUnit.FP_TERNARY else 0
+    arg1 = step.arg1 if spec_of(step.unit).arity == 3 else 0
     return VeStep(VeUnit[step.unit.name], step.op, arg, step.mode, arg1, step.vcg)
 
 
@@ -152,10 +116,12 @@ class VectorPairOp(TuOp):
         problem = unzip_problem(t.time, self.split_time, self.axis.name)
         if problem:
             return problem
-        steps = self.split_time.size  # a group's steps: one per position of split_time, padding included
-        for s in self.steps:  # a split doubles them, a concat halves them
-            steps = {PairUnit.NARROW_SPLIT: steps * 2, PairUnit.WIDEN_CONCAT: steps // 2}.get(s.unit, steps)
-        if not any(s.unit in _REDUCE for s in self.steps) and out.time.size != steps:
+        steps, reduced = self.split_time.size, False  # a group's steps: one per position of split_time
+        for s in self.steps:  # a split doubles them, a concat halves them (the unit's declared shape change)
+            spec = spec_of(s.unit)
+            steps = {"split": steps * 2, "concat": steps // 2}.get(spec.shape, steps)
+            reduced = reduced or spec.arg == "reduce"
+        if not reduced and out.time.size != steps:
             return f"split_time {self.split_time} gives {steps} steps, the output stream has {out.time.size}"
         width = 8
         for i, step in enumerate(self.steps):
@@ -165,12 +131,12 @@ class VectorPairOp(TuOp):
                 continue
             if src not in ("same", scalar):
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
-            if step.unit in _WAYS:
-                scalars, a, b = _WAYS[step.unit]
-                if width != a or scalar not in scalars.split():
+            spec = spec_of(step.unit)
+            if spec.shape:
+                if width != spec.way_in or scalar not in ("i32", "f32"):
                     return f"step {i} ({step.unit.name}) on a {width}-way {scalar} stream"
-                width = b
-            elif (width == 4) != (step.unit in _FOUR_WAY):
+                width = spec.way_out
+            elif (width == 4) != (spec.way_in == 4):
                 return f"step {i} ({step.unit.name}) on a {width}-way stream"
             scalar = scalar if dst == "same" else dst
         if width != 8:
@@ -187,16 +153,17 @@ class VectorPairOp(TuOp):
         z = sides.index(PairSide.ZIP)
         if any(s not in _PAIRED for s in sides[:z]) or any(s is not PairSide.MERGED for s in sides[z + 1:]):
             return "paired steps come before the ZIP step, merged steps after it"
-        if self.steps[z].unit not in _ZIPPABLE or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
+        if "zip" not in spec_of(self.steps[z].unit).kinds or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
             return f"step {z}: {self.steps[z].unit.name} cannot merge the groups"
         alus: set[str] = set()
-        placed = [(i, s) for i, s in enumerate(self.steps) if s.unit in _ORDER]  # a reinterpret holds its place
+        placed = [(i, s) for i, s in enumerate(self.steps)
+                  if spec_of(s.unit).rank is not None]  # a reinterpret holds its place
         for (_, prev), (i, step) in zip(placed, placed[1:]):
-            a, b = _ORDER[prev.unit], _ORDER[step.unit]
-            if b < a or (a == b and step.unit not in _REPEATABLE and step.side is not PairSide.ZIP):
+            a, b = spec_of(prev.unit).rank, spec_of(step.unit).rank
+            if b < a or (a == b and not spec_of(step.unit).repeatable and step.side is not PairSide.ZIP):
                 return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
         for i, step in enumerate(self.steps):
-            value = _op_value(_ve_step(step, 0)) if step.unit not in _WAYS else None
+            value = _op_value(_ve_step(step, 0)) if not spec_of(step.unit).shape else None
             if value is not None:
                 if value.alu.name in alus:
                     return f"step {i} uses the {value.alu.rust_name} ALU a second time"
@@ -207,7 +174,7 @@ class VectorPairOp(TuOp):
     def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for i, step in enumerate(self.steps):
             problem = _step_problem(step) or _rf_problem(step, len(getattr(self, "rf", ())))
-            if step.vcg is not None and step.unit not in _REDUCE:
+            if step.vcg is not None and spec_of(step.unit).arg != "reduce":
                 problem = "only a reduce step carries a vcg= configuration"
             if problem:
                 return f"step {i} ({step.unit.name} {step.side.name}): {problem}"
@@ -228,7 +195,7 @@ def _rf_problem(step: PairStep, tensors: int) -> str | None:
     that names the tensor (`vector_pair_rf`)."""
     if step.rf == 0:
         return None
-    if step.side not in _PAIRED or f"{step.unit.name}_RF" not in VeUnit.__members__ or not 0 < step.rf < 4:
+    if step.side not in _PAIRED or "rf" not in spec_of(step.unit).kinds or not 0 < step.rf < 4:
         return f"rf={step.rf}: only a paired FXP, CLIP or FP_BINARY step reads the VRF, rf naming groups 1 ... 3"
     if step.mode is not VeMode.DEFAULT:
         return "a step reading the VRF runs op(group, operand): no mode"
@@ -239,7 +206,8 @@ def _rf_problem(step: PairStep, tensors: int) -> str | None:
 
 
 def _step_problem(step: PairStep) -> str | None:
-    if step.unit in _WAYS:
+    spec = spec_of(step.unit)
+    if spec.shape:
         ok = (step.op.name, step.arg0, step.arg1) == ("NONE", 0, 0)
         return None if ok else "a way change is NONE with args 0"
     if step.side is PairSide.ZIP:
@@ -248,21 +216,21 @@ def _step_problem(step: PairStep) -> str | None:
         if step.mode is not VeMode.DEFAULT:
             return "a zip names its mode by arg0, not by a mode field"
         return None if 0 <= step.arg0 <= 3 and step.arg1 == 0 else "a zip's arg0 is a mode index 0 ... 3, arg1 0"
-    if step.unit in _MERGED_ONLY and step.side is not PairSide.MERGED:
+    if "paired" not in spec.kinds and step.side is not PairSide.MERGED:
         return f"{step.unit.name} runs only on the merged stream"
-    if step.side is PairSide.MERGED and step.unit is PairUnit.FP_TERNARY:
+    if step.side is PairSide.MERGED and spec_of(step.unit).arity == 3:
         return _arg_problem(_ve_step(step, step.arg0)) or _adds_problem(step, ())
     runs = {"BOTH": (0, 1), "G0": (0,), "G1": (1,), "MERGED": (0,)}[step.side.name]  # the args it reads
     if step.side in (PairSide.G0, PairSide.MERGED) and step.arg1 != 0:
         return "arg1 of a step on one stream is 0"
     if step.side is PairSide.G1 and step.arg0 != 0:
         return "arg0 of a group-1 step is 0"
-    problem = _adds_problem(step, runs if step.unit is PairUnit.FP_TERNARY else ())
+    problem = _adds_problem(step, runs if spec_of(step.unit).arity == 3 else ())
     for g in runs:
         if problem is None and not step.rf >> g & 1:
             arg, add = (step.arg0, step.add0) if g == 0 else (step.arg1, step.add1)
             ve = _ve_step(step, arg)
-            problem = _arg_problem(attrs.evolve(ve, arg1=add) if step.unit is PairUnit.FP_TERNARY else ve)
+            problem = _arg_problem(attrs.evolve(ve, arg1=add) if spec_of(step.unit).arity == 3 else ve)
     return problem
 
 

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.vector.units import spec_of
 from ir.vector.ways import FLIT
 from tu_ops.base import Ref, VerifyContext, operand, rule
 from tu_ops.vector_pair import VectorPairOp
@@ -29,7 +30,7 @@ __all__ = ["VectorPairRfOp", "group_stream"]
 def group_stream(record: Any, index: int) -> Any:
     """The (time, packet) cells a VRF read at step `index` walks: the group's stream, doubled in
     time (and padded to a flit) after a `NARROW_SPLIT` before it."""
-    split = sum(1 for s in record.steps[:index] if s.unit.name == "NARROW_SPLIT")
+    split = sum(1 for s in record.steps[:index] if spec_of(s.unit).shape == "split")
     return (record.split_time.size * 2 ** split, FLIT)
 
 

@@ -19,11 +19,12 @@ from ir.errors import MappingError
 from ir.mapping.api import m
 from ir.mapping.nodes import Mapping, Resize
 from ir.vector import ways
+from ir.vector.units import SPECS, spec_of
 from ir.vector.intra_reduce import removed_axis, shape_fault
 
 __all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem"]
 
-REDUCE_UNITS = frozenset({"INTRA_REDUCE_I32", "INTRA_REDUCE_F32"})
+REDUCE_UNITS = frozenset(s.name for s in SPECS.values() if s.arg == "reduce")  # ir.vector.units
 
 
 def is_reduce(step: Any) -> bool:
@@ -47,7 +48,7 @@ def reduce_shapes(time: Any, packet: Any, steps: Any, index: int, out_time: Any,
 
     time, packet = stream_before(time, packet, tuple(steps), index)
     packet = Resize(packet, 4).normalize()
-    if any(s.unit.name == "WIDEN_CONCAT" for s in steps[index + 1:]):
+    if any(spec_of(s.unit).shape == "concat" for s in steps[index + 1:]):
         out_time = ways.split_shape(out_time, out_packet)[0]
     return ReduceShapes(time, packet, out_time, m("1 # 4") if steps[index].arg == 1 else packet)
 

@@ -21,6 +21,7 @@ import attrs
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.ops import Entry
+from ir.vector.units import is_rf
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
@@ -139,7 +140,7 @@ class VectorRfOp(VectorEngineOp):
         if not self.rf or len(self.rf) != len(self.rf_read):
             return f"{len(self.rf)} VRF tensors but {len(self.rf_read)} rf_read walks"
         for k, r in enumerate(self.rf_read):
-            steps = [i for i, s in enumerate(self.steps) if s.unit.name.endswith("_RF") and s.arg == k]
+            steps = [i for i, s in enumerate(self.steps) if is_rf(s.unit) and s.arg == k]
             try:  # the stream at the step reading it: a split before it doubles the time
                 time = stream_before(t.time, t.packet, self.steps, steps[0])[0] if steps else t.time
             except MappingError as e:
@@ -149,7 +150,7 @@ class VectorRfOp(VectorEngineOp):
                         f"{math.prod(e.size for e in r.packet)} cells, the stream has {time.size} x 8")
             if any(e.stride < 0 for e in (*r.time, *r.packet)):
                 return "an rf_read stride is negative"
-        reads = [s.arg for s in self.steps if s.unit.name.endswith("_RF")]
+        reads = [s.arg for s in self.steps if is_rf(s.unit)]
         if not reads:
             return "no step reads the register file"
         if any(a >= len(self.rf) for a in reads):

@@ -12,6 +12,7 @@ import attrs
 from ir import ops as ir
 from ir import vector_ops as vops
 from ir import vector_stash_ops as sops
+from ir.vector.units import is_rf, spec_of
 from tu_ops.vector import VeUnit
 from visa.retrace import Underivable, retraces
 
@@ -36,13 +37,13 @@ def _vector_branch_rf(rec: Any, src: ir.Value, types: dict[int, Any], target: An
     from tu_ops.lower.vector_branch import traced_branch
 
     values = rf_values(rec, types)
-    reads = [s.unit.name.endswith("_RF") for s in rec.steps]
+    reads = [is_rf(s.unit) for s in rec.steps]
     if any(r and (s.slots or s.stash or not 0 <= s.arg < len(values)) for s, r in zip(rec.steps, reads)):
         raise Underivable(rec, "a register-file step reads a VRF tensor the record does not name")
     ports = [next((slot.value for slot in s.slots if slot.port == 1), None) for s in rec.steps]  # 2: the stash
     if any(p is not None and not 0 <= p < len(values) for p in ports):
         raise Underivable(rec, "a register-file slot reads a VRF tensor the record does not name")
-    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[s.unit.name[:-3]], arg=0) if r else s
+    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[spec_of(s.unit).name], arg=0) if r else s
                                           for s, r in zip(rec.steps, reads)))
     ops = list(traced_branch(plain, src, fresh))
     at = [i for i, o in enumerate(ops) if not isinstance(o, _FRAME)]

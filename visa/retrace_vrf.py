@@ -11,6 +11,7 @@ import attrs
 from ir import ops as ir
 from ir.vrf_ops import ToVrf
 from tu_ops.lower.vector import traced_pass
+from ir.vector.units import is_rf, spec_of
 from tu_ops.vector import VeUnit
 from visa.retrace import Underivable, retraces
 
@@ -32,10 +33,10 @@ def _vector_rf(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fres
         if getattr(vrf_t, "kind", None) != "vrf":
             raise Underivable(rec, f"rf {ref} is not a VRF tensor")
         values.append(ir.Value(ref.id, vrf_t))
-    reads = [s.unit.name.endswith("_RF") for s in rec.steps]
+    reads = [is_rf(s.unit) for s in rec.steps]
     if any(r and not 0 <= s.arg < len(values) for s, r in zip(rec.steps, reads)):
         raise Underivable(rec, "a register-file step reads a VRF tensor the record does not name")
-    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[s.unit.name[:-3]], arg=0) if r else s
+    plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, unit=VeUnit[spec_of(s.unit).name], arg=0) if r else s
                                           for s, r in zip(rec.steps, reads)))
     ops = list(traced_pass(plain, src, fresh))
     for i, (s, r) in enumerate(zip(rec.steps, reads)):

@@ -14,6 +14,7 @@ from ir import vector_ops as vops
 from ir.vector.intra_reduce import axis_padded, mapping_live, reduce_counted, reduce_stored
 from ir.vector.numerics.steps import run_step
 from ir.vector_reduce_ops import VectorIntraSliceReduce
+from ir.vector_unit_ops import unit_op_classes
 
 from backends.cpu import layout, moves
 from backends.cpu.handlers import handles
@@ -42,6 +43,10 @@ def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray
     out = run_step(unit, name, arg, buf, *extra, operand=operand).astype(layout.storage_dtype(op.result.type.dtype),
                                                                           copy=False)
     return _zero_padding(out.reshape(buf.shape), op.result.type)
+
+
+for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
+    handles(_cls)(_step)
 
 
 @handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat)

@@ -19,17 +19,10 @@ import numpy as np
 
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping, Pair
-from ir.vector.numerics.clip_logic import CLIP_F32_OPS, CLIP_I32_OPS, LOGIC_F32_OPS, LOGIC_I32_OPS
-from ir.vector.numerics.fp import FP_BINARY_OPS
-from ir.vector.numerics.fxp import FXP_OPS
+from ir.vector.units import spec_of
 
-__all__ = ["unzip_index", "unzip_problem", "zip_values", "split_equivalent", "ZIP_UNITS", "MODES"]
+__all__ = ["unzip_index", "unzip_problem", "zip_values", "split_equivalent", "MODES"]
 
-# zip unit -> (scalar, op table)
-ZIP_UNITS: dict[str, tuple[str, dict[str, Any]]] = {
-    "FXP": ("i32", FXP_OPS), "CLIP_I32": ("i32", CLIP_I32_OPS), "CLIP_F32": ("f32", CLIP_F32_OPS),
-    "FP_BINARY": ("f32", FP_BINARY_OPS), "LOGIC_I32": ("i32", LOGIC_I32_OPS), "LOGIC_F32": ("f32", LOGIC_F32_OPS),
-}
 MODES = ("MODE00", "MODE01", "MODE10", "MODE11")  # a zip step's arg is the mode's index here
 
 
@@ -88,8 +81,10 @@ def _as(values: np.ndarray, scalar: str) -> np.ndarray:
 def zip_values(unit: str, op: str, mode: int, g0: np.ndarray, g1: np.ndarray) -> np.ndarray:
     """The zip step on stored values (int32, or uint32 bits for f32): `op` of the two groups
     the mode picks."""
-    scalar, table = ZIP_UNITS[unit]
-    fn = table["MUL_F" if unit == "FP_BINARY" and op.startswith("MUL_F") else op]  # MUL_F_MUL0 ...; not MUL_FXP
+    spec = spec_of(unit)  # a unit with a zip form (ir.vector.units): its scalar and its numerics
+    if "zip" not in spec.kinds:
+        raise KeyError(unit)
+    scalar, fn = spec.scalar_in, spec.fn(op)
     name = MODES[mode]
     pick = {"0": _as(g0, scalar), "1": _as(g1, scalar)}
     out = fn(pick[name[4]], pick[name[5]])

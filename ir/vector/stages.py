@@ -35,7 +35,6 @@ INTRA_ORDER = (S.TAG, S.LOGIC, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.INTRA_SLICE
 MAX_OPS = {S.LOGIC: 5, S.FXP: 4, S.FP: 5, S.CLIP: 3}
 STASHABLE = frozenset({S.TAG, S.LOGIC, S.FXP, S.NARROW, S.FP, S.FP_DIV, S.CLIP})
 _TO_INTER = frozenset({S.LOGIC, S.FXP, S.FXP_TO_FP, S.WIDEN, S.FP_TO_FXP, S.CLIP})
-_FOUR_WAY = frozenset({S.NARROW, S.FP, S.INTRA_SLICE_REDUCE, S.FP_DIV})
 
 
 def can_transition(src: VeStage, dst: VeStage) -> bool:
@@ -55,8 +54,11 @@ def can_transition(src: VeStage, dst: VeStage) -> bool:
 
 
 def stage_way(stage: VeStage) -> Way:
-    """The packet width a stage runs at; after Narrow and before Widen the stream is 4-way."""
-    return Way.WAY4 if stage in _FOUR_WAY else Way.WAY8
+    """The packet width a stage leaves: the way its units declare (`ir.vector.units`); after
+    Narrow and before Widen the stream is 4-way, every stage without a unit is 8-way."""
+    from ir.vector.units import SPECS
+
+    return Way.WAY4 if any(s.stage == stage and s.way_out == 4 for s in SPECS.values()) else Way.WAY8
 
 
 @attrs.define

@@ -10,21 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-import numpy as np
-
 from ir import ops as ir
 from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
-from ir.dtypes import DType
 from ir.errors import InternalError
-from ir.mapping.nodes import Resize
-from ir.vector import enums as E
+from ir.vector.units import decode_step
+from ir.vector_unit_ops import unit_op_classes
 from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg
-from tu_ops.lower.vector_steps import mode_of, traced_chain_step
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_reduce import record_shapes
 
@@ -101,51 +96,14 @@ def _folded(op: Any, site: Site) -> None:
     return None
 
 
-_CLIP = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32}
-
-
-def _fp_binary(name: str) -> Any:
-    if name.startswith("MUL_F_"):
-        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
-    return getattr(E.FpBinaryOp, name)
-
-
-def _traced_way(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
-    """A way change: the trim keeps the front four cells, the pad restores the pass's packet."""
-    if step.unit.name == "NARROW_TRIM":
-        packet = Resize(src.type.packet, 4).normalize()
-        return vops.VectorNarrowTrim(input=src, packet=packet, result=ir.Value(ident, attrs.evolve(src.type, packet=packet)))
-    return vops.VectorWidenPad(input=src, packet=widened, result=ir.Value(ident, attrs.evolve(src.type, packet=widened)))
+for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
+    lowers(_cls)(_folded)
 
 
 def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
-    unit, name, arg = step.unit.name, step.op.name, step.arg
-    chained = traced_chain_step(step, src, ident)
-    if chained is not None:
-        return chained
-    mode = mode_of(step)
-    if unit in ("NARROW_TRIM", "WIDEN_PAD"):
-        return _traced_way(step, src, ident, widened)
-    if unit == "FP_UNARY":
-        return vops.VectorFpUnary(input=src, op=getattr(E.FpUnaryOp, name), result=ir.Value(ident, src.type))
-    if unit == "FP_BINARY":
-        return vops.VectorFpBinary(input=src, op=_fp_binary(name), const=float(_f32_of(arg)), mode=mode,
-                                   result=ir.Value(ident, src.type))
-    if unit == "TAG":
-        return vops.VectorTag(input=src, mode=getattr(E.TagMode, name), result=ir.Value(ident, src.type))
-    if unit == "FXP":
-        return vops.VectorFxp(input=src, op=getattr(E.FxpBinaryOp, name), const=arg, mode=mode,
-                              result=ir.Value(ident, src.type))
-    if unit in _CLIP:
-        const = arg if unit == "CLIP_I32" else float(_f32_of(arg))
-        return vops.VectorClip(input=src, op=getattr(_CLIP[unit], name), const=const, mode=mode,
-                               result=ir.Value(ident, src.type))
-    cls, dtype = (vops.VectorFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (vops.VectorFpToFxp, DType.I32)
-    return cls(input=src, int_width=arg, result=ir.Value(ident, attrs.evolve(src.type, dtype=dtype)))
-
-
-def _f32_of(bits: int) -> Any:
-    return np.array(bits, np.uint32).view(np.float32)
+    """The traced op a step stands for: its unit's codec, read backwards (`ir.vector.units`);
+    `widened` is the packet a pad restores (the pass's output packet)."""
+    return decode_step(step, src, ident, widened)
 
 
 def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:

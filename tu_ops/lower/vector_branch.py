@@ -23,7 +23,7 @@ from ir.vector_branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
-from tu_ops.lower.vector_steps import mode_of
+from ir.vector.units import mode_value, op_value, spec_of
 from ir.vector_reduce_ops import traced_reduce
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
@@ -96,14 +96,9 @@ for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):
 
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
-_CLASSES = {"FXP": bops.BranchedFxp, "CLIP_I32": bops.BranchedClip, "CLIP_F32": bops.BranchedClip,
-            "FP_BINARY": bops.BranchedFpBinary, "LOGIC_I32": bops.BranchedLogic, "LOGIC_F32": bops.BranchedLogic,
-            "FP_DIV": bops.BranchedFpDiv, "FP_TERNARY": bops.BranchedFpTernary}
-
-
 def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
     regs, port = [], None
-    pair = step.unit.name == "FP_TERNARY"  # each slot holds FMA_F's (operand, c)
+    pair = spec_of(step.unit).arity == 3  # each slot holds FMA_F's (operand, c)
 
     def bits(v: int) -> Constant:
         return Constant(float(np.array(v, np.uint32).view(np.float32)), "f32")
@@ -119,12 +114,10 @@ def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
 
 
 def _op_enum(unit: str, name: str) -> Any:
-    if unit == "FP_BINARY" and name.startswith("MUL_F_"):
-        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
-    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "CLIP_I32": E.ClipBinaryOpI32,
-           "CLIP_F32": E.ClipBinaryOpF32, "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32,
-           "FP_DIV": E.FpDivBinaryOp, "FP_TERNARY": E.FpTernaryOp}[unit]
-    return getattr(cls, name)
+    value = op_value(spec_of(unit), name)
+    if value is None:
+        raise KeyError(f"{name} is not an op of {unit}")
+    return value
 
 
 def _plain_step(step: BranchStep, cur: ir.Value, ident: int, rec: VectorBranchOp) -> Any:
@@ -155,9 +148,10 @@ def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> t
         elif step.slots:
             unit = step.unit.name
             reads = (stashed if stashed is not None else cur,) if any(s.port == 2 for s in step.slots) else ()
-            ops.append(_CLASSES[unit](input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
-                                      operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
-                                      stashed=reads, mode=mode_of(step), result=ir.Value(ident, cur.type)))
+            branched = spec_of(unit).codec.traced_class("branched")  # the unit's op with guarded slots
+            ops.append(branched(input=cur, tagged=tagged, op=_op_enum(unit, step.op.name),
+                                operand=_layout(step, cur.type.dtype.name == "F32"), cmps=cmps,
+                                stashed=reads, mode=mode_value(step.mode.name), result=ir.Value(ident, cur.type)))
         else:
             ops.append(_plain_step(step, cur, ident, rec))
     if rec.stash_at == len(rec.steps):

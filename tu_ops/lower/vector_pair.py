@@ -25,7 +25,7 @@ from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg
 from tu_ops.lower.vector import _traced_step
-from tu_ops.lower.vector_steps import mode_of
+from ir.vector.units import mode_value, op_value, spec_of
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
 from tu_ops.vector_reduce import record_shapes
@@ -99,55 +99,42 @@ for _cls in (*pops.PAIR_OP_CLASSES, *plogic.PAIR_LOGIC_CLASSES, *ptern.PAIR_TERN
 
 # --- the inverse, for the re-derivation --------------------------------------------------------
 
-_FAMILIES = {"CLIP_I32": E.ClipBinaryOpI32, "CLIP_F32": E.ClipBinaryOpF32,
-          "LOGIC_I32": E.LogicBinaryOpI32, "LOGIC_F32": E.LogicBinaryOpF32}
-_BINARY = {"FXP": pops.PairFxp, "CLIP_I32": pops.PairClip, "CLIP_F32": pops.PairClip, "FP_BINARY": pops.PairFpBinary,
-           "LOGIC_I32": plogic.PairLogic, "LOGIC_F32": plogic.PairLogic}
-_ZIPS = {"FXP": pops.ZipFxp, "CLIP_I32": pops.ZipClip, "CLIP_F32": pops.ZipClip, "FP_BINARY": pops.ZipFp,
-         "LOGIC_I32": plogic.ZipLogic, "LOGIC_F32": plogic.ZipLogic}
-
-
 def _enum(unit: str, name: str) -> Any:
-    if unit == "FP_BINARY" and name.startswith("MUL_F_"):
-        return E.FpBinaryOp.MUL_F(getattr(E.FpMulAlu, name[len("MUL_F_"):]))
-    cls = {"FXP": E.FxpBinaryOp, "FP_BINARY": E.FpBinaryOp, "FP_UNARY": E.FpUnaryOp, **_FAMILIES}[unit]
-    return getattr(cls, name)
+    return op_value(spec_of(unit), name)
 
 
 def _const(unit: str, arg: int, used: bool) -> Any:
     if not used:
         return None
-    f32 = unit in ("CLIP_F32", "FP_BINARY", "LOGIC_F32", "FP_TERNARY")
-    return float(np.array(arg, np.uint32).view(np.float32)) if f32 else arg
-
-
-def _ve_mode(step: PairStep) -> VeStep:
-    return VeStep(VeUnit[step.unit.name], step.op, 0, step.mode)
+    return float(np.array(arg, np.uint32).view(np.float32)) if spec_of(unit).scalar_in == "f32" else arg
 
 
 def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -> Any:
-    unit, name, side = step.unit.name, step.op.name, step.side.name
+    """The pair-pass op a paired step stands for: its unit's `paired` class (ir.vector.units),
+    with the fields of the unit's kind (a way change, a conversion, the reinterpret, an
+    element-wise op of one, two or three inputs)."""
+    unit, name, side, spec = step.unit.name, step.op.name, step.side.name, spec_of(step.unit)
     g0, g1 = side in ("BOTH", "G0"), side in ("BOTH", "G1")
-    if unit in ("NARROW_SPLIT", "WIDEN_CONCAT"):
-        cls = pops.PairNarrowSplit if unit == "NARROW_SPLIT" else pops.PairWidenConcat
+    cls, same = spec.codec.traced_class("paired"), ir.Value(ident, src.type)
+    if spec.shape:
         t = attrs.evolve(src.type, time=time, packet=packet)
         return cls(input=src, time=time, packet=packet, result=ir.Value(ident, t))
-    if unit in ("FXP_TO_FP", "FP_TO_FXP"):
-        cls, d = (pops.PairFxpToFp, DType.F32) if unit == "FXP_TO_FP" else (pops.PairFpToFxp, DType.I32)
+    if spec.arg == "int_width":
+        d = DType.F32 if spec.scalar_out == "f32" else DType.I32
         return cls(input=src, int_width=step.arg0, result=ir.Value(ident, attrs.evolve(src.type, dtype=d)))
-    if unit == "REINTERPRET":
+    if spec.scalar_out == "op":  # the reinterpret names its scalar
         to = name[len("TO_"):].lower()
         out = attrs.evolve(src.type, dtype=DType.I32 if to == "i32" else DType.F32)
-        return plogic.PairReinterpret(input=src, scalar_to=to, result=ir.Value(ident, out))
-    if unit == "FP_TERNARY":
+        return cls(input=src, scalar_to=to, result=ir.Value(ident, out))
+    if spec.arity == 3:  # each group's (a, c)
         pairs = [(_const(unit, a, True), _const(unit, c, True)) if used else None
                  for a, c, used in ((step.arg0, step.add0, g0), (step.arg1, step.add1, g1))]
-        return ptern.PairFpTernary(input=src, op=E.FpTernaryOp.FMA_F, c0=pairs[0], c1=pairs[1],
-                                  mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
-    if unit == "FP_UNARY":
-        return pops.PairFpUnary(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=ir.Value(ident, src.type))
-    return _BINARY[unit](input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
-                         mode=mode_of(_ve_mode(step)), result=ir.Value(ident, src.type))
+        return cls(input=src, op=_enum(unit, name), c0=pairs[0], c1=pairs[1], mode=mode_value(step.mode.name),
+                   result=same)
+    if spec.arity == 1:
+        return cls(input=src, op=_enum(unit, name), g0=g0, g1=g1, result=same)
+    return cls(input=src, op=_enum(unit, name), c0=_const(unit, step.arg0, g0), c1=_const(unit, step.arg1, g1),
+               mode=mode_value(step.mode.name), result=same)
 
 
 def _way_shape(step: PairStep, t: Any) -> tuple[Any, Any]:
@@ -175,9 +162,9 @@ def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple
         cur, ident = ops[-1].result, next(fresh)
         if step.side is PairSide.ZIP:
             mode = getattr(E.BinaryArgMode, MODES[step.arg0])
-            ops.append(_ZIPS[step.unit.name](input=cur, op=_enum(step.unit.name, step.op.name),
-                                             mode=None if mode == E.BinaryArgMode.MODE01 else mode,
-                                             result=ir.Value(ident, cur.type)))
+            zipped = spec_of(step.unit).codec.traced_class("zipped")
+            ops.append(zipped(input=cur, op=_enum(step.unit.name, step.op.name),
+                              mode=None if mode == E.BinaryArgMode.MODE01 else mode, result=ir.Value(ident, cur.type)))
         elif step.unit.name.startswith("INTRA_REDUCE_"):
             out_time = record_shapes(rec, rec.steps.index(step)).out_time
             ops.append(traced_reduce(VeStep(VeUnit[step.unit.name], step.op, step.arg0), cur, ident, out_time))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ir.vector.numerics.steps import run_step
+from ir.vector.units import is_rf
 from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
@@ -32,7 +33,7 @@ def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = N
             values = run_reduce_step(op, i, values, slices)
             continue
         try:
-            rhs = operand[step.arg] if step.unit.name.endswith("_RF") and operand is not None else None
+            rhs = operand[step.arg] if is_rf(step.unit) and operand is not None else None
             values = run_step(step.unit.name, step.op.name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({step.unit.name} {step.op.name}) cannot run: {e}", op)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ir.vector.branching import branch_step, stash_step, tag_ids
 from ir.vector.numerics.steps import run_step
+from ir.vector.units import is_rf
 from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
@@ -49,7 +50,7 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
             elif is_reduce(step):
                 values = run_reduce_step(op, i, values, slices)
             else:
-                rhs = operand[step.arg] if unit.endswith("_RF") and operand is not None else None
+                rhs = operand[step.arg] if is_rf(unit) and operand is not None else None
                 values = run_step(unit, name, step.arg, values, step.mode.name, step.arg1, operand=rhs)
         except (KeyError, TypeError, ValueError) as e:
             check(False, f"step {i} ({unit} {name}) cannot run: {e}", op)

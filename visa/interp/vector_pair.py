@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ir.vector.numerics.steps import run_step
+from ir.vector.units import spec_of
 from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
@@ -21,24 +22,6 @@ from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
 
 __all__ = ["run_vector_pair"]
-
-
-def _split(values: np.ndarray) -> np.ndarray:
-    halves = values.reshape(*values.shape[:-2], values.shape[-2] * 2, 4)
-    return np.concatenate([halves, np.zeros_like(halves)], axis=-1)
-
-
-def _concat(values: np.ndarray) -> np.ndarray:
-    return values[..., :4].reshape(*values.shape[:-2], values.shape[-2] // 2, 8)
-
-
-def _trim(values: np.ndarray) -> np.ndarray:
-    out = np.array(values, copy=True)
-    out[..., 4:] = 0
-    return out
-
-
-_WAYS = {"NARROW_SPLIT": _split, "WIDEN_CONCAT": _concat, "NARROW_TRIM": _trim, "WIDEN_PAD": lambda v: v}
 
 
 def _unzip(op: Any, stream: np.ndarray) -> np.ndarray:
@@ -57,8 +40,8 @@ def _run(op: Any, i: int, values: Any, operands: list[np.ndarray] | None = None,
         return run_reduce_step(op, i, values, slices)
     if side == "ZIP":
         return zip_values(unit, name, step.arg0, values[0], values[1])
-    if unit in _WAYS:
-        return _WAYS[unit](values)
+    if spec_of(unit).shape:  # a way change (its run in ir.vector.numerics.unit_runs)
+        return run_step(unit, name, 0, values)
     mode = step.mode.name
     if side == "MERGED":
         return run_step(unit, name, step.arg0, values, mode, step.arg1)
