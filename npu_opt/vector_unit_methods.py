@@ -15,14 +15,14 @@ from ir.vector import enums as E
 from ir.vector.units import SPECS, UnitSpec
 from ir.vector_unit_ops import generated_spec, unit_op_classes
 from npu_opt.stagebase import Poisoned, stage_method
+from npu_opt.vector_chain_methods import resolve_operand
 
 __all__ = ["unit_bodies"]
 
 
 def _emit(stage: Any, loc: Location, spec: UnitSpec, cls: type, name: str, op: Any, mode: Any = None,
           operand: Any = None) -> Any:
-    from npu_opt import vector_stages as vs
-    from npu_opt.vector_chain_methods import resolve_operand
+    from npu_opt import vector_stages as vs  # a cycle: vector_stages imports this module for its table
 
     op = vs._enum(stage, loc, name, spec.op_enum, op)
     if isinstance(op, Poisoned) or spec.arity == 1:
