@@ -2,10 +2,13 @@
 
 Each op kind has one small function, declared with `@handles` (backends/cpu/handlers.py)
 in the module that holds it, taking the op and its operand buffers and returning the
-result buffer; buffers are never modified in place, so `view`, an
+result buffer; buffers are not modified in place, so `view`, an
 identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
-share them. A buffer is dropped after its last use, which
-keeps the peak memory of large kernels down.
+share them. The one exception is a handler declared with `donate=i` (`to_view`, writing a
+tile into its destination): it is told `owned=True` when operand i is read for the last
+time there and no other buffer still held (a value, a parameter, an in-out's final) shares
+its memory, and may then write that buffer in place instead of copying it whole. A buffer
+is dropped after its last use, which keeps the peak memory of large kernels down.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ir.ops import (
 
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import layout, lazy_rows, moves, uninit
+from backends.cpu import layout, lazy_rows, moves, row_classes, uninit
 from backends.cpu.by_object import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -65,6 +68,32 @@ def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
     return moves.trim(src, op.packet.size)
 
 
+
+
+def _memory(value: Any) -> np.ndarray | None:
+    """The array whose memory `value` reads (a `LazyRows` reads its base)."""
+    if isinstance(value, np.ndarray):
+        return value
+    base = getattr(value, "base", None)
+    return base if isinstance(base, np.ndarray) else None
+
+
+def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> bool:
+    """Whether operand `index` of `step` may be written in place: read for the last time
+    here, once, and sharing memory with nothing else still held."""
+    v = step.operands[index]
+    buf = env[v]
+    if v not in step.last or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
+            or not buf.flags.writeable or not buf.flags.c_contiguous:
+        return False
+    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*params, *finals)]
+    if any(other is not None and np.may_share_memory(buf, other) for other in held):
+        return False
+    root = buf
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    row_classes.forget(root)  # its rows are about to change
+    return True
 
 
 @attrs.frozen
@@ -135,10 +164,11 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        if takes_options(type(op)):
-            env[step.result] = handler(op, *args, options=options)
-        else:
-            env[step.result] = handler(op, *args)
+        kwargs: dict[str, Any] = {"options": options} if takes_options(type(op)) else {}
+        donate = HANDLERS.facts(type(op)).get("donate")
+        if donate is not None:
+            kwargs["owned"] = _owned(step, donate, env, params, finals)
+        env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]))
         for v in step.last:
