@@ -120,12 +120,16 @@ def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions =
     return out
 
 
-@handles(Memset)
-def memset(op: Memset, into: np.ndarray) -> np.ndarray:
-    """The live cells of the view set to the fill value; every other cell kept."""
-    out = into.copy()
+@handles(Memset, donate=0)
+def memset(op: Memset, into: np.ndarray, owned: bool = False) -> np.ndarray:
+    """The live cells of the view set to the fill value; every other cell kept (in place
+    when the executor hands `into` over)."""
+    out = into if owned else into.copy()
     bits = np.asarray(fill_pattern(op.value, op.view.dtype), op.view.dtype.bits_dtype)
-    out[_grid(op.view, op.offset)] = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
+    value = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
+    forms = _grid_form(op.view)
+    if forms is None:
+        out[_grid(op.view, op.offset)] = value
+    else:
+        _cells(out, forms, op.offset, True)[...] = value
     return out
-
-
