@@ -20,7 +20,7 @@ from ir.mapping.live import live_positions
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu import layout, moves
+from backends.cpu import arena, layout, moves
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -117,6 +117,8 @@ def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions =
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
     out = into if owned else into.copy()
     _copy_cells(out, op.offset, moved, None, op.view)
+    if not np.may_share_memory(moved, src):  # a scratch buffer of this handler alone: reusable now
+        arena.give_back(moved)
     return out
 
 
