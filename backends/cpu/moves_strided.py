@@ -166,6 +166,13 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     padded = not form.full or count != n_rows
     run = _dense_run(form, n_dst) if padded and count == n_rows else None
     whole = form.full and count != n_rows  # live rows written whole: zero only the others
+    sparse = count * 4 <= n_rows  # mostly padding rows: fresh zero pages, only the live rows written
+    if sparse and padded:
+        out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
+        run, whole = None, False
+        rows_live = rows[r0:r0 + step * (count - 1) + 1:step]
+        out[r0:r0 + step * (count - 1) + 1:step] = apply_form(rows_live, form, n_dst, None)
+        return out
     out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
     if run is not None:  # one run of cells per row: zero only the cells around it
         out[:, :run[0]] = 0
