@@ -14,8 +14,10 @@ cells stay zero. No read plan of the sequencer is involved.
 from __future__ import annotations
 
 from collections import OrderedDict
+import math
 
 import attrs
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -173,7 +175,11 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
         rows_live = rows[r0:r0 + step * (count - 1) + 1:step]
         out[r0:r0 + step * (count - 1) + 1:step] = apply_form(rows_live, form, n_dst, None)
         return out
-    out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
+    if padded and math.prod(form.extents) * 4 <= n_dst:  # a row mostly padding: fresh zero pages
+        out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
+        run, whole = None, False
+    else:
+        out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
     if run is not None:  # one run of cells per row: zero only the cells around it
         out[:, :run[0]] = 0
         out[:, run[1]:] = 0
