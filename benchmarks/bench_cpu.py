@@ -2,9 +2,11 @@
 
 Printed, each ratio against a baseline measured in the same run:
 - exact i8 GEMM (i32 result, `gemm_i8_512_kernel`) vs a float64 BLAS matmul of the same
-  inputs (operands converted beforehand; exact here, since |sum| <= 2^23), the baseline
-  being the faster of one BLAS thread and the BLAS default; goal <= 2x; then the run
-  with the BLAS pool at 1, 2 and 4 threads around it (goal: never slower with more);
+  inputs (operands converted beforehand; exact here, since |sum| <= 2^23) in wall time
+  with BLAS at its default threads (every BLAS thread working for the baseline), the two
+  taking turns in 20 rounds (min and median); goal <= 2x; then the run with the BLAS pool
+  at 1, 2 and 4 threads around it, the order rotating round by round (goal: never slower
+  with more);
 - bit-exact bf16 GEMM in hardware order (f32 result, `gemm_bf16_512_kernel`) vs a
   float32 BLAS matmul of the decoded inputs; goal <= 10x; by the compiled float core
   (numba, backends/cpu/contract_jit.py) and by the numpy core, side by side, in wall
@@ -20,6 +22,7 @@ Run: python benchmarks/bench_cpu.py
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import time
 import tracemalloc
@@ -58,6 +61,25 @@ def best(fn, repeat: int, clock=time.perf_counter) -> float:
         fn()
         times.append(clock() - start)
     return min(times)
+
+
+def turns(fns: dict, repeat: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Per fn of `fns`: (wall times, process CPU times, every thread's) of `repeat` rounds,
+    the fns taking turns and the order rotating round by round (so neither the machine's
+    load nor a warm cache favours one)."""
+    names = list(fns)
+    seen: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
+    for r in range(repeat):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            wall, cpu = time.perf_counter(), time.process_time()
+            fns[name]()
+            seen[name][0].append(time.perf_counter() - wall)
+            seen[name][1].append(time.process_time() - cpu)
+    return seen
+
+
+def spread(times: list[float]) -> str:
+    return f"min {min(times) * 1e3:.1f} ms, median {statistics.median(times) * 1e3:.1f} ms"
 
 
 def peak_bytes(fn) -> int:
@@ -127,8 +149,12 @@ def bf16_section(k_bf16, a_bf, w_bf, a64, w64, t_oracle_bf: float) -> None:
         got = [np.asarray(b.run(k_bf16, (a_bf, w_bf))).view(np.uint32) for b in cores.values()]
         assert np.array_equal(got[0], got[1]), "the compiled and the numpy float core differ"
         print("  the compiled and the numpy core give bit-identical results")
-    base_bf = best(lambda: a_f32 @ w_f32t, 50)
-    base_cpu = best(lambda: a_f32 @ w_f32t, 50, time.process_time)
+    base = turns({"blas": lambda: a_f32 @ w_f32t, **{name: (lambda b=b: b.run(k_bf16, (a_bf, w_bf)))
+                                                      for name, b in cores.items()}}, 7)
+    base_bf, base_cpu = min(base["blas"][0]), min(base["blas"][1])
+    for name in cores:  # the baseline and the cores in the same rounds (the detail below is its own rounds)
+        print(f"  {name} against float32 BLAS, same rounds: wall min {min(base[name][0]) / base_bf:.2f}x, median "
+              f"{statistics.median(base[name][0]) / statistics.median(base['blas'][0]):.2f}x")
     line("baseline: float32 BLAS matmul (operands pre-decoded), wall", base_bf)
     line("baseline: float32 BLAS matmul, process CPU time", base_cpu)
     for name, (t_wall, t_cpu, t_contract, t_core) in interleaved(cores, lambda b: b.run(k_bf16, (a_bf, w_bf)),
@@ -164,23 +190,34 @@ def main() -> int:
     print("  i8 GEMM equals gemm_i8_oracle; bf16 GEMM is bit-identical to gemm_bf16_oracle_exact "
           "and within tolerance")
 
-    print("i8 GEMM, i32 result:")
+    print("i8 GEMM, i32 result (wall time; the BLAS baseline at its default threads, all of them working):")
     a_f64, w_f64t = a_i8.astype(np.float64), np.ascontiguousarray(w_i8.astype(np.float64).T)
-    with threadpool_limits(1, "blas"):
-        base_one = best(lambda: a_f64 @ w_f64t, 50)
-    base_default = best(lambda: a_f64 @ w_f64t, 50)
-    base_i8 = min(base_one, base_default)
-    t_i8 = best(lambda: run(k_i8, a_i8, w_i8), 20)
-    line("float64 BLAS matmul, 1 BLAS thread (operands pre-converted)", base_one)
-    line("float64 BLAS matmul, default BLAS threads", base_default)
-    line("baseline: the faster of the two", base_i8)
+
+    def blas_one():
+        with threadpool_limits(1, "blas"):
+            a_f64 @ w_f64t
+
+    t = turns({"blas": lambda: a_f64 @ w_f64t, "blas1": blas_one, "run": lambda: run(k_i8, a_i8, w_i8)}, 20)
+    base_i8, t_i8 = min(t["blas"][0]), min(t["run"][0])
+    line("baseline: float64 BLAS matmul, default BLAS threads (operands pre-converted)", base_i8)
+    print(f"    {spread(t['blas'][0])}; process CPU time {spread(t['blas'][1])}")
+    line("float64 BLAS matmul, 1 BLAS thread", min(t["blas1"][0]), base_i8)
     line("npu_opt.run(gemm_i8_512_kernel), exact", t_i8, base_i8, 2)
+    print(f"    {spread(t['run'][0])}; median ratio {statistics.median(t['run'][0]) / statistics.median(t['blas'][0]):.2f}x; "
+          f"process CPU time {spread(t['run'][1])}")
     line("reference oracle gemm_i8_oracle (int64 numpy matmul)", t_oracle_i8, base_i8)
-    by_threads = {}
+
+    def at(n):
+        def go():
+            with threadpool_limits(n, "blas"):
+                run(k_i8, a_i8, w_i8)
+        return go
+
+    sweep = turns({n: at(n) for n in (1, 2, 4)}, 9)  # the order rotates: 1 2 4, 2 4 1, 4 1 2, ...
+    by_threads = {n: min(walls) for n, (walls, _) in sweep.items()}
     for n in (1, 2, 4):
-        with threadpool_limits(n, "blas"):
-            by_threads[n] = best(lambda: run(k_i8, a_i8, w_i8), 5)
         line(f"npu_opt.run(gemm_i8_512_kernel) with the BLAS pool at {n} thread(s)", by_threads[n], base_i8)
+        print(f"    {spread(sweep[n][0])}")
     worst = max(by_threads[2], by_threads[4]) / by_threads[1]
     print(f"  more BLAS threads / one: {worst:.2f}x  (goal <= 1.2x, noise allowed: "
           f"{'met' if worst <= 1.2 else 'MISSED'})")

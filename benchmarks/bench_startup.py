@@ -6,7 +6,7 @@ round (so a busy spell of the machine hits them all alike); printed is the best 
 time) and the best wall time, with ratios against baselines measured in the same run:
 - `npu-opt --version` and `npu-opt explain DMA-1` vs `python -c "import numpy"` (goal <= 1.5x);
 - `python -c "import npu_opt"` (goal < 0.3 s CPU);
-- `npu-opt compile examples/ -o DIR` (goal <= 1.3x of `python -c "import npu_opt"`, the
+- `npu-opt compile examples/ -o DIR` (goal, judged on the cold run: <= 1.3x of `python -c "import npu_opt"`, the
   issue's baseline, which since the package became lazy loads almost nothing; printed
   too against `python -c "from npu_opt import *"`, the DSL import every kernel file does),
   with DIR's compile cache warm (the same DIR every run: the everyday rebuild, answered
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,8 +46,8 @@ def _run_once(cmd: list[str], cwd: Path, env: dict[str, str], tmp: str) -> tuple
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, elapsed
 
 
-def measure(commands: dict[str, tuple[list[str], Path, dict[str, str]]], runs: int) -> dict[str, tuple[float, float]]:
-    """(best CPU seconds, best wall seconds) of each command: one warm-up round, then
+def measure(commands: dict[str, tuple[list[str], Path, dict[str, str]]], runs: int) -> dict[str, tuple[float, ...]]:
+    """(best CPU seconds, best wall seconds, median CPU, median wall) of each command: one warm-up round, then
     `runs` rounds in which every command runs once. `{FRESH}` in a command is a new
     directory each run."""
     cpu: dict[str, list[float]] = {name: [] for name in commands}
@@ -58,15 +59,16 @@ def measure(commands: dict[str, tuple[list[str], Path, dict[str, str]]], runs: i
             if k:
                 cpu[name].append(c)
                 wall[name].append(w)
-    return {name: (min(cpu[name]), min(wall[name])) for name in commands}
+    return {name: (min(cpu[name]), min(wall[name]), statistics.median(cpu[name]), statistics.median(wall[name]))
+            for name in commands}
 
 
-def line(label: str, got: tuple[float, float], base: tuple[float, float] | None = None,
+def line(label: str, got: tuple[float, ...], base: tuple[float, ...] | None = None,
          goal: float | None = None) -> None:
-    text = f"  {label:46} cpu {got[0] * 1e3:7.1f} ms  wall {got[1] * 1e3:7.1f} ms"
+    text = f"  {label:46} cpu {got[0] * 1e3:7.1f} ms (median {got[2] * 1e3:7.1f})  wall {got[1] * 1e3:7.1f} ms"
     if base is not None:
         ratio = got[0] / base[0]
-        text += f"  cpu {ratio:5.2f}x  wall {got[1] / base[1]:5.2f}x"
+        text += f"  cpu {ratio:5.2f}x (median {got[2] / base[2]:5.2f}x)  wall {got[1] / base[1]:5.2f}x"
         if goal is not None:
             text += f"  (goal <= {goal:g}x cpu: {'met' if ratio <= goal else 'MISSED'})"
     print(text)
@@ -109,7 +111,8 @@ def main() -> int:
     line('python -c "from npu_opt import *"', t["star"], t["npu"])
     for kind in ("warm", "cold"):
         label = "cache warm" if kind == "warm" else "cold (fresh DIR)"
-        line(f"npu-opt compile examples/ -o DIR, {label}", t[kind], t["npu"], 1.3)
+        # the verdict is the cold one: a warm DIR answers from its run record (a replay)
+        line(f"npu-opt compile examples/ -o DIR, {label}", t[kind], t["npu"], 1.3 if kind == "cold" else None)
         line("  the same against from npu_opt import *", t[kind], t["star"])
         if f"{kind} before" in t:
             line(f"  before ({opts.before}), against import npu_opt", t[f"{kind} before"], t["npu"])

@@ -1,4 +1,5 @@
-"""Large scratch buffers of one `CpuBackend.run`, kept for the backend's next run.
+"""Large scratch buffers of one `CpuBackend.run`, reused within the run and (up to
+`KEEP_BYTES`) kept for the backend's next run.
 
 A 512^3 GEMM moves about 100 MiB through DMA and placement buffers per run. Fresh from
 the allocator, such a buffer costs a page fault per few pages the first time it is
@@ -6,7 +7,11 @@ written (about as long as the copy itself); a buffer kept from the previous run 
 none. An `Arena` hands out buffers (`empty`, `zeros`) while it is the calling thread's
 current arena (`scope`), every one distinct within the run, and takes them all back when
 the scope ends; the next scope of the same arena hands the same memory out again (buffers a run does
-not ask for are let go at its end).
+not ask for are let go at its end). Within a run, the executor gives a buffer back
+(`give_back`) once the value it holds is read for the last time and nothing still held
+shares its memory, so a kernel of many tiles reuses one tile's scratch instead of holding
+every tile's at once. At the end of a run at most `KEEP_BYTES` are kept; the rest goes
+back to the allocator (a big kernel's memory is returned after its run).
 
 Safe because: the executor never writes a buffer after the handler that made it
 returned; the caller never sees one (`CpuBackend.run` copies every result out with
@@ -25,9 +30,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["Arena", "scope", "empty", "zeros", "owned_root", "MIN_BYTES"]
+__all__ = ["Arena", "scope", "empty", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
+KEEP_BYTES = 256 << 20
 _LOCAL = threading.local()
 
 
@@ -47,13 +53,27 @@ class Arena:
         _forget(raw)
         return raw.view(dtype).reshape(shape)
 
+    def give_back(self, raw: np.ndarray) -> bool:
+        """Make `raw`, handed out in this run and no longer read, free for this run's next
+        request; False when it is not one of this run's buffers."""
+        for i, r in enumerate(self.used):
+            if r is raw:
+                del self.used[i]
+                _forget(raw)
+                self.free.setdefault(raw.nbytes, []).append(raw)
+                return True
+        return False
+
     def release(self) -> None:
-        """Take back this run's buffers; those it did not ask for are let go (what is kept
-        is at most one run's large buffers)."""
+        """Take back this run's buffers, at most `KEEP_BYTES` of them (the largest requests
+        first go back to the allocator); those it did not ask for are let go."""
         self.free = {}
-        for raw in self.used:
+        kept = 0
+        for raw in sorted(self.used, key=lambda r: r.nbytes):
             _forget(raw)
-            self.free.setdefault(raw.nbytes, []).append(raw)
+            if kept + raw.nbytes <= KEEP_BYTES:
+                kept += raw.nbytes
+                self.free.setdefault(raw.nbytes, []).append(raw)
         self.used = []
 
 
@@ -72,6 +92,22 @@ def owned_root(out: np.ndarray) -> np.ndarray | None:
     if not out.flags.c_contiguous or out.nbytes != raw.nbytes or not any(raw is r for r in arena.used):
         return None
     return raw if out.__array_interface__["data"][0] == raw.__array_interface__["data"][0] else None
+
+
+def give_back(value: np.ndarray) -> bool:
+    """Return the current arena's buffer `value` is the whole of (or a view of all of) to
+    its free pool; the caller guarantees nothing reads that memory again in this run."""
+    arena = getattr(_LOCAL, "arena", None)
+    raw = value.base if isinstance(value.base, np.ndarray) else None
+    if arena is None or raw is None or raw.base is not None:
+        return False
+    return arena.give_back(raw)
+
+
+def give_back_raw(raw: np.ndarray) -> bool:
+    """`give_back` of the buffer `raw` as `Arena.take` allocated it."""
+    arena = getattr(_LOCAL, "arena", None)
+    return arena is not None and arena.give_back(raw)
 
 
 @contextlib.contextmanager
@@ -100,9 +136,11 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.empty(shape, dtype) if arena is None else arena.take(shape, dtype)
 
 
-def zeros(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """`np.zeros(shape, dtype)`, from the current arena when there is one and it is large."""
-    arena = _current(shape, dtype)
+def zeros(shape: tuple[int, ...], dtype: np.dtype, sparse: bool = False) -> np.ndarray:
+    """`np.zeros(shape, dtype)`, from the current arena when there is one and it is large.
+    `sparse`: few of its cells will be written (a buffer of mostly padding rows): fresh zero
+    memory, whose untouched pages the system neither writes nor keeps resident."""
+    arena = None if sparse else _current(shape, dtype)
     if arena is None:
         return np.zeros(shape, dtype)
     out = arena.take(shape, dtype)

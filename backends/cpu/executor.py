@@ -2,10 +2,13 @@
 
 Each op kind has one small function, declared with `@handles` (backends/cpu/handlers.py)
 in the module that holds it, taking the op and its operand buffers and returning the
-result buffer; buffers are never modified in place, so `view`, an
+result buffer; buffers are not modified in place, so `view`, an
 identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
-share them. A buffer is dropped after its last use, which
-keeps the peak memory of large kernels down.
+share them. The one exception is a handler declared with `donate=i` (`to_view`, writing a
+tile into its destination): it is told `owned=True` when operand i is read for the last
+time there and no other buffer still held (a value, a parameter, an in-out's final) shares
+its memory, and may then write that buffer in place instead of copying it whole. A buffer
+is dropped after its last use, which keeps the peak memory of large kernels down.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ir.ops import (
 
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import layout, lazy_rows, moves, uninit
+from backends.cpu import arena, layout, lazy_rows, moves, row_classes, uninit
 from backends.cpu.by_object import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -62,9 +65,82 @@ def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options
 @handles(CommitTrim)
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
     """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
-    return moves.trim(src, op.packet.size)
+    t = op.input.type
+    if layout.spatial_levels(t) != layout.spatial_levels(op.result.type):
+        return moves.trim(src, op.packet.size)
+    rows = layout.rows_view(src, t)  # the live rows only: padding rows stay zero
+    return layout.from_rows(moves.trim(rows, op.packet.size), op.result.type).reshape(layout.shape_of(op.result.type))
 
 
+
+
+def _memory(value: Any) -> np.ndarray | None:
+    """The array whose memory `value` reads (a `LazyRows` reads its base)."""
+    if isinstance(value, np.ndarray):
+        return value
+    base = getattr(value, "base", None)
+    return base if isinstance(base, np.ndarray) else None
+
+
+def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> bool:
+    """Whether operand `index` of `step` may be written in place: read for the last time
+    here, once, and sharing memory with nothing else still held."""
+    v = step.operands[index]
+    buf = env[v]
+    if v not in step.last or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
+            or not buf.flags.writeable or not buf.flags.c_contiguous:
+        return False
+    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*params, *finals)]
+    if any(other is not None and np.may_share_memory(buf, other) for other in held):
+        return False
+    root = buf
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    row_classes.forget(root)  # its rows are about to change
+    return True
+
+
+def _root(buf: np.ndarray) -> np.ndarray:
+    """The array owning `buf`'s memory (through views, and the holder `as_strided` puts between)."""
+    while True:
+        base = buf.base
+        if base is not None and not isinstance(base, np.ndarray):
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            return buf
+        buf = base
+
+
+def _known(value: Any) -> bool:
+    """Whether `_memory` tells all the memory `value` reads (an array, a `LazyRows`); a
+    contraction stage's intermediate object, say, may hold arrays of its own."""
+    return value is None or isinstance(value, np.ndarray) or _memory(value) is not None
+
+
+def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> None:
+    """Give the arena buffers of `pending` (values read for the last time) back to the run's
+    arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
+    or final. While a held value is of a kind whose memory is not known, all wait."""
+    held = [*env.values(), *params, *finals]
+    if not all(_known(x) for x in held):
+        return
+    arrays = [a for a in map(_memory, held) if a is not None]
+    waiting = []
+    for raw in pending:
+        if any(np.may_share_memory(raw, other) for other in arrays):
+            waiting.append(raw)
+        else:
+            arena.give_back_raw(raw)
+    pending[:] = waiting
+
+
+def _scratch_root(value: Any) -> np.ndarray | None:
+    """The large allocation `value` is (a view of), or None."""
+    buf = _memory(value)
+    if buf is None:
+        return None
+    raw = _root(buf)
+    return None if raw is buf or raw.nbytes < arena.MIN_BYTES else raw
 
 
 @attrs.frozen
@@ -113,6 +189,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
+    pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
     marks = uninit.tracker(options)
     for step in _steps(kernel):
         op = step.op
@@ -135,12 +212,17 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        if takes_options(type(op)):
-            env[step.result] = handler(op, *args, options=options)
-        else:
-            env[step.result] = handler(op, *args)
+        kwargs: dict[str, Any] = {"options": options} if takes_options(type(op)) else {}
+        donate = HANDLERS.facts(type(op)).get("donate")
+        if donate is not None:
+            kwargs["owned"] = _owned(step, donate, env, params, finals)
+        env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]))
         for v in step.last:
-            env.pop(v, None)
+            raw = _scratch_root(env.pop(v, None))
+            if raw is not None and not any(raw is r for r in pending):
+                pending.append(raw)
+        if pending:
+            _recycle(pending, env, params, finals)
     return results, tuple(finals)

@@ -4,7 +4,8 @@ A module of `backends.cpu` declares `@handles(ir.SomeOp)` on a function `(op, *o
 buffers) -> result buffer`; `options=True` when it also takes the `CpuOptions` (keyword
 `options`), which choose how it computes, never what; `lazy=True` (or a predicate of the op)
 when it also takes a move not copied yet (`backends.cpu.lazy_rows.LazyRows`) as an operand:
-every other handler gets its operands copied out. The executor loads every module of the
+every other handler gets its operands copied out; `donate=i` when it may write operand i
+in place, told so by the keyword `owned` (backends/cpu/executor.py says when). The executor loads every module of the
 package before its first lookup, so a new engine adds its handler in its own module.
 """
 
@@ -21,9 +22,12 @@ HANDLERS = Table("cpu handler", package="backends.cpu")
 
 
 def handles(*op_classes: type, options: bool = False,
-            lazy: bool | Callable[[Any], bool] = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+            lazy: bool | Callable[[Any], bool] = False,
+            donate: int | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the cpu handler of `op_classes`."""
-    return HANDLERS.declare(*op_classes, options=options, lazy=lazy)
+    if donate is None:
+        return HANDLERS.declare(*op_classes, options=options, lazy=lazy)
+    return HANDLERS.declare(*op_classes, options=options, lazy=lazy, donate=donate)
 
 
 def takes_options(op_cls: type) -> bool:

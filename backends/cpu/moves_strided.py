@@ -14,8 +14,10 @@ cells stay zero. No read plan of the sequencer is involved.
 from __future__ import annotations
 
 from collections import OrderedDict
+import math
 
 import attrs
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -166,7 +168,18 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     padded = not form.full or count != n_rows
     run = _dense_run(form, n_dst) if padded and count == n_rows else None
     whole = form.full and count != n_rows  # live rows written whole: zero only the others
-    out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
+    sparse = count * 4 <= n_rows  # mostly padding rows: fresh zero pages, only the live rows written
+    if sparse and padded:
+        out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
+        run, whole = None, False
+        rows_live = rows[r0:r0 + step * (count - 1) + 1:step]
+        out[r0:r0 + step * (count - 1) + 1:step] = apply_form(rows_live, form, n_dst, None)
+        return out
+    if padded and math.prod(form.extents) * 4 <= n_dst:  # a row mostly padding: fresh zero pages
+        out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
+        run, whole = None, False
+    else:
+        out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
     if run is not None:  # one run of cells per row: zero only the cells around it
         out[:, :run[0]] = 0
         out[:, run[1]:] = 0

@@ -30,6 +30,19 @@ def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
     return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
 
 
+def _same_rows(a: Any, b: Any) -> bool:
+    return layout.spatial_levels(a) == layout.spatial_levels(b)
+
+
+def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
+    """The full buffer of type `t` from its live rows `out` (rows, *local): padding cells
+    inside the rows set to zero, padding rows zero."""
+    pad_local = moves.logical_pad(layout.local_levels(t))
+    if pad_local.any():
+        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
+    return layout.from_rows(out, t)
+
+
 def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
     """The VRF tensor broadcast over the stream by axis name (a per-slice move)."""
     return moves.move_local(vrf, op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
@@ -39,6 +52,12 @@ def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
          vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret)
 def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
     unit, name, arg, *extra = op.step()
+    t, out_t = op.input.type, op.result.type
+    if _same_rows(t, out_t):  # the step on the live rows only (padded slices stay zero)
+        rows = layout.rows_view(buf, t)
+        operand = None if vrf is None else layout.rows_view(_rf_operand(op, vrf).reshape(buf.shape), t)
+        out = run_step(unit, name, arg, rows, *extra, operand=operand)
+        return _live_result(out.astype(layout.storage_dtype(out_t.dtype), copy=False).reshape(rows.shape), out_t)
     operand = None if vrf is None else _rf_operand(op, vrf).reshape(buf.shape)
     out = run_step(unit, name, arg, buf, *extra, operand=operand).astype(layout.storage_dtype(op.result.type.dtype),
                                                                           copy=False)
@@ -68,11 +87,15 @@ def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
     a padded axis: only the cells the mappings mark live in that row's slice; the interpreter
     folds by the record's Valid Count Generator configuration instead)."""
     t, out_t = op.input.type, op.result.type
-    rows = buf.reshape(-1, t.time.size, t.packet.size)
+    same = _same_rows(t, out_t)  # then only the live rows are folded (padded slices stay zero)
+    rows = (layout.rows_view(buf, t) if same else buf).reshape(-1, t.time.size, t.packet.size)
     if axis_padded(op.axis, t.slice, t.time, t.packet):  # the padding is excluded cell by cell, by the mapping
         live = mapping_live(t.slice, t.time, t.packet)
-        live = np.tile(live, (rows.shape[0] // t.slice.size, 1, 1))
+        slices = layout.live_rows(t) if same else np.arange(rows.shape[0])
+        live = live[slices % t.slice.size]  # rows are (chip, cluster, slice)-major: a row's slice is its index mod
         out = reduce_counted(op.scalar, op.op.name, rows, live, op.axis, t.time, op.out_time, op.out_packet)
     else:
         out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
+    if same:
+        return _live_result(out.reshape(len(rows), -1), out_t).reshape(layout.shape_of(out_t))
     return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

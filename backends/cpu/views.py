@@ -4,9 +4,15 @@ A buffer has one numpy axis per level (backends/cpu/layout.py); a view names, on
 level, the positions `p + offset` of its base for the live positions `p` of its own
 mapping, and padding cells hold zero. The live positions of a level come from its factor
 form (a pure padding factor holds data at its first cell only), so no cell table is built.
+When every level's live positions form a grid (`p0 + sum i_k * s_k`, as a tile's rows
+and columns do), the cells are read and written through strided views (one copy, no index
+arrays); otherwise by `np.ix_`.
 """
 
 from __future__ import annotations
+
+import functools
+import math
 
 import numpy as np
 
@@ -14,7 +20,7 @@ from ir.mapping.live import live_positions
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu import layout, moves
+from backends.cpu import arena, layout, moves
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -28,6 +34,62 @@ def _grid(t: object, offsets: tuple[int, ...] | None = None) -> tuple[np.ndarray
     return np.ix_(*live)
 
 
+@functools.lru_cache(maxsize=1024)
+def _affine(mapping: object) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+    """The live positions of a level as (p0, ((count, step), ... outermost first)), every
+    position `p0 + sum i_k * step_k`; None when they are no such grid (or none are live)."""
+    q = live_positions(mapping)
+    if not len(q):
+        return None
+    d = q - q[0]
+    dims: list[tuple[int, int]] = []
+    size = 1
+    while size < len(d):
+        starts = d[::size]
+        stride = int(starts[1])
+        run = np.flatnonzero(starts != stride * np.arange(len(starts)))
+        count = int(run[0]) if len(run) else len(starts)
+        if stride <= 0 or len(d) % (size * count):
+            return None
+        dims.append((count, stride))
+        size *= count
+    grid = np.zeros(1, np.int64)
+    for count, stride in dims:
+        grid = (np.arange(count, dtype=np.int64)[:, None] * stride + grid[None, :]).reshape(-1)
+    if not np.array_equal(grid, d):
+        return None
+    return int(q[0]), tuple(reversed(dims))
+
+
+def _grid_form(t: object) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...] | None:
+    forms = tuple(_affine(mp) for mp in t.levels())  # type: ignore[attr-defined]
+    return None if any(f is None for f in forms) else forms
+
+
+def _cells(buf: np.ndarray, forms: tuple, offsets: tuple[int, ...] | None, writeable: bool) -> np.ndarray:
+    """A strided view of `buf` (one axis per level) on the grid cells `forms` (shifted by
+    `offsets`): one view axis per grid dimension."""
+    offsets = offsets or (0,) * len(forms)
+    start = buf[tuple(slice(p0 + o, None) for (p0, _), o in zip(forms, offsets))]
+    shape, strides = [], []
+    for (_, dims), st in zip(forms, buf.strides):
+        shape += [count for count, _ in dims]
+        strides += [step * st for _, step in dims]
+    shape += buf.shape[len(forms):]  # axes past the levels (none in a buffer): whole
+    strides += buf.strides[len(forms):]
+    return np.lib.stride_tricks.as_strided(start, tuple(shape), tuple(strides), writeable=writeable)
+
+
+def _copy_cells(dst: np.ndarray, dst_offsets: tuple[int, ...] | None, src: np.ndarray,
+                src_offsets: tuple[int, ...] | None, t: object) -> None:
+    """dst[live cells of `t` + dst_offsets] = src[live cells of `t` + src_offsets]."""
+    forms = _grid_form(t)
+    if forms is None:
+        dst[_grid(t, dst_offsets)] = src[_grid(t, src_offsets)]
+        return
+    _cells(dst, forms, dst_offsets, True)[...] = _cells(src, forms, src_offsets, False)
+
+
 @handles(NewTensor)
 def new(op: NewTensor) -> np.ndarray:
     """A tensor of zeros."""
@@ -39,26 +101,37 @@ def new(op: NewTensor) -> np.ndarray:
 def window(op: Window, base: np.ndarray) -> np.ndarray:
     """The base's cells at the view's live positions shifted by the offsets; padding zero."""
     t = op.result.type
-    out = np.zeros(layout.shape_of(t), base.dtype)
-    out[_grid(t)] = base[_grid(t, op.offset)]
+    forms = _grid_form(t)
+    whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
+                                      for (_, dims), mp in zip(forms, t.levels()))
+    out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
+    _copy_cells(out, None, base, op.offset, t)
     return out
 
 
-@handles(ToView, options=True)
-def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """A DMA of `src` into the view's type, written over `into` at the view's live cells."""
+@handles(ToView, options=True, donate=1)
+def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions = DEFAULT,
+            owned: bool = False) -> np.ndarray:
+    """A DMA of `src` into the view's type, written over `into` at the view's live cells
+    (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py)."""
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
-    out = into.copy()
-    out[_grid(op.view, op.offset)] = moved[_grid(op.view)]
+    out = into if owned else into.copy()
+    _copy_cells(out, op.offset, moved, None, op.view)
+    if not np.may_share_memory(moved, src):  # a scratch buffer of this handler alone: reusable now
+        arena.give_back(moved)
     return out
 
 
-@handles(Memset)
-def memset(op: Memset, into: np.ndarray) -> np.ndarray:
-    """The live cells of the view set to the fill value; every other cell kept."""
-    out = into.copy()
+@handles(Memset, donate=0)
+def memset(op: Memset, into: np.ndarray, owned: bool = False) -> np.ndarray:
+    """The live cells of the view set to the fill value; every other cell kept (in place
+    when the executor hands `into` over)."""
+    out = into if owned else into.copy()
     bits = np.asarray(fill_pattern(op.value, op.view.dtype), op.view.dtype.bits_dtype)
-    out[_grid(op.view, op.offset)] = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
+    value = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
+    forms = _grid_form(op.view)
+    if forms is None:
+        out[_grid(op.view, op.offset)] = value
+    else:
+        _cells(out, forms, op.offset, True)[...] = value
     return out
-
-

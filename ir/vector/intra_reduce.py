@@ -107,8 +107,33 @@ def time_plan(axis: str, time: Mapping, out_time: Mapping) -> np.ndarray:
     axes = sorted({_axis(f) for m in (time, out_time) for f in _data(m.factors())} - {axis})
     src, src_live = _keys(time, axes)
     dst, dst_live = _keys(out_time, axes)
-    where = {int(k): i for i, k in enumerate(dst) if dst_live[i]}
-    return np.array([where.get(int(k), -1) if src_live[t] else -1 for t, k in enumerate(src)], np.int64)
+    # per key, its last live output position (as a dict built in position order would keep)
+    live_pos = np.flatnonzero(dst_live)
+    keys = dst[live_pos]
+    order = np.argsort(keys, kind="stable")
+    keys, live_pos = keys[order], live_pos[order]
+    at = np.searchsorted(keys, src, side="right") - 1
+    found = at >= 0
+    found[found] = keys[at[found]] == src[found]
+    out = np.full(len(src), -1, np.int64)
+    hit = found & src_live
+    out[hit] = live_pos[at[hit]]
+    return out
+
+
+def _rounds(plan: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The fold of `plan` as rounds: round k pairs the k-th input position of every output
+    position (in time order) with that output. Folding round after round performs, for each
+    output, exactly the time-ordered sequence `acc = op(acc, v)` of a step-by-step loop, and
+    no output occurs twice in one round."""
+    live = np.flatnonzero(plan >= 0)
+    if not len(live):
+        return []
+    order = live[np.argsort(plan[live], kind="stable")]
+    groups = plan[order]
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+    return [(order[rank == k], groups[rank == k]) for k in range(int(rank.max()) + 1)]
 
 
 def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
@@ -118,18 +143,23 @@ def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
 
 def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray, n_out: int, tree: bool,
                 live_lanes: np.ndarray) -> np.ndarray:
-    """Fold the (rows, T, 4) values of `scalar` (int32 / float32) into (rows, n_out, 4)."""
+    """Fold the (rows, T, 4) values of `scalar` (int32 / float32) into (rows, n_out, 4).
+
+    Vectorised over rows and outputs: one array step per round of `_rounds` (as many as the
+    largest group of reduced time steps), each output's steps in time order from the identity.
+    A reduced packet folds only its lane 0: lanes 1-3 hold the identity, and `op(identity,
+    identity)` is the identity for every reduce op."""
     fn, identity, dtype = _ops(scalar, op)
     values = np.asarray(values, dtype)
-    ident = np.full(values.shape[:1] + (4,), identity, dtype)
+    ident = np.asarray(identity, dtype)
     if tree:
-        lanes = np.where(live_lanes[None, :, :], values, np.asarray(identity, dtype))
-        flits = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))
-        values = np.concatenate([flits[..., None], np.broadcast_to(ident[:, None, 1:], flits.shape + (3,))], -1)
-    acc = np.broadcast_to(ident[:, None, :], (values.shape[0], n_out, 4)).copy()
-    for t, o in enumerate(plan):
-        if o >= 0:
-            acc[:, o] = fn(acc[:, o], values[:, t])
+        lanes = np.where(live_lanes[None, :, :], values, ident)
+        values = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))[..., None]
+    acc = np.full((values.shape[0], n_out, values.shape[2]), identity, dtype)
+    for src, dst in _rounds(plan):
+        acc[:, dst] = fn(acc[:, dst], values[:, src])
+    if tree:
+        acc = np.concatenate([acc, np.broadcast_to(ident, acc.shape[:2] + (3,))], -1)
     return acc
 
 
@@ -199,7 +229,7 @@ def reduce_counted(scalar: str, op: str, values: np.ndarray, live: np.ndarray, a
         take = np.broadcast_to(live.any(-1)[..., None], live.shape)
     plan = time_plan(axis, _unpadded(time, axis), out_time)
     acc = np.full((values.shape[0], out_time.size, 4), identity, dtype)
-    for t, o in enumerate(plan):
-        if o >= 0:
-            acc[:, o] = np.where(take[:, t], fn(acc[:, o], src[:, t]), acc[:, o])
+    for t_src, dst in _rounds(plan):  # one array step per round, each output's steps in time order
+        prev = acc[:, dst]
+        acc[:, dst] = np.where(take[:, t_src], fn(prev, src[:, t_src]), prev)
     return acc.view(np.uint32) if scalar == "f32" else acc

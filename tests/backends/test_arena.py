@@ -111,3 +111,51 @@ def test_concurrent_runs_get_their_own_scratch():
         assert len(got[k]) == 3
         for result in got[k]:
             assert np.array_equal(result, _want(a, w))
+
+
+def test_a_buffer_given_back_is_handed_out_again_in_the_same_run():
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        first = arena.empty(BIG, np.int32)
+        address = _address(first)
+        assert arena.give_back(first)
+        again = arena.zeros(BIG, np.int32)
+        assert _address(again) == address and not again.any()
+        assert not arena.give_back(np.zeros(BIG, np.int32))  # not the arena's: refused
+
+
+def test_at_most_keep_bytes_survive_a_run(monkeypatch):
+    monkeypatch.setattr(arena, "KEEP_BYTES", 3 * arena.MIN_BYTES)
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        for _ in range(3):
+            arena.empty(BIG, np.int32)  # 2 x MIN_BYTES each
+    assert sum(r.nbytes for pool in scratch.free.values() for r in pool) == 2 * arena.MIN_BYTES
+
+
+def test_a_tiled_kernel_reuses_its_scratch_within_a_run():
+    """16 tiles of examples/gemm_tiled.py-like work: the buffers a run allocates afresh stay
+    those of about one tile, not one set per tile (the rest are given back and reused)."""
+    kernel = example("gemm_tiled")
+    rng = np.random.default_rng(4)
+    a = rng.integers(-8, 8, (1024, 128)).astype(np.float32)
+    w = rng.integers(-8, 8, (1024, 128)).astype(np.float32)
+    import ml_dtypes
+    args = (a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16))
+    backend = CpuBackend()
+    out = np.zeros((1024, 1024), np.float32)
+    fresh = []
+    inner = arena.Arena.take
+
+    def take(self, shape, dtype):
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        fresh.append(not self.free.get(nbytes))
+        return inner(self, shape, dtype)
+
+    arena.Arena.take = take
+    try:
+        backend.run(kernel, (*args, out))
+    finally:
+        arena.Arena.take = inner
+    np.testing.assert_array_equal(out, a @ w.T)
+    assert sum(fresh) < len(fresh) / 2, (sum(fresh), len(fresh))

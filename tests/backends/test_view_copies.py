@@ -1,0 +1,102 @@
+"""The cpu `window` / `to_view` copies (backends/cpu/views.py): cells addressed through strided
+grids where a level's live positions form one, and `to_view` writing its destination in place
+only when the executor hands that buffer over (backends/cpu/executor.py `_owned`)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import npu_opt
+from backends.cpu import executor, views
+from backends.cpu.handlers import HANDLERS
+from ir.mapping import m
+from ir.mapping.live import live_positions
+from ir.view_ops import ToView
+from npu_opt import axes
+
+from tests.backends.examples import example
+
+
+@pytest.mark.parametrize("text,is_grid", [("M, K", True), ("1 # 4, M % 8, K", True), ("M % 8, 1 # 3, K", True),
+                                          ("K, M # 19", True), ("1 # 2, M / 4, 1 # 5, M % 4", True),
+                                          ("M % 8 # 12, K # 7", True), ("R # 12 / 4, 1 # 2, R # 12 % 4", False)])
+def test_a_grid_form_names_exactly_the_live_positions(text, is_grid):
+    axes(M=16, K=6, R=10)
+    mapping = m(text)
+    want = live_positions(mapping)
+    form = views._affine(mapping)
+    assert (form is not None) == is_grid  # the last: blocks of 4, 4 and 2 live cells
+    if form is None:
+        return
+    p0, dims = form
+    grid = np.zeros(1, np.int64)
+    for count, step in reversed(dims):
+        grid = (np.arange(count)[:, None] * step + grid[None, :]).reshape(-1)
+    np.testing.assert_array_equal(p0 + grid, want)
+
+
+class _Levels:
+    """The levels of a view: what `_copy_cells` reads of a type."""
+
+    def __init__(self, *levels):
+        self._levels = levels
+
+    def levels(self):
+        return self._levels
+
+
+def test_grid_copy_equals_a_cell_by_cell_copy():
+    axes(M=16, K=6, R=10)
+    grid_levels = (m("1 # 2, M % 8"), m("K # 9"))
+    ragged = m("R # 12 / 4, 1 # 2, R # 12 % 4")
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 1000, (40, 12, 30)).astype(np.int32)
+    for levels in (grid_levels, (*grid_levels, ragged)):  # a grid on every level; one level no grid
+        shape, offsets = src.shape[:len(levels)], ((5, 2, 3)[:len(levels)], (3, 1, 4)[:len(levels)])
+        want = np.zeros(shape + src.shape[len(levels):], np.int32)
+        got = want.copy()
+        live = [live_positions(mp) for mp in levels]
+        for index in np.ndindex(*(len(p) for p in live)):  # the oracle: cell by cell
+            at = tuple(int(p[i]) for p, i in zip(live, index))
+            want[tuple(a + o for a, o in zip(at, offsets[0]))] = src[tuple(a + o for a, o in zip(at, offsets[1]))]
+        views._copy_cells(got, offsets[0], src, offsets[1], _Levels(*levels))
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_buffer_still_held_elsewhere_is_not_handed_over():
+    buf = np.zeros((4, 4), np.int32)
+    step = executor._Step(op=None, operands=(1, 2), result=3, lazy=False, last=(1, 2))
+    other = np.ones(3)
+    assert executor._owned(step, 1, {1: other, 2: buf}, [], [])
+    assert not executor._owned(step, 1, {1: other, 2: buf, 7: buf[1:]}, [], [])   # a view of it is live
+    assert not executor._owned(step, 1, {1: other, 2: buf}, [buf], [])             # a caller's parameter
+    assert not executor._owned(step, 1, {1: other, 2: buf}, [], [buf.reshape(-1)])  # an in-out's final
+    later = executor._Step(op=None, operands=(1, 2), result=3, lazy=False, last=(1,))
+    assert not executor._owned(later, 1, {1: other, 2: buf}, [], [])               # read again later
+    assert not executor._owned(step, 1, {1: other, 2: buf[:, ::2]}, [], [])        # not contiguous
+
+
+def test_tiles_are_written_in_place_after_the_first_and_the_inputs_are_left_alone(monkeypatch):
+    kernel = example("gemm_tiled", "gemm_tiled")
+    seen = []
+    inner = HANDLERS[ToView]
+
+    def spy(op, src, into, options=None, owned=False):
+        seen.append(owned)
+        return inner(op, src, into, options=options, owned=owned)
+
+    monkeypatch.setitem(HANDLERS._ready(), ToView, spy)
+    rng = np.random.default_rng(8)
+    a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
+    w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
+    a_bits, w_bits = a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16)
+    a_keep, w_keep = a_bits.copy(), w_bits.copy()
+    out = np.full((1024, 1024), 7.0, np.float32)
+    npu_opt.run(kernel, a_bits, w_bits, out)
+    np.testing.assert_array_equal(out, a @ w.T)  # small integers: exact in bf16 and f32
+    np.testing.assert_array_equal(a_bits, a_keep)
+    np.testing.assert_array_equal(w_bits, w_keep)
+    assert seen[0] is False  # the first tile goes into the caller's buffer: copied
+    assert all(seen[1:]) and len(seen) == 4
