@@ -69,13 +69,14 @@ def report_json(result: TuneResult) -> dict[str, Any]:
 def plot_svg(result: TuneResult) -> str:
     """A bar chart of the makespan per candidate (candidate order), the winner highlighted."""
     cands = result.candidates
-    top = max((c.makespan for c in cands if c.makespan), default=1)
+    top = max((c.makespan or c.bound or 0 for c in cands), default=0) or 1
     bar, gap, height, left, base = 28, 8, 240, 70, 270
-    width = left + len(cands) * (bar + gap) + 20
+    width = max(520, left + len(cands) * (bar + gap) + 20)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="330" font-family="sans-serif" '
              f'font-size="11">',
              f'<title>makespan per candidate: {escape(result.kernel)}</title>',
-             f'<text x="{left}" y="16">makespan per candidate of {escape(result.kernel)} (cycles, schedule model)</text>',
+             f'<text x="{left}" y="14">makespan per candidate of {escape(result.kernel)} (cycles, schedule model)</text>',
+             f'<text x="{left}" y="28" fill="#666">orange: the winner; dashed: the bound of a pruned candidate</text>',
              f'<line x1="{left - 4}" y1="{base}" x2="{width - 10}" y2="{base}" stroke="black"/>',
              f'<text x="{left - 8}" y="{base - height + 4}" text-anchor="end">{top}</text>',
              f'<text x="{left - 8}" y="{base + 4}" text-anchor="end">0</text>']
@@ -87,6 +88,10 @@ def plot_svg(result: TuneResult) -> str:
             colour = "#d9822b" if result.winner is not None and c.index == result.winner.index else "#4a78b0"
             parts.append(f'<rect x="{x}" y="{base - h}" width="{bar}" height="{h}" fill="{colour}">'
                          f'<title>{tip}</title></rect>')
+        elif c.bound:  # pruned (or failed after lowering): its bound, drawn hollow
+            h = max(1, round(height * c.bound / top))
+            parts.append(f'<rect x="{x}" y="{base - h}" width="{bar}" height="{h}" fill="none" stroke="#888" '
+                         f'stroke-dasharray="4 3"><title>{tip}, bound {c.bound}</title></rect>')
         else:
             parts.append(f'<text x="{x + bar / 2}" y="{base - 6}" text-anchor="middle" fill="#888">'
                          f'{escape(c.status[:3])}<title>{tip}</title></text>')

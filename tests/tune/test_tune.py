@@ -104,7 +104,9 @@ def test_report_files(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "tune.json").read_text())
     assert data["winner"] == result.winner.index and len(data["candidates"]) == 6
     svg = ET.fromstring((tmp_path / "tune.svg").read_text())
-    assert len(svg.findall("{http://www.w3.org/2000/svg}rect")) == result.count("ok")
+    rects = svg.findall("{http://www.w3.org/2000/svg}rect")
+    assert sum(r.get("fill") != "none" for r in rects) == result.count("ok")  # a bar per compiled candidate
+    assert sum(r.get("fill") == "none" for r in rects) == result.count("pruned")  # a dashed bound per pruned one
     artifact = parse_visa((tmp_path / "small_gemm.visa").read_text())
     assert artifact.kernel.name == "small_gemm"
     assert "winner: #" in (tmp_path / "tune.txt").read_text()
