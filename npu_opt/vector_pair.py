@@ -44,6 +44,7 @@ from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_branch import Branched
 from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_reduce import pair_reduce_refused
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
 
@@ -314,8 +315,6 @@ def _reinterpret(self: PairStream, loc: Location, d2: Any) -> Any:
 @stage_method("vector_intra_slice_reduce")
 def _no_reduce(self: PairStream, loc: Location, *args: Any, **kwargs: Any) -> Any:
     """Not available in pair mode: the reducer takes no group condition (PAIR-REDUCE-1)."""
-    from npu_opt.vector_reduce import pair_reduce_refused
-
     return pair_reduce_refused(self, loc, zipped=False)
 
 
@@ -325,9 +324,11 @@ def _make_class(stage: VeStage, scalar: str) -> type:
 
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items() if scalar in scalars and offered(dst, way)}
     body["vector_reinterpret"] = _reinterpret  # holds the stage and the way
-    body["vector_intra_slice_reduce"] = _no_reduce  # offered only to say why not (PAIR-REDUCE-1)
     body["__doc__"] = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
-    return type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
+    body["vector_intra_slice_reduce"] = _no_reduce  # present only to say why not (PAIR-REDUCE-1)
+    cls = type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
+    cls.OFFERS = cls.OFFERS - {"vector_intra_slice_reduce"}  # not listed in a TYPE-1 note as offered
+    return cls
 
 
 PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {

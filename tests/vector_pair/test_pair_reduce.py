@@ -189,3 +189,12 @@ def test_a_padded_reduce_record_needs_its_counts(time):
                                                       bad.input_type.packet.resize(4).normalize(), "A"))
     good, _ = _reducing(counted, time=time)()
     assert good.first_failure(rngd(), None) is None
+
+
+def test_a_type_1_note_on_a_pair_does_not_list_the_reduce():
+    from tests.vector_pair.kernels import pair_kernel
+    from npu_opt import i32
+
+    (d, *_) = npu_opt.check(pair_kernel(i32, [])).diagnostics  # a pair cannot reach vector_final
+    assert d.code == "TYPE-1" and "vector_clip_zip" in d.render(), d.render()
+    assert "vector_intra_slice_reduce" not in d.render()
