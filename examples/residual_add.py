@@ -26,7 +26,7 @@ def residual_add_kernel(ctx: Context,
            .fetch(m("S % 8, H / 8, I"), m("H % 8"))         # x and y flits alternate
            .collect(m("S % 8, H / 8, I"), m("H % 8"))
            .vector_init()
-           .vector_intra_slice_unzip(m("I"), m("S % 8, H / 8, 1 # 2"), m("S % 8, H / 8"))
+           .vector_intra_slice_unzip(m("I"), m("S % 8, H / 8"))
            .vector_clip_zip(ClipBinaryOpF32.ADD)            # group 0 + group 1
            .vector_final()
            .commit_trim(m("H % 8"))

@@ -190,6 +190,8 @@ _ENTRIES: list[CodeInfo] = [
         ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
         ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
         ("PAIR-UNZIP-3", "unzip times do not match the stream"),
+        ("PAIR-UNZIP-4", "unzip group larger than the register-file cache"),
+        ("PAIR-REDUCE-1", "intra-slice reduce in pair mode"),
         ("PAIR-SPLIT-1", "pair way change does not regroup the flit"),
         ("INTERLEAVE-1", "interleaved views differ"),
         ("INTERLEAVE-2", "interleave axis is not a fresh size-2 axis"),

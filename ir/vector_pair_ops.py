@@ -6,7 +6,7 @@ are `ir.vector_pair_ternary_ops`); a `*_zip` op merges them into one stream, aft
 op here is folded into the one `vector_pair` record its `vector_init` lowers to; each
 `pair_step()` is one step of that record: `(unit, op, side, arg0, arg1)` with side `BOTH`,
 `G0` or `G1` for a paired op and `ZIP` for the merge (arg0 the `BinaryArgMode` index).
-Rules: PAIR-UNZIP-1..3 (the unzip), PAIR-VRF-1 (one VRF port for both groups), VE-DTYPE-1,
+Rules: PAIR-UNZIP-1..4 (the unzip), PAIR-VRF-1 (one VRF port for both groups), VE-DTYPE-1,
 VE-CONST-*, VE-SHIFT-1, VE-CONV-1 (as in the single-stream chain), PAIR-SPLIT-1.
 """
 
@@ -26,7 +26,7 @@ from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
 from ir.vector.operands import VrfOperand
-from ir.vector.pair import MODES, split_equivalent, unzip_problem
+from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
 from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vector_parts import clip_family, clip_unit, op_name
 from ir.vrf_ops import rf_mismatch
@@ -94,6 +94,20 @@ class VectorUnzip(PairOp):
         return Violation("PAIR-UNZIP-3", f"`vector_intra_slice_unzip`: {problem}",
                          help=f"write the time without {self.axis} as `split_time`, and the time with {self.axis} "
                               "replaced by `1 # 2` as `tile_time`")
+
+
+    @rule("PAIR-UNZIP-4")
+    def _group_fits(self) -> Violation | None:
+        if self.axis_name is None:
+            return None
+        volume = group_volume(self.input.type.time, self.input.type.packet, self.axis_name)
+        if volume is None or volume <= RF_CACHE_LANES:
+            return None
+        return Violation("PAIR-UNZIP-4", f"`vector_intra_slice_unzip`: one group of {self.axis} holds {volume} "
+                         f"32-bit lanes (the stream inside {self.axis}); the register-file cache holds "
+                         f"{RF_CACHE_LANES} (1 KiB)", label="group 0 waits in the cache while group 1 streams in",
+                         help=f"read {self.axis} further inside the fetch/collect time, so fewer lanes lie "
+                              f"inside it (e.g. last in the time)")
 
 
 def _operands(op: Any) -> tuple[Any, Any]:

@@ -1,7 +1,7 @@
 """Pair mode in the DSL: `vector_intra_slice_unzip` after `vector_init()`, the paired ops,
 the `*_zip` merges.
 
-After `vector_intra_slice_unzip(m("I"), tile_time, split_time)` the stream is two groups in
+After `vector_intra_slice_unzip(m("I"), split_time)` the stream is two groups in
 lock step. A paired binary op (`vector_logic`, `vector_fxp`, `vector_clip`, `vector_fp_binary`,
 each with a `_with_mode` form whose one mode is read inside each group) takes one operand per
 group (`vector_fxp(op, 10, None)` runs on group 0 only; `None` or `()` skips a group); a
@@ -29,7 +29,8 @@ from ir import vector_pair_ops as pops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import IDENTITY, Mapping, Pad, Symbol, pair_all
+from ir.mapping.nodes import Pair as MPair
 from ir.vector import enums as E
 from ir.vector.enums import Way
 from ir.vector.errors import VectorRuleError
@@ -43,6 +44,7 @@ from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_branch import Branched
 from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_reduce import pair_reduce_refused
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
 
@@ -310,6 +312,12 @@ def _reinterpret(self: PairStream, loc: Location, d2: Any) -> Any:
     return _pair_step(self, loc, plogic.PairReinterpret, self.ve.stage, scalar_to=to)
 
 
+@stage_method("vector_intra_slice_reduce")
+def _no_reduce(self: PairStream, loc: Location, *args: Any, **kwargs: Any) -> Any:
+    """Not available in pair mode: the reducer takes no group condition (PAIR-REDUCE-1)."""
+    return pair_reduce_refused(self, loc, zipped=False)
+
+
 def _make_class(stage: VeStage, scalar: str) -> type:
     def offered(dst: VeStage, way: Way) -> bool:
         return way == stage_way(stage) and can_transition(stage, dst)
@@ -317,7 +325,10 @@ def _make_class(stage: VeStage, scalar: str) -> type:
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items() if scalar in scalars and offered(dst, way)}
     body["vector_reinterpret"] = _reinterpret  # holds the stage and the way
     body["__doc__"] = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
-    return type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
+    body["vector_intra_slice_reduce"] = _no_reduce  # present only to say why not (PAIR-REDUCE-1)
+    cls = type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
+    cls.OFFERS = cls.OFFERS - {"vector_intra_slice_reduce"}  # not listed in a TYPE-1 note as offered
+    return cls
 
 
 PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
@@ -327,13 +338,37 @@ PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
 }
 
 
+def _tile_time(time: Mapping, axis: Mapping) -> Mapping:
+    """The group-tiled time the two-argument unzip infers: `time` with the item holding the
+    grouping axis replaced by `1 # 2` (what the three-argument form spells out)."""
+    name = axis.name if isinstance(axis, Symbol) else None
+    items = time.flatten() if isinstance(time, MPair) else [time]
+    hit = [i for i, item in enumerate(items) if name in item.axes()]
+    if len(hit) != 1 or items[hit[0]].size != 2:
+        return time  # PAIR-UNZIP-1 / -2 / -3 name the problem; the size check holds
+    items[hit[0]] = Pad(IDENTITY, 2)
+    return pair_all(items)
+
+
 @stage_method("vector_intra_slice_unzip")
-def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, tile_time: Any, split_time: Any) -> Any:
-    """Enter the chain in pair mode: group g is the stream at `axis` = g, of time `split_time`."""
+def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, split_time: Any, *rest: Any) -> Any:
+    """Enter the chain in pair mode: group g is the stream at `axis` = g, of time `split_time`.
+
+    `vector_intra_slice_unzip(m("I"), split_time)` (the reference's v0.8 form) infers the group-tiled
+    time; the older `vector_intra_slice_unzip(m("I"), tile_time, split_time)` still works."""
+    if len(rest) > 1:
+        return refuse_dead(self, loc, "vector_intra_slice_unzip", kind_error(
+            f"`vector_intra_slice_unzip` takes two mappings (the axis and the split time), not {2 + len(rest)}",
+            help='e.g. `.vector_intra_slice_unzip(m("I"), m("A, E / 8"))`'))
+    tile_time = split_time
+    if rest:
+        split_time = rest[0]
     if not all(isinstance(x, Mapping) for x in (axis, tile_time, split_time)):
         return refuse_dead(self, loc, "vector_intra_slice_unzip", kind_error(
-            "`vector_intra_slice_unzip` takes three mappings built by m(): the axis, the tile time and the split time",
-            help='e.g. `.vector_intra_slice_unzip(m("I"), m("1 # 2"), m("1"))`'))
+            "`vector_intra_slice_unzip` takes mappings built by m(): the axis and the split time",
+            help='e.g. `.vector_intra_slice_unzip(m("I"), m("A, E / 8"))`'))
+    if not rest:
+        tile_time = _tile_time(self.value.type.time, axis)
     op = _emit(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())

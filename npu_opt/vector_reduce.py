@@ -2,9 +2,11 @@
 
 `vector_intra_slice_reduce(m("R"), out_time, out_packet, op)` runs on the 4-way stream
 (after `vector_narrow_trim` or the float ops), removing every factor of axis `R` from its
-time and packet (on one stream, or on the merged stream after a pair pass's zip); `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `MAX`, `MIN`) or
+time and packet, on one stream; `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `MAX`, `MIN`) or
 `IntraSliceReduceOpF32` (`ADD`, `MAX`, `MIN`) value. The shapes are the traced op's rules
-(VE-REDUCE-*); the op claims the reduce ALU (VE-ALU-1).
+(VE-REDUCE-*); the op claims the reduce ALU (VE-ALU-1). A pass that went through
+`vector_intra_slice_unzip` offers no reduce, before or after its zip (PAIR-REDUCE-1, as the
+reference since v0.7): the reducer takes no group condition.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector import enums as E
@@ -20,7 +23,7 @@ from ir.vector.stages import VeStage
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
 
-__all__ = ["intra_slice_reduce", "mapping_args"]
+__all__ = ["intra_slice_reduce", "mapping_args", "pair_reduce_refused"]
 
 _OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
 
@@ -40,12 +43,26 @@ def mapping_args(stage: Any, loc: Location, name: str, **named: Any) -> Poisoned
     return None
 
 
+def pair_reduce_refused(stage: Any, loc: Location, zipped: bool) -> Poisoned:
+    """PAIR-REDUCE-1 at a reduce in a pair pass: on a pair (`zipped` False) or on the stream its
+    zip merged (True)."""
+    where = "the stream a zip merged" if zipped else "a pair"
+    return refuse_dead(stage, loc, "vector_intra_slice_reduce", Violation(
+        "PAIR-REDUCE-1", f"`vector_intra_slice_reduce` is not available in pair mode (on {where})",
+        label="this pass went through `vector_intra_slice_unzip`",
+        help="the reducer takes no group condition, so it cannot fold only the group a zip wrote: "
+             "end the pair pass (`.vector_final().commit_trim(...).commit()`) and reduce the committed "
+             "tensor in a pass of its own (`begin` ... `vector_init()` ... `vector_intra_slice_reduce`)"))
+
+
 @stage_method("vector_intra_slice_reduce")
 def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_packet: Any, op: Any) -> Any:
     """Reduce axis `axis` (`m("R")`) out of the 4-way stream, leaving `[out_time, out_packet]`."""
     from npu_opt.vector_stages import _enum, _step
 
     name = "vector_intra_slice_reduce"
+    if getattr(self.ve, "zipped", False):
+        return pair_reduce_refused(self, loc, zipped=True)
     if _axis_name(axis) is None:
         return refuse_dead(self, loc, name, kind_error(
             f"the reduce axis of `{name}` must be one axis written as m(\"R\"), not {axis!s:.40}"))

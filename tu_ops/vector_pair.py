@@ -13,7 +13,9 @@ A paired or merged step of a `*_with_mode` op adds `mode=MODE10` (one mode for b
 read inside each; printed only when set).
 A merged `INTRA_REDUCE_I32` / `_F32` step (arg 1 when the packet becomes `1 # 4`) reduces the
 merged stream, which has a group's shape; a padded reduce axis adds `vcg={...}`, as on a
-`vector` step (printed only when set).
+`vector` step (printed only when set). The DSL no longer writes that step (PAIR-REDUCE-1,
+as the reference since v0.7); it stays here so an artifact written before reads, verifies
+and runs.
 Rules VPAIR-1 (the unzip and the steps type the stream), VPAIR-2 (stage order, one zip,
 one op per ALU), VPAIR-3 (each step's args), VPAIR-4 (the reduce removes one axis of the
 merged stream, with the valid counts it needs: `tu_ops.vector_reduce`).

@@ -24,7 +24,7 @@ def two_chip_add(ctx: Context, x: HbmTensor[i32, m("C"), m("N")],
            .fetch(m("I"), m("N % 4"))                       # one x flit, then one y flit
            .collect(m("I"), m("N % 4 # 8"))
            .vector_init()
-           .vector_intra_slice_unzip(m("I"), m("1 # 2"), m("1"))
+           .vector_intra_slice_unzip(m("I"), m("1"))
            .vector_clip_zip(ClipBinaryOpI32.ADD_FXP)        # group 0 + group 1, wrapping
            .vector_final()
            .commit_trim(m("N % 4"))

@@ -21,7 +21,7 @@ from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping, Pair
 from ir.vector.units import spec_of
 
-__all__ = ["unzip_index", "unzip_problem", "zip_values", "split_equivalent", "MODES"]
+__all__ = ["unzip_index", "unzip_problem", "group_volume", "RF_CACHE_LANES", "zip_values", "split_equivalent", "MODES"]
 
 MODES = ("MODE00", "MODE01", "MODE10", "MODE11")  # a zip step's arg is the mode's index here
 
@@ -29,6 +29,25 @@ MODES = ("MODE00", "MODE01", "MODE10", "MODE11")  # a zip step's arg is the mode
 def _live(mapping: Mapping) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     table = mapping.cells(np.arange(mapping.size))
     return table.status == LIVE, table.coords
+
+
+# The VE register-file cache one group waits in while the other streams in: 1 KiB of 32-bit lanes.
+RF_CACHE_LANES = 1024 // 4
+
+
+def _leaves(mapping: Mapping) -> list[Mapping]:
+    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
+
+
+def group_volume(time: Mapping, packet: Mapping, axis: str) -> int | None:
+    """The lanes of one unzip group: the product of the (padded) sizes of the time and packet
+    items inside the item holding `axis` (None when no item holds it)."""
+    volume = 1
+    for item in reversed(_leaves(time) + _leaves(packet)):
+        if axis in item.axes():
+            return volume
+        volume *= item.size
+    return None
 
 
 def unzip_problem(time: Mapping, split: Mapping, axis: str) -> str | None:

@@ -16,10 +16,9 @@ layout's own digits, sharing no code with the compiler. Layouts:
 - `interleaved`: a Slice part between two Time parts (VCG-8 expected).
 
 A `paired` case reads two such tensors x and w with `begin_interleaved` (the group axis I
-innermost in time), unzips them and zips the groups before the reduce, which then runs on
-the merged stream of the one `vector_pair` record: i32 `x - w` (`vector_fxp_zip(SUB_FXP_SAT)`),
-f32 `w` (`vector_logic_zip_with_mode(BIT_OR, MODE11)`, group 1 or group 1); `merged(x, w)` is
-that stream in numpy, for the fold.
+innermost in time), unzips them and zips the groups before the reduce: since v0.7 (as the
+reference) a pair pass offers no intra-slice reduce, so every paired case is refused with
+PAIR-REDUCE-1 at the reduce, whatever its layout.
 """
 
 from __future__ import annotations
@@ -110,12 +109,6 @@ class ReduceCase:
                            out_packet=out_packet, op=self.op, widen=widen, trim=trim, commit=commit)
 
 
-    def merged(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """The stream a paired case reduces, from its two inputs (x alone when unpaired)."""
-        if not self.paired:
-            return x
-        return (x.astype(np.int64) - w).astype(np.int32) if self.dtype == "i32" else w
-
 
 def _digits(n: int, items) -> list[np.ndarray]:
     """The digit of every item at the positions 0..n-1 of a mixed radix, major to minor."""
@@ -170,7 +163,8 @@ def _pow2(draw, lo: int, hi: int) -> int:
 def reduce_cases(draw, refusal_rate: int = 15, paired: bool = False) -> ReduceCase:
     """A padded-axis reduce (of a pair's merged stream when `paired`); about `refusal_rate`
     percent are placements the VCG refuses."""
-    return attrs.evolve(draw(_cases(refusal_rate)), paired=paired)
+    case = draw(_cases(refusal_rate))
+    return attrs.evolve(case, paired=True, refusal="PAIR-REDUCE-1") if paired else case
 
 
 @st.composite
