@@ -1,4 +1,4 @@
-"""Imports inside functions, in `npu_opt` (the DSL) and `driver` (the command line).
+"""Imports inside functions, in the packages of CHECKED.
 
 A module's imports belong at its top, where a reader and an IDE find them. An import
 inside a function is kept for one of two reasons only:
@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("npu_opt", "driver")
+CHECKED = ("npu_opt", "driver", "backends")
 ALL_PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
 
 # (importing module, imported module) -> why the import waits for the call. The start-up
@@ -64,6 +64,9 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.visa_command", "visa"): "the VISA parser: `compile` loads this module and never parses",
     ("driver.visa_command", "visa.verify"): "the verifier: `visa verify` only",
     ("driver.visa_command", "visa.interp"): "the interpreter: `visa run` only",
+    # the backends: numba is optional (the fast extra) and slow to import; a run loads it
+    # at its first large float contraction, never before
+    ("backends.cpu.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
 }
 
 
