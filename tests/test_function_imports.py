@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("npu_opt", "driver", "backends")
+CHECKED = ("npu_opt", "driver", "backends", "visa")
 ALL_PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
 
 # (importing module, imported module) -> why the import waits for the call. The start-up
@@ -67,6 +67,7 @@ START_UP: dict[tuple[str, str], str] = {
     # the backends: numba is optional (the fast extra) and slow to import; a run loads it
     # at its first large float contraction, never before
     ("backends.cpu.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
+    ("visa.interp.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
 }
 
 
