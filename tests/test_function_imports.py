@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("npu_opt", "driver", "backends", "visa", "tu_ops")
+CHECKED = ("npu_opt", "driver", "backends", "visa", "tu_ops", "ir")
 ALL_PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
 
 # (importing module, imported module) -> why the import waits for the call. The start-up
@@ -72,12 +72,17 @@ START_UP: dict[tuple[str, str], str] = {
     ("tu_ops.lower.errors", "importlib.metadata"): "the installed version, named by an ICE report only",
     ("tu_ops.switch", "ir.switch.rules"): "the interpreter loads this module and runs no switch rule",
     ("tu_ops.switch", "ir.switch.custom"): "the interpreter loads this module and plans no custom broadcast",
+    # the IR: every command traces, so these modules load with it
+    ("ir.dtypes", "ml_dtypes"): "host arrays only: `check` and `compile` must not load ml_dtypes",
+    ("ir.lark_cache", "lark"): "a cached explain page reads the cache directory and loads no lark",
 }
 
 # Modules another branch is editing now (issue #26 reaches them once that work has merged):
 # their function-level imports are not checked yet. An entry whose module has none left fails.
 LATER: dict[str, str] = {
     "tu_ops.lower.vector_pair": "the vector_pair lowering, being reworked on another branch",
+    "ir.vector.branching": "ir/vector/, being reworked on another branch",
+    "ir.vector.unit_codecs": "ir/vector/, being reworked on another branch",
 }
 
 
