@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from backends.base import Backend
+from ir.errors import NpuOptError
 
 __all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "VisaBackend", "get_backend"]
 
@@ -75,8 +76,6 @@ def __getattr__(name: str) -> Any:
 
 def get_backend(name: str) -> Backend:
     """The backend called `name`; an `NpuOptError` (code USAGE) listing the known ones."""
-    from ir.errors import NpuOptError
-
     backend = BACKENDS.get(name) if isinstance(name, str) else None
     if backend is None:
         known = ", ".join(sorted(BACKENDS))

@@ -15,9 +15,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError, NpuOptError
 from ir.outcome import Outcome, ice_diagnostic
+from tu_ops.lower.api import lower_kernel as _lower
+from tu_ops.lower.options import Options
+from tu_ops.target import Target, for_chips, get_target
+from visa.facts import with_facts
+from visa.printer import artifact_of, print_artifact
 
 __all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
 
@@ -28,9 +35,6 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
     (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings).
     `gate(lowered, target)`, when given, runs on the verified lowering before emission: a
     value other than None stops there and is returned instead (`driver.tune` prunes so)."""
-    from tu_ops.lower.options import Options
-    from tu_ops.target import for_chips, get_target
-
     timings: dict[str, float] = {}
     tgt = get_target(target) if isinstance(target, str) else target
     tgt = for_chips(tgt, getattr(kernel, "chips", 1))
@@ -70,20 +74,13 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
 def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:
     """The canonical text and the artifact `visa.parse_visa` reads back from it (the same
     records, cost and derived allocation facts), made without parsing the text."""
-    import attrs
-
-    from visa.facts import with_facts
-    from visa.printer import artifact_of, print_artifact
-
     artifact = artifact_of(lowered, tgt)
     return print_artifact(artifact), attrs.evolve(artifact, kernel=with_facts(artifact.kernel, tgt))
 
 
 def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:
-    """`tu_ops.lower.lower_kernel`, imported on first use so `import backends` stays light."""
-    from tu_ops.lower.api import lower_kernel as lower
-
-    return lower(kernel, target, options)
+    """`tu_ops.lower.lower_kernel`."""
+    return _lower(kernel, target, options)
 
 
 def _ms(start: float) -> float:
@@ -91,8 +88,6 @@ def _ms(start: float) -> float:
 
 
 def _resolve_target(target: Any, chips: int = 1) -> Any:
-    from tu_ops.target import Target, for_chips, get_target
-
     tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
     return for_chips(tgt, chips)
 
@@ -105,8 +100,6 @@ class NpuBackend:
 
     def diagnostics(self, kernel: Any, target: Any = "rngd", compat: bool = True) -> tuple[Diagnostic, ...]:
         """Every refusal and warning: the trace's, else the lowering's (never raises)."""
-        from tu_ops.lower.options import Options
-
         tgt = _resolve_target(target, getattr(kernel, "chips", 1))
         traced = kernel.trace(tgt)
         if traced.errors:

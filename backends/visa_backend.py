@@ -13,8 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from backends import inout
+from backends.cpu.host import returns_tuple
+from backends.npu import NpuBackend, compile_kernel
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
+from ir.outcome import ice_diagnostic
+from tu_ops.target import Target, for_chips, get_target
+from visa import parse_visa
+from visa.interp import InterpError, execute_inout
 
 __all__ = ["VisaBackend"]
 
@@ -27,15 +34,10 @@ class VisaBackend:
 
     def diagnostics(self, kernel: Any, target: Any = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace and the lowering (as the npu backend)."""
-        from backends.npu import NpuBackend
-
         return NpuBackend().diagnostics(kernel, target)
 
     def compile(self, kernel: Any, target: Any = "rngd") -> Any:
         """The parsed `VisaArtifact` of `kernel`; CompileError for a refusal or an ICE."""
-        from backends.npu import compile_kernel
-        from visa import parse_visa
-
         outcome = compile_kernel(kernel, target)
         if outcome.status != "ok":
             raise CompileError(outcome.diagnostics)
@@ -43,11 +45,6 @@ class VisaBackend:
 
     def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
-        from backends import inout
-        from backends.cpu.host import returns_tuple
-        from ir.outcome import ice_diagnostic
-        from visa.interp import InterpError, execute_inout
-
         artifact = self.compile(kernel, target)
         params = artifact.kernel.params
         call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays)
@@ -60,7 +57,5 @@ class VisaBackend:
 
 def _kernel_target(target: Any, kernel: Any) -> Any:
     """The target the kernel was compiled for (`tu_ops.target.for_chips`)."""
-    from tu_ops.target import Target, for_chips, get_target
-
     tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
     return for_chips(tgt, getattr(kernel, "chips", 1))

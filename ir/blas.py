@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["blas_threads"]
 
@@ -38,8 +39,6 @@ def _enter_limit(limit: int) -> None:
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
             if _CONTROLLER is None:
-                from threadpoolctl import ThreadpoolController
-
                 _CONTROLLER = ThreadpoolController()
             _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
         _LIMIT[0] += 1

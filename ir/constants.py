@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ir import convert
 from ir.errors import NpuOptError
 
 if TYPE_CHECKING:
@@ -80,8 +81,6 @@ def from_f32(dtype: DType, value: object) -> float:
 
 
 def _round(name: str, f: np.float32) -> float:
-    from ir import convert
-
     bits = np.array([f], dtype=np.float32).view(np.uint32)
     if name == "bf16":  # round to nearest even on the dropped half; NaN stays a quiet NaN
         if np.isnan(f):
@@ -115,8 +114,6 @@ def from_i32(dtype: DType, value: object) -> int:
 
 def from_bits(dtype: DType, bits: object) -> float:
     """`bf16.from_bits(0x4040)`, `f4e2m1.from_bits(0x5)`: the value of a raw encoding."""
-    from ir import convert
-
     _offered(dtype, "from_bits")
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
         raise ConstantError(f"{dtype}.from_bits takes an int, not {type(bits).__name__}")

@@ -25,6 +25,7 @@ from ir.errors import NpuOptError
 from ir.mapping.factors import AxisFactor
 from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
+import numpy as np
 
 __all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
@@ -178,8 +179,6 @@ def index_fault(values: Any, scaled: bool, row_bytes: int, rows: int, key: str,
     """The error for the first bad value of one chip's index (in the index's logical order),
     or None. A scaled value is a byte offset, a multiple of `row_bytes` below `rows * row_bytes`;
     an unscaled one a row number below `rows`."""
-    import numpy as np
-
     v = np.asarray(values, np.int64).reshape(-1)
     bad = (v < 0) | ((v % row_bytes != 0) | (v // row_bytes >= rows) if scaled else v >= rows)
     if not bad.any():

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.declare import load_package
 from ir.diagnostic import Violation
 from ir.dtypes import DType, accumulator
 from ir.location import Location
@@ -394,7 +395,5 @@ OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())  # this module's op
 def traced_op_classes() -> dict[str, type[Op]]:
     """Every traced op class of the IR by stage name, the engines' included: each registers
     itself when declared, and every module of `ir` is loaded first."""
-    from ir.declare import load_package
-
     load_package("ir")
     return dict(_DECLARED)

@@ -10,6 +10,7 @@ with other sizes scales the same way.
 from __future__ import annotations
 
 from typing import Any
+from ir.mapping.factors import AxisFactor, PaddingFactor
 
 __all__ = ["CHIP_TARGETS", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault", "chip_host_dims",
            "host_chip_fault"]
@@ -47,8 +48,6 @@ def chip_host_dims(chip: Any) -> tuple[int, ...]:
     for a Chip without axes (`1`, `1 # 2`: one copy on every chip), else one dimension of
     each of its axes, outer first (`m("C")` with |C| = 2 adds a leading 2: row c lives on
     chip c; padding positions hold no row)."""
-    from ir.mapping.factors import AxisFactor
-
     return tuple(f.extent for f in chip.factors() if isinstance(f, AxisFactor))
 
 
@@ -56,7 +55,6 @@ def host_chip_fault(chip: Any, element: Any) -> str | None:
     """Why a parameter or result's Chip mapping has no host form, or None: every factor of a
     Chip that names axes is an axis digit (whole, `C`, or a part, `A / 4 % 4`, which the
     element may share) or padding (`C # 4`); each digit is one leading host dimension."""
-    from ir.mapping.factors import AxisFactor, PaddingFactor
 
     if not chip.axes():
         return None

@@ -14,6 +14,7 @@ from typing import Union
 import attrs
 
 from ir.dtypes import DType
+from ir.errors import TypeCheckError
 from ir.mapping.nodes import Mapping
 
 __all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "VrfType", "Type", "MAIN", "SUB",
@@ -34,8 +35,6 @@ class LaneMode(enum.Enum):
 
     def __call__(self, *args: object, **kwargs: object) -> None:
         """`LaneMode.INTERLEAVED()`: a variant without data is a value (porting rule 4)."""
-        from ir.errors import TypeCheckError
-
         raise TypeCheckError(f"`LaneMode.{self.name}` is a value, so it cannot be called: "
                              f"write `LaneMode.{self.name}` without parentheses", code="TYPE-6")
 

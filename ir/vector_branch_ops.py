@@ -26,7 +26,7 @@ from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
-from ir.vector.branching import cmps_of, cmps_text, guard_code, layout_of, layout_text
+from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
 from ir.vector_ops import VectorOp, _checked, amount_is_const
 from ir.vrf_ops import rf_mismatch
@@ -39,8 +39,6 @@ __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "
 
 def tag_codes(mode: Any) -> tuple[tuple[str, int], ...]:
     """(name, bound) of each comparison of a COMPARISON tag mode; () for ZERO."""
-    from ir.vector.branching import cmp_code
-
     return tuple(cmp_code(c) for c in mode.cmps) if mode.is_(E.TagMode.COMPARISON) else ()
 
 

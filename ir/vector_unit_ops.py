@@ -17,6 +17,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
+from ir.ops import _DECLARED
 from ir.vector import scalars
 from ir.vector.units import ON_UNREGISTER, SPECS, UnitSpec, encode_step
 from ir.vector_ops import VectorOp, _checked, amount_is_const
@@ -85,8 +86,6 @@ def __getattr__(name: str) -> type:
 
 def _forget(spec: UnitSpec) -> None:
     """A removed unit's class leaves the traced op table (`ir.ops.traced_op_classes`)."""
-    from ir.ops import _DECLARED
-
     for name, (made, cls) in list(_MADE.items()):
         if made is spec:
             del _MADE[name]

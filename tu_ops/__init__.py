@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from ir.declare import load_package
 from ir.lazy_exports import lazy_export
 
 # Every public name, imported on first use (PEP 562, ir/lazy_exports.py): resolving a
@@ -38,7 +39,6 @@ def __getattr__(name: str) -> Any:
 def _op_classes() -> tuple[type, ...]:
     """Every lowered op class, in pipeline order (docs/reference/diagnostics.md): the classes
     the modules of `tu_ops` declare, ordered by their `PIPELINE_RANK`."""
-    from ir.declare import load_package
     from tu_ops.base import TU_OPS
 
     load_package("tu_ops", recursive=False)

@@ -17,6 +17,8 @@ from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, opera
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
+from tu_ops.lower.views import is_window
+from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_problem
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
@@ -223,8 +225,6 @@ class CommitOp(TuOp):
             return None
         if self.into is None or self.view is None or self.offset is None:
             return "a commit into a tensor needs all of into, view and offset"
-        from tu_ops.lower.views import is_window
-        from tu_ops.printing import mapping_text
 
         levels = self.output_type.levels()
         if len(self.view) != len(levels) or any(mapping_text(a) != mapping_text(b)

@@ -30,6 +30,8 @@ from ir.mapping.live import nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
+from tu_ops.trf_new import trf_new_problem
+from tu_ops.vrf import vrf_new_problem
 
 __all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
 
@@ -77,12 +79,8 @@ class TensorNewOp(TuOp):
         if not target.materializable(self.element_type):
             return f"{self.element_type} cannot be stored on target {target.name}"
         if self.output_type.kind == "trf":  # a TRF tensor of the geometry its type gives (tu_ops.trf_new)
-            from tu_ops.trf_new import trf_new_problem
-
             return trf_new_problem(self.output_type, target)
         if self.output_type.kind == "vrf":  # i32 / f32 words of one slice's VRF (tu_ops.vrf)
-            from tu_ops.vrf import vrf_new_problem
-
             return vrf_new_problem(self.output_type)
         return None
 

@@ -15,16 +15,19 @@ from typing import Any, ClassVar, Iterable, Mapping
 
 import attrs
 
+import tu_ops
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
+from tu_ops.feed_source import source_problem
+from tu_ops.fetch_mask import mask_problem
 from tu_ops.switch import SwitchRoute, route_problem
 from ir.fetch_mask import FetchMaskConfig
 from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
-from tu_ops.feed_lift import FeedLift, fetched_type
+from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
@@ -34,9 +37,7 @@ __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", 
 def feed_destinations() -> dict[DestKind, type]:
     """The op class each destination kind names, as the op classes declare (`FEED_DEST`).
     A kind no class claims is later scope."""
-    from tu_ops import OP_CLASSES
-
-    return {cls.FEED_DEST: cls for cls in OP_CLASSES if vars(cls).get("FEED_DEST") is not None}
+    return {cls.FEED_DEST: cls for cls in tu_ops.OP_CLASSES if vars(cls).get("FEED_DEST") is not None}
 
 
 def dest_element_types() -> Mapping[DestKind, frozenset[FeedElementType]]:
@@ -376,18 +377,12 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-14")
     def _feed_14(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        from tu_ops.fetch_mask import mask_problem
-
         return None if self.mask is None else mask_problem(self.mask, self.fetched_type())
 
     @rule("FEED-15")
     def _feed_15(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        from tu_ops.feed_source import source_problem
-
         return source_problem(self, ctx)
 
     @rule("FEED-16")
     def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        from tu_ops.feed_lift import lift_problem
-
         return None if self.lift is None else lift_problem(self, target)

@@ -22,6 +22,7 @@ from ir.dtypes import (
 )
 from ir.errors import NpuOptError
 from ir.topology import CHIP_TARGETS
+from importlib import resources
 
 __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
@@ -281,8 +282,6 @@ def rngd() -> Target:
 @functools.cache
 def _shipped(name: str) -> Target:
     """A built-in target shipped only as data: tu_ops/targets/<name>.toml, hashed as its bytes."""
-    from importlib import resources
-
     from tu_ops.target_file import load_target_bytes
 
     raw = (resources.files("tu_ops") / "targets" / f"{name}.toml").read_bytes()
@@ -307,8 +306,6 @@ def for_chips(target: Target, chips: int) -> Target:
 
 def rngd_toml_text() -> str:
     """The shipped `tu_ops/targets/rngd.toml` (tu_ops/targets/rngd.toml), as text."""
-    from importlib import resources
-
     return (resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8")
 
 

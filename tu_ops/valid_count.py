@@ -17,6 +17,8 @@ import numpy as np
 from ir.valid_count import (MAX_SEQ_ENTRIES, MAX_TIME_FILTERS, Clipper, TimeFilter, derive_vcg, per_slice, slice_counts,
                             valid_sizes)
 from ir.mapping.nodes import Resize
+from ir.valid_count import VcgConfig
+from ir.vector.intra_reduce import axis_padded
 from tu_ops.enums import TuContext
 
 __all__ = ["PackConfig", "pack_config", "pack_problem", "reduce_vcg", "reduce_vcg_problem"]
@@ -89,16 +91,12 @@ def pack_problem(op: Any, target: Any, context: TuContext) -> str | None:
 
 def pack_to_vcg(pack: PackConfig) -> Any:
     """The `ir.valid_count.VcgConfig` of a record's configuration."""
-    from ir.valid_count import VcgConfig
-
     return VcgConfig(pack.filters, pack.clipper)
 
 
 def reduce_vcg(slice_: Any, time: Any, packet: Any, axis: str | None) -> PackConfig | None:
     """The VCG configuration an intra-slice reduce of `axis` over `(slice; time; packet)`
     needs (None when the axis has no padding to exclude). ValueError: it cannot be counted."""
-    from ir.vector.intra_reduce import axis_padded
-
     if axis is None or not axis_padded(axis, slice_, time, packet):
         return None
     found = derive_vcg(slice_, time, packet)

@@ -21,6 +21,8 @@ from ir.mapping.nodes import Mapping, Resize
 from ir.vector import ways
 from ir.vector.units import SPECS, spec_of
 from ir.vector.intra_reduce import removed_axis, shape_fault
+from tu_ops.valid_count import reduce_vcg_problem
+from tu_ops.vector import stream_before
 
 __all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem"]
 
@@ -44,8 +46,6 @@ class ReduceShapes:
 def reduce_shapes(time: Any, packet: Any, steps: Any, index: int, out_time: Any, out_packet: Any) -> ReduceShapes:
     """The shapes of reduce step `index` of `steps`, which run on a stream entering as
     (time, packet) and leave the record's (out_time, out_packet). MappingError: no shape."""
-    from tu_ops.vector import stream_before
-
     time, packet = stream_before(time, packet, tuple(steps), index)
     packet = Resize(packet, 4).normalize()
     if any(spec_of(s.unit).shape == "concat" for s in steps[index + 1:]):
@@ -64,8 +64,6 @@ def record_shapes(op: Any, index: int) -> ReduceShapes:
 def reduce_problem(op: Any) -> str | None:
     """What is wrong with the reduce step of a record (None when it has none, or it is right):
     one reduce, removing exactly one axis, with the `vcg=` its stream needs."""
-    from tu_ops.valid_count import reduce_vcg_problem
-
     _, _, steps = op.reduce_input() if hasattr(op, "reduce_input") else (None, None, op.steps)
     found = [i for i, s in enumerate(steps) if is_reduce(s)]
     if not found:

@@ -26,6 +26,7 @@ from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
+import numpy as np
 
 __all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem"]
 
@@ -112,8 +113,6 @@ def vrf_new_problem(t: Any) -> str | None:
 
 def rf_offsets(read: RfRead) -> Any:
     """(T, P) word offsets of every stream cell, from the entries (numpy int64)."""
-    import numpy as np
-
     def level(entries: tuple[Entry, ...]) -> Any:
         out = np.zeros(1, np.int64)
         for e in entries:

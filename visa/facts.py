@@ -19,7 +19,7 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.trf_new import trf_maker
 
-__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads"]
+__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest"]
 
 
 # --- numbering -------------------------------------------------------------------------------
@@ -109,6 +109,17 @@ def _last_reads(kernel: LoweredKernel) -> dict[int, int]:
     return last
 
 
+def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
+    """The lowest multiple of `align` where `[x, x + size)` overlaps none of `busy`."""
+    x = 0
+    for start, end in sorted(busy):
+        if x + size <= start:
+            break
+        if end > x:
+            x = -(-end // align) * align
+    return x
+
+
 def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation], list[TrfAllocation]]:
     """The DM allocation of every DM tensor a dma or commit makes, the TRF allocation of every
     trf_load, each live from its creating step through its last reading step."""
@@ -128,8 +139,6 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
             if op.result.id in roots:
                 continue
             if op.MNEMONIC == "tensor_new" and op.output_type.kind == "dm":  # no command holds its address
-                from visa.interp.alloc import lowest
-
                 busy = [(a.base, a.base + a.size) for a in dm if a.last_step >= i]
                 size = tensor_bytes(op.output_type, target)
                 dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
@@ -146,8 +155,6 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
                 trf.append(TrfAllocation(tensor=op.result, lanes=op.lanes, base_row=first, rows=op.rows(target),
                                          first_step=i, last_step=end, region=op.region))
             elif (shape := trf_maker(op, target)) is not None:  # TRF `new()`: no field holds its row
-                from visa.interp.alloc import lowest
-
                 busy = [(a.base_row, a.base_row + a.rows) for a in trf if a.last_step >= i]
                 rows = shape.rows(target)
                 trf.append(TrfAllocation(tensor=op.result, lanes=shape.lanes, first_step=i, last_step=end, rows=rows,

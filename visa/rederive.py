@@ -30,6 +30,10 @@ import attrs
 
 from ir import ops as ir
 from ir.engine_ops import Switch
+from ir.fetch_lift_ops import LIFT_OPS
+from ir.fetch_mask import masked_mapping
+from ir.fetch_mask_ops import FetchMask
+from ir.interleave_ops import BeginInterleaved
 from ir.mapping.nodes import IDENTITY, Mapping
 from ir.types import StreamType
 from tu_ops.enums import ConversionKind
@@ -37,6 +41,7 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain
+from tu_ops.lower.views import rederive
 from tu_ops.printing import mapping_text, value_text
 from visa.retrace import Underivable, retrace_stage
 
@@ -69,8 +74,6 @@ def expected_dma(op: Any, target: Any) -> Any:
 
 
 def _expected_view_dma(op: Any, target: Any) -> Any:
-    from tu_ops.lower.views import rederive
-
     try:
         return rederive(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
@@ -146,8 +149,6 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
     begin = ir.Begin(view=ir.Value(feed.source.tensor.id, src_t), context=context,
                      result=ir.Value(next(fresh), begin_t), loc=feed.loc)
     if feed.interleave is not None:  # `begin_interleaved(lhs, rhs, axis)` (ir.interleave_ops)
-        from ir.interleave_ops import BeginInterleaved
-
         second = ir.Value(feed.interleave.tensor.id, types.get(feed.interleave.tensor.id))
         begin = BeginInterleaved(view=begin.view, rhs=second, axis=feed.interleave.axis, context=context, loc=feed.loc,
                                  result=ir.Value(begin.result.id, attrs.evolve(begin_t, packet=feed.interleave.axis.pair(
@@ -185,17 +186,12 @@ def _traced_feed(feed: Any, types: dict[int, Any], target: Any, fresh: Iterator[
 
 def _traced_lift(lift: Any, cur: ir.Value, fresh: Iterator[int]) -> Any:
     """The traced fetch lift one `lift=` item of a feed stands for."""
-    from ir.fetch_lift_ops import LIFT_OPS
-
     op = LIFT_OPS[lift.dim](input=cur, out_placement=lift.placement, out_time=lift.time)
     return attrs.evolve(op, result=ir.Value(next(fresh), op.infer_type()))
 
 
 def _traced_mask(feed: Any, cur: ir.Value, fresh: Iterator[int]) -> Any:
     """The traced `fetch_mask` a feed's `mask=` field stands for: every padding of its axis zeroed."""
-    from ir.fetch_mask import masked_mapping
-    from ir.fetch_mask_ops import FetchMask
-
     names = feed.mask.axis.axes()
     if len(names) != 1:
         raise Underivable(feed, f"the mask's axis {feed.mask.axis.text()} is not one axis")

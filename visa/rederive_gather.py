@@ -14,6 +14,7 @@ import attrs
 
 from ir import ops as ir
 from ir.gather_ops import Gather, Scatter, Shuffle
+from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from visa.retrace import Underivable
 
 __all__ = ["expected_gather", "expected_scatter", "expected_shuffle"]
@@ -43,8 +44,6 @@ def _index_type(op: Any, types: dict[int, Any], kind: str | None = None) -> Any:
 
 def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The GatherOp `lower_gather` makes from `op`'s types, at the derived allocations."""
-    from tu_ops.lower.gather import lower_gather
-
     index_t = _index_type(op, types)
     traced = Gather(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
                     scaled=op.mode.name == "SCALED", result=ir.Value(op.result.id, op.output_type), loc=op.loc)
@@ -58,8 +57,6 @@ def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], tar
 def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The ScatterOp `lower_scatter` makes from `op`'s types (the key is the index's axes), its
     DM source at the derived allocation."""
-    from tu_ops.lower.gather import lower_scatter
-
     index_t = _index_type(op, types, "hbm")
     into = None if op.into is None else op.into.id
     traced = Scatter(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
@@ -72,8 +69,6 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
 
 def expected_shuffle(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The ShuffleOp `lower_shuffle` makes from `op`'s type and pattern, at the derived allocations."""
-    from tu_ops.lower.gather import lower_shuffle
-
     traced = Shuffle(src=ir.Value(op.src.id, op.input_type), level=op.level.value, dim=len(op.pattern),
                      pattern=",".join(map(str, op.pattern)), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
     low = _lowered(op, traced, lambda: lower_shuffle(traced, op.result.id, op.src.id, target))

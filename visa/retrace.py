@@ -19,8 +19,14 @@ from ir import ops as ir
 from ir.declare import Table
 from ir.engine_ops import Transpose
 from ir.mapping.nodes import Resize
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack
+from ir.vector import enums as E
+from ir.vector_inter_ops import VectorInterSliceReduce
+from tu_ops.dma_view import with_levels
 from tu_ops.enums import CommitConversion
 from tu_ops.lower.vector import traced_pass
+from tu_ops.lower.vector_branch import traced_branch
+from tu_ops.lower.vector_pair import traced_pair
 
 __all__ = ["Underivable", "retraces", "retrace_stage", "RETRACES"]
 
@@ -107,15 +113,11 @@ def _vector(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
 
 @retraces("vector_pair")
 def _vector_pair(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
-    from tu_ops.lower.vector_pair import traced_pair
-
     return traced_pair(rec, src, fresh)
 
 
 @retraces("vector_branch")
 def _vector_branch(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
-    from tu_ops.lower.vector_branch import traced_branch
-
     return traced_branch(rec, src, fresh)
 
 
@@ -126,7 +128,6 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
     commits its window `view`."""
     out = rec.output_type
     if getattr(rec, "view", None) is not None:
-        from tu_ops.dma_view import with_levels
         out = with_levels(out, rec.view)
     bits = target.bits_of(out.dtype) or out.dtype.bits
     if (rec.valid_bytes * 8) % bits:
@@ -147,7 +148,6 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
         ops.append(conv)
         cur = conv.result
     if getattr(rec, "pack", None) is not None:  # valid-count packing (ir.valid_count_ops)
-        from ir.valid_count_ops import CommitPacked, CommitValidCountPack
         pack = CommitValidCountPack(input=cur, result=ir.Value(next(fresh), cur.type))
         return (*ops, pack, CommitPacked(input=pack.result, element=out.element, result=ir.Value(rec.result.id, out)))
     ops.append(ir.Commit(input=cur, element=out.element, result=ir.Value(rec.result.id, out)))
@@ -156,9 +156,6 @@ def _commit(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: 
 
 @retraces("inter_slice_reduce")
 def _inter_slice_reduce(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
-    from ir.vector import enums as E
-    from ir.vector_inter_ops import VectorInterSliceReduce
-
     family = E.InterSliceReduceOpF32 if rec.scalar == "f32" else E.InterSliceReduceOpI32
     op = getattr(family, rec.op.name, None)
     if op is None:

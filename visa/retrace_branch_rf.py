@@ -13,6 +13,7 @@ from ir import ops as ir
 from ir import vector_ops as vops
 from ir import vector_stash_ops as sops
 from ir.vector.units import is_rf, spec_of
+from tu_ops.lower.vector_branch import traced_branch
 from tu_ops.vector import VeUnit
 from visa.retrace import Underivable, retraces
 
@@ -34,8 +35,6 @@ def rf_values(rec: Any, types: dict[int, Any]) -> list[ir.Value]:
 
 @retraces("vector_branch_rf")
 def _vector_branch_rf(rec: Any, src: ir.Value, types: dict[int, Any], target: Any, fresh: Iterator[int]):
-    from tu_ops.lower.vector_branch import traced_branch
-
     values = rf_values(rec, types)
     reads = [is_rf(s.unit) for s in rec.steps]
     if any(r and (s.slots or s.stash or not 0 <= s.arg < len(values)) for s, r in zip(rec.steps, reads)):

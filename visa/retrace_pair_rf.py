@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from ir.vector.operands import VrfOperand
+from tu_ops.lower.vector_pair import traced_pair
 from visa.retrace import Underivable, retraces
 from visa.retrace_branch_rf import rf_values
 
@@ -18,8 +19,6 @@ __all__: list[str] = []
 
 @retraces("vector_pair_rf")
 def _vector_pair_rf(rec: Any, src: Any, types: dict[int, Any], target: Any, fresh: Iterator[int]):
-    from tu_ops.lower.vector_pair import traced_pair
-
     values = rf_values(rec, types)
     plain = attrs.evolve(rec, steps=tuple(attrs.evolve(s, rf=0, arg0=0 if s.rf & 1 else s.arg0,
                                                        arg1=0 if s.rf & 2 else s.arg1) for s in rec.steps))

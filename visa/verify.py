@@ -19,10 +19,14 @@ from ir.mapping.ops import coalesce
 from ir.topology import PE_COUNTS, pe_fault
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
+from tu_ops.dma_view import dm_roots
 from tu_ops.enums import Region, TuContext
+from tu_ops.lower.errors import LoweringRefusal
+from tu_ops.lower.vrf import vrf_placement
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
+from tu_ops.vrf import vrf_words
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import with_facts
@@ -161,10 +165,6 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
     """Each `vrf_load` at the word the VRF allocation (`tu_ops.lower.vrf`) gives it."""
-    from tu_ops.lower.errors import LoweringRefusal
-    from tu_ops.lower.vrf import vrf_placement
-    from tu_ops.vrf import vrf_words
-
     try:
         placed = vrf_placement(kernel)
     except LoweringRefusal as e:
@@ -244,7 +244,6 @@ class _Space:
 def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
     dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations}
-    from tu_ops.dma_view import dm_roots
     dm_at = dm_base | {a: dm_base[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_base}  # writes into DM
     for step in kernel.steps:
         if not isinstance(step, TuProgram):

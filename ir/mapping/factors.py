@@ -16,7 +16,7 @@ import attrs
 import numpy as np
 
 from ir.errors import OvershootError
-from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable
+from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable, Index, Padding
 from ir.mapping.nodes import (
     IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, axis_sizes, pair_all,
 )
@@ -74,8 +74,6 @@ class RaggedFactor:
     __slots__ = ("_names", "_matrix", "_key", "_hash", "_cells", "source")
 
     def __init__(self, cells: tuple[Cell, ...], source: Mapping | None = None) -> None:
-        from ir.mapping.cells import Index
-
         names = sorted({k for c in cells if isinstance(c, Index) for k in c})
         mat = np.zeros((len(cells), 1 + len(names)), dtype=np.int64)
         mat[:, 0] = LIVE
@@ -126,8 +124,6 @@ class RaggedFactor:
     @property
     def cells(self) -> tuple[Cell, ...]:
         if self._cells is None:
-            from ir.mapping.cells import Index, Padding
-
             names = self._names
             self._cells = tuple(
                 Index({names[j]: int(v) for j, v in enumerate(row[1:]) if v}) if row[0] == LIVE

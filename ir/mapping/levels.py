@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, Modulo, Pair, Stride
 
 __all__ = [
     "LevelViolation", "ALIASES", "FLIT_BYTES", "bytes_of", "chip", "cluster", "slice_",
@@ -129,8 +129,6 @@ def trf_cap(lane: Mapping, element: Mapping, bits: int, limit: int = 65536) -> L
 
 def trf_load(time: Mapping, packet: Mapping, lane: Mapping, element: Mapping) -> LevelViolation | None:
     """TRF-LOAD: |Lane| divides |Time|, Lane is Time's outer part, Element is (inner Time, Packet)."""
-    from ir.mapping.nodes import Modulo, Pair, Stride
-
     if time.size % lane.size:
         return LevelViolation("TRF-LOAD", f"Lane size {lane.size} does not divide the time size {time.size}", "TRF-3")
     inner_n = time.size // lane.size

@@ -13,6 +13,9 @@ import numpy as np
 
 from ir.errors import MappingError, OvershootError
 from ir.mapping.cells import LIVE, evaluate
+from ir.mapping.factors import (
+    AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor, canon, factor_size, factors_from_table, table_matrix,
+)
 from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol
 
 if TYPE_CHECKING:
@@ -78,8 +81,6 @@ def _key(node: Mapping) -> tuple[Mapping, int, int]:
 
 def _split(f: Factor, j: int) -> tuple[Factor, Factor] | None:
     """Split a factor into an outer part of extent e/j and an inner part of extent j."""
-    from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
-
     e = f.extent
     if isinstance(f, AxisFactor):
         return AxisFactor(f.axis, f.step * j, e // j, f.axis_size), AxisFactor(f.axis, f.step, j, f.axis_size)
@@ -160,16 +161,12 @@ class _Factoring:
     # --- tabulation ---------------------------------------------------------------------
     def tab_node(self, node: Mapping) -> list[Factor]:
         """TAB of a node: its cell table (joint decoding), factored by steps 2-5."""
-        from ir.mapping.factors import factors_from_table, table_matrix
-
         _bounded(node.size, node)
         mat, names = table_matrix(evaluate(node, np.arange(node.size)))
         return factors_from_table(mat, names, self.sizes)
 
     def tab_rows(self, mat: np.ndarray) -> list[Factor]:
         """TAB of a list of cells given as (status, coordinate per axis) rows."""
-        from ir.mapping.factors import factors_from_table
-
         live = mat[:, 0] == LIVE
         for j, name in enumerate(self.names):
             if np.any(live & (mat[:, j + 1] >= self.sizes[name])):
@@ -178,8 +175,6 @@ class _Factoring:
 
     def factor_rows(self, f: Factor) -> np.ndarray:
         """The cells of one factor as rows, digit by digit."""
-        from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
-
         _bounded(f.extent, f)
         mat = np.zeros((f.extent, 1 + len(self.names)), dtype=np.int64)
         mat[:, 0] = LIVE
@@ -261,8 +256,6 @@ class _Factoring:
 
     def s(self, node: Mapping, path: Path, marks: set[Path]) -> list[Factor]:
         """S(x): a (not yet canonical) factor list of a node inside the current scope."""
-        from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
-
         if path in marks:
             return self.tab_node(node)
         if isinstance(node, Symbol):
@@ -292,8 +285,6 @@ class _Factoring:
 
     def chain(self, node: Mapping) -> list[Factor]:
         """A chain: a digit range of its symbol, or a CUT of its compound base's factors."""
-        from ir.mapping.factors import AxisFactor
-
         base, step = _chain(node)
         if node.size == 1:
             return []
@@ -307,8 +298,6 @@ class _Factoring:
 
     def first(self, factors: list[Factor], n: int) -> list[Factor]:
         """FIRST: the factors of the first n positions of a canonical factor list."""
-        from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor, canon
-
         outer, inner, d = _inner_block(factors, n)
         m = n // d
         if m == 1:
@@ -326,8 +315,6 @@ class _Factoring:
 
     def pad(self, factors: list[Factor], n: int, kind: PaddingKind) -> list[Factor]:
         """PAD: padding to n that is not a multiple of |F| keeps the shared inner block."""
-        from ir.mapping.factors import factor_size
-
         size = factor_size(factors)
         outer, inner, d = _inner_block(factors, math.gcd(size, n))
         _bounded(n // d, f"{', '.join(map(str, factors))} padded to {n}")  # a ragged padding is a table
@@ -338,8 +325,6 @@ class _Factoring:
 
     def canon(self, factors: list[Factor]) -> list[Factor]:
         """Merge neighbours; re-tabulate a PaddingFactor next to a RaggedFactor when the table groups them otherwise."""
-        from ir.mapping.factors import PaddingFactor, RaggedFactor, canon
-
         out = canon(factors)
         # A re-tabulated pair comes back in table-canonical form, so it is never replaced
         # again unless a merge changes its neighbours; the loop ends.
@@ -359,8 +344,6 @@ class _Factoring:
 
     def may_overshoot(self, factors: list[Factor]) -> bool:
         """Do the largest live coordinates of some axis sum to its size or more?"""
-        from ir.mapping.factors import AxisFactor, RaggedFactor
-
         reach: dict[str, int] = {}
         for f in factors:
             if isinstance(f, AxisFactor):

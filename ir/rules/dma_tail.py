@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ir.diagnostic import Violation
-from ir.mapping.cells import LIVE
+from ir.mapping.cells import LIVE, Padding
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
 
@@ -70,7 +70,6 @@ def live_steps(piece: Any) -> int:
     """The leading live steps of a ragged piece (`X # p`: |X|), else its extent."""
     if not isinstance(piece, RaggedFactor):
         return piece.extent
-    from ir.mapping.cells import Padding
 
     live = [not isinstance(c, Padding) for c in piece.cells]
     return live.index(False) if False in live else len(live)

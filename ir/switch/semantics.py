@@ -22,6 +22,7 @@ from ir.switch.config import (
     Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
+from ir.switch.custom import plan_custom, routes
 from ir.switch.params import TransposeParams
 
 __all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
@@ -67,8 +68,6 @@ def custom_switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_s
                        out_time: Mapping, fill: int = 0) -> np.ndarray:
     """CUSTOM_BROADCAST: output slice s' at step (carried c, moved m) reads input slice
     `route[s', m]` at input step c. Slots that read nothing hold `fill`."""
-    from ir.switch.custom import plan_custom, routes
-
     plan = plan_custom(in_slice, in_time, out_slice, out_time)
     if not hasattr(plan, "moved_size"):
         raise ValueError(f"not a legal custom switch: {plan}")

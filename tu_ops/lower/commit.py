@@ -19,6 +19,7 @@ from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp, WritePlan
 from tu_ops.enums import CommitConversion, FeedElementType, TuContext
 from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.valid_count import is_packed, lower_packed_commit
 
 __all__ = ["lower_cast", "lower_commit"]
 
@@ -68,7 +69,6 @@ def _cast_stage(op: ir.Cast, site: Site) -> CastOp:
 @lowers(ir.CommitTrim, into=CommitOp)
 def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
     sink = site.chain.sink
-    from tu_ops.lower.valid_count import is_packed, lower_packed_commit
     if is_packed(sink):  # valid-count packing (tu_ops.lower.valid_count)
         return lower_packed_commit(op, site)
     return lower_commit(op, site.later(ir.CommitCast), sink, site.result, site.src, site.type_of(sink.result),

@@ -23,6 +23,8 @@ from ir import ops as ir
 from ir.mapping.live import live_positions
 from ir.rules.commit_plan import commit_write_plan
 from ir.view_ops import Memset, ToView, Window
+from tu_ops.base import Ref
+from tu_ops.printing import mapping_text
 
 __all__ = ["direct_commit_views", "into_fields"]
 
@@ -50,8 +52,6 @@ def direct_commit_views(kernel: Any, target: Any) -> dict[int, ToView]:
 
 def into_fields(op: ToView, refs: dict[int, int], target: Any) -> dict[str, Any]:
     """The CommitOp fields (besides `dest`) of a commit straight into `op`'s view."""
-    from tu_ops.base import Ref
-
     t = op.into.type
     return {"into": Ref(refs[op.into.id]), "view": op.view.levels(), "offset": _byte_offset(op, target),
             "output_type": t}
@@ -84,8 +84,6 @@ def _fits(op: ToView, commit: ir.Commit, producer: dict[int, Any], target: Any) 
 
 
 def _texts(levels: Any) -> list[str]:
-    from tu_ops.printing import mapping_text
-
     return [mapping_text(m) for m in levels]
 
 

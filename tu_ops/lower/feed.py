@@ -16,6 +16,8 @@ from ir import ops as ir
 from ir.dtypes import DType
 from ir.engine_ops import Switch
 from ir.errors import InternalError
+from ir.fetch_lift_ops import FetchLift
+from ir.fetch_mask_ops import FetchMask
 from ir.rules.collect import collect_plan
 from ir.rules.fetch import ReadPlan, fetch_read_plan, fetch_volume, read_run
 from tu_ops.base import Ref
@@ -107,15 +109,11 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
 
 def _lifts(chain: ProgramChain) -> tuple[FeedLift, ...]:
     """The chain's fetch lifts (ir.fetch_lift_ops), outermost dimension first, as record items."""
-    from ir.fetch_lift_ops import FetchLift
-
     return tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
 
 
 def _mask(chain: ProgramChain) -> Any:
     """The configuration of the chain's `fetch_mask` (tu_ops.fetch_mask), if it has one."""
-    from ir.fetch_mask_ops import FetchMask
-
     op = chain.first(FetchMask)
     return None if op is None else op.config()
 

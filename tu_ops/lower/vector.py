@@ -15,11 +15,14 @@ from ir import vector_chain_ops as cops
 from ir import vector_ops as vops
 from ir.errors import InternalError
 from ir.vector.units import decode_step
+from ir.vector_inter_ops import VectorInterSliceReduce
 from ir.vector_unit_ops import unit_op_classes
 from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg
+from tu_ops.lower.vector_kind import record_kind
+from tu_ops.lower.vrf import rf_pass
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_reduce import record_shapes
 
@@ -34,8 +37,6 @@ def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0
 def _pass_ops(site: Site) -> tuple[Any, ...]:
     """The traced ops after `vector_init` up to and including its `vector_final` (up to,
     not including, an inter-slice reduce: that is a record of its own, `tu_ops.lower.vector_inter`)."""
-    from ir.vector_inter_ops import VectorInterSliceReduce
-
     rest = site.chain.after_collect()[site.position + 1:]
     end = next((i for i, op in enumerate(rest) if isinstance(op, (vops.VectorFinal, VectorInterSliceReduce))), None)
     if end is None:
@@ -56,9 +57,6 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp | None:
 def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
     """The record of the chain `body` entered at `op` (`vector_init`, or the tag after an
     InterFirst inter-slice reduce)."""
-    from tu_ops.lower.vrf import rf_pass
-    from tu_ops.lower.vector_kind import record_kind
-
     kind = record_kind(body).value
     if kind == "vector_pair":  # pair mode (tu_ops.lower.vector_pair)
         from tu_ops.lower.vector_pair import lower_pair

@@ -25,8 +25,10 @@ from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
 from ir.vector.units import mode_value, op_value, spec_of
 from ir.vector_reduce_ops import traced_reduce
+from tu_ops.lower.vrf import walk
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
+from tu_ops.vector_branch_rf import VectorBranchRfOp
 from tu_ops.vector_reduce import record_shapes
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
 
@@ -62,8 +64,6 @@ def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vect
     tensors = _vrf_tensors(body)
     if not tensors:
         return VectorBranchOp(**fields)
-    from tu_ops.lower.vrf import walk
-    from tu_ops.vector_branch_rf import VectorBranchRfOp
 
     ids = [t.id for t in tensors]
     readers = iter([o for o in body[1:] if _step(o) is not None])

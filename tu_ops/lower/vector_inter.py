@@ -15,6 +15,7 @@ from ir import vector_ops as vops
 from ir.vector_inter_ops import VectorInterSliceReduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.vector import lower_pass
 from tu_ops.vector_inter import InterReduceName, InterSliceReduceOp
 
 __all__ = ["lower_inter", "inter_first_without_chain"]
@@ -34,7 +35,6 @@ def _tag(op: vops.VectorTag, site: Site) -> Any:
     rest = site.chain.after_collect()
     if site.position == 0 or not isinstance(rest[site.position - 1], VectorInterSliceReduce):
         return None
-    from tu_ops.lower.vector import lower_pass
 
     tail = rest[site.position:]
     end = next(i for i, o in enumerate(tail) if isinstance(o, vops.VectorFinal))

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ir.vector import enums as E
+from ir.vector_branch_ops import BRANCH_OP_CLASSES
+from ir.vector_stash_ops import STASH_OP_CLASSES
 from tu_ops.enums import DestKind
 
 __all__ = ["record_kind"]
@@ -12,10 +15,6 @@ __all__ = ["record_kind"]
 
 def record_kind(body: tuple[Any, ...]) -> DestKind:
     """The destination kind of the pass whose ops after `vector_init` are `body`."""
-    from ir.vector import enums as E
-    from ir.vector_branch_ops import BRANCH_OP_CLASSES
-    from ir.vector_stash_ops import STASH_OP_CLASSES
-
     first = body[0] if body else None
     if getattr(first, "STAGE", "") == "vector_intra_slice_unzip":
         return DestKind.VECTOR_PAIR

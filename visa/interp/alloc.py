@@ -21,20 +21,10 @@ from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
+from visa.facts import lowest
 from visa.interp.dma import tensor_bytes
 
 __all__ = ["allocate", "lowest"]
-
-
-def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
-    """The lowest multiple of `align` where `[x, x + size)` overlaps none of `busy`."""
-    x = 0
-    for start, end in sorted(busy):
-        if x + size <= start:
-            break
-        if end > x:
-            x = -(-end // align) * align
-    return x
 
 
 def _reads(step: Any) -> list[int]:

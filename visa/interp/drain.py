@@ -28,6 +28,7 @@ from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.strided import flat_walk, injective, view
+from visa.interp.valid_count import run_packed_commit
 from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
@@ -146,7 +147,6 @@ def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: 
 def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
     """Trim, convert and write the stream into a new DM tensor at `dest`."""
     if op.pack is not None:  # the sub context's valid-count packing
-        from visa.interp.valid_count import run_packed_commit
         return run_packed_commit(op, stream, rows, mem)
     check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
           op)

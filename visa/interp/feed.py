@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from ir import convert as cv
+from ir.fetch_lift import lift_offsets, lifted_axes
+from ir.fetch_mask import mask_keep
 from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
@@ -76,7 +78,6 @@ def _plan(op: Any, target: Any) -> tuple[int, tuple[int, int, list[int], list[in
 @per_record
 def _mask_pad(op: Any) -> np.ndarray:
     """The positions the Fetch Adapter's mask drops (ir.fetch_mask)."""
-    from ir.fetch_mask import mask_keep
     fin = op.fetched_type()
     return ~mask_keep(fin.time, fin.packet, op.mask)
 
@@ -87,7 +88,6 @@ def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
     (ir.fetch_lift.lift_offsets); None without lifts."""
     if not op.lift:
         return None
-    from ir.fetch_lift import lift_offsets, lifted_axes
 
     fin = op.fetched_type()
     lifted = frozenset().union(*(lifted_axes(a, b) for a, b in zip(op.input_type.spatial(), fin.spatial())))

@@ -24,9 +24,9 @@ from ir.scatter import scatter_shape, virtual_rows
 from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.enums import DmaKind
-from visa.interp.dma import run_dma
+from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes, walk
 from visa.interp.errors import check
-from visa.interp.memory import Memory
+from visa.interp.memory import Memory, copy_bytes
 from visa.interp.values import from_bytes, pad_mask
 
 __all__ = ["run_gather", "run_scatter", "run_shuffle"]
@@ -119,9 +119,6 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
 def run_shuffle(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     """Execute one ShuffleOp: an HBM one is a `dma` whose sources already name the shuffled
     chips; a DM one copies each command from the DM of its shuffled source part."""
-    from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
-    from visa.interp.memory import copy_bytes
-
     if op.output_type.kind == "hbm":
         return run_dma(op, mem, env)
     src = env.get(op.src.id)

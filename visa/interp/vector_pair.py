@@ -20,6 +20,7 @@ from visa.interp.errors import check
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
+from visa.interp.vrf import loaded, rf_operands
 
 __all__ = ["run_vector_pair"]
 
@@ -79,7 +80,6 @@ def _operands(op: Any, i: int, values: Any, vrfs: list[Any] | None) -> list[np.n
     """The value each cell of a group's stream reads from each VRF tensor, at step i."""
     if vrfs is None or not op.steps[i].rf:
         return None
-    from visa.interp.vrf import rf_operands
 
     return rf_operands(op, values[0], vrfs)
 
@@ -93,8 +93,6 @@ def _vector_pair_step(ops: list[Any], i: int, state: ProgramState) -> int:
 
 @executes("vector_pair_rf")
 def _vector_pair_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    from visa.interp.vrf import loaded
-
     op = ops[i]
     state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), loaded(op, state), state.rows.slice)
     return 1
