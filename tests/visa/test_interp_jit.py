@@ -19,7 +19,7 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
-from visa.interp import contract_jit, execute_inout
+from visa.interp import contract_jit, contract_jit_exact, execute_inout
 
 FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
 
@@ -69,6 +69,39 @@ def test_any_bit_pattern_runs_the_same_bits_compiled(name, monkeypatch):
     """NaN, infinities, subnormals and signed zeros: the flushed arithmetic."""
     kernel = example(name)
     _both(kernel, host_inputs(kernel, np.random.default_rng(5), "bits"), monkeypatch)
+
+
+def _counting(monkeypatch, name: str) -> list:
+    """Count the calls of the compiled kernel `name` (its entry in `contract_jit._compiled()`)."""
+    kernels, calls = contract_jit._compiled(), []
+    real = kernels[name]
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setitem(kernels, name, counted)
+    return calls
+
+
+def test_a_plain_bf16_gemm_takes_the_exact_kernel(monkeypatch):
+    """Values in [-1, 1), no padding: nothing can be flushed, so the vectorized kernel runs
+    (and gives the numpy path's bits)."""
+    kernel = example("gemm_bf16_kernel")
+    calls = _counting(monkeypatch, "exact_kernel")
+    _both(kernel, host_inputs(kernel, np.random.default_rng(3)), monkeypatch)
+    assert calls
+
+
+@pytest.mark.parametrize("name", FLOAT_EXAMPLES)
+def test_the_general_kernel_alone_runs_the_same_bits(name, monkeypatch):
+    """With no written-out tree the general kernel takes every contraction, the exact ones
+    included: it too gives the numpy path's bits."""
+    monkeypatch.setattr(contract_jit_exact, "TREES", ())
+    exact_calls, general_calls = _counting(monkeypatch, "exact_kernel"), _counting(monkeypatch, "_float_kernel")
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()))), monkeypatch)
+    assert general_calls and not exact_calls
 
 
 def _fast_cases():
