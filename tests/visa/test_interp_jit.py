@@ -104,6 +104,48 @@ def test_the_general_kernel_alone_runs_the_same_bits(name, monkeypatch):
     assert general_calls and not exact_calls
 
 
+def test_slices_with_the_same_weights_share_one_widened_copy(monkeypatch):
+    """gemm_bf16_kernel's slices along M hold the same TRF codes: fewer copies are widened
+    than there are rows, and the bits stay the numpy path's."""
+    kernels = contract_jit._compiled()
+    real, seen = kernels["exact_kernel"], []
+
+    def recorded(*args):
+        seen.append((args[3].shape[0], args[4].size))    # (widened copies, rows)
+        return real(*args)
+
+    monkeypatch.setitem(kernels, "exact_kernel", recorded)
+    kernel = example("gemm_bf16_kernel")
+    _both(kernel, host_inputs(kernel, np.random.default_rng(4)), monkeypatch)
+    assert seen and all(0 < copies < rows for copies, rows in seen)
+
+
+@pytest.mark.parametrize("name", ["gemm_bf16_kernel", "gemm_tiled"])
+def test_a_digest_that_matches_every_slice_is_checked_code_for_code(name, monkeypatch):
+    """Every slice given the same digest: the code-for-code check still keeps the slices
+    with other weights apart (the bits stay the numpy path's)."""
+    kernels = contract_jit._compiled()
+    monkeypatch.setitem(kernels, "digest", lambda *args: args[-1].fill(7))
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()))), monkeypatch)
+
+
+def test_the_digest_and_the_check_of_the_weights():
+    """digest: position-weighted sums (a collision is possible: 2 x 1 + 0 x 2 = 0 x 1 + 1 x 2);
+    same: code for code."""
+    cells = np.zeros((2, 3, 4), np.uint16)                 # 2 TRF rows, 3 slices, 4 elements a row
+    cells[0, 0, 0], cells[0, 1, 1] = 2, 1                  # slices 0 and 1 collide; slice 2 is zeros
+    cells[1, :, 3] = 5                                     # one lane, 8 elements from element 0
+    kernels = contract_jit._compiled()
+    slices = np.arange(3, dtype=np.int64)
+    out = np.zeros(3, np.uint64)
+    kernels["digest"](cells, slices, 8, 0, 8, 1, out)
+    assert out.tolist() == [2 + 5 * 8, 2 + 5 * 8, 5 * 8]
+    equal = np.zeros(3, np.bool_)
+    kernels["same"](cells, slices, np.array([0, 0, 2], np.int64), 8, 0, 8, 1, equal)
+    assert equal.tolist() == [True, False, True]
+
+
 def _fast_cases():
     for name, (_, _, family) in fast.CASES.items():
         if family != "i8":

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from visa.interp import contract_jit_exact as jit_exact
+from visa.interp import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
 from visa.interp.trf import check_read
@@ -48,8 +49,6 @@ _SIGN = np.uint32(0x80000000)
 _MIN_NORMAL = np.uint32(0x00800000)
 _INF = np.uint32(0x7F800000)
 _QNAN = np.uint32(0x7FC00000)
-_BLOCK = 16
-"""TRF elements per lane `_weights` reads from every slice in turn."""
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 _NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
 _NO_MASK2 = np.zeros((0, 0), np.bool_)
@@ -126,9 +125,9 @@ def _step(sv, w, wb, wofs, leaf, buf, bits, exact, opad, kk, t, q0):
                 _flush(bits, k, lanes)
 
 
-def _float_kernel(codes, table, shift, wt, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, out):
+def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, out):
     """out[row, lane, slot, column]: the accumulators, one row (slice) at a time, the lanes
-    as the vector: the row's widened TRF elements wt[row] (elements, lanes) stay in cache
+    as the vector: the row's widened TRF elements wt[which[row]] (elements, lanes) stay in cache
     while its steps read them, and each stream element is widened where a step reads it."""
     g, lanes = leaf.size, out.shape[1]
     n_slots, n_steps = sstep.shape
@@ -144,7 +143,7 @@ def _float_kernel(codes, table, shift, wt, sstep, tread, q, rr, cols, leaf, opad
         for k in range(g):
             wofs[j, k] = (j * g + k) % rr
     for r in range(codes.shape[0]):
-        w = wt[r]
+        w = wt[which[r]]
         for kk in range(n_slots):
             for j in range(n_cols):
                 acc[0, :] = np.float32(0)
@@ -167,41 +166,6 @@ def _float_kernel(codes, table, shift, wt, sstep, tread, q, rr, cols, leaf, opad
                     out[r, i, kk, j] = acc[0, i]
 
 
-def _weights(cells, slices, rows, lane_bytes, base, n_elems, mag, table, wt):
-    """wt[rows[i], e * lanes + lane] = the f32 bits of element e of each lane of TRF slice
-    slices[i] (`cells`: the TRF as (rows, slices, elements per row) codes; a bf16 code with
-    an exponent neither all zeros nor all ones widens by a shift, the others through
-    `table`); returns the largest `mag`-masked code read and the smallest nonzero one minus
-    one (`mag` when every code is a zero). A block of elements of every lane is read slice by slice, so the
-    block's results stay in cache until written whole."""
-    top, low = 0, mag
-    lanes = wt.shape[1] // n_elems
-    per_row = cells.shape[2]
-    for e0 in range(0, n_elems, _BLOCK):
-        e1 = min(e0 + _BLOCK, n_elems)
-        for i in range(slices.size):
-            dst, sl = wt[rows[i]], slices[i]
-            for lane in range(lanes):
-                x = lane * lane_bytes + base + e0
-                row = x // per_row
-                col = x - row * per_row
-                for e in range(e0, e1):
-                    code = cells[row, sl, col]
-                    u = np.uint32(code)
-                    bits = u << np.uint32(16)
-                    f = u & np.uint32(0x7F80)
-                    if cells.itemsize != 2 or f == 0 or f == np.uint32(0x7F80):
-                        bits = table[code]
-                    dst[e * lanes + lane] = bits
-                    m = np.int64(code) & mag
-                    top = max(top, m)
-                    low = min(low, (m + mag) & mag)
-                    col += 1
-                    if col == per_row:
-                        row, col = row + 1, 0
-    return top, low
-
-
 def _bounds(codes, mag):
     """The largest `mag`-masked code of `codes` (2-D) and the smallest nonzero one minus one
     (`mag` when every code is a zero): (m + mag) & mag is m - 1, and mag for m = 0."""
@@ -214,11 +178,12 @@ def _bounds(codes, mag):
     return top, low
 
 
-_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_weights", "_bounds")
+_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds")
 _INLINE = ("_widen", "_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
 _EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
+_WEIGHTS = {name: vars(jit_weights)[name] for name in jit_weights.ORDER}
 
 
 def _njit(numba: Any, fn: Any, inline: str) -> Any:
@@ -241,9 +206,9 @@ def _compiled() -> dict | None:
     out = {}
     for name in _ORDER:
         globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
-    space = vars(jit_exact)
-    for name in jit_exact.ORDER:
-        space[name] = out[name] = _njit(numba, _EXACT[name], "always" if name in jit_exact.INLINE else "never")
+    for module, python in ((jit_exact, _EXACT), (jit_weights, _WEIGHTS)):
+        for name in module.ORDER:
+            vars(module)[name] = out[name] = _njit(numba, python[name], "always" if name in module.INLINE else "never")
     return out
 
 
@@ -311,22 +276,42 @@ def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool]:
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift
 
 
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, Any]:
-    """The first `n_elems` elements of every lane of every row's TRF tensor, widened, as
-    (rows, n_elems, lanes) float32, and their code range."""
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The first `n_elems` elements of every lane of the rows' TRF tensors, widened, as
+    (distinct tensors, n_elems, lanes) float32; which of them each row reads; their code
+    range. Rows whose TRF slices hold the same codes there (a GEMM's weights are the same
+    for every slice along M) share one widened copy."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et)
     mag = 0x7FFF if width == 2 else 0x7F
-    wt = np.zeros((rows.count, n_elems * trf.lanes), np.uint32)
-    top, low = 0, mag
+    kernels, shape = _compiled(), (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
+    which = np.zeros(rows.count, np.int64)
+    tensors: list[tuple[np.ndarray, int]] = []
     for (chip, cluster), sel in rows.groups():
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
-        t, lo = _compiled()["_weights"](cells, rows.slice[sel], np.asarray(sel, np.int64), trf.lane_bytes // width,
-                                        trf.first_row * mem.row_bytes // width, n_elems, mag, table, wt)
+        slices = np.ascontiguousarray(rows.slice[sel], np.int64)
+        digests = np.zeros(slices.size, np.uint64)
+        kernels["digest"](cells, slices, *shape, digests)
+        _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
+        other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
+        equal = np.zeros(slices.size, np.bool_)
+        kernels["same"](cells, slices, other, *shape, equal)
+        own: dict[int, int] = {}                                      # slice -> index of `tensors`
+        for i, sl in enumerate(slices.tolist()):
+            key = int(other[i]) if equal[i] else sl                  # a digest's false match: its own copy
+            if key not in own:
+                own[key] = len(tensors)
+                tensors.append((cells, key))
+            which[sel[i]] = own[key]
+    wt = np.zeros((len(tensors), n_elems * trf.lanes), np.uint32)
+    top, low = 0, mag
+    for k, (cells, sl) in enumerate(tensors):
+        t, lo = kernels["widen_slice"](cells, sl, *shape, mag, table, wt[k])
         top, low = max(top, t), min(low, lo)
-    return wt.view(np.float32).reshape(rows.count, n_elems, trf.lanes), _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
+    return (wt.view(np.float32).reshape(len(tensors), n_elems, trf.lanes), which,
+            _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]))
 
 
 def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
@@ -340,7 +325,7 @@ def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, m
     packets = np.ascontiguousarray(stream.reshape(rows.count, -1))
     sstep = np.ascontiguousarray(_by_slot(plan.stream_step, plan, 0, 0), np.int64)
     tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
-    wt, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
+    wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
     s_range, shift = _stream_range(packets, outer.stream_type)
     terms = plan.g * math.prod(plan.digits_summed())
     tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
@@ -350,10 +335,10 @@ def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, m
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
             and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
-        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(rows.count, -1), sstep, tread, plan.q,
+        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, plan.q,
                                     plan.read_elems, wofs0, plan.g, tpad, out)
         return out
-    _compiled()["_float_kernel"](packets, table, shift, wt, sstep, tread, plan.q, plan.read_elems, plan.q // plan.g,
+    _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, plan.q, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
                                  tpad, proved, out)
     return out

@@ -92,18 +92,18 @@ def _tree_add(s, w, ow, g, nl, acc):
             acc[v] = acc[v] + _x1(s, w, ow, _U0, v)
 
 
-def exact_kernel(codes, table, shift, wt, sstep, tread, q, rr, wofs0, g, tpad, out):
+def exact_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, wofs0, g, tpad, out):
     """out[row, lane, slot, column]: codes (rows, stream elements) the fed packets, `table`
     their f32 bits (or `shift`: every code widens as code << 16, a bf16 without zero-exponent
-    or all-ones-exponent codes), wt (rows, TRF elements x LANES) float32, wofs0[j] column j's
-    first TRF element within a read."""
+    or all-ones-exponent codes), wt (TRF operands, elements x LANES) float32 of which row r
+    reads wt[which[r]], wofs0[j] column j's first TRF element within a read."""
     n_slots, n_steps = sstep.shape
     ug, nl = np.uint64(g), np.uint64(out.shape[1])
     sv_bits = np.empty(g, np.uint32)
     sv = sv_bits.view(np.float32)
     acc = np.empty(LANES, np.float32)
     for r in range(codes.shape[0]):
-        c_r, w_r = codes[r], wt[r]
+        c_r, w_r = codes[r], wt[which[r]]
         for kk in range(n_slots):
             for j in range(wofs0.size):
                 acc[:] = _ZERO
