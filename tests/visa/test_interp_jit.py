@@ -130,6 +130,28 @@ def test_a_digest_that_matches_every_slice_is_checked_code_for_code(name, monkey
     _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()))), monkeypatch)
 
 
+def test_a_repeated_stream_is_read_without_writing_out_its_copies(monkeypatch):
+    """gemm_bf16_kernel feeds each activation packet once per weight column group (a
+    `Repeated` stream): the compiled path reads the distinct packets and never writes the
+    copies out, and gives the numpy path's bits."""
+    from visa.interp.repeated import Repeated
+
+    kernel = example("gemm_bf16_kernel")
+    arrays = host_inputs(kernel, np.random.default_rng(6))
+    art = artifact(kernel)
+    want, _ = _run(art, arrays, monkeypatch, "0")
+    fed = []
+    real = contract_jit.run_float
+    monkeypatch.setattr(contract_jit, "run_float", lambda plan, stream, *rest: (
+        fed.append(isinstance(stream, Repeated)), real(plan, stream, *rest))[1])
+    monkeypatch.setattr(Repeated, "materialize", lambda self: pytest.fail("the stream was written out"))
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    results, finals = execute_inout(art, [a.copy() for a in arrays])
+    assert fed and all(fed)
+    for g, w in zip(bits(tuple(results + finals)), want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_the_digest_and_the_check_of_the_weights():
     """digest: position-weighted sums (a collision is possible: 2 x 1 + 0 x 2 = 0 x 1 + 1 x 2);
     same: code for code."""

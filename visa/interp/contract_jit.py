@@ -11,7 +11,12 @@ level, and the step's lane sums join the accumulators, which start at `+0`. Padd
 and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Every result
 is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
-fast-math, so nothing is reassociated or fused.
+fast-math, so nothing is reassociated or fused. An exact contraction without padded
+products or columns takes `visa.interp.contract_jit_exact` (the tree written out, the lane
+loop one vector); the TRF operand is widened once per distinct TRF slice
+(`visa.interp.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
+The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
+over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
 loaded in the process or the contraction has at least `JIT_MIN` products (numba's import
@@ -34,6 +39,7 @@ from visa.interp import contract_jit_exact as jit_exact
 from visa.interp import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
+from visa.interp.repeated import Repeated, compact
 from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
@@ -320,10 +326,29 @@ def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
     return all(n in _SIG_BITS for n in names) and stream.dtype in (np.uint8, np.uint16)
 
 
-def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
+def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fed codes as (rows, elements), and where each packet of `q` elements starts there.
+    A `Repeated` stream is kept as its distinct packets when they stay whole (only its time
+    loops repeat): every copy of a packet starts where its one stored copy does."""
+    if isinstance(stream, Repeated):
+        full = stream.factored
+        held = compact(full)
+        packet = full.shape[-2] * full.shape[-1]
+        if held.shape[-2:] != full.shape[-2:] or packet % q:
+            stream = stream.materialize()
+        else:
+            loops = np.arange(math.prod(held.shape[1:-2]), dtype=np.int64).reshape(held.shape[1:-2])
+            first = np.broadcast_to(loops, full.shape[1:-2]).reshape(-1) * packet  # every fed packet's copy
+            part = np.arange(packet // q, dtype=np.int64) * q
+            return np.ascontiguousarray(held).reshape(n_rows, -1), (first[:, None] + part).reshape(-1)
+    codes = np.ascontiguousarray(stream.reshape(n_rows, -1))
+    return codes, np.arange(codes.shape[1] // q, dtype=np.int64) * q
+
+
+def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
     """The accumulators of a float contraction, (rows, lanes, slots, out_cols) float32."""
-    packets = np.ascontiguousarray(stream.reshape(rows.count, -1))
-    sstep = np.ascontiguousarray(_by_slot(plan.stream_step, plan, 0, 0), np.int64)
+    packets, start = _stream_rows(stream, plan.q, rows.count)
+    sstep = np.ascontiguousarray(start[_by_slot(plan.stream_step, plan, 0, 0)], np.int64)  # in elements: q = 1
     tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
     s_range, shift = _stream_range(packets, outer.stream_type)
@@ -335,10 +360,10 @@ def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, m
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
             and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
-        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, plan.q,
+        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, 1,
                                     plan.read_elems, wofs0, plan.g, tpad, out)
         return out
-    _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, plan.q, plan.read_elems, plan.q // plan.g,
+    _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
                                  tpad, proved, out)
     return out
