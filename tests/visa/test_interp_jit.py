@@ -160,7 +160,7 @@ def test_the_digest_and_the_check_of_the_weights():
     cells[1, :, 3] = 5                                     # one lane, 8 elements from element 0
     kernels = contract_jit._compiled()
     slices = np.arange(3, dtype=np.int64)
-    out = np.zeros(3, np.uint64)
+    out = np.zeros(3, np.uint32)
     kernels["digest"](cells, slices, 8, 0, 8, 1, out)
     assert out.tolist() == [2 + 5 * 8, 2 + 5 * 8, 5 * 8]
     equal = np.zeros(3, np.bool_)

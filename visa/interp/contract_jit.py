@@ -298,7 +298,7 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> 
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        digests = np.zeros(slices.size, np.uint64)
+        digests = np.zeros(slices.size, np.uint32)
         kernels["digest"](cells, slices, *shape, digests)
         _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
         other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest

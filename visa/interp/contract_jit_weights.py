@@ -23,11 +23,11 @@ __all__ = ["INLINE", "ORDER"]
 
 def digest(cells, slices, lane_elems, base, n, lanes, out):
     """out[i] = the sum over slice slices[i]'s operand codes of code x (its position + 1),
-    in uint64 (wrapping). Every slice at once, a TRF row at a time: the slices of a TRF row
-    lie side by side."""
+    in uint32 (wrapping: a digest only proposes). Every slice at once, a TRF row at a time:
+    the slices of a TRF row lie side by side."""
     per_row = cells.shape[2]
     out[:] = 0
-    k = np.uint64(1)
+    k = np.uint32(1)
     for lane in range(lanes):
         x = lane * lane_elems + base
         row = x // per_row
@@ -38,9 +38,9 @@ def digest(cells, slices, lane_elems, base, n, lanes, out):
             for i in range(slices.size):
                 src, h = cells[row, slices[i]], out[i]
                 for c in range(run):
-                    h += np.uint64(src[col + c]) * (k + np.uint64(c))
+                    h += np.uint32(src[col + c]) * (k + np.uint32(c))
                 out[i] = h
-            k += np.uint64(run)
+            k += np.uint32(run)
             e += run
             row, col = row + 1, 0
 
@@ -58,10 +58,11 @@ def same(cells, slices, other, lane_elems, base, n, lanes, out):
         while e < n:
             run = min(per_row - col, n - e)
             for i in range(slices.size):
-                a, b = cells[row, slices[i]], cells[row, other[i]]
+                a, b, diff = cells[row, slices[i]], cells[row, other[i]], 0
                 for c in range(run):
-                    if a[col + c] != b[col + c]:
-                        out[i] = False
+                    diff |= a[col + c] ^ b[col + c]
+                if diff:
+                    out[i] = False
             e += run
             row, col = row + 1, 0
 
