@@ -19,7 +19,7 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
-from visa.interp import contract_jit, execute_inout
+from visa.interp import contract_jit, contract_jit_exact, execute_inout
 
 FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
 
@@ -69,6 +69,103 @@ def test_any_bit_pattern_runs_the_same_bits_compiled(name, monkeypatch):
     """NaN, infinities, subnormals and signed zeros: the flushed arithmetic."""
     kernel = example(name)
     _both(kernel, host_inputs(kernel, np.random.default_rng(5), "bits"), monkeypatch)
+
+
+def _counting(monkeypatch, name: str) -> list:
+    """Count the calls of the compiled kernel `name` (its entry in `contract_jit._compiled()`)."""
+    kernels, calls = contract_jit._compiled(), []
+    real = kernels[name]
+
+    def counted(*args):
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setitem(kernels, name, counted)
+    return calls
+
+
+def test_a_plain_bf16_gemm_takes_the_exact_kernel(monkeypatch):
+    """Values in [-1, 1), no padding: nothing can be flushed, so the vectorized kernel runs
+    (and gives the numpy path's bits)."""
+    kernel = example("gemm_bf16_kernel")
+    calls = _counting(monkeypatch, "exact_kernel")
+    _both(kernel, host_inputs(kernel, np.random.default_rng(3)), monkeypatch)
+    assert calls
+
+
+@pytest.mark.parametrize("name", FLOAT_EXAMPLES)
+def test_the_general_kernel_alone_runs_the_same_bits(name, monkeypatch):
+    """With no written-out tree the general kernel takes every contraction, the exact ones
+    included: it too gives the numpy path's bits."""
+    monkeypatch.setattr(contract_jit_exact, "TREES", ())
+    exact_calls, general_calls = _counting(monkeypatch, "exact_kernel"), _counting(monkeypatch, "_float_kernel")
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()))), monkeypatch)
+    assert general_calls and not exact_calls
+
+
+def test_slices_with_the_same_weights_share_one_widened_copy(monkeypatch):
+    """gemm_bf16_kernel's slices along M hold the same TRF codes: fewer copies are widened
+    than there are rows, and the bits stay the numpy path's."""
+    kernels = contract_jit._compiled()
+    real, seen = kernels["exact_kernel"], []
+
+    def recorded(*args):
+        seen.append((args[3].shape[0], args[4].size))    # (widened copies, rows)
+        return real(*args)
+
+    monkeypatch.setitem(kernels, "exact_kernel", recorded)
+    kernel = example("gemm_bf16_kernel")
+    _both(kernel, host_inputs(kernel, np.random.default_rng(4)), monkeypatch)
+    assert seen and all(0 < copies < rows for copies, rows in seen)
+
+
+@pytest.mark.parametrize("name", ["gemm_bf16_kernel", "gemm_tiled"])
+def test_a_digest_that_matches_every_slice_is_checked_code_for_code(name, monkeypatch):
+    """Every slice given the same digest: the code-for-code check still keeps the slices
+    with other weights apart (the bits stay the numpy path's)."""
+    kernels = contract_jit._compiled()
+    monkeypatch.setitem(kernels, "digest", lambda *args: args[-1].fill(7))
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()))), monkeypatch)
+
+
+def test_a_repeated_stream_is_read_without_writing_out_its_copies(monkeypatch):
+    """gemm_bf16_kernel feeds each activation packet once per weight column group (a
+    `Repeated` stream): the compiled path reads the distinct packets and never writes the
+    copies out, and gives the numpy path's bits."""
+    from visa.interp.repeated import Repeated
+
+    kernel = example("gemm_bf16_kernel")
+    arrays = host_inputs(kernel, np.random.default_rng(6))
+    art = artifact(kernel)
+    want, _ = _run(art, arrays, monkeypatch, "0")
+    fed = []
+    real = contract_jit.run_float
+    monkeypatch.setattr(contract_jit, "run_float", lambda plan, stream, *rest: (
+        fed.append(isinstance(stream, Repeated)), real(plan, stream, *rest))[1])
+    monkeypatch.setattr(Repeated, "materialize", lambda self: pytest.fail("the stream was written out"))
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    results, finals = execute_inout(art, [a.copy() for a in arrays])
+    assert fed and all(fed)
+    for g, w in zip(bits(tuple(results + finals)), want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_the_digest_and_the_check_of_the_weights():
+    """digest: position-weighted sums (a collision is possible: 2 x 1 + 0 x 2 = 0 x 1 + 1 x 2);
+    same: code for code."""
+    cells = np.zeros((2, 3, 4), np.uint16)                 # 2 TRF rows, 3 slices, 4 elements a row
+    cells[0, 0, 0], cells[0, 1, 1] = 2, 1                  # slices 0 and 1 collide; slice 2 is zeros
+    cells[1, :, 3] = 5                                     # one lane, 8 elements from element 0
+    kernels = contract_jit._compiled()
+    slices = np.arange(3, dtype=np.int64)
+    out = np.zeros(3, np.uint32)
+    kernels["digest"](cells, slices, 8, 0, 8, 1, out)
+    assert out.tolist() == [2 + 5 * 8, 2 + 5 * 8, 5 * 8]
+    equal = np.zeros(3, np.bool_)
+    kernels["same"](cells, slices, np.array([0, 0, 2], np.int64), 8, 0, 8, 1, equal)
+    assert equal.tolist() == [True, False, True]
 
 
 def _fast_cases():

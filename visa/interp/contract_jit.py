@@ -11,7 +11,12 @@ level, and the step's lane sums join the accumulators, which start at `+0`. Padd
 and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Every result
 is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
-fast-math, so nothing is reassociated or fused.
+fast-math, so nothing is reassociated or fused. An exact contraction without padded
+products or columns takes `visa.interp.contract_jit_exact` (the tree written out, the lane
+loop one vector); the TRF operand is widened once per distinct TRF slice
+(`visa.interp.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
+The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
+over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
 loaded in the process or the contraction has at least `JIT_MIN` products (numba's import
@@ -30,21 +35,21 @@ from typing import Any
 
 import numpy as np
 
+from visa.interp import contract_jit_exact as jit_exact
+from visa.interp import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
+from visa.interp.repeated import Repeated, compact
 from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
-__all__ = ["ENV", "JIT_MIN", "ROWS", "applies", "enabled", "run_float"]
+__all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
 
 ENV = "NPU_OPT_INTERP_JIT"
 """0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
 JIT_MIN = 1 << 24
 """Products from which a process that has not loaded numba yet loads it for a contraction
 (a 512 x 512 x 64 bf16 GEMM, the smallest GEMM example: about 15 ms saved per run)."""
-ROWS = 64
-"""Rows (slices) per block of the kernel: its vectors run along the rows."""
-
 _ABS = np.uint32(0x7FFFFFFF)
 _SIGN = np.uint32(0x80000000)
 _MIN_NORMAL = np.uint32(0x00800000)
@@ -70,113 +75,101 @@ def _flush(bits, k, n):
             bits[k, i] = _QNAN
 
 
-def _stream_block(codes, table, r0, nb, sblk):
-    """sblk[c, i] = the widened element c of row r0 + i's packets (rows innermost)."""
-    for i in range(nb):
-        for c in range(codes.shape[1]):
-            sblk[c, i] = table[codes[r0 + i, c]]
+def _widen(codes, r, c, table, shift, bits, k):
+    """bits[k] = the f32 bits of codes[r, c]: `shift` (bf16 codes none of which is a
+    subnormal or a NaN) code << 16, else table[code]."""
+    if shift:
+        bits[k] = np.uint32(codes[r, c]) << np.uint32(16)
+    else:
+        bits[k] = table[codes[r, c]]
 
 
-def _quads(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf):
-    """buf[k] for k < g/4: the tree's first two levels over the leaves leaf[k], leaf[k + g/2],
-    leaf[k + g/4], leaf[k + 3g/4] (four adjacent leaves: the first two and the last two
-    are pairs), no flush and no padding."""
+def _quads(sv, w, wb, wofs, leaf, buf):
+    """buf[k, lane] for k < g/4: the tree's first two levels over the leaves leaf[k],
+    leaf[k + g/2], leaf[k + g/4], leaf[k + 3g/4] (four adjacent leaves: the first two and the
+    last two are pairs), every lane at once; no flush and no padding."""
     h, q = leaf.size // 2, leaf.size // 4
     for k in range(q):
         a, b, c, d = leaf[k], leaf[k + h], leaf[k + q], leaf[k + q + h]
-        sa, sb_, sc, sd = sb + a, sb + b, sb + c, sb + d
-        wa, wb_, wc, wd = wb + wofs[a], wb + wofs[b], wb + wofs[c], wb + wofs[d]
-        for i in range(nb):
-            buf[k, i] = ((sblk[sa, i] * wt[blk, lane, wa, i] + sblk[sb_, i] * wt[blk, lane, wb_, i])
-                         + (sblk[sc, i] * wt[blk, lane, wc, i] + sblk[sd, i] * wt[blk, lane, wd, i]))
+        sa, sb, sc, sd = sv[a], sv[b], sv[c], sv[d]
+        wa, wb_, wc, wd = w[wb + wofs[a]], w[wb + wofs[b]], w[wb + wofs[c]], w[wb + wofs[d]]
+        o = buf[k]
+        if o.size == 8:       # the usual eight lanes: one vector
+            for i in range(8):
+                o[i] = (sa * wa[i] + sb * wb_[i]) + (sc * wc[i] + sd * wd[i])
+        else:
+            for i in range(o.size):
+                o[i] = (sa * wa[i] + sb * wb_[i]) + (sc * wc[i] + sd * wd[i])
 
 
-def _products(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
-    """Buffer row k: the products of leaf leaf[k] for the nb rows of block blk, padded ones +0,
-    or (`exact`, no padding, g >= 4) `_quads`. Returns the rows filled."""
-    g = leaf.size
+def _step(sv, w, wb, wofs, leaf, buf, bits, exact, opad, kk, t, q0):
+    """The tree sum of one step of one column, every lane at once, into buf[0]: buffer row k
+    holds leaf leaf[k] (bit-reversed), so each level adds its second half to its first,
+    which is the adjacent-pair tree of the leaves. Padded products are +0."""
+    g, lanes = leaf.size, buf.shape[1]
     if exact and opad.shape[0] == 0 and g >= 4:
-        _quads(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf)
-        return g // 4
-    for k in range(g):
-        sr, wr = sb + leaf[k], wb + wofs[leaf[k]]
-        for i in range(nb):
-            buf[k, i] = sblk[sr, i] * wt[blk, lane, wr, i]
-        if not exact:
-            _flush(bits, k, nb)
-        if opad.shape[0] > 0 and opad[kk, t, q0 + leaf[k], lane]:
-            buf[k, :nb] = np.float32(0)
-    return g
-
-
-def _step(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0):
-    """The tree sum of one step of one column of one lane, for the nb rows of block blk, into
-    buf[0]: buffer row k holds leaf leaf[k] (bit-reversed), so each level adds its second
-    half to its first, which is the adjacent-pair tree of the leaves."""
-    m = _products(sblk, wt, sb, wb, wofs, leaf, blk, nb, lane, buf, bits, exact, opad, kk, t, q0)
+        _quads(sv, w, wb, wofs, leaf, buf)
+        m = g // 4
+    else:
+        for k in range(g):
+            s, wr = sv[leaf[k]], w[wb + wofs[leaf[k]]]
+            for i in range(lanes):
+                buf[k, i] = s * wr[i]
+            if not exact:
+                _flush(bits, k, lanes)
+            if opad.shape[0] > 0:
+                for i in range(lanes):
+                    if opad[kk, t, q0 + leaf[k], i]:
+                        buf[k, i] = np.float32(0)
+        m = g
     while m > 1:
         m //= 2
         for k in range(m):
-            for i in range(nb):
+            for i in range(lanes):
                 buf[k, i] = buf[k, i] + buf[k + m, i]
             if not exact:
-                _flush(bits, k, nb)
+                _flush(bits, k, lanes)
 
 
-def _float_kernel(codes, table, wt, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, rb, out):
-    """out[slot, column, lane, row]: the accumulators, `rb` rows at a time."""
-    g, lanes = leaf.size, out.shape[2]
-    sblk = np.zeros((codes.shape[1], rb), np.float32)
-    buf = np.zeros((g, rb), np.float32)
-    bits = buf.view(np.uint32)
-    acc = np.zeros((lanes, rb), np.float32)
-    acc_bits = acc.view(np.uint32)
-    wofs = np.zeros(g, np.int64)
+def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, out):
+    """out[row, lane, slot, column]: the accumulators, one row (slice) at a time, the lanes
+    as the vector: the row's widened TRF elements wt[which[row]] (elements, lanes) stay in cache
+    while its steps read them, and each stream element is widened where a step reads it."""
+    g, lanes = leaf.size, out.shape[1]
     n_slots, n_steps = sstep.shape
-    for r0 in range(0, codes.shape[0], rb):
-        nb = min(rb, codes.shape[0] - r0)
-        _stream_block(codes, table, r0, nb, sblk)
+    n_cols = min(cols, out.shape[3])
+    sv = np.zeros(g, np.float32)
+    sv_bits = sv.view(np.uint32)
+    buf = np.zeros((g, lanes), np.float32)
+    bits = buf.view(np.uint32)
+    acc = np.zeros((1, lanes), np.float32)
+    acc_bits = acc.view(np.uint32)
+    wofs = np.zeros((n_cols, g), np.int64)
+    for j in range(n_cols):
+        for k in range(g):
+            wofs[j, k] = (j * g + k) % rr
+    for r in range(codes.shape[0]):
+        w = wt[which[r]]
         for kk in range(n_slots):
-            for j in range(min(cols, out.shape[1])):
-                for k in range(g):
-                    wofs[k] = (j * g + k) % rr
-                acc[:, :] = np.float32(0)
+            for j in range(n_cols):
+                acc[0, :] = np.float32(0)
                 for t in range(n_steps):
                     if tpad.shape[0] > 0 and tpad[kk, t]:
                         continue
-                    for lane in range(lanes):
-                        _step(sblk, wt, sstep[kk, t] * q + j * g, tread[kk, t] * rr, wofs, leaf, r0 // rb, nb, lane, buf,
-                              bits, exact, opad, kk, t, j * g)
-                        if rpad.shape[0] > 0 and rpad[kk, t, j, lane]:
-                            buf[0, :nb] = np.float32(0)
-                        for i in range(nb):
-                            acc[lane, i] = acc[lane, i] + buf[0, i]
-                        if not exact:
-                            _flush(acc_bits, lane, nb)
-                for lane in range(lanes):
-                    for i in range(nb):
-                        out[kk, j, lane, r0 + i] = acc[lane, i]
-
-
-def _weights(cells, slices, blk, pos, lane_bytes, base, n_elems, mag, table, wt):
-    """wt[blk[i], lane, e, pos[i]]: element e of each lane of TRF slice slices[i], widened
-    (`cells`: the TRF as (rows, slices, elements per row) codes; the rows cut in blocks as
-    the kernel reads them); returns the largest `mag`-masked code read and the smallest
-    nonzero one minus one (`mag` when every code is a zero)."""
-    top, low = 0, mag
-    per_row = cells.shape[2]
-    for lane in range(wt.shape[1]):
-        for e in range(n_elems):
-            x = lane * lane_bytes + base + e
-            row = x // per_row
-            col = x - row * per_row
-            for i in range(slices.size):
-                code = cells[row, slices[i], col]
-                wt[blk[i], lane, e, pos[i]] = table[code]
-                m = np.int64(code) & mag
-                top = max(top, m)
-                low = min(low, (m + mag) & mag)
-    return top, low
+                    sb = sstep[kk, t] * q + j * g
+                    for k in range(g):
+                        _widen(codes, r, sb + k, table, shift, sv_bits, k)
+                    _step(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, opad, kk, t, j * g)
+                    if rpad.shape[0] > 0:
+                        for i in range(lanes):
+                            if rpad[kk, t, j, i]:
+                                buf[0, i] = np.float32(0)
+                    for i in range(lanes):
+                        acc[0, i] = acc[0, i] + buf[0, i]
+                    if not exact:
+                        _flush(acc_bits, 0, lanes)
+                for i in range(lanes):
+                    out[r, i, kk, j] = acc[0, i]
 
 
 def _bounds(codes, mag):
@@ -191,10 +184,12 @@ def _bounds(codes, mag):
     return top, low
 
 
-_ORDER = ("_flush", "_stream_block", "_quads", "_products", "_step", "_float_kernel", "_weights", "_bounds")
-_INLINE = ()
+_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds")
+_INLINE = ("_widen", "_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
+_EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
+_WEIGHTS = {name: vars(jit_weights)[name] for name in jit_weights.ORDER}
 
 
 def _njit(numba: Any, fn: Any, inline: str) -> Any:
@@ -217,6 +212,9 @@ def _compiled() -> dict | None:
     out = {}
     for name in _ORDER:
         globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
+    for module, python in ((jit_exact, _EXACT), (jit_weights, _WEIGHTS)):
+        for name in module.ORDER:
+            vars(module)[name] = out[name] = _njit(numba, python[name], "always" if name in module.INLINE else "never")
     return out
 
 
@@ -275,29 +273,51 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
     return low_field - 127 - (sig - 1), top_field - 127 + 1
 
 
-def _stream_range(packets: np.ndarray, et: Any) -> Any:
-    """`_code_range` of every code of the fed packets."""
+def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool]:
+    """`_code_range` of every code of the fed packets, and whether each of them widens by
+    a shift (bf16 codes, no subnormal and no NaN among them)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     top, low = _compiled()["_bounds"](packets, mag)
-    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
+    shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
+    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift
 
 
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, rb: int) -> tuple[np.ndarray, Any]:
-    """The first `n_elems` elements of every lane of every row's TRF tensor, widened, as
-    (row blocks, lanes, n_elems, rb) float32, and their code range."""
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The first `n_elems` elements of every lane of the rows' TRF tensors, widened, as
+    (distinct tensors, n_elems, lanes) float32; which of them each row reads; their code
+    range. Rows whose TRF slices hold the same codes there (a GEMM's weights are the same
+    for every slice along M) share one widened copy."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
-    table = widen_table(et).view(np.float32)
+    table = widen_table(et)
     mag = 0x7FFF if width == 2 else 0x7F
-    wt = np.zeros((-(-rows.count // rb), trf.lanes, n_elems, rb), np.float32)
-    top, low = 0, mag
+    kernels, shape = _compiled(), (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
+    which = np.zeros(rows.count, np.int64)
+    tensors: list[tuple[np.ndarray, int]] = []
     for (chip, cluster), sel in rows.groups():
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
-        t, lo = _compiled()["_weights"](cells, rows.slice[sel], sel // rb, sel % rb, trf.lane_bytes // width,
-                                        trf.first_row * mem.row_bytes // width, n_elems, mag, table, wt)
+        slices = np.ascontiguousarray(rows.slice[sel], np.int64)
+        digests = np.zeros(slices.size, np.uint32)
+        kernels["digest"](cells, slices, *shape, digests)
+        _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
+        other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
+        equal = np.zeros(slices.size, np.bool_)
+        kernels["same"](cells, slices, other, *shape, equal)
+        own: dict[int, int] = {}                                      # slice -> index of `tensors`
+        for i, sl in enumerate(slices.tolist()):
+            key = int(other[i]) if equal[i] else sl                  # a digest's false match: its own copy
+            if key not in own:
+                own[key] = len(tensors)
+                tensors.append((cells, key))
+            which[sel[i]] = own[key]
+    wt = np.zeros((len(tensors), n_elems * trf.lanes), np.uint32)
+    top, low = 0, mag
+    for k, (cells, sl) in enumerate(tensors):
+        t, lo = kernels["widen_slice"](cells, sl, *shape, mag, table, wt[k])
         top, low = max(top, t), min(low, lo)
-    return wt, _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name])
+    return (wt.view(np.float32).reshape(len(tensors), n_elems, trf.lanes), which,
+            _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]))
 
 
 def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
@@ -306,18 +326,44 @@ def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
     return all(n in _SIG_BITS for n in names) and stream.dtype in (np.uint8, np.uint16)
 
 
-def run_float(plan: Plan, stream: np.ndarray, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
+def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The fed codes as (rows, elements), and where each packet of `q` elements starts there.
+    A `Repeated` stream is kept as its distinct packets when they stay whole (only its time
+    loops repeat): every copy of a packet starts where its one stored copy does."""
+    if isinstance(stream, Repeated):
+        full = stream.factored
+        held = compact(full)
+        packet = full.shape[-2] * full.shape[-1]
+        if held.shape[-2:] != full.shape[-2:] or packet % q:
+            stream = stream.materialize()
+        else:
+            loops = np.arange(math.prod(held.shape[1:-2]), dtype=np.int64).reshape(held.shape[1:-2])
+            first = np.broadcast_to(loops, full.shape[1:-2]).reshape(-1) * packet  # every fed packet's copy
+            part = np.arange(packet // q, dtype=np.int64) * q
+            return np.ascontiguousarray(held).reshape(n_rows, -1), (first[:, None] + part).reshape(-1)
+    codes = np.ascontiguousarray(stream.reshape(n_rows, -1))
+    return codes, np.arange(codes.shape[1] // q, dtype=np.int64) * q
+
+
+def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
     """The accumulators of a float contraction, (rows, lanes, slots, out_cols) float32."""
-    packets = np.ascontiguousarray(stream.reshape(rows.count, -1))
-    sstep = np.ascontiguousarray(_by_slot(plan.stream_step, plan, 0, 0), np.int64)
+    packets, start = _stream_rows(stream, plan.q, rows.count)
+    sstep = np.ascontiguousarray(start[_by_slot(plan.stream_step, plan, 0, 0)], np.int64)  # in elements: q = 1
     tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
-    rb = max(1, min(ROWS, rows.count))             # a block never wider than the rows
-    wt, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems, rb)
-    s_range = _stream_range(packets, outer.stream_type)
+    wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
+    s_range, shift = _stream_range(packets, outer.stream_type)
     terms = plan.g * math.prod(plan.digits_summed())
     tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
-    out = np.zeros((plan.slots, plan.out_cols, plan.lanes, rows.count), np.float32)
-    _compiled()["_float_kernel"](packets, widen_table(outer.stream_type).view(np.float32), wt, sstep, tread, plan.q,
-                                 plan.read_elems, plan.q // plan.g, _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan),
-                                 _lane_mask(plan.reduce_pad, plan), tpad, exact([s_range, w_range], terms), rb, out)
-    return out.transpose(3, 2, 0, 1)
+    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
+    n_cols = min(plan.q // plan.g, plan.out_cols)
+    wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
+    if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
+            and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
+        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, 1,
+                                    plan.read_elems, wofs0, plan.g, tpad, out)
+        return out
+    _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
+                                 _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
+                                 tpad, proved, out)
+    return out
