@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -21,11 +22,14 @@ def test_sigint_inside_a_gc_callback_interrupts_after_it(monkeypatch):
     raised = []
 
     def callback(phase, info):
-        if phase == "start" and not raised:
+        # only the collection this test starts: under xdist another thread (execnet's) may collect too
+        if phase == "start" and not raised and threading.current_thread() is threading.main_thread():
             raised.append(phase)
             signal.raise_signal(signal.SIGINT)  # the handler runs here, inside the callback
 
     install_sigint()
+    enabled = gc.isenabled()
+    gc.disable()  # no automatic collection, in any thread, between here and the gc.collect() below
     gc.callbacks.append(callback)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -35,6 +39,8 @@ def test_sigint_inside_a_gc_callback_interrupts_after_it(monkeypatch):
                 time.sleep(0.01)
     finally:
         gc.callbacks.remove(callback)
+        if enabled:
+            gc.enable()
         signal.signal(signal.SIGINT, previous)
     assert raised == ["start"]
     assert unraisable == []
