@@ -31,6 +31,7 @@ from npu_opt.device import DeviceKernel
 from npu_opt.tune import Space
 from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
+from visa.schedule.model import busiest_context
 from visa.schedule.steps import build_steps
 
 from driver.tune_exec import FactoryRef, make_executor, resolve_space
@@ -84,17 +85,14 @@ class TuneResult:
 
     def ranked(self) -> list[Candidate]:
         """The compiled candidates, fastest first (ties: the earlier candidate)."""
-        return sorted((c for c in self.candidates if c.status == "ok"), key=lambda c: (c.makespan, c.index))
+        return _ranked(self.candidates)
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.candidates)
 
 
-def _busiest(steps: Sequence[Any]) -> int:
-    busy: dict[str, int] = {}
-    for step in steps:
-        busy[step.context] = busy.get(step.context, 0) + step.duration
-    return max(busy.values(), default=0)
+def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
+    return sorted((c for c in candidates if c.status == "ok"), key=lambda c: (c.makespan, c.index))
 
 
 def _first_message(outcome: Any) -> str:
@@ -116,7 +114,7 @@ def evaluate(job: Job) -> Candidate:
     seen: dict[str, int] = {}
 
     def gate(lowered: Any, tgt: Any) -> Any:
-        seen["bound"] = bound = _busiest(build_steps(lowered, rates, tgt))
+        seen["bound"] = bound = busiest_context(build_steps(lowered, rates, tgt))[1]
         return _PRUNED if job.cutoff is not None and bound > job.cutoff else None
 
     outcome = compile_kernel(kernel, target, gate=gate)
@@ -196,7 +194,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     finally:
         executor.close()
     candidates = [c for c in found if c is not None]
-    ranked = sorted((c for c in candidates if c.status == "ok"), key=lambda c: (c.makespan, c.index))
+    ranked = _ranked(candidates)
     winner = ranked[0] if ranked else None
     if space.checks:
         winner = None
@@ -205,9 +203,9 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
             candidates[c.index] = attrs.evolve(c, checked=verdict)
             if winner is None and verdict == "pass":
                 winner = candidates[c.index]
-    return TuneResult(kernel=_kernel_name(space, winner, candidates), target=target, candidates=tuple(candidates), winner=winner,
-                      executor=executor.description, seconds=math.floor((time.perf_counter() - start) * 1e3) / 1e3)
-
+    return TuneResult(kernel=_kernel_name(space, winner, candidates), target=target, candidates=tuple(candidates),
+                      winner=winner, executor=executor.description,
+                      seconds=math.floor((time.perf_counter() - start) * 1e3) / 1e3)
 
 
 def _kernel_name(space: Space, winner: Candidate | None, candidates: Sequence[Candidate]) -> str:

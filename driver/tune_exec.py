@@ -34,12 +34,13 @@ class FactoryRef:
     attr: str
 
 
-_LOADED: dict[FactoryRef, Space] = {}
+_MODULES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
 def load_space(ref: FactoryRef) -> Space:
-    """The space `ref` names, the file imported on its own (USAGE when it cannot be)."""
+    """The space `ref` names, its file imported on its own, once per process (USAGE when it
+    cannot be)."""
     module = _module(ref.path)
     space = getattr(module, ref.attr, None)
     if not isinstance(space, Space):
@@ -48,13 +49,8 @@ def load_space(ref: FactoryRef) -> Space:
 
 
 def resolve_space(ref: Any) -> Space:
-    """A job's space: the object itself, or the file's, loaded once per process."""
-    if isinstance(ref, Space):
-        return ref
-    with _LOCK:
-        if ref not in _LOADED:
-            _LOADED[ref] = load_space(ref)
-        return _LOADED[ref]
+    """A job's space: the object itself, or the file's."""
+    return ref if isinstance(ref, Space) else load_space(ref)
 
 
 class _Inline:
@@ -115,10 +111,16 @@ def make_executor(jobs: int, scheduler: str | None, *, in_process: bool) -> Any:
 
 
 def _module(path: str) -> Any:
-    module, error = load_file(Path(path))
-    if error is not None:
-        raise NpuOptError(f"{path}: cannot load the tune file: {error.message}", code=error.code)
-    return module
+    """The tune file's module, imported once per process: `npu-opt tune` reads its space names,
+    then its space, then (inline) each candidate's factory from the one import."""
+    key = str(Path(path).resolve())
+    with _LOCK:
+        if key not in _MODULES:
+            module, error = load_file(Path(path))
+            if error is not None:
+                raise NpuOptError(f"{path}: cannot load the tune file: {error.message}", code=error.code)
+            _MODULES[key] = module
+        return _MODULES[key]
 
 
 def space_names(path: str) -> list[str]:

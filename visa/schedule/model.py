@@ -17,7 +17,7 @@ from visa.schedule.rates import Rates, builtin_rates
 from visa.schedule.scheduler import Hazard, Slot, schedule_steps
 from visa.schedule.steps import DMA_CONTEXT, build_steps
 
-__all__ = ["Bound", "Schedule", "schedule_artifact", "CONTEXTS", "MODEL_NOTE"]
+__all__ = ["Bound", "Schedule", "schedule_artifact", "busiest_context", "CONTEXTS", "MODEL_NOTE"]
 
 CONTEXTS = ("main", "sub", DMA_CONTEXT)
 MODEL_NOTE = ("a model of the reference scheduler (which is closed), from the book's published rates; "
@@ -87,6 +87,14 @@ def _ceil(a: float, b: float) -> int:
     return int(-(-a // b)) if a else 0
 
 
+def busiest_context(steps: Any) -> tuple[str, int]:
+    """The context with the most work and that work (the sum of its steps' durations): a
+    context runs its steps one at a time, so no schedule of `steps` is shorter."""
+    busy = {c: sum(s.duration for s in steps if s.context == c) for c in CONTEXTS}
+    top = max(busy, key=lambda c: busy[c])
+    return top, busy[top]
+
+
 def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[Bound]:
     """Bytes over each memory's bandwidth, MACs over the contraction peak, the longest
     dependency chain and the busiest context."""
@@ -99,8 +107,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[B
     macs = sum(s.macs for s in steps)
     hbm_rate, dm_rate = rates("hbm", "chip_bytes_per_cycle"), rates("dm", "chip_bytes_per_cycle")
     slice_rate = rates("dm", "slice_bytes_per_cycle")
-    busy = {c: sum(s.duration for s in steps if s.context == c) for c in CONTEXTS}
-    top = max(busy, key=lambda c: busy[c])
+    top, busy = busiest_context(steps)
     return [
         Bound("hbm", _ceil(hbm, hbm_rate), f"{hbm} HBM bytes / {hbm_rate:g} B per cycle"),
         Bound("dm", _ceil(dm, dm_rate), f"{dm} DM bytes moved by DMA / {dm_rate:g} B per cycle"),
@@ -108,7 +115,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[B
               f"{slice_bytes} DM bytes fetched and committed per slice / {slice_rate:g} B per cycle"),
         Bound("mac", mac_cycles, f"{macs} MACs per slice at the contraction peak"),
         Bound("chain", _chain_bound(slots, found), "longest dependency chain (no resource limits)"),
-        Bound("context", busy[top], f"busiest context ({top}): the sum of its steps"),
+        Bound("context", busy, f"busiest context ({top}): the sum of its steps"),
     ]
 
 
