@@ -2,7 +2,7 @@
 and the cost counters read only those declarations.
 
 The cycle lists below were computed by the schedule before the declarations existed (the
-mnemonic if-chain of the old visa/schedule/durations.py) and are copied here by hand: the
+schedule's former if-chain on record mnemonics) and are copied here by hand: the
 move to declarations must leave every record's duration as it was.
 """
 
