@@ -1,6 +1,6 @@
 """Traced ops of the Vector Engine's pair mode (`ir.vector.pair` holds its semantics).
 
-`vector_intra_slice_unzip(m("I"), tile_time, split_time)` enters the chain with two groups;
+`vector_intra_slice_unzip(m("I"), split_time)` enters the chain with two groups;
 the paired ops act on both (a constant per group, `None` skipping one; FMA_F's `(a, c)` pairs
 are `ir.vector_pair_ternary_ops`); a `*_zip` op merges them into one stream, after which the ordinary chain ops of `ir.vector_ops` follow. Every
 op here is folded into the one `vector_pair` record its `vector_init` lowers to; each
@@ -19,6 +19,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Symbol
+from ir.mapping.nodes import Pair as MPair
 from ir.op_frame import attr, rule
 from ir.ops import Value
 from ir.types import Type
@@ -91,9 +92,17 @@ class VectorUnzip(PairOp):
         if problem is None and self.tile_time.size == t.size:
             return None
         problem = problem or f"the tile time {self.tile_time} has {self.tile_time.size} positions, the time {t} {t.size}"
-        return Violation("PAIR-UNZIP-3", f"`vector_intra_slice_unzip`: {problem}",
-                         help=f"write the time without {self.axis} as `split_time`, and the time with {self.axis} "
-                              "replaced by `1 # 2` as `tile_time`")
+        return Violation("PAIR-UNZIP-3", f"`vector_intra_slice_unzip`: {problem}", help=self._split_help(t))
+
+    def _split_help(self, time: Mapping) -> str:
+        """The two-mapping call that fits `time`, when the grouping axis is one item of it."""
+        items = time.flatten() if isinstance(time, MPair) else [time]
+        rest = [item for item in items if self.axis_name not in item.axes()]
+        if self.axis_name is None or len(rest) != len(items) - 1:
+            return f"pass the time without {self.axis}, in the stream's order, as the second mapping"
+        split = ", ".join(str(item) for item in rest) or "1"
+        return (f"pass the time without {self.axis}, in the stream's order: "
+                f"`.vector_intra_slice_unzip(m(\"{self.axis}\"), m(\"{split}\"))` (the tile time is inferred)")
 
 
     @rule("PAIR-UNZIP-4")

@@ -134,3 +134,14 @@ def test_refused_begin_interleaved(kwargs, code):
     d = _first(_interleaved(**kwargs))
     assert d.code == code, d.render()
     assert d.file.endswith("test_pair_refusals.py")
+
+
+@pytest.mark.parametrize("unzip", [
+    (m("I"), m("E / 8")),                              # two-mapping form, A dropped
+    (m("I"), m("A, E / 8, 1 # 2"), m("E / 8, A")),     # three-mapping form, reordered
+])
+def test_unzip_help_names_the_two_mapping_call_that_fits(unzip):
+    d = _first(pair_kernel(i32, [ADD], unzip=unzip))
+    assert d.code == "PAIR-UNZIP-3", d.render()
+    assert 'vector_intra_slice_unzip(m("I"), m("A, E / 8"))' in d.help, d.help
+    assert "tile_time" not in d.help
