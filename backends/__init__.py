@@ -14,10 +14,13 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from backends.base import Backend
 from ir.errors import NpuOptError
+
+if TYPE_CHECKING:
+    from backends.cpu import CpuBackend
 
 __all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "VisaBackend", "get_backend"]
 
@@ -74,8 +77,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'backends' has no attribute {name!r}")
 
 
-def get_backend(name: str) -> Backend:
-    """The backend called `name`; an `NpuOptError` (code USAGE) listing the known ones."""
+@overload
+def get_backend(name: Literal["cpu"]) -> CpuBackend: ...
+
+
+@overload
+def get_backend(name: str) -> Backend: ...
+
+
+def get_backend(name: str) -> Any:
+    """The backend called `name`; an `NpuOptError` (code USAGE) listing the known ones.
+    `get_backend("cpu")` is typed as the `CpuBackend` it is (its `run` takes `numerics=`)."""
     backend = BACKENDS.get(name) if isinstance(name, str) else None
     if backend is None:
         known = ", ".join(sorted(BACKENDS))

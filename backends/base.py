@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
+from tu_ops.target import TargetLike
 
 __all__ = ["Backend"]
 
@@ -30,8 +32,8 @@ class Backend(Protocol):
     name: str
     executes: bool
 
-    def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
+    def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
         ...
 
-    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd") -> Any:
+    def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd") -> Any:
         ...

@@ -17,27 +17,28 @@ from typing import Any
 
 import attrs
 
+from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError, NpuOptError
 from ir.outcome import Outcome, ice_diagnostic
+from tu_ops.lower.api import Lowerable, Lowered
 from tu_ops.lower.api import lower_kernel as _lower
 from tu_ops.lower.options import Options
-from tu_ops.target import Target, for_chips, get_target
+from tu_ops.target import Target, TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
 __all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
 
 
-def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
+def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool = True,
                    dump_ir: str | None = None, gate: Any = None) -> Outcome:
     """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
     (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings).
     `gate(lowered, target)`, when given, runs on the verified lowering before emission: a
     value other than None stops there and is returned instead (`driver.tune` prunes so)."""
     timings: dict[str, float] = {}
-    tgt = get_target(target) if isinstance(target, str) else target
-    tgt = for_chips(tgt, getattr(kernel, "chips", 1))
+    tgt = for_chips(as_target(target), kernel.chips)
     start = time.perf_counter()
     try:
         traced = kernel.trace(tgt)
@@ -78,7 +79,7 @@ def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:
     return print_artifact(artifact), attrs.evolve(artifact, kernel=with_facts(artifact.kernel, tgt))
 
 
-def lower_kernel(kernel: Any, target: Any = "rngd", options: Any = None) -> Any:
+def lower_kernel(kernel: Lowerable, target: TargetLike = "rngd", options: Options | None = None) -> Lowered:
     """`tu_ops.lower.lower_kernel`."""
     return _lower(kernel, target, options)
 
@@ -87,20 +88,15 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1e3, 3)
 
 
-def _resolve_target(target: Any, chips: int = 1) -> Any:
-    tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
-    return for_chips(tgt, chips)
-
-
 class NpuBackend:
     """Trace, refuse on [T] errors, then lower and verify; never executes (docs/testing.md)."""
 
     name = "npu"
     executes = False
 
-    def diagnostics(self, kernel: Any, target: Any = "rngd", compat: bool = True) -> tuple[Diagnostic, ...]:
+    def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd", compat: bool = True) -> tuple[Diagnostic, ...]:
         """Every refusal and warning: the trace's, else the lowering's (never raises)."""
-        tgt = _resolve_target(target, getattr(kernel, "chips", 1))
+        tgt = for_chips(as_target(target), kernel.chips)
         traced = kernel.trace(tgt)
         if traced.errors:
             return traced.diagnostics
@@ -112,7 +108,7 @@ class NpuBackend:
                 tuple(d for d in e.diagnostics if d.severity == "warning")
         return traced.warnings + tuple(lowered.warnings)
 
-    def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
+    def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd") -> Any:
         """The npu backend compiles only: a USAGE error pointing at the executing backends."""
         raise NpuOptError("the npu backend lowers kernels but does not execute them; run with "
                           "backend='visa' (the lowered artifact) or backend='cpu'", code="USAGE")

@@ -16,11 +16,13 @@ from typing import Any
 from backends import inout
 from backends.cpu.host import returns_tuple
 from backends.npu import NpuBackend, compile_kernel
+from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import ice_diagnostic
-from tu_ops.target import Target, for_chips, get_target
+from tu_ops.target import Target, TargetLike, as_target, for_chips
 from visa import parse_visa
+from visa.artifact import VisaArtifact
 from visa.interp import InterpError, execute_inout
 
 __all__ = ["VisaBackend"]
@@ -32,18 +34,18 @@ class VisaBackend:
     name = "visa"
     executes = True
 
-    def diagnostics(self, kernel: Any, target: Any = "rngd") -> tuple[Diagnostic, ...]:
+    def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace and the lowering (as the npu backend)."""
         return NpuBackend().diagnostics(kernel, target)
 
-    def compile(self, kernel: Any, target: Any = "rngd") -> Any:
+    def compile(self, kernel: Traceable, target: TargetLike = "rngd") -> VisaArtifact:
         """The parsed `VisaArtifact` of `kernel`; CompileError for a refusal or an ICE."""
         outcome = compile_kernel(kernel, target)
-        if outcome.status != "ok":
+        if outcome.status != "ok" or outcome.text is None:
             raise CompileError(outcome.diagnostics)
         return parse_visa(outcome.text)
 
-    def run(self, kernel: Any, arrays: Sequence[Any], target: Any = "rngd") -> Any:
+    def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd") -> Any:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
         artifact = self.compile(kernel, target)
         params = artifact.kernel.params
@@ -55,7 +57,6 @@ class VisaBackend:
             raise CompileError((ice_diagnostic(kernel.name, e),)) from e
 
 
-def _kernel_target(target: Any, kernel: Any) -> Any:
+def _kernel_target(target: TargetLike, kernel: Traceable) -> Target:
     """The target the kernel was compiled for (`tu_ops.target.for_chips`)."""
-    tgt = target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
-    return for_chips(tgt, getattr(kernel, "chips", 1))
+    return for_chips(as_target(target), kernel.chips)

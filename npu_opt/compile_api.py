@@ -8,7 +8,7 @@ status is `ok`, `refused` or `ice` with the diagnostics and per-stage timings.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -17,6 +17,9 @@ from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
 from npu_opt import __version__
 from npu_opt.device import DeviceKernel
+
+if TYPE_CHECKING:  # `from npu_opt import *` loads this module: `npu-opt check` never loads tu_ops
+    from tu_ops.target import TargetLike
 
 __all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "ice_diagnostic", "npu_opt_version"]
 
@@ -38,7 +41,7 @@ class Artifact:
     warnings: tuple[Diagnostic, ...] = ()
 
 
-def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
+def compile_kernel(kernel: DeviceKernel, target: TargetLike = "rngd", compat: bool = True,
                    dump_ir: str | None = None) -> Outcome:
     """Run the npu pipeline on one kernel (`backends.npu.compile_kernel`); never raises for
     refusals or ICEs."""
@@ -47,12 +50,13 @@ def compile_kernel(kernel: Any, target: Any = "rngd", compat: bool = True,
     return run_pipeline(kernel, target, compat, dump_ir)
 
 
-def compile(kernel: Any, target: Any = "rngd", compat: bool = True) -> Artifact:  # noqa: A001
+def compile(kernel: DeviceKernel, target: TargetLike = "rngd", compat: bool = True) -> Artifact:  # noqa: A001
     """Compile a `@device` kernel to its VISA artifact; raises `CompileError` on refusal/ICE."""
     if not isinstance(kernel, DeviceKernel):
         raise TypeError(f"compile() takes a @device kernel, not {type(kernel).__name__}")
     outcome = compile_kernel(kernel, target, compat)
-    if outcome.status != "ok":
+    text = outcome.text
+    if outcome.status != "ok" or text is None:
         raise CompileError(outcome.diagnostics + outcome.warnings)
     from visa.schedule import schedule_artifact
 
@@ -60,8 +64,8 @@ def compile(kernel: Any, target: Any = "rngd", compat: bool = True) -> Artifact:
     entry = {"name": kernel.name, "qualname": f"{kernel.__module__}.{kernel.__qualname__}",
              "file": kernel.file_display, "status": "ok", "code": None,
              "artifact": f"{kernel.name}.visa",
-             "sha256": hashlib.sha256(outcome.text.encode()).hexdigest(),
+             "sha256": hashlib.sha256(text.encode()).hexdigest(),
              "timings_ms": outcome.timings_ms, "makespan": schedule_artifact(artifact).makespan}
     records = tuple(artifact.kernel.ops())
-    name = target if isinstance(target, str) else target.name
-    return Artifact(outcome.text, kernel.name, name, entry, records, outcome.warnings)
+    name = target if isinstance(target, str) else "rngd" if target is None else target.name
+    return Artifact(text, kernel.name, name, entry, records, outcome.warnings)

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ir.rules.fetch_size import fetch_size_faults  # FETCH-11: checked once the adapters are known
+from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
 from ir.errors import InternalError, MappingError, NpuOptError, exception_text
 from ir.kernel import Kernel, verify_kernel
@@ -92,14 +93,14 @@ class DeviceKernel:
         declared = self.fn.__globals__.get(REGISTRY_NAME)
         return tuple(declared.items()) if isinstance(declared, dict) else ()
 
-    def trace(self, target: Any = None) -> TraceResult:
+    def trace(self, target: TargetRef = None) -> TraceResult:
         """Trace the kernel: its IR and every diagnostic, in report order (with its file's
         own imports when the command line loaded it: npu_opt/import_scope.py)."""
 
         with in_scope(self.fn.__module__):
             return self._trace(target)
 
-    def _trace(self, target: Any) -> TraceResult:
+    def _trace(self, target: TargetRef) -> TraceResult:
         tracer = Tracer(self.name, self.chips, target)
         chips = _target_chips(target)
         if self.chips not in chips:
@@ -293,14 +294,16 @@ class DeviceKernel:
         return Signature(params, results, isinstance(ann, tuple) or _is_tuple_type(ann))
 
 
-def _target_chips(target: Any) -> frozenset[int]:
+def _target_chips(target: TargetRef) -> frozenset[int]:
     """Legal chip counts of the target. `rngd` (the default) names one RNGD chip and a
     multi-chip kernel compiles for its shipped N-chip target (`tu_ops.target.for_chips`),
-    so its counts are those of `CHIP_TARGETS`."""
-    chips = getattr(target, "chips", None)
-    if target is None or target == "rngd" or getattr(target, "name", None) == "rngd":
-        return frozenset(CHIP_TARGETS) | frozenset(chips or ())
-    return frozenset(chips) if chips else frozenset({1})
+    so its counts are those of `CHIP_TARGETS`; another name or a path: one chip."""
+    facts = target_facts(target)
+    if facts is None:
+        return frozenset(CHIP_TARGETS) if target in (None, "rngd") else frozenset({1})
+    if facts.name == "rngd":
+        return frozenset(CHIP_TARGETS) | frozenset(facts.chips)
+    return frozenset(facts.chips) if facts.chips else frozenset({1})
 
 
 def _is_tuple_type(ann: Any) -> bool:

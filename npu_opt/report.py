@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from ir.diagnostic import Diagnostic
 from npu_opt.device import DeviceKernel
+
+if TYPE_CHECKING:
+    from tu_ops.target import TargetLike
 
 __all__ = ["Report", "check"]
 
@@ -28,7 +31,7 @@ class Report:
         return "\n\n".join(d.render() for d in (*self.diagnostics, *self.warnings))
 
 
-def check(kernel: Any, target: str = "rngd") -> Report:
+def check(kernel: DeviceKernel, target: TargetLike = "rngd") -> Report:
     """Trace `kernel` and check every [T] rule; never raises for a refusal."""
     if not isinstance(kernel, DeviceKernel):
         raise TypeError(f"check() takes a @device kernel, not {type(kernel).__name__}")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir.errors import NpuOptError
 from npu_opt.device import DeviceKernel
+
+if TYPE_CHECKING:
+    from tu_ops.target import TargetLike
 
 __all__ = ["run", "NUMERICS"]
 
@@ -13,7 +16,8 @@ NUMERICS = ("chip", "reference")
 """The values of `run(..., numerics=)`: `backends.cpu.options.NUMERICS`, which a test holds equal."""
 
 
-def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", numerics: str = "chip") -> Any:
+def run(kernel: DeviceKernel, *arrays: Any, backend: str = "cpu", target: TargetLike = "rngd",
+        numerics: str = "chip") -> Any:
     """Run `kernel` on host arrays and return its results, then its in-out arrays.
 
     Args:
@@ -56,4 +60,4 @@ def run(kernel: Any, *arrays: Any, backend: str = "cpu", target: str = "rngd", n
     if backend != "cpu":
         raise NpuOptError(f"numerics={numerics!r} is an option of the cpu backend; the {backend!r} backend "
                           "computes what the chip computes (numerics='chip')", code="USAGE")
-    return get_backend(backend).run(kernel, arrays, target=target, numerics=numerics)
+    return get_backend("cpu").run(kernel, arrays, target=target, numerics=numerics)

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from ir.boundary import TargetRef
 from ir.diagnostic import Diagnostic, Violation
 from ir.errors import NpuOptError
 from ir.kernel import TraceResult
@@ -50,7 +51,7 @@ class Tracer:
 
     kernel_name: str
     chips: int
-    target: Any = None
+    target: TargetRef = None
     ops: list[Op] = attrs.field(factory=list)
     diagnostics: list[Diagnostic] = attrs.field(factory=list)
     poisoned: set[int] = attrs.field(factory=set)

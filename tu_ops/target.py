@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import attrs
 
@@ -28,6 +28,7 @@ __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
     "TargetSchemaError", "SET_CONSTANTS", "CONSTANT_NAMES", "RNGD_SHA256", "BUILTIN_TARGETS",
     "rngd", "load_target", "get_target", "target_sha256", "canonical_json", "for_chips",
+    "TargetLike", "as_target",
 ]
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
@@ -327,6 +328,16 @@ def get_target(name_or_path: str | Path) -> Target:
     """A built-in target by name (`"rngd"`), else the description file at that path."""
     builtin = BUILTIN_TARGETS.get(str(name_or_path))
     return builtin() if builtin is not None else load_target(name_or_path)
+
+
+TargetLike = Union[Target, str, Path, None]
+"""A target as the compile entry points take it: a target object, a shipped name (`"rngd"`),
+a description file's path, or None for `rngd`."""
+
+
+def as_target(target: TargetLike) -> Target:
+    """The target object `target` names (`rngd` for None)."""
+    return target if isinstance(target, Target) else get_target(target if target is not None else "rngd")
 
 
 def canonical_json(target: Target) -> str:

@@ -16,8 +16,11 @@ from typing import Any
 
 import attrs
 
+from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
+from ir.kernel import TraceResult
+from tu_ops.target import TargetLike
 
 from backends import inout
 from backends.cpu import arena, host
@@ -64,18 +67,19 @@ class CpuBackend:
                 per_kernel[key] = make()
             return per_kernel[key]
 
-    def _trace(self, kernel: Any, target: Any) -> Any:
+    def _trace(self, kernel: Traceable, target: TargetLike) -> TraceResult:
         return self._kept(kernel, target, lambda: kernel.trace(target))
 
-    def _returns_tuple(self, kernel: Any) -> bool:
+    def _returns_tuple(self, kernel: Traceable) -> bool:
         """`host.returns_tuple`, kept beside the kernel's traces (it reads the signature)."""
         return self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))
 
-    def diagnostics(self, kernel: Any, target: str = "rngd") -> tuple[Diagnostic, ...]:
+    def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace, in report order."""
         return kernel.trace(target).diagnostics
 
-    def run(self, kernel: Any, arrays: Sequence[Any], target: str = "rngd", *, numerics: str | None = None) -> Any:
+    def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd", *,
+            numerics: str | None = None) -> Any:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
         `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
         options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)

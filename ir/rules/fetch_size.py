@@ -13,16 +13,18 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
 from ir.rules.fetch import ReadPlan, bytes_text, fetch_volume, match_read, read_run
 
 __all__ = ["fetch_size_faults"]
 
 
-def fetch_size_faults(ops: list[Any], poisoned: set[int], target: Any = None) -> Iterator[tuple[Any, Violation]]:
+def fetch_size_faults(ops: list[Any], poisoned: set[int], target: TargetRef = None) -> Iterator[tuple[Any, Violation]]:
     """(fetch op, FETCH-11) for every collect, not refused already, whose fetch has no legal size."""
     producer = {op.result.id: op for op in ops if op.result is not None}
-    known = getattr(target, "bits_of", None)  # a target object; a name or None: the dtype's own width
+    facts = target_facts(target)  # a name or None: the dtype's own width
+    known = facts.bits_of if facts is not None else None
     bits = (lambda d: (known(d) if known is not None else None) or d.bits)  # noqa: E731
     for op in ops:
         if op.STAGE != "collect" or op.result.id in poisoned:

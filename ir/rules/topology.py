@@ -10,17 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
 from ir.topology import DEFAULT_PE, pe_fault, pe_space
 
 __all__ = ["pe_violation"]
 
 
-def pe_violation(ops: Iterable[Any], pe: int, target: Any = None) -> tuple[Any, Violation] | None:
+def pe_violation(ops: Iterable[Any], pe: int, target: TargetRef = None) -> tuple[Any, Violation] | None:
     """(op, SPACE-5 violation) of the first op whose result does not fit `pe` PEs, or None."""
     if pe == DEFAULT_PE:
         return None
-    consts = getattr(target, "constants", None)
+    facts = target_facts(target)
+    consts = facts.constants if facts is not None else None
     sizes = (consts.CLUSTER_SIZES, consts.SLICE_SIZES) if consts is not None else ((1, 2), (64, 128, 256))
     for op in ops:
         t = getattr(getattr(op, "result", None), "type", None)

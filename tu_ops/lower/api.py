@@ -8,21 +8,28 @@ W-FETCH-1 from the allocated kernel's DM reads).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import Union
 
 import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
-from ir.kernel import TraceResult
+from ir.boundary import Traceable
+from ir.kernel import Kernel, TraceResult
 from tu_ops.lower.banks import bank_run_warnings
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
 from tu_ops.lower.passes import PassManager, WarningSink, default_passes
 from tu_ops.program import LoweredKernel
-from tu_ops.target import Target, for_chips, get_target
+from tu_ops.target import TargetLike, as_target, for_chips
 
 __all__ = ["Lowered", "lower", "lower_kernel"]
+
+
+def diagnostic_tuple(items: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The warnings as a tuple (any iterable is accepted)."""
+    return tuple(items)
 
 
 @attrs.frozen(kw_only=True)
@@ -30,7 +37,7 @@ class Lowered(LoweredKernel):
     """A LoweredKernel with the warnings its lowering emitted and the time its final op
     verification took (neither compared)."""
 
-    warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=tuple)
+    warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=diagnostic_tuple)
     verify_ms: float = attrs.field(default=0.0, eq=False)  # time of the op verification
 
     def base(self) -> LoweredKernel:
@@ -39,7 +46,7 @@ class Lowered(LoweredKernel):
         return LoweredKernel(**fields)
 
 
-def lower(kernel: Any, options: Options | None = None) -> Lowered:
+def lower(kernel: Kernel, options: Options | None = None) -> Lowered:
     """Lower a traced kernel (`TraceResult.kernel`, refusal-free) for `options.target`."""
     options = options if options is not None else Options()
     sink = WarningSink()
@@ -55,23 +62,23 @@ def lower(kernel: Any, options: Options | None = None) -> Lowered:
     return Lowered(**fields, warnings=warnings, verify_ms=manager.clock.get("verify_ms", 0.0))
 
 
-def lower_kernel(kernel: Any, target: Any = "rngd", options: Options | None = None) -> Lowered:
+Lowerable = Union[Traceable, TraceResult, Kernel]
+"""What `lower_kernel` takes: a `@device` kernel, its trace, or the traced IR kernel."""
+
+
+def lower_kernel(kernel: Lowerable, target: TargetLike = "rngd", options: Options | None = None) -> Lowered:
     """Lower a kernel for `target` and return the verified `Lowered` kernel.
 
     `kernel` is a `@device` kernel (traced here; trace refusals raise CompileError), a
     `TraceResult`, or a traced `ir.kernel.Kernel`. `options` is an `Options` (built from
     `target` when None). Refusals and ICEs raise CompileError."""
     if options is None:
-        options = Options(target=for_chips(_resolve_target(target), getattr(kernel, "chips", 1)))
-    traced = kernel
-    if hasattr(kernel, "trace") and hasattr(kernel, "fn"):
-        traced = kernel.trace(options.target)
-    if isinstance(traced, TraceResult):
-        if traced.errors:
-            raise CompileError(traced.errors + traced.warnings)
-        traced = traced.kernel
-    return lower(traced, options)
+        options = Options(target=for_chips(as_target(target), getattr(kernel, "chips", 1)))
+    if isinstance(kernel, Kernel):
+        return lower(kernel, options)
+    traced = kernel if isinstance(kernel, TraceResult) else kernel.trace(options.target)
+    if traced.errors:
+        raise CompileError(traced.errors + traced.warnings)
+    return lower(traced.kernel, options)
 
 
-def _resolve_target(target: Any) -> Target:
-    return target if isinstance(target, Target) else get_target(target if target is not None else "rngd")

@@ -11,12 +11,12 @@ to their program. Nothing here reads the traced IR or the Python kernel.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
 from tu_ops.program import LoweredKernel, TuProgram
-from tu_ops.target import Target, get_target
+from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
 from ir.mapping.live import live_positions
@@ -34,8 +34,14 @@ from visa.interp.vrf import VrfValues
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
 
+if TYPE_CHECKING:
+    from visa.artifact import VisaArtifact
 
-def resolve(artifact_or_kernel: Any, target: Any = None) -> tuple[LoweredKernel, Target]:
+Runnable = Union["VisaArtifact", LoweredKernel]
+"""What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
+
+
+def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[LoweredKernel, Target]:
     """The lowered kernel and the target object of an artifact, a kernel, and a target
     name, path or object (default: the target the artifact names, else `rngd`)."""
     kernel = getattr(artifact_or_kernel, "kernel", artifact_or_kernel)
@@ -43,12 +49,10 @@ def resolve(artifact_or_kernel: Any, target: Any = None) -> tuple[LoweredKernel,
         raise TypeError(f"execute() takes a VisaArtifact or a LoweredKernel, not {type(artifact_or_kernel).__name__}")
     if target is None:
         target = getattr(artifact_or_kernel, "target", None) or "rngd"
-    if not isinstance(target, Target):
-        target = get_target(target)
-    return kernel, target
+    return kernel, as_target(target)
 
 
-def execute(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None,
+def execute(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike = None,
             as_tuple: bool | None = None) -> Any:
     """Run an artifact on host arrays (one per parameter, in signature order).
 
@@ -62,7 +66,7 @@ def execute(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None,
     return values[0] if values else None
 
 
-def execute_inout(artifact_or_kernel: Any, arrays: Sequence[Any], target: Any = None) -> tuple[tuple, tuple]:
+def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike = None) -> tuple[tuple, tuple]:
     """Run an artifact on host arrays; (results, final contents of the in-out parameters),
     both as host arrays in signature order. The arrays themselves are never written."""
     kernel, tgt = resolve(artifact_or_kernel, target)
@@ -160,6 +164,8 @@ def _new_trf(op: Any, mem: Memory) -> TrfTensor:
     """`tensor_new` of a TRF tensor: its rows (the allocation rule's) zeroed in each lane of
     every live slice (the reference's host model; the chip leaves them as they were)."""
     t, shape = op.output_type, trf_maker(op, mem.target)
+    if shape is None:
+        raise InterpError("not a TRF tensor", op)
     first = mem.trf_row[op.result.id]
     lane_bytes = mem.trf_bytes // shape.lanes
     rows, lane_rows = -(-shape.bytes_per_lane // mem.row_bytes), lane_bytes // mem.row_bytes
