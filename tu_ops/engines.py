@@ -22,7 +22,7 @@ import attrs
 
 __all__ = ["Engine", "Rate", "ceil_div", "stream_cycles", "no_cycles", "no_counters", "FETCH", "TRF", "VRF_LOAD",
            "CONTRACTION", "PACKET_REDUCER", "TIME_REDUCER", "LANE_FOLDER", "VECTOR", "CAST", "TRANSPOSE",
-           "COMMIT", "DMA"]
+           "COMMIT", "DMA", "ENGINES"]
 
 Rate = Callable[[str, str], float]
 """`rate("tensor_unit", "packets_per_cycle")`: one number of the schedule model's rates."""
@@ -30,24 +30,30 @@ Rate = Callable[[str, str], float]
 
 @attrs.frozen
 class Engine:
-    """A hardware engine of a slice: its timeline name and whether all contexts share it."""
+    """A hardware engine of a slice: its timeline name, whether all contexts share it, and
+    the colour of its bars on the schedule page."""
 
     name: str
     shared: bool = False
+    color: str = "#999999"
 
 
-FETCH = Engine("fetch")
-TRF = Engine("trf")
-VRF_LOAD = Engine("vrf_load")
-CONTRACTION = Engine("contraction")
-PACKET_REDUCER = Engine("packet_reducer")
-TIME_REDUCER = Engine("time_reducer")
-LANE_FOLDER = Engine("lane_folder")
-VECTOR = Engine("vector", shared=True)
-CAST = Engine("cast")
-TRANSPOSE = Engine("transpose")
-COMMIT = Engine("commit")
-DMA = Engine("dma")
+FETCH = Engine("fetch", color="#59a14f")
+TRF = Engine("trf", color="#edc948")
+VRF_LOAD = Engine("vrf_load", color="#bab0ac")
+CONTRACTION = Engine("contraction", color="#e15759")
+PACKET_REDUCER = Engine("packet_reducer", color="#ff9d9a")
+TIME_REDUCER = Engine("time_reducer", color="#d4a6c8")
+LANE_FOLDER = Engine("lane_folder", color="#9c755f")
+VECTOR = Engine("vector", shared=True, color="#76b7b2")
+CAST = Engine("cast", color="#b07aa1")
+TRANSPOSE = Engine("transpose", color="#8cd17d")
+COMMIT = Engine("commit", color="#f28e2b")
+DMA = Engine("dma", color="#4e79a7")
+
+ENGINES = (FETCH, TRF, VRF_LOAD, CONTRACTION, PACKET_REDUCER, TIME_REDUCER, LANE_FOLDER, CAST, VECTOR,
+           TRANSPOSE, COMMIT, DMA)
+"""Every engine, in pipeline order: the order of the schedule's lanes (`visa.schedule.trace`)."""
 
 
 def ceil_div(a: float, b: float) -> int:

@@ -12,6 +12,7 @@ import html
 import json
 from typing import Any
 
+from tu_ops.engines import ENGINES
 from visa.schedule.model import MODEL_NOTE, Schedule
 from visa.schedule.page_assets import SCRIPT, STYLE
 from visa.schedule.report import wait_text
@@ -33,7 +34,8 @@ def page_data(schedule: Schedule) -> dict[str, Any]:
                          "end": slot.start + r.cycles, "text": r.text, "loc": r.loc, "step": slot.step.label,
                          "wait": wait_text(schedule, slot), "critical": slot.step.index in critical})
     return {"kernel": schedule.kernel, "makespan": schedule.makespan,
-            "lanes": [{"context": c, "engine": e} for c, e in order], "bars": bars}
+            "lanes": [{"context": c, "engine": e} for c, e in order], "bars": bars,
+            "colors": {engine.name: engine.color for engine in ENGINES}}
 
 
 def _bounds_rows(schedule: Schedule) -> str:

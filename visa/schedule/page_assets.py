@@ -23,9 +23,7 @@ tr.binding td { font-weight: bold; }
 SCRIPT = r"""
 (function () {
   const data = JSON.parse(document.getElementById('schedule-data').textContent);
-  const COLORS = {dma: '#4e79a7', fetch: '#59a14f', trf: '#edc948', contraction: '#e15759',
-                  packet_reducer: '#ff9d9a', time_reducer: '#d4a6c8', lane_folder: '#9c755f', cast: '#b07aa1',
-                  commit: '#f28e2b', vector: '#76b7b2'};
+  const COLORS = data.colors;  // each engine's own (tu_ops.engines)
   const LABEL_W = 160, LANE_H = 24, AXIS_H = 26, WIDTH = 1100;
   const svgNS = 'http://www.w3.org/2000/svg';
   const svg = document.getElementById('timeline');

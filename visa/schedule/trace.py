@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tu_ops.engines import ENGINES
 from visa.schedule.model import MODEL_NOTE, Schedule
 from visa.schedule.report import wait_text
 
@@ -23,8 +24,7 @@ def lanes(schedule: Schedule) -> list[tuple[str, str]]:
 
 
 _CONTEXTS = ("main", "sub", "tdma")
-_ENGINES = ("fetch", "trf", "contraction", "packet_reducer", "time_reducer", "lane_folder", "cast", "vector",
-            "commit", "dma")
+_ENGINES = tuple(engine.name for engine in ENGINES)
 
 
 def _rank(order: tuple[str, ...], name: str) -> int:
