@@ -102,6 +102,27 @@ class DeviceKernel:
 
     def _trace(self, target: TargetRef) -> TraceResult:
         tracer = Tracer(self.name, self.chips, target)
+        self._check_chips(tracer, target)
+        for message, fix in shadowed_escapes(self.fn, getattr(self, "factory_escapes", {})):
+            tracer.refuse(Violation("USAGE", message, help=fix), self.location, None)
+        params = self._parameters(tracer)
+        handles, writable = self._handles(tracer, params[1:])
+        returned = self._run_body(tracer, handles)
+        if isinstance(returned, Poisoned) and returned._what == "kernel":
+            for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
+                chain.dead = True
+        self._finals(tracer, writable)
+        self._returns(tracer, returned)
+        self._whole_kernel_checks(tracer, target)
+        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes, self.pe)
+        try:
+            verify_kernel(kernel)
+        except InternalError as e:
+            raise InternalError(f"IR verifier failed on @{self.name}: {e}") from e
+        return TraceResult(kernel, tuple(tracer.diagnostics))
+
+    def _check_chips(self, tracer: Tracer, target: TargetRef) -> None:
+        """SPACE-1: the target runs kernels of this many chips."""
         chips = _target_chips(target)
         if self.chips not in chips:
             tracer.refuse(Violation("SPACE-1", f"@device(chip={self.chips}) is not supported by the target",
@@ -109,39 +130,35 @@ class DeviceKernel:
                                     help="use a chip count the target lists (`npu-opt targets`), or a target "
                                          "with more chips: rngd-2chip, rngd-4chip"),
                           self.location, None)
-        for message, fix in shadowed_escapes(self.fn, getattr(self, "factory_escapes", {})):
-            tracer.refuse(Violation("USAGE", message, help=fix), self.location, None)
-        params = self._parameters(tracer)
-        handles, writable = self._handles(tracer, params[1:])
+
+    def _run_body(self, tracer: Tracer, handles: list[Any]) -> Any:
+        """Call the kernel body on the parameter handles; an exception it raises becomes a
+        refusal at the line that raised it, and the result a poisoned `kernel`."""
         with tracing(tracer):
             try:
-                returned = self.fn(Context(), *handles)
+                return self.fn(Context(), *handles)
             except MappingError as e:
                 loc, notes = _mapping_site(e)
                 tracer.refuse(Violation(e.code, e.detail.splitlines()[0], notes=notes), loc, None)
-                returned = Poisoned("kernel")
             except NpuOptError as e:
                 tracer.refuse(Violation(e.code, exception_text(e)), _raise_site(e), None)
-                returned = Poisoned("kernel")
             except USER_EXITS as e:
                 if isinstance(e, KeyboardInterrupt) and signalled():
                     raise
                 tracer.refuse(Violation("USAGE", f"the kernel raised {exit_text(e)} while being traced",
                                         help="a kernel body returns its result; it may not exit or interrupt "
                                              "the compiler"), _raise_site(e) or self.location, None)
-                returned = Poisoned("kernel")
             except BaseException as e:  # the user's own Python error inside the kernel body
                 if raised_by_us(e):
                     raise  # our bug: the caller reports an ICE
                 tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {exception_text(e)}",
                                         help="fix the Python error; the trace stopped here"),
                               _raise_site(e), None)
-                returned = Poisoned("kernel")
-        if isinstance(returned, Poisoned) and returned._what == "kernel":
-            for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
-                chain.dead = True
-        self._finals(tracer, writable)
-        self._returns(tracer, returned)
+        return Poisoned("kernel")
+
+    def _whole_kernel_checks(self, tracer: Tracer, target: TargetRef) -> None:
+        """The rules read off the finished trace: SPACE-5 (the kernel's PEs), FETCH-11 (fetch
+        sizes, once every adapter is known) and TYPE-8 (streams that never reach a sink)."""
         too_big = pe_violation(tracer.ops, self.pe, target)
         if too_big is not None:
             tracer.refuse(too_big[1], too_big[0].loc, getattr(too_big[0], "STAGE", None), too_big[0])
@@ -153,12 +170,6 @@ class DeviceKernel:
                                         label="started here",
                                         help="end the chain with `.to_trf(...)` or `.commit_trim(...).commit(...)`"),
                               chain.loc, "begin")
-        kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes, self.pe)
-        try:
-            verify_kernel(kernel)
-        except InternalError as e:
-            raise InternalError(f"IR verifier failed on @{self.name}: {e}") from e
-        return TraceResult(kernel, tuple(tracer.diagnostics))
 
     # --- parameters and results ---------------------------------------------------------
 
