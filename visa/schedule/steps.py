@@ -18,13 +18,19 @@ from ir.errors import InternalError
 from tu_ops.bank_runs import BankRun, feed_bank_run, longest_bank_run
 from tu_ops.dma import DmaOp
 from tu_ops.dma_cost import DmaCost, dma_cost
+from tu_ops.lower.vrf import vrf_placement
 from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.vrf import vrf_words
 from visa.cost import record_cost
 from visa.schedule.rates import Rates
 
 __all__ = ["Access", "Record", "Step", "build_steps", "DMA_CONTEXT"]
 
 DMA_CONTEXT = "tdma"
+
+
+Allocs = tuple[dict[int, Any], dict[int, Any], dict[int, tuple[int, int]]]
+"""The DM and TRF allocations and the VRF words of the kernel's tensors, by result id."""
 
 
 @attrs.frozen
@@ -109,10 +115,15 @@ def commit_bank_run(op: Any, target: Any) -> BankRun:
     return longest_bank_run(loops, op.dest)
 
 
-def _program_accesses(program: TuProgram, allocs: tuple[dict, dict], target: Any) -> tuple[Access, ...]:
-    dm, trf = allocs
+def _program_accesses(program: TuProgram, allocs: Allocs, target: Any) -> tuple[Access, ...]:
+    dm, trf, vrf = allocs
     out: list[Access] = []
     for op in program.ops:
+        if op.MNEMONIC == "vrf_load" and op.result.id in vrf:
+            out.append(Access("vrf", *vrf[op.result.id], True, str(op.result)))
+        for ref in getattr(op, "rf", ()) if hasattr(op, "rf_read") else ():  # a pass reading the VRF
+            if ref.id in vrf:
+                out.append(Access("vrf", *vrf[ref.id], False, str(ref)))
         if op.MNEMONIC == "feed_buffer":
             a = dm.get(op.source.tensor.id)
             lo = a.base if a is not None else (op.source_base or 0)
@@ -146,7 +157,7 @@ def _mac_peak(op: Any, rates: Rates, target: Any) -> int:
     return int(rates("tensor_unit", "contraction_lanes")) * per_lane
 
 
-def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rates: Rates, target: Any) -> Step:
+def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, target: Any) -> Step:
     records = tuple(_record(op, rates, target) for op in program.ops)
     context = program.context.name.lower()
     runs = _bank_runs(program, target)
@@ -169,16 +180,30 @@ def _program_step(index: int, program: TuProgram, allocs: tuple[dict, dict], rat
 
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
-    allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
+    allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations},
+              vrf_regions(kernel))
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
-            _new_step(i, s, rates, target) if not isinstance(s, TuProgram) else
+            _new_step(i, s, rates, target, allocs[2]) if not isinstance(s, TuProgram) else
             _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
 
 
-def _new_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
+def _new_step(index: int, op: Any, rates: Rates, target: Any, vrf: dict[int, tuple[int, int]]) -> Step:
     """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
-    counts the cycles its class declares: none)."""
+    counts the cycles its class declares: none); a VRF tensor's words are its allocation's."""
     record = _record(op, rates, target)
+    side = Access("vrf", *vrf[op.result.id], True, str(op.result)) if op.result.id in vrf else \
+        _side(op.result, op.output_type, None, True)
     return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
-                accesses=(_side(op.result, op.output_type, None, True),), claims=(DMA_CONTEXT,))
+                accesses=(side,), claims=(DMA_CONTEXT,))
+
+
+def vrf_regions(kernel: LoweredKernel) -> dict[int, tuple[int, int]]:
+    """[first, end) words of every VRF tensor (by result id) as the allocation places it: the
+    register file is one per slice, shared by the contexts, and the allocation reuses the words
+    of a tensor whose last reader came earlier in the body, so a later load must wait for that
+    reader (WAR) as a reader waits for its load (RAW)."""
+    base = vrf_placement(kernel)
+    makers = {op.result.id: op for s in kernel.steps for op in (s.ops if isinstance(s, TuProgram) else (s,))
+              if op.result is not None and op.result.id in base}
+    return {ref: (lo, lo + (vrf_words(makers[ref]) or 1)) for ref, lo in base.items()}
