@@ -183,17 +183,20 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations},
               vrf_regions(kernel))
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
-            _new_step(i, s, rates, target, allocs[2]) if not isinstance(s, TuProgram) else
+            _new_step(i, s, rates, target, allocs) if not isinstance(s, TuProgram) else
             _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
 
 
-def _new_step(index: int, op: Any, rates: Rates, target: Any, vrf: dict[int, tuple[int, int]]) -> Step:
+def _new_step(index: int, op: Any, rates: Rates, target: Any, allocs: Allocs) -> Step:
     """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
-    counts the cycles its class declares: none); a VRF tensor's words are its allocation's."""
+    counts the cycles its class declares: none) where its allocation placed it."""
     record = _record(op, rates, target)
-    side = Access("vrf", *vrf[op.result.id], True, str(op.result)) if op.result.id in vrf else \
-        _side(op.result, op.output_type, None, True)
+    dm, trf, vrf = allocs
+    ref = op.result.id
+    side = Access("vrf", *vrf[ref], True, str(op.result)) if ref in vrf else \
+        Access("trf", trf[ref].base_row, trf[ref].base_row + trf[ref].rows, True, str(op.result)) if ref in trf else \
+        _side(op.result, op.output_type, dm.get(ref), True)
     return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
                 accesses=(side,), claims=(DMA_CONTEXT,))
 

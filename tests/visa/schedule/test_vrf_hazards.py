@@ -8,6 +8,7 @@ from __future__ import annotations
 from npu_opt import (ClipBinaryOpI32, Context, DmTensor, FxpBinaryOp, HbmTensor, TagMode, axes, device, i32, m)
 
 from backends.npu import compile_kernel
+from tests.npu_opt.test_views_lowered import aligned_write, loaded_and_new
 from visa.schedule import schedule_artifact
 
 axes(A=8, E=64)
@@ -64,3 +65,25 @@ def test_a_load_into_reused_words_waits_for_the_last_reader_of_the_old_tensor():
     assert second_load.start >= first_pass.start + first_pass.step.duration
     assert any(h.kind == "WAR" and h.before == first_pass.step.index and h.after == second_load.step.index
                for h in s.hazards)
+
+
+def test_a_new_tensor_writes_where_its_allocation_placed_it():
+    """`tensor_new` of a DM or TRF tensor writes its own allocation (it wrote a stand-in byte
+    at DM address 0, ordering it after whatever else lived there)."""
+    for kernel in (aligned_write, loaded_and_new):
+        outcome = compile_kernel(kernel)
+        assert outcome.status == "ok", outcome.diagnostics
+        s = schedule_artifact(outcome.artifact)
+        lowered = outcome.artifact.kernel
+        dm = {a.tensor.id: a for a in lowered.dm_allocations}
+        trf = {a.tensor.id: a for a in lowered.trf_allocations}
+        news = _steps(s, "tensor_new")
+        assert news
+        for slot in news:
+            (access,) = slot.step.accesses
+            ref = int(slot.step.label.lstrip("%"))
+            if access.space == "dm":
+                assert (access.lo, access.hi) == (dm[ref].base, dm[ref].base + dm[ref].size)
+            else:
+                assert access.space == "trf" and (access.lo, access.hi) == (trf[ref].base_row,
+                                                                             trf[ref].base_row + trf[ref].rows)
