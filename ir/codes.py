@@ -184,7 +184,7 @@ _ENTRIES: list[CodeInfo] = [
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
     # the Switch Engine (ir.switch.rules, ir.switch.custom)
-    *_rules("SWITCH", 18, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 19)]),
+    *_rules("SWITCH", 19, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 20)]),
     # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),

@@ -1,4 +1,4 @@
-"""The titles of the Switch Engine rules SWITCH-1..18 and the Transpose Engine rules
+"""The titles of the Switch Engine rules SWITCH-1..19 and the Transpose Engine rules
 TRANSPOSE-1..18, kept apart from their checks (`ir.switch.rules`, `ir.switch.transpose`):
 the rule index (`ir.codes`, read by `npu-opt explain`) needs the titles only, and this
 module imports nothing, so listing the codes loads neither numpy nor the mapping parser."""
@@ -24,6 +24,7 @@ SWITCH_RULES: dict[str, str] = {
     "SWITCH-16": "switch axes moved from Slice to Time change their order",
     "SWITCH-17": "switch does not carry the input Time through unchanged",
     "SWITCH-18": "switch input packet is not a multiple of 8 bytes",
+    "SWITCH-19": "inter-transpose run of consecutive flits exceeds the ring's limit",
 }
 
 TRANSPOSE_RULES: dict[str, str] = {
