@@ -1,4 +1,4 @@
-"""Switch rules SWITCH-1..18: refusals, one own case per reference fixture, and accepted switches.
+"""Switch rules SWITCH-1..18 (19: test_inter_transpose_run.py): refusals, one own case per reference fixture, and accepted switches.
 
 `REFERENCE_FIXTURES` maps every switch refusal of the reference (the 27 kernels of
 `furiosa-opt-examples/src/negative/switch_assertions.rs`, by module and function name,
