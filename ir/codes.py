@@ -110,8 +110,8 @@ _ENTRIES: list[CodeInfo] = [
         "commit width not 8/16/24/32 bytes", "commit cannot be placed", "commit does not write every cell once",
         "too many commit entries", "commit loop too long", "commit stride not 8-byte aligned",
         "commit places a digit twice"]),
-    *_rules("TRANSPOSE", 16, "ir/switch/README.md", [TRANSPOSE_RULES[f"TRANSPOSE-{n}"] for n in range(1, 17)],
-            phases={n: "verify" for n in range(6, 12)}),
+    *_rules("TRANSPOSE", 18, "ir/switch/README.md", [TRANSPOSE_RULES[f"TRANSPOSE-{n}"] for n in range(1, 19)],
+            phases={n: "verify" for n in (*range(6, 12), 18)}),
     # the Vector Engine (ir.vector_ops, npu_opt.vector_stages)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("VE-INIT-1", "Vector Engine input is not i32 or f32"),
@@ -184,7 +184,7 @@ _ENTRIES: list[CodeInfo] = [
     CodeInfo("USAGE", "bad invocation or input file", "cli", "docs/reference/cli.md"),
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
     # the Switch Engine (ir.switch.rules, ir.switch.custom)
-    *_rules("SWITCH", 18, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 19)]),
+    *_rules("SWITCH", 19, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 20)]),
     # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),

@@ -56,7 +56,7 @@ class Transpose(Op):
 
 
 def switch_rules(op: Switch) -> Violation | None:
-    """SWITCH-2..18: the ring can route `(Slice, Time)` to `(out_slice, out_time)` under `config`
+    """SWITCH-2..19: the ring can route `(Slice, Time)` to `(out_slice, out_time)` under `config`
     (SWITCH-1, a malformed config value, is refused before the op is built)."""
     t = op.input.type
     return check_switch(t.slice, t.time, op.out_slice, op.out_time, op.config, t.packet, t.dtype)

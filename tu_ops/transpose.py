@@ -1,9 +1,16 @@
-"""`TransposeOp`: the lowered Transpose Engine, carrying the engine's five parameters.
+"""`TransposeOp`: the lowered Transpose Engine, carrying the engine's five parameters and
+its input packing.
 
 Text: `%3 = transpose in=%2 in_rows=8 in_cols=8 out_rows=8 packets_per_col=1
-valid_size_per_packet=8 : <stream> -> <stream>`. The verifier re-checks the parameters
-against the input stream with the traced rules' own checker (`ir.switch.params.
-check_transpose_params`): TRANSPOSE-6 ... TRANSPOSE-11, in that order.
+valid_size_per_packet=8 : <stream> -> <stream>`. A transpose whose 8- or 16-bit packets
+carry 16 valid elements (doubled input packing) adds `fetch_in_width_shift=1` after
+`valid_size_per_packet`; the field is absent for the base packing. The verifier re-checks
+the parameters against the input stream with the traced rules' own checker
+(`ir.switch.params.check_transpose_params`): TRANSPOSE-18, then 6 ... 11.
+
+Its busy cycles on the engine are its input packets, one per cycle whatever the packing:
+a doubled packet brings 16 elements in that cycle, so a tile read with doubled packing
+takes half the cycles of the same tile read 8 elements per packet.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import attrs
 
 from ir.switch.params import TransposeParams, check_transpose_params
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
-from tu_ops.engines import TRANSPOSE, Engine, no_counters, stream_cycles
+from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
 from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["TransposeOp"]
@@ -37,7 +44,6 @@ class TransposeOp(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = TRANSPOSE
-    busy_cycles = stream_cycles
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
@@ -46,11 +52,17 @@ class TransposeOp(TuOp):
     out_rows: int = attr()
     packets_per_col: int = attr()
     valid_size_per_packet: int = attr()
+    fetch_in_width_shift: int | None = attr(None, optional=True)  # 1: doubled input packing
 
     @property
     def params(self) -> TransposeParams:
         return TransposeParams(self.in_rows, self.in_cols, self.out_rows, self.packets_per_col,
-                               self.valid_size_per_packet)
+                               self.valid_size_per_packet, self.fetch_in_width_shift or 0)
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """One input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows
+        per tile; the packing sets how many elements each of those packets brings."""
+        return ceil_div(self.input_type.time.size, rate("tensor_unit", "packets_per_cycle"))
 
     def _problem(self, code: str) -> str | None:
         """The message of rule `code` when the parameters break it (the checker reports the
@@ -62,6 +74,12 @@ class TransposeOp(TuOp):
         if found.code == "TRANSPOSE-1":  # no engine shape for the dtype: no valid width either
             found = attrs.evolve(found, code="TRANSPOSE-6")
         return found.message if found.code == code else None
+
+    @rule("TRANSPOSE-18")
+    def _transpose_18(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.fetch_in_width_shift == 0:
+            return "fetch_in_width_shift=0 is written by its absence (base input packing)"
+        return self._problem("TRANSPOSE-18")
 
     @rule("TRANSPOSE-6")
     def _transpose_6(self, target: Any, ctx: VerifyContext | None) -> str | None:

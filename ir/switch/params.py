@@ -1,7 +1,14 @@
 """The Transpose Engine's parameters and their verifier, kept free of the trace rules so
-the lowered op and the VISA interpreter can use them: the per-dtype engine shape, the five
+the lowered op and the VISA interpreter can use them: the per-dtype engine shape, the
 parameters of a transpose (`TransposeParams`) and `check_transpose_params`, rules
-TRANSPOSE-6 ... TRANSPOSE-11 on parameters stated by a lowered op or an artifact."""
+TRANSPOSE-6 ... TRANSPOSE-11 and TRANSPOSE-18 on parameters stated by a lowered op or an
+artifact.
+
+Input packing: the engine's Unpack stage reads `valid` elements of each 32-byte input
+flit, 8 (16 for 4-bit elements). For 8- and 16-bit elements it can read twice as many,
+16, in the same cycle (furiosa-opt v0.7, "doubled input packing"); the packing is the
+record's `fetch_in_width_shift`: `valid = base << shift`, shift 0 or 1, and 1 only for
+8- and 16-bit elements (`DOUBLED_BITS`)."""
 
 from __future__ import annotations
 
@@ -13,22 +20,29 @@ from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping
 from ir.mapping.ops import split
 
-__all__ = ["EngineShape", "engine_shape", "TransposeParams", "check_transpose_params", "pure_padding"]
+__all__ = ["EngineShape", "engine_shape", "TransposeParams", "check_transpose_params", "pure_padding",
+           "DOUBLED_BITS", "packing_widths"]
+
+DOUBLED_BITS = (8, 16)
+"""Element widths whose packets may use doubled input packing (16 valid elements per flit)."""
 
 
 @attrs.frozen
 class EngineShape:
     """What the element width fixes: flit elements, valid elements read per packet, the
-    largest in_rows and the legal in_cols (the book's parameter table)."""
+    largest in_rows and the legal in_cols (the book's parameter table); `shift` is the
+    input packing (`valid` is the base width shifted left by it)."""
 
     flit: int
     valid: int
     max_rows: int
     cols: tuple[int, ...]
+    shift: int = 0
 
 
 def engine_shape(dtype: DType) -> EngineShape | None:
-    """The engine's shape for a dtype, None when the engine does not take it."""
+    """The engine's shape for a dtype (`valid` the base packing), None when the engine does
+    not take it."""
     bits = dtype.bits
     if bits not in (4, 8, 16, 32) or not dtype.materializable:
         return None
@@ -37,15 +51,26 @@ def engine_shape(dtype: DType) -> EngineShape | None:
     return EngineShape(256 // bits, valid, 64 // bits, cols)
 
 
+def packing_widths(dtype: DType) -> tuple[int, ...]:
+    """The valid elements a packet of `dtype` may carry, base packing first: (8, 16) for 8-
+    and 16-bit elements, (16,) for 4-bit and (8,) for 32-bit ones (() off the engine)."""
+    shape = engine_shape(dtype)
+    if shape is None:
+        return ()
+    return (shape.valid, 2 * shape.valid) if dtype.bits in DOUBLED_BITS else (shape.valid,)
+
+
 @attrs.frozen
 class TransposeParams:
-    """The resolved engine parameters (element counts), the reference's five."""
+    """The resolved engine parameters (element counts), the reference's five, and the input
+    packing: `fetch_in_width_shift` 1 when each packet carries twice the base valid elements."""
 
     in_rows: int
     in_cols: int
     out_rows: int
     packets_per_col: int
     valid_size_per_packet: int
+    fetch_in_width_shift: int = 0
 
 
 def _v(code: str, message: str, help: str | None = None) -> Violation:
@@ -58,15 +83,28 @@ def pure_padding(mp: Mapping) -> bool:
 
 def check_transpose_params(params: TransposeParams, time: Mapping, packet: Mapping,
                            dtype: DType) -> Violation | None:
-    """TRANSPOSE-6..11: parameters stated for an input stream agree with it and with the engine."""
+    """TRANSPOSE-18 and 6..11: parameters stated for an input stream agree with it and with
+    the engine."""
     shape = engine_shape(dtype)
     if shape is None:
         return _v("TRANSPOSE-1", f"the Transpose Engine takes 4-, 8-, 16- or 32-bit elements, not {dtype}")
     p = params
-    if p.valid_size_per_packet != shape.valid:
+    shift = p.fetch_in_width_shift
+    if shift not in (0, 1) or (shift == 1 and dtype.bits not in DOUBLED_BITS):
+        what = (f"fetch_in_width_shift={shift} is not 0 or 1" if shift not in (0, 1) else
+                f"doubled input packing (fetch_in_width_shift=1) is for 8- and 16-bit elements, not {dtype}")
+        return _v("TRANSPOSE-18", what, help=f"fetch_in_width_shift absent (base packing, {shape.valid} "
+                  f"valid elements per packet)")
+    want = shape.valid << shift
+    if p.valid_size_per_packet != want:
+        packing = "doubled" if shift else "base"
         return _v("TRANSPOSE-6", f"valid_size_per_packet is {p.valid_size_per_packet}; {dtype} packets carry "
-                  f"{shape.valid}", help=f"valid_size_per_packet = {shape.valid}")
-    if p.in_cols != p.packets_per_col * p.valid_size_per_packet or p.in_cols not in shape.cols:
+                  f"{want} with {packing} input packing (fetch_in_width_shift={shift})",
+                  help=f"valid_size_per_packet = {want}" + (
+                      "" if shift or dtype.bits not in DOUBLED_BITS else
+                      f", or fetch_in_width_shift=1 with valid_size_per_packet = {2 * shape.valid}"))
+    if (p.in_cols != p.packets_per_col * p.valid_size_per_packet or p.in_cols not in shape.cols
+            or p.packets_per_col < 1):
         return _v("TRANSPOSE-7", f"in_cols {p.in_cols} must be packets_per_col {p.packets_per_col} * valid "
                   f"{p.valid_size_per_packet}, one of {list(shape.cols)}",
                   help=f"in_cols = {p.packets_per_col * p.valid_size_per_packet}")

@@ -1,5 +1,5 @@
-"""The titles of the Switch Engine rules SWITCH-1..18 and the Transpose Engine rules
-TRANSPOSE-1..16, kept apart from their checks (`ir.switch.rules`, `ir.switch.transpose`):
+"""The titles of the Switch Engine rules SWITCH-1..19 and the Transpose Engine rules
+TRANSPOSE-1..18, kept apart from their checks (`ir.switch.rules`, `ir.switch.transpose`):
 the rule index (`ir.codes`, read by `npu-opt explain`) needs the titles only, and this
 module imports nothing, so listing the codes loads neither numpy nor the mapping parser."""
 
@@ -24,6 +24,7 @@ SWITCH_RULES: dict[str, str] = {
     "SWITCH-16": "switch axes moved from Slice to Time change their order",
     "SWITCH-17": "switch does not carry the input Time through unchanged",
     "SWITCH-18": "switch input packet is not a multiple of 8 bytes",
+    "SWITCH-19": "inter-transpose run of consecutive flits exceeds the ring's limit",
 }
 
 TRANSPOSE_RULES: dict[str, str] = {
@@ -43,4 +44,6 @@ TRANSPOSE_RULES: dict[str, str] = {
     "TRANSPOSE-14": "transpose output rows sit at an illegal column stride in Time",
     "TRANSPOSE-15": "transpose output row digits are not adjacent in Time",
     "TRANSPOSE-16": "transpose output rows are copies, not live rows",
+    "TRANSPOSE-17": "transpose doubled input packing on a 4-bit element",
+    "TRANSPOSE-18": "transpose parameters: fetch_in_width_shift not 0 or 1, or doubled on a 4- or 32-bit element",
 }

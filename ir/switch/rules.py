@@ -1,4 +1,4 @@
-"""Switch Engine rules SWITCH-1..18: is `(in_slice, in_time) -> (out_slice, out_time)` under a
+"""Switch Engine rules SWITCH-1..19: is `(in_slice, in_time) -> (out_slice, out_time)` under a
 `SwitchConfig` something the 256-slice ring can do?
 
 Every rule is a function of the input stream's mappings, the requested output mappings
@@ -39,11 +39,15 @@ from ir.switch.config import (
 
 __all__ = [
     "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
-    "infer_switch", "PACKET_ALIGN", "MAX_SLICES",
+    "infer_switch", "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
 ]
 
 PACKET_ALIGN = 8
 MAX_SLICES = 256
+MAX_CONSECUTIVE_FLITS = 16
+"""The most flits an INTER_TRANSPOSE delivers to a slice back to back (furiosa-opt v0.9
+refuses longer runs: its fixtures of 18 fail, its kernels of 16 compile)."""
+FLIT_BITS = 256
 
 RULES = SWITCH_RULES  # the titles, by code (ir/switch/rule_titles.py)
 
@@ -157,6 +161,28 @@ def check_packet_align(packet: Mapping, dtype: DType) -> Violation | None:
     return _v("SWITCH-18", f"the switch moves whole 8-byte words, but the packet `{show(packet)}` "
               f"is {packet.size} x {dtype} = {bits / 8:g} bytes",
               help=f"pad the packet at fetch to {legal} elements, e.g. `{show(packet)} # {legal}`")
+
+
+def check_inter_transpose_run(config: SwitchVariant, packet: Mapping, dtype: DType) -> Violation | None:
+    """SWITCH-19: an INTER_TRANSPOSE hands each slice `time0 * slice1` packets in a row (the
+    `[time0, slice1]` block of its output Time) without a break; that run, counted in
+    32-byte flits, is at most MAX_CONSECUTIVE_FLITS."""
+    if not isinstance(config, InterTranspose):
+        return None
+    flits = max(1, -(-packet.size * dtype.bits // FLIT_BITS))
+    packets = config.time0 * config.slice1
+    if packets * flits <= MAX_CONSECUTIVE_FLITS:
+        return None
+    fits = [t for t in range(config.time0, 0, -1) if t * config.slice1 * flits <= MAX_CONSECUTIVE_FLITS]
+    if fits:
+        fix = (f"a smaller time0 (time0 = {fits[0]} gives {fits[0] * config.slice1 * flits} flits; out_time "
+               f"changes with it), or fewer flits per packet")
+    else:
+        fix = (f"fewer flits per packet: slice1 = {config.slice1} allows at most "
+               f"{MAX_CONSECUTIVE_FLITS // config.slice1} flit(s) per packet; fetch fewer elements per step")
+    return _v("SWITCH-19", f"{config!r} sends each slice time0 * slice1 = {packets} packets of {flits} flit(s) "
+              f"(`{show(packet)}` of {dtype}) back to back: {packets * flits} consecutive flits, more than the "
+              f"ring's {MAX_CONSECUTIVE_FLITS}", help=fix)
 
 
 def _dims(config: SwitchVariant) -> dict[str, int]:
@@ -326,6 +352,8 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         checks.append(lambda: check_custom(in_slice, in_time, out_slice, out_time, config.ring_size))
     else:
         checks.append(lambda: check_named_output(in_slice, in_time, out_slice, out_time, config))
+    if packet is not None and dtype is not None:
+        checks.append(lambda: check_inter_transpose_run(config, packet, dtype))
     for check in checks:
         try:
             found = check()

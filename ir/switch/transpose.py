@@ -1,7 +1,8 @@
-"""Transpose Engine rules TRANSPOSE-1..16 and the engine parameters of a legal transpose.
+"""Transpose Engine rules TRANSPOSE-1..17 and the engine parameters of a legal transpose.
 
 The engine reads `Time = [outer, in_rows, packets_per_col]` steps of one-flit packets
-whose first `valid` elements are live, gathers `packets_per_col` packets into one row of
+whose first `valid` elements are live (the packing: 8 elements, 16 for 4-bit ones; an 8-
+or 16-bit packet with live elements past the 8th is read with doubled packing, 16), gathers `packets_per_col` packets into one row of
 `in_cols = packets_per_col * valid` columns, transposes the `[in_rows x in_cols]` tile,
 keeps the first `out_rows` of its rows (the rest must be padding) and pads each row of
 `in_rows` elements to one flit. So a legal request is
@@ -11,7 +12,7 @@ keeps the first `out_rows` of its rows (the rest must be padding) and pads each 
 
 `check_transpose` finds the parameters (`TransposeParams`) or the rule the request
 breaks; `check_transpose_params` is the verifier of parameters stated elsewhere (a lowered
-op or an artifact), rules TRANSPOSE-6..11.
+op or an artifact), rules TRANSPOSE-6..11 and 18.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import BroadcastFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
-from ir.switch.params import EngineShape, TransposeParams, check_transpose_params, engine_shape, pure_padding
+from ir.switch.params import (
+    EngineShape, TransposeParams, check_transpose_params, engine_shape, packing_widths, pure_padding,
+)
 from ir.switch.rule_titles import TRANSPOSE_RULES
 from ir.switch.rules import show
 from ir.types import StreamType
@@ -50,8 +53,25 @@ def _equiv(a: Mapping, b: Mapping) -> bool:
         return False
 
 
+def _packing(dtype: DType, packet: Mapping, shape: EngineShape) -> Violation | EngineShape:
+    """TRANSPOSE-4/17: the narrowest packing whose valid elements cover the packet's live
+    prefix (the rest pure padding); the shape with that `valid`."""
+    for shift, width in enumerate(packing_widths(dtype)):
+        if pure_padding(split(packet, width)[0]):
+            return attrs.evolve(shape, valid=width, shift=shift)
+    if dtype.bits in (4, 32) and packet.size >= 2 * shape.valid and pure_padding(split(packet, 2 * shape.valid)[0]):
+        return _v("TRANSPOSE-17", f"the packet `{show(packet)}` has live {dtype} elements past the first "
+                  f"{shape.valid}; doubled input packing ({2 * shape.valid} per packet) is for 8- and 16-bit "
+                  f"elements only", help=f"carry {shape.valid} elements per packet: `{show(split(packet, shape.valid)[1])}"
+                  f" # {shape.flit}`, with two packets per transposed row")
+    widest = packing_widths(dtype)[-1]
+    outer, valid = split(packet, widest)
+    return _v("TRANSPOSE-4", f"the engine reads the first {widest} elements of each {dtype} packet; the rest "
+              f"(`{show(outer)}`) must be pure padding", help=f"use a packet like `{show(valid)} # {shape.flit}`")
+
+
 def _frame_checks(dtype: DType, packet: Mapping, out_packet: Mapping) -> Violation | EngineShape:
-    """TRANSPOSE-1..5."""
+    """TRANSPOSE-1..5 and 17; the engine shape with the packing's `valid`."""
     shape = engine_shape(dtype)
     if shape is None:
         return _v("TRANSPOSE-1", f"the Transpose Engine takes 4-, 8-, 16- or 32-bit elements, not {dtype}",
@@ -61,10 +81,9 @@ def _frame_checks(dtype: DType, packet: Mapping, out_packet: Mapping) -> Violati
             return _v(code, f"the transpose {name} `{show(mp)}` has {mp.size} elements; one flit of {dtype} "
                       f"is {shape.flit}", help=f"pad it to one flit: `{show(Pad(mp, shape.flit))}`"
                       if mp.size < shape.flit else f"split it so one flit ({shape.flit} elements) remains")
-    outer, valid = split(packet, shape.valid)
-    if not pure_padding(outer):
-        return _v("TRANSPOSE-4", f"the engine reads the first {shape.valid} elements of each packet; the rest "
-                  f"(`{show(outer)}`) must be pure padding", help=f"use a packet like `{show(valid)} # {shape.flit}`")
+    shape = _packing(dtype, packet, shape)
+    if isinstance(shape, Violation):
+        return shape
     outer, rows = split(out_packet, shape.max_rows)
     if not pure_padding(outer):
         return _v("TRANSPOSE-5", f"a transposed row holds at most {shape.max_rows} {dtype} elements; out_packet "
@@ -92,7 +111,7 @@ def _placement(time: Mapping, valid: Mapping, out_time: Mapping, rows: Mapping, 
     kept = cols if out_rows == cols.size else Resize(cols, out_rows)
     if np.any(dropped == LIVE) or not _equiv(out_time, Pair(outer, kept)):
         return 2, None
-    return 3, TransposeParams(r, k * shape.valid, out_rows, k, shape.valid)
+    return 3, TransposeParams(r, k * shape.valid, out_rows, k, shape.valid, shape.shift)
 
 
 def check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping,
@@ -115,7 +134,7 @@ def _check_transpose(time: Mapping, packet: Mapping, out_time: Mapping, out_pack
         return _v("TRANSPOSE-16", f"the rows of out_packet (`{show(rows)}`) hold a broadcast; every row comes "
                   f"from its own input time step", help=_legal_help(time, valid, shape))
     best = 0
-    for k in (c // shape.valid for c in shape.cols):
+    for k in (c // shape.valid for c in shape.cols if c >= shape.valid):
         for r in range(shape.max_rows, 0, -1):
             reached, params = _placement(time, valid, out_time, rows, shape, k, r)
             if params is not None:

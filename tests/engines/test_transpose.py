@@ -218,7 +218,7 @@ def refused(ctx: Context, x: HbmTensor[{dtype}, Chip, m("{element}")]) -> HbmTen
 
 REFUSED = {
     "TRANSPOSE-3": _refused("R=8, K=8", 'm("R"), m("K # 32")', 'm("K"), m("R # 64")'),
-    "TRANSPOSE-4": _refused("R=8, K=16", 'm("R"), m("K # 32")', 'm("K"), m("R # 32")'),
+    "TRANSPOSE-4": _refused("R=8, K=24", 'm("R"), m("K # 32")', 'm("K"), m("R # 32")'),
     "TRANSPOSE-5": _refused("R=16, K=8", 'm("R"), m("K # 32")', 'm("K"), m("R # 32")', fetch='m("R"), m("K")'),
     "TRANSPOSE-12": _refused("R=8, K=8", 'm("R"), m("K # 32")', 'm("K = 6"), m("R # 32")'),
     "TRANSPOSE-13": _refused("R=8, K=8, Q=8", 'm("R"), m("K # 32")', 'm("K"), m("Q # 32")'),
@@ -227,6 +227,7 @@ REFUSED = {
     "TRANSPOSE-15": _refused("R=8, K=8, G=4", 'm("R / 4, G, R % 4"), m("K # 32")', 'm("G, K"), m("R # 32")',
                              element="R, G, K", fetch='m("R / 4, G, R % 4"), m("K")'),
     "TRANSPOSE-16": _refused("R=8, K=8", 'm("R"), m("K # 32")', 'm("K"), m("8 # 32")'),
+    "TRANSPOSE-17": _refused("R=16, K=32", 'm("R"), m("K # 64")', 'm("K"), m("R # 64")', dtype="i4"),
     "TYPE-2": _refused("R=8, K=8", 'm("R"), m("K # 32")', 'm("K"), m("R # 32")', adapter=".fetch_zero_point_sub(i9, 1)"),
     "TYPE-6": _refused("R=8, K=8", 'm("R"), m("K # 32")', '"K", m("R # 32")'),
 }

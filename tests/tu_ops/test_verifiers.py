@@ -23,7 +23,7 @@ from tu_ops import (
     TuOp, VerifyContext, Width, dest_element_types, rngd,
 )
 from tests.tu_ops.builders import big_trf_load, cast_program, cstream, gemm, mp, stream, widen_program
-from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, TRANSPOSE_BAD
+from tests.tu_ops.transpose_cases import GOOD as GOOD_TRANSPOSE, GOOD_DOUBLED as GOOD_DOUBLED_TRANSPOSE, TRANSPOSE_BAD
 from tests.tu_ops.switch_cases import SWITCH_BAD
 
 TARGET = rngd()
@@ -223,6 +223,7 @@ def test_small_programs_verify():
             op.verify(TARGET)
     big_trf_load().verify(TARGET)
     GOOD_TRANSPOSE.verify(TARGET)
+    GOOD_DOUBLED_TRANSPOSE.verify(TARGET)
 
 
 def test_example_4_pinned_fields():

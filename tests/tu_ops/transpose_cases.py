@@ -1,5 +1,6 @@
-"""Bad TransposeOps, one per verifier rule TRANSPOSE-6..11, around a legal op: a bf16 stream
-of Time (A=4, B=2) and 8 live columns, transposed into (A, K) x rows B (two rows)."""
+"""Bad TransposeOps, one per verifier rule TRANSPOSE-6..11 and 18, around a legal op: a bf16
+stream of Time (A=4, B=2) and 8 live columns, transposed into (A, K) x rows B (two rows);
+`GOOD_DOUBLED` reads 16 live columns per packet (doubled input packing)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ir.mapping import m
 from ir.types import StreamType
 from tu_ops import Ref, TransposeOp
 
-_AXES = {"A": 4, "B": 2, "K": 8}
+_AXES = {"A": 4, "B": 2, "K": 8, "J": 16}
 _SPACE = (m("1"), m("1 # 2"), m("1 # 256"))
 
 
@@ -23,6 +24,11 @@ def _stream(time: str, packet: str) -> StreamType:
 GOOD = TransposeOp(result=Ref(3), input=Ref(2), in_rows=2, in_cols=8, out_rows=8, packets_per_col=1,
                    valid_size_per_packet=8, input_type=_stream("A, B", "K # 16"),
                    output_type=_stream("A, K", "B # 16"))
+
+
+GOOD_DOUBLED = TransposeOp(result=Ref(3), input=Ref(2), in_rows=2, in_cols=16, out_rows=16, packets_per_col=1,
+                           valid_size_per_packet=16, fetch_in_width_shift=1, input_type=_stream("A, B", "J"),
+                           output_type=_stream("A, J", "B # 16"))
 
 
 def _bad(**changes) -> Callable:
@@ -38,4 +44,11 @@ TRANSPOSE_BAD: dict[str, Callable] = {
     "TRANSPOSE-10": _bad(packets_per_col=2, in_cols=16, input_type=_stream("1 # 3", "K # 16")),
     "TRANSPOSE-11": _bad(in_rows=3),
     "TRANSPOSE-11:out-time": _bad(output_type=_stream("A, 1 # 4", "B # 16")),
+    "TRANSPOSE-6:doubled-unmarked": lambda: (attrs.evolve(GOOD_DOUBLED, fetch_in_width_shift=None), None),
+    "TRANSPOSE-6:marked-base": _bad(fetch_in_width_shift=1),
+    "TRANSPOSE-18": lambda: (attrs.evolve(GOOD_DOUBLED, fetch_in_width_shift=2), None),
+    "TRANSPOSE-18:explicit-zero": _bad(fetch_in_width_shift=0),
+    "TRANSPOSE-18:f32": lambda: (attrs.evolve(GOOD_DOUBLED, input_type=attrs.evolve(
+        GOOD_DOUBLED.input_type, dtype=DType.F32, packet=m("K", axes=_AXES)), output_type=attrs.evolve(
+        GOOD_DOUBLED.output_type, dtype=DType.F32, packet=m("B # 8", axes=_AXES))), None),
 }

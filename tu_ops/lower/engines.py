@@ -1,5 +1,6 @@
 """The data-movement engines lowered: `transpose` becomes a TransposeOp carrying the
-parameters the traced rules found (`ir.engine_ops.Transpose.params`)."""
+parameters the traced rules found (`ir.engine_ops.Transpose.params`), with
+`fetch_in_width_shift=1` when they chose doubled input packing."""
 
 from __future__ import annotations
 
@@ -17,5 +18,6 @@ def lower_transpose(op: Transpose, site: Site) -> TransposeOp:
     p = op.params()
     return TransposeOp(result=Ref(site.result), input=Ref(site.src), in_rows=p.in_rows, in_cols=p.in_cols,
                        out_rows=p.out_rows, packets_per_col=p.packets_per_col,
-                       valid_size_per_packet=p.valid_size_per_packet, input_type=op.input.type,
+                       valid_size_per_packet=p.valid_size_per_packet,
+                       fetch_in_width_shift=p.fetch_in_width_shift or None, input_type=op.input.type,
                        output_type=op.result.type, loc=op.loc)

@@ -1,5 +1,7 @@
 """The data-movement engine records: `transpose` runs `ir.switch.semantics` on the
-stream's live slices, with the engine parameters the record states."""
+stream's live slices, with the engine parameters the record states; its Unpack width is
+the dtype's base packing shifted by the record's `fetch_in_width_shift` (doubled packing
+reads 16 elements of each 8- or 16-bit packet)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ir.switch.params import engine_shape
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
 from visa.interp.memory import Memory
@@ -24,6 +27,11 @@ def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     check(op.in_cols == op.packets_per_col * op.valid_size_per_packet and op.in_rows <= cells
           and op.valid_size_per_packet <= cells and op.out_rows <= op.in_cols,
           "the transpose parameters do not fit the stream's packet", op)
+    shape = engine_shape(op.input_type.dtype)
+    shift = op.fetch_in_width_shift or 0
+    check(shape is not None and shift in (0, 1) and op.valid_size_per_packet == shape.valid << shift,
+          f"the engine unpacks {'?' if shape is None else shape.valid << shift} elements per packet "
+          f"(fetch_in_width_shift={shift}); the record states valid_size_per_packet={op.valid_size_per_packet}", op)
     out = transpose_data(stream, op.params, steps // tile * op.out_rows)
     out_t = op.output_type
     check(out.shape[1:] == (out_t.time.size, out_t.packet.size), f"the record produces {out.shape[1:]} steps x "

@@ -1,4 +1,4 @@
-"""Switch rules SWITCH-1..18: refusals, one own case per reference fixture, and accepted switches.
+"""Switch rules SWITCH-1..18 (19: test_inter_transpose_run.py): refusals, one own case per reference fixture, and accepted switches.
 
 `REFERENCE_FIXTURES` maps every switch refusal of the reference (the 27 kernels of
 `furiosa-opt-examples/src/negative/switch_assertions.rs`, by module and function name,
@@ -171,7 +171,8 @@ def test_every_reference_fixture_has_a_refused_case() -> None:
 
 
 def test_every_switch_rule_has_a_refused_case() -> None:
-    raised = {case[5] for case in REFUSED.values()} | {"SWITCH-1", "SWITCH-18"}
+    # SWITCH-19 (the inter-transpose run): tests/ir/switch/test_inter_transpose_run.py
+    raised = {case[5] for case in REFUSED.values()} | {"SWITCH-1", "SWITCH-18", "SWITCH-19"}
     assert raised == set(RULES)
 
 

@@ -1,4 +1,5 @@
-"""Transpose rules TRANSPOSE-1..16 and the engine parameters of accepted transposes."""
+"""Transpose rules TRANSPOSE-1..18 and the engine parameters of accepted transposes (doubled
+input packing: tests/ir/switch/test_transpose_packing.py)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ REFUSED = {
     "input_packet_half_flit": (I8, "R", "K # 16", "K", "R # 32", "TRANSPOSE-2"),
     "output_packet_two_flits": (BF16, "G", "K # 16", "K", "G # 32", "TRANSPOSE-3"),
     "input_packet_live_beyond_valid": (I8, "R", "S", "S", "R # 32", "TRANSPOSE-4"),
+    "i4_packet_asks_doubled_packing": (I4, "J", "S # 64", "S", "J # 64", "TRANSPOSE-17"),
     "output_rows_beyond_limit": (BF16, "R", "K # 16", "K", "R # 16", "TRANSPOSE-5"),
     "rows_are_a_broadcast": (I8, "R", "K # 32", "K", "4 # 32", "TRANSPOSE-16"),
     "out_time_swapped": (I8, "G, R", "K # 32", "K, G", "R # 32", "TRANSPOSE-12"),
@@ -75,6 +77,7 @@ PARAMS_REFUSED = {
     "TRANSPOSE-8": TransposeParams(8, 8, 16, 1, 8),
     "TRANSPOSE-10": TransposeParams(1, 32, 32, 4, 8),
     "TRANSPOSE-11": TransposeParams(3, 8, 8, 1, 8),
+    "TRANSPOSE-18": TransposeParams(2, 32, 32, 1, 32, 2),
 }
 
 
