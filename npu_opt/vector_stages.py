@@ -8,7 +8,8 @@ stage needs (the float ops 4-way, between `vector_narrow_trim` and `vector_widen
 the rest, `vector_final` included, 8-way) and the stream holds the scalar the op needs
 (`vector_fxp` on i32 only, `vector_fxp_to_fp` on i32, the float path and
 `vector_fp_to_fxp` on f32, `vector_clip` on both). Calling another is TYPE-1. Every op of one pass claims its
-ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*).
+ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*). `declare_class` says what
+each class offers; `npu_opt.gen_stage_classes` writes the classes out (`npu_opt/vector_stage_classes.py`).
 """
 
 from __future__ import annotations
