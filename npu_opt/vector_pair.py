@@ -193,10 +193,12 @@ def _binary_methods(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str)
 
 _LOGICS = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)
 _CLIPS = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
-_logic, _logic_with_mode = _binary_methods("vector_logic", plogic.PairLogic, S.LOGIC, _LOGICS, "Logic cluster (bit patterns)")
+_logic, _logic_with_mode = _binary_methods("vector_logic", plogic.PairLogic, S.LOGIC, _LOGICS,
+                                           "Logic cluster (bit patterns)")
 _fxp, _fxp_with_mode = _binary_methods("vector_fxp", pops.PairFxp, S.FXP, E.FxpBinaryOp, "Fxp cluster")
 _clip, _clip_with_mode = _binary_methods("vector_clip", pops.PairClip, S.CLIP, _CLIPS, "Clip cluster")
-_fp_binary, _fp_binary_with_mode = _binary_methods("vector_fp_binary", pops.PairFpBinary, S.FP, E.FpBinaryOp, "Float cluster (4-way f32)")
+_fp_binary, _fp_binary_with_mode = _binary_methods("vector_fp_binary", pops.PairFpBinary, S.FP, E.FpBinaryOp,
+                                                   "Float cluster (4-way f32)")
 
 
 @stage_method("vector_fp_unary")
@@ -273,10 +275,14 @@ def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> 
     return stage_method(name)(plain), stage_method(f"{name}_with_mode")(with_mode)
 
 
-_logic_zip, _logic_zip_with_mode = _zip_method("vector_logic_zip", plogic.ZipLogic, S.LOGIC, _LOGICS, "Merge the groups on the Logic cluster")
-_fxp_zip, _fxp_zip_with_mode = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp, "Merge the groups on the Fxp cluster")
-_clip_zip, _clip_zip_with_mode = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS, "Merge the groups on the Clip cluster")
-_fp_zip, _fp_zip_with_mode = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp, "Merge the groups on the float cluster")
+_logic_zip, _logic_zip_with_mode = _zip_method("vector_logic_zip", plogic.ZipLogic, S.LOGIC, _LOGICS,
+                                               "Merge the groups on the Logic cluster")
+_fxp_zip, _fxp_zip_with_mode = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp,
+                                           "Merge the groups on the Fxp cluster")
+_clip_zip, _clip_zip_with_mode = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS,
+                                             "Merge the groups on the Clip cluster")
+_fp_zip, _fp_zip_with_mode = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp,
+                                         "Merge the groups on the float cluster")
 
 # method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
 # are its units' (`ir.vector.units.dsl_method`)
