@@ -66,8 +66,9 @@ def fetch_slice_lift(self: StreamStage, loc: Location, out_slice: Any, out_time:
     return _lift(self, loc, LiftDim.SLICE, out_slice, out_time, FetchSliceLiftStream)
 
 
-class FetchSliceLiftStream(StreamStage):
-    """After `fetch_slice_lift`: the Fetch Adapter stages, `switch` or `collect`."""
+class _LiftedStream(StreamStage):
+    """What every lifted stream offers (each class inherits it): the Fetch Adapter stages,
+    `switch` or `collect`."""
 
     fetch_mask = _st.fetch_mask
     fetch_table_lookup = _st._fetch_table_lookup
@@ -77,26 +78,18 @@ class FetchSliceLiftStream(StreamStage):
     collect = _st._collect
 
 
-class FetchClusterLiftStream(StreamStage):
+class FetchSliceLiftStream(_LiftedStream):
+    """After `fetch_slice_lift`: the Fetch Adapter stages, `switch` or `collect`."""
+
+
+class FetchClusterLiftStream(_LiftedStream):
     """After `fetch_cluster_lift`: the slice lift, or what follows it."""
 
     fetch_slice_lift = fetch_slice_lift
-    fetch_mask = _st.fetch_mask
-    fetch_table_lookup = _st._fetch_table_lookup
-    fetch_cast = _st._fetch_cast
-    fetch_zero_point_sub = _st._fetch_zero_point_sub
-    switch = _st._switch
-    collect = _st._collect
 
 
-class FetchChipLiftStream(StreamStage):
+class FetchChipLiftStream(_LiftedStream):
     """After `fetch_chip_lift`: the cluster and slice lifts, or what follows them."""
 
     fetch_cluster_lift = fetch_cluster_lift
     fetch_slice_lift = fetch_slice_lift
-    fetch_mask = _st.fetch_mask
-    fetch_table_lookup = _st._fetch_table_lookup
-    fetch_cast = _st._fetch_cast
-    fetch_zero_point_sub = _st._fetch_zero_point_sub
-    switch = _st._switch
-    collect = _st._collect

@@ -5,6 +5,9 @@ second call on a consumed stream (TYPE-7), turns a bad call signature into TYPE-
 hands the bound arguments to the implementation. Calling a stage method the object does
 not offer is TYPE-1: recorded, and answered with a `Poisoned` object whose every method
 returns itself, so tracing goes on.
+
+A class offers the stage methods it defines or inherits (`OFFERS`), less those it
+`withdrawn`s: a withdrawn method stays callable only to give its own coded refusal.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from ir.ops import Value
 from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing
 
-__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error", "refuse_dead"]
+__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error", "refuse_dead", "withdrawn",
+           "conform", "adopt"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
 # stream stages add theirs as their classes are made; these four belong to tensors and contexts.
@@ -53,8 +57,7 @@ class StreamStage:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.OFFERS = frozenset(m.stage_name for m in vars(cls).values() if hasattr(m, "stage_name"))
-        STAGE_METHODS.update(cls.OFFERS)
+        _derive_offers(cls)
 
     def __init__(self, value: Value, chain: TracedStream) -> None:
         self.value = value
@@ -74,6 +77,62 @@ class StreamStage:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.value}: {self.value.type}>"
+
+
+def _stage_methods(cls: type) -> dict[str, Any]:
+    """attribute -> the stage method it resolves to, over the class and its bases."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        found.update({k: v for k, v in vars(klass).items() if hasattr(v, "stage_name")})
+    return found
+
+
+def _derive_offers(cls: type[StreamStage]) -> None:
+    methods = _stage_methods(cls).values()
+    cls.OFFERS = frozenset(m.stage_name for m in methods if not getattr(m, "withdrawn", False))
+    STAGE_METHODS.update(m.stage_name for m in methods)
+
+
+def withdrawn(name: str, why: Callable[[Any], Violation]) -> Callable[..., Any]:
+    """A stage method `name` that a class declares it does not offer, and why: `OFFERS` (the
+    list a TYPE-1 note gives) leaves it out, and a call is refused with `why(stage)`, a coded
+    violation, instead of TYPE-1. Set it as the class attribute `name`; it also withdraws a
+    method of that name a base class offers."""
+
+    def refuse(self: StreamStage, loc: Location, *args: Any, **kwargs: Any) -> Poisoned:
+        return refuse_dead(self, loc, name, why(self))
+
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = f"Not offered here: a call is refused with the reason `{why.__name__}` gives."
+    method = stage_method(name)(refuse)
+    method.withdrawn = True  # type: ignore[attr-defined]
+    return method
+
+
+def conform(cls: type[StreamStage], doc: str, methods: dict[str, Any]) -> None:
+    """Hold a written-out stage class to its declaration: its own stage methods become exactly
+    `methods` (a unit declared after the class was generated is added), its docstring `doc`,
+    and `OFFERS` is derived again."""
+    for attr, value in list(vars(cls).items()):
+        if hasattr(value, "stage_name") and methods.get(attr) is not value:
+            delattr(cls, attr)
+    for attr, fn in methods.items():
+        if vars(cls).get(attr) is not fn:
+            setattr(cls, attr, fn)
+    cls.__doc__ = doc
+    _derive_offers(cls)
+
+
+def adopt(table: dict[Any, type], classes: dict[Any, type], declare: Callable[..., Any]) -> None:
+    """Enter written-out stage classes (a generated module's) into `table`, each held to its
+    declaration: `declare(*key)` gives the class's (name, docstring, methods)."""
+    for key, cls in classes.items():
+        name, doc, methods = declare(*key)
+        if cls.__name__ != name:
+            raise TypeError(f"{cls.__module__}.{cls.__name__} is declared as {name}: the module is stale, "
+                            "regenerate it with `python -m npu_opt.gen_stage_classes`")
+        conform(cls, doc, methods)
+        table[key] = cls
 
 
 def _offered_text(stage: StreamStage) -> str:

@@ -26,7 +26,7 @@ from ir.vector_inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_reduce import mapping_args
 
-__all__ = ["inter_slice_reduce", "after_inter_class"]
+__all__ = ["inter_slice_reduce", "after_inter_class", "AFTER_INTER_CLASSES"]
 
 _OPS = (E.InterSliceReduceOpI32, E.InterSliceReduceOpF32)
 
@@ -50,25 +50,24 @@ def inter_slice_reduce(self: Any, loc: Location, out_slice: Any, out_time: Any, 
                  out_time=out_time, op=op)
 
 
-def _make(scalar: str, inter_first: bool) -> type:
-    from npu_opt.vector_stages import VectorStream, _final, _tag
+def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[str, Any]]:
+    """The stage object after the inter-slice reduce, as (class name, docstring, methods):
+    `vector_final`, and in the InterFirst order the intra-slice chain's `vector_intra_slice_tag`.
+    `npu_opt.gen_stage_classes` writes these classes out."""
+    from npu_opt.vector_stages import _final, _tag
 
     body: dict[str, Any] = {"vector_final": _final}
     if inter_first:
         body["vector_intra_slice_tag"] = _tag
     order = "InterFirst" if inter_first else "IntraFirst"
-    body["__doc__"] = (f"After the inter-slice reduce ({order}) with an {scalar} stream: offers "
-                       f"{', '.join(sorted(body))}.")
-    return type(f"VectorInterSliceReduce{order}{scalar.upper()}Stream", (VectorStream,), body)
+    doc = f"After the inter-slice reduce ({order}) with an {scalar} stream: offers {', '.join(sorted(body))}."
+    return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body
 
 
-_CLASSES: dict[tuple[str, bool], type] = {}
+# (scalar, inter_first) -> its class; npu_opt.vector_inter_classes (generated from `declare_after_class`) fills it
+AFTER_INTER_CLASSES: dict[tuple[str, bool], type] = {}
 
 
 def after_inter_class(scalar: str, inter_first: bool) -> type:
     """The stage object after the inter-slice reduce, by scalar and order."""
-    key = (scalar, inter_first)
-    found = _CLASSES.get(key)
-    if found is None:  # two threads tracing at once keep the same class (setdefault is atomic)
-        found = _CLASSES.setdefault(key, _make(scalar, inter_first))
-    return found
+    return AFTER_INTER_CLASSES[(scalar, inter_first)]

@@ -39,12 +39,12 @@ from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, withdrawn
 from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_branch import Branched
 from npu_opt.vector_chain_methods import vrf_unread
-from npu_opt.vector_reduce import pair_reduce_refused
+from npu_opt.vector_reduce import pair_reduce_violation
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
 
@@ -59,8 +59,16 @@ class PairPass:
     alus: AluBudget = attrs.field(factory=AluBudget)
 
 
+def _reduce_in_pair_mode(stage: StreamStage) -> Violation:
+    """The reducer takes no group condition (PAIR-REDUCE-1)."""
+    return pair_reduce_violation(zipped=False)
+
+
 class PairStream(StreamStage):
-    """Base of the pair stage objects."""
+    """Base of the pair stage objects. None offers `vector_intra_slice_reduce`: it stays to
+    say why not (PAIR-REDUCE-1)."""
+
+    vector_intra_slice_reduce = withdrawn("vector_intra_slice_reduce", _reduce_in_pair_mode)
 
     def __init__(self, value: Any, chain: Any, ve: PairPass | None = None) -> None:
         super().__init__(value, chain)
@@ -185,10 +193,12 @@ def _binary_methods(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str)
 
 _LOGICS = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)
 _CLIPS = (E.ClipBinaryOpI32, E.ClipBinaryOpF32)
-_LOGIC = _binary_methods("vector_logic", plogic.PairLogic, S.LOGIC, _LOGICS, "Logic cluster (bit patterns)")
-_FXP = _binary_methods("vector_fxp", pops.PairFxp, S.FXP, E.FxpBinaryOp, "Fxp cluster")
-_CLIP = _binary_methods("vector_clip", pops.PairClip, S.CLIP, _CLIPS, "Clip cluster")
-_FP_BINARY = _binary_methods("vector_fp_binary", pops.PairFpBinary, S.FP, E.FpBinaryOp, "Float cluster (4-way f32)")
+_logic, _logic_with_mode = _binary_methods("vector_logic", plogic.PairLogic, S.LOGIC, _LOGICS,
+                                           "Logic cluster (bit patterns)")
+_fxp, _fxp_with_mode = _binary_methods("vector_fxp", pops.PairFxp, S.FXP, E.FxpBinaryOp, "Fxp cluster")
+_clip, _clip_with_mode = _binary_methods("vector_clip", pops.PairClip, S.CLIP, _CLIPS, "Clip cluster")
+_fp_binary, _fp_binary_with_mode = _binary_methods("vector_fp_binary", pops.PairFpBinary, S.FP, E.FpBinaryOp,
+                                                   "Float cluster (4-way f32)")
 
 
 @stage_method("vector_fp_unary")
@@ -265,37 +275,41 @@ def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> 
     return stage_method(name)(plain), stage_method(f"{name}_with_mode")(with_mode)
 
 
-_LOGIC_ZIP = _zip_method("vector_logic_zip", plogic.ZipLogic, S.LOGIC, _LOGICS, "Merge the groups on the Logic cluster")
-_FXP_ZIP = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp, "Merge the groups on the Fxp cluster")
-_CLIP_ZIP = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS, "Merge the groups on the Clip cluster")
-_FP_ZIP = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp, "Merge the groups on the float cluster")
+_logic_zip, _logic_zip_with_mode = _zip_method("vector_logic_zip", plogic.ZipLogic, S.LOGIC, _LOGICS,
+                                               "Merge the groups on the Logic cluster")
+_fxp_zip, _fxp_zip_with_mode = _zip_method("vector_fxp_zip", pops.ZipFxp, S.FXP, E.FxpBinaryOp,
+                                           "Merge the groups on the Fxp cluster")
+_clip_zip, _clip_zip_with_mode = _zip_method("vector_clip_zip", pops.ZipClip, S.CLIP, _CLIPS,
+                                             "Merge the groups on the Clip cluster")
+_fp_zip, _fp_zip_with_mode = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp,
+                                         "Merge the groups on the float cluster")
 
 # method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
 # are its units' (`ir.vector.units.dsl_method`)
 _BODIES: dict[str, Any] = {
-    "vector_logic": _LOGIC[0],
-    "vector_logic_with_mode": _LOGIC[1],
-    "vector_logic_zip": _LOGIC_ZIP[0],
-    "vector_logic_zip_with_mode": _LOGIC_ZIP[1],
-    "vector_fxp": _FXP[0],
-    "vector_fxp_with_mode": _FXP[1],
-    "vector_fxp_zip": _FXP_ZIP[0],
-    "vector_fxp_zip_with_mode": _FXP_ZIP[1],
+    "vector_logic": _logic,
+    "vector_logic_with_mode": _logic_with_mode,
+    "vector_logic_zip": _logic_zip,
+    "vector_logic_zip_with_mode": _logic_zip_with_mode,
+    "vector_fxp": _fxp,
+    "vector_fxp_with_mode": _fxp_with_mode,
+    "vector_fxp_zip": _fxp_zip,
+    "vector_fxp_zip_with_mode": _fxp_zip_with_mode,
     "vector_fxp_to_fp": _fxp_to_fp,
     "vector_narrow_split": _narrow_split,
     "vector_fp_unary": _fp_unary,
-    "vector_fp_binary": _FP_BINARY[0],
-    "vector_fp_binary_with_mode": _FP_BINARY[1],
+    "vector_fp_binary": _fp_binary,
+    "vector_fp_binary_with_mode": _fp_binary_with_mode,
     "vector_fp_ternary": pair_ternary.fp_ternary,
     "vector_fp_ternary_with_mode": pair_ternary.fp_ternary_mode,
-    "vector_fp_zip": _FP_ZIP[0],
-    "vector_fp_zip_with_mode": _FP_ZIP[1],
+    "vector_fp_zip": _fp_zip,
+    "vector_fp_zip_with_mode": _fp_zip_with_mode,
     "vector_widen_concat": _widen_concat,
     "vector_fp_to_fxp": _fp_to_fxp,
-    "vector_clip": _CLIP[0],
-    "vector_clip_with_mode": _CLIP[1],
-    "vector_clip_zip": _CLIP_ZIP[0],
-    "vector_clip_zip_with_mode": _CLIP_ZIP[1],
+    "vector_clip": _clip,
+    "vector_clip_with_mode": _clip_with_mode,
+    "vector_clip_zip": _clip_zip,
+    "vector_clip_zip_with_mode": _clip_zip_with_mode,
 }
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
@@ -312,30 +326,26 @@ def _reinterpret(self: PairStream, loc: Location, d2: Any) -> Any:
     return _pair_step(self, loc, plogic.PairReinterpret, self.ve.stage, scalar_to=to)
 
 
-@stage_method("vector_intra_slice_reduce")
-def _no_reduce(self: PairStream, loc: Location, *args: Any, **kwargs: Any) -> Any:
-    """Not available in pair mode: the reducer takes no group condition (PAIR-REDUCE-1)."""
-    return pair_reduce_refused(self, loc, zipped=False)
+# the stages a pair may be at, each with a class per scalar
+PAIR_STAGES = (S.TAG, S.LOGIC, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
 
 
-def _make_class(stage: VeStage, scalar: str) -> type:
+def declare_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]]:
+    """The pair at `stage` with `scalar` streams, as (class name, docstring, methods): a method
+    of `_METHODS` is offered when it takes the scalar, the pair runs at the way it needs and its
+    stage may follow; `vector_reinterpret` everywhere. `npu_opt.gen_stage_classes` writes these
+    classes out."""
     def offered(dst: VeStage, way: Way) -> bool:
         return way == stage_way(stage) and can_transition(stage, dst)
 
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items() if scalar in scalars and offered(dst, way)}
     body["vector_reinterpret"] = _reinterpret  # holds the stage and the way
-    body["__doc__"] = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
-    body["vector_intra_slice_reduce"] = _no_reduce  # present only to say why not (PAIR-REDUCE-1)
-    cls = type(f"Pair{stage.rust_name}{scalar.upper()}Stream", (PairStream,), body)
-    cls.OFFERS = cls.OFFERS - {"vector_intra_slice_reduce"}  # not listed in a TYPE-1 note as offered
-    return cls
+    doc = f"A pair at the {stage.rust_name} stage, {scalar}: offers {', '.join(sorted(body))}."
+    return f"Pair{stage.rust_name}{scalar.upper()}Stream", doc, body
 
 
-PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
-    (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.LOGIC, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP)
-    for scalar in ("i32", "f32")
-}
+# (stage, scalar) -> its class; npu_opt.vector_pair_classes (generated from `declare_class`) fills it
+PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {}
 
 
 def _tile_time(time: Mapping, axis: Mapping) -> Mapping:
@@ -372,3 +382,7 @@ def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, split_
     op = _emit(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())
+
+
+# the written-out pair classes fill PAIR_STAGE_CLASSES (a cycle: their bodies are this module's)
+from npu_opt import vector_pair_classes  # noqa: E402,F401

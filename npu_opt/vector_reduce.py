@@ -23,7 +23,7 @@ from ir.vector.stages import VeStage
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
 
-__all__ = ["intra_slice_reduce", "mapping_args", "pair_reduce_refused"]
+__all__ = ["intra_slice_reduce", "mapping_args", "pair_reduce_refused", "pair_reduce_violation"]
 
 _OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
 
@@ -43,16 +43,21 @@ def mapping_args(stage: Any, loc: Location, name: str, **named: Any) -> Poisoned
     return None
 
 
-def pair_reduce_refused(stage: Any, loc: Location, zipped: bool) -> Poisoned:
-    """PAIR-REDUCE-1 at a reduce in a pair pass: on a pair (`zipped` False) or on the stream its
+def pair_reduce_violation(zipped: bool) -> Violation:
+    """PAIR-REDUCE-1, a reduce in a pair pass: on a pair (`zipped` False) or on the stream its
     zip merged (True)."""
     where = "the stream a zip merged" if zipped else "a pair"
-    return refuse_dead(stage, loc, "vector_intra_slice_reduce", Violation(
+    return Violation(
         "PAIR-REDUCE-1", f"`vector_intra_slice_reduce` is not available in pair mode (on {where})",
         label="this pass went through `vector_intra_slice_unzip`",
         help="the reducer takes no group condition, so it cannot fold only the group a zip wrote: "
              "end the pair pass (`.vector_final().commit_trim(...).commit()`) and reduce the committed "
-             "tensor in a pass of its own (`begin` ... `vector_init()` ... `vector_intra_slice_reduce`)"))
+             "tensor in a pass of its own (`begin` ... `vector_init()` ... `vector_intra_slice_reduce`)")
+
+
+def pair_reduce_refused(stage: Any, loc: Location, zipped: bool) -> Poisoned:
+    """PAIR-REDUCE-1 at a reduce in a pair pass (`pair_reduce_violation`)."""
+    return refuse_dead(stage, loc, "vector_intra_slice_reduce", pair_reduce_violation(zipped))
 
 
 @stage_method("vector_intra_slice_reduce")

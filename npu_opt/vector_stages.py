@@ -8,7 +8,8 @@ stage needs (the float ops 4-way, between `vector_narrow_trim` and `vector_widen
 the rest, `vector_final` included, 8-way) and the stream holds the scalar the op needs
 (`vector_fxp` on i32 only, `vector_fxp_to_fp` on i32, the float path and
 `vector_fp_to_fxp` on f32, `vector_clip` on both). Calling another is TYPE-1. Every op of one pass claims its
-ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*).
+ALU (VE-ALU-1); enum arguments are checked as enum values (VE-ENUM-*). `declare_class` says what
+each class offers; `npu_opt.gen_stage_classes` writes the classes out (`npu_opt/vector_stage_classes.py`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
 from npu_opt.vector_pair import vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
-from npu_opt.vector_unit_methods import unit_bodies
+from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
@@ -221,7 +222,7 @@ _BODIES: dict[str, Any] = {
     "vector_intra_slice_reduce": intra_slice_reduce,
     "vector_clip": _clip,
 }
-_BODIES.update(unit_bodies())  # the units whose traced op is made from their declaration
+_BODIES.update(UNIT_BODIES)  # the units whose traced op is made from their declaration
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
 _METHODS.update({  # the stages without a unit
@@ -241,28 +242,37 @@ class VectorInitStream(VectorStream):
     vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_inter)
 
 
-def _make_class(stage: VeStage, scalar: str, inter_first: bool = False) -> type:
+# the stages a stream of the intra-slice chain may be at, each with a class per scalar
+CHAIN_STAGES = (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.LOGIC, S.FP_DIV,
+                S.INTRA_SLICE_REDUCE)
+SCALARS = ("i32", "f32")
+
+
+def declare_class(stage: VeStage, scalar: str, inter_first: bool = False) -> tuple[str, str, dict[str, Any]]:
+    """The stage object at `stage` with a `scalar` stream, as (class name, docstring, methods):
+    a method of `_METHODS` is offered when it takes the scalar, the stream runs at the way it
+    needs and its stage may follow; after an InterFirst inter-slice reduce (`inter_first`) no
+    second one. `npu_opt.gen_stage_classes` writes these classes out."""
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
             if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)
             and not (inter_first and dst == S.INTER_SLICE_REDUCE)}
     body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
     if stage in STASHABLE:
         body["vector_stash"] = vector_stash
-    body["__doc__"] = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
+    doc = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
     order = "InterFirst" if inter_first else ""
-    return type(f"Vector{order}{stage.rust_name}{scalar.upper()}Stream", (VectorStream,), body)
+    return f"Vector{order}{stage.rust_name}{scalar.upper()}Stream", doc, body
 
 
-VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {
-    (stage, scalar): _make_class(stage, scalar)
-    for stage in (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP, S.CLIP, S.LOGIC, S.FP_DIV,
-                  S.INTRA_SLICE_REDUCE)
-    for scalar in ("i32", "f32")
-}
+def declare_inter_first_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]]:
+    """The chain after an InterFirst inter-slice reduce: the same stages, no second inter-slice reduce."""
+    return declare_class(stage, scalar, inter_first=True)
 
-# the chain after an InterFirst inter-slice reduce: the same stages, no second inter-slice reduce
-INTER_FIRST_CLASSES: dict[tuple[VeStage, str], type] = {
-    key: _make_class(*key, inter_first=True) for key in VECTOR_STAGE_CLASSES}
+
+# (stage, scalar) -> its class; npu_opt.vector_stage_classes (generated from `declare_class`) fills it
+VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {}
+# the same after an InterFirst inter-slice reduce; npu_opt.vector_inter_first_classes fills it
+INTER_FIRST_CLASSES: dict[tuple[VeStage, str], type] = {}
 
 
 def _class_of(stage: VeStage, scalar: str) -> type:
@@ -276,3 +286,7 @@ def vector_init(self: StreamStage, loc: Location) -> Any:
     op = vops.VectorInit.build(tracer.value, input=self.value, loc=loc)
     tracer.emit(op)
     return VectorInitStream(op.result, self.chain)
+
+
+# the written-out stage classes fill the tables above (a cycle: their bodies are this module's)
+from npu_opt import vector_inter_classes, vector_inter_first_classes, vector_stage_classes  # noqa: E402,F401

@@ -17,7 +17,7 @@ from ir.vector_unit_ops import generated_spec, unit_op_classes
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_chain_methods import resolve_operand
 
-__all__ = ["unit_bodies"]
+__all__ = ["unit_bodies", "UNIT_BODIES"]
 
 
 def _emit(stage: Any, loc: Location, spec: UnitSpec, cls: type, name: str, op: Any, mode: Any = None,
@@ -66,3 +66,7 @@ def unit_bodies() -> dict[str, Any]:
             for name in spec.methods:
                 out.update(_methods(spec, cls, name))
     return out
+
+
+# the declared units' methods, made once: the stage classes (npu_opt.vector_stage_classes) hold these
+UNIT_BODIES: dict[str, Any] = unit_bodies()
