@@ -33,7 +33,7 @@ BOUNDARY = (
 
 NAMES = ("kernel", "target", "artifact_or_kernel")
 
-UNTYPED_ELSEWHERE = 266
+UNTYPED_ELSEWHERE = 260
 """Parameters named in NAMES and annotated `Any` outside BOUNDARY when this test was written:
 the count may only go down (lower it when you type some)."""
 
@@ -63,8 +63,8 @@ def test_untyped_kernels_and_targets_only_decrease():
     found = [hit for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
              if path not in boundary for hit in _any_params(path)]
     assert len(found) <= UNTYPED_ELSEWHERE, (
-        f"{len(found)} kernel/target parameters annotated `Any` (at most {UNTYPED_ELSEWHERE}); "
-        "type the new ones:\n" + "\n".join(found[UNTYPED_ELSEWHERE:]))
+        f"{len(found)} kernel/target parameters annotated `Any` (at most {UNTYPED_ELSEWHERE}): type the ones "
+        "you added (a target is `tu_ops.target.Target` in tu_ops and visa). All of them:\n" + "\n".join(found))
 
 
 def test_a_checker_finds_an_untyped_parameter(tmp_path):

@@ -15,7 +15,7 @@ takes half the cycles of the same tile read 8 elements per packet.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -23,6 +23,9 @@ from ir.switch.params import TransposeParams, check_transpose_params
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
 from tu_ops.enums import DestKind, FeedElementType
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["TransposeOp"]
 
@@ -59,7 +62,7 @@ class TransposeOp(TuOp):
         return TransposeParams(self.in_rows, self.in_cols, self.out_rows, self.packets_per_col,
                                self.valid_size_per_packet, self.fetch_in_width_shift or 0)
 
-    def busy_cycles(self, rate: Rate, target: Any) -> int:
+    def busy_cycles(self, rate: Rate, target: Target) -> int:
         """One input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows
         per tile; the packing sets how many elements each of those packets brings."""
         return ceil_div(self.input_type.time.size, rate("tensor_unit", "packets_per_cycle"))
@@ -76,33 +79,33 @@ class TransposeOp(TuOp):
         return found.message if found.code == code else None
 
     @rule("TRANSPOSE-18")
-    def _transpose_18(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_18(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.fetch_in_width_shift == 0:
             return "fetch_in_width_shift=0 is written by its absence (base input packing)"
         return self._problem("TRANSPOSE-18")
 
     @rule("TRANSPOSE-6")
-    def _transpose_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self._problem("TRANSPOSE-6")
 
     @rule("TRANSPOSE-7")
-    def _transpose_7(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_7(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self._problem("TRANSPOSE-7")
 
     @rule("TRANSPOSE-8")
-    def _transpose_8(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_8(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self._problem("TRANSPOSE-8")
 
     @rule("TRANSPOSE-9")
-    def _transpose_9(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_9(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self._problem("TRANSPOSE-9")
 
     @rule("TRANSPOSE-10")
-    def _transpose_10(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_10(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self._problem("TRANSPOSE-10")
 
     @rule("TRANSPOSE-11")
-    def _transpose_11(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _transpose_11(self, target: Target, ctx: VerifyContext | None) -> str | None:
         problem = self._problem("TRANSPOSE-11")
         if problem:
             return problem
