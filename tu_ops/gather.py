@@ -53,6 +53,7 @@ class GatherOp(DmaOp):
     rows: int = attr()
     gathered: int = attr()           # index values per chip: the rows the commands read
     index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
+    prefix: int | None = attr(None, optional=True)   # `.sparse_prefix(n)`: each chip's first n entries only
 
     def traced_stage(self) -> str | None:
         """The gather call, by its index mode."""
@@ -70,6 +71,8 @@ class GatherOp(DmaOp):
     def _gatherop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.row_bytes < 1 or self.rows < 1 or self.gathered < 1:
             return f"row_bytes={self.row_bytes}, rows={self.rows}, gathered={self.gathered}: each is at least 1"
+        if self.prefix is not None and not 0 <= self.prefix <= self.gathered:
+            return f"prefix={self.prefix}: a sparse prefix counts 0 .. {self.gathered} index entries"
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
             return f"mode={self.mode.name} with {len(self.index_commands)} index command(s): an unscaled " \
                    "index is read from DM by its index_commands, a scaled one from HBM without them"

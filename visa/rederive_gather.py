@@ -46,7 +46,8 @@ def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], tar
     """The GatherOp `lower_gather` makes from `op`'s types, at the derived allocations."""
     index_t = _index_type(op, types)
     traced = Gather(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
-                    scaled=op.mode.name == "SCALED", result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+                    scaled=op.mode.name == "SCALED", prefix=op.prefix, result=ir.Value(op.result.id, op.output_type),
+                    loc=op.loc)
     low = _lowered(op, traced, lambda: lower_gather(traced, op.result.id, op.src.id, op.index.id, target))
     idx = dm_base.get(op.index.id, 0) if index_t.kind == "dm" else 0
     return attrs.evolve(low, commands=_moved(low.commands, dst=dm_base.get(op.result.id, 0)),

@@ -15,7 +15,8 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.rules.gather import gather_parts
 from ir.rules.scatter import scatter_parts
-from ir.types import HbmType
+from ir.spm import spm_as_hbm
+from ir.types import HbmType, SpmType
 
 from backends.cpu import moves
 from backends.cpu.handlers import handles
@@ -35,7 +36,8 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
                                                     [Symbol(a, n) for a, n in shape.payload]))
     rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all(list(shape.terms)))
-    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
+    stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # SPM is stored as HBM
+    values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
     row_bytes = shape.row_bytes(table_t.dtype.bits)
     live = ~moves.logical_pad((chip,))
     picked = np.zeros((chip.size, shape.index_count), np.int64)
@@ -45,7 +47,10 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
             raise fault
         v = values[c].astype(np.int64)
         picked[c] = v // row_bytes if op.scaled else v
-    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1).reshape(chip.size, -1)
+    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1)
+    if op.prefix is not None:   # `sparse_prefix`: only each chip's first entries are gathered
+        gathered[:, op.prefix:] = 0
+    gathered = gathered.reshape(chip.size, -1)
     return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
 
 

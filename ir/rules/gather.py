@@ -49,7 +49,7 @@ def check_gather(op: Any) -> Violation | None:
         return Violation("GATHER-4", f"the gathered rows cannot be written into this DM layout: {moved.message}",
                          label=moved.label, notes=(f"as {moved.code} of a to_dm from {virtual}",) + moved.notes,
                          help=moved.help)
-    if not op.scaled:
+    if not op.scaled and op.index.type.kind == "dm":   # an SPM index fits by its own type (SPM-1)
         return _spm_budget(op.index.type, shape)
     return None
 

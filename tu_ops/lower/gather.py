@@ -19,6 +19,8 @@ from ir.errors import InternalError
 from ir.gather import index_scratch
 from ir.rules.gather import gather_parts
 from ir.rules.scatter import scatter_parts
+from ir.spm import spm_as_hbm
+from ir.types import SpmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.gather import GatherOp, IndexMode, ScatterOp, ShuffleLevel, ShuffleOp
 from tu_ops.lower.dma import lower_dma
@@ -38,15 +40,16 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> Gat
     index_commands: tuple = ()
     if not op.scaled:
         scratch = index_scratch(index_t)
-        read = lower_dma(ir.ToHbm(src=ir.Value(index, index_t), result=ir.Value(result, scratch), loc=op.loc),
-                         result, index, index_t, scratch, target)
+        stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # an SPM list reads as HBM
+        read = lower_dma(ir.ToHbm(src=ir.Value(index, stored_t), result=ir.Value(result, scratch), loc=op.loc),
+                         result, index, stored_t, scratch, target)
         index_commands = read.commands
     bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
     return GatherOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind,
                     element_type=table_t.dtype, commands=rows.commands, input_type=table_t, output_type=dst_t,
                     mode=IndexMode.SCALED if op.scaled else IndexMode.UNSCALED, row_bytes=row_bytes,
-                    rows=shape.rows, gathered=shape.index_count, index_commands=index_commands,
+                    rows=shape.rows, gathered=shape.index_count, index_commands=index_commands, prefix=op.prefix,
                     src_alloc=Alloc(0, table_t.chip.size * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from ir.dtypes import DType
 from ir.gather import gather_shape, index_fault, index_scratch, virtual_source
 from ir.scatter import scatter_shape, virtual_rows
+from ir.spm import spm_as_hbm
 from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.enums import DmaKind
@@ -38,8 +39,10 @@ def _index_bytes(op: Any, mem: Memory, env: dict[int, Any], index_t: Any, scratc
         data = env.get(op.index.id)
         check(isinstance(data, np.ndarray), f"the scaled index {op.index} is not an HBM tensor", op)
         return data
-    read = DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.DM_TO_HBM, element_type=DType.I32,
-                 commands=op.index_commands, input_type=index_t, output_type=scratch_t, loc=op.loc)
+    spm = index_t.kind == "spm"   # an SPM list is stored, and read, as HBM bytes (ir.spm.spm_as_hbm)
+    read = DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.HBM_TO_HBM if spm else DmaKind.DM_TO_HBM,
+                 element_type=DType.I32, commands=op.index_commands, input_type=spm_as_hbm(index_t) if spm else index_t,
+                 output_type=scratch_t, loc=op.loc)
     return run_dma(read, mem, env)
 
 
@@ -71,6 +74,8 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
         picked = values // op.row_bytes if op.mode.name == "SCALED" else values
         chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(op.rows, op.row_bytes)
         rows[c] = chip_rows[picked].reshape(-1)
+        if op.prefix is not None:   # `sparse_prefix`: the entries past it are not gathered
+            rows[c, op.prefix * op.row_bytes:] = 0
     virtual = virtual_source(table_t, shape)
     source = Ref(-1 - op.result.id)
     env[source.id] = rows.reshape(-1)
