@@ -1,4 +1,4 @@
-"""examples/paged_kv_cache.py against an independent numpy model of a paged KV cache."""
+"""examples/topology/paged_kv_cache.py against an independent numpy model of a paged KV cache."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ BLOCK_BYTES = 16 * 4 * 64 * 2     # tokens x heads x head dim x bf16
 
 
 def _kernel():
-    found = discover([str(ROOT / "examples" / "paged_kv_cache.py")])
+    found = discover([str(ROOT / "examples" / "topology" / "paged_kv_cache.py")])
     assert not found.errors
     return next(k for k in found.kernels if k.name == "paged_kv_cache")
 

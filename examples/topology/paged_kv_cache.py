@@ -1,4 +1,4 @@
-"""Paged KV cache (examples/paged_kv_cache.py): write new blocks, then read a sequence's blocks.
+"""Paged KV cache (examples/topology/paged_kv_cache.py): write new blocks, then read a sequence's blocks.
 
 The cache is a pool of 32 physical blocks; a block holds 16 tokens x 4 heads x 64 bf16. The
 kernel first writes 4 freshly computed blocks into the pool slots the host picked (a staged
