@@ -19,7 +19,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.types import HbmType, SpmType
 
 __all__ = ["SPM_BYTES", "PES_PER_CLUSTER", "SLICES_PER_PE", "spm_as_hbm", "spm_type_fault", "pe_is_padding_only",
-           "positions_domain"]
+           "positions_domain", "positions_axes"]
 
 SPM_BYTES = 4096        # one PE's scratchpad
 PES_PER_CLUSTER = 4     # the PEs one cluster fuses
@@ -52,6 +52,19 @@ def pe_is_padding_only(pe: Mapping) -> bool:
     factors = list(pe.factors())
     return not factors or (len(factors) == 1 and isinstance(factors[0], PaddingFactor)
                            and factors[0].kind.name == "TOP")
+
+
+def positions_axes(t: SpmType) -> tuple[tuple[str, int], ...] | None:
+    """(axis, size) of the domain an SPM list of positions keys (`positions_domain`), each a
+    whole axis; None when one is held in part."""
+    out: dict[str, int] = {}
+    for level in (t.cluster, t.element):
+        for f in level.factors():
+            if isinstance(f, AxisFactor):
+                if f.step != 1 or f.extent != f.axis_size or f.axis in out:
+                    return None
+                out[f.axis] = f.axis_size
+    return tuple(out.items())
 
 
 def positions_domain(t: SpmType) -> tuple[str, ...]:

@@ -206,11 +206,14 @@ class ScatterPlan:
         return self
 
     def by_positions(self, domain: Any, index: Any) -> Any:
-        """Refused (SCATTER-5): a scatter by SPM positions is not lowered by npu-opt yet."""
+        """Row numbers held in SPM, over `domain` (as the gather's `by_positions`)."""
+        if self._index is not None:
+            return _refuse(Violation("SCATTER-8", "the scatter already has its index"), "by_positions")
         bad = _positions_fault(domain, index, "by_positions", "SCATTER-8")
-        return _refuse(bad or Violation("SCATTER-5", "a scatter by positions in SPM is not lowered by npu-opt yet",
-                                        help="scale the positions into byte offsets (row x row bytes) in HBM and "
-                                             "call `.by_byte_offsets(offsets)`"), "by_positions")
+        if bad is not None:
+            return _refuse(bad, "by_positions")
+        self._index, self._key = index, domain
+        return self
 
     def from_dm(self, dma: Any, updates: Any) -> Any:
         """Write `updates` (a DM tensor over the domain and the payload) into the destination."""

@@ -64,17 +64,19 @@ def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options:
     fast = options.fast_moves
     rows = moves.move_global(data, data_t, rows_t, fast=fast).reshape(chip.size, shape.count, shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.key]))
-    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
+    scaled = not isinstance(index_t, SpmType)   # an SPM index holds row numbers (`by_positions`)
+    stored_t = index_t if scaled else spm_as_hbm(index_t)
+    values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
     row_bytes = shape.row_cells * data_t.dtype.bits // 8
     plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
                                                   [Symbol(a, n) for a, n in shape.payload]))
     plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells).copy()
              if into else np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype))
     for c in np.flatnonzero(~moves.logical_pad((chip,))):
-        fault = index_fault(values[c], True, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
+        fault = index_fault(values[c], scaled, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
         if fault is not None:
             raise fault
-        targets = values[c] // row_bytes
+        targets = values[c] // row_bytes if scaled else values[c]
         last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]   # the last write wins
         plain[c, targets[last]] = rows[c, last]
     return moves.move_global(plain.reshape(chip.size, -1), plain_t, out_t, fast=fast)

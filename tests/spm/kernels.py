@@ -95,3 +95,13 @@ def v06_scatter(ctx: Context, fresh: HbmTensor[bf16, Chip, m("S, W")], offsets: 
                 cache: Mut[HbmTensor[bf16, Chip, m("C, W")]]) -> None:
     d = fresh.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("S # 64"), m("W")])
     d.dma_scatter(offsets, cache, m("S"))
+
+
+@device(chip=1)
+def scatter_by_positions(ctx: Context, fresh: HbmTensor[bf16, Chip, m("CL, N, W")], rows: HbmTensor[i32, Chip, m("CL, N")],
+                         cache: Mut[HbmTensor[bf16, Chip, m("C, W")]]) -> None:
+    """Each cluster scatters its rows at the positions of its own SPM list: the domain is (CL, N)."""
+    d = fresh.to_dm(ctx.tdma, DmTensor[bf16, Chip, m("CL"), m("N # 64"), m("W")])
+    idx = rows.to_dm(ctx.tdma, DmTensor[i32, Chip, m("CL"), m("1 # 256"), m("N")]).to_spm(
+        ctx.tdma, SpmTensor[i32, Chip, m("CL"), m("1 # 4"), m("N")])
+    cache.view_mut().scatter(m("C"), m("W")).by_positions(m("CL, N"), idx).from_dm(ctx.tdma, d)

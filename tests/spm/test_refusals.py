@@ -101,9 +101,12 @@ SCATTER = {
     "offsets in DM": ("SCATTER-8", lambda c, d, o, r, out: out.view_mut().scatter(m("C"), m("W")).by_byte_offsets(
         o.to_dm(c.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("S")]))),
     "no index": ("SCATTER-8", lambda c, d, o, r, out: out.view_mut().scatter(m("C"), m("W")).from_dm(c.tdma, d)),
-    "positions": ("SCATTER-5", lambda c, d, o, r, out: out.view_mut().scatter(m("C"), m("W")).by_positions(
-        m("N"), r.to_dm(c.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"), m("N")]).to_spm(
-            c.tdma, SpmTensor[i32, Chip, Cluster, m("1 # 4"), m("N")]))),
+    "positions from HBM": ("SCATTER-8", lambda c, d, o, r, out: out.view_mut().scatter(m("C"), m("W"))
+                           .by_positions(m("S"), o)),
+    "positions over another domain": ("SCATTER-3", lambda c, d, o, r, out: out.view_mut().scatter(m("C"), m("W"))
+                                      .by_positions(m("N"), r.to_dm(c.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"),
+                                                                                   m("N")]).to_spm(
+                                          c.tdma, SpmTensor[i32, Chip, Cluster, m("1 # 4"), m("N")])).from_dm(c.tdma, d)),
     "read-only destination": ("PARAM-1", None),
 }
 

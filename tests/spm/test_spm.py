@@ -99,13 +99,37 @@ def test_staged_scatter_writes_the_indexed_rows(kernel, backend):
     assert (_bits(buf) == _bits(want)).all()
 
 
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_scatter_by_positions_writes_each_clusters_rows(backend):
+    fresh = RNG.standard_normal((2, 16, 32)).astype(ml_dtypes.bfloat16)
+    rows = RNG.permutation(90)[:32].reshape(2, 16).astype(np.int32)
+    rows[1, 15] = rows[1, 2]                  # a repeated position: the later entry wins
+    cache = RNG.standard_normal((90, 32)).astype(ml_dtypes.bfloat16)
+    want = cache.copy()
+    for cl in range(2):
+        for n in range(16):
+            want[rows[cl, n]] = fresh[cl, n]
+    buf = cache.copy()
+    npu_opt.run(k.scatter_by_positions, fresh, rows, buf, backend=backend)
+    assert (_bits(buf) == _bits(want)).all()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_scatter_position_past_the_cache_is_reported(backend):
+    rows = np.zeros((2, 16), np.int32)
+    rows[1, 4] = 90
+    with pytest.raises(GatherIndexError, match=r"\[CL=1, N=4\].*row number 90"):
+        npu_opt.run(k.scatter_by_positions, np.zeros((2, 16, 32), ml_dtypes.bfloat16), rows,
+                    np.zeros((90, 32), ml_dtypes.bfloat16), backend=backend)
+
+
 def test_staged_scatter_lowers_onto_the_v06_record():
     texts = [npu_opt.compile(f).text for f in (k.staged_scatter, k.v06_scatter)]
     lines = [re.sub(r" ; loc .*", "", next(x for x in t.splitlines() if "= dma_scatter " in x)) for t in texts]
     assert lines[0] == lines[1]
 
 
-@pytest.mark.parametrize("kernel", [k.spm_round_trip, k.rows_by_positions, k.PREFIXED[77]])
+@pytest.mark.parametrize("kernel", [k.spm_round_trip, k.rows_by_positions, k.PREFIXED[77], k.scatter_by_positions])
 def test_artifacts_verify_and_print_back(kernel):
     text = npu_opt.compile(kernel).text
     verify_text(text)
@@ -117,12 +141,16 @@ def test_a_forged_spm_record_is_refused():
     assert '"1 # 4"' in text
     with pytest.raises(Exception, match="SPMOP-1|SPM-2"):
         verify_text(text.replace('"CL", "1 # 4", "N"]', '"CL", "1 # 2", "N"]', 1))
+    positions = npu_opt.compile(k.scatter_by_positions).text
+    assert "mode=UNSCALED" in positions
+    with pytest.raises(Exception, match="SCATTEROP-1"):
+        verify_text(positions.replace(" mode=UNSCALED", ""))
     prefixed = npu_opt.compile(k.PREFIXED[77]).text
     with pytest.raises(Exception, match="GATHEROP-1"):
         verify_text(prefixed.replace("prefix=77", "prefix=999"))
 
 
-@pytest.mark.parametrize("kernel", [k.rows_by_positions, k.PREFIXED[77], k.staged_scatter])
+@pytest.mark.parametrize("kernel", [k.rows_by_positions, k.PREFIXED[77], k.staged_scatter, k.scatter_by_positions])
 def test_the_ir_text_reads_back(kernel):
     text = print_kernel(kernel.trace().kernel)
     assert print_kernel(parse_kernel(text)) == text
