@@ -105,3 +105,23 @@ def scatter_by_positions(ctx: Context, fresh: HbmTensor[bf16, Chip, m("CL, N, W"
     idx = rows.to_dm(ctx.tdma, DmTensor[i32, Chip, m("CL"), m("1 # 256"), m("N")]).to_spm(
         ctx.tdma, SpmTensor[i32, Chip, m("CL"), m("1 # 4"), m("N")])
     cache.view_mut().scatter(m("C"), m("W")).by_positions(m("CL, N"), idx).from_dm(ctx.tdma, d)
+
+
+axes(SC=2)
+
+
+@device(chip=2)
+def broadcast_index(ctx: Context, table: HbmTensor[bf16, m("SC"), m("T, W")],
+                    offsets: HbmTensor[i32, m("2"), m("G")]) -> HbmTensor[bf16, m("SC"), m("G, W")]:
+    """One list of offsets (a broadcast Chip) read by both chips against their own tables."""
+    out = table.gather(m("T"), m("W")).by_byte_offsets(offsets).to_dm(
+        ctx.tdma, DmTensor[bf16, m("SC"), Cluster, m("G"), m("W")])
+    return out.to_hbm(ctx.tdma, HbmTensor[bf16, m("SC"), m("G, W")])
+
+
+@device(chip=2)
+def index_on_its_own_chips(ctx: Context, table: HbmTensor[bf16, m("SC"), m("T, W")],
+                           offsets: HbmTensor[i32, m("1 # 2"), m("G")]) -> HbmTensor[bf16, m("SC"), m("G, W")]:
+    out = table.gather(m("T"), m("W")).by_byte_offsets(offsets).to_dm(
+        ctx.tdma, DmTensor[bf16, m("SC"), Cluster, m("G"), m("W")])
+    return out.to_hbm(ctx.tdma, HbmTensor[bf16, m("SC"), m("G, W")])

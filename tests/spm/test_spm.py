@@ -77,6 +77,18 @@ def test_entries_past_the_prefix_are_still_checked(backend):
         npu_opt.run(k.PREFIXED[77], _table(), rows, backend=backend)
 
 
+def test_a_broadcast_index_is_one_list_for_every_chip():
+    table = RNG.standard_normal((2, 200, 32)).astype(ml_dtypes.bfloat16)
+    rows = RNG.integers(0, 200, 256)
+    out = _both(k.broadcast_index, table, (rows * ROW).astype(np.int32))
+    assert (_bits(out[0]) == _bits(table[0][rows])).all() and (_bits(out[1]) == _bits(table[1][rows])).all()
+    verify_text(npu_opt.compile(k.broadcast_index).text)
+
+
+def test_an_index_on_other_chips_is_refused():
+    assert [d.code for d in k.index_on_its_own_chips.trace().diagnostics] == ["GATHER-2"]
+
+
 def test_staged_byte_offsets_lower_onto_the_v06_record():
     staged, old = (npu_opt.compile(f).text for f in (k.staged_offsets, k.v06_offsets))
     line = lambda text: re.sub(r" ; loc .*", "", next(x for x in text.splitlines() if "= dma_gather " in x))
