@@ -301,6 +301,17 @@ _ENTRIES: list[CodeInfo] = [
         "lift fills a broadcast with padding", "lift time is not the time without the lifted axes",
         "lifted fetch base not 8-byte aligned"]),
     CodeInfo("FEED-16", "feed lifts inconsistent", "verify", "docs/machine/fetch-lift.md"),
+    # scratchpad memory and the staged gather / scatter (ir.spm, npu_opt.spm, npu_opt.gather_plan)
+    *[CodeInfo(code, title, "trace", "docs/machine/spm.md") for code, title in (
+        ("GATHER-7", "staged gather's indexed axis or payload does not describe the table"),
+        ("GATHER-8", "gather index given where the staged gather cannot read it"),
+        ("GATHER-9", "sparse prefix misplaced or not an int"),
+        ("SCATTER-7", "staged scatter's indexed axis or payload does not describe the destination"),
+        ("SCATTER-8", "scatter index or destination the staged scatter cannot use"),
+        ("SPM-1", "SPM tensor does not fit the scratchpad"),
+        ("SPM-2", "SPM move changes the chips, clusters or PE count"),
+        ("SPM-3", "SPM move breaks the DMA layout rules"))],
+    CodeInfo("SPMOP-1", "dma_spm sides disagree", "verify", "docs/machine/spm.md"),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -85,10 +85,10 @@ def index_axes(t: HbmType | DmType) -> tuple[tuple[str, int], ...]:
 
 def index_terms(t: HbmType | DmType) -> tuple[Mapping | None, ...]:
     """The index tensor's digits in its logical order: axes by first appearance reading
-    Cluster, Slice, Element outer to inner (an HBM index: its element's order), each axis
+    Cluster, Slice (an SPM index: Pe), Element outer to inner (an HBM index: its element's order), each axis
     as the one digit range its cells cover (the whole axis unless the index holds a tile;
     None for an axis whose digits leave gaps)."""
-    levels = (t.element,) if isinstance(t, HbmType) else (t.cluster, t.slice, t.element)
+    levels = (t.element,) if isinstance(t, HbmType) else tuple(t.levels()[1:])   # DM: Cluster, Slice, Element
     digits: dict[str, set[tuple[int, int]]] = {}
     sizes: dict[str, int] = {}
     for mapping in levels:

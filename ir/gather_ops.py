@@ -26,6 +26,14 @@ class Gather(Op):
     src: Value = operand()
     index: Value = operand()
     scaled: bool = attr()
+    # `.sparse_prefix(n)` of the staged form: each chip gathers its first n index entries (in the
+    # index's logical order) and leaves the rest of the output zero. An int known at trace time;
+    # a runtime scalar would come in as an optional operand beside it (docs/machine/spm.md).
+    prefix: int | None = attr(None, optional=True)
+
+    def attributes(self) -> list:
+        """The attributes, without an unset prefix (the v0.6 forms print as they always did)."""
+        return [(k, v) for k, v in super().attributes() if not (k == "prefix" and v is None)]
 
 
 @attrs.frozen(kw_only=True)

@@ -24,13 +24,13 @@ from ir.mapping.parser import mapping_from_tree
 from ir.ops import Op, Value, traced_op_classes
 from ir.vector import enums as vector_enums
 from ir.switch.config import SwitchConfig
-from ir.types import CStreamType, DmType, HbmType, LaneMode, StreamType, TrfType, VrfType
+from ir.types import CStreamType, DmType, HbmType, LaneMode, SpmType, StreamType, TrfType, VrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
           "Any": {"None": None}.__getitem__}  # an unset optional attribute (a vector op's `mode`)
-_TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType}
+_TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType, "spm": SpmType}
 _ENGINE_ENUMS: dict[str, type] = {"SwitchConfig": SwitchConfig}  # engine enums outside ir.vector.enums
 
 

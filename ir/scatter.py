@@ -22,6 +22,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.gather import _whole_axes, cells
 from ir.mapping.nodes import Symbol, pair_all
+from ir.spm import positions_axes
 from ir.types import HbmType
 
 __all__ = ["ScatterShape", "scatter_shape", "virtual_rows"]
@@ -53,7 +54,7 @@ def scatter_shape(data: Any, key: Any, index: Any, out: HbmType) -> ScatterShape
     if key_axes is None or not (key_axes or one_row) or not {a for a, _ in key_axes} <= data_axes:
         return Violation("SCATTER-3", f"the scatter key `{key}` must be whole axes of the data",
                          help="name the data axes the index runs over, e.g. m(\"K\")")
-    idx = _whole_axes(index.element)
+    idx = _whole_axes(index.element) if index.kind == "hbm" else positions_axes(index)   # SPM: the list's domain
     if idx is None or sorted(idx) != sorted(key_axes):
         return Violation("SCATTER-3", f"the index's element `{index.element}` must list the key's axes "
                                       f"({', '.join(a for a, _ in key_axes)}), one index per key position")

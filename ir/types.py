@@ -17,7 +17,7 @@ from ir.dtypes import DType
 from ir.errors import TypeCheckError
 from ir.mapping.nodes import Mapping
 
-__all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "VrfType", "Type", "MAIN", "SUB",
+__all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "VrfType", "SpmType", "Type", "MAIN", "SUB",
            "type_text"]
 
 MAIN = "main"
@@ -186,7 +186,28 @@ class VrfType:
                 f"{_m(self.element)}>")
 
 
-Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType, VrfType]
+@attrs.frozen
+class SpmType:
+    """A scratchpad tensor: `Spm[D; Chip, Cluster, Pe; Element]`, `Element` held by each of the
+    fused processing elements `Pe` names (docs/machine/spm.md)."""
+
+    dtype: DType
+    chip: Mapping
+    cluster: Mapping
+    pe: Mapping
+    element: Mapping
+
+    kind = "spm"
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return (self.chip, self.cluster, self.pe, self.element)
+
+    def __str__(self) -> str:
+        return (f"spm<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.pe)}; "
+                f"{_m(self.element)}>")
+
+
+Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType, VrfType, SpmType]
 
 
 def type_text(t: Type | None) -> str:

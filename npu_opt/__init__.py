@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from npu_opt.report import Report, check
     from npu_opt.run import run
     from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor, VrfTensor
+    from npu_opt.spm import SpmTensor
     from npu_opt.vector_branch import Branched, TagGuard
     from npu_opt.vector_stash import Stash
 
@@ -79,6 +80,8 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # kernel parameters (docs page "Kernel parameters and results")
     "Mut", "HbmTensorView", "HbmTensorViewMut",
+    # scratchpad memory (docs/machine/spm.md)
+    "SpmTensor",
     # the Vector Engine's enums
     "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "TagMode",
     # the Switch Engine's configuration

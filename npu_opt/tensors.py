@@ -147,6 +147,12 @@ class HbmTensor(_TensorClass):
 
         return gather(self, index, dst, scaled=False)
 
+    def gather(self, indexed_axis: Any = None, payload: Any = None) -> Any:
+        """The staged gather (v0.9): `.gather(m("K"), m("D")).by_byte_offsets(index).to_dm(...)`."""
+        from npu_opt.gather_plan import start_gather
+
+        return start_gather(self, indexed_axis, payload)
+
 
 class DmTensor(_TensorClass):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
@@ -201,6 +207,12 @@ class DmTensor(_TensorClass):
 
         return pcopy(self, sub, dst)
 
+    def to_spm(self, dma: Any, dst: Any = None) -> Any:
+        """DM -> SPM Tensor DMA into the layout `dst` (an `SpmTensor[...]`, docs/machine/spm.md)."""
+        from npu_opt.spm import to_spm
+
+        return to_spm(self, dma, dst)
+
 
 class DmTensorView(_TensorClass):
     """A view of a DM tensor; pass it to `ctx.main.begin` / `ctx.sub.begin`."""
@@ -218,6 +230,12 @@ class DmTensorView(_TensorClass):
         from npu_opt.shuffle import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
+
+    def to_spm(self, dma: Any, dst: Any = None) -> Any:
+        """DM -> SPM Tensor DMA of this view into the layout `dst` (an `SpmTensor[...]`)."""
+        from npu_opt.spm import to_spm
+
+        return to_spm(self, dma, dst)
 
 
 class TrfTensor(_TensorClass):

@@ -273,6 +273,12 @@ class HbmTensorViewMut(_View):
         """This write view itself (a `HbmTensorViewMut[...]` parameter's `.view_mut()`)."""
         return self
 
+    def scatter(self, indexed_axis: Any = None, payload: Any = None) -> Any:
+        """The staged scatter (v0.9): `.scatter(m("C"), m("D")).by_byte_offsets(index).from_dm(...)`."""
+        from npu_opt.gather_plan import start_scatter
+
+        return start_scatter(self, indexed_axis, payload)
+
 
 class DmTensorViewMut(_View):
     """A write view of a DM tensor (`t.view_mut()`)."""

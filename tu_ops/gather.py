@@ -53,6 +53,7 @@ class GatherOp(DmaOp):
     rows: int = attr()
     gathered: int = attr()           # index values per chip: the rows the commands read
     index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
+    prefix: int | None = attr(None, optional=True)   # `.sparse_prefix(n)`: each chip's first n entries only
 
     def traced_stage(self) -> str | None:
         """The gather call, by its index mode."""
@@ -70,6 +71,8 @@ class GatherOp(DmaOp):
     def _gatherop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.row_bytes < 1 or self.rows < 1 or self.gathered < 1:
             return f"row_bytes={self.row_bytes}, rows={self.rows}, gathered={self.gathered}: each is at least 1"
+        if self.prefix is not None and not 0 <= self.prefix <= self.gathered:
+            return f"prefix={self.prefix}: a sparse prefix counts 0 .. {self.gathered} index entries"
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
             return f"mode={self.mode.name} with {len(self.index_commands)} index command(s): an unscaled " \
                    "index is read from DM by its index_commands, a scaled one from HBM without them"
@@ -99,6 +102,11 @@ class ScatterOp(DmaOp):
     rows: int = attr()
     scattered: int = attr()          # index values per chip: the rows the commands write
     into: Ref | None = operand(optional=True)   # the tensor written in place: its other rows kept
+    # a scatter by positions (an SPM index of row numbers): UNSCALED, with the commands that read
+    # the index into its logical order; both absent for byte offsets in HBM
+    mode: IndexMode | None = attr(None, optional=True)
+    index_commands: tuple[DmaCommand, ...] | None = attr(None, optional=True,
+                                                         converter=lambda c: None if c is None else _commands(c))
 
     def reads(self) -> tuple[Ref, ...]:
         return (self.src, self.index) + ((self.into,) if self.into is not None else ())
@@ -112,6 +120,10 @@ class ScatterOp(DmaOp):
     def _scatterop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.row_bytes < 1 or self.rows < 1 or self.scattered < 1:
             return f"row_bytes={self.row_bytes}, rows={self.rows}, scattered={self.scattered}: each is at least 1"
+        if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands) or self.mode is IndexMode.SCALED:
+            return f"mode={self.mode and self.mode.name} with {len(self.index_commands or ())} index command(s): a " \
+                   "scatter by positions is UNSCALED and reads its index by index_commands; one by byte offsets " \
+                   "names neither"
         return None
 
 

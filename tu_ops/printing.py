@@ -14,7 +14,7 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Pair
 from ir.mapping.ops import Entry
-from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, VrfType
+from ir.types import CStreamType, DmType, HbmType, SpmType, StreamType, TrfType, VrfType
 
 __all__ = ["value_text", "mapping_text", "type_text"]
 
@@ -38,6 +38,8 @@ def type_text(t: Any, *, spatial: bool = False) -> str:
         return "none"
     if isinstance(t, HbmType):
         return f"hbm[{t.dtype}, {_q(t.chip)}, {_q(t.element)}]"
+    if isinstance(t, SpmType):
+        return f"spm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
     if isinstance(t, DmType):
         return f"dm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
     space = [_q(x) for x in t.spatial()] if spatial else []

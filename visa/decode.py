@@ -22,7 +22,7 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.nodes import Mapping
 from ir.mapping.parser import parse_mapping
-from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, VrfType
+from ir.types import CStreamType, DmType, HbmType, SpmType, StreamType, TrfType, VrfType
 from tu_ops.base import Ref
 from visa.artifact import VisaTextError
 
@@ -218,10 +218,11 @@ def check_fields(dec: Decoder, given: list[tuple[str, Val, int, int]], names: li
 # kind -> (dtypes, mappings when spatial levels are written, mappings inside a program)
 TYPE_SHAPES: dict[str, tuple[int, int, int | None]] = {
     "hbm": (1, 2, None), "dm": (1, 4, None), "stream": (1, 5, 2), "trf": (1, 5, 2), "cstream": (2, 6, 3),
-    "vrf": (1, 4, 1),
+    "vrf": (1, 4, 1), "spm": (1, 4, None),
 }
 _LEVELS = {"hbm": "Chip, Element", "dm": "Chip, Cluster, Slice, Element", "stream": "Time, Packet",
-           "trf": "Lane, Element", "cstream": "Lane, Time, Packet", "vrf": "Element"}
+           "trf": "Lane, Element", "cstream": "Lane, Time, Packet", "vrf": "Element",
+           "spm": "Chip, Cluster, Pe, Element"}
 
 
 def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mapping] | None,
@@ -244,6 +245,8 @@ def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mappin
         return HbmType(dts[0], *maps)
     if raw.kind == "dm":
         return DmType(dts[0], *maps)
+    if raw.kind == "spm":
+        return SpmType(dts[0], *maps)
     if raw.kind == "stream":
         return StreamType(dts[0], *space, *maps, context)
     if raw.kind == "trf":

@@ -14,6 +14,8 @@ import attrs
 
 from ir import ops as ir
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.mapping.nodes import Symbol, pair_all
+from ir.spm import positions_axes
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from visa.retrace import Underivable
 
@@ -46,7 +48,8 @@ def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], tar
     """The GatherOp `lower_gather` makes from `op`'s types, at the derived allocations."""
     index_t = _index_type(op, types)
     traced = Gather(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
-                    scaled=op.mode.name == "SCALED", result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+                    scaled=op.mode.name == "SCALED", prefix=op.prefix, result=ir.Value(op.result.id, op.output_type),
+                    loc=op.loc)
     low = _lowered(op, traced, lambda: lower_gather(traced, op.result.id, op.src.id, op.index.id, target))
     idx = dm_base.get(op.index.id, 0) if index_t.kind == "dm" else 0
     return attrs.evolve(low, commands=_moved(low.commands, dst=dm_base.get(op.result.id, 0)),
@@ -57,10 +60,13 @@ def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], tar
 def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The ScatterOp `lower_scatter` makes from `op`'s types (the key is the index's axes), its
     DM source at the derived allocation."""
-    index_t = _index_type(op, types, "hbm")
+    index_t = _index_type(op, types)
+    if index_t.kind not in ("hbm", "spm") or (index_t.kind == "spm" and positions_axes(index_t) is None):
+        raise Underivable(op, f"the index {op.index} is neither HBM byte offsets nor an SPM list of positions")
+    key = index_t.element if index_t.kind == "hbm" else pair_all([Symbol(a, n) for a, n in positions_axes(index_t)])
     into = None if op.into is None else op.into.id
     traced = Scatter(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
-                     key=index_t.element, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
+                     key=key, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
                      into=None if into is None else ir.Value(into, op.output_type))
     low = _lowered(op, traced, lambda: lower_scatter(traced, op.result.id, op.src.id, op.index.id, target, into))
     return attrs.evolve(low, commands=_moved(low.commands, src=dm_base.get(op.src.id, 0)), aggregate=None,

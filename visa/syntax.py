@@ -21,7 +21,7 @@ __all__ = ["syntax_error", "end_position"]
 _NAMES = {
     "_NL": "end of line", "INT": "an integer", "ENTRY": "a loop entry such as `4:1`",
     "VALUE": "a value `%n`", "STRING": "a quoted string", "UNAME": "an upper-case name",
-    "LNAME": "a lower-case name", "LOC": "a `; loc` comment", "TYPE_KIND": "a type (hbm, dm, trf, stream, cstream)",
+    "LNAME": "a lower-case name", "LOC": "a `; loc` comment", "TYPE_KIND": "a type (hbm, dm, trf, stream, cstream, vrf, spm)",
     "$END": "end of file",
 }
 

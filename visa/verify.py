@@ -35,6 +35,7 @@ from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
 from tu_ops.lower.views import is_window
 from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
+from visa.rederive_spm import expected_spm
 from visa.retrace import Underivable
 from visa.verify_dma import check_dma
 
@@ -211,7 +212,7 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         raise fail.op(None, f"[SPACE-5] pe {kernel.pe} is not one of {list(PE_COUNTS)}", rule="SPACE-5")
     for step in kernel.steps:
         ops = step.ops if isinstance(step, TuProgram) else (step,)
-        spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind != "hbm"]
+        spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind not in ("hbm", "spm")]
         chips = [t.chip for op in ops for t in (op.input_type, op.output_type)]
         if isinstance(step, TuProgram):
             spaces.append(_Space(step.space))
@@ -252,9 +253,9 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 raise fail.op(step, f"the {step.MNEMONIC} writes into {into}, which is not of its output type")
             if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
                 continue
-            check_dma(step, target, fail)
+            check_dma(step.as_dma() if step.MNEMONIC == "dma_spm" else step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
-                       "dma_shuffle": expected_shuffle}.get(step.MNEMONIC)
+                       "dma_shuffle": expected_shuffle, "dma_spm": expected_spm}.get(step.MNEMONIC)
             expected = (_derive(indexed, step, step, types, dm_base, target, fail=fail) if indexed
                         else _derive(expected_dma, step, step, target, fail=fail))
             _check_derived([(step, expected)], fail)

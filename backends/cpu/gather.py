@@ -15,7 +15,8 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.rules.gather import gather_parts
 from ir.rules.scatter import scatter_parts
-from ir.types import HbmType
+from ir.spm import spm_as_hbm
+from ir.types import HbmType, SpmType
 
 from backends.cpu import moves
 from backends.cpu.handlers import handles
@@ -35,7 +36,8 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
                                                     [Symbol(a, n) for a, n in shape.payload]))
     rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all(list(shape.terms)))
-    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
+    stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # SPM is stored as HBM
+    values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
     row_bytes = shape.row_bytes(table_t.dtype.bits)
     live = ~moves.logical_pad((chip,))
     picked = np.zeros((chip.size, shape.index_count), np.int64)
@@ -45,7 +47,10 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
             raise fault
         v = values[c].astype(np.int64)
         picked[c] = v // row_bytes if op.scaled else v
-    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1).reshape(chip.size, -1)
+    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1)
+    if op.prefix is not None:   # `sparse_prefix`: only each chip's first entries are gathered
+        gathered[:, op.prefix:] = 0
+    gathered = gathered.reshape(chip.size, -1)
     return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
 
 
@@ -59,17 +64,19 @@ def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options:
     fast = options.fast_moves
     rows = moves.move_global(data, data_t, rows_t, fast=fast).reshape(chip.size, shape.count, shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.key]))
-    values = moves.move_global(index, index_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
+    scaled = not isinstance(index_t, SpmType)   # an SPM index holds row numbers (`by_positions`)
+    stored_t = index_t if scaled else spm_as_hbm(index_t)
+    values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
     row_bytes = shape.row_cells * data_t.dtype.bits // 8
     plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
                                                   [Symbol(a, n) for a, n in shape.payload]))
     plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells).copy()
              if into else np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype))
     for c in np.flatnonzero(~moves.logical_pad((chip,))):
-        fault = index_fault(values[c], True, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
+        fault = index_fault(values[c], scaled, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
         if fault is not None:
             raise fault
-        targets = values[c] // row_bytes
+        targets = values[c] // row_bytes if scaled else values[c]
         last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]   # the last write wins
         plain[c, targets[last]] = rows[c, last]
     return moves.move_global(plain.reshape(chip.size, -1), plain_t, out_t, fast=fast)

@@ -1,7 +1,8 @@
 """Gather rules GATHER-1..5 (docs/machine/dma.md "Gather"); GATHER-6 is the run-time index check.
 
 GATHER-1: the index is an i32 tensor (HBM for a scaled gather, DM for an unscaled one).
-GATHER-2: table, index and output live on the same chips (a gather never crosses chips).
+GATHER-2: table, index and output live on the same chips (a gather never crosses chips); an
+          index broadcast over the table's chips is one list each chip reads.
 GATHER-3: the index selects exactly one table axis, the outermost (`ir.gather.gather_shape`).
 GATHER-4: the gathered rows move into DM as a `to_dm` would (DMA-1..6 on the virtual source).
 GATHER-5: an unscaled index fits the SPM of one processing element per (chip, cluster).
@@ -27,7 +28,8 @@ def gather_parts(op: Any) -> tuple[GatherShape, Any] | Violation:
         return Violation("GATHER-1", f"the index tensor holds {index.dtype}; gather indices are i32",
                          help="store the indices as i32")
     for what, t in (("index", index), ("output", out)):
-        if not t.chip.equivalent(table.chip):
+        shared = what == "index" and _broadcast(t.chip) and t.chip.size == table.chip.size   # one list for every chip
+        if not shared and not t.chip.equivalent(table.chip):
             return Violation("GATHER-2", f"the {what}'s Chip `{t.chip}` differs from the table's `{table.chip}`",
                              help="a gather reads rows on its own chip; give all three the table's Chip")
     shape = gather_shape(table, index, out)
@@ -36,6 +38,12 @@ def gather_parts(op: Any) -> tuple[GatherShape, Any] | Violation:
     if shape.row_bytes(table.dtype.bits) is None:
         return Violation("GATHER-3", f"a row of {shape.row_cells} {table.dtype} cells is not a whole number of bytes")
     return shape, virtual_source(table, shape)
+
+
+def _broadcast(chip: Any) -> bool:
+    """A Chip that holds the same cells on every chip (`m("2")`)."""
+    factors = list(chip.factors())
+    return bool(factors) and all(type(f).__name__ == "BroadcastFactor" for f in factors)
 
 
 def check_gather(op: Any) -> Violation | None:
@@ -49,7 +57,7 @@ def check_gather(op: Any) -> Violation | None:
         return Violation("GATHER-4", f"the gathered rows cannot be written into this DM layout: {moved.message}",
                          label=moved.label, notes=(f"as {moved.code} of a to_dm from {virtual}",) + moved.notes,
                          help=moved.help)
-    if not op.scaled:
+    if not op.scaled and op.index.type.kind == "dm":   # an SPM index fits by its own type (SPM-1)
         return _spm_budget(op.index.type, shape)
     return None
 

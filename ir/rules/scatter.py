@@ -1,6 +1,7 @@
 """Scatter rules SCATTER-1..5 (docs/machine/dma.md "Scatter"); SCATTER-6 is the run-time index check.
 
-SCATTER-1: the index is an i32 HBM tensor of byte offsets.
+SCATTER-1: the index is an i32 HBM tensor of byte offsets (or, from the staged `by_positions`,
+           an i32 SPM list of row numbers).
 SCATTER-2: data, index and output live on the same chips.
 SCATTER-3: the key is whole axes of the data, and the index lists exactly the key's axes.
 SCATTER-4: the output is one scatter axis (outermost) then the payload; the rows move as a
@@ -25,7 +26,7 @@ __all__ = ["check_scatter", "scatter_parts"]
 def scatter_parts(op: Any) -> tuple[ScatterShape, Any] | Violation:
     """(shape, virtual rows type) of a scatter op, or its first SCATTER violation."""
     data, index, out = op.src.type, op.index.type, op.result.type
-    if index.kind != "hbm" or not is_index_dtype(index.dtype):
+    if index.kind not in ("hbm", "spm") or not is_index_dtype(index.dtype):   # SPM: positions (gather_plan)
         return Violation("SCATTER-1", f"the index of a scatter is an i32 HBM tensor of byte offsets, not {index}",
                          help="store the indices as HbmTensor[i32, Chip, m(\"K\")]")
     for what, t in (("index", index), ("output", out)):

@@ -11,7 +11,7 @@ def test_npu_opt_all_is_pinned():
         "InterSliceReduceOpF32", "InterSliceReduceOpI32"] + [
         "Artifact", "Axis", "ClipBinaryOpF32", "ClipBinaryOpI32", "CompileError", "Context", "DType", "DeviceKernel", "Diagnostic", "DmTensor",
         "DmTensorView", "FpBinaryOp", "FpMulAlu", "FpUnaryOp", "FxpBinaryOp", "HbmTensor", "HbmTensorView", "HbmTensorViewMut", "Index", "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LaneMode", "Mapping", "MappingError", "Mut", "NpuOptError",
-        "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "SwitchConfig", "TagMode", "TrfTensor",
+        "OutOfBounds", "OvershootError", "Padding", "PaddingKind", "Report", "SpmTensor", "SwitchConfig", "TagMode", "TrfTensor",
         "VisaFormatError", "VrfTensor", "axes", "bf16", "device", "f32", "f4e2m1", "f8e4m3", "f8e5m2", "i16",
         "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     ])

@@ -18,6 +18,8 @@ from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.spm_ops import SpmToDm, ToSpm
+from tu_ops.lower.spm import lower_spm_move
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
@@ -44,6 +46,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
+        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):
+            steps.append(lower_spm_move(item, first, lay.refs[item.src.id], target))
+            continue
         if kind == "dma" and isinstance(item, Shuffle):
             steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
             continue

@@ -19,6 +19,9 @@ from ir.errors import InternalError
 from ir.gather import index_scratch
 from ir.rules.gather import gather_parts
 from ir.rules.scatter import scatter_parts
+from ir.spm import spm_as_hbm
+from ir.mapping.nodes import Symbol, pair_all
+from ir.types import HbmType, SpmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.gather import GatherOp, IndexMode, ScatterOp, ShuffleLevel, ShuffleOp
 from tu_ops.lower.dma import lower_dma
@@ -38,15 +41,16 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> Gat
     index_commands: tuple = ()
     if not op.scaled:
         scratch = index_scratch(index_t)
-        read = lower_dma(ir.ToHbm(src=ir.Value(index, index_t), result=ir.Value(result, scratch), loc=op.loc),
-                         result, index, index_t, scratch, target)
+        stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # an SPM list reads as HBM
+        read = lower_dma(ir.ToHbm(src=ir.Value(index, stored_t), result=ir.Value(result, scratch), loc=op.loc),
+                         result, index, stored_t, scratch, target)
         index_commands = read.commands
     bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
     return GatherOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind,
                     element_type=table_t.dtype, commands=rows.commands, input_type=table_t, output_type=dst_t,
                     mode=IndexMode.SCALED if op.scaled else IndexMode.UNSCALED, row_bytes=row_bytes,
-                    rows=shape.rows, gathered=shape.index_count, index_commands=index_commands,
+                    rows=shape.rows, gathered=shape.index_count, index_commands=index_commands, prefix=op.prefix,
                     src_alloc=Alloc(0, table_t.chip.size * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 
@@ -62,7 +66,14 @@ def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into:
                      result, src, data_t, rows_t, target)
     bits = target.bits_of(data_t.dtype) or data_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
-    return ScatterOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
+    index_t = op.index.type
+    mode, index_commands = None, None
+    if isinstance(index_t, SpmType):   # positions in SPM: read into the key's order, as HBM bytes
+        scratch = HbmType(index_t.dtype, index_t.chip, pair_all([Symbol(a, n) for a, n in shape.key]))
+        read = lower_dma(ir.ToHbm(src=ir.Value(index, spm_as_hbm(index_t)), result=ir.Value(result, scratch),
+                                  loc=op.loc), result, index, spm_as_hbm(index_t), scratch, target)
+        mode, index_commands = IndexMode.UNSCALED, read.commands
+    return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
                      commands=rows.commands, input_type=data_t, output_type=out_t, row_bytes=row_bytes,
                      rows=shape.rows, scattered=shape.count, src_alloc=None, into=None if into is None else Ref(into),
                      dst_alloc=Alloc(0, out_t.chip.size * shape.rows * row_bytes), loc=op.loc)

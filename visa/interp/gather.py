@@ -21,6 +21,9 @@ import numpy as np
 from ir.dtypes import DType
 from ir.gather import gather_shape, index_fault, index_scratch, virtual_source
 from ir.scatter import scatter_shape, virtual_rows
+from ir.mapping.nodes import Symbol, pair_all
+from ir.spm import positions_axes, spm_as_hbm
+from ir.types import HbmType
 from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.enums import DmaKind
@@ -38,8 +41,10 @@ def _index_bytes(op: Any, mem: Memory, env: dict[int, Any], index_t: Any, scratc
         data = env.get(op.index.id)
         check(isinstance(data, np.ndarray), f"the scaled index {op.index} is not an HBM tensor", op)
         return data
-    read = DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.DM_TO_HBM, element_type=DType.I32,
-                 commands=op.index_commands, input_type=index_t, output_type=scratch_t, loc=op.loc)
+    spm = index_t.kind == "spm"   # an SPM list is stored, and read, as HBM bytes (ir.spm.spm_as_hbm)
+    read = DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.HBM_TO_HBM if spm else DmaKind.DM_TO_HBM,
+                 element_type=DType.I32, commands=op.index_commands, input_type=spm_as_hbm(index_t) if spm else index_t,
+                 output_type=scratch_t, loc=op.loc)
     return run_dma(read, mem, env)
 
 
@@ -71,6 +76,8 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
         picked = values // op.row_bytes if op.mode.name == "SCALED" else values
         chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(op.rows, op.row_bytes)
         rows[c] = chip_rows[picked].reshape(-1)
+        if op.prefix is not None:   # `sparse_prefix`: the entries past it are not gathered
+            rows[c, op.prefix * op.row_bytes:] = 0
     virtual = virtual_source(table_t, shape)
     source = Ref(-1 - op.result.id)
     env[source.id] = rows.reshape(-1)
@@ -86,8 +93,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
     """Execute one ScatterOp; return the HBM bytes of the new tensor it writes."""
     data_t, out_t = op.input_type, op.output_type
     index_t = types.get(op.index.id)
-    check(index_t is not None and index_t.kind == "hbm", f"the index {op.index} is not an HBM tensor", op)
-    shape = scatter_shape(data_t, index_t.element, index_t, out_t)
+    check(index_t is not None and index_t.kind in ("hbm", "spm"), f"the index {op.index} is not an HBM or SPM tensor",
+          op)
+    key = index_t.element if index_t.kind == "hbm" else pair_all([Symbol(a, n) for a, n in positions_axes(index_t)])
+    shape = scatter_shape(data_t, key, index_t, out_t)
     check(not hasattr(shape, "code"), "the record's types describe no scatter", op)
     check((op.rows, op.scattered) == (shape.rows, shape.count), "rows and scattered disagree with the types", op)
     rows_t = virtual_rows(data_t, shape)
@@ -96,6 +105,12 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
     rows = run_dma(read, mem, env)
     raw = env.get(op.index.id)
     check(isinstance(raw, np.ndarray), f"the index {op.index} has no HBM bytes", op)
+    scaled = not op.index_commands
+    if not scaled:   # positions in SPM: read into the key's order first
+        scratch = HbmType(DType.I32, index_t.chip, pair_all([Symbol(a, n) for a, n in shape.key]))
+        raw = run_dma(DmaOp(result=Ref(op.result.id), src=op.index, kind=DmaKind.HBM_TO_HBM, element_type=DType.I32,
+                            commands=op.index_commands, input_type=spm_as_hbm(index_t), output_type=scratch,
+                            loc=op.loc), mem, env)
     chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
     out = np.zeros(chips * op.rows * width, np.uint8)
     if op.into is not None:  # into an existing tensor: the rows no index names keep its bytes
@@ -107,11 +122,11 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
         if not live[c]:
             continue
         values = from_bytes(raw[c * count * 4:(c + 1) * count * 4], DType.I32, 32).astype(np.int64)
-        fault = index_fault(values, True, width, op.rows, shape.axis, shape.key, c, "scatter")
+        fault = index_fault(values, scaled, width, op.rows, shape.axis, shape.key, c, "scatter")
         if fault is not None:
             raise fault
         base, src = c * op.rows * width, c * count * width
-        for k, offset in enumerate(values.tolist()):   # in index order: the last write wins
+        for k, offset in enumerate((values if scaled else values * width).tolist()):   # in index order: the last write wins
             out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
     return out
 

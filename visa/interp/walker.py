@@ -132,6 +132,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = new_tensor(step, mem)
         elif step.MNEMONIC == "memset":
             env[step.result.id] = run_memset(step, mem)
+        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
+            env[step.result.id] = run_dma(step.as_dma(), mem, env)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):

@@ -1,0 +1,234 @@
+"""The staged HBM gather and scatter of v0.9 (docs/machine/spm.md "Staged gather and scatter").
+
+`table.gather(indexed_axis, payload)` names the table axis the index replaces and the rest
+of a row; `.by_byte_offsets(index)` (an i32 HBM tensor of byte offsets) or
+`.by_positions(domain, index)` (an i32 SPM tensor of row numbers) supplies the index;
+`.sparse_prefix(n)` after byte offsets keeps each chip's first n entries; `.to_dm(ctx.tdma,
+DmTensor[...])` runs it. The scatter mirrors it from a write view of the destination:
+`out.view_mut().scatter(indexed_axis, payload).by_byte_offsets(index).from_dm(ctx.tdma, data)`.
+
+Both lower onto the records of the v0.6 forms (`ir.gather_ops.Gather` / `Scatter`); what the
+staged form adds is checked here, at the call that states it (GATHER-7..9, SCATTER-7, SCATTER-8).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.gather import _whole_axes
+from ir.gather_ops import Gather
+from ir.mapping.factors import PaddingFactor
+from ir.mapping.nodes import Mapping
+from ir.rules.space import validate_type
+from ir.spm import pe_is_padding_only, positions_domain
+from npu_opt.dma import _check_engine
+from npu_opt.gather import _scatter_into
+from npu_opt.spm import SpmTensor
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
+from npu_opt.trace import current
+
+__all__ = ["GatherPlan", "ScatterPlan", "start_gather", "start_scatter"]
+
+
+def _refuse(violation: Violation, stage: str) -> Poisoned:
+    current().refuse(violation, location_of(stage), stage)
+    return Poisoned(stage)
+
+
+def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str, outer: str) -> Violation | None:
+    """The indexed axis is one whole axis of `element`, its outermost, and the payload is
+    `element` without it (`code` for a declaration that does not fit, `outer` otherwise)."""
+    if not isinstance(indexed, Mapping) or not isinstance(payload, Mapping):
+        return Violation("TYPE-6", f"`{what}` takes the indexed axis and the payload, each built by m()",
+                         help=f'e.g. `.{what}(m("K"), m("D"))`')
+    axes = _whole_axes(element)
+    key = _whole_axes(indexed)
+    if axes is None:
+        return Violation(outer, f"the {'table' if what == 'gather' else 'destination'}'s element `{element}` must "
+                                "list whole axes")
+    if key is None or len(key) != 1 or key[0] not in axes:
+        return Violation(code, f"the indexed axis `{indexed}` is not one whole axis of `{element}`",
+                         help="name the one axis the index values select, e.g. m(\"K\")")
+    rest = tuple(a for a in axes if a != key[0])
+    if _whole_axes(payload) != rest:
+        expected = ", ".join(a for a, _ in rest) or "1"
+        return Violation(code, f"the payload `{payload}` is not `{element}` without its indexed axis `{indexed}` "
+                               f"(expected `{expected}`)", help=f'declare the payload as m("{expected}")')
+    if axes[0] != key[0]:
+        return Violation(outer, f"the indexed axis {key[0][0]} must be the outermost axis of `{element}`, so each "
+                                "index entry moves one contiguous row",
+                         help=f"store the tensor as m(\"{key[0][0]}, ...\")")
+    return None
+
+
+def _padded(mapping: Mapping) -> bool:
+    return any(isinstance(f, PaddingFactor) for f in mapping.factors())
+
+
+def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
+    """`table.gather(indexed_axis, payload)`."""
+    bad = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
+    return _refuse(bad, "gather") if bad is not None else GatherPlan(table)
+
+
+class GatherPlan:
+    """A gather being stated: the table, then its index, then (byte offsets) a prefix."""
+
+    def __init__(self, table: HbmTensor) -> None:
+        self._table = table
+        self._index: Any = None
+        self._scaled = True
+        self._prefix: int | None = None
+
+    def by_byte_offsets(self, index: Any) -> Any:
+        """Byte offsets into the table, an i32 HBM tensor whose element is the index domain."""
+        if self._index is not None:
+            return _refuse(Violation("GATHER-8", "the gather already has its index"), "by_byte_offsets")
+        if not isinstance(index, HbmTensor):
+            return _refuse(Violation("GATHER-8", f"`by_byte_offsets` reads byte offsets from an HbmTensor, not "
+                                                 f"{type(index).__name__}",
+                                     help="pass the HBM tensor of offsets; positions in SPM go to `by_positions`"),
+                           "by_byte_offsets")
+        if _padded(index.type.element):
+            return _refuse(Violation("GATHER-8", f"the index's element `{index.type.element}` has padding: an index "
+                                                 "holds one entry at every position"), "by_byte_offsets")
+        self._index = index
+        return self
+
+    def by_positions(self, domain: Any, index: Any) -> Any:
+        """Row numbers held in SPM: `domain` names the axes they key (the Cluster's own axes,
+        then the list's); the list sits on PE 0 (`Pe` padding only, `m("1 # 4")`)."""
+        if self._index is not None:
+            return _refuse(Violation("GATHER-8", "the gather already has its index"), "by_positions")
+        bad = _positions_fault(domain, index, "by_positions", "GATHER-8")
+        if bad is not None:
+            return _refuse(bad, "by_positions")
+        self._index, self._scaled = index, False
+        return self
+
+    def sparse_prefix(self, valid_length: Any) -> Any:
+        """Each chip gathers only its first `valid_length` entries (domain order); the rest of
+        the output stays zero. An int (zero or less gathers none)."""
+        if self._index is None or not self._scaled:
+            return _refuse(Violation("GATHER-9", "`sparse_prefix` follows `by_byte_offsets`: it shortens a list "
+                                                 "of byte offsets", help="`.by_byte_offsets(index).sparse_prefix(n)`"),
+                           "sparse_prefix")
+        if isinstance(valid_length, bool) or not isinstance(valid_length, int):
+            return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes an int, not {type(valid_length).__name__}",
+                                     help="pass the number of valid entries, e.g. `.sparse_prefix(100)`"),
+                           "sparse_prefix")
+        if self._prefix is not None:
+            return _refuse(Violation("GATHER-9", "the gather already has a sparse prefix"), "sparse_prefix")
+        self._prefix = min(max(valid_length, 0), self._index.type.element.size)
+        return self
+
+    def to_dm(self, dma: Any, dst: Any = None) -> Any:
+        """Run the gather into a new DM tensor of type `dst`."""
+        stage = "to_dm"
+        bad = _check_engine(dma, stage)
+        if bad is None and self._index is None:
+            bad = Violation("GATHER-8", "the gather has no index yet", help="`.by_byte_offsets(index)` first")
+        if bad is None and (not isinstance(dst, TensorSpec) or dst.kind != "dm"):
+            bad = Violation("TYPE-6", f"the destination of a gather's `to_dm` must be a DmTensor[...] type, not "
+                                      f"{dst!s:.60}")
+        dst_type = bad or dst.resolve()
+        if isinstance(dst_type, Violation):
+            return _refuse(dst_type, stage)
+        tracer = current()
+        loc = location_of(stage)
+        op = Gather(src=self._table.value, index=self._index.value, scaled=self._scaled, prefix=self._prefix,
+                    result=tracer.value(dst_type), loc=loc)
+        fault = validate_type(dst_type, None, code="GATHER-4")
+        if fault is not None:
+            tracer.refuse(fault, loc, stage, op)
+            tracer.emit(op, poisoned_input=True)
+        else:
+            tracer.emit(op)
+        return DmTensor(op.result)
+
+
+def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violation | None:
+    """The placement rules of a `by_positions` index (an i32 SPM list on PE 0)."""
+    if not isinstance(index, SpmTensor):
+        return Violation(code, f"`{stage}` reads row numbers from an SpmTensor, not {type(index).__name__}",
+                         help="stage the index with `.to_spm(ctx.tdma, SpmTensor[i32, Chip, Cluster, m(\"1 # 4\"), "
+                              "m(\"K\")])`")
+    t = index.type
+    if not pe_is_padding_only(t.pe):
+        return Violation(code, f"the index's Pe `{t.pe}` must keep the whole list on PE 0 (`1 # {t.pe.size}`): the "
+                               "DMA engine reads it there", help=f'write the Pe as m("1 # {t.pe.size}")')
+    if _padded(t.element):
+        return Violation(code, f"the index's element `{t.element}` has padding: an index holds one entry at every "
+                               "position")
+    if not isinstance(domain, Mapping) or _whole_axes(domain) is None:
+        return Violation("TYPE-6", f"the domain of `{stage}` is a mapping of whole axes, not {domain!s:.40}",
+                         help='e.g. `.by_positions(m("K"), index)`')
+    names = tuple(a for a, _ in _whole_axes(domain))
+    if names != positions_domain(t):
+        return Violation(code, f"the domain `{domain}` is not the axes the index keys "
+                               f"({', '.join(positions_domain(t)) or 'none'}: a placed Cluster's axes, then the list's)")
+    return None
+
+
+def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
+    """`out.view_mut().scatter(indexed_axis, payload)`: the view must be the whole tensor."""
+    base = view._base
+    if view._offsets != (0,) * len(view._offsets) or view.type != base.value.type:
+        return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()`, not a "
+                                              "tile or reshape of it"), "scatter")
+    bad = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
+    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base)
+
+
+class ScatterPlan:
+    """A scatter being stated: its destination, then its index, then the updates."""
+
+    def __init__(self, destination: HbmTensor) -> None:
+        self._dst = destination
+        self._index: Any = None
+        self._key: Mapping | None = None
+
+    def by_byte_offsets(self, index: Any) -> Any:
+        """Byte offsets into the destination: an i32 HBM tensor (or its read view) over the domain."""
+        if self._index is not None:
+            return _refuse(Violation("SCATTER-8", "the scatter already has its index"), "by_byte_offsets")
+        value = getattr(index, "value", None)
+        t = getattr(value, "type", None)
+        if t is None or t.kind != "hbm" or isinstance(index, SpmTensor):
+            return _refuse(Violation("SCATTER-8", f"`by_byte_offsets` reads byte offsets from an HBM tensor, not "
+                                                  f"{type(index).__name__}"), "by_byte_offsets")
+        if _padded(t.element):
+            return _refuse(Violation("SCATTER-8", f"the index's element `{t.element}` has padding: an index holds "
+                                                  "one entry at every position"), "by_byte_offsets")
+        self._index, self._key = index, t.element
+        return self
+
+    def by_positions(self, domain: Any, index: Any) -> Any:
+        """Row numbers held in SPM, over `domain` (as the gather's `by_positions`)."""
+        if self._index is not None:
+            return _refuse(Violation("SCATTER-8", "the scatter already has its index"), "by_positions")
+        bad = _positions_fault(domain, index, "by_positions", "SCATTER-8")
+        if bad is not None:
+            return _refuse(bad, "by_positions")
+        self._index, self._key = index, domain
+        return self
+
+    def from_dm(self, dma: Any, updates: Any) -> Any:
+        """Write `updates` (a DM tensor over the domain and the payload) into the destination."""
+        return self._run(dma, updates, "from_dm")
+
+    def from_dm_view(self, dma: Any, updates: Any) -> Any:
+        """`from_dm` from a read view of a DM tensor."""
+        return self._run(dma, updates, "from_dm_view")
+
+    def _run(self, dma: Any, updates: Any, stage: str) -> Any:
+        bad = _check_engine(dma, stage)
+        if bad is None and self._index is None:
+            bad = Violation("SCATTER-8", "the scatter has no index yet", help="`.by_byte_offsets(index)` first")
+        if bad is None and getattr(getattr(updates, "type", None), "kind", None) != "dm":
+            bad = Violation("TYPE-6", f"`{stage}` takes the DM tensor of updates, not {type(updates).__name__}")
+        if bad is not None:
+            return _refuse(bad, stage)
+        return _scatter_into(updates, self._index, self._dst, self._key, location_of(stage))
