@@ -11,7 +11,7 @@ on it. SPMOP-1 checks the SPM side against the DM side (the trace's SPM-1 and SP
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -19,6 +19,9 @@ from ir.rules.spm import check_spm_move
 from ir.spm import spm_as_hbm
 from tu_ops.base import VerifyContext, rule
 from tu_ops.dma import DmaOp
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["SpmDmaOp"]
 
@@ -46,15 +49,15 @@ class SpmDmaOp(DmaOp):
                      src_alloc=self.src_alloc, dst_alloc=self.dst_alloc, loc=self.loc)
 
     @rule("DMAOP-1")
-    def _dmaop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_1(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self.as_dma()._dmaop_1(target, ctx)
 
     @rule("DMAOP-5")
-    def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_5(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return self.as_dma()._dmaop_5(target, ctx)
 
     @rule("SPMOP-1")
-    def _spmop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _spmop_1(self, target: Target, ctx: VerifyContext | None) -> str | None:
         src, dst = self.input_type, self.output_type
         if {src.kind, dst.kind} != {"dm", "spm"}:
             return f"a dma_spm moves between DM and SPM, not {src.kind} -> {dst.kind}"

@@ -4,7 +4,7 @@ lowering's own builder (`tu_ops.lower.spm`); its DM side then sits at the derive
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,10 +13,13 @@ from ir.spm_ops import SpmToDm, ToSpm
 from tu_ops.lower.spm import lower_spm_move
 from visa.retrace import Underivable
 
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
 __all__ = ["expected_spm"]
 
 
-def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
     """The SpmDmaOp `lower_spm_move` makes from `op`'s types, at the derived allocations."""
     into_spm = op.output_type.kind == "spm"
     cls = ToSpm if into_spm else SpmToDm

@@ -4,7 +4,7 @@ DM-side bases relative to allocation 0 (the allocation pass adds them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir import ops as ir
 from ir.spm import spm_as_hbm
@@ -12,10 +12,13 @@ from tu_ops.base import Ref
 from tu_ops.lower.dma import lower_dma
 from tu_ops.spm import SpmDmaOp
 
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
 __all__ = ["lower_spm_move"]
 
 
-def lower_spm_move(op: Any, result: int, src: int, target: Any) -> SpmDmaOp:
+def lower_spm_move(op: Any, result: int, src: int, target: Target) -> SpmDmaOp:
     """The SpmDmaOp of a trace-valid `to_spm` (into SPM) or SPM `to_dm` whose result is `%result`."""
     src_t, dst_t = op.src.type, op.result.type
     into_spm = dst_t.kind == "spm"

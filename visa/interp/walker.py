@@ -41,6 +41,11 @@ Runnable = Union["VisaArtifact", LoweredKernel]
 """What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
 
 
+def _spm_as_dma(step: Any) -> Any:
+    """A `dma_spm` record as the plain DMA it runs as (not imported: its class reads the trace rules)."""
+    return step.as_dma()
+
+
 def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[LoweredKernel, Target]:
     """The lowered kernel and the target object of an artifact, a kernel, and a target
     name, path or object (default: the target the artifact names, else `rngd`)."""
@@ -133,7 +138,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
         elif step.MNEMONIC == "memset":
             env[step.result.id] = run_memset(step, mem)
         elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
-            env[step.result.id] = run_dma(step.as_dma(), mem, env)
+            env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
