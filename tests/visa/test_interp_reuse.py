@@ -10,6 +10,7 @@ from tu_ops.target import get_target
 from visa.interp.memo import per_record
 from visa.interp import memory
 from visa.interp.memory import Dm, Memory
+from visa.interp.strided import flat_walk
 
 
 @pytest.fixture(autouse=True)
@@ -57,8 +58,6 @@ def test_only_the_slices_touched_are_rezeroed_and_handed_back_zero():
 
 
 def test_a_walk_records_the_slices_it_touches():
-    from visa.interp.strided import flat_walk
-
     dm = Dm(8, 4096, 4096)
     assert flat_walk(dm, 2 * 4096 + 16, [3, 4], [4096, 4], 4) is not None  # slices 2 ... 4
     assert (dm.rows, dm.touched) == (5, 16 + 3 * 4 + 4)
