@@ -1,6 +1,8 @@
 """The Vector Engine's stages on cpu buffers: each op is one `ir.vector.numerics` step
 on every cell; padding cells and dead rows are set back to zero after it (the engine's
 output on padding is not data; zero keeps the buffers deterministic, as the interpreter does).
+A step whose input the executor hands over (`donate`: read for the last time, shared with
+nothing) writes its live rows into that buffer instead of a new one.
 """
 
 from __future__ import annotations
@@ -43,21 +45,43 @@ def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
     return layout.from_rows(out, t)
 
 
+def _into(buf: np.ndarray, out: np.ndarray, t: Any) -> np.ndarray:
+    """`_live_result` written into `buf` (a buffer of `t`'s shape and storage, handed over by
+    the executor: `donate`), whose padding rows already hold zero: no new buffer."""
+    pad_local = moves.logical_pad(layout.local_levels(t))
+    if pad_local.any():
+        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
+    flat = buf.reshape(layout.n_rows(t), *out.shape[1:])
+    rows = layout.live_rows(t)
+    even = layout._even(rows) if len(rows) != len(flat) else slice(None)
+    flat[even if even is not None else rows] = out
+    return buf
+
+
+def _result(out: np.ndarray, t: Any, buf: np.ndarray, owned: bool) -> np.ndarray:
+    """The full buffer of `t` from its live rows `out`: in `buf` when the executor handed it
+    over and it fits, else a new one."""
+    if owned and buf.shape == layout.shape_of(t) and buf.dtype == out.dtype:
+        return _into(buf, out, t)
+    return _live_result(out, t)
+
+
 def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
     """The VRF tensor broadcast over the stream by axis name (a per-slice move)."""
     return moves.move_local(vrf, op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
 
 
 @handles(vops.VectorFxp, vops.VectorClip, vops.VectorFxpToFp, vops.VectorFpToFxp, vops.VectorFpUnary,
-         vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret)
-def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray:
+         vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret,
+         donate=0)
+def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None, owned: bool = False) -> np.ndarray:
     unit, name, arg, *extra = op.step()
     t, out_t = op.input.type, op.result.type
     if _same_rows(t, out_t):  # the step on the live rows only (padded slices stay zero)
         rows = layout.rows_view(buf, t)
         operand = None if vrf is None else layout.rows_view(_rf_operand(op, vrf).reshape(buf.shape), t)
         out = run_step(unit, name, arg, rows, *extra, operand=operand)
-        return _live_result(out.astype(layout.storage_dtype(out_t.dtype), copy=False).reshape(rows.shape), out_t)
+        return _result(out.astype(layout.storage_dtype(out_t.dtype), copy=False).reshape(rows.shape), out_t, buf, owned)
     operand = None if vrf is None else _rf_operand(op, vrf).reshape(buf.shape)
     out = run_step(unit, name, arg, buf, *extra, operand=operand).astype(layout.storage_dtype(op.result.type.dtype),
                                                                           copy=False)
@@ -65,7 +89,7 @@ def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None) -> np.ndarray
 
 
 for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
-    handles(_cls)(_step)
+    handles(_cls, donate=0)(_step)
 
 
 @handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat)

@@ -18,7 +18,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 
 from backends.cpu import layout
-from backends.cpu.vector import _rf_operand, _zero_padding
+from backends.cpu.vector import _live_result, _rf_operand, _same_rows, _zero_padding
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
@@ -42,15 +42,18 @@ def _paired(op: Any, buf: np.ndarray, *vrfs: np.ndarray) -> np.ndarray:
     t, mode = op.result.type, op.step_mode()
     reads = getattr(op, "rf_groups", lambda: 0)()
     adds = op.addends() if hasattr(op, "addends") else (0, 0)  # a paired FMA_F's c per group
+    t_in = op.input.type
+    live = _same_rows(t_in, t)  # then each group steps its live rows only (padded slices stay zero)
     out = []
     for g, arg in ((0, a0), (1, a1)):
-        values = buf[g]
+        values = layout.rows_view(buf[g], t_in) if live else buf[g]
         if reads >> g & 1:
-            operand = _rf_operand(op, vrfs[0]).reshape(values.shape)
+            operand = _rf_operand(op, vrfs[0]).reshape(buf[g].shape)
+            operand = layout.rows_view(operand, t_in) if live else operand
             values = run_step(f"{unit}_RF", name, 0, values, operand=operand).astype(values.dtype, copy=False)
         elif side in ("BOTH", f"G{g}"):
             values = run_step(unit, name, arg, values, mode, adds[g]).astype(layout.storage_dtype(t.dtype), copy=False)
-        out.append(_zero_padding(values, t))
+        out.append(_live_result(values, t).reshape(buf[g].shape) if live else _zero_padding(values, t))
     return np.stack(out)
 
 

@@ -11,12 +11,14 @@ order (VE-INTER-6). `out_slice` spans as many slices as `slice` (VE-INTER-1).
 
 The fold, per (chip, cluster) and output cell: the input cells whose kept digits match are
 folded in input order (slice-major, then time) from the op's identity,
-`acc = op(acc, v)`, lane by lane; padding cells are skipped and padding output cells are
-zero. A fresh axis repeats the same folded value. Both backends call `reduce_ring`.
+`acc = op(acc, v)`, lane by lane (vectorised: `ir.vector.numerics.fold`); padding cells are
+skipped and padding output cells are zero. A fresh axis repeats the same folded value. Both
+backends call `reduce_ring`.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -26,7 +28,7 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import refine
-from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
+from ir.vector.numerics.fold import Groups, fold, group_positions
 
 __all__ = ["inter_fault", "reduce_ring"]
 
@@ -114,35 +116,27 @@ def _groups(levels: list[Mapping], kept: list[AxisFactor]) -> np.ndarray:
     return np.where(table.status == LIVE, key, -1)
 
 
-def _fold(scalar: str, op: str, values: np.ndarray, src: np.ndarray, n: int) -> np.ndarray:
-    """Fold `values` (positions, P) into (n, P) by group `src`, in position order."""
-    fn, identity = (REDUCE_I32 if scalar == "i32" else REDUCE_F32)[op]
-    dtype = np.dtype(np.int32 if scalar == "i32" else np.float32)
-    acc = np.full((n, values.shape[1]), identity, dtype)
-    live = np.flatnonzero(src >= 0)
-    order = live[np.argsort(src[live], kind="stable")]
-    groups = src[order]
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if len(groups) else np.zeros(0, np.int64)
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    for k in range(int(rank.max()) + 1 if len(rank) else 0):
-        sel = order[rank == k]
-        acc[src[sel]] = fn(acc[src[sel]], values[sel].astype(dtype, copy=False))
-    return acc
+@functools.lru_cache(maxsize=256)
+def _ring_plan(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping) -> tuple[Groups, np.ndarray]:
+    """The fold's groups of the input positions, and each output position's group (-1:
+    padding); kept, as a traced kernel folds the same mappings every run."""
+    s, t, os_, ot, _ = _plan(slice_, time, out_slice, out_time)
+    out_frags = set(os_) | set(ot)
+    kept = [f for f in s + t if f in out_frags]
+    size = int(np.prod([f.extent for f in kept], dtype=np.int64))
+    dst = _groups([out_slice, out_time], kept)
+    dst.setflags(write=False)
+    return group_positions(_groups([slice_, time], kept), size), dst
 
 
 def reduce_ring(scalar: str, op: str, ring: np.ndarray, slice_: Mapping, time: Mapping, out_slice: Mapping,
                 out_time: Mapping) -> np.ndarray:
     """One ring's stored values (int32, or uint32 bits for f32) shaped (slice, time, P) ->
     (out_slice, out_time, P) of the same storage; padding output cells are zero."""
-    s, t, os_, ot, _ = _plan(slice_, time, out_slice, out_time)
-    out_frags = set(os_) | set(ot)
-    kept = [f for f in s + t if f in out_frags]
-    src = _groups([slice_, time], kept)
-    dst = _groups([out_slice, out_time], kept)
-    size = int(np.prod([f.extent for f in kept], dtype=np.int64))
+    groups, dst = _ring_plan(slice_, time, out_slice, out_time)
     flat = ring.reshape(slice_.size * time.size, -1)
     values = flat.view(np.float32) if scalar == "f32" else flat
-    acc = _fold(scalar, op, values, src, size)
+    acc = fold(scalar, op, values.astype(np.float32 if scalar == "f32" else np.int32, copy=False), groups)
     out = np.zeros((len(dst), flat.shape[1]), acc.dtype)
     out[dst >= 0] = acc[dst[dst >= 0]]
     out = out.reshape(out_slice.size, out_time.size, -1)

@@ -11,11 +11,13 @@ The fold, per slice and output cell, follows the hardware: a reduced packet coll
 each flit as the two-level tree `op(op(a, b), op(c, d))` (padding lanes count as the op's
 identity); then the flits of a group accumulate in stream order from the identity,
 `acc = op(acc, flit)`. A kept packet accumulates lane by lane. Padding time steps are
-skipped. Both backends call `reduce_time`, given the time map `time_plan` derives.
+skipped. Both backends call `reduce_time`, given the time map `time_plan` derives; the fold
+runs vectorised (`ir.vector.numerics.fold`), with the same bits.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -26,6 +28,7 @@ from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, Pad, Symbol, pair_all
 from ir.mapping.ops import divide
+from ir.vector.numerics.fold import Groups, fold, fold_flits, group_positions
 from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
 
 __all__ = ["SLOTS", "shape_fault", "time_plan", "reduce_time", "reduced_packet", "reduce_stored", "removed_axis",
@@ -121,61 +124,48 @@ def time_plan(axis: str, time: Mapping, out_time: Mapping) -> np.ndarray:
     return out
 
 
-def _rounds(plan: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The fold of `plan` as rounds: round k pairs the k-th input position of every output
-    position (in time order) with that output. Folding round after round performs, for each
-    output, exactly the time-ordered sequence `acc = op(acc, v)` of a step-by-step loop, and
-    no output occurs twice in one round."""
-    live = np.flatnonzero(plan >= 0)
-    if not len(live):
-        return []
-    order = live[np.argsort(plan[live], kind="stable")]
-    groups = plan[order]
-    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-    rank = np.arange(len(order)) - np.repeat(starts, np.diff(np.r_[starts, len(order)]))
-    return [(order[rank == k], groups[rank == k]) for k in range(int(rank.max()) + 1)]
-
-
 def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
     fn, identity = (REDUCE_I32 if scalar == "i32" else REDUCE_F32)[op]
     return fn, identity, np.dtype(np.int32 if scalar == "i32" else np.float32)
 
 
-def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray, n_out: int, tree: bool,
+@functools.lru_cache(maxsize=256)
+def _plan_groups(axis: str, time: Mapping, out_time: Mapping) -> Groups:
+    """The fold plan of `time_plan` (kept: a traced kernel folds the same mappings every run)."""
+    return group_positions(time_plan(axis, time, out_time), out_time.size)
+
+
+def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray | Groups, n_out: int, tree: bool,
                 live_lanes: np.ndarray) -> np.ndarray:
-    """Fold the (rows, T, 4) values of `scalar` (int32 / float32) into (rows, n_out, 4).
-
-    Vectorised over rows and outputs: one array step per round of `_rounds` (as many as the
-    largest group of reduced time steps), each output's steps in time order from the identity.
-    A reduced packet folds only its lane 0: lanes 1-3 hold the identity, and `op(identity,
-    identity)` is the identity for every reduce op."""
-    fn, identity, dtype = _ops(scalar, op)
-    values = np.asarray(values, dtype)
-    ident = np.asarray(identity, dtype)
-    if tree:
-        lanes = np.where(live_lanes[None, :, :], values, ident)
-        values = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))[..., None]
-    acc = np.full((values.shape[0], n_out, values.shape[2]), identity, dtype)
-    for src, dst in _rounds(plan):
-        acc[:, dst] = fn(acc[:, dst], values[:, src])
-    if tree:
-        acc = np.concatenate([acc, np.broadcast_to(ident, acc.shape[:2] + (3,))], -1)
-    return acc
+    """Fold the (rows, T, 4) values of `scalar` (int32 / float32) into (rows, n_out, 4) by
+    `plan` (`time_plan`'s array, or its `Groups`): each output's steps in time order from
+    the identity (`ir.vector.numerics.fold`, vectorised over rows, outputs and steps). A
+    reduced packet folds only its lane 0: lanes 1-3 hold the identity, and
+    `op(identity, identity)` is the identity for every reduce op."""
+    _, identity, dtype = _ops(scalar, op)
+    groups = plan if isinstance(plan, Groups) else group_positions(plan, n_out)
+    if not tree:
+        return fold(scalar, op, values, groups)
+    acc = fold_flits(scalar, op, values, groups, live_lanes[None, :, :])
+    return np.concatenate([acc, np.broadcast_to(np.asarray(identity, dtype), acc.shape[:2] + (3,))], -1)
 
 
+@functools.lru_cache(maxsize=256)
 def _lanes(packet: Mapping) -> np.ndarray:
     table = evaluate(packet, np.arange(packet.size))
-    return table.status == LIVE
+    live = table.status == LIVE
+    live.setflags(write=False)
+    return live
 
 
 def reduce_stored(scalar: str, op: str, values: np.ndarray, axis: str, time: Mapping, packet: Mapping,
                   out_time: Mapping, out_packet: Mapping) -> np.ndarray:
     """The reduce on stored values (int32, or uint32 bits for f32) shaped (rows, T, 4):
     (rows, size(out_time), 4) of the same storage."""
-    plan = time_plan(axis, time, out_time)
     live = np.broadcast_to(_lanes(packet)[None, :], (time.size, 4))
     src = values.view(np.float32) if scalar == "f32" else values
-    out = reduce_time(scalar, op, src, plan, out_time.size, reduced_packet(out_packet), live)
+    out = reduce_time(scalar, op, src, _plan_groups(axis, time, out_time), out_time.size, reduced_packet(out_packet),
+                      live)
     return out.view(np.uint32) if scalar == "f32" else out
 
 
@@ -218,18 +208,12 @@ def reduce_counted(scalar: str, op: str, values: np.ndarray, live: np.ndarray, a
     mapping's live cells (the cpu backend). A reduced packet folds its live lanes as the tree
     (the others as the identity); a flit with no live cell, or a dead lane of a kept packet,
     leaves its accumulator as it is."""
-    fn, identity, dtype = _ops(scalar, op)
+    _, identity, dtype = _ops(scalar, op)
     src = np.asarray(values.view(np.float32) if scalar == "f32" else values, dtype)
-    ident = np.asarray(identity, dtype)
-    take = live
-    if reduced_packet(out_packet):
-        lanes = np.where(live, src, ident)
-        flits = fn(fn(lanes[..., 0], lanes[..., 1]), fn(lanes[..., 2], lanes[..., 3]))
-        src = np.concatenate([flits[..., None], np.broadcast_to(ident, flits.shape + (3,))], -1)
-        take = np.broadcast_to(live.any(-1)[..., None], live.shape)
-    plan = time_plan(axis, _unpadded(time, axis), out_time)
-    acc = np.full((values.shape[0], out_time.size, 4), identity, dtype)
-    for t_src, dst in _rounds(plan):  # one array step per round, each output's steps in time order
-        prev = acc[:, dst]
-        acc[:, dst] = np.where(take[:, t_src], fn(prev, src[:, t_src]), prev)
+    groups = _plan_groups(axis, _unpadded(time, axis), out_time)
+    if reduced_packet(out_packet):  # lane 0 folds the flits' trees; lanes 1-3 stay the identity
+        acc = fold_flits(scalar, op, src, groups, live, counted=True)
+        acc = np.concatenate([acc, np.broadcast_to(np.asarray(identity, dtype), acc.shape[:-1] + (3,))], -1)
+    else:
+        acc = fold(scalar, op, src, groups, live)
     return acc.view(np.uint32) if scalar == "f32" else acc

@@ -10,6 +10,7 @@ from tu_ops.target import get_target
 from visa.interp.memo import per_record
 from visa.interp import memory
 from visa.interp.memory import Dm, Memory
+from visa.interp.strided import flat_walk
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +24,8 @@ def test_released_dm_store_is_zero_when_reused():
     mem = Memory(get_target("rngd"), dm_reserve=4096)
     dm = mem.dm(0, 0)
     dm.zero(mem.slices, 0, 4096)                   # touch, then write through the store
+    dm._grow(4096)                                 # an access of every slice records itself
     dm.data[:, :4096] = 0xAB
-    dm.touched = 4096
     store = dm.data
     mem.release()
     again = Memory(get_target("rngd"), dm_reserve=4096).dm(0, 0)
@@ -40,6 +41,28 @@ def test_untouched_bytes_are_not_rezeroed_but_touched_ones_are():
     dm._grow(300)                  # an access records the offsets it touches
     dm.zero(4, 0, 8192)
     assert not dm.data.any()
+
+
+def test_only_the_slices_touched_are_rezeroed_and_handed_back_zero():
+    dm = Dm(4, 8192, 8192)
+    dm.data[2:, 100:200] = 7       # slices 2 and 3 written without the store knowing
+    dm._grow(300, 2)               # an access of offsets < 300 in slices 0 and 1
+    dm.data[:2, 100:200] = 5
+    dm.zero(4, 0, 8192)
+    assert not dm.data[:2].any() and (dm.data[2:, 100:200] == 7).all()
+    dm.data[:2, 0:300] = 9
+    dm._grow(300, 2)
+    store = dm.data
+    dm.release()
+    assert not store[:2].any()
+
+
+def test_a_walk_records_the_slices_it_touches():
+    dm = Dm(8, 4096, 4096)
+    assert flat_walk(dm, 2 * 4096 + 16, [3, 4], [4096, 4], 4) is not None  # slices 2 ... 4
+    assert (dm.rows, dm.touched) == (5, 16 + 3 * 4 + 4)
+    dm.locate(np.array([6 * 4096]), np.arange(4) * 4, 4, "a read", None)   # slice 6
+    assert dm.rows == 7
 
 
 def test_scratch_arrays_are_distinct_within_a_run_and_pooled_after():

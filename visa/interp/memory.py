@@ -47,25 +47,32 @@ class Dm:
     """The DM of one (chip, cluster): `slices` byte arrays of `slice_bytes`, addressed
     `slice * slice_bytes + offset`. Only offsets up to the highest one touched so far are
     stored (a never-written byte reads zero, as in a DM created zero). Every access first
-    calls `_grow` with the end of the offsets it touches, so `touched` bounds them: the
-    offsets from `touched` on still hold their initial zeros in every slice."""
+    calls `_grow` with the end of the offsets it touches and of the slices, so `touched`
+    and `rows` bound them: the offsets from `touched` on, and the slices from `rows` on,
+    still hold their initial zeros (a kernel of a few live slices zeroes, and hands back,
+    only those)."""
 
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
         self.data = _zeros((slices, min(reserve, slice_bytes)))
         self.touched = 0
+        self.rows = 0
 
     def release(self) -> None:
         """Hand the store back for a later run (zeroed where touched) and forget it."""
         data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
         if data.size:
-            data[:, :self.touched] = 0
+            data[:self.rows, :self.touched] = 0
             _give_back(data)
         self.touched = 0
+        self.rows = 0
 
-    def _grow(self, need: int) -> None:
+    def _grow(self, need: int, rows: int | None = None) -> None:
+        """Offsets up to `need` and slices up to `rows` (None: every slice) are about to be
+        touched."""
         self.touched = max(self.touched, need)
+        self.rows = self.slices if rows is None else max(self.rows, min(rows, self.slices))
         cap = self.data.shape[1]
         if need <= cap:
             return
@@ -87,19 +94,19 @@ class Dm:
         off = b0 + offs
         if not off.size or (int(off.min()) >= 0 and int(off.max()) + width <= self.slice_bytes):
             if off.size:
-                self._grow(int(off.max()) + width)
+                self._grow(int(off.max()) + width, int(sl.max()) + 1)
             return self.data.reshape(-1), sl * self.data.shape[1], off
         sl, off = np.divmod(base + offs, self.slice_bytes)
-        self._grow(int(off.max()) + width)
+        self._grow(int(off.max()) + width, int(sl.max()) + 1)
         return self.data.reshape(-1), sl * self.data.shape[1] + off, np.zeros((), np.int64)
 
     def zero(self, slices: int, base: int, size: int) -> None:
         """Zero bytes [base, base + size) of the first `slices` slices (nothing to do past
-        `touched`: those bytes were never written)."""
+        `touched` or `rows`: those bytes were never written)."""
         if base >= self.touched:
             return
-        self._grow(base + size)
-        self.data[:slices, base:base + size] = 0
+        self._grow(base + size, 0)
+        self.data[:min(slices, self.rows), base:base + size] = 0
 
 
 # Arrays of finished runs, by shape and dtype: zeroed DM and TRF stores, and scratch arrays a run

@@ -15,15 +15,20 @@ F32_NAN_BITS = np.uint32(0x7FC00000)
 
 
 def canonical_nan(x: Any) -> np.ndarray:
-    """The float32 array `x` with every NaN replaced by `F32_NAN_BITS`.
+    """The float32 array `x` with every NaN replaced by `F32_NAN_BITS` (`x` itself, not a
+    copy, when it is a float32 array without NaN: callers pass results they own).
 
     An IEEE operation that makes a NaN (inf - inf, 0 * inf, sqrt(-1)) gives the host FPU's
     default NaN, 0xFFC00000 on x86 and 0x7FC00000 on ARM, and a NaN operand's payload
     passes on or not by the host's rules; the engine's arithmetic results pass through
     here so that neither backend depends on the host."""
     arr = np.asarray(x, dtype=np.float32)
-    bits = arr.view(np.uint32)
-    return np.where(np.isnan(arr), F32_NAN_BITS, bits).astype(np.uint32).view(np.float32)
+    nan = np.isnan(arr)
+    if not nan.any():
+        return arr
+    bits = arr.view(np.uint32).copy()
+    bits[nan] = F32_NAN_BITS
+    return bits.view(np.float32)
 
 
 def as_i32(x: Any) -> np.ndarray:
