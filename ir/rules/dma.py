@@ -309,9 +309,28 @@ def _live_run(dst, burst: int) -> int:
     group = _padded_group(factors)
     if group is not None and run >= group:
         return run
-    status = dst.element.cells(np.arange(run, dtype=np.int64)).status
-    first_dead = np.flatnonzero(status != LIVE)
-    return int(first_dead[0]) if first_dead.size and first_dead[0] > 0 else run
+    dead = _first_dead(factors)
+    return dead if dead is not None and 0 < dead < run else run
+
+
+def _first_dead(factors) -> int | None:
+    """The first position of an element that holds no cell, from its factor form (a cell is
+    live when every factor's digit is: a pure padding factor's digit 0, a ragged piece's
+    live rows, any digit of another factor), so its cost never grows with the axes: the
+    smallest dead digit of each factor at that factor's stride, the other digits 0."""
+    out, stride = None, 1
+    for f in reversed(factors):
+        if isinstance(f, PaddingFactor) and f.extent > 1:
+            digit = 1
+        elif isinstance(f, RaggedFactor):
+            rows = np.flatnonzero(f.matrix[:, 0] != LIVE)
+            digit = int(rows[0]) if rows.size else None
+        else:
+            digit = None
+        if digit is not None and (out is None or digit * stride < out):
+            out = digit * stride
+        stride *= f.extent
+    return out
 
 
 def _padded_group(factors) -> int | None:
