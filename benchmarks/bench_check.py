@@ -40,11 +40,11 @@ def with_axes(i: int, j: int, k: int) -> str:
 def clear_caches() -> None:
     """Forget every memoized factor form and plan, as in a fresh process."""
     from ir.mapping.factors import factors_of
+    from ir.memo import clear_memos
     from ir.rules import dma, fetch
-    from npu_opt import padding_sums
 
     factors_of.cache_clear()
-    padding_sums._memory_padding.cache_clear()
+    clear_memos()
     dma._burst.cache_clear()
     fetch.match_read.cache_clear()
 

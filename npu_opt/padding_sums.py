@@ -9,7 +9,6 @@ back along the stream to its fetch."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from ir.mapping.cells import OVERSHOOT
 from ir.mapping.nodes import Mapping, PaddingKind
 from ir.rules.contract_reducers import summed_packet_padding
 from npu_opt.trace import current
+from ir.memo import memo
 
 __all__ = ["refuse_summed_memory_padding"]
 
@@ -62,7 +62,7 @@ def _fetch_reads_padding(trace: list[Any], op: Any) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=1024)
+@memo()
 def _memory_padding(packet: Mapping) -> bool:
     """Whether `packet` has a `#` or `#{!}` padding cell, its positions read in order (a
     position decoding outside its axes before any such cell raises, as `Mapping.cell` does).
