@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["memo", "clear_memos", "memos_disabled"]
+__all__ = ["memo", "MemoTable", "clear_memos", "memos_disabled"]
 
 _CACHES: list[Any] = []
 _OFF = [False]
@@ -42,6 +42,35 @@ def memo(maxsize: int = 1024) -> Callable[[Callable[..., Any]], Callable[..., An
         return call
 
     return wrap
+
+
+class MemoTable:
+    """Answers by a key the caller builds from every input of `compute` (for a computation
+    whose inputs are not its arguments, e.g. an op's rules, keyed on its fields): at most
+    `maxsize` entries (then it starts over); an unhashable key is computed, not stored."""
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        self.maxsize = maxsize
+        self._answers: dict[Any, Any] = {}
+        _CACHES.append(self)
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        if _OFF[0]:
+            return compute()
+        try:
+            return self._answers[key]
+        except KeyError:
+            pass
+        except TypeError:  # a field without a value hash (a list, an array): no memo
+            return compute()
+        out = compute()
+        if len(self._answers) >= self.maxsize:
+            self._answers.clear()
+        self._answers[key] = out
+        return out
+
+    def cache_clear(self) -> None:
+        self._answers.clear()
 
 
 def clear_memos() -> None:
