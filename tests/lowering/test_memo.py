@@ -6,7 +6,12 @@ records. Each memoised compile is held to the same compile with every memo off."
 import re
 from pathlib import Path
 
+import attrs
+
 from backends.npu import lower_kernel
+from driver.discover import discover
+from ir import ops
+from ir.ops import rule_key
 from ir.memo import clear_memos, memos_disabled
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
@@ -64,3 +69,28 @@ def test_dma_bodies_differ_with_an_axis_size():
     assert _dma_body(*firsts[0].view_types(), target) is a
     with memos_disabled():
         assert _dma_body(*firsts[1].view_types(), target) == b
+
+
+def test_rule_verdicts_equal_fresh_ones():
+    """Every refusal fixture and example traced with the verdict memo warm from all the others
+    reports what it reports with the memo off (code, message, line)."""
+    kernels = discover([str(ROOT / "tests" / "fixtures"), str(ROOT / "examples")]).kernels
+    assert len(kernels) > 20
+    clear_memos()
+    warm = [k.trace().diagnostics for k in kernels]
+    with memos_disabled():
+        fresh = [k.trace().diagnostics for k in kernels]
+    assert warm == fresh
+    assert sum(1 for d in warm if d) >= 20
+
+
+def test_the_rule_key_keeps_which_operands_are_one_value():
+    """Ops differing only in value numbers share a key; an op reading one value twice and
+    one reading two values of the same type do not."""
+    t = tiled(1, 1, 64).trace().kernel
+    outer = next(op for op in t.ops if isinstance(op, ops.ContractOuter))
+    renumbered = attrs.evolve(outer, input=ops.Value(outer.input.id + 100, outer.input.type),
+                              result=ops.Value(outer.result.id + 100, outer.result.type))
+    assert rule_key(renumbered) == rule_key(outer)
+    same = attrs.evolve(outer, trf=ops.Value(outer.input.id, outer.trf.type))
+    assert rule_key(same) != rule_key(outer)
