@@ -17,7 +17,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType, accumulator
 from ir.location import Location
 from ir.mapping.nodes import IDENTITY, Mapping
-from ir.memo import MemoTable
+from ir.verdicts import remembered_verdict
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field
 from ir.rules.collect import check_collect, check_to_trf
 from ir.rules.cast import check_cast, check_commit_cast, check_trim
@@ -85,19 +85,11 @@ class Op(OpFrame):
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
-        """The first [T] rule this op breaks, or None. The rules read the op's fields only,
-        so the verdict is remembered by them (`rule_key`): a tile loop's identical calls
-        are checked once."""
-        if not self.RULES:
-            return None
-        return _VERDICTS.get(rule_key(self), self._first_violation)
+        """The first [T] rule this op breaks, or None; remembered by the op's fields (ir/verdicts.py)."""
+        return remembered_verdict(self, Value, self._first_violation) if self.RULES else None
 
     def _first_violation(self) -> Violation | None:
-        for check in self.RULES:
-            violation = check(self)
-            if violation is not None:
-                return violation
-        return None
+        return next((v for v in (check(self) for check in self.RULES) if v is not None), None)
 
     def text(self) -> str:
         """One-line printed form: `%5 = collect %4 time=(...) packet=(...) : stream<...>`."""
@@ -107,31 +99,6 @@ class Op(OpFrame):
         body = " ".join(x for x in (self.TEXT or self.STAGE or self.NAME, ops, attrs_text) if x)
         tail = f" : {self.result.type}" if self.result is not None else ""
         return head + body + tail
-
-
-_VERDICTS = MemoTable(8192)
-_KEY_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def rule_key(op: Op) -> tuple:
-    """Everything an op's rules can read: its class and every field but its location (facts
-    included), each value replaced by its type and the order in which the op first names it
-    (so which operands are the same value still shows, never the value numbers)."""
-    cls = type(op)
-    names = _KEY_FIELDS.get(cls)
-    if names is None:
-        names = tuple(f.name for f in attrs.fields(cls) if f.metadata.get("role") != "loc")
-        _KEY_FIELDS[cls] = names
-    seen: dict[int, int] = {}
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, Value):
-            return ("%", seen.setdefault(v.id, len(seen)), v.type)
-        if isinstance(v, tuple):
-            return tuple(norm(x) for x in v)
-        return v
-
-    return (cls, *(norm(getattr(op, n)) for n in names))
 
 
 def _attr_text(v: Any) -> str:

@@ -1,5 +1,5 @@
 """DMA-5's live run reads the first padding cell of a DM element from its factor form
-(ir/rules/dma.py `_first_dead`), so the check costs the same for any axis size; this holds
+(ir/rules/dma_tail.py `_first_dead`), so the check costs the same for any axis size; this holds
 it to the cell table it replaced, over generated mappings."""
 
 import numpy as np
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from ir.errors import MappingError
 from ir.mapping import m
 from ir.mapping.cells import LIVE
-from ir.rules.dma import _first_dead
+from ir.rules.dma_tail import _first_dead
 from tests.ir.strategies import AXES, mapping_texts
 
 
