@@ -35,6 +35,8 @@ from ir.lark_cache import cache_dir
 __all__ = ["install"]
 
 _CODES: dict[bytes, Any] = {}
+_USED: set[bytes] = set()
+_MAX_KEPT = 3000  # past this many codes, a save keeps only those this process used
 _SALT = re.compile(r"(hash\(\(\s*)-?\d+,")
 _STATE = {"installed": False, "new": 0, "path": None}
 
@@ -66,6 +68,7 @@ def install() -> None:
         keyed = _SALT.sub(r"\g<1>0,", script)
         key = hashlib.blake2b(f"{filename}\0{keyed}".encode(), digest_size=16).digest()
         code = _CODES.get(key)
+        _USED.add(key)
         if code is None:
             code = compile(script, filename, "exec")
             _CODES[key] = code
@@ -85,8 +88,9 @@ def _save() -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".attrs-code-")
+        kept = _CODES if len(_CODES) <= _MAX_KEPT else {k: v for k, v in _CODES.items() if k in _USED}
         with os.fdopen(fd, "wb") as f:
-            marshal.dump(_CODES, f)
+            marshal.dump(kept, f)
         os.replace(tmp, path)
     except (OSError, ValueError):
         pass
