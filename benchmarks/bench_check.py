@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import statistics
 import sys
 import tempfile
+import time
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,13 +41,40 @@ def with_axes(i: int, j: int, k: int) -> str:
 
 
 def clear_caches() -> None:
-    """Forget every memoized factor form and plan, as in a fresh process."""
-    from ir.mapping.factors import factors_of
-    from ir.rules import dma, fetch
+    """Forget every memoised answer of the compiler's modules (the memos of ir/memo.py and
+    every `functools` cache of a module of the compiler's packages), as a fresh process has
+    them. The command line's own caches stay (driver.deps keeps a cache under a file-access
+    hook, which must not be emptied while the hook is in place)."""
+    from ir.memo import clear_memos
 
-    factors_of.cache_clear()
-    dma._burst.cache_clear()
-    fetch.match_read.cache_clear()
+    clear_memos()
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in PACKAGES:
+            continue
+        for value in list(vars(module).values()):
+            if not isinstance(value, type) and callable(getattr(value, "cache_clear", None)) \
+                    and getattr(value, "__module__", None) == name:
+                value.cache_clear()
+
+
+PACKAGES = ("npu_opt", "ir", "tu_ops", "visa", "backends")
+
+
+def interleaved(variants: dict[str, Callable[[], object]], rounds: int = 5,
+                clock: Callable[[], float] = time.perf_counter) -> dict[str, list[float]]:
+    """Seconds of each variant over `rounds` rounds, every round running each variant once in
+    turn (a busy spell of the machine hits them all alike)."""
+    seen: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            start = clock()
+            fn()
+            seen[name].append(clock() - start)
+    return seen
+
+
+def min_median(times: list[float]) -> tuple[float, float]:
+    return min(times), statistics.median(times)
 
 
 def timed(kernel) -> tuple[float, float, int]:

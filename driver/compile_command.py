@@ -205,7 +205,8 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
     read is unchanged, else compiled (and cached with what it read); and the union of what
     they all read (None: some outcome is not cached)."""
     outcomes: dict[int, Outcome] = {}
-    keys = [_cache_key(k, tgt, compat) for k in kernels]
+    # the key hashes the compiler's sources: not worked out when there is no cache to ask
+    keys = [_cache_key(k, tgt, compat) if cache is not None else "" for k in kernels]
     misses = []
     every: dict[str, dict] | None = {} if cache is not None else None
     for i, key in enumerate(keys):

@@ -5,12 +5,14 @@ layer reads from here."""
 
 from __future__ import annotations
 
+
 import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import InternalError
 from ir.mapping.nodes import Mapping, Symbol
 from ir.ops import Final, Op, Param, Return
+from ir.memo import memo
 
 __all__ = ["Kernel", "TraceResult", "print_kernel", "used_axes", "verify_kernel"]
 
@@ -81,6 +83,14 @@ def used_axes(kernel: Kernel) -> dict[str, int]:
 
 
 def _symbols(mapping: Mapping, out: dict[str, int]) -> None:
+    for name, size in _mapping_symbols(mapping):
+        out.setdefault(name, size)
+
+
+@memo(4096)
+def _mapping_symbols(mapping: Mapping) -> tuple[tuple[str, int], ...]:
+    """(name, size) of every symbol of `mapping`, in text order (a tile loop's ops repeat
+    the same mappings: each is walked once)."""
     stack = [mapping]
     found = []
     while stack:
@@ -88,8 +98,7 @@ def _symbols(mapping: Mapping, out: dict[str, int]) -> None:
         if isinstance(node, Symbol):
             found.append((node.name, node.axis_size))
         stack.extend(reversed(node.children()))
-    for name, size in found:
-        out.setdefault(name, size)
+    return tuple(found)
 
 
 def verify_kernel(kernel: Kernel) -> None:

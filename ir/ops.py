@@ -17,6 +17,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType, accumulator
 from ir.location import Location
 from ir.mapping.nodes import IDENTITY, Mapping
+from ir.verdicts import remembered_verdict
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field
 from ir.rules.collect import check_collect, check_to_trf
 from ir.rules.cast import check_cast, check_commit_cast, check_trim
@@ -84,12 +85,11 @@ class Op(OpFrame):
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
-        """The first [T] rule this op breaks, or None."""
-        for check in self.RULES:
-            violation = check(self)
-            if violation is not None:
-                return violation
-        return None
+        """The first [T] rule this op breaks, or None; remembered by the op's fields (ir/verdicts.py)."""
+        return remembered_verdict(self, Value, self._first_violation) if self.RULES else None
+
+    def _first_violation(self) -> Violation | None:
+        return next((v for v in (check(self) for check in self.RULES) if v is not None), None)
 
     def text(self) -> str:
         """One-line printed form: `%5 = collect %4 time=(...) packet=(...) : stream<...>`."""

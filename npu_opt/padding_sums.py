@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ir import ops
+from ir.errors import OvershootError
 from ir.fetch_mask_ops import FetchMask
-from ir.mapping.cells import Padding
-from ir.mapping.nodes import PaddingKind
+from ir.mapping.cells import OVERSHOOT
+from ir.mapping.nodes import Mapping, PaddingKind
 from ir.rules.contract_reducers import summed_packet_padding
 from npu_opt.trace import current
+from ir.memo import memo
 
 __all__ = ["refuse_summed_memory_padding"]
 
@@ -38,16 +42,36 @@ def refuse_summed_memory_padding(out: Any) -> Any:
 
 def _fetch_reads_padding(trace: list[Any], op: Any) -> bool:
     """Whether the fetch feeding `op`'s stream has `#` / `#{!}` padding in its packet (and no
-    fetch mask zeroed it)."""
-    made = {o.result.id: o for o in trace if o.result is not None}
+    fetch mask zeroed it). The producers are looked up from the newest op back, as far as the
+    fetch: a tile loop's earlier tiles are never scanned."""
+    made: dict[int, Any] = {}
+    older = (o for o in reversed(trace) if o.result is not None)
     value = op.input
-    while value is not None and value.id in made:
+    while value is not None:
+        while value.id not in made:
+            o = next(older, None)
+            if o is None:
+                return False
+            made[o.result.id] = o
         producer = made[value.id]
         if isinstance(producer, FetchMask):
             return False
         if isinstance(producer, ops.Fetch):
-            packet = producer.packet
-            return any(isinstance(c, Padding) and c.kind is not PaddingKind.ZERO
-                       for c in (packet.cell(i) for i in range(packet.size)))
+            return _memory_padding(producer.packet)
         value = getattr(producer, "input", None)
     return False
+
+
+@memo()
+def _memory_padding(packet: Mapping) -> bool:
+    """Whether `packet` has a `#` or `#{!}` padding cell, its positions read in order (a
+    position decoding outside its axes before any such cell raises, as `Mapping.cell` does).
+    A function of the mapping alone, so cached on it."""
+    status = packet.cells(np.arange(packet.size)).status
+    hits = np.flatnonzero((status == PaddingKind.TOP) | (status == PaddingKind.BOTTOM) | (status == OVERSHOOT))
+    if hits.size == 0:
+        return False
+    if status[hits[0]] == OVERSHOOT:
+        raise OvershootError(f"position {int(hits[0])} of `{packet}` decodes outside its axes "
+                             "(docs/mapping-language.md)")
+    return True

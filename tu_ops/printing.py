@@ -15,10 +15,12 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Pair
 from ir.mapping.ops import Entry
 from ir.types import CStreamType, DmType, HbmType, SpmType, StreamType, TrfType, VrfType
+from ir.memo import memo
 
 __all__ = ["value_text", "mapping_text", "type_text"]
 
 
+@memo(4096)
 def mapping_text(mapping: Mapping) -> str:
     """A mapping's display text without the parentheses of a top-level pair (`M / 32, N / 32`)."""
     if isinstance(mapping, Pair):
@@ -34,6 +36,11 @@ def type_text(t: Any, *, spatial: bool = False) -> str:
     """`hbm[D, "Chip", "Element"]`, `dm[D, "Chip", "Cluster", "Slice", "Element"]`; inside a
     program `stream[D, "Time", "Packet"]`, `trf[D, "Lane", "Element"]` and
     `cstream[Acc, D, "Lane", "Time", "Packet"]` (spatial mappings too when `spatial`)."""
+    return _type_text(t, spatial)
+
+
+@memo(4096)
+def _type_text(t: Any, spatial: bool) -> str:
     if t is None:
         return "none"
     if isinstance(t, HbmType):

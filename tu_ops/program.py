@@ -20,7 +20,7 @@ from tu_ops.dma import DmaOp
 from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text
 
-__all__ = ["TuProgram", "KernelParam", "DmAllocation", "TrfAllocation", "LoweredKernel", "Step"]
+__all__ = ["TuProgram", "KernelParam", "DmAllocation", "TrfAllocation", "LoweredKernel", "Step", "live_by_step"]
 
 
 @attrs.frozen(kw_only=True)
@@ -109,6 +109,16 @@ class TrfAllocation:
         return self.first_step <= step <= self.last_step
 
 
+def live_by_step(allocations: Any, steps: int) -> list[list[Any]]:
+    """The allocations live at each body step `0 .. steps - 1`, in their given order: each
+    allocation is visited over its own steps only, not once per step of the kernel."""
+    out: list[list[Any]] = [[] for _ in range(steps)]
+    for a in allocations:
+        for step in range(max(a.first_step, 0), min(a.last_step, steps - 1) + 1):
+            out[step].append(a)
+    return out
+
+
 @attrs.frozen(kw_only=True)
 class LoweredKernel:
     """A kernel after lowering: the body of the VISA text in program order."""
@@ -161,8 +171,10 @@ class LoweredKernel:
         """MEM-3 / MEM-4 [L]: live DM (TRF) tensors of a slice fit DM_SLICE_BYTES (TRF_BYTES) at
         every step, and no two live DM tensors share a byte."""
         c = target.constants
+        dm_live, trf_live = live_by_step(self.dm_allocations, len(self.steps)), \
+            live_by_step(self.trf_allocations, len(self.steps))
         for step in range(len(self.steps)):
-            live = [a for a in self.dm_allocations if a.live_at(step)]
+            live = dm_live[step]
             total = sum(-(-a.size // 8) * 8 for a in live)
             if total > c.DM_SLICE_BYTES:
                 raise OpVerifyError(f"step {step}: live DM tensors need {total} bytes per slice, more than "
@@ -172,7 +184,7 @@ class LoweredKernel:
                     if a.base < b.base + b.size and b.base < a.base + a.size:
                         raise OpVerifyError(f"step {step}: DM tensors {a.tensor} and {b.tensor} overlap",
                                             code="MEM-3", op=self._step_op(step))
-            trf = sum(a.lanes * a.rows * c.FLIT_BYTES for a in self.trf_allocations if a.live_at(step))
+            trf = sum(a.lanes * a.rows * c.FLIT_BYTES for a in trf_live[step])
             if trf > c.TRF_BYTES:
                 raise OpVerifyError(f"step {step}: live TRF tensors need {trf} bytes per slice, more than "
                                     f"{c.TRF_BYTES}", code="MEM-4", op=self._step_op(step))

@@ -153,7 +153,7 @@ def _bits_table(bits: Mapping[DType, int] | Iterable[tuple[DType, int]]) -> tupl
     return tuple(sorted(dict(items).items(), key=lambda kv: _dorder(kv[0])))
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class Target:
     """A target description (tu_ops/targets/rngd.toml). Tables are stored in canonical order, so two
     descriptions listing the same facts in another order are equal.
@@ -183,7 +183,12 @@ class Target:
 
     def bits_of(self, dtype: DType) -> int | None:
         """bits(D) on this target, or None for a dtype the target does not know."""
-        return dict(self.bits).get(dtype)
+        return self._bits_table.get(dtype)
+
+    @functools.cached_property
+    def _bits_table(self) -> dict[DType, int]:
+        """`bits` as a dict, made once (the lowering asks per op; the target never changes)."""
+        return dict(self.bits)
 
     def knows(self, dtype: DType) -> bool:
         """Does the target list `dtype` in `[dtypes] bits`?"""

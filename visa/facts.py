@@ -9,6 +9,7 @@ records, by the addresses and liveness rules of visa/visa.lark.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import attrs
@@ -37,8 +38,12 @@ def canonical_numbering(kernel: LoweredKernel) -> dict[int, int]:
 
 def renumber(kernel: LoweredKernel) -> LoweredKernel:
     """The same kernel with canonical value numbers (programs renumbered from 0 as well).
+    A kernel this function made is returned as it is (renumbering is idempotent; the
+    printer renumbers the artifact `artifact_of` just made canonical).
 
     Raises ValueError for a value defined twice or a reference to an undefined value."""
+    if _RENUMBERED.get(id(kernel)) is kernel:
+        return kernel
     table = canonical_numbering(kernel)
     steps, index = [], 0
     for step in kernel.steps:
@@ -48,33 +53,55 @@ def renumber(kernel: LoweredKernel) -> LoweredKernel:
         else:
             step = _remap(step, table)
         steps.append(step)
-    return attrs.evolve(
+    out = attrs.evolve(
         kernel, params=tuple(_remap(p, table) for p in kernel.params), steps=tuple(steps),
         results=tuple(_remap(r, table) for r in kernel.results),
         finals=tuple(_remap(r, table) for r in kernel.finals),
         dm_allocations=tuple(_remap(a, table) for a in kernel.dm_allocations),
         trf_allocations=tuple(_remap(a, table) for a in kernel.trf_allocations))
+    _RENUMBERED[id(out)] = out
+    return out
+
+
+# The kernels `renumber` made, by id (weakly held: an id is only trusted while its kernel lives).
+_RENUMBERED: weakref.WeakValueDictionary[int, LoweredKernel] = weakref.WeakValueDictionary()
 
 
 def _remap(obj: Any, table: dict[int, int]) -> Any:
-    """`obj` with every Ref inside it (records of tu_ops, tuples) renumbered by `table`."""
+    """`obj` with every Ref inside it (records of tu_ops, tuples) renumbered by `table`; `obj`
+    itself when none changes."""
     if isinstance(obj, Ref):
         if obj.id not in table:
             raise ValueError(f"%{obj.id} is not defined")
-        return Ref(table[obj.id])
+        new_id = table[obj.id]
+        return obj if new_id == obj.id else Ref(new_id)
     if isinstance(obj, (tuple, list)):
-        return tuple(_remap(x, table) for x in obj)
-    if not attrs.has(type(obj)) or not type(obj).__module__.startswith("tu_ops"):
+        items = [_remap(x, table) for x in obj]
+        if isinstance(obj, tuple) and all(a is b for a, b in zip(items, obj)):
+            return obj
+        return tuple(items)
+    cls = type(obj)
+    if not cls.__module__.startswith("tu_ops") or not attrs.has(cls):
         return obj
     changes = {}
-    for f in attrs.fields(type(obj)):
-        if not f.init:
-            continue
-        value = getattr(obj, f.name)
+    for name, key in _init_fields(cls):
+        value = getattr(obj, name)
         new = _remap(value, table)
-        if new != value:
-            changes[getattr(f, "alias", None) or f.name] = new
+        if new is not value and new != value:  # an object equal to the old one is kept (eq=False fields)
+            changes[key] = new
     return attrs.evolve(obj, **changes) if changes else obj
+
+
+_INIT_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _init_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """(attribute, init keyword) of every init field of an attrs class, looked up once."""
+    found = _INIT_FIELDS.get(cls)
+    if found is None:
+        found = tuple((f.name, getattr(f, "alias", None) or f.name) for f in attrs.fields(cls) if f.init)
+        _INIT_FIELDS[cls] = found
+    return found
 
 
 # --- allocation facts ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
 from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
+from ir.memo import memo
 
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
@@ -187,6 +188,7 @@ def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
     return tuple(Entry(lp.factor.extent, lp.stride_n if lp.kept else 0) for lp in got.loops)
 
 
+@memo()
 def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping,
                    out_packet: Mapping) -> OuterGeometry:
     """Every derived quantity of `contract_outer` (docs/machine/contraction.md) for a call that passes
@@ -223,6 +225,7 @@ def reduced_packet(packet: Mapping, d: int) -> Mapping:
     return split_mappings(packet, 2 ** d)[0]
 
 
+@memo()
 def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
     """The smallest depth d with 2^d | size(P) and strip(outer(split(P, 2^d))) ==
     strip(out_packet) (PACKET-4); None when there is none."""
@@ -297,6 +300,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
     return mapping_of(f, pair_all([lane, p_hi])), mapping_of(expected, p_lo)
 
 
+@memo()
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
     """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,

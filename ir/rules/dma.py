@@ -11,18 +11,16 @@ from __future__ import annotations
 import functools
 
 import attrs
-import numpy as np
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.cells import LIVE
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
 from ir.mapping.levels import padded_to
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
-from ir.rules.dma_tail import check_padded_tail
+from ir.rules.dma_tail import check_padded_tail, live_run
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
@@ -291,46 +289,10 @@ def _replicated_axis(src, dst) -> Violation | None:
                           f"`.to_hbm(ctx.tdma, HbmTensor[...])` with the layout written out")
 
 
-def _live_run(dst, burst: int) -> int:
-    """Cells of a burst that are actually transferred: padding is never moved (docs/ci.md
-    1.2), so the run stops at the innermost pure-padding factor inside the burst, or at the
-    first padding cell of the burst: `R # 8` with |R| = 6 is a ragged piece over `R % 2`, and
-    only its 6 live cells move. An innermost ragged piece moves whole (its padded tail is
-    widened into the packet, `check_padded_tail`)."""
-    run = 1
-    factors = dst.element.factors()
-    for f in reversed(factors):
-        if run >= burst or isinstance(f, PaddingFactor):
-            break
-        run *= f.extent
-    run = min(run, burst)
-    if factors and isinstance(factors[-1], RaggedFactor):
-        return run
-    group = _padded_group(factors)
-    if group is not None and run >= group:
-        return run
-    status = dst.element.cells(np.arange(run, dtype=np.int64)).status
-    first_dead = np.flatnonzero(status != LIVE)
-    return int(first_dead[0]) if first_dead.size and first_dead[0] > 0 else run
-
-
-def _padded_group(factors) -> int | None:
-    """Cells of the innermost padded group `[A, B] # n` of an element (a ragged piece with only
-    whole axis digits inside it, `dma_tail.tail_piece`), which moves whole; None without one."""
-    inner = 1
-    for f in reversed(factors):
-        if isinstance(f, RaggedFactor):
-            return inner * f.extent
-        if not isinstance(f, AxisFactor):
-            return None
-        inner *= f.extent
-    return None
-
-
 def _dma5(src, dst) -> Violation | None:
     b = dma_burst(src, dst)
     nbytes = _bytes(b, dst.dtype)
-    live = _live_run(dst, b)
+    live = live_run(dst, b)
     live_bytes = _bytes(live, dst.dtype)
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and live_bytes is not None \
             and live_bytes % DMA_DM_ALIGN == 0:

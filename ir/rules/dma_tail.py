@@ -24,10 +24,10 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE, Padding
-from ir.mapping.factors import AxisFactor, RaggedFactor
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
 
-__all__ = ["padded_tail", "live_steps", "check_padded_tail", "tail_piece"]
+__all__ = ["padded_tail", "live_steps", "check_padded_tail", "tail_piece", "live_run"]
 
 
 def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
@@ -103,3 +103,58 @@ def check_padded_tail(pieces: Any, other_strides: Any, src: Any, dst: Any, align
                f"{src} holds data right after the live cells",),
         help="declare the same padding on the source (e.g. an HBM element with the same `X # n` innermost), "
              "or pad the destination row to a live size that is a multiple of 8 bytes")
+
+
+def live_run(dst, burst: int) -> int:
+    """Cells of a burst that are actually transferred: padding is never moved (docs/ci.md
+    1.2), so the run stops at the innermost pure-padding factor inside the burst, or at the
+    first padding cell of the burst: `R # 8` with |R| = 6 is a ragged piece over `R % 2`, and
+    only its 6 live cells move. An innermost ragged piece moves whole (its padded tail is
+    widened into the packet, `check_padded_tail`)."""
+    run = 1
+    factors = dst.element.factors()
+    for f in reversed(factors):
+        if run >= burst or isinstance(f, PaddingFactor):
+            break
+        run *= f.extent
+    run = min(run, burst)
+    if factors and isinstance(factors[-1], RaggedFactor):
+        return run
+    group = _padded_group(factors)
+    if group is not None and run >= group:
+        return run
+    dead = _first_dead(factors)
+    return dead if dead is not None and 0 < dead < run else run
+
+
+def _first_dead(factors) -> int | None:
+    """The first position of an element that holds no cell, from its factor form (a cell is
+    live when every factor's digit is: a pure padding factor's digit 0, a ragged piece's
+    live rows, any digit of another factor), so its cost never grows with the axes: the
+    smallest dead digit of each factor at that factor's stride, the other digits 0."""
+    out, stride = None, 1
+    for f in reversed(factors):
+        if isinstance(f, PaddingFactor) and f.extent > 1:
+            digit = 1
+        elif isinstance(f, RaggedFactor):
+            rows = np.flatnonzero(f.matrix[:, 0] != LIVE)
+            digit = int(rows[0]) if rows.size else None
+        else:
+            digit = None
+        if digit is not None and (out is None or digit * stride < out):
+            out = digit * stride
+        stride *= f.extent
+    return out
+
+
+def _padded_group(factors) -> int | None:
+    """Cells of the innermost padded group `[A, B] # n` of an element (a ragged piece with only
+    whole axis digits inside it, `dma_tail.tail_piece`), which moves whole; None without one."""
+    inner = 1
+    for f in reversed(factors):
+        if isinstance(f, RaggedFactor):
+            return inner * f.extent
+        if not isinstance(f, AxisFactor):
+            return None
+        inner *= f.extent
+    return None

@@ -17,6 +17,7 @@ from ir.errors import MappingError
 from ir.mapping import ops as mops
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping
+from ir.memo import memo
 
 __all__ = ["TimeLoopGeometry", "TimeReduction", "ordered_reduction", "inner_time", "time_reduction"]
 
@@ -144,6 +145,7 @@ def inner_time(loops: Sequence[TimeLoopGeometry]) -> int:
     return math.prod(lp.size for lp in loops[first + 1:] if lp.keep)
 
 
+@memo()
 def time_reduction(pre_time: Mapping, out_time: Mapping) -> TimeReduction:
     """The Time Reducer of `contract_time(out_time)` on a stream of time `pre_time`
     (docs/machine/contraction.md): loops outer to inner with KEEP/REDUCE and strides, and IT.

@@ -135,3 +135,17 @@ def test_masked_time_padding_is_summed_as_zeros():
     want = (x.astype(np.int64) @ w.T.astype(np.int64)).sum(axis=0)
     np.testing.assert_array_equal(npu_opt.run(k, x, w), want)
     np.testing.assert_array_equal(npu_opt.run(k, x, w, backend="visa"), want)
+
+
+def test_the_packet_padding_answer_is_per_mapping():
+    """The packet's answer is cached per mapping: `#`, `#{!}` and `#{0}` packets of the same
+    axes are three answers, and a packet whose padding only the collect adds has none."""
+    from ir.mapping import m
+    from npu_opt.padding_sums import _memory_padding
+
+    axes = {"K": 24}
+    assert _memory_padding(m("K # 32", axes=axes)) is True
+    assert _memory_padding(m("K #{!} 32", axes=axes)) is True
+    assert _memory_padding(m("K #{0} 32", axes=axes)) is False
+    assert _memory_padding(m("K", axes=axes)) is False
+    assert _memory_padding(m("K # 32", axes=axes)) is True

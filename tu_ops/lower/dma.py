@@ -36,6 +36,7 @@ from ir.types import DmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
 from tu_ops.enums import DmaKind
+from ir.memo import memo
 
 __all__ = ["lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops"]
 
@@ -219,6 +220,21 @@ def _limit_sizes(entries: list[DmaEntry], max_iter: int) -> list[DmaEntry]:
 
 def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> DmaOp:
     """The DmaOp of a `to_dm` / `to_hbm` call, its DM-side bases relative to allocation 0."""
+    body = _dma_body(src_t, dst_t, target)
+    if isinstance(body, str):
+        raise InternalError(f"{op.text()}: the DMA is not placeable ({body})")
+    kind, commands, src_alloc, dst_alloc = body
+    return DmaOp(result=Ref(result), src=Ref(src), kind=kind, element_type=src_t.dtype,
+                 commands=commands, input_type=src_t, output_type=dst_t,
+                 src_alloc=src_alloc, dst_alloc=dst_alloc, loc=op.loc)
+
+
+@memo(512)
+def _dma_body(src_t: Any, dst_t: Any, target: Any) -> tuple | str:
+    """(kind, commands, source alloc, destination alloc) of a DMA between the two types on
+    `target`, or the reason it is not placeable. A function of its three arguments alone
+    (every one immutable and compared by value, mappings with their axis sizes), so the
+    identical DMAs of a tile loop are computed once; the records hold no value ids."""
     c = target.constants
     kind = DmaKind[dma_kind(src_t, dst_t)]
     bits = target.bits_of(src_t.dtype) or src_t.dtype.bits
@@ -228,7 +244,7 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
     levels = list(own.levels())
     found = sequence(list(other_t.levels()), levels)
     if not found:
-        raise InternalError(f"{op.text()}: the DMA is not placeable ({found.reason})")
+        return found.reason
     other = _Other(other_t, bits, c.DM_SLICE_BYTES)
     spatial = 3 if own_dm else 1  # chip, cluster, slice (DM) / chip (HBM)
     slice_loops = _dm_loops(found, 2, 8 * c.DM_SLICE_BYTES) if own_dm else []
@@ -266,9 +282,7 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
                                chip * own_chip_bytes)
     src_alloc = None if isinstance(src_t, DmType) else Alloc(0, hbm_bytes(src_t, bits))
     dst_alloc = None if isinstance(dst_t, DmType) else Alloc(0, hbm_bytes(dst_t, bits))
-    return DmaOp(result=Ref(result), src=Ref(src), kind=kind, element_type=src_t.dtype,
-                 commands=tuple(commands), input_type=src_t, output_type=dst_t,
-                 src_alloc=src_alloc, dst_alloc=dst_alloc, loc=op.loc)
+    return kind, tuple(commands), src_alloc, dst_alloc
 
 
 def _split(chip: int, cluster: int, other_base: int, entries: list[DmaEntry], packet: list[DmaEntry],
