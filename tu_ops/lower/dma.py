@@ -22,7 +22,7 @@ HBM -> HBM copies get these entries from the match itself.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir import ops as ir
 from ir.errors import InternalError
@@ -37,6 +37,9 @@ from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
 from tu_ops.enums import DmaKind
 from ir.memo import memo
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops"]
 
@@ -218,7 +221,7 @@ def _limit_sizes(entries: list[DmaEntry], max_iter: int) -> list[DmaEntry]:
     return out
 
 
-def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> DmaOp:
+def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: Target) -> DmaOp:
     """The DmaOp of a `to_dm` / `to_hbm` call, its DM-side bases relative to allocation 0."""
     body = _dma_body(src_t, dst_t, target)
     if isinstance(body, str):
@@ -230,7 +233,7 @@ def lower_dma(op: ir.Op, result: int, src: int, src_t: Any, dst_t: Any, target: 
 
 
 @memo(512)
-def _dma_body(src_t: Any, dst_t: Any, target: Any) -> tuple | str:
+def _dma_body(src_t: Any, dst_t: Any, target: Target) -> tuple | str:
     """(kind, commands, source alloc, destination alloc) of a DMA between the two types on
     `target`, or the reason it is not placeable. A function of its three arguments alone
     (every one immutable and compared by value, mappings with their axis sizes), so the
