@@ -19,7 +19,7 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
-from visa.interp import contract_jit, contract_jit_exact, execute_inout
+from visa.interp import contract_jit, contract_jit_exact, contract_jit_weights, execute_inout
 
 FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
 
@@ -153,19 +153,28 @@ def test_a_repeated_stream_is_read_without_writing_out_its_copies(monkeypatch):
 
 
 def test_the_digest_and_the_check_of_the_weights():
-    """digest: position-weighted sums (a collision is possible: 2 x 1 + 0 x 2 = 0 x 1 + 1 x 2);
-    same: code for code."""
-    cells = np.zeros((2, 3, 4), np.uint16)                 # 2 TRF rows, 3 slices, 4 elements a row
-    cells[0, 0, 0], cells[0, 1, 1] = 2, 1                  # slices 0 and 1 collide; slice 2 is zeros
-    cells[1, :, 3] = 5                                     # one lane, 8 elements from element 0
+    """digest: position-weighted sums of the touched TRF rows' words (equal rows, equal
+    digests); same: word for word over those rows only; a slice is its own match."""
+    cells = np.zeros((3, 4, 4), np.uint16)                 # 3 TRF rows, 4 slices, 4 elements a row
+    cells[0, :, 1] = 9
+    cells[0, 1, 1] = 8                                     # slice 1 differs in a touched row
+    cells[1, 2, 3] = 5                                     # slice 2 differs in a touched row, past the operand
+    cells[2, 3, 0] = 7                                     # slice 3 differs in a row no lane reads
     kernels = contract_jit._compiled()
-    slices = np.arange(3, dtype=np.int64)
-    out = np.zeros(3, np.uint32)
-    kernels["digest"](cells, slices, 8, 0, 8, 1, out)
-    assert out.tolist() == [2 + 5 * 8, 2 + 5 * 8, 5 * 8]
-    equal = np.zeros(3, np.bool_)
-    kernels["same"](cells, slices, np.array([0, 0, 2], np.int64), 8, 0, 8, 1, equal)
-    assert equal.tolist() == [True, False, True]
+    words = contract_jit_weights.words_of(cells)
+    assert words.dtype == np.uint64 and words.shape == (3, 4, 1)
+    touched = contract_jit_weights.operand_rows(8, 0, 6, 1, 4)  # one lane, elements 0..5: rows 0 and 1
+    assert touched.tolist() == [0, 1]
+    assert contract_jit_weights.operand_rows(12, 1, 2, 2, 4).tolist() == [0, 3]  # elements 1-2 and 13-14
+    slices = np.arange(4, dtype=np.int64)
+    out = np.zeros(4, np.uint64)
+    kernels["digest"](words, slices, touched, out)
+    assert out[0] == out[3] and len({int(out[0]), int(out[1]), int(out[2])}) == 3
+    equal = np.zeros(4, np.bool_)
+    kernels["same"](words, slices, np.array([0, 0, 0, 0], np.int64), touched, equal)
+    assert equal.tolist() == [True, False, False, True]
+    odd = np.arange(2 * 2 * 3, dtype=np.uint8).reshape(2, 2, 3)  # 3-byte rows: compared byte for byte
+    assert contract_jit_weights.words_of(odd).dtype == np.uint8
 
 
 def _fast_cases():

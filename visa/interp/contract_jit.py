@@ -298,12 +298,13 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> 
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        digests = np.zeros(slices.size, np.uint32)
-        kernels["digest"](cells, slices, *shape, digests)
+        words, touched = jit_weights.words_of(cells), jit_weights.operand_rows(*shape, cells.shape[2])
+        digests = np.zeros(slices.size, np.uint64)
+        kernels["digest"](words, slices, touched, digests)
         _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
         other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
         equal = np.zeros(slices.size, np.bool_)
-        kernels["same"](cells, slices, other, *shape, equal)
+        kernels["same"](words, slices, other, touched, equal)
         own: dict[int, int] = {}                                      # slice -> index of `tensors`
         for i, sl in enumerate(slices.tolist()):
             key = int(other[i]) if equal[i] else sl                  # a digest's false match: its own copy
