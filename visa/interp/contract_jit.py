@@ -361,8 +361,9 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
             and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
-        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, 1,
-                                    plan.read_elems, wofs0, plan.g, tpad, out)
+        pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad)
+        _compiled()["exact_kernel"](packets, table, shift, jit_exact.paired_weights(wt, shifts, plan.read_elems), which,
+                                    sstep, tread, 1, plan.read_elems, wofs0, plan.g, tpad, out, pairs)
         return out
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
