@@ -123,7 +123,7 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
     if len(shape) != len(out_shape) or any(n > m for n, m in zip(shape, out_shape)):
         return None
     src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
-    plan = moves.move_plan(src_levels, levels)
+    plan = moves._uncached_plan(src_levels, levels)  # not kept: a whole-output index array
     live = np.meshgrid(*(live_positions(mp) for mp in levels), indexing="ij")
     pos = np.ravel_multi_index(tuple(live), shape).reshape(-1)
     if not len(pos) or (plan.live is not None and not plan.live[pos].all()):
