@@ -24,6 +24,8 @@ nothing from numba and nothing of the cpu backend.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["INLINE", "LANES", "MAX_SHIFTS", "ORDER", "TREES", "paired_weights", "slot_pairs"]
@@ -136,16 +138,30 @@ def exact_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, wofs0, g, 
 
 
 def slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple[np.ndarray, list[int]]:
+    """`_slot_pairs`, remembered by the arrays' contents (a kernel's tiles repeat them)."""
+    pairs, shifts = _remembered(*((a.dtype.str, a.shape, a.tobytes()) for a in (sstep, tread, tpad)))
+    return pairs.copy(), list(shifts)
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered(*arrays: tuple) -> tuple[np.ndarray, tuple[int, ...]]:
+    sstep, tread, tpad = (np.frombuffer(data, dtype).reshape(shape) for dtype, shape, data in arrays)
+    pairs, shifts = _slot_pairs(sstep, tread, tpad)
+    return pairs, tuple(shifts)
+
+
+def _slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple[np.ndarray, list[int]]:
     """(pairs, shifts): every slot once, as (slot, partner, shift index) or (slot, -1, index
     of shift 0). Partners read the same stream steps (`sstep`), skip the same steps (`tpad`,
     empty: none) and TRF reads a constant `shift` apart (the partner's minus the slot's), at
     most `MAX_SHIFTS` distinct shifts (0 included); consecutive slots of a group pair up."""
     keys = sstep if tpad.shape[0] == 0 else np.concatenate([sstep, tpad.astype(sstep.dtype)], axis=1)
-    _, group = np.unique(keys, axis=0, return_inverse=True)
-    open_slot: dict[int, int] = {}
+    keys = np.ascontiguousarray(keys)
+    open_slot: dict[bytes, int] = {}
     shifts: list[int] = [0]
     pairs: list[tuple[int, int, int]] = []
-    for kk, gid in enumerate(group.reshape(-1).tolist()):
+    for kk in range(keys.shape[0]):
+        gid = keys[kk].tobytes()
         first = open_slot.pop(gid, None)
         if first is None:
             open_slot[gid] = kk
