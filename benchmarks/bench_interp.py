@@ -2,14 +2,15 @@
 benchmarks/kernels_512.py (goal: interpreter <= 1.5x cpu).
 
 For each kernel both paths run on the same random inputs; the outputs are checked equal
-bit for bit once (that run also compiles numba's kernels: both are timed warm), then timed
-in `--repeat` rounds (at least 5) in which the two take turns, so a change of the shared
-machine's load hits both alike; min and median are printed. The cpu time is the baseline
-of the ratio (same rounds). The interpreter is timed on an already
-parsed artifact (compile and parse excluded); `npu_opt.run` caches its trace, so the cpu
-side is timed warm too. Two ratios per kernel: wall time, and process CPU time (every
-thread's, so it does not flatter a path that spreads over more cores, and it is steadier
-on a shared machine).
+bit for bit once (that run also compiles numba's kernels: both are timed warm; both paths'
+compiled cores are loaded first, so every kernel takes them on both), then timed
+in `--repeat` rounds (at least 5) in which the two take turns (which goes first rotating),
+so a change of the shared machine's load hits both alike; min and median are printed. The
+cpu time is the baseline of the ratio (same rounds). The interpreter is timed on an
+already parsed artifact (compile and parse excluded); `npu_opt.run` caches its trace, so
+the cpu side is timed warm too. Two ratios per kernel: wall time, and process CPU time
+(every thread's, so it does not flatter a path that spreads over more cores, and it is
+steadier on a shared machine).
 Run: python benchmarks/bench_interp.py [--repeat N] [kernel ...]
 """
 
@@ -24,9 +25,11 @@ import ml_dtypes
 import numpy as np
 
 import npu_opt
+from backends.cpu import contract_jit as cpu_jit
 from npu_opt.compile_api import compile_kernel
 from driver.discover import discover
 from visa import parse_visa
+from visa.interp import contract_jit as interp_jit
 from visa.interp import execute_inout
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +64,14 @@ def interpret(artifact, arrays):
 
 def interleaved(fns: list, repeat: int) -> list[tuple[list[float], list[float]]]:
     """Per fn of `fns`: (wall times, process CPU times) of `repeat` rounds, the fns taking
-    turns within each round, in seconds."""
+    turns within each round, which goes first rotating round by round (neither a warm
+    cache nor the machine's load favours one), in seconds."""
     seen: list[tuple[list[float], list[float]]] = [([], []) for _ in fns]
-    for _ in range(repeat):
-        for fn, (walls, cpus) in zip(fns, seen):
+    for r in range(repeat):
+        for k in [*range(r % len(fns), len(fns)), *range(r % len(fns))]:
+            walls, cpus = seen[k]
             w, c = time.perf_counter(), time.process_time()
-            fn()
+            fns[k]()
             walls.append(time.perf_counter() - w)
             cpus.append(time.process_time() - c)
     return seen
@@ -86,6 +91,10 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     kernels = gemm_kernels()
+    # both paths take their compiled cores from the first kernel on (each loads them on its
+    # own only for a large contraction, or once loaded: otherwise the kernel order decides)
+    if not (cpu_jit.enabled(True) and interp_jit.enabled(1 << 40)):
+        print("numba is not importable: both paths run their numpy cores")
     rng = np.random.default_rng(0)
     repeat = max(args.repeat, 5)
     print(f"{repeat} interleaved rounds; ratio interp / cpu of the min (and of the median)")

@@ -15,12 +15,13 @@ import functools
 import math
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ir.mapping.live import live_positions
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu import arena, layout, moves
+from backends.cpu import arena, layout, moves, moves_strided
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -109,13 +110,61 @@ def window(op: Window, base: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_strides: tuple[int, ...],
+                 out_shape: tuple[int, ...], out_strides: tuple[int, ...]) -> tuple | None:
+    """The DMA of `to_view` as one strided copy from the source into the destination:
+    (first source element, its C position in `src_shape`; extents; source byte steps;
+    destination byte steps, from the view's first live cell at offset 0), every live cell of
+    the view once, each reading the source cell the move plan names. None when some live
+    cell has no source (it would be written zero) or the pairs are not one affine grid."""
+    levels = (*layout.spatial_levels(view), *layout.local_levels(view))  # type: ignore[arg-type]
+    shape = tuple(mp.size for mp in levels)
+    if len(shape) != len(out_shape) or any(n > m for n, m in zip(shape, out_shape)):
+        return None
+    src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
+    plan = moves._uncached_plan(src_levels, levels)  # not kept: a whole-output index array
+    live = np.meshgrid(*(live_positions(mp) for mp in levels), indexing="ij")
+    pos = np.ravel_multi_index(tuple(live), shape).reshape(-1)
+    if not len(pos) or (plan.live is not None and not plan.live[pos].all()):
+        return None
+    index = plan.index[pos]
+    src_off = moves_strided._offsets(src_shape, src_strides)[index]
+    out_off = sum(axis.reshape(-1).astype(np.int64) * st for axis, st in zip(live, out_strides))
+    dims = moves_strided._dims((out_off - out_off[0], src_off - src_off[0]))
+    if dims is None:
+        return None
+    dims = dims[::-1]
+    return (int(index[0]), tuple(e for e, _ in dims), tuple(int(st[1]) for _, st in dims),
+            tuple(int(st[0]) for _, st in dims), int(out_off[0]))
+
+
+def _direct(op: ToView, src: np.ndarray, out: np.ndarray) -> bool:
+    """`out[live cells of the view + offset] = the moved cells` without the moved buffer
+    (the whole destination tensor's size for a tile); False when `_direct_form` has none."""
+    if src.dtype != out.dtype or not out.flags.c_contiguous or not src.size:
+        return False
+    form = _direct_form(op.src.type, op.view, src.shape, src.strides, out.shape, out.strides)
+    if form is None:
+        return False
+    first, extents, src_steps, out_steps, out0 = form
+    start = out0 + sum(o * st for o, st in zip(op.offset, out.strides))
+    dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
+    at = np.unravel_index(first, src.shape)
+    np.copyto(dst, as_strided(src[tuple(slice(i, None) for i in at)], extents, src_steps, writeable=False))
+    return True
+
+
 @handles(ToView, options=True, donate=1)
 def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions = DEFAULT,
             owned: bool = False) -> np.ndarray:
     """A DMA of `src` into the view's type, written over `into` at the view's live cells
-    (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py)."""
-    moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
+    (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
+    with fast moves, straight from `src` when the move is one strided copy (`_direct`)."""
     out = into if owned else into.copy()
+    if options.fast_moves and _direct(op, src, out):
+        return out
+    moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
     _copy_cells(out, op.offset, moved, None, op.view)
     if not np.may_share_memory(moved, src):  # a scratch buffer of this handler alone: reusable now
         arena.give_back(moved)

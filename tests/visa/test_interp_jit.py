@@ -19,7 +19,7 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
-from visa.interp import contract_jit, contract_jit_exact, execute_inout
+from visa.interp import contract_jit, contract_jit_exact, contract_jit_weights, execute_inout
 
 FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
 
@@ -93,6 +93,53 @@ def test_a_plain_bf16_gemm_takes_the_exact_kernel(monkeypatch):
     assert calls
 
 
+def test_slots_pair_when_they_read_the_same_stream_and_trf_reads_a_constant_distance_apart():
+    sstep = np.array([[0, 4], [0, 4], [0, 4], [8, 12], [8, 12], [0, 4], [8, 12]], np.int64)
+    tread = np.array([[0, 1], [2, 3], [9, 9], [5, 6], [3, 4], [4, 6], [7, 8]], np.int64)
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, np.zeros((0, 0), np.bool_))
+    got = {(int(a), int(b), shifts[int(c)]) for a, b, c in pairs}
+    # 0 and 1 read +2 apart, 3 and 4 -2; 2 and 5 read +(-5, -3) apart: each alone, as is 6
+    assert got == {(0, 1, 2), (2, -1, 0), (5, -1, 0), (3, 4, -2), (6, -1, 0)}
+    assert sorted([int(a) for a, _, _ in pairs] + [int(b) for _, b, _ in pairs if b >= 0]) == list(range(7))
+    skipped = np.zeros((7, 2), np.bool_)
+    skipped[1, 0] = True                                   # slot 1 skips a step slot 0 takes: no pair
+    pairs, _ = contract_jit_exact.slot_pairs(sstep, tread, skipped)
+    assert all({int(a), int(b)} != {0, 1} for a, b, _ in pairs)
+    squares = np.arange(20, dtype=np.int64)[:, None] ** 2 * np.ones((1, 2), np.int64)  # every distance new
+    pairs, shifts = contract_jit_exact.slot_pairs(np.zeros_like(squares), squares, np.zeros((0, 0), np.bool_))
+    assert len(shifts) == contract_jit_exact.MAX_SHIFTS and shifts[0] == 0
+    assert sorted([int(a) for a, _, _ in pairs] + [int(b) for _, b, _ in pairs if b >= 0]) == list(range(20))
+    assert all(squares[b, 0] - squares[a, 0] == shifts[c] for a, b, c in pairs if b >= 0)
+
+
+def test_the_paired_trf_layout_puts_the_partner_reads_beside():
+    wt = np.arange(2 * 6 * 8, dtype=np.float32).reshape(2, 6, 8)
+    out = contract_jit_exact.paired_weights(wt, [0, 2, -1, 9], 1).reshape(4, 2, 6, 16)
+    np.testing.assert_array_equal(out[:, :, :, :8], np.broadcast_to(wt, (4, 2, 6, 8)))
+    np.testing.assert_array_equal(out[0, :, :, 8:], wt)
+    np.testing.assert_array_equal(out[1, :, :4, 8:], wt[:, 2:])
+    np.testing.assert_array_equal(out[2, :, 1:, 8:], wt[:, :5])
+    assert not out[1, :, 4:, 8:].any() and not out[2, :, 0, 8:].any() and not out[3, :, :, 8:].any()
+
+
+@pytest.mark.parametrize("name", ["gemm_bf16_kernel", "gemm_tiled", "gemm_kernel"])
+def test_unpaired_slots_run_the_same_bits(name, monkeypatch):
+    """Every slot alone (both halves of the vector computed, one written): the numpy path's
+    bits, as with the pairs."""
+    real = contract_jit_exact.slot_pairs
+
+    def alone(sstep, tread, tpad):
+        _, shifts = real(sstep, tread, tpad)
+        return np.stack([np.arange(sstep.shape[0]), -np.ones(sstep.shape[0], np.int64),
+                         np.zeros(sstep.shape[0], np.int64)], axis=1), shifts
+
+    calls = _counting(monkeypatch, "exact_kernel")
+    monkeypatch.setattr(contract_jit_exact, "slot_pairs", alone)
+    kernel = example(name)
+    _both(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(name.encode()) + 1)), monkeypatch)
+    assert calls
+
+
 @pytest.mark.parametrize("name", FLOAT_EXAMPLES)
 def test_the_general_kernel_alone_runs_the_same_bits(name, monkeypatch):
     """With no written-out tree the general kernel takes every contraction, the exact ones
@@ -153,19 +200,28 @@ def test_a_repeated_stream_is_read_without_writing_out_its_copies(monkeypatch):
 
 
 def test_the_digest_and_the_check_of_the_weights():
-    """digest: position-weighted sums (a collision is possible: 2 x 1 + 0 x 2 = 0 x 1 + 1 x 2);
-    same: code for code."""
-    cells = np.zeros((2, 3, 4), np.uint16)                 # 2 TRF rows, 3 slices, 4 elements a row
-    cells[0, 0, 0], cells[0, 1, 1] = 2, 1                  # slices 0 and 1 collide; slice 2 is zeros
-    cells[1, :, 3] = 5                                     # one lane, 8 elements from element 0
+    """digest: position-weighted sums of the touched TRF rows' words (equal rows, equal
+    digests); same: word for word over those rows only; a slice is its own match."""
+    cells = np.zeros((3, 4, 4), np.uint16)                 # 3 TRF rows, 4 slices, 4 elements a row
+    cells[0, :, 1] = 9
+    cells[0, 1, 1] = 8                                     # slice 1 differs in a touched row
+    cells[1, 2, 3] = 5                                     # slice 2 differs in a touched row, past the operand
+    cells[2, 3, 0] = 7                                     # slice 3 differs in a row no lane reads
     kernels = contract_jit._compiled()
-    slices = np.arange(3, dtype=np.int64)
-    out = np.zeros(3, np.uint32)
-    kernels["digest"](cells, slices, 8, 0, 8, 1, out)
-    assert out.tolist() == [2 + 5 * 8, 2 + 5 * 8, 5 * 8]
-    equal = np.zeros(3, np.bool_)
-    kernels["same"](cells, slices, np.array([0, 0, 2], np.int64), 8, 0, 8, 1, equal)
-    assert equal.tolist() == [True, False, True]
+    words = contract_jit_weights.words_of(cells)
+    assert words.dtype == np.uint64 and words.shape == (3, 4, 1)
+    touched = contract_jit_weights.operand_rows(8, 0, 6, 1, 4)  # one lane, elements 0..5: rows 0 and 1
+    assert touched.tolist() == [0, 1]
+    assert contract_jit_weights.operand_rows(12, 1, 2, 2, 4).tolist() == [0, 3]  # elements 1-2 and 13-14
+    slices = np.arange(4, dtype=np.int64)
+    out = np.zeros(4, np.uint64)
+    kernels["digest"](words, slices, touched, out)
+    assert out[0] == out[3] and len({int(out[0]), int(out[1]), int(out[2])}) == 3
+    equal = np.zeros(4, np.bool_)
+    kernels["same"](words, slices, np.array([0, 0, 0, 0], np.int64), touched, equal)
+    assert equal.tolist() == [True, False, False, True]
+    odd = np.arange(2 * 2 * 3, dtype=np.uint8).reshape(2, 2, 3)  # 3-byte rows: compared byte for byte
+    assert contract_jit_weights.words_of(odd).dtype == np.uint8
 
 
 def _fast_cases():

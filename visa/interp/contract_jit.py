@@ -298,12 +298,13 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> 
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        digests = np.zeros(slices.size, np.uint32)
-        kernels["digest"](cells, slices, *shape, digests)
+        words, touched = jit_weights.words_of(cells), jit_weights.operand_rows(*shape, cells.shape[2])
+        digests = np.zeros(slices.size, np.uint64)
+        kernels["digest"](words, slices, touched, digests)
         _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
         other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
         equal = np.zeros(slices.size, np.bool_)
-        kernels["same"](cells, slices, other, *shape, equal)
+        kernels["same"](words, slices, other, touched, equal)
         own: dict[int, int] = {}                                      # slice -> index of `tensors`
         for i, sl in enumerate(slices.tolist()):
             key = int(other[i]) if equal[i] else sl                  # a digest's false match: its own copy
@@ -360,8 +361,9 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
             and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
-        _compiled()["exact_kernel"](packets, table, shift, wt.reshape(wt.shape[0], -1), which, sstep, tread, 1,
-                                    plan.read_elems, wofs0, plan.g, tpad, out)
+        pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad)
+        _compiled()["exact_kernel"](packets, table, shift, jit_exact.paired_weights(wt, shifts, plan.read_elems), which,
+                                    sstep, tread, 1, plan.read_elems, wofs0, plan.g, tpad, out, pairs)
         return out
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),

@@ -6,9 +6,10 @@ A row's operand is the first `n` elements of every lane of its slice's TRF tenso
 `l`'s element `e` sits at element `l * lane_elems + base + e` of the slice's TRF rows
 (`cells`: (TRF rows, slices, elements per TRF row) codes). Many rows read the same codes
 (a GEMM's weights are the same for every slice along M), so the driver widens one copy per
-distinct slice: `digest` sums every slice's codes with position weights (equal codes, equal
-digests), `same` compares slices code for code (a digest only proposes), and `widen_slice`
-widens one slice. Every walk goes a TRF row's run of elements at a time.
+distinct slice: `digest` sums every slice's words of the TRF rows the operand touches with
+position weights (equal rows, equal digests), `same` compares those rows word for word (a
+digest only proposes; a row's bytes outside the operand can only keep two slices apart),
+and `widen_slice` widens one slice, a TRF row's run of elements at a time.
 
 `ORDER` is compiled by `contract_jit._compiled` (the same disk cache); this module imports
 nothing from numba.
@@ -21,50 +22,60 @@ import numpy as np
 __all__ = ["INLINE", "ORDER"]
 
 
-def digest(cells, slices, lane_elems, base, n, lanes, out):
-    """out[i] = the sum over slice slices[i]'s operand codes of code x (its position + 1),
-    in uint32 (wrapping: a digest only proposes). Every slice at once, a TRF row at a time:
-    the slices of a TRF row lie side by side."""
-    per_row = cells.shape[2]
+def digest(words, slices, rows, out):
+    """out[i] = the sum over slice slices[i]'s words of the TRF rows `rows` of word x (an
+    odd weight by its position), in uint64 (wrapping: a digest only proposes). `words`:
+    (TRF rows, slices, words a row), the slices of a TRF row side by side, walked in
+    memory order."""
+    n_words = words.shape[2]
     out[:] = 0
-    k = np.uint32(1)
-    for lane in range(lanes):
-        x = lane * lane_elems + base
-        row = x // per_row
-        col = x - row * per_row
-        e = 0
-        while e < n:
-            run = min(per_row - col, n - e)
-            for i in range(slices.size):
-                src, h = cells[row, slices[i]], out[i]
-                for c in range(run):
-                    h += np.uint32(src[col + c]) * (k + np.uint32(c))
-                out[i] = h
-            k += np.uint32(run)
-            e += run
-            row, col = row + 1, 0
+    for r in range(rows.size):
+        row = rows[r]
+        k = np.uint64(2 * r * n_words + 1)
+        for i in range(slices.size):
+            src, h = words[row, slices[i]], out[i]
+            for c in range(n_words):
+                h += src[c] * (k + np.uint64(2 * c))
+            out[i] = h
 
 
-def same(cells, slices, other, lane_elems, base, n, lanes, out):
-    """out[i] = whether slices slices[i] and other[i] hold the same operand codes (walked as
-    `digest` walks them)."""
-    per_row = cells.shape[2]
+def same(words, slices, other, rows, out):
+    """out[i] = whether slices slices[i] and other[i] hold the same words in the TRF rows
+    `rows` (walked as `digest` walks them; a slice is its own match without a read)."""
+    n_words = words.shape[2]
     out[:] = True
-    for lane in range(lanes):
-        x = lane * lane_elems + base
-        row = x // per_row
-        col = x - row * per_row
-        e = 0
-        while e < n:
-            run = min(per_row - col, n - e)
-            for i in range(slices.size):
-                a, b, diff = cells[row, slices[i]], cells[row, other[i]], 0
-                for c in range(run):
-                    diff |= a[col + c] ^ b[col + c]
-                if diff:
-                    out[i] = False
-            e += run
-            row, col = row + 1, 0
+    for r in range(rows.size):
+        row = rows[r]
+        for i in range(slices.size):
+            if slices[i] == other[i] or not out[i]:
+                continue
+            a, b, diff = words[row, slices[i]], words[row, other[i]], np.uint64(0)
+            for c in range(n_words):
+                diff |= a[c] ^ b[c]
+            if diff:
+                out[i] = False
+
+
+def operand_rows(lane_elems, base, n, lanes, per_row):
+    """The TRF rows holding some of the first `n` elements of a lane (lane `l`'s element `e`
+    at element `l * lane_elems + base + e` of a slice's rows of `per_row` elements), sorted:
+    the rows `digest` and `same` read whole (a row's other elements only make two slices
+    less alike, never more)."""
+    firsts = np.arange(lanes, dtype=np.int64) * lane_elems + base
+    lo, hi = firsts // per_row, (firsts + n - 1) // per_row + 1
+    return np.unique(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo.tolist(), hi.tolist())]))
+
+
+def words_of(cells):
+    """The slices' TRF rows as (TRF rows, slices, words) of the widest unsigned type that
+    divides a slice's row (the same bytes, fewer compares)."""
+    if cells.strides[2] != cells.itemsize:
+        cells = np.ascontiguousarray(cells)
+    row_bytes = cells.shape[2] * cells.itemsize
+    for dtype in (np.uint64, np.uint32, np.uint16):
+        if row_bytes % np.dtype(dtype).itemsize == 0 and np.dtype(dtype).itemsize >= cells.itemsize:
+            return cells.view(dtype)
+    return cells
 
 
 def widen_slice(cells, sl, lane_elems, base, n, lanes, mag, table, dst):
