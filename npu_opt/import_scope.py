@@ -17,6 +17,7 @@ import functools
 import os
 import sys
 import sysconfig
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -47,6 +48,10 @@ def _user_file(file: str) -> bool:
 
 
 _SCOPES: dict[str, tuple[str, dict[str, ModuleType]]] = {}  # kernel module name -> (directory, modules)
+_SCOPE_LOCK = threading.RLock()
+"""Held while a scope is in place: `sys.modules`, `sys.path` and `os._exit` are the process's,
+so two threads tracing kernels of loaded files (a dask worker's threads in `npu-opt tune`)
+take turns; one thread may nest scopes (a kernel traced while its file loads)."""
 
 
 def _take_out(before: set[str]) -> dict[str, ModuleType]:
@@ -76,9 +81,8 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _no_process_exit():
-        with _own_modules(module_name, directory, modules):
-            yield
+    with _SCOPE_LOCK, _no_process_exit(), _own_modules(module_name, directory, modules):
+        yield
 
 
 @contextlib.contextmanager
