@@ -18,9 +18,11 @@ from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
+from tu_ops.lower.redistribute import lower_redistribute
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
@@ -46,6 +48,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
         first = lay.first_id[k]
         if kind == "dma" and isinstance(item, Shuffle):
             steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
+            continue
+        if kind == "dma" and isinstance(item, Redistribute):
+            steps.append(lower_redistribute(item, first, windows, lay.refs, typ, target))
             continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
             lower = lower_gather if isinstance(item, Gather) else lower_scatter

@@ -23,6 +23,7 @@ from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_scatter, run_shuffle
+from visa.interp.redistribute import run_redistribute
 from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
@@ -130,6 +131,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run_memset(step, mem)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
+        elif step.MNEMONIC == "dma_redistribute":
+            env[step.result.id] = run_redistribute(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
             if types is None:
                 types = _types(kernel)

@@ -1,0 +1,83 @@
+"""`RedistributeOp`: a lowered staged DM redistribution (docs/machine/topology.md
+"Redistributions"), one Tensor DMA record for a whole plan.
+
+`%5 = dma_redistribute src=%2 kind=DM_TO_DM element_type=i32 ... src_view=[...] src_offset=0
+sources=[4, 0, 6, 2, ...] offsets=[0, 512, ...] engine=tdma : <dm> -> <dm>`.
+
+The commands are those of a DM -> DM copy from the source viewed as `src_view` (the Element
+with every sliced digit range left as padding) into the result, one per live target
+(chip, cluster) `part`. Target number t = chip * clusters + cluster reads the DM of source
+part `sources[t]` (numbered alike), its commands' sources shifted by `src_offset` (a tile
+of the tensor read) plus `offsets[t]` bytes (the selected positions). The verifier checks
+DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import enum
+
+import attrs
+
+from ir.mapping.nodes import Mapping
+from tu_ops.base import VerifyContext, attr, rule
+from tu_ops.dma import DmaOp
+from tu_ops.dma_view import with_levels
+from tu_ops.enums import DmaKind
+
+__all__ = ["RedistributeEngine", "RedistributeOp"]
+
+
+class RedistributeEngine(enum.Enum):
+    """The context the traced call named: the Tensor DMA (`chip_shuffle` ... `to_dm`) or the
+    Sub context (`asymmetric_chip_slice`, run as this DMA record)."""
+
+    TDMA = "tdma"
+    SUB = "sub"
+
+
+@attrs.frozen(kw_only=True)
+class RedistributeOp(DmaOp):
+    """Every target part of a DM tensor copied from its own source part and offset."""
+
+    NAME: ClassVar[str] = "tu.dma_redistribute"
+    MNEMONIC: ClassVar[str] = "dma_redistribute"
+    PIPELINE_RANK: ClassVar[int] = 118
+    TRACED_STAGE: ClassVar[str | None] = "redistribute"
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+
+    src_view: tuple[Mapping, ...] = attr(converter=tuple)
+    src_offset: int = attr()
+    sources: tuple[int, ...] = attr(converter=tuple)
+    offsets: tuple[int, ...] = attr(converter=tuple)
+    engine: RedistributeEngine = attr(converter=RedistributeEngine)
+
+    def view_types(self) -> tuple[Any, Any]:
+        """(source, destination) types the commands walk."""
+        return with_levels(self.input_type, self.src_view), self.output_type
+
+    def source_part(self, chip: int, cluster: int) -> tuple[int, int]:
+        """The (chip, cluster) whose DM a command of target part (chip, cluster) reads."""
+        clusters = self.input_type.cluster.size
+        return divmod(self.sources[chip * clusters + cluster], clusters)
+
+    @rule("REDISTOP-1")
+    def _redistop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        t, out = self.input_type, self.output_type
+        if self.kind is not DmaKind.DM_TO_DM:
+            return f"a redistribution copies DM to DM, not {self.kind.name}"
+        if out.chip.size != t.chip.size or out.cluster.size != t.cluster.size:
+            return "the result keeps the tensor's chips and clusters"
+        parts = t.chip.size * t.cluster.size
+        if len(self.sources) != parts or len(self.offsets) != parts:
+            return f"{len(self.sources)} source(s) and {len(self.offsets)} offset(s) for {parts} (chip, cluster) part(s)"
+        if any(not 0 <= s < parts for s in self.sources):
+            return f"sources {list(self.sources)} name a part outside the tensor's {parts}"
+        if len(self.src_view) != 4 or any(a.size != b.size for a, b in zip(t.levels(), self.src_view)):
+            return "src_view does not keep the tensor's extent per level"
+        limit = target.constants.DM_SLICE_BYTES * t.slice.size
+        if any(not 0 <= self.src_offset + o < limit for o in self.offsets):
+            return f"offsets {list(self.offsets)} leave the tensor's {limit} bytes"
+        return None

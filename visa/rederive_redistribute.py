@@ -1,0 +1,26 @@
+"""Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
+does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
+addresses then offset by the allocations the verifier derived."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tu_ops.lower.redistribute import redistribute_record
+from visa.retrace import Underivable
+
+__all__ = ["expected_redistribute"]
+
+
+def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+    """The RedistributeOp the lowering makes from `op`'s types, view, sources and offsets."""
+    try:
+        low = redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view, op.src_offset, op.sources,
+                                  op.offsets, op.output_type, op.engine, target, op.loc)
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    src, dst = dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
