@@ -24,6 +24,7 @@ from ir.rules.redistribute import indices_fault, outermost_fault, permutation_fa
 from ir.types import DmType
 from npu_opt.dma import TensorDma, _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
+from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
@@ -42,6 +43,14 @@ def _refuse(violation: Violation, stage: str) -> Poisoned:
 
 def _bits(t: Any) -> int:
     return t.dtype.bits
+
+
+def _numbers(values: Any) -> Any:
+    """A list of numpy integers as Python ints (anything else unchanged, for the rules)."""
+    try:
+        return [plain_number(x) for x in values]
+    except TypeError:
+        return values
 
 
 class DmRedistribute:
@@ -89,7 +98,7 @@ class DmRedistribute:
 
     def chip_shuffle(self, pattern: Any) -> Any:
         """Target chip c reads what chip `pattern[c]` holds in this plan (a permutation)."""
-        items = permutation_fault(pattern, self._src.type.chip.size, "chip_shuffle")
+        items = permutation_fault(_numbers(pattern), self._src.type.chip.size, "chip_shuffle")
         if isinstance(items, Violation):
             return _refuse(items, "chip_shuffle")
         return self._next("chip_shuffle", parts=self._regroup(lambda c, k: (items[c], k)))
@@ -113,7 +122,7 @@ class DmRedistribute:
         if isinstance(step, Violation):
             return _refuse(step, stage)
         targets = t.chip.size if per_chip else t.cluster.size
-        items = indices_fault(positions, targets, axis, "chip" if per_chip else "cluster", stage)
+        items = indices_fault(_numbers(positions), targets, axis, "chip" if per_chip else "cluster", stage)
         if isinstance(items, Violation):
             return _refuse(items, stage)
         clusters = t.cluster.size
