@@ -1,5 +1,6 @@
 """`RedistributeOp`: a lowered staged DM redistribution (docs/machine/topology.md
-"Redistributions"), one Tensor DMA record for a whole plan.
+"Redistributions"), one Tensor DMA record for a whole plan; `DmaRelayoutOp`: a DM -> DM
+`to_dm` across chips or clusters.
 
 `%5 = dma_redistribute src=%2 kind=DM_TO_DM element_type=i32 ... src_view=[...] src_offset=0
 sources=[4, 0, 6, 2, ...] offsets=[0, 512, ...] engine=tdma : <dm> -> <dm>`.
@@ -26,7 +27,7 @@ from tu_ops.dma import DmaOp
 from tu_ops.dma_view import with_levels
 from tu_ops.enums import DmaKind
 
-__all__ = ["RedistributeEngine", "RedistributeOp"]
+__all__ = ["RedistributeEngine", "RedistributeOp", "DmaRelayoutOp"]
 
 
 class RedistributeEngine(enum.Enum):
@@ -58,10 +59,10 @@ class RedistributeOp(DmaOp):
         """(source, destination) types the commands walk."""
         return with_levels(self.input_type, self.src_view), self.output_type
 
-    def source_part(self, chip: int, cluster: int) -> tuple[int, int]:
-        """The (chip, cluster) whose DM a command of target part (chip, cluster) reads."""
+    def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
+        """The (chip, cluster) whose DM command `i` (of target part `cmd.part`) reads."""
         clusters = self.input_type.cluster.size
-        return divmod(self.sources[chip * clusters + cluster], clusters)
+        return divmod(self.sources[cmd.part.chip * clusters + cmd.part.cluster], clusters)
 
     @rule("REDISTOP-1")
     def _redistop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -81,3 +82,39 @@ class RedistributeOp(DmaOp):
         if any(not 0 <= self.src_offset + o < limit for o in self.offsets):
             return f"offsets {list(self.offsets)} leave the tensor's {limit} bytes"
         return None
+
+
+@attrs.frozen(kw_only=True)
+class DmaRelayoutOp(DmaOp):
+    """A DM -> DM `to_dm` whose Chip, Cluster or number of slices changes: each command reads
+    the DM of source part `sources[i]` (chip * clusters + cluster of the input), its source
+    addresses local to that part; a command never crosses parts."""
+
+    NAME: ClassVar[str] = "tu.dma_relayout"
+    MNEMONIC: ClassVar[str] = "dma_relayout"
+    PIPELINE_RANK: ClassVar[int] = 119
+    TRACED_STAGE: ClassVar[str | None] = "to_dm"
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
+
+    sources: tuple[int, ...] = attr(converter=tuple)
+
+    def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
+        """The (chip, cluster) whose DM command `i` reads."""
+        return divmod(self.sources[i], self.input_type.cluster.size)
+
+    @rule("DMAOP-5")
+    def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if len(self.sources) != len(self.commands):
+            return f"{len(self.sources)} source part(s) for {len(self.commands)} command(s)"
+        t = self.input_type
+        if any(not 0 <= s < t.chip.size * t.cluster.size for s in self.sources):
+            return f"sources {list(self.sources)} name a part outside the input's {t.chip.size * t.cluster.size}"
+        for i, cmd in enumerate(self.commands):
+            chip, cluster = self.command_source(i, cmd)
+            moved = attrs.evolve(self, commands=(attrs.evolve(cmd, part=(chip, cluster, cmd.part.dmn)),),
+                                 aggregate=None, sources=(self.sources[i],))
+            problem = moved.sides_problem(target, self.src_alloc, None)
+            if problem:
+                return f"command {i} {problem.split(' ', 2)[2]}"
+        return self.sides_problem(target, None, self.dst_alloc)

@@ -1,6 +1,7 @@
 """Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
 does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
-addresses then offset by the allocations the verifier derived."""
+addresses then offset by the allocations the verifier derived; a `dma_relayout` record from
+its two types alone."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 
 import attrs
 
-from tu_ops.lower.redistribute import redistribute_record
+from ir import ops as ir
+from tu_ops.lower.redistribute import redistribute_record, relayout_record
 from visa.retrace import Underivable
 
-__all__ = ["expected_redistribute"]
+__all__ = ["expected_redistribute", "expected_relayout"]
 
 
 def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
@@ -21,6 +23,23 @@ def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int
                                   op.offsets, op.output_type, op.engine, target, op.loc)
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    return _moved(op, low, dm_base)
+
+
+def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+    """The DmaRelayoutOp the lowering makes from `op`'s two types."""
+    traced = ir.ToDm(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+    found = traced.check()
+    if found is not None:
+        raise Underivable(op, f"[{found.code}] {found.message}")
+    try:
+        low = relayout_record(traced, op.result.id, op.src.id, op.input_type, op.output_type, target)
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    return _moved(op, low, dm_base)
+
+
+def _moved(op: Any, low: Any, dm_base: dict[int, int]) -> Any:
     src, dst = dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0)
     commands = tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in low.commands)
     return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)

@@ -35,7 +35,7 @@ from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
 from tu_ops.lower.views import is_window
 from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
-from visa.rederive_redistribute import expected_redistribute
+from visa.rederive_redistribute import expected_redistribute, expected_relayout
 from visa.retrace import Underivable
 from visa.verify_dma import check_dma
 
@@ -256,7 +256,8 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             check_dma(step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
                        "dma_shuffle": expected_shuffle,
-                       "dma_redistribute": expected_redistribute}.get(step.MNEMONIC)
+                       "dma_redistribute": expected_redistribute,
+                       "dma_relayout": expected_relayout}.get(step.MNEMONIC)
             expected = (_derive(indexed, step, step, types, dm_base, target, fail=fail) if indexed
                         else _derive(expected_dma, step, step, target, fail=fail))
             _check_derived([(step, expected)], fail)

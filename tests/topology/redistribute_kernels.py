@@ -2,7 +2,7 @@
 
 from npu_opt import *
 
-axes(P=4, S=4, R=8, W=8, G=2, K=2, N=256)
+axes(P=4, Q=4, S=4, R=8, W=8, G=2, K=2, N=256)
 
 Full = DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("S, R, W")]
 Piece = DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("R, W")]
@@ -61,3 +61,29 @@ def into_a_row(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -> HbmTens
     d.chip_shuffle([1, 2, 3, 0]).chip_slice(m("S"), m("R, W"), [0, 1, 2, 3]).to_dm_view(
         ctx.tdma, out.view_mut().tile(m("S"), 1, m("1 #{!} 4, R, W"), 1))
     return out.to_hbm(ctx.tdma, HbmTensor[i32, m("P"), m("S, R, W")])
+
+
+@device(chip=4)
+def gather_chips(ctx: Context, x: HbmTensor[i32, m("P"), m("R, W")]) -> HbmTensor[i32, m("Q"), m("P, R, W")]:
+    """Every chip receives every chip's rows: a `to_dm` whose Chip changes from P to a
+    broadcast; the copies are relabelled Q to return each chip's own."""
+    d = x.to_dm(ctx.tdma, Piece)
+    every = d.to_dm(ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("P, R, W")])
+    mine = every.reshape(DmTensor[i32, m("Q"), m("1 # 2"), m("1 # 256"), m("P, R, W")])
+    return mine.to_hbm(ctx.tdma, HbmTensor[i32, m("Q"), m("P, R, W")])
+
+
+@device(chip=2)
+def fold_clusters(ctx: Context, x: HbmTensor[i8, m("K"), m("G, N, W")]) -> HbmTensor[i8, m("K"), m("G, N, W")]:
+    """Cluster G moves into the Element and the slices halve: all four DM levels change."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, m("K"), m("G"), m("N"), m("W")])
+    e = d.to_dm(ctx.tdma, DmTensor[i8, m("K"), m("1 # 2"), m("N / 2"), m("G, N % 2, W")])
+    return e.to_hbm(ctx.tdma, HbmTensor[i8, m("K"), m("G, N, W")])
+
+
+@device(chip=2)
+def swap_chip_and_cluster(ctx: Context, x: HbmTensor[i8, m("K"), m("G, N, W")]) -> HbmTensor[i8, m("G"), m("K, N, W")]:
+    """The chip axis becomes the cluster axis and the other way round."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, m("K"), m("G"), m("N"), m("W")])
+    e = d.to_dm(ctx.tdma, DmTensor[i8, m("G"), m("K"), m("N"), m("W")])
+    return e.to_hbm(ctx.tdma, HbmTensor[i8, m("G"), m("K, N, W")])

@@ -78,7 +78,8 @@ def on_the_main_context(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -
 
 
 @device(chip=4)
-def wrong_destination_chip(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -> Out:
+def four_byte_burst(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -> HbmTensor[i32, m("P"), m("W, R")]:
     d = x.to_dm(ctx.tdma, Full)
     return d.chip_slice(m("S"), m("R, W"), [0, 1, 2, 3]).to_dm(
-        ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("R, W")]).to_hbm(ctx.tdma, Out)
+        ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("W, R")]).to_hbm(
+        ctx.tdma, HbmTensor[i32, m("P"), m("W, R")])

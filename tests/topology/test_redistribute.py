@@ -82,7 +82,7 @@ def test_artifacts_verify_and_edited_fields_are_refused():
     (bad.not_a_permutation, "REDIST-1"), (bad.position_out_of_range, "REDIST-2"),
     (bad.four_byte_step, "REDIST-3"), (bad.asymmetric_inner, "REDIST-4"), (bad.float_position, "REDIST-5"),
     (bad.swap_padded_clusters, "REDIST-6"), (bad.plan_as_tensor, "REDIST-7"), (bad.shuffle_after_slice, "TYPE-1"),
-    (bad.on_the_main_context, "CTX-1"), (bad.wrong_destination_chip, "DMA-2")])
+    (bad.on_the_main_context, "CTX-1"), (bad.four_byte_burst, "DMA-5")])
 def test_refusals_name_the_rule_and_the_line(kernel, code):
     found = kernel.trace().diagnostics
     assert [d.code for d in found] == [code]
@@ -93,3 +93,35 @@ def test_refusals_name_the_rule_and_the_line(kernel, code):
 
 def test_numpy_integer_positions_are_constants():
     assert not bad.numpy_positions.trace().diagnostics
+
+
+# --- to_dm across every DM level (v0.8) ------------------------------------------------------------
+
+
+def test_to_dm_onto_a_broadcast_chip_gives_every_chip_every_row():
+    x = _i32(4, 8, 8)
+    out = _both(k.gather_chips, x)
+    assert out.shape == (4, 4, 8, 8) and all((out[c] == x).all() for c in range(4))
+
+
+def test_to_dm_changes_cluster_slice_and_element_together():
+    y = RNG.integers(-128, 128, (2, 2, 256, 8)).astype(np.int8)
+    assert (_both(k.fold_clusters, y) == y).all()
+
+
+def test_to_dm_exchanges_the_chip_and_the_cluster_axis():
+    y = RNG.integers(-128, 128, (2, 2, 256, 8)).astype(np.int8)
+    assert (_both(k.swap_chip_and_cluster, y) == y.transpose(1, 0, 2, 3)).all()
+
+
+def test_relayout_records_verify_and_an_edited_source_is_refused():
+    text = npu_opt.compile(k.swap_chip_and_cluster).text
+    verify_text(text)
+    line = next(x for x in text.splitlines() if "= dma_relayout " in x)
+    sources = line[line.index("sources=["):line.index("]", line.index("sources=[")) + 1]
+    assert sources != "sources=[" + ", ".join(["0"] * sources.count(",")) + ", 0]"
+    edited = "sources=[" + ", ".join(["0"] * (sources.count(",") + 1)) + "]"
+    with pytest.raises(VisaTextError, match="sources"):
+        verify_text(text.replace(sources, edited))
+    for kernel in (k.gather_chips, k.fold_clusters):
+        verify_text(npu_opt.compile(kernel).text)

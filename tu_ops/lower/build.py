@@ -22,7 +22,7 @@ from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
-from tu_ops.lower.redistribute import lower_redistribute
+from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
@@ -56,6 +56,10 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
+            continue
+        if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
+                and crosses_parts(typ(item.src), typ(item.result)):
+            steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
             continue
         if kind == "dma":
             viewed = lower_view_step(item, first, windows, lay.refs, typ, target)

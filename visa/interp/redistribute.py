@@ -1,5 +1,5 @@
-"""`dma_redistribute` records (tu_ops/redistribute.py): every command copies from the DM of
-its target's source part into its own part."""
+"""`dma_redistribute` and `dma_relayout` records (tu_ops/redistribute.py): every command
+copies from the DM of its source part (`command_source`) into its own part."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ __all__ = ["run_redistribute"]
 
 
 def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
-    """Execute one RedistributeOp; return the DM tensor it creates (zero where no command writes)."""
+    """Execute one RedistributeOp or DmaRelayoutOp; return the DM tensor it creates (zero where no command writes)."""
     check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
     t = op.output_type
     base = mem.dm_address[op.result.id]
@@ -27,6 +27,6 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
         sizes = [e.size for e in outer]
         src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
         dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(mem.dm(*op.source_part(chip, cluster)), src_addr, mem.dm(chip, cluster), dst_addr, op,
+        copy_bytes(mem.dm(*op.command_source(i, cmd)), src_addr, mem.dm(chip, cluster), dst_addr, op,
                    what=f"command {i}'s")
     return DmTensor(base, t)

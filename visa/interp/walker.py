@@ -131,7 +131,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run_memset(step, mem)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
-        elif step.MNEMONIC == "dma_redistribute":
+        elif step.MNEMONIC in ("dma_redistribute", "dma_relayout"):
             env[step.result.id] = run_redistribute(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
             if types is None:
