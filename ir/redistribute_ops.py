@@ -5,10 +5,13 @@
 engine='tdma' : dm<...>`: target (chip, cluster) number t (chip-major) of the result is the
 DMA of source part `sources[t]`'s cells at `offsets[t]` cells into its Element, viewed
 through `window` (the Element with every sliced digit range left as padding), into the
-result's layout.
+result's layout. `to_dm_view` writes the write view `view` (at `offset` cells per level) of
+the tensor `into` instead, and the result is `into`'s new contents.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
@@ -31,6 +34,9 @@ class Redistribute(Op):
     sources: str = attr()        # per target: "chip.cluster", comma separated
     offsets: str = attr()        # per target: cell offset into the source Element
     engine: str = attr("tdma")   # "tdma", or "sub" for an asymmetric slice
+    into: Value | None = operand(optional=True)          # `to_dm_view`: the tensor written
+    view: Any = attr(default=None, optional=True)        # ... its write view's type
+    offset: tuple[int, ...] | None = attr(default=None, optional=True)   # ... and cell offsets per level
 
     @property
     def placements(self) -> list[tuple[int, int]]:

@@ -22,13 +22,13 @@ from ir.diagnostic import Violation
 from ir.redistribute_ops import Redistribute
 from ir.rules.redistribute import indices_fault, outermost_fault, permutation_fault, placement_fault, slice_step
 from ir.types import DmType
-from npu_opt.dma import TensorDma, _check_engine, _resolve_dst
+from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
-from npu_opt.views import _copy_into, read_view
+from npu_opt.views import _View
 
 __all__ = ["DmRedistribute", "start", "asymmetric_slice"]
 
@@ -139,12 +139,12 @@ class DmRedistribute:
         """Target cluster k keeps position `positions[k]` of `axis`; `element` is the Element without it."""
         return self._slice("cluster_slice", axis, element, positions)
 
-    def _emit(self, dst_type: Any, loc: Any, engine: str = "tdma") -> Any:
+    def _emit(self, dst_type: Any, loc: Any, engine: str = "tdma", **into: Any) -> Any:
         tracer = current()
         sources = ",".join(f"{c}.{k}" for c, k, _ in self._parts)
         offsets = ",".join(str(off) for _, _, off in self._parts)
         op = Redistribute(src=self._src.value, window=self._window, sources=sources, offsets=offsets,
-                          engine=engine, result=tracer.value(dst_type), loc=loc)
+                          engine=engine, result=tracer.value(dst_type), loc=loc, **into)
         tracer.emit(op)
         return DmTensor(op.result)
 
@@ -158,13 +158,23 @@ class DmRedistribute:
         return self._emit(dst_type, location_of("to_dm"))
 
     def to_dm_view(self, dma: Any, dst: Any) -> None:
-        """The plan copied into the DM write view `dst`."""
+        """The plan copied into the DM write view `dst` (the same one record)."""
         bad = _check_engine(dma, "to_dm_view")
+        if bad is None and isinstance(dst, Poisoned):
+            return
+        if bad is None and isinstance(dst, _View) and not dst.WRITABLE:
+            bad = Violation("VIEW-4", "the destination of `to_dm_view` is a read-only view",
+                            help="write through `t.view_mut()` (or a tile of it)")
+        elif bad is None and (not isinstance(dst, _View) or dst.type.kind != "dm"):
+            bad = Violation("VIEW-9", f"the destination of `to_dm_view` must be a DmTensorViewMut, not "
+                                      f"{type(dst).__name__}", help="pass `t.view_mut()` (or a tile of it)")
         if bad is not None:
             _refuse(bad, "to_dm_view")
             return
-        staged = self._emit(self.type, location_of("to_dm_view"))
-        _copy_into(read_view(staged), TensorDma(), dst, "dm", "to_dm_view")
+        into = dst._base
+        result = self._emit(into.type, location_of("to_dm_view"), into=into.value, view=dst.type,
+                            offset=dst._offsets)
+        into.value = result.value
 
 
 def start(src: Any, stage: str, *args: Any) -> Any:

@@ -9,7 +9,9 @@ The commands are those of a DM -> DM copy from the source viewed as `src_view` (
 with every sliced digit range left as padding) into the result, one per live target
 (chip, cluster) `part`. Target number t = chip * clusters + cluster reads the DM of source
 part `sources[t]` (numbered alike), its commands' sources shifted by `src_offset` (a tile
-of the tensor read) plus `offsets[t]` bytes (the selected positions). The verifier checks
+of the tensor read) plus `offsets[t]` bytes (the selected positions). A `to_dm_view` record
+writes the window `dst_view` (`dst_offset` bytes in) of the tensor `into`; its result is
+`into`'s new contents, at `into`'s address. The verifier checks
 DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields.
 """
 
@@ -22,12 +24,16 @@ import enum
 import attrs
 
 from ir.mapping.nodes import Mapping
-from tu_ops.base import VerifyContext, attr, rule
+from tu_ops.base import Ref, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import with_levels
 from tu_ops.enums import DmaKind
 
 __all__ = ["RedistributeEngine", "RedistributeOp", "DmaRelayoutOp"]
+
+
+def _levels(value: Any) -> tuple[Mapping, ...] | None:
+    return None if value is None else tuple(value)
 
 
 class RedistributeEngine(enum.Enum):
@@ -54,10 +60,18 @@ class RedistributeOp(DmaOp):
     sources: tuple[int, ...] = attr(converter=tuple)
     offsets: tuple[int, ...] = attr(converter=tuple)
     engine: RedistributeEngine = attr(converter=RedistributeEngine)
+    into: Ref | None = operand(optional=True)     # `to_dm_view`: the tensor written (result at its address)
+    dst_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)
+    dst_offset: int | None = attr(default=None, optional=True)
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the tensor written into (its other cells stay)."""
+        return (self.src,) + ((self.into,) if self.into is not None else ())
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk."""
-        return with_levels(self.input_type, self.src_view), self.output_type
+        dst = self.output_type if self.dst_view is None else with_levels(self.output_type, self.dst_view)
+        return with_levels(self.input_type, self.src_view), dst
 
     def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
         """The (chip, cluster) whose DM command `i` (of target part `cmd.part`) reads."""

@@ -17,13 +17,21 @@ __all__ = ["expected_redistribute", "expected_relayout"]
 
 
 def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
-    """The RedistributeOp the lowering makes from `op`'s types, view, sources and offsets."""
+    """The RedistributeOp the lowering makes from `op`'s types, views, sources and offsets, at
+    the allocations its facts name (a write into a view: at its tensor's)."""
+    src, dst = _base(op.src_alloc), _base(op.dst_alloc)
     try:
+        into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
         low = redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view, op.src_offset, op.sources,
-                                  op.offsets, op.output_type, op.engine, target, op.loc)
+                                  op.offsets, op.output_type, op.engine, target, op.loc, into)
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-    return _moved(op, low, dm_base)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+
+
+def _base(alloc: Any) -> int:
+    return 0 if alloc is None else alloc.base
 
 
 def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:

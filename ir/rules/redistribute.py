@@ -29,6 +29,7 @@ from ir.mapping.cells import Padding
 from ir.mapping.nodes import Mapping
 from ir.ops import ToDm, Value
 from ir.rules.dma import DMA_DM_ALIGN, check_dma
+from ir.rules.view_writes import check_dm_write_align, read_padded
 from ir.rules.views import tile_window
 
 __all__ = ["permutation_fault", "indices_fault", "slice_step", "outermost_fault", "placement_fault",
@@ -183,4 +184,6 @@ def check_redistribute(op: Any) -> Violation | None:
     bad = placement_fault(t, sources, op.STAGE)
     if bad is not None:
         return bad
-    return check_dma(ToDm(src=Value(op.src.id, selected_type(op)), result=op.result, loc=op.loc))
+    dst = op.result if op.into is None else Value(-1, read_padded(op.view))
+    return check_dma(ToDm(src=Value(op.src.id, selected_type(op)), result=dst, loc=op.loc)) or \
+        (check_dm_write_align(op) if op.into is not None else None)

@@ -62,6 +62,8 @@ def test_to_dm_view_writes_one_row_and_keeps_the_others():
     for c in range(4):
         want[c, 1] = x[(c + 1) % 4, c]
     assert (_both(k.into_a_row, x) == want).all()
+    text = npu_opt.compile(k.into_a_row).text
+    assert text.count("= dma_redistribute src=%1 ") == 1 and "into=%2" in text and "= dma_into " not in text
 
 
 def test_artifacts_verify_and_edited_fields_are_refused():

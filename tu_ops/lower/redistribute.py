@@ -21,6 +21,7 @@ import attrs
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.mapping.nodes import IDENTITY, pair_all
+from tu_ops.base import Ref
 from tu_ops.dma import DmaCommand, DmaOp
 from tu_ops.dma_view import with_levels
 from tu_ops.lower.dma import lower_dma
@@ -32,20 +33,25 @@ __all__ = ["lower_redistribute", "redistribute_record", "crosses_parts", "relayo
 
 
 def redistribute_record(result: int, src: int, storage_t: Any, view_levels: tuple, view_offset: int,
-                        sources: tuple[int, ...], offsets: tuple[int, ...], dst_t: Any, engine: str,
-                        target: Any, loc: Any = None) -> RedistributeOp:
+                        sources: tuple[int, ...], offsets: tuple[int, ...], dst_t: Any, engine: Any,
+                        target: Any, loc: Any = None, into: Any = None) -> RedistributeOp:
     """The record of a redistribution from `storage_t` read as `view_levels` (`view_offset`
-    bytes in), target t taking part `sources[t]` at `offsets[t]` bytes more."""
+    bytes in), target t taking part `sources[t]` at `offsets[t]` bytes more; `into` =
+    (tensor number, write view levels, byte offset) for a `to_dm_view`, `dst_t` its tensor's type."""
     view_t = with_levels(storage_t, tuple(view_levels))
-    traced = ir.ToDm(src=ir.Value(src, view_t), result=ir.Value(result, dst_t), loc=loc)
-    low = lower_dma(traced, result, src, view_t, dst_t, target)
+    dst_view = dst_t if into is None else with_levels(dst_t, tuple(into[1]))
+    traced = ir.ToDm(src=ir.Value(src, view_t), result=ir.Value(result, dst_view), loc=loc)
+    low = lower_dma(traced, result, src, view_t, dst_view, target)
     clusters = storage_t.cluster.size
-    commands = tuple(attrs.evolve(c, src_base=c.src_base + view_offset + offsets[c.part.chip * clusters + c.part.cluster])
-                     for c in low.commands)
+    dst_off = 0 if into is None else into[2]
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + view_offset + offsets[c.part.chip * clusters + c.part.cluster],
+                                  dst_base=c.dst_base + dst_off) for c in low.commands)
     fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
     fields.update(commands=commands, aggregate=None, input_type=storage_t, output_type=dst_t,
                   src_view=view_t.levels(), src_offset=view_offset, sources=tuple(sources),
                   offsets=tuple(offsets), engine=engine)
+    if into is not None:
+        fields.update(into=Ref(into[0]), dst_view=dst_view.levels(), dst_offset=dst_off)
     return RedistributeOp(**fields)
 
 
@@ -58,17 +64,25 @@ def lower_redistribute(op: Any, result: int, windows: dict[int, Any], refs: dict
     else:
         storage_t, src_ref = typ(w.src), refs[w.src.id]
         if any(w.offset[:2]):
-            raise LoweringRefusal([refusal("VIEW-10", "a redistribution of a view shifted on its Chip or Cluster "
-                                                      "level is not lowered yet", op.loc, stage=op.STAGE,
-                                           op=op.text(), help="redistribute the whole tensor and slice the result")])
+            raise _refuse(op, "a redistribution of a view shifted on its Chip or Cluster level is not lowered yet")
         view_offset = byte_offset(storage_t, w.offset, target, op, clusters=True)
     view_t = attrs.evolve(op.src.type, element=op.window)
     bits = target.bits_of(storage_t.dtype) or storage_t.dtype.bits
     clusters = storage_t.cluster.size
     sources = tuple(c * clusters + k for c, k in op.placements)
     offsets = tuple(cells * bits // 8 for cells in op.cell_offsets)
+    into = None
+    if op.into is not None:
+        if any(op.offset[:2]):
+            raise _refuse(op, "a redistribution into a view tiled on its Chip or Cluster level is not lowered yet")
+        into = (refs[op.into.id], op.view.levels(), byte_offset(op.into.type, op.offset, target, op, clusters=True))
     return redistribute_record(result, src_ref, storage_t, view_t.levels(), view_offset, sources, offsets,
-                               typ(op.result), op.engine, target, op.loc)
+                               typ(op.result), op.engine, target, op.loc, into)
+
+
+def _refuse(op: Any, message: str) -> LoweringRefusal:
+    return LoweringRefusal([refusal("VIEW-10", message, op.loc, stage=op.STAGE, op=op.text(),
+                                    help="redistribute into a fresh tensor (`to_dm`) and copy that")])
 
 
 

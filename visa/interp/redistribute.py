@@ -19,7 +19,8 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
     t = op.output_type
     base = mem.dm_address[op.result.id]
-    mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
+    if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
+        mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
     for i, cmd in enumerate(op.commands):
         chip, cluster = cmd.part.chip, cmd.part.cluster
         outer = list(cmd.entries[:-1])
