@@ -87,3 +87,13 @@ def swap_chip_and_cluster(ctx: Context, x: HbmTensor[i8, m("K"), m("G, N, W")]) 
     d = x.to_dm(ctx.tdma, DmTensor[i8, m("K"), m("G"), m("N"), m("W")])
     e = d.to_dm(ctx.tdma, DmTensor[i8, m("G"), m("K"), m("N"), m("W")])
     return e.to_hbm(ctx.tdma, HbmTensor[i8, m("G"), m("K, N, W")])
+
+
+@device(chip=4)
+def from_a_tile(ctx: Context, x: HbmTensor[i32, m("P"), m("S, G, R, W")]) -> HbmTensor[i32, m("P"), m("R, W")]:
+    """A plan over a tile of the tensor: chip c keeps S = c of its own G = 1 half."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("S, G, R, W")])
+    half = d.view().tile(m("G"), 1, m("S, 1 # 2, R, W"), 1)
+    out = half.chip_slice(m("S"), m("1 # 2, R, W"), [0, 1, 2, 3]).to_dm(
+        ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("R, W")])
+    return out.to_hbm(ctx.tdma, HbmTensor[i32, m("P"), m("R, W")])

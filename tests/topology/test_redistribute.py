@@ -42,6 +42,12 @@ def test_two_slices_of_separate_axes_are_one_record():
     assert text.count("= dma_redistribute ") == 1 and text.count(" = dma") == 3   # in, redistribute, out
 
 
+def test_a_plan_over_a_tile_reads_the_tile():
+    x = _i32(4, 4, 2, 8, 8)
+    assert (_both(k.from_a_tile, x) == np.stack([x[c, c, 1] for c in range(4)])).all()
+    verify_text(npu_opt.compile(k.from_a_tile).text)
+
+
 def test_chip_shuffle_cluster_swap_and_cluster_slice_compose():
     x = RNG.integers(-128, 128, (2, 2, 4, 256, 8)).astype(np.int8)
     want = np.stack([np.stack([x[1 - c, 1 - q, [3, 1][q]] for q in range(2)]) for c in range(2)])
