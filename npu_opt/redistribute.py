@@ -101,7 +101,11 @@ class DmRedistribute:
         items = permutation_fault(_numbers(pattern), self._src.type.chip.size, "chip_shuffle")
         if isinstance(items, Violation):
             return _refuse(items, "chip_shuffle")
-        return self._next("chip_shuffle", parts=self._regroup(lambda c, k: (items[c], k)))
+        parts = self._regroup(lambda c, k: (items[c], k))
+        bad = placement_fault(self._src.type, [(c, k) for c, k, _ in parts], "chip_shuffle")
+        if bad is not None:
+            return _refuse(bad, "chip_shuffle")
+        return self._next("chip_shuffle", parts=parts)
 
     def cluster_swap(self) -> Any:
         """Each cluster reads what the other cluster holds in this plan (two clusters)."""

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import npu_opt
+from ir.kernel import print_kernel
+from ir.kernel_parser import parse_kernel
 from tests.topology import redistribute_kernels as k
 from tests.topology import redistribute_refusals as bad
 from visa.artifact import VisaTextError
@@ -97,6 +99,12 @@ def test_refusals_name_the_rule_and_the_line(kernel, code):
     lines = Path(bad.__file__).read_text().splitlines()
     start = next(i for i, text in enumerate(lines, 1) if text.startswith(f"def {kernel.name}("))
     assert found[0].file.endswith("redistribute_refusals.py") and start < found[0].line <= start + 5
+
+
+def test_the_traced_op_reads_back_from_its_ir_text():
+    for kernel in (k.rotate_and_pick, k.into_a_row, k.keep_own_row, k.from_a_tile):
+        text = print_kernel(kernel.trace().kernel)
+        assert " = redistribute " in text and print_kernel(parse_kernel(text)) == text
 
 
 def test_numpy_integer_positions_are_constants():
