@@ -16,6 +16,8 @@ REDIST-5: sources and slice positions are Python ints known while tracing.
 REDIST-6: every live target reads a live source (no padded chip or cluster), and a cluster
           swap needs exactly two clusters.
 REDIST-7: a plan is not a tensor: it is consumed by `to_dm` or `to_dm_view` only.
+REDIST-8: the plan's copy keeps the Chip and Cluster mappings and the number of slices
+          (a relayout across them is a `to_dm` of the result).
 """
 
 from __future__ import annotations
@@ -184,6 +186,12 @@ def check_redistribute(op: Any) -> Violation | None:
     bad = placement_fault(t, sources, op.STAGE)
     if bad is not None:
         return bad
+    out = op.result.type if op.into is None else op.view
+    if not (out.chip.equivalent(t.chip) and out.cluster.equivalent(t.cluster) and out.slice.size == t.slice.size):
+        return Violation("REDIST-8", "a redistribution keeps the tensor's Chip and Cluster mappings and its number of "
+                                     f"slices: `{t.chip}`, `{t.cluster}`, {t.slice.size} slices, not `{out.chip}`, "
+                                     f"`{out.cluster}`, {out.slice.size}",
+                         help="copy the plan with the same Chip and Cluster, then relayout the result with `to_dm`")
     dst = op.result if op.into is None else Value(-1, read_padded(op.view))
     return check_dma(ToDm(src=Value(op.src.id, selected_type(op)), result=dst, loc=op.loc)) or \
         (check_dm_write_align(op) if op.into is not None else None)

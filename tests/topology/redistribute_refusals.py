@@ -83,3 +83,10 @@ def four_byte_burst(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -> Hb
     return d.chip_slice(m("S"), m("R, W"), [0, 1, 2, 3]).to_dm(
         ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("W, R")]).to_hbm(
         ctx.tdma, HbmTensor[i32, m("P"), m("W, R")])
+
+
+@device(chip=4)
+def plan_onto_a_broadcast(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")]) -> Out:
+    d = x.to_dm(ctx.tdma, Full)
+    return d.chip_slice(m("S"), m("R, W"), [0, 1, 2, 3]).to_dm(
+        ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("R, W")]).to_hbm(ctx.tdma, Out)
