@@ -69,7 +69,7 @@ class DmRedistribute:
         return DmType(t.dtype, t.chip, t.cluster, t.slice, self._element)
 
     def __repr__(self) -> str:
-        return f"<DmRedistribute of {self._src.value}: {self.type} after {self._stage}>"
+        return f"<DmRedistribute of a {type(self._src).__name__}: {self.type} after {self._stage}>"
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
