@@ -213,6 +213,42 @@ class DmTensor(_TensorClass):
 
         return to_spm(self, dma, dst)
 
+    def chip_shuffle(self, shuffle_pattern: Any) -> Any:
+        """A redistribution plan: target chip t reads chip `shuffle_pattern[t]` (docs/machine/topology.md)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_shuffle", shuffle_pattern)
+
+    def cluster_swap(self) -> Any:
+        """A redistribution plan: the two clusters exchange their data."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_swap")
+
+    def chip_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan: chip c keeps position `positions[c]` of `axis` (`element` without it)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_slice", axis, element, positions)
+
+    def cluster_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan: cluster k keeps position `positions[k]` of `axis`."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_slice", axis, element, positions)
+
+    def asymmetric_chip_slice(self, sub: Any, axis: Any, element: Any, positions: Any) -> Any:
+        """A new DM tensor: chip c keeps position `positions[c]` of the outermost `axis` (on ctx.sub)."""
+        from npu_opt.redistribute import asymmetric_slice
+
+        return asymmetric_slice(self, sub, "chip", axis, element, positions)
+
+    def asymmetric_cluster_slice(self, sub: Any, axis: Any, element: Any, positions: Any) -> Any:
+        """A new DM tensor: cluster k keeps position `positions[k]` of the outermost `axis` (on ctx.sub)."""
+        from npu_opt.redistribute import asymmetric_slice
+
+        return asymmetric_slice(self, sub, "cluster", axis, element, positions)
+
 
 class DmTensorView(_TensorClass):
     """A view of a DM tensor; pass it to `ctx.main.begin` / `ctx.sub.begin`."""
@@ -236,6 +272,30 @@ class DmTensorView(_TensorClass):
         from npu_opt.spm import to_spm
 
         return to_spm(self, dma, dst)
+
+    def chip_shuffle(self, shuffle_pattern: Any) -> Any:
+        """A redistribution plan over this view (as `DmTensor.chip_shuffle`)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_shuffle", shuffle_pattern)
+
+    def cluster_swap(self) -> Any:
+        """A redistribution plan over this view (as `DmTensor.cluster_swap`)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_swap")
+
+    def chip_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan over this view (as `DmTensor.chip_slice`)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_slice", axis, element, positions)
+
+    def cluster_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan over this view (as `DmTensor.cluster_slice`)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_slice", axis, element, positions)
 
 
 class TrfTensor(_TensorClass):

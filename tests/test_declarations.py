@@ -24,7 +24,8 @@ LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "f
                      # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
                      "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle",
                      # the scratchpad moves, `dma_spm` records (tu_ops.lower.spm)
-                     "to_spm", "spm_to_dm"}
+                     "to_spm", "spm_to_dm",
+                     "redistribute"}
 
 
 def test_every_traced_op_has_a_cpu_handler():

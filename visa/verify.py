@@ -36,6 +36,7 @@ from visa.rederive import expected_dma, expected_program, first_difference
 from tu_ops.lower.views import is_window
 from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
 from visa.rederive_spm import expected_spm
+from visa.rederive_redistribute import expected_redistribute, expected_relayout
 from visa.retrace import Underivable
 from visa.verify_dma import check_dma
 
@@ -255,7 +256,9 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 continue
             check_dma(step.as_dma() if step.MNEMONIC == "dma_spm" else step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
-                       "dma_shuffle": expected_shuffle, "dma_spm": expected_spm}.get(step.MNEMONIC)
+                       "dma_shuffle": expected_shuffle, "dma_spm": expected_spm,
+                       "dma_redistribute": expected_redistribute,
+                       "dma_relayout": expected_relayout}.get(step.MNEMONIC)
             expected = (_derive(indexed, step, step, types, dm_base, target, fail=fail) if indexed
                         else _derive(expected_dma, step, step, target, fail=fail))
             _check_derived([(step, expected)], fail)

@@ -16,7 +16,6 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
-from ir.mapping.levels import padded_to
 from ir.mapping.nodes import Mapping, Pair, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
@@ -209,8 +208,8 @@ def _dma1(src, dst) -> Violation | None:
 
 
 def _dma2(src, dst) -> Violation | None:
-    if dst.chip.equivalent(src.chip):
-        return None
+    if dst.chip.equivalent(src.chip) or isinstance(src, DmType) and isinstance(dst, DmType):
+        return None  # DM -> DM may move data across chips (a relayout, docs/machine/topology.md)
     return Violation("DMA-2", "a DMA cannot change the Chip mapping",
                      label=f"the source Chip is {_m(src.chip)} ({src.chip.size} chip(s)), the destination's "
                            f"{_m(dst.chip)} ({dst.chip.size})",
@@ -223,21 +222,7 @@ def _dma3(src, dst) -> Violation | None:
     found = validate_type(dst, None, code="DMA-3")
     if found is not None:
         return attrs.evolve(found, label=found.label or f"in the destination {dst}")
-    if not isinstance(src, DmType):
-        return None
-    if not dst.cluster.equivalent(src.cluster):
-        return Violation("DMA-3", "a DM -> DM DMA keeps the Cluster mapping",
-                         label=f"the source Cluster is {_m(src.cluster)}, the destination's {_m(dst.cluster)}",
-                         notes=("docs/machine/index.md predicate RESHAPE",),
-                         help=f"use Cluster {_m(src.cluster)} in the destination DmTensor")
-    if dst.slice.size != src.slice.size:
-        return Violation("DMA-3", "a DM -> DM DMA keeps the number of slices",
-                         label=f"size(Slice) changes from {src.slice.size} ({_m(src.slice)}) to "
-                               f"{dst.slice.size} ({_m(dst.slice)})",
-                         notes=("docs/machine/index.md predicate RESHAPE",),
-                         help=f"use a Slice mapping of size {src.slice.size}, padded if needed (e.g. "
-                              f"`{padded_to(dst.slice, frozenset({src.slice.size}))}`)")
-    return None
+    return None  # DM -> DM may change Chip, Cluster and Slice (a relayout, docs/machine/topology.md)
 
 
 def _dma4(src, dst) -> Violation | None:

@@ -141,3 +141,25 @@ def fill_pattern(value: float | int, dtype: object) -> int:
     with np.errstate(over="ignore"):
         cell = np.asarray(value, np.float64 if dtype.is_float else np.int64).astype(dtype.host_dtype)  # type: ignore
     return int(cell.view(dtype.bits_dtype))  # type: ignore[attr-defined]
+
+
+def tile_window(level: Mapping, index: Mapping, length: int, writable: bool = False) -> tuple[Mapping, Mapping, int] | None:
+    """(the tile's mapping, `level` with the tiled digit left out, cell offset of one step of
+    the index) of a tile of `level` by the one digit range `index`; None when `index` is not
+    one digit range the level holds evenly (VIEW-1's condition)."""
+    digit = _digit(index)
+    found = _split(list(level.factors()), digit) if digit is not None else None
+    if digit is None or found is None:
+        return None
+    factors, at = found
+    kind = PaddingKind.BOTTOM if writable else PaddingKind.TOP
+    window = _render(AxisFactor(digit.axis, digit.step, digit.extent, factors[at].axis_size))
+    if length < digit.extent:
+        window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
+            _render(PaddingFactor(kind, digit.extent))
+    try:
+        tiled = pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+        rest = pair_all([_render(f) for f in factors[:at] + factors[at + 1:]])
+    except (MappingError, TypeError, ValueError):
+        return None
+    return tiled, rest, strides(factors)[at] // factors[at].step * digit.step

@@ -110,20 +110,6 @@ RULE_KERNELS: dict[str, tuple[str, str]] = {
         def k(ctx: Context, x: HbmTensor[i32, Chip, m("C, X")]) -> None:
             y = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("C, X")])   # <--
         ''')),
-    # DMA-3: DM -> DM changes the Cluster mapping
-    "DMA-3/dm-cluster": ("DMA-3", _dma('''
-        @device(chip=1)
-        def k(ctx: Context, x: HbmTensor[i8, Chip, m("A, E")]) -> None:
-            y = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, E")])
-            z = y.to_dm(ctx.tdma, DmTensor[i8, Chip, m("1"), Slice, m("A, E")])   # <--
-        ''')),
-    # DMA-3: DM -> DM changes the number of slices
-    "DMA-3/dm-slice": ("DMA-3", _dma('''
-        @device(chip=1)
-        def k(ctx: Context, x: HbmTensor[i8, Chip, m("A, E")]) -> None:
-            y = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, E")])
-            z = y.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("1 # 128"), m("A, E")])   # <--
-        ''')),
     # DMA-4: the destination drops the source's A
     "DMA-4/drop": ("DMA-4", _dma('''
         @device(chip=1)
@@ -257,6 +243,20 @@ VALID_KERNELS: dict[str, str] = {
             z = y.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("F, K")])
             w = z.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("F # 256"), m("K")])
             v = w.to_hbm(ctx.tdma, HbmTensor[i8, Chip, m("K, F")])
+        '''),
+    # a DM -> DM copy may change the Cluster mapping (v0.8: `to_dm` relayouts every DM level)
+    "dm-cluster-relayout": _dma('''
+        @device(chip=1)
+        def k(ctx: Context, x: HbmTensor[i8, Chip, m("A, E")]) -> None:
+            y = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, E")])
+            z = y.to_dm(ctx.tdma, DmTensor[i8, Chip, m("1"), Slice, m("A, E")])
+        '''),
+    # ... and the number of slices
+    "dm-slice-relayout": _dma('''
+        @device(chip=1)
+        def k(ctx: Context, x: HbmTensor[i8, Chip, m("A, E")]) -> None:
+            y = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("A, E")])
+            z = y.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("1 # 128"), m("A, E")])
         '''),
 }
 

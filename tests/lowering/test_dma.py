@@ -132,7 +132,7 @@ _CLOSURE = _closure_set()
 _TRACE_VALID = ({f"small.{n}" for n in _SMALL} | {f"shapes.{n}" for n in _SHAPES}
                 | {f"convert.{n}" for n in _CONVERT} | {f"contract.{n}" for n in _CONTRACT_VALID}
                 | {"commit.f32-commit", "commit.f32-cast", "commit.f32-commit-cast", "commit.f32-split-packet",
-                   "commit.dm-to-dm"})
+                   "commit.dm-to-dm", "commit.dm-cluster-relayout", "commit.dm-slice-relayout"})
 
 
 def test_the_closure_set_is_the_listed_one():

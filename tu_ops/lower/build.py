@@ -20,9 +20,11 @@ from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.spm_ops import SpmToDm, ToSpm
 from tu_ops.lower.spm import lower_spm_move
+from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
+from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
@@ -52,10 +54,17 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
         if kind == "dma" and isinstance(item, Shuffle):
             steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
             continue
+        if kind == "dma" and isinstance(item, Redistribute):
+            steps.append(lower_redistribute(item, first, windows, lay.refs, typ, target))
+            continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
+            continue
+        if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
+                and crosses_parts(typ(item.src), typ(item.result)):
+            steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
             continue
         if kind == "dma":
             viewed = lower_view_step(item, first, windows, lay.refs, typ, target)

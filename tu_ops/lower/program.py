@@ -16,6 +16,7 @@ from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.spm_ops import SpmToDm, ToSpm
+from ir.redistribute_ops import Redistribute
 from ir.vrf_ops import ToVrf
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
@@ -113,7 +114,8 @@ def layout(kernel: Any, folded: dict[int, ToView] | None = None) -> Layout:
     for op in kernel.ops:
         if op.result is not None and op.result.id in skip:
             continue
-        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle, ToSpm, SpmToDm)):
+        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle, ToSpm, SpmToDm,
+                           Redistribute)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))

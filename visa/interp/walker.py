@@ -23,6 +23,7 @@ from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_scatter, run_shuffle
+from visa.interp.redistribute import run_redistribute
 from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
@@ -141,6 +142,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
+        elif step.MNEMONIC in ("dma_redistribute", "dma_relayout"):
+            env[step.result.id] = run_redistribute(step, mem, env)
         elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
             if types is None:
                 types = _types(kernel)

@@ -1,0 +1,33 @@
+"""`dma_redistribute` and `dma_relayout` records (tu_ops/redistribute.py): every command
+copies from the DM of its source part (`command_source`) into its own part."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
+from visa.interp.errors import check
+from visa.interp.memory import Memory, copy_bytes
+
+__all__ = ["run_redistribute"]
+
+
+def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
+    """Execute one RedistributeOp or DmaRelayoutOp; return the DM tensor it creates (zero where no command writes)."""
+    check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
+    t = op.output_type
+    base = mem.dm_address[op.result.id]
+    if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
+        mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
+    for i, cmd in enumerate(op.commands):
+        chip, cluster = cmd.part.chip, cmd.part.cluster
+        outer = list(cmd.entries[:-1])
+        packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
+        sizes = [e.size for e in outer]
+        src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
+        dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
+        copy_bytes(mem.dm(*op.command_source(i, cmd)), src_addr, mem.dm(chip, cluster), dst_addr, op,
+                   what=f"command {i}'s")
+    return DmTensor(base, t)

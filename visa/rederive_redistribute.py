@@ -1,0 +1,53 @@
+"""Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
+does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
+addresses then offset by the allocations the verifier derived; a `dma_relayout` record from
+its two types alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir import ops as ir
+from tu_ops.lower.redistribute import redistribute_record, relayout_record
+from visa.retrace import Underivable
+
+__all__ = ["expected_redistribute", "expected_relayout"]
+
+
+def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+    """The RedistributeOp the lowering makes from `op`'s types, views, sources and offsets, at
+    the allocations its facts name (a write into a view: at its tensor's)."""
+    src, dst = _base(op.src_alloc), _base(op.dst_alloc)
+    try:
+        into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
+        low = redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view, op.src_offset, op.sources,
+                                  op.offsets, op.output_type, op.engine, target, op.loc, into)
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+
+
+def _base(alloc: Any) -> int:
+    return 0 if alloc is None else alloc.base
+
+
+def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+    """The DmaRelayoutOp the lowering makes from `op`'s two types."""
+    traced = ir.ToDm(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+    found = traced.check()
+    if found is not None:
+        raise Underivable(op, f"[{found.code}] {found.message}")
+    try:
+        low = relayout_record(traced, op.result.id, op.src.id, op.input_type, op.output_type, target)
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+    return _moved(op, low, dm_base)
+
+
+def _moved(op: Any, low: Any, dm_base: dict[int, int]) -> Any:
+    src, dst = dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
