@@ -17,7 +17,7 @@ DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import enum
 
@@ -28,6 +28,9 @@ from tu_ops.base import Ref, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import with_levels
 from tu_ops.enums import DmaKind
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["RedistributeEngine", "RedistributeOp", "DmaRelayoutOp"]
 
@@ -79,7 +82,7 @@ class RedistributeOp(DmaOp):
         return divmod(self.sources[cmd.part.chip * clusters + cmd.part.cluster], clusters)
 
     @rule("REDISTOP-1")
-    def _redistop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _redistop_1(self, target: Target, ctx: VerifyContext | None) -> str | None:
         t, out = self.input_type, self.output_type
         if self.kind is not DmaKind.DM_TO_DM:
             return f"a redistribution copies DM to DM, not {self.kind.name}"
@@ -118,7 +121,7 @@ class DmaRelayoutOp(DmaOp):
         return divmod(self.sources[i], self.input_type.cluster.size)
 
     @rule("DMAOP-5")
-    def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_5(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if len(self.sources) != len(self.commands):
             return f"{len(self.sources)} source part(s) for {len(self.commands)} command(s)"
         t = self.input_type

@@ -11,7 +11,7 @@ on it. SPMOP-1 checks the SPM side against the DM side (the trace's SPM-1 and SP
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -32,7 +32,7 @@ class SpmDmaOp(DmaOp):
 
     NAME: ClassVar[str] = "tu.dma_spm"
     MNEMONIC: ClassVar[str] = "dma_spm"
-    PIPELINE_RANK: ClassVar[int] = 118
+    PIPELINE_RANK: ClassVar[int] = 120
     IN_KINDS: ClassVar[tuple[str, ...]] = ("dm", "spm")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm", "spm")
 

@@ -5,7 +5,7 @@ its two types alone."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -13,10 +13,13 @@ from ir import ops as ir
 from tu_ops.lower.redistribute import redistribute_record, relayout_record
 from visa.retrace import Underivable
 
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
 __all__ = ["expected_redistribute", "expected_relayout"]
 
 
-def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
     """The RedistributeOp the lowering makes from `op`'s types, views, sources and offsets, at
     the allocations its facts name (a write into a view: at its tensor's)."""
     src, dst = _base(op.src_alloc), _base(op.dst_alloc)
@@ -34,7 +37,7 @@ def _base(alloc: Any) -> int:
     return 0 if alloc is None else alloc.base
 
 
-def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
+def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
     """The DmaRelayoutOp the lowering makes from `op`'s two types."""
     traced = ir.ToDm(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
     found = traced.check()

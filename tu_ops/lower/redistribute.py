@@ -14,7 +14,7 @@ stays inside one part, and its source addresses become that part's own.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,12 +29,15 @@ from tu_ops.lower.errors import LoweringRefusal, refusal
 from tu_ops.lower.views import byte_offset
 from tu_ops.redistribute import DmaRelayoutOp, RedistributeOp
 
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
 __all__ = ["lower_redistribute", "redistribute_record", "crosses_parts", "relayout_record"]
 
 
 def redistribute_record(result: int, src: int, storage_t: Any, view_levels: tuple, view_offset: int,
                         sources: tuple[int, ...], offsets: tuple[int, ...], dst_t: Any, engine: Any,
-                        target: Any, loc: Any = None, into: Any = None) -> RedistributeOp:
+                        target: Target, loc: Any = None, into: Any = None) -> RedistributeOp:
     """The record of a redistribution from `storage_t` read as `view_levels` (`view_offset`
     bytes in), target t taking part `sources[t]` at `offsets[t]` bytes more; `into` =
     (tensor number, write view levels, byte offset) for a `to_dm_view`, `dst_t` its tensor's type."""
@@ -56,7 +59,7 @@ def redistribute_record(result: int, src: int, storage_t: Any, view_levels: tupl
 
 
 def lower_redistribute(op: Any, result: int, windows: dict[int, Any], refs: dict[int, int], typ: Any,
-                       target: Any) -> RedistributeOp:
+                       target: Target) -> RedistributeOp:
     """The record of a trace-valid `Redistribute` whose result is `%result`."""
     w = windows.get(op.src.id)
     if w is None:
@@ -120,7 +123,7 @@ def _per_part(cmd: DmaCommand, part_bytes: int) -> list[tuple[int, DmaCommand]]:
     return out
 
 
-def relayout_record(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> DmaRelayoutOp:
+def relayout_record(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Target) -> DmaRelayoutOp:
     """The record of a DM -> DM `to_dm` between `src_t` and `dst_t` (`crosses_parts`)."""
     flat = attrs.evolve(src_t, chip=IDENTITY, cluster=IDENTITY,
                         slice=pair_all([src_t.chip, src_t.cluster, src_t.slice]))
