@@ -24,7 +24,7 @@ from ir.outcome import Outcome, ice_diagnostic
 from tu_ops.lower.api import Lowerable, Lowered
 from tu_ops.lower.api import lower_kernel as _lower
 from tu_ops.lower.options import Options
-from tu_ops.target import Target, TargetLike, as_target, for_chips
+from tu_ops.target import TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
