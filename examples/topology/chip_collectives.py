@@ -6,13 +6,13 @@ A redistribution (`chip_shuffle`, `chip_slice`, ending in `.to_dm`) is one Tenso
 sums are `add`, an interleaved read of two tensors that `vector_clip_zip(ADD_FXP)` adds
 with wrapping i32 arithmetic.
 
-- `reduce_scatter`: chip c ends with shard c (`S = c`) summed over the four chips; round k
+- `chip_reduce_scatter`: chip c ends with shard c (`S = c`) summed over the four chips; round k
   brings each chip its shard from the chip k places on.
-- `all_gather`: every chip ends with every chip's shard, one `to_dm` whose Chip goes from
+- `chip_all_gather`: every chip ends with every chip's shard, one `to_dm` whose Chip goes from
   `Q` to the broadcast `4` (the copies are relabelled `P` to return each chip's own).
-- `ring_all_reduce`: every chip ends with the sum; each round passes the last received
+- `chip_ring_all_reduce`: every chip ends with the sum; each round passes the last received
   tensor one chip along the ring (neighbour transfers only).
-- `butterfly_all_reduce`: the same sum in two rounds, exchanging with the chip whose
+- `chip_butterfly_all_reduce`: the same sum in two rounds, exchanging with the chip whose
   number differs in one bit (XOR 1, then XOR 2).
 """
 
@@ -38,7 +38,7 @@ def add(ctx, a, b):
 
 
 @device(chip=4)
-def reduce_scatter(ctx: Context, x: HbmTensor[i32, m("Q"), m("S, N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
+def chip_reduce_scatter(ctx: Context, x: HbmTensor[i32, m("Q"), m("S, N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
     full = x.to_dm(ctx.tdma, Full)
     total = None
     for k in range(4):
@@ -50,7 +50,7 @@ def reduce_scatter(ctx: Context, x: HbmTensor[i32, m("Q"), m("S, N, W")]) -> Hbm
 
 
 @device(chip=4)
-def all_gather(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("P"), m("Q, N, W")]:
+def chip_all_gather(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("P"), m("Q, N, W")]:
     shard = x.to_dm(ctx.tdma, Shard)
     every = shard.to_dm(ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("N"), m("Q, W")])
     mine = every.reshape(DmTensor[i32, m("P"), m("1 # 2"), m("N"), m("Q, W")])
@@ -58,7 +58,7 @@ def all_gather(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[
 
 
 @device(chip=4)
-def ring_all_reduce(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
+def chip_ring_all_reduce(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
     total = passed = x.to_dm(ctx.tdma, Shard)
     for _ in range(3):
         passed = passed.chip_shuffle([1, 2, 3, 0]).to_dm(ctx.tdma, Shard)   # from the next chip
@@ -67,7 +67,7 @@ def ring_all_reduce(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTe
 
 
 @device(chip=4)
-def butterfly_all_reduce(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
+def chip_butterfly_all_reduce(ctx: Context, x: HbmTensor[i32, m("Q"), m("N, W")]) -> HbmTensor[i32, m("Q"), m("N, W")]:
     total = x.to_dm(ctx.tdma, Shard)
     for pattern in ([1, 0, 3, 2], [2, 3, 0, 1]):
         total = add(ctx, total, total.chip_shuffle(pattern).to_dm(ctx.tdma, Shard))

@@ -4,12 +4,12 @@
 Each cluster holds i32 data over its 256 slices (`N`), 8 values per slice (`W`); `G` names
 the cluster, `H` the copy a broadcast gives each cluster.
 
-- `reduce_scatter`: cluster g ends with shard g (`S = g`) summed over both clusters: its own
+- `cluster_reduce_scatter`: cluster g ends with shard g (`S = g`) summed over both clusters: its own
   shard by `asymmetric_cluster_slice` (Sub context), the other cluster's by one
   `cluster_swap().cluster_slice(...)` plan, then a Vector Engine add.
-- `all_gather`: both clusters end with both shards, one `to_dm` whose Cluster goes from `G`
+- `cluster_all_gather`: both clusters end with both shards, one `to_dm` whose Cluster goes from `G`
   to the broadcast `2`.
-- `all_reduce`: both clusters end with the sum: the partials plus their cluster swap.
+- `cluster_all_reduce`: both clusters end with the sum: the partials plus their cluster swap.
 """
 
 from npu_opt import *
@@ -33,7 +33,7 @@ def add(ctx, a, b):
 
 
 @device(chip=1)
-def reduce_scatter(ctx: Context, x: HbmTensor[i32, m("1"), m("G, S, N, W")]) -> HbmTensor[i32, m("1"), m("G, N, W")]:
+def cluster_reduce_scatter(ctx: Context, x: HbmTensor[i32, m("1"), m("G, S, N, W")]) -> HbmTensor[i32, m("1"), m("G, N, W")]:
     full = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("G"), m("N"), m("S, W")])
     own = full.asymmetric_cluster_slice(ctx.sub, m("S"), m("W"), [0, 1])
     other = full.cluster_swap().cluster_slice(m("S"), m("W"), [0, 1]).to_dm(ctx.tdma, Shard)
@@ -41,7 +41,7 @@ def reduce_scatter(ctx: Context, x: HbmTensor[i32, m("1"), m("G, S, N, W")]) -> 
 
 
 @device(chip=1)
-def all_gather(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W")]) -> HbmTensor[i32, m("1"), m("H, G, N, W")]:
+def cluster_all_gather(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W")]) -> HbmTensor[i32, m("1"), m("H, G, N, W")]:
     shard = x.to_dm(ctx.tdma, Shard)
     both = shard.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("2"), m("N"), m("G, W")])
     mine = both.reshape(DmTensor[i32, m("1"), m("H"), m("N"), m("G, W")])
@@ -49,7 +49,7 @@ def all_gather(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W")]) -> HbmTens
 
 
 @device(chip=1)
-def all_reduce(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W")]) -> HbmTensor[i32, m("1"), m("G, N, W")]:
+def cluster_all_reduce(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W")]) -> HbmTensor[i32, m("1"), m("G, N, W")]:
     partial = x.to_dm(ctx.tdma, Shard)
     total = add(ctx, partial, partial.cluster_swap().to_dm(ctx.tdma, Shard))
     return total.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("G, N, W")])

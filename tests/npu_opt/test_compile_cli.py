@@ -25,7 +25,9 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "paged_kv_gather", "embedding_lookup", "two_chip_add", "paged_kv_cache",   # examples/topology/
                    "varlen_pack", "masked_softmax_kernel", "tune_gemm",
                    "lifted_widen", "every_dimension",   # examples/fetch_lift.py
-                   "transpose_tile_wide", "transpose_i8_wide"}   # examples/transpose_wide_rows.py
+                   "transpose_tile_wide", "transpose_i8_wide",   # examples/transpose_wide_rows.py
+                   "chip_reduce_scatter", "chip_all_gather", "chip_ring_all_reduce", "chip_butterfly_all_reduce",
+                   "cluster_reduce_scatter", "cluster_all_gather", "cluster_all_reduce"}   # examples/topology/*_collectives.py
 
 
 def files(directory: Path, suffix: str) -> set[str]:

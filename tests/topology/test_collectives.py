@@ -43,17 +43,17 @@ def _i32(*shape):
 
 def test_chip_reduce_scatter_leaves_shard_c_summed_on_chip_c():
     x = _i32(4, 4, 256, 8)                   # [chip, shard, slice, value]
-    out = _both(CHIP["reduce_scatter"], x)
+    out = _both(CHIP["chip_reduce_scatter"], x)
     assert (out == np.stack([_wrapped_sum(x[:, c], 0) for c in range(4)])).all()
 
 
 def test_chip_all_gather_gives_every_chip_every_shard():
     x = _i32(4, 256, 8)
-    out = _both(CHIP["all_gather"], x)
+    out = _both(CHIP["chip_all_gather"], x)
     assert out.shape == (4, 4, 256, 8) and all((out[c] == x).all() for c in range(4))
 
 
-@pytest.mark.parametrize("name", ["ring_all_reduce", "butterfly_all_reduce"])
+@pytest.mark.parametrize("name", ["chip_ring_all_reduce", "chip_butterfly_all_reduce"])
 def test_chip_all_reduces_give_every_chip_the_sum(name):
     x = _i32(4, 256, 8)
     out = _both(CHIP[name], x)
@@ -61,24 +61,24 @@ def test_chip_all_reduces_give_every_chip_the_sum(name):
 
 
 def test_the_ring_moves_data_one_chip_per_round():
-    text = npu_opt.compile(CHIP["ring_all_reduce"]).text
+    text = npu_opt.compile(CHIP["chip_ring_all_reduce"]).text
     records = [line for line in text.splitlines() if "= dma_redistribute " in line]
     assert len(records) == 3 and all("sources=[2, 3, 4, 5, 6, 7, 0, 1]" in line for line in records)
 
 
 def test_cluster_reduce_scatter_leaves_shard_g_summed_on_cluster_g():
     x = _i32(2, 2, 256, 8)                   # [cluster, shard, slice, value]
-    out = _both(CLUSTER["reduce_scatter"], x)
+    out = _both(CLUSTER["cluster_reduce_scatter"], x)
     assert (out == np.stack([_wrapped_sum(x[:, g], 0) for g in range(2)])).all()
 
 
 def test_cluster_all_gather_gives_both_clusters_both_shards():
     x = _i32(2, 256, 8)
-    out = _both(CLUSTER["all_gather"], x)
+    out = _both(CLUSTER["cluster_all_gather"], x)
     assert out.shape == (2, 2, 256, 8) and (out[0] == x).all() and (out[1] == x).all()
 
 
 def test_cluster_all_reduce_gives_both_clusters_the_sum():
     x = _i32(2, 256, 8)
-    out = _both(CLUSTER["all_reduce"], x)
+    out = _both(CLUSTER["cluster_all_reduce"], x)
     assert (out[0] == _wrapped_sum(x, 0)).all() and (out[1] == _wrapped_sum(x, 0)).all()
