@@ -32,6 +32,8 @@ from npu_opt.context import Context
 from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
+from npu_opt.runtime_scalars import scalar_param
+from ir.runtime_scope import scope_faults
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
@@ -139,6 +141,8 @@ class DeviceKernel:
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
                 chain.dead = True
+        for op, found in scope_faults(tracer.ops):  # RUNTIME-6: uses across a `ctx.when` block's edge
+            tracer.refuse(found, op.loc, op.STAGE, op)
         self._finals(tracer, writable)
         self._returns(tracer, returned)
         too_big = pe_violation(tracer.ops, self.pe, target)
@@ -216,6 +220,8 @@ class DeviceKernel:
         return handles, writable
 
     def _param(self, tracer: Tracer, leaf: Leaf, loc: Location, writable: list[Any]) -> Any:
+        if leaf.spec.form == "scalar":  # HbmScalar[T] (docs/runtime.md)
+            return scalar_param(tracer, leaf, loc)
         hbm = self._check_hbm_spec(tracer, leaf.spec.tensor, f"parameter `{leaf.name}`", loc)
         if hbm is None:
             return Poisoned(leaf.name)
