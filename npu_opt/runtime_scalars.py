@@ -240,12 +240,15 @@ class RuntimeScalar:
     del _arith, _rarith, _compare, _logic
 
 
-@contextlib.contextmanager
-def when(cond: Any) -> Iterator[None]:
+def when(cond: Any) -> Any:
     """`with ctx.when(cond):` the work traced in the block is done only when the runtime
     bool `cond` holds (docs/runtime.md)."""
+    return _guard(cond, location_of("when"))
+
+
+@contextlib.contextmanager
+def _guard(cond: Any, loc: Any) -> Iterator[None]:
     tracer = current()
-    loc = location_of("when")
     if isinstance(cond, Poisoned):
         yield
         return

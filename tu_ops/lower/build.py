@@ -23,6 +23,8 @@ from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
+from tu_ops.lower.runtime import lower_runtime
+from ir.runtime_ops import RUNTIME_STEPS
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
@@ -51,6 +53,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
+            continue
+        if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
+            steps.append(lower_runtime(item, first, lay.refs))
             continue
         if kind == "dma":
             viewed = lower_view_step(item, first, windows, lay.refs, typ, target)

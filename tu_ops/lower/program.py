@@ -15,6 +15,7 @@ from ir import ops as ir
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.runtime_ops import RUNTIME_STEPS
 from ir.vrf_ops import ToVrf
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
@@ -112,7 +113,7 @@ def layout(kernel: Any, folded: dict[int, ToView] | None = None) -> Layout:
     for op in kernel.ops:
         if op.result is not None and op.result.id in skip:
             continue
-        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle)):
+        if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle, *RUNTIME_STEPS)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))

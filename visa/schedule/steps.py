@@ -38,7 +38,7 @@ class Access:
     ref: str
 
     def text(self) -> str:
-        where = self.space if self.space.startswith("hbm") else f"{self.space}[{self.lo}, {self.hi})"
+        where = self.space if self.space.startswith(("hbm", "spm")) else f"{self.space}[{self.lo}, {self.hi})"
         return f"{where} ({self.ref})"
 
 
@@ -171,6 +171,7 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations})
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
+            _runtime_step(i, s, rates, target) if getattr(s, "RUNTIME", False) else
             _new_step(i, s, rates, target) if not isinstance(s, TuProgram) else
             _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
@@ -182,3 +183,14 @@ def _new_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
     record = _record(op, rates, target)
     return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
                 accesses=(_side(op.result, op.output_type, None, True),), claims=(DMA_CONTEXT,))
+
+
+def _runtime_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
+    """A scalar or guard record (docs/runtime.md) in the DMA context's order: it reads its
+    operands and writes its result in the scalar memory (`spm:%n`). The model schedules
+    guarded steps as if the guard holds, the worst case, and lets them start without
+    waiting for the condition."""
+    record = _record(op, rates, target)
+    reads = tuple(Access(f"spm:{ref}", 0, 1, False, str(ref)) for ref in op.operands())
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
+                accesses=(*reads, Access(f"spm:{op.result}", 0, 1, True, str(op.result))), claims=(DMA_CONTEXT,))
