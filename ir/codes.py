@@ -301,6 +301,12 @@ _ENTRIES: list[CodeInfo] = [
         "lift fills a broadcast with padding", "lift time is not the time without the lifted axes",
         "lifted fetch base not 8-byte aligned"]),
     CodeInfo("FEED-16", "feed lifts inconsistent", "verify", "docs/machine/fetch-lift.md"),
+    *_rules("RUNTIME", 8, "docs/runtime.md", [
+        "runtime scalar used as a Python truth value", "runtime scalar where a trace-time number is needed",
+        "ctx.when condition is not a runtime bool", "scalar operands of different types or a bad literal",
+        "runtime scalar cast to a non-integer type", "value used across a ctx.when block's edge",
+        "scalar parameter of a bad type or read without to_spm", "runtime record malformed"],
+        phases={8: "verify"}),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

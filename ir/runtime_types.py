@@ -15,6 +15,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from ir.errors import NpuOptError
+
 __all__ = ["ScalarDType", "ScalarType", "SCALAR_DTYPES", "INTEGER_NAMES", "scalar_dtype", "wrap", "apply",
            "BINARY", "COMPARE", "LOGIC", "OP_NAMES"]
 
@@ -107,8 +109,6 @@ def apply(op: str, dtype: ScalarDType, lhs: int, rhs: int | None = None) -> int:
 def host_scalar(name: str, dtype: ScalarDType, value: Any) -> np.ndarray:
     """The launch value of scalar parameter `name` as a 0-d array of its host dtype: a
     Python or numpy int (a bool for `bool`) in the type's range; else a USAGE error."""
-    from ir.errors import NpuOptError
-
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
     if isinstance(value, np.generic):

@@ -32,8 +32,7 @@ from npu_opt.context import Context
 from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
-from npu_opt.runtime_scalars import scalar_param
-from ir.runtime_scope import scope_faults
+from npu_opt.runtime_scalars import refuse_scope_faults, scalar_param
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
@@ -141,8 +140,7 @@ class DeviceKernel:
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
                 chain.dead = True
-        for op, found in scope_faults(tracer.ops):  # RUNTIME-6: uses across a `ctx.when` block's edge
-            tracer.refuse(found, op.loc, op.STAGE, op)
+        refuse_scope_faults(tracer)  # RUNTIME-6: uses across a `ctx.when` block's edge (docs/runtime.md)
         self._finals(tracer, writable)
         self._returns(tracer, returned)
         too_big = pe_violation(tracer.ops, self.pe, target)

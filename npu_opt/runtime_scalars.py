@@ -25,6 +25,8 @@ from ir.ops import Param
 from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ToSpm
 from ir.runtime_types import COMPARE, INTEGER_NAMES, LOGIC, SCALAR_DTYPES, ScalarDType, ScalarType, \
     scalar_dtype
+from ir.runtime_scope import scope_faults
+from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
 
@@ -98,6 +100,12 @@ class ScalarParam:
     __hash__ = object.__hash__
 
 
+def refuse_scope_faults(tracer: Any) -> None:
+    """RUNTIME-6 for every use across a `ctx.when` block's edge (`ir.runtime_scope`)."""
+    for op, found in scope_faults(tracer.ops):
+        tracer.refuse(found, op.loc, op.STAGE, op)
+
+
 def scalar_param(tracer: Any, leaf: Any, loc: Any) -> Any:
     """The `param` op and handle of an `HbmScalar[T]` leaf (RUNTIME-7 for another T)."""
     dtype = leaf.spec.dtype
@@ -117,6 +125,8 @@ def _hint(method: str) -> str:
 
 class RuntimeScalar:
     """A scalar known only at run time: a traced `scalar<T>` value."""
+
+    RUNTIME_SCALAR = True  # read by the stage methods and `plain_number` (RUNTIME-2)
 
     def __init__(self, value: Any) -> None:
         self.value = value
@@ -170,8 +180,6 @@ class RuntimeScalar:
         return RuntimeScalar(built.result)
 
     def _literal(self, rhs: Any, method: str) -> int | None:
-        from npu_opt.scalars import plain_number
-
         value = plain_number(rhs)
         d = self.dtype
         if isinstance(value, bool) and d.name == "bool":

@@ -22,7 +22,9 @@ LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "f
                      "fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift",
                      "fetch_cast", "fetch_zero_point_sub", "switch", "collect", "fetch_mask",
                      # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
-                     "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle"}
+                     "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle",
+                     # runtime scalars and guards, steps of their own (tu_ops.lower.runtime)
+                     "to_spm", "scalar", "when", "end_when"}
 
 
 def test_every_traced_op_has_a_cpu_handler():
