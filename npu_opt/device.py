@@ -219,7 +219,7 @@ class DeviceKernel:
 
     def _param(self, tracer: Tracer, leaf: Leaf, loc: Location, writable: list[Any]) -> Any:
         if leaf.spec.form == "scalar":  # HbmScalar[T] (docs/runtime.md)
-            return scalar_param(tracer, leaf, loc)
+            return scalar_param(tracer, leaf, loc, self.fn)
         hbm = self._check_hbm_spec(tracer, leaf.spec.tensor, f"parameter `{leaf.name}`", loc)
         if hbm is None:
             return Poisoned(leaf.name)

@@ -15,6 +15,8 @@ construct to use. `range(n)`, a tile start or an immediate need a trace-time num
 from __future__ import annotations
 
 import contextlib
+import dis
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +28,7 @@ from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ToSpm
 from ir.runtime_types import COMPARE, INTEGER_NAMES, LOGIC, SCALAR_DTYPES, ScalarDType, ScalarType, \
     scalar_dtype
 from ir.runtime_scope import scope_faults
+from npu_opt.annotations import annotation_location
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
@@ -84,7 +87,7 @@ class ScalarParam:
         if type(dma).__name__ != "TensorDma":
             _refuse("CTX-1", f"`to_spm` runs on the Tensor DMA engine, not on {dma!r}", "to_spm",
                     help="pass ctx.tdma: `s.to_spm(ctx.tdma)`")
-            return Poisoned("to_spm")
+            return REFUSED
         tracer = current()
         op = ToSpm.build(tracer.value, src=self.value, loc=location_of("to_spm"))
         tracer.emit(op)
@@ -93,9 +96,15 @@ class ScalarParam:
     def _unread(self, *args: Any) -> Any:
         _refuse("RUNTIME-7", f"scalar parameter `{self.name}` is in HBM; read it before computing with it",
                 "to_spm", help=f"`{self.name}.to_spm(ctx.tdma)` gives the runtime scalar")
-        return False
+        return REFUSED
 
-    __bool__ = __index__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unread
+    def __bool__(self) -> bool:
+        return bool(self._unread())
+
+    def __index__(self) -> int:
+        return self._unread().__index__()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unread
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _unread
     __hash__ = object.__hash__
 
@@ -106,21 +115,25 @@ def refuse_scope_faults(tracer: Any) -> None:
         tracer.refuse(found, op.loc, op.STAGE, op)
 
 
-def scalar_param(tracer: Any, leaf: Any, loc: Any) -> Any:
-    """The `param` op and handle of an `HbmScalar[T]` leaf (RUNTIME-7 for another T)."""
+def scalar_param(tracer: Any, leaf: Any, loc: Any, fn: Any) -> Any:
+    """The `param` op and handle of an `HbmScalar[T]` leaf (RUNTIME-7 for another T, at
+    the annotation of kernel function `fn`'s parameter)."""
     dtype = leaf.spec.dtype
     if dtype is None:
         tracer.refuse(Violation("RUNTIME-7", f"parameter `{leaf.name}`: {leaf.spec} is not a runtime scalar type",
-                                help="use one of bool, i32, u32, i64, u64, usize"), loc, None)
+                                help="use one of bool, i32, u32, i64, u64, usize"),
+                      annotation_location(fn, leaf.name.split(".")[0], loc), None)
         return Poisoned(leaf.name)
     op = Param(name=leaf.name, index=leaf.index, result=tracer.value(ScalarType(dtype)), loc=loc)
     tracer.emit(op)
     return ScalarParam(op.result, leaf.name)
 
 
-def _hint(method: str) -> str:
-    return (f"guard the work with `with ctx.when(cond):` (docs/runtime.md); a Python `{method}` needs "
-            "a value known while tracing")
+def _asserting(frame: Any) -> bool:
+    """Whether the truth test running in `frame` is an `assert` statement's: the
+    instruction after it raises AssertionError."""
+    after = [i for i in dis.get_instructions(frame.f_code) if frame.f_lasti < i.offset <= frame.f_lasti + 8]
+    return any(i.opname == "LOAD_ASSERTION_ERROR" for i in after)
 
 
 class RuntimeScalar:
@@ -143,8 +156,14 @@ class RuntimeScalar:
     # --- refusals: no Python value while tracing ---------------------------------------
 
     def __bool__(self) -> bool:
+        if _asserting(sys._getframe(1)):  # the reference's runtime `assert!` (runtime_panic)
+            _refuse("RUNTIME-1", f"an `assert` on a runtime {self.dtype}: a kernel cannot stop at run time",
+                    "assert", label="this condition is known only when the kernel runs",
+                    help="check the launch value on the host before `npu_opt.run`, or guard the work with "
+                         "`with ctx.when(cond):` (docs/runtime.md)")
+            return True  # the assert passes: the trace goes on
         _refuse("RUNTIME-1", f"a runtime {self.dtype} has no truth value while the kernel is traced",
-                "if", label="Python `if` / `while` / `assert` / `and` / `or` / `not` here",
+                "if", label="Python `if` / `while` / `and` / `or` / `not` here",
                 help="guard the work with `with ctx.when(cond):` (docs/runtime.md)")
         return False
 
@@ -165,14 +184,14 @@ class RuntimeScalar:
             if rhs.dtype != self.dtype:
                 _refuse("RUNTIME-4", f"`{method}` of a {self.dtype} and a {rhs.dtype}: the operands of a scalar "
                         "operation have one type", method, help=f"cast one side: `x.cast({self.dtype})`")
-                return Poisoned(method)
+                return REFUSED
             other = rhs.value
-        elif isinstance(rhs, Poisoned):
-            return rhs
+        elif isinstance(rhs, (Poisoned, Refused)):
+            return REFUSED
         elif rhs is not None:
             imm = self._literal(rhs, method)
             if imm is None:
-                return Poisoned(method)
+                return REFUSED
         tracer = current()
         built = ScalarOp.build(tracer.value, lhs=self.value, rhs=other, op=op, imm=imm,
                                dtype=dtype or self.dtype, loc=location_of(method))
@@ -197,7 +216,7 @@ class RuntimeScalar:
             if self.dtype.name == "bool":
                 _refuse("RUNTIME-4", f"`{method}` on a runtime bool", method,
                         help="cast it to an integer type first: `b.cast(u32)`")
-                return Poisoned(method)
+                return REFUSED
             return self._emit(op, rhs, None, method)
         return fn
 
@@ -206,10 +225,10 @@ class RuntimeScalar:
             if op == "ADD" or op == "MUL":
                 return getattr(self, f"__{op.lower()}__")(lhs)
             zero = self.__mul__(0)   # lhs - self as (self * 0 + lhs) - self
-            if isinstance(zero, Poisoned):
+            if isinstance(zero, Refused):
                 return zero
             base = zero._emit("ADD", lhs, None, method)
-            return base if isinstance(base, Poisoned) else base._emit("SUB", self, None, method)
+            return base if isinstance(base, Refused) else base._emit("SUB", self, None, method)
         return fn
 
     def _compare(op: str) -> Any:  # noqa: N805
@@ -242,7 +261,7 @@ class RuntimeScalar:
             _refuse("RUNTIME-5", f"`cast({name})`: a runtime scalar casts to an integer type only", "cast",
                     help=f"cast to one of {', '.join(INTEGER_NAMES)}; compare to get a bool (`x != 0`); "
                          "a float needs a value known while tracing")
-            return Poisoned("cast")
+            return REFUSED
         return self._emit("CAST", None, target, "cast")
 
     del _arith, _rarith, _compare, _logic
@@ -254,10 +273,37 @@ def when(cond: Any) -> Any:
     return _guard(cond, location_of("when"))
 
 
+class Refused:
+    """What a refused scalar expression gives: every operation on it gives it again,
+    silently (its fault is reported once), and a guard on it guards nothing."""
+
+    RUNTIME_SCALAR = False
+
+    def _same(self, *args: Any) -> Refused:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _same
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _same
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = cast = _same
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __index__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "<refused runtime scalar>"
+
+
+REFUSED = Refused()
+
+
 @contextlib.contextmanager
 def _guard(cond: Any, loc: Any) -> Iterator[None]:
     tracer = current()
-    if isinstance(cond, Poisoned):
+    if isinstance(cond, (Poisoned, Refused)):
         yield
         return
     if not isinstance(cond, RuntimeScalar) or cond.dtype.name != "bool":
