@@ -23,13 +23,20 @@ _STREAMS = ("stream", "cstream")
 def scope_faults(ops: Any) -> Iterator[tuple[Any, Violation]]:
     """(op, RUNTIME-6 violation) for each use across a guard's edge, in op order."""
     depth_of: dict[int, int] = {}       # value id -> guard depth it was made at
-    kept: set[int] = set()              # in-place versions of a tensor made outside their block
     root_depth: dict[int, int] = {}     # value id -> depth of the tensor it is a version of
     closed: set[int] = set()            # made in a block that has ended
+    producer: dict[int, Any] = {}       # value id -> the op that made it
     stack: list[list[int]] = []
     for op in ops:
         depth = len(stack)
         for v in op.operands():
+            if v.id in closed and op.STAGE in ("final", "return"):  # point at the write in the block
+                yield producer[v.id], Violation(
+                    "RUNTIME-6", "the kernel's result or an in-out parameter's final contents are made under "
+                    "a `ctx.when` block", label="skipped when the condition is false",
+                    help="write into the tensor's view instead (`.to_hbm_view(ctx.tdma, out.view_mut())`), "
+                         "which keeps its contents when skipped")
+                break
             if v.id in closed:
                 yield op, Violation("RUNTIME-6", f"{v} was made under a `ctx.when` block that has ended",
                                     label="used after the block",
@@ -47,6 +54,7 @@ def scope_faults(ops: Any) -> Iterator[tuple[Any, Violation]]:
             continue
         into = getattr(op, "into", None)
         rid = op.result.id
+        producer[rid] = op
         if into is not None:
             root_depth[rid] = root_depth.get(into.id, depth_of.get(into.id, 0))
         depth_of[rid] = depth
@@ -55,8 +63,7 @@ def scope_faults(ops: Any) -> Iterator[tuple[Any, Violation]]:
         if isinstance(op, GuardEnd) and stack:
             made = stack.pop()
             for vid in made:
-                if root_depth.get(vid, depth) < depth:
-                    kept.add(vid)
+                if root_depth.get(vid, depth) < depth:    # a new version of an outer tensor: it carries out
                     depth_of[vid] = depth - 1
                 else:
                     closed.add(vid)

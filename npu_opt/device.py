@@ -140,9 +140,9 @@ class DeviceKernel:
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
                 chain.dead = True
-        refuse_scope_faults(tracer)  # RUNTIME-6: uses across a `ctx.when` block's edge (docs/runtime.md)
         self._finals(tracer, writable)
         self._returns(tracer, returned)
+        refuse_scope_faults(tracer)  # RUNTIME-6: uses across a `ctx.when` block's edge, finals and returns too
         too_big = pe_violation(tracer.ops, self.pe, target)
         if too_big is not None:
             tracer.refuse(too_big[1], too_big[0].loc, getattr(too_big[0], "STAGE", None), too_big[0])

@@ -75,3 +75,10 @@ def escapes(ctx: Context, x: HbmTensor[i32, Chip, m("A, E, W")],
 def bad_scalar_type(ctx: Context, x: HbmTensor[i32, Chip, m("A, E, W")],
                     n: HbmScalar[f32]) -> HbmTensor[i32, Chip, m("A, E, W")]:   # RUNTIME-7
     return x.to_dm(ctx.tdma, Row).to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def whole_write_under_guard(ctx: Context, x: HbmTensor[i32, Chip, m("A, E, W")], n: HbmScalar[u32],
+                            out: Mut[HbmTensor[i32, Chip, m("A, E, W")]]) -> None:
+    with ctx.when(n.to_spm(ctx.tdma) > 0):
+        x.to_dm(ctx.tdma, Row).to_hbm(ctx.tdma, out)                            # RUNTIME-6

@@ -23,7 +23,7 @@ def found(kernel) -> list[tuple[int, str]]:
     return [(d.line, d.code) for d in kernel.trace().diagnostics]
 
 
-@pytest.mark.parametrize("kernel", [rk.truth_values, rk.immediate, rk.bad_scalar_type])
+@pytest.mark.parametrize("kernel", [rk.truth_values, rk.immediate, rk.bad_scalar_type, rk.whole_write_under_guard])
 def test_each_refusal_is_at_its_marked_line(kernel):
     assert sorted(found(kernel)) == sorted(marked(kernel))
 
