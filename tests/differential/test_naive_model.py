@@ -98,9 +98,8 @@ def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> lis
 
 
 # Examples whose ops the naive model does not have yet (the intra-slice reduce and the float
-# path's transcendentals; runtime scalars and guards); each is checked against its own numpy
-# oracle (tests/reduce, tests/runtime).
-NOT_MODELLED = {"softmax_rows_kernel", "rmsnorm_kernel", "masked_softmax_kernel", "moe_experts"}
+# path's transcendentals); each is checked against its own numpy oracle (tests/reduce).
+NOT_MODELLED = {"softmax_rows_kernel", "rmsnorm_kernel", "masked_softmax_kernel"}
 
 
 def _examples(big: bool):

@@ -24,7 +24,8 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "slice_sum_i32", "slice_sum_f32",
                    "paged_kv_gather", "embedding_lookup", "two_chip_add",   # examples/topology/
                    "varlen_pack", "masked_softmax_kernel", "tune_gemm",
-                   "lifted_widen", "every_dimension"}   # examples/fetch_lift.py
+                   "lifted_widen", "every_dimension",   # examples/fetch_lift.py
+                   "moe_experts"}   # examples/runtime/
 
 
 def files(directory: Path, suffix: str) -> set[str]:

@@ -1,15 +1,19 @@
-"""examples/moe_routing.py against a numpy oracle, on cpu and visa bit for bit: empty
+"""examples/runtime/moe_routing.py against a numpy oracle, on cpu and visa bit for bit: empty
 experts and empty token blocks are skipped (their output stays zero even where the host
 left garbage in the skipped tokens)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import npu_opt
-from tests.kernel_files import example
+from driver.discover import discover
+
+ROOT = Path(__file__).resolve().parents[2]
 
 E, B, S, K, N = 4, 2, 64, 16, 8
 
@@ -39,7 +43,7 @@ def oracle(tokens, weights, counts):
 
 @pytest.mark.parametrize("counts", [(0, 70, 64, 128), (128, 0, 0, 1), (0, 0, 0, 0)])
 def test_moe_routing_matches_the_oracle(counts):
-    kernel = example("moe_experts")
+    [kernel] = discover([str(ROOT / "examples" / "runtime" / "moe_routing.py")]).kernels
     tokens, weights = inputs(counts, sum(counts))
     cpu = npu_opt.run(kernel, tokens, weights, counts)
     visa = npu_opt.run(kernel, tokens, weights, counts, backend="visa")

@@ -102,6 +102,7 @@ def window_past_its_tensor():
 
 # rule id (":variant" optional) -> builder of (bad op, context or None)
 from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
+from tests.runtime.runtime_cases import RUNTIME_BAD  # noqa: E402 - the runtime scalar and guard records
 from tests.inter.bad_ops import BAD_INTER  # noqa: E402 - the inter-slice reduce records
 
 BAD: dict[str, Callable] = {
@@ -171,6 +172,7 @@ BAD: dict[str, Callable] = {
     **SWITCH_BAD,
     **BAD_PAIR,
     **GATHER_BAD,
+    **RUNTIME_BAD,
     **BAD_BRANCH,
     **BAD_VRF,
     **BAD_INTER,

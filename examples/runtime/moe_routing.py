@@ -1,4 +1,4 @@
-"""Mixture-of-experts routing with runtime token counts (examples/moe_routing.py, docs/runtime.md).
+"""Mixture-of-experts routing with runtime token counts (examples/runtime/moe_routing.py, docs/runtime.md).
 
 A router has sorted the tokens by expert on the host: expert e's tokens sit in
 `tokens[e]`, `B` blocks of `S` = 64 tokens (one token per slice), zero-padded past the
