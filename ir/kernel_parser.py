@@ -24,12 +24,14 @@ from ir.mapping.parser import mapping_from_tree
 from ir.ops import Op, Value, traced_op_classes
 from ir.vector import enums as vector_enums
 from ir.switch.config import SwitchConfig
+from ir.runtime_types import SCALAR_DTYPES, ScalarType
 from ir.types import CStreamType, DmType, HbmType, LaneMode, SpmType, StreamType, TrfType, VrfType
 
 __all__ = ["parse_kernel", "IrTextError"]
 
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
-          "Any": {"None": None}.__getitem__}  # an unset optional attribute (a vector op's `mode`)
+          "Any": {"None": None}.__getitem__,  # an unset optional attribute (a vector op's `mode`)
+          "ScalarDType": SCALAR_DTYPES.__getitem__}  # a runtime scalar op's result type (docs/runtime.md)
 _TYPES = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType, "spm": SpmType}
 _ENGINE_ENUMS: dict[str, type] = {"SwitchConfig": SwitchConfig}  # engine enums outside ir.vector.enums
 
@@ -181,6 +183,8 @@ class _Reader:
 
     def type(self, t: lark.Tree) -> Any:
         kind, parts = t.data, list(t.children)
+        if kind == "scalar":
+            return ScalarType(SCALAR_DTYPES[str(parts[0])])
         if kind in _TYPES:
             return _TYPES[kind](DType.parse(str(parts[0])), *(self.mapping(p) for p in parts[1:]))
         context, dtype = str(parts[0]), DType.parse(str(parts[1]))

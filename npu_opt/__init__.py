@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from npu_opt.params import HbmTensorView, HbmTensorViewMut, Mut
     from npu_opt.report import Report, check
     from npu_opt.run import run
+    from npu_opt.runtime_scalars import HbmScalar, RuntimeScalar, i64, u32, u64, usize
     from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor, VrfTensor
     from npu_opt.spm import SpmTensor
     from npu_opt.vector_branch import Branched, TagGuard
@@ -91,4 +92,6 @@ __all__ = [
     "Branched", "TagGuard", "Stash",
     "IntraSliceReduceOpF32", "IntraSliceReduceOpI32",
     "InterSliceReduceOpF32", "InterSliceReduceOpI32",
+    # runtime scalars and guards (docs/runtime.md)
+    "HbmScalar", "RuntimeScalar", "u32", "i64", "u64", "usize",
 ]

@@ -13,6 +13,7 @@ from npu_opt.fills import PcieDma
 from npu_opt.interleave import begin_interleaved
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.stages import BeginStream
+from npu_opt.runtime_scalars import when
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
 
@@ -67,3 +68,7 @@ class Context:
 
     def __repr__(self) -> str:
         return "Context(main, sub, tdma, pdma)"
+
+    def when(self, cond: Any) -> Any:
+        """`with ctx.when(cond):` guard the block's work with a runtime bool (docs/runtime.md)."""
+        return when(cond)

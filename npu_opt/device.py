@@ -33,6 +33,7 @@ from npu_opt.context import Context
 from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
+from npu_opt.runtime_scalars import refuse_scope_faults, scalar_param
 from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
@@ -113,6 +114,7 @@ class DeviceKernel:
                 chain.dead = True
         self._finals(tracer, writable)
         self._returns(tracer, returned)
+        refuse_scope_faults(tracer)  # RUNTIME-6: uses across a `ctx.when` block's edge, finals and returns too
         self._whole_kernel_checks(tracer, target)
         kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes, self.pe)
         try:
@@ -228,6 +230,8 @@ class DeviceKernel:
         return handles, writable
 
     def _param(self, tracer: Tracer, leaf: Leaf, loc: Location, writable: list[Any]) -> Any:
+        if leaf.spec.form == "scalar":  # HbmScalar[T] (docs/runtime.md)
+            return scalar_param(tracer, leaf, loc, self.fn)
         hbm = self._check_hbm_spec(tracer, leaf.spec.tensor, f"parameter `{leaf.name}`", loc)
         if hbm is None:
             return Poisoned(leaf.name)

@@ -100,7 +100,7 @@ def param_tree(name: str, ann: Any, scope: dict[str, Any], counter: list[int]) -
     """The parameter tree of annotation `ann` (leaves numbered from `counter[0]`)."""
     if isinstance(ann, TensorSpec):
         ann = ParamSpec(ann, False, "tensor")
-    if isinstance(ann, ParamSpec):
+    if isinstance(ann, ParamSpec) or getattr(ann, "form", None) == "scalar":  # HbmScalar[T]: docs/runtime.md
         counter[0] += 1
         return Leaf(name, counter[0] - 1, ann)
     if ann is tuple or typing.get_origin(ann) is tuple:
@@ -131,7 +131,8 @@ def _text(ann: Any) -> str:
 
 
 def _is_param_type(ann: Any) -> bool:
-    return isinstance(ann, (TensorSpec, ParamSpec)) or typing.get_origin(ann) is tuple or \
+    return isinstance(ann, (TensorSpec, ParamSpec)) or getattr(ann, "form", None) == "scalar" or \
+        typing.get_origin(ann) is tuple or \
         (isinstance(ann, type) and (attrs.has(ann) or dataclasses.is_dataclass(ann)))
 
 

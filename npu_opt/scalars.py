@@ -20,6 +20,8 @@ __all__ = ["plain_number"]
 
 def plain_number(value: Any) -> Any:
     """`value` as a Python int or float when it is a numpy / ml_dtypes number scalar."""
+    if getattr(value, "RUNTIME_SCALAR", False):  # a runtime scalar: RUNTIME-2 (docs/runtime.md)
+        return value._no_number()
     if not isinstance(value, np.generic) or isinstance(value, np.bool_):
         return value
     dtype = value.dtype

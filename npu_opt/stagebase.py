@@ -223,6 +223,14 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
                 tracer.refuse(kind_error(f"bad arguments to `{name}`: {e}",
                                          help=f"the signature is `{name}{_public_text(public)}`"), loc, name)
                 return Poisoned(name)
+            if any(getattr(a, "RUNTIME_SCALAR", False) for a in (*bound.args[1:], *bound.kwargs.values())):
+                self.chain.dead = True  # docs/runtime.md: an immediate is part of the instruction
+                tracer.refuse(Violation(
+                    "RUNTIME-2", f"an argument of `{name}` is a runtime scalar",
+                    label="a stage's immediates are encoded in the instruction: they must be known while tracing",
+                    help="pick the constant with a Python `if` on trace-time values, or guard one call per "
+                         "constant with `ctx.when(...)`"), loc, name)
+                return Poisoned(name)
             return impl(self, loc, *bound.args[1:], **bound.kwargs)
 
         wrapper.__signature__ = public  # type: ignore[attr-defined]

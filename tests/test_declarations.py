@@ -25,7 +25,9 @@ LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "f
                      "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle",
                      # the scratchpad moves, `dma_spm` records (tu_ops.lower.spm)
                      "to_spm", "spm_to_dm",
-                     "redistribute"}
+                     "redistribute",
+                     # runtime scalars and guards, steps of their own (tu_ops.lower.runtime)
+                     "scalar_load", "scalar", "when", "end_when"}
 
 
 def test_every_traced_op_has_a_cpu_handler():

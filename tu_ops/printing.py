@@ -49,6 +49,8 @@ def _type_text(t: Any, spatial: bool) -> str:
         return f"spm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
     if isinstance(t, DmType):
         return f"dm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
+    if getattr(t, "kind", None) == "scalar":  # a runtime scalar (docs/runtime.md)
+        return f"scalar[{t.dtype}]"
     space = [_q(x) for x in t.spatial()] if spatial else []
     if isinstance(t, StreamType):
         items, head = [*space, _q(t.time), _q(t.packet)], f"stream[{t.dtype}"

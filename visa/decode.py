@@ -25,6 +25,7 @@ from ir.mapping.parser import parse_mapping
 from ir.types import CStreamType, DmType, HbmType, SpmType, StreamType, TrfType, VrfType
 from tu_ops.base import Ref
 from visa.artifact import VisaTextError
+from ir.runtime_types import SCALAR_DTYPES, ScalarType
 
 __all__ = ["Val", "RawType", "decode", "check_fields", "build_type", "printed_fields", "optional_fields",
            "TYPE_SHAPES"]
@@ -229,6 +230,8 @@ def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mappin
                context: str | None) -> Any:
     """The IR type `raw` spells; inside a program, `space` and `context` complete stream,
     TRF and cstream types (their spatial mappings are omitted there)."""
+    if raw.kind == "scalar":  # a runtime scalar (docs/runtime.md)
+        return scalar_type(dec, raw)
     ndt, nfull, nprog = TYPE_SHAPES[raw.kind]
     if raw.kind in ("trf", "vrf") and space is None and len(raw.maps) == nfull:  # a register tensor of `new()`
         space, raw = tuple(dec.mapping(*m) for m in raw.maps[:3]), attrs.evolve(raw, maps=raw.maps[3:])
@@ -254,3 +257,13 @@ def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mappin
     if raw.kind == "vrf":
         return VrfType(dts[0], *space, *maps)
     return CStreamType(dts[0], dts[1], *space, *maps, None, context)
+
+
+def scalar_type(dec: Decoder, raw: RawType) -> ScalarType:
+    """`scalar[T]`: one runtime scalar type name and no mapping."""
+    if len(raw.dtypes) != 1 or raw.maps:
+        raise dec.error("a `scalar` type takes one type name and no mapping: scalar[u32]", raw.line, raw.col)
+    name, line, col = raw.dtypes[0]
+    if name not in SCALAR_DTYPES:
+        raise dec.error(f"unknown scalar type `{name}`; expected one of {', '.join(SCALAR_DTYPES)}", line, col)
+    return ScalarType(SCALAR_DTYPES[name])

@@ -182,8 +182,8 @@ class _Builder(Transformer):
         inout = len(c) == 4
         raw = c[-1]
         t = build_type(self.dec, raw, None, None)
-        if t.kind != "hbm":
-            raise self.dec.error(f"a parameter is an HBM tensor, not a `{t.kind}` type", raw.line, raw.col)
+        if t.kind != "hbm" and not (t.kind == "scalar" and not inout):  # HbmScalar[T]: docs/runtime.md
+            raise self.dec.error(f"a parameter is an HBM tensor or a scalar, not a `{t.kind}` type", raw.line, raw.col)
         return KernelParam(Ref(ident), c[1][1:-1], t, inout)
 
     @_at

@@ -61,7 +61,7 @@ def _token_message(text: str, e: lark.exceptions.UnexpectedToken, parser: lark.L
     if tok.type == "$END":
         return "unexpected end of file (the text is truncated?)" + _expected(expected, parser), line, col
     if "TYPE_KIND" in expected and tok.type in ("LNAME", "UNAME"):
-        return f"unknown type kind `{tok}`; expected hbm, dm, trf, stream or cstream", line, col
+        return f"unknown type kind `{tok}`; expected hbm, dm, trf, stream, cstream or scalar", line, col
     if {"COLON", "LNAME"} <= expected and tok.type in ("_NL", "LOC"):
         return "a record ends with its types: `: <input type> -> <output type>`", line, col
     if "__ANON_0" in expected and tok.type in ("_NL", "LOC"):

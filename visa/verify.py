@@ -27,6 +27,7 @@ from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
 from tu_ops.vrf import vrf_words
+from visa.verify_runtime import guard_problem, is_runtime
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import with_facts
@@ -212,6 +213,8 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     if kernel.pe not in PE_COUNTS:
         raise fail.op(None, f"[SPACE-5] pe {kernel.pe} is not one of {list(PE_COUNTS)}", rule="SPACE-5")
     for step in kernel.steps:
+        if is_runtime(step):  # a scalar has no spatial levels (docs/runtime.md)
+            continue
         ops = step.ops if isinstance(step, TuProgram) else (step,)
         spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind not in ("hbm", "spm")]
         chips = [t.chip for op in ops for t in (op.input_type, op.output_type)]
@@ -247,7 +250,12 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
     dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations}
     dm_at = dm_base | {a: dm_base[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_base}  # writes into DM
+    bad = guard_problem(kernel)
+    if bad is not None:
+        raise fail.op(bad[0], f"[RUNTIME-8] {bad[1]}", rule="RUNTIME-8")
     for step in kernel.steps:
+        if is_runtime(step):  # its fields are its verifier's (tu_ops.runtime)
+            continue
         if not isinstance(step, TuProgram):
             into = getattr(step, "into", None)  # dma_into, memset: the result is `into`'s new contents
             if into is not None and types.get(into.id) != step.output_type:

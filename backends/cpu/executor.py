@@ -29,7 +29,7 @@ from ir.ops import (
 
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import arena, layout, lazy_rows, moves, row_classes, uninit
+from backends.cpu import arena, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.by_object import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -191,10 +191,13 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
     finals: list[np.ndarray] = []
     pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
     marks = uninit.tracker(options)
+    guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     for step in _steps(kernel):
         op = step.op
         if isinstance(op, Param):
             env[step.result] = params[op.index]
+            continue
+        if guards.skips(op, env):
             continue
         if not step.lazy:  # a move not copied yet is copied for this consumer, once
             for v in step.operands:

@@ -21,6 +21,7 @@ from ir.errors import NpuOptError
 from ir import host_layout
 from ir.mapping.nodes import Mapping
 from ir.ops import Param
+from ir.runtime_types import host_scalar
 from ir.topology import chip_host_dims
 from ir.types import HbmType
 
@@ -59,6 +60,8 @@ def check_count(kernel_name: str, params: Sequence[Param], arrays: Sequence[Any]
 def to_buffer(param: Param, array: Any) -> np.ndarray:
     """The HBM buffer (chip, element) of one parameter, validated: dtype, shape, range."""
     t: HbmType = param.result.type
+    if t.kind == "scalar":  # HbmScalar[T] (docs/runtime.md)
+        return host_scalar(param.name, t.dtype, array)
     name, dtype = param.name, t.dtype
     shape = chip_host_dims(t.chip) + host_shape(t.element)
     if not isinstance(array, np.ndarray):

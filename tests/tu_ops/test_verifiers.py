@@ -103,6 +103,7 @@ def window_past_its_tensor():
 # rule id (":variant" optional) -> builder of (bad op, context or None)
 from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
 from tests.spm.bad_ops import SPM_BAD  # noqa: E402 - the scratchpad records
+from tests.runtime.runtime_cases import RUNTIME_BAD  # noqa: E402 - the runtime scalar and guard records
 from tests.inter.bad_ops import BAD_INTER  # noqa: E402 - the inter-slice reduce records
 
 BAD: dict[str, Callable] = {
@@ -173,6 +174,7 @@ BAD: dict[str, Callable] = {
     **BAD_PAIR,
     **GATHER_BAD,
     **SPM_BAD,
+    **RUNTIME_BAD,
     **BAD_BRANCH,
     **BAD_VRF,
     **BAD_INTER,

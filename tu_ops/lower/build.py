@@ -27,6 +27,8 @@ from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
+from tu_ops.lower.runtime import lower_runtime
+from ir.runtime_ops import RUNTIME_STEPS
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
@@ -62,7 +64,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
             continue
-        if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
+        if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
+            steps.append(lower_runtime(item, first, lay.refs))
+        elif kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
                 and crosses_parts(typ(item.src), typ(item.result)):
             steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
             continue

@@ -17,6 +17,7 @@ from ir.errors import InternalError
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.redistribute_ops import Redistribute
+from ir.runtime_ops import RUNTIME_STEPS
 from ir.vrf_ops import ToVrf
 
 __all__ = ["ProgramChain", "Layout", "chains_of", "layout", "lowered_count"]
@@ -115,7 +116,7 @@ def layout(kernel: Any, folded: dict[int, ToView] | None = None) -> Layout:
         if op.result is not None and op.result.id in skip:
             continue
         if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle, ToSpm, SpmToDm,
-                           Redistribute)):
+                           Redistribute, *RUNTIME_STEPS)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))

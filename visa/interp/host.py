@@ -18,6 +18,7 @@ from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
 from ir.mapping.nodes import Pair
+from ir.runtime_types import host_scalar
 from ir.topology import chip_host_dims
 from visa.interp.values import from_bytes, pad_mask, to_bytes
 
@@ -44,6 +45,8 @@ def check_count(name: str, params: Sequence[Any], arrays: Sequence[Any]) -> None
 def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
     """The HBM bytes of one kernel parameter (a `KernelParam`), validated like `npu_opt.run`."""
     t, name = param.type, param.name
+    if t.kind == "scalar":  # HbmScalar[T] (docs/runtime.md)
+        return host_scalar(name, t.dtype, array)
     d: DType = t.dtype
     chips = chip_host_dims(t.chip)
     shape = chips + host_shape(t.element)

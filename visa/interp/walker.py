@@ -28,6 +28,7 @@ from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
+from visa.interp.runtime import Guards
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
@@ -131,7 +132,10 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
     mem.dm_address, mem.trf_row = dict(dm_address), dict(trf_row)
     env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
     types: dict[int, Any] | None = None
+    guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
     for step in kernel.steps:
+        if guards.skips(step, env):
+            continue
         if isinstance(step, TuProgram):
             _program(step, mem, env)
         elif step.MNEMONIC == "tensor_new":

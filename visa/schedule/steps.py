@@ -44,7 +44,7 @@ class Access:
     ref: str
 
     def text(self) -> str:
-        where = self.space if self.space.startswith("hbm") else f"{self.space}[{self.lo}, {self.hi})"
+        where = self.space if self.space.startswith(("hbm", "spm")) else f"{self.space}[{self.lo}, {self.hi})"
         return f"{where} ({self.ref})"
 
 
@@ -183,6 +183,7 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations},
               vrf_regions(kernel))
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
+            _runtime_step(i, s, rates, target) if getattr(s, "RUNTIME", False) else
             _new_step(i, s, rates, target, allocs) if not isinstance(s, TuProgram) else
             _program_step(i, s, allocs, rates, target)
             for i, s in enumerate(kernel.steps)]
@@ -210,3 +211,15 @@ def vrf_regions(kernel: LoweredKernel) -> dict[int, tuple[int, int]]:
     makers = {op.result.id: op for s in kernel.steps for op in (s.ops if isinstance(s, TuProgram) else (s,))
               if op.result is not None and op.result.id in base}
     return {ref: (lo, lo + (vrf_words(makers[ref]) or 1)) for ref, lo in base.items()}
+
+
+
+def _runtime_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
+    """A scalar or guard record (docs/runtime.md) in the DMA context's order: it reads its
+    operands and writes its result in the scalar memory (`spm:%n`). The model schedules
+    guarded steps as if the guard holds, the worst case, and lets them start without
+    waiting for the condition."""
+    record = _record(op, rates, target)
+    reads = tuple(Access(f"spm:{ref}", 0, 1, False, str(ref)) for ref in op.operands())
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
+                accesses=(*reads, Access(f"spm:{op.result}", 0, 1, True, str(op.result))), claims=(DMA_CONTEXT,))

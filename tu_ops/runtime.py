@@ -1,0 +1,161 @@
+"""Lowered records of runtime scalars and guards (docs/runtime.md), outside program blocks.
+
+- `%5 = scalar_load src=%1 : scalar[u32] -> scalar[u32]`: one Tensor DMA command
+  reading a scalar parameter into the scalar memory (SPM).
+- `%6 = scalar op=GT lhs=%5 imm=0 : scalar[u32] -> scalar[bool]`: one sequencer scalar
+  operation; `rhs=%k` names a second scalar, `imm=` a literal (exactly one for a binary
+  op, none for `NOT` / `CAST`). The output type carries the result type.
+- `%7 = guard_begin cond=%6 : scalar[bool] -> scalar[bool]` ... `%9 = guard_end begin=%7
+  : scalar[bool] -> scalar[bool]`: the steps between run only when `cond` holds.
+
+Schedule model: a `scalar_load` costs one DMA command on the DMA context; the scalar and
+guard records take no cycles on the sequencer; guarded steps are scheduled as if the
+guard holds (the worst case, docs/runtime.md).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+
+from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.engines import DMA, Engine, Rate, no_counters, no_cycles
+
+__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER",
+           "RUNTIME_MNEMONICS"]
+
+SEQUENCER = Engine("sequencer")
+ScalarOpKind = enum.Enum("ScalarOpKind", {name: name for name in OP_NAMES})
+ScalarOpKind.__doc__ = "The operation of a `scalar` record (`ir.runtime_types.apply`)."
+
+
+class _Runtime(TuOp):
+    IN_PROGRAM: ClassVar[bool] = False
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("scalar",)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("scalar",)
+    ENGINE: ClassVar[Engine] = SEQUENCER
+    RUNTIME: ClassVar[bool] = True
+    busy_cycles = no_cycles
+    cost_counters = no_counters
+
+    def stream_input(self) -> Ref | None:
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class ScalarLoadOp(_Runtime):
+    """A scalar parameter read into the scalar memory."""
+
+    NAME: ClassVar[str] = "tu.scalar_load"
+    MNEMONIC: ClassVar[str] = "scalar_load"
+    PIPELINE_RANK: ClassVar[int] = 200
+    TRACED_STAGE: ClassVar[str | None] = "scalar_load"
+    ENGINE: ClassVar[Engine] = DMA
+
+    src: Ref = operand()
+
+    def busy_cycles(self, rate: Rate, target: Any) -> int:
+        """One DMA command moving 8 bytes: its fixed startup and one cycle."""
+        return int(rate("dma", "startup_cycles")) + 1
+
+    def cost_counters(self, target: Any) -> dict[str, int]:
+        return {"dma_commands": 1, "dma_bytes": 8}
+
+    def stream_input(self) -> Ref | None:
+        return self.src
+
+    @rule("RUNTIME-8")
+    def _same_type(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return None if self.input_type == self.output_type else "a scalar_load keeps its scalar's type"
+
+
+@attrs.frozen(kw_only=True)
+class ScalarRecord(_Runtime):
+    """One scalar operation of the sequencer."""
+
+    NAME: ClassVar[str] = "tu.scalar"
+    MNEMONIC: ClassVar[str] = "scalar"
+    PIPELINE_RANK: ClassVar[int] = 201
+    TRACED_STAGE: ClassVar[str | None] = "scalar"
+
+    op: ScalarOpKind = attr()
+    lhs: Ref = operand()
+    rhs: Ref | None = operand(optional=True)
+    imm: int | None = attr(None, optional=True)
+
+    def stream_input(self) -> Ref | None:
+        return self.lhs
+
+    @rule("RUNTIME-8")
+    def _typed(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        name, src, out = self.op.name, self.input_type.dtype, self.output_type.dtype
+        binary = name in BINARY or name in COMPARE or name in LOGIC
+        if binary and (self.rhs is None) == (self.imm is None):
+            return f"a {name} takes exactly one of rhs= and imm="
+        if not binary and (self.rhs is not None or self.imm is not None):
+            return f"a {name} takes no rhs= or imm="
+        if self.imm is not None and not src.min <= self.imm <= src.max:
+            return f"imm={self.imm} is not a {src} value"
+        if ctx is not None and self.rhs is not None:
+            other = ctx.op(self.rhs)
+            if other is not None and other.output_type != self.input_type:
+                return f"rhs {self.rhs} is {other.output_type}, not the lhs type {self.input_type}"
+        if name in COMPARE and out.name != "bool":
+            return f"a comparison gives bool, not {out}"
+        if name == "CAST" and out.name == "bool":
+            return "a cast gives an integer type"
+        if name not in COMPARE and name != "CAST" and out != src:
+            return f"a {name} keeps its operand type {src}, not {out}"
+        if name in BINARY and src.name == "bool":
+            return f"{name} on bool"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class GuardBeginOp(_Runtime):
+    """Opens a runtime guard on the bool `cond`."""
+
+    NAME: ClassVar[str] = "tu.guard_begin"
+    MNEMONIC: ClassVar[str] = "guard_begin"
+    PIPELINE_RANK: ClassVar[int] = 202
+    TRACED_STAGE: ClassVar[str | None] = "when"
+
+    cond: Ref = operand()
+
+    def stream_input(self) -> Ref | None:
+        return self.cond
+
+    @rule("RUNTIME-8")
+    def _bool(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.input_type.dtype.name != "bool" or self.output_type != self.input_type:
+            return "a guard_begin reads a scalar[bool] and gives its token, a scalar[bool]"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class GuardEndOp(_Runtime):
+    """Closes the guard `begin` opened."""
+
+    NAME: ClassVar[str] = "tu.guard_end"
+    MNEMONIC: ClassVar[str] = "guard_end"
+    PIPELINE_RANK: ClassVar[int] = 203
+    TRACED_STAGE: ClassVar[str | None] = "end_when"
+
+    begin: Ref = operand()
+
+    def stream_input(self) -> Ref | None:
+        return self.begin
+
+    @rule("RUNTIME-8")
+    def _pairs(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.input_type.dtype.name != "bool" or self.output_type != self.input_type:
+            return "a guard_end reads its guard_begin's token and gives a scalar[bool]"
+        if ctx is not None and self.neighbour(ctx, self.begin, "guard_begin") is None:
+            return f"begin {self.begin} is not the result of a guard_begin"
+        return None
+
+
+RUNTIME_MNEMONICS = frozenset({"scalar_load", "scalar", "guard_begin", "guard_end"})
