@@ -16,13 +16,16 @@ guard holds (the worst case, docs/runtime.md).
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
 from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import DMA, Engine, Rate, no_counters, no_cycles
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER",
            "RUNTIME_MNEMONICS"]
@@ -57,18 +60,18 @@ class ScalarLoadOp(_Runtime):
 
     src: Ref = operand()
 
-    def busy_cycles(self, rate: Rate, target: Any) -> int:
+    def busy_cycles(self, rate: Rate, target: Target) -> int:
         """One DMA command moving 8 bytes: its fixed startup and one cycle."""
         return int(rate("dma", "startup_cycles")) + 1
 
-    def cost_counters(self, target: Any) -> dict[str, int]:
+    def cost_counters(self, target: Target) -> dict[str, int]:
         return {"dma_commands": 1, "dma_bytes": 8}
 
     def stream_input(self) -> Ref | None:
         return self.src
 
     @rule("RUNTIME-8")
-    def _same_type(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _same_type(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return None if self.input_type == self.output_type else "a scalar_load keeps its scalar's type"
 
 
@@ -90,7 +93,7 @@ class ScalarRecord(_Runtime):
         return self.lhs
 
     @rule("RUNTIME-8")
-    def _typed(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _typed(self, target: Target, ctx: VerifyContext | None) -> str | None:
         name, src, out = self.op.name, self.input_type.dtype, self.output_type.dtype
         binary = name in BINARY or name in COMPARE or name in LOGIC
         if binary and (self.rhs is None) == (self.imm is None):
@@ -129,7 +132,7 @@ class GuardBeginOp(_Runtime):
         return self.cond
 
     @rule("RUNTIME-8")
-    def _bool(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _bool(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.input_type.dtype.name != "bool" or self.output_type != self.input_type:
             return "a guard_begin reads a scalar[bool] and gives its token, a scalar[bool]"
         return None
@@ -150,7 +153,7 @@ class GuardEndOp(_Runtime):
         return self.begin
 
     @rule("RUNTIME-8")
-    def _pairs(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _pairs(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.input_type.dtype.name != "bool" or self.output_type != self.input_type:
             return "a guard_end reads its guard_begin's token and gives a scalar[bool]"
         if ctx is not None and self.neighbour(ctx, self.begin, "guard_begin") is None:

@@ -103,6 +103,7 @@ def window_past_its_tensor():
 # rule id (":variant" optional) -> builder of (bad op, context or None)
 from tests.topology.gather_cases import GATHER_BAD  # noqa: E402 - the gather records
 from tests.spm.bad_ops import SPM_BAD  # noqa: E402 - the scratchpad records
+from tests.topology.redistribute_bad_ops import REDIST_BAD  # noqa: E402 - the redistribution records
 from tests.runtime.runtime_cases import RUNTIME_BAD  # noqa: E402 - the runtime scalar and guard records
 from tests.inter.bad_ops import BAD_INTER  # noqa: E402 - the inter-slice reduce records
 
@@ -174,6 +175,7 @@ BAD: dict[str, Callable] = {
     **BAD_PAIR,
     **GATHER_BAD,
     **SPM_BAD,
+    **REDIST_BAD,
     **RUNTIME_BAD,
     **BAD_BRANCH,
     **BAD_VRF,

@@ -66,7 +66,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
             steps.append(lower_runtime(item, first, lay.refs))
-        elif kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
+            continue
+        if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
                 and crosses_parts(typ(item.src), typ(item.result)):
             steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
             continue

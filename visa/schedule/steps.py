@@ -10,7 +10,7 @@ duration in cycles.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,6 +23,9 @@ from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.vrf import vrf_words
 from visa.cost import record_cost
 from visa.schedule.rates import Rates
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["Access", "Record", "Step", "build_steps", "DMA_CONTEXT"]
 
@@ -82,7 +85,7 @@ def _loc(op: Any) -> str | None:
     return None if op.loc is None else f"{op.loc.file}:{op.loc.line}:{op.loc.col or 1}"
 
 
-def _record(op: Any, rates: Rates, target: Any) -> Record:
+def _record(op: Any, rates: Rates, target: Target) -> Record:
     """The record of `op` on the engine its class declares, busy for the cycles it declares."""
     if op.ENGINE is None:
         raise InternalError(f"record class {type(op).__name__} declares no engine")
@@ -97,7 +100,7 @@ def _side(ref: Any, t: Any, alloc: Any, write: bool) -> Access:
     return Access("dm", lo, lo + (alloc.size if alloc is not None else 1), write, str(ref))
 
 
-def _dma_step(index: int, op: DmaOp, rates: Rates, target: Any) -> Step:
+def _dma_step(index: int, op: DmaOp, rates: Rates, target: Target) -> Step:
     cost = dma_cost(op, rates)  # the breakdown of the record's cycles, for the report
     accesses = (_side(op.src, op.input_type, op.src_alloc, False),
                 _side(op.result, op.output_type, op.dst_alloc, True))
@@ -108,14 +111,14 @@ def _dma_step(index: int, op: DmaOp, rates: Rates, target: Any) -> Step:
                 accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
 
 
-def commit_bank_run(op: Any, target: Any) -> BankRun:
+def commit_bank_run(op: Any, target: Target) -> BankRun:
     """The longest same-bank run of a commit's DM writes (one write per time step)."""
     bits = target.bits_of(op.output_type.dtype) or op.output_type.dtype.bits
     loops = tuple((e.size, e.stride * bits // 8) for e in op.write.time if e.size > 1)
     return longest_bank_run(loops, op.dest)
 
 
-def _program_accesses(program: TuProgram, allocs: Allocs, target: Any) -> tuple[Access, ...]:
+def _program_accesses(program: TuProgram, allocs: Allocs, target: Target) -> tuple[Access, ...]:
     dm, trf, vrf = allocs
     out: list[Access] = []
     for op in program.ops:
@@ -140,7 +143,7 @@ def _program_accesses(program: TuProgram, allocs: Allocs, target: Any) -> tuple[
     return tuple(out)
 
 
-def _bank_runs(program: TuProgram, target: Any) -> list[BankRun]:
+def _bank_runs(program: TuProgram, target: Target) -> list[BankRun]:
     runs = []
     for op in program.ops:
         run = feed_bank_run(op, target) if op.MNEMONIC == "feed_buffer" else \
@@ -150,14 +153,14 @@ def _bank_runs(program: TuProgram, target: Any) -> list[BankRun]:
     return runs
 
 
-def _mac_peak(op: Any, rates: Rates, target: Any) -> int:
+def _mac_peak(op: Any, rates: Rates, target: Target) -> int:
     """MACs per cycle per slice the contraction engine can reach with this op's stream dtype."""
     bits = target.bits_of(op.input_type.dtype) or 8
     per_lane = int(rates("tensor_unit", "contraction_packet_bytes")) * 8 // bits
     return int(rates("tensor_unit", "contraction_lanes")) * per_lane
 
 
-def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, target: Any) -> Step:
+def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, target: Target) -> Step:
     records = tuple(_record(op, rates, target) for op in program.ops)
     context = program.context.name.lower()
     runs = _bank_runs(program, target)
@@ -178,7 +181,7 @@ def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, 
                 macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
 
 
-def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
+def build_steps(kernel: LoweredKernel, rates: Rates, target: Target) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
     allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations},
               vrf_regions(kernel))
@@ -189,7 +192,7 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Any) -> list[Step]:
             for i, s in enumerate(kernel.steps)]
 
 
-def _new_step(index: int, op: Any, rates: Rates, target: Any, allocs: Allocs) -> Step:
+def _new_step(index: int, op: Any, rates: Rates, target: Target, allocs: Allocs) -> Step:
     """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
     counts the cycles its class declares: none) where its allocation placed it."""
     record = _record(op, rates, target)
@@ -214,7 +217,7 @@ def vrf_regions(kernel: LoweredKernel) -> dict[int, tuple[int, int]]:
 
 
 
-def _runtime_step(index: int, op: Any, rates: Rates, target: Any) -> Step:
+def _runtime_step(index: int, op: Any, rates: Rates, target: Target) -> Step:
     """A scalar or guard record (docs/runtime.md) in the DMA context's order: it reads its
     operands and writes its result in the scalar memory (`spm:%n`). The model schedules
     guarded steps as if the guard holds, the worst case, and lets them start without
