@@ -22,7 +22,7 @@ import attrs
 
 __all__ = ["Engine", "Rate", "ceil_div", "stream_cycles", "no_cycles", "no_counters", "FETCH", "TRF", "VRF_LOAD",
            "CONTRACTION", "PACKET_REDUCER", "TIME_REDUCER", "LANE_FOLDER", "VECTOR", "CAST", "TRANSPOSE",
-           "COMMIT", "DMA", "ENGINES"]
+           "COMMIT", "DMA", "SEQUENCER", "ENGINES"]
 
 Rate = Callable[[str, str], float]
 """`rate("tensor_unit", "packets_per_cycle")`: one number of the schedule model's rates."""
@@ -50,9 +50,10 @@ CAST = Engine("cast", color="#b07aa1")
 TRANSPOSE = Engine("transpose", color="#8cd17d")
 COMMIT = Engine("commit", color="#f28e2b")
 DMA = Engine("dma", color="#4e79a7")
+SEQUENCER = Engine("sequencer", color="#d37295")  # runtime scalars and guards (tu_ops.runtime)
 
 ENGINES = (FETCH, TRF, VRF_LOAD, CONTRACTION, PACKET_REDUCER, TIME_REDUCER, LANE_FOLDER, CAST, VECTOR,
-           TRANSPOSE, COMMIT, DMA)
+           TRANSPOSE, COMMIT, DMA, SEQUENCER)
 """Every engine, in pipeline order: the order of the schedule's lanes (`visa.schedule.trace`)."""
 
 

@@ -22,7 +22,7 @@ import attrs
 
 from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
-from tu_ops.engines import DMA, Engine, Rate, no_counters, no_cycles
+from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER",
            "RUNTIME_MNEMONICS"]
 
-SEQUENCER = Engine("sequencer")
 ScalarOpKind = enum.Enum("ScalarOpKind", {name: name for name in OP_NAMES})
 ScalarOpKind.__doc__ = "The operation of a `scalar` record (`ir.runtime_types.apply`)."
 
