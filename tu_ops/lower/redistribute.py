@@ -103,8 +103,9 @@ def _walk_range(cmd: DmaCommand) -> tuple[int, int]:
 
 
 def _per_part(cmd: DmaCommand, part_bytes: int) -> list[tuple[int, DmaCommand]]:
-    """(source part, command with part-local source addresses), the command split by its
-    outer loops until each piece reads one part."""
+    """(source part, command with part-local source addresses), the command split until each
+    piece reads one part: by its loop of the widest source stride first (the one that steps
+    from part to part), so the loops inside a part stay loops of one command."""
     low, high = _walk_range(cmd)
     if low // part_bytes == high // part_bytes:
         part = low // part_bytes
@@ -112,7 +113,7 @@ def _per_part(cmd: DmaCommand, part_bytes: int) -> list[tuple[int, DmaCommand]]:
     outer = [k for k, e in enumerate(cmd.entries[:-1]) if e.size > 1]
     if not outer:
         raise InternalError(f"a DMA packet of {cmd.packet_bytes} bytes crosses two source parts")
-    k = outer[0]
+    k = max(outer, key=lambda j: abs(cmd.entries[j].src_stride))  # the loop stepping across parts, most likely
     e = cmd.entries[k]
     rest = cmd.entries[:k] + cmd.entries[k + 1:]
     out = []
