@@ -15,7 +15,7 @@ from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
 from npu_opt.trace import current
 
-__all__ = ["gather", "scatter"]
+__all__ = ["gather", "scatter", "emit_gather"]
 
 
 def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
@@ -36,10 +36,17 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
     if isinstance(dst_type, Violation):
         tracer.refuse(dst_type, loc, stage)
         return Poisoned(stage)
-    op = Gather(src=table.value, index=index.value, scaled=scaled, result=tracer.value(dst_type), loc=loc)
-    fault = validate_type(dst_type, None, code="GATHER-4")
+    return emit_gather(Gather(src=table.value, index=index.value, scaled=scaled, result=tracer.value(dst_type),
+                              loc=loc), stage)
+
+
+def emit_gather(op: Gather, stage: str) -> DmTensor:
+    """Emit a traced gather (the v0.6 call or a staged plan's `to_dm`); a destination that
+    breaks the DMA layout rules is GATHER-4 at its line."""
+    tracer = current()
+    fault = validate_type(op.result.type, None, code="GATHER-4")
     if fault is not None:
-        tracer.refuse(fault, loc, stage, op)
+        tracer.refuse(fault, op.loc, stage, op)
         tracer.emit(op, poisoned_input=True)
     else:
         tracer.emit(op)

@@ -20,13 +20,12 @@ from ir.gather import _whole_axes
 from ir.gather_ops import Gather
 from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping
-from ir.rules.space import validate_type
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
-from npu_opt.gather import _scatter_into
+from npu_opt.gather import _scatter_into, emit_gather
 from npu_opt.spm import SpmTensor
 from npu_opt.stagebase import Poisoned, location_of
-from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
+from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import current
 
 __all__ = ["GatherPlan", "ScatterPlan", "start_gather", "start_scatter"]
@@ -138,15 +137,8 @@ class GatherPlan:
             return _refuse(dst_type, stage)
         tracer = current()
         loc = location_of(stage)
-        op = Gather(src=self._table.value, index=self._index.value, scaled=self._scaled, prefix=self._prefix,
-                    result=tracer.value(dst_type), loc=loc)
-        fault = validate_type(dst_type, None, code="GATHER-4")
-        if fault is not None:
-            tracer.refuse(fault, loc, stage, op)
-            tracer.emit(op, poisoned_input=True)
-        else:
-            tracer.emit(op)
-        return DmTensor(op.result)
+        return emit_gather(Gather(src=self._table.value, index=self._index.value, scaled=self._scaled,
+                                  prefix=self._prefix, result=tracer.value(dst_type), loc=loc), stage)
 
 
 def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violation | None:

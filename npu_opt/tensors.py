@@ -89,6 +89,41 @@ class _TensorClass:
         return f"<{type(self).__name__} {self.value}: {self.value.type}>"
 
 
+class _DmMoves:
+    """The staged moves a DM tensor and a view of one both start (the methods build a plan or
+    a copy of `self`, a `DmTensor` or a `DmTensorView`)."""
+
+    def to_spm(self, dma: Any, dst: Any = None) -> Any:
+        """DM -> SPM Tensor DMA into the layout `dst` (an `SpmTensor[...]`, docs/machine/spm.md)."""
+        from npu_opt.spm import to_spm
+
+        return to_spm(self, dma, dst)
+
+    def chip_shuffle(self, shuffle_pattern: Any) -> Any:
+        """A redistribution plan: target chip t reads chip `shuffle_pattern[t]` (docs/machine/topology.md)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_shuffle", shuffle_pattern)
+
+    def cluster_swap(self) -> Any:
+        """A redistribution plan: the two clusters exchange their data."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_swap")
+
+    def chip_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan: chip c keeps position `positions[c]` of `axis` (`element` without it)."""
+        from npu_opt.redistribute import start
+
+        return start(self, "chip_slice", axis, element, positions)
+
+    def cluster_slice(self, axis: Any, element: Any, positions: Any) -> Any:
+        """A redistribution plan: cluster k keeps position `positions[k]` of `axis`."""
+        from npu_opt.redistribute import start
+
+        return start(self, "cluster_slice", axis, element, positions)
+
+
 class HbmTensor(_TensorClass):
     """An HBM tensor: `HbmTensor[dtype, Chip, Element]`; in a trace, offers `to_dm`, `to_hbm`."""
 
@@ -154,7 +189,7 @@ class HbmTensor(_TensorClass):
         return start_gather(self, indexed_axis, payload)
 
 
-class DmTensor(_TensorClass):
+class DmTensor(_DmMoves, _TensorClass):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
 
     KIND = "dm"
@@ -207,36 +242,6 @@ class DmTensor(_TensorClass):
 
         return pcopy(self, sub, dst)
 
-    def to_spm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> SPM Tensor DMA into the layout `dst` (an `SpmTensor[...]`, docs/machine/spm.md)."""
-        from npu_opt.spm import to_spm
-
-        return to_spm(self, dma, dst)
-
-    def chip_shuffle(self, shuffle_pattern: Any) -> Any:
-        """A redistribution plan: target chip t reads chip `shuffle_pattern[t]` (docs/machine/topology.md)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "chip_shuffle", shuffle_pattern)
-
-    def cluster_swap(self) -> Any:
-        """A redistribution plan: the two clusters exchange their data."""
-        from npu_opt.redistribute import start
-
-        return start(self, "cluster_swap")
-
-    def chip_slice(self, axis: Any, element: Any, positions: Any) -> Any:
-        """A redistribution plan: chip c keeps position `positions[c]` of `axis` (`element` without it)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "chip_slice", axis, element, positions)
-
-    def cluster_slice(self, axis: Any, element: Any, positions: Any) -> Any:
-        """A redistribution plan: cluster k keeps position `positions[k]` of `axis`."""
-        from npu_opt.redistribute import start
-
-        return start(self, "cluster_slice", axis, element, positions)
-
     def asymmetric_chip_slice(self, sub: Any, axis: Any, element: Any, positions: Any) -> Any:
         """A new DM tensor: chip c keeps position `positions[c]` of the outermost `axis` (on ctx.sub)."""
         from npu_opt.redistribute import asymmetric_slice
@@ -250,7 +255,7 @@ class DmTensor(_TensorClass):
         return asymmetric_slice(self, sub, "cluster", axis, element, positions)
 
 
-class DmTensorView(_TensorClass):
+class DmTensorView(_DmMoves, _TensorClass):
     """A view of a DM tensor; pass it to `ctx.main.begin` / `ctx.sub.begin`."""
 
     KIND = "dm"
@@ -266,36 +271,6 @@ class DmTensorView(_TensorClass):
         from npu_opt.shuffle import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
-
-    def to_spm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> SPM Tensor DMA of this view into the layout `dst` (an `SpmTensor[...]`)."""
-        from npu_opt.spm import to_spm
-
-        return to_spm(self, dma, dst)
-
-    def chip_shuffle(self, shuffle_pattern: Any) -> Any:
-        """A redistribution plan over this view (as `DmTensor.chip_shuffle`)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "chip_shuffle", shuffle_pattern)
-
-    def cluster_swap(self) -> Any:
-        """A redistribution plan over this view (as `DmTensor.cluster_swap`)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "cluster_swap")
-
-    def chip_slice(self, axis: Any, element: Any, positions: Any) -> Any:
-        """A redistribution plan over this view (as `DmTensor.chip_slice`)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "chip_slice", axis, element, positions)
-
-    def cluster_slice(self, axis: Any, element: Any, positions: Any) -> Any:
-        """A redistribution plan over this view (as `DmTensor.cluster_slice`)."""
-        from npu_opt.redistribute import start
-
-        return start(self, "cluster_slice", axis, element, positions)
 
 
 class TrfTensor(_TensorClass):
