@@ -11,6 +11,8 @@ position in `E` is the level's cell offset.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ir.diagnostic import Violation
@@ -60,6 +62,17 @@ def _render(f: object) -> Mapping:
     return factor_mapping(f)  # type: ignore[arg-type]
 
 
+def _tiled(factors: list, at: int, digit: Any, length: int, writable: bool) -> Mapping:
+    """The level of `factors` with the digit at `at` cut to a window of `length` of its values,
+    padded back to its extent (bottom padding in a write view, top in a read view)."""
+    kind = PaddingKind.BOTTOM if writable else PaddingKind.TOP
+    window = _render(AxisFactor(digit.axis, digit.step, digit.extent, factors[at].axis_size))
+    if length < digit.extent:
+        window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
+            _render(PaddingFactor(kind, digit.extent))
+    return pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+
+
 def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, start: object,
                 writable: bool) -> int | Violation:
     """The cell offset of a tile of `level`, or the VIEW rule it breaks."""
@@ -82,13 +95,8 @@ def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, st
                                    f"`{index}`",
                          help=f"keep start + length <= {digit.extent}")
     factors, at = found
-    kind = PaddingKind.BOTTOM if writable else PaddingKind.TOP
-    window = _render(AxisFactor(digit.axis, digit.step, digit.extent, factors[at].axis_size))
-    if length < digit.extent:
-        window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
-            _render(PaddingFactor(kind, digit.extent))
     try:
-        expected = pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+        expected = _tiled(factors, at, digit, length, writable)
     except (MappingError, TypeError, ValueError):
         return Violation("VIEW-1", f"the view `{level}` has a ragged piece the tile cannot be split around",
                          help="tile the view before the tile that made it ragged, or use lengths that divide")
@@ -152,13 +160,8 @@ def tile_window(level: Mapping, index: Mapping, length: int, writable: bool = Fa
     if digit is None or found is None:
         return None
     factors, at = found
-    kind = PaddingKind.BOTTOM if writable else PaddingKind.TOP
-    window = _render(AxisFactor(digit.axis, digit.step, digit.extent, factors[at].axis_size))
-    if length < digit.extent:
-        window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
-            _render(PaddingFactor(kind, digit.extent))
     try:
-        tiled = pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+        tiled = _tiled(factors, at, digit, length, writable)
         rest = pair_all([_render(f) for f in factors[:at] + factors[at + 1:]])
     except (MappingError, TypeError, ValueError):
         return None
