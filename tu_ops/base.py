@@ -122,6 +122,8 @@ class TuOp(OpFrame):
     ENGINE: ClassVar[Engine | None] = None        # the engine it runs on in the schedule (`tu_ops.engines`)
     SLICE_AFTER: ClassVar[str | None] = None      # the field (dotted path) naming the Slice its program's
                                                   # streams live on after it, when it moves them
+    NEW_DM_TENSOR: ClassVar[bool] = False         # a DMA whose DM result is a new tensor at the addresses its
+                                                  # commands write (the allocation facts read it there)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -83,6 +83,7 @@ class DmaOp(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("hbm", "dm")
     ENGINE: ClassVar[Engine] = DMA
+    NEW_DM_TENSOR: ClassVar[bool] = True
 
     src: Ref = operand()
     kind: DmaKind = attr()

@@ -113,6 +113,7 @@ class DmaIntoOp(DmaOp):
 
     NAME: ClassVar[str] = "tu.dma_into"
     MNEMONIC: ClassVar[str] = "dma_into"
+    NEW_DM_TENSOR: ClassVar[bool] = False  # it writes into a tensor placed before it
     PIPELINE_RANK: ClassVar[int] = 112
 
     src_view: tuple[Mapping, ...] = attr(converter=tuple)

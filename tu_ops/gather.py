@@ -92,6 +92,7 @@ class ScatterOp(DmaOp):
 
     NAME: ClassVar[str] = "tu.dma_scatter"
     MNEMONIC: ClassVar[str] = "dma_scatter"
+    NEW_DM_TENSOR: ClassVar[bool] = False  # its result is in HBM
     PIPELINE_RANK: ClassVar[int] = 116
     TRACED_STAGE: ClassVar[str | None] = "dma_scatter"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("dm",)

@@ -170,8 +170,7 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
                 size = tensor_bytes(op.output_type, target)
                 dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
                                        first_step=i, last_step=end))
-            elif op.MNEMONIC in ("dma", "dma_window", "dma_gather", "dma_shuffle", "dma_spm", "dma_redistribute",
-                                 "dma_relayout") and op.output_type.kind == "dm" and op.commands:
+            elif op.NEW_DM_TENSOR and op.output_type.kind == "dm" and op.commands:
                 base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
                 dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
                                        first_step=i, last_step=end))

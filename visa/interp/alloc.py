@@ -59,8 +59,7 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
             end = max(i, last.get(op.result.id, i))
             if op.result.id in roots:
                 continue
-            if op.MNEMONIC in ("dma", "dma_window", "dma_gather", "dma_shuffle", "dma_spm", "dma_redistribute",
-                               "dma_relayout", "commit", "tensor_new") and op.output_type.kind == "dm":
+            if (op.NEW_DM_TENSOR or op.MNEMONIC in ("commit", "tensor_new")) and op.output_type.kind == "dm":
                 size = tensor_bytes(op.output_type, target)
                 busy = [(b, e) for b, e, lst in dm.values() if lst >= i]
                 base = lowest(busy, size, 8)
