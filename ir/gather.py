@@ -1,16 +1,19 @@
 """Gathers with indices held in a tensor (docs/machine/dma.md "Gather"): what an index selects.
 
 `table.dma_gather_scaled(index, DmTensor[...])` and `dma_gather_unscaled` read rows of an
-HBM table into DM at the rows an i32 index tensor names. The output's axes are the
-*payload* (table axes the output keeps) and the *index axes* (every axis of the index
-tensor); the one table axis left over is the *key*, which the index values select:
-`out[p, r] = table[key = index[r], p]`. A scaled index holds byte offsets (row `k` is
-`k * row_bytes`), an unscaled one raw row numbers.
+HBM table into DM at the rows an i32 index tensor names. The output's axes are the table
+axes it keeps and the *index axes* (every axis of the index tensor); the table axes left
+over are the *key*, one axis or several consecutive ones (the key region), whose positions
+the index values select. The table reads as `outer, key, payload`: the *payload* is the
+axes after the key (one contiguous row), the *outer* axes those before it (none when the
+key is the outermost axis): `out[o, r, p] = table[o, key = index[r], p]`. A scaled index
+holds byte offsets (position `k` is `k * row_bytes`, the stride between key positions), an
+unscaled one raw positions.
 
 The gathered rows form a *virtual source*: an HBM tensor of the table's chip whose element
-is the index axes followed by the payload, in the table's order. The gather moves it into
-the DM output exactly as a `to_dm` would, so the DMA rules apply to it (GATHER-4), and
-the lowering emits that DMA's commands.
+is the outer axes, the index axes, then the payload, in the table's order. The gather moves
+it into the DM output exactly as a `to_dm` would, so the DMA rules apply to it (GATHER-4),
+and the lowering emits that DMA's commands.
 """
 
 from __future__ import annotations
@@ -37,13 +40,21 @@ SPM_INDEX_BYTES = 4096
 
 @attrs.frozen
 class GatherShape:
-    """The key the index selects, the payload rows carry and the index's own axes."""
+    """The key the index selects, the payload rows carry, the index's own axes and the table
+    axes outside the key region."""
 
     key: str
     rows: int
     payload: tuple[tuple[str, int], ...]
     index: tuple[tuple[str, int], ...]
     terms: tuple[Mapping, ...] = ()   # the index's digits (`index_terms`), one per entry of `index`
+    outer: tuple[tuple[str, int], ...] = ()    # table axes before the key region: one row per position
+    region: tuple[tuple[str, int], ...] = ()   # the key's axes (one, or several consecutive), `rows` positions
+
+    @property
+    def outer_count(self) -> int:
+        """Row copies per index value: one per position of the axes outside the key region."""
+        return cells(self.outer)
 
     @property
     def row_cells(self) -> int:
@@ -137,18 +148,21 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
     if missing:
         return Violation("GATHER-3", f"output axis {missing[0]} is neither an index axis nor an axis of the table",
                          label=f"index axes: {', '.join(sorted(idx_names)) or 'none'}")
-    keys = [a for a, _ in table_axes if a not in payload_names]
-    if len(keys) != 1:
-        what = "no table axis is" if not keys else f"{len(keys)} table axes ({', '.join(keys)}) are"
-        return Violation("GATHER-3", f"{what} left for the index to select: the output keeps every other table "
-                                     "axis and the index's axes replace exactly one",
+    names = [a for a, _ in table_axes]
+    keys = [a for a in names if a not in payload_names]
+    if not keys:
+        return Violation("GATHER-3", "no table axis is left for the index to select: the output keeps every table "
+                                     "axis, and the index's axes take the place of the selected ones",
                          help="drop the selected (key) axis from the output; the index's axes take its place")
-    if table_axes[0][0] != keys[0]:
-        return Violation("GATHER-3", f"the key axis {keys[0]} must be the table's outermost axis, so a row is "
-                                     f"contiguous (the table's element is `{table.element}`)",
-                         help=f"store the table as m(\"{keys[0]}, ...\")")
-    payload = tuple((a, n) for a, n in table_axes if a != keys[0])
-    return GatherShape(keys[0], table_axes[0][1], payload, idx, terms)
+    first = names.index(keys[0])
+    if names[first:first + len(keys)] != keys:
+        return Violation("GATHER-3", f"the table axes the index selects ({', '.join(keys)}) are not consecutive in "
+                                     f"`{table.element}`: an index value names one position of one consecutive "
+                                     "region of the table's axes",
+                         help="keep every other table axis in the output, or store the selected axes side by side")
+    region = table_axes[first:first + len(keys)]
+    payload = table_axes[first + len(keys):]
+    return GatherShape(", ".join(keys), cells(region), payload, idx, terms, outer=table_axes[:first], region=region)
 
 
 def index_scratch(index_t: Any) -> HbmType:
@@ -157,8 +171,9 @@ def index_scratch(index_t: Any) -> HbmType:
 
 
 def virtual_source(table: HbmType, shape: GatherShape) -> HbmType:
-    """The gathered rows as an HBM tensor: the index axes, then the payload, on the table's chip."""
-    names = list(shape.terms) + [Symbol(a, n) for a, n in shape.payload]
+    """The gathered rows as an HBM tensor on the table's chip: the table's axes outside the key
+    region (`shape.outer`), then the index axes, then the payload (each row's contiguous bytes)."""
+    names = [Symbol(a, n) for a, n in shape.outer] + list(shape.terms) + [Symbol(a, n) for a, n in shape.payload]
     return HbmType(table.dtype, table.chip, pair_all(names))
 
 

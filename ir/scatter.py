@@ -2,15 +2,17 @@
 
 `data.dma_scatter(index, HbmTensor[...], m("K"))` writes the DM tensor `data` into rows of a
 new HBM tensor (zero elsewhere): the *key* axes (`m("K")`) of the data are replaced by the
-output's one *scatter axis*, selected by the i32 index tensor whose axes are the key's:
-`out[idx[k], p] = data[k, p]` (the last write wins for a repeated index). Index values are
-byte offsets (row `r` is `r * row_bytes`). The other data axes (the payload) are the rest of
-the output, whose element is the scatter axis then the payload, whole axes. The key `m("1")`
-makes the whole data one row, placed by the one value of an index over `m("1")` (a KV-cache
-update of one token).
+output's *scatter axes*, selected by the i32 index tensor whose axes are the key's:
+`out[o, idx[k], p] = data[o, k, p]` (the last write wins for a repeated index). Index values
+are byte offsets (position `r` is `r * row_bytes`). The other data axes are the rest of the
+output, whose element is whole axes: the *outer* axes, the scatter region (one axis or several
+consecutive ones), then the *payload*, one contiguous row. The key `m("1")` makes the whole
+data one row, placed by the one value of an index over `m("1")` (a KV-cache update of one
+token).
 
-The data, re-laid as the key axes then the payload in the output's order, is the *virtual
-destination* a `to_hbm` would write (`virtual_rows`); the scatter then writes its rows.
+The data, re-laid as the outer axes, the key axes, then the payload in the output's order,
+is the *virtual destination* a `to_hbm` would write (`virtual_rows`); the scatter then
+writes its rows.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ class ScatterShape:
     axis: str
     rows: int
     payload: tuple[tuple[str, int], ...]
+    outer: tuple[tuple[str, int], ...] = ()    # output axes before the scatter region: one row per position
+    region: tuple[tuple[str, int], ...] = ()   # the scatter axes (one, or several consecutive), `rows` positions
+
+    @property
+    def outer_count(self) -> int:
+        return cells(self.outer)
 
     @property
     def row_cells(self) -> int:
@@ -65,15 +73,21 @@ def scatter_shape(data: Any, key: Any, index: Any, out: HbmType) -> ScatterShape
     if not payload_names <= {a for a, _ in out_axes}:
         missing = sorted(payload_names - {a for a, _ in out_axes})
         return Violation("SCATTER-4", f"data axis {missing[0]} is neither in the key nor in the output")
-    extra = [a for a, _ in out_axes if a not in payload_names]
-    if len(extra) != 1 or out_axes[0][0] != extra[0]:
-        return Violation("SCATTER-4", f"the output `{out.element}` must be one scatter axis, outermost, then the "
-                                      f"data's other axes ({', '.join(sorted(payload_names)) or 'none'})",
-                         help="e.g. HbmTensor[dtype, Chip, m(\"C, D\")] for data over K, D and key K")
-    payload = tuple(x for x in out_axes if x[0] != extra[0])
-    return ScatterShape(idx, extra[0], out_axes[0][1], payload)
+    names = [a for a, _ in out_axes]
+    extra = [a for a in names if a not in payload_names]
+    first = names.index(extra[0]) if extra else 0
+    if not extra or names[first:first + len(extra)] != extra:
+        what = "no axis" if not extra else f"axes {', '.join(extra)} that are not consecutive"
+        return Violation("SCATTER-4", f"the output `{out.element}` has {what} besides the data's other axes "
+                                      f"({', '.join(sorted(payload_names)) or 'none'}): an index value names one "
+                                      "position of one consecutive region of the output's axes",
+                         help="e.g. HbmTensor[dtype, Chip, m(\"A, C, D\")] for data over A, K, D and key K")
+    region = out_axes[first:first + len(extra)]
+    return ScatterShape(idx, ", ".join(extra), cells(region), out_axes[first + len(extra):],
+                        outer=out_axes[:first], region=region)
 
 
 def virtual_rows(data: Any, shape: ScatterShape) -> HbmType:
-    """The data as the HBM tensor of its rows in index order: the key axes, then the payload."""
-    return HbmType(data.dtype, data.chip, pair_all([Symbol(a, n) for a, n in shape.key + shape.payload]))
+    """The data as the HBM tensor of its rows in index order: the output's axes outside the
+    scatter region, the key axes, then the payload (each row's contiguous bytes)."""
+    return HbmType(data.dtype, data.chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.key + shape.payload]))

@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
+from ir.gather import gather_shape
 from ir.gather_ops import Gather, Scatter
+from ir.scatter import scatter_shape
 from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
 from npu_opt.params import refuse_write
@@ -33,11 +35,26 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
         bad = Violation("TYPE-6", f"the destination of `{stage}` must be a DmTensor[...] type, not {dst!s:.60}",
                         help=f"`table.{stage}(index, DmTensor[dtype, Chip, Cluster, Slice, Element])`")
     dst_type = bad or dst.resolve()
+    if not isinstance(dst_type, Violation):
+        dst_type = _outermost_key(gather_shape(table.value.type, index.value.type, dst_type), "table") or dst_type
     if isinstance(dst_type, Violation):
         tracer.refuse(dst_type, loc, stage)
         return Poisoned(stage)
     return emit_gather(Gather(src=table.value, index=index.value, scaled=scaled, result=tracer.value(dst_type),
                               loc=loc), stage)
+
+
+def _outermost_key(shape: Any, what: str) -> Violation | None:
+    """GATHER-3 / SCATTER-4 for a v0.6 call whose key is not its tensor's one outermost axis
+    (the staged `gather` / `scatter` of v0.9 take any one consecutive region)."""
+    if isinstance(shape, Violation) or (not shape.outer and len(shape.region) == 1):
+        return None
+    code, call = ("GATHER-3", "gather(m(\"K\"), m(\"...\"))") if what == "table" else \
+        ("SCATTER-4", "view_mut().scatter(m(\"K\"), m(\"...\"))")
+    return Violation(code, f"the v0.6 call selects the {what}'s outermost axis; here the index selects "
+                           f"{shape.key if what == 'table' else shape.axis}, which is "
+                           f"{'not one axis' if len(shape.region) != 1 else 'not the outermost'}",
+                     help=f"state the indexed axis with the staged form, `{call}`")
 
 
 def emit_gather(op: Gather, stage: str) -> DmTensor:
@@ -69,13 +86,18 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
         bad = Violation("TYPE-6", f"the index of `{stage}` is an HbmTensor of byte offsets, not "
                                   f"{type(index).__name__}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
     elif isinstance(output, HbmTensor):
-        return _scatter_into(data, index, output, key, loc)
+        bad = isinstance(key, Mapping) and _outermost_key(
+            scatter_shape(data.value.type, key, index.value.type, output.value.type), "output")
+        if not bad:
+            return _scatter_into(data, index, output, key, loc)
     elif not isinstance(output, TensorSpec) or output.kind != "hbm":
         bad = Violation("TYPE-6", f"the output of `{stage}` is the HbmTensor[...] type it creates, not "
                                   f"{output!s:.60}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
     elif not isinstance(key, Mapping):
         bad = Violation("TYPE-6", f"the key of `{stage}` is a mapping m(\"...\") of the data's key axes, not {key!r:.40}")
     out_type = bad or output.resolve()
+    if not isinstance(out_type, Violation):
+        out_type = _outermost_key(scatter_shape(data.value.type, key, index.value.type, out_type), "output") or out_type
     if isinstance(out_type, Violation):
         tracer.refuse(out_type, loc, stage)
         return Poisoned(stage)

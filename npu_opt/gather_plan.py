@@ -16,10 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
-from ir.gather import _whole_axes
+from ir.gather import _whole_axes, gather_shape
 from ir.gather_ops import Gather
 from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping
+from ir.scatter import scatter_shape
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
@@ -37,8 +38,10 @@ def _refuse(violation: Violation, stage: str) -> Poisoned:
 
 
 def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str, outer: str) -> Violation | None:
-    """The indexed axis is one whole axis of `element`, its outermost, and the payload is
-    `element` without it (`code` for a declaration that does not fit, `outer` otherwise)."""
+    """The indexed axis is whole axes of `element`, side by side there (one axis, or several
+    consecutive ones), and the payload is `element` without them (`code` for a declaration
+    that does not fit, `outer` for axes that are not consecutive or an element that is not
+    whole axes)."""
     if not isinstance(indexed, Mapping) or not isinstance(payload, Mapping):
         return Violation("TYPE-6", f"`{what}` takes the indexed axis and the payload, each built by m()",
                          help=f'e.g. `.{what}(m("K"), m("D"))`')
@@ -47,19 +50,32 @@ def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str
     if axes is None:
         return Violation(outer, f"the {'table' if what == 'gather' else 'destination'}'s element `{element}` must "
                                 "list whole axes")
-    if key is None or len(key) != 1 or key[0] not in axes:
-        return Violation(code, f"the indexed axis `{indexed}` is not one whole axis of `{element}`",
-                         help="name the one axis the index values select, e.g. m(\"K\")")
-    rest = tuple(a for a in axes if a != key[0])
+    if not key or any(k not in axes for k in key):
+        return Violation(code, f"the indexed axis `{indexed}` is not whole axes of `{element}`",
+                         help="name the axis (or consecutive axes) the index values select, e.g. m(\"K\")")
+    first = axes.index(key[0])
+    if axes[first:first + len(key)] != key:
+        return Violation(outer, f"the indexed axes `{indexed}` are not side by side, in that order, in `{element}`: "
+                                "an index value names one position of one consecutive region",
+                         help="index one axis, or axes that are consecutive in the tensor's element")
+    rest = tuple(a for a in axes if a not in key)
     if _whole_axes(payload) != rest:
         expected = ", ".join(a for a, _ in rest) or "1"
         return Violation(code, f"the payload `{payload}` is not `{element}` without its indexed axis `{indexed}` "
                                f"(expected `{expected}`)", help=f'declare the payload as m("{expected}")')
-    if axes[0] != key[0]:
-        return Violation(outer, f"the indexed axis {key[0][0]} must be the outermost axis of `{element}`, so each "
-                                "index entry moves one contiguous row",
-                         help=f"store the tensor as m(\"{key[0][0]}, ...\")")
     return None
+
+
+def _region_fault(shape: Any, indexed: tuple[tuple[str, int], ...], code: str) -> Violation | None:
+    """The axes the op's types leave for the index (`shape.region`) are the declared indexed
+    axes: an output (updates) that lacks a payload axis would leave it to the index too."""
+    if isinstance(shape, Violation) or shape.region == indexed:
+        return None
+    what = "output" if code == "GATHER-3" else "updates"
+    declared, left = (", ".join(a for a, _ in axes) for axes in (indexed, shape.region))
+    return Violation(code, f"the indexed axis is {declared}, but the {what} leave{'s' if what == 'output' else ''} "
+                           f"{left} to the index: the {what} must hold the payload once per index entry",
+                     help=f"give the {what} every payload axis and, besides them, only the index's axes")
 
 
 def _padded(mapping: Mapping) -> bool:
@@ -69,14 +85,15 @@ def _padded(mapping: Mapping) -> bool:
 def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
     """`table.gather(indexed_axis, payload)`."""
     bad = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
-    return _refuse(bad, "gather") if bad is not None else GatherPlan(table)
+    return _refuse(bad, "gather") if bad is not None else GatherPlan(table, _whole_axes(indexed))
 
 
 class GatherPlan:
     """A gather being stated: the table, then its index, then (byte offsets) a prefix."""
 
-    def __init__(self, table: HbmTensor) -> None:
+    def __init__(self, table: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._table = table
+        self._indexed = indexed
         self._index: Any = None
         self._scaled = True
         self._prefix: int | None = None
@@ -133,6 +150,9 @@ class GatherPlan:
             bad = Violation("TYPE-6", f"the destination of a gather's `to_dm` must be a DmTensor[...] type, not "
                                       f"{dst!s:.60}")
         dst_type = bad or dst.resolve()
+        if not isinstance(dst_type, Violation):
+            shape = gather_shape(self._table.type, self._index.type, dst_type)
+            dst_type = _region_fault(shape, self._indexed, "GATHER-3") or dst_type
         if isinstance(dst_type, Violation):
             return _refuse(dst_type, stage)
         tracer = current()
@@ -171,14 +191,15 @@ def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
         return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()`, not a "
                                               "tile or reshape of it"), "scatter")
     bad = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
-    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base)
+    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base, _whole_axes(indexed))
 
 
 class ScatterPlan:
     """A scatter being stated: its destination, then its index, then the updates."""
 
-    def __init__(self, destination: HbmTensor) -> None:
+    def __init__(self, destination: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._dst = destination
+        self._indexed = indexed
         self._index: Any = None
         self._key: Mapping | None = None
 
@@ -221,6 +242,10 @@ class ScatterPlan:
             bad = Violation("SCATTER-8", "the scatter has no index yet", help="`.by_byte_offsets(index)` first")
         if bad is None and getattr(getattr(updates, "type", None), "kind", None) != "dm":
             bad = Violation("TYPE-6", f"`{stage}` takes the DM tensor of updates, not {type(updates).__name__}")
+        if bad is None:
+            index_t = self._index.value.type
+            shape = scatter_shape(updates.type, self._key, index_t, self._dst.value.type)
+            bad = _region_fault(shape, self._indexed, "SCATTER-4")
         if bad is not None:
             return _refuse(bad, stage)
         return _scatter_into(updates, self._index, self._dst, self._key, location_of(stage))

@@ -8,7 +8,9 @@ kind=HBM_TO_DM element_type=bf16 aggregate=... commands=[...] : <hbm> -> <dm>`.
 The engine reads every index value (from HBM, or for `UNSCALED` from the index's DM by
 `index_commands`, a DM -> HBM walk into the index's logical order), turns it into a row
 address (a scaled value is a byte offset, an unscaled one `row * row_bytes`) and copies
-that `row_bytes` row. The gathered rows, laid out as `ir.gather.virtual_source`, are
+that `row_bytes` row (with `outer=n`, a key that is not the table's outermost axis, the
+table is n blocks of `rows` rows and each value copies its row from every block). The
+gathered rows, laid out as `ir.gather.virtual_source`, are
 then written by `commands` exactly as a DmaOp writes its source into DM. The verifier
 checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1.
 """
@@ -52,6 +54,9 @@ class GatherOp(DmaOp):
     row_bytes: int = attr()
     rows: int = attr()
     gathered: int = attr()           # index values per chip: the rows the commands read
+    # a key that is not the table's outermost axis: the table reads as `outer` blocks of `rows`
+    # rows each, and each index value copies one row from every block (absent: one block)
+    outer: int | None = attr(None, optional=True)
     index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
     prefix: int | None = attr(None, optional=True)   # `.sparse_prefix(n)`: each chip's first n entries only
 
@@ -64,13 +69,15 @@ class GatherOp(DmaOp):
 
     @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        rows = Alloc(0, self.input_type.chip.size * self.gathered * self.row_bytes)
+        rows = Alloc(0, self.input_type.chip.size * (self.outer or 1) * self.gathered * self.row_bytes)
         return self.sides_problem(target, rows, self.dst_alloc, " (the gathered rows)")
 
     @rule("GATHEROP-1")
     def _gatherop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.row_bytes < 1 or self.rows < 1 or self.gathered < 1:
             return f"row_bytes={self.row_bytes}, rows={self.rows}, gathered={self.gathered}: each is at least 1"
+        if self.outer is not None and self.outer < 2:
+            return f"outer={self.outer}: one block of rows is written by leaving `outer` out"
         if self.prefix is not None and not 0 <= self.prefix <= self.gathered:
             return f"prefix={self.prefix}: a sparse prefix counts 0 .. {self.gathered} index entries"
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
@@ -86,7 +93,7 @@ class ScatterOp(DmaOp):
 
     `commands` read the data into its rows in index order (`ir.scatter.virtual_rows`), as a
     DmaOp writes HBM; the engine then writes row k of `row_bytes` bytes at the offset index[k]
-    of the output (zero elsewhere, or the bytes of `into` when the scatter writes into that
+    of the output (of each of its `outer` blocks of `rows` rows, when it has them) (zero elsewhere, or the bytes of `into` when the scatter writes into that
     existing tensor, of the output's type; the last write wins). DMAOP-5 checks the rows, not
     the output."""
 
@@ -102,6 +109,7 @@ class ScatterOp(DmaOp):
     row_bytes: int = attr()
     rows: int = attr()
     scattered: int = attr()          # index values per chip: the rows the commands write
+    outer: int | None = attr(None, optional=True)   # blocks of `rows` rows in the output (absent: one)
     into: Ref | None = operand(optional=True)   # the tensor written in place: its other rows kept
     # a scatter by positions (an SPM index of row numbers): UNSCALED, with the commands that read
     # the index into its logical order; both absent for byte offsets in HBM
@@ -114,13 +122,15 @@ class ScatterOp(DmaOp):
 
     @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        rows = Alloc(0, self.output_type.chip.size * self.scattered * self.row_bytes)
+        rows = Alloc(0, self.output_type.chip.size * (self.outer or 1) * self.scattered * self.row_bytes)
         return self.sides_problem(target, self.src_alloc, rows, " (the scattered rows)")
 
     @rule("SCATTEROP-1")
     def _scatterop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         if self.row_bytes < 1 or self.rows < 1 or self.scattered < 1:
             return f"row_bytes={self.row_bytes}, rows={self.rows}, scattered={self.scattered}: each is at least 1"
+        if self.outer is not None and self.outer < 2:
+            return f"outer={self.outer}: one block of rows is written by leaving `outer` out"
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands) or self.mode is IndexMode.SCALED:
             return f"mode={self.mode and self.mode.name} with {len(self.index_commands or ())} index command(s): a " \
                    "scatter by positions is UNSCALED and reads its index by index_commands; one by byte offsets " \

@@ -1,7 +1,7 @@
 """Gathers and scatters on the cpu backend (docs/machine/dma.md "Gather"): logical rows, then a DMA move.
 
-The table and the index are first moved into plain logical layouts (`[key, payload]` and
-the index's axes, `moves.move_global`); every chip's index values are checked (GATHER-6,
+The table and the index are first moved into plain logical layouts (`[outer, key,
+payload]` and the index's axes, `moves.move_global`); every chip's index values are checked (GATHER-6,
 the offending index named) and select their rows with numpy; the gathered rows, laid out
 as `ir.gather.virtual_source`, then move into the DM output like a `to_dm`.
 """
@@ -32,9 +32,11 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
     table_t, index_t = op.src.type, op.index.type
     chip = table_t.chip
     fast = options.fast_moves
-    plain_t = HbmType(table_t.dtype, chip, pair_all([Symbol(shape.key, shape.rows)] +
-                                                    [Symbol(a, n) for a, n in shape.payload]))
-    rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells)
+    blocks = shape.outer_count   # the table axes before the key region: each value takes a row of every block
+    plain_t = HbmType(table_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.region +
+                                                     shape.payload]))
+    rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, blocks, shape.rows,
+                                                                          shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all(list(shape.terms)))
     stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # SPM is stored as HBM
     values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.index_count)
@@ -47,9 +49,9 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
             raise fault
         v = values[c].astype(np.int64)
         picked[c] = v // row_bytes if op.scaled else v
-    gathered = np.take_along_axis(rows, picked[:, :, None], axis=1)
+    gathered = np.stack([rows[c][:, picked[c]] for c in range(chip.size)])   # chip, block, entry, row
     if op.prefix is not None:   # `sparse_prefix`: only each chip's first entries are gathered
-        gathered[:, op.prefix:] = 0
+        gathered[:, :, op.prefix:] = 0
     gathered = gathered.reshape(chip.size, -1)
     return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
 
@@ -62,23 +64,26 @@ def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options:
     data_t, index_t, out_t = op.src.type, op.index.type, op.result.type
     chip = data_t.chip
     fast = options.fast_moves
-    rows = moves.move_global(data, data_t, rows_t, fast=fast).reshape(chip.size, shape.count, shape.row_cells)
+    blocks = shape.outer_count
+    rows = moves.move_global(data, data_t, rows_t, fast=fast).reshape(chip.size, blocks, shape.count,
+                                                                        shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.key]))
     scaled = not isinstance(index_t, SpmType)   # an SPM index holds row numbers (`by_positions`)
     stored_t = index_t if scaled else spm_as_hbm(index_t)
     values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
     row_bytes = shape.row_cells * data_t.dtype.bits // 8
-    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(shape.axis, shape.rows)] +
-                                                  [Symbol(a, n) for a, n in shape.payload]))
-    plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(chip.size, shape.rows, shape.row_cells).copy()
-             if into else np.zeros((chip.size, shape.rows, shape.row_cells), rows.dtype))
+    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.region +
+                                                   shape.payload]))
+    plain_shape = (chip.size, blocks, shape.rows, shape.row_cells)
+    plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(plain_shape).copy()
+             if into else np.zeros(plain_shape, rows.dtype))
     for c in np.flatnonzero(~moves.logical_pad((chip,))):
         fault = index_fault(values[c], scaled, row_bytes, shape.rows, shape.axis, shape.key, int(c), "scatter")
         if fault is not None:
             raise fault
         targets = values[c] // row_bytes if scaled else values[c]
         last = len(targets) - 1 - np.unique(targets[::-1], return_index=True)[1]   # the last write wins
-        plain[c, targets[last]] = rows[c, last]
+        plain[c][:, targets[last]] = rows[c][:, last]
     return moves.move_global(plain.reshape(chip.size, -1), plain_t, out_t, fast=fast)
 
 

@@ -30,7 +30,12 @@ CASES = {
     "indexed axis not in the table": ("GATHER-7", lambda c, t, r, w: t.gather(m("N"), m("W"))),
     "payload keeps the indexed axis": ("GATHER-7", lambda c, t, r, w: t.gather(m("T"), m("T, W"))),
     "payload in another order": ("GATHER-7", lambda c, t, r, w: w.gather(m("U"), m("W, T"))),
-    "indexed axis not outermost": ("GATHER-3", lambda c, t, r, w: w.gather(m("T"), m("U, W"))),
+    "indexed axes not side by side": ("GATHER-3", lambda c, t, r, w: w.gather(m("U, W"), m("T"))),
+    "indexed axes out of order": ("GATHER-3", lambda c, t, r, w: w.gather(m("T, U"), m("W"))),
+    "output lacks a payload axis": ("GATHER-3", lambda c, t, r, w: w.gather(m("T"), m("U, W")).by_byte_offsets(r)
+                                    .to_dm(c.tdma, DmTensor[bf16, Chip, Cluster, m("N # 64"), m("W")])),
+    "v0.6 gather on an inner axis": ("GATHER-3", lambda c, t, r, w: w.dma_gather_scaled(
+        r, DmTensor[bf16, Chip, Cluster, m("U, N"), m("W")])),
     "byte offsets from SPM": ("GATHER-8", lambda c, t, r, w: t.gather(m("T"), m("W")).by_byte_offsets(_spm(r))),
     "positions from HBM": ("GATHER-8", lambda c, t, r, w: t.gather(m("T"), m("W")).by_positions(m("N"), r)),
     "list spread over PEs": ("GATHER-8",
@@ -107,8 +112,24 @@ SCATTER = {
                                       .by_positions(m("N"), r.to_dm(c.tdma, DmTensor[i32, Chip, Cluster, m("1 # 256"),
                                                                                    m("N")]).to_spm(
                                           c.tdma, SpmTensor[i32, Chip, Cluster, m("1 # 4"), m("N")])).from_dm(c.tdma, d)),
+    "indexed axes not side by side": ("SCATTER-4", lambda c, d, o, r, out: _wide(out).scatter(m("U, W"), m("C"))),
+    "updates lack a payload axis": ("SCATTER-4", lambda c, d, o, r, out: _wide(out).scatter(m("C"), m("U, W"))
+                                    .by_byte_offsets(o).from_dm(c.tdma, d)),
+    "v0.6 scatter on an inner axis": ("SCATTER-4", lambda c, d, o, r, out: _wide_updates(c).dma_scatter(
+        o, HbmTensor[bf16, Chip, m("U, C, W")], m("S"))),
     "read-only destination": ("PARAM-1", None),
 }
+
+
+def _wide(out):
+    return _WIDE[0].view_mut()
+
+
+def _wide_updates(c):
+    return _WIDE_FRESH[0].to_dm(c.tdma, DmTensor[bf16, Chip, Cluster, m("U, S # 64"), m("W")])
+
+
+_WIDE, _WIDE_FRESH = [], []   # a destination (U, C, W) and updates (U, S, W) for the inner-axis cases
 
 
 @pytest.mark.parametrize("case", sorted(SCATTER))
@@ -123,7 +144,9 @@ def test_scatter_refusals(case):
     else:
         @device(chip=1)
         def kernel(ctx: Context, fresh: HbmTensor[bf16, Chip, m("S, W")], offsets: HbmTensor[i32, Chip, m("S")],
-                   rows: HbmTensor[i32, Chip, m("N")], cache: Mut[HbmTensor[bf16, Chip, m("C, W")]]) -> None:
+                   rows: HbmTensor[i32, Chip, m("N")], cache: Mut[HbmTensor[bf16, Chip, m("C, W")]],
+                   wide: Mut[HbmTensor[bf16, Chip, m("U, C, W")]], wide_fresh: HbmTensor[bf16, Chip, m("U, S, W")]) -> None:
+            _WIDE[:], _WIDE_FRESH[:] = [wide], [wide_fresh]
             d = fresh.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("S # 64"), m("W")])
             body(ctx, d, offsets, rows, cache)
 

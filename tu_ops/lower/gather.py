@@ -47,11 +47,13 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> Gat
         index_commands = read.commands
     bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
+    outer = shape.outer_count
     return GatherOp(result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind,
                     element_type=table_t.dtype, commands=rows.commands, input_type=table_t, output_type=dst_t,
                     mode=IndexMode.SCALED if op.scaled else IndexMode.UNSCALED, row_bytes=row_bytes,
                     rows=shape.rows, gathered=shape.index_count, index_commands=index_commands, prefix=op.prefix,
-                    src_alloc=Alloc(0, table_t.chip.size * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
+                    outer=outer if outer > 1 else None,
+                    src_alloc=Alloc(0, table_t.chip.size * outer * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 
 def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None) -> ScatterOp:
@@ -73,10 +75,12 @@ def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into:
         read = lower_dma(ir.ToHbm(src=ir.Value(index, spm_as_hbm(index_t)), result=ir.Value(result, scratch),
                                   loc=op.loc), result, index, spm_as_hbm(index_t), scratch, target)
         mode, index_commands = IndexMode.UNSCALED, read.commands
+    outer = shape.outer_count
     return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
                      commands=rows.commands, input_type=data_t, output_type=out_t, row_bytes=row_bytes,
                      rows=shape.rows, scattered=shape.count, src_alloc=None, into=None if into is None else Ref(into),
-                     dst_alloc=Alloc(0, out_t.chip.size * shape.rows * row_bytes), loc=op.loc)
+                     outer=outer if outer > 1 else None,
+                     dst_alloc=Alloc(0, out_t.chip.size * outer * shape.rows * row_bytes), loc=op.loc)
 
 
 def lower_shuffle(op: Any, result: int, src: int, target: Any) -> ShuffleOp:

@@ -9,7 +9,9 @@ Every live chip's index values are read as little-endian i32 (a scaled index fro
 tensor; an unscaled one from DM through the record's `index_commands`, run as a DM -> HBM
 DMA), checked (GATHER-6: the offending index is named, nothing is written), and turned into
 table rows of `row_bytes` bytes. The rows, one after another per chip, are the source the
-record's `commands` then write into the DM result exactly as a `dma` record does.
+record's `commands` then write into the DM result exactly as a `dma` record does. With
+`outer=n` the table (a scatter's output) is n blocks of `rows` rows, and every index value
+moves one row of each block.
 """
 
 from __future__ import annotations
@@ -57,15 +59,16 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
     check(not hasattr(shape, "code"), "the record's types describe no gather", op)
     table = env.get(op.src.id)
     check(isinstance(table, np.ndarray), f"the table {op.src} is not an HBM tensor", op)
-    chips = table_t.chip.size
-    table_bytes = shape.rows * op.row_bytes
-    check(table.size == chips * table_bytes and (op.rows, op.gathered) == (shape.rows, shape.index_count),
-          "rows, gathered and row_bytes disagree with the table and index types", op)
+    chips, blocks = table_t.chip.size, op.outer or 1
+    table_bytes = blocks * shape.rows * op.row_bytes
+    check(table.size == chips * table_bytes and (op.rows, op.gathered, blocks) ==
+          (shape.rows, shape.index_count, shape.outer_count),
+          "rows, gathered, outer and row_bytes disagree with the table and index types", op)
     raw = _index_bytes(op, mem, env, index_t, index_scratch(index_t))
     count = op.gathered
     check(raw.size >= chips * count * 4, "the index holds fewer values than the record gathers", op)
     live = ~pad_mask(table_t.chip)
-    rows = np.zeros((chips, count * op.row_bytes), np.uint8)
+    rows = np.zeros((chips, blocks, count, op.row_bytes), np.uint8)
     for c in range(chips):
         if not live[c]:
             continue
@@ -74,10 +77,10 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
         if fault is not None:
             raise fault
         picked = values // op.row_bytes if op.mode.name == "SCALED" else values
-        chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(op.rows, op.row_bytes)
-        rows[c] = chip_rows[picked].reshape(-1)
+        chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(blocks, op.rows, op.row_bytes)
+        rows[c] = chip_rows[:, picked]   # each value's row from every block of the table
         if op.prefix is not None:   # `sparse_prefix`: the entries past it are not gathered
-            rows[c, op.prefix * op.row_bytes:] = 0
+            rows[c, :, op.prefix:] = 0
     virtual = virtual_source(table_t, shape)
     source = Ref(-1 - op.result.id)
     env[source.id] = rows.reshape(-1)
@@ -98,7 +101,9 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
     key = index_t.element if index_t.kind == "hbm" else pair_all([Symbol(a, n) for a, n in positions_axes(index_t)])
     shape = scatter_shape(data_t, key, index_t, out_t)
     check(not hasattr(shape, "code"), "the record's types describe no scatter", op)
-    check((op.rows, op.scattered) == (shape.rows, shape.count), "rows and scattered disagree with the types", op)
+    blocks = op.outer or 1
+    check((op.rows, op.scattered, blocks) == (shape.rows, shape.count, shape.outer_count),
+          "rows, scattered and outer disagree with the types", op)
     rows_t = virtual_rows(data_t, shape)
     read = DmaOp(result=Ref(-1 - op.result.id), src=op.src, kind=DmaKind.DM_TO_HBM, element_type=op.element_type,
                  commands=op.commands, input_type=data_t, output_type=rows_t, loc=op.loc)
@@ -112,7 +117,8 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
                             commands=op.index_commands, input_type=spm_as_hbm(index_t), output_type=scratch,
                             loc=op.loc), mem, env)
     chips, count, width = out_t.chip.size, op.scattered, op.row_bytes
-    out = np.zeros(chips * op.rows * width, np.uint8)
+    block, src_block = op.rows * width, count * width
+    out = np.zeros(chips * blocks * block, np.uint8)
     if op.into is not None:  # into an existing tensor: the rows no index names keep its bytes
         old = env.get(op.into.id)
         check(isinstance(old, np.ndarray) and old.size == out.size, f"{op.into} is not an HBM tensor of the output's bytes", op)
@@ -125,9 +131,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
         fault = index_fault(values, scaled, width, op.rows, shape.axis, shape.key, c, "scatter")
         if fault is not None:
             raise fault
-        base, src = c * op.rows * width, c * count * width
-        for k, offset in enumerate((values if scaled else values * width).tolist()):   # in index order: the last write wins
-            out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
+        for b in range(blocks):   # each block of the output takes its own row of every entry
+            base, src = (c * blocks + b) * block, (c * blocks + b) * src_block
+            for k, offset in enumerate((values if scaled else values * width).tolist()):   # the last write wins
+                out[base + offset:base + offset + width] = rows[src + k * width:src + (k + 1) * width]
     return out
 
 
