@@ -223,13 +223,13 @@ _ENTRIES: list[CodeInfo] = [
     # topology and data movement (ir.topology, npu_opt.gather; docs/machine/topology.md)
     CodeInfo("SPACE-5", "Cluster or Slice larger than the kernel's PEs", "trace", "docs/machine/topology.md"),
     *_rules("GATHER", 6, "docs/machine/dma.md", [
-        "gather index is not i32", "gather across chips", "index selects no single outermost table axis",
+        "gather index is not i32", "gather across chips", "index selects no consecutive region of table axes",
         "gathered rows break the DMA layout rules", "unscaled index over one PE's SPM",
         "index value selects no row"], phases={6: "run"}),
     CodeInfo("GATHEROP-1", "gather record fields inconsistent", "verify", "docs/machine/dma.md"),
     *_rules("SCATTER", 6, "docs/machine/dma.md", [
         "scatter index is not an i32 HBM tensor", "scatter across chips", "scatter key is not the index's axes",
-        "scatter output is not one row axis and the payload", "unscaled scatter is not available",
+        "scatter output is not one consecutive row region and the payload", "unscaled scatter is not available",
         "index value selects no output row"], phases={6: "run"}),
     CodeInfo("SCATTEROP-1", "scatter record fields inconsistent", "verify", "docs/machine/dma.md"),
     *_rules("SHUFFLE", 3, "docs/machine/topology.md", [

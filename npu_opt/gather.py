@@ -49,11 +49,12 @@ def _outermost_key(shape: Any, what: str) -> Violation | None:
     (the staged `gather` / `scatter` of v0.9 take any one consecutive region)."""
     if isinstance(shape, Violation) or (not shape.outer and len(shape.region) == 1):
         return None
-    code, call = ("GATHER-3", "gather(m(\"K\"), m(\"...\"))") if what == "table" else \
-        ("SCATTER-4", "view_mut().scatter(m(\"K\"), m(\"...\"))")
-    return Violation(code, f"the v0.6 call selects the {what}'s outermost axis; here the index selects "
-                           f"{shape.key if what == 'table' else shape.axis}, which is "
-                           f"{'not one axis' if len(shape.region) != 1 else 'not the outermost'}",
+    key = shape.key if what == "table" else shape.axis
+    payload = ", ".join(a for a, _ in shape.outer + shape.payload) or "1"
+    code, call = ("GATHER-3", f"table.gather(m(\"{key}\"), m(\"{payload}\"))") if what == "table" else \
+        ("SCATTER-4", f"out.view_mut().scatter(m(\"{key}\"), m(\"{payload}\"))")
+    return Violation(code, f"the v0.6 call selects the {what}'s outermost axis; here the index selects {key}, "
+                           f"which is {'not one axis' if len(shape.region) != 1 else 'not the outermost'}",
                      help=f"state the indexed axis with the staged form, `{call}`")
 
 

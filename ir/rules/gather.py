@@ -3,7 +3,8 @@
 GATHER-1: the index is an i32 tensor (HBM for a scaled gather, DM for an unscaled one).
 GATHER-2: table, index and output live on the same chips (a gather never crosses chips); an
           index broadcast over the table's chips is one list each chip reads.
-GATHER-3: the index selects exactly one table axis, the outermost (`ir.gather.gather_shape`).
+GATHER-3: the index selects one consecutive region of table axes, the axes after it a row of
+          whole bytes (`ir.gather.gather_shape`); a v0.6 call, the one outermost axis.
 GATHER-4: the gathered rows move into DM as a `to_dm` would (DMA-1..6 on the virtual source).
 GATHER-5: an unscaled index fits the SPM of one processing element per (chip, cluster).
 """

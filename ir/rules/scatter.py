@@ -4,8 +4,9 @@ SCATTER-1: the index is an i32 HBM tensor of byte offsets (or, from the staged `
            an i32 SPM list of row numbers).
 SCATTER-2: data, index and output live on the same chips.
 SCATTER-3: the key is whole axes of the data, and the index lists exactly the key's axes.
-SCATTER-4: the output is one scatter axis (outermost) then the payload; the rows move as a
-           `to_hbm` of the data would (DMA-1..6) and are whole bytes.
+SCATTER-4: the output is the payload with one consecutive region of scatter axes among it
+           (a v0.6 call: one axis, outermost); the rows move as a `to_hbm` of the data
+           would (DMA-1..6) and are whole bytes.
 SCATTER-5: `dma_scatter_unscaled` (an index in DM) is not available: the reference declares
            it and leaves it unimplemented.
 """
