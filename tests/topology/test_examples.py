@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(153)
 
 
-def _kernel(name):
-    found = discover([str(ROOT / "examples" / "topology" / f"{name}.py")])
+def _kernel(name, file=None):
+    found = discover([str(ROOT / "examples" / "topology" / f"{file or name}.py")])
     assert not found.errors
     return next(k for k in found.kernels if k.name == name)
 
@@ -68,3 +68,30 @@ def test_two_chip_add_adds_two_tensors_on_each_chip_with_wrap_around():
 def test_the_two_chip_artifact_is_built_for_rngd_2chip():
     text = npu_opt.compile(_kernel("two_chip_add")).text
     assert text.splitlines()[2].startswith('target "rngd-2chip"')
+
+
+def test_take_along_axis_reads_a_position_of_every_head():
+    cache = RNG.standard_normal((8, 256, 64)).astype(ml_dtypes.bfloat16)
+    positions = RNG.integers(0, 256, 32)
+    out = _both(_kernel("take_along_axis"), cache, (positions * 128).astype(np.int32))
+    assert (_bits(out) == _bits(np.take(cache, positions, axis=1))).all()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_put_along_axis_writes_a_position_of_every_head(backend):
+    fresh = RNG.standard_normal((8, 16, 64)).astype(ml_dtypes.bfloat16)
+    positions = RNG.permutation(256)[:16]
+    cache = RNG.standard_normal((8, 256, 64)).astype(ml_dtypes.bfloat16)
+    want = cache.copy()
+    want[:, positions] = fresh
+    npu_opt.run(_kernel("put_along_axis", "take_along_axis"), fresh, (positions * 128).astype(np.int32), cache, backend=backend)
+    assert (_bits(cache) == _bits(want)).all()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_put_along_axis_refuses_a_position_past_the_cache(backend):
+    offsets = np.zeros(16, np.int32)
+    offsets[9] = 256 * 128
+    with pytest.raises(GatherIndexError, match=r"\[NEW=9\].*row 256 of POS"):
+        npu_opt.run(_kernel("put_along_axis", "take_along_axis"), np.zeros((8, 16, 64), ml_dtypes.bfloat16), offsets,
+                    np.zeros((8, 256, 64), ml_dtypes.bfloat16), backend=backend)
