@@ -10,7 +10,9 @@ The engine reads every index value (from HBM, or for `UNSCALED` from the index's
 address (a scaled value is a byte offset, an unscaled one `row * row_bytes`) and copies
 that `row_bytes` row. The gathered rows, laid out as `ir.gather.virtual_source`, are
 then written by `commands` exactly as a DmaOp writes its source into DM. The verifier
-checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1.
+checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1; a
+runtime sparse prefix is the operand `count=%k`, the `scalar[i32]` record of its length
+(GATHEROP-2), printed only when present.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.gather_prefix import COUNT_DTYPE
 from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
+from tu_ops.printing import type_text
 from tu_ops.dma import DmaCommand, DmaOp
 
 __all__ = ["IndexMode", "GatherOp", "ScatterOp", "ShuffleLevel", "ShuffleOp"]
@@ -54,6 +58,7 @@ class GatherOp(DmaOp):
     gathered: int = attr()           # index values per chip: the rows the commands read
     index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
     prefix: int | None = attr(None, optional=True)   # `.sparse_prefix(n)`: each chip's first n entries only
+    count: Ref | None = operand(optional=True)   # a runtime `.sparse_prefix(n)`: the scalar[i32] record of n
 
     def traced_stage(self) -> str | None:
         """The gather call, by its index mode."""
@@ -76,6 +81,21 @@ class GatherOp(DmaOp):
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
             return f"mode={self.mode.name} with {len(self.index_commands)} index command(s): an unscaled " \
                    "index is read from DM by its index_commands, a scaled one from HBM without them"
+        return None
+
+    @rule("GATHEROP-2")
+    def _gatherop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.count is None:
+            return None
+        if self.prefix is not None or self.mode is not IndexMode.SCALED:
+            return f"count={self.count} on a gather with {'prefix=' if self.prefix is not None else 'mode=UNSCALED'}" \
+                   ": a runtime count shortens a SCALED gather that has no trace-time prefix"
+        made = ctx.op(self.count) if ctx is not None else None
+        if ctx is not None and made is None:
+            return f"count={self.count} is not the result of a record"
+        t = getattr(made, "output_type", None)
+        if made is not None and (getattr(t, "kind", None) != "scalar" or t.dtype.name != COUNT_DTYPE):
+            return f"count={self.count} is {type_text(t, spatial=False)}, not scalar[{COUNT_DTYPE}]"
         return None
 
 
