@@ -220,3 +220,16 @@ def test_the_schedule_counts_the_whole_list_and_waits_for_the_count():
     assert short.step.duration == full.step.duration > 0          # the worst case: every entry
     assert any(a.space == f"spm:{load.step.label}" and not a.write for a in short.step.accesses)
     assert short.start >= load.end
+
+
+def test_an_ir_gather_with_a_count_of_another_type_breaks_its_rule():
+    text = print_kernel(k.cast_prefix.trace().kernel)
+    line = next(x for x in text.splitlines() if " = dma_gather " in x)
+    count = re.search(r"dma_gather %\d+, %\d+, (%\d+) scaled", line).group(1)
+    load = next(x for x in text.splitlines() if " = scalar_load " in x).split(" = ")[0].strip()
+    for edited, code in ((line, None), (line.replace(f", {count} scaled", f", {load} scaled"), "GATHER-9"),
+                         (line.replace(" scaled=True", " scaled=True prefix=3"), "GATHER-9")):
+        kernel = parse_kernel(text.replace(line, edited))
+        (gather,) = [op for op in kernel.ops if op.STAGE == "dma_gather"]
+        found = gather.check()
+        assert (found.code if found is not None else None) == code, found
