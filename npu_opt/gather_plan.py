@@ -25,7 +25,7 @@ from ir.mapping.nodes import Mapping
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
-from npu_opt.runtime_scalars import ScalarParam
+from npu_opt.runtime_scalars import Refused, ScalarParam
 from npu_opt.spm import SpmTensor
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import HbmTensor, TensorSpec
@@ -116,6 +116,8 @@ class GatherPlan:
         the output stays zero. An int, or a runtime i32 scalar (`n.to_spm(ctx.tdma)` of an
         `HbmScalar[i32]`); zero or less gathers none, more than the list gathers it all."""
         stage = "sparse_prefix"
+        if isinstance(valid_length, Refused):   # its fault is already reported
+            return Poisoned(stage)
         if isinstance(valid_length, ScalarParam):
             return _refuse(Violation("RUNTIME-7", f"scalar parameter `{valid_length.name}` is in HBM; read it "
                                                   "before the gather uses it",

@@ -233,3 +233,8 @@ def test_an_ir_gather_with_a_count_of_another_type_breaks_its_rule():
         (gather,) = [op for op in kernel.ops if op.STAGE == "dma_gather"]
         found = gather.check()
         assert (found.code if found is not None else None) == code, found
+
+
+def test_a_refused_length_is_reported_once():
+    kernel = k.refused(lambda c, t, o, n32, nu32, flag: _offsets_plan(t, o).sparse_prefix(n32.to_spm(c.pdma)))
+    assert [d.code for d in kernel.trace().diagnostics] == ["CTX-1"]
