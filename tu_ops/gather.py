@@ -18,7 +18,7 @@ runtime sparse prefix is the operand `count=%k`, the `scalar[i32]` record of its
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -26,6 +26,9 @@ from ir.gather_prefix import COUNT_DTYPE
 from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
 from tu_ops.printing import type_text
 from tu_ops.dma import DmaCommand, DmaOp
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["IndexMode", "GatherOp", "ScatterOp", "ShuffleLevel", "ShuffleOp"]
 
@@ -84,7 +87,7 @@ class GatherOp(DmaOp):
         return None
 
     @rule("GATHEROP-2")
-    def _gatherop_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _gatherop_2(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.count is None:
             return None
         if self.prefix is not None or self.mode is not IndexMode.SCALED:
