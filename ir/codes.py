@@ -227,6 +227,7 @@ _ENTRIES: list[CodeInfo] = [
         "gathered rows break the DMA layout rules", "unscaled index over one PE's SPM",
         "index value selects no row"], phases={6: "run"}),
     CodeInfo("GATHEROP-1", "gather record fields inconsistent", "verify", "docs/machine/dma.md"),
+    CodeInfo("GATHEROP-2", "gather count is not a scalar[i32] record", "verify", "docs/machine/spm.md"),
     *_rules("SCATTER", 6, "docs/machine/dma.md", [
         "scatter index is not an i32 HBM tensor", "scatter across chips", "scatter key is not the index's axes",
         "scatter output is not one consecutive row region and the payload", "unscaled scatter is not available",
@@ -311,7 +312,7 @@ _ENTRIES: list[CodeInfo] = [
     *[CodeInfo(code, title, "trace", "docs/machine/spm.md") for code, title in (
         ("GATHER-7", "staged gather's indexed axis or payload does not describe the table"),
         ("GATHER-8", "gather index given where the staged gather cannot read it"),
-        ("GATHER-9", "sparse prefix misplaced or not an int"),
+        ("GATHER-9", "sparse prefix misplaced, or neither an int nor a runtime i32"),
         ("SCATTER-7", "staged scatter's indexed axis or payload does not describe the destination"),
         ("SCATTER-8", "scatter index or destination the staged scatter cannot use"),
         ("SPM-1", "SPM tensor does not fit the scratchpad"),

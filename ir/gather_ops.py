@@ -8,6 +8,7 @@ import attrs
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, operand
 from ir.ops import Op, Value
+from ir.gather_prefix import check_count
 from ir.rules.gather import check_gather
 from ir.rules.scatter import check_scatter
 from ir.rules.shuffle import check_shuffle
@@ -22,14 +23,15 @@ class Gather(Op):
     `%3 = dma_gather %0, %2 scaled=True : dm<...>`."""
 
     STAGE = "dma_gather"
-    RULES = (check_gather,)
+    RULES = (check_gather, check_count)
     src: Value = operand()
     index: Value = operand()
     scaled: bool = attr()
     # `.sparse_prefix(n)` of the staged form: each chip gathers its first n index entries (in the
-    # index's logical order) and leaves the rest of the output zero. An int known at trace time;
-    # a runtime scalar would come in as an optional operand beside it (docs/machine/spm.md).
+    # index's logical order) and leaves the rest of the output zero. An int known at trace time
+    # is `prefix`; a runtime i32 scalar is the operand `count` (ir.gather_prefix).
     prefix: int | None = attr(None, optional=True)
+    count: Value | None = operand(optional=True)
 
     def attributes(self) -> list:
         """The attributes, without an unset prefix (the v0.6 forms print as they always did)."""

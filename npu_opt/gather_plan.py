@@ -3,8 +3,9 @@
 `table.gather(indexed_axis, payload)` names the table axis the index replaces and the rest
 of a row; `.by_byte_offsets(index)` (an i32 HBM tensor of byte offsets) or
 `.by_positions(domain, index)` (an i32 SPM tensor of row numbers) supplies the index;
-`.sparse_prefix(n)` after byte offsets keeps each chip's first n entries; `.to_dm(ctx.tdma,
-DmTensor[...])` runs it. The scatter mirrors it from a write view of the destination:
+`.sparse_prefix(n)` after byte offsets keeps each chip's first n entries (n an int, or a
+runtime i32 scalar read at launch: `ir.gather_prefix`); `.to_dm(ctx.tdma, DmTensor[...])`
+runs it. The scatter mirrors it from a write view of the destination:
 `out.view_mut().scatter(indexed_axis, payload).by_byte_offsets(index).from_dm(ctx.tdma, data)`.
 
 Both lower onto the records of the v0.6 forms (`ir.gather_ops.Gather` / `Scatter`); what the
@@ -17,6 +18,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.gather import _whole_axes, gather_shape
+from ir.gather_prefix import COUNT_DTYPE
 from ir.gather_ops import Gather
 from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping
@@ -24,6 +26,7 @@ from ir.scatter import scatter_shape
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
+from npu_opt.runtime_scalars import Refused, ScalarParam
 from npu_opt.spm import SpmTensor
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import HbmTensor, TensorSpec
@@ -97,6 +100,7 @@ class GatherPlan:
         self._index: Any = None
         self._scaled = True
         self._prefix: int | None = None
+        self._count: Any = None          # a runtime prefix: the traced i32 scalar
 
     def by_byte_offsets(self, index: Any) -> Any:
         """Byte offsets into the table, an i32 HBM tensor whose element is the index domain."""
@@ -126,17 +130,33 @@ class GatherPlan:
 
     def sparse_prefix(self, valid_length: Any) -> Any:
         """Each chip gathers only its first `valid_length` entries (domain order); the rest of
-        the output stays zero. An int (zero or less gathers none)."""
+        the output stays zero. An int, or a runtime i32 scalar (`n.to_spm(ctx.tdma)` of an
+        `HbmScalar[i32]`); zero or less gathers none, more than the list gathers it all."""
+        stage = "sparse_prefix"
+        if isinstance(valid_length, Refused):   # its fault is already reported
+            return Poisoned(stage)
+        if isinstance(valid_length, ScalarParam):
+            return _refuse(Violation("RUNTIME-7", f"scalar parameter `{valid_length.name}` is in HBM; read it "
+                                                  "before the gather uses it",
+                                     help=f"`.sparse_prefix({valid_length.name}.to_spm(ctx.tdma))`"), stage)
         if self._index is None or not self._scaled:
             return _refuse(Violation("GATHER-9", "`sparse_prefix` follows `by_byte_offsets`: it shortens a list "
                                                  "of byte offsets", help="`.by_byte_offsets(index).sparse_prefix(n)`"),
-                           "sparse_prefix")
+                           stage)
+        if self._prefix is not None or self._count is not None:
+            return _refuse(Violation("GATHER-9", "the gather already has a sparse prefix"), stage)
+        if getattr(valid_length, "RUNTIME_SCALAR", False):
+            dtype = valid_length.dtype.name
+            if dtype != COUNT_DTYPE:
+                return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes a runtime {COUNT_DTYPE}, not a {dtype}",
+                                         help=f"cast it: `.sparse_prefix(n.cast({COUNT_DTYPE}))`"
+                                         if dtype != "bool" else "pass the number of valid entries"), stage)
+            self._count = valid_length.value
+            return self
         if isinstance(valid_length, bool) or not isinstance(valid_length, int):
-            return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes an int, not {type(valid_length).__name__}",
-                                     help="pass the number of valid entries, e.g. `.sparse_prefix(100)`"),
-                           "sparse_prefix")
-        if self._prefix is not None:
-            return _refuse(Violation("GATHER-9", "the gather already has a sparse prefix"), "sparse_prefix")
+            return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes an int or a runtime i32 scalar, not "
+                                                 f"{type(valid_length).__name__}",
+                                     help="pass the number of valid entries, e.g. `.sparse_prefix(100)`"), stage)
         self._prefix = min(max(valid_length, 0), self._index.type.element.size)
         return self
 
@@ -158,7 +178,8 @@ class GatherPlan:
         tracer = current()
         loc = location_of(stage)
         return emit_gather(Gather(src=self._table.value, index=self._index.value, scaled=self._scaled,
-                                  prefix=self._prefix, result=tracer.value(dst_type), loc=loc), stage)
+                                  prefix=self._prefix, count=self._count, result=tracer.value(dst_type),
+                                  loc=loc), stage)
 
 
 def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violation | None:

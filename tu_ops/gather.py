@@ -12,18 +12,25 @@ that `row_bytes` row (with `outer=n`, a key that is not the table's outermost ax
 table is n blocks of `rows` rows and each value copies its row from every block). The
 gathered rows, laid out as `ir.gather.virtual_source`, are
 then written by `commands` exactly as a DmaOp writes its source into DM. The verifier
-checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1.
+checks DMAOP-1..5 (DMAOP-5 against the gathered rows, not the table) and GATHEROP-1; a
+runtime sparse prefix is the operand `count=%k`, the `scalar[i32]` record of its length
+(GATHEROP-2), printed only when present.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from ir.gather_prefix import COUNT_DTYPE
 from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
+from tu_ops.printing import type_text
 from tu_ops.dma import DmaCommand, DmaOp
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["IndexMode", "GatherOp", "ScatterOp", "ShuffleLevel", "ShuffleOp"]
 
@@ -59,6 +66,7 @@ class GatherOp(DmaOp):
     outer: int | None = attr(None, optional=True)
     index_commands: tuple[DmaCommand, ...] = attr((), converter=_commands)
     prefix: int | None = attr(None, optional=True)   # `.sparse_prefix(n)`: each chip's first n entries only
+    count: Ref | None = operand(optional=True)   # a runtime `.sparse_prefix(n)`: the scalar[i32] record of n
 
     def traced_stage(self) -> str | None:
         """The gather call, by its index mode."""
@@ -83,6 +91,21 @@ class GatherOp(DmaOp):
         if (self.mode is IndexMode.UNSCALED) != bool(self.index_commands):
             return f"mode={self.mode.name} with {len(self.index_commands)} index command(s): an unscaled " \
                    "index is read from DM by its index_commands, a scaled one from HBM without them"
+        return None
+
+    @rule("GATHEROP-2")
+    def _gatherop_2(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        if self.count is None:
+            return None
+        if self.prefix is not None or self.mode is not IndexMode.SCALED:
+            return f"count={self.count} on a gather with {'prefix=' if self.prefix is not None else 'mode=UNSCALED'}" \
+                   ": a runtime count shortens a SCALED gather that has no trace-time prefix"
+        made = ctx.op(self.count) if ctx is not None else None
+        if ctx is not None and made is None:
+            return f"count={self.count} is not the result of a record"
+        t = getattr(made, "output_type", None)
+        if made is not None and (getattr(t, "kind", None) != "scalar" or t.dtype.name != COUNT_DTYPE):
+            return f"count={self.count} is {type_text(t, spatial=False)}, not scalar[{COUNT_DTYPE}]"
         return None
 
 

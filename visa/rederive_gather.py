@@ -47,10 +47,13 @@ def _index_type(op: Any, types: dict[int, Any], kind: str | None = None) -> Any:
 def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The GatherOp `lower_gather` makes from `op`'s types, at the derived allocations."""
     index_t = _index_type(op, types)
+    count = None if op.count is None else op.count.id
+    if count is not None and count not in types:
+        raise Underivable(op, f"the count {op.count} has no type")
     traced = Gather(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
                     scaled=op.mode.name == "SCALED", prefix=op.prefix, result=ir.Value(op.result.id, op.output_type),
-                    loc=op.loc)
-    low = _lowered(op, traced, lambda: lower_gather(traced, op.result.id, op.src.id, op.index.id, target))
+                    count=None if count is None else ir.Value(count, types[count]), loc=op.loc)
+    low = _lowered(op, traced, lambda: lower_gather(traced, op.result.id, op.src.id, op.index.id, target, count))
     idx = dm_base.get(op.index.id, 0) if index_t.kind == "dm" else 0
     return attrs.evolve(low, commands=_moved(low.commands, dst=dm_base.get(op.result.id, 0)),
                         index_commands=_moved(low.index_commands, src=idx), aggregate=None,

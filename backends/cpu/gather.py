@@ -12,6 +12,7 @@ import numpy as np
 
 from ir.gather import index_fault, virtual_source
 from ir.gather_ops import Gather, Scatter, Shuffle
+from ir.gather_prefix import prefix_length
 from ir.mapping.nodes import Symbol, pair_all
 from ir.rules.gather import gather_parts
 from ir.rules.scatter import scatter_parts
@@ -26,8 +27,9 @@ __all__ = ["gather", "scatter", "shuffle"]
 
 
 @handles(Gather, options=True)
-def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """`dma_gather_scaled` / `dma_gather_unscaled` of a trace-valid op."""
+def gather(op, table: np.ndarray, index: np.ndarray, *count: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """`dma_gather_scaled` / `dma_gather_unscaled` of a trace-valid op (`count`: the runtime
+    value of its sparse prefix, when it has one)."""
     shape, _ = gather_parts(op)
     table_t, index_t = op.src.type, op.index.type
     chip = table_t.chip
@@ -50,8 +52,9 @@ def gather(op, table: np.ndarray, index: np.ndarray, options: CpuOptions = DEFAU
         v = values[c].astype(np.int64)
         picked[c] = v // row_bytes if op.scaled else v
     gathered = np.stack([rows[c][:, picked[c]] for c in range(chip.size)])   # chip, block, entry, row
-    if op.prefix is not None:   # `sparse_prefix`: only each chip's first entries are gathered
-        gathered[:, :, op.prefix:] = 0
+    kept = prefix_length(op.prefix, count[0] if count else None, shape.index_count)
+    if kept is not None:   # `sparse_prefix`: only each chip's first entries are gathered
+        gathered[:, :, kept:] = 0
     gathered = gathered.reshape(chip.size, -1)
     return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
 

@@ -62,6 +62,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
+            if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
+                into["count"] = lay.refs[item.count.id]
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
             continue
         if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md

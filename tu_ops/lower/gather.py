@@ -29,8 +29,9 @@ from tu_ops.lower.dma import lower_dma
 __all__ = ["lower_gather", "lower_scatter", "lower_shuffle"]
 
 
-def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> GatherOp:
-    """The GatherOp of a trace-valid `Gather` whose result is `%result`."""
+def lower_gather(op: Any, result: int, src: int, index: int, target: Any, count: int | None = None) -> GatherOp:
+    """The GatherOp of a trace-valid `Gather` whose result is `%result` (its runtime
+    sparse prefix, if any, the scalar `%count`)."""
     parts = gather_parts(op)
     if not isinstance(parts, tuple):
         raise InternalError(f"{op.text()}: a refused gather reached the lowering ({parts.message})")
@@ -53,6 +54,7 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any) -> Gat
                     mode=IndexMode.SCALED if op.scaled else IndexMode.UNSCALED, row_bytes=row_bytes,
                     rows=shape.rows, gathered=shape.index_count, index_commands=index_commands, prefix=op.prefix,
                     outer=outer if outer > 1 else None,
+                    count=None if count is None else Ref(count),
                     src_alloc=Alloc(0, table_t.chip.size * outer * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 

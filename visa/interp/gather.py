@@ -22,6 +22,7 @@ import numpy as np
 
 from ir.dtypes import DType
 from ir.gather import gather_shape, index_fault, index_scratch, virtual_source
+from ir.gather_prefix import prefix_length
 from ir.scatter import scatter_shape, virtual_rows
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes, spm_as_hbm
@@ -68,6 +69,9 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
     count = op.gathered
     check(raw.size >= chips * count * 4, "the index holds fewer values than the record gathers", op)
     live = ~pad_mask(table_t.chip)
+    if op.count is not None:
+        check(op.count.id in env, f"the count {op.count} has no value", op)
+    kept = prefix_length(op.prefix, env[op.count.id] if op.count is not None else None, count)
     rows = np.zeros((chips, blocks, count, op.row_bytes), np.uint8)
     for c in range(chips):
         if not live[c]:
@@ -79,8 +83,8 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
         picked = values // op.row_bytes if op.mode.name == "SCALED" else values
         chip_rows = table[c * table_bytes:(c + 1) * table_bytes].reshape(blocks, op.rows, op.row_bytes)
         rows[c] = chip_rows[:, picked]   # each value's row from every block of the table
-        if op.prefix is not None:   # `sparse_prefix`: the entries past it are not gathered
-            rows[c, :, op.prefix:] = 0
+        if kept is not None:   # `sparse_prefix`: the entries past it are not gathered
+            rows[c, :, kept:] = 0
     virtual = virtual_source(table_t, shape)
     source = Ref(-1 - op.result.id)
     env[source.id] = rows.reshape(-1)

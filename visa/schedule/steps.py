@@ -106,6 +106,8 @@ def _dma_step(index: int, op: DmaOp, rates: Rates, target: Target) -> Step:
                 _side(op.result, op.output_type, op.dst_alloc, True))
     if getattr(op, "into", None) is not None:  # dma_into also reads the tensor it updates
         accesses += (_side(op.into, op.output_type, None, False),)
+    if getattr(op, "count", None) is not None:  # a runtime sparse prefix reads its scalar (as `_runtime_step`)
+        accesses += (Access(f"spm:{op.count}", 0, 1, False, str(op.count)),)
     record = _record(op, rates, target)
     return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
                 accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
