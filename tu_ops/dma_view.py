@@ -13,7 +13,11 @@ the walks checked against the whole tensors), then DMAOP-6: the views keep their
 extent per level and the offsets are whole bytes inside it. A DM window shifted on its
 Chip or Cluster level has `chip_shift` / `cluster_shift` (absent when 0): its commands
 serve the chips and clusters that far on, `part` = the view's (chip + `chip_shift`,
-cluster + `cluster_shift`). `tensor_new` of a TRF type is a
+cluster + `cluster_shift`). A source window tiled at a runtime start has `start=%k`
+(a `scalar[usize]` record), `start_bytes` and `start_limit` (absent otherwise): the
+commands are those of start 0, and when the DMA runs its source addresses move by
+`start * start_bytes` bytes; a start above `start_limit` stops the run (RUNTIME-10). The
+address arithmetic is the sequencer's and costs no cycles in the schedule. `tensor_new` of a TRF type is a
 TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`); of a VRF type, a VRF
 tensor of zeros placed by the VRF allocation (`tu_ops.lower.vrf`).
 """
@@ -52,6 +56,27 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
         t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8)
     if not 0 <= offset < max(limit, 1):
         return f"{side}_offset {offset} is outside the tensor's {limit} bytes"
+    return None
+
+
+def start_problem(op: Any, ctx: VerifyContext | None) -> str | None:
+    """RUNTIME-8 of a window's runtime start (`start=%k start_bytes= start_limit=`, all or
+    none): `%k` is a `scalar[usize]` record defined before this one, the source is read from
+    `src_offset + start * start_bytes` for starts up to `start_limit`, which stay inside it."""
+    parts = (op.start, op.start_bytes, op.start_limit)
+    if all(p is None for p in parts):
+        return None
+    if any(p is None for p in parts):
+        return "a runtime start needs start=, start_bytes= and start_limit= together"
+    if op.start_bytes < 0 or op.start_limit < 0:
+        return "start_bytes and start_limit must not be negative"
+    if ctx is not None:
+        scalar = ctx.op(op.start)
+        if scalar is None:
+            return f"start {op.start} is not the result of a scalar record"
+        t = scalar.output_type
+        if getattr(t, "kind", None) != "scalar" or t.dtype.name != "usize":
+            return f"start {op.start} is {t}, not a scalar[usize]"
     return None
 
 
@@ -97,14 +122,25 @@ class DmaWindowOp(DmaOp):
     src_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
+    start: Ref | None = operand(optional=True)
+    start_bytes: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk."""
         return with_levels(self.input_type, self.src_view), self.output_type
 
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the runtime start of its window when it has one."""
+        return (self.src,) if self.start is None else (self.src, self.start)
+
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return _view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, ctx)
 
 
 @attrs.frozen(kw_only=True)
@@ -123,13 +159,21 @@ class DmaIntoOp(DmaOp):
     dst_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
+    start: Ref | None = operand(optional=True)
+    start_bytes: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
 
     def reads(self) -> tuple[Ref, ...]:
-        """The source, and the tensor written into (its other cells stay)."""
-        return (self.src, self.into)
+        """The source, the tensor written into (its other cells stay), and the runtime start
+        of the source's window when it has one."""
+        return (self.src, self.into) if self.start is None else (self.src, self.into, self.start)
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, ctx)
 
     def traced_stage(self) -> str | None:
         """A copy into a view (docs/views.md)."""

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ir.mapping.live import live_positions
+from ir.runtime_types import checked_start
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
@@ -99,14 +100,20 @@ def new(op: NewTensor) -> np.ndarray:
 
 
 @handles(Window)
-def window(op: Window, base: np.ndarray) -> np.ndarray:
-    """The base's cells at the view's live positions shifted by the offsets; padding zero."""
+def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    """The base's cells at the view's live positions shifted by the offsets (the element
+    offset by `start * start_stride` more at a runtime start, RUNTIME-10 past its limit);
+    padding zero."""
     t = op.result.type
+    offset = op.offset
+    if start is not None:
+        shift = checked_start(start, op.start_limit, "a tile of a DMA's source") * op.start_stride
+        offset = (*offset[:-1], offset[-1] + shift)
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
     out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
-    _copy_cells(out, None, base, op.offset, t)
+    _copy_cells(out, None, base, offset, t)
     return out
 
 

@@ -1,0 +1,66 @@
+"""Tiles at a runtime start in the DSL (docs/runtime.md#runtime-tile-starts).
+
+`v.tile(m("T"), 64, m("T = 64 # 512, D"), i)` with `i` a `RuntimeScalar` of type `usize`
+(the reference's `tile` takes a `usize`: cast others with `i.cast(usize)`) is the tile at
+start 0 whose element offset grows by `i * stride` cells when the kernel runs. The view
+keeps `(scalar, stride, limit)` beside its static offsets; the only reader of such a view
+is a Tensor DMA (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`), whose `window` carries
+the scalar. Everything else keeps RUNTIME-2: a runtime start of a write view, of a chip,
+cluster or slice tile, a second runtime start on one view, and a runtime-tiled view read
+by anything but a DMA (a stream's `begin`, a gather, ...). RUNTIME-9: a start that is not a
+`usize`, or whose step is not whole bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.trace import current
+
+__all__ = ["runtime_retile", "refuse_runtime_read"]
+
+_TAKEN = "a runtime tile start is taken by the `tile` of a read view that a Tensor DMA copies out"
+
+
+def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
+    current().refuse(Violation(code, message, help=help), location_of(method), method)
+    return Poisoned(method)
+
+
+def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
+    """The tile of `view` at the runtime scalar `start`, or a refusal."""
+    if level != "element" or view.WRITABLE or view._runtime is not None:
+        where = (f"`{method}` (the {level} level)" if level != "element" else
+                 "a write view" if view.WRITABLE else "a view already tiled at a runtime start")
+        return _refuse("RUNTIME-2", f"{_TAKEN}; {where} needs a trace-time start", method,
+                       help="tile the read view that a DMA copies (`.to_dm` / `.to_hbm` / `.to_dm_view` / "
+                            "`.to_hbm_view`), or guard static tiles with `ctx.when(i == k)`")
+    if start.dtype.name != START_DTYPE:
+        return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not a {start.dtype}", method,
+                       help="cast it as the reference's `i as usize`: `.tile(..., i.cast(usize))`")
+    step = runtime_tile_step(view.type.element, index, length, mapping, view.WRITABLE)
+    if isinstance(step, Violation):
+        return _refuse(step.code, step.message, method, help=step.help)
+    stride, limit = step
+    bits = view.type.dtype.bits
+    if stride * bits % 8:
+        return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
+                                    "not whole bytes", method,
+                       help="tile an axis whose step holds whole bytes, or use a trace-time start")
+    return view._derive(attr_level(view.type, mapping), view._offsets, runtime=(start.value, stride, limit))
+
+
+def attr_level(t: Any, mapping: Any) -> Any:
+    """`t` with its element level replaced by `mapping`."""
+    return attrs.evolve(t, element=mapping)
+
+
+def refuse_runtime_read(what: str) -> None:
+    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
+    _refuse("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start", "view",
+            help="copy the tile out with `.to_dm(ctx.tdma, ...)` first, then stream the copy")
