@@ -127,5 +127,5 @@ def checked_start(value: Any, limit: int, where: str) -> int:
     start = int(value)
     if not 0 <= start <= limit:
         raise NpuOptError(f"{where}: the runtime tile start {start} is outside 0..={limit}: the tile would run "
-                          f"past the values of its index", code="RUNTIME-10")
+                          "past the values of its index", code="RUNTIME-10")
     return start

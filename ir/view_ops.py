@@ -74,17 +74,24 @@ def _check_to_view(op: ToView) -> Violation | None:
 class ToView(Op):
     """`src.to_hbm_view(ctx.tdma, dst)` / `to_dm_view`: a Tensor DMA of `src` into the write
     view `dst` of tensor `into` (type `view`, shifted by `offset` cells per level); the
-    result is `into`'s new contents, of `into`'s type."""
+    result is `into`'s new contents, of `into`'s type. A `dst` tiled at a runtime start
+    adds `start`, `start_stride` and `start_limit` as a `window` does."""
 
     STAGE = "to_view"
-    RULES = (_check_to_view, check_dm_write_align)
+    RULES = (_check_to_view, check_dm_write_align, check_runtime_start)
     src: Value = operand()
     into: Value = operand()
+    start: Value | None = operand(optional=True)
     view: Any = attr()
     offset: tuple[int, ...] = attr()
+    start_stride: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def infer_type(self) -> Type:
         return self.into.type
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in super().attributes() if k not in _OPTIONAL or v is not None]
 
 
 @attrs.frozen(kw_only=True)

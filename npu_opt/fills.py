@@ -74,6 +74,8 @@ def memset(view: Any, sub: Any, value: Any) -> None:
         bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")
     if bad is None and not representable(value, view.type.dtype):
         bad = _bad_fill(value, view.type.dtype)
+    if bad is None and getattr(view, "_runtime", None) is not None:
+        bad = runtime_write_refusal("a `memset`")
     if bad is not None:
         _refuse(bad, "memset")
         return

@@ -3,12 +3,14 @@
 `v.tile(m("T"), 64, m("T = 64 # 512, D"), i)` with `i` a `RuntimeScalar` of type `usize`
 (the reference's `tile` takes a `usize`: cast others with `i.cast(usize)`) is the tile at
 start 0 whose element offset grows by `i * stride` cells when the kernel runs. The view
-keeps `(scalar, stride, limit)` beside its static offsets; the only reader of such a view
-is a Tensor DMA (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`), whose `window` carries
-the scalar. Everything else keeps RUNTIME-2: a runtime start of a write view, of a chip,
-cluster or slice tile, a second runtime start on one view, and a runtime-tiled view read
-by anything but a DMA (a stream's `begin`, a gather, ...). RUNTIME-9: a start that is not a
-`usize`, or whose step is not whole bytes.
+keeps `(scalar, stride, limit)` beside its static offsets. A Tensor DMA is the only user
+of such a view: as its source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the
+`window` carries the scalar) or as its destination (`to_dm_view`, `to_hbm_view`; the
+`to_view` does). Everything else keeps RUNTIME-2: a runtime start of a chip, cluster or
+slice tile, a second runtime start on one view, a runtime-tiled view read by anything but
+a DMA (a stream's `begin`, a gather, ...) or written by anything but one (`memset`,
+`commit_view`, a scatter). RUNTIME-9: a start that is not a `usize`, or whose step is not
+whole bytes; VIEW-13: a DM write whose step is not whole 8-byte units.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
 
-__all__ = ["runtime_retile", "refuse_runtime_read"]
+__all__ = ["runtime_retile", "refuse_runtime_read", "runtime_write_refusal"]
 
-_TAKEN = "a runtime tile start is taken by the `tile` of a read view that a Tensor DMA copies out"
+_TAKEN = "a runtime tile start is taken by the `tile` of a view a Tensor DMA copies from or into"
 
 
 def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
@@ -34,12 +36,11 @@ def _refuse(code: str, message: str, method: str, help: str | None = None) -> Po
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
     """The tile of `view` at the runtime scalar `start`, or a refusal."""
-    if level != "element" or view.WRITABLE or view._runtime is not None:
-        where = (f"`{method}` (the {level} level)" if level != "element" else
-                 "a write view" if view.WRITABLE else "a view already tiled at a runtime start")
+    if level != "element" or view._runtime is not None:
+        where = f"`{method}` (the {level} level)" if level != "element" else "a view already tiled at a runtime start"
         return _refuse("RUNTIME-2", f"{_TAKEN}; {where} needs a trace-time start", method,
-                       help="tile the read view that a DMA copies (`.to_dm` / `.to_hbm` / `.to_dm_view` / "
-                            "`.to_hbm_view`), or guard static tiles with `ctx.when(i == k)`")
+                       help="tile the element level of the view a DMA copies from or into, once, or guard "
+                            "static tiles with `ctx.when(i == k)`")
     if start.dtype.name != START_DTYPE:
         return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not a {start.dtype}", method,
                        help="cast it as the reference's `i as usize`: `.tile(..., i.cast(usize))`")
@@ -64,3 +65,10 @@ def refuse_runtime_read(what: str) -> None:
     """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
     _refuse("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start", "view",
             help="copy the tile out with `.to_dm(ctx.tdma, ...)` first, then stream the copy")
+
+
+def runtime_write_refusal(what: str) -> Violation:
+    """RUNTIME-2 for a write into a runtime-tiled view by something other than a Tensor DMA."""
+    return Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                     help="write with `src.to_dm_view(ctx.tdma, view)` / `to_hbm_view`, or guard static tiles "
+                          "with `ctx.when(i == k)`")

@@ -24,7 +24,7 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.gather import scatter
-from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile
+from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
@@ -261,8 +261,9 @@ def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
         _refuse(bad, method)
         return
     tracer = current()
-    op = ToView(src=dma_source(src), into=dst._base.value, view=dst.type, offset=dst._offsets, loc=location_of(method))
-    op = ToView.build(tracer.value, **{f: getattr(op, f) for f in ("src", "into", "view", "offset", "loc")})
+    start, stride, limit = dst._runtime or (None, None, None)
+    op = ToView.build(tracer.value, src=dma_source(src), into=dst._base.value, start=start, view=dst.type,
+                      offset=dst._offsets, start_stride=stride, start_limit=limit, loc=location_of(method))
     tracer.emit(op)
     dst._base.value = op.result
 
@@ -320,7 +321,7 @@ def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
     so the caller writes it); a write view of part of it is a `to_hbm_view` (None returned)."""
     if not isinstance(dst, _View) or dst.type.kind != "hbm":
         return dst
-    if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type:
+    if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type and dst._runtime is None:
         return dst._base
     if isinstance(src, HbmTensor):
         src = read_view(src)
@@ -353,6 +354,9 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
     from npu_opt.stages import _commit
 
     if isinstance(dst, Poisoned):
+        return None
+    if isinstance(dst, _View) and dst._runtime is not None:
+        current().refuse(runtime_write_refusal("`commit_view`"), loc, "commit_view")
         return None
     if not isinstance(dst, _View) or not dst.WRITABLE or dst.type.kind != "dm":
         code = "VIEW-4" if isinstance(dst, _View) and not dst.WRITABLE else "VIEW-9"

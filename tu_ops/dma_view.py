@@ -13,11 +13,12 @@ the walks checked against the whole tensors), then DMAOP-6: the views keep their
 extent per level and the offsets are whole bytes inside it. A DM window shifted on its
 Chip or Cluster level has `chip_shift` / `cluster_shift` (absent when 0): its commands
 serve the chips and clusters that far on, `part` = the view's (chip + `chip_shift`,
-cluster + `cluster_shift`). A source window tiled at a runtime start has `start=%k`
-(a `scalar[usize]` record), `start_bytes` and `start_limit` (absent otherwise): the
-commands are those of start 0, and when the DMA runs its source addresses move by
-`start * start_bytes` bytes; a start above `start_limit` stops the run (RUNTIME-10). The
-address arithmetic is the sequencer's and costs no cycles in the schedule. `tensor_new` of a TRF type is a
+cluster + `cluster_shift`). A window tiled at a runtime start has `src_start=%k` (a
+`scalar[usize]` record), `src_start_bytes` and `src_start_limit` (`dst_` for the window
+`dma_into` writes; absent otherwise): the commands are those of start 0, and when the DMA
+runs that side's addresses move by `start * start_bytes` bytes; a start above the limit
+stops the run (RUNTIME-10). The address arithmetic is the sequencer's and costs no cycles
+in the schedule. `tensor_new` of a TRF type is a
 TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`); of a VRF type, a VRF
 tensor of zeros placed by the VRF allocation (`tu_ops.lower.vrf`).
 """
@@ -59,24 +60,29 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
     return None
 
 
-def start_problem(op: Any, ctx: VerifyContext | None) -> str | None:
-    """RUNTIME-8 of a window's runtime start (`start=%k start_bytes= start_limit=`, all or
-    none): `%k` is a `scalar[usize]` record defined before this one, the source is read from
-    `src_offset + start * start_bytes` for starts up to `start_limit`, which stay inside it."""
-    parts = (op.start, op.start_bytes, op.start_limit)
-    if all(p is None for p in parts):
+def start_problem(op: Any, target: Any, ctx: VerifyContext | None, side: str) -> str | None:
+    """RUNTIME-8 of the runtime start of a window on `side` (`src_start=%k src_start_bytes=
+    src_start_limit=`, all or none; `dst_` alike): `%k` is a `scalar[usize]` record, the
+    side's addresses move by `start * start_bytes` bytes, the start is at most the limit,
+    and the last start's window stays inside the tensor."""
+    ref, step, limit = (getattr(op, f"{side}_start{x}") for x in ("", "_bytes", "_limit"))
+    if ref is None and step is None and limit is None:
         return None
-    if any(p is None for p in parts):
-        return "a runtime start needs start=, start_bytes= and start_limit= together"
-    if op.start_bytes < 0 or op.start_limit < 0:
-        return "start_bytes and start_limit must not be negative"
+    if ref is None or step is None or limit is None:
+        return f"a runtime start needs {side}_start=, {side}_start_bytes= and {side}_start_limit= together"
+    if step < 0 or limit < 0:
+        return f"{side}_start_bytes and {side}_start_limit must not be negative"
+    t = op.input_type if side == "src" else op.output_type
+    last = getattr(op, f"{side}_offset") + step * limit
+    if _view_problem(t, getattr(op, f"{side}_view"), last, side, target):
+        return f"the window at {side}_start={limit} starts {last} bytes in, outside the tensor"
     if ctx is not None:
-        scalar = ctx.op(op.start)
+        scalar = ctx.op(ref)
         if scalar is None:
-            return f"start {op.start} is not the result of a scalar record"
-        t = scalar.output_type
-        if getattr(t, "kind", None) != "scalar" or t.dtype.name != "usize":
-            return f"start {op.start} is {t}, not a scalar[usize]"
+            return f"{side}_start {ref} is not the result of a scalar record"
+        st = scalar.output_type
+        if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
+            return f"{side}_start {ref} is {st}, not a scalar[usize]"
     return None
 
 
@@ -122,9 +128,9 @@ class DmaWindowOp(DmaOp):
     src_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
-    start: Ref | None = operand(optional=True)
-    start_bytes: int | None = attr(default=None, optional=True)
-    start_limit: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk."""
@@ -132,7 +138,7 @@ class DmaWindowOp(DmaOp):
 
     def reads(self) -> tuple[Ref, ...]:
         """The source, and the runtime start of its window when it has one."""
-        return (self.src,) if self.start is None else (self.src, self.start)
+        return (self.src,) if self.src_start is None else (self.src, self.src_start)
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -140,7 +146,7 @@ class DmaWindowOp(DmaOp):
 
     @rule("RUNTIME-8")
     def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        return start_problem(self, ctx)
+        return start_problem(self, target, ctx, "src")
 
 
 @attrs.frozen(kw_only=True)
@@ -159,21 +165,24 @@ class DmaIntoOp(DmaOp):
     dst_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
-    start: Ref | None = operand(optional=True)
-    start_bytes: int | None = attr(default=None, optional=True)
-    start_limit: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
+    dst_start: Ref | None = operand(optional=True)
+    dst_start_bytes: int | None = attr(default=None, optional=True)
+    dst_start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
 
     def reads(self) -> tuple[Ref, ...]:
-        """The source, the tensor written into (its other cells stay), and the runtime start
-        of the source's window when it has one."""
-        return (self.src, self.into) if self.start is None else (self.src, self.into, self.start)
+        """The source, the tensor written into (its other cells stay), and the runtime starts
+        of the two windows when they have them."""
+        return (self.src, self.into) + tuple(r for r in (self.src_start, self.dst_start) if r is not None)
 
     @rule("RUNTIME-8")
     def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        return start_problem(self, ctx)
+        return start_problem(self, target, ctx, "src") or start_problem(self, target, ctx, "dst")
 
     def traced_stage(self) -> str | None:
         """A copy into a view (docs/views.md)."""

@@ -96,14 +96,15 @@ def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
     return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
 
 
-def _runtime_start(op: Any, windows: dict[int, Window], refs: dict[int, int], target: Any) -> dict[str, Any]:
-    """The record fields of the runtime start of a DMA's source window (none without one):
-    the scalar, the bytes one step of it moves the source addresses, the largest start."""
-    w = windows.get(op.src.id)
-    if w is None or w.start is None:
+def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Any) -> dict[str, Any]:
+    """The record fields of the runtime start of the window `op` (a `window` or `to_view`) on
+    `side`: the scalar, the bytes one step of it moves that side's addresses, the largest
+    start (none without one)."""
+    if op is None or op.start is None:
         return {}
-    bits = target.bits_of(w.src.type.dtype) or w.src.type.dtype.bits
-    return {"start": Ref(refs[w.start.id]), "start_bytes": w.start_stride * bits // 8, "start_limit": w.start_limit}
+    dtype = (op.src if isinstance(op, Window) else op.into).type.dtype
+    step = op.start_stride * (target.bits_of(dtype) or dtype.bits) // 8
+    return {f"{side}_start": Ref(refs[op.start.id]), f"{side}_start_bytes": step, f"{side}_start_limit": op.start_limit}
 
 
 def _shift(op: Any, src: tuple, dst_t: Any, dst_shift: tuple[int, int]) -> tuple[int, int]:
@@ -148,14 +149,15 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
                               f"the element, not on a {align}-byte boundary")
         return attrs.evolve(view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
                                      target, op.loc, into=refs[op.into.id], shift=shift),
-                            **_runtime_start(op, windows, refs, target))
+                            **_runtime_start("src", windows.get(op.src.id), refs, target),
+                            **_runtime_start("dst", op, refs, target))
     if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
         source = _source(op, windows, refs, typ, target)
         src, src_t, src_view, src_off, _ = source
         t = typ(op.result)
         return attrs.evolve(view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
                                      shift=_shift(op, source, t, (0, 0))),
-                            **_runtime_start(op, windows, refs, target))
+                            **_runtime_start("src", windows.get(op.src.id), refs, target))
     return None
 
 
@@ -212,5 +214,5 @@ def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
                    op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into,
                    shift=(op.chip_shift or 0, op.cluster_shift or 0))
     offsets = {"src_offset": op.src_offset} | ({"dst_offset": op.dst_offset} if into is not None else {})
-    start = {"start": op.start, "start_bytes": op.start_bytes, "start_limit": op.start_limit}
-    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets, **start)
+    starts = {f.name: getattr(op, f.name) for f in attrs.fields(type(op)) if "_start" in f.name}
+    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets, **starts)

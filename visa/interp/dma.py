@@ -13,8 +13,8 @@ DM addresses are `slice * DM_SLICE_BYTES + offset` in the DM of the command's
 The tensor a DMA creates starts all zero: HBM bytes, or its DM range in every slice (at
 the address visa/visa.lark allocates it, `alloc`), so the padding it does not
 transfer is zero (docs/machine/index.md); the commands then write where they say. A
-source window at a runtime start (`start=%k`) moves every source address by
-`start * start_bytes` bytes (RUNTIME-10 past `start_limit`).
+window at a runtime start (`src_start=%k`, `dst_start=%k`) moves every address of its
+side by `start * start_bytes` bytes (RUNTIME-10 past the side's `start_limit`).
 """
 
 from __future__ import annotations
@@ -86,14 +86,15 @@ def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst
     return True
 
 
-def _start_bytes(op: Any, env: dict[int, Any]) -> int:
-    """The bytes a runtime tile start moves the source addresses by (0 without one);
-    RUNTIME-10 for a start past `start_limit` (ir.rules.runtime_tiles)."""
-    start = getattr(op, "start", None)
+def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
+    """The bytes a runtime tile start moves the addresses of `side` ("src" / "dst") by (0
+    without one); RUNTIME-10 for a start past its limit (ir.runtime_types.checked_start)."""
+    start = getattr(op, f"{side}_start", None)
     if start is None:
         return 0
-    check(start.id in env, f"start {start} has no value", op)
-    return checked_start(env[start.id], op.start_limit, f"{op.result} = {op.MNEMONIC}") * op.start_bytes
+    check(start.id in env, f"{side}_start {start} has no value", op)
+    limit, step = getattr(op, f"{side}_start_limit"), getattr(op, f"{side}_start_bytes")
+    return checked_start(env[start.id], limit, f"{op.result} = {op.MNEMONIC} ({side}_start)") * step
 
 
 def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
@@ -142,8 +143,8 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
         src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm)
-        src_off += _start_bytes(op, env)
         dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm)
+        src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):
