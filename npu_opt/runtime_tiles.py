@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
+from ir.location import user_location
 from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
@@ -32,6 +33,11 @@ _TAKEN = "a runtime tile start is taken by the `tile` of a view a Tensor DMA cop
 def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
     current().refuse(Violation(code, message, help=help), location_of(method), method)
     return Poisoned(method)
+
+
+def _refuse_here(code: str, message: str, help: str) -> None:
+    """A refusal at the user's call being executed (the reader of a view: `begin`, a gather, ...)."""
+    current().refuse(Violation(code, message, help=help), user_location(None), "view")
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
@@ -63,8 +69,8 @@ def attr_level(t: Any, mapping: Any) -> Any:
 
 def refuse_runtime_read(what: str) -> None:
     """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
-    _refuse("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start", "view",
-            help="copy the tile out with `.to_dm(ctx.tdma, ...)` first, then stream the copy")
+    _refuse_here("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                 help="copy the tile out with `.to_dm(ctx.tdma, ...)` first, then stream the copy")
 
 
 def runtime_write_refusal(what: str) -> Violation:

@@ -60,6 +60,20 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
     return None
 
 
+def _reach(op: Any, side: str, target: Any) -> tuple[int, int, bool]:
+    """(last byte the commands of `side` touch, the bytes it stays below, whether per slice): in
+    an HBM tensor against its bytes, in DM (addresses `slice * DM_SLICE_BYTES + offset`) the
+    offset against one slice's bytes."""
+    base, stride = f"{side}_base", f"{side}_stride"
+    last = max((getattr(c, base) + sum((e.size - 1) * getattr(e, stride) for e in c.entries) for c in op.commands),
+               default=0)
+    t = op.input_type if side == "src" else op.output_type
+    if t.kind == "dm":
+        slice_bytes = target.constants.DM_SLICE_BYTES
+        return last % slice_bytes, slice_bytes, True
+    return last, t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8), False
+
+
 def start_problem(op: Any, target: Any, ctx: VerifyContext | None, side: str) -> str | None:
     """RUNTIME-8 of the runtime start of a window on `side` (`src_start=%k src_start_bytes=
     src_start_limit=`, all or none; `dst_` alike): `%k` is a `scalar[usize]` record, the
@@ -72,10 +86,10 @@ def start_problem(op: Any, target: Any, ctx: VerifyContext | None, side: str) ->
         return f"a runtime start needs {side}_start=, {side}_start_bytes= and {side}_start_limit= together"
     if step < 0 or limit < 0:
         return f"{side}_start_bytes and {side}_start_limit must not be negative"
-    t = op.input_type if side == "src" else op.output_type
-    last = getattr(op, f"{side}_offset") + step * limit
-    if _view_problem(t, getattr(op, f"{side}_view"), last, side, target):
-        return f"the window at {side}_start={limit} starts {last} bytes in, outside the tensor"
+    last, bound, per_slice = _reach(op, side, target)
+    if last + step * limit >= bound:
+        return (f"the window at {side}_start={limit} reaches byte {last + step * limit}, outside the tensor's "
+                f"{bound} bytes{' of a slice' if per_slice else ''}")
     if ctx is not None:
         scalar = ctx.op(ref)
         if scalar is None:
