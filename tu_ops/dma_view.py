@@ -25,7 +25,7 @@ tensor of zeros placed by the VRF allocation (`tu_ops.lower.vrf`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -37,6 +37,9 @@ from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 from tu_ops.trf_new import trf_new_problem
 from tu_ops.vrf import vrf_new_problem
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
 
@@ -60,7 +63,7 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
     return None
 
 
-def _reach(op: Any, side: str, target: Any) -> tuple[int, int, bool]:
+def _reach(op: Any, side: str, target: Target) -> tuple[int, int, bool]:
     """(last byte the commands of `side` touch, the bytes it stays below, whether per slice): in
     an HBM tensor against its bytes, in DM (addresses `slice * DM_SLICE_BYTES + offset`) the
     offset against one slice's bytes."""
@@ -74,7 +77,7 @@ def _reach(op: Any, side: str, target: Any) -> tuple[int, int, bool]:
     return last, t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8), False
 
 
-def start_problem(op: Any, target: Any, ctx: VerifyContext | None, side: str) -> str | None:
+def start_problem(op: Any, target: Target, ctx: VerifyContext | None, side: str) -> str | None:
     """RUNTIME-8 of the runtime start of a window on `side` (`src_start=%k src_start_bytes=
     src_start_limit=`, all or none; `dst_` alike): `%k` is a `scalar[usize]` record, the
     side's addresses move by `start * start_bytes` bytes, the start is at most the limit,
@@ -159,7 +162,7 @@ class DmaWindowOp(DmaOp):
         return _view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
 
     @rule("RUNTIME-8")
-    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return start_problem(self, target, ctx, "src")
 
 
@@ -195,7 +198,7 @@ class DmaIntoOp(DmaOp):
         return (self.src, self.into) + tuple(r for r in (self.src_start, self.dst_start) if r is not None)
 
     @rule("RUNTIME-8")
-    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return start_problem(self, target, ctx, "src") or start_problem(self, target, ctx, "dst")
 
     def traced_stage(self) -> str | None:

@@ -18,7 +18,7 @@ Chip or Cluster level.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -33,6 +33,9 @@ from tu_ops.dma import DmaOp
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.errors import LoweringRefusal, refusal
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["lower_view_step", "windows_of", "shift_feed", "is_window", "byte_offset", "view_dma", "refuse_unplaced"]
 
@@ -96,7 +99,7 @@ def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
     return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
 
 
-def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Any) -> dict[str, Any]:
+def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
     """The record fields of the runtime start of the window `op` (a `window` or `to_view`) on
     `side`: the scalar, the bytes one step of it moves that side's addresses, the largest
     start (none without one)."""
