@@ -3,14 +3,15 @@
 `v.tile(m("T"), 64, m("T = 64 # 512, D"), i)` with `i` a `RuntimeScalar` of type `usize`
 (the reference's `tile` takes a `usize`: cast others with `i.cast(usize)`) is the tile at
 start 0 whose element offset grows by `i * stride` cells when the kernel runs. The view
-keeps `(scalar, stride, limit)` beside its static offsets. A Tensor DMA is the only user
-of such a view: as its source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the
-`window` carries the scalar) or as its destination (`to_dm_view`, `to_hbm_view`; the
-`to_view` does). Everything else keeps RUNTIME-2: a runtime start of a chip, cluster or
-slice tile, a second runtime start on one view, a runtime-tiled view read by anything but
-a DMA (a stream's `begin`, a gather, ...) or written by anything but one (`memset`,
-`commit_view`, a scatter). RUNTIME-9: a start that is not a `usize`, or whose step is not
-whole bytes; VIEW-13: a DM write whose step is not whole 8-byte units.
+keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA as the
+source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the scalar)
+or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
+`begin` (the `window` again). Everything else keeps RUNTIME-2: a runtime start of a chip,
+cluster or slice tile, a second runtime start on one view, a runtime-tiled view read by
+anything else (an interleaved `begin`, `to_spm`, a redistribution, a scatter) or written
+by anything but a DMA (`memset`, `commit_view`, a scatter). RUNTIME-9: a start that is
+not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
+whole 8-byte units.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from npu_opt.trace import current
 
 __all__ = ["runtime_retile", "refuse_runtime_read", "runtime_write_refusal"]
 
-_TAKEN = "a runtime tile start is taken by the `tile` of a view a Tensor DMA copies from or into"
+_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, or a "
+          "stream's `begin` reads")
 
 
 def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
@@ -70,7 +72,7 @@ def attr_level(t: Any, mapping: Any) -> Any:
 def refuse_runtime_read(what: str) -> None:
     """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
     _refuse_here("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                 help="copy the tile out with `.to_dm(ctx.tdma, ...)` first, then stream the copy")
+                 help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy")
 
 
 def runtime_write_refusal(what: str) -> Violation:

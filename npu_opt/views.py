@@ -185,17 +185,18 @@ class _ReadMixin:
     @property
     def value(self: Any) -> Any:
         """The IR value of the view: the base itself, or a `window` of it (a runtime-tiled
-        view read this way is RUNTIME-2: only a DMA reads it, through `dma_value`)."""
+        view read this way is RUNTIME-2: only a DMA or a `begin` reads it, through `read_value`)."""
         if self._runtime is not None:
-            refuse_runtime_read("a read other than a Tensor DMA's (a stream's `begin`, a gather, ...)")
+            refuse_runtime_read("another reader (an interleaved `begin`, `to_spm`, a redistribution, a scatter)")
         if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
             return self._base_value
         if self._window is None:
             self._window = self._emit_window(None)
         return self._window
 
-    def dma_value(self: Any) -> Any:
-        """The IR value a Tensor DMA reads: `value`, or the `window` at the runtime start."""
+    def read_value(self: Any) -> Any:
+        """The IR value a Tensor DMA or a stream's `begin` reads: `value`, or the `window` at
+        the runtime start."""
         if self._runtime is None:
             return self.value
         if self._dma_window is None:
@@ -331,7 +332,7 @@ def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
 
 def dma_source(src: Any) -> Any:
     """The IR value a Tensor DMA copies from `src` (a tensor or a view, maybe runtime-tiled)."""
-    return src.dma_value() if isinstance(src, _ReadMixin) else src.value
+    return src.read_value() if isinstance(src, _ReadMixin) else src.value
 
 
 def read_view(t: Any) -> Any:

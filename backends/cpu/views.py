@@ -112,7 +112,7 @@ def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.
     offset by `start * start_stride` more at a runtime start, RUNTIME-10 past its limit);
     padding zero."""
     t = op.result.type
-    offset = _shifted(op, start, "a tile of a DMA's source")
+    offset = _shifted(op, start, "a tile read at a runtime start")
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
@@ -173,7 +173,7 @@ def to_view(op: ToView, src: np.ndarray, into: np.ndarray, start: np.ndarray | N
     (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
     with fast moves, straight from `src` when the move is one strided copy (`_direct`).
     A view at a runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
-    offset = _shifted(op, start, "a tile of a DMA's destination")
+    offset = _shifted(op, start, "a tile written at a runtime start")
     out = into if owned else into.copy()
     if options.fast_moves and _direct(op, offset, src, out):
         return out

@@ -56,12 +56,19 @@ def test_dm_views_tiled_at_two_runtime_starts_in_one_copy(i, j):
     assert np.array_equal(both(tk.dm_both_sides, X, Y, i, j), want)
 
 
+@pytest.mark.parametrize("g", [0, 2, 3])
+def test_a_stream_begins_over_a_dm_view_tiled_at_a_runtime_start(g):
+    x = RNG.integers(-2 ** 31, 2 ** 31, (64, 4, 16), dtype=np.int32)
+    assert np.array_equal(both(tk.group_by_index, x, g), x[:, g])
+
+
 @pytest.mark.parametrize("backend", ["cpu", "visa"])
 @pytest.mark.parametrize("kernel,args,start", [
     (tk.column_block, (X, 4), 32),              # 8 * 4 = 32: the 8 columns from 32 run past B = 32
     (tk.row_into_page, (CACHE, X, 8), 8),
     (tk.row_into_page, (CACHE, X, -1), 2 ** 64 - 1),   # -1 as usize
     (tk.dm_both_sides, (X, Y, 0, 4), 4),
+    (tk.group_by_index, (np.zeros((64, 4, 16), np.int32), 2 ** 40), 2 ** 40),
 ])
 def test_a_start_past_the_tile_stops_the_run_with_runtime_10(backend, kernel, args, start):
     with pytest.raises(NpuOptError) as e:
@@ -85,7 +92,7 @@ def test_the_refusals_say_what_takes_a_runtime_start():
     by_line = {d.line: d for d in tk.refused.trace().diagnostics}
     nine, begin = (by_line[line] for line, _ in marked(tk.refused)[:2])
     assert "cast(usize)" in nine.help
-    assert "a stream's `begin`" in begin.message and "to_dm" in begin.help
+    assert "a redistribution" in begin.message and "to_dm" in begin.help
 
 
 def test_the_records_carry_the_scalar_only_when_present():
@@ -116,6 +123,29 @@ def test_an_edited_runtime_start_is_refused(edit, message):
     with pytest.raises(VisaTextError) as e:
         verify_text(edit(text, start))
     assert e.value.rule == "RUNTIME-8" and message in str(e.value)
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("start_limit=3 ", "start_limit=4 ", "is not a tile of"),
+    ("start_elems=16 ", "", "needs start=, start_elems= and start_limit="),
+    ("start_elems=16 ", "start_elems=-16 ", "must not be negative"),
+])
+def test_an_edited_feed_start_is_refused(old, new, message):
+    text = npu_opt.compile(tk.group_by_index).text
+    [feed] = [r for r in text.splitlines() if "= feed_buffer " in r]
+    assert re.search(r" start=%\d+ start_elems=16 start_limit=3 ", feed)
+    with pytest.raises(VisaTextError) as e:
+        verify_text(_edit(text, old, new))
+    assert e.value.rule == "RUNTIME-8" and message in str(e.value)
+
+
+def test_a_feed_start_of_another_type_is_refused():
+    text = npu_opt.compile(tk.group_by_index).text
+    load = re.search(r"(%\d+) = scalar_load", text).group(1)       # the u64 before its cast
+    start = re.search(r" start=(%\d+) start_elems", text).group(1)
+    with pytest.raises(VisaTextError) as e:
+        verify_text(_edit(text, f" start={start} start_elems", f" start={load} start_elems"))
+    assert e.value.rule == "RUNTIME-8" and "scalar<u64>, not a scalar[usize]" in str(e.value)
 
 
 def test_a_start_defined_later_does_not_parse():

@@ -53,14 +53,25 @@ def dm_both_sides(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")], y: HbmTensor[
 
 
 @device(chip=1)
+def group_by_index(ctx: Context, x: HbmTensor[i32, Chip, m("A, T, N")],
+                   g: HbmScalar[u64]) -> HbmTensor[i32, Chip, m("A, N")]:
+    """Group g of x through the Main context: a stream's `begin` over a DM view tiled at a
+    runtime start (the reference's `runtime_scalar_indexed_copy`)."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("T, N")])
+    group = d.view().tile(m("T"), 1, m("1 # 4, N"), g.to_spm(ctx.tdma).cast(usize))
+    out = (ctx.main.begin(group).fetch(m("N / 8"), m("N % 8")).collect(m("N / 8"), m("N % 8"))
+           .commit_trim(m("N % 8")).commit(m("N")))
+    return out.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
 def refused(ctx: Context, x: HbmTensor[i32, Chip, m("A, T, N")], n: HbmScalar[u32],
             k: HbmScalar[usize]) -> HbmTensor[i32, Chip, m("A, T, N")]:
     d = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("T, N")])
     u, s = n.to_spm(ctx.tdma), k.to_spm(ctx.tdma)
     d.view().tile(m("T"), 1, m("1 # 4, N"), u)                                  # RUNTIME-9
     row = d.view().tile(m("T"), 1, m("1 # 4, N"), s)
-    (ctx.main.begin(row)                                                        # RUNTIME-2
-     .fetch(m("N / 8"), m("N % 8")).collect(m("N / 8"), m("N % 8")).commit_trim(m("N % 8")).commit(m("N")))
+    row.chip_shuffle([0]).to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("1 # 4, N")])  # RUNTIME-2
     d.view_mut().tile(m("T"), 1, m("1 #{!} 4, N"), s).memset(ctx.sub, 0)        # RUNTIME-2
     d.view().slice_tile(m("A"), 8, m("A = 8 # 64"), s)                          # RUNTIME-2
     row.tile(m("N"), 8, m("1 # 4, N = 8 # 16"), s)                              # RUNTIME-2

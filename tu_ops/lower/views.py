@@ -175,14 +175,17 @@ def refuse_unplaced(kernel: Any) -> None:
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
 
 
-def shift_feed(feed: Any, view: Any, windows: dict[int, Window]) -> Any:
+def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:
     """The feed of a `begin` over a window: its source offset is the window's element offset,
-    and a reshaped window names the levels it relabelled the tensor to (FEED-15)."""
+    a reshaped window names the levels it relabelled the tensor to (FEED-15), and one at a
+    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`)."""
     w = windows.get(view.id)
     if w is None:
         return feed
     reshape = None if w.reshaped is None else w.reshaped.levels()
-    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape)
+    start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
+                                         "start_limit": w.start_limit}
+    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
 
 
 def is_window(element: Any, window: Any, offset: int) -> bool:
