@@ -7,7 +7,7 @@ and `reshape` (every level relabelled, sizes kept). A read view copies out with
 `to_dm` / `to_hbm` (into a fresh tensor) or `to_dm_view` / `to_hbm_view` (into a write
 view); the write replaces the written tensor's value, so later uses of the tensor see it.
 Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8); a `usize`
-runtime scalar is a start a Tensor DMA takes (npu_opt.runtime_tiles).
+runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_tiles).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class _View:
         self._reshaped = reshaped
         self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_tiles
         self._window: Any = None
-        self._dma_window: Any = None
+        self._runtime_window: Any = None
 
     @property
     def type(self) -> Any:
@@ -199,9 +199,9 @@ class _ReadMixin:
         the runtime start."""
         if self._runtime is None:
             return self.value
-        if self._dma_window is None:
-            self._dma_window = self._emit_window(self._runtime)
-        return self._dma_window
+        if self._runtime_window is None:
+            self._runtime_window = self._emit_window(self._runtime)
+        return self._runtime_window
 
     def _emit_window(self: Any, runtime: Any) -> Any:
         start, stride, limit = runtime or (None, None, None)
