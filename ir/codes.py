@@ -319,12 +319,13 @@ _ENTRIES: list[CodeInfo] = [
         ("SPM-2", "SPM move changes the chips, clusters or PE count"),
         ("SPM-3", "SPM move breaks the DMA layout rules"))],
     CodeInfo("SPMOP-1", "dma_spm sides disagree", "verify", "docs/machine/spm.md"),
-    *_rules("RUNTIME", 8, "docs/runtime.md", [
+    *_rules("RUNTIME", 10, "docs/runtime.md", [
         "runtime scalar used as a Python truth value", "runtime scalar where a trace-time number is needed",
         "ctx.when condition is not a runtime bool", "scalar operands of different types or a bad literal",
         "runtime scalar cast to a non-integer type", "value used across a ctx.when block's edge",
-        "scalar parameter of a bad type or read without to_spm", "runtime record malformed"],
-        phases={8: "verify"}),
+        "scalar parameter of a bad type or read without to_spm", "runtime record malformed",
+        "runtime tile start not a usize or not whole bytes", "runtime tile start past its tile's range"],
+        phases={8: "verify", 10: "run"}),
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}

@@ -18,7 +18,7 @@ import numpy as np
 from ir.errors import NpuOptError
 
 __all__ = ["ScalarDType", "ScalarType", "SCALAR_DTYPES", "INTEGER_NAMES", "scalar_dtype", "wrap", "apply",
-           "BINARY", "COMPARE", "LOGIC", "OP_NAMES"]
+           "BINARY", "COMPARE", "LOGIC", "OP_NAMES", "checked_start"]
 
 
 @attrs.frozen
@@ -119,3 +119,13 @@ def host_scalar(name: str, dtype: ScalarDType, value: Any) -> np.ndarray:
                           f"{'bool' if dtype.name == 'bool' else f'int in [{dtype.min}, {dtype.max}]'}, "
                           f"not {value!r}", code="USAGE")
     return np.array(value, dtype.host_dtype)
+
+
+def checked_start(value: Any, limit: int, where: str) -> int:
+    """The run-time start `value` of a tile (docs/runtime.md#runtime-tile-starts) as an int;
+    RUNTIME-10 when it is above `limit`: the cpu backend and the interpreter share this check."""
+    start = int(value)
+    if not 0 <= start <= limit:
+        raise NpuOptError(f"{where}: the runtime tile start {start} is outside 0..={limit}: the tile would run "
+                          "past the values of its index", code="RUNTIME-10")
+    return start

@@ -19,6 +19,7 @@ from ir.op_frame import attr, operand
 from ir.ops import Op, ToDm, ToHbm, Value
 from ir.types import Type
 from ir.rules.view_writes import check_dm_write_align, check_memset_bytes, read_padded
+from ir.rules.runtime_tiles import check_runtime_start
 
 __all__ = ["NewTensor", "Window", "ToView", "Memset", "proxy_dma"]
 
@@ -36,15 +37,26 @@ class Window(Op):
     (one per level of the type, outermost first): cell p of level k is the base's cell
     `p + offset[k]`. `reshaped` is the view's type right after its last `reshape` (VIEW-5:
     the base's levels relabelled, sizes kept), which later tiles narrow; None for a view
-    that was never reshaped (then the IR text leaves it out)."""
+    that was never reshaped (then the IR text leaves it out).
+
+    A tile at a runtime start (docs/runtime.md#runtime-tile-starts) adds the `usize` scalar
+    `start`: the element offset grows by `start * start_stride` cells at run time, and a
+    start above `start_limit` stops the run (RUNTIME-10). All three are absent otherwise."""
 
     STAGE = "window"
+    RULES = (check_runtime_start,)
     src: Value = operand()
+    start: Value | None = operand(optional=True)
     offset: tuple[int, ...] = attr()
     reshaped: Type | None = attr(default=None, optional=True)
+    start_stride: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def attributes(self) -> list[tuple[str, Any]]:
-        return [(k, v) for k, v in super().attributes() if k != "reshaped" or v is not None]
+        return [(k, v) for k, v in super().attributes() if k not in _OPTIONAL or v is not None]
+
+
+_OPTIONAL = ("reshaped", "start_stride", "start_limit")
 
 
 def proxy_dma(src: Value, view: Type, loc: Any) -> ToDm | ToHbm:
@@ -62,17 +74,24 @@ def _check_to_view(op: ToView) -> Violation | None:
 class ToView(Op):
     """`src.to_hbm_view(ctx.tdma, dst)` / `to_dm_view`: a Tensor DMA of `src` into the write
     view `dst` of tensor `into` (type `view`, shifted by `offset` cells per level); the
-    result is `into`'s new contents, of `into`'s type."""
+    result is `into`'s new contents, of `into`'s type. A `dst` tiled at a runtime start
+    adds `start`, `start_stride` and `start_limit` as a `window` does."""
 
     STAGE = "to_view"
-    RULES = (_check_to_view, check_dm_write_align)
+    RULES = (_check_to_view, check_dm_write_align, check_runtime_start)
     src: Value = operand()
     into: Value = operand()
+    start: Value | None = operand(optional=True)
     view: Any = attr()
     offset: tuple[int, ...] = attr()
+    start_stride: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def infer_type(self) -> Type:
         return self.into.type
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in super().attributes() if k not in _OPTIONAL or v is not None]
 
 
 @attrs.frozen(kw_only=True)

@@ -45,7 +45,8 @@ class TuContext:
         if bad:
             tracer.refuse(bad, loc, "begin")
             return Poisoned("begin")
-        op = Begin.build(tracer.value, view=view.value, context=self.name, loc=loc)
+        source = view.read_value() if hasattr(view, "read_value") else view.value  # a runtime tile start too
+        op = Begin.build(tracer.value, view=source, context=self.name, loc=loc)
         chain = TracedStream(loc)
         tracer.chains.append(chain)
         tracer.emit(op)

@@ -15,7 +15,7 @@ from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
 from npu_opt.trace import current
-from npu_opt.views import into_hbm_view, read_view
+from npu_opt.views import dma_source, into_hbm_view, read_view
 
 __all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element"]
 
@@ -112,7 +112,7 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     spec_fault = validate_type(dst_type, None, code="DMA-3")
     extra = {"inferred": dst is None} if kind == "hbm" else {}
     op_cls = ToDm if kind == "dm" else ToHbm
-    op = op_cls(src=src.value, result=tracer.value(dst_type), loc=loc, **extra)
+    op = op_cls(src=dma_source(src), result=tracer.value(dst_type), loc=loc, **extra)
     if spec_fault is not None and spec_fault.code == "TYPE-3":
         tracer.refuse(spec_fault, loc, stage, op)
         tracer.emit(op, poisoned_input=True)

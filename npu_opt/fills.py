@@ -17,6 +17,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
 from npu_opt.dma import TensorDma, _dma
+from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
@@ -74,6 +75,8 @@ def memset(view: Any, sub: Any, value: Any) -> None:
         bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")
     if bad is None and not representable(value, view.type.dtype):
         bad = _bad_fill(value, view.type.dtype)
+    if bad is None and getattr(view, "_runtime", None) is not None:
+        bad = runtime_write_refusal("a `memset`")
     if bad is not None:
         _refuse(bad, "memset")
         return

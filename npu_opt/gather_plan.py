@@ -208,7 +208,7 @@ def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violatio
 def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
     """`out.view_mut().scatter(indexed_axis, payload)`: the view must be the whole tensor."""
     base = view._base
-    if view._offsets != (0,) * len(view._offsets) or view.type != base.value.type:
+    if view._offsets != (0,) * len(view._offsets) or view.type != base.value.type or view._runtime is not None:
         return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()`, not a "
                                               "tile or reshape of it"), "scatter")
     bad = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")

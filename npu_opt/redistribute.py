@@ -24,6 +24,7 @@ from ir.rules.redistribute import indices_fault, outermost_fault, permutation_fa
 from ir.types import DmType
 from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
+from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor
@@ -172,6 +173,8 @@ class DmRedistribute:
         elif bad is None and (not isinstance(dst, _View) or dst.type.kind != "dm"):
             bad = Violation("VIEW-9", f"the destination of `to_dm_view` must be a DmTensorViewMut, not "
                                       f"{type(dst).__name__}", help="pass `t.view_mut()` (or a tile of it)")
+        elif bad is None and dst._runtime is not None:
+            bad = runtime_write_refusal("a redistribution's `to_dm_view`")
         if bad is not None:
             _refuse(bad, "to_dm_view")
             return

@@ -6,7 +6,8 @@ and narrow what they name: `tile` (element level), `chip_tile`, `cluster_tile` a
 and `reshape` (every level relabelled, sizes kept). A read view copies out with
 `to_dm` / `to_hbm` (into a fresh tensor) or `to_dm_view` / `to_hbm_view` (into a write
 view); the write replaces the written tensor's value, so later uses of the tensor see it.
-Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8).
+Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8); a `usize`
+runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_tiles).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.gather import scatter
+from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
 from npu_opt.trace import current
 
-__all__ = ["new_tensor", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
+__all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
 
 _LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element")}
 
@@ -58,13 +60,16 @@ class _View:
 
     WRITABLE = False
 
-    def __init__(self, base: Any, type_: Any, offsets: tuple[int, ...], reshaped: Any = None) -> None:
+    def __init__(self, base: Any, type_: Any, offsets: tuple[int, ...], reshaped: Any = None,
+                 runtime: Any = None) -> None:
         self._base = base
         self._base_value = base.value
         self._type = type_
         self._offsets = offsets
         self._reshaped = reshaped
+        self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_tiles
         self._window: Any = None
+        self._runtime_window: Any = None
 
     @property
     def type(self) -> Any:
@@ -73,8 +78,9 @@ class _View:
     def _level_names(self) -> tuple[str, ...]:
         return _LEVELS[self._type.kind]
 
-    def _derive(self, type_: Any, offsets: tuple[int, ...], reshaped: Any = None) -> Any:
-        return type(self)(self._base, type_, offsets, self._reshaped if reshaped is None else reshaped)
+    def _derive(self, type_: Any, offsets: tuple[int, ...], reshaped: Any = None, runtime: Any = None) -> Any:
+        return type(self)(self._base, type_, offsets, self._reshaped if reshaped is None else reshaped,
+                          self._runtime if runtime is None else runtime)
 
     def _retile(self, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
         names = self._level_names()
@@ -85,6 +91,8 @@ class _View:
             return _refuse(Violation("TYPE-6", f"`{method}` takes (index mapping, length, tile mapping, start)",
                                      help=f'e.g. `.{method}(m("B"), 4, m("B = 4 # 8"), 0)`'), method)
         k = names.index(level)
+        if getattr(start, "RUNTIME_SCALAR", False):
+            return runtime_retile(self, method, level, index, plain_number(length), mapping, start)
         length, start = plain_number(length), plain_number(start)
         offset = tile_offset(getattr(self._type, level), index, length, mapping, start, self.WRITABLE)
         if isinstance(offset, Violation):
@@ -176,16 +184,32 @@ class _ReadMixin:
 
     @property
     def value(self: Any) -> Any:
-        """The IR value of the view: the base itself, or a `window` of it."""
+        """The IR value of the view: the base itself, or a `window` of it (a runtime-tiled
+        view read this way is RUNTIME-2: only a DMA or a `begin` reads it, through `read_value`)."""
+        if self._runtime is not None:
+            refuse_runtime_read("another reader (an interleaved `begin`, `to_spm`, a redistribution, a scatter)")
         if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
             return self._base_value
         if self._window is None:
-            tracer = current()
-            op = Window(src=self._base_value, offset=self._offsets, reshaped=self._reshaped,
-                        result=tracer.value(self._type), loc=location_of("view"))
-            tracer.emit(op)
-            self._window = op.result
+            self._window = self._emit_window(None)
         return self._window
+
+    def read_value(self: Any) -> Any:
+        """The IR value a Tensor DMA or a stream's `begin` reads: `value`, or the `window` at
+        the runtime start."""
+        if self._runtime is None:
+            return self.value
+        if self._runtime_window is None:
+            self._runtime_window = self._emit_window(self._runtime)
+        return self._runtime_window
+
+    def _emit_window(self: Any, runtime: Any) -> Any:
+        start, stride, limit = runtime or (None, None, None)
+        tracer = current()
+        op = Window(src=self._base_value, start=start, offset=self._offsets, reshaped=self._reshaped,
+                    start_stride=stride, start_limit=limit, result=tracer.value(self._type), loc=location_of("view"))
+        tracer.emit(op)
+        return op.result
 
     def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """Tensor DMA of the view's cells into a fresh `DmTensor[...]`."""
@@ -238,8 +262,9 @@ def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
         _refuse(bad, method)
         return
     tracer = current()
-    op = ToView(src=src.value, into=dst._base.value, view=dst.type, offset=dst._offsets, loc=location_of(method))
-    op = ToView.build(tracer.value, **{f: getattr(op, f) for f in ("src", "into", "view", "offset", "loc")})
+    start, stride, limit = dst._runtime or (None, None, None)
+    op = ToView.build(tracer.value, src=dma_source(src), into=dst._base.value, start=start, view=dst.type,
+                      offset=dst._offsets, start_stride=stride, start_limit=limit, loc=location_of(method))
     tracer.emit(op)
     dst._base.value = op.result
 
@@ -297,12 +322,17 @@ def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
     so the caller writes it); a write view of part of it is a `to_hbm_view` (None returned)."""
     if not isinstance(dst, _View) or dst.type.kind != "hbm":
         return dst
-    if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type:
+    if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type and dst._runtime is None:
         return dst._base
     if isinstance(src, HbmTensor):
         src = read_view(src)
     _copy_into(src, dma, dst, "hbm", "to_hbm")
     return None
+
+
+def dma_source(src: Any) -> Any:
+    """The IR value a Tensor DMA copies from `src` (a tensor or a view, maybe runtime-tiled)."""
+    return src.read_value() if isinstance(src, _ReadMixin) else src.value
 
 
 def read_view(t: Any) -> Any:
@@ -325,6 +355,9 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
     from npu_opt.stages import _commit
 
     if isinstance(dst, Poisoned):
+        return None
+    if isinstance(dst, _View) and dst._runtime is not None:
+        current().refuse(runtime_write_refusal("`commit_view`"), loc, "commit_view")
         return None
     if not isinstance(dst, _View) or not dst.WRITABLE or dst.type.kind != "dm":
         code = "VIEW-4" if isinstance(dst, _View) and not dst.WRITABLE else "VIEW-9"

@@ -13,14 +13,19 @@ the walks checked against the whole tensors), then DMAOP-6: the views keep their
 extent per level and the offsets are whole bytes inside it. A DM window shifted on its
 Chip or Cluster level has `chip_shift` / `cluster_shift` (absent when 0): its commands
 serve the chips and clusters that far on, `part` = the view's (chip + `chip_shift`,
-cluster + `cluster_shift`). `tensor_new` of a TRF type is a
+cluster + `cluster_shift`). A window tiled at a runtime start has `src_start=%k` (a
+`scalar[usize]` record), `src_start_bytes` and `src_start_limit` (`dst_` for the window
+`dma_into` writes; absent otherwise): the commands are those of start 0, and when the DMA
+runs that side's addresses move by `start * start_bytes` bytes; a start above the limit
+stops the run (RUNTIME-10). The address arithmetic is the sequencer's and costs no cycles
+in the schedule. `tensor_new` of a TRF type is a
 TRF tensor of zeros placed by the TRF allocation (`tu_ops.trf_new`); of a VRF type, a VRF
 tensor of zeros placed by the VRF allocation (`tu_ops.lower.vrf`).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -32,6 +37,9 @@ from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 from tu_ops.trf_new import trf_new_problem
 from tu_ops.vrf import vrf_new_problem
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
 
@@ -52,6 +60,46 @@ def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, t
         t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8)
     if not 0 <= offset < max(limit, 1):
         return f"{side}_offset {offset} is outside the tensor's {limit} bytes"
+    return None
+
+
+def _reach(op: Any, side: str, target: Target) -> tuple[int, int, bool]:
+    """(last byte the commands of `side` touch, the bytes it stays below, whether per slice): in
+    an HBM tensor against its bytes, in DM (addresses `slice * DM_SLICE_BYTES + offset`) the
+    offset against one slice's bytes."""
+    base, stride = f"{side}_base", f"{side}_stride"
+    last = max((getattr(c, base) + sum((e.size - 1) * getattr(e, stride) for e in c.entries) for c in op.commands),
+               default=0)
+    t = op.input_type if side == "src" else op.output_type
+    if t.kind == "dm":
+        slice_bytes = target.constants.DM_SLICE_BYTES
+        return last % slice_bytes, slice_bytes, True
+    return last, t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or 0) // 8), False
+
+
+def start_problem(op: Any, target: Target, ctx: VerifyContext | None, side: str) -> str | None:
+    """RUNTIME-8 of the runtime start of a window on `side` (`src_start=%k src_start_bytes=
+    src_start_limit=`, all or none; `dst_` alike): `%k` is a `scalar[usize]` record, the
+    side's addresses move by `start * start_bytes` bytes, the start is at most the limit,
+    and the last start's window stays inside the tensor."""
+    ref, step, limit = (getattr(op, f"{side}_start{x}") for x in ("", "_bytes", "_limit"))
+    if ref is None and step is None and limit is None:
+        return None
+    if ref is None or step is None or limit is None:
+        return f"a runtime start needs {side}_start=, {side}_start_bytes= and {side}_start_limit= together"
+    if step < 0 or limit < 0:
+        return f"{side}_start_bytes and {side}_start_limit must not be negative"
+    last, bound, per_slice = _reach(op, side, target)
+    if last + step * limit >= bound:
+        return (f"the window at {side}_start={limit} reaches byte {last + step * limit}, outside the tensor's "
+                f"{bound} bytes{' of a slice' if per_slice else ''}")
+    if ctx is not None:
+        scalar = ctx.op(ref)
+        if scalar is None:
+            return f"{side}_start {ref} is not the result of a scalar record"
+        st = scalar.output_type
+        if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
+            return f"{side}_start {ref} is {st}, not a scalar[usize]"
     return None
 
 
@@ -97,14 +145,25 @@ class DmaWindowOp(DmaOp):
     src_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk."""
         return with_levels(self.input_type, self.src_view), self.output_type
 
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the runtime start of its window when it has one."""
+        return (self.src,) if self.src_start is None else (self.src, self.src_start)
+
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return _view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, target, ctx, "src")
 
 
 @attrs.frozen(kw_only=True)
@@ -123,13 +182,24 @@ class DmaIntoOp(DmaOp):
     dst_offset: int = attr()
     chip_shift: int | None = attr(default=None, optional=True)
     cluster_shift: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
+    dst_start: Ref | None = operand(optional=True)
+    dst_start_bytes: int | None = attr(default=None, optional=True)
+    dst_start_limit: int | None = attr(default=None, optional=True)
 
     def view_types(self) -> tuple[Any, Any]:
         return with_levels(self.input_type, self.src_view), with_levels(self.output_type, self.dst_view)
 
     def reads(self) -> tuple[Ref, ...]:
-        """The source, and the tensor written into (its other cells stay)."""
-        return (self.src, self.into)
+        """The source, the tensor written into (its other cells stay), and the runtime starts
+        of the two windows when they have them."""
+        return (self.src, self.into) + tuple(r for r in (self.src_start, self.dst_start) if r is not None)
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, target, ctx, "src") or start_problem(self, target, ctx, "dst")
 
     def traced_stage(self) -> str | None:
         """A copy into a view (docs/views.md)."""

@@ -11,23 +11,26 @@ from __future__ import annotations
 import math
 from types import MappingProxyType
 import functools
-from typing import Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
 
 import attrs
 
 import tu_ops
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, rule
+from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
-from tu_ops.feed_source import source_problem
+from tu_ops.feed_source import source_problem, start_problem
 from tu_ops.fetch_mask import mask_problem
 from tu_ops.switch import SwitchRoute, route_problem
 from ir.fetch_mask import FetchMaskConfig
 from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
 from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
@@ -144,6 +147,10 @@ class FeedBuffer(TuOp):
     reshape: tuple[MappingExpr, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
     # the fetch lifts, outermost dimension first (FEED-16), printed only when the chain lifts
     lift: tuple[FeedLift, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
+    # a view tiled at a runtime start (RUNTIME-8, tu_ops.feed_source), printed only then
+    start: Ref | None = operand(optional=True)
+    start_elems: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
 
     def fetched_type(self) -> Any:
         """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""
@@ -154,7 +161,7 @@ class FeedBuffer(TuOp):
 
     def operands(self) -> list[Ref]:
         """A feed reads its source tensor(s); `dest` is a forward reference, not an input."""
-        return [self.source.tensor] + ([self.interleave.tensor] if self.interleave is not None else [])
+        return [self.source.tensor] + [r for r in (getattr(self.interleave, "tensor", None), self.start) if r is not None]
 
     def stream_input(self) -> Ref | None:
         return None
@@ -382,6 +389,10 @@ class FeedBuffer(TuOp):
     @rule("FEED-15")
     def _feed_15(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return source_problem(self, ctx)
+
+    @rule("RUNTIME-8")
+    def _runtime_8(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, ctx)
 
     @rule("FEED-16")
     def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:

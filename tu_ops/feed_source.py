@@ -8,6 +8,11 @@ level's size kept (VIEW-5); its record names the levels the view relabelled the 
 (`reshape=[...]`, printed only then), and the space and the element are those levels or
 tiles of them. A same-size relabel of a level without that field is refused: nothing but
 a reshape reads a tensor under mappings that are neither its own nor a tile of them.
+
+A `begin` over an Element tile at a runtime start (docs/runtime.md#runtime-tile-starts)
+names the `scalar[usize]` record with `start=%k`, the source elements one step of it moves
+(`start_elems`) and the largest start (`start_limit`): the window at every start up to the
+limit is a tile of the tensor's element (RUNTIME-8).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any
 
 from tu_ops.printing import mapping_text
 
-__all__ = ["source_problem"]
+__all__ = ["source_problem", "start_problem"]
 
 _LEVELS = ("Chip", "Cluster", "Slice", "Element")
 
@@ -58,3 +63,26 @@ def _reads(own: Any, read: Any, offset: int) -> bool:
     from tu_ops.lower.views import is_window  # a tile's cells, as the lowering places them
 
     return mapping_text(own) == mapping_text(read) or is_window(own, read, offset)
+
+
+def start_problem(feed: Any, ctx: Any) -> str | None:
+    """RUNTIME-8 of a feed's runtime start: all three fields or none, a `scalar[usize]`
+    record, and the window at the largest start still a tile of the tensor's element."""
+    parts = (feed.start, feed.start_elems, feed.start_limit)
+    if all(p is None for p in parts):
+        return None
+    if any(p is None for p in parts):
+        return "a runtime start needs start=, start_elems= and start_limit= together"
+    if feed.start_elems < 0 or feed.start_limit < 0:
+        return "start_elems and start_limit must not be negative"
+    if ctx is None:
+        return None
+    scalar, made = ctx.op(feed.start), ctx.op(feed.source.tensor)
+    st = getattr(scalar, "output_type", None)
+    if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
+        return f"start {feed.start} is {st}, not a scalar[usize]"
+    own = getattr(getattr(made, "output_type", None), "element", None)
+    last = feed.source.offset + feed.start_elems * feed.start_limit
+    if own is not None and feed.reshape is None and not _reads(own, feed.source.element, last):
+        return f"the source element at start_limit={feed.start_limit} (offset {last}) is not a tile of {feed.source.tensor}"
+    return None

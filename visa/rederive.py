@@ -223,7 +223,8 @@ def _lower(rec: Any, i: int, prev: int | None, ops: list[Any], group: tuple[ir.O
         second = rec.interleave.tensor if rec.interleave is not None else None
         low = lower_feed(chain, rec.result.id, ops[1].result.id, feed_flits(chain), rec.source.tensor,
                          rec.source.element, target, second)
-        low = attrs.evolve(low, reshape=rec.reshape)  # a reshaped view's levels: FEED-15 checks them
+        low = attrs.evolve(low, reshape=rec.reshape,   # a reshaped view's levels: FEED-15 checks them
+                           start=rec.start, start_elems=rec.start_elems, start_limit=rec.start_limit)  # RUNTIME-8
         if mapping_text(rec.source.element) == mapping_text(types[rec.source.tensor.id].element):
             return low  # the whole tensor: offset 0
         return attrs.evolve(low, source=attrs.evolve(low.source, offset=rec.source.offset))  # a window: verify checks it

@@ -221,7 +221,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             kwargs["owned"] = _owned(step, donate, env, params, finals)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
-            marks.after(op, np.shape(env[step.result]))
+            marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
             raw = _scratch_root(env.pop(v, None))
             if raw is not None and not any(raw is r for r in pending):

@@ -41,4 +41,4 @@ def redistribute(op: Redistribute, src: np.ndarray, *into: np.ndarray, options: 
     if op.into is None:
         return moves.move_global(selected, selected_t, op.result.type, fast=options.fast_moves)
     write = ToView(src=Value(-1, selected_t), into=op.into, view=op.view, offset=op.offset, result=op.result)
-    return to_view(write, selected, into[0], options)
+    return to_view(write, selected, into[0], options=options)

@@ -43,20 +43,28 @@ class UninitTracker:
                 raise NpuOptError(f"{where}`{op.STAGE}` reads {int(unread.sum())} cell(s) of {v} that nothing "
                                   f"wrote (a tensor made by new() is not cleared on the chip)", code="VIEW-12")
 
-    def after(self, op: Op, shape: tuple[int, ...]) -> None:
-        """Record the marks of `op`'s result."""
+    def after(self, op: Op, shape: tuple[int, ...], env: dict[int, Any] | None = None) -> None:
+        """Record the marks of `op`'s result (`env`: the values, for a runtime tile start)."""
         if isinstance(op, NewTensor):
             self.written[op.result.id] = np.zeros(shape, bool)
         elif isinstance(op, View) and op.src.id in self.written:
             self.written[op.result.id] = self.written[op.src.id]
         elif isinstance(op, Window) and op.src.id in self.written:
             marks = np.zeros(shape, bool)
-            marks[_grid(op.result.type)] = self.written[op.src.id][_grid(op.result.type, op.offset)]
+            marks[_grid(op.result.type)] = self.written[op.src.id][_grid(op.result.type, _offset(op, env))]
             self.written[op.result.id] = marks
         elif isinstance(op, (ToView, Memset)) and op.into.id in self.written:
             marks = self.written[op.into.id].copy()
-            marks[_grid(op.view, op.offset)] = True
+            marks[_grid(op.view, _offset(op, env))] = True
             self.written[op.result.id] = marks
+
+
+def _offset(op: Any, env: dict[int, Any] | None) -> tuple[int, ...]:
+    """The op's cell offsets, the element's moved by its runtime tile start (checked by its handler)."""
+    start = getattr(op, "start", None)
+    if start is None or env is None:
+        return op.offset
+    return (*op.offset[:-1], op.offset[-1] + int(env[start.id]) * op.start_stride)
 
 
 def tracker(options: Any) -> UninitTracker | None:

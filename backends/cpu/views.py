@@ -18,6 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ir.mapping.live import live_positions
+from ir.runtime_types import checked_start
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
@@ -98,15 +99,25 @@ def new(op: NewTensor) -> np.ndarray:
     return np.zeros(layout.shape_of(t), layout.storage_dtype(t.dtype))
 
 
+def _shifted(op: Window | ToView, start: np.ndarray | None, what: str) -> tuple[int, ...]:
+    """The op's cell offsets, the element's moved by its runtime `start` (RUNTIME-10 past its limit)."""
+    if start is None:
+        return op.offset
+    return (*op.offset[:-1], op.offset[-1] + checked_start(start, op.start_limit, what) * op.start_stride)
+
+
 @handles(Window)
-def window(op: Window, base: np.ndarray) -> np.ndarray:
-    """The base's cells at the view's live positions shifted by the offsets; padding zero."""
+def window(op: Window, base: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    """The base's cells at the view's live positions shifted by the offsets (the element
+    offset by `start * start_stride` more at a runtime start, RUNTIME-10 past its limit);
+    padding zero."""
     t = op.result.type
+    offset = _shifted(op, start, "a tile read at a runtime start")
     forms = _grid_form(t)
     whole = forms is not None and all(math.prod(c for c, _ in dims) == mp.size
                                       for (_, dims), mp in zip(forms, t.levels()))
     out = (np.empty if whole else np.zeros)(layout.shape_of(t), base.dtype)  # every cell written, or padding zero
-    _copy_cells(out, None, base, op.offset, t)
+    _copy_cells(out, None, base, offset, t)
     return out
 
 
@@ -139,7 +150,7 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
             tuple(int(st[0]) for _, st in dims), int(out_off[0]))
 
 
-def _direct(op: ToView, src: np.ndarray, out: np.ndarray) -> bool:
+def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarray) -> bool:
     """`out[live cells of the view + offset] = the moved cells` without the moved buffer
     (the whole destination tensor's size for a tile); False when `_direct_form` has none."""
     if src.dtype != out.dtype or not out.flags.c_contiguous or not src.size:
@@ -148,7 +159,7 @@ def _direct(op: ToView, src: np.ndarray, out: np.ndarray) -> bool:
     if form is None:
         return False
     first, extents, src_steps, out_steps, out0 = form
-    start = out0 + sum(o * st for o, st in zip(op.offset, out.strides))
+    start = out0 + sum(o * st for o, st in zip(offset, out.strides))
     dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
     at = np.unravel_index(first, src.shape)
     np.copyto(dst, as_strided(src[tuple(slice(i, None) for i in at)], extents, src_steps, writeable=False))
@@ -156,16 +167,18 @@ def _direct(op: ToView, src: np.ndarray, out: np.ndarray) -> bool:
 
 
 @handles(ToView, options=True, donate=1)
-def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions = DEFAULT,
-            owned: bool = False) -> np.ndarray:
+def to_view(op: ToView, src: np.ndarray, into: np.ndarray, start: np.ndarray | None = None,
+            options: CpuOptions = DEFAULT, owned: bool = False) -> np.ndarray:
     """A DMA of `src` into the view's type, written over `into` at the view's live cells
     (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
-    with fast moves, straight from `src` when the move is one strided copy (`_direct`)."""
+    with fast moves, straight from `src` when the move is one strided copy (`_direct`).
+    A view at a runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
+    offset = _shifted(op, start, "a tile written at a runtime start")
     out = into if owned else into.copy()
-    if options.fast_moves and _direct(op, src, out):
+    if options.fast_moves and _direct(op, offset, src, out):
         return out
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
-    _copy_cells(out, op.offset, moved, None, op.view)
+    _copy_cells(out, offset, moved, None, op.view)
     if not np.may_share_memory(moved, src):  # a scratch buffer of this handler alone: reusable now
         arena.give_back(moved)
     return out

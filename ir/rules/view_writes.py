@@ -59,6 +59,12 @@ def check_dm_write_align(op: Any) -> Violation | None:
     if t.kind != "dm":
         return None
     start = op.offset[-1] * _bits(t.dtype)
+    step = (getattr(op, "start_stride", None) or 0) * _bits(t.dtype)   # a runtime start's step
+    if step % (8 * DMA_DM_ALIGN):
+        return Violation("VIEW-13", f"each step of the runtime start moves the write into DM by {step / 8:g} bytes, "
+                                    f"not a multiple of {DMA_DM_ALIGN} (the DMA engine writes DM in "
+                                    f"{DMA_DM_ALIGN}-byte units)",
+                         help="tile an axis whose step is a multiple of 8 bytes, or write into HBM")
     if start % (8 * DMA_DM_ALIGN) == 0:
         return None
     where = f"{start / 8:g}" if start % 8 else str(start // 8)

@@ -21,7 +21,7 @@ from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_m
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import strides
 
-__all__ = ["tile_offset", "check_pad", "check_reshape", "fill_pattern"]
+__all__ = ["tile_offset", "tile_extent", "check_pad", "check_reshape", "fill_pattern"]
 
 
 def _digit(index: Mapping) -> AxisFactor | None:
@@ -71,6 +71,12 @@ def _tiled(factors: list, at: int, digit: Any, length: int, writable: bool) -> M
         window = window.resize(length).pad(digit.extent, kind) if length > 1 else \
             _render(PaddingFactor(kind, digit.extent))
     return pair_all([_render(f) for f in factors[:at]] + [window] + [_render(f) for f in factors[at + 1:]])
+
+
+def tile_extent(index: Mapping) -> int:
+    """How many values the tile index names (its one digit range; 1 for a unit index)."""
+    digit = _digit(index)
+    return 1 if index.size == 1 or digit is None else digit.extent
 
 
 def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, start: object,

@@ -18,7 +18,7 @@ Chip or Cluster level.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -33,6 +33,9 @@ from tu_ops.dma import DmaOp
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.errors import LoweringRefusal, refusal
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["lower_view_step", "windows_of", "shift_feed", "is_window", "byte_offset", "view_dma", "refuse_unplaced"]
 
@@ -96,6 +99,17 @@ def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
     return refs[w.src.id], base_t, w.result.type, byte_offset(base_t, w.offset, target, op, clusters=True), shift
 
 
+def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Target) -> dict[str, Any]:
+    """The record fields of the runtime start of the window `op` (a `window` or `to_view`) on
+    `side`: the scalar, the bytes one step of it moves that side's addresses, the largest
+    start (none without one)."""
+    if op is None or op.start is None:
+        return {}
+    dtype = (op.src if isinstance(op, Window) else op.into).type.dtype
+    step = op.start_stride * (target.bits_of(dtype) or dtype.bits) // 8
+    return {f"{side}_start": Ref(refs[op.start.id]), f"{side}_start_bytes": step, f"{side}_start_limit": op.start_limit}
+
+
 def _shift(op: Any, src: tuple, dst_t: Any, dst_shift: tuple[int, int]) -> tuple[int, int]:
     """The one (Chip, Cluster) shift of a DMA's commands: a command serves one (chip, cluster)
     of both DM sides, so two DM sides must be shifted alike (a fresh tensor is not shifted)."""
@@ -136,14 +150,17 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
         if op.into.type.kind == "dm" and dst_off % align:
             raise _refuse(op, f"a write into DM starts {dst_off % target.constants.DM_SLICE_BYTES} bytes into "
                               f"the element, not on a {align}-byte boundary")
-        return view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
-                        target, op.loc, into=refs[op.into.id], shift=shift)
+        return attrs.evolve(view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
+                                     target, op.loc, into=refs[op.into.id], shift=shift),
+                            **_runtime_start("src", windows.get(op.src.id), refs, target),
+                            **_runtime_start("dst", op, refs, target))
     if isinstance(op, (ir.ToDm, ir.ToHbm)) and op.src.id in windows:
         source = _source(op, windows, refs, typ, target)
         src, src_t, src_view, src_off, _ = source
         t = typ(op.result)
-        return view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
-                        shift=_shift(op, source, t, (0, 0)))
+        return attrs.evolve(view_dma(DmaWindowOp, result, src, src_t, src_view, src_off, t, t, 0, target, op.loc,
+                                     shift=_shift(op, source, t, (0, 0))),
+                            **_runtime_start("src", windows.get(op.src.id), refs, target))
     return None
 
 
@@ -158,14 +175,17 @@ def refuse_unplaced(kernel: Any) -> None:
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
 
 
-def shift_feed(feed: Any, view: Any, windows: dict[int, Window]) -> Any:
+def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:
     """The feed of a `begin` over a window: its source offset is the window's element offset,
-    and a reshaped window names the levels it relabelled the tensor to (FEED-15)."""
+    a reshaped window names the levels it relabelled the tensor to (FEED-15), and one at a
+    runtime start names its scalar (`start=`, moving the offset by `start * start_elems`)."""
     w = windows.get(view.id)
     if w is None:
         return feed
     reshape = None if w.reshaped is None else w.reshaped.levels()
-    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape)
+    start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
+                                         "start_limit": w.start_limit}
+    return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
 
 
 def is_window(element: Any, window: Any, offset: int) -> bool:
@@ -200,4 +220,5 @@ def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
                    op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into,
                    shift=(op.chip_shift or 0, op.cluster_shift or 0))
     offsets = {"src_offset": op.src_offset} | ({"dst_offset": op.dst_offset} if into is not None else {})
-    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets)
+    starts = {f.name: getattr(op, f.name) for f in attrs.fields(type(op)) if "_start" in f.name}
+    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets, **starts)

@@ -12,7 +12,9 @@ DM addresses are `slice * DM_SLICE_BYTES + offset` in the DM of the command's
 
 The tensor a DMA creates starts all zero: HBM bytes, or its DM range in every slice (at
 the address visa/visa.lark allocates it, `alloc`), so the padding it does not
-transfer is zero (docs/machine/index.md); the commands then write where they say.
+transfer is zero (docs/machine/index.md); the commands then write where they say. A
+window at a runtime start (`src_start=%k`, `dst_start=%k`) moves every address of its
+side by `start * start_bytes` bytes (RUNTIME-10 past the side's `start_limit`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
 from visa.interp.errors import check
 from visa.interp.memory import Memory, copy_bytes
@@ -83,6 +86,17 @@ def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst
     return True
 
 
+def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
+    """The bytes a runtime tile start moves the addresses of `side` ("src" / "dst") by (0
+    without one); RUNTIME-10 for a start past its limit (ir.runtime_types.checked_start)."""
+    start = getattr(op, f"{side}_start", None)
+    if start is None:
+        return 0
+    check(start.id in env, f"{side}_start {start} has no value", op)
+    limit, step = getattr(op, f"{side}_start_limit"), getattr(op, f"{side}_start_bytes")
+    return checked_start(env[start.id], limit, f"{op.result} = {op.MNEMONIC} ({side}_start)") * step
+
+
 def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array)."""
     target = mem.target
@@ -130,6 +144,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
         src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm)
         dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm)
+        src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):

@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir import convert as cv
 from ir.fetch_lift import lift_offsets, lifted_axes
 from ir.fetch_mask import mask_keep
+from ir.runtime_types import checked_start
 from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
@@ -269,5 +271,9 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
 @executes("feed_buffer")
 def _feed_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
+    if op.start is not None:  # a view tiled at a runtime start: the source offset moves by start * start_elems
+        check(op.start.id in state.env, f"start {op.start} has no value", op)
+        moved = checked_start(state.env[op.start.id], op.start_limit, f"{op.result} = feed_buffer") * op.start_elems
+        op = attrs.evolve(op, source=attrs.evolve(op.source, offset=op.source.offset + moved))
     state.local[op.result.id], state.rows = feed_rows(op, state.rows, state.mem, state.env)
     return 1
