@@ -39,7 +39,8 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.types import Type
 
-from backends.cpu import layout, lazy_rows, moves_strided, row_classes
+from backends.cpu import compact as compact_values, layout, lazy_rows, moves_strided, row_classes
+from backends.cpu.compact import Compact
 from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
@@ -220,16 +221,21 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
 
-def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
+def move_local(buf: np.ndarray | LazyRows | Compact, src: Type, dst: Type,
                src_local: tuple[Mapping, ...] | None = None, fast: bool = True,
-               lazy: bool = False) -> np.ndarray | LazyRows:
+               lazy: bool = False, compact: bool = False) -> np.ndarray | LazyRows | Compact:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
     (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
     the strided form (False: the index gather, the reference). `lazy` allows a
     `LazyRows` result (backends/cpu/lazy_rows.py) where the strided form would copy; `buf`
-    may be one."""
+    may be one. `compact` allows a `Compact` result (backends/cpu/compact.py) when few
+    rows are live; a `Compact` `buf` gives one whenever the rows stay."""
     src_local = src_local or layout.local_levels(src)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
+    if same_rows and (isinstance(buf, Compact) or (compact and not isinstance(buf, LazyRows)
+                                                   and compact_values.wanted(dst))):
+        return _compact_move(compact_values.rows_of(buf, src), src_local, dst, fast)
+    buf = compact_values.full(buf)
     if isinstance(buf, LazyRows):
         out = _lazy_move(buf, src_local, dst, lazy) if fast and same_rows else None
         if out is not None:
@@ -255,6 +261,16 @@ def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
     out = _apply(rows.reshape(len(rows), -1), plan)
     n_local = tuple(mp.size for mp in layout.local_levels(dst))
     return layout.from_rows(out.reshape(len(rows), *n_local), dst)
+
+
+def _compact_move(rows: np.ndarray, src_local: tuple[Mapping, ...], dst: Type, fast: bool) -> Compact:
+    """`move_local` on the live rows `rows` (rows, *local) only, as a `Compact` of `dst`."""
+    rows = rows.reshape(rows.shape[0], *(mp.size for mp in src_local))
+    dst_local = layout.local_levels(dst)
+    out = _strided_move(rows, src_local, dst_local, None) if fast else None
+    if out is None:
+        out = _apply(rows.reshape(len(rows), -1), move_plan(src_local, dst_local))
+    return compact_values.make(out, dst)
 
 
 def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
