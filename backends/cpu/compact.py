@@ -20,8 +20,9 @@ import numpy as np
 from ir.types import Type
 
 from backends.cpu import layout, lazy_rows
+from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["Compact", "wanted", "make", "rows_of", "full", "prepare", "read_full"]
+__all__ = ["Compact", "wanted", "make", "rows_of", "full", "prepare", "read_full", "read_in_row", "write_in_row"]
 
 
 @attrs.frozen(eq=False)
@@ -91,6 +92,34 @@ def read_full(steps) -> set[int]:
     move does not make a `Compact` of these, so that chain keeps what it reads."""
     fed: set[int] = set()
     for s in reversed(steps):
-        if s.lazy and (not s.compact or s.result in fed):
+        if (s.lazy and not s.compact) or (s.compact and s.result in fed):
             fed.update(s.operands)
     return fed
+
+
+def _span(start: int, extents: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    """(lowest, highest) offset a digit grid reaches from `start`."""
+    lo = hi = start
+    for n, step in zip(extents, strides):
+        lo += min(0, (n - 1) * step)
+        hi += max(0, (n - 1) * step)
+    return lo, hi
+
+
+def read_in_row(form: StridedForm, row_len: int, item: int, row: int) -> StridedForm | None:
+    """A DMA's strided form on a full input buffer of rows of `row_len` elements, as a form
+    on row `row` alone (a buffer of that one row) when it reads no other row; else None."""
+    lo, hi = _span(form.v0 * item, form.extents, form.vstrides)
+    if lo < row * row_len * item or hi >= (row + 1) * row_len * item:
+        return None
+    return attrs.evolve(form, v0=form.v0 - row * row_len)
+
+
+def write_in_row(form: StridedForm, row_len: int, row: int) -> StridedForm | None:
+    """A DMA's strided form into a full output buffer of rows of `row_len` elements, as a
+    form writing row `row` alone (a buffer of that one row) when it writes no other row;
+    else None."""
+    lo, hi = _span(form.p0, form.extents, form.pstrides)
+    if lo < row * row_len or hi >= (row + 1) * row_len:
+        return None
+    return attrs.evolve(form, p0=form.p0 - row * row_len, full=False)

@@ -37,10 +37,12 @@ from backends.cpu.options import DEFAULT, CpuOptions
 __all__ = ["execute", "execute_inout"]
 
 
-@handles(ToDm, ToHbm, options=True)
-def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero."""
-    return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves)
+@handles(ToDm, ToHbm, options=True, compact=True, makes_compact=True)
+def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compact: bool = False) -> np.ndarray:
+    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero. `compact`:
+    the result may hold its live row only (backends/cpu/compact.py)."""
+    return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves,
+                             compact=compact and options.fast_moves)
 
 
 @handles(View, compact=True)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ir.errors import InternalError
 from ir.mapping import ops as mops
@@ -207,11 +208,22 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     return out
 
 
-def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.ndarray:
+def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = True,
+                compact: bool = False) -> np.ndarray | Compact:
     """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
-    strided form (False: the index gather, the reference)."""
+    strided form (False: the index gather, the reference). A `Compact` `buf` of one live
+    row is read in place; `compact` allows a `Compact` result of one live row."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
+    if fast and isinstance(buf, Compact):
+        out = _from_one_row(buf, src_levels, dst_levels)
+        if out is not None:
+            return out.reshape(layout.shape_of(dst))
+    buf = compact_values.full(buf)
+    if fast and compact and compact_values.wanted(dst) and len(layout.live_rows(dst)) == 1:
+        found = _into_one_row(buf, src_levels, dst)
+        if found is not None:
+            return found
     n_spatial = layout.n_rows(dst)
     out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial) \
         if fast else None
@@ -219,6 +231,40 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.
         return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
+
+
+def _carrier(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of one row of `shape` with C-order strides, reading one element: what
+    `_form` needs (shape, strides, item size) of a buffer that is not made."""
+    strides, step = [], np.dtype(dtype).itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return as_strided(np.zeros(1, dtype), (1, *shape), (0, *reversed(strides)), writeable=False)
+
+
+def _from_one_row(buf: Compact, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> np.ndarray | None:
+    """The DMA of a `Compact` of one live row when it reads that row only, as (1, cells)."""
+    live = layout.live_rows(buf.t)
+    form = _form(_carrier(buf.shape, buf.dtype), src_levels, dst_levels) if len(live) == 1 else None
+    if form is not None:
+        form = compact_values.read_in_row(form, buf.base.size, buf.base.itemsize, int(live[0]))
+    if form is None:
+        return None
+    return moves_strided.apply_form(np.ascontiguousarray(buf.base).reshape(1, -1), form,
+                                    math.prod(mp.size for mp in dst_levels), None)
+
+
+def _into_one_row(buf: np.ndarray, src_levels: tuple[Mapping, ...], dst: Type) -> Compact | None:
+    """The DMA into a type of one live row, as a `Compact`, when it writes that row only."""
+    rows = buf.reshape(1, *buf.shape)
+    form = _form(rows, src_levels, (*layout.spatial_levels(dst), *layout.local_levels(dst)))
+    row_len = math.prod(mp.size for mp in layout.local_levels(dst))
+    if form is not None:
+        form = compact_values.write_in_row(form, row_len, int(layout.live_rows(dst)[0]))
+    if form is None:
+        return None
+    return compact_values.make(moves_strided.apply_form(rows, form, row_len, None), dst)
 
 
 def move_local(buf: np.ndarray | LazyRows | Compact, src: Type, dst: Type,
@@ -283,6 +329,21 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     return plan
 
 
+def _form(rows: np.ndarray, src_levels: tuple[Mapping, ...],
+          dst_levels: tuple[Mapping, ...]) -> moves_strided.StridedForm | None:
+    """The strided form of the move of `rows` (n_rows, *src level sizes; any strides), or
+    None when it has none (cached by levels, shape and strides)."""
+    key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
+    found, form = moves_strided.FORMS.get(key)
+    if not found:
+        plan = _uncached_plan(src_levels, dst_levels)
+        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
+        moves_strided.FORMS.put(key, form)
+        if form is None:
+            _PLANS.put((src_levels, dst_levels), plan)
+    return form
+
+
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
                   dst_levels: tuple[Mapping, ...], even: tuple[int, int, int] | None,
                   lazy_shape: tuple[int, ...] | None = None,
@@ -292,14 +353,7 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
     (the output buffer's shape), a move that would copy every cell of every row is
     returned as a `LazyRows` instead. With `classes_rows` (a DMA: one row in, the
     result's spatial rows out), the copies among those rows are recorded (row_classes)."""
-    key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
-    found, form = moves_strided.FORMS.get(key)
-    if not found:
-        plan = _uncached_plan(src_levels, dst_levels)
-        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
-        moves_strided.FORMS.put(key, form)
-        if form is None:
-            _PLANS.put((src_levels, dst_levels), plan)
+    form = _form(rows, src_levels, dst_levels)
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_levels)

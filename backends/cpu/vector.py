@@ -7,6 +7,7 @@ nothing) writes its live rows into that buffer instead of a new one.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,17 @@ from backends.cpu.handlers import handles
 __all__: list[str] = []
 
 
+@functools.lru_cache(maxsize=256)
+def _pad_local(levels: tuple) -> np.ndarray:
+    """The padding flag of every per-slice cell of these local levels (kept: a traced kernel
+    steps the same types every run)."""
+    pad = moves.logical_pad(levels)
+    pad.setflags(write=False)
+    return pad
+
+
 def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     rows = np.zeros(layout.n_rows(t), bool)
     rows[layout.live_rows(t)] = True
     pad = ~rows[:, None] | pad_local[None, :]
@@ -40,7 +50,7 @@ def _same_rows(a: Any, b: Any) -> bool:
 def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
     """The full buffer of type `t` from its live rows `out` (rows, *local): padding cells
     inside the rows set to zero, padding rows zero."""
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     if pad_local.any():
         out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
     return layout.from_rows(out, t)
@@ -49,7 +59,7 @@ def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
 def _into(buf: np.ndarray, out: np.ndarray, t: Any) -> np.ndarray:
     """`_live_result` written into `buf` (a buffer of `t`'s shape and storage, handed over by
     the executor: `donate`), whose padding rows already hold zero: no new buffer."""
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     if pad_local.any():
         out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
     flat = buf.reshape(layout.n_rows(t), *out.shape[1:])
@@ -80,7 +90,7 @@ def _rf_rows(op: Any, vrf: np.ndarray | Compact) -> np.ndarray:
 
 def _masked(out: np.ndarray, t: Any) -> np.ndarray:
     """Live rows `out` (rows, *local) of `t` with the padding cells inside a row set to zero."""
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     if pad_local.any():
         out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
     return out
