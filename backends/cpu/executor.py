@@ -29,7 +29,7 @@ from ir.ops import (
 
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import arena, compact, layout, lazy_rows, moves, row_classes, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.by_object import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -41,8 +41,7 @@ __all__ = ["execute", "execute_inout"]
 def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compact: bool = False) -> np.ndarray:
     """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero. `compact`:
     the result may hold its live row only (backends/cpu/compact.py)."""
-    return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves,
-                             compact=compact and options.fast_moves)
+    return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact)
 
 
 @handles(View, compact=True)
@@ -67,8 +66,8 @@ def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options
     """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md). `compact`:
     the result may hold its live rows only (backends/cpu/compact.py; the executor says so
     when no contraction reads it)."""
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves,
-                            compact=compact and options.fast_moves)
+    return compact_moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves,
+                                    lazy=options.fast_moves, fresh=compact)
 
 
 @handles(CommitTrim, compact=True)
@@ -232,7 +231,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             continue
         if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
             for v in step.operands:  # only, is made the full buffer for this consumer, once
-                env[v] = compact.prepare(env[v], step.lazy, step.compact)
+                env[v] = compact_moves.prepare(env[v], step.lazy, step.compact)
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from ir.errors import InternalError
 from ir.mapping import ops as mops
@@ -40,13 +39,12 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.types import Type
 
-from backends.cpu import compact as compact_values, layout, lazy_rows, moves_strided, row_classes
-from backends.cpu.compact import Compact
+from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "move_global", "move_local", "trim",
+    "match_keys", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -200,6 +198,11 @@ def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) 
     return plan
 
 
+def gather_rows(rows: np.ndarray, plan: MovePlan) -> np.ndarray:
+    """The move of `plan` on every row of `rows` (rows, *local) by gather: (rows, cells)."""
+    return _apply(rows.reshape(len(rows), -1), plan)
+
+
 def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     """Gather along the last axis; padding positions get the zero bit pattern."""
     out = flat[..., plan.index]
@@ -208,22 +211,11 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     return out
 
 
-def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = True,
-                compact: bool = False) -> np.ndarray | Compact:
+def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.ndarray:
     """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
-    strided form (False: the index gather, the reference). A `Compact` `buf` of one live
-    row is read in place; `compact` allows a `Compact` result of one live row."""
+    strided form (False: the index gather, the reference)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
-    if fast and isinstance(buf, Compact):
-        out = _from_one_row(buf, src_levels, dst_levels)
-        if out is not None:
-            return out.reshape(layout.shape_of(dst))
-    buf = compact_values.full(buf)
-    if fast and compact and compact_values.wanted(dst) and len(layout.live_rows(dst)) == 1:
-        found = _into_one_row(buf, src_levels, dst)
-        if found is not None:
-            return found
     n_spatial = layout.n_rows(dst)
     out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial) \
         if fast else None
@@ -233,55 +225,16 @@ def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = Tr
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
 
-def _carrier(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An array of one row of `shape` with C-order strides, reading one element: what
-    `_form` needs (shape, strides, item size) of a buffer that is not made."""
-    strides, step = [], np.dtype(dtype).itemsize
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return as_strided(np.zeros(1, dtype), (1, *shape), (0, *reversed(strides)), writeable=False)
-
-
-def _from_one_row(buf: Compact, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> np.ndarray | None:
-    """The DMA of a `Compact` of one live row when it reads that row only, as (1, cells)."""
-    live = layout.live_rows(buf.t)
-    form = _form(_carrier(buf.shape, buf.dtype), src_levels, dst_levels) if len(live) == 1 else None
-    if form is not None:
-        form = compact_values.read_in_row(form, buf.base.size, buf.base.itemsize, int(live[0]))
-    if form is None:
-        return None
-    return moves_strided.apply_form(np.ascontiguousarray(buf.base).reshape(1, -1), form,
-                                    math.prod(mp.size for mp in dst_levels), None)
-
-
-def _into_one_row(buf: np.ndarray, src_levels: tuple[Mapping, ...], dst: Type) -> Compact | None:
-    """The DMA into a type of one live row, as a `Compact`, when it writes that row only."""
-    rows = buf.reshape(1, *buf.shape)
-    form = _form(rows, src_levels, (*layout.spatial_levels(dst), *layout.local_levels(dst)))
-    row_len = math.prod(mp.size for mp in layout.local_levels(dst))
-    if form is not None:
-        form = compact_values.write_in_row(form, row_len, int(layout.live_rows(dst)[0]))
-    if form is None:
-        return None
-    return compact_values.make(moves_strided.apply_form(rows, form, row_len, None), dst)
-
-
-def move_local(buf: np.ndarray | LazyRows | Compact, src: Type, dst: Type,
+def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
                src_local: tuple[Mapping, ...] | None = None, fast: bool = True,
-               lazy: bool = False, compact: bool = False) -> np.ndarray | LazyRows | Compact:
+               lazy: bool = False) -> np.ndarray | LazyRows:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
     (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
     the strided form (False: the index gather, the reference). `lazy` allows a
     `LazyRows` result (backends/cpu/lazy_rows.py) where the strided form would copy; `buf`
-    may be one. `compact` allows a `Compact` result (backends/cpu/compact.py) when few
-    rows are live; a `Compact` `buf` gives one whenever the rows stay."""
+    may be one."""
     src_local = src_local or layout.local_levels(src)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
-    if same_rows and (isinstance(buf, Compact) or (compact and not isinstance(buf, LazyRows)
-                                                   and compact_values.wanted(dst))):
-        return _compact_move(compact_values.rows_of(buf, src), src_local, dst, fast)
-    buf = compact_values.full(buf)
     if isinstance(buf, LazyRows):
         out = _lazy_move(buf, src_local, dst, lazy) if fast and same_rows else None
         if out is not None:
@@ -309,16 +262,6 @@ def move_local(buf: np.ndarray | LazyRows | Compact, src: Type, dst: Type,
     return layout.from_rows(out.reshape(len(rows), *n_local), dst)
 
 
-def _compact_move(rows: np.ndarray, src_local: tuple[Mapping, ...], dst: Type, fast: bool) -> Compact:
-    """`move_local` on the live rows `rows` (rows, *local) only, as a `Compact` of `dst`."""
-    rows = rows.reshape(rows.shape[0], *(mp.size for mp in src_local))
-    dst_local = layout.local_levels(dst)
-    out = _strided_move(rows, src_local, dst_local, None) if fast else None
-    if out is None:
-        out = _apply(rows.reshape(len(rows), -1), move_plan(src_local, dst_local))
-    return compact_values.make(out, dst)
-
-
 def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
     """The move plan, from the cache when the gather needed it, else made (not cached:
     forms replace index arrays)."""
@@ -329,17 +272,19 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     return plan
 
 
-def _form(rows: np.ndarray, src_levels: tuple[Mapping, ...],
-          dst_levels: tuple[Mapping, ...]) -> moves_strided.StridedForm | None:
+def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
+                    plan: MovePlan | None = None, key: tuple | None = None) -> moves_strided.StridedForm | None:
     """The strided form of the move of `rows` (n_rows, *src level sizes; any strides), or
-    None when it has none (cached by levels, shape and strides)."""
-    key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
+    None when it has none; cached by `key` (default: the levels), shape and strides.
+    `plan`: the move's plan when it is not the levels' own (a composed move)."""
+    key = (key or (src_levels, dst_levels), rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
     found, form = moves_strided.FORMS.get(key)
     if not found:
-        plan = _uncached_plan(src_levels, dst_levels)
+        own = plan is None
+        plan = plan or _uncached_plan(src_levels, dst_levels)
         form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
         moves_strided.FORMS.put(key, form)
-        if form is None:
+        if form is None and own:
             _PLANS.put((src_levels, dst_levels), plan)
     return form
 
@@ -353,7 +298,7 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
     (the output buffer's shape), a move that would copy every cell of every row is
     returned as a `LazyRows` instead. With `classes_rows` (a DMA: one row in, the
     result's spatial rows out), the copies among those rows are recorded (row_classes)."""
-    form = _form(rows, src_levels, dst_levels)
+    form = strided_form_of(rows, src_levels, dst_levels)
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_levels)

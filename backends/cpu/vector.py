@@ -19,7 +19,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from ir.vector_unit_ops import unit_op_classes
 
-from backends.cpu import compact, layout, moves
+from backends.cpu import compact, compact_moves, layout, moves
 from backends.cpu.compact import Compact
 from backends.cpu.handlers import handles
 
@@ -84,7 +84,7 @@ def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
 
 def _rf_rows(op: Any, vrf: np.ndarray | Compact) -> np.ndarray:
     """The live rows of `_rf_operand` (rows, *local of the stream), moved on those rows only."""
-    moved = moves.move_local(vrf, op.rf[0].type, op.input.type, compact=True)
+    moved = compact_moves.move_local(vrf, op.rf[0].type, op.input.type, fresh=True)
     return compact.rows_of(moved, op.input.type).astype(vrf.dtype, copy=False)
 
 
@@ -130,14 +130,15 @@ for _cls in unit_op_classes():  # the units whose traced op is made from their d
     handles(_cls, donate=0, compact=True)(_step)
 
 
-@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat, compact=True)
+@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat,
+         compact=True, lazy=True)
 def _way(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
-    trimmed cells are padding; the padded ones are zero)."""
-    return moves.move_local(buf, op.input.type, op.result.type)
+    trimmed cells are padding; the padded ones are zero); composed with a move not made yet."""
+    return compact_moves.move_local(buf, op.input.type, op.result.type, lazy=True)
 
 
-@handles(vops.VectorInit, vops.VectorTag, vops.VectorFinal, compact=True)
+@handles(vops.VectorInit, vops.VectorTag, vops.VectorFinal, compact=True, lazy=True)
 def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
     return buf
