@@ -18,6 +18,7 @@ live1[index2[p]], else holds zero.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 
@@ -32,7 +33,7 @@ from backends.cpu import compact, layout, moves, moves_strided
 from backends.cpu.compact import Compact
 from backends.cpu.lazy_rows import LazyRows
 
-__all__ = ["Pending", "move_local", "move_global", "realize", "prepare"]
+__all__ = ["Pending", "move_local", "move_global", "realize", "prepare", "materialize", "trim"]
 
 Levels = tuple[Mapping, ...]
 
@@ -91,6 +92,11 @@ def realize(value: Pending) -> Compact:
     return compact.make(out if out is not None else moves_strided.apply_form(rows, form, n_dst, None), value.t)
 
 
+def materialize(value):
+    """The full buffer of any value (a `Pending`, a `Compact`, a `LazyRows`)."""
+    return prepare(value, False, False)
+
+
 def prepare(value, lazy: bool, takes_compact: bool):
     """An operand as a handler takes it: `compact.prepare`, a `Pending` made first but for
     a handler taking both lazy and compact operands."""
@@ -117,6 +123,33 @@ def move_local(buf: np.ndarray | LazyRows | Compact | Pending, src: Type, dst: T
         pending = Pending(rows, ((src_local, dst_local),), dst)
         return pending if lazy else realize(pending)
     return moves.move_local(compact.full(buf), src, dst, fast=fast, lazy=lazy)
+
+
+@functools.lru_cache(maxsize=64)
+def _trim_is_move(src_local: Levels, dst_local: Levels, size: int) -> bool:
+    """Whether keeping the leading `size` cells of every packet (commit_trim) gives, cell for
+    cell, the move from `src_local` to `dst_local` (time, packet): each kept cell the one the
+    move reads, or padding of both."""
+    plan = moves.move_plan(src_local, dst_local)
+    n_time, n_in = src_local[0].size, src_local[1].size
+    if dst_local[0].size != n_time or dst_local[1].size != size or size > n_in:
+        return False
+    kept = (np.arange(n_time)[:, None] * n_in + np.arange(size)[None, :]).reshape(-1)
+    live = np.ones(kept.size, bool) if plan.live is None else plan.live
+    src_pad = moves.logical_pad(src_local)
+    return bool(np.array_equal(plan.index[live], kept[live]) and src_pad[kept[~live]].all())
+
+
+def trim(buf: np.ndarray | Compact | Pending, src: Type, dst: Type, size: int) -> Compact | Pending | None:
+    """commit_trim of a value of live rows only (None: a full buffer, or other rows): a
+    `Pending` composed with the trim when that trim is a move, else the trimmed rows."""
+    if not isinstance(buf, (Compact, Pending)) or layout.spatial_levels(src) != layout.spatial_levels(dst):
+        return None
+    src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    if isinstance(buf, Pending) and _trim_is_move(src_local, dst_local, size):
+        return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
+    rows = (realize(buf) if isinstance(buf, Pending) else buf).base
+    return compact.make(moves.trim(rows, size), dst)
 
 
 def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = True,

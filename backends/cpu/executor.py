@@ -70,14 +70,17 @@ def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options
                                     lazy=options.fast_moves, fresh=compact)
 
 
-@handles(CommitTrim, compact=True)
-def _commit_trim(op: CommitTrim, src: np.ndarray | compact.Compact) -> np.ndarray | compact.Compact:
-    """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
+@handles(CommitTrim, compact=True, lazy=True)
+def _commit_trim(op: CommitTrim, src: Any) -> Any:
+    """commit_trim (docs/machine/commit.md): the leading cells of every packet (of a value of
+    live rows only: backends/cpu/compact_moves.py)."""
     t = op.input.type
+    kept = compact_moves.trim(src, t, op.result.type, op.packet.size)
+    if kept is not None:
+        return kept
+    src = compact_moves.materialize(src)
     if layout.spatial_levels(t) != layout.spatial_levels(op.result.type):
-        return moves.trim(compact.full(src), op.packet.size)
-    if isinstance(src, compact.Compact):
-        return compact.make(moves.trim(src.base, op.packet.size), op.result.type)
+        return moves.trim(src, op.packet.size)
     rows = layout.rows_view(src, t)  # the live rows only: padding rows stay zero
     return layout.from_rows(moves.trim(rows, op.packet.size), op.result.type).reshape(layout.shape_of(op.result.type))
 
