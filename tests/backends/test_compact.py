@@ -11,7 +11,7 @@ import pytest
 
 from backends.cpu import CpuBackend, CpuOptions, compact, compact_moves, layout, moves
 from backends.cpu.moves_strided import StridedForm
-from tests.backends.examples import load
+from tests.backends.examples import EXAMPLES, load
 
 REFERENCE = CpuOptions(fast_moves=False, fast_contract=False)
 ROWS = 64
@@ -20,8 +20,6 @@ ROWS = 64
 @pytest.fixture(scope="module")
 def softmax(tmp_path_factory):
     """examples/softmax_rows.py at R = 64 (one live slice of 512)."""
-    from tests.backends.examples import EXAMPLES
-
     source = (EXAMPLES / "softmax_rows.py").read_text()
     assert "axes(R=8, C=64)" in source
     path = tmp_path_factory.mktemp("compact") / "softmax_rows_64.py"
