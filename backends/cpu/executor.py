@@ -29,43 +29,56 @@ from ir.ops import (
 
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import arena, layout, lazy_rows, moves, row_classes, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.by_object import ByObject
-from backends.cpu.handlers import HANDLERS, handles, takes_options
+from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
 __all__ = ["execute", "execute_inout"]
 
 
-@handles(ToDm, ToHbm, options=True)
-def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero."""
-    return moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves)
+@handles(ToDm, ToHbm, options=True, compact=True, makes_compact=True)
+def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compact: bool = False) -> np.ndarray:
+    """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero. `compact`:
+    the result may hold its live row only (backends/cpu/compact.py)."""
+    return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact)
 
 
-@handles(View)
+@handles(View, compact=True)
 def _view(op: View, src: np.ndarray) -> np.ndarray:
     """`view()` is the identity on data (docs/machine/fetch.md)."""
     return src
 
 
-@handles(Begin)
-def _begin(op: Begin, dm: np.ndarray) -> np.ndarray:
+@handles(Begin, compact=True)
+def _begin(op: Begin, dm: np.ndarray | compact.Compact) -> np.ndarray | compact.Compact:
     """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step."""
+    if isinstance(dm, compact.Compact):
+        return compact.make(dm.base, op.result.type)
     return dm.reshape(layout.shape_of(op.result.type))
 
 
-@handles(ToVrf, options=True)
-@handles(Fetch, Collect, ToTrf, Commit, options=True, lazy=True)  # a move composes with a lazy input
-def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
-    """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md)."""
-    return moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves, lazy=options.fast_moves)
+@handles(ToVrf, options=True, compact=True, makes_compact=True)
+@handles(Fetch, Collect, Commit, options=True, lazy=True, compact=True, makes_compact=True)  # a move composes
+@handles(ToTrf, options=True, lazy=True)  # with a lazy input; the contraction reads full buffers
+def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options: CpuOptions = DEFAULT,
+          compact: bool = False) -> np.ndarray:
+    """fetch, collect, to_trf and commit: per-slice moves (docs/machine/fetch.md). `compact`:
+    the result may hold its live rows only (backends/cpu/compact.py; the executor says so
+    when no contraction reads it)."""
+    return compact_moves.move_local(src, op.input.type, op.result.type, fast=options.fast_moves,
+                                    lazy=options.fast_moves, fresh=compact)
 
 
-@handles(CommitTrim)
-def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
-    """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
+@handles(CommitTrim, compact=True, lazy=True)
+def _commit_trim(op: CommitTrim, src: Any) -> Any:
+    """commit_trim (docs/machine/commit.md): the leading cells of every packet (of a value of
+    live rows only: backends/cpu/compact_moves.py)."""
     t = op.input.type
+    kept = compact_moves.trim(src, t, op.result.type, op.packet.size)
+    if kept is not None:
+        return kept
+    src = compact_moves.materialize(src)
     if layout.spatial_levels(t) != layout.spatial_levels(op.result.type):
         return moves.trim(src, op.packet.size)
     rows = layout.rows_view(src, t)  # the live rows only: padding rows stay zero
@@ -146,13 +159,17 @@ def _scratch_root(value: Any) -> np.ndarray | None:
 @attrs.frozen
 class _Step:
     """One op of a kernel as the executor walks it: its operand ids, its result id, whether
-    it takes `LazyRows` operands, and the ids read here for the last time."""
+    it takes `LazyRows` operands, whether it takes `Compact` ones, the ids read here
+    for the last time, and (for a handler that may make a `Compact` of a full buffer,
+    else None) whether it may here."""
 
     op: Op
     operands: tuple[int, ...]
     result: int | None
     lazy: bool
     last: tuple[int, ...]
+    compact: bool = False
+    fresh: bool | None = None
 
 
 _STEPS: ByObject[tuple[_Step, ...]] = ByObject()
@@ -170,9 +187,25 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
         for v in ids:
             last[v] = position
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, lazy_rows.accepts(op),
-                   tuple(dict.fromkeys(v for v in ids if last[v] == position)))
+                   tuple(dict.fromkeys(v for v in ids if last[v] == position)), takes_compact(op))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
+    fed = compact.read_full(steps)
+    steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
+             for s in steps]
     return _STEPS.put(kernel, tuple(steps))
+
+
+def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
+              finals: list[Any]) -> dict[str, Any]:
+    """The keywords the handler of `step` takes: the options, whether it may make a
+    `Compact`, whether it owns its donated operand."""
+    kwargs: dict[str, Any] = {"options": options} if takes_options(type(step.op)) else {}
+    if step.fresh is not None:
+        kwargs["compact"] = step.fresh
+    donate = HANDLERS.facts(type(step.op)).get("donate")
+    if donate is not None:
+        kwargs["owned"] = _owned(step, donate, env, params, finals)
+    return kwargs
 
 
 def execute(kernel: Kernel, params: Sequence[np.ndarray],
@@ -199,9 +232,9 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             continue
         if guards.skips(op, env):
             continue
-        if not step.lazy:  # a move not copied yet is copied for this consumer, once
-            for v in step.operands:
-                env[v] = lazy_rows.materialize(env[v])
+        if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
+            for v in step.operands:  # only, is made the full buffer for this consumer, once
+                env[v] = compact_moves.prepare(env[v], step.lazy, step.compact)
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
@@ -215,10 +248,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs: dict[str, Any] = {"options": options} if takes_options(type(op)) else {}
-        donate = HANDLERS.facts(type(op)).get("donate")
-        if donate is not None:
-            kwargs["owned"] = _owned(step, donate, env, params, finals)
+        kwargs = _keywords(step, options, env, params, finals)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)

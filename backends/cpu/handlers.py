@@ -5,7 +5,10 @@ buffers) -> result buffer`; `options=True` when it also takes the `CpuOptions` (
 `options`), which choose how it computes, never what; `lazy=True` (or a predicate of the op)
 when it also takes a move not copied yet (`backends.cpu.lazy_rows.LazyRows`) as an operand:
 every other handler gets its operands copied out; `donate=i` when it may write operand i
-in place, told so by the keyword `owned` (backends/cpu/executor.py says when). The executor loads every module of the
+in place, told so by the keyword `owned` (backends/cpu/executor.py says when); `compact=True`
+when it takes a value holding its live rows only (`backends.cpu.compact.Compact`);
+`makes_compact=True` when it may also make one of a full buffer, told so by the keyword
+`compact`. The executor loads every module of the
 package before its first lookup, so a new engine adds its handler in its own module.
 """
 
@@ -16,18 +19,24 @@ from typing import Any
 
 from ir.declare import Table
 
-__all__ = ["HANDLERS", "handles", "takes_lazy", "takes_options"]
+__all__ = ["HANDLERS", "handles", "takes_compact", "takes_lazy", "takes_options"]
 
 HANDLERS = Table("cpu handler", package="backends.cpu")
 
 
 def handles(*op_classes: type, options: bool = False,
             lazy: bool | Callable[[Any], bool] = False,
-            donate: int | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+            donate: int | None = None, compact: bool = False,
+            makes_compact: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the cpu handler of `op_classes`."""
-    if donate is None:
-        return HANDLERS.declare(*op_classes, options=options, lazy=lazy)
-    return HANDLERS.declare(*op_classes, options=options, lazy=lazy, donate=donate)
+    facts: dict[str, Any] = {"options": options, "lazy": lazy}
+    if donate is not None:
+        facts["donate"] = donate
+    if compact:
+        facts["compact"] = True
+    if makes_compact:
+        facts["makes_compact"] = True
+    return HANDLERS.declare(*op_classes, **facts)
 
 
 def takes_options(op_cls: type) -> bool:
@@ -40,3 +49,8 @@ def takes_lazy(op: Any) -> bool:
     predicate's answer for `op`)."""
     fact = HANDLERS.facts(type(op)).get("lazy", False)
     return bool(fact(op) if callable(fact) else fact)
+
+
+def takes_compact(op: Any) -> bool:
+    """Whether the handler of `op` takes `Compact` operands (its `compact` fact)."""
+    return bool(HANDLERS.facts(type(op)).get("compact"))

@@ -44,7 +44,7 @@ from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "move_global", "move_local", "trim",
+    "match_keys", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -198,6 +198,11 @@ def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) 
     return plan
 
 
+def gather_rows(rows: np.ndarray, plan: MovePlan) -> np.ndarray:
+    """The move of `plan` on every row of `rows` (rows, *local) by gather: (rows, cells)."""
+    return _apply(rows.reshape(len(rows), -1), plan)
+
+
 def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     """Gather along the last axis; padding positions get the zero bit pattern."""
     out = flat[..., plan.index]
@@ -267,6 +272,23 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     return plan
 
 
+def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
+                    plan: MovePlan | None = None, key: tuple | None = None) -> moves_strided.StridedForm | None:
+    """The strided form of the move of `rows` (n_rows, *src level sizes; any strides), or
+    None when it has none; cached by `key` (default: the levels), shape and strides.
+    `plan`: the move's plan when it is not the levels' own (a composed move)."""
+    key = (key or (src_levels, dst_levels), rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
+    found, form = moves_strided.FORMS.get(key)
+    if not found:
+        own = plan is None
+        plan = plan or _uncached_plan(src_levels, dst_levels)
+        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
+        moves_strided.FORMS.put(key, form)
+        if form is None and own:
+            _PLANS.put((src_levels, dst_levels), plan)
+    return form
+
+
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
                   dst_levels: tuple[Mapping, ...], even: tuple[int, int, int] | None,
                   lazy_shape: tuple[int, ...] | None = None,
@@ -276,14 +298,7 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
     (the output buffer's shape), a move that would copy every cell of every row is
     returned as a `LazyRows` instead. With `classes_rows` (a DMA: one row in, the
     result's spatial rows out), the copies among those rows are recorded (row_classes)."""
-    key = (src_levels, dst_levels, rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
-    found, form = moves_strided.FORMS.get(key)
-    if not found:
-        plan = _uncached_plan(src_levels, dst_levels)
-        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
-        moves_strided.FORMS.put(key, form)
-        if form is None:
-            _PLANS.put((src_levels, dst_levels), plan)
+    form = strided_form_of(rows, src_levels, dst_levels)
     if form is None:
         return None
     n_dst = math.prod(mp.size for mp in dst_levels)

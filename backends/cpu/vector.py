@@ -7,6 +7,7 @@ nothing) writes its live rows into that buffer instead of a new one.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -18,14 +19,24 @@ from ir.vector.numerics.steps import run_step
 from ir.vector_reduce_ops import VectorIntraSliceReduce
 from ir.vector_unit_ops import unit_op_classes
 
-from backends.cpu import layout, moves
+from backends.cpu import compact, compact_moves, layout, moves
+from backends.cpu.compact import Compact
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
 
 
+@functools.lru_cache(maxsize=256)
+def _pad_local(levels: tuple) -> np.ndarray:
+    """The padding flag of every per-slice cell of these local levels (kept: a traced kernel
+    steps the same types every run)."""
+    pad = moves.logical_pad(levels)
+    pad.setflags(write=False)
+    return pad
+
+
 def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     rows = np.zeros(layout.n_rows(t), bool)
     rows[layout.live_rows(t)] = True
     pad = ~rows[:, None] | pad_local[None, :]
@@ -39,7 +50,7 @@ def _same_rows(a: Any, b: Any) -> bool:
 def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
     """The full buffer of type `t` from its live rows `out` (rows, *local): padding cells
     inside the rows set to zero, padding rows zero."""
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     if pad_local.any():
         out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
     return layout.from_rows(out, t)
@@ -48,7 +59,7 @@ def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
 def _into(buf: np.ndarray, out: np.ndarray, t: Any) -> np.ndarray:
     """`_live_result` written into `buf` (a buffer of `t`'s shape and storage, handed over by
     the executor: `donate`), whose padding rows already hold zero: no new buffer."""
-    pad_local = moves.logical_pad(layout.local_levels(t))
+    pad_local = _pad_local(layout.local_levels(t))
     if pad_local.any():
         out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
     flat = buf.reshape(layout.n_rows(t), *out.shape[1:])
@@ -68,15 +79,42 @@ def _result(out: np.ndarray, t: Any, buf: np.ndarray, owned: bool) -> np.ndarray
 
 def _rf_operand(op: Any, vrf: np.ndarray) -> np.ndarray:
     """The VRF tensor broadcast over the stream by axis name (a per-slice move)."""
-    return moves.move_local(vrf, op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
+    return moves.move_local(compact.full(vrf), op.rf[0].type, op.input.type).astype(vrf.dtype, copy=False)
+
+
+def _rf_rows(op: Any, vrf: np.ndarray | Compact) -> np.ndarray:
+    """The live rows of `_rf_operand` (rows, *local of the stream), moved on those rows only."""
+    moved = compact_moves.move_local(vrf, op.rf[0].type, op.input.type, fresh=True)
+    return compact.rows_of(moved, op.input.type).astype(vrf.dtype, copy=False)
+
+
+def _masked(out: np.ndarray, t: Any) -> np.ndarray:
+    """Live rows `out` (rows, *local) of `t` with the padding cells inside a row set to zero."""
+    pad_local = _pad_local(layout.local_levels(t))
+    if pad_local.any():
+        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
+    return out
+
+
+def _compact_step(op: Any, buf: Compact, vrf: np.ndarray | Compact | None) -> Compact:
+    """`_step` on a value of live rows only, keeping its rows."""
+    unit, name, arg, *extra = op.step()
+    operand = None if vrf is None else _rf_rows(op, vrf)
+    out = run_step(unit, name, arg, buf.base, *extra, operand=operand)
+    out_t = op.result.type
+    out = out.astype(layout.storage_dtype(out_t.dtype), copy=False).reshape(buf.base.shape)
+    return compact.make(_masked(out, out_t), out_t)
 
 
 @handles(vops.VectorFxp, vops.VectorClip, vops.VectorFxpToFp, vops.VectorFpToFxp, vops.VectorFpUnary,
          vops.VectorFpBinary, cops.VectorLogic, cops.VectorFpTernary, cops.VectorFpDiv, cops.VectorReinterpret,
-         donate=0)
+         donate=0, compact=True)
 def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None, owned: bool = False) -> np.ndarray:
-    unit, name, arg, *extra = op.step()
     t, out_t = op.input.type, op.result.type
+    if isinstance(buf, Compact) and _same_rows(t, out_t):
+        return _compact_step(op, buf, vrf)
+    buf, vrf = compact.full(buf), compact.full(vrf)
+    unit, name, arg, *extra = op.step()
     if _same_rows(t, out_t):  # the step on the live rows only (padded slices stay zero)
         rows = layout.rows_view(buf, t)
         operand = None if vrf is None else layout.rows_view(_rf_operand(op, vrf).reshape(buf.shape), t)
@@ -89,30 +127,33 @@ def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None, owned: bool =
 
 
 for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
-    handles(_cls, donate=0)(_step)
+    handles(_cls, donate=0, compact=True)(_step)
 
 
-@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat)
+@handles(vops.VectorNarrowTrim, vops.VectorWidenPad, cops.VectorNarrowSplit, cops.VectorWidenConcat,
+         compact=True, lazy=True)
 def _way(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_narrow_trim` / `vector_widen_pad`: the packet moves to its new mapping (the
-    trimmed cells are padding; the padded ones are zero)."""
-    return moves.move_local(buf, op.input.type, op.result.type)
+    trimmed cells are padding; the padded ones are zero); composed with a move not made yet."""
+    return compact_moves.move_local(buf, op.input.type, op.result.type, lazy=True)
 
 
-@handles(vops.VectorInit, vops.VectorTag, vops.VectorFinal)
+@handles(vops.VectorInit, vops.VectorTag, vops.VectorFinal, compact=True, lazy=True)
 def _pass(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_init`, the ZERO tag and `vector_final` leave the data as it is."""
     return buf
 
 
-@handles(VectorIntraSliceReduce)
-def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
+@handles(VectorIntraSliceReduce, compact=True)
+def _intra_reduce(op: Any, buf: np.ndarray | Compact) -> np.ndarray | Compact:
     """`vector_intra_slice_reduce`: the fold of `ir.vector.intra_reduce` on every slice row (of
     a padded axis: only the cells the mappings mark live in that row's slice; the interpreter
     folds by the record's Valid Count Generator configuration instead)."""
     t, out_t = op.input.type, op.result.type
     same = _same_rows(t, out_t)  # then only the live rows are folded (padded slices stay zero)
-    rows = (layout.rows_view(buf, t) if same else buf).reshape(-1, t.time.size, t.packet.size)
+    kept = same and isinstance(buf, Compact)
+    buf = buf if kept else compact.full(buf)
+    rows = (compact.rows_of(buf, t) if same else buf).reshape(-1, t.time.size, t.packet.size)
     if axis_padded(op.axis, t.slice, t.time, t.packet):  # the padding is excluded cell by cell, by the mapping
         live = mapping_live(t.slice, t.time, t.packet)
         slices = layout.live_rows(t) if same else np.arange(rows.shape[0])
@@ -120,6 +161,8 @@ def _intra_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
         out = reduce_counted(op.scalar, op.op.name, rows, live, op.axis, t.time, op.out_time, op.out_packet)
     else:
         out = reduce_stored(op.scalar, op.op.name, rows, op.axis, t.time, t.packet, op.out_time, op.out_packet)
+    if kept:
+        return compact.make(_masked(out.reshape(len(rows), -1), out_t), out_t)
     if same:
         return _live_result(out.reshape(len(rows), -1), out_t).reshape(layout.shape_of(out_t))
     return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

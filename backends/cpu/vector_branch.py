@@ -12,8 +12,9 @@ from ir import vector_branch_ops as bops
 from ir import vector_stash_ops as sops
 from ir.vector.branching import branch_step, stash_step, tag_ids
 
-from backends.cpu import layout
-from backends.cpu.vector import _live_result, _rf_operand, _same_rows, _zero_padding
+from backends.cpu import compact, layout
+from backends.cpu.compact import Compact
+from backends.cpu.vector import _live_result, _masked, _rf_operand, _rf_rows, _same_rows, _zero_padding
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
@@ -26,10 +27,12 @@ def _on_rows(op: Any, pairs: list[tuple[np.ndarray, Any]], compute: Any) -> np.n
     out_t = op.result.type
     dtype = layout.storage_dtype(out_t.dtype)
     if all(_same_rows(t, out_t) for _, t in pairs):
-        rows = [layout.rows_view(b.reshape(layout.shape_of(t)), t) for b, t in pairs]
+        rows = [compact.rows_of(b if isinstance(b, Compact) else b.reshape(layout.shape_of(t)), t) for b, t in pairs]
         out = compute(*rows).astype(dtype, copy=False).reshape(rows[0].shape)
+        if isinstance(pairs[0][0], Compact):  # the stream held its live rows only: so does the result
+            return compact.make(_masked(out, out_t), out_t)
         return _live_result(out, out_t).reshape(layout.shape_of(out_t))
-    return _zero_padding(compute(*(b for b, _ in pairs)).astype(dtype, copy=False), out_t)
+    return _zero_padding(compute(*(compact.full(b) for b, _ in pairs)).astype(dtype, copy=False), out_t)
 
 
 def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -> np.ndarray:
@@ -39,7 +42,8 @@ def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -
     if op.port_reads_stash():  # the stash holds the stream as `vector_stash` saw it
         pairs.append((read[-1], op.stashed[0].type))
     elif op.port() is not None:  # the rf slot: the VRF tensor broadcast over the stream by axis name
-        pairs.append((_rf_operand(op, read[0]).reshape(buf.shape), op.input.type))
+        pairs.append((compact.make(_rf_rows(op, read[0]), op.input.type) if isinstance(buf, Compact)
+                      else _rf_operand(op, read[0]).reshape(buf.shape), op.input.type))
 
     def compute(values: np.ndarray, at_tag: np.ndarray, *port_values: np.ndarray) -> np.ndarray:
         ids = tag_ids(at_tag, op.cmps, scalar)  # branch_step follows a trim or a split (follow_way)
@@ -60,11 +64,11 @@ def _stash_read(op: Any, buf: np.ndarray, stashed: np.ndarray) -> np.ndarray:
                     lambda values, kept: stash_step(op.unit(), op.op_name(), op.mode_name(), op.arg1(), values, kept))
 
 
-handles(*bops.BRANCH_OP_CLASSES)(_branched)
-handles(*sops.STASH_READS)(_stash_read)
+handles(*bops.BRANCH_OP_CLASSES, compact=True)(_branched)
+handles(*sops.STASH_READS, compact=True)(_stash_read)
 
 
-@handles(sops.VectorStash)
+@handles(sops.VectorStash, compact=True)
 def _stash(op: Any, buf: np.ndarray) -> np.ndarray:
     """`vector_stash` passes the stream on unchanged; its snapshot is the buffer itself."""
     return buf

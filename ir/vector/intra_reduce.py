@@ -189,6 +189,7 @@ def _unpadded(mapping: Mapping, axis: str) -> Mapping:
     return attrs.evolve(mapping, **changes) if changes else mapping
 
 
+@functools.lru_cache(maxsize=256)
 def axis_padded(axis: str, *mappings: Mapping) -> bool:
     """Whether `axis` is padded (`axis # n`) in any of `mappings`: its reduce must exclude the
     padding, by the Valid Count Generator."""

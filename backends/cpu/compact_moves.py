@@ -1,0 +1,206 @@
+"""The moves of values that hold their live rows only (backends/cpu/compact.py).
+
+`move_local` and `move_global` take and give `Compact` values where `moves.move_local` and
+`moves.move_global` take full buffers (and call those for everything else):
+
+- a per-slice move of a `Compact` moves its live rows only; asked for a lazy result, it
+  gives a `Pending` instead: the rows it reads and the moves still to make, so that a
+  chain of moves (fetch, collect, a trim: the Vector Engine's way in) is made as one
+  move, by the composed plan (a view when that composition only regroups the cells);
+- a DMA of a value of one live row reads (or writes) that row alone when its strided form
+  stays inside the row.
+
+A `Pending` is made a `Compact` (`realize`) for every handler that does not take lazy
+operands (`prepare`); the composed move gives, cell for cell, what the moves one after
+the other give: output cell p reads input cell index1[index2[p]] when live2[p] and
+live1[index2[p]], else holds zero.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import OrderedDict
+
+import attrs
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ir.mapping.nodes import Mapping
+from ir.types import Type
+
+from backends.cpu import compact, layout, moves, moves_strided
+from backends.cpu.compact import Compact
+from backends.cpu.lazy_rows import LazyRows
+
+__all__ = ["Pending", "move_local", "move_global", "realize", "prepare", "materialize", "trim"]
+
+Levels = tuple[Mapping, ...]
+
+
+@attrs.frozen(eq=False)
+class Pending:
+    """A value of type `t` not made yet: the live rows `base` (rows, *sizes of the first
+    move's input levels) moved by `chain`, ((input levels, output levels), ...) in order."""
+
+    base: np.ndarray
+    chain: tuple[tuple[Levels, Levels], ...]
+    t: Type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return layout.shape_of(self.t)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.base.dtype
+
+
+_COMPOSED: OrderedDict[tuple, moves.MovePlan] = OrderedDict()
+
+
+def _plan(chain: tuple[tuple[Levels, Levels], ...]) -> moves.MovePlan:
+    """The plan of the moves of `chain` one after the other (kept for the last 64 chains)."""
+    if len(chain) == 1:
+        return moves.move_plan(*chain[0])
+    found = _COMPOSED.get(chain)
+    if found is not None:
+        _COMPOSED.move_to_end(chain)
+        return found
+    first, second = _plan(chain[:-1]), moves.move_plan(*chain[-1])
+    index = first.index[second.index]
+    live = None if first.live is None else first.live[second.index]
+    if second.live is not None:
+        live = second.live if live is None else live & second.live
+    plan = moves.MovePlan(np.where(live, index, 0) if live is not None else index, live)
+    _COMPOSED[chain] = plan
+    while len(_COMPOSED) > 64:
+        _COMPOSED.popitem(last=False)
+    return plan
+
+
+def realize(value: Pending) -> Compact:
+    """The `Compact` a `Pending` stands for: its moves made as one."""
+    rows, chain = value.base, value.chain
+    tail = tuple(mp.size for mp in layout.local_levels(value.t))
+    n_dst = math.prod(tail)
+    form = moves.strided_form_of(rows, chain[0][0], chain[-1][1], plan=_plan(chain) if len(chain) > 1 else None,
+                                 key=chain if len(chain) > 1 else None)
+    if form is None:
+        return compact.make(moves.gather_rows(rows, _plan(chain)), value.t)
+    out = moves_strided.as_view(rows, form, n_dst)
+    return compact.make(out if out is not None else moves_strided.apply_form(rows, form, n_dst, None), value.t)
+
+
+def materialize(value):
+    """The full buffer of any value (a `Pending`, a `Compact`, a `LazyRows`)."""
+    return prepare(value, False, False)
+
+
+def prepare(value, lazy: bool, takes_compact: bool):
+    """An operand as a handler takes it: `compact.prepare`, a `Pending` made first but for
+    a handler taking both lazy and compact operands."""
+    if isinstance(value, Pending) and not (lazy and takes_compact):
+        value = realize(value)
+    return compact.prepare(value, lazy, takes_compact)
+
+
+def move_local(buf: np.ndarray | LazyRows | Compact | Pending, src: Type, dst: Type, fast: bool = True,
+               lazy: bool = False, fresh: bool = False) -> np.ndarray | LazyRows | Compact | Pending:
+    """`moves.move_local` (every level of `src` read), on the live rows only when `buf`
+    holds those only or (`fresh`) when `dst` has few: then a `Compact`, or with `lazy`
+    a `Pending`."""
+    src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
+    if isinstance(buf, Pending):
+        if fast and same_rows and lazy:
+            return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
+        buf = realize(buf)
+    if fast and same_rows and (isinstance(buf, Compact) or (fresh and not isinstance(buf, LazyRows)
+                                                             and compact.wanted(dst))):
+        rows = compact.rows_of(buf, src)
+        rows = rows.reshape(rows.shape[0], *(mp.size for mp in src_local))
+        pending = Pending(rows, ((src_local, dst_local),), dst)
+        return pending if lazy else realize(pending)
+    return moves.move_local(compact.full(buf), src, dst, fast=fast, lazy=lazy)
+
+
+@functools.lru_cache(maxsize=64)
+def _trim_is_move(src_local: Levels, dst_local: Levels, size: int) -> bool:
+    """Whether keeping the leading `size` cells of every packet (commit_trim) gives, cell for
+    cell, the move from `src_local` to `dst_local` (time, packet): each kept cell the one the
+    move reads, or padding of both."""
+    plan = moves.move_plan(src_local, dst_local)
+    n_time, n_in = src_local[0].size, src_local[1].size
+    if dst_local[0].size != n_time or dst_local[1].size != size or size > n_in:
+        return False
+    kept = (np.arange(n_time)[:, None] * n_in + np.arange(size)[None, :]).reshape(-1)
+    live = np.ones(kept.size, bool) if plan.live is None else plan.live
+    src_pad = moves.logical_pad(src_local)
+    return bool(np.array_equal(plan.index[live], kept[live]) and src_pad[kept[~live]].all())
+
+
+def trim(buf: np.ndarray | Compact | Pending, src: Type, dst: Type, size: int) -> Compact | Pending | None:
+    """commit_trim of a value of live rows only (None: a full buffer, or other rows): a
+    `Pending` composed with the trim when that trim is a move, else the trimmed rows."""
+    if not isinstance(buf, (Compact, Pending)) or layout.spatial_levels(src) != layout.spatial_levels(dst):
+        return None
+    src_local, dst_local = layout.local_levels(src), layout.local_levels(dst)
+    if isinstance(buf, Pending) and _trim_is_move(src_local, dst_local, size):
+        return Pending(buf.base, (*buf.chain, (src_local, dst_local)), dst)
+    rows = (realize(buf) if isinstance(buf, Pending) else buf).base
+    return compact.make(moves.trim(rows, size), dst)
+
+
+def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = True,
+                fresh: bool = False) -> np.ndarray | Compact:
+    """`moves.move_global`; a `Compact` `buf` of one live row is read in place, and
+    (`fresh`) a result of one live row is made a `Compact`, when the DMA's strided form
+    stays inside that row."""
+    src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
+    dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
+    if fast and isinstance(buf, Compact):
+        out = _from_one_row(buf, src_levels, dst_levels)
+        if out is not None:
+            return out.reshape(layout.shape_of(dst))
+    buf = compact.full(buf)
+    if fast and fresh and compact.wanted(dst) and len(layout.live_rows(dst)) == 1:
+        found = _into_one_row(buf, src_levels, dst)
+        if found is not None:
+            return found
+    return moves.move_global(buf, src, dst, fast=fast)
+
+
+def _carrier(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of one row of `shape` with C-order strides, reading one element: what
+    `moves.strided_form_of` needs (shape, strides, item size) of a buffer that is not made."""
+    strides, step = [], np.dtype(dtype).itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return as_strided(np.zeros(1, dtype), (1, *shape), (0, *reversed(strides)), writeable=False)
+
+
+def _from_one_row(buf: Compact, src_levels: Levels, dst_levels: Levels) -> np.ndarray | None:
+    """The DMA of a `Compact` of one live row when it reads that row only, as (1, cells)."""
+    live = layout.live_rows(buf.t)
+    form = moves.strided_form_of(_carrier(buf.shape, buf.dtype), src_levels, dst_levels) if len(live) == 1 else None
+    if form is not None:
+        form = compact.read_in_row(form, buf.base.size, buf.base.itemsize, int(live[0]))
+    if form is None:
+        return None
+    return moves_strided.apply_form(np.ascontiguousarray(buf.base).reshape(1, -1), form,
+                                    math.prod(mp.size for mp in dst_levels), None)
+
+
+def _into_one_row(buf: np.ndarray, src_levels: Levels, dst: Type) -> Compact | None:
+    """The DMA into a type of one live row, as a `Compact`, when it writes that row only."""
+    rows = buf.reshape(1, *buf.shape)
+    form = moves.strided_form_of(rows, src_levels, (*layout.spatial_levels(dst), *layout.local_levels(dst)))
+    row_len = math.prod(mp.size for mp in layout.local_levels(dst))
+    if form is not None:
+        form = compact.write_in_row(form, row_len, int(layout.live_rows(dst)[0]))
+    if form is None:
+        return None
+    return compact.make(moves_strided.apply_form(rows, form, row_len, None), dst)
+
