@@ -124,10 +124,19 @@ def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[An
     held = [*env.values(), *params, *finals]
     if not all(_known(x) for x in held):
         return
-    arrays = [a for a in map(_memory, held) if a is not None]
+    owners: set[int] = set()  # arrays owning their memory that a held value views (none is raw but raw)
+    loose = []  # held arrays whose memory's owner is not an array: compared by address
+    for a in map(_memory, held):
+        if a is None:
+            continue
+        root = _root(a)
+        if root.base is None:
+            owners.add(id(root))
+        else:
+            loose.append(a)
     waiting = []
     for raw in pending:
-        if any(np.may_share_memory(raw, other) for other in arrays):
+        if id(raw) in owners or any(np.may_share_memory(raw, other) for other in loose):
             waiting.append(raw)
         else:
             arena.give_back_raw(raw)
@@ -199,9 +208,11 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             continue
         if guards.skips(op, env):
             continue
+        freed = False  # whether a held value let go of memory (then the pending scratch is looked at)
         if not step.lazy:  # a move not copied yet is copied for this consumer, once
             for v in step.operands:
-                env[v] = lazy_rows.materialize(env[v])
+                before, env[v] = env[v], lazy_rows.materialize(env[v])
+                freed = freed or env[v] is not before
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
@@ -223,9 +234,10 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         if marks is not None:
             marks.after(op, np.shape(env[step.result]))
         for v in step.last:
+            freed = True
             raw = _scratch_root(env.pop(v, None))
             if raw is not None and not any(raw is r for r in pending):
                 pending.append(raw)
-        if pending:
+        if pending and freed:
             _recycle(pending, env, params, finals)
     return results, tuple(finals)
