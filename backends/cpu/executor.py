@@ -2,7 +2,7 @@
 
 Each op kind has one small function, declared with `@handles` (backends/cpu/handlers.py)
 in the module that holds it, taking the op and its operand buffers and returning the
-result buffer; buffers are not modified in place, so `view`, an
+result buffer; buffers are not modified in place, so `view`, a whole-packet `commit_trim`, an
 identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
 share them. The one exception is a handler declared with `donate=i` (`to_view`, writing a
 tile into its destination): it is told `owned=True` when operand i is read for the last
@@ -66,6 +66,8 @@ def _move(op: Fetch | Collect | ToTrf | Commit | ToVrf, src: np.ndarray, options
 def _commit_trim(op: CommitTrim, src: np.ndarray) -> np.ndarray:
     """commit_trim (docs/machine/commit.md): the leading cells of every packet."""
     t = op.input.type
+    if t.packet.size == op.packet.size and np.shape(src) == layout.shape_of(op.result.type):
+        return src  # every cell of every packet kept: the buffer as it is
     if layout.spatial_levels(t) != layout.spatial_levels(op.result.type):
         return moves.trim(src, op.packet.size)
     rows = layout.rows_view(src, t)  # the live rows only: padding rows stay zero
@@ -121,13 +123,13 @@ def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[An
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
     or final. While a held value is of a kind whose memory is not known, all wait."""
-    held = [*env.values(), *params, *finals]
-    if not all(_known(x) for x in held):
-        return
     owners: set[int] = set()  # arrays owning their memory that a held value views (none is raw but raw)
     loose = []  # held arrays whose memory's owner is not an array: compared by address
-    for a in map(_memory, held):
+    for x in (*env.values(), *params, *finals):
+        a = _memory(x)
         if a is None:
+            if not _known(x):
+                return
             continue
         root = _root(a)
         if root.base is None:

@@ -155,13 +155,21 @@ def _direct(op: ToView, src: np.ndarray, out: np.ndarray) -> bool:
     return True
 
 
+def _copy(into: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of `into`, in the run's scratch when large (a whole destination
+    tensor, copied before a tile is written into it: fresh memory would fault every page)."""
+    out = arena.empty(into.shape, into.dtype)
+    np.copyto(out, into)
+    return out
+
+
 @handles(ToView, options=True, donate=1)
 def to_view(op: ToView, src: np.ndarray, into: np.ndarray, options: CpuOptions = DEFAULT,
             owned: bool = False) -> np.ndarray:
     """A DMA of `src` into the view's type, written over `into` at the view's live cells
     (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
     with fast moves, straight from `src` when the move is one strided copy (`_direct`)."""
-    out = into if owned else into.copy()
+    out = into if owned else _copy(into)
     if options.fast_moves and _direct(op, src, out):
         return out
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
