@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
@@ -34,6 +35,11 @@ __all__ = ["CpuBackend", "CpuOptions", "execute"]
 _TUPLE = object()
 """The key, beside the targets, of a kernel's `returns_tuple` answer in `CpuBackend._traces`."""
 _MISSING = object()
+
+
+def _reads(buf: np.ndarray, outs: Sequence[tuple[str, np.ndarray]]) -> bool:
+    """Whether `buf` may share memory with one of the caller's in-out arrays."""
+    return any(np.may_share_memory(buf, out) for _, out in outs)
 
 
 class CpuBackend:
@@ -96,8 +102,12 @@ class CpuBackend:
             with arena.scope(scratch):  # from_buffer copies every result out of the scratch
                 outputs, finals = execute_inout(result.kernel, buffers, options)
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
-                written = tuple(host.from_buffer(buf, f.value.type) for buf, f in zip(finals, result.kernel.finals))
-                del outputs, finals
+                # the in-out finals are read in place (`finish` copies them into the caller's
+                # arrays), but for one reading a caller's array, which an earlier write may change
+                written = tuple(host.from_buffer(buf, f.value.type, copy=_reads(buf, call.outs))
+                                for buf, f in zip(finals, result.kernel.finals))
+                done = inout.finish(call, values, written, self._returns_tuple(kernel))
+                del outputs, finals, written
         finally:
             self._arenas.append(scratch)
-        return inout.finish(call, values, written, self._returns_tuple(kernel))
+        return done

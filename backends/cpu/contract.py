@@ -287,11 +287,29 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
     return layout.from_rows(acc, op.result.type)
 
 
+def _lane_in_place(op: ContractLane, acc: np.ndarray) -> np.ndarray | None:
+    """INTERLEAVED with as many lanes as the bus carries, on an accumulator stored lane
+    innermost (backends/cpu/contract_fast.py lays integer results out so): the result is
+    that memory as it is, a view; None otherwise."""
+    lanes, steps, cols = acc.shape[-3:]
+    shape = layout.shape_of(op.result.type)
+    if op.mode is not LaneMode.INTERLEAVED or op.packet.size != lanes or shape != (*acc.shape[:-3], steps * cols, lanes):
+        return None
+    cells = np.moveaxis(acc, -3, -1)
+    if not cells.flags.c_contiguous:
+        return None
+    out = cells.reshape(shape)
+    return out.view(np.uint32) if out.dtype == np.float32 else out
+
+
 @handles(ContractLane)
 def contract_lane(op: ContractLane, acc: np.ndarray) -> np.ndarray:
     """docs/machine/contraction.md: move Lane into the stream (INTERLEAVED: one column of every lane
     per cycle; SEQUENTIAL: one lane at a time, eight columns per cycle); no value changes."""
     t_in: CStreamType = op.input.type
+    moved = _lane_in_place(op, acc)
+    if moved is not None:
+        return moved
     a = layout.rows_view(acc, t_in)  # (rows, L, T, P)
     rows, lanes, steps, cols = a.shape
     bus = op.packet.size

@@ -1,18 +1,22 @@
 """Where the whole-contraction path writes its results (backends/cpu/contract_fast.py):
 the result cells `dest` of a plan as one strided view of the result rows, when it has
 one, so that a cast-and-copy into the view is the scatter; the view's form is found once
-per `dest`."""
+per `dest`. An integer result is stored lane-innermost (`_lane_last`), the order
+`contract_lane` moves it to, so that move is a view."""
 
 from __future__ import annotations
 
 import functools
 
+import attrs
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from backends.cpu.contract_plan import _affine
+from backends.cpu import layout
+from backends.cpu.contract_plan import Plan, _affine
 
-__all__ = ["_dest_view"]
+__all__ = ["_dest_view", "_lane_last", "_lane_last_plan"]
 
 
 def _runs(line: np.ndarray) -> list[int]:
@@ -56,3 +60,23 @@ def _dest_form(shape: tuple[int, ...], cells: bytes) -> tuple[int, tuple[int, ..
     if found is None:
         return None
     return found[0], found[1], tuple(fine)
+
+
+def _lane_last(result, tail: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """(buffer, live rows) of an integer contraction's result (`layout.new_rows`), its
+    memory holding each row's cells lane-innermost, (time, packet, lane): the buffer is a
+    transposed view with the type's (lane, time, packet) axes, so that `contract_lane`,
+    which moves the lane innermost, finds its result already in place; (None, None) when
+    the live rows are not one run (then the cells are stored in their own order)."""
+    lanes, steps, cols = tail
+    full, live = layout.new_rows(result, (steps, cols, lanes), np.int32)
+    if live is full:
+        return None, None
+    return np.moveaxis(full, -1, -3), live.reshape(live.shape[0], -1)
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_last_plan(plan: Plan, lanes: int, per_lane: int) -> Plan:
+    """`plan` writing its result cells (lane, time, packet) at their lane-innermost place."""
+    dest = plan.dest % per_lane * lanes + plan.dest // per_lane
+    return attrs.evolve(plan, dest=dest)

@@ -30,7 +30,7 @@ from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
 from backends.cpu import contract_float, contract_jit, layout, lazy_rows, row_classes
-from backends.cpu.contract_dest import _dest_view
+from backends.cpu.contract_dest import _dest_view, _lane_last, _lane_last_plan
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
@@ -194,13 +194,23 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
             return None
     if outer.is_float:
         (s_raw, a), (t_raw, w) = s_op.read(plan.a), t_op.read(plan.w)
-        return placed(_contract_float(outer, s_raw, t_raw, _aimed(plan, a, w), shape, options))
-    full, live = (None, None) if result is None else layout.new_rows(result, shape[1:], np.int32)
+        aimed = _aimed(plan, a, w)
+        if result is None:
+            return _contract_float(outer, s_raw, t_raw, aimed, shape, options)
+        lanes, steps, cols = shape[1:]  # the cells lane-innermost (`_lane_last`), for `contract_lane`
+        flat = _contract_float(outer, s_raw, t_raw, _lane_last_plan(aimed, lanes, steps * cols), shape, options)
+        return np.moveaxis(layout.from_rows(flat.reshape(rows, steps, cols, lanes), result), -1, -3)
+    full, live = (None, None) if result is None else _lane_last(result, shape[1:])
+    if live is not None:  # the cells stored lane-innermost: the plan's result cells renumbered
+        plan = _lane_last_plan(plan, shape[1], shape[2] * shape[3])
+    elif result is not None:
+        full, live = layout.new_rows(result, shape[1:], np.int32)
     with blas_threads(options.blas_threads):
         acc = _contract_int(outer, s_op, t_op, plan, shape, live)
     if acc is None or result is None:
         return acc
     return layout.from_rows(live, result) if live is full else full
+
 
 
 @functools.lru_cache(maxsize=64)

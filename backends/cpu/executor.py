@@ -2,7 +2,7 @@
 
 Each op kind has one small function, declared with `@handles` (backends/cpu/handlers.py)
 in the module that holds it, taking the op and its operand buffers and returning the
-result buffer; buffers are not modified in place, so `view`, an
+result buffer; buffers are not modified in place, so `view`, a whole-packet `commit_trim`, an
 identity `fetch_cast` and the moves (strided views, backends/cpu/moves_strided.py) may
 share them. The one exception is a handler declared with `donate=i` (`to_view`, writing a
 tile into its destination): it is told `owned=True` when operand i is read for the last
@@ -79,6 +79,8 @@ def _commit_trim(op: CommitTrim, src: Any) -> Any:
     if kept is not None:
         return kept
     src = compact_moves.materialize(src)
+    if t.packet.size == op.packet.size and np.shape(src) == layout.shape_of(op.result.type):
+        return src  # every cell of every packet kept: the buffer as it is
     if layout.spatial_levels(t) != layout.spatial_levels(op.result.type):
         return moves.trim(src, op.packet.size)
     rows = layout.rows_view(src, t)  # the live rows only: padding rows stay zero
@@ -134,13 +136,22 @@ def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[An
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
     or final. While a held value is of a kind whose memory is not known, all wait."""
-    held = [*env.values(), *params, *finals]
-    if not all(_known(x) for x in held):
-        return
-    arrays = [a for a in map(_memory, held) if a is not None]
+    owners: set[int] = set()  # arrays owning their memory that a held value views (none is raw but raw)
+    loose = []  # held arrays whose memory's owner is not an array: compared by address
+    for x in (*env.values(), *params, *finals):
+        a = _memory(x)
+        if a is None:
+            if not _known(x):
+                return
+            continue
+        root = _root(a)
+        if root.base is None:
+            owners.add(id(root))
+        else:
+            loose.append(a)
     waiting = []
     for raw in pending:
-        if any(np.may_share_memory(raw, other) for other in arrays):
+        if id(raw) in owners or any(np.may_share_memory(raw, other) for other in loose):
             waiting.append(raw)
         else:
             arena.give_back_raw(raw)
@@ -232,9 +243,11 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             continue
         if guards.skips(op, env):
             continue
+        freed = False  # whether a held value let go of memory (then the pending scratch is looked at)
         if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
             for v in step.operands:  # only, is made the full buffer for this consumer, once
-                env[v] = compact_moves.prepare(env[v], step.lazy, step.compact)
+                before, env[v] = env[v], compact_moves.prepare(env[v], step.lazy, step.compact)
+                freed = freed or env[v] is not before
         args = [env[v] for v in step.operands]
         if marks is not None:
             marks.before(op)
@@ -253,9 +266,10 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)
         for v in step.last:
+            freed = True
             raw = _scratch_root(env.pop(v, None))
             if raw is not None and not any(raw is r for r in pending):
                 pending.append(raw)
-        if pending:
+        if pending and freed:
             _recycle(pending, env, params, finals)
     return results, tuple(finals)

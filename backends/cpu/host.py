@@ -98,9 +98,11 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     return buf
 
 
-def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
+def from_buffer(buf: np.ndarray, t: HbmType, copy: bool = True) -> np.ndarray:
     """The host array of a result buffer: chip row 0 (every live chip row, in front, for a Chip
-    with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per term."""
+    with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per term. `copy=False`
+    may return a view of `buf` (read before `buf`'s memory is reused: an in-out's final,
+    written into the caller's array at once)."""
     chips = chip_host_dims(t.chip)
     rows = buf[~moves.logical_pad((t.chip,))] if chips else buf[:1]
     if len(rows) == 1:  # one chip row: a view of it, copied once below
@@ -108,6 +110,8 @@ def from_buffer(buf: np.ndarray, t: HbmType) -> np.ndarray:
     else:
         live = np.stack([host_layout.select(np.ascontiguousarray(r), t.element) for r in rows])
     out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype, copy=False)
+    if not copy:
+        return out.reshape(chips + host_shape(t.element))
     return np.array(out, order="C", copy=True).reshape(chips + host_shape(t.element))
 
 

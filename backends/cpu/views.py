@@ -166,6 +166,14 @@ def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarra
     return True
 
 
+def _copy(into: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of `into`, in the run's scratch when large (a whole destination
+    tensor, copied before a tile is written into it: fresh memory would fault every page)."""
+    out = arena.empty(into.shape, into.dtype)
+    np.copyto(out, into)
+    return out
+
+
 @handles(ToView, options=True, donate=1)
 def to_view(op: ToView, src: np.ndarray, into: np.ndarray, start: np.ndarray | None = None,
             options: CpuOptions = DEFAULT, owned: bool = False) -> np.ndarray:
@@ -174,7 +182,7 @@ def to_view(op: ToView, src: np.ndarray, into: np.ndarray, start: np.ndarray | N
     with fast moves, straight from `src` when the move is one strided copy (`_direct`).
     A view at a runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
     offset = _shifted(op, start, "a tile written at a runtime start")
-    out = into if owned else into.copy()
+    out = into if owned else _copy(into)
     if options.fast_moves and _direct(op, offset, src, out):
         return out
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)
