@@ -91,6 +91,13 @@ class _Pe:
     count: int
 
 
+@attrs.frozen
+class _Resident:
+    """A parameter's `at N` (a resident DM parameter's DM byte address)."""
+
+    at: int
+
+
 def _at(fn: Any) -> Any:
     """Run a rule callback with (meta, children); turn stray errors into positioned ones."""
 
@@ -179,12 +186,24 @@ class _Builder(Transformer):
     @_at
     def param(self, meta: Any, c: list[Any]) -> KernelParam:
         ident = self._define(c[0])
+        at = c.pop().at if isinstance(c[-1], _Resident) else None
         inout = len(c) == 4
         raw = c[-1]
         t = build_type(self.dec, raw, None, None)
-        if t.kind != "hbm" and not (t.kind == "scalar" and not inout):  # HbmScalar[T]: docs/runtime.md
-            raise self.dec.error(f"a parameter is an HBM tensor or a scalar, not a `{t.kind}` type", raw.line, raw.col)
-        return KernelParam(Ref(ident), c[1][1:-1], t, inout)
+        if t.kind == "dm" and at is None:
+            raise self.dec.error("a resident DM parameter names its DM address: `... : dm[...] at N`",
+                                 raw.line, raw.col)
+        if at is not None and t.kind != "dm":
+            raise self.dec.error(f"only a resident DM parameter has an address (`at`), not a `{t.kind}` one",
+                                 raw.line, raw.col)
+        if t.kind not in ("hbm", "dm") and not (t.kind == "scalar" and not inout):  # HbmScalar[T]: docs/runtime.md
+            raise self.dec.error(f"a parameter is an HBM tensor, a resident DM tensor or a scalar, not a `{t.kind}` "
+                                 "type", raw.line, raw.col)
+        return KernelParam(Ref(ident), c[1][1:-1], t, inout, at)
+
+    @_at
+    def resident(self, meta: Any, c: list[Any]) -> _Resident:
+        return _Resident(int(c[0]))
 
     @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:
