@@ -23,7 +23,7 @@ from ir import host_layout
 from ir.dtypes import i4
 from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
-from tu_ops.target import as_target
+from tu_ops.target import TargetLike, as_target
 
 __all__ = ["Call", "prepare", "finish", "target_name"]
 
@@ -37,7 +37,7 @@ class Call:
     outs: tuple[tuple[str, np.ndarray], ...]
 
 
-def target_name(target: Any) -> str:
+def target_name(target: TargetLike) -> str:
     """The name of a target given by name, file or object (what a resident buffer's device is compared by)."""
     return as_target(target).name
 

@@ -92,6 +92,12 @@ class DmBuffer:
                               code="USAGE")
         self._data = np.array(array, copy=True)
 
+    def copy(self) -> DmBuffer:
+        """A second buffer on the same device holding the same contents."""
+        twin = DmBuffer(self.type, self.spec_text, self.device)
+        twin._data = np.array(self._data, copy=True)
+        return twin
+
     def read(self) -> np.ndarray:
         """A copy of the contents, in the host form."""
         return np.array(self._data, copy=True)

@@ -25,6 +25,7 @@ from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
+from tu_ops.target import Target
 from tu_ops.trf_new import trf_maker
 
 __all__ = ["allocate", "liveness", "check_capacity"]
@@ -64,6 +65,12 @@ class _Resident:
         return self.param.text()
 
 
+def _resident(kernel: LoweredKernel, target: Target) -> dict[int, _Tensor]:
+    """The resident DM parameters: placed by the signature, live throughout."""
+    return {p.ref.id: _Tensor(p.ref.id, _Resident(p), _bytes(p.type, target), 0, len(kernel.steps))
+            for p in kernel.params if p.at is not None}
+
+
 def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], dict[int, _Tensor]]:
     """DM and TRF tensors by value number, with their live steps."""
     dm: dict[int, _Tensor] = {}
@@ -77,9 +84,7 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
         if rid in table:
             table[rid].last = max(table[rid].last, step)
 
-    for p in kernel.params:  # a resident DM parameter: placed by the signature, live throughout
-        if p.at is not None:
-            dm[p.ref.id] = _Tensor(p.ref.id, _Resident(p), _bytes(p.type, target), 0, len(kernel.steps))
+    dm.update(_resident(kernel, target))
     for step, s in enumerate(kernel.steps):
         ops = s.ops if isinstance(s, TuProgram) else (s,)
         for op in ops:
