@@ -171,6 +171,8 @@ def test_the_signature_places_resident_parameters_one_after_the_other():
     assert print_artifact(parse_visa(text)) == text
     kernel = VisaBackend().compile(k.add_resident).kernel
     assert kernel.dm_allocations and all(a.base >= 1024 for a in kernel.dm_allocations)  # none over them
+    assert "dm_peak_bytes=2048\n" in text  # the two resident 512-byte runs, then two 512-byte temporaries
+    assert " = dma src=%1" not in text and " = dma src=%2" not in text  # no DMA brings them in
 
 
 def test_the_parsed_artifact_runs_in_the_interpreter():
