@@ -4,6 +4,7 @@ trace refusals with their codes, and the `dm[...] at N` signature of the VISA te
 
 from __future__ import annotations
 
+import io
 import re
 
 import numpy as np
@@ -11,10 +12,12 @@ import pytest
 
 import npu_opt
 from backends.visa_backend import VisaBackend
+from driver.run_command import run_command
 from ir.errors import NpuOptError
 from tests.params import resident_kernels as k
 from tests.params.data import BACKENDS
 from visa import parse_visa
+from visa.interp import execute_inout
 from visa.printer import print_artifact
 from visa.verify import verify_text
 
@@ -178,8 +181,6 @@ def test_the_signature_places_resident_parameters_one_after_the_other():
 
 
 def test_the_parsed_artifact_runs_in_the_interpreter():
-    from visa.interp import execute_inout
-
     art = verify_text(_text(k.add_into))
     x, start = batch(), batch()
     acc = fresh()
@@ -198,3 +199,21 @@ def test_an_edited_address_is_refused(old, new, fragment):
     with pytest.raises(Exception) as e:
         verify_text(text.replace(old, new, 1))
     assert fragment in str(e.value) or "DMAOP" in str(e.value)
+
+
+# --- npu-opt run ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_npu_opt_run_starts_a_resident_buffer_from_its_input_and_writes_its_final_contents(tmp_path, backend):
+    x, start = batch(), batch()
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "acc.npy", host(start))
+    out, err = io.StringIO(), io.StringIO()
+    status = run_command(f"{k.__file__}::add_into", [f"x={tmp_path / 'x.npy'}", f"acc={tmp_path / 'acc.npy'}"],
+                         backend, str(tmp_path / "res"), out=out, err=err)
+    assert status == 0, err.getvalue()
+    np.testing.assert_array_equal(np.load(tmp_path / "res" / "acc.npy"), host(start + x))
+    np.save(tmp_path / "bad.npy", start)  # the (S, H) array, not the host form
+    status = run_command(f"{k.__file__}::add_into", [f"x={tmp_path / 'x.npy'}", f"acc={tmp_path / 'bad.npy'}"],
+                         backend, str(tmp_path / "res"), out=out, err=err)
+    assert status == 2 and "error[USAGE]: input `acc`" in err.getvalue()
