@@ -20,7 +20,7 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 
-__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest"]
+__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest", "resident_allocations"]
 
 
 # --- numbering -------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ from tests.params import resident_kernels as k
 from tests.params.data import BACKENDS
 from visa import parse_visa
 from visa.interp import execute_inout
+from visa.schedule.rates import builtin_rates
+from visa.schedule.steps import build_steps
+from tu_ops.target import rngd
 from visa.printer import print_artifact
 from visa.verify import verify_text
 
@@ -217,3 +220,20 @@ def test_npu_opt_run_starts_a_resident_buffer_from_its_input_and_writes_its_fina
     status = run_command(f"{k.__file__}::add_into", [f"x={tmp_path / 'x.npy'}", f"acc={tmp_path / 'bad.npy'}"],
                          backend, str(tmp_path / "res"), out=out, err=err)
     assert status == 2 and "error[USAGE]: input `acc`" in err.getvalue()
+
+
+def test_the_schedule_sees_the_program_read_the_resident_bytes():
+    """A feed of a resident parameter reads its signature range, so a later write of those
+    bytes waits for it (WAR) like for any DM tensor; the parameter costs no DMA step."""
+    def steps_of(kernel):
+        return build_steps(parse_visa(_text(kernel)).kernel, builtin_rates("rngd"), rngd())
+
+    def dm_reads(steps):
+        return {(a.lo, a.hi) for s in steps for a in s.accesses if a.space == "dm" and not a.write}
+
+    assert (0, 512) in dm_reads(steps_of(k.sum_two))  # `a`, the feed's source, whole
+    steps = steps_of(k.add_resident)
+    assert (512, 1024) in dm_reads(steps)  # acc (w at 0 is the interleaved operand)
+    writes = [(s.label, a.lo, a.hi) for s in steps for a in s.accesses if a.space == "dm" and a.write]
+    assert any((lo, hi) == (512, 1024) for _, lo, hi in writes)  # acc, by the dma_into
+    assert [r.mnemonic for s in steps for r in s.records if r.mnemonic.startswith("dma")] == ["dma_into", "dma", "dma"]
