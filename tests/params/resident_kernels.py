@@ -2,7 +2,7 @@
 
 from npu_opt import *
 
-axes(S=512, H=16, I=2, E=70000, T=256)
+axes(S=512, H=16, I=2, E=70000, T=256, C=2)
 
 Chip = m("1")
 Cluster = m("1 # 2")
@@ -70,3 +70,11 @@ def write_read_only(ctx: Context, x: HbmTensor[i32, Chip, m("S, H")], acc: Rows)
 def too_big(ctx: Context, a: Big,
             b: Big) -> HbmTensor[i32, Chip, m("T, E")]:
     return a.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("T, E")])
+
+
+TwoChips = DmTensor[bf16, m("C"), Cluster, m("S / 8"), m("S % 8, H")]
+
+
+@device(chip=2)
+def two_chip_read(ctx: Context, acc: TwoChips) -> HbmTensor[bf16, m("C"), m("S, H")]:
+    return acc.to_hbm(ctx.tdma, HbmTensor[bf16, m("C"), m("S, H")])

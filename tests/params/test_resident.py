@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -117,6 +118,16 @@ def test_read_gives_a_copy_and_write_checks_the_host_form():
     with pytest.raises(NpuOptError) as e:
         acc.write(np.zeros(HOST, np.int8))
     assert e.value.code == "USAGE"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_buffer_over_two_chips_holds_each_chip_s_rows(backend):
+    a = RNG.uniform(-1, 1, (2, *SHAPE)).astype(ml_dtypes.bfloat16)  # chip c holds a[c]
+    buf = fresh(spec=k.TwoChips)
+    assert buf.shape == (2, *HOST[1:])
+    buf.write(a.reshape(buf.shape))
+    got = npu_opt.run(k.two_chip_read, buf, backend=backend)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint16), a.view(np.uint16))
 
 
 # --- refusals -------------------------------------------------------------------------
