@@ -59,6 +59,12 @@ def untouched(ctx: Context, acc: Mut[Rows]) -> HbmTensor[i32, Chip, m("S, H")]:
     return acc.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("S, H")])
 
 
+@device(chip=1)
+def fill_half(ctx: Context, acc: Mut[Rows]) -> None:
+    """The first 8 of every row's 16 cells set to 7 (`memset` of a tile), the rest kept."""
+    acc.view_mut().tile(m("H"), 8, m("S % 8, H = 8 #{!} 16"), 0).memset(ctx.sub, 7)
+
+
 # --- refused ---------------------------------------------------------------------------
 
 @device(chip=1)

@@ -108,6 +108,17 @@ def test_an_unwritten_mut_buffer_keeps_its_contents(backend):
     np.testing.assert_array_equal(acc.read(), host(a))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_memset_of_a_tile_writes_only_the_tile(backend):
+    a = batch()
+    acc = fresh()
+    acc.write(host(a))
+    npu_opt.run(k.fill_half, acc, backend=backend)
+    want = a.copy()
+    want[:, :8] = 7
+    np.testing.assert_array_equal(acc.read(), host(want))
+
+
 def test_read_gives_a_copy_and_write_checks_the_host_form():
     acc = fresh()
     acc.read()[...] = 5
