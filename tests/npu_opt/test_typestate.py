@@ -182,11 +182,16 @@ def test_annotation_must_be_an_hbm_tensor_of_any_element_layout():
         pass
 
     @device(chip=1)
-    def not_hbm(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
+    def not_hbm(ctx: Context, x: TrfTensor[i8, Chip, Cluster, Slice, m("1"), m("A")]) -> None:
+        pass
+
+    @device(chip=1)
+    def resident(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
         pass
 
     assert codes(split_digits) == []  # any HBM element layout is a legal parameter
     assert codes(not_hbm) == ["TYPE-6"]
+    assert codes(resident) == []  # a resident DM parameter (docs/parameters.md)
 
 
 @device(chip=1)
