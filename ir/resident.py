@@ -90,7 +90,10 @@ class DmBuffer:
             raise NpuOptError(f"{self.spec_text} holds {d} of host shape {self.shape}; write a "
                               f"{' or '.join(str(x) for x in d.host_dtypes)} array of that shape, not a {got}",
                               code="USAGE")
-        self._data = np.array(array, copy=True)
+        data = d.host_values(array)
+        if data.dtype != d.host_dtype:  # bit patterns of a small float: its ml_dtypes form
+            data = data.view(d.host_dtype)
+        self._data = np.array(data, copy=True)
 
     def copy(self) -> DmBuffer:
         """A second buffer on the same device holding the same contents."""

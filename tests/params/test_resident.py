@@ -136,7 +136,8 @@ def test_a_buffer_over_two_chips_holds_each_chip_s_rows(backend):
     a = RNG.uniform(-1, 1, (2, *SHAPE)).astype(ml_dtypes.bfloat16)  # chip c holds a[c]
     buf = fresh(spec=k.TwoChips)
     assert buf.shape == (2, *HOST[1:])
-    buf.write(a.reshape(buf.shape))
+    buf.write(a.view(np.uint16).reshape(buf.shape))  # bit patterns, read back as bfloat16
+    assert buf.read().dtype == ml_dtypes.bfloat16
     got = npu_opt.run(k.two_chip_read, buf, backend=backend)
     np.testing.assert_array_equal(np.asarray(got).view(np.uint16), a.view(np.uint16))
 
