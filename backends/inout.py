@@ -22,8 +22,10 @@ import numpy as np
 from ir import host_layout
 from ir.dtypes import i4
 from ir.errors import NpuOptError
+from ir.resident import DmBuffer, check_resident
+from tu_ops.target import TargetLike, as_target
 
-__all__ = ["Call", "prepare", "finish"]
+__all__ = ["Call", "prepare", "finish", "target_name"]
 
 
 @attrs.frozen
@@ -33,6 +35,11 @@ class Call:
 
     flat: tuple[Any, ...]
     outs: tuple[tuple[str, np.ndarray], ...]
+
+
+def target_name(target: TargetLike) -> str:
+    """The name of a target given by name, file or object (what a resident buffer's device is compared by)."""
+    return as_target(target).name
 
 
 def _usage(message: str) -> NpuOptError:
@@ -83,9 +90,11 @@ def _check_out(name: str, t: Any, array: Any) -> None:
                      "and read the result from that array")
 
 
-def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any]) -> Call:
-    """Check and flatten the arguments of `run`; `params` is (name, HBM type, in-out) of
-    every tensor parameter in index order."""
+def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any],
+            target: str | None = None, name_of: Any = str) -> Call:
+    """Check and flatten the arguments of `run`; `params` is (name, HBM or DM type, in-out)
+    of every tensor parameter in index order, `target` the launch's target name (a resident
+    buffer must live on it)."""
     trees = kernel.param_trees()
     if len(args) != len(trees):
         names = ", ".join(t.name for t in trees) or "none"
@@ -95,8 +104,13 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
         _flatten(tree, arg, flat)
     if len(flat) != len(params):  # the trace and the annotations disagree: our bug
         raise RuntimeError(f"{kernel.name}: {len(flat)} arrays for {len(params)} tensor parameters")
+    check_resident(params, flat, target, name_of)
     outs = []
     for (name, t, inout), array in zip(params, flat):
+        if t.kind == "dm":
+            if inout:
+                outs.append((name, array))
+            continue
         if inout:
             _check_out(name, t, array)
             outs.append((name, array))
@@ -106,13 +120,15 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
 def finish(call: Call, results: Sequence[np.ndarray], finals: Sequence[np.ndarray], as_tuple: bool) -> Any:
     """Write `finals` into the caller's in-out arrays; return results then those arrays."""
     for (_, out), final in zip(call.outs, finals):
-        if out.dtype == final.dtype:
+        if isinstance(out, DmBuffer):  # a resident buffer keeps what the launch left
+            out.store(final)
+        elif out.dtype == final.dtype:
             out[...] = final
         elif out.dtype in i4.host_dtypes[1:]:  # i4 values (int8) into an ml_dtypes.int4 array
             out[...] = final.astype(out.dtype)
         else:  # a float's values into its bit container, or back
             out[...] = final.view(out.dtype)
-    values = tuple(results) + tuple(out for _, out in call.outs)
+    values = tuple(results) + tuple(out for _, out in call.outs if not isinstance(out, DmBuffer))
     if as_tuple or len(values) > 1:
         return values
     return values[0] if values else None

@@ -34,6 +34,7 @@ from npu_opt.device import DeviceKernel
 from driver.discover import discover
 from npu_opt.params import BadParam, build_value, leaves
 from npu_opt.run import run
+from ir.resident import Device, DmBuffer
 from npu_opt.tensors import TensorSpec
 
 __all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",
@@ -71,7 +72,7 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
         path, name = _split_target(target)
         _check_backend(backend)
         kernel = _load_kernel(path, name)
-        arrays = _read_inputs(kernel, inputs)
+        arrays, resident = _read_inputs(kernel, inputs)
         dest = _out_dir(out_dir)
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
@@ -83,6 +84,7 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
         from backends.cpu.host import returns_tuple
 
         written = _write_results(result, dest, kernel.name, _inout_names(kernel), returns_tuple(kernel))
+        written += _write_resident(resident, dest, {p.name for p, _ in written})
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
@@ -149,21 +151,45 @@ def _parameters(kernel: DeviceKernel) -> list[tuple[str, DType | None]]:
     return out
 
 
-def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> list[Any]:
+def _read_inputs(kernel: DeviceKernel, inputs: list[str]) -> tuple[list[Any], list[tuple[str, DmBuffer]]]:
     """The arguments of `run`: the `--input` arrays, grouped like the parameters (a tuple
-    for a tuple parameter, an instance for a struct)."""
+    for a tuple parameter, an instance for a struct); and (name, buffer) of every resident
+    DM parameter the kernel writes."""
     arrays = dict(zip((n for n, _ in _parameters(kernel)), bind_inputs(kernel.name, _parameters(kernel), inputs)))
     trees = kernel.param_trees()
     if any(isinstance(t, BadParam) for t in trees):
-        return list(arrays.values())  # the trace refuses the kernel; `run` reports it
-    return [build_value(t, lambda leaf: arrays[leaf.name]) for t in trees]
+        return list(arrays.values()), []  # the trace refuses the kernel; `run` reports it
+    written: list[tuple[str, DmBuffer]] = []
+
+    def make(leaf: Any) -> Any:
+        value = _argument(leaf, arrays[leaf.name])
+        if isinstance(value, DmBuffer) and leaf.spec.writable:
+            written.append((leaf.name, value))
+        return value
+
+    return [build_value(t, make) for t in trees], written
+
+
+def _argument(leaf: Any, array: np.ndarray) -> Any:
+    """The array itself, or for a resident DM parameter a buffer (on the default target's
+    device) that starts with the array's contents (docs/parameters.md)."""
+    spec = leaf.spec.tensor
+    if not (isinstance(spec, TensorSpec) and spec.kind == "dm"):
+        return array
+    try:
+        buf = spec.alloc(Device("rngd"))
+        buf.write(array)
+    except NpuOptError as e:
+        raise _Usage(f"input `{leaf.name}`: {e}") from None
+    return buf
 
 
 def _inout_names(kernel: DeviceKernel) -> list[str]:
     """The path names of the in-out parameters, in order (their final contents are written
     as `<name>.npy`)."""
     try:
-        return [leaf.name for tree in kernel.param_trees() for leaf in leaves(tree) if leaf.spec.writable]
+        return [leaf.name for tree in kernel.param_trees() for leaf in leaves(tree)
+                if leaf.spec.writable and getattr(leaf.spec.tensor, "kind", None) != "dm"]  # not returned by `run`
     except Exception:  # noqa: BLE001 - a broken annotation is reported by the trace
         return []
 
@@ -310,6 +336,22 @@ def _write_results(result: Any, dest: Path, kernel_name: str, inout: list[str] =
         return written
     except OSError as e:
         raise _Usage(f"cannot write the results of {kernel_name} into {dest}: {e}") from None
+
+
+def _write_resident(resident: list[tuple[str, DmBuffer]], dest: Path, taken: set[str]) -> list[tuple[Path, np.ndarray]]:
+    """The final contents of each written resident buffer, in its host form, as `<name>.npy`
+    (`<name>.inout.npy` when a result holds that name)."""
+    out = []
+    for name, buf in resident:
+        target = dest / (f"{name}.inout.npy" if f"{name}.npy" in taken else f"{name}.npy")
+        array = _stored(buf.read())
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            _save_atomic(target, array)
+        except OSError as e:
+            raise _Usage(f"cannot write the final contents of `{name}` into {dest}: {e}") from None
+        out.append((target, array))
+    return out
 
 
 def _save_atomic(target: Path, array: np.ndarray) -> None:

@@ -213,6 +213,11 @@ _ENTRIES: list[CodeInfo] = [
     # kernel parameters and in-place writes (npu_opt.params)
     *_rules("PARAM", 2, "docs/parameters.md", ["write into a read-only parameter",
                                                "parameter type that holds no tensor"]),
+    # resident DM parameters (ir/resident.py, npu_opt/resident.py)
+    *_rules("RESIDENT", 4, "docs/parameters.md", [
+        "argument does not fit a resident DM parameter", "one resident buffer bound twice where one binding writes",
+        "resident buffer on another device", "resident DM parameters exceed a slice's DM"], phase="run",
+        phases={4: "trace"}),
     *_rules("VIEW", 12, "docs/views.md", [
         "tile index is not a digit of the view", "tile mapping is not the split", "tile runs past its tensor",
         "write through a read-only view", "reshape changes a level's size", "pad narrower than its view",

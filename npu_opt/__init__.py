@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from npu_opt.context import Context
     from npu_opt.device import DeviceKernel, device
     from npu_opt.params import HbmTensorView, HbmTensorViewMut, Mut
+    from ir.resident import Device, DmBuffer
     from npu_opt.report import Report, check
     from npu_opt.run import run
     from npu_opt.runtime_scalars import HbmScalar, RuntimeScalar, i64, u32, u64, usize
@@ -81,6 +82,8 @@ __all__ = [
     "i32", "i4", "i5", "i8", "i9", "idx", "m", "u8",
     # kernel parameters (docs page "Kernel parameters and results")
     "Mut", "HbmTensorView", "HbmTensorViewMut",
+    # resident DM parameters (docs/parameters.md)
+    "Device", "DmBuffer",
     # scratchpad memory (docs/machine/spm.md)
     "SpmTensor",
     # the Vector Engine's enums

@@ -38,6 +38,7 @@ from npu_opt.stagebase import Poisoned
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
 from npu_opt.views import read_view, write_view
+from npu_opt.resident import check_total, resident_param
 from npu_opt.import_scope import in_scope
 import sys
 
@@ -108,6 +109,7 @@ class DeviceKernel:
             tracer.refuse(Violation("USAGE", message, help=fix), self.location, None)
         params = self._parameters(tracer)
         handles, writable = self._handles(tracer, params[1:])
+        check_total(tracer)
         returned = self._run_body(tracer, handles)
         if isinstance(returned, Poisoned) and returned._what == "kernel":
             for chain in tracer.chains:  # the body stopped early: open streams are not the user's fault
@@ -232,6 +234,9 @@ class DeviceKernel:
     def _param(self, tracer: Tracer, leaf: Leaf, loc: Location, writable: list[Any]) -> Any:
         if leaf.spec.form == "scalar":  # HbmScalar[T] (docs/runtime.md)
             return scalar_param(tracer, leaf, loc, self.fn)
+        if getattr(leaf.spec.tensor, "kind", None) == "dm":  # a resident DM parameter (npu_opt/resident.py)
+            return resident_param(tracer, leaf, annotation_location(self.fn, leaf.name.split(".")[0], loc),
+                                  self.chips, writable)
         hbm = self._check_hbm_spec(tracer, leaf.spec.tensor, f"parameter `{leaf.name}`", loc)
         if hbm is None:
             return Poisoned(leaf.name)

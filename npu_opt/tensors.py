@@ -42,6 +42,13 @@ class TensorSpec:
 
         return new_tensor(self)
 
+    def alloc(self, device: Any) -> Any:
+        """`DmTensor[...].alloc(device)`: SRAM kept across launches on an `npu_opt.Device`, a
+        `DmBuffer` to pass for a `DmTensor[...]` / `Mut[DmTensor[...]]` parameter (docs/parameters.md)."""
+        from npu_opt.resident import alloc
+
+        return alloc(self, device)
+
     def resolve(self) -> HbmType | DmType | TrfType | VrfType | Violation:
         """The IR type, or a TYPE-6 violation when the subscript has the wrong shape."""
         names = _ARITY[self.kind]
@@ -201,9 +208,14 @@ class DmTensor(_DmMoves, _TensorClass):
         return make_view(self)
 
     def view_mut(self) -> Any:
-        """A write view (`DmTensorViewMut`): the destination of `to_dm_view` (docs/views.md)."""
+        """A write view (`DmTensorViewMut`): the destination of `to_dm_view` (docs/views.md);
+        PARAM-1 for a read-only resident parameter (`DmTensor[...]`, not `Mut[...]`)."""
         from npu_opt.views import write_view
 
+        if not self.writable:
+            from npu_opt.resident import refuse_read_only
+
+            return refuse_read_only(self, "view_mut")
         return write_view(self)
 
     def reshape(self, *levels: Any) -> Any:

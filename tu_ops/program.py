@@ -14,13 +14,14 @@ from typing import Any, ClassVar, Iterator, Union
 import attrs
 
 from ir.mapping.nodes import Mapping
+from ir.resident import element_bytes
 from ir.types import HbmType
 from tu_ops.base import OpVerifyError, Ref, TuOp, VerifyContext
 from tu_ops.dma import DmaOp
 from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text
 
-__all__ = ["TuProgram", "KernelParam", "DmAllocation", "TrfAllocation", "LoweredKernel", "Step", "live_by_step"]
+__all__ = ["TuProgram", "KernelParam", "resident_ranges", "DmAllocation", "TrfAllocation", "LoweredKernel", "Step", "live_by_step"]
 
 
 @attrs.frozen(kw_only=True)
@@ -71,10 +72,18 @@ class KernelParam:
     name: str
     type: HbmType
     inout: bool = False
+    at: int | None = None  # a resident DM parameter's DM byte address (ir/resident.py): `... : dm[...] at 0`
 
     def text(self) -> str:
         mode = " inout" if self.inout else ""
-        return f'param {self.ref} "{self.name}"{mode} : {type_text(self.type)}'
+        at = "" if self.at is None else f" at {self.at}"
+        return f'param {self.ref} "{self.name}"{mode} : {type_text(self.type)}{at}'
+
+
+def resident_ranges(params: Any) -> list[tuple[int, int]]:
+    """The DM byte range [at, at + size) of every resident DM parameter: busy for the whole
+    kernel, in every slice (no tensor of the kernel is placed over one)."""
+    return [(p.at, p.at + element_bytes(p.type)) for p in params if p.at is not None]
 
 
 @attrs.frozen(kw_only=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.errors import InternalError
-from tu_ops.program import LoweredKernel, live_by_step
+from tu_ops.program import LoweredKernel, live_by_step, resident_ranges
 from visa.artifact import COST_KEYS
 
 __all__ = ["compute_cost", "record_cost", "COST_KEYS"]
@@ -41,13 +41,15 @@ def _count(op: Any, cost: dict[str, int], target: Any) -> None:
 
 
 def memory_peaks(kernel: LoweredKernel, target: Any) -> tuple[int, int]:
-    """(DM, TRF) bytes per slice live at the busiest body step (MEM-3 / MEM-4)."""
+    """(DM, TRF) bytes per slice live at the busiest body step (MEM-3 / MEM-4); the resident
+    DM parameters (ir/resident.py) hold their bytes at every step."""
     flit = target.constants.FLIT_BYTES
-    dm_peak = trf_peak = 0
+    resident = sum(-(-(b - a) // 8) * 8 for a, b in resident_ranges(kernel.params))
+    dm_peak, trf_peak = resident, 0
     dm_live = live_by_step(kernel.dm_allocations, len(kernel.steps))
     trf_live = live_by_step(kernel.trf_allocations, len(kernel.steps))
     for step in range(len(kernel.steps)):
-        dm = sum(-(-a.size // 8) * 8 for a in dm_live[step])
+        dm = resident + sum(-(-a.size // 8) * 8 for a in dm_live[step])
         trf = sum(a.lanes * a.rows * flit for a in trf_live[step])
         dm_peak, trf_peak = max(dm_peak, dm), max(trf_peak, trf)
     return dm_peak, trf_peak

@@ -17,10 +17,10 @@ import attrs
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
-from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
+from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 
-__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest"]
+__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest", "resident_allocations"]
 
 
 # --- numbering -------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
             if op.result.id in roots:
                 continue
             if op.MNEMONIC == "tensor_new" and op.output_type.kind == "dm":  # no command holds its address
-                busy = [(a.base, a.base + a.size) for a in dm if a.last_step >= i]
+                busy = [(a.base, a.base + a.size) for a in dm if a.last_step >= i] + resident_ranges(kernel.params)
                 size = tensor_bytes(op.output_type, target)
                 dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
                                        first_step=i, last_step=end))
@@ -189,10 +189,18 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
     return dm, trf
 
 
+def resident_allocations(kernel: LoweredKernel) -> list[DmAllocation]:
+    """The DM range of every resident DM parameter (its signature's `at`), live throughout;
+    not among `dm_allocations`, which hold the tensors the body places."""
+    params = [p for p in kernel.params if p.at is not None]
+    return [DmAllocation(tensor=p.ref, base=a, size=b - a, first_step=0, last_step=len(kernel.steps))
+            for p, (a, b) in zip(params, resident_ranges(params))]
+
+
 def with_facts(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     """`kernel` with every allocation fact re-derived from its records (visa/visa.lark)."""
     dm, trf = _allocations(kernel, target)
-    dm_by = {a.tensor.id: a for a in dm}
+    dm_by = {a.tensor.id: a for a in dm} | {a.tensor.id: a for a in resident_allocations(kernel)}
     dm_by.update({a: dm_by[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_by})
     steps = []
     for i, step in enumerate(kernel.steps):

@@ -29,7 +29,7 @@ from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
 from visa.decode import Decoder, RawType, Val, build_type, check_fields, optional_fields, printed_fields
 from visa.facts import canonical_numbering, renumber, with_facts
-from visa.signature import FinalLine, check_final_types, check_finals, version_message
+from visa.signature import FinalLine, check_final_types, check_finals, signature_param, version_message
 from visa.syntax import syntax_error
 
 __all__ = ["parse_visa", "visa_parser"]
@@ -89,6 +89,11 @@ class _Pe:
     """The signature's `pe P` (processing elements per chip)."""
 
     count: int
+
+
+@attrs.frozen
+class _Resident:
+    at: int  # a parameter's `at N`: a resident DM parameter's DM byte address
 
 
 def _at(fn: Any) -> Any:
@@ -179,12 +184,14 @@ class _Builder(Transformer):
     @_at
     def param(self, meta: Any, c: list[Any]) -> KernelParam:
         ident = self._define(c[0])
-        inout = len(c) == 4
+        at = c.pop().at if isinstance(c[-1], _Resident) else None
         raw = c[-1]
-        t = build_type(self.dec, raw, None, None)
-        if t.kind != "hbm" and not (t.kind == "scalar" and not inout):  # HbmScalar[T]: docs/runtime.md
-            raise self.dec.error(f"a parameter is an HBM tensor or a scalar, not a `{t.kind}` type", raw.line, raw.col)
-        return KernelParam(Ref(ident), c[1][1:-1], t, inout)
+        return signature_param(self.dec, Ref(ident), c[1][1:-1], build_type(self.dec, raw, None, None),
+                               len(c) == 4, at, raw)
+
+    @_at
+    def resident(self, meta: Any, c: list[Any]) -> _Resident:
+        return _Resident(int(c[0]))
 
     @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:

@@ -14,9 +14,10 @@ from typing import Any
 import attrs
 
 from tu_ops.base import Ref
+from tu_ops.program import KernelParam
 from visa.artifact import FORMAT_VERSION
 
-__all__ = ["FinalLine", "version_message", "check_finals", "check_final_types"]
+__all__ = ["FinalLine", "version_message", "check_finals", "check_final_types", "signature_param"]
 
 
 @attrs.frozen
@@ -58,3 +59,16 @@ def check_final_types(dec: Any, kernel: Any, finals: list[FinalLine]) -> None:
         if types.get(f.value) != p.type:
             raise dec.error(f"the final value %{f.value} of {p.ref} has another type than the parameter",
                             f.line, f.column)
+
+
+def signature_param(dec: Any, ref: Ref, name: str, t: Any, inout: bool, at: int | None, raw: Any) -> KernelParam:
+    """A `param` line: an HBM tensor, an `HbmScalar` (never in-out, docs/runtime.md), or a
+    resident DM tensor, which alone names its DM address (`dm[...] at N`, ir/resident.py)."""
+    if t.kind == "dm" and at is None:
+        raise dec.error("a resident DM parameter names its DM address: `... : dm[...] at N`", raw.line, raw.col)
+    if at is not None and t.kind != "dm":
+        raise dec.error(f"only a resident DM parameter has an address (`at`), not a `{t.kind}` one", raw.line, raw.col)
+    if t.kind not in ("hbm", "dm") and not (t.kind == "scalar" and not inout):
+        raise dec.error(f"a parameter is an HBM tensor, a resident DM tensor or a scalar, not a `{t.kind}` type",
+                        raw.line, raw.col)
+    return KernelParam(ref, name, t, inout, at)

@@ -17,6 +17,7 @@ from typing import Any
 from ir.errors import NpuOptError
 from ir.mapping.ops import coalesce
 from ir.topology import PE_COUNTS, pe_fault
+from ir.resident import placements
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.dma_view import dm_roots
@@ -24,7 +25,7 @@ from tu_ops.enums import Region, TuContext
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.vrf import vrf_placement
 from tu_ops.printing import mapping_text, type_text, value_text
-from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 from tu_ops.vrf import vrf_words
 from visa.verify_runtime import guard_problem, is_runtime
@@ -146,11 +147,16 @@ def _check_operands(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     """Every DM tensor sits at the lowest free multiple of 8, every TRF tensor at the lowest
     free (even, for Flit2) row, among the tensors live at the step that creates it."""
+    resident = [p for p in kernel.params if p.at is not None]
+    for p, want in zip(resident, placements(p.type for p in resident)):
+        if p.at != want:
+            raise fail.key(str(p.ref), f"resident parameter {p.ref} is at DM byte {p.at}; the resident parameters "
+                                       f"sit one after the other from DM byte 0 (ir/resident.py), {p.ref} at {want}")
     ops = kernel.context().ops
     for a in kernel.dm_allocations:
         busy = [(b.base, b.base + b.size) for b in kernel.dm_allocations
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
-        want = _lowest(busy, a.size, 8)
+        want = _lowest(busy + resident_ranges(kernel.params), a.size, 8)
         if a.base != want:
             raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; visa/visa.lark "
                                             f"places it at {want}")
@@ -248,7 +254,8 @@ class _Space:
 
 def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     types = {p.ref.id: p.type for p in kernel.params} | {op.result.id: op.output_type for op in kernel.ops()}
-    dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations}
+    dm_base = {a.tensor.id: a.base for a in kernel.dm_allocations} | {p.ref.id: p.at for p in kernel.params
+                                                                      if p.at is not None}
     dm_at = dm_base | {a: dm_base[r] for a, r in dm_roots(kernel.ops()).items() if r in dm_base}  # writes into DM
     bad = guard_problem(kernel)
     if bad is not None:

@@ -94,7 +94,8 @@ class CpuBackend:
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
-        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays)
+        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays,
+                            inout.target_name(target), inout.target_name)
         buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
         ret = result.kernel.returns
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run

@@ -18,7 +18,7 @@ import numpy as np
 from ir import convert as cv
 from ir.dtypes import DType, f4e2m1, i4
 from ir.errors import NpuOptError
-from ir import host_layout
+from ir import host_layout, resident
 from ir.mapping.nodes import Mapping
 from ir.ops import Param
 from ir.runtime_types import host_scalar
@@ -62,7 +62,13 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
     t: HbmType = param.result.type
     if t.kind == "scalar":  # HbmScalar[T] (docs/runtime.md)
         return host_scalar(param.name, t.dtype, array)
-    name, dtype = param.name, t.dtype
+    if t.kind == "dm":  # a resident buffer, through its host HBM type (ir/resident.py)
+        return _hbm_buffer(param.name, resident.host_type(t), array.host_array()).reshape(layout.shape_of(t))
+    return _hbm_buffer(param.name, t, array)
+
+
+def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
+    dtype = t.dtype
     shape = chip_host_dims(t.chip) + host_shape(t.element)
     if not isinstance(array, np.ndarray):
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape} and dtype "
@@ -103,6 +109,8 @@ def from_buffer(buf: np.ndarray, t: HbmType, copy: bool = True) -> np.ndarray:
     with axes: `ir.topology.chip_host_dims`), host dtype, one dimension per term. `copy=False`
     may return a view of `buf` (read before `buf`'s memory is reused: an in-out's final,
     written into the caller's array at once)."""
+    if t.kind == "dm":  # the final contents of a resident buffer, in its host form
+        return from_buffer(np.ascontiguousarray(buf).reshape(1, -1), resident.host_type(t), copy)
     chips = chip_host_dims(t.chip)
     rows = buf[~moves.logical_pad((t.chip,))] if chips else buf[:1]
     if len(rows) == 1:  # one chip row: a view of it, copied once below

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import npu_opt
+from ir.resident import DmBuffer
 from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit, contract_plan
 from ir.dtypes import bf16
 from driver.discover import discover
@@ -67,15 +68,24 @@ def both_cores(monkeypatch: pytest.MonkeyPatch, kern, arrays: list[np.ndarray],
         fn = getattr(mod, name)
         monkeypatch.setattr(mod, name, functools.partial(_count, calls, name, fn))
     extra = {} if threads is None else {"threads": threads}
-    fast = CpuBackend(CpuOptions(jit=True, **extra)).run(kern, tuple(a.copy() for a in arrays))
+    fast = _with_resident(CpuBackend(CpuOptions(jit=True, **extra)), kern, arrays)
     jit_calls, calls["core"] = calls["core"], 0
-    ref = CpuBackend(CpuOptions(jit=False, **extra)).run(kern, tuple(a.copy() for a in arrays))
+    ref = _with_resident(CpuBackend(CpuOptions(jit=False, **extra)), kern, arrays)
     assert calls["core"] == 0
     for f, r in zip(_bits(fast), _bits(ref), strict=True):
         assert f.shape == r.shape and f.dtype == r.dtype
         np.testing.assert_array_equal(f, r)
     assert jit_calls == calls["float_core"], "the two runs took different float paths"
     return jit_calls, calls["float_core"]
+
+
+def _with_resident(backend: CpuBackend, kern, arrays: list) -> tuple:
+    """The outputs of one run on copies of `arrays`, then the contents of its resident
+    buffers (a resident DM parameter's final contents stay in the buffer, not in `run`'s result)."""
+    copies = [a.copy() for a in arrays]
+    out = backend.run(kern, tuple(copies))
+    out = out if isinstance(out, tuple) else () if out is None else (out,)
+    return out + tuple(b.read() for b in copies if isinstance(b, DmBuffer))
 
 
 def _count(calls: Counter, name: str, fn, *args, **kwargs):

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
+from ir.resident import Device, DmBuffer
 from tests.differential.vector_chains import vector_pass, vector_way
 
 __all__ = ["Generated", "Piece", "kernels", "make_inputs", "MUTATIONS"]
@@ -986,5 +987,10 @@ def make_inputs(kernel, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     arrays = []
     for _, t in kernel.signature().params:
+        if t.kind == "dm":  # a resident DM parameter: a buffer holding random values
+            buf = DmBuffer(t, str(t), Device("rngd"))
+            buf.write(_values(rng, str(t.dtype), buf.shape))
+            arrays.append(buf)
+            continue
         arrays.append(_values(rng, str(t.dtype), host_shape(t.element)))
     return arrays

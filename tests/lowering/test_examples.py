@@ -51,7 +51,10 @@ def test_every_op_has_the_users_location(stem, name):
         assert Path(op.loc.file).name == f"{stem}.py"
         source = linecache.getline(op.loc.file, op.loc.line)
         method = METHOD.get(op.MNEMONIC) or stage_of(op)
-        assert source[op.loc.col - 1:].startswith(method), (op.text(), source)
+        # a `commit_view` whose stream reads its own destination (resident_accumulate's `acc += x`)
+        # commits aside, then copies in with a dma_into at the commit_view
+        copied = op.MNEMONIC == "dma_into" and source[op.loc.col - 1:].startswith("commit_view")
+        assert copied or source[op.loc.col - 1:].startswith(method), (op.text(), source)
 
 
 def test_trf_is_loaded_before_its_use_and_programs_sit_at_their_sinks():

@@ -182,7 +182,7 @@ def test_annotation_must_be_an_hbm_tensor_of_any_element_layout():
         pass
 
     @device(chip=1)
-    def not_hbm(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
+    def not_hbm(ctx: Context, x: TrfTensor[i8, Chip, Cluster, Slice, m("1"), m("A")]) -> None:
         pass
 
     assert codes(split_digits) == []  # any HBM element layout is a legal parameter
@@ -261,3 +261,11 @@ def test_calling_a_lane_mode_is_type6_at_the_call_not_a_python_error():
     (d,) = called_lane_mode.trace().diagnostics
     assert (d.code, d.line) == ("TYPE-6", line_of(called_lane_mode, "# <--")), d.render()
     assert "write `LaneMode.SEQUENTIAL` without parentheses" in d.message
+
+
+def test_a_dm_tensor_annotation_is_a_resident_parameter():
+    @device(chip=1)
+    def resident(ctx: Context, x: DmTensor[i8, Chip, Cluster, Slice, m("A")]) -> None:
+        pass
+
+    assert codes(resident) == []  # docs/parameters.md, "Resident DM parameters"

@@ -77,10 +77,19 @@ def inputs_for(text: str, seed: int = 0) -> list[np.ndarray]:
     from visa import parse_visa
     from visa.interp.host import host_shape
 
+    from ir.resident import Device, DmBuffer
+
     artifact = parse_visa(text)
     rng = np.random.default_rng(seed)
-    return [rng.integers(-3, 4, size=host_shape(p.type.element)).astype(p.type.dtype.host_dtype)
-            for p in artifact.kernel.params]
+    out = []
+    for p in artifact.kernel.params:
+        if p.at is not None:  # a resident DM parameter: a buffer of small values
+            buf = DmBuffer(p.type, str(p.type), Device(artifact.target))
+            buf.write(rng.integers(-3, 4, size=buf.shape).astype(p.type.dtype.host_dtype))
+            out.append(buf)
+        else:
+            out.append(rng.integers(-3, 4, size=host_shape(p.type.element)).astype(p.type.dtype.host_dtype))
+    return out
 
 
 def classify(mutant: str, arrays: list[np.ndarray], reference: np.ndarray) -> str:

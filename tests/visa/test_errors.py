@@ -60,7 +60,9 @@ CASES = {
     "duplicate axis": ("K=128", "K=128, K=64", "axis K is declared twice", None),
     "axis size": ("K=128", "K=0", "sizes are >= 1", None),
     "param type": ('param %0 "a" : hbm[i8, "1", "M, K"]', 'param %0 "a" : dm[i8, "1", "1 # 2", "M / 32, N / 32", "M % 32, K"]',
-                   "a parameter is an HBM tensor", None),
+                   "a resident DM parameter names its DM address", None),
+    "param at": ('param %0 "a" : hbm[i8, "1", "M, K"]', 'param %0 "a" : hbm[i8, "1", "M, K"] at 0',
+                 "only a resident DM parameter has an address", None),
     "result type": ('result %12 : hbm[i32, "1", "M, N"]', 'result %12 : hbm[i8, "1", "M, N"]',
                     "declared as another type", (9, 3)),
     "trf_load input kind": ('%5 = trf_load in=%4 element_type=RawInt8 cell_format=INT9 lanes=8 bytes_per_lane=512 '

@@ -25,6 +25,7 @@ from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
+from tu_ops.target import Target
 from tu_ops.trf_new import trf_maker
 
 __all__ = ["allocate", "liveness", "check_capacity"]
@@ -44,6 +45,32 @@ class _Tensor:
         return self.first <= step <= self.last
 
 
+@attrs.frozen
+class _Resident:
+    """A resident DM parameter where the allocator expects the op that made a tensor."""
+
+    param: Any
+    loc: Any = None
+    MNEMONIC = "param"
+
+    @property
+    def result(self) -> Any:
+        return self.param.ref
+
+    @property
+    def output_type(self) -> Any:
+        return self.param.type
+
+    def text(self) -> str:
+        return self.param.text()
+
+
+def _resident(kernel: LoweredKernel, target: Target) -> dict[int, _Tensor]:
+    """The resident DM parameters: placed by the signature, live throughout."""
+    return {p.ref.id: _Tensor(p.ref.id, _Resident(p), _bytes(p.type, target), 0, len(kernel.steps))
+            for p in kernel.params if p.at is not None}
+
+
 def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], dict[int, _Tensor]]:
     """DM and TRF tensors by value number, with their live steps."""
     dm: dict[int, _Tensor] = {}
@@ -57,6 +84,7 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
         if rid in table:
             table[rid].last = max(table[rid].last, step)
 
+    dm.update(_resident(kernel, target))
     for step, s in enumerate(kernel.steps):
         ops = s.ops if isinstance(s, TuProgram) else (s,)
         for op in ops:
@@ -162,9 +190,10 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     """Assign DM addresses and TRF rows, refusing MEM-3 / MEM-4; fill every address field."""
     kernel = fit_vrf(kernel)  # a VRF load may move later when the VRF cannot hold the order as written
     dm, trf = liveness(kernel, target)
-    dm_base: dict[int, int] = {}
+    dm_base: dict[int, int] = {p.ref.id: p.at for p in kernel.params if p.at is not None}
     for t in sorted(dm.values(), key=lambda x: (x.first, x.ref)):
-        dm_base[t.ref] = _place_dm(t, dm_base, dm, target.constants.DM_SLICE_BYTES)
+        if t.ref not in dm_base:
+            dm_base[t.ref] = _place_dm(t, dm_base, dm, target.constants.DM_SLICE_BYTES)
     rows: dict[int, int] = {}
     for t in sorted(trf.values(), key=lambda x: (x.first, x.ref)):
         rows[t.ref] = _place_trf(t, rows, trf, target)
@@ -175,7 +204,8 @@ def allocate(kernel: LoweredKernel, target: Any) -> LoweredKernel:
     return allocate_vrf(attrs.evolve(
         kernel, steps=steps,
         dm_allocations=[DmAllocation(tensor=t.op.result, base=dm_base[t.ref], size=t.size,
-                                     first_step=t.first, last_step=t.last) for t in dm.values()],
+                                     first_step=t.first, last_step=t.last) for t in dm.values()
+                        if not isinstance(t.op, _Resident)],
         trf_allocations=[TrfAllocation(tensor=t.op.result, lanes=t.lanes, base_row=rows[t.ref],
                                        rows=t.size, first_step=t.first, last_step=t.last) for t in trf.values()]))
 

@@ -30,6 +30,7 @@ from tu_ops.lower.program import ProgramChain, layout
 from tu_ops.lower.runtime import lower_runtime
 from ir.runtime_ops import RUNTIME_STEPS
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
+from ir.resident import placements
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
 __all__ = ["build_lowered", "kernel_axes"]
@@ -80,7 +81,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         steps.append(_program(item, first, programs, lay.refs, typ, target, windows, folded))
         programs += 1
-    params = [KernelParam(Ref(p.index), p.name, p.result.type, p.mutable) for p in kernel.params]
+    resident = iter(placements(p.result.type for p in kernel.params if p.result.type.kind == "dm"))
+    params = [KernelParam(Ref(p.index), p.name, p.result.type, p.mutable,
+                          next(resident) if p.result.type.kind == "dm" else None) for p in kernel.params]
     ret = kernel.returns
     results = [Ref(lay.refs[v.id]) for v in ret.values] if ret is not None else []
     finals = [Ref(lay.refs[f.value.id]) for f in kernel.finals]

@@ -19,12 +19,12 @@ from typing import Any
 
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
-from tu_ops.program import LoweredKernel, TuProgram
+from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 from visa.facts import lowest
 from visa.interp.dma import tensor_bytes
 
-__all__ = ["allocate", "lowest"]
+__all__ = ["allocate", "lowest", "resident_params"]
 
 
 def _reads(step: Any) -> list[int]:
@@ -43,6 +43,11 @@ def _reads(step: Any) -> list[int]:
     return out
 
 
+def resident_params(kernel: LoweredKernel) -> list[Any]:
+    """The resident DM parameters of a kernel, in parameter order."""
+    return [p for p in kernel.params if p.at is not None]
+
+
 def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
     """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
     last: dict[int, int] = {}
@@ -51,7 +56,9 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
         wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
         for ref in _reads(step) + wrote:
             last[roots.get(ref, ref)] = i
-    dm: dict[int, tuple[int, int, int]] = {}       # id -> (base, end, last step)
+    forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
+    dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
+                                           for p, (_, end) in zip(resident_params(kernel), resident_ranges(kernel.params))}
     trf: dict[int, tuple[int, int, int]] = {}
     row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import numpy as np
 
-from tu_ops.program import LoweredKernel, TuProgram
+from ir.resident import host_type
+from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
@@ -24,6 +25,7 @@ from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_scatter, run_shuffle
 from visa.interp.redistribute import run_redistribute
+from visa.interp.resident import as_hbm_param, load, save
 from visa.interp.host import check_count, from_hbm, to_hbm
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
@@ -78,7 +80,8 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     both as host arrays in signature order. The arrays themselves are never written."""
     kernel, tgt = resolve(artifact_or_kernel, target)
     check_count(kernel.name, kernel.params, arrays)
-    hbm = [to_hbm(p, a, tgt) for p, a in zip(kernel.params, arrays)]
+    hbm = [to_hbm(p, a, tgt) if p.at is None else to_hbm(as_hbm_param(p), a.host_array(), tgt)
+           for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
     env = _run(kernel, hbm, tgt)
     types = _types(kernel)
     handed: set[int] = set()
@@ -89,7 +92,8 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
         data = _hbm(env, ref)
         owned = id(data) not in handed
         handed.add(id(data))
-        return from_hbm(data, types[ref.id], tgt, owned)
+        t = types[ref.id]
+        return from_hbm(data, host_type(t) if t.kind == "dm" else t, tgt, owned)
 
     results = tuple(host(r) for r in kernel.results)
     finals = tuple(host(r) for r in kernel.finals)
@@ -114,7 +118,8 @@ def _layout(kernel: LoweredKernel, target: Target) -> tuple[dict[int, int], dict
     dm_address, trf_row = allocate(kernel, target)
     sizes = {op.result.id: tensor_bytes(op.output_type, target) for op in kernel.ops()
              if op.result.id in dm_address and op.output_type.kind == "dm"}
-    top = max((dm_address[k] + n for k, n in sizes.items()), default=0)
+    top = max([dm_address[k] + n for k, n in sizes.items()] + [b for _, b in resident_ranges(kernel.params)],
+              default=0)
     return dm_address, trf_row, top
 
 
@@ -130,7 +135,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
     dm_address, trf_row, top = _layout(kernel, target)
     mem = Memory(target, dm_reserve=top)
     mem.dm_address, mem.trf_row = dict(dm_address), dict(trf_row)
-    env: dict[int, Any] = {p.ref.id: data for p, data in zip(kernel.params, params)}
+    env: dict[int, Any] = {p.ref.id: data if p.at is None else load(mem, p, data)
+                           for p, data in zip(kernel.params, params)}
     types: dict[int, Any] | None = None
     guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
     for step in kernel.steps:
@@ -155,6 +161,9 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             env[step.result.id] = run(step, mem, env, types)
         else:
             env[step.result.id] = run_dma(step, mem, env)
+    for ref in kernel.finals:  # a written resident parameter: its DM bytes, before the DM goes
+        if isinstance(env.get(ref.id), DmTensor):
+            env[ref.id] = save(mem, env[ref.id])
     mem.release()    # values in `env` are HBM arrays, DM addresses, TRF rows: none reads the DM bytes
     return env
 

@@ -22,6 +22,7 @@ from tu_ops.lower.vrf import vrf_placement
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.vrf import vrf_words
 from visa.cost import record_cost
+from visa.facts import resident_allocations
 from visa.schedule.rates import Rates
 
 if TYPE_CHECKING:
@@ -185,8 +186,8 @@ def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, 
 
 def build_steps(kernel: LoweredKernel, rates: Rates, target: Target) -> list[Step]:
     """The steps of `kernel` (with its allocation facts derived), in body order."""
-    allocs = ({a.tensor.id: a for a in kernel.dm_allocations}, {a.tensor.id: a for a in kernel.trf_allocations},
-              vrf_regions(kernel))
+    allocs = ({a.tensor.id: a for a in (*kernel.dm_allocations, *resident_allocations(kernel))},
+              {a.tensor.id: a for a in kernel.trf_allocations}, vrf_regions(kernel))
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
             _runtime_step(i, s, rates, target) if getattr(s, "RUNTIME", False) else
             _new_step(i, s, rates, target, allocs) if not isinstance(s, TuProgram) else

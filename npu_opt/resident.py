@@ -1,0 +1,75 @@
+"""Resident DM parameters in the DSL (docs/parameters.md, "Resident DM parameters").
+
+`DmTensor[...]` as a parameter annotation is the reference's `&DmTensor<..>`: SRAM that
+a `DmTensor[...].alloc(device)` buffer keeps across launches, read by the kernel in
+place (no DMA brings it in). `Mut[DmTensor[...]]` is `&mut DmTensor<..>`: the kernel may
+also write it, through `view_mut()` (`to_dm_view`, `commit_view`, `memset`), and the
+buffer holds what the last write left when the launch completes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.diagnostic import Violation
+from ir.errors import NpuOptError
+from ir.location import Location
+from ir.ops import Param
+from ir.resident import Device, DmBuffer, element_bytes
+from ir.rules.space import validate_type
+from npu_opt.params import Leaf, refuse_write
+from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.tensors import DmTensor, TensorSpec
+from npu_opt.trace import Tracer, current
+
+__all__ = ["resident_param", "alloc", "refuse_read_only", "check_total"]
+
+
+def resident_param(tracer: Tracer, leaf: Leaf, loc: Location, chips: int, writable: list[Any]) -> Any:
+    """The `param` op and handle of a `DmTensor[...]` / `Mut[DmTensor[...]]` leaf."""
+    t = leaf.spec.tensor.resolve()
+    fault = t if isinstance(t, Violation) else validate_type(t, chips)
+    if fault is not None:
+        tracer.refuse(fault, loc, None)
+        return Poisoned(leaf.name)
+    op = Param(name=leaf.name, index=leaf.index, result=tracer.value(t), loc=loc, mutable=leaf.spec.writable)
+    tracer.emit(op)
+    handle = DmTensor(op.result, writable=leaf.spec.writable, label=leaf.name)
+    if leaf.spec.writable:
+        writable.append((op.result, handle))
+    return handle
+
+
+def check_total(tracer: Tracer, slice_bytes: int = 524288) -> None:
+    """RESIDENT-4 at the first resident parameter that no longer fits one slice's DM
+    (MEM-1's bound) after the ones before it."""
+    total = 0
+    for op in tracer.ops:
+        if isinstance(op, Param) and op.result.type.kind == "dm":
+            total += -(-element_bytes(op.result.type) // 8) * 8
+            if total > slice_bytes:
+                tracer.refuse(Violation("RESIDENT-4", f"the resident DM parameters up to `{op.name}` take {total} "
+                                        f"bytes of every slice; a slice holds {slice_bytes}",
+                                        label="placed past the end of DM",
+                                        help="keep fewer or smaller tensors resident"), op.loc, None)
+                return
+
+
+def refuse_read_only(t: DmTensor, method: str) -> Poisoned:
+    """PARAM-1 at `view_mut()` of a read-only resident parameter."""
+    current().refuse(refuse_write(t.label or "?"), location_of(method), method)
+    return Poisoned(method)
+
+
+def alloc(spec: TensorSpec, device: Any) -> DmBuffer:
+    """`DmTensor[...].alloc(device)`: a resident buffer of that type on `device`."""
+    if spec.kind != "dm":
+        raise NpuOptError(f"`alloc` allocates SRAM: call it on a DmTensor[...] type, not {spec}", code="USAGE")
+    if not isinstance(device, Device):
+        raise NpuOptError(f"`alloc` takes the npu_opt.Device the buffer lives on, not {type(device).__name__}",
+                          code="USAGE")
+    t = spec.resolve()
+    fault = t if isinstance(t, Violation) else validate_type(t, None)
+    if fault is not None:
+        raise NpuOptError(f"{spec} is not a DM tensor type: {fault.message}", code=fault.code)
+    return DmBuffer(t, str(spec), device)
