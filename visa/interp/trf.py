@@ -20,7 +20,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
-__all__ = ["TrfTensor", "run_trf_load", "read_weights", "check_read"]
+__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read"]
 
 
 class TrfTensor:
@@ -95,8 +95,45 @@ def check_read(outer: Any, trf: TrfTensor, mem: Memory, low: int, top: int) -> i
     return bits
 
 
-def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray:
-    """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape).
+def _reach(mem: Memory, index: np.ndarray, bits: int) -> int:
+    """The TRF rows of each lane, from the tensor's first, that a read of `index` reaches."""
+    nbytes = -(-(int(index.max()) + 1) * bits // 8)
+    return -(-nbytes // mem.row_bytes)
+
+
+def weight_rows(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray | None:
+    """The TRF bytes a `read_weights` of `index` decodes, per row: a view (rows, lanes,
+    TRF rows, words) of the TRF (rows with equal bytes read equal weights), or None when no
+    view holds them (the rows are not one (chip, cluster)'s consecutive slices)."""
+    groups = rows.slice_groups()
+    index = np.asarray(index, np.int64)
+    if len(groups) != 1 or not groups[0][3] or not index.size:
+        return None
+    (chip, cluster), _, slices, _ = groups[0]
+    bits = check_read(outer, trf, mem, int(index.min()), int(index.max()))
+    first, n_rows = trf.first_row, _reach(mem, index, bits)
+    lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, int(slices[0]):int(slices[0]) + len(slices)]
+    lanes = lanes.transpose(2, 0, 1, 3)
+    return lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes
+
+
+def _groups(rows: Rows, which: np.ndarray | None) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """((chip, cluster), positions in the result, rows read) of each (chip, cluster): every
+    row in order, or the rows `which`."""
+    if which is None:
+        return [(key, sel, sel) for key, sel in rows.groups()]
+    out = []
+    for key, sel in rows.groups():
+        pos = np.flatnonzero(np.isin(which, sel))
+        if pos.size:
+            out.append((key, pos, which[pos]))
+    return out
+
+
+def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray,
+                 which: np.ndarray | None = None) -> np.ndarray:
+    """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape),
+    of every row in order, or of the rows `which` (an index array of rows).
 
     The cell format of the load and the contraction's `weight_type` fix the element width
     and decoding; an index past the lane is refused. Each (chip, cluster) copies the rows
@@ -109,29 +146,29 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     bits = check_read(outer, trf, mem, int(index.min()) if index.size else 0,
                       int(index.max()) if index.size else 0)
     vd = value_dtype(wd)
-    out = mem.scratch((rows.count, trf.lanes, *index.shape), vd)    # the groups cover every row
+    count = rows.count if which is None else len(which)
+    out = mem.scratch((count, trf.lanes, *index.shape), vd)    # the groups cover every row
     if not index.size:
         return out
-    reach = -(-(int(index.max()) + 1) * bits // 8)               # bytes of each lane the read needs
-    first, n_rows = trf.first_row, -(-reach // mem.row_bytes)
+    first, n_rows = trf.first_row, _reach(mem, index, bits)
     flat = index.reshape(-1)
     # the read takes whole rows in order and decoding is a reinterpretation: one copy per group
     whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
              and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
-    for (chip, cluster), sel in rows.groups():
-        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[sel])]
+    for (chip, cluster), dst, src in _groups(rows, which):
+        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[src])]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
-        part = _slices(sel)
+        part = _slices(dst)
         if whole and isinstance(part, slice):
-            dest = out[part].reshape(len(sel), trf.lanes, -1).view(words.dtype)
-            np.copyto(dest.reshape(len(sel), trf.lanes, n_rows, -1), words.transpose(2, 0, 1, 3))
+            dest = out[part].reshape(len(dst), trf.lanes, -1).view(words.dtype)
+            np.copyto(dest.reshape(len(dst), trf.lanes, n_rows, -1), words.transpose(2, 0, 1, 3))
             continue
-        data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(sel), trf.lanes, -1)
+        data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(dst), trf.lanes, -1)
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
             raw = _take_all(data.view(raw_dtype(bits)), flat)
-        out[sel] = from_raw(raw, wd, bits).reshape(len(sel), trf.lanes, *index.shape)
+        out[dst] = from_raw(raw, wd, bits).reshape(len(dst), trf.lanes, *index.shape)
     return out
 
 
