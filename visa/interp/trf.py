@@ -62,9 +62,10 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
     check(read_from * mem.row_bytes + per_lane <= lane_bytes, f"allocated rows from {read_from} leave the lane", op)
     nrows = per_lane // mem.row_bytes
     data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
+    row = np.dtype((np.void, mem.row_bytes))      # a row moves as one element: one copy, not 32 byte steps
     for (chip, cluster), sel in rows.groups():
-        dest = mem.trf_rows(chip, cluster, lanes, first, nrows)     # (lanes, rows, slices, 32)
-        dest[:, :, _slices(rows.slice[sel])] = data[_slices(sel)].transpose(1, 2, 0, 3)   # a view when in order
+        dest = mem.trf_rows(chip, cluster, lanes, first, nrows).view(row)[..., 0]    # (lanes, rows, slices)
+        dest[:, :, _slices(rows.slice[sel])] = data.view(row)[_slices(sel), ..., 0].transpose(1, 2, 0)
     return TrfTensor(op, read_from, lane_bytes)
 
 
