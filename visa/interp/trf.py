@@ -10,12 +10,14 @@ sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from visa.interp.errors import check
 from visa.interp.memory import Memory
+from visa.interp.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
@@ -37,19 +39,49 @@ class TrfTensor:
         return f"TrfTensor(lanes={self.lanes}, first_row={self.first_row})"
 
 
-def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTensor:
-    """Store the fed flits into the TRF of every live slice."""
+def _rows_view(stream: Repeated, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
+    """A `Repeated` stream's flits as a view (rows, *loops, row elements) whose loops refine
+    both its own (time loops, flits per packet) and the load's (lanes, rows per lane): the
+    common split reshapes either side without a copy. None when its elements are not whole
+    bytes in flits of one row or no common split exists."""
+    f = stream.factored
+    if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
+        return None
+    cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))
+    if any(b % a for a, b in zip(cuts, cuts[1:])):
+        return None
+    loops = tuple(b // a for a, b in zip(cuts, cuts[1:]))[::-1]
+    return view_reshape(f.view(np.uint8).view(row)[..., 0], (f.shape[0], *loops))
+
+
+def _cuts(sizes: tuple[int, ...]) -> set[int]:
+    """The inner products at every boundary of the loops `sizes` (outer to inner)."""
+    out, acc = {1}, 1
+    for n in reversed(sizes):
+        acc *= n
+        out.add(acc)
+    return out
+
+
+def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory) -> TrfTensor:
+    """Store the fed flits into the TRF of every live slice (a `Repeated` stream, e.g. a
+    view of the DM bytes, straight from where it is held)."""
     target = mem.target
     et = op.element_type.dtype
     bits = target.bits_of(et) or 0
     check(bits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
     check(stream.dtype == value_dtype(et), f"the feed does not deliver {op.element_type} elements", op)
-    flits = to_bytes(stream, et, bits)
-    check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
+    row = np.dtype((np.void, mem.row_bytes))      # a row moves as one element: one copy, not 32 byte steps
     lanes, per_lane = op.lanes, op.bytes_per_lane
+    nrows = per_lane // mem.row_bytes
+    held = _rows_view(stream, bits, row, lanes, nrows) if isinstance(stream, Repeated) else None
+    flits = None
+    if held is None:
+        flits = to_bytes(stream.materialize() if isinstance(stream, Repeated) else stream, et, bits)
+        check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
     check(lanes in target.constants.LANES and mem.trf_bytes % lanes == 0, f"{lanes} lanes", op)
     check(per_lane > 0 and per_lane % mem.row_bytes == 0, f"bytes_per_lane {per_lane} is not whole rows", op)
-    nflits = flits.shape[1]
+    nflits = stream.shape[1] if flits is None else flits.shape[1]
     check(nflits * mem.row_bytes == lanes * per_lane,
           f"the feed delivers {nflits} flits, the load stores {lanes} x {per_lane} bytes", op)
     lane_bytes = mem.trf_bytes // lanes
@@ -60,12 +92,15 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
           f"rows {first}..{first + per_lane // mem.row_bytes - 1} leave the {lane_bytes}-byte lane", op)
     read_from = mem.trf_row[op.result.id]
     check(read_from * mem.row_bytes + per_lane <= lane_bytes, f"allocated rows from {read_from} leave the lane", op)
-    nrows = per_lane // mem.row_bytes
-    data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
-    row = np.dtype((np.void, mem.row_bytes))      # a row moves as one element: one copy, not 32 byte steps
+    if flits is not None:
+        held = flits.reshape(rows.count, lanes, nrows, mem.row_bytes).view(row)[..., 0]
+    loops = held.shape[1:]                  # (lanes, rows per lane), split alike on both sides
+    order = (*range(1, len(loops) + 1), 0)
     for (chip, cluster), sel in rows.groups():
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows).view(row)[..., 0]    # (lanes, rows, slices)
-        dest[:, :, _slices(rows.slice[sel])] = data.view(row)[_slices(sel), ..., 0].transpose(1, 2, 0)
+        split = view_reshape(dest, (*loops, dest.shape[-1]))
+        check(split is not None, "the TRF rows of a load split into the stream's loops", op)
+        split[..., _slices(rows.slice[sel])] = held[_slices(sel)].transpose(order)
     return TrfTensor(op, read_from, lane_bytes)
 
 
@@ -176,5 +211,5 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
 @executes("trf_load")
 def _trf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op), state.rows, state.mem)
+    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)
     return 1
