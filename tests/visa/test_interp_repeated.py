@@ -88,8 +88,9 @@ def test_i8_gemm_multiplies_the_distinct_packets(monkeypatch):
     art = parse_visa(text)
     seen = _count_repeated(monkeypatch)
     got = execute(art, [a, w])
-    # the SUB feed goes to the TRF as a view of the DM; the MAIN feed repeats over N / 8 % 4
-    assert seen == [(True, True), (True, False)]
+    # the SUB feed goes to the TRF as a view of the DM; the MAIN feed repeats over N / 8 % 4,
+    # its integers read in place too (nothing writes the DM before the contraction reads them)
+    assert seen == [(True, True), (True, True)]
     want = (a.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32)
     np.testing.assert_array_equal(got, want)
     monkeypatch.setattr(feed, "_repeats", lambda op, target: (False, False))

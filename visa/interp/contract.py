@@ -112,8 +112,9 @@ def _constant_axis(v: np.ndarray, k: int) -> bool:
 def _words(v: np.ndarray) -> np.ndarray:
     """`v` (outer, inner, ...) of integers as (outer, inner, n) of the widest unsigned words
     its trailing bytes split into (equal words are equal values: fewer, wider compares)."""
-    if not v.flags.c_contiguous:
-        return v        # a strided view (the TRF bytes of the rows) is compared as it is
+    if not v.flags.c_contiguous:     # a strided view (the TRF or DM bytes of the rows): its rows' words
+        whole = v.ndim and v.strides[-1] == v.itemsize and v.shape[-1] * v.itemsize % 8 == 0
+        return v.view(np.uint64) if whole and v.itemsize <= 8 else v
     flat = v.reshape(v.shape[0], v.shape[1], -1)
     nbytes = flat.shape[2] * flat.itemsize
     if not nbytes:
