@@ -33,13 +33,13 @@ from visa.interp import contract_jit
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
-from visa.interp.operands import exact, operands
+from visa.interp.operands import exact, natural_operands, operands
 from visa.interp.plan import Plan, build_plan
 from visa.interp.repeated import Repeated, compact
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
-from visa.interp.trf import TrfTensor
-from visa.interp.values import value_dtype
+from visa.interp.trf import TrfTensor, read_weights, weight_rows
+from visa.interp.values import value_dtype, widen
 
 __all__ = ["run_contraction"]
 
@@ -112,9 +112,12 @@ def _constant_axis(v: np.ndarray, k: int) -> bool:
 def _words(v: np.ndarray) -> np.ndarray:
     """`v` (outer, inner, ...) of integers as (outer, inner, n) of the widest unsigned words
     its trailing bytes split into (equal words are equal values: fewer, wider compares)."""
+    if not v.flags.c_contiguous:     # a strided view (the TRF or DM bytes of the rows): its rows' words
+        whole = v.ndim and v.strides[-1] == v.itemsize and v.shape[-1] * v.itemsize % 8 == 0
+        return v.view(np.uint64) if whole and v.itemsize <= 8 else v
     flat = v.reshape(v.shape[0], v.shape[1], -1)
     nbytes = flat.shape[2] * flat.itemsize
-    if not flat.flags.c_contiguous or not nbytes:
+    if not nbytes:
         return flat
     width = next(w for w in (8, 4, 2, 1) if nbytes % w == 0)
     return flat.view(f"u{width}")
@@ -147,19 +150,56 @@ def _row_split(sa: np.ndarray, wa: np.ndarray) -> tuple[int, int, bool] | None:
     return None
 
 
-def _row_sum(sa: np.ndarray, wa: np.ndarray, keep: list[int], plan: Plan, mem: Memory,
+def _row_sum(sa: np.ndarray, wa: np.ndarray | Weights, keep: list[int], plan: Plan, mem: Memory,
              as_float: bool = False) -> tuple[np.ndarray, int]:
     """`_exact_sum` over the natural layout keeping the axes `keep` (rows first), the
-    distinct rows of a `_row_split` multiplied once: (sums, bound). The rows axis of the
-    sums is either one axis of every row, or two (outer, inner) that broadcast to them."""
-    split = _row_split(sa, wa)
+    distinct rows of a `_row_split` multiplied once (and the weights of only those rows
+    read): (sums, bound). The rows axis of the sums is either one axis of every row, or two
+    (outer, inner) that broadcast to them."""
+    split = _row_split(sa, wa if isinstance(wa, np.ndarray) else wa.proxy)
     labels = list(range(sa.ndim))
     if split is None:
-        return _exact_sum(sa, wa, labels, keep, plan, mem, as_float)
+        return _exact_sum(sa, _rows(wa, None), labels, keep, plan, mem, as_float)
     outer, inner, stream_outer = split
-    vs, vw = sa.reshape(outer, inner, *sa.shape[1:]), wa.reshape(outer, inner, *wa.shape[1:])
-    a, b = (vs[:, :1], vw[:1]) if stream_outer else (vs[:1], vw[:, :1])
+    vs = sa.reshape(outer, inner, *sa.shape[1:])
+    if stream_outer:
+        a, b = vs[:, :1], _rows(wa, np.arange(inner))[None]
+    else:
+        a, b = vs[:1], _rows(wa, np.arange(outer) * inner)[:, None]
     return _exact_sum(a, b, list(range(sa.ndim + 1)), [0, *(k + 1 for k in keep)], plan, mem, as_float)
+
+
+class Weights:
+    """The TRF operand of an integer contraction in the natural layout, read when needed:
+    its `shape` (rows first), a `proxy` (rows, ...) whose rows are equal where the
+    operand's rows are (the TRF bytes they decode, or the operand itself), and `read`."""
+
+    def __init__(self, outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray,
+                 mask: np.ndarray | None) -> None:
+        self._read = (outer, trf, rows, mem, index)
+        self.mask = mask
+        self.shape = (rows.count, trf.lanes, *index.shape)
+        if mask is not None:
+            self.shape = np.broadcast_shapes(self.shape, mask.shape)
+        self.proxy = weight_rows(outer, trf, rows, mem, index)
+        self._all = None
+        if self.proxy is None:
+            self._all = self.proxy = self.read(None)
+
+    def read(self, which: np.ndarray | None) -> np.ndarray:
+        """The operand's rows `which` (None: every row), padded products zero."""
+        if self._all is not None:
+            return self._all if which is None else self._all[which]
+        outer = self._read[0]
+        w = widen(read_weights(*self._read, which), outer.weight_type)
+        return w if self.mask is None else np.where(self.mask, w.dtype.type(0), w)
+
+
+def _rows(wa: np.ndarray | Weights, which: np.ndarray | None) -> np.ndarray:
+    """Rows `which` (None: every row) of the weights (an array, or read by its `read`)."""
+    if not isinstance(wa, np.ndarray):
+        return wa.read(which)
+    return wa if which is None else wa[which]
 
 
 def _magnitude(a: np.ndarray) -> int:
@@ -167,14 +207,11 @@ def _magnitude(a: np.ndarray) -> int:
     return max(abs(int(a.min())), abs(int(a.max()))) if a.size else 0
 
 
-def _int(plan: Plan, s: np.ndarray, w: np.ndarray, mem: Memory) -> np.ndarray:
+def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory) -> np.ndarray:
     """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32, held
     lanes innermost (the order `lane_fold` drains them in)."""
-    nd, cols = len(plan.digits), plan.q // plan.g
-    sa, wa = compact(s), w      # a repeated stream's copies held once
-    mask = _product_mask(plan)
-    if mask is not None:
-        wa = np.where(mask.reshape(1, plan.lanes, *plan.digits, cols, plan.g), wa.dtype.type(0), wa)
+    nd = len(plan.digits)
+    sa = compact(s)     # a repeated stream's copies held once
     # a summed digit neither operand varies along adds the same product once per step
     repeat = math.prod(n for n, k, a, b in zip(plan.digits, plan.keep, sa.shape[2:], wa.shape[2:])
                        if not k and a == b == 1)
@@ -225,8 +262,11 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
         terms = plan.g * math.prod(plan.digits_summed())
         acc = FloatPath(plan, s, w, exact([s_range, w_range], terms), rows.count).run()
     else:
-        s, w, _, _ = operands(plan, stream, outer, trf, rows, mem, arranged=False)
-        acc = _int(plan, s, w, mem)
+        s, index = natural_operands(plan, stream, outer, rows)
+        mask = _product_mask(plan)
+        if mask is not None:
+            mask = mask.reshape(1, plan.lanes, *plan.digits, plan.q // plan.g, plan.g)
+        acc = _int(plan, s, Weights(outer, trf, rows, mem, index, mask), mem)
     acc = acc.reshape(rows.count, plan.lanes, plan.slots, plan.out_cols)
     if plan.out_pad is not None:
         acc = np.where(plan.out_pad[None], acc.dtype.type(0), acc)

@@ -22,7 +22,7 @@ from ir import convert as cv
 from ir.fetch_lift import lift_offsets, lifted_axes
 from ir.fetch_mask import mask_keep
 from ir.runtime_types import checked_start
-from tu_ops.enums import ConversionKind
+from tu_ops.enums import ConversionKind, DestKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
 from visa.interp.memo import per_record
@@ -166,23 +166,32 @@ def _joined(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, ...], 
 
 
 @per_record
-def _repeats(op: Any, target: Any) -> bool:
-    """Can the feed deliver a `Repeated` stream: a zero-stride time loop, whole bytes, no
-    second tensor, mask or switch, nothing padded, and packets that fill their flits?"""
+def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
+    """(whether the feed can deliver a `Repeated` stream, whether it reads the DM in place).
+    It can when its read is a plain one: whole bytes, no second tensor, mask or switch,
+    nothing padded, and packets that fill their flits; and then either a time loop has
+    zero stride (the packets repeat), or the stream goes to a `trf_load`. The stream is a
+    view of the DM bytes (in place, one copy fewer) when it goes to a `trf_load` (the
+    program's sink, which copies it into the TRF at once) or is integers for a
+    `contract_outer` (which multiplies them at once): only a program's sink, a commit
+    after every reader, writes the DM."""
     steps, elems, sizes, strides = read_plan(op)
     ntime = len(op.shapes[0].time)
     flit = 8 * target.constants.FLIT_BYTES // (target.bits_of(op.element_type.dtype) or 1)
-    return (any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))
-            and (target.bits_of(op.source.dtype) or 0) >= 8 and op.interleave is None and op.mask is None
-            and op.switch is None and op.lift is None and op.flits_per_packet * flit == elems
-            and not padded(op.input_type.time, op.input_type.packet)
-            and not padded(op.output_type.time, op.output_type.packet))
+    plain = ((target.bits_of(op.source.dtype) or 0) >= 8 and op.interleave is None and op.mask is None
+             and op.switch is None and op.lift is None and op.flits_per_packet * flit == elems
+             and not padded(op.input_type.time, op.input_type.packet)
+             and not padded(op.output_type.time, op.output_type.packet))
+    in_place = op.dest.kind is DestKind.TRF_LOAD or (
+        op.dest.kind is DestKind.CONTRACT_OUTER and not (op.source.dtype.is_float or op.element_type.dtype.is_float))
+    return plain and (in_place or any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))), in_place
 
 
-def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor) -> Repeated | None:
-    """The feed's stream as its distinct packets and a broadcast view (`_repeats`), when the
-    rows are one run of consecutive slices in order; None otherwise (and when the read is
-    not one strided walk), which leaves the feed to write every packet."""
+def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -> Repeated | None:
+    """The feed's stream as its distinct packets (`in_place`: a view of the DM bytes) and a
+    broadcast view (`_repeats`), when the rows are one run of consecutive slices in order;
+    None otherwise (and when the read is not one strided walk), which leaves the feed to
+    write every packet."""
     groups = rows.slice_groups()
     if len(groups) != 1 or not groups[0][3] or not np.array_equal(groups[0][1], np.arange(rows.count)):
         return None
@@ -195,8 +204,9 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor) -> Repeated | Non
     v = None if walk_ is None else view(walk_, [len(slices), *once], raw_dtype(bits))
     if v is None:
         return None
-    distinct = mem.scratch(v.shape, v.dtype)
-    np.copyto(distinct, v)
+    distinct = v if in_place else mem.scratch(v.shape, v.dtype)
+    if not in_place:
+        np.copyto(distinct, v)
     values = convert_chain(from_raw(distinct, op.source.dtype, bits), op, mem.target)
     flit = 8 * mem.target.constants.FLIT_BYTES // mem.target.bits_of(op.element_type.dtype)
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
@@ -230,8 +240,9 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     sd = op.source.dtype
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
-    if _repeats(op, target):
-        held = _repeated(op, rows, mem, src)
+    repeats, in_place = _repeats(op, target)
+    if repeats:
+        held = _repeated(op, rows, mem, src, in_place)
         if held is not None:
             return held, rows
     second = None if op.interleave is None else env.get(op.interleave.tensor.id)

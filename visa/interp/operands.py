@@ -28,7 +28,7 @@ from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights
 from visa.interp.values import widen, widen_table
 
-__all__ = ["Layout", "operands", "exact", "code_range", "widen_codes"]
+__all__ = ["Layout", "operands", "natural_operands", "exact", "code_range", "widen_codes"]
 
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 
@@ -83,11 +83,8 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     the products of one output position are one contiguous run whichever operand the
     output axes broadcast."""
     if not arranged:
-        s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
-        s_raw = _natural(stream, s_pat, rows.count)
-        w_raw = read_weights(outer, trf, rows, mem, _pattern(plan, None, plan.trf_read, plan.read_elems,
-                                                             plan.read_elems))
-        return widen(s_raw[:, None], outer.stream_type), widen(w_raw, outer.weight_type), None, None
+        s, index = natural_operands(plan, stream, outer, rows)
+        return s, widen(read_weights(outer, trf, rows, mem, index), outer.weight_type), None, None
     packets = stream.reshape(rows.count, -1)
     lay = Layout(plan)
     s_pat = _pattern(plan, lay, plan.stream_step, plan.q, plan.q)
@@ -99,6 +96,15 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     s = s_raw if s_shift else _widened(s_raw, outer.stream_type, False)
     w = w_lay if w_shift else _widened(w_lay, outer.weight_type, False)
     return s, w, s_range, w_range
+
+
+def natural_operands(plan: Plan, stream: np.ndarray | Repeated, outer: Any,
+                     rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """The stream operand in the natural layout, and the TRF element index (the natural
+    layout without its row and lane axes) `read_weights` reads the weights operand at."""
+    s_pat = _pattern(plan, None, plan.stream_step, plan.q, plan.q)
+    s = widen(_natural(stream, s_pat, rows.count)[:, None], outer.stream_type)
+    return s, _pattern(plan, None, plan.trf_read, plan.read_elems, plan.read_elems)
 
 
 def _natural(stream: np.ndarray | Repeated, s_pat: np.ndarray, count: int) -> np.ndarray:

@@ -10,17 +10,19 @@ sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from visa.interp.errors import check
 from visa.interp.memory import Memory
+from visa.interp.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
-__all__ = ["TrfTensor", "run_trf_load", "read_weights", "check_read"]
+__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read"]
 
 
 class TrfTensor:
@@ -37,19 +39,49 @@ class TrfTensor:
         return f"TrfTensor(lanes={self.lanes}, first_row={self.first_row})"
 
 
-def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTensor:
-    """Store the fed flits into the TRF of every live slice."""
+def _rows_view(stream: Repeated, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
+    """A `Repeated` stream's flits as a view (rows, *loops, row elements) whose loops refine
+    both its own (time loops, flits per packet) and the load's (lanes, rows per lane): the
+    common split reshapes either side without a copy. None when its elements are not whole
+    bytes in flits of one row or no common split exists."""
+    f = stream.factored
+    if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
+        return None
+    cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))
+    if any(b % a for a, b in zip(cuts, cuts[1:])):
+        return None
+    loops = tuple(b // a for a, b in zip(cuts, cuts[1:]))[::-1]
+    return view_reshape(f.view(np.uint8).view(row)[..., 0], (f.shape[0], *loops))
+
+
+def _cuts(sizes: tuple[int, ...]) -> set[int]:
+    """The inner products at every boundary of the loops `sizes` (outer to inner)."""
+    out, acc = {1}, 1
+    for n in reversed(sizes):
+        acc *= n
+        out.add(acc)
+    return out
+
+
+def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory) -> TrfTensor:
+    """Store the fed flits into the TRF of every live slice (a `Repeated` stream, e.g. a
+    view of the DM bytes, straight from where it is held)."""
     target = mem.target
     et = op.element_type.dtype
     bits = target.bits_of(et) or 0
     check(bits in (4, 8, 16, 32), f"element type {op.element_type} has no byte layout", op)
     check(stream.dtype == value_dtype(et), f"the feed does not deliver {op.element_type} elements", op)
-    flits = to_bytes(stream, et, bits)
-    check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
+    row = np.dtype((np.void, mem.row_bytes))      # a row moves as one element: one copy, not 32 byte steps
     lanes, per_lane = op.lanes, op.bytes_per_lane
+    nrows = per_lane // mem.row_bytes
+    held = _rows_view(stream, bits, row, lanes, nrows) if isinstance(stream, Repeated) else None
+    flits = None
+    if held is None:
+        flits = to_bytes(stream.materialize() if isinstance(stream, Repeated) else stream, et, bits)
+        check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
     check(lanes in target.constants.LANES and mem.trf_bytes % lanes == 0, f"{lanes} lanes", op)
     check(per_lane > 0 and per_lane % mem.row_bytes == 0, f"bytes_per_lane {per_lane} is not whole rows", op)
-    nflits = flits.shape[1]
+    nflits = stream.shape[1] if flits is None else flits.shape[1]
     check(nflits * mem.row_bytes == lanes * per_lane,
           f"the feed delivers {nflits} flits, the load stores {lanes} x {per_lane} bytes", op)
     lane_bytes = mem.trf_bytes // lanes
@@ -60,11 +92,15 @@ def run_trf_load(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> TrfTen
           f"rows {first}..{first + per_lane // mem.row_bytes - 1} leave the {lane_bytes}-byte lane", op)
     read_from = mem.trf_row[op.result.id]
     check(read_from * mem.row_bytes + per_lane <= lane_bytes, f"allocated rows from {read_from} leave the lane", op)
-    nrows = per_lane // mem.row_bytes
-    data = flits.reshape(rows.count, lanes, nrows, mem.row_bytes)
+    if flits is not None:
+        held = flits.reshape(rows.count, lanes, nrows, mem.row_bytes).view(row)[..., 0]
+    loops = held.shape[1:]                  # (lanes, rows per lane), split alike on both sides
+    order = (*range(1, len(loops) + 1), 0)
     for (chip, cluster), sel in rows.groups():
-        dest = mem.trf_rows(chip, cluster, lanes, first, nrows)     # (lanes, rows, slices, 32)
-        dest[:, :, _slices(rows.slice[sel])] = data[_slices(sel)].transpose(1, 2, 0, 3)   # a view when in order
+        dest = mem.trf_rows(chip, cluster, lanes, first, nrows).view(row)[..., 0]    # (lanes, rows, slices)
+        split = view_reshape(dest, (*loops, dest.shape[-1]))
+        check(split is not None, "the TRF rows of a load split into the stream's loops", op)
+        split[..., _slices(rows.slice[sel])] = held[_slices(sel)].transpose(order)
     return TrfTensor(op, read_from, lane_bytes)
 
 
@@ -95,8 +131,45 @@ def check_read(outer: Any, trf: TrfTensor, mem: Memory, low: int, top: int) -> i
     return bits
 
 
-def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray:
-    """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape).
+def _reach(mem: Memory, index: np.ndarray, bits: int) -> int:
+    """The TRF rows of each lane, from the tensor's first, that a read of `index` reaches."""
+    nbytes = -(-(int(index.max()) + 1) * bits // 8)
+    return -(-nbytes // mem.row_bytes)
+
+
+def weight_rows(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray | None:
+    """The TRF bytes a `read_weights` of `index` decodes, per row: a view (rows, lanes,
+    TRF rows, words) of the TRF (rows with equal bytes read equal weights), or None when no
+    view holds them (the rows are not one (chip, cluster)'s consecutive slices)."""
+    groups = rows.slice_groups()
+    index = np.asarray(index, np.int64)
+    if len(groups) != 1 or not groups[0][3] or not index.size:
+        return None
+    (chip, cluster), _, slices, _ = groups[0]
+    bits = check_read(outer, trf, mem, int(index.min()), int(index.max()))
+    first, n_rows = trf.first_row, _reach(mem, index, bits)
+    lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, int(slices[0]):int(slices[0]) + len(slices)]
+    lanes = lanes.transpose(2, 0, 1, 3)
+    return lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes
+
+
+def _groups(rows: Rows, which: np.ndarray | None) -> list[tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+    """((chip, cluster), positions in the result, rows read) of each (chip, cluster): every
+    row in order, or the rows `which`."""
+    if which is None:
+        return [(key, sel, sel) for key, sel in rows.groups()]
+    out = []
+    for key, sel in rows.groups():
+        pos = np.flatnonzero(np.isin(which, sel))
+        if pos.size:
+            out.append((key, pos, which[pos]))
+    return out
+
+
+def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray,
+                 which: np.ndarray | None = None) -> np.ndarray:
+    """Stored values at element `index` (any shape) of every lane: (rows, lanes, *index.shape),
+    of every row in order, or of the rows `which` (an index array of rows).
 
     The cell format of the load and the contraction's `weight_type` fix the element width
     and decoding; an index past the lane is refused. Each (chip, cluster) copies the rows
@@ -109,34 +182,34 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     bits = check_read(outer, trf, mem, int(index.min()) if index.size else 0,
                       int(index.max()) if index.size else 0)
     vd = value_dtype(wd)
-    out = mem.scratch((rows.count, trf.lanes, *index.shape), vd)    # the groups cover every row
+    count = rows.count if which is None else len(which)
+    out = mem.scratch((count, trf.lanes, *index.shape), vd)    # the groups cover every row
     if not index.size:
         return out
-    reach = -(-(int(index.max()) + 1) * bits // 8)               # bytes of each lane the read needs
-    first, n_rows = trf.first_row, -(-reach // mem.row_bytes)
+    first, n_rows = trf.first_row, _reach(mem, index, bits)
     flat = index.reshape(-1)
     # the read takes whole rows in order and decoding is a reinterpretation: one copy per group
     whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
              and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
-    for (chip, cluster), sel in rows.groups():
-        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[sel])]
+    for (chip, cluster), dst, src in _groups(rows, which):
+        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[src])]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
-        part = _slices(sel)
+        part = _slices(dst)
         if whole and isinstance(part, slice):
-            dest = out[part].reshape(len(sel), trf.lanes, -1).view(words.dtype)
-            np.copyto(dest.reshape(len(sel), trf.lanes, n_rows, -1), words.transpose(2, 0, 1, 3))
+            dest = out[part].reshape(len(dst), trf.lanes, -1).view(words.dtype)
+            np.copyto(dest.reshape(len(dst), trf.lanes, n_rows, -1), words.transpose(2, 0, 1, 3))
             continue
-        data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(sel), trf.lanes, -1)
+        data = np.ascontiguousarray(words.transpose(2, 0, 1, 3)).view(np.uint8).reshape(len(dst), trf.lanes, -1)
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
             raw = _take_all(data.view(raw_dtype(bits)), flat)
-        out[sel] = from_raw(raw, wd, bits).reshape(len(sel), trf.lanes, *index.shape)
+        out[dst] = from_raw(raw, wd, bits).reshape(len(dst), trf.lanes, *index.shape)
     return out
 
 
 @executes("trf_load")
 def _trf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op), state.rows, state.mem)
+    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)
     return 1
