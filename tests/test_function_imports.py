@@ -8,6 +8,11 @@ inside a function is kept for one of two reasons only:
 - start-up: the import is deferred so that a command or `import npu_opt` does not load
   what it does not use (tests/npu_opt/test_startup.py). Each such import is listed in
   `START_UP` below with why; an entry no longer needed fails the test.
+
+Two mechanisms load modules on first use without an import statement, each from a table
+that a test holds to the modules: a package's public names (ir/lazy_exports.py,
+tests/test_lazy_exports.py) and a stage method's family (npu_opt.stagebase.LazyStageMethod,
+tests/npu_opt/test_lazy_stages.py).
 """
 
 from __future__ import annotations
