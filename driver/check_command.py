@@ -20,9 +20,7 @@ from driver.json_report import error_record, kernel_record, summary_record
 from npu_opt.compile_api import ice_diagnostic
 import stat
 import attrs
-import multiprocessing
 import signal
-from concurrent.futures import ProcessPoolExecutor
 from ir.errors import InternalError
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
@@ -130,7 +128,12 @@ def _trace_all(kernels: list, target: object, jobs: int | None) -> list[tuple[Di
     A kernel whose worker died is an internal error, as in `compile`; so are the kernels
     the broken pool then leaves unfinished (`compile` retries those one by one)."""
 
-    if (jobs or 1) <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if (jobs or 1) <= 1 or len(kernels) <= 1:
+        return [trace_or_ice(k, target) for k in kernels]
+    import multiprocessing  # the pool's: a check of one kernel (or --jobs 1) runs in process
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return [trace_or_ice(k, target) for k in kernels]
 
     _CHECKED[:] = kernels

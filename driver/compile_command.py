@@ -13,12 +13,9 @@ import hashlib
 import importlib
 import io
 import json
-import multiprocessing
 import os
 import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
@@ -126,7 +123,7 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
                  jobs: int, progress: bool) -> list[tuple[Outcome, Record]]:
     work = [(i, target, compat, dump_ir) for i in range(len(kernels))]
     _KERNELS[:] = kernels
-    if jobs <= 1 or len(kernels) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or len(kernels) <= 1 or not _can_fork():
         results = []
         for n, item in enumerate(work, 1):
             results.append(_compile_index(item))
@@ -159,6 +156,12 @@ def _preload() -> None:
     user_modules()  # fills the caches of what is the user's
 
 
+def _can_fork() -> bool:
+    import multiprocessing  # the pool's: a compile of one kernel (or --jobs 1) runs in process
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C, once
 
@@ -166,6 +169,10 @@ def _ignore_sigint() -> None:
 def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Outcome, Record]]:
     """Run `work` on `jobs` forked workers; the results of the items that finished (a worker
     death breaks the pool: the items it had not finished are missing)."""
+    import multiprocessing  # the pool's, as in _can_fork
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     context = multiprocessing.get_context("fork")
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
     done: dict[int, tuple[Outcome, Record]] = {}

@@ -21,6 +21,7 @@ import functools
 import os
 import sys
 import sysconfig
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -136,18 +137,34 @@ _STAT = os.stat
 _LSTAT = os.lstat
 
 
+_IN_HOOK = threading.local()
+"""Set while a stat hook decides whether its call is the user's: what the decision itself
+stats (`system_roots` resolving its paths once a memo of it was cleared) is no input, and
+must not re-enter the hook (it recursed until Python's limit, then failed the load)."""
+
+
 def _stat_recorder(real: Any) -> Any:
     def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
-                _by_user_code(sys._getframe(1)):
-            with contextlib.suppress(TypeError, ValueError):
-                name = os.path.abspath(os.fsdecode(path))
-                for record in _ACTIVE:
-                    record.stats.add(name)
+                not getattr(_IN_HOOK, "on", False):
+            _IN_HOOK.on = True
+            try:
+                _note_stat(path, sys._getframe(1))
+            finally:
+                _IN_HOOK.on = False
         return real(path, *args, **kwargs)
 
     stat.__doc__ = real.__doc__
     return stat
+
+
+def _note_stat(path: Any, frame: Any) -> None:
+    if not _by_user_code(frame):
+        return
+    with contextlib.suppress(TypeError, ValueError):
+        name = os.path.abspath(os.fsdecode(path))
+        for record in _ACTIVE:
+            record.stats.add(name)
 
 
 class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]

@@ -13,6 +13,7 @@ A class offers the stage methods it defines or inherits (`OFFERS`), less those i
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +25,7 @@ from ir.ops import Value
 from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing
 
-__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "kind_error", "refuse_dead", "withdrawn",
+__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
            "conform", "adopt"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
@@ -69,6 +70,8 @@ class StreamStage:
         return self.value.type
 
     def __getattr__(self, name: str) -> Any:
+        if name not in STAGE_METHODS and not name.startswith("_"):
+            load_lazy_stages()  # a method of a family not loaded yet is TYPE-1, not a misspelling
         if name in STAGE_METHODS:
             return functools.partial(_not_offered, self, name)
         if not name.startswith("_") and _tracing():
@@ -238,6 +241,45 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
         return wrapper
 
     return decorate
+
+
+class LazyStageMethod:
+    """A stage method whose module loads on first use: `vector_init = LazyStageMethod("vector_init",
+    "npu_opt.vector_stages")` in a class body. The module (a whole family of stage classes,
+    ~0.1 s to import) is imported when the attribute is first read; the real method then
+    replaces this placeholder on every class that holds it, so the classes end as if it had
+    been assigned directly. `stage_name` makes the placeholder count in `OFFERS` meanwhile,
+    and `load_lazy_stages` loads every such module before a name is judged no stage
+    method's (tests/npu_opt/test_lazy_stages.py holds the table to the modules)."""
+
+    def __init__(self, name: str, module: str) -> None:
+        self.stage_name = name
+        self.module = module
+        self.owners: list[tuple[type, str]] = []
+        LAZY_STAGE_MODULES.add(module)
+
+    def __set_name__(self, owner: type, attr: str) -> None:
+        self.owners.append((owner, attr))
+
+    def resolve(self) -> Any:
+        """The real method, now set on every class that held this placeholder."""
+        real = getattr(importlib.import_module(self.module), self.stage_name)
+        for owner, attr in self.owners:
+            if vars(owner).get(attr) is self:
+                setattr(owner, attr, real)
+        return real
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self.resolve().__get__(obj, owner)
+
+
+LAZY_STAGE_MODULES: set[str] = set()
+
+
+def load_lazy_stages() -> None:
+    """Import every module a `LazyStageMethod` names (their stage method names join `STAGE_METHODS`)."""
+    for module in sorted(LAZY_STAGE_MODULES):
+        importlib.import_module(module)
 
 
 def _public_text(sig: inspect.Signature) -> str:

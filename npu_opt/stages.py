@@ -17,14 +17,16 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from npu_opt.padding_sums import refuse_summed_memory_padding
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, type_argument_fault
+from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, refuse_dead, stage_method,
+                               type_argument_fault)
 from npu_opt.switch_stage import switch_fault
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
 from npu_opt.valid_count import commit_valid_count_pack
-from npu_opt.vector_stages import vector_init
 from npu_opt.views import commit_view
 from npu_opt.vrf import to_vrf
+
+_vector_init = LazyStageMethod("vector_init", "npu_opt.vector_stages")  # VE stage classes: on first use
 
 __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
@@ -259,7 +261,7 @@ class CollectStream(StreamStage):
     cast = _cast
     transpose = _transpose
     commit_trim = _commit_trim
-    vector_init = vector_init
+    vector_init = _vector_init
     to_vrf = to_vrf
 
     @stage_method("to_trf")
@@ -341,7 +343,7 @@ class ContractStream(StreamStage):
     cast = _cast
     transpose = _transpose
     commit_trim = _commit_trim
-    vector_init = vector_init
+    vector_init = _vector_init
 
 
 class VectorFinalStream(StreamStage):

@@ -31,6 +31,7 @@ from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from ir.vector_branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
 from npu_opt.trace import current
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
@@ -200,8 +201,6 @@ def _widen_pad(self: VectorStream, loc: Location, packet: Any) -> Any:
 @stage_method("vector_final")
 def _final(self: VectorStream, loc: Location) -> Any:
     """Leave the engine; `cast` or `commit_trim` follow."""
-    from npu_opt.stages import VectorFinalStream
-
     tracer = current()
     op = vops.VectorFinal.build(tracer.value, input=self.value, loc=loc)
     tracer.emit(op)

@@ -8,6 +8,11 @@ inside a function is kept for one of two reasons only:
 - start-up: the import is deferred so that a command or `import npu_opt` does not load
   what it does not use (tests/npu_opt/test_startup.py). Each such import is listed in
   `START_UP` below with why; an entry no longer needed fails the test.
+
+Two mechanisms load modules on first use without an import statement, each from a table
+that a test holds to the modules: a package's public names (ir/lazy_exports.py,
+tests/test_lazy_exports.py) and a stage method's family (npu_opt.stagebase.LazyStageMethod,
+tests/npu_opt/test_lazy_stages.py).
 """
 
 from __future__ import annotations
@@ -44,6 +49,11 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli_parser", "driver.check_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.mapping_report"): "a command's module, when that command runs",
     ("driver.cli_parser", "ir.mapping.api"): "the mapping parser (lark): `explain-mapping` only",
+    ("driver.compile_command", "multiprocessing"): "the worker pool: a one-kernel or --jobs 1 compile runs in process",
+    ("driver.compile_command", "concurrent.futures"): "the worker pool, as multiprocessing",
+    ("driver.compile_command", "concurrent.futures.process"): "the worker pool, as multiprocessing",
+    ("driver.check_command", "multiprocessing"): "the worker pool: a one-kernel or --jobs 1 check runs in process",
+    ("driver.check_command", "concurrent.futures"): "the worker pool, as multiprocessing",
     ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
     ("driver.run_record", "json"): "a replay whose stat stamp is stale loads this module, and no json",
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",

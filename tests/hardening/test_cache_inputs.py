@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from driver.cli import main
+from npu_opt.import_scope import system_roots
 from tests.hardening.kernels import write
 
 
@@ -88,3 +89,16 @@ def test_a_stat_or_listing_at_trace_time(tmp_path, src, check):
             (data / "other").write_text("x")
 
     _edit_then_compare(tmp_path, src, edit)
+
+
+def test_a_recorded_load_after_the_system_roots_memo_was_cleared(tmp_path, src):
+    """`system_roots` resolves paths; computed inside the stat hook (after a benchmark's
+    `clear_caches` emptied its memo) it must not re-enter the hook: that recursed to
+    Python's limit and failed the kernel file's load (and cost a cache hit ~0.2 s)."""
+    write(src)
+    out = tmp_path / "out"
+    assert compile_(src, out)[0] == 0
+    system_roots.cache_clear()
+    again = compile_(src, out)
+    assert again[0] == 0, again
+    assert again == compile_(src, tmp_path / "fresh", "--no-cache")
