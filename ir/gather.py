@@ -30,7 +30,7 @@ from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 import numpy as np
 
-__all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -50,6 +50,10 @@ class GatherShape:
     terms: tuple[Mapping, ...] = ()   # the index's digits (`index_terms`), one per entry of `index`
     outer: tuple[tuple[str, int], ...] = ()    # table axes before the key region: one row per position
     region: tuple[tuple[str, int], ...] = ()   # the key's axes (one, or several consecutive), `rows` positions
+    splits: tuple[tuple[str, int, int], ...] = ()   # (axis, size, low digit): a table axis read as two digits
+
+    def term(self, label: str, size: int) -> Mapping:
+        return digit_term(self.splits, label, size)
 
     @property
     def outer_count(self) -> int:
@@ -76,6 +80,49 @@ def cells(axes: tuple[tuple[str, int], ...]) -> int:
     for _, size in axes:
         n *= size
     return n
+
+
+def digit_term(splits: tuple[tuple[str, int, int], ...], label: str, size: int) -> Mapping:
+    """The mapping term of one label of a table read with `splits`: a digit `A / lo` or
+    `A % lo` of a split axis, else the whole axis `label`."""
+    for axis, n, lo in splits:
+        for term in (Symbol(axis, n).stride(lo), Symbol(axis, n).modulo(lo)):
+            if term.text() == label:
+                return term
+    return Symbol(label, size)
+
+
+def read_digits(axes: tuple[tuple[str, int], ...], held: tuple[Mapping, ...], code: str) -> Any:
+    """The tensor's whole `axes` as the digits another tensor (`held`: its levels) keeps of
+    them: an axis it holds only the high or low digit of (`K % 2` of K) reads as two digits,
+    `K / 2, K % 2`. Returns (labels (label, size), splits (axis, size, low digit), held
+    labels) or the `code` violation of a digit that is neither the high nor the low one."""
+    found: dict[str, set[tuple[int, int]]] = {}
+    for mapping in held:
+        for f in mapping.factors():
+            if isinstance(f, AxisFactor):
+                found.setdefault(f.axis, set()).add((f.step, f.extent))
+    labels, splits, kept = [], [], set()
+    for a, n in axes:
+        term = _digit_term(a, n, found[a]) if a in found else Symbol(a, n)
+        if term is not None and term.size == n:
+            labels.append((a, n))
+            kept |= {a} & found.keys()
+            continue
+        step = 0 if term is None else _step(term)
+        lo = term.size if step == 1 else step if term is not None and step * term.size == n else 0
+        if not lo or n % lo:
+            return Violation(code, f"the digits of {a} held besides the index are not its high or its low digit: "
+                                   "the index selects one digit of an axis, the rest of the axis rides in the row",
+                             help=f"keep `{a} % k` (the index selects `{a} / k`) or `{a} / k` (it selects `{a} % k`)")
+        labels += [(Symbol(a, n).stride(lo).text(), n // lo), (Symbol(a, n).modulo(lo).text(), lo)]
+        splits.append((a, n, lo))
+        kept.add(term.text())
+    return tuple(labels), tuple(splits), kept
+
+
+def _step(term: Mapping) -> int:
+    return next(f.step for f in term.factors() if isinstance(f, AxisFactor))
 
 
 def _whole_axes(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
@@ -148,6 +195,11 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
     if missing:
         return Violation("GATHER-3", f"output axis {missing[0]} is neither an index axis nor an axis of the table",
                          label=f"index axes: {', '.join(sorted(idx_names)) or 'none'}")
+    read = read_digits(table_axes, (out.cluster, out.slice, out.element), "GATHER-3")
+    if isinstance(read, Violation):
+        return read
+    table_axes, splits, kept = read
+    payload_names = (payload_names - {a for a, _, _ in splits}) | kept
     names = [a for a, _ in table_axes]
     keys = [a for a in names if a not in payload_names]
     if not keys:
@@ -162,7 +214,8 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
                          help="keep every other table axis in the output, or store the selected axes side by side")
     region = table_axes[first:first + len(keys)]
     payload = table_axes[first + len(keys):]
-    return GatherShape(", ".join(keys), cells(region), payload, idx, terms, outer=table_axes[:first], region=region)
+    return GatherShape(", ".join(keys), cells(region), payload, idx, terms, outer=table_axes[:first], region=region,
+                       splits=splits)
 
 
 def index_scratch(index_t: Any) -> HbmType:
@@ -173,8 +226,15 @@ def index_scratch(index_t: Any) -> HbmType:
 def virtual_source(table: HbmType, shape: GatherShape) -> HbmType:
     """The gathered rows as an HBM tensor on the table's chip: the table's axes outside the key
     region (`shape.outer`), then the index axes, then the payload (each row's contiguous bytes)."""
-    names = [Symbol(a, n) for a, n in shape.outer] + list(shape.terms) + [Symbol(a, n) for a, n in shape.payload]
+    names = [shape.term(a, n) for a, n in shape.outer] + list(shape.terms) + [shape.term(a, n) for a, n in shape.payload]
     return HbmType(table.dtype, table.chip, pair_all(names))
+
+
+def plain_table(t: HbmType, shape: Any) -> HbmType:
+    """The table (a scatter's output) in its logical order `outer, region, payload`, each
+    split axis read as its two digits."""
+    terms = [shape.term(a, n) for a, n in shape.outer + shape.region + shape.payload]
+    return HbmType(t.dtype, t.chip, pair_all(terms))
 
 
 def is_index_dtype(dtype: DType) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from ir.gather import _whole_axes, cells
+from ir.gather import _whole_axes, cells, digit_term, read_digits
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
 from ir.types import HbmType
@@ -40,6 +40,10 @@ class ScatterShape:
     payload: tuple[tuple[str, int], ...]
     outer: tuple[tuple[str, int], ...] = ()    # output axes before the scatter region: one row per position
     region: tuple[tuple[str, int], ...] = ()   # the scatter axes (one, or several consecutive), `rows` positions
+    splits: tuple[tuple[str, int, int], ...] = ()   # (axis, size, low digit): an output axis read as two digits
+
+    def term(self, label: str, size: int) -> Any:
+        return digit_term(self.splits, label, size)
 
     @property
     def outer_count(self) -> int:
@@ -73,6 +77,11 @@ def scatter_shape(data: Any, key: Any, index: Any, out: HbmType) -> ScatterShape
     if not payload_names <= {a for a, _ in out_axes}:
         missing = sorted(payload_names - {a for a, _ in out_axes})
         return Violation("SCATTER-4", f"data axis {missing[0]} is neither in the key nor in the output")
+    read = read_digits(out_axes, (data.cluster, data.slice, data.element), "SCATTER-4")
+    if isinstance(read, Violation):
+        return read
+    out_axes, splits, kept = read
+    payload_names = (payload_names - {a for a, _, _ in splits}) | kept
     names = [a for a, _ in out_axes]
     extra = [a for a in names if a not in payload_names]
     first = names.index(extra[0]) if extra else 0
@@ -84,10 +93,10 @@ def scatter_shape(data: Any, key: Any, index: Any, out: HbmType) -> ScatterShape
                          help="e.g. HbmTensor[dtype, Chip, m(\"A, C, D\")] for data over A, K, D and key K")
     region = out_axes[first:first + len(extra)]
     return ScatterShape(idx, ", ".join(extra), cells(region), out_axes[first + len(extra):],
-                        outer=out_axes[:first], region=region)
+                        outer=out_axes[:first], region=region, splits=splits)
 
 
 def virtual_rows(data: Any, shape: ScatterShape) -> HbmType:
     """The data as the HBM tensor of its rows in index order: the output's axes outside the
     scatter region, the key axes, then the payload (each row's contiguous bytes)."""
-    return HbmType(data.dtype, data.chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.key + shape.payload]))
+    return HbmType(data.dtype, data.chip, pair_all([shape.term(a, n) for a, n in shape.outer + shape.key + shape.payload]))

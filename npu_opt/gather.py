@@ -47,14 +47,14 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
 def _outermost_key(shape: Any, what: str) -> Violation | None:
     """GATHER-3 / SCATTER-4 for a v0.6 call whose key is not its tensor's one outermost axis
     (the staged `gather` / `scatter` of v0.9 take any one consecutive region)."""
-    if isinstance(shape, Violation) or (not shape.outer and len(shape.region) == 1):
+    if isinstance(shape, Violation) or (not shape.outer and len(shape.region) == 1 and not shape.splits):
         return None
     key = shape.key if what == "table" else shape.axis
     payload = ", ".join(a for a, _ in shape.outer + shape.payload) or "1"
     code, call = ("GATHER-3", f"table.gather(m(\"{key}\"), m(\"{payload}\"))") if what == "table" else \
         ("SCATTER-4", f"out.view_mut().scatter(m(\"{key}\"), m(\"{payload}\"))")
     return Violation(code, f"the v0.6 call selects the {what}'s outermost axis; here the index selects {key}, "
-                           f"which is {'not one axis' if len(shape.region) != 1 else 'not the outermost'}",
+                           f"which is {'not one axis' if len(shape.region) != 1 else 'a digit of an axis' if shape.splits else 'not the outermost'}",
                      help=f"state the indexed axis with the staged form, `{call}`")
 
 

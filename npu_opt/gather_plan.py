@@ -17,11 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from ir.diagnostic import Violation
-from ir.gather import _whole_axes, gather_shape
+from ir.gather import _digit_term, _whole_axes, gather_shape
 from ir.gather_prefix import COUNT_DTYPE
 from ir.gather_ops import Gather
-from ir.mapping.factors import PaddingFactor
-from ir.mapping.nodes import Mapping
+from ir.mapping.factors import AxisFactor, PaddingFactor
+from ir.mapping.nodes import Mapping, Symbol
 from ir.scatter import scatter_shape
 from ir.spm import pe_is_padding_only, positions_domain
 from npu_opt.dma import _check_engine
@@ -40,32 +40,63 @@ def _refuse(violation: Violation, stage: str) -> Poisoned:
     return Poisoned(stage)
 
 
-def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str, outer: str) -> Violation | None:
-    """The indexed axis is whole axes of `element`, side by side there (one axis, or several
-    consecutive ones), and the payload is `element` without them (`code` for a declaration
-    that does not fit, `outer` for axes that are not consecutive or an element that is not
-    whole axes)."""
+def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str, outer: str) -> Any:
+    """(violation or None, the indexed labels): the indexed axis is whole axes of `element`,
+    side by side there (one axis, or several consecutive ones), or the high or low digit of
+    one axis (`K / 2`: the element reads `K / 2, K % 2`), and the payload is `element`
+    without them (`code` for a declaration that does not fit, `outer` for axes that are not
+    consecutive or an element that is not whole axes)."""
     if not isinstance(indexed, Mapping) or not isinstance(payload, Mapping):
         return Violation("TYPE-6", f"`{what}` takes the indexed axis and the payload, each built by m()",
-                         help=f'e.g. `.{what}(m("K"), m("D"))`')
+                         help=f'e.g. `.{what}(m("K"), m("D"))`'), ()
     axes = _whole_axes(element)
-    key = _whole_axes(indexed)
+    key = _labels(indexed)
     if axes is None:
         return Violation(outer, f"the {'table' if what == 'gather' else 'destination'}'s element `{element}` must "
-                                "list whole axes")
-    if not key or any(k not in axes for k in key):
-        return Violation(code, f"the indexed axis `{indexed}` is not whole axes of `{element}`",
-                         help="name the axis (or consecutive axes) the index values select, e.g. m(\"K\")")
+                                "list whole axes"), ()
+    axes = _split_for(axes, key) if key and len(key) == 1 else axes
+    if not key or axes is None or any(k not in axes for k in key):
+        return Violation(code, f"the indexed axis `{indexed}` is not whole axes of `{element}`, nor the high or "
+                               "the low digit of one of them",
+                         help="name the axis (or consecutive axes) the index values select, e.g. m(\"K\"), or one "
+                              "digit of an axis alone, e.g. m(\"K / 2\")"), ()
     first = axes.index(key[0])
     if axes[first:first + len(key)] != key:
         return Violation(outer, f"the indexed axes `{indexed}` are not side by side, in that order, in `{element}`: "
                                 "an index value names one position of one consecutive region",
-                         help="index one axis, or axes that are consecutive in the tensor's element")
+                         help="index one axis, or axes that are consecutive in the tensor's element"), ()
     rest = tuple(a for a in axes if a not in key)
-    if _whole_axes(payload) != rest:
+    if _labels(payload) != rest:
         expected = ", ".join(a for a, _ in rest) or "1"
         return Violation(code, f"the payload `{payload}` is not `{element}` without its indexed axis `{indexed}` "
-                               f"(expected `{expected}`)", help=f'declare the payload as m("{expected}")')
+                               f"(expected `{expected}`)", help=f'declare the payload as m("{expected}")'), ()
+    return None, key
+
+
+def _labels(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
+    """(label, size) of each factor of a mapping of axes and digits of axes (`K`, `K % 2`)."""
+    out = []
+    for f in mapping.factors():
+        if not isinstance(f, AxisFactor):
+            return None
+        term = _digit_term(f.axis, f.axis_size, {(f.step, f.extent)})
+        if term is None:
+            return None
+        out.append((f.axis, f.axis_size) if term.size == f.axis_size else (term.text(), term.size))
+    return tuple(out)
+
+
+def _split_for(axes: tuple[tuple[str, int], ...], key: tuple[tuple[str, int], ...]) -> Any:
+    """`axes` with the axis of the one indexed digit `key` read as its two digits (`K / 2,
+    K % 2`); `axes` when the key is a whole axis, None when it is a middle digit."""
+    (label, size), = key
+    if key[0] in axes:
+        return axes
+    for i, (a, n) in enumerate(axes):
+        for low in (size, n // size) if n % size == 0 and 1 < size < n else ():   # `A / low` or `A % low`
+            digits = (Symbol(a, n).stride(low), Symbol(a, n).modulo(low))
+            if label in (d.text() for d in digits):
+                return axes[:i] + tuple((d.text(), d.size) for d in digits) + axes[i + 1:]
     return None
 
 
@@ -87,8 +118,8 @@ def _padded(mapping: Mapping) -> bool:
 
 def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
     """`table.gather(indexed_axis, payload)`."""
-    bad = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
-    return _refuse(bad, "gather") if bad is not None else GatherPlan(table, _whole_axes(indexed))
+    bad, key = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
+    return _refuse(bad, "gather") if bad is not None else GatherPlan(table, key)
 
 
 class GatherPlan:
@@ -211,8 +242,8 @@ def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
     if view._offsets != (0,) * len(view._offsets) or view.type != base.value.type or view._runtime is not None:
         return _refuse(Violation("SCATTER-8", "a scatter writes through the whole tensor's `view_mut()`, not a "
                                               "tile or reshape of it"), "scatter")
-    bad = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
-    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base, _whole_axes(indexed))
+    bad, key = _declared(view.type.element, indexed, payload, "scatter", "SCATTER-7", "SCATTER-4")
+    return _refuse(bad, "scatter") if bad is not None else ScatterPlan(base, key)
 
 
 class ScatterPlan:

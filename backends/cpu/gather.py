@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ir.gather import index_fault, virtual_source
+from ir.gather import index_fault, plain_table, virtual_source
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.gather_prefix import prefix_length
 from ir.mapping.nodes import Symbol, pair_all
@@ -35,8 +35,7 @@ def gather(op, table: np.ndarray, index: np.ndarray, *count: np.ndarray, options
     chip = table_t.chip
     fast = options.fast_moves
     blocks = shape.outer_count   # the table axes before the key region: each value takes a row of every block
-    plain_t = HbmType(table_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.region +
-                                                     shape.payload]))
+    plain_t = plain_table(table_t, shape)
     rows = moves.move_global(table, table_t, plain_t, fast=fast).reshape(chip.size, blocks, shape.rows,
                                                                           shape.row_cells)
     idx_t = HbmType(index_t.dtype, chip, pair_all(list(shape.terms)))
@@ -75,8 +74,7 @@ def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options:
     stored_t = index_t if scaled else spm_as_hbm(index_t)
     values = moves.move_global(index, stored_t, idx_t, fast=fast).reshape(chip.size, shape.count).astype(np.int64)
     row_bytes = shape.row_cells * data_t.dtype.bits // 8
-    plain_t = HbmType(out_t.dtype, chip, pair_all([Symbol(a, n) for a, n in shape.outer + shape.region +
-                                                   shape.payload]))
+    plain_t = plain_table(out_t, shape)
     plain_shape = (chip.size, blocks, shape.rows, shape.row_cells)
     plain = (moves.move_global(into[0], out_t, plain_t, fast=fast).reshape(plain_shape).copy()
              if into else np.zeros(plain_shape, rows.dtype))
