@@ -259,7 +259,6 @@ def _replicated_axis(src, dst) -> Violation | None:
     """DMA-4 of a `to_hbm` whose layout the kernel's return annotation gave: an axis the
     source lacks would be filled with copies nobody asked for (a digit summed away, then
     returned in a layout that has it). Written out in `to_hbm`, the copies are asked for."""
-    sizes = axis_sizes(*src.levels(), *dst.levels())
     held = {fr.axis for fr in frag(_joint(src))}
     extra = sorted({d.axis for d in frag(_joint(dst))} - held)
     if not extra:
