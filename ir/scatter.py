@@ -23,7 +23,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.gather import _whole_axes, cells, digit_term, read_digits
-from ir.mapping.nodes import Symbol, pair_all
+from ir.mapping.nodes import pair_all
 from ir.spm import positions_axes
 from ir.types import HbmType
 

@@ -10,7 +10,6 @@ sign-extended `i8`, `INT5`: a sign-extended `i4` nibble, `BF16_16`, `F8_8`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
