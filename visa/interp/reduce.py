@@ -1,7 +1,8 @@
 """An intra-slice reduce step of a `vector` / `vector_rf` / `vector_branch` / `vector_pair`
 record on the interpreter's (rows, T, 8) values: the stream the step reads reduces to the
 one it leaves (`tu_ops.vector_reduce.record_shapes`), its packet kept or, for arg 1, the
-one-cell packet `1 # 4` (`ir.vector.intra_reduce`, the fold both backends share)."""
+one-cell packet `1 # 4` (`ir.vector.intra_reduce`, the fold both backends share). A front-lane
+pass (`visa.interp.lanes`) hands it (rows, T, 4) values and gets the same four lanes back."""
 
 from __future__ import annotations
 
@@ -36,6 +37,6 @@ def run_reduce_step(op: Any, index: int, values: np.ndarray, slices: np.ndarray 
         counts = slice_counts(pack_to_vcg(vcg), slices, time.size)
         live = np.arange(4)[None, None, :] < counts[:, :, None]
         reduced = reduce_counted(scalar, step.op.name, lanes, live, axis, time, out_time, out_packet)
-    result = np.zeros((values.shape[0], out_time.size, 8), values.dtype)
+    result = np.zeros((values.shape[0], out_time.size, values.shape[-1]), values.dtype)  # 4: a front-lane pass
     result[..., :4] = reduced
     return result

@@ -14,6 +14,7 @@ import numpy as np
 from ir.vector.numerics.steps import run_step
 from ir.vector.units import is_rf
 from visa.interp.errors import check
+from visa.interp.lanes import front_lanes, trim_at, widen_front
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import value_dtype, zero_pad
@@ -27,8 +28,10 @@ def run_vector(op: Any, stream: np.ndarray, operand: list[np.ndarray] | None = N
     `operand[k]` is what an `_RF` step of arg k reads (a `vector_rf` record's VRF values);
     `slices` the rows' slice ids (a reduce's Valid Count Generator reads them)."""
     check_input(op, stream)
-    values = stream
+    values, at = stream, trim_at(op)
     for i, step in enumerate(op.steps):
+        if i == at:  # from the trim on, the front four lanes (visa.interp.lanes)
+            values, operand = front_lanes(values, operand)
         if is_reduce(step):
             values = run_reduce_step(op, i, values, slices)
             continue
@@ -47,10 +50,11 @@ def check_input(op: Any, stream: np.ndarray) -> None:
 
 
 def finish_pass(op: Any, values: np.ndarray) -> np.ndarray:
-    """The end of a vector record's pass: values of the output dtype, padding set to zero (a copy)."""
+    """The end of a vector record's pass: values of the output dtype, padding set to zero (a copy);
+    a front-lane pass's (rows, T, 4) values widen to 8 lanes, the back four zero."""
     check(values.dtype == value_dtype(op.output_type.dtype), f"the steps leave {values.dtype} values, the output "
           f"stream holds {op.output_type.dtype}", op)
-    out = np.array(values, copy=True)
+    out = widen_front(values) if values.shape[-1] == 4 else np.array(values, copy=True)
     t = op.output_type
     check(out.shape[1:] == (t.time.size, t.packet.size), f"the pass gives {out.shape[1:]} steps x cells, its "
           f"output stream is {(t.time.size, t.packet.size)}", op)

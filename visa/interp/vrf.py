@@ -15,6 +15,7 @@ import numpy as np
 
 from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
+from visa.interp.memo import per_record
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype
 from visa.interp.vector import run_vector
@@ -48,12 +49,24 @@ def rf_operands(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> list[np.n
     check(len(vrfs) == len(op.rf_read), "one rf_read walk per VRF tensor", op)
     operands = []
     for vrf, read in zip(vrfs, op.rf_read):
-        offsets = rf_offsets(read)
+        offsets, top, column = _walk(read)
         check(offsets.shape[1:] == stream.shape[2:], "rf_read does not walk the stream", op)  # time: per step
-        check(int(offsets.max(initial=0)) < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
+        check(top < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
         check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
-        operands.append(vrf.words[:, offsets])
+        if column is None:
+            operands.append(vrf.words[:, offsets])
+        else:  # every cell of a flit reads one word: that word, broadcast over the packet (read-only)
+            operands.append(np.broadcast_to(vrf.words[:, column, None], (vrf.words.shape[0], *offsets.shape)))
     return operands
+
+
+@per_record
+def _walk(read: Any) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """An rf_read walk's (T, P) word offsets, the highest, and when each step reads one word
+    for its whole packet (every packet stride 0), that word per step, else None."""
+    offsets = rf_offsets(read)
+    flat = all(e.stride == 0 for e in read.packet)
+    return offsets, int(offsets.max(initial=0)), np.ascontiguousarray(offsets[:, 0]) if flat else None
 
 
 def loaded(op: Any, state: ProgramState) -> list[VrfValues]:
