@@ -30,7 +30,7 @@ from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 import numpy as np
 
-__all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -38,8 +38,30 @@ __all__ = ["GatherShape", "gather_shape", "index_axes", "index_terms", "index_sc
 SPM_INDEX_BYTES = 4096
 
 
+class RegionRows:
+    """What a gather and a scatter share: a tensor read as `outer, region, payload`, some of
+    whose axes may be read as two digits (`splits`). Subclasses hold `outer`, `payload` and
+    `splits` as fields."""
+
+    outer: tuple[tuple[str, int], ...]
+    payload: tuple[tuple[str, int], ...]
+    splits: tuple[tuple[str, int, int], ...]
+
+    def term(self, label: str, size: int) -> Mapping:
+        return digit_term(self.splits, label, size)
+
+    @property
+    def outer_count(self) -> int:
+        """Row copies per index value: one per position of the axes outside the region."""
+        return cells(self.outer)
+
+    @property
+    def row_cells(self) -> int:
+        return cells(self.payload)
+
+
 @attrs.frozen
-class GatherShape:
+class GatherShape(RegionRows):
     """The key the index selects, the payload rows carry, the index's own axes and the table
     axes outside the key region."""
 
@@ -51,18 +73,6 @@ class GatherShape:
     outer: tuple[tuple[str, int], ...] = ()    # table axes before the key region: one row per position
     region: tuple[tuple[str, int], ...] = ()   # the key's axes (one, or several consecutive), `rows` positions
     splits: tuple[tuple[str, int, int], ...] = ()   # (axis, size, low digit): a table axis read as two digits
-
-    def term(self, label: str, size: int) -> Mapping:
-        return digit_term(self.splits, label, size)
-
-    @property
-    def outer_count(self) -> int:
-        """Row copies per index value: one per position of the axes outside the key region."""
-        return cells(self.outer)
-
-    @property
-    def row_cells(self) -> int:
-        return cells(self.payload)
 
     def row_bytes(self, bits: int) -> int | None:
         """Bytes of one gathered row, or None when not whole bytes."""

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from ir.gather import _whole_axes, cells, digit_term, read_digits
+from ir.gather import RegionRows, _whole_axes, cells, read_digits
 from ir.mapping.nodes import pair_all
 from ir.spm import positions_axes
 from ir.types import HbmType
@@ -31,7 +31,7 @@ __all__ = ["ScatterShape", "scatter_shape", "virtual_rows"]
 
 
 @attrs.frozen
-class ScatterShape:
+class ScatterShape(RegionRows):
     """The key the index runs over, the output's scatter axis and the payload rows carry."""
 
     key: tuple[tuple[str, int], ...]
@@ -41,17 +41,6 @@ class ScatterShape:
     outer: tuple[tuple[str, int], ...] = ()    # output axes before the scatter region: one row per position
     region: tuple[tuple[str, int], ...] = ()   # the scatter axes (one, or several consecutive), `rows` positions
     splits: tuple[tuple[str, int, int], ...] = ()   # (axis, size, low digit): an output axis read as two digits
-
-    def term(self, label: str, size: int) -> Any:
-        return digit_term(self.splits, label, size)
-
-    @property
-    def outer_count(self) -> int:
-        return cells(self.outer)
-
-    @property
-    def row_cells(self) -> int:
-        return cells(self.payload)
 
     @property
     def count(self) -> int:
