@@ -17,6 +17,7 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.ops import Begin
 from npu_opt import stages as _st
+from npu_opt.fetch_mask import fetch_mask
 from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 
@@ -70,7 +71,7 @@ class _LiftedStream(StreamStage):
     """What every lifted stream offers (each class inherits it): the Fetch Adapter stages,
     `switch` or `collect`."""
 
-    fetch_mask = _st.fetch_mask
+    fetch_mask = fetch_mask
     fetch_table_lookup = _st._fetch_table_lookup
     fetch_cast = _st._fetch_cast
     fetch_zero_point_sub = _st._fetch_zero_point_sub

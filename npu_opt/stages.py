@@ -195,8 +195,6 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     self.chain.done = True
     return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
-from npu_opt.fetch_mask import fetch_mask  # noqa: E402 - its stage reuses the bodies above
-from npu_opt.fetch_lift import fetch_chip_lift, fetch_cluster_lift, fetch_slice_lift  # noqa: E402 - as fetch_mask
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
 class BeginStream(StreamStage):
@@ -214,10 +212,11 @@ class BeginStream(StreamStage):
 class FetchStream(StreamStage):
     """After `fetch`: the lifts, the fetch adapters (each at most once, in order) or `collect`."""
 
-    fetch_chip_lift = fetch_chip_lift
-    fetch_cluster_lift = fetch_cluster_lift
-    fetch_slice_lift = fetch_slice_lift
-    fetch_mask = fetch_mask
+    # their stage classes reuse the bodies above, so their modules import this one: on first use
+    fetch_chip_lift = LazyStageMethod("fetch_chip_lift", "npu_opt.fetch_lift")
+    fetch_cluster_lift = LazyStageMethod("fetch_cluster_lift", "npu_opt.fetch_lift")
+    fetch_slice_lift = LazyStageMethod("fetch_slice_lift", "npu_opt.fetch_lift")
+    fetch_mask = LazyStageMethod("fetch_mask", "npu_opt.fetch_mask")
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
