@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from ir.errors import MappingError
 from driver.json_report import SCHEMA_HELP
 import difflib
 import re
-
-if TYPE_CHECKING:
-    import argparse
 
 __all__ = ["build_parser"]
 

@@ -91,11 +91,16 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
     except _Internal as e:
         print(f"error[ICE]: {e}; please report this npu-opt bug", file=err)
         return EXIT_ICE
+    print_written(kernel.name, written, out)
+    return EXIT_OK
+
+
+def print_written(kernel_name: str, written: list[tuple[Path, np.ndarray]], out: TextIO) -> None:
+    """One `wrote FILE: dtype shape` line per result file (`npu-opt run`, `npu-opt visa --exec`)."""
     if not written:
-        print(f"{kernel.name} returns no result; nothing written", file=out)
+        print(f"{kernel_name} returns no result; nothing written", file=out)
     for file, array in written:
         print(f"wrote {file}: {array.dtype} {tuple(array.shape)}", file=out)
-    return EXIT_OK
 
 
 # --- invocation ------------------------------------------------------------------------------

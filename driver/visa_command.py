@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ir.errors import NpuOptError, VisaFormatError
-from tu_ops import get_target
 from tu_ops.printing import type_text
 from visa import VisaTextError
 from driver.run_command import EXIT_ICE, EXIT_OK, EXIT_USAGE, _out_dir, _Usage, bind_inputs, \
-    _write_results
+    _write_results, print_written
 import stat
 from driver.check_command import load_target_spec
 from tu_ops.target import BUILTIN_TARGETS
@@ -99,8 +98,6 @@ def _target(artifact: Any, given: Any = None) -> Any:
     """The target to read `artifact` on: `given` (`--target`), else the built-in target its
     `target` line names. That line is data: it is never opened as a path (it could name
     /dev/zero or a FIFO)."""
-    from visa import VisaTextError
-
     if given is not None:
         return given
     builtin = BUILTIN_TARGETS.get(artifact.target)
@@ -174,8 +171,5 @@ def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: T
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
-    if not written:
-        print(f"{artifact.kernel.name} returns no result; nothing written", file=out)
-    for file, array in written:
-        print(f"wrote {file}: {array.dtype} {tuple(array.shape)}", file=out)
+    print_written(artifact.kernel.name, written, out)
     return EXIT_OK

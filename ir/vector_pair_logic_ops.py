@@ -14,8 +14,6 @@ op it takes no ALU and holds the stage and the way.
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from ir.diagnostic import Violation

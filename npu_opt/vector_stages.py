@@ -20,7 +20,6 @@ from typing import Any
 import attrs
 
 from ir import vector_ops as vops
-from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
