@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, fact, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRF, Engine, Rate, ceil_div
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, DestKind, FeedElementType, Region
 

@@ -27,7 +27,7 @@ from tu_ops.base import Ref
 from visa.artifact import VisaTextError
 from ir.runtime_types import SCALAR_DTYPES, ScalarType
 
-__all__ = ["Val", "RawType", "decode", "check_fields", "build_type", "printed_fields", "optional_fields",
+__all__ = ["Val", "RawType", "check_fields", "build_type", "printed_fields", "optional_fields",
            "TYPE_SHAPES"]
 
 

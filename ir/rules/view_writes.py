@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-import numpy as np
 
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping, Pad, PaddingKind

@@ -24,7 +24,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.cells import LIVE, evaluate
-from ir.mapping.factors import BroadcastFactor, PaddingFactor
+from ir.mapping.factors import BroadcastFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
 from ir.switch.params import (

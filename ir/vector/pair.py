@@ -13,7 +13,6 @@ flit into two 4-element packets in time order, which is the identity on the flat
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
