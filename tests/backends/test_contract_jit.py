@@ -196,7 +196,7 @@ def test_the_cores_agree_on_odd_shapes(shape: tuple[int, ...], kind: str) -> Non
 
 
 RUN_SHAPES = [(3, 17, 32, 3, 2), (2, 32, 64, 2, 1), (1, 16, 1, 4, 3), (5, 1, 16, 1, 1), (4, 40, 8, 5, 2),
-              (6, 33, 2, 2, 1), (2, 7, 4, 1, 2)]
+              (6, 33, 2, 2, 1), (2, 7, 4, 1, 2), (17, 9, 16, 2, 2), (9, 8, 64, 3, 1)]
 
 
 def _run_operand(rng: np.random.Generator, rows: int, ni: int, g: int, nr: int, nn: int, f8: bool):
