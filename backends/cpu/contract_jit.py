@@ -192,7 +192,8 @@ _PYTHON = {name: globals()[name] for name in _ORDER}
 """The kernels as written; `_compiled` rebinds each module name to its compiled form, which
 the kernels compiled after it then call."""
 _EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
-"""The same for the exact kernel's module."""
+_TILE = {name: vars(jit_tile)[name] for name in jit_tile.ORDER}
+"""The same for the exact kernel's modules."""
 
 
 # ---- compiling and calling -------------------------------------------------------------------
@@ -235,13 +236,13 @@ def _compiled() -> dict | None:
         import numba
     except ImportError:
         return None
+    jit_tile.build(numba)
     out = {}
     for space, python, order, inline in ((globals(), _PYTHON, _ORDER, _INLINE),
-                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE)):
+                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE),
+                                         (vars(jit_tile), _TILE, jit_tile.ORDER, jit_tile.INLINE)):
         for name in order:
             space[name] = out[name] = njit(numba, python[name], "always" if name in inline else "never")
-    jit_tile.build(numba)
-    out["tiles"] = njit(numba, jit_tile.tiles)
     return out
 
 
@@ -324,12 +325,15 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     kernels = _compiled()
     work = out.size * ia.shape[1] * g
     if exact and pad is None and skip is None and g in jit_exact.TREES:
-        la, lw = jit_exact.layout(gather_a, "a"), jit_exact.layout(gather_w, "w")
+        la = jit_exact.layout(gather_a, "a")
+        fold = la.na == 1 and nn > 1  # A the same at every n: the batch positions become columns
+        vw = jit_exact.width(nn * nj if fold else nj)
+        lw = jit_exact.layout(gather_w, "w", vw, fold)
         fa = jit_exact.widened(raw_a, la, wide_a, kernels["gather"]).reshape(-1)
         fw = jit_exact.widened(raw_w, lw, wide_w, kernels["gather"]).reshape(-1)
         order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
         common = (fa, fw, ca, cw, np.int64(la.na), np.int64(ia.shape[1]), np.int64(ni), np.int64(nj), np.int64(g),
-                  out, order)
+                  np.int64(vw), fold, out, order)
         _on_rows(kernels["tiles"], rows, threads, work, lambda lo, hi: (*common, np.int64(lo), np.int64(hi)))
         return out
     pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)

@@ -7,11 +7,13 @@ which spatial rows hold copies, backends/cpu/row_classes.py) is widened to float
 its adder-tree leaves in natural order (the inverse of the layouts' bit reversal, so
 that the tree adds adjacent leaves): A as (class, NA, I padded to `TI`, R, g), NA = 1
 when every batch position reads the same cells (the usual GEMM: A does not depend on
-the TRF's column group), W as (class, N, column block, R, g, `VW`), the last column
-repeated into the padding. The rows of results are then the register tiles of
-`backends.cpu.contract_jit_tile` (TI rows x VW columns a tile, the tree written as
-vector IR), the spatial rows grouped by W's class (its blocks stay in cache) and split
-between threads (each row written by one). Leaves that read consecutive cells (the
+the TRF's column group), W as (class, N, column block, R, g, vw), the last column
+repeated into the padding; when NA = 1, W's batch positions are folded into its columns
+(class, 1, column block, R, g, vw), so that a lane count of 8 and 4 batch positions fill
+two 16-wide vectors. The rows of results are then the register tiles of
+`backends.cpu.contract_jit_tile` (8 rows x 8 columns or 4 x 16, `width`, the tree
+written as vector IR), the spatial rows grouped by W's class (its blocks stay in
+cache) and split between threads (each row written by one). Leaves that read consecutive cells (the
 usual case) are copied as runs.
 
 `ORDER` is compiled by `contract_jit._compiled` like its own kernels (the same disk
@@ -25,17 +27,14 @@ import sys
 
 import numpy as np
 
-__all__ = ["INLINE", "ORDER", "TI", "TREES", "VW", "Layout", "gather", "layout", "widened"]
+__all__ = ["INLINE", "ORDER", "TI", "TREES", "Layout", "gather", "layout", "widened", "width"]
 
 _LOW = 0 if sys.byteorder == "little" else 1
 _U2 = np.uint64(2)
 _ULOW, _UHIGH = np.uint64(_LOW), np.uint64(1 - _LOW)
 
-VW = 8
-"""Output columns per tile: one 256-bit vector of float32 (a J of 8, the usual lane
-count, fills it)."""
 TI = 8
-"""Rows of A per tile: A's rows are padded to a multiple of it."""
+"""Rows of A per tile at most: A's rows are padded to a multiple of it."""
 TREES = (1, 2, 4, 8, 16, 32, 64)
 """Leaf counts with a tile; other counts take `contract_jit._rows`."""
 
@@ -93,10 +92,17 @@ def _natural(g: int) -> np.ndarray:
     return np.array([int(format(q, f"0{bits}b")[::-1], 2) if bits else 0 for q in range(g)])
 
 
+def width(cols: int) -> int:
+    """The tile's columns for `cols` output columns: 16 (a 512-bit vector) unless that
+    pads more columns than 8 does."""
+    return 16 if cols > 8 and -(-cols // 16) * 16 == -(-cols // 8) * 8 else 8
+
+
 @functools.lru_cache(maxsize=64)
-def layout(gather_, side: str) -> Layout:
+def layout(gather_, side: str, vw: int = 8, fold: bool = False) -> Layout:
     """The `Layout` of A (`side` "a": (NA, I padded to TI, R, g), the last row repeated)
-    or W ("w": (N, column block, R, g, VW), the last column repeated), from a
+    or W ("w": (N, column block, R, g, vw), the last column repeated; with `fold`,
+    (1, column block, R, g, vw) over the columns c = n * J + j), from a
     contract_plan.Gather of groups A (I, g, R, N) / W (J, g, R, N)."""
     idx = gather_.index.reshape(gather_.groups).astype(np.int64)
     ni, g, nr, nn = idx.shape
@@ -108,12 +114,17 @@ def layout(gather_, side: str) -> Layout:
         idx = idx[:na, np.minimum(np.arange(ip), ni - 1)]
         flat = idx.reshape(-1, g)
         return Layout(flat, np.arange(flat.shape[0]) * g, 1, flat.size, na)
-    nb = -(-ni // VW)
-    idx = idx[np.minimum(np.arange(nb * VW), ni - 1)]  # (J padded, g, R, N)
-    idx = idx.reshape(nb, VW, g, nr, nn).transpose(4, 0, 3, 1, 2)  # (N, block, R, VW, g)
-    n, b, r, v = np.meshgrid(np.arange(nn), np.arange(nb), np.arange(nr), np.arange(VW), indexing="ij")
-    base = (((n * nb + b) * nr + r) * g * VW + v).reshape(-1)
-    return Layout(idx.reshape(-1, g), base, VW, nn * nb * nr * g * VW)
+    if fold:  # (1, n * J + j, g, R)
+        idx = idx.transpose(3, 0, 1, 2).reshape(1, nn * ni, g, nr)
+    else:  # (N, J, g, R)
+        idx = idx.transpose(3, 0, 1, 2)
+    nw, cols = idx.shape[:2]
+    nb = -(-cols // vw)
+    idx = idx[:, np.minimum(np.arange(nb * vw), cols - 1)]  # columns padded
+    idx = idx.reshape(nw, nb, vw, g, nr).transpose(0, 1, 4, 2, 3)  # (N, block, R, vw, g)
+    n, b, r, v = np.meshgrid(np.arange(nw), np.arange(nb), np.arange(nr), np.arange(vw), indexing="ij")
+    base = (((n * nb + b) * nr + r) * g * vw + v).reshape(-1)
+    return Layout(idx.reshape(-1, g), base, vw, nw * nb * nr * g * vw)
 
 
 def widened(raw: np.ndarray, lay: Layout, wide: bool, kernel) -> np.ndarray:

@@ -247,6 +247,33 @@ def test_the_exact_kernel_agrees_on_runs(shape: tuple[int, ...], f8: bool) -> No
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
 
+FOLD_SHAPES = [(5, 3, 8, 2, 3), (9, 8, 32, 2, 2), (2, 3, 16, 3, 2), (12, 8, 64, 1, 4)]
+
+
+@pytest.mark.parametrize("shape", FOLD_SHAPES, ids=[str(s) for s in FOLD_SHAPES])
+def test_the_exact_kernel_folds_batch_positions_into_columns(shape: tuple[int, ...]) -> None:
+    """A reading the same cells at every batch position n (a GEMM's A does not depend on
+    the TRF's column group): the exact kernel takes the n x J results of a row as its
+    columns (8- and 16-wide tiles, padded), bit for bit the numpy core."""
+    from backends.cpu import contract_jit_exact
+
+    ni, nj, g, nr, nn = shape
+    rng = np.random.default_rng(sum(shape))
+    raw_a, one = _run_operand(rng, 3, ni, g, nr, 1, False)
+    index = np.repeat(one.index.reshape(ni, g, nr, 1), nn, axis=3).reshape(-1)
+    ga = contract_plan.Gather(digits=(), shape=(), groups=(ni, g, nr, nn), index=index, offset=None, strides=None)
+    raw_w, gw = _run_operand(rng, 3, nj, g, nr, nn, False)
+    a, a_info = contract_float.float_operand(raw_a, bf16, ga)
+    w, w_info = contract_float.float_operand(raw_w, bf16, gw)
+    assert contract_float.exact_f32(a_info, w_info, 8, 8, g * nr)
+    assert contract_jit_exact.layout(ga, "a").na == 1
+    want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
+    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
+
+
 # ---- generated kernels -----------------------------------------------------------------------
 
 
