@@ -17,7 +17,7 @@ product or sum can be subnormal, infinite or NaN: `contract_float.exact_f32`), f
 as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing is
 reassociated or fused. An exact contraction without padding or skipped steps takes the
 register-tiled kernel of `backends.cpu.contract_jit_exact` / `contract_jit_tile` (the same
-sums, 8 rows x 8 output columns a tile, written as vector IR); the rest `_rows`. Only
+sums, 8 rows x 8 output columns or 4 x 16 a tile, written as vector IR); the rest `_rows`. Only
 one stored row per row class of an operand is scanned and widened (`distinct_rows`).
 One call works on a block of the spatial rows; blocks run on several threads (the
 kernels release the GIL), each row written by one thread.
@@ -332,6 +332,8 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
         fa = jit_exact.widened(raw_a, la, wide_a, kernels["gather"]).reshape(-1)
         fw = jit_exact.widened(raw_w, lw, wide_w, kernels["gather"]).reshape(-1)
         order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
+        # compute-bound now (tiles in registers, blocks in L1/L2): the rows go to the float
+        # threads, as the BLAS baseline of benchmarks/bench_cpu.py uses every core
         common = (fa, fw, ca, cw, np.int64(la.na), np.int64(ia.shape[1]), np.int64(ni), np.int64(nj), np.int64(g),
                   np.int64(vw), fold, out, order)
         _on_rows(kernels["tiles"], rows, threads, work, lambda lo, hi: (*common, np.int64(lo), np.int64(hi)))
