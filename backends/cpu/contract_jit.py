@@ -16,10 +16,11 @@ product or sum can be subnormal, infinite or NaN: `contract_float.exact_f32`), f
 `*` and `+` are the engine's fmul and fadd exactly; otherwise every result is flushed
 as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing is
 reassociated or fused. An exact contraction without padding or skipped steps takes the
-vectorized kernel of `backends.cpu.contract_jit_exact` (the same sums, across 16 output
-columns at a time); the rest `_rows`. One call works on all the spatial rows of a block;
-blocks of rows run on several threads (the kernels release the GIL), each row written by
-one thread.
+register-tiled kernel of `backends.cpu.contract_jit_exact` / `contract_jit_tile` (the same
+sums, 8 rows x 8 output columns or 4 x 16 a tile, written as vector IR); the rest `_rows`. Only
+one stored row per row class of an operand is scanned and widened (`distinct_rows`).
+One call works on a block of the spatial rows; blocks run on several threads (the
+kernels release the GIL), each row written by one thread.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ir.dtypes import bf16
 
 from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
+from backends.cpu import contract_jit_tile as jit_tile
 
 __all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version", "place"]
 
@@ -156,9 +158,10 @@ def _accumulate(acc, y, skip, i, r, n, exact, qnan):
             acc[j] = s if exact else _ftz(s, qnan[0])
 
 
-def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
+def _rows(raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
     """out[row, i, j, n] for the spatial rows [r0, r1): A's cells `ia` (I, R, N, g) and W's
-    `iw` (R, N, g, J) gathered per row, then every (i, n) row of results at once."""
+    `iw` (R, N, g, J) gathered per row from its stored row (class) ca[row] / cw[row],
+    then every (i, n) row of results at once."""
     ni, nr, nn, g = ia.shape
     nj = iw.shape[3]
     ua = np.empty(ia.size, np.uint32)
@@ -169,8 +172,8 @@ def _rows(raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0,
     acc = np.empty(nj, np.float32)
     y = np.empty(nj, np.float32)
     for row in range(r0, r1):
-        _gather(raw_a[row], ia.ravel(), wide_a, ua)
-        _gather(raw_w[row], iw.ravel(), wide_w, uw)
+        _gather(raw_a[ca[row]], ia.ravel(), wide_a, ua)
+        _gather(raw_w[cw[row]], iw.ravel(), wide_w, uw)
         for n in range(nn):
             for i in range(ni):
                 acc[:] = _ZERO
@@ -189,7 +192,8 @@ _PYTHON = {name: globals()[name] for name in _ORDER}
 """The kernels as written; `_compiled` rebinds each module name to its compiled form, which
 the kernels compiled after it then call."""
 _EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
-"""The same for the exact kernel's module."""
+_TILE = {name: vars(jit_tile)[name] for name in jit_tile.ORDER}
+"""The same for the exact kernel's modules."""
 
 
 # ---- compiling and calling -------------------------------------------------------------------
@@ -232,26 +236,47 @@ def _compiled() -> dict | None:
         import numba
     except ImportError:
         return None
+    jit_tile.build(numba)
     out = {}
     for space, python, order, inline in ((globals(), _PYTHON, _ORDER, _INLINE),
-                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE)):
+                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE),
+                                         (vars(jit_tile), _TILE, jit_tile.ORDER, jit_tile.INLINE)):
         for name in order:
             space[name] = out[name] = njit(numba, python[name], "always" if name in inline else "never")
     return out
 
 
 def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1) -> tuple[tuple, contract_float.FloatInfo]:
-    """((stored cells as 16-bit halves, wide, gather), range) of an operand, as
-    `contract_float.float_operand` decides them: bf16 patterns shifted by 16 when that is
-    exact, else the float32 bits of `adapters.widen` (wide: two halves a cell)."""
+    """((distinct stored rows as 16-bit halves, wide, gather, each spatial row's index
+    among them), range) of an operand, as `contract_float.float_operand` decides them:
+    bf16 patterns shifted by 16 when that is exact, else the float32 bits of
+    `adapters.widen` (wide: two halves a cell). The distinct rows are one per row class
+    (`distinct_rows`); only they are scanned and widened."""
+    reps, cls = distinct_rows(raw)
+    if reps is not None:
+        raw = raw[reps]
     if dtype == bf16:
         half = raw.view(np.uint16)
         top, low = _range_of(half, gather, False, 0x7FFF, threads)
         if contract_float.bf16_shifts(top, low):
-            return (half, False, gather), contract_float.range_info(top, low, True)
+            return (half, False, gather, cls), contract_float.range_info(top, low, True)
     bits = contract_float.wide_bits(raw, dtype).view(np.uint16)
     top, low = _range_of(bits, gather, True, 0x7FFFFFFF, threads)
-    return (bits, True, gather), contract_float.range_info(top, low, False)
+    return (bits, True, gather, cls), contract_float.range_info(top, low, False)
+
+
+def distinct_rows(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """(rows to keep or None for all, each spatial row's index among the kept): one row
+    per class its DMA recorded (backends/cpu/row_classes.py: a broadcast repeats rows
+    along slices), a row of no class (-1: written by no cell) kept on its own; every
+    row kept when no classes are known."""
+    rows = raw.shape[0]
+    classes = row_classes.classes_of(raw.reshape(rows, -1)) if rows else None
+    if classes is None:
+        return None, np.arange(rows, dtype=np.int64)
+    classes = np.where(classes < 0, classes.max(initial=0) + 1 + np.arange(rows), classes)
+    _, first, inverse = np.unique(classes, return_index=True, return_inverse=True)
+    return first, inverse.astype(np.int64).reshape(rows)
 
 
 def _range_of(raw: np.ndarray, gather, wide: bool, mask: int, threads: int) -> tuple[int, int]:
@@ -292,41 +317,33 @@ def _layout(gather, side: str) -> np.ndarray:
 
 def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray:
     """acc (rows, I, J, N'): the float contraction of two `float_operand` results."""
-    (raw_a, wide_a, gather_a), (raw_w, wide_w, gather_w) = a, w
+    (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
     ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
-    rows = raw_a.shape[0]
-    out = np.empty((rows, ia.shape[0], iw.shape[3], ia.shape[2]), np.float32)
+    rows = ca.size
+    ni, nj, nn, g = ia.shape[0], iw.shape[3], ia.shape[2], ia.shape[3]
+    out = np.empty((rows, ni, nj, nn), np.float32)
     kernels = _compiled()
-    if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
-        (ia, sa), (iw, sw) = jit_exact.layout(gather_a, "a"), jit_exact.layout(gather_w, "w")
-        order, same_w = _w_order(raw_w)
-        # memory-bound: on the 2-core box a second thread cut the wall time of the 512^3 bf16
-        # core by a tenth (7.0 -> 6.1 ms) for 1.7x its CPU time (7 -> 12 ms): one thread
-        kernels["rows"](raw_a, raw_w, ia, sa, iw, sw, wide_a, wide_w, out, order, same_w)
+    work = out.size * ia.shape[1] * g
+    if exact and pad is None and skip is None and g in jit_exact.TREES:
+        la = jit_exact.layout(gather_a, "a")
+        fold = la.na == 1 and nn > 1  # A the same at every n: the batch positions become columns
+        vw = jit_exact.width(nn * nj if fold else nj)
+        lw = jit_exact.layout(gather_w, "w", vw, fold)
+        fa = jit_exact.widened(raw_a, la, wide_a, kernels["gather"]).reshape(-1)
+        fw = jit_exact.widened(raw_w, lw, wide_w, kernels["gather"]).reshape(-1)
+        order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
+        # compute-bound now (tiles in registers, blocks in L1/L2): the rows go to the float
+        # threads, as the BLAS baseline of benchmarks/bench_cpu.py uses every core
+        common = (fa, fw, ca, cw, np.int64(la.na), np.int64(ia.shape[1]), np.int64(ni), np.int64(nj), np.int64(g),
+                  np.int64(vw), fold, out, order)
+        _on_rows(kernels["tiles"], rows, threads, work, lambda lo, hi: (*common, np.int64(lo), np.int64(hi)))
         return out
     pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
     skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
-    kernel, common = kernels["_rows"], (raw_a, raw_w, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
-    _on_rows(kernel, rows, threads, out.size * ia.shape[1] * ia.shape[3], lambda lo, hi: (*common, lo, hi))
+    kernel = kernels["_rows"]
+    common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
+    _on_rows(kernel, rows, threads, work, lambda lo, hi: (*common, lo, hi))
     return out
-
-
-def _w_order(raw_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, same_w) for the exact kernel: the spatial rows with those of one W row
-    class together (the classes its DMA recorded, backends/cpu/row_classes.py: a
-    broadcast W repeats along the slices), and per position whether its stored W equals
-    the previous row's, so that each distinct W is gathered once. Without recorded
-    classes: the rows in order, none known equal. Each row's result is computed the
-    same whatever the order."""
-    rows = raw_w.shape[0]
-    classes = row_classes.classes_of(raw_w.reshape(rows, -1)) if raw_w.ndim == 2 else None
-    if classes is None:
-        return np.arange(rows, dtype=np.int64), np.zeros(rows, np.bool_)
-    order = np.argsort(classes, kind="stable").astype(np.int64)
-    ordered = classes[order]
-    same = np.zeros(rows, np.bool_)
-    same[1:] = ordered[1:] == ordered[:-1]
-    return order, same
 
 
 def place(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

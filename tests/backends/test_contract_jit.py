@@ -121,10 +121,11 @@ def test_the_examples_exercise_the_compiled_core(monkeypatch: pytest.MonkeyPatch
     assert both_cores(monkeypatch, kern, special) == (1, 1)
 
 
-def test_a_broadcast_w_is_gathered_once_per_distinct_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The exact kernel takes the spatial rows grouped by W's row classes (the broadcast
-    DMA records them) and gathers each distinct W once: the bits are those of the
-    independent oracle, and of the rows taken in reverse with every W gathered."""
+def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact kernel widens one stored row per row class of each operand (the
+    broadcast DMA records them) and takes the spatial rows grouped by W's class: the
+    bits are those of the independent oracle, and the same with every row widened on
+    its own (no classes known)."""
     from tests.backends.oracles import gemm_bf16_oracle_exact
 
     kern = example("gemm_bf16", "gemm_bf16_kernel")
@@ -132,23 +133,19 @@ def test_a_broadcast_w_is_gathered_once_per_distinct_row(monkeypatch: pytest.Mon
     a, w = bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))
     want = np.asarray(gemm_bf16_oracle_exact(a, w), np.float32).view(np.uint32)
     seen = []
-    grouped = contract_jit._w_order
+    distinct = contract_jit.distinct_rows
 
-    def spy(raw_w):
-        order, same_w = grouped(raw_w)
-        seen.append((order.size, int(same_w.sum())))
-        return order, same_w
+    def spy(raw):
+        keep, cls = distinct(raw)
+        seen.append((cls.size, None if keep is None else keep.size))
+        return keep, cls
 
-    monkeypatch.setattr(contract_jit, "_w_order", spy)
+    monkeypatch.setattr(contract_jit, "distinct_rows", spy)
     got = CpuBackend(JIT).run(kern, (a, w))
     np.testing.assert_array_equal(np.asarray(got).view(np.uint32), want)
-    assert len(seen) == 1 and 0 < seen[0][1] < seen[0][0]  # repeats found, not every row
+    assert len(seen) == 2 and all(keep is not None and 1 < keep < rows for rows, keep in seen)  # repeats found
 
-    def reverse(raw_w):
-        rows = raw_w.shape[0]
-        return np.arange(rows - 1, -1, -1, dtype=np.int64), np.zeros(rows, np.bool_)
-
-    monkeypatch.setattr(contract_jit, "_w_order", reverse)
+    monkeypatch.setattr(contract_jit, "distinct_rows", lambda raw: (None, np.arange(raw.shape[0], dtype=np.int64)))
     again = CpuBackend(JIT).run(kern, (a, w))
     np.testing.assert_array_equal(np.asarray(again).view(np.uint32), want)
 
@@ -199,7 +196,7 @@ def test_the_cores_agree_on_odd_shapes(shape: tuple[int, ...], kind: str) -> Non
 
 
 RUN_SHAPES = [(3, 17, 32, 3, 2), (2, 32, 64, 2, 1), (1, 16, 1, 4, 3), (5, 1, 16, 1, 1), (4, 40, 8, 5, 2),
-              (6, 33, 2, 2, 1), (2, 7, 4, 1, 2)]
+              (6, 33, 2, 2, 1), (2, 7, 4, 1, 2), (17, 9, 16, 2, 2), (9, 8, 64, 3, 1)]
 
 
 def _run_operand(rng: np.random.Generator, rows: int, ni: int, g: int, nr: int, nn: int, f8: bool):
@@ -227,7 +224,7 @@ def _run_operand(rng: np.random.Generator, rows: int, ni: int, g: int, nr: int, 
 def test_the_exact_kernel_agrees_on_runs(shape: tuple[int, ...], f8: bool) -> None:
     """The vectorized exact kernel (backends/cpu/contract_jit_exact.py) on layouts it
     copies as runs: every leaf count it unrolls, I odd, J below, at and past a multiple
-    of its 16-column blocks, several steps and batch positions, bf16 shifted and f8
+    of its 8-column tiles, I past a multiple of its 8-row tiles, several steps and batch positions, bf16 shifted and f8
     widened (two halves a cell), zeros of both signs."""
     from backends.cpu import contract_jit_exact
     from ir.dtypes import f8e4m3
@@ -245,7 +242,34 @@ def test_the_exact_kernel_agrees_on_runs(shape: tuple[int, ...], f8: bool) -> No
     ja, _ = contract_jit.float_operand(raw_a, dtype, ga)
     jw, _ = contract_jit.float_operand(raw_w, dtype, gw)
     assert (ja[1], jw[1]) == (f8, f8)  # f8 is widened, bf16 shifted
-    assert contract_jit_exact.layout(ga, "a")[1].size and contract_jit_exact.layout(gw, "w")[1].size  # runs
+    assert contract_jit_exact.layout(ga, "a").starts.size and contract_jit_exact.layout(gw, "w").starts.size  # runs
+    got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
+
+
+FOLD_SHAPES = [(5, 3, 8, 2, 3), (9, 8, 32, 2, 2), (2, 3, 16, 3, 2), (12, 8, 64, 1, 4)]
+
+
+@pytest.mark.parametrize("shape", FOLD_SHAPES, ids=[str(s) for s in FOLD_SHAPES])
+def test_the_exact_kernel_folds_batch_positions_into_columns(shape: tuple[int, ...]) -> None:
+    """A reading the same cells at every batch position n (a GEMM's A does not depend on
+    the TRF's column group): the exact kernel takes the n x J results of a row as its
+    columns (8- and 16-wide tiles, padded), bit for bit the numpy core."""
+    from backends.cpu import contract_jit_exact
+
+    ni, nj, g, nr, nn = shape
+    rng = np.random.default_rng(sum(shape))
+    raw_a, one = _run_operand(rng, 3, ni, g, nr, 1, False)
+    index = np.repeat(one.index.reshape(ni, g, nr, 1), nn, axis=3).reshape(-1)
+    ga = contract_plan.Gather(digits=(), shape=(), groups=(ni, g, nr, nn), index=index, offset=None, strides=None)
+    raw_w, gw = _run_operand(rng, 3, nj, g, nr, nn, False)
+    a, a_info = contract_float.float_operand(raw_a, bf16, ga)
+    w, w_info = contract_float.float_operand(raw_w, bf16, gw)
+    assert contract_float.exact_f32(a_info, w_info, 8, 8, g * nr)
+    assert contract_jit_exact.layout(ga, "a").na == 1
+    want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
+    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
     got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
