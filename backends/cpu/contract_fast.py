@@ -27,8 +27,8 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, contract_int, contract_jit, layout, lazy_rows
-from backends.cpu.contract_dest import _dest_view, _lane_last, _lane_last_plan
+from backends.cpu import contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
+from backends.cpu.contract_dest import _lane_last, _lane_last_plan
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
@@ -84,6 +84,12 @@ class _Operand:
         self.lazy = src if isinstance(src, LazyRows) else None
         self._raw = None if self.lazy is not None else np.ascontiguousarray(src)
         self._found: dict[Gather, tuple[np.ndarray, tuple[int, ...]] | None] = {}
+        self._distinct: np.ndarray | None = None
+
+    @property
+    def row_of(self) -> np.ndarray | None:
+        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_copies.py), or None."""
+        return None if self.lazy is None else self.lazy.row_of
 
     @property
     def size(self) -> int:
@@ -93,6 +99,8 @@ class _Operand:
     def raw(self) -> np.ndarray:
         if self._raw is None:
             self._raw = np.ascontiguousarray(lazy_rows.materialize(self.lazy).reshape(self.lazy.n_rows, -1))
+            if self.row_of is not None:  # rows reading one stored row are equal (contract_jit groups them)
+                row_classes.remember(self._raw, self.row_of)
         return self._raw
 
     def in_place(self, gather: Gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
@@ -120,14 +128,24 @@ class _Operand:
     def read(self, gather: Gather) -> tuple[np.ndarray, Gather]:
         """(rows, gather) that read the operand's cells `gather` without copying a lazy
         operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
-        if self.lazy is None:
-            return self._raw, gather
+        if self.lazy is None or self.row_of is not None:
+            return self.raw, gather
         return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather)
 
+    def stored_raw(self) -> np.ndarray:
+        """`raw`, but of the distinct rows only when `row_of` maps the rows to them."""
+        if self.row_of is None:
+            return self.raw
+        if self._distinct is None:
+            distinct = self.lazy.distinct()
+            self._distinct = np.ascontiguousarray(lazy_rows.materialize(distinct).reshape(distinct.n_rows, -1))
+        return self._distinct
+
     def cells(self, gather: Gather) -> np.ndarray:
-        """The operand's cells over its layout, (rows, *shape)."""
+        """The operand's cells over its layout, (rows, *shape); of the distinct rows only
+        when `row_of` maps the rows to them."""
         found = self.in_place(gather)
-        return found[0] if found is not None else _view(self.raw, gather)
+        return found[0] if found is not None else _view(self.stored_raw(), gather)
 
 
 def _repeats(view: np.ndarray) -> bool:
@@ -153,7 +171,7 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
             view, strides = found
             if strides[axis] == 0 or _repeats(np.moveaxis(view, 1 + axis, 1)):
                 out.add(k)
-        elif _repeats(_digit_view(op.raw, gather, k)):
+        elif _repeats(_digit_view(op.stored_raw(), gather, k)):
             out.add(k)
     return frozenset(out)
 

@@ -12,6 +12,7 @@ straight into the result cells (`_dest_view`), which the parts never share.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -72,13 +73,41 @@ def _row_split(a_src: np.ndarray, w_src: np.ndarray) -> tuple[int, int, bool] | 
     return None
 
 
-def _row_proxies(s_op, t_op) -> tuple[np.ndarray, np.ndarray]:
-    """Per operand, rows whose equality implies the stored rows' equality: the row
-    classes its DMA recorded (backends/cpu/row_classes.py), else its words."""
-    a_cls, w_cls = row_classes.classes_of(s_op.stored()), row_classes.classes_of(t_op.stored())
-    if a_cls is not None and w_cls is not None:
-        return a_cls[:, None], w_cls[:, None]
-    return s_op.words(), t_op.words()
+class Rows(NamedTuple):
+    """An operand's cells (stored rows, *layout shape): every spatial row's, or (`row_of`,
+    one stored row per spatial row: a DMA's copies, backends/cpu/row_copies.py) the
+    distinct rows' only."""
+
+    cells: np.ndarray
+    row_of: np.ndarray | None = None
+
+    def full(self) -> np.ndarray:
+        """The cells of every spatial row (a copy when `row_of` maps them)."""
+        return self.cells if self.row_of is None else self.cells[self.row_of]
+
+    def proxy(self) -> np.ndarray | None:
+        """(rows, 1) values equal where the rows are equal (`row_of`), or None."""
+        return None if self.row_of is None else self.row_of[:, None]
+
+    def pick(self, outer: int, inner: int, along_outer: bool) -> np.ndarray:
+        """The spatial rows read as an outer x inner grid at inner 0 (`along_outer`: one
+        per outer position) or at outer 0 (one per inner position)."""
+        if self.row_of is None:
+            v = self.cells.reshape(outer, inner, *self.cells.shape[1:])
+            return v[:, 0] if along_outer else v[0]
+        idx = np.arange(outer) * inner if along_outer else np.arange(inner)
+        return self.cells[self.row_of[idx]]
+
+
+def _row_proxy(op, src: Rows) -> np.ndarray:
+    """Rows (rows, ...) whose equality implies the operand's rows' equality: the map of a
+    DMA's copies (`Rows.row_of`), else the row classes its DMA recorded (backends/cpu/
+    row_classes.py), else its stored words."""
+    found = src.proxy()
+    if found is None:
+        classes = row_classes.classes_of(op.stored())
+        found = classes[:, None] if classes is not None else op.words()
+    return found
 
 
 def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[int, ...]) -> np.ndarray:
@@ -89,13 +118,13 @@ def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[
     return out
 
 
-def _distinct(a_src: np.ndarray, w_src: np.ndarray, split: tuple[int, int, bool]) -> tuple[np.ndarray, np.ndarray]:
+def _distinct(a_src: Rows, w_src: Rows, split: tuple[int, int, bool]) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of each operand under `split`: (outer rows, inner rows) of the
     one varying with the outer factor and of the one varying with the inner."""
     outer, inner, stream_outer = split
-    va = a_src.reshape(outer, inner, *a_src.shape[1:])
-    vw = w_src.reshape(outer, inner, *w_src.shape[1:])
-    return (va[:, 0], vw[0]) if stream_outer else (vw[:, 0], va[0])
+    if stream_outer:
+        return a_src.pick(outer, inner, True), w_src.pick(outer, inner, False)
+    return w_src.pick(outer, inner, True), a_src.pick(outer, inner, False)
 
 
 def _float_rows(src: np.ndarray, plan: Plan, ftype, side: str) -> np.ndarray:
@@ -104,7 +133,7 @@ def _float_rows(src: np.ndarray, plan: Plan, ftype, side: str) -> np.ndarray:
     return _int_operand(src, ftype, live, (plan.a if side == "a" else plan.w).groups)
 
 
-def _folded(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype, split: tuple[int, int, bool],
+def _folded(a_src: Rows, w_src: Rows, plan: Plan, ftype, split: tuple[int, int, bool],
             part: slice = slice(None), inner: np.ndarray | None = None) -> np.ndarray:
     """Y (outer, inner, N', I, J) by one (batched over N') matmul of the distinct operand
     rows: a strided view of the matmul's result (the caller's cast reads it in place).
@@ -159,7 +188,7 @@ def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndar
     return y
 
 
-def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: np.ndarray, w_src: np.ndarray, plan: Plan,
+def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src: Rows, plan: Plan,
                  ftype, split: tuple[int, int, bool], threads: int) -> None:
     """The folded matmul cast into the result cells `target` (`_dest_view`), its outer rows
     cut among `threads` threads when large (each part writes its own spatial rows)."""
@@ -193,13 +222,13 @@ def contract_int(outer, s_op, t_op, plan: Plan,
     if ftype is None:
         return None
     rows = shape[0]
-    a_src, w_src = s_op.cells(plan.a), t_op.cells(plan.w)
+    a_src, w_src = Rows(s_op.cells(plan.a), s_op.row_of), Rows(t_op.cells(plan.w), t_op.row_of)
     nn, ni, nr = plan.a.groups
     nj = plan.w.groups[1]
     grid = (rows, 1)  # Y's rows as (outer, inner): the folded matmul's view keeps them apart
     split = None
     if nr and rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
-        split = _row_split(*_row_proxies(s_op, t_op)) or _row_split(a_src, w_src)
+        split = _row_split(_row_proxy(s_op, a_src), _row_proxy(t_op, w_src)) or _row_split(a_src.full(), w_src.full())
     if split is not None:
         grid = split[:2]
     zn = plan.dest.shape[3]
@@ -214,7 +243,7 @@ def contract_int(outer, s_op, t_op, plan: Plan,
     if nr == 0:
         y = np.zeros((rows, 1, nn, ni, nj), ftype)
     elif split is None:
-        y = _per_row(a_src, w_src, plan, ftype)[:, None]
+        y = _per_row(a_src.full(), w_src.full(), plan, ftype)[:, None]
     else:
         y = _folded(a_src, w_src, plan, ftype, split)
     if target is not None:  # exact integers in float32: the cast writes the result cells in place
