@@ -205,11 +205,12 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
         np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
                   casting="unsafe")
 
-    if len(parts) == 1:
-        fill(parts[0])
-        return
-    for done in [contract_float.pool(len(parts)).submit(fill, part) for part in parts]:
-        done.result()
+    others = [contract_float.pool(len(parts) - 1).submit(fill, part) for part in parts[1:]]
+    try:
+        fill(parts[0])  # the calling thread takes the first share
+    finally:
+        for done in others:
+            done.result()
 
 
 def contract_int(outer, s_op, t_op, plan: Plan,
