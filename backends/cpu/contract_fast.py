@@ -128,9 +128,13 @@ class _Operand:
     def read(self, gather: Gather) -> tuple[np.ndarray, Gather]:
         """(rows, gather) that read the operand's cells `gather` without copying a lazy
         operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
-        if self.lazy is None or self.row_of is not None:
-            return self.raw, gather
-        return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather)
+        if self.lazy is None:
+            return self._raw, gather
+        base = self.lazy.base
+        if self.row_of is not None:  # the rows copied out (what the DMA would have written) only
+            base = np.ascontiguousarray(base[self.row_of])
+            row_classes.remember(base, self.row_of)  # equal rows: contract_jit groups them
+        return np.ascontiguousarray(base), lazy_rows.base_gather(self.lazy, gather)
 
     def stored_raw(self) -> np.ndarray:
         """`raw`, but of the distinct rows only when `row_of` maps the rows to them."""
