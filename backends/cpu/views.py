@@ -210,6 +210,9 @@ def to_view(op: ToView, src: np.ndarray | Compact, into: np.ndarray, start: np.n
     from its live rows when it holds those only, backends/cpu/compact.py). A view at a
     runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
     offset = _shifted(op, start, "a tile written at a runtime start")
+    if isinstance(into, Compact):  # a destination of live rows only (a DM tensor): made whole, in
+        whole = into.full()        # a buffer of this handler's own (then written in place)
+        owned, into = not np.may_share_memory(whole, into.base), whole
     out = into if owned else _copy(into)
     if isinstance(src, Compact):
         if options.fast_moves and _direct_live(op, offset, src, out):
