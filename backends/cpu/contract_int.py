@@ -12,6 +12,7 @@ straight into the result cells (`_dest_view`), which the parts never share.
 from __future__ import annotations
 
 import math
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,8 @@ INT_CHUNK = 1 << 18
 PARALLEL_MIN = 1 << 22
 """Multiply-adds of a folded integer matmul from which its outer rows are shared among
 `CpuOptions.threads` threads (each running BLAS on one thread)."""
+PIECES = 4
+"""Parts of a shared folded matmul per thread."""
 
 
 def _int_bound(dtype: DType) -> int:
@@ -154,10 +157,11 @@ def _folded(a_src: Rows, w_src: Rows, plan: Plan, ftype, split: tuple[int, int, 
 
 
 def _parts(split: tuple[int, int, bool] | None, work: int, threads: int) -> list[slice]:
-    """The outer rows of a folded matmul cut into one share per thread (one share when
-    the work is small or there are no threads to share it)."""
+    """The outer rows of a folded matmul cut into `PIECES` parts per thread, which the
+    threads take one at a time (a thread the machine holds back takes fewer); one part
+    when the work is small or there are no threads to share it."""
     outer = 1 if split is None else split[0]
-    n = min(threads, outer) if work >= PARALLEL_MIN else 1
+    n = min(threads * PIECES, outer) if work >= PARALLEL_MIN and threads > 1 else 1
     cuts = [outer * k // n for k in range(n + 1)]
     return [slice(lo, hi) for lo, hi in zip(cuts, cuts[1:])]
 
@@ -205,9 +209,23 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
         np.copyto(cells[part], np.broadcast_to(y[..., None], (*y.shape, zn)).reshape(y.shape[0], grid[1], *fine),
                   casting="unsafe")
 
-    others = [contract_float.pool(len(parts) - 1).submit(fill, part) for part in parts[1:]]
+    if len(parts) == 1:
+        fill(parts[0])
+        return
+    queue, lock = iter(parts), threading.Lock()
+
+    def drain() -> None:
+        while True:
+            with lock:
+                part = next(queue, None)
+            if part is None:
+                return
+            fill(part)
+
+    helpers = min(threads, len(parts)) - 1
+    others = [contract_float.pool(helpers).submit(drain) for _ in range(helpers)]
     try:
-        fill(parts[0])  # the calling thread takes the first share
+        drain()  # the calling thread takes parts too
     finally:
         for done in others:
             done.result()

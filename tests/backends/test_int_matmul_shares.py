@@ -6,6 +6,9 @@ i8 GEMM tiled like examples/gemm_tiled.py stays exact with every fast path of th
 from __future__ import annotations
 
 import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -54,7 +57,7 @@ def test_shared_matmul_equals_one_thread_and_the_oracle(shares: list[int], threa
         outs[t] = out
     assert np.array_equal(outs[1], want)
     assert np.array_equal(outs[threads], want)
-    assert 1 in shares and max(shares) == min(threads, 16)  # 16 distinct stream rows per tile
+    assert 1 in shares and max(shares) == min(threads * contract_int.PIECES, 16)  # 16 distinct stream rows per tile
 
 
 def test_blas_pool_left_alone_means_no_shares(shares: list[int]) -> None:
@@ -67,3 +70,29 @@ def test_blas_pool_left_alone_means_no_shares(shares: list[int]) -> None:
     CpuBackend(CpuOptions(threads=4, blas_threads=None)).run(kernel, (a, w, out))
     assert np.array_equal(out, a.astype(np.int64) @ w.astype(np.int64).T)
     assert shares and set(shares) == {1}
+
+
+def test_a_held_back_thread_leaves_its_parts_to_the_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parts are taken one at a time: a helper thread that starts late (a busy machine)
+    finds them taken by the calling thread, and every part is still computed once."""
+    late = ThreadPoolExecutor(max_workers=1)
+
+    class Late:
+        def submit(self, fn, *args):
+            return late.submit(lambda: (time.sleep(0.3), fn(*args))[1])
+
+    done: list[str] = []
+    folded = contract_int._folded
+    monkeypatch.setattr(contract_int, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(contract_int.contract_float, "pool", lambda n: Late())
+    monkeypatch.setattr(contract_int, "_folded",
+                        lambda *a: done.append(threading.current_thread().name) or folded(*a))
+    kernel = tiled_i8(1, 1)
+    rng = np.random.default_rng(6)
+    a = rng.integers(-128, 128, (512, 128), dtype=np.int8)
+    w = rng.integers(-128, 128, (512, 128), dtype=np.int8)
+    out = np.zeros((512, 512), np.int32)
+    CpuBackend(CpuOptions(threads=2)).run(kernel, (a, w, out))
+    late.shutdown()
+    assert np.array_equal(out, a.astype(np.int64) @ w.astype(np.int64).T)
+    assert len(done) == 2 * contract_int.PIECES and set(done) == {threading.main_thread().name}
