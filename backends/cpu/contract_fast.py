@@ -5,10 +5,8 @@ The plan (`backends.cpu.contract_plan`) sorts the digits of the cell grid into r
 columns `J`, batch `N`, broadcast `Z` and reduced digits, and lays both operands out over
 their own digits only.
 
-Integers (`acc = i32`): the order of a sum does not matter, so `Y = A @ W^T` by a float
-BLAS matmul over the reduced digits, exact because every partial sum is an integer below
-2^24 (float32) or 2^53 (float64) in magnitude (bounded by the dtypes), then wrapped to
-i32. The BLAS thread pool is limited while it runs (`CpuOptions.blas_threads`).
+Integers (`acc = i32`): `backends.cpu.contract_int`, an exact float BLAS matmul. The BLAS
+thread pool is limited while it runs (`CpuOptions.blas_threads`).
 
 Floats (`acc = f32`): the adjacent-pair tree and the serial time sum from +0 in stream
 order, by `backends.cpu.contract_float`.
@@ -26,19 +24,17 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
+from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, contract_jit, layout, lazy_rows, row_classes
-from backends.cpu.contract_dest import _dest_view, _lane_last, _lane_last_plan
+from backends.cpu import contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
+from backends.cpu.contract_dest import _lane_last, _lane_last_plan
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
 
 __all__ = ["contract"]
 
-INT_CHUNK = 1 << 18
-"""Operand elements converted to float per integer matmul block (spatial rows)."""
 CHECK_BLOCK = 1 << 18
 """Elements compared at once when checking that an operand's values repeat along a digit."""
 
@@ -88,6 +84,12 @@ class _Operand:
         self.lazy = src if isinstance(src, LazyRows) else None
         self._raw = None if self.lazy is not None else np.ascontiguousarray(src)
         self._found: dict[Gather, tuple[np.ndarray, tuple[int, ...]] | None] = {}
+        self._distinct: np.ndarray | None = None
+
+    @property
+    def row_of(self) -> np.ndarray | None:
+        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_copies.py), or None."""
+        return None if self.lazy is None else self.lazy.row_of
 
     @property
     def size(self) -> int:
@@ -97,6 +99,8 @@ class _Operand:
     def raw(self) -> np.ndarray:
         if self._raw is None:
             self._raw = np.ascontiguousarray(lazy_rows.materialize(self.lazy).reshape(self.lazy.n_rows, -1))
+            if self.row_of is not None:  # rows reading one stored row are equal (contract_jit groups them)
+                row_classes.remember(self._raw, self.row_of)
         return self._raw
 
     def in_place(self, gather: Gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
@@ -126,12 +130,26 @@ class _Operand:
         operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
         if self.lazy is None:
             return self._raw, gather
-        return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather)
+        base = self.lazy.base
+        if self.row_of is not None:  # the rows copied out (what the DMA would have written) only
+            base = np.ascontiguousarray(base[self.row_of])
+            row_classes.remember(base, self.row_of)  # equal rows: contract_jit groups them
+        return np.ascontiguousarray(base), lazy_rows.base_gather(self.lazy, gather)
+
+    def stored_raw(self) -> np.ndarray:
+        """`raw`, but of the distinct rows only when `row_of` maps the rows to them."""
+        if self.row_of is None:
+            return self.raw
+        if self._distinct is None:
+            distinct = self.lazy.distinct()
+            self._distinct = np.ascontiguousarray(lazy_rows.materialize(distinct).reshape(distinct.n_rows, -1))
+        return self._distinct
 
     def cells(self, gather: Gather) -> np.ndarray:
-        """The operand's cells over its layout, (rows, *shape)."""
+        """The operand's cells over its layout, (rows, *shape); of the distinct rows only
+        when `row_of` maps the rows to them."""
         found = self.in_place(gather)
-        return found[0] if found is not None else _view(self.raw, gather)
+        return found[0] if found is not None else _view(self.stored_raw(), gather)
 
 
 def _repeats(view: np.ndarray) -> bool:
@@ -157,13 +175,9 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
             view, strides = found
             if strides[axis] == 0 or _repeats(np.moveaxis(view, 1 + axis, 1)):
                 out.add(k)
-        elif _repeats(_digit_view(op.raw, gather, k)):
+        elif _repeats(_digit_view(op.stored_raw(), gather, k)):
             out.add(k)
     return frozenset(out)
-
-
-def _int_bound(dtype: DType) -> int:
-    return max(abs(dtype.min), abs(dtype.max))
 
 
 def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
@@ -205,8 +219,9 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
         plan = _lane_last_plan(plan, shape[1], shape[2] * shape[3])
     elif result is not None:
         full, live = layout.new_rows(result, shape[1:], np.int32)
-    with blas_threads(options.blas_threads):
-        acc = _contract_int(outer, s_op, t_op, plan, shape, live)
+    with blas_threads(options.blas_threads):  # BLAS on one thread: the matmul may be shared by ours
+        acc = contract_int.contract_int(outer, s_op, t_op, plan, shape, live,
+                                        options.threads if options.blas_threads == 1 else 1)
     if acc is None or result is None:
         return acc
     return layout.from_rows(live, result) if live is full else full
@@ -240,148 +255,3 @@ def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
     res = np.zeros((plan.out_cells, rows), np.float32)
     res[plan.dest.reshape(-1)] = values
     return np.ascontiguousarray(res.T).reshape(shape)
-
-
-def _int_ftype(outer, plan: Plan):
-    """The float type whose matmul is exact for this contraction, None when neither is."""
-    bound = plan.terms * _int_bound(outer.stream_dtype) * _int_bound(outer.trf_dtype)
-    if bound < 1 << 24:
-        return np.float32
-    if bound < 1 << 53:
-        return np.float64
-    return None
-
-
-def _constant_along(src: np.ndarray, outer: int, inner: int, axis: int) -> bool:
-    """True when `src` (rows, ...), its rows read as an outer x inner grid, holds the same
-    values all along `axis` of that grid (0 outer, 1 inner); one far pair is compared
-    first, which rejects most splits at once."""
-    v = src.reshape(outer, inner, *src.shape[1:])
-    if axis == 1:
-        return bool(np.array_equal(v[0, -1], v[0, 0]) and (v[:, 1:] == v[:, :1]).all())
-    return bool(np.array_equal(v[-1, 0], v[0, 0]) and (v[1:] == v[:1]).all())
-
-
-def _row_split(a_src: np.ndarray, w_src: np.ndarray) -> tuple[int, int, bool] | None:
-    """(outer, inner, stream_outer): a split of the spatial rows into an outer x inner grid
-    along which the stream's values vary with one factor only and the TRF's with the other
-    (slices holding copies of the same data, as a DMA broadcast makes them); then the
-    contraction of every row is one matmul of the distinct operands. None when no split
-    of two factors fits."""
-    rows = a_src.shape[0]
-    for inner in range(rows // 2, 1, -1):
-        if rows % inner:
-            continue
-        outer = rows // inner
-        if _constant_along(a_src, outer, inner, 1) and _constant_along(w_src, outer, inner, 0):
-            return outer, inner, True
-        if _constant_along(a_src, outer, inner, 0) and _constant_along(w_src, outer, inner, 1):
-            return outer, inner, False
-    return None
-
-
-def _row_proxies(s_op: _Operand, t_op: _Operand) -> tuple[np.ndarray, np.ndarray]:
-    """Per operand, rows whose equality implies the stored rows' equality: the row
-    classes its DMA recorded (backends/cpu/row_classes.py), else its words."""
-    a_cls, w_cls = row_classes.classes_of(s_op.stored()), row_classes.classes_of(t_op.stored())
-    if a_cls is not None and w_cls is not None:
-        return a_cls[:, None], w_cls[:, None]
-    return s_op.words(), t_op.words()
-
-
-def _int_operand(src: np.ndarray, ftype, live: np.ndarray | None, groups: tuple[int, ...]) -> np.ndarray:
-    """(count, N', side, R) in `ftype`, multiplied by `live` when given."""
-    out = np.asarray(src, ftype).reshape(src.shape[0], *groups)
-    if live is not None:
-        out *= live
-    return out
-
-
-def _folded(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype, split: tuple[int, int, bool]) -> np.ndarray:
-    """Y (outer, inner, N', I, J) by one (batched over N') matmul of the distinct operand
-    rows: a strided view of the matmul's result (the caller's cast reads it in place)."""
-    outer, inner, stream_outer = split
-    va = a_src.reshape(outer, inner, *a_src.shape[1:])
-    vw = w_src.reshape(outer, inner, *w_src.shape[1:])
-    a_u, w_u = (va[:, 0], vw[0]) if stream_outer else (va[0], vw[:, 0])
-    live = None if plan.live is None else plan.live.astype(ftype)
-    a = _int_operand(a_u, ftype, live if plan.live_on == "a" else None, plan.a.groups)
-    w = _int_operand(w_u, ftype, live if plan.live_on == "w" else None, plan.w.groups)
-    na, nn, ni, nr = a.shape
-    nw, _, nj, _ = w.shape
-    a2 = a.transpose(1, 0, 2, 3).reshape(nn, na * ni, nr)
-    w2 = w.transpose(1, 0, 2, 3).reshape(nn, nw * nj, nr)
-    z = np.matmul(a2, w2.transpose(0, 2, 1)).reshape(nn, na, ni, nw, nj)
-    return z.transpose((1, 3, 0, 2, 4) if stream_outer else (3, 1, 0, 2, 4))
-
-
-def _per_row(a_src: np.ndarray, w_src: np.ndarray, plan: Plan, ftype) -> np.ndarray:
-    """Y (rows, N', I, J) by one small matmul per spatial row, a block of rows at a time."""
-    rows = a_src.shape[0]
-    nn, ni, nr = plan.a.groups
-    nj = plan.w.groups[1]
-    y = np.empty((rows, nn, ni, nj), ftype)
-    per_row = nn * (ni + nj) * nr
-    rb = max(1, min(rows, INT_CHUNK // max(1, per_row)))
-    a_buf = np.empty((rb, *plan.a.shape), ftype)
-    w_buf = np.empty((rb, *plan.w.shape), ftype)
-    live = None if plan.live is None else plan.live.astype(ftype)
-    for r0 in range(0, rows, rb):
-        n = min(rows, r0 + rb) - r0
-        a, w = a_buf[:n], w_buf[:n]
-        np.copyto(a, a_src[r0:r0 + n])
-        np.copyto(w, w_src[r0:r0 + n])
-        a = a.reshape(n, nn, ni, nr)
-        w = w.reshape(n, nn, nj, nr)
-        if live is not None:
-            target = a if plan.live_on == "a" else w
-            target *= live  # (N'|1, side|1, R|1) broadcasts over the rows
-        np.matmul(a.reshape(n * nn, ni, nr), w.reshape(n * nn, nj, nr).transpose(0, 2, 1),
-                  out=y[r0:r0 + n].reshape(n * nn, ni, nj))
-    return y
-
-
-def _contract_int(outer, s_op: _Operand, t_op: _Operand, plan: Plan,
-                  shape: tuple[int, ...], into: np.ndarray | None = None) -> np.ndarray | None:
-    """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
-    result cells (of `into`, a new (rows, *cells) array, when given). Rows holding copies
-    of the same operands share one matmul."""
-    ftype = _int_ftype(outer, plan)
-    if ftype is None:
-        return None
-    rows = shape[0]
-    a_src, w_src = s_op.cells(plan.a), t_op.cells(plan.w)
-    nn, ni, nr = plan.a.groups
-    nj = plan.w.groups[1]
-    grid = (rows, 1)  # Y's rows as (outer, inner): the folded matmul's view keeps them apart
-    if nr == 0:
-        y = np.zeros((rows, 1, nn, ni, nj), ftype)
-    else:
-        split = None
-        if rows > 1:  # the stored rows first: equal rows hold equal cells, compared as words
-            split = _row_split(*_row_proxies(s_op, t_op)) or _row_split(a_src, w_src)
-        if split is None:
-            y = _per_row(a_src, w_src, plan, ftype)[:, None]
-        else:
-            y, grid = _folded(a_src, w_src, plan, ftype, split), split[:2]
-    zn = plan.dest.shape[3]
-    res = np.zeros((rows, plan.out_cells), np.int32) if into is None else into.reshape(rows, plan.out_cells)
-    covered = plan.dest.size == plan.out_cells  # every cell written (the view names each once)
-    target = _dest_view(res, plan.dest) if ftype == np.float32 else None
-    if target is not None:  # exact integers in float32: the cast writes the result cells in place
-        view, fine = target
-        if into is not None and not covered:
-            res[...] = 0
-        cells = np.reshape(view, (*grid, *fine), copy=False)
-        np.copyto(cells, np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(*grid, *fine),
-                  casting="unsafe")
-        return res.reshape(shape)
-    if into is not None:
-        res[...] = 0
-    values = np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(rows, -1)
-    if ftype == np.float32:
-        values = values.astype(np.int32)
-    else:
-        values = (values.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.int32)
-    res[:, plan.dest.reshape(-1)] = values
-    return res.reshape(shape)

@@ -13,6 +13,7 @@ is dropped after its last use, which keeps the peak memory of large kernels down
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,21 +42,30 @@ __all__ = ["execute", "execute_inout"]
 def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compact: bool = False) -> np.ndarray:
     """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero. `compact`:
     the result may hold its live row only (backends/cpu/compact.py)."""
-    return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact)
+    return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact,
+                                     copies=isinstance(op, ToDm))  # a DM broadcast: its distinct rows
 
 
-@handles(View, compact=True)
-def _view(op: View, src: np.ndarray) -> np.ndarray:
-    """`view()` is the identity on data (docs/machine/fetch.md)."""
+@handles(View, compact=True, lazy=True)
+def _view(op: View, src: Any) -> Any:
+    """`view()` is the identity on data (docs/machine/fetch.md): any value passes as it is."""
     return src
 
 
-@handles(Begin, compact=True)
-def _begin(op: Begin, dm: np.ndarray | compact.Compact) -> np.ndarray | compact.Compact:
-    """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step."""
+@handles(Begin, compact=True, lazy=True)
+def _begin(op: Begin, dm: Any) -> Any:
+    """`begin` (docs/machine/fetch.md): the DM buffer as a stream with one time step (the
+    same cells of the same rows: a move not copied yet keeps its rows and form)."""
+    if isinstance(dm, compact_moves.Pending):
+        dm = compact_moves.realize(dm)
     if isinstance(dm, compact.Compact):
         return compact.make(dm.base, op.result.type)
-    return dm.reshape(layout.shape_of(op.result.type))
+    shape = layout.shape_of(op.result.type)
+    if isinstance(dm, lazy_rows.LazyRows):
+        if layout.n_rows(op.result.type) == dm.n_rows and math.prod(shape) == dm.n_rows * dm.n_dst:
+            return attrs.evolve(dm, shape=shape)
+        dm = lazy_rows.materialize(dm)
+    return dm.reshape(shape)
 
 
 @handles(ToVrf, options=True, compact=True, makes_compact=True)

@@ -9,6 +9,10 @@ later move composes its own form with it (still no copy), the contraction reads 
 operands straight from the base (and learns from the zero strides, without comparing
 any data, which digits an operand does not vary along), and every other consumer gets
 the copied buffer (`materialize`), bit for bit the eager move's result.
+
+A DMA that writes copies of the same rows into many slices (a broadcast: backends/cpu/
+row_copies.py) gives a `LazyRows` whose base holds the distinct rows only and whose
+`row_of` names, per spatial row, the base row it reads; the moves after it keep the map.
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ __all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form",
 class LazyRows:
     """Row r, output cell p of a move: `base[r]` read by `form` (`v0` a position of a
     base row, `vstrides` in bytes; `full`: no padding cell). `base` is (rows, n) with
-    contiguous rows; `shape` the output buffer's shape."""
+    contiguous rows; `shape` the output buffer's shape. With `row_of` (one base row per
+    spatial row), row r reads `base[row_of[r]]` instead: `base` holds distinct rows."""
 
     base: np.ndarray
     form: StridedForm
     n_dst: int
     shape: tuple[int, ...]
+    row_of: np.ndarray | None = None
 
     @property
     def dtype(self) -> np.dtype:
@@ -46,13 +52,19 @@ class LazyRows:
 
     @property
     def n_rows(self) -> int:
-        return self.base.shape[0]
-
+        return self.base.shape[0] if self.row_of is None else len(self.row_of)
 
     def rows(self, picked: slice) -> LazyRows:
         """The spatial rows `picked` only, as (rows, cells)."""
+        if self.row_of is not None:
+            row_of = self.row_of[picked]
+            return LazyRows(self.base, self.form, self.n_dst, (len(row_of), self.n_dst), row_of)
         base = self.base[picked]
         return LazyRows(base, self.form, self.n_dst, (base.shape[0], self.n_dst))
+
+    def distinct(self) -> LazyRows:
+        """The base rows as a lazy buffer of their own (every row read once)."""
+        return LazyRows(self.base, self.form, self.n_dst, (self.base.shape[0], self.n_dst))
 
 
 def lazy_or_copy(rows: np.ndarray, form: StridedForm, n_dst: int, shape: tuple[int, ...]) -> LazyRows | None:
@@ -74,7 +86,8 @@ def lazy_or_copy(rows: np.ndarray, form: StridedForm, n_dst: int, shape: tuple[i
 def materialize(buf):
     """The buffer itself: a `LazyRows` copied out (the eager move's exact result)."""
     if isinstance(buf, LazyRows):
-        return apply_form(buf.base, buf.form, buf.n_dst, None).reshape(buf.shape)
+        out = apply_form(buf.base, buf.form, buf.n_dst, None)
+        return (out if buf.row_of is None else out[buf.row_of]).reshape(buf.shape)
     return buf
 
 
@@ -145,9 +158,10 @@ def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int
 
 def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | None:
     """The cells a contraction layout reads (`gather.index`, flat cells of the lazy buffer
-    in C order over `gather.shape`, backends/cpu/contract_plan.py) of every row, as a
-    strided view (rows, *shape) of the base with its byte strides; None when they are not
-    affine. Found once per gather and form."""
+    in C order over `gather.shape`, backends/cpu/contract_plan.py) of every base row (of
+    every row but with `row_of`: of the distinct rows), as a strided view (base rows,
+    *shape) of the base with its byte strides; None when they are not affine. Found once
+    per gather and form."""
     if gather.index.size == 0:
         return None
     found = _affine_cells(lazy.form, lazy.n_dst, lazy.base.itemsize, gather)
@@ -155,7 +169,7 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
         return None
     base0, strides = found
     item = lazy.base.itemsize
-    view = as_strided(lazy.base[:, base0 // item:], (lazy.n_rows, *gather.shape),
+    view = as_strided(lazy.base[:, base0 // item:], (lazy.base.shape[0], *gather.shape),
                       (lazy.base.strides[0], *strides), writeable=False)
     return view, strides
 

@@ -39,7 +39,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.types import Type
 
-from backends.cpu import layout, lazy_rows, moves_strided, row_classes
+from backends.cpu import layout, lazy_rows, moves_strided, row_classes, row_copies
 from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
@@ -211,12 +211,20 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
     return out
 
 
-def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True) -> np.ndarray:
+def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
+                copies: bool = False) -> np.ndarray | LazyRows:
     """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
-    strided form (False: the index gather, the reference)."""
+    strided form (False: the index gather, the reference). `copies` allows a result that
+    holds the distinct rows of a broadcast only (backends/cpu/row_copies.py)."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
     n_spatial = layout.n_rows(dst)
+    if fast and copies:
+        rows = buf.reshape(1, *buf.shape)
+        form = strided_form_of(rows, src_levels, dst_levels)
+        found = None if form is None else row_copies.dma_copies(rows, form, n_spatial, layout.shape_of(dst))
+        if found is not None:
+            return found
     out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial) \
         if fast else None
     if out is not None:
@@ -321,8 +329,9 @@ def _lazy_move(buf: LazyRows, src_local: tuple[Mapping, ...], dst: Type, lazy: b
         return None
     n_dst = math.prod(mp.size for mp in dst_local)
     if lazy and form.full:
-        return LazyRows(buf.base, form, n_dst, layout.shape_of(dst))
-    return moves_strided.apply_form(buf.base, form, n_dst, (0, 1, buf.n_rows)).reshape(layout.shape_of(dst))
+        return LazyRows(buf.base, form, n_dst, layout.shape_of(dst), buf.row_of)
+    out = moves_strided.apply_form(buf.base, form, n_dst, (0, 1, buf.base.shape[0]))
+    return (out if buf.row_of is None else out[buf.row_of]).reshape(layout.shape_of(dst))
 
 
 def trim(buf: np.ndarray, size: int) -> np.ndarray:

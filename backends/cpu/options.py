@@ -28,7 +28,9 @@ class CpuOptions:
     """`fast_moves`: affine moves as strided copies or views (False: every move is a
     gather of its index plan, the reference). `fast_contract`: whole contractions by
     `backends.cpu.contract_fast` (False: the dense reference path only). `threads`: the
-    threads sharing the float products (1 runs them on the calling thread).
+    threads sharing the float products, and a large integer matmul's rows while BLAS runs
+    on one thread (`blas_threads=1`; backends/cpu/contract_int.py) (1 runs them on the
+    calling thread).
     `blas_threads`: the BLAS thread pool while the backend's matmuls run; one thread by
     default, since a small machine shared with other processes only loses to BLAS
     threads competing for its CPUs (None leaves the pool as it is). `jit`: float

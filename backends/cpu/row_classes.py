@@ -20,7 +20,7 @@ from backends.cpu import arena
 from backends.cpu.by_object import ByObject
 from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["record", "classes_of", "forget"]
+__all__ = ["record", "remember", "classes_of", "forget"]
 
 _KNOWN: ByObject[np.ndarray] = ByObject()
 
@@ -73,6 +73,17 @@ def record(out: np.ndarray, form: StridedForm, n_rows: int) -> None:
     if classes is None:
         return
     _KNOWN.put(root, classes)
+
+
+def remember(rows: np.ndarray, classes: np.ndarray) -> None:
+    """Remember `classes` (one per row) for `rows` (rows, n), a fresh array that nothing
+    writes again (a DMA's copies copied out: backends/cpu/row_copies.py), when its rows
+    are all its memory."""
+    root = rows
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if rows.ndim == 2 and rows.flags.c_contiguous and root.nbytes == rows.nbytes and len(classes) == rows.shape[0]:
+        _KNOWN.put(root, np.asarray(classes, np.int64))
 
 
 def forget(root: np.ndarray) -> None:

@@ -23,6 +23,7 @@ from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
 from backends.cpu import arena, layout, moves, moves_strided
+from backends.cpu.compact import Compact
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -166,6 +167,32 @@ def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarra
     return True
 
 
+def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndarray) -> bool:
+    """`_direct` from a value holding its live rows only, when they are one run of rows
+    and the copy reads inside them (then the full buffer, padding rows zero, is not made)."""
+    base = src.base
+    rows = layout.live_rows(src.t)
+    if base.dtype != out.dtype or not out.flags.c_contiguous or not base.size or not base.flags.c_contiguous \
+            or len(rows) == 0 or rows[-1] - rows[0] + 1 != len(rows):
+        return False
+    shape, item = src.shape, base.itemsize
+    strides = tuple(int(math.prod(shape[k + 1:])) * item for k in range(len(shape)))
+    form = _direct_form(op.src.type, op.view, shape, strides, out.shape, out.strides)
+    if form is None:
+        return False
+    first, extents, src_steps, out_steps, out0 = form
+    lo = hi = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
+    for n, st in zip(extents, src_steps):
+        lo, hi = lo + min(0, (n - 1) * st), hi + max(0, (n - 1) * st)
+    if lo < 0 or hi >= base.nbytes:
+        return False
+    start = out0 + sum(o * st for o, st in zip(offset, out.strides))
+    dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
+    at = first - int(rows[0]) * (base.size // len(rows))
+    np.copyto(dst, as_strided(base.reshape(-1)[at:], extents, src_steps, writeable=False))
+    return True
+
+
 def _copy(into: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of `into`, in the run's scratch when large (a whole destination
     tensor, copied before a tile is written into it: fresh memory would fault every page)."""
@@ -174,15 +201,23 @@ def _copy(into: np.ndarray) -> np.ndarray:
     return out
 
 
-@handles(ToView, options=True, donate=1)
-def to_view(op: ToView, src: np.ndarray, into: np.ndarray, start: np.ndarray | None = None,
+@handles(ToView, options=True, donate=1, compact=True)
+def to_view(op: ToView, src: np.ndarray | Compact, into: np.ndarray, start: np.ndarray | None = None,
             options: CpuOptions = DEFAULT, owned: bool = False) -> np.ndarray:
     """A DMA of `src` into the view's type, written over `into` at the view's live cells
     (in place when the executor hands `into` over: `owned`, backends/cpu/executor.py);
-    with fast moves, straight from `src` when the move is one strided copy (`_direct`).
-    A view at a runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
+    with fast moves, straight from `src` when the move is one strided copy (`_direct`;
+    from its live rows when it holds those only, backends/cpu/compact.py). A view at a
+    runtime `start` is shifted as a `window` is (RUNTIME-10 past its limit)."""
     offset = _shifted(op, start, "a tile written at a runtime start")
+    if isinstance(into, Compact):  # a destination of live rows only (a DM tensor): made whole, in
+        whole = into.full()        # a buffer of this handler's own (then written in place)
+        owned, into = not np.may_share_memory(whole, into.base), whole
     out = into if owned else _copy(into)
+    if isinstance(src, Compact):
+        if options.fast_moves and _direct_live(op, offset, src, out):
+            return out
+        src = src.full()
     if options.fast_moves and _direct(op, offset, src, out):
         return out
     moved = moves.move_global(src, op.src.type, op.view, fast=options.fast_moves)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_plan
+from backends.cpu import CpuBackend, CpuOptions, contract, contract_fast, contract_float, contract_int, contract_plan
 from ir import contract_arith as ca
 from npu_opt.run import run
 from tests.backends import kernels_shapes, kernels_small
@@ -365,8 +365,8 @@ def test_slice_copies_share_one_matmul(monkeypatch: pytest.MonkeyPatch) -> None:
     whose copy differs (none here by construction: the data is checked, not assumed)
     keeps them apart."""
     splits = []
-    split = contract_fast._row_split
-    monkeypatch.setattr(contract_fast, "_row_split", lambda *a: splits.append(split(*a)) or splits[-1])
+    split = contract_int._row_split
+    monkeypatch.setattr(contract_int, "_row_split", lambda *a: splits.append(split(*a)) or splits[-1])
     rng = np.random.default_rng(14)
     a, w = i8_data(rng, (512, 128), "uniform"), i8_data(rng, (512, 128), "uniform")
     assert_same(*fast_and_dense(monkeypatch, example("gemm_i8", "gemm_i8_kernel"), a, w))

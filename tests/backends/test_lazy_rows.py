@@ -112,12 +112,14 @@ def test_an_affine_base_gather_has_its_strided_form():
 
 def test_which_handlers_take_a_lazy_operand_is_declared_with_them():
     """`lazy_rows.accepts` reads the `lazy` fact of `@handles`: the GEMM's moves, its
-    identity fetch_cast, contract_outer and commit_trim (which composes a trim with a
-    move not made yet, backends/cpu/compact_moves.py) take a lazy operand, nothing else does;
+    identity fetch_cast, contract_outer, commit_trim (which composes a trim with a move
+    not made yet, backends/cpu/compact_moves.py), and view and begin (a DMA's copies held
+    as its distinct rows pass them on: backends/cpu/row_copies.py) take a lazy operand,
+    nothing else does;
     a widening fetch_cast (i8 -> i32) does not either."""
     ops = example("gemm_i8_kernel").trace("rngd").kernel.ops
     taking = {type(op).__name__ for op in ops if lazy_rows.accepts(op)}
-    assert taking == {"Fetch", "FetchCast", "Collect", "ToTrf", "Commit", "CommitTrim", "ContractOuter"}
+    assert taking == {"View", "Begin", "Fetch", "FetchCast", "Collect", "ToTrf", "Commit", "CommitTrim", "ContractOuter"}
     widening = [op for op in example("fetch_commit_simple").trace("rngd").kernel.ops
                 if type(op).__name__ == "FetchCast"]
     assert widening and not any(lazy_rows.accepts(op) for op in widening)
