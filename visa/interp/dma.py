@@ -97,8 +97,10 @@ def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
     return checked_start(env[start.id], limit, f"{op.result} = {op.MNEMONIC} ({side}_start)") * step
 
 
-def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
-    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array)."""
+def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
+    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
+    `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
+    again (the caller's knowledge: the walker's `_last_reads`)."""
     target = mem.target
     check(bool(op.commands), "no command", op)
     src_kind, dst_kind = op.kind.value
@@ -117,12 +119,12 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     else:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
-        result: Any = np.zeros(op.output_type.chip.size * dst_bytes, np.uint8)
+        size = op.output_type.chip.size * dst_bytes
         into = getattr(op, "into", None)  # dma_into: the bytes it does not write keep their value
         if into is not None:
-            check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == result.shape,
-                  f"{into} is not an HBM tensor of {result.size} bytes", op)
-            result[:] = env[into.id]
+            check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
+                  f"{into} is not an HBM tensor of {size} bytes", op)
+        result: Any = np.zeros(size, np.uint8) if into is None else env[into.id] if in_place else env[into.id].copy()
         hbm[op.result.id] = result
     else:
         base = mem.dm_address[op.result.id]
