@@ -16,6 +16,7 @@ import numpy as np
 
 import npu_opt
 from tu_ops.base import Ref
+from tu_ops.target import get_target
 from visa import parse_visa
 from visa.interp import dma, execute_inout, walker
 
@@ -84,3 +85,34 @@ def test_last_reads_sees_every_field_naming_a_value():
     last = walker._last_reads(_Kernel(steps, results=(Ref(4),), finals=(Ref(3),)))
     assert last[1] == 2 and last[0] == 0 and last[2] == 3 and last[9] == 1
     assert last[3] == last[4] == len(steps)  # a final or result: read after the last step
+
+
+def _first_dma(name: str):
+    kernel = runpy.run_path(str(ROOT / "examples" / f"{name}.py"))[f"{name}_kernel"]
+    art = parse_visa(npu_opt.compile(kernel).text)
+    op = next(s for s in art.kernel.steps if getattr(s, "MNEMONIC", "") == "dma" and s.output_type.kind == "dm")
+    return op, dma.tensor_bytes(op.output_type, get_target("rngd"))
+
+
+def _covered_by_numpy(op, base: int, size: int) -> bool:
+    """The oracle: every byte address each command writes; the set of them must be each
+    slice's window, every address once."""
+    slices = op.output_type.slice.size
+    addr = np.concatenate([dma.walk(c.dst_base, [e.size for e in c.entries], [e.dst_stride for e in c.entries]).ravel()
+                           for c in op.commands])
+    want = (np.arange(slices, dtype=np.int64)[:, None] * 524288 + base + np.arange(size)).ravel()
+    return addr.size == want.size and np.array_equal(np.sort(addr), want)
+
+
+def test_a_dma_writing_its_whole_tensor_skips_the_zeroing_only_then():
+    op, size = _first_dma("gemm_bf16")
+    base = op.commands[0].dst_base
+    assert dma._covers(op, base, size, 524288) is True and _covered_by_numpy(op, base, size)
+    cmd = op.commands[0]
+    short = attrs.evolve(op, commands=[attrs.evolve(cmd, entries=[attrs.evolve(cmd.entries[0], size=15),
+                                                                  *cmd.entries[1:]])])
+    twice = attrs.evolve(op, commands=[attrs.evolve(cmd, entries=[cmd.entries[0], attrs.evolve(cmd.entries[1],
+                                       dst_stride=0), *cmd.entries[2:]])])
+    shifted = attrs.evolve(op, commands=[attrs.evolve(cmd, dst_base=cmd.dst_base + 4096)])
+    for bad in (short, twice, shifted):
+        assert dma._covers(bad, base, size, 524288) is False and not _covered_by_numpy(bad, base, size)
