@@ -133,6 +133,17 @@ def _covers(op: Any, base: int, size: int, slice_bytes: int) -> bool:
     return True   # no byte twice, every one in a slice's window, as many as the windows hold
 
 
+def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.ndarray:
+    """The HBM bytes a DMA writes into: zeros, or a `dma_into`'s tensor (whose bytes it does
+    not write keep their value), copied unless `in_place`."""
+    into = getattr(op, "into", None)
+    if into is None:
+        return np.zeros(size, np.uint8)
+    check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
+          f"{into} is not an HBM tensor of {size} bytes", op)
+    return env[into.id] if in_place else env[into.id].copy()
+
+
 def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
     """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
     `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
@@ -155,12 +166,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
     else:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
-        size = op.output_type.chip.size * dst_bytes
-        into = getattr(op, "into", None)  # dma_into: the bytes it does not write keep their value
-        if into is not None:
-            check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
-                  f"{into} is not an HBM tensor of {size} bytes", op)
-        result: Any = np.zeros(size, np.uint8) if into is None else env[into.id] if in_place else env[into.id].copy()
+        result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
         hbm[op.result.id] = result
     else:
         base = mem.dm_address[op.result.id]
