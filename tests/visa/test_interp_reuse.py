@@ -102,3 +102,18 @@ def test_released_trf_is_zero_when_reused():
     again = Memory(get_target("rngd")).trf(1, 0)     # same shape: the pooled store comes back
     assert again is store
     assert not again.any()
+
+
+def test_a_large_store_touched_in_one_slice_is_pooled_by_the_bytes_it_holds():
+    # 256 slices x 512 KiB: the pool's whole budget by its size, but one slice's worth
+    # of written pages is all it holds; it must not be dropped (and reallocated, page
+    # fault by page fault, every run) because another pooled array is there
+    memory._give_back(np.empty(1 << 20, np.uint8))
+    shape = (256, 524288)
+    dm = Dm(*shape, reserve=shape[1])
+    dm._grow(65536, 1)
+    dm.data[0, :65536] = 3
+    store = dm.data
+    dm.release()
+    again = Dm(*shape, reserve=shape[1])
+    assert again.data is store and not again.data[0].any()

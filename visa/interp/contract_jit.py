@@ -305,13 +305,13 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> 
         other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
         equal = np.zeros(slices.size, np.bool_)
         kernels["same"](words, slices, other, touched, equal)
-        own: dict[int, int] = {}                                      # slice -> index of `tensors`
-        for i, sl in enumerate(slices.tolist()):
-            key = int(other[i]) if equal[i] else sl                  # a digest's false match: its own copy
-            if key not in own:
-                own[key] = len(tensors)
-                tensors.append((cells, key))
-            which[sel[i]] = own[key]
+        keys = np.where(equal, other, slices)                         # a digest's false match: its own copy
+        distinct, at, of = np.unique(keys, return_index=True, return_inverse=True)
+        order = np.argsort(at, kind="stable")                         # the tensors in order of first use
+        rank = np.empty(order.size, np.int64)
+        rank[order] = np.arange(order.size) + len(tensors)
+        which[sel] = rank[of.reshape(-1)]
+        tensors.extend((cells, int(k)) for k in distinct[order].tolist())
     wt = np.zeros((len(tensors), n_elems * trf.lanes), np.uint32)
     top, low = 0, mag
     for k, (cells, sl) in enumerate(tensors):

@@ -184,16 +184,16 @@ def paired_weights(wt: np.ndarray, shifts: list[int], rr: int) -> np.ndarray:
     shift c, element e's eight lanes, then element e + c x rr's (zeros past either end,
     which no paired read reaches)."""
     n_ops, n_e, _ = wt.shape
-    out = np.zeros((len(shifts), n_ops, n_e, 2 * LANES), np.float32)
+    out = np.empty((len(shifts), n_ops, n_e, 2 * LANES), np.float32)   # every element written below
     out[:, :, :, :LANES] = wt[None]
     for i, c in enumerate(shifts):
-        o = c * rr
-        if abs(o) >= n_e:
-            continue
-        if o >= 0:
+        o = min(abs(c * rr), n_e)
+        if c * rr >= 0:
             out[i, :, :n_e - o, LANES:] = wt[:, o:]
+            out[i, :, n_e - o:, LANES:] = 0
         else:
-            out[i, :, -o:, LANES:] = wt[:, :n_e + o]
+            out[i, :, o:, LANES:] = wt[:, :n_e - o]
+            out[i, :, :o, LANES:] = 0
     return out.reshape(len(shifts), n_ops, -1)
 
 

@@ -19,6 +19,7 @@ side by `start * start_bytes` bytes (RUNTIME-10 past the side's `start_limit`).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
 from visa.interp.errors import check
+from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
@@ -97,8 +99,55 @@ def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:
     return checked_start(env[start.id], limit, f"{op.result} = {op.MNEMONIC} ({side}_start)") * step
 
 
-def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
-    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array)."""
+@per_record
+def _covers(op: Any, base: int, size: int, slice_bytes: int) -> bool:
+    """Do a DMA's commands write every byte of the DM tensor it creates (`size` bytes from
+    `base` in each slice its type has, in each live (chip, cluster)), each byte once? Then
+    zeroing the tensor first is wasted. Worked out on the commands' packets (a few
+    thousand at most; more, or a runtime start, and the tensor is zeroed)."""
+    t = op.output_type
+    if getattr(op, "dst_start", None) is not None or not size:
+        return False
+    found: dict[tuple[int, int], list[tuple[np.ndarray, int]]] = {}
+    for cmd in op.commands:
+        inner = cmd.entries[-1] if cmd.entries else None
+        if inner is None or (inner.size, inner.dst_stride) != (cmd.packet_bytes, 1) or len(cmd.entries) > 8:
+            return False
+        outer = cmd.entries[:-1]
+        if math.prod(e.size for e in outer) > 1 << 16:
+            return False
+        starts = walk(cmd.dst_base, [e.size for e in outer], [e.dst_stride for e in outer]).reshape(-1)
+        found.setdefault((int(cmd.part.chip), int(cmd.part.cluster)), []).append((starts, cmd.packet_bytes))
+    if set(found) != set(live_parts(t)):
+        return False
+    for packets in found.values():
+        starts = np.concatenate([s for s, _ in packets])
+        lengths = np.concatenate([np.full(s.size, n, np.int64) for s, n in packets])
+        order = np.argsort(starts, kind="stable")
+        starts, lengths = starts[order], lengths[order]
+        sl, off = np.divmod(starts, slice_bytes)
+        if (bool((starts[1:] < starts[:-1] + lengths[:-1]).any()) or int(lengths.sum()) != t.slice.size * size
+                or bool((off < base).any()) or bool((off + lengths > base + size).any())
+                or int(sl.min()) < 0 or int(sl.max()) >= t.slice.size):
+            return False
+    return True   # no byte twice, every one in a slice's window, as many as the windows hold
+
+
+def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.ndarray:
+    """The HBM bytes a DMA writes into: zeros, or a `dma_into`'s tensor (whose bytes it does
+    not write keep their value), copied unless `in_place`."""
+    into = getattr(op, "into", None)
+    if into is None:
+        return np.zeros(size, np.uint8)
+    check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == (size,),
+          f"{into} is not an HBM tensor of {size} bytes", op)
+    return env[into.id] if in_place else env[into.id].copy()
+
+
+def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
+    """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
+    `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
+    again (the caller's knowledge: the walker's `_last_reads`)."""
     target = mem.target
     check(bool(op.commands), "no command", op)
     src_kind, dst_kind = op.kind.value
@@ -117,17 +166,12 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     else:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
-        result: Any = np.zeros(op.output_type.chip.size * dst_bytes, np.uint8)
-        into = getattr(op, "into", None)  # dma_into: the bytes it does not write keep their value
-        if into is not None:
-            check(isinstance(env.get(into.id), np.ndarray) and env[into.id].shape == result.shape,
-                  f"{into} is not an HBM tensor of {result.size} bytes", op)
-            result[:] = env[into.id]
+        result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
         hbm[op.result.id] = result
     else:
         base = mem.dm_address[op.result.id]
         result = DmTensor(base, op.output_type)
-        if getattr(op, "into", None) is None:  # dma_into writes over its tensor's bytes
+        if getattr(op, "into", None) is None and not _covers(op, base, dst_bytes, mem.dm_slice):
             mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]

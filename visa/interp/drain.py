@@ -23,6 +23,7 @@ from ir import convert as cv
 from tu_ops.enums import CommitConversion, LaneMode
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
+from visa.interp.lanes import Front
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
@@ -144,13 +145,18 @@ def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: 
     return True
 
 
-def run_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
-    """Trim, convert and write the stream into a new DM tensor at `dest`."""
+def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> DmTensor:
+    """Trim, convert and write the stream into a new DM tensor at `dest` (a `Front` stream
+    read on its front lanes when they hold the cells kept)."""
+    if isinstance(stream, Front) and op.pack is not None:
+        stream = stream.materialize()
     if op.pack is not None:  # the sub context's valid-count packing
         return run_packed_commit(op, stream, rows, mem)
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
+    if stream.dtype != value_dtype(op.input_type.dtype):  # (the message formatted only when it is raised)
+        check(False, f"the stream does not hold {op.input_type.dtype} values", op)
     d, bits, n, index, size = _write_plan(op, mem.target, stream.shape[1], stream.shape[-1])
+    if isinstance(stream, Front):
+        stream = stream.values if n <= 4 else stream.materialize()
     values = stream[..., :n]
     if op.conversion is not CommitConversion.NONE:
         values = _COMMIT[op.conversion](values)
@@ -184,5 +190,5 @@ def _cast_step(ops: list[Any], i: int, state: ProgramState) -> int:
 @executes("commit")
 def _commit_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.env[op.result.id] = run_commit(op, state.input(op.input, op), state.rows, state.mem)
+    state.env[op.result.id] = run_commit(op, state.input(op.input, op, front=op.pack is None), state.rows, state.mem)
     return 1

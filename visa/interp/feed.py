@@ -25,6 +25,8 @@ from ir.runtime_types import checked_start
 from tu_ops.enums import ConversionKind, DestKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
+from visa.interp import lanes
+from visa.interp.lanes import Front, pad_front
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
@@ -228,15 +230,17 @@ def _check_collect(op: Any, steps: int, flit: int) -> None:
 def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
     """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
     stream = feed_rows(op, rows, mem, env)[0]
-    return stream.materialize() if isinstance(stream, Repeated) else stream
+    return stream.materialize() if isinstance(stream, (Repeated, Front)) else stream
 
 
-def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated, Rows]:
-    """The collected stream (`Repeated` when `_repeats`) and the rows it lives on (those of
-    a switch's out_slice)."""
+def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated | Front, Rows]:
+    """The collected stream (`Repeated` when `_repeats`, `Front` when its packets fill at
+    most the front four lanes of one 8-cell flit) and the rows it lives on (those of a
+    switch's out_slice)."""
     target = mem.target
     src = env.get(op.source.tensor.id)
-    check(isinstance(src, DmTensor), f"source {op.source.tensor} is not a DM tensor", op)
+    if not isinstance(src, DmTensor):  # (the message formatted only when it is raised)
+        check(False, f"source {op.source.tensor} is not a DM tensor", op)
     sd = op.source.dtype
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
@@ -272,6 +276,12 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     _check_collect(op, steps, flit)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
         collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
+    elif nflits == 1 and flit == 8 and elems <= 4 and lanes.HELD:  # packets in the front lanes: held as those
+        front = np.ascontiguousarray(values)
+        if elems < 4:
+            front = np.zeros((rows.count, steps, 4), values.dtype)
+            front[..., :elems] = values
+        return Front(pad_front(front, op.output_type.time, op.output_type.packet)), rows
     else:
         collected = np.zeros((rows.count, steps, nflits * flit), values.dtype)
         collected[:, :, :elems] = values

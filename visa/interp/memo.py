@@ -20,6 +20,7 @@ __all__ = ["per_record", "clear"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _LIMIT = 2048
+_PLAIN = (int, str, bool)
 _TABLE: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
@@ -38,9 +39,9 @@ def per_record(fn: F) -> F:
 
     @functools.wraps(fn)
     def cached(*args: Any) -> Any:
-        key = (name, *(a if type(a) in (int, str, bool) else id(a) for a in args))
+        key = (name, *[a if type(a) in _PLAIN else id(a) for a in args])
         hit = _TABLE.get(key)
-        if hit is not None and all(x is y or x == y for x, y in zip(hit[0], args)):
+        if hit is not None and hit[0] == args:  # element by element, identity first (as `is` or `==`)
             return hit[1]
         value = _frozen(fn(*args))
         if len(_TABLE) >= _LIMIT:  # the oldest entry; another thread may have just dropped it

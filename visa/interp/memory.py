@@ -55,16 +55,18 @@ class Dm:
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
-        self.data = _zeros((slices, min(reserve, slice_bytes)))
+        self.data, self.resident = _zeros((slices, min(reserve, slice_bytes)))
         self.touched = 0
         self.rows = 0
 
     def release(self) -> None:
-        """Hand the store back for a later run (zeroed where touched) and forget it."""
+        """Hand the store back for a later run (zeroed where touched) and forget it. Its
+        pages never touched hold no memory yet (a fresh store is allocated zero, by the
+        system on first touch): the pool counts the bytes some run touched."""
         data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
         if data.size:
             data[:self.rows, :self.touched] = 0
-            _give_back(data)
+            _give_back(data, max(self.resident, self.rows * min(self.touched, data.shape[1])))
         self.touched = 0
         self.rows = 0
 
@@ -81,7 +83,7 @@ class Dm:
             new *= 2
         grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
         grown[:, :cap] = self.data
-        self.data = grown
+        self.data, self.resident = grown, self.slices * cap
 
     def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
                op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -112,31 +114,41 @@ class Dm:
 # Arrays of finished runs, by shape and dtype: zeroed DM and TRF stores, and scratch arrays a run
 # overwrites entirely (a feed's stream). Reusing one costs a memset (a store) or nothing
 # (scratch), where a fresh array costs a page fault on every page a run touches.
-_POOL: list[np.ndarray] = []
+# Each entry: the array and the bytes of it some run has written (what it holds in memory: a
+# DM store is allocated zero and mostly never touched), which the pool's budget counts.
+_POOL: list[tuple[np.ndarray, int]] = []
 _POOL_LOCK = threading.Lock()
 _POOL_ARRAYS = 32
 _POOL_BYTES = 128 << 20
 
 
-def _pooled(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
+def _pooled_entry(shape: tuple[int, ...], dtype: Any) -> tuple[np.ndarray, int] | None:
     dtype = np.dtype(dtype)
     with _POOL_LOCK:
-        for i, data in enumerate(_POOL):
+        for i, (data, _) in enumerate(_POOL):
             if data.shape == shape and data.dtype == dtype:
                 return _POOL.pop(i)
     return None
 
 
-def _give_back(data: np.ndarray) -> None:
+def _pooled(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
+    entry = _pooled_entry(shape, dtype)
+    return None if entry is None else entry[0]
+
+
+def _give_back(data: np.ndarray, resident: int | None = None) -> None:
+    """Pool `data`, of which `resident` bytes (None: all) have been written, within the budget."""
+    held = data.nbytes if resident is None else resident
     with _POOL_LOCK:
-        if len(_POOL) < _POOL_ARRAYS and sum(a.nbytes for a in _POOL) + data.nbytes <= _POOL_BYTES:
-            _POOL.append(data)
+        if len(_POOL) < _POOL_ARRAYS and sum(n for _, n in _POOL) + held <= _POOL_BYTES:
+            _POOL.append((data, held))
 
 
-def _zeros(shape: tuple[int, int]) -> np.ndarray:
-    """A zero (slices, bytes) store: a pooled one of that shape when there is one."""
-    data = _pooled(shape, np.uint8)
-    return np.zeros(shape, np.uint8) if data is None else data
+def _zeros(shape: tuple[int, int]) -> tuple[np.ndarray, int]:
+    """A zero (slices, bytes) store and the bytes of it written before: a pooled one of that
+    shape when there is one."""
+    entry = _pooled_entry(shape, np.uint8)
+    return (np.zeros(shape, np.uint8), 0) if entry is None else entry
 
 
 class Memory:

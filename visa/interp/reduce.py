@@ -15,17 +15,25 @@ from ir.vector.intra_reduce import reduce_counted, reduce_stored, removed_axis
 from tu_ops.valid_count import pack_to_vcg
 from tu_ops.vector_reduce import is_reduce, record_shapes
 from visa.interp.errors import check
+from visa.interp.memo import per_record
 
 __all__ = ["is_reduce", "run_reduce_step"]
+
+
+@per_record
+def _shapes(op: Any, index: int) -> tuple[tuple[Any, Any, Any, Any], str | None]:
+    """The (time, packet, out_time, out_packet) of reduce step `index` of `op` (after a split
+    too) and the axis it removes (None: not one), once per record."""
+    sh = record_shapes(op, index)
+    shapes = (sh.time, sh.packet, sh.out_time, sh.out_packet)
+    return shapes, removed_axis(*shapes)
 
 
 def run_reduce_step(op: Any, index: int, values: np.ndarray, slices: np.ndarray | None = None) -> np.ndarray:
     """The reduce of step `index` of `op` on (rows, T, 8) values; a step with `vcg=` folds only
     the cells its Valid Count Generator counts for each row's slice id (`slices`)."""
-    sh = record_shapes(op, index)  # after a split too
+    (time, packet, out_time, out_packet), axis = _shapes(op, index)
     step = op.steps[index]
-    time, packet, out_time, out_packet = sh.time, sh.packet, sh.out_time, sh.out_packet
-    axis = removed_axis(time, packet, out_time, out_packet)
     check(axis is not None and values.shape[1] == time.size, "the reduce does not remove one axis", op)
     scalar = "i32" if step.unit.name.endswith("I32") else "f32"
     lanes = np.ascontiguousarray(values[..., :4])

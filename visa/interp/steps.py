@@ -16,6 +16,7 @@ import attrs
 
 from ir.declare import Table
 from visa.interp.errors import check
+from visa.interp.lanes import Front
 from visa.interp.memory import Memory
 from visa.interp.repeated import Repeated
 from visa.interp.rows import Rows
@@ -33,12 +34,14 @@ class ProgramState:
     env: dict[int, Any]
     local: dict[int, Any] = attrs.field(factory=dict)
 
-    def input(self, ref: Any, op: Any, repeated: bool = False) -> Any:
+    def input(self, ref: Any, op: Any, repeated: bool = False, front: bool = False) -> Any:
         """The stream `ref` of this program that `op` reads; a `Repeated` one as it is held
-        when the reader takes that form (`repeated`), else written out (once)."""
+        when the reader takes that form (`repeated`), a `Front` one when it takes that
+        (`front`), else written out (once)."""
         value = self.local.get(ref.id)
-        check(value is not None, f"input {ref} is not a stream of this program", op)
-        if isinstance(value, Repeated) and not repeated:
+        if value is None:
+            check(False, f"input {ref} is not a stream of this program", op)
+        if isinstance(value, Repeated) and not repeated or isinstance(value, Front) and not front:
             value = self.local[ref.id] = value.materialize()
         return value
 

@@ -15,6 +15,8 @@ import numpy as np
 
 from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
+from visa.interp import lanes
+from visa.interp.lanes import Front, front_start
 from visa.interp.memo import per_record
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype
@@ -31,21 +33,45 @@ class VrfValues:
         self.words = words
 
 
-def run_vrf_load(op: Any, stream: np.ndarray) -> VrfValues:
-    """Store the live cells of the (rows, T, 8) stream at their words."""
+def run_vrf_load(op: Any, stream: np.ndarray | Front) -> VrfValues:
+    """Store the live cells of the (rows, T, 8) stream at their words (a `Front` one when
+    no live cell is in a back lane: `_front_live`)."""
     t = op.input_type
-    check(stream.dtype == value_dtype(t.dtype), f"the stream does not hold {t.dtype} values", op)
-    offsets = rf_offsets(op.write)
-    check(offsets.shape == stream.shape[1:], f"the write walks {offsets.shape}, the stream is {stream.shape[1:]}", op)
-    live = ~pad_mask(t.time, t.packet)
-    check(int(offsets[live].max(initial=0)) < op.words, "the write walk leaves the tensor", op)
+    if stream.dtype != value_dtype(t.dtype):  # (the message formatted only when it is raised)
+        check(False, f"the stream does not hold {t.dtype} values", op)
+    walked, live, at = _load_plan(op)
+    check(walked == stream.shape[1:], f"the write walks {walked}, the stream is {stream.shape[1:]}", op)
+    check(live.shape == walked, f"the write walks {walked}, the stream's type is {live.shape}", op)
+    check(int(at.max(initial=0)) < op.words, "the write walk leaves the tensor", op)
     words = np.zeros((stream.shape[0], op.words), stream.dtype)
-    words[:, offsets[live]] = stream[:, live]
+    if isinstance(stream, Front):
+        check(_front_live(op), "a live cell of the stream is in a back lane", op)
+        words[:, at] = stream.values[:, live[:, :4]]
+    else:
+        words[:, at] = stream[:, live]
     return VrfValues(op, words)
 
 
-def rf_operands(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> list[np.ndarray]:
-    """For each VRF tensor of a record that reads the VRF, the stored value each stream cell reads."""
+@per_record
+def _load_plan(op: Any) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """A load's (T, P) write walk shape, the live cells of its stream type and the word each
+    writes, in stream order (none when the walk and the type disagree)."""
+    t = op.input_type
+    offsets = rf_offsets(op.write)
+    live = ~pad_mask(t.time, t.packet)
+    return offsets.shape, live, offsets[live] if offsets.shape == live.shape else offsets[:0, 0]
+
+
+@per_record
+def _front_live(op: Any) -> bool:
+    """Are all the live cells of a load's 8-lane stream in its front four lanes?"""
+    t = op.input_type
+    return t.packet.size == 8 and not (~pad_mask(t.time, t.packet))[:, 4:].any()
+
+
+def rf_operands(op: Any, stream: np.ndarray | Front, vrfs: list[VrfValues]) -> list[np.ndarray]:
+    """For each VRF tensor of a record that reads the VRF, the stored value each stream cell
+    reads (each cell of its front four lanes for a `Front` stream)."""
     check(len(vrfs) == len(op.rf_read), "one rf_read walk per VRF tensor", op)
     operands = []
     for vrf, read in zip(vrfs, op.rf_read):
@@ -53,6 +79,8 @@ def rf_operands(op: Any, stream: np.ndarray, vrfs: list[VrfValues]) -> list[np.n
         check(offsets.shape[1:] == stream.shape[2:], "rf_read does not walk the stream", op)  # time: per step
         check(top < vrf.words.shape[1], "rf_read leaves the VRF tensor", op)
         check(vrf.words.shape[0] == stream.shape[0], "the VRF tensor lives in other slices", op)
+        if isinstance(stream, Front):
+            offsets = offsets[:, :4]
         if column is None:
             operands.append(vrf.words[:, offsets])
         else:  # every cell of a flit reads one word: that word, broadcast over the packet (read-only)
@@ -72,26 +100,30 @@ def _walk(read: Any) -> tuple[np.ndarray, int, np.ndarray | None]:
 def loaded(op: Any, state: ProgramState) -> list[VrfValues]:
     """The loaded VRF tensors a record's `rf` names."""
     vrfs = [state.env.get(ref.id) for ref in op.rf]
-    check(all(isinstance(v, VrfValues) for v in vrfs), f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
+    if not all(isinstance(v, VrfValues) for v in vrfs):
+        check(False, f"rf {list(map(str, op.rf))} are not loaded VRF tensors", op)
     return vrfs
 
 
-def run_vector_rf(op: Any, stream: np.ndarray, vrfs: list[VrfValues], slices: np.ndarray | None = None) -> np.ndarray:
-    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`."""
-    check(stream.dtype == value_dtype(op.input_type.dtype), f"the stream does not hold {op.input_type.dtype} values",
-          op)
-    return run_vector(op, stream, rf_operands(op, stream, vrfs), slices)
+def run_vector_rf(op: Any, stream: np.ndarray | Front, vrfs: list[VrfValues], slices: np.ndarray | None = None,
+                  front: bool = False) -> np.ndarray | Front:
+    """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`
+    (a `Front` stream and `front` as for `run_vector`)."""
+    if stream.dtype != value_dtype(op.input_type.dtype):
+        check(False, f"the stream does not hold {op.input_type.dtype} values", op)
+    return run_vector(op, stream, rf_operands(op, stream, vrfs), slices, front)
 
 
 @executes("vrf_load")
 def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.env[op.result.id] = run_vrf_load(op, state.input(op.input, op))
+    state.env[op.result.id] = run_vrf_load(op, state.input(op.input, op, front=_front_live(op)))
     return 1
 
 
 @executes("vector_rf")
 def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
-    state.local[op.result.id] = run_vector_rf(op, state.input(op.input, op), loaded(op, state), state.rows.slice)
+    stream = state.input(op.input, op, front=front_start(op))
+    state.local[op.result.id] = run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.HELD)
     return 1

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence, Union
 
+import attrs
 import numpy as np
 
 from ir.resident import host_type
+from tu_ops.base import Ref
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
@@ -107,6 +109,34 @@ def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Targ
 
 
 @per_record
+def _last_reads(kernel: LoweredKernel) -> dict[int, int]:
+    """The index of the last step reading each value (any field naming it, a program's
+    records included), past the last step for a result or final: after that step no one
+    reads the value's bytes, so a `dma_into` there may write over them."""
+    last: dict[int, int] = {}
+    for i, step in enumerate(kernel.steps):
+        for op in (step.ops if isinstance(step, TuProgram) else (step,)):
+            for f in attrs.fields(type(op)):
+                if f.name != "result":
+                    for ref in _refs(getattr(op, f.name)):
+                        last[ref.id] = i
+    for ref in (*kernel.results, *kernel.finals):
+        last[ref.id] = len(kernel.steps)
+    return last
+
+
+def _refs(value: Any) -> list[Ref]:
+    """The value references in a record field, inside tuples, lists and attrs objects too."""
+    if isinstance(value, Ref):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [r for v in value for r in _refs(v)]
+    if attrs.has(type(value)):
+        return [r for f in attrs.fields(type(value)) for r in _refs(getattr(value, f.name))]
+    return []
+
+
+@per_record
 def _types(kernel: LoweredKernel) -> dict[int, Any]:
     """The IR type of every value of a kernel (parameters and op results), by value id."""
     return {op.result.id: op.output_type for op in kernel.ops()} | {p.ref.id: p.type for p in kernel.params}
@@ -139,7 +169,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
                            for p, data in zip(kernel.params, params)}
     types: dict[int, Any] | None = None
     guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
-    for step in kernel.steps:
+    last, made = _last_reads(kernel), set()   # made: HBM arrays this run's DMAs created, no one else holds
+    for i, step in enumerate(kernel.steps):
         if guards.skips(step, env):
             continue
         if isinstance(step, TuProgram):
@@ -160,7 +191,11 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
             run = run_gather if step.MNEMONIC == "dma_gather" else run_scatter
             env[step.result.id] = run(step, mem, env, types)
         else:
-            env[step.result.id] = run_dma(step, mem, env)
+            into = getattr(step, "into", None)
+            in_place = into is not None and into.id in made and last.get(into.id, len(kernel.steps)) <= i
+            env[step.result.id] = run_dma(step, mem, env, in_place)
+            if step.output_type.kind == "hbm":
+                made.add(step.result.id)
     for ref in kernel.finals:  # a written resident parameter: its DM bytes, before the DM goes
         if isinstance(env.get(ref.id), DmTensor):
             env[ref.id] = save(mem, env[ref.id])
