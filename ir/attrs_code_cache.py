@@ -19,7 +19,6 @@ without that function) falls back to compiling; a user's own attrs classes are l
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
@@ -29,7 +28,7 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ir.lark_cache import cache_dir
+from ir.lark_cache import cache_dir, sha256
 
 __all__ = ["install", "watch"]
 
@@ -69,7 +68,7 @@ def install() -> None:
         if shared is None:
             return original(script, globs, locs, filename)
         folder = cache_dir() / "attrs"
-        path = os.path.join(folder, hashlib.sha256(f"{salt}{filename}\n{shared}".encode()).hexdigest()[:32])
+        path = os.path.join(folder, sha256(f"{salt}{filename}\n{shared}".encode()).hexdigest()[:32])
         code = _load(path)
         if code is None:
             code = compile(shared, filename, "exec")

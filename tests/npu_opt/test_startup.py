@@ -93,3 +93,24 @@ def test_a_warm_compile_loads_no_compiler(tmp_path: Path) -> None:
     assert "driver" in loaded
     assert not loaded & {"ml_dtypes", "numpy", "lark", "attrs", "attr", "tu_ops", "visa", "backends", "examples",
                          "argparse", "_hashlib"}  # a plain command line, CPython's own SHA-256
+
+
+def test_the_command_line_collects_less_and_freezes_before_exit(tmp_path: Path) -> None:
+    """Issue 29: the process's own command line raises the collector's threshold (start-up
+    builds ~150,000 long-lived objects) and freezes every object once the command is done,
+    so the interpreter's exit does not search them all for cycles; a caller that passes
+    `argv` (a test, a tool embedding the command line) keeps its collector as it was."""
+    probe = ("import gc, sys\nfrom driver.cli import main\n"
+             "sys.argv = ['npu-opt', 'compile', {gemm!r}, '-o', {out!r}, '--no-cache']\n"
+             "before = gc.get_threshold()\nstatus = main({argv})\n"
+             "print(status, before[0], gc.get_threshold()[0], gc.get_freeze_count() > 0)\n")
+    gemm, out = str(ROOT / "examples" / "gemm.py"), str(tmp_path / "out")
+    runs = {}
+    for own in (True, False):
+        argv = None if own else ["compile", gemm, "-o", out, "--no-cache"]
+        done = subprocess.run([sys.executable, "-c", probe.format(gemm=gemm, out=out, argv=argv)], cwd=tmp_path,
+                              capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                                                                     "HOME": str(tmp_path)})
+        runs[own] = done.stdout.splitlines()[-1].split()
+    assert runs[True] == ["0", "700", "200000", "True"]
+    assert runs[False] == ["0", "700", "700", "False"]
