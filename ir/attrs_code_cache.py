@@ -6,9 +6,10 @@ compiling is about a quarter of a fresh process's start-up. attrs compiles in on
 `attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
 attrs is imported, without importing attrs itself (`npu-opt --version` never needs it). The
 code object of a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`)
-is then kept in a file named by a hash of the source, that file name, attrs' `_make.py` (path, size, time)
-and the Python bytecode magic, under `attrs/` in the cache directory of the lark tables
-(ir/lark_cache.py), and later loaded from there instead of compiled.
+is then kept, with the text it was compiled from (the source, that file name, attrs'
+`_make.py` path, size and time, the Python bytecode magic), in a file named by a CRC of that
+text under `attrs/` in the cache directory of the lark tables (ir/lark_cache.py), and later
+loaded from there instead of compiled when the text it holds is the same.
 
 The loaded code object is the one `compile` returns (marshal keeps every field of a code
 object; this module and attrs' both compile under `from __future__ import annotations`), and
@@ -25,10 +26,11 @@ import marshal
 import os
 import sys
 import types
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ir.lark_cache import cache_dir, sha256
+from ir.lark_cache import cache_dir
 
 __all__ = ["install", "watch"]
 
@@ -67,12 +69,13 @@ def install() -> None:
         shared = _with_type_hash(script, type_hash, sentinel)
         if shared is None:
             return original(script, globs, locs, filename)
-        folder = cache_dir() / "attrs"
-        path = os.path.join(folder, sha256(f"{salt}{filename}\n{shared}".encode()).hexdigest()[:32])
-        code = _load(path)
+        folder = _folder()
+        text = f"{salt}{filename}\n{shared}"
+        path = os.path.join(folder, f"{zlib.crc32(text.encode()):08x}-{len(text):x}")
+        code = _load(path, text)
         if code is None:
             code = compile(shared, filename, "exec")
-            _store(folder, path, code)
+            _store(folder, path, text, code)
         if shared is not script:
             code = _replace_const(code, sentinel, type_hash)
         eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
@@ -129,15 +132,18 @@ def _class_name(filename: str) -> str:
 
 
 def _with_type_hash(script: str, old: int, new: int) -> str | None:
-    """`script` with its lines that are only the number `old` (and a comma) holding `new`;
+    """`script` with its line that is only the number `old` (and a comma) holding `new`;
     None when `old` is so short a number that another constant could be the stand-in."""
-    line = f"{old},"
-    if line not in script:
+    line = f" {old},\n"  # attrs writes it indented, on a line of its own, never last
+    at = script.find(line)
+    if at < 0:
         return script
     if len(str(abs(old))) < 12:  # about one hash in ten million: compiled as attrs does, not cached
         return None
-    return "\n".join(text.replace(line, f"{new},") if text.strip() == line else text
-                     for text in script.split("\n"))
+    start = script.rfind("\n", 0, at) + 1
+    if script[start:at].strip():  # not alone on its line: leave the class to attrs
+        return None
+    return f"{script[:at]} {new},\n{script[at + len(line):]}"
 
 
 def _replace_const(code: types.CodeType, old: int, new: int) -> types.CodeType:
@@ -161,21 +167,35 @@ def _ours(filename: str) -> bool:
     return len(parts) == 4 and parts[0] == "<attrs" and parts[3].startswith(_PACKAGES)
 
 
-def _load(path: str) -> types.CodeType | None:
+def _folder() -> str:
+    """`attrs/` in the cache directory (ir/lark_cache.py), as the environment says now."""
+    env = tuple(os.environ.get(k) for k in ("NPU_OPT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
+    folder = _FOLDERS.get(env)
+    if folder is None:
+        folder = _FOLDERS[env] = str(cache_dir() / "attrs")
+    return folder
+
+
+_FOLDERS: dict[tuple[str | None, ...], str] = {}
+
+
+def _load(path: str, text: str) -> types.CodeType | None:
+    """The code kept in `path` for `text` (the file holds both: a file of another text that
+    shares the name, or any damage, reads as none)."""
     try:
         with open(path, "rb") as f:
-            code = marshal.loads(f.read())
+            kept, code = marshal.loads(f.read())
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return code if isinstance(code, types.CodeType) else None
+    return code if kept == text and isinstance(code, types.CodeType) else None
 
 
-def _store(folder: Any, path: str, code: types.CodeType) -> None:
+def _store(folder: str, path: str, text: str, code: types.CodeType) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(folder, exist_ok=True)
         with open(tmp, "wb") as f:
-            f.write(marshal.dumps(code))
+            f.write(marshal.dumps((text, code)))
         os.replace(tmp, path)  # whole or not at all, whichever process writes it
     except OSError:
         try:

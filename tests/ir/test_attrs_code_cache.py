@@ -6,6 +6,7 @@ nothing but the speed."""
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_a_users_class_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert cls(1) == cls(1)
 
 
-def test_a_damaged_file_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_or_foreign_file_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
     _define("ir.probe_module")
     (path,) = (tmp_path / "attrs").iterdir()
@@ -87,6 +88,11 @@ def test_a_damaged_file_is_compiled_again(tmp_path: Path, monkeypatch: pytest.Mo
     cls = _define("ir.probe_module")
     assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
     assert len(path.read_bytes()) > 20  # and written whole again
+    text, code = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((text + " ", compile("x = 1", "<other>", "exec"))))  # another text's file
+    cls = _define("ir.probe_module")
+    assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
+    assert marshal.loads(path.read_bytes())[0] == text
 
 
 def test_an_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
