@@ -134,3 +134,28 @@ def test_processes_with_other_hash_seeds_share_the_files(tmp_path: Path) -> None
     shapes = {tuple(r[:2]) for r in runs}
     assert len(list((tmp_path / "attrs").iterdir())) == len(shapes) < len(runs)  # some process loaded a file
     assert len({r[2] for r in runs}) == len(runs)  # every seed gave another number
+
+
+def test_a_builtin_converters_signature_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """attrs asks a converter's signature for `__init__`'s annotations; a builtin's
+    (`tuple`) is not parsed (it has none to give), a Python function's still is."""
+    calls: list[Any] = []
+    real = attr._compat.inspect.signature
+
+    def spy(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(obj)
+        return real(obj, *args, **kwargs)
+
+    def to_tuple(value: list) -> tuple:
+        return tuple(value)
+
+    monkeypatch.setattr(attr._compat.inspect, "signature", spy)
+    ns: dict[str, Any] = {"__name__": "my_kernels.helpers", "attrs": attrs, "to_tuple": to_tuple}
+    exec(  # noqa: S102
+        "@attrs.frozen\nclass P:\n"
+        "    a: tuple = attrs.field(converter=tuple)\n"
+        "    b: tuple = attrs.field(converter=to_tuple)\n"
+        "    c: int = attrs.field(converter=int, default=0)\n", ns)
+    assert calls == [to_tuple]
+    assert ns["P"].__init__.__annotations__ == {"b": "list", "return": None}  # as attrs annotates
+    assert ns["P"]([1], [2], "3") == ns["P"]((1,), (2,), 3)
