@@ -78,9 +78,9 @@ def install() -> None:
         if code is None:
             code = compile(shared, filename, "exec")
             _store(folder, path, text, code)
-        if shared is not script:
-            code = _replace_const(code, sentinel, type_hash)
         eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
+        if shared is not script:  # the `__hash__` it defined gets this process's number
+            _put_type_hash(locs if locs is not None else globs, sentinel, type_hash)
         return None
 
     make._compile_and_eval = compile_and_eval
@@ -174,9 +174,9 @@ def _with_type_hash(script: str, old: int, new: int) -> str | None:
     return f"{script[:at]} {new},\n{script[at + len(line):]}"
 
 
-def _replace_const(code: types.CodeType, old: int, new: int) -> types.CodeType:
-    """`code` (attrs' script) with the int constant `old` of its `__hash__` replaced by `new`
-    (a constant of its own, or inside a folded tuple constant)."""
+def _put_type_hash(namespace: Any, old: int, new: int) -> None:
+    """The `__hash__` function just defined in `namespace`, its int constant `old` replaced
+    by `new` (a constant of its own, or inside a folded tuple constant)."""
 
     def swap(value: Any) -> Any:
         if type(value) is int:
@@ -185,9 +185,9 @@ def _replace_const(code: types.CodeType, old: int, new: int) -> types.CodeType:
             return tuple(swap(v) for v in value)
         return value
 
-    consts = tuple(c.replace(co_consts=tuple(swap(k) for k in c.co_consts))
-                   if isinstance(c, types.CodeType) and c.co_name == "__hash__" else c for c in code.co_consts)
-    return code.replace(co_consts=consts)
+    fn = namespace.get("__hash__") if namespace is not None else None
+    if isinstance(fn, types.FunctionType):
+        fn.__code__ = fn.__code__.replace(co_consts=tuple(swap(k) for k in fn.__code__.co_consts))
 
 
 def _ours(filename: str) -> bool:
