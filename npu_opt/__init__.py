@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from npu_opt.runtime_scalars import HbmScalar, RuntimeScalar, i64, u32, u64, usize
     from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor, VrfTensor
     from npu_opt.spm import SpmTensor
-    from npu_opt.vector_branch import Branched, TagGuard
-    from npu_opt.vector_stash import Stash
+    from npu_opt.branched import Branched, TagGuard
+    from ir.vector.operands import Stash
 
 
 def __getattr__(name: str) -> Any:

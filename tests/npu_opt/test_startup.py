@@ -137,3 +137,16 @@ def test_a_gemm_compile_loads_no_vector_lowering(tmp_path: Path) -> None:
     assert not loaded & {"tu_ops.lower.vector", "tu_ops.lower.vector_inter", "tu_ops.lower.vector_pair",
                          "tu_ops.lower.vector_branch", "tu_ops.vector_pair", "tu_ops.vector_branch",
                          "tu_ops.vector_inter", "tu_ops.transpose"}
+
+
+def test_the_star_import_defines_branched_without_the_branched_ops(tmp_path: Path) -> None:
+    """`from npu_opt import *` (every kernel file) defines `Branched`, `TagGuard` and `Stash`
+    without loading the branched ops, the vector chain's methods or the stash's
+    (npu_opt/branched.py): a kernel without a Vector Engine chain never uses them."""
+    code = ("import sys\nfrom npu_opt import *\n"
+            "print(Branched.__name__, TagGuard.__name__, Stash.__name__, sorted(m for m in sys.modules if m in "
+            "('ir.vector_branch_ops', 'npu_opt.vector_branch', 'npu_opt.vector_chain_methods', "
+            "'npu_opt.vector_stash', 'ir.vector_stash_ops')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.stdout.split() == ["Branched", "TagGuard", "Stash", "[]"], done.stderr
