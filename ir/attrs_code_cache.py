@@ -4,7 +4,7 @@ Defining an attrs class makes attrs write the source of its `__init__`, `__repr_
 and `__hash__` and compile it; for the few hundred IR and op classes a compile imports, that
 compiling is about a quarter of a fresh process's start-up. attrs compiles in one function,
 `attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
-attrs is imported, without importing attrs itself (`npu-opt --version` never needs it). The
+that module is imported, without importing attrs itself (`npu-opt --version` never needs it). The
 code object of a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`)
 is then kept, with the text it was compiled from (the source, that file name, attrs'
 `_make.py` path, size and time, the Python bytecode magic), in a file named by a CRC of that
@@ -36,12 +36,14 @@ from ir.lark_cache import cache_dir
 
 __all__ = ["install", "watch"]
 
-_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.")
+# Our packages, and attrs' own classes defined after attr._make (its validators: the same
+# for every process of one attrs installation).
+_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.")
 _INSTALLED: list[Any] = []  # attrs' own compile step, once wrapped
 
 
 def watch() -> None:
-    """`install` now if attrs is loaded, else right after it is (an import hook on `attr`)."""
+    """`install` now if attrs is loaded, else right after `attr._make` is (an import hook)."""
     if _INSTALLED:
         return
     if "attr._make" in sys.modules:
@@ -114,10 +116,11 @@ _BUILTIN_KINDS = (type, types.BuiltinFunctionType)
 
 
 class _AttrWatch:
-    """A meta path finder that only notices `attr` being imported, to `install` after it ran."""
+    """A meta path finder that only notices `attr._make` being imported, to `install` right
+    after it ran (before attrs' own validators define their classes)."""
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        if name != "attr":
+        if name != "attr._make":
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -127,7 +130,7 @@ class _AttrWatch:
 
 
 class _InstallAfter:
-    """`attr`'s own loader, then `install` (attr/__init__ has imported attr._make by then)."""
+    """`attr._make`'s own loader, then `install`."""
 
     def __init__(self, loader: Any) -> None:
         self._loader = loader
