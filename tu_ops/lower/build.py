@@ -48,15 +48,12 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
-        # the SPM, gather and runtime lowerings (and their record modules) load with the first such step
-        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):
+        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):  # these lowerings load with a first such step
             from tu_ops.lower.spm import lower_spm_move
-
             steps.append(lower_spm_move(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Shuffle):
             from tu_ops.lower.gather import lower_shuffle
-
             steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Redistribute):
@@ -64,7 +61,6 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
             from tu_ops.lower.gather import lower_gather, lower_scatter
-
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
@@ -73,7 +69,6 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
             from tu_ops.lower.runtime import lower_runtime
-
             steps.append(lower_runtime(item, first, lay.refs))
             continue
         if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
