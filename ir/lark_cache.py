@@ -9,10 +9,18 @@ be written the parser is simply built each time.
 
 from __future__ import annotations
 
-import hashlib
 import os
+import sys
 from pathlib import Path
 from typing import Any
+
+try:  # CPython's own SHA-256 (driver/replay.py): `import hashlib` loads OpenSSL, and `import ir`
+    if sys.version_info >= (3, 12):  # loads this module (ir/attrs_code_cache.py) for `cache_dir`
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    else:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+except ImportError:
+    from hashlib import sha256  # type: ignore[assignment]
 
 __all__ = ["cache_dir", "lalr_parser"]
 
@@ -31,7 +39,7 @@ def lalr_parser(grammar: str, **options: Any) -> Any:
     import lark  # here, not at the top: `cache_dir` alone (explain's cache) needs no parser
 
     key = repr((grammar, sorted(options.items()), lark.__version__)).encode()
-    path = cache_dir() / f"lark-{hashlib.sha256(key).hexdigest()[:24]}.cache"
+    path = cache_dir() / f"lark-{sha256(key).hexdigest()[:24]}.cache"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         return lark.Lark(grammar, parser="lalr", cache=str(path), **options)

@@ -9,6 +9,7 @@ never shadows the builtin `compile`.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
     from npu_opt.runtime_scalars import HbmScalar, RuntimeScalar, i64, u32, u64, usize
     from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TrfTensor, VrfTensor
     from npu_opt.spm import SpmTensor
-    from npu_opt.vector_branch import Branched, TagGuard
-    from npu_opt.vector_stash import Stash
+    from npu_opt.branched import Branched, TagGuard
+    from ir.vector.operands import Stash
 
 
 def __getattr__(name: str) -> Any:
@@ -50,7 +51,7 @@ def __getattr__(name: str) -> Any:
     try:
         return lazy_export(__name__, name)
     except AttributeError:
-        if name.startswith("_"):
+        if name.startswith("_") or _is_submodule(name):  # `from npu_opt import stages` mid-import
             raise
     # the op enum of a Vector Engine unit declared in ir/vector/units.py (a unit may be added at run time)
     units = importlib.import_module("ir.vector.units").SPECS.values()
@@ -58,6 +59,15 @@ def __getattr__(name: str) -> Any:
     if value is None:
         raise AttributeError(f"module 'npu_opt' has no attribute {name!r}")
     return value
+
+
+def _is_submodule(name: str) -> bool:
+    """A module of this package is named `name`: no unit's op enum is, and the import system
+    loads the module once this `__getattr__` says no (without the units and their numerics)."""
+    return os.path.isfile(os.path.join(_HERE, f"{name}.py")) or os.path.isdir(os.path.join(_HERE, name))
+
+
+_HERE = os.path.dirname(__file__)
 
 
 class _Package(types.ModuleType):

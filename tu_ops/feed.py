@@ -9,19 +9,17 @@ Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-15 in that or
 from __future__ import annotations
 
 import math
-from types import MappingProxyType
-import functools
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 import attrs
 
-import tu_ops
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
+from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destination, feed_destinations
 from tu_ops.feed_source import source_problem, start_problem
 from tu_ops.fetch_mask import mask_problem
 from tu_ops.switch import SwitchRoute, route_problem
@@ -34,25 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries"]
-
-
-@functools.cache
-def feed_destinations() -> dict[DestKind, type]:
-    """The op class each destination kind names, as the op classes declare (`FEED_DEST`).
-    A kind no class claims is later scope."""
-    return {cls.FEED_DEST: cls for cls in tu_ops.OP_CLASSES if vars(cls).get("FEED_DEST") is not None}
-
-
-def dest_element_types() -> Mapping[DestKind, frozenset[FeedElementType]]:
-    """FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
-    alike, from each op class's `FEED_ELEMENTS`. (RawInt8, Flit2, TRF_LOAD) is the
-    reference's v0.3 failure and is legal here."""
-    return MappingProxyType({kind: cls.FEED_ELEMENTS for kind, cls in feed_destinations().items()})
-
-
-def dest_mnemonics() -> Mapping[DestKind, str]:
-    """The op mnemonic each destination kind names (FEED-12)."""
-    return MappingProxyType({kind: cls.MNEMONIC for kind, cls in feed_destinations().items()})
 
 
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
@@ -209,7 +188,8 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-2")
     def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        accepted = dest_element_types().get(self.dest.kind)
+        dest = feed_destination(self.dest.kind)
+        accepted = dest.FEED_ELEMENTS if dest is not None else None
         if accepted is None:
             return f"destination kind {self.dest.kind} is later scope"
         if self.element_type not in accepted:
@@ -360,7 +340,7 @@ class FeedBuffer(TuOp):
         consumer = ctx.op(self.dest.op)
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
-        if not isinstance(consumer, feed_destinations().get(self.dest.kind, ())):  # the named record, or a kind of it
+        if not isinstance(consumer, feed_destination(self.dest.kind) or ()):  # the named record, or a kind of it
             return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
         program = ctx.program_of(self.result)
         if program is None or ctx.program_of(self.dest.op) is not program:

@@ -9,9 +9,9 @@ that caused it, so the message can put a caret under the fault.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import lark
@@ -33,7 +33,8 @@ _MISSING = object()
 
 @functools.cache
 def _parser() -> lark.Lark:
-    grammar = importlib.resources.files("ir.mapping").joinpath("mapping.lark").read_text()
+    # next to this module (importlib.resources would load zipfile and tempfile for it)
+    grammar = Path(__file__).with_name("mapping.lark").read_text(encoding="utf-8")
     return lalr_parser(grammar, start=["mapping_expr", "index_expr", "axes_decl"],
                        propagate_positions=True, maybe_placeholders=False)
 

@@ -93,3 +93,61 @@ def test_a_warm_compile_loads_no_compiler(tmp_path: Path) -> None:
     assert "driver" in loaded
     assert not loaded & {"ml_dtypes", "numpy", "lark", "attrs", "attr", "tu_ops", "visa", "backends", "examples",
                          "argparse", "_hashlib"}  # a plain command line, CPython's own SHA-256
+
+
+def test_the_command_line_collects_less_and_freezes_before_exit(tmp_path: Path) -> None:
+    """Issue 29: the process's own command line raises the collector's threshold (start-up
+    builds ~150,000 long-lived objects) and freezes every object once the command is done,
+    so the interpreter's exit does not search them all for cycles; a caller that passes
+    `argv` (a test, a tool embedding the command line) keeps its collector as it was."""
+    probe = ("import gc, sys\nfrom driver.cli import main\n"
+             "sys.argv = ['npu-opt', 'compile', {gemm!r}, '-o', {out!r}, '--no-cache']\n"
+             "before = gc.get_threshold()\nstatus = main({argv})\n"
+             "print(status, before[0], gc.get_threshold()[0], gc.get_freeze_count() > 0)\n")
+    gemm, out = str(ROOT / "examples" / "gemm.py"), str(tmp_path / "out")
+    runs = {}
+    for own in (True, False):
+        argv = None if own else ["compile", gemm, "-o", out, "--no-cache"]
+        done = subprocess.run([sys.executable, "-c", probe.format(gemm=gemm, out=out, argv=argv)], cwd=tmp_path,
+                              capture_output=True, text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                                                                     "HOME": str(tmp_path)})
+        runs[own] = done.stdout.splitlines()[-1].split()
+    assert runs[True] == ["0", "700", "200000", "True"]
+    assert runs[False] == ["0", "700", "700", "False"]
+
+
+def test_importing_a_submodule_of_npu_opt_loads_no_vector_units(tmp_path: Path) -> None:
+    """`from npu_opt import stages` (the DSL's modules import each other this way) asks the
+    package's `__getattr__` first: a submodule's name is answered at once, without loading
+    the Vector Engine units (and their numerics) to look for an op enum of that name."""
+    code = ("import sys, npu_opt\nfrom npu_opt import import_scope\n"
+            "print('ir.vector.units' in sys.modules, npu_opt.FpBinaryOp.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.stdout.split() == ["False", "FpBinaryOp"], done.stderr
+
+
+def test_a_gemm_compile_loads_no_vector_lowering(tmp_path: Path) -> None:
+    """Issue 29: a kernel without Vector Engine stages loads the lowerings it uses (the
+    lowering tables' index, tu_ops/lower/declared_index.py), the destination classes its
+    feeds name (tu_ops/feed_dests.py), and no vector, gather, runtime or SPM lowering or record
+    module (tu_ops/lower/build.py loads those with a kernel's first such step)."""
+    argv = ["compile", str(ROOT / "examples" / "gemm.py"), "-o", str(tmp_path / "out"), "--jobs", "1"]
+    loaded = _imported(argv, tmp_path, packages=False)
+    assert {"tu_ops.lower.contract", "tu_ops.contract"} <= loaded
+    assert not loaded & {"tu_ops.lower.vector", "tu_ops.lower.vector_inter", "tu_ops.lower.vector_pair",
+                         "tu_ops.lower.vector_branch", "tu_ops.vector_pair", "tu_ops.vector_branch",
+                         "tu_ops.vector_inter", "tu_ops.transpose", "tu_ops.gather", "tu_ops.runtime", "tu_ops.spm"}
+
+
+def test_the_star_import_defines_branched_without_the_branched_ops(tmp_path: Path) -> None:
+    """`from npu_opt import *` (every kernel file) defines `Branched`, `TagGuard` and `Stash`
+    without loading the branched ops, the vector chain's methods or the stash's
+    (npu_opt/branched.py): a kernel without a Vector Engine chain never uses them."""
+    code = ("import sys\nfrom npu_opt import *\n"
+            "print(Branched.__name__, TagGuard.__name__, type(Stash).__name__, sorted(m for m in sys.modules if m in "
+            "('ir.vector_branch_ops', 'npu_opt.vector_branch', 'npu_opt.vector_chain_methods', "
+            "'npu_opt.vector_stash', 'ir.vector_stash_ops')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert done.stdout.split() == ["Branched", "TagGuard", "StashOperand", "[]"], done.stderr

@@ -19,15 +19,12 @@ from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.spm_ops import SpmToDm, ToSpm
-from tu_ops.lower.spm import lower_spm_move
 from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
-from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
 from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
-from tu_ops.lower.runtime import lower_runtime
 from ir.runtime_ops import RUNTIME_STEPS
 from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
 from ir.resident import placements
@@ -51,16 +48,19 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
-        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):
+        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):  # these lowerings load with a first such step
+            from tu_ops.lower.spm import lower_spm_move
             steps.append(lower_spm_move(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Shuffle):
+            from tu_ops.lower.gather import lower_shuffle
             steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Redistribute):
             steps.append(lower_redistribute(item, first, windows, lay.refs, typ, target))
             continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
+            from tu_ops.lower.gather import lower_gather, lower_scatter
             lower = lower_gather if isinstance(item, Gather) else lower_scatter
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
@@ -68,6 +68,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
             continue
         if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
+            from tu_ops.lower.runtime import lower_runtime
             steps.append(lower_runtime(item, first, lay.refs))
             continue
         if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \

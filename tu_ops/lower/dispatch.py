@@ -4,8 +4,8 @@ Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a fu
 `(op, site) -> tu op | None` (None: the stage is folded into another stage's op), and
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
 packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
-(an inferred layout prints from its factor form). The first lookup loads every module of
-`tu_ops.lower`. The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both
+(an inferred layout prints from its factor form). A lookup loads the module that declares
+the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both
 call `lower_stage`, so a new engine adds its lowering in one place, its own module.
 """
 
@@ -25,10 +25,12 @@ from tu_ops.lower.program import ProgramChain
 __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
            "FEED_FLITS", "PRINTED_TYPES"]
 
-# Each filled by the modules of `tu_ops.lower`, all loaded before the first lookup.
-LOWERINGS = Table("lowering", package="tu_ops.lower")
-FEED_FLITS = Table("feed packing", package="tu_ops.lower")
-PRINTED_TYPES = Table("lowered type", package="tu_ops.lower")
+# Each filled by the modules of `tu_ops.lower`; a lookup loads the one module that declares
+# the op (tu_ops/lower/declared_index.py, rewritten by `python -m ir.declare tu_ops.lower.dispatch`).
+_INDEX = "tu_ops.lower.declared_index"
+LOWERINGS = Table("lowering", package="tu_ops.lower", index=_INDEX)
+FEED_FLITS = Table("feed packing", package="tu_ops.lower", index=_INDEX)
+PRINTED_TYPES = Table("lowered type", package="tu_ops.lower", index=_INDEX)
 
 
 @attrs.frozen

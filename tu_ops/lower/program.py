@@ -7,6 +7,7 @@ are renumbered: parameters first, then each lowered record's result in body orde
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import attrs
@@ -71,6 +72,8 @@ def lowered_count(chain: ProgramChain) -> int:
     Vector Engine pass as one `vector` record (its `FOLDED` stages are its steps)."""
     rest = [op for op in chain.after_collect()
             if not isinstance(op, (ir.CommitCast, ir.Commit)) and not getattr(op, "FOLDED", False)]
+    if "ir.vector_inter_ops" not in sys.modules:  # its class never loaded: no inter-slice reduce was traced,
+        return 1 + len(rest)  # and a kernel without one need not load the vector lowering to count none
     from tu_ops.lower.vector_inter import inter_first_without_chain
 
     return 1 + len(rest) - inter_first_without_chain(chain.after_collect())

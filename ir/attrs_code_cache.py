@@ -1,0 +1,235 @@
+"""The methods attrs writes for our classes, compiled once and reused across processes.
+
+Defining an attrs class makes attrs write the source of its `__init__`, `__repr__`, `__eq__`
+and `__hash__` and compile it; for the few hundred IR and op classes a compile imports, that
+compiling is about a quarter of a fresh process's start-up. attrs compiles in one function,
+`attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
+that module is imported, without importing attrs itself (`npu-opt --version` never needs it). The
+code object of a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`)
+is then kept, with the text it was compiled from (the source, that file name, attrs'
+`_make.py` path, size and time, the Python bytecode magic), in a file named by a CRC of that
+text under `attrs/` in the cache directory of the lark tables (ir/lark_cache.py), and later
+loaded from there instead of compiled when the text it holds is the same.
+
+The loaded code object is the one `compile` returns (marshal keeps every field of a code
+object; this module and attrs' both compile under `from __future__ import annotations`), and
+attrs still evaluates it with its own globals after filling `linecache`: only the compile is
+skipped. A failure to read or write the cache (no directory, a truncated file, an attrs
+without that function) falls back to compiling; a user's own attrs classes are left alone.
+`install` also spares attrs parsing the text signature of a builtin converter
+(`_skip_builtin_signatures`).
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import sys
+import types
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ir.lark_cache import cache_dir
+
+__all__ = ["install", "watch"]
+
+# Our packages, and attrs' own classes defined after attr._make (its validators: the same
+# for every process of one attrs installation).
+_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.")
+_INSTALLED: list[Any] = []  # attrs' own compile step, once wrapped
+
+
+def watch() -> None:
+    """`install` now if attrs is loaded, else right after `attr._make` is (an import hook)."""
+    if _INSTALLED:
+        return
+    if "attr._make" in sys.modules:
+        install()
+    elif not any(isinstance(f, _AttrWatch) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AttrWatch())
+
+
+def install() -> None:
+    """Route attrs' compile of our classes' methods through the cache, once per process."""
+    make = sys.modules.get("attr._make")
+    original = getattr(make, "_compile_and_eval", None)
+    if _INSTALLED or original is None:  # not loaded, or an attrs that compiles elsewhere
+        return
+    try:  # which attrs: its file's size and time (`attr.__version__` would import importlib.metadata)
+        stat = os.stat(make.__file__)
+    except (OSError, TypeError):
+        return
+    salt = f"{make.__file__}|{stat.st_size}|{stat.st_mtime_ns}|{importlib.util.MAGIC_NUMBER.hex()}|"
+
+    def compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Mapping[str, object] | None = None,
+                         filename: str = "") -> None:
+        if not _ours(filename):
+            return original(script, globs, locs, filename)
+        type_hash = hash(f"<attrs generated hash {_class_name(filename)}>")  # as attrs' __hash__ source has it
+        sentinel = _sentinel(type_hash)
+        shared = _with_type_hash(script, type_hash, sentinel)
+        if shared is None:
+            return original(script, globs, locs, filename)
+        folder = _folder()
+        text = f"{salt}{filename}\n{shared}"
+        path = os.path.join(folder, f"{zlib.crc32(text.encode()):08x}-{len(text):x}")
+        code = _load(path, text)
+        if code is None:
+            code = compile(shared, filename, "exec")
+            _store(folder, path, text, code)
+        eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
+        if shared is not script:  # the `__hash__` it defined gets this process's number
+            _put_type_hash(locs if locs is not None else globs, sentinel, type_hash)
+        return None
+
+    make._compile_and_eval = compile_and_eval
+    _INSTALLED.append(original)
+    _skip_builtin_signatures(sys.modules.get("attr._compat"))
+
+
+def _skip_builtin_signatures(compat: Any) -> None:
+    """attrs reads each converter's signature for the annotations of `__init__`
+    (`attr._compat._AnnotationExtractor`): for a builtin such as `converter=tuple`,
+    `inspect.signature` tokenizes its text signature (~0.2 ms a field, and ~5 ms to compile
+    tokenize's expressions the first time), to find no annotation, which a builtin never
+    has. The extractor of a builtin now holds no signature, which reads as no annotation,
+    the answer the parse gave."""
+    extractor = getattr(compat, "_AnnotationExtractor", None)
+    init = getattr(extractor, "__init__", None)
+    if init is None or getattr(init, "_npu_opt_builtins", False):
+        return
+
+    def __init__(self: Any, callable: Any) -> None:
+        if getattr(callable, "__module__", None) == "builtins" and type(callable) in _BUILTIN_KINDS:
+            self.sig = None
+        else:
+            init(self, callable)
+
+    __init__._npu_opt_builtins = True  # type: ignore[attr-defined]
+    extractor.__init__ = __init__
+
+
+_BUILTIN_KINDS = (type, types.BuiltinFunctionType)
+
+
+class _AttrWatch:
+    """A meta path finder that only notices `attr._make` being imported, to `install` right
+    after it ran (before attrs' own validators define their classes)."""
+
+    def find_spec(self, name: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _InstallAfter(spec.loader)
+        return spec
+
+
+class _InstallAfter:
+    """`attr._make`'s own loader, then `install`."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec: Any) -> types.ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        install()
+
+    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...: the real loader's
+        return getattr(self._loader, name)
+
+
+# attrs writes the class's `hash("<attrs generated hash MODULE.CLASS>")` into its `__hash__` as a
+# number, and a str's hash differs from process to process: the cached code holds a stand-in of
+# as many characters and the same sign (so every column of the code's position table is the
+# same), replaced by the process's own number when loaded.
+def _sentinel(type_hash: int) -> int:
+    digits = len(str(abs(type_hash)))
+    return -int("9" * digits) if type_hash < 0 else int("9" * digits)
+
+
+def _class_name(filename: str) -> str:
+    """`MODULE.CLASS` of attrs' file name; linecache's `-N` suffix of a reused name dropped."""
+    name = filename.split(" ")[3][:-1]
+    head, _, count = name.rpartition("-")
+    return head if head and count.isdigit() else name
+
+
+def _with_type_hash(script: str, old: int, new: int) -> str | None:
+    """`script` with its line that is only the number `old` (and a comma) holding `new`;
+    None when `old` is so short a number that another constant could be the stand-in."""
+    line = f" {old},\n"  # attrs writes it indented, on a line of its own, never last
+    at = script.find(line)
+    if at < 0:
+        return script
+    if len(str(abs(old))) < 12:  # about one hash in ten million: compiled as attrs does, not cached
+        return None
+    start = script.rfind("\n", 0, at) + 1
+    if script[start:at].strip():  # not alone on its line: leave the class to attrs
+        return None
+    return f"{script[:at]} {new},\n{script[at + len(line):]}"
+
+
+def _put_type_hash(namespace: Any, old: int, new: int) -> None:
+    """The `__hash__` function just defined in `namespace`, its int constant `old` replaced
+    by `new` (a constant of its own, or inside a folded tuple constant)."""
+
+    def swap(value: Any) -> Any:
+        if type(value) is int:
+            return new if value == old else value
+        if type(value) is tuple:
+            return tuple(swap(v) for v in value)
+        return value
+
+    fn = namespace.get("__hash__") if namespace is not None else None
+    if isinstance(fn, types.FunctionType):
+        fn.__code__ = fn.__code__.replace(co_consts=tuple(swap(k) for k in fn.__code__.co_consts))
+
+
+def _ours(filename: str) -> bool:
+    parts = filename.split(" ")  # `<attrs generated methods ir.ops.Foo>`
+    return len(parts) == 4 and parts[0] == "<attrs" and parts[3].startswith(_PACKAGES)
+
+
+def _folder() -> str:
+    """`attrs/` in the cache directory (ir/lark_cache.py), as the environment says now."""
+    env = tuple(os.environ.get(k) for k in ("NPU_OPT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
+    folder = _FOLDERS.get(env)
+    if folder is None:
+        folder = _FOLDERS[env] = str(cache_dir() / "attrs")
+    return folder
+
+
+_FOLDERS: dict[tuple[str | None, ...], str] = {}
+
+
+def _load(path: str, text: str) -> types.CodeType | None:
+    """The code kept in `path` for `text` (the file holds both: a file of another text that
+    shares the name, or any damage, reads as none)."""
+    try:
+        with open(path, "rb") as f:
+            kept, code = marshal.loads(f.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return code if kept == text and isinstance(code, types.CodeType) else None
+
+
+def _store(folder: str, path: str, text: str, code: types.CodeType) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(marshal.dumps((text, code)))
+        os.replace(tmp, path)  # whole or not at all, whichever process writes it
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

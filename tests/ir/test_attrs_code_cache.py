@@ -1,0 +1,161 @@
+"""`ir.attrs_code_cache`: the methods attrs generates for a class of ours are compiled once,
+kept in the cache directory and loaded by later definitions (another process loads the same
+files); what is loaded is exactly what attrs compiles itself, the per-process number inside
+`__hash__` included; a user's classes, a damaged file and an unwritable directory change
+nothing but the speed."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import attr._make
+import attrs
+import pytest
+
+import ir  # noqa: F401 - installs the cache (ir/__init__.py)
+from ir import attrs_code_cache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _define(module: str) -> type:
+    """A frozen class with an eq, a hash, a repr, a default, a converter and a validator,
+    defined as if in `module` (attrs names its generated file after the class's module)."""
+
+    ns: dict[str, Any] = {"__name__": module, "attrs": attrs, "Any": Any}
+    exec(  # noqa: S102 - the class statement, run with `module` as its module
+        "@attrs.frozen\nclass Probe:\n"
+        "    a: int = attrs.field(converter=int)\n"
+        "    b: tuple = attrs.field(default=(), validator=attrs.validators.instance_of(tuple))\n"
+        "    c: Any = attrs.field(default=None, eq=False)\n", ns)
+    return ns["Probe"]
+
+
+def _uncached(module: str, monkeypatch: pytest.MonkeyPatch) -> type:
+    """The same class compiled by attrs alone."""
+    with monkeypatch.context() as m:
+        m.setattr(attr._make, "_compile_and_eval", attrs_code_cache._INSTALLED[0])
+        return _define(module)
+
+
+def _methods(cls: type) -> dict[str, Any]:
+    return {name: getattr(cls, name).__code__ for name in ("__init__", "__repr__", "__eq__", "__hash__")}
+
+
+def test_cached_methods_are_attrs_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert attrs_code_cache._INSTALLED, "importing ir installs the cache"
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    cold = _define("ir.probe_module")
+    files = sorted((tmp_path / "attrs").iterdir())
+    assert len(files) == 1
+    stamp = files[0].stat().st_mtime_ns
+
+    def no_compile(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a cached class was compiled again")
+
+    with monkeypatch.context() as m:
+        m.setattr(attrs_code_cache, "compile", no_compile, raising=False)
+        warm = _define("ir.probe_module")
+    assert sorted((tmp_path / "attrs").iterdir()) == files and files[0].stat().st_mtime_ns == stamp
+    plain = _uncached("ir.probe_module", monkeypatch)
+    for cls in (cold, warm):
+        for name, code in _methods(cls).items():
+            assert code == _methods(plain)[name], name  # bytecode, constants, names, positions
+        x, y = cls("3", (1,), c="ignored"), plain("3", (1,), c="other")
+        assert hash(x) == hash(y) and repr(x).replace("ignored", "other") == repr(y)
+        assert x == cls(3, (1,)) and x != cls(4, (1,))
+        with pytest.raises(TypeError):
+            cls(1, [1])
+
+
+def test_a_users_class_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    cls = _define("my_kernels.helpers")
+    assert not (tmp_path / "attrs").exists()
+    assert cls(1) == cls(1)
+
+
+def test_a_damaged_or_foreign_file_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    _define("ir.probe_module")
+    (path,) = (tmp_path / "attrs").iterdir()
+    path.write_bytes(path.read_bytes()[:20])  # truncated
+    cls = _define("ir.probe_module")
+    assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
+    assert len(path.read_bytes()) > 20  # and written whole again
+    text, code = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((text + " ", compile("x = 1", "<other>", "exec"))))  # another text's file
+    cls = _define("ir.probe_module")
+    assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
+    assert marshal.loads(path.read_bytes())[0] == text
+
+
+def test_an_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(blocker / "cache"))
+    cls = _define("ir.probe_module")
+    assert hash(cls(1)) == hash(_uncached("ir.probe_module", monkeypatch)(1))
+
+
+def test_processes_with_other_hash_seeds_share_the_files(tmp_path: Path) -> None:
+    """A str's hash, which attrs writes into `__hash__`, differs between these processes;
+    each hashes as attrs alone would, and processes whose number has the same sign and
+    length (the stand-in the file holds) share one file."""
+    script = (
+        "import attr._make, attrs\n"
+        "import ir\n"
+        "from ir import attrs_code_cache as c\n"
+        "src = '@attrs.frozen\\nclass P:\\n    a: int\\n    b: str = \"x\"\\n'\n"
+        "def make():\n"
+        "    ns = {'__name__': 'ir.probe_seeded', 'attrs': attrs}\n"
+        "    exec(src, ns)\n"
+        "    return ns['P']\n"
+        "cached = make()\n"
+        "attr._make._compile_and_eval = c._INSTALLED[0]\n"
+        "plain = make()\n"
+        "assert hash(cached(1)) == hash(plain(1)), 'hash'\n"
+        "assert cached.__hash__.__code__ == plain.__hash__.__code__, 'code'\n"
+        "h = hash('<attrs generated hash ir.probe_seeded.P>')\n"
+        "print(h < 0, len(str(abs(h))), h)\n"
+    )
+    runs = []
+    for seed in range(1, 7):
+        env = os.environ | {"NPU_OPT_CACHE_DIR": str(tmp_path), "PYTHONHASHSEED": str(seed),
+                            "PYTHONPATH": str(ROOT)}
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr
+        runs.append(out.stdout.split())
+    shapes = {tuple(r[:2]) for r in runs}
+    assert len(list((tmp_path / "attrs").iterdir())) == len(shapes) < len(runs)  # some process loaded a file
+    assert len({r[2] for r in runs}) == len(runs)  # every seed gave another number
+
+
+def test_a_builtin_converters_signature_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """attrs asks a converter's signature for `__init__`'s annotations; a builtin's
+    (`tuple`) is not parsed (it has none to give), a Python function's still is."""
+    calls: list[Any] = []
+    real = attr._compat.inspect.signature
+
+    def spy(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(obj)
+        return real(obj, *args, **kwargs)
+
+    def to_tuple(value: list) -> tuple:
+        return tuple(value)
+
+    monkeypatch.setattr(attr._compat.inspect, "signature", spy)
+    ns: dict[str, Any] = {"__name__": "my_kernels.helpers", "attrs": attrs, "to_tuple": to_tuple}
+    exec(  # noqa: S102
+        "@attrs.frozen\nclass P:\n"
+        "    a: tuple = attrs.field(converter=tuple)\n"
+        "    b: tuple = attrs.field(converter=to_tuple)\n"
+        "    c: int = attrs.field(converter=int, default=0)\n", ns)
+    assert calls == [to_tuple]
+    assert ns["P"].__init__.__annotations__ == {"b": "list", "return": None}  # as attrs annotates
+    assert ns["P"]([1], [2], "3") == ns["P"]((1,), (2,), 3)
