@@ -29,7 +29,7 @@ import os
 import sys
 import types
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ir.lark_cache import cache_dir
@@ -64,8 +64,10 @@ def install() -> None:
         return
     salt = f"{make.__file__}|{stat.st_size}|{stat.st_mtime_ns}|{importlib.util.MAGIC_NUMBER.hex()}|"
 
-    def compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Mapping[str, object] | None = None,
-                         filename: str = "") -> None:
+    def compile_and_eval(*args: Any, **kwargs: Any) -> None:
+        if kwargs or len(args) != 4 or not isinstance(args[0], str) or not isinstance(args[3], str):
+            return original(*args, **kwargs)  # another attrs' call shape: left to attrs
+        script, globs, locs, filename = args
         if not _ours(filename):
             return original(script, globs, locs, filename)
         type_hash = hash(f"<attrs generated hash {_class_name(filename)}>")  # as attrs' __hash__ source has it

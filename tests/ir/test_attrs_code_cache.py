@@ -159,3 +159,16 @@ def test_a_builtin_converters_signature_is_not_parsed(monkeypatch: pytest.Monkey
     assert calls == [to_tuple]
     assert ns["P"].__init__.__annotations__ == {"b": "list", "return": None}  # as attrs annotates
     assert ns["P"]([1], [2], "3") == ns["P"]((1,), (2,), 3)
+
+
+def test_a_call_of_another_shape_goes_to_attrs_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An attrs that passes its arguments otherwise (keywords, fewer of them) is handed them
+    as they came, so a changed private signature costs speed, never a failed import."""
+    seen: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(attrs_code_cache, "_INSTALLED", [])
+    monkeypatch.setattr(attr._make, "_compile_and_eval", lambda *a, **k: seen.append((a, k)))
+    attrs_code_cache.install()
+    wrapped = attr._make._compile_and_eval
+    wrapped("x = 1", {}, filename="<attrs generated methods ir.ops.Foo>")
+    wrapped("x = 1", {})
+    assert seen == [(("x = 1", {}), {"filename": "<attrs generated methods ir.ops.Foo>"}), (("x = 1", {}), {})]
