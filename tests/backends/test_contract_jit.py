@@ -135,8 +135,8 @@ def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytes
     seen = []
     distinct = contract_jit.distinct_rows
 
-    def spy(raw):
-        keep, cls = distinct(raw)
+    def spy(raw, row_of=None):
+        keep, cls = distinct(raw, row_of)
         seen.append((cls.size, None if keep is None else keep.size))
         return keep, cls
 
@@ -145,7 +145,9 @@ def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytes
     np.testing.assert_array_equal(np.asarray(got).view(np.uint32), want)
     assert len(seen) == 2 and all(keep is not None and 1 < keep < rows for rows, keep in seen)  # repeats found
 
-    monkeypatch.setattr(contract_jit, "distinct_rows", lambda raw: (None, np.arange(raw.shape[0], dtype=np.int64)))
+    monkeypatch.setattr(contract_jit, "distinct_rows",  # every spatial row on its own (the copies made)
+                        lambda raw, row_of=None: (row_of, np.arange(raw.shape[0] if row_of is None else len(row_of),
+                                                                    dtype=np.int64)))
     again = CpuBackend(JIT).run(kern, (a, w))
     np.testing.assert_array_equal(np.asarray(again).view(np.uint32), want)
 
