@@ -152,6 +152,27 @@ def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytes
     np.testing.assert_array_equal(np.asarray(again).view(np.uint32), want)
 
 
+def test_the_copies_map_reaches_the_core_and_each_run_reads_its_own_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broadcast DMA's copies are not made for the compiled core: it gets the stored
+    rows and their map (`row_of`); two runs of one backend on other inputs each give the
+    independent oracle's bits, and the same as the numpy core (which copies them out)."""
+    from tests.backends.oracles import gemm_bf16_oracle_exact
+
+    kern = example("gemm_bf16", "gemm_bf16_kernel")
+    maps = []
+    distinct = contract_jit.distinct_rows
+    monkeypatch.setattr(contract_jit, "distinct_rows",
+                        lambda raw, row_of=None: maps.append(row_of is not None) or distinct(raw, row_of))
+    backend = CpuBackend(JIT)
+    for seed in (21, 22):
+        rng = np.random.default_rng(seed)
+        a, w = bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))
+        want = np.asarray(gemm_bf16_oracle_exact(a, w), np.float32).view(np.uint32)
+        np.testing.assert_array_equal(np.asarray(backend.run(kern, (a, w))).view(np.uint32), want)
+        np.testing.assert_array_equal(np.asarray(CpuBackend(NUMPY).run(kern, (a, w))).view(np.uint32), want)
+    assert maps == [True, True] * 2
+
+
 # ---- the cores directly, on shapes the examples do not reach ----------------------------------
 
 SHAPES = [(3, 5, 1, 2, 1), (5, 4, 2, 3, 2), (1, 1, 8, 1, 1), (7, 3, 16, 2, 3), (2, 33, 4, 5, 1)]
