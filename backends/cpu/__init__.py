@@ -37,9 +37,35 @@ _TUPLE = object()
 _MISSING = object()
 
 
-def _reads(buf: np.ndarray, outs: Sequence[tuple[str, np.ndarray]]) -> bool:
-    """Whether `buf` may share memory with one of the caller's in-out arrays."""
-    return any(np.may_share_memory(buf, out) for _, out in outs)
+def _in_place(params: Sequence[Any], flat: Sequence[Any], buffers: Sequence[np.ndarray]) -> frozenset[int]:
+    """The in-out HBM parameters whose buffer is a view of the caller's array itself (which
+    `inout.finish` writes the final into anyway), sharing memory with no other argument:
+    their buffers made writeable, for the executor to write in place (`execute_inout`)."""
+    found = set()
+    for k, (p, array, buf) in enumerate(zip(params, flat, buffers)):
+        if not p.mutable or p.result.type.kind != "hbm" or not isinstance(array, np.ndarray) \
+                or not isinstance(buf, np.ndarray) or buf.flags.writeable or not np.shares_memory(buf, array) \
+                or any(j != k and isinstance(other, np.ndarray) and np.may_share_memory(array, other)
+                       for j, other in enumerate(flat)):
+            continue
+        try:
+            buf.flags.writeable = True
+        except ValueError:  # a view the caller's array does not let write
+            continue
+        found.add(k)
+    return frozenset(found)
+
+
+def _finals(finals: Sequence[np.ndarray], kernel: Any, mutable: Sequence[int], inplace: frozenset[int],
+            outs: Sequence[tuple[str, Any]]) -> tuple[np.ndarray, ...]:
+    """The host arrays of the in-out finals, read in place (`finish` copies them into the
+    caller's arrays), but copied for one reading a caller's array that an earlier write may
+    change: any but its own, when written in place."""
+    written = []
+    for i, (buf, f, k) in enumerate(zip(finals, kernel.finals, mutable)):
+        copy = any(np.may_share_memory(buf, out) for j, (_, out) in enumerate(outs) if not (j == i and k in inplace))
+        written.append(host.from_buffer(buf, f.value.type, copy=copy))
+    return tuple(written)
 
 
 class CpuBackend:
@@ -97,16 +123,15 @@ class CpuBackend:
         call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays,
                             inout.target_name(target), inout.target_name)
         buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
+        inplace = _in_place(params, call.flat, buffers)
         ret = result.kernel.returns
         scratch = self._arenas.pop() if self._arenas else arena.Arena()  # one per concurrent run
         try:
             with arena.scope(scratch):  # from_buffer copies every result out of the scratch
-                outputs, finals = execute_inout(result.kernel, buffers, options)
+                outputs, finals = execute_inout(result.kernel, buffers, options, inplace)
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
-                # the in-out finals are read in place (`finish` copies them into the caller's
-                # arrays), but for one reading a caller's array, which an earlier write may change
-                written = tuple(host.from_buffer(buf, f.value.type, copy=_reads(buf, call.outs))
-                                for buf, f in zip(finals, result.kernel.finals))
+                written = _finals(finals, result.kernel, [k for k, p in enumerate(params) if p.mutable], inplace,
+                                  call.outs)
                 done = inout.finish(call, values, written, self._returns_tuple(kernel))
                 del outputs, finals, written
         finally:

@@ -125,16 +125,14 @@ class _Operand:
                 pass
         return base
 
-    def read(self, gather: Gather) -> tuple[np.ndarray, Gather]:
-        """(rows, gather) that read the operand's cells `gather` without copying a lazy
-        operand out: its base (C-contiguous) and the gather re-aimed at the base's cells."""
+    def read(self, gather: Gather) -> tuple[np.ndarray, Gather, np.ndarray | None]:
+        """(rows, gather, row_of) that read the operand's cells `gather` without copying a
+        lazy operand out: its base (C-contiguous), the gather re-aimed at the base's cells
+        and, for a DMA's copies, the base row each spatial row reads (the copies are not
+        made: contract_jit widens one row per class, `expand` makes them for the rest)."""
         if self.lazy is None:
-            return self._raw, gather
-        base = self.lazy.base
-        if self.row_of is not None:  # the rows copied out (what the DMA would have written) only
-            base = np.ascontiguousarray(base[self.row_of])
-            row_classes.remember(base, self.row_of)  # equal rows: contract_jit groups them
-        return np.ascontiguousarray(base), lazy_rows.base_gather(self.lazy, gather)
+            return self._raw, gather, None
+        return np.ascontiguousarray(self.lazy.base), lazy_rows.base_gather(self.lazy, gather), self.row_of
 
     def stored_raw(self) -> np.ndarray:
         """`raw`, but of the distinct rows only when `row_of` maps the rows to them."""
@@ -207,12 +205,13 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
         if plan is None:
             return None
     if outer.is_float:
-        (s_raw, a), (t_raw, w) = s_op.read(plan.a), t_op.read(plan.w)
+        (s_raw, a, s_of), (t_raw, w, t_of) = s_op.read(plan.a), t_op.read(plan.w)
         aimed = _aimed(plan, a, w)
         if result is None:
-            return _contract_float(outer, s_raw, t_raw, aimed, shape, options)
+            return _contract_float(outer, (s_raw, s_of), (t_raw, t_of), aimed, shape, options)
         lanes, steps, cols = shape[1:]  # the cells lane-innermost (`_lane_last`), for `contract_lane`
-        flat = _contract_float(outer, s_raw, t_raw, _lane_last_plan(aimed, lanes, steps * cols), shape, options)
+        flat = _contract_float(outer, (s_raw, s_of), (t_raw, t_of), _lane_last_plan(aimed, lanes, steps * cols),
+                               shape, options)
         return np.moveaxis(layout.from_rows(flat.reshape(rows, steps, cols, lanes), result), -1, -3)
     full, live = (None, None) if result is None else _lane_last(result, shape[1:])
     if live is not None:  # the cells stored lane-innermost: the plan's result cells renumbered
@@ -234,15 +233,25 @@ def _aimed(plan: Plan, a: Gather, w: Gather) -> Plan:
     return plan if (a, w) == (plan.a, plan.w) else attrs.evolve(plan, a=a, w=w)
 
 
-def _contract_float(outer, s_raw: np.ndarray, t_raw: np.ndarray, plan: Plan,
+def _expand(raw: np.ndarray, row_of: np.ndarray | None) -> np.ndarray:
+    """The spatial rows of a `_Operand.read`: the base rows copied out by `row_of`."""
+    if row_of is None:
+        return raw
+    rows = np.ascontiguousarray(raw[row_of])
+    row_classes.remember(rows, row_of)  # equal rows
+    return rows
+
+
+def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
+    """`s_read`, `t_read`: (rows, row_of) of `_Operand.read`."""
     jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
-    if jit:
-        a, a_info = contract_jit.float_operand(s_raw, outer.stream_dtype, plan.a, options.threads)
-        w, w_info = contract_jit.float_operand(t_raw, outer.trf_dtype, plan.w, options.threads)
+    if jit:  # the base rows and their map: one row per class widened, the copies never made
+        a, a_info = contract_jit.float_operand(s_read[0], outer.stream_dtype, plan.a, options.threads, s_read[1])
+        w, w_info = contract_jit.float_operand(t_read[0], outer.trf_dtype, plan.w, options.threads, t_read[1])
     else:
-        a, a_info = contract_float.float_operand(s_raw, outer.stream_dtype, plan.a)
-        w, w_info = contract_float.float_operand(t_raw, outer.trf_dtype, plan.w)
+        a, a_info = contract_float.float_operand(_expand(*s_read), outer.stream_dtype, plan.a)
+        w, w_info = contract_float.float_operand(_expand(*t_read), outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, _SIGNIFICANT_BITS.get(outer.stream_dtype, 24),
                                      _SIGNIFICANT_BITS.get(outer.trf_dtype, 24), plan.terms)
     rows = shape[0]

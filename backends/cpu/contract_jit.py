@@ -246,13 +246,15 @@ def _compiled() -> dict | None:
     return out
 
 
-def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1) -> tuple[tuple, contract_float.FloatInfo]:
+def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,
+                  row_of: np.ndarray | None = None) -> tuple[tuple, contract_float.FloatInfo]:
     """((distinct stored rows as 16-bit halves, wide, gather, each spatial row's index
     among them), range) of an operand, as `contract_float.float_operand` decides them:
     bf16 patterns shifted by 16 when that is exact, else the float32 bits of
-    `adapters.widen` (wide: two halves a cell). The distinct rows are one per row class
-    (`distinct_rows`); only they are scanned and widened."""
-    reps, cls = distinct_rows(raw)
+    `adapters.widen` (wide: two halves a cell). `row_of`, when given, names the row of
+    `raw` each spatial row reads (a DMA's copies not made). The distinct rows are one per
+    row class (`distinct_rows`); only they are scanned and widened."""
+    reps, cls = distinct_rows(raw, row_of)
     if reps is not None:
         raw = raw[reps]
     if dtype == bf16:
@@ -265,11 +267,15 @@ def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1) -> tuple[tup
     return (bits, True, gather, cls), contract_float.range_info(top, low, False)
 
 
-def distinct_rows(raw: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """(rows to keep or None for all, each spatial row's index among the kept): one row
-    per class its DMA recorded (backends/cpu/row_classes.py: a broadcast repeats rows
-    along slices), a row of no class (-1: written by no cell) kept on its own; every
-    row kept when no classes are known."""
+def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:
+    """(rows of `raw` to keep or None for all, each spatial row's index among the kept):
+    with `row_of` (the row of `raw` each spatial row reads), the rows it names, each
+    once; else one row per class its DMA recorded (backends/cpu/row_classes.py: a
+    broadcast repeats rows along slices), a row of no class (-1: written by no cell)
+    kept on its own; every row kept when no classes are known."""
+    if row_of is not None:  # ascending, as the classes of the rows copied out would be
+        keep, inverse = np.unique(row_of, return_inverse=True)
+        return keep, inverse.astype(np.int64).reshape(len(row_of))
     rows = raw.shape[0]
     classes = row_classes.classes_of(raw.reshape(rows, -1)) if rows else None
     if classes is None:

@@ -107,15 +107,18 @@ def _memory(value: Any) -> np.ndarray | None:
     return base if isinstance(base, np.ndarray) else None
 
 
-def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> bool:
+def _owned(step: "_Step", index: int, env: dict[int, Any], params: Sequence[Any], finals: list[Any],
+           inplace: frozenset[int] = frozenset()) -> bool:
     """Whether operand `index` of `step` may be written in place: read for the last time
-    here, once, and sharing memory with nothing else still held."""
+    here, once, and sharing memory with nothing else still held (the parameters of
+    `inplace` aside: their memory is theirs to write, `execute_inout`)."""
     v = step.operands[index]
     buf = env[v]
     if v not in step.last or step.operands.count(v) != 1 or not isinstance(buf, np.ndarray) \
             or not buf.flags.writeable or not buf.flags.c_contiguous:
         return False
-    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*params, *finals)]
+    kept = [x for k, x in enumerate(params) if k not in inplace]
+    held = [_memory(x) for k, x in env.items() if k != v] + [_memory(x) for x in (*kept, *finals)]
     if any(other is not None and np.may_share_memory(buf, other) for other in held):
         return False
     root = buf
@@ -204,11 +207,11 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
         return found
     operands = [tuple(v.id for v in op.operands()) for op in kernel.ops]
     last: dict[int, int] = {}
-    for position, ids in enumerate(operands):
-        for v in ids:
+    for position, (op, ids) in enumerate(zip(kernel.ops, operands)):
+        for v in ids[1:] if isinstance(op, Final) else ids:  # a final reads its value, not its parameter
             last[v] = position
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, lazy_rows.accepts(op),
-                   tuple(dict.fromkeys(v for v in ids if last[v] == position)), takes_compact(op))
+                   tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
     fed = compact.read_full(steps)
     steps = [attrs.evolve(s, fresh=s.result not in fed) if HANDLERS.facts(type(s.op)).get("makes_compact") else s
@@ -216,8 +219,24 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     return _STEPS.put(kernel, tuple(steps))
 
 
+_FAULTS: ByObject[bool] = ByObject()
+
+
+def _may_fault(kernel: Kernel) -> bool:
+    """Whether a run of `kernel` may stop with an error its data decide (a gather's index, a
+    tile at a runtime start): it takes a runtime scalar or has an op whose handler may
+    raise (`handles(faults=True)`). Kept per kernel object."""
+    found = _FAULTS.get(kernel)
+    if found is None:
+        found = _FAULTS.put(kernel, any(op.result.type.kind == "scalar" if isinstance(op, Param)
+                                        else HANDLERS.get(type(op)) is not None
+                                        and bool(HANDLERS.facts(type(op)).get("faults"))
+                                        for op in kernel.ops))
+    return found
+
+
 def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Sequence[Any],
-              finals: list[Any]) -> dict[str, Any]:
+              finals: list[Any], inplace: frozenset[int] = frozenset()) -> dict[str, Any]:
     """The keywords the handler of `step` takes: the options, whether it may make a
     `Compact`, whether it owns its donated operand."""
     kwargs: dict[str, Any] = {"options": options} if takes_options(type(step.op)) else {}
@@ -225,8 +244,19 @@ def _keywords(step: _Step, options: CpuOptions, env: dict[int, Any], params: Seq
         kwargs["compact"] = step.fresh
     donate = HANDLERS.facts(type(step.op)).get("donate")
     if donate is not None:
-        kwargs["owned"] = _owned(step, donate, env, params, finals)
+        kwargs["owned"] = _owned(step, donate, env, params, finals, inplace)
     return kwargs
+
+
+def _final(step: _Step, env: dict[int, Any], finals: list[Any], marks: Any) -> None:
+    """A `final`: its value, the full buffer, is the in-out parameter's last version (the
+    parameter itself may be gone, read for the last time before)."""
+    value = step.operands[1]
+    env[value] = compact_moves.prepare(env[value], step.lazy, step.compact)
+    finals.append(env[value])
+    env[step.result] = env[value]
+    if marks is not None:
+        marks.before(step.op)
 
 
 def execute(kernel: Kernel, params: Sequence[np.ndarray],
@@ -236,15 +266,20 @@ def execute(kernel: Kernel, params: Sequence[np.ndarray],
     return execute_inout(kernel, params, options)[0]
 
 
-def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
-                  options: CpuOptions = DEFAULT) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOptions = DEFAULT,
+                  inplace: frozenset[int] = frozenset()) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """`execute`, also returning the final HBM buffer of every in-out parameter (its
-    `final` op), in parameter order."""
+    `final` op), in parameter order. `inplace`: indices of in-out parameters whose buffer
+    (writeable) is the caller's array, which its final is written into anyway: an op that
+    writes a tensor in place may write it there, no copy of it made, unless an error the
+    data decide could stop the run halfway (`_may_fault`; or the uninitialized-read check)."""
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
     marks = uninit.tracker(options)
+    if inplace and (marks is not None or _may_fault(kernel)):
+        inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
     for step in _steps(kernel):
         op = step.op
@@ -252,6 +287,9 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
             env[step.result] = params[op.index]
             continue
         if guards.skips(op, env):
+            continue
+        if isinstance(op, Final):
+            _final(step, env, finals, marks)
             continue
         freed = False  # whether a held value let go of memory (then the pending scratch is looked at)
         if not (step.lazy and step.compact):  # a move not copied yet, or a value of live rows
@@ -264,14 +302,10 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray],
         if isinstance(op, Return):
             results = tuple(args)
             continue
-        if isinstance(op, Final):
-            finals.append(args[1])
-            env[step.result] = args[1]
-            continue
         handler = HANDLERS.get(type(op))
         if handler is None:
             raise InternalError(f"the cpu backend cannot execute `{op.text()}`")
-        kwargs = _keywords(step, options, env, params, finals)
+        kwargs = _keywords(step, options, env, params, finals, inplace)
         env[step.result] = handler(op, *args, **kwargs)
         if marks is not None:
             marks.after(op, np.shape(env[step.result]), env)

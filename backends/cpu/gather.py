@@ -26,7 +26,7 @@ from backends.cpu.options import DEFAULT, CpuOptions
 __all__ = ["gather", "scatter", "shuffle"]
 
 
-@handles(Gather, options=True)
+@handles(Gather, options=True, faults=True)
 def gather(op, table: np.ndarray, index: np.ndarray, *count: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """`dma_gather_scaled` / `dma_gather_unscaled` of a trace-valid op (`count`: the runtime
     value of its sparse prefix, when it has one)."""
@@ -58,7 +58,7 @@ def gather(op, table: np.ndarray, index: np.ndarray, *count: np.ndarray, options
     return moves.move_global(gathered, virtual_source(table_t, shape), op.result.type, fast=fast)
 
 
-@handles(Scatter, options=True)
+@handles(Scatter, options=True, faults=True)
 def scatter(op, data: np.ndarray, index: np.ndarray, *into: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
     """`dma_scatter` of a trace-valid op: a new HBM tensor, zero where no index points (or,
     with `into`, that tensor's cells there)."""

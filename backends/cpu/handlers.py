@@ -27,9 +27,12 @@ HANDLERS = Table("cpu handler", package="backends.cpu")
 def handles(*op_classes: type, options: bool = False,
             lazy: bool | Callable[[Any], bool] = False,
             donate: int | None = None, compact: bool = False,
-            makes_compact: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn` as the cpu handler of `op_classes`."""
+            makes_compact: bool = False, faults: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare `fn` as the cpu handler of `op_classes`; `faults`: it may raise an error its
+    operands' values decide (then no in-out array is written in place: backends/cpu/executor.py)."""
     facts: dict[str, Any] = {"options": options, "lazy": lazy}
+    if faults:
+        facts["faults"] = True
     if donate is not None:
         facts["donate"] = donate
     if compact:

@@ -94,7 +94,7 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
         placed = host_layout.place(per_chip[0], t.element)  # one chip, no padding: a view of the array
         if np.shares_memory(placed, array):
             view = placed.reshape(layout.shape_of(t))
-            view.flags.writeable = False  # the executor never writes a buffer in place
+            view.flags.writeable = False  # written in place only when `CpuBackend.run` lets it (in-out)
             return view
     buf = np.zeros(layout.shape_of(t), per_chip.dtype)
     if chip_host_dims(t.chip):

@@ -135,8 +135,8 @@ def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytes
     seen = []
     distinct = contract_jit.distinct_rows
 
-    def spy(raw):
-        keep, cls = distinct(raw)
+    def spy(raw, row_of=None):
+        keep, cls = distinct(raw, row_of)
         seen.append((cls.size, None if keep is None else keep.size))
         return keep, cls
 
@@ -145,9 +145,32 @@ def test_broadcast_operands_are_widened_once_per_distinct_row(monkeypatch: pytes
     np.testing.assert_array_equal(np.asarray(got).view(np.uint32), want)
     assert len(seen) == 2 and all(keep is not None and 1 < keep < rows for rows, keep in seen)  # repeats found
 
-    monkeypatch.setattr(contract_jit, "distinct_rows", lambda raw: (None, np.arange(raw.shape[0], dtype=np.int64)))
+    monkeypatch.setattr(contract_jit, "distinct_rows",  # every spatial row on its own (the copies made)
+                        lambda raw, row_of=None: (row_of, np.arange(raw.shape[0] if row_of is None else len(row_of),
+                                                                    dtype=np.int64)))
     again = CpuBackend(JIT).run(kern, (a, w))
     np.testing.assert_array_equal(np.asarray(again).view(np.uint32), want)
+
+
+def test_the_copies_map_reaches_the_core_and_each_run_reads_its_own_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broadcast DMA's copies are not made for the compiled core: it gets the stored
+    rows and their map (`row_of`); two runs of one backend on other inputs each give the
+    independent oracle's bits, and the same as the numpy core (which copies them out)."""
+    from tests.backends.oracles import gemm_bf16_oracle_exact
+
+    kern = example("gemm_bf16", "gemm_bf16_kernel")
+    maps = []
+    distinct = contract_jit.distinct_rows
+    monkeypatch.setattr(contract_jit, "distinct_rows",
+                        lambda raw, row_of=None: maps.append(row_of is not None) or distinct(raw, row_of))
+    backend = CpuBackend(JIT)
+    for seed in (21, 22):
+        rng = np.random.default_rng(seed)
+        a, w = bf16_uniform(rng, (512, 128)), bf16_uniform(rng, (512, 128))
+        want = np.asarray(gemm_bf16_oracle_exact(a, w), np.float32).view(np.uint32)
+        np.testing.assert_array_equal(np.asarray(backend.run(kern, (a, w))).view(np.uint32), want)
+        np.testing.assert_array_equal(np.asarray(CpuBackend(NUMPY).run(kern, (a, w))).view(np.uint32), want)
+    assert maps == [True, True] * 2
 
 
 # ---- the cores directly, on shapes the examples do not reach ----------------------------------

@@ -10,7 +10,7 @@ import pytest
 
 import npu_opt
 from ir.resident import DmBuffer
-from backends.cpu import executor, views
+from backends.cpu import CpuBackend, CpuOptions, executor, views
 from backends.cpu.handlers import HANDLERS
 from ir.mapping import m
 from ir.mapping.live import live_positions
@@ -18,6 +18,8 @@ from ir.view_ops import ToView
 from npu_opt import axes
 
 from tests.backends.examples import example
+from tests.runtime import tile_kernels as tk
+from tests.topology import gather_kernels as g
 from tests.kernel_files import example as example_kernel, example_names
 from tests.visa.test_interp import host_inputs
 
@@ -81,28 +83,70 @@ def test_a_buffer_still_held_elsewhere_is_not_handed_over():
     assert not executor._owned(step, 1, {1: other, 2: buf[:, ::2]}, [], [])        # not contiguous
 
 
-def test_tiles_are_written_in_place_after_the_first_and_the_inputs_are_left_alone(monkeypatch):
-    kernel = example("gemm_tiled", "gemm_tiled")
+def _spied_tiles(monkeypatch) -> list[tuple[bool, np.ndarray]]:
+    """(owned, result) of every `to_view` of the runs after it."""
     seen = []
     inner = HANDLERS[ToView]
 
     def spy(op, src, into, options=None, owned=False):
-        seen.append(owned)
-        return inner(op, src, into, options=options, owned=owned)
+        done = inner(op, src, into, options=options, owned=owned)
+        seen.append((owned, done))
+        return done
 
     monkeypatch.setitem(HANDLERS._ready(), ToView, spy)
-    rng = np.random.default_rng(8)
+    return seen
+
+
+def _bf16_operands(seed: int):
+    rng = np.random.default_rng(seed)
     a = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
     w = rng.integers(-64, 64, (1024, 128)).astype(np.float32)
-    a_bits, w_bits = a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16)
-    a_keep, w_keep = a_bits.copy(), w_bits.copy()
-    out = np.full((1024, 1024), 7.0, np.float32)
+    return a, w, a.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16)
+
+
+def test_tiles_are_written_in_place_into_the_callers_array_and_the_inputs_are_left_alone(monkeypatch):
+    """Every tile, the first included, is written straight into the caller's in-out array
+    (no copy of it made, none back at the end); two runs with other inputs and another
+    starting content each give their own exact product (nothing stale kept)."""
+    kernel = example("gemm_tiled", "gemm_tiled")
+    seen = _spied_tiles(monkeypatch)
+    for seed, fill in ((8, 7.0), (9, -3.0)):
+        seen.clear()
+        a, w, a_bits, w_bits = _bf16_operands(seed)
+        a_keep, w_keep = a_bits.copy(), w_bits.copy()
+        out = np.full((1024, 1024), fill, np.float32)
+        assert npu_opt.run(kernel, a_bits, w_bits, out) is out
+        np.testing.assert_array_equal(out, a @ w.T)  # small integers: exact in bf16 and f32
+        np.testing.assert_array_equal(a_bits, a_keep)
+        np.testing.assert_array_equal(w_bits, w_keep)
+        assert len(seen) == 4 and all(owned and np.shares_memory(done, out) for owned, done in seen)
+
+
+def test_an_in_out_array_shared_with_another_argument_is_copied_first(monkeypatch):
+    """When an input views the caller's in-out array, nothing is written in place: the
+    first tile goes into a copy (then the others into it), the inputs read as passed."""
+    kernel = example("gemm_tiled", "gemm_tiled")
+    seen = _spied_tiles(monkeypatch)
+    _, w, _, w_bits = _bf16_operands(10)
+    out = np.full((1024, 1024), 0.5, np.float32)
+    a_bits = out.view(ml_dtypes.bfloat16)[:, :128]  # an input inside the in-out array
+    a = a_bits.astype(np.float32)
     npu_opt.run(kernel, a_bits, w_bits, out)
-    np.testing.assert_array_equal(out, a @ w.T)  # small integers: exact in bf16 and f32
-    np.testing.assert_array_equal(a_bits, a_keep)
-    np.testing.assert_array_equal(w_bits, w_keep)
-    assert seen[0] is False  # the first tile goes into the caller's buffer: copied
-    assert all(seen[1:]) and len(seen) == 4
+    np.testing.assert_array_equal(out, a @ w.T)  # 0.5 and 0 bit patterns: exact
+    assert [owned for owned, _ in seen] == [False, True, True, True]
+    assert not np.shares_memory(seen[0][1], out)
+
+
+def test_the_uninitialized_read_check_keeps_the_callers_array_out_of_the_run(monkeypatch):
+    """With the check on (an error may stop the run halfway) the caller's array is not
+    written until the run is done: the first tile goes into a copy."""
+    kernel = example("gemm_tiled", "gemm_tiled")
+    seen = _spied_tiles(monkeypatch)
+    a, w, a_bits, w_bits = _bf16_operands(11)
+    out = np.zeros((1024, 1024), np.float32)
+    CpuBackend(CpuOptions(report_uninit=True)).run(kernel, (a_bits, w_bits, out))
+    np.testing.assert_array_equal(out, a @ w.T)
+    assert [owned for owned, _ in seen] == [False, True, True, True]
 
 
 def test_the_tiles_are_moved_straight_into_the_destination(monkeypatch):
@@ -145,3 +189,11 @@ def _outputs(kernel, arrays) -> list:
     out = npu_opt.run(kernel, *copies)
     out = list(out) if isinstance(out, tuple) else [] if out is None else [out]
     return out + [b.read() for b in copies if isinstance(b, DmBuffer)]
+def test_a_kernel_an_error_may_stop_halfway_keeps_in_out_arrays_out_of_the_run():
+    """A gather (its index may fault) or a runtime scalar (a tile at a runtime start may
+    fall past its limit) rules the in-place write of a caller's array out; a plain GEMM not."""
+    def faults(kernel) -> bool:
+        return executor._may_fault(kernel.trace("rngd").kernel)
+
+    assert faults(g.rows_scaled) and faults(g.scatter_rows) and faults(tk.column_block)
+    assert not faults(example("gemm_tiled", "gemm_tiled"))
