@@ -21,7 +21,7 @@ import numpy as np
 from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
-from ir.kernel import TraceResult
+from ir.kernel import Kernel, TraceResult
 from tu_ops.target import TargetLike
 
 from backends import inout
@@ -56,7 +56,7 @@ def _in_place(params: Sequence[Any], flat: Sequence[Any], buffers: Sequence[np.n
     return frozenset(found)
 
 
-def _finals(finals: Sequence[np.ndarray], kernel: Any, mutable: Sequence[int], inplace: frozenset[int],
+def _finals(finals: Sequence[np.ndarray], kernel: Kernel, mutable: Sequence[int], inplace: frozenset[int],
             outs: Sequence[tuple[str, Any]]) -> tuple[np.ndarray, ...]:
     """The host arrays of the in-out finals, read in place (`finish` copies them into the
     caller's arrays), but copied for one reading a caller's array that an earlier write may
