@@ -47,8 +47,9 @@ def _whole_rows(form: StridedForm, n_cells: int) -> list[tuple[int, int, int]]:
 
 
 @functools.lru_cache(maxsize=128)
-def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np.ndarray, int] | None:
-    """(form writing the distinct rows into a (distinct, n_cells) buffer, row_of, distinct)
+def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np.ndarray, int, bool] | None:
+    """(form writing the distinct rows into a (distinct, n_cells) buffer, row_of, distinct,
+    whether some row is written by no cell)
     for a DMA whose `form` writes an (n_rows, n_cells) result; None when some digit of the
     form crosses rows partly, two digits write one row, or the rows are not copies."""
     p_row, p_cell = divmod(form.p0, n_cells)
@@ -90,7 +91,7 @@ def _plan(form: StridedForm, n_rows: int, n_cells: int) -> tuple[StridedForm, np
     out_form = StridedForm(tuple(n for n, _, _ in digits), tuple(p for _, p, _ in digits),
                            tuple(v for _, _, v in digits), p_cell, form.v0, False)
     row_of.setflags(write=False)
-    return out_form, row_of, distinct
+    return out_form, row_of, distinct, bool((row_of == distinct).any())
 
 
 @functools.lru_cache(maxsize=64)
@@ -110,8 +111,7 @@ def dma_copies(rows: np.ndarray, form: StridedForm, n_rows: int, shape: tuple[in
     found = _plan(form, n_rows, n_cells)
     if found is None:
         return None
-    out_form, row_of, distinct = found
-    padding = bool((row_of == distinct).any())
+    out_form, row_of, distinct, padding = found
     out = np.zeros((distinct + padding) * n_cells, rows.dtype)  # a fresh copy, zero where nothing is written
     item = out.itemsize
     dst = as_strided(out[out_form.p0:], out_form.extents, tuple(p * item for p in out_form.pstrides))
