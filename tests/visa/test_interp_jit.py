@@ -158,7 +158,7 @@ def test_slices_with_the_same_weights_share_one_widened_copy(monkeypatch):
     real, seen = kernels["exact_kernel"], []
 
     def recorded(*args):
-        seen.append((args[3].shape[0], args[4].size))    # (widened copies, rows)
+        seen.append((args[3].shape[1], args[4].size))    # (widened copies, rows)
         return real(*args)
 
     monkeypatch.setitem(kernels, "exact_kernel", recorded)

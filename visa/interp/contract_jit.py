@@ -12,8 +12,9 @@ and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Ever
 is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
 fast-math, so nothing is reassociated or fused. An exact contraction without padded
-products or columns takes `visa.interp.contract_jit_exact` (the tree written out, the lane
-loop one vector); the TRF operand is widened once per distinct TRF slice
+products or columns takes `visa.interp.contract_jit_tiles` (the tree written out as vector
+IR, rows that read the same TRF operand four to a tile, slots paired by
+`visa.interp.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
 (`visa.interp.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
 The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
 over more.
@@ -36,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from visa.interp import contract_jit_exact as jit_exact
+from visa.interp import contract_jit_tiles as jit_tiles
 from visa.interp import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
@@ -188,7 +190,7 @@ _ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds")
 _INLINE = ("_widen", "_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
-_EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
+_TILES = {name: vars(jit_tiles)[name] for name in jit_tiles.ORDER}
 _WEIGHTS = {name: vars(jit_weights)[name] for name in jit_weights.ORDER}
 
 
@@ -209,10 +211,11 @@ def _compiled() -> dict | None:
         import numba
     except ImportError:
         return None
+    jit_tiles.build(numba)
     out = {}
     for name in _ORDER:
         globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
-    for module, python in ((jit_exact, _EXACT), (jit_weights, _WEIGHTS)):
+    for module, python in ((jit_weights, _WEIGHTS), (jit_tiles, _TILES)):
         for name in module.ORDER:
             vars(module)[name] = out[name] = _njit(numba, python[name], "always" if name in module.INLINE else "never")
     return out
@@ -363,7 +366,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
             and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
         pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad)
         _compiled()["exact_kernel"](packets, table, shift, jit_exact.paired_weights(wt, shifts, plan.read_elems), which,
-                                    sstep, tread, 1, plan.read_elems, wofs0, plan.g, tpad, out, pairs)
+                                    jit_tiles.tile_order(which), sstep, tread, plan.read_elems, wofs0, plan.g, tpad,
+                                    out, pairs)
         return out
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),

@@ -1,0 +1,92 @@
+"""The interpreter's tiled exact float kernel (visa/interp/contract_jit_tiles.py), called
+directly on made-up layouts and compared bit for bit with a numpy oracle written here
+from the engine's sum order: per row, kept slot, output column and lane, the steps in
+time order from +0, each step a tree over its g leaves whose sums add the lower half's
+total (left) to the upper half's; every operation a float32 one.
+
+The layouts exercise what the example GEMMs do not: operand groups whose sizes are not
+a multiple of the tile's rows (the padded rows), interleaved groups, every leaf count,
+skipped steps, slots without a partner, several columns and the widening table.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from visa.interp import contract_jit, contract_jit_exact, contract_jit_tiles
+
+def _tree(x: np.ndarray) -> np.float32:
+    """The adder tree over x (a power-of-two count of float32 values)."""
+    while x.size > 1:
+        x = (x[0::2] + x[1::2]).astype(np.float32)
+    return np.float32(x[0])
+
+
+def _oracle(values, weights, which, sstep, tread, rr, wofs0, g, tpad):
+    """out[row, lane, slot, column]: values (rows, elements) and weights (operands,
+    elements, 8 lanes) as float32."""
+    rows, (slots, steps) = values.shape[0], sstep.shape
+    out = np.zeros((rows, 8, slots, wofs0.size), np.float32)
+    for r in range(rows):
+        for kk in range(slots):
+            for j in range(wofs0.size):
+                for v in range(8):
+                    acc = np.float32(0.0)
+                    for t in range(steps):
+                        if tpad.size and tpad[kk, t]:
+                            continue
+                        s = values[r, sstep[kk, t] + j * g:][:g]
+                        e = tread[kk, t] * rr + wofs0[j]
+                        acc = np.float32(acc + _tree((s * weights[which[r], e:e + g, v]).astype(np.float32)))
+                    out[r, v, kk, j] = acc
+    return out
+
+
+def _case(rng, g: int, which: list[int], pad: bool, table: bool):
+    """A random layout: 6 slots of 3 steps (slots 0/1 and 3/4 read the same stream, their
+    TRF reads a constant distance apart: pairs; 2 and 5 alone), 2 columns."""
+    rows, cols, rr = len(which), 2, 2 * g
+    sstep = np.array([[0, 2, 4], [0, 2, 4], [1, 3, 5], [6, 8, 10], [6, 8, 10], [7, 9, 11]], np.int64) * g
+    tread = np.array([[0, 1, 2], [3, 4, 5], [1, 0, 2], [2, 2, 1], [4, 4, 3], [5, 3, 0]], np.int64)
+    tpad = np.zeros((6, 3), np.bool_)
+    if pad:
+        tpad[[0, 1], 1] = True            # a pair that skips its middle step together
+        tpad[5, 0] = True
+    n_elems = int(tread.max() + 1) * rr
+    values = rng.uniform(-2, 2, (rows, int(sstep.max()) + cols * g)).astype(ml_dtypes.bfloat16)
+    weights = rng.uniform(-2, 2, (max(which) + 1, n_elems, 8)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    codes = values.view(np.uint16)
+    lut = (np.arange(1 << 16, dtype=np.uint32) << 16) if table else np.zeros(1, np.uint32)
+    return codes, lut, weights, np.array(which, np.int64), sstep, tread, rr, np.array([0, g], np.int64), tpad, values
+
+
+@pytest.mark.parametrize("g", contract_jit_exact.TREES)
+@pytest.mark.parametrize("which, pad, table", [
+    ([0] * 4, False, False),
+    ([0, 1, 0, 0, 1, 2, 0, 0, 1], True, False),      # groups of 5, 3 and 1 rows, interleaved
+    ([3, 3, 1, 1, 1, 0], True, True),                # through the widening table
+])
+def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
+    rng = np.random.default_rng(g * 31 + len(which))
+    codes, lut, weights, which_a, sstep, tread, rr, wofs0, tpad, values = _case(rng, g, which, pad, table)
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, tpad)
+    assert (pairs[:, 1] >= 0).any() and (pairs[:, 1] < 0).any()          # both kinds run
+    out = np.full((len(which), 8, 6, 2), np.nan, np.float32)
+    contract_jit._compiled()["exact_kernel"](
+        codes, lut, not table, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
+        contract_jit_tiles.tile_order(which_a), sstep, tread, rr, wofs0, g, tpad, out, pairs)
+    expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
+    np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
+
+
+def test_the_tile_order_groups_rows_by_operand_and_pads_each_group():
+    order = contract_jit_tiles.tile_order(np.array([2, 0, 2, 2, 0, 2, 2, 1], np.int64))
+    rows = contract_jit_tiles.ROWS
+    assert order.size % rows == 0
+    tiles = order.reshape(-1, rows)
+    operand = np.array([2, 0, 2, 2, 0, 2, 2, 1])[tiles]
+    assert (operand == operand[:, :1]).all()                             # one operand a tile
+    assert sorted(set(order.tolist())) == list(range(8))                 # every row, padding repeats only
+    assert order[:5].tolist() == [0, 2, 3, 5, 6]                         # first use order, rows in order
