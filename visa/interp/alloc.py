@@ -17,30 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
-from visa.facts import lowest
+from visa.facts import lowest, step_reads
 from visa.interp.dma import tensor_bytes
 
 __all__ = ["allocate", "lowest", "resident_params"]
-
-
-def _reads(step: Any) -> list[int]:
-    if isinstance(step, DmaOp):
-        return [r.id for r in step.reads()]
-    if not isinstance(step, TuProgram):  # tensor_new reads nothing, memset its tensor
-        return [step.into.id] if getattr(step, "into", None) is not None else []
-    out = []
-    for op in step.ops:
-        if op.MNEMONIC == "feed_buffer":
-            out.extend(r.id for r in op.operands())  # an interleaved feed reads two tensors
-        elif op.MNEMONIC == "contract_outer":
-            out.append(op.weights.id)
-        elif op.MNEMONIC == "commit" and op.into is not None:  # a commit into a tensor keeps its other cells
-            out.append(op.into.id)
-    return out
 
 
 def resident_params(kernel: LoweredKernel) -> list[Any]:
@@ -54,7 +37,7 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
     roots = dm_roots(kernel.ops())
     for i, step in enumerate(kernel.steps):
         wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
-        for ref in _reads(step) + wrote:
+        for ref in [r.id for r in step_reads(step)] + wrote:
             last[roots.get(ref, ref)] = i
     forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
     dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
