@@ -15,14 +15,18 @@ position-weighted sum of its touched words: equal rows, equal digests) and `same
 for word again: a digest only proposes). A row's bytes outside the operand can only keep
 two slices apart. Two slices are only ever shared when every touched word is equal; two
 equal ones may still be widened twice (the results are the same bits either way).
-`widen_ops` widens each distinct slice, a TRF row's run of elements at a time
-(`widen_slice`), and writes it in the layout the kernel takes.
+`widened` copies each distinct slice's codes out a TRF row at a time (`gather`: (lane,
+element) codes), finds their range, and writes their f32 bits in the layout the kernel
+takes (`lay_plain`, `lay_paired`): by a shift when every code of a TRF's distinct slices
+is a zero or a normal bf16 (the table's entry for those), else each through the table.
 
 `ORDER` is compiled by `contract_jit._compiled` (the same disk cache); this module imports
 nothing from numba.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -109,6 +113,7 @@ def classes(words, slices, rows, key):
     return failed
 
 
+@functools.lru_cache(maxsize=64)
 def operand_rows(lane_elems, base, n, lanes, per_row):
     """The TRF rows holding some of the first `n` elements of a lane (lane `l`'s element `e`
     at element `l * lane_elems + base + e` of a slice's rows of `per_row` elements), sorted:
@@ -116,7 +121,9 @@ def operand_rows(lane_elems, base, n, lanes, per_row):
     less alike, never more)."""
     firsts = np.arange(lanes, dtype=np.int64) * lane_elems + base
     lo, hi = firsts // per_row, (firsts + n - 1) // per_row + 1
-    return np.unique(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo.tolist(), hi.tolist())]))
+    out = np.unique(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo.tolist(), hi.tolist())]))
+    out.setflags(write=False)                          # remembered: shared by every call with these numbers
+    return out
 
 
 def words_of(cells):
@@ -214,8 +221,8 @@ def widened(kernels, tensors, shape, mag, table, offs):
     (cells, slices, TRF rows the operand touches) of `tensors` in turn: with no `offs`
     (1, slices, n x lanes), else (offs, slices, n x 16) as `lay_paired` lays them out (eight
     lanes); the largest `mag`-masked code and the smallest nonzero one minus one (`mag` when
-    every code is a zero). A slice's codes are widened by a shift when they are all zeros
-    and normal bf16 codes (their table entries), else through the table."""
+    every code is a zero). The codes of one entry of `tensors` are widened by a shift when
+    all of them are zeros and normal bf16 codes (their table entries), else through the table."""
     lane_elems, base, n, lanes = shape
     n_ops = sum(sls.size for _, sls, _ in tensors)
     out = np.empty((max(offs.size, 1), n_ops, n * (2 * lanes if offs.size else lanes)), np.uint32)
