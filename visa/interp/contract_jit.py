@@ -285,43 +285,31 @@ def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool]:
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift
 
 
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int) -> tuple[np.ndarray, np.ndarray, Any]:
-    """The first `n_elems` elements of every lane of the rows' TRF tensors, widened, as
-    (distinct tensors, n_elems, lanes) float32; which of them each row reads; their code
-    range. Rows whose TRF slices hold the same codes there (a GEMM's weights are the same
-    for every slice along M) share one widened copy."""
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
+    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_exact.paired_weights`'s
+    (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
+    of them each row reads; their code range. Rows whose TRF slices hold the same codes
+    there (a GEMM's weights are the same for every slice along M) share one widened copy."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et)
     mag = 0x7FFF if width == 2 else 0x7F
     kernels, shape = _compiled(), (trf.lane_bytes // width, trf.first_row * mem.row_bytes // width, n_elems, trf.lanes)
     which = np.zeros(rows.count, np.int64)
-    tensors: list[tuple[np.ndarray, int]] = []
+    tensors: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for (chip, cluster), sel in rows.groups():
         cells = mem.trf(chip, cluster)
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
-        words, touched = jit_weights.words_of(cells), jit_weights.operand_rows(*shape, cells.shape[2])
-        digests = np.zeros(slices.size, np.uint64)
-        kernels["digest"](words, slices, touched, digests)
-        _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
-        other = slices[first[rep.reshape(-1)]]                        # the first slice of the same digest
-        equal = np.zeros(slices.size, np.bool_)
-        kernels["same"](words, slices, other, touched, equal)
-        keys = np.where(equal, other, slices)                         # a digest's false match: its own copy
-        distinct, at, of = np.unique(keys, return_index=True, return_inverse=True)
-        order = np.argsort(at, kind="stable")                         # the tensors in order of first use
-        rank = np.empty(order.size, np.int64)
-        rank[order] = np.arange(order.size) + len(tensors)
-        which[sel] = rank[of.reshape(-1)]
-        tensors.extend((cells, int(k)) for k in distinct[order].tolist())
-    wt = np.zeros((len(tensors), n_elems * trf.lanes), np.uint32)
-    top, low = 0, mag
-    for k, (cells, sl) in enumerate(tensors):
-        t, lo = kernels["widen_slice"](cells, sl, *shape, mag, table, wt[k])
-        top, low = max(top, t), min(low, lo)
-    return (wt.view(np.float32).reshape(len(tensors), n_elems, trf.lanes), which,
-            _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]))
+        touched = jit_weights.operand_rows(*shape, cells.shape[2])
+        key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
+        first = key == np.arange(key.size)                             # the copies, in order of first use
+        which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
+        tensors.append((cells, slices[first], touched))
+    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs)
+    wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
+    return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
 
 
 def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
@@ -354,21 +342,24 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     packets, start = _stream_rows(stream, plan.q, rows.count)
     sstep = np.ascontiguousarray(start[_by_slot(plan.stream_step, plan, 0, 0)], np.int64)  # in elements: q = 1
     tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
-    wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems)
-    s_range, shift = _stream_range(packets, outer.stream_type)
-    terms = plan.g * math.prod(plan.digits_summed())
     tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
-    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
-    table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
     n_cols = min(plan.q // plan.g, plan.out_cols)
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
-    if (proved and plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == jit_exact.LANES
-            and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0)):
-        pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad)
-        _compiled()["exact_kernel"](packets, table, shift, jit_exact.paired_weights(wt, shifts, plan.read_elems), which,
-                                    jit_tiles.tile_order(which), sstep, tread, plan.read_elems, wofs0, plan.g, tpad,
-                                    out, pairs)
+    paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
+              and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
+    pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
+    wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems,
+                                         np.array(shifts, np.int64) * plan.read_elems)
+    s_range, shift = _stream_range(packets, outer.stream_type)
+    terms = plan.g * math.prod(plan.digits_summed())
+    out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
+    table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
+    if paired and proved:
+        _compiled()["exact_kernel"](packets, table, shift, wt, which, jit_tiles.tile_order(which), sstep, tread,
+                                    plan.read_elems, wofs0, plan.g, tpad, out, pairs)
         return out
+    if paired:                                          # the first shift's (0) first lanes: the plain layout
+        wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
                                  _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
                                  tpad, proved, out)

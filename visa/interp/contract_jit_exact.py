@@ -71,7 +71,8 @@ def _slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple
 def paired_weights(wt: np.ndarray, shifts: list[int], rr: int) -> np.ndarray:
     """wt (operands, elements, LANES) laid out as (shifts, operands, elements x 16): per
     shift c, element e's eight lanes, then element e + c x rr's (zeros past either end,
-    which no paired read reaches)."""
+    which no paired read reaches). The interpreter writes this layout straight from the
+    TRF codes (`contract_jit_weights.lay_paired`); this is its reference."""
     n_ops, n_e, _ = wt.shape
     out = np.empty((len(shifts), n_ops, n_e, 2 * LANES), np.float32)   # every element written below
     out[:, :, :, :LANES] = wt[None]

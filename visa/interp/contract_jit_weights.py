@@ -1,15 +1,24 @@
 """The TRF operand of the interpreter's compiled float contraction (`visa.interp.contract_jit`):
 each row's TRF elements read as (element, lane) float32 bits, lanes innermost, the layout
-the kernels take as their vector.
+the general kernel takes as its vector, or laid out for the exact kernel as
+`visa.interp.contract_jit_exact.paired_weights` says.
 
 A row's operand is the first `n` elements of every lane of its slice's TRF tensor; lane
 `l`'s element `e` sits at element `l * lane_elems + base + e` of the slice's TRF rows
 (`cells`: (TRF rows, slices, elements per TRF row) codes). Many rows read the same codes
 (a GEMM's weights are the same for every slice along M), so the driver widens one copy per
-distinct slice: `digest` sums every slice's words of the TRF rows the operand touches with
-position weights (equal rows, equal digests), `same` compares those rows word for word (a
-digest only proposes; a row's bytes outside the operand can only keep two slices apart),
-and `widen_slice` widens one slice, a TRF row's run of elements at a time.
+distinct slice. `classes` guesses each slice's class from the first TRF row the operand
+touches (the first earlier slice with the same words there) and checks the guess word for
+word over every touched row in one pass (a TRF row's slices sit side by side, so the
+guess's words are in cache); a slice whose check fails gets its class from `digest` (the
+position-weighted sum of its touched words: equal rows, equal digests) and `same` (word
+for word again: a digest only proposes). A row's bytes outside the operand can only keep
+two slices apart. Two slices are only ever shared when every touched word is equal; two
+equal ones may still be widened twice (the results are the same bits either way).
+`widened` copies each distinct slice's codes out a TRF row at a time (`gather`: (lane,
+element) codes), finds their range, and writes their f32 bits in the layout the kernel
+takes (`lay_plain`, `lay_paired`): by a shift when every code of a TRF's distinct slices
+is a zero or a normal bf16 (the table's entry for those), else each through the table.
 
 `ORDER` is compiled by `contract_jit._compiled` (the same disk cache); this module imports
 nothing from numba.
@@ -17,9 +26,13 @@ nothing from numba.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-__all__ = ["INLINE", "ORDER"]
+__all__ = ["INLINE", "ORDER", "distinct", "operand_rows", "widened", "words_of"]
+
+_U8, _U16 = np.uint64(8), np.uint64(16)
 
 
 def digest(words, slices, rows, out):
@@ -56,6 +69,51 @@ def same(words, slices, other, rows, out):
                 out[i] = False
 
 
+def _equal_words(a, b):
+    """Whether the word rows a and b are equal."""
+    diff = np.uint64(0)
+    for c in range(a.size):
+        diff |= np.uint64(a[c] ^ b[c])
+    return diff == 0
+
+
+def classes(words, slices, rows, key):
+    """key[i] = the first j <= i whose slice slices[j] holds slice slices[i]'s words in the
+    TRF rows `rows`, guessed from the first of them and checked over all (row by row, each
+    row's slices side by side); -1 where the check failed. Returns how many failed."""
+    n = slices.size
+    first = words[rows[0]]
+    reps = np.empty(n, np.int64)
+    n_reps = 0
+    for i in range(n):
+        key[i] = i
+        for k in range(n_reps):
+            if _equal_words(first[slices[i]], first[slices[reps[k]]]):
+                key[i] = reps[k]
+                break
+        if key[i] == i:
+            reps[n_reps] = i
+            n_reps += 1
+    mine, theirs = slices.astype(np.uint64), np.empty(n, np.uint64)
+    for i in range(n):
+        theirs[i] = slices[key[i]]
+    diff = np.zeros(n, np.uint64)
+    for r in range(1, rows.size):
+        row = words[rows[r]]
+        for i in range(n):                              # branch-free: a failed guess is rare
+            a, b, d = mine[i], theirs[i], np.uint64(0)
+            for c in range(row.shape[1]):
+                d |= row[a, c] ^ row[b, c]
+            diff[i] |= d
+    failed = 0
+    for i in range(n):
+        if diff[i]:
+            key[i] = -1
+            failed += 1
+    return failed
+
+
+@functools.lru_cache(maxsize=64)
 def operand_rows(lane_elems, base, n, lanes, per_row):
     """The TRF rows holding some of the first `n` elements of a lane (lane `l`'s element `e`
     at element `l * lane_elems + base + e` of a slice's rows of `per_row` elements), sorted:
@@ -63,7 +121,9 @@ def operand_rows(lane_elems, base, n, lanes, per_row):
     less alike, never more)."""
     firsts = np.arange(lanes, dtype=np.int64) * lane_elems + base
     lo, hi = firsts // per_row, (firsts + n - 1) // per_row + 1
-    return np.unique(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo.tolist(), hi.tolist())]))
+    out = np.unique(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo.tolist(), hi.tolist())]))
+    out.setflags(write=False)                          # remembered: shared by every call with these numbers
+    return out
 
 
 def words_of(cells):
@@ -78,38 +138,109 @@ def words_of(cells):
     return cells
 
 
-def widen_slice(cells, sl, lane_elems, base, n, lanes, mag, table, dst):
-    """dst[e * lanes + lane] = the f32 bits of element e of lane `lane` of slice sl (a bf16
-    code with an exponent neither all zeros nor all ones by a shift, which is its table
-    entry; every other code through `table`); returns the largest `mag`-masked code read
-    and the smallest nonzero one minus one (`mag` when every code is a zero)."""
-    top, low = 0, mag
+def gather(cells, sls, rows, lane_elems, base, n, lanes, codes):
+    """codes[k, l * n + e] = lane l's element e of slice sls[k] (at element `l * lane_elems +
+    base + e` of the slice's TRF rows, every one of them in `rows`): walked a TRF row at a
+    time, its slices side by side."""
     per_row = cells.shape[2]
-    for lane in range(lanes):
-        x = lane * lane_elems + base
-        row = x // per_row
-        col = x - row * per_row
-        e = 0
-        while e < n:
-            run = min(per_row - col, n - e)
-            src = cells[row, sl]
-            for c in range(run):
-                code = src[col + c]
-                u = np.uint32(code)
-                f = u & np.uint32(0x7F80)
-                if cells.itemsize == 2 and f != 0 and f != np.uint32(0x7F80):
-                    dst[(e + c) * lanes + lane] = u << np.uint32(16)
+    for r in range(rows.size):
+        row = rows[r]
+        for lane in range(lanes):
+            first = lane * lane_elems + base
+            lo, hi = max(row * per_row, first), min((row + 1) * per_row, first + n)
+            if lo < hi:
+                at = lane * n + lo - first
+                for k in range(sls.size):
+                    src = cells[row, sls[k], lo - row * per_row:hi - row * per_row]
+                    dst = codes[k, at:at + hi - lo]     # views: no negative-index checks
+                    for c in range(src.size):
+                        dst[c] = src[c]
+
+
+def _bits(code, table, shift):
+    """The f32 bits of a code: code << 16 (`shift`: every code a zero or a normal bf16, whose
+    table entry that is) or its table entry."""
+    if shift:
+        return np.uint32(code) << np.uint32(16)
+    return table[code]
+
+
+def lay_plain(codes, n, lanes, table, shift, out, k0):
+    """out[0, k0 + k, e * lanes + l] = the bits of codes[k, l * n + e] (`_bits`)."""
+    for k in range(codes.shape[0]):
+        src, dst = codes[k], out[0, k0 + k]
+        for lane in range(lanes):
+            for e in range(n):
+                dst[e * lanes + lane] = _bits(src[lane * n + e], table, shift)
+
+
+def lay_paired(codes, n, offs, table, shift, out, k0):
+    """out[s, k0 + k] = (element, 16) bits of codes[k] (eight lanes, `gather`'s layout):
+    element e's eight lanes, then element e + offs[s]'s (zeros past either end), as
+    `contract_jit_exact.paired_weights` lays them out. Unsigned indices: no negative-index
+    checks."""
+    un = np.uint64(n)
+    for k in range(codes.shape[0]):
+        src = codes[k]
+        for s in range(offs.size):
+            dst, d = out[s, k0 + k], offs[s]
+            lo, hi = max(0, -d), min(n, n - d)
+            for e in range(n):
+                ue = np.uint64(e)
+                for i in range(_U8):
+                    dst[ue * _U16 + i] = _bits(src[i * un + ue], table, shift)
+                if lo <= e < hi:
+                    ue2 = np.uint64(e + d)
+                    for i in range(_U8):
+                        dst[ue * _U16 + _U8 + i] = _bits(src[i * un + ue2], table, shift)
                 else:
-                    dst[(e + c) * lanes + lane] = table[code]
-                m = np.int64(code) & mag
-                top = max(top, m)
-                low = min(low, (m + mag) & mag)
-            e += run
-            row, col = row + 1, 0
-    return top, low
+                    for i in range(_U8):
+                        dst[ue * _U16 + _U8 + i] = np.uint32(0)
 
 
-ORDER = ("digest", "same", "widen_slice")
+def distinct(kernels, words, slices, rows):
+    """key[i] = the index of the slice whose widened copy slice i shares: the first j <= i
+    found to hold slices[i]'s words in the TRF rows `rows` (key[key[i]] = key[i]); `classes`,
+    and where its guess failed `digest` and `same` among the failed slices."""
+    key = np.empty(slices.size, np.int64)
+    if kernels["classes"](words, slices, rows, key):
+        pending = np.flatnonzero(key < 0)
+        sub = slices[pending]
+        digests = np.zeros(sub.size, np.uint64)
+        kernels["digest"](words, sub, rows, digests)
+        _, first, rep = np.unique(digests, return_index=True, return_inverse=True)
+        other = first[rep.reshape(-1)]                            # the first pending slice of the same digest
+        equal = np.zeros(sub.size, np.bool_)
+        kernels["same"](words, sub, sub[other], rows, equal)
+        key[pending] = pending[np.where(equal, other, np.arange(sub.size))]  # a false match: its own copy
+    return key
+
+
+def widened(kernels, tensors, shape, mag, table, offs):
+    """(bits, top, low): the operand of every distinct slice widened, the slices of each
+    (cells, slices, TRF rows the operand touches) of `tensors` in turn: with no `offs`
+    (1, slices, n x lanes), else (offs, slices, n x 16) as `lay_paired` lays them out (eight
+    lanes); the largest `mag`-masked code and the smallest nonzero one minus one (`mag` when
+    every code is a zero). The codes of one entry of `tensors` are widened by a shift when
+    all of them are zeros and normal bf16 codes (their table entries), else through the table."""
+    lane_elems, base, n, lanes = shape
+    n_ops = sum(sls.size for _, sls, _ in tensors)
+    out = np.empty((max(offs.size, 1), n_ops, n * (2 * lanes if offs.size else lanes)), np.uint32)
+    top, low, k0 = 0, mag, 0
+    for cells, sls, rows in tensors:
+        codes = np.empty((sls.size, lanes * n), cells.dtype)
+        kernels["gather"](cells, sls, rows, *shape, codes)
+        t, lo = kernels["_bounds"](codes, mag)
+        shift = cells.itemsize == 2 and t < 0x7F80 and lo + 1 >= 0x80
+        if offs.size:
+            kernels["lay_paired"](codes, n, offs, table, shift, out, k0)
+        else:
+            kernels["lay_plain"](codes, n, lanes, table, shift, out, k0)
+        top, low, k0 = max(top, t), min(low, lo), k0 + sls.size
+    return out, top, low
+
+
+ORDER = ("digest", "same", "_equal_words", "classes", "gather", "_bits", "lay_plain", "lay_paired")
 """Compiled in this order."""
-INLINE = ()
-"""None is inlined: each is called from Python."""
+INLINE = ("_equal_words", "_bits")
+"""Inlined into their callers; the others are called from Python."""
