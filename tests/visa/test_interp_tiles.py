@@ -90,3 +90,13 @@ def test_the_tile_order_groups_rows_by_operand_and_pads_each_group():
     assert (operand == operand[:, :1]).all()                             # one operand a tile
     assert sorted(set(order.tolist())) == list(range(8))                 # every row, padding repeats only
     assert order[:5].tolist() == [0, 2, 3, 5, 6]                         # first use order, rows in order
+
+
+def test_only_the_shifts_a_pair_reads_are_laid_out():
+    """A GEMM's slots all pair at one distance: shift 0 (no pair reads it) is not a copy."""
+    sstep = np.array([[0, 4], [0, 4], [8, 12], [8, 12]], np.int64)
+    tread = np.array([[0, 1], [2, 3], [0, 1], [2, 3]], np.int64)
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, np.zeros((0, 0), np.bool_))
+    assert shifts == [2] and pairs.tolist() == [[0, 1, 0], [2, 3, 0]]
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep[:3], tread[:3], np.zeros((0, 0), np.bool_))
+    assert shifts == [0, 2] and pairs.tolist() == [[0, 1, 1], [2, -1, 0]]

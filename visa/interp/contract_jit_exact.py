@@ -27,7 +27,9 @@ MAX_SHIFTS = 4
 
 
 def slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """`_slot_pairs`, remembered by the arrays' contents (a kernel's tiles repeat them)."""
+    """`_slot_pairs`, remembered by the arrays' contents (a kernel's tiles repeat them),
+    with only the shifts some pair reads (shift 0 only when a slot is alone or a pair's
+    reads coincide): each is one laid-out copy of the TRF operand."""
     pairs, shifts = _remembered(*((a.dtype.str, a.shape, a.tobytes()) for a in (sstep, tread, tpad)))
     return pairs.copy(), list(shifts)
 
@@ -36,7 +38,9 @@ def slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple[
 def _remembered(*arrays: tuple) -> tuple[np.ndarray, tuple[int, ...]]:
     sstep, tread, tpad = (np.frombuffer(data, dtype).reshape(shape) for dtype, shape, data in arrays)
     pairs, shifts = _slot_pairs(sstep, tread, tpad)
-    return pairs, tuple(shifts)
+    used = sorted(set(pairs[:, 2].tolist()))   # only the shifts some pair reads are laid out
+    pairs[:, 2] = np.searchsorted(np.array(used, np.int64), pairs[:, 2])
+    return pairs, tuple(shifts[i] for i in used)
 
 
 def _slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple[np.ndarray, list[int]]:
