@@ -56,6 +56,7 @@ def _case(rng, g: int, which: list[int], pad: bool, table: bool):
         tpad[5, 0] = True
     n_elems = int(tread.max() + 1) * rr
     values = rng.uniform(-2, 2, (rows, int(sstep.max()) + cols * g)).astype(ml_dtypes.bfloat16)
+    values[1::3] = values[0::3][:values[1::3].shape[0]]        # rows 3k and 3k + 1 hold the same codes
     weights = rng.uniform(-2, 2, (max(which) + 1, n_elems, 8)).astype(ml_dtypes.bfloat16).astype(np.float32)
     codes = values.view(np.uint16)
     lut = (np.arange(1 << 16, dtype=np.uint32) << 16) if table else np.zeros(1, np.uint32)
@@ -74,9 +75,11 @@ def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
     pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, tpad)
     assert (pairs[:, 1] >= 0).any() and (pairs[:, 1] < 0).any()          # both kinds run
     out = np.full((len(which), 8, 6, 2), np.nan, np.float32)
+    held = np.arange(len(which))
+    held[1::3] -= 1                                              # each repeat names the row it repeats
     contract_jit._compiled()["exact_kernel"](
         codes, lut, not table, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
-        contract_jit_tiles.tile_order(which_a), sstep, tread, rr, wofs0, g, tpad, out, pairs)
+        contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
 
@@ -100,3 +103,19 @@ def test_only_the_shifts_a_pair_reads_are_laid_out():
     assert shifts == [2] and pairs.tolist() == [[0, 1, 0], [2, 3, 0]]
     pairs, shifts = contract_jit_exact.slot_pairs(sstep[:3], tread[:3], np.zeros((0, 0), np.bool_))
     assert shifts == [0, 2] and pairs.tolist() == [[0, 1, 1], [2, -1, 0]]
+
+
+@pytest.mark.parametrize("dtype, mag", [(np.uint16, 0x7FFF), (np.uint8, 0x7F)])
+def test_the_stream_scan_names_repeated_rows_and_bounds_the_stored_ones(dtype, mag):
+    rng = np.random.default_rng(int(mag))
+    codes = rng.integers(0, np.iinfo(dtype).max, (9, 40)).astype(dtype)
+    codes[2] = codes[1]
+    codes[3] = codes[1]                                          # a run of three equal rows
+    codes[6] = codes[4]                                          # equal, not consecutive: scanned again
+    codes[8] = codes[7]
+    codes[8, 39] ^= 1                                            # differs in its last code only
+    held = np.full(9, -1, np.int64)
+    top, low = contract_jit._compiled()["_rows_bounds"](codes, mag, held)
+    assert held.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 8]
+    m = codes.astype(np.int64) & mag
+    assert top == m.max() and low == (m[m > 0].min() - 1 if (m > 0).any() else mag)

@@ -186,7 +186,30 @@ def _bounds(codes, mag):
     return top, low
 
 
-_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds")
+def _rows_bounds(codes, mag, held):
+    """`_bounds`, and held[r] set to the row whose codes row r repeats: held[r - 1] when
+    row r equals row r - 1 (a DMA's copies of one row into consecutive slices; then not
+    scanned again), else r."""
+    top, low = 0, mag
+    for r in range(codes.shape[0]):
+        if r > 0:
+            a, b, same = codes[r], codes[r - 1], True
+            for c in range(codes.shape[1]):
+                if a[c] != b[c]:
+                    same = False
+                    break
+            if same:
+                held[r] = held[r - 1]
+                continue
+        held[r] = r
+        for c in range(codes.shape[1]):
+            m = np.int64(codes[r, c]) & mag
+            top = max(top, m)
+            low = min(low, (m + mag) & mag)
+    return top, low
+
+
+_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds", "_rows_bounds")
 _INLINE = ("_widen", "_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
@@ -276,13 +299,15 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
     return low_field - 127 - (sig - 1), top_field - 127 + 1
 
 
-def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool]:
-    """`_code_range` of every code of the fed packets, and whether each of them widens by
-    a shift (bf16 codes, no subnormal and no NaN among them)."""
+def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool, np.ndarray]:
+    """`_code_range` of every code of the fed packets, whether each of them widens by a
+    shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats
+    (`_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
-    top, low = _compiled()["_bounds"](packets, mag)
+    held = np.empty(packets.shape[0], np.int64)
+    top, low = _compiled()["_rows_bounds"](packets, mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
-    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift
+    return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
 
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -350,13 +375,13 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems,
                                          np.array(shifts, np.int64) * plan.read_elems)
-    s_range, shift = _stream_range(packets, outer.stream_type)
+    s_range, shift, held = _stream_range(packets, outer.stream_type)
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
     table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
     if paired and proved:
-        _compiled()["exact_kernel"](packets, table, shift, wt, which, jit_tiles.tile_order(which), sstep, tread,
-                                    plan.read_elems, wofs0, plan.g, tpad, out, pairs)
+        _compiled()["exact_kernel"](packets, table, shift, wt, which, jit_tiles.tile_order(which), held, sstep,
+                                    tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs)
         return out
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])

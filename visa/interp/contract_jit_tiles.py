@@ -51,14 +51,14 @@ def _tree(ir, builder, vec, leaf, lo: int, n: int) -> list:
     return [builder.fadd(a, b) for a, b in zip(left, right)]
 
 
-def _emit(ir, builder, ps, so, stride, pw, ow, pacc, g: int) -> None:
-    """The IR of one tile: row z's stream values at ps + so + z * stride, the TRF block
-    of g leaves x WIDTH floats at pw + ow, row z's WIDTH accumulators at pacc + z * WIDTH."""
+def _emit(ir, builder, ps, po, so, pw, ow, pacc, g: int) -> None:
+    """The IR of one tile: row z's stream values at ps + po[z] + so, the TRF block of g
+    leaves x WIDTH floats at pw + ow, row z's WIDTH accumulators at pacc + z * WIDTH."""
     vec, i32, i64 = ir.VectorType(ir.FloatType(), WIDTH), ir.IntType(32), ir.IntType(64)
     undef = ir.Constant(vec, ir.Undefined)
     splat = ir.Constant(ir.VectorType(i32, WIDTH), [0] * WIDTH)
     block = builder.gep(pw, [ow])
-    firsts = [builder.gep(ps, [builder.add(so, builder.mul(stride, i64(z)))]) for z in range(ROWS)]
+    firsts = [builder.gep(ps, [builder.add(so, builder.load(builder.gep(po, [i64(z)])))]) for z in range(ROWS)]
 
     def leaf(lo: int) -> list:
         w = builder.load(builder.bitcast(builder.gep(block, [i64(lo * WIDTH)]), vec.as_pointer()), align=4)
@@ -75,17 +75,18 @@ def _emit(ir, builder, ps, so, stride, pw, ow, pacc, g: int) -> None:
 
 
 def _make(numba, ir, g: int):
-    """The tile of g leaves as a numba intrinsic `(s, so, stride, w, ow, acc) -> None`:
-    float32 C-contiguous arrays, the offsets and the stride uint64 elements (unchecked:
-    the caller's layouts hold every element the tile reads)."""
+    """The tile of g leaves as a numba intrinsic `(s, offs, so, w, ow, acc) -> None`:
+    float32 C-contiguous arrays `s`, `w`, `acc`, `offs` the ROWS rows' first elements in
+    `s` (int64), `so` and `ow` uint64 element offsets (unchecked: the caller's layouts hold
+    every element the tile reads)."""
 
-    def tile(typingctx, s, so, stride, w, ow, acc):
+    def tile(typingctx, s, offs, so, w, ow, acc):
         def codegen(context, builder, signature, args):
-            data = [context.make_array(signature.args[k])(context, builder, args[k]).data for k in (0, 3, 5)]
-            _emit(ir, builder, data[0], args[1], args[2], data[1], args[4], data[2], g)
+            data = [context.make_array(signature.args[k])(context, builder, args[k]).data for k in (0, 1, 3, 5)]
+            _emit(ir, builder, data[0], data[1], args[2], data[2], args[4], data[3], g)
             return context.get_dummy_value()
 
-        return numba.types.void(s, so, stride, w, ow, acc), codegen
+        return numba.types.void(s, offs, so, w, ow, acc), codegen
 
     return numba.extending.intrinsic(tile)
 
@@ -99,56 +100,76 @@ def build(numba) -> None:
             globals()[f"_T{g}"] = _make(numba, ir, g)
 
 
-def _tile(g, s, so, stride, w, ow, acc):
+def _tile(g, s, offs, so, w, ow, acc):
     """The tile of g leaves (a compile-time choice once inlined into the loop)."""
     if g == 32:
-        _T32(s, so, stride, w, ow, acc)
+        _T32(s, offs, so, w, ow, acc)
     elif g == 16:
-        _T16(s, so, stride, w, ow, acc)
+        _T16(s, offs, so, w, ow, acc)
     elif g == 64:
-        _T64(s, so, stride, w, ow, acc)
+        _T64(s, offs, so, w, ow, acc)
     elif g == 8:
-        _T8(s, so, stride, w, ow, acc)
+        _T8(s, offs, so, w, ow, acc)
     elif g == 4:
-        _T4(s, so, stride, w, ow, acc)
+        _T4(s, offs, so, w, ow, acc)
     elif g == 2:
-        _T2(s, so, stride, w, ow, acc)
+        _T2(s, offs, so, w, ow, acc)
     else:
-        _T1(s, so, stride, w, ow, acc)
+        _T1(s, offs, so, w, ow, acc)
 
 
-def _widen(codes, rows, table, shift, dst):
-    """dst[z] = the f32 bits of the codes of row rows[z]: `shift` (bf16 codes none of which
-    is a subnormal or a NaN) code << 16, else table[code]. Whole rows, before the tile
-    reads them: a value stored just before its broadcast load would stall the load."""
-    for z in range(rows.size):
-        src, d = codes[rows[z]], dst[z]
-        if shift:
-            for k in range(src.size):
-                d[k] = np.uint32(src[k]) << np.uint32(16)
-        else:
-            for k in range(src.size):
-                d[k] = table[src[k]]
+def _widen(src, table, shift, dst):
+    """dst = the f32 bits of the codes `src`: `shift` (bf16 codes none of which is a
+    subnormal or a NaN) code << 16, else table[code]."""
+    if shift:
+        for k in range(src.size):
+            dst[k] = np.uint32(src[k]) << np.uint32(16)
+    else:
+        for k in range(src.size):
+            dst[k] = table[src[k]]
 
 
-def exact_kernel(codes, table, shift, wt, which, order, sstep, tread, rr, wofs0, g, tpad, out, pairs):
+def _slots(held):
+    """(each row's row of the widened copies, how many): one copy per stored row (held[r]
+    is the row whose codes row r repeats, itself when stored)."""
+    slot = np.empty(held.size, np.int64)
+    k = 0
+    for r in range(held.size):
+        if held[r] == r:
+            slot[r] = k
+            k += 1
+    for r in range(held.size):
+        slot[r] = slot[held[r]]
+    return slot, k
+
+
+def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs):
     """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
-    entries reads one TRF operand). codes (rows, stream elements) the fed packets, `table`
-    their f32 bits (or `shift`, see `_gather`); wt (shifts, operands, elements x WIDTH)
+    entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
+    the same codes as row held[r] (widened once, by the first tile that reads them, just
+    before: a value stored right before its broadcast load would stall the load), `table`
+    their f32 bits (or `shift`, see `_widen`); wt (shifts, operands, elements x WIDTH)
     float32 (`paired_weights`), row r reading wt[., which[r]]; sstep / tread (slots, steps)
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
     within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
     (slot, its partner or -1, the index of their shift)."""
-    n_steps = sstep.shape[1]
+    n_steps, n = sstep.shape[1], codes.shape[1]
     uw = np.uint64(WIDTH)
-    n = np.uint64(codes.shape[1])
-    s = np.empty((ROWS, codes.shape[1]), np.float32)
-    flat = s.reshape(-1)
+    slot, n_held = _slots(held)
+    wide = np.empty(n_held * n, np.float32)
+    bits = wide.view(np.uint32)
+    done = np.zeros(n_held, np.bool_)
+    offs = np.empty(ROWS, np.int64)
     acc = np.empty(ROWS * WIDTH, np.float32)
     for i in range(0, order.size, ROWS):
         rows = order[i:i + ROWS]
         operand = which[rows[0]]
-        _widen(codes, rows, table, shift, s.view(np.uint32))
+        for z in range(ROWS):
+            k = slot[rows[z]]
+            offs[z] = k * n
+            if not done[k]:
+                _widen(codes[held[rows[z]]], table, shift, bits[k * n:(k + 1) * n])
+                done[k] = True
         for p in range(pairs.shape[0]):
             kk, k2 = pairs[p, 0], pairs[p, 1]
             w = wt[pairs[p, 2], operand]
@@ -157,7 +178,7 @@ def exact_kernel(codes, table, shift, wt, which, order, sstep, tread, rr, wofs0,
                 for t in range(n_steps):
                     if tpad.shape[0] > 0 and tpad[kk, t]:
                         continue
-                    _tile(g, flat, np.uint64(sstep[kk, t] + j * g), n, w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
+                    _tile(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
                 for z in range(ROWS):
                     for v in range(WIDTH // 2):
                         out[rows[z], v, kk, j] = acc[z * WIDTH + v]
@@ -179,7 +200,7 @@ def tile_order(which: np.ndarray) -> np.ndarray:
     return np.array(order, np.int64)
 
 
-ORDER = ("_tile", "_widen", "exact_kernel")
+ORDER = ("_tile", "_widen", "_slots", "exact_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `build`."""
 INLINE = ("_tile",)
 """Inlined into the kernel: the leaf-count choice."""
