@@ -179,10 +179,12 @@ def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> 
     values = stream[..., :n]
     if op.conversion is not CommitConversion.NONE:
         values = _COMMIT[op.conversion](values)
-    address = mem.dm_address[op.result.id]
-    if op.into is None and not (op.dest == address and _fills(op, mem.target, *shape)
-                                and _every_slice(rows, op.output_type)):  # a commit into a tensor keeps its other cells
-        mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
+    address, t = mem.dm_address[op.result.id], op.output_type
+    if op.into is None:  # (a commit into a tensor keeps its other cells)
+        if op.dest == address and _fills(op, mem.target, *shape) and _every_slice(rows, t):
+            mem.overwrite_dm(live_parts(t), t.slice.size, address, size)     # every byte written below
+        else:
+            mem.zero_dm(live_parts(t), t.slice.size, address, size, op)
     for (chip, cluster), sel, slices, run in rows.slice_groups():
         dm = mem.dm(chip, cluster)
         part = values if len(sel) == len(values) else values[sel]   # sel: increasing row numbers
