@@ -171,3 +171,25 @@ def test_runs_after_runs_give_the_oracle_bits():
             a = rng.integers(-8, 8, arrays[0].shape).astype(np.float32).astype(arrays[0].dtype)
             got = np.asarray(execute_inout(k, [a, arrays[1], arrays[2]])[1][0])
             assert np.array_equal(got, tiled._oracle([a, arrays[1]], keep))
+
+
+def test_a_load_of_every_slice_takes_its_trf_rows_unzeroed_the_rest_are_zeroed():
+    mem = Memory(get_target("rngd"))
+    mem.trf_rows(0, 0, 8, 3, 2)[:] = 0x5C
+    mem.trf_rows(0, 0, 4, 10, 1)[:] = 0x11
+    store = mem.trf(0, 0)
+    mem.release()
+    again = Memory(get_target("rngd"))
+    rows = again.trf_rows(0, 0, 8, 3, 2, every_slice=True)
+    assert again.trf(0, 0) is store
+    assert (rows == 0x5C).all()                           # left for the load, which writes every byte
+    lanes = again.trf_lanes(0, 0, 4)
+    assert not lanes[:, 10].any()                         # another run's rows: zeroed
+    rest = np.ones(store.shape[0], bool)
+    for lane in range(8):
+        rest[lane * 256 + 3:lane * 256 + 5] = False
+    assert not store[rest].any()
+    again.release()
+    third = Memory(get_target("rngd"))
+    part = third.trf_rows(0, 0, 8, 3, 1)                  # not every slice: everything stale is zeroed
+    assert third.trf(0, 0) is store and not part.any() and not store.any()

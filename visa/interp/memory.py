@@ -152,12 +152,12 @@ _ANY = "any"    # a pooled array's bytes are anything (a scratch array's)
 
 def _pooled_entry(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> tuple[np.ndarray, int, Any] | None:
     """A pooled (array, bytes written, what is not zero) of that shape and dtype; `zero`: only
-    an all-zero one. What is not zero: None, `_ANY`, or (rows, columns): that corner of a
-    2-D store."""
+    one whose bytes are known. What is not zero: None, `_ANY`, (rows, columns): that corner
+    of a 2-D store, or ("rows", ranges): those ranges of the first axis (a TRF store)."""
     dtype = np.dtype(dtype)
     with _POOL_LOCK:
         for i, (data, _, used) in enumerate(_POOL):
-            if data.shape == shape and data.dtype == dtype and not (zero and used is not None):
+            if data.shape == shape and data.dtype == dtype and not (zero and used is not None and used[0] != "rows"):
                 return _POOL.pop(i)
     return None
 
@@ -200,6 +200,7 @@ class Memory:
         self.row_bytes = c.FLIT_BYTES
         self._dm: dict[tuple[int, int], Dm] = {}
         self._trf: dict[tuple[int, int], np.ndarray] = {}
+        self._trf_stale: dict[tuple[int, int], list[tuple[int, int]]] = {}   # rows an earlier run wrote
         self._trf_written: set[tuple[int, int, int, int, int]] = set()   # (chip, cluster, lanes, first, rows)
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
@@ -213,24 +214,50 @@ class Memory:
             self._dm[key] = Dm(self.slices, self.dm_slice, self.dm_reserve)
         return self._dm[key]
 
-    def trf(self, chip: int, cluster: int) -> np.ndarray:
-        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32)."""
-        key = (int(chip), int(cluster))
+    def _trf_store(self, key: tuple[int, int]) -> np.ndarray:
+        """The TRF store of `key`, a pooled one when there is one (its rows an earlier run
+        wrote, as row ranges of every slice, in `_trf_stale` until `trf` zeroes them)."""
         if key not in self._trf:
             shape = (self.trf_bytes // self.row_bytes, self.slices, self.row_bytes)
-            data = _pooled(shape, np.uint8, True)   # a pooled TRF comes back zero (see `release`)
-            self._trf[key] = np.zeros(shape, np.uint8) if data is None else data
+            entry = _pooled_entry(shape, np.uint8, True)
+            self._trf[key] = np.zeros(shape, np.uint8) if entry is None else entry[0]
+            if entry is not None and entry[2] is not None:
+                self._trf_stale[key] = list(entry[2][1])
         return self._trf[key]
+
+    def trf(self, chip: int, cluster: int) -> np.ndarray:
+        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32), zero
+        where no write of this run reached."""
+        key = (int(chip), int(cluster))
+        data = self._trf_store(key)
+        for lo, hi in self._trf_stale.pop(key, ()):
+            data[lo:hi] = 0
+        return data
 
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
         return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
 
-    def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int) -> np.ndarray:
+    def _lane_rows(self, lanes: int, first: int, rows: int) -> list[tuple[int, int]]:
+        """Rows `first .. first + rows - 1` of every lane as row ranges of the whole TRF."""
+        per = self.trf_bytes // self.row_bytes // lanes
+        return [(lane * per + first, lane * per + first + rows) for lane in range(lanes)]
+
+    def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int,
+                 every_slice: bool = False) -> np.ndarray:
         """Rows `first .. first + rows - 1` of every lane, every slice, to write into:
         (lanes, rows, slices, 32). Every write of non-zero bytes goes through here, so
-        `release` knows which rows to zero before the TRF is reused."""
-        self._trf_written.add((int(chip), int(cluster), lanes, first, rows))
+        `release` knows which rows the next run must zero. `every_slice`: the caller writes
+        every byte of those rows in every slice, so what an earlier run left there need
+        not be zeroed first."""
+        key = (int(chip), int(cluster))
+        self._trf_written.add((*key, lanes, first, rows))
+        if every_slice:
+            self._trf_store(key)
+            stale = self._trf_stale.get(key, [])
+            for lo, hi in self._lane_rows(lanes, first, rows):
+                stale = [r for a, b in stale for r in ((a, min(b, lo)), (max(a, hi), b)) if r[0] < r[1]]
+            self._trf_stale[key] = stale
         return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
 
     def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -255,12 +282,14 @@ class Memory:
         for dm in self._dm.values():
             dm.release()
         self._dm.clear()
+        written: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for chip, cluster, lanes, first, rows in self._trf_written:
-            self.trf_lanes(chip, cluster, lanes)[:, first:first + rows] = 0
+            written.setdefault((chip, cluster), []).extend(self._lane_rows(lanes, first, rows))
         self._trf_written.clear()
-        for data in self._trf.values():
-            _give_back(data)
+        for key, data in self._trf.items():    # its written rows zeroed by the next run's `trf`
+            _give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
         self._trf.clear()
+        self._trf_stale.clear()
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
