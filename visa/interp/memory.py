@@ -230,8 +230,11 @@ class Memory:
         where no write of this run reached."""
         key = (int(chip), int(cluster))
         data = self._trf_store(key)
-        for lo, hi in self._trf_stale.pop(key, ()):
-            data[lo:hi] = 0
+        stale = self._trf_stale.get(key)
+        if stale:
+            for lo, hi in stale:
+                data[lo:hi] = 0
+            stale.clear()       # only once zero: a reader never sees the rows half done
         return data
 
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
