@@ -21,6 +21,7 @@ import numpy as np
 
 from ir import convert as cv
 from tu_ops.enums import CommitConversion, LaneMode
+from tu_ops.target import Target
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.lanes import Front
@@ -126,7 +127,7 @@ def _write_plan(op: Any, target: Any, steps: int, cells: int) -> tuple[Any, int,
 
 
 @per_record
-def _fills(op: Any, target: Any, steps: int, cells: int) -> bool:
+def _fills(op: Any, target: Target, steps: int, cells: int) -> bool:
     """Does the write plan write every element of the tensor, each once (so zeroing the
     tensor's bytes before is wasted, when it writes them in every slice of it)?"""
     _, bits, _, index, size = _write_plan(op, target, steps, cells)
