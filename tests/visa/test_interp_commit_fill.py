@@ -16,6 +16,7 @@ import numpy as np
 import npu_opt
 from tu_ops.program import TuProgram
 from tu_ops.target import get_target
+from visa.interp.memory import Memory
 from visa import parse_visa
 from visa.interp import drain, execute_inout
 
@@ -87,3 +88,15 @@ def test_a_commit_leaving_cells_unwritten_still_zeroes_them():
     half = _half_commits(kernel)
     got = np.asarray(execute_inout(half, arrays)[1][0])
     assert np.array_equal(got, _oracle(arrays, 4))   # the other cells: zero, not the weight tile's old bytes
+
+
+def test_lane_fold_writes_each_cycle_s_lanes_as_the_numpy_transpose():
+    """The drain before those commits copies the accumulator lane by lane: cycle `s`, cell `l`
+    must be accumulator (lane l, slot s), as numpy's transpose has it (f32 held as its bits)."""
+    kernel, _ = _gemm_tiled()
+    fold = next(o for s in kernel.steps if isinstance(s, TuProgram) for o in s.ops if o.MNEMONIC == "lane_fold")
+    mem = Memory(get_target("rngd"))
+    acc = np.random.default_rng(2).standard_normal((5, fold.lanes, fold.cycles, 1)).astype(np.float32)
+    got = drain.run_lane_fold(fold, acc, mem)
+    want = acc[..., 0].transpose(0, 2, 1).view(np.uint32)
+    assert got.dtype == np.uint32 and got.shape == want.shape and np.array_equal(got, want)

@@ -58,7 +58,8 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
         else:
             make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
             out = make((rows, slots, cols, bus), acc.dtype)
-            out[..., :lanes] = drained
+            for lane in range(lanes):   # lane by lane: long runs of each, not lanes-long inner loops
+                out[..., lane] = acc[:, lane]
     else:
         hi = -(-cols // bus)
         wide = np.zeros((rows, lanes, slots, hi * bus), acc.dtype)
