@@ -116,3 +116,41 @@ def test_a_dma_writing_its_whole_tensor_skips_the_zeroing_only_then():
     shifted = attrs.evolve(op, commands=[attrs.evolve(cmd, dst_base=cmd.dst_base + 4096)])
     for bad in (short, twice, shifted):
         assert dma._covers(bad, base, size, 524288) is False and not _covered_by_numpy(bad, base, size)
+
+
+def test_a_parameter_the_run_owns_is_written_in_place_a_borrowed_one_copied(monkeypatch):
+    """`out` given Fortran-ordered: its HBM bytes are a copy the run owns, so the first
+    `dma_into` writes over them too; given C-ordered they are a view of the caller's array
+    (`to_hbm(copy=False)`), which only a copy is written. Same bits, caller's arrays untouched."""
+    art, arrays = _gemm_tiled()
+    flags: list[bool] = []
+    real = dma.run_dma
+
+    def spy(op, mem, env, in_place=False):
+        if getattr(op, "into", None) is not None and op.output_type.kind == "hbm":
+            flags.append(in_place)
+        return real(op, mem, env, in_place)
+
+    monkeypatch.setattr(walker, "run_dma", spy)
+    fortran = [arrays[0], arrays[1], np.asfortranarray(arrays[2])]
+    kept = [x.copy() for x in fortran]
+    owned = execute_inout(art, fortran)[1][0]
+    assert len(flags) > 1 and all(flags)
+    flags.clear()
+    borrowed = execute_inout(art, arrays)[1][0]
+    assert flags[0] is False and all(flags[1:])
+    want = arrays[0].astype(np.float64) @ arrays[1].astype(np.float64).T
+    assert np.array_equal(np.asarray(owned), want.astype(np.float32))
+    assert np.asarray(owned).tobytes() == np.asarray(borrowed).tobytes()
+    assert all(np.ascontiguousarray(x).tobytes() == y.tobytes() for x, y in zip(fortran, kept))
+    assert not any(np.may_share_memory(np.asarray(owned), x) for x in fortran + arrays)
+
+
+def test_an_unwritten_borrowed_parameter_comes_back_as_a_copy():
+    """A final that is the parameter's own bytes (nothing writes it) must not hand the caller
+    a view of the array it passed in."""
+    art, arrays = _gemm_tiled()
+    kernel = art.kernel
+    same = attrs.evolve(kernel, steps=(), finals=(kernel.params[2].ref,))
+    out = execute_inout(same, arrays)[1][0]
+    assert np.array_equal(out, arrays[2]) and not np.may_share_memory(out, arrays[2])

@@ -1,15 +1,19 @@
-"""What the interpreter reuses across runs: pooled DM stores come back zero, scratch arrays
-are handed to one run at a time, memoised record plans follow the records' identity."""
+"""What the interpreter reuses across runs: pooled DM stores read zero (an earlier run's bytes
+are zeroed where an access reaches them, or left to a writer of every byte), pooled TRF
+stores come back zero, scratch arrays are handed to one run at a time, memoised record
+plans follow the records' identity."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from tests.visa import test_interp_commit_fill as tiled
 from tu_ops.target import get_target
 from visa.interp.memo import per_record
 from visa.interp import memory
 from visa.interp.memory import Dm, Memory
+from visa.interp import execute_inout
 from visa.interp.strided import flat_walk
 
 
@@ -29,8 +33,9 @@ def test_released_dm_store_is_zero_when_reused():
     store = dm.data
     mem.release()
     again = Memory(get_target("rngd"), dm_reserve=4096).dm(0, 0)
-    assert again.data.shape == store.shape
-    assert not again.data.any()
+    assert again.data is store and again.dirty == [(0, 4096)] and again.dirty_rows == mem.slices
+    again._grow(4096)                              # an access reaches the bytes: zeroed first
+    assert not again.data.any() and not again.dirty
 
 
 def test_untouched_bytes_are_not_rezeroed_but_touched_ones_are():
@@ -54,7 +59,11 @@ def test_only_the_slices_touched_are_rezeroed_and_handed_back_zero():
     dm._grow(300, 2)
     store = dm.data
     dm.release()
-    assert not store[:2].any()
+    again = Dm(4, 8192, 8192)
+    assert again.data is store and (again.dirty_rows, again.dirty) == (2, [(0, 8192)])   # zero() touched them all
+    again._grow(100, 4, 50)        # an access of offsets 50 .. 99: only those are zeroed
+    assert not again.data[:2, 50:100].any() and (again.data[:2, :50] == 9).all()
+    assert again.dirty == [(0, 50), (100, 8192)]
 
 
 def test_a_walk_records_the_slices_it_touches():
@@ -116,4 +125,71 @@ def test_a_large_store_touched_in_one_slice_is_pooled_by_the_bytes_it_holds():
     store = dm.data
     dm.release()
     again = Dm(*shape, reserve=shape[1])
-    assert again.data is store and not again.data[0].any()
+    assert again.data is store
+    again._grow(65536, 1)
+    assert not again.data[0].any()
+
+
+def test_a_writer_of_every_byte_takes_its_range_unzeroed_only_over_every_dirty_slice():
+    dm = Dm(4, 8192, 8192)
+    dm._grow(1000)
+    dm.data[:, :1000] = 9
+    store = dm.data
+    dm.release()
+    again = Dm(4, 8192, 8192)
+    again.overwrite(0, 400, 3)      # three slices of four: not every dirty one, nothing forgotten
+    assert again.dirty == [(0, 1000)]
+    again.overwrite(0, 400, 4)
+    again._grow(1000)
+    assert again.data is store and (again.data[:, :400] == 9).all()   # left for the writer
+    assert not again.data[:, 400:].any() and not again.dirty
+    again.zero(4, 0, 400)           # zero() of every dirty slice: the bytes are zero after it
+    assert not again.data.any()
+
+
+def test_a_pooled_scratch_array_is_a_dirty_store_and_never_a_trf():
+    mem = Memory(get_target("rngd"))
+    trf_shape = (mem.trf_bytes // mem.row_bytes, mem.slices, mem.row_bytes)
+    mem.scratch((4, 8192), np.uint8)[:] = 5
+    mem.scratch(trf_shape, np.uint8)[:] = 6
+    mem.recycle()
+    dm = Dm(4, 8192, 8192)
+    assert (dm.data == 5).all() and dm.dirty == [(0, 8192)] and dm.dirty_rows == 4
+    dm._grow(8192)
+    assert not dm.data.any()
+    assert not Memory(get_target("rngd")).trf(0, 0).any()     # not the pooled scratch of its shape
+
+
+def test_runs_after_runs_give_the_oracle_bits():
+    """Each run reuses the stores the one before left (dirty): a GEMM on other inputs, and
+    one whose commits leave half of each packet unwritten over an earlier weight tile."""
+    kernel, arrays = tiled._gemm_tiled()
+    half = tiled._half_commits(kernel)
+    rng = np.random.default_rng(3)
+    for _ in range(2):
+        for k, keep in ((kernel, 8), (half, 4), (kernel, 8)):
+            a = rng.integers(-8, 8, arrays[0].shape).astype(np.float32).astype(arrays[0].dtype)
+            got = np.asarray(execute_inout(k, [a, arrays[1], arrays[2]])[1][0])
+            assert np.array_equal(got, tiled._oracle([a, arrays[1]], keep))
+
+
+def test_a_load_of_every_slice_takes_its_trf_rows_unzeroed_the_rest_are_zeroed():
+    mem = Memory(get_target("rngd"))
+    mem.trf_rows(0, 0, 8, 3, 2)[:] = 0x5C
+    mem.trf_rows(0, 0, 4, 10, 1)[:] = 0x11
+    store = mem.trf(0, 0)
+    mem.release()
+    again = Memory(get_target("rngd"))
+    rows = again.trf_rows(0, 0, 8, 3, 2, every_slice=True)
+    assert again.trf(0, 0) is store
+    assert (rows == 0x5C).all()                           # left for the load, which writes every byte
+    lanes = again.trf_lanes(0, 0, 4)
+    assert not lanes[:, 10].any()                         # another run's rows: zeroed
+    rest = np.ones(store.shape[0], bool)
+    for lane in range(8):
+        rest[lane * 256 + 3:lane * 256 + 5] = False
+    assert not store[rest].any()
+    again.release()
+    third = Memory(get_target("rngd"))
+    part = third.trf_rows(0, 0, 8, 3, 1)                  # not every slice: everything stale is zeroed
+    assert third.trf(0, 0) is store and not part.any() and not store.any()

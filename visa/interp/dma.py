@@ -144,6 +144,19 @@ def _hbm_result(op: Any, env: dict[int, Any], size: int, in_place: bool) -> np.n
     return env[into.id] if in_place else env[into.id].copy()
 
 
+def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
+    """The DM tensor a DMA creates: zeroed first, unless its commands write every byte of
+    it (`_covers`) or it writes into a tensor (whose bytes it does not write keep their value)."""
+    base = mem.dm_address[op.result.id]
+    if getattr(op, "into", None) is None:
+        parts, slices = live_parts(op.output_type), op.output_type.slice.size
+        if _covers(op, base, size, mem.dm_slice):
+            mem.overwrite_dm(parts, slices, base, size)
+        else:
+            mem.zero_dm(parts, slices, base, size, op)
+    return DmTensor(base, op.output_type)
+
+
 def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
     """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
     `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
@@ -169,10 +182,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
         hbm[op.result.id] = result
     else:
-        base = mem.dm_address[op.result.id]
-        result = DmTensor(base, op.output_type)
-        if getattr(op, "into", None) is None and not _covers(op, base, dst_bytes, mem.dm_slice):
-            mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, dst_bytes, op)
+        result = _dm_result(op, mem, dst_bytes)
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
         check(cmd.packet_bytes >= 1, f"command {i} has a {cmd.packet_bytes}-byte packet", op)

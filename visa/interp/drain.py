@@ -21,6 +21,7 @@ import numpy as np
 
 from ir import convert as cv
 from tu_ops.enums import CommitConversion, LaneMode
+from tu_ops.target import Target
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.lanes import Front
@@ -57,7 +58,8 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
         else:
             make = np.empty if lanes == bus else np.zeros     # every cell written, or the unused lanes zero
             out = make((rows, slots, cols, bus), acc.dtype)
-            out[..., :lanes] = drained
+            for lane in range(lanes):   # lane by lane: long runs of each, not lanes-long inner loops
+                out[..., lane] = acc[:, lane]
     else:
         hi = -(-cols // bus)
         wide = np.zeros((rows, lanes, slots, hi * bus), acc.dtype)
@@ -125,6 +127,24 @@ def _write_plan(op: Any, target: Any, steps: int, cells: int) -> tuple[Any, int,
     return d, bits, n, index, size
 
 
+@per_record
+def _fills(op: Any, target: Target, steps: int, cells: int) -> bool:
+    """Does the write plan write every element of the tensor, each once (so zeroing the
+    tensor's bytes before is wasted, when it writes them in every slice of it)?"""
+    _, bits, _, index, size = _write_plan(op, target, steps, cells)
+    if bits < 8 or size * 8 % bits or index.size != size * 8 // bits:
+        return False
+    return bool(np.array_equal(np.sort(index, axis=None), np.arange(index.size)))
+
+
+@per_record
+def _every_slice(rows: Rows, t: Any) -> bool:
+    """Do the rows hold every slice, in order, of every live (chip, cluster) of DM type `t`?"""
+    groups = rows.slice_groups()
+    return (len(groups) == len(live_parts(t)) and {key for key, *_ in groups} == set(live_parts(t))
+            and all(len(sl) == t.slice.size and run and sl[0] == 0 for _, _, sl, run in groups))
+
+
 def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: Any, bits: int) -> bool:
     """Write the stream of consecutive `slices` through one strided view of the DM when
     the write plan is an in-bounds affine walk touching each byte once; False leaves it
@@ -154,15 +174,19 @@ def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> 
         return run_packed_commit(op, stream, rows, mem)
     if stream.dtype != value_dtype(op.input_type.dtype):  # (the message formatted only when it is raised)
         check(False, f"the stream does not hold {op.input_type.dtype} values", op)
-    d, bits, n, index, size = _write_plan(op, mem.target, stream.shape[1], stream.shape[-1])
+    shape = (stream.shape[1], stream.shape[-1])
+    d, bits, n, index, size = _write_plan(op, mem.target, *shape)
     if isinstance(stream, Front):
         stream = stream.values if n <= 4 else stream.materialize()
     values = stream[..., :n]
     if op.conversion is not CommitConversion.NONE:
         values = _COMMIT[op.conversion](values)
-    address = mem.dm_address[op.result.id]
-    if op.into is None:  # a commit into a tensor keeps its other cells
-        mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
+    address, t = mem.dm_address[op.result.id], op.output_type
+    if op.into is None:  # (a commit into a tensor keeps its other cells)
+        if op.dest == address and _fills(op, mem.target, *shape) and _every_slice(rows, t):
+            mem.overwrite_dm(live_parts(t), t.slice.size, address, size)     # every byte written below
+        else:
+            mem.zero_dm(live_parts(t), t.slice.size, address, size, op)
     for (chip, cluster), sel, slices, run in rows.slice_groups():
         dm = mem.dm(chip, cluster)
         part = values if len(sel) == len(values) else values[sel]   # sel: increasing row numbers

@@ -42,8 +42,10 @@ def check_count(name: str, params: Sequence[Any], arrays: Sequence[Any]) -> None
         raise _usage(f"{name} takes {len(params)} array(s) ({names}), got {len(arrays)}")
 
 
-def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
-    """The HBM bytes of one kernel parameter (a `KernelParam`), validated like `npu_opt.run`."""
+def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray:
+    """The HBM bytes of one kernel parameter (a `KernelParam`), validated like `npu_opt.run`;
+    never a view of `array` unless `copy` is False (a caller that only reads them, or copies
+    before a write: `np.may_share_memory` tells it which)."""
     t, name = param.type, param.name
     if t.kind == "scalar":  # HbmScalar[T] (docs/runtime.md)
         return host_scalar(name, t.dtype, array)
@@ -81,7 +83,7 @@ def to_hbm(param: Any, array: Any, target: Any) -> np.ndarray:
         return _per_chip(values, t, d, bits)
     image = to_bytes(values, d, bits)
     if t.chip.size == 1:
-        return image.copy() if np.may_share_memory(image, array) else image
+        return image.copy() if copy and np.may_share_memory(image, array) else image
     return np.tile(image, t.chip.size)
 
 

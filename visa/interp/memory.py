@@ -50,40 +50,66 @@ class Dm:
     calls `_grow` with the end of the offsets it touches and of the slices, so `touched`
     and `rows` bound them: the offsets from `touched` on, and the slices from `rows` on,
     still hold their initial zeros (a kernel of a few live slices zeroes, and hands back,
-    only those)."""
+    only those). A store an earlier run handed back keeps that run's bytes until they are
+    needed: `dirty`, offset ranges of its first `dirty_rows` slices, is zeroed where an
+    access reaches it (`_grow`), or forgotten where a writer of every byte says it will
+    write them (`overwrite`)."""
 
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
-        self.data, self.resident = _zeros((slices, min(reserve, slice_bytes)))
-        self.touched = 0
-        self.rows = 0
+        self.data, self.resident, used = _zeros((slices, min(reserve, slice_bytes)))
+        self.rows, self.touched = used
+        self.dirty_rows = self.rows
+        self.dirty: list[tuple[int, int]] = [(0, self.touched)] if self.rows and self.touched else []
 
     def release(self) -> None:
-        """Hand the store back for a later run (zeroed where touched) and forget it. Its
-        pages never touched hold no memory yet (a fresh store is allocated zero, by the
-        system on first touch): the pool counts the bytes some run touched."""
+        """Hand the store back for a later run (its touched bytes as they are: that run
+        zeroes what it reaches) and forget it. Its pages never touched hold no memory yet
+        (a fresh store is allocated zero, by the system on first touch): the pool counts
+        the bytes some run touched."""
         data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
         if data.size:
-            data[:self.rows, :self.touched] = 0
-            _give_back(data, max(self.resident, self.rows * min(self.touched, data.shape[1])))
-        self.touched = 0
-        self.rows = 0
+            used = (self.rows, min(self.touched, data.shape[1]))
+            _give_back(data, max(self.resident, used[0] * used[1]), used)
+        self.touched = self.rows = self.dirty_rows = 0
+        self.dirty = []
 
-    def _grow(self, need: int, rows: int | None = None) -> None:
-        """Offsets up to `need` and slices up to `rows` (None: every slice) are about to be
-        touched."""
+    def _grow(self, need: int, rows: int | None = None, low: int = 0) -> None:
+        """Offsets `low` up to `need` and slices up to `rows` (None: every slice) are about
+        to be touched."""
         self.touched = max(self.touched, need)
         self.rows = self.slices if rows is None else max(self.rows, min(rows, self.slices))
         cap = self.data.shape[1]
-        if need <= cap:
-            return
-        new = 4096
-        while new < need:
-            new *= 2
-        grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
-        grown[:, :cap] = self.data
-        self.data, self.resident = grown, self.slices * cap
+        if need > cap:
+            new = 4096
+            while new < need:
+                new *= 2
+            grown = np.zeros((self.slices, min(new, self.slice_bytes)), np.uint8)
+            grown[:, :cap] = self.data
+            self.data, self.resident = grown, self.slices * cap
+        if self.dirty:
+            self._clean(low, need, True)
+
+    def _clean(self, low: int, high: int, zero: bool) -> None:
+        """Offsets [low, high) of the `dirty_rows` slices are no longer dirty: zeroed
+        (`zero`), or about to be written over in every one of those slices."""
+        kept = []
+        for a, b in self.dirty:
+            lo, hi = max(a, low), min(b, high)
+            if lo >= hi:
+                kept.append((a, b))
+                continue
+            if zero:
+                self.data[:self.dirty_rows, lo:hi] = 0
+            kept += [r for r in ((a, lo), (hi, b)) if r[0] < r[1]]
+        self.dirty = kept
+
+    def overwrite(self, base: int, size: int, slices: int) -> None:
+        """Bytes [base, base + size) of the first `slices` slices are about to be written,
+        every one: what an earlier run left there need not be zeroed first."""
+        if self.dirty and slices >= self.dirty_rows:
+            self._clean(base, base + size, False)
 
     def locate(self, base: np.ndarray, offs: np.ndarray, width: int, what: str,
                op: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,7 +133,8 @@ class Dm:
         `touched` or `rows`: those bytes were never written)."""
         if base >= self.touched:
             return
-        self._grow(base + size, 0)
+        self.overwrite(base, size, slices)
+        self._grow(base + size, 0, base)
         self.data[:min(slices, self.rows), base:base + size] = 0
 
 
@@ -116,39 +143,47 @@ class Dm:
 # (scratch), where a fresh array costs a page fault on every page a run touches.
 # Each entry: the array and the bytes of it some run has written (what it holds in memory: a
 # DM store is allocated zero and mostly never touched), which the pool's budget counts.
-_POOL: list[tuple[np.ndarray, int]] = []
+_POOL: list[tuple[np.ndarray, int, Any]] = []
 _POOL_LOCK = threading.Lock()
 _POOL_ARRAYS = 32
 _POOL_BYTES = 128 << 20
+_ANY = "any"    # a pooled array's bytes are anything (a scratch array's)
 
 
-def _pooled_entry(shape: tuple[int, ...], dtype: Any) -> tuple[np.ndarray, int] | None:
+def _pooled_entry(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> tuple[np.ndarray, int, Any] | None:
+    """A pooled (array, bytes written, what is not zero) of that shape and dtype; `zero`: only
+    one whose bytes are known. What is not zero: None, `_ANY`, (rows, columns): that corner
+    of a 2-D store, or ("rows", ranges): those ranges of the first axis (a TRF store)."""
     dtype = np.dtype(dtype)
     with _POOL_LOCK:
-        for i, (data, _) in enumerate(_POOL):
-            if data.shape == shape and data.dtype == dtype:
+        for i, (data, _, used) in enumerate(_POOL):
+            if data.shape == shape and data.dtype == dtype and not (zero and used is not None and used[0] != "rows"):
                 return _POOL.pop(i)
     return None
 
 
-def _pooled(shape: tuple[int, ...], dtype: Any) -> np.ndarray | None:
-    entry = _pooled_entry(shape, dtype)
+def _pooled(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> np.ndarray | None:
+    entry = _pooled_entry(shape, dtype, zero)
     return None if entry is None else entry[0]
 
 
-def _give_back(data: np.ndarray, resident: int | None = None) -> None:
-    """Pool `data`, of which `resident` bytes (None: all) have been written, within the budget."""
+def _give_back(data: np.ndarray, resident: int | None = None, used: Any = None) -> None:
+    """Pool `data`, of which `resident` bytes (None: all) have been written, within the
+    budget; `used`: what of it is not zero (`_pooled_entry`)."""
     held = data.nbytes if resident is None else resident
     with _POOL_LOCK:
-        if len(_POOL) < _POOL_ARRAYS and sum(n for _, n in _POOL) + held <= _POOL_BYTES:
-            _POOL.append((data, held))
+        if len(_POOL) < _POOL_ARRAYS and sum(n for _, n, _ in _POOL) + held <= _POOL_BYTES:
+            _POOL.append((data, held, used))
 
 
-def _zeros(shape: tuple[int, int]) -> tuple[np.ndarray, int]:
-    """A zero (slices, bytes) store and the bytes of it written before: a pooled one of that
-    shape when there is one."""
+def _zeros(shape: tuple[int, int]) -> tuple[np.ndarray, int, tuple[int, int]]:
+    """A (slices, bytes) store, the bytes of it written before, and the corner (rows,
+    columns) outside which it is zero: a pooled one of that shape when there is one."""
     entry = _pooled_entry(shape, np.uint8)
-    return (np.zeros(shape, np.uint8), 0) if entry is None else entry
+    if entry is None:
+        return np.zeros(shape, np.uint8), 0, (0, 0)
+    data, held, used = entry
+    return data, held, (shape if used is _ANY else used or (0, 0))
 
 
 class Memory:
@@ -165,6 +200,7 @@ class Memory:
         self.row_bytes = c.FLIT_BYTES
         self._dm: dict[tuple[int, int], Dm] = {}
         self._trf: dict[tuple[int, int], np.ndarray] = {}
+        self._trf_stale: dict[tuple[int, int], list[tuple[int, int]]] = {}   # rows an earlier run wrote
         self._trf_written: set[tuple[int, int, int, int, int]] = set()   # (chip, cluster, lanes, first, rows)
         self.dm_address: dict[int, int] = {}     # DM tensor id -> byte address (visa/visa.lark)
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
@@ -178,24 +214,53 @@ class Memory:
             self._dm[key] = Dm(self.slices, self.dm_slice, self.dm_reserve)
         return self._dm[key]
 
-    def trf(self, chip: int, cluster: int) -> np.ndarray:
-        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32)."""
-        key = (int(chip), int(cluster))
+    def _trf_store(self, key: tuple[int, int]) -> np.ndarray:
+        """The TRF store of `key`, a pooled one when there is one (its rows an earlier run
+        wrote, as row ranges of every slice, in `_trf_stale` until `trf` zeroes them)."""
         if key not in self._trf:
             shape = (self.trf_bytes // self.row_bytes, self.slices, self.row_bytes)
-            data = _pooled(shape, np.uint8)       # a pooled TRF comes back zero (see `release`)
-            self._trf[key] = np.zeros(shape, np.uint8) if data is None else data
+            entry = _pooled_entry(shape, np.uint8, True)
+            self._trf[key] = np.zeros(shape, np.uint8) if entry is None else entry[0]
+            if entry is not None and entry[2] is not None:
+                self._trf_stale[key] = list(entry[2][1])
         return self._trf[key]
+
+    def trf(self, chip: int, cluster: int) -> np.ndarray:
+        """The TRF bytes of one (chip, cluster): shape (TRF_BYTES / 32 rows, slices, 32), zero
+        where no write of this run reached."""
+        key = (int(chip), int(cluster))
+        data = self._trf_store(key)
+        stale = self._trf_stale.get(key)
+        if stale:
+            for lo, hi in stale:
+                data[lo:hi] = 0
+            stale.clear()       # only once zero: a reader never sees the rows half done
+        return data
 
     def trf_lanes(self, chip: int, cluster: int, lanes: int) -> np.ndarray:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
         return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
 
-    def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int) -> np.ndarray:
+    def _lane_rows(self, lanes: int, first: int, rows: int) -> list[tuple[int, int]]:
+        """Rows `first .. first + rows - 1` of every lane as row ranges of the whole TRF."""
+        per = self.trf_bytes // self.row_bytes // lanes
+        return [(lane * per + first, lane * per + first + rows) for lane in range(lanes)]
+
+    def trf_rows(self, chip: int, cluster: int, lanes: int, first: int, rows: int,
+                 every_slice: bool = False) -> np.ndarray:
         """Rows `first .. first + rows - 1` of every lane, every slice, to write into:
         (lanes, rows, slices, 32). Every write of non-zero bytes goes through here, so
-        `release` knows which rows to zero before the TRF is reused."""
-        self._trf_written.add((int(chip), int(cluster), lanes, first, rows))
+        `release` knows which rows the next run must zero. `every_slice`: the caller writes
+        every byte of those rows in every slice, so what an earlier run left there need
+        not be zeroed first."""
+        key = (int(chip), int(cluster))
+        self._trf_written.add((*key, lanes, first, rows))
+        if every_slice:
+            self._trf_store(key)
+            stale = self._trf_stale.get(key, [])
+            for lo, hi in self._lane_rows(lanes, first, rows):
+                stale = [r for a, b in stale for r in ((a, min(b, lo)), (max(a, hi), b)) if r[0] < r[1]]
+            self._trf_stale[key] = stale
         return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
 
     def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -211,7 +276,7 @@ class Memory:
         """A program is over: the scratch arrays its streams used go back to the pool (a
         program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
         for data in self._scratch:
-            _give_back(data)
+            _give_back(data, None, _ANY)
         self._scratch.clear()
 
     def release(self) -> None:
@@ -220,12 +285,14 @@ class Memory:
         for dm in self._dm.values():
             dm.release()
         self._dm.clear()
+        written: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for chip, cluster, lanes, first, rows in self._trf_written:
-            self.trf_lanes(chip, cluster, lanes)[:, first:first + rows] = 0
+            written.setdefault((chip, cluster), []).extend(self._lane_rows(lanes, first, rows))
         self._trf_written.clear()
-        for data in self._trf.values():
-            _give_back(data)
+        for key, data in self._trf.items():    # its written rows zeroed by the next run's `trf`
+            _give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
         self._trf.clear()
+        self._trf_stale.clear()
         self.recycle()
 
     def zero_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int, op: Any = None) -> None:
@@ -235,6 +302,13 @@ class Memory:
             raise InterpError(f"DM tensor [{base}, {base + size}) x {slices} slices does not fit DM", op)
         for chip, cluster in parts:
             self.dm(chip, cluster).zero(slices, base, size)
+
+    def overwrite_dm(self, parts: list[tuple[int, int]], slices: int, base: int, size: int) -> None:
+        """Bytes [base, base + size) of the first `slices` slices of each (chip, cluster) are
+        about to be written, every one (instead of `zero_dm`: a DMA or commit writing its
+        whole new tensor)."""
+        for chip, cluster in parts:
+            self.dm(chip, cluster).overwrite(base, size, slices)
 
 
 def _bounds_sum(base: np.ndarray, offs: np.ndarray, nbytes: int, limit: int, what: str, op: Any) -> None:

@@ -41,7 +41,7 @@ def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int
     last = first + sum((n - 1) * k for n, k in steps)
     if off + inner + width > sb or last >= space.slices:
         return None
-    space._grow(off + inner + width, last + 1)
+    space._grow(off + inner + width, last + 1, off)
     cap = space.data.shape[1]
     flat = [s // sb * cap if s % sb == 0 else s for s in strides]
     return space.data.reshape(-1), first * cap + off, flat

@@ -96,10 +96,12 @@ def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory
     loops = held.shape[1:]                  # (lanes, rows per lane), split alike on both sides
     order = (*range(1, len(loops) + 1), 0)
     for (chip, cluster), sel in rows.groups():
-        dest = mem.trf_rows(chip, cluster, lanes, first, nrows).view(row)[..., 0]    # (lanes, rows, slices)
+        at = _slices(rows.slice[sel])
+        every = isinstance(at, slice) and (at.start, at.stop) == (0, mem.slices)   # the store writes them all
+        dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
-        _store(split, _slices(rows.slice[sel]), held[_slices(sel)].transpose(order))
+        _store(split, at, held[_slices(sel)].transpose(order))
     return TrfTensor(op, read_from, lane_bytes)
 
 

@@ -82,11 +82,16 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     both as host arrays in signature order. The arrays themselves are never written."""
     kernel, tgt = resolve(artifact_or_kernel, target)
     check_count(kernel.name, kernel.params, arrays)
-    hbm = [to_hbm(p, a, tgt) if p.at is None else to_hbm(as_hbm_param(p), a.host_array(), tgt)
+    # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
+    # reads those (a `dma_into` copies them), the others are the run's own, written in place
+    hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), a.host_array(), tgt)
            for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
-    env = _run(kernel, hbm, tgt)
+    borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
+                if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
+    env = _run(kernel, hbm, tgt, owned={p.ref.id for p, h in zip(kernel.params, hbm)
+                                        if p.at is None and isinstance(h, np.ndarray) and id(h) not in borrowed})
     types = _types(kernel)
-    handed: set[int] = set()
+    handed: set[int] = set(borrowed)   # a borrowed array goes back to the host only as a copy
 
     def host(ref: Any) -> np.ndarray:
         # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
@@ -160,8 +165,10 @@ def _hbm(env: dict[int, Any], ref: Any) -> np.ndarray:
     return value
 
 
-def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> dict[int, Any]:
-    """The value environment after running the body on HBM parameter bytes."""
+def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
+         owned: set[int] | frozenset[int] = frozenset()) -> dict[int, Any]:
+    """The value environment after running the body on HBM parameter bytes; those of the
+    parameters `owned` (value ids) are the run's own: a `dma_into` may write over them."""
     dm_address, trf_row, top = _layout(kernel, target)
     mem = Memory(target, dm_reserve=top)
     mem.dm_address, mem.trf_row = dict(dm_address), dict(trf_row)
@@ -169,7 +176,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) ->
                            for p, data in zip(kernel.params, params)}
     types: dict[int, Any] | None = None
     guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
-    last, made = _last_reads(kernel), set()   # made: HBM arrays this run's DMAs created, no one else holds
+    last, made = _last_reads(kernel), set(owned)   # made: HBM arrays this run owns (its DMAs' too), no one else holds
     for i, step in enumerate(kernel.steps):
         if guards.skips(step, env):
             continue
