@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from visa.interp import contract_jit, contract_jit_exact, contract_jit_tiles
+from visa.interp import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
 def _tree(x: np.ndarray) -> np.float32:
     """The adder tree over x (a power-of-two count of float32 values)."""
@@ -108,14 +108,14 @@ def test_only_the_shifts_a_pair_reads_are_laid_out():
 @pytest.mark.parametrize("dtype, mag", [(np.uint16, 0x7FFF), (np.uint8, 0x7F)])
 def test_the_stream_scan_names_repeated_rows_and_bounds_the_stored_ones(dtype, mag):
     rng = np.random.default_rng(int(mag))
-    codes = rng.integers(0, np.iinfo(dtype).max, (9, 40)).astype(dtype)
+    codes = rng.integers(0, np.iinfo(dtype).max, (9, 4200)).astype(dtype)      # past one 512-word block
     codes[2] = codes[1]
     codes[3] = codes[1]                                          # a run of three equal rows
     codes[6] = codes[4]                                          # equal, not consecutive: scanned again
     codes[8] = codes[7]
-    codes[8, 39] ^= 1                                            # differs in its last code only
+    codes[8, 4199] ^= 1                                          # differs in its last code only
     held = np.full(9, -1, np.int64)
-    top, low = contract_jit._compiled()["_rows_bounds"](codes, mag, held)
+    top, low = contract_jit._compiled()["_rows_bounds"](codes, contract_jit_weights.words_of(codes[None])[0], mag, held)
     assert held.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 8]
     m = codes.astype(np.int64) & mag
     assert top == m.max() and low == (m[m > 0].min() - 1 if (m > 0).any() else mag)

@@ -186,21 +186,32 @@ def _bounds(codes, mag):
     return top, low
 
 
-def _rows_bounds(codes, mag, held):
+def _same_row(words, r):
+    """Whether rows r and r - 1 of `words` are equal: 512 words at a time, each block one
+    vectorizable OR of XORs over slices, stopping at the first block that differs."""
+    a, b, n = words[r], words[r - 1], words.shape[1]
+    c0 = 0
+    while c0 < n:
+        m = min(512, n - c0)
+        x, y = a[c0:c0 + m], b[c0:c0 + m]
+        diff = np.uint64(0)
+        for c in range(m):
+            diff |= np.uint64(x[c] ^ y[c])
+        if diff:
+            return False
+        c0 += m
+    return True
+
+
+def _rows_bounds(codes, words, mag, held):
     """`_bounds`, and held[r] set to the row whose codes row r repeats: held[r - 1] when
     row r equals row r - 1 (a DMA's copies of one row into consecutive slices; then not
-    scanned again), else r."""
+    scanned again), else r. `words`: the same rows as wider unsigned words."""
     top, low = 0, mag
     for r in range(codes.shape[0]):
-        if r > 0:
-            a, b, same = codes[r], codes[r - 1], True
-            for c in range(codes.shape[1]):
-                if a[c] != b[c]:
-                    same = False
-                    break
-            if same:
-                held[r] = held[r - 1]
-                continue
+        if r > 0 and _same_row(words, r):
+            held[r] = held[r - 1]
+            continue
         held[r] = r
         for c in range(codes.shape[1]):
             m = np.int64(codes[r, c]) & mag
@@ -209,8 +220,8 @@ def _rows_bounds(codes, mag, held):
     return top, low
 
 
-_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds", "_rows_bounds")
-_INLINE = ("_widen", "_quads", "_step")
+_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds", "_same_row", "_rows_bounds")
+_INLINE = ("_widen", "_quads", "_step", "_same_row")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
 _TILES = {name: vars(jit_tiles)[name] for name in jit_tiles.ORDER}
@@ -305,7 +316,7 @@ def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool, np.ndarray]:
     (`_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     held = np.empty(packets.shape[0], np.int64)
-    top, low = _compiled()["_rows_bounds"](packets, mag, held)
+    top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
