@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 
 from visa.interp import contract_jit_exact as jit_exact
+from visa.interp import contract_jit_scan as jit_scan
 from visa.interp import contract_jit_tiles as jit_tiles
 from visa.interp import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
-from visa.interp.repeated import Repeated, compact
+from visa.interp.repeated import Repeated, compact, view_reshape
 from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
@@ -174,57 +175,12 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     out[r, i, kk, j] = acc[0, i]
 
 
-def _bounds(codes, mag):
-    """The largest `mag`-masked code of `codes` (2-D) and the smallest nonzero one minus one
-    (`mag` when every code is a zero): (m + mag) & mag is m - 1, and mag for m = 0."""
-    top, low = 0, mag
-    for r in range(codes.shape[0]):
-        for c in range(codes.shape[1]):
-            m = np.int64(codes[r, c]) & mag
-            top = max(top, m)
-            low = min(low, (m + mag) & mag)
-    return top, low
-
-
-def _same_row(words, r):
-    """Whether rows r and r - 1 of `words` are equal: 512 words at a time, each block one
-    vectorizable OR of XORs over slices, stopping at the first block that differs."""
-    a, b, n = words[r], words[r - 1], words.shape[1]
-    c0 = 0
-    while c0 < n:
-        m = min(512, n - c0)
-        x, y = a[c0:c0 + m], b[c0:c0 + m]
-        diff = np.uint64(0)
-        for c in range(m):
-            diff |= np.uint64(x[c] ^ y[c])
-        if diff:
-            return False
-        c0 += m
-    return True
-
-
-def _rows_bounds(codes, words, mag, held):
-    """`_bounds`, and held[r] set to the row whose codes row r repeats: held[r - 1] when
-    row r equals row r - 1 (a DMA's copies of one row into consecutive slices; then not
-    scanned again), else r. `words`: the same rows as wider unsigned words."""
-    top, low = 0, mag
-    for r in range(codes.shape[0]):
-        if r > 0 and _same_row(words, r):
-            held[r] = held[r - 1]
-            continue
-        held[r] = r
-        for c in range(codes.shape[1]):
-            m = np.int64(codes[r, c]) & mag
-            top = max(top, m)
-            low = min(low, (m + mag) & mag)
-    return top, low
-
-
-_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel", "_bounds", "_same_row", "_rows_bounds")
-_INLINE = ("_widen", "_quads", "_step", "_same_row")
+_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel")
+_INLINE = ("_widen", "_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 _PYTHON = {name: globals()[name] for name in _ORDER}
 _TILES = {name: vars(jit_tiles)[name] for name in jit_tiles.ORDER}
+_SCAN = {name: vars(jit_scan)[name] for name in jit_scan.ORDER}
 _WEIGHTS = {name: vars(jit_weights)[name] for name in jit_weights.ORDER}
 
 
@@ -249,7 +205,7 @@ def _compiled() -> dict | None:
     out = {}
     for name in _ORDER:
         globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
-    for module, python in ((jit_weights, _WEIGHTS), (jit_tiles, _TILES)):
+    for module, python in ((jit_scan, _SCAN), (jit_weights, _WEIGHTS), (jit_tiles, _TILES)):
         for name in module.ORDER:
             vars(module)[name] = out[name] = _njit(numba, python[name], "always" if name in module.INLINE else "never")
     return out
@@ -313,7 +269,7 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
 def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool, np.ndarray]:
     """`_code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats
-    (`_bounds`)."""
+    (`contract_jit_scan._rows_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     held = np.empty(packets.shape[0], np.int64)
     top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
@@ -354,6 +310,15 @@ def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
     return all(n in _SIG_BITS for n in names) and stream.dtype in (np.uint8, np.uint16)
 
 
+def _rows_of(held: np.ndarray, n_rows: int) -> np.ndarray:
+    """`held` as (rows, elements): a view when each row's elements are one contiguous run
+    (a feed read in place: rows one DM slice apart), else a contiguous copy."""
+    rows = view_reshape(held, (n_rows, held.size // max(n_rows, 1)))
+    if rows is None or rows.strides[1] != rows.itemsize:
+        return np.ascontiguousarray(held).reshape(n_rows, -1)
+    return rows
+
+
 def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """The fed codes as (rows, elements), and where each packet of `q` elements starts there.
     A `Repeated` stream is kept as its distinct packets when they stay whole (only its time
@@ -368,7 +333,7 @@ def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np
             loops = np.arange(math.prod(held.shape[1:-2]), dtype=np.int64).reshape(held.shape[1:-2])
             first = np.broadcast_to(loops, full.shape[1:-2]).reshape(-1) * packet  # every fed packet's copy
             part = np.arange(packet // q, dtype=np.int64) * q
-            return np.ascontiguousarray(held).reshape(n_rows, -1), (first[:, None] + part).reshape(-1)
+            return _rows_of(held, n_rows), (first[:, None] + part).reshape(-1)
     codes = np.ascontiguousarray(stream.reshape(n_rows, -1))
     return codes, np.arange(codes.shape[1] // q, dtype=np.int64) * q
 

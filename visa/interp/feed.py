@@ -174,7 +174,7 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
     nothing padded, and packets that fill their flits; and then either a time loop has
     zero stride (the packets repeat), or the stream goes to a `trf_load`. The stream is a
     view of the DM bytes (in place, one copy fewer) when it goes to a `trf_load` (the
-    program's sink, which copies it into the TRF at once) or is integers for a
+    program's sink, which copies it into the TRF at once) or goes to a
     `contract_outer` (which multiplies them at once): only a program's sink, a commit
     after every reader, writes the DM."""
     steps, elems, sizes, strides = read_plan(op)
@@ -184,8 +184,7 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
              and op.switch is None and op.lift is None and op.flits_per_packet * flit == elems
              and not padded(op.input_type.time, op.input_type.packet)
              and not padded(op.output_type.time, op.output_type.packet))
-    in_place = op.dest.kind is DestKind.TRF_LOAD or (
-        op.dest.kind is DestKind.CONTRACT_OUTER and not (op.source.dtype.is_float or op.element_type.dtype.is_float))
+    in_place = op.dest.kind in (DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER)
     return plain and (in_place or any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))), in_place
 
 

@@ -1,0 +1,66 @@
+"""Scans of the fed codes for the interpreter's compiled float contraction
+(`visa.interp.contract_jit`): their range (which decides whether a sum can need a flush and
+whether a code widens by a shift) and which rows repeat the row before them (a DMA's
+copies of one row into consecutive slices, scanned and widened once).
+
+`ORDER` is compiled by `contract_jit._compiled` (the same disk cache); this module imports
+nothing from numba.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["INLINE", "ORDER"]
+
+
+def _bounds(codes, mag):
+    """The largest `mag`-masked code of `codes` (2-D) and the smallest nonzero one minus one
+    (`mag` when every code is a zero): (m + mag) & mag is m - 1, and mag for m = 0."""
+    top, low = 0, mag
+    for r in range(codes.shape[0]):
+        for c in range(codes.shape[1]):
+            m = np.int64(codes[r, c]) & mag
+            top = max(top, m)
+            low = min(low, (m + mag) & mag)
+    return top, low
+
+
+def _same_row(words, r):
+    """Whether rows r and r - 1 of `words` are equal: 512 words at a time, each block one
+    vectorizable OR of XORs over slices, stopping at the first block that differs."""
+    a, b, n = words[r], words[r - 1], words.shape[1]
+    c0 = 0
+    while c0 < n:
+        m = min(512, n - c0)
+        x, y = a[c0:c0 + m], b[c0:c0 + m]
+        diff = np.uint64(0)
+        for c in range(m):
+            diff |= np.uint64(x[c] ^ y[c])
+        if diff:
+            return False
+        c0 += m
+    return True
+
+
+def _rows_bounds(codes, words, mag, held):
+    """`_bounds`, and held[r] set to the row whose codes row r repeats: held[r - 1] when
+    row r equals row r - 1 (a DMA's copies of one row into consecutive slices; then not
+    scanned again), else r. `words`: the same rows as wider unsigned words."""
+    top, low = 0, mag
+    for r in range(codes.shape[0]):
+        if r > 0 and _same_row(words, r):
+            held[r] = held[r - 1]
+            continue
+        held[r] = r
+        for c in range(codes.shape[1]):
+            m = np.int64(codes[r, c]) & mag
+            top = max(top, m)
+            low = min(low, (m + mag) & mag)
+    return top, low
+
+
+ORDER = ("_bounds", "_same_row", "_rows_bounds")
+"""Compiled in this order."""
+INLINE = ("_same_row",)
+"""Inlined into `_rows_bounds`."""
