@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterator
+from typing import Iterator
 
 import numpy as np
 

@@ -171,7 +171,6 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
     src_val = env.get(op.src.id)
     check(src_val is not None, f"source {op.src} has no value", op)
     hbm: dict[int, np.ndarray] = {}
-    src_bytes = tensor_bytes(op.input_type, target)
     dst_bytes = tensor_bytes(op.output_type, target)
     if src_kind == "hbm":
         check(isinstance(src_val, np.ndarray), f"source {op.src} is not an HBM tensor", op)

@@ -17,7 +17,6 @@ from ir import convert as cv
 from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
-from ir.mapping.nodes import Pair
 from ir.runtime_types import host_scalar
 from ir.topology import chip_host_dims
 from visa.interp.values import from_bytes, pad_mask, to_bytes
