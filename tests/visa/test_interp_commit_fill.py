@@ -6,31 +6,21 @@ both for the full commit and for one trimmed to the front half of each packet.""
 
 from __future__ import annotations
 
-import runpy
-from pathlib import Path
 
 import attrs
-import ml_dtypes
 import numpy as np
 
-import npu_opt
 from tu_ops.program import TuProgram
 from tu_ops.target import get_target
 from visa.interp.memory import Memory
-from visa import parse_visa
 from visa.interp import drain, execute_inout
+from tests.visa.test_interp_dma_in_place import tiled_bf16_gemm
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _gemm_tiled():
-    kernel = runpy.run_path(str(ROOT / "examples" / "gemm_tiled.py"))["gemm_tiled"]
-    rng = np.random.default_rng(5)
-    shapes = [tuple(f.extent for f in t.element.factors()) for _, t in kernel.signature().params]
-    a = rng.integers(-8, 8, shapes[0]).astype(np.float32).astype(ml_dtypes.bfloat16)
-    w = rng.integers(-8, 8, shapes[1]).astype(np.float32).astype(ml_dtypes.bfloat16)
-    out = rng.standard_normal(shapes[2]).astype(np.float32)
-    return parse_visa(npu_opt.compile(kernel).text).kernel, [a, w, out]
+    art, arrays = tiled_bf16_gemm(5)
+    return art.kernel, arrays
 
 
 def _half_commits(kernel):

@@ -23,19 +23,25 @@ from visa.interp import dma, execute_inout, walker
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _gemm_tiled():
+def tiled_bf16_gemm(seed: int):
+    """examples/gemm_tiled.py compiled and parsed, and its inputs: small-integer bf16
+    operands (exact sums) and a random `out`, written everywhere, so its old values do not
+    show."""
     kernel = runpy.run_path(str(ROOT / "examples" / "gemm_tiled.py"))["gemm_tiled"]
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(seed)
     shapes = [tuple(f.extent for f in t.element.factors()) for _, t in kernel.signature().params]
     a = rng.integers(-8, 8, shapes[0]).astype(np.float32).astype(ml_dtypes.bfloat16)
     w = rng.integers(-8, 8, shapes[1]).astype(np.float32).astype(ml_dtypes.bfloat16)
-    out = rng.standard_normal(shapes[2]).astype(np.float32)  # written everywhere: its old values do not show
+    out = rng.standard_normal(shapes[2]).astype(np.float32)
     return parse_visa(npu_opt.compile(kernel).text), [a, w, out]
 
 
-def test_dma_into_in_place_gives_the_copying_bits(monkeypatch):
-    art, arrays = _gemm_tiled()
-    kept = [x.copy() for x in arrays]
+def _gemm_tiled():
+    return tiled_bf16_gemm(11)
+
+
+def _in_place_flags(monkeypatch) -> list[bool]:
+    """Whether each `dma_into` of the runs that follow writes over its HBM tensor in place."""
     flags: list[bool] = []
     real = dma.run_dma
 
@@ -45,6 +51,13 @@ def test_dma_into_in_place_gives_the_copying_bits(monkeypatch):
         return real(op, mem, env, in_place)
 
     monkeypatch.setattr(walker, "run_dma", spy)
+    return flags
+
+
+def test_dma_into_in_place_gives_the_copying_bits(monkeypatch):
+    art, arrays = _gemm_tiled()
+    kept = [x.copy() for x in arrays]
+    flags = _in_place_flags(monkeypatch)
     fast = execute_inout(art, arrays)[1][0]
     assert flags[0] is False and all(flags[1:]) and len(flags) > 1  # the parameter is copied, the run's own not
     monkeypatch.setattr(walker, "_last_reads", lambda kernel: {})  # nothing known: every dma_into copies
@@ -123,15 +136,7 @@ def test_a_parameter_the_run_owns_is_written_in_place_a_borrowed_one_copied(monk
     `dma_into` writes over them too; given C-ordered they are a view of the caller's array
     (`to_hbm(copy=False)`), which only a copy is written. Same bits, caller's arrays untouched."""
     art, arrays = _gemm_tiled()
-    flags: list[bool] = []
-    real = dma.run_dma
-
-    def spy(op, mem, env, in_place=False):
-        if getattr(op, "into", None) is not None and op.output_type.kind == "hbm":
-            flags.append(in_place)
-        return real(op, mem, env, in_place)
-
-    monkeypatch.setattr(walker, "run_dma", spy)
+    flags = _in_place_flags(monkeypatch)
     fortran = [arrays[0], arrays[1], np.asfortranarray(arrays[2])]
     kept = [x.copy() for x in fortran]
     owned = execute_inout(art, fortran)[1][0]
