@@ -6,7 +6,6 @@ both for the full commit and for one trimmed to the front half of each packet.""
 
 from __future__ import annotations
 
-
 import attrs
 import numpy as np
 
@@ -15,7 +14,6 @@ from tu_ops.target import get_target
 from visa.interp.memory import Memory
 from visa.interp import drain, execute_inout
 from tests.visa.test_interp_dma_in_place import tiled_bf16_gemm
-
 
 
 def _gemm_tiled():
