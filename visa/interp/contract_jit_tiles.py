@@ -25,6 +25,8 @@ neither numba nor llvmlite. It imports nothing of the cpu backend.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from visa.interp.contract_jit_exact import TREES
@@ -190,14 +192,21 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
 def tile_order(which: np.ndarray) -> np.ndarray:
     """The rows grouped by the TRF operand they read (`which`), in order of first use and
     row order within a group, each group padded to a multiple of ROWS by repeating its
-    last row."""
+    last row (remembered by `which`'s contents: a kernel's tiles repeat it)."""
+    return _tile_order(np.ascontiguousarray(which, np.int64).tobytes())
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_order(which: bytes) -> np.ndarray:
     groups: dict[int, list[int]] = {}
-    for r, k in enumerate(which.tolist()):
+    for r, k in enumerate(np.frombuffer(which, np.int64).tolist()):
         groups.setdefault(k, []).append(r)
     order: list[int] = []
     for rows in groups.values():
         order += rows + rows[-1:] * (-len(rows) % ROWS)
-    return np.array(order, np.int64)
+    out = np.array(order, np.int64)
+    out.setflags(write=False)
+    return out
 
 
 ORDER = ("_tile", "_widen", "_slots", "exact_kernel")
