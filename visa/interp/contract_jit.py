@@ -266,13 +266,18 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
     return low_field - 127 - (sig - 1), top_field - 127 + 1
 
 
-def _stream_range(packets: np.ndarray, et: Any) -> tuple[Any, bool, np.ndarray]:
+def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tuple[Any, bool, np.ndarray]:
     """`_code_range` of every code of the fed packets, whether each of them widens by a
-    shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats
-    (`contract_jit_scan._rows_bounds`)."""
+    shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
+    `known` (the feed's, `visa.interp.copies`: only the rows it names stored are scanned),
+    else found (`contract_jit_scan._rows_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
-    held = np.empty(packets.shape[0], np.int64)
-    top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
+    if known is not None:
+        held = known
+        top, low = _compiled()["_held_bounds"](packets, mag, held)
+    else:
+        held = np.empty(packets.shape[0], np.int64)
+        top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
@@ -351,7 +356,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems,
                                          np.array(shifts, np.int64) * plan.read_elems)
-    s_range, shift, held = _stream_range(packets, outer.stream_type)
+    s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
     table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)

@@ -60,7 +60,22 @@ def _rows_bounds(codes, words, mag, held):
     return top, low
 
 
-ORDER = ("_bounds", "_same_row", "_rows_bounds")
+
+def _held_bounds(codes, mag, held):
+    """`_bounds` of the rows r with held[r] == r (the others hold the same codes as row
+    held[r], which the caller knows)."""
+    top, low = 0, mag
+    for r in range(codes.shape[0]):
+        if held[r] != r:
+            continue
+        for c in range(codes.shape[1]):
+            m = np.int64(codes[r, c]) & mag
+            top = max(top, m)
+            low = min(low, (m + mag) & mag)
+    return top, low
+
+
+ORDER = ("_bounds", "_same_row", "_rows_bounds", "_held_bounds")
 """Compiled in this order."""
 INLINE = ("_same_row",)
 """Inlined into `_rows_bounds`."""

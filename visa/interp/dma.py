@@ -26,6 +26,7 @@ import numpy as np
 
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
+from visa.interp.copies import broadcast_note
 from visa.interp.errors import check
 from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
@@ -154,7 +155,26 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
             mem.overwrite_dm(parts, slices, base, size)
         else:
             mem.zero_dm(parts, slices, base, size, op)
+            for chip, cluster in parts:
+                mem.copies.forget((int(chip), int(cluster)), base, base + size)
     return DmTensor(base, op.output_type)
+
+
+def _note(mem: Memory, part: Any, copied: bool, base: int, sizes: list[int], src_strides: list[int],
+          dst_strides: list[int]) -> None:
+    """What a command writing the DM of `part` leaves for `copies`: a `broadcast_note` of a
+    strided copy from HBM; else its notes forgotten (those its walk meets, or all of them
+    when it is not a strided copy of one byte range a slice)."""
+    key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
+    off = base % sb
+    span = sum((n - 1) * d for n, d in zip(sizes, dst_strides) if d % sb) + 1
+    made = broadcast_note(base, sizes, src_strides, dst_strides, sb, mem.slices) if copied else None
+    if made is not None:
+        mem.copies.note(key, *made)
+    elif copied and off + span <= sb:
+        mem.copies.forget(key, off, off + span)
+    else:
+        mem.copies.clear(key)
 
 
 def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
@@ -200,7 +220,10 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
-        if _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes):
+        copied = _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
+        if dst_kind == "dm":
+            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides)
+        if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None
         outer = cmd.entries[:-1] if inner is not None and inner.src_stride == inner.dst_stride == 1 else cmd.entries

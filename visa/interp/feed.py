@@ -205,6 +205,11 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     v = None if walk_ is None else view(walk_, [len(slices), *once], raw_dtype(bits))
     if v is None:
         return None
+    held = None
+    if in_place:
+        off = start - int(slices[0]) * dm.slice_bytes
+        end = off + sum((n - 1) * st * w for n, st in zip(once, strides)) + w
+        held = mem.copies.held((chip, cluster), off, end, np.asarray(slices, np.int64))
     distinct = v if in_place else mem.scratch(v.shape, v.dtype)
     if not in_place:
         np.copyto(distinct, v)
@@ -213,7 +218,7 @@ def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -
     packets = values.reshape(rows.count, *once[:ntime], op.flits_per_packet, flit)
     _check_collect(op, steps, flit)
     full = np.broadcast_to(packets, (rows.count, *sizes[:ntime], op.flits_per_packet, flit))
-    return Repeated(full, (rows.count, steps * op.flits_per_packet, flit))
+    return Repeated(full, (rows.count, steps * op.flits_per_packet, flit), held)
 
 
 def _check_collect(op: Any, steps: int, flit: int) -> None:

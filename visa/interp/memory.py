@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ir.dtypes import DType
+from visa.interp.copies import CopyNotes
 from visa.interp.errors import InterpError
 from visa.interp.values import from_raw, raw_dtype, to_raw
 
@@ -206,6 +207,7 @@ class Memory:
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
         self._scratch: list[np.ndarray] = []
+        self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/copies.py)
 
     def dm(self, chip: int, cluster: int) -> Dm:
         """The DM of one (chip, cluster), all slices."""

@@ -20,10 +20,13 @@ class Repeated:
     view `(rows, *time loops, flits per packet, flit elements)` whose zero-stride loops
     are the repeats."""
 
-    def __init__(self, factored: np.ndarray, shape: tuple[int, int, int]) -> None:
+    def __init__(self, factored: np.ndarray, shape: tuple[int, int, int], held: np.ndarray | None = None) -> None:
         self.factored = factored
         self.shape = shape
         self.dtype = factored.dtype
+        self.held = held
+        """Each row's first row with the same values (a DMA's copies, `visa.interp.copies`),
+        or None: not known."""
 
     def materialize(self) -> np.ndarray:
         """The stream written out, every copy of every packet."""

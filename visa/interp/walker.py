@@ -22,6 +22,7 @@ from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
+from visa.interp.copies import forget_after
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 
 Runnable = Union["VisaArtifact", LoweredKernel]
 """What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
+_NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "dma_spm", "dma_shuffle", "dma_redistribute", "dma_relayout",
+                            "dma_gather", "dma_scatter"})
+"""The body steps `_run` does not hand to `run_dma` (which keeps the DM's copy notes itself)."""
 
 
 def _spm_as_dma(step: Any) -> Any:
@@ -180,6 +184,7 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
     for i, step in enumerate(kernel.steps):
         if guards.skips(step, env):
             continue
+        _forget_copies(step, mem)
         if isinstance(step, TuProgram):
             _program(step, mem, env)
         elif step.MNEMONIC == "tensor_new":
@@ -263,6 +268,14 @@ def run_memset(op: Any, mem: Memory) -> Any:
     return DmTensor(mem.dm_address[op.result.id], t)
 
 
+def _forget_copies(step: Any, mem: Memory) -> None:
+    """Before a body step that could write the DM and does not keep the copy notes up to
+    date itself (visa/interp/copies.py: a plain DMA does, a program only in its sink,
+    `_program`), forget them all."""
+    if not isinstance(step, TuProgram) and step.MNEMONIC in _NOT_PLAIN_DMA:
+        mem.copies.clear()
+
+
 def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
     """Run one TU program on its live slices; its sink's value goes into `env`."""
     state = ProgramState(rows_of(program.space), mem, env)
@@ -277,4 +290,6 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
         i += step(ops, i, state)
     check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor, VrfValues)),
           "a program ends with its trf_load, vrf_load or commit", ops[-1])
+    if forget_after(program):
+        mem.copies.clear()
     mem.recycle()

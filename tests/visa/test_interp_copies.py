@@ -1,0 +1,105 @@
+"""The DM copy notes (visa/interp/copies.py): a DMA that copies the same HBM bytes into
+several slices says so, a reader of those slices takes its equal rows from the note
+instead of comparing them, and every write that could change the DM forgets the notes.
+The results with notes are pinned to those without (the comparing path) and to numpy."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from tests.kernel_files import example
+from tests.visa.test_interp import artifact, bits, host_inputs
+from tu_ops.target import get_target
+from visa.interp import contract_jit, copies, dma, execute_inout, walker
+from visa.interp.memory import Memory
+
+SB = 1 << 10        # slice bytes of the made-up walks
+
+
+def test_a_broadcast_walk_notes_each_slices_first_copy():
+    # 4 groups of 2 slices: the inner slice loop has source stride 0 (a broadcast)
+    lo, hi, rep = copies.broadcast_note(3 * SB + 16, [4, 2, 8, 4], [32, 0, 4, 1], [2 * SB, SB, 4, 1], SB, 16)
+    assert (lo, hi) == (16, 48)
+    assert rep[3:11].tolist() == [3, 3, 5, 5, 7, 7, 9, 9] and (rep[:3] == -1).all() and (rep[11:] == -1).all()
+
+
+def test_walks_that_are_not_a_dense_broadcast_make_no_note():
+    assert copies.broadcast_note(0, [4, 8], [32, 1], [SB, 1], SB, 16) is None          # every slice differs
+    assert copies.broadcast_note(0, [4, 8], [0, 2], [SB, 2], SB, 16) is None           # gaps between the bytes
+    assert copies.broadcast_note(0, [20, 8], [0, 1], [SB, 1], SB, 16) is None          # past the last slice
+
+
+def test_a_note_names_each_rows_first_equal_row_and_is_forgotten_by_an_overlapping_write():
+    notes = copies.CopyNotes()
+    rep = np.array([-1, 1, 1, 3, 3, 1], np.int64)
+    notes.note((0, 0), 100, 200, rep)
+    assert notes.held((0, 0), 120, 180, np.array([1, 2, 3, 4, 5])).tolist() == [0, 0, 2, 2, 0]
+    assert notes.held((0, 0), 120, 201, np.array([1, 2])) is None        # reads past the noted bytes
+    assert notes.held((0, 0), 120, 180, np.array([0, 1])) is None        # slice 0 was not written
+    assert notes.held((0, 1), 120, 180, np.array([1, 2])) is None        # another cluster's store
+    notes.forget((0, 0), 0, 100)                                         # touching below: kept
+    assert notes.held((0, 0), 120, 180, np.array([1, 2])) is not None
+    notes.forget((0, 0), 199, 300)                                       # one byte of it: gone
+    assert notes.held((0, 0), 120, 180, np.array([1, 2])) is None
+
+
+def test_a_dma_command_notes_forgets_or_clears():
+    mem = Memory(get_target("rngd"))
+    sb, part = mem.dm_slice, types.SimpleNamespace(chip=0, cluster=0)
+    walk = ([4, 2, 64], [64, 0, 1], [2 * sb, sb, 1])
+    dma._note(mem, part, True, 0, *walk)
+    assert mem.copies.held((0, 0), 0, 64, np.arange(8)).tolist() == [0, 0, 2, 2, 4, 4, 6, 6]
+    dma._note(mem, part, True, 32, [2, 8], [8, 1], [sb, 1])                # a plain copy over 8 of its bytes
+    assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is None
+    dma._note(mem, part, True, 0, *walk)
+    dma._note(mem, part, True, 128, [2, 8], [8, 1], [sb, 1])               # elsewhere: kept
+    assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is not None
+    dma._note(mem, part, False, 128, [2, 8], [8, 1], [sb, 1])              # not a strided copy: all forgotten
+    assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is None
+
+
+def test_the_walker_forgets_before_other_steps_and_after_a_program_that_commits():
+    mem = Memory(get_target("rngd"))
+    rep = np.zeros(4, np.int64)
+
+    def noted() -> bool:
+        mem.copies.note((0, 0), 0, 8, rep)
+        return True
+
+    for mnemonic in sorted(walker._NOT_PLAIN_DMA):
+        assert noted()
+        walker._forget_copies(types.SimpleNamespace(MNEMONIC=mnemonic), mem)
+        assert mem.copies.held((0, 0), 0, 8, np.arange(4)) is None, mnemonic
+    noted()
+    walker._forget_copies(types.SimpleNamespace(MNEMONIC="dma"), mem)
+    assert mem.copies.held((0, 0), 0, 8, np.arange(4)) is not None
+
+    def program(*mnemonics: str) -> types.SimpleNamespace:
+        return types.SimpleNamespace(ops=[types.SimpleNamespace(MNEMONIC=m) for m in mnemonics])
+
+    assert not copies.forget_after(program("feed_buffer", "collect", "trf_load"))
+    assert not copies.forget_after(program("feed_buffer", "collect", "vrf_load"))
+    assert copies.forget_after(program("feed_buffer", "contract_outer", "commit"))
+    assert copies.forget_after(program("feed_buffer", "commit_packed", "trf_load"))    # a commit anywhere
+
+
+def test_a_gemm_takes_its_equal_rows_from_the_note_with_the_comparing_paths_bits(monkeypatch):
+    kernel = example("gemm_bf16_kernel")
+    art, arrays = artifact(kernel), host_inputs(kernel, np.random.default_rng(8))
+    known, real = [], contract_jit._stream_range
+
+    def spy(packets, et, held):
+        known.append(held is not None)
+        return real(packets, et, held)
+
+    monkeypatch.setenv(contract_jit.ENV, "1")
+    monkeypatch.setattr(contract_jit, "_stream_range", spy)
+    noted = bits(tuple(execute_inout(art, [a.copy() for a in arrays])[0]))
+    assert known and all(known)
+    monkeypatch.setattr(copies.CopyNotes, "held", lambda self, *a: None)   # compare every row instead
+    known.clear()
+    compared = bits(tuple(execute_inout(art, [a.copy() for a in arrays])[0]))
+    assert known and not any(known)
+    assert len(noted) == len(compared) and all(np.array_equal(a, b) for a, b in zip(noted, compared))

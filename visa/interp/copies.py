@@ -1,0 +1,92 @@
+"""Which DM slices hold the same bytes because one DMA just copied the same source into
+them (a broadcast: a loop over slices whose source stride is 0), so that a reader of
+those slices (`feed._repeated`) knows its equal rows without comparing them.
+
+A note is (byte range of every slice, each slice's representative: the lowest slice the
+DMA filled from the same source bytes, -1 for a slice it did not write). Notes are claims
+about the DM as the DMA left it, so every write that could touch the DM forgets them: a
+DMA forgets the notes overlapping each range it writes (all of the store's on a write it
+cannot describe), and the walker forgets all of them before any other step and after a
+program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["CopyNotes", "broadcast_note", "forget_after"]
+
+Key = tuple[int, int]
+
+
+class CopyNotes:
+    """The notes of one run's DM stores, by (chip, cluster)."""
+
+    def __init__(self) -> None:
+        self._notes: dict[Key, list[tuple[int, int, np.ndarray]]] = {}
+
+    def clear(self, key: Key | None = None) -> None:
+        """Forget every note (of the store `key` only, when given)."""
+        if key is None:
+            self._notes.clear()
+        else:
+            self._notes.pop(key, None)
+
+    def forget(self, key: Key, lo: int, hi: int) -> None:
+        """Forget the notes of `key` whose range meets bytes [lo, hi) (of any slice)."""
+        if key in self._notes:
+            self._notes[key] = [n for n in self._notes[key] if n[1] <= lo or hi <= n[0]]
+
+    def note(self, key: Key, lo: int, hi: int, rep: np.ndarray) -> None:
+        """Slices s and rep[s] hold the same bytes [lo, hi) (rep[s] >= 0)."""
+        self.forget(key, lo, hi)
+        self._notes.setdefault(key, []).append((lo, hi, rep))
+
+    def held(self, key: Key, lo: int, hi: int, slices: np.ndarray) -> np.ndarray | None:
+        """For rows reading bytes [lo, hi) of `slices` (in row order): each row's first row
+        holding the same bytes (itself for the first of them), or None when no note covers
+        the range for every one of those slices."""
+        for a, b, rep in self._notes.get(key, []):
+            if a <= lo and hi <= b:
+                reps = rep[slices]
+                if (reps < 0).any():
+                    return None
+                _, first, inverse = np.unique(reps, return_index=True, return_inverse=True)
+                return first[inverse.reshape(-1)].astype(np.int64)
+        return None
+
+
+def broadcast_note(dst_base: int, sizes: Sequence[int], src_strides: Sequence[int],
+                   dst_strides: Sequence[int], slice_bytes: int, slices: int) -> tuple[int, int, np.ndarray] | None:
+    """The note of one command copied byte by byte (`dma._copy_strided`: an injective walk
+    of the DM, one slice's bytes per slice step) when it writes one dense byte range of
+    each slice it reaches and some slices get the same source bytes; None otherwise."""
+    first, off = divmod(dst_base, slice_bytes)
+    inner = [(n, d) for n, d in zip(sizes, dst_strides) if d % slice_bytes]
+    outer = [(n, s, d // slice_bytes) for n, s, d in zip(sizes, src_strides, dst_strides) if d % slice_bytes == 0]
+    span = sum((n - 1) * d for n, d in inner) + 1
+    if int(np.prod([n for n, _ in inner])) != span or not any(n > 1 and s == 0 for n, s, _ in outer):
+        return None
+    where = np.full((), first, np.int64)
+    source = np.zeros((), np.int64)
+    for n, s, k in outer:
+        where = where[..., None] + np.arange(n, dtype=np.int64) * k
+        source = source[..., None] + np.arange(n, dtype=np.int64) * s
+    where, source = where.reshape(-1), source.reshape(-1)
+    if where.size != np.unique(where).size or where.max() >= slices:
+        return None
+    rep = np.full(slices, -1, np.int64)
+    order = np.argsort(where, kind="stable")
+    _, firsts, inverse = np.unique(source[order], return_index=True, return_inverse=True)
+    lowest = where[order][firsts]                     # the lowest slice of each source
+    rep[where[order]] = lowest[inverse.reshape(-1)]
+    return off, off + span, rep
+
+
+def forget_after(program: Any) -> bool:
+    """Whether the DM may differ after `program`: unless it ends in a TRF or VRF load and
+    commits nothing (only a commit, its sink, writes the DM)."""
+    ops = list(program.ops)
+    return ops[-1].MNEMONIC not in ("trf_load", "vrf_load") or any("commit" in op.MNEMONIC for op in ops)
