@@ -45,6 +45,28 @@ def test_a_note_names_each_rows_first_equal_row_and_is_forgotten_by_an_overlappi
     assert notes.held((0, 0), 120, 180, np.array([1, 2])) is None
 
 
+def test_a_trf_load_passes_the_note_on_and_a_later_load_of_those_rows_forgets_it():
+    mem = Memory(get_target("rngd"))
+    key, slices = ("trf", 0, 0), np.arange(4, dtype=np.int64)
+    ranges = mem.lane_rows(8, 2, 3)                                      # rows 2..4 of each of 8 lanes
+    copies.note_load(mem.copies, key, ranges, slices, np.array([0, 0, 2, 2]), mem.slices)
+    rows = np.array([lo + 1 for lo, _ in ranges], np.int64)              # one row of each lane's range
+    assert mem.copies.held_rows(key, rows, slices).tolist() == [0, 0, 2, 2]
+    assert mem.copies.held_rows(key, np.append(rows, 0), slices) is None          # row 0 was not loaded
+    mem.trf_rows(0, 0, 8, 6, 2)                                          # rows past them: kept
+    assert mem.copies.held_rows(key, rows, slices) is not None
+    mem.trf_rows(0, 0, 8, 4, 1)                                          # row 4 of every lane: forgotten
+    assert mem.copies.held_rows(key, rows, slices) is None
+
+
+def test_rows_of_two_loads_are_not_answered_together():
+    notes, key = copies.CopyNotes(), ("trf", 0, 0)
+    notes.note(key, 0, 4, np.array([0, 0, 2, 2]))
+    notes.note(key, 4, 8, np.array([0, 0, 2, 2]))                        # equal, but another load's
+    assert notes.held_rows(key, np.array([1, 2]), np.arange(4)).tolist() == [0, 0, 2, 2]
+    assert notes.held_rows(key, np.array([3, 4]), np.arange(4)) is None
+
+
 def test_a_dma_command_notes_forgets_or_clears():
     mem = Memory(get_target("rngd"))
     sb, part = mem.dm_slice, types.SimpleNamespace(chip=0, cluster=0)
@@ -85,20 +107,27 @@ def test_the_walker_forgets_before_other_steps_and_after_a_program_that_commits(
     assert copies.forget_after(program("feed_buffer", "commit_packed", "trf_load"))    # a commit anywhere
 
 
-def test_a_gemm_takes_its_equal_rows_from_the_note_with_the_comparing_paths_bits(monkeypatch):
+def test_a_gemm_takes_its_equal_rows_and_slices_from_the_notes_with_the_comparing_paths_bits(monkeypatch):
     kernel = example("gemm_bf16_kernel")
     art, arrays = artifact(kernel), host_inputs(kernel, np.random.default_rng(8))
-    known, real = [], contract_jit._stream_range
+    known, real, real_rows = [], contract_jit._stream_range, copies.CopyNotes.held_rows
 
     def spy(packets, et, held):
         known.append(held is not None)
         return real(packets, et, held)
 
+    def spy_rows(self, *args):
+        found = real_rows(self, *args)
+        known.append(found is not None)
+        return found
+
     monkeypatch.setenv(contract_jit.ENV, "1")
     monkeypatch.setattr(contract_jit, "_stream_range", spy)
+    monkeypatch.setattr(copies.CopyNotes, "held_rows", spy_rows)
     noted = bits(tuple(execute_inout(art, [a.copy() for a in arrays])[0]))
-    assert known and all(known)
+    assert len(known) >= 2 and all(known)                                # the stream's rows and the TRF's
     monkeypatch.setattr(copies.CopyNotes, "held", lambda self, *a: None)   # compare every row instead
+    monkeypatch.setattr(copies.CopyNotes, "held_rows", lambda self, *a: None)
     known.clear()
     compared = bits(tuple(execute_inout(art, [a.copy() for a in arrays])[0]))
     assert known and not any(known)

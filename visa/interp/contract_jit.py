@@ -300,7 +300,9 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
         touched = jit_weights.operand_rows(*shape, cells.shape[2])
-        key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
+        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/copies.py
+        if key is None:
+            key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
         first = key == np.arange(key.size)                             # the copies, in order of first use
         which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
         tensors.append((cells, slices[first], touched))

@@ -8,6 +8,11 @@ about the DM as the DMA left it, so every write that could touch the DM forgets 
 DMA forgets the notes overlapping each range it writes (all of the store's on a write it
 cannot describe), and the walker forgets all of them before any other step and after a
 program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes.
+
+A TRF load of such rows passes the claim on (`note_load`): its slices hold the same bytes
+in the TRF rows it wrote, which the contraction's weight operand then need not compare.
+Every TRF write of this run goes through `Memory.trf_rows`, which forgets the notes of the
+rows it hands out; a TRF zeroed by `tensor_new` is a step the walker forgets all before.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["CopyNotes", "broadcast_note", "forget_after"]
+__all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load"]
 
-Key = tuple[int, int]
+Key = tuple  # (chip, cluster) of a DM store, ("trf", chip, cluster) of a TRF
 
 
 class CopyNotes:
@@ -50,12 +55,40 @@ class CopyNotes:
         the range for every one of those slices."""
         for a, b, rep in self._notes.get(key, []):
             if a <= lo and hi <= b:
-                reps = rep[slices]
-                if (reps < 0).any():
-                    return None
-                _, first, inverse = np.unique(reps, return_index=True, return_inverse=True)
-                return first[inverse.reshape(-1)].astype(np.int64)
+                return _first_rows(rep, slices)
         return None
+
+    def held_rows(self, key: Key, rows: np.ndarray, slices: np.ndarray) -> np.ndarray | None:
+        """`held` for rows reading the TRF rows `rows` (indices), every one of them in a
+        note of one load (the same `rep`)."""
+        found, covered = None, np.zeros(rows.size, np.bool_)
+        for a, b, rep in self._notes.get(key, []):
+            inside = (rows >= a) & (rows < b)
+            if inside.any():
+                if found is not None and rep is not found:
+                    return None
+                found, covered = rep, covered | inside
+        return None if found is None or not covered.all() else _first_rows(found, slices)
+
+
+def _first_rows(rep: np.ndarray, slices: np.ndarray) -> np.ndarray | None:
+    """Each of `slices`' first position with the same representative; None when one has
+    none."""
+    reps = rep[slices]
+    if (reps < 0).any():
+        return None
+    _, first, inverse = np.unique(reps, return_index=True, return_inverse=True)
+    return first[inverse.reshape(-1)].astype(np.int64)
+
+
+def note_load(notes: CopyNotes, key: Any, ranges: list[tuple[int, int]], slices: np.ndarray, held: np.ndarray,
+              n_slices: int) -> None:
+    """A TRF load wrote row r of its stream into slice slices[r] over the TRF rows
+    `ranges`, and row r holds what row held[r] does: those slices hold the same bytes there."""
+    rep = np.full(n_slices, -1, np.int64)
+    rep[slices] = slices[held]
+    for lo, hi in ranges:
+        notes.note(key, lo, hi, rep)
 
 
 def broadcast_note(dst_base: int, sizes: Sequence[int], src_strides: Sequence[int],

@@ -243,7 +243,7 @@ class Memory:
         """The same TRF bytes seen by a tensor of `lanes` lanes: (lanes, rows per lane, slices, 32)."""
         return self.trf(chip, cluster).reshape(lanes, -1, self.slices, self.row_bytes)
 
-    def _lane_rows(self, lanes: int, first: int, rows: int) -> list[tuple[int, int]]:
+    def lane_rows(self, lanes: int, first: int, rows: int) -> list[tuple[int, int]]:
         """Rows `first .. first + rows - 1` of every lane as row ranges of the whole TRF."""
         per = self.trf_bytes // self.row_bytes // lanes
         return [(lane * per + first, lane * per + first + rows) for lane in range(lanes)]
@@ -257,10 +257,12 @@ class Memory:
         not be zeroed first."""
         key = (int(chip), int(cluster))
         self._trf_written.add((*key, lanes, first, rows))
+        for lo, hi in self.lane_rows(lanes, first, rows):
+            self.copies.forget(("trf", *key), lo, hi)
         if every_slice:
             self._trf_store(key)
             stale = self._trf_stale.get(key, [])
-            for lo, hi in self._lane_rows(lanes, first, rows):
+            for lo, hi in self.lane_rows(lanes, first, rows):
                 stale = [r for a, b in stale for r in ((a, min(b, lo)), (max(a, hi), b)) if r[0] < r[1]]
             self._trf_stale[key] = stale
         return self.trf_lanes(chip, cluster, lanes)[:, first:first + rows]
@@ -289,7 +291,7 @@ class Memory:
         self._dm.clear()
         written: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for chip, cluster, lanes, first, rows in self._trf_written:
-            written.setdefault((chip, cluster), []).extend(self._lane_rows(lanes, first, rows))
+            written.setdefault((chip, cluster), []).extend(self.lane_rows(lanes, first, rows))
         self._trf_written.clear()
         for key, data in self._trf.items():    # its written rows zeroed by the next run's `trf`
             _give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)

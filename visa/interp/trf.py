@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from visa.interp.copies import note_load
 from visa.interp.errors import check
 from visa.interp.memory import Memory
 from visa.interp.repeated import Repeated, view_reshape
@@ -102,6 +103,9 @@ def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
         _store(split, at, held[_slices(sel)].transpose(order))
+        if getattr(stream, "held", None) is not None and len(rows.slice[sel]) == rows.count:   # one group
+            note_load(mem.copies, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
+                      np.asarray(rows.slice[sel], np.int64), stream.held, mem.slices)
     return TrfTensor(op, read_from, lane_bytes)
 
 
