@@ -14,15 +14,22 @@ import numpy as np
 __all__ = ["INLINE", "ORDER"]
 
 
+def _row_range(row, mag, top, low):
+    """(top, low) widened by the `mag`-masked codes of `row`: the largest, and the smallest
+    nonzero one minus one ((m + mag) & mag is m - 1, and mag for m = 0)."""
+    for c in range(row.size):
+        m = np.int64(row[c]) & mag
+        top = max(top, m)
+        low = min(low, (m + mag) & mag)
+    return top, low
+
+
 def _bounds(codes, mag):
     """The largest `mag`-masked code of `codes` (2-D) and the smallest nonzero one minus one
-    (`mag` when every code is a zero): (m + mag) & mag is m - 1, and mag for m = 0."""
+    (`mag` when every code is a zero)."""
     top, low = 0, mag
     for r in range(codes.shape[0]):
-        for c in range(codes.shape[1]):
-            m = np.int64(codes[r, c]) & mag
-            top = max(top, m)
-            low = min(low, (m + mag) & mag)
+        top, low = _row_range(codes[r], mag, top, low)
     return top, low
 
 
@@ -53,12 +60,8 @@ def _rows_bounds(codes, words, mag, held):
             held[r] = held[r - 1]
             continue
         held[r] = r
-        for c in range(codes.shape[1]):
-            m = np.int64(codes[r, c]) & mag
-            top = max(top, m)
-            low = min(low, (m + mag) & mag)
+        top, low = _row_range(codes[r], mag, top, low)
     return top, low
-
 
 
 def _held_bounds(codes, mag, held):
@@ -66,16 +69,12 @@ def _held_bounds(codes, mag, held):
     held[r], which the caller knows)."""
     top, low = 0, mag
     for r in range(codes.shape[0]):
-        if held[r] != r:
-            continue
-        for c in range(codes.shape[1]):
-            m = np.int64(codes[r, c]) & mag
-            top = max(top, m)
-            low = min(low, (m + mag) & mag)
+        if held[r] == r:
+            top, low = _row_range(codes[r], mag, top, low)
     return top, low
 
 
-ORDER = ("_bounds", "_same_row", "_rows_bounds", "_held_bounds")
+ORDER = ("_row_range", "_bounds", "_same_row", "_rows_bounds", "_held_bounds")
 """Compiled in this order."""
-INLINE = ("_same_row",)
-"""Inlined into `_rows_bounds`."""
+INLINE = ("_row_range", "_same_row")
+"""Inlined into their callers: one row's scan and one row's compare."""

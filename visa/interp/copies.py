@@ -27,7 +27,8 @@ Key = tuple  # (chip, cluster) of a DM store, ("trf", chip, cluster) of a TRF
 
 
 class CopyNotes:
-    """The notes of one run's DM stores, by (chip, cluster)."""
+    """The notes of one run's DM stores, by (chip, cluster), and of its TRFs, by ("trf",
+    chip, cluster) (byte ranges of a DM slice, TRF row ranges of a TRF)."""
 
     def __init__(self) -> None:
         self._notes: dict[Key, list[tuple[int, int, np.ndarray]]] = {}
