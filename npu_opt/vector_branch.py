@@ -58,6 +58,10 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
     if operand.vrf is not None and (name.startswith(("vector_logic", "vector_fp_ternary")) or
                                     name.endswith("_with_mode")):
         return refuse_dead(stage, loc, name, vrf_unread(name))
+    if not operand.layout.slots():
+        return refuse_dead(stage, loc, name, Violation(
+            "VE-SLOT-1", f"the branched operand of `{name}` fills no slot",
+            help="add a slot (`Branched.imm(guard, value)`), or leave the op out"))
     cls = _CLASSES[name.removesuffix("_with_mode")]
     tag = getattr(stage.ve, "tag", None)
     if tag is None:
