@@ -22,10 +22,10 @@ import stat
 import attrs
 import signal
 from ir.errors import InternalError
+from driver.exit_codes import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
 __all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 
 
 MAX_NAME_BYTES = 200  # `.NAME.visa.XXXXXXXX.tmp` stays within a file system's 255-byte names

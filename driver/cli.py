@@ -8,6 +8,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from driver.exit_codes import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
 from ir.errors import MappingError
 
 if TYPE_CHECKING:
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
-EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells report them
 
 
 def _quiet_stdout() -> None:

@@ -9,13 +9,13 @@ import json
 from typing import Any, Callable
 
 from ir.errors import MappingError
+from driver.exit_codes import EXIT_OK, exit_sentence
 from driver.json_report import SCHEMA_HELP
 import difflib
 import re
 
 __all__ = ["build_parser"]
 
-EXIT_OK = 0
 
 
 def _version() -> str:
@@ -126,7 +126,8 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
 def _add_explain_mapping(sub) -> None:
     em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
                         description="Print the size of a mapping expression, its first and last "
-                                    "positions with their cells, its factor form and normalized form.")
+                                    "positions with their cells, its factor form and normalized form. "
+                                    + exit_sentence("explain-mapping"))
     em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
@@ -155,10 +156,8 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
     co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
-                                    "that did not, and manifest.json. Exit 0 all compiled, 1 some refused "
-                                    "(with -D warnings, also a kernel with a warning), 2 bad invocation, input "
-                                    "or unwritable output, or a kernel's USAGE error (its Python code raised or "
-                                    "exited), 3 internal compiler error; 130 interrupted.")
+                                    "that did not, and manifest.json (with -D warnings, a kernel with a warning is "
+                                    "refused). " + exit_sentence("compile"))
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
@@ -183,9 +182,7 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
 def _add_check(sub) -> None:
     ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
-                                    "trace-time rule. Exit codes are compile's: 0 when all pass, 1 when some "
-                                    "are refused, 2 when an input cannot be loaded or a kernel has a USAGE "
-                                    "error (its Python code raised or exited), 3 internal compiler error.")
+                                    "trace-time rule. " + exit_sentence("check"))
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", **_FILTER)
     ck.add_argument("--format", **_FORMAT)
@@ -202,8 +199,7 @@ def _add_visa(sub) -> None:
                                     "verifier and re-derives every derived field; --exec verifies, then runs the "
                                     "artifact in the VISA interpreter and writes out.npy (out0.npy, ... for several "
                                     "results) and NAME.npy "
-                                    "for each inout parameter into DIR. "
-                                    "Exit 0 ok, 2 bad invocation, bad input or corrupt artifact, 3 internal error.")
+                                    "for each inout parameter into DIR. " + exit_sentence("visa"))
     vi.add_argument("file", metavar="FILE")
     vi.add_argument("--verify", action="store_true", help="run the op verifiers and re-derive every derived field")
     vi.add_argument("--exec", dest="exec_", action="store_true", help="execute the artifact on the --input arrays")
@@ -219,7 +215,7 @@ def _add_visa(sub) -> None:
 def _add_targets(sub) -> None:
     tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
                         description="Print every built-in target (or the target description FILE) "
-                                    "with its counts, capacities and legal dtype pairs.")
+                                    "with its counts, capacities and legal dtype pairs. " + exit_sentence("targets"))
     tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
     tg.set_defaults(run=_targets)
 
@@ -227,7 +223,8 @@ def _add_targets(sub) -> None:
 def _add_explain(sub) -> None:
     ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
-                                    "an example with the real diagnostic it produces, and the fixes.")
+                                    "an example with the real diagnostic it produces, and the fixes. "
+                                    + exit_sentence("explain"))
     ex.add_argument("code", nargs="?", default=None,
                     help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
     ex.set_defaults(run=_explain)
@@ -240,7 +237,7 @@ def _add_run(sub) -> None:
                                     "in-out (Mut) parameter as NAME.npy. bf16, f8 and f4 results are written "
                                     "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
                                     "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
-                                    "Exit 0 ok, 1 refused, 2 bad invocation or input, 3 internal error.")
+                                    + exit_sentence("run"))
     rn.add_argument("target", metavar="FILE::KERNEL")
     rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter)")
@@ -255,7 +252,7 @@ def _add_schedule(sub) -> None:
                                     "scheduler (a model, from the book's published rates): print the makespan, "
                                     "the lower bounds, the critical path and per-context utilisation. Two files: "
                                     "compare the candidates. Each is verified first (as `npu-opt visa --verify`). "
-                                    "Exit 0 ok, 2 bad invocation, input or artifact, 3 internal error.")
+                                    + exit_sentence("schedule"))
     sc.add_argument("files", nargs="+", metavar="FILE")
     sc.add_argument("--format", choices=["human", "json"], default="human")
     sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
@@ -282,8 +279,7 @@ def _add_tune(sub) -> None:
                                     "candidates by the schedule model's makespan (pruning those whose lower bound "
                                     "exceeds the best so far), check the best against the cpu backend, the VISA "
                                     "interpreter and the space's oracle, and write the winner's artifact and "
-                                    "tune.txt / tune.json / tune.svg into DIR. Exit 0 a winner, 1 none, 2 bad "
-                                    "invocation or input, 3 internal error.")
+                                    "tune.txt / tune.json / tune.svg into DIR. " + exit_sentence("tune"))
     tu.add_argument("file", metavar="FILE")
     tu.add_argument("--space", default=None, metavar="NAME",
                     help="the Space to tune (default: the only one the file declares)")

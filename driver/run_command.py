@@ -40,7 +40,7 @@ from npu_opt.tensors import TensorSpec
 __all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",
            "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
-EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
+from driver.exit_codes import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE  # noqa: E402
 
 KNOWN_BACKENDS = ("cpu", "visa")
 #: backends `npu_opt.run` implements today; "visa" joins when the VISA interpreter lands.

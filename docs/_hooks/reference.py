@@ -6,6 +6,9 @@ A page asks for generated text with an HTML comment on a line of its own:
   real argument parser (`driver.cli.build_parser`), so the reference cannot drift;
 - `<!-- npu-opt:diagnostics -->`: every code of the rule index (`ir.codes.CODES`) with
   its `npu-opt explain` page, example output included;
+- `<!-- npu-opt:exit-codes -->`: the exit statuses of every command (`driver.exit_codes`);
+- `<!-- npu-opt:fixes CODE ... -->`: for each code, its title, rule and fixes as its
+  `npu-opt explain` page gives them (the troubleshooting page);
 - `<!-- npu-opt:rules FAMILY ... -->`: a table of the codes of the given families
   (e.g. `COLLECT TRF`), each linked to its entry in the diagnostics index.
 
@@ -25,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-_MARKER = re.compile(r"^<!-- npu-opt:(\w+)((?: [\w-]+)*) -->$", re.MULTILINE)
+_MARKER = re.compile(r"^<!-- npu-opt:([\w-]+)((?: [\w-]+)*) -->$", re.MULTILINE)
 _PHASES = {
     "trace": "trace time (every backend)",
     "lower": "lowering (npu backend)",
@@ -88,6 +91,21 @@ def rules_markdown(families: list[str], prefix: str) -> str:
     return "\n".join(rows)
 
 
+def fixes_markdown(codes: list[str], prefix: str) -> str:
+    """Each code's title, rule and fixes, from its `npu-opt explain` page, linked to the whole page."""
+    from driver.explain import page
+
+    parts = []
+    for code in codes:
+        p = page(code)
+        if p is None:
+            raise ValueError(f"no explain page for {code}")
+        parts += [f"### {code}: {p.title}", "", p.rule, "", "Fix:", ""]
+        parts += [f"- {fix}" for fix in p.fixes]
+        parts += ["", f"The whole page, with an example: [`npu-opt explain {code}`]({prefix}#{_anchor(code)}).", ""]
+    return "\n".join(parts)
+
+
 def diagnostics_markdown() -> str:
     """The index table, then each code's `npu-opt explain` page."""
     from ir.codes import CODES
@@ -119,6 +137,12 @@ def expand(markdown: str, src_uri: str = "index.md") -> str:
             return diagnostics_markdown()
         if kind == "rules":
             return rules_markdown(args, prefix)
+        if kind == "exit-codes":
+            from driver.exit_codes import markdown_table
+
+            return markdown_table()
+        if kind == "fixes":
+            return fixes_markdown(args, prefix)
         raise ValueError(f"unknown generator marker npu-opt:{kind}")
     return _MARKER.sub(one, markdown)
 

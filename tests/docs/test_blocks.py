@@ -47,3 +47,12 @@ def test_no_unknown_block_kinds() -> None:
 def test_the_guide_has_runnable_blocks() -> None:
     kinds = [b.kind for p in pages() for b in blocks(p)]
     assert kinds.count("python") >= 25 and kinds.count("console") >= 12 and kinds.count("pycon") >= 6
+
+
+def test_transcripts_are_console_blocks() -> None:
+    """A `$ npu-opt ...` transcript in a block that is only shown (```text, ```sh) is never
+    compared with the real output and drifts; such transcripts must be ```console blocks."""
+    shown_only = [b.where for p in pages() for b in blocks(p)
+                  if b.kind not in RUN_KINDS and any(line.lstrip().startswith("$ npu-opt")
+                                                     for line in b.body.splitlines())]
+    assert shown_only == []
