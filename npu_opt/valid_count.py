@@ -28,8 +28,16 @@ def _emit(stage: StreamStage, loc: Location, op_cls: type, **fields: Any) -> Any
 
 
 @stage_method("commit_valid_count_pack")
-def commit_valid_count_pack(self: StreamStage, loc: Location) -> Any:
-    """Commit Adapter (sub context): keep each flit's counted prefix for a dense write."""
+def commit_valid_count_pack(self: StreamStage, loc: Location, valid_count: Any = None) -> Any:
+    """Commit Adapter (sub context): keep each flit's counted prefix for a dense write.
+
+    `valid_count` is the reference's `_valid_count: usize`, which it accepts and discards (its
+    record does not store it): a ported call passes it, and here too the counts come from the
+    mapping. It must still be a non-negative int (TYPE-6)."""
+    if valid_count is not None and (isinstance(valid_count, bool) or not isinstance(valid_count, int)
+                                    or valid_count < 0):
+        return refuse_dead(self, loc, "commit_valid_count_pack", kind_error(
+            f"`valid_count` is a usize (a non-negative int), not {valid_count!r}"))
     return CommitValidCountPackStream(_emit(self, loc, CommitValidCountPack), self.chain)
 
 

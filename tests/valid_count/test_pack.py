@@ -178,3 +178,23 @@ def test_other_axes_of_time_merge_into_one_sequencer_entry():
     config = derive_vcg(m("1", axes=ax), m("R # 8, B, C, D, F, G, H, I, J", axes=ax), m("E", axes=ax))
     assert [(e.size, e.stride) for e in config.filters[0].seq] == [(8, 1), (256, 0)]
     assert valid_sizes(config, 8 * 256).tolist() == [8] * (5 * 256) + [0] * (3 * 256)
+
+
+def test_the_reference_count_argument_is_accepted_and_discarded(tmp_path):
+    """Rule 2: the reference's `commit_valid_count_pack(_valid_count)` ports as written; the
+    count is discarded (as the reference's record does), so the artifact is the same bytes."""
+    plain = _load(tmp_path, _kernel("H # 8, R # 16 / 8", "R # 16 % 8", "R # 16 % 8"))
+    src = _kernel("H # 8, R # 16 / 8", "R # 16 % 8", "R # 16 % 8").replace(
+        ".commit_valid_count_pack()", ".commit_valid_count_pack(10)")
+    counted = _load(tmp_path, src)
+    x = RNG.standard_normal((256, 5, 10)).astype(np.float32)
+    np.testing.assert_array_equal(_both(counted, x), x)
+    assert npu_opt.compile(counted).text == npu_opt.compile(plain).text
+
+
+@pytest.mark.parametrize("count", ["-1", "2.5", "True", '"10"'])
+def test_a_count_that_is_not_a_usize_is_type_6(tmp_path, count):
+    src = _kernel("H # 8, R # 16 / 8", "R # 16 % 8", "R # 16 % 8").replace(
+        ".commit_valid_count_pack()", f".commit_valid_count_pack({count})")
+    result = npu_opt.check(_load(tmp_path, src))
+    assert [d.code for d in result.diagnostics][:1] == ["TYPE-6"]
