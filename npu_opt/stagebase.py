@@ -39,13 +39,16 @@ class Poisoned:
     def __init__(self, what: str = "") -> None:
         self._what = what
 
-    def __getattr__(self, name: str) -> Callable[..., Poisoned]:
+    def __getattr__(self, name: str) -> Poisoned:
         if name.startswith("__"):
             raise AttributeError(name)
-        return lambda *args, **kwargs: self
+        return self  # a method to call, or a field of a refused struct parameter (`inputs.x.to_dm(...)`)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Poisoned:
         return self  # a refused attribute that the kernel then calls
+
+    def __getitem__(self, key: Any) -> Poisoned:
+        return self  # a member of a refused tuple parameter, or a tile of a refused view
 
     def __repr__(self) -> str:
         return f"<refused {self._what}>"
