@@ -9,6 +9,7 @@ set and restored on its own could leave the pool limited for the rest of the pro
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from threadpoolctl import ThreadpoolController
 __all__ = ["blas_threads"]
 
 _CONTROLLER = None
+_CONTROLLER_MODULES = -1  # len(sys.modules) when _CONTROLLER scanned the loaded libraries
 _LIMIT_LOCK = threading.Lock()
 _LIMIT: list = [0, None]  # blocks inside `blas_threads` now, and the threadpoolctl limiter they share
 
@@ -35,13 +37,20 @@ def blas_threads(limit: int | None) -> Iterator[None]:
 
 
 def _enter_limit(limit: int) -> None:
-    global _CONTROLLER
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
-            if _CONTROLLER is None:
-                _CONTROLLER = ThreadpoolController()
-            _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
+            _LIMIT[1] = _controller().limit(limits=limit, user_api="blas")
         _LIMIT[0] += 1
+
+
+def _controller() -> ThreadpoolController:
+    """The BLAS libraries loaded now. A library loaded after the last scan (an extension module
+    imported since, bringing its own BLAS) would escape the limit, so the scan (about 2 ms) is
+    made again whenever the process has imported a module since."""
+    global _CONTROLLER, _CONTROLLER_MODULES
+    if _CONTROLLER is None or _CONTROLLER_MODULES != len(sys.modules):
+        _CONTROLLER, _CONTROLLER_MODULES = ThreadpoolController(), len(sys.modules)
+    return _CONTROLLER
 
 
 def _leave_limit() -> None:

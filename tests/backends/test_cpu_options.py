@@ -4,6 +4,8 @@ and target, so a second `run` does not trace again."""
 
 from __future__ import annotations
 
+import sys
+import types
 import numpy as np
 import pytest
 
@@ -59,3 +61,33 @@ def test_run_traces_a_kernel_once_per_target(monkeypatch: pytest.MonkeyPatch) ->
     second = backend.run(kern, (a, w))
     np.testing.assert_array_equal(first, second)
     assert calls == ["rngd"]
+
+
+def test_a_blas_library_loaded_after_the_first_limit_is_limited_too(monkeypatch) -> None:
+    """The libraries are scanned again once the process imported a module since the last scan
+    (a second BLAS arriving with an extension module escaped the limit: [2, 1] threads)."""
+    from ir import blas
+
+    scans = []
+
+    class Controller:
+        def __init__(self):
+            scans.append(len(sys.modules))
+
+        def limit(self, limits, user_api):
+            class Limiter:
+                def restore_original_limits(self):
+                    pass
+            return Limiter()
+
+    monkeypatch.setattr(blas, "ThreadpoolController", Controller)
+    monkeypatch.setattr(blas, "_CONTROLLER", None)
+    with blas.blas_threads(1):
+        pass
+    with blas.blas_threads(1):
+        pass
+    assert len(scans) == 1  # nothing imported in between: the scan is kept
+    monkeypatch.setitem(sys.modules, "_a_module_with_its_own_blas", types.ModuleType("x"))
+    with blas.blas_threads(1):
+        pass
+    assert len(scans) == 2

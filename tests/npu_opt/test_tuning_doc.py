@@ -1,10 +1,8 @@
-"""docs/tuning.md is real: its tuned GEMM compiles, runs bit-identical to the baseline, and
-every `$ npu-opt schedule ...` transcript in it is what the command prints today."""
+"""docs/tuning.md is real: its tuned GEMM compiles and runs bit-identical to the baseline (its
+`$ npu-opt schedule ...` transcripts are console blocks, run by tests/docs/test_blocks.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shutil
 from pathlib import Path
@@ -20,29 +18,22 @@ ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "tuning.md").read_text()
 
 
-def transcripts():
-    """(command line, expected output) of every ```text block that starts with `$ npu-opt`."""
-    for block in re.findall(r"```text\n(.*?)```", DOC, re.S):
-        head, _, body = block.partition("\n")
-        if head.startswith("$ npu-opt "):
-            yield head[2:].split()[1:], body.rstrip("\n")
-
-
-def test_the_worked_example_compiles_and_every_transcript_matches(tmp_path, monkeypatch):
+def test_the_worked_example_compiles_and_its_transcripts_are_executed(tmp_path, monkeypatch):
+    """The page's `$ npu-opt schedule ...` transcripts are ```console blocks, which
+    tests/docs/test_blocks.py runs and compares; here: both are there, and the two kernels
+    compile with their schedules."""
+    console = re.findall(r"```console\n(.*?)```", DOC, re.S)
+    commands = [line[2:] for block in console for line in block.splitlines() if line.startswith("$ npu-opt ")]
+    assert "npu-opt schedule build/gemm_kernel.visa" in commands
+    assert "npu-opt schedule build/gemm_kernel.visa build/gemm_wide.visa" in commands
     (tmp_path / "examples").mkdir()
     shutil.copy(ROOT / "examples" / "gemm.py", tmp_path / "examples" / "gemm.py")
     (tmp_path / "gemm_wide.py").write_text(re.search(r"```python\n(.*?)```", DOC, re.S).group(1))
     monkeypatch.chdir(tmp_path)
     assert main(["compile", "examples/gemm.py", "gemm_wide.py", "-o", "build", "--jobs", "1",
                  "--dump-schedule", "build/schedules"]) == 0
-    seen = 0
-    for argv, expected in transcripts():
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert main(argv) == 0
-        assert out.getvalue().rstrip("\n") == expected, " ".join(argv)
-        seen += 1
-    assert seen == 2
+    assert sorted(p.name for p in (tmp_path / "build" / "schedules").iterdir()) == [
+        "gemm_kernel.schedule.json", "gemm_wide.schedule.json"]
 
 
 def test_the_two_tilings_compute_the_same_product(tmp_path):
