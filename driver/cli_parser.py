@@ -295,6 +295,8 @@ def _add_tune(sub) -> None:
     tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
     tu.add_argument("--no-prune", action="store_true", help="compile and schedule every candidate")
     tu.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
+    tu.add_argument("--max-candidates", type=int, default=10_000, metavar="N",
+                    help="refuse a space of more candidates than N before compiling any (default 10000)")
     tu.add_argument("--format", choices=["human", "json"], default="human")
     tu.set_defaults(run=_tune)
 

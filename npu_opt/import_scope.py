@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from npu_opt.blame import ProcessExit
 
-__all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files"]
+__all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
 
 
 @functools.cache
@@ -81,12 +81,12 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _SCOPE_LOCK, _no_process_exit(), _own_modules(module_name, directory, modules):
+    with _SCOPE_LOCK, no_process_exit(), _own_modules(module_name, directory, modules):
         yield
 
 
 @contextlib.contextmanager
-def _no_process_exit() -> Iterator[None]:
+def no_process_exit() -> Iterator[None]:
     """`os._exit(n)` raises `ProcessExit(n)` while the user's code runs: its exit status
     cannot pass for npu-opt's, and a worker process is not killed by it."""
 
