@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 from npu_opt.blame import ProcessExit
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
@@ -81,8 +82,47 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _SCOPE_LOCK, no_process_exit(), _own_modules(module_name, directory, modules):
+    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules):
         yield
+
+
+class _Unclosable:
+    """A standard stream as the user's code sees it: everything is the stream's, except
+    `close()`, which only flushes (npu-opt still writes its report there)."""
+
+    def __init__(self, stream: Any) -> None:
+        object.__setattr__(self, "_stream", stream)
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._stream, name, value)
+
+    def __iter__(self) -> Any:
+        return iter(self._stream)
+
+    def __enter__(self) -> "_Unclosable":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def _kept_streams() -> Iterator[None]:
+    """`sys.stdout` and `sys.stderr` while the user's code runs: streams it cannot close
+    (`sys.stdout.close()` closed file descriptor 1 under npu-opt's report: a traceback,
+    issue 39), and the originals put back afterwards even if it replaced them."""
+    kept = (sys.stdout, sys.stderr)
+    sys.stdout, sys.stderr = (_Unclosable(s) if s is not None else s for s in kept)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = kept
 
 
 @contextlib.contextmanager
