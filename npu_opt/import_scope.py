@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
 import sysconfig
 import threading
@@ -22,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from npu_opt.blame import ProcessExit
+from npu_opt.blame import ProcessExit, SelfSignal
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
 
@@ -128,18 +129,46 @@ def _kept_streams() -> Iterator[None]:
 @contextlib.contextmanager
 def no_process_exit() -> Iterator[None]:
     """`os._exit(n)` raises `ProcessExit(n)` while the user's code runs: its exit status
-    cannot pass for npu-opt's, and a worker process is not killed by it."""
+    cannot pass for npu-opt's, and a worker process is not killed by it. A signal the
+    code sends its own process (`os.kill(os.getpid(), SIGTERM)`, `signal.raise_signal`,
+    `os.killpg` of its group, `os.abort()`) raises `SelfSignal` the same way: a worker
+    killed by it was reported as npu-opt's internal error."""
 
-    real = os._exit
+    real_exit, real_kill, real_killpg, real_raise, real_abort = \
+        os._exit, os.kill, os.killpg, signal.raise_signal, os.abort
 
     def _exit(status: int) -> None:
         raise ProcessExit(status)
 
-    os._exit = _exit
+    def kill(pid: int, sig: int) -> None:
+        if pid in (0, os.getpid()) and sig != 0:
+            raise SelfSignal(_signal_name(sig))
+        real_kill(pid, sig)
+
+    def killpg(group: int, sig: int) -> None:
+        if group in (0, os.getpgrp()) and sig != 0:
+            raise SelfSignal(_signal_name(sig))
+        real_killpg(group, sig)
+
+    def raise_signal(sig: int) -> None:
+        raise SelfSignal(_signal_name(sig))
+
+    def abort() -> None:
+        raise SelfSignal("SIGABRT")
+
+    os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = _exit, kill, killpg, raise_signal, abort
     try:
         yield
     finally:
-        os._exit = real
+        os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = \
+            real_exit, real_kill, real_killpg, real_raise, real_abort
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
 
 
 @contextlib.contextmanager
