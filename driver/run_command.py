@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ir.codes import CODES
 from ir.diagnostic import render_all
 from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
@@ -313,8 +314,6 @@ def exec_status(code: str) -> int:
     """The exit status of a run stopped by an error of `code`: 3 for ours (ICE), 2 for an
     input it could not use (USAGE, and the run-time checks of the launch's values such as
     RUNTIME-10 or GATHER-6: `run` and `visa --exec` alike), else 1 (a refused kernel)."""
-    from ir.codes import CODES
-
     if code == "ICE":
         return EXIT_ICE
     info = CODES.get(code)

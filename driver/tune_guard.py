@@ -24,6 +24,7 @@ import attrs
 from driver.discover import _line_in
 from ir.errors import NpuOptError, exception_text
 from npu_opt.blame import USER_EXITS, exit_text, signalled
+from npu_opt.device import DeviceKernel
 from npu_opt.import_scope import no_process_exit
 from npu_opt.tune import Space
 
@@ -56,7 +57,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         raise UserExit(f"called {exit_text(e)}; code in a tune space may not exit npu-opt") from e
 
 
-def _parameter_count(kernel: Any) -> int | None:
+def _parameter_count(kernel: DeviceKernel | None) -> int | None:
     """How many arguments after `ctx` the kernel's function takes (None: unknown)."""
     try:
         return max(len(inspect.signature(kernel.fn).parameters) - 1, 0)

@@ -21,7 +21,6 @@ from npu_opt.params import Leaf, refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, TensorSpec
 from npu_opt.trace import Tracer, current
-from tu_ops.target import BUILTIN_TARGETS, get_target
 
 __all__ = ["Device", "resident_param", "alloc", "refuse_read_only", "check_total"]
 
@@ -32,6 +31,8 @@ class Device(_Device):
     at the first launch (issue 39)."""
 
     def __init__(self, target: str = "rngd") -> None:
+        from tu_ops.target import BUILTIN_TARGETS, get_target  # `check` loads no tu_ops (test_startup)
+
         super().__init__(target)
         try:
             get_target(target)

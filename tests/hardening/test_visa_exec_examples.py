@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from functools import cache
 from pathlib import Path
 
 import ml_dtypes
@@ -25,18 +24,13 @@ ROOT = Path(__file__).parents[2]
 INDEX_NAMES = ("offset", "slot", "table")  # gather byte offsets and page numbers: 0 is always in range
 
 
-@cache
-def _compiled(tmp: str) -> dict[str, str]:
-    out = Path(tmp) / "artifacts"
-    assert main(["compile", str(ROOT / "examples"), "-o", str(out), "--no-cache"]) == 0
-    manifest = json.loads((out / "manifest.json").read_text())
-    return {e["name"]: e["file"] for e in manifest["kernels"]}
-
-
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    tmp = tmp_path_factory.mktemp("examples")
-    return tmp / "artifacts", _compiled(str(tmp))
+    """`npu-opt compile examples/` once: the artifacts' directory, and each kernel's file."""
+    out = tmp_path_factory.mktemp("examples") / "artifacts"
+    assert main(["compile", str(ROOT / "examples"), "-o", str(out), "--no-cache"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    return out, {e["name"]: e["file"] for e in manifest["kernels"]}
 
 
 def _names() -> list[str]:
