@@ -107,6 +107,7 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
     check_resident(params, flat, target, name_of)
     outs = []
     for (name, t, inout), array in zip(params, flat):
+        host_layout.refuse_masked(f"parameter `{name}`", array)
         if t.kind == "dm":
             if inout:
                 outs.append((name, array))

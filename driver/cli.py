@@ -104,8 +104,8 @@ def _plain_compile(words: list[str]) -> Any:
                 value = int(value)
             except ValueError:
                 return None
-        if value not in _CHOICES.get(dest, (value,)):
-            return None
+        if value not in _CHOICES.get(dest, (value,)) or value == "" or (dest == "jobs" and value < 1):
+            return None  # the parser refuses it
         got[dest] = value
         i += 2
     if not at or at != list(range(at[0], at[0] + len(at))):

@@ -49,6 +49,25 @@ def _axis_arg(text: str) -> tuple[str, int]:
     return name.strip(), int(size)
 
 
+def _positive_jobs(text: str) -> int:
+    """`--jobs N` of `compile`: a positive count (0 or -1 were taken, and meant one)."""
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of worker processes, got {text!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs takes a positive count, not {jobs}")
+    return jobs
+
+
+def _out_dir(text: str) -> str:
+    """`-o DIR` of `compile`: not empty (an empty name meant the working directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("-o takes a directory; an empty name would write into the working "
+                                         "directory (write -o . for that)")
+    return text
+
+
 def _parser_class() -> type:
     """argparse's parser, whose errors suggest the closest command or option ("did you mean")."""
 
@@ -159,12 +178,14 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
                                     "that did not, and manifest.json (with -D warnings, a kernel with a warning is "
                                     "refused). " + exit_sentence("compile"))
     co.add_argument("paths", nargs="+", metavar="PATH")
-    co.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    co.add_argument("-o", dest="out_dir", default=".", type=_out_dir, metavar="DIR",
+                    help="output directory (default .)")
     co.add_argument("--backend", choices=["npu", "typecheck"], default="npu")
     co.add_argument("--target", **_TARGET)
     co.add_argument("--filter", **_FILTER)
     co.add_argument("--dump-ir", default=None, metavar="DIR", help="write the IR after every pass into DIR")
-    co.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
+    co.add_argument("--jobs", type=_positive_jobs, default=None, metavar="N",
+                    help="worker processes (default: CPU count)")
     co.add_argument("--no-compat", action="store_true", help="refuse every emulated dtype path (DTYPE-EMU)")
     co.add_argument("--format", **_FORMAT)
     co.add_argument("--color", **_COLOR)
@@ -291,6 +312,8 @@ def _add_tune(sub) -> None:
     tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
     tu.add_argument("--no-prune", action="store_true", help="compile and schedule every candidate")
     tu.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
+    tu.add_argument("--max-candidates", type=int, default=10_000, metavar="N",
+                    help="refuse a space of more candidates than N before compiling any (default 10000)")
     tu.add_argument("--format", choices=["human", "json"], default="human")
     tu.set_defaults(run=_tune)
 

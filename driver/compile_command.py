@@ -66,6 +66,8 @@ def _cache_get(cache: Path, key: str) -> tuple[Outcome, dict[str, Any]] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        if data.pop("sha256", None) != _entry_digest(data):
+            return None  # edited or damaged since it was written: replay nothing unchecked
         if not unchanged(data["deps"]):
             return None
         diags = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
@@ -78,6 +80,24 @@ def _cache_get(cache: Path, key: str) -> tuple[Outcome, dict[str, Any]] | None:
         return None  # a damaged cache entry is simply a miss
 
 
+def _usable_cache(cache: Path) -> bool:
+    """Whether `cache` (DIR/.npu-opt-cache) may be read and written: not when it is a
+    symbolic link (the cache would live, and be trusted, wherever it points) or not a
+    directory. The compile then runs without a cache and says so on stderr."""
+    if cache.is_symlink() or (cache.exists() and not cache.is_dir()):
+        kind = "a symbolic link" if cache.is_symlink() else "not a directory"
+        print(f"npu-opt: note: {cache} is {kind}; compiling without the cache (neither read nor written: "
+              "remove it to get the cache back)", file=sys.stderr)
+        return False
+    return True
+
+
+def _entry_digest(data: dict[str, Any]) -> str:
+    """The sha256 a cache entry keeps of the rest of itself (its text, verdict, diagnostics
+    and what its compile read): an entry whose digest does not match is a miss."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
 def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[str, Any] | None:
     """Cache `outcome` with the snapshot of what its compile read; that snapshot (None: an
     ICE, never cached)."""
@@ -88,6 +108,7 @@ def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[st
             "makespan": outcome.makespan,
             "diagnostics": [d.to_json() | {"length": d.length} for d in outcome.diagnostics],
             "warnings": [d.to_json() | {"length": d.length} for d in outcome.warnings]}  # caret width too
+    data["sha256"] = _entry_digest(data)
     try:
         cache.mkdir(parents=True, exist_ok=True)
         write_atomic(cache / f"{key}.json", json.dumps(data))
@@ -235,7 +256,8 @@ def _outcomes(kernels: list[Any], tgt: Any, compat: bool, dump_ir: str | None, j
 def _union(every: dict | None, deps: dict | None) -> dict | None:
     if every is None or deps is None:
         return None
-    return {part: every.get(part, {}) | deps.get(part, {}) for part in ("files", "env", "stats", "dirs", "modules")}
+    return {part: every.get(part, {}) | deps.get(part, {})
+            for part in ("files", "env", "stats", "dirs", "modules", "links")}
 
 
 def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target: str | None = None,
@@ -270,7 +292,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     kernels = [k for k in found.kernels if k.name not in dup_names]
     directory = Path(out_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    use_cache = cached and not dump_ir
+    use_cache = cached and not dump_ir and _usable_cache(directory / CACHE_DIR)
     outcomes, deps = _outcomes(kernels, tgt, compat, dump_ir, jobs, directory / CACHE_DIR if use_cache else None,
                                imported, out is sys.stdout)
     if deny_warnings:

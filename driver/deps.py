@@ -3,7 +3,8 @@ it is unchanged (the cache rule of `npu-opt compile`).
 
 Inside `recording()` every file opened for reading (Python modules, data files, `.npy`
 inputs...), every environment variable looked up through `os.environ`, `os.environb` or
-`os.getenv`, every path checked with `os.stat`/`os.lstat` alone (`Path.exists()`,
+`os.getenv` (or `posix.environ`, the store behind them), every symbolic link whose target was read
+(`os.readlink`, `Path.readlink`, `os.path.realpath`), every path checked with `os.stat`/`os.lstat` alone (`Path.exists()`,
 `os.path.getsize`...), every directory listed (`os.listdir`, `os.scandir`, `glob`) and
 every module imported (with the search path it was looked up on) is recorded;
 `user_modules()` adds every module loaded from outside the Python installation and
@@ -28,7 +29,7 @@ from typing import Any
 import attrs
 
 from npu_opt.import_scope import scope_files, system_roots
-from driver.replay import deps_hold, digest, env_value, listing_of, resolve, stat_of
+from driver.replay import deps_hold, digest, env_value, link_of, listing_of, resolve, stat_of
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
 
@@ -46,10 +47,11 @@ class Record:
     stats: set[str] = attrs.field(factory=set)  # paths stat-ed (kind and size matter)
     dirs: set[str] = attrs.field(factory=set)  # directories listed
     imports: dict[str, tuple[str, ...]] = attrs.field(factory=dict)  # top-level module -> search path
+    links: set[str] = attrs.field(factory=set)  # symbolic links whose target was read
 
     def __or__(self, other: "Record") -> "Record":
         return Record(self.files | other.files, self.env | other.env, self.stats | other.stats,
-                      self.dirs | other.dirs, self.imports | other.imports)
+                      self.dirs | other.dirs, self.imports | other.imports, self.links | other.links)
 
 
 def _is_user_file(path: str) -> bool:
@@ -135,6 +137,7 @@ def _listed(path: Any) -> None:
 _OWN = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends", "driver"})
 _STAT = os.stat
 _LSTAT = os.lstat
+_READLINK = os.readlink
 
 
 _IN_HOOK = threading.local()
@@ -158,13 +161,80 @@ def _stat_recorder(real: Any) -> Any:
     return stat
 
 
-def _note_stat(path: Any, frame: Any) -> None:
+def _note_stat(path: Any, frame: Any, part: str = "stats") -> None:
     if not _by_user_code(frame):
         return
     with contextlib.suppress(TypeError, ValueError):
         name = os.path.abspath(os.fsdecode(path))
         for record in _ACTIVE:
-            record.stats.add(name)
+            getattr(record, part).add(name)
+
+
+def _link_recorder(real: Any) -> Any:
+    """`os.readlink` telling the active records which links the user's code read (pathlib's
+    `readlink` and `os.path.realpath` call it too)."""
+    def readlink(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
+                not getattr(_IN_HOOK, "on", False):
+            _IN_HOOK.on = True
+            try:
+                _note_stat(path, sys._getframe(1), "links")
+            finally:
+                _IN_HOOK.on = False
+        return real(path, *args, **kwargs)
+
+    readlink.__doc__ = real.__doc__
+    return readlink
+
+
+class _TrackedData(dict):  # type: ignore[type-arg]
+    """The process's environment as bytes (`posix.environ`, the store behind `os.environ`
+    and `os.environb`), telling the active records which variables were read through it."""
+
+    def _note(self, key: Any) -> None:
+        if _ACTIVE:
+            name = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else str(key)
+            for record in _ACTIVE:
+                record.env.add(name)
+
+    def _note_all(self) -> None:
+        for record in _ACTIVE:
+            record.env.add(_ALL)
+
+    def __getitem__(self, key: Any) -> Any:
+        self._note(key)
+        return super().__getitem__(key)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self._note(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: Any) -> bool:
+        self._note(key)
+        return super().__contains__(key)
+
+    def __iter__(self) -> Iterator[Any]:
+        self._note_all()
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self._note_all()
+        return super().keys()
+
+    def items(self) -> Any:
+        self._note_all()
+        return super().items()
+
+    def values(self) -> Any:
+        self._note_all()
+        return super().values()
+
+    def copy(self) -> dict:  # type: ignore[type-arg]
+        self._note_all()
+        return dict(super().items())
+
+    def __reduce__(self) -> Any:  # pickled (a worker's copy): a plain dict
+        return (dict, (dict(super().items()),))
 
 
 class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
@@ -188,17 +258,24 @@ def _install() -> None:
     if _INSTALLED:
         return
     env = os.environ
-    if not isinstance(env, _TrackedEnviron):
-        os.environ = _TrackedEnviron(env._data, env.encodekey, env.decodekey,  # type: ignore[attr-defined]
+    data = env._data  # type: ignore[attr-defined]
+    if not isinstance(data, _TrackedData):  # `posix.environ` is this very dict: one store, tracked
+        data = _TrackedData(data)
+        posix = sys.modules.get("posix")
+        if posix is not None and getattr(posix, "environ", None) is env._data:  # type: ignore[attr-defined]
+            posix.environ = data
+    if not isinstance(env, _TrackedEnviron) or env._data is not data:  # type: ignore[attr-defined]
+        os.environ = _TrackedEnviron(data, env.encodekey, env.decodekey,  # type: ignore[attr-defined]
                                      env.encodevalue, env.decodevalue)  # type: ignore[attr-defined]
     envb = getattr(os, "environb", None)
-    if envb is not None and not isinstance(envb, _TrackedEnviron):
-        os.environb = _TrackedEnviron(envb._data, envb.encodekey, envb.decodekey,  # type: ignore
+    if envb is not None and (not isinstance(envb, _TrackedEnviron) or envb._data is not data):
+        os.environb = _TrackedEnviron(data, envb.encodekey, envb.decodekey,  # type: ignore
                                       envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
     _library_roots()  # both computed before os.stat is wrapped: they stat paths themselves
     system_roots()
     os.stat = _stat_recorder(_STAT)
     os.lstat = _stat_recorder(_LSTAT)
+    os.readlink = _link_recorder(_READLINK)
     sys.addaudithook(_audit)
     _INSTALLED = True
 
@@ -246,7 +323,8 @@ def snapshot(record: Record) -> dict[str, dict[str, Any]]:
             "env": {name: env_value(name) for name in sorted(record.env)},
             "stats": {p: stat_of(p) for p in sorted(record.stats) if not p.startswith(roots)},
             "dirs": {d: listing_of(d) for d in sorted(record.dirs) if not d.startswith(roots)},
-            "modules": {name: [list(path), resolve(name, list(path))] for name, path in sorted(record.imports.items())}}
+            "modules": {name: [list(path), resolve(name, list(path))] for name, path in sorted(record.imports.items())},
+            "links": {p: link_of(p) for p in sorted(record.links) if not p.startswith(roots)}}
 
 
 def unchanged(snap: Any) -> bool:

@@ -17,8 +17,9 @@ still holds, prints the recorded report and returns the recorded exit status. It
 - the walk of the paths finds the same `.py` files, and every directory holding a kernel
   file lists the same names (a new module beside a kernel can change its import);
 - every file the discovery, the import and the trace of each kernel read (kernel files,
-  user modules, data files, a `--target` file) has the recorded content hash, and every
-  environment variable they looked up the recorded value;
+  user modules, data files, a `--target` file) has the recorded content hash, every
+  environment variable they looked up the recorded value, and every link whose target
+  they read the recorded target;
 - DIR/manifest.json and every artifact it lists are the ones the run wrote (content
   hashes), and no stale artifact of the other kind (`.fail` for `.visa`) is back.
 
@@ -195,9 +196,9 @@ def env_value(name: str) -> str | None:
     """The value of environment variable `name` (`*`: a hash of the whole environment),
     read without telling a recording `os.environ` about it."""
     env = os.environ
-    if name == "*":
-        return sha256(repr(sorted(env._data.items())).encode()).hexdigest()  # type: ignore
-    raw = env._data.get(env.encodekey(name))  # type: ignore[attr-defined]
+    if name == "*":  # dict's own methods: a recording store (driver/deps.py) is not told
+        return sha256(repr(sorted(dict.items(env._data))).encode()).hexdigest()  # type: ignore
+    raw = dict.get(env._data, env.encodekey(name))  # type: ignore[attr-defined]
     return None if raw is None else env.decodevalue(raw)  # type: ignore[attr-defined]
 
 
@@ -210,6 +211,14 @@ def stat_of(path: str) -> list[Any] | None:
         return None
     kind = "file" if st.S_ISREG(info.st_mode) else "dir" if st.S_ISDIR(info.st_mode) else "other"
     return [kind, info.st_size if kind == "file" else 0]
+
+
+def link_of(path: str) -> str | None:
+    """The target a symbolic link names (None: not a link, or missing)."""
+    try:
+        return os.fsdecode(os.readlink(path))
+    except (OSError, ValueError):
+        return None
 
 
 def listing_of(path: str) -> str | None:
@@ -244,7 +253,8 @@ def deps_hold(snap: Any) -> bool:
             all(env_value(n) == v for n, v in snap["env"].items()) and \
             all(stat_of(p) == v for p, v in snap.get("stats", {}).items()) and \
             all(listing_of(d) == v for d, v in snap.get("dirs", {}).items()) and \
-            all(resolve(n, p) == v for n, (p, v) in snap.get("modules", {}).items())
+            all(resolve(n, p) == v for n, (p, v) in snap.get("modules", {}).items()) and \
+            all(link_of(p) == v for p, v in snap.get("links", {}).items())
     except (TypeError, KeyError, AttributeError, ValueError):
         return False
 
@@ -260,6 +270,8 @@ def invocation_key(paths: list[str], out_dir: str, target: str | None, pattern: 
 
 def load_record(directory: Path) -> Any:
     """DIR's run record as saved (ValueError: not one)."""
+    if (directory / ".npu-opt-cache").is_symlink():  # a record elsewhere answers nothing here
+        raise ValueError("the cache directory is a symbolic link")
     data = (directory / ".npu-opt-cache" / RECORD).read_bytes()
     if not data.startswith(_MAGIC):
         raise ValueError("not a run record")

@@ -20,6 +20,7 @@ import functools
 import inspect
 import math
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ir.codes import CODES
 from ir.diagnostic import render_all
 from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
@@ -225,6 +227,8 @@ def bind_inputs(kernel_name: str, params: list[tuple[str, Any]], inputs: list[st
 
 def _load_npy(name: str, file: str) -> np.ndarray:
     try:
+        if not stat.S_ISREG(os.stat(file).st_mode):  # a FIFO or a device would block or never end
+            raise _Usage(f"input `{name}`: {file} is not a regular file")
         with open(file, "rb") as f:
             if f.read(len(_NPY_MAGIC)) != _NPY_MAGIC:
                 raise _Usage(f"input `{name}`: {file} is not a .npy file")
@@ -271,6 +275,8 @@ def _host_array(array: np.ndarray, name: str, dtype: DType | None) -> np.ndarray
 
 
 def _out_dir(out_dir: str) -> Path:
+    if out_dir == "":
+        raise _Usage("-o takes a directory; an empty name would write into the working directory (write -o . for that)")
     dest = Path(out_dir)
     if dest.exists() and not dest.is_dir():
         raise _Usage(f"output directory {out_dir} is a file")
@@ -297,11 +303,21 @@ def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, err: 
             print(f"error[USAGE]: {first}", file=err)
             return EXIT_USAGE, None
         print(f"error[{e.code}]: {first}", file=err)
-        return (EXIT_ICE if e.code == "ICE" else EXIT_REFUSED), None
+        return exec_status(e.code), None
     except Exception as e:  # noqa: BLE001 - a crash of the backend is an internal error (exit 3)
         print(f"error[ICE]: the {backend} backend raised {type(e).__name__}: {e}; "
               "please report this npu-opt bug", file=err)
         return EXIT_ICE, None
+
+
+def exec_status(code: str) -> int:
+    """The exit status of a run stopped by an error of `code`: 3 for ours (ICE), 2 for an
+    input it could not use (USAGE, and the run-time checks of the launch's values such as
+    RUNTIME-10 or GATHER-6: `run` and `visa --exec` alike), else 1 (a refused kernel)."""
+    if code == "ICE":
+        return EXIT_ICE
+    info = CODES.get(code)
+    return EXIT_USAGE if code == "USAGE" or (info is not None and info.phase == "run") else EXIT_REFUSED
 
 
 def _results(result: Any) -> list[np.ndarray]:

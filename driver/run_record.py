@@ -98,7 +98,7 @@ def save_record(directory: Path, key: str, paths: list[str], target: str | None,
     artifacts = [[entry["artifact"], entry["sha256"]] for entry in json.loads(warm_manifest)["kernels"]]
     record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
               "listing": _listing(paths),
-              "deps": {**{part: dict(deps.get(part, {})) for part in ("env", "stats", "dirs", "modules")},
+              "deps": {**{part: dict(deps.get(part, {})) for part in ("env", "stats", "dirs", "modules", "links")},
                        "files": files},
               "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
               "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}

@@ -22,6 +22,7 @@ import attrs
 from ir.errors import NpuOptError
 from driver.discover import _load as load_file  # one file, imported on its own as `check` does
 from npu_opt.tune import Space
+from driver.tune_guard import guarded
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
 
@@ -40,12 +41,12 @@ _LOCK = threading.Lock()
 
 def load_space(ref: FactoryRef) -> Space:
     """The space `ref` names, its file imported on its own, once per process (USAGE when it
-    cannot be)."""
+    cannot be), its user code guarded."""
     module = _module(ref.path)
     space = getattr(module, ref.attr, None)
     if not isinstance(space, Space):
         raise NpuOptError(f"{ref.path}: no `npu_opt.tune.Space` named {ref.attr!r}", code="USAGE")
-    return space
+    return guarded(space, ref.path)  # its code may not exit npu-opt (driver/tune_guard.py)
 
 
 def resolve_space(ref: Any) -> Space:
@@ -118,7 +119,8 @@ def _module(path: str) -> Any:
         if key not in _MODULES:
             module, error = load_file(Path(path))
             if error is not None:
-                raise NpuOptError(f"{path}: cannot load the tune file: {error.message}", code=error.code)
+                where = f"{path}:{error.line}" if error.line else path  # the user's line, as `check` gives it
+                raise NpuOptError(f"{where}: cannot load the tune file: {error.message}", code=error.code)
             _MODULES[key] = module
         return _MODULES[key]
 

@@ -16,13 +16,15 @@ index `i` along dimension `d` is the `i`-th live position of term `d`.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
+from ir.errors import NpuOptError
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping, Pair
 
-__all__ = ["terms", "host_shape", "live_positions", "broadcast_dims", "element_index", "term_sizes",
+__all__ = ["refuse_masked", "terms", "host_shape", "live_positions", "broadcast_dims", "element_index", "term_sizes",
            "place", "select"]
 
 
@@ -80,3 +82,12 @@ def select(flat: np.ndarray, element: Mapping) -> np.ndarray:
     index = element_index(element)
     shaped = flat.reshape(term_sizes(element))
     return shaped if index is None else shaped[index]
+
+
+def refuse_masked(what: str, array: Any) -> None:
+    """USAGE for a numpy masked array (`numpy.ma`): a kernel reads every value, so its mask
+    would be silently ignored (`what` names the parameter or buffer)."""
+    if isinstance(array, np.ma.MaskedArray):
+        raise NpuOptError(f"{what} is a masked array (numpy.ma): a kernel reads every value and would ignore the "
+                          "mask; pass `array.filled(value)` to choose what masked cells hold, or `array.data` for "
+                          "them as they are", code="USAGE")

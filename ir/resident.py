@@ -85,6 +85,7 @@ class DmBuffer:
     def write(self, array: Any) -> None:
         """Replace the contents with `array` (the host form: shape `self.shape`, a host dtype of the element type)."""
         d = self.type.dtype
+        host_layout.refuse_masked(self.spec_text, array)
         if not isinstance(array, np.ndarray) or array.dtype not in d.host_dtypes or array.shape != self.shape:
             got = f"{array.dtype} array of shape {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
             raise NpuOptError(f"{self.spec_text} holds {d} of host shape {self.shape}; write a "

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from npu_opt.context import Context
     from npu_opt.device import DeviceKernel, device
     from npu_opt.params import HbmTensorView, HbmTensorViewMut, Mut
-    from ir.resident import Device, DmBuffer
+    from ir.resident import DmBuffer
+    from npu_opt.resident import Device
     from npu_opt.report import Report, check
     from npu_opt.run import run
     from npu_opt.runtime_scalars import HbmScalar, RuntimeScalar, i64, u32, u64, usize

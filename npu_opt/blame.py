@@ -24,7 +24,7 @@ from typing import Any
 
 from ir.location import OWN_PACKAGES
 
-__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit"]
+__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -94,6 +94,11 @@ class ProcessExit(SystemExit):
     raised instead, so the exit is the file's or kernel's USAGE error, not npu-opt's status."""
 
 
+class SelfSignal(ProcessExit):
+    """A signal the user's code sent its own process (`os.kill(os.getpid(), SIGTERM)`...)
+    while npu-opt runs it: raised instead of sent, as `ProcessExit` is for `os._exit`."""
+
+
 def _safe_repr(value: Any) -> str:
     try:
         text = repr(value)
@@ -105,6 +110,8 @@ def _safe_repr(value: Any) -> str:
 def exit_text(e: BaseException) -> str:
     """`SystemExit(0)`, `KeyboardInterrupt`, `os._exit(3)` ... as the user wrote it."""
     args = ", ".join(_safe_repr(a) for a in getattr(e, "args", ()))
+    if isinstance(e, SelfSignal):
+        return f"a {e.args[0] if e.args else 'signal'} sent to its own process"
     if isinstance(e, ProcessExit):
         return f"os._exit({args})"
     return f"{type(e).__name__}({args})" if args else type(e).__name__

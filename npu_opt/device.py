@@ -145,7 +145,10 @@ class DeviceKernel:
                 loc, notes = _mapping_site(e)
                 tracer.refuse(Violation(e.code, e.detail.splitlines()[0], notes=notes), loc, None)
             except NpuOptError as e:
-                tracer.refuse(Violation(e.code, exception_text(e)), _raise_site(e), None)
+                code = e.code
+                if code == "ICE" and not raised_by_us(e):  # the ICE code is npu-opt's own bugs', never the user's
+                    code = "USAGE"
+                tracer.refuse(Violation(code, exception_text(e)), _raise_site(e), None)
             except USER_EXITS as e:
                 if isinstance(e, KeyboardInterrupt) and signalled():
                     raise

@@ -15,15 +15,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
 import sysconfig
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from npu_opt.blame import ProcessExit
+from typing import Any
+from npu_opt.blame import ProcessExit, SelfSignal
 
-__all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files"]
+__all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
 
 
 @functools.cache
@@ -81,25 +83,92 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _SCOPE_LOCK, _no_process_exit(), _own_modules(module_name, directory, modules):
+    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules):
         yield
 
 
-@contextlib.contextmanager
-def _no_process_exit() -> Iterator[None]:
-    """`os._exit(n)` raises `ProcessExit(n)` while the user's code runs: its exit status
-    cannot pass for npu-opt's, and a worker process is not killed by it."""
+class _Unclosable:
+    """A standard stream as the user's code sees it: everything is the stream's, except
+    `close()`, which only flushes (npu-opt still writes its report there)."""
 
-    real = os._exit
+    def __init__(self, stream: Any) -> None:
+        object.__setattr__(self, "_stream", stream)
+
+    def close(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._stream, name, value)
+
+    def __iter__(self) -> Any:
+        return iter(self._stream)
+
+    def __enter__(self) -> "_Unclosable":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def _kept_streams() -> Iterator[None]:
+    """`sys.stdout` and `sys.stderr` while the user's code runs: streams it cannot close
+    (`sys.stdout.close()` closed file descriptor 1 under npu-opt's report: a traceback,
+    issue 39), and the originals put back afterwards even if it replaced them."""
+    kept = (sys.stdout, sys.stderr)
+    sys.stdout, sys.stderr = (_Unclosable(s) if s is not None else s for s in kept)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = kept
+
+
+@contextlib.contextmanager
+def no_process_exit() -> Iterator[None]:
+    """`os._exit(n)` raises `ProcessExit(n)` while the user's code runs: its exit status
+    cannot pass for npu-opt's, and a worker process is not killed by it. A signal the
+    code sends its own process (`os.kill(os.getpid(), SIGTERM)`, `signal.raise_signal`,
+    `os.killpg` of its group, `os.abort()`) raises `SelfSignal` the same way: a worker
+    killed by it was reported as npu-opt's internal error."""
+
+    real_exit, real_kill, real_killpg, real_raise, real_abort = \
+        os._exit, os.kill, os.killpg, signal.raise_signal, os.abort
 
     def _exit(status: int) -> None:
         raise ProcessExit(status)
 
-    os._exit = _exit
+    def kill(pid: int, sig: int) -> None:
+        if pid in (0, os.getpid()) and sig != 0:
+            raise SelfSignal(_signal_name(sig))
+        real_kill(pid, sig)
+
+    def killpg(group: int, sig: int) -> None:
+        if group in (0, os.getpgrp()) and sig != 0:
+            raise SelfSignal(_signal_name(sig))
+        real_killpg(group, sig)
+
+    def raise_signal(sig: int) -> None:
+        raise SelfSignal(_signal_name(sig))
+
+    def abort() -> None:
+        raise SelfSignal("SIGABRT")
+
+    os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = _exit, kill, killpg, raise_signal, abort
     try:
         yield
     finally:
-        os._exit = real
+        os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = \
+            real_exit, real_kill, real_killpg, real_raise, real_abort
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
 
 
 @contextlib.contextmanager

@@ -15,14 +15,31 @@ from ir.diagnostic import Violation
 from ir.errors import NpuOptError
 from ir.location import Location
 from ir.ops import Param
-from ir.resident import Device, DmBuffer, element_bytes
+from ir.resident import Device as _Device, DmBuffer, element_bytes
 from ir.rules.space import validate_type
 from npu_opt.params import Leaf, refuse_write
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.tensors import DmTensor, TensorSpec
 from npu_opt.trace import Tracer, current
 
-__all__ = ["resident_param", "alloc", "refuse_read_only", "check_total"]
+__all__ = ["Device", "resident_param", "alloc", "refuse_read_only", "check_total"]
+
+
+class Device(_Device):
+    """`npu_opt.Device(target)` (ir/resident.py), its target checked when it is made: a name
+    that is neither a built-in target nor a readable target file is a USAGE error here, not
+    at the first launch (issue 39)."""
+
+    def __init__(self, target: str = "rngd") -> None:
+        from tu_ops.target import BUILTIN_TARGETS, get_target  # `check` loads no tu_ops (test_startup)
+
+        super().__init__(target)
+        try:
+            get_target(target)
+        except NpuOptError as e:
+            known = ", ".join(BUILTIN_TARGETS)
+            raise NpuOptError(f"Device({target!r}): no such target ({e}); a built-in target is one of {known}, "
+                              "or give the path of a target description file", code="USAGE") from None
 
 
 def resident_param(tracer: Tracer, leaf: Leaf, loc: Location, chips: int, writable: list[Any]) -> Any:
@@ -65,7 +82,7 @@ def alloc(spec: TensorSpec, device: Any) -> DmBuffer:
     """`DmTensor[...].alloc(device)`: a resident buffer of that type on `device`."""
     if spec.kind != "dm":
         raise NpuOptError(f"`alloc` allocates SRAM: call it on a DmTensor[...] type, not {spec}", code="USAGE")
-    if not isinstance(device, Device):
+    if not isinstance(device, _Device):
         raise NpuOptError(f"`alloc` takes the npu_opt.Device the buffer lives on, not {type(device).__name__}",
                           code="USAGE")
     t = spec.resolve()

@@ -27,6 +27,10 @@ __all__ = ["Space"]
 
 
 def _params(value: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    for name, values in dict(value).items():
+        if isinstance(values, (str, bytes)):  # tuple("ab") would be the choices "a" and "b"
+            raise ValueError(f"tune parameter {name!r} lists its choices as the string {values!r}: write "
+                             f"[{values!r}] for that one choice, or a list of the choices")
     items = tuple((str(k), tuple(v)) for k, v in dict(value).items())
     for name, values in items:
         if not values:

@@ -57,6 +57,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
     ("driver.run_record", "json"): "a replay whose stat stamp is stale loads this module, and no json",
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
+    ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
     ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
     ("driver.explain", "npu_opt.compile_api"): "a cached page runs no example: no compiler",
     ("driver.explain", "tu_ops.target"): "a cached page runs no example: no lowering",

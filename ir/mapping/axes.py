@@ -48,6 +48,9 @@ class Axis:
         return self.size
 
 
+MAX_AXIS_SIZE = 2 ** 48
+
+
 def check_axis(name: object, size: object, *, text: str | None = None, column: int | None = None) -> None:
     """Raise invalid_axis_decl unless `name` is an axis name and `size` a positive int."""
     if not isinstance(name, str) or not _NAME.match(name):
@@ -61,6 +64,8 @@ def check_axis(name: object, size: object, *, text: str | None = None, column: i
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise MappingError("invalid_axis_decl", f"axis {name} has size {size!r}; sizes must be integers >= 1",
                            text=text, column=column)
+    if size >= MAX_AXIS_SIZE:  # the bound of every number in a mapping (docs/mapping-language.md, Limits)
+        raise MappingError("limit", f"axis {name} has size {size}; sizes are below 2**48", text=text, column=column)
 
 
 def normalize_axes(spec: Any) -> dict[str, int]:

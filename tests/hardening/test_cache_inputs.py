@@ -6,6 +6,8 @@ with the cache: the result must be the one a `--no-cache` compile gives."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -102,3 +104,68 @@ def test_a_recorded_load_after_the_system_roots_memo_was_cleared(tmp_path, src):
     again = compile_(src, out)
     assert again[0] == 0, again
     assert again == compile_(src, tmp_path / "fresh", "--no-cache")
+
+
+# --- issue 39, items 1 to 3 ----------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["os.readlink", "Path.readlink", "os.path.realpath"])
+def test_a_symlink_target_read_at_trace_time(tmp_path, src, how):
+    """Retargeting a link the kernel reads (to a name of the same length: its lstat size
+    stays) must not serve the artifact of the old target."""
+    (src / "big").write_text("")
+    (src / "low").write_text("")
+    (src / "size").symlink_to("big")
+    read = {"os.readlink": "os.readlink(Path(__file__).parent / 'size')",
+            "Path.readlink": "str((Path(__file__).parent / 'size').readlink())",
+            "os.path.realpath": "os.path.realpath(Path(__file__).parent / 'size')"}[how]
+    write(src, head="import os\nfrom pathlib import Path\n",
+          replace=("axes(A=4096, B=8)", f"axes(A=4096 if {read}.endswith('big') else 2048, B=8)"))
+
+    def retarget():
+        (src / "size").unlink()
+        (src / "size").symlink_to("low")
+
+    _edit_then_compare(tmp_path, src, retarget)
+
+
+@pytest.mark.parametrize("read", ["posix.environ[b'WC_BYTES']", "posix.environ.get(b'WC_BYTES', b'1')",
+                                  "dict(posix.environ).get(b'WC_BYTES', b'1')"])
+def test_a_posix_environ_read(tmp_path, src, monkeypatch, read):
+    monkeypatch.setenv("WC_BYTES", "1")
+    write(src, head="import posix\n", replace=("axes(A=4096, B=8)", f"axes(A=2048 * int({read}), B=8)"))
+    _edit_then_compare(tmp_path, src, lambda: monkeypatch.setenv("WC_BYTES", "2"))
+
+
+def test_an_edited_cache_entry_is_a_miss(tmp_path, src, capsys):
+    """An entry whose replayed text was edited (and the artifact deleted, so no run record
+    answers) is recompiled: the artifact is the compiler's, and `visa --verify` takes it."""
+    write(src)
+    out = tmp_path / "out"
+    first = compile_(src, out)
+    assert first[0] == 0
+    [entry] = [p for p in (out / ".npu-opt-cache").glob("*.json")]
+    text = entry.read_text()
+    assert "dma_commands=2" in text
+    entry.write_text(text.replace("dma_commands=2", "dma_commands=3"))
+    (out / "copy_kernel.visa").unlink()
+    again = compile_(src, out)
+    assert again == first
+    capsys.readouterr()
+    assert main(["visa", "--verify", str(out / "copy_kernel.visa")]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kernels"][0]["sha256"] == hashlib.sha256((out / "copy_kernel.visa").read_bytes()).hexdigest()
+
+
+def test_a_symlinked_cache_directory_is_not_used(tmp_path, src, capsys):
+    write(src)
+    out = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out.mkdir()
+    (out / ".npu-opt-cache").symlink_to(elsewhere)
+    for _ in range(2):
+        status, files = compile_(src, out)
+        assert status == 0 and "copy_kernel.visa" in files
+        assert "is a symbolic link" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+    assert (out / ".npu-opt-cache").is_symlink()

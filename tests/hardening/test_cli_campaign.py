@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from driver.cli import main
@@ -152,6 +153,55 @@ def _campaign(tmp: Path) -> list[tuple[str, list[str], set[int]]]:
         ("explain unknown code", ["explain", "NOPE-1"], {2}),
         ("explain-mapping syntax", ["explain-mapping", "A /"], {2}),
         ("targets a text file", ["targets", str(tmp / "notes.txt")], {2}),
+        ("compile jobs 0", ["compile", str(src), "-o", out, "--jobs", "0"], {2}),
+        ("compile jobs -1", ["compile", str(src), "-o", out, "--jobs", "-1"], {2}),
+        ("compile -o empty", ["compile", str(src), "-o", ""], {2}),
+        ("run -o empty", ["run", f"{src / 'kern.py'}::copy_kernel", "--input", f"x={tmp / 'x.npy'}", "-o", ""], {2}),
+        ("run input fifo", ["run", f"{src / 'kern.py'}::copy_kernel", "--input", f"x={tmp / 'fifo'}", "-o", out], {2}),
+        ("explain-mapping axis 10**20", ["explain-mapping", "A", "--axes", f"A={10 ** 20}"], {2}),
+        *_tune_campaign(tmp, out),
+    ]
+
+
+def _tune_campaign(tmp: Path, out: str) -> list[tuple[str, list[str], set[int]]]:
+    """Hostile `npu-opt tune` invocations (issue 39): bad paths and options, spaces whose
+    code fails or exits."""
+    from tests.hardening.test_tune_inputs import space_file
+
+    spaces = tmp / "spaces"
+    spaces.mkdir()
+    (spaces / "loop1").symlink_to("loop2")
+    (spaces / "loop2").symlink_to("loop1")
+    os.mkfifo(spaces / "fifo.py")
+    np.save(tmp / "x.npy", np.zeros((4096, 8), np.int8))
+    if not (tmp / "fifo").exists():
+        os.mkfifo(tmp / "fifo")
+    good = str(space_file(spaces))
+    bad = {name: str(space_file(spaces, f"{name}.py", at=at, code=code)) for name, at, code in [
+        ("inputs_raise", "INPUTS", "raise ValueError('x')"),
+        ("inputs_array", "INPUTS", "return np.zeros((4096, 8), np.int8)"),
+        ("inputs_two", "INPUTS", "return (np.zeros((4096, 8), np.int8),) * 2"),
+        ("inputs_exit3", "INPUTS", "import os; os._exit(3)"),
+        ("oracle_raise", "ORACLE", "raise ValueError('x')"),
+        ("oracle_exit0", "ORACLE", "import sys; sys.exit(0)"),
+        ("factory_exit0", "FACTORY", "import sys; sys.exit(0)"),
+        ("factory_os_exit0", "FACTORY", "import os; os._exit(0)"),
+    ]}
+    text = space_file(spaces, "string_choice.py", replace=('{"pick": ["a", "b"]}', '{"pick": "ab"}'))
+    return [
+        ("tune .", ["tune", ".", "-o", out], {2}),
+        ("tune /", ["tune", "/", "-o", out], {2}),
+        ("tune empty path", ["tune", "", "-o", out], {2}),
+        ("tune symlink loop", ["tune", str(spaces / "loop1"), "-o", out], {2}),
+        ("tune fifo", ["tune", str(spaces / "fifo.py"), "-o", out], {2}),
+        ("tune a text file", ["tune", str(tmp / "notes.txt"), "-o", out], {2}),
+        ("tune seed -1", ["tune", good, "--seed", "-1", "-o", out], {2}),
+        ("tune top 0", ["tune", good, "--top", "0", "-o", out], {2}),
+        ("tune jobs 0", ["tune", good, "--jobs", "0", "-o", out], {2}),
+        ("tune -o empty", ["tune", good, "-o", ""], {2}),
+        ("tune string choice", ["tune", str(text), "-o", out], {2}),
+        *[(f"tune {name}", ["tune", path, "-o", out], {1} if name.startswith("factory") else {2})
+          for name, path in bad.items()],
     ]
 
 

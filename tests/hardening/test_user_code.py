@@ -71,3 +71,51 @@ def test_os_exit_in_user_code_does_not_decide_the_exit_status(tmp_path, where, j
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "os._exit(0)" in done.stdout and "error[USAGE]" in done.stdout and "ICE" not in done.stdout
     assert (tmp_path / "out" / "good_kernel.visa").is_file()
+
+
+@pytest.mark.parametrize("where", ["body", "import"])
+@pytest.mark.parametrize("command", ["check", "compile", "run"])
+def test_a_kernel_that_closes_stdout_does_not_break_the_report(tmp_path, command, where):
+    """issue 39, item 6: `sys.stdout.close()` in a kernel file (at import or in the body)
+    closed the stream npu-opt reports on: a traceback from check, compile and run."""
+    import os
+    from pathlib import Path
+
+    import numpy as np
+
+    if where == "body":
+        write(tmp_path, head="import sys\n", body="sys.stdout.close()")
+    else:
+        write(tmp_path, head="import sys\nsys.stdout.close()\n")
+    np.save(tmp_path / "x.npy", np.zeros((4096, 8), np.int8))
+    argv = {"check": ["check", "kern.py"], "compile": ["compile", "kern.py", "-o", "out", "--jobs", "1"],
+            "run": ["run", "kern.py::copy_kernel", "--input", "x=x.npy", "-o", "out"]}[command]
+    done = subprocess.run([sys.executable, "-m", "npu_opt", *argv], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert {"check": "checked 1 kernel(s): 1 ok", "compile": "compiled 1 kernel(s): 1 ok",
+            "run": "wrote out/out.npy"}[command] in done.stdout
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("call", ["os.kill(os.getpid(), signal.SIGTERM)", "signal.raise_signal(signal.SIGTERM)",
+                                  "os.killpg(0, signal.SIGTERM)", "os.abort()"])
+def test_a_kernel_that_signals_itself_is_the_users_error(tmp_path, jobs, call):
+    """issue 39, item 10: under `--jobs 2` a kernel killing its worker with SIGTERM was
+    reported as an internal error (exit 3); under `--jobs 1` it killed npu-opt."""
+    src = _files(tmp_path, "trace", f"import os, signal; {call}")
+    done = subprocess.run([sys.executable, "-m", "npu_opt", "compile", str(src), "-o", str(tmp_path / "out"),
+                           "--jobs", jobs], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "sent to its own process" in done.stdout and "ICE" not in done.stdout
+    assert (tmp_path / "out" / "good_kernel.visa").is_file()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("where", ["import", "trace"])
+def test_a_users_npuopterror_with_the_ice_code_is_a_usage_error(tmp_path, capsys, where, jobs):
+    """issue 39, item 10: `raise NpuOptError(..., code="ICE")` in the user's code exited 3."""
+    src = _files(tmp_path, where, "from ir.errors import NpuOptError; raise NpuOptError('mine', code='ICE')")
+    assert main(["compile", str(src), "-o", str(tmp_path / "out"), "--jobs", jobs]) == 2
+    out = capsys.readouterr().out
+    assert "error[USAGE]" in out and "mine" in out and "error[ICE]" not in out

@@ -46,6 +46,7 @@ def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray
     never a view of `array` unless `copy` is False (a caller that only reads them, or copies
     before a write: `np.may_share_memory` tells it which)."""
     t, name = param.type, param.name
+    host_layout.refuse_masked(f"parameter `{name}`", array)
     if t.kind == "scalar":  # HbmScalar[T] (docs/runtime.md)
         return host_scalar(name, t.dtype, array)
     d: DType = t.dtype

@@ -88,7 +88,7 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     check_count(kernel.name, kernel.params, arrays)
     # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
     # reads those (a `dma_into` copies them), the others are the run's own, written in place
-    hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), a.host_array(), tgt)
+    hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), _resident_host(a), tgt)
            for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
     borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
                 if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
@@ -109,6 +109,13 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     results = tuple(host(r) for r in kernel.results)
     finals = tuple(host(r) for r in kernel.finals)
     return results, finals
+
+
+def _resident_host(value: Any) -> Any:
+    """A resident parameter's host form: a buffer's contents (`DmBuffer.host_array`), or the
+    array itself when the caller gives one (`npu-opt visa --exec --input NAME=FILE.npy`,
+    in the buffer's host shape, checked by `to_hbm` as any parameter's)."""
+    return value.host_array() if hasattr(value, "host_array") else value
 
 
 def run_kernel(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target) -> list[np.ndarray]:
