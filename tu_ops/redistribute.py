@@ -115,6 +115,25 @@ class DmaRelayoutOp(DmaOp):
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
 
     sources: tuple[int, ...] = attr(converter=tuple)
+    src_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)  # a read window
+    src_offset: int | None = attr(default=None, optional=True)
+    into: Ref | None = operand(optional=True)     # `to_dm_view`: the tensor written (result at its address)
+    dst_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)
+    dst_offset: int | None = attr(default=None, optional=True)
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the tensor written into (its other cells stay)."""
+        return (self.src,) + ((self.into,) if self.into is not None else ())
+
+    def view_types(self) -> tuple[Any, Any]:
+        """(source, destination) types the commands walk."""
+        src = self.input_type if self.src_view is None else with_levels(self.input_type, self.src_view)
+        dst = self.output_type if self.dst_view is None else with_levels(self.output_type, self.dst_view)
+        return src, dst
+
+    def traced_stage(self) -> str | None:
+        """A `to_dm`, or a `to_dm_view` when it writes into a view."""
+        return "to_dm" if self.into is None else "to_dm_view"
 
     def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
         """The (chip, cluster) whose DM command `i` reads."""
