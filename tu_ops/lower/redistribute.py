@@ -20,6 +20,7 @@ import attrs
 
 from ir import ops as ir
 from ir.errors import InternalError
+from ir.mapping.cells import Padding
 from ir.mapping.nodes import IDENTITY, pair_all
 from tu_ops.base import Ref
 from tu_ops.dma import DmaCommand, DmaOp
@@ -163,7 +164,7 @@ def relayout_view_step(op: Any, result: int, windows: dict[int, Any], refs: dict
     storage_t = typ(op.src) if w is None else typ(w.src)
     view_t = typ(op.src) if w is None else w.result.type
     dst_view = op.view if to_view else typ(op.result)
-    if storage_t.kind != "dm" or dst_view.kind != "dm" or not crosses_parts(view_t, dst_view):
+    if storage_t.kind != "dm" or dst_view.kind != "dm" or not _moves_parts(view_t, dst_view):
         return None
     if w is not None and (any(w.offset[:2]) or view_t.slice.size != storage_t.slice.size or w.start is not None):
         raise _refuse_relayout(op, "a copy across chips or clusters from a window tiled or moved outside its Element")
@@ -178,6 +179,22 @@ def relayout_view_step(op: Any, result: int, windows: dict[int, Any], refs: dict
         into = (refs[op.into.id], op.view.levels(), byte_offset(op.into.type, op.offset, target, op, clusters=True))
     dst_t = op.into.type if to_view else typ(op.result)
     return relayout_record(op, result, src_ref, storage_t, dst_t, target, src_view, src_offset, into)
+
+
+def _moves_parts(a: Any, b: Any) -> bool:
+    """Two DM view types whose (chip, cluster) parts hold different cells or whose numbers of
+    slices differ: a copy between them moves data across parts. The padding kind of a
+    part (a read tile's `#`, a write tile's `#{!}`) does not move anything."""
+    if a.slice.size != b.slice.size:
+        return True
+    for x, y in ((a.chip, b.chip), (a.cluster, b.cluster)):
+        if x.size != y.size:
+            return True
+        for p in range(x.size):
+            cx, cy = x.cell(p), y.cell(p)
+            if isinstance(cx, Padding) != isinstance(cy, Padding) or (not isinstance(cx, Padding) and cx != cy):
+                return True
+    return False
 
 
 def _refuse_relayout(op: Any, message: str) -> LoweringRefusal:
