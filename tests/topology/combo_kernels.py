@@ -54,6 +54,16 @@ def chip_rs_ag_half(ctx: Context, x: HbmTensor[i32, m("P"), m("S, U, V")]) -> Hb
     return mine.to_hbm(ctx.tdma, HbmTensor[i32, m("Q"), m("P, U, V")])
 
 
+@device(chip=4)
+def chip_rs_reshape_ag(ctx: Context, x: HbmTensor[i32, m("P"), m("S, U, V")]) -> HbmTensor[i32, m("Q"), m("S, U, V")]:
+    """The book's composition: the shard's Chip relabelled `S` (chip s holds shard s), then
+    one `to_dm` onto the broadcast Chip; its source is the reshaped view."""
+    shard = _reduce_scatter(ctx, x).reshape(DmTensor[i32, m("S"), m("1 # 2"), m("1 # 256"), m("U, V")])
+    every = shard.to_dm(ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("S, U, V")])
+    mine = every.reshape(DmTensor[i32, m("Q"), m("1 # 2"), m("1 # 256"), m("S, U, V")])
+    return mine.to_hbm(ctx.tdma, HbmTensor[i32, m("Q"), m("S, U, V")])
+
+
 Shard = DmTensor[i32, m("1"), m("G"), m("N"), m("W")]
 Both = DmTensor[i32, m("1"), m("2"), m("N"), m("G, W")]
 
