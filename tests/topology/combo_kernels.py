@@ -10,17 +10,19 @@ Row = DmTensor[i32, m("P"), m("1 # 2"), m("1 # 256"), m("U, V")]
 Gathered = DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("P, U, V")]
 
 
-def _sum_rows(ctx, a, b):
-    """a + b over (U, V), wrapping i32."""
+def _sum(ctx, a, b, group, packet):
+    """a + b, wrapping i32: the two tensors read as one stream along I, `group` rows of
+    `packet` values each (`group` "1": one row)."""
+    time = m("I") if group == "1" else m(f"I, {group}")
     return (ctx.main.begin_interleaved(a.view(), b.view(), m("I"))
-            .fetch(m("I, U"), m("V"))
-            .collect(m("I, U"), m("V"))
+            .fetch(time, m(packet))
+            .collect(time, m(packet))
             .vector_init()
-            .vector_intra_slice_unzip(m("I"), m("U"))
+            .vector_intra_slice_unzip(m("I"), m(group))
             .vector_clip_zip(ClipBinaryOpI32.ADD_FXP)
             .vector_final()
-            .commit_trim(m("V"))
-            .commit(m("U, V")))
+            .commit_trim(m(packet))
+            .commit(m(packet) if group == "1" else m(f"{group}, {packet}")))
 
 
 def _reduce_scatter(ctx, x):
@@ -29,7 +31,7 @@ def _reduce_scatter(ctx, x):
     for k in range(4):
         part = (full.chip_shuffle([(c + k) % 4 for c in range(4)])
                 .chip_slice(m("S"), m("U, V"), [0, 1, 2, 3]).to_dm(ctx.tdma, Row))
-        total = part if total is None else _sum_rows(ctx, total, part)
+        total = part if total is None else _sum(ctx, total, part, "U", "V")
     return total
 
 
@@ -68,24 +70,12 @@ Shard = DmTensor[i32, m("1"), m("G"), m("N"), m("W")]
 Both = DmTensor[i32, m("1"), m("2"), m("N"), m("G, W")]
 
 
-def _sum_shards(ctx, a, b):
-    return (ctx.main.begin_interleaved(a.view(), b.view(), m("I"))
-            .fetch(m("I"), m("W"))
-            .collect(m("I"), m("W"))
-            .vector_init()
-            .vector_intra_slice_unzip(m("I"), m("1"))
-            .vector_clip_zip(ClipBinaryOpI32.ADD_FXP)
-            .vector_final()
-            .commit_trim(m("W"))
-            .commit(m("W")))
-
-
 @device(chip=1)
 def cluster_rs_ag_into(ctx: Context, x: HbmTensor[i32, m("1"), m("G, J, N, W")]) -> HbmTensor[i32, m("1"), m("H, G, N, W")]:
     full = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("G"), m("N"), m("J, W")])
     own = full.asymmetric_cluster_slice(ctx.sub, m("J"), m("W"), [0, 1])
     other = full.cluster_swap().cluster_slice(m("J"), m("W"), [0, 1]).to_dm(ctx.tdma, Shard)
     both = Both.new()
-    _sum_shards(ctx, own, other).view().to_dm_view(ctx.tdma, both.view_mut())
+    _sum(ctx, own, other, "1", "W").view().to_dm_view(ctx.tdma, both.view_mut())
     mine = both.reshape(DmTensor[i32, m("1"), m("H"), m("N"), m("G, W")])
     return mine.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("H, G, N, W")])
