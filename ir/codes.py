@@ -248,11 +248,12 @@ _ENTRIES: list[CodeInfo] = [
     *_rules("SHUFFLE", 3, "docs/machine/topology.md", [
         "shuffle pattern does not fit the level", "shuffled level has padding", "HBM cluster shuffle"]),
     CodeInfo("SHUFFLEOP-1", "shuffle record fields inconsistent", "verify", "docs/machine/topology.md"),
-    *_rules("REDIST", 8, "docs/machine/topology.md", [
+    *_rules("REDIST", 9, "docs/machine/topology.md", [
         "chip shuffle is not a permutation of the chips", "slice axis, positions or output Element do not fit",
         "sliced axis stride not 8-byte aligned", "asymmetric slice axis not outermost in Element",
         "redistribution index not known while tracing", "redistribution reads a padded or missing part",
-        "redistribution plan used as a tensor", "redistribution changes Chip, Cluster or the slices"]),
+        "redistribution plan used as a tensor", "redistribution changes Chip, Cluster or the slices",
+        "asymmetric slice leaves must-not-write padding below its axis"]),
     CodeInfo("REDISTOP-1", "redistribution record fields inconsistent", "verify", "docs/machine/topology.md"),
     *_rules("VBR", 4, "Vector Engine", [
         "tagged pass steps do not form a vector pass", "comparison tag malformed", "branched slots malformed",

@@ -209,7 +209,9 @@ def gather_shape(table: HbmType, index: HbmType | DmType, out: DmType) -> Gather
     if isinstance(read, Violation):
         return read
     table_axes, splits, kept = read
-    payload_names = (payload_names - {a for a, _, _ in splits}) | kept
+    # An index axis named like a table axis stands in the output for the index (the table
+    # axis of that name is the key it selects), not for a table axis the rows keep.
+    payload_names = (payload_names - {a for a, _, _ in splits}) | (kept - idx_names)
     names = [a for a, _ in table_axes]
     keys = [a for a in names if a not in payload_names]
     if not keys:

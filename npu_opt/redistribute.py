@@ -20,7 +20,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.redistribute_ops import Redistribute
-from ir.rules.redistribute import indices_fault, outermost_fault, permutation_fault, placement_fault, slice_step
+from ir.rules.redistribute import hole_below_fault, indices_fault, outermost_fault, permutation_fault, placement_fault, slice_step
 from ir.types import DmType
 from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
@@ -203,7 +203,7 @@ def asymmetric_slice(src: Any, sub: Any, level: str, axis: Any, element: Any, po
     if bad is not None:
         return _refuse(bad, stage)
     t = src.type
-    bad = outermost_fault(t.element, axis, stage)
+    bad = outermost_fault(t.element, axis, stage) or hole_below_fault(t.element, axis, stage)
     if bad is not None:
         return _refuse(bad, stage)
     clusters = t.cluster.size

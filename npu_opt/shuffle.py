@@ -30,9 +30,12 @@ def _pattern(pattern: Any) -> tuple[int, ...] | None:
 
 
 def shuffle(src: Any, dma: Any, dim: Any, pattern: Any, level: str, stage: str) -> Any:
-    """Trace one shuffle; wrong arguments are TYPE-6 (CTX-1 for another engine)."""
+    """Trace one shuffle; wrong arguments are TYPE-6 (CTX-1 for another engine). `dim` may be
+    left out (`(ctx.tdma, pattern)`, v0.9's inferred `CHIP_DIM`): it is the pattern's length."""
     tracer = current()
     loc = location_of(stage)
+    if pattern == () and not isinstance(dim, (int, type(None))) and _pattern(dim) is not None:
+        dim, pattern = len(tuple(dim)), dim   # v0.9: DIM is read off the pattern's length
     items = _pattern(pattern)
     bad = None
     if stage == "hbm_cluster_shuffle":

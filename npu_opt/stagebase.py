@@ -229,7 +229,11 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
                 tracer.refuse(kind_error(f"bad arguments to `{name}`: {e}",
                                          help=f"the signature is `{name}{_public_text(public)}`"), loc, name)
                 return Poisoned(name)
-            if any(getattr(a, "RUNTIME_SCALAR", False) for a in (*bound.args[1:], *bound.kwargs.values())):
+            arguments = (*bound.args[1:], *bound.kwargs.values())
+            if any(isinstance(a, Poisoned) for a in arguments):   # refused where it was made: reported there
+                self.chain.dead = True
+                return Poisoned(name)
+            if any(getattr(a, "RUNTIME_SCALAR", False) is True for a in arguments):
                 self.chain.dead = True  # docs/runtime.md: an immediate is part of the instruction
                 tracer.refuse(Violation(
                     "RUNTIME-2", f"an argument of `{name}` is a runtime scalar",

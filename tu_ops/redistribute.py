@@ -47,8 +47,24 @@ class RedistributeEngine(enum.Enum):
     SUB = "sub"
 
 
+class _Windows:
+    """The window fields both records share: `src_view` (a read window of the input, absent for
+    the whole tensor) and `into` / `dst_view` (a write window of the tensor written into)."""
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the tensor written into (its other cells stay)."""
+        return (self.src,) + ((self.into,) if self.into is not None else ())  # type: ignore[attr-defined]
+
+    def view_types(self) -> tuple[Any, Any]:
+        """(source, destination) types the commands walk."""
+        t, out = self.input_type, self.output_type  # type: ignore[attr-defined]
+        src = t if self.src_view is None else with_levels(t, self.src_view)  # type: ignore[attr-defined]
+        dst = out if self.dst_view is None else with_levels(out, self.dst_view)  # type: ignore[attr-defined]
+        return src, dst
+
+
 @attrs.frozen(kw_only=True)
-class RedistributeOp(DmaOp):
+class RedistributeOp(_Windows, DmaOp):
     """Every target part of a DM tensor copied from its own source part and offset."""
 
     NAME: ClassVar[str] = "tu.dma_redistribute"
@@ -66,15 +82,6 @@ class RedistributeOp(DmaOp):
     into: Ref | None = operand(optional=True)     # `to_dm_view`: the tensor written (result at its address)
     dst_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)
     dst_offset: int | None = attr(default=None, optional=True)
-
-    def reads(self) -> tuple[Ref, ...]:
-        """The source, and the tensor written into (its other cells stay)."""
-        return (self.src,) + ((self.into,) if self.into is not None else ())
-
-    def view_types(self) -> tuple[Any, Any]:
-        """(source, destination) types the commands walk."""
-        dst = self.output_type if self.dst_view is None else with_levels(self.output_type, self.dst_view)
-        return with_levels(self.input_type, self.src_view), dst
 
     def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
         """The (chip, cluster) whose DM command `i` (of target part `cmd.part`) reads."""
@@ -102,7 +109,7 @@ class RedistributeOp(DmaOp):
 
 
 @attrs.frozen(kw_only=True)
-class DmaRelayoutOp(DmaOp):
+class DmaRelayoutOp(_Windows, DmaOp):
     """A DM -> DM `to_dm` whose Chip, Cluster or number of slices changes: each command reads
     the DM of source part `sources[i]` (chip * clusters + cluster of the input), its source
     addresses local to that part; a command never crosses parts."""
@@ -115,6 +122,15 @@ class DmaRelayoutOp(DmaOp):
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
 
     sources: tuple[int, ...] = attr(converter=tuple)
+    src_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)  # a read window
+    src_offset: int | None = attr(default=None, optional=True)
+    into: Ref | None = operand(optional=True)     # `to_dm_view`: the tensor written (result at its address)
+    dst_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=_levels)
+    dst_offset: int | None = attr(default=None, optional=True)
+
+    def traced_stage(self) -> str | None:
+        """A `to_dm`, or a `to_dm_view` when it writes into a view."""
+        return "to_dm" if self.into is None else "to_dm_view"
 
     def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
         """The (chip, cluster) whose DM command `i` reads."""

@@ -1,7 +1,7 @@
 """Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
 does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
 addresses then offset by the allocations the verifier derived; a `dma_relayout` record from
-its two types alone."""
+its two types and its windows."""
 
 from __future__ import annotations
 
@@ -38,13 +38,17 @@ def _base(alloc: Any) -> int:
 
 
 def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
-    """The DmaRelayoutOp the lowering makes from `op`'s two types."""
-    traced = ir.ToDm(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+    """The DmaRelayoutOp the lowering makes from `op`'s two types, and its windows when it
+    reads or writes one (the copy checked as one into a fresh tensor of the write view's type)."""
+    src_t, dst_t = op.view_types()
+    traced = ir.ToDm(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, dst_t), loc=op.loc)
     found = traced.check()
     if found is not None:
         raise Underivable(op, f"[{found.code}] {found.message}")
+    into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
     try:
-        low = relayout_record(traced, op.result.id, op.src.id, op.input_type, op.output_type, target)
+        low = relayout_record(traced, op.result.id, op.src.id, op.input_type, op.output_type, target,
+                              op.src_view, op.src_offset or 0, into)
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
     return _moved(op, low, dm_base)

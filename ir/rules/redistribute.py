@@ -1,4 +1,4 @@
-"""Redistribution rules REDIST-1..7 (docs/machine/topology.md "Redistributions").
+"""Redistribution rules REDIST-1..9 (docs/machine/topology.md "Redistributions").
 
 A redistribution plan gives every target (chip, cluster) of the result one source (chip,
 cluster) of the input and one cell offset into the input's Element: the sum, over the
@@ -18,6 +18,8 @@ REDIST-6: every live target reads a live source (no padded chip or cluster), and
 REDIST-7: a plan is not a tensor: it is consumed by `to_dm` or `to_dm_view` only.
 REDIST-8: the plan's copy keeps the Chip and Cluster mappings and the number of slices
           (a relayout across them is a `to_dm` of the result).
+REDIST-9: an asymmetric slice leaves no must-not-write padding (`#{!}`) in the Element below
+          the axis it narrows: the Sub context's parallel copy writes that tail whole.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.mapping.cells import Padding
-from ir.mapping.nodes import Mapping
+from ir.mapping.factors import PaddingFactor
+from ir.mapping.nodes import Mapping, PaddingKind
 from ir.ops import ToDm, Value
 from ir.rules.dma import DMA_DM_ALIGN, check_dma
 from ir.rules.view_writes import check_dm_write_align, read_padded
 from ir.rules.views import tile_window
 
-__all__ = ["permutation_fault", "indices_fault", "slice_step", "outermost_fault", "placement_fault",
+__all__ = ["permutation_fault", "indices_fault", "slice_step", "outermost_fault", "hole_below_fault", "placement_fault",
            "check_redistribute", "selected_type", "parse_sources", "parse_offsets"]
 
 
@@ -133,6 +136,30 @@ def outermost_fault(element: Mapping, axis: Any, stage: str) -> Violation | None
                                  f"outermost in `{element}`",
                      help="move the axis to the front of the Element first (a `to_dm` relayout), or use "
                           "`chip_slice` / `cluster_slice` ... `.to_dm(...)`, which slice any aligned axis")
+
+
+def _bottom(f: Any) -> bool:
+    """A factor holding must-not-write padding (`#{!}`)."""
+    if isinstance(f, PaddingFactor):
+        return f.kind is PaddingKind.BOTTOM
+    cells = getattr(f, "cells", None) or ()
+    return any(isinstance(c, Padding) and c.kind is PaddingKind.BOTTOM for c in cells)
+
+
+def hole_below_fault(element: Mapping, axis: Any, stage: str) -> Violation | None:
+    """REDIST-9: below the outermost digit range `axis` an asymmetric slice narrows (REDIST-4
+    holds), the Element has no must-not-write padding."""
+    if not isinstance(axis, Mapping) or tile_window(element, axis, 1) is None:
+        return None  # REDIST-2 reports it
+    tail = list(element.factors())[1:]
+    if not any(_bottom(f) for f in tail):
+        return None
+    rest = element.factors()[0]
+    return Violation("REDIST-9", f"`{stage}` copies the Element below its axis whole; `{element}` has "
+                                 f"must-not-write padding (`#{{!}}`) there",
+                     label=f"below `{getattr(rest, 'axis', element)}`",
+                     help="declare that padding `#` (it may be written) or `#{0}`, or slice with "
+                          "`chip_slice` / `cluster_slice` ... `.to_dm(...)`")
 
 
 def placement_fault(t: Any, sources: list[tuple[int, int]], stage: str) -> Violation | None:

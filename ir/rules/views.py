@@ -7,18 +7,24 @@ replaced by its first `LEN` values padded back to the digit's extent, with paddi
 view's kind (`#` for a read view, `#{!}` for a write view). The requested mapping must be
 equivalent to it; the window starts at the cell of `I` at position `start`, whose
 position in `E` is the level's cell offset.
+
+An index over an axis padded inline (`X # P / d`, the reference's `padded_axis_tile`) names
+a digit of the padded term: the term `X # P` is read as one axis of P values wherever it
+stands in the level, the index and the tile's mapping (`_padded_as_axis`), so the index steps
+over all P / d chunks, the last live one and chunks of padding included.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_mapping
-from ir.mapping.nodes import Mapping, PaddingKind, pair_all
+from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all
 from ir.mapping.ops import strides
 
 __all__ = ["tile_offset", "tile_extent", "check_pad", "check_reshape", "fill_pattern"]
@@ -30,6 +36,49 @@ def _digit(index: Mapping) -> AxisFactor | None:
     if len(live) != 1 or not isinstance(live[0], AxisFactor):
         return None
     return live[0]
+
+
+def _padded_terms(index: Mapping) -> set[Pad]:
+    """The terms `X # P` (an axis padded inline, any padding kind) of an index mapping."""
+    found: set[Pad] = set()
+    stack = [index]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Pad) and isinstance(node.operand, Symbol):
+            found.add(node)
+        else:
+            stack.extend(node.children())
+    return found
+
+
+def _substitute(mapping: Mapping, table: dict[tuple[str, int], Symbol]) -> Mapping:
+    """`mapping` with every term `X # P` named in `table` (by axis and padded size, any kind)
+    replaced by its axis of P values."""
+    if isinstance(mapping, Pad) and isinstance(mapping.operand, Symbol):
+        key = (mapping.operand.name, mapping.n)
+        if key in table:
+            return table[key]
+    kids = mapping.children()
+    if not kids:
+        return mapping
+    new = tuple(_substitute(k, table) for k in kids)
+    if new == kids:
+        return mapping
+    return attrs.evolve(mapping, **dict(zip(_operand_names(mapping), new)))
+
+
+def _operand_names(mapping: Mapping) -> tuple[str, ...]:
+    return ("left", "right") if len(mapping.children()) == 2 else ("operand",)
+
+
+def _padded_as_axis(index: Mapping, *mappings: Mapping) -> tuple[Mapping, ...] | None:
+    """(index, *mappings) with the inline-padded terms of `index` read as axes of their padded
+    size (named `X#P`, a name no declared axis has); None when the index has none."""
+    terms = _padded_terms(index)
+    if not terms:
+        return None
+    table = {(t.operand.name, t.n): Symbol(f"{t.operand.name}#{t.n}", t.n) for t in terms}
+    return tuple(_substitute(x, table) for x in (index, *mappings))
 
 
 def _split(factors: list, d: AxisFactor) -> tuple[list, int] | None:
@@ -75,7 +124,8 @@ def _tiled(factors: list, at: int, digit: Any, length: int, writable: bool) -> M
 
 def tile_extent(index: Mapping) -> int:
     """How many values the tile index names (its one digit range; 1 for a unit index)."""
-    digit = _digit(index)
+    padded = _padded_as_axis(index)
+    digit = _digit(index if padded is None else padded[0])
     return 1 if index.size == 1 or digit is None else digit.extent
 
 
@@ -90,6 +140,16 @@ def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, st
         return _unit_tile(level, index, length, wanted, start)
     digit = _digit(index)
     found = _split(list(level.factors()), digit) if digit is not None else None
+    padded = _padded_as_axis(index, level, wanted) if found is None else None
+    if padded is not None:  # `X # P / d`: a digit of the padded term read as an axis
+        shown = (index, level, wanted)
+        index, level, wanted = padded
+        at = tile_offset(level, index, length, wanted, start, writable)
+        if isinstance(at, Violation):  # name the user's mappings, not the substituted ones
+            for mine, theirs in zip(padded, shown):
+                at = attrs.evolve(at, message=at.message.replace(str(mine), str(theirs)),
+                                  help=at.help and at.help.replace(str(mine), str(theirs)))
+        return at
     if digit is None or found is None:
         return Violation("VIEW-1", f"the tile index `{index}` is not one digit range of the view `{level}`",
                          help="index by one axis or one digit of an axis the view holds whole, e.g. m(\"B\") "

@@ -90,3 +90,10 @@ def plan_onto_a_broadcast(ctx: Context, x: HbmTensor[i32, m("P"), m("S, R, W")])
     d = x.to_dm(ctx.tdma, Full)
     return d.chip_slice(m("S"), m("R, W"), [0, 1, 2, 3]).to_dm(
         ctx.tdma, DmTensor[i32, m("4"), m("1 # 2"), m("1 # 256"), m("R, W")]).to_hbm(ctx.tdma, Out)
+
+
+@device(chip=4)
+def asymmetric_hole_below(ctx: Context, x: HbmTensor[i32, m("P"), m("S, 1 #{!} 2, R, W")]) -> HbmTensor[i32, m("P"), m("1 #{!} 2, R, W")]:
+    d = x.to_dm(ctx.tdma, _piece(m("S, 1 #{!} 2, R, W")))
+    return d.asymmetric_chip_slice(ctx.sub, m("S"), m("1 #{!} 2, R, W"), [0, 1, 2, 3]).to_hbm(
+        ctx.tdma, HbmTensor[i32, m("P"), m("1 #{!} 2, R, W")])

@@ -93,7 +93,7 @@ def test_artifacts_verify_and_edited_fields_are_refused():
     (bad.four_byte_step, "REDIST-3"), (bad.asymmetric_inner, "REDIST-4"), (bad.float_position, "REDIST-5"),
     (bad.swap_padded_clusters, "REDIST-6"), (bad.plan_as_tensor, "REDIST-7"), (bad.shuffle_after_slice, "TYPE-1"),
     (bad.on_the_main_context, "CTX-1"), (bad.four_byte_burst, "DMA-5"),
-    (bad.plan_onto_a_broadcast, "REDIST-8")])
+    (bad.plan_onto_a_broadcast, "REDIST-8"), (bad.asymmetric_hole_below, "REDIST-9")])
 def test_refusals_name_the_rule_and_the_line(kernel, code):
     found = kernel.trace().diagnostics
     assert [d.code for d in found] == [code]

@@ -49,6 +49,13 @@ def test_shuffle_artifacts_verify_and_a_changed_pattern_is_refused():
         verify_text(hbm.replace("pattern=[2, 2, 2, 2]", "pattern=[1, 2, 2, 2]"))
 
 
-@pytest.mark.parametrize("kernel, code", [(s.wrong_dim, "SHUFFLE-1"), (s.on_the_tensor_unit, "CTX-1")])
+def test_the_chip_count_may_be_left_to_the_patterns_length():
+    x = RNG.integers(-2 ** 31, 2 ** 31, (4, 256, 64)).astype(np.int32)
+    assert (_both(s.hbm_rotation_dim_inferred, x) == x[[1, 2, 3, 0]]).all()
+    assert (_both(s.dm_rotation_dim_inferred, x) == x[[3, 0, 1, 2]]).all()
+
+
+@pytest.mark.parametrize("kernel, code", [(s.wrong_dim, "SHUFFLE-1"), (s.on_the_tensor_unit, "CTX-1"),
+                                          (s.short_pattern, "SHUFFLE-1")])
 def test_refused_shuffles(kernel, code):
     assert [d.code for d in kernel.trace().diagnostics] == [code]

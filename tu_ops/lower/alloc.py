@@ -90,7 +90,7 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
         for op in ops:
             m = op.MNEMONIC
             if op.result.id in roots:  # a write into a DM tensor: its storage stays live
-                read(dm, op.src, step) if op.MNEMONIC in ("dma_into", "dma_redistribute") and op.input_type.kind == "dm" else None
+                read(dm, op.src, step) if op.MNEMONIC in ("dma_into", "dma_redistribute", "dma_relayout") and op.input_type.kind == "dm" else None
                 read(dm, op.result, step)
                 continue
             shape = trf_maker(op, target)

@@ -22,7 +22,7 @@ from ir.spm_ops import SpmToDm, ToSpm
 from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
-from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record
+from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record, relayout_view_step
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from ir.runtime_ops import RUNTIME_STEPS
@@ -76,7 +76,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
             continue
         if kind == "dma":
-            viewed = lower_view_step(item, first, windows, lay.refs, typ, target)
+            viewed = (relayout_view_step(item, first, windows, lay.refs, typ, target)
+                      or lower_view_step(item, first, windows, lay.refs, typ, target))
             steps.append(viewed or lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result),
                                              target))
             continue

@@ -20,9 +20,11 @@ import attrs
 
 from ir import ops as ir
 from ir.errors import InternalError
+from ir.mapping.cells import Padding
 from ir.mapping.nodes import IDENTITY, pair_all
 from tu_ops.base import Ref
 from tu_ops.dma import DmaCommand, DmaOp
+from ir.view_ops import ToView
 from tu_ops.dma_view import with_levels
 from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.errors import LoweringRefusal, refusal
@@ -32,7 +34,7 @@ from tu_ops.redistribute import DmaRelayoutOp, RedistributeOp
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["lower_redistribute", "redistribute_record", "crosses_parts", "relayout_record"]
+__all__ = ["lower_redistribute", "redistribute_record", "crosses_parts", "relayout_record", "relayout_view_step"]
 
 
 def redistribute_record(result: int, src: int, storage_t: Any, view_levels: tuple, view_offset: int,
@@ -124,14 +126,77 @@ def _per_part(cmd: DmaCommand, part_bytes: int) -> list[tuple[int, DmaCommand]]:
     return out
 
 
-def relayout_record(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Target) -> DmaRelayoutOp:
-    """The record of a DM -> DM `to_dm` between `src_t` and `dst_t` (`crosses_parts`)."""
-    flat = attrs.evolve(src_t, chip=IDENTITY, cluster=IDENTITY,
-                        slice=pair_all([src_t.chip, src_t.cluster, src_t.slice]))
-    low = lower_dma(ir.ToDm(src=ir.Value(src, flat), result=ir.Value(result, dst_t), loc=op.loc),
-                    result, src, flat, dst_t, target)
+def relayout_record(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Target,
+                    src_view: tuple | None = None, src_offset: int = 0, into: Any = None) -> DmaRelayoutOp:
+    """The record of a DM -> DM copy between `src_t` and `dst_t` (`crosses_parts`): a `to_dm`,
+    or one that reads the window `src_view` of `src_t` (`src_offset` bytes into each part)
+    and, with `into` = (tensor number, write view levels, byte offset), writes a window of
+    the tensor `dst_t` (a `to_dm_view`)."""
+    view_t = src_t if src_view is None else with_levels(src_t, tuple(src_view))
+    dst_view = dst_t if into is None else with_levels(dst_t, tuple(into[1]))
+    flat = attrs.evolve(view_t, chip=IDENTITY, cluster=IDENTITY,
+                        slice=pair_all([view_t.chip, view_t.cluster, view_t.slice]))
+    low = lower_dma(ir.ToDm(src=ir.Value(src, flat), result=ir.Value(result, dst_view), loc=op.loc),
+                    result, src, flat, dst_view, target)
     part_bytes = src_t.slice.size * target.constants.DM_SLICE_BYTES
-    pieces = [p for cmd in low.commands for p in _per_part(cmd, part_bytes)]
+    dst_offset = 0 if into is None else into[2]
+    moved = (attrs.evolve(c, src_base=c.src_base + src_offset, dst_base=c.dst_base + dst_offset) for c in low.commands)
+    pieces = [p for cmd in moved for p in _per_part(cmd, part_bytes)]
     fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
     fields.update(commands=tuple(c for _, c in pieces), aggregate=None, input_type=src_t, output_type=dst_t)
+    if src_view is not None:
+        fields.update(src_view=view_t.levels(), src_offset=src_offset)
+    if into is not None:
+        fields.update(into=Ref(into[0]), dst_view=dst_view.levels(), dst_offset=dst_offset)
     return DmaRelayoutOp(sources=tuple(p for p, _ in pieces), **fields)
+
+
+def relayout_view_step(op: Any, result: int, windows: dict[int, Any], refs: dict[int, int], typ: Any,
+                       target: Target) -> DmaRelayoutOp | None:
+    """The relayout record of a DM -> DM `to_dm` from a window, or `to_dm_view`, whose copy
+    crosses chips or clusters (`crosses_parts` between the two view types); None for any other
+    step. A window moved on its Chip or Cluster level, or narrowed on its Slice level, is
+    refused (VIEW-10): the copy reads every part's slices as one run."""
+    to_view = isinstance(op, ToView)
+    if not (to_view or (isinstance(op, ir.ToDm) and op.src.id in windows)):
+        return None
+    w = windows.get(op.src.id)
+    storage_t = typ(op.src) if w is None else typ(w.src)
+    view_t = typ(op.src) if w is None else w.result.type
+    dst_view = op.view if to_view else typ(op.result)
+    if storage_t.kind != "dm" or dst_view.kind != "dm" or not _moves_parts(view_t, dst_view):
+        return None
+    if w is not None and (any(w.offset[:2]) or view_t.slice.size != storage_t.slice.size or w.start is not None):
+        raise _refuse_relayout(op, "a copy across chips or clusters from a window tiled or moved outside its Element")
+    if to_view and (any(op.offset[:2]) or op.start is not None):
+        raise _refuse_relayout(op, "a copy across chips or clusters into a window moved on its Chip or Cluster "
+                                   "level or at a runtime start")
+    src_ref = refs[op.src.id if w is None else w.src.id]
+    src_view = None if w is None else view_t.levels()
+    src_offset = 0 if w is None else byte_offset(storage_t, w.offset, target, op, clusters=True)
+    into = None
+    if to_view:
+        into = (refs[op.into.id], op.view.levels(), byte_offset(op.into.type, op.offset, target, op, clusters=True))
+    dst_t = op.into.type if to_view else typ(op.result)
+    return relayout_record(op, result, src_ref, storage_t, dst_t, target, src_view, src_offset, into)
+
+
+def _moves_parts(a: Any, b: Any) -> bool:
+    """Two DM view types whose (chip, cluster) parts hold different cells or whose numbers of
+    slices differ: a copy between them moves data across parts. The padding kind of a
+    part (a read tile's `#`, a write tile's `#{!}`) does not move anything."""
+    if a.slice.size != b.slice.size:
+        return True
+    for x, y in ((a.chip, b.chip), (a.cluster, b.cluster)):
+        if x.size != y.size:
+            return True
+        for p in range(x.size):
+            cx, cy = x.cell(p), y.cell(p)
+            if isinstance(cx, Padding) != isinstance(cy, Padding) or (not isinstance(cx, Padding) and cx != cy):
+                return True
+    return False
+
+
+def _refuse_relayout(op: Any, message: str) -> LoweringRefusal:
+    return LoweringRefusal([refusal("VIEW-10", f"{message} is not lowered yet", op.loc, stage=op.STAGE, op=op.text(),
+                                    help="copy the whole tensor across (`to_dm` into a fresh tensor), then tile that")])
