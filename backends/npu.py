@@ -32,16 +32,17 @@ __all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
 
 
 def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool = True,
-                   dump_ir: str | None = None, gate: Any = None) -> Outcome:
+                   dump_ir: str | None = None, gate: Any = None, traced: Any = None) -> Outcome:
     """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
     (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings).
     `gate(lowered, target)`, when given, runs on the verified lowering before emission: a
-    value other than None stops there and is returned instead (`driver.tune` prunes so)."""
+    value other than None stops there and is returned instead (`driver.tune` prunes so).
+    `traced`, when given, is the kernel's `TraceResult` on this target, traced already."""
     timings: dict[str, float] = {}
     tgt = for_chips(as_target(target), kernel.chips)
     start = time.perf_counter()
     try:
-        traced = kernel.trace(tgt)
+        traced = kernel.trace(tgt) if traced is None else traced
     except Exception as e:  # noqa: BLE001 - a crash while tracing is a bug of ours
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), (), timings)
     timings["trace"] = _ms(start)
