@@ -28,7 +28,7 @@ from tu_ops.target import TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
-__all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
+__all__ = ["NpuBackend", "lower_kernel", "compile_kernel", "lowering_key"]
 
 
 def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool = True,
@@ -71,6 +71,13 @@ def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool 
     except Exception as e:  # noqa: BLE001 - a failure to emit a verified kernel is an ICE
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), warnings, timings)
     return Outcome(kernel.name, "ok", text, (), warnings, timings, artifact)
+
+
+def lowering_key(kernel: Any, target: Any, compat: bool = True) -> tuple[Any, ...]:
+    """What a traced kernel's lowering depends on, as a dict key: the target, the mode, the
+    `ir.Kernel` (its ops compare by value) and what its ops' equality leaves out, their facts
+    and source locations. Two traces with equal keys lower and emit alike."""
+    return (target, compat, kernel, tuple((op.loc, tuple(op.role_fields("fact"))) for op in kernel.ops))
 
 
 def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:

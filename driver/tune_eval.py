@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from backends.npu import compile_kernel
+from backends.npu import compile_kernel, lowering_key
 from ir.errors import InternalError
 from npu_opt.device import DeviceKernel
 from tu_ops.target import for_chips, get_target
@@ -116,7 +116,7 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
         traced = None
     key = None
     if traced is not None and not traced.errors:
-        key = _identity(target, traced.kernel)
+        key = lowering_key(traced.kernel, tgt)
         known = _KNOWN.get(key)
         if known is not None and (known.status != "ok" or known.makespan is not None or
                                   (cutoff is not None and known.bound > cutoff)):
@@ -127,12 +127,6 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
             _KNOWN.clear()
         _KNOWN[key] = known
     return _candidate(index, params, known, cutoff)
-
-
-def _identity(target: str, kernel: Any) -> tuple[Any, ...]:
-    """What makes two traced kernels lower alike: the kernel (its ops compare by value) and
-    what its ops' equality leaves out, their facts and source locations."""
-    return (target, kernel, tuple((op.loc, tuple(op.role_fields("fact"))) for op in kernel.ops))
 
 
 def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | None) -> Candidate:
