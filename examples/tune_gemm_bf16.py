@@ -93,18 +93,19 @@ def make_gemm(tm: int = 512, tn: int = 512, packet: int = 32, order: str = "ij",
         def w_trfs(j):
             return [w_trf(j, s) for s in range(split)]
 
-        a_all = [a_blocks(i) for i in range(mt)] if reuse == "all" else None
-        w_all = [w_trfs(j) for j in range(nt)] if reuse == "all" else None
-        outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
-        for o in range(outer_n):
-            kept = None
-            if reuse == "outer":
-                kept = a_blocks(o) if order == "ij" else w_trfs(o)
-            for n in range(inner_n):
-                i, j = (o, n) if order == "ij" else (n, o)
-                a_dms = a_all[i] if a_all else (kept if kept is not None and order == "ij" else a_blocks(i))
-                trfs = w_all[j] if w_all else (kept if kept is not None and order == "ji" else w_trfs(j))
-                tile(a_dms, trfs, i, j)
+        # the tiles in loop order; the operands each tile reads, kept as `reuse` says: "all" loads
+        # every block first, "outer" keeps the outer loop's block until the outer index moves on
+        pairs = ([(i, j) for i in range(mt) for j in range(nt)] if order == "ij" else
+                 [(i, j) for j in range(nt) for i in range(mt)])
+        a_have = {i: a_blocks(i) for i in range(mt)} if reuse == "all" else {}
+        w_have = {j: w_trfs(j) for j in range(nt)} if reuse == "all" else {}
+        for i, j in pairs:
+            if reuse != "all":
+                if not (reuse == "outer" and order == "ij" and i in a_have):
+                    a_have = {i: a_blocks(i)}
+                if not (reuse == "outer" and order == "ji" and j in w_have):
+                    w_have = {j: w_trfs(j)}
+            tile(a_have[i], w_have[j], i, j)
 
     return tune_gemm_bf16
 
