@@ -28,20 +28,21 @@ from tu_ops.target import TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
-__all__ = ["NpuBackend", "lower_kernel", "compile_kernel"]
+__all__ = ["NpuBackend", "lower_kernel", "compile_kernel", "lowering_key"]
 
 
 def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool = True,
-                   dump_ir: str | None = None, gate: Any = None) -> Outcome:
+                   dump_ir: str | None = None, gate: Any = None, traced: Any = None) -> Outcome:
     """Trace, lower, verify and emit one kernel's VISA text; never raises for refusals or ICEs
     (the returned `Outcome` says `ok`, `refused` or `ice`, with per-stage timings).
     `gate(lowered, target)`, when given, runs on the verified lowering before emission: a
-    value other than None stops there and is returned instead (`driver.tune` prunes so)."""
+    value other than None stops there and is returned instead (`driver.tune` prunes so).
+    `traced`, when given, is the kernel's `TraceResult` on this target, traced already."""
     timings: dict[str, float] = {}
     tgt = for_chips(as_target(target), kernel.chips)
     start = time.perf_counter()
     try:
-        traced = kernel.trace(tgt)
+        traced = kernel.trace(tgt) if traced is None else traced
     except Exception as e:  # noqa: BLE001 - a crash while tracing is a bug of ours
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), (), timings)
     timings["trace"] = _ms(start)
@@ -70,6 +71,13 @@ def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool 
     except Exception as e:  # noqa: BLE001 - a failure to emit a verified kernel is an ICE
         return Outcome(kernel.name, "ice", None, (ice_diagnostic(kernel.name, e),), warnings, timings)
     return Outcome(kernel.name, "ok", text, (), warnings, timings, artifact)
+
+
+def lowering_key(kernel: Any, target: Any, compat: bool = True) -> tuple[Any, ...]:
+    """What a traced kernel's lowering depends on, as a dict key: the target, the mode, the
+    `ir.Kernel` (its ops compare by value) and what its ops' equality leaves out, their facts
+    and source locations. Two traces with equal keys lower and emit alike."""
+    return (target, compat, kernel, tuple((op.loc, tuple(op.role_fields("fact"))) for op in kernel.ops))
 
 
 def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:

@@ -9,9 +9,10 @@ turns, `--rounds` rounds, min and median of each):
 - the same GEMM per tile at 4 and 16 tiles (goal: flat);
 - examples/softmax_rows.py at R = 1024 against a float32 numpy softmax; goal <= 20x;
 - memory of the tiled i8 GEMM at 4096 x 4096 x 512 (64 tiles), in a fresh process: the
-  peak resident size of the second run above the resident size before it (and above the
-  size with only the inputs allocated), and the resident size after it, against the
-  tensors' bytes; goal: peak <= 3x, scratch returned after the run.
+  peak resident size of the first run (trace, move plans and run; the peak reset once the
+  inputs are allocated) above the size with only the inputs allocated, the peak of the
+  second run above the size before it, and the resident size after both, against the
+  tensors' bytes; goal (issue 38 item 5): first-run peak <= 3x, scratch returned after the run.
 The results are checked exactly once (i32 against an int64 matmul; softmax against the
 interpreter bit for bit). The machine may be shared: read the ratios, not the times.
 Run: python benchmarks/bench_cpu_tiles.py [--rounds N]
@@ -127,30 +128,36 @@ rng = np.random.default_rng(2)
 a = rng.integers(-128, 128, (4096, 512), dtype=np.int8); w = rng.integers(-128, 128, (4096, 512), dtype=np.int8)
 out = np.ones((4096, 4096), np.int32)
 start = status()[0]
-npu_opt.run(kernel, a, w, out)  # traces; the second run is measured
-before = status()[0]
-open("/proc/self/clear_refs", "w").write("5")  # reset the peak
-npu_opt.run(kernel, a, w, out)
+open("/proc/self/clear_refs", "w").write("5")  # reset the peak: the imports' and the inputs' are not the run's
+npu_opt.run(kernel, a, w, out)  # the first run: traces, plans every move, runs
+before, first = status()
+open("/proc/self/clear_refs", "w").write("5")
+npu_opt.run(kernel, a, w, out)  # the second: the trace and the plans kept
 after, peak = status()
-print(a.nbytes + w.nbytes + out.nbytes, start, before, peak, after)
+print(a.nbytes + w.nbytes + out.nbytes, start, first, before, peak, after)
 """
 
 
 def memory_section() -> None:
-    print("memory, tiled i8 GEMM 4096 x 4096 x 512 (64 tiles), second run in a fresh process:")
+    print("memory, tiled i8 GEMM 4096 x 4096 x 512 (64 tiles), first and second run in a fresh process:")
     done = subprocess.run([sys.executable, "-c", MEMORY_CHILD.format(root=str(ROOT))], capture_output=True, text=True,
                           check=False)
     if done.returncode:
         print("  could not measure:", done.stderr.strip().splitlines()[-1:])
         return
-    tensors, start, before, peak, after = (int(v) for v in done.stdout.split()[-5:])
+    tensors, start, first, before, peak, after = (int(v) for v in done.stdout.split()[-6:])
     mib = 1 << 20
-    print(f"  tensors {tensors / mib:.0f} MiB; resident with the inputs only {start / mib:.0f} MiB; second run: "
-          f"before {before / mib:.0f} MiB, peak {peak / mib:.0f} MiB, after {after / mib:.0f} MiB")
-    grow = (peak - before) / tensors
-    print(f"  the run's scratch: peak above the resident size before it: {grow:.2f}x the tensors  "
+    print(f"  tensors {tensors / mib:.0f} MiB; resident with the inputs only {start / mib:.0f} MiB; first run: "
+          f"peak {first / mib:.0f} MiB; second run: before {before / mib:.0f} MiB, peak {peak / mib:.0f} MiB, "
+          f"after {after / mib:.0f} MiB")
+    grow = (first - start) / tensors
+    print(f"  the first run: peak above the inputs-only size: {grow:.2f}x the tensors  "
           f"(goal <= 3x: {'met' if grow <= 3 else 'MISSED'})")
-    print(f"  the same above the inputs-only size (the kept trace included): {(peak - start) / tensors:.2f}x")
+    print(f"  the first run's whole-process peak: {first / tensors:.2f}x the tensors (interpreter, numpy and "
+          f"npu-opt included)")
+    again = (peak - before) / tensors
+    print(f"  the second run: peak above the resident size before it: {again:.2f}x the tensors  "
+          f"(goal <= 3x: {'met' if again <= 3 else 'MISSED'})")
     kept = (after - start) / tensors
     print(f"  kept after two runs: {kept:.2f}x the tensors  (the trace, compiled once, included; "
           f"goal: scratch returned, <= 2x: {'met' if kept <= 2 else 'MISSED'})")
@@ -159,10 +166,12 @@ def memory_section() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--memory-only", action="store_true", help="only the memory section")
     opts = ap.parse_args()
     print(f"numpy {np.__version__}; {opts.rounds} interleaved rounds")
-    softmax_section(opts.rounds)
-    gemm_section(opts.rounds)
+    if not opts.memory_only:
+        softmax_section(opts.rounds)
+        gemm_section(opts.rounds)
     memory_section()
     return 0
 

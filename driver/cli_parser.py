@@ -306,7 +306,7 @@ def _add_tune(sub) -> None:
                     help="the Space to tune (default: the only one the file declares)")
     tu.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     tu.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
-    tu.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    tu.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
     tu.add_argument("--scheduler", default=None, metavar="ADDRESS",
                     help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
     tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")

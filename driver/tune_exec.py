@@ -1,6 +1,8 @@
-"""Where `driver.tune` runs its candidates: in this process, in a process pool of `jobs`
-workers (concurrent.futures), or on a dask.distributed cluster (`scheduler`, an address
-such as tcp://host:8786; the workers must see the tune file at the same path).
+"""Where `driver.tune` runs its batches of candidates: in this process, in `jobs` processes
+(this one and `jobs - 1` workers of a concurrent.futures pool), or on a dask.distributed
+cluster (`scheduler`, an address such as tcp://host:8786; the workers must see the tune
+file at the same path and import npu-opt). An executor takes tasks (`submit`), says which
+are done (`wait`), and whether this process evaluates batches too (`helps`).
 
 A worker that is not this process loads the tune file itself, by path (`FactoryRef`), as
 `npu-opt check` loads a kernel file: a factory defined in a file the CLI imported cannot be
@@ -12,14 +14,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Collection
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+from concurrent.futures import wait as futures_wait
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from ir.errors import NpuOptError
+from ir.errors import InternalError, NpuOptError
 from driver.discover import _load as load_file  # one file, imported on its own as `check` does
 from npu_opt.tune import Space
 from driver.tune_guard import guarded
@@ -55,50 +58,104 @@ def resolve_space(ref: Any) -> Space:
 
 
 class _Inline:
-    width, description = 1, "inline"
+    """No workers: this process evaluates every batch."""
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        return [fn(x) for x in items]
+    width, workers, helps, description = 1, 0, True, "inline"
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        raise InternalError("tune: the inline executor takes no tasks")
+
+    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
+        return []
+
+    def result(self, handle: Any) -> Any:
+        raise InternalError("tune: the inline executor has no tasks")
 
     def close(self) -> None:
         pass
 
 
-class _Pool:
-    def __init__(self, jobs: int) -> None:
-        self.width, self.description = jobs, f"{jobs} processes"
-        # spawn: a forked worker would inherit this process's BLAS threads and trace caches
-        self._pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+def _warm(ref: FactoryRef | None) -> None:
+    """A pool worker's start: import the tuner and the tune file before the first task."""
+    import driver.tune_eval  # noqa: F401 - the worker's task function and everything it compiles with
+    if ref is not None:
+        load_space(ref)
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        return list(self._pool.map(fn, items))
+
+def _start_method() -> Any:
+    """fork while this process runs one thread: the workers start with its imports (and its
+    pure caches) warm, in milliseconds. Forking a process that runs other threads (a BLAS
+    pool, a dask client's event loop) could copy a lock one of them holds: then spawn, and
+    each worker imports the tuner itself before its first task (`_warm`)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+class _Pool:
+    """`jobs` processes in all: this one, which evaluates batches between collecting the
+    workers' results, and `jobs - 1` spawned workers (a worker's start overlaps the batches
+    this process evaluates meanwhile)."""
+
+    def __init__(self, jobs: int, ref: FactoryRef | None) -> None:
+        self.width, self.workers, self.helps = jobs, jobs - 1, True
+        self.description = f"{jobs} processes"
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=_start_method(),
+                                         initializer=_warm, initargs=(ref,))
+
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        return self._pool.submit(fn, item)
+
+    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
+        if not block:
+            return [h for h in handles if h.done()]
+        done, _ = futures_wait(handles, return_when=FIRST_COMPLETED)
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
 
 class _Dask:
+    """The threads of a dask.distributed cluster's workers; this process only sends the
+    batches and collects the results."""
+
+    helps = False
+
     def __init__(self, address: str) -> None:
         try:
-            from dask.distributed import Client  # optional: `pip install 'npu-opt[tune]'`
+            from dask.distributed import Client, wait  # optional: `pip install 'npu-opt[tune]'`
         except ImportError as e:
             raise NpuOptError("--scheduler needs dask.distributed: pip install 'npu-opt[tune]'", code="USAGE") from e
         try:
             self._client = Client(address, timeout=30)
         except OSError as e:
             raise NpuOptError(f"cannot reach the dask scheduler at {address}: {e}", code="USAGE") from e
+        self._wait = wait
         threads = sum(self._client.nthreads().values())
-        self.width, self.description = max(1, threads), f"dask at {address} ({threads} threads)"
+        self.width = self.workers = max(1, threads)
+        self.description = f"dask at {address} ({threads} threads)"
 
-    def map(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-        futures = self._client.map(fn, list(items), pure=False)
-        return self._client.gather(futures)
+    def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
+        return self._client.submit(fn, item, pure=False)
+
+    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
+        if not block:
+            return [h for h in handles if h.done()]
+        done, _ = self._wait(list(handles), return_when="FIRST_COMPLETED")
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
 
     def close(self) -> None:
         self._client.close()
 
 
-def make_executor(jobs: int, scheduler: str | None, *, in_process: bool) -> Any:
+def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:
     """Inline for one job (or a space with no file to load it from), else a pool or dask."""
     if scheduler is not None:
         if in_process:
@@ -106,9 +163,10 @@ def make_executor(jobs: int, scheduler: str | None, *, in_process: bool) -> Any:
         return _Dask(scheduler)
     if jobs < 1:
         raise NpuOptError(f"--jobs takes a positive count, not {jobs}", code="USAGE")
+    jobs = min(jobs, os.cpu_count() or 1)
     if jobs == 1 or in_process:
         return _Inline()
-    return _Pool(min(jobs, os.cpu_count() or 1))
+    return _Pool(jobs, ref)
 
 
 def _module(path: str) -> Any:

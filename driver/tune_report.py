@@ -27,7 +27,8 @@ NOTE = ("makespans are the schedule model's (a model of the reference scheduler,
 def _status(c: Candidate, winner: Candidate | None) -> str:
     mark = " *" if winner is not None and c.index == winner.index else ""
     if c.status == "ok":
-        return f"ok{mark}" + (f" ({c.checked})" if c.checked else "")
+        notes = [n for n in (c.checked, c.bits if c.bits and c.bits != "same" else None) if n]
+        return f"ok{mark}" + "".join(f" ({n})" for n in notes)
     if c.status in ("refused", "ice", "error"):
         return f"{c.status} {c.code or ''}".rstrip()
     return c.status
@@ -53,6 +54,9 @@ def table(result: TuneResult) -> str:
     lines.append(f"winner: #{w.index} {w.label()} (makespan {w.makespan})" if w is not None else
                  "winner: none (no candidate compiled" + (" and passed its check)" if any(
                      c.checked for c in result.candidates) else ")"))
+    if w is not None and any(c.bits for c in result.candidates):
+        other = [f"#{c.index}" + (" (same makespan)" if c.makespan == w.makespan else "") for c in result.other_bits()]
+        lines.append("other bits than the winner: " + (", ".join(other) if other else "none of the candidates compared"))
     return "\n".join(lines) + "\n"
 
 
@@ -60,10 +64,11 @@ def report_json(result: TuneResult) -> dict[str, Any]:
     """The whole result as JSON data (the artifacts' texts left out)."""
     def one(c: Candidate) -> dict[str, Any]:
         return {"index": c.index, "params": c.params, "status": c.status, "makespan": c.makespan, "bound": c.bound,
-                "code": c.code, "message": c.message, "checked": c.checked}
+                "code": c.code, "message": c.message, "checked": c.checked, "bits": c.bits}
     return {"kernel": result.kernel, "target": result.target, "executor": result.executor,
             "seconds": result.seconds, "note": NOTE, "candidates": [one(c) for c in result.candidates],
-            "winner": None if result.winner is None else result.winner.index}
+            "winner": None if result.winner is None else result.winner.index,
+            "other_bits": [c.index for c in result.other_bits()]}
 
 
 def plot_svg(result: TuneResult) -> str:

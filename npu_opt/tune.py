@@ -13,6 +13,12 @@ of `params` (in the order the dict lists them, the last parameter varying fastes
 the cpu backend and the VISA interpreter and compared with the oracle before one wins.
 Integer results must match exactly; float results within `rtol` / `atol` (numpy's
 `allclose`), which default to exact.
+
+Candidates that tie on makespan may still fold floats in another order and give other
+bits; the tuner reports which. `exact=True` pins the bits: only a candidate whose results
+on the cpu backend equal, bit for bit, those of the `golden` candidate (a point: parameter
+name -> value; default the space's first point) can win. An exact space needs `inputs`
+(`oracle` is then optional).
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ def _params(value: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, tuple[Any, .
     return items
 
 
+def _golden(value: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...] | None:
+    return None if value is None else tuple((str(k), v) for k, v in dict(value).items())
+
+
 @attrs.frozen
 class Space:
     """The candidates of one tuning run: `factory(**point)` for every point of `params`."""
@@ -48,13 +58,31 @@ class Space:
     oracle: Callable[..., Any] | None = None
     rtol: float = 0.0
     atol: float = 0.0
+    exact: bool = False
+    golden: tuple[tuple[str, Any], ...] | None = attrs.field(default=None, converter=_golden)
+
+    def __attrs_post_init__(self) -> None:
+        if self.golden is not None:
+            names, given = [name for name, _ in self.params], [name for name, _ in self.golden]
+            if sorted(given) != sorted(names):
+                raise ValueError(f"the golden candidate names {sorted(given)}, the space's parameters are "
+                                 f"{sorted(names)}")
+        if self.exact and self.inputs is None:
+            raise ValueError("an exact space needs `inputs`: the golden candidate's bits come from a run")
 
     def points(self) -> list[dict[str, Any]]:
         """Every parameter choice, in candidate order."""
         names = [name for name, _ in self.params]
         return [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
 
+    def golden_point(self) -> dict[str, Any]:
+        """The golden candidate's parameters, in the space's order."""
+        if self.golden is None:
+            return self.points()[0]
+        given = dict(self.golden)
+        return {name: given[name] for name, _ in self.params}
+
     @property
     def checks(self) -> bool:
-        """Whether the best candidates are run and compared with the oracle."""
-        return self.inputs is not None and self.oracle is not None
+        """Whether the best candidates are run and compared with the oracle (or the golden bits)."""
+        return self.inputs is not None and (self.oracle is not None or self.exact)

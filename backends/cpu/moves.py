@@ -112,15 +112,53 @@ def _factor_parts(f: Factor, space: KeySpace) -> tuple[np.ndarray, np.ndarray | 
     return np.zeros(f.extent, np.int64), None  # BroadcastFactor: no coordinate
 
 
-def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:
-    """Key and padding flag of every flat position of the buffer with these levels."""
-    keys = np.zeros(1, np.int64)
+def key_dtype(space: KeySpace) -> np.dtype:
+    """The narrowest of int32 / int64 that holds every key of `space` (a key array is as
+    long as the buffer: a 16 M-cell tensor's keys are 64 MiB in int32, 128 in int64)."""
+    return np.dtype(np.int32) if space.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
+
+
+def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and padding flags of every combination of the factors' digits (the last fastest)."""
+    keys = np.zeros(1, dtype)
     pad = np.zeros(1, bool)
-    for f in _refined(_joint_factors(levels), space):
-        k, p = _factor_parts(f, space)
-        keys = np.add.outer(keys, k).reshape(-1)
-        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, f.extent)
+    for k, p in parts:
+        keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
+        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
     return keys, pad
+
+
+def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    return [_factor_parts(f, space) for f in _refined(_joint_factors(levels), space)]
+
+
+def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:
+    """Key (`key_dtype(space)`) and padding flag of every flat position of the buffer with
+    these levels."""
+    return _outer(_parts(levels, space), key_dtype(space))
+
+
+def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
+               block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """(`where[key]`, padding flag) of every flat position of the buffer with these levels,
+    its keys made and dropped a block of about `block` positions at a time: a tile's write
+    into a large tensor never holds the whole tensor's keys."""
+    parts, dtype = _parts(levels, space), key_dtype(space)
+    cut = len(parts)
+    while cut > 0 and math.prod(len(k) for k, _ in parts[cut - 1:]) <= block:
+        cut -= 1
+    cut = min(cut, len(parts) - 1) if parts else 0
+    head_keys, head_pad = _outer(parts[:cut], dtype)
+    tail_keys, tail_pad = _outer(parts[cut:], dtype)
+    width = len(tail_keys)
+    index = np.empty(len(head_keys) * width, where.dtype)
+    pad = np.empty(index.size, bool)
+    rows = max(1, block // width)
+    for r0 in range(0, len(head_keys), rows):
+        r1 = min(len(head_keys), r0 + rows)
+        index[r0 * width:r1 * width] = where[np.add.outer(head_keys[r0:r1], tail_keys).reshape(-1)]
+        pad[r0 * width:r1 * width] = np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1)
+    return index, pad
 
 
 def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
@@ -130,28 +168,39 @@ def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
 
 @attrs.frozen
 class MovePlan:
-    """Output flat position -> input flat position (`index`), and which outputs are live
-    (`live`, None when all are)."""
+    """Output flat position -> input flat position (`index`: int64, or int32 for a move's
+    plan whose input fits), and which outputs are live (`live`, None when all are)."""
 
     index: np.ndarray
     live: np.ndarray | None
 
 
 def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
-               dst_levels: tuple[Mapping, ...], what: str) -> MovePlan:
-    """For every cell of `dst_levels`, a cell of `src_levels` with the same key."""
+               dst_levels: tuple[Mapping, ...], what: str, narrow: bool = False) -> MovePlan:
+    """For every cell of `dst_levels`, a cell of `src_levels` with the same key. Made with
+    as little scratch as a first run can afford (issue 38): the source's keys are dropped
+    once `where` holds them, the destination's are made a block at a time and read through
+    `where` at once, and the padding is zeroed in place. `narrow`: the index is int32 when every source position fits
+    (a move plan, only ever used to index; the contraction's plan stays int64)."""
     src_keys, src_pad = logical_keys(src_levels, space)
-    dst_keys, dst_pad = logical_keys(dst_levels, space)
-    where = np.full(space.size, -1, np.int64)
+    wide = not narrow or src_keys.size > np.iinfo(np.int32).max
+    where = np.full(space.size, -1, np.int64 if wide else np.int32)
     live_src = np.flatnonzero(~src_pad)
+    del src_pad
     where[src_keys[live_src]] = live_src  # several sources: they hold the same value
-    index = where[dst_keys]
-    missing = ~dst_pad & (index < 0)
-    if missing.any():
-        raise InternalError(f"cpu {what}: {int(missing.sum())} live output cells have no input cell "
+    del src_keys, live_src
+    index, dst_pad = _looked_up(dst_levels, space, where)
+    del where
+    live = ~dst_pad
+    del dst_pad
+    missing = int(np.count_nonzero((index < 0) & live))
+    if missing:
+        raise InternalError(f"cpu {what}: {missing} live output cells have no input cell "
                             f"({_levels_text(src_levels)} -> {_levels_text(dst_levels)})")
-    index = np.where(dst_pad, 0, index)
-    return MovePlan(index, None if not dst_pad.any() else ~dst_pad)
+    if live.all():
+        return MovePlan(index, None)
+    index[~live] = 0
+    return MovePlan(index, live)
 
 
 def _levels_text(levels: tuple[Mapping, ...]) -> str:
@@ -193,7 +242,7 @@ def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) 
     plan = _PLANS.get(key)
     if plan is None:
         space = key_space(mops.frag(pair_all(list(src_levels))))
-        plan = match_keys(space, src_levels, dst_levels, "move")
+        plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
         _PLANS.put(key, plan)
     return plan
 
@@ -276,7 +325,7 @@ def _uncached_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, .
     plan = _PLANS.get((src_levels, dst_levels))
     if plan is None:
         space = key_space(mops.frag(pair_all(list(src_levels))))
-        plan = match_keys(space, src_levels, dst_levels, "move")
+        plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
     return plan
 
 

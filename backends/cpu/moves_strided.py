@@ -80,6 +80,9 @@ def _linear_run(cols: tuple[np.ndarray, ...], steps: tuple[int, ...], m: int) ->
     return good
 
 
+_CHECK_BLOCK = 1 << 20
+
+
 def _dims(cols: tuple[np.ndarray, ...]) -> list[tuple[int, tuple[int, ...]]] | None:
     """(extent, step of each column) of each grid digit, inner to outer, with every
     `cols[c]` = cols[c][0] + sum d_j * step_j[c]; None when no such grid exists."""
@@ -95,12 +98,16 @@ def _dims(cols: tuple[np.ndarray, ...]) -> list[tuple[int, tuple[int, ...]]] | N
             return None
         dims.append((e, steps))
         block *= e
-    for i, c in enumerate(cols):  # exact check of every cell
-        expect = np.full(1, int(c[0]), np.int64)
-        for e, steps in reversed(dims):
-            expect = np.add.outer(expect, np.arange(e, dtype=np.int64) * steps[i]).reshape(-1)
-        if not np.array_equal(expect, c):
-            return None
+    for lo in range(0, n, _CHECK_BLOCK):  # exact check of every cell, a block at a time (no whole-size scratch)
+        hi = min(n, lo + _CHECK_BLOCK)
+        for i, c in enumerate(cols):
+            k = np.arange(lo, hi, dtype=np.int64)
+            expect = np.full(hi - lo, int(c[0]), np.int64)
+            for e, steps in dims:  # inner to outer: k's mixed-radix digits
+                expect += (k % e) * steps[i]
+                k //= e
+            if not np.array_equal(expect, c[lo:hi]):
+                return None
     return dims
 
 
@@ -108,8 +115,8 @@ def strided_form(index: np.ndarray, live: np.ndarray | None, src_shape: tuple[in
                  src_strides: tuple[int, ...]) -> StridedForm | None:
     """The affine form of a move plan read from an input of `src_shape` (C-order flat
     positions as in `index`) laid out with byte `src_strides`; None when not affine."""
-    if live is None:
-        pos = np.arange(len(index), dtype=np.int64)
+    if live is None:  # positions in the narrowest dtype that holds them: a DMA's plan is the tensor's size
+        pos = np.arange(len(index), dtype=np.int32 if len(index) <= np.iinfo(np.int32).max else np.int64)
         src = index
     else:
         pos = np.flatnonzero(live)

@@ -24,7 +24,7 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "slice_sum_i32", "slice_sum_f32",
                    "paged_kv_gather", "embedding_lookup", "two_chip_add", "paged_kv_cache",   # examples/topology/
                    "take_along_axis", "put_along_axis",
-                   "varlen_pack", "masked_softmax_kernel", "tune_gemm",
+                   "varlen_pack", "masked_softmax_kernel", "tune_gemm", "tune_gemm_bf16",
                    "lifted_widen", "every_dimension",   # examples/fetch_lift.py
                    "transpose_tile_wide", "transpose_i8_wide",   # examples/transpose_wide_rows.py
                    "chip_reduce_scatter", "chip_all_gather", "chip_ring_all_reduce", "chip_butterfly_all_reduce",

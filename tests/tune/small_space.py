@@ -3,7 +3,7 @@
 `loads`: the weights are moved into DM that many times (the extra copies are wasted
 work the schedule must see); `packet`: the contraction packet in i8 (16 is half a flit,
 which contract_outer refuses). `SPACE` checks against a numpy oracle; `WRONG` against a
-wrong one; `BROKEN`'s factory raises for one point."""
+wrong one; `BROKEN`'s factory raises for one point; `ALIKE`'s first lever changes nothing."""
 
 import numpy as np
 
@@ -62,3 +62,11 @@ def broken(loads: int = 1, packet: int = 64):
 SPACE = Space(make, {"loads": [1, 2], "packet": [16, 32, 64]}, inputs=inputs, oracle=oracle)
 WRONG = Space(make, {"loads": [1], "packet": [32, 64]}, inputs=inputs, oracle=wrong)
 BROKEN = Space(broken, {"loads": [2, 1], "packet": [64]})
+
+
+def alike(label: str = "a", packet: int = 64):
+    """`label` changes nothing: the two labels of one packet trace to the same kernel."""
+    return make(1, packet)
+
+
+ALIKE = Space(alike, {"label": ["a", "b"], "packet": [32, 64]})

@@ -9,11 +9,18 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import threading
+
 import attrs
 import pytest
 
 import npu_opt
+from driver import tune as tune_mod
+from driver import tune_eval
+from driver.cli import main
 from driver.tune import tune
+from driver.tune_cluster import local_cluster
+from driver.tune_eval import Batch, Candidate
 from driver.tune_exec import FactoryRef, load_space, make_executor
 from driver.tune_report import write_report
 from ir.errors import NpuOptError
@@ -86,15 +93,84 @@ def test_process_pool_gives_the_same_result() -> None:
     assert pooled.winner.index == inline.winner.index
 
 
-def test_dask_local_cluster_gives_the_same_winner() -> None:
-    distributed = pytest.importorskip("dask.distributed")
+def _within(seconds: float, fn):
+    """fn() in a daemon thread: its result, or a failure (not a hang) after `seconds`."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            box["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"no answer within {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def test_dask_scheduler_and_worker_processes_run_the_space_unchanged(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """A cluster started as dask's docs say (`dask scheduler`, `dask worker` processes on free
+    ports): the Python API and `npu-opt tune --scheduler` give the inline result."""
+    pytest.importorskip("dask.distributed")
     inline = tune(_space(), prune=False)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster:
-        remote = tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=cluster.scheduler_address, prune=False)
-    assert remote.executor.startswith("dask at ")
+    with local_cluster(workers=2, threads=1, timeout=60) as address:
+        remote = _within(120, lambda: tune(_space(), ref=FactoryRef(FILE, "SPACE"), scheduler=address, prune=False))
+        status = _within(120, lambda: main(["tune", FILE, "--space", "SPACE", "--scheduler", address,
+                                            "-o", str(tmp_path), "--format", "json"]))
+    assert remote.executor == f"dask at {address} (2 threads)"
     assert [(c.status, c.makespan) for c in remote.candidates] == [(c.status, c.makespan) for c in inline.candidates]
     assert remote.winner.index == inline.winner.index
+    report = json.loads(capsys.readouterr().out)
+    assert status == 0 and report["winner"] == inline.winner.index and report["executor"].startswith("dask at ")
+
+
+def test_candidates_that_trace_alike_share_one_lowering(monkeypatch: pytest.MonkeyPatch) -> None:
+    lowered = []
+    real = tune_eval._lower
+    monkeypatch.setattr(tune_eval, "_lower", lambda *a: lowered.append(a[0].name) or real(*a))
+    result = tune(_space("ALIKE"), prune=False)
+    assert len(lowered) == 2  # label 'a' and 'b' of one packet are the same kernel
+    by_packet = {}
+    for c in result.candidates:
+        by_packet.setdefault(c.params["packet"], set()).add((c.status, c.makespan, c.bound))
+    assert all(len(v) == 1 for v in by_packet.values())
+    assert tune(_space("ALIKE"), prune=False).candidates == result.candidates
+    assert len(lowered) == 4  # a new tune run lowers again: the reuse lasts one run
+
+
+class _Counting:
+    """An executor of two workers that runs each task when it is sent, counting them."""
+
+    width, workers, helps, description = 2, 2, False, "counting"
+
+    def __init__(self) -> None:
+        self.tasks: list[int] = []
+
+    def submit(self, fn, batch):
+        self.tasks.append(len(batch.items))
+        return (len(self.tasks), tuple(fn(batch)))
+
+    def wait(self, handles, block):
+        return list(handles)
+
+    def result(self, handle):
+        return list(handle[1])
+
+
+def test_candidates_travel_in_batches_and_each_comes_back_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    points = [{"k": k} for k in range(100)]
+    monkeypatch.setattr(tune_mod, "evaluate_batch",
+                        lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
+    executor, seen = _Counting(), []
+    tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
+                    lambda cs: seen.extend(c.index for c in cs))
+    assert sorted(seen) == list(range(100))
+    assert len(executor.tasks) < 20 and max(executor.tasks) > 1
 
 
 def test_report_files(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def test_no_winner_exits_1_and_still_reports(tmp_path: Path, capsys: pytest.Capt
 
 @pytest.mark.parametrize("argv, message", [
     (["--space", "NOPE"], "no `npu_opt.tune.Space` named 'NOPE'"),
-    ([], "declares 3 npu_opt.tune.Space object(s) (SPACE, WRONG, BROKEN): name one with --space"),
+    ([], "declares 4 npu_opt.tune.Space object(s) (SPACE, WRONG, BROKEN, ALIKE): name one with --space"),
     (["--space", "SPACE", "--jobs", "0"], "--jobs takes a positive count, not 0"),
 ])
 def test_bad_invocations_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list[str], message: str) -> None:

@@ -1,0 +1,99 @@
+"""Issue 38 (7): does `npu-opt tune` pay for its workers?
+
+The space is examples/tune_gemm_bf16.py's `SPACE` (216 distinct candidates of a tiled bf16
+GEMM: tile sizes, packet, loop order, operand reuse, split-K), swept with pruning on (the
+CLI's default) and without the oracle check (the check runs the best candidates in this
+process, alike for every executor). Each round, taking turns so a busy spell of the shared
+machine hits them all alike, times one whole `driver.tune.tune` call:
+- serial: `--jobs 1` (inline, the baseline);
+- `--jobs 2`: this process and one spawned worker process (the pool started by the call,
+  as on the command line);
+- dask (unless --no-dask): a running cluster of a `dask scheduler` process and a
+  `dask worker --nworkers 2 --nthreads 1` process (driver/tune_cluster.py; the cluster's start is
+  not timed, the client's connection is).
+Printed: the wall time of each round, the medians, and the median ratio serial / executor
+against the issue's goal (2 local workers >= 1.6x serial), and the CPU seconds this process
+and its pool workers spent (on an idle machine the wall time of `--jobs 2` nears the larger
+of the two). Every executor must find the same winner. The load average is printed before and after: the machine's 2 cores are shared.
+BLAS pools are held to one thread (the sweep does no linear algebra; the limit keeps a
+worker from spawning a pool per core).
+Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"  # inherited by the workers
+
+import attrs  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from driver.tune import tune  # noqa: E402
+from driver.tune_cluster import local_cluster  # noqa: E402
+from driver.tune_exec import FactoryRef, load_space  # noqa: E402
+
+FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
+GOAL = 1.6
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's reaped children (the pool's workers, once shut down)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-dask", action="store_true")
+    args = ap.parse_args()
+    ref = FactoryRef(FILE, "SPACE")
+    space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
+    print(f"space: {len(space.points())} candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
+          f"load average before {os.getloadavg()}")
+    runs = {"serial": lambda: tune(space, jobs=1), "jobs 2": lambda: tune(space, ref=ref, jobs=2)}
+    with contextlib.ExitStack() as stack:
+        if not args.no_dask:
+            address = stack.enter_context(local_cluster(workers=2, threads=1))
+            runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        cpus: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+        winners: dict[str, set[int | None]] = {name: set() for name in runs}
+        with threadpool_limits(1):
+            for k in range(args.rounds):
+                for name, fn in runs.items():
+                    own, kids = time.process_time(), _children_cpu()
+                    start = time.perf_counter()
+                    result = fn()
+                    times[name].append(time.perf_counter() - start)
+                    cpus[name].append((time.process_time() - own, _children_cpu() - kids))
+                    winners[name].add(None if result.winner is None else result.winner.index)
+                print(f"round {k}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items()), flush=True)
+    base = statistics.median(times["serial"])
+    print(f"load average after {os.getloadavg()}")
+    for name, t in times.items():
+        med = statistics.median(t)
+        line = f"{name:9} median {med:6.2f} s  min {min(t):6.2f} s  serial/this {base / med:5.2f}x"
+        if name != "serial":
+            line += f"  (goal >= {GOAL}x: {'met' if base / med >= GOAL else 'NOT met'})"
+        print(line)
+        if name != "dask 2x1":  # a dask worker's CPU is not this process's child's until the cluster stops
+            own, kids = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1))
+            print(f"{'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
+    assert len({w for ws in winners.values() for w in ws}) == 1, f"executors disagree on the winner: {winners}"
+    print(f"winner: #{next(iter(winners['serial']))} under every executor")
+
+
+if __name__ == "__main__":
+    main()

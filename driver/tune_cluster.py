@@ -1,0 +1,83 @@
+"""A dask.distributed cluster on this machine, started the way dask's docs say: one
+`dask scheduler` process and `dask worker` processes pointed at it (docs/tuning.md).
+
+`local_cluster(workers, threads)` starts them on free ports, waits (with a timeout) until
+the workers have joined, yields the scheduler's address (tcp://127.0.0.1:PORT) and stops
+every process it started on the way out, killing any that does not stop in time. The
+tuner's CI test and benchmarks/bench_tune.py run `tune --scheduler` against it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ir.errors import NpuOptError
+
+__all__ = ["local_cluster"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dask() -> list[str]:
+    """The `dask` command: the script beside this Python, else on PATH."""
+    beside = Path(sys.executable).with_name("dask")
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("dask")
+    if found is None:
+        raise NpuOptError("no `dask` command: pip install 'npu-opt[tune]'", code="USAGE")
+    return [found]
+
+
+def _stop(procs: list[subprocess.Popen], timeout: float) -> None:
+    """Workers first, then the scheduler (a worker whose scheduler is gone first spends
+    seconds trying to reach it again); a process that does not stop in time is killed."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
+
+
+@contextmanager
+def local_cluster(workers: int = 2, threads: int = 1, timeout: float = 60.0) -> Iterator[str]:
+    """Yield the address of a scheduler with `workers` worker processes of `threads` threads."""
+    from dask.distributed import Client  # optional: `pip install 'npu-opt[tune]'`
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env, "cwd": str(ROOT)}
+    procs = [subprocess.Popen([*_dask(), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--no-dashboard"], **quiet)]
+    try:
+        procs.append(subprocess.Popen([*_dask(), "worker", address, "--nworkers", str(workers), "--nthreads",
+                                       str(threads), "--no-dashboard", "--host", "127.0.0.1"], **quiet))
+        deadline = time.monotonic() + timeout
+        with Client(address, timeout=timeout) as client:
+            while len(client.scheduler_info()["workers"]) < workers:
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    raise NpuOptError(f"the dask workers did not join {address} within {timeout:g} s",
+                                      code="USAGE")
+                time.sleep(0.1)
+        yield address
+    finally:
+        _stop(procs, timeout=20.0)
