@@ -19,18 +19,21 @@ from __future__ import annotations
 import ast
 import linecache
 import os
+import traceback
 from pathlib import Path
 from typing import Any
 
 from driver.discover import LoadError, load_source, own_kernels
 from driver.lsp.types_text import guide_text, type_markdown
 from driver.mapping_report import explain, one_line
+from ir.boundary import TargetRef
 from ir.diagnostic import Diagnostic
 from ir.host_layout import host_shape
 from ir.mapping.api import m as parse_m
 from ir.mapping.axes import REGISTRY_NAME
 from npu_opt.compile_api import ice_diagnostic
 from npu_opt.device import DeviceKernel
+from npu_opt.stagebase import signature_text
 from npu_opt.trace import stage_log
 from npu_opt.tune import Space
 
@@ -79,16 +82,12 @@ def _kernels(module: Any, path: str) -> tuple[list[DeviceKernel], list[dict[str,
 
 
 def _line_in(e: BaseException, path: str) -> int | None:
-    import traceback
-
     lines = [n for frame, n in traceback.walk_tb(e.__traceback__) if _same_file(frame.f_code.co_filename, path)]
     return lines[-1] if lines else None
 
 
 def stage_classes(classes: set[type]) -> dict[str, dict[str, str]]:
     """class name -> {method it offers: its signature text}."""
-    from npu_opt.stagebase import signature_text
-
     out: dict[str, dict[str, str]] = {}
     for cls in classes:
         methods: dict[str, str] = {}
@@ -122,7 +121,7 @@ def _stage_facts(ops: Any, stages: dict[int, type], path: str) -> tuple[list[dic
     return facts, classes
 
 
-def _trace(kernel: DeviceKernel, target: Any) -> tuple[Any, dict[int, type]]:
+def _trace(kernel: DeviceKernel, target: TargetRef) -> tuple[Any, dict[int, type]]:
     with stage_log() as stages:
         try:
             return kernel.trace(target), stages
@@ -185,7 +184,7 @@ def _tensor_facts(tree: ast.AST, module: Any, source: str) -> list[dict[str, Any
     return facts
 
 
-def analyse(path: str, source: str, name: str, target: Any = None, progress: Any = None) -> dict[str, Any]:
+def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None) -> dict[str, Any]:
     """Everything the server shows for the buffer `source` of the file `path` (absolute)."""
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader

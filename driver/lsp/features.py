@@ -12,6 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from driver.explain import page
 from driver.lsp.positions import line_text, py_col, utf16_col
 
 __all__ = ["to_diagnostics", "hover", "inlay_hints", "rule_title", "explain_url", "RULE_ID"]
@@ -66,8 +67,6 @@ def _inside(lines: list[str], pos: lsp.Position, fact: dict[str, Any], end_key: 
 
 def rule_title(code: str) -> str | None:
     """The title of the explain page of `code`, or None when there is no such page."""
-    from driver.explain import page
-
     found = page(code)
     return found.title if found is not None and found.title else None
 

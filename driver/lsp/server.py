@@ -119,6 +119,14 @@ def _path_of(uri: str) -> str:
 def build_server(limits: Limits | None = None) -> NpuOptServer:
     """The server with every feature registered."""
     server = NpuOptServer(limits)
+    _lifecycle(server)
+    _documents(server)
+    _requests(server)
+    return server
+
+
+def _lifecycle(server: NpuOptServer) -> None:
+    """Initialize (the client's settings, the warm worker), settings changes and shutdown."""
 
     @server.feature(lsp.INITIALIZE)
     def _initialize(ls: NpuOptServer, params: lsp.InitializeParams) -> None:
@@ -135,6 +143,11 @@ def build_server(limits: Limits | None = None) -> NpuOptServer:
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def _configuration(ls: NpuOptServer, params: lsp.DidChangeConfigurationParams) -> None:
         ls.configure(params.settings)
+
+
+
+def _documents(server: NpuOptServer) -> None:
+    """Open, change, save and close: each schedules a check (or drops the document's facts)."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def _open(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams) -> None:
@@ -157,6 +170,11 @@ def build_server(limits: Limits | None = None) -> NpuOptServer:
         ls.facts.pop(uri, None)
         ls.good.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+
+def _requests(server: NpuOptServer) -> None:
+    """Hover, inlay hints, completion, signature help and code actions, from the facts."""
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def _hover(ls: NpuOptServer, params: lsp.HoverParams) -> lsp.Hover | None:
@@ -186,8 +204,6 @@ def build_server(limits: Limits | None = None) -> NpuOptServer:
     async def _actions(ls: NpuOptServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         _, lines = await ls.settled(params.text_document.uri)
         return code_actions(params.context.diagnostics, lines, params.text_document.uri)
-
-    return server
 
 
 def serve(time_limit: float = 5.0, memory_limit_mb: int = 4096) -> int:

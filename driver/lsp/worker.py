@@ -19,10 +19,17 @@ from __future__ import annotations
 import enum
 import io
 import json
+import linecache
 import os
+import resource
 import signal
 import sys
 from typing import Any
+
+import npu_opt
+from driver.lsp.facts import analyse
+from npu_opt import import_scope
+from npu_opt.stagebase import load_lazy_stages
 
 __all__ = ["TimeLimit", "main"]
 
@@ -73,8 +80,6 @@ def _limit_record(path: str, line: int | None, seconds: float, kernel: str | Non
 
 
 def _enums() -> dict[str, list[str]]:
-    import npu_opt
-
     out = {}
     for name in getattr(npu_opt, "__all__", ()):
         try:
@@ -90,10 +95,6 @@ def _enums() -> dict[str, list[str]]:
 
 def _warm() -> None:
     """Import what every check needs once, here, so the first edit is as fast as the next."""
-    from npu_opt.stagebase import load_lazy_stages
-
-    import driver.lsp.facts  # noqa: F401 - the point is the import
-
     load_lazy_stages()
 
 
@@ -109,18 +110,12 @@ def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
 
 def _forget(name: str, path: str) -> None:
     """Drop the checked module and its import scope: 200 edits must not keep 200 modules."""
-    from npu_opt import import_scope
-
     sys.modules.pop(name, None)
     import_scope._SCOPES.pop(name, None)
-    import linecache
-
     linecache.cache.pop(path, None)
 
 
 def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, Any]:
-    from driver.lsp.facts import analyse
-
     path, seconds = os.path.abspath(request["path"]), float(request.get("seconds", 5.0))
     where: list[Any] = [None, 1]
 
@@ -149,8 +144,6 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
 
 
 def _limit_memory(megabytes: int) -> None:
-    import resource
-
     if megabytes > 0:
         limit = megabytes << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
