@@ -17,6 +17,7 @@ code again:
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import os
 import traceback
@@ -129,30 +130,40 @@ def _trace(kernel: DeviceKernel, target: TargetRef) -> tuple[Any, dict[int, type
             return ice_diagnostic(kernel.name, e, kernel.location), stages
 
 
-def _literal_calls(tree: ast.AST) -> list[tuple[ast.Call, str]]:
-    found = []
+def _nodes(tree: ast.AST) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
+    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) of a file."""
+    calls, tensors = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "m" \
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
-            found.append((node, node.args[0].value))
-    return found
+            calls.append((node, node.args[0].value))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in TENSOR_CLASSES:
+            tensors.append(node)
+    return calls, tensors
 
 
-def _mapping_facts(tree: ast.AST, axes: dict[str, int]) -> list[dict[str, Any]]:
-    facts = []
-    for node, text in _literal_calls(tree):
-        try:
-            mapping = parse_m(text, axes=axes)
-            info = explain(mapping, rows=2)
-            sizes = ", ".join(f"{a} = {axes[a]}" for a in info["axes"] if a in axes) or "no axis"
-            hover = "\n".join([f"**m(\"{text}\")**: `{mapping}`", "", f"size {mapping.size}; axes: {sizes}", "",
-                               f"explain-mapping: {one_line(info)}"])
-        except Exception as e:  # noqa: BLE001 - a bad mapping: its error is the hover
-            hover = f"**m(\"{text}\")**: {getattr(e, 'code', type(e).__name__)}: {e}"
-        facts.append({"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
-                      "end_col": (node.end_col_offset or 0) + 1, "hover": hover})
-    return facts
+@functools.lru_cache(maxsize=4096)
+def _mapping_hover(text: str, axes: tuple[tuple[str, int], ...]) -> str:
+    table = dict(axes)
+    try:
+        mapping = parse_m(text, axes=table)
+        info = explain(mapping, rows=2)
+    except Exception as e:  # noqa: BLE001 - a bad mapping: its error is the hover
+        return f"**m(\"{text}\")**: {getattr(e, 'code', type(e).__name__)}: {e}"
+    sizes = ", ".join(f"{a} = {table[a]}" for a in info["axes"] if a in table) or "no axis"
+    return "\n".join([f"**m(\"{text}\")**: `{mapping}`", "", f"size {mapping.size}; axes: {sizes}", "",
+                      f"explain-mapping: {one_line(info)}"])
+
+
+def _span(node: ast.AST) -> dict[str, Any]:
+    return {"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
+            "end_col": (node.end_col_offset or 0) + 1}
+
+
+def _mapping_facts(calls: list[tuple[ast.Call, str]], axes: dict[str, int]) -> list[dict[str, Any]]:
+    key = tuple(axes.items())
+    return [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
 
 
 def _tensor_hover(spec: Any, text: str) -> str | None:
@@ -166,21 +177,25 @@ def _tensor_hover(spec: Any, text: str) -> str | None:
     return "\n".join(lines)
 
 
-def _tensor_facts(tree: ast.AST, module: Any, source: str) -> list[dict[str, Any]]:
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The source text of a one-line node (byte columns), else its first line's rest."""
+    first = lines[node.lineno - 1].encode("utf-8")
+    if node.end_lineno == node.lineno:
+        return first[node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+    return first[node.col_offset:].decode("utf-8", errors="replace").rstrip()
+
+
+def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str]) -> list[dict[str, Any]]:
     facts = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-                and node.value.id in TENSOR_CLASSES):
-            continue
-        text = ast.get_source_segment(source, node) or node.value.id
+    for node in nodes:
+        text = _segment(lines, node)
         try:
             spec = eval(compile(ast.Expression(node), "<annotation>", "eval"), vars(module))  # noqa: S307
             hover = _tensor_hover(spec, text)
         except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
             hover = None
         if hover:
-            facts.append({"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
-                          "end_col": (node.end_col_offset or 0) + 1, "hover": hover})
+            facts.append(dict(_span(node), hover=hover))
     return facts
 
 
@@ -220,6 +235,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     out["classes"] = stage_classes(classes)
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
-        out["mappings"] = _mapping_facts(tree, dict(axes) if isinstance(axes, dict) else {})
-        out["tensors"] = _tensor_facts(tree, module, source)
+        calls, tensors = _nodes(tree)
+        out["mappings"] = _mapping_facts(calls, dict(axes) if isinstance(axes, dict) else {})
+        out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
     return out

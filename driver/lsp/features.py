@@ -130,12 +130,11 @@ def _comment_starts(lines: list[str]) -> dict[int, int]:
 
 def inlay_hints(facts: dict[str, Any], lines: list[str], first: int = 0, last: int | None = None) -> list[lsp.InlayHint]:
     """The type after the last stage call of each line (lines `first`..`last`, 0-based), at
-    the end of the line's code."""
+    the end of the line's code. The facts are in trace order, so the last of a line is the
+    call that ran last: `begin` in `ctx.main.begin(d.view())`, not the `view` inside it."""
     last_fact: dict[int, dict[str, Any]] = {}
     for fact in facts.get("stages", []):
-        line0 = fact["line"] - 1
-        if line0 not in last_fact or fact["col"] >= last_fact[line0]["col"]:
-            last_fact[line0] = fact
+        last_fact[fact["line"] - 1] = fact
     comments = _comment_starts(lines) if last_fact else {}
     hints = []
     for line0, fact in sorted(last_fact.items()):

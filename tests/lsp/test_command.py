@@ -22,3 +22,13 @@ def test_without_the_lsp_extra_the_command_says_how_to_install_it():
     assert out.returncode == 2
     assert "error[USAGE]: npu-opt lsp needs the lsp extra" in out.stderr and "npu-opt[lsp]" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_cli_reference_page_lists_the_lsp_command():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("reference_hook", ROOT / "docs" / "_hooks" / "reference.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = hook.cli_markdown()
+    assert "## `npu-opt lsp`" in page and "--time-limit SECONDS" in page
