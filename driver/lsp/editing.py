@@ -162,6 +162,18 @@ def _call_in_help(help_text: str, method: str) -> str | None:
     return None
 
 
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DTYPE = re.compile(r"(?:[iu]\d+|bf16|f32|f8e4m3|f8e5m2|f4e2m1)$")
+
+
+def _concrete(replacement: str, original: str) -> bool:
+    """Whether every name the replacement uses is the call's own, a dtype, `m` or `cast`: a
+    help that writes a placeholder (`.cast(bf16, packet)`) is advice, not a fix."""
+    have = set(_NAME.findall(_STRING.sub("", original)))
+    return all(n in have or n in ("m", "cast") or _DTYPE.match(n) for n in _NAME.findall(_STRING.sub("", replacement)))
+
+
 def _close_paren(text: str, open_at: int) -> int | None:
     depth, quote = 0, None
     for i in range(open_at, len(text)):
@@ -195,7 +207,7 @@ def _replace_call(diag: lsp.Diagnostic, lines: list[str], uri: str) -> lsp.CodeA
     if replacement is None or paren >= len(text) or text[paren] != "(":
         return None
     close = _close_paren(text, paren)
-    if close is None:
+    if close is None or not _concrete(replacement, text[start:close + 1]):
         return None
     span = lsp.Range(lsp.Position(*position_of(lines, start)), lsp.Position(*position_of(lines, close + 1)))
     return lsp.CodeAction(title=f"npu-opt: use .{replacement}", kind=lsp.CodeActionKind.QuickFix,

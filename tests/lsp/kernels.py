@@ -101,3 +101,33 @@ value = table["missing"]
 
 # A kernel chain to complete after: `LaneMode.` and a stream method.
 ENUMS = WHOLE_FLIT + '\nmode = LaneMode.INTERLEAVED\nop = FpBinaryOp.ADD_F\n'
+
+# A tuning file: no module-level kernel, a factory whose default point (packet=16) is refused.
+FACTORY = '''from npu_opt import *
+from npu_opt.tune import Space
+
+axes(N=2048)
+Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")
+
+
+def make(packet):
+    @device(chip=1)
+    def tiled(ctx: Context, src: HbmTensor[i8, Chip, m("N")]) -> HbmTensor[i8, Chip, m("N")]:
+        d = src.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N")])
+        out = (ctx.main.begin(d.view())
+               .fetch(m(f"N / {packet}"), m(f"N % {packet}"))
+               .collect(m(f"N / {packet}"), m(f"N % {packet}"))
+               .commit_trim(m(f"N % {packet}"))
+               .commit(m("N")))
+        return out.to_hbm(ctx.tdma)
+    return tiled
+
+
+SPACE = Space(make, {"packet": [16, 32]})
+'''
+
+# A file that asks for more memory than the worker may have.
+GREEDY = '''from npu_opt import *
+
+hoard = bytearray(3 * 1024 ** 3)  # 3 GiB: more than the tests' 2048 MiB limit
+'''

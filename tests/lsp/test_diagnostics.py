@@ -122,3 +122,18 @@ async def test_the_server_keeps_working_after_200_edits(client, folder):
     assert [d.code for d in await settle(client, uri)] == ["COLLECT-2"]  # version 201 has the fault
     change(client, uri, K.WHOLE_FLIT, 202)
     assert await settle(client, uri) == []
+
+
+async def test_a_tune_space_is_checked_at_its_default_point(client, folder):
+    uri = open_doc(client, folder / "factory.py", K.FACTORY)
+    diagnostics = await settle(client, uri)
+    assert [(d.code, d.range.start.line + 1) for d in diagnostics] == [("COLLECT-2", 14)]
+
+
+async def test_a_file_over_the_memory_limit_is_its_diagnostic(client, folder):
+    uri = open_doc(client, folder / "greedy.py", K.GREEDY)
+    diagnostics = await settle(client, uri)
+    assert [(d.code, d.range.start.line + 1) for d in diagnostics] == [("USAGE", 3)]
+    assert "MemoryError" in diagnostics[0].message
+    other = open_doc(client, folder / "after_greedy.py", K.HALF_FLIT)
+    assert [d.code for d in await settle(client, other)] == ["COLLECT-2"]
