@@ -32,23 +32,24 @@ def _skip_back_space(text: str, i: int) -> int:
     return i
 
 
-def _open_paren(text: str, close: int) -> int | None:
-    """The index of the `(` matching the `)` at `close` (strings skipped roughly)."""
-    depth, i, quote = 0, close, None
-    while i >= 0:
+def _matching(text: str, at: int, forward: bool = True) -> int | None:
+    """The index of the parenthesis matching the one at `at`: scanning forward from a `(`,
+    or backward from a `)` (quoted text skipped roughly)."""
+    into, out_of = ("(", ")") if forward else (")", "(")
+    depth, quote = 0, None
+    for i in (range(at, len(text)) if forward else range(at, -1, -1)):
         c = text[i]
         if quote:
             if c == quote:
                 quote = None
         elif c in "\"'":
             quote = c
-        elif c == ")":
+        elif c == into:
             depth += 1
-        elif c == "(":
+        elif c == out_of:
             depth -= 1
             if depth == 0:
                 return i
-        i -= 1
     return None
 
 
@@ -57,7 +58,7 @@ def _receiver_class(facts: dict[str, Any], text: str, lines: list[str], dot: int
     end = _skip_back_space(text, dot)
     if end == 0 or text[end - 1] != ")":
         return None
-    start = _open_paren(text, end - 1)
+    start = _matching(text, end - 1, forward=False)
     if start is None:
         return None
     name_end = _skip_back_space(text, start)
@@ -154,7 +155,7 @@ def _call_in_help(help_text: str, method: str) -> str | None:
     for match in _CALL.finditer(help_text):
         if match.group(1) != method:
             continue
-        close = _close_paren(help_text, match.end() - 1)
+        close = _matching(help_text, match.end() - 1)
         if close is not None:
             call = help_text[match.start() + 1:close + 1]
             if "..." not in call:
@@ -174,24 +175,6 @@ def _concrete(replacement: str, original: str) -> bool:
     return all(n in have or n in ("m", "cast") or _DTYPE.match(n) for n in _NAME.findall(_STRING.sub("", replacement)))
 
 
-def _close_paren(text: str, open_at: int) -> int | None:
-    depth, quote = 0, None
-    for i in range(open_at, len(text)):
-        c = text[i]
-        if quote:
-            if c == quote:
-                quote = None
-        elif c in "\"'":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
-
-
 def _replace_call(diag: lsp.Diagnostic, lines: list[str], uri: str) -> lsp.CodeAction | None:
     data = diag.data if isinstance(diag.data, dict) else {}
     help_text, text = data.get("help") or "", "\n".join(lines)
@@ -206,7 +189,7 @@ def _replace_call(diag: lsp.Diagnostic, lines: list[str], uri: str) -> lsp.CodeA
         paren += 1
     if replacement is None or paren >= len(text) or text[paren] != "(":
         return None
-    close = _close_paren(text, paren)
+    close = _matching(text, paren)
     if close is None or not _concrete(replacement, text[start:close + 1]):
         return None
     span = lsp.Range(lsp.Position(*position_of(lines, start)), lsp.Position(*position_of(lines, close + 1)))
