@@ -137,3 +137,12 @@ async def test_a_file_over_the_memory_limit_is_its_diagnostic(client, folder):
     assert "MemoryError" in diagnostics[0].message
     other = open_doc(client, folder / "after_greedy.py", K.HALF_FLIT)
     assert [d.code for d in await settle(client, other)] == ["COLLECT-2"]
+
+
+async def test_closing_a_document_clears_its_diagnostics(client, folder):
+    uri = open_doc(client, folder / "closed.py", K.HALF_FLIT)
+    assert [d.code for d in await settle(client, uri)] == ["COLLECT-2"]
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri)))
+    other = open_doc(client, folder / "still_open.py", K.WHOLE_FLIT)
+    await settle(client, other)  # the server has handled the close by now
+    assert list(client.diagnostics[uri]) == []
