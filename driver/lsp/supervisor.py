@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["Worker", "Limits", "EMPTY"]
 
 EMPTY: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
-GRACE_SECONDS = 2.0  # after the worker's own alarm, how long the server waits before killing it
+GRACE_SECONDS = 3.0  # after the worker's own alarm, how long the server waits before killing it
 
 
 class Limits:
@@ -51,7 +51,7 @@ class Worker:
         self.lock = threading.Lock()
         self.started = 0  # how many processes were started (tests read it)
         self._next = 0
-        self._replies: list[Any] = []
+        self._eof = False  # the current worker's channel reached end of file
 
     def _start(self) -> None:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
@@ -63,6 +63,7 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             encoding="utf-8", cwd=self.cwd, env=env)
         self.started += 1
+        self._eof = False
         hello = self._read(time.monotonic() + 60.0)
         if not hello or "hello" not in hello:
             raise RuntimeError("the checking process did not start")
@@ -75,9 +76,23 @@ class Worker:
         reader = threading.Thread(target=lambda: result.append(self.process.stdout.readline()), daemon=True)
         reader.start()
         reader.join(max(0.0, deadline - time.monotonic()))
-        if reader.is_alive() or not result or not result[0]:
+        if reader.is_alive() or not result:
+            return None
+        if not result[0]:
+            self._eof = True
             return None
         return json.loads(result[0])
+
+    def _ended(self) -> int | None:
+        """The worker's exit status when its channel reached end of file (it is exiting: wait
+        for it), else None: it is still running and did not answer in time."""
+        assert self.process is not None
+        if self._eof:
+            try:
+                return self.process.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.process.poll()
 
     def ensure(self) -> None:
         """Start the worker if it is not running (the server calls it at start-up)."""
@@ -111,10 +126,10 @@ class Worker:
             while True:
                 reply = self._read(deadline)
                 if reply is None:
-                    ended = self.process.poll()
+                    ended = self._ended()
                     self.stop()
                     what = f"ended with status {ended}" if ended is not None else \
-                        f"did not answer within {self.limits.seconds + GRACE_SECONDS:g} s and was stopped"
+                        f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
                     return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], what)])
                 if "at" in reply:
                     where = reply["at"]
