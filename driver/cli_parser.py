@@ -9,10 +9,11 @@ import json
 from typing import Any, Callable
 
 from ir.errors import MappingError
-from driver.exit_codes import EXIT_OK, exit_sentence
+from driver.exit_codes import EXIT_OK, EXIT_USAGE, exit_sentence
 from driver.json_report import SCHEMA_HELP
 import difflib
 import re
+import sys
 
 __all__ = ["build_parser"]
 
@@ -135,7 +136,7 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
     adders = {"explain-mapping": _add_explain_mapping, "compile": lambda s: _add_compile(s, run_compile),
               "check": _add_check,
               "visa": _add_visa, "targets": _add_targets, "explain": _add_explain, "run": _add_run,
-              "schedule": _add_schedule, "tune": _add_tune}
+              "schedule": _add_schedule, "tune": _add_tune, "lsp": _add_lsp}
     for name, add in adders.items():
         if command not in adders or name == command:
             add(sub)
@@ -239,6 +240,32 @@ def _add_targets(sub) -> None:
                                     "with its counts, capacities and legal dtype pairs. " + exit_sentence("targets"))
     tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
     tg.set_defaults(run=_targets)
+
+
+def _add_lsp(sub) -> None:
+    ls = sub.add_parser("lsp", help="run the language server (stdio) for editors",
+                        description="Serve the Language Server Protocol on stdin/stdout: diagnostics, "
+                                    "hovers with mapping types, inlay hints, completion, signature help "
+                                    "and quick fixes for kernel files (docs/editor.md). Kernel files run "
+                                    "in a worker process with a time and a memory limit. Needs the lsp "
+                                    "extra: pip install 'npu-opt[lsp]'. " + exit_sentence("lsp"))
+    ls.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only "
+                                                          "transport)")
+    ls.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
+                    help="seconds one check of a file may take before it is stopped (default 5)")
+    ls.add_argument("--memory-limit", type=int, default=4096, metavar="MB",
+                    help="address-space limit of the worker process, in MiB (default 4096; 0: none)")
+    ls.set_defaults(run=_lsp)
+
+
+def _lsp(args: argparse.Namespace) -> int:
+    try:
+        from driver.lsp.server import serve
+    except ImportError as e:
+        print(f"error[USAGE]: npu-opt lsp needs the lsp extra ({e.name or e} is missing): "
+              "pip install 'npu-opt[lsp]'", file=sys.stderr)
+        return EXIT_USAGE
+    return serve(args.time_limit, args.memory_limit)
 
 
 def _add_explain(sub) -> None:

@@ -33,7 +33,7 @@ from npu_opt.import_scope import loading
 from driver.run_record import walk_paths
 from npu_opt.import_scope import is_user_module
 
-__all__ = ["LoadError", "Found", "discover", "module_name_for"]
+__all__ = ["LoadError", "Found", "discover", "module_name_for", "load_source", "own_kernels"]
 
 
 @attrs.frozen
@@ -105,13 +105,16 @@ def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
     return files, [LoadError(raw, "no such file or directory") for raw in missing]
 
 
-def _load(path: Path) -> tuple[object | None, LoadError | None]:
-    name = module_name_for(path)
+def _load(path: Path, source: str | None = None, name: str | None = None) -> tuple[object | None, LoadError | None]:
+    """Import the kernel file `path` (or, given `source`, that text as the file: an editor's
+    unsaved buffer, driver/lsp) as module `name` (default: `module_name_for(path)`)."""
+    name = name or module_name_for(path)
     display = str(path)
     if path.suffix != ".py":
         return None, LoadError(display, "not a Python file: npu-opt loads kernels from .py files")
     try:
-        source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed, as by `import`
+        if source is None:
+            source = path.read_text(encoding="utf-8-sig")  # a byte-order mark is allowed, as by `import`
         # dont_inherit: the file is compiled with its own `__future__` imports only, as
         # `import` compiles it. Inheriting this module's `annotations` import would turn every
         # annotation into a string, and one naming a variable of an enclosing function (a
@@ -170,6 +173,18 @@ def _line_in(e: BaseException, path: Path) -> int | None:
     return line
 
 
+def load_source(path: Path, source: str, name: str) -> tuple[object | None, LoadError | None]:
+    """Import `source` as the kernel file `path` under the module name `name` (the language
+    server's worker checks an editor's buffer, saved or not, this way)."""
+    return _load(path, source, name)
+
+
+def own_kernels(module: object) -> list[DeviceKernel]:
+    """The `@device` kernels `module` defines (not those it imports), in source order."""
+    own = [k for k in vars(module).values() if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
+    return sorted(own, key=lambda k: k.line)
+
+
 def discover(paths: list[str], pattern: str | None = None) -> Found:
     """Load every file under `paths` and collect its kernels, in file then source order."""
     files, errors = _files(paths)
@@ -180,9 +195,7 @@ def discover(paths: list[str], pattern: str | None = None) -> Found:
         if error is not None:
             errors.append(error)
             continue
-        own = [k for k in vars(module).values()
-               if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
-        own.sort(key=lambda k: k.line)
+        own = own_kernels(module)
         unfiltered += len(own)
         kernels.extend(k for k in own if pattern is None or fnmatch.fnmatchcase(k.name, pattern))
     return Found(tuple(kernels), tuple(errors), tuple(str(f) for f in files), unfiltered)

@@ -13,7 +13,7 @@ EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells report them
 
 # Every subcommand; `statuses_of` says which statuses each can return.
-COMMANDS = ("check", "compile", "run", "visa", "schedule", "tune", "explain", "explain-mapping", "targets")
+COMMANDS = ("check", "compile", "run", "visa", "schedule", "tune", "explain", "explain-mapping", "targets", "lsp")
 _KERNELS = ("check", "compile", "run", "tune")  # commands that trace a user's kernels
 _ALL = COMMANDS
 

@@ -7,7 +7,7 @@ from typing import Any
 from ir.mapping.cells import LIVE, OOB, OVERSHOOT, CellTable
 from ir.mapping.nodes import Mapping, PaddingKind
 
-__all__ = ["explain", "render_text", "cell_text"]
+__all__ = ["explain", "render_text", "cell_text", "one_line"]
 
 
 def cell_text(table: CellTable, i: int) -> str:
@@ -70,3 +70,11 @@ def render_text(info: dict[str, Any]) -> str:
         lines.append(f"factors     {' '.join(info['factors']) or '(identity)'}")
         lines.append(f"normalized  {info['normalized']}")
     return "\n".join(lines)
+
+
+def one_line(info: dict[str, Any]) -> str:
+    """`explain()` in one line: size, axes and the normal form (or why there is none)."""
+    axes = ", ".join(info["axes"]) or "no axis"
+    tail = f"normalized {info['normalized']}" if info["factors"] is not None else info["note"]
+    factors = f"; factors {' '.join(info['factors']) or '(identity)'}" if info["factors"] is not None else ""
+    return f"{info['expression']}: size {info['size']}, axes {axes}{factors}; {tail}"

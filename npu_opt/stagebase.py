@@ -23,10 +23,10 @@ from ir.dtypes import DType
 from ir.location import Location, user_location
 from ir.ops import Value
 from npu_opt.annotations import did_you_mean
-from npu_opt.trace import TracedStream, current, is_tracing
+from npu_opt.trace import TracedStream, current, is_tracing, note_stage
 
 __all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
-           "conform", "adopt"]
+           "conform", "adopt", "signature_text"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
 # stream stages add theirs as their classes are made; these four belong to tensors and contexts.
@@ -67,6 +67,7 @@ class StreamStage:
         self.value = value
         self.chain = chain
         self.consumed = False
+        note_stage(value, self)
 
     @property
     def type(self) -> Any:
@@ -294,6 +295,11 @@ def _public_text(sig: inspect.Signature) -> str:
     without our annotations (strings such as 'Any' under postponed evaluation)."""
     params = [p.replace(annotation=inspect.Parameter.empty) for p in list(sig.parameters.values())[1:]]
     return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
+def signature_text(method: Callable[..., Any]) -> str:
+    """The user's signature of a stage method, as TYPE-6's help writes it: `(time, packet)`."""
+    return _public_text(inspect.signature(method))
 
 
 def location_of(method: str) -> Location:

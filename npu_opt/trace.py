@@ -21,7 +21,7 @@ from ir.location import Location
 from ir.ops import Op, Value
 from ir.types import Type
 
-__all__ = ["Tracer", "current", "tracing", "is_tracing", "TraceResult"]
+__all__ = ["Tracer", "current", "tracing", "is_tracing", "TraceResult", "stage_log", "note_stage"]
 
 
 class _Active(threading.local):
@@ -30,6 +30,7 @@ class _Active(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[Tracer] = []
+        self.stages: dict[int, type] | None = None
 
 
 _ACTIVE = _Active()
@@ -115,3 +116,22 @@ def tracing(tracer: Tracer) -> Iterator[Tracer]:
         yield tracer
     finally:
         stack.pop()
+
+
+@contextlib.contextmanager
+def stage_log() -> Iterator[dict[int, type]]:
+    """Record, while a kernel is traced in this block, which stage class holds each traced
+    value (value id -> class): the methods a stream offers after each call, for the
+    language server's completion (driver/lsp). Off unless asked for."""
+    saved, _ACTIVE.stages = _ACTIVE.stages, {}
+    try:
+        yield _ACTIVE.stages
+    finally:
+        _ACTIVE.stages = saved
+
+
+def note_stage(value: Value, stage: object) -> None:
+    """A stage object now holds `value` (recorded only inside `stage_log`)."""
+    log = _ACTIVE.stages
+    if log is not None:
+        log[value.id] = type(stage)

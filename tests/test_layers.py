@@ -153,3 +153,32 @@ def test_importing_the_interpreter_loads_only_what_it_executes():
     assert "visa.interp.walker" in subprocess.run(
         [sys.executable, "-c", "import sys, visa.interp; print(sorted(sys.modules))"],
         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+# The language server (driver/lsp, docs/editor.md): the protocol libraries of the `lsp` extra are
+# imported by its server-side modules only; the worker process that runs the user's kernel
+# files (driver.lsp.worker, driver.lsp.facts) never loads them, and the rest of the command
+# line reaches the server through `npu-opt lsp` alone.
+LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.editing"}
+
+
+def test_only_the_language_server_imports_the_protocol_libraries():
+    users = {module for module, names in MODULES.items()
+             if any(_within(name, lib) for name in names for lib in ("pygls", "lsprotocol"))}
+    assert users == LSP_PROTOCOL_MODULES
+
+
+def test_only_the_lsp_command_imports_the_language_server():
+    importers = sorted(f"{module} imports {name}" for module, names in MODULES.items()
+                       if not _within(module, "driver.lsp") for name in names if _within(name, "driver.lsp"))
+    assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve"]
+
+
+def test_the_checking_worker_loads_no_protocol_library():
+    import subprocess
+    import sys
+
+    probe = ("import sys, driver.lsp.worker; print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('pygls', 'lsprotocol', 'cattrs') or m in ('driver.lsp.server', 'driver.lsp.features'))))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == []

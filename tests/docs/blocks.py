@@ -15,7 +15,7 @@ Kinds of fenced block, by the first word of the fence's info string:
 - `console`: every `$ ` line is a shell command run in the page's directory; the lines
   up to the next `$ ` are its expected stdout+stderr, compared exactly except that a
   line `...` (or `...` inside a line) matches anything.
-- every other language (`sh`, `text`, `rust`, `toml`, `json`) is shown only.
+- every other language (`sh`, `text`, `rust`, `toml`, `json`, `lua`) is shown only.
 
 The page directory holds a link `examples` to the repository's examples/.
 """

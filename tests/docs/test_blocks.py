@@ -38,7 +38,7 @@ def test_planned_blocks_are_counted() -> None:
 
 def test_no_unknown_block_kinds() -> None:
     """A typo in a fence (```pyhton) would silently skip a block; refuse unknown kinds."""
-    known = set(RUN_KINDS) | {"sh", "text", "rust", "toml", "json", ""}
+    known = set(RUN_KINDS) | {"sh", "text", "rust", "toml", "json", "lua", ""}  # lua: Neovim set-up (editor.md)
     unknown = [(b.where, b.kind) for p in pages() for b in blocks(p) if b.kind not in known]
     assert not unknown
     assert any(b.kind == "" for p in pages() for b in blocks(p)) is False, "every fence names its language"

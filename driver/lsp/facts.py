@@ -1,0 +1,241 @@
+"""What the language server knows about one kernel file, computed in its worker process.
+
+`analyse(path, source)` imports the buffer as the file, traces every `@device` kernel it
+defines (and the first candidate of each tune `Space`: the factory at its default point),
+and returns plain data (JSON-ready) the server answers requests from without running user
+code again:
+
+- `diagnostics`: every refusal and warning at the user's call (1-based line and column,
+  the stage's length), or the one load error of a file that does not import;
+- `stages`: after each stage call, the stream or tensor type it returns (guide form and
+  hover Markdown) and the stage class that holds it, whose methods completion offers;
+- `mappings`: every `m("...")` literal, parsed with the file's axes, for hovers;
+- `tensors`: every tensor annotation (`HbmTensor[...]`, `DmTensor[...]`...) with its bytes
+  per slice and the host-array shape `run` expects.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import linecache
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+from driver.discover import LoadError, load_source, own_kernels
+from driver.lsp.types_text import guide_text, type_markdown
+from driver.mapping_report import explain, one_line
+from ir.boundary import TargetRef
+from ir.diagnostic import Diagnostic
+from ir.host_layout import host_shape
+from ir.mapping.api import m as parse_m
+from ir.mapping.axes import REGISTRY_NAME
+from npu_opt.compile_api import ice_diagnostic
+from npu_opt.device import DeviceKernel
+from npu_opt.stagebase import signature_text
+from npu_opt.trace import stage_log
+from npu_opt.tune import Space
+
+__all__ = ["analyse", "diagnostic_record", "stage_classes", "TENSOR_CLASSES"]
+
+TENSOR_CLASSES = ("HbmTensor", "DmTensor", "TrfTensor", "VrfTensor")
+
+
+def diagnostic_record(d: Diagnostic, kernel: str | None = None) -> dict[str, Any]:
+    """A diagnostic as the server needs it (its position in the checked file)."""
+    return {"code": d.code, "message": d.message, "line": d.line, "col": d.col, "length": d.length,
+            "severity": d.severity, "notes": list(d.notes), "help": d.help, "stage": d.stage,
+            "kernel": kernel, "file": d.file}
+
+
+def _load_record(e: LoadError) -> dict[str, Any]:
+    return {"code": e.code, "message": e.message, "line": e.line, "col": e.col, "length": 1,
+            "severity": "error", "notes": [], "help": None, "stage": None, "kernel": None, "file": e.file}
+
+
+def _same_file(name: str | None, path: str) -> bool:
+    return name is not None and os.path.abspath(name) == path
+
+
+def _kernels(module: Any, path: str) -> tuple[list[DeviceKernel], list[dict[str, Any]]]:
+    """The file's kernels, then the default candidate of each tune `Space` it declares (the
+    factory called with the first value of every parameter), and the USAGE records of
+    factories that raised."""
+    found, errors = own_kernels(module), []
+    for value in list(vars(module).values()):
+        if not (isinstance(value, Space) and getattr(value.factory, "__module__", None) == module.__name__):
+            continue
+        point = value.points()[0]
+        try:
+            made = value.factory(**point)
+        except Exception as e:  # noqa: BLE001 - the user's factory, the user's error
+            line = _line_in(e, path) or value.factory.__code__.co_firstlineno
+            errors.append({"code": "USAGE", "message": f"the kernel factory `{value.factory.__name__}` raised "
+                           f"{type(e).__name__} for its default point {point}: {e}", "line": line, "col": None,
+                           "length": 1, "severity": "error", "notes": [], "help": None, "stage": None,
+                           "kernel": None, "file": path})
+            continue
+        if isinstance(made, DeviceKernel):
+            found.append(made)
+    return found, errors
+
+
+def _line_in(e: BaseException, path: str) -> int | None:
+    lines = [n for frame, n in traceback.walk_tb(e.__traceback__) if _same_file(frame.f_code.co_filename, path)]
+    return lines[-1] if lines else None
+
+
+def stage_classes(classes: set[type]) -> dict[str, dict[str, str]]:
+    """class name -> {method it offers: its signature text}."""
+    out: dict[str, dict[str, str]] = {}
+    for cls in classes:
+        methods: dict[str, str] = {}
+        for name in sorted(getattr(cls, "OFFERS", ())):
+            try:
+                fn = getattr(cls, name)
+                methods[name] = signature_text(fn)
+            except (AttributeError, TypeError, ValueError):
+                methods[name] = "(...)"
+        out[cls.__name__] = methods
+    return out
+
+
+def _stage_facts(ops: Any, stages: dict[int, type], path: str) -> tuple[list[dict[str, Any]], set[type]]:
+    facts, classes = [], set()
+    for op in ops:
+        loc, result = getattr(op, "loc", None), getattr(op, "result", None)
+        if loc is None or result is None or not _same_file(loc.file, path) or not loc.col:
+            continue
+        if getattr(op, "STAGE", "") == "param":
+            continue
+        cls = stages.get(result.id)
+        if cls is not None:
+            classes.add(cls)
+        try:
+            guide, hover = guide_text(result.type), type_markdown(result.type, f".{op.STAGE}(...)")
+        except (KeyError, AttributeError):
+            guide, hover = str(result.type), f"**.{op.STAGE}(...)** → `{result.type}`"
+        facts.append({"line": loc.line, "col": loc.col, "length": loc.length, "stage": op.STAGE,
+                      "type": guide, "hover": hover, "class": cls.__name__ if cls else None})
+    return facts, classes
+
+
+def _trace(kernel: DeviceKernel, target: TargetRef) -> tuple[Any, dict[int, type]]:
+    with stage_log() as stages:
+        try:
+            return kernel.trace(target), stages
+        except Exception as e:  # noqa: BLE001 - the trace's own failure is an ICE, as in `check`
+            return ice_diagnostic(kernel.name, e, kernel.location), stages
+
+
+def _nodes(tree: ast.AST) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
+    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) of a file."""
+    calls, tensors = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "m" \
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            calls.append((node, node.args[0].value))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in TENSOR_CLASSES:
+            tensors.append(node)
+    return calls, tensors
+
+
+@functools.lru_cache(maxsize=4096)
+def _mapping_hover(text: str, axes: tuple[tuple[str, int], ...]) -> str:
+    table = dict(axes)
+    try:
+        mapping = parse_m(text, axes=table)
+        info = explain(mapping, rows=2)
+    except Exception as e:  # noqa: BLE001 - a bad mapping: its error is the hover
+        return f"**m(\"{text}\")**: {getattr(e, 'code', type(e).__name__)}: {e}"
+    sizes = ", ".join(f"{a} = {table[a]}" for a in info["axes"] if a in table) or "no axis"
+    return "\n".join([f"**m(\"{text}\")**: `{mapping}`", "", f"size {mapping.size}; axes: {sizes}", "",
+                      f"explain-mapping: {one_line(info)}"])
+
+
+def _span(node: ast.AST) -> dict[str, Any]:
+    return {"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
+            "end_col": (node.end_col_offset or 0) + 1}
+
+
+def _mapping_facts(calls: list[tuple[ast.Call, str]], axes: dict[str, int]) -> list[dict[str, Any]]:
+    key = tuple(axes.items())
+    return [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
+
+
+def _tensor_hover(spec: Any, text: str) -> str | None:
+    resolved = spec.resolve() if hasattr(spec, "resolve") else None
+    if resolved is None or not hasattr(resolved, "levels"):
+        return None
+    lines = [type_markdown(resolved, text)]
+    if resolved.kind == "hbm":
+        shape = host_shape(resolved.element)
+        lines.append(f"\nhost array for `run`: shape {shape}, dtype {resolved.dtype}")
+    return "\n".join(lines)
+
+
+def _segment(lines: list[str], node: ast.AST) -> str:
+    """The source text of a one-line node (byte columns), else its first line's rest."""
+    first = lines[node.lineno - 1].encode("utf-8")
+    if node.end_lineno == node.lineno:
+        return first[node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+    return first[node.col_offset:].decode("utf-8", errors="replace").rstrip()
+
+
+def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str]) -> list[dict[str, Any]]:
+    facts = []
+    for node in nodes:
+        text = _segment(lines, node)
+        try:
+            spec = eval(compile(ast.Expression(node), "<annotation>", "eval"), vars(module))  # noqa: S307
+            hover = _tensor_hover(spec, text)
+        except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
+            hover = None
+        if hover:
+            facts.append(dict(_span(node), hover=hover))
+    return facts
+
+
+def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None) -> dict[str, Any]:
+    """Everything the server shows for the buffer `source` of the file `path` (absolute)."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader
+    out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
+    try:
+        tree = ast.parse(source, path)
+    except SyntaxError:
+        tree = None
+    if progress:
+        progress(None, 1)
+    module, error = load_source(Path(path), source, name)
+    if error is not None:
+        out["diagnostics"].append(_load_record(error))
+        return out
+    classes: set[type] = set()
+    kernels, factory_errors = _kernels(module, path)
+    out["diagnostics"] += factory_errors
+    for kernel in kernels:
+        if progress:
+            progress(kernel.name, kernel.line)
+        result, stages = _trace(kernel, target)
+        if isinstance(result, Diagnostic):
+            out["diagnostics"].append(diagnostic_record(result, kernel.name))
+            continue
+        for d in result.diagnostics:
+            record = diagnostic_record(d, kernel.name)
+            if not _same_file(d.file, path):  # raised in another file: shown at the kernel
+                record.update(line=kernel.line, col=1, length=1)
+            out["diagnostics"].append(record)
+        facts, used = _stage_facts(result.kernel.ops, stages, path)
+        out["stages"] += facts
+        classes |= used
+    out["classes"] = stage_classes(classes)
+    axes = vars(module).get(REGISTRY_NAME)
+    if tree is not None:
+        calls, tensors = _nodes(tree)
+        out["mappings"] = _mapping_facts(calls, dict(axes) if isinstance(axes, dict) else {})
+        out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
+    return out

@@ -1,0 +1,218 @@
+"""`npu-opt lsp`: the language server (stdio, pygls), docs/editor.md.
+
+The server holds the open documents and answers from each one's last facts
+(driver/lsp/facts.py), which its worker process computes on open, on change (after a
+pause of `debounceMs`) and on save. It never runs the user's code itself
+(driver/lsp/supervisor.py). Settings come from the client's `initializationOptions`
+and `workspace/didChangeConfiguration` (`{"npuOpt": {...}}` or the keys themselves):
+`inlayHints` (default true), `debounceMs` (200), `timeLimit` (seconds per check, 5),
+`memoryLimitMb` (4096) and `guideUrl` (where the guide's diagnostics pages are served;
+default the guide built by `mkdocs build` in this checkout's `site/`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from driver.lsp.editing import code_actions, completions, signature_help
+from driver.lsp.features import hover, inlay_hints, to_diagnostics
+from driver.lsp.supervisor import EMPTY, Limits, Worker
+
+__all__ = ["NpuOptServer", "build_server", "serve"]
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _settings(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {}
+    inner = value.get("npuOpt", value.get("npu-opt"))
+    return inner if isinstance(inner, dict) else value
+
+
+class NpuOptServer(LanguageServer):
+    """The language server with its worker and each document's last facts."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        super().__init__("npu-opt", "0.1.0")
+        self.worker = Worker(limits or Limits())
+        self.options: dict[str, Any] = {"inlayHints": True, "debounceMs": 200,
+                                        "guideUrl": (_ROOT / "site").as_uri()}
+        self.facts: dict[str, dict[str, Any]] = {}
+        self.good: dict[str, dict[str, Any]] = {}  # the last facts with a trace (for a buffer mid-edit)
+        self.tasks: dict[str, asyncio.Task] = {}
+        self.checks = 0
+
+    def configure(self, settings: Any) -> None:
+        options = _settings(settings)
+        for key in ("inlayHints", "debounceMs", "guideUrl"):
+            if key in options:
+                self.options[key] = options[key]
+        if "timeLimit" in options:
+            self.worker.limits.seconds = float(options["timeLimit"])
+        if "memoryLimitMb" in options and int(options["memoryLimitMb"]) != self.worker.limits.memory_mb:
+            self.worker.limits.memory_mb = int(options["memoryLimitMb"])
+            self.worker.stop()  # the limit is the process's: the next check starts one with it
+
+    def schedule(self, uri: str, delay: float) -> None:
+        old = self.tasks.get(uri)
+        if old is not None and not old.done():
+            old.cancel()
+        self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
+
+    async def _check(self, uri: str, delay: float) -> None:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        doc = self.workspace.get_text_document(uri)
+        version, source = doc.version, doc.source
+        try:
+            facts = await asyncio.to_thread(self.worker.check, _path_of(uri), source)
+        except Exception as e:  # noqa: BLE001 - the server goes on; the editor shows why it cannot check
+            facts = dict(EMPTY, diagnostics=[{"code": "ICE", "message": f"npu-opt lsp could not check the file: {e}",
+                                              "line": 1, "col": None, "length": 1, "severity": "error",
+                                              "notes": [], "help": None, "stage": None, "kernel": None}])
+        current = self.workspace.text_documents.get(uri)
+        if current is None or current.version != version:
+            return  # edited meanwhile: the next check publishes
+        self.checks += 1
+        self.facts[uri] = facts
+        if facts.get("stages"):
+            self.good[uri] = facts
+        lines = source.split("\n")
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, version=version, diagnostics=to_diagnostics(facts, lines, uri, self.options["guideUrl"])))
+
+    async def settled(self, uri: str) -> tuple[dict[str, Any], list[str]]:
+        """The document's facts once no check of it is pending, and its lines."""
+        while True:
+            task = self.tasks.get(uri)
+            if task is None or task.done():
+                break
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if self.tasks.get(uri) is task:
+                    raise
+        doc = self.workspace.get_text_document(uri)
+        return self.facts.get(uri, EMPTY), doc.source.split("\n")
+
+    def usable(self, uri: str, facts: dict[str, Any]) -> dict[str, Any]:
+        """The facts, or the last ones with a trace when this version does not load (mid-edit)."""
+        return facts if facts.get("stages") else self.good.get(uri, facts)
+
+
+def _path_of(uri: str) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    return str(Path.cwd() / (Path(unquote(parsed.path)).name or "untitled.py"))
+
+
+def build_server(limits: Limits | None = None) -> NpuOptServer:
+    """The server with every feature registered."""
+    server = NpuOptServer(limits)
+    _lifecycle(server)
+    _documents(server)
+    _requests(server)
+    return server
+
+
+def _lifecycle(server: NpuOptServer) -> None:
+    """Initialize (the client's settings, the warm worker), settings changes and shutdown."""
+
+    @server.feature(lsp.INITIALIZE)
+    def _initialize(ls: NpuOptServer, params: lsp.InitializeParams) -> None:
+        ls.configure(params.initialization_options)
+
+    @server.feature(lsp.INITIALIZED)
+    async def _initialized(ls: NpuOptServer, params: lsp.InitializedParams) -> None:
+        await asyncio.to_thread(ls.worker.ensure)
+
+    @server.feature(lsp.SHUTDOWN)
+    def _shutdown(ls: NpuOptServer, params: Any) -> None:
+        ls.worker.stop()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def _configuration(ls: NpuOptServer, params: lsp.DidChangeConfigurationParams) -> None:
+        ls.configure(params.settings)
+
+
+
+def _documents(server: NpuOptServer) -> None:
+    """Open, change, save and close: each schedules a check (or drops the document's facts)."""
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def _open(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def _change(ls: NpuOptServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, float(ls.options["debounceMs"]) / 1000)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def _save(ls: NpuOptServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def _close(ls: NpuOptServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        task = ls.tasks.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        ls.facts.pop(uri, None)
+        ls.good.pop(uri, None)
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+
+def _requests(server: NpuOptServer) -> None:
+    """Hover, inlay hints, completion, signature help and code actions, from the facts."""
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    async def _hover(ls: NpuOptServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        facts, lines = await ls.settled(params.text_document.uri)
+        return hover(ls.usable(params.text_document.uri, facts), lines, params.position)
+
+    @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+    async def _inlay(ls: NpuOptServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        if not ls.options.get("inlayHints", True):
+            return []
+        facts, lines = await ls.settled(params.text_document.uri)
+        return inlay_hints(facts, lines, params.range.start.line, params.range.end.line)
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["."]))
+    async def _complete(ls: NpuOptServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+        facts, lines = await ls.settled(params.text_document.uri)
+        items = completions(ls.usable(params.text_document.uri, facts), ls.worker.enums, lines, params.position)
+        return lsp.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP, lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
+    async def _signature(ls: NpuOptServer, params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
+        facts, lines = await ls.settled(params.text_document.uri)
+        return signature_help(ls.usable(params.text_document.uri, facts), lines, params.position)
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    async def _actions(ls: NpuOptServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        _, lines = await ls.settled(params.text_document.uri)
+        return code_actions(params.context.diagnostics, lines, params.text_document.uri)
+
+
+def serve(time_limit: float = 5.0, memory_limit_mb: int = 4096) -> int:
+    """Run the server on stdin/stdout until the client exits it."""
+    server = build_server(Limits(time_limit, memory_limit_mb))
+    try:
+        server.start_io()
+    finally:
+        server.worker.stop()
+        if sys.stdout is None or sys.stdout.closed:  # the transport closed it: the caller's flush must not fail
+            sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives to the process's end
+    return 0

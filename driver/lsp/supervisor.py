@@ -1,0 +1,137 @@
+"""The server's side of the worker process (driver/lsp/worker.py): start it, keep it warm,
+send it a buffer, wait with a time limit, and replace it when it dies or hangs.
+
+A check the worker cannot answer becomes one diagnostic and a fresh worker: one that
+exited (`os._exit` reached from native code, a crash) or one that outlived the time
+limit even after its own SIGALRM (a loop inside C code). The server itself never runs
+the user's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+__all__ = ["Worker", "Limits", "EMPTY"]
+
+EMPTY: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
+GRACE_SECONDS = 3.0  # after the worker's own alarm, how long the server waits before killing it
+
+
+class Limits:
+    """The worker's limits: seconds per check and megabytes of address space."""
+
+    def __init__(self, seconds: float = 5.0, memory_mb: int = 4096) -> None:
+        self.seconds = seconds
+        self.memory_mb = memory_mb
+
+
+def _died_record(path: str, line: int, kernel: str | None, what: str) -> dict[str, Any]:
+    during = f"while tracing `{kernel}`" if kernel else "while importing the file"
+    return {"code": "USAGE", "message": f"the language server's checking process {what} {during}",
+            "line": line or 1, "col": None, "length": 1, "severity": "error", "notes": [],
+            "help": "a kernel file may not end its process (os._exit, a crash in native code) or run "
+                    "without end; the server started a new checking process", "stage": None,
+            "kernel": kernel, "file": path}
+
+
+class Worker:
+    """One warm worker process, used by one check at a time."""
+
+    def __init__(self, limits: Limits | None = None, cwd: str | None = None) -> None:
+        self.limits = limits or Limits()
+        self.cwd = cwd
+        self.process: subprocess.Popen | None = None
+        self.enums: dict[str, list[str]] = {}
+        self.lock = threading.Lock()
+        self.started = 0  # how many processes were started (tests read it)
+        self._next = 0
+        self._eof = False  # the current worker's channel reached end of file
+
+    def _start(self) -> None:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONUNBUFFERED="1")
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "driver.lsp.worker", "--memory", str(self.limits.memory_mb)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            encoding="utf-8", cwd=self.cwd, env=env)
+        self.started += 1
+        self._eof = False
+        hello = self._read(time.monotonic() + 60.0)
+        if not hello or "hello" not in hello:
+            raise RuntimeError("the checking process did not start")
+        self.enums = hello["hello"].get("enums", {})
+
+    def _read(self, deadline: float) -> dict[str, Any] | None:
+        """One reply line, or None when the worker ended or the deadline passed."""
+        assert self.process is not None and self.process.stdout is not None
+        result: list[Any] = []
+        reader = threading.Thread(target=lambda: result.append(self.process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(max(0.0, deadline - time.monotonic()))
+        if reader.is_alive() or not result:
+            return None
+        if not result[0]:
+            self._eof = True
+            return None
+        return json.loads(result[0])
+
+    def _ended(self) -> int | None:
+        """The worker's exit status when its channel reached end of file (it is exiting: wait
+        for it), else None: it is still running and did not answer in time."""
+        assert self.process is not None
+        if self._eof:
+            try:
+                return self.process.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.process.poll()
+
+    def ensure(self) -> None:
+        """Start the worker if it is not running (the server calls it at start-up)."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def check(self, path: str, source: str) -> dict[str, Any]:
+        """The facts of `source` as the file `path` (driver/lsp/facts.py)."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            self._next += 1
+            request = {"id": self._next, "path": path, "source": source, "name": f"_npu_opt_lsp_{self._next}",
+                       "seconds": self.limits.seconds}
+            assert self.process is not None and self.process.stdin is not None
+            try:
+                self.process.stdin.write(json.dumps(request) + "\n")
+                self.process.stdin.flush()
+            except OSError:
+                self.stop()
+                return dict(EMPTY, diagnostics=[_died_record(path, 1, None, "could not be reached")])
+            deadline = time.monotonic() + self.limits.seconds + GRACE_SECONDS
+            where: list[Any] = [None, 1]
+            while True:
+                reply = self._read(deadline)
+                if reply is None:
+                    ended = self._ended()
+                    self.stop()
+                    what = f"ended with status {ended}" if ended is not None else \
+                        f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
+                    return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], what)])
+                if "at" in reply:
+                    where = reply["at"]
+                elif reply.get("id") == self._next:
+                    return reply["result"]

@@ -1,0 +1,183 @@
+"""The language server's worker: the process where the user's kernel files run.
+
+`python -m driver.lsp.worker` reads one JSON request per line on stdin
+(`{"id", "path", "source", "name", "target", "seconds"}`) and writes JSON lines to the
+reply channel: `{"id", "at": [kernel, line]}` before each phase (so the server can say
+where a worker that died or hung was), then `{"id", "result": {...}}` (driver/lsp/facts.py).
+The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
+
+The reply channel is the file descriptor stdout had when the process started; fd 1 then
+points at /dev/null and `sys.stdout` records what the user's code prints, with the
+line that printed, instead of letting it into the channel. The process's memory is
+limited (`--memory MB`, RLIMIT_AS), and each request has a time limit: after `seconds`
+a SIGALRM raises `TimeLimit` where the user's code is (the server kills the process
+if even that does not end it).
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import json
+import linecache
+import os
+import resource
+import signal
+import sys
+from typing import Any
+
+import npu_opt
+from driver.lsp.facts import analyse
+from npu_opt import import_scope
+from npu_opt.stagebase import load_lazy_stages
+
+__all__ = ["TimeLimit", "main"]
+
+
+class TimeLimit(BaseException):
+    """The request's time is up (raised by SIGALRM in whatever code was running)."""
+
+
+class _Printed(io.TextIOBase):
+    """`sys.stdout` while user code runs: keeps the first 200 characters and the user line that printed."""
+
+    def __init__(self) -> None:
+        self.path = ""
+        self.text = ""
+        self.line: int | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text and not self.text.strip() and self.line is None:
+            frame = sys._getframe(1)
+            while frame is not None and os.path.abspath(frame.f_code.co_filename) != self.path:
+                frame = frame.f_back
+            self.line = frame.f_lineno if frame is not None else None
+        if len(self.text) < 200:
+            self.text += str(text)[:200 - len(self.text)]
+        return len(text)
+
+
+_ALARM = {"path": "", "line": None}  # the checked file, and its line that was running when time ran out
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) != _ALARM["path"]:
+        frame = frame.f_back
+    _ALARM["line"] = frame.f_lineno if frame is not None else None
+    raise TimeLimit()
+
+
+def _limit_record(path: str, line: int | None, seconds: float, kernel: str | None) -> dict[str, Any]:
+    what = f"tracing `{kernel}`" if kernel else "importing the file"
+    return {"code": "USAGE", "message": f"{what} did not finish within the language server's time limit of "
+                                        f"{seconds:g} s (an endless loop, a sleep, a huge computation?)",
+            "line": line or 1, "col": None, "length": 1, "severity": "error", "notes": [],
+            "help": "the checked file runs at every edit: keep slow work out of module level and kernel bodies",
+            "stage": None, "kernel": kernel, "file": path}
+
+
+def _enums() -> dict[str, list[str]]:
+    out = {}
+    for name in getattr(npu_opt, "__all__", ()):
+        try:
+            value = getattr(npu_opt, name)
+        except Exception:  # noqa: BLE001 - a lazy export that fails to load offers nothing
+            continue
+        if isinstance(value, type) and issubclass(value, enum.Enum):
+            out[name] = [member.name for member in value]
+        elif isinstance(value, type) and isinstance(getattr(value, "_member_names", None), (list, tuple)):
+            out[name] = [str(n) for n in value._member_names]  # the vector units' variant classes
+    return out
+
+
+def _warm() -> None:
+    """Import what every check needs once, here, so the first edit is as fast as the next."""
+    load_lazy_stages()
+
+
+def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
+    shown = printed.text.strip().splitlines()[0][:80] if printed.text.strip() else printed.text[:80]
+    return {"code": "USAGE", "message": f"the file printed to standard output while being checked ({shown!r}); "
+                                        f"the language server discarded it (its standard output is the "
+                                        f"editor's channel)",
+            "line": printed.line or 1, "col": None, "length": 1, "severity": "warning", "notes": [],
+            "help": "print from a test or a script, not at import time or while a kernel is traced",
+            "stage": None, "kernel": None, "file": path}
+
+
+def _forget(name: str, path: str) -> None:
+    """Drop the checked module and its import scope: 200 edits must not keep 200 modules."""
+    sys.modules.pop(name, None)
+    import_scope._SCOPES.pop(name, None)
+    linecache.cache.pop(path, None)
+
+
+def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, Any]:
+    path, seconds = os.path.abspath(request["path"]), float(request.get("seconds", 5.0))
+    where: list[Any] = [None, 1]
+
+    def progress(kernel: str | None, line: int) -> None:
+        where[:] = [kernel, line]
+        send({"id": request["id"], "at": [kernel, line]})
+
+    printed.path, printed.text, printed.line = path, "", None
+    _ALARM.update(path=path, line=None)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        result = analyse(path, request["source"], request["name"], request.get("target"), progress)
+    except TimeLimit:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        result = {"diagnostics": [_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])],
+                  "stages": [], "mappings": [], "tensors": [], "classes": {}}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _forget(request["name"], path)
+    for d in result["diagnostics"]:  # a TimeLimit the trace caught as the user's exception
+        if "TimeLimit" in d["message"]:
+            d.update(_limit_record(path, _ALARM["line"] or d["line"], seconds, d["kernel"]))
+    if printed.text:
+        result["diagnostics"].append(_printed_record(printed, path))
+    return result
+
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes > 0:
+        limit = megabytes << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    memory = int(args[args.index("--memory") + 1]) if "--memory" in args else 0
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    printed = _Printed()
+    sys.stdout = printed
+    signal.signal(signal.SIGALRM, _alarm)
+
+    def send(message: dict[str, Any]) -> None:
+        channel.write(json.dumps(message, default=str) + "\n")
+        channel.flush()
+
+    _warm()
+    _limit_memory(memory)
+    send({"hello": {"enums": _enums(), "pid": os.getpid()}})
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            result = _check(request, send, printed)
+        except MemoryError:
+            result = {"diagnostics": [{"code": "USAGE", "message": "checking the file ran out of the language "
+                                       "server's memory limit", "line": 1, "col": None, "length": 1,
+                                       "severity": "error", "notes": [], "help": None, "stage": None,
+                                       "kernel": None, "file": request.get("path")}]}
+        send({"id": request["id"], "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
