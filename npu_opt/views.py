@@ -278,9 +278,10 @@ class DmReadView(_ReadMixin, _View, DmTensorView):
     It scatters like a tensor: the reference's `unsafe { t.reshape() }` of a DM tensor is a
     tensor, which npu-opt spells as this view (docs/porting.md)."""
 
-    def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
+                    element3: Any = None) -> Any:
         """The view's cells into rows of HBM, as `DmTensor.dma_scatter`."""
-        return scatter(self, index, output, key)
+        return scatter(self, index, output, key, element2=element2, element3=element3)
 
     def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """Refused (SCATTER-5), as `DmTensor.dma_scatter_unscaled`."""
