@@ -24,6 +24,7 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.gather import scatter
+from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
@@ -121,6 +122,13 @@ class _View:
         Unsafe in the reference's sense: the cells keep their addresses, so only regroupings
         that keep the order of the cells mean what they say (docs/views.md)."""
         names = self._level_names()
+        if len(levels) == 1 and isinstance(levels[0], ParamSpec):   # HbmTensorView[...] / HbmTensorViewMut[...]
+            target = levels[0]
+            if target.form == "tensor" or (target.form == "view_mut") != self.WRITABLE:
+                want = "HbmTensorViewMut" if self.WRITABLE else "HbmTensorView"
+                return _refuse(Violation("TYPE-6", f"`reshape` keeps the kind of view: {target} is not a {want}[...] "
+                                                   "type", help=f"pass {want}[...] (or the tensor type)"), "reshape")
+            levels = (target.tensor,)
         if len(levels) == 1 and isinstance(levels[0], TensorSpec):  # the whole target type, as to_dm takes
             levels = _spec_levels(levels[0], self._type, len(names))
             if isinstance(levels, Violation):
@@ -372,3 +380,4 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
 
     _copy_into(read_view(committed), TensorDma(), dst, "dm", "commit_view")
     return None
+
