@@ -77,11 +77,13 @@ def equal_chip_copies(array: Any, chip: Any) -> Any:
     return array
 
 
-def unequal_chip_copies(array: Any, chip: Any) -> int | None:
-    """The first broadcast Chip dimension of host array `array` whose copies differ, or None."""
+def unequal_chip_copies(name: str, array: Any, chip: Any) -> str | None:
+    """Why host array `array` of parameter `name` cannot be an HBM tensor on `chip`: the
+    copies along a broadcast Chip dimension differ (rule 11); None when they agree."""
     for d in chip_broadcast_dims(chip):
         if not np.array_equal(array, np.broadcast_to(array.take([0], axis=d), array.shape)):
-            return d
+            return f"parameter `{name}`: dimension {d} is the broadcast Chip `{chip}` (one copy per chip); its " \
+                   "copies must be equal"
     return None
 
 

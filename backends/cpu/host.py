@@ -87,7 +87,9 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
         raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
     values = cv.to_bits(flat, dtype) if dtype.is_float else flat
-    _check_chip_copies(name, array, t.chip)
+    unequal = unequal_chip_copies(name, array, t.chip)
+    if unequal is not None:
+        raise _usage(unequal)
     per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_shape(t.element)))
     for one in per_chip:
         _check_broadcasts(name, one, t.element)
@@ -123,14 +125,6 @@ def from_buffer(buf: np.ndarray, t: HbmType, copy: bool = True) -> np.ndarray:
     if not copy:
         return out.reshape(chips + host_shape(t.element))
     return np.array(out, order="C", copy=True).reshape(chips + host_shape(t.element))
-
-
-def _check_chip_copies(name: str, array: np.ndarray, chip: Mapping) -> None:
-    """USAGE when the copies along a broadcast dimension of the Chip differ (rule 11)."""
-    d = unequal_chip_copies(array, chip)
-    if d is not None:
-        raise _usage(f"parameter `{name}`: dimension {d} is the broadcast Chip `{chip}` (one copy per chip); "
-                     "its copies must be equal")
 
 
 def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:

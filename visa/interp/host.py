@@ -60,10 +60,9 @@ def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray
     if array.shape != shape:
         whose = f"element `{t.element}`" if not chips else f"type (Chip `{t.chip}`, element `{t.element}`)"
         raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
-    d_chip = unequal_chip_copies(array, t.chip)
-    if d_chip is not None:
-        raise _usage(f"parameter `{name}`: dimension {d_chip} is the broadcast Chip `{t.chip}` (one copy per chip); "
-                     "its copies must be equal")
+    unequal = unequal_chip_copies(name, array, t.chip)
+    if unequal is not None:
+        raise _usage(unequal)
     flat = np.ascontiguousarray(d.host_values(array)).reshape(-1)
     try:
         if d.is_float:
