@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from ir import host_layout
+from ir.topology import host_array_shape
 from ir.dtypes import i4
 from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
@@ -71,7 +72,7 @@ def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
 
 def _check_out(name: str, t: Any, array: Any) -> None:
     """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
-    shape = host_layout.host_shape(t.element)
+    shape = host_array_shape(t)
     d = t.dtype
     accepted = d.host_dtypes
     names = " or ".join(str(a) for a in accepted)
@@ -81,8 +82,9 @@ def _check_out(name: str, t: Any, array: Any) -> None:
     if array.dtype not in accepted:
         raise _usage(f"in-out parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
     if array.shape != shape:
-        raise _usage(f"in-out parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` "
-                     f"needs shape {shape}")
+        whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
+            f"type (Chip `{t.chip}`, element `{t.element}`)"
+        raise _usage(f"in-out parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
     if not array.flags.writeable:
         raise _usage(f"in-out parameter `{name}` is a read-only array; the kernel writes it in place",)
     if not array.flags.c_contiguous:

@@ -298,7 +298,7 @@ def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, err: 
         codes = {d.code for d in e.diagnostics} or {e.code}
         return (EXIT_ICE if "ICE" in codes else EXIT_USAGE if "USAGE" in codes else EXIT_REFUSED), None
     except NpuOptError as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        first = e.message.splitlines()[0] if e.message else type(e).__name__
         if e.code == "USAGE":
             print(f"error[USAGE]: {first}", file=err)
             return EXIT_USAGE, None

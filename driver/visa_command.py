@@ -156,7 +156,7 @@ def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: T
     try:
         results, finals = execute_inout(artifact, arrays, target)
     except NpuOptError as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        first = e.message.splitlines()[0] if e.message else type(e).__name__
         print(f"error[{e.code}]: {first}", file=err)
         return EXIT_ICE if e.code == "ICE" else EXIT_USAGE
     except Exception as e:  # noqa: BLE001 - a crash of the interpreter is an internal error

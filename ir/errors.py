@@ -37,6 +37,16 @@ class OvershootError(MappingError):
         super().__init__("overshoot", message, text=text)
 
 
+class RunTimeRefusal(NpuOptError):
+    """A rule that only the data can break, refused while a kernel runs (a gather index that
+    selects no row, a runtime tile start past its range, a read of unwritten memory): its
+    text starts with the rule code, as `npu-opt explain CODE` names it; `.message` is the
+    sentence alone."""
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
 class TypeCheckError(NpuOptError):
     """A stage rule tagged [T] refused the kernel while tracing."""
 

@@ -24,7 +24,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.errors import NpuOptError
+from ir.errors import RunTimeRefusal
 from ir.mapping.factors import AxisFactor
 from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
@@ -253,7 +253,7 @@ def is_index_dtype(dtype: DType) -> bool:
     return dtype == DType.I32
 
 
-class GatherIndexError(NpuOptError):
+class GatherIndexError(RunTimeRefusal):
     """GATHER-6 / SCATTER-6: an index value selects no row of the table or the output (raised
     at run time by the cpu backend and the VISA interpreter, with the offending index)."""
 

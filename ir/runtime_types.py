@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ir.errors import NpuOptError
+from ir.errors import NpuOptError, RunTimeRefusal
 
 __all__ = ["ScalarDType", "ScalarType", "SCALAR_DTYPES", "INTEGER_NAMES", "scalar_dtype", "wrap", "apply",
            "BINARY", "COMPARE", "LOGIC", "OP_NAMES", "checked_start"]
@@ -126,6 +126,6 @@ def checked_start(value: Any, limit: int, where: str) -> int:
     RUNTIME-10 when it is above `limit`: the cpu backend and the interpreter share this check."""
     start = int(value)
     if not 0 <= start <= limit:
-        raise NpuOptError(f"{where}: the runtime tile start {start} is outside 0..={limit}: the tile would run "
+        raise RunTimeRefusal(f"{where}: the runtime tile start {start} is outside 0..={limit}: the tile would run "
                           "past the values of its index", code="RUNTIME-10")
     return start

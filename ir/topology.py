@@ -10,9 +10,13 @@ with other sizes scales the same way.
 from __future__ import annotations
 
 from typing import Any
-from ir.mapping.factors import AxisFactor, PaddingFactor
 
-__all__ = ["CHIP_TARGETS", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault", "chip_host_dims",
+import numpy as np
+
+from ir.host_layout import host_shape
+from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
+
+__all__ = ["CHIP_TARGETS", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault", "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "equal_chip_copies", "unequal_chip_copies",
            "host_chip_fault"]
 
 # Chip counts the reference compiles for, and the built-in target of each: `rngd` is one
@@ -44,11 +48,43 @@ def pe_fault(pe: int, cluster: int, slices: int, cluster_sizes: Any = (1, 2),
 
 
 def chip_host_dims(chip: Any) -> tuple[int, ...]:
-    """The host dimensions an HBM tensor's Chip mapping adds in front of its element's: none
-    for a Chip without axes (`1`, `1 # 2`: one copy on every chip), else one dimension of
-    each of its axes, outer first (`m("C")` with |C| = 2 adds a leading 2: row c lives on
-    chip c; padding positions hold no row)."""
-    return tuple(f.extent for f in chip.factors() if isinstance(f, AxisFactor))
+    """The host dimensions an HBM tensor's Chip mapping adds in front of its element's, one
+    per axis digit and per broadcast of the Chip, outer first (rule 11 of the porting
+    rules): `m("C")` with |C| = 2 adds a leading 2 (row c lives on chip c), a broadcast
+    `m("4")` a leading 4 holding the copies (equal on input, one per chip on output);
+    padding positions hold no row, so `1` and `1 # 2` add none."""
+    return tuple(f.extent for f in chip.factors()
+                 if isinstance(f, AxisFactor) or (isinstance(f, BroadcastFactor) and f.extent > 1))
+
+
+def chip_broadcast_dims(chip: Any) -> tuple[int, ...]:
+    """Which of `chip_host_dims` are broadcasts (their rows are copies that must agree)."""
+    dims = [f for f in chip.factors() if isinstance(f, AxisFactor) or (isinstance(f, BroadcastFactor) and f.extent > 1)]
+    return tuple(d for d, f in enumerate(dims) if isinstance(f, BroadcastFactor))
+
+
+def host_array_shape(t: Any) -> tuple[int, ...]:
+    """The shape of the host array of HBM type `t`: its Chip's dimensions, then one per
+    top-level term of its element (`ir.host_layout`)."""
+    return chip_host_dims(t.chip) + host_shape(t.element)
+
+
+def equal_chip_copies(array: Any, chip: Any) -> Any:
+    """`array` (a host array of an HBM tensor on `chip`) with every broadcast Chip dimension
+    holding copies of its first row: a valid input (tests that draw random inputs use it)."""
+    for d in chip_broadcast_dims(chip):
+        array = np.ascontiguousarray(np.broadcast_to(array.take([0], axis=d), array.shape))
+    return array
+
+
+def unequal_chip_copies(name: str, array: Any, chip: Any) -> str | None:
+    """Why host array `array` of parameter `name` cannot be an HBM tensor on `chip`: the
+    copies along a broadcast Chip dimension differ (rule 11); None when they agree."""
+    for d in chip_broadcast_dims(chip):
+        if not np.array_equal(array, np.broadcast_to(array.take([0], axis=d), array.shape)):
+            return f"parameter `{name}`: dimension {d} is the broadcast Chip `{chip}` (one copy per chip); its " \
+                   "copies must be equal"
+    return None
 
 
 def host_chip_fault(chip: Any, element: Any) -> str | None:

@@ -13,14 +13,41 @@ from ir.scatter import scatter_shape
 from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
 from npu_opt.params import refuse_write
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault
 from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
 from npu_opt.trace import current
 
 __all__ = ["gather", "scatter", "emit_gather"]
 
 
-def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
+def split_type_args(args: tuple, dst: Any, named: tuple) -> tuple[Any, tuple]:
+    """(the destination type, the explicit mapping type arguments) of a call that takes the
+    reference's type arguments positionally around a target type (rule 3): the one
+    `TensorSpec` is the target, the rest fill `named` in order."""
+    rest = []
+    for a in args:
+        if isinstance(a, TensorSpec) and dst is None:
+            dst = a
+        else:
+            rest.append(a)
+    filled = list(named)
+    for i, a in enumerate(rest[:len(filled)]):
+        filled[i] = a if filled[i] is None else filled[i]
+    return dst, tuple(filled)
+
+
+def _type_args_fault(stage: str, tensor: Any, checks: tuple) -> Violation | None:
+    """TYPE-6 for the first explicit type argument (name, mapping, the level of `tensor` it
+    names) that is not that level of the tensor."""
+    for name, given, level in checks:
+        bad = mapping_argument_fault(stage, name, given, getattr(tensor.value.type, level),
+                                     f"the index's {level}")
+        if bad is not None:
+            return bad
+    return None
+
+
+def gather(table: Any, index: Any, dst: Any, scaled: bool, index_types: tuple = ()) -> Any:
     """Trace one gather; a wrong argument is TYPE-6 at the call."""
     stage = "dma_gather_scaled" if scaled else "dma_gather_unscaled"
     tracer = current()
@@ -34,6 +61,7 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool) -> Any:
     elif not isinstance(dst, TensorSpec) or dst.kind != "dm":
         bad = Violation("TYPE-6", f"the destination of `{stage}` must be a DmTensor[...] type, not {dst!s:.60}",
                         help=f"`table.{stage}(index, DmTensor[dtype, Chip, Cluster, Slice, Element])`")
+    bad = bad or _type_args_fault(stage, index, index_types)
     dst_type = bad or dst.resolve()
     if not isinstance(dst_type, Violation):
         dst_type = _outermost_key(gather_shape(table.value.type, index.value.type, dst_type), "table") or dst_type
@@ -71,7 +99,8 @@ def emit_gather(op: Gather, stage: str) -> DmTensor:
     return DmTensor(op.result)
 
 
-def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -> Any:
+def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, element2: Any = None,
+            element3: Any = None) -> Any:
     """Trace one scatter into a new HBM tensor of type `output`, or into the existing HBM
     tensor `output` (a `Mut` parameter or a `new()` tensor: the rows no index names keep
     their values); returns that tensor."""
@@ -86,6 +115,11 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
     elif not isinstance(index, HbmTensor):
         bad = Violation("TYPE-6", f"the index of `{stage}` is an HbmTensor of byte offsets, not "
                                   f"{type(index).__name__}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
+    elif (bad := _type_args_fault(stage, index, (("element3", element3, "element"),))) is not None:
+        pass
+    elif element2 is not None and (bad := mapping_argument_fault(
+            stage, "element2", element2, _output_element(output), "the output's element")) is not None:
+        pass
     elif isinstance(output, HbmTensor):
         bad = isinstance(key, Mapping) and _outermost_key(
             scatter_shape(data.value.type, key, index.value.type, output.value.type), "output")
@@ -105,6 +139,14 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True) -
     op = Scatter(src=data.value, index=index.value, key=key, result=tracer.value(out_type), loc=loc)
     tracer.emit(op)
     return HbmTensor(op.result)
+
+
+def _output_element(output: Any) -> Any:
+    """The HBM element of a scatter's output: an HBM tensor's, or the `HbmTensor[...]` type's."""
+    if isinstance(output, HbmTensor):
+        return output.value.type.element
+    t = output.resolve() if isinstance(output, TensorSpec) else None
+    return getattr(t, "element", None)
 
 
 def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any:

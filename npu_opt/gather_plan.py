@@ -28,7 +28,7 @@ from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
 from npu_opt.runtime_scalars import Refused, ScalarParam
 from npu_opt.spm import SpmTensor
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import current
 
@@ -133,8 +133,9 @@ class GatherPlan:
         self._prefix: int | None = None
         self._count: Any = None          # a runtime prefix: the traced i32 scalar
 
-    def by_byte_offsets(self, index: Any) -> Any:
-        """Byte offsets into the table, an i32 HBM tensor whose element is the index domain."""
+    def by_byte_offsets(self, index: Any, domain: Any = None) -> Any:
+        """Byte offsets into the table, an i32 HBM tensor whose element is the index domain
+        (`domain`: the reference's `Domain` type argument, the index's element, checked)."""
         if self._index is not None:
             return _refuse(Violation("GATHER-8", "the gather already has its index"), "by_byte_offsets")
         if not isinstance(index, HbmTensor):
@@ -145,12 +146,18 @@ class GatherPlan:
         if _padded(index.type.element):
             return _refuse(Violation("GATHER-8", f"the index's element `{index.type.element}` has padding: an index "
                                                  "holds one entry at every position"), "by_byte_offsets")
+        bad = mapping_argument_fault("by_byte_offsets", "domain", domain, index.type.element, "the index's element",
+                                     "GATHER-8")
+        if bad is not None:
+            return _refuse(bad, "by_byte_offsets")
         self._index = index
         return self
 
-    def by_positions(self, domain: Any, index: Any) -> Any:
-        """Row numbers held in SPM: `domain` names the axes they key (the Cluster's own axes,
-        then the list's); the list sits on PE 0 (`Pe` padding only, `m("1 # 4")`)."""
+    def by_positions(self, index: Any, domain: Any = None) -> Any:
+        """Row numbers held in SPM, `by_positions(index, domain)`: `domain` names the axes they
+        key (the Cluster's own axes, then the list's); the list sits on PE 0 (`Pe` padding
+        only, `m("1 # 4")`). The domain-first order `by_positions(domain, index)` also reads."""
+        index, domain = _positions_args(index, domain)
         if self._index is not None:
             return _refuse(Violation("GATHER-8", "the gather already has its index"), "by_positions")
         bad = _positions_fault(domain, index, "by_positions", "GATHER-8")
@@ -213,6 +220,14 @@ class GatherPlan:
                                   loc=loc), stage)
 
 
+def _positions_args(index: Any, domain: Any) -> tuple[Any, Any]:
+    """(index, domain) of `by_positions(index, domain)` (rule 2: the operand, then the
+    `Domain` type argument) or of the domain-first `by_positions(domain, index)`."""
+    if isinstance(index, Mapping) and not isinstance(domain, Mapping):
+        return domain, index
+    return index, domain
+
+
 def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violation | None:
     """The placement rules of a `by_positions` index (an i32 SPM list on PE 0)."""
     if not isinstance(index, SpmTensor):
@@ -228,7 +243,7 @@ def _positions_fault(domain: Any, index: Any, stage: str, code: str) -> Violatio
                                "position")
     if not isinstance(domain, Mapping) or _whole_axes(domain) is None:
         return Violation("TYPE-6", f"the domain of `{stage}` is a mapping of whole axes, not {domain!s:.40}",
-                         help='e.g. `.by_positions(m("K"), index)`')
+                         help='e.g. `.by_positions(index, m("K"))`: the Rust `Domain` type argument')
     names = tuple(a for a, _ in _whole_axes(domain))
     if names != positions_domain(t):
         return Violation(code, f"the domain `{domain}` is not the axes the index keys "
@@ -255,8 +270,9 @@ class ScatterPlan:
         self._index: Any = None
         self._key: Mapping | None = None
 
-    def by_byte_offsets(self, index: Any) -> Any:
-        """Byte offsets into the destination: an i32 HBM tensor (or its read view) over the domain."""
+    def by_byte_offsets(self, index: Any, domain: Any = None) -> Any:
+        """Byte offsets into the destination: an i32 HBM tensor (or its read view) over the
+        domain (`domain`: the reference's `Domain` type argument, the index's element, checked)."""
         if self._index is not None:
             return _refuse(Violation("SCATTER-8", "the scatter already has its index"), "by_byte_offsets")
         value = getattr(index, "value", None)
@@ -267,11 +283,16 @@ class ScatterPlan:
         if _padded(t.element):
             return _refuse(Violation("SCATTER-8", f"the index's element `{t.element}` has padding: an index holds "
                                                   "one entry at every position"), "by_byte_offsets")
+        bad = mapping_argument_fault("by_byte_offsets", "domain", domain, t.element, "the index's element",
+                                     "SCATTER-8")
+        if bad is not None:
+            return _refuse(bad, "by_byte_offsets")
         self._index, self._key = index, t.element
         return self
 
-    def by_positions(self, domain: Any, index: Any) -> Any:
+    def by_positions(self, index: Any, domain: Any = None) -> Any:
         """Row numbers held in SPM, over `domain` (as the gather's `by_positions`)."""
+        index, domain = _positions_args(index, domain)
         if self._index is not None:
             return _refuse(Violation("SCATTER-8", "the scatter already has its index"), "by_positions")
         bad = _positions_fault(domain, index, "by_positions", "SCATTER-8")

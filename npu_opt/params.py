@@ -105,11 +105,11 @@ def param_tree(name: str, ann: Any, scope: dict[str, Any], counter: list[int]) -
         return Leaf(name, counter[0] - 1, ann)
     if ann is tuple or typing.get_origin(ann) is tuple:
         args = typing.get_args(ann)
-        if not args or Ellipsis in args:
+        if not args or Ellipsis in args:   # a Rust `[T; N]` lists its N members: tuple[T, T, T]
             return BadParam(name, Violation("PARAM-2", f"tuple parameter `{name}` must list its member types",
                                             help="write tuple[HbmTensor[...], ...] with one type per member"))
-        return Group(name, None, tuple((str(i), param_tree(f"{name}.{i}", a, scope, counter))
-                                       for i, a in enumerate(args)))
+        return _group(name, None, [(str(i), param_tree(f"{name}.{i}", a, scope, counter))
+                                   for i, a in enumerate(args)])
     fields = _struct_fields(ann, scope)
     if fields is not None:
         members = []
@@ -120,10 +120,16 @@ def param_tree(name: str, ann: Any, scope: dict[str, Any], counter: list[int]) -
                     f"{_text(fann)}, not a tensor type",
                     help="annotate every field with HbmTensor[...], Mut[HbmTensor[...]], a view type or a tuple"))
             members.append((field, param_tree(f"{name}.{field}", fann, scope, counter)))
-        return Group(name, ann, tuple(members))
+        return _group(name, ann, members)
     return BadParam(name, Violation("TYPE-6", f"parameter `{name}` must be annotated HbmTensor[dtype, Chip, Element] "
                                     "(or Mut[...], a view type, a tuple or an attrs/dataclass struct of them)",
                                     label="no annotation" if ann is None else f"found {_text(ann):.60}"))
+
+
+def _group(name: str, cls: Any, members: list[tuple[str, Any]]) -> Group | BadParam:
+    """A tuple or struct node, or the first member refused (a nested `BadParam`)."""
+    bad = next((m for _, m in members if isinstance(m, BadParam)), None)
+    return bad if bad is not None else Group(name, cls, tuple(members))
 
 
 def _text(ann: Any) -> str:

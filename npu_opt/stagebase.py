@@ -21,6 +21,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location, user_location
+from ir.mapping.nodes import Mapping
 from ir.ops import Value
 from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing, note_stage
@@ -200,6 +201,22 @@ def type_argument_fault(method: str, name: str, given: Any, operand: Any, holder
                           f"not {type(given).__name__} {given!r}", f"drop it ({holder} gives it) or pass {actual}")
     return kind_error(f"`{name}` of `{method}` is {given}, but {holder} holds {actual}",
                       f"drop it ({holder} gives it) or pass {actual}")
+
+
+def mapping_argument_fault(method: str, name: str, given: Any, actual: Any, holder: str,
+                           code: str = "TYPE-6") -> Violation | None:
+    """`code` when an explicit mapping type argument (a Rust type parameter the operand
+    already fixes, rule 2 of the porting rules) is not a mapping or not the operand's;
+    None when omitted or equal cell for cell."""
+    if given is None:
+        return None
+    if not isinstance(given, Mapping):
+        return Violation(code, f"`{name}` of `{method}` is a mapping m(\"...\"), not {type(given).__name__} "
+                               f"{given!r:.40}", help=f"drop it ({holder} gives it) or pass m(\"{actual}\")")
+    if given.equivalent(actual):
+        return None
+    return Violation(code, f"`{name}` of `{method}` is `{given}`, but {holder} is `{actual}`",
+                     help=f"drop it ({holder} gives it) or pass m(\"{actual}\")")
 
 
 def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -177,17 +177,26 @@ class HbmTensor(_TensorClass):
 
         return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "hbm_cluster_shuffle")
 
-    def dma_gather_scaled(self, index: Any, dst: Any = None) -> Any:
-        """Rows of this table into DM at the byte offsets of the i32 HBM tensor `index`."""
+    def dma_gather_scaled(self, index: Any, dst: Any = None, index_element: Any = None) -> Any:
+        """Rows of this table into DM at the byte offsets of the i32 HBM tensor `index`
+        (`index_element`: the reference's `Element3`, the index's element, checked)."""
         from npu_opt.gather import gather
 
-        return gather(self, index, dst, scaled=True)
+        return gather(self, index, dst, scaled=True, index_types=(("index_element", index_element, "element"),))
 
-    def dma_gather_unscaled(self, index: Any, dst: Any = None) -> Any:
-        """Rows of this table into DM at the row numbers of the i32 DM tensor `index`."""
-        from npu_opt.gather import gather
+    def dma_gather_unscaled(self, index: Any, *type_args: Any, dst: Any = None, idx_cluster: Any = None,
+                            idx_slice: Any = None, idx_element: Any = None) -> Any:
+        """Rows of this table into DM at the row numbers of the i32 DM tensor `index`:
+        `dma_gather_unscaled(index, DmTensor[...])`, or with the reference's type arguments in
+        its order, `(index, m(IdxCluster), m(IdxSlice), m(IdxElement), DmTensor[...])` (the
+        index's levels, checked)."""
+        from npu_opt.gather import gather, split_type_args
 
-        return gather(self, index, dst, scaled=False)
+        dst, (idx_cluster, idx_slice, idx_element) = split_type_args(type_args, dst,
+                                                                     (idx_cluster, idx_slice, idx_element))
+        return gather(self, index, dst, scaled=False, index_types=(
+            ("idx_cluster", idx_cluster, "cluster"), ("idx_slice", idx_slice, "slice"),
+            ("idx_element", idx_element, "element")))
 
     def gather(self, indexed_axis: Any = None, payload: Any = None) -> Any:
         """The staged gather (v0.9): `.gather(m("K"), m("D")).by_byte_offsets(index).to_dm(...)`."""
@@ -222,12 +231,15 @@ class DmTensor(_DmMoves, _TensorClass):
         """`t.view().reshape(chip, cluster, slice, element)`, or the target type
         `t.reshape(DmTensor[dtype, chip, cluster, slice, element])`: the read view relabelled."""
         return self.view().reshape(*levels)
-    def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
+                    element3: Any = None) -> Any:
         """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
-        offsets of the i32 HBM tensor `index`, one per position of the `key` axes."""
+        offsets of the i32 HBM tensor `index`, one per position of the `key` axes
+        (`element2`, `element3`: the reference's type arguments, the output's and the
+        index's elements, checked)."""
         from npu_opt.gather import scatter
 
-        return scatter(self, index, output, key)
+        return scatter(self, index, output, key, element2=element2, element3=element3)
 
     def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """Refused (SCATTER-5): the reference declares it without an implementation."""

@@ -24,6 +24,7 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.gather import scatter
+from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
@@ -121,6 +122,13 @@ class _View:
         Unsafe in the reference's sense: the cells keep their addresses, so only regroupings
         that keep the order of the cells mean what they say (docs/views.md)."""
         names = self._level_names()
+        if len(levels) == 1 and isinstance(levels[0], ParamSpec):   # HbmTensorView[...] / HbmTensorViewMut[...]
+            target = levels[0]
+            if target.form == "tensor" or (target.form == "view_mut") != self.WRITABLE:
+                want = "HbmTensorViewMut" if self.WRITABLE else "HbmTensorView"
+                return _refuse(Violation("TYPE-6", f"`reshape` keeps the kind of view: {target} is not a {want}[...] "
+                                                   "type", help=f"pass {want}[...] (or the tensor type)"), "reshape")
+            levels = (target.tensor,)
         if len(levels) == 1 and isinstance(levels[0], TensorSpec):  # the whole target type, as to_dm takes
             levels = _spec_levels(levels[0], self._type, len(names))
             if isinstance(levels, Violation):
@@ -278,9 +286,10 @@ class DmReadView(_ReadMixin, _View, DmTensorView):
     It scatters like a tensor: the reference's `unsafe { t.reshape() }` of a DM tensor is a
     tensor, which npu-opt spells as this view (docs/porting.md)."""
 
-    def dma_scatter(self, index: Any, output: Any = None, key: Any = None) -> Any:
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
+                    element3: Any = None) -> Any:
         """The view's cells into rows of HBM, as `DmTensor.dma_scatter`."""
-        return scatter(self, index, output, key)
+        return scatter(self, index, output, key, element2=element2, element3=element3)
 
     def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
         """Refused (SCATTER-5), as `DmTensor.dma_scatter_unscaled`."""
@@ -371,3 +380,4 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
 
     _copy_into(read_view(committed), TensorDma(), dst, "dm", "commit_view")
     return None
+

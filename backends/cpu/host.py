@@ -22,7 +22,7 @@ from ir import host_layout, resident
 from ir.mapping.nodes import Mapping
 from ir.ops import Param
 from ir.runtime_types import host_scalar
-from ir.topology import chip_host_dims
+from ir.topology import chip_host_dims, unequal_chip_copies
 from ir.types import HbmType
 
 from backends.cpu import layout, moves
@@ -77,8 +77,9 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
         raise _usage(f"parameter `{name}` is {dtype}: pass a {_names(_accepted(dtype))} array, "
                      f"not {array.dtype}")
     if array.shape != shape:
-        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` "
-                     f"needs shape {shape}")
+        whose = f"element `{t.element}`" if len(shape) == len(host_shape(t.element)) else \
+            f"type (Chip `{t.chip}`, element `{t.element}`)"
+        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
     array = dtype.host_values(array)
     flat = np.ascontiguousarray(array).reshape(-1)
     if dtype == i4 and flat.size and (flat.min() < -8 or flat.max() > 7):
@@ -86,6 +87,9 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
         raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
     values = cv.to_bits(flat, dtype) if dtype.is_float else flat
+    unequal = unequal_chip_copies(name, array, t.chip)
+    if unequal is not None:
+        raise _usage(unequal)
     per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_shape(t.element)))
     for one in per_chip:
         _check_broadcasts(name, one, t.element)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ir.errors import NpuOptError
+from ir.errors import RunTimeRefusal
 from ir.ops import Op, View
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
@@ -40,7 +40,7 @@ class UninitTracker:
             unread = ~marks[_grid(v.type)]
             if unread.any():
                 where = f"{op.loc.file}:{op.loc.line}: " if op.loc is not None else ""
-                raise NpuOptError(f"{where}`{op.STAGE}` reads {int(unread.sum())} cell(s) of {v} that nothing "
+                raise RunTimeRefusal(f"{where}`{op.STAGE}` reads {int(unread.sum())} cell(s) of {v} that nothing "
                                   f"wrote (a tensor made by new() is not cleared on the chip)", code="VIEW-12")
 
     def after(self, op: Op, shape: tuple[int, ...], env: dict[int, Any] | None = None) -> None:

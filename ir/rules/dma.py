@@ -258,11 +258,17 @@ def _dma4(src, dst) -> Violation | None:
 def _replicated_axis(src, dst) -> Violation | None:
     """DMA-4 of a `to_hbm` whose layout the kernel's return annotation gave: an axis the
     source lacks would be filled with copies nobody asked for (a digit summed away, then
-    returned in a layout that has it). Written out in `to_hbm`, the copies are asked for."""
+    returned in a layout that has it). Written out in `to_hbm`, the copies are asked for.
+    Legal when the source already holds that many copies of each value (a broadcast Slice or
+    Element, as a `memset` tensor has): the returned axes then name them, as the reference's
+    DM -> HBM copy does (its `to_hbm` fills the axes the source lacks)."""
     held = {fr.axis for fr in frag(_joint(src))}
     extra = sorted({d.axis for d in frag(_joint(dst))} - held)
     if not extra:
         return None
+    sizes = axis_sizes(*dst.levels())
+    if _held_copies(src) >= _product(sizes.get(a, 1) for a in extra):
+        return None   # the returned axes name copies the source holds (a broadcast Slice / Element: memset)
     axis = extra[0]
     return Violation("DMA-4", "the returned layout has an axis the tensor lacks: the DMA would replicate it",
                      label=f"the return annotation's layout has `{axis}`, which the source does not hold: "
@@ -271,6 +277,22 @@ def _replicated_axis(src, dst) -> Violation | None:
                      help=f"if a contraction summed `{axis}` away (contract_packet / contract_time), keep "
                           f"it there; to repeat the data on purpose, say so: "
                           f"`.to_hbm(ctx.tdma, HbmTensor[...])` with the layout written out")
+
+
+def _held_copies(src) -> int:
+    """How many copies of each value a DM source holds within a chip: the product of the
+    broadcast factors of its Cluster, Slice and Element (1 for an HBM source)."""
+    if not isinstance(src, DmType):
+        return 1
+    return _product(f.extent for level in (src.cluster, src.slice, src.element) for f in level.factors()
+                    if isinstance(f, BroadcastFactor))
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
 
 
 def _dma5(src, dst) -> Violation | None:

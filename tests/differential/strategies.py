@@ -982,7 +982,7 @@ def _values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.
 
 def make_inputs(kernel, seed: int) -> list[np.ndarray]:
     """One host array per parameter of a loaded kernel, from its checked signature."""
-    from backends.cpu.host import host_shape
+    from ir.topology import equal_chip_copies, host_array_shape
 
     rng = np.random.default_rng(seed)
     arrays = []
@@ -992,5 +992,5 @@ def make_inputs(kernel, seed: int) -> list[np.ndarray]:
             buf.write(_values(rng, str(t.dtype), buf.shape))
             arrays.append(buf)
             continue
-        arrays.append(_values(rng, str(t.dtype), host_shape(t.element)))
+        arrays.append(equal_chip_copies(_values(rng, str(t.dtype), host_array_shape(t)), t.chip))
     return arrays

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import npu_opt
-from backends.cpu.host import host_shape
+from ir.topology import equal_chip_copies, host_array_shape
 from tests.differential import naive_numbers as nn
 from tests.differential.harness import load_kernel
 from tests.differential.naive_model import evaluate
@@ -86,7 +86,7 @@ def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> lis
     HBM parameter takes its host shape, the live size of each term (`A, R # 8` -> (|A|, |R|))."""
     arrays = []
     for _, t in kernel.signature().params:
-        shape, d = host_shape(t.element), t.dtype
+        shape, d = host_array_shape(t), t.dtype
         if d.is_float and any_bits:
             top = 16 if d.value == "f4e2m1" else 1 << d.bits_dtype.itemsize * 8
             arrays.append(rng.integers(0, top, shape, dtype=np.uint64).astype(d.bits_dtype))
@@ -94,6 +94,7 @@ def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> lis
             arrays.append(_wide_floats(rng, d.value, shape))
         else:
             arrays.append(rng.integers(d.min, d.max + 1, shape).astype(d.host_dtype))
+        arrays[-1] = equal_chip_copies(arrays[-1], t.chip)   # rule 11: a broadcast Chip's copies agree
     return arrays
 
 

@@ -59,7 +59,7 @@ def test_example_lifted_widen_against_numpy():
 
 def test_example_every_dimension_against_numpy():
     x = _bf16((64, 4, 2, 2, 16))          # S, C, L, H, W
-    cpu, text = _both(_example("every_dimension"), x)
+    cpu, text = _both(_example("every_dimension"), np.stack([x] * 4))   # Chip m("4"): one copy per chip
     want = x.transpose(1, 2, 0, 3, 4)      # chip C; then L, S, H, W
     np.testing.assert_array_equal(cpu.view(np.uint16), want.view(np.uint16))
     assert 'lift=[(CHIP, "C", "L, H"), (CLUSTER, "L", "H"), (SLICE, "S, H", "1")]' in text

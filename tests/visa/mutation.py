@@ -75,7 +75,7 @@ def mutants(text: str, rng: random.Random, n: int) -> list[str]:
 def inputs_for(text: str, seed: int = 0) -> list[np.ndarray]:
     """Small random host arrays for the parameters of the artifact `text`."""
     from visa import parse_visa
-    from visa.interp.host import host_shape
+    from ir.topology import equal_chip_copies, host_array_shape
 
     from ir.resident import Device, DmBuffer
 
@@ -88,7 +88,8 @@ def inputs_for(text: str, seed: int = 0) -> list[np.ndarray]:
             buf.write(rng.integers(-3, 4, size=buf.shape).astype(p.type.dtype.host_dtype))
             out.append(buf)
         else:
-            out.append(rng.integers(-3, 4, size=host_shape(p.type.element)).astype(p.type.dtype.host_dtype))
+            out.append(equal_chip_copies(rng.integers(-3, 4, size=host_array_shape(p.type)).astype(
+                p.type.dtype.host_dtype), p.type.chip))
     return out
 
 

@@ -63,7 +63,7 @@ def artifact(kernel):
 
 def host_inputs(kernel, rng, kind="uniform"):
     """docs/testing.md inputs for every parameter ("bits": any bit pattern for floats)."""
-    from visa.interp.host import host_shape
+    from ir.topology import equal_chip_copies, host_array_shape
     arrays = []
     for p in artifact(kernel).kernel.params:
         if p.at is not None:  # a resident DM parameter: a buffer of random contents
@@ -71,7 +71,7 @@ def host_inputs(kernel, rng, kind="uniform"):
             buf.write(rng.integers(-1000, 1000, buf.shape).astype(p.type.dtype.host_dtype))
             arrays.append(buf)
             continue
-        d, shape = p.type.dtype, host_shape(p.type.element)
+        d, shape = p.type.dtype, host_array_shape(p.type)
         if d.value == "f4e2m1":
             arrays.append(rng.integers(0, 16, shape).astype(np.uint8))
         elif d.is_float and kind == "bits":
@@ -84,6 +84,7 @@ def host_inputs(kernel, rng, kind="uniform"):
             arrays.append(rng.integers(0, 0x78, shape).astype(np.uint8) | (rng.integers(0, 2, shape) << 7).astype(np.uint8))
         else:
             arrays.append(rng.integers(d.min, d.max + 1, shape).astype(d.host_dtype))
+        arrays[-1] = equal_chip_copies(arrays[-1], p.type.chip)   # rule 11: a broadcast Chip's copies agree
     return arrays
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.mapping.cells import Padding
-from ir.mapping.factors import PaddingFactor, RaggedFactor
+from ir.mapping.factors import BroadcastFactor, PaddingFactor, RaggedFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
@@ -93,6 +93,16 @@ class _Other:
             outer = self.loops(n // k, e)
             return [(m, f * k, b) for m, f, b in outer] + [(k, 1, _exact(s * self.bits, "stride"))]
         raise InternalError(f"a DMA loop of {n} x {s} cells crosses the slices of its DM source unevenly")
+
+
+def _copy_bytes(hbm_t: Any, bits: int) -> int:
+    """The bytes between two chips' copies of an HBM destination whose Chip is a pure
+    broadcast (`m("4")`: every chip holds its own copy, rule 11, and chip c writes copy c);
+    0 for any other Chip (an axis Chip already counts each chip's copy in its cells)."""
+    factors = hbm_t.chip.factors()
+    if hbm_t.chip.size > 1 and factors and all(isinstance(f, BroadcastFactor) for f in factors):
+        return _exact(hbm_t.element.size * bits, "address")
+    return 0
 
 
 def _partitions(mapping: Any, pieces: tuple, entries: tuple) -> list[tuple[int, int]]:
@@ -278,9 +288,10 @@ def _dma_body(src_t: Any, dst_t: Any, target: Target) -> tuple | str:
     chips = _partitions(own.chip, found.pieces[0], found.levels[0])
     clusters = _partitions(own.cluster, found.pieces[1], found.levels[1]) if own_dm else [(0, 0)]
     own_chip_bytes = 0 if own_dm else _exact(own.element.size * bits, "address")  # an HBM side counts chips
+    copy_bytes = _copy_bytes(other_t, bits) if not dm_is_dst else 0
     for chip, chip_off in chips:
         for cluster, cluster_off in clusters:
-            base = other.base(chip_off + cluster_off)
+            base = other.base(chip_off + cluster_off) + chip * copy_bytes
             commands += _split(chip, cluster, base, entries, packet, packet_bytes, dm_is_dst, c.SEQ_MAX_ENTRIES,
                                chip * own_chip_bytes)
     src_alloc = None if isinstance(src_t, DmType) else Alloc(0, hbm_bytes(src_t, bits))

@@ -18,7 +18,7 @@ from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
 from ir.runtime_types import host_scalar
-from ir.topology import chip_host_dims
+from ir.topology import chip_host_dims, unequal_chip_copies
 from visa.interp.values import from_bytes, pad_mask, to_bytes
 
 __all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
@@ -59,7 +59,11 @@ def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray
         names = " or ".join(str(a) for a in accepted)
         raise _usage(f"parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
     if array.shape != shape:
-        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM element `{t.element}` needs shape {shape}")
+        whose = f"element `{t.element}`" if not chips else f"type (Chip `{t.chip}`, element `{t.element}`)"
+        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
+    unequal = unequal_chip_copies(name, array, t.chip)
+    if unequal is not None:
+        raise _usage(unequal)
     flat = np.ascontiguousarray(d.host_values(array)).reshape(-1)
     try:
         if d.is_float:
