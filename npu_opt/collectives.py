@@ -43,11 +43,24 @@ def _refuse(code: str, message: str, call: str, fix: str | None = None) -> Poiso
     return Poisoned(call)
 
 
-def _fault(x: Any, call: str, level: str) -> Violation | None:
-    """COLL-1 / COLL-2 for an operand the collective cannot take, else None."""
+def _refused(x: Any, call: str, level: str, adds: bool = True) -> Poisoned | None:
+    """What the call returns instead of its result when `x` is already refused or does not
+    fit (the refusal reported at the user's call), else None."""
+    if isinstance(x, Poisoned):
+        return x
+    fault = _fault(x, call, level, adds)
+    return None if fault is None else _refuse(fault.code, fault.message, call, fault.help)
+
+
+def _fault(x: Any, call: str, level: str, adds: bool) -> Violation | None:
+    """COLL-1 / COLL-2 for an operand the collective cannot take, else None (a call that
+    only copies, `adds=False`, takes any DmTensor)."""
     if not isinstance(x, DmTensor):
         return Violation("COLL-2", f"{call} takes a DmTensor, not {type(x).__name__}",
-                         help="copy the data into DM first: `x.to_dm(ctx.tdma, DmTensor[...])`")
+                         help="pass a DM tensor: copy HBM data in with `x.to_dm(ctx.tdma, DmTensor[...])`, "
+                              "and give the tensor of a view or the `to_dm` of a plan")
+    if not adds:
+        return None
     t = x.type
     if t.dtype not in (i32, f32):
         return Violation("COLL-1", f"{call}: the Vector Engine adds i32 and f32, not {t.dtype}",
@@ -122,11 +135,9 @@ def chip_all_reduce(ctx: Any, x: Any, algorithm: str = "ring") -> Any:
     differs in one bit (XOR 1, then XOR 2); chip c adds `(x[c] + x[c^1]) + (x[c^2] + x[c^3])`,
     and since each add is commutative every chip computes the same `f32` bits."""
     call = "chip_all_reduce"
-    if isinstance(x, Poisoned):
-        return x
-    fault = _fault(x, call, "chip")
-    if fault is not None:
-        return _refuse(fault.code, fault.message, call, fault.help)
+    refused = _refused(x, call, "chip")
+    if refused is not None:
+        return refused
     n = x.type.chip.size
     if algorithm not in ALGORITHMS:
         return _refuse("COLL-2", f"{call}: algorithm={algorithm!r}; expected one of {', '.join(map(repr, ALGORITHMS))}",
@@ -157,11 +168,9 @@ def chip_reduce_scatter(ctx: Any, x: Any, axis: Any, element: Any) -> Any:
     Round k brings each chip its shard from the chip k places on; chip c adds
     `((x[c][c] + x[c+1][c]) + x[c+2][c]) + ...`, its own order."""
     call = "chip_reduce_scatter"
-    if isinstance(x, Poisoned):
-        return x
-    fault = _fault(x, call, "chip")
-    if fault is not None:
-        return _refuse(fault.code, fault.message, call, fault.help)
+    refused = _refused(x, call, "chip")
+    if refused is not None:
+        return refused
     n = x.type.chip.size
     kind = _like(x, element=element)
     total = None
@@ -176,26 +185,16 @@ def chip_all_gather(ctx: Any, x: Any, into: Any = None) -> Any:
     type), by default the tensor whose Chip is the broadcast of the chip count and whose
     Element is `x`'s Chip mapping (outermost) then `x`'s Element. No arithmetic, so any
     element type."""
-    call = "chip_all_gather"
-    if isinstance(x, Poisoned):
-        return x
-    if not isinstance(x, DmTensor):
-        return _refuse("COLL-2", f"{call} takes a DmTensor, not {type(x).__name__}", call)
-    t = x.type
-    if into is None:
-        into = _like(x, chip=Broadcast(t.chip.size), element=t.chip.pair(t.element))
-    return x.to_dm(ctx.tdma, into)
+    return _gather(ctx, x, into, "chip_all_gather", "chip")
 
 
 def cluster_all_reduce(ctx: Any, x: Any) -> Any:
     """Both clusters of each chip end with the sum of the two (`x`'s Cluster spreads over
     the two clusters): cluster g adds `x[g] + x[1 - g]`, which is the same `f32` in both."""
     call = "cluster_all_reduce"
-    if isinstance(x, Poisoned):
-        return x
-    fault = _fault(x, call, "cluster")
-    if fault is not None:
-        return _refuse(fault.code, fault.message, call, fault.help)
+    refused = _refused(x, call, "cluster")
+    if refused is not None:
+        return refused
     return add(ctx, x, x.cluster_swap().to_dm(ctx.tdma, _like(x)))
 
 
@@ -205,11 +204,9 @@ def cluster_reduce_scatter(ctx: Any, x: Any, axis: Any, element: Any) -> Any:
     shard by `asymmetric_cluster_slice` on the Sub context, the other's by a cluster swap
     and slice; cluster g adds `x[g][g] + x[1 - g][g]`."""
     call = "cluster_reduce_scatter"
-    if isinstance(x, Poisoned):
-        return x
-    fault = _fault(x, call, "cluster")
-    if fault is not None:
-        return _refuse(fault.code, fault.message, call, fault.help)
+    refused = _refused(x, call, "cluster")
+    if refused is not None:
+        return refused
     own = x.asymmetric_cluster_slice(ctx.sub, axis, element, [0, 1])
     other = x.cluster_swap().cluster_slice(axis, element, [0, 1]).to_dm(ctx.tdma, _like(x, element=element))
     return add(ctx, own, other)
@@ -219,12 +216,17 @@ def cluster_all_gather(ctx: Any, x: Any, into: Any = None) -> Any:
     """Both clusters of each chip end with both clusters' `x`: one Tensor DMA into `into`, by
     default the tensor whose Cluster is the broadcast `2` and whose Element is `x`'s Cluster
     mapping (outermost) then `x`'s Element."""
-    call = "cluster_all_gather"
-    if isinstance(x, Poisoned):
-        return x
-    if not isinstance(x, DmTensor):
-        return _refuse("COLL-2", f"{call} takes a DmTensor, not {type(x).__name__}", call)
-    t = x.type
+    return _gather(ctx, x, into, "cluster_all_gather", "cluster")
+
+
+def _gather(ctx: Any, x: Any, into: Any, call: str, level: str) -> Any:
+    """`x` copied into `into`, by default the type whose `level` (chip or cluster) is the
+    broadcast of its count and whose Element is `x`'s mapping of that level, then `x`'s Element."""
+    refused = _refused(x, call, level, adds=False)
+    if refused is not None:
+        return refused
     if into is None:
-        into = _like(x, cluster=Broadcast(t.cluster.size), element=t.cluster.pair(t.element))
+        spread = x.type.chip if level == "chip" else x.type.cluster
+        copies = {level: Broadcast(spread.size)}
+        into = _like(x, element=spread.pair(x.type.element), **copies)
     return x.to_dm(ctx.tdma, into)

@@ -168,7 +168,7 @@ def test_cluster_all_gather_gives_both_clusters_both_shards():
 
 REFUSED = '''
 from npu_opt import *
-from npu_opt.collectives import chip_all_reduce, chip_reduce_scatter
+from npu_opt.collectives import chip_all_reduce, chip_reduce_scatter, cluster_all_gather
 
 axes(P=4, N=256, W=16, Z=12)
 
@@ -195,6 +195,11 @@ def tree(ctx: Context, x: HbmTensor[i32, m("P"), m("N, W")]) -> HbmTensor[i32, m
 def one_chip(ctx: Context, x: HbmTensor[i32, m("1"), m("P, N, W")]) -> HbmTensor[i32, m("1"), m("P, N, W")]:
     d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("N"), m("P, W")])
     return chip_reduce_scatter(ctx, d, m("P"), m("W")).to_hbm(ctx.tdma)  # <--
+
+@device(chip=4)
+def gather_a_view(ctx: Context, x: HbmTensor[i32, m("P"), m("N, W")]) -> HbmTensor[i32, m("P"), m("N, W")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("N"), m("W")])
+    return cluster_all_gather(ctx, d.view()).to_hbm(ctx.tdma)  # <--
 '''
 
 
@@ -204,6 +209,7 @@ def one_chip(ctx: Context, x: HbmTensor[i32, m("1"), m("P, N, W")]) -> HbmTensor
     ("from_hbm", "COLL-2", "takes a DmTensor, not HbmTensor"),
     ("tree", "COLL-2", "algorithm='tree'"),
     ("one_chip", "COLL-2", "has one position"),
+    ("gather_a_view", "COLL-2", "takes a DmTensor, not DmReadView"),
 ])
 def test_refusals_are_coded_at_the_call(name, code, words):
     kernel = getattr(load_source(REFUSED, "collective_refusals"), name)
