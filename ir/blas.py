@@ -5,10 +5,14 @@ commands never call BLAS).
 Blocks that overlap (runs on several threads) share the limit the first of them set, and
 the last one to leave restores the pool as it was before the first: a limit each block
 set and restored on its own could leave the pool limited for the rest of the process.
+threadpoolctl finds the BLAS libraries loaded when its controller is made (a few ms), so
+the controller is made again when modules were imported since: a BLAS an extension module
+brought in later (scipy's own, next to numpy's) is limited too.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +21,7 @@ from threadpoolctl import ThreadpoolController
 __all__ = ["blas_threads"]
 
 _CONTROLLER = None
+_CONTROLLER_MODULES = -1  # len(sys.modules) when _CONTROLLER was made
 _LIMIT_LOCK = threading.Lock()
 _LIMIT: list = [0, None]  # blocks inside `blas_threads` now, and the threadpoolctl limiter they share
 
@@ -35,11 +40,11 @@ def blas_threads(limit: int | None) -> Iterator[None]:
 
 
 def _enter_limit(limit: int) -> None:
-    global _CONTROLLER
+    global _CONTROLLER, _CONTROLLER_MODULES
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
-            if _CONTROLLER is None:
-                _CONTROLLER = ThreadpoolController()
+            if _CONTROLLER is None or _CONTROLLER_MODULES != len(sys.modules):
+                _CONTROLLER, _CONTROLLER_MODULES = ThreadpoolController(), len(sys.modules)
             _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
         _LIMIT[0] += 1
 
