@@ -290,6 +290,10 @@ def _add_run(sub) -> None:
     rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter)")
     rn.add_argument("--backend", default="cpu", metavar="cpu|visa", help="executing backend (default cpu)")
+    rn.add_argument("--numerics", default="chip", metavar="chip|reference",
+                    help="chip (default): what the chip computes; reference: float contractions folded "
+                         "in furiosa-opt's host order, as a test ported from furiosa-opt expects (cpu "
+                         "backend only; docs/numerics.md)")
     rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
     rn.set_defaults(run=_run)
 
@@ -354,7 +358,7 @@ def _tune(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from driver.run_command import run_command
 
-    return run_command(args.target, args.inputs, args.backend, args.out_dir)
+    return run_command(args.target, args.inputs, args.backend, args.out_dir, numerics=args.numerics)
 
 
 def _visa(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
-"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ... [--backend cpu|visa] [-o DIR]` (docs/reference/cli.md).
+"""`npu-opt run FILE::KERNEL --input NAME=FILE.npy ... [--backend cpu|visa] [--numerics chip|reference]
+[-o DIR]` (docs/reference/cli.md).
 
 Loads the kernel file, binds each `--input` to the kernel parameter of that name, runs
-the kernel with `npu_opt.run`, and writes its results into DIR (docs/testing.md):
+the kernel with `npu_opt.run` (`--numerics` is its `numerics=`), and writes its results into DIR (docs/testing.md):
 `out.npy` for one result, `out0.npy`, `out1.npy`, ... for a tuple, nothing for none, then
 the final contents of each in-out parameter as `NAME.npy` (`NAME.inout.npy` if a result
 is already called that).
@@ -35,7 +36,7 @@ from ir.errors import CompileError, NpuOptError
 from npu_opt.device import DeviceKernel
 from driver.discover import discover
 from npu_opt.params import BadParam, build_value, leaves
-from npu_opt.run import run
+from npu_opt.run import NUMERICS, run
 from ir.resident import Device, DmBuffer
 from npu_opt.tensors import TensorSpec
 
@@ -66,20 +67,21 @@ class _Usage(Exception):
 
 
 def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: str = ".",
-                *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+                *, numerics: str = "chip", out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run `target` (`FILE::KERNEL`) on the `NAME=FILE.npy` inputs; return the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
         path, name = _split_target(target)
         _check_backend(backend)
+        _check_numerics(numerics, backend)
         kernel = _load_kernel(path, name)
         arrays, resident = _read_inputs(kernel, inputs)
         dest = _out_dir(out_dir)
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
-    status, result = _execute(kernel, arrays, backend, err)
+    status, result = _execute(kernel, arrays, backend, numerics, err)
     if status != EXIT_OK:
         return status
     try:
@@ -121,6 +123,14 @@ def _check_backend(backend: str) -> None:
         raise _Usage(f"unknown backend {backend!r}; expected one of: {', '.join(KNOWN_BACKENDS)}")
     if backend not in AVAILABLE_BACKENDS:
         raise _Usage(f"backend {backend} is not available yet; use --backend cpu")
+
+
+def _check_numerics(numerics: str, backend: str) -> None:
+    if numerics not in NUMERICS:
+        raise _Usage(f"unknown numerics {numerics!r}; expected one of: {', '.join(NUMERICS)}")
+    if numerics != "chip" and backend != "cpu":
+        raise _Usage(f"--numerics {numerics} is an option of the cpu backend; the {backend} backend "
+                     "computes what the chip computes")
 
 
 def _load_kernel(path: str, name: str) -> DeviceKernel:
@@ -290,9 +300,10 @@ class _Internal(Exception):
     """The backend returned something that is not numpy arrays: an npu-opt bug."""
 
 
-def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, err: TextIO) -> tuple[int, Any]:
+def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, numerics: str,
+             err: TextIO) -> tuple[int, Any]:
     try:
-        return EXIT_OK, run(kernel, *arrays, backend=backend)
+        return EXIT_OK, run(kernel, *arrays, backend=backend, numerics=numerics)
     except CompileError as e:
         print(render_all(e.diagnostics, "human") if e.diagnostics else f"error[{e.code}]: {e}", file=err)
         codes = {d.code for d in e.diagnostics} or {e.code}

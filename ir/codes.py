@@ -255,6 +255,9 @@ _ENTRIES: list[CodeInfo] = [
         "redistribution plan used as a tensor", "redistribution changes Chip, Cluster or the slices",
         "asymmetric slice leaves must-not-write padding below its axis"]),
     CodeInfo("REDISTOP-1", "redistribution record fields inconsistent", "verify", "docs/machine/topology.md"),
+    *_rules("COLL", 2, "docs/collectives.md", [
+        "collective sum of an element type the Vector Engine does not add",
+        "collective operand does not fit the call"]),
     *_rules("VBR", 4, "Vector Engine", [
         "tagged pass steps do not form a vector pass", "comparison tag malformed", "branched slots malformed",
         "stash written or read out of order"],

@@ -6,29 +6,23 @@ with flush-to-zero and a canonical NaN on every result. furiosa-opt's cpu backen
 folds every output cell in one serial pass: starting from +0.0, it adds each product in
 the order of the contracted factors as they stand in the pre-reduce mapping (the reduced
 time factors outer, the reduced packet factors inner), with plain IEEE binary32
-arithmetic: products and sums rounded to nearest, subnormals kept, the host's NaN.
-A test ported from furiosa-opt compares against that fold, so this module reproduces it
-bit for bit. Integer sums do not depend on the order; they keep the exact path.
+arithmetic: products and sums rounded to nearest, subnormal products and sums kept, the
+host's NaN. Its operands are widened as the chip widens them (`Cast<f32> for bf16`,
+furiosa-opt-std/src/cast.rs, calls float/bf16.rs `bf16_to_f32`): a bf16 subnormal reads
+as a zero of its sign and a NaN as 0x7FC00000 (`adapters.widen`). A test ported from
+furiosa-opt compares against that fold, so this module reproduces it bit for bit. Integer
+sums do not depend on the order; they keep the exact path.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ir.dtypes import DType, bf16
 from ir.types import CStreamType
 
 from backends.cpu import adapters, layout
 
 __all__ = ["serial_fold"]
-
-
-def _exact_widen(stored: np.ndarray, dtype: DType) -> np.ndarray:
-    """Operands as float32 exactly as the host casts them: a bf16 keeps its subnormals
-    (the chip flushes them), an f8 decodes exactly as on the chip."""
-    if dtype is bf16:
-        return (np.asarray(stored).astype(np.uint32) << 16).view(np.float32)
-    return adapters.widen(stored, dtype)
 
 
 def serial_fold(packed: object, order: np.ndarray, skip: np.ndarray, result: CStreamType) -> np.ndarray:
@@ -42,8 +36,8 @@ def serial_fold(packed: object, order: np.ndarray, skip: np.ndarray, result: CSt
     group = 2 ** packed.depth
     t_in = outer.type
     cols = min(packed.n2, t_in.packet.size // group)
-    stream = _exact_widen(outer.stream_rows, outer.stream_dtype)  # (rows, T * P)
-    trf = _exact_widen(outer.trf_rows, outer.trf_dtype)  # (rows, Lane * Element)
+    stream = adapters.widen(outer.stream_rows, outer.stream_dtype)  # (rows, T * P)
+    trf = adapters.widen(outer.trf_rows, outer.trf_dtype)  # (rows, Lane * Element)
     n_red, slots = order.shape
     acc = np.zeros((outer.rows, t_in.lane.size, slots, packed.n2), np.float32)
     with np.errstate(all="ignore"):  # overflow and invalid results are values here, as on the host
