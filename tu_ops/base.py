@@ -20,9 +20,10 @@ from ir.location import Location
 from ir.mapping.ops import Entry
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, rule
 from tu_ops.engines import Engine, Rate
+from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
-__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
+__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
            "fact", "rule", "entries_ok", "Entry"]
 
 
@@ -77,6 +78,24 @@ class VerifyContext:
     def program_of(self, ref: Ref) -> Any | None:
         """The TU program holding the op whose result is `ref`, or None."""
         return self.programs.get(ref.id)
+
+
+@attrs.frozen
+class Derivation:
+    """What a program record's derived fields are computed from besides the record itself:
+    the records of its program (`ops`, the record at `index`), the program's context, the
+    type of every value id and the target. The lowering fills a record from its types the
+    same way (`TuOp.derived`), and the VISA verifier compares a parsed record with it."""
+
+    ops: tuple[Any, ...]
+    index: int
+    types: dict[int, Any]
+    context: Any
+    target: Any
+
+    def first(self, mnemonic: str) -> Any | None:
+        """The first record of the program with `mnemonic`, or None."""
+        return next((op for op in self.ops if op.MNEMONIC == mnemonic), None)
 
 
 TU_OPS: dict[str, type] = {}
@@ -160,6 +179,16 @@ class TuOp(OpFrame):
         for name in rest:
             value = None if value is None else getattr(value, name)
         return value
+
+    def derived(self, at: Derivation) -> TuOp | None:
+        """This record as its types and its own choices fix it (every derived field
+        recomputed from the rules, `ir.rules`); raises when its types have no such record.
+        None: the record kind declares no derivation (its fields are all choices)."""
+        return None
+
+    def feed_packing(self) -> Any:
+        """How many flits a feed delivering to it packs per time step (`CollectFlits`)."""
+        return CollectFlits.Flit1
 
     # --- fields --------------------------------------------------------------------------
 

@@ -14,15 +14,21 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 import attrs
 
 from ir.dtypes import DType
-from ir.mapping.nodes import Mapping as MappingExpr
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
+from ir.fetch_mask import derive_mask, masked_axes, masked_mapping
+from ir.diagnostic import Violation
+from ir.mapping.nodes import IDENTITY, Mapping as MappingExpr
+from ir.rules.collect import collect_plan
+from ir.rules.fetch import ReadPlan, fetch_read_plan, fetch_volume, read_run
+from ir.types import StreamType
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destination, feed_destinations
 from tu_ops.feed_source import source_problem, start_problem
 from tu_ops.fetch_mask import mask_problem
-from tu_ops.switch import SwitchRoute, route_problem
+from tu_ops.printing import mapping_text, value_text
+from tu_ops.switch import SwitchRoute, route_of, route_problem
 from ir.fetch_mask import FetchMaskConfig
 from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
 from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
-           "dest_mnemonics", "as_entries"]
+           "dest_mnemonics", "as_entries", "read_elems"]
 
 
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
@@ -130,6 +136,78 @@ class FeedBuffer(TuOp):
     start: Ref | None = operand(optional=True)
     start_elems: int | None = attr(default=None, optional=True)
     start_limit: int | None = attr(default=None, optional=True)
+
+    @classmethod
+    def of_types(cls, result: Ref, context: TuContext, source: FeedSource, begin: Any, fetched: Any, collected: Any,
+                 out: Any, flits: CollectFlits, target: Any, **choices: Any) -> FeedBuffer:
+        """The feed reading `begin` (the stream `ctx.begin` opens on `source`) as the fetch's
+        `fetched`, collecting `collected` (the stream its adapters leave) into `out`, `flits` per
+        time step as its destination packs them. The read shape is the fetch read plan of
+        `ir.rules.fetch` (after lifts, of the last lift's time); `flits_per_packet` the collect
+        plan's; `read_elems` the widest legal fetch of FETCH-11. `choices`: `conversions`, `dest`,
+        `switch`, `interleave`, `mask`, `lift`, `loc`."""
+        lift = choices.get("lift")
+        plan = fetch_read_plan(begin, lift[-1].time if lift else fetched.time, fetched.packet)
+        if plan is None:
+            raise ValueError("the fetch has no read plan")
+        cplan = collect_plan(collected.dtype, collected.time, collected.packet)
+        if cplan is None:
+            raise ValueError("the collect has no plan")
+        shape = ReadShape(time=plan.time_entries, packet=plan.packet_entries, packet_elems=plan.packet_elems,
+                          read_elems=read_elems(context, begin.dtype, plan, collected.dtype, target))
+        return cls(result=result, context=context, source=source, element_type=FeedElementType.of(collected.dtype),
+                   shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits, beats=out.time.size // flits.value,
+                   input_type=fetched, output_type=out, **choices)
+
+    def derived(self, at: Derivation) -> FeedBuffer:
+        """The user's choices (conversions, lifts, mask axis, switch, interleaving, window) are
+        the record's; the stream they leave, and every field read from it, are derived."""
+        tensor = at.types.get(self.source.tensor.id)
+        if getattr(tensor, "kind", None) != "dm":
+            raise ValueError(f"the feed reads {self.source.tensor}, which is not a DM tensor")
+        if at.index + 1 >= len(at.ops):
+            raise ValueError("the feed delivers to no op")
+        nxt = at.ops[at.index + 1]
+        element = self.source.element  # a window of its tensor (docs/views.md)
+        begin = StreamType(tensor.dtype, tensor.chip, tensor.cluster, tensor.slice, IDENTITY, element, self.context.value)
+        if self.interleave is not None:  # `begin_interleaved(lhs, rhs, axis)`
+            begin = attrs.evolve(begin, packet=self.interleave.axis.pair(element))
+        dtypes = self.dtype_chain(at.target)
+        if dtypes is None:
+            raise ValueError(f"the conversions {value_text(self.conversions)} are not a legal adapter chain")
+        cur, mask = attrs.evolve(self.fetched_type(), dtype=dtypes[-1]), None
+        if self.mask is not None:
+            mask, cur = self._masked(cur)
+        switch = None
+        if self.switch is not None:
+            try:
+                config = self.switch.variant()
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"switch config: {e}") from None
+            switch = route_of(cur.slice, cur.time, self.switch.out_slice, self.switch.out_time, config)
+            cur = attrs.evolve(cur, slice=self.switch.out_slice, time=self.switch.out_time)
+        low = self.of_types(self.result, self.context, FeedSource(self.source.tensor, 0, tensor.dtype, element), begin,
+                            self.input_type, cur, self.output_type, nxt.feed_packing(), at.target,
+                            conversions=self.conversions, dest=FeedDest(nxt.FEED_DEST, nxt.result), switch=switch,
+                            interleave=self.interleave, mask=mask, lift=self.lift or None, loc=self.loc)
+        low = attrs.evolve(low, reshape=self.reshape, start=self.start, start_elems=self.start_elems,
+                           start_limit=self.start_limit)  # FEED-15 and RUNTIME-8 check these
+        if mapping_text(element) == mapping_text(tensor.element):
+            return low  # the whole tensor: offset 0
+        return attrs.evolve(low, source=attrs.evolve(low.source, offset=self.source.offset))  # a window: verify checks it
+
+    def _masked(self, cur: Any) -> tuple[Any, Any]:
+        """The Fetch Adapter's configuration zeroing every padding of the mask's one axis of
+        `cur`, and the stream it leaves."""
+        names = self.mask.axis.axes()
+        if len(names) != 1:
+            raise ValueError(f"the mask's axis {self.mask.axis.text()} is not one axis")
+        (axis,) = names
+        time, packet = masked_mapping(cur.time, axis), masked_mapping(cur.packet, axis)
+        found = derive_mask(cur.time, cur.packet, masked_axes(cur.time, cur.packet, time, packet))
+        if isinstance(found, Violation):
+            raise ValueError(found.message)
+        return found, attrs.evolve(cur, time=time, packet=packet)
 
     def fetched_type(self) -> Any:
         """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""
@@ -377,3 +455,18 @@ class FeedBuffer(TuOp):
     @rule("FEED-16")
     def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return None if self.lift is None else lift_problem(self, target)
+
+
+def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
+    """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
+    `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`: 8 bytes' worth in SUB; in MAIN
+    the largest fetch size dividing the contiguous run (the innermost packet entry when its stride
+    is 1, else one element) that the adapter's widening keeps within one flit and, below 8 bytes,
+    whole words."""
+    if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
+        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
+    bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
+    n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
+    if n is None:
+        raise ValueError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
+    return n
