@@ -138,6 +138,7 @@ class TuOp(OpFrame):
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
     FEED_DEST: ClassVar[Any] = None              # the `DestKind` naming it when a feed delivers to it
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset()  # FEED-2: element types a feed may bring it
+    FEED_PACKING: ClassVar[str | None] = None    # the field saying how many flits a feed to it packs (else one)
     ENGINE: ClassVar[Engine | None] = None        # the engine it runs on in the schedule (`tu_ops.engines`)
     SLICE_AFTER: ClassVar[str | None] = None      # the field (dotted path) naming the Slice its program's
                                                   # streams live on after it, when it moves them
@@ -186,9 +187,9 @@ class TuOp(OpFrame):
         None: the record kind declares no derivation (its fields are all choices)."""
         return None
 
-    def feed_packing(self) -> Any:
-        """How many flits a feed delivering to it packs per time step (`CollectFlits`)."""
-        return CollectFlits.Flit1
+    def feed_packing(self) -> CollectFlits:
+        """How many flits a feed delivering to it packs per time step (its `FEED_PACKING` field's)."""
+        return CollectFlits.Flit1 if self.FEED_PACKING is None else CollectFlits(getattr(self, self.FEED_PACKING))
 
     # --- fields --------------------------------------------------------------------------
 

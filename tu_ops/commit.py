@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.mapping.live import is_window
 from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
 from ir.rules.commit_plan import commit_write_plan
@@ -19,7 +20,6 @@ from tu_ops.dma_view import with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
-from tu_ops.lower.views import is_window
 from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_config, pack_problem
 

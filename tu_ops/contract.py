@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth
-from ir.rules.time_reduction import time_reduction
+from ir.rules.time_reduction import inner_time, time_reduction
 from ir.types import LaneMode
 from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
@@ -60,6 +60,7 @@ class ContractOuter(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     ENGINE: ClassVar[Engine] = CONTRACTION
+    FEED_PACKING: ClassVar[str | None] = "pack_size"
 
     stream: Ref = operand()
     weights: Ref = operand()
@@ -73,8 +74,7 @@ class ContractOuter(TuOp):
 
     @classmethod
     def of_types(cls, result: Ref, stream: Ref, weights: Ref, s: Any, trf: Any, out: Any, loc: Any) -> ContractOuter:
-        """The record multiplying stream `s` by the TRF tensor of type `trf` into `out`: stream
-        adapter and TRF sequencer of `ir.rules.contract_geometry.outer_geometry`."""
+        """Stream `s` times the TRF tensor of type `trf` into `out` (stream adapter, TRF sequencer)."""
         geo = outer_geometry(s, trf, out.time, out.packet)
         read = TrfRead(read_elems=geo.read_size, width=Width[geo.width], entries=geo.trf_walk,
                        packet_broadcast=geo.packet_broadcast)
@@ -83,12 +83,8 @@ class ContractOuter(TuOp):
                    pack_size=geo.pack, lanes=geo.lanes, time_broadcast=geo.time_broadcast, trf_read=read,
                    input_type=s, output_type=out, loc=loc)
 
-    def feed_packing(self) -> CollectFlits:
-        return CollectFlits(self.pack_size)
-
     def derived(self, at: Derivation) -> ContractOuter:
-        trf = at.types.get(self.weights.id)
-        if getattr(trf, "kind", None) != "trf":
+        if getattr(trf := at.types.get(self.weights.id), "kind", None) != "trf":
             raise ValueError(f"the weights {self.weights} are not a TRF tensor")
         return self.of_types(self.result, self.stream, self.weights, self.input_type, trf, self.output_type, self.loc)
 
@@ -210,8 +206,7 @@ class PacketReduce(TuOp):
     @classmethod
     def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, loc: Any) -> PacketReduce:
         """The smallest adder-tree depth of PACKET-4 from `t`'s packet to `out`'s."""
-        depth = packet_depth(t.packet, out.packet)
-        if depth is None:
+        if (depth := packet_depth(t.packet, out.packet)) is None:
             raise ValueError("no packet depth")
         return cls(result=result, input=src, in_elems=t.packet.size, depth=depth, out_cols=out.packet.size,
                    input_type=t, output_type=out, loc=loc)
@@ -252,14 +247,9 @@ class TimeLoop:
     size: int
     kind: LoopKind
 
-
-def inner_time(loops: tuple[TimeLoop, ...]) -> int:
-    """IT: product of the KEEP loops inner to the outermost REDUCE loop (1 when none)."""
-    kinds = [lp.kind for lp in loops]
-    if LoopKind.REDUCE not in kinds:
-        return 1
-    first = kinds.index(LoopKind.REDUCE)
-    return math.prod(lp.size for lp in loops[first + 1:] if lp.kind is LoopKind.KEEP)
+    @property
+    def keep(self) -> bool:  # `ir.rules.time_reduction.inner_time` reads it
+        return self.kind is LoopKind.KEEP
 
 
 def _refines(sizes: list[int], factor_sizes: list[int]) -> bool:
@@ -299,16 +289,13 @@ class TimeReduce(TuOp):
 
     @classmethod
     def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, mode: LaneMode, loc: Any) -> TimeReduce:
-        """One loop per factor of `t`'s time, KEEP or REDUCE (`ir.rules.time_reduction`); `mode` is
-        the lane fold's of its program."""
+        """One loop per factor of `t`'s time, KEEP or REDUCE; `mode` is its program's lane fold's."""
         red = time_reduction(t.time, out.time)
-        loops = tuple(TimeLoop(size, LoopKind[kind]) for size, kind in red.entries)
-        return cls(result=result, input=src, loops=loops, slots=red.slots, mode=mode, input_type=t, output_type=out,
-                   loc=loc)
+        return cls(result=result, input=src, loops=tuple(TimeLoop(n, LoopKind[kind]) for n, kind in red.entries),
+                   slots=red.slots, mode=mode, input_type=t, output_type=out, loc=loc)
 
     def derived(self, at: Derivation) -> TimeReduce:
-        lane = at.first("lane_fold")
-        if lane is None:
+        if (lane := at.first("lane_fold")) is None:
             raise ValueError("a time_reduce without a lane_fold in its program")
         return self.of_types(self.result, self.input, self.input_type, self.output_type, lane.mode, self.loc)
 

@@ -9,24 +9,23 @@ Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-15 in that or
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 from ir.dtypes import DType
-from ir.fetch_mask import derive_mask, masked_axes, masked_mapping
-from ir.diagnostic import Violation
 from ir.mapping.nodes import IDENTITY, Mapping as MappingExpr
 from ir.rules.collect import collect_plan
-from ir.rules.fetch import ReadPlan, fetch_read_plan, fetch_volume, read_run
+from ir.rules.fetch import fetch_read_plan
 from ir.types import StreamType
-from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destination, feed_destinations
 from tu_ops.feed_source import source_problem, start_problem
-from tu_ops.fetch_mask import mask_problem
+from tu_ops.feed_fields import FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
+from tu_ops.fetch_mask import mask_problem, masked
 from tu_ops.printing import mapping_text, value_text
 from tu_ops.switch import SwitchRoute, route_of, route_problem
 from ir.fetch_mask import FetchMaskConfig
@@ -38,61 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
            "dest_mnemonics", "as_entries", "read_elems"]
-
-
-def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
-    """A tuple of loop entries from entries or `(size, stride)` pairs."""
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
-
-
-@attrs.frozen
-class FeedSource:
-    """`(%tensor, element offset, source dtype, "element mapping")`: the DM tensor read."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    tensor: Ref
-    offset: int
-    dtype: DType
-    element: MappingExpr
-
-
-@attrs.frozen
-class FeedInterleave:
-    """`(%tensor, "I")`: the second DM tensor of an interleaved begin and its size-2 axis. The
-    feed then reads the virtual tensor of element `I, <source element>`: virtual element
-    `v` is element `v` of the source for `v < n` and element `v - n` of this tensor above
-    (n = the source element's size); the read shape walks that virtual tensor."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    tensor: Ref
-    axis: MappingExpr
-
-
-@attrs.frozen
-class FeedDest:
-    """`(KIND, %op)`: the op this feed delivers to."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    kind: DestKind
-    op: Ref
-
-
-@attrs.frozen(kw_only=True)
-class ReadShape:
-    """One read loop nest: coalesced `time` and `packet` entries (strides in source elements,
-    0 = broadcast), the fetch packet's size and the elements of one DM access."""
-
-    TEXT_STYLE: ClassVar[str] = "struct"
-    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
-    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
-    packet_elems: int
-    read_elems: int
-
-    def entries(self) -> tuple[Entry, ...]:
-        return self.time + self.packet
-
-    def sizes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(e.size for e in self.time), tuple(e.size for e in self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -177,7 +121,7 @@ class FeedBuffer(TuOp):
             raise ValueError(f"the conversions {value_text(self.conversions)} are not a legal adapter chain")
         cur, mask = attrs.evolve(self.fetched_type(), dtype=dtypes[-1]), None
         if self.mask is not None:
-            mask, cur = self._masked(cur)
+            mask, cur = masked(self.mask.axis, cur)
         switch = None
         if self.switch is not None:
             try:
@@ -195,19 +139,6 @@ class FeedBuffer(TuOp):
         if mapping_text(element) == mapping_text(tensor.element):
             return low  # the whole tensor: offset 0
         return attrs.evolve(low, source=attrs.evolve(low.source, offset=self.source.offset))  # a window: verify checks it
-
-    def _masked(self, cur: Any) -> tuple[Any, Any]:
-        """The Fetch Adapter's configuration zeroing every padding of the mask's one axis of
-        `cur`, and the stream it leaves."""
-        names = self.mask.axis.axes()
-        if len(names) != 1:
-            raise ValueError(f"the mask's axis {self.mask.axis.text()} is not one axis")
-        (axis,) = names
-        time, packet = masked_mapping(cur.time, axis), masked_mapping(cur.packet, axis)
-        found = derive_mask(cur.time, cur.packet, masked_axes(cur.time, cur.packet, time, packet))
-        if isinstance(found, Violation):
-            raise ValueError(found.message)
-        return found, attrs.evolve(cur, time=time, packet=packet)
 
     def fetched_type(self) -> Any:
         """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""
@@ -455,18 +386,3 @@ class FeedBuffer(TuOp):
     @rule("FEED-16")
     def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return None if self.lift is None else lift_problem(self, target)
-
-
-def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
-    """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
-    `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`: 8 bytes' worth in SUB; in MAIN
-    the largest fetch size dividing the contiguous run (the innermost packet entry when its stride
-    is 1, else one element) that the adapter's widening keeps within one flit and, below 8 bytes,
-    whole words."""
-    if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
-        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
-    bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
-    n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
-    if n is None:
-        raise ValueError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
-    return n

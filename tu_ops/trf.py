@@ -45,6 +45,7 @@ class TrfLoad(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
     ENGINE: ClassVar[Engine] = TRF
+    FEED_PACKING: ClassVar[str | None] = "collect_flits"
 
     input: Ref = operand(name="in")
     element_type: FeedElementType = attr()
@@ -71,9 +72,6 @@ class TrfLoad(TuOp):
         return cls(result=result, input=feed, element_type=et, cell_format=fmt, lanes=geo.lanes,
                    bytes_per_lane=geo.bytes_per_lane, region=Region.FULL, base_row=0,
                    collect_flits=CollectFlits(geo.collect_flits), input_type=stream, output_type=out, loc=loc)
-
-    def feed_packing(self) -> CollectFlits:
-        return self.collect_flits
 
     def derived(self, at: Derivation) -> TrfLoad:
         return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)

@@ -26,11 +26,10 @@ from typing import Any
 
 import attrs
 
-from ir import ops as ir
 from ir.mapping.nodes import Mapping
 from tu_ops.base import Derivation
-from tu_ops.lower.dma import lower_dma
-from tu_ops.lower.views import rederive
+from tu_ops.dma_commands import dma_record
+from tu_ops.dma_records import view_record
 from tu_ops.printing import mapping_text
 from visa.retrace import Underivable, relowered
 
@@ -44,16 +43,14 @@ SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "comm
 # --- DMA ---------------------------------------------------------------------------------------
 
 def expected_dma(op: Any, target: Any) -> Any:
-    """The DmaOp `lower_dma` makes from `op`'s types, its DM-side bases offset by the
+    """The DmaOp `op`'s types fix (`tu_ops.dma_commands.dma_record`), its DM-side bases offset by the
     allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
     src_t, dst_t = op.input_type, op.output_type
     if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
         return _expected_view_dma(op, target)
-    cls = ir.ToHbm if getattr(dst_t, "kind", None) == "hbm" else ir.ToDm
-    traced = cls(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, dst_t), loc=op.loc)
     try:
-        low = lower_dma(traced, op.result.id, op.src.id, src_t, dst_t, target)
-    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        low = dma_record(op.result, op.src, src_t, dst_t, target, op.loc)
+    except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable
         raise Underivable(op, _reason(e)) from None
     src_off = _offset(src_t, op.src_alloc)
     dst_off = _offset(dst_t, op.dst_alloc)
@@ -64,7 +61,7 @@ def expected_dma(op: Any, target: Any) -> Any:
 
 def _expected_view_dma(op: Any, target: Any) -> Any:
     try:
-        return rederive(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
+        return view_record(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, _reason(e)) from None
 

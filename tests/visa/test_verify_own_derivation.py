@@ -14,7 +14,7 @@ from ir import ops as ir
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import example
 from tu_ops.base import Entry
-from tu_ops.lower import feed as feed_lowering
+from tu_ops.lower import dma as dma_lowering, feed as feed_lowering
 from tu_ops.lower.dispatch import LOWERINGS
 from visa.artifact import VisaTextError
 from visa.verify import verify_text
@@ -69,3 +69,24 @@ def test_a_faulty_feed_lowering_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_the_faultless_artifact_verifies() -> None:
     verify_text(compile_kernel(example("gemm_i8_kernel")).text)
+
+
+def test_a_faulty_dma_lowering_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    right = dma_lowering.lower_dma
+
+    def faulty(*args, **kwargs):
+        dma = right(*args, **kwargs)
+        if dma.kind.name != "HBM_TO_DM" or len(dma.commands[0].entries) < 3:
+            return dma
+        a, b, *rest = dma.commands[0].entries  # the two outer loops read each other's HBM rows
+        command = attrs.evolve(dma.commands[0], entries=(attrs.evolve(a, src_stride=b.src_stride),
+                                                         attrs.evolve(b, src_stride=a.src_stride), *rest))
+        return attrs.evolve(dma, commands=(command, *dma.commands[1:]))
+
+    for module in [m for m in list(sys.modules.values()) if getattr(m, "lower_dma", None) is right]:
+        monkeypatch.setattr(module, "lower_dma", faulty)
+    outcome = compile_kernel(example("gemm_i8_kernel"))
+    assert outcome.status == "ok", outcome.diagnostics
+    with pytest.raises(VisaTextError, match="dma field commands\\[0\\].entries=") as e:
+        verify_text(outcome.text)
+    assert "disagrees with the record's types" in e.value.detail
