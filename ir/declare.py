@@ -12,7 +12,8 @@ MODULE` for the tables of MODULE). A lookup of one key then imports that module 
 compile of one kernel needs a few lowerings, not all of them); going over the whole table
 still loads the package. A test compares each index with the declarations
 (tests/test_declared_index.py), so a new declaration is still found with nothing to edit
-by hand but a regenerated index.
+by hand but a regenerated index; until then, a lookup that must find its key (`require`)
+loads the whole package.
 """
 
 from __future__ import annotations
@@ -86,6 +87,13 @@ class Table:
     def get(self, key: Hashable, default: Any = None) -> Any:
         """The entry of `key`, or `default`."""
         return self._ready_for(key).get(key, default)
+
+    def require(self, key: Hashable) -> Any:
+        """The entry of `key`, which ought to have one (None if it has not): a key the index
+        does not list yet (declared since `python -m ir.declare` last wrote it) loads the rest
+        of the package, slower but found (tests/test_declared_index.py asks for the rewrite)."""
+        fn = self.get(key)
+        return fn if fn is not None else self._ready().get(key)
 
     def facts(self, key: Hashable) -> dict[str, Any]:
         """The keyword facts declared with `key`'s entry ({} if none)."""

@@ -75,6 +75,16 @@ def test_an_indexed_table_loads_what_its_index_names(tmp_path: Path, monkeypatch
         assert "declidx.engine_a" not in sys.modules  # only b's module
         assert sorted(declidx.TABLE) == ["a", "b"]  # going over the table loads the rest
         assert "declidx.engine_a" in sys.modules
+
+        # declared since the index was written: `get` misses it, `require` loads the package for it
+        (pkg / "engine_c.py").write_text("from declidx import TABLE\n\nTABLE.declare('c')(lambda: 'c')\n")
+        for name in ("declidx.engine_a", "declidx.engine_b"):
+            del sys.modules[name]
+        declidx.TABLE._fns.clear()
+        declidx.TABLE._where.clear()
+        declare._LOADED.discard(("declidx", True, ""))
+        assert declidx.TABLE.get("c") is None and "declidx.engine_c" not in sys.modules
+        assert declidx.TABLE.require("c")() == "c" and declidx.TABLE.require("zzz") is None
     finally:
         for name in [n for n in sys.modules if n.split(".")[0] == "declidx"]:
             del sys.modules[name]

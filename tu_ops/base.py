@@ -20,9 +20,10 @@ from ir.location import Location
 from ir.mapping.ops import Entry
 from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, rule
 from tu_ops.engines import Engine, Rate
+from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
-__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
+__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
            "fact", "rule", "entries_ok", "Entry"]
 
 
@@ -79,6 +80,24 @@ class VerifyContext:
         return self.programs.get(ref.id)
 
 
+@attrs.frozen
+class Derivation:
+    """What a program record's derived fields are computed from besides the record itself:
+    the records of its program (`ops`, the record at `index`), the program's context, the
+    type of every value id and the target. The lowering fills a record from its types the
+    same way (`TuOp.derived`), and the VISA verifier compares a parsed record with it."""
+
+    ops: tuple[Any, ...]
+    index: int
+    types: dict[int, Any]
+    context: Any
+    target: Any
+
+    def first(self, mnemonic: str) -> Any | None:
+        """The first record of the program with `mnemonic`, or None."""
+        return next((op for op in self.ops if op.MNEMONIC == mnemonic), None)
+
+
 TU_OPS: dict[str, type] = {}
 """Every lowered op class by mnemonic, filled as the classes are declared."""
 
@@ -119,6 +138,7 @@ class TuOp(OpFrame):
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
     FEED_DEST: ClassVar[Any] = None              # the `DestKind` naming it when a feed delivers to it
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset()  # FEED-2: element types a feed may bring it
+    FEED_PACKING: ClassVar[str | None] = None    # the field saying how many flits a feed to it packs (else one)
     ENGINE: ClassVar[Engine | None] = None        # the engine it runs on in the schedule (`tu_ops.engines`)
     SLICE_AFTER: ClassVar[str | None] = None      # the field (dotted path) naming the Slice its program's
                                                   # streams live on after it, when it moves them
@@ -160,6 +180,16 @@ class TuOp(OpFrame):
         for name in rest:
             value = None if value is None else getattr(value, name)
         return value
+
+    def derived(self, at: Derivation) -> TuOp | None:
+        """This record as its types and its own choices fix it (every derived field
+        recomputed from the rules, `ir.rules`); raises when its types have no such record.
+        None: the record kind declares no derivation (its fields are all choices)."""
+        return None
+
+    def feed_packing(self) -> CollectFlits:
+        """How many flits a feed delivering to it packs per time step (its `FEED_PACKING` field's)."""
+        return CollectFlits.Flit1 if self.FEED_PACKING is None else CollectFlits(getattr(self, self.FEED_PACKING))
 
     # --- fields --------------------------------------------------------------------------
 

@@ -11,15 +11,17 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.mapping.nodes import Mapping
+from ir.mapping.live import is_window
+from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from ir.rules.commit_plan import commit_write_plan
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.dma_view import with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import CommitConversion, DestKind, FeedElementType, TuContext
 from tu_ops.feed import as_entries
-from tu_ops.lower.views import is_window
 from tu_ops.printing import mapping_text
-from tu_ops.valid_count import PackConfig, pack_problem
+from tu_ops.valid_count import PackConfig, pack_config, pack_problem
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
 
@@ -46,6 +48,15 @@ class CastOp(TuOp):
     in_type: FeedElementType = attr()
     out_type: FeedElementType = attr()
     valid_elems: int = attr()
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, loc: Any) -> CastOp:
+        """Narrow one 32-bit flit of `t` to `out`'s dtype, `valid_elems = size(P)`."""
+        return cls(result=result, input=src, in_type=FeedElementType.of(t.dtype), out_type=FeedElementType.of(out.dtype),
+                   valid_elems=t.packet.size, input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> CastOp:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
 
     @rule("CASTOP-1")
     def _castop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -118,6 +129,49 @@ class CommitOp(TuOp):
     into: Ref | None = operand(optional=True)
     view: tuple[Mapping, ...] | None = attr(None, converter=attrs.converters.optional(tuple), optional=True)
     offset: int | None = attr(None, optional=True)
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, stream: Any, out: Any, conversion: CommitConversion,
+                 packed: bool, context: TuContext, target: Any, loc: Any) -> CommitOp:
+        """The commit of `t` into `out`'s element, `stream` being the packet `commit_trim` keeps of
+        it, converted. The write plan is `ir.rules.commit_plan.commit_write_plan`'s (COMMIT-2..6);
+        `write_bytes` (visa/visa.lark granularity) is `valid_bytes` when one packet is one contiguous
+        write, else its contiguous piece, in MAIN, and the access width in SUB. A valid-count
+        `packed` commit writes densely: no write plan, the SUB access width. `dest` is the
+        allocation's."""
+        bits = target.bits_of(stream.dtype) or stream.dtype.bits
+        nbits = stream.packet.size * bits
+        if nbits % 8:
+            raise ValueError("the committed packet is not whole bytes")
+        sub = target.constants.SUB_ACCESS_BYTES
+        if packed:
+            return cls(result=result, input=src, valid_bytes=nbits // 8, conversion=CommitConversion.NONE,
+                       write=WritePlan(time=(), packet=()), write_bytes=sub, dest=0, pack=pack_config(stream),
+                       input_type=t, output_type=out, loc=loc)
+        plan = commit_write_plan(stream, out.element)
+        write_bytes = sub if context is TuContext.SUB else nbits // 8 if plan.contiguous else plan.piece_elems * bits // 8
+        return cls(result=result, input=src, valid_bytes=nbits // 8, conversion=conversion,
+                   write=WritePlan(time=plan.time, packet=plan.packet), write_bytes=write_bytes, dest=0,
+                   input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> CommitOp:
+        """The trim keeps the input packet's first `valid_bytes` worth of cells of the committed
+        dtype (TRIM-2); a commit into a tensor commits its window `view`."""
+        out = self.output_type if self.view is None else with_levels(self.output_type, self.view)
+        bits = at.target.bits_of(out.dtype) or out.dtype.bits
+        if (self.valid_bytes * 8) % bits:
+            raise ValueError(f"valid_bytes {self.valid_bytes} is not a whole number of {out.dtype} cells")
+        n, packet = self.valid_bytes * 8 // bits, self.input_type.packet
+        if not 1 <= n <= packet.size:
+            raise ValueError(f"valid_bytes {self.valid_bytes} keeps {n} cells of a {packet.size}-cell packet")
+        trimmed = packet if n == packet.size else Resize(packet, n).normalize()
+        dtype = self.input_type.dtype if self.conversion is CommitConversion.NONE else out.dtype
+        stream = attrs.evolve(self.input_type, packet=trimmed, dtype=dtype)
+        low = self.of_types(self.result, self.input, self.input_type, stream, out, self.conversion,
+                            self.pack is not None, at.context, at.target, self.loc)
+        if self.into is None:
+            return low
+        return attrs.evolve(low, into=self.into, view=self.view, offset=self.offset, output_type=self.output_type)
 
     def context(self, ctx: VerifyContext | None) -> TuContext:
         program = ctx.program_of(self.result) if ctx is not None else None

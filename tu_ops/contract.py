@@ -11,8 +11,10 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth
+from ir.rules.time_reduction import inner_time, time_reduction
 from ir.types import LaneMode
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
                             no_counters, stream_cycles)
 from tu_ops.enums import CollectFlits, DestKind, FeedElementType, LoopKind, TuContext, Width
@@ -58,6 +60,7 @@ class ContractOuter(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     ENGINE: ClassVar[Engine] = CONTRACTION
+    FEED_PACKING: ClassVar[str | None] = "pack_size"
 
     stream: Ref = operand()
     weights: Ref = operand()
@@ -68,6 +71,22 @@ class ContractOuter(TuOp):
     lanes: int = attr()
     time_broadcast: tuple[int, ...] = attr(converter=tuple)
     trf_read: TrfRead = attr()
+
+    @classmethod
+    def of_types(cls, result: Ref, stream: Ref, weights: Ref, s: Any, trf: Any, out: Any, loc: Any) -> ContractOuter:
+        """Stream `s` times the TRF tensor of type `trf` into `out` (stream adapter, TRF sequencer)."""
+        geo = outer_geometry(s, trf, out.time, out.packet)
+        read = TrfRead(read_elems=geo.read_size, width=Width[geo.width], entries=geo.trf_walk,
+                       packet_broadcast=geo.packet_broadcast)
+        return cls(result=result, stream=stream, weights=weights, stream_type=FeedElementType.of(s.dtype),
+                   weight_type=FeedElementType.of(trf.dtype), mac_type=FeedElementType.of(out.acc),
+                   pack_size=geo.pack, lanes=geo.lanes, time_broadcast=geo.time_broadcast, trf_read=read,
+                   input_type=s, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> ContractOuter:
+        if getattr(trf := at.types.get(self.weights.id), "kind", None) != "trf":
+            raise ValueError(f"the weights {self.weights} are not a TRF tensor")
+        return self.of_types(self.result, self.stream, self.weights, self.input_type, trf, self.output_type, self.loc)
 
     def busy_cycles(self, rate: Rate, target: Any) -> int:
         """One output packet per cycle (its MACs, lanes x packet per step, run in parallel)."""
@@ -184,6 +203,17 @@ class PacketReduce(TuOp):
     depth: int = attr()
     out_cols: int = attr()
 
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, loc: Any) -> PacketReduce:
+        """The smallest adder-tree depth of PACKET-4 from `t`'s packet to `out`'s."""
+        if (depth := packet_depth(t.packet, out.packet)) is None:
+            raise ValueError("no packet depth")
+        return cls(result=result, input=src, in_elems=t.packet.size, depth=depth, out_cols=out.packet.size,
+                   input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> PacketReduce:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+
     @rule("PRED-1")
     def _pred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
         nbits = self.in_elems * self.bits(target, self.input_type.dtype)
@@ -217,14 +247,9 @@ class TimeLoop:
     size: int
     kind: LoopKind
 
-
-def inner_time(loops: tuple[TimeLoop, ...]) -> int:
-    """IT: product of the KEEP loops inner to the outermost REDUCE loop (1 when none)."""
-    kinds = [lp.kind for lp in loops]
-    if LoopKind.REDUCE not in kinds:
-        return 1
-    first = kinds.index(LoopKind.REDUCE)
-    return math.prod(lp.size for lp in loops[first + 1:] if lp.kind is LoopKind.KEEP)
+    @property
+    def keep(self) -> bool:  # `ir.rules.time_reduction.inner_time` reads it
+        return self.kind is LoopKind.KEEP
 
 
 def _refines(sizes: list[int], factor_sizes: list[int]) -> bool:
@@ -261,6 +286,18 @@ class TimeReduce(TuOp):
     loops: tuple[TimeLoop, ...] = attr(converter=lambda xs: tuple(x if isinstance(x, TimeLoop) else TimeLoop(*x) for x in xs))
     slots: int = attr()
     mode: LaneMode = attr()
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, mode: LaneMode, loc: Any) -> TimeReduce:
+        """One loop per factor of `t`'s time, KEEP or REDUCE; `mode` is its program's lane fold's."""
+        red = time_reduction(t.time, out.time)
+        return cls(result=result, input=src, loops=tuple(TimeLoop(n, LoopKind[kind]) for n, kind in red.entries),
+                   slots=red.slots, mode=mode, input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> TimeReduce:
+        if (lane := at.first("lane_fold")) is None:
+            raise ValueError("a time_reduce without a lane_fold in its program")
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, lane.mode, self.loc)
 
     @rule("TRED-1")
     def _tred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -315,6 +352,16 @@ class LaneFold(TuOp):
     lanes: int = attr()
     cols: int = attr()
     cycles: int = attr()
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, mode: LaneMode, loc: Any) -> LaneFold:
+        """Drain the accumulator of `t` by `mode` (`ir.rules.contract_geometry.lane_geometry`)."""
+        geo = lane_geometry(t, out.time, out.packet, mode)
+        return cls(result=result, input=src, mode=mode, lanes=geo.lanes, cols=geo.cols, cycles=geo.cycles,
+                   input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> LaneFold:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.mode, self.loc)
 
     def busy_cycles(self, rate: Rate, target: Any) -> int:
         """The drain's own count, in the record (`cycles`)."""

@@ -9,20 +9,25 @@ Collect (`tu_ops.switch`). The verifier implements FEED-1 ... FEED-15 in that or
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 from ir.dtypes import DType
-from ir.mapping.nodes import Mapping as MappingExpr
-from tu_ops.base import Entry, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
+from ir.mapping.nodes import IDENTITY, Mapping as MappingExpr
+from ir.rules.collect import collect_plan
+from ir.rules.fetch import fetch_read_plan
+from ir.types import StreamType
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destination, feed_destinations
 from tu_ops.feed_source import source_problem, start_problem
-from tu_ops.fetch_mask import mask_problem
-from tu_ops.switch import SwitchRoute, route_problem
+from tu_ops.feed_fields import FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
+from tu_ops.fetch_mask import mask_problem, masked
+from tu_ops.printing import mapping_text, value_text
+from tu_ops.switch import SwitchRoute, route_of, route_problem
 from ir.fetch_mask import FetchMaskConfig
 from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
 from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
@@ -31,62 +36,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
-           "dest_mnemonics", "as_entries"]
-
-
-def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
-    """A tuple of loop entries from entries or `(size, stride)` pairs."""
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
-
-
-@attrs.frozen
-class FeedSource:
-    """`(%tensor, element offset, source dtype, "element mapping")`: the DM tensor read."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    tensor: Ref
-    offset: int
-    dtype: DType
-    element: MappingExpr
-
-
-@attrs.frozen
-class FeedInterleave:
-    """`(%tensor, "I")`: the second DM tensor of an interleaved begin and its size-2 axis. The
-    feed then reads the virtual tensor of element `I, <source element>`: virtual element
-    `v` is element `v` of the source for `v < n` and element `v - n` of this tensor above
-    (n = the source element's size); the read shape walks that virtual tensor."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    tensor: Ref
-    axis: MappingExpr
-
-
-@attrs.frozen
-class FeedDest:
-    """`(KIND, %op)`: the op this feed delivers to."""
-
-    TEXT_STYLE: ClassVar[str] = "tuple"
-    kind: DestKind
-    op: Ref
-
-
-@attrs.frozen(kw_only=True)
-class ReadShape:
-    """One read loop nest: coalesced `time` and `packet` entries (strides in source elements,
-    0 = broadcast), the fetch packet's size and the elements of one DM access."""
-
-    TEXT_STYLE: ClassVar[str] = "struct"
-    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
-    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
-    packet_elems: int
-    read_elems: int
-
-    def entries(self) -> tuple[Entry, ...]:
-        return self.time + self.packet
-
-    def sizes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(e.size for e in self.time), tuple(e.size for e in self.packet)
+           "dest_mnemonics", "as_entries", "read_elems"]
 
 
 @attrs.frozen(kw_only=True)
@@ -130,6 +80,65 @@ class FeedBuffer(TuOp):
     start: Ref | None = operand(optional=True)
     start_elems: int | None = attr(default=None, optional=True)
     start_limit: int | None = attr(default=None, optional=True)
+
+    @classmethod
+    def of_types(cls, result: Ref, context: TuContext, source: FeedSource, begin: Any, fetched: Any, collected: Any,
+                 out: Any, flits: CollectFlits, target: Any, **choices: Any) -> FeedBuffer:
+        """The feed reading `begin` (the stream `ctx.begin` opens on `source`) as the fetch's
+        `fetched`, collecting `collected` (the stream its adapters leave) into `out`, `flits` per
+        time step as its destination packs them. The read shape is the fetch read plan of
+        `ir.rules.fetch` (after lifts, of the last lift's time); `flits_per_packet` the collect
+        plan's; `read_elems` the widest legal fetch of FETCH-11. `choices`: `conversions`, `dest`,
+        `switch`, `interleave`, `mask`, `lift`, `loc`."""
+        lift = choices.get("lift")
+        plan = fetch_read_plan(begin, lift[-1].time if lift else fetched.time, fetched.packet)
+        if plan is None:
+            raise ValueError("the fetch has no read plan")
+        cplan = collect_plan(collected.dtype, collected.time, collected.packet)
+        if cplan is None:
+            raise ValueError("the collect has no plan")
+        shape = ReadShape(time=plan.time_entries, packet=plan.packet_entries, packet_elems=plan.packet_elems,
+                          read_elems=read_elems(context, begin.dtype, plan, collected.dtype, target))
+        return cls(result=result, context=context, source=source, element_type=FeedElementType.of(collected.dtype),
+                   shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits, beats=out.time.size // flits.value,
+                   input_type=fetched, output_type=out, **choices)
+
+    def derived(self, at: Derivation) -> FeedBuffer:
+        """The user's choices (conversions, lifts, mask axis, switch, interleaving, window) are
+        the record's; the stream they leave, and every field read from it, are derived."""
+        tensor = at.types.get(self.source.tensor.id)
+        if getattr(tensor, "kind", None) != "dm":
+            raise ValueError(f"the feed reads {self.source.tensor}, which is not a DM tensor")
+        if at.index + 1 >= len(at.ops):
+            raise ValueError("the feed delivers to no op")
+        nxt = at.ops[at.index + 1]
+        element = self.source.element  # a window of its tensor (docs/views.md)
+        begin = StreamType(tensor.dtype, tensor.chip, tensor.cluster, tensor.slice, IDENTITY, element, self.context.value)
+        if self.interleave is not None:  # `begin_interleaved(lhs, rhs, axis)`
+            begin = attrs.evolve(begin, packet=self.interleave.axis.pair(element))
+        dtypes = self.dtype_chain(at.target)
+        if dtypes is None:
+            raise ValueError(f"the conversions {value_text(self.conversions)} are not a legal adapter chain")
+        cur, mask = attrs.evolve(self.fetched_type(), dtype=dtypes[-1]), None
+        if self.mask is not None:
+            mask, cur = masked(self.mask.axis, cur)
+        switch = None
+        if self.switch is not None:
+            try:
+                config = self.switch.variant()
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"switch config: {e}") from None
+            switch = route_of(cur.slice, cur.time, self.switch.out_slice, self.switch.out_time, config)
+            cur = attrs.evolve(cur, slice=self.switch.out_slice, time=self.switch.out_time)
+        low = self.of_types(self.result, self.context, FeedSource(self.source.tensor, 0, tensor.dtype, element), begin,
+                            self.input_type, cur, self.output_type, nxt.feed_packing(), at.target,
+                            conversions=self.conversions, dest=FeedDest(nxt.FEED_DEST, nxt.result), switch=switch,
+                            interleave=self.interleave, mask=mask, lift=self.lift or None, loc=self.loc)
+        low = attrs.evolve(low, reshape=self.reshape, start=self.start, start_elems=self.start_elems,
+                           start_limit=self.start_limit)  # FEED-15 and RUNTIME-8 check these
+        if mapping_text(element) == mapping_text(tensor.element):
+            return low  # the whole tensor: offset 0
+        return attrs.evolve(low, source=attrs.evolve(low.source, offset=self.source.offset))  # a window: verify checks it
 
     def fetched_type(self) -> Any:
         """The stream the Fetch Engine delivers: `input_type` (the fetch's own) after the lifts."""

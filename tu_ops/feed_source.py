@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ir.mapping.live import is_window
 from tu_ops.printing import mapping_text
 
 __all__ = ["source_problem", "start_problem"]
@@ -60,8 +61,6 @@ def source_problem(feed: Any, ctx: Any) -> str | None:
 
 def _reads(own: Any, read: Any, offset: int) -> bool:
     """Whether `read` at cell `offset` names cells of `own`: the same mapping, or a tile of it."""
-    from tu_ops.lower.views import is_window  # a tile's cells, as the lowering places them
-
     return mapping_text(own) == mapping_text(read) or is_window(own, read, offset)
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
-from ir.fetch_mask import FetchMaskConfig, derive_mask, mask_keep
+from ir.fetch_mask import FetchMaskConfig, derive_mask, mask_keep, masked_axes, masked_mapping
 from ir.valid_count import live_cells
 
-__all__ = ["mask_problem"]
+__all__ = ["mask_problem", "masked"]
 
 
 def mask_problem(mask: FetchMaskConfig, stream: Any) -> str | None:
@@ -32,3 +33,17 @@ def mask_problem(mask: FetchMaskConfig, stream: Any) -> str | None:
     if np.any(live_cells(stream.time, stream.packet) & ~keep):
         return "the mask zeroes live cells"
     return None
+
+
+def masked(axis_of: Any, cur: Any) -> tuple[FetchMaskConfig, Any]:
+    """The Fetch Adapter's configuration zeroing every padding of the one axis `axis_of` names
+    in the stream `cur`, and the stream it leaves."""
+    names = axis_of.axes()
+    if len(names) != 1:
+        raise ValueError(f"the mask's axis {axis_of.text()} is not one axis")
+    (axis,) = names
+    time, packet = masked_mapping(cur.time, axis), masked_mapping(cur.packet, axis)
+    found = derive_mask(cur.time, cur.packet, masked_axes(cur.time, cur.packet, time, packet))
+    if isinstance(found, Violation):
+        raise ValueError(found.message)
+    return found, attrs.evolve(cur, time=time, packet=packet)

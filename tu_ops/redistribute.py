@@ -12,7 +12,7 @@ part `sources[t]` (numbered alike), its commands' sources shifted by `src_offset
 of the tensor read) plus `offsets[t]` bytes (the selected positions). A `to_dm_view` record
 writes the window `dst_view` (`dst_offset` bytes in) of the tensor `into`; its result is
 `into`'s new contents, at `into`'s address. The verifier checks
-DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields.
+DMAOP-1 ... 5 and REDISTOP-1; the commands are re-derived from the fields (`tu_ops.dma_records`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ir.switch.params import TransposeParams, check_transpose_params
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from ir.diagnostic import Violation
+from ir.switch.transpose import check_transpose
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
 from tu_ops.enums import DestKind, FeedElementType
 
@@ -56,6 +58,20 @@ class TransposeOp(TuOp):
     packets_per_col: int = attr()
     valid_size_per_packet: int = attr()
     fetch_in_width_shift: int | None = attr(None, optional=True)  # 1: doubled input packing
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, loc: Any) -> TransposeOp:
+        """The transpose of stream `t` into `out`, with the parameters the rules find
+        (`ir.switch.transpose.check_transpose`; `fetch_in_width_shift=1`: doubled input packing)."""
+        p = check_transpose(t.time, t.packet, out.time, out.packet, t.dtype)
+        if isinstance(p, Violation):
+            raise ValueError(p.message)
+        return cls(result=result, input=src, in_rows=p.in_rows, in_cols=p.in_cols, out_rows=p.out_rows,
+                   packets_per_col=p.packets_per_col, valid_size_per_packet=p.valid_size_per_packet,
+                   fetch_in_width_shift=p.fetch_in_width_shift or None, input_type=t, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> TransposeOp:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
 
     @property
     def params(self) -> TransposeParams:

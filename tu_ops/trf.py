@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from ir.rules.collect import trf_geometry
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRF, Engine, Rate, ceil_div
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, DestKind, FeedElementType, Region
 
@@ -44,6 +45,7 @@ class TrfLoad(TuOp):
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
     ENGINE: ClassVar[Engine] = TRF
+    FEED_PACKING: ClassVar[str | None] = "collect_flits"
 
     input: Ref = operand(name="in")
     element_type: FeedElementType = attr()
@@ -55,6 +57,24 @@ class TrfLoad(TuOp):
     collect_flits: CollectFlits = attr()
     live_rows: tuple[RowRange, ...] | None = attrs.field(default=None, converter=_row_ranges,
                                                          metadata={"role": "fact"})
+
+    @classmethod
+    def of_types(cls, result: Ref, feed: Ref, stream: Any, out: Any, loc: Any) -> TrfLoad:
+        """The load of `stream` into the TRF tensor `out`: bytes per lane and the Flit1/Flit2
+        rule of TRFLD-4 are `ir.rules.collect.trf_geometry`'s; `base_row` is the allocation's."""
+        geo = trf_geometry(stream.dtype, stream.time, out.lane, out.element)
+        if geo is None:
+            raise ValueError("no TRF geometry")
+        et = FeedElementType.of(stream.dtype)
+        fmt = CELL_FORMATS.get(et)
+        if fmt is None:
+            raise ValueError(f"{stream.dtype} has no TRF cell format")
+        return cls(result=result, input=feed, element_type=et, cell_format=fmt, lanes=geo.lanes,
+                   bytes_per_lane=geo.bytes_per_lane, region=Region.FULL, base_row=0,
+                   collect_flits=CollectFlits(geo.collect_flits), input_type=stream, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> TrfLoad:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
 
     def busy_cycles(self, rate: Rate, target: Any) -> int:
         """Its bytes at the fetch rate (flits of FLIT_BYTES per cycle)."""

@@ -19,7 +19,7 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
 from ir.vector.inter_reduce import inter_fault
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 
@@ -63,6 +63,10 @@ class InterSliceReduceOp(TuOp):
     input: Ref = operand(name="in")
     op: InterReduceName = attr()
     out_slice: Mapping = attr()
+
+    def derived(self, at: Derivation) -> InterSliceReduceOp:
+        """Every field is the reduce's choice (INTEROP-1 and -2 check them against its types)."""
+        return self
 
     @property
     def scalar(self) -> str:

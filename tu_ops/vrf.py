@@ -22,13 +22,14 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from ir.vector.units import is_rf
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from ir.mapping.sequence import sequence
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import DestKind, FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
 import numpy as np
 
-__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem"]
+__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem", "walk"]
 
 VRF_WORDS = 2048  # 8192 bytes per slice, in 4-byte words
 _SCALARS = (DType.I32, DType.F32)
@@ -45,6 +46,15 @@ class RfRead:
     TEXT_STYLE: ClassVar[str] = "struct"
     time: tuple[Entry, ...] = attrs.field(converter=_entries)
     packet: tuple[Entry, ...] = attrs.field(converter=_entries)
+
+
+def walk(element: Any, stream: Any) -> RfRead:
+    """The word of `element` each cell of the stream type's [time, packet] reads or writes."""
+    found = sequence(element, [stream.time, stream.packet])
+    if not found:
+        raise ValueError(f"no VRF walk from [{stream.time}, {stream.packet}] to {element}: {found.reason}")
+    time, packet = found.levels
+    return RfRead(time=time, packet=packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +77,16 @@ class VrfLoad(TuOp):
     words: int = attr()
     base: int = attr(0)
     write: RfRead = attr()
+
+    @classmethod
+    def of_types(cls, result: Ref, src: Ref, stream: Any, out: Any, loc: Any) -> VrfLoad:
+        """The load of `stream` into the VRF tensor `out`: its words in element order, written
+        by the sequencer walk of `walk`; `base` is the VRF allocation's."""
+        return cls(result=result, input=src, words=out.element.size, base=0, write=walk(out.element, stream),
+                   input_type=stream, output_type=out, loc=loc)
+
+    def derived(self, at: Derivation) -> VrfLoad:
+        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
 
     @rule("VRFLD-1")
     def _scalar(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -1,5 +1,5 @@
 """Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
-does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
+does for `dma`): the record its fields fix (`tu_ops.dma_records.redistribute_record`), its DM-side
 addresses then offset by the allocations the verifier derived; a `dma_relayout` record from
 its two types and its windows."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ir import ops as ir
-from tu_ops.lower.redistribute import redistribute_record, relayout_record
+from tu_ops.dma_records import redistribute_record, relayout_record
 from visa.retrace import Underivable
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ __all__ = ["expected_redistribute", "expected_relayout"]
 
 
 def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
-    """The RedistributeOp the lowering makes from `op`'s types, views, sources and offsets, at
+    """The RedistributeOp `op`'s types, views, sources and offsets fix, at
     the allocations its facts name (a write into a view: at its tensor's)."""
     src, dst = _base(op.src_alloc), _base(op.dst_alloc)
     try:
@@ -47,7 +47,7 @@ def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], t
         raise Underivable(op, f"[{found.code}] {found.message}")
     into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
     try:
-        low = relayout_record(traced, op.result.id, op.src.id, op.input_type, op.output_type, target,
+        low = relayout_record(op.result.id, op.src.id, op.input_type, op.output_type, target, op.loc,
                               op.src_view, op.src_offset or 0, into)
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None

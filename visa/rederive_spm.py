@@ -1,6 +1,6 @@
 """Re-derive a `dma_spm` record from its types (as `visa.rederive` does for `dma`): the traced
-`to_spm` / `to_dm` is rebuilt, checked by its trace rules (SPM-1..3) and lowered by the
-lowering's own builder (`tu_ops.lower.spm`); its DM side then sits at the derived allocation."""
+`to_spm` / `to_dm` is rebuilt and checked by its trace rules (SPM-1..3), the record's commands
+are the ones its types fix (`tu_ops.dma_records.spm_record`), its DM side at the derived allocation."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import attrs
 
 from ir import ops as ir
 from ir.spm_ops import SpmToDm, ToSpm
-from tu_ops.lower.spm import lower_spm_move
+from tu_ops.dma_records import spm_record
 from visa.retrace import Underivable
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ __all__ = ["expected_spm"]
 
 
 def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
-    """The SpmDmaOp `lower_spm_move` makes from `op`'s types, at the derived allocations."""
+    """The SpmDmaOp `op`'s types fix (`tu_ops.dma_records.spm_record`), at the derived allocations."""
     into_spm = op.output_type.kind == "spm"
     cls = ToSpm if into_spm else SpmToDm
     traced = cls(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
@@ -28,7 +28,7 @@ def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target
     if found is not None:
         raise Underivable(op, f"[{found.code}] {found.message}")
     try:
-        low = lower_spm_move(traced, op.result.id, op.src.id, target)
+        low = spm_record(op.result, op.src, op.input_type, op.output_type, target, op.loc)
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
     src_off = dm_base.get(op.src.id, 0) if into_spm else 0        # the DM side's allocation

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir.errors import NpuOptError
+from ir.mapping.live import is_window
 from ir.mapping.ops import coalesce
 from ir.topology import PE_COUNTS, pe_fault
 from ir.resident import placements
@@ -22,12 +23,10 @@ from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.dma_view import dm_roots
 from tu_ops.enums import Region, TuContext
-from tu_ops.lower.errors import LoweringRefusal
-from tu_ops.lower.vrf import vrf_placement
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
-from tu_ops.vrf import vrf_words
+from tu_ops.vrf import VRF_WORDS, vrf_words
 from visa.verify_runtime import guard_problem, is_runtime
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
@@ -35,7 +34,6 @@ from visa.facts import with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.rederive import expected_dma, expected_program, first_difference
-from tu_ops.lower.views import is_window
 from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
 from visa.rederive_spm import expected_spm
 from visa.rederive_redistribute import expected_redistribute, expected_relayout
@@ -173,15 +171,30 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 
 def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
-    """Each `vrf_load` at the word the VRF allocation (`tu_ops.lower.vrf`) gives it."""
-    try:
-        placed = vrf_placement(kernel)
-    except LoweringRefusal as e:
-        raise fail.op(ops[min(op.result.id for op in kernel.ops() if vrf_words(op) is not None)],
-                      e.diagnostics[0].message) from None
-    for ref, want in placed.items():
-        if ops[ref].MNEMONIC == "vrf_load" and ops[ref].base != want:  # a VRF tensor_new has no base field
-            raise fail.op(ops[ref], f"base {ops[ref].base}; the VRF allocation places this tensor at word {want}")
+    """Every VRF tensor sits at the lowest free word among the VRF tensors live at the step
+    that creates it (from its `vrf_load` or `tensor_new` through the last pass reading it), as
+    the VRF allocation places it; one that does not fit is VRF-6. A `tensor_new` has no field
+    for its word, a `vrf_load` its `base`."""
+    live: dict[int, list] = {}  # tensor id -> [record, first step, last step]
+    for step, s in enumerate(kernel.steps):
+        for op in (s.ops if isinstance(s, TuProgram) else (s,)):
+            if vrf_words(op) is not None:
+                live[op.result.id] = [op, step, step]
+            for ref in op.rf if hasattr(op, "rf_read") else ():  # a pass reading the VRF
+                if ref.id in live:
+                    live[ref.id][2] = max(live[ref.id][2], step)
+    base: dict[int, int] = {}
+    for ref in sorted(live, key=lambda r: (live[r][1], r)):
+        rec, first, _ = live[ref]
+        words = vrf_words(rec)
+        busy = [(base[o], base[o] + vrf_words(live[o][0])) for o in base if live[o][1] <= first <= live[o][2]]
+        base[ref] = want = _lowest(busy, words, 1)
+        if want + words > VRF_WORDS:
+            raise fail.op(rec, f"[VRF-6] VRF over-subscribed: {words * 4} bytes requested, "
+                               f"{sum(b - a for a, b in busy) * 4} of {VRF_WORDS * 4} bytes per slice held by live "
+                               "VRF tensors", rule="VRF-6")
+        if rec.MNEMONIC == "vrf_load" and rec.base != want:
+            raise fail.op(rec, f"base {rec.base}; the VRF allocation places this tensor at word {want}")
 
 
 def _lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:

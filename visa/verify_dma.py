@@ -9,7 +9,7 @@ from typing import Any
 
 from ir.mapping.cells import Index
 from tu_ops.enums import DmaKind
-from tu_ops.lower.dma import broadcast_loops
+from tu_ops.dma_commands import broadcast_loops
 from visa.facts import tensor_bytes
 
 __all__ = ["check_dma"]

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ir.mapping.cells import Padding
+from ir.mapping.cells import LIVE, Padding
 from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping
 
-__all__ = ["live_positions", "nibble_bytes"]
+__all__ = ["live_positions", "nibble_bytes", "is_window"]
 
 
 @functools.lru_cache(maxsize=256)
@@ -43,3 +43,26 @@ def nibble_bytes(view: Any, offset: int) -> np.ndarray | None:
     if any((c ^ 1) not in cells for c in cells):
         return None
     return np.unique(q // 2)
+
+
+def is_window(element: Any, window: Any, offset: int) -> bool:
+    """Whether `window` at cell `offset` names cells of `element` as a tile does: the same
+    extent, and every live cell p of the window is the element's cell p + offset, whose index
+    is the window cell's plus the index of the element's cell at `offset` (axis by axis)."""
+    n = element.size
+    if window.size != n or not 0 <= offset < max(n, 1):
+        return False
+    live = live_positions(window)
+    if live.size == 0:
+        return True
+    q = live + offset
+    if int(q[-1]) >= n:
+        return False
+    mine, theirs, start = window.cells(live), element.cells(q), element.cells(np.array([offset]))
+    if not ((theirs.status == LIVE).all() and start.status[0] == LIVE):
+        return False
+    for axis, coords in theirs.coords.items():
+        want = start.coords[axis][0] + (mine.coords[axis] if axis in mine.coords else 0)
+        if not np.array_equal(coords, np.broadcast_to(want, coords.shape)):
+            return False
+    return set(mine.coords) <= set(theirs.coords)

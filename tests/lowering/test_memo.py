@@ -17,7 +17,7 @@ from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import load_source
 from tu_ops import rngd
 from tu_ops.dma_view import DmaWindowOp
-from tu_ops.lower.dma import _dma_body
+from tu_ops.dma_commands import _dma_body
 
 ROOT = Path(__file__).resolve().parents[2]
 TILED = (ROOT / "examples" / "gemm_tiled.py").read_text()

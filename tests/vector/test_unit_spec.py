@@ -44,7 +44,7 @@ def toy():
 
 
 def test_the_declaration_derives_the_tables(toy):
-    assert "TOY_ABSDIFF" in VeUnit.__members__ and "ABS_DIFF" in VeOpName.__members__
+    assert "TOY_ABSDIFF" in VeUnit.__members__ and "TOY_ABS_DIFF" in VeOpName.__members__
     assert spec_of("TOY_ABSDIFF") is toy and toy.rank == spec_of("FXP").rank and toy.repeatable
     from ir.vector.numerics.steps import UNITS
 
@@ -52,7 +52,7 @@ def test_the_declaration_derives_the_tables(toy):
 
 
 def test_the_record_verifier_reads_the_declaration(toy):
-    step = VeStep(VeUnit.TOY_ABSDIFF, VeOpName.ABS_DIFF, -5)
+    step = VeStep(VeUnit.TOY_ABSDIFF, VeOpName.TOY_ABS_DIFF, -5)
     good = attrs.evolve(GOOD, steps=(TAG, step), output_type=stream(GOOD.input_type.dtype))
     assert good.first_failure(rngd(), None) is None
     for bad, code in ((attrs.evolve(step, arg=2**31), "VEOP-3"),  # not an i32
@@ -69,7 +69,7 @@ def test_the_record_verifier_reads_the_declaration(toy):
 def _toy_text() -> str:
     text = npu_opt.compile(chain_kernel(npu_opt.i32, [("vector_fxp", E.FxpBinaryOp.ADD_FXP, 7)])).text
     assert "{unit=FXP, op=ADD_FXP, arg=7}" in text
-    return text.replace("{unit=FXP, op=ADD_FXP, arg=7}", "{unit=TOY_ABSDIFF, op=ABS_DIFF, arg=7}")
+    return text.replace("{unit=FXP, op=ADD_FXP, arg=7}", "{unit=TOY_ABSDIFF, op=TOY_ABS_DIFF, arg=7}")
 
 
 def test_visa_text_round_trips_verifies_and_runs(toy):
@@ -80,18 +80,18 @@ def test_visa_text_round_trips_verifies_and_runs(toy):
     out = execute(artifact, [X])
     np.testing.assert_array_equal(out, oracle(X, 7))
     with pytest.raises(npu_opt.NpuOptError) as info:
-        verify_text(text.replace("op=ABS_DIFF, arg=7", "op=ABS_DIFF, arg=2147483648"), rngd())
+        verify_text(text.replace("op=TOY_ABS_DIFF, arg=7", "op=TOY_ABS_DIFF, arg=2147483648"), rngd())
     assert info.value.code == "VEOP-3"
 
 
 def test_the_numerics_the_cpu_backend_runs(toy):
     values = X.reshape(8, 8, 8)
-    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "ABS_DIFF", -3, values), oracle(values, -3))
+    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "TOY_ABS_DIFF", -3, values), oracle(values, -3))
     # MODE10 swaps the operands (|c - x|, the same value); MODE00 reads the stream twice (0)
-    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "ABS_DIFF", 9, values, "MODE10"), oracle(values, 9))
-    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "ABS_DIFF", 9, values, "MODE00"), np.zeros_like(values))
+    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "TOY_ABS_DIFF", 9, values, "MODE10"), oracle(values, 9))
+    np.testing.assert_array_equal(run_step("TOY_ABSDIFF", "TOY_ABS_DIFF", 9, values, "MODE00"), np.zeros_like(values))
     with pytest.raises(TypeError):
-        run_step("TOY_ABSDIFF", "ABS_DIFF", 9, values.view(np.uint32))  # f32 bits: not the unit's scalar
+        run_step("TOY_ABSDIFF", "TOY_ABS_DIFF", 9, values.view(np.uint32))  # f32 bits: not the unit's scalar
 
 
 def test_the_codec_runs_both_ways(toy):
@@ -100,9 +100,9 @@ def test_the_codec_runs_both_ways(toy):
     from ir.vector.units import decode_step
 
     src = ir.Value(1, stream(DType.I32))
-    op = decode_step(VeStep(VeUnit.TOY_ABSDIFF, VeOpName.ABS_DIFF, -11), src, 2, None)
-    assert type(op).__name__ == "VectorToyAbsDiff" and op.op is ToyOp.ABS_DIFF and op.const == -11
-    assert op.step() == ("TOY_ABSDIFF", "ABS_DIFF", -11)
+    op = decode_step(VeStep(VeUnit.TOY_ABSDIFF, VeOpName.TOY_ABS_DIFF, -11), src, 2, None)
+    assert type(op).__name__ == "VectorToyAbsDiff" and op.op is ToyOp.TOY_ABS_DIFF and op.const == -11
+    assert op.step() == ("TOY_ABSDIFF", "TOY_ABS_DIFF", -11)
     assert _violations(op) == []
     assert [v.code for v in _violations(attrs.evolve(op, const=2**31))] == ["VE-CONST-1"]
 
@@ -122,7 +122,7 @@ def test_removing_the_unit_removes_it_everywhere():
         assert traced_op_classes()["vector_toy_absdiff"] is made and made.STAGE == "vector_toy_absdiff"
     finally:
         unregister("TOY_ABSDIFF")
-    assert "TOY_ABSDIFF" not in VeUnit.__members__ and "ABS_DIFF" not in VeOpName.__members__
+    assert "TOY_ABSDIFF" not in VeUnit.__members__ and "TOY_ABS_DIFF" not in VeOpName.__members__
     assert "vector_toy_absdiff" not in traced_op_classes()
     with pytest.raises(npu_opt.NpuOptError):
         parse_visa(text)
@@ -136,7 +136,7 @@ import npu_opt
 from tests.vector.kernels import chain_kernel, cpu_equals_visa
 from npu_opt import ToyOp  # a declared unit's op enum is exported
 assert ToyOp is t.ToyOp
-k = chain_kernel(npu_opt.i32, [("vector_toy_absdiff", ToyOp.ABS_DIFF, 7),
+k = chain_kernel(npu_opt.i32, [("vector_toy_absdiff", ToyOp.TOY_ABS_DIFF, 7),
                                ("vector_clip", npu_opt.ClipBinaryOpI32.MIN, 1000)])
 cpu_equals_visa(k, t.X)  # the text parses back to itself and verifies; the interpreter equals the cpu backend
 np.testing.assert_array_equal(npu_opt.run(k, t.X), np.minimum(t.oracle(t.X, 7), 1000))
@@ -157,3 +157,28 @@ def test_a_declared_unit_is_a_dsl_method_end_to_end():
     done = subprocess.run([sys.executable, "-c", _DSL_RUN], capture_output=True, text=True, env=env, cwd=root,
                           timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "ran", done.stderr[-2000:]
+
+
+def test_the_doc_walks_unit_declares_beside_the_toy(toy):
+    """docs/reference/adding-an-op.md declares ABS_DIFF at the Fxp stage; the toy unit's names
+    (TOY_ABSDIFF, TOY_ABS_DIFF, vector_toy_absdiff) leave room for it, so both declare at once."""
+    from ir.vector.units import UnitSpec, elementwise, register
+    from ir.vector.variants import RustEnum, Unit
+
+    class AbsDiffOp(RustEnum):
+        ABS_DIFF = Unit("AbsDiff")
+
+        @property
+        def alu(self) -> E.RngdAlu:
+            return E.RngdAlu.FXP_ADD
+
+    register(UnitSpec("ABS_DIFF", spec_of("FXP").stage, AbsDiffOp, "i32", arg="i32", arity=2,
+                      fn=lambda op: {"ABS_DIFF": lambda x, c: abs(x - c)}[op], methods=("vector_abs_diff",),
+                      codec=elementwise("ir.vector_unit_ops:VectorAbsDiff")))
+    try:
+        assert {"ABS_DIFF", "TOY_ABSDIFF"} <= set(VeUnit.__members__)
+        assert {"ABS_DIFF", "TOY_ABS_DIFF"} <= set(VeOpName.__members__)
+        assert spec_of("ABS_DIFF").rank == toy.rank
+    finally:
+        unregister("ABS_DIFF")
+    assert "ABS_DIFF" not in VeOpName.__members__ and "TOY_ABS_DIFF" in VeOpName.__members__

@@ -21,7 +21,7 @@ __all__ = ["ToyOp", "declare", "oracle", "X"]
 class ToyOp(RustEnum):
     """The toy unit's one op; it occupies the Fxp cluster's adder."""
 
-    ABS_DIFF = Unit("AbsDiff")
+    TOY_ABS_DIFF = Unit("ToyAbsDiff")
 
     @property
     def alu(self) -> E.RngdAlu:
@@ -36,7 +36,7 @@ def _abs_diff(x: np.ndarray, c: np.ndarray) -> np.ndarray:
 def declare() -> UnitSpec:
     """THE declaration: every layer the tests run reads it (the traced op is made from it)."""
     return register(UnitSpec("TOY_ABSDIFF", VeStage.FXP, ToyOp, "i32", arg="i32", arity=2,
-                             fn=lambda op: {"ABS_DIFF": _abs_diff}[op], methods=("vector_toy_absdiff",),
+                             fn=lambda op: {"TOY_ABS_DIFF": _abs_diff}[op], methods=("vector_toy_absdiff",),
                              codec=elementwise("ir.vector_unit_ops:VectorToyAbsDiff")))
 
 

@@ -20,7 +20,7 @@ from ir.mapping.cells import Padding
 from tu_ops.base import Alloc
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
-from tu_ops.lower.dma import dm_bytes
+from tu_ops.dma_commands import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf import allocate_vrf

@@ -22,7 +22,8 @@ from ir.spm_ops import SpmToDm, ToSpm
 from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
 from tu_ops.lower.dma import lower_dma
-from tu_ops.lower.redistribute import crosses_parts, lower_redistribute, relayout_record, relayout_view_step
+from tu_ops.lower.redistribute import lower_redistribute, relayout_view_step
+from tu_ops.dma_records import crosses_parts, relayout_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from ir.runtime_ops import RUNTIME_STEPS
@@ -53,15 +54,15 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             steps.append(lower_spm_move(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Shuffle):
-            from tu_ops.lower.gather import lower_shuffle
-            steps.append(lower_shuffle(item, first, lay.refs[item.src.id], target))
+            from tu_ops.gather_records import shuffle_record
+            steps.append(shuffle_record(item, first, lay.refs[item.src.id], target))
             continue
         if kind == "dma" and isinstance(item, Redistribute):
             steps.append(lower_redistribute(item, first, windows, lay.refs, typ, target))
             continue
         if kind == "dma" and isinstance(item, (Gather, Scatter)):
-            from tu_ops.lower.gather import lower_gather, lower_scatter
-            lower = lower_gather if isinstance(item, Gather) else lower_scatter
+            from tu_ops.gather_records import gather_record, scatter_record
+            lower = gather_record if isinstance(item, Gather) else scatter_record
             into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
             if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
                 into["count"] = lay.refs[item.count.id]
@@ -73,7 +74,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             continue
         if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
                 and crosses_parts(typ(item.src), typ(item.result)):
-            steps.append(relayout_record(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result), target))
+            steps.append(relayout_record(first, lay.refs[item.src.id], typ(item.src), typ(item.result), target, item.loc))
             continue
         if kind == "dma":
             viewed = (relayout_view_step(item, first, windows, lay.refs, typ, target)

@@ -90,15 +90,21 @@ def _view_type(op: ir.View, types: dict[int, Any]) -> Any | None:
 
 def lower_stage(op: Any, site: Site) -> Any | None:
     """The tu op of traced stage `op` at `site` (None when another stage's op holds it)."""
-    fn = LOWERINGS.get(type(op))
+    fn = LOWERINGS.require(type(op))
     if fn is None:
         raise InternalError(f"{op.text()}: no lowering for stage `{op.STAGE}`")
-    return fn(op, site)
+    try:
+        return fn(op, site)
+    except ValueError as e:  # a record's `of_types` finding no record for the types: our bug
+        raise InternalError(f"{op.text()}: {e}") from e
 
 
 def feed_flits(chain: ProgramChain) -> CollectFlits:
     """How many flits the feed of `chain` packs per time step (one unless its consumer says)."""
     consumer = chain.after_collect()[0]
     fn = FEED_FLITS.get(type(consumer))
-    return fn(consumer) if fn is not None else CollectFlits.Flit1
+    try:
+        return fn(consumer) if fn is not None else CollectFlits.Flit1
+    except ValueError as e:
+        raise InternalError(f"{consumer.text()}: {e}") from e
 

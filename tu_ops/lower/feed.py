@@ -1,11 +1,6 @@
-"""`begin` ... `collect` lowered to one FeedBuffer (docs/reference/diagnostics.md).
-
-The read shape is the fetch read plan of `ir.rules.fetch` (one computation, shared with
-FETCH-4..10; after fetch lifts, the plan of the last lift's time); `flits_per_packet` is the
-collect plan's flit count; `read_elems` is the widest legal fetch of FETCH-11
-(`ir.rules.fetch.fetch_volume`): 8 bytes' worth in SUB; in MAIN the largest fetch size
-dividing the contiguous run (the innermost packet entry when its stride is 1, else one
-element) that the adapter's widening keeps within one flit and, below 8 bytes, whole words.
+"""`begin` ... `collect` lowered to one FeedBuffer (docs/reference/diagnostics.md): the
+lowering reads the user's choices off the chain (conversions, lifts, mask, switch, the
+destination), and the record derives the rest from the types (`FeedBuffer.of_types`).
 """
 
 from __future__ import annotations
@@ -13,21 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from ir import ops as ir
-from ir.dtypes import DType
 from ir.engine_ops import Switch
 from ir.errors import InternalError
 from ir.fetch_lift_ops import FetchLift
 from ir.fetch_mask_ops import FetchMask
-from ir.rules.collect import collect_plan
-from ir.rules.fetch import ReadPlan, fetch_read_plan, fetch_volume, read_run
 from tu_ops.base import Ref
-from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
-from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource, ReadShape
+from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, TuContext
+from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
 
-__all__ = ["lower_feed", "conversions_of", "read_elems", "dest_kind"]
+__all__ = ["lower_feed", "conversions_of", "dest_kind"]
 
 
 def dest_kind(chain: ProgramChain) -> DestKind:
@@ -63,48 +55,21 @@ def conversions_of(adapters: tuple[ir.Op, ...]) -> tuple[Conversion, ...]:
     return tuple(out)
 
 
-def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
-    """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
-    `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`."""
-    if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
-        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
-    bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
-    n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
-    if n is None:
-        raise InternalError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
-    return n
-
-
 def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits, source: Ref,
                source_element: Any, target: Any, second: Ref | None = None) -> FeedBuffer:
     """The FeedBuffer of `chain` (numbered `result`), delivering to op number `dest`; `second`
     is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
-    lifts = _lifts(chain)
-    plan = fetch_read_plan(begin.result.type, lifts[-1].time if lifts else fetch.time, fetch.packet)
-    if plan is None:
-        raise InternalError(f"{fetch.text()}: the fetch has no read plan")
     src = begin.result.type.dtype
-    adapters = chain.adapters
-    stream_in = collect.input.type
-    element = stream_in.dtype
-    context = TuContext(chain.context)
-    cplan = collect_plan(element, stream_in.time, stream_in.packet)
-    if cplan is None:
-        raise InternalError(f"{collect.text()}: the collect has no plan")
-    time2 = collect.result.type.time.size
-    shape = ReadShape(time=plan.time_entries, packet=plan.packet_entries, packet_elems=plan.packet_elems,
-                      read_elems=read_elems(context, src, plan, element, target))
-    return FeedBuffer(
-        result=Ref(result), context=context,
-        source=FeedSource(source, 0, src, source_element),
-        conversions=conversions_of(adapters), element_type=FeedElementType.of(element),
-        shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits,
-        beats=time2 // flits.value, dest=FeedDest(dest_kind(chain), Ref(dest)),
-        input_type=fetch.result.type, output_type=collect.result.type,
-        switch=_route(chain), loc=begin.loc,
-        interleave=None if second is None else FeedInterleave(second, begin.axis), mask=_mask(chain),
-        lift=lifts or None)
+    try:
+        return FeedBuffer.of_types(
+            Ref(result), TuContext(chain.context), FeedSource(source, 0, src, source_element), begin.result.type,
+            fetch.result.type, collect.input.type, collect.result.type, flits, target,
+            conversions=conversions_of(chain.adapters), dest=FeedDest(dest_kind(chain), Ref(dest)),
+            switch=_route(chain), interleave=None if second is None else FeedInterleave(second, begin.axis),
+            mask=_mask(chain), lift=_lifts(chain) or None, loc=begin.loc)
+    except ValueError as e:
+        raise InternalError(f"{fetch.text()}: {e}") from e
 
 
 def _lifts(chain: ProgramChain) -> tuple[FeedLift, ...]:

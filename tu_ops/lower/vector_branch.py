@@ -25,7 +25,7 @@ from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
 from ir.vector.units import mode_value, op_value, spec_of
 from ir.vector_reduce_ops import traced_reduce
-from tu_ops.lower.vrf import walk
+from tu_ops.vrf import walk
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
 from tu_ops.vector_branch_rf import VectorBranchRfOp

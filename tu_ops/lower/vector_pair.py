@@ -62,7 +62,7 @@ def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vector
                   steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
     if not tensors:
         return VectorPairOp(**fields)
-    from tu_ops.lower.vrf import walk
+    from tu_ops.vrf import walk
     from tu_ops.vector_pair_rf import VectorPairRfOp
 
     streams = [_read_stream(unzip.result.type, body[:next(i for i, o in enumerate(body)

@@ -1,7 +1,7 @@
 """Views and allocation lowered to `tensor_new`, `dma_window`, `dma_into` and `memset` (docs/views.md).
 
-A window's commands are those of a plain DMA between the view types (`lower_dma`), their
-addresses on the window's side shifted by the view's byte offset: in HBM, the chip offset
+A window's commands are those of a plain DMA between the view types, their addresses on the
+window's side shifted by the view's byte offset (`tu_ops.dma_records.view_dma`): in HBM, the chip offset
 times the bytes of one chip's copy plus the element offset in bytes; in DM, the slice
 offset times DM_SLICE_BYTES plus the element offset in bytes. A write into a DM tensor
 keeps the tensor's address (`tu_ops.dma_view.dm_roots`). A `begin` over an Element tile is
@@ -21,23 +21,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import numpy as np
 
 from ir import ops as ir
-from ir.mapping.cells import LIVE
-from ir.mapping.live import live_positions
 from ir.rules.views import fill_pattern
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from tu_ops.base import Ref
-from tu_ops.dma import DmaOp
+from tu_ops.dma_records import view_dma
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
-from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.errors import LoweringRefusal, refusal
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["lower_view_step", "windows_of", "shift_feed", "is_window", "byte_offset", "view_dma", "refuse_unplaced"]
+__all__ = ["lower_view_step", "windows_of", "shift_feed", "byte_offset", "refuse_unplaced"]
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:
@@ -61,31 +57,6 @@ def byte_offset(t: Any, offsets: tuple[int, ...], target: Any, op: Any, clusters
         raise _refuse(op, f"a memset of a DM window shifted on the {'Chip' if chip else 'Cluster'} level is not "
                           "lowered yet")
     return slice_ * target.constants.DM_SLICE_BYTES + elem * bits // 8
-
-
-def view_dma(cls: type, result: int, src: int, src_t: Any, src_view: Any, src_off: int, dst_t: Any,
-             dst_view: Any, dst_off: int, target: Any, loc: Any, into: int | None = None,
-             shift: tuple[int, int] = (0, 0)) -> DmaOp:
-    """The record of a DMA between view types, its addresses shifted by the offsets and its
-    commands' (chip, cluster) by `shift` (the Chip and Cluster offsets of its DM windows)."""
-    traced_cls = ir.ToHbm if dst_view.kind == "hbm" else ir.ToDm
-    traced = traced_cls(src=ir.Value(src, src_view), result=ir.Value(result, dst_view), loc=loc)
-    low = lower_dma(traced, result, src, src_view, dst_view, target)
-    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off,
-                                  part=(c.part.chip + shift[0], c.part.cluster + shift[1], c.part.dmn))
-                     for c in low.commands)
-    fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
-    fields.update(commands=commands, aggregate=None, input_type=src_t, output_type=dst_t,
-                  src_view=src_view.levels(), src_offset=src_off, chip_shift=shift[0] or None,
-                  cluster_shift=shift[1] or None)
-    if cls is DmaIntoOp:
-        fields.update(into=Ref(into), dst_view=dst_view.levels(), dst_offset=dst_off,
-                      dst_alloc=low.dst_alloc and attrs.evolve(low.dst_alloc, size=_hbm_bytes(dst_t, target)))
-    return cls(**fields)
-
-
-def _hbm_bytes(t: Any, target: Any) -> int:
-    return t.chip.size * -(-t.element.size * (target.bits_of(t.dtype) or t.dtype.bits) // 8)
 
 
 def _source(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any, target: Any) -> tuple:
@@ -186,39 +157,3 @@ def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int,
     start = {} if w.start is None else {"start": Ref(refs[w.start.id]), "start_elems": w.start_stride,
                                          "start_limit": w.start_limit}
     return attrs.evolve(feed, source=attrs.evolve(feed.source, offset=w.offset[-1]), reshape=reshape, **start)
-
-
-def is_window(element: Any, window: Any, offset: int) -> bool:
-    """Whether `window` at cell `offset` names cells of `element` as a tile does: the same
-    extent, and every live cell p of the window is the element's cell p + offset, whose index
-    is the window cell's plus the index of the element's cell at `offset` (axis by axis)."""
-    n = element.size
-    if window.size != n or not 0 <= offset < max(n, 1):
-        return False
-    live = live_positions(window)
-    if live.size == 0:
-        return True
-    q = live + offset
-    if int(q[-1]) >= n:
-        return False
-    mine, theirs, start = window.cells(live), element.cells(q), element.cells(np.array([offset]))
-    if not ((theirs.status == LIVE).all() and start.status[0] == LIVE):
-        return False
-    for axis, coords in theirs.coords.items():
-        want = start.coords[axis][0] + (mine.coords[axis] if axis in mine.coords else 0)
-        if not np.array_equal(coords, np.broadcast_to(want, coords.shape)):
-            return False
-    return set(mine.coords) <= set(theirs.coords)
-
-
-def rederive(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
-    """The record the lowering makes from a `dma_window` / `dma_into` record's types and views,
-    its DM-side addresses offset by `dm_offsets` (source, destination allocation bases)."""
-    src_view, dst_view = op.view_types()
-    into = op.into.id if isinstance(op, DmaIntoOp) else None
-    out = view_dma(type(op), op.result.id, op.src.id, op.input_type, src_view, op.src_offset + dm_offsets[0],
-                   op.output_type, dst_view, getattr(op, "dst_offset", 0) + dm_offsets[1], target, op.loc, into=into,
-                   shift=(op.chip_shift or 0, op.cluster_shift or 0))
-    offsets = {"src_offset": op.src_offset} | ({"dst_offset": op.dst_offset} if into is not None else {})
-    starts = {f.name: getattr(op, f.name) for f in attrs.fields(type(op)) if "_start" in f.name}
-    return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets, **starts)

@@ -15,34 +15,20 @@ from typing import Any
 
 import attrs
 
-from ir.errors import InternalError
-from ir.mapping.sequence import sequence
 from ir.vector.ways import FLIT
 from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
-from tu_ops.vrf import VRF_WORDS, RfRead, VectorRfOp, VrfLoad, vrf_words
+from tu_ops.vrf import VRF_WORDS, VectorRfOp, VrfLoad, vrf_words, walk
 
-__all__ = ["walk", "rf_pass", "allocate_vrf", "vrf_placement"]
-
-
-def walk(element: Any, stream: Any) -> RfRead:
-    """The word of `element` each cell of the stream type's [time, packet] reads or writes."""
-    found = sequence(element, [stream.time, stream.packet])
-    if not found:
-        raise InternalError(f"no VRF walk from [{stream.time}, {stream.packet}] to {element}: {found.reason}")
-    time, packet = found.levels
-    return RfRead(time=time, packet=packet)
+__all__ = ["rf_pass", "allocate_vrf", "vrf_placement"]
 
 
 @lowers(ToVrf, into=VrfLoad)
 def _to_vrf(op: ToVrf, site: Site) -> VrfLoad:
-    stream = site.type_of(op.input)
-    return VrfLoad(result=Ref(site.result), input=Ref(site.src), words=op.element.size, base=0,
-                   write=walk(op.element, stream), input_type=stream, output_type=site.type_of(op.result),
-                   loc=op.loc)
+    return VrfLoad.of_types(Ref(site.result), Ref(site.src), site.type_of(op.input), site.type_of(op.result), op.loc)
 
 
 def rf_pass(rec: Any, body: Any, site: Site) -> Any:

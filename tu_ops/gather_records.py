@@ -1,9 +1,11 @@
-"""A traced `Gather` lowered to a `GatherOp`, a `Scatter` to a `ScatterOp` (tu_ops/gather.py,
-docs/machine/dma.md "Gather", "Scatter"). A scatter's commands read its data into rows in
-index order (`ir.scatter.virtual_rows`), as a `to_hbm` would.
+"""The record of a trace-valid `Gather` (a `GatherOp`), `Scatter` (a `ScatterOp`) or `Shuffle`
+(a `ShuffleOp`), as its types fix it (tu_ops/gather.py, docs/machine/dma.md "Gather",
+"Scatter"): what the lowering writes and the VISA verifier compares a parsed record with. A
+scatter's commands read its data into rows in index order (`ir.scatter.virtual_rows`), as a
+`to_hbm` would.
 
 The row copy is the DMA of the gathered rows (`ir.gather.virtual_source`) into the DM
-output, built by `lower_dma`; an unscaled index also gets the DM -> HBM commands that read
+output (`tu_ops.dma_commands.dma_record`); an unscaled index also gets the DM -> HBM commands that read
 it into its logical order (`index_commands`). DM-side bases are relative to allocation 0;
 the allocation pass adds them (the index's to `index_commands`' sources).
 """
@@ -14,7 +16,6 @@ from typing import Any
 
 import attrs
 
-from ir import ops as ir
 from ir.errors import InternalError
 from ir.gather import index_scratch
 from ir.rules.gather import gather_parts
@@ -24,12 +25,20 @@ from ir.mapping.nodes import Symbol, pair_all
 from ir.types import HbmType, SpmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.gather import GatherOp, IndexMode, ScatterOp, ShuffleLevel, ShuffleOp
-from tu_ops.lower.dma import lower_dma
+from tu_ops.dma_commands import dma_record
 
-__all__ = ["lower_gather", "lower_scatter", "lower_shuffle"]
+__all__ = ["gather_record", "scatter_record", "shuffle_record"]
 
 
-def lower_gather(op: Any, result: int, src: int, index: int, target: Any, count: int | None = None) -> GatherOp:
+def _copy(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> Any:
+    """The DMA copying `src_t` into `dst_t` for `op`."""
+    try:
+        return dma_record(Ref(result), Ref(src), src_t, dst_t, target, op.loc)
+    except ValueError as e:
+        raise InternalError(f"{op.text()}: {e}") from None
+
+
+def gather_record(op: Any, result: int, src: int, index: int, target: Any, count: int | None = None) -> GatherOp:
     """The GatherOp of a trace-valid `Gather` whose result is `%result` (its runtime
     sparse prefix, if any, the scalar `%count`)."""
     parts = gather_parts(op)
@@ -37,14 +46,12 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any, count:
         raise InternalError(f"{op.text()}: a refused gather reached the lowering ({parts.message})")
     shape, virtual = parts
     table_t, index_t, dst_t = op.src.type, op.index.type, op.result.type
-    rows = lower_dma(ir.ToDm(src=ir.Value(src, virtual), result=op.result, loc=op.loc),
-                     result, src, virtual, dst_t, target)
+    rows = _copy(op, result, src, virtual, dst_t, target)
     index_commands: tuple = ()
     if not op.scaled:
         scratch = index_scratch(index_t)
         stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # an SPM list reads as HBM
-        read = lower_dma(ir.ToHbm(src=ir.Value(index, stored_t), result=ir.Value(result, scratch), loc=op.loc),
-                         result, index, stored_t, scratch, target)
+        read = _copy(op, result, index, stored_t, scratch, target)
         index_commands = read.commands
     bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
@@ -58,7 +65,7 @@ def lower_gather(op: Any, result: int, src: int, index: int, target: Any, count:
                     src_alloc=Alloc(0, table_t.chip.size * outer * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 
-def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None) -> ScatterOp:
+def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None) -> ScatterOp:
     """The ScatterOp of a trace-valid `Scatter` whose result is `%result` (written into
     `%into`, the lowered tensor of `op.into`, when it has one)."""
     parts = scatter_parts(op)
@@ -66,16 +73,14 @@ def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into:
         raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
     shape, rows_t = parts
     data_t, out_t = op.src.type, op.result.type
-    rows = lower_dma(ir.ToHbm(src=ir.Value(src, data_t), result=ir.Value(result, rows_t), loc=op.loc),
-                     result, src, data_t, rows_t, target)
+    rows = _copy(op, result, src, data_t, rows_t, target)
     bits = target.bits_of(data_t.dtype) or data_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
     index_t = op.index.type
     mode, index_commands = None, None
     if isinstance(index_t, SpmType):   # positions in SPM: read into the key's order, as HBM bytes
         scratch = HbmType(index_t.dtype, index_t.chip, pair_all([Symbol(a, n) for a, n in shape.key]))
-        read = lower_dma(ir.ToHbm(src=ir.Value(index, spm_as_hbm(index_t)), result=ir.Value(result, scratch),
-                                  loc=op.loc), result, index, spm_as_hbm(index_t), scratch, target)
+        read = _copy(op, result, index, spm_as_hbm(index_t), scratch, target)
         mode, index_commands = IndexMode.UNSCALED, read.commands
     outer = shape.outer_count
     return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
@@ -85,12 +90,11 @@ def lower_scatter(op: Any, result: int, src: int, index: int, target: Any, into:
                      dst_alloc=Alloc(0, out_t.chip.size * outer * shape.rows * row_bytes), loc=op.loc)
 
 
-def lower_shuffle(op: Any, result: int, src: int, target: Any) -> ShuffleOp:
+def shuffle_record(op: Any, result: int, src: int, target: Any) -> ShuffleOp:
     """The ShuffleOp of a trace-valid `Shuffle`: the identity copy, an HBM command's source
     moved to the shuffled chip's copy."""
     t = op.src.type
-    kind = ir.ToHbm if t.kind == "hbm" else ir.ToDm
-    copy = lower_dma(kind(src=ir.Value(src, t), result=ir.Value(result, t), loc=op.loc), result, src, t, t, target)
+    copy = _copy(op, result, src, t, t, target)
     commands = copy.commands
     pattern = op.sources
     if t.kind == "hbm":
