@@ -131,3 +131,9 @@ GREEDY = '''from npu_opt import *
 
 hoard = bytearray(3 * 1024 ** 3)  # 3 GiB: more than the tests' 2048 MiB limit
 '''
+
+# A loop inside C code, which the worker's own alarm cannot interrupt: the server kills it.
+LOOPS_IN_C = '''from npu_opt import *
+
+total = sum(range(10 ** 13))
+'''

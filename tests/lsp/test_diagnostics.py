@@ -146,3 +146,12 @@ async def test_closing_a_document_clears_its_diagnostics(client, folder):
     other = open_doc(client, folder / "still_open.py", K.WHOLE_FLIT)
     await settle(client, other)  # the server has handled the close by now
     assert list(client.diagnostics[uri]) == []
+
+
+async def test_a_loop_the_alarm_cannot_interrupt_is_killed_and_the_server_goes_on(client, folder):
+    uri = open_doc(client, folder / "c_loop.py", K.LOOPS_IN_C)
+    diagnostics = await settle(client, uri)
+    assert len(diagnostics) == 1 and "outlived its time limit" in diagnostics[0].message
+    assert "while importing the file" in diagnostics[0].message
+    other = open_doc(client, folder / "after_c_loop.py", K.HALF_FLIT)
+    assert [d.code for d in await settle(client, other)] == ["COLLECT-2"]
