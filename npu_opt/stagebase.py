@@ -219,6 +219,19 @@ def mapping_argument_fault(method: str, name: str, given: Any, actual: Any, hold
                      help=f"drop it ({holder} gives it) or pass m(\"{actual}\")")
 
 
+def trf_arguments_fault(trf: Any, lane: Any, trf_element: Any, trfd: Any) -> Violation | None:
+    """TYPE-6 for `contract_outer`'s explicit `Lane`, `TrfElement`, `TrfD` (in the reference's
+    order) that the TRF tensor `trf` does not hold; a lone non-mapping after the packet is
+    `TrfD` (`contract_outer(trf, t, p, i8)`)."""
+    if lane is not None and not isinstance(lane, Mapping) and trf_element is None and trfd is None:
+        lane, trfd = None, lane
+    fault = type_argument_fault("contract_outer", "trfd", trfd, trf, "the TRF tensor")
+    for name, given, held in (("lane", lane, "lane"), ("trf_element", trf_element, "element")):
+        fault = fault or mapping_argument_fault("contract_outer", name, given, getattr(trf.type, held),
+                                                f"the TRF tensor's {held}")
+    return fault
+
+
 def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Wrap a stream stage method with location capture, TYPE-7 and TYPE-6 handling.
 

@@ -18,7 +18,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from npu_opt.padding_sums import refuse_summed_memory_padding
 from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, refuse_dead, stage_method,
-                               mapping_argument_fault, type_argument_fault)
+                               trf_arguments_fault)
 from npu_opt.switch_stage import switch_fault
 from npu_opt.tensors import DmTensor, TrfTensor
 from npu_opt.trace import current
@@ -292,17 +292,10 @@ class CollectStream(StreamStage):
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, lane: Any = None,
                        trf_element: Any = None, trfd: Any = None) -> Any:
-        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type.
-        `lane`, `trf_element`, `trfd`: the reference's type arguments `Lane`, `TrfElement`,
-        `TrfD` in its order, which the TRF tensor fixes (each checked when given); a dtype
-        straight after `packet` (anything but a mapping) is `trfd` (`contract_outer(trf, t, p, i8)`)."""
-        if lane is not None and not isinstance(lane, Mapping) and trf_element is None and trfd is None:
-            lane, trfd = None, lane
+        """Outer product with a TRF tensor into (lane, time, packet) of the accumulator type;
+        `lane`, `trf_element`, `trfd`: type arguments the TRF fixes (`trf_arguments_fault`)."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
-        fault = fault or type_argument_fault("contract_outer", "trfd", trfd, trf, "the TRF tensor")
-        for name, given, held in (("lane", lane, "lane"), ("trf_element", trf_element, "element")):
-            fault = fault or mapping_argument_fault("contract_outer", name, given, getattr(trf.type, held),
-                                                    f"the TRF tensor's {held}")
+        fault = fault or trf_arguments_fault(trf, lane, trf_element, trfd)
         if fault:
             return refuse_dead(self, loc, "contract_outer", fault)
         return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)
