@@ -9,9 +9,9 @@ interpreter) is the one those stages already go through.
 
 The sums are added by the Vector Engine, which adds `i32` (wrapping, `ClipBinaryOpI32.ADD_FXP`)
 and `f32` (IEEE, `ClipBinaryOpF32.ADD`); other element types are COLL-1. Each chip (cluster)
-adds its terms in its own order, documented per call: integer results agree everywhere,
-`f32` results of the ring AllReduce and of ReduceScatter depend on the order, so chips may
-disagree in the last bits (docs/collectives.md says when).
+adds its terms in its own order, documented per call: integer sums do not depend on it;
+`f32` sums do, so the chips of a ring AllReduce may end with different bits, and each
+ReduceScatter shard carries its chip's rounding (docs/collectives.md says when).
 """
 
 from __future__ import annotations
@@ -97,7 +97,11 @@ def _like(x: Any, element: Mapping | None = None, chip: Mapping | None = None,
 def add(ctx: Any, a: Any, b: Any) -> Any:
     """`a + b` slice by slice (two DM tensors of one type, i32 or f32), a new DM tensor of that
     type: the two tensors read as one stream alternating along `PAIR`, split into the two
-    groups and added by `vector_clip_zip` in one Vector Engine pass (a the first operand)."""
+    groups and added by `vector_clip_zip` in one Vector Engine pass (a the first operand).
+    An operand already refused (a redistribution rule) is what it returns."""
+    for operand in (a, b):
+        if isinstance(operand, Poisoned):
+            return operand
     t = a.type
     op = ClipBinaryOpI32.ADD_FXP if t.dtype == i32 else ClipBinaryOpF32.ADD
     e = t.element
@@ -176,6 +180,8 @@ def chip_reduce_scatter(ctx: Any, x: Any, axis: Any, element: Any) -> Any:
     total = None
     for k in range(n):
         part = x.chip_shuffle(_rotation(n, k)).chip_slice(axis, element, list(range(n))).to_dm(ctx.tdma, kind)
+        if isinstance(part, Poisoned):  # the same refusal would come back every round
+            return part
         total = part if total is None else add(ctx, total, part)
     return total
 

@@ -168,9 +168,9 @@ def test_cluster_all_gather_gives_both_clusters_both_shards():
 
 REFUSED = '''
 from npu_opt import *
-from npu_opt.collectives import chip_all_reduce, chip_reduce_scatter, cluster_all_gather
+from npu_opt.collectives import chip_all_reduce, chip_reduce_scatter, cluster_all_gather, cluster_reduce_scatter
 
-axes(P=4, N=256, W=16, Z=12)
+axes(P=4, S=4, G=2, T=2, N=256, W=16, Z=12)
 
 @device(chip=4)
 def bf16_sum(ctx: Context, x: HbmTensor[bf16, m("P"), m("N, W")]) -> HbmTensor[bf16, m("P"), m("N, W")]:
@@ -197,6 +197,16 @@ def one_chip(ctx: Context, x: HbmTensor[i32, m("1"), m("P, N, W")]) -> HbmTensor
     return chip_reduce_scatter(ctx, d, m("P"), m("W")).to_hbm(ctx.tdma)  # <--
 
 @device(chip=4)
+def shard_kept(ctx: Context, x: HbmTensor[i32, m("P"), m("S, N, W")]) -> HbmTensor[i32, m("P"), m("N, W")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("N"), m("S, W")])
+    return chip_reduce_scatter(ctx, d, m("S"), m("S, W")).to_hbm(ctx.tdma)  # <--
+
+@device(chip=1)
+def inner_shard(ctx: Context, x: HbmTensor[i32, m("1"), m("G, N, W, T")]) -> HbmTensor[i32, m("1"), m("G, N, W")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("G"), m("N"), m("W, T")])
+    return cluster_reduce_scatter(ctx, d, m("T"), m("W")).to_hbm(ctx.tdma)  # <--
+
+@device(chip=4)
 def gather_a_view(ctx: Context, x: HbmTensor[i32, m("P"), m("N, W")]) -> HbmTensor[i32, m("P"), m("N, W")]:
     d = x.to_dm(ctx.tdma, DmTensor[i32, m("P"), m("1 # 2"), m("N"), m("W")])
     return cluster_all_gather(ctx, d.view()).to_hbm(ctx.tdma)  # <--
@@ -210,10 +220,12 @@ def gather_a_view(ctx: Context, x: HbmTensor[i32, m("P"), m("N, W")]) -> HbmTens
     ("tree", "COLL-2", "algorithm='tree'"),
     ("one_chip", "COLL-2", "has one position"),
     ("gather_a_view", "COLL-2", "takes a DmTensor, not DmReadView"),
+    ("shard_kept", "REDIST-2", "leaves `W`"),        # the redistribution's own rules, reported once
+    ("inner_shard", "REDIST-4 REDIST-3", "narrows the outermost digit range"),   # its own and the other's slice
 ])
 def test_refusals_are_coded_at_the_call(name, code, words):
     kernel = getattr(load_source(REFUSED, "collective_refusals"), name)
     found = npu_opt.check(kernel).diagnostics
-    assert [d.code for d in found] == [code], found
+    assert [d.code for d in found] == code.split(), found
     assert words in found[0].message
     assert found[0].line == marked_line(kernel)
