@@ -10,36 +10,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from driver.cli import main
+from tests.hardening.kernels import COPY
 
 ROOT = Path(__file__).parents[2]
 
-SPACE = '''import numpy as np
-from npu_opt import *
-from npu_opt.tune import Space
-
-axes(A=4096, B=8)
-Chip = m("1")
-Cluster = m("1 # 2")
-
-
-def make(pick="a"):
-    # FACTORY
-    @device(chip=1)
-    def copy_kernel(ctx: Context, x: HbmTensor[i8, Chip, m("A, B")]) -> HbmTensor[i32, Chip, m("B, A")]:
-        x = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("A / 16"), m("A / 8 % 2, A % 8, B")])
-        y = (ctx.main.begin(x.view())
-             .fetch(m("A / 8 % 2"), m("A % 8, B"))
-             .fetch_cast(i32)
-             .collect(m("A / 8 % 2, A % 8"), m("B"))
-             .commit_trim(m("B"))
-             .commit(m("A / 8 % 2, A % 8, B")))
-        return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("B, A")])
-    return copy_kernel
+HEAD, KERNEL = COPY.replace("{name}", "copy_kernel").replace("    {body}\n", "").split("@device", 1)
+SPACE = ("import numpy as np\nfrom npu_opt.tune import Space\n" + HEAD +
+         '\ndef make(pick="a"):\n    # FACTORY\n' + textwrap.indent("@device" + KERNEL, "    ") +
+         """    return copy_kernel
 
 
 def inputs(rng):
@@ -53,7 +37,12 @@ def oracle(x):
 
 
 SPACE = Space(make, {"pick": ["a", "b"]}, inputs=inputs, oracle=oracle)
-'''
+""")
+
+
+def line_of(text: str) -> int:
+    """The line of the tune file that holds `text` (the first one)."""
+    return next(n for n, line in enumerate(SPACE.splitlines(), 1) if text in line)
 
 
 def space_file(directory: Path, name: str = "space.py", *, at: str | None = None, code: str = "",
@@ -118,20 +107,20 @@ def test_bad_options_are_refused_before_the_search(tmp_path, capsys, monkeypatch
 
 
 @pytest.mark.parametrize("at, code, says, line", [
-    ("INPUTS", "raise ValueError('no inputs today')", "inputs() raised ValueError: no inputs today", 26),
-    ("ORACLE", "raise ValueError('no oracle today')", "oracle() raised ValueError: no oracle today", 31),
-    ("INPUTS", "return rng.integers(-128, 128, (4096, 8), dtype=np.int8)", "returned ndarray", 25),
+    ("INPUTS", "raise ValueError('no inputs today')", "inputs() raised ValueError: no inputs today", "# INPUTS"),
+    ("ORACLE", "raise ValueError('no oracle today')", "oracle() raised ValueError: no oracle today", "# ORACLE"),
+    ("INPUTS", "return rng.integers(-128, 128, (4096, 8), dtype=np.int8)", "returned ndarray", "def inputs"),
     ("INPUTS", "return (np.zeros((4096, 8), np.int8),) * 2", "returned 2 array(s); kernel `copy_kernel` takes 1",
-     25),
-    ("ORACLE", "import sys; sys.exit(0)", "oracle() called SystemExit(0)", 31),
-    ("INPUTS", "import os; os._exit(3)", "inputs() called os._exit(3)", 26),
+     "def inputs"),
+    ("ORACLE", "import sys; sys.exit(0)", "oracle() called SystemExit(0)", "# ORACLE"),
+    ("INPUTS", "import os; os._exit(3)", "inputs() called os._exit(3)", "# INPUTS"),
 ])
 def test_a_failing_inputs_or_oracle_is_the_users_error(tmp_path, capsys, at, code, says, line):
     path = space_file(tmp_path, at=at, code=code)
     status, text = tune(capsys, str(path), "-o", str(tmp_path / "o"))
     assert status == 2, text
     assert "error[USAGE]" in text and says in text and "Traceback" not in text, text
-    assert f"{path}:{line}" in text
+    assert f"{path}:{line_of(line)}" in text
 
 
 @pytest.mark.parametrize("code", ["import sys; sys.exit(0)", "import os; os._exit(0)", "raise KeyboardInterrupt"])
@@ -153,7 +142,7 @@ def test_a_choice_written_as_a_string_is_refused(tmp_path, capsys):
     path = space_file(tmp_path, replace=('{"pick": ["a", "b"]}', '{"pick": "ab"}'))
     status, text = tune(capsys, str(path), "-o", str(tmp_path / "o"))
     assert status == 2 and "error[USAGE]" in text, text
-    assert "['ab']" in text and f"{path}:35" in text
+    assert "['ab']" in text and f"{path}:{line_of('SPACE = Space(')}" in text
 
 
 def test_a_huge_space_is_refused_before_compiling(tmp_path, capsys):
