@@ -20,11 +20,12 @@ import attrs
 from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError, NpuOptError
+from ir.kernel import Kernel
 from ir.outcome import Outcome, ice_diagnostic
 from tu_ops.lower.api import Lowerable, Lowered
 from tu_ops.lower.api import lower_kernel as _lower
 from tu_ops.lower.options import Options
-from tu_ops.target import TargetLike, as_target, for_chips
+from tu_ops.target import Target, TargetLike, as_target, for_chips
 from visa.facts import with_facts
 from visa.printer import artifact_of, print_artifact
 
@@ -73,7 +74,7 @@ def compile_kernel(kernel: Traceable, target: TargetLike = "rngd", compat: bool 
     return Outcome(kernel.name, "ok", text, (), warnings, timings, artifact)
 
 
-def lowering_key(kernel: Any, target: Any, compat: bool = True) -> tuple[Any, ...]:
+def lowering_key(kernel: Kernel, target: Target, compat: bool = True) -> tuple[Any, ...]:
     """What a traced kernel's lowering depends on, as a dict key: the target, the mode, the
     `ir.Kernel` (its ops compare by value) and what its ops' equality leaves out, their facts
     and source locations. Two traces with equal keys lower and emit alike."""

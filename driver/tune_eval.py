@@ -22,7 +22,7 @@ import attrs
 from backends.npu import compile_kernel, lowering_key
 from ir.errors import InternalError
 from npu_opt.device import DeviceKernel
-from tu_ops.target import for_chips, get_target
+from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
 from visa.schedule.model import busiest_context
 from visa.schedule.scheduler import schedule_steps
@@ -143,7 +143,7 @@ class _Stop:
     makespan: int | None
 
 
-def _lower(kernel: Any, target: str, tgt: Any, traced: Any, cutoff: int | None) -> _Known:
+def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None) -> _Known:
     rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
 
     def gate(lowered: Any, gate_target: Any) -> _Stop:
