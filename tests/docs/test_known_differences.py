@@ -19,7 +19,7 @@ CHANGES = ROOT / "docs" / "changes.md"
 GAP = re.compile(r"\bnot (done |offered |supported |implemented |lowered |placed |in npu-opt )?yet\b|"
                  r"does not (have|offer|place|support) yet|\bplanned\b|\bfor now\b", re.IGNORECASE)
 ITEM = re.compile(r'<a id="(kd-[a-z0-9-]+)"></a>\*\*(kd-[a-z0-9-]+)\*\*(.*?)(?=\n- <a id=|\n\n|\Z)', re.DOTALL)
-PIN = re.compile(r"Pinned by `([^`:]+)::(\w+)`")
+PIN = re.compile(r"Pinned by\s+`([^`:]+)::(\w+)`")
 
 
 def _items() -> dict[str, str]:
@@ -104,3 +104,11 @@ def test_kd_fetch_mask_split(tmp_path):
     kernel = runpy.run_path(str(path))["k"]
     codes = [d.code for d in npu_opt.check(kernel).diagnostics]
     assert codes[:1] == ["COMMIT-3"], codes
+
+
+def test_kd_rf_reshape():
+    """kd-rf-reshape: the register-file tensors offer no `reshape` (HBM and DM tensors do)."""
+    from npu_opt.tensors import DmTensor, HbmTensor, TrfTensor, VrfTensor
+
+    assert not hasattr(VrfTensor, "reshape") and not hasattr(TrfTensor, "reshape")
+    assert hasattr(HbmTensor, "reshape") and hasattr(DmTensor, "reshape")
