@@ -1,5 +1,5 @@
 """Traced ops made from unit declarations: an element-wise unit whose codec names a class of
-this module (`elementwise("ir.vector_unit_ops:VectorAbsDiff")`) needs no hand-written op.
+this module (`elementwise(GENERATED.VectorAbsDiff)`) needs no hand-written op.
 
 The class is made on first use from the unit's `UnitSpec` (`ir.vector.units`): its `STAGE`
 is the unit's first DSL method, its fields `op` (a value of the unit's op enum), `const`
@@ -19,18 +19,17 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.ops import _DECLARED
 from ir.vector import scalars
-from ir.vector.units import ON_UNREGISTER, SPECS, UnitSpec, encode_step
+from ir.vector.units import GENERATED, ON_UNREGISTER, SPECS, UnitSpec, encode_step
 from ir.vector_ops import VectorOp, _checked, amount_is_const
 
 __all__ = ["unit_op_classes", "generated_spec"]
 
-_PREFIX = f"{__name__}:"
 _MADE: dict[str, tuple[UnitSpec, type]] = {}  # class name -> (the spec it was made from, the class)
 
 
 def generated_spec(spec: UnitSpec) -> bool:
     """Whether the unit's traced op is made here (its codec names a class of this module)."""
-    return spec.codec is not None and spec.codec.traced.startswith(_PREFIX)
+    return spec.codec is not None and spec.codec.traced.load is GENERATED.load
 
 
 def _make(spec: UnitSpec, name: str) -> type:
@@ -75,7 +74,7 @@ def _shift(self: Any) -> Violation | None:
 
 def __getattr__(name: str) -> type:
     """The class `name` a unit's codec names, made from that unit's current declaration."""
-    spec = next((s for s in SPECS.values() if generated_spec(s) and s.codec.traced == _PREFIX + name), None)
+    spec = next((s for s in SPECS.values() if generated_spec(s) and s.codec.traced.name == name), None)
     if spec is None:
         raise AttributeError(name)
     made = _MADE.get(name)
@@ -85,7 +84,7 @@ def __getattr__(name: str) -> type:
 
 
 def _forget(spec: UnitSpec) -> None:
-    """A removed unit's class leaves the traced op table (`ir.ops.traced_op_classes`)."""
+    """A removed unit's class leaves the traced op table (`ir.kernel_parser.traced_op_classes`)."""
     for name, (made, cls) in list(_MADE.items()):
         if made is spec:
             del _MADE[name]
@@ -98,4 +97,4 @@ ON_UNREGISTER.append(_forget)
 
 def unit_op_classes() -> list[type]:
     """The generated traced op of every declared unit that has one."""
-    return [__getattr__(s.codec.traced[len(_PREFIX):]) for s in SPECS.values() if generated_spec(s)]
+    return [__getattr__(s.codec.traced.name) for s in SPECS.values() if generated_spec(s)]

@@ -62,7 +62,7 @@ def unit_bodies() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in SPECS.values():
         if generated_spec(spec):
-            cls = classes[spec.codec.traced.split(":")[1]]
+            cls = classes[spec.codec.traced.name]
             for name in spec.methods:
                 out.update(_methods(spec, cls, name))
     return out

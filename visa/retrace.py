@@ -31,7 +31,14 @@ from tu_ops.lower.vector_pair import traced_pair
 __all__ = ["Underivable", "retraces", "retrace_stage", "RETRACES"]
 
 Retrace = Callable[[Any, ir.Value, dict[int, Any], Any, Iterator[int]], tuple[ir.Op, ...]]
-RETRACES = Table("re-derivation", package="visa", prefix="retrace")  # visa/retrace*.py
+
+
+def _load() -> None:
+    """The other modules of `visa` that declare a re-derivation (visa/retrace*.py)."""
+    from visa import retrace_branch_rf, retrace_pair_rf, retrace_vrf  # noqa: F401
+
+
+RETRACES = Table("re-derivation", _load, package="visa")
 
 
 class Underivable(Exception):

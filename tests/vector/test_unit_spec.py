@@ -112,7 +112,7 @@ def _violations(op):
 
 
 def test_removing_the_unit_removes_it_everywhere():
-    from ir.ops import traced_op_classes
+    from ir.kernel_parser import traced_op_classes
 
     declare()
     try:
