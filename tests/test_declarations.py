@@ -18,31 +18,28 @@ from ir.kernel_parser import traced_op_classes
 from tu_ops import OP_CLASSES
 from tu_ops.feed import dest_element_types, dest_mnemonics
 from tu_ops.lower.dispatch import LOWERINGS
+from tests.golden import assert_golden
 
-# Traced ops that are not stages of a TU program: the kernel's frame and the DMAs, which
-# the lowering builds itself (tu_ops.lower.dma), and the stages a feed consumes whole.
+# Traced ops that are not stages of a TU program: the kernel's frame.
 FRAME = {"param", "return", "final"}
-LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "fetch", "fetch_table_lookup",
-                     "fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift",
-                     "fetch_cast", "fetch_zero_point_sub", "switch", "collect", "fetch_mask",
-                     # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
-                     "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle",
-                     # the scratchpad moves, `dma_spm` records (tu_ops.lower.spm)
-                     "to_spm", "spm_to_dm",
-                     "redistribute",
-                     # runtime scalars and guards, steps of their own (tu_ops.lower.runtime)
-                     "scalar_load", "scalar", "when", "end_when"}
 
 
-def test_every_traced_op_has_a_cpu_handler():
-    missing = sorted(stage for stage, cls in traced_op_classes().items()
-                     if stage not in FRAME and cls not in HANDLERS)
-    assert missing == []
+def _where(table, cls) -> str:
+    """The module that declares `cls`'s entry of `table`, or `-`."""
+    return table._where[cls] if cls in table else "-"
 
 
-def test_every_program_stage_has_a_lowering():
-    missing = sorted(stage for stage, cls in traced_op_classes().items()
-                     if stage not in FRAME | LOWERED_ELSEWHERE and cls not in LOWERINGS)
+def test_each_traced_op_has_the_code_its_golden_file_lists():
+    """tests/golden/traced_ops.txt: every traced op by stage, its class, and the modules holding
+    its cpu handler and its lowering (`-`: none; the memory ops, the fetch adapters and the
+    runtime scalars are lowered outside programs, by tu_ops.lower.dma / views / spm / runtime)."""
+    lines = [f"{stage}: {cls.__module__}.{cls.__qualname__} cpu={_where(HANDLERS, cls)} "
+             f"lowering={_where(LOWERINGS, cls)}" for stage, cls in sorted(traced_op_classes().items())]
+    assert_golden("traced_ops", lines)
+
+
+def test_every_traced_op_but_the_frame_has_a_cpu_handler():
+    missing = sorted(stage for stage, cls in traced_op_classes().items() if stage not in FRAME and cls not in HANDLERS)
     assert missing == []
 
 
@@ -52,10 +49,8 @@ def test_handlers_that_take_options_say_so():
 
 
 def test_feed_destinations_come_from_the_op_classes():
-    assert {kind.name: name for kind, name in dest_mnemonics().items()} == {
-        "TRF_LOAD": "trf_load", "CONTRACT_OUTER": "contract_outer", "CAST": "cast_op",
-        "VECTOR": "vector", "VECTOR_PAIR": "vector_pair", "VECTOR_BRANCH": "vector_branch", "VRF_LOAD": "vrf_load", "TRANSPOSE": "transpose", "COMMIT": "commit",
-        "INTER_SLICE_REDUCE": "inter_slice_reduce"}
+    """tests/golden/feed_destinations.txt: each destination kind, the mnemonic of its class."""
+    assert_golden("feed_destinations", sorted(f"{kind.name}: {name}" for kind, name in dest_mnemonics().items()))
     assert set(dest_element_types()) == set(dest_mnemonics())
 
 
