@@ -19,9 +19,9 @@ import lark
 
 # every module of `ir` that declares a traced op (tests/test_declarations.py finds one missing)
 from ir import (engine_ops, fetch_lift_ops, fetch_mask_ops, gather_ops, interleave_ops,  # noqa: F401
-                redistribute_ops, runtime_ops, spm_ops, valid_count_ops, vector_branch_ops, vector_chain_ops,
-                vector_inter_ops, vector_ops, vector_pair_logic_ops, vector_pair_ops, vector_pair_ternary_ops,
-                vector_reduce_ops, vector_stash_ops, view_ops, vrf_ops)
+                redistribute_ops, runtime_ops, spm_ops, valid_count_ops, view_ops, vrf_ops)
+from ir.vector import (branch_ops, chain_ops, inter_ops, ops as vector_ops, pair_logic_ops,  # noqa: F401
+                       pair_ops, pair_ternary_ops, reduce_ops, stash_ops)
 from ir.dtypes import DType
 from ir.errors import NpuOptError, TypeCheckError
 from ir.kernel import Kernel

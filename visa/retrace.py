@@ -21,7 +21,7 @@ from ir.engine_ops import Transpose
 from ir.mapping.nodes import Resize
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
 from ir.vector import enums as E
-from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.vector.inter_ops import VectorInterSliceReduce
 from tu_ops.dma_view import with_levels
 from tu_ops.enums import CommitConversion
 from tu_ops.lower.vector import traced_pass

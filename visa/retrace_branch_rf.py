@@ -10,8 +10,8 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
-from ir import vector_ops as vops
-from ir import vector_stash_ops as sops
+from ir.vector import ops as vops
+from ir.vector import stash_ops as sops
 from ir.vector.units import is_rf, spec_of
 from tu_ops.lower.vector_branch import traced_branch
 from tu_ops.vector import VeUnit

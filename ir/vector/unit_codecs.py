@@ -9,7 +9,7 @@ element-wise unit: a traced `op` / `const` / `const1` / `mode` (and an `rf` oper
 
 A codec names its traced op classes by `TracedRef`s (`VECTOR_OPS.VectorFxp`): the modules
 defining them import `ir.vector.units`, so each is resolved on first use, by a function that
-imports its module. `GENERATED.Name` is a class `ir.vector_unit_ops` makes from the unit's
+imports its module. `GENERATED.Name` is a class `ir.vector.unit_ops` makes from the unit's
 declaration.
 """
 
@@ -57,44 +57,44 @@ class ClassesOf:
 
 
 def _vector_ops() -> ModuleType:
-    from ir import vector_ops
-    return vector_ops
+    from ir.vector import ops
+    return ops
 
 
 def _chain_ops() -> ModuleType:
-    from ir import vector_chain_ops
-    return vector_chain_ops
+    from ir.vector import chain_ops
+    return chain_ops
 
 
 def _pair_ops() -> ModuleType:
-    from ir import vector_pair_ops
-    return vector_pair_ops
+    from ir.vector import pair_ops
+    return pair_ops
 
 
 def _pair_logic_ops() -> ModuleType:
-    from ir import vector_pair_logic_ops
-    return vector_pair_logic_ops
+    from ir.vector import pair_logic_ops
+    return pair_logic_ops
 
 
 def _pair_ternary_ops() -> ModuleType:
-    from ir import vector_pair_ternary_ops
-    return vector_pair_ternary_ops
+    from ir.vector import pair_ternary_ops
+    return pair_ternary_ops
 
 
 def _branch_ops() -> ModuleType:
-    from ir import vector_branch_ops
-    return vector_branch_ops
+    from ir.vector import branch_ops
+    return branch_ops
 
 
 def _unit_ops() -> ModuleType:
-    from ir import vector_unit_ops
-    return vector_unit_ops
+    from ir.vector import unit_ops
+    return unit_ops
 
 
 VECTOR_OPS, CHAIN_OPS = ClassesOf(_vector_ops), ClassesOf(_chain_ops)
 PAIR_OPS, PAIR_LOGIC_OPS, PAIR_TERNARY_OPS = ClassesOf(_pair_ops), ClassesOf(_pair_logic_ops), ClassesOf(_pair_ternary_ops)
 BRANCH_OPS = ClassesOf(_branch_ops)
-GENERATED = ClassesOf(_unit_ops)  # made from the unit's declaration (ir/vector_unit_ops.py)
+GENERATED = ClassesOf(_unit_ops)  # made from the unit's declaration (ir/vector/unit_ops.py)
 
 
 @attrs.frozen
@@ -109,7 +109,7 @@ class Codec:
     decode: Callable[..., Any]
     paired: TracedRef | None = None   # the pair pass's traced op on each group (its `pair_step` encodes it)
     zipped: TracedRef | None = None   # the pair pass's traced op merging the groups
-    branched: TracedRef | None = None  # the tagged pass's traced op with a branched operand (`ir.vector_branch_ops`)
+    branched: TracedRef | None = None  # the tagged pass's traced op with a branched operand (`ir.vector.branch_ops`)
 
     def traced_class(self, which: str = "traced") -> type:
         ref = getattr(self, which)

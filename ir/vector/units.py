@@ -6,7 +6,7 @@ a cluster stage of `MAX_OPS` makes it repeatable), its op enum (or its fixed op 
 operand kinds it accepts (a constant, a register-file tensor, the paired / merged / zip
 steps of a pair pass, branched slots, the stash), the scalar and the way (8 or 4 cells per
 step) it reads and leaves, its shape change, its numerics (`ir.vector.numerics.unit_runs`)
-and its codec: the two-way map between the traced op (`ir.vector_ops`, ...) and the
+and its codec: the two-way map between the traced op (`ir.vector.ops`, ...) and the
 record's step fields `(unit, op, arg, mode, arg1)`, from which both the lowering (a traced
 op's `step()`) and its inverse (the VISA re-derivation's traced op) are made.
 

@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import pytest
 
-import ir.vector_unit_ops as unit_ops
+import ir.vector.unit_ops as unit_ops
 import npu_opt
 import npu_opt.vector_stages  # noqa: F401  the DSL, the lowering and the cpu backend load before the toy unit
 import tu_ops.lower.vector  # noqa: F401  is declared (each test removes it again)

@@ -13,7 +13,7 @@ import attrs
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
-from ir.vector_reduce_ops import VectorIntraSliceReduce
+from ir.vector.reduce_ops import VectorIntraSliceReduce
 from tu_ops.base import Ref
 from tu_ops.commit import CommitOp, WritePlan
 from tu_ops.enums import CommitConversion

@@ -1,6 +1,6 @@
 """Method parts shared by the Vector Engine op classes of pair mode, branched operands and
-the stash (`ir.vector_pair_ops`, `ir.vector_pair_logic_ops`, `ir.vector_branch_ops`,
-`ir.vector_stash_ops`): assign them
+the stash (`ir.vector.pair_ops`, `ir.vector.pair_logic_ops`, `ir.vector.branch_ops`,
+`ir.vector.stash_ops`): assign them
 in a class body (`unit = clip_unit`), so each op states its cluster once."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.op_frame import rule
 from ir.vector import enums as E
-from ir.vector_ops import _dtype_fault, fp_op_name
+from ir.vector.ops import _dtype_fault, fp_op_name
 
 __all__ = ["clip_unit", "clip_family", "logic_unit", "logic_family", "op_name"]
 

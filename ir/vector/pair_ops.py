@@ -2,7 +2,7 @@
 
 `vector_intra_slice_unzip(m("I"), split_time)` enters the chain with two groups;
 the paired ops act on both (a constant per group, `None` skipping one; FMA_F's `(a, c)` pairs
-are `ir.vector_pair_ternary_ops`); a `*_zip` op merges them into one stream, after which the ordinary chain ops of `ir.vector_ops` follow. Every
+are `ir.vector.pair_ternary_ops`); a `*_zip` op merges them into one stream, after which the ordinary chain ops of `ir.vector.ops` follow. Every
 op here is folded into the one `vector_pair` record its `vector_init` lowers to; each
 `pair_step()` is one step of that record: `(unit, op, side, arg0, arg1)` with side `BOTH`,
 `G0` or `G1` for a paired op and `ZIP` for the merge (arg0 the `BinaryArgMode` index).
@@ -28,8 +28,8 @@ from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector_ops import VectorOp, _checked, amount_is_const
-from ir.vector_parts import clip_family, clip_unit, op_name
+from ir.vector.ops import VectorOp, _checked, amount_is_const
+from ir.vector.parts import clip_family, clip_unit, op_name
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",

@@ -1,4 +1,4 @@
-"""The bit-pattern ops of pair mode, beside the other pair ops of `ir.vector_pair_ops`: the
+"""The bit-pattern ops of pair mode, beside the other pair ops of `ir.vector.pair_ops`: the
 Logic cluster's `vector_logic` on each group and `vector_logic_zip` merge (each with a
 `*_with_mode` form), and `vector_reinterpret` of both groups.
 
@@ -20,12 +20,12 @@ from ir.diagnostic import Violation
 from ir.op_frame import rule
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector_ops import _dtype_fault, amount_is_const
+from ir.vector.ops import _dtype_fault, amount_is_const
 from ir.dtypes import DType
 from ir.op_frame import attr
 from ir.types import Type
-from ir.vector_pair_ops import PairOp, _const_fault, _PairBinary, _Zip
-from ir.vector_parts import logic_family, logic_unit
+from ir.vector.pair_ops import PairOp, _const_fault, _PairBinary, _Zip
+from ir.vector.parts import logic_family, logic_unit
 
 __all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 

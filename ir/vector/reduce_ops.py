@@ -23,7 +23,7 @@ from ir.types import Type
 from ir.vector import enums as E
 from ir.valid_count import derive_vcg
 from ir.vector.intra_reduce import axis_padded, reduced_packet, removed_axis, shape_fault
-from ir.vector_ops import VectorOp, _dtype_fault
+from ir.vector.ops import VectorOp, _dtype_fault
 
 __all__ = ["VectorIntraSliceReduce"]
 

@@ -21,8 +21,8 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Value
 from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked
-from ir.vector_parts import clip_family, clip_unit, logic_family, logic_unit, op_name
+from ir.vector.ops import VectorOp, _checked
+from ir.vector.parts import clip_family, clip_unit, logic_family, logic_unit, op_name
 
 __all__ = ["VectorStash", "StashLogic", "StashFxp", "StashClip", "StashFpBinary", "StashFpTernary", "StashFpDiv",
            "STASH_OP_CLASSES", "STASH_READS", "STASH_READ_OF", "stash_shape_fault"]

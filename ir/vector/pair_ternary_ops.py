@@ -1,4 +1,4 @@
-"""The paired FMA_F of pair mode, beside the other pair ops of `ir.vector_pair_ops`:
+"""The paired FMA_F of pair mode, beside the other pair ops of `ir.vector.pair_ops`:
 `vector_fp_ternary(op, (a0, c0), (a1, c1))` runs `group * a + c`, rounded once, on each group
 that has a pair (None skips a group; 4-way f32, the float cluster's FMA ALU). Its
 `_with_mode` form reads one TernaryArgMode inside each group (0 the group's stream, 1 its
@@ -16,8 +16,8 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.vector import scalars
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import _checked
-from ir.vector_pair_ops import PairOp, _side
+from ir.vector.ops import _checked
+from ir.vector.pair_ops import PairOp, _side
 
 __all__ = ["FmaPair", "PairFpTernary", "PAIR_TERNARY_CLASSES"]
 

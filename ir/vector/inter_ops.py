@@ -19,7 +19,7 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector.inter_reduce import inter_fault
-from ir.vector_ops import VectorOp, _dtype_fault
+from ir.vector.ops import VectorOp, _dtype_fault
 
 __all__ = ["VectorInterSliceReduce"]
 

@@ -20,7 +20,7 @@ from ir.op_frame import attr, rule
 from ir.ops import _DECLARED
 from ir.vector import scalars
 from ir.vector.units import GENERATED, ON_UNREGISTER, SPECS, UnitSpec, encode_step
-from ir.vector_ops import VectorOp, _checked, amount_is_const
+from ir.vector.ops import VectorOp, _checked, amount_is_const
 
 __all__ = ["unit_op_classes", "generated_spec"]
 

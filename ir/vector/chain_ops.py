@@ -1,7 +1,7 @@
 """Traced ops of the rest of the Vector Engine's element-wise chain: the Logic cluster, the
 fused multiply-add, the FpDiv stage, the two data-moving way changes and the reinterpret.
 
-Each types its own result and declares its rules, as the ops of `ir.vector_ops` do; all
+Each types its own result and declares its rules, as the ops of `ir.vector.ops` do; all
 are `FOLDED` into the pass's one `vector` record. An operand is a constant here (the DSL
 resolves the kernel's operand; a VRF operand is another kind of `const`).
 """
@@ -21,7 +21,7 @@ from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
 from ir.vector.units import encode_step
-from ir.vector_ops import VectorOp, _checked, _dtype_fault, amount_is_const
+from ir.vector.ops import VectorOp, _checked, _dtype_fault, amount_is_const
 from ir.ops import Value
 from ir.vrf_ops import rf_mismatch
 

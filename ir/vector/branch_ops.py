@@ -28,10 +28,10 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics.steps import f32_bits
-from ir.vector_ops import VectorOp, _checked, amount_is_const
+from ir.vector.ops import VectorOp, _checked, amount_is_const
 from ir.vrf_ops import rf_mismatch
-from ir.vector_parts import clip_family, clip_unit, logic_family, logic_unit, op_name
-from ir.vector_stash_ops import stash_shape_fault
+from ir.vector.parts import clip_family, clip_unit, logic_family, logic_unit, op_name
+from ir.vector.stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
            "tag_codes"]
