@@ -18,7 +18,7 @@ import attrs
 import lark
 
 # every module of `ir` that declares a traced op (tests/test_declarations.py finds one missing)
-from ir import (engine_ops, fetch_lift_ops, fetch_mask_ops, gather_ops, interleave_ops,  # noqa: F401
+from ir import (data_movement_ops, fetch_lift_ops, fetch_mask_ops, gather_ops, interleave_ops,  # noqa: F401
                 redistribute_ops, runtime_ops, spm_ops, valid_count_ops, view_ops, vrf_ops)
 from ir.vector import (branch_ops, chain_ops, inter_ops, ops as vector_ops, pair_logic_ops,  # noqa: F401
                        pair_ops, pair_ternary_ops, reduce_ops, stash_ops)

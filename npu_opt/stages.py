@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from ir import engine_ops, ops
+from ir import data_movement_ops, ops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location
@@ -171,7 +171,7 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
     if fault:
         return refuse_dead(self, loc, "transpose", fault)
-    return _next(self, loc, engine_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
+    return _next(self, loc, data_movement_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
 
 
 @stage_method("switch")
@@ -180,7 +180,7 @@ def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, con
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
     if fault:
         return refuse_dead(self, loc, "switch", fault)
-    return _next(self, loc, engine_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
+    return _next(self, loc, data_movement_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
                  config=config)
 
 

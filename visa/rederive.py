@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import attrs
 
 from ir import ops as ir
-from ir.engine_ops import Switch
+from ir.data_movement_ops import Switch
 from ir.fetch_lift_ops import LIFT_OPS
 from ir.fetch_mask import masked_mapping
 from ir.fetch_mask_ops import FetchMask

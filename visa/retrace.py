@@ -17,7 +17,7 @@ import attrs
 
 from ir import ops as ir
 from ir.declare import Table
-from ir.engine_ops import Transpose
+from ir.data_movement_ops import Transpose
 from ir.mapping.nodes import Resize
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
 from ir.vector import enums as E

@@ -14,7 +14,7 @@ from ir.vector import pair_logic_ops as vector_pair_logic_ops
 from ir.vector import pair_ops as vector_pair_ops
 from ir.vector import pair_ternary_ops as vector_pair_ternary_ops
 from ir.vector import stash_ops as vector_stash_ops
-from ir.engine_ops import Transpose
+from ir.data_movement_ops import Transpose
 from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
 from ir.vector.reduce_ops import VectorIntraSliceReduce

@@ -66,7 +66,7 @@ DECLARED: dict[str, dict[str, Callable[[], None]]] = {
         'ir.ops.View': _dispatch,
     },
     'lowering': {
-        'ir.engine_ops.Transpose': _engines,
+        'ir.data_movement_ops.Transpose': _engines,
         'ir.ops.Cast': _commit,
         'ir.ops.Commit': _commit,
         'ir.ops.CommitCast': _commit,

@@ -1,10 +1,10 @@
 """The data-movement engines lowered: `transpose` becomes a TransposeOp carrying the
-parameters the traced rules found (`ir.engine_ops.Transpose.params`), with
+parameters the traced rules found (`ir.data_movement_ops.Transpose.params`), with
 `fetch_in_width_shift=1` when they chose doubled input packing."""
 
 from __future__ import annotations
 
-from ir.engine_ops import Transpose
+from ir.data_movement_ops import Transpose
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.transpose import TransposeOp

@@ -1,5 +1,5 @@
 """Transpose rules TRANSPOSE-1..18 and the engine parameters of accepted transposes (doubled
-input packing: tests/ir/switch/test_transpose_packing.py)."""
+input packing: tests/ir/transpose/test_transpose_packing.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping import m
-from ir.switch.transpose import RULES, TransposeParams, check_transpose, check_transpose_params, engine_shape
+from ir.transpose.rules import RULES, TransposeParams, check_transpose, check_transpose_params, engine_shape
 from npu_opt import axes
 
 axes(R=8, K=8, G=4, H=2, J=16, S=32, N=64, Q=4, U=3)
@@ -107,7 +107,7 @@ def test_engine_shape_table() -> None:
 
 
 def test_infer_transpose_replaces_time_and_packet_only() -> None:
-    from ir.switch.transpose import infer_transpose
+    from ir.transpose.rules import infer_transpose
     from ir.types import StreamType
 
     stream = StreamType(BF16, m("1"), m("1 # 2"), m("1 # 256"), m("H, G"), m("K # 16"))

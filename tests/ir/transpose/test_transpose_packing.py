@@ -10,8 +10,8 @@ import pytest
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping import m
-from ir.switch.params import DOUBLED_BITS, packing_widths
-from ir.switch.transpose import TransposeParams, check_transpose, check_transpose_params
+from ir.transpose.params import DOUBLED_BITS, packing_widths
+from ir.transpose.rules import TransposeParams, check_transpose, check_transpose_params
 from npu_opt import axes
 
 axes(R=8, G=4, H=2, J=16, S=32, W=12, V=24)

@@ -27,7 +27,7 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import BroadcastFactor
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
-from ir.switch.params import (
+from ir.transpose.params import (
     EngineShape, TransposeParams, check_transpose_params, engine_shape, packing_widths, pure_padding,
 )
 from ir.switch.rule_titles import TRANSPOSE_RULES

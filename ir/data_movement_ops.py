@@ -17,7 +17,7 @@ from ir.op_frame import attr, operand
 from ir.ops import Op, Value
 from ir.switch.config import SwitchVariant
 from ir.switch.rules import check_switch, infer_switch
-from ir.switch.transpose import TransposeParams, check_transpose, infer_transpose
+from ir.transpose.rules import TransposeParams, check_transpose, infer_transpose
 from ir.types import Type
 
 __all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
