@@ -26,11 +26,11 @@ import attrs
 
 from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES
-from npu_opt.blame import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
-from npu_opt.import_scope import loading
+from npu_opt.per_file_imports import loading
 from driver.run_record import walk_paths
-from npu_opt.import_scope import is_user_module
+from npu_opt.per_file_imports import is_user_module
 
 _OURS = Path(__file__).resolve().parents[1]  # where npu-opt's six packages are installed, side by side
 

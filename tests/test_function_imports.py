@@ -40,7 +40,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli", "driver.cli_parser"): "argparse: a plain warm `compile` is parsed without it",
     ("driver.cli", "driver.replay"): "the warm replay: `compile` only",
     ("driver.cli", "driver.compile_command"): "the compiler: a warm `compile` answers without it",
-    ("driver.cli", "npu_opt.blame"): "signal: a warm `compile` runs no user code",
+    ("driver.cli", "npu_opt.fault_owner"): "signal: a warm `compile` runs no user code",
     ("driver.cli_parser", "driver.schedule_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.run_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.tune_command"): "a command's module, when that command runs",

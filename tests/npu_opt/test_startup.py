@@ -120,7 +120,7 @@ def test_importing_a_submodule_of_npu_opt_loads_no_vector_units(tmp_path: Path) 
     """`from npu_opt import stages` (the DSL's modules import each other this way) asks the
     package's `__getattr__` first: a submodule's name is answered at once, without loading
     the Vector Engine units (and their numerics) to look for an op enum of that name."""
-    code = ("import sys, npu_opt\nfrom npu_opt import import_scope\n"
+    code = ("import sys, npu_opt\nfrom npu_opt import per_file_imports\n"
             "print('ir.vector.units' in sys.modules, npu_opt.FpBinaryOp.__name__)")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})

@@ -1,5 +1,5 @@
 """Two threads tracing kernels of files loaded in their own import scope take turns
-(npu_opt/import_scope.py): a scope swaps the process's `sys.modules`, `sys.path` and
+(npu_opt/per_file_imports.py): a scope swaps the process's `sys.modules`, `sys.path` and
 `os._exit`, and interleaved swaps lost modules (`npu-opt tune` on a dask worker with two
 threads reported `KeyError: '__main__'` as an internal compiler error)."""
 
@@ -8,17 +8,17 @@ from __future__ import annotations
 import sys
 import threading
 
-from npu_opt import import_scope
+from npu_opt import per_file_imports
 
 
 def test_a_second_thread_waits_for_the_first_scope_to_close(tmp_path):
     (tmp_path / "scoped_kernels.py").write_text("VALUE = 1\n")
-    with import_scope.loading("scoped_kernels", str(tmp_path)):
+    with per_file_imports.loading("scoped_kernels", str(tmp_path)):
         __import__("scoped_kernels")
     entered, release, order = threading.Event(), threading.Event(), []
 
     def first():
-        with import_scope.in_scope("scoped_kernels"):
+        with per_file_imports.in_scope("scoped_kernels"):
             order.append("first in")
             entered.set()
             release.wait(10)
@@ -26,7 +26,7 @@ def test_a_second_thread_waits_for_the_first_scope_to_close(tmp_path):
 
     def second():
         entered.wait(10)
-        with import_scope.in_scope("scoped_kernels"):
+        with per_file_imports.in_scope("scoped_kernels"):
             order.append("second in")
             assert sys.modules["scoped_kernels"].VALUE == 1
 
@@ -43,12 +43,12 @@ def test_a_second_thread_waits_for_the_first_scope_to_close(tmp_path):
 
 def test_one_thread_may_nest_scopes(tmp_path):
     (tmp_path / "nested_kernels.py").write_text("VALUE = 2\n")
-    with import_scope.loading("nested_kernels", str(tmp_path)):
+    with per_file_imports.loading("nested_kernels", str(tmp_path)):
         __import__("nested_kernels")
     done = []
 
     def nested():
-        with import_scope.in_scope("nested_kernels"), import_scope.in_scope("nested_kernels"):
+        with per_file_imports.in_scope("nested_kernels"), per_file_imports.in_scope("nested_kernels"):
             done.append(sys.modules["nested_kernels"].VALUE)
 
     t = threading.Thread(target=nested)

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from npu_opt.blame import ProcessExit
+from npu_opt.fault_owner import ProcessExit
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files"]
 

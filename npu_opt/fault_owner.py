@@ -90,7 +90,7 @@ def install_sigint() -> None:
 
 
 class ProcessExit(SystemExit):
-    """`os._exit(n)` called by the user's code while npu-opt runs it (npu_opt/import_scope.py):
+    """`os._exit(n)` called by the user's code while npu-opt runs it (npu_opt/per_file_imports.py):
     raised instead, so the exit is the file's or kernel's USAGE error, not npu-opt's status."""
 
 
