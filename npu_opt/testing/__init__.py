@@ -1,4 +1,5 @@
-"""Comparing kernel outputs with oracles: the tolerance rule of docs/testing.md.
+"""Testing kernels: comparing their outputs with oracles (the tolerance rule of docs/testing.md),
+and the reference numpy oracles themselves (`npu_opt.testing.oracles`).
 
 Two public checks, both raising `AssertionError` with a numpy.testing-style message
 (how many elements fail, then the worst ones with index, values and bit patterns):
@@ -25,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from ir.dtypes import DType
-from npu_opt.oracles import bf16_bits_to_f32, tolerance_bound
+from npu_opt.testing.oracles import bf16_bits_to_f32, tolerance_bound
 from npu_opt.ulps import assert_within_ulps
 
 __all__ = ["assert_close", "assert_within_tolerance", "to_bits", "decode"]
