@@ -113,7 +113,7 @@ from ir import ops
 from tu_ops.base import TU_OPS
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES
 from visa.interp.steps import STEPS
-from visa.retrace import RETRACES
+from visa.unlower import RETRACES
 import tu_ops
 
 def held():

@@ -7,7 +7,7 @@ import pytest
 
 from visa.interp.steps import STEPS, executes
 from visa.parser import OPS
-from visa.retrace import RETRACES, Underivable, retrace_stage, retraces
+from visa.unlower import RETRACES, Underivable, retrace_stage, retraces
 
 # Records that stand outside program blocks: the walker runs them itself.
 OUTSIDE_PROGRAMS = {"dma", "dma_window", "dma_into", "tensor_new", "memset", "dma_gather", "dma_scatter", "dma_shuffle",
@@ -23,7 +23,7 @@ def test_every_program_record_kind_has_an_interpreter_step() -> None:
 
 
 def test_every_stage_record_kind_retraces_to_traced_ops() -> None:
-    # The feed opens every program and is re-derived by visa.rederive itself.
+    # The feed opens every program and is re-derived by visa.relower itself.
     assert set(RETRACES) == set(OPS) - OUTSIDE_PROGRAMS - {"feed_buffer"}
 
 

@@ -5,7 +5,7 @@ Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a fu
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
 packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
 (an inferred layout prints from its factor form). A lookup loads the module that declares
-the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both
+the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.relower`) both
 call `lower_stage`, so a new engine adds its lowering in one place, its own module.
 """
 

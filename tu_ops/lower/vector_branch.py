@@ -104,7 +104,7 @@ def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
         return Constant(float(np.array(v, np.uint32).view(np.float32)), "f32")
 
     for s in step.slots:
-        if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
+        if s.port:  # the VRF tensor it reads is the op's `rf` (visa.unlower_branch_rf sets it)
             source = Stash if s.port == 2 else rf_port()
             port = (guard_of(s.mask, s.want, s.neg), TernaryOperand(source, bits(s.value1)) if pair else source)
             continue

@@ -1,4 +1,4 @@
-"""Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.rederive`
+"""Re-derive a `dma_redistribute` record from its types and plan fields (as `visa.relower`
 does for `dma`): the lowering's own builder (`tu_ops.lower.redistribute`), its DM-side
 addresses then offset by the allocations the verifier derived; a `dma_relayout` record from
 its two types alone."""
@@ -11,7 +11,7 @@ import attrs
 
 from ir import ops as ir
 from tu_ops.lower.redistribute import redistribute_record, relayout_record
-from visa.retrace import Underivable
+from visa.unlower import Underivable
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

@@ -1,5 +1,5 @@
 """The inverse of a tagged pass that reads the VRF (`vector_branch_rf`), declared with
-`visa.retrace.retraces`: the constant form of the pass (`traced_branch`), then each `_RF`
+`visa.unlower.retraces`: the constant form of the pass (`traced_branch`), then each `_RF`
 step's op, and each op whose layout ends in a register-file slot, reads its VRF tensor."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ir.vector import stash_ops as sops
 from ir.vector.units import is_rf, spec_of
 from tu_ops.lower.vector_branch import traced_branch
 from tu_ops.vector import VeUnit
-from visa.retrace import Underivable, retraces
+from visa.unlower import Underivable, retraces
 
 __all__ = ["rf_values"]
 

@@ -1,4 +1,4 @@
-"""Re-derive a `dma_spm` record from its types (as `visa.rederive` does for `dma`): the traced
+"""Re-derive a `dma_spm` record from its types (as `visa.relower` does for `dma`): the traced
 `to_spm` / `to_dm` is rebuilt, checked by its trace rules (SPM-1..3) and lowered by the
 lowering's own builder (`tu_ops.lower.spm`); its DM side then sits at the derived allocation."""
 
@@ -11,7 +11,7 @@ import attrs
 from ir import ops as ir
 from ir.spm_ops import SpmToDm, ToSpm
 from tu_ops.lower.spm import lower_spm_move
-from visa.retrace import Underivable
+from visa.unlower import Underivable
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

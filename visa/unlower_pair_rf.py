@@ -1,5 +1,5 @@
 """The inverse of a pair-mode pass that reads the VRF (`vector_pair_rf`), declared with
-`visa.retrace.retraces`: the constant form of the pass (`traced_pair`), then each group a
+`visa.unlower.retraces`: the constant form of the pass (`traced_pair`), then each group a
 step's `rf` names reads its VRF tensor."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import attrs
 
 from ir.vector.operands import VrfOperand
 from tu_ops.lower.vector_pair import traced_pair
-from visa.retrace import Underivable, retraces
-from visa.retrace_branch_rf import rf_values
+from visa.unlower import Underivable, retraces
+from visa.unlower_branch_rf import rf_values
 
 __all__: list[str] = []
 

@@ -3,7 +3,7 @@
 `npu-opt visa --verify` (visa/visa.lark) must refuse a record whose fields disagree with
 its types. Rather than a second derivation, this module rebuilds, from the records' input
 and output IR types, the minimal traced ops (`ir.ops`) the lowering's builders read (each
-record kind declares that inverse of the lowering in `visa.retrace`), calls
+record kind declares that inverse of the lowering in `visa.unlower`), calls
 those builders (`tu_ops.lower.feed.lower_feed`, each stage's lowering as
 `tu_ops.lower.dispatch.lower_stage` finds it, `dma.lower_dma`; they call `ir.rules.fetch.fetch_read_plan`, `collect.collect_plan` /
 `trf_geometry`, `contract_geometry.*`, `time_reduction`, `commit_plan.commit_write_plan` and `dma.dma_burst`), and
@@ -43,7 +43,7 @@ from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain
 from tu_ops.lower.views import rederive
 from tu_ops.printing import mapping_text, value_text
-from visa.retrace import Underivable, retrace_stage
+from visa.unlower import Underivable, retrace_stage
 
 __all__ = ["expected_dma", "expected_program", "first_difference", "SKIPPED"]
 

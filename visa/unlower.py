@@ -1,11 +1,11 @@
 """The inverse of the lowering: the traced stages a TU program record stands for.
 
-`visa.rederive` rebuilds, from a parsed record's input and output types, the minimal traced
+`visa.relower` rebuilds, from a parsed record's input and output types, the minimal traced
 ops (`ir.ops`) the lowering's builders read. Each record kind declares its inverse here,
 `@retraces("mnemonic")` on a function `(rec, src, types, target, fresh) -> traced ops`
 (`src` the traced value the record streams from, `types` the type of every value id,
 `fresh` new negative ids for intermediate values), so a new engine adds one declaration.
-The feed, which opens every program, is `visa.rederive`'s.
+The feed, which opens every program, is `visa.relower`'s.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ Retrace = Callable[[Any, ir.Value, dict[int, Any], Any, Iterator[int]], tuple[ir
 
 
 def _load() -> None:
-    """The other modules of `visa` that declare a re-derivation (visa/retrace*.py)."""
-    from visa import retrace_branch_rf, retrace_pair_rf, retrace_vrf  # noqa: F401
+    """The other modules of `visa` that declare a re-derivation (visa/unlower*.py)."""
+    from visa import unlower_branch_rf, unlower_pair_rf, unlower_vrf  # noqa: F401
 
 
 RETRACES = Table("re-derivation", _load, package="visa")

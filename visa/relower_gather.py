@@ -1,5 +1,5 @@
 """Re-derive a `dma_gather`, `dma_scatter` or `dma_shuffle` record from its types (as
-`visa.rederive` does for `dma`).
+`visa.relower` does for `dma`).
 
 The traced op is rebuilt from the record's types (and, for a shuffle, its pattern), checked
 by its trace rules and lowered by the lowering's own builder (`tu_ops.lower.gather`); its
@@ -17,7 +17,7 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
 from tu_ops.lower.gather import lower_gather, lower_scatter, lower_shuffle
-from visa.retrace import Underivable
+from visa.unlower import Underivable
 
 __all__ = ["expected_gather", "expected_scatter", "expected_shuffle"]
 

@@ -1,5 +1,5 @@
 """The inverse of the VRF lowering (`tu_ops.lower.vrf`): the traced ops a `vrf_load` and a
-`vector_rf` record stand for, declared with `visa.retrace.retraces`."""
+`vector_rf` record stand for, declared with `visa.unlower.retraces`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ir.vrf_ops import ToVrf
 from tu_ops.lower.vector import traced_pass
 from ir.vector.units import is_rf, spec_of
 from tu_ops.vector import VeUnit
-from visa.retrace import Underivable, retraces
+from visa.unlower import Underivable, retraces
 
 __all__: list[str] = []
 
