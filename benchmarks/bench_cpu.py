@@ -14,7 +14,7 @@ Printed, each ratio against a baseline measured in the same run:
   contraction and inside the float core alone (`contract_jit.core` /
   `contract_float.float_core`: the tree and time sums, operand gathers included);
 - peak memory of the bf16 GEMM, by tracemalloc (numpy reports its buffers to it); goal < 1 GiB.
-Both results are first checked once, exactly, against npu_opt.oracles. Times are the best
+Both results are first checked once, exactly, against npu_opt.testing.oracles. Times are the best
 of several runs. Kernels: benchmarks/kernels_512.py (examples 4 and 4b with K = 512).
 Run: python benchmarks/bench_cpu.py
 """
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backends.cpu import CpuBackend, CpuOptions, contract_fast, contract_float, contract_jit  # noqa: E402
-from npu_opt import oracles  # noqa: E402
+from npu_opt.testing import oracles  # noqa: E402
 from driver.discover import discover  # noqa: E402
 from npu_opt.run import run  # noqa: E402
 from npu_opt.testing import assert_close  # noqa: E402

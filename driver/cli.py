@@ -43,7 +43,7 @@ def _compile(args: argparse.Namespace) -> int:
                         args.color, **({"deny_warnings": True} if "warnings" in args.deny else {}))
         if status is not None:
             return status
-    from npu_opt.blame import install_sigint
+    from npu_opt.fault_owner import install_sigint
     from driver.compile_command import run_compile
 
     install_sigint()  # here, not in `main`: a replay runs no user code and need not load `signal`
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return EXIT_USAGE
     if args.run is not _compile:  # `_compile` installs it once it compiles (no replay)
-        from npu_opt.blame import install_sigint
+        from npu_opt.fault_owner import install_sigint
 
         install_sigint()
     try:

@@ -10,7 +10,6 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import json
 import os
@@ -22,7 +21,6 @@ from typing import Any, TextIO
 
 import attrs
 
-from ir.declare import load_package
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
@@ -158,22 +156,24 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
     return [results_by_index[i] for i in range(len(work))]
 
 
-# The pipeline's modules, imported on first use: a compile on forked workers loads them in
-# the parent first, so the workers inherit them instead of each importing them again (on 2
-# cores, a third of a cold `compile examples/`). A module missing here only costs time.
-_PIPELINE = ("backends.npu", "tu_ops.lower.api", "tu_ops.lower.options", "visa.printer", "visa.facts",
-             "visa.schedule", "visa.schedule.report", "visa.retrace", "npu_opt.stages", "npu_opt.views",
-             "npu_opt.vector_stages", "npu_opt.fills", "npu_opt.switch_stage", "npu_opt.interleave",
-             "npu_opt.gather", "ir.mapping.structural", "tu_ops.vector_branch_rf", "tu_ops.vector_pair_rf")
-
-
 def _preload() -> None:
+    """The pipeline's modules, imported on first use: a compile on forked workers loads them in
+    the parent first, so the workers inherit them instead of each importing them again (on 2
+    cores, a third of a cold `compile examples/`). A module missing here only costs time."""
+    import backends.npu  # noqa: F401
+    import ir.mapping.structural  # noqa: F401
+    import tu_ops
+    import tu_ops.lower.api  # noqa: F401
+    import tu_ops.lower.options  # noqa: F401
+    from npu_opt import fills, gather, interleave, stages, switch_stage, vector_stages, views  # noqa: F401
+    from visa import facts, printer  # noqa: F401
+    from visa.schedule import report  # noqa: F401
+    from tu_ops.lower.dispatch import LOWERINGS
+    from visa.unlower import RETRACES
 
-    for name in _PIPELINE:
-        importlib.import_module(name)
-    load_package("tu_ops", recursive=False)  # every op class (tu_ops.OP_CLASSES)
-    load_package("tu_ops.lower")  # the lowering's declaration tables (tu_ops/lower/dispatch.py)
-    load_package("visa", recursive=False, prefix="retrace")  # visa/retrace.py's RETRACES
+    tu_ops.OP_CLASSES  # noqa: B018  every op class
+    LOWERINGS.items()  # the lowering's declaration tables (tu_ops/lower/dispatch.py)
+    RETRACES.items()  # visa/unlower.py's re-derivations
     user_modules()  # fills the caches of what is the user's
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from npu_opt.import_scope import scope_files, system_roots
+from npu_opt.per_file_imports import scope_files, system_roots
 from driver.replay import deps_hold, digest, env_value, link_of, listing_of, resolve, stat_of
 
 __all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
@@ -294,7 +294,7 @@ def recording() -> Iterator[Record]:
 
 def user_modules() -> set[str]:
     """Files of every loaded module that is neither the Python installation's nor npu-opt's
-    (those a kernel file's import scope keeps included: npu_opt/import_scope.py)."""
+    (those a kernel file's import scope keeps included: npu_opt/per_file_imports.py)."""
     files = {f for f in scope_files() if _is_user_module_file(f)}
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)

@@ -17,7 +17,6 @@ as a clash: rename it.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 import importlib.util
 import sys
 import traceback
@@ -27,11 +26,13 @@ import attrs
 
 from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES
-from npu_opt.blame import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
-from npu_opt.import_scope import loading
+from npu_opt.per_file_imports import loading
 from driver.run_record import walk_paths
-from npu_opt.import_scope import is_user_module
+from npu_opt.per_file_imports import is_user_module
+
+_OURS = Path(__file__).resolve().parents[1]  # where npu-opt's six packages are installed, side by side
 
 __all__ = ["LoadError", "Found", "discover", "module_name_for", "load_source", "own_kernels"]
 
@@ -156,8 +157,7 @@ def _shadowed(path: Path) -> LoadError | None:
         for candidate in (path.parent / f"{package}.py", path.parent / package / "__init__.py"):
             if not candidate.is_file():
                 continue
-            ours = [Path(p).resolve() for p in importlib.import_module(package).__path__]
-            if candidate.parent.resolve() in ours:
+            if candidate.parent.resolve() == (_OURS / package).resolve():
                 continue  # npu-opt's own package (a checkout of npu-opt itself)
             return LoadError(str(path), f"`{candidate.relative_to(path.parent)}` beside this file has the name "
                                         f"of npu-opt's package `{package}`, which npu-opt itself imports; rename "

@@ -3,7 +3,7 @@
 
 `guarded(space, path)` gives the space with its `factory`, `inputs` and `oracle` wrapped:
 while one runs, `os._exit(n)` raises instead of ending the process (as while a kernel file
-is imported or traced, npu_opt/import_scope.py), and `sys.exit()`, `os._exit()` or a stray
+is imported or traced, npu_opt/per_file_imports.py), and `sys.exit()`, `os._exit()` or a stray
 `KeyboardInterrupt` become an ordinary exception (`UserExit`): a factory's is that
 candidate's error, an `inputs()` or `oracle()` one is a USAGE error naming the line. Any
 other exception `inputs()` or `oracle()` raises is a USAGE error with the user's line too,
@@ -23,9 +23,9 @@ import attrs
 
 from driver.discover import _line_in
 from ir.errors import NpuOptError, exception_text
-from npu_opt.blame import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
-from npu_opt.import_scope import no_process_exit
+from npu_opt.per_file_imports import no_process_exit
 from npu_opt.tune import Space
 
 __all__ = ["UserExit", "guarded"]

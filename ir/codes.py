@@ -112,7 +112,7 @@ _ENTRIES: list[CodeInfo] = [
         "commit places a digit twice"]),
     *_rules("TRANSPOSE", 18, "ir/switch/README.md", [TRANSPOSE_RULES[f"TRANSPOSE-{n}"] for n in range(1, 19)],
             phases={n: "verify" for n in (*range(6, 12), 18)}),
-    # the Vector Engine (ir.vector_ops, npu_opt.vector_stages)
+    # the Vector Engine (ir.vector.ops, npu_opt.vector_stages)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("VE-INIT-1", "Vector Engine input is not i32 or f32"),
         ("VE-TAG-1", "tag mode not available yet"),
@@ -130,7 +130,7 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-ENUM-2", "variant given the wrong values"),
         ("VE-ENUM-4", "value of another enum"),
         ("VE-ENUM-5", "variant without data called"))],
-    # the rest of the element-wise chain (ir.vector_chain_ops, npu_opt.vector_chain_methods)
+    # the rest of the element-wise chain (ir.vector.chain_ops, npu_opt.vector_chain_methods)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("VE-SPLIT-1", "narrow split of a packet that is not one flit"),
         ("VE-SPLIT-2", "narrow split time does not fold in the back half"),
@@ -189,7 +189,7 @@ _ENTRIES: list[CodeInfo] = [
     CodeInfo("ICE", "internal compiler error", "internal", "docs/ci.md"),
     # the Switch Engine (ir.switch.rules, ir.switch.custom)
     *_rules("SWITCH", 19, "docs/machine/switch.md", [SWITCH_RULES[f"SWITCH-{n}"] for n in range(1, 20)]),
-    # Vector Engine pair mode, tags, stash, valid counts (ir.vector_pair_ops, tu_ops.vector_pair)
+    # Vector Engine pair mode, tags, stash, valid counts (ir.vector.pair_ops, tu_ops.vector_pair)
     *[CodeInfo(code, title, "trace", "Vector Engine") for code, title in (
         ("PAIR-UNZIP-1", "unzip axis is not one axis of size 2"),
         ("PAIR-UNZIP-2", "unzip axis is not in the stream's time"),
@@ -275,7 +275,7 @@ _ENTRIES: list[CodeInfo] = [
         ("VEOP-4", "register-file step in a plain vector record", "verify"),
         ("VEOP-5", "VRF read walk does not cover the stream", "verify"),
         ("VEOP-6", "VRF read outside its tensor", "verify"))],
-    # the intra-slice reduce (ir.vector.intra_reduce, ir.vector_reduce_ops)
+    # the intra-slice reduce (ir.vector.intra_reduce, ir.vector.reduce_ops)
     *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
         ("VE-REDUCE-1", "the reduce output does not divide its input", "trace"),
         ("VE-REDUCE-2", "the reduce removes another axis", "trace"),
@@ -283,7 +283,7 @@ _ENTRIES: list[CodeInfo] = [
         ("VE-REDUCE-4", "the reduced packet is neither kept nor one cell", "trace"),
         ("VE-REDUCE-5", "too many time accumulator slots", "trace"),
         ("VEOP-7", "vector reduce step does not match the record's types", "verify"))],
-    # the inter-slice reducer (ir.vector.inter_reduce, ir.vector_inter_ops, tu_ops.vector_inter)
+    # the inter-slice reducer (ir.vector.inter_reduce, ir.vector.inter_ops, tu_ops.vector_inter)
     *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
         ("VE-INTER-1", "the inter-slice reduce's out_slice spans another number of slices", "trace"),
         ("VE-INTER-2", "the inter-slice reduce removes a time factor", "trace"),

@@ -2,54 +2,40 @@
 
 A layer keeps one `Table` per job (the cpu handler of a traced op, the interpreter step of a
 VISA record, ...). The module that holds the code declares it next to the function with the
-table's decorator; the layer calls `load_package` once before looking anything up, which
-imports every module of its package, so a new engine in a new module is found with no list,
-import line or string to edit.
+table's decorator. The table's `load` is a function of literal imports, one per declaring
+module of its package; the layer's first lookup runs it. A test imports every module of each
+package and fails when a declaration comes from a module `load` does not import
+(tests/test_declarations.py), so a new engine in a new module is one name added to `load`.
 
-A table may also name an index: a module of the package whose `DECLARED` says, for each
-table and key, which module declares it (`index_text` writes it: `python -m ir.declare
-MODULE` for the tables of MODULE). A lookup of one key then imports that module alone (a
-compile of one kernel needs a few lowerings, not all of them); going over the whole table
-still loads the package. A test compares each index with the declarations
-(tests/test_declared_index.py), so a new declaration is still found with nothing to edit
-by hand but a regenerated index; until then, a lookup that must find its key (`require`)
-loads the whole package.
+A table may also have an index: a generated module whose `DECLARED` gives, for each table and
+key, a function importing the one module that declares it (`index_text` writes it: `python
+-m tu_ops.lower.dispatch` for the lowering's tables). A lookup of one key then imports that
+module alone (a compile of one kernel needs a few lowerings, not all of them); going over the
+whole table still runs `load`. A test compares each index with the declarations
+(tests/test_declared_index.py). Until the index is regenerated, a lookup that must find
+its key (`require`) loads the whole table.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import sys
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-__all__ = ["Table", "load_package", "key_name", "index_text"]
+__all__ = ["Table", "key_name", "index_text", "write_index"]
 
-_LOADED: set[tuple[str, bool, str]] = set()
-
-
-def load_package(package: str, *, recursive: bool = True, prefix: str = "") -> None:
-    """Import every module of `package` (its sub-packages too when `recursive`) whose own
-    name starts with `prefix`, once."""
-    if (package, recursive, prefix) in _LOADED:
-        return
-    root = importlib.import_module(package)
-    walk = pkgutil.walk_packages if recursive else pkgutil.iter_modules
-    for info in walk(root.__path__, package + "."):
-        if (recursive or not info.ispkg) and info.name[len(package) + 1:].startswith(prefix):
-            importlib.import_module(info.name)
-    _LOADED.add((package, recursive, prefix))
+Index = Callable[[], "dict[str, dict[str, Callable[[], None]]]"]
 
 
 class Table:
     """Key -> declared function (and the keyword facts given with it); a key is declared once."""
 
-    def __init__(self, what: str, package: str | None = None, prefix: str = "", index: str | None = None) -> None:
+    def __init__(self, what: str, load: Callable[[], None] | None = None, index: Index | None = None,
+                 package: str = "") -> None:
         self.what = what
-        self.package = package  # whose modules hold the declarations, loaded on first lookup
-        self.prefix = prefix  # only the modules of `package` whose names start with it (then not recursive)
-        self.index = index  # the module whose DECLARED names each key's declaring module (None: load them all)
+        self.load = load  # imports every module that declares an entry; run on first lookup
+        self.index = index  # DECLARED of the generated index: key -> its module's import (None: run `load`)
+        self.package = package  # the package whose modules declare (an index lists only theirs)
+        self._loaded = False
         self._fns: dict[Hashable, Callable[..., Any]] = {}
         self._facts: dict[Hashable, dict[str, Any]] = {}
         self._where: dict[Hashable, str] = {}  # key -> the module that declared it
@@ -70,18 +56,19 @@ class Table:
         return declare
 
     def _ready(self) -> dict[Hashable, Callable[..., Any]]:
-        if self.package is not None:
-            load_package(self.package, recursive=not self.prefix, prefix=self.prefix)
+        if not self._loaded and self.load is not None:
+            self.load()
+            self._loaded = True
         return self._fns
 
     def _ready_for(self, key: Hashable) -> dict[Hashable, Callable[..., Any]]:
         """The entries, `key`'s among them if it has one: with an index, only the module
         that declares `key` is loaded (none when the index lists no such key)."""
-        if self.index is None or self.package is None or _loaded(self.package, self.prefix):
+        if self.index is None or self._loaded:
             return self._ready()
-        module = importlib.import_module(self.index).DECLARED.get(self.what, {}).get(key_name(key))
-        if module is not None:
-            importlib.import_module(module)
+        load = self.index().get(self.what, {}).get(key_name(key))
+        if load is not None:
+            load()
         return self._fns
 
     def get(self, key: Hashable, default: Any = None) -> Any:
@@ -124,32 +111,36 @@ class Table:
         return list(self._ready().items())
 
 
-def _loaded(package: str, prefix: str) -> bool:
-    return (package, not prefix, prefix) in _LOADED
-
-
 def key_name(key: Hashable) -> str:
     """How an index names `key`: `module.qualname` for a class or function, else its repr."""
     module, qualname = getattr(key, "__module__", None), getattr(key, "__qualname__", None)
     return f"{module}.{qualname}" if isinstance(module, str) and isinstance(qualname, str) else repr(key)
 
 
-def index_text(tables: list[Table], module: str) -> str:
-    """The source of the index module of `tables` (defined by `module`, sharing a package and
-    an index): every declared key of each, by name, with its declaring module."""
+def index_text(tables: list[Table], command: str) -> str:
+    """The source of the index module of `tables` (sharing a package and an index, written by
+    `command`): every declared key of each, by name, with a function importing its declaring
+    module."""
     package = tables[0].package
-    doc = (f"Which module of `{package}` declares each key of its tables (ir/declare.py): a lookup imports that\n"
-           f"module alone. Written by `python -m ir.declare {module}`, never by hand;\n"
-           "tests/test_declared_index.py fails when it differs from the declarations.")
-    lines = [f'"""{doc}"""', "", "DECLARED: dict[str, dict[str, str]] = {"]
+    modules: set[str] = set()
+    body = ["DECLARED: dict[str, dict[str, Callable[[], None]]] = {"]
     for table in sorted(tables, key=lambda t: t.what):
         table._ready()
-        lines.append(f"    {table.what!r}: {{")
+        body.append(f"    {table.what!r}: {{")
         entries = sorted((key_name(k), m) for k, m in table._where.items()
-                         if m == table.package or m.startswith(f"{table.package}."))  # not a test's own
-        lines += [f"        {name!r}: {module!r}," for name, module in entries]
-        lines.append("    },")
-    return "\n".join([*lines, "}", ""])
+                         if m.startswith(f"{package}."))  # not a test's own
+        body += [f"        {name!r}: _{module.rsplit('.', 1)[1]}," for name, module in entries]
+        modules.update(m for _, m in entries)
+        body.append("    },")
+    lines = [f'"""Generated by `{command}`: never edit by hand.', "",
+             f"Which module of `{package}` declares each key of its tables (ir/declare.py): a lookup",
+             "imports that module alone. tests/test_declared_index.py fails when it differs from the",
+             'declarations."""', "",
+             "from collections.abc import Callable", ""]
+    for module in sorted(modules):
+        parent, name = module.rsplit(".", 1)
+        lines += ["", f"def _{name}() -> None:", f"    from {parent} import {name}  # noqa: F401", ""]
+    return "\n".join([*lines, "", *body, "}", ""])
 
 
 def _name(key: Hashable) -> str:
@@ -160,26 +151,8 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def indexed_tables(module: str) -> dict[str, list[Table]]:
-    """The tables with an index that `module` defines, by index module."""
-    out: dict[str, list[Table]] = {}
-    for value in vars(importlib.import_module(module)).values():
-        if isinstance(value, Table) and value.index is not None:
-            out.setdefault(value.index, []).append(value)
-    return out
-
-
-def write_indexes(module: str) -> list[str]:
-    """(Re)write the index module of every indexed table of `module`; the paths written."""
-    written = []
-    for index, tables in indexed_tables(module).items():
-        package, name = index.rsplit(".", 1)
-        path = f"{importlib.import_module(package).__path__[0]}/{name}.py"
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(index_text(tables, module))
-        written.append(path)
-    return written
-
-
-if __name__ == "__main__":  # `python -m ir.declare MODULE`; this module's own Table class, not __main__'s
-    print("\n".join(f"wrote {p}" for p in importlib.import_module("ir.declare").write_indexes(sys.argv[1])))
+def write_index(tables: list[Table], path: str, command: str) -> str:
+    """(Re)write the index module of `tables` at `path`; the path written."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(index_text(tables, command))
+    return path

@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.declare import load_package
 from ir.diagnostic import Violation
 from ir.dtypes import DType, accumulator
 from ir.location import Location
@@ -32,7 +31,7 @@ __all__ = [
     "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
     "FetchTableLookup", "FetchCast", "FetchZeroPointSub", "Collect", "ToTrf", "ContractOuter",
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
-    "Commit", "Return", "Final", "OP_CLASSES", "traced_op_classes",
+    "Commit", "Return", "Final", "OP_CLASSES",
 ]
 
 
@@ -391,9 +390,3 @@ class Final(Op):
 
 OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())  # this module's ops, in declaration order
 
-
-def traced_op_classes() -> dict[str, type[Op]]:
-    """Every traced op class of the IR by stage name, the engines' included: each registers
-    itself when declared, and every module of `ir` is loaded first."""
-    load_package("ir")
-    return dict(_DECLARED)

@@ -15,7 +15,7 @@ import attrs
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
-from npu_opt import __version__
+from ir.version import VERSION
 from npu_opt.device import DeviceKernel
 
 if TYPE_CHECKING:  # `from npu_opt import *` loads this module: `npu-opt check` never loads tu_ops
@@ -26,7 +26,7 @@ __all__ = ["Artifact", "Outcome", "compile", "compile_kernel", "ice_diagnostic",
 
 def npu_opt_version() -> str:
     """The installed compiler version (named in ICE reports and the manifest)."""
-    return __version__
+    return VERSION
 
 
 @attrs.frozen

@@ -28,9 +28,9 @@ from ir.rules.topology import pe_violation
 from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
-from npu_opt.blame import USER_EXITS, exit_text, raised_by_us, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
-from npu_opt.factory_escapes import factory_escapes, shadowed_escapes
+from npu_opt.factory_variable_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
 from npu_opt.params import BadParam, Leaf, build_value, param_tree
 from npu_opt.runtime_scalars import refuse_scope_faults, scalar_param
@@ -39,7 +39,7 @@ from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import TraceResult, Tracer, tracing
 from npu_opt.views import read_view, write_view
 from npu_opt.resident import check_total, resident_param
-from npu_opt.import_scope import in_scope
+from npu_opt.per_file_imports import in_scope
 import sys
 
 __all__ = ["device", "DeviceKernel"]
@@ -97,7 +97,7 @@ class DeviceKernel:
 
     def trace(self, target: TargetRef = None) -> TraceResult:
         """Trace the kernel: its IR and every diagnostic, in report order (with its file's
-        own imports when the command line loaded it: npu_opt/import_scope.py)."""
+        own imports when the command line loaded it: npu_opt/per_file_imports.py)."""
 
         with in_scope(self.fn.__module__):
             return self._trace(target)

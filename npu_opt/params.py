@@ -16,6 +16,7 @@ leaf, grouped like the annotation (a tuple for a tuple, an instance for a struct
 from __future__ import annotations
 
 import dataclasses
+import sys
 import typing
 from collections.abc import Iterator
 from typing import Any
@@ -154,7 +155,7 @@ def _struct_fields(ann: Any, scope: dict[str, Any]) -> list[tuple[str, Any]] | N
         raw = {f.name: f.type for f in dataclasses.fields(ann)}
     else:
         return None
-    module = __import__("sys").modules.get(ann.__module__)
+    module = sys.modules.get(ann.__module__)
     where = {**scope, **(vars(module) if module is not None else {})}
     out = []
     for n in names:

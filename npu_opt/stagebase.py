@@ -13,9 +13,9 @@ A class offers the stage methods it defines or inherits (`OFFERS`), less those i
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ir.diagnostic import Violation
@@ -283,25 +283,26 @@ def stage_method(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 class LazyStageMethod:
     """A stage method whose module loads on first use: `vector_init = LazyStageMethod("vector_init",
-    "npu_opt.vector_stages")` in a class body. The module (a whole family of stage classes,
-    ~0.1 s to import) is imported when the attribute is first read; the real method then
-    replaces this placeholder on every class that holds it, so the classes end as if it had
-    been assigned directly. `stage_name` makes the placeholder count in `OFFERS` meanwhile,
-    and `load_lazy_stages` loads every such module before a name is judged no stage
-    method's (tests/npu_opt/test_lazy_stages.py holds the table to the modules)."""
+    _vector_stages)` in a class body, `_vector_stages` a function that imports the module (a
+    whole family of stage classes, ~0.1 s to import) and returns it. The function runs when
+    the attribute is first read; the real method then replaces this placeholder on every class
+    that holds it, so the classes end as if it had been assigned directly. `stage_name` makes
+    the placeholder count in `OFFERS` meanwhile, and `load_lazy_stages` runs every such
+    function before a name is judged no stage method's (tests/npu_opt/test_lazy_stages.py
+    holds the placeholders to the modules)."""
 
-    def __init__(self, name: str, module: str) -> None:
+    def __init__(self, name: str, load: Callable[[], ModuleType]) -> None:
         self.stage_name = name
-        self.module = module
+        self.load = load
         self.owners: list[tuple[type, str]] = []
-        LAZY_STAGE_MODULES.add(module)
+        LAZY_STAGE_LOADERS.add(load)
 
     def __set_name__(self, owner: type, attr: str) -> None:
         self.owners.append((owner, attr))
 
     def resolve(self) -> Any:
         """The real method, now set on every class that held this placeholder."""
-        real = getattr(importlib.import_module(self.module), self.stage_name)
+        real = getattr(self.load(), self.stage_name)
         for owner, attr in self.owners:
             if vars(owner).get(attr) is self:
                 setattr(owner, attr, real)
@@ -311,13 +312,13 @@ class LazyStageMethod:
         return self.resolve().__get__(obj, owner)
 
 
-LAZY_STAGE_MODULES: set[str] = set()
+LAZY_STAGE_LOADERS: set[Callable[[], ModuleType]] = set()
 
 
 def load_lazy_stages() -> None:
-    """Import every module a `LazyStageMethod` names (their stage method names join `STAGE_METHODS`)."""
-    for module in sorted(LAZY_STAGE_MODULES):
-        importlib.import_module(module)
+    """Import every module a `LazyStageMethod` loads (their stage method names join `STAGE_METHODS`)."""
+    for load in sorted(LAZY_STAGE_LOADERS, key=lambda fn: fn.__qualname__):
+        load()
 
 
 def _public_text(sig: inspect.Signature) -> str:

@@ -8,9 +8,10 @@ emits the IR op, which types its own result and runs its rules (`ir/rules`).
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
-from ir import engine_ops, ops
+from ir import data_movement_ops, ops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location
@@ -26,7 +27,25 @@ from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.views import commit_view
 from npu_opt.vrf import to_vrf
 
-_vector_init = LazyStageMethod("vector_init", "npu_opt.vector_stages")  # VE stage classes: on first use
+
+# Stage method families loaded on first use (npu_opt.stagebase.LazyStageMethod); their
+# modules import this one.
+def _vector_stages() -> ModuleType:
+    from npu_opt import vector_stages  # the VE stage classes
+    return vector_stages
+
+
+def _fetch_lift() -> ModuleType:
+    from npu_opt import fetch_lift
+    return fetch_lift
+
+
+def _fetch_mask() -> ModuleType:
+    from npu_opt import fetch_mask
+    return fetch_mask
+
+
+_vector_init = LazyStageMethod("vector_init", _vector_stages)
 
 __all__ = [
     "BeginStream", "FetchStream", "FetchTableLookupStream", "FetchCastStream",
@@ -152,7 +171,7 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
     if fault:
         return refuse_dead(self, loc, "transpose", fault)
-    return _next(self, loc, engine_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
+    return _next(self, loc, data_movement_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
 
 
 @stage_method("switch")
@@ -161,7 +180,7 @@ def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, con
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
     if fault:
         return refuse_dead(self, loc, "switch", fault)
-    return _next(self, loc, engine_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
+    return _next(self, loc, data_movement_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
                  config=config)
 
 
@@ -213,10 +232,10 @@ class FetchStream(StreamStage):
     """After `fetch`: the lifts, the fetch adapters (each at most once, in order) or `collect`."""
 
     # their stage classes reuse the bodies above, so their modules import this one: on first use
-    fetch_chip_lift = LazyStageMethod("fetch_chip_lift", "npu_opt.fetch_lift")
-    fetch_cluster_lift = LazyStageMethod("fetch_cluster_lift", "npu_opt.fetch_lift")
-    fetch_slice_lift = LazyStageMethod("fetch_slice_lift", "npu_opt.fetch_lift")
-    fetch_mask = LazyStageMethod("fetch_mask", "npu_opt.fetch_mask")
+    fetch_chip_lift = LazyStageMethod("fetch_chip_lift", _fetch_lift)
+    fetch_cluster_lift = LazyStageMethod("fetch_cluster_lift", _fetch_lift)
+    fetch_slice_lift = LazyStageMethod("fetch_slice_lift", _fetch_lift)
+    fetch_mask = LazyStageMethod("fetch_mask", _fetch_mask)
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ir import vector_branch_ops as bops
+from ir.vector import branch_ops as bops
 from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector import enums as E

@@ -24,8 +24,8 @@ from typing import Any
 
 import attrs
 
-from ir import vector_chain_ops as cops
-from ir import vector_ops as vops
+from ir.vector import chain_ops as cops
+from ir.vector import ops as vops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location

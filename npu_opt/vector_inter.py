@@ -22,7 +22,7 @@ import attrs
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.stages import VeStage
-from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.vector.inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_reduce import mapping_args
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import attrs
 
-from ir import vector_pair_logic_ops as plogic
-from ir import vector_pair_ops as pops
+from ir.vector import pair_logic_ops as plogic
+from ir.vector import pair_ops as pops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location

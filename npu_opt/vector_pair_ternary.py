@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from ir import vector_pair_ternary_ops as ptern
+from ir.vector import pair_ternary_ops as ptern
 from ir.location import Location
 from ir.vector import enums as E
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method

@@ -20,7 +20,7 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector import enums as E
 from ir.vector.stages import VeStage
-from ir.vector_reduce_ops import VectorIntraSliceReduce
+from ir.vector.reduce_ops import VectorIntraSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
 
 __all__ = ["intra_slice_reduce", "mapping_args", "pair_reduce_refused", "pair_reduce_violation"]

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from ir import vector_ops as vops
+from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
@@ -28,7 +28,7 @@ from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.variants import expect
-from ir.vector_branch_ops import tag_codes
+from ir.vector.branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor

@@ -3,7 +3,7 @@ FpDiv, Clip), then `Stash` as the operand of one later op: a binary op's (`vecto
 Stash)`, `vector_logic`, `vector_fxp`, `vector_fp_binary`, `vector_fp_div`, each `_with_mode`
 form), FMA_F's first (`vector_fp_ternary(op, (Stash, c))`), or a branched operand's
 register-file slot (`Branched.rf(guard, Stash)`, `npu_opt.vector_branch`). Write once, read
-once, in that order, never in pair mode (`ir.vector_stash_ops`)."""
+once, in that order, never in pair mode (`ir.vector.stash_ops`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ir import vector_stash_ops as sops
+from ir.vector import stash_ops as sops
 from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector.operands import Stash

@@ -1,5 +1,5 @@
 """The DSL methods of the units whose traced op is made from their declaration
-(`ir.vector_unit_ops`): `name(op)` for a unary unit, `name(op, operand)` and
+(`ir.vector.unit_ops`): `name(op)` for a unary unit, `name(op, operand)` and
 `name_with_mode(op, mode, operand)` for a binary one, each `name` a DSL method the unit's
 `UnitSpec` lists. The method checks the op against the unit's op enum (VE-ENUM-*), the mode
 against `BinaryArgMode`, takes a constant operand (`resolve_operand`), claims the op's ALU and
@@ -13,7 +13,7 @@ from typing import Any
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.units import SPECS, UnitSpec
-from ir.vector_unit_ops import generated_spec, unit_op_classes
+from ir.vector.unit_ops import generated_spec, unit_op_classes
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_chain_methods import resolve_operand
 
@@ -62,7 +62,7 @@ def unit_bodies() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in SPECS.values():
         if generated_spec(spec):
-            cls = classes[spec.codec.traced.split(":")[1]]
+            cls = classes[spec.codec.traced.name]
             for name in spec.methods:
                 out.update(_methods(spec, cls, name))
     return out

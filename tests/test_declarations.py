@@ -1,44 +1,45 @@
 """The tables each layer fills by declaration (ir/declare.py): every traced op has its code in
-every layer, a key is declared once, and a module nobody imports is still found."""
+every layer, a key is declared once, and each table's `load` imports every module of its
+package that declares an entry (a module it misses fails here, named)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from backends.cpu.handlers import HANDLERS, takes_options
 from ir import ops as ir
-from ir.declare import Table, load_package
+from ir.declare import Table
+from ir.kernel_parser import traced_op_classes
 from tu_ops import OP_CLASSES
 from tu_ops.feed import dest_element_types, dest_mnemonics
 from tu_ops.lower.dispatch import LOWERINGS
+from tests.golden import assert_golden
 
-# Traced ops that are not stages of a TU program: the kernel's frame and the DMAs, which
-# the lowering builds itself (tu_ops.lower.dma), and the stages a feed consumes whole.
+# Traced ops that are not stages of a TU program: the kernel's frame.
 FRAME = {"param", "return", "final"}
-LOWERED_ELSEWHERE = {"to_dm", "to_hbm", "view", "begin", "begin_interleaved", "fetch", "fetch_table_lookup",
-                     "fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift",
-                     "fetch_cast", "fetch_zero_point_sub", "switch", "collect", "fetch_mask",
-                     # the memory ops, lowered to DMA-like records outside programs (tu_ops.lower.views)
-                     "new", "window", "to_view", "memset", "dma_gather", "dma_scatter", "shuffle",
-                     # the scratchpad moves, `dma_spm` records (tu_ops.lower.spm)
-                     "to_spm", "spm_to_dm",
-                     "redistribute",
-                     # runtime scalars and guards, steps of their own (tu_ops.lower.runtime)
-                     "scalar_load", "scalar", "when", "end_when"}
 
 
-def test_every_traced_op_has_a_cpu_handler():
-    missing = sorted(stage for stage, cls in ir.traced_op_classes().items()
-                     if stage not in FRAME and cls not in HANDLERS)
-    assert missing == []
+def _where(table, cls) -> str:
+    """The module that declares `cls`'s entry of `table`, or `-`."""
+    return table._where[cls] if cls in table else "-"
 
 
-def test_every_program_stage_has_a_lowering():
-    missing = sorted(stage for stage, cls in ir.traced_op_classes().items()
-                     if stage not in FRAME | LOWERED_ELSEWHERE and cls not in LOWERINGS)
+def test_each_traced_op_has_the_code_its_golden_file_lists():
+    """tests/golden/traced_ops.txt: every traced op by stage, its class, and the modules holding
+    its cpu handler and its lowering (`-`: none; the memory ops, the fetch adapters and the
+    runtime scalars are lowered outside programs, by tu_ops.lower.dma / views / spm / runtime)."""
+    lines = [f"{stage}: {cls.__module__}.{cls.__qualname__} cpu={_where(HANDLERS, cls)} "
+             f"lowering={_where(LOWERINGS, cls)}" for stage, cls in sorted(traced_op_classes().items())]
+    assert_golden("traced_ops", lines)
+
+
+def test_every_traced_op_but_the_frame_has_a_cpu_handler():
+    missing = sorted(stage for stage, cls in traced_op_classes().items() if stage not in FRAME and cls not in HANDLERS)
     assert missing == []
 
 
@@ -48,10 +49,8 @@ def test_handlers_that_take_options_say_so():
 
 
 def test_feed_destinations_come_from_the_op_classes():
-    assert {kind.name: name for kind, name in dest_mnemonics().items()} == {
-        "TRF_LOAD": "trf_load", "CONTRACT_OUTER": "contract_outer", "CAST": "cast_op",
-        "VECTOR": "vector", "VECTOR_PAIR": "vector_pair", "VECTOR_BRANCH": "vector_branch", "VRF_LOAD": "vrf_load", "TRANSPOSE": "transpose", "COMMIT": "commit",
-        "INTER_SLICE_REDUCE": "inter_slice_reduce"}
+    """tests/golden/feed_destinations.txt: each destination kind, the mnemonic of its class."""
+    assert_golden("feed_destinations", sorted(f"{kind.name}: {name}" for kind, name in dest_mnemonics().items()))
     assert set(dest_element_types()) == set(dest_mnemonics())
 
 
@@ -72,10 +71,20 @@ def test_a_key_is_declared_once():
     assert table["k"] is first and table.facts("k") == {}
 
 
-def test_a_module_nobody_imports_is_found(tmp_path, monkeypatch):
+def test_a_tables_load_runs_on_first_lookup_once(tmp_path, monkeypatch):
     pkg = tmp_path / "declpkg"
     pkg.mkdir()
-    (pkg / "__init__.py").write_text("from ir.declare import Table\nTABLE = Table('step', package='declpkg')\n")
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from ir.declare import Table
+
+        LOADS = []
+
+        def _load():
+            LOADS.append(1)
+            from declpkg import engine
+
+        TABLE = Table('step', _load, package='declpkg')
+    """))
     (pkg / "engine.py").write_text(textwrap.dedent("""
         from declpkg import TABLE
 
@@ -89,28 +98,48 @@ def test_a_module_nobody_imports_is_found(tmp_path, monkeypatch):
 
         assert "declpkg.engine" not in sys.modules
         assert declpkg.TABLE["new_op"]() == "ran" and declpkg.TABLE.facts("new_op") == {"fast": True}
-        load_package("declpkg")  # a second load is a no-op
-        assert len(declpkg.TABLE) == 1
+        assert len(declpkg.TABLE) == 1 and declpkg.LOADS == [1]  # a second lookup loads nothing
     finally:
         for name in [n for n in sys.modules if n.split(".")[0] == "declpkg"]:
             del sys.modules[name]
 
 
-def test_a_prefixed_table_loads_only_the_modules_named_for_it(tmp_path, monkeypatch):
-    """visa's re-derivations live in visa/retrace*.py: their table loads those, not the rest of visa."""
-    pkg = tmp_path / "declpre"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("from ir.declare import Table\nTABLE = Table('inverse', package='declpre', "
-                                     "prefix='inv')\n")
-    for name, key in (("inv_a", "a"), ("inverse_b", "b"), ("other", "c")):
-        (pkg / f"{name}.py").write_text(f"from declpre import TABLE\nTABLE.declare({key!r})(lambda: {key!r})\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        import declpre
+# In a fresh process: what each table holds after its own `load`, then after every module of
+# its package is imported (the walk is the test's; the code imports by name nowhere).
+_WALK = """
+import importlib, pkgutil, sys
+from backends.cpu.handlers import HANDLERS
+from ir import ops
+from tu_ops.base import TU_OPS
+from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES
+from visa.interp.steps import STEPS
+from visa.unlower import RETRACES
+import tu_ops
 
-        assert sorted(declpre.TABLE) == ["a", "b"]
-        assert "declpre.other" not in sys.modules
-    finally:
-        for name in [n for n in sys.modules if n.split(".")[0] == "declpre"]:
-            del sys.modules[name]
+def held():
+    out = {t.what: sorted(set(t._where.values())) for t in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES,
+                                                           STEPS, RETRACES)}
+    out["tu op"] = sorted({c.__module__ for c in TU_OPS.values()})
+    out["traced op"] = sorted({c.__module__ for c in ops._DECLARED.values()})
+    return out
 
+for table in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES, STEPS, RETRACES):
+    table._ready()
+tu_ops.OP_CLASSES
+import ir.kernel_parser
+loaded = held()
+for package in ("backends.cpu", "tu_ops", "visa", "ir"):
+    root = importlib.import_module(package)
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        importlib.import_module(info.name)
+walked = held()
+print(repr({k: sorted(set(walked[k]) - set(loaded[k])) for k in walked}))
+"""
+
+
+def test_every_declaring_module_is_in_its_tables_load():
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", _WALK], capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    missed = {k: v for k, v in eval(done.stdout).items() if v}  # noqa: S307 (our own repr)
+    assert missed == {}, "add these modules to the table's `load`"

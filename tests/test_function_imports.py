@@ -9,10 +9,11 @@ inside a function is kept for one of two reasons only:
   what it does not use (tests/npu_opt/test_startup.py). Each such import is listed in
   `START_UP` below with why; an entry no longer needed fails the test.
 
-Two mechanisms load modules on first use without an import statement, each from a table
-that a test holds to the modules: a package's public names (ir/lazy_exports.py,
-tests/test_lazy_exports.py) and a stage method's family (npu_opt.stagebase.LazyStageMethod,
-tests/npu_opt/test_lazy_stages.py).
+A third kind is the loader of a package's public names (a function decorated
+`@_EXPORTS.loader` in a package's `__init__`, ir/lazy_exports.py): each holds one import,
+and tests/test_lazy_exports.py holds them to the package's TYPE_CHECKING block. A stage
+method's family loads on first use the same way, by a real import in the function that
+npu_opt.stagebase.LazyStageMethod calls (tests/npu_opt/test_lazy_stages.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("npu_opt.compile_api", "backends.npu"): "the lowering: `check` loads this module, never tu_ops",
     ("npu_opt.compile_api", "visa.schedule"): "the makespan model: `check` loads this module, never visa",
     ("npu_opt.run", "backends"): "only a run reaches a backend (`compile` loads this module)",
+    ("npu_opt", "ir.vector.units"): "a unit's op enum, asked for by name: `import npu_opt` loads no unit",
     ("npu_opt.scalars", "ml_dtypes"): "an ml_dtypes scalar means it is loaded; `check` must not load it",
     # the command line: a warm `compile` loads driver.cli and driver.replay alone (docs/ci.md,
     # "The cache"), and each other command its own module
@@ -39,7 +41,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli", "driver.replay"): "the warm replay: `compile` only",
     ("driver.cli_parser", "driver.lsp.server"): "the language server needs the lsp extra (pygls): `npu-opt lsp` only",
     ("driver.cli", "driver.compile_command"): "the compiler: a warm `compile` answers without it",
-    ("driver.cli", "npu_opt.blame"): "signal: a warm `compile` runs no user code",
+    ("driver.cli", "npu_opt.fault_owner"): "signal: a warm `compile` runs no user code",
     ("driver.cli_parser", "driver.schedule_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.run_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.tune_command"): "a command's module, when that command runs",
@@ -124,9 +126,27 @@ def _targets(node: ast.Import | ast.ImportFrom, known: set[str]) -> list[str]:
     return subs or [base]
 
 
+# Functions whose whole job is to import modules on demand, with why.
+LOADING: dict[tuple[str, str], str] = {
+    ("driver.compile_command", "_preload"): "the pipeline, imported before forking workers (and only then)",
+}
+# Modules made of such functions (the generated index, the feed destinations): each imports the one module that declares a key.
+LOADING_MODULES: dict[str, str] = {
+    "tu_ops.lower.declared_index": "the lowering's index (ir/declare.py): a lookup imports one module",
+    "tu_ops.feed_dests": "a feed's verifier imports the one destination class it checks (issue 29)",
+}
+
+
+def _is_loader(node: ast.AST, module: str) -> bool:
+    """A lazy public name's loader (a function decorated `@<table>.loader`), or a LOADING one."""
+    return isinstance(node, ast.FunctionDef) and (
+        any(isinstance(d, ast.Attribute) and d.attr == "loader" for d in node.decorator_list)
+        or (module, node.name) in LOADING or module in LOADING_MODULES)
+
+
 def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
     """Top-level imports of every module of the tree, and its function-level imports as
-    (importer, imported, line)."""
+    (importer, imported, line); a lazy name's loader's are neither (LOADERS)."""
     paths = {_module_name(p): p for pkg in ALL_PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
     known = set(paths)
     top: dict[str, set[str]] = {}
@@ -138,6 +158,9 @@ def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
         def visit(node: ast.AST, in_function: bool, name: str = name) -> None:
             for child in ast.iter_child_nodes(node):
                 if _is_type_checking(child):
+                    continue
+                if _is_loader(child, name):
+                    LOADERS.append((name, child.name))
                     continue
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     for target in _targets(child, known):
@@ -151,6 +174,7 @@ def _scan() -> tuple[dict[str, set[str]], list[tuple[str, str, int]]]:
     return top, inner
 
 
+LOADERS: list[tuple[str, str]] = []  # (module, loader function)
 TOP, ALL_INNER = _scan()
 INNER = [i for i in ALL_INNER if i[0].split(".")[0] in CHECKED and i[0] not in LATER]
 
@@ -196,3 +220,9 @@ def test_the_scan_sees_function_level_imports():
     assert ("driver.cli", "driver.compile_command") in {(a, b) for a, b, _ in INNER}
     assert _cycle("npu_opt.tensors", "npu_opt.dma")  # dma builds tensors and tensors call dma
     assert not _cycle("driver.cli", "driver.compile_command")
+
+
+def test_lazy_name_loaders_live_in_package_inits_only():
+    assert {module for module, _ in LOADERS} - set(LOADING_MODULES) - {m for m, _ in LOADING} == {
+        "npu_opt", "tu_ops", "visa"}
+    assert sorted(set(LOADING) - set(LOADERS)) == []  # an entry whose function is gone is removed

@@ -1,10 +1,10 @@
 """The lazily imported public names of `npu_opt`, `tu_ops` and `visa` (ir/lazy_exports.py).
 
-Each package lists its names once, as real imports under `if TYPE_CHECKING:`; at run time
-a regular expression reads that block. These tests hold the reading to Python's own
-parse of the block (`ast`), check that every listed name resolves to the object its
-module defines, that `__all__` promises nothing the block does not list, and that a
-first use imports only the name's module.
+Each package lists its names as real imports twice: under `if TYPE_CHECKING:` for type
+checkers, and in the loaders of its `_EXPORTS` for run time. These tests hold the loaders
+to Python's own parse of the block (`ast`), check that every listed name resolves to the
+object its module defines, that `__all__` promises nothing the block does not list, and
+that a first use imports only the name's module.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import ast
 import importlib
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from ir.lazy_exports import _read_table, exports
+from ir.lazy_exports import LazyExports
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("npu_opt", "tu_ops", "visa")
@@ -41,23 +42,26 @@ def _parsed_table(package: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_the_runtime_table_is_the_type_checking_block(package):
-    importlib.import_module(package)
+    loaders = importlib.import_module(package)._EXPORTS.loaders
     parsed = _parsed_table(package)
     assert len(parsed) >= 10
-    assert exports(package) == parsed
+    assert sorted(loaders) == sorted(parsed)
+    for name, module in parsed.items():  # each loader imports from the one module the block names
+        assert {n: m for n, m in parsed.items() if n in loaders[name].__code__.co_varnames} == {
+            n: module for n in loaders[name].__code__.co_varnames}, name
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_listed_name_is_its_modules_object(package):
     pkg = importlib.import_module(package)
-    for name, module in exports(package).items():
+    for name, module in _parsed_table(package).items():
         assert getattr(pkg, name) is getattr(importlib.import_module(module), name), name
 
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_all_promises_only_listed_names(package):
     pkg = importlib.import_module(package)
-    assert sorted(set(pkg.__all__) - set(exports(package)) - COMPUTED[package]) == []
+    assert sorted(set(pkg.__all__) - set(pkg._EXPORTS.loaders) - COMPUTED[package]) == []
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchName'"):
         pkg.NoSuchName  # noqa: B018
 
@@ -78,15 +82,19 @@ def test_a_first_use_imports_only_the_names_module():
     assert not loaded & {"tu_ops.base", "tu_ops.contract", "tu_ops.feed", "tu_ops.vector", "tu_ops.lower"}
 
 
-def test_a_renamed_import_under_type_checking_is_refused(tmp_path, monkeypatch):
-    pkg = tmp_path / "lazypkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("from typing import TYPE_CHECKING\n"
-                                     "if TYPE_CHECKING:\n    from os.path import join as j\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.import_module("lazypkg")
-    try:
-        with pytest.raises(ImportError, match="list plain names only"):
-            _read_table("lazypkg")
-    finally:
-        sys.modules.pop("lazypkg", None)
+def test_a_name_two_loaders_bring_is_refused(monkeypatch):
+    exports = LazyExports()
+
+    @exports.loader
+    def _first():
+        from os.path import join
+        return locals()
+
+    def _second():
+        from posixpath import join
+        return locals()
+
+    with pytest.raises(ValueError, match="join is loaded by both _first and _second"):
+        exports.loader(_second)
+    monkeypatch.setitem(sys.modules, "lazyfake", types.ModuleType("lazyfake"))
+    assert exports.get("lazyfake", "join") is sys.modules["lazyfake"].join is __import__("os").path.join

@@ -2,8 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ir.declare import load_package
-from ir.lazy_exports import lazy_export
+from ir.lazy_exports import LazyExports
 
 # Every public name, imported on first use (PEP 562, ir/lazy_exports.py): resolving a
 # target (tu_ops.target) must not import every lowered op and its verifiers.
@@ -29,19 +28,109 @@ if TYPE_CHECKING:
     from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
 
 
+_EXPORTS = LazyExports()  # the same names, loaded at run time on first use
+
+
+@_EXPORTS.loader
+def _tu_ops_base() -> dict[str, Any]:
+    from tu_ops.base import Alloc, OpVerifyError, Ref, TuOp, VerifyContext
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_commit() -> dict[str, Any]:
+    from tu_ops.commit import CastOp, CommitOp, WritePlan
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_contract() -> dict[str, Any]:
+    from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead, inner_time
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_dma() -> dict[str, Any]:
+    from tu_ops.dma import DmaCommand, DmaEntry, DmaOp, aggregate_of
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_enums() -> dict[str, Any]:
+    from tu_ops.enums import (
+        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind, DestKind,
+        DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
+    )
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_feed() -> dict[str, Any]:
+    from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_printing() -> dict[str, Any]:
+    from tu_ops.printing import mapping_text, type_text, value_text
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_program() -> dict[str, Any]:
+    from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_target() -> dict[str, Any]:
+    from tu_ops.target import (
+        BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
+        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+    )
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_target_file() -> dict[str, Any]:
+    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_transpose() -> dict[str, Any]:
+    from tu_ops.transpose import TransposeOp
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_trf() -> dict[str, Any]:
+    from tu_ops.trf import TrfLoad
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_vector() -> dict[str, Any]:
+    from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
+    return locals()
+
+
+
 def __getattr__(name: str) -> Any:
     if name == "OP_CLASSES":  # computed, not imported: cached on the package like the others
         globals()[name] = _op_classes()
         return globals()[name]
-    return lazy_export(__name__, name)
+    return _EXPORTS.get(__name__, name)
 
 
 def _op_classes() -> tuple[type, ...]:
     """Every lowered op class, in pipeline order (docs/reference/diagnostics.md): the classes
     the modules of `tu_ops` declare, ordered by their `PIPELINE_RANK`."""
+    from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute,  # noqa: F401
+                        runtime, spm, transpose, trf, vector, vector_branch, vector_branch_rf, vector_inter,
+                        vector_pair, vector_pair_rf, vrf)
     from tu_ops.base import TU_OPS
 
-    load_package("tu_ops", recursive=False)
     return tuple(sorted(TU_OPS.values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
 
 

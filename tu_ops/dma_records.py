@@ -1,5 +1,5 @@
 """The records of the DMA-like steps as their types and fields fix them: what the lowering
-writes, and what the VISA verifier (`visa.rederive*`) compares a parsed record with. Each is
+writes, and what the VISA verifier (`visa.relower*`) compares a parsed record with. Each is
 the plain DMA between two types (`tu_ops.dma_commands.dma_record`), seen through views, an
 SPM store or a redistribution plan. (The interpreter reads the records and never loads this.)
 

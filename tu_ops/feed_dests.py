@@ -2,7 +2,7 @@
 index of where each is defined, so a feed's verifier loads the one class it checks against
 instead of every module of `tu_ops` (issue 29: a GEMM compile needs no vector records).
 
-`DEST_CLASSES` is the index (kind name -> `module.Class`); tests/tu_ops/test_feed_dests.py
+`DEST_CLASSES` is the index (kind name -> a function importing the class); tests/tu_ops/test_feed_dests.py
 fails when it differs from what the op classes declare, a kind no class claims (later
 scope) is absent from both.
 """
@@ -10,7 +10,7 @@ scope) is absent from both.
 from __future__ import annotations
 
 import functools
-import importlib
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Mapping
 
@@ -19,28 +19,78 @@ from tu_ops.enums import DestKind, FeedElementType
 
 __all__ = ["DEST_CLASSES", "feed_destination", "feed_destinations", "dest_element_types", "dest_mnemonics"]
 
-DEST_CLASSES: dict[str, str] = {
-    "CAST": "tu_ops.commit.CastOp",
-    "COMMIT": "tu_ops.commit.CommitOp",
-    "CONTRACT_OUTER": "tu_ops.contract.ContractOuter",
-    "INTER_SLICE_REDUCE": "tu_ops.vector_inter.InterSliceReduceOp",
-    "TRANSPOSE": "tu_ops.transpose.TransposeOp",
-    "TRF_LOAD": "tu_ops.trf.TrfLoad",
-    "VECTOR": "tu_ops.vector.VectorEngineOp",
-    "VECTOR_BRANCH": "tu_ops.vector_branch.VectorBranchOp",
-    "VECTOR_PAIR": "tu_ops.vector_pair.VectorPairOp",
-    "VRF_LOAD": "tu_ops.vrf.VrfLoad",
+
+
+def _cast() -> type:
+    from tu_ops.commit import CastOp
+    return CastOp
+
+
+def _commit() -> type:
+    from tu_ops.commit import CommitOp
+    return CommitOp
+
+
+def _contract_outer() -> type:
+    from tu_ops.contract import ContractOuter
+    return ContractOuter
+
+
+def _inter_slice_reduce() -> type:
+    from tu_ops.vector_inter import InterSliceReduceOp
+    return InterSliceReduceOp
+
+
+def _transpose() -> type:
+    from tu_ops.transpose import TransposeOp
+    return TransposeOp
+
+
+def _trf_load() -> type:
+    from tu_ops.trf import TrfLoad
+    return TrfLoad
+
+
+def _vector() -> type:
+    from tu_ops.vector import VectorEngineOp
+    return VectorEngineOp
+
+
+def _vector_branch() -> type:
+    from tu_ops.vector_branch import VectorBranchOp
+    return VectorBranchOp
+
+
+def _vector_pair() -> type:
+    from tu_ops.vector_pair import VectorPairOp
+    return VectorPairOp
+
+
+def _vrf_load() -> type:
+    from tu_ops.vrf import VrfLoad
+    return VrfLoad
+
+
+DEST_CLASSES: dict[str, Callable[[], type]] = {
+    "CAST": _cast,
+    "COMMIT": _commit,
+    "CONTRACT_OUTER": _contract_outer,
+    "INTER_SLICE_REDUCE": _inter_slice_reduce,
+    "TRANSPOSE": _transpose,
+    "TRF_LOAD": _trf_load,
+    "VECTOR": _vector,
+    "VECTOR_BRANCH": _vector_branch,
+    "VECTOR_PAIR": _vector_pair,
+    "VRF_LOAD": _vrf_load,
 }
+"""Kind name -> the function importing its op class."""
 
 
 @functools.cache
 def feed_destination(kind: DestKind) -> type | None:
     """The op class `kind` names (None: later scope), loading its module alone."""
-    where = DEST_CLASSES.get(kind.name)
-    if where is None:
-        return None
-    module, name = where.rsplit(".", 1)
-    return getattr(importlib.import_module(module), name)
+    load = DEST_CLASSES.get(kind.name)
+    return None if load is None else load()
 
 
 @functools.cache

@@ -6,7 +6,7 @@ valid_size_per_packet=8 : <stream> -> <stream>`. A transpose whose 8- or 16-bit 
 carry 16 valid elements (doubled input packing) adds `fetch_in_width_shift=1` after
 `valid_size_per_packet`; the field is absent for the base packing. The verifier re-checks
 the parameters against the input stream with the traced rules' own checker
-(`ir.switch.params.check_transpose_params`): TRANSPOSE-18, then 6 ... 11.
+(`ir.transpose.params.check_transpose_params`): TRANSPOSE-18, then 6 ... 11.
 
 Its busy cycles on the engine are its input packets, one per cycle whatever the packing:
 a doubled packet brings 16 elements in that cycle, so a tile read with doubled packing
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from ir.switch.params import TransposeParams, check_transpose_params
+from ir.transpose.params import TransposeParams, check_transpose_params
 from ir.diagnostic import Violation
-from ir.switch.transpose import check_transpose
+from ir.transpose.rules import check_transpose
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
 from tu_ops.enums import DestKind, FeedElementType
@@ -62,7 +62,7 @@ class TransposeOp(TuOp):
     @classmethod
     def of_types(cls, result: Ref, src: Ref, t: Any, out: Any, loc: Any) -> TransposeOp:
         """The transpose of stream `t` into `out`, with the parameters the rules find
-        (`ir.switch.transpose.check_transpose`; `fetch_in_width_shift=1`: doubled input packing)."""
+        (`ir.transpose.rules.check_transpose`; `fetch_in_width_shift=1`: doubled input packing)."""
         p = check_transpose(t.time, t.packet, out.time, out.packet, t.dtype)
         if isinstance(p, Violation):
             raise ValueError(p.message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ir.lazy_exports import lazy_export
+from ir.lazy_exports import LazyExports
 
 if TYPE_CHECKING:
     from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
@@ -19,8 +19,42 @@ if TYPE_CHECKING:
     from visa.printer import artifact_of, print_artifact, print_visa, target_hash
 
 
+_EXPORTS = LazyExports()  # the same names, loaded at run time on first use
+
+
+@_EXPORTS.loader
+def _visa_artifact() -> dict[str, Any]:
+    from visa.artifact import COST_KEYS, FORMAT_VERSION, VisaArtifact, VisaTextError
+    return locals()
+
+
+@_EXPORTS.loader
+def _visa_cost() -> dict[str, Any]:
+    from visa.cost import compute_cost
+    return locals()
+
+
+@_EXPORTS.loader
+def _visa_facts() -> dict[str, Any]:
+    from visa.facts import renumber, with_facts
+    return locals()
+
+
+@_EXPORTS.loader
+def _visa_parser() -> dict[str, Any]:
+    from visa.parser import parse_visa
+    return locals()
+
+
+@_EXPORTS.loader
+def _visa_printer() -> dict[str, Any]:
+    from visa.printer import artifact_of, print_artifact, print_visa, target_hash
+    return locals()
+
+
+
 def __getattr__(name: str) -> Any:
-    return lazy_export(__name__, name)
+    return _EXPORTS.get(__name__, name)
 
 
 __all__ = [

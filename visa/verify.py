@@ -5,7 +5,7 @@ Re-derived beyond the op verifiers of docs/reference/diagnostics.md: the target 
 addresses (lowest free 8-byte address / row at the creating step), the spatial mappings of
 in-program DM types, a feed's source dtype and element mapping, each DMA's partitions and
 byte count, a commit's `write_bytes`, and every cost counter. Then every record's fields are
-re-derived from its types by the lowering's own builders (`visa.rederive`: read plans, flit
+re-derived from its types by the lowering's own builders (`visa.relower`: read plans, flit
 counts, TRF geometry and walk, reduction geometry, write plans, DMA commands...) and compared
 field by field; the first disagreement names the field, the value found and the types' value.
 """
@@ -33,11 +33,11 @@ from visa.cost import compute_cost
 from visa.facts import with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
-from visa.rederive import expected_dma, expected_program, first_difference
-from visa.rederive_gather import expected_gather, expected_scatter, expected_shuffle
-from visa.rederive_spm import expected_spm
-from visa.rederive_redistribute import expected_redistribute, expected_relayout
-from visa.retrace import Underivable
+from visa.relower import expected_dma, expected_program, first_difference
+from visa.relower_gather import expected_gather, expected_scatter, expected_shuffle
+from visa.relower_spm import expected_spm
+from visa.relower_redistribute import expected_redistribute, expected_relayout
+from visa.unlower import Underivable
 from visa.verify_dma import check_dma
 
 __all__ = ["verify_artifact", "verify_text"]
@@ -310,7 +310,7 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 
 def _derive(build: Any, where: Any, *args: Any, fail: _Failer) -> Any:
-    """`build(*args)` (a `visa.rederive` function); a record the lowering's builders cannot
+    """`build(*args)` (a `visa.relower` function); a record the lowering's builders cannot
     lower is refused at its line (at `where`'s when the failure names no record)."""
     try:
         return build(*args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ir.engine_ops import Switch, Transpose
+from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 
 from backends.cpu import layout, moves

@@ -21,7 +21,16 @@ from ir.declare import Table
 
 __all__ = ["HANDLERS", "handles", "takes_compact", "takes_lazy", "takes_options"]
 
-HANDLERS = Table("cpu handler", package="backends.cpu")
+
+
+def _load() -> None:
+    """Every module of `backends.cpu` that declares a handler."""
+    from backends.cpu import (adapters, contract, engines, executor, fetch_lift, fetch_mask, gather,  # noqa: F401
+                              interleave, redistribute, runtime, spm, valid_count, vector, vector_branch,
+                              vector_inter, vector_pair, views)
+
+
+HANDLERS = Table("cpu handler", _load, package="backends.cpu")
 
 
 def handles(*op_classes: type, options: bool = False,

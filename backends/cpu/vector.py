@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ir import vector_chain_ops as cops
-from ir import vector_ops as vops
+from ir.vector import chain_ops as cops
+from ir.vector import ops as vops
 from ir.vector.intra_reduce import axis_padded, mapping_live, reduce_counted, reduce_stored
 from ir.vector.numerics.steps import run_step
-from ir.vector_reduce_ops import VectorIntraSliceReduce
-from ir.vector_unit_ops import unit_op_classes
+from ir.vector.reduce_ops import VectorIntraSliceReduce
+from ir.vector.unit_ops import unit_op_classes
 
 from backends.cpu import compact, compact_moves, layout, moves
 from backends.cpu.compact import Compact

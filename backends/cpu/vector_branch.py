@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ir import vector_branch_ops as bops
-from ir import vector_stash_ops as sops
+from ir.vector import branch_ops as bops
+from ir.vector import stash_ops as sops
 from ir.vector.branching import branch_step, stash_step, tag_ids
 
 from backends.cpu import compact, layout

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ir.vector.inter_reduce import reduce_ring
-from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.vector.inter_ops import VectorInterSliceReduce
 
 from backends.cpu import layout
 from backends.cpu.handlers import handles

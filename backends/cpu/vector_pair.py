@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ir import vector_pair_logic_ops as plogic
-from ir import vector_pair_ops as pops
-from ir import vector_pair_ternary_ops as ptern
+from ir.vector import pair_logic_ops as plogic
+from ir.vector import pair_ops as pops
+from ir.vector import pair_ternary_ops as ptern
 from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 

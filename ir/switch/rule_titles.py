@@ -1,5 +1,5 @@
 """The titles of the Switch Engine rules SWITCH-1..19 and the Transpose Engine rules
-TRANSPOSE-1..18, kept apart from their checks (`ir.switch.rules`, `ir.switch.transpose`):
+TRANSPOSE-1..18, kept apart from their checks (`ir.switch.rules`, `ir.transpose.rules`):
 the rule index (`ir.codes`, read by `npu-opt explain`) needs the titles only, and this
 module imports nothing, so listing the codes loads neither numpy nor the mapping parser."""
 

@@ -2,7 +2,7 @@
 
 A stream's data is an array indexed `[slice, time, packet...]` (positions of its Slice,
 Time and Packet mappings). These functions take a legal switch or transpose (the rules
-in `ir.switch.rules`, `ir.switch.custom` and `ir.switch.transpose` accepted it) and return
+in `ir.switch.rules`, `ir.switch.custom` and `ir.transpose.rules` accepted it) and return
 the output stream's array. They are the one definition the cpu backend and the VISA
 interpreter are both meant to call.
 
@@ -23,7 +23,7 @@ from ir.switch.config import (
     TransposedBroadcast1,
 )
 from ir.switch.custom import plan_custom, routes
-from ir.switch.params import TransposeParams
+from ir.transpose.params import TransposeParams
 
 __all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
 

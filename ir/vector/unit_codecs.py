@@ -6,11 +6,17 @@ the record); `decode(spec, step, src, ident, widened)` the traced op a step stan
 VISA re-derivation's inverse of the lowering). `elementwise` is the codec of every
 element-wise unit: a traced `op` / `const` / `const1` / `mode` (and an `rf` operand for the
 `_RF` form) map to the step's op / arg / arg1 / mode.
+
+A codec names its traced op classes by `TracedRef`s (`VECTOR_OPS.VectorFxp`): the modules
+defining them import `ir.vector.units`, so each is resolved on first use, by a function that
+imports its module. `GENERATED.Name` is a class `ir.vector.unit_ops` makes from the unit's
+declaration.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import attrs
@@ -18,7 +24,8 @@ import attrs
 from ir.vector import enums as E
 from ir.vector import ways
 
-__all__ = ["Codec", "elementwise", "width_codec", "way_codec", "tag_codec", "reinterpret_codec", "mode_value",
+__all__ = ["Codec", "TracedRef", "ClassesOf", "VECTOR_OPS", "CHAIN_OPS", "PAIR_OPS", "PAIR_LOGIC_OPS",
+           "PAIR_TERNARY_OPS", "BRANCH_OPS", "GENERATED", "elementwise", "width_codec", "way_codec", "tag_codec", "reinterpret_codec", "mode_value",
            "op_value", "op_text", "mul_names", "SHAPES"]
 
 
@@ -27,27 +34,88 @@ SHAPES = {"trim": ways.trim_shape, "split": ways.split_shape, "pad": ways.pad_sh
 
 
 @attrs.frozen
+class TracedRef:
+    """Class `name` of the module `load` imports and returns."""
+
+    load: Callable[[], ModuleType]
+    name: str
+
+    def resolve(self) -> type:
+        return getattr(self.load(), self.name)
+
+
+class ClassesOf:
+    """`ClassesOf(load).Name`: the `TracedRef` of class `Name` of the module `load` imports."""
+
+    def __init__(self, load: Callable[[], ModuleType]) -> None:
+        self.load = load
+
+    def __getattr__(self, name: str) -> TracedRef:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return TracedRef(self.load, name)
+
+
+def _vector_ops() -> ModuleType:
+    from ir.vector import ops
+    return ops
+
+
+def _chain_ops() -> ModuleType:
+    from ir.vector import chain_ops
+    return chain_ops
+
+
+def _pair_ops() -> ModuleType:
+    from ir.vector import pair_ops
+    return pair_ops
+
+
+def _pair_logic_ops() -> ModuleType:
+    from ir.vector import pair_logic_ops
+    return pair_logic_ops
+
+
+def _pair_ternary_ops() -> ModuleType:
+    from ir.vector import pair_ternary_ops
+    return pair_ternary_ops
+
+
+def _branch_ops() -> ModuleType:
+    from ir.vector import branch_ops
+    return branch_ops
+
+
+def _unit_ops() -> ModuleType:
+    from ir.vector import unit_ops
+    return unit_ops
+
+
+VECTOR_OPS, CHAIN_OPS = ClassesOf(_vector_ops), ClassesOf(_chain_ops)
+PAIR_OPS, PAIR_LOGIC_OPS, PAIR_TERNARY_OPS = ClassesOf(_pair_ops), ClassesOf(_pair_logic_ops), ClassesOf(_pair_ternary_ops)
+BRANCH_OPS = ClassesOf(_branch_ops)
+GENERATED = ClassesOf(_unit_ops)  # made from the unit's declaration (ir/vector/unit_ops.py)
+
+
+@attrs.frozen
 class Codec:
     """The two-way map between a unit's traced op and its step: `encode(spec, op)` gives the
     step tuple `(unit, op, arg[, mode, arg1])`, `decode(spec, step, src, ident, widened)`
     the traced op a step stands for (`widened`: the packet a pad restores). `traced` is the
-    traced op class, as "module:Class" (resolved when first needed)."""
+    traced op class (resolved when first needed)."""
 
-    traced: str
+    traced: TracedRef
     encode: Callable[..., tuple]
     decode: Callable[..., Any]
-    paired: str = ""   # the pair pass's traced op on each group ("module:Class"; its `pair_step` encodes it)
-    zipped: str = ""   # the pair pass's traced op merging the groups
-    branched: str = ""  # the tagged pass's traced op with a branched operand (`ir.vector_branch_ops`)
+    paired: TracedRef | None = None   # the pair pass's traced op on each group (its `pair_step` encodes it)
+    zipped: TracedRef | None = None   # the pair pass's traced op merging the groups
+    branched: TracedRef | None = None  # the tagged pass's traced op with a branched operand (`ir.vector.branch_ops`)
 
     def traced_class(self, which: str = "traced") -> type:
-        import importlib
-
-        path = getattr(self, which)
-        if not path:
+        ref = getattr(self, which)
+        if ref is None:
             raise KeyError(f"the unit has no {which} traced op")
-        module, name = path.split(":")
-        return getattr(importlib.import_module(module), name)
+        return ref.resolve()
 
 
 def mul_names() -> tuple[str, ...]:
@@ -118,7 +186,8 @@ def _decode_elementwise(spec: Any, step: Any, src: Any, ident: int, widened: Any
     return spec.codec.traced_class()(**kw)
 
 
-def elementwise(traced: str, paired: str = "", zipped: str = "", branched: str = "") -> Codec:
+def elementwise(traced: TracedRef, paired: TracedRef | None = None, zipped: TracedRef | None = None,
+                branched: TracedRef | None = None) -> Codec:
     """The codec of an element-wise unit: traced `op` <-> step op, `const` <-> arg (an f32's
     bits on f32), `const1` <-> arg1 (a ternary's), `mode` <-> mode; `rf` <-> the `_RF` form.
     `paired` / `zipped` name its pair-pass ops, whose `c0` / `c1` are the step's arg0 / arg1;
@@ -135,7 +204,7 @@ def _out_type(spec: Any, src: Any, op_name: str) -> Any:
     return attrs.evolve(src.type, dtype=DType.I32 if scalar == "i32" else DType.F32)
 
 
-def width_codec(traced: str, paired: str = "") -> Codec:
+def width_codec(traced: TracedRef, paired: TracedRef | None = None) -> Codec:
     """A conversion: its `int_width` <-> arg, op NONE."""
     def encode(spec: Any, op: Any) -> tuple:
         return spec.name, "NONE", int(op.int_width)
@@ -148,7 +217,7 @@ def width_codec(traced: str, paired: str = "") -> Codec:
     return Codec(traced, encode, decode, paired)
 
 
-def way_codec(traced: str, paired: str = "") -> Codec:
+def way_codec(traced: TracedRef, paired: TracedRef | None = None) -> Codec:
     """A way change: no fields (NONE, 0); the traced op names the (time, packet) it leaves."""
     def encode(spec: Any, op: Any) -> tuple:
         return spec.name, "NONE", 0
@@ -171,14 +240,14 @@ def tag_codec() -> Codec:
 
         mode = getattr(E.TagMode, step.op.name)
         return spec.codec.traced_class()(input=src, mode=mode, result=Value(ident, src.type))
-    return Codec("ir.vector_ops:VectorTag", lambda spec, op: (spec.name, op.mode.name, 0), decode)
+    return Codec(VECTOR_OPS.VectorTag, lambda spec, op: (spec.name, op.mode.name, 0), decode)
 
 
-def reinterpret_codec(paired: str = "") -> Codec:
+def reinterpret_codec(paired: TracedRef | None = None) -> Codec:
     def decode(spec: Any, step: Any, src: Any, ident: int, widened: Any) -> Any:
         from ir.ops import Value
 
         return spec.codec.traced_class()(input=src, scalar_to=step.op.name[len("TO_"):].lower(),
                                          result=Value(ident, _out_type(spec, src, step.op.name)))
-    return Codec("ir.vector_chain_ops:VectorReinterpret",
+    return Codec(CHAIN_OPS.VectorReinterpret,
                  lambda spec, op: (spec.name, f"TO_{op.scalar_to.upper()}", 0), decode, paired)

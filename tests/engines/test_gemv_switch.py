@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 
 import npu_opt
-from npu_opt.oracles import float_tolerance_ok, gemv_oracle_exact
+from npu_opt.testing.oracles import float_tolerance_ok, gemv_oracle_exact
 from tests.differential.harness import load_kernel
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "gemv_switch.py"

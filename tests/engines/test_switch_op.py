@@ -11,7 +11,7 @@ import pytest
 
 from backends.cpu.handlers import HANDLERS
 from ir.dtypes import DType
-from ir.engine_ops import Switch
+from ir.data_movement_ops import Switch
 from ir.mapping import m
 from ir.ops import Value
 from ir.switch.config import SwitchConfig as SC

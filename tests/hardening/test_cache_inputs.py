@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from driver.cli import main
-from npu_opt.import_scope import system_roots
+from npu_opt.per_file_imports import system_roots
 from tests.hardening.kernels import write
 
 

@@ -1,6 +1,6 @@
 """Ctrl-C arriving while a gc callback runs (issue 28 item 18): an exception cannot leave a gc
 callback (Python prints it as "Exception ignored" and pytest warns), so the handler of
-`npu_opt.blame` delivers the interrupt again once the callback has returned.
+`npu_opt.fault_owner` delivers the interrupt again once the callback has returned.
 
 The signal handler is process state, and a test runner's worker has its own (earlier tests
 install ours through the command line, the runner has threads of its own that collect
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _INSIDE_GC = """
 import gc, signal, sys, time
-from npu_opt.blame import install_sigint, signalled
+from npu_opt.fault_owner import install_sigint, signalled
 
 unraisable, raised = [], []
 sys.unraisablehook = unraisable.append
@@ -41,7 +41,7 @@ except KeyboardInterrupt:
 
 _OUTSIDE_GC = """
 import signal
-from npu_opt.blame import install_sigint, signalled
+from npu_opt.fault_owner import install_sigint, signalled
 
 install_sigint()
 try:

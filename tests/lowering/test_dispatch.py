@@ -7,13 +7,18 @@ import pytest
 
 from backends.npu import compile_kernel
 from ir import ops as ir
-from ir import (vector_branch_ops, vector_chain_ops, vector_ops, vector_pair_logic_ops, vector_pair_ops,
-                vector_pair_ternary_ops, vector_stash_ops)
-from ir.engine_ops import Transpose
+from ir.vector import branch_ops as vector_branch_ops
+from ir.vector import chain_ops as vector_chain_ops
+from ir.vector import ops as vector_ops
+from ir.vector import pair_logic_ops as vector_pair_logic_ops
+from ir.vector import pair_ops as vector_pair_ops
+from ir.vector import pair_ternary_ops as vector_pair_ternary_ops
+from ir.vector import stash_ops as vector_stash_ops
+from ir.data_movement_ops import Transpose
 from ir.errors import InternalError
 from ir.vrf_ops import ToVrf
-from ir.vector_reduce_ops import VectorIntraSliceReduce
-from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.vector.reduce_ops import VectorIntraSliceReduce
+from ir.vector.inter_ops import VectorInterSliceReduce
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
 from tests.kernel_files import example
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES, lower_stage

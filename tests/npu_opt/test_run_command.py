@@ -9,7 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from npu_opt import oracles as o
+from npu_opt.testing import oracles as o
 from driver.run_command import run_command
 from npu_opt.testing import assert_close
 

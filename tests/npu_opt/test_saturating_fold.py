@@ -1,7 +1,7 @@
 """The order of a saturating reduction (docs/numerics.md): `ADD_SAT` is not associative, so
 an integer result depends on the fold. npu-opt (both backends) folds as the chip does, a
 tree per flit then the flits in stream order; furiosa-opt's CPU backend folds every value
-in one serial pass. `npu_opt.oracles` offers both, checked here against hand-worked sums and
+in one serial pass. `npu_opt.testing.oracles` offers both, checked here against hand-worked sums and
 against a kernel."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import npu_opt
 from npu_opt import *  # noqa: F403
-from npu_opt.oracles import add_sat_chip_fold, add_sat_serial_fold
+from npu_opt.testing.oracles import add_sat_chip_fold, add_sat_serial_fold
 
 axes(A=8, R=16)  # noqa: F405
 Chip, Cluster = m("1"), m("1 # 2")  # noqa: F405

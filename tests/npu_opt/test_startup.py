@@ -120,7 +120,7 @@ def test_importing_a_submodule_of_npu_opt_loads_no_vector_units(tmp_path: Path) 
     """`from npu_opt import stages` (the DSL's modules import each other this way) asks the
     package's `__getattr__` first: a submodule's name is answered at once, without loading
     the Vector Engine units (and their numerics) to look for an op enum of that name."""
-    code = ("import sys, npu_opt\nfrom npu_opt import import_scope\n"
+    code = ("import sys, npu_opt\nfrom npu_opt import per_file_imports\n"
             "print('ir.vector.units' in sys.modules, npu_opt.FpBinaryOp.__name__)")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
@@ -146,8 +146,8 @@ def test_the_star_import_defines_branched_without_the_branched_ops(tmp_path: Pat
     (npu_opt/branched.py): a kernel without a Vector Engine chain never uses them."""
     code = ("import sys\nfrom npu_opt import *\n"
             "print(Branched.__name__, TagGuard.__name__, type(Stash).__name__, sorted(m for m in sys.modules if m in "
-            "('ir.vector_branch_ops', 'npu_opt.vector_branch', 'npu_opt.vector_chain_methods', "
-            "'npu_opt.vector_stash', 'ir.vector_stash_ops')))")
+            "('ir.vector.branch_ops', 'npu_opt.vector_branch', 'npu_opt.vector_chain_methods', "
+            "'npu_opt.vector_stash', 'ir.vector.stash_ops')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.stdout.split() == ["Branched", "TagGuard", "StashOperand", "[]"], done.stderr

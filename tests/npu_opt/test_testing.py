@@ -1,4 +1,4 @@
-"""`npu_opt.testing` (the tolerance rule of docs/testing.md) and `npu_opt.oracles`."""
+"""`npu_opt.testing` (the tolerance rule of docs/testing.md) and `npu_opt.testing.oracles`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from npu_opt import oracles as o
+from npu_opt.testing import oracles as o
 from npu_opt.testing import assert_close, assert_within_tolerance, to_bits
 
 RNG = np.random.default_rng(20240611)
@@ -259,3 +259,10 @@ def test_f32_tolerance_and_bit_exact_together():
     assert_within_tolerance(nudged, f64(a)[:, None, :], f64(w)[None, :, :])
     with pytest.raises(AssertionError, match="bit-exact, f32"):
         assert_close(nudged, out, operands=(f64(a)[:, None, :], f64(w)[None, :, :]))
+
+
+
+def test_the_oracles_are_a_module_of_the_testing_package():
+    import npu_opt
+
+    assert npu_opt.testing.oracles is o and o.__name__ == "npu_opt.testing.oracles"

@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_index_is_what_the_classes_declare() -> None:
-    declared = {kind.name: f"{cls.__module__}.{cls.__qualname__}" for kind, cls in feed_destinations().items()}
-    assert DEST_CLASSES == declared, "update DEST_CLASSES in tu_ops/feed_dests.py"
+    declared = {kind.name: cls for kind, cls in feed_destinations().items()}
+    assert {kind: load() for kind, load in DEST_CLASSES.items()} == declared, \
+        "update DEST_CLASSES in tu_ops/feed_dests.py"
     for kind in DestKind:
         assert feed_destination(kind) is feed_destinations().get(kind)
 

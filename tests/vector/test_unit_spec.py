@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 import pytest
 
-import ir.vector_unit_ops as unit_ops
+import ir.vector.unit_ops as unit_ops
 import npu_opt
 import npu_opt.vector_stages  # noqa: F401  the DSL, the lowering and the cpu backend load before the toy unit
 import tu_ops.lower.vector  # noqa: F401  is declared (each test removes it again)
@@ -112,7 +112,7 @@ def _violations(op):
 
 
 def test_removing_the_unit_removes_it_everywhere():
-    from ir.ops import traced_op_classes
+    from ir.kernel_parser import traced_op_classes
 
     declare()
     try:
@@ -174,7 +174,7 @@ def test_the_doc_walks_unit_declares_beside_the_toy(toy):
 
     register(UnitSpec("ABS_DIFF", spec_of("FXP").stage, AbsDiffOp, "i32", arg="i32", arity=2,
                       fn=lambda op: {"ABS_DIFF": lambda x, c: abs(x - c)}[op], methods=("vector_abs_diff",),
-                      codec=elementwise("ir.vector_unit_ops:VectorAbsDiff")))
+                      codec=elementwise("ir.vector.unit_ops:VectorAbsDiff")))
     try:
         assert {"ABS_DIFF", "TOY_ABSDIFF"} <= set(VeUnit.__members__)
         assert {"ABS_DIFF", "TOY_ABS_DIFF"} <= set(VeOpName.__members__)

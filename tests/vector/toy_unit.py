@@ -12,7 +12,7 @@ import numpy as np
 
 from ir.vector import enums as E
 from ir.vector.stages import VeStage
-from ir.vector.units import UnitSpec, elementwise, register
+from ir.vector.units import GENERATED, UnitSpec, elementwise, register
 from ir.vector.variants import RustEnum, Unit
 
 __all__ = ["ToyOp", "declare", "oracle", "X"]
@@ -37,7 +37,7 @@ def declare() -> UnitSpec:
     """THE declaration: every layer the tests run reads it (the traced op is made from it)."""
     return register(UnitSpec("TOY_ABSDIFF", VeStage.FXP, ToyOp, "i32", arg="i32", arity=2,
                              fn=lambda op: {"TOY_ABS_DIFF": _abs_diff}[op], methods=("vector_toy_absdiff",),
-                             codec=elementwise("ir.vector_unit_ops:VectorToyAbsDiff")))
+                             codec=elementwise(GENERATED.VectorToyAbsDiff)))
 
 
 def oracle(x: np.ndarray, c: int) -> np.ndarray:

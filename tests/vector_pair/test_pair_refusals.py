@@ -91,7 +91,7 @@ def test_a_zip_mode_is_an_enum_value():
 
 def test_two_vrf_tensors_are_refused_in_one_pair_op():
     """PAIR-VRF-1 on the traced op (tests/vector_pair/test_pair_vrf.py reaches it from a kernel)."""
-    from ir import vector_pair_ops as pops
+    from ir.vector import pair_ops as pops
     from ir.ops import Value
     from ir.vector.operands import VrfOperand
 

@@ -24,7 +24,7 @@ from backends.base import Backend
 from backends.visa_backend import VisaBackend
 from ir.errors import CompileError, NpuOptError
 from ir.resident import Device, DmBuffer
-from npu_opt import oracles
+from npu_opt.testing import oracles
 from npu_opt.compile_api import compile_kernel
 from npu_opt.run import run
 from driver.visa_command import visa_command

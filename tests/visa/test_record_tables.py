@@ -9,7 +9,7 @@ import pytest
 from visa.interp.steps import STEPS, executes
 from visa.parser import OPS
 from tu_ops.base import TU_OPS, TuOp
-from visa.retrace import RETRACES, Underivable, relowered, retraces
+from visa.unlower import RETRACES, Underivable, relowered, retraces
 
 # Records that stand outside program blocks: the walker runs them itself.
 OUTSIDE_PROGRAMS = {"dma", "dma_window", "dma_into", "tensor_new", "memset", "dma_gather", "dma_scatter", "dma_shuffle",

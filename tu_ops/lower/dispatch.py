@@ -5,7 +5,7 @@ Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a fu
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
 packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
 (an inferred layout prints from its factor form). A lookup loads the module that declares
-the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.rederive`) both
+the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.relower`) both
 call `lower_stage`, so a new engine adds its lowering in one place, its own module.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
-from ir.declare import Table
+from ir.declare import Table, write_index
 from ir.errors import InternalError
 from tu_ops.enums import CollectFlits, TuContext
 from tu_ops.lower.program import ProgramChain
@@ -25,12 +25,31 @@ from tu_ops.lower.program import ProgramChain
 __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
            "FEED_FLITS", "PRINTED_TYPES"]
 
+
+
+def _load() -> None:
+    """Every module of `tu_ops.lower` that declares a lowering, a feed packing or a lowered type."""
+    from tu_ops.lower import (commit, contract, engines, inferred, trf, valid_count, vector,  # noqa: F401
+                              vector_branch, vector_inter, vector_pair, vrf)
+
+
+def _index() -> dict[str, dict[str, Callable[[], None]]]:
+    from tu_ops.lower.declared_index import DECLARED
+    return DECLARED
+
+
 # Each filled by the modules of `tu_ops.lower`; a lookup loads the one module that declares
-# the op (tu_ops/lower/declared_index.py, rewritten by `python -m ir.declare tu_ops.lower.dispatch`).
-_INDEX = "tu_ops.lower.declared_index"
-LOWERINGS = Table("lowering", package="tu_ops.lower", index=_INDEX)
-FEED_FLITS = Table("feed packing", package="tu_ops.lower", index=_INDEX)
-PRINTED_TYPES = Table("lowered type", package="tu_ops.lower", index=_INDEX)
+# the op (tu_ops/lower/declared_index.py, rewritten by `python -m tu_ops.lower.dispatch`).
+LOWERINGS = Table("lowering", _load, _index, package="tu_ops.lower")
+FEED_FLITS = Table("feed packing", _load, _index, package="tu_ops.lower")
+PRINTED_TYPES = Table("lowered type", _load, _index, package="tu_ops.lower")
+INDEX_COMMAND = "python -m tu_ops.lower.dispatch"
+
+
+def write_declared_index() -> str:
+    """Rewrite tu_ops/lower/declared_index.py from the declarations; its path."""
+    from tu_ops.lower import declared_index
+    return write_index([LOWERINGS, FEED_FLITS, PRINTED_TYPES], declared_index.__file__, INDEX_COMMAND)
 
 
 @attrs.frozen
@@ -108,3 +127,7 @@ def feed_flits(chain: ProgramChain) -> CollectFlits:
     except ValueError as e:
         raise InternalError(f"{consumer.text()}: {e}") from e
 
+
+if __name__ == "__main__":  # `python -m tu_ops.lower.dispatch`: the module's own tables, not __main__'s
+    from tu_ops.lower.dispatch import write_declared_index as _write
+    print(f"wrote {_write()}")

@@ -3,7 +3,7 @@ engine parameters from its types (`TransposeOp.of_types`)."""
 
 from __future__ import annotations
 
-from ir.engine_ops import Transpose
+from ir.data_movement_ops import Transpose
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.transpose import TransposeOp

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ir import ops as ir
-from ir.engine_ops import Switch
+from ir.data_movement_ops import Switch
 from ir.errors import InternalError
 from ir.fetch_lift_ops import FetchLift
 from ir.fetch_mask_ops import FetchMask

@@ -72,7 +72,7 @@ def lowered_count(chain: ProgramChain) -> int:
     Vector Engine pass as one `vector` record (its `FOLDED` stages are its steps)."""
     rest = [op for op in chain.after_collect()
             if not isinstance(op, (ir.CommitCast, ir.Commit)) and not getattr(op, "FOLDED", False)]
-    if "ir.vector_inter_ops" not in sys.modules:  # its class never loaded: no inter-slice reduce was traced,
+    if "ir.vector.inter_ops" not in sys.modules:  # its class never loaded: no inter-slice reduce was traced,
         return 1 + len(rest)  # and a kernel without one need not load the vector lowering to count none
     from tu_ops.lower.vector_inter import inter_first_without_chain
 

@@ -11,7 +11,7 @@ import attrs
 from ir import ops as ir
 from ir.errors import InternalError
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
-from ir.vector_reduce_ops import VectorIntraSliceReduce
+from ir.vector.reduce_ops import VectorIntraSliceReduce
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.valid_count import reduce_vcg
 

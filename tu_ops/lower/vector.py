@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from ir import ops as ir
-from ir import vector_chain_ops as cops
-from ir import vector_ops as vops
+from ir.vector import chain_ops as cops
+from ir.vector import ops as vops
 from ir.errors import InternalError
 from ir.vector.units import decode_step
-from ir.vector_inter_ops import VectorInterSliceReduce
-from ir.vector_unit_ops import unit_op_classes
-from ir.vector_reduce_ops import VectorIntraSliceReduce, traced_reduce
+from ir.vector.inter_ops import VectorInterSliceReduce
+from ir.vector.unit_ops import unit_op_classes
+from ir.vector.reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg

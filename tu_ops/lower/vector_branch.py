@@ -12,19 +12,19 @@ import attrs
 import numpy as np
 
 from ir import ops as ir
-from ir import vector_ops as vops
-from ir import vector_branch_ops as bops
-from ir import vector_stash_ops as sops
+from ir.vector import ops as vops
+from ir.vector import branch_ops as bops
+from ir.vector import stash_ops as sops
 from ir.vector import enums as E
 from ir.vector.branch import BranchedOperand
 from ir.vector.branching import cmp_of, guard_of, rf_port
 from ir.vector.operands import Constant, Stash, TernaryOperand
-from ir.vector_branch_ops import tag_codes
+from ir.vector.branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import _traced_step
 from ir.vector.units import mode_value, op_value, spec_of
-from ir.vector_reduce_ops import traced_reduce
+from ir.vector.reduce_ops import traced_reduce
 from tu_ops.vrf import walk
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.lower.valid_count import with_vcg
@@ -104,7 +104,7 @@ def _layout(step: BranchStep, f32: bool) -> BranchedOperand:
         return Constant(float(np.array(v, np.uint32).view(np.float32)), "f32")
 
     for s in step.slots:
-        if s.port:  # the VRF tensor it reads is the op's `rf` (visa.retrace_branch_rf sets it)
+        if s.port:  # the VRF tensor it reads is the op's `rf` (visa.unlower_branch_rf sets it)
             source = Stash if s.port == 2 else rf_port()
             port = (guard_of(s.mask, s.want, s.neg), TernaryOperand(source, bits(s.value1)) if pair else source)
             continue

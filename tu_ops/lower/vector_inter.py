@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ir import vector_ops as vops
-from ir.vector_inter_ops import VectorInterSliceReduce
+from ir.vector import ops as vops
+from ir.vector.inter_ops import VectorInterSliceReduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.vector import lower_pass

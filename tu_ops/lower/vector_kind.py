@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ir.vector import enums as E
-from ir.vector_branch_ops import BRANCH_OP_CLASSES
-from ir.vector_stash_ops import STASH_OP_CLASSES
+from ir.vector.branch_ops import BRANCH_OP_CLASSES
+from ir.vector.stash_ops import STASH_OP_CLASSES
 from tu_ops.enums import DestKind
 
 __all__ = ["record_kind"]

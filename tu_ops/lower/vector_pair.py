@@ -12,15 +12,15 @@ import attrs
 import numpy as np
 
 from ir import ops as ir
-from ir import vector_ops as vops
-from ir import vector_pair_logic_ops as plogic
-from ir import vector_pair_ops as pops
-from ir import vector_pair_ternary_ops as ptern
+from ir.vector import ops as vops
+from ir.vector import pair_logic_ops as plogic
+from ir.vector import pair_ops as pops
+from ir.vector import pair_ternary_ops as ptern
 from ir.errors import InternalError
 from ir.dtypes import DType
 from ir.vector import enums as E
 from ir.vector.pair import MODES
-from ir.vector_reduce_ops import traced_reduce
+from ir.vector.reduce_ops import traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.valid_count import with_vcg

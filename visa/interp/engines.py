@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ir.switch.params import engine_shape
+from ir.transpose.params import engine_shape
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
 from visa.interp.memory import Memory

@@ -47,7 +47,15 @@ class ProgramState:
 
 
 Step = Callable[[list[Any], int, ProgramState], int]
-STEPS = Table("interpreter step", package="visa.interp")
+
+
+def _load() -> None:
+    """Every module of `visa.interp` that declares a step."""
+    from visa.interp import (contract, drain, engines, feed, trf, vector, vector_branch,  # noqa: F401
+                             vector_branch_rf, vector_inter, vector_pair, vrf)
+
+
+STEPS = Table("interpreter step", _load, package="visa.interp")
 
 
 def executes(mnemonic: str) -> Callable[[Step], Step]:

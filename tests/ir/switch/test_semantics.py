@@ -16,7 +16,7 @@ from ir.mapping import m
 from ir.switch.config import SwitchConfig as SC
 from ir.switch.rules import check_switch
 from ir.switch.semantics import switch_data, transpose_data
-from ir.switch.transpose import TransposeParams, check_transpose
+from ir.transpose.rules import TransposeParams, check_transpose
 from npu_opt import axes
 from tests.ir.switch.oracle import PAD_MARK, expected_live, stream_array
 

@@ -304,7 +304,7 @@ def test_design_note_lists_every_rule() -> None:
     import re
     from pathlib import Path
 
-    from ir.switch.transpose import RULES as TRANSPOSE_RULES
+    from ir.transpose.rules import RULES as TRANSPOSE_RULES
 
     note = (Path(__file__).parents[3] / "ir" / "switch" / "README.md").read_text()
     listed = set(re.findall(r"^\| ((?:SWITCH|TRANSPOSE)-\d+) \|", note, re.M))

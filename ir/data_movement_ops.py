@@ -1,0 +1,81 @@
+"""Traced ops of the data-movement engines: the Transpose Engine and the Switch Engine.
+
+Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
+(the functions of `ir.switch`, which judge the request from the input stream's mappings)
+and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
+`ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
+of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ir.diagnostic import Violation
+from ir.mapping.nodes import Mapping
+from ir.op_frame import attr, operand
+from ir.ops import Op, Value
+from ir.switch.config import SwitchVariant
+from ir.switch.rules import check_switch, infer_switch
+from ir.transpose.rules import TransposeParams, check_transpose, infer_transpose
+from ir.types import Type
+
+__all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
+
+
+def transpose_rules(op: Transpose) -> Violation | None:
+    """TRANSPOSE-1..5 and 12..16: the engine can produce `(out_time; out_packet)` from the input."""
+    t = op.input.type
+    found = check_transpose(t.time, t.packet, op.out_time, op.out_packet, t.dtype)
+    return found if isinstance(found, Violation) else None
+
+
+@attrs.frozen(kw_only=True)
+class Transpose(Op):
+    """Transpose Engine: swap packet elements and time steps of each slice's stream."""
+
+    STAGE = "transpose"
+    RULES = (transpose_rules,)
+    input: Value = operand()
+    out_time: Mapping = attr()
+    out_packet: Mapping = attr()
+
+    def infer_type(self) -> Type:
+        inferred = infer_transpose(self.input.type, self.out_time, self.out_packet)
+        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
+            return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
+        return inferred[0]
+
+    def params(self) -> TransposeParams:
+        """The engine parameters of this (legal) transpose."""
+        t = self.input.type
+        found = check_transpose(t.time, t.packet, self.out_time, self.out_packet, t.dtype)
+        if isinstance(found, Violation):
+            raise ValueError(f"{self.text()}: {found.message}")
+        return found
+
+
+def switch_rules(op: Switch) -> Violation | None:
+    """SWITCH-2..19: the ring can route `(Slice, Time)` to `(out_slice, out_time)` under `config`
+    (SWITCH-1, a malformed config value, is refused before the op is built)."""
+    t = op.input.type
+    return check_switch(t.slice, t.time, op.out_slice, op.out_time, op.config, t.packet, t.dtype)
+
+
+@attrs.frozen(kw_only=True)
+class Switch(Op):
+    """Switch Engine: move each slice's stream to other slices of the ring (`config`)."""
+
+    STAGE = "switch"
+    RULES = (switch_rules,)
+    input: Value = operand()
+    out_slice: Mapping = attr()
+    out_time: Mapping = attr()
+    config: SwitchVariant = attr()
+
+    def infer_type(self) -> Type:
+        inferred = infer_switch(self.input.type, self.out_slice, self.out_time, self.config)
+        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
+            return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
+        return inferred
+

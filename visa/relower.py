@@ -1,0 +1,141 @@
+"""Re-derive a parsed record's derived fields from its types.
+
+`npu-opt visa --verify` (visa/visa.lark) must refuse a record whose fields disagree with its
+types. A program record declares its derived fields itself (`TuOp.derived` in `tu_ops`, from
+`ir.rules`: read plans, collect plans, TRF and contraction geometry, time reductions, write
+plans, transpose parameters), the lowering fills the record with the same declaration, and
+this module compares a parsed record with it, so a fault in the lowering cannot hide behind
+its own re-run. A Vector Engine pass still goes back through the lowering (`visa.unlower`),
+and so do the DMA kinds (`lower_dma` and the view, gather, SPM and redistribute builders).
+`first_difference` names the first field (as a dotted path into the record) where a parsed
+record and its re-derivation differ.
+
+What the types do not carry is taken from the record itself, as the user's choice it is:
+the feed's conversions, lifts, mask axis and switch, the lane fold's mode (the time
+reducer's mode is the program's lane fold's), the commit conversion and the trim (`commit_trim`
+keeps the packet's first `valid_bytes` worth of cells, TRIM-2). Allocation results are not
+re-derived here (the verifier checks them against the allocation rules): a DMA's DM-side
+bases are offset by the allocation facts of `visa.facts.with_facts`, as the allocation pass
+offsets them; a `trf_load`'s `base_row`, a `vrf_load`'s `base` and a `commit`'s `dest` are
+skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ir.mapping.nodes import Mapping
+from tu_ops.base import Derivation
+from tu_ops.dma_commands import dma_record
+from tu_ops.dma_records import view_record
+from tu_ops.printing import mapping_text
+from visa.unlower import Underivable, relowered
+
+__all__ = ["expected_dma", "expected_program", "first_difference", "SKIPPED"]
+
+# Fields filled by the allocation pass and checked against the allocation rules instead.
+SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"}),
+                                      "vrf_load": frozenset({"base"})}
+
+
+# --- DMA ---------------------------------------------------------------------------------------
+
+def expected_dma(op: Any, target: Any) -> Any:
+    """The DmaOp `op`'s types fix (`tu_ops.dma_commands.dma_record`), its DM-side bases offset by the
+    allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
+    src_t, dst_t = op.input_type, op.output_type
+    if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
+        return _expected_view_dma(op, target)
+    try:
+        low = dma_record(op.result, op.src, src_t, dst_t, target, op.loc)
+    except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable
+        raise Underivable(op, _reason(e)) from None
+    src_off = _offset(src_t, op.src_alloc)
+    dst_off = _offset(dst_t, op.dst_alloc)
+    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
+                     for c in low.commands)
+    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+
+
+def _expected_view_dma(op: Any, target: Any) -> Any:
+    try:
+        return view_record(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
+    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
+        raise Underivable(op, _reason(e)) from None
+
+
+def _offset(t: Any, alloc: Any) -> int:
+    """The allocation base the allocation pass adds to a DM side's addresses (0 for HBM)."""
+    if getattr(t, "kind", None) != "dm" or alloc is None:
+        return 0
+    return alloc.base
+
+
+# --- TU programs ------------------------------------------------------------------------------
+
+def expected_program(program: Any, types: dict[int, Any], target: Any) -> list[tuple[Any, Any]]:
+    """(record, re-derived record) for every record of `program`, in order. `types` maps a
+    value id to its type (parameters and every record's result)."""
+    ops = tuple(program.ops)
+    if not ops or ops[0].MNEMONIC != "feed_buffer":
+        raise Underivable(ops[0] if ops else None, "a program starts with its feed_buffer")
+    out = []
+    for i, rec in enumerate(ops):
+        try:
+            low = rec.derived(Derivation(ops, i, types, program.context, target))
+            if low is None:  # a Vector Engine pass: through the lowering still (visa.unlower)
+                low = relowered(rec, ops[i - 1].result.id, types, program.context, target)
+        except Underivable:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable
+            raise Underivable(rec, _reason(e)) from None
+        out.append((rec, low))
+    return out
+
+
+def _reason(e: Exception) -> str:
+    return getattr(e, "detail", None) or str(e) or type(e).__name__
+
+
+# --- comparison -------------------------------------------------------------------------------
+
+def first_difference(found: Any, expected: Any) -> tuple[str, Any, Any] | None:
+    """(field path, found value, expected value) of the first printed field where two records
+    of one op differ, or None. Mappings compare by their text (visa/visa.lark rule 5); the
+    allocation fields of `SKIPPED` are not compared."""
+    skip = SKIPPED.get(found.MNEMONIC, frozenset())
+    for (name, a), (_, b) in zip(found.fields(), expected.fields()):
+        if name in skip:
+            continue
+        diff = _diff(name, a, b)
+        if diff is not None:
+            return diff
+    return None
+
+
+def _struct(v: Any) -> bool:
+    return attrs.has(type(v)) and getattr(type(v), "TEXT_STYLE", None) in ("struct", "tuple")
+
+
+def _diff(path: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
+    if isinstance(a, Mapping) or isinstance(b, Mapping):
+        same = isinstance(a, Mapping) and isinstance(b, Mapping) and mapping_text(a) == mapping_text(b)
+        return None if same else (path, a, b)
+    if _struct(a) and type(a) is type(b):
+        for f in attrs.fields(type(a)):
+            diff = _diff(f"{path}.{f.name}", getattr(a, f.name), getattr(b, f.name))
+            if diff is not None:
+                return diff
+        return None
+    if (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
+            and any(_struct(x) for x in a)):
+        for k, (x, y) in enumerate(zip(a, b)):
+            diff = _diff(f"{path}[{k}]", x, y)
+            if diff is not None:
+                return diff
+        return None
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return None if tuple(a) == tuple(b) else (path, a, b)
+    return None if a == b else (path, a, b)
