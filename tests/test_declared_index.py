@@ -82,13 +82,18 @@ def test_an_indexed_table_loads_what_its_index_names(tmp_path: Path, monkeypatch
         assert sorted(declidx.TABLE) == ["a", "b"]  # going over the table loads the rest
         assert "declidx.engine_a" in sys.modules
 
-        # declared since the index was written: `get` misses it, `require` loads the package for it
+        # declared since the index was written (and named by `load`): `get` misses it, `require`
+        # runs the whole `load` for it
         (pkg / "engine_c.py").write_text("from declidx import TABLE\n\nTABLE.declare('c')(lambda: 'c')\n")
         for name in ("declidx.engine_a", "declidx.engine_b"):
             del sys.modules[name]
         declidx.TABLE._fns.clear()
         declidx.TABLE._where.clear()
-        declare._LOADED.discard(("declidx", True, ""))
+        declidx.TABLE._loaded = False
+        def load_all() -> None:
+            from declidx import engine_a, engine_b, engine_c  # noqa: F401
+
+        declidx.TABLE.load = load_all
         assert declidx.TABLE.get("c") is None and "declidx.engine_c" not in sys.modules
         assert declidx.TABLE.require("c")() == "c" and declidx.TABLE.require("zzz") is None
     finally:
