@@ -9,6 +9,7 @@ set and restored on its own could leave the pool limited for the rest of the pro
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from threadpoolctl import ThreadpoolController
 __all__ = ["blas_threads"]
 
 _CONTROLLER = None
+_CONTROLLER_AT = [0]  # len(sys.modules) when the controller listed the loaded libraries
 _LIMIT_LOCK = threading.Lock()
 _LIMIT: list = [0, None]  # blocks inside `blas_threads` now, and the threadpoolctl limiter they share
 
@@ -38,8 +40,9 @@ def _enter_limit(limit: int) -> None:
     global _CONTROLLER
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
-            if _CONTROLLER is None:
-                _CONTROLLER = ThreadpoolController()
+            if _CONTROLLER is None or _CONTROLLER_AT[0] != len(sys.modules):
+                # a module imported since may have loaded another BLAS (scipy's): look again
+                _CONTROLLER, _CONTROLLER_AT[0] = ThreadpoolController(), len(sys.modules)
             _LIMIT[1] = _CONTROLLER.limit(limits=limit, user_api="blas")
         _LIMIT[0] += 1
 
