@@ -16,7 +16,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterator
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
@@ -50,6 +50,9 @@ class Poisoned:
 
     def __getitem__(self, key: Any) -> Poisoned:
         return self  # a member of a refused tuple parameter, or a tile of a refused view
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(())  # a loop over a refused tuple runs no body (without this, __getitem__ never ends one)
 
     def __repr__(self) -> str:
         return f"<refused {self._what}>"
