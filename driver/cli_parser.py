@@ -18,7 +18,6 @@ import sys
 __all__ = ["build_parser"]
 
 
-
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 

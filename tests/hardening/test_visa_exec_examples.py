@@ -44,6 +44,14 @@ def _names() -> list[str]:
 
 
 def _array(p, rng: np.random.Generator) -> np.ndarray:
+    a = _random(p, rng)
+    copies = 0 if p.type.kind == "scalar" or p.at is not None else len(chip_host_dims(p.type.chip))
+    if copies:  # a broadcast Chip's copies are one value per chip, equal on input (rule 11)
+        a[...] = a[(0,) * copies]
+    return a
+
+
+def _random(p, rng: np.random.Generator) -> np.ndarray:
     t = p.type
     d = t.dtype
     if t.kind == "scalar":

@@ -48,5 +48,5 @@ def test_the_cli_names_the_code_once():
     table = np.zeros((200, 32), np.int32)
     offsets = np.full(16, -128, np.int32)
     err = io.StringIO()
-    _execute(lookup, [table, offsets], "cpu", err)
+    _execute(lookup, [table, offsets], "cpu", "chip", err)
     assert err.getvalue().startswith("error[GATHER-6]: gather index [G=0]"), err.getvalue()
