@@ -1,0 +1,306 @@
+"""The candidate kernels of a contraction (npu_opt/synth.py), generated from the machine's
+rules, as readable Python source: `source(spec, point)` writes one candidate's kernel file,
+`space_of(spec)` is the tune Space of all of them (docs/synth.md).
+
+The levers of a GEMM `out[M, N] = a[M, K] . w[N, K]` (one pass of the contraction computes a
+tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
+- `slices`: how many of the 256 slices run along M (the rest along N): the tile's shape;
+- `trf`: which operand is stationary in the TRF (its rows become the 8 lanes);
+- `packet`: the contraction packet along K (32 or 64 elements per step);
+- `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
+A GEMV `out[M] = a[M, K] . x[K]` puts one row per slice (256 rows a pass) with x broadcast
+into every slice's TRF; its levers are `packet` and whether x's TRF load is reused across
+row blocks. A candidate the rules refuse is the compiler's business: it fails to trace or
+verify and the tuner counts it under its rule ID.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import types
+from typing import Any
+
+import numpy as np
+
+__all__ = ["points", "source", "space_of", "build"]
+
+_SLICES = 256
+
+
+def _ax(i: str) -> str:
+    return i.upper()
+
+
+def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]]:
+    """(a, w): the operand that carries the result's first index, then the other."""
+    first = spec.result[1][0]
+    a, w = spec.operands if first in spec.operands[0][1] else spec.operands[::-1]
+    return a, w
+
+
+def points(spec: Any) -> dict[str, list[Any]]:
+    """The levers and their values for `spec` (the module docstring)."""
+    packets = [32, 64]
+    size = spec.padded
+    if spec.form == "gemv":
+        rows = size[spec.result[1][0]]
+        return {"packet": packets, "reuse": ["trf", "none"] if rows > _SLICES else ["trf"]}
+    m, n = (size[i] for i in spec.result[1])
+    slices = [s for s in (2 ** e for e in range(9)) if 32 * s <= m and 32 * (_SLICES // s) <= n]
+    if not slices:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
+        slices = [16]
+    tiles = max((m // (32 * s)) * (n // (32 * (_SLICES // s))) for s in slices)
+    levers: dict[str, list[Any]] = {"slices": slices, "trf": ["w", "a"], "packet": packets}
+    if tiles > 1:
+        levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
+    return levers
+
+
+def _hbm(name: str, idx: tuple[str, ...]) -> str:
+    return ", ".join(_ax(i) for i in idx)
+
+
+def _dtype_names(spec: Any) -> tuple[str, str]:
+    return spec.dtype_in, spec.dtype_out
+
+
+def source(spec: Any, point: dict[str, Any]) -> str:
+    """The candidate's kernel file (a module defining the @device kernel `spec.name`)."""
+    return _gemv(spec, point) if spec.form == "gemv" else _gemm(spec, point)
+
+
+def _header(spec: Any, point: dict[str, Any]) -> list[str]:
+    choice = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    sizes = ", ".join(f"{_ax(i)}={n}" for i, n in spec.padded.items())
+    given = ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
+    return [f'"""{spec.name}: {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), written by `npu-opt synth`.',
+            "",
+            f"Sizes {given}; the kernel's axes are padded to multiples of 32: {sizes}",
+            "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
+            f"The search's choice: {choice}.",
+            '"""', "", "from npu_opt import *", "", f"axes({sizes})", ""]
+
+
+def _gemm(spec: Any, p: dict[str, Any]) -> str:
+    (an, aidx), (wn, widx) = gemm_roles(spec)
+    rn, (mi, ni) = spec.result
+    M, N, K = _ax(mi), _ax(ni), _ax(spec.contracted)
+    size = spec.padded
+    sm = p["slices"]
+    tm, tn = 32 * sm, 32 * (_SLICES // sm)
+    mt, nt = max(1, size[mi] // tm), max(1, size[ni] // tn)
+    din, dout = _dtype_names(spec)
+    flit = 32 if din == "i8" else 16  # elements of one 32-byte flit
+    packet, order, reuse = p["packet"], p.get("order", "ij"), p.get("reuse", "outer")
+    stationary_w = p["trf"] == "w"
+    S, T = (M, N) if stationary_w else (N, M)       # streamed rows, stationary rows (the lanes)
+    s_dm, t_dm = ("a_dm", "w_dm") if stationary_w else ("w_dm", "a_dm")
+    params = {an: f'{an}: HbmTensor[{din}, Chip, m("{_hbm(an, aidx)}")]',
+              wn: f'{wn}: HbmTensor[{din}, Chip, m("{_hbm(wn, widx)}")]'}
+    order_params = [params[name] for name, _ in spec.operands]
+    L = _header(spec, p)
+    L += ['Chip = m("1")',
+          'Cluster = m("1 # 2")',
+          f"# slices={sm}: the 256 slices hold a {tm} x {tn} tile of the result, {sm} x {_SLICES // sm} blocks",
+          f"# of 32 x 32 ({mt} x {nt} tile(s) cover the padded {size[mi]} x {size[ni]} result).",
+          f'Slice = m("{M} % {tm} / 32, {N} % {tn} / 32")',
+          "",
+          "",
+          "@device(chip=1)",
+          f"def {spec.name}(ctx: Context,",
+          *[f"        {q}," for q in order_params],
+          f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}, {N}")]]) -> None:',
+          f"    def a_block(i):",
+          f"        # row block i of {an} ({tm} rows), each slice's 32 rows into its DM",
+          f'        rows = {an}.view().tile(m("{M} / {tm}"), 1, m("1 # {mt}, {M} % {tm}, {K}"), i)',
+          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % 32, {K}")])',
+          "",
+          f"    def w_block(j):",
+          f"        # row block j of {wn} ({tn} rows), each slice's 32 rows into its DM",
+          f'        rows = {wn}.view().tile(m("{N} / {tn}"), 1, m("1 # {nt}, {N} % {tn}, {K}"), j)',
+          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % 32, {K}")])',
+          "",
+          "    def stationary(block):",
+          f"        # trf={p['trf']!r}: {'w' if stationary_w else 'a'}'s 32 rows per slice go to the TRF, 8 lanes x 4"
+          f" rows each,",
+          f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
+          "        return (ctx.sub.begin(block.view())",
+          f'                .fetch(m("{T} % 8, {T} / 8 % 4"), m("{K}"))',
+          f'                .collect(m("{T} % 8, {T} / 8 % 4, {K} / {flit}"), m("{K} % {flit}"))',
+          f'                .to_trf(m("{T} % 8"), m("{T} / 8 % 4, {K}")))',
+          "",
+          "    def tile(streamed, trf, i, j):",
+          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K}; the time loop"
+          " sums the rest",
+          "        result = (ctx.main.begin(streamed.view())",
+          f'                  .fetch(m("{S} % 32, {T} / 8 % 4"), m("{K}"))',
+          f'                  .collect(m("{S} % 32, {T} / 8 % 4, {K} / {flit}"), m("{K} % {flit}"))',
+          f'                  .contract_outer(trf, m("{S} % 32, {T} / 8 % 4, {K} / {packet}"), m("{K} % {packet}"))',
+          '                  .contract_packet(m("1"))',
+          f'                  .contract_time(m("{S} % 32, {T} / 8 % 4"))',
+          f'                  .contract_lane(m("{S} % 32, {T} / 8 % 4"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+    if dout == "bf16":
+        L += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
+    L += [f'                  .commit_trim(m("{T} % 8"))',
+          f'                  .commit(m("{S} % 32, {T} % 32")))',
+          f"        dst = ({rn}.view_mut()",
+          f'               .tile(m("{M} / {tm}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, {N}"), i)',
+          f'               .tile(m("{N} / {tn}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, 1 #{{!}} {nt}, {N} % {tn}"), j))',
+          "        result.view().to_hbm_view(ctx.tdma, dst)",
+          ""]
+    if mt * nt == 1:
+        L += ["    # one tile: load both operands once and contract",
+              f"    a_dm, w_dm = a_block(0), w_block(0)",
+              f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
+    else:
+        outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
+        o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
+        L.append(f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
+                 f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
+                                          "outer": "the outer loop's block is loaded once per outer step",
+                                          "none": "both blocks are loaded for every tile"}[reuse])
+        if reuse == "all":
+            L += [f"    a_all = [a_block(i) for i in range({mt})]",
+                  f"    w_all = [w_block(j) for j in range({nt})]",
+                  f"    trf_all = [stationary(b) for b in {'w_all' if stationary_w else 'a_all'}]",
+                  f"    for {o_name} in range({outer_n}):",
+                  f"        for {i_name} in range({inner_n}):",
+                  f"            tile({'a_all[i]' if stationary_w else 'w_all[j]'}, "
+                  f"trf_all[{'j' if stationary_w else 'i'}], i, j)"]
+        else:
+            o_load = "a_block(i)" if order == "ij" else "w_block(j)"
+            o_var = "a_dm" if order == "ij" else "w_dm"
+            i_load = "w_block(j)" if order == "ij" else "a_block(i)"
+            i_var = "w_dm" if order == "ij" else "a_dm"
+            o_is_trf = o_var == t_dm
+            L += [f"    for {o_name} in range({outer_n}):"]
+            ind = "        "
+            if reuse == "outer":
+                L.append(f"{ind}{o_var} = {o_load}")
+                if o_is_trf:
+                    L.append(f"{ind}trf = stationary({o_var})")
+            L.append(f"{ind}for {i_name} in range({inner_n}):")
+            ind2 = ind + "    "
+            if reuse == "none":
+                L.append(f"{ind2}{o_var} = {o_load}")
+            L.append(f"{ind2}{i_var} = {i_load}")
+            if reuse == "none" or not o_is_trf:
+                L.append(f"{ind2}trf = stationary({t_dm})")
+            L.append(f"{ind2}tile({s_dm}, trf, i, j)")
+    return "\n".join(L) + "\n"
+
+
+def _gemv(spec: Any, p: dict[str, Any]) -> str:
+    (an, aidx), (xn, xidx) = sorted(spec.operands, key=lambda o: -len(o[1]))
+    rn, (mi,) = spec.result
+    M, K = _ax(mi), _ax(spec.contracted)
+    rows = spec.padded[mi]
+    mt = max(1, rows // _SLICES)
+    din, dout = _dtype_names(spec)
+    flit = 32 if din == "i8" else 16
+    packet, reuse = p["packet"], p["reuse"]
+    params = {an: f'{an}: HbmTensor[{din}, Chip, m("{_hbm(an, aidx)}")]',
+              xn: f'{xn}: HbmTensor[{din}, Chip, m("{K}")]'}
+    lanes = 8 if dout == "bf16" or din == "i8" else 8
+    L = _header(spec, p)
+    L += ['Chip = m("1")',
+          'Cluster = m("1 # 2")',
+          f"# one row of {an} per slice: 256 rows a pass, {mt} pass(es) over the padded {rows} rows",
+          f'Slice = m("{M} % {_SLICES}")',
+          "",
+          "",
+          "@device(chip=1)",
+          f"def {spec.name}(ctx: Context,",
+          *[f"        {params[name]}," for name, _ in spec.operands],
+          f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}")]]) -> None:',
+          "    def vector_trf():",
+          f"        # {xn} is broadcast to every slice (its DM layout has no {M}) and loaded into the TRF",
+          f'        x_dm = {xn}.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
+          "        return (ctx.sub.begin(x_dm.view())",
+          f'                .fetch(m("1"), m("{K}"))',
+          f'                .collect(m("{K} / {flit}"), m("{K} % {flit}"))',
+          f'                .to_trf(m("1"), m("{K}")))',
+          "",
+          "    def block(i, trf):",
+          f'        rows = {an}.view().tile(m("{M} / {_SLICES}"), 1, m("1 # {mt}, {M} % {_SLICES}, {K}"), i)',
+          f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
+          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K}",
+          "        result = (ctx.main.begin(rows_dm.view())",
+          f'                  .fetch(m("{K} / {flit}"), m("{K} % {flit}"))',
+          f'                  .collect(m("{K} / {flit}"), m("{K} % {flit}"))',
+          f'                  .contract_outer(trf, m("{K} / {packet}"), m("{K} % {packet}"))',
+          '                  .contract_packet(m("1"))',
+          '                  .contract_time(m("1"))',
+          f'                  .contract_lane(m("1"), m("1 # {lanes}"), LaneMode.INTERLEAVED)']
+    if dout == "bf16":
+        L += ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
+              '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
+              '                  .commit(m("1 # 4")))']
+    else:
+        L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
+              '                  .commit(m("1 # 2")))']
+    L += [f'        dst = {rn}.view_mut().tile(m("{M} / {_SLICES}"), 1, m("1 #{{!}} {mt}, {M} % {_SLICES}"), i)',
+          "        result.view().to_hbm_view(ctx.tdma, dst)",
+          ""]
+    if reuse == "trf":
+        L += [f"    # reuse='trf': {xn} is loaded into the TRF once and kept for every row block",
+              "    trf = vector_trf()",
+              f"    for i in range({mt}):",
+              "        block(i, trf)"]
+    else:
+        L += [f"    # reuse='none': {xn} is loaded again for every row block",
+              f"    for i in range({mt}):",
+              "        block(i, vector_trf())"]
+    return "\n".join(L) + "\n"
+
+
+def build(spec: Any, point: dict[str, Any], filename: str | None = None) -> Any:
+    """The candidate's @device kernel: its source run as a module of its own (`filename` is the
+    path its source locations name; the emitted file's, when the search writes one)."""
+    text = source(spec, point)
+    filename = filename or f"<synth {spec.name}>"
+    code = compile(text, filename, "exec", dont_inherit=True)
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    module = types.ModuleType(f"npu_opt_synth_{spec.name}")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    exec(code, module.__dict__)  # noqa: S102 - the generated kernel file, run as `import` runs a file
+    return getattr(module, spec.name)
+
+
+def _inputs(spec: Any) -> Any:
+    def inputs(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        din, dout = spec.host_dtypes()
+        arrays = []
+        for _, idx in spec.operands:
+            shape = spec.shape(idx, padded=False)
+            if din == np.int8:
+                arrays.append(rng.integers(-128, 128, shape, dtype=np.int8))
+            else:  # small integers: bf16 products and f32 sums of them are exact, any order
+                arrays.append(rng.integers(-4, 5, shape).astype(din))
+        return (*spec.pad(*arrays), np.zeros(spec.shape(spec.result[1]), dout))
+    return inputs
+
+
+def _oracle(spec: Any) -> Any:
+    letters = {i: chr(ord("a") + n) for n, i in enumerate(spec.sizes)}
+    subs = ",".join("".join(letters[i] for i in idx) for _, idx in spec.operands)
+    expr = f"{subs}->{''.join(letters[i] for i in spec.result[1])}"
+
+    def oracle(*arrays: np.ndarray) -> np.ndarray:
+        _, dout = spec.host_dtypes()
+        ops = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:-1]]
+        return np.einsum(expr, *ops).astype(dout)  # i32 wraps as the engine's adds do; bf16 rounds once
+    return oracle
+
+
+def space_of(spec: Any, filename: str | None = None) -> Any:
+    """The tune Space of every candidate of `spec`, with inputs and the numpy oracle."""
+    from npu_opt.tune import Space
+
+    def factory(**point: Any) -> Any:
+        return build(spec, point, filename)
+
+    factory.__name__ = spec.name
+    return Space(factory, points(spec), inputs=_inputs(spec), oracle=_oracle(spec))
