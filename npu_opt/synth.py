@@ -112,11 +112,12 @@ class Contraction:
         a, b = DTYPES[(self.dtype_in, self.dtype_out)]
         return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
 
-    def space(self) -> Any:
-        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth_space.py)."""
+    def space(self, filename: str | None = None) -> Any:
+        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth_space.py);
+        `filename` is the path the candidates' source locations name."""
         from npu_opt.synth_space import space_of
 
-        return space_of(self)
+        return space_of(self, filename)
 
 
 def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,

@@ -57,6 +57,12 @@ def points(spec: Any) -> dict[str, list[Any]]:
     return levers
 
 
+def _tiled(idx: tuple[str, ...], index: str, count: int, size: int) -> str:
+    """A tile view's mapping: the operand's own order, `index` split into the tile number and
+    its offset in the tile."""
+    return ", ".join(f"1 # {count}, {_ax(i)} % {size}" if i == index else _ax(i) for i in idx)
+
+
 def _hbm(name: str, idx: tuple[str, ...]) -> str:
     return ", ".join(_ax(i) for i in idx)
 
@@ -113,12 +119,12 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}, {N}")]]) -> None:',
           f"    def a_block(i):",
           f"        # row block i of {an} ({tm} rows), each slice's 32 rows into its DM",
-          f'        rows = {an}.view().tile(m("{M} / {tm}"), 1, m("1 # {mt}, {M} % {tm}, {K}"), i)',
+          f'        rows = {an}.view().tile(m("{M} / {tm}"), 1, m("{_tiled(aidx, mi, mt, tm)}"), i)',
           f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % 32, {K}")])',
           "",
           f"    def w_block(j):",
           f"        # row block j of {wn} ({tn} rows), each slice's 32 rows into its DM",
-          f'        rows = {wn}.view().tile(m("{N} / {tn}"), 1, m("1 # {nt}, {N} % {tn}, {K}"), j)',
+          f'        rows = {wn}.view().tile(m("{N} / {tn}"), 1, m("{_tiled(widx, ni, nt, tn)}"), j)',
           f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % 32, {K}")])',
           "",
           "    def stationary(block):",
@@ -223,7 +229,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("1"), m("{K}")))',
           "",
           "    def block(i, trf):",
-          f'        rows = {an}.view().tile(m("{M} / {_SLICES}"), 1, m("1 # {mt}, {M} % {_SLICES}, {K}"), i)',
+          f'        rows = {an}.view().tile(m("{M} / {_SLICES}"), 1, m("{_tiled(aidx, mi, mt, _SLICES)}"), i)',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K}",
           "        result = (ctx.main.begin(rows_dm.view())",
