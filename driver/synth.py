@@ -27,7 +27,7 @@ from driver.tune_exec import FactoryRef, load_space
 from driver.tune_report import _atomic_write, plot_svg, report_json, table
 from ir.errors import InternalError
 from npu_opt.synth import Contraction
-from npu_opt.synth_space import source
+from npu_opt.synth_space import points, source
 from tu_ops.target import get_target
 
 __all__ = ["SynthResult", "refusals", "space_file", "synthesize"]
@@ -117,8 +117,6 @@ def summary(spec: Contraction, result: TuneResult) -> list[str]:
 
 
 def load_space_levers(spec: Contraction) -> dict[str, list[Any]]:
-    from npu_opt.synth_space import points
-
     return points(spec)
 
 

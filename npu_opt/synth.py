@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import lark
+import ml_dtypes
 import numpy as np
 
 from ir.errors import NpuOptError
 from ir.lark_cache import lalr_parser
+from npu_opt.synth_space import space_of
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 
@@ -39,8 +42,6 @@ _PARSER: list[Any] = []
 
 def _parse(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """The accesses of `text`, the result first: (tensor name, its indices)."""
-    import lark
-
     if not _PARSER:
         _PARSER.append(lalr_parser(Path(__file__).with_name("synth.lark").read_text(encoding="utf-8")))
     try:
@@ -107,16 +108,12 @@ class Contraction:
         return result[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
 
     def host_dtypes(self) -> tuple[np.dtype, np.dtype]:
-        import ml_dtypes  # noqa: F401 - registers bfloat16 with numpy
-
         a, b = DTYPES[(self.dtype_in, self.dtype_out)]
         return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
 
     def space(self, filename: str | None = None) -> Any:
         """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth_space.py);
         `filename` is the path the candidates' source locations name."""
-        from npu_opt.synth_space import space_of
-
         return space_of(self, filename)
 
 

@@ -4,9 +4,11 @@ rules, as readable Python source: `source(spec, point)` writes one candidate's k
 
 The levers of a GEMM `out[M, N] = a[M, K] . w[N, K]` (one pass of the contraction computes a
 tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
-- `slices`: how many of the 256 slices run along M (the rest along N): the tile's shape;
+- `placement`: "SMxSN of RxC": each slice computes R x C results (32 x 32, or 8 x 128, whose
+  rows of 128 results store to HBM in longer packets), SM slices along M times SN along N
+  (SM * SN = 256) make one tile; only placements whose tile fits the result are generated;
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes);
-- `packet`: the contraction packet along K (32 or 64 elements per step);
+- `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
 A GEMV `out[M] = a[M, K] . x[K]` puts one row per slice (256 rows a pass) with x broadcast
 into every slice's TRF; its levers are `packet` and whether x's TRF load is reused across
@@ -23,9 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from npu_opt.tune import Space
+
 __all__ = ["points", "source", "space_of", "build"]
 
 _SLICES = 256
+BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 
 
 def _ax(i: str) -> str:
@@ -41,17 +46,19 @@ def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple
 
 def points(spec: Any) -> dict[str, list[Any]]:
     """The levers and their values for `spec` (the module docstring)."""
-    packets = [32, 64]
+    packets = [32, 64] if spec.dtype_in == "i8" else [16, 32]  # 32 or 64 bytes (OUTER-3)
     size = spec.padded
     if spec.form == "gemv":
         rows = size[spec.result[1][0]]
         return {"packet": packets, "reuse": ["trf", "none"] if rows > _SLICES else ["trf"]}
     m, n = (size[i] for i in spec.result[1])
-    slices = [s for s in (2 ** e for e in range(9)) if 32 * s <= m and 32 * (_SLICES // s) <= n]
-    if not slices:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
-        slices = [16]
-    tiles = max((m // (32 * s)) * (n // (32 * (_SLICES // s))) for s in slices)
-    levers: dict[str, list[Any]] = {"slices": slices, "trf": ["w", "a"], "packet": packets}
+    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(9))
+                  if r * s <= m and c * (_SLICES // s) <= n]
+    if not placements:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
+        placements = [(32, 32, 16)]
+    tiles = max((m // (r * s)) * (n // (c * (_SLICES // s))) for r, c, s in placements)
+    levers: dict[str, list[Any]] = {"placement": [f"{s}x{_SLICES // s} of {r}x{c}" for r, c, s in placements],
+                                    "trf": ["w", "a"], "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
     return levers
@@ -93,14 +100,18 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     rn, (mi, ni) = spec.result
     M, N, K = _ax(mi), _ax(ni), _ax(spec.contracted)
     size = spec.padded
-    sm = p["slices"]
-    tm, tn = 32 * sm, 32 * (_SLICES // sm)
+    grid, _, block = p["placement"].partition(" of ")
+    sm = int(grid.split("x")[0])
+    r, c = (int(x) for x in block.split("x"))
+    tm, tn = r * sm, c * (_SLICES // sm)
     mt, nt = max(1, size[mi] // tm), max(1, size[ni] // tn)
     din, dout = _dtype_names(spec)
     flit = 32 if din == "i8" else 16  # elements of one 32-byte flit
     packet, order, reuse = p["packet"], p.get("order", "ij"), p.get("reuse", "outer")
     stationary_w = p["trf"] == "w"
     S, T = (M, N) if stationary_w else (N, M)       # streamed rows, stationary rows (the lanes)
+    rs, rt = (r, c) if stationary_w else (c, r)     # their rows per slice
+    g = rt // 8                                     # stationary rows per lane
     s_dm, t_dm = ("a_dm", "w_dm") if stationary_w else ("w_dm", "a_dm")
     params = {an: f'{an}: HbmTensor[{din}, Chip, m("{_hbm(an, aidx)}")]',
               wn: f'{wn}: HbmTensor[{din}, Chip, m("{_hbm(wn, widx)}")]'}
@@ -108,9 +119,11 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     L = _header(spec, p)
     L += ['Chip = m("1")',
           'Cluster = m("1 # 2")',
-          f"# slices={sm}: the 256 slices hold a {tm} x {tn} tile of the result, {sm} x {_SLICES // sm} blocks",
-          f"# of 32 x 32 ({mt} x {nt} tile(s) cover the padded {size[mi]} x {size[ni]} result).",
-          f'Slice = m("{M} % {tm} / 32, {N} % {tn} / 32")',
+          f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {sm} x {_SLICES // sm} "
+          f"slices make a",
+          f"# {tm} x {tn} tile ({mt} x {nt} tile(s) cover the padded {size[mi]} x {size[ni]} result); a slice's",
+          f"# rows of {c} results leave for HBM as packets of {c * (4 if dout in ('i32', 'f32') else 2)} bytes.",
+          f'Slice = m("{M} % {tm} / {r}, {N} % {tn} / {c}")',
           "",
           "",
           "@device(chip=1)",
@@ -118,38 +131,38 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           *[f"        {q}," for q in order_params],
           f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}, {N}")]]) -> None:',
           f"    def a_block(i):",
-          f"        # row block i of {an} ({tm} rows), each slice's 32 rows into its DM",
+          f"        # row block i of {an} ({tm} rows), each slice's {r} rows into its DM",
           f'        rows = {an}.view().tile(m("{M} / {tm}"), 1, m("{_tiled(aidx, mi, mt, tm)}"), i)',
-          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % 32, {K}")])',
+          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {K}")])',
           "",
           f"    def w_block(j):",
-          f"        # row block j of {wn} ({tn} rows), each slice's 32 rows into its DM",
+          f"        # row block j of {wn} ({tn} rows), each slice's {c} rows into its DM",
           f'        rows = {wn}.view().tile(m("{N} / {tn}"), 1, m("{_tiled(widx, ni, nt, tn)}"), j)',
-          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % 32, {K}")])',
+          f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {K}")])',
           "",
           "    def stationary(block):",
-          f"        # trf={p['trf']!r}: {'w' if stationary_w else 'a'}'s 32 rows per slice go to the TRF, 8 lanes x 4"
-          f" rows each,",
+          f"        # trf={p['trf']!r}: {'w' if stationary_w else 'a'}'s {rt} rows per slice go to the TRF, 8 lanes x "
+          f"{g} rows each,",
           f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
           "        return (ctx.sub.begin(block.view())",
-          f'                .fetch(m("{T} % 8, {T} / 8 % 4"), m("{K}"))',
-          f'                .collect(m("{T} % 8, {T} / 8 % 4, {K} / {flit}"), m("{K} % {flit}"))',
-          f'                .to_trf(m("{T} % 8"), m("{T} / 8 % 4, {K}")))',
+          f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{K}"))',
+          f'                .collect(m("{T} % 8, {T} / 8 % {g}, {K} / {flit}"), m("{K} % {flit}"))',
+          f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {K}")))',
           "",
           "    def tile(streamed, trf, i, j):",
-          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K}; the time loop"
-          " sums the rest",
+          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+          f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
           "        result = (ctx.main.begin(streamed.view())",
-          f'                  .fetch(m("{S} % 32, {T} / 8 % 4"), m("{K}"))',
-          f'                  .collect(m("{S} % 32, {T} / 8 % 4, {K} / {flit}"), m("{K} % {flit}"))',
-          f'                  .contract_outer(trf, m("{S} % 32, {T} / 8 % 4, {K} / {packet}"), m("{K} % {packet}"))',
+          f'                  .fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{K}"))',
+          f'                  .collect(m("{S} % {rs}, {T} / 8 % {g}, {K} / {flit}"), m("{K} % {flit}"))',
+          f'                  .contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {K} / {packet}"), m("{K} % {packet}"))',
           '                  .contract_packet(m("1"))',
-          f'                  .contract_time(m("{S} % 32, {T} / 8 % 4"))',
-          f'                  .contract_lane(m("{S} % 32, {T} / 8 % 4"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+          f'                  .contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
+          f'                  .contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
     if dout == "bf16":
         L += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
     L += [f'                  .commit_trim(m("{T} % 8"))',
-          f'                  .commit(m("{S} % 32, {T} % 32")))',
+          f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
           f"        dst = ({rn}.view_mut()",
           f'               .tile(m("{M} / {tm}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, {N}"), i)',
           f'               .tile(m("{N} / {tn}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, 1 #{{!}} {nt}, {N} % {tn}"), j))',
@@ -231,7 +244,8 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           "    def block(i, trf):",
           f'        rows = {an}.view().tile(m("{M} / {_SLICES}"), 1, m("{_tiled(aidx, mi, mt, _SLICES)}"), i)',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
-          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K}",
+          f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+          f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
           "        result = (ctx.main.begin(rows_dm.view())",
           f'                  .fetch(m("{K} / {flit}"), m("{K} % {flit}"))',
           f'                  .collect(m("{K} / {flit}"), m("{K} % {flit}"))',
@@ -303,8 +317,6 @@ def _oracle(spec: Any) -> Any:
 
 def space_of(spec: Any, filename: str | None = None) -> Any:
     """The tune Space of every candidate of `spec`, with inputs and the numpy oracle."""
-    from npu_opt.tune import Space
-
     def factory(**point: Any) -> Any:
         return build(spec, point, filename)
 
