@@ -5,7 +5,7 @@ and turned into the `npu_opt.tune.Space` of kernels `npu-opt synth` searches (do
     spec.space()        # every candidate kernel: an ordinary tune Space (`npu-opt tune` runs it too)
 
 The forms: GEMM `out[m,n] = a[m,k] * w[n,k]` (either operand first, either index order in
-an operand) and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
+an operand), batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
 engine has: i8 -> i32, bf16 -> f32 and bf16 -> bf16. A size that is not a multiple of 32
 is padded with zeros (the kernel's axis is the padded size; `Contraction.pad` and
 `unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
@@ -73,7 +73,7 @@ def _pad(n: int) -> int:
 
 @attrs.frozen
 class Contraction:
-    """A checked contraction: `form` is "gemm" or "gemv"; `operands` in the einsum's order."""
+    """A checked contraction: `form` is "gemm", "batched" or "gemv"; `operands` in the einsum's order."""
 
     text: str
     form: str
@@ -84,11 +84,12 @@ class Contraction:
     dtype_out: str
     sizes: dict[str, int] = attrs.field(eq=False)
     name: str = "synth_kernel"
+    batch: str | None = None  # the batched form's batch index (never padded)
 
     @property
     def padded(self) -> dict[str, int]:
         """Each index's size in the kernel: the given size rounded up to a multiple of 32."""
-        return {k: _pad(v) for k, v in self.sizes.items()}
+        return {k: v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
 
     def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:
         sizes = self.padded if padded else self.sizes
@@ -133,8 +134,11 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
         if len(set(idx)) != len(idx):
             raise _usage(f"{tname}[{', '.join(idx)}] repeats an index: a diagonal is not a contraction")
     used = set(ridx) | {i for _, idx in operands for i in idx}
+    upper = [i.upper() for i in used]
+    if len(set(upper)) != len(upper):
+        raise _usage(f"{text!r} has indices that differ only in case; the kernel's axes are their upper case")
     for i in ridx:
-        if not all(i in idx for _, idx in operands) and not any(i in idx for _, idx in operands):
+        if not any(i in idx for _, idx in operands):
             raise _usage(f"index {i!r} of the result appears in no operand")
     contracted = [i for i in dict.fromkeys(i for _, idx in operands for i in idx) if i not in ridx]
     for i in contracted:
@@ -145,6 +149,14 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
         raise _usage(f"{text!r} contracts {len(contracted)} indices ({', '.join(contracted) or 'none'}); "
                      "synth contracts exactly one")
     k = contracted[0]
+    batch = [i for i in ridx if all(i in idx for _, idx in operands)]
+    if len(ridx) == 3 and len(batch) == 1 and all(len(idx) == 3 for _, idx in operands):
+        rest = tuple(i for i in ridx if i != batch[0])
+        kept = [tuple(i for i in idx if i not in batch) for _, idx in operands]
+        if sorted(kept[0] + kept[1]) == sorted(rest + (k, k)) and all(sum(i in x for i in rest) == 1 for x in kept):
+            return Contraction(text=text, form="batched", result=(rname, ridx), operands=tuple(operands),
+                               contracted=k, dtype_in=_dtypes(dtype)[0], dtype_out=_dtypes(dtype)[1],
+                               sizes=_sizes(text, used, sizes), name=name, batch=batch[0])
     if len(ridx) == 2 and all(len(idx) == 2 for _, idx in operands) and \
             {i for _, idx in operands for i in idx if i != k} == set(ridx) and \
             all(sum(i in idx for i in ridx) == 1 for _, idx in operands):
@@ -152,13 +164,23 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
     elif len(ridx) == 1 and sorted(len(idx) for _, idx in operands) == [1, 2]:
         form = "gemv"
     else:
-        raise _usage(f"{text!r} is not a form synth builds: a GEMM `out[m,n] = a[m,k] * w[n,k]` or a GEMV "
-                     "`out[m] = a[m,k] * x[k]`")
+        raise _usage(f"{text!r} is not a form synth builds: a GEMM `out[m,n] = a[m,k] * w[n,k]`, a batched "
+                     "GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` or a GEMV `out[m] = a[m,k] * x[k]`")
+    din, dout = _dtypes(dtype)
+    return Contraction(text=text, form=form, result=(rname, ridx), operands=tuple(operands), contracted=k,
+                       dtype_in=din, dtype_out=dout, sizes=_sizes(text, used, sizes), name=name)
+
+
+def _dtypes(dtype: str) -> tuple[str, str]:
     din, _, dout = dtype.partition(":")
     if (din, dout) not in DTYPES:
         pairs = ", ".join(f"{a}:{b}" for a, b in DTYPES)
         raise _usage(f"the contraction engine has no {dtype!r} product: it has {pairs}")
-    sizes = dict(sizes or {})
+    return din, dout
+
+
+def _sizes(text: str, used: set[str], given: dict[str, int] | None) -> dict[str, int]:
+    sizes = dict(given or {})
     missing = [i for i in sorted(used) if i not in sizes]
     if missing:
         raise _usage(f"no size for index {', '.join(missing)}: give --sizes {','.join(f'{i}=...' for i in missing)}")
@@ -168,8 +190,4 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
     for i, n in sizes.items():
         if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
             raise _usage(f"the size of index {i!r} must be a positive integer, not {n!r}")
-    upper = [i.upper() for i in used]
-    if len(set(upper)) != len(upper):
-        raise _usage(f"{text!r} has indices that differ only in case; the kernel's axes are their upper case")
-    return Contraction(text=text, form=form, result=(rname, ridx), operands=tuple(operands), contracted=k,
-                       dtype_in=din, dtype_out=dout, sizes={i: sizes[i] for i in sorted(used)}, name=name)
+    return {i: sizes[i] for i in sorted(used)}

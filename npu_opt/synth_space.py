@@ -10,6 +10,8 @@ tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
+A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
+element, picking its blocks through tiles of the batch axis (same levers).
 A GEMV `out[M] = a[M, K] . x[K]` puts one row per slice (256 rows a pass) with x broadcast
 into every slice's TRF; its levers are `packet` and whether x's TRF load is reused across
 row blocks. A candidate the rules refuse is the compiler's business: it fails to trace or
@@ -37,9 +39,14 @@ def _ax(i: str) -> str:
     return i.upper()
 
 
+def _kept(spec: Any) -> tuple[str, ...]:
+    """The result's indices other than the batch index: (m, n) of a GEMM."""
+    return tuple(i for i in spec.result[1] if i != spec.batch)
+
+
 def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]]:
     """(a, w): the operand that carries the result's first index, then the other."""
-    first = spec.result[1][0]
+    first = _kept(spec)[0]
     a, w = spec.operands if first in spec.operands[0][1] else spec.operands[::-1]
     return a, w
 
@@ -51,7 +58,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
     if spec.form == "gemv":
         rows = size[spec.result[1][0]]
         return {"packet": packets, "reuse": ["trf", "none"] if rows > _SLICES else ["trf"]}
-    m, n = (size[i] for i in spec.result[1])
+    m, n = (size[i] for i in _kept(spec))
     placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(9))
                   if r * s <= m and c * (_SLICES // s) <= n]
     if not placements:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
@@ -64,10 +71,18 @@ def points(spec: Any) -> dict[str, list[Any]]:
     return levers
 
 
-def _tiled(idx: tuple[str, ...], index: str, count: int, size: int) -> str:
-    """A tile view's mapping: the operand's own order, `index` split into the tile number and
-    its offset in the tile."""
-    return ", ".join(f"1 # {count}, {_ax(i)} % {size}" if i == index else _ax(i) for i in idx)
+def _chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], write: bool = False) -> str:
+    """The `.tile(...)` calls that pick one tile of a view of a tensor indexed `idx`: each step
+    (index, count, size, variable) splits `index` into `count` tiles of `size` (None: one
+    element, the batch) and takes tile `variable`; write views mark the tile axes `#{!}`."""
+    terms = [_ax(i) for i in idx]
+    mark = "#{!}" if write else "#"
+    calls = []
+    for index, count, size, var in steps:
+        X = _ax(index)
+        terms[idx.index(index)] = f"1 {mark} {count}" if size is None else f"1 {mark} {count}, {X} % {size}"
+        calls.append(f'.tile(m("{X if size is None else f"{X} / {size}"}"), 1, m("{", ".join(terms)}"), {var})')
+    return "".join(calls)
 
 
 def _hbm(name: str, idx: tuple[str, ...]) -> str:
@@ -97,8 +112,12 @@ def _header(spec: Any, point: dict[str, Any]) -> list[str]:
 
 def _gemm(spec: Any, p: dict[str, Any]) -> str:
     (an, aidx), (wn, widx) = gemm_roles(spec)
-    rn, (mi, ni) = spec.result
+    rn, ridx = spec.result
+    mi, ni = _kept(spec)
     M, N, K = _ax(mi), _ax(ni), _ax(spec.contracted)
+    bi = spec.batch
+    nb = spec.padded[bi] if bi else 1
+    batch = [(bi, nb, None, "bb")] if bi else []
     size = spec.padded
     grid, _, block = p["placement"].partition(" of ")
     sm = int(grid.split("x")[0])
@@ -116,6 +135,8 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     params = {an: f'{an}: HbmTensor[{din}, Chip, m("{_hbm(an, aidx)}")]',
               wn: f'{wn}: HbmTensor[{din}, Chip, m("{_hbm(wn, widx)}")]'}
     order_params = [params[name] for name, _ in spec.operands]
+    dst = [".tile" + c for c in _chain(ridx, batch + [(mi, mt, tm, "i"), (ni, nt, tn, "j")], write=True)
+           .split(".tile") if c]
     L = _header(spec, p)
     L += ['Chip = m("1")',
           'Cluster = m("1 # 2")',
@@ -129,15 +150,15 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           "@device(chip=1)",
           f"def {spec.name}(ctx: Context,",
           *[f"        {q}," for q in order_params],
-          f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}, {N}")]]) -> None:',
+          f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{_hbm(rn, ridx)}")]]) -> None:',
           f"    def a_block(i):",
           f"        # row block i of {an} ({tm} rows), each slice's {r} rows into its DM",
-          f'        rows = {an}.view().tile(m("{M} / {tm}"), 1, m("{_tiled(aidx, mi, mt, tm)}"), i)',
+          f'        rows = {an}.view(){_chain(aidx, batch + [(mi, mt, tm, "i")])}',
           f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {K}")])',
           "",
           f"    def w_block(j):",
           f"        # row block j of {wn} ({tn} rows), each slice's {c} rows into its DM",
-          f'        rows = {wn}.view().tile(m("{N} / {tn}"), 1, m("{_tiled(widx, ni, nt, tn)}"), j)',
+          f'        rows = {wn}.view(){_chain(widx, batch + [(ni, nt, tn, "j")])}',
           f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {K}")])',
           "",
           "    def stationary(block):",
@@ -164,25 +185,26 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     L += [f'                  .commit_trim(m("{T} % 8"))',
           f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
           f"        dst = ({rn}.view_mut()",
-          f'               .tile(m("{M} / {tm}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, {N}"), i)',
-          f'               .tile(m("{N} / {tn}"), 1, m("1 #{{!}} {mt}, {M} % {tm}, 1 #{{!}} {nt}, {N} % {tn}"), j))',
+          *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+            for k, call in enumerate(dst)],
           "        result.view().to_hbm_view(ctx.tdma, dst)",
           ""]
+    body: list[str] = []
     if mt * nt == 1:
-        L += ["    # one tile: load both operands once and contract",
+        body += ["    # one tile: load both operands once and contract",
               f"    a_dm, w_dm = a_block(0), w_block(0)",
               f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
     else:
         outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
         o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
-        L.append(f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
+        body.append(f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
                  f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
                                           "outer": "the outer loop's block is loaded once per outer step",
                                           "none": "both blocks are loaded for every tile"}[reuse])
         if reuse == "all":
-            L += [f"    a_all = [a_block(i) for i in range({mt})]",
+            body += [f"    a_all = [a_block(i) for i in range({mt})]",
                   f"    w_all = [w_block(j) for j in range({nt})]",
-                  f"    trf_all = [stationary(b) for b in {'w_all' if stationary_w else 'a_all'}]",
+                  f"    trf_all = [stationary(blk) for blk in {'w_all' if stationary_w else 'a_all'}]",
                   f"    for {o_name} in range({outer_n}):",
                   f"        for {i_name} in range({inner_n}):",
                   f"            tile({'a_all[i]' if stationary_w else 'w_all[j]'}, "
@@ -193,20 +215,25 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
             i_load = "w_block(j)" if order == "ij" else "a_block(i)"
             i_var = "w_dm" if order == "ij" else "a_dm"
             o_is_trf = o_var == t_dm
-            L += [f"    for {o_name} in range({outer_n}):"]
+            body += [f"    for {o_name} in range({outer_n}):"]
             ind = "        "
             if reuse == "outer":
-                L.append(f"{ind}{o_var} = {o_load}")
+                body.append(f"{ind}{o_var} = {o_load}")
                 if o_is_trf:
-                    L.append(f"{ind}trf = stationary({o_var})")
-            L.append(f"{ind}for {i_name} in range({inner_n}):")
+                    body.append(f"{ind}trf = stationary({o_var})")
+            body.append(f"{ind}for {i_name} in range({inner_n}):")
             ind2 = ind + "    "
             if reuse == "none":
-                L.append(f"{ind2}{o_var} = {o_load}")
-            L.append(f"{ind2}{i_var} = {i_load}")
+                body.append(f"{ind2}{o_var} = {o_load}")
+            body.append(f"{ind2}{i_var} = {i_load}")
             if reuse == "none" or not o_is_trf:
-                L.append(f"{ind2}trf = stationary({t_dm})")
-            L.append(f"{ind2}tile({s_dm}, trf, i, j)")
+                body.append(f"{ind2}trf = stationary({t_dm})")
+            body.append(f"{ind2}tile({s_dm}, trf, i, j)")
+    if bi:
+        L += [f"    # the batch: one GEMM per {_ax(bi)}, its blocks picked by tiles of the batch axis",
+              f"    for bb in range({nb}):"] + ["    " + line for line in body]
+    else:
+        L += body
     return "\n".join(L) + "\n"
 
 
@@ -242,7 +269,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("1"), m("{K}")))',
           "",
           "    def block(i, trf):",
-          f'        rows = {an}.view().tile(m("{M} / {_SLICES}"), 1, m("{_tiled(aidx, mi, mt, _SLICES)}"), i)',
+          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, _SLICES, "i")])}',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
           f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
@@ -260,7 +287,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     else:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
-    L += [f'        dst = {rn}.view_mut().tile(m("{M} / {_SLICES}"), 1, m("1 #{{!}} {mt}, {M} % {_SLICES}"), i)',
+    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, _SLICES, "i")], write=True)}',
           "        result.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":
