@@ -13,8 +13,9 @@ EXIT_OK, EXIT_REFUSED, EXIT_USAGE, EXIT_ICE = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141  # 128 + SIGINT / SIGPIPE, as shells report them
 
 # Every subcommand; `statuses_of` says which statuses each can return.
-COMMANDS = ("check", "compile", "run", "visa", "schedule", "tune", "explain", "explain-mapping", "targets", "lsp")
-_KERNELS = ("check", "compile", "run", "tune")  # commands that trace a user's kernels
+COMMANDS = ("check", "compile", "run", "visa", "schedule", "tune", "synth", "explain", "explain-mapping", "targets",
+            "lsp")
+_KERNELS = ("check", "compile", "run", "tune", "synth")  # commands that trace a user's kernels
 _ALL = COMMANDS
 
 
@@ -31,11 +32,11 @@ class ExitStatus(NamedTuple):
 
 STATUSES: tuple[ExitStatus, ...] = (
     ExitStatus(EXIT_OK, "ok", "everything passed: every kernel compiled or checked, the artifact verified "
-               "or ran, tune found a winner", _ALL),
+               "or ran, tune or synth found a winner", _ALL),
     ExitStatus(EXIT_REFUSED, "some kernel refused",
                "at least one kernel was refused by a rule (a `.fail` was written by `compile`; with "
                "`-D warnings` a warning refuses too); `run` refused the kernel or its inputs at run time; "
-               "`tune` found no candidate that compiles and passes its checks", _KERNELS),
+               "`tune` or `synth` found no candidate that compiles and passes its checks", _KERNELS),
     ExitStatus(EXIT_USAGE, "bad invocation or input",
                "a bad invocation or an input that cannot be used: a missing path, a Python syntax error, a "
                "module that raises while importing, a kernel's own Python code that raised or exited (USAGE), "

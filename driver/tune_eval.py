@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from backends.npu import compile_kernel, lowering_key
-from ir.errors import InternalError
+from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
 from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
@@ -105,7 +105,8 @@ def evaluate(space: Any, index: int, params: dict[str, Any], target: str, cutoff
     try:
         kernel = space.factory(**params)
     except Exception as e:  # noqa: BLE001 - the factory refuses these parameters: a candidate, not a crash
-        return Candidate(index, params, "error", code="USAGE", message=f"{type(e).__name__}: {e}")
+        code = e.code if isinstance(e, NpuOptError) and e.code != "ICE" else "USAGE"  # a rule's own ID
+        return Candidate(index, params, "error", code=code, message=f"{type(e).__name__}: {e}")
     if not isinstance(kernel, DeviceKernel):
         return Candidate(index, params, "error", code="USAGE",
                          message=f"the factory returned {type(kernel).__name__}, not a @device kernel")

@@ -45,6 +45,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli_parser", "driver.schedule_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.run_command"): "a command's module, when that command runs",
     ("driver.cli_parser", "driver.tune_command"): "a command's module, when that command runs",
+    ("driver.cli_parser", "driver.synth_command"): "a command's module, when that command runs",
     ("driver.tune_exec", "dask.distributed"): "an optional dependency (the tune extra), for --scheduler only",
     ("driver.tune_cluster", "dask.distributed"): "an optional dependency (the tune extra), for a local cluster only",
     ("driver.cli_parser", "driver.visa_command"): "a command's module, when that command runs",

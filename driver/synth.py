@@ -1,0 +1,134 @@
+"""`npu-opt synth`: from a contraction in einsum form to the fastest verified kernel, as
+editable Python (docs/synth.md).
+
+`synthesize(spec, out_dir)` writes the candidate space as an ordinary tune file
+(`synth_space.py`: `npu-opt tune` runs it unchanged), runs `driver.tune.tune` on it (so
+`jobs` processes and a dask `scheduler` work as for tune: the workers load that file),
+then writes the winner's source `<name>.py`, its artifact `<name>.visa` and the ranked
+table (`synth.txt`, `synth.json`, `synth.svg`). The candidates' source locations name the
+emitted file, so compiling `<name>.py` gives the winner's artifact byte for byte; the
+command checks it before it returns.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from backends.npu import compile_kernel
+from driver.discover import _load as load_file  # the emitted file, imported as `check` imports it
+from driver.tune import Candidate, TuneResult, tune
+from driver.tune_exec import FactoryRef, load_space
+from driver.tune_report import _atomic_write, plot_svg, report_json, table
+from ir.errors import InternalError
+from npu_opt.synth import Contraction
+from npu_opt.synth_space import points, source
+from tu_ops.target import get_target
+
+__all__ = ["SynthResult", "refusals", "space_file", "synthesize"]
+
+
+@attrs.frozen
+class SynthResult:
+    """The tune result of the contraction's space and the files written (the winner's source
+    path is None when no candidate won)."""
+
+    spec: Contraction
+    tune: TuneResult
+    source_path: Path | None
+    files: tuple[Path, ...]
+
+
+def refusals(result: TuneResult) -> dict[str, int]:
+    """How many candidates each rule refused (rule ID -> count), most first."""
+    counts = collections.Counter(c.code or c.status for c in result.candidates if c.status in ("refused", "error"))
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def space_file(spec: Contraction, out_dir: Path) -> Path:
+    """Write the tune file that declares the contraction's space; its path."""
+    path = out_dir / "synth_space.py"
+    kernel = out_dir / f"{spec.name}.py"
+    text = (f'"""The candidates `npu-opt synth` searched for {spec.text} ({spec.dtype_in}:{spec.dtype_out}).\n\n'
+            f"Search them again with `npu-opt tune {path}`.\n"
+            '"""\n\n'
+            "from npu_opt.synth import contraction\n\n"
+            f"SPACE = contraction({spec.text!r}, dtype={spec.dtype_in + ':' + spec.dtype_out!r},\n"
+            f"                    sizes={spec.sizes!r}, name={spec.name!r}).space(filename={str(kernel)!r})\n")
+    _atomic_write(path, text)
+    return path
+
+
+def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", jobs: int = 1,
+               scheduler: str | None = None, top: int = 3, seed: int = 0,
+               progress: Callable[[Candidate], None] | None = None) -> SynthResult:
+    """Search the contraction's space and write the outputs into `out_dir` (the module docstring)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ref = FactoryRef(str(space_file(spec, out)), "SPACE")
+    load_space(ref)  # this process loads it once, as a worker does
+    result = tune(load_space(ref), ref=ref, target=target, jobs=jobs, scheduler=scheduler, top=top, seed=seed,
+                  progress=progress)
+    files = []
+    src = None
+    if result.winner is not None:
+        src = out / f"{spec.name}.py"
+        _atomic_write(src, source(spec, result.winner.params))
+        _same_artifact(src, spec.name, result.winner.text, target)
+        visa = out / f"{spec.name}.visa"
+        _atomic_write(visa, result.winner.text)
+        files += [src, visa]
+    texts = {out / "synth.txt": report_text(spec, result),
+             out / "synth.json": json.dumps(report(spec, result), indent=2) + "\n",
+             out / "synth.svg": plot_svg(result)}
+    for path, text in texts.items():
+        _atomic_write(path, text)
+    return SynthResult(spec, result, src, tuple(files + list(texts)))
+
+
+def _same_artifact(path: Path, name: str, text: str | None, target: str) -> None:
+    """The emitted file must compile to the winner's artifact, byte for byte (else: our bug)."""
+    module, error = load_file(path)
+    if error is not None:
+        raise InternalError(f"synth: the emitted {path} does not load: {error.message}")
+    outcome = compile_kernel(getattr(module, name), get_target(target))
+    if outcome.status != "ok" or outcome.text != text:
+        raise InternalError(f"synth: the emitted {path} compiles to another artifact than the search's winner "
+                            f"({outcome.status})")
+
+
+def summary(spec: Contraction, result: TuneResult) -> list[str]:
+    """The lines synth adds above tune's table: the contraction, the space, the refusals."""
+    space = load_space_levers(spec)
+    counts = refusals(result)
+    lines = [f"synth of {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), sizes "
+             + ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
+             + (f" (padded to {', '.join(f'{i}={n}' for i, n in spec.padded.items())})"
+                if spec.padded != spec.sizes else ""),
+             f"space: {len(result.candidates)} candidate(s) from the levers "
+             + ", ".join(f"{k} {v}" for k, v in space.items()),
+             "refused by rule: " + (", ".join(f"{code} x{n}" for code, n in counts.items()) if counts else "none")]
+    return lines
+
+
+def load_space_levers(spec: Contraction) -> dict[str, list[Any]]:
+    return points(spec)
+
+
+def report_text(spec: Contraction, result: TuneResult) -> str:
+    return "\n".join(summary(spec, result)) + "\n" + table(result)
+
+
+def report(spec: Contraction, result: TuneResult) -> dict[str, Any]:
+    data = report_json(result)
+    data["contraction"] = {"text": spec.text, "form": spec.form, "dtype": f"{spec.dtype_in}:{spec.dtype_out}",
+                           "sizes": spec.sizes, "padded": spec.padded}
+    data["levers"] = load_space_levers(spec)
+    data["refused_by_rule"] = refusals(result)
+    data["source"] = f"{spec.name}.py" if result.winner is not None else None
+    return data

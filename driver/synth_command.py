@@ -1,0 +1,52 @@
+"""`npu-opt synth "<einsum>" --dtype --sizes -o DIR`: the command line of driver/synth.py.
+
+Exit 0: a winner (its source, artifact and report written to `-o`); 1: no candidate compiled
+and passed its check (the report, with the count of candidates each rule refused, is still
+written); 2: a bad spec or invocation (USAGE); 3: a candidate hit an internal compiler error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from ir.errors import NpuOptError
+
+from driver.synth import refusals, report_text, synthesize
+from driver.tune_command import _progress
+from npu_opt.synth import contraction, parse_sizes
+
+__all__ = ["synth_command"]
+
+
+def synth_command(args: Any, out: TextIO | None = None) -> int:
+    """Run `npu-opt synth` for parsed `args`; the exit status."""
+    out = out or sys.stdout
+    try:
+        if args.out_dir == "":
+            raise NpuOptError("-o takes a directory (write -o . for the working directory)", code="USAGE")
+        if args.jobs < 1:
+            raise NpuOptError(f"--jobs takes a positive count, not {args.jobs}", code="USAGE")
+        if args.top < 1:
+            raise NpuOptError(f"--top takes a positive count of candidates to check, not {args.top}", code="USAGE")
+        spec = contraction(args.einsum, dtype=args.dtype, sizes=parse_sizes(args.sizes), name=args.name)
+        space = spec.space()
+        count = len(space.points())
+        print(f"synthesizing {spec.name}: {count} candidate(s) ("
+              + " x ".join(f"{len(v)} {k}" for k, v in space.params) + ")", file=sys.stderr)
+        result = synthesize(spec, args.out_dir, target=args.target, jobs=args.jobs, scheduler=args.scheduler,
+                            top=args.top, seed=args.seed, progress=lambda c: _progress(c, sys.stderr))
+    except NpuOptError as e:
+        print(f"error[{e.code}]: {e}", file=sys.stderr)
+        return 2
+    tuned = result.tune
+    out.write(report_text(spec, tuned))
+    if tuned.count("ice"):
+        return 3
+    if tuned.winner is None:
+        counts = refusals(tuned)
+        print("synth: no candidate compiled and passed its check; refused by rule: "
+              + (", ".join(f"{code} x{n}" for code, n in counts.items()) or "none"), file=sys.stderr)
+        return 1
+    out.write(f"wrote {result.source_path} and its artifact {result.source_path.with_suffix('.visa')}\n")
+    return 0

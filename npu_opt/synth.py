@@ -1,0 +1,193 @@
+"""`npu_opt.synth.contraction`: a contraction in einsum form, its dtypes and sizes, checked
+and turned into the `npu_opt.tune.Space` of kernels `npu-opt synth` searches (docs/synth.md).
+
+    spec = contraction("out[m,n] = a[m,k] * w[n,k]", dtype="i8:i32", sizes=dict(m=512, n=512, k=64))
+    spec.space()        # every candidate kernel: an ordinary tune Space (`npu-opt tune` runs it too)
+
+The forms: GEMM `out[m,n] = a[m,k] * w[n,k]` (either operand first, either index order in
+an operand), batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
+engine has: i8 -> i32, bf16 -> f32 and bf16 -> bf16. A size that is not a multiple of 32
+is padded with zeros (the kernel's axis is the padded size; `Contraction.pad` and
+`unpad` convert host arrays). Bad specs raise `NpuOptError` with code USAGE.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import lark
+import ml_dtypes
+import numpy as np
+
+from ir.errors import NpuOptError
+from ir.lark_cache import lalr_parser
+from npu_opt.synth_space import space_of
+
+__all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
+
+# (operand dtype, result dtype) -> numpy dtypes of the host arrays: the pairs the engine has.
+DTYPES = {("i8", "i32"): ("int8", "int32"), ("bf16", "f32"): ("bfloat16", "float32"),
+          ("bf16", "bf16"): ("bfloat16", "bfloat16")}
+PAD = 32  # every axis is padded to a multiple of one 32-element slice tile / flit
+
+
+def _usage(message: str) -> NpuOptError:
+    return NpuOptError(message, code="USAGE")
+
+
+_PARSER: list[Any] = []
+
+
+def _parse(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The accesses of `text`, the result first: (tensor name, its indices)."""
+    if not _PARSER:
+        _PARSER.append(lalr_parser(Path(__file__).with_name("synth.lark").read_text(encoding="utf-8")))
+    try:
+        tree = _PARSER[0].parse(text)
+    except lark.exceptions.UnexpectedInput as e:
+        raise _usage(f"cannot read the contraction {text!r} at column {getattr(e, 'column', '?')}: write it as "
+                     "`out[m,n] = a[m,k] * w[n,k]`") from None
+    return [(str(a.children[0]), tuple(str(t) for t in a.children[1:])) for a in tree.children]
+
+
+def parse_sizes(text: str) -> dict[str, int]:
+    """`m=512,n=512,k=64` -> {"m": 512, ...} (USAGE when malformed)."""
+    sizes: dict[str, int] = {}
+    for part in (p.strip() for p in text.split(",")):
+        name, eq, value = part.partition("=")
+        try:
+            if not eq or not name.strip():
+                raise ValueError
+            sizes[name.strip()] = int(value)
+        except ValueError:
+            raise _usage(f"--sizes takes name=integer pairs separated by commas (m=512,n=512,k=64), not {part!r}") \
+                from None
+    return sizes
+
+
+def _pad(n: int) -> int:
+    return -(-n // PAD) * PAD
+
+
+@attrs.frozen
+class Contraction:
+    """A checked contraction: `form` is "gemm", "batched" or "gemv"; `operands` in the einsum's order."""
+
+    text: str
+    form: str
+    result: tuple[str, tuple[str, ...]]
+    operands: tuple[tuple[str, tuple[str, ...]], ...]
+    contracted: str
+    dtype_in: str
+    dtype_out: str
+    sizes: dict[str, int] = attrs.field(eq=False)
+    name: str = "synth_kernel"
+    batch: str | None = None  # the batched form's batch index (never padded)
+
+    @property
+    def padded(self) -> dict[str, int]:
+        """Each index's size in the kernel: the given size rounded up to a multiple of 32."""
+        return {k: v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+
+    def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:
+        sizes = self.padded if padded else self.sizes
+        return tuple(sizes[i] for i in indices)
+
+    def pad(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The operands (einsum order, given sizes) zero-padded to the kernel's shapes."""
+        out = []
+        for (_, idx), a in zip(self.operands, arrays):
+            full = np.zeros(self.shape(idx), dtype=a.dtype)
+            full[tuple(slice(0, n) for n in a.shape)] = a
+            out.append(full)
+        return tuple(out)
+
+    def unpad(self, result: np.ndarray) -> np.ndarray:
+        """The kernel's (padded) result cut to the given sizes."""
+        return result[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
+
+    def host_dtypes(self) -> tuple[np.dtype, np.dtype]:
+        a, b = DTYPES[(self.dtype_in, self.dtype_out)]
+        return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
+
+    def space(self, filename: str | None = None) -> Any:
+        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth_space.py);
+        `filename` is the path the candidates' source locations name."""
+        return space_of(self, filename)
+
+
+def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,
+                name: str = "synth_kernel") -> Contraction:
+    """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build."""
+    accesses = _parse(text)
+    (rname, ridx), operands = accesses[0], accesses[1:]
+    if not name.isidentifier():
+        raise _usage(f"the kernel name {name!r} is not a Python identifier")
+    names = [rname] + [o[0] for o in operands]
+    if len(set(names)) != len(names):
+        raise _usage(f"{text!r} names a tensor twice: each operand and the result need their own name")
+    if len(operands) != 2:
+        raise _usage(f"{text!r} has {len(operands)} operand(s); a contraction multiplies two")
+    for tname, idx in accesses:
+        if len(set(idx)) != len(idx):
+            raise _usage(f"{tname}[{', '.join(idx)}] repeats an index: a diagonal is not a contraction")
+    used = set(ridx) | {i for _, idx in operands for i in idx}
+    upper = [i.upper() for i in used]
+    if len(set(upper)) != len(upper):
+        raise _usage(f"{text!r} has indices that differ only in case; the kernel's axes are their upper case")
+    for i in ridx:
+        if not any(i in idx for _, idx in operands):
+            raise _usage(f"index {i!r} of the result appears in no operand")
+    contracted = [i for i in dict.fromkeys(i for _, idx in operands for i in idx) if i not in ridx]
+    for i in contracted:
+        if not all(i in idx for _, idx in operands):
+            raise _usage(f"index {i!r} is on one operand only and not in the result: it is neither kept nor "
+                         "contracted (sum it over first, or add it to the result)")
+    if len(contracted) != 1:
+        raise _usage(f"{text!r} contracts {len(contracted)} indices ({', '.join(contracted) or 'none'}); "
+                     "synth contracts exactly one")
+    k = contracted[0]
+    batch = [i for i in ridx if all(i in idx for _, idx in operands)]
+    if len(ridx) == 3 and len(batch) == 1 and all(len(idx) == 3 for _, idx in operands):
+        rest = tuple(i for i in ridx if i != batch[0])
+        kept = [tuple(i for i in idx if i not in batch) for _, idx in operands]
+        if sorted(kept[0] + kept[1]) == sorted(rest + (k, k)) and all(sum(i in x for i in rest) == 1 for x in kept):
+            return Contraction(text=text, form="batched", result=(rname, ridx), operands=tuple(operands),
+                               contracted=k, dtype_in=_dtypes(dtype)[0], dtype_out=_dtypes(dtype)[1],
+                               sizes=_sizes(text, used, sizes), name=name, batch=batch[0])
+    if len(ridx) == 2 and all(len(idx) == 2 for _, idx in operands) and \
+            {i for _, idx in operands for i in idx if i != k} == set(ridx) and \
+            all(sum(i in idx for i in ridx) == 1 for _, idx in operands):
+        form = "gemm"
+    elif len(ridx) == 1 and sorted(len(idx) for _, idx in operands) == [1, 2]:
+        form = "gemv"
+    else:
+        raise _usage(f"{text!r} is not a form synth builds: a GEMM `out[m,n] = a[m,k] * w[n,k]`, a batched "
+                     "GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` or a GEMV `out[m] = a[m,k] * x[k]`")
+    din, dout = _dtypes(dtype)
+    return Contraction(text=text, form=form, result=(rname, ridx), operands=tuple(operands), contracted=k,
+                       dtype_in=din, dtype_out=dout, sizes=_sizes(text, used, sizes), name=name)
+
+
+def _dtypes(dtype: str) -> tuple[str, str]:
+    din, _, dout = dtype.partition(":")
+    if (din, dout) not in DTYPES:
+        pairs = ", ".join(f"{a}:{b}" for a, b in DTYPES)
+        raise _usage(f"the contraction engine has no {dtype!r} product: it has {pairs}")
+    return din, dout
+
+
+def _sizes(text: str, used: set[str], given: dict[str, int] | None) -> dict[str, int]:
+    sizes = dict(given or {})
+    missing = [i for i in sorted(used) if i not in sizes]
+    if missing:
+        raise _usage(f"no size for index {', '.join(missing)}: give --sizes {','.join(f'{i}=...' for i in missing)}")
+    extra = [i for i in sizes if i not in used]
+    if extra:
+        raise _usage(f"--sizes names index {', '.join(extra)}, which {text!r} does not use")
+    for i, n in sizes.items():
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise _usage(f"the size of index {i!r} must be a positive integer, not {n!r}")
+    return {i: sizes[i] for i in sorted(used)}
