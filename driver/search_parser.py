@@ -1,0 +1,71 @@
+"""The argument parsers of the two search commands, `npu-opt tune` (a kernel factory's
+candidates) and `npu-opt synth` (a contraction's generated candidates); driver.cli_parser
+adds them beside the other commands."""
+
+from __future__ import annotations
+
+import argparse
+
+from driver.exit_codes import exit_sentence
+
+__all__ = ["add_tune", "add_synth"]
+
+
+def add_tune(sub) -> None:
+    tu = sub.add_parser("tune", help="compile every candidate of a kernel factory and keep the fastest",
+                        description="Compile every point of the npu_opt.tune.Space declared in FILE, rank the "
+                                    "candidates by the schedule model's makespan (pruning those whose lower bound "
+                                    "exceeds the best so far), check the best against the cpu backend, the VISA "
+                                    "interpreter and the space's oracle, and write the winner's artifact and "
+                                    "tune.txt / tune.json / tune.svg into DIR. " + exit_sentence("tune"))
+    tu.add_argument("file", metavar="FILE")
+    tu.add_argument("--space", default=None, metavar="NAME",
+                    help="the Space to tune (default: the only one the file declares)")
+    tu.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    tu.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
+    tu.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
+    tu.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
+    tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+    tu.add_argument("--no-prune", action="store_true", help="compile and schedule every candidate")
+    tu.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
+    tu.add_argument("--max-candidates", type=int, default=10_000, metavar="N",
+                    help="refuse a space of more candidates than N before compiling any (default 10000)")
+    tu.add_argument("--format", choices=["human", "json"], default="human")
+    tu.set_defaults(run=_tune)
+
+
+def add_synth(sub) -> None:
+    sy = sub.add_parser("synth", help="write the fastest verified kernel of a contraction in einsum form",
+                        description="Generate every candidate kernel of a contraction (GEMM `out[m,n] = a[m,k] * "
+                                    "w[n,k]`, batched `out[b,m,n] = a[b,m,k] * w[b,n,k]` or GEMV `out[m] = "
+                                    "a[m,k] * x[k]`) from the machine's rules, rank "
+                                    "them as `tune` does, check the best against the cpu backend, the VISA "
+                                    "interpreter and a numpy oracle, and write the winner as Python source "
+                                    "(NAME.py), its artifact and synth.txt / synth.json / synth.svg into DIR. "
+                                    + exit_sentence("synth"))
+    sy.add_argument("einsum", metavar="EINSUM", help='the contraction, e.g. "out[m,n] = a[m,k] * w[n,k]"')
+    sy.add_argument("--dtype", default="i8:i32", metavar="IN:OUT",
+                    help="operand and result dtypes: i8:i32, bf16:f32 or bf16:bf16 (default i8:i32)")
+    sy.add_argument("--sizes", required=True, metavar="I=N,...", help="every index's size, e.g. m=512,n=512,k=64")
+    sy.add_argument("--name", default="synth_kernel", help="the kernel's name (default synth_kernel)")
+    sy.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    sy.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
+    sy.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
+    sy.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
+    sy.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+    sy.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
+    sy.set_defaults(run=_synth)
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from driver.synth_command import synth_command
+
+    return synth_command(args)
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from driver.tune_command import tune_command
+
+    return tune_command(args)
