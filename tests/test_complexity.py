@@ -22,7 +22,9 @@ PACKAGES = ("npu_opt", "driver", "ir", "tu_ops", "visa", "backends")
 MAX_COMPLEXITY = 15
 
 # "path:qualified.name" -> its complexity when it was listed (lower it as it improves).
-ALLOW: dict[str, int] = {}
+ALLOW: dict[str, int] = {
+    "npu_opt/synth.py:contraction": 16,  # one check per spec field (issue 41, landed late): a table of checks next
+}
 
 
 def complexities(source: str, path: str) -> dict[str, int]:
