@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import zlib
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from tests.backends import test_contract_fast as fast_cases
-from tests.kernel_files import example, example_names
+from tests.kernel_files import EXAMPLES_DIR, _kernels, example, example_names
 from tests.lowering import kernels as lowering_kernels
 from tests.visa.test_interp import MATRIX, artifact, bits, host_inputs
 from visa.interp import contract, contract_jit, copies, feed, lanes, memo, pool, speed
@@ -24,7 +25,7 @@ from visa.interp import execute_inout
 
 
 def _bits(art, arrays, fast: bool) -> list[np.ndarray]:
-    results, finals = execute_inout(art, [a.copy() for a in arrays], fast=fast)
+    results, finals = execute_inout(art, [a.copy() if isinstance(a, np.ndarray) else a for a in arrays], fast=fast)
     return bits(tuple(results + finals))
 
 
@@ -43,6 +44,40 @@ def test_every_example_runs_the_same_bits_plain(name):
     kernel = example(name)
     for kind in ("uniform", "bits"):
         same_bits(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(f"{name}/{kind}".encode())), kind))
+
+
+def _bf16(rng, *shape):
+    return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+def _offsets(rng, n, rows, row_bytes):
+    return (rng.permutation(rows)[:n] * row_bytes).astype(np.int32)
+
+
+BLOCK = 16 * 4 * 64 * 2     # a KV block: tokens x heads x head dim x bf16
+NESTED_INPUTS = {           # the examples in examples/*/ whose indices or scalars must make sense
+    "paged_kv_gather": lambda r: [_bf16(r, 32, 8, 16, 64), r.permutation(32)[:16].astype(np.int32)],
+    "embedding_lookup": lambda r: [_bf16(r, 1000, 128), (r.integers(0, 1000, 512) * 256).astype(np.int32)],
+    "take_along_axis": lambda r: [_bf16(r, 8, 256, 64), (r.integers(0, 256, 32) * 128).astype(np.int32)],
+    "put_along_axis": lambda r: [_bf16(r, 8, 16, 64), _offsets(r, 16, 256, 128), _bf16(r, 8, 256, 64)],
+    "paged_kv_cache": lambda r: [_bf16(r, 32, 16, 4, 64), _bf16(r, 4, 16, 4, 64), _offsets(r, 4, 32, BLOCK),
+                                 r.permutation(32)[:16].astype(np.int32)],
+    "paged_kv_decode": lambda r: [_bf16(r, 32, 16, 4, 64), _offsets(r, 16, 32, BLOCK), 7],
+    "moe_experts": lambda r: [_bf16(r, 4, 2, 64, 16), _bf16(r, 4, 8, 16), 0, 70, 64, 128],
+    "kv_page_bump": lambda r: [r.integers(-1000, 1000, (8, 64, 8)).astype(np.int32), 3, 5],
+}
+
+
+def _nested():
+    return {k.name: k for f in sorted(EXAMPLES_DIR.glob("*/*.py")) for k in _kernels(f).values()}
+
+
+@pytest.mark.parametrize("name", sorted(_nested()))
+def test_every_nested_example_runs_the_same_bits_plain(name):
+    """examples/runtime/ and examples/topology/: their own inputs where indices or launch
+    scalars must make sense, the generic ones otherwise."""
+    kernel, rng = _nested()[name], np.random.default_rng(zlib.crc32(name.encode()))
+    same_bits(kernel, NESTED_INPUTS[name](rng) if name in NESTED_INPUTS else host_inputs(kernel, rng))
 
 
 def _contraction_cases():
