@@ -11,7 +11,7 @@ import pytest
 from tests.visa import test_interp_commit_fill as tiled
 from tu_ops.target import get_target
 from visa.interp.memo import per_record
-from visa.interp import memory
+from visa.interp import pool
 from visa.interp.memory import Dm, Memory
 from visa.interp import execute_inout
 from visa.interp.strided import flat_walk
@@ -19,9 +19,9 @@ from visa.interp.strided import flat_walk
 
 @pytest.fixture(autouse=True)
 def empty_pool():
-    memory._POOL.clear()
+    pool._POOL.clear()
     yield
-    memory._POOL.clear()
+    pool._POOL.clear()
 
 
 def test_released_dm_store_is_zero_when_reused():
@@ -117,7 +117,7 @@ def test_a_large_store_touched_in_one_slice_is_pooled_by_the_bytes_it_holds():
     # 256 slices x 512 KiB: the pool's whole budget by its size, but one slice's worth
     # of written pages is all it holds; it must not be dropped (and reallocated, page
     # fault by page fault, every run) because another pooled array is there
-    memory._give_back(np.empty(1 << 20, np.uint8))
+    pool.give_back(np.empty(1 << 20, np.uint8))
     shape = (256, 524288)
     dm = Dm(*shape, reserve=shape[1])
     dm._grow(65536, 1)

@@ -29,7 +29,7 @@ from ir import convert as cv
 from ir.dtypes import i32
 from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
-from visa.interp import contract_jit
+from visa.interp import contract_jit, speed
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
@@ -156,7 +156,7 @@ def _row_sum(sa: np.ndarray, wa: np.ndarray | Weights, keep: list[int], plan: Pl
     distinct rows of a `_row_split` multiplied once (and the weights of only those rows
     read): (sums, bound). The rows axis of the sums is either one axis of every row, or two
     (outer, inner) that broadcast to them."""
-    split = _row_split(sa, wa if isinstance(wa, np.ndarray) else wa.proxy)
+    split = _row_split(sa, wa if isinstance(wa, np.ndarray) else wa.proxy) if speed.on() else None
     labels = list(range(sa.ndim))
     if split is None:
         return _exact_sum(sa, _rows(wa, None), labels, keep, plan, mem, as_float)
@@ -181,7 +181,7 @@ class Weights:
         self.shape = (rows.count, trf.lanes, *index.shape)
         if mask is not None:
             self.shape = np.broadcast_shapes(self.shape, mask.shape)
-        self.proxy = weight_rows(outer, trf, rows, mem, index)
+        self.proxy = weight_rows(outer, trf, rows, mem, index) if speed.on() else None
         self._all = None
         if self.proxy is None:
             self._all = self.proxy = self.read(None)
@@ -211,7 +211,7 @@ def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory) -> np.ndarray:
     """i32 contraction over the natural layout: (rows, lanes, *kept, out_cols) int32, held
     lanes innermost (the order `lane_fold` drains them in)."""
     nd = len(plan.digits)
-    sa = compact(s)     # a repeated stream's copies held once
+    sa = compact(s) if speed.on() else s     # a repeated stream's copies held once
     # a summed digit neither operand varies along adds the same product once per step
     repeat = math.prod(n for n, k, a, b in zip(plan.digits, plan.keep, sa.shape[2:], wa.shape[2:])
                        if not k and a == b == 1)
@@ -253,7 +253,7 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
     check(mac.bits == 32 and mac.is_float == outer.stream_type.dtype.is_float == outer.weight_type.dtype.is_float,
           f"{outer.stream_type} x {outer.weight_type} cannot accumulate in {outer.mac_type}", outer)
     plan = build_plan(outer, reduce, time, stream.shape[1], flit, target)
-    if mac.is_float and contract_jit.applies(outer, stream, mem) and contract_jit.enabled(_products(plan, rows)):
+    if mac.is_float and speed.on() and contract_jit.applies(outer, stream, mem) and contract_jit.enabled(_products(plan, rows)):
         acc = contract_jit.run_float(plan, stream, outer, trf, rows, mem)   # a Repeated stream stays factored
     elif mac.is_float:
         if isinstance(stream, Repeated):

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from visa.interp import speed
+
 __all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load"]
 
 Key = tuple  # (chip, cluster) of a DM store, ("trf", chip, cluster) of a TRF
@@ -46,8 +48,11 @@ class CopyNotes:
             self._notes[key] = [n for n in self._notes[key] if n[1] <= lo or hi <= n[0]]
 
     def note(self, key: Key, lo: int, hi: int, rep: np.ndarray) -> None:
-        """Slices s and rep[s] hold the same bytes [lo, hi) (rep[s] >= 0)."""
+        """Slices s and rep[s] hold the same bytes [lo, hi) (rep[s] >= 0); nothing is noted
+        with the speed switch off (`visa.interp.speed`)."""
         self.forget(key, lo, hi)
+        if not speed.on():
+            return
         self._notes.setdefault(key, []).append((lo, hi, rep))
 
     def held(self, key: Key, lo: int, hi: int, slices: np.ndarray) -> np.ndarray | None:

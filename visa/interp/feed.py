@@ -34,6 +34,7 @@ from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
 from visa.interp.repeated import Repeated
+from visa.interp import speed
 from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
@@ -249,7 +250,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
     repeats, in_place = _repeats(op, target)
-    if repeats:
+    if repeats and speed.on():   # a Repeated stream: a shortcut (visa.interp.speed)
         held = _repeated(op, rows, mem, src, in_place)
         if held is not None:
             return held, rows
@@ -280,7 +281,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     _check_collect(op, steps, flit)
     if nflits * flit == elems:   # the packets fill their flits: collect is a reshape
         collected = np.ascontiguousarray(values).reshape(rows.count, steps * nflits, flit)
-    elif nflits == 1 and flit == 8 and elems <= 4 and lanes.HELD:  # packets in the front lanes: held as those
+    elif nflits == 1 and flit == 8 and elems <= 4 and lanes.held():  # packets in the front lanes: held as those
         front = np.ascontiguousarray(values)
         if elems < 4:
             front = np.zeros((rows.count, steps, 4), values.dtype)

@@ -17,7 +17,6 @@ stride or base reads or writes other bytes of the memory, or is refused, never c
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy as np
 from ir.dtypes import DType
 from visa.interp.copies import CopyNotes
 from visa.interp.errors import InterpError
+from visa.interp import pool
 from visa.interp.values import from_raw, raw_dtype, to_raw
 
 __all__ = ["Memory", "Flat", "Dm", "gather", "scatter", "copy_bytes"]
@@ -59,7 +59,7 @@ class Dm:
     def __init__(self, slices: int, slice_bytes: int, reserve: int = 0) -> None:
         self.slices = slices
         self.slice_bytes = slice_bytes
-        self.data, self.resident, used = _zeros((slices, min(reserve, slice_bytes)))
+        self.data, self.resident, used = pool.zeros((slices, min(reserve, slice_bytes)))
         self.rows, self.touched = used
         self.dirty_rows = self.rows
         self.dirty: list[tuple[int, int]] = [(0, self.touched)] if self.rows and self.touched else []
@@ -72,7 +72,7 @@ class Dm:
         data, self.data = self.data, np.zeros((self.slices, 0), np.uint8)
         if data.size:
             used = (self.rows, min(self.touched, data.shape[1]))
-            _give_back(data, max(self.resident, used[0] * used[1]), used)
+            pool.give_back(data, max(self.resident, used[0] * used[1]), used)
         self.touched = self.rows = self.dirty_rows = 0
         self.dirty = []
 
@@ -139,54 +139,6 @@ class Dm:
         self.data[:min(slices, self.rows), base:base + size] = 0
 
 
-# Arrays of finished runs, by shape and dtype: zeroed DM and TRF stores, and scratch arrays a run
-# overwrites entirely (a feed's stream). Reusing one costs a memset (a store) or nothing
-# (scratch), where a fresh array costs a page fault on every page a run touches.
-# Each entry: the array and the bytes of it some run has written (what it holds in memory: a
-# DM store is allocated zero and mostly never touched), which the pool's budget counts.
-_POOL: list[tuple[np.ndarray, int, Any]] = []
-_POOL_LOCK = threading.Lock()
-_POOL_ARRAYS = 32
-_POOL_BYTES = 128 << 20
-_ANY = "any"    # a pooled array's bytes are anything (a scratch array's)
-
-
-def _pooled_entry(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> tuple[np.ndarray, int, Any] | None:
-    """A pooled (array, bytes written, what is not zero) of that shape and dtype; `zero`: only
-    one whose bytes are known. What is not zero: None, `_ANY`, (rows, columns): that corner
-    of a 2-D store, or ("rows", ranges): those ranges of the first axis (a TRF store)."""
-    dtype = np.dtype(dtype)
-    with _POOL_LOCK:
-        for i, (data, _, used) in enumerate(_POOL):
-            if data.shape == shape and data.dtype == dtype and not (zero and used is not None and used[0] != "rows"):
-                return _POOL.pop(i)
-    return None
-
-
-def _pooled(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> np.ndarray | None:
-    entry = _pooled_entry(shape, dtype, zero)
-    return None if entry is None else entry[0]
-
-
-def _give_back(data: np.ndarray, resident: int | None = None, used: Any = None) -> None:
-    """Pool `data`, of which `resident` bytes (None: all) have been written, within the
-    budget; `used`: what of it is not zero (`_pooled_entry`)."""
-    held = data.nbytes if resident is None else resident
-    with _POOL_LOCK:
-        if len(_POOL) < _POOL_ARRAYS and sum(n for _, n, _ in _POOL) + held <= _POOL_BYTES:
-            _POOL.append((data, held, used))
-
-
-def _zeros(shape: tuple[int, int]) -> tuple[np.ndarray, int, tuple[int, int]]:
-    """A (slices, bytes) store, the bytes of it written before, and the corner (rows,
-    columns) outside which it is zero: a pooled one of that shape when there is one."""
-    entry = _pooled_entry(shape, np.uint8)
-    if entry is None:
-        return np.zeros(shape, np.uint8), 0, (0, 0)
-    data, held, used = entry
-    return data, held, (shape if used is _ANY else used or (0, 0))
-
-
 class Memory:
     """DM, TRF and HBM of one kernel run on `target`."""
 
@@ -221,7 +173,7 @@ class Memory:
         wrote, as row ranges of every slice, in `_trf_stale` until `trf` zeroes them)."""
         if key not in self._trf:
             shape = (self.trf_bytes // self.row_bytes, self.slices, self.row_bytes)
-            entry = _pooled_entry(shape, np.uint8, True)
+            entry = pool.pooled_entry(shape, np.uint8, True)
             self._trf[key] = np.zeros(shape, np.uint8) if entry is None else entry[0]
             if entry is not None and entry[2] is not None:
                 self._trf_stale[key] = list(entry[2][1])
@@ -270,7 +222,7 @@ class Memory:
     def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised array the caller overwrites entirely, owned by this run until
         `release` (reused from an earlier run when one of that shape is pooled)."""
-        data = _pooled(shape, dtype)
+        data = pool.pooled(shape, dtype)
         if data is None:
             data = np.empty(shape, dtype)
         self._scratch.append(data)
@@ -280,7 +232,7 @@ class Memory:
         """A program is over: the scratch arrays its streams used go back to the pool (a
         program's result holds none of them: DM addresses, TRF rows, copied VRF words)."""
         for data in self._scratch:
-            _give_back(data, None, _ANY)
+            pool.give_back(data, None, pool.ANY)
         self._scratch.clear()
 
     def release(self) -> None:
@@ -294,7 +246,7 @@ class Memory:
             written.setdefault((chip, cluster), []).extend(self.lane_rows(lanes, first, rows))
         self._trf_written.clear()
         for key, data in self._trf.items():    # its written rows zeroed by the next run's `trf`
-            _give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
+            pool.give_back(data, None, ("rows", tuple(written.get(key, ()))) if key in written else None)
         self._trf.clear()
         self._trf_stale.clear()
         self.recycle()

@@ -93,5 +93,5 @@ def finish_pass(op: Any, values: np.ndarray, front: bool = False,
 def _vector_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
     stream = state.input(op.input, op, front=front_start(op))
-    state.local[op.result.id] = run_vector(op, stream, slices=state.rows.slice, front=lanes.HELD)
+    state.local[op.result.id] = run_vector(op, stream, slices=state.rows.slice, front=lanes.held())
     return 1

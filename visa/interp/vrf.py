@@ -125,5 +125,5 @@ def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
 def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
     op = ops[i]
     stream = state.input(op.input, op, front=front_start(op))
-    state.local[op.result.id] = run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.HELD)
+    state.local[op.result.id] = run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.held())
     return 1

@@ -34,6 +34,7 @@ from visa.interp.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
 from visa.interp.runtime import Guards
+from visa.interp import speed
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
@@ -68,22 +69,30 @@ def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[Lo
 
 
 def execute(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike = None,
-            as_tuple: bool | None = None) -> Any:
+            as_tuple: bool | None = None, fast: bool | None = None) -> Any:
     """Run an artifact on host arrays (one per parameter, in signature order).
 
     Returns one array, a tuple when the kernel has several results (or `as_tuple`), or
     None without results; bf16/f8/f4 results are `ml_dtypes` arrays. Raises `NpuOptError`
-    (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute."""
+    (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute. `fast`:
+    False runs the plain path only, None as `NPU_OPT_INTERP_FAST` says (`visa.interp.speed`)."""
     kernel, tgt = resolve(artifact_or_kernel, target)
-    values, _ = execute_inout(kernel, arrays, tgt)
+    values, _ = execute_inout(kernel, arrays, tgt, fast)
     if as_tuple or (as_tuple is None and len(values) > 1):
         return values
     return values[0] if values else None
 
 
-def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike = None) -> tuple[tuple, tuple]:
+def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike = None,
+                  fast: bool | None = None) -> tuple[tuple, tuple]:
     """Run an artifact on host arrays; (results, final contents of the in-out parameters),
-    both as host arrays in signature order. The arrays themselves are never written."""
+    both as host arrays in signature order. The arrays themselves are never written.
+    `fast`: as for `execute`."""
+    with speed.mode(fast):
+        return _execute_inout(artifact_or_kernel, arrays, target)
+
+
+def _execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike) -> tuple[tuple, tuple]:
     kernel, tgt = resolve(artifact_or_kernel, target)
     check_count(kernel.name, kernel.params, arrays)
     # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
