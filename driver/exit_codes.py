@@ -35,12 +35,12 @@ STATUSES: tuple[ExitStatus, ...] = (
                "or ran, tune or synth found a winner", _ALL),
     ExitStatus(EXIT_REFUSED, "some kernel refused",
                "at least one kernel was refused by a rule (a `.fail` was written by `compile`; with "
-               "`-D warnings` a warning refuses too); `run` refused the kernel or its inputs at run time; "
-               "`tune` or `synth` found no candidate that compiles and passes its checks", _KERNELS),
+               "`-D warnings` a warning refuses too); `tune` or `synth` found no candidate that compiles and passes its checks", _KERNELS),
     ExitStatus(EXIT_USAGE, "bad invocation or input",
                "a bad invocation or an input that cannot be used: a missing path, a Python syntax error, a "
                "module that raises while importing, a kernel's own Python code that raised or exited (USAGE), "
-               "a corrupt or unverifiable artifact, an unknown code, an unwritable output", _ALL),
+               "a corrupt or unverifiable artifact, an unknown code, an unwritable output, launch values a "
+               "run-time check refuses (RUNTIME-10, GATHER-6) under `run` and `visa --exec` alike", _ALL),
     ExitStatus(EXIT_ICE, "internal compiler error",
                "an internal compiler error (ICE): npu-opt's own bug; the diagnostic (and a `.fail`) asks you "
                "to report it", _ALL),
