@@ -28,7 +28,7 @@ from typing import Any
 
 import npu_opt
 from driver.lsp.facts import analyse
-from npu_opt import import_scope
+from npu_opt import per_file_imports
 from npu_opt.stagebase import load_lazy_stages
 
 __all__ = ["TimeLimit", "main"]
@@ -111,7 +111,7 @@ def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
 def _forget(name: str, path: str) -> None:
     """Drop the checked module and its import scope: 200 edits must not keep 200 modules."""
     sys.modules.pop(name, None)
-    import_scope._SCOPES.pop(name, None)
+    per_file_imports._SCOPES.pop(name, None)
     linecache.cache.pop(path, None)
 
 
