@@ -11,6 +11,17 @@ from driver.exit_codes import exit_sentence
 __all__ = ["add_tune", "add_synth"]
 
 
+def _search_options(parser: argparse.ArgumentParser) -> None:
+    """The options tune and synth share, in the order both print them: where the results go,
+    the target, and how the search runs (processes, a dask cluster, how many reach the oracle)."""
+    parser.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
+    parser.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
+    parser.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+
+
 def add_tune(sub) -> None:
     tu = sub.add_parser("tune", help="compile every candidate of a kernel factory and keep the fastest",
                         description="Compile every point of the npu_opt.tune.Space declared in FILE, rank the "
@@ -21,12 +32,7 @@ def add_tune(sub) -> None:
     tu.add_argument("file", metavar="FILE")
     tu.add_argument("--space", default=None, metavar="NAME",
                     help="the Space to tune (default: the only one the file declares)")
-    tu.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
-    tu.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
-    tu.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
-    tu.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
-    tu.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+    _search_options(tu)
     tu.add_argument("--no-prune", action="store_true", help="compile and schedule every candidate")
     tu.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
     tu.add_argument("--max-candidates", type=int, default=10_000, metavar="N",
@@ -49,12 +55,7 @@ def add_synth(sub) -> None:
                     help="operand and result dtypes: i8:i32, bf16:f32 or bf16:bf16 (default i8:i32)")
     sy.add_argument("--sizes", required=True, metavar="I=N,...", help="every index's size, e.g. m=512,n=512,k=64")
     sy.add_argument("--name", default="synth_kernel", help="the kernel's name (default synth_kernel)")
-    sy.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
-    sy.add_argument("--target", default="rngd", metavar="NAME", help="built-in target name (default rngd)")
-    sy.add_argument("--jobs", type=int, default=1, metavar="N", help="processes, this one included (default 1)")
-    sy.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="a dask.distributed scheduler (tcp://host:8786) to spread the candidates over")
-    sy.add_argument("--top", type=int, default=3, metavar="K", help="candidates checked against the oracle")
+    _search_options(sy)
     sy.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
     sy.set_defaults(run=_synth)
 
