@@ -38,7 +38,7 @@ __all__ = ["parse_kernel", "IrTextError", "traced_op_classes"]
 def traced_op_classes() -> dict[str, type[Op]]:
     """Every traced op class of the IR by stage name, the engines' included: each registers
     itself in `ir.ops` when declared (a unit's generated op when first made)."""
-    return dict(_DECLARED)
+    return dict(_DECLARED.items())
 
 _WORDS = {"DType": DType.parse, "LaneMode": LaneMode, "bool": {"True": True, "False": False}.__getitem__,
           "Any": {"None": None}.__getitem__,  # an unset optional attribute (a vector op's `mode`)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ir.declare import Table
 from ir.diagnostic import Violation
 from ir.dtypes import DType, accumulator
 from ir.location import Location
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-_DECLARED: dict[str, type] = {}
+_DECLARED = Table("traced op class")  # its word in IR text -> the op class
 
 
 @attrs.frozen

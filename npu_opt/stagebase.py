@@ -18,15 +18,18 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Iterator
 
+import attrs
+
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location, user_location
 from ir.mapping.nodes import Mapping
 from ir.ops import Value
+from ir.stage_spec import spec_named
 from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing, note_stage
 
-__all__ = ["Poisoned", "StreamStage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
+__all__ = ["Poisoned", "StreamStage", "STAGE_AFTER", "next_stage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
            "conform", "adopt", "signature_text"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
@@ -59,13 +62,19 @@ class Poisoned:
 
 
 class StreamStage:
-    """Base of the stream stage objects: a traced value, its chain, and consumption."""
+    """Base of the stream stage objects: a traced value, its chain, and consumption. A class
+    that stands for the stream after one traced op names it in `AFTER`: a declared stage
+    (ir.stage_spec) is offered after the ops it names, and its result takes the class of
+    its `then`."""
 
     OFFERS: frozenset[str] = frozenset()
+    AFTER: type | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _derive_offers(cls)
+        if "AFTER" in vars(cls):
+            STAGE_AFTER[cls.AFTER] = cls
 
     def __init__(self, value: Value, chain: TracedStream) -> None:
         self.value = value
@@ -78,6 +87,9 @@ class StreamStage:
         return self.value.type
 
     def __getattr__(self, name: str) -> Any:
+        declared = spec_named(name) if not name.startswith("_") else None
+        if declared is not None and type(self).AFTER in declared.after:
+            return stage_method(name)(functools.partial(_declared_stage, declared)).__get__(self)
         if name not in STAGE_METHODS and not name.startswith("_"):
             load_lazy_stages()  # a method of a family not loaded yet is TYPE-1, not a misspelling
         if name in STAGE_METHODS:
@@ -88,6 +100,30 @@ class StreamStage:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.value}: {self.value.type}>"
+
+
+STAGE_AFTER: dict[type, type[StreamStage]] = {}  # traced op -> the stage class of its result
+
+
+def next_stage(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None, **fields: Any) -> Any:
+    """Emit the op of this call (it types its own result) and wrap its result in the next
+    stage object."""
+    tracer = current()
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
+    tracer.emit(op)
+    if out_cls is None:
+        return op.result
+    return out_cls(op.result, stage.chain)
+
+
+def _declared_stage(spec: Any, stage: StreamStage, loc: Location, *args: Any, **kwargs: Any) -> Any:
+    """The DSL method of a declared stage: its traced op with the choices given, in the
+    stage class of its `then`; a call that does not fit the choices is TYPE-6."""
+    names = [f.name for f in attrs.fields(spec.op) if f.metadata.get("role") == "attr"]
+    if len(args) > len(names) or set(kwargs) - set(names):
+        return refuse_dead(stage, loc, spec.stage, kind_error(f"bad arguments to `{spec.stage}`",
+                                                             help=f"it takes {', '.join(names) or 'nothing'}"))
+    return next_stage(stage, loc, spec.op, STAGE_AFTER[spec.then], **dict(zip(names, args)), **kwargs)
 
 
 def _stage_methods(cls: type) -> dict[str, Any]:

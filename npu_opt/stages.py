@@ -18,7 +18,7 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from npu_opt.padding_sums import refuse_summed_memory_padding
-from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, refuse_dead, stage_method,
+from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, next_stage, refuse_dead, stage_method,
                                trf_arguments_fault)
 from npu_opt.switch_stage import switch_fault
 from npu_opt.tensors import DmTensor, TrfTensor
@@ -86,15 +86,7 @@ _KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mappin
 _KINDS["out_slice"] = Mapping  # the switch's
 
 
-def _next(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None, **fields: Any) -> Any:
-    """Emit the op of this call (it types its own result) and wrap its result in the next
-    stage object."""
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
-    if out_cls is None:
-        return op.result
-    return out_cls(op.result, stage.chain)
+_next = next_stage
 
 
 def _typestate(stage: StreamStage, name: str) -> Violation | None:
@@ -219,6 +211,8 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
 class BeginStream(StreamStage):
     """After `begin`: Time = 1, Packet = the DM element. Offers `fetch`."""
 
+    AFTER = ops.Begin
+
     @stage_method("fetch")
     def fetch(self, loc: Location, time: Any, packet: Any) -> FetchStream:
         """Fetch Engine: read the slice's DM as (time, packet)."""
@@ -230,6 +224,8 @@ class BeginStream(StreamStage):
 
 class FetchStream(StreamStage):
     """After `fetch`: the lifts, the fetch adapters (each at most once, in order) or `collect`."""
+
+    AFTER = ops.Fetch
 
     # their stage classes reuse the bodies above, so their modules import this one: on first use
     fetch_chip_lift = LazyStageMethod("fetch_chip_lift", _fetch_lift)
@@ -246,6 +242,8 @@ class FetchStream(StreamStage):
 class FetchTableLookupStream(StreamStage):
     """After `fetch_table_lookup`."""
 
+    AFTER = ops.FetchTableLookup
+
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub
     switch = _switch
@@ -255,6 +253,8 @@ class FetchTableLookupStream(StreamStage):
 class FetchCastStream(StreamStage):
     """After `fetch_cast`."""
 
+    AFTER = ops.FetchCast
+
     fetch_zero_point_sub = _fetch_zero_point_sub
     switch = _switch
     collect = _collect
@@ -263,6 +263,8 @@ class FetchCastStream(StreamStage):
 class FetchZeroPointSubStream(StreamStage):
     """After `fetch_zero_point_sub`: an i5/i9 stream, which only `switch` and `collect` accept."""
 
+    AFTER = ops.FetchZeroPointSub
+
     switch = _switch
     collect = _collect
 
@@ -270,11 +272,15 @@ class FetchZeroPointSubStream(StreamStage):
 class SwitchStream(StreamStage):
     """After `switch`: offers only `collect`."""
 
+    AFTER = data_movement_ops.Switch
+
     collect = _collect
 
 
 class CollectStream(StreamStage):
     """After `collect`: one flit per time step."""
+
+    AFTER = ops.Collect
 
     cast = _cast
     transpose = _transpose
@@ -323,6 +329,8 @@ class CollectStream(StreamStage):
 class ContractOuterStream(StreamStage):
     """After `contract_outer`: offers `contract_packet`."""
 
+    AFTER = ops.ContractOuter
+
     @stage_method("contract_packet")
     def contract_packet(self, loc: Location, packet: Any) -> Any:
         """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
@@ -333,6 +341,8 @@ class ContractOuterStream(StreamStage):
 
 class ContractPacketStream(StreamStage):
     """After `contract_packet`: offers `contract_time`."""
+
+    AFTER = ops.ContractPacket
 
     @stage_method("contract_time")
     def contract_time(self, loc: Location, time: Any) -> Any:
@@ -346,6 +356,8 @@ class ContractPacketStream(StreamStage):
 class ContractTimeStream(StreamStage):
     """After `contract_time`: offers `contract_lane`."""
 
+    AFTER = ops.ContractTime
+
     @stage_method("contract_lane")
     def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:
         """Lane Folder: move Lane into the stream, INTERLEAVED or SEQUENTIAL."""
@@ -358,6 +370,8 @@ class ContractTimeStream(StreamStage):
 class ContractStream(StreamStage):
     """After `contract_lane`: an i32/f32 stream; offers `cast`, `transpose`, `commit_trim` and
     `vector_init`."""
+
+    AFTER = ops.ContractLane
 
     cast = _cast
     transpose = _transpose
@@ -377,12 +391,16 @@ class VectorFinalStream(StreamStage):
 class CastStream(StreamStage):
     """After `cast`: offers `transpose` and `commit_trim`."""
 
+    AFTER = ops.Cast
+
     transpose = _transpose
     commit_trim = _commit_trim
 
 
 class TransposeStream(StreamStage):
     """After `transpose`: offers only `commit_trim`."""
+
+    AFTER = data_movement_ops.Transpose
 
     commit_trim = _commit_trim
 
@@ -396,6 +414,8 @@ def _commit_view(self: StreamStage, loc: Location, dst: Any) -> None:
 
 class CommitTrimStream(StreamStage):
     """After `commit_trim`: optional commit conversion, then `commit` or `commit_view`."""
+
+    AFTER = ops.CommitTrim
 
     commit = _commit
     commit_view = _commit_view
@@ -414,6 +434,8 @@ class CommitTrimStream(StreamStage):
 
 class CommitCastStream(StreamStage):
     """After `commit_cast`: offers `commit` and `commit_view`."""
+
+    AFTER = ops.CommitCast
 
     commit = _commit
     commit_view = _commit_view

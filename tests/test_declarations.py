@@ -26,7 +26,7 @@ FRAME = {"param", "return", "final"}
 
 def _where(table, cls) -> str:
     """The module that declares `cls`'s entry of `table`, or `-`."""
-    return table._where[cls] if cls in table else "-"
+    return table.where().get(cls, "-")
 
 
 def test_each_traced_op_has_the_code_its_golden_file_lists():
@@ -117,7 +117,7 @@ from visa.unlower import RETRACES
 import tu_ops
 
 def held():
-    out = {t.what: sorted(set(t._where.values())) for t in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES,
+    out = {t.what: sorted(set(t.where().values())) for t in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES,
                                                            STEPS, RETRACES)}
     out["tu op"] = sorted({c.__module__ for c in TU_OPS.values()})
     out["traced op"] = sorted({c.__module__ for c in ops._DECLARED.values()})

@@ -87,8 +87,8 @@ def test_an_indexed_table_loads_what_its_index_names(tmp_path: Path, monkeypatch
         (pkg / "engine_c.py").write_text("from declidx import TABLE\n\nTABLE.declare('c')(lambda: 'c')\n")
         for name in ("declidx.engine_a", "declidx.engine_b"):
             del sys.modules[name]
-        declidx.TABLE._fns.clear()
-        declidx.TABLE._where.clear()
+        declidx.TABLE._base.fns.clear()
+        declidx.TABLE._base.where.clear()
         declidx.TABLE._loaded = False
         def load_all() -> None:
             from declidx import engine_a, engine_b, engine_c  # noqa: F401

@@ -12,10 +12,10 @@ if TYPE_CHECKING:
     from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeLoop, TimeReduce, TrfRead, inner_time
     from tu_ops.dma import DmaCommand, DmaEntry, DmaOp, aggregate_of
     from tu_ops.enums import (
-        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind, DestKind,
+        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind,
         DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
     )
-    from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
     from tu_ops.printing import mapping_text, type_text, value_text
     from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
     from tu_ops.target import (
@@ -58,7 +58,7 @@ def _tu_ops_dma() -> dict[str, Any]:
 @_EXPORTS.loader
 def _tu_ops_enums() -> dict[str, Any]:
     from tu_ops.enums import (
-        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind, DestKind,
+        CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind,
         DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
     )
     return locals()
@@ -66,7 +66,7 @@ def _tu_ops_enums() -> dict[str, Any]:
 
 @_EXPORTS.loader
 def _tu_ops_feed() -> dict[str, Any]:
-    from tu_ops.feed import FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
     return locals()
 
 
@@ -131,7 +131,7 @@ def _op_classes() -> tuple[type, ...]:
                         vector_pair, vector_pair_rf, vrf)
     from tu_ops.base import TU_OPS
 
-    return tuple(sorted(TU_OPS.values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
+    return tuple(sorted(TU_OPS.global_values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
 
 
 __all__ = [

@@ -14,6 +14,7 @@ from typing import Any, Callable, ClassVar
 
 import attrs
 
+from ir.declare import Table
 from ir.dtypes import DType
 from ir.errors import InternalError, VerifyError
 from ir.location import Location
@@ -23,7 +24,7 @@ from tu_ops.engines import Engine, Rate
 from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
-__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "operand", "attr", "ir_type",
+__all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "FEED_DESTS", "operand", "attr", "ir_type",
            "fact", "rule", "entries_ok", "Entry"]
 
 
@@ -98,7 +99,8 @@ class Derivation:
         return next((op for op in self.ops if op.MNEMONIC == mnemonic), None)
 
 
-TU_OPS: dict[str, type] = {}
+TU_OPS = Table("record class")
+FEED_DESTS = Table("feed destination")  # the `FEED_DEST` name -> the record class declaring it
 """Every lowered op class by mnemonic, filled as the classes are declared."""
 
 
@@ -136,7 +138,7 @@ class TuOp(OpFrame):
     OUT_KINDS: ClassVar[tuple[str, ...]] = ()
     PIPELINE_RANK: ClassVar[int] = 0             # its place in pipeline order (`tu_ops.OP_CLASSES`)
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
-    FEED_DEST: ClassVar[Any] = None              # the `DestKind` naming it when a feed delivers to it
+    FEED_DEST: ClassVar[str | None] = None       # its name as a feed's destination (`DestKind`), if a feed may deliver to it
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset()  # FEED-2: element types a feed may bring it
     FEED_PACKING: ClassVar[str | None] = None    # the field saying how many flits a feed to it packs (else one)
     ENGINE: ClassVar[Engine | None] = None        # the engine it runs on in the schedule (`tu_ops.engines`)
@@ -149,6 +151,8 @@ class TuOp(OpFrame):
         super().__init_subclass__(**kwargs)
         if "MNEMONIC" in vars(cls):
             TU_OPS[cls.MNEMONIC] = cls  # attrs remakes the class; the final one stays
+        if "FEED_DEST" in vars(cls) and cls.FEED_DEST is not None:
+            FEED_DESTS[cls.FEED_DEST] = cls
 
     def traced_stage(self) -> str | None:
         """The traced call this record stands for (the `stage` of its diagnostics)."""

@@ -17,7 +17,7 @@ from ir.types import LaneMode
 from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
 from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
                             no_counters, stream_cycles)
-from tu_ops.enums import CollectFlits, DestKind, FeedElementType, LoopKind, TuContext, Width
+from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries
 
 __all__ = ["TrfRead", "ContractOuter", "PacketReduce", "TimeLoop", "TimeReduce", "LaneFold",
@@ -52,7 +52,7 @@ class ContractOuter(TuOp):
     MNEMONIC: ClassVar[str] = "contract_outer"
     PIPELINE_RANK: ClassVar[int] = 30
     TRACED_STAGE: ClassVar[str | None] = "contract_outer"
-    FEED_DEST: ClassVar[Any] = DestKind.CONTRACT_OUTER
+    FEED_DEST: ClassVar[str | None] = "CONTRACT_OUTER"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.Int9,
         FeedElementType.Int5, FeedElementType.F8E4M3, FeedElementType.F8E5M2,

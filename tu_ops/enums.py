@@ -14,7 +14,7 @@ from ir.dtypes import DType
 from ir.types import LaneMode
 
 __all__ = [
-    "TuContext", "FeedElementType", "CollectFlits", "DestKind", "ConversionKind", "Conversion",
+    "TuContext", "FeedElementType", "CollectFlits", "ConversionKind", "Conversion",
     "CellFormat", "Region", "Width", "LoopKind", "CommitConversion", "DmaKind", "Aggregate",
     "LaneMode", "CELL_FORMATS",
 ]
@@ -66,21 +66,6 @@ class CollectFlits(_Named):
 
     Flit1 = 1
     Flit2 = 2
-
-
-class DestKind(_Named):
-    """Kind of op a FeedBuffer delivers to; the last three are later scope."""
-
-    TRF_LOAD = "trf_load"
-    CONTRACT_OUTER = "contract_outer"
-    CAST = "cast"
-    COMMIT = "commit"
-    VECTOR = "vector"
-    TRANSPOSE = "transpose"
-    VRF_LOAD = "vrf_load"
-    VECTOR_PAIR = "vector_pair"
-    VECTOR_BRANCH = "vector_branch"
-    INTER_SLICE_REDUCE = "inter_slice_reduce"
 
 
 class ConversionKind(_Named):

@@ -20,9 +20,9 @@ from ir.rules.fetch import fetch_read_plan
 from ir.types import StreamType
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
-from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, FeedElementType, TuContext
+from tu_ops.enums import CollectFlits, Conversion, ConversionKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
-from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destination, feed_destinations
+from tu_ops.feed_dests import DestKind, dest_element_types, dest_mnemonics, feed_destination, feed_destinations
 from tu_ops.feed_source import source_problem, start_problem
 from tu_ops.feed_fields import FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
 from tu_ops.fetch_mask import mask_problem, masked
@@ -132,7 +132,7 @@ class FeedBuffer(TuOp):
             cur = attrs.evolve(cur, slice=self.switch.out_slice, time=self.switch.out_time)
         low = self.of_types(self.result, self.context, FeedSource(self.source.tensor, 0, tensor.dtype, element), begin,
                             self.input_type, cur, self.output_type, nxt.feed_packing(), at.target,
-                            conversions=self.conversions, dest=FeedDest(nxt.FEED_DEST, nxt.result), switch=switch,
+                            conversions=self.conversions, dest=FeedDest(nxt.FEED_DEST and DestKind.of(type(nxt)), nxt.result), switch=switch,
                             interleave=self.interleave, mask=mask, lift=self.lift or None, loc=self.loc)
         low = attrs.evolve(low, reshape=self.reshape, start=self.start, start_elems=self.start_elems,
                            start_limit=self.start_limit)  # FEED-15 and RUNTIME-8 check these
@@ -211,8 +211,9 @@ class FeedBuffer(TuOp):
         flits = self.collect_flits
         if not isinstance(flits, CollectFlits):
             return f"collect_flits {flits!r} is not Flit1 or Flit2"
-        if flits is CollectFlits.Flit2 and self.dest.kind not in (DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER):
-            return f"Flit2 delivery only into TRF_LOAD or CONTRACT_OUTER, not {self.dest.kind}"
+        if flits is CollectFlits.Flit2 and self.dest.kind.op_class.FEED_PACKING is None:  # it packs one flit
+            packers = " or ".join(k.name for k in DestKind if k.op_class.FEED_PACKING is not None)
+            return f"Flit2 delivery only into {packers}, not {self.dest.kind}"
         time2 = self.output_type.time.size
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
@@ -222,11 +223,11 @@ class FeedBuffer(TuOp):
             fetched = fetched * self.switch.out_time.size // fin.time.size
         if fetched * self.flits_per_packet != time2:
             return (f"{fetched} fetched packets x {self.flits_per_packet} flits != size(time2) {time2}")
-        if self.dest.kind is DestKind.CONTRACT_OUTER:
+        if self.dest.kind.name == "CONTRACT_OUTER":
             outer = self.neighbour(ctx, self.dest.op, "contract_outer")
             if outer is not None and outer.pack_size != flits.value:
                 return f"{flits} but the consuming contract_outer has pack_size {outer.pack_size}"
-        if self.dest.kind is DestKind.TRF_LOAD:
+        if self.dest.kind.name == "TRF_LOAD":
             load = self.neighbour(ctx, self.dest.op, "trf_load")
             want = None if load is None else (
                 CollectFlits.Flit2 if load.bytes_per_lane % (2 * target.constants.FLIT_BYTES) == 0 else CollectFlits.Flit1)

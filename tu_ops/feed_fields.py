@@ -11,7 +11,8 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from ir.rules.fetch import ReadPlan, fetch_volume, read_run
 from tu_ops.base import Entry, Ref
-from tu_ops.enums import DestKind, TuContext
+from tu_ops.enums import TuContext
+from tu_ops.feed_dests import DestKind
 
 __all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
 

@@ -24,7 +24,7 @@ from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -40,7 +40,7 @@ class TransposeOp(TuOp):
     MNEMONIC: ClassVar[str] = "transpose"
     PIPELINE_RANK: ClassVar[int] = 90
     TRACED_STAGE: ClassVar[str | None] = "transpose"
-    FEED_DEST: ClassVar[Any] = DestKind.TRANSPOSE
+    FEED_DEST: ClassVar[str | None] = "TRANSPOSE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
         FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
         FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,

@@ -14,7 +14,7 @@ import attrs
 from ir.rules.collect import trf_geometry
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import TRF, Engine, Rate, ceil_div
-from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, DestKind, FeedElementType, Region
+from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, FeedElementType, Region
 
 __all__ = ["TrfLoad", "RowRange"]
 
@@ -37,7 +37,7 @@ class TrfLoad(TuOp):
     MNEMONIC: ClassVar[str] = "trf_load"
     PIPELINE_RANK: ClassVar[int] = 20
     TRACED_STAGE: ClassVar[str | None] = "to_trf"
-    FEED_DEST: ClassVar[Any] = DestKind.TRF_LOAD
+    FEED_DEST: ClassVar[str | None] = "TRF_LOAD"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
         FeedElementType.F8E5M2,

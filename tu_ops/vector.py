@@ -28,7 +28,7 @@ from ir.vector import enums as E
 from ir.vector.units import SHAPES, UNITS, VeMode, VeOpName, VeUnit, is_rf, op_value, spec_of
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 from tu_ops.valid_count import PackConfig
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
@@ -85,7 +85,7 @@ class VectorEngineOp(TuOp):
     NAME: ClassVar[str] = "tu.vector"
     MNEMONIC: ClassVar[str] = "vector"
     PIPELINE_RANK: ClassVar[int] = 70
-    FEED_DEST: ClassVar[Any] = DestKind.VECTOR
+    FEED_DEST: ClassVar[str | None] = "VECTOR"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)

@@ -28,7 +28,7 @@ from ir.dtypes import DType
 from ir.vector.units import UNITS, spec_of
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
 
@@ -91,7 +91,7 @@ class VectorBranchOp(TuOp):
     NAME: ClassVar[str] = "tu.vector_branch"
     MNEMONIC: ClassVar[str] = "vector_branch"
     PIPELINE_RANK: ClassVar[int] = 76
-    FEED_DEST: ClassVar[Any] = DestKind.VECTOR_BRANCH
+    FEED_DEST: ClassVar[str | None] = "VECTOR_BRANCH"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)

@@ -21,7 +21,7 @@ from ir.mapping.nodes import Mapping
 from ir.vector.inter_reduce import inter_fault
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 
 __all__ = ["InterReduceName", "InterSliceReduceOp", "INTER_OPS"]
 
@@ -51,7 +51,7 @@ class InterSliceReduceOp(TuOp):
     MNEMONIC: ClassVar[str] = "inter_slice_reduce"
     PIPELINE_RANK: ClassVar[int] = 73
     TRACED_STAGE: ClassVar[str | None] = "vector_inter_slice_reduce"
-    FEED_DEST: ClassVar[Any] = DestKind.INTER_SLICE_REDUCE
+    FEED_DEST: ClassVar[str | None] = "INTER_SLICE_REDUCE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)

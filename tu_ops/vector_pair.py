@@ -34,7 +34,7 @@ from ir.vector.units import UNITS, PairUnit, spec_of
 from ir.vector.pair import unzip_problem
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
 from tu_ops.vector_reduce import reduce_problem
@@ -94,7 +94,7 @@ class VectorPairOp(TuOp):
     NAME: ClassVar[str] = "tu.vector_pair"
     MNEMONIC: ClassVar[str] = "vector_pair"
     PIPELINE_RANK: ClassVar[int] = 75
-    FEED_DEST: ClassVar[Any] = DestKind.VECTOR_PAIR
+    FEED_DEST: ClassVar[str | None] = "VECTOR_PAIR"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)

@@ -25,7 +25,7 @@ from ir.vector.units import is_rf
 from ir.mapping.sequence import sequence
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
-from tu_ops.enums import DestKind, FeedElementType
+from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
 import numpy as np
 
@@ -65,7 +65,7 @@ class VrfLoad(TuOp):
     MNEMONIC: ClassVar[str] = "vrf_load"
     PIPELINE_RANK: ClassVar[int] = 22
     TRACED_STAGE: ClassVar[str | None] = "to_vrf"
-    FEED_DEST: ClassVar[Any] = DestKind.VRF_LOAD
+    FEED_DEST: ClassVar[str | None] = "VRF_LOAD"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("vrf",)

@@ -114,7 +114,7 @@ class Decoder:
             return self.dtype(self.expect(val, "dtype", f"`{what}` is a dtype such as `i8`"), val.line, val.col)
         if hint is Mapping:
             return self.mapping(self.expect(val, "string", f"`{what}` is a quoted mapping")[1:-1], val.line, val.col)
-        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if isinstance(hint, type) and (issubclass(hint, enum.Enum) or "__members__" in vars(type(hint))):  # DestKind too
             name = self.expect(val, "enum", f"`{what}` is one of {', '.join(hint.__members__)}")
             return self.member(hint, name, val.line, val.col)
         if attrs.has(hint):

@@ -23,6 +23,7 @@ from ir.fetch_lift import lifted_space
 from ir.lark_cache import lalr_parser
 from ir.location import Location
 from tu_ops import OP_CLASSES, BUILTIN_TARGETS, rngd
+from tu_ops.stage_record import record_class
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
@@ -263,7 +264,7 @@ class _Builder(Transformer):
     @_at
     def record(self, meta: Any, c: list[Any]) -> _Record:
         op = str(c[1])
-        cls = OPS.get(op)
+        cls = record_class(op)
         if cls is None:
             raise self.dec.error(f"unknown op `{op}`; expected one of {', '.join(OPS)}", c[1].line, c[1].column)
         loc = self._loc(c[-1]) if isinstance(c[-1], lark.Token) and c[-1].type == "LOC" else None

@@ -18,6 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ir.declare import Table
+from ir.stage_spec import STAGES
+
+from backends.cpu import layout
 
 __all__ = ["HANDLERS", "handles", "takes_compact", "takes_lazy", "takes_options"]
 
@@ -30,7 +33,21 @@ def _load() -> None:
                               vector_inter, vector_pair, views)
 
 
-HANDLERS = Table("cpu handler", _load, package="backends.cpu")
+def _stage_handler(op_cls: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
+    """A declared stage's handler (ir.stage_spec): its `run` on each row of the stream buffer."""
+    spec = STAGES.get(op_cls)
+    if spec is None:
+        return None
+
+    def handler(op: Any, buf: Any) -> Any:
+        t = op.input.type
+        out = spec.run(op, buf.reshape(-1, t.time.size, t.packet.size))
+        return out.reshape(layout.shape_of(op.result.type))
+
+    return handler, {}
+
+
+HANDLERS = Table("cpu handler", _load, package="backends.cpu", derive=_stage_handler)
 
 
 def handles(*op_classes: type, options: bool = False,

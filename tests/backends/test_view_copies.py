@@ -93,7 +93,7 @@ def _spied_tiles(monkeypatch) -> list[tuple[bool, np.ndarray]]:
         seen.append((owned, done))
         return done
 
-    monkeypatch.setitem(HANDLERS._ready(), ToView, spy)
+    monkeypatch.setitem(HANDLERS._base.fns, ToView, spy)  # loaded by the lookup above
     return seen
 
 

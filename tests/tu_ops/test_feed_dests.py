@@ -1,5 +1,6 @@
-"""tu_ops/feed_dests.py: the index of feed destination classes says what the op classes
-declare (`FEED_DEST`), and a feed's verifier loads only the class it names."""
+"""tu_ops/feed_dests.py: the destination kinds are what the record classes declare
+(`FEED_DEST`), nothing is kept beside them, and a feed's verifier finds the class of a kind
+without loading the other record modules."""
 
 from __future__ import annotations
 
@@ -7,23 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tu_ops.enums import DestKind
-from tu_ops.feed_dests import DEST_CLASSES, feed_destination, feed_destinations
+import tu_ops
+from tu_ops.feed_dests import DestKind, feed_destination, feed_destinations
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_index_is_what_the_classes_declare() -> None:
-    declared = {kind.name: cls for kind, cls in feed_destinations().items()}
-    assert {kind: load() for kind, load in DEST_CLASSES.items()} == declared, \
-        "update DEST_CLASSES in tu_ops/feed_dests.py"
+def test_the_kinds_are_the_classes_declarations() -> None:
+    declared = {vars(c)["FEED_DEST"]: c for c in tu_ops.OP_CLASSES if vars(c).get("FEED_DEST") is not None}
+    assert {kind.name: cls for kind, cls in feed_destinations().items()} == declared
     for kind in DestKind:
-        assert feed_destination(kind) is feed_destinations().get(kind)
+        assert feed_destination(kind) is declared[kind.name] and DestKind[kind.name] is kind
+        assert DestKind.of(kind.op_class) is kind and str(kind) == kind.name
+    assert DestKind.CAST.op_class.MNEMONIC == "cast_op"  # a kind's name need not be its mnemonic
 
 
 def test_one_destination_loads_one_module() -> None:
-    code = ("import sys\nfrom tu_ops.enums import DestKind\nfrom tu_ops.feed_dests import feed_destination\n"
-            "print(feed_destination(DestKind.TRF_LOAD).__name__, 'tu_ops.vector_pair' in sys.modules,"
+    code = ("import sys\nfrom tu_ops.trf import TrfLoad\nfrom tu_ops.feed_dests import DestKind, feed_destination\n"
+            "print(feed_destination(DestKind.of(TrfLoad)).__name__, 'tu_ops.vector_pair' in sys.modules,"
             " 'tu_ops.vector_branch' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})

@@ -41,7 +41,7 @@ STAGE_FAULTS = {
 def test_a_faulty_stage_lowering_is_refused(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     cls, fault, message = STAGE_FAULTS[case]
     right = LOWERINGS[cls]
-    monkeypatch.setitem(LOWERINGS._fns, cls, lambda op, site: fault(right(op, site)))
+    monkeypatch.setitem(LOWERINGS._base.fns, cls, lambda op, site: fault(right(op, site)))
     outcome = compile_kernel(example("gemm_i8_kernel"))
     assert outcome.status == "ok", outcome.diagnostics  # every op verifier of the lowering accepts it
     with pytest.raises(VisaTextError, match="disagrees with the record's types") as e:

@@ -19,8 +19,11 @@ import attrs
 from ir import ops as ir
 from ir.declare import Table, write_index
 from ir.errors import InternalError
+from ir.stage_spec import STAGES
+from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, TuContext
 from tu_ops.lower.program import ProgramChain
+from tu_ops.stage_record import record_of
 
 __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
            "FEED_FLITS", "PRINTED_TYPES"]
@@ -38,9 +41,22 @@ def _index() -> dict[str, dict[str, Callable[[], None]]]:
     return DECLARED
 
 
+def _stage_lowering(op_cls: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
+    """A declared stage's lowering (ir.stage_spec): its record of the op's types and choices."""
+    spec = STAGES.get(op_cls)
+    if spec is None:
+        return None
+    record = record_of(spec)
+
+    def lower(op: Any, site: Site) -> Any:
+        return record.of_types(Ref(site.result), Ref(site.src), op.input.type, spec.choices(op), op.loc)
+
+    return lower, {"into": record}
+
+
 # Each filled by the modules of `tu_ops.lower`; a lookup loads the one module that declares
 # the op (tu_ops/lower/declared_index.py, rewritten by `python -m tu_ops.lower.dispatch`).
-LOWERINGS = Table("lowering", _load, _index, package="tu_ops.lower")
+LOWERINGS = Table("lowering", _load, _index, package="tu_ops.lower", derive=_stage_lowering)
 FEED_FLITS = Table("feed packing", _load, _index, package="tu_ops.lower")
 PRINTED_TYPES = Table("lowered type", _load, _index, package="tu_ops.lower")
 INDEX_COMMAND = "python -m tu_ops.lower.dispatch"
@@ -121,6 +137,7 @@ def lower_stage(op: Any, site: Site) -> Any | None:
 def feed_flits(chain: ProgramChain) -> CollectFlits:
     """How many flits the feed of `chain` packs per time step (one unless its consumer says)."""
     consumer = chain.after_collect()[0]
+    LOWERINGS.require(type(consumer))  # the module of its lowering declares its packing too
     fn = FEED_FLITS.get(type(consumer))
     try:
         return fn(consumer) if fn is not None else CollectFlits.Flit1

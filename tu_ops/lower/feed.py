@@ -13,8 +13,9 @@ from ir.errors import InternalError
 from ir.fetch_lift_ops import FetchLift
 from ir.fetch_mask_ops import FetchMask
 from tu_ops.base import Ref
-from tu_ops.enums import CollectFlits, Conversion, ConversionKind, DestKind, TuContext
+from tu_ops.enums import CollectFlits, Conversion, ConversionKind, TuContext
 from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource
+from tu_ops.feed_dests import DestKind
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
@@ -24,17 +25,16 @@ __all__ = ["lower_feed", "conversions_of", "dest_kind"]
 
 def dest_kind(chain: ProgramChain) -> DestKind:
     """The kind of op the chain's collect stream feeds: the `FEED_DEST` of the tu op class its
-    consumer lowers into (`@lowers(..., into=)`)."""
-    consumer = chain.after_collect()[0]
+    consumer lowers into (`@lowers(..., into=)`; a function of the ops after the consumer
+    when they choose the record, as a Vector Engine pass does)."""
+    consumer, *rest = chain.after_collect()
+    LOWERINGS.require(type(consumer))  # its lowering's module declares `into`
     into = LOWERINGS.facts(type(consumer)).get("into")
-    kind = getattr(into, "FEED_DEST", None)
-    if kind is DestKind.VECTOR:  # a pair or tagged pass lowers to its own record
-        from tu_ops.lower.vector_kind import record_kind
-
-        kind = record_kind(chain.after_collect()[1:])
-    if kind is None:
+    if into is not None and not isinstance(into, type):
+        into = into(tuple(rest))
+    if getattr(into, "FEED_DEST", None) is None:
         raise InternalError(f"collect feeds a `{consumer.STAGE}`, which has no FeedBuffer destination")
-    return kind
+    return DestKind.of(into)
 
 
 def conversions_of(adapters: tuple[ir.Op, ...]) -> tuple[Conversion, ...]:

@@ -44,7 +44,7 @@ def _pass_ops(site: Site) -> tuple[Any, ...]:
     return rest[:end + 1] if isinstance(rest[end], vops.VectorFinal) else rest[:end]
 
 
-@lowers(vops.VectorInit, into=VectorEngineOp)
+@lowers(vops.VectorInit, into=record_kind)
 def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp | None:
     """The `vector` record of the pass entered at `op` (`vector_rf` when it reads the VRF);
     None when the pass starts with an inter-slice reduce (the InterFirst order)."""
@@ -57,7 +57,7 @@ def lower_vector(op: vops.VectorInit, site: Site) -> VectorEngineOp | None:
 def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
     """The record of the chain `body` entered at `op` (`vector_init`, or the tag after an
     InterFirst inter-slice reduce)."""
-    kind = record_kind(body).value
+    kind = record_kind(body).MNEMONIC
     if kind == "vector_pair":  # pair mode (tu_ops.lower.vector_pair)
         from tu_ops.lower.vector_pair import lower_pair
 

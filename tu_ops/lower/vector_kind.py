@@ -8,19 +8,23 @@ from typing import Any
 from ir.vector import enums as E
 from ir.vector.branch_ops import BRANCH_OP_CLASSES
 from ir.vector.stash_ops import STASH_OP_CLASSES
-from tu_ops.enums import DestKind
+from tu_ops.vector import VectorEngineOp
+from tu_ops.vector_branch import VectorBranchOp
+from tu_ops.vector_inter import InterSliceReduceOp
+from tu_ops.vector_pair import VectorPairOp
 
 __all__ = ["record_kind"]
 
 
-def record_kind(body: tuple[Any, ...]) -> DestKind:
-    """The destination kind of the pass whose ops after `vector_init` are `body`."""
+def record_kind(body: tuple[Any, ...]) -> type:
+    """The record class of the pass whose ops after `vector_init` are `body` (the `into` of
+    the `vector_init` lowering: a feed delivering to the pass names it)."""
     first = body[0] if body else None
     if getattr(first, "STAGE", "") == "vector_intra_slice_unzip":
-        return DestKind.VECTOR_PAIR
+        return VectorPairOp
     if getattr(first, "STAGE", "") == "vector_inter_slice_reduce":  # InterFirst (tu_ops.lower.vector_inter)
-        return DestKind.INTER_SLICE_REDUCE
+        return InterSliceReduceOp
     mode = getattr(first, "mode", None)
     if (mode is not None and mode.is_(E.TagMode.COMPARISON)) or any(isinstance(o, (*BRANCH_OP_CLASSES, *STASH_OP_CLASSES)) for o in body):
-        return DestKind.VECTOR_BRANCH
-    return DestKind.VECTOR
+        return VectorBranchOp
+    return VectorEngineOp

@@ -22,7 +22,7 @@ from ir import convert as cv
 from ir.fetch_lift import lift_offsets, lifted_axes
 from ir.fetch_mask import mask_keep
 from ir.runtime_types import checked_start
-from tu_ops.enums import ConversionKind, DestKind
+from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
 from visa.interp import lanes
@@ -185,7 +185,7 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
              and op.switch is None and op.lift is None and op.flits_per_packet * flit == elems
              and not padded(op.input_type.time, op.input_type.packet)
              and not padded(op.output_type.time, op.output_type.packet))
-    in_place = op.dest.kind in (DestKind.TRF_LOAD, DestKind.CONTRACT_OUTER)
+    in_place = op.dest.kind.op_class.FEED_PACKING is not None  # TRF_LOAD, CONTRACT_OUTER: they read the flits
     return plain and (in_place or any(n > 1 and s == 0 for n, s in zip(sizes[:ntime], strides[:ntime]))), in_place
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from ir.declare import Table
+from ir.stage_spec import spec_named
 from visa.interp.errors import check
 from visa.interp.lanes import Front
 from visa.interp.memory import Memory
@@ -55,7 +56,24 @@ def _load() -> None:
                              vector_branch_rf, vector_inter, vector_pair, vrf)
 
 
-STEPS = Table("interpreter step", _load, package="visa.interp")
+def _stage_step(mnemonic: Any) -> tuple[Step, dict[str, Any]] | None:
+    """A declared stage's step (ir.stage_spec): its `run` on the stream's live rows."""
+    spec = spec_named(mnemonic) if isinstance(mnemonic, str) else None
+    if spec is None:
+        return None
+
+    def step(ops: list[Any], i: int, state: ProgramState) -> int:
+        op = ops[i]
+        out, t = spec.run(op, state.input(op.input, op)), op.output_type
+        check(out.shape[1:] == (t.time.size, t.packet.size), f"the record produces {out.shape[1:]} steps x "
+              f"cells, its output stream is ({t.time.size}, {t.packet.size})", op)
+        state.local[op.result.id] = out
+        return 1
+
+    return step, {}
+
+
+STEPS = Table("interpreter step", _load, package="visa.interp", derive=_stage_step)
 
 
 def executes(mnemonic: str) -> Callable[[Step], Step]:
