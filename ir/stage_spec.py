@@ -9,7 +9,7 @@ the cpu backend and the VISA interpreter both call), and its record's place in t
 pipeline, engine and the element types a feed may bring it. From it are derived: the DSL
 method (npu_opt.stagebase), the cpu handler (backends.cpu.handlers), the record class, its
 VISA text and its re-derivation (tu_ops.stage_record), the lowering (tu_ops.lower.dispatch),
-the feed destination kind (tu_ops.feed_dests) and the interpreter step (visa.interp.steps).
+the feed destination kind (tu_ops.feed_fields) and the interpreter step (visa.interp.steps).
 
 `declare_stage(spec)` enters it in `STAGES`; inside an open `ir.declare.Registry` it goes into
 that registry alone (a test's toy stage). A built-in stage's module is imported by `_load`.

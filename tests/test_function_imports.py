@@ -131,10 +131,9 @@ def _targets(node: ast.Import | ast.ImportFrom, known: set[str]) -> list[str]:
 LOADING: dict[tuple[str, str], str] = {
     ("driver.compile_command", "_preload"): "the pipeline, imported before forking workers (and only then)",
 }
-# Modules made of such functions (the generated index, the feed destinations): each imports the one module that declares a key.
+# Modules made of such functions (the generated index): each imports the modules that declare a key.
 LOADING_MODULES: dict[str, str] = {
     "tu_ops.lower.declared_index": "the lowering's index (ir/declare.py): a lookup imports one module",
-    "tu_ops.feed_dests": "a feed's verifier imports the one destination class it checks (issue 29)",
 }
 
 

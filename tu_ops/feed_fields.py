@@ -1,20 +1,27 @@
 """The fields of a `FeedBuffer` record (tu_ops/feed.py): its source, second source, destination
-and read shapes, and the elements one DM access of a read shape fetches."""
+and read shapes, and the elements one DM access of a read shape fetches.
+
+A destination's kind (`DestKind`) is derived from the record classes, not listed beside
+them: it is the `FEED_DEST` name a class declares, and the class. So a feed's verifier has
+the one class it checks against without loading the other record modules (issue 29), and a
+record declared in a registry of its own (ir.declare.Registry) is a kind while that is open.
+Its enum-like face (`DestKind.VECTOR`, `DestKind["CAST"]`, iteration) knows the classes
+loaded so far (`tu_ops.feed.feed_destinations` loads them all; the VISA parser has)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, Iterator
 
 import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from ir.rules.fetch import ReadPlan, fetch_volume, read_run
-from tu_ops.base import Entry, Ref
+from tu_ops.base import FEED_DESTS, Entry, Ref
 from tu_ops.enums import TuContext
-from tu_ops.feed_dests import DestKind
+from tu_ops.stage_record import stage_records
 
-__all__ = ["FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
+__all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
 
 
 def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
@@ -43,6 +50,51 @@ class FeedInterleave:
     TEXT_STYLE: ClassVar[str] = "tuple"
     tensor: Ref
     axis: MappingExpr
+
+
+class _Kinds(type):
+    """`DestKind`'s members: the names the loaded record classes declare (and declared stages')."""
+
+    @property
+    def __members__(cls) -> dict[str, DestKind]:
+        stage_records()  # the declared stages' records declare theirs when made
+        return {name: DestKind.of(op_class) for name, op_class in FEED_DESTS.items()}
+
+    def __getattr__(cls, name: str) -> DestKind:
+        kind = cls.__members__.get(name) if name.isupper() else None
+        if kind is None:
+            raise AttributeError(name)
+        return kind
+
+    def __getitem__(cls, name: str) -> DestKind:
+        return cls.__members__[name]
+
+    def __iter__(cls) -> Iterator[DestKind]:
+        return iter(cls.__members__.values())
+
+
+@attrs.frozen
+class DestKind(metaclass=_Kinds):
+    """Kind of op a FeedBuffer delivers to: the `FEED_DEST` a record class declares, printed
+    by that name, and the class (`op_class`)."""
+
+    TEXT_STYLE: ClassVar[str | None] = None  # printed as its name (tu_ops.printing)
+    name: str
+    op_class: type = attrs.field(eq=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+    @classmethod
+    def of(cls, op_class: type) -> DestKind:
+        """The kind naming `op_class` (the class of its MRO that declares `FEED_DEST`), one
+        object per class."""
+        owner = next(c for c in op_class.__mro__ if vars(c).get("FEED_DEST") is not None)
+        kind = vars(owner).get("DEST_KIND")
+        if kind is None:
+            kind = DestKind(owner.FEED_DEST, owner)
+            owner.DEST_KIND = kind  # type: ignore[attr-defined]
+        return kind
 
 
 @attrs.frozen

@@ -19,7 +19,7 @@ from npu_opt import Context, DmTensor, HbmTensor, axes, device, i32, m
 from tests.engines import toy_stage
 from tu_ops import rngd
 from tu_ops.base import TU_OPS
-from tu_ops.feed_dests import DestKind
+from tu_ops.feed import DestKind
 from visa.interp import execute
 from visa.parser import parse_visa
 from visa.printer import print_artifact

@@ -14,8 +14,7 @@ from ir.fetch_lift_ops import FetchLift
 from ir.fetch_mask_ops import FetchMask
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, TuContext
-from tu_ops.feed import FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource
-from tu_ops.feed_dests import DestKind
+from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedInterleave, FeedLift, FeedSource
 from tu_ops.lower.dispatch import LOWERINGS
 from tu_ops.lower.program import ProgramChain
 from tu_ops.switch import SwitchRoute, route_of
