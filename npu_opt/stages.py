@@ -210,7 +210,6 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
 
 class BeginStream(StreamStage):
     """After `begin`: Time = 1, Packet = the DM element. Offers `fetch`."""
-
     AFTER = ops.Begin
 
     @stage_method("fetch")
@@ -224,7 +223,6 @@ class BeginStream(StreamStage):
 
 class FetchStream(StreamStage):
     """After `fetch`: the lifts, the fetch adapters (each at most once, in order) or `collect`."""
-
     AFTER = ops.Fetch
 
     # their stage classes reuse the bodies above, so their modules import this one: on first use
@@ -241,7 +239,6 @@ class FetchStream(StreamStage):
 
 class FetchTableLookupStream(StreamStage):
     """After `fetch_table_lookup`."""
-
     AFTER = ops.FetchTableLookup
 
     fetch_cast = _fetch_cast
@@ -252,7 +249,6 @@ class FetchTableLookupStream(StreamStage):
 
 class FetchCastStream(StreamStage):
     """After `fetch_cast`."""
-
     AFTER = ops.FetchCast
 
     fetch_zero_point_sub = _fetch_zero_point_sub
@@ -262,7 +258,6 @@ class FetchCastStream(StreamStage):
 
 class FetchZeroPointSubStream(StreamStage):
     """After `fetch_zero_point_sub`: an i5/i9 stream, which only `switch` and `collect` accept."""
-
     AFTER = ops.FetchZeroPointSub
 
     switch = _switch
@@ -271,7 +266,6 @@ class FetchZeroPointSubStream(StreamStage):
 
 class SwitchStream(StreamStage):
     """After `switch`: offers only `collect`."""
-
     AFTER = data_movement_ops.Switch
 
     collect = _collect
@@ -279,7 +273,6 @@ class SwitchStream(StreamStage):
 
 class CollectStream(StreamStage):
     """After `collect`: one flit per time step."""
-
     AFTER = ops.Collect
 
     cast = _cast
@@ -328,7 +321,6 @@ class CollectStream(StreamStage):
 
 class ContractOuterStream(StreamStage):
     """After `contract_outer`: offers `contract_packet`."""
-
     AFTER = ops.ContractOuter
 
     @stage_method("contract_packet")
@@ -341,7 +333,6 @@ class ContractOuterStream(StreamStage):
 
 class ContractPacketStream(StreamStage):
     """After `contract_packet`: offers `contract_time`."""
-
     AFTER = ops.ContractPacket
 
     @stage_method("contract_time")
@@ -355,7 +346,6 @@ class ContractPacketStream(StreamStage):
 
 class ContractTimeStream(StreamStage):
     """After `contract_time`: offers `contract_lane`."""
-
     AFTER = ops.ContractTime
 
     @stage_method("contract_lane")
@@ -370,7 +360,6 @@ class ContractTimeStream(StreamStage):
 class ContractStream(StreamStage):
     """After `contract_lane`: an i32/f32 stream; offers `cast`, `transpose`, `commit_trim` and
     `vector_init`."""
-
     AFTER = ops.ContractLane
 
     cast = _cast
@@ -390,7 +379,6 @@ class VectorFinalStream(StreamStage):
 
 class CastStream(StreamStage):
     """After `cast`: offers `transpose` and `commit_trim`."""
-
     AFTER = ops.Cast
 
     transpose = _transpose
@@ -399,7 +387,6 @@ class CastStream(StreamStage):
 
 class TransposeStream(StreamStage):
     """After `transpose`: offers only `commit_trim`."""
-
     AFTER = data_movement_ops.Transpose
 
     commit_trim = _commit_trim
@@ -414,7 +401,6 @@ def _commit_view(self: StreamStage, loc: Location, dst: Any) -> None:
 
 class CommitTrimStream(StreamStage):
     """After `commit_trim`: optional commit conversion, then `commit` or `commit_view`."""
-
     AFTER = ops.CommitTrim
 
     commit = _commit
@@ -434,7 +420,6 @@ class CommitTrimStream(StreamStage):
 
 class CommitCastStream(StreamStage):
     """After `commit_cast`: offers `commit` and `commit_view`."""
-
     AFTER = ops.CommitCast
 
     commit = _commit
