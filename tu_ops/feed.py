@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-import tu_ops
-
 from ir.dtypes import DType
 from ir.mapping.nodes import IDENTITY, Mapping as MappingExpr
 from ir.rules.collect import collect_plan
@@ -25,6 +23,7 @@ from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_source import source_problem, start_problem
+from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destinations
 from tu_ops.feed_fields import DestKind, FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
 from tu_ops.fetch_mask import mask_problem, masked
 from tu_ops.printing import mapping_text, value_text
@@ -198,10 +197,7 @@ class FeedBuffer(TuOp):
 
     @rule("FEED-2")
     def _feed_2(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        dest = self.dest.kind.op_class
-        accepted = dest.FEED_ELEMENTS if dest is not None else None
-        if accepted is None:
-            return f"destination kind {self.dest.kind} is later scope"
+        accepted = self.dest.kind.op_class.FEED_ELEMENTS
         if self.element_type not in accepted:
             names = ", ".join(sorted(e.name for e in accepted))
             return f"{self.dest.kind} does not accept element type {self.element_type} (accepted: {names})"
@@ -213,8 +209,8 @@ class FeedBuffer(TuOp):
         if not isinstance(flits, CollectFlits):
             return f"collect_flits {flits!r} is not Flit1 or Flit2"
         if flits is CollectFlits.Flit2 and self.dest.kind.op_class.FEED_PACKING is None:  # it packs one flit
-            packers = " or ".join(k.name for k, cls in feed_destinations().items() if cls.FEED_PACKING is not None)
-            return f"Flit2 delivery only into {packers}, not {self.dest.kind}"
+            packers = (kind.name for kind, cls in feed_destinations().items() if cls.FEED_PACKING is not None)
+            return f"Flit2 delivery only into {' or '.join(packers)}, not {self.dest.kind}"
         time2 = self.output_type.time.size
         if self.beats * flits.value != time2:
             return f"beats {self.beats} x {flits.value} flits != size(time2) {time2}"
@@ -389,20 +385,3 @@ class FeedBuffer(TuOp):
     def _feed_16(self, target: Any, ctx: VerifyContext | None) -> str | None:
         return None if self.lift is None else lift_problem(self, target)
 
-
-def feed_destinations() -> dict[DestKind, type]:
-    """The record class of every destination kind (every record class loaded first)."""
-    tu_ops.OP_CLASSES  # noqa: B018
-    return {kind: kind.op_class for kind in DestKind}
-
-
-def dest_element_types() -> dict[DestKind, frozenset[FeedElementType]]:
-    """FEED-2 as data: the element types each destination kind accepts, with Flit1 and Flit2
-    alike, from each op class's `FEED_ELEMENTS`. (RawInt8, Flit2, TRF_LOAD) is the
-    reference's v0.3 failure and is legal here."""
-    return {kind: cls.FEED_ELEMENTS for kind, cls in feed_destinations().items()}
-
-
-def dest_mnemonics() -> dict[DestKind, str]:
-    """The op mnemonic each destination kind names (FEED-12)."""
-    return {kind: cls.MNEMONIC for kind, cls in feed_destinations().items()}

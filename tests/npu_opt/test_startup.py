@@ -130,7 +130,7 @@ def test_importing_a_submodule_of_npu_opt_loads_no_vector_units(tmp_path: Path) 
 def test_a_gemm_compile_loads_no_vector_lowering(tmp_path: Path) -> None:
     """Issue 29: a kernel without Vector Engine stages loads the lowerings it uses (the
     lowering tables' index, tu_ops/lower/declared_index.py), the destination classes its
-    feeds name (tu_ops/feed_fields.py), and no vector, gather, runtime or SPM lowering or record
+    feeds name (tu_ops/feed_fields.py: DestKind), and no vector, gather, runtime or SPM lowering or record
     module (tu_ops/lower/build.py loads those with a kernel's first such step)."""
     argv = ["compile", str(ROOT / "examples" / "gemm.py"), "-o", str(tmp_path / "out"), "--jobs", "1"]
     loaded = _imported(argv, tmp_path, packages=False)

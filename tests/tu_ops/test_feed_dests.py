@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import tu_ops
-from tu_ops.feed import DestKind, feed_destinations
+from tu_ops.feed_dests import DestKind, feed_destinations
 
 ROOT = Path(__file__).resolve().parents[2]
 
