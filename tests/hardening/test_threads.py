@@ -199,33 +199,3 @@ def test_a_backend_is_made_once_when_threads_ask_together() -> None:
     assert set(registry) == {"typecheck", "cpu", "npu", "visa"} and "gpu" not in registry
     with pytest.raises(KeyError):
         registry["gpu"]
-
-
-def test_a_blas_library_loaded_after_the_first_limit_is_limited_too() -> None:
-    """The limit covers every BLAS loaded when a block is entered, also one a later import
-    brought in (here scipy's own OpenBLAS, next to numpy's), in a fresh process."""
-    pytest.importorskip("scipy")
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    script = (
-        "from threadpoolctl import threadpool_info\n"
-        "from ir.blas import blas_threads\n"
-        "import numpy\n"
-        "with blas_threads(1):\n"
-        "    pass\n"
-        "import scipy.linalg\n"
-        "with blas_threads(1):\n"
-        "    print(sorted(p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'))\n"
-        "print(len([p for p in threadpool_info() if p['user_api'] == 'blas']))\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "2"}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=root,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    inside, pools = done.stdout.split("\n")[:2]
-    assert int(pools) >= 2, "scipy brought no BLAS of its own: nothing to check"
-    assert inside == str([1] * int(pools))
