@@ -1,0 +1,130 @@
+"""`VrfTensor.reshape(VrfTensor[...])`: the reference's `unsafe { v.reshape() }` of a VRF
+tensor (furiosa-opt-std v0.9, tensor/memory.rs). The words stay where they are and the target
+type names them anew: cell i of the old element is cell i of the new one. A later Vector
+Engine pass reads the relabelled tensor; checked on cpu against a numpy oracle, on the VISA
+interpreter bit for bit, and the refusals (a level's size, the dtype, the kind, slices that
+hold no data named) as coded diagnostics at the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npu_opt
+from npu_opt import *  # noqa: F403
+from ir.errors import CompileError
+from tu_ops import rngd
+from visa.interp import execute
+from visa.parser import parse_visa
+from visa.printer import print_artifact
+from visa.verify import verify_text
+from tests.vrf.kernels import _store
+
+axes(A=8, E=64, P=8, Q=8, S=256)  # noqa: F405
+
+Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")  # noqa: F405
+RNG = np.random.default_rng(36)
+X = RNG.integers(-(2**31), 2**31, (8, 8, 8), dtype=np.int64).astype(np.int32)
+B = RNG.integers(-(2**31), 2**31, 64, dtype=np.int64).astype(np.int32)
+
+
+def _add(ctx, x, operand):
+    """y[a, p, q] = x[a, p, q] + operand[p, q] (wrapping i32), the operand a VRF tensor over P, Q."""
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, P, Q")])  # noqa: F405
+    y = (ctx.main.begin(x.view()).fetch(m("A, P"), m("Q")).collect(m("A, P"), m("Q"))  # noqa: F405
+         .vector_init().vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.ADD_FXP, operand)  # noqa: F405
+         .vector_final().commit_trim(m("Q")).commit())  # noqa: F405
+    return y.to_hbm(ctx.tdma)
+
+
+@device(chip=1)  # noqa: F405
+def regroup(ctx: Context, x: HbmTensor[i32, Chip, m("A, P, Q")],  # noqa: F405
+            b: HbmTensor[i32, Chip, m("E")]) -> HbmTensor[i32, Chip, m("A, P, Q")]:  # noqa: F405
+    """b stored over E, read as P, Q: word p * 8 + q is cell (p, q)."""
+    b_vrf = _store(ctx, b, i32, m("E"))  # noqa: F405
+    return _add(ctx, x, b_vrf.reshape(VrfTensor[i32, Chip, Cluster, Slice, m("P, Q")]))  # noqa: F405
+
+
+@device(chip=1)  # noqa: F405
+def crossed(ctx: Context, x: HbmTensor[i32, Chip, m("A, P, Q")],  # noqa: F405
+            b: HbmTensor[i32, Chip, m("E")]) -> HbmTensor[i32, Chip, m("A, P, Q")]:  # noqa: F405
+    """b stored over E, read as Q, P: word q * 8 + p is cell (p, q), so the pass reads it across."""
+    b_vrf = _store(ctx, b, i32, m("E"))  # noqa: F405
+    return _add(ctx, x, b_vrf.reshape(VrfTensor[i32, Chip, Cluster, Slice, m("Q, P")]))  # noqa: F405
+
+
+def _wrap(v):
+    return ((v.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+ORACLES = {
+    regroup: lambda x, b: _wrap(x.astype(np.int64) + b.reshape(8, 8)[None]),
+    crossed: lambda x, b: _wrap(x.astype(np.int64) + b.reshape(8, 8).T[None]),
+}
+
+
+@pytest.mark.parametrize("kernel", [regroup, crossed], ids=["regroup", "crossed"])
+def test_cpu_matches_the_oracle(kernel):
+    np.testing.assert_array_equal(npu_opt.run(kernel, X, B), ORACLES[kernel](X, B))
+
+
+@pytest.mark.parametrize("kernel", [regroup, crossed], ids=["regroup", "crossed"])
+def test_visa_verifies_and_agrees_with_cpu(kernel):
+    artifact = npu_opt.compile(kernel)
+    assert print_artifact(parse_visa(artifact.text)) == artifact.text
+    verify_text(artifact.text, rngd())
+    visa = execute(parse_visa(artifact.text), [X, B])
+    np.testing.assert_array_equal(visa, ORACLES[kernel](X, B))
+    np.testing.assert_array_equal(npu_opt.run(kernel, X, B).view(np.uint32), visa.view(np.uint32))
+
+
+def test_the_relabel_is_a_record_of_its_own():
+    """The pass reads the reshape's result, whose type is the target type; the load keeps its own."""
+    text = npu_opt.compile(regroup).text
+    (rec,) = [t for t in text.splitlines() if " = rf_reshape " in t]
+    assert rec.split(" ; loc ")[0].endswith(': vrf[i32, "1", "1 # 2", "1 # 256", "E"] -> '
+                                            'vrf[i32, "1", "1 # 2", "1 # 256", "P, Q"]')
+    reshaped = rec.split(" = ")[0].strip()
+    (reader,) = [t for t in text.splitlines() if " = vector_rf " in t]
+    assert f"rf=[{reshaped}]" in reader
+
+
+def test_a_tampered_relabel_is_refused_by_the_verifier():
+    from visa.verify import VisaVerifyError
+
+    text = npu_opt.compile(regroup).text
+    bad = text.replace('-> vrf[i32, "1", "1 # 2", "1 # 256", "P, Q"]', '-> vrf[i32, "1", "1 # 2", "1 # 256", "P"]', 1)
+    assert bad != text
+    with pytest.raises(VisaVerifyError, match="RFRESHAPE-2"):
+        verify_text(bad, rngd())
+
+
+def _refused(kernel):
+    with pytest.raises(CompileError) as info:
+        npu_opt.compile(kernel)
+    return info.value
+
+
+def _kernel_reshaping_to(target):
+    @device(chip=1)  # noqa: F405
+    def bad(ctx: Context, x: HbmTensor[i32, Chip, m("A, P, Q")],  # noqa: F405
+            b: HbmTensor[i32, Chip, m("E")]) -> HbmTensor[i32, Chip, m("A, P, Q")]:  # noqa: F405
+        b_vrf = _store(ctx, b, i32, m("E"))  # noqa: F405
+        relabelled = b_vrf.reshape(target)  # the refused line
+        return _add(ctx, x, relabelled)
+
+    return bad
+
+
+@pytest.mark.parametrize("target, code, words", [
+    (VrfTensor[i32, Chip, Cluster, Slice, m("P")], "VIEW-5", "Element level from 64 to 8"),  # noqa: F405
+    (VrfTensor[f32, Chip, Cluster, Slice, m("P, Q")], "TYPE-6", "keeps the element type i32"),  # noqa: F405
+    (DmTensor[i32, Chip, Cluster, Slice, m("P, Q")], "TYPE-6", "keeps the kind of tensor"),  # noqa: F405
+    (VrfTensor[i32, Chip, Cluster, m("S"), m("P, Q")], "RFRESHAPE-1", "slice"),  # noqa: F405
+], ids=["count", "dtype", "kind", "padded-slices-named"])
+def test_refusals_are_coded_at_the_users_line(target, code, words):
+    err = _refused(_kernel_reshaping_to(target))
+    assert [d.code for d in err.diagnostics][:1] == [code]
+    assert words in str(err)
+    assert "relabelled = b_vrf.reshape(target)" in str(err)
