@@ -18,6 +18,7 @@ from visa.interp import execute
 from visa.parser import parse_visa
 from visa.printer import print_artifact
 from visa.verify import verify_text
+from visa.artifact import VisaTextError
 from tests.vrf.kernels import _store
 
 axes(A=8, E=64, P=8, Q=8, S=256)  # noqa: F405
@@ -52,6 +53,34 @@ def crossed(ctx: Context, x: HbmTensor[i32, Chip, m("A, P, Q")],  # noqa: F405
     """b stored over E, read as Q, P: word q * 8 + p is cell (p, q), so the pass reads it across."""
     b_vrf = _store(ctx, b, i32, m("E"))  # noqa: F405
     return _add(ctx, x, b_vrf.reshape(VrfTensor[i32, Chip, Cluster, Slice, m("Q, P")]))  # noqa: F405
+
+
+@device(chip=1)  # noqa: F405
+def two_live(ctx: Context, x: HbmTensor[i32, Chip, m("A, P, Q")], b: HbmTensor[i32, Chip, m("E")],  # noqa: F405
+             c: HbmTensor[i32, Chip, m("A, P, Q")]) -> HbmTensor[i32, Chip, m("A, P, Q")]:  # noqa: F405
+    """y = (x + b as P, Q) * c: the relabelled tensor stays live (and in place) while a second
+    VRF tensor is stored after the relabel and before the pass reading both."""
+    b_vrf = _store(ctx, b, i32, m("E")).reshape(VrfTensor[i32, Chip, Cluster, Slice, m("P, Q")])  # noqa: F405
+    c = c.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, P, Q")])  # noqa: F405
+    c_vrf = (ctx.sub.begin(c.view()).fetch(m("A, P"), m("Q")).collect(m("A, P"), m("Q"))  # noqa: F405
+             .to_vrf(m("A, P, Q")))  # noqa: F405
+    x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, Slice, m("A, P, Q")])  # noqa: F405
+    y = (ctx.main.begin(x.view()).fetch(m("A, P"), m("Q")).collect(m("A, P"), m("Q"))  # noqa: F405
+         .vector_init().vector_intra_slice_tag(TagMode.ZERO)  # noqa: F405
+         .vector_fxp(FxpBinaryOp.ADD_FXP, b_vrf).vector_fxp(FxpBinaryOp.MUL_INT, c_vrf)  # noqa: F405
+         .vector_final().commit_trim(m("Q")).commit())  # noqa: F405
+    return y.to_hbm(ctx.tdma)
+
+
+def test_a_relabelled_tensor_stays_live_through_its_readers():
+    x, b, c = (RNG.integers(-1000, 1000, shape).astype(np.int32) for shape in ((8, 8, 8), 64, (8, 8, 8)))
+    want = (x + b.reshape(8, 8)[None]) * c
+    artifact = npu_opt.compile(two_live)
+    verify_text(artifact.text, rngd())
+    loads = [t for t in artifact.text.splitlines() if " = vrf_load " in t]
+    assert [" base=0 " in t for t in loads] == [True, False]  # the second load placed after the first
+    np.testing.assert_array_equal(npu_opt.run(two_live, x, b, c), want)
+    np.testing.assert_array_equal(execute(parse_visa(artifact.text), [x, b, c]), want)
 
 
 def _wrap(v):
@@ -91,12 +120,10 @@ def test_the_relabel_is_a_record_of_its_own():
 
 
 def test_a_tampered_relabel_is_refused_by_the_verifier():
-    from visa.verify import VisaVerifyError
-
     text = npu_opt.compile(regroup).text
     bad = text.replace('-> vrf[i32, "1", "1 # 2", "1 # 256", "P, Q"]', '-> vrf[i32, "1", "1 # 2", "1 # 256", "P"]', 1)
     assert bad != text
-    with pytest.raises(VisaVerifyError, match="RFRESHAPE-2"):
+    with pytest.raises(VisaTextError, match="RFRESHAPE-2"):
         verify_text(bad, rngd())
 
 
@@ -128,3 +155,19 @@ def test_refusals_are_coded_at_the_users_line(target, code, words):
     assert [d.code for d in err.diagnostics][:1] == [code]
     assert words in str(err)
     assert "relabelled = b_vrf.reshape(target)" in str(err)
+
+
+def test_the_schedule_orders_a_relabelled_tensors_reader_after_its_load():
+    """The pass reads the relabel's words, which are the load's: a RAW hazard on the load."""
+    from backends.npu import compile_kernel
+    from visa.schedule import schedule_artifact
+
+    outcome = compile_kernel(two_live)
+    assert outcome.status == "ok", outcome.diagnostics
+    s = schedule_artifact(outcome.artifact)
+    steps = {r.mnemonic: slot for slot in s.slots for r in slot.step.records}
+    loads = [slot for slot in s.slots if any(r.mnemonic == "vrf_load" for r in slot.step.records)]
+    reader = steps["vector_rf"]
+    assert all(reader.start >= load.start + load.step.duration for load in loads)
+    assert sum(h.kind == "RAW" and h.after == reader.step.index and h.location.startswith("vrf[")
+               for h in s.hazards) == 2

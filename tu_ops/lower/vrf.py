@@ -5,7 +5,8 @@ A VRF tensor occupies `size(element)` words of every slice's VRF, word `i` holdi
 `i` of its element mapping; the load's `write` and the pass's `rf_read` are the sequencer
 walks (`ir.mapping.sequence`) from the stream's `[time, packet]` to those words. The
 allocation gives each tensor the lowest word at which it overlaps no VRF tensor live at
-its step (live from its load, or its `tensor_new`, through the last pass reading it); one
+its step (live from its load, or its `tensor_new`, through the last pass reading it or a
+relabel of it, `rf_reshape`); one
 that does not fit is VRF-6.
 """
 
@@ -66,14 +67,18 @@ def _read_stream(record_input: Any, tensor: Any, body: Any) -> Any:
 def _liveness(kernel: Any) -> dict[int, list]:
     """VRF tensor id -> [load, first step, last step]."""
     live: dict[int, list] = {}
+    root: dict[int, int] = {}  # a relabel's result -> the tensor it names (tu_ops.rf_reshape)
     for step, s in enumerate(kernel.steps):
         for op in (s.ops if isinstance(s, TuProgram) else (s,)):
             if vrf_words(op) is not None:  # a vrf_load, or a VRF tensor made by new()
                 live[op.result.id] = [op, step, step]
+            elif op.MNEMONIC == "rf_reshape":
+                root[op.result.id] = root.get(op.input.id, op.input.id)
             elif hasattr(op, "rf_read"):  # a pass that reads the VRF (vector_rf, vector_branch_rf, ...)
                 for ref in op.rf:
-                    if ref.id in live:
-                        live[ref.id][2] = max(live[ref.id][2], step)
+                    r = root.get(ref.id, ref.id)
+                    if r in live:
+                        live[r][2] = max(live[r][2], step)
     return live
 
 
