@@ -45,5 +45,6 @@ def rf_reshape(tensor: Any, levels: tuple[Any, ...]) -> Any:
         tracer.refuse(target, loc, "reshape")
         return Poisoned("reshape")
     op = RfReshape.build(tracer.value, input=tensor.value, to=target, loc=loc)
-    tracer.emit(op)
+    if not tracer.emit(op):  # refused: later uses of it are silent
+        return Poisoned("reshape")
     return type(tensor)(op.result)

@@ -19,7 +19,7 @@ from ir.rf_relabel import relabel_problem
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, operand, rule
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 
-__all__ = ["RfReshapeOp", "rf_root"]
+__all__ = ["RfReshapeOp", "rf_root", "rf_aliases"]
 
 
 @attrs.frozen(kw_only=True)
@@ -62,3 +62,13 @@ def rf_root(ref: Any, op_of: Any) -> Any:
     while op is not None and getattr(op, "MNEMONIC", None) == "rf_reshape":
         op = op_of(op.input)
     return op
+
+
+def rf_aliases(ops: Any) -> dict[int, int]:
+    """Every relabel's result id -> the id of the tensor its chain starts at (`ops` in body
+    order): a read of the relabel is a read of that tensor (its liveness, its place)."""
+    root: dict[int, int] = {}
+    for op in ops:
+        if getattr(op, "MNEMONIC", None) == "rf_reshape":
+            root[op.result.id] = root.get(op.input.id, op.input.id)
+    return root

@@ -22,6 +22,7 @@ from ir.resident import placements
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.dma_view import dm_roots
+from tu_ops.rf_reshape import rf_aliases, rf_root
 from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
@@ -129,7 +130,7 @@ def _check_operands(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                                   f"its input as {type_text(want, spatial=spatial)}")
         weights = getattr(op, "weights", None)
         if weights is not None:
-            load = producers.get(weights.id)
+            load = rf_root(weights, lambda ref: producers.get(ref.id))  # through its relabels
             if load is None or trf_maker(load, target) is None:
                 raise fail.op(op, f"weights {weights} is not the result of a trf_load or a TRF tensor_new")
             if load.output_type.dtype != op.weight_type.dtype:
@@ -176,13 +177,11 @@ def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
     relabel of it), as the VRF allocation places it; one that does not fit is VRF-6. A
     `tensor_new` has no field for its word, a `vrf_load` its `base`."""
     live: dict[int, list] = {}  # tensor id -> [record, first step, last step]
-    root: dict[int, int] = {}  # a relabel's result -> the tensor it names
+    root = rf_aliases(kernel.ops())  # a relabel's result -> the tensor it names
     for step, s in enumerate(kernel.steps):
         for op in (s.ops if isinstance(s, TuProgram) else (s,)):
             if vrf_words(op) is not None:
                 live[op.result.id] = [op, step, step]
-            if op.MNEMONIC == "rf_reshape":
-                root[op.result.id] = root.get(op.input.id, op.input.id)
             for ref in op.rf if hasattr(op, "rf_read") else ():  # a pass reading the VRF (or a relabel of it)
                 r = root.get(ref.id, ref.id)
                 if r in live:

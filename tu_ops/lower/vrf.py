@@ -22,6 +22,7 @@ from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
+from tu_ops.rf_reshape import rf_aliases
 from tu_ops.vrf import VRF_WORDS, VectorRfOp, VrfLoad, vrf_words, walk
 
 __all__ = ["rf_pass", "allocate_vrf", "vrf_placement"]
@@ -67,13 +68,11 @@ def _read_stream(record_input: Any, tensor: Any, body: Any) -> Any:
 def _liveness(kernel: Any) -> dict[int, list]:
     """VRF tensor id -> [load, first step, last step]."""
     live: dict[int, list] = {}
-    root: dict[int, int] = {}  # a relabel's result -> the tensor it names (tu_ops.rf_reshape)
+    root = rf_aliases(kernel.ops())  # a relabel's result -> the tensor it names
     for step, s in enumerate(kernel.steps):
         for op in (s.ops if isinstance(s, TuProgram) else (s,)):
             if vrf_words(op) is not None:  # a vrf_load, or a VRF tensor made by new()
                 live[op.result.id] = [op, step, step]
-            elif op.MNEMONIC == "rf_reshape":
-                root[op.result.id] = root.get(op.input.id, op.input.id)
             elif hasattr(op, "rf_read"):  # a pass that reads the VRF (vector_rf, vector_branch_rf, ...)
                 for ref in op.rf:
                     r = root.get(ref.id, ref.id)
