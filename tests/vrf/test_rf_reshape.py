@@ -171,3 +171,20 @@ def test_the_schedule_orders_a_relabelled_tensors_reader_after_its_load():
     assert all(reader.start >= load.start + load.step.duration for load in loads)
     assert sum(h.kind == "RAW" and h.after == reader.step.index and h.location.startswith("vrf[")
                for h in s.hazards) == 2
+
+
+def test_the_traced_relabel_prints_back_and_lowers_from_its_text():
+    from ir.kernel_parser import parse_kernel
+    from tests.npu_opt.test_trf_reshape import regrouped
+    from tu_ops.lower import Options, lower
+    from visa.printer import print_visa
+
+    for kernel in (regroup, regrouped):
+        traced = kernel.trace().kernel
+        text = traced.text()
+        assert " = rf_reshape " in text
+        parsed = parse_kernel(text)
+        assert parsed.text() == text
+        direct = print_visa(lower(traced, Options(target=rngd())), rngd())
+        again = print_visa(lower(parsed, Options(target=rngd())), rngd())
+        assert again == "\n".join(line.split(" ; loc ")[0] for line in direct.split("\n"))
