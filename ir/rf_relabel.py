@@ -24,6 +24,9 @@ def _names(t: Any) -> tuple[str, ...]:
 def relabel_problem(old: Any, new: Any) -> Violation | None:
     """Why `new` is not a relabel of the register-file tensor type `old` (TYPE-6, VIEW-5,
     RFRESHAPE-1), or None."""
+    if old.kind not in ("vrf", "trf"):
+        return Violation("TYPE-6", f"`rf_reshape` relabels a VRF or TRF tensor, not a {old.kind} value",
+                         help="reshape an HBM or DM tensor through its view: `t.view().reshape(...)`")
     if getattr(new, "kind", None) != old.kind:
         return Violation("TYPE-6", f"`reshape` keeps the kind of tensor: {new} is not a {old.kind} type",
                          help=f"pass a {'VrfTensor' if old.kind == 'vrf' else 'TrfTensor'}[...] type")

@@ -49,8 +49,6 @@ class RfReshapeOp(TuOp):
 
     @rule("RFRESHAPE-2")
     def _relabel(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        if self.input_type.kind not in self.IN_KINDS:
-            return f"a {self.input_type.kind} tensor is not in a register file"
         v = relabel_problem(self.input_type, self.output_type)
         return None if v is None else f"{v.message} ({v.code})"
 
