@@ -274,7 +274,9 @@ _ENTRIES: list[CodeInfo] = [
         ("VRFLD-2", "VRF load size or walk wrong", "verify"),
         ("VEOP-4", "register-file step in a plain vector record", "verify"),
         ("VEOP-5", "VRF read walk does not cover the stream", "verify"),
-        ("VEOP-6", "VRF read outside its tensor", "verify"))],
+        ("VEOP-6", "VRF read outside its tensor", "verify"),
+        ("RFRESHAPE-1", "register-file reshape names slices that hold no data", "trace"),
+        ("RFRESHAPE-2", "register-file reshape record is not a relabel", "verify"))],
     # the intra-slice reduce (ir.vector.intra_reduce, ir.vector.reduce_ops)
     *[CodeInfo(code, title, phase, "Vector Engine") for code, title, phase in (
         ("VE-REDUCE-1", "the reduce output does not divide its input", "trace"),

@@ -302,6 +302,13 @@ class TrfTensor(_TensorClass):
 
     KIND = "trf"
 
+    def reshape(self, *levels: Any) -> Any:
+        """The same TRF words under the target type `TrfTensor[...]` (or its five level
+        mappings): every level keeps its size (npu_opt.rf_reshape)."""
+        from npu_opt.rf_reshape import rf_reshape
+
+        return rf_reshape(self, levels)
+
 
 class VrfTensor(_TensorClass):
     """A VRF tensor: `VrfTensor[dtype, Chip, Cluster, Slice, Element]` (i32 or f32), made by
@@ -309,3 +316,10 @@ class VrfTensor(_TensorClass):
     `vector_fp_binary`."""
 
     KIND = "vrf"
+
+    def reshape(self, *levels: Any) -> Any:
+        """The same VRF words under the target type `VrfTensor[...]` (or its four level
+        mappings), the reference's `unsafe { v.reshape() }` (npu_opt.rf_reshape)."""
+        from npu_opt.rf_reshape import rf_reshape
+
+        return rf_reshape(self, levels)

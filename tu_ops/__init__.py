@@ -126,7 +126,7 @@ def __getattr__(name: str) -> Any:
 def _op_classes() -> tuple[type, ...]:
     """Every lowered op class, in pipeline order (docs/reference/diagnostics.md): the classes
     the modules of `tu_ops` declare, ordered by their `PIPELINE_RANK`."""
-    from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute,  # noqa: F401
+    from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute, rf_reshape,  # noqa: F401
                         runtime, spm, transpose, trf, vector, vector_branch, vector_branch_rf, vector_inter,
                         vector_pair, vector_pair_rf, vrf)
     from tu_ops.base import TU_OPS

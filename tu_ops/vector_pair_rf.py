@@ -20,6 +20,7 @@ import attrs
 
 from ir.vector.units import spec_of
 from ir.vector.ways import FLIT
+from tu_ops.rf_reshape import rf_root
 from tu_ops.base import Ref, VerifyContext, operand, rule
 from tu_ops.vector_pair import VectorPairOp
 from tu_ops.vrf import VRF_WORDS, RfRead, vrf_words
@@ -58,7 +59,7 @@ class VectorPairRfOp(VectorPairOp):
             if any(e.stride < 0 for e in (*r.time, *r.packet)):
                 return "an rf_read stride is negative"
             top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
-            load = ctx.op(ref) if ctx is not None else None
+            load = rf_root(ref, ctx.op) if ctx is not None else None  # through its relabels
             if ctx is not None and vrf_words(load) is None:
                 return f"rf {ref} is not the result of a vrf_load or a VRF tensor_new"
             if load is not None and load.output_type.dtype != self.input_type.dtype:

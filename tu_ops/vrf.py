@@ -23,6 +23,7 @@ from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from ir.vector.units import is_rf
 from ir.mapping.sequence import sequence
+from tu_ops.rf_reshape import rf_root
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
@@ -182,7 +183,7 @@ class VectorRfOp(VectorEngineOp):
             top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
             if top >= VRF_WORDS:
                 return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
-            load = ctx.op(ref) if ctx is not None else None
+            load = rf_root(ref, ctx.op) if ctx is not None else None  # through its relabels
             words = vrf_words(load)
             if ctx is not None and words is None:
                 return f"rf {ref} is not the result of a vrf_load or a VRF tensor_new"

@@ -17,6 +17,7 @@ import attrs
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
+from tu_ops.rf_reshape import rf_aliases
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 
@@ -152,6 +153,9 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
     trf_load, each live from its creating step through its last reading step."""
     c, last = target.constants, _last_reads(kernel)
     roots = dm_roots(kernel.ops())
+    for ref, root in rf_aliases(kernel.ops()).items():  # a read of a TRF relabel is a read of its tensor
+        if ref in last:
+            last[root] = max(last.get(root, last[ref]), last[ref])
     for ref, step in list(last.items()):  # a use of a write into DM is a use of its tensor
         if ref in roots:
             last[roots[ref]] = max(last.get(roots[ref], step), step)

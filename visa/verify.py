@@ -22,6 +22,7 @@ from ir.resident import placements
 from tu_ops import BUILTIN_TARGETS
 from tu_ops.base import OpVerifyError
 from tu_ops.dma_view import dm_roots
+from tu_ops.rf_reshape import rf_aliases, rf_root
 from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
@@ -129,7 +130,7 @@ def _check_operands(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                                   f"its input as {type_text(want, spatial=spatial)}")
         weights = getattr(op, "weights", None)
         if weights is not None:
-            load = producers.get(weights.id)
+            load = rf_root(weights, lambda ref: producers.get(ref.id))  # through its relabels
             if load is None or trf_maker(load, target) is None:
                 raise fail.op(op, f"weights {weights} is not the result of a trf_load or a TRF tensor_new")
             if load.output_type.dtype != op.weight_type.dtype:
@@ -172,17 +173,19 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
     """Every VRF tensor sits at the lowest free word among the VRF tensors live at the step
-    that creates it (from its `vrf_load` or `tensor_new` through the last pass reading it), as
-    the VRF allocation places it; one that does not fit is VRF-6. A `tensor_new` has no field
-    for its word, a `vrf_load` its `base`."""
+    that creates it (from its `vrf_load` or `tensor_new` through the last pass reading it or a
+    relabel of it), as the VRF allocation places it; one that does not fit is VRF-6. A
+    `tensor_new` has no field for its word, a `vrf_load` its `base`."""
     live: dict[int, list] = {}  # tensor id -> [record, first step, last step]
+    root = rf_aliases(kernel.ops())  # a relabel's result -> the tensor it names
     for step, s in enumerate(kernel.steps):
         for op in (s.ops if isinstance(s, TuProgram) else (s,)):
             if vrf_words(op) is not None:
                 live[op.result.id] = [op, step, step]
-            for ref in op.rf if hasattr(op, "rf_read") else ():  # a pass reading the VRF
-                if ref.id in live:
-                    live[ref.id][2] = max(live[ref.id][2], step)
+            for ref in op.rf if hasattr(op, "rf_read") else ():  # a pass reading the VRF (or a relabel of it)
+                r = root.get(ref.id, ref.id)
+                if r in live:
+                    live[r][2] = max(live[r][2], step)
     base: dict[int, int] = {}
     for ref in sorted(live, key=lambda r: (live[r][1], r)):
         rec, first, _ = live[ref]
@@ -280,7 +283,7 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             into = getattr(step, "into", None)  # dma_into, memset: the result is `into`'s new contents
             if into is not None and types.get(into.id) != step.output_type:
                 raise fail.op(step, f"the {step.MNEMONIC} writes into {into}, which is not of its output type")
-            if step.MNEMONIC in ("tensor_new", "memset"):  # no derived field
+            if step.MNEMONIC in ("tensor_new", "memset", "rf_reshape"):  # no derived field (RFRESHAPE-2 its rule)
                 continue
             check_dma(step.as_dma() if step.MNEMONIC == "dma_spm" else step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,

@@ -1,4 +1,4 @@
-"""cpu handlers of `new`, `window`, `to_view` and `memset` (docs/views.md): offsets per level.
+"""cpu handlers of `new`, `window`, `to_view`, `memset` (docs/views.md) and `rf_reshape`: offsets per level.
 
 A buffer has one numpy axis per level (backends/cpu/layout.py); a view names, on every
 level, the positions `p + offset` of its base for the live positions `p` of its own
@@ -20,6 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.mapping.live import live_positions
 from ir.runtime_types import checked_start
 from ir.rules.views import fill_pattern
+from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
 from backends.cpu import arena, layout, moves, moves_strided
@@ -91,6 +92,13 @@ def _copy_cells(dst: np.ndarray, dst_offsets: tuple[int, ...] | None, src: np.nd
         dst[_grid(t, dst_offsets)] = src[_grid(t, src_offsets)]
         return
     _cells(dst, forms, dst_offsets, True)[...] = _cells(src, forms, src_offsets, False)
+
+
+@handles(RfReshape)
+def rf_reshape(op: RfReshape, src: np.ndarray) -> np.ndarray:
+    """A register-file relabel: a buffer has one axis per level by position, and every level
+    keeps its size and (Chip, Cluster, Slice) its live positions, so the cells are the same."""
+    return src
 
 
 @handles(NewTensor)

@@ -101,10 +101,3 @@ def test_kd_fetch_mask_split(tmp_path):
     codes = [d.code for d in npu_opt.check(kernel).diagnostics]
     assert codes[:1] == ["COMMIT-3"], codes
 
-
-def test_kd_rf_reshape():
-    """kd-rf-reshape: the register-file tensors offer no `reshape` (HBM and DM tensors do)."""
-    from npu_opt.tensors import DmTensor, HbmTensor, TrfTensor, VrfTensor
-
-    assert not hasattr(VrfTensor, "reshape") and not hasattr(TrfTensor, "reshape")
-    assert hasattr(HbmTensor, "reshape") and hasattr(DmTensor, "reshape")

@@ -9,6 +9,7 @@ import attrs
 
 from backends.npu import lower_kernel
 from ir.dtypes import DType
+from ir.mapping.api import m
 from npu_opt import FxpBinaryOp, i32
 from tests.vrf.kernels import rf_kernel
 from tu_ops.vrf import RfRead
@@ -71,4 +72,20 @@ BAD_VRF = {
     "VEOP-5:no-rf-step": _no_rf_step,
     "VEOP-6": lambda: _bad("vector_rf", True, rf_read=(RfRead(time=[(8, 0), (8, 16)], packet=[(8, 1)]),))(),
     "VEOP-6:not-a-load": lambda: _bad("vector_rf", True, rf=(_op("vector_rf").input,))(),
+    "RFRESHAPE-2": lambda: _relabel(element=_relabel_op().output_type.element.children()[0]),  # 64 words as P
+    "RFRESHAPE-2:dtype": lambda: _relabel(dtype=DType.F32),
+    "RFRESHAPE-2:slices": lambda: _relabel(slice=m("256")),  # every slice named, one holds the words
 }
+
+
+@functools.cache
+def _relabel_op():
+    """The `rf_reshape` of tests/vrf/test_rf_reshape.py's `regroup` (E relabelled as P, Q)."""
+    from tests.vrf.test_rf_reshape import regroup
+
+    return next(op for op in lower_kernel(regroup).ops() if op.MNEMONIC == "rf_reshape")
+
+
+def _relabel(**changes):
+    op = _relabel_op()
+    return attrs.evolve(op, output_type=attrs.evolve(op.output_type, **changes)), None

@@ -18,6 +18,7 @@ import attrs
 from ir.mapping.cells import Padding
 
 from tu_ops.base import Alloc
+from tu_ops.rf_reshape import rf_aliases
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
 from tu_ops.dma_commands import dm_bytes
@@ -78,9 +79,10 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
     row = target.constants.FLIT_BYTES
 
     roots = dm_roots(kernel.ops())
+    relabels = rf_aliases(kernel.ops())  # a TRF relabel's reader reads its tensor's rows
 
     def read(table: dict[int, _Tensor], ref: Any, step: int) -> None:
-        rid = roots.get(ref.id, ref.id)
+        rid = roots.get(ref.id, relabels.get(ref.id, ref.id))
         if rid in table:
             table[rid].last = max(table[rid].last, step)
 

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from ir import ops as ir
+from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from ir.errors import InternalError
 from ir.gather_ops import Gather, Scatter, Shuffle
@@ -119,7 +120,7 @@ def layout(kernel: Any, folded: dict[int, ToView] | None = None) -> Layout:
         if op.result is not None and op.result.id in skip:
             continue
         if isinstance(op, (ir.ToDm, ir.ToHbm, NewTensor, ToView, Memset, Gather, Scatter, Shuffle, ToSpm, SpmToDm,
-                           Redistribute, *RUNTIME_STEPS)):
+                           Redistribute, RfReshape, *RUNTIME_STEPS)):
             steps.append(("dma", op))
         elif op.result is not None and op.result.id in chains:
             steps.append(("program", chains[op.result.id]))

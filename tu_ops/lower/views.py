@@ -1,4 +1,5 @@
-"""Views and allocation lowered to `tensor_new`, `dma_window`, `dma_into` and `memset` (docs/views.md).
+"""Views and allocation lowered to `tensor_new`, `dma_window`, `dma_into` and `memset` (docs/views.md),
+and a register-file relabel to `rf_reshape`.
 
 A window's commands are those of a plain DMA between the view types, their addresses on the
 window's side shifted by the view's byte offset (`tu_ops.dma_records.view_dma`): in HBM, the chip offset
@@ -24,7 +25,9 @@ import attrs
 
 from ir import ops as ir
 from ir.rules.views import fill_pattern
+from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
+from tu_ops.rf_reshape import RfReshapeOp
 from tu_ops.base import Ref
 from tu_ops.dma_records import view_dma
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
@@ -99,6 +102,8 @@ def windows_of(kernel: Any) -> dict[int, Window]:
 def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict[int, int], typ: Any,
                     target: Any) -> Any | None:
     """The record of a view or allocation step, or None for a plain DMA (`lower_dma`'s)."""
+    if isinstance(op, RfReshape):  # a register-file relabel (tu_ops.rf_reshape)
+        return RfReshapeOp.of_types(Ref(result), Ref(refs[op.input.id]), typ(op.input), typ(op.result), op.loc)
     if isinstance(op, NewTensor):
         t = op.result.type
         if t.kind not in ("hbm", "dm", "trf", "vrf"):

@@ -5,7 +5,8 @@ A VRF tensor occupies `size(element)` words of every slice's VRF, word `i` holdi
 `i` of its element mapping; the load's `write` and the pass's `rf_read` are the sequencer
 walks (`ir.mapping.sequence`) from the stream's `[time, packet]` to those words. The
 allocation gives each tensor the lowest word at which it overlaps no VRF tensor live at
-its step (live from its load, or its `tensor_new`, through the last pass reading it); one
+its step (live from its load, or its `tensor_new`, through the last pass reading it or a
+relabel of it, `rf_reshape`); one
 that does not fit is VRF-6.
 """
 
@@ -21,6 +22,7 @@ from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
+from tu_ops.rf_reshape import rf_aliases
 from tu_ops.vrf import VRF_WORDS, VectorRfOp, VrfLoad, vrf_words, walk
 
 __all__ = ["rf_pass", "allocate_vrf", "vrf_placement"]
@@ -66,14 +68,16 @@ def _read_stream(record_input: Any, tensor: Any, body: Any) -> Any:
 def _liveness(kernel: Any) -> dict[int, list]:
     """VRF tensor id -> [load, first step, last step]."""
     live: dict[int, list] = {}
+    root = rf_aliases(kernel.ops())  # a relabel's result -> the tensor it names
     for step, s in enumerate(kernel.steps):
         for op in (s.ops if isinstance(s, TuProgram) else (s,)):
             if vrf_words(op) is not None:  # a vrf_load, or a VRF tensor made by new()
                 live[op.result.id] = [op, step, step]
             elif hasattr(op, "rf_read"):  # a pass that reads the VRF (vector_rf, vector_branch_rf, ...)
                 for ref in op.rf:
-                    if ref.id in live:
-                        live[ref.id][2] = max(live[ref.id][2], step)
+                    r = root.get(ref.id, ref.id)
+                    if r in live:
+                        live[r][2] = max(live[r][2], step)
     return live
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
+from tu_ops.rf_reshape import rf_aliases
 from tu_ops.trf_new import trf_maker
 from visa.facts import lowest, step_reads
 from visa.interp.dma import tensor_bytes
@@ -35,10 +36,11 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
     """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
     last: dict[int, int] = {}
     roots = dm_roots(kernel.ops())
+    relabels = rf_aliases(kernel.ops())  # a read of a TRF relabel is a read of its tensor's rows
     for i, step in enumerate(kernel.steps):
         wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
         for ref in [r.id for r in step_reads(step)] + wrote:
-            last[roots.get(ref, ref)] = i
+            last[roots.get(ref, relabels.get(ref, ref))] = i
     forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
     dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
                                            for p, (_, end) in zip(resident_params(kernel), resident_ranges(kernel.params))}

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 Runnable = Union["VisaArtifact", LoweredKernel]
 """What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
-_NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "dma_spm", "dma_shuffle", "dma_redistribute", "dma_relayout",
+_NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "rf_reshape", "dma_spm", "dma_shuffle", "dma_redistribute", "dma_relayout",
                             "dma_gather", "dma_scatter"})
 """The body steps `_run` does not hand to `run_dma` (which keeps the DM's copy notes itself)."""
 
@@ -207,6 +207,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
             env[step.result.id] = new_tensor(step, mem)
         elif step.MNEMONIC == "memset":
             env[step.result.id] = run_memset(step, mem)
+        elif step.MNEMONIC == "rf_reshape":  # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
+            env[step.result.id] = env[step.operands()[0].id]
         elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
             env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
         elif step.MNEMONIC == "dma_shuffle":

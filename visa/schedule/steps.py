@@ -188,6 +188,11 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Target) -> list[Ste
     """The steps of `kernel` (with its allocation facts derived), in body order."""
     allocs = ({a.tensor.id: a for a in (*kernel.dm_allocations, *resident_allocations(kernel))},
               {a.tensor.id: a for a in kernel.trf_allocations}, vrf_regions(kernel))
+    for s in kernel.steps:  # a relabel names its tensor's words (tu_ops.rf_reshape): its readers read them
+        if not isinstance(s, TuProgram) and s.MNEMONIC == "rf_reshape":
+            for held in allocs[1:]:
+                if s.input.id in held:
+                    held[s.result.id] = held[s.input.id]
     return [_dma_step(i, s, rates, target) if isinstance(s, DmaOp) else
             _runtime_step(i, s, rates, target) if getattr(s, "RUNTIME", False) else
             _new_step(i, s, rates, target, allocs) if not isinstance(s, TuProgram) else
@@ -197,10 +202,14 @@ def build_steps(kernel: LoweredKernel, rates: Rates, target: Target) -> list[Ste
 
 def _new_step(index: int, op: Any, rates: Rates, target: Target, allocs: Allocs) -> Step:
     """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
-    counts the cycles its class declares: none) where its allocation placed it."""
+    counts the cycles its class declares: none) where its allocation placed it; `rf_reshape`
+    one that touches no memory."""
     record = _record(op, rates, target)
     dm, trf, vrf = allocs
     ref = op.result.id
+    if op.MNEMONIC == "rf_reshape":  # writes nothing, reads nothing: a name for its tensor's words
+        return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles,
+                    records=(record,), accesses=(), claims=(DMA_CONTEXT,))
     side = Access("vrf", *vrf[ref], True, str(op.result)) if ref in vrf else \
         Access("trf", trf[ref].base_row, trf[ref].base_row + trf[ref].rows, True, str(op.result)) if ref in trf else \
         _side(op.result, op.output_type, dm.get(ref), True)
