@@ -1,4 +1,4 @@
-"""The interpreter's speed machinery against its plain path (visa/interp/speed.py), bit for bit.
+"""The interpreter's speed machinery against its plain path (visa/interp/fast/speed.py), bit for bit.
 
 Each case runs one artifact twice: with the machinery (`fast=True`: compiled float
 contractions, copy notes, pooled stores, `Repeated` and `Front` streams, row
@@ -20,7 +20,8 @@ from tests.backends import test_contract_fast as fast_cases
 from tests.kernel_files import EXAMPLES_DIR, _kernels, example, example_names
 from tests.lowering import kernels as lowering_kernels
 from tests.visa.test_interp import MATRIX, artifact, bits, host_inputs
-from visa.interp import contract, contract_jit, copies, feed, lanes, memo, pool, speed
+from visa.interp import contract, feed
+from visa.interp.fast import contract_jit, copies, lanes, memo, pool, speed
 from visa.interp import execute_inout
 
 

@@ -29,13 +29,13 @@ from ir import convert as cv
 from ir.dtypes import i32
 from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
-from visa.interp import contract_jit, speed
+from visa.interp.fast import contract_jit, speed
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
 from visa.interp.operands import exact, natural_operands, operands
 from visa.interp.plan import Plan, build_plan
-from visa.interp.repeated import Repeated, compact
+from visa.interp.fast.repeated import Repeated, compact
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor, read_weights, weight_rows

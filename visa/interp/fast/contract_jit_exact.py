@@ -1,4 +1,4 @@
-"""The plan of the interpreter's exact float contraction (`visa.interp.contract_jit_tiles`,
+"""The plan of the interpreter's exact float contraction (`visa.interp.fast.contract_jit_tiles`,
 the kernel): which kept time slots go together and how the TRF operand is laid out for it.
 
 Two slots that read the same stream values, skip the same steps and read TRF elements a

@@ -12,10 +12,10 @@ and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Ever
 is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
 fast-math, so nothing is reassociated or fused. An exact contraction without padded
-products or columns takes `visa.interp.contract_jit_tiles` (the tree written out as vector
+products or columns takes `visa.interp.fast.contract_jit_tiles` (the tree written out as vector
 IR, rows that read the same TRF operand four to a tile, slots paired by
-`visa.interp.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
-(`visa.interp.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
+`visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
+(`visa.interp.fast.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
 The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
 over more.
 
@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp import contract_jit_exact as jit_exact
-from visa.interp import contract_jit_scan as jit_scan
-from visa.interp import contract_jit_tiles as jit_tiles
-from visa.interp import contract_jit_weights as jit_weights
+from visa.interp.fast import contract_jit_exact as jit_exact
+from visa.interp.fast import contract_jit_scan as jit_scan
+from visa.interp.fast import contract_jit_tiles as jit_tiles
+from visa.interp.fast import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
-from visa.interp.repeated import Repeated, compact, view_reshape
+from visa.interp.fast.repeated import Repeated, compact, view_reshape
 from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
@@ -269,7 +269,7 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
 def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tuple[Any, bool, np.ndarray]:
     """`_code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
-    `known` (the feed's, `visa.interp.copies`: only the rows it names stored are scanned),
+    `known` (the feed's, `visa.interp.fast.copies`: only the rows it names stored are scanned),
     else found (`contract_jit_scan._rows_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     if known is not None:
@@ -300,7 +300,7 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
         touched = jit_weights.operand_rows(*shape, cells.shape[2])
-        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/copies.py
+        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/fast/copies.py
         if key is None:
             key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
         first = key == np.arange(key.size)                             # the copies, in order of first use

@@ -1,7 +1,7 @@
-"""The TRF operand of the interpreter's compiled float contraction (`visa.interp.contract_jit`):
+"""The TRF operand of the interpreter's compiled float contraction (`visa.interp.fast.contract_jit`):
 each row's TRF elements read as (element, lane) float32 bits, lanes innermost, the layout
 the general kernel takes as its vector, or laid out for the exact kernel as
-`visa.interp.contract_jit_exact.paired_weights` says.
+`visa.interp.fast.contract_jit_exact.paired_weights` says.
 
 A row's operand is the first `n` elements of every lane of its slice's TRF tensor; lane
 `l`'s element `e` sits at element `l * lane_elems + base + e` of the slice's TRF rows

@@ -1,4 +1,4 @@
-"""The interpreter's exact float contraction (`visa.interp.contract_jit`, when `exact`
+"""The interpreter's exact float contraction (`visa.interp.fast.contract_jit`, when `exact`
 holds, no product or `packet_reduce` column is padded, the lanes are eight and every
 column's TRF elements are consecutive), computed `ROWS` rows at a time.
 
@@ -29,7 +29,7 @@ import functools
 
 import numpy as np
 
-from visa.interp.contract_jit_exact import TREES
+from visa.interp.fast.contract_jit_exact import TREES
 
 __all__ = ["INLINE", "ORDER", "ROWS", "build", "exact_kernel", "tile_order"]
 
