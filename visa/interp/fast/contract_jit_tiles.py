@@ -5,22 +5,16 @@ column's TRF elements are consecutive), computed `ROWS` rows at a time.
 Rows that read the same TRF operand (a GEMM's slices along M all read the same weights)
 are grouped `ROWS` to a tile; a group whose size is not a multiple of `ROWS` repeats its
 last row (computed twice, written twice with the same bits). For one step of one kept
-slot pair and output column, a tile is: per leaf l in natural order, one 16-float vector
-of the paired TRF operand (`contract_jit_exact.paired_weights`: the first slot's eight
-lanes, then its partner's) times each row's stream value l broadcast; the products of
-each row are summed as the engine's adder tree, written out by `_tree` (each sum's left
-operand the lower half of its leaves), and the tree is added to the row's accumulator.
-The accumulators start at +0 and take the steps in time order. Every operation is a
-plain IEEE float32 `fmul` / `fadd` without fast-math flags, so LLVM neither regroups
-nor fuses anything.
+slot pair and output column, a tile is the shared 4 x 16 tile of
+`ir.exact_kernels.tiles` (its rows found through their offsets into the widened
+stream): per leaf l in natural order, one 16-float vector of the paired TRF operand
+(`contract_jit_exact.paired_weights`: the first slot's eight lanes, then its partner's)
+times each row's stream value l broadcast, the products summed as the engine's adder
+tree and added to the row's accumulator. The accumulators start at +0 and take the
+steps in time order.
 
-The tile is written as LLVM vector IR (a numba intrinsic per leaf count, made by `build`
-once numba is loaded): LLVM's loop vectorizer, given the same sums as numba loops, reads
-the TRF vector once per row, and the TRF loads are what bounds this kernel. As vectors,
-one TRF load serves the tile's rows and every tree node stays in a register.
-
-`ORDER` is compiled by `contract_jit._compiled` after `build`; loading this module loads
-neither numba nor llvmlite. It imports nothing of the cpu backend.
+`ORDER` is compiled by `contract_jit._compiled` after the shared tiles; loading this
+module loads neither numba nor llvmlite. It imports nothing of the cpu backend.
 """
 
 from __future__ import annotations
@@ -29,95 +23,16 @@ import functools
 
 import numpy as np
 
-from visa.interp.fast.contract_jit_exact import TREES
+from ir.exact_kernels import tiles as kt
 
-__all__ = ["INLINE", "ORDER", "ROWS", "build", "exact_kernel", "tile_order"]
+__all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "tile_order"]
 
 ROWS = 4
-"""Rows a tile: ROWS accumulators and ROWS x (tree depth + 1) live vectors fit the 32
-vector registers for every leaf count up to 64."""
+"""Rows a tile (the shared 4 x 16 tile, `ir.exact_kernels.tiles`): ROWS accumulators and
+ROWS x (tree depth + 1) live vectors fit the 32 vector registers for every leaf count up to 64."""
 WIDTH = 16
-"""Floats a vector: a slot pair's eight lanes each."""
-_T1 = _T2 = _T4 = _T8 = _T16 = _T32 = _T64 = None
-"""The tiles by leaf count (numba intrinsics made by `build`)."""
+"""Floats a vector: a slot pair's eight lanes each (the shared 4 x 16 tile)."""
 _ZERO = np.float32(0.0)
-
-
-def _tree(ir, builder, vec, leaf, lo: int, n: int) -> list:
-    """The ROWS sums over leaves [lo, lo + n): a leaf is its product (`leaf(l)`, one per
-    row), a wider node the sum of its lower half (left) and upper half (right)."""
-    if n == 1:
-        return leaf(lo)
-    left = _tree(ir, builder, vec, leaf, lo, n // 2)
-    right = _tree(ir, builder, vec, leaf, lo + n // 2, n // 2)
-    return [builder.fadd(a, b) for a, b in zip(left, right)]
-
-
-def _emit(ir, builder, ps, po, so, pw, ow, pacc, g: int) -> None:
-    """The IR of one tile: row z's stream values at ps + po[z] + so, the TRF block of g
-    leaves x WIDTH floats at pw + ow, row z's WIDTH accumulators at pacc + z * WIDTH."""
-    vec, i32, i64 = ir.VectorType(ir.FloatType(), WIDTH), ir.IntType(32), ir.IntType(64)
-    undef = ir.Constant(vec, ir.Undefined)
-    splat = ir.Constant(ir.VectorType(i32, WIDTH), [0] * WIDTH)
-    block = builder.gep(pw, [ow])
-    firsts = [builder.gep(ps, [builder.add(so, builder.load(builder.gep(po, [i64(z)])))]) for z in range(ROWS)]
-
-    def leaf(lo: int) -> list:
-        w = builder.load(builder.bitcast(builder.gep(block, [i64(lo * WIDTH)]), vec.as_pointer()), align=4)
-        out = []
-        for z in range(ROWS):
-            x = builder.load(builder.gep(firsts[z], [i64(lo)]))
-            out.append(builder.fmul(builder.shuffle_vector(builder.insert_element(undef, x, i32(0)), undef, splat), w))
-        return out
-
-    sums = _tree(ir, builder, vec, leaf, 0, g)
-    for z in range(ROWS):
-        at = builder.bitcast(builder.gep(pacc, [i64(z * WIDTH)]), vec.as_pointer())
-        builder.store(builder.fadd(builder.load(at, align=4), sums[z]), at, align=4)
-
-
-def _make(numba, ir, g: int):
-    """The tile of g leaves as a numba intrinsic `(s, offs, so, w, ow, acc) -> None`:
-    float32 C-contiguous arrays `s`, `w`, `acc`, `offs` the ROWS rows' first elements in
-    `s` (int64), `so` and `ow` uint64 element offsets (unchecked: the caller's layouts hold
-    every element the tile reads)."""
-
-    def tile(typingctx, s, offs, so, w, ow, acc):
-        def codegen(context, builder, signature, args):
-            data = [context.make_array(signature.args[k])(context, builder, args[k]).data for k in (0, 1, 3, 5)]
-            _emit(ir, builder, data[0], data[1], args[2], data[2], args[4], data[3], g)
-            return context.get_dummy_value()
-
-        return numba.types.void(s, offs, so, w, ow, acc), codegen
-
-    return numba.extending.intrinsic(tile)
-
-
-def build(numba) -> None:
-    """Make the tiles (once per process), numba loaded."""
-    if _T1 is None:
-        from llvmlite import ir  # numba's own dependency: loaded with it
-
-        for g in TREES:
-            globals()[f"_T{g}"] = _make(numba, ir, g)
-
-
-def _tile(g, s, offs, so, w, ow, acc):
-    """The tile of g leaves (a compile-time choice once inlined into the loop)."""
-    if g == 32:
-        _T32(s, offs, so, w, ow, acc)
-    elif g == 16:
-        _T16(s, offs, so, w, ow, acc)
-    elif g == 64:
-        _T64(s, offs, so, w, ow, acc)
-    elif g == 8:
-        _T8(s, offs, so, w, ow, acc)
-    elif g == 4:
-        _T4(s, offs, so, w, ow, acc)
-    elif g == 2:
-        _T2(s, offs, so, w, ow, acc)
-    else:
-        _T1(s, offs, so, w, ow, acc)
 
 
 def _widen(src, table, shift, dst):
@@ -180,7 +95,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
                 for t in range(n_steps):
                     if tpad.shape[0] > 0 and tpad[kk, t]:
                         continue
-                    _tile(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
+                    kt.tile_4x16(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
                 for z in range(ROWS):
                     for v in range(WIDTH // 2):
                         out[rows[z], v, kk, j] = acc[z * WIDTH + v]
@@ -209,7 +124,7 @@ def _tile_order(which: bytes) -> np.ndarray:
     return out
 
 
-ORDER = ("_tile", "_widen", "_slots", "exact_kernel")
-"""Compiled in this order (`contract_jit._compiled`), after `build`."""
-INLINE = ("_tile",)
-"""Inlined into the kernel: the leaf-count choice."""
+ORDER = ("_widen", "_slots", "exact_kernel")
+"""Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
+INLINE = ()
+"""None inlined: the shared tiles inline themselves."""

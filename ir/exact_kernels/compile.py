@@ -1,0 +1,97 @@
+"""Loading numba and compiling kernel modules, for every compiled contraction (`ir.exact_kernels`).
+
+A kernel module is plain Python that numba can compile: it names its kernels in `ORDER`
+(a kernel calls only those before it) and the innermost ones in `INLINE`. `compiled`
+compiles each module (given by its namespace) once per process, rebinding each module name to its compiled form
+so that the kernels compiled after it call it, without the GIL and without fast-math
+(nothing is reassociated or fused). The machine code is kept on disk (numba's
+`cache=True`) under `cache_dir()`, which works in a read-only checkout, so a fresh
+process loads it instead of compiling.
+
+One threshold serves both backends (`JIT_MIN`, measured by benchmarks/bench_first_run.py):
+a process that has not loaded numba yet keeps the numpy path for a contraction of fewer
+products, since numba's import and the load of the cached kernels cost more than the
+compiled path saves on one such contraction; once numba is loaded, every contraction
+takes the compiled path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version"]
+
+JIT_MIN = 1 << 28
+"""Products from which a process that has not loaded numba yet loads it (module docstring)."""
+CACHE_ENV = "NUMBA_CACHE_DIR"
+"""numba's own variable: when set, its compiled kernels go there."""
+
+
+def cache_dir() -> Path:
+    """Where the compiled kernels are kept: `NUMBA_CACHE_DIR` when set, else npu-opt's
+    directory in the user cache (`XDG_CACHE_HOME`, else ~/.cache), never the checkout."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "npu-opt" / "numba"
+
+
+def loaded() -> bool:
+    """Whether numba is loaded in this process (then every contraction runs compiled)."""
+    return "numba" in sys.modules
+
+
+@functools.lru_cache(maxsize=1)
+def numba() -> Any:
+    """The numba module, its disk cache pointed at `cache_dir()` unless `NUMBA_CACHE_DIR`
+    chose one; None when not importable."""
+    try:
+        import numba as module
+    except ImportError:
+        return None
+    if not module.config.CACHE_DIR:        # numba reads it when a kernel's cache is made
+        module.config.CACHE_DIR = str(cache_dir())
+    return module
+
+
+def numba_version() -> str:
+    """The importable numba's version ("" without one)."""
+    module = numba()
+    return "" if module is None else module.__version__
+
+
+def njit(module: Any, fn: Any, inline: str = "never") -> Any:
+    """`fn` compiled by numba (`module`) without the GIL, its machine code kept on disk when
+    a cache directory can be written (numba refuses `cache=True` when none can: then per process)."""
+    try:
+        return module.njit(nogil=True, cache=True, inline=inline)(fn)
+    except RuntimeError:
+        return module.njit(nogil=True, inline=inline)(fn)
+
+
+_DONE: dict[str, dict[str, Any]] = {}
+
+
+def compiled(*spaces: dict[str, Any]) -> dict[str, Any] | None:
+    """The kernels of the kernel modules whose namespaces (`vars(module)`, or a module's own
+    `globals()`) are `spaces`, each compiled once per process, in turn, by name; None
+    without numba. A module with a `build(numba)` makes its intrinsics first."""
+    module = numba()
+    if module is None:
+        return None
+    out: dict[str, Any] = {}
+    for space in spaces:
+        if space["__name__"] not in _DONE:
+            if "build" in space:
+                space["build"](module)
+            python = {name: space[name] for name in space["ORDER"]}
+            done = {}
+            for name in space["ORDER"]:
+                space[name] = done[name] = njit(module, python[name], "always" if name in space["INLINE"] else "never")
+            _DONE[space["__name__"]] = done
+        out.update(_DONE[space["__name__"]])
+    return out
