@@ -2,9 +2,9 @@
 numpy core of `backends.cpu.contract_float` (the reference it is tested against).
 
 It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on,
-for every float contraction once numba is loaded in the process, and before that for one
-of at least `JIT_MIN` products (`ir.exact_kernels.compile`, the threshold the interpreter
-shares); the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
+for every float contraction once numba is loaded in the process, and before that once
+the process's float contractions reach `JIT_MIN` products in all (`ir.exact_kernels.compile`,
+the threshold the interpreter shares); the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
 imported by the first such contraction only, never by commands that run none, and its
 compiled code is kept on disk in the user's cache (`ir.exact_kernels.compile.cache_dir`).
 
@@ -194,11 +194,12 @@ INLINE = ("_pattern", "_ftz")
 
 def enabled(jit: bool, products: int | None = None) -> bool:
     """True when the compiled core is to run: asked for, not turned off by `NPU_OPT_CPU_JIT=0`,
-    numba importable, and either already loaded in this process or the contraction (of
-    `products` products) at least `JIT_MIN` (`ir.exact_kernels.compile`)."""
+    numba importable, and either already loaded in this process or the process's float
+    contractions, this one of `products` products included, at least `JIT_MIN` products
+    in all (`ir.exact_kernels.compile.wanted`)."""
     if not jit or os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off"):
         return False
-    if products is not None and products < JIT_MIN and not kernels_compile.loaded():
+    if products is not None and not kernels_compile.wanted(products):
         return False
     return _compiled() is not None
 

@@ -9,10 +9,12 @@ so that the kernels compiled after it call it, without the GIL and without fast-
 process loads it instead of compiling.
 
 One threshold serves both backends (`JIT_MIN`, measured by benchmarks/bench_first_run.py):
-a process that has not loaded numba yet keeps the numpy path for a contraction of fewer
-products, since numba's import and the load of the cached kernels cost more than the
-compiled path saves on one such contraction; once numba is loaded, every contraction
-takes the compiled path.
+a process keeps the numpy path until the float contractions it has run (this one
+included) reach `JIT_MIN` products in all (`wanted`), since numba's import and the load of
+the cached kernels cost more than the compiled path saves on fewer; once numba is loaded,
+every contraction takes the compiled path. Counting the process's products, not one
+contraction's, keeps a one-off run cheap and still moves a loop of runs (a test loop, a
+tuning sweep) to the compiled path after its first few.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version"]
+__all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "wanted"]
 
 JIT_MIN = 1 << 29
 """Products from which a process that has not loaded numba yet loads it (module docstring).
@@ -42,6 +44,18 @@ def cache_dir() -> Path:
         return Path(os.environ[CACHE_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "npu-opt" / "numba"
+
+
+_SEEN = [0]
+"""The float contractions' products so far in this process (`wanted`)."""
+
+
+def wanted(products: int) -> bool:
+    """Whether a contraction of `products` products is to run compiled, numba permitting:
+    numba loaded already, or this process's contractions (this one included) at least
+    `JIT_MIN` products in all."""
+    _SEEN[0] += products
+    return loaded() or _SEEN[0] >= JIT_MIN
 
 
 def loaded() -> bool:

@@ -368,9 +368,10 @@ def test_small_contractions_do_not_load_numba(monkeypatch: pytest.MonkeyPatch) -
     fresh = functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__)
     monkeypatch.setattr(contract_jit, "_compiled", fresh)
     monkeypatch.setattr(kernels_compile, "loaded", lambda: False)
-    assert not contract_jit.enabled(True, contract_jit.JIT_MIN - 1)
+    monkeypatch.setattr(kernels_compile, "_SEEN", [0])
+    assert not contract_jit.enabled(True, contract_jit.JIT_MIN // 2 - 1)
     assert fresh.cache_info().currsize == 0
-    assert contract_jit.enabled(True, contract_jit.JIT_MIN)
+    assert contract_jit.enabled(True, contract_jit.JIT_MIN // 2 + 1)  # the process's products add up
     monkeypatch.setattr(kernels_compile, "loaded", lambda: True)
     assert contract_jit.enabled(True, 1)  # loaded now
 

@@ -25,6 +25,22 @@ def test_one_threshold_for_both_backends():
     assert cpu_jit.JIT_MIN == interp_jit.JIT_MIN == kernels_compile.JIT_MIN
 
 
+def test_the_process_products_add_up_over_both_backends(monkeypatch):
+    """A one-off small contraction keeps the numpy path; a loop of them (on either backend)
+    reaches the threshold and moves to the compiled one."""
+    monkeypatch.setattr(kernels_compile, "loaded", lambda: False)
+    monkeypatch.setattr(kernels_compile, "_SEEN", [0])
+    third = kernels_compile.JIT_MIN // 3
+    assert not kernels_compile.wanted(third)
+    assert not kernels_compile.wanted(third)
+    assert kernels_compile.wanted(third + 2)
+    monkeypatch.setattr(kernels_compile, "_SEEN", [0])
+    monkeypatch.setenv(cpu_jit.ENV, "1")
+    monkeypatch.delenv(interp_jit.ENV, raising=False)
+    cpu_jit.enabled(True, 2 * third)
+    assert interp_jit.enabled(third + 2) is (cpu_jit._compiled() is not None)
+
+
 def test_both_backends_run_the_same_compiled_tiles():
     cpu, interp = cpu_jit._compiled(), interp_jit._compiled()
     if cpu is None:

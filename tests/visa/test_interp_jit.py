@@ -251,4 +251,6 @@ def test_the_environment_and_the_size_choose_the_path(monkeypatch):
     monkeypatch.delenv(contract_jit.ENV)
     assert contract_jit.enabled(contract_jit.JIT_MIN)
     monkeypatch.setattr(contract_jit.kernels_compile, "loaded", lambda: False)
-    assert not contract_jit.enabled(contract_jit.JIT_MIN - 1)
+    monkeypatch.setattr(contract_jit.kernels_compile, "_SEEN", [0])
+    assert not contract_jit.enabled(contract_jit.JIT_MIN // 2 - 1)
+    assert contract_jit.enabled(contract_jit.JIT_MIN // 2 + 1)   # the process's products add up

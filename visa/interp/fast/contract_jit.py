@@ -20,9 +20,9 @@ The work is one thread's: the cost the benchmark compares (CPU time) is the same
 over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
-loaded in the process or the contraction has at least `JIT_MIN` products (the threshold
-the cpu backend shares, `ir.exact_kernels.compile`: numba's import and the load of the
-disk-cached kernels cost a fraction of a second once per process);
+loaded in the process or the process's float contractions (this one included) reach
+`JIT_MIN` products in all (the threshold the cpu backend shares, `ir.exact_kernels.compile`:
+numba's import and the load of the disk-cached kernels cost half a second once per process);
 `NPU_OPT_INTERP_JIT=1` runs it for every float contraction. It imports nothing of the
 cpu backend: the two are each other's cross-check.
 """
@@ -194,7 +194,7 @@ def enabled(products: int) -> bool:
     mode = os.environ.get(ENV, "").strip().lower()
     if mode in ("0", "false", "no", "off"):
         return False
-    if mode not in ("1", "true", "yes", "on") and products < JIT_MIN and not kernels_compile.loaded():
+    if mode not in ("1", "true", "yes", "on") and not kernels_compile.wanted(products):
         return False
     return _compiled() is not None
 
