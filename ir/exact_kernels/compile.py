@@ -1,25 +1,22 @@
 """Loading numba and compiling kernel modules, for every compiled contraction (`ir.exact_kernels`).
 
-A kernel module is plain Python that numba can compile: it names its kernels in `ORDER`
-(a kernel calls only those before it) and the innermost ones in `INLINE`. `compiled`
-compiles each module (given by its namespace) once per process, rebinding each module name to its compiled form
-so that the kernels compiled after it call it, without the GIL and without fast-math
-(nothing is reassociated or fused). The machine code is kept on disk (numba's
-`cache=True`) under `cache_dir()`, which works in a read-only checkout, so a fresh
-process loads it instead of compiling.
+A kernel module names its kernels in `ORDER` (each calls only those before it) and the
+innermost in `INLINE`; `compiled` compiles each module once per process, without the GIL
+or fast-math, rebinding each name to its compiled form, the machine code kept on disk
+under `cache_dir()` (a read-only checkout too) for later processes.
 
 One threshold serves both backends (`JIT_MIN`, measured by benchmarks/bench_first_run.py):
 a process keeps the numpy path until the float contractions it has run (this one
 included) reach `JIT_MIN` products in all (`wanted`), since numba's import and the load of
 the cached kernels cost more than the compiled path saves on fewer; once numba is loaded,
-every contraction takes the compiled path. Counting the process's products, not one
-contraction's, keeps a one-off run cheap and still moves a loop of runs (a test loop, a
-tuning sweep) to the compiled path after its first few.
+every contraction takes the compiled path. A one-off run stays cheap; a loop of runs
+moves to the compiled path after its first few.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -38,12 +35,14 @@ CACHE_ENV = "NUMBA_CACHE_DIR"
 
 
 def cache_dir() -> Path:
-    """Where the compiled kernels are kept: `NUMBA_CACHE_DIR` when set, else npu-opt's
-    directory in the user cache (`XDG_CACHE_HOME`, else ~/.cache), never the checkout."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "npu-opt" / "numba"
+    """Where the compiled kernels are kept: under `NUMBA_CACHE_DIR` when set, else npu-opt's
+    directory in the user cache (`XDG_CACHE_HOME`, else ~/.cache), never the checkout; in a
+    subdirectory named by this library's files, since numba keys a kernel's cache on its
+    own file only and the kernels of both backends inline the tiles from here."""
+    base = os.environ.get(CACHE_ENV) or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                                            / "npu-opt" / "numba")
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))))
+    return Path(base) / digest.hexdigest()[:16]
 
 
 _SEEN = [0]
@@ -65,14 +64,12 @@ def loaded() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def numba() -> Any:
-    """The numba module, its disk cache pointed at `cache_dir()` unless `NUMBA_CACHE_DIR`
-    chose one; None when not importable."""
+    """The numba module, its disk cache pointed at `cache_dir()`; None when not importable."""
     try:
         import numba as module
     except ImportError:
         return None
-    if not module.config.CACHE_DIR:        # numba reads it when a kernel's cache is made
-        module.config.CACHE_DIR = str(cache_dir())
+    module.config.CACHE_DIR = str(cache_dir())   # numba reads it when a kernel's cache is made
     return module
 
 

@@ -36,9 +36,8 @@ SHAPES = ((8, 8), (4, 16))
 """(rows, width) of the tiles."""
 TREES = (1, 2, 4, 8, 16, 32, 64)
 """Leaf counts with a tile; other counts take each backend's general kernel."""
-_R8W8_1 = _R8W8_2 = _R8W8_4 = _R8W8_8 = _R8W8_16 = _R8W8_32 = _R8W8_64 = None
-_R4W16_1 = _R4W16_2 = _R4W16_4 = _R4W16_8 = _R4W16_16 = _R4W16_32 = _R4W16_64 = None
-"""The tiles by shape and leaf count, numba intrinsics made by `build`."""
+tile_8x8 = tile_4x16 = None
+"""The tiles by shape, numba intrinsics made by `build`."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -81,76 +80,49 @@ def _emit(ir, builder, firsts: list, block, pacc, width: int, g: int) -> None:
         builder.store(builder.fadd(builder.load(at, align=4), tree), at, align=4)
 
 
-def _make(numba, ir, rows: int, width: int, g: int):
-    """The tile as a numba intrinsic `(a, o, s, w, ow, acc) -> None` (module docstring)."""
+def _make(numba, ir, rows: int, width: int):
+    """The tile as a numba intrinsic `(g, a, o, s, w, ow, acc) -> None` (module docstring):
+    one block of IR per leaf count of `TREES`, chosen by a switch on `g` (any other count
+    takes the one-leaf tile; the callers only pass counts of `TREES`)."""
 
-    def tile(typingctx, a, o, s, w, ow, acc):
+    def tile(typingctx, g, a, o, s, w, ow, acc):
         def codegen(context, builder, signature, args):
             def data(k):
                 return context.make_array(signature.args[k])(context, builder, args[k]).data
 
-            pa, i64 = data(0), ir.IntType(64)
-            if isinstance(signature.args[1], numba.types.Array):     # row t at a[s + o[t]]
-                po = data(1)
-                firsts = [builder.gep(pa, [builder.add(args[2], builder.load(builder.gep(po, [i64(t)])))])
+            pa, i64 = data(1), ir.IntType(64)
+            if isinstance(signature.args[2], numba.types.Array):     # row t at a[s + o[t]]
+                po = data(2)
+                firsts = [builder.gep(pa, [builder.add(args[3], builder.load(builder.gep(po, [i64(t)])))])
                           for t in range(rows)]
             else:                                                   # row t at a[o + t * s]
-                firsts = [builder.gep(pa, [builder.add(args[1], builder.mul(args[2], i64(t)))]) for t in range(rows)]
-            _emit(ir, builder, firsts, builder.gep(data(3), [args[4]]), data(5), width, g)
+                firsts = [builder.gep(pa, [builder.add(args[2], builder.mul(args[3], i64(t)))]) for t in range(rows)]
+            block, pacc = builder.gep(data(4), [args[5]]), data(6)
+            end = builder.append_basic_block("tile_end")
+            cases = {n: builder.append_basic_block(f"tile_{n}") for n in TREES}
+            switch = builder.switch(args[0], cases[1])
+            for n, bb in cases.items():
+                switch.add_case(ir.Constant(args[0].type, n), bb)
+                builder.position_at_end(bb)
+                _emit(ir, builder, firsts, block, pacc, width, n)
+                builder.branch(end)
+            builder.position_at_end(end)
             return context.get_dummy_value()
 
-        return numba.types.void(a, o, s, w, ow, acc), codegen
+        return numba.types.void(g, a, o, s, w, ow, acc), codegen
 
     return numba.extending.intrinsic(tile)
 
 
 def build(numba) -> None:
     """Make the tiles (once per process), numba loaded."""
-    if _R8W8_1 is None:
+    if tile_8x8 is None:
         from llvmlite import ir  # numba's own dependency: loaded with it
 
         for rows, width in SHAPES:
-            for g in TREES:
-                globals()[f"_R{rows}W{width}_{g}"] = _make(numba, ir, rows, width, g)
+            globals()[f"tile_{rows}x{width}"] = _make(numba, ir, rows, width)
 
 
-def tile_8x8(g, a, o, s, w, ow, acc):
-    """The 8 x 8 tile of g leaves (a compile-time choice once inlined into a loop)."""
-    if g == 32:
-        _R8W8_32(a, o, s, w, ow, acc)
-    elif g == 16:
-        _R8W8_16(a, o, s, w, ow, acc)
-    elif g == 64:
-        _R8W8_64(a, o, s, w, ow, acc)
-    elif g == 8:
-        _R8W8_8(a, o, s, w, ow, acc)
-    elif g == 4:
-        _R8W8_4(a, o, s, w, ow, acc)
-    elif g == 2:
-        _R8W8_2(a, o, s, w, ow, acc)
-    else:
-        _R8W8_1(a, o, s, w, ow, acc)
-
-
-def tile_4x16(g, a, o, s, w, ow, acc):
-    """The 4 x 16 tile of g leaves."""
-    if g == 32:
-        _R4W16_32(a, o, s, w, ow, acc)
-    elif g == 16:
-        _R4W16_16(a, o, s, w, ow, acc)
-    elif g == 64:
-        _R4W16_64(a, o, s, w, ow, acc)
-    elif g == 8:
-        _R4W16_8(a, o, s, w, ow, acc)
-    elif g == 4:
-        _R4W16_4(a, o, s, w, ow, acc)
-    elif g == 2:
-        _R4W16_2(a, o, s, w, ow, acc)
-    else:
-        _R4W16_1(a, o, s, w, ow, acc)
-
-
-ORDER = ("tile_8x8", "tile_4x16")
-"""Compiled in this order, after `build`."""
-INLINE = ORDER
-"""Inlined into the loops that call them: the leaf-count choice folds away."""
+ORDER = ()
+"""No kernel of its own to compile: `build` makes the tiles, which inline into their callers."""
+INLINE = ()

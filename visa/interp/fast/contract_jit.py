@@ -79,15 +79,6 @@ def _flush(bits, k, n):
             bits[k, i] = _QNAN
 
 
-def _widen(codes, r, c, table, shift, bits, k):
-    """bits[k] = the f32 bits of codes[r, c]: `shift` (bf16 codes none of which is a
-    subnormal or a NaN) code << 16, else table[code]."""
-    if shift:
-        bits[k] = np.uint32(codes[r, c]) << np.uint32(16)
-    else:
-        bits[k] = table[codes[r, c]]
-
-
 def _quads(sv, w, wb, wofs, leaf, buf):
     """buf[k, lane] for k < g/4: the tree's first two levels over the leaves leaf[k],
     leaf[k + g/2], leaf[k + g/4], leaf[k + 3g/4] (four adjacent leaves: the first two and the
@@ -162,7 +153,7 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                         continue
                     sb = sstep[kk, t] * q + j * g
                     for k in range(g):
-                        _widen(codes, r, sb + k, table, shift, sv_bits, k)
+                        sv_bits[k] = jit_weights.code_bits(codes[r, sb + k], table, shift)
                     _step(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, opad, kk, t, j * g)
                     if rpad.shape[0] > 0:
                         for i in range(lanes):
@@ -176,9 +167,9 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     out[r, i, kk, j] = acc[0, i]
 
 
-ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel")
+ORDER = ("_flush", "_quads", "_step", "_float_kernel")
 """Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
-INLINE = ("_widen", "_quads", "_step")
+INLINE = ("_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
 
 

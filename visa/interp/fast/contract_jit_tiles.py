@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from ir.exact_kernels import tiles as kt
+from visa.interp.fast import contract_jit_weights as jit_weights
 
 __all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "tile_order"]
 
@@ -33,17 +34,6 @@ ROWS x (tree depth + 1) live vectors fit the 32 vector registers for every leaf 
 WIDTH = 16
 """Floats a vector: a slot pair's eight lanes each (the shared 4 x 16 tile)."""
 _ZERO = np.float32(0.0)
-
-
-def _widen(src, table, shift, dst):
-    """dst = the f32 bits of the codes `src`: `shift` (bf16 codes none of which is a
-    subnormal or a NaN) code << 16, else table[code]."""
-    if shift:
-        for k in range(src.size):
-            dst[k] = np.uint32(src[k]) << np.uint32(16)
-    else:
-        for k in range(src.size):
-            dst[k] = table[src[k]]
 
 
 def _slots(held):
@@ -65,7 +55,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
     the same codes as row held[r] (widened once, by the first tile that reads them, just
     before: a value stored right before its broadcast load would stall the load), `table`
-    their f32 bits (or `shift`, see `_widen`); wt (shifts, operands, elements x WIDTH)
+    their f32 bits (or `shift`, `contract_jit_weights.code_bits`); wt (shifts, operands, elements x WIDTH)
     float32 (`paired_weights`), row r reading wt[., which[r]]; sstep / tread (slots, steps)
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
     within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
@@ -85,7 +75,9 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
             k = slot[rows[z]]
             offs[z] = k * n
             if not done[k]:
-                _widen(codes[held[rows[z]]], table, shift, bits[k * n:(k + 1) * n])
+                src, dst = codes[held[rows[z]]], bits[k * n:(k + 1) * n]
+                for c in range(n):
+                    dst[c] = jit_weights.code_bits(src[c], table, shift)
                 done[k] = True
         for p in range(pairs.shape[0]):
             kk, k2 = pairs[p, 0], pairs[p, 1]
@@ -124,7 +116,7 @@ def _tile_order(which: bytes) -> np.ndarray:
     return out
 
 
-ORDER = ("_widen", "_slots", "exact_kernel")
+ORDER = ("_slots", "exact_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
 INLINE = ()
 """None inlined: the shared tiles inline themselves."""
