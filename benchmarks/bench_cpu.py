@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backends.cpu import CpuBackend, CpuOptions, contract_fast, contract_float, contract_jit  # noqa: E402
+from ir.exact_kernels import compile as kernels_compile  # noqa: E402
 from npu_opt.testing import oracles  # noqa: E402
 from driver.discover import discover  # noqa: E402
 from npu_opt.run import run  # noqa: E402
@@ -141,7 +142,7 @@ def bf16_section(k_bf16, a_bf, w_bf, a64, w64, t_oracle_bf: float) -> None:
     the numpy reference), in wall time and in process CPU time, against float32 BLAS."""
     print("bf16 GEMM, f32 result, hardware order:")
     jit = contract_jit.enabled(True)
-    print(f"  compiled float core: {'numba ' + contract_jit.numba_version() if jit else 'numba not importable'}")
+    print(f"  compiled float core: {'numba ' + kernels_compile.numba_version() if jit else 'numba not importable'}")
     a_f32, w_f32t = a64.astype(np.float32), np.ascontiguousarray(w64.astype(np.float32).T)
     cores = {"numpy core": CpuBackend(CpuOptions(jit=False))}
     if jit:

@@ -29,7 +29,7 @@ from backends.cpu import contract_jit as cpu_jit
 from npu_opt.compile_api import compile_kernel
 from driver.discover import discover
 from visa import parse_visa
-from visa.interp import contract_jit as interp_jit
+from visa.interp.fast import contract_jit as interp_jit
 from visa.interp import execute_inout
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -84,10 +84,8 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.visa_command", "visa.interp"): "the interpreter: `visa run` only",
     # the backends: numba is optional (the fast extra) and slow to import; a run loads it
     # at its first large float contraction, never before
-    ("backends.cpu.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
-    ("backends.cpu.contract_jit_tile", "llvmlite"): "numba's own dependency, loaded with numba only",
-    ("visa.interp.contract_jit_tiles", "llvmlite"): "numba's own dependency, loaded with numba only",
-    ("visa.interp.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
+    ("ir.exact_kernels.compile", "numba"): "optional; loaded by the first large float contraction only",
+    ("ir.exact_kernels.tiles", "llvmlite"): "numba's own dependency, loaded with numba only",
     # the lowering: `compile` loads these modules, and so does the interpreter (`visa run`)
     ("tu_ops.lower.errors", "importlib.metadata"): "the installed version, named by an ICE report only",
     ("tu_ops.switch", "ir.switch.rules"): "the interpreter loads this module and runs no switch rule",

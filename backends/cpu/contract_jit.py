@@ -2,11 +2,11 @@
 numpy core of `backends.cpu.contract_float` (the reference it is tested against).
 
 It runs when numba is importable (the optional `fast` extra) and `CpuOptions.jit` is on,
-for every float contraction once numba is loaded in the process, and before that for one
-of at least `JIT_MIN` products; the environment variable `NPU_OPT_CPU_JIT=0` turns it off
-for every run. numba is imported by the first such contraction only, never by commands
-that run none, and its compiled code is kept on disk (numba's `cache=True`: next to this file, else in the
-user's cache directory; neither writable, compiled again per process, quietly).
+for every float contraction once numba is loaded in the process, and before that once
+the process's float contractions reach `JIT_MIN` products in all (`ir.exact_kernels.compile`,
+the threshold the interpreter shares); the environment variable `NPU_OPT_CPU_JIT=0` turns it off for every run. numba is
+imported by the first such contraction only, never by commands that run none, and its
+compiled code is kept on disk in the user's cache (`ir.exact_kernels.compile.cache_dir`).
 
 The same per-element order as the numpy core: every reduced time step's products of
 one (row, column) pair over the leaves of its adder tree (the leaves in the layout's
@@ -16,8 +16,9 @@ product or sum can be subnormal, infinite or NaN: `contract_float.exact_f32`), f
 `*` and `+` are the engine's fmul and fadd exactly; otherwise every result is flushed
 as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing is
 reassociated or fused. An exact contraction without padding or skipped steps takes the
-register-tiled kernel of `backends.cpu.contract_jit_exact` / `contract_jit_tile` (the same
-sums, 8 rows x 8 output columns or 4 x 16 a tile, written as vector IR); the rest `_rows`. Only
+register-tiled kernel of `backends.cpu.contract_jit_exact` over the shared tiles of
+`ir.exact_kernels.tiles` (the same sums, 8 rows x 8 output columns or 4 x 16 a tile,
+written as vector IR); the rest `_rows`. Only
 one stored row per row class of an operand is scanned and widened (`distinct_rows`).
 One call works on a block of the spatial rows; blocks run on several threads (the
 kernels release the GIL), each row written by one thread.
@@ -33,19 +34,17 @@ import numpy as np
 
 from ir.dtypes import bf16
 
+from ir.exact_kernels import compile as kernels_compile
+from ir.exact_kernels import tiles
+from ir.exact_kernels.compile import JIT_MIN
+
 from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
-from backends.cpu import contract_jit_tile as jit_tile
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "njit", "numba_version", "place"]
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "place"]
 
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
-JIT_MIN = 1 << 26
-"""Products below which a process that has not loaded numba yet keeps the numpy core:
-numba's import and the load of the cached kernels cost about 0.8 s of CPU once per
-process, more than the compiled core saves on one small contraction (a 512 x 128 x 512
-bf16 GEMM, 2^25 products, saves about 0.1 s)."""
 
 _TINY = np.float32(2.0 ** -126)
 _ZERO = np.float32(0.0)
@@ -184,66 +183,32 @@ def _rows(raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, 
                     out[row, i, j, n] = acc[j]
 
 
-_ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_rows")
-"""Compiled in this order: a kernel calls only those before it."""
-_INLINE = ("_pattern", "_ftz")
+ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_rows")
+"""Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
+INLINE = ("_pattern", "_ftz")
 """Inlined into their callers (numba's `inline="always"`): the innermost loops."""
-_PYTHON = {name: globals()[name] for name in _ORDER}
-"""The kernels as written; `_compiled` rebinds each module name to its compiled form, which
-the kernels compiled after it then call."""
-_EXACT = {name: vars(jit_exact)[name] for name in jit_exact.ORDER}
-_TILE = {name: vars(jit_tile)[name] for name in jit_tile.ORDER}
-"""The same for the exact kernel's modules."""
 
 
 # ---- compiling and calling -------------------------------------------------------------------
 
 
-def njit(numba, fn, inline: str = "never"):
-    """`fn` compiled by numba without the GIL, its machine code kept on disk when a cache
-    directory can be written (numba refuses `cache=True` when none can: then per process)."""
-    try:
-        return numba.njit(nogil=True, cache=True, inline=inline)(fn)
-    except RuntimeError:
-        return numba.njit(nogil=True, inline=inline)(fn)
-
-
-def numba_version() -> str:
-    """The importable numba's version ("" without one)."""
-    try:
-        import numba
-    except ImportError:
-        return ""
-    return numba.__version__
-
-
 def enabled(jit: bool, products: int | None = None) -> bool:
     """True when the compiled core is to run: asked for, not turned off by `NPU_OPT_CPU_JIT=0`,
-    numba importable, and either already loaded in this process or the contraction (of
-    `products` products) at least `JIT_MIN`."""
+    numba importable, and either already loaded in this process or the process's float
+    contractions, this one of `products` products included, at least `JIT_MIN` products
+    in all (`ir.exact_kernels.compile.wanted`)."""
     if not jit or os.environ.get(ENV, "1").strip() in ("0", "false", "no", "off"):
         return False
-    if products is not None and products < JIT_MIN and _compiled.cache_info().currsize == 0:
+    if products is not None and not kernels_compile.wanted(products):
         return False
     return _compiled() is not None
 
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> dict | None:
-    """The kernels compiled lazily by numba (on first call per argument types), cached on
-    disk when a cache directory can be written; None when numba is not importable."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    jit_tile.build(numba)
-    out = {}
-    for space, python, order, inline in ((globals(), _PYTHON, _ORDER, _INLINE),
-                                         (vars(jit_exact), _EXACT, jit_exact.ORDER, jit_exact.INLINE),
-                                         (vars(jit_tile), _TILE, jit_tile.ORDER, jit_tile.INLINE)):
-        for name in order:
-            space[name] = out[name] = njit(numba, python[name], "always" if name in inline else "never")
-    return out
+    """The kernels (the shared tiles, the exact kernel's and this module's) compiled by
+    numba, or None when numba is not importable."""
+    return kernels_compile.compiled(vars(tiles), vars(jit_exact), globals())
 
 
 def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,

@@ -11,13 +11,13 @@ the TRF's column group), W as (class, N, column block, R, g, vw), the last colum
 repeated into the padding; when NA = 1, W's batch positions are folded into its columns
 (class, 1, column block, R, g, vw), so that a lane count of 8 and 4 batch positions fill
 two 16-wide vectors. The rows of results are then the register tiles of
-`backends.cpu.contract_jit_tile` (8 rows x 8 columns or 4 x 16, `width`, the tree
-written as vector IR), the spatial rows grouped by W's class (its blocks stay in
-cache) and split between threads (each row written by one). Leaves that read consecutive cells (the
-usual case) are copied as runs.
+`ir.exact_kernels.tiles` (8 rows x 8 columns or 4 x 16, `width`, the tree written as
+vector IR; `tiles` here is the loop that drives them), the spatial rows grouped by W's
+class (its blocks stay in cache) and split between threads (each row written by one).
+Leaves that read consecutive cells (the usual case) are copied as runs.
 
-`ORDER` is compiled by `contract_jit._compiled` like its own kernels (the same disk
-cache); this module imports nothing from numba.
+`ORDER` is compiled by `contract_jit._compiled` (`ir.exact_kernels.compile`); this
+module imports nothing from numba.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ import sys
 
 import numpy as np
 
-__all__ = ["INLINE", "ORDER", "TI", "TREES", "Layout", "gather", "layout", "widened", "width"]
+from ir.exact_kernels import tiles as kt
+from ir.exact_kernels.tiles import TREES, leaf_order
+
+__all__ = ["INLINE", "ORDER", "TI", "TREES", "Layout", "gather", "layout", "tiles", "widened", "width"]
 
 _LOW = 0 if sys.byteorder == "little" else 1
 _U2 = np.uint64(2)
@@ -35,8 +38,6 @@ _ULOW, _UHIGH = np.uint64(_LOW), np.uint64(1 - _LOW)
 
 TI = 8
 """Rows of A per tile at most: A's rows are padded to a multiple of it."""
-TREES = (1, 2, 4, 8, 16, 32, 64)
-"""Leaf counts with a tile; other counts take `contract_jit._rows`."""
 
 
 def _bits(cells, c, wide):
@@ -86,12 +87,6 @@ class Layout:
         self.na = na
 
 
-def _natural(g: int) -> np.ndarray:
-    """Natural leaf q sits at layout position bitrev(q) (the layouts store leaves bit-reversed)."""
-    bits = g.bit_length() - 1
-    return np.array([int(format(q, f"0{bits}b")[::-1], 2) if bits else 0 for q in range(g)])
-
-
 def width(cols: int) -> int:
     """The tile's columns for `cols` output columns: 16 (a 512-bit vector) unless that
     pads more columns than 8 does."""
@@ -106,7 +101,7 @@ def layout(gather_, side: str, vw: int = 8, fold: bool = False) -> Layout:
     contract_plan.Gather of groups A (I, g, R, N) / W (J, g, R, N)."""
     idx = gather_.index.reshape(gather_.groups).astype(np.int64)
     ni, g, nr, nn = idx.shape
-    idx = idx[:, _natural(g)]
+    idx = idx[:, leaf_order(g)]
     if side == "a":
         idx = idx.transpose(3, 0, 2, 1)  # (N, I, R, g)
         na = 1 if all(np.array_equal(idx[0], idx[n]) for n in range(1, nn)) else nn
@@ -134,7 +129,46 @@ def widened(raw: np.ndarray, lay: Layout, wide: bool, kernel) -> np.ndarray:
     return out.view(np.float32)
 
 
-ORDER = ("_bits", "gather")
-"""Compiled in this order: a kernel calls only those before it."""
+def tiles(fa, fw, ca, cw, na, nr, ni, nj, g, vw, fold, out, order, k0, k1):
+    """out[row, i, j, n] for the spatial rows order[k0:k1], by the shared tiles: A gathered per class as
+    (class, NA, I padded to TI, R, g) and W as (class, N, column block, R, g, vw) (with
+    `fold`: (class, 1, column block, R, g, vw), the columns c = n * J + j), both float32
+    with the leaves in natural order (R = nr steps); ca / cw each row's class. NA is 1
+    when A reads the same cells at every batch position n (always so with `fold`). Per
+    row, batch position and column block, the tiles each sum the time steps from +0 in
+    stream order."""
+    nn = out.shape[3]
+    nw, cols = (1, nn * nj) if fold else (nn, nj)
+    nb = (cols + vw - 1) // vw
+    ip = (ni + TI - 1) // TI * TI
+    ti = 8 if vw == 8 else 4  # the tile's rows (tiles.SHAPES)
+    acc = np.empty(ti * vw, np.float32)
+    ug, unr, uvw = np.uint64(g), np.uint64(nr), np.uint64(vw)
+    sa = unr * ug
+    for k in range(k0, k1):
+        row = order[k]
+        for n in range(nw):
+            an = n if na > 1 else 0
+            for jb in range(nb):
+                ow0 = np.uint64(((cw[row] * nw + n) * nb + jb) * nr) * ug * uvw
+                for i in range(0, ip, ti):
+                    acc[:] = np.float32(0.0)
+                    oa0 = np.uint64(((ca[row] * na + an) * ip + i) * nr) * ug
+                    for r in range(unr):
+                        if vw == 8:
+                            kt.tile_8x8(g, fa, oa0 + r * ug, sa, fw, ow0 + r * ug * uvw, acc)
+                        else:
+                            kt.tile_4x16(g, fa, oa0 + r * ug, sa, fw, ow0 + r * ug * uvw, acc)
+                    for t in range(min(ti, ni - i)):
+                        for v in range(min(vw, cols - jb * vw)):
+                            c = jb * vw + v
+                            if fold:
+                                out[row, i + t, c % nj, c // nj] = acc[t * vw + v]
+                            else:
+                                out[row, i + t, c, n] = acc[t * vw + v]
+
+
+ORDER = ("_bits", "gather", "tiles")
+"""Compiled in this order, after `ir.exact_kernels.tiles`: a kernel calls only those before it."""
 INLINE = ("_bits",)
 """Inlined into their callers."""

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import npu_opt
 from ir.resident import DmBuffer
 from backends.cpu import CpuBackend, CpuOptions, contract_float, contract_jit, contract_plan
+from ir.exact_kernels import compile as kernels_compile
 from ir.dtypes import bf16
 from driver.discover import discover
 from tests.backends.examples import EXAMPLES, bf16_uniform, example
@@ -345,6 +346,7 @@ def test_without_numba_the_numpy_core_runs(monkeypatch: pytest.MonkeyPatch) -> N
     want = CpuBackend(JIT).run(kern, args)
     monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
     monkeypatch.setattr(contract_jit, "_compiled", functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__))
+    monkeypatch.setattr(kernels_compile, "numba", functools.lru_cache(maxsize=1)(kernels_compile.numba.__wrapped__))
     assert not contract_jit.enabled(True)
     ran = []
     core = contract_float.float_core
@@ -365,9 +367,12 @@ def test_small_contractions_do_not_load_numba(monkeypatch: pytest.MonkeyPatch) -
     """Before numba is loaded, only a contraction of JIT_MIN products or more loads it."""
     fresh = functools.lru_cache(maxsize=1)(contract_jit._compiled.__wrapped__)
     monkeypatch.setattr(contract_jit, "_compiled", fresh)
-    assert not contract_jit.enabled(True, contract_jit.JIT_MIN - 1)
+    monkeypatch.setattr(kernels_compile, "loaded", lambda: False)
+    monkeypatch.setattr(kernels_compile, "_SEEN", [0])
+    assert not contract_jit.enabled(True, contract_jit.JIT_MIN // 2 - 1)
     assert fresh.cache_info().currsize == 0
-    assert contract_jit.enabled(True, contract_jit.JIT_MIN)
+    assert contract_jit.enabled(True, contract_jit.JIT_MIN // 2 + 1)  # the process's products add up
+    monkeypatch.setattr(kernels_compile, "loaded", lambda: True)
     assert contract_jit.enabled(True, 1)  # loaded now
 
 
@@ -414,5 +419,5 @@ def test_no_cache_directory_compiles_without_one(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
     with pytest.raises(RuntimeError):
         numba.njit(cache=True)(twice)
-    fn = contract_jit.njit(numba, twice)
+    fn = kernels_compile.njit(numba, twice)
     assert fn(21) == 42 and type(fn._cache).__name__ == "NullCache"

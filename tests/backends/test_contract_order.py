@@ -1,5 +1,5 @@
 """The compiled float core's fast path (the register-tiled exact kernel,
-backends/cpu/contract_jit_tile.py) against an oracle written here from docs/numerics.md
+ir/exact_kernels/tiles.py) against an oracle written here from docs/numerics.md
 ("The order of the sums") alone: bf16 products in float32 (exact), the packet's products
 added in adjacent pairs level by level, the packet sums added in stream order from +0,
 every operation a float32 round to nearest even.

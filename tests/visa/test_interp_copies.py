@@ -1,4 +1,4 @@
-"""The DM copy notes (visa/interp/copies.py): a DMA that copies the same HBM bytes into
+"""The DM copy notes (visa/interp/fast/copies.py): a DMA that copies the same HBM bytes into
 several slices says so, a reader of those slices takes its equal rows from the note
 instead of comparing them, and every write that could change the DM forgets the notes.
 The results with notes are pinned to those without (the comparing path) and to numpy."""
@@ -12,7 +12,8 @@ import numpy as np
 from tests.kernel_files import example
 from tests.visa.test_interp import artifact, bits, host_inputs
 from tu_ops.target import get_target
-from visa.interp import contract_jit, copies, dma, execute_inout, walker
+from visa.interp import dma, execute_inout, walker
+from visa.interp.fast import contract_jit, copies
 from visa.interp.memory import Memory
 
 SB = 1 << 10        # slice bytes of the made-up walks

@@ -16,7 +16,8 @@ import pytest
 
 import npu_opt
 from visa import parse_visa
-from visa.interp import execute_inout, lanes, vector, vector_branch, vrf
+from visa.interp import execute_inout, vector, vector_branch, vrf
+from visa.interp.fast import lanes
 
 ROOT = Path(__file__).resolve().parents[2]
 

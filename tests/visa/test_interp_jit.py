@@ -1,4 +1,4 @@
-"""The interpreter's compiled float contraction (visa/interp/contract_jit.py) against its
+"""The interpreter's compiled float contraction (visa/interp/fast/contract_jit.py) against its
 numpy path (visa/interp/contract_float.py), bit for bit.
 
 Each case runs the same artifact twice, once with `NPU_OPT_INTERP_JIT=0` (numpy) and once
@@ -19,7 +19,8 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
-from visa.interp import contract_jit, contract_jit_exact, contract_jit_weights, copies, execute_inout
+from visa.interp import execute_inout
+from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_weights, copies
 
 FLOAT_EXAMPLES = ("dense_bf16_kernel", "dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_bf16_kernel", "gemm_tiled")
 
@@ -185,7 +186,7 @@ def test_a_repeated_stream_is_read_without_writing_out_its_copies(monkeypatch):
     """gemm_bf16_kernel feeds each activation packet once per weight column group (a
     `Repeated` stream): the compiled path reads the distinct packets and never writes the
     copies out, and gives the numpy path's bits."""
-    from visa.interp.repeated import Repeated
+    from visa.interp.fast.repeated import Repeated
 
     kernel = example("gemm_bf16_kernel")
     arrays = host_inputs(kernel, np.random.default_rng(6))
@@ -249,5 +250,7 @@ def test_the_environment_and_the_size_choose_the_path(monkeypatch):
     assert contract_jit.enabled(1)
     monkeypatch.delenv(contract_jit.ENV)
     assert contract_jit.enabled(contract_jit.JIT_MIN)
-    monkeypatch.setattr(contract_jit.sys, "modules", {})
-    assert not contract_jit.enabled(contract_jit.JIT_MIN - 1)
+    monkeypatch.setattr(contract_jit.kernels_compile, "loaded", lambda: False)
+    monkeypatch.setattr(contract_jit.kernels_compile, "_SEEN", [0])
+    assert not contract_jit.enabled(contract_jit.JIT_MIN // 2 - 1)
+    assert contract_jit.enabled(contract_jit.JIT_MIN // 2 + 1)   # the process's products add up

@@ -1,5 +1,5 @@
 """The TRF operand of the interpreter's compiled float contraction
-(visa/interp/contract_jit_weights.py) against numpy oracles written here: which slices may
+(visa/interp/fast/contract_jit_weights.py) against numpy oracles written here: which slices may
 share a widened copy (`distinct`: the guess from the first touched TRF row, its check, the
 digest fallback for the slices whose guess failed) and the widened bits in both layouts
 (`widened`: a shift for zeros and normal bf16 codes, the conversion table for anything
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tu_ops.enums import FeedElementType
-from visa.interp import contract_jit, contract_jit_exact, contract_jit_weights as weights
+from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_weights as weights
 from visa.interp.values import widen_table
 
 BF16 = widen_table(FeedElementType.BF16)

@@ -1,10 +1,11 @@
-"""The interpreter's speed machinery against its plain path (visa/interp/speed.py), bit for bit.
+"""The interpreter's speed machinery against its plain path (visa/interp/fast/speed.py), bit for bit.
 
 Each case runs one artifact twice: with the machinery (`fast=True`: compiled float
 contractions, copy notes, pooled stores, `Repeated` and `Front` streams, row
 de-duplication, the per-record memo) and without it (`fast=False`, the plain numpy spec
-path), over every shipped example and a sample of the test kernels (the contraction
-cases with padding and special values, the feed matrix, the layout kernels). A shortcut
+path), over every shipped example and every kernel the interpreter's agreement tests
+run (tests/visa/test_interp.py: every contraction case with padding and special values in
+every kind of data, every case of the feed matrix, every layout kernel). A shortcut
 that changes one bit fails here; `test_a_broken_shortcut_is_caught` shows it does.
 """
 
@@ -20,7 +21,8 @@ from tests.backends import test_contract_fast as fast_cases
 from tests.kernel_files import EXAMPLES_DIR, _kernels, example, example_names
 from tests.lowering import kernels as lowering_kernels
 from tests.visa.test_interp import MATRIX, artifact, bits, host_inputs
-from visa.interp import contract, contract_jit, copies, feed, lanes, memo, pool, speed
+from visa.interp import feed
+from visa.interp.fast import contract_jit, copies, lanes, memo, pool, row_split, speed
 from visa.interp import execute_inout
 
 
@@ -82,7 +84,7 @@ def test_every_nested_example_runs_the_same_bits_plain(name):
 
 def _contraction_cases():
     for name, (_, _, family) in fast_cases.CASES.items():
-        for kind in fast_cases.KINDS[family][:2]:
+        for kind in fast_cases.KINDS[family]:
             yield pytest.param(name, kind, id=f"{name}-{kind}")
 
 
@@ -93,15 +95,16 @@ def test_contractions_run_the_same_bits_plain(name, kind):
     same_bits(getter(), [fast_cases.DATA[family](rng, shape, kind) for shape in shapes])
 
 
-@pytest.mark.parametrize("case,factory", [(c[0], c[1]) for c in MATRIX[::4]], ids=[c[0] for c in MATRIX[::4]])
+@pytest.mark.parametrize("case,factory", [(c[0], c[1]) for c in MATRIX], ids=[c[0] for c in MATRIX])
 def test_feed_combinations_run_the_same_bits_plain(case, factory):
     kernel = factory()
     same_bits(kernel, host_inputs(kernel, np.random.default_rng(zlib.crc32(case.encode())), "bits"))
 
 
 @pytest.mark.parametrize("factory", [lowering_kernels.ragged_commit_kernel, lowering_kernels.relayout_kernel,
-                                     lowering_kernels.two_cluster_kernel, lowering_kernels.long_loop_kernel],
-                         ids=["ragged", "relayout", "two-cluster", "long-loop"])
+                                     lowering_kernels.two_cluster_kernel, lowering_kernels.long_loop_kernel,
+                                     lambda: lowering_kernels.transpose_kernel(3)],
+                         ids=["ragged", "relayout", "two-cluster", "long-loop", "transpose"])
 def test_layout_kernels_run_the_same_bits_plain(factory):
     kernel = factory()
     same_bits(kernel, host_inputs(kernel, np.random.default_rng(5)))
@@ -110,7 +113,7 @@ def test_layout_kernels_run_the_same_bits_plain(factory):
 def _spy(monkeypatch) -> dict[str, list]:
     """Count the calls of one entry point of each shortcut."""
     calls: dict[str, list] = {}
-    for module, name in ((contract_jit, "run_float"), (feed, "_repeated"), (contract, "_row_split"),
+    for module, name in ((contract_jit, "run_float"), (feed, "_repeated"), (row_split, "split"),
                          (copies.CopyNotes, "held_rows"), (lanes, "held")):
         real, seen = getattr(module, name), calls.setdefault(name, [])
 
@@ -155,7 +158,7 @@ def test_the_environment_variable_turns_it_off(monkeypatch):
 def test_a_broken_shortcut_is_caught(monkeypatch):
     """Row de-duplication that takes rows for copies when they are not: the fast run gives
     other bits, and the comparison fails."""
-    monkeypatch.setattr(contract, "_constant_along", lambda v, axis: True)
+    monkeypatch.setattr(row_split, "_constant_along", lambda v, axis: True)
     kernel = example("gemm_i8_kernel")
     with pytest.raises(AssertionError):
         same_bits(kernel, host_inputs(kernel, np.random.default_rng(2)))

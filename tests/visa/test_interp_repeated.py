@@ -1,4 +1,4 @@
-"""Repeated streams (visa/interp/repeated.py, issue 18 item 5): a feed whose read plan has
+"""Repeated streams (visa/interp/fast/repeated.py, issue 18 item 5): a feed whose read plan has
 a zero-stride time loop is held as its distinct packets and a broadcast view.
 
 - the helpers: `view_reshape` gives a view or nothing, `compact` cuts zero strides only;
@@ -23,7 +23,7 @@ from tu_ops import rngd
 from visa import parse_visa
 from visa.interp import contract, execute, feed
 from visa.interp.host import from_hbm
-from visa.interp.repeated import Repeated, compact, view_reshape
+from visa.interp.fast.repeated import Repeated, compact, view_reshape
 
 
 def test_view_reshape_is_a_view_or_nothing():

@@ -10,8 +10,8 @@ import pytest
 
 from tests.visa import test_interp_commit_fill as tiled
 from tu_ops.target import get_target
-from visa.interp.memo import per_record
-from visa.interp import pool
+from visa.interp.fast.memo import per_record
+from visa.interp.fast import pool
 from visa.interp.memory import Dm, Memory
 from visa.interp import execute_inout
 from visa.interp.strided import flat_walk

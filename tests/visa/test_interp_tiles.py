@@ -1,4 +1,4 @@
-"""The interpreter's tiled exact float kernel (visa/interp/contract_jit_tiles.py), called
+"""The interpreter's tiled exact float kernel (visa/interp/fast/contract_jit_tiles.py), called
 directly on made-up layouts and compared bit for bit with a numpy oracle written here
 from the engine's sum order: per row, kept slot, output column and lane, the steps in
 time order from +0, each step a tree over its g leaves whose sums add the lower half's
@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from visa.interp import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
+from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
 def _tree(x: np.ndarray) -> np.float32:
     """The adder tree over x (a power-of-two count of float32 values)."""

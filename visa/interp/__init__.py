@@ -7,7 +7,9 @@ and agrees bit for bit with the `cpu` backend (docs/machine/dma.md, docs/numeric
 
 Modules: `values` (element representations, padding masks), `memory` (DM / TRF / HBM
 bytes), `host` (host arrays), `rows` (live slices), one module per op family (`dma`,
-`feed`, `trf`, `plan` + `contract`, `drain`) and `walker` (`execute`).
+`feed`, `trf`, `plan` + `contract`, `drain`) and `walker` (`execute`). The speed machinery
+(compiled contractions, copy notes, pools, held streams, the memo) is all in `fast/`,
+behind one switch (`fast.speed`); the rest reads as the plain spec.
 """
 
 from __future__ import annotations

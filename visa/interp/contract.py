@@ -29,13 +29,13 @@ from ir import convert as cv
 from ir.dtypes import i32
 from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
-from visa.interp import contract_jit, speed
+from visa.interp.fast import contract_jit, row_split, speed
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
 from visa.interp.operands import exact, natural_operands, operands
 from visa.interp.plan import Plan, build_plan
-from visa.interp.repeated import Repeated, compact
+from visa.interp.fast.repeated import Repeated, compact
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor, read_weights, weight_rows
@@ -109,54 +109,13 @@ def _constant_axis(v: np.ndarray, k: int) -> bool:
     return bool(first.reshape(-1)[:1] == last.reshape(-1)[:1]) and bool((v == first).all())
 
 
-def _words(v: np.ndarray) -> np.ndarray:
-    """`v` (outer, inner, ...) of integers as (outer, inner, n) of the widest unsigned words
-    its trailing bytes split into (equal words are equal values: fewer, wider compares)."""
-    if not v.flags.c_contiguous:     # a strided view (the TRF or DM bytes of the rows): its rows' words
-        whole = v.ndim and v.strides[-1] == v.itemsize and v.shape[-1] * v.itemsize % 8 == 0
-        return v.view(np.uint64) if whole and v.itemsize <= 8 else v
-    flat = v.reshape(v.shape[0], v.shape[1], -1)
-    nbytes = flat.shape[2] * flat.itemsize
-    if not nbytes:
-        return flat
-    width = next(w for w in (8, 4, 2, 1) if nbytes % w == 0)
-    return flat.view(f"u{width}")
-
-
-def _constant_along(v: np.ndarray, axis: int) -> bool:
-    """Does `v` (outer, inner, ...) hold the same values all along `axis` (0 or 1)? One far
-    pair first, which rejects most candidates at once."""
-    v = _words(v)
-    first = v[:, :1] if axis == 1 else v[:1]
-    far = v[:1, -1:] if axis == 1 else v[-1:, :1]
-    return bool(np.array_equal(far, first[:1, :1]) and (v == first).all())
-
-
-def _row_split(sa: np.ndarray, wa: np.ndarray) -> tuple[int, int, bool] | None:
-    """(outer, inner, stream_outer): a split of the rows into an outer x inner grid along
-    which the stream's values vary with one factor only and the weights' with the other
-    (slices holding copies of the same tiles, as a DMA broadcast makes them), so the sums of
-    every row are one matmul of the distinct operand rows; None when no split fits."""
-    rows = sa.shape[0]
-    if wa.shape[0] != rows:
-        return None
-    for inner in range(rows // 2, 1, -1):
-        if rows % inner:
-            continue
-        vs, vw = sa.reshape(rows // inner, inner, *sa.shape[1:]), wa.reshape(rows // inner, inner, *wa.shape[1:])
-        for s_axis, stream_outer in ((1, True), (0, False)):
-            if _constant_along(vs, s_axis) and _constant_along(vw, 1 - s_axis):
-                return rows // inner, inner, stream_outer
-    return None
-
-
 def _row_sum(sa: np.ndarray, wa: np.ndarray | Weights, keep: list[int], plan: Plan, mem: Memory,
              as_float: bool = False) -> tuple[np.ndarray, int]:
     """`_exact_sum` over the natural layout keeping the axes `keep` (rows first), the
-    distinct rows of a `_row_split` multiplied once (and the weights of only those rows
+    distinct rows of a `row_split.split` (visa/interp/fast/row_split.py) multiplied once (and the weights of only those rows
     read): (sums, bound). The rows axis of the sums is either one axis of every row, or two
     (outer, inner) that broadcast to them."""
-    split = _row_split(sa, wa if isinstance(wa, np.ndarray) else wa.proxy) if speed.on() else None
+    split = row_split.split(sa, wa if isinstance(wa, np.ndarray) else wa.proxy) if speed.on() else None
     labels = list(range(sa.ndim))
     if split is None:
         return _exact_sum(sa, _rows(wa, None), labels, keep, plan, mem, as_float)

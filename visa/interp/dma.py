@@ -26,9 +26,9 @@ import numpy as np
 
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
-from visa.interp.copies import broadcast_note
+from visa.interp.fast.copies import broadcast_note
 from visa.interp.errors import check
-from visa.interp.memo import per_record
+from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask

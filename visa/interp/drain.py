@@ -24,8 +24,8 @@ from tu_ops.enums import CommitConversion, LaneMode
 from tu_ops.target import Target
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
-from visa.interp.lanes import Front
-from visa.interp.memo import per_record
+from visa.interp.fast.lanes import Front
+from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes

@@ -25,16 +25,16 @@ from ir.runtime_types import checked_start
 from tu_ops.enums import ConversionKind
 from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
-from visa.interp import lanes
-from visa.interp.lanes import Front, pad_front
-from visa.interp.memo import per_record
+from visa.interp.fast import lanes
+from visa.interp.fast.lanes import Front, pad_front
+from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
-from visa.interp.repeated import Repeated
-from visa.interp import speed
+from visa.interp.fast.repeated import Repeated
+from visa.interp.fast import speed
 from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
@@ -250,7 +250,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
     repeats, in_place = _repeats(op, target)
-    if repeats and speed.on():   # a Repeated stream: a shortcut (visa.interp.speed)
+    if repeats and speed.on():   # a Repeated stream: a shortcut (visa.interp.fast.speed)
         held = _repeated(op, rows, mem, src, in_place)
         if held is not None:
             return held, rows

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from ir.dtypes import DType
-from visa.interp.copies import CopyNotes
+from visa.interp.fast.copies import CopyNotes
 from visa.interp.errors import InterpError
-from visa.interp import pool
+from visa.interp.fast import pool
 from visa.interp.values import from_raw, raw_dtype, to_raw
 
 __all__ = ["Memory", "Flat", "Dm", "gather", "scatter", "copy_bytes"]
@@ -159,7 +159,7 @@ class Memory:
         self.trf_row: dict[int, int] = {}        # TRF tensor id -> first row (visa/visa.lark)
         self.dm_reserve = min(dm_reserve, self.dm_slice)
         self._scratch: list[np.ndarray] = []
-        self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/copies.py)
+        self.copies = CopyNotes()              # DM slices a DMA just filled alike (visa/interp/fast/copies.py)
 
     def dm(self, chip: int, cluster: int) -> Dm:
         """The DM of one (chip, cluster), all slices."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from visa.interp.memory import Memory
 from visa.interp.plan import Plan
-from visa.interp.repeated import Repeated
+from visa.interp.fast.repeated import Repeated
 from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights
 from visa.interp.values import widen, widen_table

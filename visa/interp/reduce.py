@@ -2,7 +2,7 @@
 record on the interpreter's (rows, T, 8) values: the stream the step reads reduces to the
 one it leaves (`tu_ops.vector_reduce.record_shapes`), its packet kept or, for arg 1, the
 one-cell packet `1 # 4` (`ir.vector.intra_reduce`, the fold both backends share). A front-lane
-pass (`visa.interp.lanes`) hands it (rows, T, 4) values and gets the same four lanes back."""
+pass (`visa.interp.fast.lanes`) hands it (rows, T, 4) values and gets the same four lanes back."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ir.vector.intra_reduce import reduce_counted, reduce_stored, removed_axis
 from tu_ops.valid_count import pack_to_vcg
 from tu_ops.vector_reduce import is_reduce, record_shapes
 from visa.interp.errors import check
-from visa.interp.memo import per_record
+from visa.interp.fast.memo import per_record
 
 __all__ = ["is_reduce", "run_reduce_step"]
 

@@ -17,9 +17,9 @@ import attrs
 from ir.declare import Table
 from ir.stage_spec import spec_named
 from visa.interp.errors import check
-from visa.interp.lanes import Front
+from visa.interp.fast.lanes import Front
 from visa.interp.memory import Memory
-from visa.interp.repeated import Repeated
+from visa.interp.fast.repeated import Repeated
 from visa.interp.rows import Rows
 
 __all__ = ["ProgramState", "Step", "STEPS", "executes"]

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp.copies import note_load
+from visa.interp.fast.copies import note_load
 from visa.interp.errors import check
 from visa.interp.memory import Memory
-from visa.interp.repeated import Repeated, view_reshape
+from visa.interp.fast.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype

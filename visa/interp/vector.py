@@ -14,8 +14,8 @@ import numpy as np
 from ir.vector.numerics.steps import run_step
 from ir.vector.units import is_rf
 from visa.interp.errors import check
-from visa.interp import lanes
-from visa.interp.lanes import Front, front_lanes, front_start, pad_front, trim_at, widen_front
+from visa.interp.fast import lanes
+from visa.interp.fast.lanes import Front, front_lanes, front_start, pad_front, trim_at, widen_front
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.unary import via_f64
@@ -33,14 +33,14 @@ def run_vector(op: Any, stream: np.ndarray | Front, operand: list[np.ndarray] | 
     front-lane pass may leave a `Front` (else the 8-lane stream)."""
     check_input(op, stream)
     at = trim_at(op)
-    if isinstance(stream, Front):  # on the front four lanes from the start (visa.interp.lanes)
+    if isinstance(stream, Front):  # on the front four lanes from the start (visa.interp.fast.lanes)
         check(front_start(op), "the pass cannot start on a four-lane stream", op)
         source = values = stream.values
         operand = front_lanes(values, operand)[1]
     else:
         source = values = stream
     for i, step in enumerate(op.steps):
-        if i == at:  # from the trim on, the front four lanes (visa.interp.lanes)
+        if i == at:  # from the trim on, the front four lanes (visa.interp.fast.lanes)
             if values.shape[-1] == 4:
                 continue  # a Front's back lanes are gone already: nothing to trim
             values, operand = front_lanes(values, operand)

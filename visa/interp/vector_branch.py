@@ -13,7 +13,7 @@ from ir.vector.branching import branch_step, stash_step, tag_ids
 from ir.vector.numerics.steps import run_step
 from ir.vector.units import is_rf
 from visa.interp.errors import check
-from visa.interp.lanes import front_lanes, trim_at
+from visa.interp.fast.lanes import front_lanes, trim_at
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
@@ -31,7 +31,7 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
     values, stashed, at = stream, None, trim_at(op)
     for i, step in enumerate(op.steps):
         unit, name = step.unit.name, step.op.name
-        if i == at:  # from the trim on, the front four lanes (visa.interp.lanes)
+        if i == at:  # from the trim on, the front four lanes (visa.interp.fast.lanes)
             values, operand = front_lanes(values, operand)
         stashed = values if i == op.stash_at else stashed
         try:

@@ -15,9 +15,9 @@ import numpy as np
 
 from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
-from visa.interp import lanes
-from visa.interp.lanes import Front, front_start
-from visa.interp.memo import per_record
+from visa.interp.fast import lanes
+from visa.interp.fast.lanes import Front, front_start
+from visa.interp.fast.memo import per_record
 from visa.interp.steps import ProgramState, executes
 from visa.interp.values import pad_mask, value_dtype
 from visa.interp.vector import run_vector

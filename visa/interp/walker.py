@@ -22,7 +22,7 @@ from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
-from visa.interp.copies import forget_after
+from visa.interp.fast.copies import forget_after
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
@@ -30,11 +30,11 @@ from visa.interp.gather import run_gather, run_scatter, run_shuffle
 from visa.interp.redistribute import run_redistribute
 from visa.interp.resident import as_hbm_param, load, save
 from visa.interp.host import check_count, from_hbm, to_hbm
-from visa.interp.memo import per_record
+from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
 from visa.interp.runtime import Guards
-from visa.interp import speed
+from visa.interp.fast import speed
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
@@ -75,7 +75,7 @@ def execute(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetL
     Returns one array, a tuple when the kernel has several results (or `as_tuple`), or
     None without results; bf16/f8/f4 results are `ml_dtypes` arrays. Raises `NpuOptError`
     (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute. `fast`:
-    False runs the plain path only, None as `NPU_OPT_INTERP_FAST` says (`visa.interp.speed`)."""
+    False runs the plain path only, None as `NPU_OPT_INTERP_FAST` says (`visa.interp.fast.speed`)."""
     kernel, tgt = resolve(artifact_or_kernel, target)
     values, _ = execute_inout(kernel, arrays, tgt, fast)
     if as_tuple or (as_tuple is None and len(values) > 1):
@@ -288,7 +288,7 @@ def run_memset(op: Any, mem: Memory) -> Any:
 
 def _forget_copies(step: Any, mem: Memory) -> None:
     """Before a body step that could write the DM and does not keep the copy notes up to
-    date itself (visa/interp/copies.py: a plain DMA does, a program only in its sink,
+    date itself (visa/interp/fast/copies.py: a plain DMA does, a program only in its sink,
     `_program`), forget them all."""
     if not isinstance(step, TuProgram) and step.MNEMONIC in _NOT_PLAIN_DMA:
         mem.copies.clear()

@@ -1,6 +1,6 @@
 """Arrays of finished interpreter runs, reused by later ones: zeroed DM and TRF stores and
 scratch arrays (`visa.interp.memory`). A shortcut: with the speed switch off
-(`visa.interp.speed`) nothing is pooled and every array is fresh.
+(`visa.interp.fast.speed`) nothing is pooled and every array is fresh.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp import speed
+from visa.interp.fast import speed
 
 __all__ = ["ANY", "give_back", "pooled", "pooled_entry", "zeros"]
 

@@ -1,5 +1,5 @@
 """Scans of the fed codes for the interpreter's compiled float contraction
-(`visa.interp.contract_jit`): their range (which decides whether a sum can need a flush and
+(`visa.interp.fast.contract_jit`): their range (which decides whether a sum can need a flush and
 whether a code widens by a shift) and which rows repeat the row before them (a DMA's
 copies of one row into consecutive slices, scanned and widened once).
 

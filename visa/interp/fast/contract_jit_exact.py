@@ -1,4 +1,4 @@
-"""The plan of the interpreter's exact float contraction (`visa.interp.contract_jit_tiles`,
+"""The plan of the interpreter's exact float contraction (`visa.interp.fast.contract_jit_tiles`,
 the kernel): which kept time slots go together and how the TRF operand is laid out for it.
 
 Two slots that read the same stream values, skip the same steps and read TRF elements a
@@ -16,12 +16,12 @@ import functools
 
 import numpy as np
 
+from ir.exact_kernels.tiles import TREES
+
 __all__ = ["LANES", "MAX_SHIFTS", "TREES", "paired_weights", "slot_pairs"]
 
 LANES = 8
 """The lane count of the vectorized kernel (every other count takes the general one)."""
-TREES = (1, 2, 4, 8, 16, 32, 64)
-"""Leaf counts with a written-out tree (`contract_jit_tiles`)."""
 MAX_SHIFTS = 4
 """Distinct distances between paired slots' TRF reads (one laid-out TRF copy each)."""
 

@@ -12,16 +12,17 @@ and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Ever
 is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
 fast-math, so nothing is reassociated or fused. An exact contraction without padded
-products or columns takes `visa.interp.contract_jit_tiles` (the tree written out as vector
-IR, rows that read the same TRF operand four to a tile, slots paired by
-`visa.interp.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
-(`visa.interp.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
+products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tiles of
+`ir.exact_kernels.tiles`: the tree written out as vector IR, rows that read the same TRF operand four to a tile, slots paired by
+`visa.interp.fast.contract_jit_exact`); the TRF operand is widened once per distinct TRF slice
+(`visa.interp.fast.contract_jit_weights`), and a `Repeated` stream is read as its distinct packets.
 The work is one thread's: the cost the benchmark compares (CPU time) is the same spread
 over more.
 
 It runs when numba is importable, `NPU_OPT_INTERP_JIT` is not `0`, and numba is already
-loaded in the process or the contraction has at least `JIT_MIN` products (numba's import
-and the load of the disk-cached kernels cost a fraction of a second once per process);
+loaded in the process or the process's float contractions (this one included) reach
+`JIT_MIN` products in all (the threshold the cpu backend shares, `ir.exact_kernels.compile`:
+numba's import and the load of the disk-cached kernels cost half a second once per process);
 `NPU_OPT_INTERP_JIT=1` runs it for every float contraction. It imports nothing of the
 cpu backend: the two are each other's cross-check.
 """
@@ -31,18 +32,21 @@ from __future__ import annotations
 import functools
 import math
 import os
-import sys
 from typing import Any
 
 import numpy as np
 
-from visa.interp import contract_jit_exact as jit_exact
-from visa.interp import contract_jit_scan as jit_scan
-from visa.interp import contract_jit_tiles as jit_tiles
-from visa.interp import contract_jit_weights as jit_weights
+from ir.exact_kernels import compile as kernels_compile
+from ir.exact_kernels import tiles
+from ir.exact_kernels.compile import JIT_MIN
+from ir.exact_kernels.tiles import leaf_order
+from visa.interp.fast import contract_jit_exact as jit_exact
+from visa.interp.fast import contract_jit_scan as jit_scan
+from visa.interp.fast import contract_jit_tiles as jit_tiles
+from visa.interp.fast import contract_jit_weights as jit_weights
 from visa.interp.operands import exact
 from visa.interp.plan import Plan
-from visa.interp.repeated import Repeated, compact, view_reshape
+from visa.interp.fast.repeated import Repeated, compact, view_reshape
 from visa.interp.trf import check_read
 from visa.interp.values import widen_table
 
@@ -50,9 +54,6 @@ __all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
 
 ENV = "NPU_OPT_INTERP_JIT"
 """0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
-JIT_MIN = 1 << 24
-"""Products from which a process that has not loaded numba yet loads it for a contraction
-(a 512 x 512 x 64 bf16 GEMM, the smallest GEMM example: about 15 ms saved per run)."""
 _ABS = np.uint32(0x7FFFFFFF)
 _SIGN = np.uint32(0x80000000)
 _MIN_NORMAL = np.uint32(0x00800000)
@@ -76,15 +77,6 @@ def _flush(bits, k, n):
             bits[k, i] = u & _SIGN
         elif m > _INF:
             bits[k, i] = _QNAN
-
-
-def _widen(codes, r, c, table, shift, bits, k):
-    """bits[k] = the f32 bits of codes[r, c]: `shift` (bf16 codes none of which is a
-    subnormal or a NaN) code << 16, else table[code]."""
-    if shift:
-        bits[k] = np.uint32(codes[r, c]) << np.uint32(16)
-    else:
-        bits[k] = table[codes[r, c]]
 
 
 def _quads(sv, w, wb, wofs, leaf, buf):
@@ -161,7 +153,7 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                         continue
                     sb = sstep[kk, t] * q + j * g
                     for k in range(g):
-                        _widen(codes, r, sb + k, table, shift, sv_bits, k)
+                        sv_bits[k] = jit_weights.code_bits(codes[r, sb + k], table, shift)
                     _step(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, opad, kk, t, j * g)
                     if rpad.shape[0] > 0:
                         for i in range(lanes):
@@ -175,40 +167,17 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     out[r, i, kk, j] = acc[0, i]
 
 
-_ORDER = ("_flush", "_widen", "_quads", "_step", "_float_kernel")
-_INLINE = ("_widen", "_quads", "_step")
+ORDER = ("_flush", "_quads", "_step", "_float_kernel")
+"""Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
+INLINE = ("_quads", "_step")
 """Inlined into their callers (numba's inline="always"): the innermost loop's body."""
-_PYTHON = {name: globals()[name] for name in _ORDER}
-_TILES = {name: vars(jit_tiles)[name] for name in jit_tiles.ORDER}
-_SCAN = {name: vars(jit_scan)[name] for name in jit_scan.ORDER}
-_WEIGHTS = {name: vars(jit_weights)[name] for name in jit_weights.ORDER}
-
-
-def _njit(numba: Any, fn: Any, inline: str) -> Any:
-    """`fn` compiled by numba, its machine code kept on disk when a cache directory can be
-    written (numba refuses `cache=True` when none can: then compiled per process)."""
-    try:
-        return numba.njit(cache=True, inline=inline)(fn)
-    except RuntimeError:
-        return numba.njit(inline=inline)(fn)
 
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> dict | None:
-    """The kernels compiled by numba (lazily, per argument types), or None without numba.
-    Each module name is rebound to its compiled form, so the kernels compiled after it call it."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    jit_tiles.build(numba)
-    out = {}
-    for name in _ORDER:
-        globals()[name] = out[name] = _njit(numba, _PYTHON[name], "always" if name in _INLINE else "never")
-    for module, python in ((jit_scan, _SCAN), (jit_weights, _WEIGHTS), (jit_tiles, _TILES)):
-        for name in module.ORDER:
-            vars(module)[name] = out[name] = _njit(numba, python[name], "always" if name in module.INLINE else "never")
-    return out
+    """The kernels (the shared tiles, the scans, the weights', the exact kernel's and this
+    module's) compiled by numba, or None without numba."""
+    return kernels_compile.compiled(vars(tiles), vars(jit_scan), vars(jit_weights), vars(jit_tiles), globals())
 
 
 def enabled(products: int) -> bool:
@@ -216,7 +185,7 @@ def enabled(products: int) -> bool:
     mode = os.environ.get(ENV, "").strip().lower()
     if mode in ("0", "false", "no", "off"):
         return False
-    if mode not in ("1", "true", "yes", "on") and products < JIT_MIN and "numba" not in sys.modules:
+    if mode not in ("1", "true", "yes", "on") and not kernels_compile.wanted(products):
         return False
     return _compiled() is not None
 
@@ -244,15 +213,6 @@ def _lane_mask(mask: np.ndarray | None, plan: Plan) -> np.ndarray:
     return np.ascontiguousarray(np.moveaxis(_by_slot(mask, plan, 1, 1), 0, -1))
 
 
-@functools.lru_cache(maxsize=None)
-def _LEAVES(g: int) -> np.ndarray:  # noqa: N802
-    """The leaves 0..g-1 in bit-reversed order (g a power of two)."""
-    bits = g.bit_length() - 1
-    out = np.array([int(format(k, f"0{bits}b")[::-1], 2) if bits else 0 for k in range(g)], np.int64)
-    out.setflags(write=False)
-    return out
-
-
 def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) -> Any:
     """`operands.code_range` from the largest and smallest nonzero magnitude code (the codes
     of every float operand type order their magnitudes): (unit exponent, top exponent), None
@@ -269,7 +229,7 @@ def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) 
 def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tuple[Any, bool, np.ndarray]:
     """`_code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
-    `known` (the feed's, `visa.interp.copies`: only the rows it names stored are scanned),
+    `known` (the feed's, `visa.interp.fast.copies`: only the rows it names stored are scanned),
     else found (`contract_jit_scan._rows_bounds`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
     if known is not None:
@@ -300,7 +260,7 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         cells = cells.view("<u2") if width == 2 else cells         # the 16-bit elements of each row
         slices = np.ascontiguousarray(rows.slice[sel], np.int64)
         touched = jit_weights.operand_rows(*shape, cells.shape[2])
-        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/copies.py
+        key = mem.copies.held_rows(("trf", int(chip), int(cluster)), touched, slices)   # visa/interp/fast/copies.py
         if key is None:
             key = jit_weights.distinct(kernels, jit_weights.words_of(cells), slices, touched)
         first = key == np.arange(key.size)                             # the copies, in order of first use
@@ -369,6 +329,6 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,
-                                 _LEAVES(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
+                                 leaf_order(plan.g), _lane_mask(plan.outer_pad, plan), _lane_mask(plan.reduce_pad, plan),
                                  tpad, proved, out)
     return out

@@ -25,7 +25,7 @@ class Repeated:
         self.shape = shape
         self.dtype = factored.dtype
         self.held = held
-        """Each row's first row with the same values (a DMA's copies, `visa.interp.copies`),
+        """Each row's first row with the same values (a DMA's copies, `visa.interp.fast.copies`),
         or None: not known."""
 
     def materialize(self) -> np.ndarray:

@@ -1,7 +1,7 @@
-"""The TRF operand of the interpreter's compiled float contraction (`visa.interp.contract_jit`):
+"""The TRF operand of the interpreter's compiled float contraction (`visa.interp.fast.contract_jit`):
 each row's TRF elements read as (element, lane) float32 bits, lanes innermost, the layout
 the general kernel takes as its vector, or laid out for the exact kernel as
-`visa.interp.contract_jit_exact.paired_weights` says.
+`visa.interp.fast.contract_jit_exact.paired_weights` says.
 
 A row's operand is the first `n` elements of every lane of its slice's TRF tensor; lane
 `l`'s element `e` sits at element `l * lane_elems + base + e` of the slice's TRF rows
@@ -157,7 +157,7 @@ def gather(cells, sls, rows, lane_elems, base, n, lanes, codes):
                         dst[c] = src[c]
 
 
-def _bits(code, table, shift):
+def code_bits(code, table, shift):
     """The f32 bits of a code: code << 16 (`shift`: every code a zero or a normal bf16, whose
     table entry that is) or its table entry."""
     if shift:
@@ -166,12 +166,12 @@ def _bits(code, table, shift):
 
 
 def lay_plain(codes, n, lanes, table, shift, out, k0):
-    """out[0, k0 + k, e * lanes + l] = the bits of codes[k, l * n + e] (`_bits`)."""
+    """out[0, k0 + k, e * lanes + l] = the bits of codes[k, l * n + e] (`code_bits`)."""
     for k in range(codes.shape[0]):
         src, dst = codes[k], out[0, k0 + k]
         for lane in range(lanes):
             for e in range(n):
-                dst[e * lanes + lane] = _bits(src[lane * n + e], table, shift)
+                dst[e * lanes + lane] = code_bits(src[lane * n + e], table, shift)
 
 
 def lay_paired(codes, n, offs, table, shift, out, k0):
@@ -188,11 +188,11 @@ def lay_paired(codes, n, offs, table, shift, out, k0):
             for e in range(n):
                 ue = np.uint64(e)
                 for i in range(_U8):
-                    dst[ue * _U16 + i] = _bits(src[i * un + ue], table, shift)
+                    dst[ue * _U16 + i] = code_bits(src[i * un + ue], table, shift)
                 if lo <= e < hi:
                     ue2 = np.uint64(e + d)
                     for i in range(_U8):
-                        dst[ue * _U16 + _U8 + i] = _bits(src[i * un + ue2], table, shift)
+                        dst[ue * _U16 + _U8 + i] = code_bits(src[i * un + ue2], table, shift)
                 else:
                     for i in range(_U8):
                         dst[ue * _U16 + _U8 + i] = np.uint32(0)
@@ -240,7 +240,7 @@ def widened(kernels, tensors, shape, mag, table, offs):
     return out, top, low
 
 
-ORDER = ("digest", "same", "_equal_words", "classes", "gather", "_bits", "lay_plain", "lay_paired")
+ORDER = ("digest", "same", "_equal_words", "classes", "gather", "code_bits", "lay_plain", "lay_paired")
 """Compiled in this order."""
-INLINE = ("_equal_words", "_bits")
+INLINE = ("_equal_words", "code_bits")
 """Inlined into their callers; the others are called from Python."""

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from visa.interp import speed
+from visa.interp.fast import speed
 
 __all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load"]
 
@@ -49,7 +49,7 @@ class CopyNotes:
 
     def note(self, key: Key, lo: int, hi: int, rep: np.ndarray) -> None:
         """Slices s and rep[s] hold the same bytes [lo, hi) (rep[s] >= 0); nothing is noted
-        with the speed switch off (`visa.interp.speed`)."""
+        with the speed switch off (`visa.interp.fast.speed`)."""
         self.forget(key, lo, hi)
         if not speed.on():
             return

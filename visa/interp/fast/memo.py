@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from visa.interp import speed
+from visa.interp.fast import speed
 
 __all__ = ["per_record", "clear"]
 

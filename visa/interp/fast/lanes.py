@@ -26,8 +26,8 @@ import numpy as np
 
 from ir.vector.units import spec_of
 from tu_ops.vector_reduce import is_reduce
-from visa.interp.memo import per_record
-from visa.interp import speed
+from visa.interp.fast.memo import per_record
+from visa.interp.fast import speed
 from visa.interp.values import pad_mask, zero_pad
 
 __all__ = ["Front", "held", "trim_at", "front_start", "front_lanes", "widen_front", "pad_front"]
@@ -37,7 +37,7 @@ HELD = True  # do feeds and front-lane passes leave `Front` streams (with the sp
 
 
 def held() -> bool:
-    """Whether feeds and front-lane passes leave `Front` streams now (`HELD`, `visa.interp.speed`)."""
+    """Whether feeds and front-lane passes leave `Front` streams now (`HELD`, `visa.interp.fast.speed`)."""
     return HELD and speed.on()
 
 

@@ -1,0 +1,122 @@
+"""The interpreter's exact float contraction (`visa.interp.fast.contract_jit`, when `exact`
+holds, no product or `packet_reduce` column is padded, the lanes are eight and every
+column's TRF elements are consecutive), computed `ROWS` rows at a time.
+
+Rows that read the same TRF operand (a GEMM's slices along M all read the same weights)
+are grouped `ROWS` to a tile; a group whose size is not a multiple of `ROWS` repeats its
+last row (computed twice, written twice with the same bits). For one step of one kept
+slot pair and output column, a tile is the shared 4 x 16 tile of
+`ir.exact_kernels.tiles` (its rows found through their offsets into the widened
+stream): per leaf l in natural order, one 16-float vector of the paired TRF operand
+(`contract_jit_exact.paired_weights`: the first slot's eight lanes, then its partner's)
+times each row's stream value l broadcast, the products summed as the engine's adder
+tree and added to the row's accumulator. The accumulators start at +0 and take the
+steps in time order.
+
+`ORDER` is compiled by `contract_jit._compiled` after the shared tiles; loading this
+module loads neither numba nor llvmlite. It imports nothing of the cpu backend.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ir.exact_kernels import tiles as kt
+from visa.interp.fast import contract_jit_weights as jit_weights
+
+__all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "tile_order"]
+
+ROWS = 4
+"""Rows a tile (the shared 4 x 16 tile, `ir.exact_kernels.tiles`): ROWS accumulators and
+ROWS x (tree depth + 1) live vectors fit the 32 vector registers for every leaf count up to 64."""
+WIDTH = 16
+"""Floats a vector: a slot pair's eight lanes each (the shared 4 x 16 tile)."""
+_ZERO = np.float32(0.0)
+
+
+def _slots(held):
+    """(each row's row of the widened copies, how many): one copy per stored row (held[r]
+    is the row whose codes row r repeats, itself when stored)."""
+    slot = np.empty(held.size, np.int64)
+    k = 0
+    for r in range(held.size):
+        if held[r] == r:
+            slot[r] = k
+            k += 1
+    for r in range(held.size):
+        slot[r] = slot[held[r]]
+    return slot, k
+
+
+def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs):
+    """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
+    entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
+    the same codes as row held[r] (widened once, by the first tile that reads them, just
+    before: a value stored right before its broadcast load would stall the load), `table`
+    their f32 bits (or `shift`, `contract_jit_weights.code_bits`); wt (shifts, operands, elements x WIDTH)
+    float32 (`paired_weights`), row r reading wt[., which[r]]; sstep / tread (slots, steps)
+    each step's first stream element and TRF read; wofs0[j] column j's first TRF element
+    within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
+    (slot, its partner or -1, the index of their shift)."""
+    n_steps, n = sstep.shape[1], codes.shape[1]
+    uw = np.uint64(WIDTH)
+    slot, n_held = _slots(held)
+    wide = np.empty(n_held * n, np.float32)
+    bits = wide.view(np.uint32)
+    done = np.zeros(n_held, np.bool_)
+    offs = np.empty(ROWS, np.int64)
+    acc = np.empty(ROWS * WIDTH, np.float32)
+    for i in range(0, order.size, ROWS):
+        rows = order[i:i + ROWS]
+        operand = which[rows[0]]
+        for z in range(ROWS):
+            k = slot[rows[z]]
+            offs[z] = k * n
+            if not done[k]:
+                src, dst = codes[held[rows[z]]], bits[k * n:(k + 1) * n]
+                for c in range(n):
+                    dst[c] = jit_weights.code_bits(src[c], table, shift)
+                done[k] = True
+        for p in range(pairs.shape[0]):
+            kk, k2 = pairs[p, 0], pairs[p, 1]
+            w = wt[pairs[p, 2], operand]
+            for j in range(wofs0.size):
+                acc[:] = _ZERO
+                for t in range(n_steps):
+                    if tpad.shape[0] > 0 and tpad[kk, t]:
+                        continue
+                    kt.tile_4x16(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
+                for z in range(ROWS):
+                    for v in range(WIDTH // 2):
+                        out[rows[z], v, kk, j] = acc[z * WIDTH + v]
+                    if k2 >= 0:
+                        for v in range(WIDTH // 2):
+                            out[rows[z], v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
+
+
+def tile_order(which: np.ndarray) -> np.ndarray:
+    """The rows grouped by the TRF operand they read (`which`), in order of first use and
+    row order within a group, each group padded to a multiple of ROWS by repeating its
+    last row (remembered by `which`'s contents: a kernel's tiles repeat it)."""
+    return _tile_order(np.ascontiguousarray(which, np.int64).tobytes())
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_order(which: bytes) -> np.ndarray:
+    groups: dict[int, list[int]] = {}
+    for r, k in enumerate(np.frombuffer(which, np.int64).tolist()):
+        groups.setdefault(k, []).append(r)
+    order: list[int] = []
+    for rows in groups.values():
+        order += rows + rows[-1:] * (-len(rows) % ROWS)
+    out = np.array(order, np.int64)
+    out.setflags(write=False)
+    return out
+
+
+ORDER = ("_slots", "exact_kernel")
+"""Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
+INLINE = ()
+"""None inlined: the shared tiles inline themselves."""
