@@ -69,6 +69,14 @@ class VectorOp(Op):
 
 
 @attrs.frozen(kw_only=True)
+class UnitOp(VectorOp):
+    """An op that configures one engine step: its unit's codec encodes it (`ir.vector.units`)."""
+
+    def step(self) -> tuple:
+        return encode_step(self)
+
+
+@attrs.frozen(kw_only=True)
 class VectorInit(VectorOp):
     """Enter the Vector Engine with an i32 or f32 stream of one 8-element flit per step."""
 
@@ -87,14 +95,11 @@ class VectorInit(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorTag(VectorOp):
+class VectorTag(UnitOp):
     """The chain's entry: every element gets tag 0 (`TagMode.ZERO`)."""
 
     STAGE = "vector_intra_slice_tag"
     mode: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
 
 def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
@@ -110,7 +115,7 @@ def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | No
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxp(VectorOp):
+class VectorFxp(UnitOp):
     """Fxp cluster: `op(stream, const)` on i32 (wrapping, saturating, shifting, rounding as named)."""
 
     STAGE = "vector_fxp"
@@ -119,9 +124,6 @@ class VectorFxp(VectorOp):
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
 
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
@@ -141,7 +143,7 @@ class VectorFxp(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorClip(VectorOp):
+class VectorClip(UnitOp):
     """Clip cluster: `op(stream, const)` on i32 or f32 (ReLU is `MAX` with 0)."""
 
     STAGE = "vector_clip"
@@ -154,9 +156,6 @@ class VectorClip(VectorOp):
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
         return rf_mismatch(self)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -178,14 +177,11 @@ class VectorClip(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxpToFp(VectorOp):
+class VectorFxpToFp(UnitOp):
     """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
 
     STAGE = "vector_fxp_to_fp"
     int_width: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.F32)
@@ -196,14 +192,11 @@ class VectorFxpToFp(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpToFxp(VectorOp):
+class VectorFpToFxp(UnitOp):
     """f32 -> i32 fixed point with `int_width` integer bits (rounded half away from zero, clamped)."""
 
     STAGE = "vector_fp_to_fxp"
     int_width: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.I32)
@@ -222,7 +215,7 @@ def _is_padding(cell: Any) -> bool:
 
 
 @attrs.frozen(kw_only=True)
-class VectorNarrowTrim(VectorOp):
+class VectorNarrowTrim(UnitOp):
     """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
     four hold no data."""
 
@@ -231,9 +224,6 @@ class VectorNarrowTrim(VectorOp):
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-TRIM-2")
     def _back_is_dummy(self) -> Violation | None:
@@ -254,7 +244,7 @@ class VectorNarrowTrim(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorWidenPad(VectorOp):
+class VectorWidenPad(UnitOp):
     """4-way -> 8-way after the float path: each 4-cell packet padded back to one flit."""
 
     STAGE = "vector_widen_pad"
@@ -262,9 +252,6 @@ class VectorWidenPad(VectorOp):
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-PAD-3")
     def _padded(self) -> Violation | None:
@@ -281,18 +268,15 @@ def fp_op_name(op: Any) -> str:
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpUnary(VectorOp):
+class VectorFpUnary(UnitOp):
     """Float cluster: `op(stream)` on f32 (exp, sqrt, tanh, sigmoid, ...)."""
 
     STAGE = "vector_fp_unary"
     op: E.FpUnaryOp = attr()
 
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
 
 @attrs.frozen(kw_only=True)
-class VectorFpBinary(VectorOp):
+class VectorFpBinary(UnitOp):
     """Float cluster: `op(stream, const)` on f32, IEEE round to nearest even."""
 
     STAGE = "vector_fp_binary"
@@ -301,9 +285,6 @@ class VectorFpBinary(VectorOp):
     mode: Any = attr(default=None)
 
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VRF-2")
     def _rf_match(self) -> Violation | None:
