@@ -20,9 +20,7 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.ops import UnitOp, _checked, _dtype_fault, amount_is_const
-from ir.ops import Value
-from ir.vrf_ops import rf_mismatch
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, amount_is_const
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret"]
@@ -77,7 +75,7 @@ class VectorFpTernary(UnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpDiv(UnitOp):
+class VectorFpDiv(RfUnitOp):
     """FpDiv stage: `DIV_F(stream, const)` = stream / const in f32 (under MODE01); with `rf`,
     the divisor is the VRF tensor's value at each stream cell (RMSNorm's per-row divisor)."""
 
@@ -85,12 +83,6 @@ class VectorFpDiv(UnitOp):
     op: E.FpDivBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

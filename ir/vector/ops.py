@@ -77,6 +77,17 @@ class UnitOp(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
+class RfUnitOp(UnitOp):
+    """A step whose operand may instead be read from VRF tensors (`rf`, held to them by VRF-2)."""
+
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
+
+
+@attrs.frozen(kw_only=True)
 class VectorInit(VectorOp):
     """Enter the Vector Engine with an i32 or f32 stream of one 8-element flit per step."""
 
@@ -115,19 +126,13 @@ def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | No
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxp(UnitOp):
+class VectorFxp(RfUnitOp):
     """Fxp cluster: `op(stream, const)` on i32 (wrapping, saturating, shifting, rounding as named)."""
 
     STAGE = "vector_fxp"
     op: E.FxpBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -143,19 +148,13 @@ class VectorFxp(UnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorClip(UnitOp):
+class VectorClip(RfUnitOp):
     """Clip cluster: `op(stream, const)` on i32 or f32 (ReLU is `MAX` with 0)."""
 
     STAGE = "vector_clip"
     op: Any = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -276,19 +275,13 @@ class VectorFpUnary(UnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpBinary(UnitOp):
+class VectorFpBinary(RfUnitOp):
     """Float cluster: `op(stream, const)` on f32, IEEE round to nearest even."""
 
     STAGE = "vector_fp_binary"
     op: E.FpBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
