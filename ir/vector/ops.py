@@ -293,4 +293,3 @@ class VectorFinal(VectorOp):
     """Leave the Vector Engine: the stream goes on to `cast` or `commit_trim`."""
 
     STAGE = "vector_final"
-
