@@ -2,8 +2,9 @@
 
 Each op is one declaration: its fields (roles from `ir.op_frame`), the rule checkers it
 runs (`RULES`, functions of `ir/rules/`, in the order they apply) and `infer_type`, the
-type of its result computed from its operands and attributes. Ops whose result type is
-declared by the user (a parameter, a DMA destination) take the result as given.
+type of its result computed from its operands and attributes (`RETYPED` names the fields
+an op sets on its input's type, the common case). Ops whose result type is declared by the
+user (a parameter, a DMA destination) take the result as given.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Op(OpFrame):
     STAGE: ClassVar[str] = ""
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
+    RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
@@ -81,6 +83,8 @@ class Op(OpFrame):
 
     def infer_type(self) -> Type:
         """The result type, from the operands and attributes (ops with inferable results)."""
+        if self.RETYPED:
+            return attrs.evolve(self.input.type, **{name: getattr(self, name) for name in self.RETYPED})
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
@@ -170,12 +174,10 @@ class Fetch(Op):
 
     STAGE = "fetch"
     RULES = (check_fetch,)
+    RETYPED = ("time", "packet")
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -184,11 +186,9 @@ class FetchTableLookup(Op):
 
     STAGE = "fetch_table_lookup"
     RULES = (check_table_lookup,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -197,11 +197,9 @@ class FetchCast(Op):
 
     STAGE = "fetch_cast"
     RULES = (check_fetch_cast,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -210,12 +208,10 @@ class FetchZeroPointSub(Op):
 
     STAGE = "fetch_zero_point_sub"
     RULES = (check_zero_point_sub,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
     zero_point: int = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -224,12 +220,10 @@ class Collect(Op):
 
     STAGE = "collect"
     RULES = (check_collect,)
+    RETYPED = ("time", "packet")
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -272,11 +266,9 @@ class ContractPacket(Op):
 
     STAGE = "contract_packet"
     RULES = (check_packet,)
+    RETYPED = ("packet",)
     input: Value = operand()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -314,12 +306,10 @@ class Cast(Op):
 
     STAGE = "cast"
     RULES = (check_cast,)
+    RETYPED = ("dtype", "packet")
     input: Value = operand()
     dtype: DType = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -328,11 +318,9 @@ class CommitTrim(Op):
 
     STAGE = "commit_trim"
     RULES = (check_trim,)
+    RETYPED = ("packet",)
     input: Value = operand()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -341,12 +329,10 @@ class CommitCast(Op):
 
     STAGE = "commit_cast"
     RULES = (check_commit_cast,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
     relu: bool = attr(False)
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)

@@ -104,11 +104,9 @@ class VectorNarrowSplit(UnitOp):
     (back four); `time` is (Time, Packet / 4), `packet` Packet % 4."""
 
     STAGE = "vector_narrow_split"
+    RETYPED = ("time", "packet")
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
     @rule("VE-SPLIT-1")
     def _one_flit(self) -> Violation | None:
@@ -152,11 +150,9 @@ class VectorWidenConcat(UnitOp):
     Time / 2, `packet` (Time % 2, Packet)."""
 
     STAGE = "vector_widen_concat"
+    RETYPED = ("time", "packet")
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
     def _want(self) -> tuple[Mapping, Mapping] | None:
         try:

@@ -55,7 +55,7 @@ class VectorOp(Op):
     input: Value = operand()
 
     def infer_type(self) -> Type:
-        return self.input.type
+        return super().infer_type() if self.RETYPED else self.input.type
 
     def step(self) -> tuple[str, str, int] | None:
         """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
@@ -219,10 +219,8 @@ class VectorNarrowTrim(UnitOp):
     four hold no data."""
 
     STAGE = "vector_narrow_trim"
+    RETYPED = ("packet",)
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
     @rule("VE-TRIM-2")
     def _back_is_dummy(self) -> Violation | None:
@@ -247,10 +245,8 @@ class VectorWidenPad(UnitOp):
     """4-way -> 8-way after the float path: each 4-cell packet padded back to one flit."""
 
     STAGE = "vector_widen_pad"
+    RETYPED = ("packet",)
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
     @rule("VE-PAD-3")
     def _padded(self) -> Violation | None:
