@@ -36,16 +36,11 @@ from driver.run_record import save_record
 from driver.schedule_command import schedule_manifest_fields
 from driver.json_report import error_record, kernel_record, summary_record
 from ir.errors import InternalError
-from tu_ops.target import target_sha256
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
 
 CACHE_DIR = ".npu-opt-cache"
 _KERNELS: list[Any] = []  # set before forking the worker pool; workers pick by index
-
-
-def _target_hash(target: Any) -> str:
-    return getattr(target, "file_sha256", None) or target_sha256(target)
 
 
 def _cache_key(kernel: Any, target: Any, compat: bool) -> str:

@@ -146,45 +146,31 @@ stats (`system_roots` resolving its paths once a memo of it was cleared) is no i
 must not re-enter the hook (it recursed until Python's limit, then failed the load)."""
 
 
-def _stat_recorder(real: Any) -> Any:
-    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+def _recorder(real: Any, part: str) -> Any:
+    """`real` (`os.stat`, `os.lstat`, `os.readlink`) telling the active records which paths the
+    user's code stat-ed or which links it read (`part`: pathlib's `readlink` and
+    `os.path.realpath` call `os.readlink` too)."""
+    def hook(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
                 not getattr(_IN_HOOK, "on", False):
             _IN_HOOK.on = True
             try:
-                _note_stat(path, sys._getframe(1))
+                _note_stat(path, sys._getframe(1), part)
             finally:
                 _IN_HOOK.on = False
         return real(path, *args, **kwargs)
 
-    stat.__doc__ = real.__doc__
-    return stat
+    hook.__name__, hook.__doc__ = real.__name__, real.__doc__
+    return hook
 
 
-def _note_stat(path: Any, frame: Any, part: str = "stats") -> None:
+def _note_stat(path: Any, frame: Any, part: str) -> None:
     if not _by_user_code(frame):
         return
     with contextlib.suppress(TypeError, ValueError):
         name = os.path.abspath(os.fsdecode(path))
         for record in _ACTIVE:
             getattr(record, part).add(name)
-
-
-def _link_recorder(real: Any) -> Any:
-    """`os.readlink` telling the active records which links the user's code read (pathlib's
-    `readlink` and `os.path.realpath` call it too)."""
-    def readlink(path: Any, *args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE and not isinstance(path, int) and kwargs.get("dir_fd") is None and \
-                not getattr(_IN_HOOK, "on", False):
-            _IN_HOOK.on = True
-            try:
-                _note_stat(path, sys._getframe(1), "links")
-            finally:
-                _IN_HOOK.on = False
-        return real(path, *args, **kwargs)
-
-    readlink.__doc__ = real.__doc__
-    return readlink
 
 
 class _TrackedData(dict):  # type: ignore[type-arg]
@@ -273,9 +259,9 @@ def _install() -> None:
                                       envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
     _library_roots()  # both computed before os.stat is wrapped: they stat paths themselves
     system_roots()
-    os.stat = _stat_recorder(_STAT)
-    os.lstat = _stat_recorder(_LSTAT)
-    os.readlink = _link_recorder(_READLINK)
+    os.stat = _recorder(_STAT, "stats")
+    os.lstat = _recorder(_LSTAT, "stats")
+    os.readlink = _recorder(_READLINK, "links")
     sys.addaudithook(_audit)
     _INSTALLED = True
 

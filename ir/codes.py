@@ -21,7 +21,7 @@ import attrs
 
 from ir.switch.rule_titles import SWITCH_RULES, TRANSPOSE_RULES
 
-__all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES", "code_info", "phase_codes"]
+__all__ = ["CodeInfo", "CODES", "MAPPING_CATEGORIES"]
 
 MAPPING_CATEGORIES = (
     "syntax", "unknown_axis", "unknown_escape", "escape_type", "zero_divisor",
@@ -347,13 +347,3 @@ _ENTRIES: list[CodeInfo] = [
 ]
 
 CODES: dict[str, CodeInfo] = {e.code: e for e in _ENTRIES}
-
-
-def code_info(code: str) -> CodeInfo | None:
-    """Index entry of a code (case-insensitive), or None."""
-    return CODES.get(code.upper() if not code.upper().startswith("MAP-") else "MAP-" + code[4:])
-
-
-def phase_codes(phase: str) -> tuple[str, ...]:
-    """The codes one phase raises, in index order."""
-    return tuple(c for c, e in CODES.items() if e.phase == phase)

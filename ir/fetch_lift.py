@@ -26,7 +26,7 @@ from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ranges import axes_of, factor_frags, frag, merge_frags
 
-__all__ = ["LiftDim", "LIFT_ORDER", "BASE_ALIGN_BITS", "placement_problem", "time_problem", "lifted_axes",
+__all__ = ["LiftDim", "BASE_ALIGN_BITS", "placement_problem", "time_problem", "lifted_axes",
            "lift_offsets", "base_problem", "lifted_space"]
 
 BASE_ALIGN_BITS = 64  # a fetch base is a multiple of one 8-byte SRAM access word
@@ -38,9 +38,6 @@ class LiftDim(enum.Enum):
     CHIP = 0
     CLUSTER = 1
     SLICE = 2
-
-
-LIFT_ORDER = (LiftDim.CHIP, LiftDim.CLUSTER, LiftDim.SLICE)
 
 
 def _pow2(n: int) -> bool:

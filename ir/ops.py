@@ -2,8 +2,9 @@
 
 Each op is one declaration: its fields (roles from `ir.op_frame`), the rule checkers it
 runs (`RULES`, functions of `ir/rules/`, in the order they apply) and `infer_type`, the
-type of its result computed from its operands and attributes. Ops whose result type is
-declared by the user (a parameter, a DMA destination) take the result as given.
+type of its result computed from its operands and attributes (`RETYPED` names the fields
+an op sets on its input's type, the common case). Ops whose result type is declared by the
+user (a parameter, a DMA destination) take the result as given.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Op(OpFrame):
     STAGE: ClassVar[str] = ""
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
+    RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
@@ -82,6 +84,8 @@ class Op(OpFrame):
 
     def infer_type(self) -> Type:
         """The result type, from the operands and attributes (ops with inferable results)."""
+        if self.RETYPED:
+            return attrs.evolve(self.input.type, **{name: getattr(self, name) for name in self.RETYPED})
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
@@ -171,12 +175,10 @@ class Fetch(Op):
 
     STAGE = "fetch"
     RULES = (check_fetch,)
+    RETYPED = ("time", "packet")
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -185,11 +187,9 @@ class FetchTableLookup(Op):
 
     STAGE = "fetch_table_lookup"
     RULES = (check_table_lookup,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -198,11 +198,9 @@ class FetchCast(Op):
 
     STAGE = "fetch_cast"
     RULES = (check_fetch_cast,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -211,12 +209,10 @@ class FetchZeroPointSub(Op):
 
     STAGE = "fetch_zero_point_sub"
     RULES = (check_zero_point_sub,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
     zero_point: int = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)
@@ -225,12 +221,10 @@ class Collect(Op):
 
     STAGE = "collect"
     RULES = (check_collect,)
+    RETYPED = ("time", "packet")
     input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -273,11 +267,9 @@ class ContractPacket(Op):
 
     STAGE = "contract_packet"
     RULES = (check_packet,)
+    RETYPED = ("packet",)
     input: Value = operand()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -315,12 +307,10 @@ class Cast(Op):
 
     STAGE = "cast"
     RULES = (check_cast,)
+    RETYPED = ("dtype", "packet")
     input: Value = operand()
     dtype: DType = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -329,11 +319,9 @@ class CommitTrim(Op):
 
     STAGE = "commit_trim"
     RULES = (check_trim,)
+    RETYPED = ("packet",)
     input: Value = operand()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
 
 
 @attrs.frozen(kw_only=True)
@@ -342,12 +330,10 @@ class CommitCast(Op):
 
     STAGE = "commit_cast"
     RULES = (check_commit_cast,)
+    RETYPED = ("dtype",)
     input: Value = operand()
     dtype: DType = attr()
     relu: bool = attr(False)
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.dtype)
 
 
 @attrs.frozen(kw_only=True)

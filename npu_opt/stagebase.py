@@ -105,9 +105,13 @@ class StreamStage:
 STAGE_AFTER: dict[type, type[StreamStage]] = {}  # traced op -> the stage class of its result
 
 
-def next_stage(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None, **fields: Any) -> Any:
+def next_stage(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | None,
+               fault: Violation | None = None, **fields: Any) -> Any:
     """Emit the op of this call (it types its own result) and wrap its result in the next
-    stage object."""
+    stage object; or, when a check of the call's arguments found `fault`, refuse the call
+    (which ends the chain)."""
+    if fault:
+        return refuse_dead(stage, loc, op_cls.STAGE, fault)
     tracer = current()
     op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
     tracer.emit(op)

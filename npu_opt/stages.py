@@ -111,9 +111,7 @@ def _typestate(stage: StreamStage, name: str) -> Violation | None:
 def _adapter(op_cls: type, out_cls_name: str):
     def method(self: StreamStage, loc: Location, dtype: Any) -> Any:
         fault = _kind_fault(dtype=dtype)
-        if fault:
-            return refuse_dead(self, loc, op_cls.STAGE, fault)
-        return _next(self, loc, op_cls, globals()[out_cls_name], dtype=dtype)
+        return _next(self, loc, op_cls, globals()[out_cls_name], fault=fault, dtype=dtype)
     return method
 
 
@@ -133,56 +131,45 @@ def _fetch_cast(self: StreamStage, loc: Location, dtype: Any) -> Any:
 def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_point: Any) -> Any:
     """Subtract `zero_point` and widen to the staging type i5 / i9."""
     fault = _kind_fault(dtype=dtype, zero_point=zero_point)
-    if fault:
-        return refuse_dead(self, loc, "fetch_zero_point_sub", fault)
-    return _next(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream,
-                 dtype=dtype, zero_point=zero_point)
+    return _next(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream, fault=fault, dtype=dtype,
+                 zero_point=zero_point)
 
 
 @stage_method("collect")
 def _collect(self: StreamStage, loc: Location, time: Any, packet: Any) -> Any:
     """Pad the packet to whole 32-byte flits and move the flit count into time."""
     fault = _kind_fault(time=time, packet=packet)
-    if fault:
-        return refuse_dead(self, loc, "collect", fault)
-    return _next(self, loc, ops.Collect, CollectStream, time=time, packet=packet)
+    return _next(self, loc, ops.Collect, CollectStream, fault=fault, time=time, packet=packet)
 
 
 @stage_method("cast")
 def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
     """Cast Engine: narrow i32/f32 to `dtype`, re-padding the packet to one flit."""
     fault = _typestate(self, "cast") or _kind_fault(dtype=dtype, packet=packet)
-    if fault:
-        return refuse_dead(self, loc, "cast", fault)
-    return _next(self, loc, ops.Cast, CastStream, dtype=dtype, packet=packet)
+    return _next(self, loc, ops.Cast, CastStream, fault=fault, dtype=dtype, packet=packet)
 
 
 @stage_method("transpose")
 def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any) -> Any:
     """Transpose Engine: swap packet elements and time steps into (out_time, out_packet)."""
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
-    if fault:
-        return refuse_dead(self, loc, "transpose", fault)
-    return _next(self, loc, data_movement_ops.Transpose, TransposeStream, out_time=out_time, out_packet=out_packet)
+    return _next(self, loc, data_movement_ops.Transpose, TransposeStream, fault=fault, out_time=out_time,
+                 out_packet=out_packet)
 
 
 @stage_method("switch")
 def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, config: Any) -> Any:
     """Switch Engine: route each slice's packets over the ring into (out_slice, out_time)."""
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
-    if fault:
-        return refuse_dead(self, loc, "switch", fault)
-    return _next(self, loc, data_movement_ops.Switch, SwitchStream, out_slice=out_slice, out_time=out_time,
-                 config=config)
+    return _next(self, loc, data_movement_ops.Switch, SwitchStream, fault=fault, out_slice=out_slice,
+                 out_time=out_time, config=config)
 
 
 @stage_method("commit_trim")
 def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     """Keep the leading `packet` cells of each flit so padding is not written."""
     fault = _typestate(self, "commit_trim") or _kind_fault(packet=packet)
-    if fault:
-        return refuse_dead(self, loc, "commit_trim", fault)
-    return _next(self, loc, ops.CommitTrim, CommitTrimStream, packet=packet)
+    return _next(self, loc, ops.CommitTrim, CommitTrimStream, fault=fault, packet=packet)
 
 
 def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) -> Any:
@@ -216,9 +203,7 @@ class BeginStream(StreamStage):
     def fetch(self, loc: Location, time: Any, packet: Any) -> FetchStream:
         """Fetch Engine: read the slice's DM as (time, packet)."""
         fault = _kind_fault(time=time, packet=packet)
-        if fault:
-            return refuse_dead(self, loc, "fetch", fault)
-        return _next(self, loc, ops.Fetch, FetchStream, time=time, packet=packet)
+        return _next(self, loc, ops.Fetch, FetchStream, fault=fault, time=time, packet=packet)
 
 
 class FetchStream(StreamStage):
@@ -314,9 +299,8 @@ class CollectStream(StreamStage):
         `lane`, `trf_element`, `trfd`: type arguments the TRF fixes (`trf_arguments_fault`)."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
         fault = fault or trf_arguments_fault(trf, lane, trf_element, trfd)
-        if fault:
-            return refuse_dead(self, loc, "contract_outer", fault)
-        return _next(self, loc, ops.ContractOuter, ContractOuterStream, trf=trf.value, time=time, packet=packet)
+        return _next(self, loc, ops.ContractOuter, ContractOuterStream, fault=fault, trf=trf.value, time=time,
+                     packet=packet)
 
 
 class ContractOuterStream(StreamStage):
@@ -339,9 +323,7 @@ class ContractPacketStream(StreamStage):
     def contract_time(self, loc: Location, time: Any) -> Any:
         """Time Reducer: keep the factors of `time`, accumulate the others in time order."""
         fault = _kind_fault(time=time)
-        if fault:
-            return refuse_dead(self, loc, "contract_time", fault)
-        return _next(self, loc, ops.ContractTime, ContractTimeStream, time=time)
+        return _next(self, loc, ops.ContractTime, ContractTimeStream, fault=fault, time=time)
 
 
 class ContractTimeStream(StreamStage):
@@ -352,9 +334,7 @@ class ContractTimeStream(StreamStage):
     def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:
         """Lane Folder: move Lane into the stream, INTERLEAVED or SEQUENTIAL."""
         fault = _kind_fault(time=time, packet=packet, mode=mode)
-        if fault:
-            return refuse_dead(self, loc, "contract_lane", fault)
-        return _next(self, loc, ops.ContractLane, ContractStream, time=time, packet=packet, mode=mode)
+        return _next(self, loc, ops.ContractLane, ContractStream, fault=fault, time=time, packet=packet, mode=mode)
 
 
 class ContractStream(StreamStage):

@@ -82,11 +82,3 @@ def branched_step(stage: Any, loc: Location, name: str, op: Any, operand: Branch
     if isinstance(held, Poisoned):
         return held
     return spend(step(stage, loc, cls, dst, op.alu, stashed=(held,), **fields))
-
-
-def is_branched(value: Any) -> bool:
-    return isinstance(value, Branched)
-
-
-def refused(stage: Any, loc: Location, name: str, violation: Violation) -> Poisoned:
-    return refuse_dead(stage, loc, name, violation)

@@ -42,7 +42,7 @@ from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
 
-__all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES", "VECTOR_METHODS"]
+__all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES"]
 
 S = VeStage
 
@@ -228,8 +228,6 @@ _METHODS.update({  # the stages without a unit
     "vector_inter_slice_reduce": (S.INTER_SLICE_REDUCE, _BOTH, W8, inter_slice_reduce),
 })
 _METHODS.update(CHAIN_METHODS)  # logic, fma, fp_div, the *_with_mode forms, split / concat, filter
-VECTOR_METHODS = frozenset({"vector_init", "vector_intra_slice_tag", "vector_intra_slice_unzip", *_METHODS,
-                            *ANY_STAGE_METHODS})
 
 
 class VectorInitStream(VectorStream):

@@ -27,8 +27,7 @@ from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER",
-           "RUNTIME_MNEMONICS"]
+__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER"]
 
 ScalarOpKind = enum.Enum("ScalarOpKind", {name: name for name in OP_NAMES})
 ScalarOpKind.__doc__ = "The operation of a `scalar` record (`ir.runtime_types.apply`)."
@@ -158,6 +157,3 @@ class GuardEndOp(_Runtime):
         if ctx is not None and self.neighbour(ctx, self.begin, "guard_begin") is None:
             return f"begin {self.begin} is not the result of a guard_begin"
         return None
-
-
-RUNTIME_MNEMONICS = frozenset({"scalar_load", "scalar", "guard_begin", "guard_end"})

@@ -157,7 +157,7 @@ def _largest(mapping: Mapping) -> int:
 # A contribution is ("term", base, step, extent, values, active) or ("hole", kind, mask).
 
 
-def _chain(node: Mapping) -> tuple[Mapping, int]:
+def chain_base(node: Mapping) -> tuple[Mapping, int]:
     """Base and step of the chain whose top is `node` (a Stride or Modulo)."""
     step = 1
     while isinstance(node, (Stride, Modulo)):
@@ -172,7 +172,7 @@ def walk(node: Mapping, pos: np.ndarray, active: np.ndarray) -> list[tuple]:
     if isinstance(node, Symbol):
         return [("term", node, 1, node.size, pos, active)]
     if isinstance(node, (Stride, Modulo)):
-        base, step = _chain(node)
+        base, step = chain_base(node)
         return [("term", base, step, node.size, pos, active)]
     if isinstance(node, Resize):
         return walk(node.operand, pos, active)

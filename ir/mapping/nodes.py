@@ -129,6 +129,13 @@ class Mapping:
             return True
         return self.size == other.size and self.factors() == other.factors()
 
+    def matches(self, other: Mapping) -> bool:
+        """`equivalent`, where a mapping without a factor form (overshooting positions) matches nothing."""
+        try:
+            return self.equivalent(other)
+        except MappingError:
+            return False
+
     def normalize(self) -> Mapping:
         """A canonical mapping equivalent to this one (idempotent)."""
         from ir.mapping.factors import normalize

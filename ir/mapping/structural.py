@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ir.errors import MappingError, OvershootError
-from ir.mapping.cells import LIVE, evaluate
+from ir.mapping.cells import LIVE, chain_base, evaluate
 from ir.mapping.factors import (
     AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor, canon, factor_size, factors_from_table, table_matrix,
 )
@@ -52,16 +52,6 @@ def structural_factors(mapping: Mapping) -> list[Factor]:
 structural_factors_forced = structural_factors
 
 
-def _chain(node: Mapping) -> tuple[Mapping, int]:
-    """Base and step of the chain whose top is `node` (as cells.py walks it)."""
-    step = 1
-    while isinstance(node, (Stride, Modulo)):
-        if isinstance(node, Stride):
-            step *= node.n
-        node = node.operand
-    return node, step
-
-
 def _scope(node: Mapping, path: Path, out: list[tuple[Path, Mapping]]) -> None:
     """Symbols and chain tops one walk visits together, with their paths from the root."""
     if isinstance(node, (Symbol, Stride, Modulo)):
@@ -75,7 +65,7 @@ def _key(node: Mapping) -> tuple[Mapping, int, int]:
     """The merge key (base, step, extent) finalize uses for a scope member."""
     if isinstance(node, Symbol):
         return node, 1, node.size
-    base, step = _chain(node)
+    base, step = chain_base(node)
     return base, step, node.size
 
 
@@ -226,7 +216,7 @@ class _Factoring:
         """Smallest subtrees holding all chains over one compound base (two or more)."""
         by_base: dict[Mapping, list[Path]] = {}
         for path, n in members:
-            base = _chain(n)[0]
+            base = chain_base(n)[0]
             if not isinstance(base, Symbol):
                 by_base.setdefault(base, []).append(path)
         out: set[Path] = set()
@@ -285,7 +275,7 @@ class _Factoring:
 
     def chain(self, node: Mapping) -> list[Factor]:
         """A chain: a digit range of its symbol, or a CUT of its compound base's factors."""
-        base, step = _chain(node)
+        base, step = chain_base(node)
         if node.size == 1:
             return []
         if isinstance(base, Symbol):

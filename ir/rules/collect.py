@@ -30,14 +30,6 @@ LANES = frozenset({1, 2, 4, 8})
 TRF_BYTES = 65536
 
 
-def _equiv(a: Mapping, b: Mapping) -> bool:
-    """`a ≡ b`; a mapping without a factor form (overshooting positions) matches nothing."""
-    try:
-        return a.equivalent(b)
-    except MappingError:
-        return False
-
-
 def _mapping_of(factors: list[Factor] | tuple[Factor, ...]) -> Mapping | None:
     """A mapping whose canonical factor form is `canon(factors)`, built without evaluating
     cells; None when a ragged (`RaggedFactor`) piece is involved (then the caller uses mapping ops)."""
@@ -61,7 +53,7 @@ def _same(mp: Mapping, factors: tuple[Factor, ...] | None, fallback: Mapping) ->
             return True
     except MappingError:
         return False
-    return _equiv(mp, fallback)
+    return mp.matches(fallback)
 
 
 def _split_known(mp: Mapping, n: int) -> tuple[tuple[Factor, ...], tuple[Factor, ...]] | None:

@@ -16,9 +16,10 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
-from ir.mapping.nodes import Mapping, Pair, axis_sizes
+from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
+from ir.rules.commit_text import m_text
 from ir.rules.dma_tail import check_padded_tail, live_run
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -168,14 +169,6 @@ def factor_text(f: Factor) -> str:
     return f"ragged piece of {f.extent} cells"
 
 
-def _m(mp: Mapping) -> str:
-    """`m("...")` text of a mapping, without the outer brackets of a pair."""
-    text = str(mp)
-    if isinstance(mp, Pair) and text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    return f'm("{text}")'
-
-
 # --- the rules ---------------------------------------------------------------------------
 
 
@@ -211,9 +204,9 @@ def _dma2(src, dst) -> Violation | None:
     if dst.chip.equivalent(src.chip) or isinstance(src, DmType) and isinstance(dst, DmType):
         return None  # DM -> DM may move data across chips (a relayout, docs/machine/topology.md)
     return Violation("DMA-2", "a DMA cannot change the Chip mapping",
-                     label=f"the source Chip is {_m(src.chip)} ({src.chip.size} chip(s)), the destination's "
-                           f"{_m(dst.chip)} ({dst.chip.size})",
-                     help=f"use the source's Chip mapping {_m(src.chip)} in the destination type")
+                     label=f"the source Chip is {m_text(src.chip)} ({src.chip.size} chip(s)), the destination's "
+                           f"{m_text(dst.chip)} ({dst.chip.size})",
+                     help=f"use the source's Chip mapping {m_text(src.chip)} in the destination type")
 
 
 def _dma3(src, dst) -> Violation | None:
@@ -319,9 +312,9 @@ def _dma5(src, dst) -> Violation | None:
         "DMA-5", f"a DMA into DM writes bursts of a multiple of {DMA_DM_ALIGN} bytes; this burst is "
                  f"{b} cell(s) = {shown} byte(s)",
         label=f"burst is {b} x {dst.dtype} = {shown} byte(s)",
-        notes=(f"the burst is the longest prefix of the destination element {_m(dst.element)} that "
-               f"matches the source element {_m(src.element)} cell by cell (Top padding matches anything)",),
-        help=f"keep the source's innermost axis innermost in DM (e.g. {_m(src.element)}) and transpose in "
+        notes=(f"the burst is the longest prefix of the destination element {m_text(dst.element)} that "
+               f"matches the source element {m_text(src.element)} cell by cell (Top padding matches anything)",),
+        help=f"keep the source's innermost axis innermost in DM (e.g. {m_text(src.element)}) and transpose in "
              f"the Tensor Unit or in the DM -> HBM transfer, which has no alignment rule")
 
 
@@ -340,8 +333,8 @@ def _dma5_whole_bytes(src, dst) -> Violation | None:
         "DMA-5", f"a DMA moves whole bytes, but this {dst.dtype} transfer has a burst of {b} cell(s) = "
                  f"{shown} byte(s)",
         label=f"burst is {b} x {dst.dtype} = {shown} byte(s)",
-        notes=(f"the burst is the longest prefix of the destination element {_m(dst.element)} that "
-               f"matches the source element {_m(src.element)} cell by cell",),
+        notes=(f"the burst is the longest prefix of the destination element {m_text(dst.element)} that "
+               f"matches the source element {m_text(src.element)} cell by cell",),
         help="keep pairs of 4-bit values together: make the innermost destination digit range the "
              "source's innermost (an even number of cells), or transpose in the Tensor Unit")
 
@@ -359,7 +352,7 @@ def _dma6(src, dst) -> Violation | None:
         return Violation(
             "DMA-6", f"a DMA into DM places every burst at a multiple of {DMA_DM_ALIGN} bytes, but a "
                      f"destination factor has a stride of {shown} bytes",
-            label=f"factor `{factor_text(f)}` of {_m(dst.element)} is {s} x {dst.dtype} = {shown} bytes apart "
+            label=f"factor `{factor_text(f)}` of {m_text(dst.element)} is {s} x {dst.dtype} = {shown} bytes apart "
                   f"(burst {b} cell(s))",
             help=f"pad the inner part of the destination element so that its rows are a multiple of "
                  f"{DMA_DM_ALIGN} bytes")

@@ -65,13 +65,6 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _equiv(a: Mapping, b: Mapping) -> bool:
-    try:
-        return a.equivalent(b)
-    except MappingError:
-        return False
-
-
 # --- the named configurations' frames -------------------------------------------------------
 
 
@@ -291,11 +284,11 @@ def check_named_output(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, 
     for slot, piece in zip(frames.slice_slots, _slots_of(out_slice, frames.slice_slots)):
         n = slot if isinstance(slot, int) else slot.size
         bad = _tile_violation(piece, n, carried, claimed) if isinstance(slot, int) else None
-        if bad is None and not isinstance(slot, int) and not _equiv(piece, slot):
+        if bad is None and not isinstance(slot, int) and not piece.matches(slot):
             bad = _mismatch("OutSlice", frames.out_slice, out_slice, legal)
         if bad is not None:
             return bad
-    if not _equiv(out_time, frames.out_time):
+    if not out_time.matches(frames.out_time):
         return _mismatch("OutTime", frames.out_time, out_time, legal)
     return None
 

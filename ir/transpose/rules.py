@@ -46,13 +46,6 @@ def _v(code: str, message: str, help: str | None = None) -> Violation:
     return Violation(code, message, help=help)
 
 
-def _equiv(a: Mapping, b: Mapping) -> bool:
-    try:
-        return a.equivalent(b)
-    except MappingError:
-        return False
-
-
 def _packing(dtype: DType, packet: Mapping, shape: EngineShape) -> Violation | EngineShape:
     """TRANSPOSE-4/17: the narrowest packing whose valid elements cover the packet's live
     prefix (the rest pure padding); the shape with that `valid`."""
@@ -99,7 +92,7 @@ def _placement(time: Mapping, valid: Mapping, out_time: Mapping, rows: Mapping, 
         return 0, None
     rest, km = split(time, k)
     outer, rm = split(rest, r)
-    if not _equiv(Pad(rm, shape.max_rows) if r < shape.max_rows else rm, rows):
+    if not (Pad(rm, shape.max_rows) if r < shape.max_rows else rm).matches(rows):
         return 1, None
     cols = Pair(km, valid)
     if out_time.size % outer.size:
@@ -109,7 +102,7 @@ def _placement(time: Mapping, valid: Mapping, out_time: Mapping, rows: Mapping, 
         return 2, None
     dropped = evaluate(cols, np.arange(out_rows, cols.size)).status
     kept = cols if out_rows == cols.size else Resize(cols, out_rows)
-    if np.any(dropped == LIVE) or not _equiv(out_time, Pair(outer, kept)):
+    if np.any(dropped == LIVE) or not out_time.matches(Pair(outer, kept)):
         return 2, None
     return 3, TransposeParams(r, k * shape.valid, out_rows, k, shape.valid, shape.shift)
 

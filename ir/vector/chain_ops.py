@@ -20,10 +20,7 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.units import encode_step
-from ir.vector.ops import VectorOp, _checked, _dtype_fault, amount_is_const
-from ir.ops import Value
-from ir.vrf_ops import rf_mismatch
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, amount_is_const
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret"]
@@ -32,16 +29,13 @@ _LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT
 
 
 @attrs.frozen(kw_only=True)
-class VectorLogic(VectorOp):
+class VectorLogic(UnitOp):
     """Logic cluster: `op(stream, const)` on i32 bits (and, shifts) or on the bit patterns of f32."""
 
     STAGE = "vector_logic"
     op: Any = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -65,7 +59,7 @@ class VectorLogic(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpTernary(VectorOp):
+class VectorFpTernary(UnitOp):
     """Float cluster: `FMA_F(stream, const, const1)` = stream * const + const1, one rounding
     (under the default mode MODE012)."""
 
@@ -75,16 +69,13 @@ class VectorFpTernary(VectorOp):
     const1: Any = attr()
     mode: Any = attr(default=None)
 
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
         return _checked(scalars.f32_constant, self.const) or _checked(scalars.f32_constant, self.const1)
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpDiv(VectorOp):
+class VectorFpDiv(RfUnitOp):
     """FpDiv stage: `DIV_F(stream, const)` = stream / const in f32 (under MODE01); with `rf`,
     the divisor is the VRF tensor's value at each stream cell (RMSNorm's per-row divisor)."""
 
@@ -92,15 +83,6 @@ class VectorFpDiv(VectorOp):
     op: E.FpDivBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -117,19 +99,14 @@ def _text(mapping: Mapping) -> str:
 
 
 @attrs.frozen(kw_only=True)
-class VectorNarrowSplit(VectorOp):
+class VectorNarrowSplit(UnitOp):
     """8-way -> 4-way keeping every cell: flit t becomes steps 2t (front four) and 2t + 1
     (back four); `time` is (Time, Packet / 4), `packet` Packet % 4."""
 
     STAGE = "vector_narrow_split"
+    RETYPED = ("time", "packet")
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-SPLIT-1")
     def _one_flit(self) -> Violation | None:
@@ -168,19 +145,14 @@ class VectorNarrowSplit(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorWidenConcat(VectorOp):
+class VectorWidenConcat(UnitOp):
     """4-way -> 8-way, the split's inverse: steps 2t and 2t + 1 rejoin as flit t; `time` is
     Time / 2, `packet` (Time % 2, Packet)."""
 
     STAGE = "vector_widen_concat"
+    RETYPED = ("time", "packet")
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def _want(self) -> tuple[Mapping, Mapping] | None:
         try:
@@ -221,7 +193,7 @@ class VectorWidenConcat(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorReinterpret(VectorOp):
+class VectorReinterpret(UnitOp):
     """The stream's 32-bit patterns reread as the other scalar (1.0f32 <-> 1065353216). No
     instruction, no ALU, no stage: it may sit anywhere in the chain."""
 
@@ -230,6 +202,3 @@ class VectorReinterpret(VectorOp):
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.I32 if self.scalar_to == "i32" else DType.F32)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)

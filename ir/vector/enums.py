@@ -22,7 +22,7 @@ __all__ = [
     "FpBinaryOp", "FpTernaryOp", "FpDivBinaryOp", "IntraSliceReduceOpI32", "IntraSliceReduceOpF32",
     "InterSliceReduceOpI32", "InterSliceReduceOpF32", "ClipBinaryOpI32", "ClipBinaryOpF32",
     "BinaryArgMode", "TernaryArgMode", "ArgMode", "VeOrder", "Way", "BitReq", "GroupId", "Cmp",
-    "TagMode", "OP_ENUMS",
+    "TagMode",
 ]
 
 
@@ -287,8 +287,3 @@ class TagMode(RustEnum):
     ZERO = Unit("Zero")
     AXIS_TOGGLE = Struct("AxisToggle", Field("axis", _axis, "an axis (or its name)"))
     COMPARISON = Tuple("Comparison", Field("cmps", _four_cmps, "a list of four Cmp"))
-
-
-OP_ENUMS = (LogicBinaryOpI32, LogicBinaryOpF32, FxpBinaryOp, FpUnaryOp, FpBinaryOp, FpTernaryOp,
-            FpDivBinaryOp, IntraSliceReduceOpI32, IntraSliceReduceOpF32, InterSliceReduceOpI32,
-            InterSliceReduceOpF32, ClipBinaryOpI32, ClipBinaryOpF32)

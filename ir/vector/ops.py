@@ -55,7 +55,7 @@ class VectorOp(Op):
     input: Value = operand()
 
     def infer_type(self) -> Type:
-        return self.input.type
+        return super().infer_type() if self.RETYPED else self.input.type
 
     def step(self) -> tuple[str, str, int] | None:
         """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
@@ -66,6 +66,25 @@ class VectorOp(Op):
     def scalar(self) -> str | None:
         """"i32" or "f32": the scalar of the input stream (None for any other dtype)."""
         return SCALARS.get(self.input.type.dtype)
+
+
+@attrs.frozen(kw_only=True)
+class UnitOp(VectorOp):
+    """An op that configures one engine step: its unit's codec encodes it (`ir.vector.units`)."""
+
+    def step(self) -> tuple:
+        return encode_step(self)
+
+
+@attrs.frozen(kw_only=True)
+class RfUnitOp(UnitOp):
+    """A step whose operand may instead be read from VRF tensors (`rf`, held to them by VRF-2)."""
+
+    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
+
+    @rule("VRF-2")
+    def _rf_match(self) -> Violation | None:
+        return rf_mismatch(self)
 
 
 @attrs.frozen(kw_only=True)
@@ -87,14 +106,11 @@ class VectorInit(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorTag(VectorOp):
+class VectorTag(UnitOp):
     """The chain's entry: every element gets tag 0 (`TagMode.ZERO`)."""
 
     STAGE = "vector_intra_slice_tag"
     mode: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
 
 def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
@@ -110,22 +126,13 @@ def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | No
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxp(VectorOp):
+class VectorFxp(RfUnitOp):
     """Fxp cluster: `op(stream, const)` on i32 (wrapping, saturating, shifting, rounding as named)."""
 
     STAGE = "vector_fxp"
     op: E.FxpBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -141,22 +148,13 @@ class VectorFxp(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorClip(VectorOp):
+class VectorClip(RfUnitOp):
     """Clip cluster: `op(stream, const)` on i32 or f32 (ReLU is `MAX` with 0)."""
 
     STAGE = "vector_clip"
     op: Any = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
@@ -178,14 +176,11 @@ class VectorClip(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxpToFp(VectorOp):
+class VectorFxpToFp(UnitOp):
     """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
 
     STAGE = "vector_fxp_to_fp"
     int_width: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.F32)
@@ -196,14 +191,11 @@ class VectorFxpToFp(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpToFxp(VectorOp):
+class VectorFpToFxp(UnitOp):
     """f32 -> i32 fixed point with `int_width` integer bits (rounded half away from zero, clamped)."""
 
     STAGE = "vector_fp_to_fxp"
     int_width: Any = attr()
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     def infer_type(self) -> Type:
         return attrs.evolve(self.input.type, dtype=DType.I32)
@@ -222,18 +214,13 @@ def _is_padding(cell: Any) -> bool:
 
 
 @attrs.frozen(kw_only=True)
-class VectorNarrowTrim(VectorOp):
+class VectorNarrowTrim(UnitOp):
     """8-way -> 4-way for the float path: keep the front four cells of each flit, whose back
     four hold no data."""
 
     STAGE = "vector_narrow_trim"
+    RETYPED = ("packet",)
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-TRIM-2")
     def _back_is_dummy(self) -> Violation | None:
@@ -254,17 +241,12 @@ class VectorNarrowTrim(VectorOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorWidenPad(VectorOp):
+class VectorWidenPad(UnitOp):
     """4-way -> 8-way after the float path: each 4-cell packet padded back to one flit."""
 
     STAGE = "vector_widen_pad"
+    RETYPED = ("packet",)
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, packet=self.packet)
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
 
     @rule("VE-PAD-3")
     def _padded(self) -> Violation | None:
@@ -281,33 +263,21 @@ def fp_op_name(op: Any) -> str:
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpUnary(VectorOp):
+class VectorFpUnary(UnitOp):
     """Float cluster: `op(stream)` on f32 (exp, sqrt, tanh, sigmoid, ...)."""
 
     STAGE = "vector_fp_unary"
     op: E.FpUnaryOp = attr()
 
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
 
 @attrs.frozen(kw_only=True)
-class VectorFpBinary(VectorOp):
+class VectorFpBinary(RfUnitOp):
     """Float cluster: `op(stream, const)` on f32, IEEE round to nearest even."""
 
     STAGE = "vector_fp_binary"
     op: E.FpBinaryOp = attr()
     const: Any = attr()
     mode: Any = attr(default=None)
-
-    rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
-
-    def step(self) -> tuple:
-        return encode_step(self)  # the unit's codec (ir.vector.units)
-
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -319,4 +289,3 @@ class VectorFinal(VectorOp):
     """Leave the Vector Engine: the stream goes on to `cast` or `commit_trim`."""
 
     STAGE = "vector_final"
-

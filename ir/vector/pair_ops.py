@@ -277,11 +277,9 @@ class PairFpToFxp(_PairConvert):
 class _PairWay(PairOp):
     UNIT: ClassVar[str] = ""
     SIZES: ClassVar[tuple[int, int]] = (8, 4)
+    RETYPED = ("time", "packet")
     time: Mapping = attr()
     packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.time, packet=self.packet)
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         return self.UNIT, "NONE", "BOTH", 0, 0

@@ -19,8 +19,8 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.ops import _DECLARED
 from ir.vector import scalars
-from ir.vector.units import GENERATED, ON_UNREGISTER, SPECS, UnitSpec, encode_step
-from ir.vector.ops import VectorOp, _checked, amount_is_const
+from ir.vector.units import GENERATED, ON_UNREGISTER, SPECS, UnitSpec
+from ir.vector.ops import UnitOp, _checked, amount_is_const
 
 __all__ = ["unit_op_classes", "generated_spec"]
 
@@ -39,13 +39,12 @@ def _make(spec: UnitSpec, name: str) -> type:
     if spec.arity == 2:
         fields.update(const=attr(), mode=attr(default=None))
     body: dict[str, Any] = {"STAGE": spec.methods[0], "__doc__": f"The {spec.name} unit (generated from its UnitSpec).",
-                            "step": lambda self: encode_step(self), "__annotations__": {k: Any for k in fields},
-                            **fields}
+                            "__annotations__": {k: Any for k in fields}, **fields}
     if spec.arity == 2 and spec.scalar_in == "i32":
         body.update(_i32_kind=_i32_kind, _i32_range=_i32_range, **({"_shift": _shift} if spec.shifts else {}))
     elif spec.arity == 2:
         body["_f32_kind"] = _f32_kind
-    cls = attrs.frozen(kw_only=True)(type(name, (VectorOp,), body))
+    cls = attrs.frozen(kw_only=True)(type(name, (UnitOp,), body))
     cls.__module__ = __name__
     return cls
 

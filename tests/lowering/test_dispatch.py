@@ -27,7 +27,7 @@ from tu_ops.program import LoweredKernel
 AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime, ir.ContractLane, ir.Cast,
                  ir.CommitTrim, ir.CommitCast, ir.Commit, Transpose, ToVrf, VectorIntraSliceReduce,
                  *(c for module in (vector_ops, vector_chain_ops) for c in vars(module).values()
-                   if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c is not vector_ops.VectorOp),
+                   if isinstance(c, type) and issubclass(c, vector_ops.VectorOp) and c.STAGE),  # bases name no stage
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,
                  *vector_stash_ops.STASH_OP_CLASSES, *vector_pair_logic_ops.PAIR_LOGIC_CLASSES, VectorInterSliceReduce,
                  *vector_pair_ternary_ops.PAIR_TERNARY_CLASSES,

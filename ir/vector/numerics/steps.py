@@ -31,14 +31,9 @@ from ir.vector.enums import BinaryArgMode, TernaryArgMode
 from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.units import UNITS, is_rf, spec_of
 
-__all__ = ["UNITS", "run_step", "f32_bits", "unit_scalars"]
+__all__ = ["UNITS", "run_step", "f32_bits"]
 
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
-
-
-def unit_scalars(unit: str) -> tuple[str, str]:
-    """(input, output) scalar of a unit (KeyError for an unknown unit)."""
-    return UNITS[unit]
 
 
 def f32_bits(value: float) -> int:

@@ -198,6 +198,6 @@ def test_error_is_a_typecheck_error_and_rules_have_docs():
     assert issubclass(ErrorClass, V.VectorRuleError)
     from ir.errors import TypeCheckError
     assert issubclass(VectorRuleError, TypeCheckError)
-    assert all(text.strip() for text in RULES.values())
+    assert {"VE-ENUM-1", "VE-ENUM-5", "VE-CONST-3", "VE-SLOT-5", "VE-ALU-1"} <= RULES
     with pytest.raises(ValueError):
         VectorRuleError("VE-NOPE-1", "x")
