@@ -1,0 +1,194 @@
+"""The tiling levers of `npu-opt synth` (docs/synth.md "Contractions larger than the chip"):
+where a GEMM's tile sits on the chip, how its `k` splits across slices, and how its
+operands and result move between HBM and DM. npu_opt/synth_space.py writes the kernels;
+this module decides their geometry from the target's constants.
+
+A GEMM tile is one pass of the contraction: every slice of a cluster computes an `R x C`
+block of results (R * C <= the accumulator's cells), `SM x SN` slices along `m` and `n`
+make the tile. When the stationary operand's rows with their whole `k` do not fit one
+slice's TRF, or the two operands' blocks do not fit its DM, `k` is split across `SK`
+slices (the innermost slice factor): each slice multiplies a `k / SK` chunk and the
+inter-slice reducer adds the `SK` partial sums (rule VE-INTER-3 wants the reduced factor
+innermost), so `SM * SN * SK` slices make the tile. `SK` is the smallest power of two
+whose chunk fits the TRF (TRF_BYTES) and the DM (DM_SLICE_BYTES) and divides `k` in whole
+packets; a block whose chunk cannot fit even across every slice gets none.
+A tile may also span both clusters (CLUSTER_SIZES), doubling its rows.
+
+The placement string names all of it: "SMxSN of RxC" (one cluster, `k` whole), plus
+", k over SK slices" and ", 2 clusters" when they apply.
+
+Operands and the result are tiled through DM by the tile loop of synth_space.py: each tile
+loads its row blocks (`k / SK` of them per slice) and stores its result through a tile of
+the output's write view; the `reuse` lever keeps loaded blocks across tiles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from tu_ops.target import Constants, rngd
+
+__all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers",
+           "split_placements"]
+
+BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
+# A space whose contraction multiplies more than this many products is too slow to run on
+# the cpu backend and in the interpreter: its candidates are checked at a proxy size.
+CHECK_MACS = 1 << 30
+
+_PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, (2) clusters)?$")
+
+
+@attrs.frozen
+class Geometry:
+    """One GEMM candidate's tile: `r x c` results a slice, `sm x sn` slices along m and n,
+    `sk` slices sharing k, `clusters` clusters stacked along m."""
+
+    r: int
+    c: int
+    sm: int
+    sn: int
+    sk: int = 1
+    clusters: int = 1
+
+    @property
+    def tm(self) -> int:
+        """The tile's rows (m)."""
+        return self.r * self.sm * self.clusters
+
+    @property
+    def tn(self) -> int:
+        """The tile's columns (n)."""
+        return self.c * self.sn
+
+    def label(self) -> str:
+        text = f"{self.sm}x{self.sn} of {self.r}x{self.c}"
+        if self.sk > 1:
+            text += f", k over {self.sk} slices"
+        if self.clusters > 1:
+            text += f", {self.clusters} clusters"
+        return text
+
+    def cluster_map(self, M: str) -> str:
+        """The DM tensors' Cluster mapping."""
+        return f"{M} % {self.tm} / {self.tm // self.clusters}" if self.clusters > 1 else "1 # 2"
+
+    def slice_map(self, M: str, N: str, K: str, kdim: int) -> str:
+        """The DM tensors' Slice mapping: m, n, then the k chunks innermost."""
+        parts = [f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"]
+        if self.sk > 1:
+            parts.append(f"{K} / {kdim // self.sk}")
+        return ", ".join(parts)
+
+    def k_local(self, K: str, kdim: int) -> str:
+        """The `k` a slice holds: all of it, or its chunk."""
+        return f"{K} % {kdim // self.sk}" if self.sk > 1 else K
+
+    def reduced_slices(self, M: str, N: str) -> str:
+        """The slices after the inter-slice reduce: the chunk factor becomes a dummy."""
+        return f"{M} % {self.tm // self.clusters} / {self.r}, {N} % {self.tn} / {self.c}, 1 # {self.sk}"
+
+
+def geometry(placement: str) -> Geometry:
+    """The geometry a placement string names (the module docstring)."""
+    match = _PLACEMENT.match(placement)
+    if match is None:
+        raise ValueError(f"not a synth placement: {placement!r}")
+    sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
+    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(6) or 1))
+
+
+def _constants() -> Constants:
+    return rngd().constants
+
+
+def _split(rows_trf: int, rows_dm: int, k: int, elem: int, packet: int, slices: int, const: Constants) -> int | None:
+    """The smallest power-of-two split of `k` whose chunk fits the TRF and the DM and holds
+    whole packets, or None."""
+    sk = 1
+    while sk <= slices:
+        chunk = k // sk
+        if k % sk == 0 and chunk % packet == 0 and rows_trf * chunk * elem <= const.TRF_BYTES \
+                and rows_dm * chunk * elem <= const.DM_SLICE_BYTES:
+            return sk
+        sk *= 2
+    return None
+
+
+def needs_split(spec: Any) -> bool:
+    """Does some block's stationary operand need `k` split to fit a slice (TRF or DM)?"""
+    const = _constants()
+    elem = 1 if spec.dtype_in == "i8" else 2
+    k = spec.padded[spec.contracted]
+    return any(r * k * elem > const.TRF_BYTES or c * k * elem > const.TRF_BYTES
+               or (r + c) * k * elem > const.DM_SLICE_BYTES for r, c in BLOCKS)
+
+
+def _grids(slices: int, r: int, c: int, m: int, n: int, clusters: int, keep: int) -> list[tuple[int, int]]:
+    """The `keep` slice grids (sm, sn) of `slices` slices whose tile fits the result, the
+    squarest tiles first (they load the fewest operand bytes per result)."""
+    fits = [(s, slices // s) for s in (2 ** e for e in range(slices.bit_length()))
+            if slices % s == 0 and r * s * clusters <= m and c * (slices // s) <= n]
+    fits.sort(key=lambda g: (abs((r * g[0] * clusters) - (c * g[1])) / max(r * g[0] * clusters, c * g[1]), g[0]))
+    return sorted(fits[:keep])
+
+
+def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
+    """The placements of a space whose `k` must split (the stationary operand is `w`): per
+    block its `k` split, each cluster count that fits, and the `grids` squarest slice grid(s)."""
+    const = _constants()
+    slices = max(const.SLICE_SIZES)
+    elem = 1 if spec.dtype_in == "i8" else 2
+    packet = max(const.OUTER_PACKET_BYTES) // elem
+    k = spec.padded[spec.contracted]
+    out = []
+    for r, c in BLOCKS:
+        sk = _split(c, r + c, k, elem, packet, slices, const)
+        if sk is None:
+            continue
+        for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
+            for sm, sn in _grids(slices // sk, r, c, m, n, clusters, grids):
+                out.append(Geometry(r, c, sm, sn, sk, clusters).label())
+    return out
+
+
+def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
+    """Sizes at which the candidate `point` of a GEMM still tiles (two tiles along m and n
+    where the full size has them) and splits `k` the same way, small enough to run on the
+    cpu backend and in the interpreter: `k` becomes one 64-element chunk per slice."""
+    g = geometry(point["placement"])
+    mi, ni = (i for i in spec.result[1] if i != spec.batch)
+    size = spec.padded
+    sizes = dict(spec.sizes)
+    sizes[mi] = min(size[mi], 2 * g.tm)
+    sizes[ni] = min(size[ni], 2 * g.tn)
+    sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk)
+    if spec.batch is not None:
+        sizes[spec.batch] = min(sizes[spec.batch], 2)
+    return sizes
+
+
+def split_levers(spec: Any, m: int, n: int, packets: list[int]) -> dict[str, list[Any]]:
+    """The levers of a GEMM whose `k` must split: the split placements with `w` in the TRF,
+    the packet, and for more than one tile the loop order and the reuse of loaded blocks.
+    `reuse="none"` (both blocks loaded for every tile) moves more bytes than "outer" and no
+    fewer steps, so it is not generated; nor is `trf="a"`, whose committed N x M blocks
+    store to HBM transposed (docs/synth.md)."""
+    placements = split_placements(spec, m, n)
+    levers: dict[str, list[Any]] = {"placement": placements, "trf": ["w"], "packet": packets}
+    tiles = max((m // geometry(p).tm) * (n // geometry(p).tn) for p in placements) if placements else 1
+    if tiles > 1:
+        levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all"]}
+    return levers
+
+
+def runs_in_full(spec: Any) -> bool:
+    """Can the candidates of `spec` run on the cpu backend and in the interpreter at full
+    size (at most CHECK_MACS products)?"""
+    products = 1
+    for n in spec.padded.values():
+        products *= n
+    return products <= CHECK_MACS
