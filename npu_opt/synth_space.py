@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from npu_opt.synth_tiling import BLOCKS, geometry, runs_in_full, needs_split, split_levers, split_placements
+from npu_opt.synth_tiling import (BLOCKS, geometry, needs_split, runs_in_full, split_levers, split_placements,
+                                  time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
@@ -154,21 +155,13 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     M, N, K, r, c = v["M"], v["N"], v["K"], v["r"], v["c"]
     params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{_hbm(an, v["aidx"])}")]',
               wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{_hbm(wn, v["widx"])}")]'}
-    slices = _SLICES // geo.sk
-    lines = ['Chip = m("1")',
-             f'Cluster = m("{geo.cluster_map(M)}")']
-    if geo.clusters > 1:
-        lines.append(f"# the tile's {v['tm']} rows span both clusters, {v['tm'] // geo.clusters} rows each")
+    lines = ['Chip = m("1")', f'Cluster = m("{geo.cluster_map(M)}")', *geo.notes(K, v["Kl"])]
     lines += [f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {geo.sm} x {geo.sn} "
               f"slices make a",
               f"# {v['tm']} x {v['tn']} tile ({v['mt']} x {v['nt']} tile(s) cover the padded {v['size'][v['mi']]} x "
               f"{v['size'][v['ni']]} result); a slice's",
               f"# rows of {c} results leave for HBM as packets of {c * (4 if v['dout'] in ('i32', 'f32') else 2)} "
               "bytes."]
-    if geo.sk > 1:
-        lines += [f"# {K} is split across {geo.sk} slices ({slices} x {geo.sk} = {_SLICES}): {v['Kl']} is one slice's "
-                  "chunk, the smallest that fits",
-                  "# its TRF and DM; the inter-slice reducer adds the chunks' partial sums."]
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted])}")',
               "",
               "",
@@ -182,7 +175,11 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
 def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     """The row-block loads and the TRF load."""
     an, wn, M, N, T, K, Kl, din = v["an"], v["wn"], v["M"], v["N"], v["T"], v["K"], v["Kl"], v["din"]
-    r, c, g, flit = v["r"], v["c"], v["g"], v["flit"]
+    r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
+    if tb > 1:  # k in time blocks (npu_opt/synth_tiling.py): each block a list of its k chunks
+        chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
+        return time_block_loads(v, _chain(v["aidx"], v["batch"] + [(v["mi"], v["mt"], v["tm"], "i")] + chunk),
+                                _chain(v["widx"], v["batch"] + [(v["ni"], v["nt"], v["tn"], "j")] + chunk))
     return [f"    def a_block(i):",
             f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
             f'        rows = {an}.view(){_chain(v["aidx"], v["batch"] + [(v["mi"], v["mt"], v["tm"], "i")])}',
@@ -209,6 +206,11 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     S, T, K, Kl, rs, rt, g = v["S"], v["T"], v["K"], v["Kl"], v["rs"], v["rt"], v["g"]
     packet, flit, din, dout, geo = v["packet"], v["flit"], v["din"], v["dout"], v["geo"]
     rn, ridx = v["spec"].result
+    dst = [".tile" + call for call in _chain(ridx, v["batch"] + [(v["mi"], v["mt"], v["tm"], "i"),
+                                                              (v["ni"], v["nt"], v["tn"], "j")], write=True)
+           .split(".tile") if call]
+    if geo.tb > 1:
+        return time_block_tile(v, dst)
     lines = ["    def tile(streamed, trf, i, j):",
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
@@ -229,9 +231,6 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
                   "                  .vector_final()"]
     if dout == "bf16":
         lines += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
-    dst = [".tile" + call for call in _chain(ridx, v["batch"] + [(v["mi"], v["mt"], v["tm"], "i"),
-                                                              (v["ni"], v["nt"], v["tn"], "j")], write=True)
-           .split(".tile") if call]
     lines += [f'                  .commit_trim(m("{T} % 8"))',
               f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
               f"        dst = ({rn}.view_mut()",

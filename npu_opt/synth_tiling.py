@@ -32,20 +32,21 @@ import attrs
 from tu_ops.target import Constants, rngd
 
 __all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers",
-           "split_placements"]
+           "split_placements", "time_block_loads", "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
 # the cpu backend and in the interpreter: its candidates are checked at a proxy size.
 CHECK_MACS = 1 << 30
 
-_PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, (2) clusters)?$")
+_PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
+                        r"(?:, (2) clusters)?$")
 
 
 @attrs.frozen
 class Geometry:
     """One GEMM candidate's tile: `r x c` results a slice, `sm x sn` slices along m and n,
-    `sk` slices sharing k, `clusters` clusters stacked along m."""
+    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k."""
 
     r: int
     c: int
@@ -53,6 +54,7 @@ class Geometry:
     sn: int
     sk: int = 1
     clusters: int = 1
+    tb: int = 1
 
     @property
     def tm(self) -> int:
@@ -68,9 +70,25 @@ class Geometry:
         text = f"{self.sm}x{self.sn} of {self.r}x{self.c}"
         if self.sk > 1:
             text += f", k over {self.sk} slices"
+        if self.tb > 1:
+            text += f", k in {self.tb} time blocks"
         if self.clusters > 1:
             text += f", {self.clusters} clusters"
         return text
+
+    def notes(self, K: str, k_local: str) -> list[str]:
+        """The kernel file's comments on the clusters and the `k` split."""
+        lines = []
+        if self.clusters > 1:
+            lines.append(f"# the tile's {self.tm} rows span both clusters, {self.tm // self.clusters} rows each")
+        if self.sk > 1:
+            lines += [f"# {K} is split across {self.sk} slices ({self.sm * self.sn} x {self.sk} slices): {k_local} is "
+                      "one slice's chunk, the smallest that fits",
+                      "# its TRF and DM; the inter-slice reducer adds the chunks' partial sums."]
+        if self.tb > 1:
+            lines += [f"# {K} is cut into {self.tb} time blocks of {k_local}, the smallest that fits a slice's TRF and "
+                      "DM; the", "# blocks' partial sums are added on the Vector Engine, through the VRF."]
+        return lines
 
     def cluster_map(self, M: str) -> str:
         """The DM tensors' Cluster mapping."""
@@ -84,8 +102,8 @@ class Geometry:
         return ", ".join(parts)
 
     def k_local(self, K: str, kdim: int) -> str:
-        """The `k` a slice holds: all of it, or its chunk."""
-        return f"{K} % {kdim // self.sk}" if self.sk > 1 else K
+        """The `k` a slice holds at once: all of it, or its chunk."""
+        return f"{K} % {kdim // (self.sk * self.tb)}" if self.sk * self.tb > 1 else K
 
     def reduced_slices(self, M: str, N: str) -> str:
         """The slices after the inter-slice reduce: the chunk factor becomes a dummy."""
@@ -98,7 +116,7 @@ def geometry(placement: str) -> Geometry:
     if match is None:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
-    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(6) or 1))
+    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1))
 
 
 def _constants() -> Constants:
@@ -152,20 +170,25 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
         for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
             for sm, sn in _grids(slices // sk, r, c, m, n, clusters, grids):
                 out.append(Geometry(r, c, sm, sn, sk, clusters).label())
+        if 2 * r * c * 4 > const.VRF_BYTES:  # time blocks keep two accumulators of 4-byte sums in the VRF
+            continue
+        for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
+            for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
+                out.append(Geometry(r, c, sm, sn, 1, clusters, sk).label())
     return out
 
 
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     """Sizes at which the candidate `point` of a GEMM still tiles (two tiles along m and n
     where the full size has them) and splits `k` the same way, small enough to run on the
-    cpu backend and in the interpreter: `k` becomes one 64-element chunk per slice."""
+    cpu backend and in the interpreter: `k` becomes one 64-element chunk per slice and time block."""
     g = geometry(point["placement"])
     mi, ni = (i for i in spec.result[1] if i != spec.batch)
     size = spec.padded
     sizes = dict(spec.sizes)
     sizes[mi] = min(size[mi], 2 * g.tm)
     sizes[ni] = min(size[ni], 2 * g.tn)
-    sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk)
+    sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
     if spec.batch is not None:
         sizes[spec.batch] = min(sizes[spec.batch], 2)
     return sizes
@@ -192,3 +215,71 @@ def runs_in_full(spec: Any) -> bool:
     for n in spec.padded.values():
         products *= n
     return products <= CHECK_MACS
+
+
+def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
+    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
+    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
+    each moved into DM and the TRF by `tile` just before its contraction."""
+    tb, M, N, Kl, din = v["geo"].tb, v["M"], v["N"], v["Kl"], v["din"]
+    return [f"    def a_block(i):",
+            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
+            f"chunks of {v['K']}",
+            f'        return [{v["an"]}.view(){a_rows}',
+            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
+            f"                for t in range({tb})]",
+            "",
+            f"    def w_block(j):",
+            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() moves "
+            "each into DM",
+            f"        # and the TRF just before its contraction (the whole block would not fit a slice)",
+            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
+            "",
+            "    def stationary(chunks):",
+            "        return chunks",
+            ""]
+
+
+def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
+    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
+    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
+    Engine, the last one commits."""
+    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
+    tb, dout = v["geo"].tb, v["dout"]
+    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
+    lines = ["    def tile(streamed, held, i, j):",
+             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
+             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
+             "        acc = None",
+             f"        for t in range({tb}):",
+             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
+             f'm("{T} % {rt}, {Kl}")])',
+             "            trf = (ctx.sub.begin(held_dm.view())",
+             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
+             "            part = (ctx.main.begin(streamed[t].view())",
+             f'                    .fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
+             f'                    .collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+             f'                    .contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), '
+             f'm("{K} % {packet}"))',
+             '                    .contract_packet(m("1"))',
+             f'                    .contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
+             f'                    .contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)',
+             "                    .vector_init()",
+             "                    .vector_intra_slice_tag(TagMode.ZERO))",
+             "            if acc is not None:",
+             f"                part = part.{add}  # + the earlier blocks' sums",
+             "            part = part.vector_final()",
+             f"            if t < {tb - 1}:",
+             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
+             "        result = part"]
+    if dout == "bf16":
+        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end')
+    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
+                    f"        dst = ({v['spec'].result[0]}.view_mut()",
+                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                      for k, call in enumerate(dst)],
+                    "        result.view().to_hbm_view(ctx.tdma, dst)",
+                    ""]

@@ -19,7 +19,7 @@ from npu_opt import synth_space, synth_tiling
 from npu_opt.synth import contraction
 from npu_opt.synth_space import build, source
 from npu_opt.synth_tiling import geometry
-from tests.synth.test_synth import _operands
+from tests.synth.test_synth import BF16, _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact
 
@@ -55,6 +55,25 @@ def test_a_k_longer_than_a_slice_holds_is_split_across_slices_and_equals_the_ora
         assert np.array_equal(result, want), backend
 
 
+@pytest.mark.parametrize("dtype, sizes, placement, out_dtype", [
+    ("i8:i32", dict(m=512, n=512, k=4096), "64x4 of 8x128, k in 8 time blocks", np.int32),
+    ("bf16:f32", dict(m=512, n=512, k=2048), "16x16 of 32x32, k in 2 time blocks", np.float32),
+    ("bf16:bf16", dict(m=512, n=512, k=2048), "64x4 of 8x128, k in 8 time blocks", BF16),
+])
+def test_k_in_time_blocks_accumulates_in_the_vrf_and_equals_the_oracle(dtype: str, sizes: dict[str, int],
+                                                                        placement: str, out_dtype) -> None:
+    spec = contraction(GEMM, dtype=dtype, sizes=sizes)
+    assert placement in dict(spec.space().params)["placement"]
+    point = dict(placement=placement, trf="w", packet=32, order="ij", reuse="outer")
+    kernel = build(spec, point)
+    a, w = _operands([(sizes["m"], sizes["k"]), (sizes["n"], sizes["k"])], dtype)
+    want = (_wide(a) @ _wide(w).T).astype(out_dtype)
+    for backend in ("cpu", "visa"):
+        result = np.zeros((sizes["m"], sizes["n"]), out_dtype)
+        get_backend(backend).run(kernel, (a, w, result))
+        assert np.array_equal(result, want), backend
+
+
 def test_a_space_too_large_to_run_is_checked_at_a_proxy_size(tmp_path: Path, capsys: pytest.CaptureFixture,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     # The budget of products a full-size check may run, made small: this space then checks its
@@ -86,15 +105,19 @@ def test_the_4096_cube_i8_gemm_compiles_ranks_and_its_source_checks(tmp_path: Pa
     space = spec.space()
     assert not space.checks  # 2^36 products: checked at a proxy size, not run in full
     levers = dict(space.params)
-    assert all("k over" in p for p in levers["placement"])
+    assert {"k over" in p for p in levers["placement"]} == {True, False}  # split across slices, or in time
+    assert all("k over" in p or "time blocks" in p for p in levers["placement"])
     tgt = get_target("rngd")
     c = tgt.constants
     for placement in levers["placement"]:
         g = geometry(placement)
-        chunk = 4096 // g.sk
+        chunk = 4096 // (g.sk * g.tb)
+        assert g.sk == 1 or g.tb == 1
         assert g.c * chunk <= c.TRF_BYTES and (g.r + g.c) * chunk <= c.DM_SLICE_BYTES  # the chunk fits a slice
-        assert g.sk == 1 or g.c * 2 * chunk > c.TRF_BYTES or (g.r + g.c) * 2 * chunk > c.DM_SLICE_BYTES  # smallest
+        assert g.sk * g.tb == 1 or g.c * 2 * chunk > c.TRF_BYTES or (g.r + g.c) * 2 * chunk > c.DM_SLICE_BYTES  # smallest
         assert g.sm * g.sn * g.sk == max(c.SLICE_SIZES)
+        if g.tb > 1:  # two accumulators of a slice's 4-byte sums live in the VRF at once
+            assert 2 * g.r * g.c * 4 <= c.VRF_BYTES
     point = dict(placement=levers["placement"][-1], trf="w", packet=32, order="ji", reuse="outer")
     path = tmp_path / "synth_kernel.py"
     path.write_text(source(spec, point))
