@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from npu_opt.synth_tiling import (BLOCKS, geometry, needs_split, runs_in_full, split_levers, split_placements,
-                                  time_block_loads, time_block_tile)
+from npu_opt.synth_tiling import (BLOCKS, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
+                                  split_placements, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
@@ -203,8 +203,8 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
 
 def _gemm_tile(v: dict[str, Any]) -> list[str]:
     """One tile: the contraction, the inter-slice reduce of a split `k`, the store."""
-    S, T, K, Kl, rs, rt, g = v["S"], v["T"], v["K"], v["Kl"], v["rs"], v["rt"], v["g"]
-    packet, flit, din, dout, geo = v["packet"], v["flit"], v["din"], v["dout"], v["geo"]
+    S, T, K, rs, rt, g = v["S"], v["T"], v["K"], v["rs"], v["rt"], v["g"]
+    packet, din, dout, geo = v["packet"], v["din"], v["dout"], v["geo"]
     rn, ridx = v["spec"].result
     dst = [".tile" + call for call in _chain(ridx, v["batch"] + [(v["mi"], v["mt"], v["tm"], "i"),
                                                               (v["ni"], v["nt"], v["tn"], "j")], write=True)
@@ -215,13 +215,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
              "        result = (ctx.main.begin(streamed.view())",
-             f'                  .fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
-             f'                  .collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
-             f'                  .contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), '
-             f'm("{K} % {packet}"))',
-             '                  .contract_packet(m("1"))',
-             f'                  .contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
-             f'                  .contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+             *contraction_chain(v, " " * 18)]
     if geo.sk > 1:
         op = "InterSliceReduceOpI32" if dout == "i32" else "InterSliceReduceOpF32"
         lines += [f"                  # the {geo.sk} slices of each {K} chunk add their partial sums",
@@ -392,7 +386,7 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
         return build(spec, point, filename)
 
     factory.__name__ = spec.name
-    if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py, npu_opt/synth_tiling.py)
+    if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
         return Space(factory, points(spec))
     return Space(factory, points(spec), inputs=_inputs(spec), oracle=_oracle(spec))
 

@@ -32,7 +32,8 @@ import attrs
 from tu_ops.target import Constants, rngd
 
 __all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers",
-           "split_placements", "time_block_loads", "time_block_tile"]
+           "split_placements", "contraction_chain", "time_block_loads",
+           "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
@@ -230,14 +231,26 @@ def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
             f"                for t in range({tb})]",
             "",
             f"    def w_block(j):",
-            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() moves "
-            "each into DM",
-            f"        # and the TRF just before its contraction (the whole block would not fit a slice)",
+            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
+            "moves each into",
+            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
             f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
             "",
             "    def stationary(chunks):",
             "        return chunks",
             ""]
+
+
+def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
+    """A tile's contraction steps, from the fetch of the streamed operand to the lane
+    drain, each line indented by `pad` (the plain tile's and a time block's)."""
+    S, T, K, Kl, rs, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "g", "flit", "packet"))
+    return [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
+            f'{pad}.collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+            f'{pad}.contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), m("{K} % {packet}"))',
+            f'{pad}.contract_packet(m("1"))',
+            f'{pad}.contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
+            f'{pad}.contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
 
 
 def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
@@ -260,13 +273,7 @@ def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
              f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
              f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
              "            part = (ctx.main.begin(streamed[t].view())",
-             f'                    .fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
-             f'                    .collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
-             f'                    .contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), '
-             f'm("{K} % {packet}"))',
-             '                    .contract_packet(m("1"))',
-             f'                    .contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
-             f'                    .contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)',
+             *contraction_chain(v, " " * 20),
              "                    .vector_init()",
              "                    .vector_intra_slice_tag(TagMode.ZERO))",
              "            if acc is not None:",
@@ -276,7 +283,8 @@ def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
              f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
              "        result = part"]
     if dout == "bf16":
-        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end')
+        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
+                     'end')
     return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
                     f"        dst = ({v['spec'].result[0]}.view_mut()",
                     *[f"               {call})" if k == len(dst) - 1 else f"               {call}"

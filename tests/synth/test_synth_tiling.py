@@ -114,7 +114,8 @@ def test_the_4096_cube_i8_gemm_compiles_ranks_and_its_source_checks(tmp_path: Pa
         chunk = 4096 // (g.sk * g.tb)
         assert g.sk == 1 or g.tb == 1
         assert g.c * chunk <= c.TRF_BYTES and (g.r + g.c) * chunk <= c.DM_SLICE_BYTES  # the chunk fits a slice
-        assert g.sk * g.tb == 1 or g.c * 2 * chunk > c.TRF_BYTES or (g.r + g.c) * 2 * chunk > c.DM_SLICE_BYTES  # smallest
+        # the smallest split that fits: half the chunks would not
+        assert g.sk * g.tb == 1 or g.c * 2 * chunk > c.TRF_BYTES or (g.r + g.c) * 2 * chunk > c.DM_SLICE_BYTES
         assert g.sm * g.sn * g.sk == max(c.SLICE_SIZES)
         if g.tb > 1:  # two accumulators of a slice's 4-byte sums live in the VRF at once
             assert 2 * g.r * g.c * 4 <= c.VRF_BYTES
