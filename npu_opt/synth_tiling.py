@@ -147,10 +147,10 @@ def needs_split(spec: Any) -> bool:
 
 
 def _grids(slices: int, r: int, c: int, m: int, n: int, clusters: int, keep: int) -> list[tuple[int, int]]:
-    """The `keep` slice grids (sm, sn) of `slices` slices whose tile fits the result, the
+    """The `keep` slice grids (sm, sn) of `slices` slices whose tiles cover the result, the
     squarest tiles first (they load the fewest operand bytes per result)."""
     fits = [(s, slices // s) for s in (2 ** e for e in range(slices.bit_length()))
-            if slices % s == 0 and r * s * clusters <= m and c * (slices // s) <= n]
+            if slices % s == 0 and m % (r * s * clusters) == 0 and n % (c * (slices // s)) == 0]
     fits.sort(key=lambda g: (abs((r * g[0] * clusters) - (c * g[1])) / max(r * g[0] * clusters, c * g[1]), g[0]))
     return sorted(fits[:keep])
 
@@ -180,15 +180,20 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
 
 
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
-    """Sizes at which the candidate `point` of a GEMM still tiles (two tiles along m and n
-    where the full size has them) and splits `k` the same way, small enough to run on the
-    cpu backend and in the interpreter: `k` becomes one 64-element chunk per slice and time block."""
+    """Sizes at which the candidate `point` still tiles (two tiles along m and n where the full
+    size has them, plus any rows the full size has past its last whole tile) and splits `k`
+    the same way, small enough to run on the cpu backend and in the interpreter: `k` becomes
+    one 64-element chunk per slice and time block (a GEMV keeps two passes of 256 rows)."""
+    size, sizes = spec.padded, dict(spec.sizes)
+    if spec.form == "gemv":
+        mi = spec.result[1][0]
+        sizes[mi] = min(size[mi], 512 + size[mi] % 256)
+        sizes[spec.contracted] = min(size[spec.contracted], 256)
+        return sizes
     g = geometry(point["placement"])
     mi, ni = (i for i in spec.result[1] if i != spec.batch)
-    size = spec.padded
-    sizes = dict(spec.sizes)
-    sizes[mi] = min(size[mi], 2 * g.tm)
-    sizes[ni] = min(size[ni], 2 * g.tn)
+    sizes[mi] = min(size[mi], 2 * g.tm + size[mi] % g.tm)
+    sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
     sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
     if spec.batch is not None:
         sizes[spec.batch] = min(sizes[spec.batch], 2)

@@ -18,7 +18,7 @@ from driver.discover import _load as load_file
 from npu_opt import synth_space, synth_tiling
 from npu_opt.synth import contraction
 from npu_opt.synth_space import build, source
-from npu_opt.synth_tiling import geometry
+from npu_opt.synth_tiling import geometry, proxy_sizes
 from tests.synth.test_synth import BF16, _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact
@@ -128,3 +128,14 @@ def test_the_4096_cube_i8_gemm_compiles_ranks_and_its_source_checks(tmp_path: Pa
     assert main(["check", str(path)]) == 0
     assert main(["compile", str(path), "-o", str(tmp_path / "c")]) == 0
     assert (tmp_path / "c" / "synth_kernel.visa").read_text() == outcome.text
+
+
+def test_proxy_sizes_keep_the_rows_past_the_last_whole_tile_and_cover_a_gemv() -> None:
+    """A proxy that dropped the rows past the last whole tile would pass a candidate whose
+    tiles miss them at full size."""
+    spec = contraction(GEMM, sizes=dict(m=4128, n=4096, k=4096))
+    point = {"placement": "16x2 of 8x128, k over 8 slices", "trf": "w", "packet": 32}
+    assert proxy_sizes(spec, point) == {"k": 512, "m": 2 * 128 + 32, "n": 2 * 256}
+    gemv = contraction("y[m] = a[m,k] * x[k]", sizes=dict(m=40000, k=40000))
+    assert not gemv.space().checks
+    assert proxy_sizes(gemv, {"packet": 32, "reuse": "trf"}) == {"k": 256, "m": 512 + 40000 % 256}
