@@ -22,15 +22,17 @@ import attrs
 
 from backends.npu import compile_kernel
 from driver.discover import _load as load_file  # the emitted file, imported as `check` imports it
-from driver.tune import Candidate, TuneResult, tune
+from driver.tune import Candidate, TuneResult, _with_text, tune
+from driver.tune_bits import Runs
 from driver.tune_exec import FactoryRef, load_space
 from driver.tune_report import _atomic_write, plot_svg, report_json, table
 from ir.errors import InternalError
-from npu_opt.synth import Contraction
-from npu_opt.synth_space import points, source
+from npu_opt.synth import Contraction, contraction
+from npu_opt.synth_space import points, source, space_of
+from npu_opt.synth_tiling import proxy_sizes
 from tu_ops.target import get_target
 
-__all__ = ["SynthResult", "refusals", "space_file", "synthesize"]
+__all__ = ["SynthResult", "proxy_checked", "refusals", "space_file", "synthesize"]
 
 
 @attrs.frozen
@@ -71,9 +73,11 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ref = FactoryRef(str(space_file(spec, out)), "SPACE")
-    load_space(ref)  # this process loads it once, as a worker does
-    result = tune(load_space(ref), ref=ref, target=target, jobs=jobs, scheduler=scheduler, top=top, seed=seed,
+    space = load_space(ref)
+    result = tune(space, ref=ref, target=target, jobs=jobs, scheduler=scheduler, top=top, seed=seed,
                   progress=progress)
+    if not space.checks:  # too large to run: the best candidates are checked at a proxy size
+        result = proxy_checked(spec, space, result, top=top, seed=seed, target=target)
     files = []
     src = None
     if result.winner is not None:
@@ -89,6 +93,30 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
     for path, text in texts.items():
         _atomic_write(path, text)
     return SynthResult(spec, result, src, tuple(files + list(texts)))
+
+
+def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
+                  target: str) -> TuneResult:
+    """The tune result of a space too large to run, its best `top` candidates checked at
+    proxy sizes (npu_opt.synth_tiling.proxy_sizes: the same mapping, tiles and `k` split
+    on a smaller result and `k`) on the cpu backend and in the interpreter against the
+    numpy oracle; the winner is the fastest that passed (None: none did)."""
+    candidates = list(result.candidates)
+    winner = None
+    for c in result.ranked()[:max(top, 1)]:
+        sizes = proxy_sizes(spec, c.params)
+        proxy = contraction(spec.text, dtype=f"{spec.dtype_in}:{spec.dtype_out}", sizes=sizes, name=spec.name)
+        verdict = Runs(space_of(proxy, run=True), seed).check(c.params)
+        at = ",".join(f"{i}={n}" for i, n in sizes.items())
+        candidates[c.index] = attrs.evolve(c, checked=verdict if verdict != "pass" else f"pass at {at}")
+        if verdict == "pass":
+            winner = candidates[c.index]
+            break
+    if winner is not None and result.winner is not None and winner.index != result.winner.index:
+        winner = candidates[winner.index] = _with_text(space, winner, target)
+    elif winner is not None and result.winner is not None:
+        winner = candidates[winner.index] = attrs.evolve(winner, text=result.winner.text)
+    return attrs.evolve(result, candidates=tuple(candidates), winner=winner)
 
 
 def _same_artifact(path: Path, name: str, text: str | None, target: str) -> None:

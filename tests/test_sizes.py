@@ -24,9 +24,8 @@ MODULE_ALLOW: dict[str, str] = {
 
 # "path:qualified.name" -> why the function may stay over MAX_FUNCTION_LINES.
 FUNCTION_ALLOW: dict[str, str] = {
-    "npu_opt/synth_space.py:_gemm": "the GEMM candidate's kernel source as one template (issue 41, landed late "
-                                    "in its round): split it into per-stage template pieces next",
-    "npu_opt/synth_space.py:_gemv": "the GEMV candidate's kernel source as one template, as _gemm",
+    "npu_opt/synth_space.py:_gemv": "the GEMV candidate's kernel source as one template (issue 41, landed late "
+                                    "in its round): split it into per-stage template pieces, as _gemm was",
 }
 
 

@@ -119,12 +119,15 @@ def test_the_winner_is_the_same_for_one_and_two_jobs(tmp_path: Path, capsys: pyt
 
 def test_a_space_every_candidate_of_which_is_refused_exits_1_with_the_rule_counts(
         tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    status, out = _synth(tmp_path, "out[m,n] = a[m,k] * w[n,k]", "i8:i32", "m=512,n=512,k=8192")
+    # kd-synth-levers: k = 2^20 i8 fits no slice even split across all 256 (each slice's chunk
+    # of k would be 4096: 32 rows x 4096 = 128 KiB of TRF for a 32 x 32 block); splitting k into time blocks that
+    # one slice accumulates is not a lever yet, so every candidate keeps k whole and its DM
+    # tensors exceed a slice's DM
+    status, out = _synth(tmp_path, "out[m,n] = a[m,k] * w[n,k]", "i8:i32", "m=512,n=512,k=1048576")
     assert status == 1
     err = capsys.readouterr().err
-    # K = 8192 i8: the 32 x 32 blocks' TRF tensor is 256 KiB (> 64 KiB), the 8 x 128 blocks' DM tensors too big
-    assert "refused by rule: DMA-3 x4, TRF-2 x4" in err
-    assert json.loads((out / "synth.json").read_text())["refused_by_rule"] == {"DMA-3": 4, "TRF-2": 4}
+    assert "refused by rule: DMA-3 x8" in err
+    assert json.loads((out / "synth.json").read_text())["refused_by_rule"] == {"DMA-3": 8}
     assert not (out / "synth_kernel.py").exists()
 
 

@@ -1,0 +1,298 @@
+"""The tiling levers of `npu-opt synth` (docs/synth.md "Contractions larger than the chip"):
+where a GEMM's tile sits on the chip, how its `k` splits across slices, and how its
+operands and result move between HBM and DM. npu_opt/synth_space.py writes the kernels;
+this module decides their geometry from the target's constants.
+
+A GEMM tile is one pass of the contraction: every slice of a cluster computes an `R x C`
+block of results (R * C <= the accumulator's cells), `SM x SN` slices along `m` and `n`
+make the tile. When the stationary operand's rows with their whole `k` do not fit one
+slice's TRF, or the two operands' blocks do not fit its DM, `k` is split across `SK`
+slices (the innermost slice factor): each slice multiplies a `k / SK` chunk and the
+inter-slice reducer adds the `SK` partial sums (rule VE-INTER-3 wants the reduced factor
+innermost), so `SM * SN * SK` slices make the tile. `SK` is the smallest power of two
+whose chunk fits the TRF (TRF_BYTES) and the DM (DM_SLICE_BYTES) and divides `k` in whole
+packets; a block whose chunk cannot fit even across every slice gets none.
+A tile may also span both clusters (CLUSTER_SIZES), doubling its rows.
+
+The placement string names all of it: "SMxSN of RxC" (one cluster, `k` whole), plus
+", k over SK slices" and ", 2 clusters" when they apply.
+
+Operands and the result are tiled through DM by the tile loop of synth_space.py: each tile
+loads its row blocks (`k / SK` of them per slice) and stores its result through a tile of
+the output's write view; the `reuse` lever keeps loaded blocks across tiles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from tu_ops.target import Constants, rngd
+
+__all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers",
+           "split_placements", "contraction_chain", "time_block_loads",
+           "time_block_tile"]
+
+BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
+# A space whose contraction multiplies more than this many products is too slow to run on
+# the cpu backend and in the interpreter: its candidates are checked at a proxy size.
+CHECK_MACS = 1 << 30
+
+_PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
+                        r"(?:, (2) clusters)?$")
+
+
+@attrs.frozen
+class Geometry:
+    """One GEMM candidate's tile: `r x c` results a slice, `sm x sn` slices along m and n,
+    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k."""
+
+    r: int
+    c: int
+    sm: int
+    sn: int
+    sk: int = 1
+    clusters: int = 1
+    tb: int = 1
+
+    @property
+    def tm(self) -> int:
+        """The tile's rows (m)."""
+        return self.r * self.sm * self.clusters
+
+    @property
+    def tn(self) -> int:
+        """The tile's columns (n)."""
+        return self.c * self.sn
+
+    def label(self) -> str:
+        text = f"{self.sm}x{self.sn} of {self.r}x{self.c}"
+        if self.sk > 1:
+            text += f", k over {self.sk} slices"
+        if self.tb > 1:
+            text += f", k in {self.tb} time blocks"
+        if self.clusters > 1:
+            text += f", {self.clusters} clusters"
+        return text
+
+    def notes(self, K: str, k_local: str) -> list[str]:
+        """The kernel file's comments on the clusters and the `k` split."""
+        lines = []
+        if self.clusters > 1:
+            lines.append(f"# the tile's {self.tm} rows span both clusters, {self.tm // self.clusters} rows each")
+        if self.sk > 1:
+            lines += [f"# {K} is split across {self.sk} slices ({self.sm * self.sn} x {self.sk} slices): {k_local} is "
+                      "one slice's chunk, the smallest that fits",
+                      "# its TRF and DM; the inter-slice reducer adds the chunks' partial sums."]
+        if self.tb > 1:
+            lines += [f"# {K} is cut into {self.tb} time blocks of {k_local}, the smallest that fits a slice's TRF and "
+                      "DM; the", "# blocks' partial sums are added on the Vector Engine, through the VRF."]
+        return lines
+
+    def cluster_map(self, M: str) -> str:
+        """The DM tensors' Cluster mapping."""
+        return f"{M} % {self.tm} / {self.tm // self.clusters}" if self.clusters > 1 else "1 # 2"
+
+    def slice_map(self, M: str, N: str, K: str, kdim: int) -> str:
+        """The DM tensors' Slice mapping: m, n, then the k chunks innermost."""
+        parts = [f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"]
+        if self.sk > 1:
+            parts.append(f"{K} / {kdim // self.sk}")
+        return ", ".join(parts)
+
+    def k_local(self, K: str, kdim: int) -> str:
+        """The `k` a slice holds at once: all of it, or its chunk."""
+        return f"{K} % {kdim // (self.sk * self.tb)}" if self.sk * self.tb > 1 else K
+
+    def reduced_slices(self, M: str, N: str) -> str:
+        """The slices after the inter-slice reduce: the chunk factor becomes a dummy."""
+        return f"{M} % {self.tm // self.clusters} / {self.r}, {N} % {self.tn} / {self.c}, 1 # {self.sk}"
+
+
+def geometry(placement: str) -> Geometry:
+    """The geometry a placement string names (the module docstring)."""
+    match = _PLACEMENT.match(placement)
+    if match is None:
+        raise ValueError(f"not a synth placement: {placement!r}")
+    sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
+    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1))
+
+
+def _constants() -> Constants:
+    return rngd().constants
+
+
+def _split(rows_trf: int, rows_dm: int, k: int, elem: int, packet: int, slices: int, const: Constants) -> int | None:
+    """The smallest power-of-two split of `k` whose chunk fits the TRF and the DM and holds
+    whole packets, or None."""
+    sk = 1
+    while sk <= slices:
+        chunk = k // sk
+        if k % sk == 0 and chunk % packet == 0 and rows_trf * chunk * elem <= const.TRF_BYTES \
+                and rows_dm * chunk * elem <= const.DM_SLICE_BYTES:
+            return sk
+        sk *= 2
+    return None
+
+
+def needs_split(spec: Any) -> bool:
+    """Does some block's stationary operand need `k` split to fit a slice (TRF or DM)?"""
+    const = _constants()
+    elem = 1 if spec.dtype_in == "i8" else 2
+    k = spec.padded[spec.contracted]
+    return any(r * k * elem > const.TRF_BYTES or c * k * elem > const.TRF_BYTES
+               or (r + c) * k * elem > const.DM_SLICE_BYTES for r, c in BLOCKS)
+
+
+def _grids(slices: int, r: int, c: int, m: int, n: int, clusters: int, keep: int) -> list[tuple[int, int]]:
+    """The `keep` slice grids (sm, sn) of `slices` slices whose tiles cover the result, the
+    squarest tiles first (they load the fewest operand bytes per result)."""
+    fits = [(s, slices // s) for s in (2 ** e for e in range(slices.bit_length()))
+            if slices % s == 0 and m % (r * s * clusters) == 0 and n % (c * (slices // s)) == 0]
+    fits.sort(key=lambda g: (abs((r * g[0] * clusters) - (c * g[1])) / max(r * g[0] * clusters, c * g[1]), g[0]))
+    return sorted(fits[:keep])
+
+
+def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
+    """The placements of a space whose `k` must split (the stationary operand is `w`): per
+    block its `k` split, each cluster count that fits, and the `grids` squarest slice grid(s)."""
+    const = _constants()
+    slices = max(const.SLICE_SIZES)
+    elem = 1 if spec.dtype_in == "i8" else 2
+    packet = max(const.OUTER_PACKET_BYTES) // elem
+    k = spec.padded[spec.contracted]
+    out = []
+    for r, c in BLOCKS:
+        sk = _split(c, r + c, k, elem, packet, slices, const)
+        if sk is None:
+            continue
+        for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
+            for sm, sn in _grids(slices // sk, r, c, m, n, clusters, grids):
+                out.append(Geometry(r, c, sm, sn, sk, clusters).label())
+        if 2 * r * c * 4 > const.VRF_BYTES:  # time blocks keep two accumulators of 4-byte sums in the VRF
+            continue
+        for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
+            for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
+                out.append(Geometry(r, c, sm, sn, 1, clusters, sk).label())
+    return out
+
+
+def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
+    """Sizes at which the candidate `point` still tiles (two tiles along m and n where the full
+    size has them, plus any rows the full size has past its last whole tile) and splits `k`
+    the same way, small enough to run on the cpu backend and in the interpreter: `k` becomes
+    one 64-element chunk per slice and time block (a GEMV keeps two passes of 256 rows)."""
+    size, sizes = spec.padded, dict(spec.sizes)
+    if spec.form == "gemv":
+        mi = spec.result[1][0]
+        sizes[mi] = min(size[mi], 512 + size[mi] % 256)
+        sizes[spec.contracted] = min(size[spec.contracted], 256)
+        return sizes
+    g = geometry(point["placement"])
+    mi, ni = (i for i in spec.result[1] if i != spec.batch)
+    sizes[mi] = min(size[mi], 2 * g.tm + size[mi] % g.tm)
+    sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
+    sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
+    if spec.batch is not None:
+        sizes[spec.batch] = min(sizes[spec.batch], 2)
+    return sizes
+
+
+def split_levers(spec: Any, m: int, n: int, packets: list[int]) -> dict[str, list[Any]]:
+    """The levers of a GEMM whose `k` must split: the split placements with `w` in the TRF,
+    the packet, and for more than one tile the loop order and the reuse of loaded blocks.
+    `reuse="none"` (both blocks loaded for every tile) moves more bytes than "outer" and no
+    fewer steps, so it is not generated; nor is `trf="a"`, whose committed N x M blocks
+    store to HBM transposed (docs/synth.md)."""
+    placements = split_placements(spec, m, n)
+    levers: dict[str, list[Any]] = {"placement": placements, "trf": ["w"], "packet": packets}
+    tiles = max((m // geometry(p).tm) * (n // geometry(p).tn) for p in placements) if placements else 1
+    if tiles > 1:
+        levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all"]}
+    return levers
+
+
+def runs_in_full(spec: Any) -> bool:
+    """Can the candidates of `spec` run on the cpu backend and in the interpreter at full
+    size (at most CHECK_MACS products)?"""
+    products = 1
+    for n in spec.padded.values():
+        products *= n
+    return products <= CHECK_MACS
+
+
+def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
+    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
+    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
+    each moved into DM and the TRF by `tile` just before its contraction."""
+    tb, M, N, Kl, din = v["geo"].tb, v["M"], v["N"], v["Kl"], v["din"]
+    return [f"    def a_block(i):",
+            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
+            f"chunks of {v['K']}",
+            f'        return [{v["an"]}.view(){a_rows}',
+            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
+            f"                for t in range({tb})]",
+            "",
+            f"    def w_block(j):",
+            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
+            "moves each into",
+            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
+            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
+            "",
+            "    def stationary(chunks):",
+            "        return chunks",
+            ""]
+
+
+def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
+    """A tile's contraction steps, from the fetch of the streamed operand to the lane
+    drain, each line indented by `pad` (the plain tile's and a time block's)."""
+    S, T, K, Kl, rs, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "g", "flit", "packet"))
+    return [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
+            f'{pad}.collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+            f'{pad}.contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), m("{K} % {packet}"))',
+            f'{pad}.contract_packet(m("1"))',
+            f'{pad}.contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
+            f'{pad}.contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+
+
+def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
+    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
+    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
+    Engine, the last one commits."""
+    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
+    tb, dout = v["geo"].tb, v["dout"]
+    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
+    lines = ["    def tile(streamed, held, i, j):",
+             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
+             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
+             "        acc = None",
+             f"        for t in range({tb}):",
+             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
+             f'm("{T} % {rt}, {Kl}")])',
+             "            trf = (ctx.sub.begin(held_dm.view())",
+             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
+             "            part = (ctx.main.begin(streamed[t].view())",
+             *contraction_chain(v, " " * 20),
+             "                    .vector_init()",
+             "                    .vector_intra_slice_tag(TagMode.ZERO))",
+             "            if acc is not None:",
+             f"                part = part.{add}  # + the earlier blocks' sums",
+             "            part = part.vector_final()",
+             f"            if t < {tb - 1}:",
+             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
+             "        result = part"]
+    if dout == "bf16":
+        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
+                     'end')
+    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
+                    f"        dst = ({v['spec'].result[0]}.view_mut()",
+                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                      for k, call in enumerate(dst)],
+                    "        result.view().to_hbm_view(ctx.tdma, dst)",
+                    ""]
