@@ -33,9 +33,10 @@ from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.rule_titles import SWITCH_RULES
 from ir.switch.config import (
-    Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
+    MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
+from ir.switch.custom import check_custom
 
 __all__ = [
     "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 PACKET_ALIGN = 8
-MAX_SLICES = 256
 MAX_CONSECUTIVE_FLITS = 16
 """The most flits an INTER_TRANSPOSE delivers to a slice back to back (furiosa-opt v0.9
 refuses longer runs: its fixtures of 18 fail, its kernels of 16 compile)."""
@@ -340,8 +340,6 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
                  config: SwitchVariant, packet: Mapping | None = None,
                  dtype: DType | None = None) -> Violation | None:
     """All switch rules in report order; the first violation, or None for a legal switch."""
-    from ir.switch.custom import check_custom
-
     checks: list[Check] = []
     if packet is not None and dtype is not None:
         checks.append(lambda: check_packet_align(packet, dtype))
