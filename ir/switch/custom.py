@@ -21,7 +21,7 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import DigitRange, disjoint, factor_frags, ragged_run, refine, split, strides
-from ir.rules.collect import _show as show
+from ir.mapping.factors import short_text as show
 from ir.switch.config import MAX_SLICES
 
 __all__ = [

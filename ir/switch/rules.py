@@ -25,7 +25,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.rules.collect import _show
+from ir.mapping.factors import short_text
 from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, RaggedFactor, PaddingFactor
@@ -54,7 +54,7 @@ RULES = SWITCH_RULES  # the titles, by code (ir/switch/rule_titles.py)
 
 # A mapping as a message shows it (the shorter of its own text and its normal form): the
 # collect rules' helper, shared rather than copied.
-show = _show
+show = short_text
 
 
 def _v(code: str, message: str, help: str | None = None, notes: tuple[str, ...] = ()) -> Violation:
