@@ -19,7 +19,7 @@ from ir.vector.enums import BinaryArgMode, BitReq, Cmp, TernaryArgMode
 from ir.vector.numerics.fp import div_f, fma_f
 from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
 from ir.vector.numerics.steps import run_step
-from ir.vector.operands import Constant, Stash, TernaryOperand, VrfOperand
+from ir.vector.operands import Constant, Stash, TernaryOperand, rf_port
 from ir.vector.pair import MODES, zip_values
 
 __all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port",
@@ -132,12 +132,6 @@ def follow_way(ids: np.ndarray, shape: tuple) -> np.ndarray:
         out[..., :4] = halves
         return out
     return ids
-
-
-def rf_port() -> Any:
-    """The source a layout's register-file slot holds: a placeholder, as the op's `rf` operand
-    names the VRF tensor (and so its scalar)."""
-    return VrfOperand(None, "i32")
 
 
 def layout_text(layout: Any) -> str:

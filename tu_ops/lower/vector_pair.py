@@ -25,8 +25,7 @@ from ir.vector.units import mode_value, op_value, spec_of
 from ir.vector.ways import FLIT, concat_shape, split_shape
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.valid_count import with_vcg
-from tu_ops.lower.vector import _traced_step
+from tu_ops.lower.vector import _traced_step, with_vcg
 from tu_ops.lower.vector_branch import _vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
