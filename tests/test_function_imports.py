@@ -91,8 +91,6 @@ START_UP: dict[tuple[str, str], str] = {
     ("visa.interp.contract_jit", "numba"): "optional; loaded by the first large float contraction only",
     # the lowering: `compile` loads these modules, and so does the interpreter (`visa run`)
     ("tu_ops.lower.errors", "importlib.metadata"): "the installed version, named by an ICE report only",
-    ("tu_ops.switch", "ir.switch.rules"): "the interpreter loads this module and runs no switch rule",
-    ("tu_ops.switch", "ir.switch.custom"): "the interpreter loads this module and plans no custom broadcast",
     # the IR: every command traces, so these modules load with it
     ("ir.dtypes", "ml_dtypes"): "host arrays only: `check` and `compile` must not load ml_dtypes",
     ("ir.lark_cache", "lark"): "a cached explain page reads the cache directory and loads no lark",

@@ -25,10 +25,9 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.mapping.factors import short_text
 from ir.types import StreamType
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, RaggedFactor, PaddingFactor
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text
 from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.rule_titles import SWITCH_RULES
