@@ -21,6 +21,7 @@ try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm
 except ImportError:
     from hashlib import sha256  # type: ignore[assignment]
 
+
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:
     """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
     lines = []
