@@ -26,7 +26,7 @@ from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
-from driver.run_record import compiler_fingerprint
+from driver.fingerprint import compiler_fingerprint
 from driver.compile_outputs import deny, fail_text, target_hash, warm_manifest, writable_dir, write_outputs
 from driver.color import paint, use_color
 from driver.deps import Record, recording, snapshot, unchanged, user_modules

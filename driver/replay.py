@@ -41,17 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from driver.color import use_color
+from driver.fingerprint import compiler_fingerprint, sha256, stamp_of
 import stat as st
 
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]
-
-try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
-    if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
-        from _sha2 import sha256  # type: ignore[import-not-found]
-    else:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
-except ImportError:
-    from hashlib import sha256  # type: ignore[assignment]
 
 RECORD = "run.marshal"
 _MAGIC = b"npu-opt run record 1\n"
@@ -83,30 +76,12 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def stamp_of(paths: list[str]) -> tuple[str | None, int]:
-    """`run_record.source_stats`'s hash and newest time for given paths (None: one is missing)."""
-    lines = []
-    newest = 0
-    stat = os.stat
-    for path in paths:
-        try:
-            st = stat(path)
-        except OSError:
-            return None, 0
-        lines.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n")
-        if st.st_mtime_ns > newest:
-            newest = st.st_mtime_ns
-    return sha256("".join(lines).encode()).hexdigest(), newest
-
-
 def _same_compiler(record: dict[str, Any]) -> bool:
     """Whether npu-opt's sources are the record's: by their sizes, times and inodes when
     the record's stamp matches, else by their contents."""
     stamp = record.get("sources_stamp")
     if isinstance(stamp, dict) and stamp_of(stamp["paths"])[0] == stamp["stat"]:
         return True  # the same files and directories, unchanged since the record
-    from driver.run_record import compiler_fingerprint
-
     return record["fingerprint"] == compiler_fingerprint()
 
 

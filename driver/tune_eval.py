@@ -28,7 +28,7 @@ from visa.schedule.model import busiest_context
 from visa.schedule.scheduler import schedule_steps
 from visa.schedule.steps import build_steps
 
-from driver.tune_exec import resolve_space
+from driver.tune_space import resolve_space
 
 __all__ = ["Batch", "Candidate", "evaluate_batch"]
 

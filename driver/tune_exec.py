@@ -4,9 +4,8 @@ cluster (`scheduler`, an address such as tcp://host:8786; the workers must see t
 file at the same path and import npu-opt). An executor takes tasks (`submit`), says which
 are done (`wait`), and whether this process evaluates batches too (`helps`).
 
-A worker that is not this process loads the tune file itself, by path (`FactoryRef`), as
-`npu-opt check` loads a kernel file: a factory defined in a file the CLI imported cannot be
-pickled by reference.
+A worker that is not this process loads the tune file itself, by path (`FactoryRef`,
+driver/tune_space.py).
 """
 
 from __future__ import annotations
@@ -17,44 +16,13 @@ import threading
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
-from pathlib import Path
 from typing import Any
 
-import attrs
-
 from ir.errors import InternalError, NpuOptError
-from driver.discover import _load as load_file  # one file, imported on its own as `check` does
-from npu_opt.tune import Space
-from driver.tune_guard import guarded
+import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
+from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
 __all__ = ["FactoryRef", "load_space", "make_executor", "resolve_space", "space_names"]
-
-
-@attrs.frozen
-class FactoryRef:
-    """The `Space` bound to `attr` in the tune file `path`."""
-
-    path: str
-    attr: str
-
-
-_MODULES: dict[str, Any] = {}
-_LOCK = threading.Lock()
-
-
-def load_space(ref: FactoryRef) -> Space:
-    """The space `ref` names, its file imported on its own, once per process (USAGE when it
-    cannot be), its user code guarded."""
-    module = _module(ref.path)
-    space = getattr(module, ref.attr, None)
-    if not isinstance(space, Space):
-        raise NpuOptError(f"{ref.path}: no `npu_opt.tune.Space` named {ref.attr!r}", code="USAGE")
-    return guarded(space, ref.path)  # its code may not exit npu-opt (driver/tune_guard.py)
-
-
-def resolve_space(ref: Any) -> Space:
-    """A job's space: the object itself, or the file's."""
-    return ref if isinstance(ref, Space) else load_space(ref)
 
 
 class _Inline:
@@ -76,8 +44,8 @@ class _Inline:
 
 
 def _warm(ref: FactoryRef | None) -> None:
-    """A pool worker's start: import the tuner and the tune file before the first task."""
-    import driver.tune_eval  # noqa: F401 - the worker's task function and everything it compiles with
+    """A pool worker's start: load the tune file before the first task (this module's import
+    brought the tuner)."""
     if ref is not None:
         load_space(ref)
 
@@ -167,22 +135,3 @@ def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: Fa
     if jobs == 1 or in_process:
         return _Inline()
     return _Pool(jobs, ref)
-
-
-def _module(path: str) -> Any:
-    """The tune file's module, imported once per process: `npu-opt tune` reads its space names,
-    then its space, then (inline) each candidate's factory from the one import."""
-    key = str(Path(path).resolve())
-    with _LOCK:
-        if key not in _MODULES:
-            module, error = load_file(Path(path))
-            if error is not None:
-                where = f"{path}:{error.line}" if error.line else path  # the user's line, as `check` gives it
-                raise NpuOptError(f"{where}: cannot load the tune file: {error.message}", code=error.code)
-            _MODULES[key] = module
-        return _MODULES[key]
-
-
-def space_names(path: str) -> list[str]:
-    """The names of the `Space` objects a tune file binds at module level, in file order."""
-    return [k for k, v in vars(_module(path)).items() if isinstance(v, Space)]

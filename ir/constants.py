@@ -7,7 +7,7 @@ npu-opt offers the same names on its dtypes (`bf16.from_f32(3.0)`). Each returns
 number the type holds, the form every stage takes: the float after the type's rounding, or
 the int. The roundings are the reference's host conversions: bf16 rounds to nearest even and
 keeps subnormals (unlike the chip's narrowing, which flushes them), the 8-bit floats round as
-`ir.convert` does, and f4e2m1 takes the nearest of its 16 values (the lowest code on a tie).
+`ir.float_bits` does, and f4e2m1 takes the nearest of its 16 values (the lowest code on a tie).
 
 Port rule (docs/numerics.md): a value the type cannot hold is refused with DTYPE-CONST at the
 user's line, where the reference keeps the low bits of an int (`i4::from_i32(9)` is -7), clamps
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ir import convert
+from ir import float_bits
 from ir.errors import NpuOptError
 
 if TYPE_CHECKING:
@@ -89,10 +89,10 @@ def _round(name: str, f: np.float32) -> float:
         upper = upper + ((lower > 0x8000) | ((lower == 0x8000) & ((upper & 1) == 1)))
         return float((upper << 16).astype(np.uint32).view(np.float32)[0])
     if name == "f8e4m3":
-        return float(convert.decode_e4m3(convert.narrow_e4m3(bits)).view(np.float32)[0])
+        return float(float_bits.decode_e4m3(float_bits.narrow_e4m3(bits)).view(np.float32)[0])
     if name == "f8e5m2":
-        return float(convert.decode_e5m2(convert.narrow_e5m2(bits)).view(np.float32)[0])
-    values = convert.decode_f4e2m1(np.arange(16, dtype=np.uint8)).view(np.float32)
+        return float(float_bits.decode_e5m2(float_bits.narrow_e5m2(bits)).view(np.float32)[0])
+    values = float_bits.decode_f4e2m1(np.arange(16, dtype=np.uint8)).view(np.float32)
     errors = np.abs(values - f)  # in f32, as the reference compares them
     return float(values[int(np.argmin(errors))])  # argmin keeps the first (lowest) code on a tie
 
@@ -122,4 +122,4 @@ def from_bits(dtype: DType, bits: object) -> float:
         raise ConstantError(f"{dtype}.from_bits({b:#x}): a {dtype} encoding is 0 ... {top:#x}")
     if dtype.value == "bf16":
         return float(np.array([b << 16], dtype=np.uint32).view(np.float32)[0])
-    return float(convert.decode_f4e2m1(np.array([b], dtype=np.uint8)).view(np.float32)[0])
+    return float(float_bits.decode_f4e2m1(np.array([b], dtype=np.uint8)).view(np.float32)[0])

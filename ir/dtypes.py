@@ -13,6 +13,8 @@ from typing import Mapping, NamedTuple
 
 import numpy as np
 
+from ir import constants
+
 
 class _Info(NamedTuple):
     """Per-type facts; `host`/`raw` are None for the stream-only types i5/i9. A `host`
@@ -171,21 +173,15 @@ class DType(Enum):
     def from_f32(self, value: float) -> float:
         """`bf16.from_f32(3.0)`: the value the type holds for `value` (bf16, f8e4m3, f8e5m2,
         f4e2m1); a value it cannot hold is refused (DTYPE-CONST)."""
-        from ir.constants import from_f32
-
-        return from_f32(self, value)
+        return constants.from_f32(self, value)
 
     def from_i32(self, value: int) -> int:
         """`i4.from_i32(-1)`: `value`, checked against the type's range (i4, i5, i9)."""
-        from ir.constants import from_i32
-
-        return from_i32(self, value)
+        return constants.from_i32(self, value)
 
     def from_bits(self, bits: int) -> float:
         """`bf16.from_bits(0x4040)`, `f4e2m1.from_bits(5)`: the value of a raw encoding."""
-        from ir.constants import from_bits
-
-        return from_bits(self, bits)
+        return constants.from_bits(self, bits)
 
     def _require_int(self, what: str) -> None:
         if not self.is_int:

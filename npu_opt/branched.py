@@ -12,9 +12,8 @@ import numbers
 from typing import Any
 
 from ir.vector.branch import BranchedOperand, TagGuard
-from ir.vector.branching import rf_port
 from ir.vector.errors import refuse
-from ir.vector.operands import Constant, Stash, TernaryOperand
+from ir.vector.operands import Constant, Stash, TernaryOperand, rf_port
 from npu_opt.tensors import VrfTensor
 
 __all__ = ["Branched", "TagGuard"]

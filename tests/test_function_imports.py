@@ -60,6 +60,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.check_command", "multiprocessing"): "the worker pool: a one-kernel or --jobs 1 check runs in process",
     ("driver.check_command", "concurrent.futures"): "the worker pool, as multiprocessing",
     ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
+    ("driver.fingerprint", "ir.version"): "a warm replay loads no `ir` package; only a stale stat stamp asks",
     ("driver.run_record", "json"): "a replay whose stat stamp is stale loads this module, and no json",
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
     ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
@@ -88,8 +89,6 @@ START_UP: dict[tuple[str, str], str] = {
     ("ir.exact_kernels.tiles", "llvmlite"): "numba's own dependency, loaded with numba only",
     # the lowering: `compile` loads these modules, and so does the interpreter (`visa run`)
     ("tu_ops.lower.errors", "importlib.metadata"): "the installed version, named by an ICE report only",
-    ("tu_ops.switch", "ir.switch.rules"): "the interpreter loads this module and runs no switch rule",
-    ("tu_ops.switch", "ir.switch.custom"): "the interpreter loads this module and plans no custom broadcast",
     # the IR: every command traces, so these modules load with it
     ("ir.dtypes", "ml_dtypes"): "host arrays only: `check` and `compile` must not load ml_dtypes",
     ("ir.lark_cache", "lark"): "a cached explain page reads the cache directory and loads no lark",
@@ -98,8 +97,6 @@ START_UP: dict[tuple[str, str], str] = {
 # Modules another branch is editing now (issue #26 reaches them once that work has merged):
 # their function-level imports are not checked yet. An entry whose module has none left fails.
 LATER: dict[str, str] = {
-    "tu_ops.lower.vector_pair": "the vector_pair lowering, being reworked on another branch",
-    "ir.vector.branching": "ir/vector/, being reworked on another branch",
     "ir.vector.unit_codecs": "ir/vector/, being reworked on another branch",
 }
 

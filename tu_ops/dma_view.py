@@ -36,7 +36,7 @@ from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 from tu_ops.trf_new import trf_new_problem
-from tu_ops.vrf import vrf_new_problem
+from tu_ops.vrf_memory import vrf_new_problem
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

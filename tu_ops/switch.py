@@ -26,6 +26,8 @@ import attrs
 
 from ir.mapping.nodes import Mapping
 from ir.switch import config as sc
+from ir.switch.custom import checked_bitmap, plan_custom, routes, snoop_bitmap
+from ir.switch.rules import check_switch, ring_size as named_ring_size
 
 __all__ = ["SwitchKind", "SwitchRoute", "route_of", "route_problem", "switch_cycles"]
 
@@ -76,9 +78,6 @@ class SwitchRoute:
 def route_of(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping,
              config: sc.SwitchVariant) -> SwitchRoute:
     """The route of a legal traced switch: ring size and bitmap derived by the switch rules."""
-    from ir.switch.custom import checked_bitmap
-    from ir.switch.rules import ring_size as named_ring_size
-
     fields = config.fields()
     bitmap: tuple[tuple[int, ...], ...] = ()
     if isinstance(config, sc.CustomBroadcast):
@@ -89,18 +88,12 @@ def route_of(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: 
 
 
 def _derived_bitmap(route: SwitchRoute, in_slice: Mapping, in_time: Mapping) -> tuple[tuple[int, ...], ...]:
-    from ir.switch.custom import plan_custom, routes, snoop_bitmap
-
     plan = plan_custom(in_slice, in_time, route.out_slice, route.out_time)
     return snoop_bitmap(routes(in_slice, route.out_slice, route.out_time, plan))
 
 
 def route_problem(route: SwitchRoute, fetch: Any, collected: Any) -> str | None:
-    """FEED-13: the problem with a feed's switch given its fetch and collect stream types.
-    (The switch rules are imported here: the interpreter, which loads this module, runs
-    none of them.)"""
-    from ir.switch.rules import check_switch, ring_size as named_ring_size
-
+    """FEED-13: the problem with a feed's switch given its fetch and collect stream types."""
     try:
         config = route.variant()
     except (TypeError, ValueError) as e:

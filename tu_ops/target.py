@@ -12,17 +12,19 @@ import hashlib
 import json
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping, Union
-
-import attrs
+from typing import Callable, Mapping, Union
 
 from ir.dtypes import (
     ALL_DTYPES, CAST_ENGINE, COMMIT_CASTS, CONTRACTION_PAIRS, FETCH_CASTS, TABLE_LOOKUPS,
-    TRF_STORAGE, ZERO_POINT_SUBS, DType,
+    TRF_STORAGE, ZERO_POINT_SUBS,
 )
-from ir.errors import NpuOptError
 from ir.topology import CHIP_TARGETS
 from importlib import resources
+from tu_ops.target_file import load_target_bytes, target_to_data
+from tu_ops.target_model import (  # the data model, re-exported: the target as a kernel sees it
+    CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
+    ZeroPointEntry,
+)
 
 __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
@@ -33,222 +35,6 @@ __all__ = [
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
 RNGD_SHA256 = "9dbe3bc0345cb464de416009c586501dc996c9af59ab48b7822910819da42002"
-
-
-class TargetSchemaError(NpuOptError):
-    """A target description that does not match tu_ops/targets/rngd.toml; `key` is the offending key."""
-
-    code = "USAGE"
-
-    def __init__(self, message: str, *, key: str) -> None:
-        super().__init__(message, code="USAGE")
-        self.key = key
-
-
-def _dorder(d: DType) -> int:
-    return ALL_DTYPES.index(d)
-
-
-def _int_set(values: Iterable[int]) -> tuple[int, ...]:
-    return tuple(sorted(set(values)))
-
-
-def _dtype_set(values: Iterable[DType]) -> tuple[DType, ...]:
-    return tuple(sorted(set(values), key=_dorder))
-
-
-@attrs.frozen(kw_only=True)
-class Constants:
-    """Every constant of docs/machine/index.md under its name there; sets are sorted tuples."""
-
-    FLIT_BYTES: int
-    CLUSTER_SIZES: tuple[int, ...] = attrs.field(converter=_int_set)
-    SLICE_SIZES: tuple[int, ...] = attrs.field(converter=_int_set)
-    LANES: tuple[int, ...] = attrs.field(converter=_int_set)
-    DM_SLICE_BYTES: int
-    TRF_BYTES: int
-    TRF_LANE_BYTES: int
-    TRF_HALF_BYTES: int
-    VRF_BYTES: int
-    SEQ_MAX_ENTRIES: int
-    SEQ_MAX_ITER: int
-    SEQ_ACCESS_BYTES: tuple[int, ...] = attrs.field(converter=_int_set)
-    SUB_ACCESS_BYTES: int
-    PACKET_ALIGN: int
-    COMMIT_WIDTHS: tuple[int, ...] = attrs.field(converter=_int_set)
-    COMMIT_BASE: int
-    OUTER_PACKET_BYTES: tuple[int, ...] = attrs.field(converter=_int_set)
-    ACC_COLS: int
-    ACC_CELLS: int
-    LANE_BUS: int
-    TRF_READ_BYTES: int
-    DMA_DM_ALIGN: int
-    DMA_MAX_PACKET: int
-    BANK_RUN_LIMIT: int
-
-
-CONSTANT_NAMES: tuple[str, ...] = tuple(f.name for f in attrs.fields(Constants))
-SET_CONSTANTS = frozenset({"CLUSTER_SIZES", "SLICE_SIZES", "LANES", "SEQ_ACCESS_BYTES",
-                           "COMMIT_WIDTHS", "OUTER_PACKET_BYTES"})
-
-
-@attrs.frozen
-class PairEntry:
-    """A legal `{from, to}` conversion (FLUT-1, FCAST-1, CAST-1, CCAST-1)."""
-
-    src: DType
-    dst: DType
-    native: bool = True
-
-    def key(self) -> tuple[int, int]:
-        return (_dorder(self.src), _dorder(self.dst))
-
-
-@attrs.frozen
-class ZeroPointEntry:
-    """A legal `fetch_zero_point_sub` pair with its inclusive zero-point range (FZPS-1, FZPS-2)."""
-
-    src: DType
-    dst: DType
-    min: int
-    max: int
-    native: bool = True
-
-    def key(self) -> tuple[int, int]:
-        return (_dorder(self.src), _dorder(self.dst))
-
-
-@attrs.frozen
-class MacEntry:
-    """A Multiplier operand pair and its accumulator (OUTER-1, docs/numerics.md)."""
-
-    stream: DType
-    weight: DType
-    acc: DType
-    native: bool = True
-
-    def key(self) -> tuple[int, int, int]:
-        return (_dorder(self.stream), _dorder(self.weight), _dorder(self.acc))
-
-
-@attrs.frozen
-class EmulationPath:
-    """tu_ops/targets/rngd.toml: emulate the `mac` entry by inserting `fetch_table_lookup(to)`."""
-
-    table: str
-    entry: tuple[DType, ...]
-    insert: str
-    to: DType
-
-    def key(self) -> tuple:
-        return (self.table, tuple(_dorder(d) for d in self.entry), self.insert, _dorder(self.to))
-
-
-def _sorted_entries(entries: Iterable[Any]) -> tuple[Any, ...]:
-    return tuple(sorted(set(entries), key=lambda e: e.key()))
-
-
-def _bits_table(bits: Mapping[DType, int] | Iterable[tuple[DType, int]]) -> tuple[tuple[DType, int], ...]:
-    items = bits.items() if isinstance(bits, Mapping) else bits
-    return tuple(sorted(dict(items).items(), key=lambda kv: _dorder(kv[0])))
-
-
-@attrs.frozen(kw_only=True, cache_hash=True)
-class Target:
-    """A target description (tu_ops/targets/rngd.toml). Tables are stored in canonical order, so two
-    descriptions listing the same facts in another order are equal.
-
-    `file_sha256` is the SHA-256 of the description file's bytes, the hash the VISA `target`
-    line carries (visa/visa.lark); it is None for a target built in code and is excluded
-    from equality. `target_sha256()` hashes the canonical serialization instead."""
-
-    name: str
-    description: str = ""
-    schema: int = 1
-    chips: tuple[int, ...] = attrs.field(converter=_int_set)
-    constants: Constants
-    bits: tuple[tuple[DType, int], ...] = attrs.field(converter=_bits_table)
-    staging: tuple[DType, ...] = attrs.field(converter=_dtype_set)
-    trf_storage: tuple[DType, ...] = attrs.field(converter=_dtype_set)
-    fetch_table_lookup: tuple[PairEntry, ...] = attrs.field(converter=_sorted_entries)
-    fetch_cast: tuple[PairEntry, ...] = attrs.field(converter=_sorted_entries)
-    fetch_zero_point_sub: tuple[ZeroPointEntry, ...] = attrs.field(converter=_sorted_entries)
-    cast: tuple[PairEntry, ...] = attrs.field(converter=_sorted_entries)
-    commit_cast: tuple[PairEntry, ...] = attrs.field(converter=_sorted_entries)
-    mac: tuple[MacEntry, ...] = attrs.field(converter=_sorted_entries)
-    emulation: tuple[EmulationPath, ...] = attrs.field(default=(), converter=_sorted_entries)
-    file_sha256: str | None = attrs.field(default=None, eq=False)
-
-    # --- dtypes -------------------------------------------------------------------------
-
-    def bits_of(self, dtype: DType) -> int | None:
-        """bits(D) on this target, or None for a dtype the target does not know."""
-        return self._bits_table.get(dtype)
-
-    @functools.cached_property
-    def _bits_table(self) -> dict[DType, int]:
-        """`bits` as a dict, made once (the lowering asks per op; the target never changes)."""
-        return dict(self.bits)
-
-    def knows(self, dtype: DType) -> bool:
-        """Does the target list `dtype` in `[dtypes] bits`?"""
-        return self.bits_of(dtype) is not None
-
-    def materializable(self, dtype: DType) -> bool:
-        """A known dtype that is not a stream-only staging type."""
-        return self.knows(dtype) and dtype not in self.staging
-
-    # --- conversion tables ----------------------------------------------------------------
-
-    def table_lookup(self, src: DType, dst: DType) -> PairEntry | None:
-        """The FLUT-1 entry for (src, dst), or None."""
-        return _find(self.fetch_table_lookup, src, dst)
-
-    def fetch_cast_entry(self, src: DType, dst: DType) -> PairEntry | None:
-        """The FCAST-1 entry for (src, dst); identities are implied and have no entry."""
-        return _find(self.fetch_cast, src, dst)
-
-    def is_fetch_cast(self, src: DType, dst: DType) -> bool:
-        """FCAST-1: identity on a materializable dtype, or a listed pair."""
-        if src == dst:
-            return self.materializable(src)
-        return self.fetch_cast_entry(src, dst) is not None
-
-    def zero_point_entry(self, src: DType, dst: DType | None = None) -> ZeroPointEntry | None:
-        """The FZPS-1 entry from `src` (to `dst` when given), or None."""
-        for e in self.fetch_zero_point_sub:
-            if e.src == src and (dst is None or e.dst == dst):
-                return e
-        return None
-
-    def cast_entry(self, src: DType, dst: DType) -> PairEntry | None:
-        """The CAST-1 (Cast Engine) entry for (src, dst), or None."""
-        return _find(self.cast, src, dst)
-
-    def commit_cast_entry(self, src: DType, dst: DType) -> PairEntry | None:
-        """The CCAST-1 (Commit Adapter) entry for (src, dst), or None."""
-        return _find(self.commit_cast, src, dst)
-
-    def mac_entry(self, stream: DType, weight: DType) -> MacEntry | None:
-        """The OUTER-1 Multiplier entry for (stream, weight), or None."""
-        for e in self.mac:
-            if (e.stream, e.weight) == (stream, weight):
-                return e
-        return None
-
-    def emulation_for(self, stream: DType, weight: DType) -> EmulationPath | None:
-        """The emulation path declared for a non-native mac pair, or None."""
-        for p in self.emulation:
-            if p.table == "mac" and p.entry[:2] == (stream, weight):
-                return p
-        return None
-
-
-def _find(entries: Iterable[PairEntry], src: DType, dst: DType) -> PairEntry | None:
-    for e in entries:
-        if (e.src, e.dst) == (src, dst):
-            return e
-    return None
 
 
 # --- the built-in rngd target ------------------------------------------------------------
@@ -288,8 +74,6 @@ def rngd() -> Target:
 @functools.cache
 def _shipped(name: str) -> Target:
     """A built-in target shipped only as data: tu_ops/targets/<name>.toml, hashed as its bytes."""
-    from tu_ops.target_file import load_target_bytes
-
     raw = (resources.files("tu_ops") / "targets" / f"{name}.toml").read_bytes()
     return load_target_bytes(raw, source=f"tu_ops/targets/{name}.toml")
 
@@ -319,8 +103,6 @@ def load_target(path: str | Path) -> Target:
     """Read a target description file: TOML, or JSON when the name ends in `.json`.
 
     Any read, parse or schema failure raises TargetSchemaError (code USAGE) naming the key."""
-    from tu_ops.target_file import load_target_bytes
-
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -347,8 +129,6 @@ def as_target(target: TargetLike) -> Target:
 
 def canonical_json(target: Target) -> str:
     """The canonical serialization: the tu_ops/targets/rngd.toml object, sorted keys, no blanks."""
-    from tu_ops.target_file import target_to_data
-
     return json.dumps(target_to_data(target), sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False)
 

@@ -13,7 +13,7 @@ import tomllib
 from typing import Any
 
 from ir.dtypes import DType
-from tu_ops.target import (
+from tu_ops.target_model import (
     CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target,
     TargetSchemaError, ZeroPointEntry,
 )

@@ -25,11 +25,12 @@ import attrs
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.vector import enums as E
-from ir.vector.units import SHAPES, UNITS, VeMode, VeOpName, VeUnit, is_rf, op_value, spec_of
+from ir.vector.units import UNITS, VeMode, VeOpName, VeUnit, is_rf, op_value, spec_of
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
-from tu_ops.valid_count import PackConfig
+from tu_ops.vector_reduce import reduce_problem
+from tu_ops.vector_steps import VeStep, reshape, stream_before
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
 
@@ -37,40 +38,6 @@ __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_b
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 # `VeUnit`, `VeOpName` and `VeMode` are derived from the unit declarations (`ir.vector.units`);
 # every per-unit fact these rules read is the unit's spec (`spec_of`).
-
-
-def _reshape(unit: VeUnit, shape: tuple, before_trim: Any) -> tuple[tuple, Any]:
-    """(time, packet) after a step, and the shape a trim left (a pad after a trim restores it)."""
-    kind = spec_of(unit).shape
-    if kind == "pad" and before_trim is not None:
-        return before_trim, None
-    if not kind:
-        return shape, before_trim
-    return SHAPES[kind](*shape), (shape if kind == "trim" else None)
-
-
-@attrs.frozen
-class VeStep:
-    """One configured stage of the pass."""
-
-    TEXT_STYLE: ClassVar[str] = "struct"
-    unit: VeUnit
-    op: VeOpName
-    arg: int
-    mode: VeMode = attrs.field(default=VeMode.DEFAULT, metadata={"omit_default": True})
-    arg1: int = attrs.field(default=0, metadata={"omit_default": True})
-    vcg: PackConfig | None = attrs.field(default=None, metadata={"omit_default": True})  # a padded reduce's counts
-
-
-def stream_before(time: Any, packet: Any, steps: tuple[VeStep, ...], index: int) -> tuple[Any, Any]:
-    """(time, packet) of the stream step `index` reads, from the record's input (time, packet):
-    the way changes before it applied (a split doubles the time; a reduce keeps the shape).
-    Every step before `index` counts: a `vector` record's leading TAG step changes no shape, and
-    a `vector_branch` record has none (its first step may be the split)."""
-    shape, before_trim = (time, packet), None
-    for step in steps[:index]:
-        shape, before_trim = _reshape(step.unit, shape, before_trim)
-    return shape
 
 
 def _op_value(step: VeStep) -> Any | None:
@@ -117,7 +84,7 @@ class VectorEngineOp(TuOp):
             elif dst != "same":
                 scalar = dst
             try:
-                shape, before_trim = _reshape(step.unit, shape, before_trim)
+                shape, before_trim = reshape(step.unit, shape, before_trim)
             except MappingError as e:
                 return f"step {i} ({step.unit.name}) cannot reshape the stream: {e}"
             four_way = four_way if spec.way_out is None else spec.way_out == 4
@@ -157,8 +124,6 @@ class VectorEngineOp(TuOp):
 
     @rule("VEOP-7")
     def _reduce(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        from tu_ops.vector_reduce import reduce_problem
-
         return reduce_problem(self)
 
     @rule("VEOP-4")

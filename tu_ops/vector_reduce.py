@@ -22,7 +22,7 @@ from ir.vector import ways
 from ir.vector.units import SPECS, spec_of
 from ir.vector.intra_reduce import removed_axis, shape_fault
 from tu_ops.valid_count import reduce_vcg_problem
-from tu_ops.vector import stream_before
+from tu_ops.vector_steps import stream_before
 
 __all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem"]
 

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from ir.vector.units import is_rf
@@ -28,12 +27,11 @@ from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rul
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
+from tu_ops.vrf_memory import VRF_SCALARS as _SCALARS, VRF_WORDS, vrf_new_problem, vrf_words
 import numpy as np
 
 __all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem", "walk"]
 
-VRF_WORDS = 2048  # 8192 bytes per slice, in 4-byte words
-_SCALARS = (DType.I32, DType.F32)
 
 
 def _entries(items: Any) -> tuple[Entry, ...]:
@@ -111,25 +109,6 @@ class VrfLoad(TuOp):
         if self.base < 0 or self.base + self.words > VRF_WORDS:
             return f"words {self.base}..{self.base + self.words - 1} leave the slice's {VRF_WORDS}-word VRF"
         return None
-
-
-def vrf_words(op: Any) -> int | None:
-    """The words of the VRF tensor `op` makes: a `vrf_load`'s, or a VRF `tensor_new`'s (its
-    element's cells); None for any other op."""
-    if getattr(op, "MNEMONIC", None) == "vrf_load":
-        return op.words
-    if getattr(op, "MNEMONIC", None) == "tensor_new" and op.output_type.kind == "vrf":
-        return op.output_type.element.size
-    return None
-
-
-def vrf_new_problem(t: Any) -> str | None:
-    """Why a VRF tensor of type `t` cannot be made by `tensor_new`, or None."""
-    if t.dtype not in _SCALARS:
-        return f"the VRF holds i32 and f32 words, not {t.dtype}"
-    if t.element.size > VRF_WORDS:
-        return f"{t.element.size} words exceed the slice's {VRF_WORDS}-word VRF"
-    return None
 
 
 def rf_offsets(read: RfRead) -> Any:

@@ -6,48 +6,28 @@ itself (`TuOp.derived`, `tu_ops`), and `visa.relower` compares it with those.
 Each pass record kind declares here its inverse of the lowering, `@retraces("mnemonic")` on
 a function `(rec, src, types, target, fresh) -> traced ops` (`src` the traced value the
 record streams from, `types` the type of every value id, `fresh` new negative ids for
-intermediate values); `relowered` lowers those traced ops back into a record.
+intermediate values; the table is visa/unlower_table.py's); `relowered` lowers those traced
+ops back into a record.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from typing import Any, Iterator
 
 from ir import ops as ir
-from ir.declare import Table
 from tu_ops.lower.dispatch import Site
 from tu_ops.lower.program import ProgramChain
 from tu_ops.lower.vector import lower_pass, traced_pass
 from tu_ops.lower.vector_branch import traced_branch
 from tu_ops.lower.vector_pair import traced_pair
+from visa.unlower_table import RETRACES, Underivable, retraces
+# the other passes' inverses, each declared in its module: imported so that RETRACES holds them all
+import visa.unlower_branch_rf  # noqa: F401
+import visa.unlower_pair_rf  # noqa: F401
+import visa.unlower_vrf  # noqa: F401
 
 __all__ = ["Underivable", "retraces", "relowered", "RETRACES"]
-
-Retrace = Callable[[Any, ir.Value, dict[int, Any], Any, Iterator[int]], tuple[ir.Op, ...]]
-
-
-def _load() -> None:
-    """The other modules of `visa` that declare a re-derivation (visa/unlower*.py)."""
-    from visa import unlower_branch_rf, unlower_pair_rf, unlower_vrf  # noqa: F401
-
-
-RETRACES = Table("re-derivation", _load, package="visa")
-
-
-class Underivable(Exception):
-    """The record's types fix no record (`op` is the record)."""
-
-    def __init__(self, op: Any, detail: str) -> None:
-        super().__init__(detail)
-        self.op = op
-        self.detail = detail
-
-
-def retraces(mnemonic: str) -> Callable[[Retrace], Retrace]:
-    """Declare `fn` as the inverse of the lowering for records of kind `mnemonic`."""
-    return RETRACES.declare(mnemonic)
 
 
 def relowered(rec: Any, prev: int, types: dict[int, Any], context: Any, target: Any) -> Any:

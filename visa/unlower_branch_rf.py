@@ -15,7 +15,7 @@ from ir.vector import stash_ops as sops
 from ir.vector.units import is_rf, spec_of
 from tu_ops.lower.vector_branch import traced_branch
 from tu_ops.vector import VeUnit
-from visa.unlower import Underivable, retraces
+from visa.unlower_table import Underivable, retraces
 
 __all__ = ["rf_values"]
 

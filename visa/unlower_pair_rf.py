@@ -11,7 +11,7 @@ import attrs
 
 from ir.vector.operands import VrfOperand
 from tu_ops.lower.vector_pair import traced_pair
-from visa.unlower import Underivable, retraces
+from visa.unlower_table import Underivable, retraces
 from visa.unlower_branch_rf import rf_values
 
 __all__: list[str] = []

@@ -1,5 +1,5 @@
 """The inverse of the VRF lowering (`tu_ops.lower.vrf`): the traced ops a `vector_rf` record
-stands for, declared with `visa.unlower.retraces`."""
+stands for, declared with `visa.unlower_table.retraces`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ir import ops as ir
 from tu_ops.lower.vector import traced_pass
 from ir.vector.units import is_rf, spec_of
 from tu_ops.vector import VeUnit
-from visa.unlower import Underivable, retraces
+from visa.unlower_table import Underivable, retraces
 from visa.unlower_branch_rf import rf_values
 
 __all__: list[str] = []

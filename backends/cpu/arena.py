@@ -30,11 +30,16 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from backends.cpu.by_object import ByObject
+
 __all__ = ["Arena", "scope", "empty", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
 _LOCAL = threading.local()
+# The row classes recorded for a buffer's memory (backends/cpu/row_classes.py): kept here, beside
+# the buffers, because handing a buffer out again must drop them.
+ROW_CLASSES: ByObject[np.ndarray] = ByObject()
 
 
 class Arena:
@@ -78,8 +83,7 @@ class Arena:
 
 
 def _forget(raw: np.ndarray) -> None:
-    from backends.cpu import row_classes  # it asks `owned_root`: imported here, not above
-    row_classes.forget(raw)
+    ROW_CLASSES.drop(raw)
 
 
 def owned_root(out: np.ndarray) -> np.ndarray | None:

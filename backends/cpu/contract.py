@@ -29,8 +29,7 @@ from ir import contract_arith as ca
 from ir import convert as cv
 from ir.dtypes import DType, i32
 from ir.errors import InternalError
-from ir.mapping import ops as mops
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.nodes import Mapping
 from ir.ops import ContractLane, ContractOuter, ContractPacket, ContractTime, LaneMode
 from ir.rules.contract_geometry import outer_geometry, packet_depth
 from ir.rules.time_reduction import time_reduction
@@ -38,6 +37,7 @@ from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, contract_serial, layout, lazy_rows, moves
 from backends.cpu.by_object import ByObject
+from backends.cpu.contract_plan import OuterPlan, _outer_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
@@ -47,34 +47,6 @@ __all__ = ["Outer", "Packed", "contract_outer", "contract_packet", "contract_tim
 CHUNK_CELLS = 1 << 18
 """Products evaluated at once by `contract_packet`: 1 MiB of f32 per temporary, small
 enough to stay in cache through the dozen passes of a multiply and its adder tree."""
-
-
-@attrs.frozen
-class OuterPlan:
-    """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
-    (out_time, out_packet) into the per-slice stream `(T, P)`, `tidx` (lane, out_time,
-    out_packet) into the per-slice TRF `(Lane, Element)`, `live` False on padding."""
-
-    sidx: np.ndarray
-    tidx: np.ndarray
-    live: np.ndarray | None
-
-
-@functools.lru_cache(maxsize=64)
-def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
-                lane: Mapping, element: Mapping, out_time: Mapping, out_packet: Mapping) -> OuterPlan:
-    o = np.arange(out_time.size, dtype=np.int64)[:, None]
-    q = np.arange(out_packet.size, dtype=np.int64)[None, :]
-    t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
-    if t.max() >= t_size or flit > p_size:
-        raise InternalError("contract_outer: the stream adapter reads past the stream")
-    sidx = t * p_size + q % flit
-    trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
-    space = moves.key_space(mops.frag(pair_all(list(trf_levels))))
-    plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer")
-    shape = (lane.size, out_time.size, out_packet.size)
-    live = None if plan.live is None else plan.live.reshape(shape)
-    return OuterPlan(sidx, plan.index.reshape(shape), live)
 
 
 class Outer:

@@ -22,28 +22,45 @@ import math
 import attrs
 import numpy as np
 
-from ir.mapping.nodes import Mapping
+from ir.errors import InternalError
+from ir.mapping import ops as mops
+from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.time_reduction import time_reduction
 
 from backends.cpu import moves
+from backends.cpu.gathers import Gather, _affine, _coord
 
 __all__ = ["Gather", "Plan", "plan"]
 
 KEPT = ("lane", "keep", "col")
 
 
-@attrs.frozen(eq=False)
-class Gather:
-    """The cells an operand layout reads. `digits` (one per axis of `shape`, outer to
-    inner), merged into `groups`; `index` the flat cell of every position (C order), or
-    when affine `offset` + sum(digit * `strides`) (then read as a strided view)."""
+@attrs.frozen
+class OuterPlan:
+    """Where every cell of `[Lane, out_time, out_packet]` reads its operands: `sidx`
+    (out_time, out_packet) into the per-slice stream `(T, P)`, `tidx` (lane, out_time,
+    out_packet) into the per-slice TRF `(Lane, Element)`, `live` False on padding."""
 
-    digits: tuple[int, ...]
-    shape: tuple[int, ...]
-    groups: tuple[int, ...]
-    index: np.ndarray
-    offset: int | None
-    strides: tuple[int, ...] | None
+    sidx: np.ndarray
+    tidx: np.ndarray
+    live: np.ndarray | None
+
+
+@functools.lru_cache(maxsize=64)
+def _outer_plan(t_size: int, p_size: int, tiling: int, pack: int, flit: int,
+                lane: Mapping, element: Mapping, out_time: Mapping, out_packet: Mapping) -> OuterPlan:
+    o = np.arange(out_time.size, dtype=np.int64)[:, None]
+    q = np.arange(out_packet.size, dtype=np.int64)[None, :]
+    t = (o // tiling) * pack + q // flit  # docs/machine/contraction.md: the stream time step
+    if t.max() >= t_size or flit > p_size:
+        raise InternalError("contract_outer: the stream adapter reads past the stream")
+    sidx = t * p_size + q % flit
+    trf_levels, pre_levels = (lane, element), (lane, out_time, out_packet)
+    space = moves.key_space(mops.frag(pair_all(list(trf_levels))))
+    plan = moves.match_keys(space, trf_levels, pre_levels, "contract_outer")
+    shape = (lane.size, out_time.size, out_packet.size)
+    live = None if plan.live is None else plan.live.reshape(shape)
+    return OuterPlan(sidx, plan.index.reshape(shape), live)
 
 
 @attrs.frozen(eq=False)
@@ -128,12 +145,6 @@ class Split:
     z: list[int]
 
 
-def _coord(k: int, size: int, nd: int) -> np.ndarray:
-    shape = [1] * nd
-    shape[k] = size
-    return np.arange(size, dtype=np.int64).reshape(shape)
-
-
 def _squeeze(arr: np.ndarray, drop: frozenset[int] = frozenset()) -> np.ndarray:
     """`arr` with every digit it does not depend on (or in `drop`) reduced to size 1."""
     for k in range(arr.ndim):
@@ -163,23 +174,6 @@ def arrange(arr: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...],
     order = [k for gr in groups for k in gr] + [k for k in range(arr.ndim) if k not in inside]
     full = np.broadcast_to(arr, target).transpose(order)
     return np.ascontiguousarray(full).reshape([math.prod(target[k] for k in gr) for gr in groups])
-
-
-def _affine(fine: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
-    """(offset, strides) when every cell of `fine` is offset + sum(coordinate * stride)
-    with non-negative strides; None otherwise."""
-    shape = fine.shape
-    base = int(fine.reshape(-1)[0])
-    steps = []
-    for k, n in enumerate(shape):
-        unit = [0] * len(shape)
-        unit[k] = 1 if n > 1 else 0
-        steps.append(int(fine[tuple(unit)]) - base)
-    expected = base + sum((_coord(k, n, len(shape)) * s for k, (n, s) in enumerate(zip(shape, steps))),
-                          np.zeros((1,) * len(shape), np.int64))
-    if min(steps, default=0) >= 0 and np.array_equal(np.broadcast_to(expected, shape), fine):
-        return base, tuple(steps)
-    return None
 
 
 def gather(idx: np.ndarray, groups: list[list[int]], sizes: tuple[int, ...]) -> Gather:
@@ -300,8 +294,6 @@ def plan(outer_key: tuple, g: int, cols: int, n2: int, pre: Mapping, out: Mappin
 
 def _make_plan(outer_key: tuple, g: int, cols: int, n2: int, pre: Mapping, out: Mapping,
                is_float: bool, drop_a: frozenset[int], drop_w: frozenset[int]) -> Plan | None:
-    from backends.cpu.contract import _outer_plan  # late: contract imports this module
-
     op = _outer_plan(*outer_key)
     lanes, q_size = outer_key[5].size, outer_key[8].size
     if pre.size != op.sidx.shape[0] or cols * g > q_size or g & (g - 1):

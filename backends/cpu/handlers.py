@@ -8,8 +8,8 @@ every other handler gets its operands copied out; `donate=i` when it may write o
 in place, told so by the keyword `owned` (backends/cpu/executor.py says when); `compact=True`
 when it takes a value holding its live rows only (`backends.cpu.compact.Compact`);
 `makes_compact=True` when it may also make one of a full buffer, told so by the keyword
-`compact`. The executor loads every module of the
-package before its first lookup, so a new engine adds its handler in its own module.
+`compact`. The package (backends/cpu/__init__.py) imports every module that declares one,
+so a new engine adds its handler in its own module and one import there.
 """
 
 from __future__ import annotations
@@ -23,14 +23,6 @@ from ir.stage_spec import STAGES
 from backends.cpu import layout
 
 __all__ = ["HANDLERS", "handles", "takes_compact", "takes_lazy", "takes_options"]
-
-
-
-def _load() -> None:
-    """Every module of `backends.cpu` that declares a handler."""
-    from backends.cpu import (adapters, contract, engines, executor, fetch_lift, fetch_mask, gather,  # noqa: F401
-                              interleave, redistribute, runtime, spm, valid_count, vector, vector_branch,
-                              vector_inter, vector_pair, views)
 
 
 def _stage_handler(op_cls: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
@@ -47,7 +39,8 @@ def _stage_handler(op_cls: Any) -> tuple[Callable[..., Any], dict[str, Any]] | N
     return handler, {}
 
 
-HANDLERS = Table("cpu handler", _load, package="backends.cpu", derive=_stage_handler)
+# filled by the modules backends/cpu/__init__.py imports
+HANDLERS = Table("cpu handler", package="backends.cpu", derive=_stage_handler)
 
 
 def handles(*op_classes: type, options: bool = False,

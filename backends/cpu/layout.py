@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from backends.cpu import arena
+from backends.cpu.keys import logical_pad
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, pair_all
 from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, VrfType
@@ -61,8 +62,6 @@ def shape_of(t: Type) -> tuple[int, ...]:
 
 @functools.lru_cache(maxsize=512)
 def _live_rows(levels: tuple[Mapping, ...]) -> np.ndarray:
-    from backends.cpu.moves import logical_pad  # late: moves imports this module
-
     pad = logical_pad(levels)
     return np.flatnonzero(~pad)
 

@@ -26,6 +26,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from ir.ops import Op
 
+from backends.cpu.gathers import Gather, _affine
 from backends.cpu.handlers import takes_lazy
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
@@ -151,8 +152,6 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
 def _affine_cells(form: StridedForm, n_dst: int, item: int, gather) -> tuple[int, tuple[int, ...]] | None:
     """(first byte offset, byte strides) of the cells `gather.index` (C order over
     `gather.shape`) of a lazy buffer with this form, when affine with non-negative strides."""
-    from backends.cpu.contract_plan import _affine  # late: contract_plan imports moves, moves this module
-
     return _affine(_offsets(form, n_dst, item)[gather.index].reshape(gather.shape))
 
 
@@ -176,8 +175,6 @@ def gather_view(lazy: LazyRows, gather) -> tuple[np.ndarray, tuple[int, ...]] | 
 
 @functools.lru_cache(maxsize=256)
 def _base_gather(form: StridedForm, n_dst: int, item: int, gather):
-    from backends.cpu.contract_plan import Gather, _affine  # late: contract_plan imports moves, moves this module
-
     index = _offsets(form, n_dst, item)[gather.index] // item
     found = _affine(index.reshape(gather.shape)) if index.size else None
     offset, strides = found if found is not None else (None, None)

@@ -15,7 +15,7 @@ from typing import Union
 import attrs
 import numpy as np
 
-from ir.errors import OvershootError
+from ir.errors import MappingError, OvershootError
 from ir.mapping.cells import LIVE, OVERSHOOT, Cell, CellTable, Index, Padding
 from ir.mapping.nodes import (
     IDENTITY, Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, axis_sizes, pair_all,
@@ -356,3 +356,14 @@ def normalize(mapping: Mapping) -> Mapping:
     out = pair_all(items)
     _NORMAL.add(out)
     return out
+
+
+def short_text(mp: Mapping) -> str:
+    """Text of a mapping for a message: the shorter of its own text and its canonical form
+    (`B # 32` rather than `(1 # 2, B)`, `K % 32` rather than `K # 64 % 32`)."""
+    own = str(mp)
+    try:
+        canonical = str(normalize(mp))
+    except MappingError:
+        return own
+    return canonical if len(canonical) < len(own) else own

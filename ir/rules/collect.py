@@ -12,7 +12,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import TRF_STORAGE, DType
 from ir.errors import MappingError
-from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size
+from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
 from ir.rules.contract_text import raw
@@ -62,17 +62,6 @@ def _split_known(mp: Mapping, n: int) -> tuple[tuple[Factor, ...], tuple[Factor,
         return split_factors(mp.factors(), n)
     except MappingError:
         return None
-
-
-def _show(mp: Mapping) -> str:
-    """Text of a mapping for a message: the shorter of its own text and its canonical form
-    (`B # 32` rather than `(1 # 2, B)`, `K % 32` rather than `K # 64 % 32`)."""
-    own = str(mp)
-    try:
-        canonical = str(mp.normalize())
-    except MappingError:
-        return own
-    return canonical if len(canonical) < len(own) else own
 
 
 # --- collect (docs/machine/collect.md) ------------------------------------------------------------
@@ -134,19 +123,19 @@ def check_collect(op) -> Violation | None:
         return Violation("COLLECT-2", f"collect packet must be exactly one {FLIT_BYTES}-byte flit",
                          label=f"packet is {bytes_text(packet2.size, d)}",
                          notes=("docs/machine/index.md predicate PKT-FLIT",),
-                         help=f"use m(\"{_show(plan.flit)}\") for an {d} stream: {_collect_fix(plan)}")
+                         help=f"use m(\"{short_text(plan.flit)}\") for an {d} stream: {_collect_fix(plan)}")
     known = _split_known(src.packet, d.flit_elems) if plan.padded is src.packet else None
     if not _same(packet2, None if known is None else known[1], plan.flit):
         return Violation("COLLECT-3", "the collect packet is not the stream's first flit",
-                         label=f"`{packet2}` is not `{_show(plan.flit)}`",
+                         label=f"`{packet2}` is not `{short_text(plan.flit)}`",
                          notes=(f"the input packet `{src.packet}` padded to whole flits is "
-                                f"`{_show(plan.padded)}`; each flit holds its {d.flit_elems} innermost cells",),
+                                f"`{short_text(plan.padded)}`; each flit holds its {d.flit_elems} innermost cells",),
                          help=f"use {_collect_fix(plan)}")
     time_factors = None if known is None else _known_factors(src.time, known[0])
     if not _same(time2, time_factors, plan.time2):
         return Violation("COLLECT-4", "the collect time must be the input time followed by the flit count",
-                         label=f"`{time2}` is not `{_show(plan.time2)}`",
-                         notes=(f"[T, Pouter] with T = `{src.time}` and Pouter = `{_show(plan.outer)}`",),
+                         label=f"`{time2}` is not `{short_text(plan.time2)}`",
+                         notes=(f"[T, Pouter] with T = `{src.time}` and Pouter = `{short_text(plan.outer)}`",),
                          help=f"use {_collect_fix(plan)}")
     try:
         twice = places_digit_twice(src.chip, src.cluster, src.slice, time2, packet2)
@@ -171,7 +160,7 @@ def _known_factors(outer: Mapping, inner: tuple[Factor, ...]) -> tuple[Factor, .
 
 
 def _collect_fix(plan: CollectPlan) -> str:
-    return f'.collect(m("{_show(plan.time2)}"), m("{_show(plan.flit)}"))'
+    return f'.collect(m("{short_text(plan.time2)}"), m("{short_text(plan.flit)}"))'
 
 
 # --- to_trf (docs/machine/collect.md) -------------------------------------------------------------
@@ -301,15 +290,15 @@ def check_to_trf(op) -> Violation | None:
     known = _split_known(time, time.size // lane.size)
     if not _same(lane, None if known is None else known[0], outer):
         return Violation("TRF-4", "the lane must be the outer part of the stream time",
-                         label=f"`{lane}` is not the outer {lane.size} steps `{_show(outer)}` of `{time}`",
+                         label=f"`{lane}` is not the outer {lane.size} steps `{short_text(outer)}` of `{time}`",
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=_trf_help(time, packet))
     want = pair_all([inner, packet])
     if not _same(element, None if known is None else _known_factors_after(known[1], packet), want):
         return Violation("TRF-5", "the TRF element must be the inner time followed by the packet",
-                         label=f"`{element}` is not `{_show(want)}`",
+                         label=f"`{element}` is not `{short_text(want)}`",
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
-                         help=f'use .to_trf(m("{_show(lane)}"), m("{_show(want)}"))')
+                         help=f'use .to_trf(m("{short_text(lane)}"), m("{short_text(want)}"))')
     if d not in TRF_STORAGE:
         names = ", ".join(sorted(str(t) for t in TRF_STORAGE))
         return Violation("TRF-6", f"the TRF cannot store {d}",

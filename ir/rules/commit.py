@@ -23,7 +23,7 @@ from ir.rules.commit_plan import (
     COMMIT_BASE, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, CommitWritePlan, place_stream, plan_of, unplaced,
 )
 from ir.rules.commit_text import bytes_text, m_text
-from ir.rules.dma import factor_text, frag_text
+from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import predicate, validate_type
 from ir.types import StreamType
 

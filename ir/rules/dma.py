@@ -15,12 +15,13 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, canon
+from ir.mapping.factors import BroadcastFactor, Factor, canon
 from ir.mapping.nodes import Mapping, axis_sizes
-from ir.mapping.ops import DigitRange, frag, places_digit_twice, relation, strides
+from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
 from ir.rules.dma_tail import check_padded_tail, live_run
+from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
@@ -142,31 +143,6 @@ def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
     b = dma_burst(src_type, dst_type)
     entries, pieces = found
     return DmaPlan(dma_kind(src_type, dst_type), src_type.dtype, entries, pieces, b, _bytes(b, src_type.dtype))
-
-
-# --- text helpers ------------------------------------------------------------------------
-
-
-def frag_text(fr: DigitRange, axis_size: int | None = None) -> str:
-    """A digit range as mapping text: `A`, `A % 8`, `A / 8`, `A / 8 % 4`."""
-    if fr.lo == 1 and (axis_size is None or fr.hi != axis_size):
-        return f"{fr.axis} % {fr.hi}"
-    if fr.lo == 1:
-        return fr.axis
-    if axis_size is not None and fr.hi == axis_size:
-        return f"{fr.axis} / {fr.lo}"
-    return f"{fr.axis} / {fr.lo} % {fr.extent}"
-
-
-def factor_text(f: Factor) -> str:
-    """One factor as mapping-like text: `A / 8 % 4`, `1 # 4`, `4` (a broadcast), or a ragged piece."""
-    if isinstance(f, AxisFactor):
-        return frag_text(DigitRange(f.axis, f.step, f.step * f.extent), f.axis_size)
-    if isinstance(f, PaddingFactor):
-        return f"1 {f.kind.marker} {f.extent}"
-    if isinstance(f, BroadcastFactor):
-        return str(f.extent)
-    return f"ragged piece of {f.extent} cells"
 
 
 # --- the rules ---------------------------------------------------------------------------

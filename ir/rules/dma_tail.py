@@ -26,6 +26,7 @@ from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE, Padding
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
+from ir.rules.dma_text import factor_text
 
 __all__ = ["padded_tail", "live_steps", "check_padded_tail", "tail_piece", "live_run"]
 
@@ -90,8 +91,6 @@ def check_padded_tail(pieces: Any, other_strides: Any, src: Any, dst: Any, align
         return None
     if padded_tail(piece, other_strides[k], live, src, bits, align, inner) != live:
         return None
-    from ir.rules.dma import factor_text  # late: ir.rules.dma imports this module
-
     live *= inner
     shown = f"{live * bits / 8:g}"
     digits = f"`{factor_text(piece)}`" if inner == 1 else f"(a padded group) of `{dst.element}`"

@@ -18,9 +18,11 @@ from ir.errors import TypeCheckError
 __all__ = [
     "SwitchConfig", "SwitchVariant", "Forwarding", "Broadcast01", "Broadcast1", "Transpose",
     "InterTranspose", "CustomBroadcast", "TransposedBroadcast1", "as_switch_config", "CONFIG_CODE",
+    "MAX_SLICES",
 ]
 
 CONFIG_CODE = "SWITCH-1"
+MAX_SLICES = 256  # the slices of one chip's ring, which an INTER_TRANSPOSE spans
 
 
 def _refuse(message: str) -> TypeCheckError:

@@ -21,7 +21,8 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import DigitRange, disjoint, factor_frags, ragged_run, refine, split, strides
-from ir.switch.rules import MAX_SLICES, show
+from ir.mapping.factors import short_text as show
+from ir.switch.config import MAX_SLICES
 
 __all__ = [
     "CustomPlan", "plan_custom", "check_custom", "routes", "computed_ring_size", "snoop_bitmap",

@@ -25,17 +25,17 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.rules.collect import _show
 from ir.types import StreamType
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, RaggedFactor, PaddingFactor
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text
 from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.rule_titles import SWITCH_RULES
 from ir.switch.config import (
-    Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
+    MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
+from ir.switch.custom import check_custom
 
 __all__ = [
     "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
@@ -43,7 +43,6 @@ __all__ = [
 ]
 
 PACKET_ALIGN = 8
-MAX_SLICES = 256
 MAX_CONSECUTIVE_FLITS = 16
 """The most flits an INTER_TRANSPOSE delivers to a slice back to back (furiosa-opt v0.9
 refuses longer runs: its fixtures of 18 fail, its kernels of 16 compile)."""
@@ -54,7 +53,7 @@ RULES = SWITCH_RULES  # the titles, by code (ir/switch/rule_titles.py)
 
 # A mapping as a message shows it (the shorter of its own text and its normal form): the
 # collect rules' helper, shared rather than copied.
-show = _show
+show = short_text
 
 
 def _v(code: str, message: str, help: str | None = None, notes: tuple[str, ...] = ()) -> Violation:
@@ -333,8 +332,6 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
                  config: SwitchVariant, packet: Mapping | None = None,
                  dtype: DType | None = None) -> Violation | None:
     """All switch rules in report order; the first violation, or None for a legal switch."""
-    from ir.switch.custom import check_custom
-
     checks: list[Check] = []
     if packet is not None and dtype is not None:
         checks.append(lambda: check_packet_align(packet, dtype))

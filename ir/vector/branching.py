@@ -14,9 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ir.vector.branch import TagGuard, comparison_ids
-from ir.vector.enums import BitReq, Cmp
+from ir.vector.branch import BranchedOperand, TagGuard, comparison_ids
+from ir.vector.enums import BinaryArgMode, BitReq, Cmp, TernaryArgMode
+from ir.vector.numerics.fp import div_f, fma_f
+from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
 from ir.vector.numerics.steps import run_step
+from ir.vector.operands import Constant, Stash, TernaryOperand, rf_port
+from ir.vector.pair import MODES, zip_values
 
 __all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port",
            "stash_step"]
@@ -94,10 +98,6 @@ def stash_step(unit: str, op: str, mode: str, arg1: int, values: np.ndarray, sta
     operand would be: binary `op(stream, stashed)` under `mode` (a BinaryArgMode name, 0 the
     stream and 1 the stash; `DEFAULT` is MODE01), or `FMA_F(stream, stashed, c)` under a
     TernaryArgMode, `c` the f32 bits `arg1` (one rounding)."""
-    from ir.vector.numerics.fp import div_f, fma_f
-    from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
-    from ir.vector.pair import MODES, zip_values
-
     if unit not in ("FP_TERNARY", "FP_DIV"):
         return zip_values(unit, op, MODES.index("MODE01" if mode == "DEFAULT" else mode), values, stashed)
     x, s = values.view(np.float32), stashed.view(np.float32)
@@ -109,8 +109,6 @@ def stash_step(unit: str, op: str, mode: str, arg1: int, values: np.ndarray, sta
 
 
 def _mode_enum(mode: str, default: str) -> Any:
-    from ir.vector.enums import BinaryArgMode, TernaryArgMode
-
     name = default if mode == "DEFAULT" else mode
     return getattr(BinaryArgMode if len(name) == 6 else TernaryArgMode, name)
 
@@ -136,14 +134,6 @@ def follow_way(ids: np.ndarray, shape: tuple) -> np.ndarray:
     return ids
 
 
-def rf_port() -> Any:
-    """The source a layout's register-file slot holds: a placeholder, as the op's `rf` operand
-    names the VRF tensor (and so its scalar)."""
-    from ir.vector.operands import VrfOperand
-
-    return VrfOperand(None, "i32")
-
-
 def layout_text(layout: Any) -> str:
     """`mask:want:neg=value; ...` of a branched operand's slots (the IR text form)."""
     def text(c: Any) -> str:
@@ -156,9 +146,6 @@ def layout_text(layout: Any) -> str:
 
 def layout_of(value: Any) -> Any:
     """A BranchedOperand from itself or from its `layout_text`."""
-    from ir.vector.branch import BranchedOperand
-    from ir.vector.operands import Constant, Stash, TernaryOperand
-
     if not isinstance(value, str):
         return value
     regs, port = [], None

@@ -15,7 +15,7 @@ import numpy as np
 from ir.vector.errors import refuse
 from ir.vector.scalars import f32_constant, scalar_constant
 
-__all__ = ["Constant", "VrfOperand", "StashOperand", "Stash", "TernaryOperand", "SCALARS"]
+__all__ = ["Constant", "VrfOperand", "StashOperand", "Stash", "TernaryOperand", "SCALARS", "rf_port"]
 
 SCALARS = ("i32", "f32")
 
@@ -53,6 +53,12 @@ class VrfOperand:
 
     tensor: Any
     scalar: str = attrs.field(validator=_scalar)
+
+
+def rf_port() -> VrfOperand:
+    """The source a branched layout's register-file slot holds: a placeholder, as the op's
+    `rf` operand names the VRF tensor (and so its scalar)."""
+    return VrfOperand(None, "i32")
 
 
 @attrs.frozen

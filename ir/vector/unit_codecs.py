@@ -20,7 +20,9 @@ from types import ModuleType
 from typing import Any
 
 import attrs
+import numpy as np
 
+from ir.dtypes import DType
 from ir.vector import enums as E
 from ir.vector import ways
 
@@ -145,15 +147,11 @@ def _with_mode(step: tuple, mode: Any, arg1: int = 0) -> tuple:
 
 
 def _bits(value: Any) -> int:
-    import numpy as np
-
     return int(np.array(value, np.float32).view(np.uint32))
 
 
 def _f32(bits: int) -> Any:
     """The f32 of a bit pattern, kept as np.float32 so a NaN keeps its payload."""
-    import numpy as np
-
     return np.array(bits, np.uint32).view(np.float32)[()]
 
 
@@ -196,8 +194,6 @@ def elementwise(traced: TracedRef, paired: TracedRef | None = None, zipped: Trac
 
 
 def _out_type(spec: Any, src: Any, op_name: str) -> Any:
-    from ir.dtypes import DType
-
     scalar = {"op": op_name[len("TO_"):].lower(), "same": None}.get(spec.scalar_out, spec.scalar_out)
     if scalar is None:
         return src.type

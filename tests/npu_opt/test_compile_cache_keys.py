@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import driver.compile_command as compile_command
-from driver import replay, run_record
+from driver import fingerprint, replay
 from driver.cli import main
 
 ROOT = Path(__file__).parents[2]
@@ -76,7 +76,7 @@ def test_a_change_of_npu_opts_code_recompiles_every_kernel(counted, monkeypatch,
     assert main(ARGV) == 0
     compiled.clear()
     monkeypatch.setattr(compile_command, "compiler_fingerprint", lambda: "other compiler code")
-    monkeypatch.setattr(run_record, "_compiler_identity", lambda: ("other compiler code", None))
+    monkeypatch.setattr(fingerprint, "_compiler_identity", lambda: ("other compiler code", None))
     monkeypatch.setattr(replay, "stamp_of", lambda paths: (None, 0))  # its files' times changed too
     assert main(ARGV) == 0
     assert sorted(compiled) == ["gemv_kernel", "row_sum_kernel"]

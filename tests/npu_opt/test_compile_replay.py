@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import driver.compile_command as compile_command
-from driver import replay, run_record
+from driver import fingerprint, replay
 from driver.cli import main
 
 ROOT = Path(__file__).parents[2]
@@ -159,10 +159,10 @@ def own_sources(tmp_path, monkeypatch):
         (tree / name).write_text(text)
         os.utime(tree / name, ns=(1_000_000_000, 1_000_000_000))
     os.utime(tree, ns=(1_000_000_000, 1_000_000_000))
-    monkeypatch.setattr(run_record, "_roots", lambda: [str(tree)])
-    run_record._compiler_identity.cache_clear()
+    monkeypatch.setattr(fingerprint, "_roots", lambda: [str(tree)])
+    fingerprint._compiler_identity.cache_clear()
     yield tree
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
 
 
 def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
@@ -171,10 +171,10 @@ def test_a_change_of_npu_opts_own_code_falls_back(project, own_sources, capsys):
     assert record["sources_stamp"] is not None
     assert _replayed() == 0
     os.utime(own_sources / "a.py")  # touched, the same contents: read again, still the same compiler
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
     assert _replayed() == 0
     (own_sources / "a.py").write_text("A = 2\n")  # the same size
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
@@ -183,13 +183,13 @@ def test_a_source_file_added_to_npu_opt_falls_back(project, own_sources, capsys)
     assert _replayed() == 0
     (own_sources / "new.py").write_text("B = 1\n")  # a module a declaration table would load
     os.utime(own_sources / "new.py", ns=(1_000_000_000, 1_000_000_000))
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
 def test_a_source_newer_than_the_racy_window_leaves_no_stamp(project, own_sources, capsys):
     (own_sources / "a.py").write_text("A = 3\n")
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
     assert main(ARGV) == 0
     record = replay.load_record(project / "out")
     assert record["sources_stamp"] is None
@@ -197,7 +197,7 @@ def test_a_source_newer_than_the_racy_window_leaves_no_stamp(project, own_source
     os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))
     (own_sources / "a.py").write_text("A = 4\n")
     os.utime(own_sources / "a.py", ns=(1_000_000_000, 1_000_000_000))  # size and time as before
-    run_record._compiler_identity.cache_clear()
+    fingerprint._compiler_identity.cache_clear()
     assert _replayed() is None
 
 
@@ -208,15 +208,15 @@ def test_the_fingerprint_hashes_every_source_file(tmp_path):
     (pkg / "sub" / "g.lark").write_text("start: X\n")
     (pkg / "sub" / "__pycache__" / "a.cpython.pyc").write_bytes(b"\1")
     (pkg / "notes.txt").write_text("not a source\n")
-    before = run_record.source_digest([str(pkg)])
+    before = fingerprint.source_digest([str(pkg)])
     (pkg / "sub" / "__pycache__" / "a.cpython.pyc").write_bytes(b"\2")
     (pkg / "notes.txt").write_text("still not a source\n")
-    assert run_record.source_digest([str(pkg)]) == before
+    assert fingerprint.source_digest([str(pkg)]) == before
     (pkg / "sub" / "g.lark").write_text("start: Y\n")
-    edited = run_record.source_digest([str(pkg)])
+    edited = fingerprint.source_digest([str(pkg)])
     assert edited != before
     (pkg / "sub" / "t.toml").write_text("")
-    assert run_record.source_digest([str(pkg)]) not in (before, edited)
+    assert fingerprint.source_digest([str(pkg)]) not in (before, edited)
 
 
 @pytest.mark.parametrize("argv", [

@@ -24,7 +24,7 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.dma_commands import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
-from tu_ops.lower.vrf import allocate_vrf
+from tu_ops.lower.vrf_alloc import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
 from tu_ops.target import Target
 from tu_ops.trf_new import trf_maker

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
+
 from ir import ops as ir
 from ir.vector import chain_ops as cops
 from ir.vector import ops as vops
@@ -20,13 +22,13 @@ from ir.vector.unit_ops import unit_op_classes
 from ir.vector.reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.valid_count import with_vcg
 from tu_ops.lower.vector_kind import record_kind
 from tu_ops.lower.vrf import rf_pass
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
+from tu_ops.valid_count import reduce_vcg
 from tu_ops.vector_reduce import record_shapes
 
-__all__ = ["lower_vector", "lower_pass", "traced_pass"]
+__all__ = ["lower_vector", "lower_pass", "traced_pass", "with_vcg"]
 
 
 def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0) -> VeStep:
@@ -115,3 +117,16 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
         ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)
+
+
+def with_vcg(step: Any, op: ir.Op) -> Any:
+    """A pass's step for the traced `op`: an intra-slice reduce of a padded axis carries the
+    Valid Count Generator's configuration (`vcg=`) that excludes the padding."""
+    if not isinstance(op, VectorIntraSliceReduce):
+        return step
+    t = op.input.type
+    try:
+        vcg = reduce_vcg(t.slice, t.time, t.packet, op.axis)
+    except ValueError as e:
+        raise InternalError(f"{op.text()}: {e}") from e
+    return step if vcg is None else attrs.evolve(step, vcg=vcg)

@@ -22,12 +22,11 @@ from ir.vector.operands import Constant, Stash, TernaryOperand
 from ir.vector.branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.vector import _traced_step
+from tu_ops.lower.vector import _traced_step, with_vcg
 from ir.vector.units import mode_value, op_value, spec_of
 from ir.vector.reduce_ops import traced_reduce
 from tu_ops.vrf import walk
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
-from tu_ops.lower.valid_count import with_vcg
 from tu_ops.vector_branch_rf import VectorBranchRfOp
 from tu_ops.vector_reduce import record_shapes
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp

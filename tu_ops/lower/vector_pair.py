@@ -12,23 +12,26 @@ import attrs
 import numpy as np
 
 from ir import ops as ir
+from ir.dtypes import DType
+from ir.errors import InternalError, MappingError
+from ir.vector import enums as E
 from ir.vector import ops as vops
 from ir.vector import pair_logic_ops as plogic
 from ir.vector import pair_ops as pops
 from ir.vector import pair_ternary_ops as ptern
-from ir.errors import InternalError
-from ir.dtypes import DType
-from ir.vector import enums as E
 from ir.vector.pair import MODES
 from ir.vector.reduce_ops import traced_reduce
+from ir.vector.units import mode_value, op_value, spec_of
+from ir.vector.ways import FLIT, concat_shape, split_shape
 from tu_ops.base import Ref
 from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.valid_count import with_vcg
-from tu_ops.lower.vector import _traced_step
-from ir.vector.units import mode_value, op_value, spec_of
+from tu_ops.lower.vector import _traced_step, with_vcg
+from tu_ops.lower.vector_branch import _vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
+from tu_ops.vector_pair_rf import VectorPairRfOp
 from tu_ops.vector_reduce import record_shapes
+from tu_ops.vrf import walk
 
 __all__ = ["lower_pair", "traced_pair"]
 
@@ -52,8 +55,6 @@ def _step(op: Any) -> PairStep | None:
 def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> VectorPairOp:
     """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip); a
     `vector_pair_rf` when a group reads a VRF tensor."""
-    from tu_ops.lower.vector_branch import _vrf_tensors
-
     unzip = body[0]
     tensors = _vrf_tensors(body)
     ids = [t.id for t in tensors]
@@ -62,9 +63,6 @@ def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vector
                   steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
     if not tensors:
         return VectorPairOp(**fields)
-    from tu_ops.vrf import walk
-    from tu_ops.vector_pair_rf import VectorPairRfOp
-
     streams = [_read_stream(unzip.result.type, body[:next(i for i, o in enumerate(body)
                                                           if any(v.id == t.id for v in getattr(o, "rf", ())))])
                for t in tensors]
@@ -85,8 +83,6 @@ def _read_stream(group: Any, before: tuple[Any, ...]) -> Any:
     """The cells a VRF read walks: the group's stream after the narrow splits `before` the
     reading op, its packet padded to a flit. Derived from the unzip's types alone (the record
     keeps no mapping of a paired way change), so the re-derivation finds the same walk."""
-    from ir.vector.ways import FLIT, split_shape
-
     time, packet = group.time, group.packet
     for _ in range(sum(isinstance(o, pops.PairNarrowSplit) for o in before)):
         time, packet = split_shape(time, packet)
@@ -140,9 +136,6 @@ def _paired(step: PairStep, src: ir.Value, ident: int, time: Any, packet: Any) -
 def _way_shape(step: PairStep, t: Any) -> tuple[Any, Any]:
     """(time, packet) after a paired step: a way change splits or joins the flit (so a merged
     reduce after it reads the stream it ran on); a shape it cannot take keeps the input's."""
-    from ir.errors import MappingError
-    from ir.vector.ways import concat_shape, split_shape
-
     way = {"NARROW_SPLIT": split_shape, "WIDEN_CONCAT": concat_shape}.get(step.unit.name)
     try:
         return way(t.time, t.packet) if way is not None else (t.time, t.packet)

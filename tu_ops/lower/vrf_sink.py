@@ -25,7 +25,7 @@ __all__ = ["fit_vrf"]
 def fit_vrf(kernel: Any) -> Any:
     """`kernel`, or, if its VRF allocation refuses VRF-6, the kernel with its VRF loads sunk to
     their first readers when that order fits (else the first refusal stands)."""
-    from tu_ops.lower.vrf import vrf_placement
+    from tu_ops.lower.vrf_alloc import vrf_placement
 
     try:
         vrf_placement(kernel)

@@ -2,9 +2,9 @@
 
 Each executing module declares, next to its handler, `@executes("mnemonic")` on a step
 `(ops, i, state) -> int` that runs the record `ops[i]` (and any records it runs together
-with it) on the program's `ProgramState` and returns how many records it ran. The first
-lookup loads every module of `visa.interp`, so a new engine adds one declaration in its own
-module and nothing else.
+with it) on the program's `ProgramState` and returns how many records it ran. The walker,
+which reads the table, imports every module that declares a step, so a new engine adds one
+declaration in its own module and one import in visa/interp/walker.py.
 """
 
 from __future__ import annotations
@@ -50,12 +50,6 @@ class ProgramState:
 Step = Callable[[list[Any], int, ProgramState], int]
 
 
-def _load() -> None:
-    """Every module of `visa.interp` that declares a step."""
-    from visa.interp import (contract, drain, engines, feed, trf, vector, vector_branch,  # noqa: F401
-                             vector_branch_rf, vector_inter, vector_pair, vrf)
-
-
 def _stage_step(mnemonic: Any) -> tuple[Step, dict[str, Any]] | None:
     """A declared stage's step (ir.stage_spec): its `run` on the stream's live rows."""
     spec = spec_named(mnemonic) if isinstance(mnemonic, str) else None
@@ -73,7 +67,8 @@ def _stage_step(mnemonic: Any) -> tuple[Step, dict[str, Any]] | None:
     return step, {}
 
 
-STEPS = Table("interpreter step", _load, package="visa.interp", derive=_stage_step)
+# filled by the modules visa.interp.walker imports
+STEPS = Table("interpreter step", package="visa.interp", derive=_stage_step)
 
 
 def executes(mnemonic: str) -> Callable[[Step], Step]:

@@ -18,9 +18,9 @@ from ir.errors import InternalError
 from tu_ops.bank_runs import BankRun, feed_bank_run, longest_bank_run
 from tu_ops.dma import DmaOp
 from tu_ops.dma_cost import DmaCost, dma_cost
-from tu_ops.lower.vrf import vrf_placement
+from tu_ops.lower.vrf_alloc import vrf_placement
 from tu_ops.program import LoweredKernel, TuProgram
-from tu_ops.vrf import vrf_words
+from tu_ops.vrf_memory import vrf_words
 from visa.cost import record_cost
 from visa.facts import resident_allocations
 from visa.schedule.rates import Rates

@@ -1,0 +1,47 @@
+"""The cells a contraction's operand layout reads (`Gather`, made by
+backends/cpu/contract_plan.py) and the test that a block of cell offsets is affine (then
+read as a strided view: contract_plan, contract_dest and a lazy move, backends/cpu/lazy_rows.py)."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+__all__ = ["Gather"]
+
+
+@attrs.frozen(eq=False)
+class Gather:
+    """The cells an operand layout reads. `digits` (one per axis of `shape`, outer to
+    inner), merged into `groups`; `index` the flat cell of every position (C order), or
+    when affine `offset` + sum(digit * `strides`) (then read as a strided view)."""
+
+    digits: tuple[int, ...]
+    shape: tuple[int, ...]
+    groups: tuple[int, ...]
+    index: np.ndarray
+    offset: int | None
+    strides: tuple[int, ...] | None
+
+
+def _coord(k: int, size: int, nd: int) -> np.ndarray:
+    shape = [1] * nd
+    shape[k] = size
+    return np.arange(size, dtype=np.int64).reshape(shape)
+
+
+def _affine(fine: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+    """(offset, strides) when every cell of `fine` is offset + sum(coordinate * stride)
+    with non-negative strides; None otherwise."""
+    shape = fine.shape
+    base = int(fine.reshape(-1)[0])
+    steps = []
+    for k, n in enumerate(shape):
+        unit = [0] * len(shape)
+        unit[k] = 1 if n > 1 else 0
+        steps.append(int(fine[tuple(unit)]) - base)
+    expected = base + sum((_coord(k, n, len(shape)) * s for k, (n, s) in enumerate(zip(shape, steps))),
+                          np.zeros((1,) * len(shape), np.int64))
+    if min(steps, default=0) >= 0 and np.array_equal(np.broadcast_to(expected, shape), fine):
+        return base, tuple(steps)
+    return None

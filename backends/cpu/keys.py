@@ -1,0 +1,139 @@
+"""The logical key of every flat position of a level list (docs/machine/index.md): the
+digits of each axis the levels hold, composed in one key space, with padding flagged. A
+move (backends/cpu/moves.py) matches keys; the layout (backends/cpu/layout.py) reads the
+padding flags of its spatial levels for its live rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+from ir.errors import InternalError
+from ir.mapping import ops as mops
+from ir.mapping.cells import Index
+from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
+from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.ops import DigitRange
+
+__all__ = ["KeySpace", "key_space", "key_dtype", "logical_keys", "logical_pad"]
+
+
+@attrs.frozen
+class KeySpace:
+    """The fragments a key is made of (sorted) and the radix of each; `size` keys in all."""
+
+    frags: tuple[DigitRange, ...]
+    radix: tuple[int, ...]
+    size: int
+
+    def contribution(self, axis: str, coords: np.ndarray) -> np.ndarray:
+        """Key contribution of coordinates of one axis: its digits inside every fragment."""
+        out = np.zeros(coords.shape, np.int64)
+        for f, r in zip(self.frags, self.radix):
+            if f.axis == axis:
+                out += ((coords // f.lo) % f.extent) * r
+        return out
+
+
+def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
+    """Mixed radix over the fragments, the last one fastest."""
+    fs = tuple(sorted(frags))
+    radix: list[int] = []
+    size = 1
+    for f in reversed(fs):
+        radix.append(size)
+        size *= f.extent
+    return KeySpace(fs, tuple(reversed(radix)), size)
+
+
+def _joint_factors(levels: tuple[Mapping, ...]) -> tuple[Factor, ...]:
+    """Canonical factors of `[L0, L1, ...]`; their mixed radix is the buffer's flat index."""
+    return pair_all(list(levels)).factors()
+
+
+def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:
+    """The factors cut at the key fragments' ends, so each AxisFactor is inside a key fragment
+    or disjoint from all of them."""
+    if not space.frags:
+        return factors
+    bounds = tuple(AxisFactor(f.axis, f.lo, f.extent, f.hi) for f in space.frags)
+    out = mops.refine(factors, bounds)
+    if out is None:
+        raise InternalError(f"cpu move: factors {[str(f) for f in factors]} have no common "
+                            f"refinement with the key fragments {[str(f) for f in space.frags]}")
+    return out
+
+
+def _factor_parts(f: Factor, space: KeySpace) -> tuple[np.ndarray, np.ndarray | None]:
+    """(key contribution, padding flag or None) of each digit of one factor."""
+    d = np.arange(f.extent, dtype=np.int64)
+    if isinstance(f, AxisFactor):
+        return space.contribution(f.axis, d * f.step), None
+    if isinstance(f, PaddingFactor):
+        return np.zeros(f.extent, np.int64), d != 0
+    if isinstance(f, RaggedFactor):
+        keys = np.zeros(f.extent, np.int64)
+        pad = np.ones(f.extent, bool)
+        for i, cell in enumerate(f.cells):
+            if isinstance(cell, Index):
+                pad[i] = False
+                keys[i] = sum(int(space.contribution(a, np.array(cell[a]))) for a in cell)
+        return keys, pad
+    return np.zeros(f.extent, np.int64), None  # BroadcastFactor: no coordinate
+
+
+def key_dtype(space: KeySpace) -> np.dtype:
+    """The narrowest of int32 / int64 that holds every key of `space` (a key array is as
+    long as the buffer: a 16 M-cell tensor's keys are 64 MiB in int32, 128 in int64)."""
+    return np.dtype(np.int32) if space.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
+
+
+def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and padding flags of every combination of the factors' digits (the last fastest)."""
+    keys = np.zeros(1, dtype)
+    pad = np.zeros(1, bool)
+    for k, p in parts:
+        keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
+        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
+    return keys, pad
+
+
+def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    return [_factor_parts(f, space) for f in _refined(_joint_factors(levels), space)]
+
+
+def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:
+    """Key (`key_dtype(space)`) and padding flag of every flat position of the buffer with
+    these levels."""
+    return _outer(_parts(levels, space), key_dtype(space))
+
+
+def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
+               block: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """(`where[key]`, padding flag) of every flat position of the buffer with these levels,
+    its keys made and dropped a block of about `block` positions at a time: a tile's write
+    into a large tensor never holds the whole tensor's keys."""
+    parts, dtype = _parts(levels, space), key_dtype(space)
+    cut = len(parts)
+    while cut > 0 and math.prod(len(k) for k, _ in parts[cut - 1:]) <= block:
+        cut -= 1
+    cut = min(cut, len(parts) - 1) if parts else 0
+    head_keys, head_pad = _outer(parts[:cut], dtype)
+    tail_keys, tail_pad = _outer(parts[cut:], dtype)
+    width = len(tail_keys)
+    index = np.empty(len(head_keys) * width, where.dtype)
+    pad = np.empty(index.size, bool)
+    rows = max(1, block // width)
+    for r0 in range(0, len(head_keys), rows):
+        r1 = min(len(head_keys), r0 + rows)
+        index[r0 * width:r1 * width] = where[np.add.outer(head_keys[r0:r1], tail_keys).reshape(-1)]
+        pad[r0 * width:r1 * width] = np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1)
+    return index, pad
+
+
+def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
+    """Padding flag of every flat position of the levels' joint mapping."""
+    return logical_keys(levels, key_space(()))[1]

@@ -1,0 +1,103 @@
+"""The compiler's fingerprint: its version and a hash of its own sources, the key of the
+compile cache and of the run record (driver/replay.py, driver/run_record.py). Standard
+library only, so that a warm replay whose stat stamp went stale can take it cheaply."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["compiler_fingerprint", "source_digest", "source_stats", "stamp_of", "sha256"]
+
+try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
+    if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
+        from _sha2 import sha256  # type: ignore[import-not-found]
+    else:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+except ImportError:
+    from hashlib import sha256  # type: ignore[assignment]
+
+
+def stamp_of(paths: list[str]) -> tuple[str | None, int]:
+    """`source_stats`'s hash and newest time for given paths (None: one is missing)."""
+    lines = []
+    newest = 0
+    stat = os.stat
+    for path in paths:
+        try:
+            st = stat(path)
+        except OSError:
+            return None, 0
+        lines.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n")
+        if st.st_mtime_ns > newest:
+            newest = st.st_mtime_ns
+    return sha256("".join(lines).encode()).hexdigest(), newest
+
+
+_PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "visa", "backends")
+_SOURCES = (".py", ".lark", ".toml")
+_RACY_NS = 2_000_000_000
+
+
+def _sources(roots: list[str]) -> list[tuple[str, str]]:
+    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
+    every = []
+    for root in roots:
+        found = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
+        every.extend((root, path) for path in sorted(found))
+    return every
+
+
+def source_digest(roots: list[str]) -> str:
+    """A hash of the names and contents of every source file under `roots`."""
+    digest = sha256()
+    for root, path in _sources(roots):
+        digest.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
+    """A hash of the names, sizes, modification times and inodes of every source file
+    under `roots` and of the directories holding them (a file added or removed changes
+    its directory's time), the newest modification time (ns), and those paths in order."""
+    paths = []
+    for root in roots:
+        for dirpath, dirnames, _ in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            paths.append(dirpath)
+    paths += [path for _, path in _sources(roots)]
+    stamp, newest = stamp_of(paths)
+    return stamp or "", newest, paths
+
+
+def _roots() -> list[str]:
+    here = Path(__file__).resolve().parents[1]
+    return [str(here / p) for p in _PACKAGES]
+
+
+@functools.cache
+def _compiler_identity() -> tuple[str, dict[str, Any] | None]:
+    """`compiler_fingerprint()` and the stat hash of the same sources, taken first (None
+    when some source was modified in the last `_RACY_NS`: a file edited again within one
+    timestamp tick could keep its size and time, as git's index knows)."""
+    from ir.version import VERSION  # `import ir` sets up the IR's caches: a warm replay loads no ir
+
+    stats, newest, paths = source_stats(_roots())
+    digest = source_digest(_roots())
+    stamp = {"stat": stats, "paths": paths} if newest < time.time_ns() - _RACY_NS else None
+    return sha256(f"{VERSION}\0{digest}".encode()).hexdigest(), stamp
+
+
+def compiler_fingerprint() -> str:
+    """Version plus a hash of the compiler's own sources, so a cache entry made by other
+    compiler code (an edited checkout with the same version number) is never reused."""
+    return _compiler_identity()[0]
