@@ -18,7 +18,8 @@ Two ratios per kernel, each as min/min and median/median of the rounds: wall tim
 process CPU time (every thread's, so it does not flatter a path that spreads over more
 cores, and it is steadier on a shared machine). The verdict takes the median CPU-time
 ratio. Threads: BLAS pools held to one thread; numba's kernels have no parallel loops
-(one thread each); both printed.
+(one thread each); the cpu backend and the interpreter keep their own worker threads
+(counts printed). Times printed are medians.
 Run: python benchmarks/bench_interp.py [--repeat N] [kernel ...]
 """
 
@@ -40,12 +41,14 @@ sys.path.insert(0, str(ROOT))
 
 import npu_opt  # noqa: E402
 from backends.cpu import contract_jit as cpu_jit  # noqa: E402
+from backends.cpu.options import DEFAULT as CPU_OPTIONS  # noqa: E402
 from npu_opt.compile_api import compile_kernel  # noqa: E402
 from driver.discover import discover  # noqa: E402
 from ir.resident import DmBuffer  # noqa: E402
 from visa import parse_visa  # noqa: E402
 from visa.interp import contract_jit as interp_jit  # noqa: E402
 from visa.interp import execute_inout  # noqa: E402
+from visa.interp.contract_float import THREADS as INTERP_THREADS  # noqa: E402
 from tests.visa.test_interp import host_inputs  # noqa: E402
 from tests.visa.test_interp_plain import NESTED_INPUTS  # noqa: E402
 
@@ -127,8 +130,10 @@ def interleaved(fns: list, repeat: int, calls: int) -> list[tuple[list[float], l
 
 def threads() -> str:
     pools = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info()) or "none loaded"
-    return (f"threads: BLAS/OpenMP pools held to 1 (loaded: {pools}); numba kernels serial "
-            f"(no parallel loops); {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    return (f"threads: BLAS/OpenMP pools held to 1 (loaded: {pools}); numba kernels serial (no parallel "
+            f"loops); the cpu backend's own workers {CPU_OPTIONS.threads} (CpuOptions.threads: large integer "
+            f"matmuls, float products), the interpreter's {INTERP_THREADS} (its numpy float path); "
+            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
 
-__all__ = ["DmTensor", "tensor_bytes", "live_parts", "run_dma", "walk"]
+__all__ = ["DmTensor", "copy_strided", "tensor_bytes", "live_parts", "run_dma", "walk"]
 
 
 class DmTensor:
@@ -76,7 +76,7 @@ def _side(mem: Memory, kind: str, ref_id: int | None, part: Any,
     return hbm_arrays[ref_id], 0  # HBM addresses already count chip c's copy (DMAOP-5)
 
 
-def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
+def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
                   dst_strides: list[int], sizes: list[int]) -> bool:
     """Copy a command through strided views when both walks are in-bounds affine walks and
     the destination is written once per byte; False leaves it to the index path."""
@@ -220,7 +220,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
-        copied = _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
+        copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
         if dst_kind == "dm":
             _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides)
         if copied:

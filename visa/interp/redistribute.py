@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
+from visa.interp.dma import DmTensor, copy_strided, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.memory import Memory, copy_bytes
 
@@ -22,12 +22,15 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
         mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
     for i, cmd in enumerate(op.commands):
-        chip, cluster = cmd.part.chip, cmd.part.cluster
+        src, dst = mem.dm(*op.command_source(i, cmd)), mem.dm(cmd.part.chip, cmd.part.cluster)
+        packed = bool(cmd.entries) and (cmd.entries[-1].src_stride, cmd.entries[-1].dst_stride) == (1, 1)
+        if packed and copy_strided(src, cmd.src_base, [e.src_stride for e in cmd.entries], dst, cmd.dst_base,
+                                        [e.dst_stride for e in cmd.entries], [e.size for e in cmd.entries]):
+            continue   # an in-bounds affine walk writing each byte once: copied through views
         outer = list(cmd.entries[:-1])
         packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
         sizes = [e.size for e in outer]
         src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
         dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(mem.dm(*op.command_source(i, cmd)), src_addr, mem.dm(chip, cluster), dst_addr, op,
-                   what=f"command {i}'s")
+        copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
     return DmTensor(base, t)
