@@ -10,6 +10,7 @@ import numpy as np
 from visa.interp.dma import DmTensor, copy_strided, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.memory import Memory, copy_bytes
+from visa.interp import speed
 
 __all__ = ["run_redistribute"]
 
@@ -24,9 +25,9 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     for i, cmd in enumerate(op.commands):
         src, dst = mem.dm(*op.command_source(i, cmd)), mem.dm(cmd.part.chip, cmd.part.cluster)
         packed = bool(cmd.entries) and (cmd.entries[-1].src_stride, cmd.entries[-1].dst_stride) == (1, 1)
-        if packed and copy_strided(src, cmd.src_base, [e.src_stride for e in cmd.entries], dst, cmd.dst_base,
+        if packed and speed.on() and copy_strided(src, cmd.src_base, [e.src_stride for e in cmd.entries], dst, cmd.dst_base,
                                         [e.dst_stride for e in cmd.entries], [e.size for e in cmd.entries]):
-            continue   # an in-bounds affine walk writing each byte once: copied through views
+            continue   # an in-bounds affine walk writing each byte once: copied through views (a shortcut)
         outer = list(cmd.entries[:-1])
         packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
         sizes = [e.size for e in outer]
