@@ -61,7 +61,7 @@ def view(walk: tuple[np.ndarray, int, list[int]], sizes: Sequence[int], dtype: n
     """The strided view of a flat walk with elements of `dtype` (None when misaligned)."""
     data, start, strides = walk
     w = np.dtype(dtype).itemsize
-    if start % w or any(s % w for s in strides) or data.size % w:
+    if w > 1 and (start % w or any(s % w for s in strides) or data.size % w):
         return None
     # the array constructor over the flat store (one C call; `as_strided` goes through an
     # array interface object, ~6x the time, which a DMA of many small commands pays per command)
