@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from visa.interp.memory import Dm
 
@@ -63,6 +64,8 @@ def view(walk: tuple[np.ndarray, int, list[int]], sizes: Sequence[int], dtype: n
     w = np.dtype(dtype).itemsize
     if w > 1 and (start % w or any(s % w for s in strides) or data.size % w):
         return None
+    if not data.flags.c_contiguous:    # (a strided 1-D HBM view: no buffer to build on)
+        return as_strided(data.view(dtype)[start // w:], shape=tuple(sizes), strides=tuple(strides), writeable=True)
     # the array constructor over the flat store (one C call; `as_strided` goes through an
     # array interface object, ~6x the time, which a DMA of many small commands pays per command)
     return np.ndarray(tuple(sizes), dtype, buffer=data, offset=start, strides=tuple(strides))
