@@ -1,6 +1,6 @@
 """Issue 38 (3): the cpu backend on a batched bf16 GEMM without broadcast rows, against BLAS.
 
-`gemm_bf16_batched_kernel` (benchmarks/kernels_batched.py: 256 independent 32 x 32 x 512
+`batched_bf16_kernel` (benchmarks/kernels_batched.py: 256 independent 32 x 32 x 512
 problems, one per slice, 2^27 products like the 512^3 GEMM) run bit-exact by the cpu
 backend (compiled float core when numba is importable), against a batched float32 BLAS
 matmul of the decoded operands (`np.matmul` over the batch), the two taking turns in 7
@@ -35,7 +35,7 @@ B, M, N, K = 256, 32, 32, 512
 
 def main() -> int:
     found = discover([str(ROOT / "benchmarks" / "kernels_batched.py")])
-    kernel = {k.name: k for k in found.kernels}["gemm_bf16_batched_kernel"]
+    kernel = {k.name: k for k in found.kernels}["batched_bf16_kernel"]
     rng = np.random.default_rng(0)
     a = oracles.f32_to_bf16_bits(rng.uniform(-1, 1, (B, M, K)).astype(np.float32))
     w = oracles.f32_to_bf16_bits(rng.uniform(-1, 1, (B, N, K)).astype(np.float32))

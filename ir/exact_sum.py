@@ -14,6 +14,14 @@ are staged in and the sums are written to, e.g. from a pool of its own (a fresh 
 array costs a page fault per page on first touch), and `as_float=True` to take the sums
 as the `ftype` matmul's own result (the same integers, held exactly), which saves the
 int64 copy when the caller converts them anyway.
+
+The right operand is staged as (batch, columns, inner), rows of the inner dimension
+contiguous as the operands usually hold them (a cheap copy), and multiplied transposed
+(BLAS reads it so at no cost). With one batch axis the batches go `CHUNK` staged elements
+at a time, staged and multiplied while they are in cache (many small matmuls, one per
+slice of a kernel whose slices each hold their own problem, would otherwise stage every
+operand in memory first and read it back). Integer sums held exactly do not depend on
+the order of their terms: the result is the same whatever the blocking.
 """
 
 from __future__ import annotations
@@ -23,7 +31,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["exact_sum"]
+__all__ = ["CHUNK", "exact_sum"]
+
+CHUNK = 1 << 19
+"""Operand elements staged per block of batches (2 MiB of float32: in a core's cache)."""
 
 
 def _presum(x: np.ndarray, axes: list[int]) -> np.ndarray:
@@ -33,11 +44,10 @@ def _presum(x: np.ndarray, axes: list[int]) -> np.ndarray:
     return x.sum(axis=tuple(axes), keepdims=True, dtype=np.int64)
 
 
-def _staged(x: np.ndarray, ftype, shape: tuple[int, ...], alloc: Callable[..., np.ndarray] | None) -> np.ndarray:
-    """`x` as a C-contiguous `ftype` array of `shape` (same element order)."""
-    if alloc is None:
-        return np.ascontiguousarray(x, ftype).reshape(shape)
-    out = alloc(x.shape, ftype)
+def _staged(x: np.ndarray, buf: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`x` converted into the front of the flat buffer `buf`, as an array of `shape` (same
+    element order)."""
+    out = buf[:x.size].reshape(x.shape)
     np.copyto(out, x, casting="unsafe")
     return out.reshape(shape)
 
@@ -68,9 +78,17 @@ def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
     rest_a = [k for k in range(nd) if k not in batch + left + red]
     rest_b = [k for k in range(nd) if k not in batch + right + red]
     nb, ni, nj, nr = (math.prod(shape[k] for k in ks) for ks in (batch, left, right, red))
-    am = _staged(a.transpose(batch + left + red + rest_a), ftype, (nb, ni, nr), alloc)
-    bm = _staged(b.transpose(batch + red + right + rest_b), ftype, (nb, nr, nj), alloc)
-    y = np.matmul(am, bm) if alloc is None else np.matmul(am, bm, out=alloc((nb, ni, nj), ftype))
+    xa = a.transpose(batch + left + red + rest_a)
+    xb = b.transpose(batch + right + red + rest_b)
+    step = max(1, min(nb, CHUNK // max(1, (ni + nj) * nr))) if len(batch) == 1 else nb
+    make = np.empty if alloc is None else alloc
+    buf_a, buf_b, y = make((step * ni * nr,), ftype), make((step * nj * nr,), ftype), make((nb, ni, nj), ftype)
+    for lo in range(0, nb, step):
+        n = min(nb - lo, step)
+        part_a, part_b = (xa, xb) if n == nb else (xa[lo:lo + n], xb[lo:lo + n])
+        am = _staged(part_a, buf_a, (n, ni, nr))
+        bm = _staged(part_b, buf_b, (n, nj, nr))
+        np.matmul(am, bm.transpose(0, 2, 1), out=y[lo:lo + n])
     if not as_float:
         y = y.astype(np.int64) if alloc is None else _widened(y, alloc)
     grouped = [shape[k] for k in batch + left + right]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ir import exact_sum as exact_sum_module
 from ir.exact_sum import exact_sum
 
 
@@ -42,3 +43,17 @@ def test_float32_is_exact_below_its_bound():
 def test_rank_mismatch_is_refused():
     with pytest.raises(ValueError):
         exact_sum(np.zeros((2, 2), np.int8), np.zeros(2, np.int8), [0], np.float32)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_blocks_of_batches_give_the_same_sums(seed, monkeypatch):
+    """With a tiny `CHUNK` every batched case runs in blocks of one or a few batches (the
+    last one short): the sums are still numpy's int64 einsum."""
+    monkeypatch.setattr(exact_sum_module, "CHUNK", 1 + seed % 7 * 5)
+    rng = np.random.default_rng(100 + seed)
+    a = rng.integers(-128, 128, (int(rng.integers(2, 9)), 3, 1, 5)).astype(np.int8)
+    b = rng.integers(-128, 128, (a.shape[0], 1, 4, 5)).astype(np.int8)
+    keep = [0, 1, 2] if seed % 2 else [0, 2]
+    want = np.einsum(a.astype(np.int64), [0, 1, 2, 3], b.astype(np.int64), [0, 1, 2, 3], keep)
+    for alloc in (None, np.empty):
+        assert np.array_equal(exact_sum(a, b, keep, np.float32, alloc), want)

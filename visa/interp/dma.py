@@ -33,7 +33,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
 
-__all__ = ["DmTensor", "tensor_bytes", "live_parts", "run_dma", "walk"]
+__all__ = ["DmTensor", "copy_strided", "tensor_bytes", "live_parts", "run_dma", "walk"]
 
 
 class DmTensor:
@@ -76,8 +76,8 @@ def _side(mem: Memory, kind: str, ref_id: int | None, part: Any,
     return hbm_arrays[ref_id], 0  # HBM addresses already count chip c's copy (DMAOP-5)
 
 
-def _copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
-                  dst_strides: list[int], sizes: list[int]) -> bool:
+def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
+                 dst_strides: list[int], sizes: list[int]) -> bool:
     """Copy a command through strided views when both walks are in-bounds affine walks and
     the destination is written once per byte; False leaves it to the index path."""
     sw = flat_walk(src, src_base, sizes, src_strides, 1)
@@ -160,15 +160,26 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
     return DmTensor(base, op.output_type)
 
 
+@per_record
+def _broadcast(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[int, int, np.ndarray] | None:
+    """`broadcast_note` of a command's walk written from `base` (once per record and base)."""
+    return broadcast_note(base, [e.size for e in cmd.entries], [e.src_stride for e in cmd.entries],
+                          [e.dst_stride for e in cmd.entries], slice_bytes, slices)
+
+
 def _note(mem: Memory, part: Any, copied: bool, base: int, sizes: list[int], src_strides: list[int],
-          dst_strides: list[int]) -> None:
+          dst_strides: list[int], cmd: Any = None) -> None:
     """What a command writing the DM of `part` leaves for `copies`: a `broadcast_note` of a
-    strided copy from HBM; else its notes forgotten (those its walk meets, or all of them
-    when it is not a strided copy of one byte range a slice)."""
+    strided copy from HBM (kept per record when the command `cmd` is given); else its notes
+    forgotten (those its walk meets, or all of them when it is not a strided copy of one
+    byte range a slice)."""
     key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
     off = base % sb
     span = sum((n - 1) * d for n, d in zip(sizes, dst_strides) if d % sb) + 1
-    made = broadcast_note(base, sizes, src_strides, dst_strides, sb, mem.slices) if copied else None
+    made = None
+    if copied:
+        made = (broadcast_note(base, sizes, src_strides, dst_strides, sb, mem.slices) if cmd is None
+                else _broadcast(cmd, base, sb, mem.slices))
     if made is not None:
         mem.copies.note(key, *made)
     elif copied and off + span <= sb:
@@ -220,9 +231,10 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
-        copied = _copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
+        copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
         if dst_kind == "dm":
-            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides)
+            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides,
+                  cmd)
         if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None

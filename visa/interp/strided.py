@@ -25,25 +25,36 @@ def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int
               width: int) -> tuple[np.ndarray, int, list[int]] | None:
     """(byte array, start, byte strides) of a walk of `width`-byte accesses, or None when it
     is not an in-bounds affine walk with non-negative strides."""
-    sizes, strides = list(sizes), list(strides)
-    if base < 0 or any(s < 0 for s in strides) or any(n < 1 for n in sizes):
+    # one pass over the loops (a DMA of many small commands calls this per command)
+    if base < 0:
         return None
-    span = sum((n - 1) * s for n, s in zip(sizes, strides))
     if not isinstance(space, Dm):
+        span = 0
+        for n, s in zip(sizes, strides):
+            if s < 0 or n < 1:
+                return None
+            span += (n - 1) * s
         data = space if isinstance(space, np.ndarray) else space.data
         if base + span + width > data.size:
             return None
-        return data.reshape(-1), base, strides
+        return data.reshape(-1), base, list(strides)
     sb = space.slice_bytes
     first, off = divmod(base, sb)
-    steps = [(n, s // sb) for n, s in zip(sizes, strides) if s % sb == 0]
-    inner = sum((n - 1) * s for n, s in zip(sizes, strides) if s % sb)
-    last = first + sum((n - 1) * k for n, k in steps)
+    inner, last, whole = 0, first, []
+    for n, s in zip(sizes, strides):
+        if s < 0 or n < 1:
+            return None
+        k, r = divmod(s, sb)
+        if r:
+            inner += (n - 1) * s
+        else:
+            last += (n - 1) * k
+        whole.append(None if r else k)
     if off + inner + width > sb or last >= space.slices:
         return None
     space._grow(off + inner + width, last + 1, off)
     cap = space.data.shape[1]
-    flat = [s // sb * cap if s % sb == 0 else s for s in strides]
+    flat = [s if k is None else k * cap for s, k in zip(strides, whole)]
     return space.data.reshape(-1), first * cap + off, flat
 
 
@@ -51,10 +62,13 @@ def view(walk: tuple[np.ndarray, int, list[int]], sizes: Sequence[int], dtype: n
     """The strided view of a flat walk with elements of `dtype` (None when misaligned)."""
     data, start, strides = walk
     w = np.dtype(dtype).itemsize
-    if start % w or any(s % w for s in strides) or data.size % w:
+    if w > 1 and (start % w or any(s % w for s in strides) or data.size % w):
         return None
-    typed = data.view(dtype)
-    return as_strided(typed[start // w:], shape=tuple(sizes), strides=tuple(strides), writeable=True)
+    if not data.flags.c_contiguous:    # (a strided 1-D HBM view: no buffer to build on)
+        return as_strided(data.view(dtype)[start // w:], shape=tuple(sizes), strides=tuple(strides), writeable=True)
+    # the array constructor over the flat store (one C call; `as_strided` goes through an
+    # array interface object, ~6x the time, which a DMA of many small commands pays per command)
+    return np.ndarray(tuple(sizes), dtype, buffer=data, offset=start, strides=tuple(strides))
 
 
 def injective(sizes: Sequence[int], strides: Sequence[int], width: int) -> bool:

@@ -17,6 +17,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.units import spec_of
 from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
+from visa.interp.fast.memo import per_record
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, executes
 from visa.interp.vector import check_input, finish_pass
@@ -25,8 +26,14 @@ from visa.interp.vrf import loaded, rf_operands
 __all__ = ["run_vector_pair"]
 
 
+@per_record
+def _unzip_index(op: Any) -> np.ndarray | str:
+    """`unzip_index` of the record's stream (its fields alone fix it: once per record)."""
+    return unzip_index(op.input_type.time, op.split_time, op.axis.name)
+
+
 def _unzip(op: Any, stream: np.ndarray) -> np.ndarray:
-    index = unzip_index(op.input_type.time, op.split_time, op.axis.name)
+    index = _unzip_index(op)
     check(not isinstance(index, str), f"the unzip cannot run: {index}", op)
     groups = np.take(stream, np.maximum(index, 0), axis=1)  # (rows, 2, S, 8)
     groups = np.where((index >= 0)[None, :, :, None], groups, np.zeros((), stream.dtype))

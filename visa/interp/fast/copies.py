@@ -99,7 +99,7 @@ def note_load(notes: CopyNotes, key: Any, ranges: list[tuple[int, int]], slices:
 
 def broadcast_note(dst_base: int, sizes: Sequence[int], src_strides: Sequence[int],
                    dst_strides: Sequence[int], slice_bytes: int, slices: int) -> tuple[int, int, np.ndarray] | None:
-    """The note of one command copied byte by byte (`dma._copy_strided`: an injective walk
+    """The note of one command copied byte by byte (`dma.copy_strided`: an injective walk
     of the DM, one slice's bytes per slice step) when it writes one dense byte range of
     each slice it reaches and some slices get the same source bytes; None otherwise."""
     first, off = divmod(dst_base, slice_bytes)

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from visa.interp.fast import speed
+from visa.interp.fast.pool_room import make_room
 
 __all__ = ["ANY", "give_back", "pooled", "pooled_entry", "zeros"]
 
@@ -52,7 +53,7 @@ def give_back(data: np.ndarray, resident: int | None = None, used: Any = None) -
     if not speed.on():
         return
     with _POOL_LOCK:
-        if len(_POOL) < _POOL_ARRAYS and sum(n for _, n, _ in _POOL) + held <= _POOL_BYTES:
+        if make_room(_POOL, held, _POOL_ARRAYS, _POOL_BYTES):   # the oldest entries give way
             _POOL.append((data, held, used))
 
 
