@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from npu_opt import synth_epilogue as epilogue
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
@@ -90,7 +91,7 @@ def _hbm(name: str, idx: tuple[str, ...]) -> str:
 
 
 def _dtype_names(spec: Any) -> tuple[str, str]:
-    return spec.dtype_in, spec.dtype_out
+    return spec.dtype_in, spec.result_dtype
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
@@ -143,13 +144,14 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {sm} x {_SLICES // sm} "
           f"slices make a",
           f"# {tm} x {tn} tile ({mt} x {nt} tile(s) cover the padded {size[mi]} x {size[ni]} result); a slice's",
-          f"# rows of {c} results leave for HBM as packets of {c * (4 if dout in ('i32', 'f32') else 2)} bytes.",
+          f"# rows of {c} results leave for HBM as packets of {c * {'i8': 1, 'bf16': 2}.get(dout, 4)} bytes.",
           f'Slice = m("{M} % {tm} / {r}, {N} % {tn} / {c}")',
           "",
           "",
           "@device(chip=1)",
           f"def {spec.name}(ctx: Context,",
           *[f"        {q}," for q in order_params],
+          *epilogue.param(spec),
           f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{_hbm(rn, ridx)}")]]) -> None:',
           f"    def a_block(i):",
           f"        # row block i of {an} ({tm} rows), each slice's {r} rows into its DM",
@@ -171,6 +173,7 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {K}")))',
           "",
           "    def tile(streamed, trf, i, j):",
+          *epilogue.bias_lines(spec, "        ", _chain((ni,), [(ni, nt, tn, "j")]), c),
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
           f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
           "        result = (ctx.main.begin(streamed.view())",
@@ -180,6 +183,7 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           '                  .contract_packet(m("1"))',
           f'                  .contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
           f'                  .contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+    L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, f"{T} % 8")
     if dout == "bf16":
         L += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
     L += [f'                  .commit_trim(m("{T} % 8"))',
@@ -259,6 +263,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           "@device(chip=1)",
           f"def {spec.name}(ctx: Context,",
           *[f"        {params[name]}," for name, _ in spec.operands],
+          *epilogue.param(spec),
           f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}")]]) -> None:',
           "    def vector_trf():",
           f"        # {xn} is broadcast to every slice (its DM layout has no {M}) and loaded into the TRF",
@@ -280,7 +285,11 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           '                  .contract_packet(m("1"))',
           '                  .contract_time(m("1"))',
           f'                  .contract_lane(m("1"), m("1 # {lanes}"), LaneMode.INTERLEAVED)']
-    if dout == "bf16":
+    L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, "1")
+    if dout == "i8":
+        L += ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',
+              '                  .commit(m("1 # 8")))']
+    elif dout == "bf16":
         L += ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
               '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 4")))']
@@ -337,7 +346,9 @@ def _oracle(spec: Any) -> Any:
 
     def oracle(*arrays: np.ndarray) -> np.ndarray:
         _, dout = spec.host_dtypes()
-        ops = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:-1]]
+        ops = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:len(spec.operands)]]
+        if spec.epilogue is not None:
+            return epilogue.apply(spec, np.einsum(expr, *ops), arrays)
         return np.einsum(expr, *ops).astype(dout)  # i32 wraps as the engine's adds do; bf16 rounds once
     return oracle
 
@@ -348,4 +359,4 @@ def space_of(spec: Any, filename: str | None = None) -> Any:
         return build(spec, point, filename)
 
     factory.__name__ = spec.name
-    return Space(factory, points(spec), inputs=_inputs(spec), oracle=_oracle(spec))
+    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)), oracle=_oracle(spec))
