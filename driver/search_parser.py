@@ -56,6 +56,11 @@ def add_synth(sub) -> None:
     sy.add_argument("--sizes", required=True, metavar="I=N,...", help="every index's size, e.g. m=512,n=512,k=64")
     sy.add_argument("--name", default="synth_kernel", help="the kernel's name (default synth_kernel)")
     _search_options(sy)
+    sy.add_argument("--pe", type=int, default=8, metavar="P",
+                    help="processing elements of each chip the kernel runs on: 1, 2, 4 or 8 (default 8)")
+    sy.add_argument("--split", default=None, metavar="INDEX",
+                    help="on a target of several chips (--target rngd-2chip), the result index split over "
+                         "them (default: the batch index, else the result's first)")
     sy.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
     sy.set_defaults(run=_synth)
 

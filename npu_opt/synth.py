@@ -27,7 +27,7 @@ import numpy as np
 
 from ir.errors import NpuOptError
 from ir.lark_cache import lalr_parser
-from npu_opt import synth_epilogue
+from npu_opt import synth_epilogue, synth_target
 from npu_opt.synth_epilogue import Epilogue
 from npu_opt.synth_space import space_of
 
@@ -99,6 +99,9 @@ class Contraction:
     name: str = "synth_kernel"
     batch: str | None = None  # the batched form's batch index (never padded)
     epilogue: Epilogue | None = None  # bias, ReLU, requantization after the contraction
+    pe: int = 8  # processing elements of each chip (npu_opt/synth_target.py)
+    chips: int = 1
+    split: str | None = None  # the result index split over the chips
 
     @property
     def result_dtype(self) -> str:
@@ -107,27 +110,34 @@ class Contraction:
 
     @property
     def padded(self) -> dict[str, int]:
-        """Each index's size in the kernel: the given size rounded up to a multiple of 32."""
-        return {k: v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+        """Each index's size in the kernel: the given size rounded up to a multiple of 32 (the
+        batch's is not); a chip's share of the split index on a multi-chip target."""
+        return {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
+                else v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
 
     def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:
-        sizes = self.padded if padded else self.sizes
-        return tuple(sizes[i] for i in indices)
+        """The host shape of the kernel's tensor indexed `indices` (a leading dimension of
+        chips on a multi-chip target), or with `padded=False` the given sizes."""
+        if not padded:
+            return tuple(self.sizes[i] for i in indices)
+        return (self.chips,) * (self.chips > 1) + tuple(self.padded[i] for i in indices)
 
     def pad(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         """The operands (einsum order, given sizes), then the bias if the epilogue adds one,
-        zero-padded to the kernel's shapes."""
-        out = []
+        zero-padded to the kernel's host arrays (split over the chips of a multi-chip target)."""
         bias = [(self.epilogue.bias[0], (self.epilogue.bias[1],))] if self.epilogue and self.epilogue.bias else []
-        for (_, idx), a in zip([*self.operands, *bias], arrays):
-            full = np.zeros(self.shape(idx), dtype=a.dtype)
-            full[tuple(slice(0, n) for n in a.shape)] = a
-            out.append(full)
-        return tuple(out)
+        return tuple(self.host(a, idx) for (_, idx), a in zip([*self.operands, *bias], arrays))
+
+    def host(self, a: np.ndarray, idx: tuple[str, ...]) -> np.ndarray:
+        """The host array of one tensor indexed `idx` from its array of the given sizes."""
+        full = np.zeros(tuple(self.padded[i] * (self.chips if i == self.split else 1) for i in idx), a.dtype)
+        full[tuple(slice(0, n) for n in a.shape)] = a
+        return synth_target.to_host(self, full, idx)
 
     def unpad(self, result: np.ndarray) -> np.ndarray:
-        """The kernel's (padded) result cut to the given sizes."""
-        return result[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
+        """The kernel's (padded) result host array as one array cut to the given sizes."""
+        whole = synth_target.from_host(self, result, self.result[1])
+        return whole[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
 
     def host_dtypes(self) -> tuple[np.dtype, np.dtype]:
         a, b = DTYPES[(self.dtype_in, self.dtype_out)]
@@ -141,17 +151,29 @@ class Contraction:
 
 
 def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,
-                name: str = "synth_kernel") -> Contraction:
-    """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build."""
-    accesses, bias, epilogue = _parse(text)
-    (rname, ridx), operands = accesses[0], accesses[1:]
+                name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None) -> Contraction:
+    """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
+    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth_target.py)."""
+    spec = _contraction(text, dtype, sizes, name)
+    split = synth_target.check(pe, chips, split, spec.result[1], spec.contracted, spec.batch, spec.sizes)
+    return attrs.evolve(spec, pe=pe, chips=chips, split=split)
+
+
+def _check_names(text: str, name: str, accesses: list[Access], bias: Access | None) -> None:
+    """USAGE for a kernel name that is no identifier, a tensor named twice, or other than two operands."""
     if not name.isidentifier():
         raise _usage(f"the kernel name {name!r} is not a Python identifier")
-    names = [rname] + [o[0] for o in operands] + ([bias[0]] if bias else [])
+    names = [a[0] for a in accesses] + ([bias[0]] if bias else [])
     if len(set(names)) != len(names):
         raise _usage(f"{text!r} names a tensor twice: each operand and the result need their own name")
-    if len(operands) != 2:
-        raise _usage(f"{text!r} has {len(operands)} operand(s); a contraction multiplies two")
+    if len(accesses) != 3:
+        raise _usage(f"{text!r} has {len(accesses) - 1} operand(s); a contraction multiplies two")
+
+
+def _contraction(text: str, dtype: str, sizes: dict[str, int] | None, name: str) -> Contraction:
+    accesses, bias, epilogue = _parse(text)
+    (rname, ridx), operands = accesses[0], accesses[1:]
+    _check_names(text, name, accesses, bias)
     synth_epilogue.check(text, epilogue, bias, (rname, ridx), _dtypes(dtype)[1])
     for tname, idx in accesses:
         if len(set(idx)) != len(idx):

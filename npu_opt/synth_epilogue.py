@@ -193,10 +193,10 @@ def with_bias(spec: Any, inputs: Any) -> Any:
 
     def biased(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         arrays = inputs(rng)
-        n, padded = spec.sizes[ep.bias[1]], spec.padded[ep.bias[1]]
-        b = np.zeros(padded, np.int32 if spec.dtype_out == "i32" else np.float32)
-        b[:n] = (rng.integers(-2**20, 2**20, n) if spec.dtype_out == "i32" else rng.integers(-64, 65, n))
-        return (*arrays[:-1], b, arrays[-1])
+        n = spec.sizes[ep.bias[1]]
+        b = (rng.integers(-2**20, 2**20, n, dtype=np.int32) if spec.dtype_out == "i32"
+             else rng.integers(-64, 65, n).astype(np.float32))
+        return (*arrays[:-1], spec.host(b, (ep.bias[1],)), arrays[-1])
     return biased
 
 

@@ -27,12 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from npu_opt import synth_epilogue as epilogue
+from npu_opt import synth_epilogue as epilogue, synth_target as target
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
 
-_SLICES = 256
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 
 
@@ -56,16 +55,17 @@ def points(spec: Any) -> dict[str, list[Any]]:
     """The levers and their values for `spec` (the module docstring)."""
     packets = [32, 64] if spec.dtype_in == "i8" else [16, 32]  # 32 or 64 bytes (OUTER-3)
     size = spec.padded
+    slices = target.slices(spec)
     if spec.form == "gemv":
         rows = size[spec.result[1][0]]
-        return {"packet": packets, "reuse": ["trf", "none"] if rows > _SLICES else ["trf"]}
+        return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
-    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(9))
-                  if r * s <= m and c * (_SLICES // s) <= n]
+    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(slices.bit_length()))
+                  if r * s <= m and c * (slices // s) <= n]
     if not placements:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
-        placements = [(32, 32, 16)]
-    tiles = max((m // (r * s)) * (n // (c * (_SLICES // s))) for r, c, s in placements)
-    levers: dict[str, list[Any]] = {"placement": [f"{s}x{_SLICES // s} of {r}x{c}" for r, c, s in placements],
+        placements = [(32, 32, 1 << (slices.bit_length() // 2))]
+    tiles = max((m // (r * s)) * (n // (c * (slices // s))) for r, c, s in placements)
+    levers: dict[str, list[Any]] = {"placement": [f"{s}x{slices // s} of {r}x{c}" for r, c, s in placements],
                                     "trf": ["w", "a"], "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
@@ -108,7 +108,7 @@ def _header(spec: Any, point: dict[str, Any]) -> list[str]:
             f"Sizes {given}; the kernel's axes are padded to multiples of 32: {sizes}",
             "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
             f"The search's choice: {choice}.",
-            '"""', "", "from npu_opt import *", "", f"axes({sizes})", ""]
+            '"""', "", "from npu_opt import *", "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
 
 
 def _gemm(spec: Any, p: dict[str, Any]) -> str:
@@ -120,10 +120,11 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     nb = spec.padded[bi] if bi else 1
     batch = [(bi, nb, None, "bb")] if bi else []
     size = spec.padded
+    slices = target.slices(spec)
     grid, _, block = p["placement"].partition(" of ")
     sm = int(grid.split("x")[0])
     r, c = (int(x) for x in block.split("x"))
-    tm, tn = r * sm, c * (_SLICES // sm)
+    tm, tn = r * sm, c * (slices // sm)
     mt, nt = max(1, size[mi] // tm), max(1, size[ni] // tn)
     din, dout = _dtype_names(spec)
     flit = 32 if din == "i8" else 16  # elements of one 32-byte flit
@@ -139,16 +140,16 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     dst = [".tile" + c for c in _chain(ridx, batch + [(mi, mt, tm, "i"), (ni, nt, tn, "j")], write=True)
            .split(".tile") if c]
     L = _header(spec, p)
-    L += ['Chip = m("1")',
-          'Cluster = m("1 # 2")',
-          f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {sm} x {_SLICES // sm} "
+    L += [*target.chip_line(spec),
+          *target.cluster_line(spec),
+          f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {sm} x {slices // sm} "
           f"slices make a",
           f"# {tm} x {tn} tile ({mt} x {nt} tile(s) cover the padded {size[mi]} x {size[ni]} result); a slice's",
           f"# rows of {c} results leave for HBM as packets of {c * {'i8': 1, 'bf16': 2}.get(dout, 4)} bytes.",
           f'Slice = m("{M} % {tm} / {r}, {N} % {tn} / {c}")',
           "",
           "",
-          "@device(chip=1)",
+          target.decorator(spec),
           f"def {spec.name}(ctx: Context,",
           *[f"        {q}," for q in order_params],
           *epilogue.param(spec),
@@ -246,7 +247,8 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     rn, (mi,) = spec.result
     M, K = _ax(mi), _ax(spec.contracted)
     rows = spec.padded[mi]
-    mt = max(1, rows // _SLICES)
+    slices = target.slices(spec)
+    mt = max(1, rows // slices)
     din, dout = _dtype_names(spec)
     flit = 32 if din == "i8" else 16
     packet, reuse = p["packet"], p["reuse"]
@@ -254,13 +256,13 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
               xn: f'{xn}: HbmTensor[{din}, Chip, m("{K}")]'}
     lanes = 8 if dout == "bf16" or din == "i8" else 8
     L = _header(spec, p)
-    L += ['Chip = m("1")',
-          'Cluster = m("1 # 2")',
-          f"# one row of {an} per slice: 256 rows a pass, {mt} pass(es) over the padded {rows} rows",
-          f'Slice = m("{M} % {_SLICES}")',
+    L += [*target.chip_line(spec),
+          *target.cluster_line(spec),
+          f"# one row of {an} per slice: {slices} rows a pass, {mt} pass(es) over the padded {rows} rows",
+          f'Slice = m("{M} % {slices}")',
           "",
           "",
-          "@device(chip=1)",
+          target.decorator(spec),
           f"def {spec.name}(ctx: Context,",
           *[f"        {params[name]}," for name, _ in spec.operands],
           *epilogue.param(spec),
@@ -274,7 +276,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("1"), m("{K}")))',
           "",
           "    def block(i, trf):",
-          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, _SLICES, "i")])}',
+          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, slices, "i")])}',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
           f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
@@ -296,7 +298,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     else:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
-    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, _SLICES, "i")], write=True)}',
+    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True)}',
           "        result.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":
@@ -359,4 +361,5 @@ def space_of(spec: Any, filename: str | None = None) -> Any:
         return build(spec, point, filename)
 
     factory.__name__ = spec.name
-    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)), oracle=_oracle(spec))
+    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)),
+                 oracle=target.whole_oracle(spec, _oracle(spec)))
