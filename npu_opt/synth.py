@@ -155,7 +155,7 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
     """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
     `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth_target.py)."""
     spec = _contraction(text, dtype, sizes, name)
-    split = synth_target.check(pe, chips, split, spec.result[1], spec.contracted, spec.batch, spec.sizes)
+    split = synth_target.check(pe, chips, split, spec)
     return attrs.evolve(spec, pe=pe, chips=chips, split=split)
 
 

@@ -108,7 +108,7 @@ def _header(spec: Any, point: dict[str, Any]) -> list[str]:
             f"Sizes {given}; the kernel's axes are padded to multiples of 32: {sizes}",
             "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
             f"The search's choice: {choice}.",
-            '"""', "", "from npu_opt import *", "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
+            '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
 
 
 def _gemm(spec: Any, p: dict[str, Any]) -> str:
@@ -192,7 +192,7 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
           f"        dst = ({rn}.view_mut()",
           *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
             for k, call in enumerate(dst)],
-          "        result.view().to_hbm_view(ctx.tdma, dst)",
+          f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     body: list[str] = []
     if mt * nt == 1:
@@ -299,7 +299,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
     L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True)}',
-          "        result.view().to_hbm_view(ctx.tdma, dst)",
+          f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":
         L += [f"    # reuse='trf': {xn} is loaded into the TRF once and kept for every row block",

@@ -20,17 +20,18 @@ from ir.errors import NpuOptError
 from ir.topology import DEFAULT_PE, PE_COUNTS, pe_space
 
 __all__ = ["check", "chip_axis", "slices", "decorator", "chip_line", "cluster_line", "axes_prefix",
-           "to_host", "from_host", "whole_oracle"]
+           "to_host", "from_host", "whole_oracle", "imports", "reduced"]
 
 
 def _usage(message: str) -> NpuOptError:
     return NpuOptError(message, code="USAGE")
 
 
-def check(pe: int, chips: int, split: str | None, result: tuple[str, ...], contracted: str,
-          batch: str | None, sizes: dict[str, int] | None) -> str | None:
+def check(pe: int, chips: int, split: str | None, spec: Any) -> str | None:
     """The split index (USAGE for a pe, chip count or split synth cannot build): by default
-    the batch index, else the result's first index."""
+    the batch index, else the result's first index; the contracted index when asked, the
+    chips then summing their partial results with `chip_all_reduce`."""
+    result, contracted, batch, sizes = spec.result[1], spec.contracted, spec.batch, spec.sizes
     if isinstance(pe, bool) or pe not in PE_COUNTS:
         raise _usage(f"--pe takes one of {', '.join(map(str, PE_COUNTS))} (processing elements of a chip), "
                      f"not {pe!r}")
@@ -42,8 +43,11 @@ def check(pe: int, chips: int, split: str | None, result: tuple[str, ...], contr
         return None
     split = split or batch or result[0]
     if split == contracted:
-        raise _usage(f"--split {split}: {split} is contracted; synth splits an index of the result over "
-                     f"the chips ({', '.join(result)})")
+        if spec.epilogue is not None or spec.dtype_out == "bf16":
+            raise _usage(f"--split {split}: the chips add their partial sums of the contracted {split} in the "
+                         "Vector Engine (i32 or f32), so an epilogue or a bf16 result would apply to partial sums; "
+                         f"split an index of the result ({', '.join(result)}) instead")
+        return split
     if split not in result:
         raise _usage(f"--split {split}: the result has no index {split} (it has {', '.join(result)})")
     if split == batch and sizes and split in sizes and sizes[split] % chips:
@@ -70,6 +74,12 @@ def decorator(spec: Any) -> str:
 def chip_line(spec: Any) -> list[str]:
     if spec.chips == 1:
         return ['Chip = m("1")']
+    if spec.split == spec.contracted:
+        K = spec.split.upper()
+        return [f"# {spec.chips} chips: chip c sums block c of {K} (every tensor's Chip is {chip_axis(spec)}, a "
+                "leading host",
+                f"# dimension); chip_all_reduce adds the chips' partial results, and each chip stores the sum",
+                f'Chip = m("{chip_axis(spec)}")']
     return [f"# {spec.chips} chips: chip c computes block c of {spec.split.upper()} (every tensor's Chip is "
             f"{chip_axis(spec)}, a leading",
             f"# host dimension; an operand without {spec.split.upper()} is given once per chip)",
@@ -82,6 +92,17 @@ def cluster_line(spec: Any) -> list[str]:
         return [f'Cluster = m("1 # {clusters}")']
     return [f"# pe={spec.pe}: the kernel runs on {spec.pe} processing element(s), one cluster of {n} slices",
             'Cluster = m("1")']
+
+
+def imports(spec: Any) -> list[str]:
+    """The emitted file's import of the collective a split of the contracted index needs."""
+    return ["from npu_opt.collectives import chip_all_reduce"] if spec.chips > 1 and \
+        spec.split == spec.contracted else []
+
+
+def reduced(spec: Any, var: str) -> str:
+    """The stored tensor: `var`, or the sum over the chips of the partial results `var`."""
+    return f"chip_all_reduce(ctx, {var})" if spec.chips > 1 and spec.split == spec.contracted else var
 
 
 def axes_prefix(spec: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -100,6 +101,30 @@ def test_a_four_chip_split_of_n_with_an_epilogue(tmp_path: Path, capsys: pytest.
         assert np.array_equal(got.transpose(1, 0, 2).reshape(512, 2048), want), backend
 
 
+@pytest.mark.parametrize("dtype", ["i8:i32", "bf16:f32"])
+def test_a_split_of_k_sums_the_chips_partial_results(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                      dtype: str) -> None:
+    status, out = _synth(tmp_path, "out[m,n] = a[m,k] * w[n,k]", "m=512,n=512,k=200", "--dtype", dtype,
+                         "--target", "rngd-2chip", "--split", "k")
+    assert status == 0, capsys.readouterr().err
+    text = (out / "synth_kernel.py").read_text()
+    assert "from npu_opt.collectives import chip_all_reduce" in text and "chip_all_reduce(ctx, result)" in text
+    kernel = load_file(out / "synth_kernel.py")[0].synth_kernel
+    rng = np.random.default_rng(8)
+    if dtype == "i8:i32":
+        a, w = _i8(rng, 512, 200), _i8(rng, 512, 200)
+        want = (a.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32)
+    else:  # small integers: every partial and whole sum is exact in f32
+        a, w = (rng.integers(-8, 9, (512, 200)).astype(ml_dtypes.bfloat16) for _ in range(2))
+        want = (a.astype(np.float64) @ w.astype(np.float64).T).astype(np.float32)
+    # k = 200 is padded to 2 chips x 128: chip 0 holds columns 0 ... 127, chip 1 128 ... 199 and zeros
+    host = [np.zeros((2, 512, 128), a.dtype) for _ in range(2)]
+    for h, x in zip(host, (a, w)):
+        h[0], h[1, :, :72] = x[:, :128], x[:, 128:]
+    for backend, got in _run(kernel, host, np.zeros((2, 512, 512), want.dtype)).items():
+        assert np.array_equal(got[0], want) and np.array_equal(got[1], want), backend
+
+
 def test_a_batched_gemm_splits_its_batch_over_the_chips_by_default(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture) -> None:
     status, out = _synth(tmp_path, "out[b,m,n] = a[b,m,k] * w[b,n,k]", "b=4,m=512,n=512,k=32",
@@ -116,8 +141,10 @@ def test_a_batched_gemm_splits_its_batch_over_the_chips_by_default(tmp_path: Pat
 
 @pytest.mark.parametrize("einsum, sizes, extra, message", [
     ("out[m,n] = a[m,k] * w[n,k]", "m=512,n=512,k=64", ["--pe", "3"], "--pe takes one of 1, 2, 4, 8"),
-    ("out[m,n] = a[m,k] * w[n,k]", "m=512,n=512,k=64", ["--target", "rngd-2chip", "--split", "k"],
-     "--split k: k is contracted"),
+    ("out[m,n] = relu(a[m,k] * w[n,k])", "m=512,n=512,k=64", ["--target", "rngd-2chip", "--split", "k"],
+     "--split k: the chips add their partial sums"),
+    ("out[m,n] = a[m,k] * w[n,k]", "m=512,n=512,k=64", ["--dtype", "bf16:bf16", "--target", "rngd-2chip",
+                                                        "--split", "k"], "--split k: the chips add their partial"),
     ("out[m,n] = a[m,k] * w[n,k]", "m=512,n=512,k=64", ["--target", "rngd-2chip", "--split", "q"],
      "--split q: the result has no index q"),
     ("out[b,m,n] = a[b,m,k] * w[b,n,k]", "b=3,m=512,n=512,k=32", ["--target", "rngd-2chip"],
