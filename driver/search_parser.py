@@ -45,7 +45,8 @@ def add_synth(sub) -> None:
     sy = sub.add_parser("synth", help="write the fastest verified kernel of a contraction in einsum form",
                         description="Generate every candidate kernel of a contraction (GEMM `out[m,n] = a[m,k] * "
                                     "w[n,k]`, batched `out[b,m,n] = a[b,m,k] * w[b,n,k]` or GEMV `out[m] = "
-                                    "a[m,k] * x[k]`) from the machine's rules, rank "
+                                    "a[m,k] * x[k]`), with an optional epilogue (`relu(a[m,k] * w[n,k] + b[n])`, "
+                                    "`requant(..., 0.01)` to i8) from the machine's rules, rank "
                                     "them as `tune` does, check the best against the cpu backend, the VISA "
                                     "interpreter and a numpy oracle, and write the winner as Python source "
                                     "(NAME.py), its artifact and synth.txt / synth.json / synth.svg into DIR. "

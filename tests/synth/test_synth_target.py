@@ -125,6 +125,15 @@ def test_a_split_of_k_sums_the_chips_partial_results(tmp_path: Path, capsys: pyt
         assert np.array_equal(got[0], want) and np.array_equal(got[1], want), backend
 
 
+def test_a_gemv_split_of_k_is_refused_by_the_rules_and_counted(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    status, out = _synth(tmp_path, "y[m] = a[m,k] * x[k]", "m=512,k=256", "--target", "rngd-2chip", "--split", "k")
+    assert status == 1
+    # the all-reduce moves each slice's single 4-byte sum between chips: under the DMA's 8-byte burst
+    assert "refused by rule: DMA-5 x4" in capsys.readouterr().err
+    assert not (out / "synth_kernel.py").exists()
+
+
 def test_a_batched_gemm_splits_its_batch_over_the_chips_by_default(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture) -> None:
     status, out = _synth(tmp_path, "out[b,m,n] = a[b,m,k] * w[b,n,k]", "b=4,m=512,n=512,k=32",
