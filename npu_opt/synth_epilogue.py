@@ -71,10 +71,7 @@ def read(text: str, tree: Any) -> tuple[list[tuple[str, tuple[str, ...]]], tuple
         else:
             if len(args) != 1:
                 raise _usage(f"{text!r}: requant takes the expression and a scale, requant(x, 0.01)")
-            scale = float(args[0])
-            if not 0 < scale <= 1:
-                raise _usage(f"{text!r}: requant's scale must be in (0, 1]: the Vector Engine multiplies by a Q31 "
-                             f"fixed-point constant (1.0 is 2**31), not {args[0]}")
+            scale = _scale(text, args[0])
         tree = inner
     product, *added = tree.children  # sum: the product's accesses, then the added bias, if any
     accesses = [_access(a) for a in product.children]
@@ -83,6 +80,18 @@ def read(text: str, tree: Any) -> tuple[list[tuple[str, tuple[str, ...]]], tuple
         return accesses, None, None
     return accesses, bias, Epilogue(bias=None if bias is None else (bias[0], bias[1][0] if bias[1] else ""),
                                     relu=relu, scale=scale)
+
+
+def _scale(text: str, arg: str) -> float:
+    """requant's scale: in (0, 1], and a Q31 constant other than 0 and 2**31 unless it is 1."""
+    scale = float(arg)
+    if not 0 < scale <= 1:
+        raise _usage(f"{text!r}: requant's scale must be in (0, 1]: the Vector Engine multiplies by a Q31 "
+                     f"fixed-point constant (1.0 is 2**31), not {arg}")
+    if scale != 1 and not 0 < round(scale * 2**31) < 2**31:
+        raise _usage(f"{text!r}: requant's scale {arg} rounds to the Q31 constant {round(scale * 2**31)}, "
+                     "outside 1 ... 2**31 - 1 (write 1 for no scaling, or a scale of at least 2**-31)")
+    return scale
 
 
 def check(text: str, epilogue: Epilogue | None, bias: tuple[str, tuple[str, ...]] | None,

@@ -174,6 +174,8 @@ def test_the_python_api_reads_the_epilogue() -> None:
     ("out[m,n] = requant(a[m,k] * w[n,k], 2)", "i8:i32", "requant's scale must be in (0, 1]"),
     ("out[m,n] = requant(a[m,k] * w[n,k], 0)", "i8:i32", "requant's scale must be in (0, 1]"),
     ("out[m,n] = requant(a[m,k] * w[n,k])", "i8:i32", "requant takes the expression and a scale"),
+    ("out[m,n] = requant(a[m,k] * w[n,k], 1e-12)", "i8:i32", "rounds to the Q31 constant 0"),
+    ("out[m,n] = requant(a[m,k] * w[n,k], 0.9999999999)", "i8:i32", "rounds to the Q31 constant 2147483648"),
     ("out[m,n] = relu(a[m,k] * w[n,k], 3)", "i8:i32", "relu takes one argument"),
     ("out[m,n] = relu(relu(a[m,k] * w[n,k]))", "i8:i32", "applies relu twice"),
     ("out[m,n] = relu(a[m,k] * w[n,k]) + b[n]", "i8:i32", "cannot read the contraction"),
