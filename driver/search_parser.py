@@ -45,7 +45,8 @@ def add_synth(sub) -> None:
     sy = sub.add_parser("synth", help="write the fastest verified kernel of a contraction in einsum form",
                         description="Generate every candidate kernel of a contraction (GEMM `out[m,n] = a[m,k] * "
                                     "w[n,k]`, batched `out[b,m,n] = a[b,m,k] * w[b,n,k]` or GEMV `out[m] = "
-                                    "a[m,k] * x[k]`) from the machine's rules, rank "
+                                    "a[m,k] * x[k]`), with an optional epilogue (`relu(a[m,k] * w[n,k] + b[n])`, "
+                                    "`requant(..., 0.01)` to i8) from the machine's rules, rank "
                                     "them as `tune` does, check the best against the cpu backend, the VISA "
                                     "interpreter and a numpy oracle, and write the winner as Python source "
                                     "(NAME.py), its artifact and synth.txt / synth.json / synth.svg into DIR. "
@@ -56,6 +57,11 @@ def add_synth(sub) -> None:
     sy.add_argument("--sizes", required=True, metavar="I=N,...", help="every index's size, e.g. m=512,n=512,k=64")
     sy.add_argument("--name", default="synth_kernel", help="the kernel's name (default synth_kernel)")
     _search_options(sy)
+    sy.add_argument("--pe", type=int, default=8, metavar="P",
+                    help="processing elements of each chip the kernel runs on: 1, 2, 4 or 8 (default 8)")
+    sy.add_argument("--split", default=None, metavar="INDEX",
+                    help="on a target of several chips (--target rngd-2chip), the result index split over "
+                         "them (default: the batch index, else the result's first)")
     sy.add_argument("--seed", type=int, default=0, help="seed of the check's inputs")
     sy.set_defaults(run=_synth)
 

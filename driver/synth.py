@@ -52,18 +52,26 @@ def refusals(result: TuneResult) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def space_file(spec: Contraction, out_dir: Path) -> Path:
+def space_file(spec: Contraction, out_dir: Path, target: str = "rngd") -> Path:
     """Write the tune file that declares the contraction's space; its path."""
     path = out_dir / "synth_space.py"
     kernel = out_dir / f"{spec.name}.py"
+    again = f"npu-opt tune {path}" + ("" if target == "rngd" else f" --target {target}")
     text = (f'"""The candidates `npu-opt synth` searched for {spec.text} ({spec.dtype_in}:{spec.dtype_out}).\n\n'
-            f"Search them again with `npu-opt tune {path}`.\n"
+            f"Search them again with `{again}`.\n"
             '"""\n\n'
             "from npu_opt.synth import contraction\n\n"
             f"SPACE = contraction({spec.text!r}, dtype={spec.dtype_in + ':' + spec.dtype_out!r},\n"
-            f"                    sizes={spec.sizes!r}, name={spec.name!r}).space(filename={str(kernel)!r})\n")
+            f"                    sizes={spec.sizes!r}, name={spec.name!r}{_placement(spec)})"
+            f".space(filename={str(kernel)!r})\n")
     _atomic_write(path, text)
     return path
+
+
+def _placement(spec: Contraction) -> str:
+    """The `contraction(...)` arguments of a pe or chip count other than the default's."""
+    return (f", pe={spec.pe}" if spec.pe != 8 else "") + \
+        (f", chips={spec.chips}, split={spec.split!r}" if spec.chips > 1 else "")
 
 
 def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", jobs: int = 1,
@@ -72,7 +80,7 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
     """Search the contraction's space and write the outputs into `out_dir` (the module docstring)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    ref = FactoryRef(str(space_file(spec, out)), "SPACE")
+    ref = FactoryRef(str(space_file(spec, out, target)), "SPACE")
     space = load_space(ref)
     result = tune(space, ref=ref, target=target, jobs=jobs, scheduler=scheduler, top=top, seed=seed,
                   progress=progress)
@@ -137,7 +145,9 @@ def summary(spec: Contraction, result: TuneResult) -> list[str]:
     lines = [f"synth of {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), sizes "
              + ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
              + (f" (padded to {', '.join(f'{i}={n}' for i, n in spec.padded.items())})"
-                if spec.padded != spec.sizes else ""),
+                if spec.padded != spec.sizes else "")
+             + (f"; {spec.split} split over {spec.chips} chips (the padded sizes are a chip's)" if spec.chips > 1
+                else "") + (f"; pe={spec.pe}" if spec.pe != 8 else ""),
              f"space: {len(result.candidates)} candidate(s) from the levers "
              + ", ".join(f"{k} {v}" for k, v in space.items()),
              "refused by rule: " + (", ".join(f"{code} x{n}" for code, n in counts.items()) if counts else "none")]
@@ -155,7 +165,8 @@ def report_text(spec: Contraction, result: TuneResult) -> str:
 def report(spec: Contraction, result: TuneResult) -> dict[str, Any]:
     data = report_json(result)
     data["contraction"] = {"text": spec.text, "form": spec.form, "dtype": f"{spec.dtype_in}:{spec.dtype_out}",
-                           "sizes": spec.sizes, "padded": spec.padded}
+                           "sizes": spec.sizes, "padded": spec.padded, "pe": spec.pe, "chips": spec.chips,
+                           "split": spec.split}
     data["levers"] = load_space_levers(spec)
     data["refused_by_rule"] = refusals(result)
     data["source"] = f"{spec.name}.py" if result.winner is not None else None

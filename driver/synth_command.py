@@ -15,6 +15,7 @@ from ir.errors import NpuOptError
 from driver.synth import refusals, report_text, synthesize
 from driver.tune_command import _progress
 from npu_opt.synth import contraction, parse_sizes
+from tu_ops.target import get_target
 
 __all__ = ["synth_command"]
 
@@ -29,7 +30,9 @@ def synth_command(args: Any, out: TextIO | None = None) -> int:
             raise NpuOptError(f"--jobs takes a positive count, not {args.jobs}", code="USAGE")
         if args.top < 1:
             raise NpuOptError(f"--top takes a positive count of candidates to check, not {args.top}", code="USAGE")
-        spec = contraction(args.einsum, dtype=args.dtype, sizes=parse_sizes(args.sizes), name=args.name)
+        chips = max(get_target(args.target).chips)
+        spec = contraction(args.einsum, dtype=args.dtype, sizes=parse_sizes(args.sizes), name=args.name,
+                           pe=args.pe, chips=chips, split=args.split)
         space = spec.space()
         count = len(space.points())
         print(f"synthesizing {spec.name}: {count} candidate(s) ("

@@ -4,6 +4,10 @@ and turned into the `npu_opt.tune.Space` of kernels `npu-opt synth` searches (do
     spec = contraction("out[m,n] = a[m,k] * w[n,k]", dtype="i8:i32", sizes=dict(m=512, n=512, k=64))
     spec.space()        # every candidate kernel: an ordinary tune Space (`npu-opt tune` runs it too)
 
+An optional epilogue (npu_opt/synth_epilogue.py) adds a bias vector over the result's last
+index, ReLU and a requantization of i32 sums to i8:
+`q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.01)`.
+
 The forms: GEMM `out[m,n] = a[m,k] * w[n,k]` (either operand first, either index order in
 an operand), batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` and GEMV `out[m] = a[m,k] * x[k]`. The dtype pairs are those the contraction
 engine has: i8 -> i32, bf16 -> f32 and bf16 -> bf16. A size that is not a multiple of 32
@@ -23,6 +27,8 @@ import numpy as np
 
 from ir.errors import NpuOptError
 from ir.lark_cache import lalr_parser
+from npu_opt import synth_epilogue, synth_target
+from npu_opt.synth_epilogue import Epilogue
 from npu_opt.synth_space import space_of
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
@@ -40,16 +46,23 @@ def _usage(message: str) -> NpuOptError:
 _PARSER: list[Any] = []
 
 
-def _parse(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    """The accesses of `text`, the result first: (tensor name, its indices)."""
+Access = tuple[str, tuple[str, ...]]
+
+
+def _parse(text: str) -> tuple[list[Access], Access | None, Epilogue | None]:
+    """The accesses of `text`'s contraction, the result first: (tensor name, its indices);
+    the bias access and the epilogue, or None (npu_opt/synth_epilogue.py)."""
     if not _PARSER:
         _PARSER.append(lalr_parser(Path(__file__).with_name("synth.lark").read_text(encoding="utf-8")))
     try:
         tree = _PARSER[0].parse(text)
     except lark.exceptions.UnexpectedInput as e:
         raise _usage(f"cannot read the contraction {text!r} at column {getattr(e, 'column', '?')}: write it as "
-                     "`out[m,n] = a[m,k] * w[n,k]`") from None
-    return [(str(a.children[0]), tuple(str(t) for t in a.children[1:])) for a in tree.children]
+                     "`out[m,n] = a[m,k] * w[n,k]`, with an epilogue `out[m,n] = relu(a[m,k] * w[n,k] + b[n])`"
+                     ) from None
+    result = tree.children[0]
+    operands, bias, epilogue = synth_epilogue.read(text, tree.children[1])
+    return [(str(result.children[0]), tuple(str(t) for t in result.children[1:])), *operands], bias, epilogue
 
 
 def parse_sizes(text: str) -> dict[str, int]:
@@ -85,31 +98,50 @@ class Contraction:
     sizes: dict[str, int] = attrs.field(eq=False)
     name: str = "synth_kernel"
     batch: str | None = None  # the batched form's batch index (never padded)
+    epilogue: Epilogue | None = None  # bias, ReLU, requantization after the contraction
+    pe: int = 8  # processing elements of each chip (npu_opt/synth_target.py)
+    chips: int = 1
+    split: str | None = None  # the result index split over the chips
+
+    @property
+    def result_dtype(self) -> str:
+        """The kernel result's dtype: i8 after a requantization, else `dtype_out`."""
+        return synth_epilogue.result_dtype(self.epilogue, self.dtype_out)
 
     @property
     def padded(self) -> dict[str, int]:
-        """Each index's size in the kernel: the given size rounded up to a multiple of 32."""
-        return {k: v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+        """Each index's size in the kernel: the given size rounded up to a multiple of 32 (the
+        batch's is not); a chip's share of the split index on a multi-chip target."""
+        return {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
+                else v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
 
     def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:
-        sizes = self.padded if padded else self.sizes
-        return tuple(sizes[i] for i in indices)
+        """The host shape of the kernel's tensor indexed `indices` (a leading dimension of
+        chips on a multi-chip target), or with `padded=False` the given sizes."""
+        if not padded:
+            return tuple(self.sizes[i] for i in indices)
+        return (self.chips,) * (self.chips > 1) + tuple(self.padded[i] for i in indices)
 
     def pad(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-        """The operands (einsum order, given sizes) zero-padded to the kernel's shapes."""
-        out = []
-        for (_, idx), a in zip(self.operands, arrays):
-            full = np.zeros(self.shape(idx), dtype=a.dtype)
-            full[tuple(slice(0, n) for n in a.shape)] = a
-            out.append(full)
-        return tuple(out)
+        """The operands (einsum order, given sizes), then the bias if the epilogue adds one,
+        zero-padded to the kernel's host arrays (split over the chips of a multi-chip target)."""
+        bias = [(self.epilogue.bias[0], (self.epilogue.bias[1],))] if self.epilogue and self.epilogue.bias else []
+        return tuple(self.host(a, idx) for (_, idx), a in zip([*self.operands, *bias], arrays))
+
+    def host(self, a: np.ndarray, idx: tuple[str, ...]) -> np.ndarray:
+        """The host array of one tensor indexed `idx` from its array of the given sizes."""
+        full = np.zeros(tuple(self.padded[i] * (self.chips if i == self.split else 1) for i in idx), a.dtype)
+        full[tuple(slice(0, n) for n in a.shape)] = a
+        return synth_target.to_host(self, full, idx)
 
     def unpad(self, result: np.ndarray) -> np.ndarray:
-        """The kernel's (padded) result cut to the given sizes."""
-        return result[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
+        """The kernel's (padded) result host array as one array cut to the given sizes."""
+        whole = synth_target.from_host(self, result, self.result[1])
+        return whole[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
 
     def host_dtypes(self) -> tuple[np.dtype, np.dtype]:
         a, b = DTYPES[(self.dtype_in, self.dtype_out)]
+        b = "int8" if self.result_dtype == "i8" else b
         return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
 
     def space(self, filename: str | None = None) -> Any:
@@ -119,17 +151,30 @@ class Contraction:
 
 
 def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,
-                name: str = "synth_kernel") -> Contraction:
-    """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build."""
-    accesses = _parse(text)
-    (rname, ridx), operands = accesses[0], accesses[1:]
+                name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None) -> Contraction:
+    """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
+    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth_target.py)."""
+    spec = _contraction(text, dtype, sizes, name)
+    split = synth_target.check(pe, chips, split, spec)
+    return attrs.evolve(spec, pe=pe, chips=chips, split=split)
+
+
+def _check_names(text: str, name: str, accesses: list[Access], bias: Access | None) -> None:
+    """USAGE for a kernel name that is no identifier, a tensor named twice, or other than two operands."""
     if not name.isidentifier():
         raise _usage(f"the kernel name {name!r} is not a Python identifier")
-    names = [rname] + [o[0] for o in operands]
+    names = [a[0] for a in accesses] + ([bias[0]] if bias else [])
     if len(set(names)) != len(names):
         raise _usage(f"{text!r} names a tensor twice: each operand and the result need their own name")
-    if len(operands) != 2:
-        raise _usage(f"{text!r} has {len(operands)} operand(s); a contraction multiplies two")
+    if len(accesses) != 3:
+        raise _usage(f"{text!r} has {len(accesses) - 1} operand(s); a contraction multiplies two")
+
+
+def _contraction(text: str, dtype: str, sizes: dict[str, int] | None, name: str) -> Contraction:
+    accesses, bias, epilogue = _parse(text)
+    (rname, ridx), operands = accesses[0], accesses[1:]
+    _check_names(text, name, accesses, bias)
+    synth_epilogue.check(text, epilogue, bias, (rname, ridx), _dtypes(dtype)[1])
     for tname, idx in accesses:
         if len(set(idx)) != len(idx):
             raise _usage(f"{tname}[{', '.join(idx)}] repeats an index: a diagonal is not a contraction")
@@ -156,7 +201,8 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
         if sorted(kept[0] + kept[1]) == sorted(rest + (k, k)) and all(sum(i in x for i in rest) == 1 for x in kept):
             return Contraction(text=text, form="batched", result=(rname, ridx), operands=tuple(operands),
                                contracted=k, dtype_in=_dtypes(dtype)[0], dtype_out=_dtypes(dtype)[1],
-                               sizes=_sizes(text, used, sizes), name=name, batch=batch[0])
+                               sizes=_sizes(text, used, sizes), name=name, batch=batch[0],
+                               epilogue=epilogue)
     if len(ridx) == 2 and all(len(idx) == 2 for _, idx in operands) and \
             {i for _, idx in operands for i in idx if i != k} == set(ridx) and \
             all(sum(i in idx for i in ridx) == 1 for _, idx in operands):
@@ -168,7 +214,8 @@ def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None =
                      "GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` or a GEMV `out[m] = a[m,k] * x[k]`")
     din, dout = _dtypes(dtype)
     return Contraction(text=text, form=form, result=(rname, ridx), operands=tuple(operands), contracted=k,
-                       dtype_in=din, dtype_out=dout, sizes=_sizes(text, used, sizes), name=name)
+                       dtype_in=din, dtype_out=dout, sizes=_sizes(text, used, sizes), name=name,
+                       epilogue=epilogue)
 
 
 def _dtypes(dtype: str) -> tuple[str, str]:

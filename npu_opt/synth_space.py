@@ -27,13 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from npu_opt import synth_epilogue as epilogue, synth_target as target
 from npu_opt.synth_tiling import (BLOCKS, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
                                   split_placements, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
 
-_SLICES = 256
 
 
 def _ax(i: str) -> str:
@@ -52,22 +52,28 @@ def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple
     return a, w
 
 
+def split_ok(spec: Any) -> bool:
+    """Whether the `k` split levers apply: one chip on every PE, no epilogue (kd-synth-levers)."""
+    return spec.epilogue is None and spec.chips == 1 and target.slices(spec) == 256
+
+
 def points(spec: Any) -> dict[str, list[Any]]:
     """The levers and their values for `spec` (the module docstring)."""
     packets = [32, 64] if spec.dtype_in == "i8" else [16, 32]  # 32 or 64 bytes (OUTER-3)
     size = spec.padded
+    slices = target.slices(spec)
     if spec.form == "gemv":
         rows = size[spec.result[1][0]]
-        return {"packet": packets, "reuse": ["trf", "none"] if rows > _SLICES else ["trf"]}
+        return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
-    if needs_split(spec) and split_placements(spec, m, n):  # k splits across slices (npu_opt/synth_tiling.py)
+    if needs_split(spec) and split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
         return split_levers(spec, m, n, packets)
-    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(9))
-                  if r * s <= m and c * (_SLICES // s) <= n]
+    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(slices.bit_length()))
+                  if r * s <= m and c * (slices // s) <= n]
     if not placements:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
-        placements = [(32, 32, 16)]
-    tiles = max((m // (r * s)) * (n // (c * (_SLICES // s))) for r, c, s in placements)
-    levers: dict[str, list[Any]] = {"placement": [f"{s}x{_SLICES // s} of {r}x{c}" for r, c, s in placements],
+        placements = [(32, 32, 1 << (slices.bit_length() // 2))]
+    tiles = max((m // (r * s)) * (n // (c * (slices // s))) for r, c, s in placements)
+    levers: dict[str, list[Any]] = {"placement": [f"{s}x{slices // s} of {r}x{c}" for r, c, s in placements],
                                     "trf": ["w", "a"], "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
@@ -93,7 +99,7 @@ def _hbm(name: str, idx: tuple[str, ...]) -> str:
 
 
 def _dtype_names(spec: Any) -> tuple[str, str]:
-    return spec.dtype_in, spec.dtype_out
+    return spec.dtype_in, spec.result_dtype
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
@@ -110,7 +116,7 @@ def _header(spec: Any, point: dict[str, Any]) -> list[str]:
             f"Sizes {given}; the kernel's axes are padded to multiples of 32: {sizes}",
             "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
             f"The search's choice: {choice}.",
-            '"""', "", "from npu_opt import *", "", f"axes({sizes})", ""]
+            '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
 
 
 def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
@@ -155,19 +161,21 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     M, N, K, r, c = v["M"], v["N"], v["K"], v["r"], v["c"]
     params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{_hbm(an, v["aidx"])}")]',
               wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{_hbm(wn, v["widx"])}")]'}
-    lines = ['Chip = m("1")', f'Cluster = m("{geo.cluster_map(M)}")', *geo.notes(K, v["Kl"])]
+    clusters = target.cluster_line(spec) if geo.clusters == 1 else [f'Cluster = m("{geo.cluster_map(M)}")']
+    lines = [*target.chip_line(spec), *clusters, *geo.notes(K, v["Kl"])]
     lines += [f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {geo.sm} x {geo.sn} "
               f"slices make a",
               f"# {v['tm']} x {v['tn']} tile ({v['mt']} x {v['nt']} tile(s) cover the padded {v['size'][v['mi']]} x "
               f"{v['size'][v['ni']]} result); a slice's",
-              f"# rows of {c} results leave for HBM as packets of {c * (4 if v['dout'] in ('i32', 'f32') else 2)} "
+              f"# rows of {c} results leave for HBM as packets of {c * {'i8': 1, 'bf16': 2}.get(v['dout'], 4)} "
               "bytes."]
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted])}")',
               "",
               "",
-              "@device(chip=1)",
+              target.decorator(spec),
               f"def {spec.name}(ctx: Context,",
               *[f"        {params[name]}," for name, _ in spec.operands],
+              *epilogue.param(spec),
               f'        {rn}: Mut[HbmTensor[{v["dout"]}, Chip, m("{_hbm(rn, ridx)}")]]) -> None:']
     return lines
 
@@ -212,6 +220,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     if geo.tb > 1:
         return time_block_tile(v, dst)
     lines = ["    def tile(streamed, trf, i, j):",
+             *epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), [(v["ni"], v["nt"], v["tn"], "j")]), v["c"]),
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
              "        result = (ctx.main.begin(streamed.view())",
@@ -223,6 +232,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
                   f'                  .vector_inter_slice_reduce(m("{geo.reduced_slices(v["M"], v["N"])}"), '
                   f'm("{S} % {rs}, {T} / 8 % {g}"), {op}.ADD)',
                   "                  .vector_final()"]
+    lines += epilogue.vector_lines(v["spec"], " " * 18) + epilogue.cast_lines(v["spec"], " " * 18, f"{T} % 8")
     if dout == "bf16":
         lines += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
     lines += [f'                  .commit_trim(m("{T} % 8"))',
@@ -230,7 +240,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
               f"        dst = ({rn}.view_mut()",
               *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
                 for k, call in enumerate(dst)],
-              "        result.view().to_hbm_view(ctx.tdma, dst)",
+              f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)",
               ""]
     return lines
 
@@ -279,7 +289,8 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     rn, (mi,) = spec.result
     M, K = _ax(mi), _ax(spec.contracted)
     rows = spec.padded[mi]
-    mt = max(1, rows // _SLICES)
+    slices = target.slices(spec)
+    mt = max(1, rows // slices)
     din, dout = _dtype_names(spec)
     flit = 32 if din == "i8" else 16
     packet, reuse = p["packet"], p["reuse"]
@@ -287,15 +298,16 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
               xn: f'{xn}: HbmTensor[{din}, Chip, m("{K}")]'}
     lanes = 8 if dout == "bf16" or din == "i8" else 8
     L = _header(spec, p)
-    L += ['Chip = m("1")',
-          'Cluster = m("1 # 2")',
-          f"# one row of {an} per slice: 256 rows a pass, {mt} pass(es) over the padded {rows} rows",
-          f'Slice = m("{M} % {_SLICES}")',
+    L += [*target.chip_line(spec),
+          *target.cluster_line(spec),
+          f"# one row of {an} per slice: {slices} rows a pass, {mt} pass(es) over the padded {rows} rows",
+          f'Slice = m("{M} % {slices}")',
           "",
           "",
-          "@device(chip=1)",
+          target.decorator(spec),
           f"def {spec.name}(ctx: Context,",
           *[f"        {params[name]}," for name, _ in spec.operands],
+          *epilogue.param(spec),
           f'        {rn}: Mut[HbmTensor[{dout}, Chip, m("{M}")]]) -> None:',
           "    def vector_trf():",
           f"        # {xn} is broadcast to every slice (its DM layout has no {M}) and loaded into the TRF",
@@ -306,7 +318,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("1"), m("{K}")))',
           "",
           "    def block(i, trf):",
-          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, _SLICES, "i")])}',
+          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, slices, "i")])}',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
           f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
@@ -317,15 +329,19 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           '                  .contract_packet(m("1"))',
           '                  .contract_time(m("1"))',
           f'                  .contract_lane(m("1"), m("1 # {lanes}"), LaneMode.INTERLEAVED)']
-    if dout == "bf16":
+    L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, "1")
+    if dout == "i8":
+        L += ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',
+              '                  .commit(m("1 # 8")))']
+    elif dout == "bf16":
         L += ['                  .cast(bf16, m("1 # 16"))  # f32 sums rounded to bf16 once, at the end',
               '                  .commit_trim(m("1 # 4"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 4")))']
     else:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
-    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, _SLICES, "i")], write=True)}',
-          "        result.view().to_hbm_view(ctx.tdma, dst)",
+    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True)}',
+          f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":
         L += [f"    # reuse='trf': {xn} is loaded into the TRF once and kept for every row block",
@@ -374,7 +390,9 @@ def _oracle(spec: Any) -> Any:
 
     def oracle(*arrays: np.ndarray) -> np.ndarray:
         _, dout = spec.host_dtypes()
-        ops = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:-1]]
+        ops = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:len(spec.operands)]]
+        if spec.epilogue is not None:
+            return epilogue.apply(spec, np.einsum(expr, *ops), arrays)
         return np.einsum(expr, *ops).astype(dout)  # i32 wraps as the engine's adds do; bf16 rounds once
     return oracle
 
@@ -388,5 +406,5 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
     factory.__name__ = spec.name
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
         return Space(factory, points(spec))
-    return Space(factory, points(spec), inputs=_inputs(spec), oracle=_oracle(spec))
-
+    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)),
+                 oracle=target.whole_oracle(spec, _oracle(spec)))
