@@ -29,7 +29,7 @@ import numpy as np
 
 from npu_opt import synth_epilogue as epilogue, synth_target as target
 from npu_opt.synth_tiling import (BLOCKS, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
-                                  split_placements, time_block_loads, time_block_tile)
+                                  split_placements, tile_loops, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
@@ -147,7 +147,7 @@ def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
 
 def _gemm(spec: Any, p: dict[str, Any]) -> str:
     v = _gemm_names(spec, p)
-    body = _gemm_loops(v)
+    body = tile_loops(v)
     if v["bi"]:
         body = [f"    # the batch: one GEMM per {_ax(v['bi'])}, its blocks picked by tiles of the batch axis",
                 f"    for bb in range({v['nb']}):"] + ["    " + line for line in body]
@@ -243,45 +243,6 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
               f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)",
               ""]
     return lines
-
-
-def _gemm_loops(v: dict[str, Any]) -> list[str]:
-    """The tile loop: its order and which loaded blocks it keeps (`reuse`)."""
-    mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
-    if mt * nt == 1:
-        return ["    # one tile: load both operands once and contract",
-                f"    a_dm, w_dm = a_block(0), w_block(0)",
-                f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
-    outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
-    o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
-    body = [f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
-            f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
-                                    "outer": "the outer loop's block is loaded once per outer step",
-                                    "none": "both blocks are loaded for every tile"}[reuse]]
-    if reuse == "all":
-        w = v["stationary_w"]
-        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
-                       f"    w_all = [w_block(j) for j in range({nt})]",
-                       f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
-                       f"    for {o_name} in range({outer_n}):",
-                       f"        for {i_name} in range({inner_n}):",
-                       f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
-    o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
-    i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
-    o_is_trf = o_var == t_dm
-    body += [f"    for {o_name} in range({outer_n}):"]
-    if reuse == "outer":
-        body.append(f"        {o_var} = {o_load}")
-        if o_is_trf:
-            body.append(f"        trf = stationary({o_var})")
-    body.append(f"        for {i_name} in range({inner_n}):")
-    if reuse == "none":
-        body.append(f"            {o_var} = {o_load}")
-    body.append(f"            {i_var} = {i_load}")
-    if reuse == "none" or not o_is_trf:
-        body.append(f"            trf = stationary({t_dm})")
-    body.append(f"            tile({s_dm}, trf, i, j)")
-    return body
 
 
 def _gemv(spec: Any, p: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers",
+__all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers", "tile_loops",
            "split_placements", "contraction_chain", "time_block_loads",
            "time_block_tile"]
 
@@ -296,3 +296,42 @@ def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
                       for k, call in enumerate(dst)],
                     "        result.view().to_hbm_view(ctx.tdma, dst)",
                     ""]
+
+
+def tile_loops(v: dict[str, Any]) -> list[str]:
+    """The tile loop: its order and which loaded blocks it keeps (`reuse`)."""
+    mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
+    if mt * nt == 1:
+        return ["    # one tile: load both operands once and contract",
+                f"    a_dm, w_dm = a_block(0), w_block(0)",
+                f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
+    outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
+    o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
+    body = [f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
+            f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
+                                    "outer": "the outer loop's block is loaded once per outer step",
+                                    "none": "both blocks are loaded for every tile"}[reuse]]
+    if reuse == "all":
+        w = v["stationary_w"]
+        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
+                       f"    w_all = [w_block(j) for j in range({nt})]",
+                       f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
+                       f"    for {o_name} in range({outer_n}):",
+                       f"        for {i_name} in range({inner_n}):",
+                       f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
+    o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
+    i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
+    o_is_trf = o_var == t_dm
+    body += [f"    for {o_name} in range({outer_n}):"]
+    if reuse == "outer":
+        body.append(f"        {o_var} = {o_load}")
+        if o_is_trf:
+            body.append(f"        trf = stationary({o_var})")
+    body.append(f"        for {i_name} in range({inner_n}):")
+    if reuse == "none":
+        body.append(f"            {o_var} = {o_load}")
+    body.append(f"            {i_var} = {i_load}")
+    if reuse == "none" or not o_is_trf:
+        body.append(f"            trf = stationary({t_dm})")
+    body.append(f"            tile({s_dm}, trf, i, j)")
+    return body
