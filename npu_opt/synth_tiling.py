@@ -31,9 +31,8 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "geometry", "needs_split", "proxy_sizes", "runs_in_full", "split_levers", "tile_loops",
-           "split_placements", "contraction_chain", "time_block_loads",
-           "time_block_tile"]
+__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "needs_split", "proxy_sizes", "runs_in_full",
+           "split_levers", "split_placements", "tile_loops", "time_block_loads", "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
