@@ -52,7 +52,7 @@ def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple
     return a, w
 
 
-def split_ok(spec: Any) -> bool:
+def _split_ok(spec: Any) -> bool:
     """Whether the `k` split levers apply: one chip on every PE, no epilogue (kd-synth-levers)."""
     return spec.epilogue is None and spec.chips == 1 and target.slices(spec) == 256
 
@@ -66,7 +66,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         rows = size[spec.result[1][0]]
         return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
-    if needs_split(spec) and split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
+    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
         return split_levers(spec, m, n, packets)
     placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(slices.bit_length()))
                   if r * s <= m and c * (slices // s) <= n]
