@@ -111,9 +111,14 @@ class Contraction:
     @property
     def padded(self) -> dict[str, int]:
         """Each index's size in the kernel: the given size rounded up to a multiple of 32 (the
-        batch's is not); a chip's share of the split index on a multi-chip target."""
-        return {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
-                else v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+        batch's is not), a GEMV's rows beyond one pass to whole passes (a multiple of the
+        slices); a chip's share of the split index on a multi-chip target."""
+        sizes = {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
+                 else v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+        if self.form == "gemv":  # a GEMV's passes of one row per slice: rows beyond one pass fill whole passes
+            (row,), slices = self.result[1], synth_target.slices(self)
+            sizes[row] = sizes[row] if sizes[row] <= slices else -(-sizes[row] // slices) * slices
+        return sizes
 
     def shape(self, indices: tuple[str, ...], padded: bool = True) -> tuple[int, ...]:
         """The host shape of the kernel's tensor indexed `indices` (a leading dimension of

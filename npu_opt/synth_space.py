@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from npu_opt import synth_epilogue as epilogue, synth_target as target
-from npu_opt.synth_tiling import (BLOCKS, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
+from npu_opt.synth_tiling import (BLOCKS, Geometry, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
                                   split_placements, tile_loops, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
@@ -59,8 +59,9 @@ def _split_ok(spec: Any) -> bool:
 
 def points(spec: Any) -> dict[str, list[Any]]:
     """The levers and their values for `spec` (the module docstring)."""
-    packets = [32, 64] if spec.dtype_in == "i8" else [16, 32]  # 32 or 64 bytes (OUTER-3)
     size = spec.padded
+    # 32 or 64 bytes (OUTER-3), whole packets of k
+    packets = [p for p in ([32, 64] if spec.dtype_in == "i8" else [16, 32]) if size[spec.contracted] % p == 0]
     slices = target.slices(spec)
     if spec.form == "gemv":
         rows = size[spec.result[1][0]]
@@ -68,16 +69,30 @@ def points(spec: Any) -> dict[str, list[Any]]:
     m, n = (size[i] for i in _kept(spec))
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
         return split_levers(spec, m, n, packets)
-    placements = [(r, c, s) for r, c in BLOCKS for s in (2 ** e for e in range(slices.bit_length()))
-                  if r * s <= m and c * (slices // s) <= n]
-    if not placements:  # no tile fits: offer the squarest, which the mapping rules refuse with their ID
-        placements = [(32, 32, 1 << (slices.bit_length() // 2))]
-    tiles = max((m // (r * s)) * (n // (c * (slices // s))) for r, c, s in placements)
-    levers: dict[str, list[Any]] = {"placement": [f"{s}x{slices // s} of {r}x{c}" for r, c, s in placements],
-                                    "trf": ["w", "a"], "packet": packets}
+    placements = _placements(m, n, slices)
+    tiles = max((m // g.tm) * (n // g.tn) for g in placements)
+    levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": ["w", "a"],
+                                    "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
     return levers
+
+
+def _placements(m: int, n: int, slices: int) -> list[Geometry]:
+    """The tiles of every slice whose blocks cover the `m x n` result exactly; when none does
+    (a result smaller than such a tile, or not a multiple of one), the tiles on fewer slices,
+    as many as cover it exactly, the rest idle (each block's busiest grids)."""
+    twos = [2 ** e for e in range(slices.bit_length()) if slices % 2 ** e == 0]
+    grids = [(r, c, sm, sn) for r, c in BLOCKS for sm in twos for sn in twos
+             if sm * sn <= slices and m % (r * sm) == 0 and n % (c * sn) == 0]
+    full = [Geometry(r, c, sm, sn) for r, c, sm, sn in grids if sm * sn == slices]
+    if full:
+        return full
+    busiest = {(r, c): max(sm * sn for r2, c2, sm, sn in grids if (r2, c2) == (r, c)) for r, c, _, _ in grids}
+    placements = [Geometry(r, c, sm, sn, idle=slices // (sm * sn)) for r, c, sm, sn in grids
+                  if sm * sn == busiest[r, c]]
+    # none at all (an axis not a multiple of a block): the squarest, which the mapping rules refuse with their ID
+    return placements or [Geometry(32, 32, 1 << (slices.bit_length() // 2), slices >> (slices.bit_length() // 2))]
 
 
 def _chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], write: bool = False) -> str:
@@ -113,7 +128,9 @@ def _header(spec: Any, point: dict[str, Any]) -> list[str]:
     given = ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
     return [f'"""{spec.name}: {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), written by `npu-opt synth`.',
             "",
-            f"Sizes {given}; the kernel's axes are padded to multiples of 32: {sizes}",
+            f"Sizes {given}; the kernel's axes are padded to multiples of 32"
+            + (f" (its rows to whole passes of {target.slices(spec)} slices)" if spec.form == "gemv" else "")
+            + f": {sizes}",
             "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
             f"The search's choice: {choice}.",
             '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
@@ -261,8 +278,9 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     L = _header(spec, p)
     L += [*target.chip_line(spec),
           *target.cluster_line(spec),
-          f"# one row of {an} per slice: {slices} rows a pass, {mt} pass(es) over the padded {rows} rows",
-          f'Slice = m("{M} % {slices}")',
+          f"# one row of {an} per slice: {slices} rows a pass, {mt} pass(es) over the padded {rows} rows"
+          + ("" if rows >= slices else f" ({slices - rows} slices idle)"),
+          f'Slice = m("{M} % {slices}")' if rows >= slices else f'Slice = m("{M} # {slices}")',
           "",
           "",
           target.decorator(spec),
@@ -279,7 +297,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                .to_trf(m("1"), m("{K}")))',
           "",
           "    def block(i, trf):",
-          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, slices, "i")])}',
+          f'        rows = {an}.view(){_chain(aidx, [(mi, mt, slices, "i")]) if rows >= slices else ""}',
           f'        rows_dm = rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{K}")])',
           f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
           f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3)",
@@ -301,7 +319,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     else:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
-    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True)}',
+    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True) if rows >= slices else ""}',
           f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":

@@ -40,13 +40,14 @@ BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 CHECK_MACS = 1 << 30
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
-                        r"(?:, (2) clusters)?$")
+                        r"(?:, (2) clusters)?(?:, on 1/(\d+) of the slices)?$")
 
 
 @attrs.frozen
 class Geometry:
     """One GEMM candidate's tile: `r x c` results a slice, `sm x sn` slices along m and n,
-    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k."""
+    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k; a result
+    smaller than a tile of every slice leaves all but 1/`idle` of the slices idle."""
 
     r: int
     c: int
@@ -55,6 +56,7 @@ class Geometry:
     sk: int = 1
     clusters: int = 1
     tb: int = 1
+    idle: int = 1
 
     @property
     def tm(self) -> int:
@@ -74,6 +76,8 @@ class Geometry:
             text += f", k in {self.tb} time blocks"
         if self.clusters > 1:
             text += f", {self.clusters} clusters"
+        if self.idle > 1:
+            text += f", on 1/{self.idle} of the slices"
         return text
 
     def notes(self, K: str, k_local: str) -> list[str]:
@@ -99,6 +103,8 @@ class Geometry:
         parts = [f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"]
         if self.sk > 1:
             parts.append(f"{K} / {kdim // self.sk}")
+        if self.idle > 1:  # the slices the result leaves idle: padding after the busy ones
+            parts.append(f"1 # {self.idle}")
         return ", ".join(parts)
 
     def k_local(self, K: str, kdim: int) -> str:
@@ -116,7 +122,8 @@ def geometry(placement: str) -> Geometry:
     if match is None:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
-    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1))
+    return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
+                    int(match.group(8) or 1))
 
 
 def _constants() -> Constants:
