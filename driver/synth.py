@@ -22,7 +22,7 @@ import attrs
 
 from backends.npu import compile_kernel
 from driver.discover import _load as load_file  # the emitted file, imported as `check` imports it
-from driver.tune import Candidate, TuneResult, _with_text, tune
+from driver.tune import Candidate, TuneResult, with_text, tune
 from driver.tune_bits import Runs
 from driver.tune_exec import FactoryRef, load_space
 from driver.tune_report import _atomic_write, plot_svg, report_json, table
@@ -121,7 +121,7 @@ def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int
             winner = candidates[c.index]
             break
     if winner is not None and result.winner is not None and winner.index != result.winner.index:
-        winner = candidates[winner.index] = _with_text(space, winner, target)
+        winner = candidates[winner.index] = with_text(space, winner, target)
     elif winner is not None and result.winner is not None:
         winner = candidates[winner.index] = attrs.evolve(winner, text=result.winner.text)
     return attrs.evolve(result, candidates=tuple(candidates), winner=winner)

@@ -42,7 +42,7 @@ from driver.tune_bits import Runs, compare_bits
 from driver.tune_eval import Batch, Candidate, evaluate_batch
 from driver.tune_exec import FactoryRef, make_executor
 
-__all__ = ["Candidate", "TuneResult", "check", "tune"]
+__all__ = ["Candidate", "TuneResult", "check", "tune", "with_text"]
 
 BATCHES_PER_WORKER = 6  # a worker's share of the space comes in about this many batches (at most 16 candidates)
 
@@ -139,7 +139,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     if space.checks:
         winner = _checked(space, candidates, ranked, top, seed)
     if winner is not None:
-        winner = candidates[winner.index] = _with_text(space, winner, target)
+        winner = candidates[winner.index] = with_text(space, winner, target)
     return TuneResult(kernel=_kernel_name(space, winner, candidates), target=target, candidates=tuple(candidates),
                       winner=winner, executor=executor.description,
                       seconds=math.floor((time.perf_counter() - start) * 1e3) / 1e3)
@@ -166,7 +166,7 @@ def _checked(space: Space, candidates: list[Candidate], ranked: list[Candidate],
     return attrs.evolve(winner, bits="same")
 
 
-def _with_text(space: Space, winner: Candidate, target: str) -> Candidate:
+def with_text(space: Space, winner: Candidate, target: str) -> Candidate:
     """The winner with its artifact's text: compiled once more, emitted this time, and its
     schedule's makespan checked against the sweep's."""
     kernel = space.factory(**winner.params)
