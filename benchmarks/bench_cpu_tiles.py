@@ -12,7 +12,8 @@ turns, `--rounds` rounds, min and median of each):
   peak resident size of the first run (trace, move plans and run; the peak reset once the
   inputs are allocated) above the size with only the inputs allocated, the peak of the
   second run above the size before it, and the resident size after both, against the
-  tensors' bytes; goal (issue 38 item 5): first-run peak <= 3x, scratch returned after the run.
+  tensors' bytes; goal (issue 38 item 5): the first run's whole-process peak <= 3x the tensors
+  (the issue's measure), scratch returned after the run.
 The results are checked exactly once (i32 against an int64 matmul; softmax against the
 interpreter bit for bit). The machine may be shared: read the ratios, not the times.
 Run: python benchmarks/bench_cpu_tiles.py [--rounds N]
@@ -151,10 +152,10 @@ def memory_section() -> None:
           f"peak {first / mib:.0f} MiB; second run: before {before / mib:.0f} MiB, peak {peak / mib:.0f} MiB, "
           f"after {after / mib:.0f} MiB")
     grow = (first - start) / tensors
-    print(f"  the first run: peak above the inputs-only size: {grow:.2f}x the tensors  "
-          f"(goal <= 3x: {'met' if grow <= 3 else 'MISSED'})")
-    print(f"  the first run's whole-process peak: {first / tensors:.2f}x the tensors (interpreter, numpy and "
-          f"npu-opt included)")
+    print(f"  the first run: peak above the inputs-only size: {grow:.2f}x the tensors")
+    print(f"  the first run's whole-process peak (the issue's measure: 579 MiB = 8.5x when filed): "
+          f"{first / tensors:.2f}x the tensors, interpreter, numpy and npu-opt included  "
+          f"(goal <= 3x: {'met' if first <= 3 * tensors else 'MISSED'})")
     again = (peak - before) / tensors
     print(f"  the second run: peak above the resident size before it: {again:.2f}x the tensors  "
           f"(goal <= 3x: {'met' if again <= 3 else 'MISSED'})")

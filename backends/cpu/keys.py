@@ -18,7 +18,7 @@ from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
-__all__ = ["KeySpace", "key_space", "key_dtype", "logical_keys", "logical_pad"]
+__all__ = ["KeySpace", "key_space", "key_dtype", "logical_keys", "logical_pad", "looked_up_at", "padding"]
 
 
 @attrs.frozen
@@ -132,6 +132,31 @@ def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
         index[r0 * width:r1 * width] = where[np.add.outer(head_keys[r0:r1], tail_keys).reshape(-1)]
         pad[r0 * width:r1 * width] = np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1)
     return index, pad
+
+
+def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
+                 flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_looked_up` at the flat positions `flat` only: each position's digits over the
+    factor grid (the last fastest, as `_outer`) pick its key and padding flag part by part."""
+    parts, dtype = _parts(levels, space), key_dtype(space)
+    keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
+    total = math.prod(len(k) for k, _ in parts)
+    rest = np.array(flat, np.int32 if total <= np.iinfo(np.int32).max else np.int64)
+    for k, p in reversed(parts):  # one digit at a time, the fastest first
+        digit = rest % len(k)
+        rest //= len(k)
+        keys += k.astype(dtype, copy=False)[digit]
+        if p is not None:
+            pad |= p[digit]
+    return where[keys], pad
+
+
+def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:
+    """The padding flag of every flat position of the buffer with these levels (no keys)."""
+    pad = np.zeros(1, bool)
+    for k, p in _parts(levels, space):
+        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
+    return pad
 
 
 def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:

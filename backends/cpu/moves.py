@@ -37,13 +37,13 @@ from ir.types import Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes, row_copies
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, key_space, logical_keys, logical_pad,
+    KeySpace, _looked_up, key_space, logical_keys, logical_pad, looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
-    "match_keys", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
+    "match_keys", "plan_at", "move_global", "move_local", "trim", "strided_form_of", "gather_rows",
 ]
 
 
@@ -56,6 +56,26 @@ class MovePlan:
     live: np.ndarray | None
 
 
+def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray:
+    """Key -> a source position holding it (-1: none), int32 when `narrow` and every source
+    position fits. The source's keys are dropped once `where` holds them."""
+    src_keys, src_pad = logical_keys(src_levels, space)
+    wide = not narrow or src_keys.size > np.iinfo(np.int32).max
+    where = np.full(space.size, -1, np.int64 if wide else np.int32)
+    live_src = np.flatnonzero(~src_pad)
+    del src_pad
+    where[src_keys[live_src]] = live_src  # several sources: they hold the same value
+    return where
+
+
+def _check_found(index: np.ndarray, live: np.ndarray, what: str, src_levels: tuple[Mapping, ...],
+                 dst_levels: tuple[Mapping, ...]) -> None:
+    missing = int(np.count_nonzero((index < 0) & live))
+    if missing:
+        raise InternalError(f"cpu {what}: {missing} live output cells have no input cell "
+                            f"({_levels_text(src_levels)} -> {_levels_text(dst_levels)})")
+
+
 def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
                dst_levels: tuple[Mapping, ...], what: str, narrow: bool = False) -> MovePlan:
     """For every cell of `dst_levels`, a cell of `src_levels` with the same key. Made with
@@ -63,25 +83,27 @@ def match_keys(space: KeySpace, src_levels: tuple[Mapping, ...],
     once `where` holds them, the destination's are made a block at a time and read through
     `where` at once, and the padding is zeroed in place. `narrow`: the index is int32 when every source position fits
     (a move plan, only ever used to index; the contraction's plan stays int64)."""
-    src_keys, src_pad = logical_keys(src_levels, space)
-    wide = not narrow or src_keys.size > np.iinfo(np.int32).max
-    where = np.full(space.size, -1, np.int64 if wide else np.int32)
-    live_src = np.flatnonzero(~src_pad)
-    del src_pad
-    where[src_keys[live_src]] = live_src  # several sources: they hold the same value
-    del src_keys, live_src
+    where = _where(space, src_levels, narrow)
     index, dst_pad = _looked_up(dst_levels, space, where)
     del where
     live = ~dst_pad
     del dst_pad
-    missing = int(np.count_nonzero((index < 0) & live))
-    if missing:
-        raise InternalError(f"cpu {what}: {missing} live output cells have no input cell "
-                            f"({_levels_text(src_levels)} -> {_levels_text(dst_levels)})")
+    _check_found(index, live, what, src_levels, dst_levels)
     if live.all():
         return MovePlan(index, None)
     index[~live] = 0
     return MovePlan(index, live)
+
+
+def plan_at(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...],
+            flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The move plan at the destination's flat positions `flat` only: (the source position
+    of each, whether it is live), without the index of every destination position (a
+    tile's write into a whole output view)."""
+    space = key_space(mops.frag(pair_all(list(src_levels))))
+    index, pad = looked_up_at(dst_levels, space, _where(space, src_levels, narrow=True), flat)
+    _check_found(index, ~pad, "move", src_levels, dst_levels)
+    return index, ~pad
 
 
 def _levels_text(levels: tuple[Mapping, ...]) -> str:
@@ -217,13 +239,29 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     `plan`: the move's plan when it is not the levels' own (a composed move)."""
     key = (key or (src_levels, dst_levels), rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
     found, form = moves_strided.FORMS.get(key)
-    if not found:
-        own = plan is None
-        plan = plan or _uncached_plan(src_levels, dst_levels)
-        form = moves_strided.strided_form(plan.index, plan.live, rows.shape[1:], rows.strides[1:])
-        moves_strided.FORMS.put(key, form)
-        if form is None and own:
-            _PLANS.put((src_levels, dst_levels), plan)
+    if found:
+        return form
+    own = plan is None
+    plan = plan or _PLANS.get((src_levels, dst_levels))
+    if plan is not None:
+        form = moves_strided.strided_form(plan.index.__getitem__, len(plan.index), plan.live, rows.shape[1:],
+                                          rows.strides[1:])
+    else:  # the levels' own plan, asked a block of positions at a time: no index of the whole output
+        space = key_space(mops.frag(pair_all(list(src_levels))))
+        where = _where(space, src_levels, narrow=True)
+        pad = padding(dst_levels, space)
+
+        def source(flat: np.ndarray) -> np.ndarray:
+            index, _ = looked_up_at(dst_levels, space, where, flat)
+            _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
+            return index
+
+        form = moves_strided.strided_form(source, len(pad), ~pad if pad.any() else None, rows.shape[1:],
+                                          rows.strides[1:])
+        del where, pad
+    moves_strided.FORMS.put(key, form)
+    if form is None and own:  # the gather of moves.py needs the plan: made once, kept
+        _PLANS.put((src_levels, dst_levels), plan or _uncached_plan(src_levels, dst_levels))
     return form
 
 

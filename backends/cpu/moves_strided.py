@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 import math
+from typing import Callable
 
 import attrs
 
@@ -41,12 +42,33 @@ class StridedForm:
     full: bool
 
 
+_CHECK_BLOCK = 1 << 18  # cells a step of the exact checks and scans below looks at
+
+
+def _narrow(extent: int) -> type:
+    """The narrowest of int32 / int64 that holds every value below `extent` (halves the
+    scratch of a plan under 2^31 elements or bytes)."""
+    return np.int32 if extent <= np.iinfo(np.int32).max else np.int64
+
+
 def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
     """Byte offset of every element of an array (C order of `shape`), from element 0."""
-    offs = np.zeros(1, np.int64)
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
+    dtype = _narrow(span)
+    offs = np.zeros(1, dtype)
     for n, s in zip(shape, strides):
-        offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s).reshape(-1)
+        offs = np.add.outer(offs, np.arange(n, dtype=dtype) * s).reshape(-1)
     return offs
+
+
+def _live_positions(live: np.ndarray) -> np.ndarray:
+    """`np.flatnonzero(live)` in the narrowest dtype, found a block at a time (no int64 array
+    of the whole plan's size)."""
+    live = live.reshape(-1)
+    dtype = _narrow(len(live))
+    parts = [np.flatnonzero(live[lo:lo + _CHECK_BLOCK]).astype(dtype) + dtype(lo)
+             for lo in range(0, len(live), _CHECK_BLOCK)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 def _largest_divisor_upto(m: int, limit: int) -> int:
@@ -56,13 +78,55 @@ def _largest_divisor_upto(m: int, limit: int) -> int:
     return 1
 
 
-def _linear_run(cols: tuple[np.ndarray, ...], steps: tuple[int, ...], m: int) -> int:
+@attrs.frozen
+class _Column:
+    """One column of the affine check: `values(k)` of the plan's k-th live cells, sampled at
+    every `step`-th cell of `n`; read a block at a time, so no column of the plan's whole
+    size is ever made."""
+
+    values: Callable[[np.ndarray], np.ndarray]
+    n: int
+    step: int = 1
+
+    def __len__(self) -> int:
+        return -(-self.n // self.step)
+
+    def take(self, lo: int, hi: int) -> np.ndarray:
+        return self.values(np.arange(lo, hi, dtype=np.int64) * self.step)
+
+    def at(self, k: int) -> int:
+        return int(self.take(k, k + 1)[0])
+
+    def every(self, block: int) -> _Column:
+        return _Column(self.values, self.n, self.step * block)
+
+
+def _affine(cols: tuple[_Column, ...], lo: int, hi: int, dims: list[tuple[int, tuple[int, ...]]]) -> bool:
+    """Whether samples [lo, hi) of every column are their sample 0 plus the mixed-radix
+    digits of the sample number (inner to outer) times the digits' steps."""
+    firsts = [c.at(0) for c in cols]
+    for b0 in range(lo, hi, _CHECK_BLOCK):
+        b1 = min(hi, b0 + _CHECK_BLOCK)
+        k = np.arange(b0, b1, dtype=np.int64)
+        digits = []
+        for e, _ in dims:
+            digits.append(k % e)
+            k //= e
+        for i, c in enumerate(cols):
+            expect = np.full(b1 - b0, firsts[i], np.int64)
+            for d, (_, steps) in zip(digits, dims):
+                expect += d * steps[i]
+            if not np.array_equal(expect, c.take(b0, b1)):
+                return False
+    return True
+
+
+def _linear_run(cols: tuple[_Column, ...], steps: tuple[int, ...], m: int) -> int:
     """Largest r <= m with cols[c][k] == cols[c][0] + k * steps[c] for every k < r and c
     (`cols` are the strided samples, length m), by doubling then bisection."""
 
     def ok(lo: int, hi: int) -> bool:
-        k = np.arange(lo, hi, dtype=np.int64)
-        return all(np.array_equal(c[lo:hi], c[0] + k * s) for c, s in zip(cols, steps))
+        return _affine(cols, lo, hi, [(hi + 1, steps)])
 
     good = min(2, m)  # k = 0, 1 hold by definition of the step
     while good < m:
@@ -80,59 +144,52 @@ def _linear_run(cols: tuple[np.ndarray, ...], steps: tuple[int, ...], m: int) ->
     return good
 
 
-_CHECK_BLOCK = 1 << 20
-
-
-def _dims(cols: tuple[np.ndarray, ...]) -> list[tuple[int, tuple[int, ...]]] | None:
+def _dims(cols: tuple[_Column | np.ndarray, ...]) -> list[tuple[int, tuple[int, ...]]] | None:
     """(extent, step of each column) of each grid digit, inner to outer, with every
-    `cols[c]` = cols[c][0] + sum d_j * step_j[c]; None when no such grid exists."""
+    `cols[c]` = cols[c][0] + sum d_j * step_j[c]; None when no such grid exists. A column is
+    an array or a `_Column` computed a block at a time."""
+    cols = tuple(c if isinstance(c, _Column) else _Column(c.__getitem__, len(c)) for c in cols)
     n = len(cols[0])
     dims: list[tuple[int, tuple[int, ...]]] = []
     block = 1
     while block < n:
-        subs = tuple(c[::block] for c in cols)
+        subs = tuple(c.every(block) for c in cols)
         m = len(subs[0])
-        steps = tuple(int(c[1]) - int(c[0]) for c in subs)
+        steps = tuple(c.at(1) - c.at(0) for c in subs)
         e = _largest_divisor_upto(m, _linear_run(subs, steps, m))
         if e <= 1:
             return None
         dims.append((e, steps))
         block *= e
-    for lo in range(0, n, _CHECK_BLOCK):  # exact check of every cell, a block at a time (no whole-size scratch)
-        hi = min(n, lo + _CHECK_BLOCK)
-        for i, c in enumerate(cols):
-            k = np.arange(lo, hi, dtype=np.int64)
-            expect = np.full(hi - lo, int(c[0]), np.int64)
-            for e, steps in dims:  # inner to outer: k's mixed-radix digits
-                expect += (k % e) * steps[i]
-                k //= e
-            if not np.array_equal(expect, c[lo:hi]):
-                return None
-    return dims
+    return dims if _affine(cols, 0, n, dims) else None  # exact check of every cell
 
 
-def strided_form(index: np.ndarray, live: np.ndarray | None, src_shape: tuple[int, ...],
-                 src_strides: tuple[int, ...]) -> StridedForm | None:
+def strided_form(source: Callable[[np.ndarray], np.ndarray], n_dst: int, live: np.ndarray | None,
+                 src_shape: tuple[int, ...], src_strides: tuple[int, ...]) -> StridedForm | None:
     """The affine form of a move plan read from an input of `src_shape` (C-order flat
-    positions as in `index`) laid out with byte `src_strides`; None when not affine."""
-    if live is None:  # positions in the narrowest dtype that holds them: a DMA's plan is the tensor's size
-        pos = np.arange(len(index), dtype=np.int32 if len(index) <= np.iinfo(np.int32).max else np.int64)
-        src = index
+    positions) laid out with byte `src_strides`; None when not affine. The plan is given as
+    `source(positions)`, the input position each of the `n_dst` output positions reads, and
+    `live` (None: every output is): it is asked a block at a time, so a plan never needs
+    an index array of the whole output."""
+    if live is None:  # every output position is live: the k-th cell is position k
+        n, position = n_dst, (lambda k: k)
     else:
-        pos = np.flatnonzero(live)
-        src = index[pos]
-    if len(pos) == 0:
+        pos = _live_positions(live)
+        n, position = len(pos), pos.__getitem__
+    if n == 0:
         return None
     offs = _offsets(src_shape, src_strides)
-    dims = _dims((pos, offs[src]))
+    cols = (_Column(position, n), _Column(lambda k: offs[source(position(k))], n))
+    dims = _dims(cols)
     if dims is None:
         return None
     dims = dims[::-1]  # outer to inner
     extents = tuple(e for e, _ in dims)
     pstrides = tuple(int(s[0]) for _, s in dims)
     vstrides = tuple(int(s[1]) for _, s in dims)
-    full = live is None and int(pos[0]) == 0
-    return StridedForm(extents, pstrides, vstrides, int(pos[0]), int(src[0]), full)
+    p0 = cols[0].at(0)
+    v0 = int(source(np.array([p0], np.int64))[0])
+    return StridedForm(extents, pstrides, vstrides, p0, v0, live is None and p0 == 0)
 
 
 def _start_view(rows: np.ndarray, flat: int) -> np.ndarray:

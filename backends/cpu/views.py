@@ -143,12 +143,13 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
     if len(shape) != len(out_shape) or any(n > m for n, m in zip(shape, out_shape)):
         return None
     src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
-    plan = moves._uncached_plan(src_levels, levels)  # not kept: a whole-output index array
     live = np.meshgrid(*(live_positions(mp) for mp in levels), indexing="ij")
     pos = np.ravel_multi_index(tuple(live), shape).reshape(-1)
-    if not len(pos) or (plan.live is not None and not plan.live[pos].all()):
+    if not len(pos):
         return None
-    index = plan.index[pos]
+    index, found = moves.plan_at(src_levels, levels, pos)  # the view's live cells only, not the whole output's
+    if not found.all():
+        return None
     src_off = moves_strided._offsets(src_shape, src_strides)[index]
     out_off = sum(axis.reshape(-1).astype(np.int64) * st for axis, st in zip(live, out_strides))
     dims = moves_strided._dims((out_off - out_off[0], src_off - src_off[0]))

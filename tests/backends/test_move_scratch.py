@@ -50,8 +50,34 @@ def test_a_plan_made_in_blocks_reads_the_cells_numpy_says(blocks: int, src, dst)
 
 def test_a_strided_form_checked_in_blocks_is_exact(blocks: int) -> None:
     index = np.arange(60).reshape(5, 4, 3).transpose(2, 0, 1).reshape(-1)  # a transposition: affine
-    form = moves_strided.strided_form(index, None, (60,), (1,))
+    form = moves_strided.strided_form(index.__getitem__, 60, None, (60,), (1,))
     assert form is not None and int(np.prod(form.extents)) == 60
     broken = index.copy()
     broken[-1], broken[-2] = broken[-2], broken[-1]  # one swapped pair late in the array: no grid
-    assert moves_strided.strided_form(broken, None, (60,), (1,)) is None
+    assert moves_strided.strided_form(broken.__getitem__, 60, None, (60,), (1,)) is None
+
+
+@pytest.mark.parametrize("src, dst", CASES)
+def test_a_plan_asked_at_some_positions_reads_the_cells_numpy_says(blocks: int, src, dst) -> None:
+    src_levels, dst_levels = tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst)
+    index, live = _whole(src_levels, dst_levels)
+    flat = np.arange(index.size)[::-1][::2].copy()  # every other position, out of order
+    got, found = moves.plan_at(src_levels, dst_levels, flat)
+    np.testing.assert_array_equal(found, live[flat])
+    np.testing.assert_array_equal(got[found], index[flat][found])
+
+
+@pytest.mark.parametrize("src, dst", CASES)
+def test_a_strided_form_made_without_the_whole_plan_is_the_plans_form(blocks: int, src, dst) -> None:
+    """The form strided_form_of finds by asking the levels a block of positions at a time
+    (issue 38 item 5: no index of the whole output) is the one the whole plan gives."""
+    src_levels, dst_levels = tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst)
+    index, live = _whole(src_levels, dst_levels)
+    rows = np.zeros((1, *(mp.size for mp in src_levels)), np.int32)
+    moves_strided.FORMS.forms.clear()
+    lazy = moves.strided_form_of(rows, src_levels, dst_levels)
+    whole = moves_strided.strided_form(index.__getitem__, index.size, None if live.all() else live,
+                                       rows.shape[1:], rows.strides[1:])
+    assert lazy == whole
+    if lazy is None:  # the gather needs the plan: kept
+        assert moves._PLANS.get((src_levels, dst_levels)) is not None
