@@ -136,25 +136,35 @@ def param(spec: Any) -> list[str]:
     return [f'        {name}: HbmTensor[{_BIAS_DTYPE[spec.dtype_out]}, Chip, m("{_ax(index)}")],']
 
 
-def bias_lines(spec: Any, indent: str, tiles: str, cols: int) -> list[str]:
-    """The lines that load the bias values of one result tile into every slice's VRF: `tiles`
-    picks the tile's columns from the bias's HBM view, `cols` the columns one slice computes."""
+def bias_lines(spec: Any, indent: str, tiles: str, cols: int) -> tuple[list[str], list[str]]:
+    """(the lines before the tile function that load the bias values of column block `j`
+    into every slice's VRF, the tile function's lines that take them: loaded at the block's
+    first tile, kept for the others), or two empty lists. `tiles` picks the block's columns
+    from the bias's HBM view, `cols` the columns one slice computes."""
     ep = spec.epilogue
     if ep is None or ep.bias is None:
-        return []
+        return [], []
     name, index = ep.bias
     N = _ax(index)
     dt = _BIAS_DTYPE[spec.dtype_out]
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit
-    return [f"{indent}# the bias: the {dt} values of {name} for this tile's columns, each slice's {cols} "
+    load = [f"    {name}_blocks = {{}}  # the bias of each column block j, loaded at its first tile",
+            "",
+            f"    def {name}_block(j):",
+            f"        # the bias: the {dt} values of {name} for block j's columns, each slice's {cols} "
             "into its Vector Register File",
-            f"{indent}{name}_dm = ({name}.view(){tiles}",
-            f'{indent}        .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, Slice, m("{element}")]))',
-            f"{indent}{name}_vrf = (ctx.sub.begin({name}_dm.view())",
-            f"{indent}         .fetch({fetch})",
-            f"{indent}         .collect({fetch})",
-            f'{indent}         .to_vrf(m("{element}")))']
+            f"        {name}_dm = ({name}.view(){tiles}",
+            f'                .to_dm(ctx.tdma, DmTensor[{dt}, Chip, Cluster, Slice, m("{element}")]))',
+            f"        return (ctx.sub.begin({name}_dm.view())",
+            f"                .fetch({fetch})",
+            f"                .collect({fetch})",
+            f'                .to_vrf(m("{element}")))',
+            ""]
+    take = [f"{indent}if j not in {name}_blocks:",
+            f"{indent}    {name}_blocks[j] = {name}_block(j)",
+            f"{indent}{name}_vrf = {name}_blocks[j]"]
+    return load, take
 
 
 def vector_lines(spec: Any, indent: str) -> list[str]:

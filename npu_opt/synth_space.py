@@ -236,8 +236,11 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
            .split(".tile") if call]
     if geo.tb > 1:
         return time_block_tile(v, dst)
-    lines = ["    def tile(streamed, trf, i, j):",
-             *epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), [(v["ni"], v["nt"], v["tn"], "j")]), v["c"]),
+    load, take = epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), [(v["ni"], v["nt"], v["tn"], "j")]),
+                                     v["c"])
+    lines = [*load,
+             "    def tile(streamed, trf, i, j):",
+             *take,
              f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
              f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
              "        result = (ctx.main.begin(streamed.view())",

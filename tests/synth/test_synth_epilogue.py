@@ -12,10 +12,13 @@ import numpy as np
 import pytest
 
 from backends import get_backend
+from backends.npu import compile_kernel
 from driver.cli import main
 from driver.discover import _load as load_file
 from ir.errors import NpuOptError
 from npu_opt.synth import contraction
+from npu_opt.synth_space import build, source
+from tu_ops.target import get_target
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -191,3 +194,27 @@ def test_bad_epilogues_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFi
     with pytest.raises(NpuOptError) as e:
         contraction(einsum, dtype=dtype, sizes=dict(m=64, n=64, k=32, **({"q": 64} if "[q]" in einsum else {})))
     assert e.value.code == "USAGE"
+
+
+def test_the_bias_of_a_column_block_is_loaded_once_for_all_its_tiles(tmp_path: Path) -> None:
+    """Four row tiles share one column block: its bias goes into the VRF once (one `vrf_load`
+    record for four commits), not once a tile; the values still equal the oracle."""
+    sizes = dict(m=1024, n=1024, k=64)
+    spec = contraction("q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)", sizes=sizes)
+    point = {"placement": "32x8 of 8x128", "trf": "w", "packet": 32, "order": "ij", "reuse": "all"}
+    path = tmp_path / "synth_kernel.py"
+    path.write_text(source(spec, point))
+    kernel = build(spec, point, str(path))
+    outcome = compile_kernel(kernel, get_target("rngd"))
+    assert outcome.status == "ok"
+    records = [line.split("= ", 1)[1].split()[0] for line in outcome.text.splitlines() if " = " in line]
+    assert records.count("vrf_load") == 1 and records.count("commit") == 4
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (1024, 64), dtype=np.int8)
+    w = rng.integers(-128, 128, (1024, 64), dtype=np.int8)
+    b = rng.integers(-5000, 5000, 1024).astype(np.int32)
+    want = _q8(True, True, 0.0009765625)(a.astype(np.int64) @ w.astype(np.int64).T, b)
+    for backend in ("cpu", "visa"):
+        q = np.zeros((1024, 1024), np.int8)
+        get_backend(backend).run(kernel, (a, w, b, q))
+        assert np.array_equal(q, want), backend
