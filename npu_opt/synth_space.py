@@ -6,7 +6,8 @@ The levers of a GEMM `out[M, N] = a[M, K] . w[N, K]` (one pass of the contractio
 tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
 - `placement`: "SMxSN of RxC": each slice computes R x C results (32 x 32, or 8 x 128, whose
   rows of 128 results store to HBM in longer packets), SM slices along M times SN along N
-  (SM * SN = 256) make one tile; only placements whose tile fits the result are generated;
+  (SM * SN = 256) make one tile; only placements whose tiles cover the result exactly are
+  generated, and when none does, those on fewer slices that do (`, on 1/N of the slices`);
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
