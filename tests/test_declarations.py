@@ -16,7 +16,7 @@ from ir import ops as ir
 from ir.declare import Table
 from ir.kernel_parser import traced_op_classes
 from tu_ops import OP_CLASSES
-from tu_ops.feed import dest_element_types, dest_mnemonics
+from tu_ops.feed_dests import dest_element_types, dest_mnemonics
 from tu_ops.lower.dispatch import LOWERINGS
 from tests.golden import assert_golden
 

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
         CELL_FORMATS, Aggregate, CellFormat, CollectFlits, CommitConversion, Conversion, ConversionKind,
         DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
     )
-    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape
+    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
     from tu_ops.printing import mapping_text, type_text, value_text
     from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
     from tu_ops.target import (
@@ -66,7 +67,13 @@ def _tu_ops_enums() -> dict[str, Any]:
 
 @_EXPORTS.loader
 def _tu_ops_feed() -> dict[str, Any]:
-    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape, dest_element_types, dest_mnemonics
+    from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape
+    return locals()
+
+
+@_EXPORTS.loader
+def _tu_ops_feed_dests() -> dict[str, Any]:
+    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
     return locals()
 
 
@@ -118,20 +125,11 @@ def _tu_ops_vector() -> dict[str, Any]:
 
 def __getattr__(name: str) -> Any:
     if name == "OP_CLASSES":  # computed, not imported: cached on the package like the others
-        globals()[name] = _op_classes()
+        from tu_ops.op_classes import op_classes
+
+        globals()[name] = op_classes()
         return globals()[name]
     return _EXPORTS.get(__name__, name)
-
-
-def _op_classes() -> tuple[type, ...]:
-    """Every lowered op class, in pipeline order (docs/reference/diagnostics.md): the classes
-    the modules of `tu_ops` declare, ordered by their `PIPELINE_RANK`."""
-    from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute, rf_reshape,  # noqa: F401
-                        runtime, spm, transpose, trf, vector, vector_branch, vector_branch_rf, vector_inter,
-                        vector_pair, vector_pair_rf, vrf)
-    from tu_ops.base import TU_OPS
-
-    return tuple(sorted(TU_OPS.global_values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
 
 
 __all__ = [

@@ -23,7 +23,6 @@ from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_source import source_problem, start_problem
-from tu_ops.feed_dests import dest_element_types, dest_mnemonics, feed_destinations
 from tu_ops.feed_fields import DestKind, FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
 from tu_ops.fetch_mask import mask_problem, masked
 from tu_ops.printing import mapping_text, value_text
@@ -35,8 +34,8 @@ from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "feed_destinations", "dest_element_types",
-           "dest_mnemonics", "as_entries", "read_elems"]
+__all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "as_entries",
+           "read_elems"]
 
 
 @attrs.frozen(kw_only=True)
@@ -209,7 +208,9 @@ class FeedBuffer(TuOp):
         if not isinstance(flits, CollectFlits):
             return f"collect_flits {flits!r} is not Flit1 or Flit2"
         if flits is CollectFlits.Flit2 and self.dest.kind.op_class.FEED_PACKING is None:  # it packs one flit
-            packers = (kind.name for kind, cls in feed_destinations().items() if cls.FEED_PACKING is not None)
+            # the packing kinds among the record classes loaded (every one, where a feed is verified:
+            # lowering and the VISA parser load them all): this module is below them, so it cannot
+            packers = (kind.name for kind in DestKind if kind.op_class.FEED_PACKING is not None)
             return f"Flit2 delivery only into {' or '.join(packers)}, not {self.dest.kind}"
         time2 = self.output_type.time.size
         if self.beats * flits.value != time2:

@@ -1,18 +1,18 @@
 """Every feed destination kind at once (FEED-2 and FEED-12 as data): the record classes'
-own declarations (`FEED_DEST`, `tu_ops.feed_fields.DestKind`), every record class loaded first."""
+own declarations (`FEED_DEST`, `tu_ops.feed_fields.DestKind`), every record module loaded
+first (tu_ops/op_classes.py)."""
 
 from __future__ import annotations
 
-import tu_ops
 from tu_ops.enums import FeedElementType
 from tu_ops.feed_fields import DestKind
+from tu_ops import op_classes  # noqa: F401  every record module loaded: every kind declared
 
 __all__ = ["feed_destinations", "dest_element_types", "dest_mnemonics"]
 
 
 def feed_destinations() -> dict[DestKind, type]:
     """The record class of every destination kind."""
-    tu_ops.OP_CLASSES  # noqa: B018
     return {kind: kind.op_class for kind in DestKind}
 
 
