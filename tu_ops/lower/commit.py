@@ -11,7 +11,7 @@ from ir import ops as ir
 from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp
 from tu_ops.enums import CommitConversion
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.valid_count import is_packed
 
 __all__: list[str] = []

@@ -14,7 +14,7 @@ from ir.rules.contract_geometry import outer_geometry
 from tu_ops.base import Ref
 from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeReduce
 from tu_ops.enums import CollectFlits
-from tu_ops.lower.dispatch import Site, feeds, lowers
+from tu_ops.lower.tables import Site, feeds, lowers
 
 __all__: list[str] = []
 

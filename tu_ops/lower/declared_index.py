@@ -15,10 +15,6 @@ def _contract() -> None:
     from tu_ops.lower import contract  # noqa: F401
 
 
-def _dispatch() -> None:
-    from tu_ops.lower import dispatch  # noqa: F401
-
-
 def _engines() -> None:
     from tu_ops.lower import engines  # noqa: F401
 
@@ -57,7 +53,7 @@ def _vrf() -> None:
 
 DECLARED: dict[str, tuple[Callable[[], None], ...]] = {
     'ir.data_movement_ops': (_engines,),
-    'ir.ops': (_commit, _contract, _dispatch, _inferred, _trf,),
+    'ir.ops': (_commit, _contract, _inferred, _trf,),
     'ir.valid_count_ops': (_valid_count,),
     'ir.vector.branch_ops': (_vector_branch,),
     'ir.vector.chain_ops': (_vector,),

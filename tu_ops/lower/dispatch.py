@@ -1,12 +1,15 @@
-"""How a traced stage finds its lowering: a table keyed by op class, filled by declaration.
+"""How a traced stage finds its lowering: a table keyed by op class, filled by declaration
+(tu_ops/lower/tables.py).
 
 Each lowering module declares, next to its builder, `@lowers(ir.SomeOp)` on a function
 `(op, site) -> tu op | None` (None: the stage is folded into another stage's op), and
 `@feeds(ir.SomeOp)` when the op, consuming a `collect`, decides how many flits the feed
 packs, and `@prints_type(ir.SomeOp)` when its result type prints differently once lowered
 (an inferred layout prints from its factor form). A lookup loads the module that declares
-the op, as the package's index says (tu_ops/lower/declared_index.py). The lowering (`build`) and the VISA re-derivation (`visa.relower`) both
-call `lower_stage`, so a new engine adds its lowering in one place, its own module.
+the op, as the package's index says (tu_ops/lower/declared_index.py); this module tells the
+tables how, so the declaring modules import the tables alone. The lowering (`build`) and
+the VISA re-derivation (`visa.relower`) both call `lower_stage`, so a new engine adds its
+lowering in one place, its own module.
 """
 
 from __future__ import annotations
@@ -14,20 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
-from ir import ops as ir
-from ir.declare import Table, write_index
+from ir.declare import write_index
 from ir.errors import InternalError
-from ir.stage_spec import STAGES
-from tu_ops.base import Ref
-from tu_ops.enums import CollectFlits, TuContext
+from tu_ops.enums import CollectFlits
 from tu_ops.lower.program import ProgramChain
-from tu_ops.stage_record import record_of
+from tu_ops.lower.tables import FEED_FLITS, LOWERINGS, PRINTED_TYPES, Site, feeds, lowers, prints_type
 
 __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits", "lowered_types", "LOWERINGS",
            "FEED_FLITS", "PRINTED_TYPES"]
-
 
 
 def _load() -> None:
@@ -41,24 +38,8 @@ def _index() -> dict[str, dict[str, Callable[[], None]]]:
     return DECLARED
 
 
-def _stage_lowering(op_cls: Any) -> tuple[Callable[..., Any], dict[str, Any]] | None:
-    """A declared stage's lowering (ir.stage_spec): its record of the op's types and choices."""
-    spec = STAGES.get(op_cls)
-    if spec is None:
-        return None
-    record = record_of(spec)
-
-    def lower(op: Any, site: Site) -> Any:
-        return record.of_types(Ref(site.result), Ref(site.src), op.input.type, spec.choices(op), op.loc)
-
-    return lower, {"into": record}
-
-
-# Each filled by the modules of `tu_ops.lower`; a lookup loads the one module that declares
-# the op (tu_ops/lower/declared_index.py, rewritten by `python -m tu_ops.lower.dispatch`).
-LOWERINGS = Table("lowering", _load, _index, package="tu_ops.lower", derive=_stage_lowering)
-FEED_FLITS = Table("feed packing", _load, _index, package="tu_ops.lower")
-PRINTED_TYPES = Table("lowered type", _load, _index, package="tu_ops.lower")
+LOWERINGS.load = FEED_FLITS.load = PRINTED_TYPES.load = _load  # how a lookup loads the declaring modules
+LOWERINGS.index = FEED_FLITS.index = PRINTED_TYPES.index = _index
 INDEX_COMMAND = "python -m tu_ops.lower.dispatch"
 
 
@@ -66,44 +47,6 @@ def write_declared_index() -> str:
     """Rewrite tu_ops/lower/declared_index.py from the declarations; its path."""
     from tu_ops.lower import declared_index
     return write_index([LOWERINGS, FEED_FLITS, PRINTED_TYPES], declared_index.__file__, INDEX_COMMAND)
-
-
-@attrs.frozen
-class Site:
-    """Where a stage of a TU program lowers: its chain and position there, the ids of its
-    result and of the value it streams from, and how to find a traced value's lowered id
-    and type."""
-
-    chain: ProgramChain
-    position: int  # index of the op in `chain.after_collect()`
-    result: int
-    src: int
-    ref: Callable[[ir.Value], int]
-    type_of: Callable[[ir.Value], Any]
-    context: TuContext
-    target: Any
-
-    def later(self, cls: type) -> Any | None:
-        """The first op of class `cls` after this stage in its chain, or None."""
-        rest = self.chain.after_collect()[self.position + 1:]
-        return next((op for op in rest if isinstance(op, cls)), None)
-
-
-def lowers(op_cls: type, *, into: type | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn(op, site)` as the lowering of traced ops of class `op_cls`; `into` names the
-    tu op class it builds (or joins) when a feed may deliver to it (its `FEED_DEST`)."""
-    return LOWERINGS.declare(op_cls, into=into)
-
-
-def feeds(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn(op) -> CollectFlits`: the feed packing for an `op_cls` right after `collect`."""
-    return FEED_FLITS.declare(op_cls)
-
-
-def prints_type(op_cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare `fn(op, types) -> type | None`: the lowered type of an `op_cls` result (None:
-    its traced type), given the lowered types of the values defined before it."""
-    return PRINTED_TYPES.declare(op_cls)
 
 
 def lowered_types(kernel: Any) -> dict[int, Any]:
@@ -115,12 +58,6 @@ def lowered_types(kernel: Any) -> dict[int, Any]:
         if t is not None:
             out[op.result.id] = t
     return out
-
-
-@prints_type(ir.View)
-def _view_type(op: ir.View, types: dict[int, Any]) -> Any | None:
-    """A view prints as the tensor it views."""
-    return types.get(op.src.id)
 
 
 def lower_stage(op: Any, site: Site) -> Any | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ir.data_movement_ops import Transpose
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
 from tu_ops.transpose import TransposeOp
 
 __all__ = ["lower_transpose"]

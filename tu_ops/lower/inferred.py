@@ -22,7 +22,7 @@ from ir.mapping.factors import RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.rules.collect import infer_trf
 from ir.rules.contract_geometry import factor_mapping
-from tu_ops.lower.dispatch import prints_type
+from tu_ops.lower.tables import prints_type
 
 __all__ = ["factor_form", "trf_inferred", "commit_inferred"]
 
@@ -90,3 +90,9 @@ def _commit_type(op: ir.Commit, types: dict[int, Any]) -> Any | None:
     if not commit_inferred(op, stream.time, stream.packet):
         return None
     return attrs.evolve(op.result.type, element=factor_form(op.result.type.element))
+
+
+@prints_type(ir.View)
+def _view_type(op: ir.View, types: dict[int, Any]) -> Any | None:
+    """A view prints as the tensor it views."""
+    return types.get(op.src.id)

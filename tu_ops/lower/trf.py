@@ -9,7 +9,7 @@ from ir.errors import InternalError
 from ir.rules.collect import trf_geometry
 from tu_ops.base import Ref
 from tu_ops.enums import CollectFlits
-from tu_ops.lower.dispatch import Site, feeds, lowers
+from tu_ops.lower.tables import Site, feeds, lowers
 from tu_ops.trf import TrfLoad
 
 __all__ = ["trf_flits"]

@@ -1,12 +1,12 @@
 """`commit_trim` + `commit_valid_count_pack` + `commit` lowered: one CommitOp with `pack=`
 (`CommitOp.of_types`, made at `commit_trim`, tu_ops.lower.commit). A reduce's Valid Count
-Generator configuration is the vector lowering's (`tu_ops.lower.vector.with_vcg`)."""
+Generator configuration is the vector lowering's (`tu_ops.lower.reduce_vcg.with_vcg`)."""
 
 from __future__ import annotations
 
 from ir import ops as ir
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
 
 __all__ = ["is_packed"]
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import attrs
-
 from ir import ops as ir
 from ir.vector import chain_ops as cops
 from ir.vector import ops as vops
@@ -21,14 +19,16 @@ from ir.vector.inter_ops import VectorInterSliceReduce
 from ir.vector.unit_ops import unit_op_classes
 from ir.vector.reduce_ops import VectorIntraSliceReduce, traced_reduce
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
+from tu_ops.lower.reduce_vcg import with_vcg
+from tu_ops.lower.vector_branch import lower_branch
 from tu_ops.lower.vector_kind import record_kind
+from tu_ops.lower.vector_pair import lower_pair
 from tu_ops.lower.vrf import rf_pass
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
-from tu_ops.valid_count import reduce_vcg
 from tu_ops.vector_reduce import record_shapes
 
-__all__ = ["lower_vector", "lower_pass", "traced_pass", "with_vcg"]
+__all__ = ["lower_vector", "lower_pass", "traced_pass"]
 
 
 def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0) -> VeStep:
@@ -61,12 +61,8 @@ def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
     InterFirst inter-slice reduce)."""
     kind = record_kind(body).MNEMONIC
     if kind == "vector_pair":  # pair mode (tu_ops.lower.vector_pair)
-        from tu_ops.lower.vector_pair import lower_pair
-
         return lower_pair(op, site, body)
     if kind == "vector_branch":  # a comparison tag or branched operands (tu_ops.lower.vector_branch)
-        from tu_ops.lower.vector_branch import lower_branch
-
         return lower_branch(op, site, body)
     steps = tuple(with_vcg(ve_step(*o.step()), o) for o in body if o.step() is not None)
     rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
@@ -100,12 +96,6 @@ for _cls in unit_op_classes():  # the units whose traced op is made from their d
     lowers(_cls)(_folded)
 
 
-def _traced_step(step: VeStep, src: ir.Value, ident: int, widened: Any) -> Any:
-    """The traced op a step stands for: its unit's codec, read backwards (`ir.vector.units`);
-    `widened` is the packet a pad restores (the pass's output packet)."""
-    return decode_step(step, src, ident, widened)
-
-
 def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
     """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
     ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
@@ -114,19 +104,6 @@ def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tup
             out_time = record_shapes(rec, rec.steps.index(step)).out_time
             ops.append(traced_reduce(step, ops[-1].result, next(fresh), out_time))
             continue
-        ops.append(_traced_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
+        ops.append(decode_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
     ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
     return tuple(ops)
-
-
-def with_vcg(step: Any, op: ir.Op) -> Any:
-    """A pass's step for the traced `op`: an intra-slice reduce of a padded axis carries the
-    Valid Count Generator's configuration (`vcg=`) that excludes the padding."""
-    if not isinstance(op, VectorIntraSliceReduce):
-        return step
-    t = op.input.type
-    try:
-        vcg = reduce_vcg(t.slice, t.time, t.packet, op.axis)
-    except ValueError as e:
-        raise InternalError(f"{op.text()}: {e}") from e
-    return step if vcg is None else attrs.evolve(step, vcg=vcg)

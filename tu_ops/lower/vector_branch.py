@@ -21,9 +21,9 @@ from ir.vector.branching import cmp_of, guard_of, rf_port
 from ir.vector.operands import Constant, Stash, TernaryOperand
 from ir.vector.branch_ops import tag_codes
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.vector import _traced_step, with_vcg
-from ir.vector.units import mode_value, op_value, spec_of
+from tu_ops.lower.tables import Site, lowers
+from tu_ops.lower.reduce_vcg import with_vcg
+from ir.vector.units import decode_step, mode_value, op_value, spec_of
 from ir.vector.reduce_ops import traced_reduce
 from tu_ops.vrf import walk
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
@@ -122,7 +122,7 @@ def _op_enum(unit: str, name: str) -> Any:
 def _plain_step(step: BranchStep, cur: ir.Value, ident: int, rec: VectorBranchOp) -> Any:
     if step.unit.name.startswith("INTRA_REDUCE_"):
         return traced_reduce(step, cur, ident, record_shapes(rec, rec.steps.index(step)).out_time)
-    return _traced_step(VeStep(step.unit, step.op, step.arg, step.mode, step.arg1), cur, ident, rec.output_type.packet)
+    return decode_step(VeStep(step.unit, step.op, step.arg, step.mode, step.arg1), cur, ident, rec.output_type.packet)
 
 
 def traced_branch(rec: VectorBranchOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:

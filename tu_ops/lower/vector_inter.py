@@ -14,7 +14,7 @@ from typing import Any
 from ir.vector import ops as vops
 from ir.vector.inter_ops import VectorInterSliceReduce
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vector import lower_pass
 from tu_ops.vector_inter import InterReduceName, InterSliceReduceOp
 

@@ -21,11 +21,11 @@ from ir.vector import pair_ops as pops
 from ir.vector import pair_ternary_ops as ptern
 from ir.vector.pair import MODES
 from ir.vector.reduce_ops import traced_reduce
-from ir.vector.units import mode_value, op_value, spec_of
+from ir.vector.units import decode_step, mode_value, op_value, spec_of
 from ir.vector.ways import FLIT, concat_shape, split_shape
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
-from tu_ops.lower.vector import _traced_step, with_vcg
+from tu_ops.lower.tables import Site, lowers
+from tu_ops.lower.reduce_vcg import with_vcg
 from tu_ops.lower.vector_branch import _vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
@@ -162,7 +162,7 @@ def traced_pair(rec: VectorPairOp, src: ir.Value, fresh: Iterator[int]) -> tuple
             out_time = record_shapes(rec, rec.steps.index(step)).out_time
             ops.append(traced_reduce(VeStep(VeUnit[step.unit.name], step.op, step.arg0), cur, ident, out_time))
         elif step.side is PairSide.MERGED:
-            ops.append(_traced_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0, step.mode, step.arg1), cur,
+            ops.append(decode_step(VeStep(VeUnit[step.unit.name], step.op, step.arg0, step.mode, step.arg1), cur,
                                     ident, rec.output_type.packet))
         else:
             ops.append(_paired(step, cur, ident, *_way_shape(step, cur.type)))

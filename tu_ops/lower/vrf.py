@@ -19,7 +19,7 @@ import attrs
 from ir.vector.ways import FLIT
 from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
-from tu_ops.lower.dispatch import Site, lowers
+from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vrf_alloc import allocate_vrf, vrf_placement  # re-exported: the VRF allocation
 from tu_ops.vrf import VectorRfOp, VrfLoad, walk
 
