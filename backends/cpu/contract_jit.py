@@ -300,8 +300,8 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
         fold = la.na == 1 and nn > 1  # A the same at every n: the batch positions become columns
         vw = jit_exact.width(nn * nj if fold else nj)
         lw = jit_exact.layout(gather_w, "w", vw, fold)
-        fa = jit_exact.widened(raw_a, la, wide_a, kernels["gather"]).reshape(-1)
-        fw = jit_exact.widened(raw_w, lw, wide_w, kernels["gather"]).reshape(-1)
+        fa = _widened(raw_a, la, wide_a, threads).reshape(-1)
+        fw = _widened(raw_w, lw, wide_w, threads).reshape(-1)
         order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
         # compute-bound now (tiles in registers, blocks in L1/L2): the rows go to the float
         # threads, as the BLAS baseline of benchmarks/bench_cpu.py uses every core
@@ -315,6 +315,17 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
     _on_rows(kernel, rows, threads, work, lambda lo, hi: (*common, lo, hi))
     return out
+
+
+def _widened(raw: np.ndarray, lay: jit_exact.Layout, wide: bool, threads: int) -> np.ndarray:
+    """The float32 (stored rows, lay.size) of `raw` by the compiled `gather`, the stored rows
+    split between the float threads when there are many (a batched GEMM's 256 distinct
+    operand rows, not a broadcast's one)."""
+    out = np.empty((raw.shape[0], lay.size), np.uint32)
+    args = (lay.index, lay.starts, lay.base, np.int64(lay.stride), wide)
+    _on_rows(_compiled()["gather"], raw.shape[0], threads, out.size,
+             lambda lo, hi: (raw[lo:hi], *args, out[lo:hi]))
+    return out.view(np.float32)
 
 
 def place(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

@@ -30,7 +30,7 @@ import numpy as np
 from ir.exact_kernels import tiles as kt
 from ir.exact_kernels.tiles import TREES, leaf_order
 
-__all__ = ["INLINE", "ORDER", "TI", "TREES", "Layout", "gather", "layout", "tiles", "widened", "width"]
+__all__ = ["INLINE", "ORDER", "TI", "TREES", "Layout", "gather", "layout", "tiles", "width"]
 
 _LOW = 0 if sys.byteorder == "little" else 1
 _U2 = np.uint64(2)
@@ -120,13 +120,6 @@ def layout(gather_, side: str, vw: int = 8, fold: bool = False) -> Layout:
     n, b, r, v = np.meshgrid(np.arange(nw), np.arange(nb), np.arange(nr), np.arange(vw), indexing="ij")
     base = (((n * nb + b) * nr + r) * g * vw + v).reshape(-1)
     return Layout(idx.reshape(-1, g), base, vw, nw * nb * nr * g * vw)
-
-
-def widened(raw: np.ndarray, lay: Layout, wide: bool, kernel) -> np.ndarray:
-    """The float32 (stored rows, lay.size) of `raw` by the compiled `gather` `kernel`."""
-    out = np.empty((raw.shape[0], lay.size), np.uint32)
-    kernel(raw, lay.index, lay.starts, lay.base, np.int64(lay.stride), wide, out)
-    return out.view(np.float32)
 
 
 def tiles(fa, fw, ca, cw, na, nr, ni, nj, g, vw, fold, out, order, k0, k1):

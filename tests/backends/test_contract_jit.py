@@ -421,3 +421,25 @@ def test_no_cache_directory_compiles_without_one(monkeypatch: pytest.MonkeyPatch
         numba.njit(cache=True)(twice)
     fn = kernels_compile.njit(numba, twice)
     assert fn(21) == 42 and type(fn._cache).__name__ == "NullCache"
+
+
+def test_the_exact_kernel_widens_many_stored_rows_on_several_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batched GEMM's operands have a stored row per slice: their widening is split
+    between the float threads (blocks of rows), bit for bit the numpy core."""
+    monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
+    ni, nj, g, nr, nn = 9, 8, 32, 2, 2
+    rng = np.random.default_rng(11)
+    raw_a, ga = _run_operand(rng, 7, ni, g, nr, nn, False)
+    raw_w, gw = _run_operand(rng, 7, nj, g, nr, nn, False)
+    a, _ = contract_float.float_operand(raw_a, bf16, ga)
+    w, _ = contract_float.float_operand(raw_w, bf16, gw)
+    want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
+    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    split = []
+    real = contract_jit._on_rows
+    monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(threads)
+                        or real(k, rows, threads, work, args))
+    got = contract_jit.core(ja, jw, None, None, True, 2)  # (rows, I, J, N')
+    assert split[:2] == [2, 2]  # both operands' widening asked for two threads
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
