@@ -161,9 +161,20 @@ def _grids(slices: int, r: int, c: int, m: int, n: int, clusters: int, keep: int
     return sorted(fits[:keep])
 
 
+def _more_splits(sk: int, k: int, packet: int, slices: int) -> list[int]:
+    """`sk`, then each larger power-of-two split of `k` into whole packets, up to every slice:
+    the splits a block may take when the result is too small for `slices // sk` slices."""
+    out = [sk]
+    while out[-1] * 2 <= slices and k % (out[-1] * 2) == 0 and (k // (out[-1] * 2)) % packet == 0:
+        out.append(out[-1] * 2)
+    return out
+
+
 def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
     """The placements of a space whose `k` must split (the stationary operand is `w`): per
-    block its `k` split, each cluster count that fits, and the `grids` squarest slice grid(s)."""
+    block its `k` split (the smallest that fits a slice, or a larger one when the result is too
+    small to fill the other slices), each cluster count that fits, and the `grids` squarest
+    slice grid(s)."""
     const = _constants()
     slices = max(const.SLICE_SIZES)
     elem = 1 if spec.dtype_in == "i8" else 2
@@ -175,8 +186,11 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
         if sk is None:
             continue
         for clusters in sorted(const.CLUSTER_SIZES, reverse=True):
-            for sm, sn in _grids(slices // sk, r, c, m, n, clusters, grids):
-                out.append(Geometry(r, c, sm, sn, sk, clusters).label())
+            for split in _more_splits(sk, k, packet, slices):  # a result smaller than the tile: k over more slices
+                found = _grids(slices // split, r, c, m, n, clusters, grids)
+                out += [Geometry(r, c, sm, sn, split, clusters).label() for sm, sn in found]
+                if found:
+                    break
         if 2 * r * c * 4 > const.VRF_BYTES:  # time blocks keep two accumulators of 4-byte sums in the VRF
             continue
         for clusters in sorted(const.CLUSTER_SIZES, reverse=True):

@@ -1,6 +1,7 @@
 """`npu-opt synth` on results that no tile of every slice covers exactly: a GEMM smaller than
 one 256-slice tile or not a multiple of one runs on the slices whose blocks cover it (the rest
-idle, `on 1/N of the slices`), a GEMV shorter than one pass leaves slices idle and a longer one
+idle, `on 1/N of the slices`; with a long `k`, `k` split over the slices it would leave
+idle), a GEMV shorter than one pass leaves slices idle and a longer one
 pads its rows to whole passes; a packet longer than `k` is not offered. Each winner against
 an independent numpy oracle on the cpu backend and the VISA interpreter."""
 
@@ -30,6 +31,10 @@ CASES = [
     (GEMM, "bf16:f32", dict(m=64, n=64, k=64), [(64, 64), (64, 64), (64, 64)], np.float32, "on 1/64 of the slices"),
     (BATCHED, "i8:i32", dict(b=2, m=64, n=128, k=64), [(2, 64, 64), (2, 128, 64), (2, 64, 128)], np.int32,
      "on 1/32 of the slices"),
+    # a k too long for one slice and a result too small for the tile the smallest split
+    # leaves: k goes over more slices (16 chunks of 256 for 16 slices of 32 x 32 results)
+    (GEMM, "i8:i32", dict(m=128, n=128, k=4096), [(128, 4096), (128, 4096), (128, 128)], np.int32,
+     "k over 16 slices"),
     (GEMV, "i8:i32", dict(m=300, k=64), [(512, 64), (64,), (512,)], np.int32, None),
     (GEMV, "i8:i32", dict(m=96, k=128), [(96, 128), (128,), (96,)], np.int32, None),
 ]
