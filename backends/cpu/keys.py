@@ -11,9 +11,9 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from ir.errors import InternalError
+from ir.errors import InternalError, MappingError
 from ir.mapping import ops as mops
-from ir.mapping.cells import Index
+from ir.mapping.cells import LIVE, OVERSHOOT, Index
 from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
@@ -101,14 +101,48 @@ def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtyp
     return keys, pad
 
 
-def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarray, np.ndarray | None]]:
-    return [_factor_parts(f, space) for f in _refined(_joint_factors(levels), space)]
+def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
+    """(key contribution, padding flag) of each digit of each factor of the levels' joint
+    factor form; None when that form would need a table too large to build (an axis padded
+    and split over two levels, as `N # 128 / 128` and `N # 128 % 128`): the keys then come
+    from the cells (`_cell_keys`)."""
+    try:
+        factors = _joint_factors(levels)
+    except MappingError as e:
+        if e.category != "limit":
+            raise
+        return None
+    return [_factor_parts(f, space) for f in _refined(factors, space)]
+
+
+_BLOCK = 1 << 20  # positions whose cells are evaluated at once
+
+
+def _cell_keys(levels: tuple[Mapping, ...], space: KeySpace, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key, padding flag) of the flat positions `flat`, from the cells of the levels' joint
+    mapping (the slow way, a block of positions at a time)."""
+    joint = pair_all(list(levels))
+    keys, pad = np.zeros(len(flat), key_dtype(space)), np.zeros(len(flat), bool)
+    for lo in range(0, len(flat), _BLOCK):
+        table = joint.cells(flat[lo:lo + _BLOCK])
+        if np.any(table.status == OVERSHOOT):
+            raise InternalError(f"cpu move: a position of {joint} decodes outside its axis")
+        live = table.status == LIVE
+        pad[lo:lo + _BLOCK] = ~live
+        for axis, coords in table.coords.items():
+            keys[lo:lo + _BLOCK] += np.where(live, space.contribution(axis, np.where(live, coords, 0)), 0)
+    return keys, pad
+
+
+def _positions(levels: tuple[Mapping, ...]) -> np.ndarray:
+    return np.arange(math.prod(mp.size for mp in levels), dtype=np.int64)
 
 
 def logical_keys(levels: tuple[Mapping, ...], space: KeySpace) -> tuple[np.ndarray, np.ndarray]:
     """Key (`key_dtype(space)`) and padding flag of every flat position of the buffer with
     these levels."""
-    return _outer(_parts(levels, space), key_dtype(space))
+    parts = _parts(levels, space)
+    return _cell_keys(levels, space, _positions(levels)) if parts is None else _outer(parts, key_dtype(space))
 
 
 def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
@@ -117,6 +151,9 @@ def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
     its keys made and dropped a block of about `block` positions at a time: a tile's write
     into a large tensor never holds the whole tensor's keys."""
     parts, dtype = _parts(levels, space), key_dtype(space)
+    if parts is None:
+        keys, pad = _cell_keys(levels, space, _positions(levels))
+        return where[keys], pad
     cut = len(parts)
     while cut > 0 and math.prod(len(k) for k, _ in parts[cut - 1:]) <= block:
         cut -= 1
@@ -139,6 +176,9 @@ def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray
     """`_looked_up` at the flat positions `flat` only: each position's digits over the
     factor grid (the last fastest, as `_outer`) pick its key and padding flag part by part."""
     parts, dtype = _parts(levels, space), key_dtype(space)
+    if parts is None:
+        keys, pad = _cell_keys(levels, space, np.asarray(flat, np.int64))
+        return where[keys], pad
     keys, pad = np.zeros(len(flat), dtype), np.zeros(len(flat), bool)
     total = math.prod(len(k) for k, _ in parts)
     rest = np.array(flat, np.int32 if total <= np.iinfo(np.int32).max else np.int64)
@@ -153,8 +193,11 @@ def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray
 
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:
     """The padding flag of every flat position of the buffer with these levels (no keys)."""
+    parts = _parts(levels, space)
+    if parts is None:
+        return _cell_keys(levels, space, _positions(levels))[1]
     pad = np.zeros(1, bool)
-    for k, p in _parts(levels, space):
+    for k, p in parts:
         pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
     return pad
 
