@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from npu_opt import synth_epilogue as epilogue, synth_target as target
-from npu_opt.synth_tiling import (BLOCKS, Geometry, contraction_chain, geometry, needs_split, runs_in_full, split_levers,
-                                  split_placements, tile_loops, time_block_loads, time_block_tile)
+from npu_opt.synth_tiling import (contraction_chain, geometry, needs_split, pad_ok, result_placements, runs_in_full,
+                                  split_levers, split_placements, tile_loops, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["points", "source", "space_of", "build"]
@@ -70,30 +70,13 @@ def points(spec: Any) -> dict[str, list[Any]]:
     m, n = (size[i] for i in _kept(spec))
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
         return split_levers(spec, m, n, packets)
-    placements = _placements(m, n, slices)
+    placements = result_placements(m, n, slices, pad_ok(spec))
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": ["w", "a"],
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
     return levers
-
-
-def _placements(m: int, n: int, slices: int) -> list[Geometry]:
-    """The tiles of every slice whose blocks cover the `m x n` result exactly; when none does
-    (a result smaller than such a tile, or not a multiple of one), the tiles on fewer slices,
-    as many as cover it exactly, the rest idle (each block's busiest grids)."""
-    twos = [2 ** e for e in range(slices.bit_length()) if slices % 2 ** e == 0]
-    grids = [(r, c, sm, sn) for r, c in BLOCKS for sm in twos for sn in twos
-             if sm * sn <= slices and m % (r * sm) == 0 and n % (c * sn) == 0]
-    full = [Geometry(r, c, sm, sn) for r, c, sm, sn in grids if sm * sn == slices]
-    if full:
-        return full
-    busiest = {(r, c): max(sm * sn for r2, c2, sm, sn in grids if (r2, c2) == (r, c)) for r, c, _, _ in grids}
-    placements = [Geometry(r, c, sm, sn, idle=slices // (sm * sn)) for r, c, sm, sn in grids
-                  if sm * sn == busiest[r, c]]
-    # none at all (an axis not a multiple of a block): the squarest, which the mapping rules refuse with their ID
-    return placements or [Geometry(32, 32, 1 << (slices.bit_length() // 2), slices >> (slices.bit_length() // 2))]
 
 
 def _chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], write: bool = False) -> str:
@@ -155,6 +138,13 @@ def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
              flit=32 if din == "i8" else 16,  # elements of one 32-byte flit
              packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
              stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]))
+    # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
+    # the padding computed and never stored
+    for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
+        padded = n_ % t_ != 0
+        v[x] = f"{v[x]} # {t_}" if padded else v[x]
+        v[f"{var}_step"] = [] if padded else [((mi, ni)[var == "j"], v["mt" if var == "i" else "nt"], t_, var)]
+    M, N = v["M"], v["N"]
     v["S"], v["T"] = (M, N) if stationary_w else (N, M)      # streamed rows, stationary rows (the lanes)
     v["rs"], v["rt"] = (r, c) if stationary_w else (c, r)    # their rows per slice
     v["g"] = v["rt"] // 8                                    # stationary rows per lane
@@ -187,6 +177,9 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
               f"{v['size'][v['ni']]} result); a slice's",
               f"# rows of {c} results leave for HBM as packets of {c * {'i8': 1, 'bf16': 2}.get(v['dout'], 4)} "
               "bytes."]
+    if not (v["i_step"] and v["j_step"]):
+        lines.append(f"# the result is padded to the tile inside the kernel ({v['M']}, {v['N']}): the padding is "
+                     "computed, never stored")
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted])}")',
               "",
               "",
@@ -204,16 +197,16 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
     if tb > 1:  # k in time blocks (npu_opt/synth_tiling.py): each block a list of its k chunks
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
-        return time_block_loads(v, _chain(v["aidx"], v["batch"] + [(v["mi"], v["mt"], v["tm"], "i")] + chunk),
-                                _chain(v["widx"], v["batch"] + [(v["ni"], v["nt"], v["tn"], "j")] + chunk))
+        return time_block_loads(v, _chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
+                                _chain(v["widx"], v["batch"] + v["j_step"] + chunk))
     return [f"    def a_block(i):",
             f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
-            f'        rows = {an}.view(){_chain(v["aidx"], v["batch"] + [(v["mi"], v["mt"], v["tm"], "i")])}',
+            f'        rows = {an}.view(){_chain(v["aidx"], v["batch"] + v["i_step"])}',
             f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
             "",
             f"    def w_block(j):",
             f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
-            f'        rows = {wn}.view(){_chain(v["widx"], v["batch"] + [(v["ni"], v["nt"], v["tn"], "j")])}',
+            f'        rows = {wn}.view(){_chain(v["widx"], v["batch"] + v["j_step"])}',
             f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])',
             "",
             "    def stationary(block):",
@@ -232,13 +225,11 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
     S, T, K, rs, rt, g = v["S"], v["T"], v["K"], v["rs"], v["rt"], v["g"]
     packet, din, dout, geo = v["packet"], v["din"], v["dout"], v["geo"]
     rn, ridx = v["spec"].result
-    dst = [".tile" + call for call in _chain(ridx, v["batch"] + [(v["mi"], v["mt"], v["tm"], "i"),
-                                                              (v["ni"], v["nt"], v["tn"], "j")], write=True)
+    dst = [".tile" + call for call in _chain(ridx, v["batch"] + v["i_step"] + v["j_step"], write=True)
            .split(".tile") if call]
     if geo.tb > 1:
         return time_block_tile(v, dst)
-    load, take = epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), [(v["ni"], v["nt"], v["tn"], "j")]),
-                                     v["c"])
+    load, take = epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), v["j_step"]), v["c"])
     lines = [*load,
              "    def tile(streamed, trf, i, j):",
              *take,
@@ -258,9 +249,9 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
         lines += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
     lines += [f'                  .commit_trim(m("{T} % 8"))',
               f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
-              f"        dst = ({rn}.view_mut()",
-              *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
-                for k, call in enumerate(dst)],
+              *([f"        dst = ({rn}.view_mut()",
+                 *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                   for k, call in enumerate(dst)]] if dst else [f"        dst = {rn}.view_mut()  # the whole result"]),
               f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)",
               ""]
     return lines
@@ -323,7 +314,8 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     else:
         L += ['                  .commit_trim(m("1 # 2"))  # 8 bytes: the smallest commit',
               '                  .commit(m("1 # 2")))']
-    L += [f'        dst = {rn}.view_mut(){_chain((mi,), [(mi, mt, slices, "i")], write=True) if rows >= slices else ""}',
+    store = _chain((mi,), [(mi, mt, slices, "i")], write=True) if rows >= slices else ""
+    L += [f'        dst = {rn}.view_mut(){store}',
           f"        {target.reduced(spec, 'result')}.view().to_hbm_view(ctx.tdma, dst)",
           ""]
     if reuse == "trf":

@@ -31,8 +31,9 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "needs_split", "proxy_sizes", "runs_in_full",
-           "split_levers", "split_placements", "tile_loops", "time_block_loads", "time_block_tile"]
+__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "needs_split", "pad_ok", "proxy_sizes",
+           "result_placements", "runs_in_full", "split_levers", "split_placements", "tile_loops", "time_block_loads",
+           "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
@@ -124,6 +125,36 @@ def geometry(placement: str) -> Geometry:
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
                     int(match.group(8) or 1))
+
+
+def pad_ok(spec: Any) -> bool:
+    """Whether a result smaller than a tile may be padded to it inside the kernel: one chip,
+    no bias (its values would need the padded columns too)."""
+    return spec.chips == 1 and (spec.epilogue is None or spec.epilogue.bias is None)
+
+
+def result_placements(m: int, n: int, slices: int, pad: bool = False) -> list[Geometry]:
+    """The tiles of every slice whose blocks cover the `m x n` result exactly; when none does
+    (a result smaller than such a tile, or not a multiple of one), the tiles on fewer slices,
+    as many as cover it exactly, the rest idle (each block's busiest grids), and with `pad`
+    the smallest tile of each block that covers a result smaller than itself in one pass,
+    the result padded to it inside the kernel."""
+    twos = [2 ** e for e in range(slices.bit_length()) if slices % 2 ** e == 0]
+    grids = [(r, c, sm, sn) for r, c in BLOCKS for sm in twos for sn in twos
+             if sm * sn <= slices and m % (r * sm) == 0 and n % (c * sn) == 0]
+    full = [Geometry(r, c, sm, sn) for r, c, sm, sn in grids if sm * sn == slices]
+    if full:
+        return full
+    busiest = {(r, c): max(sm * sn for r2, c2, sm, sn in grids if (r2, c2) == (r, c)) for r, c, _, _ in grids}
+    placements = [Geometry(r, c, sm, sn, idle=slices // (sm * sn)) for r, c, sm, sn in grids
+                  if sm * sn == busiest[r, c]]
+    for r, c in BLOCKS if pad else ():
+        sm, sn = next(t for t in twos if r * t >= m), next((t for t in twos if c * t >= n), 0)
+        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sn and sm * sn <= slices else None
+        if one is not None and (m % one.tm or n % one.tn) and one not in placements:
+            placements.append(one)
+    # none at all (an axis not a multiple of a block): the squarest, which the mapping rules refuse with their ID
+    return placements or [Geometry(32, 32, 1 << (slices.bit_length() // 2), slices >> (slices.bit_length() // 2))]
 
 
 def _constants() -> Constants:

@@ -1,9 +1,10 @@
 """`npu-opt synth` on results that no tile of every slice covers exactly: a GEMM smaller than
 one 256-slice tile or not a multiple of one runs on the slices whose blocks cover it (the rest
-idle, `on 1/N of the slices`; with a long `k`, `k` split over the slices it would leave
-idle), a GEMV shorter than one pass leaves slices idle and a longer one
-pads its rows to whole passes; a packet longer than `k` is not offered. Each winner against
-an independent numpy oracle on the cpu backend and the VISA interpreter."""
+idle, `on 1/N of the slices`) or as one tile padded inside the kernel (`M # 128`); a long `k`
+goes over the slices such a result would leave idle; a GEMV shorter than one pass leaves
+slices idle and a longer one pads its rows to whole passes; a packet longer than `k` is not
+offered. Each winner against an independent numpy oracle on the cpu backend and the VISA
+interpreter."""
 
 from __future__ import annotations
 
@@ -28,7 +29,13 @@ CASES = [
     (GEMM, "i8:i32", dict(m=8, n=8, k=32), [(32, 32), (32, 32), (32, 32)], np.int32, "on 1/256 of the slices"),
     (GEMM, "i8:i32", dict(m=544, n=512, k=64), [(544, 64), (512, 64), (544, 512)], np.int32,
      "on 1/16 of the slices"),
-    (GEMM, "bf16:f32", dict(m=64, n=64, k=64), [(64, 64), (64, 64), (64, 64)], np.float32, "on 1/64 of the slices"),
+    # 64 x 64: 8 x 128 blocks, the columns padded to 128 inside the kernel, beat 32 x 32 blocks
+    (GEMM, "bf16:f32", dict(m=64, n=64, k=64), [(64, 64), (64, 64), (64, 64)], np.float32,
+     "8x1 of 8x128, on 1/32 of the slices"),
+    # 96 is no power of two times 32: one 128 x 128 tile on 16 slices, padded inside the
+    # kernel (`M # 128`), rather than nine 32 x 32 tiles on one slice
+    (GEMM, "i8:i32", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], np.int32, "on 1/16 of the slices"),
+    (GEMM, "bf16:bf16", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], BF16, "on 1/16 of the slices"),
     (BATCHED, "i8:i32", dict(b=2, m=64, n=128, k=64), [(2, 64, 64), (2, 128, 64), (2, 64, 128)], np.int32,
      "on 1/32 of the slices"),
     # a k too long for one slice and a result too small for the tile the smallest split
