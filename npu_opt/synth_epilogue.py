@@ -136,16 +136,17 @@ def param(spec: Any) -> list[str]:
     return [f'        {name}: HbmTensor[{_BIAS_DTYPE[spec.dtype_out]}, Chip, m("{_ax(index)}")],']
 
 
-def bias_lines(spec: Any, indent: str, tiles: str, cols: int) -> tuple[list[str], list[str]]:
+def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None) -> tuple[list[str], list[str]]:
     """(the lines before the tile function that load the bias values of column block `j`
     into every slice's VRF, the tile function's lines that take them: loaded at the block's
     first tile, kept for the others), or two empty lists. `tiles` picks the block's columns
-    from the bias's HBM view, `cols` the columns one slice computes."""
+    from the bias's HBM view, `cols` the columns one slice computes, `axis` the column axis
+    as the kernel's mappings write it (`N # 128` when padded inside the kernel)."""
     ep = spec.epilogue
     if ep is None or ep.bias is None:
         return [], []
     name, index = ep.bias
-    N = _ax(index)
+    N = axis or _ax(index)
     dt = _BIAS_DTYPE[spec.dtype_out]
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit

@@ -229,7 +229,7 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
            .split(".tile") if call]
     if geo.tb > 1:
         return time_block_tile(v, dst)
-    load, take = epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), v["j_step"]), v["c"])
+    load, take = epilogue.bias_lines(v["spec"], "        ", _chain((v["ni"],), v["j_step"]), v["c"], v["N"])
     lines = [*load,
              "    def tile(streamed, trf, i, j):",
              *take,

@@ -218,3 +218,27 @@ def test_the_bias_of_a_column_block_is_loaded_once_for_all_its_tiles(tmp_path: P
         q = np.zeros((1024, 1024), np.int8)
         get_backend(backend).run(kernel, (a, w, b, q))
         assert np.array_equal(q, want), backend
+
+
+def test_a_bias_over_columns_padded_inside_the_kernel_equals_the_oracle(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """A 96 x 96 result runs as one 128 x 128 tile padded inside the kernel: the bias's DM
+    tensor is written over the padded columns too (`N # 128`), and the stored values are the
+    oracle's."""
+    out = tmp_path / "out"
+    einsum = "q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.0009765625)"
+    assert main(["synth", einsum, "--sizes", "m=96,n=96,k=64", "-o", str(out), "--top", "1"]) == 0, \
+        capsys.readouterr().err
+    text = (out / "synth_kernel.py").read_text()
+    assert "N # 128" in text and "b_dm" in text
+    module, error = load_file(out / "synth_kernel.py")
+    assert error is None
+    rng = np.random.default_rng(4)
+    a = rng.integers(-128, 128, (96, 64), dtype=np.int8)
+    w = rng.integers(-128, 128, (96, 64), dtype=np.int8)
+    b = rng.integers(-5000, 5000, 96).astype(np.int32)
+    want = _q8(True, True, 0.0009765625)(a.astype(np.int64) @ w.astype(np.int64).T, b)
+    for backend in ("cpu", "visa"):
+        q = np.zeros((96, 96), np.int8)
+        get_backend(backend).run(module.synth_kernel, (a, w, b, q))
+        assert np.array_equal(q, want), backend
