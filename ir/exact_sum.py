@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["CHUNK", "exact_sum"]
+__all__ = ["CHUNK", "SPLIT_MIN", "exact_sum"]
 
 CHUNK = 1 << 19
 """Operand elements staged per block of batches (2 MiB of float32: in a core's cache)."""
@@ -59,11 +59,18 @@ def _widened(f: np.ndarray, alloc: Callable[..., np.ndarray]) -> np.ndarray:
     return y
 
 
+SPLIT_MIN = 1 << 24
+"""Products of one unbatched matmul above which `parallel` (when given) gets its row halves."""
+
+
 def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
-              alloc: Callable[..., np.ndarray] | None = None, as_float: bool = False) -> np.ndarray:
+              alloc: Callable[..., np.ndarray] | None = None, as_float: bool = False,
+              parallel: Callable[[list[Callable[[], object]]], None] | None = None) -> np.ndarray:
     """einsum(a, b) -> int64 (`ftype` when `as_float`) with the axes `keep` (ascending)
     kept, every other summed; size-1 axes broadcast as in einsum. Exact when `ftype`
-    holds every partial sum."""
+    holds every partial sum. `parallel(tasks)`, when given, runs the halves of the rows of
+    one large unbatched matmul at once (on threads of the caller's; each writes its own
+    rows of the result, so the sums are the same)."""
     if a.ndim != b.ndim:
         raise ValueError("exact_sum: the operands differ in rank")
     nd, kept = a.ndim, set(keep)
@@ -88,7 +95,12 @@ def exact_sum(a: np.ndarray, b: np.ndarray, keep: Sequence[int], ftype,
         part_a, part_b = (xa, xb) if n == nb else (xa[lo:lo + n], xb[lo:lo + n])
         am = _staged(part_a, buf_a, (n, ni, nr))
         bm = _staged(part_b, buf_b, (n, nj, nr))
-        np.matmul(am, bm.transpose(0, 2, 1), out=y[lo:lo + n])
+        if parallel is not None and n == 1 and ni >= 2 and ni * nj * nr >= SPLIT_MIN:
+            half = ni // 2
+            parallel([lambda r0=r0, r1=r1: np.matmul(am[:, r0:r1], bm.transpose(0, 2, 1), out=y[lo:lo + 1, r0:r1])
+                      for r0, r1 in ((0, half), (half, ni))])
+        else:
+            np.matmul(am, bm.transpose(0, 2, 1), out=y[lo:lo + n])
     if not as_float:
         y = y.astype(np.int64) if alloc is None else _widened(y, alloc)
     grouped = [shape[k] for k in batch + left + right]

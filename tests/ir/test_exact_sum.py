@@ -57,3 +57,23 @@ def test_blocks_of_batches_give_the_same_sums(seed, monkeypatch):
     want = np.einsum(a.astype(np.int64), [0, 1, 2, 3], b.astype(np.int64), [0, 1, 2, 3], keep)
     for alloc in (None, np.empty):
         assert np.array_equal(exact_sum(a, b, keep, np.float32, alloc), want)
+
+
+def test_a_large_unbatched_matmul_split_in_row_halves_gives_the_same_sums(monkeypatch):
+    """`parallel` gets the two row halves of one large unbatched matmul (the VISA
+    interpreter runs them on two threads); run in reverse order here, the sums are numpy's."""
+    monkeypatch.setattr(exact_sum_module, "SPLIT_MIN", 1)
+    rng = np.random.default_rng(12)
+    a = rng.integers(-128, 128, (1, 37, 64))
+    b = rng.integers(-128, 128, (1, 29, 64))
+    ran = []
+
+    def backwards(tasks):
+        ran.append(len(tasks))
+        for task in reversed(tasks):
+            task()
+
+    got = exact_sum(a[:, :, None, :], b[:, None, :, :], [0, 1, 2], np.float64, parallel=backwards)
+    assert ran == [2]
+    want = np.einsum("bik,bjk->bij", a.astype(np.int64), b.astype(np.int64))
+    assert got.dtype == np.int64 and np.array_equal(got, want)

@@ -29,7 +29,7 @@ from ir import convert as cv
 from ir.dtypes import i32
 from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
-from visa.interp.fast import contract_jit, row_split, speed
+from visa.interp.fast import contract_jit, halves, row_split, speed
 from visa.interp.errors import check
 from visa.interp.contract_float import FloatPath
 from visa.interp.memory import Memory
@@ -84,7 +84,7 @@ def _exact_sum(sa: np.ndarray, wa: np.ndarray, labels: list[int], out: list[int]
     if ftype is None:
         return np.einsum(sa.astype(np.int64), labels, wa.astype(np.int64), labels, out), bound
     sa, wa = _unbatched(sa, wa, out)
-    return exact_sum(sa, wa, out, ftype, mem.scratch, as_float), bound
+    return exact_sum(sa, wa, out, ftype, mem.scratch, as_float, halves.run_halves if speed.on() else None), bound
 
 
 def _unbatched(sa: np.ndarray, wa: np.ndarray, keep: list[int]) -> tuple[np.ndarray, np.ndarray]:

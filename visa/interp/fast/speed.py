@@ -5,7 +5,8 @@ shortcuts that compute the same bits faster: the compiled float contraction
 (`contract_jit*`, numba), DMA copy notes (`copies`), pooled DM / TRF stores and scratch
 arrays (`memory`), `Repeated` streams held as their distinct packets (`repeated`, `feed`),
 `Front` streams held as their front four lanes (`lanes`), the integer contraction's row
-de-duplication (`contract._row_split`, `trf.weight_rows`) and the per-record memo (`memo`).
+de-duplication (`contract._row_split`, `trf.weight_rows`), its one large matmul split between
+two threads (`halves`) and the per-record memo (`memo`).
 
 `on()` says whether they may run. They are off when the environment variable
 `NPU_OPT_INTERP_FAST` is `0` (or `false`, `no`, `off`), or inside `mode(False)` (what
