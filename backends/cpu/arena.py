@@ -32,7 +32,8 @@ import numpy as np
 
 from backends.cpu.by_object import ByObject
 
-__all__ = ["Arena", "scope", "empty", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES", "KEEP_BYTES"]
+__all__ = ["Arena", "scope", "empty", "empty_noted", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES",
+           "KEEP_BYTES"]
 
 MIN_BYTES = 1 << 20
 KEEP_BYTES = 256 << 20
@@ -48,15 +49,26 @@ class Arena:
     def __init__(self) -> None:
         self.free: dict[int, list[np.ndarray]] = {}
         self.used: list[np.ndarray] = []
+        self.returned: list[np.ndarray] = []  # given back in this run: kept at its end like `used`
+        self.notes: dict[int, object] = {}  # by id of a held buffer: what its last maker left in it (`take`)
 
-    def take(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    def take(self, shape: tuple[int, ...], dtype: np.dtype, note: object = None) -> tuple[np.ndarray, bool]:
+        """(a buffer of `shape`, whether it still holds what `note` promises): with a `note`,
+        a free buffer its last maker left with the same note is preferred. The buffer's
+        note becomes `note`: the caller promises that, once written, it holds what the
+        note says (the executor never writes a buffer after its maker returned)."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
-        pool = self.free.get(nbytes)
-        raw = pool.pop() if pool else np.empty(nbytes, np.uint8)
+        pool = self.free.get(nbytes) or []
+        kept = [i for i, r in enumerate(pool) if note is not None and self.notes.get(id(r)) == note]
+        raw = pool.pop(kept[-1] if kept else -1) if pool else np.empty(nbytes, np.uint8)
         self.used.append(raw)
         _forget(raw)
-        return raw.view(dtype).reshape(shape)
+        if note is None:
+            self.notes.pop(id(raw), None)
+        else:
+            self.notes[id(raw)] = note
+        return raw.view(dtype).reshape(shape), bool(kept)
 
     def give_back(self, raw: np.ndarray) -> bool:
         """Make `raw`, handed out in this run and no longer read, free for this run's next
@@ -64,6 +76,7 @@ class Arena:
         for i, r in enumerate(self.used):
             if r is raw:
                 del self.used[i]
+                self.returned.append(raw)
                 _forget(raw)
                 self.free.setdefault(raw.nbytes, []).append(raw)
                 return True
@@ -72,14 +85,19 @@ class Arena:
     def release(self) -> None:
         """Take back this run's buffers, at most `KEEP_BYTES` of them (the largest requests
         first go back to the allocator); those it did not ask for are let go."""
+        # those handed out and given back in this run too, each once (one may be handed out again)
+        held = list({id(raw): raw for raw in self.used + self.returned}.values())
         self.free = {}
+        self.returned = []
         kept = 0
-        for raw in sorted(self.used, key=lambda r: r.nbytes):
+        for raw in sorted(held, key=lambda r: r.nbytes):
             _forget(raw)
             if kept + raw.nbytes <= KEEP_BYTES:
                 kept += raw.nbytes
                 self.free.setdefault(raw.nbytes, []).append(raw)
         self.used = []
+        alive = {id(raw) for pool in self.free.values() for raw in pool}
+        self.notes = {k: v for k, v in self.notes.items() if k in alive}
 
 
 def _forget(raw: np.ndarray) -> None:
@@ -137,7 +155,14 @@ def _current(shape: tuple[int, ...], dtype: np.dtype) -> Arena | None:
 def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """`np.empty(shape, dtype)`, from the current arena when there is one and it is large."""
     arena = _current(shape, dtype)
-    return np.empty(shape, dtype) if arena is None else arena.take(shape, dtype)
+    return np.empty(shape, dtype) if arena is None else arena.take(shape, dtype)[0]
+
+
+def empty_noted(shape: tuple[int, ...], dtype: np.dtype, note: object) -> tuple[np.ndarray, bool]:
+    """(`empty(shape, dtype)`, whether it still holds what `note` says, as an earlier run's
+    maker left it): see `Arena.take`; False outside an arena."""
+    arena = _current(shape, dtype)
+    return (np.empty(shape, dtype), False) if arena is None else arena.take(shape, dtype, note)
 
 
 def zeros(shape: tuple[int, ...], dtype: np.dtype, sparse: bool = False) -> np.ndarray:
@@ -147,6 +172,6 @@ def zeros(shape: tuple[int, ...], dtype: np.dtype, sparse: bool = False) -> np.n
     arena = None if sparse else _current(shape, dtype)
     if arena is None:
         return np.zeros(shape, dtype)
-    out = arena.take(shape, dtype)
+    out = arena.take(shape, dtype)[0]
     out.fill(0)
     return out

@@ -242,11 +242,13 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     if padded and math.prod(form.extents) * 4 <= n_dst:  # a row mostly padding: fresh zero pages
         out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
         run, whole = None, False
+    elif run is not None:  # one run of cells per row: zero only the cells around it (kept from a run before)
+        out, zeroed = arena.empty_noted((n_rows, n_dst), rows.dtype, ("zero around", run, n_dst, rows.dtype.str))
+        if not zeroed:
+            out[:, :run[0]].fill(0)
+            out[:, run[1]:].fill(0)
     else:
-        out = (arena.zeros if padded and run is None and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
-    if run is not None:  # one run of cells per row: zero only the cells around it
-        out[:, :run[0]] = 0
-        out[:, run[1]:] = 0
+        out = (arena.zeros if padded and not whole else arena.empty)((n_rows, n_dst), rows.dtype)
     if whole:
         out[:r0] = 0
         out[r0 + step * (count - 1) + 1:] = 0

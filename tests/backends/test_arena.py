@@ -124,6 +124,58 @@ def test_a_buffer_given_back_is_handed_out_again_in_the_same_run():
         assert not arena.give_back(np.zeros(BIG, np.int32))  # not the arena's: refused
 
 
+def test_a_buffer_given_back_in_a_run_is_kept_for_the_next_run():
+    """A buffer the run gave back (its value dead) and did not take again is still the
+    arena's at the end of the run: the next run gets the same memory (no page faults)."""
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        first = arena.empty(BIG, np.int32)
+        address = _address(first)
+        assert arena.give_back(first)
+    with arena.scope(scratch):
+        assert _address(arena.empty(BIG, np.int32)) == address
+
+
+def test_a_noted_buffer_is_found_again_only_while_its_note_holds():
+    """`empty_noted` prefers a free buffer its last maker left with the same note; a
+    buffer handed out without that note (its maker may write anything) loses it."""
+    scratch = arena.Arena()
+    with arena.scope(scratch):
+        first, kept = arena.empty_noted(BIG, np.int32, "zeros at the end")
+        address = _address(first)
+        assert not kept
+    with arena.scope(scratch):
+        again, kept = arena.empty_noted(BIG, np.int32, "zeros at the end")
+        assert kept and _address(again) == address
+    with arena.scope(scratch):
+        assert not arena.empty_noted(BIG, np.int32, "another promise")[1]
+    with arena.scope(scratch):
+        other = arena.empty(BIG, np.int32)
+        assert _address(other) == address
+    with arena.scope(scratch):
+        assert not arena.empty_noted(BIG, np.int32, "zeros at the end")[1]
+
+
+def test_a_padded_move_zeroes_its_padding_again_after_another_maker_wrote_it():
+    """A strided move whose rows are one run of cells keeps its buffer's padding from the
+    run before; when another value took that memory in between and wrote its padding
+    cells, the move zeroes them again."""
+    from backends.cpu import moves_strided
+
+    n = arena.MIN_BYTES // 2  # int32 cells of a row: the buffer is 2 x MIN_BYTES
+    rows = np.arange(n // 2, dtype=np.int32).reshape(1, -1)
+    form = moves_strided.StridedForm((n // 2,), (1,), (4,), 0, 0, False)
+    scratch = arena.Arena()
+    want = np.concatenate([rows[0], np.zeros(n - n // 2, np.int32)])
+    for writer in (False, True, False):
+        with arena.scope(scratch):
+            if writer:
+                arena.empty((1, n), np.int32).fill(7)  # another maker's value, padding cells included
+            else:
+                out = moves_strided.apply_form(rows, form, n, None)
+                assert np.array_equal(out[0], want)
+
+
 def test_at_most_keep_bytes_survive_a_run(monkeypatch):
     monkeypatch.setattr(arena, "KEEP_BYTES", 3 * arena.MIN_BYTES)
     scratch = arena.Arena()
