@@ -246,14 +246,21 @@ def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
     """`s_read`, `t_read`: (rows, row_of) of `_Operand.read`."""
     jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
+    bits = _SIGNIFICANT_BITS.get(outer.stream_dtype, 24), _SIGNIFICANT_BITS.get(outer.trf_dtype, 24)
     if jit:  # the base rows and their map: one row per class widened, the copies never made
-        a, a_info = contract_jit.float_operand(s_read[0], outer.stream_dtype, plan.a, options.threads, s_read[1])
-        w, w_info = contract_jit.float_operand(t_read[0], outer.trf_dtype, plan.w, options.threads, t_read[1])
+        stored_a, stored_w = contract_jit.stored_rows(*s_read), contract_jit.stored_rows(*t_read)
+    if jit and outer.stream_dtype == bf16 and outer.trf_dtype == bf16 and plan.pad is None and plan.skip is None:
+        found = contract_jit.scanned(stored_a, stored_w, plan.a, plan.w, options.threads)  # ranges found on the way
+        if found is not None and all(contract_float.bf16_shifts(*r) for r in found[1:]):
+            if contract_float.exact_f32(*(contract_float.range_info(*r, True) for r in found[1:]), *bits, plan.terms):
+                return contract_jit.place(found[0], plan.dest, plan.out_cells).reshape(shape)
+    if jit:
+        a, a_info = contract_jit.float_stored(*stored_a, outer.stream_dtype, plan.a, options.threads)
+        w, w_info = contract_jit.float_stored(*stored_w, outer.trf_dtype, plan.w, options.threads)
     else:
         a, a_info = contract_float.float_operand(_expand(*s_read), outer.stream_dtype, plan.a)
         w, w_info = contract_float.float_operand(_expand(*t_read), outer.trf_dtype, plan.w)
-    exact = contract_float.exact_f32(a_info, w_info, _SIGNIFICANT_BITS.get(outer.stream_dtype, 24),
-                                     _SIGNIFICANT_BITS.get(outer.trf_dtype, 24), plan.terms)
+    exact = contract_float.exact_f32(a_info, w_info, *bits, plan.terms)
     rows = shape[0]
     zn = plan.dest.shape[3]
     if jit:  # acc (rows, I, J, N')

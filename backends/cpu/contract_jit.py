@@ -18,8 +18,12 @@ as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing
 reassociated or fused. An exact contraction without padding or skipped steps takes the
 register-tiled kernel of `backends.cpu.contract_jit_exact` over the shared tiles of
 `ir.exact_kernels.tiles` (the same sums, 8 rows x 8 output columns or 4 x 16 a tile,
-written as vector IR); the rest `_rows`. Only
-one stored row per row class of an operand is scanned and widened (`distinct_rows`).
+written as vector IR); the rest the general kernel of `backends.cpu.contract_jit_rows`.
+Only one stored row per row class of an operand is scanned and widened (`distinct_rows`);
+when nearly every spatial row has stored rows of its own (a batched GEMM), each is
+widened in cache just before its tiles, and for two bf16 operands the magnitude scan
+that decides exactness is done on those widened rows (`scanned`: the result is kept
+when the scan shows it exact) instead of by a pass over the operands of its own.
 One call works on a block of the spatial rows; blocks run on several threads (the
 kernels release the GIL), each row written by one thread.
 """
@@ -28,7 +32,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 
 import numpy as np
 
@@ -40,153 +43,17 @@ from ir.exact_kernels.compile import JIT_MIN
 
 from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
+from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "place"]
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "float_stored", "place", "scanned",
+           "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
 
-_TINY = np.float32(2.0 ** -126)
-_ZERO = np.float32(0.0)
 _QNAN = np.array([0x7FC00000], np.uint32).view(np.float32)
 _NONE = np.zeros((0, 0, 0, 0, 0), np.bool_)
 _NO_SKIP = np.zeros((0, 0, 0, 0), np.bool_)
-_LOW = 0 if sys.byteorder == "little" else 1
-"""Which 16-bit half of a float32 comes first in memory: the low one on little-endian."""
-
-
-# ---- the kernels (plain Python, compiled by `_compiled`) -----------------------------------
-
-
-def _pattern(cells, c, wide):
-    """Cell `c` of a row of 16-bit halves: a bf16 pattern, or (`wide`) the float32 bits
-    of its two halves."""
-    if wide:
-        return np.uint32(cells[2 * c + _LOW]) | (np.uint32(cells[2 * c + 1 - _LOW]) << np.uint32(16))
-    return np.uint32(cells[c])
-
-
-def _range(raw, starts, ends, wide, mask):
-    """(largest, smallest nonzero) `mask`-masked pattern of the cells [starts[k], ends[k])
-    of every row; the smallest is mask + 1 when every pattern is zero. Unsigned indices
-    and branch-free min / max over runs of cells: the loop vectorizes."""
-    top = np.int64(0)
-    none = mask + np.int64(1)
-    low = none
-    u2, ulow, uhigh = np.uint64(2), np.uint64(_LOW), np.uint64(1 - _LOW)
-    for row in range(raw.shape[0]):
-        cells = raw[row]
-        for k in range(starts.size):
-            lo, hi = np.uint64(starts[k]), np.uint64(ends[k])
-            if wide:
-                for c in range(lo, hi):
-                    b = np.uint32(cells[u2 * c + ulow]) | (np.uint32(cells[u2 * c + uhigh]) << np.uint32(16))
-                    m = np.int64(b) & mask
-                    top = max(top, m)
-                    low = min(low, m if m != 0 else none)
-            else:
-                for c in range(lo, hi):
-                    m = np.int64(cells[c]) & mask
-                    top = max(top, m)
-                    low = min(low, m if m != 0 else none)
-    return top, low
-
-
-def _ftz(x, qnan):
-    """contract_float.ftz of one value."""
-    if x != x:
-        return qnan
-    if abs(x) < _TINY:
-        return x * _ZERO
-    return x
-
-
-def _gather(cells, index, wide, out):
-    """out[p] = the float32 bits of cell index[p] (a bf16 pattern shifted by 16, unless `wide`)."""
-    if wide:
-        for p in range(index.size):
-            out[p] = _pattern(cells, index[p], True)
-    else:
-        for p in range(index.size):
-            out[p] = np.uint32(cells[index[p]]) << np.uint32(16)
-
-
-def _tree(a, w, pad, i, r, n, exact, qnan, prod, y):
-    """y[j] = the adder tree of a[l] * w[l, j] over the leaves l (padding leaves +0)."""
-    g, nj = w.shape
-    for l in range(g):
-        x = a[l]
-        for j in range(nj):
-            prod[l, j] = x * w[l, j]
-        if not exact:
-            for j in range(nj):
-                prod[l, j] = _ftz(prod[l, j], qnan[0])
-        if pad.size:
-            pi, pl, pr, pn = min(i, pad.shape[0] - 1), min(l, pad.shape[2] - 1), \
-                min(r, pad.shape[3] - 1), min(n, pad.shape[4] - 1)
-            for j in range(nj):
-                if pad[pi, min(j, pad.shape[1] - 1), pl, pr, pn]:
-                    prod[l, j] = _ZERO
-    k = g
-    while k > 1:
-        k //= 2
-        for l in range(k):
-            for j in range(nj):
-                prod[l, j] = prod[l, j] + prod[l + k, j]
-            if not exact:
-                for j in range(nj):
-                    prod[l, j] = _ftz(prod[l, j], qnan[0])
-    for j in range(nj):
-        y[j] = prod[0, j]
-
-
-def _accumulate(acc, y, skip, i, r, n, exact, qnan):
-    """acc ⊕= y, except where the time step `r` is padding for the column."""
-    nj = acc.size
-    if skip.size == 0:
-        for j in range(nj):
-            acc[j] = acc[j] + y[j]
-        if not exact:
-            for j in range(nj):
-                acc[j] = _ftz(acc[j], qnan[0])
-        return
-    si, sr, sn = min(i, skip.shape[0] - 1), min(r, skip.shape[2] - 1), min(n, skip.shape[3] - 1)
-    for j in range(nj):
-        if not skip[si, min(j, skip.shape[1] - 1), sr, sn]:
-            s = acc[j] + y[j]
-            acc[j] = s if exact else _ftz(s, qnan[0])
-
-
-def _rows(raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, exact, qnan, out, r0, r1):
-    """out[row, i, j, n] for the spatial rows [r0, r1): A's cells `ia` (I, R, N, g) and W's
-    `iw` (R, N, g, J) gathered per row from its stored row (class) ca[row] / cw[row],
-    then every (i, n) row of results at once."""
-    ni, nr, nn, g = ia.shape
-    nj = iw.shape[3]
-    ua = np.empty(ia.size, np.uint32)
-    uw = np.empty(iw.size, np.uint32)
-    fa = ua.view(np.float32).reshape((ni, nr, nn, g))
-    fw = uw.view(np.float32).reshape((nr, nn, g, nj))
-    prod = np.empty((g, nj), np.float32)
-    acc = np.empty(nj, np.float32)
-    y = np.empty(nj, np.float32)
-    for row in range(r0, r1):
-        _gather(raw_a[ca[row]], ia.ravel(), wide_a, ua)
-        _gather(raw_w[cw[row]], iw.ravel(), wide_w, uw)
-        for n in range(nn):
-            for i in range(ni):
-                acc[:] = _ZERO
-                for r in range(nr):
-                    _tree(fa[i, r, n], fw[r, n], pad, i, r, n, exact, qnan, prod, y)
-                    _accumulate(acc, y, skip, i, r, n, exact, qnan)
-                for j in range(nj):
-                    out[row, i, j, n] = acc[j]
-
-
-ORDER = ("_pattern", "_range", "_ftz", "_gather", "_tree", "_accumulate", "_rows")
-"""Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
-INLINE = ("_pattern", "_ftz")
-"""Inlined into their callers (numba's `inline="always"`): the innermost loops."""
 
 
 # ---- compiling and calling -------------------------------------------------------------------
@@ -206,9 +73,9 @@ def enabled(jit: bool, products: int | None = None) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> dict | None:
-    """The kernels (the shared tiles, the exact kernel's and this module's) compiled by
-    numba, or None when numba is not importable."""
-    return kernels_compile.compiled(vars(tiles), vars(jit_exact), globals())
+    """The kernels (the shared tiles, the exact kernel's and the general one's) compiled
+    by numba, or None when numba is not importable."""
+    return kernels_compile.compiled(vars(tiles), vars(jit_exact), vars(jit_rows))
 
 
 def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,
@@ -219,17 +86,30 @@ def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,
     `adapters.widen` (wide: two halves a cell). `row_of`, when given, names the row of
     `raw` each spatial row reads (a DMA's copies not made). The distinct rows are one per
     row class (`distinct_rows`); only they are scanned and widened."""
-    reps, cls = distinct_rows(raw, row_of)
-    if reps is not None:
-        raw = raw[reps]
+    return float_stored(*stored_rows(raw, row_of), dtype, gather, threads)
+
+
+def float_stored(raw: np.ndarray, cls: np.ndarray, dtype, gather,
+                 threads: int = 1) -> tuple[tuple, contract_float.FloatInfo]:
+    """`float_operand` of the distinct rows `raw` that `stored_rows` found, `cls` each
+    spatial row's index among them."""
     if dtype == bf16:
         half = raw.view(np.uint16)
-        top, low = _range_of(half, gather, False, 0x7FFF, threads)
+        top, low = _range_of(half, gather, False, threads)
         if contract_float.bf16_shifts(top, low):
             return (half, False, gather, cls), contract_float.range_info(top, low, True)
     bits = contract_float.wide_bits(raw, dtype).view(np.uint16)
-    top, low = _range_of(bits, gather, True, 0x7FFFFFFF, threads)
+    top, low = _range_of(bits, gather, True, threads)
     return (bits, True, gather, cls), contract_float.range_info(top, low, False)
+
+
+def stored_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of `raw` by `distinct_rows`, each spatial row's index among them);
+    `raw` itself when every row is kept in order (no copy)."""
+    reps, cls = distinct_rows(raw, row_of)
+    if reps is not None and not (len(reps) == raw.shape[0] and (np.diff(reps) == 1).all()):
+        raw = raw[reps]
+    return raw, cls
 
 
 def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray]:
@@ -250,13 +130,16 @@ def distinct_rows(raw: np.ndarray, row_of: np.ndarray | None = None) -> tuple[np
     return first, inverse.astype(np.int64).reshape(rows)
 
 
-def _range_of(raw: np.ndarray, gather, wide: bool, mask: int, threads: int) -> tuple[int, int]:
-    """`_range` of `raw` (rows, cells) over the cells the layout reads (blocks of rows on
-    `threads` threads when large)."""
+def _range_of(raw: np.ndarray, gather, wide: bool, threads: int) -> tuple[int, int]:
+    """(largest, smallest nonzero) magnitude pattern of `raw` (rows, cells) over the cells
+    the layout reads, the smallest the sign bit when every one is zero: `_range` on
+    blocks of rows (on `threads` threads when large)."""
     starts, ends = _cells(gather)
     found = _on_rows(_compiled()["_range"], raw.shape[0], threads, raw.shape[0] * int((ends - starts).sum()),
-                     lambda lo, hi: (raw[lo:hi], starts, ends, wide, np.int64(mask)))
-    return max(int(t) for t, _ in found), min(int(lo) for _, lo in found)
+                     lambda lo, hi: (raw[lo:hi], starts, ends, wide))
+    sign = 0x80000000 if wide else 0x8000
+    low = min(int(lo) for _, lo in found) + 1  # every pattern zero: the sign bit, mask + 1
+    return max(int(t) for t, _ in found), low if low < 2 * sign else sign
 
 
 def _on_rows(kernel, rows: int, threads: int, work: int, args) -> list:
@@ -290,31 +173,75 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     """acc (rows, I, J, N'): the float contraction of two `float_operand` results."""
     (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
     ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
+    if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
+        return _tiled(a, w, threads)[0]
     rows = ca.size
     ni, nj, nn, g = ia.shape[0], iw.shape[3], ia.shape[2], ia.shape[3]
     out = np.empty((rows, ni, nj, nn), np.float32)
-    kernels = _compiled()
-    work = out.size * ia.shape[1] * g
-    if exact and pad is None and skip is None and g in jit_exact.TREES:
-        la = jit_exact.layout(gather_a, "a")
-        fold = la.na == 1 and nn > 1  # A the same at every n: the batch positions become columns
-        vw = jit_exact.width(nn * nj if fold else nj)
-        lw = jit_exact.layout(gather_w, "w", vw, fold)
-        fa = _widened(raw_a, la, wide_a, threads).reshape(-1)
-        fw = _widened(raw_w, lw, wide_w, threads).reshape(-1)
-        order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
-        # compute-bound now (tiles in registers, blocks in L1/L2): the rows go to the float
-        # threads, as the BLAS baseline of benchmarks/bench_cpu.py uses every core
-        common = (fa, fw, ca, cw, np.int64(la.na), np.int64(ia.shape[1]), np.int64(ni), np.int64(nj), np.int64(g),
-                  np.int64(vw), fold, out, order)
-        _on_rows(kernels["tiles"], rows, threads, work, lambda lo, hi: (*common, np.int64(lo), np.int64(hi)))
-        return out
     pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
     skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
-    kernel = kernels["_rows"]
     common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
-    _on_rows(kernel, rows, threads, work, lambda lo, hi: (*common, lo, hi))
+    _on_rows(_compiled()["_rows"], rows, threads, out.size * ia.shape[1] * g, lambda lo, hi: (*common, lo, hi))
     return out
+
+
+def _in_cache(raw_a: np.ndarray, raw_w: np.ndarray, rows: int) -> bool:
+    """Whether both operands' stored rows are mostly distinct (more than half as many as
+    the spatial rows): then each is widened row by row in cache (`tiles_widening`)."""
+    return 2 * min(raw_a.shape[0], raw_w.shape[0]) > rows
+
+
+def _tiled(a: tuple, w: tuple, threads: int) -> tuple[np.ndarray, list | None]:
+    """(acc (rows, I, J, N'), the blocks' `tiles_widening` ranges or None): the exact
+    register-tiled contraction of two `float_operand`-shaped operands."""
+    (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
+    ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
+    rows = ca.size
+    ni, nj, nn, g = ia.shape[0], iw.shape[3], ia.shape[2], ia.shape[3]
+    out = np.empty((rows, ni, nj, nn), np.float32)
+    la = jit_exact.layout(gather_a, "a")
+    fold = la.na == 1 and nn > 1  # A the same at every n: the batch positions become columns
+    vw = jit_exact.width(nn * nj if fold else nj)
+    lw = jit_exact.layout(gather_w, "w", vw, fold)
+    order = np.lexsort((ca, cw)).astype(np.int64)  # grouped by W: its blocks stay in cache
+    shape = (np.int64(la.na), np.int64(ia.shape[1]), np.int64(ni), np.int64(nj), np.int64(g), np.int64(vw), fold,
+             out, order)
+    kernels = _compiled()
+    if _in_cache(raw_a, raw_w, rows):
+        common = (raw_a, la.index, la.starts, la.base, np.int64(la.stride), wide_a, np.int64(la.size),
+                  raw_w, lw.index, lw.starts, lw.base, np.int64(lw.stride), wide_w, np.int64(lw.size),
+                  ca, cw, np.zeros(rows, np.int64), *shape)
+        kernel = kernels["tiles_widening"]
+    else:  # each class widened once, into memory
+        fa = _widened(raw_a, la, wide_a, threads).reshape(-1)
+        fw = _widened(raw_w, lw, wide_w, threads).reshape(-1)
+        common = (fa, fw, ca, cw, *shape)
+        kernel = kernels["tiles"]
+    # compute-bound now (tiles in registers, blocks in L1/L2): the rows go to the float
+    # threads, as the BLAS baseline of benchmarks/bench_cpu.py uses every core
+    found = _on_rows(kernel, rows, threads, out.size * ia.shape[1] * g,
+                     lambda lo, hi: (*common, np.int64(lo), np.int64(hi)))
+    return out, (found if kernel is kernels["tiles_widening"] else None)
+
+
+def scanned(stored_a: tuple, stored_w: tuple, gather_a, gather_w, threads: int) -> tuple | None:
+    """(acc (rows, I, J, N'), (top, low) of A, (top, low) of W) for two bf16 operands
+    (`stored_a`, `stored_w`: (distinct rows, each spatial row's index) of `stored_rows`)
+    whose stored rows are mostly distinct, or None when that does not hold or the layout has
+    no tree: the exact tiled contraction computed at once, the ranges (`_range_of`'s
+    (largest, smallest nonzero) magnitude patterns) found from the rows widened in cache
+    instead of by a pass of their own. The caller keeps the result only when the ranges
+    show it exact (bf16 patterns that shift, `contract_float.exact_f32`)."""
+    (raw_a, ca), (raw_w, cw) = stored_a, stored_w
+    if _layout(gather_a, "a").shape[3] not in jit_exact.TREES or not _in_cache(raw_a, raw_w, ca.size):
+        return None
+    out, found = _tiled((raw_a.view(np.uint16), False, gather_a, ca), (raw_w.view(np.uint16), False, gather_w, cw),
+                        threads)
+    ranges = []
+    for top, low in ((0, 1), (2, 3)):
+        low_found = min((int(f[low]) for f in found), default=0xFFFF) + 1
+        ranges.append((max((int(f[top]) for f in found), default=0), low_found if low_found <= 0x7FFF else 0x8000))
+    return out, ranges[0], ranges[1]
 
 
 def _widened(raw: np.ndarray, lay: jit_exact.Layout, wide: bool, threads: int) -> np.ndarray:

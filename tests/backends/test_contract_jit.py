@@ -424,8 +424,9 @@ def test_no_cache_directory_compiles_without_one(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_exact_kernel_widens_many_stored_rows_on_several_threads(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A batched GEMM's operands have a stored row per slice: their widening is split
-    between the float threads (blocks of rows), bit for bit the numpy core."""
+    """A batched GEMM's operands have a stored row per slice: each row is widened in cache
+    just before its tiles (`tiles_widening`), the rows split between the float threads,
+    bit for bit the numpy core."""
     monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
     ni, nj, g, nr, nn = 9, 8, 32, 2, 2
     rng = np.random.default_rng(11)
@@ -438,8 +439,65 @@ def test_the_exact_kernel_widens_many_stored_rows_on_several_threads(monkeypatch
     jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
     split = []
     real = contract_jit._on_rows
-    monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(threads)
-                        or real(k, rows, threads, work, args))
+    monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(
+        (k.py_func.__name__, threads)) or real(k, rows, threads, work, args))
     got = contract_jit.core(ja, jw, None, None, True, 2)  # (rows, I, J, N')
-    assert split[:2] == [2, 2]  # both operands' widening asked for two threads
+    assert split == [("tiles_widening", 2)]
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
+
+
+def test_a_broadcast_operand_is_widened_once_per_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spatial rows that read few stored rows (a broadcast: 8 rows over 3 stored rows of A
+    and 2 of W) widen each stored row once (`gather`) and then run the tiles, not a
+    widening per spatial row; bit for bit the numpy core on the rows copied out."""
+    monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
+    ni, nj, g, nr, nn = 9, 8, 32, 2, 2
+    rng = np.random.default_rng(12)
+    raw_a, ga = _run_operand(rng, 3, ni, g, nr, nn, False)
+    raw_w, gw = _run_operand(rng, 2, nj, g, nr, nn, False)
+    of_a, of_w = np.array([0, 0, 1, 1, 2, 2, 0, 1]), np.array([0, 1, 0, 1, 0, 1, 1, 0])
+    a, _ = contract_float.float_operand(raw_a[of_a], bf16, ga)
+    w, _ = contract_float.float_operand(raw_w[of_w], bf16, gw)
+    want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
+    ja, _ = contract_jit.float_operand(raw_a, bf16, ga, row_of=of_a)
+    jw, _ = contract_jit.float_operand(raw_w, bf16, gw, row_of=of_w)
+    split = []
+    real = contract_jit._on_rows
+    monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(
+        (k.py_func.__name__, rows)) or real(k, rows, threads, work, args))
+    got = contract_jit.core(ja, jw, None, None, True, 2)
+    assert split == [("gather", 3), ("gather", 2), ("tiles", 8)]
+    np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["bf16", "f32"])
+@pytest.mark.parametrize("fill", ["random", "zeros", "signed_zeros", "one_tiny"])
+def test_the_range_scan_matches_numpy(wide: bool, fill: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_range_of` (largest, smallest nonzero magnitude pattern over the cells a layout
+    reads, the sign bit when every one is zero) against numpy over the same cells, for 16-bit patterns and
+    float32 bits, with runs that skip cells."""
+    monkeypatch.setattr(contract_float, "PARALLEL_MIN", 1)
+    rng = np.random.default_rng(13)
+    rows, cells = 5, 300
+    bits = rng.integers(0, 2 ** (32 if wide else 16), (rows, cells), dtype=np.uint64)
+    if fill != "random":
+        bits[:] = 0
+    if fill == "signed_zeros":
+        bits[:, ::3] = 1 << (31 if wide else 15)
+    if fill == "one_tiny":
+        bits[3, 200] = 1 | (1 << (31 if wide else 15))
+    bits[:, 100:150] = (1 << (31 if wide else 15)) - 1  # outside the runs: never scanned
+    starts, ends = np.array([0, 150, 299]), np.array([100, 290, 300])
+    if wide:
+        raw = bits.astype(np.uint32).view(np.uint16).reshape(rows, 2 * cells)
+    else:
+        raw = bits.astype(np.uint16)
+    mask = 0x7FFFFFFF if wide else 0x7FFF
+    cols = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends)])
+    masked = bits[:, cols].astype(np.int64) & mask
+    nonzero = masked[masked != 0]
+    want = (int(masked.max()), int(nonzero.min()) if nonzero.size else mask + 1)
+    gather = contract_plan.Gather(digits=(), shape=(), groups=(cols.size,), index=np.tile(cols, 2), offset=None,
+                                  strides=None)
+    for threads in (1, 2):
+        assert contract_jit._range_of(raw, gather, wide, threads) == want
