@@ -16,13 +16,25 @@ import numpy as np
 from ir.host_layout import host_shape
 from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
 
-__all__ = ["CHIP_TARGETS", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault", "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "equal_chip_copies", "unequal_chip_copies",
+__all__ = ["CHIP_TARGETS", "named_chip_counts", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault",
+           "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "equal_chip_copies", "unequal_chip_copies",
            "host_chip_fault"]
 
 # Chip counts the reference compiles for, and the built-in target of each: `rngd` is one
 # chip; the multi-chip targets ship as data beside it (tu_ops/targets/).
 CHIP_TARGETS = {1: "rngd", 2: "rngd-2chip", 4: "rngd-4chip"}
 PE_COUNTS = (1, 2, 4, 8)
+
+
+def named_chip_counts(name: Any) -> frozenset[int]:
+    """The chip counts of a kernel the target named `name` runs: every count of
+    `CHIP_TARGETS` for `rngd` (or no name: a multi-chip kernel compiles for its shipped
+    N-chip target), the counts up to N for a shipped N-chip target (as its file lists
+    them), one chip for any other name or a path."""
+    if name in (None, "rngd"):
+        return frozenset(CHIP_TARGETS)
+    named = [n for n, target in CHIP_TARGETS.items() if target == name]
+    return frozenset(k for k in CHIP_TARGETS if k <= named[0]) if named else frozenset({1})
 DEFAULT_PE = 8
 PES_PER_CLUSTER = 4
 

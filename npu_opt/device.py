@@ -25,7 +25,7 @@ from ir.mapping.axes import REGISTRY_NAME
 from ir.ops import Final, Param, Return
 from ir.rules.space import validate_type
 from ir.rules.topology import pe_violation
-from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault
+from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault, named_chip_counts
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
 from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled
@@ -318,12 +318,11 @@ class DeviceKernel:
 
 
 def _target_chips(target: TargetRef) -> frozenset[int]:
-    """Legal chip counts of the target. `rngd` (the default) names one RNGD chip and a
-    multi-chip kernel compiles for its shipped N-chip target (`tu_ops.target.for_chips`),
-    so its counts are those of `CHIP_TARGETS`; another name or a path: one chip."""
+    """Legal chip counts of the target: a named one's by `named_chip_counts`; a loaded one's
+    its own, with every count of `CHIP_TARGETS` for `rngd` (`tu_ops.target.for_chips`)."""
     facts = target_facts(target)
     if facts is None:
-        return frozenset(CHIP_TARGETS) if target in (None, "rngd") else frozenset({1})
+        return named_chip_counts(target)
     if facts.name == "rngd":
         return frozenset(CHIP_TARGETS) | frozenset(facts.chips)
     return frozenset(facts.chips) if facts.chips else frozenset({1})

@@ -85,6 +85,19 @@ def test_chip_count_the_target_lacks_is_space_1():
     assert 'target "rngd-4chip"' in four.text
 
 
+@pytest.mark.parametrize("name", ["rngd-2chip", "rngd-4chip"])
+def test_a_multi_chip_target_named_by_its_name_runs_the_chip_counts_its_file_lists(name):
+    """`npu_opt.run(..., target="rngd-2chip")` and `check` take the shipped target's name as
+    `compile` does: its chip counts are those its description lists (they were SPACE-1)."""
+    x = _i8((2, 256, 64))
+    want = np.transpose(x, (0, 2, 1)).astype(np.int32)
+    assert (npu_opt.run(k.two_chip_widen, x, target=name) == want).all()
+    assert [d.code for d in k.two_chip_widen.trace(name).diagnostics] == []
+    four = [d.code for d in k.four_chip_copy.trace(name).diagnostics]
+    assert four == ([] if 4 in get_target(name).chips else ["SPACE-1"])
+    assert [d.code for d in k.three_chips.trace(name).diagnostics] == ["SPACE-1"]
+
+
 def test_a_chip_holding_an_element_axis_digit_has_a_leading_dimension_of_it():
     """Chip `A / 128` with element `A % 128, B` (the reference allows the split; it was TYPE-6)."""
     assert _codes(k.chip_axis_split) == []
