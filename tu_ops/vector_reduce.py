@@ -17,7 +17,7 @@ import attrs
 
 from ir.errors import MappingError
 from ir.mapping.api import m
-from ir.mapping.nodes import Mapping, Resize
+from ir.mapping.nodes import Mapping, Pad, Resize
 from ir.vector import ways
 from ir.vector.units import SPECS, spec_of
 from ir.vector.intra_reduce import removed_axis, shape_fault
@@ -47,10 +47,20 @@ def reduce_shapes(time: Any, packet: Any, steps: Any, index: int, out_time: Any,
     """The shapes of reduce step `index` of `steps`, which run on a stream entering as
     (time, packet) and leave the record's (out_time, out_packet). MappingError: no shape."""
     time, packet = stream_before(time, packet, tuple(steps), index)
-    packet = Resize(packet, 4).normalize()
+    packet = _first_four(packet)
     if any(spec_of(s.unit).shape == "concat" for s in steps[index + 1:]):
         out_time = ways.split_shape(out_time, out_packet)[0]
     return ReduceShapes(time, packet, out_time, m("1 # 4") if steps[index].arg == 1 else packet)
+
+
+def _first_four(packet: Mapping) -> Mapping:
+    """The 4-way packet a reduce reads: the first four cells of `packet`. A packet padded
+    from exactly four cells (`R # 16 % 4 # 8`) is its operand as written, not normalized:
+    `R # 16 % 4` read beside the time's `R # 16 / 4` is the padded axis's inner digit, while
+    its normal form `R = 4` read there would decode R past |R| (the pair has no factor form)."""
+    while isinstance(packet, Pad) and packet.operand.size >= 4:
+        packet = packet.operand
+    return packet if packet.size == 4 else Resize(packet, 4).normalize()
 
 
 def record_shapes(op: Any, index: int) -> ReduceShapes:

@@ -108,9 +108,10 @@ class _Matcher:
             if isinstance(f, PaddingFactor):
                 self.pus.append([f, st[i], 1, _digits(mem[i + 1:])])
 
-    def place(self, piece: DigitRange) -> int:
+    def place(self, piece: DigitRange, padded: DigitRange | None = None) -> int:
         """Memory stride of a digit range: linear inside the one memory fragment holding it,
-        0 when the memory lacks those digits; _Refused otherwise."""
+        0 when the memory lacks those digits; _Refused otherwise. `padded`: the piece's
+        extent over its padding (the live run of a stream `X # p` piece)."""
         if any(not disjoint(piece, h) for h in self.hulls.get(piece.axis, ())):
             raise _Refused(f"stream fragment {piece} overlaps a ragged memory piece")
         hits = [(fr, s) for fr, s in self.frags.get(piece.axis, ()) if not disjoint(piece, fr)]
@@ -122,10 +123,11 @@ class _Matcher:
         if inside(piece, fr):
             return s * (piece.lo // fr.lo)
         whole = self.padded.get(fr)
-        if whole is not None and inside(piece, whole):
+        if whole is not None and (inside(piece, whole) or (padded is not None and inside(padded, whole))):
             # A digit of the padded axis (`R # 16 % 8` on memory `R # 16`, |R| = 10): the run's
             # cells are linear over its padded extent too, and the piece's coordinates past |R|
-            # are padding on both sides, so it is placed like a digit of the run.
+            # are padding on both sides, so it is placed like a digit of the run. So is a stream
+            # run `R # 16 / 4` (live R[4:12], padded R[4:16]) inside the memory's R[2:16].
             return s * (piece.lo // fr.lo)
         size = self.sizes.get(piece.axis)
         if size is not None and piece.hi > fr.hi and piece.hi > size:
@@ -154,17 +156,28 @@ class _Matcher:
                 return [(f, Entry(f.extent, s))]
         run = ragged_run(f)
         if run is not None:  # `X # p`: padded positions read past the live run
-            return [(f, Entry(f.extent, self.place(run)))]
+            return [(f, Entry(f.extent, self.place(run, DigitRange(run.axis, run.lo, run.lo * f.extent))))]
         regions = [fr for lst in self.frags.values() for fr, _ in lst]
         regions += [h for lst in self.hulls.values() for h in lst]
         if all(disjoint(h, r) for h in hull(f) for r in regions):  # axes the memory lacks
             return [(f, Entry(f.extent, 0))]
         raise _Refused(f"ragged stream piece {f} does not match the memory (a RaggedFactor is never refined)")
 
+    def _clamped(self, digits: frozenset[DigitRange]) -> frozenset[DigitRange]:
+        """`digits` with each range ending at its axis's last step (a padded digit that
+        overshoots the axis, `R # 16 / 4 % 2` of |R| = 6 reaching R = 8, covers what the
+        memory's ragged run up to R = 6 does)."""
+        out = []
+        for d in digits:
+            size = self.sizes.get(d.axis)
+            out.append(d if size is None else DigitRange(d.axis, d.lo, min(d.hi, d.lo * -(-size // d.lo))))
+        return frozenset(merge_frags(out))
+
     def pu(self, f: PaddingFactor, inner: frozenset[DigitRange]) -> list[tuple[Factor, Entry]]:
         for slot in self.pus:
             mpu, s, used, digits = slot
-            if mpu.kind == f.kind and digits == inner and (mpu.extent // used) % f.extent == 0:
+            same = digits == inner or self._clamped(digits) == self._clamped(inner)
+            if mpu.kind == f.kind and same and (mpu.extent // used) % f.extent == 0:
                 slot[2] = used * f.extent  # consume the memory PaddingFactor from its inner side
                 return [(f, Entry(f.extent, s * used))]
         return [(f, Entry(f.extent, 0))]

@@ -16,7 +16,7 @@ from ir.mapping.cells import Padding
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, Pair, axis_sizes, pair_all
 from ir.mapping.ops import (
-    Entry, DigitRange, factor_frags, frag, merge_frags, places_digit_twice, ragged_run, relation,
+    Entry, DigitRange, factor_frags, frag, inside, merge_frags, places_digit_twice, ragged_run, relation,
 )
 from ir.mapping.sequence import SequenceFailure, SequenceResult
 from ir.rules.commit_plan import (
@@ -185,7 +185,13 @@ def _ragged_padding(piece: RaggedFactor, mem: tuple[Factor, ...], element: Mappi
     for f in mem:
         held = (ragged_run(f) if isinstance(f, RaggedFactor)
                 else factor_frags(f)[0] if isinstance(f, AxisFactor) else None)
-        if held is None or relation(run, held) not in ("equal", "inside"):
+        if held is None:
+            continue
+        # a run inside the memory piece's run, or (both padded) its padded extent inside the
+        # memory piece's: `R # 16 / 4` (R[4:12], padded R[4:16]) in `R # 16`'s R[2:16]
+        padded_in = isinstance(f, RaggedFactor) and inside(DigitRange(run.axis, run.lo, run.lo * piece.extent),
+                                                           DigitRange(held.axis, held.lo, held.lo * f.extent))
+        if relation(run, held) not in ("equal", "inside") and not padded_in:
             continue
         k = run.lo // held.lo
         if isinstance(f, RaggedFactor) and all(k * d < f.extent and isinstance(f.cells[k * d], Padding)

@@ -11,7 +11,8 @@ shapes do not divide; the traced ops, the lowering and the record's verifier all
 
 from __future__ import annotations
 
-from ir.mapping.nodes import Mapping
+from ir.errors import MappingError
+from ir.mapping.nodes import Mapping, Pad
 
 __all__ = ["FLIT", "HALF", "split_shape", "concat_shape", "trim_shape", "pad_shape"]
 
@@ -29,8 +30,21 @@ def concat_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
 
 
 def trim_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
-    """`vector_narrow_trim`: time, the front four cells of the packet."""
-    return time, packet.resize(HALF).normalize()
+    """`vector_narrow_trim`: time, the front four cells of the packet. A packet padded from
+    four cells keeps them as written when their normal form beside the time has no factor
+    form: `R # 16 % 4 # 8` under the time `R # 16 / 4` (|R| = 10) is `R # 16 % 4`, the padded
+    axis's inner digit, where its normal form `R = 4` would decode R past |R|."""
+    front = packet.resize(HALF).normalize()
+    inner = packet
+    while isinstance(inner, Pad) and inner.operand.size >= HALF:
+        inner = inner.operand
+    if inner.size != HALF or inner == front:
+        return time, front
+    try:
+        time.pair(front).factors()
+    except MappingError:
+        return time, inner
+    return time, front
 
 
 def pad_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:

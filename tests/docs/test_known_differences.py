@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import npu_opt
 
 ROOT = Path(__file__).resolve().parents[2]
 CHANGES = ROOT / "docs" / "changes.md"
@@ -80,24 +79,4 @@ def test_every_item_is_linked_or_listed_once():
                                        ("it runs now", False)])
 def test_gap_phrasings(text, gap):
     assert bool(GAP.search(text)) is gap
-
-
-def _fetch_mask_split() -> str:
-    """The ITERATOR round trip of tests/valid_count/test_fetch_mask.py with a live range of 11:
-    `R # 32 / 8` then splits inside it."""
-    from tests.valid_count.test_fetch_mask import _ITER
-
-    assert "axes(A=256, H=4, R=3)" in _ITER
-    return _ITER.replace("axes(A=256, H=4, R=3)", "axes(A=256, H=4, R=11)")
-
-
-def test_kd_fetch_mask_split(tmp_path):
-    """kd-fetch-mask-split: R = 11 split as R # 32 / 8 is fetched and masked, then refused at the commit."""
-    import runpy
-
-    path = tmp_path / "split.py"
-    path.write_text(_fetch_mask_split())
-    kernel = runpy.run_path(str(path))["k"]
-    codes = [d.code for d in npu_opt.check(kernel).diagnostics]
-    assert codes[:1] == ["COMMIT-3"], codes
 

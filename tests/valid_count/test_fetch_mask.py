@@ -130,6 +130,17 @@ def _iter_kernel(tmp_path):
     return runpy.run_path(str(path))["k"]
 
 
+def test_iterator_mask_split_inside_the_live_range_round_trips(tmp_path):
+    """R = 11 split as `R # 32 / 8`: the mask zeroes the last three cells of the second
+    chunk and the two after it, and the commit writes the live cells back (it was COMMIT-3)."""
+    path = tmp_path / "split.py"
+    path.write_text(_ITER.replace("axes(A=256, H=4, R=3)", "axes(A=256, H=4, R=11)"))
+    x = RNG.standard_normal((256, 4, 11)).astype(np.float32)
+    cpu, text = _both(runpy.run_path(str(path))["k"], x)
+    np.testing.assert_array_equal(cpu, x)
+    assert 'mask={axis="R", last_axis=2, dim=ITERATOR, counts=[8, 3, 0, 0], iterator=1}' in text
+
+
 def test_iterator_mask_round_trip(tmp_path):
     x = RNG.standard_normal((256, 4, 3)).astype(np.float32)
     cpu, text = _both(_iter_kernel(tmp_path), x)

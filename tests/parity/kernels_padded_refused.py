@@ -1,0 +1,40 @@
+"""Padded layouts furiosa-opt accepts and npu-opt still refuses (docs/changes.md, known
+differences kd-padded-dma, kd-padded-reduce and kd-short-packet): each kernel is refused
+with the code its test pins."""
+
+from npu_opt import *
+
+axes(P=3, Q=4, T=10, Y=64, U=2, V=5, Z=3)
+
+
+@device(chip=1)
+def dma_splits_a_padded_axis(ctx: Context, x: HbmTensor[i32, m("1"), m("U, Y, P")]) -> HbmTensor[i32, m("1"), m("U, Y, P")]:
+    """The DM element splits P # 4 into two digits of two i32 each (8 bytes): DMA-5."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("U"), m("Y # 256"), m("P # 4 / 2, P # 4 % 2")])
+    return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("U, Y, P")])
+
+
+@device(chip=1)
+def reduce_around_a_kept_axis(ctx: Context,
+                              x: HbmTensor[i32, m("1"), m("Y, T # 12 / 4, P, T # 12 % 4, Q")]
+                              ) -> HbmTensor[i32, m("1"), m("Y, P, Q")]:
+    """The reduced axis T # 12 is split around the kept P in time: VE-REDUCE-1."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("T # 12 / 4, P, T # 12 % 4, Q")])
+    out = (ctx.main.begin(d.view())
+           .fetch(m("T # 12 / 4, P, T # 12 % 4"), m("Q"))
+           .collect(m("T # 12 / 4, P, T # 12 % 4"), m("Q # 8"))
+           .vector_init().vector_intra_slice_tag(TagMode.ZERO)
+           .vector_narrow_trim(m("Q"))
+           .vector_intra_slice_reduce(m("T"), m("P"), m("Q"), IntraSliceReduceOpI32.ADD_SAT)
+           .vector_widen_pad(m("Q # 8")).vector_final()
+           .commit_trim(m("Q")).commit(m("P, Q")))
+    return out.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, Q")])
+
+
+@device(chip=1)
+def short_packet_padded(ctx: Context) -> HbmTensor[f8e4m3, m("1"), m("Z, V, U # 8")]:
+    """A packet of two f8 cells (2 bytes) padded to 8: FETCH-11."""
+    d = DmTensor[f8e4m3, m("1"), m("1 # 2"), m("1 # 256"), m("Z, V, U")].new()
+    out = (ctx.main.begin(d.view()).fetch(m("Z, V"), m("U # 8"))
+           .collect(m("Z, V"), m("U # 32")).commit_trim(m("U # 8")).commit(m("Z, V, U # 8")))
+    return out.to_hbm(ctx.tdma)

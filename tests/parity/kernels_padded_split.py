@@ -1,0 +1,45 @@
+"""Kernels that split a padded axis over time and packet (`R # 16 / 4`, `R # 16 % 4`) where
+the axis is not a multiple of the split: |R| = 10 (the outer piece ragged, 0 4 8 and one
+padding cell) and |S| = 6 (the outer piece a padding factor over S / 4). The reference's
+book reads such a stream (vector-engine/vcg.md, reduce_time_packet): the VCG masks the
+padded steps of the reduce."""
+
+from npu_opt import *
+
+axes(R=10, S=6, X=256)
+
+
+@device(chip=1)
+def padded_split_copy(ctx: Context, x: HbmTensor[f32, m("1"), m("X, R")]) -> HbmTensor[f32, m("1"), m("X, R")]:
+    d = x.to_dm(ctx.tdma, DmTensor[f32, m("1"), m("1 # 2"), m("X"), m("R # 16")])
+    out = (ctx.main.begin(d.view())
+           .fetch(m("R # 16 / 4"), m("R # 16 % 4"))
+           .collect(m("R # 16 / 4"), m("R # 16 % 4 # 8"))
+           .commit_trim(m("R # 16 % 4"))
+           .commit(m("R # 16 / 4, R # 16 % 4")))
+    return out.to_hbm(ctx.tdma, HbmTensor[f32, m("1"), m("X, R")])
+
+
+@device(chip=1)
+def padded_split_copy_short(ctx: Context, x: HbmTensor[i32, m("1"), m("X, S")]) -> HbmTensor[i32, m("1"), m("X, S")]:
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("X"), m("S # 16")])
+    out = (ctx.main.begin(d.view())
+           .fetch(m("S # 16 / 4"), m("S # 16 % 4"))
+           .collect(m("S # 16 / 4"), m("S # 16 % 4 # 8"))
+           .commit_trim(m("S # 16 % 4"))
+           .commit(m("S # 16 / 4, S # 16 % 4")))
+    return out.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("X, S")])
+
+
+@device(chip=1)
+def padded_split_sum(ctx: Context, x: HbmTensor[f32, m("1"), m("X, R")]) -> HbmTensor[f32, m("1"), m("X")]:
+    d = x.to_dm(ctx.tdma, DmTensor[f32, m("1"), m("1 # 2"), m("X"), m("R # 16")])
+    out = (ctx.main.begin(d.view())
+           .fetch(m("R # 16 / 4"), m("R # 16 % 4"))
+           .collect(m("R # 16 / 4"), m("R # 16 % 4 # 8"))
+           .vector_init().vector_intra_slice_tag(TagMode.ZERO)
+           .vector_narrow_trim(m("R # 16 % 4"))
+           .vector_intra_slice_reduce(m("R"), m("1"), m("1 # 4"), IntraSliceReduceOpF32.ADD)
+           .vector_widen_pad(m("1 # 8")).vector_final()
+           .commit_trim(m("1 # 2")).commit(m("1 # 2")))
+    return out.to_hbm(ctx.tdma, HbmTensor[f32, m("1"), m("X")])
