@@ -79,7 +79,54 @@ def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
     held[1::3] -= 1                                              # each repeat names the row it repeats
     contract_jit._compiled()["exact_kernel"](
         codes, lut, not table, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
-        contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs)
+        contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs,
+        contract_jit_tiles.slot_quads(pairs, tread, tpad))
+    expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
+    np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
+
+
+def _batched_case(rng, g: int, rows: int, ms: int, pad: bool):
+    """A batched GEMM's layout: slot (m, n) for `ms` stream rows m and n = 0, 1 (a pair: the
+    same stream, TRF reads 3 steps apart), plus one slot alone per m; 3 steps, 2 columns.
+    The pairs of every m read the same weights, each at its own stream offset."""
+    steps, cols, rr = 3, 2, 2 * g
+    sstep, tread = [], []
+    for m_ in range(ms):
+        for n in range(3):  # n = 2: a slot alone, reading other weights
+            sstep.append([(m_ * (steps + cols) + t) * g for t in range(steps)])
+            tread.append([n * steps + t for t in range(steps)] if n < 2 else [7 - t for t in range(steps)])
+    sstep, tread = np.array(sstep, np.int64), np.array(tread, np.int64)
+    tpad = np.zeros(sstep.shape, np.bool_)
+    if pad:
+        tpad[0::3, 1] = tpad[1::3, 1] = True  # every pair skips its middle step
+    n_elems = int(tread.max() + 1) * rr
+    values = rng.uniform(-2, 2, (rows, int(sstep.max()) + cols * g)).astype(ml_dtypes.bfloat16)
+    weights = rng.uniform(-2, 2, (rows, n_elems, 8)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    return values, weights, sstep, tread, rr, np.array([0, g], np.int64), tpad
+
+
+@pytest.mark.parametrize("g", [1, 8, 32])
+@pytest.mark.parametrize("which, ms, pad", [
+    ([0, 1, 2, 3], 4, False),                    # every row alone: four pairs a tile
+    ([0, 1, 2], 5, True),                        # five pairs a weight: the second tile repeats one
+    ([0, 0, 1, 2, 2, 2, 3], 4, False),           # rows alone beside groups of rows
+])
+def test_a_row_alone_in_its_group_tiles_its_own_slots(g, which, ms, pad):
+    """A row that shares its TRF operand with no other row (a batched GEMM) takes its tiles'
+    rows from its own slot pairs that read the same weights (`slot_quads`), bit for bit
+    the oracle."""
+    rng = np.random.default_rng(g * 7 + len(which))
+    values, weights, sstep, tread, rr, wofs0, tpad = _batched_case(rng, g, len(which), ms, pad)
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, tpad)
+    quads = contract_jit_tiles.slot_quads(pairs, tread, tpad)
+    assert quads.shape[0] > 0 and (pairs[:, 1] >= 0).any() and (pairs[:, 1] < 0).any()
+    which_a = np.array(which, np.int64)
+    out = np.full((len(which), 8, sstep.shape[0], 2), np.nan, np.float32)
+    lut = np.zeros(1, np.uint32)
+    contract_jit._compiled()["exact_kernel"](
+        values.view(np.uint16), lut, True, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
+        contract_jit_tiles.tile_order(which_a), np.arange(len(which)), sstep, tread, rr, wofs0, g, tpad, out,
+        pairs, quads)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
 
@@ -119,3 +166,28 @@ def test_the_stream_scan_names_repeated_rows_and_bounds_the_stored_ones(dtype, m
     assert held.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 8]
     m = codes.astype(np.int64) & mag
     assert top == m.max() and low == (m[m > 0].min() - 1 if (m > 0).any() else mag)
+
+
+@pytest.mark.parametrize("dtype, mag", [(np.uint16, 0x7FFF), (np.uint8, 0x7F)])
+@pytest.mark.parametrize("fill", ["random", "zeros", "signed_zeros", "one_tiny", "one_large"])
+def test_the_code_scans_match_numpy(dtype, mag, fill):
+    """`_bounds` and `_held_bounds` (largest masked code, smallest nonzero one minus one,
+    `mag` when every code is a zero) against numpy, on each code width's own loop."""
+    rng = np.random.default_rng(int(mag) + len(fill))
+    codes = rng.integers(0, np.iinfo(dtype).max, (6, 1000)).astype(dtype)
+    sign = dtype(mag + 1)
+    if fill != "random":
+        codes[:] = 0
+    if fill == "signed_zeros":
+        codes[:, ::2] = sign
+    if fill == "one_tiny":
+        codes[4, 999] = sign | dtype(1)
+    if fill == "one_large":
+        codes[0, 0] = dtype(mag)
+    held = np.array([0, 0, 2, 3, 3, 5], np.int64)               # rows 1 and 4 repeat others: not scanned
+    kernels = contract_jit._compiled()
+    for got, rows in ((kernels["_bounds"](codes, mag), range(6)),
+                      (kernels["_held_bounds"](codes, mag, held), [0, 2, 3, 5])):
+        m = codes[list(rows)].astype(np.int64) & mag
+        want = (int(m.max()), int(m[m > 0].min() - 1) if (m > 0).any() else mag)
+        assert (int(got[0]), int(got[1])) == want

@@ -266,7 +266,7 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         first = key == np.arange(key.size)                             # the copies, in order of first use
         which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
         tensors.append((cells, slices[first], touched))
-    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs)
+    wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs, mem.scratch)
     wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
     return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
 
@@ -324,7 +324,8 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
     if paired and proved:
         _compiled()["exact_kernel"](packets, table, shift, wt, which, jit_tiles.tile_order(which), held, sstep,
-                                    tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs)
+                                    tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs,
+                                    jit_tiles.slot_quads(pairs, tread, tpad))
         return out
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])

@@ -16,7 +16,24 @@ __all__ = ["INLINE", "ORDER"]
 
 def _row_range(row, mag, top, low):
     """(top, low) widened by the `mag`-masked codes of `row`: the largest, and the smallest
-    nonzero one minus one ((m + mag) & mag is m - 1, and mag for m = 0)."""
+    nonzero one minus one (`mag` when every code is a zero: m - 1 wraps a zero past every
+    other, and the minimum is clamped to `mag`). The two masks the
+    kernels use (16- and 8-bit codes) are written as constants, each loop in the codes'
+    own width: so the loops vectorize."""
+    if mag == 0x7FFF:
+        t16, l16 = np.uint16(0), np.uint16(0xFFFF)
+        for c in range(row.size):
+            m16 = np.uint16(row[c]) & np.uint16(0x7FFF)
+            t16 = max(t16, m16)
+            l16 = min(l16, np.uint16(m16 - np.uint16(1)))   # a zero wraps to 0xFFFF
+        return max(top, np.int64(t16)), min(low, np.int64(l16), np.int64(0x7FFF))
+    if mag == 0x7F:
+        t8, l8 = np.uint8(0), np.uint8(0xFF)
+        for c in range(row.size):
+            m8 = np.uint8(row[c]) & np.uint8(0x7F)
+            t8 = max(t8, m8)
+            l8 = min(l8, np.uint8(m8 - np.uint8(1)))   # a zero wraps to 0xFF
+        return max(top, np.int64(t8)), min(low, np.int64(l8), np.int64(0x7F))
     for c in range(row.size):
         m = np.int64(row[c]) & mag
         top = max(top, m)

@@ -26,7 +26,7 @@ import numpy as np
 from ir.exact_kernels import tiles as kt
 from visa.interp.fast import contract_jit_weights as jit_weights
 
-__all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "tile_order"]
+__all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "slot_quads", "tile_order"]
 
 ROWS = 4
 """Rows a tile (the shared 4 x 16 tile, `ir.exact_kernels.tiles`): ROWS accumulators and
@@ -50,16 +50,44 @@ def _slots(held):
     return slot, k
 
 
-def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs):
+def _by_slots(row, k, n, wide, offs, acc, w_all, operand, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads):
+    """The tiles of one row that shares its TRF operand with no other row (a batched GEMM:
+    a problem per slice): a tile's ROWS rows are ROWS slot pairs of this row that read the
+    same weights at every step (`slot_quads`), each at its own stream offset."""
+    n_steps = sstep.shape[1]
+    uw = np.uint64(WIDTH)
+    for q in range(quads.shape[0]):
+        kk0 = pairs[quads[q, 0], 0]
+        w = w_all[pairs[quads[q, 0], 2], operand]
+        for j in range(wofs0.size):
+            acc[:] = _ZERO
+            for t in range(n_steps):
+                if tpad.shape[0] > 0 and tpad[kk0, t]:
+                    continue
+                for z in range(ROWS):
+                    offs[z] = k * n + sstep[pairs[quads[q, z], 0], t] + j * g
+                kt.tile_4x16(g, wide, offs, np.uint64(0), w, np.uint64(tread[kk0, t] * rr + wofs0[j]) * uw, acc)
+            for z in range(ROWS):
+                kk, k2 = pairs[quads[q, z], 0], pairs[quads[q, z], 1]
+                for v in range(WIDTH // 2):
+                    out[row, v, kk, j] = acc[z * WIDTH + v]
+                if k2 >= 0:
+                    for v in range(WIDTH // 2):
+                        out[row, v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
+
+
+def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads):
     """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
     entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
     the same codes as row held[r] (widened once, by the first tile that reads them, just
-    before: a value stored right before its broadcast load would stall the load), `table`
+    before: a value stored right before its broadcast load would stall the load; a row
+    alone in its group into a scratch row of its own, which stays in cache), `table`
     their f32 bits (or `shift`, `contract_jit_weights.code_bits`); wt (shifts, operands, elements x WIDTH)
     float32 (`paired_weights`), row r reading wt[., which[r]]; sstep / tread (slots, steps)
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
     within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
-    (slot, its partner or -1, the index of their shift)."""
+    (slot, its partner or -1, the index of their shift); quads (`slot_quads`) the pairs
+    ROWS at a time that read the same weights, for a row alone in its group (`_by_slots`)."""
     n_steps, n = sstep.shape[1], codes.shape[1]
     uw = np.uint64(WIDTH)
     slot, n_held = _slots(held)
@@ -68,9 +96,17 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     done = np.zeros(n_held, np.bool_)
     offs = np.empty(ROWS, np.int64)
     acc = np.empty(ROWS * WIDTH, np.float32)
+    one = np.empty(n, np.float32)      # a row alone, widened in cache just before its tiles
+    one_bits = one.view(np.uint32)
     for i in range(0, order.size, ROWS):
         rows = order[i:i + ROWS]
         operand = which[rows[0]]
+        if quads.shape[0] > 0 and rows[ROWS - 1] == rows[0]:  # a row alone: its slots make the tiles
+            src = codes[held[rows[0]]]
+            for c in range(n):
+                one_bits[c] = jit_weights.code_bits(src[c], table, shift)
+            _by_slots(rows[0], 0, n, one, offs, acc, wt, operand, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
+            continue
         for z in range(ROWS):
             k = slot[rows[z]]
             offs[z] = k * n
@@ -116,7 +152,22 @@ def _tile_order(which: bytes) -> np.ndarray:
     return out
 
 
-ORDER = ("_slots", "exact_kernel")
+def slot_quads(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.ndarray:
+    """The slot pairs (indices into `pairs`) ROWS at a time, each ROWS reading the same
+    weights (the same TRF reads of the first slot, shift and skipped steps, a partner or
+    none), a group's last pair repeated to fill its last tile; (0, ROWS) when no two
+    pairs read the same weights (then a row alone gains nothing by them)."""
+    groups: dict[tuple, list[int]] = {}
+    for p, (kk, k2, sh) in enumerate(pairs.tolist()):
+        key = (tread[kk].tobytes(), sh, k2 >= 0, tpad[kk].tobytes() if tpad.shape[0] else b"")
+        groups.setdefault(key, []).append(p)
+    if all(len(g) == 1 for g in groups.values()):
+        return np.zeros((0, ROWS), np.int64)
+    flat = [p for g in groups.values() for p in g + g[-1:] * (-len(g) % ROWS)]
+    return np.array(flat, np.int64).reshape(-1, ROWS)
+
+
+ORDER = ("_slots", "_by_slots", "exact_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
 INLINE = ()
 """None inlined: the shared tiles inline themselves."""

@@ -216,19 +216,21 @@ def distinct(kernels, words, slices, rows):
     return key
 
 
-def widened(kernels, tensors, shape, mag, table, offs):
+def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty):
     """(bits, top, low): the operand of every distinct slice widened, the slices of each
     (cells, slices, TRF rows the operand touches) of `tensors` in turn: with no `offs`
     (1, slices, n x lanes), else (offs, slices, n x 16) as `lay_paired` lays them out (eight
     lanes); the largest `mag`-masked code and the smallest nonzero one minus one (`mag` when
     every code is a zero). The codes of one entry of `tensors` are widened by a shift when
-    all of them are zeros and normal bf16 codes (their table entries), else through the table."""
+    all of them are zeros and normal bf16 codes (their table entries), else through the table.
+    `empty(shape, dtype)` makes the arrays (the interpreter's pooled scratch: a batched GEMM's
+    32 MiB of widened weights would fault in every page of a fresh one on every run)."""
     lane_elems, base, n, lanes = shape
     n_ops = sum(sls.size for _, sls, _ in tensors)
-    out = np.empty((max(offs.size, 1), n_ops, n * (2 * lanes if offs.size else lanes)), np.uint32)
+    out = empty((max(offs.size, 1), n_ops, n * (2 * lanes if offs.size else lanes)), np.dtype(np.uint32))
     top, low, k0 = 0, mag, 0
     for cells, sls, rows in tensors:
-        codes = np.empty((sls.size, lanes * n), cells.dtype)
+        codes = empty((sls.size, lanes * n), cells.dtype)
         kernels["gather"](cells, sls, rows, *shape, codes)
         t, lo = kernels["_bounds"](codes, mag)
         shift = cells.itemsize == 2 and t < 0x7F80 and lo + 1 >= 0x80
