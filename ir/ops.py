@@ -15,6 +15,7 @@ import attrs
 
 from ir.declare import Table
 from ir.diagnostic import Violation
+from ir.errors import MappingError
 from ir.dtypes import DType, accumulator
 from ir.location import Location
 from ir.mapping.nodes import IDENTITY, Mapping
@@ -93,7 +94,19 @@ class Op(OpFrame):
         return remembered_verdict(self, Value, self._first_violation) if self.RULES else None
 
     def _first_violation(self) -> Violation | None:
-        return next((v for v in (check(self) for check in self.RULES) if v is not None), None)
+        for check in self.RULES:
+            try:
+                found = check(self)
+            except MappingError as e:  # a layout the rule cannot analyse: that rule's refusal, at the op
+                code = getattr(check, "rule_code", None)
+                if code is None:
+                    raise
+                stage = getattr(self, "STAGE", self.NAME)
+                return Violation(code, f"`{stage}` cannot read this layout: {e.detail.splitlines()[0]}",
+                                 notes=(f"{e.code}: the rule works on the mappings' factor forms",))
+            if found is not None:
+                return found
+        return None
 
     def text(self) -> str:
         """One-line printed form: `%5 = collect %4 time=(...) packet=(...) : stream<...>`."""

@@ -1,6 +1,6 @@
-"""Padded layouts furiosa-opt accepts and npu-opt still refuses (docs/changes.md, known
-differences kd-padded-dma, kd-padded-reduce and kd-short-packet): each kernel is refused
-with the code its test pins."""
+"""Padded layouts npu-opt refuses, each with the code its test pins: three that furiosa-opt
+accepts (docs/changes.md, known differences kd-padded-dma, kd-padded-reduce and
+kd-short-packet) and one it refuses too (`split_shares_packet`)."""
 
 from npu_opt import *
 
@@ -38,3 +38,25 @@ def short_packet_padded(ctx: Context) -> HbmTensor[f8e4m3, m("1"), m("Z, V, U # 
     out = (ctx.main.begin(d.view()).fetch(m("Z, V"), m("U # 8"))
            .collect(m("Z, V"), m("U # 32")).commit_trim(m("U # 8")).commit(m("Z, V, U # 8")))
     return out.to_hbm(ctx.tdma)
+
+
+axes(S=19, H=4)
+
+
+@device(chip=1)
+def split_shares_packet(ctx: Context):
+    """A padded axis shares the packet with another (`S # 24 % 2, H`): the split's back half
+    folded into the time has no factor form; the split's own rule refuses it at its line
+    (VE-SPLIT-2), as the reference refuses such a reduce (not a location-less MAP-overshoot)."""
+    d = DmTensor[f32, m("1"), m("1 # 2"), m("Y # 256"), m("S # 24 / 2, S # 24 % 2, H")].new()
+    (ctx.main.begin(d.view())
+     .fetch(m("S # 24 / 2"), m("S # 24 % 2, H"))
+     .collect(m("S # 24 / 2"), m("S # 24 % 2, H"))
+     .vector_init()
+     .vector_intra_slice_tag(TagMode.ZERO)
+     .vector_narrow_split(m("S # 24"), m("H"))  # VE-SPLIT-2
+     .vector_intra_slice_reduce(m("S"), m("1"), m("H"), IntraSliceReduceOpF32.ADD)
+     .vector_widen_pad(m("1 # 8"))
+     .vector_final()
+     .commit_trim(m("1 # 2"))
+     .commit(m("1 # 2")))

@@ -63,3 +63,16 @@ def test_what_stays_refused() -> None:
                             refused.short_packet_padded)}
     assert codes == {"dma_splits_a_padded_axis": ["DMA-5"], "reduce_around_a_kept_axis": ["VE-REDUCE-1"],
                      "short_packet_padded": ["FETCH-11"]}
+
+
+def test_a_rule_that_cannot_read_a_layout_refuses_at_its_line() -> None:
+    """A mapping error inside an op's rule is that rule's refusal at the op's line, with a
+    code and a location (it was MAP-overshoot with no location)."""
+    from pathlib import Path
+
+    from tests.parity import kernels_padded_refused as refused
+
+    (found,) = npu_opt.check(refused.split_shares_packet).diagnostics
+    source = Path(refused.__file__).read_text(encoding="utf-8").splitlines()
+    assert found.code == "VE-SPLIT-2" and found.file.endswith("kernels_padded_refused.py")
+    assert "# VE-SPLIT-2" in source[found.line - 1] and "cannot read this layout" in found.message
