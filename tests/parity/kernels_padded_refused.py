@@ -47,7 +47,7 @@ axes(S=19, H=4)
 def split_shares_packet(ctx: Context):
     """A padded axis shares the packet with another (`S # 24 % 2, H`): the split's back half
     folded into the time has no factor form; the split's own rule refuses it at its line
-    (VE-SPLIT-2), as the reference refuses such a reduce (not a location-less MAP-overshoot)."""
+    (VE-SPLIT-2), as the reference refuses such a reduce (not a bare mapping error without a location)."""
     d = DmTensor[f32, m("1"), m("1 # 2"), m("Y # 256"), m("S # 24 / 2, S # 24 % 2, H")].new()
     (ctx.main.begin(d.view())
      .fetch(m("S # 24 / 2"), m("S # 24 % 2, H"))

@@ -67,7 +67,7 @@ def test_what_stays_refused() -> None:
 
 def test_a_rule_that_cannot_read_a_layout_refuses_at_its_line() -> None:
     """A mapping error inside an op's rule is that rule's refusal at the op's line, with a
-    code and a location (it was MAP-overshoot with no location)."""
+    code and a location (it was a bare mapping error with no location)."""
     from pathlib import Path
 
     from tests.parity import kernels_padded_refused as refused
