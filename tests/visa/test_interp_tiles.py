@@ -17,6 +17,10 @@ import pytest
 
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
+_NO_ROW_WEIGHTS = (np.zeros((0, 0), np.uint16), np.zeros(0, np.bool_), np.zeros(1, np.uint32), np.zeros(0, np.int64), 0)
+"""The exact kernel's per-row weight codes, none: the laid-out weights are read."""
+
+
 def _tree(x: np.ndarray) -> np.float32:
     """The adder tree over x (a power-of-two count of float32 values)."""
     while x.size > 1:
@@ -80,7 +84,7 @@ def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
     contract_jit._compiled()["exact_kernel"](
         codes, lut, not table, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
         contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs,
-        contract_jit_tiles.slot_quads(pairs, tread, tpad))
+        contract_jit_tiles.slot_quads(pairs, tread, tpad), *_NO_ROW_WEIGHTS)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
 
@@ -126,8 +130,32 @@ def test_a_row_alone_in_its_group_tiles_its_own_slots(g, which, ms, pad):
     contract_jit._compiled()["exact_kernel"](
         values.view(np.uint16), lut, True, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
         contract_jit_tiles.tile_order(which_a), np.arange(len(which)), sstep, tread, rr, wofs0, g, tpad, out,
-        pairs, quads)
+        pairs, quads, *_NO_ROW_WEIGHTS)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
+    np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
+
+
+@pytest.mark.parametrize("g", [1, 8, 32])
+@pytest.mark.parametrize("pad", [False, True])
+def test_a_row_alone_lays_out_its_own_weights_from_their_codes(g, pad):
+    """Every row reading a TRF operand of its own (a batched GEMM): the kernel gets the
+    weights as codes (operands, 8 lanes x elements) and lays each row's out just before its
+    tiles, as `paired_weights` would have; bit for bit the oracle."""
+    rng = np.random.default_rng(g * 11 + pad)
+    rows = 4
+    values, weights, sstep, tread, rr, wofs0, tpad = _batched_case(rng, g, rows, 5, pad)
+    pairs, shifts = contract_jit_exact.slot_pairs(sstep, tread, tpad)
+    quads = contract_jit_tiles.slot_quads(pairs, tread, tpad)
+    n_e = weights.shape[1]
+    codes = weights.astype(ml_dtypes.bfloat16).view(np.uint16)                  # (operands, elements, lanes)
+    wcodes = np.ascontiguousarray(codes.transpose(0, 2, 1)).reshape(rows, -1)     # lane-major, as `gather` reads
+    which = np.arange(rows, dtype=np.int64)
+    out = np.full((rows, 8, sstep.shape[0], 2), np.nan, np.float32)
+    contract_jit._compiled()["exact_kernel"](
+        values.view(np.uint16), np.zeros(1, np.uint32), True, np.zeros((1, 1, 16), np.float32), which,
+        contract_jit_tiles.tile_order(which), np.arange(rows), sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
+        wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e)
+    expect = _oracle(values.astype(np.float32), weights, which, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
 
 

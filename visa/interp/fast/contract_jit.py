@@ -62,6 +62,10 @@ _QNAN = np.uint32(0x7FC00000)
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 _NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
 _NO_MASK2 = np.zeros((0, 0), np.bool_)
+_NO_QUADS = np.zeros((0, 4), np.int64)
+_NO_CODES = np.zeros((0, 0), np.uint16)
+_NO_SHIFTS = np.zeros(0, np.bool_)
+_NO_WEIGHTS = np.zeros((1, 1, 16), np.float32)
 
 
 # ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
@@ -242,12 +246,16 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
 
-def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
+                    per_row: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
     `offs` (distinct tensors, n_elems, lanes) float32, else `jit_exact.paired_weights`'s
     (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
     of them each row reads; their code range. Rows whose TRF slices hold the same codes
-    there (a GEMM's weights are the same for every slice along M) share one widened copy."""
+    there (a GEMM's weights are the same for every slice along M) share one widened copy.
+    With `per_row`, when every row reads a tensor of its own (a batched GEMM), the first is
+    `jit_weights.gathered`'s (codes, shifts) instead: the exact kernel lays each row's out
+    in cache, just before its tiles."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et)
@@ -266,6 +274,9 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         first = key == np.arange(key.size)                             # the copies, in order of first use
         which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
         tensors.append((cells, slices[first], touched))
+    if per_row and offs.size and np.unique(which).size == which.size:
+        codes, shifts, top, low = jit_weights.gathered(kernels, tensors, shape, mag, mem.scratch)
+        return (codes, shifts), which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
     wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs, mem.scratch)
     wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
     return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
@@ -316,17 +327,22 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES
               and plan.g in jit_exact.TREES and all(o + plan.g <= plan.read_elems for o in wofs0))
     pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
-    wt, which, w_range = _weight_operand(outer, trf, rows, mem, (int(tread.max()) + 1) * plan.read_elems,
-                                         np.array(shifts, np.int64) * plan.read_elems)
+    quads = jit_tiles.slot_quads(pairs, tread, tpad) if paired else _NO_QUADS
+    n_w, woffs = (int(tread.max()) + 1) * plan.read_elems, np.array(shifts, np.int64) * plan.read_elems
+    wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, per_row=quads.shape[0] > 0)
     s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
     table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
+    per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
     if paired and proved:
-        _compiled()["exact_kernel"](packets, table, shift, wt, which, jit_tiles.tile_order(which), held, sstep,
-                                    tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs,
-                                    jit_tiles.slot_quads(pairs, tread, tpad))
+        wcodes, wshifts = wt if per_row else (_NO_CODES, _NO_SHIFTS)
+        _compiled()["exact_kernel"](packets, table, shift, _NO_WEIGHTS if per_row else wt, which,
+                                    jit_tiles.tile_order(which), held, sstep, tread, plan.read_elems, wofs0, plan.g,
+                                    tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs, n_w)
         return out
+    if per_row:  # not exact after all: the general kernel takes the laid-out weights
+        wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs)
     if paired:                                          # the first shift's (0) first lanes: the plain layout
         wt = np.ascontiguousarray(wt[0].reshape(wt.shape[1], -1, 2 * trf.lanes)[:, :, :trf.lanes])
     _compiled()["_float_kernel"](packets, table, shift, wt, which, sstep, tread, 1, plan.read_elems, plan.q // plan.g,

@@ -76,7 +76,8 @@ def _by_slots(row, k, n, wide, offs, acc, w_all, operand, sstep, tread, rr, wofs
                         out[row, v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
 
 
-def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads):
+def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
+                 wcodes, wshifts, wtable, woffs, wn):
     """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
     entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
     the same codes as row held[r] (widened once, by the first tile that reads them, just
@@ -87,7 +88,10 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
     within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
     (slot, its partner or -1, the index of their shift); quads (`slot_quads`) the pairs
-    ROWS at a time that read the same weights, for a row alone in its group (`_by_slots`)."""
+    ROWS at a time that read the same weights, for a row alone in its group (`_by_slots`).
+    With `wcodes` (operands, 8 lanes x wn codes; every row alone), `wt` is not read: a row's
+    weights are laid out from wcodes[which[row]] just before its tiles, as `lay_paired`
+    lays them (`woffs` the shifts' offsets, wshifts / wtable how each operand widens)."""
     n_steps, n = sstep.shape[1], codes.shape[1]
     uw = np.uint64(WIDTH)
     slot, n_held = _slots(held)
@@ -98,6 +102,9 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     acc = np.empty(ROWS * WIDTH, np.float32)
     one = np.empty(n, np.float32)      # a row alone, widened in cache just before its tiles
     one_bits = one.view(np.uint32)
+    n_shifts = max(woffs.size, 1)
+    wrow_bits = np.empty((n_shifts, 1, wn * WIDTH if wcodes.shape[0] > 0 else 0), np.uint32)  # its weights, too
+    wrow = wrow_bits.view(np.float32)
     for i in range(0, order.size, ROWS):
         rows = order[i:i + ROWS]
         operand = which[rows[0]]
@@ -105,7 +112,12 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
             src = codes[held[rows[0]]]
             for c in range(n):
                 one_bits[c] = jit_weights.code_bits(src[c], table, shift)
-            _by_slots(rows[0], 0, n, one, offs, acc, wt, operand, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
+            if wcodes.shape[0] > 0:
+                jit_weights.lay_paired(wcodes[operand:operand + 1], wn, woffs, wtable, wshifts[operand], wrow_bits, 0)
+                _by_slots(rows[0], 0, n, one, offs, acc, wrow, 0, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
+            else:
+                _by_slots(rows[0], 0, n, one, offs, acc, wt, operand, sstep, tread, rr, wofs0, g, tpad, out, pairs,
+                          quads)
             continue
         for z in range(ROWS):
             k = slot[rows[z]]

@@ -30,7 +30,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["INLINE", "ORDER", "distinct", "operand_rows", "widened", "words_of"]
+__all__ = ["INLINE", "ORDER", "distinct", "gathered", "operand_rows", "widened", "words_of"]
 
 _U8, _U16 = np.uint64(8), np.uint64(16)
 
@@ -216,29 +216,45 @@ def distinct(kernels, words, slices, rows):
     return key
 
 
-def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty):
-    """(bits, top, low): the operand of every distinct slice widened, the slices of each
-    (cells, slices, TRF rows the operand touches) of `tensors` in turn: with no `offs`
-    (1, slices, n x lanes), else (offs, slices, n x 16) as `lay_paired` lays them out (eight
-    lanes); the largest `mag`-masked code and the smallest nonzero one minus one (`mag` when
-    every code is a zero). The codes of one entry of `tensors` are widened by a shift when
-    all of them are zeros and normal bf16 codes (their table entries), else through the table.
-    `empty(shape, dtype)` makes the arrays (the interpreter's pooled scratch: a batched GEMM's
-    32 MiB of widened weights would fault in every page of a fresh one on every run)."""
+def gathered(kernels, tensors, shape, mag, empty=np.empty):
+    """(codes, shifts, top, low): the operand codes of every distinct slice, the slices of
+    each (cells, slices, TRF rows the operand touches) of `tensors` in turn, as (operands,
+    lanes x n) (`gather`); per operand whether its codes widen by a shift (every code of its
+    entry of `tensors` a zero or a normal bf16: their table entries); the largest
+    `mag`-masked code and the smallest nonzero one minus one (`mag` when every code is a
+    zero). `empty(shape, dtype)` makes the arrays (the interpreter's pooled scratch)."""
     lane_elems, base, n, lanes = shape
     n_ops = sum(sls.size for _, sls, _ in tensors)
-    out = empty((max(offs.size, 1), n_ops, n * (2 * lanes if offs.size else lanes)), np.dtype(np.uint32))
+    codes = empty((n_ops, lanes * n), tensors[0][0].dtype)
+    shifts = np.zeros(n_ops, np.bool_)
     top, low, k0 = 0, mag, 0
     for cells, sls, rows in tensors:
-        codes = empty((sls.size, lanes * n), cells.dtype)
-        kernels["gather"](cells, sls, rows, *shape, codes)
-        t, lo = kernels["_bounds"](codes, mag)
-        shift = cells.itemsize == 2 and t < 0x7F80 and lo + 1 >= 0x80
-        if offs.size:
-            kernels["lay_paired"](codes, n, offs, table, shift, out, k0)
-        else:
-            kernels["lay_plain"](codes, n, lanes, table, shift, out, k0)
+        part = codes[k0:k0 + sls.size]
+        kernels["gather"](cells, sls, rows, *shape, part)
+        t, lo = kernels["_bounds"](part, mag)
+        shifts[k0:k0 + sls.size] = cells.itemsize == 2 and t < 0x7F80 and lo + 1 >= 0x80
         top, low, k0 = max(top, t), min(low, lo), k0 + sls.size
+    return codes, shifts, top, low
+
+
+def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty):
+    """(bits, top, low): the operand of every distinct slice widened (`gathered`'s codes,
+    top and low): with no `offs` (1, slices, n x lanes), else (offs, slices, n x 16) as
+    `lay_paired` lays them out (eight lanes), each operand by a shift or through the table
+    as `gathered` found. `empty(shape, dtype)` makes the arrays (the interpreter's pooled
+    scratch: a batched GEMM's 32 MiB of widened weights would fault in every page of a
+    fresh one on every run)."""
+    lane_elems, base, n, lanes = shape
+    codes, shifts, top, low = gathered(kernels, tensors, shape, mag, empty)
+    out = empty((max(offs.size, 1), codes.shape[0], n * (2 * lanes if offs.size else lanes)), np.dtype(np.uint32))
+    k0 = 0
+    for _, sls, _ in tensors:
+        part, shift = codes[k0:k0 + sls.size], bool(shifts[k0]) if sls.size else False
+        if offs.size:
+            kernels["lay_paired"](part, n, offs, table, shift, out, k0)
+        else:
+            kernels["lay_plain"](part, n, lanes, table, shift, out, k0)
+        k0 += sls.size
     return out, top, low
 
 
