@@ -17,8 +17,9 @@ import pytest
 
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
-_NO_ROW_WEIGHTS = (np.zeros((0, 0), np.uint16), np.zeros(0, np.bool_), np.zeros(1, np.uint32), np.zeros(0, np.int64), 0)
-"""The exact kernel's per-row weight codes, none: the laid-out weights are read."""
+_NO_ROW_WEIGHTS = (np.zeros((0, 0), np.uint16), np.zeros(0, np.bool_), np.zeros(1, np.uint32), np.zeros(0, np.int64), 0,
+                   np.zeros(0, np.int64))
+"""The exact kernel's per-row weight codes and stream scan, none: the laid-out weights are read."""
 
 
 def _tree(x: np.ndarray) -> np.float32:
@@ -140,7 +141,8 @@ def test_a_row_alone_in_its_group_tiles_its_own_slots(g, which, ms, pad):
 def test_a_row_alone_lays_out_its_own_weights_from_their_codes(g, pad):
     """Every row reading a TRF operand of its own (a batched GEMM): the kernel gets the
     weights as codes (operands, 8 lanes x elements) and lays each row's out just before its
-    tiles, as `paired_weights` would have; bit for bit the oracle."""
+    tiles, as `paired_weights` would have, bit for bit the oracle; and it finds the stream
+    codes' range as it widens them (`scan`), as numpy does."""
     rng = np.random.default_rng(g * 11 + pad)
     rows = 4
     values, weights, sstep, tread, rr, wofs0, tpad = _batched_case(rng, g, rows, 5, pad)
@@ -151,12 +153,15 @@ def test_a_row_alone_lays_out_its_own_weights_from_their_codes(g, pad):
     wcodes = np.ascontiguousarray(codes.transpose(0, 2, 1)).reshape(rows, -1)     # lane-major, as `gather` reads
     which = np.arange(rows, dtype=np.int64)
     out = np.full((rows, 8, sstep.shape[0], 2), np.nan, np.float32)
+    scan = np.array([0, 0x7FFF], np.int64)
     contract_jit._compiled()["exact_kernel"](
         values.view(np.uint16), np.zeros(1, np.uint32), True, np.zeros((1, 1, 16), np.float32), which,
         contract_jit_tiles.tile_order(which), np.arange(rows), sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
-        wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e)
+        wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e, scan)
     expect = _oracle(values.astype(np.float32), weights, which, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
+    m = values.view(np.uint16).astype(np.int64) & 0x7FFF      # the range of every row's codes, found on the way
+    assert scan.tolist() == [m.max(), m[m > 0].min() - 1 if (m > 0).any() else 0x7FFF]
 
 
 def test_the_tile_order_groups_rows_by_operand_and_pads_each_group():

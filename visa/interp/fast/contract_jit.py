@@ -66,6 +66,7 @@ _NO_QUADS = np.zeros((0, 4), np.int64)
 _NO_CODES = np.zeros((0, 0), np.uint16)
 _NO_SHIFTS = np.zeros(0, np.bool_)
 _NO_WEIGHTS = np.zeros((1, 1, 16), np.float32)
+_NO_SCAN = np.zeros(0, np.int64)
 
 
 # ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
@@ -246,6 +247,30 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
 
+def held_rows(packets: np.ndarray) -> np.ndarray:
+    """The row each row of the fed packets repeats (`contract_jit_scan._held_rows`)."""
+    held = np.empty(packets.shape[0], np.int64)
+    _compiled()["_held_rows"](jit_weights.words_of(packets[None])[0], held)
+    return held
+
+
+def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tpad, out, pairs, quads, wtable, woffs,
+             n_w, et, w_range, terms) -> np.ndarray | None:
+    """The exact kernel on bf16 stream codes whose range it finds as it widens them (every
+    row alone: each is widened once, in cache), assuming what `_stream_range` would have
+    shown: that every code widens by a shift and the sum is exact; `out` when the range it
+    found bears that out, None otherwise (the caller runs the usual path; `out` is then
+    overwritten)."""
+    scan = np.array([0, 0x7FFF], np.int64)
+    _compiled()["exact_kernel"](packets, table, True, _NO_WEIGHTS, which, jit_tiles.tile_order(which), held, sstep,
+                                tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs, quads, *weights, wtable, woffs,
+                                n_w, scan)
+    top, low = int(scan[0]), int(scan[1])
+    if not (top <= 0x7F80 and low + 1 >= 0x80):
+        return None
+    return out if exact([_code_range(top, low + 1, 0x7FFF, table, _SIG_BITS[et.name]), w_range], terms) else None
+
+
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
                     per_row: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
@@ -330,16 +355,24 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     quads = jit_tiles.slot_quads(pairs, tread, tpad) if paired else _NO_QUADS
     n_w, woffs = (int(tread.max()) + 1) * plan.read_elems, np.array(shifts, np.int64) * plan.read_elems
     wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, per_row=quads.shape[0] > 0)
-    s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
-    table, proved = widen_table(outer.stream_type), exact([s_range, w_range], terms)
+    table = widen_table(outer.stream_type)
     per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
+    if per_row and packets.dtype == np.uint16 and getattr(stream, "held", None) is None:
+        found = _scanned(packets, table, wt, which, held_rows(packets), sstep, tread, plan, wofs0, tpad, out, pairs,
+                         quads, widen_table(outer.weight_type), woffs, n_w, outer.stream_type, w_range, terms)
+        if found is not None:
+            return found
+        out[...] = 0
+    s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
+    proved = exact([s_range, w_range], terms)
     if paired and proved:
         wcodes, wshifts = wt if per_row else (_NO_CODES, _NO_SHIFTS)
         _compiled()["exact_kernel"](packets, table, shift, _NO_WEIGHTS if per_row else wt, which,
                                     jit_tiles.tile_order(which), held, sstep, tread, plan.read_elems, wofs0, plan.g,
-                                    tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs, n_w)
+                                    tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs,
+                                    n_w, _NO_SCAN)
         return out
     if per_row:  # not exact after all: the general kernel takes the laid-out weights
         wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs)

@@ -81,6 +81,13 @@ def _rows_bounds(codes, words, mag, held):
     return top, low
 
 
+def _held_rows(words, held):
+    """held[r] set as `_rows_bounds` sets it (the row whose codes row r repeats), without
+    the range: for a caller that finds the range on the way (`contract_jit_tiles`)."""
+    for r in range(words.shape[0]):
+        held[r] = held[r - 1] if r > 0 and _same_row(words, r) else r
+
+
 def _held_bounds(codes, mag, held):
     """`_bounds` of the rows r with held[r] == r (the others hold the same codes as row
     held[r], which the caller knows)."""
@@ -91,7 +98,7 @@ def _held_bounds(codes, mag, held):
     return top, low
 
 
-ORDER = ("_row_range", "_bounds", "_same_row", "_rows_bounds", "_held_bounds")
+ORDER = ("_row_range", "_bounds", "_same_row", "_rows_bounds", "_held_rows", "_held_bounds")
 """Compiled in this order."""
 INLINE = ("_row_range", "_same_row")
 """Inlined into their callers: one row's scan and one row's compare."""
