@@ -18,7 +18,7 @@ import pytest
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
 _NO_ROW_WEIGHTS = (np.zeros((0, 0), np.uint16), np.zeros(0, np.bool_), np.zeros(1, np.uint32), np.zeros(0, np.int64), 0,
-                   np.zeros(0, np.int64))
+                   np.zeros(0, np.int64), np.zeros(0, np.int64))
 """The exact kernel's per-row weight codes and stream scan, none: the laid-out weights are read."""
 
 
@@ -153,15 +153,16 @@ def test_a_row_alone_lays_out_its_own_weights_from_their_codes(g, pad):
     wcodes = np.ascontiguousarray(codes.transpose(0, 2, 1)).reshape(rows, -1)     # lane-major, as `gather` reads
     which = np.arange(rows, dtype=np.int64)
     out = np.full((rows, 8, sstep.shape[0], 2), np.nan, np.float32)
-    scan = np.array([0, 0x7FFF], np.int64)
+    scan, wscan = np.array([0, 0x7FFF], np.int64), np.array([0, 0x7FFF], np.int64)
     contract_jit._compiled()["exact_kernel"](
         values.view(np.uint16), np.zeros(1, np.uint32), True, np.zeros((1, 1, 16), np.float32), which,
         contract_jit_tiles.tile_order(which), np.arange(rows), sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
-        wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e, scan)
+        wcodes, np.ones(rows, np.bool_), np.zeros(1, np.uint32), np.array(shifts, np.int64) * rr, n_e, scan, wscan)
     expect = _oracle(values.astype(np.float32), weights, which, sstep, tread, rr, wofs0, g, tpad)
     np.testing.assert_array_equal(out.view(np.uint32), expect.view(np.uint32))
-    m = values.view(np.uint16).astype(np.int64) & 0x7FFF      # the range of every row's codes, found on the way
-    assert scan.tolist() == [m.max(), m[m > 0].min() - 1 if (m > 0).any() else 0x7FFF]
+    for found, codes_seen in ((scan, values.view(np.uint16)), (wscan, wcodes)):  # the ranges, found on the way
+        m = codes_seen.astype(np.int64) & 0x7FFF
+        assert found.tolist() == [m.max(), m[m > 0].min() - 1 if (m > 0).any() else 0x7FFF]
 
 
 def test_the_tile_order_groups_rows_by_operand_and_pads_each_group():

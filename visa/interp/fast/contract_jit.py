@@ -254,25 +254,30 @@ def held_rows(packets: np.ndarray) -> np.ndarray:
     return held
 
 
-def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tpad, out, pairs, quads, wtable, woffs,
-             n_w, et, w_range, terms) -> np.ndarray | None:
+def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tpad, out, pairs, quads, woffs, n_w,
+             outer, w_range, terms) -> np.ndarray | None:
     """The exact kernel on bf16 stream codes whose range it finds as it widens them (every
-    row alone: each is widened once, in cache), assuming what `_stream_range` would have
-    shown: that every code widens by a shift and the sum is exact; `out` when the range it
-    found bears that out, None otherwise (the caller runs the usual path; `out` is then
-    overwritten)."""
-    scan = np.array([0, 0x7FFF], np.int64)
+    row alone: each is widened once, in cache), and on weights whose range it finds as it
+    lays them out when `w_range` is None (bf16 codes `_weight_operand` did not scan),
+    assuming what the scans would have shown: that every code widens by a shift and the sum
+    is exact; `out` when the ranges it found bear that out, None otherwise (the caller runs
+    the usual path; `out` is then overwritten)."""
+    scan, wscan = np.array([0, 0x7FFF], np.int64), np.array([0, 0x7FFF], np.int64)
+    wtable = widen_table(outer.weight_type)
     _compiled()["exact_kernel"](packets, table, True, _NO_WEIGHTS, which, jit_tiles.tile_order(which), held, sstep,
                                 tread, plan.read_elems, wofs0, plan.g, tpad, out, pairs, quads, *weights, wtable, woffs,
-                                n_w, scan)
-    top, low = int(scan[0]), int(scan[1])
-    if not (top <= 0x7F80 and low + 1 >= 0x80):
+                                n_w, scan, wscan if w_range is None else _NO_SCAN)
+    ranges = [(int(scan[0]), int(scan[1]), table, outer.stream_type)]
+    if w_range is None:
+        ranges.append((int(wscan[0]), int(wscan[1]), wtable, outer.weight_type))
+    if any(not (top <= 0x7F80 and low + 1 >= 0x80) for top, low, _, _ in ranges):
         return None
-    return out if exact([_code_range(top, low + 1, 0x7FFF, table, _SIG_BITS[et.name]), w_range], terms) else None
+    found = [_code_range(top, low + 1, 0x7FFF, t, _SIG_BITS[et.name]) for top, low, t, et in ranges]
+    return out if exact(found + ([] if w_range is None else [w_range]), terms) else None
 
 
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
-                    per_row: bool = False) -> tuple[Any, np.ndarray, Any]:
+                    per_row: bool = False, assume: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
     `offs` (distinct tensors, n_elems, lanes) float32, else `jit_exact.paired_weights`'s
     (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
@@ -280,7 +285,8 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
     there (a GEMM's weights are the same for every slice along M) share one widened copy.
     With `per_row`, when every row reads a tensor of its own (a batched GEMM), the first is
     `jit_weights.gathered`'s (codes, shifts) instead: the exact kernel lays each row's out
-    in cache, just before its tiles."""
+    in cache, just before its tiles; with `assume` and 16-bit codes, their range is None (not
+    scanned: the kernel finds it, `_scanned`)."""
     et = outer.weight_type
     width = check_read(outer, trf, mem, 0, n_elems - 1) // 8
     table = widen_table(et)
@@ -300,8 +306,9 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
         which[sel] = (np.cumsum(first) - 1 + sum(t[1].size for t in tensors))[key]
         tensors.append((cells, slices[first], touched))
     if per_row and offs.size and np.unique(which).size == which.size:
-        codes, shifts, top, low = jit_weights.gathered(kernels, tensors, shape, mag, mem.scratch)
-        return (codes, shifts), which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
+        bounds = not (assume and width == 2)
+        codes, shifts, top, low = jit_weights.gathered(kernels, tensors, shape, mag, mem.scratch, bounds)
+        return (codes, shifts), which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name]) if bounds else None
     wt, top, low = jit_weights.widened(kernels, tensors, shape, mag, table, offs, mem.scratch)
     wt = wt.view(np.float32) if offs.size else wt[0].view(np.float32).reshape(-1, n_elems, trf.lanes)
     return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
@@ -354,17 +361,20 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
     pairs, shifts = jit_exact.slot_pairs(sstep, tread, tpad) if paired else (None, [])
     quads = jit_tiles.slot_quads(pairs, tread, tpad) if paired else _NO_QUADS
     n_w, woffs = (int(tread.max()) + 1) * plan.read_elems, np.array(shifts, np.int64) * plan.read_elems
-    wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, per_row=quads.shape[0] > 0)
+    speculate = quads.shape[0] > 0 and packets.dtype == np.uint16 and getattr(stream, "held", None) is None
+    wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, quads.shape[0] > 0, speculate)
     terms = plan.g * math.prod(plan.digits_summed())
     out = np.zeros((rows.count, plan.lanes, plan.slots, plan.out_cols), np.float32)
     table = widen_table(outer.stream_type)
     per_row = isinstance(wt, tuple)  # each row's weights as codes, laid out by the kernel (`_weight_operand`)
-    if per_row and packets.dtype == np.uint16 and getattr(stream, "held", None) is None:
+    if per_row and speculate:
         found = _scanned(packets, table, wt, which, held_rows(packets), sstep, tread, plan, wofs0, tpad, out, pairs,
-                         quads, widen_table(outer.weight_type), woffs, n_w, outer.stream_type, w_range, terms)
+                         quads, woffs, n_w, outer, w_range, terms)
         if found is not None:
             return found
         out[...] = 0
+        if w_range is None:  # the weights' range, found by the usual scan
+            wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs, True)
     s_range, shift, held = _stream_range(packets, outer.stream_type, getattr(stream, "held", None))
     proved = exact([s_range, w_range], terms)
     if paired and proved:
@@ -372,7 +382,7 @@ def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, r
         _compiled()["exact_kernel"](packets, table, shift, _NO_WEIGHTS if per_row else wt, which,
                                     jit_tiles.tile_order(which), held, sstep, tread, plan.read_elems, wofs0, plan.g,
                                     tpad, out, pairs, quads, wcodes, wshifts, widen_table(outer.weight_type), woffs,
-                                    n_w, _NO_SCAN)
+                                    n_w, _NO_SCAN, _NO_SCAN)
         return out
     if per_row:  # not exact after all: the general kernel takes the laid-out weights
         wt, which, w_range = _weight_operand(outer, trf, rows, mem, n_w, woffs)

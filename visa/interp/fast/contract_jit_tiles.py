@@ -76,12 +76,10 @@ def _by_slots(row, k, n, wide, offs, acc, w_all, operand, sstep, tread, rr, wofs
                         out[row, v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
 
 
-def _widen_row(src, table, shift, bits, scan):
-    """bits[c] = the f32 bits of src[c] (`code_bits`); with a `scan` of two, scan[0] / scan[1]
-    raised and lowered to the `contract_jit_scan._row_range` of src's bf16 codes (its own
-    loop, a constant mask: it vectorizes)."""
-    for c in range(src.size):
-        bits[c] = jit_weights.code_bits(src[c], table, shift)
+def _scan_codes(src, scan):
+    """With a `scan` of two, scan[0] / scan[1] raised and lowered to the
+    `contract_jit_scan._row_range` of src's bf16 codes (its own loop, a constant mask: it
+    vectorizes)."""
     if scan.size:
         t16, l16 = np.uint16(0), np.uint16(0xFFFF)
         for c in range(src.size):
@@ -92,8 +90,15 @@ def _widen_row(src, table, shift, bits, scan):
         scan[1] = min(scan[1], np.int64(l16), np.int64(0x7FFF))
 
 
+def _widen_row(src, table, shift, bits, scan):
+    """bits[c] = the f32 bits of src[c] (`code_bits`), then `_scan_codes`."""
+    for c in range(src.size):
+        bits[c] = jit_weights.code_bits(src[c], table, shift)
+    _scan_codes(src, scan)
+
+
 def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
-                 wcodes, wshifts, wtable, woffs, wn, scan):
+                 wcodes, wshifts, wtable, woffs, wn, scan, wscan):
     """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
     entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
     the same codes as row held[r] (widened once, by the first tile that reads them, just
@@ -107,7 +112,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     ROWS at a time that read the same weights, for a row alone in its group (`_by_slots`).
     With `wcodes` (operands, 8 lanes x wn codes; every row alone), `wt` is not read: a row's
     weights are laid out as `lay_paired` lays them (woffs, wshifts, wtable) just before its
-    tiles. `scan`: `_widen_row`'s, for the caller's check (`contract_jit._scanned`)."""
+    tiles. `scan` / `wscan`: `_scan_codes` of those stream / weight codes (`contract_jit._scanned`)."""
     n_steps, n = sstep.shape[1], codes.shape[1]
     uw = np.uint64(WIDTH)
     slot, n_held = _slots(held)
@@ -123,8 +128,9 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
         operand = which[rows[0]]
         if quads.shape[0] > 0 and rows[ROWS - 1] == rows[0]:  # a row alone: its slots make the tiles
             _widen_row(codes[held[rows[0]]], table, shift, one.view(np.uint32), scan)
-            if wcodes.shape[0] > 0:  # its weights laid out in cache too
+            if wcodes.shape[0] > 0:  # its weights laid out (and scanned, with a `wscan`) in cache too
                 jit_weights.lay_paired(wcodes[operand:operand + 1], wn, woffs, wtable, wshifts[operand], wrow_bits, 0)
+                _scan_codes(wcodes[operand], wscan)
             w_all, w_op = (wrow_bits.view(np.float32), 0) if wcodes.shape[0] > 0 else (wt, operand)
             _by_slots(rows[0], 0, n, one, offs, acc, w_all, w_op, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads)
             continue
@@ -188,7 +194,7 @@ def slot_quads(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.nda
     return np.array(flat, np.int64).reshape(-1, ROWS)
 
 
-ORDER = ("_slots", "_by_slots", "_widen_row", "exact_kernel")
+ORDER = ("_slots", "_by_slots", "_scan_codes", "_widen_row", "exact_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
 INLINE = ()
 """None inlined: the shared tiles inline themselves."""

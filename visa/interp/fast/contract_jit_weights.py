@@ -216,13 +216,15 @@ def distinct(kernels, words, slices, rows):
     return key
 
 
-def gathered(kernels, tensors, shape, mag, empty=np.empty):
+def gathered(kernels, tensors, shape, mag, empty=np.empty, bounds=True):
     """(codes, shifts, top, low): the operand codes of every distinct slice, the slices of
     each (cells, slices, TRF rows the operand touches) of `tensors` in turn, as (operands,
     lanes x n) (`gather`); per operand whether its codes widen by a shift (every code of its
     entry of `tensors` a zero or a normal bf16: their table entries); the largest
     `mag`-masked code and the smallest nonzero one minus one (`mag` when every code is a
-    zero). `empty(shape, dtype)` makes the arrays (the interpreter's pooled scratch)."""
+    zero). `empty(shape, dtype)` makes the arrays (the interpreter's pooled scratch). Without
+    `bounds`, no code is scanned: 16-bit codes are assumed to widen by a shift and the range
+    is (None, None), for a caller that finds it later (`contract_jit._scanned`)."""
     lane_elems, base, n, lanes = shape
     n_ops = sum(sls.size for _, sls, _ in tensors)
     codes = empty((n_ops, lanes * n), tensors[0][0].dtype)
@@ -231,10 +233,14 @@ def gathered(kernels, tensors, shape, mag, empty=np.empty):
     for cells, sls, rows in tensors:
         part = codes[k0:k0 + sls.size]
         kernels["gather"](cells, sls, rows, *shape, part)
+        if not bounds:
+            shifts[k0:k0 + sls.size] = cells.itemsize == 2
+            k0 += sls.size
+            continue
         t, lo = kernels["_bounds"](part, mag)
         shifts[k0:k0 + sls.size] = cells.itemsize == 2 and t < 0x7F80 and lo + 1 >= 0x80
         top, low, k0 = max(top, t), min(low, lo), k0 + sls.size
-    return codes, shifts, top, low
+    return (codes, shifts, top, low) if bounds else (codes, shifts, None, None)
 
 
 def widened(kernels, tensors, shape, mag, table, offs, empty=np.empty):
