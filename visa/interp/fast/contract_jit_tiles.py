@@ -24,6 +24,7 @@ import functools
 import numpy as np
 
 from ir.exact_kernels import tiles as kt
+from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_weights as jit_weights
 
 __all__ = ["INLINE", "ORDER", "ROWS", "exact_kernel", "slot_quads", "tile_order"]
@@ -77,17 +78,10 @@ def _by_slots(row, k, n, wide, offs, acc, w_all, operand, sstep, tread, rr, wofs
 
 
 def _scan_codes(src, scan):
-    """With a `scan` of two, scan[0] / scan[1] raised and lowered to the
-    `contract_jit_scan._row_range` of src's bf16 codes (its own loop, a constant mask: it
-    vectorizes)."""
+    """With a `scan` of two, scan[0] / scan[1] raised and lowered by the
+    `contract_jit_scan._row_range` of src's bf16 codes."""
     if scan.size:
-        t16, l16 = np.uint16(0), np.uint16(0xFFFF)
-        for c in range(src.size):
-            m16 = np.uint16(src[c]) & np.uint16(0x7FFF)
-            t16 = max(t16, m16)
-            l16 = min(l16, np.uint16(m16 - np.uint16(1)))   # a zero wraps past every other
-        scan[0] = max(scan[0], np.int64(t16))
-        scan[1] = min(scan[1], np.int64(l16), np.int64(0x7FFF))
+        scan[0], scan[1] = jit_scan._row_range(src, 0x7FFF, scan[0], scan[1])
 
 
 def _widen_row(src, table, shift, bits, scan):
