@@ -135,6 +135,20 @@ def _usable_environment() -> str | None:
     return None
 
 
+# Commands that never call a multi-threaded BLAS (the interpreter's matmuls run on one
+# thread anyway: visa/interp/contract.py). Their process starts numpy's BLAS with one
+# thread: OpenBLAS starting a pool of one thread per CPU costs about a third of `import
+# numpy`'s CPU time (issue 38 item 6), for a pool these commands never use.
+_BLAS_FREE = frozenset({"compile", "check", "explain", "explain-mapping", "targets", "schedule", "visa", "lsp"})
+
+
+def _one_blas_thread(words: list[str]) -> None:
+    """Ask numpy's OpenBLAS, not loaded yet, for one thread when the command is BLAS-free and
+    the user has not chosen a thread count."""
+    if words and words[0] in _BLAS_FREE and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     problem = _usable_environment()
@@ -142,9 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error[USAGE]: {problem}", file=sys.stderr)
         return EXIT_USAGE
     own = argv is None  # the process's own command line (console script, `python -m`): it exits after
+    words = sys.argv[1:] if argv is None else argv
     if own:
         _fewer_collections()
-    words = sys.argv[1:] if argv is None else argv
+        _one_blas_thread(words)
     args = _plain_compile(words)
     if args is None:
         parser = build_parser(words[0] if words else None)
