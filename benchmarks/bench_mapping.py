@@ -13,7 +13,7 @@ import timeit
 
 from ir.mapping import m
 from ir.mapping.api import _cached
-from ir.mapping.parser import _syntax_tree
+from ir.mapping.syntax import syntax_tree as _syntax_tree
 
 AXES = {f"X{i}": 2 for i in range(20)}
 TEXT = ", ".join(f"X{i}" for i in range(20))

@@ -6,16 +6,17 @@ compiling is about a quarter of a fresh process's start-up. attrs compiles in on
 `attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
 that module is imported, without importing attrs itself (`npu-opt --version` never needs it). The
 code object of a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`)
-is then kept, with the text it was compiled from (the source, that file name, attrs'
-`_make.py` path, size and time, the Python bytecode magic), in a file named by a CRC of that
-text under `attrs/` in the cache directory of the lark tables (ir/lark_cache.py), and later
-loaded from there instead of compiled when the text it holds is the same.
+is then kept under a key of the text it was compiled from (the source and that file name) in
+the `attrs` bundle (ir/kept_bundle.py: one file in the user's cache directory, written when the
+process exits) of this attrs installation and Python (attrs' `_make.py` path, size and time,
+the bytecode magic: the bundle's salt), and later loaded from there instead of compiled.
 
 The loaded code object is the one `compile` returns (marshal keeps every field of a code
 object; this module and attrs' both compile under `from __future__ import annotations`), and
 attrs still evaluates it with its own globals after filling `linecache`: only the compile is
 skipped. A failure to read or write the cache (no directory, a truncated file, an attrs
-without that function) falls back to compiling; a user's own attrs classes are left alone.
+without that function, a bundle of another salt) falls back to compiling; a user's own attrs
+classes are left alone.
 `install` also spares attrs parsing the text signature of a builtin converter
 (`_skip_builtin_signatures`).
 """
@@ -24,15 +25,13 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import marshal
 import os
 import sys
 import types
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from ir.lark_cache import cache_dir
+from ir.kept_bundle import bundle, text_key
 
 __all__ = ["install", "watch"]
 
@@ -75,13 +74,12 @@ def install() -> None:
         shared = _with_type_hash(script, type_hash, sentinel)
         if shared is None:
             return original(script, globs, locs, filename)
-        folder = _folder()
-        text = f"{salt}{filename}\n{shared}"
-        path = os.path.join(folder, f"{zlib.crc32(text.encode()):08x}-{len(text):x}")
-        code = _load(path, text)
+        kept = bundle("attrs", salt, _is_code)
+        key = text_key(f"{filename}\n{shared}")
+        code = kept.get(key)
         if code is None:
             code = compile(shared, filename, "exec")
-            _store(folder, path, text, code)
+            kept.add(key, code)
         eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
         if shared is not script:  # the `__hash__` it defined gets this process's number
             _put_type_hash(locs if locs is not None else globs, sentinel, type_hash)
@@ -200,38 +198,5 @@ def _ours(filename: str) -> bool:
     return len(parts) == 4 and parts[0] == "<attrs" and parts[3].startswith(_PACKAGES)
 
 
-def _folder() -> str:
-    """`attrs/` in the cache directory (ir/lark_cache.py), as the environment says now."""
-    env = tuple(os.environ.get(k) for k in ("NPU_OPT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
-    folder = _FOLDERS.get(env)
-    if folder is None:
-        folder = _FOLDERS[env] = str(cache_dir() / "attrs")
-    return folder
-
-
-_FOLDERS: dict[tuple[str | None, ...], str] = {}
-
-
-def _load(path: str, text: str) -> types.CodeType | None:
-    """The code kept in `path` for `text` (the file holds both: a file of another text that
-    shares the name, or any damage, reads as none)."""
-    try:
-        with open(path, "rb") as f:
-            kept, code = marshal.loads(f.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
-    return code if kept == text and isinstance(code, types.CodeType) else None
-
-
-def _store(folder: str, path: str, text: str, code: types.CodeType) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(tmp, "wb") as f:
-            f.write(marshal.dumps((text, code)))
-        os.replace(tmp, path)  # whole or not at all, whichever process writes it
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+def _is_code(value: Any) -> bool:
+    return isinstance(value, types.CodeType)

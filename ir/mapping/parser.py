@@ -1,26 +1,24 @@
 """Parse mapping texts (docs/mapping-language.md) into trees, with columns on every error.
 
-The lark grammar (`mapping.lark`, LALR) is built once, lazily. A small recursive builder
-turns the parse tree into `Mapping` nodes, resolving symbols against an axis table and
+A text becomes a plain syntax tree (ir/mapping/syntax.py: limits, lark, the trees kept across
+processes). A small recursive builder turns that tree into `Mapping` nodes, resolving symbols against an axis table and
 escapes against an environment; any MappingError it meets gets the column of the token
 that caused it, so the message can put a caret under the fault.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
-
-import lark
+from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
-from ir.lark_cache import lalr_parser
+from ir.mapping.syntax import MAX_DEPTH, MAX_ESCAPE_NESTING, MAX_LITERAL, Token, Tree, plain_tree, syntax_tree
 from ir.mapping.nodes import (
     Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
 )
+
+if TYPE_CHECKING:
+    import lark
 
 __all__ = ["parse_mapping", "parse_index_items", "parse_axes_decl", "mapping_from_tree", "Env"]
 
@@ -31,134 +29,6 @@ _FILL_KINDS = {"*": PaddingKind.TOP, "0": PaddingKind.ZERO, "!": PaddingKind.BOT
 _MISSING = object()
 
 
-@functools.cache
-def _parser() -> lark.Lark:
-    # next to this module (importlib.resources would load zipfile and tempfile for it)
-    grammar = Path(__file__).with_name("mapping.lark").read_text(encoding="utf-8")
-    return lalr_parser(grammar, start=["mapping_expr", "index_expr", "axes_decl"],
-                       propagate_positions=True, maybe_placeholders=False)
-
-
-@functools.lru_cache(maxsize=4096)
-def _syntax_tree(text: str, start: str) -> lark.Tree:
-    """Parse (cached by text); lark errors become MappingError('syntax'), texts beyond
-    the limits MappingError('limit')."""
-    _check_limits(text)
-    if start == "mapping_expr":
-        _check_lists(text)
-    try:
-        tree = _parser().parse(text, start=start)
-    except lark.exceptions.UnexpectedInput as e:
-        raise _syntax_error(text, e) from None
-    _check_depth(text, tree)
-    return tree
-
-
-# The documented limits of a mapping text (page MAP-limit): nesting depth (brackets,
-# postfix operators applied in a row and comma items, which nest as pairs) and the value
-# of an integer literal. Real mappings stay far below both; beyond them every tree walk
-# would risk Python's recursion limit and every size its integer arithmetic.
-MAX_DEPTH = 64
-MAX_LITERAL = 2 ** 48
-# The longest text parsed at all: a 64-deep mapping of sensible names fits many times over,
-# and the check runs before lark, so a megabyte of text is refused in microseconds.
-MAX_TEXT = 16384
-# How many escapes may expand inside one another ({L} naming a text holding {M} ...).
-MAX_ESCAPE_NESTING = 8
-_LITERAL = re.compile(r"(?<![A-Za-z0-9_])[0-9]+")
-
-
-def _check_limits(text: str) -> None:
-    """Length, literals and bracket depth, on the raw text (before lark builds a tree)."""
-    if len(text) > MAX_TEXT:
-        raise MappingError("limit", f"the text has {len(text)} characters; mapping texts are at most {MAX_TEXT}",
-                           text=text[:60] + "...", column=61)  # the caret under "...": it goes on from there
-    for match in _LITERAL.finditer(text):
-        digits = match.group()
-        if len(digits) > 15 or int(digits) >= MAX_LITERAL:
-            shown = digits if len(digits) <= 20 else f"{digits[:8]}...({len(digits)} digits)"
-            raise MappingError("limit", f"integer literal {shown} is too large: literals are below 2**48",
-                               text=text, column=match.start() + 1)
-    depth = 0
-    for pos, ch in enumerate(text):
-        depth += (ch in "([") - (ch in ")]")
-        if depth > MAX_DEPTH:
-            raise MappingError("limit", f"brackets nest deeper than {MAX_DEPTH} levels", text=text, column=pos + 1)
-
-
-def _check_lists(text: str) -> None:
-    """Comma lists and operator chains, before lark parses them: a list's items nest as pairs
-    and each postfix operator is a level, so more than MAX_DEPTH commas in one list or
-    operators on one item is over the depth limit whatever else the text holds. Saying so
-    here spares parsing thousands of items only for the tree check to refuse them."""
-    commas, ops, brace = [0], [0], False
-    for pos, ch in enumerate(text):
-        if brace:
-            brace = ch != "}"
-        elif ch == "{":
-            brace = True
-        elif ch in "([":
-            commas.append(0)
-            ops.append(0)
-        elif ch in ")]" and len(commas) > 1:
-            commas.pop()
-            ops.pop()
-        elif ch == ",":
-            commas[-1] += 1
-            ops[-1] = 0
-            if commas[-1] > MAX_DEPTH:
-                raise MappingError("limit", f"a comma list holds more than {MAX_DEPTH} items; items nest as "
-                                            f"pairs, at most {MAX_DEPTH} levels deep", text=text, column=pos + 1)
-        elif ch in "/%=#":
-            ops[-1] += 1
-            if ops[-1] > MAX_DEPTH:
-                raise MappingError("limit", f"more than {MAX_DEPTH} operators apply to one item; each is a "
-                                            f"level, at most {MAX_DEPTH} deep", text=text, column=pos + 1)
-
-
-def _check_depth(text: str, tree: lark.Tree) -> None:
-    """The depth of the mapping tree the builder would make, walked without recursion."""
-    stack: list[tuple[Any, int]] = [(tree, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise MappingError("limit", f"the mapping nests deeper than {MAX_DEPTH} levels (brackets, "
-                                        f"operators in a row and comma items count)", text=text,
-                               column=_column(node))
-        if isinstance(node, lark.Tree):
-            step = node.data == "mapping"
-            stack.extend((c, depth + 1 + (i if step else 0)) for i, c in enumerate(node.children))
-
-
-def _syntax_error(text: str, e: lark.exceptions.UnexpectedInput) -> MappingError:
-    pos = getattr(e, "pos_in_stream", None)
-    column = pos + 1 if isinstance(pos, int) and pos >= 0 else -1  # on the text as shown, newlines too
-    token = getattr(e, "token", None)
-    at_end = isinstance(e, lark.exceptions.UnexpectedEOF) or getattr(token, "type", "") == "$END"
-    if at_end or not isinstance(column, int) or column < 1:
-        column = len(text) + 1
-    if isinstance(e, lark.exceptions.UnexpectedCharacters):
-        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
-        what = f"unexpected character {ch!r}"
-        if ch == "_" or (ch.isalpha() and not ch.isascii()):
-            what += " (axis names are ASCII letters, digits and `_`, a letter first)"
-    elif at_end:
-        what = "unexpected end of expression" if text.strip() else "empty expression"
-    else:
-        what = f"unexpected `{token!s:.20}`"
-        expected = sorted(set(getattr(e, "expected", None) or ()) - {"COLON"})
-        if 0 < len(expected) <= 3:  # LALR states are shared, so long lists mislead
-            what += f" (expected one of: {', '.join(_TOKEN_NAMES.get(x, x) for x in expected)})"
-    return MappingError("syntax", f"syntax error in mapping: {what}", text=text, column=column)
-
-
-_TOKEN_NAMES = {
-    "SYMBOL": "an axis name", "NUMBER": "a number", "ESCAPE": "an escape {...}", "COMMA": "`,`",
-    "LPAR": "`(`", "RPAR": "`)`", "LSQB": "`[`", "RSQB": "`]`", "SLASH": "`/`", "PERCENT": "`%`",
-    "EQUAL": "`=`", "HASH": "`#`", "FILL": "a fill `#{0}`", "COLON": "`:`",
-}
-
-
 def _relocate(err: MappingError, text: str, column: int) -> MappingError:
     """The same error with the text and a column attached (innermost column wins)."""
     if err.text is not None and err.column is not None:
@@ -167,7 +37,7 @@ def _relocate(err: MappingError, text: str, column: int) -> MappingError:
 
 
 class _Builder:
-    """Builds nodes from a lark tree for one text."""
+    """Builds nodes from a plain parse tree for one text."""
 
     def __init__(self, text: str, axes: dict[str, int], env: Env, expanding: tuple[str, ...] = (),
                  level: int = 0) -> None:
@@ -180,7 +50,7 @@ class _Builder:
     def fail(self, category: str, message: str, column: int) -> MappingError:
         return MappingError(category, message, text=self.text, column=column)
 
-    def build(self, tree: lark.Tree | lark.Token) -> Mapping:
+    def build(self, tree: Tree | Token) -> Mapping:
         self.level += 1
         try:
             if self.level > _MAX_LEVEL:
@@ -191,7 +61,7 @@ class _Builder:
         finally:
             self.level -= 1
 
-    def _build(self, t: lark.Tree | lark.Token) -> Mapping:
+    def _build(self, t: Tree | Token) -> Mapping:
         kind = t.data
         if kind in ("mapping_expr",):
             return self.build(t.children[0])
@@ -219,28 +89,28 @@ class _Builder:
             return self._apply(Pad, operand, t.children[1], PaddingKind.TOP)
         raise AssertionError(f"unknown node {kind}")  # grammar and builder out of sync
 
-    def _apply(self, cls: type, operand: Mapping, num: lark.Tree, *extra: object) -> Mapping:
+    def _apply(self, cls: type, operand: Mapping, num: Tree, *extra: object) -> Mapping:
         value = self.factor(num)
         try:
             return cls(operand, value, *extra)
         except MappingError as e:
             raise _relocate(e, self.text, _column(num)) from None
 
-    def symbol(self, tok: lark.Token) -> Mapping:
+    def symbol(self, tok: Token) -> Mapping:
         name = str(tok)
         if name not in self.axes:
             known = ", ".join(sorted(self.axes)) or "none declared"
             raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", _column(tok))
         return Symbol(name, self.axes[name])
 
-    def lookup(self, tok: lark.Token) -> tuple[str, Any]:
+    def lookup(self, tok: Token) -> tuple[str, Any]:
         name = str(tok)[1:-1].strip()
         value = self.env(name)
         if value is _MISSING:
             raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", _column(tok))
         return name, value
 
-    def escaped_mapping(self, tok: lark.Token) -> Mapping:
+    def escaped_mapping(self, tok: Token) -> Mapping:
         name, value = self.lookup(tok)
         if isinstance(value, Mapping):
             return value
@@ -254,7 +124,7 @@ class _Builder:
                 raise self.fail("limit", f"escapes expand inside one another more than {MAX_ESCAPE_NESTING} "
                                          f"levels deep", _column(tok))
             try:
-                tree = _syntax_tree(value, "mapping_expr")
+                tree = syntax_tree(value, "mapping_expr")
                 inner = _Builder(value, self.axes, self.env, self.expanding + (name,), self.level)
                 return inner.build(tree)
             except MappingError as e:
@@ -267,7 +137,7 @@ class _Builder:
                         f"escape `{{{name}}}` is {_kind(value)}, but a mapping is needed here",
                         _column(tok))
 
-    def factor(self, t: lark.Tree) -> int:
+    def factor(self, t: Tree) -> int:
         """An operator's argument: a number, an axis's size, or a bracketed count's size."""
         if t.data == "axis_count":
             return self.symbol(t.children[0]).size
@@ -283,7 +153,7 @@ class _Builder:
                             _column(t))
         return count.size
 
-    def number(self, num: lark.Tree) -> int:
+    def number(self, num: Tree) -> int:
         tok = num.children[0]
         if num.data == "lit":
             return int(tok)
@@ -322,14 +192,9 @@ def _is_count(node: Mapping) -> bool:
     return isinstance(node, (Symbol, Broadcast, Stride))
 
 
-def _column(t: lark.Tree | lark.Token) -> int:
+def _column(t: Tree | Token) -> int:
     """1-based offset in the whole text (a caret is drawn under the text on one line)."""
-    if isinstance(t, lark.Token):
-        return (t.start_pos + 1) if t.start_pos is not None else (t.column or 1)
-    meta = getattr(t, "meta", None)
-    if meta is not None and not meta.empty:
-        return meta.start_pos + 1
-    return 1
+    return t.column
 
 
 def _no_env(name: str) -> Any:
@@ -340,30 +205,28 @@ def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env) -> Mappin
     """Parse a mapping text against an axis table and an escape environment."""
     if not isinstance(text, str):
         raise MappingError("syntax", f"a mapping text must be a str, not {type(text).__name__}")
-    tree = _syntax_tree(text, "mapping_expr")
+    tree = syntax_tree(text, "mapping_expr")
     return _Builder(text, axes, env).build(tree)
 
 
 def mapping_from_tree(tree: lark.Tree, axes: dict[str, int], text: str = "") -> Mapping:
     """The mapping of a parse tree of this grammar's `item` rule embedded in another lark
     grammar (its rule names carry the `mapping__` prefix of a lark %import)."""
-    for node in tree.iter_subtrees():
-        node.data = node.data.removeprefix("mapping__")
-    return _Builder(text, axes, _no_env).build(tree)
+    return _Builder(text, axes, _no_env).build(plain_tree(tree))
 
 
 def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> list[tuple[Mapping, int]]:
     """Parse an index literal into its `(mapping, value)` assignments, in order."""
     if not isinstance(text, str):
         raise MappingError("syntax", f"an index text must be a str, not {type(text).__name__}")
-    tree = _syntax_tree(text, "index_expr")
+    tree = syntax_tree(text, "index_expr")
     builder = _Builder(text, axes, env)
     return [(builder.build(a.children[0]), builder.number(a.children[1])) for a in tree.children]
 
 
 def parse_axes_decl(text: str) -> list[tuple[str, int, int]]:
     """Parse `A = 8, B = 4` into `(name, size, column)` triples (no validation of sizes)."""
-    tree = _syntax_tree(text, "axes_decl")
+    tree = syntax_tree(text, "axes_decl")
     return [(str(d.children[0]), int(d.children[1]), _column(d.children[0])) for d in tree.children]
 
 

@@ -1,8 +1,8 @@
 """`ir.attrs_code_cache`: the methods attrs generates for a class of ours are compiled once,
-kept in the cache directory and loaded by later definitions (another process loads the same
-files); what is loaded is exactly what attrs compiles itself, the per-process number inside
-`__hash__` included; a user's classes, a damaged file and an unwritable directory change
-nothing but the speed."""
+kept in the cache directory's `attrs` bundle and loaded by later definitions (another process
+loads the same bundle); what is loaded is exactly what attrs compiles itself, the per-process
+number inside `__hash__` included; a user's classes, a damaged or foreign bundle and an
+unwritable directory change nothing but the speed."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import attrs
 import pytest
 
 import ir  # noqa: F401 - installs the cache (ir/__init__.py)
-from ir import attrs_code_cache
+from ir import attrs_code_cache, kept_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,6 +43,21 @@ def _uncached(module: str, monkeypatch: pytest.MonkeyPatch) -> type:
         return _define(module)
 
 
+def _bundle_files(root: Path) -> list[Path]:
+    kept_bundle.flush()
+    return sorted(root.glob("attrs-*")) if root.is_dir() else []
+
+
+def _entries(path: Path) -> dict[str, Any]:
+    return marshal.loads(path.read_bytes())[1]
+
+
+def _new_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget the bundles read so far, as a new process would not have them."""
+    kept_bundle.flush()
+    monkeypatch.setattr(kept_bundle, "_BUNDLES", {})
+
+
 def _methods(cls: type) -> dict[str, Any]:
     return {name: getattr(cls, name).__code__ for name in ("__init__", "__repr__", "__eq__", "__hash__")}
 
@@ -51,17 +66,18 @@ def test_cached_methods_are_attrs_own(tmp_path: Path, monkeypatch: pytest.Monkey
     assert attrs_code_cache._INSTALLED, "importing ir installs the cache"
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
     cold = _define("ir.probe_module")
-    files = sorted((tmp_path / "attrs").iterdir())
-    assert len(files) == 1
+    files = _bundle_files(tmp_path)
+    assert len(files) == 1 and len(_entries(files[0])) == 1
     stamp = files[0].stat().st_mtime_ns
 
     def no_compile(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a cached class was compiled again")
 
+    _new_process(monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(attrs_code_cache, "compile", no_compile, raising=False)
         warm = _define("ir.probe_module")
-    assert sorted((tmp_path / "attrs").iterdir()) == files and files[0].stat().st_mtime_ns == stamp
+    assert _bundle_files(tmp_path) == files and files[0].stat().st_mtime_ns == stamp  # nothing new to write
     plain = _uncached("ir.probe_module", monkeypatch)
     for cls in (cold, warm):
         for name, code in _methods(cls).items():
@@ -76,23 +92,26 @@ def test_cached_methods_are_attrs_own(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_a_users_class_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
     cls = _define("my_kernels.helpers")
-    assert not (tmp_path / "attrs").exists()
+    assert _bundle_files(tmp_path) == []
     assert cls(1) == cls(1)
 
 
-def test_a_damaged_or_foreign_file_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_or_foreign_bundle_is_compiled_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
     _define("ir.probe_module")
-    (path,) = (tmp_path / "attrs").iterdir()
-    path.write_bytes(path.read_bytes()[:20])  # truncated
+    (path,) = _bundle_files(tmp_path)
+    whole = path.read_bytes()
+    path.write_bytes(whole[:20])  # truncated
+    _new_process(monkeypatch)
     cls = _define("ir.probe_module")
     assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
-    assert len(path.read_bytes()) > 20  # and written whole again
-    text, code = marshal.loads(path.read_bytes())
-    path.write_bytes(marshal.dumps((text + " ", compile("x = 1", "<other>", "exec"))))  # another text's file
+    assert _bundle_files(tmp_path) == [path] and path.read_bytes() == whole  # written whole again
+    salt, entries = marshal.loads(whole)
+    path.write_bytes(marshal.dumps((salt + " ", entries)))  # another attrs' or Python's bundle
+    _new_process(monkeypatch)
     cls = _define("ir.probe_module")
     assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
-    assert marshal.loads(path.read_bytes())[0] == text
+    assert _bundle_files(tmp_path) == [path] and marshal.loads(path.read_bytes())[0] == salt
 
 
 def test_an_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,13 +119,14 @@ def test_an_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.
     blocker.write_text("not a directory")
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(blocker / "cache"))
     cls = _define("ir.probe_module")
+    kept_bundle.flush()  # cannot write: says nothing
     assert hash(cls(1)) == hash(_uncached("ir.probe_module", monkeypatch)(1))
 
 
 def test_processes_with_other_hash_seeds_share_the_files(tmp_path: Path) -> None:
     """A str's hash, which attrs writes into `__hash__`, differs between these processes;
     each hashes as attrs alone would, and processes whose number has the same sign and
-    length (the stand-in the file holds) share one file."""
+    length (the stand-in the bundle holds) share one entry."""
     script = (
         "import attr._make, attrs\n"
         "import ir\n"
@@ -132,7 +152,8 @@ def test_processes_with_other_hash_seeds_share_the_files(tmp_path: Path) -> None
         assert out.returncode == 0, out.stderr
         runs.append(out.stdout.split())
     shapes = {tuple(r[:2]) for r in runs}
-    assert len(list((tmp_path / "attrs").iterdir())) == len(shapes) < len(runs)  # some process loaded a file
+    (path,) = _bundle_files(tmp_path)
+    assert len(_entries(path)) == len(shapes) < len(runs)  # some process loaded another's entry
     assert len({r[2] for r in runs}) == len(runs)  # every seed gave another number
 
 
