@@ -113,17 +113,16 @@ from ir import ops
 from tu_ops.base import TU_OPS
 from tu_ops.lower.dispatch import FEED_FLITS, LOWERINGS, PRINTED_TYPES
 from visa.interp.steps import STEPS
-from visa.unlower import RETRACES
 import tu_ops
 
 def held():
     out = {t.what: sorted(set(t.where().values())) for t in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES,
-                                                           STEPS, RETRACES)}
+                                                           STEPS)}
     out["tu op"] = sorted({c.__module__ for c in TU_OPS.values()})
     out["traced op"] = sorted({c.__module__ for c in ops._DECLARED.values()})
     return out
 
-for table in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES, STEPS, RETRACES):
+for table in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES, STEPS):
     table._ready()
 tu_ops.OP_CLASSES
 import ir.kernel_parser

@@ -26,10 +26,10 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.vector import enums as E
 from ir.vector.units import UNITS, VeMode, VeOpName, VeUnit, is_rf, op_value, spec_of
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
-from tu_ops.vector_reduce import reduce_problem
+from tu_ops.vector_reduce import reduce_problem, with_vcgs
 from tu_ops.vector_steps import VeStep, reshape, stream_before
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
@@ -62,6 +62,16 @@ class VectorEngineOp(TuOp):
 
     input: Ref = operand(name="in")
     steps: tuple[VeStep, ...] = attr()
+
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorEngineOp:
+        """This pass with its derived fields recomputed from its types and its steps (the
+        user's choices): each reduce step's `vcg=` (`with_vcgs`); a `vector_rf` record also
+        derives its `rf_read` walks from `rf_types`, the types of the VRF tensors it names.
+        The lowering fills the record with it; the VISA verifier compares with `derived`."""
+        return attrs.evolve(self, steps=with_vcgs(self))
+
+    def derived(self, at: Derivation) -> VectorEngineOp:
+        return self.with_derived()
 
     @rule("VEOP-1")
     def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -26,11 +26,12 @@ import attrs
 
 from ir.dtypes import DType
 from ir.vector.units import UNITS, spec_of
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
+from tu_ops.vector_reduce import with_vcgs
 
 __all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp"]
 
@@ -103,6 +104,15 @@ class VectorBranchOp(TuOp):
     tag: tuple[TagCmp, ...] = attr(converter=tuple)
     stash_at: int = attr()
     steps: tuple[BranchStep, ...] = attr(converter=tuple)
+
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorBranchOp:
+        """This pass with its derived fields recomputed from its types and its choices (the tag,
+        the steps and their slots, the stash): each reduce step's `vcg=` (`with_vcgs`); a
+        `vector_branch_rf` record also its `rf_read` walks, from `rf_types`."""
+        return attrs.evolve(self, steps=with_vcgs(self))
+
+    def derived(self, at: Derivation) -> VectorBranchOp:
+        return self.with_derived()
 
     def plain(self) -> VectorEngineOp:
         """The same pass without its tag and slots."""

@@ -13,15 +13,15 @@ stream, each names a loaded tensor of the stream's scalar and stays inside it).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 
-from ir.vector.units import spec_of
-from tu_ops.base import Ref, operand
+from ir.vector.units import is_rf, spec_of
+from tu_ops.base import Derivation, Ref, operand
 from tu_ops.vector import VeOpName, VeStep, VeUnit
 from tu_ops.vector_branch import VectorBranchOp
-from tu_ops.vrf import RfRead, VectorRfOp
+from tu_ops.vrf import RfRead, VectorRfOp, first_reads, rf_types, walk
 
 __all__ = ["VectorBranchRfOp"]
 
@@ -37,6 +37,16 @@ class VectorBranchRfOp(VectorBranchOp):
     rf: tuple[Ref, ...] = operand(name="rf")
     rf_read: tuple[RfRead, ...] = attrs.field(converter=tuple, metadata={"role": "attr", "name": None})
 
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorBranchRfOp:
+        """Also each tensor's `rf_read`: the walk of its element over the record's input stream
+        (a tagged pass reads the VRF before any way change)."""
+        rec = super().with_derived()
+        first_reads([(i, k) for i, s in enumerate(rec.steps) if (k := _tensor_read(s)) is not None], len(self.rf))
+        return attrs.evolve(rec, rf_read=tuple(walk(t.element, self.input_type) for t in rf_types))
+
+    def derived(self, at: Derivation) -> VectorBranchRfOp:
+        return self.with_derived(rf_types(self, at.types))
+
     def plain(self) -> VectorRfOp:
         """The same pass without its tag and slots, as a `vector_rf` record."""
         steps = [VeStep(VeUnit.TAG, VeOpName.ZERO, 0)]
@@ -49,3 +59,11 @@ class VectorBranchRfOp(VectorBranchOp):
                 steps.append(VeStep(s.unit, s.op, s.arg, s.mode, s.arg1))
         return VectorRfOp(result=self.result, input=self.input, steps=tuple(steps), rf=self.rf, rf_read=self.rf_read,
                           input_type=self.input_type, output_type=self.output_type)
+
+
+def _tensor_read(step: Any) -> int | None:
+    """The VRF tensor a step reads: an `_RF` step's arg, or its rf slot's (`port=1`) value."""
+    port = next((slot for slot in step.slots if slot.port == 1), None)
+    if port is not None:
+        return port.value
+    return step.arg if is_rf(step.unit) else None

@@ -32,12 +32,12 @@ from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector.units import UNITS, PairUnit, spec_of
 from ir.vector.pair import unzip_problem
-from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
-from tu_ops.vector_reduce import reduce_problem
+from tu_ops.vector_reduce import reduce_problem, with_vcgs
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
 
@@ -106,6 +106,15 @@ class VectorPairOp(TuOp):
     axis: Mapping = attr()
     split_time: Mapping = attr()
     steps: tuple[PairStep, ...] = attr(converter=tuple)
+
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorPairOp:
+        """This pass with its derived fields recomputed from its types and its choices (the axis,
+        split_time and the steps): a merged reduce step's `vcg=` (`with_vcgs`, on the merged
+        stream); a `vector_pair_rf` record also its `rf_read` walks, from `rf_types`."""
+        return attrs.evolve(self, steps=with_vcgs(self))
+
+    def derived(self, at: Derivation) -> VectorPairOp:
+        return self.with_derived()
 
     @rule("VPAIR-1")
     def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.vector.units import spec_of
-from ir.vector.ways import FLIT
+from ir.vector.ways import FLIT, split_shape
 from tu_ops.rf_reshape import rf_root
-from tu_ops.base import Ref, VerifyContext, operand, rule
+from tu_ops.base import Derivation, Ref, VerifyContext, operand, rule
 from tu_ops.vector_pair import VectorPairOp
-from tu_ops.vrf import VRF_WORDS, RfRead, vrf_words
+from tu_ops.vrf import VRF_WORDS, RfRead, first_reads, rf_types, vrf_words, walk
 
 __all__ = ["VectorPairRfOp", "group_stream"]
 
@@ -45,6 +45,26 @@ class VectorPairRfOp(VectorPairOp):
 
     rf: tuple[Ref, ...] = operand(name="rf")
     rf_read: tuple[RfRead, ...] = attrs.field(converter=tuple, metadata={"role": "attr", "name": None})
+
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorPairRfOp:
+        """Also each tensor's `rf_read`: the walk of its element over the group's stream (the input
+        at `split_time`) after the paired `NARROW_SPLIT`s before the first step reading it, its
+        packet padded to a flit (the record keeps no mapping of a paired way change)."""
+        rec = super().with_derived()
+        reads = [(i, k) for i, s in enumerate(rec.steps) if s.rf for k in sorted(_read_args(s))]
+        walks = []
+        for vrf_t, at in zip(rf_types, first_reads(reads, len(self.rf)), strict=True):
+            time, packet = self.split_time, self.input_type.packet
+            for s in rec.steps[:at]:
+                if s.unit.name == "NARROW_SPLIT" and s.side.name in ("BOTH", "G0", "G1"):
+                    time, packet = split_shape(time, packet)
+            stream = attrs.evolve(self.input_type, time=time, packet=packet if packet.size == FLIT
+                                  else packet.pad(FLIT).normalize())
+            walks.append(walk(vrf_t.element, stream))
+        return attrs.evolve(rec, rf_read=tuple(walks))
+
+    def derived(self, at: Derivation) -> VectorPairRfOp:
+        return self.with_derived(rf_types(self, at.types))
 
     @rule("VPAIR-3")
     def _reads(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -21,10 +21,11 @@ from ir.mapping.nodes import Mapping, Pad, Resize
 from ir.vector import ways
 from ir.vector.units import SPECS, spec_of
 from ir.vector.intra_reduce import removed_axis, shape_fault
-from tu_ops.valid_count import reduce_vcg_problem
+from tu_ops.valid_count import reduce_vcg, reduce_vcg_problem
 from tu_ops.vector_steps import stream_before
 
-__all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem"]
+__all__ = ["REDUCE_UNITS", "ReduceShapes", "is_reduce", "reduce_shapes", "record_shapes", "reduce_problem",
+           "with_vcgs"]
 
 REDUCE_UNITS = frozenset(s.name for s in SPECS.values() if s.arg == "reduce")  # ir.vector.units
 
@@ -89,3 +90,20 @@ def reduce_problem(op: Any) -> str | None:
     if fault is not None:
         return f"the reduce of {axis}: {fault.message}"
     return reduce_vcg_problem(steps[found[0]], op.input_type.slice, sh.time, sh.packet, axis)
+
+
+def with_vcgs(op: Any) -> tuple[Any, ...]:
+    """The steps of a record (`vector`, `vector_pair`, `vector_branch` and their `_rf` forms),
+    each reduce step with the `vcg=` its stream needs (`reduce_vcg` of the shapes `record_shapes`
+    derives, which VEOP-7 / VPAIR-4 check), every other step with none: the declaration the
+    lowering fills the records with and the VISA verifier compares a parsed record with.
+    ValueError: a reduce whose stream cannot be counted; MappingError: one with no shape."""
+    steps = []
+    for i, step in enumerate(op.steps):
+        vcg = None
+        if is_reduce(step):
+            sh = record_shapes(op, i)
+            axis = removed_axis(sh.time, sh.packet, sh.out_time, sh.out_packet)
+            vcg = reduce_vcg(op.input_type.slice, sh.time, sh.packet, axis)
+        steps.append(step if step.vcg == vcg else attrs.evolve(step, vcg=vcg))
+    return tuple(steps)

@@ -21,6 +21,7 @@ import attrs
 from ir.errors import MappingError
 from ir.mapping.ops import Entry
 from ir.vector.units import is_rf
+from ir.vector.ways import FLIT
 from ir.mapping.sequence import sequence
 from tu_ops.rf_reshape import rf_root
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
@@ -30,7 +31,8 @@ from tu_ops.vector import VectorEngineOp, stream_before
 from tu_ops.vrf_memory import VRF_SCALARS as _SCALARS, VRF_WORDS, vrf_new_problem, vrf_words
 import numpy as np
 
-__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem", "walk"]
+__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem", "walk",
+           "rf_types", "first_reads"]
 
 
 
@@ -54,6 +56,27 @@ def walk(element: Any, stream: Any) -> RfRead:
         raise ValueError(f"no VRF walk from [{stream.time}, {stream.packet}] to {element}: {found.reason}")
     time, packet = found.levels
     return RfRead(time=time, packet=packet)
+
+
+def rf_types(rec: Any, types: dict[int, Any]) -> tuple[Any, ...]:
+    """The types of the VRF tensors a pass record's `rf` names (ValueError: one is not a VRF tensor)."""
+    out = tuple(types.get(ref.id) for ref in rec.rf)
+    for ref, t in zip(rec.rf, out):
+        if getattr(t, "kind", None) != "vrf":
+            raise ValueError(f"rf {ref} is not a VRF tensor")
+    return out
+
+
+def first_reads(reads: Any, tensors: int) -> list[int]:
+    """The first step reading each of a record's `tensors` VRF tensors, from (step, tensor)
+    of every read in step order. The lowering names the tensors in the order the steps first
+    read them; ValueError for a record naming them otherwise, or naming one no step reads."""
+    first: dict[int, int] = {}
+    for i, k in reads:
+        first.setdefault(k, i)
+    if list(first) != list(range(tensors)):
+        raise ValueError(f"the steps first read VRF tensors {list(first)}, the record names {tensors} in that order")
+    return list(first.values())
 
 
 @attrs.frozen(kw_only=True)
@@ -132,6 +155,22 @@ class VectorRfOp(VectorEngineOp):
 
     rf: tuple[Ref, ...] = operand(name="rf")
     rf_read: tuple[RfRead, ...] = attrs.field(converter=tuple, metadata={"role": "attr", "name": None})
+
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorRfOp:
+        """Also each tensor's `rf_read`: the walk of its element over the stream the first step
+        reading it reads (the record's input, or after a split, that stream padded to a flit)."""
+        rec = super().with_derived()
+        t = self.input_type
+        first = first_reads([(i, s.arg) for i, s in enumerate(rec.steps) if is_rf(s.unit)], len(self.rf))
+        walks = []
+        for vrf_t, at in zip(rf_types, first, strict=True):
+            time, packet = stream_before(t.time, t.packet, rec.steps, at)
+            stream = t if time.equivalent(t.time) else attrs.evolve(t, time=time, packet=packet.pad(FLIT).normalize())
+            walks.append(walk(vrf_t.element, stream))
+        return attrs.evolve(rec, rf_read=tuple(walks))
+
+    def derived(self, at: Derivation) -> VectorRfOp:
+        return self.with_derived(rf_types(self, at.types))
 
     @rule("VEOP-5")
     def _read_shape(self, target: Any, ctx: VerifyContext | None) -> str | None:

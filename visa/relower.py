@@ -5,8 +5,10 @@ types. A program record declares its derived fields itself (`TuOp.derived` in `t
 `ir.rules`: read plans, collect plans, TRF and contraction geometry, time reductions, write
 plans, transpose parameters), the lowering fills the record with the same declaration, and
 this module compares a parsed record with it, so a fault in the lowering cannot hide behind
-its own re-run. A Vector Engine pass still goes back through the lowering (`visa.unlower`),
-and so do the DMA kinds (`lower_dma` and the view, gather, SPM and redistribute builders).
+its own re-run. A Vector Engine pass (`vector`, `vector_pair`, `vector_branch` and their `_rf`
+forms) declares its derived fields the same way: each reduce step's `vcg=` and each VRF
+tensor's `rf_read` walk, from its types and its steps. The DMA kinds are re-derived by their
+builders (`dma_record` and the view, gather, SPM and redistribute builders).
 `first_difference` names the first field (as a dotted path into the record) where a parsed
 record and its re-derivation differ.
 
@@ -31,9 +33,16 @@ from tu_ops.base import Derivation
 from tu_ops.dma_commands import dma_record
 from tu_ops.dma_records import view_record
 from tu_ops.printing import mapping_text
-from visa.unlower import Underivable, relowered
+__all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
 
-__all__ = ["expected_dma", "expected_program", "first_difference", "SKIPPED"]
+
+class Underivable(Exception):
+    """The record's types fix no record (`op` is the record)."""
+
+    def __init__(self, op: Any, detail: str) -> None:
+        super().__init__(detail)
+        self.op = op
+        self.detail = detail
 
 # Fields filled by the allocation pass and checked against the allocation rules instead.
 SKIPPED: dict[str, frozenset[str]] = {"trf_load": frozenset({"base_row"}), "commit": frozenset({"dest"}),
@@ -85,8 +94,8 @@ def expected_program(program: Any, types: dict[int, Any], target: Any) -> list[t
     for i, rec in enumerate(ops):
         try:
             low = rec.derived(Derivation(ops, i, types, program.context, target))
-            if low is None:  # a Vector Engine pass: through the lowering still (visa.unlower)
-                low = relowered(rec, ops[i - 1].result.id, types, program.context, target)
+            if low is None:
+                raise Underivable(rec, f"a `{rec.MNEMONIC}` record has no place in a TU program")
         except Underivable:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable

@@ -17,7 +17,7 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
 from tu_ops.gather_records import gather_record, scatter_record, shuffle_record
-from visa.unlower import Underivable
+from visa.relower import Underivable
 
 __all__ = ["expected_gather", "expected_scatter", "expected_shuffle"]
 

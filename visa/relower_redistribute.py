@@ -11,7 +11,7 @@ import attrs
 
 from ir import ops as ir
 from tu_ops.dma_records import redistribute_record, relayout_record
-from visa.unlower import Underivable
+from visa.relower import Underivable
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

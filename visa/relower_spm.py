@@ -11,7 +11,7 @@ import attrs
 from ir import ops as ir
 from ir.spm_ops import SpmToDm, ToSpm
 from tu_ops.dma_records import spm_record
-from visa.unlower import Underivable
+from visa.relower import Underivable
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

@@ -38,7 +38,7 @@ from visa.relower import expected_dma, expected_program, first_difference
 from visa.relower_gather import expected_gather, expected_scatter, expected_shuffle
 from visa.relower_spm import expected_spm
 from visa.relower_redistribute import expected_redistribute, expected_relayout
-from visa.unlower import Underivable
+from visa.relower import Underivable
 from visa.verify_dma import check_dma
 
 __all__ = ["verify_artifact", "verify_text"]

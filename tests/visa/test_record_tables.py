@@ -1,6 +1,6 @@
-"""The per-record tables of the VISA layer: the interpreter's steps and the re-derivation's
-inverses of the lowering (the Vector Engine passes'), each filled by one declaration next to
-its handler; every other program record declares its derived fields itself."""
+"""The per-record tables of the VISA layer: the interpreter's steps, each filled by one
+declaration next to its handler; every program record, the Vector Engine passes included,
+declares its derived fields itself (`TuOp.derived`), and nothing goes back through the lowering."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from visa.interp.steps import STEPS, executes
 from visa.parser import OPS
 from tu_ops.base import TU_OPS, TuOp
-from visa.unlower import RETRACES, Underivable, relowered, retraces
+from visa.relower import Underivable, expected_program
+from visa.unlower import RETRACES
 
 # Records that stand outside program blocks: the walker runs them itself.
 OUTSIDE_PROGRAMS = {"dma", "dma_window", "dma_into", "tensor_new", "memset", "dma_gather", "dma_scatter", "dma_shuffle",
@@ -27,23 +28,33 @@ def test_every_program_record_kind_has_an_interpreter_step() -> None:
 PASSES = {"vector", "vector_rf", "vector_pair", "vector_pair_rf", "vector_branch", "vector_branch_rf"}
 
 
-def test_every_program_record_kind_declares_its_derivation_or_retraces() -> None:
+def test_every_program_record_kind_declares_its_derivation() -> None:
     declares = {m for m in set(OPS) - OUTSIDE_PROGRAMS if TU_OPS[m].derived is not TuOp.derived}
-    assert set(RETRACES) == PASSES and not declares & PASSES
-    assert declares == set(OPS) - OUTSIDE_PROGRAMS - PASSES
+    assert declares == set(OPS) - OUTSIDE_PROGRAMS and PASSES <= declares
+    assert len(RETRACES) == 0  # the passes' inverses of the lowering are gone (driver's preload still reads it)
 
 
 def test_a_second_declaration_for_one_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="`commit` already has an interpreter step: _commit_step"):
         executes("commit")(lambda ops, i, state: 1)
-    with pytest.raises(ValueError, match="`vector` already has a re-derivation: _vector"):
-        retraces("vector")(lambda rec, src, types, target, fresh: ())
-    assert STEPS["commit"].__name__ == "_commit_step" and RETRACES["vector"].__name__ == "_vector"
+    assert STEPS["commit"].__name__ == "_commit_step"
 
 
-def test_a_record_kind_without_an_inverse_is_underivable() -> None:
+def test_a_record_kind_without_a_derivation_is_underivable() -> None:
     class Stray:
         MNEMONIC = "dma"
 
+        def derived(self, at):
+            return None
+
+    class Feed:
+        MNEMONIC = "feed_buffer"
+
+        def derived(self, at):
+            return self
+
+    class Program:
+        ops, context = (Feed(), Stray()), None
+
     with pytest.raises(Underivable, match="a `dma` record has no place in a TU program"):
-        relowered(Stray(), 0, {}, None, None)
+        expected_program(Program(), {}, None)

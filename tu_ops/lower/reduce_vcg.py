@@ -1,29 +1,21 @@
-"""The Valid Count Generator configuration of a Vector Engine pass's intra-slice reduce step:
-the lowering of every pass record (`vector`, `vector_pair`, `vector_branch`) gives each step
-its traced op's, through `with_vcg`."""
+"""The derived fields of a Vector Engine pass record, filled by its own declaration: the
+lowering of every pass record (`vector`, `vector_pair`, `vector_branch` and their `_rf`
+forms) builds the record from its traced ops' choices and hands it to `derived_pass`, which
+calls the record's `with_derived` (each reduce step's `vcg=`, each VRF tensor's `rf_read`:
+the declaration the VISA verifier compares a parsed record with, `TuOp.derived`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
-from ir import ops as ir
 from ir.errors import InternalError
-from ir.vector.reduce_ops import VectorIntraSliceReduce
-from tu_ops.valid_count import reduce_vcg
 
-__all__ = ["with_vcg"]
+__all__ = ["derived_pass"]
 
 
-def with_vcg(step: Any, op: ir.Op) -> Any:
-    """A pass's step for the traced `op`: an intra-slice reduce of a padded axis carries the
-    Valid Count Generator's configuration (`vcg=`) that excludes the padding."""
-    if not isinstance(op, VectorIntraSliceReduce):
-        return step
-    t = op.input.type
+def derived_pass(rec: Any, tensors: Any = ()) -> Any:
+    """`rec` with its derived fields filled; `tensors` are the traced VRF values its `rf` names."""
     try:
-        vcg = reduce_vcg(t.slice, t.time, t.packet, op.axis)
-    except ValueError as e:
-        raise InternalError(f"{op.text()}: {e}") from e
-    return step if vcg is None else attrs.evolve(step, vcg=vcg)
+        return rec.with_derived(tuple(t.type for t in tensors))
+    except ValueError as e:  # a padded reduce axis the Valid Count Generator cannot count
+        raise InternalError(f"{rec.MNEMONIC} {rec.result}: {e}") from e

@@ -1,34 +1,29 @@
 """`vector_init ... vector_final` lowered: one `vector` record, made at `vector_init`.
 
 Each traced op between them configures one step (`op.step()`); the other stages of the
-pass fold into the record. `traced_pass` is the inverse, used by the VISA re-derivation:
-the traced ops a `vector` record stands for, rebuilt from its steps and types.
+pass fold into the record; its derived fields are the record's own declaration
+(`VectorEngineOp.with_derived`, which the VISA verifier compares a parsed record with).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from ir import ops as ir
 from ir.vector import chain_ops as cops
 from ir.vector import ops as vops
 from ir.errors import InternalError
-from ir.vector.units import decode_step
 from ir.vector.inter_ops import VectorInterSliceReduce
 from ir.vector.unit_ops import unit_op_classes
-from ir.vector.reduce_ops import VectorIntraSliceReduce, traced_reduce
+from ir.vector.reduce_ops import VectorIntraSliceReduce
 from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.reduce_vcg import with_vcg
 from tu_ops.lower.vector_branch import lower_branch
 from tu_ops.lower.vector_kind import record_kind
 from tu_ops.lower.vector_pair import lower_pair
 from tu_ops.lower.vrf import rf_pass
 from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit
-from tu_ops.vector_reduce import record_shapes
 
-__all__ = ["lower_vector", "lower_pass", "traced_pass"]
+__all__ = ["lower_vector", "lower_pass"]
 
 
 def ve_step(unit: str, name: str, arg: int, mode: str = "DEFAULT", arg1: int = 0) -> VeStep:
@@ -64,7 +59,7 @@ def lower_pass(op: Any, site: Site, body: tuple[Any, ...]) -> VectorEngineOp:
         return lower_pair(op, site, body)
     if kind == "vector_branch":  # a comparison tag or branched operands (tu_ops.lower.vector_branch)
         return lower_branch(op, site, body)
-    steps = tuple(with_vcg(ve_step(*o.step()), o) for o in body if o.step() is not None)
+    steps = tuple(ve_step(*o.step()) for o in body if o.step() is not None)
     rec = VectorEngineOp(result=Ref(site.result), input=Ref(site.src),
                          steps=steps, input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result),
                          loc=op.loc)
@@ -94,16 +89,3 @@ def _folded(op: Any, site: Site) -> None:
 
 for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
     lowers(_cls)(_folded)
-
-
-def traced_pass(rec: VectorEngineOp, src: ir.Value, fresh: Iterator[int]) -> tuple[Any, ...]:
-    """`vector_init`, one op per step, `vector_final` (its result is the record's)."""
-    ops: list[Any] = [vops.VectorInit(input=src, result=ir.Value(next(fresh), src.type), loc=rec.loc)]
-    for step in rec.steps:
-        if step.unit.name.startswith("INTRA_REDUCE_"):
-            out_time = record_shapes(rec, rec.steps.index(step)).out_time
-            ops.append(traced_reduce(step, ops[-1].result, next(fresh), out_time))
-            continue
-        ops.append(decode_step(step, ops[-1].result, next(fresh), rec.output_type.packet))
-    ops.append(vops.VectorFinal(input=ops[-1].result, result=ir.Value(rec.result.id, rec.output_type)))
-    return tuple(ops)

@@ -16,12 +16,12 @@ from typing import Any
 
 import attrs
 
-from ir.vector.ways import FLIT
 from ir.vrf_ops import ToVrf
 from tu_ops.base import Ref
+from tu_ops.lower.reduce_vcg import derived_pass
 from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vrf_alloc import allocate_vrf, vrf_placement  # re-exported: the VRF allocation
-from tu_ops.vrf import VectorRfOp, VrfLoad, walk
+from tu_ops.vrf import VectorRfOp, VrfLoad
 
 __all__ = ["rf_pass", "allocate_vrf", "vrf_placement"]
 
@@ -33,28 +33,20 @@ def _to_vrf(op: ToVrf, site: Site) -> VrfLoad:
 
 def rf_pass(rec: Any, body: Any, site: Site) -> Any:
     """The `vector` record `rec` of the traced pass `body`, as a `vector_rf` when some op
-    reads a VRF tensor: each `_RF` step's arg is the index of the tensor it reads."""
+    reads a VRF tensor: each `_RF` step's arg is the index of the tensor it reads; its derived
+    fields filled by its declaration (`derived_pass`)."""
     tensors: list[Any] = []
     for o in body:
         for v in getattr(o, "rf", ()):
             if all(v.id != t.id for t in tensors):
                 tensors.append(v)
     if not tensors:
-        return rec
+        return derived_pass(rec)
     ids = [t.id for t in tensors]
     configured = [o for o in body if o.step() is not None]
     steps = tuple(attrs.evolve(s, arg=ids.index(o.rf[0].id)) if getattr(o, "rf", ()) else s
                   for s, o in zip(rec.steps, configured))
     fields = {f.name: getattr(rec, f.name) for f in attrs.fields(type(rec))}
     fields["steps"] = steps
-    return VectorRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors),
-                      rf_read=tuple(walk(t.type.element, _read_stream(rec.input_type, t, body)) for t in tensors))
-
-
-def _read_stream(record_input: Any, tensor: Any, body: Any) -> Any:
-    """The stream whose cells read VRF tensor `tensor`: the record's input, or, after a way
-    change that moved time (a split), the reading op's stream padded back to a flit."""
-    stream = next(o.input.type for o in body if any(v.id == tensor.id for v in getattr(o, "rf", ())))
-    if stream.time.equivalent(record_input.time):
-        return record_input
-    return attrs.evolve(record_input, time=stream.time, packet=stream.packet.pad(FLIT).normalize())
+    rec = VectorRfOp(**fields, rf=tuple(Ref(site.ref(t)) for t in tensors), rf_read=())
+    return derived_pass(rec, tensors)  # its rf_read walks: the record's declaration (`VectorRfOp.with_derived`)
