@@ -55,28 +55,6 @@ def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
     return (v - int(zp)).astype(np.int8 if pair[1] == i5 else np.int16)
 
 
-def pack_nibbles(values: object) -> np.ndarray:
-    """Pack 4-bit elements (i4 values -8..7 or f4e2m1 codes 0..15) into bytes along the
-    last axis: element 2k in the low nibble of byte k. ValueError for an odd count."""
-    v = int_values(values)
-    if v.ndim == 0 or v.shape[-1] % 2:
-        raise ValueError("an odd number of 4-bit elements has no byte image (docs/numerics.md)")
-    if v.size and (v.min() < -8 or v.max() > 15):
-        raise ValueError("4-bit elements must lie in -8..15")
-    n = v & 0xF
-    return (n[..., 0::2] | (n[..., 1::2] << 4)).astype(np.uint8)
-
-
-def unpack_nibbles(packed: object, dtype: DType = f4e2m1) -> np.ndarray:
-    """Inverse of pack_nibbles along the last axis: uint8 codes for f4e2m1, int8 for i4."""
-    if dtype not in (i4, f4e2m1):
-        raise ValueError(f"unpack_nibbles needs i4 or f4e2m1, not {dtype}")
-    b = _bits(packed, np.uint8)
-    out = np.stack([b & 0xF, b >> 4], axis=-1).reshape(*b.shape[:-1], -1)
-    return sign_extend_i4(out) if dtype == i4 else out
-
-
-
 # ---- host forms and the dispatcher --------------------------------------------------------
 def to_bits(array: object, dtype: DType) -> np.ndarray:
     """Host array -> bit patterns in dtype.bits_dtype (a view for floats, never astype).

@@ -19,7 +19,7 @@ from ir.view_ops import Memset
 from npu_opt.dma import TensorDma, _dma
 from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import location_of, refuse_call as _refuse
 from npu_opt.trace import current
 
 __all__ = ["PcieDma", "memset", "pcopy", "check_sub", "representable"]
@@ -30,11 +30,6 @@ class PcieDma(TensorDma):
 
     def __repr__(self) -> str:
         return "ctx.pdma"
-
-
-def _refuse(violation: Violation, method: str) -> Poisoned:
-    current().refuse(violation, location_of(method), method)
-    return Poisoned(method)
 
 
 def check_sub(sub: Any, method: str) -> Violation | None:

@@ -28,16 +28,11 @@ from npu_opt.dma import _check_engine
 from npu_opt.gather import _scatter_into, emit_gather
 from npu_opt.runtime_scalars import Refused, ScalarParam
 from npu_opt.spm import SpmTensor
-from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault
+from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call as _refuse
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import current
 
 __all__ = ["GatherPlan", "ScatterPlan", "start_gather", "start_scatter"]
-
-
-def _refuse(violation: Violation, stage: str) -> Poisoned:
-    current().refuse(violation, location_of(stage), stage)
-    return Poisoned(stage)
 
 
 def _declared(element: Mapping, indexed: Any, payload: Any, what: str, code: str, outer: str) -> Any:

@@ -26,7 +26,7 @@ from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
 from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
 from npu_opt.views import _View
@@ -35,11 +35,6 @@ __all__ = ["DmRedistribute", "start", "asymmetric_slice"]
 
 # the reference's stages: a step may follow those of a lower rank (a slice also its own kind)
 _RANK = {"init": 0, "chip_shuffle": 1, "cluster_swap": 2, "chip_slice": 3, "cluster_slice": 4}
-
-
-def _refuse(violation: Violation, stage: str) -> Poisoned:
-    current().refuse(violation, location_of(stage), stage)
-    return Poisoned(stage)
 
 
 def _bits(t: Any) -> int:

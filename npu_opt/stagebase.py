@@ -381,6 +381,12 @@ def location_of(method: str) -> Location:
     return user_location(method)
 
 
+def refuse_call(violation: Violation, method: str) -> Poisoned:
+    """Report `violation` at the user's call of `method` (not a stream stage); its Poisoned result."""
+    current().refuse(violation, location_of(method), method)
+    return Poisoned(method)
+
+
 def refuse_dead(stage: "StreamStage", loc: Location, name: str, violation: Violation) -> Poisoned:
     """A refusal that ends the chain here (no TYPE-8, no cascade): reported once, unless the
     stage's value is already poisoned by an earlier error."""

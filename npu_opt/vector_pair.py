@@ -100,6 +100,7 @@ def _pair_step(stage: PairStream, loc: Location, op_cls: type, dst: VeStage, alu
 
 
 def _enum(stage: Any, loc: Location, name: str, enums: Any, value: Any) -> Any:
+    """`value` as an enum value of `enums`, or the refusal (VE-ENUM-1 / VE-ENUM-4)."""
     try:
         return expect(enums, value, method=name)
     except VectorRuleError as e:

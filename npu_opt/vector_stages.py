@@ -27,7 +27,6 @@ from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
-from ir.vector.variants import expect
 from ir.vector.branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.stages import VectorFinalStream
@@ -36,7 +35,7 @@ from npu_opt.trace import current
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
-from npu_opt.vector_pair import vector_intra_slice_unzip
+from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
@@ -86,14 +85,6 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
             else INTER_FIRST_CLASSES[(dst, scalar)]
         return cls(op.result, stage.chain, ve)
     return _class_of(dst, scalar)(op.result, stage.chain, ve)
-
-
-def _enum(stage: StreamStage, loc: Location, name: str, enums: Any, value: Any) -> Any:
-    """`value` as an enum value of `enums`, or the refusal (VE-ENUM-1 / VE-ENUM-4)."""
-    try:
-        return expect(enums, value, method=name)
-    except VectorRuleError as e:
-        return refuse_dead(stage, loc, name, e.violation())
 
 
 def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:

@@ -27,18 +27,13 @@ from npu_opt.gather import scatter
 from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
 from npu_opt.trace import current
 
 __all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
 
 _LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element")}
-
-
-def _refuse(violation: Violation, method: str) -> Poisoned:
-    current().refuse(violation, location_of(method), method)
-    return Poisoned(method)
 
 
 def new_tensor(spec: TensorSpec) -> Any:

@@ -191,12 +191,6 @@ class Target:
         """The FCAST-1 entry for (src, dst); identities are implied and have no entry."""
         return _find(self.fetch_cast, src, dst)
 
-    def is_fetch_cast(self, src: DType, dst: DType) -> bool:
-        """FCAST-1: identity on a materializable dtype, or a listed pair."""
-        if src == dst:
-            return self.materializable(src)
-        return self.fetch_cast_entry(src, dst) is not None
-
     def zero_point_entry(self, src: DType, dst: DType | None = None) -> ZeroPointEntry | None:
         """The FZPS-1 entry from `src` (to `dst` when given), or None."""
         for e in self.fetch_zero_point_sub:

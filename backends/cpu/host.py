@@ -27,7 +27,7 @@ from ir.types import HbmType
 
 from backends.cpu import layout, moves
 
-__all__ = ["host_shape", "to_buffer", "from_buffer", "check_count", "returns_tuple"]
+__all__ = ["host_shape", "to_buffer", "from_buffer", "returns_tuple"]
 
 
 def host_shape(element: Mapping) -> tuple[int, ...]:
@@ -47,14 +47,6 @@ def _accepted(dtype: DType) -> tuple[np.dtype, ...]:
 
 def _names(dts: Sequence[np.dtype]) -> str:
     return " or ".join(str(d) for d in dts)
-
-
-def check_count(kernel_name: str, params: Sequence[Param], arrays: Sequence[Any]) -> None:
-    """USAGE unless one array is given per parameter."""
-    if len(arrays) == len(params):
-        return
-    names = ", ".join(p.name for p in params) or "none"
-    raise _usage(f"{kernel_name} takes {len(params)} array(s) ({names}), got {len(arrays)}")
 
 
 def to_buffer(param: Param, array: Any) -> np.ndarray:

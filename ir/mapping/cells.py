@@ -131,10 +131,6 @@ class CellTable:
             raise OvershootError(f"position decodes to a coordinate outside its axis (entry {i})")
         return Padding(PaddingKind(s))
 
-    def overshoots(self) -> bool:
-        """True if any position decodes out of range."""
-        return bool(np.any(self.status == OVERSHOOT))
-
 
 def _positions(values: object, size: int) -> np.ndarray:
     """Positions as an integer array; object dtype when sizes outgrow int64."""

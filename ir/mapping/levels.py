@@ -13,7 +13,7 @@ from ir.mapping.nodes import Mapping, Modulo, Pair, Stride
 
 __all__ = [
     "LevelViolation", "ALIASES", "FLIT_BYTES", "bytes_of", "chip", "cluster", "slice_",
-    "dm_cap", "vrf_cap", "trf_lane", "trf_cap", "trf_load", "pkt_align", "pkt_flit",
+    "dm_cap", "trf_lane", "trf_cap", "trf_load", "pkt_align", "pkt_flit",
     "pkt_outer", "pkt_commit", "pkt_reduce", "seq", "reshape",
 ]
 
@@ -96,16 +96,6 @@ def dm_cap(element: Mapping, bits: int, limit: int = 524288) -> LevelViolation |
         return b
     if b > limit:
         return LevelViolation("DM-CAP", f"element `{element}` needs {b} bytes per slice; DM holds {limit}")
-    return None
-
-
-def vrf_cap(element: Mapping, bits: int, limit: int = 8192) -> LevelViolation | None:
-    """VRF-CAP: one slice's element fits the VRF."""
-    b = _bytes(element, bits, "VRF-CAP")
-    if isinstance(b, LevelViolation):
-        return b
-    if b > limit:
-        return LevelViolation("VRF-CAP", f"element `{element}` needs {b} bytes per slice; the VRF holds {limit}")
     return None
 
 

@@ -15,6 +15,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
+from ir.rules.contract_geometry import _norm
 from ir.rules.contract_text import raw
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
@@ -225,7 +226,7 @@ def infer_trf(time: Mapping, packet: Mapping, lane: Mapping | None) -> tuple[Map
         if element is not None:
             return lane, element
     _, inner = split(time, n)
-    return lane, _tidy(pair_all([inner, packet]))
+    return lane, _norm(pair_all([inner, packet]))
 
 
 def _infer_lane(time: Mapping, packet: Mapping) -> Mapping:
@@ -244,15 +245,7 @@ def _infer_lane(time: Mapping, packet: Mapping) -> Mapping:
     if best == 0:
         return IDENTITY
     lane = _mapping_of(factors[:best])
-    return lane if lane is not None else _tidy(split(time, time.size // factor_size(factors[:best]))[0])
-
-
-def _tidy(mp: Mapping) -> Mapping:
-    """The canonical form when it exists (shorter help lines), else the tree itself."""
-    try:
-        return mp.normalize()
-    except MappingError:
-        return mp
+    return lane if lane is not None else _norm(split(time, time.size // factor_size(factors[:best]))[0])
 
 
 def check_to_trf(op) -> Violation | None:

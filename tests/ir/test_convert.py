@@ -215,18 +215,6 @@ def test_86_u8_identity_only() -> None:
         cv.convert(x, u8, i32, "fetch_cast")
 
 
-@pytest.mark.parametrize(("values", "packed"), [([1, 2, -1, 0], [0x21, 0x0F]), ([1, 2, 3, 4], [0x21, 0x43])])
-def test_86_nibble_packing(values: list[int], packed: list[int]) -> None:
-    assert cv.pack_nibbles(np.array(values)).tolist() == packed
-    dtype = i4 if min(values) < 0 else f4e2m1
-    assert cv.unpack_nibbles(np.array(packed, np.uint8), dtype).tolist() == values
-
-
-def test_86_odd_nibble_count_refused() -> None:
-    with pytest.raises(ValueError):
-        cv.pack_nibbles(np.array([1, 2, 3]))
-
-
 # ---- 8.7 contraction arithmetic --------------------------------------------------------------
 def test_87_tree_order() -> None:
     leaves = np.array([1, 2.0**-24, 2.0**-24, -1], np.float32)
@@ -475,16 +463,6 @@ def test_wrap_is_modular(xs: list[int]) -> None:
     for d in (i4, i8, i16, i32):
         m = 1 << d.bits
         assert cv.wrap(v, d).tolist() == [(x + m // 2) % m - m // 2 for x in xs]
-
-
-@FAST
-@given(st.lists(st.integers(-8, 7), min_size=0, max_size=16).map(lambda v: v + v[:1] if len(v) % 2 else v))
-def test_pack_unpack_round_trip(values: list[int]) -> None:
-    arr = np.array(values, np.int8).reshape(-1)
-    packed = cv.pack_nibbles(arr)
-    assert packed.shape == (len(values) // 2,)
-    assert cv.unpack_nibbles(packed, i4).tolist() == values
-    assert cv.unpack_nibbles(packed).tolist() == [v & 0xF for v in values]
 
 
 # ---- host forms and the dispatcher -----------------------------------------------------------

@@ -63,7 +63,6 @@ def test_rngd_constants_and_tables():
         32, 65536, 524288, (1, 2, 4, 8), (8, 16, 24, 32))
     assert t.mac_entry(DType.I8, DType.I9).acc is DType.I32
     assert t.mac_entry(DType.I8, DType.BF16) is None
-    assert t.is_fetch_cast(DType.U8, DType.U8) and not t.is_fetch_cast(DType.I9, DType.I9)
     assert t.zero_point_entry(DType.I4).dst is DType.I5
     assert t.table_lookup(DType.F8E5M2, DType.BF16).native
     assert t.staging == (DType.I5, DType.I9) and not t.materializable(DType.I9)

@@ -37,7 +37,7 @@ from visa.interp.fast.repeated import Repeated
 from visa.interp.fast import speed
 from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
-__all__ = ["run_feed", "feed_rows", "read_plan", "convert_chain"]
+__all__ = ["feed_rows", "read_plan", "convert_chain"]
 
 
 def read_plan(op: Any) -> tuple[int, int, list[int], list[int]]:
@@ -281,12 +281,6 @@ def _check_collect(op: Any, steps: int, flit: int) -> None:
     out_shape = (op.output_type.time.size, op.output_type.packet.size)
     check(out_shape == (steps * nflits, flit),
           f"collect gives {(steps * nflits, flit)} flits x elements, the collect stream is {out_shape}", op)
-
-
-def run_feed(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> np.ndarray:
-    """Execute a FeedBuffer: the collected stream, (rows, beats * collect_flits, flit elements)."""
-    stream = feed_rows(op, rows, mem, env)[0]
-    return stream.materialize() if isinstance(stream, (Repeated, Front)) else stream
 
 
 def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np.ndarray | Repeated | Front, Rows]:

@@ -17,6 +17,7 @@ import numpy as np
 from visa.interp.fast.copies import note_load
 from visa.interp.errors import check
 from visa.interp.memory import Memory
+from visa.interp.plan import _cuts
 from visa.interp.fast.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
@@ -52,15 +53,6 @@ def _rows_view(stream: Repeated, bits: int, row: np.dtype, lanes: int, nrows: in
         return None
     loops = tuple(b // a for a, b in zip(cuts, cuts[1:]))[::-1]
     return view_reshape(f.view(np.uint8).view(row)[..., 0], (f.shape[0], *loops))
-
-
-def _cuts(sizes: tuple[int, ...]) -> set[int]:
-    """The inner products at every boundary of the loops `sizes` (outer to inner)."""
-    out, acc = {1}, 1
-    for n in reversed(sizes):
-        acc *= n
-        out.add(acc)
-    return out
 
 
 def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory) -> TrfTensor:
