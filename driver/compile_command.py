@@ -164,11 +164,9 @@ def _preload() -> None:
     from visa import facts, printer  # noqa: F401
     from visa.schedule import report  # noqa: F401
     from tu_ops.lower.dispatch import LOWERINGS
-    from visa.unlower import RETRACES
 
     tu_ops.OP_CLASSES  # noqa: B018  every op class
     LOWERINGS.items()  # the lowering's declaration tables (tu_ops/lower/dispatch.py)
-    RETRACES.items()  # visa/unlower.py's re-derivations
     user_modules()  # fills the caches of what is the user's
 
 
