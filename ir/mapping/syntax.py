@@ -40,6 +40,12 @@ def _parser() -> lark.Lark:
     return lalr_parser(_grammar(), **_OPTIONS)
 
 
+@functools.cache
+def _salt() -> str:
+    """What a kept tree depends on: the grammar, lark's options and the depth limit it passed."""
+    return f"{_grammar()}|{sorted(_OPTIONS.items())}|{MAX_DEPTH}"
+
+
 @functools.lru_cache(maxsize=4096)
 def syntax_tree(text: str, start: str) -> Tree:
     """Parse (cached by text, in the process and in the `mappings` bundle); lark errors become
@@ -47,7 +53,7 @@ def syntax_tree(text: str, start: str) -> Tree:
     _check_limits(text)
     if start == "mapping_expr":
         _check_lists(text)
-    kept = bundle("mappings", f"{_grammar()}|{sorted(_OPTIONS.items())}|{MAX_DEPTH}", _is_frozen)
+    kept = bundle("mappings", _salt(), _is_frozen)
     key = text_key(f"{start}\n{text}")
     frozen = kept.get(key)
     if frozen is None:
