@@ -153,10 +153,11 @@ def trim(buf: np.ndarray | Compact | Pending, src: Type, dst: Type, size: int) -
 
 
 def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = True,
-                fresh: bool = False, copies: bool = False) -> np.ndarray | Compact | LazyRows:
+                fresh: bool = False, copies: bool = False, threads: int = 1) -> np.ndarray | Compact | LazyRows:
     """`moves.move_global`; a `Compact` `buf` of one live row is read in place, and
     (`fresh`) a result of one live row is made a `Compact`, when the DMA's strided form
-    stays inside that row; `copies`: a broadcast may be held as its distinct rows."""
+    stays inside that row; `copies`: a broadcast may be held as its distinct rows;
+    `threads`: the threads sharing a large copy."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
     if fast and isinstance(buf, Compact):
@@ -168,7 +169,7 @@ def move_global(buf: np.ndarray | Compact, src: Type, dst: Type, fast: bool = Tr
         found = _into_one_row(buf, src_levels, dst)
         if found is not None:
             return found
-    return moves.move_global(buf, src, dst, fast=fast, copies=copies)
+    return moves.move_global(buf, src, dst, fast=fast, copies=copies, threads=threads)
 
 
 def _carrier(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 import numpy as np
@@ -27,6 +26,7 @@ from ir.dtypes import DType, bf16
 
 from backends.cpu import adapters
 from backends.cpu.contract_plan import Gather
+from backends.cpu.thread_pool import pool
 
 __all__ = ["FloatInfo", "bf16_shifts", "exact_f32", "float_core", "float_operand", "ftz", "range_info",
            "wide_bits"]
@@ -42,7 +42,6 @@ PARALLEL_MIN = 1 << 22
 """Products below which the float path stays on one thread."""
 
 _U32 = np.uint32
-_POOLS: dict[int, ThreadPoolExecutor] = {}
 
 
 @functools.lru_cache(maxsize=64)
@@ -238,15 +237,6 @@ def _float_task(f: _Float, i0: int, i1: int, jg0: int, jg1: int) -> None:
                     ftz(added)
                 np.copyto(acc, added, where=~s[_pick(s, 0, i0, i1), _pick(s, 1, jg0, jg1),
                                                min(r, s.shape[2] - 1), :, None])
-
-
-def pool(threads: int) -> ThreadPoolExecutor:
-    """One pool per thread count, made on first use and reused by every later call."""
-    pool = _POOLS.get(threads)
-    if pool is None:  # runs on two threads at once keep one pool (setdefault is atomic)
-        pool = _POOLS.setdefault(threads, ThreadPoolExecutor(max_workers=threads,
-                                                               thread_name_prefix="npu-opt-contract"))
-    return pool
 
 
 def float_core(a: np.ndarray, w: np.ndarray, pad: np.ndarray | None, skip: np.ndarray | None,

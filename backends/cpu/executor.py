@@ -43,7 +43,8 @@ def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compa
     """Tensor DMA (docs/machine/dma.md): a global move; destination padding is zero. `compact`:
     the result may hold its live row only (backends/cpu/compact.py)."""
     return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact,
-                                     copies=isinstance(op, ToDm))  # a DM broadcast: its distinct rows
+                                     copies=isinstance(op, ToDm),  # a DM broadcast: its distinct rows
+                                     threads=options.threads)
 
 
 @handles(View, compact=True, lazy=True)

@@ -164,10 +164,11 @@ def _apply(flat: np.ndarray, plan: MovePlan) -> np.ndarray:
 
 
 def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
-                copies: bool = False) -> np.ndarray | LazyRows:
+                copies: bool = False, threads: int = 1) -> np.ndarray | LazyRows:
     """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
     strided form (False: the index gather, the reference). `copies` allows a result that
-    holds the distinct rows of a broadcast only (backends/cpu/row_copies.py)."""
+    holds the distinct rows of a broadcast only (backends/cpu/row_copies.py); `threads` may
+    share a large copy."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
     n_spatial = layout.n_rows(dst)
@@ -177,8 +178,8 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
         found = None if form is None else row_copies.dma_copies(rows, form, n_spatial, layout.shape_of(dst))
         if found is not None:
             return found
-    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial) \
-        if fast else None
+    out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial,
+                        threads=threads) if fast else None
     if out is not None:
         return out.reshape(layout.shape_of(dst))
     plan = move_plan(src_levels, dst_levels)
@@ -268,7 +269,7 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
 def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
                   dst_levels: tuple[Mapping, ...], even: tuple[int, int, int] | None,
                   lazy_shape: tuple[int, ...] | None = None,
-                  classes_rows: int | None = None) -> np.ndarray | LazyRows | None:
+                  classes_rows: int | None = None, threads: int = 1) -> np.ndarray | LazyRows | None:
     """The move as (n_rows, n_dst) by its strided form, or None when it has none.
     `rows` (n_rows, *src level sizes) holds zero in its padding rows. With `lazy_shape`
     (the output buffer's shape), a move that would copy every cell of every row is
@@ -282,7 +283,7 @@ def _strided_move(rows: np.ndarray, src_levels: tuple[Mapping, ...],
         out = lazy_rows.lazy_or_copy(rows, form, n_dst, lazy_shape)
         if out is not None:
             return out
-    out = moves_strided.apply_form(rows, form, n_dst, even)
+    out = moves_strided.apply_form(rows, form, n_dst, even, threads)
     if classes_rows is not None:
         row_classes.record(out, form, classes_rows)
     return out

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from backends.cpu import arena
+from backends.cpu.thread_pool import copy_into
 
 __all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
 
@@ -219,11 +220,12 @@ def as_view(rows: np.ndarray, form: StridedForm, n_dst: int) -> np.ndarray | Non
 
 
 def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
-               live_rows: tuple[int, int, int] | None) -> np.ndarray:
+               live_rows: tuple[int, int, int] | None, threads: int = 1) -> np.ndarray:
     """The moved rows, (n_rows, n_dst): `rows` (n_rows, *src_local) is the input with
     padding rows holding zero; `live_rows` (first, step, count) the live rows evenly
     spaced, or None when they are not (then every row is moved). A view of the input when
-    the output is a reshape of the grid, otherwise a new array."""
+    the output is a reshape of the grid, otherwise a new array (a large copy shared by
+    `threads`)."""
     n_rows = rows.shape[0]
     view = as_view(rows, form, n_dst)
     if view is not None:
@@ -258,7 +260,7 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     start = out[r0:, form.p0:]
     dst = as_strided(start, (count, *form.extents),
                      (out.strides[0] * step, *(p * item for p in form.pstrides)))
-    np.copyto(dst, source_view(rows, form, r0, step, count))
+    copy_into(dst, source_view(rows, form, r0, step, count), threads)
     return out
 
 
