@@ -8,6 +8,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from driver.bytecode_home import keep_bytecode_in_cache
 from driver.exit_codes import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
 from ir.errors import MappingError
 
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
     import argparse
 
 __all__ = ["main", "build_parser"]
-
 
 
 def _quiet_stdout() -> None:
@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     if own:
         _fewer_collections()
         _one_blas_thread(words)
+        keep_bytecode_in_cache()
     args = _plain_compile(words)
     if args is None:
         parser = build_parser(words[0] if words else None)

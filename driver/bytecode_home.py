@@ -1,0 +1,55 @@
+"""Where Python keeps npu-opt's bytecode when the checkout cannot hold it.
+
+Python writes a module's bytecode to `__pycache__` beside its source. In a checkout on a
+read-only mount, or a system install shipped without bytecode, it cannot: every command
+then compiles each of the ~230 source files it loads again, about 0.3 s of CPU, more than
+the rest of a one-kernel compile (issue 38 item 6). `keep_bytecode_in_cache` points
+Python's bytecode at `bytecode/` in npu-opt's user cache (`sys.pycache_prefix`, the
+standard setting for read-only source trees) in exactly that case, so the second command
+runs as fast as from a writable checkout. It changes nothing when the bytecode is there,
+when Python can write it, when the user chose a prefix (`PYTHONPYCACHEPREFIX`, `-X
+pycache_prefix`) or asked for no bytecode at all (`PYTHONDONTWRITEBYTECODE`, `-B`).
+Child Python processes (`--jobs` workers, tune's) inherit the choice through
+`PYTHONPYCACHEPREFIX`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import driver
+from ir.lark_cache import cache_dir
+
+__all__ = ["keep_bytecode_in_cache"]
+
+
+def _checkout_holds_bytecode(cached: str | None) -> bool:
+    """Whether the package's own bytecode file `cached` exists or Python may create it."""
+    if not cached:
+        return True  # loaded some other way (a zip, a frozen build): nothing to redirect
+    if os.path.exists(cached):
+        return True
+    folder = os.path.dirname(cached)
+    if os.path.isdir(folder):
+        return os.access(folder, os.W_OK | os.X_OK)
+    if os.path.lexists(folder):
+        return False  # a file stands where the `__pycache__` folder would go
+    return os.access(os.path.dirname(folder), os.W_OK | os.X_OK)
+
+
+def keep_bytecode_in_cache() -> str | None:
+    """Point `sys.pycache_prefix` at the user cache when the checkout holds no bytecode and
+    cannot take it; the prefix chosen, or None when nothing changed."""
+    if sys.pycache_prefix is not None or sys.dont_write_bytecode:
+        return None
+    if _checkout_holds_bytecode(getattr(driver, "__cached__", None)):
+        return None
+    prefix = str(cache_dir() / "bytecode")
+    try:
+        os.makedirs(prefix, exist_ok=True)
+    except OSError:
+        return None  # no writable cache either: Python compiles in memory, as before
+    sys.pycache_prefix = prefix
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", prefix)
+    return prefix
