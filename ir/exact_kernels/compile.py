@@ -24,12 +24,14 @@ from typing import Any
 
 __all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "wanted"]
 
-JIT_MIN = 1 << 29
+JIT_MIN = 1 << 28
 """Products from which a process that has not loaded numba yet loads it (module docstring).
 Measured (benchmarks/bench_first_run.py, 2 cores, one BLAS thread): numba's import and the
-load of the cached kernels cost ~0.5 s of CPU; compiled, a 2^25-product bf16 contraction
-saves 22 ms on the cpu backend and 48 ms in the interpreter, so loading numba pays from
-2^29.5 and 2^28.4 products; 2^29 is the power of two nearest both."""
+load of the cached kernels cost 0.28-0.44 s of CPU; compiled, a 2^25-product bf16
+contraction saves 26 ms on the cpu backend and 48-60 ms in the interpreter, so loading
+numba pays from 2^28.5-2^29.0 and 2^27.8-2^27.9 products (two runs); 2^28 is the power of
+two nearest their geometric mean. (An earlier machine measured 2^29.5 and 2^28.4, and
+2^29.)"""
 CACHE_ENV = "NUMBA_CACHE_DIR"
 """numba's own variable: when set, its compiled kernels go there."""
 
