@@ -70,8 +70,7 @@ def install() -> None:
         if not _ours(filename):
             return original(script, globs, locs, filename)
         type_hash = hash(f"<attrs generated hash {_class_name(filename)}>")  # as attrs' __hash__ source has it
-        sentinel = _sentinel(type_hash)
-        shared = _with_type_hash(script, type_hash, sentinel)
+        shared = _with_type_hash(script, type_hash, STAND_IN)
         if shared is None:
             return original(script, globs, locs, filename)
         kept = bundle("attrs", salt, _is_code)
@@ -82,7 +81,7 @@ def install() -> None:
             kept.add(key, code)
         eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
         if shared is not script:  # the `__hash__` it defined gets this process's number
-            _put_type_hash(locs if locs is not None else globs, sentinel, type_hash)
+            _put_type_hash(locs if locs is not None else globs, STAND_IN, type_hash)
         return None
 
     make._compile_and_eval = compile_and_eval
@@ -146,13 +145,15 @@ class _InstallAfter:
         return getattr(self._loader, name)
 
 
-# attrs writes the class's `hash("<attrs generated hash MODULE.CLASS>")` into its `__hash__` as a
-# number, and a str's hash differs from process to process: the cached code holds a stand-in of
-# as many characters and the same sign (so every column of the code's position table is the
-# same), replaced by the process's own number when loaded.
-def _sentinel(type_hash: int) -> int:
-    digits = len(str(abs(type_hash)))
-    return -int("9" * digits) if type_hash < 0 else int("9" * digits)
+STAND_IN = 9_999_999_999_999_999_999
+"""attrs writes the class's `hash("<attrs generated hash MODULE.CLASS>")` into its `__hash__`
+as a number, and a str's hash differs from process to process: the cached code holds this
+number in its place (greater than any hash, so no other constant equals it), replaced by the
+process's own when loaded. One stand-in for every number, whatever its sign and length, so
+every process finds the entry the first one kept (a stand-in of the number's own sign and
+length missed in about half the processes for each hashed class, compiling some 40 classes'
+methods again in every warm start-up); only the columns the position table gives that one
+constant's line may then differ from the text, on a line that cannot raise."""
 
 
 def _class_name(filename: str) -> str:
@@ -164,7 +165,7 @@ def _class_name(filename: str) -> str:
 
 def _with_type_hash(script: str, old: int, new: int) -> str | None:
     """`script` with its line that is only the number `old` (and a comma) holding `new`;
-    None when `old` is so short a number that another constant could be the stand-in."""
+    None when `old` is so short a number that another line could read the same."""
     line = f" {old},\n"  # attrs writes it indented, on a line of its own, never last
     at = script.find(line)
     if at < 0:
