@@ -278,7 +278,7 @@ def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
     """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
     `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
     each moved into DM and the TRF by `tile` just before its contraction."""
-    tb, M, N, Kl, din = v["geo"].tb, v["M"], v["N"], v["Kl"], v["din"]
+    tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
     return [f"    def a_block(i):",
             f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
             f"chunks of {v['K']}",
