@@ -140,6 +140,9 @@ def _usable_environment() -> str | None:
 # thread: OpenBLAS starting a pool of one thread per CPU costs about a third of `import
 # numpy`'s CPU time (issue 38 item 6), for a pool these commands never use.
 _BLAS_FREE = frozenset({"compile", "check", "explain", "explain-mapping", "targets", "schedule", "visa", "lsp"})
+# The commands that may run the cpu backend's BLAS matmuls: numpy's pool as the user set it.
+# Every command is in one of the two (tests/npu_opt/test_blas_threads.py).
+_USES_BLAS = frozenset({"run", "tune", "synth"})
 
 
 def _one_blas_thread(words: list[str]) -> None:
