@@ -17,8 +17,6 @@ shared sums; this module imports nothing from numba.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from ir.exact_kernels import sums
@@ -28,8 +26,6 @@ from backends.cpu import contract_jit_exact as jit_exact
 __all__ = ["INLINE", "ORDER"]
 
 _ZERO = np.float32(0.0)
-_LOW = 0 if sys.byteorder == "little" else 1
-"""Which 16-bit half of a float32 comes first in memory: the low one on little-endian."""
 
 
 def _range(raw, starts, ends, wide):
@@ -37,30 +33,22 @@ def _range(raw, starts, ends, wide):
     [starts[k], ends[k]) of every row, the sign bit masked off; the subtraction wraps
     around the unsigned width, so that a zero pattern counts as the largest value and the
     second is all ones when every pattern is zero (`_range_of` reads it). Unsigned
-    indices, constant masks, branch-free min / max over runs of cells and the results
-    returned as found: the loops vectorize."""
-    u2, ulow, uhigh = np.uint64(2), np.uint64(_LOW), np.uint64(1 - _LOW)
+    indices, constant masks, branch-free min / max over runs of cells (bf16 patterns:
+    `ir.exact_kernels.sums.bf16_bounds`) and the results as found: the loops vectorize."""
     if wide:
         top, low = np.uint32(0), np.uint32(0xFFFFFFFF)
         for row in range(raw.shape[0]):
             cells = raw[row]
             for k in range(starts.size):
-                lo, hi = np.uint64(starts[k]), np.uint64(ends[k])
-                for c in range(lo, hi):
-                    b = np.uint32(cells[u2 * c + ulow]) | (np.uint32(cells[u2 * c + uhigh]) << np.uint32(16))
-                    m = b & np.uint32(0x7FFFFFFF)
+                for c in range(np.uint64(starts[k]), np.uint64(ends[k])):
+                    m = jit_exact._bits(cells, c, True) & np.uint32(0x7FFFFFFF)
                     top = max(top, m)
                     low = min(low, np.uint32(m - np.uint32(1)))
         return np.int64(top), np.int64(low)
     top16, low16 = np.uint16(0), np.uint16(0xFFFF)
     for row in range(raw.shape[0]):
-        cells = raw[row]
         for k in range(starts.size):
-            lo, hi = np.uint64(starts[k]), np.uint64(ends[k])
-            for c in range(lo, hi):
-                m = cells[c] & np.uint16(0x7FFF)
-                top16 = max(top16, m)
-                low16 = min(low16, np.uint16(m - np.uint16(1)))
+            top16, low16 = sums.bf16_bounds(raw[row], np.uint64(starts[k]), np.uint64(ends[k]), 0, top16, low16)
     return np.int64(top16), np.int64(low16)
 
 

@@ -1,23 +1,20 @@
 """The float32 arithmetic of both general float kernels (`backends.cpu.contract_jit_rows`,
-`visa.interp.fast.contract_jit`): the engine's products, adder tree, accumulation and flush.
+`visa.interp.fast.contract_jit`): the engine's products, adder tree, accumulation and flush;
+and the scan of bf16 magnitudes that decides whether a contraction is exact (`bf16_bounds`).
 
 A step's products sit in a (g, n) float32 buffer `buf` (`bits` its uint32 view), row k the
 leaf leaf[k] (stored bit-reversed, so each tree level adds the buffer's second half to its
-first: the adjacent-pair tree of docs/numerics.md), the n columns the vector. Leaf l is
-sv[l] times row wb + wofs[l] of `w`: each caller passes its own layout. Unless `exact`
-proved that no product or partial sum can be subnormal, infinite or NaN, every result is
-flushed (`flush`, as `ir.contract_arith` says). Padding and skipped steps stay each
-caller's: it zeroes padded products between `leaves` and `fold`.
-
-`ORDER` is compiled before each caller's kernels (`ir.exact_kernels.compile`); this module
-imports nothing from numba.
+first: the adjacent-pair tree of docs/numerics.md), the n columns the vector; leaf l is sv[l]
+times row wb + wofs[l] of `w`, in each caller's own layout. Unless `exact` (no product or
+sum can be subnormal, infinite or NaN), every result is flushed (`flush`, `ir.contract_arith`).
+A caller zeroes its padded products between `leaves` and `fold`. Imports nothing from numba.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["INLINE", "ORDER", "add", "flush", "fold", "leaves"]
+__all__ = ["INLINE", "ORDER", "add", "bf16_bounds", "flush", "fold", "leaves"]
 
 _ABS = np.uint32(0x7FFFFFFF)
 _SIGN = np.uint32(0x80000000)
@@ -92,7 +89,18 @@ def add(acc, acc_bits, buf, exact):
         flush(acc_bits, 0, n)
 
 
-ORDER = ("flush", "quads", "leaves", "fold", "add")
+def bf16_bounds(cells, lo, hi, shift, top, low):
+    """(top, low), uint16, raised / lowered by the bf16 magnitudes of cells[lo:hi] (patterns
+    cells[c] >> shift: 16 for float32 bits): the largest, and the smallest less one (a zero
+    wraps past every other: all ones when every one is zero). Branch-free: it vectorizes."""
+    for c in range(lo, hi):
+        m = np.uint16(np.uint32(cells[c]) >> np.uint32(shift)) & np.uint16(0x7FFF)
+        top = max(top, m)
+        low = min(low, np.uint16(m - np.uint16(1)))
+    return top, low
+
+
+ORDER = ("flush", "quads", "leaves", "fold", "add", "bf16_bounds")
 """Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
-INLINE = ("quads", "leaves", "fold", "add")
+INLINE = ("quads", "leaves", "fold", "add", "bf16_bounds")
 """Inlined into their callers (numba's `inline="always"`): the innermost loops."""
