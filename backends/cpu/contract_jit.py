@@ -18,7 +18,8 @@ as `contract_float.ftz` flushes it. numba compiles without fast-math, so nothing
 reassociated or fused. An exact contraction without padding or skipped steps takes the
 register-tiled kernel of `backends.cpu.contract_jit_exact` over the shared tiles of
 `ir.exact_kernels.tiles` (the same sums, 8 rows x 8 output columns or 4 x 16 a tile,
-written as vector IR); the rest the general kernel of `backends.cpu.contract_jit_rows`.
+written as vector IR); the rest the general kernel of `backends.cpu.contract_jit_rows`
+(its products, tree, accumulation and flush those of `ir.exact_kernels.sums`).
 Only one stored row per row class of an operand is scanned and widened (`distinct_rows`);
 when nearly every spatial row has stored rows of its own (a batched GEMM), each is
 widened in cache just before its tiles, and for two bf16 operands the magnitude scan
@@ -38,7 +39,7 @@ import numpy as np
 from ir.dtypes import bf16
 
 from ir.exact_kernels import compile as kernels_compile
-from ir.exact_kernels import tiles
+from ir.exact_kernels import sums, tiles
 from ir.exact_kernels.compile import JIT_MIN
 
 from backends.cpu import contract_float, row_classes
@@ -51,7 +52,6 @@ __all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "float_stored",
 ENV = "NPU_OPT_CPU_JIT"
 """Set to 0 to run the numpy float core even when numba is importable."""
 
-_QNAN = np.array([0x7FC00000], np.uint32).view(np.float32)
 _NONE = np.zeros((0, 0, 0, 0, 0), np.bool_)
 _NO_SKIP = np.zeros((0, 0, 0, 0), np.bool_)
 
@@ -73,9 +73,9 @@ def enabled(jit: bool, products: int | None = None) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> dict | None:
-    """The kernels (the shared tiles, the exact kernel's and the general one's) compiled
-    by numba, or None when numba is not importable."""
-    return kernels_compile.compiled(vars(tiles), vars(jit_exact), vars(jit_rows))
+    """The kernels (the shared tiles and sums, the exact kernel's and the general one's)
+    compiled by numba, or None when numba is not importable."""
+    return kernels_compile.compiled(vars(tiles), vars(sums), vars(jit_exact), vars(jit_rows))
 
 
 def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,
@@ -180,7 +180,7 @@ def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray
     out = np.empty((rows, ni, nj, nn), np.float32)
     pad = _NONE if pad is None else np.ascontiguousarray(pad, np.bool_)
     skip = _NO_SKIP if skip is None else np.ascontiguousarray(skip, np.bool_)
-    common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), _QNAN, out)
+    common = (raw_a, raw_w, ca, cw, ia, iw, wide_a, wide_w, pad, skip, bool(exact), out)
     _on_rows(_compiled()["_rows"], rows, threads, out.size * ia.shape[1] * g, lambda lo, hi: (*common, lo, hi))
     return out
 

@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 
+from ir.exact_kernels import sums
 from ir.exact_kernels import tiles as kt
 from ir.exact_kernels.tiles import TREES, leaf_order
 
@@ -161,18 +162,6 @@ def tiles(fa, fw, ca, cw, na, nr, ni, nj, g, vw, fold, out, order, k0, k1):
                                 out[row, i + t, c, n] = acc[t * vw + v]
 
 
-def _scan(u):
-    """(largest, smallest less one, wrapped) magnitude of the bf16 patterns in the top
-    halves of the float32 bits `u` (as `contract_jit._range`: a zero counts as the
-    largest value; branch-free, the loop vectorizes)."""
-    top, low = np.uint16(0), np.uint16(0xFFFF)
-    for c in range(u.size):
-        m = np.uint16(u[c] >> np.uint32(16)) & np.uint16(0x7FFF)
-        top = max(top, m)
-        low = min(low, np.uint16(m - np.uint16(1)))
-    return np.int64(top), np.int64(low)
-
-
 def tiles_widening(raw_a, a_index, a_starts, a_base, a_stride, wide_a, a_size,
                    raw_w, w_index, w_starts, w_base, w_stride, wide_w, w_size,
                    ca, cw, zeros, na, nr, ni, nj, g, vw, fold, out, order, k0, k1):
@@ -181,31 +170,30 @@ def tiles_widening(raw_a, a_index, a_starts, a_base, a_stride, wide_a, a_size,
     before used is not widened again), so that the widened operands stay in cache instead
     of going through memory. For operands whose rows are mostly distinct (a batched GEMM:
     a stored row per slice); a broadcast operand is widened once per class by `gather`.
-    Returns `_scan` of every widened A row and of every W row, combined: the range of
-    the bf16 patterns read (`contract_jit.scanned`; meaningless for a `wide` operand)."""
+    Returns `ir.exact_kernels.sums.bf16_bounds` of the top halves of every widened A row
+    and of every W row, combined: the range of the bf16 patterns read (`contract_jit.scanned`;
+    meaningless for a `wide` operand)."""
     fa = np.empty(a_size, np.float32)
     fw = np.empty(w_size, np.float32)
     ua = fa.view(np.uint32).reshape((1, a_size))
     uw = fw.view(np.uint32).reshape((1, w_size))
     last_a, last_w = -1, -1
-    top_a, low_a, top_w, low_w = np.int64(0), np.int64(0xFFFF), np.int64(0), np.int64(0xFFFF)
+    top_a, low_a, top_w, low_w = np.uint16(0), np.uint16(0xFFFF), np.uint16(0), np.uint16(0xFFFF)
     for k in range(k0, k1):
         row = order[k]
         if ca[row] != last_a:
             last_a = ca[row]
             gather(raw_a[last_a:last_a + 1], a_index, a_starts, a_base, a_stride, wide_a, ua)
-            t, lo = _scan(ua[0])
-            top_a, low_a = max(top_a, t), min(low_a, lo)
+            top_a, low_a = sums.bf16_bounds(ua[0], 0, a_size, 16, top_a, low_a)
         if cw[row] != last_w:
             last_w = cw[row]
             gather(raw_w[last_w:last_w + 1], w_index, w_starts, w_base, w_stride, wide_w, uw)
-            t, lo = _scan(uw[0])
-            top_w, low_w = max(top_w, t), min(low_w, lo)
+            top_w, low_w = sums.bf16_bounds(uw[0], 0, w_size, 16, top_w, low_w)
         tiles(fa, fw, zeros, zeros, na, nr, ni, nj, g, vw, fold, out, order, k, k + 1)
-    return top_a, low_a, top_w, low_w
+    return np.int64(top_a), np.int64(low_a), np.int64(top_w), np.int64(low_w)
 
 
-ORDER = ("_bits", "gather", "tiles", "_scan", "tiles_widening")
-"""Compiled in this order, after `ir.exact_kernels.tiles`: a kernel calls only those before it."""
+ORDER = ("_bits", "gather", "tiles", "tiles_widening")
+"""Compiled in this order, after `ir.exact_kernels.tiles` and `sums`: a kernel calls only those before it."""
 INLINE = ("_bits",)
 """Inlined into their callers."""

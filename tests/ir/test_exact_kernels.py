@@ -15,9 +15,12 @@ import pytest
 
 from backends.cpu import contract_jit as cpu_jit
 from backends.cpu import contract_jit_exact as cpu_exact
+from backends.cpu import contract_jit_rows as cpu_rows
+from ir.contract_arith import fadd, fmul, ftz_f32
 from ir.exact_kernels import compile as kernels_compile
-from ir.exact_kernels import tiles
+from ir.exact_kernels import sums, tiles
 from visa.interp.fast import contract_jit as interp_jit
+from visa.interp.fast import contract_jit_scan as interp_scan
 from visa.interp.fast import contract_jit_tiles as interp_tiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,3 +68,64 @@ def test_leaf_order_is_the_bit_reversal(g):
     want = [sum(((k >> b) & 1) << (bits - 1 - b) for b in range(bits)) for k in range(g)]
     got = tiles.leaf_order(g)
     assert got.tolist() == want and np.array_equal(got[got], np.arange(g))
+
+
+def _kernels():
+    if cpu_jit._compiled() is None or interp_jit._compiled() is None:
+        pytest.skip("numba is not importable (the optional fast extra)")
+    return interp_jit._compiled()
+
+
+def test_both_general_kernels_run_the_same_sums():
+    """The product tree, accumulation, flush and bf16 scan are one compiled copy."""
+    _kernels()
+    assert cpu_rows.sums is interp_jit.sums is cpu_exact.sums is interp_scan.sums is sums
+    assert cpu_jit._compiled()["leaves"] is interp_jit._compiled()["leaves"] is sums.leaves
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.5, 2.0 ** -127, -(2.0 ** -130), 2.0 ** -126, np.inf, -np.inf, np.nan, 3.0e38, -2.5e-39]
+
+
+def test_flush_is_contract_arith():
+    kernels = _kernels()
+    x = np.array([SPECIAL], np.float32)
+    x.view(np.uint32)[0, -3] = 0x7FA00001     # a signalling NaN with a payload
+    want = ftz_f32(x).view(np.uint32)
+    kernels["flush"](x.view(np.uint32), 0, x.shape[1])
+    assert np.array_equal(x.view(np.uint32), want)
+
+
+@pytest.mark.parametrize("g, exact", [(1, False), (2, False), (8, False), (8, True), (32, True), (32, False)])
+def test_a_step_is_the_engine_tree_and_time_sum(g, exact):
+    """`leaves` + `fold` + `add` against ir.contract_arith's fmul / fadd on the adjacent-pair
+    tree (docs/numerics.md), the leaves stored bit-reversed, two steps summed from +0."""
+    kernels = _kernels()
+    rng = np.random.default_rng(g)
+    n, leaf = 5, tiles.leaf_order(g)
+    pool = np.array(SPECIAL if not exact else [1.0, -0.5, 0.25, 3.0, -2.0], np.float32)
+    acc = np.zeros((1, n), np.float32)
+    want = np.zeros(n, np.float32)
+    for _ in range(2):
+        sv = rng.choice(pool, g).astype(np.float32)
+        w = rng.choice(pool, (g, n)).astype(np.float32)
+        buf = np.empty((g, n), np.float32)
+        m = kernels["leaves"](sv, w, 0, np.arange(g), leaf, buf, buf.view(np.uint32), exact, exact and g >= 4)
+        kernels["fold"](buf, buf.view(np.uint32), m, exact)
+        kernels["add"](acc, acc.view(np.uint32), buf, exact)
+        level = [fmul(sv[k], w[k]) for k in range(g)]
+        while len(level) > 1:
+            level = [fadd(level[2 * k], level[2 * k + 1]) for k in range(len(level) // 2)]
+        want = fadd(want, level[0])
+    assert np.array_equal(acc[0].view(np.uint32), np.asarray(want, np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("fill", ["random", "zeros"])
+def test_the_bf16_scan_is_numpy(fill):
+    kernels = _kernels()
+    codes = np.random.default_rng(7).integers(0, 1 << 16, 999).astype(np.uint16) if fill == "random" \
+        else np.zeros(999, np.uint16) | np.uint16(0x8000)
+    m = (codes & 0x7FFF).astype(np.int64)
+    want = (m.max(), m[m > 0].min() - 1 if (m > 0).any() else 0xFFFF)
+    assert tuple(map(int, kernels["bf16_bounds"](codes, 0, codes.size, 0, np.uint16(0), np.uint16(0xFFFF)))) == want
+    wide = codes.astype(np.uint32) << np.uint32(16) | np.uint32(0x1234)
+    assert tuple(map(int, kernels["bf16_bounds"](wide, 0, wide.size, 16, np.uint16(0), np.uint16(0xFFFF)))) == want

@@ -7,9 +7,10 @@ summed steps in time order, each one a tree over its `g` leaves. One step of one
 column is a `(g, 8)` block of products, leaf by leaf, all eight lanes at once (the lanes
 are the vector: the stream element of a leaf is the same for every lane, each lane reads
 its own TRF element); the tree then adds adjacent leaves `2i, 2i + 1` into `i`, level by
-level, and the step's lane sums join the accumulators, which start at `+0`. Padded products
-and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Every result
-is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
+level, and the step's lane sums join the accumulators, which start at `+0` (the products,
+tree, accumulation and flush are the cpu backend's too, `ir.exact_kernels.sums`). Padded
+products and padded `packet_reduce` columns are `+0`, padded time steps are skipped. Every
+result is flushed as docs/numerics.md says (`ir.contract_arith`) unless `exact` proved that no
 product or partial sum can be subnormal, infinite or NaN; numba compiles without
 fast-math, so nothing is reassociated or fused. An exact contraction without padded
 products or columns takes `visa.interp.fast.contract_jit_tiles` (the shared tiles of
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ir.exact_kernels import compile as kernels_compile
-from ir.exact_kernels import tiles
+from ir.exact_kernels import sums, tiles
 from ir.exact_kernels.compile import JIT_MIN
 from ir.exact_kernels.tiles import leaf_order
 from visa.interp.fast import contract_jit_exact as jit_exact
@@ -54,11 +55,6 @@ __all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
 
 ENV = "NPU_OPT_INTERP_JIT"
 """0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
-_ABS = np.uint32(0x7FFFFFFF)
-_SIGN = np.uint32(0x80000000)
-_MIN_NORMAL = np.uint32(0x00800000)
-_INF = np.uint32(0x7F800000)
-_QNAN = np.uint32(0x7FC00000)
 _SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 _NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
 _NO_MASK2 = np.zeros((0, 0), np.bool_)
@@ -72,69 +68,11 @@ _NO_SCAN = np.zeros(0, np.int64)
 # ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
 
 
-def _flush(bits, k, n):
-    """Flush bits[k, :n] (a uint32 view): subnormals to a zero of their sign, every NaN to
-    the canonical one (docs/numerics.md)."""
-    for i in range(n):
-        u = bits[k, i]
-        m = u & _ABS
-        if m < _MIN_NORMAL:
-            bits[k, i] = u & _SIGN
-        elif m > _INF:
-            bits[k, i] = _QNAN
-
-
-def _quads(sv, w, wb, wofs, leaf, buf):
-    """buf[k, lane] for k < g/4: the tree's first two levels over the leaves leaf[k],
-    leaf[k + g/2], leaf[k + g/4], leaf[k + 3g/4] (four adjacent leaves: the first two and the
-    last two are pairs), every lane at once; no flush and no padding."""
-    h, q = leaf.size // 2, leaf.size // 4
-    for k in range(q):
-        a, b, c, d = leaf[k], leaf[k + h], leaf[k + q], leaf[k + q + h]
-        sa, sb, sc, sd = sv[a], sv[b], sv[c], sv[d]
-        wa, wb_, wc, wd = w[wb + wofs[a]], w[wb + wofs[b]], w[wb + wofs[c]], w[wb + wofs[d]]
-        o = buf[k]
-        if o.size == 8:       # the usual eight lanes: one vector
-            for i in range(8):
-                o[i] = (sa * wa[i] + sb * wb_[i]) + (sc * wc[i] + sd * wd[i])
-        else:
-            for i in range(o.size):
-                o[i] = (sa * wa[i] + sb * wb_[i]) + (sc * wc[i] + sd * wd[i])
-
-
-def _step(sv, w, wb, wofs, leaf, buf, bits, exact, opad, kk, t, q0):
-    """The tree sum of one step of one column, every lane at once, into buf[0]: buffer row k
-    holds leaf leaf[k] (bit-reversed), so each level adds its second half to its first,
-    which is the adjacent-pair tree of the leaves. Padded products are +0."""
-    g, lanes = leaf.size, buf.shape[1]
-    if exact and opad.shape[0] == 0 and g >= 4:
-        _quads(sv, w, wb, wofs, leaf, buf)
-        m = g // 4
-    else:
-        for k in range(g):
-            s, wr = sv[leaf[k]], w[wb + wofs[leaf[k]]]
-            for i in range(lanes):
-                buf[k, i] = s * wr[i]
-            if not exact:
-                _flush(bits, k, lanes)
-            if opad.shape[0] > 0:
-                for i in range(lanes):
-                    if opad[kk, t, q0 + leaf[k], i]:
-                        buf[k, i] = np.float32(0)
-        m = g
-    while m > 1:
-        m //= 2
-        for k in range(m):
-            for i in range(lanes):
-                buf[k, i] = buf[k, i] + buf[k + m, i]
-            if not exact:
-                _flush(bits, k, lanes)
-
-
 def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, out):
     """out[row, lane, slot, column]: the accumulators, one row (slice) at a time, the lanes
     as the vector: the row's widened TRF elements wt[which[row]] (elements, lanes) stay in cache
-    while its steps read them, and each stream element is widened where a step reads it."""
+    while its steps read them, and each stream element is widened where a step reads it. A
+    step's tree is `ir.exact_kernels.sums` over buffer rows k holding leaves leaf[k]."""
     g, lanes = leaf.size, out.shape[1]
     n_slots, n_steps = sstep.shape
     n_cols = min(cols, out.shape[3])
@@ -144,6 +82,7 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
     bits = buf.view(np.uint32)
     acc = np.zeros((1, lanes), np.float32)
     acc_bits = acc.view(np.uint32)
+    quad = exact and opad.shape[0] == 0 and g >= 4      # `sums.leaves` sums the first two levels
     wofs = np.zeros((n_cols, g), np.int64)
     for j in range(n_cols):
         for k in range(g):
@@ -159,30 +98,34 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     sb = sstep[kk, t] * q + j * g
                     for k in range(g):
                         sv_bits[k] = jit_weights.code_bits(codes[r, sb + k], table, shift)
-                    _step(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, opad, kk, t, j * g)
+                    m = sums.leaves(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, quad)
+                    if opad.shape[0] > 0:                       # padded products are +0
+                        for k in range(g):
+                            for i in range(lanes):
+                                if opad[kk, t, j * g + leaf[k], i]:
+                                    buf[k, i] = np.float32(0)
+                    sums.fold(buf, bits, m, exact)
                     if rpad.shape[0] > 0:
                         for i in range(lanes):
                             if rpad[kk, t, j, i]:
                                 buf[0, i] = np.float32(0)
-                    for i in range(lanes):
-                        acc[0, i] = acc[0, i] + buf[0, i]
-                    if not exact:
-                        _flush(acc_bits, 0, lanes)
+                    sums.add(acc, acc_bits, buf, exact)
                 for i in range(lanes):
                     out[r, i, kk, j] = acc[0, i]
 
 
-ORDER = ("_flush", "_quads", "_step", "_float_kernel")
-"""Compiled in this order (`ir.exact_kernels.compile`): a kernel calls only those before it."""
-INLINE = ("_quads", "_step")
-"""Inlined into their callers (numba's inline="always"): the innermost loop's body."""
+ORDER = ("_float_kernel",)
+"""Compiled after `ir.exact_kernels.sums` (`ir.exact_kernels.compile`)."""
+INLINE = ()
+"""None inlined here: the shared sums inline themselves."""
 
 
 @functools.lru_cache(maxsize=1)
 def _compiled() -> dict | None:
-    """The kernels (the shared tiles, the scans, the weights', the exact kernel's and this
-    module's) compiled by numba, or None without numba."""
-    return kernels_compile.compiled(vars(tiles), vars(jit_scan), vars(jit_weights), vars(jit_tiles), globals())
+    """The kernels (the shared tiles and sums, the scans, the weights', the exact kernel's and
+    this module's) compiled by numba, or None without numba."""
+    return kernels_compile.compiled(vars(tiles), vars(sums), vars(jit_scan), vars(jit_weights), vars(jit_tiles),
+                                    globals())
 
 
 def enabled(products: int) -> bool:

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ir.exact_kernels import sums
+
 __all__ = ["INLINE", "ORDER"]
 
 
 def _row_range(row, mag, top, low):
     """(top, low) widened by the `mag`-masked codes of `row`: the largest, and the smallest
     nonzero one minus one (`mag` when every code is a zero: m - 1 wraps a zero past every
-    other, and the minimum is clamped to `mag`). The two masks the
-    kernels use (16- and 8-bit codes) are written as constants, each loop in the codes'
-    own width: so the loops vectorize."""
+    other, and the minimum is clamped to `mag`). The two masks the kernels use (16-bit
+    codes: `ir.exact_kernels.sums.bf16_bounds`, and 8-bit) are written as constants, each
+    loop in the codes' own width: so the loops vectorize."""
     if mag == 0x7FFF:
-        t16, l16 = np.uint16(0), np.uint16(0xFFFF)
-        for c in range(row.size):
-            m16 = np.uint16(row[c]) & np.uint16(0x7FFF)
-            t16 = max(t16, m16)
-            l16 = min(l16, np.uint16(m16 - np.uint16(1)))   # a zero wraps to 0xFFFF
+        t16, l16 = sums.bf16_bounds(row, 0, row.size, 0, np.uint16(0), np.uint16(0xFFFF))
         return max(top, np.int64(t16)), min(low, np.int64(l16), np.int64(0x7FFF))
     if mag == 0x7F:
         t8, l8 = np.uint8(0), np.uint8(0xFF)
