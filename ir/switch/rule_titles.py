@@ -16,7 +16,7 @@ SWITCH_RULES: dict[str, str] = {
     "SWITCH-8": "switch ring size is not a power of two",
     "SWITCH-9": "switch ring size differs from the one the mappings need",
     "SWITCH-10": "switch read does not sequence (a slot without source, or live data dropped)",
-    "SWITCH-11": "switch broadcast tile lands on padding that must not be written",
+    "SWITCH-11": "switch broadcast tile is padded or lands on padding that must not be written",
     "SWITCH-12": "switch broadcast tile is an axis the input already carries",
     "SWITCH-13": "switch output Slice slot is sourced from the input Time",
     "SWITCH-14": "switch broadcast tiles claim one axis twice",

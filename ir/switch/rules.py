@@ -28,7 +28,7 @@ from ir.dtypes import DType
 from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text
-from ir.mapping.nodes import Broadcast, Mapping, PaddingKind, Pair, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.rule_titles import SWITCH_RULES
 from ir.switch.config import (
@@ -40,6 +40,7 @@ from ir.switch.custom import check_custom
 __all__ = [
     "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
     "infer_switch", "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
+    "check_padded_tile_axis",
 ]
 
 PACKET_ALIGN = 8
@@ -323,6 +324,28 @@ def check_tiles_once(in_slice: Mapping, in_time: Mapping, out_slice: Mapping) ->
               f"not claim one axis", help=f"write the second tile as a bare integer: out_slice = `{legal}`")
 
 
+def check_padded_tile_axis(in_slice: Mapping, in_time: Mapping, out_slice: Mapping) -> Violation | None:
+    """SWITCH-11: a broadcast axis of out_slice (a digit the input Slice and Time do not carry)
+    is never padded (`X # 4`): the ring has no destination for the padded positions. Pure
+    padding in a tile slot (`1 # 4`) is not an axis and stays legal."""
+    carried = _input_frags(in_slice, in_time)
+    stack = [out_slice]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children())
+        if not isinstance(node, Pad) or node.n == node.operand.size:
+            continue
+        new = [fr for f in node.operand.factors() for fr in factor_frags(f)
+               if all(disjoint(fr, c) for c in carried)]
+        if new:
+            return _v("SWITCH-11", f"the broadcast axis `{new[0].axis}` is padded in out_slice (`{node}`); a "
+                      f"broadcast axis must not carry padding, since the ring has no destination for the "
+                      f"padded positions",
+                      help=f"fill the slot with the tile itself: a bare integer `{node.n}` or a new axis of "
+                      f"size {node.n} in place of `{node}`")
+    return None
+
+
 # --- entry point ----------------------------------------------------------------------------
 
 Check = Callable[[], Optional[Violation]]
@@ -337,7 +360,8 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         checks.append(lambda: check_packet_align(packet, dtype))
     checks += [lambda: check_slice_size(in_slice, out_slice),
                lambda: check_tiles_once(in_slice, in_time, out_slice),
-               lambda: check_dimensions(in_slice, in_time, config)]
+               lambda: check_dimensions(in_slice, in_time, config),
+               lambda: check_padded_tile_axis(in_slice, in_time, out_slice)]
     if isinstance(config, CustomBroadcast):
         checks.append(lambda: check_custom(in_slice, in_time, out_slice, out_time, config.ring_size))
     else:

@@ -26,7 +26,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
-from ir.mapping.nodes import Mapping, Pad, Symbol, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Pad, Pair, Symbol, pair_all
 from ir.mapping.ops import divide
 from ir.vector.numerics.fold import Groups, fold, fold_flits, group_positions
 from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
@@ -62,9 +62,7 @@ def shape_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, ou
     dst = _data(pair_all([out_time, out_packet]).factors())
     found = divide(src, dst)
     if found is None:
-        return Violation("VE-REDUCE-1", f"[{out_time}, {out_packet}] does not divide [{time}, {packet}]",
-                         label="the output keeps cells the input does not have",
-                         help=f"the output is the input with every `{axis}` factor removed")
+        return _divide_fault(axis, time, packet, out_time, out_packet)
     others = sorted({_axis(f) for f in found.quotient if _axis(f) != axis})
     if others:
         return Violation("VE-REDUCE-2", f"the reduce removes {', '.join(others)}, not only the reduce axis {axis}",
@@ -82,6 +80,37 @@ def shape_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, ou
                          label="kept time cells inner to the outermost reduced time factor",
                          help="move the reduce axis inward in time, or the kept axes outward")
     return None
+
+
+def _items(mapping: Mapping) -> list[Mapping]:
+    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
+
+
+def _divides(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping) -> bool:
+    dst = _data(pair_all([out_time, out_packet]).factors())
+    return divide(_data(pair_all([time, packet]).factors()), dst) is not None
+
+
+def _divide_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping) -> Violation:
+    """VE-REDUCE-1. When the output written is the input without `axis`, the input is at fault: a padded `axis` whose padding cuts across digits
+    (`T # 12 / 4`, `T # 12 % 4` with |T| = 10) has no factor per digit, only one ragged piece,
+    so a kept axis between those digits is inside it. The help then moves the kept time axes
+    outward: a layout other than the one in use, checked to divide."""
+    message = f"[{out_time}, {out_packet}] does not divide [{time}, {packet}]"
+    kept = [item for item in _items(time) if axis not in item.axes()]
+    want_time = pair_all(kept).normalize() if kept else Broadcast(1)
+    same = out_time.equivalent(want_time) and (out_packet.equivalent(packet) or reduced_packet(out_packet))
+    if not (same and axis_padded(axis, time, packet)):
+        return Violation("VE-REDUCE-1", message, label="the output keeps cells the input does not have",
+                         help=f"the output is the input with every `{axis}` factor removed")
+    moved = kept + [item for item in _items(time) if axis in item.axes()]
+    if pair_all(moved).normalize() != time.normalize() and _divides(pair_all(moved), packet, out_time, out_packet):
+        fix = f"keep them together, kept axes outward: time `{', '.join(map(str, moved))}`"
+    else:
+        fix = f"keep them adjacent in [time, packet], or pad `{axis}` to a multiple of its inner digits"
+    return Violation("VE-REDUCE-1", message,
+                     label=f"the padding of `{axis}` cuts across digits a kept axis sits between",
+                     help=f"the digits of `{axis}` its padding cuts form one piece: {fix}")
 
 
 def _inner_slots(time: Mapping, out_time: Mapping) -> int:

@@ -43,3 +43,23 @@ def padded_split_sum(ctx: Context, x: HbmTensor[f32, m("1"), m("X, R")]) -> HbmT
            .vector_widen_pad(m("1 # 8")).vector_final()
            .commit_trim(m("1 # 2")).commit(m("1 # 2")))
     return out.to_hbm(ctx.tdma, HbmTensor[f32, m("1"), m("X")])
+
+
+axes(P=3, Q=4, T=10, Y=64)
+
+
+@device(chip=1)
+def padded_reduce_kept_outward(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, T, Q")]
+                               ) -> HbmTensor[i32, m("1"), m("Y, P, Q")]:
+    """The layout VE-REDUCE-1's help gives for `T # 12 / 4, P, T # 12 % 4`: the kept P outward,
+    the two digits the padding of T cuts together (kd-padded-reduce's accepted neighbour)."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("P, T # 12, Q")])
+    out = (ctx.main.begin(d.view())
+           .fetch(m("P, T # 12 / 4, T # 12 % 4"), m("Q"))
+           .collect(m("P, T # 12 / 4, T # 12 % 4"), m("Q # 8"))
+           .vector_init().vector_intra_slice_tag(TagMode.ZERO)
+           .vector_narrow_trim(m("Q"))
+           .vector_intra_slice_reduce(m("T"), m("P"), m("Q"), IntraSliceReduceOpI32.ADD_SAT)
+           .vector_widen_pad(m("Q # 8")).vector_final()
+           .commit_trim(m("Q")).commit(m("P, Q")))
+    return out.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, Q")])

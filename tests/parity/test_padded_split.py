@@ -12,6 +12,7 @@ import pytest
 import npu_opt
 from ir.mapping import m
 from ir.mapping.sequence import sequence
+from ir.vector.intra_reduce import shape_fault
 from tests.parity import kernels_padded_split as k
 
 
@@ -76,3 +77,54 @@ def test_a_rule_that_cannot_read_a_layout_refuses_at_its_line() -> None:
     source = Path(refused.__file__).read_text(encoding="utf-8").splitlines()
     assert found.code == "VE-SPLIT-2" and found.file.endswith("kernels_padded_refused.py")
     assert "# VE-SPLIT-2" in source[found.line - 1] and "cannot read this layout" in found.message
+
+
+# kd-padded-reduce, exactly: with |T| = 10, the padding of `T # 12` (or `T # 16`) cuts across
+# its digits `/ 4` and `% 4`; a kept axis between such digits, in time or between a time digit
+# and a packet digit, is VE-REDUCE-1. (axis, time, packet, out_time, out_packet) -> refused?
+PADDED_REDUCE_SHAPES = {
+    ("T # 12 / 4, P, T # 12 % 4", "Q", "P", "Q"): True,           # the kd case
+    ("T # 16 / 4, P, T # 16 % 4", "Q", "P", "Q"): True,           # more padding, same cut
+    ("T # 12 / 4, P, W, T # 12 % 4", "Q", "P, W", "Q"): True,     # two kept axes between
+    ("T # 16 / 4, P", "T # 16 % 4", "P", "1 # 4"): True,          # between time and packet
+    ("T # 12 / 4, T # 12 % 4, P", "Q", "P", "Q"): False,          # the cut digits adjacent
+    ("P, T # 12 / 4, T # 12 % 4", "Q", "P", "Q"): False,
+    ("P, T # 16 / 4", "T # 16 % 4", "P", "1 # 4"): False,
+    ("T # 12 / 6, T # 12 / 2 % 3, P, T # 12 % 2", "Q", "P", "Q"): False,  # 2 | 10: `% 2` is whole
+    ("U # 16 / 4, P, U # 16 % 4", "Q", "P", "Q"): False,          # |U| = 12: 4 | 12, no cut
+    ("T / 5, P, T % 5", "Q", "P", "Q"): False,                    # no padding
+}
+
+
+@pytest.mark.parametrize("shape", sorted(PADDED_REDUCE_SHAPES))
+def test_which_padded_reduces_are_refused(shape: tuple) -> None:
+    sizes = dict(P=3, Q=4, T=10, U=12, W=2)
+    axis = "U" if "U" in shape[0] else "T"
+    found = shape_fault(axis, *(m(s, axes=sizes) for s in shape))
+    assert (found is not None) == PADDED_REDUCE_SHAPES[shape], found
+    if found is not None:
+        assert found.code == "VE-REDUCE-1"
+        legal = found.help.split("`")[-2]  # the help's layout: another one, which divides
+        assert m(legal, axes=sizes).normalize() != m(shape[0], axes=sizes).normalize()
+        assert shape_fault(axis, m(legal, axes=sizes), *(m(s, axes=sizes) for s in shape[1:])) is None
+
+
+def test_the_help_of_kd_padded_reduce_names_another_layout_that_runs() -> None:
+    """The refused kernel's help gives the time layout of `padded_reduce_kept_outward`, not the
+    one in use; that kernel sums the live cells, cpu == visa == numpy."""
+    from tests.parity import kernels_padded_refused as refused
+
+    (found,) = npu_opt.check(refused.reduce_around_a_kept_axis).diagnostics
+    assert found.code == "VE-REDUCE-1" and "`P, T # 12 / 4, T # 12 % 4`" in found.help
+    assert "T # 12 / 4, P, T # 12 % 4`" not in found.help
+    rng = np.random.default_rng(6)
+    x = rng.integers(-2 ** 31, 2 ** 31, (64, 3, 10, 4)).astype(np.int32)
+    # ADD_SAT saturates each partial sum: the oracle saturates in the hardware's time order
+    acc = np.zeros((64, 3, 4), np.int64)
+    for t in range(10):
+        acc = np.clip(acc + x[:, :, t, :], -2 ** 31, 2 ** 31 - 1)
+    want = acc.astype(np.int32)
+    outs = [npu_opt.run(k.padded_reduce_kept_outward, x, backend=b) for b in ("cpu", "visa")]
+    for out in outs:
+        assert np.array_equal(out, want)
+    assert outs[0].tobytes() == outs[1].tobytes()

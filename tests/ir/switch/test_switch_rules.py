@@ -96,6 +96,12 @@ REFUSED = {
     "cu_ring_too_large": ("L", "M", "L", "M", CB(ring_size=512), "SWITCH-8"),
     "cu_ring_mismatch": ("L", "M", "L / 4, Y", "M, L % 4", CB(ring_size=16), "SWITCH-9"),
     "cu_tile_on_bottom_padding": ("N, H", "M", "N #{!} 8, H / 4, W", "M, H % 4", CB(ring_size=4), "SWITCH-11"),
+    # the book's custom-config constraint "broadcast axes must not be padded" (`X # 4`, X new)
+    "cu_padded_tile_axis": ("L", "M", "L / 8, X # 4, W", "M, L % 8", CB(ring_size=8), "SWITCH-11"),
+    "b01_padded_tile_axis": ("L", "M", "L / 8, X # 4, W", "M, L / 2 % 4, L % 2", B01(slice1=4, slice0=2, time0=1),
+                             "SWITCH-11"),
+    "b1_ragged_tile_axis": ("L", "M", "L / 64, R # 4, L % 16", "M, L / 16 % 4", B1(slice1=4, slice0=16),
+                            "SWITCH-11"),
 }
 
 # reference fixture -> (our case, rule). "collect:" cases are collect-rule refusals (below).
@@ -202,6 +208,10 @@ ACCEPTED = {
     "cu_pad_only_extract": ("H, R # 4", "M", "H, Y", "M, R", CB(ring_size=4), 4),
     "cu_padded_swap": ("Q # 16, Z # 16", "M", "Z # 32, Q # 8", "M", CB(ring_size=128), 128),
     "cu_whole_broadcast": ("L", "M", "V % 256", "M, L", CB(ring_size=256), 256),
+    # neighbours of the padded tile axis: the same slot as a new axis of its full size, or pure padding
+    "cu_tile_axis_full_slot": ("L", "M", "L / 8, Y, W", "M, L % 8", CB(ring_size=8), 8),
+    "cu_pure_padding_tile": ("L", "M", "L / 8, 1 # 4, W", "M, L % 8", CB(ring_size=8), 8),
+    "b01_tile_axis_full_slot": ("L", "M", "L / 8, Y, W", "M, L / 2 % 4, L % 2", B01(slice1=4, slice0=2, time0=1), 8),
 }
 
 
@@ -309,3 +319,13 @@ def test_design_note_lists_every_rule() -> None:
     note = (Path(__file__).parents[3] / "ir" / "switch" / "README.md").read_text()
     listed = set(re.findall(r"^\| ((?:SWITCH|TRANSPOSE)-\d+) \|", note, re.M))
     assert listed == set(RULES) | set(TRANSPOSE_RULES)
+
+
+def test_padded_tile_axis_help_is_accepted() -> None:
+    """SWITCH-11's help for a padded broadcast axis names a slot the rules accept."""
+    v = check_switch(m("L"), m("M"), m("L / 8, X # 4, W"), m("M, L % 8"), CB(ring_size=8))
+    assert v.code == "SWITCH-11" and "`X # 4`" in v.message
+    tile = v.help.split("`")[1]
+    assert tile == "4" and run(("L", "M", f"L / 8, {tile}, W", "M, L % 8", CB(ring_size=8))) is None
+    # an input digit padded in out_slice is no broadcast axis: the padded-axis rule leaves it alone
+    assert run(("Q # 16, Z # 16", "M", "Z # 32, Q # 8", "M", CB(ring_size=128))) is None
