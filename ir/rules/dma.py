@@ -20,7 +20,7 @@ from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
-from ir.rules.dma_tail import check_padded_tail, live_run
+from ir.rules.dma_tail import check_padded_tail, interior_padding, live_run, live_steps
 from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -151,7 +151,7 @@ def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
 def check_dma(op) -> Violation | None:
     """DMA-1..6 for a ToDm / ToHbm op, first failure wins."""
     src, dst = op.src.type, op.result.type
-    rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
+    rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4), ("DMA-4", _dma4_runs)]
     if isinstance(dst, DmType):  # writes into HBM have no alignment rule (docs/machine/dma.md)
         rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
     elif dst.dtype.bits < 8:  # ... but a DMA moves whole bytes, so 4-bit bursts must pair up
@@ -221,6 +221,31 @@ def _dma4(src, dst) -> Violation | None:
                              notes=(f"source {src}", f"destination {dst}"),
                              help="place every source digit range somewhere in the destination "
                                   "(moving part of a tensor needs a tile view, later scope)")
+    return None
+
+
+def _dma4_runs(src, dst) -> Violation | None:
+    """DMA-4 for a memory side whose transfer loops (matched level by level, as the lowering
+    does: tu_ops/dma_commands.py) hold one run with padding between live cells, such as
+    `T # 12 / 4, P, T # 12 % 4` with |T| = 10 on both sides: a DMA never moves padding, and
+    such a run is no strided loop (known difference kd-padded-dma)."""
+    own, other = (dst, src) if isinstance(dst, DmType) or not isinstance(src, DmType) else (src, dst)
+    found = sequence(list(other.levels()), list(own.levels()))
+    if not found:
+        return None
+    for level in ((2, 3) if isinstance(own, DmType) else (1,)):
+        piece = next((p for p in found.pieces[level] if interior_padding(p)), None)
+        if piece is not None:
+            side = "destination" if own is dst else "source"
+            return Violation(
+                "DMA-4", f"the {side} {own} has padding between the live cells of one run of the transfer, "
+                         "and a DMA never moves padding",
+                label=f"this run holds padding inside it: {piece.extent} cells, {live_steps(piece)} live before "
+                      "the first padding",
+                notes=("a padded axis split into digits with another axis between them leaves its padding "
+                       "inside the run the transfer would move as one loop",),
+                help="keep the digits of the padded axis next to each other in this layout, or pad it in whole "
+                     "digits only (e.g. `T # 12` outermost); see `npu-opt explain DMA-4`")
     return None
 
 

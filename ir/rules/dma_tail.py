@@ -28,7 +28,7 @@ from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
 from ir.rules.dma_text import factor_text
 
-__all__ = ["padded_tail", "live_steps", "check_padded_tail", "tail_piece", "live_run"]
+__all__ = ["padded_tail", "live_steps", "interior_padding", "check_padded_tail", "tail_piece", "live_run"]
 
 
 def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
@@ -74,6 +74,14 @@ def live_steps(piece: Any) -> int:
 
     live = [not isinstance(c, Padding) for c in piece.cells]
     return live.index(False) if False in live else len(live)
+
+
+def interior_padding(piece: Any) -> bool:
+    """Whether a ragged piece holds a live cell after a padding cell: a run a DMA, which
+    never moves padding, cannot transfer as one strided loop."""
+    if not isinstance(piece, RaggedFactor):
+        return False
+    return any(not isinstance(c, Padding) for c in piece.cells[live_steps(piece):])
 
 
 def check_padded_tail(pieces: Any, other_strides: Any, src: Any, dst: Any, align: int) -> Violation | None:

@@ -63,3 +63,19 @@ def padded_reduce_kept_outward(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, 
            .vector_widen_pad(m("Q # 8")).vector_final()
            .commit_trim(m("Q")).commit(m("P, Q")))
     return out.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, Q")])
+
+
+@device(chip=1)
+def padded_digits_together(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, T # 12 / 4, T # 12 % 4, P, Q")]
+                           ) -> HbmTensor[i32, m("1"), m("Y, T # 12 / 4, T # 12 % 4, P, Q")]:
+    """DMA-4's help for a padded axis split around another: its digits side by side move."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("T # 12 / 4, T # 12 % 4, P, Q")])
+    return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, T # 12 / 4, T # 12 % 4, P, Q")])
+
+
+@device(chip=1)
+def padded_whole(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")]
+                 ) -> HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")]:
+    """DMA-4's other help: the axis padded whole, no split digits."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("P, T # 12, Q")])
+    return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")])

@@ -6,6 +6,10 @@ COMMIT-3 and an internal error of the reduce's record verifier."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -61,9 +65,30 @@ def test_what_stays_refused() -> None:
 
     codes = {kernel.name: [d.code for d in npu_opt.check(kernel).diagnostics]
              for kernel in (refused.dma_splits_a_padded_axis, refused.reduce_around_a_kept_axis,
-                            refused.short_packet_padded)}
+                            refused.short_packet_padded, refused.dma_around_a_kept_axis)}
     assert codes == {"dma_splits_a_padded_axis": ["DMA-5"], "reduce_around_a_kept_axis": ["VE-REDUCE-1"],
-                     "short_packet_padded": ["FETCH-11"]}
+                     "short_packet_padded": ["FETCH-11"], "dma_around_a_kept_axis": ["DMA-4"]}
+
+
+def test_a_dma_whose_run_holds_padding_is_refused_at_its_line_not_an_internal_error(tmp_path) -> None:
+    """HBM and DM in one padded layout with the padded axis split around another: the
+    lowering found no DMA loop and reported an internal compiler error; the rule refuses
+    it at the `to_dm` line, `compile` writes a `.fail` and exits 1, and the layouts the help
+    names (the digits together, the axis padded whole) move every cell."""
+    from tests.parity import kernels_padded_refused as refused
+
+    (found,) = npu_opt.check(refused.dma_around_a_kept_axis).diagnostics
+    src = Path(refused.__file__)
+    lines = src.read_text().splitlines()
+    start = lines.index("def dma_around_a_kept_axis(ctx: Context,")
+    to_dm = next(n for n in range(start, len(lines)) if "x.to_dm(" in lines[n]) + 1
+    assert found.code == "DMA-4" and "padding between the live cells" in found.message
+    assert found.line == to_dm and "digits of the padded axis next to each other" in found.help
+    done = subprocess.run([sys.executable, "-m", "driver.cli", "compile", str(src), "-o", str(tmp_path),
+                           "--filter", "dma_around_a_kept_axis", "--no-cache"], capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr
+    assert "error[DMA-4]" in (tmp_path / "dma_around_a_kept_axis.fail").read_text()
+    assert "ICE" not in done.stdout + done.stderr
 
 
 def test_a_rule_that_cannot_read_a_layout_refuses_at_its_line() -> None:
@@ -128,3 +153,13 @@ def test_the_help_of_kd_padded_reduce_names_another_layout_that_runs() -> None:
     for out in outs:
         assert np.array_equal(out, want)
     assert outs[0].tobytes() == outs[1].tobytes()
+
+
+@pytest.mark.parametrize("kernel", ["padded_digits_together", "padded_whole"])
+def test_the_layouts_dma_4_suggests_move_every_cell(kernel: str) -> None:
+    x = np.random.default_rng(9).integers(-2 ** 31, 2 ** 31, (64, 3, 4, 3, 4)
+                                          if kernel == "padded_digits_together" else (64, 3, 10, 4)).astype(np.int32)
+    if kernel == "padded_digits_together":  # host dims T # 12 / 4, T # 12 % 4: the padded cells hold zero
+        x.reshape(64, 12, 3, 4)[:, 10:] = 0
+    for backend in ("cpu", "visa"):
+        assert np.array_equal(np.asarray(npu_opt.run(getattr(k, kernel), x, backend=backend)), x), backend
