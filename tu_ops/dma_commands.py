@@ -132,17 +132,19 @@ def _live_steps(piece: Any) -> int:
 def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[Loop]:
     """DM-side loops of one stream level (PaddingFactor pieces left out), outer to inner: size, own
     stride in bits (`unit_bits` per step of the level), other-side joint cell stride. `tail(piece,
-    other stride, live steps, cells inside)` may widen the tail's ragged piece to its padded extent
-    (`dma_tail.tail_piece`: the innermost one, or one with only whole digits inside)."""
+    other stride, live steps, cells inside)` may widen the tail's ragged or pure padding piece to
+    its padded extent (`dma_tail.tail_piece`: the innermost one, or one with only whole digits
+    inside); a widened padding piece is a loop of its own."""
     pieces, entries = found.pieces[level], found.levels[level]
-    out = [(_live_steps(piece), stride * unit_bits, entry.stride)
-           for piece, entry, stride in zip(pieces, entries, strides(pieces)) if not isinstance(piece, PaddingFactor)]
-    widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and out else None
-    if widened is not None:
-        k, inner = widened
-        at = len(out) - (len(pieces) - k)        # no padding piece lies inside the widened one
-        n, own, other = out[at]
-        out[at] = (tail(pieces[k], entries[k].stride, n, inner), own, other)
+    live = any(not isinstance(piece, PaddingFactor) for piece in pieces)
+    widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and live else None
+    out = []
+    for k, (piece, entry, stride) in enumerate(zip(pieces, entries, strides(pieces))):
+        n = _live_steps(piece)
+        if widened is not None and k == widened[0]:
+            n = tail(piece, entry.stride, n, widened[1])
+        if n > 1 or not isinstance(piece, PaddingFactor):  # a pure padding piece moves only when widened
+            out.append((n, stride * unit_bits, entry.stride))
     return out
 
 

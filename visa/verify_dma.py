@@ -33,9 +33,9 @@ def _live_count(mapping: Any) -> int:
 
 
 def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
-    """Bytes per partition of a DMA into DM that moves its tail's ragged digit with the padding
-    (`ir.rules.dma_tail`: a live run that is not 8-byte aligned; the ragged piece innermost, or
-    with only whole digits inside it, as in `[A, B] # 16`), else None."""
+    """Bytes per partition of a DMA into DM that moves its tail's ragged or pure padding digit
+    with the padding (`ir.rules.dma_tail`: a live run that is not 8-byte aligned; the piece
+    innermost, or with only whole digits inside it, as in `[A, B] # 16` or `C4 # 8`), else None."""
     fs = side.element.factors()
     if not op.kind.into_dm or not fs:
         return None
@@ -43,10 +43,11 @@ def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
     while k > 0 and getattr(fs[k], "cells", None) is None and getattr(fs[k], "axis", None) is not None:
         inner *= fs[k].extent
         k -= 1
-    if getattr(fs[k], "cells", None) is None:
+    cells = getattr(fs[k], "cells", None)
+    if cells is None and type(fs[k]).__name__ != "PaddingFactor":
         return None
     bits = target.bits_of(side.dtype) or 0
-    live = sum(isinstance(c, Index) for c in fs[k].cells) * inner
+    live = (1 if cells is None else sum(isinstance(c, Index) for c in cells)) * inner  # padding: its cell 0
     align = 8 * target.constants.DMA_DM_ALIGN
     if (live * bits) % align == 0 or (fs[k].extent * inner * bits) % align:
         return None

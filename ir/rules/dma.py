@@ -15,12 +15,12 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import BroadcastFactor, Factor, canon
+from ir.mapping.factors import BroadcastFactor, Factor, PaddingFactor, canon
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
-from ir.rules.dma_tail import check_padded_tail, interior_padding, live_run, live_steps
+from ir.rules.dma_tail import check_padded_tail, interior_padding, live_run, live_steps, padded_tail, tail_piece
 from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -300,6 +300,8 @@ def _dma5(src, dst) -> Violation | None:
         if isinstance(found, SequenceFailure) or not found[1]:
             return None
         return check_padded_tail(found[1], [e.src_stride for e in found[0]], src, dst, DMA_DM_ALIGN)
+    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and _padding_moves(src, dst):
+        return None
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
         shown = f"{live * dst.dtype.bits / 8:g}"
         return Violation(
@@ -317,6 +319,21 @@ def _dma5(src, dst) -> Violation | None:
                f"matches the source element {m_text(src.element)} cell by cell (Top padding matches anything)",),
         help=f"keep the source's innermost axis innermost in DM (e.g. {m_text(src.element)}) and transpose in "
              f"the Tensor Unit or in the DM -> HBM transfer, which has no alignment rule")
+
+
+def _padding_moves(src, dst) -> bool:
+    """Whether the destination's innermost run ends in a pure padding piece (`C4 # 8`: the row's
+    live cells, then padding) that the source pads the same way, so the DMA moves the padded row
+    whole in aligned units (`dma_tail.padded_tail`), as the reference does."""
+    found = _match(src, dst)
+    if isinstance(found, SequenceFailure) or not found[1]:
+        return False
+    pieces, other = found[1], [e.src_stride for e in found[0]]
+    tail = tail_piece(pieces, other)
+    if tail is None or not isinstance(pieces[tail[0]], PaddingFactor):
+        return False
+    k, inner = tail
+    return padded_tail(pieces[k], other[k], 1, src, dst.dtype.bits, DMA_DM_ALIGN, inner) == pieces[k].extent
 
 
 def _dma5_whole_bytes(src, dst) -> Violation | None:

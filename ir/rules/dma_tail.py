@@ -13,7 +13,9 @@ same places, so the padded cells copied are padding (zero) on both sides; a dens
 The ragged piece is the innermost one (`PC # 8`), or it holds whole digits inside it: `[A, B, C] #
 32` with |A B C| = 30 factors as a ragged piece of 15 live steps over `[A, B]` times the 2 cells
 of `C`, and the tail widens the ragged piece, so the packet is the group's 32 padded cells
-(`tail_piece` finds it; the digits inside must be contiguous on both sides).
+(`tail_piece` finds it; the digits inside must be contiguous on both sides). A padded run
+that factors (`C4 # 8`: a pure padding piece of 2 steps, its cell 0 live, over the 4 cells of
+`C4`) widens the same way: the book's sequencer kernels move such i8 rows whole.
 """
 
 from __future__ import annotations
@@ -32,14 +34,14 @@ __all__ = ["padded_tail", "live_steps", "interior_padding", "check_padded_tail",
 
 
 def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
-    """(index, cells inside it) of the piece a padded tail may widen: the innermost ragged
-    piece of `pieces` (a destination's pieces, outer first) when only whole axis digits lie
+    """(index, cells inside it) of the piece a padded tail may widen: the innermost ragged or
+    pure padding piece of `pieces` (a destination's pieces, outer first) when only whole axis digits lie
     inside it, contiguous on the destination and, by `other_strides` (the source's joint cell
     stride per piece), on the source; None when there is none."""
     inner = 1
     for k in range(len(pieces) - 1, -1, -1):
         piece = pieces[k]
-        if isinstance(piece, RaggedFactor):
+        if isinstance(piece, (RaggedFactor, PaddingFactor)):
             return (k, inner) if inner == 1 or other_strides[k] == inner else None
         if not isinstance(piece, AxisFactor) or other_strides[k] != inner:
             return None
@@ -54,7 +56,7 @@ def padded_tail(piece: Any, other_stride: int, live: int, other_t: Any, bits: in
     step reads padding cells of the source (`other_t`, `other_stride` joint cells per step),
     else `live`."""
     row = 8 * align
-    if not isinstance(piece, RaggedFactor) or live == piece.extent or (live * inner * bits) % row == 0:
+    if not isinstance(piece, (RaggedFactor, PaddingFactor)) or live == piece.extent or (live * inner * bits) % row == 0:
         return live
     if (piece.extent * inner * bits) % row:
         return live
@@ -68,7 +70,10 @@ def padded_tail(piece: Any, other_stride: int, live: int, other_t: Any, bits: in
 
 
 def live_steps(piece: Any) -> int:
-    """The leading live steps of a ragged piece (`X # p`: |X|), else its extent."""
+    """The leading live steps of a ragged piece (`X # p`: |X|), 1 of a pure padding piece (its
+    cell 0), else its extent."""
+    if isinstance(piece, PaddingFactor):
+        return 1
     if not isinstance(piece, RaggedFactor):
         return piece.extent
 

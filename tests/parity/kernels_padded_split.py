@@ -79,3 +79,21 @@ def padded_whole(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")]
     """DMA-4's other help: the axis padded whole, no split digits."""
     d = x.to_dm(ctx.tdma, DmTensor[i32, m("1"), m("1 # 2"), m("Y # 256"), m("P, T # 12, Q")])
     return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")])
+
+
+axes(B=16, C4=4, C2=2)
+
+
+@device(chip=1)
+def padded_row_half(ctx: Context, x: HbmTensor[i8, m("1"), m("B, C4 # 8")]) -> HbmTensor[i8, m("1"), m("B, C4 # 8")]:
+    """An i8 row of 4 live bytes padded to 8 on both sides: the padded row moves whole (8-byte
+    units), as the reference's sequencer examples do; the padding factors (4 | 8)."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C4 # 8")])
+    return d.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def padded_row_quarter(ctx: Context, x: HbmTensor[i8, m("1"), m("B, C2 # 8")]) -> HbmTensor[i8, m("1"), m("B, C2 # 8")]:
+    """Two live bytes of eight."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C2 # 8")])
+    return d.to_hbm(ctx.tdma)

@@ -163,3 +163,37 @@ def test_the_layouts_dma_4_suggests_move_every_cell(kernel: str) -> None:
         x.reshape(64, 12, 3, 4)[:, 10:] = 0
     for backend in ("cpu", "visa"):
         assert np.array_equal(np.asarray(npu_opt.run(getattr(k, kernel), x, backend=backend)), x), backend
+
+
+@pytest.mark.parametrize("kernel, live", [("padded_row_half", 4), ("padded_row_quarter", 2)])
+def test_a_padded_row_the_source_pads_alike_moves_whole(kernel: str, live: int) -> None:
+    """`C4 # 8` factors into a pure padding piece over `C4`; with the source padded the same
+    way the DMA moves each 8-byte row whole (one 128-byte packet here), where it was DMA-5.
+    cpu == visa == the input; the record passes `visa --verify`."""
+    fn = getattr(k, kernel)
+    assert npu_opt.check(fn).ok
+    x = np.random.default_rng(live).integers(-128, 128, (16, live)).astype(np.int8)
+    for backend in ("cpu", "visa"):
+        assert np.array_equal(np.asarray(npu_opt.run(fn, x, backend=backend)), x), backend
+    text = npu_opt.compile(fn).text
+    assert "kind=HBM_TO_DM" in text and "packet_bytes=128" in text
+
+
+def test_a_dense_source_into_a_padded_row_stays_dma_5() -> None:
+    """The source holds the next row's data right after the live cells: moving the padded
+    row would copy it, so the DMA keeps the live run and DMA-5 refuses the 4-byte burst."""
+    sizes = dict(B=16, C4=4)
+    from ir.rules.dma import check_dma
+    from ir.types import DmType, HbmType
+    from ir.dtypes import i8
+
+    class Op:  # the two types a `to_dm` checks
+        def __init__(self, src, dst):
+            self.src, self.result = type("R", (), {"type": src}), type("R", (), {"type": dst})
+
+    hbm = HbmType(i8, m("1"), m("B, C4", axes=sizes))
+    dm = DmType(i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C4 # 8", axes=sizes))
+    found = check_dma(Op(hbm, dm))
+    assert found is not None and found.code == "DMA-5" and "moves 4 cell(s)" in found.message
+    padded = HbmType(i8, m("1"), m("B, C4 # 8", axes=sizes))
+    assert check_dma(Op(padded, dm)) is None
