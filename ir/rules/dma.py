@@ -214,6 +214,15 @@ def _dma4(src, dst) -> Violation | None:
                               "source's decomposition (split axes at the same boundaries)")
     dst_frags = frag(_joint(dst))
     for fr in sorted(frag(_joint(src))):
+        if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags) and _covered(fr, dst_frags):
+            parts = ", ".join(f"`{frag_text(d, sizes.get(d.axis))}`" for d in sorted(dst_frags) if d.axis == fr.axis)
+            return Violation("DMA-4", "the destination splits an axis of the source at digits the source does not "
+                                      "have (through its padding)",
+                             label=f"`{frag_text(fr, sizes.get(fr.axis))}` of the source stands as {parts} in "
+                                   "the destination, cut at digits inside its padding",
+                             notes=(f"source {src}", f"destination {dst}"),
+                             help="keep the axis in one level of the destination, or split it at the source's "
+                                  "own digits (known difference kd-padded-dma)")
         if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags):
             return Violation("DMA-4", "a DMA never drops data, but the destination lacks part of the source",
                              label=f"`{frag_text(fr, sizes.get(fr.axis))}` of the source occurs nowhere in "
@@ -222,6 +231,16 @@ def _dma4(src, dst) -> Violation | None:
                              help="place every source digit range somewhere in the destination "
                                   "(moving part of a tensor needs a tile view, later scope)")
     return None
+
+
+def _covered(fr, frags) -> bool:
+    """Whether digit ranges of `fr`'s axis among `frags` chain from its low digit to past its
+    high one (the axis is all there, only cut elsewhere: `R # 32 / 8` and `R # 32 % 8` of R13)."""
+    at = fr.lo
+    for d in sorted((d for d in frags if d.axis == fr.axis), key=lambda d: d.lo):
+        if d.lo <= at < d.hi:
+            at = d.hi
+    return at >= fr.hi
 
 
 def _dma4_runs(src, dst) -> Violation | None:

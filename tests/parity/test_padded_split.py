@@ -197,3 +197,26 @@ def test_a_dense_source_into_a_padded_row_stays_dma_5() -> None:
     assert found is not None and found.code == "DMA-5" and "moves 4 cell(s)" in found.message
     padded = HbmType(i8, m("1"), m("B, C4 # 8", axes=sizes))
     assert check_dma(Op(padded, dm)) is None
+
+
+def test_a_padded_axis_split_across_levels_is_named_not_called_missing() -> None:
+    """kd-padded-dma across Slice and Element (`R13 # 32 / 8` over Slice, `R13 # 32 % 8` in the
+    element): DMA-4 says the axis is cut inside its padding, not that it occurs nowhere (it
+    does); a destination that really drops digits keeps the old message."""
+    from ir.dtypes import i32
+    from ir.rules.dma import check_dma
+    from ir.types import DmType, HbmType
+
+    class Op:
+        def __init__(self, src, dst):
+            self.src, self.result = type("R", (), {"type": src}), type("R", (), {"type": dst})
+
+    sizes = dict(R13=13, A=64)
+    hbm = HbmType(i32, m("1"), m("R13 # 32 / 8, R13 # 32 % 8", axes=sizes))
+    dm = DmType(i32, m("1"), m("1 # 2"), m("R13 # 32 / 8 # 256", axes=sizes), m("R13 # 32 % 8", axes=sizes))
+    found = check_dma(Op(hbm, dm))
+    assert found.code == "DMA-4" and "inside its padding" in found.label and "nowhere" not in found.label
+    assert "kd-padded-dma" in found.help
+    dropped = DmType(i32, m("1"), m("1 # 2"), m("1 # 256"), m("A % 8", axes=sizes))
+    found = check_dma(Op(HbmType(i32, m("1"), m("A", axes=sizes)), dropped))
+    assert found.code == "DMA-4" and "occurs nowhere" in found.label
