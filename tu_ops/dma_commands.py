@@ -31,7 +31,7 @@ from ir.mapping.factors import BroadcastFactor, PaddingFactor, RaggedFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
-from ir.rules.dma_tail import live_steps, padded_tail, tail_piece
+from ir.rules.dma_tail import live_steps, merged_padding, padded_tail, tail_piece
 from ir.types import DmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
@@ -136,6 +136,8 @@ def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[
     its padded extent (`dma_tail.tail_piece`: the innermost one, or one with only whole digits
     inside); a widened padding piece is a loop of its own."""
     pieces, entries = found.pieces[level], found.levels[level]
+    if tail is not None:  # a padded row that factors reads as one ragged piece, which may widen
+        pieces, entries = merged_padding(pieces, entries)
     live = any(not isinstance(piece, PaddingFactor) for piece in pieces)
     widened = tail_piece(pieces, [e.stride for e in entries]) if tail is not None and live else None
     out = []

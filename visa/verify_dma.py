@@ -35,7 +35,8 @@ def _live_count(mapping: Any) -> int:
 def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
     """Bytes per partition of a DMA into DM that moves its tail's ragged or pure padding digit
     with the padding (`ir.rules.dma_tail`: a live run that is not 8-byte aligned; the piece
-    innermost, or with only whole digits inside it, as in `[A, B] # 16` or `C4 # 8`), else None."""
+    innermost, or with only whole digits inside it, as in `[A, B] # 16`, `C4 # 8` or `C3 # 8`),
+    else None."""
     fs = side.element.factors()
     if not op.kind.into_dm or not fs:
         return None
@@ -48,10 +49,13 @@ def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
         return None
     bits = target.bits_of(side.dtype) or 0
     live = (1 if cells is None else sum(isinstance(c, Index) for c in cells)) * inner  # padding: its cell 0
+    extent = fs[k].extent
+    if cells is not None and k > 0 and type(fs[k - 1]).__name__ == "PaddingFactor":
+        extent *= fs[k - 1].extent  # `C3 # 8`: padding over `C3 # 4`, one padded row (dma_tail.merged_padding)
     align = 8 * target.constants.DMA_DM_ALIGN
-    if (live * bits) % align == 0 or (fs[k].extent * inner * bits) % align:
+    if (live * bits) % align == 0 or (extent * inner * bits) % align:
         return None
-    cells = _live_count(side.element) // live * fs[k].extent * inner
+    cells = _live_count(side.element) // live * extent * inner
     return _live_count(side.slice) * -(-cells * bits // 8)
 
 

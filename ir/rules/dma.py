@@ -15,12 +15,13 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import BroadcastFactor, Factor, PaddingFactor, canon
+from ir.mapping.factors import BroadcastFactor, Factor, canon
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
-from ir.rules.dma_tail import check_padded_tail, interior_padding, live_run, live_steps, padded_tail, tail_piece
+from ir.rules.dma_tail import (check_padded_tail, interior_padding, live_run, live_steps, merged_padding, padded_tail,
+                               tail_piece)
 from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
@@ -341,18 +342,21 @@ def _dma5(src, dst) -> Violation | None:
 
 
 def _padding_moves(src, dst) -> bool:
-    """Whether the destination's innermost run ends in a pure padding piece (`C4 # 8`: the row's
-    live cells, then padding) that the source pads the same way, so the DMA moves the padded row
-    whole in aligned units (`dma_tail.padded_tail`), as the reference does."""
-    found = _match(src, dst)
-    if isinstance(found, SequenceFailure) or not found[1]:
+    """Whether the destination's innermost run ends in padding that factors (`C4 # 8`: a pure
+    padding piece over `C4`; `C3 # 8`: one over `C3 # 4`, `dma_tail.merged_padding`) and that
+    the source pads the same way, so the DMA moves the padded row whole in aligned units
+    (`dma_tail.padded_tail`), as the reference does."""
+    found = sequence(_joint(src), _joint(dst))
+    if not found or not found.pieces[0]:
         return False
-    pieces, other = found[1], [e.src_stride for e in found[0]]
+    pieces, entries = merged_padding(found.pieces[0], found.levels[0])
+    other = [e.stride for e in entries]
     tail = tail_piece(pieces, other)
-    if tail is None or not isinstance(pieces[tail[0]], PaddingFactor):
+    if tail is None:
         return False
     k, inner = tail
-    return padded_tail(pieces[k], other[k], 1, src, dst.dtype.bits, DMA_DM_ALIGN, inner) == pieces[k].extent
+    piece = pieces[k]
+    return padded_tail(piece, other[k], live_steps(piece), src, dst.dtype.bits, DMA_DM_ALIGN, inner) == piece.extent
 
 
 def _dma5_whole_bytes(src, dst) -> Violation | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
@@ -30,7 +31,8 @@ from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import pair_all
 from ir.rules.dma_text import factor_text
 
-__all__ = ["padded_tail", "live_steps", "interior_padding", "check_padded_tail", "tail_piece", "live_run"]
+__all__ = ["padded_tail", "live_steps", "interior_padding", "merged_padding", "check_padded_tail", "tail_piece",
+           "live_run"]
 
 
 def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
@@ -47,6 +49,22 @@ def tail_piece(pieces: Any, other_strides: Any) -> tuple[int, int] | None:
             return None
         inner *= piece.extent
     return None
+
+
+def merged_padding(pieces: Any, entries: Any) -> tuple[tuple, tuple]:
+    """`pieces` and their `entries` (the other side's loops, `ir.mapping.ops.Entry`) with a pure
+    padding piece directly outside a ragged one that holds a live run then padding merged into
+    one ragged piece, when the other side steps over the pair contiguously: `C3 # 8` with
+    |C3| = 3 factors as 2 padding steps over `C3 # 4`, and reads as the row it is, 3 live cells
+    then 5 of padding, whose tail can widen (`tail_piece`)."""
+    out_p, out_e = list(pieces), list(entries)
+    for k in range(len(out_p) - 1, 0, -1):
+        inner, outer = out_p[k], out_p[k - 1]
+        if isinstance(inner, RaggedFactor) and isinstance(outer, PaddingFactor) and not interior_padding(inner) \
+                and out_e[k - 1].stride == inner.extent * out_e[k].stride:
+            out_p[k - 1:k + 1] = [RaggedFactor(inner.cells + (Padding(outer.kind),) * (inner.extent * (outer.extent - 1)))]
+            out_e[k - 1:k + 1] = [attrs.evolve(out_e[k], size=inner.extent * outer.extent)]
+    return tuple(out_p), tuple(out_e)
 
 
 def padded_tail(piece: Any, other_stride: int, live: int, other_t: Any, bits: int, align: int,

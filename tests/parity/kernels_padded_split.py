@@ -81,7 +81,7 @@ def padded_whole(ctx: Context, x: HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")]
     return d.to_hbm(ctx.tdma, HbmTensor[i32, m("1"), m("Y, P, T # 12, Q")])
 
 
-axes(B=16, C4=4, C2=2)
+axes(B=16, C4=4, C2=2, C3=3)
 
 
 @device(chip=1)
@@ -96,4 +96,11 @@ def padded_row_half(ctx: Context, x: HbmTensor[i8, m("1"), m("B, C4 # 8")]) -> H
 def padded_row_quarter(ctx: Context, x: HbmTensor[i8, m("1"), m("B, C2 # 8")]) -> HbmTensor[i8, m("1"), m("B, C2 # 8")]:
     """Two live bytes of eight."""
     d = x.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C2 # 8")])
+    return d.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def padded_row_ragged(ctx: Context, x: HbmTensor[i8, m("1"), m("B, C3 # 8")]) -> HbmTensor[i8, m("1"), m("B, C3 # 8")]:
+    """Three live bytes of eight: padding (2 steps) over a ragged `C3 # 4`, one padded row."""
+    d = x.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C3 # 8")])
     return d.to_hbm(ctx.tdma)

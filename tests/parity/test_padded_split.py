@@ -165,10 +165,11 @@ def test_the_layouts_dma_4_suggests_move_every_cell(kernel: str) -> None:
         assert np.array_equal(np.asarray(npu_opt.run(getattr(k, kernel), x, backend=backend)), x), backend
 
 
-@pytest.mark.parametrize("kernel, live", [("padded_row_half", 4), ("padded_row_quarter", 2)])
+@pytest.mark.parametrize("kernel, live", [("padded_row_half", 4), ("padded_row_quarter", 2), ("padded_row_ragged", 3)])
 def test_a_padded_row_the_source_pads_alike_moves_whole(kernel: str, live: int) -> None:
-    """`C4 # 8` factors into a pure padding piece over `C4`; with the source padded the same
-    way the DMA moves each 8-byte row whole (one 128-byte packet here), where it was DMA-5.
+    """`C4 # 8` factors into a pure padding piece over `C4` (`C3 # 8`: over a ragged `C3 # 4`);
+    with the source padded the same way the DMA moves each 8-byte row whole (one 128-byte
+    packet here), where it was DMA-5.
     cpu == visa == the input; the record passes `visa --verify`."""
     fn = getattr(k, kernel)
     assert npu_opt.check(fn).ok
@@ -197,6 +198,11 @@ def test_a_dense_source_into_a_padded_row_stays_dma_5() -> None:
     assert found is not None and found.code == "DMA-5" and "moves 4 cell(s)" in found.message
     padded = HbmType(i8, m("1"), m("B, C4 # 8", axes=sizes))
     assert check_dma(Op(padded, dm)) is None
+    sizes = dict(B=16, C3=3)
+    ragged = DmType(i8, m("1"), m("1 # 2"), m("1 # 256"), m("B, C3 # 8", axes=sizes))
+    found = check_dma(Op(HbmType(i8, m("1"), m("B, C3", axes=sizes)), ragged))
+    assert found is not None and found.code == "DMA-5"
+    assert check_dma(Op(HbmType(i8, m("1"), m("B, C3 # 8", axes=sizes)), ragged)) is None
 
 
 def test_a_padded_axis_split_across_levels_is_named_not_called_missing() -> None:
