@@ -26,7 +26,7 @@ from ir.rules.cast import check_cast, check_commit_cast, check_trim
 from ir.rules.commit import check_commit
 from ir.rules.contract_outer import check_outer
 from ir.rules.contract_reducers import check_lane, check_packet, check_time
-from ir.rules.dma import check_dma
+from ir.rules.dma import check_tensor_dma
 from ir.rules.fetch import check_begin, check_fetch, check_fetch_cast, check_table_lookup, check_zero_point_sub
 from ir.types import CStreamType, DmType, LaneMode, StreamType, TrfType, Type
 
@@ -143,7 +143,7 @@ class ToDm(Op):
     """Tensor DMA into DM (from HBM or DM): `%3 = to_dm %0 : dm<...>`."""
 
     STAGE = "to_dm"
-    RULES = (check_dma,)
+    RULES = (check_tensor_dma,)
     src: Value = operand()
 
 
@@ -152,7 +152,7 @@ class ToHbm(Op):
     """Tensor DMA into HBM (from DM or HBM): `%9 = to_hbm %8 : hbm<...>`."""
 
     STAGE = "to_hbm"
-    RULES = (check_dma,)
+    RULES = (check_tensor_dma,)
     src: Value = operand()
     inferred: bool = fact(False)
 

@@ -21,7 +21,7 @@ from ir.mapping.cells import Index, Padding
 from ir.mapping.factors import AxisFactor, Factor, RaggedFactor
 from ir.mapping.nodes import Mapping
 
-__all__ = ["DigitRange", "FactorsLike", "as_factors", "inside", "disjoint", "relation", "ragged_run", "hull",
+__all__ = ["DigitRange", "FactorsLike", "as_factors", "inside", "disjoint", "relation", "ragged_run", "group_run", "hull",
            "factor_frags", "merge_frags", "frag", "axes_of", "places_digit_twice"]
 
 FactorsLike = Union[Mapping, Sequence[Factor]]
@@ -97,6 +97,43 @@ def ragged_run(op: RaggedFactor) -> DigitRange | None:
     if any(cells[d] != Index({axis: step * d}) for d in range(live)):
         return None
     return DigitRange(axis, step, step * live)
+
+
+def group_run(op: RaggedFactor) -> tuple[DigitRange, ...] | None:
+    """The digit ranges, outer first, whose row-major product the live cells of a ragged piece
+    enumerate before its padding (`[A3, B5] # 16`: A3 over B5, 15 live cells then one of
+    padding), when there are two or more; None for any other shape (`ragged_run` reads the one
+    axis `X # p`)."""
+    cells = op.cells
+    live = 0
+    while live < len(cells) and isinstance(cells[live], Index):
+        live += 1
+    if live < 2 or any(not isinstance(c, Padding) for c in cells[live:]) or len(cells[0]):
+        return None
+    ranges: list[DigitRange] = []  # inner first
+    period = 1
+    while period < live:
+        first = cells[period]
+        if len(first) != 1:
+            return None
+        (axis,) = first
+        step, count = first[axis], 1
+        while count * period < live and cells[count * period] == Index({axis: step * count}):
+            count += 1
+        ranges.append(DigitRange(axis, step, step * count))
+        period *= count
+    if period != live or len(ranges) < 2:
+        return None
+    for d in range(live):
+        want: dict[str, int] = {}
+        rest = d
+        for r in ranges:
+            rest, v = divmod(rest, r.hi // r.lo)
+            if v:
+                want[r.axis] = want.get(r.axis, 0) + v * r.lo
+        if cells[d] != Index(want):
+            return None
+    return tuple(reversed(ranges))
 
 
 def hull(op: RaggedFactor) -> tuple[DigitRange, ...]:

@@ -20,6 +20,7 @@ from ir.mapping.ops import (
     Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
     merge_frags, ragged_run, strides,
 )
+from ir.mapping.ranges import group_run
 
 __all__ = ["sequence", "SequenceResult", "SequenceFailure", "burst", "Levels"]
 
@@ -95,11 +96,17 @@ class _Matcher:
         self.pus: list[list] = []  # [PaddingFactor, stride, extent consumed so far, live digits inner to it]
         for i, f in enumerate(mem):
             run = ragged_run(f) if isinstance(f, RaggedFactor) else None
+            group = group_run(f) if isinstance(f, RaggedFactor) and run is None else None
             if isinstance(f, AxisFactor) or run is not None:
                 fr = run if run is not None else factor_frags(f)[0]
                 self.frags.setdefault(fr.axis, []).append((fr, st[i]))
                 if run is not None:
                     self.padded[run] = DigitRange(run.axis, run.lo, run.lo * f.extent)
+            elif group is not None:  # `[A, B] # p`: each digit range at its place in the live run
+                s = st[i]
+                for r in reversed(group):
+                    self.frags.setdefault(r.axis, []).append((r, s))
+                    s *= r.hi // r.lo
             elif isinstance(f, RaggedFactor):
                 for h in hull(f):
                     self.hulls.setdefault(h.axis, []).append(h)
@@ -157,6 +164,12 @@ class _Matcher:
         run = ragged_run(f)
         if run is not None:  # `X # p`: padded positions read past the live run
             return [(f, Entry(f.extent, self.place(run, DigitRange(run.axis, run.lo, run.lo * f.extent))))]
+        group = group_run(f)
+        if group is not None:  # `[A, B] # p` over memory digits that step as one: the same, read as one run
+            placed = [self.place(r) for r in group]
+            if placed[-1] and all(placed[i] == placed[i + 1] * (group[i + 1].hi // group[i + 1].lo)
+                                  for i in range(len(group) - 1)):
+                return [(f, Entry(f.extent, placed[-1]))]
         regions = [fr for lst in self.frags.values() for fr, _ in lst]
         regions += [h for lst in self.hulls.values() for h in lst]
         if all(disjoint(h, r) for h in hull(f) for r in regions):  # axes the memory lacks

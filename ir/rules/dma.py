@@ -15,23 +15,22 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import BroadcastFactor, Factor, canon
+from ir.mapping.factors import BroadcastFactor, Factor
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
 from ir.rules.commit_text import m_text
-from ir.rules.dma_tail import (check_padded_tail, interior_padding, live_run, live_steps, merged_padding, padded_tail,
-                               tail_piece)
+from ir.rules.dma_rows import DMA_DM_ALIGN, joint, padding_moves, runs_with_padding
+from ir.rules.dma_tail import check_padded_tail, live_run
 from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
 __all__ = [
-    "check_dma", "dma_plan", "dma_kind", "dma_burst", "DmaEntry", "DmaPlan", "coalesce_paired",
+    "check_dma", "check_tensor_dma", "dma_plan", "dma_kind", "dma_burst", "DmaEntry", "DmaPlan", "coalesce_paired",
     "frag_text", "factor_text", "DMA_DM_ALIGN", "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM",
 ]
 
-DMA_DM_ALIGN = 8  # docs/machine/index.md: byte alignment of DMA writes into DM
 
 HBM_TO_DM, DM_TO_HBM, DM_TO_DM, HBM_TO_HBM = "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM"
 
@@ -102,17 +101,11 @@ def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
     return f"{a}_TO_{b}"
 
 
-def _joint(t: HbmType | DmType) -> tuple[Factor, ...]:
-    """The factor form of the joint mapping `[Chip, (Cluster, Slice,) Element]`, joined from the
-    (cached) factor forms of the levels as `sequence` joins memory levels."""
-    return tuple(canon([f for level in t.levels() for f in level.factors()]))
-
-
 def _match(src_type: HbmType | DmType, dst_type: HbmType | DmType
            ) -> tuple[tuple[DmaEntry, ...], tuple[Factor, ...]] | SequenceFailure:
     """sequence(memory = source joint, stream = destination joint), paired with the
     destination strides of the pieces."""
-    found = sequence(_joint(src_type), _joint(dst_type))
+    found = sequence(joint(src_type), joint(dst_type))
     if not found:
         return found
     pieces = found.pieces[0]
@@ -149,12 +142,21 @@ def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
 # --- the rules ---------------------------------------------------------------------------
 
 
-def check_dma(op) -> Violation | None:
-    """DMA-1..6 for a ToDm / ToHbm op, first failure wins."""
+def check_tensor_dma(op) -> Violation | None:
+    """DMA-1..6 of a `to_dm` / `to_hbm`, lowered by tu_ops/dma_commands.py: as `check_dma`, and a
+    run with padding between live cells is DMA-4, a padded row the source pads alike moves
+    whole (ir/rules/dma_rows.py)."""
+    return check_dma(op, whole_rows=True)
+
+
+def check_dma(op, whole_rows: bool = False) -> Violation | None:
+    """DMA-1..6 for a ToDm / ToHbm op (or a DMA another op makes), first failure wins."""
     src, dst = op.src.type, op.result.type
-    rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4), ("DMA-4", _dma4_runs)]
+    rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
+    if whole_rows:
+        rules.append(("DMA-4", runs_with_padding))
     if isinstance(dst, DmType):  # writes into HBM have no alignment rule (docs/machine/dma.md)
-        rules += [("DMA-5", _dma5), ("DMA-6", _dma6)]
+        rules += [("DMA-5", functools.partial(_dma5, whole_rows=whole_rows)), ("DMA-6", _dma6)]
     elif dst.dtype.bits < 8:  # ... but a DMA moves whole bytes, so 4-bit bursts must pair up
         rules += [("DMA-5", _dma5_whole_bytes)]
     for code, rule in rules:
@@ -213,8 +215,8 @@ def _dma4(src, dst) -> Violation | None:
                          notes=(f"source {src}", f"destination {dst}"),
                          help="every destination digit range of a source axis must be a digit range of the "
                               "source's decomposition (split axes at the same boundaries)")
-    dst_frags = frag(_joint(dst))
-    for fr in sorted(frag(_joint(src))):
+    dst_frags = frag(joint(dst))
+    for fr in sorted(frag(joint(src))):
         if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags) and _covered(fr, dst_frags):
             parts = ", ".join(f"`{frag_text(d, sizes.get(d.axis))}`" for d in sorted(dst_frags) if d.axis == fr.axis)
             return Violation("DMA-4", "the destination splits an axis of the source at digits the source does not "
@@ -244,31 +246,6 @@ def _covered(fr, frags) -> bool:
     return at >= fr.hi
 
 
-def _dma4_runs(src, dst) -> Violation | None:
-    """DMA-4 for a memory side whose transfer loops (matched level by level, as the lowering
-    does: tu_ops/dma_commands.py) hold one run with padding between live cells, such as
-    `T # 12 / 4, P, T # 12 % 4` with |T| = 10 on both sides: a DMA never moves padding, and
-    such a run is no strided loop (known difference kd-padded-dma)."""
-    own, other = (dst, src) if isinstance(dst, DmType) or not isinstance(src, DmType) else (src, dst)
-    found = sequence(list(other.levels()), list(own.levels()))
-    if not found:
-        return None
-    for level in ((2, 3) if isinstance(own, DmType) else (1,)):
-        piece = next((p for p in found.pieces[level] if interior_padding(p)), None)
-        if piece is not None:
-            side = "destination" if own is dst else "source"
-            return Violation(
-                "DMA-4", f"the {side} {own} has padding between the live cells of one run of the transfer, "
-                         "and a DMA never moves padding",
-                label=f"this run holds padding inside it: {piece.extent} cells, {live_steps(piece)} live before "
-                      "the first padding",
-                notes=("a padded axis split into digits with another axis between them leaves its padding "
-                       "inside the run the transfer would move as one loop",),
-                help="keep the digits of the padded axis next to each other in this layout, or pad it in whole "
-                     "digits only (e.g. `T # 12` outermost); see `npu-opt explain DMA-4`")
-    return None
-
-
 def _replicated_axis(src, dst) -> Violation | None:
     """DMA-4 of a `to_hbm` whose layout the kernel's return annotation gave: an axis the
     source lacks would be filled with copies nobody asked for (a digit summed away, then
@@ -276,8 +253,8 @@ def _replicated_axis(src, dst) -> Violation | None:
     Legal when the source already holds that many copies of each value (a broadcast Slice or
     Element, as a `memset` tensor has): the returned axes then name them, as the reference's
     DM -> HBM copy does (its `to_hbm` fills the axes the source lacks)."""
-    held = {fr.axis for fr in frag(_joint(src))}
-    extra = sorted({d.axis for d in frag(_joint(dst))} - held)
+    held = {fr.axis for fr in frag(joint(src))}
+    extra = sorted({d.axis for d in frag(joint(dst))} - held)
     if not extra:
         return None
     sizes = axis_sizes(*dst.levels())
@@ -309,7 +286,7 @@ def _product(values) -> int:
     return out
 
 
-def _dma5(src, dst) -> Violation | None:
+def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:
     b = dma_burst(src, dst)
     nbytes = _bytes(b, dst.dtype)
     live = live_run(dst, b)
@@ -320,7 +297,7 @@ def _dma5(src, dst) -> Violation | None:
         if isinstance(found, SequenceFailure) or not found[1]:
             return None
         return check_padded_tail(found[1], [e.src_stride for e in found[0]], src, dst, DMA_DM_ALIGN)
-    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and _padding_moves(src, dst):
+    if whole_rows and nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and padding_moves(src, dst):
         return None
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
         shown = f"{live * dst.dtype.bits / 8:g}"
@@ -339,24 +316,6 @@ def _dma5(src, dst) -> Violation | None:
                f"matches the source element {m_text(src.element)} cell by cell (Top padding matches anything)",),
         help=f"keep the source's innermost axis innermost in DM (e.g. {m_text(src.element)}) and transpose in "
              f"the Tensor Unit or in the DM -> HBM transfer, which has no alignment rule")
-
-
-def _padding_moves(src, dst) -> bool:
-    """Whether the destination's innermost run ends in padding that factors (`C4 # 8`: a pure
-    padding piece over `C4`; `C3 # 8`: one over `C3 # 4`, `dma_tail.merged_padding`) and that
-    the source pads the same way, so the DMA moves the padded row whole in aligned units
-    (`dma_tail.padded_tail`), as the reference does."""
-    found = sequence(_joint(src), _joint(dst))
-    if not found or not found.pieces[0]:
-        return False
-    pieces, entries = merged_padding(found.pieces[0], found.levels[0])
-    other = [e.stride for e in entries]
-    tail = tail_piece(pieces, other)
-    if tail is None:
-        return False
-    k, inner = tail
-    piece = pieces[k]
-    return padded_tail(piece, other[k], live_steps(piece), src, dst.dtype.bits, DMA_DM_ALIGN, inner) == piece.extent
 
 
 def _dma5_whole_bytes(src, dst) -> Violation | None:

@@ -68,6 +68,14 @@ _NO_SCAN = np.zeros(0, np.int64)
 # ---- the kernels (plain Python; `_compiled` compiles them) ---------------------------------
 
 
+def _zero_padded(buf, pad, base, leaf):
+    """Padded products are +0: the buffer rows k whose product base + leaf[k] `pad` marks, per lane."""
+    for k in range(leaf.size):
+        for i in range(buf.shape[1]):
+            if pad[base + leaf[k], i]:
+                buf[k, i] = np.float32(0)
+
+
 def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, leaf, opad, rpad, tpad, exact, out):
     """out[row, lane, slot, column]: the accumulators, one row (slice) at a time, the lanes
     as the vector: the row's widened TRF elements wt[which[row]] (elements, lanes) stay in cache
@@ -99,11 +107,8 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     for k in range(g):
                         sv_bits[k] = jit_weights.code_bits(codes[r, sb + k], table, shift)
                     m = sums.leaves(sv, w, tread[kk, t] * rr, wofs[j], leaf, buf, bits, exact, quad)
-                    if opad.shape[0] > 0:                       # padded products are +0
-                        for k in range(g):
-                            for i in range(lanes):
-                                if opad[kk, t, j * g + leaf[k], i]:
-                                    buf[k, i] = np.float32(0)
+                    if opad.shape[0] > 0:
+                        _zero_padded(buf, opad[kk, t], j * g, leaf)
                     sums.fold(buf, bits, m, exact)
                     if rpad.shape[0] > 0:
                         for i in range(lanes):
@@ -114,10 +119,10 @@ def _float_kernel(codes, table, shift, wt, which, sstep, tread, q, rr, cols, lea
                     out[r, i, kk, j] = acc[0, i]
 
 
-ORDER = ("_float_kernel",)
+ORDER = ("_zero_padded", "_float_kernel")
 """Compiled after `ir.exact_kernels.sums` (`ir.exact_kernels.compile`)."""
-INLINE = ()
-"""None inlined here: the shared sums inline themselves."""
+INLINE = ("_zero_padded",)
+"""The padding step inlines into the kernel; the shared sums inline themselves."""
 
 
 @functools.lru_cache(maxsize=1)
