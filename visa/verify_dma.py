@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from ir.mapping.cells import Index
+from ir.mapping.factors import PaddingFactor, RaggedFactor
 from tu_ops.enums import DmaKind
 from tu_ops.dma_commands import broadcast_loops
 from visa.facts import tensor_bytes
@@ -27,7 +28,7 @@ def _live_count(mapping: Any) -> int:
         cells = getattr(f, "cells", None)
         if cells is not None:
             count *= sum(isinstance(c, Index) for c in cells)
-        elif type(f).__name__ != "PaddingFactor":
+        elif not isinstance(f, PaddingFactor):
             count *= f.extent
     return count
 
@@ -44,13 +45,13 @@ def _padded_tail_bytes(op: Any, side: Any, target: Any) -> int | None:
     while k > 0 and getattr(fs[k], "cells", None) is None and getattr(fs[k], "axis", None) is not None:
         inner *= fs[k].extent
         k -= 1
-    cells = getattr(fs[k], "cells", None)
-    if cells is None and type(fs[k]).__name__ != "PaddingFactor":
+    cells = fs[k].cells if isinstance(fs[k], RaggedFactor) else None
+    if cells is None and not isinstance(fs[k], PaddingFactor):
         return None
     bits = target.bits_of(side.dtype) or 0
     live = (1 if cells is None else sum(isinstance(c, Index) for c in cells)) * inner  # padding: its cell 0
     extent = fs[k].extent
-    if cells is not None and k > 0 and type(fs[k - 1]).__name__ == "PaddingFactor":
+    if cells is not None and k > 0 and isinstance(fs[k - 1], PaddingFactor):
         extent *= fs[k - 1].extent  # `C3 # 8`: padding over `C3 # 4`, one padded row (dma_tail.merged_padding)
     align = 8 * target.constants.DMA_DM_ALIGN
     if (live * bits) % align == 0 or (extent * inner * bits) % align:
