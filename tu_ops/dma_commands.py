@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ir.errors import InternalError
 from ir.mapping.cells import Padding
-from ir.mapping.factors import BroadcastFactor, PaddingFactor, RaggedFactor
+from ir.mapping.factors import BroadcastFactor, PaddingFactor
 from ir.mapping.ops import strides
 from ir.mapping.sequence import sequence
 from ir.rules.dma import dma_burst, dma_kind
-from ir.rules.dma_tail import live_steps, merged_padding, padded_tail, tail_piece
+from ir.rules.dma_tail import interior_padding, live_steps, merged_padding, padded_tail, tail_piece
 from ir.types import DmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaCommand, DmaEntry, DmaOp
@@ -123,10 +123,9 @@ def _partitions(mapping: Any, pieces: tuple, entries: tuple) -> list[tuple[int, 
 def _live_steps(piece: Any) -> int:
     """Steps of a DM-side piece that hold data: a ragged piece (`X # p`) transfers its live
     run only, since padding is not transferred."""
-    n = live_steps(piece)
-    if isinstance(piece, RaggedFactor) and any(not isinstance(c, Padding) for c in piece.cells[n:]):
+    if interior_padding(piece):  # DMA-4 refuses it first (ir/rules/dma_rows.runs_with_padding)
         raise InternalError(f"a ragged DM piece {piece} with interior padding has no DMA loop")
-    return n
+    return live_steps(piece)
 
 
 def _dm_loops(found: Any, level: int, unit_bits: int, tail: Any = None) -> list[Loop]:

@@ -21,8 +21,8 @@ from ir.mapping.cells import Index, Padding
 from ir.mapping.factors import AxisFactor, Factor, RaggedFactor
 from ir.mapping.nodes import Mapping
 
-__all__ = ["DigitRange", "FactorsLike", "as_factors", "inside", "disjoint", "relation", "ragged_run", "group_run", "hull",
-           "factor_frags", "merge_frags", "frag", "axes_of", "places_digit_twice"]
+__all__ = ["DigitRange", "FactorsLike", "as_factors", "inside", "disjoint", "relation", "ragged_run", "group_run",
+           "hull", "factor_frags", "merge_frags", "frag", "axes_of", "places_digit_twice"]
 
 FactorsLike = Union[Mapping, Sequence[Factor]]
 

@@ -217,7 +217,9 @@ def _dma4(src, dst) -> Violation | None:
                               "source's decomposition (split axes at the same boundaries)")
     dst_frags = frag(joint(dst))
     for fr in sorted(frag(joint(src))):
-        if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags) and _covered(fr, dst_frags):
+        if any(relation(fr, d) in ("equal", "inside") for d in dst_frags):
+            continue
+        if _covered(fr, dst_frags):
             parts = ", ".join(f"`{frag_text(d, sizes.get(d.axis))}`" for d in sorted(dst_frags) if d.axis == fr.axis)
             return Violation("DMA-4", "the destination splits an axis of the source at digits the source does not "
                                       "have (through its padding)",
@@ -226,13 +228,12 @@ def _dma4(src, dst) -> Violation | None:
                              notes=(f"source {src}", f"destination {dst}"),
                              help="keep the axis in one level of the destination, or split it at the source's "
                                   "own digits (known difference kd-padded-dma)")
-        if not any(relation(fr, d) in ("equal", "inside") for d in dst_frags):
-            return Violation("DMA-4", "a DMA never drops data, but the destination lacks part of the source",
-                             label=f"`{frag_text(fr, sizes.get(fr.axis))}` of the source occurs nowhere in "
-                                   f"the destination",
-                             notes=(f"source {src}", f"destination {dst}"),
-                             help="place every source digit range somewhere in the destination "
-                                  "(moving part of a tensor needs a tile view, later scope)")
+        return Violation("DMA-4", "a DMA never drops data, but the destination lacks part of the source",
+                         label=f"`{frag_text(fr, sizes.get(fr.axis))}` of the source occurs nowhere in "
+                               f"the destination",
+                         notes=(f"source {src}", f"destination {dst}"),
+                         help="place every source digit range somewhere in the destination "
+                              "(moving part of a tensor needs a tile view, later scope)")
     return None
 
 

@@ -62,7 +62,8 @@ def merged_padding(pieces: Any, entries: Any) -> tuple[tuple, tuple]:
         inner, outer = out_p[k], out_p[k - 1]
         if isinstance(inner, RaggedFactor) and isinstance(outer, PaddingFactor) and not interior_padding(inner) \
                 and out_e[k - 1].stride == inner.extent * out_e[k].stride:
-            out_p[k - 1:k + 1] = [RaggedFactor(inner.cells + (Padding(outer.kind),) * (inner.extent * (outer.extent - 1)))]
+            pad = (Padding(outer.kind),) * (inner.extent * (outer.extent - 1))
+            out_p[k - 1:k + 1] = [RaggedFactor(inner.cells + pad)]
             out_e[k - 1:k + 1] = [attrs.evolve(out_e[k], size=inner.extent * outer.extent)]
     return tuple(out_p), tuple(out_e)
 
