@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
 import math
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,19 +35,17 @@ from ir.dtypes import DType
 from ir.errors import CompileError, NpuOptError
 from npu_opt.device import DeviceKernel
 from driver.discover import discover
+from driver.replay import write_atomic
 from npu_opt.params import BadParam, build_value, leaves
 from npu_opt.run import NUMERICS, run
 from ir.resident import Device, DmBuffer
 from npu_opt.tensors import TensorSpec
 
-__all__ = ["run_command", "AVAILABLE_BACKENDS", "KNOWN_BACKENDS",
-           "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
+__all__ = ["run_command", "KNOWN_BACKENDS", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
 from driver.exit_codes import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE  # noqa: E402
 
 KNOWN_BACKENDS = ("cpu", "visa")
-#: backends `npu_opt.run` implements today; "visa" joins when the VISA interpreter lands.
-AVAILABLE_BACKENDS = ("cpu", "visa")
 
 _NPY_MAGIC = b"\x93NUMPY"
 # float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.
@@ -121,8 +119,6 @@ def _split_target(target: str) -> tuple[str, str]:
 def _check_backend(backend: str) -> None:
     if backend not in KNOWN_BACKENDS:
         raise _Usage(f"unknown backend {backend!r}; expected one of: {', '.join(KNOWN_BACKENDS)}")
-    if backend not in AVAILABLE_BACKENDS:
-        raise _Usage(f"backend {backend} is not available yet; use --backend cpu")
 
 
 def _check_numerics(numerics: str, backend: str) -> None:
@@ -347,27 +343,23 @@ def _stored(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array).view(raw) if raw is not None else array
 
 
-def _write_results(result: Any, dest: Path, kernel_name: str, inout: list[str] = (),
-                   tuple_result: bool | None = None) -> list[tuple[Path, np.ndarray]]:
+def _write_results(result: Any, dest: Path, kernel_name: str, inout: list[str],
+                   tuple_result: bool) -> list[tuple[Path, np.ndarray]]:
     """Results as `out.npy` (`out0.npy`, ... for several), then each in-out parameter's
     final contents as `<name>.npy` (`<name>.inout.npy` when a result holds that name)."""
     values = [_stored(v) for v in _results(result)]
     if not values:
         return []
     n = len(values) - len(inout)
-    tuple_result = isinstance(result, tuple) if tuple_result is None else tuple_result
     names = ["out.npy"] if n == 1 and not tuple_result else [f"out{i}.npy" for i in range(n)]
     names += [f"{name}.inout.npy" if f"{name}.npy" in names else f"{name}.npy" for name in inout]
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        written = []
         for file, array in zip(names, values):
-            target = dest / file
-            _save_atomic(target, array)
-            written.append((target, array))
-        return written
+            _save_atomic(dest / file, array)
     except OSError as e:
         raise _Usage(f"cannot write the results of {kernel_name} into {dest}: {e}") from None
+    return [(dest / file, array) for file, array in zip(names, values)]
 
 
 def _write_resident(resident: list[tuple[str, DmBuffer]], dest: Path, taken: set[str]) -> list[tuple[Path, np.ndarray]]:
@@ -387,11 +379,6 @@ def _write_resident(resident: list[tuple[str, DmBuffer]], dest: Path, taken: set
 
 
 def _save_atomic(target: Path, array: np.ndarray) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array, allow_pickle=False)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = io.BytesIO()
+    np.save(data, array, allow_pickle=False)
+    write_atomic(target, data.getvalue())

@@ -21,11 +21,12 @@ from typing import Any
 import attrs
 
 from backends.npu import compile_kernel
-from driver.discover import _load as load_file  # the emitted file, imported as `check` imports it
+from driver.discover import load_file  # the emitted file, imported as `check` imports it
 from driver.tune import Candidate, TuneResult, with_text, tune
 from driver.tune_bits import Runs
 from driver.tune_exec import FactoryRef, load_space
-from driver.tune_report import _atomic_write, plot_svg, report_json, table
+from driver.replay import write_atomic
+from driver.tune_report import plot_svg, report_json, table
 from ir.errors import InternalError
 from npu_opt.synth import Contraction, contraction
 from npu_opt.synth_space import points, source, space_of
@@ -64,7 +65,7 @@ def space_file(spec: Contraction, out_dir: Path, target: str = "rngd") -> Path:
             f"SPACE = contraction({spec.text!r}, dtype={spec.dtype_in + ':' + spec.dtype_out!r},\n"
             f"                    sizes={spec.sizes!r}, name={spec.name!r}{_placement(spec)})"
             f".space(filename={str(kernel)!r})\n")
-    _atomic_write(path, text)
+    write_atomic(path, text)
     return path
 
 
@@ -90,16 +91,16 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
     src = None
     if result.winner is not None:
         src = out / f"{spec.name}.py"
-        _atomic_write(src, source(spec, result.winner.params))
+        write_atomic(src, source(spec, result.winner.params))
         _same_artifact(src, spec.name, result.winner.text, target)
         visa = out / f"{spec.name}.visa"
-        _atomic_write(visa, result.winner.text)
+        write_atomic(visa, result.winner.text)
         files += [src, visa]
     texts = {out / "synth.txt": report_text(spec, result),
              out / "synth.json": json.dumps(report(spec, result), indent=2) + "\n",
              out / "synth.svg": plot_svg(result)}
     for path, text in texts.items():
-        _atomic_write(path, text)
+        write_atomic(path, text)
     return SynthResult(spec, result, src, tuple(files + list(texts)))
 
 
@@ -140,9 +141,9 @@ def _same_artifact(path: Path, name: str, text: str | None, target: str) -> None
 
 def summary(spec: Contraction, result: TuneResult) -> list[str]:
     """The lines synth adds above tune's table: the contraction, the space, the refusals."""
-    space = load_space_levers(spec)
+    space = points(spec)
     counts = refusals(result)
-    lines = [f"synth of {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), sizes "
+    return [f"synth of {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), sizes "
              + ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
              + (f" (padded to {', '.join(f'{i}={n}' for i, n in spec.padded.items())})"
                 if spec.padded != spec.sizes else "")
@@ -151,11 +152,6 @@ def summary(spec: Contraction, result: TuneResult) -> list[str]:
              f"space: {len(result.candidates)} candidate(s) from the levers "
              + ", ".join(f"{k} {v}" for k, v in space.items()),
              "refused by rule: " + (", ".join(f"{code} x{n}" for code, n in counts.items()) if counts else "none")]
-    return lines
-
-
-def load_space_levers(spec: Contraction) -> dict[str, list[Any]]:
-    return points(spec)
 
 
 def report_text(spec: Contraction, result: TuneResult) -> str:
@@ -167,7 +163,7 @@ def report(spec: Contraction, result: TuneResult) -> dict[str, Any]:
     data["contraction"] = {"text": spec.text, "form": spec.form, "dtype": f"{spec.dtype_in}:{spec.dtype_out}",
                            "sizes": spec.sizes, "padded": spec.padded, "pe": spec.pe, "chips": spec.chips,
                            "split": spec.split}
-    data["levers"] = load_space_levers(spec)
+    data["levers"] = points(spec)
     data["refused_by_rule"] = refusals(result)
     data["source"] = f"{spec.name}.py" if result.winner is not None else None
     return data

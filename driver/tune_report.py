@@ -10,12 +10,11 @@ renamed, so an interrupted run never leaves a half-written file under the final 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from driver.replay import write_atomic
 from driver.tune import Candidate, TuneResult
 
 __all__ = ["plot_svg", "report_json", "table", "write_report"]
@@ -105,17 +104,6 @@ def plot_svg(result: TuneResult) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_report(result: TuneResult, directory: str | Path) -> list[Path]:
     """Write the report files (and the winner's artifact) into `directory`; their paths."""
     out = Path(directory)
@@ -125,5 +113,5 @@ def write_report(result: TuneResult, directory: str | Path) -> list[Path]:
     if result.winner is not None and result.winner.text:
         files[out / f"{result.kernel}.visa"] = result.winner.text
     for path, text in files.items():
-        _atomic_write(path, text)
+        write_atomic(path, text)
     return list(files)

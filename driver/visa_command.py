@@ -138,17 +138,11 @@ def summary(artifact: Any, verified: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _bind(artifact: Any, inputs: list[str]) -> list[Any]:
-    """The host arrays of the `NAME=FILE.npy` inputs, in parameter order."""
-    params = [(p.name, p.type.dtype) for p in artifact.kernel.params]
-    return bind_inputs(artifact.kernel.name, params, inputs)
-
-
 def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: TextIO, err: TextIO) -> int:
     from visa.interp import execute_inout
 
     try:
-        arrays = _bind(artifact, inputs)
+        arrays = bind_inputs(artifact.kernel.name, [(p.name, p.type.dtype) for p in artifact.kernel.params], inputs)
         dest = _out_dir(out_dir)
     except _Usage as e:
         print(f"error[USAGE]: {e}", file=err)
