@@ -29,12 +29,12 @@ from ir.location import OWN_PACKAGES
 from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
 from npu_opt.per_file_imports import loading
-from driver.run_record import walk_paths
+from driver.replay import walk_strings
 from npu_opt.per_file_imports import is_user_module
 
 _OURS = Path(__file__).resolve().parents[1]  # where npu-opt's six packages are installed, side by side
 
-__all__ = ["LoadError", "Found", "discover", "module_name_for", "load_source", "own_kernels"]
+__all__ = ["LoadError", "Found", "discover", "module_name_for", "load_file", "own_kernels"]
 
 
 @attrs.frozen
@@ -89,24 +89,14 @@ def module_name_for(path: Path) -> str:
     parts = [p for p in rel.with_suffix("").parts if p not in ("", ".")]
     name = ".".join(p.replace("-", "_") for p in parts) or "kernel"
     top = name.split(".")[0]
-    if top in OWN_PACKAGES or top in sys.stdlib_module_names or _not_users(sys.modules.get(top)):
+    loaded = sys.modules.get(top)  # someone else's than the user's (the installation's, npu-opt's)?
+    if top in OWN_PACKAGES or top in sys.stdlib_module_names or (loaded is not None and not is_user_module(loaded)):
         name = "user." + name  # keep user frames distinguishable from npu-opt's own (and `types.py`
         # from replacing the standard library's `types` in sys.modules)
     return name
 
 
-def _not_users(module: object) -> bool:
-    """Whether a loaded module is someone else's than the user's (the installation's, npu-opt's)."""
-
-    return module is not None and not is_user_module(module)
-
-
-def _files(paths: list[str]) -> tuple[list[Path], list[LoadError]]:
-    files, missing = walk_paths(paths)
-    return files, [LoadError(raw, "no such file or directory") for raw in missing]
-
-
-def _load(path: Path, source: str | None = None, name: str | None = None) -> tuple[object | None, LoadError | None]:
+def load_file(path: Path, source: str | None = None, name: str | None = None) -> tuple[object | None, LoadError | None]:
     """Import the kernel file `path` (or, given `source`, that text as the file: an editor's
     unsaved buffer, driver/lsp) as module `name` (default: `module_name_for(path)`)."""
     name = name or module_name_for(path)
@@ -173,12 +163,6 @@ def _line_in(e: BaseException, path: Path) -> int | None:
     return line
 
 
-def load_source(path: Path, source: str, name: str) -> tuple[object | None, LoadError | None]:
-    """Import `source` as the kernel file `path` under the module name `name` (the language
-    server's worker checks an editor's buffer, saved or not, this way)."""
-    return _load(path, source, name)
-
-
 def own_kernels(module: object) -> list[DeviceKernel]:
     """The `@device` kernels `module` defines (not those it imports), in source order."""
     own = [k for k in vars(module).values() if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
@@ -187,11 +171,13 @@ def own_kernels(module: object) -> list[DeviceKernel]:
 
 def discover(paths: list[str], pattern: str | None = None) -> Found:
     """Load every file under `paths` and collect its kernels, in file then source order."""
-    files, errors = _files(paths)
+    found, missing = walk_strings(paths)
+    files = [Path(f) for f in found]
+    errors = [LoadError(raw, "no such file or directory") for raw in missing]
     kernels: list[DeviceKernel] = []
     unfiltered = 0
     for path in files:
-        module, error = _load(path)
+        module, error = load_file(path)
         if error is not None:
             errors.append(error)
             continue

@@ -10,15 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from driver.fingerprint import _compiler_identity, sha256
-from driver.replay import _MAGIC, RECORD, _listing, digest, walk_strings, write_atomic
+from driver.replay import _MAGIC, RECORD, _listing, digest, write_atomic
 
-__all__ = ["walk_paths", "save_record"]
-
-
-def walk_paths(paths: list[str]) -> tuple[list[Path], list[str]]:
-    """`walk_strings` as paths (what discovery loads)."""
-    files, missing = walk_strings(paths)
-    return [Path(f) for f in files], missing
+__all__ = ["save_record"]
 
 
 def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from driver.discover import _load as load_file  # one file, imported on its own as `check` does
+from driver.discover import load_file  # one file, imported on its own as `check` does
 from driver.tune_guard import guarded
 from ir.errors import NpuOptError
 from npu_opt.tune import Space

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from driver.discover import LoadError, load_source, own_kernels
+from driver.discover import LoadError, load_file, own_kernels
 from driver.lsp.types_text import guide_text, type_markdown
 from driver.mapping_report import explain, one_line
 from ir.boundary import TargetRef
@@ -210,7 +210,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         tree = None
     if progress:
         progress(None, 1)
-    module, error = load_source(Path(path), source, name)
+    module, error = load_file(Path(path), source, name)
     if error is not None:
         out["diagnostics"].append(_load_record(error))
         return out

@@ -14,7 +14,7 @@ import pytest
 from backends import get_backend
 from backends.npu import compile_kernel
 from driver.cli import main
-from driver.discover import _load as load_file
+from driver.discover import load_file
 from ir.errors import NpuOptError
 from npu_opt.synth import contraction
 from npu_opt.synth_space import build, source

@@ -16,7 +16,7 @@ import pytest
 
 from backends import get_backend
 from driver.cli import main
-from driver.discover import _load as load_file
+from driver.discover import load_file
 from tests.synth.test_synth import BF16, _operands
 
 GEMM, GEMV, BATCHED = "out[m,n] = a[m,k] * w[n,k]", "y[m] = a[m,k] * x[k]", "out[b,m,n] = a[b,m,k] * w[b,n,k]"
