@@ -24,7 +24,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from driver.discover import LoadError, load_file, own_kernels
+from driver.discover import load_file, own_kernels
+from driver.lsp.supervisor import record
 from driver.lsp.types_text import guide_text, type_markdown
 from driver.mapping_report import explain, one_line
 from ir.boundary import TargetRef
@@ -50,11 +51,6 @@ def diagnostic_record(d: Diagnostic, kernel: str | None = None) -> dict[str, Any
             "kernel": kernel, "file": d.file}
 
 
-def _load_record(e: LoadError) -> dict[str, Any]:
-    return {"code": e.code, "message": e.message, "line": e.line, "col": e.col, "length": 1,
-            "severity": "error", "notes": [], "help": None, "stage": None, "kernel": None, "file": e.file}
-
-
 def _same_file(name: str | None, path: str) -> bool:
     return name is not None and os.path.abspath(name) == path
 
@@ -72,10 +68,8 @@ def _kernels(module: Any, path: str) -> tuple[list[DeviceKernel], list[dict[str,
             made = value.factory(**point)
         except Exception as e:  # noqa: BLE001 - the user's factory, the user's error
             line = _line_in(e, path) or value.factory.__code__.co_firstlineno
-            errors.append({"code": "USAGE", "message": f"the kernel factory `{value.factory.__name__}` raised "
-                           f"{type(e).__name__} for its default point {point}: {e}", "line": line, "col": None,
-                           "length": 1, "severity": "error", "notes": [], "help": None, "stage": None,
-                           "kernel": None, "file": path})
+            errors.append(record(f"the kernel factory `{value.factory.__name__}` raised {type(e).__name__} for its "
+                                 f"default point {point}: {e}", line, path))
             continue
         if isinstance(made, DeviceKernel):
             found.append(made)
@@ -212,7 +206,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         progress(None, 1)
     module, error = load_file(Path(path), source, name)
     if error is not None:
-        out["diagnostics"].append(_load_record(error))
+        out["diagnostics"].append(record(error.message, error.line, error.file, code=error.code, col=error.col))
         return out
     classes: set[type] = set()
     kernels, factory_errors = _kernels(module, path)
@@ -225,10 +219,10 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
             out["diagnostics"].append(diagnostic_record(result, kernel.name))
             continue
         for d in result.diagnostics:
-            record = diagnostic_record(d, kernel.name)
+            entry = diagnostic_record(d, kernel.name)
             if not _same_file(d.file, path):  # raised in another file: shown at the kernel
-                record.update(line=kernel.line, col=1, length=1)
-            out["diagnostics"].append(record)
+                entry.update(line=kernel.line, col=1, length=1)
+            out["diagnostics"].append(entry)
         facts, used = _stage_facts(result.kernel.ops, stages, path)
         out["stages"] += facts
         classes |= used

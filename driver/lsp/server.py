@@ -24,7 +24,7 @@ from pygls.lsp.server import LanguageServer
 
 from driver.lsp.editing import code_actions, completions, signature_help
 from driver.lsp.features import hover, inlay_hints, to_diagnostics
-from driver.lsp.supervisor import EMPTY, Limits, Worker
+from driver.lsp.supervisor import EMPTY, Limits, Worker, record
 
 __all__ = ["NpuOptServer", "build_server", "serve"]
 
@@ -76,9 +76,7 @@ class NpuOptServer(LanguageServer):
         try:
             facts = await asyncio.to_thread(self.worker.check, _path_of(uri), source)
         except Exception as e:  # noqa: BLE001 - the server goes on; the editor shows why it cannot check
-            facts = dict(EMPTY, diagnostics=[{"code": "ICE", "message": f"npu-opt lsp could not check the file: {e}",
-                                              "line": 1, "col": None, "length": 1, "severity": "error",
-                                              "notes": [], "help": None, "stage": None, "kernel": None}])
+            facts = dict(EMPTY, diagnostics=[record(f"npu-opt lsp could not check the file: {e}", 1, None, code="ICE")])
         current = self.workspace.text_documents.get(uri)
         if current is None or current.version != version:
             return  # edited meanwhile: the next check publishes

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["Worker", "Limits", "EMPTY"]
+__all__ = ["Worker", "Limits", "EMPTY", "record"]
 
 EMPTY: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
 GRACE_SECONDS = 3.0  # after the worker's own alarm, how long the server waits before killing it
@@ -31,13 +31,19 @@ class Limits:
         self.memory_mb = memory_mb
 
 
+def record(message: str, line: int | None, file: str | None, *, code: str = "USAGE", col: int | None = None,
+           severity: str = "error", help: str | None = None, kernel: str | None = None) -> dict[str, Any]:
+    """A diagnostic no trace raised (a load error, a worker that died...), as the server
+    shows one (driver/lsp/facts.py `diagnostic_record`)."""
+    return {"code": code, "message": message, "line": line, "col": col, "length": 1, "severity": severity,
+            "notes": [], "help": help, "stage": None, "kernel": kernel, "file": file}
+
+
 def _died_record(path: str, line: int, kernel: str | None, what: str) -> dict[str, Any]:
     during = f"while tracing `{kernel}`" if kernel else "while importing the file"
-    return {"code": "USAGE", "message": f"the language server's checking process {what} {during}",
-            "line": line or 1, "col": None, "length": 1, "severity": "error", "notes": [],
-            "help": "a kernel file may not end its process (os._exit, a crash in native code) or run "
-                    "without end; the server started a new checking process", "stage": None,
-            "kernel": kernel, "file": path}
+    return record(f"the language server's checking process {what} {during}", line or 1, path, kernel=kernel,
+                  help="a kernel file may not end its process (os._exit, a crash in native code) or run "
+                       "without end; the server started a new checking process")
 
 
 class Worker:

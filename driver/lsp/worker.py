@@ -28,6 +28,7 @@ from typing import Any
 
 import npu_opt
 from driver.lsp.facts import analyse
+from driver.lsp.supervisor import EMPTY, record
 from npu_opt import per_file_imports
 from npu_opt.stagebase import load_lazy_stages
 
@@ -72,11 +73,9 @@ def _alarm(signum: int, frame: Any) -> None:
 
 def _limit_record(path: str, line: int | None, seconds: float, kernel: str | None) -> dict[str, Any]:
     what = f"tracing `{kernel}`" if kernel else "importing the file"
-    return {"code": "USAGE", "message": f"{what} did not finish within the language server's time limit of "
-                                        f"{seconds:g} s (an endless loop, a sleep, a huge computation?)",
-            "line": line or 1, "col": None, "length": 1, "severity": "error", "notes": [],
-            "help": "the checked file runs at every edit: keep slow work out of module level and kernel bodies",
-            "stage": None, "kernel": kernel, "file": path}
+    return record(f"{what} did not finish within the language server's time limit of {seconds:g} s (an endless "
+                  f"loop, a sleep, a huge computation?)", line or 1, path, kernel=kernel,
+                  help="the checked file runs at every edit: keep slow work out of module level and kernel bodies")
 
 
 def _enums() -> dict[str, list[str]]:
@@ -100,12 +99,10 @@ def _warm() -> None:
 
 def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
     shown = printed.text.strip().splitlines()[0][:80] if printed.text.strip() else printed.text[:80]
-    return {"code": "USAGE", "message": f"the file printed to standard output while being checked ({shown!r}); "
-                                        f"the language server discarded it (its standard output is the "
-                                        f"editor's channel)",
-            "line": printed.line or 1, "col": None, "length": 1, "severity": "warning", "notes": [],
-            "help": "print from a test or a script, not at import time or while a kernel is traced",
-            "stage": None, "kernel": None, "file": path}
+    return record(f"the file printed to standard output while being checked ({shown!r}); the language server "
+                  f"discarded it (its standard output is the editor's channel)", printed.line or 1, path,
+                  severity="warning", help="print from a test or a script, not at import time or while a kernel "
+                                           "is traced")
 
 
 def _forget(name: str, path: str) -> None:
@@ -130,8 +127,7 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
         result = analyse(path, request["source"], request["name"], request.get("target"), progress)
     except TimeLimit:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        result = {"diagnostics": [_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])],
-                  "stages": [], "mappings": [], "tensors": [], "classes": {}}
+        result = dict(EMPTY, diagnostics=[_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         _forget(request["name"], path)
@@ -171,10 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             result = _check(request, send, printed)
         except MemoryError:
-            result = {"diagnostics": [{"code": "USAGE", "message": "checking the file ran out of the language "
-                                       "server's memory limit", "line": 1, "col": None, "length": 1,
-                                       "severity": "error", "notes": [], "help": None, "stage": None,
-                                       "kernel": None, "file": request.get("path")}]}
+            result = {"diagnostics": [record("checking the file ran out of the language server's memory limit", 1,
+                                             request.get("path"))]}
         send({"id": request["id"], "result": result})
     return 0
 
