@@ -29,9 +29,9 @@ from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
 from driver.fingerprint import compiler_fingerprint
 from driver.compile_outputs import deny, fail_text, target_hash, warm_manifest, writable_dir, write_outputs
 from driver.color import paint, use_color
-from driver.deps import Record, recording, snapshot, unchanged, user_modules
+from driver.deps import Record, recording, snapshot, user_modules
 from driver.discover import discover
-from driver.replay import invocation_key, write_atomic
+from driver.replay import deps_hold, invocation_key, write_atomic
 from driver.run_record import save_record
 from driver.schedule_command import schedule_manifest_fields
 from driver.json_report import error_record, kernel_record, summary_record
@@ -61,7 +61,7 @@ def _cache_get(cache: Path, key: str) -> tuple[Outcome, dict[str, Any]] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.pop("sha256", None) != _entry_digest(data):
             return None  # edited or damaged since it was written: replay nothing unchecked
-        if not unchanged(data["deps"]):
+        if not deps_hold(data["deps"]):
             return None
         diags = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
                       for d in data["diagnostics"])

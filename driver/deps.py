@@ -29,9 +29,9 @@ from typing import Any
 import attrs
 
 from npu_opt.per_file_imports import scope_files, system_roots
-from driver.replay import deps_hold, digest, env_value, link_of, listing_of, resolve, stat_of
+from driver.replay import digest, env_value, link_of, listing_of, resolve, stat_of
 
-__all__ = ["Record", "recording", "user_modules", "snapshot", "unchanged"]
+__all__ = ["Record", "recording", "user_modules", "snapshot"]
 
 _ACTIVE: list["Record"] = []
 _INSTALLED = False
@@ -311,8 +311,3 @@ def snapshot(record: Record) -> dict[str, dict[str, Any]]:
             "dirs": {d: listing_of(d) for d in sorted(record.dirs) if not d.startswith(roots)},
             "modules": {name: [list(path), resolve(name, list(path))] for name, path in sorted(record.imports.items())},
             "links": {p: link_of(p) for p in sorted(record.links) if not p.startswith(roots)}}
-
-
-def unchanged(snap: Any) -> bool:
-    """Whether every file and variable of `snap` still has the recorded content."""
-    return deps_hold(snap)

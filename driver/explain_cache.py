@@ -11,33 +11,23 @@ file or page changes the key. An unwritable cache directory only means no cachin
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 from ir.lark_cache import cache_dir
+from driver.fingerprint import _roots, source_stats
 from driver.replay import write_atomic
 
 __all__ = ["cached_output", "source_fingerprint"]
 
-PACKAGES = ("ir", "npu_opt", "driver", "tu_ops", "backends", "visa")
 _FINGERPRINT: str | None = None
 
 
 def source_fingerprint() -> str:
-    """A digest of (path, size, mtime) of every .py / .toml / .lark file of the packages."""
+    """A digest of the path, size, mtime and inode of every .py / .toml / .lark file of the
+    packages and of their directories (the compile cache's stat stamp, driver/fingerprint.py)."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        root = Path(__file__).resolve().parents[1]
-        h = hashlib.sha256()
-        for pkg in PACKAGES:
-            for dirpath, dirnames, filenames in os.walk(root / pkg):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    if name.endswith((".py", ".toml", ".lark")):
-                        st = os.stat(os.path.join(dirpath, name))
-                        h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-        _FINGERPRINT = h.hexdigest()
+        _FINGERPRINT = source_stats(_roots())[0]
     return _FINGERPRINT
 
 
