@@ -42,7 +42,7 @@ from driver.tune_bits import Runs, compare_bits
 from driver.tune_eval import Batch, Candidate, evaluate_batch
 from driver.tune_exec import FactoryRef, make_executor
 
-__all__ = ["Candidate", "TuneResult", "check", "tune", "with_text"]
+__all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
 BATCHES_PER_WORKER = 6  # a worker's share of the space comes in about this many batches (at most 16 candidates)
 
@@ -72,13 +72,6 @@ class TuneResult:
 
 def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
     return sorted((c for c in candidates if c.status == "ok"), key=lambda c: (c.makespan, c.index))
-
-
-def check(space: Space, candidate: Candidate, seed: int) -> str:
-    """Run the candidate's kernel on the cpu backend and in the VISA interpreter against the
-    oracle (and, for an exact space, the golden candidate's bits): "pass", or "fail: " and
-    what differed."""
-    return Runs(space, seed).check(candidate.params)
 
 
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],

@@ -60,10 +60,25 @@ def _start_method() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-class _Pool:
+class _Futures:
+    """What the pool and dask executors share: their tasks' handles are futures."""
+
+    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
+        if not block:
+            return [h for h in handles if h.done()]
+        done, _ = self._wait(list(handles), return_when=FIRST_COMPLETED)
+        return list(done)
+
+    def result(self, handle: Any) -> Any:
+        return handle.result()
+
+
+class _Pool(_Futures):
     """`jobs` processes in all: this one, which evaluates batches between collecting the
     workers' results, and `jobs - 1` spawned workers (a worker's start overlaps the batches
     this process evaluates meanwhile)."""
+
+    _wait = staticmethod(futures_wait)
 
     def __init__(self, jobs: int, ref: FactoryRef | None) -> None:
         self.width, self.workers, self.helps = jobs, jobs - 1, True
@@ -74,20 +89,11 @@ class _Pool:
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
 
-    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
-        if not block:
-            return [h for h in handles if h.done()]
-        done, _ = futures_wait(handles, return_when=FIRST_COMPLETED)
-        return list(done)
-
-    def result(self, handle: Any) -> Any:
-        return handle.result()
-
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
 
-class _Dask:
+class _Dask(_Futures):
     """The threads of a dask.distributed cluster's workers; this process only sends the
     batches and collects the results."""
 
@@ -109,15 +115,6 @@ class _Dask:
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._client.submit(fn, item, pure=False)
-
-    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
-        if not block:
-            return [h for h in handles if h.done()]
-        done, _ = self._wait(list(handles), return_when="FIRST_COMPLETED")
-        return list(done)
-
-    def result(self, handle: Any) -> Any:
-        return handle.result()
 
     def close(self) -> None:
         self._client.close()
