@@ -63,10 +63,8 @@ def _cache_get(cache: Path, key: str) -> tuple[Outcome, dict[str, Any]] | None:
             return None  # edited or damaged since it was written: replay nothing unchecked
         if not deps_hold(data["deps"]):
             return None
-        diags = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
-                      for d in data["diagnostics"])
-        warns = tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
-                      for d in data["warnings"])
+        diags, warns = (tuple(Diagnostic(**{k: (tuple(v) if k == "notes" else v) for k, v in d.items()})
+                              for d in data[part]) for part in ("diagnostics", "warnings"))
         outcome = Outcome(data["kernel"], data["status"], data["text"], diags, warns, {}, makespan=data.get("makespan"))
         return outcome, data["deps"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -176,10 +174,6 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C, once
-
-
 def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Outcome, Record]]:
     """Run `work` on `jobs` forked workers; the results of the items that finished (a worker
     death breaks the pool: the items it had not finished are missing)."""
@@ -188,7 +182,8 @@ def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Out
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("fork")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=signal.signal,  # the parent handles Ctrl-C, once
+                               initargs=(signal.SIGINT, signal.SIG_IGN))
     done: dict[int, tuple[Outcome, Record]] = {}
     try:
         futures = {pool.submit(_compile_remote, item): item[0] for item in work}

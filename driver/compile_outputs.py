@@ -66,12 +66,6 @@ def write_outputs(directory: Path, kernels: list[Any], outcomes: dict[int, Outco
     return entries, manifest, manifest_text
 
 
-def _qualname(file: str, kernel: Any) -> str:
-    module = posixpath.normpath(file.replace(os.sep, "/"))
-    module = module[:-3] if module.endswith(".py") else module
-    return f"{module.replace('/', '.')}.{kernel.__qualname__}"
-
-
 def deny(outcome: Outcome) -> Outcome:
     """`-D warnings`: an ok outcome with warnings is refused, its warnings as its errors."""
     if outcome.status != "ok" or not outcome.warnings:
@@ -134,9 +128,9 @@ def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_sch
     write_atomic(directory / name, data)
     if stale.exists():
         stale.unlink()
-    file = posixpath.normpath(kernel.file.replace(os.sep, "/"))
-    return {"name": kernel.name, "qualname": _qualname(file, kernel), "file": file,
-            "status": outcome.status, "code": outcome.code, "artifact": name,
+    file = _norm(kernel.file)
+    return {"name": kernel.name, "qualname": f"{file.removesuffix('.py').replace('/', '.')}.{kernel.__qualname__}",
+            "file": file, "status": outcome.status, "code": outcome.code, "artifact": name,
             "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
             "timings_ms": outcome.timings_ms, "makespan": None,
             **(_schedule_fields(data, kernel.name, target, dump_schedule, outcome) if ok else {})}
