@@ -76,13 +76,9 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
         kernel = _load_kernel(path, name)
         arrays, resident = _read_inputs(kernel, inputs)
         dest = _out_dir(out_dir)
-    except _Usage as e:
-        print(f"error[USAGE]: {e}", file=err)
-        return EXIT_USAGE
-    status, result = _execute(kernel, arrays, backend, numerics, err)
-    if status != EXIT_OK:
-        return status
-    try:
+        status, result = _execute(kernel, arrays, backend, numerics, err)
+        if status != EXIT_OK:
+            return status
         from backends.cpu.host import returns_tuple
 
         written = _write_results(result, dest, kernel.name, _inout_names(kernel), returns_tuple(kernel))

@@ -44,10 +44,6 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
             raise _Usage("--input needs --exec")
         text = _read(path)
         given = user_target(target_spec)
-    except _Usage as e:
-        print(f"error[USAGE]: {e}", file=err)
-        return EXIT_USAGE
-    try:
         from visa import parse_visa
         from visa.verify import verify_artifact
 
@@ -55,13 +51,14 @@ def visa_command(path: str, verify: bool = False, exec_: bool = False, inputs: l
         target = _target(artifact, given)
         if verify or exec_:
             verify_artifact(artifact, target, source=text)
+        print(summary(artifact, verified=verify), file=out)
+        return _execute(artifact, target, inputs, out_dir, out, err) if exec_ else EXIT_OK
+    except _Usage as e:  # a bad invocation or input, before or after the summary
+        print(f"error[USAGE]: {e}", file=err)
+        return EXIT_USAGE
     except VisaFormatError as e:
         _format_error(e, path, err)
         return EXIT_USAGE
-    print(summary(artifact, verified=verify), file=out)
-    if not exec_:
-        return EXIT_OK
-    return _execute(artifact, target, inputs, out_dir, out, err)
 
 
 _MAX_TEXT = 1 << 30  # a VISA artifact or a target description larger than this is not one
@@ -141,12 +138,8 @@ def summary(artifact: Any, verified: bool = False) -> str:
 def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: TextIO, err: TextIO) -> int:
     from visa.interp import execute_inout
 
-    try:
-        arrays = bind_inputs(artifact.kernel.name, [(p.name, p.type.dtype) for p in artifact.kernel.params], inputs)
-        dest = _out_dir(out_dir)
-    except _Usage as e:
-        print(f"error[USAGE]: {e}", file=err)
-        return EXIT_USAGE
+    arrays = bind_inputs(artifact.kernel.name, [(p.name, p.type.dtype) for p in artifact.kernel.params], inputs)
+    dest = _out_dir(out_dir)
     try:
         results, finals = execute_inout(artifact, arrays, target)
     except NpuOptError as e:
@@ -157,13 +150,7 @@ def _execute(artifact: Any, target: Any, inputs: list[str], out_dir: str, out: T
         print(f"error[ICE]: the VISA interpreter raised {type(e).__name__}: {e}; please report this npu-opt bug",
               file=err)
         return EXIT_ICE
-    try:
-        values = results + finals  # an in-out parameter's final contents go to NAME.npy
-        written = _write_results(values if len(values) > 1 else (values[0] if values else None), dest,
-                                 artifact.kernel.name, [p.name for p in artifact.kernel.params if p.inout],
-                                 len(results) > 1)
-    except _Usage as e:
-        print(f"error[USAGE]: {e}", file=err)
-        return EXIT_USAGE
+    written = _write_results(tuple(results) + tuple(finals), dest, artifact.kernel.name,  # in-out finals: NAME.npy
+                             [p.name for p in artifact.kernel.params if p.inout], len(results) > 1)
     print_written(artifact.kernel.name, written, out)
     return EXIT_OK
