@@ -173,14 +173,7 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
     found = discover(paths, pattern)
     errors = list(found.errors) + _duplicates(found.kernels) + [e for e in [found.nothing_found(paths, pattern)] if e]
     status = EXIT_USAGE if errors else EXIT_OK
-    for error in errors:
-        if fmt == "json":
-            error_record(error, out)
-        elif fmt == "github":
-            print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
-                             col=error.col).github(), file=out)
-        else:
-            print(paint(error.render(), colored), file=out)
+    report_errors(errors, fmt, out, colored)
     counts = Counter()
     kernels = [k for k in found.kernels if valid_name(k.name)]  # the others are refused above
     for kernel, diagnostics in zip(kernels, _trace_all(kernels, tgt, jobs)):
@@ -191,14 +184,31 @@ def run_check(paths: list[str], pattern: str | None, fmt: str, out: TextIO | Non
         counts[state] += 1
         status = max(status, kernel_status(errs)) if status != EXIT_USAGE else status
         _report(kernel, state, errs, diagnostics, fmt, out, colored)
-    if fmt == "json":
-        summary_record(counts, len(errors), status, out)
-    else:
-        parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
-        if errors:
-            parts.append(f"{len(errors)} input error(s)")
-        print(f"checked {sum(valid_name(k.name) for k in found.kernels)} kernel(s): {', '.join(parts)}", file=out)
+    report_summary("checked", len(kernels), counts, len(errors), status, fmt, out)
     return status
+
+
+def report_errors(errors: list[LoadError], fmt: str, out: TextIO, colored: bool) -> None:
+    """The input errors of `check` and `compile`, as `fmt` prints them."""
+    for error in errors:
+        if fmt == "json":
+            error_record(error, out)
+        elif fmt == "github":
+            print(Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line,
+                             col=error.col).github(), file=out)
+        else:
+            print(paint(error.render(), colored), file=out)
+
+
+def report_summary(verb: str, kernels: int, counts: Counter, errors: int, status: int, fmt: str, out: TextIO) -> None:
+    """The last line of `check` and `compile`: the JSON summary, or `VERB N kernel(s): ...`."""
+    if fmt == "json":
+        summary_record(counts, errors, status, out)
+        return
+    parts = [f"{counts['ok']} ok"] + [f"{counts[s]} {s}" for s in ("refused", "ice") if counts[s]]
+    if errors:
+        parts.append(f"{errors} input error(s)")
+    print(f"{verb} {kernels} kernel(s): {', '.join(parts)}", file=out)
 
 
 def _report(kernel, state: str, errs: list[Diagnostic], diagnostics, fmt: str, out: TextIO,

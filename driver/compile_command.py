@@ -23,7 +23,8 @@ import attrs
 
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, run_check, unusable_names,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, report_errors, report_summary,
+    run_check, unusable_names,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
 from driver.fingerprint import compiler_fingerprint
@@ -34,7 +35,7 @@ from driver.discover import discover
 from driver.replay import deps_hold, invocation_key, write_atomic
 from driver.run_record import save_record
 from driver.schedule_command import schedule_manifest_fields
-from driver.json_report import error_record, kernel_record, summary_record
+from driver.json_report import kernel_record
 from ir.errors import InternalError
 
 __all__ = ["run_compile", "fail_text", "write_atomic", "CACHE_DIR"]
@@ -303,12 +304,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
 
 def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt: str, out: TextIO,
             status: int, colored: bool = False) -> None:
-    for error in errors:
-        if fmt == "json":
-            error_record(error, out)
-            continue
-        diag = Diagnostic(code=error.code, message=error.message, file=error.file, line=error.line, col=error.col)
-        print(diag.github() if fmt == "github" else paint(error.render(), colored), file=out)
+    report_errors(errors, fmt, out, colored)
     counts: Counter[str] = Counter()
     for kernel, outcome in zip(kernels, outcomes):
         counts[outcome.status] += 1
@@ -322,10 +318,4 @@ def _report(errors: list[Any], outcomes: list[Outcome], kernels: list[Any], fmt:
         print(f"{outcome.status:8} {kernel.name:28} {detail}", file=out)
         if fmt == "human" and every:
             print(paint(render_all(every, "human"), colored) + "\n", file=out)
-    if fmt == "json":
-        summary_record(counts, len(errors), status, out)
-    else:
-        parts = [f"{counts[s]} {s}" for s in ("ok", "refused", "ice") if counts[s] or s == "ok"]
-        if errors:
-            parts.append(f"{len(errors)} input error(s)")
-        print(f"compiled {len(outcomes)} kernel(s): {', '.join(parts)}", file=out)
+    report_summary("compiled", len(outcomes), counts, len(errors), status, fmt, out)
