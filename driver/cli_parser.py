@@ -19,28 +19,22 @@ import sys
 __all__ = ["build_parser"]
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("npu-opt")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-def _version_action() -> type:
+class _VersionAction(argparse.Action):
     """`--version`, the installed version looked up only when asked for (importlib.metadata
     costs more than the rest of a warm `compile`)."""
-    class VersionAction(argparse.Action):
-        def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
-            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                             help="show program's version number and exit")
 
-        def __call__(self, parser, namespace, values, option_string=None) -> None:
-            print(f"npu-opt {_version()}")
-            parser.exit()
+    def __init__(self, option_strings: list[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit")
 
-    return VersionAction
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"npu-opt {version('npu-opt')}")
+        except PackageNotFoundError:
+            print("npu-opt 0+unknown")
+        parser.exit()
 
 
 def _axis_arg(text: str) -> tuple[str, int]:
@@ -69,14 +63,11 @@ def _out_dir(text: str) -> str:
     return text
 
 
-def _parser_class() -> type:
+class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose errors suggest the closest command or option ("did you mean")."""
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str):  # type: ignore[override]
-            super().error(message + _did_you_mean(message, self))
-
-    return Parser
+    def error(self, message: str):  # type: ignore[override]
+        super().error(message + _did_you_mean(message, self))
 
 
 def _options(parser: Any) -> list[str]:
@@ -129,9 +120,8 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
     """The argument parser with every subcommand, or with `command`'s alone when it names
     one (what parsing its arguments needs: building the others costs more than a warm
     `compile`)."""
-    parser = _parser_class()(
-        prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
-    parser.add_argument("--version", action=_version_action())
+    parser = _Parser(prog="npu-opt", description="Kernel compiler for the Furiosa RNGD tensor unit.")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     adders = {"explain-mapping": _add_explain_mapping, "compile": lambda s: _add_compile(s, run_compile),
               "check": _add_check,
