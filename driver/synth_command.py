@@ -8,7 +8,7 @@ written); 2: a bad spec or invocation (USAGE); 3: a candidate hit an internal co
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import Any
 
 from ir.errors import NpuOptError
 
@@ -20,9 +20,8 @@ from tu_ops.target import get_target
 __all__ = ["synth_command"]
 
 
-def synth_command(args: Any, out: TextIO | None = None) -> int:
+def synth_command(args: Any) -> int:
     """Run `npu-opt synth` for parsed `args`; the exit status."""
-    out = out or sys.stdout
     try:
         if args.out_dir == "":
             raise NpuOptError("-o takes a directory (write -o . for the working directory)", code="USAGE")
@@ -43,7 +42,7 @@ def synth_command(args: Any, out: TextIO | None = None) -> int:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return 2
     tuned = result.tune
-    out.write(report_text(spec, tuned))
+    sys.stdout.write(report_text(spec, tuned))
     if tuned.count("ice"):
         return 3
     if tuned.winner is None:
@@ -51,5 +50,5 @@ def synth_command(args: Any, out: TextIO | None = None) -> int:
         print("synth: no candidate compiled and passed its check; refused by rule: "
               + (", ".join(f"{code} x{n}" for code, n in counts.items()) or "none"), file=sys.stderr)
         return 1
-    out.write(f"wrote {result.source_path} and its artifact {result.source_path.with_suffix('.visa')}\n")
+    sys.stdout.write(f"wrote {result.source_path} and its artifact {result.source_path.with_suffix('.visa')}\n")
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import TextIO
 
 from ir.errors import NpuOptError
 from tu_ops.target import BUILTIN_TARGETS, load_target, target_sha256
@@ -38,17 +37,16 @@ def describe(target) -> str:
     return "\n".join(lines)
 
 
-def targets_command(path: str | None = None, out: TextIO | None = None) -> int:
+def targets_command(path: str | None = None) -> int:
     """Print every built-in target, or the target file at `path`; exit 2 for a bad file."""
-    out = out or sys.stdout
     if path is not None:
         try:
             target = load_target(path)
         except (NpuOptError, OSError) as e:
             print(f"error[USAGE]: {e}", file=sys.stderr)
             return 2
-        print(describe(target), file=out)
+        print(describe(target))
         return 0
     for make in BUILTIN_TARGETS.values():
-        print(describe(make()), file=out)
+        print(describe(make()))
     return 0

@@ -80,9 +80,8 @@ def _size(space: Any, limit: int) -> int:
     return count
 
 
-def tune_command(args: Any, out: TextIO | None = None) -> int:
+def tune_command(args: Any) -> int:
     """Run `npu-opt tune` for parsed `args`; the exit status."""
-    out = out or sys.stdout
     try:
         _options(args)
         _tune_file(args.file)
@@ -98,7 +97,7 @@ def tune_command(args: Any, out: TextIO | None = None) -> int:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return 2
     write_report(result, args.out_dir)
-    out.write(json.dumps(report_json(result)) + "\n" if args.format == "json" else table(result))
+    sys.stdout.write(json.dumps(report_json(result)) + "\n" if args.format == "json" else table(result))
     if result.count("ice"):
         return 3
     return 0 if result.winner is not None else 1
