@@ -113,14 +113,10 @@ def _page_from(code: str, family: str, table: dict[str, Any]) -> Page:
     if "target" in table and "example" not in table:
         raise ValueError(f"page {code} in {family}.toml has a target but no example kernel to compile")
     fixes = table.get("fixes", [])
-    if isinstance(fixes, str):
-        fixes = [fixes]
-    return Page(code=code, family=family, title=table.get("title", "").strip(),
-                rule=table.get("rule", "").strip(), when=table.get("when", "").strip(),
-                fixes=tuple(f.strip() for f in fixes), example=table.get("example"),
-                command=table.get("command"), shadowed_by=table.get("shadowed_by"),
-                note=table.get("note"), op_example=table.get("op_example"),
-                target=table.get("target"), compat=table.get("compat", True))
+    fixes = [fixes] if isinstance(fixes, str) else fixes
+    return Page(code=code, family=family, fixes=tuple(f.strip() for f in fixes),
+                **{k: table.get(k, "").strip() for k in ("title", "rule", "when")},
+                **{k: table[k] for k in _KEYS - {"title", "rule", "when", "fixes"} if k in table})
 
 
 @lru_cache(maxsize=1)

@@ -43,22 +43,24 @@ _SOURCES = (".py", ".lark", ".toml")
 _RACY_NS = 2_000_000_000
 
 
-def _sources(roots: list[str]) -> list[tuple[str, str]]:
-    """(root, path) of every source (.py, .lark, .toml) file under `roots`, in a fixed order."""
-    every = []
+def _sources(roots: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The directories under `roots`, and (root, path) of every source (.py, .lark, .toml)
+    file in them, in a fixed order."""
+    dirs, every = [], []
     for root in roots:
         found = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            dirs.append(dirpath)
             found.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(_SOURCES))
         every.extend((root, path) for path in sorted(found))
-    return every
+    return dirs, every
 
 
 def source_digest(roots: list[str]) -> str:
     """A hash of the names and contents of every source file under `roots`."""
     digest = sha256()
-    for root, path in _sources(roots):
+    for root, path in _sources(roots)[1]:
         digest.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
             digest.update(f.read())
@@ -69,12 +71,8 @@ def source_stats(roots: list[str]) -> tuple[str, int, list[str]]:
     """A hash of the names, sizes, modification times and inodes of every source file
     under `roots` and of the directories holding them (a file added or removed changes
     its directory's time), the newest modification time (ns), and those paths in order."""
-    paths = []
-    for root in roots:
-        for dirpath, dirnames, _ in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            paths.append(dirpath)
-    paths += [path for _, path in _sources(roots)]
+    dirs, sources = _sources(roots)
+    paths = dirs + [path for _, path in sources]
     stamp, newest = stamp_of(paths)
     return stamp or "", newest, paths
 
