@@ -68,15 +68,10 @@ def unusable_names(kernels) -> set[str]:
 
 def load_target_spec(spec: str | None):
     """The target named by `--target NAME|FILE` (None: rngd)."""
-    from tu_ops.target import get_target, load_target
+    from tu_ops.target import BUILTIN_TARGETS, load_target
 
-    if spec is None or spec == "rngd":
-        return get_target("rngd")
-    from tu_ops.target import BUILTIN_TARGETS
-
-    if spec in BUILTIN_TARGETS:
-        return get_target(spec)
-
+    if spec is None or spec in BUILTIN_TARGETS:
+        return BUILTIN_TARGETS[spec or "rngd"]()
     try:
         info = Path(spec).stat()
     except OSError as e:
