@@ -155,11 +155,6 @@ def _span(node: ast.AST) -> dict[str, Any]:
             "end_col": (node.end_col_offset or 0) + 1}
 
 
-def _mapping_facts(calls: list[tuple[ast.Call, str]], axes: dict[str, int]) -> list[dict[str, Any]]:
-    key = tuple(axes.items())
-    return [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
-
-
 def _tensor_hover(spec: Any, text: str) -> str | None:
     resolved = spec.resolve() if hasattr(spec, "resolve") else None
     if resolved is None or not hasattr(resolved, "levels"):
@@ -230,6 +225,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
         calls, tensors = _nodes(tree)
-        out["mappings"] = _mapping_facts(calls, dict(axes) if isinstance(axes, dict) else {})
+        key = tuple(axes.items()) if isinstance(axes, dict) else ()
+        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
         out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
     return out

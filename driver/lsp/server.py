@@ -31,13 +31,6 @@ __all__ = ["NpuOptServer", "build_server", "serve"]
 _ROOT = Path(__file__).resolve().parents[2]
 
 
-def _settings(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        return {}
-    inner = value.get("npuOpt", value.get("npu-opt"))
-    return inner if isinstance(inner, dict) else value
-
-
 class NpuOptServer(LanguageServer):
     """The language server with its worker and each document's last facts."""
 
@@ -52,7 +45,9 @@ class NpuOptServer(LanguageServer):
         self.checks = 0
 
     def configure(self, settings: Any) -> None:
-        options = _settings(settings)
+        options = settings if isinstance(settings, dict) else {}
+        inner = options.get("npuOpt", options.get("npu-opt"))
+        options = inner if isinstance(inner, dict) else options
         for key in ("inlayHints", "debounceMs", "guideUrl"):
             if key in options:
                 self.options[key] = options[key]

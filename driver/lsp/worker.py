@@ -92,11 +92,6 @@ def _enums() -> dict[str, list[str]]:
     return out
 
 
-def _warm() -> None:
-    """Import what every check needs once, here, so the first edit is as fast as the next."""
-    load_lazy_stages()
-
-
 def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
     shown = printed.text.strip().splitlines()[0][:80] if printed.text.strip() else printed.text[:80]
     return record(f"the file printed to standard output while being checked ({shown!r}); the language server "
@@ -139,12 +134,6 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
     return result
 
 
-def _limit_memory(megabytes: int) -> None:
-    if megabytes > 0:
-        limit = megabytes << 20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     memory = int(args[args.index("--memory") + 1]) if "--memory" in args else 0
@@ -159,8 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         channel.write(json.dumps(message, default=str) + "\n")
         channel.flush()
 
-    _warm()
-    _limit_memory(memory)
+    load_lazy_stages()  # what every check needs, imported once, here: the first edit is as fast as the next
+    if memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
     send({"hello": {"enums": _enums(), "pid": os.getpid()}})
     for line in sys.stdin:
         request = json.loads(line)
