@@ -51,13 +51,10 @@ _NPY_MAGIC = b"\x93NUMPY"
 # float dtypes with no .npy form: written as, and accepted as, their unsigned bit patterns.
 _BIT_FLOATS = (DType.BF16, DType.F8E4M3, DType.F8E5M2, DType.F4E2M1)
 @functools.cache
-def _ml_floats() -> dict[np.dtype, type]:
-    """The ml_dtypes float dtypes and the unsigned type of their bit patterns (ml_dtypes is
-    imported here, not at module import: `compile` reaches this module and must not pay for it)."""
-    import ml_dtypes
-
-    return {np.dtype(ml_dtypes.bfloat16): np.uint16, np.dtype(ml_dtypes.float8_e4m3fn): np.uint8,
-            np.dtype(ml_dtypes.float8_e5m2): np.uint8, np.dtype(ml_dtypes.float4_e2m1fn): np.uint8}
+def _ml_floats() -> dict[np.dtype, np.dtype]:
+    """The ml_dtypes float dtypes and the unsigned dtype of their bit patterns (built on first use, not at
+    module import: `compile` reaches this module and must not load ml_dtypes)."""
+    return {np.dtype(d.host_dtype): d.bits_dtype for d in _BIT_FLOATS}
 
 
 class _Usage(Exception):

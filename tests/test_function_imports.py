@@ -72,7 +72,6 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.explain", "tu_ops.base"): "a cached page runs no example: no lowering",
     # `compile` loads driver.schedule_command, and through it driver.visa_command and
     # driver.run_command, for their exit codes and the manifest's makespan
-    ("driver.run_command", "ml_dtypes"): "`compile` loads this module and must not load ml_dtypes",
     ("driver.run_command", "backends.cpu.host"): "`compile` loads this module, never the cpu backend",
     ("driver.schedule_command", "visa"): "the VISA parser: a compile schedules its own parsed artifact",
     ("driver.schedule_command", "visa.schedule.compare"): "`schedule A B` only",
