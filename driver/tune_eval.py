@@ -138,29 +138,23 @@ def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | 
     return Candidate(index, params, "ok", makespan=known.makespan, bound=known.bound)
 
 
-@attrs.frozen
-class _Stop:
-    bound: int
-    makespan: int | None
-
-
 def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None) -> _Known:
     rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
 
-    def gate(lowered: Any, gate_target: Any) -> _Stop:
+    def gate(lowered: Any, gate_target: Any) -> _Known:  # the compile stops with what the gate returns
         steps = build_steps(lowered, rates, gate_target)
         bound = busiest_context(steps)[1]
         if cutoff is not None and bound > cutoff:
-            return _Stop(bound, None)
+            return _Known("ok", None, "", bound, None)
         slots, _ = schedule_steps(steps)
         makespan = max((s.end for s in slots), default=0)
         if makespan < bound:
             raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound {bound}")
-        return _Stop(bound, makespan)
+        return _Known("ok", None, "", bound, makespan)
 
     outcome = compile_kernel(kernel, tgt, gate=gate, traced=traced)
-    if isinstance(outcome, _Stop):
-        return _Known("ok", None, "", outcome.bound, outcome.makespan)
+    if isinstance(outcome, _Known):
+        return outcome
     if outcome.status == "ok":  # the gate stops every lowering that verifies
         raise InternalError(f"tune: the compile of {kernel.name} went past its gate")
     message = outcome.diagnostics[0].message if outcome.diagnostics else ""
