@@ -40,7 +40,7 @@ from ir.codes import CODES, CodeInfo
 from ir.diagnostic import Diagnostic
 
 __all__ = [
-    "Page", "page", "all_codes", "all_pages", "render_page", "example_diagnostics",
+    "Page", "page", "all_pages", "render_page", "example_diagnostics",
     "normalize_code", "close_matches", "explain_command", "render_diagnostic", "EXAMPLE_FILE",
     "TARGET_FILE", "verifier_diagnostic",
 ]
@@ -144,13 +144,6 @@ def all_pages() -> dict[str, Page]:
 def page(code: str) -> Page | None:
     """The page of `code` (case-insensitive), or None."""
     return _load().get(normalize_code(code))
-
-
-def all_codes() -> tuple[str, ...]:
-    """Codes that have a page: rule-index order first, then any others alphabetically."""
-    pages = _load()
-    ordered = [c for c in CODES if c in pages]
-    return tuple(ordered + sorted(set(pages) - set(ordered)))
 
 
 def close_matches(code: str, n: int = 3) -> list[str]:
