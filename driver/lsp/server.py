@@ -83,8 +83,9 @@ class NpuOptServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, version=version, diagnostics=to_diagnostics(facts, lines, uri, self.options["guideUrl"])))
 
-    async def settled(self, uri: str) -> tuple[dict[str, Any], list[str]]:
-        """The document's facts once no check of it is pending, and its lines."""
+    async def settled(self, uri: str, usable: bool = False) -> tuple[dict[str, Any], list[str]]:
+        """The document's facts once no check of it is pending (`usable`: or, when this version
+        does not load, mid-edit, the last ones with a trace), and its lines."""
         while True:
             task = self.tasks.get(uri)
             if task is None or task.done():
@@ -94,12 +95,10 @@ class NpuOptServer(LanguageServer):
             except asyncio.CancelledError:
                 if self.tasks.get(uri) is task:
                     raise
-        doc = self.workspace.get_text_document(uri)
-        return self.facts.get(uri, EMPTY), doc.source.split("\n")
-
-    def usable(self, uri: str, facts: dict[str, Any]) -> dict[str, Any]:
-        """The facts, or the last ones with a trace when this version does not load (mid-edit)."""
-        return facts if facts.get("stages") else self.good.get(uri, facts)
+        facts = self.facts.get(uri, EMPTY)
+        if usable and not facts.get("stages"):
+            facts = self.good.get(uri, facts)
+        return facts, self.workspace.get_text_document(uri).source.split("\n")
 
 
 def _path_of(uri: str) -> str:
@@ -171,8 +170,8 @@ def _requests(server: NpuOptServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     async def _hover(ls: NpuOptServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        facts, lines = await ls.settled(params.text_document.uri)
-        return hover(ls.usable(params.text_document.uri, facts), lines, params.position)
+        facts, lines = await ls.settled(params.text_document.uri, usable=True)
+        return hover(facts, lines, params.position)
 
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
     async def _inlay(ls: NpuOptServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
@@ -183,14 +182,14 @@ def _requests(server: NpuOptServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["."]))
     async def _complete(ls: NpuOptServer, params: lsp.CompletionParams) -> lsp.CompletionList:
-        facts, lines = await ls.settled(params.text_document.uri)
-        items = completions(ls.usable(params.text_document.uri, facts), ls.worker.enums, lines, params.position)
+        facts, lines = await ls.settled(params.text_document.uri, usable=True)
+        items = completions(facts, ls.worker.enums, lines, params.position)
         return lsp.CompletionList(is_incomplete=False, items=items)
 
     @server.feature(lsp.TEXT_DOCUMENT_SIGNATURE_HELP, lsp.SignatureHelpOptions(trigger_characters=["(", ","]))
     async def _signature(ls: NpuOptServer, params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
-        facts, lines = await ls.settled(params.text_document.uri)
-        return signature_help(ls.usable(params.text_document.uri, facts), lines, params.position)
+        facts, lines = await ls.settled(params.text_document.uri, usable=True)
+        return signature_help(facts, lines, params.position)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
