@@ -223,22 +223,6 @@ class _TrackedData(dict):  # type: ignore[type-arg]
         return (dict, (dict(super().items()),))
 
 
-class _TrackedEnviron(type(os.environ)):  # type: ignore[misc]
-    """`os.environ` (and `os.environb`) that tells the active records which variables were
-    looked up."""
-
-    def __getitem__(self, key: Any) -> Any:
-        name = key.decode("utf-8", "surrogateescape") if isinstance(key, bytes) else key
-        for record in _ACTIVE:
-            record.env.add(name)
-        return super().__getitem__(key)
-
-    def __iter__(self) -> Iterator[str]:
-        for record in _ACTIVE:
-            record.env.add(_ALL)
-        return super().__iter__()
-
-
 def _install() -> None:
     global _INSTALLED
     if _INSTALLED:
@@ -250,13 +234,9 @@ def _install() -> None:
         posix = sys.modules.get("posix")
         if posix is not None and getattr(posix, "environ", None) is env._data:  # type: ignore[attr-defined]
             posix.environ = data
-    if not isinstance(env, _TrackedEnviron) or env._data is not data:  # type: ignore[attr-defined]
-        os.environ = _TrackedEnviron(data, env.encodekey, env.decodekey,  # type: ignore[attr-defined]
-                                     env.encodevalue, env.decodevalue)  # type: ignore[attr-defined]
-    envb = getattr(os, "environb", None)
-    if envb is not None and (not isinstance(envb, _TrackedEnviron) or envb._data is not data):
-        os.environb = _TrackedEnviron(data, envb.encodekey, envb.decodekey,  # type: ignore
-                                      envb.encodevalue, envb.decodevalue)  # type: ignore[attr-defined]
+    for environ in (env, getattr(os, "environb", None)):  # their every lookup reads the tracked store
+        if environ is not None:
+            environ._data = data  # type: ignore[attr-defined]
     _library_roots()  # both computed before os.stat is wrapped: they stat paths themselves
     system_roots()
     os.stat = _recorder(_STAT, "stats")
