@@ -123,8 +123,7 @@ def _check_numerics(numerics: str, backend: str) -> None:
 
 
 def _load_kernel(path: str, name: str) -> DeviceKernel:
-    p = Path(path)
-    if p.is_dir():
+    if Path(path).is_dir():
         raise _Usage(f"{path} is a directory; `npu-opt run` takes FILE::KERNEL")
     found = discover([path])
     if found.errors:
@@ -299,9 +298,6 @@ def _execute(kernel: DeviceKernel, arrays: list[np.ndarray], backend: str, numer
         return (EXIT_ICE if "ICE" in codes else EXIT_USAGE if "USAGE" in codes else EXIT_REFUSED), None
     except NpuOptError as e:
         first = e.message.splitlines()[0] if e.message else type(e).__name__
-        if e.code == "USAGE":
-            print(f"error[USAGE]: {first}", file=err)
-            return EXIT_USAGE, None
         print(f"error[{e.code}]: {first}", file=err)
         return exec_status(e.code), None
     except Exception as e:  # noqa: BLE001 - a crash of the backend is an internal error (exit 3)
