@@ -195,17 +195,11 @@ def _compile_source(source: str, target: str | None = None, compat: bool = True)
     `npu-opt compile [--target target.toml] [--no-compat]` does: each kernel's errors,
     then its warnings. `target` is the TOML text of a target description file."""
     from npu_opt.compile_api import compile_kernel
-    from tu_ops.target import load_target
+    from tu_ops.target_file import load_target_bytes  # the file's bytes, as load_target reads them
 
-    with tempfile.TemporaryDirectory(prefix="npu-opt-explain-target-") as tmp:
-        tgt: Any = "rngd"
-        if target is not None:
-            target_path = os.path.join(tmp, TARGET_FILE)
-            with open(target_path, "w", encoding="utf-8") as fh:
-                fh.write(target)
-            tgt = load_target(target_path)
-        with _example_module(source) as (path, kernels):
-            outcomes = [compile_kernel(k, tgt, compat) for k in kernels]
+    tgt: Any = "rngd" if target is None else load_target_bytes(target.encode("utf-8"), source=TARGET_FILE)
+    with _example_module(source) as (path, kernels):
+        outcomes = [compile_kernel(k, tgt, compat) for k in kernels]
     diagnostics = [d for o in outcomes for d in (*o.diagnostics, *o.warnings)]
     return tuple(_relocate(d, path) for d in diagnostics)
 

@@ -68,7 +68,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("tu_ops.lower.build", "tu_ops.gather_records"): "a kernel's first gather, scatter or shuffle loads its records",
     ("tu_ops.dma_records", "tu_ops.spm"): "a kernel's first SPM move loads its record class (a GEMM has none)",
     ("driver.explain", "npu_opt.compile_api"): "a cached page runs no example: no compiler",
-    ("driver.explain", "tu_ops.target"): "a cached page runs no example: no lowering",
+    ("driver.explain", "tu_ops.target_file"): "a cached page runs no example: no lowering",
     ("driver.explain", "tu_ops.base"): "a cached page runs no example: no lowering",
     # `compile` loads driver.schedule_command, and through it driver.visa_command and
     # driver.run_command, for their exit codes and the manifest's makespan
