@@ -12,7 +12,7 @@ from typing import Any
 
 from ir.errors import NpuOptError
 
-from driver.synth import refusals, report_text, synthesize
+from driver.synth import report_text, summary, synthesize
 from driver.tune_command import _progress
 from npu_opt.synth import contraction, parse_sizes
 from tu_ops.target import get_target
@@ -45,10 +45,8 @@ def synth_command(args: Any) -> int:
     sys.stdout.write(report_text(spec, tuned))
     if tuned.count("ice"):
         return 3
-    if tuned.winner is None:
-        counts = refusals(tuned)
-        print("synth: no candidate compiled and passed its check; refused by rule: "
-              + (", ".join(f"{code} x{n}" for code, n in counts.items()) or "none"), file=sys.stderr)
+    if tuned.winner is None:  # the summary's last line counts the refusals by rule
+        print("synth: no candidate compiled and passed its check; " + summary(spec, tuned)[-1], file=sys.stderr)
         return 1
     sys.stdout.write(f"wrote {result.source_path} and its artifact {result.source_path.with_suffix('.visa')}\n")
     return 0
