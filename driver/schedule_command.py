@@ -26,9 +26,7 @@ from visa.schedule import builtin_rates, load_rates, schedule_artifact
 __all__ = ["schedule_command", "schedule_of_text", "schedule_manifest_fields"]
 
 
-def _rates(spec: str | None, target_name: str) -> Any:
-    if spec is not None:
-        return load_rates(spec)
+def _rates(target_name: str) -> Any:
     return builtin_rates(target_name) or builtin_rates("rngd")
 
 
@@ -41,7 +39,7 @@ def schedule_of_text(text: str, target: Any = None, rates: Any = None, artifact:
         artifact = parse_visa(text, target=target)
     if target is None:
         target = _target(artifact)
-    return schedule_artifact(artifact, target=target, rates=rates or _rates(None, artifact.target))
+    return schedule_artifact(artifact, target=target, rates=rates or _rates(artifact.target))
 
 
 def schedule_command(files: list[str], fmt: str = "human", trace: str | None = None, html: str | None = None,
@@ -60,7 +58,7 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
         for path in files:
             text = _read(path)
             try:
-                schedules.append(_verified_schedule(text, given, _rates(rates, "rngd") if rates else None, verify))
+                schedules.append(_verified_schedule(text, given, load_rates(rates) if rates else None, verify))
             except VisaFormatError as e:
                 _format_error(e, path, err)
                 return EXIT_USAGE
@@ -117,7 +115,7 @@ def schedule_manifest_fields(text: str, kernel: str, target: Any, dump_dir: str 
     from visa.schedule.report import schedule_json
 
     try:
-        schedule = schedule_of_text(text, target=target, rates=_rates(None, target.name), artifact=artifact)
+        schedule = schedule_of_text(text, target=target, rates=_rates(target.name), artifact=artifact)
     except Exception as e:  # noqa: BLE001 - the artifact is written; only its schedule is missing
         print(f"warning[ICE]: {kernel}: internal error in the schedule model ({type(e).__name__}: {e}); "
               f"its makespan is not recorded", file=sys.stderr)
