@@ -35,15 +35,12 @@ class UserExit(Exception):
     """`sys.exit()` / `os._exit()` / `KeyboardInterrupt` raised by the space's code."""
 
 
-def _where(path: str, fn: Any, e: BaseException | None) -> str:
-    line = _line_in(e, Path(path)) if e is not None else None
-    if line is None:
-        line = getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
-    return f"{path}:{line}" if line else path
-
-
 def _usage(path: str, fn: Any, role: str, e: BaseException | None, what: str) -> NpuOptError:
-    return NpuOptError(f"{_where(path, fn, e)}: the space's {role} {what}", code="USAGE")
+    """USAGE at the user's line: where `e` was raised in the file, else where `fn` starts."""
+    line = _line_in(e, Path(path)) if e is not None else None
+    line = line or getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
+    where = f"{path}:{line}" if line else path
+    return NpuOptError(f"{where}: the space's {role} {what}", code="USAGE")
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -20,11 +20,10 @@ import ast
 import functools
 import linecache
 import os
-import traceback
 from pathlib import Path
 from typing import Any
 
-from driver.discover import load_file, own_kernels
+from driver.discover import _line_in, load_file, own_kernels
 from driver.lsp.supervisor import record
 from driver.lsp.types_text import guide_text, type_markdown
 from driver.mapping_report import explain, one_line
@@ -67,18 +66,13 @@ def _kernels(module: Any, path: str) -> tuple[list[DeviceKernel], list[dict[str,
         try:
             made = value.factory(**point)
         except Exception as e:  # noqa: BLE001 - the user's factory, the user's error
-            line = _line_in(e, path) or value.factory.__code__.co_firstlineno
+            line = _line_in(e, Path(path)) or value.factory.__code__.co_firstlineno
             errors.append(record(f"the kernel factory `{value.factory.__name__}` raised {type(e).__name__} for its "
                                  f"default point {point}: {e}", line, path))
             continue
         if isinstance(made, DeviceKernel):
             found.append(made)
     return found, errors
-
-
-def _line_in(e: BaseException, path: str) -> int | None:
-    lines = [n for frame, n in traceback.walk_tb(e.__traceback__) if _same_file(frame.f_code.co_filename, path)]
-    return lines[-1] if lines else None
 
 
 def stage_classes(classes: set[type]) -> dict[str, dict[str, str]]:
