@@ -49,13 +49,11 @@ def _died_record(path: str, line: int, kernel: str | None, what: str) -> dict[st
 class Worker:
     """One warm worker process, used by one check at a time."""
 
-    def __init__(self, limits: Limits | None = None, cwd: str | None = None) -> None:
-        self.limits = limits or Limits()
-        self.cwd = cwd
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
         self.process: subprocess.Popen | None = None
         self.enums: dict[str, list[str]] = {}
         self.lock = threading.Lock()
-        self.started = 0  # how many processes were started (tests read it)
         self._next = 0
         self._eof = False  # the current worker's channel reached end of file
 
@@ -67,8 +65,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "driver.lsp.worker", "--memory", str(self.limits.memory_mb)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            encoding="utf-8", cwd=self.cwd, env=env)
-        self.started += 1
+            encoding="utf-8", env=env)
         self._eof = False
         hello = self._read(time.monotonic() + 60.0)
         if not hello or "hello" not in hello:
