@@ -38,13 +38,11 @@ __all__ = ["SynthResult", "proxy_checked", "refusals", "space_file", "synthesize
 
 @attrs.frozen
 class SynthResult:
-    """The tune result of the contraction's space and the files written (the winner's source
-    path is None when no candidate won)."""
+    """The tune result of the contraction's space and the winner's source path (None when no
+    candidate won)."""
 
-    spec: Contraction
     tune: TuneResult
     source_path: Path | None
-    files: tuple[Path, ...]
 
 
 def refusals(result: TuneResult) -> dict[str, int]:
@@ -87,21 +85,18 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
                   progress=progress)
     if not space.checks:  # too large to run: the best candidates are checked at a proxy size
         result = proxy_checked(spec, space, result, top=top, seed=seed, target=target)
-    files = []
     src = None
     if result.winner is not None:
         src = out / f"{spec.name}.py"
         write_atomic(src, source(spec, result.winner.params))
         _same_artifact(src, spec.name, result.winner.text, target)
-        visa = out / f"{spec.name}.visa"
-        write_atomic(visa, result.winner.text)
-        files += [src, visa]
+        write_atomic(out / f"{spec.name}.visa", result.winner.text)
     texts = {out / "synth.txt": report_text(spec, result),
              out / "synth.json": json.dumps(report(spec, result), indent=2) + "\n",
              out / "synth.svg": plot_svg(result)}
     for path, text in texts.items():
         write_atomic(path, text)
-    return SynthResult(spec, result, src, tuple(files + list(texts)))
+    return SynthResult(result, src)
 
 
 def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
