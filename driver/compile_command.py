@@ -286,8 +286,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
                                imported, out is sys.stdout)
     if deny_warnings:
         outcomes = {i: deny(o) for i, o in outcomes.items()}
-    entries, manifest, manifest_text = write_outputs(directory, kernels, outcomes, found.files, errors, tgt,
-                                                     dump_schedule)
+    manifest, manifest_text = write_outputs(directory, kernels, outcomes, found.files, errors, tgt, dump_schedule)
     status = max([EXIT_ICE if o.status == "ice" else kernel_status(o.diagnostics) for o in outcomes.values()],
                  default=EXIT_OK)
     status = EXIT_USAGE if errors else status

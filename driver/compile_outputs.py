@@ -41,10 +41,10 @@ def target_hash(target: Any) -> str:
 
 
 def write_outputs(directory: Path, kernels: list[Any], outcomes: dict[int, Outcome], files: tuple[str, ...],
-                  errors: list[Any], target: Any, dump_schedule: str | None) -> tuple[list, dict, str]:
+                  errors: list[Any], target: Any, dump_schedule: str | None) -> tuple[dict, str]:
     """Write each kernel's artifact and the manifest into `directory`; remove what the
     previous manifest listed that this run replaces (`remove_unlisted`). A write that
-    fails is appended to `errors`. Returns the manifest's entries, the manifest and its text."""
+    fails is appended to `errors`. Returns the manifest and its text."""
     entries = []
     for i, kernel in enumerate(kernels):
         try:
@@ -63,7 +63,7 @@ def write_outputs(directory: Path, kernels: list[Any], outcomes: dict[int, Outco
         write_atomic(directory / "manifest.json", manifest_text)
     except OSError as e:
         errors.append(LoadError(str(directory / "manifest.json"), f"cannot write the manifest: {e.strerror or e}"))
-    return entries, manifest, manifest_text
+    return manifest, manifest_text
 
 
 def deny(outcome: Outcome) -> Outcome:
