@@ -70,8 +70,9 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event == "import":
         _imported(args[0])
         return
-    if event in ("os.listdir", "os.scandir"):
-        _listed(args[0])
+    if event in ("os.listdir", "os.scandir"):  # a directory listed (by the user's code: `_note_stat`)
+        if not isinstance(args[0], int):
+            _note_stat(args[0] if args[0] is not None else ".", sys._getframe(1), "dirs")
         return
     if event != "open":
         return
@@ -122,18 +123,6 @@ def _is_user_module_path(file: str) -> bool:
     return not os.path.abspath(file).startswith(system_roots())
 
 
-def _listed(path: Any) -> None:
-    """A directory listed by the user's code (the import system's own listings are not inputs)."""
-    if isinstance(path, int):
-        return
-    if not _by_user_code(sys._getframe(2)):
-        return  # the import system's, npu-opt's own (discovery's walk: the run record keeps that)
-    with contextlib.suppress(TypeError, ValueError):
-        name = os.path.abspath(os.fsdecode(path if path is not None else "."))
-        for record in _ACTIVE:
-            record.dirs.add(name)
-
-
 _OWN = frozenset({"ir", "npu_opt", "tu_ops", "visa", "backends", "driver"})
 _STAT = os.stat
 _LSTAT = os.lstat
@@ -165,6 +154,8 @@ def _recorder(real: Any, part: str) -> Any:
 
 
 def _note_stat(path: Any, frame: Any, part: str) -> None:
+    """`path` into the active records' `part` when the call at `frame` is the user's code's (the
+    import system's and npu-opt's own look-ups, discovery's walk included, are no inputs)."""
     if not _by_user_code(frame):
         return
     with contextlib.suppress(TypeError, ValueError):
