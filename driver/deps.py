@@ -58,12 +58,6 @@ def _is_user_file(path: str) -> bool:
     return not path.startswith(system_roots()) and os.path.isfile(path)
 
 
-@functools.lru_cache(maxsize=None)
-def _is_user_module_file(path: str) -> bool:
-    """`_is_user_file` for a loaded module's file (fixed for the process's lifetime)."""
-    return _is_user_file(path)
-
-
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if not _ACTIVE:
         return
@@ -252,7 +246,7 @@ def recording() -> Iterator[Record]:
 def user_modules() -> set[str]:
     """Files of every loaded module that is neither the Python installation's nor npu-opt's
     (those a kernel file's import scope keeps included: npu_opt/per_file_imports.py)."""
-    files = {f for f in scope_files() if _is_user_module_file(f)}
+    files = {f for f in scope_files() if _user_file_of(f)}  # absolute paths already
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
@@ -267,7 +261,7 @@ def _user_file_of(file: str) -> str | None:
     """A loaded module's `__file__` as an absolute path when it is the user's, else None
     (fixed for the process's lifetime, asked of every module after every compile)."""
     path = os.path.abspath(file)
-    return path if _is_user_module_file(path) else None
+    return path if _is_user_file(path) else None
 
 
 def snapshot(record: Record) -> dict[str, dict[str, Any]]:
