@@ -41,7 +41,7 @@ from ir.diagnostic import Diagnostic
 
 __all__ = [
     "Page", "page", "all_pages", "render_page", "example_diagnostics",
-    "normalize_code", "close_matches", "explain_command", "render_diagnostic", "EXAMPLE_FILE",
+    "normalize_code", "close_matches", "explain_command", "EXAMPLE_FILE",
     "TARGET_FILE", "verifier_diagnostic",
 ]
 
@@ -268,12 +268,6 @@ def _example_lines(source: str) -> Iterator[None]:
             linecache.cache[EXAMPLE_FILE] = previous
 
 
-def render_diagnostic(d: Diagnostic, source: str) -> str:
-    """`d.render()` with the example's source line and caret."""
-    with _example_lines(source):
-        return d.render()
-
-
 # --- rendering ----------------------------------------------------------------------------
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -299,7 +293,8 @@ def _example_output(p: Page) -> str:
         return ("  (this npu-opt build reports nothing for the example yet: the rule's check is not "
                 "implemented)")
     first = diagnostics[0]
-    text = _indent(render_diagnostic(first, source), "  ")
+    with _example_lines(source):  # the example's source line and caret
+        text = _indent(first.render(), "  ")
     if first.code != p.expected_code:
         text += f"\n\n  (expected {p.expected_code}; this npu-opt build reports {first.code} first)"
     return text
