@@ -40,8 +40,7 @@ from ir.codes import CODES, CodeInfo
 from ir.diagnostic import Diagnostic
 
 __all__ = [
-    "Page", "page", "all_pages", "render_page", "example_diagnostics",
-    "normalize_code", "close_matches", "explain_command", "EXAMPLE_FILE",
+    "Page", "page", "render_page", "normalize_code", "close_matches", "explain_command", "EXAMPLE_FILE",
     "TARGET_FILE", "verifier_diagnostic",
 ]
 
@@ -134,11 +133,6 @@ def _load() -> dict[str, Page]:
                 raise ValueError(f"page {key} is defined twice ({pages[key].family}.toml, {family}.toml)")
             pages[key] = _page_from(key, family, table)
     return pages
-
-
-def all_pages() -> dict[str, Page]:
-    """Every page, keyed by its canonical code."""
-    return dict(_load())
 
 
 def page(code: str) -> Page | None:
@@ -242,15 +236,6 @@ def _run_example(p: Page) -> tuple[Diagnostic, ...]:
     if p.lowers:
         return _compile_source(p.example, p.target, p.compat)
     return _trace_source(p.example)
-
-
-def example_diagnostics(code: str) -> tuple[Diagnostic, ...]:
-    """Every diagnostic of the page's example, in report order (kernel examples: file =
-    example.py; traced, or compiled for lowering codes; op examples: the verifier's)."""
-    p = page(code)
-    if p is None:
-        raise KeyError(f"no page for {code!r}")
-    return _run_example(p)
 
 
 @contextmanager

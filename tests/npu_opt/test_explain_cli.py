@@ -12,7 +12,7 @@ import pytest
 from driver import explain
 from driver.cli import main
 
-PAGES = explain.all_pages()
+PAGES = dict(explain._load())  # every page, keyed by its canonical code
 KERNEL_PAGES = sorted(c for c, p in PAGES.items() if p.example is not None)
 
 
