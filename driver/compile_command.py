@@ -28,7 +28,7 @@ from driver.check_command import (
 )
 from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
 from driver.fingerprint import compiler_fingerprint
-from driver.compile_outputs import deny, fail_text, target_hash, warm_manifest, writable_dir, write_outputs
+from driver.compile_outputs import deny, fail_text, target_hash, writable_dir, write_outputs
 from driver.color import paint, use_color
 from driver.deps import Record, recording, snapshot, user_modules
 from driver.discover import discover
@@ -296,8 +296,7 @@ def run_compile(paths: list[str], out_dir: str, *, backend: str = "npu", target:
     out.write(report.getvalue())
     if deps is not None and not errors and dump_schedule is None:
         key = invocation_key(paths, out_dir, target, pattern, compat, fmt, use_color(color, out), deny_warnings)
-        save_record(directory, key, paths, target, deps, manifest_text, warm_manifest(manifest),
-                    report.getvalue(), status)
+        save_record(directory, key, paths, target, deps, manifest, manifest_text, report.getvalue(), status)
     return status
 
 

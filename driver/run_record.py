@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from driver.compile_outputs import warm_manifest
 from driver.fingerprint import _compiler_identity, sha256
 from driver.replay import _MAGIC, RECORD, _listing, digest, write_atomic
 
@@ -16,21 +17,19 @@ __all__ = ["save_record"]
 
 
 def save_record(directory: Path, key: str, paths: list[str], target: str | None, deps: dict[str, Any],
-                manifest_text: str, warm_manifest: str, report: str, status: int) -> None:
+                manifest: dict[str, Any], manifest_text: str, report: str, status: int) -> None:
     """Write the run record of a compile whose every kernel is cached (see the module doc)."""
     files = dict(deps.get("files", {}))
     if target is not None and Path(target).is_file():
         files[os.path.abspath(target)] = digest(target)
-    import json
-
     fingerprint, stamp = _compiler_identity()  # of the sources as the run read them
-    artifacts = [[entry["artifact"], entry["sha256"]] for entry in json.loads(warm_manifest)["kernels"]]
+    artifacts = [[entry["artifact"], entry["sha256"]] for entry in manifest["kernels"]]
     record = {"key": key, "fingerprint": fingerprint, "sources_stamp": stamp,
               "listing": _listing(paths),
               "deps": {**{part: dict(deps.get(part, {})) for part in ("env", "stats", "dirs", "modules", "links")},
                        "files": files},
               "manifest_sha256": sha256(manifest_text.encode()).hexdigest(),
-              "warm_manifest": warm_manifest, "artifacts": artifacts, "report": report, "status": status}
+              "warm_manifest": warm_manifest(manifest), "artifacts": artifacts, "report": report, "status": status}
     cache = directory / ".npu-opt-cache"
     try:
         cache.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,6 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.check_command", "concurrent.futures"): "the worker pool, as multiprocessing",
     ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
     ("driver.fingerprint", "ir.version"): "a warm replay loads no `ir` package; only a stale stat stamp asks",
-    ("driver.run_record", "json"): "a replay whose stat stamp is stale loads this module, and no json",
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
     ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
     ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
