@@ -256,9 +256,8 @@ def _example_lines(source: str) -> Iterator[None]:
 # --- rendering ----------------------------------------------------------------------------
 
 def _wrap(text: str, indent: str = "  ") -> str:
-    paragraphs = [p for p in text.strip().split("\n\n")]
     return "\n\n".join(textwrap.fill(" ".join(p.split()), width=88, initial_indent=indent,
-                                     subsequent_indent=indent) for p in paragraphs)
+                                     subsequent_indent=indent) for p in text.strip().split("\n\n"))
 
 
 def _indent(text: str, indent: str = "    ") -> str:
