@@ -136,14 +136,10 @@ def walk_strings(paths: list[str]) -> tuple[list[str], list[str]]:
             files.append(root)
         else:
             missing.append(raw)
-    seen: set[str] = set()
-    unique = []
+    first: dict[str, str] = {}
     for f in files:  # the same file named twice (or through two paths) is one file
-        real = os.path.realpath(f)
-        if real not in seen:
-            seen.add(real)
-            unique.append(f)
-    return unique, missing
+        first.setdefault(os.path.realpath(f), f)
+    return list(first.values()), missing
 
 
 def _listing(paths: list[str]) -> dict[str, Any]:
