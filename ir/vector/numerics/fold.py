@@ -2,8 +2,8 @@
 
 A fold takes positions to outputs (`Groups`: per position its output, or -1 to skip) and
 computes, for every output and lane, `acc = identity; acc = op(acc, v)` over its positions
-in position order, exactly what the step-by-step fold of `ir.vector.numerics.reduce`
-computes (tests/reduce/test_fold_vectorised.py holds the two side by side). How:
+in position order, with the operators of `ir.vector.numerics.reduce`, exactly what a
+step-by-step fold computes (tests/reduce/test_fold_vectorised.py holds the two side by side). How:
 
 - an order-free op gives the same result in any order: i32 `MAX` / `MIN` (integer order),
   i32 `ADD` (addition modulo 2^32), and f32 `MAX` / `MIN`, whose fold is the largest
