@@ -21,13 +21,13 @@ from ir.ops import Op, Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector.units import encode_step, op_text
+from ir.vector.units import encode_step
 from ir.vector.errors import VectorRuleError
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "fp_op_name", "amount_is_const"]
+           "SCALARS", "amount_is_const"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -255,11 +255,6 @@ class VectorWidenPad(UnitOp):
             return None
         return Violation("VE-PAD-3", f"the widened packet {out} is not {p} padded to eight cells",
                          help=f"write `m(\"{p} # 8\")`")
-
-
-def fp_op_name(op: Any) -> str:
-    """The step name of an `FpBinaryOp`: a multiply names its ALU (`MUL_F_MUL0`)."""
-    return op_text(op)
 
 
 @attrs.frozen(kw_only=True)

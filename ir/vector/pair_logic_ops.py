@@ -40,10 +40,6 @@ class PairLogic(_PairBinary):
     STAGE = "vector_logic"
 
     unit = logic_unit
-
-    def op_name(self) -> str:
-        return self.op.name
-
     _family = logic_family
 
     @rule("VE-CONST-1")
@@ -64,9 +60,6 @@ class ZipLogic(_Zip):
     STAGE = "vector_logic_zip"
 
     unit = logic_unit
-
-    def op_name(self) -> str:
-        return self.op.name
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:

@@ -29,7 +29,7 @@ from ir.vector.numerics.steps import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
 from ir.vector.ops import VectorOp, _checked, amount_is_const
-from ir.vector.parts import clip_family, clip_unit, op_name
+from ir.vector.parts import UnitStep, clip_family, clip_unit
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
@@ -153,24 +153,18 @@ def _side(c0: Any, c1: Any) -> str:
 
 
 @attrs.frozen(kw_only=True)
-class _PairBinary(PairOp):
+class _PairBinary(UnitStep, PairOp):
     """A binary op on each group with its own constant (None: that group is left as it is)."""
 
-    UNIT: ClassVar[str] = ""
     op: Any = attr()
     c0: Any = attr()
     c1: Any = attr()
     mode: Any = attr(default=None, optional=True)  # the `*_with_mode` forms: one BinaryArgMode for both groups
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the VRF tensors read
 
-    def unit(self) -> str:
-        return self.UNIT
-
     def rf_groups(self) -> int:
         """The groups reading the VRF, as bits (bit g: group g)."""
         return sum(1 << g for g, c in enumerate((self.c0, self.c1)) if isinstance(c, VrfOperand))
-
-    op_name = op_name
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         s = self.scalar or "i32"
@@ -313,17 +307,11 @@ class PairWidenConcat(_PairWay):
 
 
 @attrs.frozen(kw_only=True)
-class _Zip(VectorOp):
+class _Zip(UnitStep, VectorOp):
     """Merge the two groups with a binary op; the result is one stream."""
 
-    UNIT: ClassVar[str] = ""
     op: Any = attr()
     mode: Any = attr(default=E.BinaryArgMode.MODE01, converter=lambda m: E.BinaryArgMode.MODE01 if m is None else m)
-
-    def unit(self) -> str:
-        return self.UNIT
-
-    op_name = op_name
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         return self.unit(), self.op_name(), "ZIP", MODES.index(self.mode.name), 0
