@@ -27,7 +27,7 @@ from ir.vector import scalars
 from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.ops import VectorOp, _checked, amount_is_const
 from ir.vrf_ops import rf_mismatch
 from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit

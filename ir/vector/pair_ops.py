@@ -25,7 +25,7 @@ from ir.ops import Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
 from ir.vector.ops import VectorOp, _checked, amount_is_const

@@ -15,7 +15,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.ops import _checked
 from ir.vector.pair_ops import PairOp, _side
 

@@ -20,7 +20,7 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, operand, rule
 from ir.ops import Value
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.ops import VectorOp, _checked
 from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
 

@@ -18,10 +18,10 @@ from types import ModuleType
 from typing import Any
 
 import attrs
-import numpy as np
 
 from ir.vector import enums as E
 from ir.vector import ways
+from ir.vector.numerics._arrays import f32_bits
 
 __all__ = ["Codec", "TracedRef", "ClassesOf", "VECTOR_OPS", "CHAIN_OPS", "GENERATED", "elementwise", "width_codec",
            "way_codec", "tag_codec", "reinterpret_codec", "op_value", "op_text", "mul_names", "SHAPES"]
@@ -111,18 +111,14 @@ def _with_mode(step: tuple, mode: Any, arg1: int = 0) -> tuple:
     return step if name is None and not arg1 else (*step, name or "DEFAULT", arg1)
 
 
-def _bits(value: Any) -> int:
-    return int(np.array(value, np.float32).view(np.uint32))
-
-
 def _encode_elementwise(spec: Any, op: Any) -> tuple:
     name = op_text(op.op)
     if spec.arity == 1:
         return spec.name, name, 0
     if getattr(op, "rf", ()):
         return _with_mode((spec.rf_name, name, 0), op.mode)
-    arg = _bits(op.const) if spec.scalar_in == "f32" else int(op.const)
-    return _with_mode((spec.name, name, arg), op.mode, _bits(op.const1) if spec.arity == 3 else 0)
+    arg = f32_bits(op.const) if spec.scalar_in == "f32" else int(op.const)
+    return _with_mode((spec.name, name, arg), op.mode, f32_bits(op.const1) if spec.arity == 3 else 0)
 
 
 def elementwise(traced: TracedRef) -> Codec:
