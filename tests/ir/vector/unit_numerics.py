@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ir.vector.numerics.fold import fold, group_positions
+from ir.vector.numerics.fold import fold, Groups
 from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
 from ir.vector.units import SPECS, op_text
 
@@ -33,5 +33,5 @@ def apply_reduce(op, x, axis=-1):
     """A reduce op enum value folded along `axis` by the reducers' fold (one output)."""
     x = np.asarray(x)
     values = np.moveaxis(x, axis, -1)[..., None]  # (..., N, 1): N positions, one lane
-    groups = group_positions(np.zeros(values.shape[-2], np.int64), 1)
+    groups = Groups(np.zeros(values.shape[-2], np.int64), 1)
     return fold("f32" if x.dtype == np.float32 else "i32", op.name, values, groups)[..., 0, 0]
