@@ -20,7 +20,7 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, amount_is_const
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, _f32_kind, amount_is_const
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret"]
@@ -84,9 +84,7 @@ class VectorFpDiv(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.f32_constant, self.const)
+    _f32_kind = _f32_kind
 
 
 def _declared(op: Any) -> tuple[Mapping, Mapping]:

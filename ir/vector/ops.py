@@ -47,6 +47,30 @@ def _checked(check: Any, *args: Any) -> Violation | None:
     return None
 
 
+# The constant rules of a step's `const`, shared by the ops that take one (assigned in a class body).
+@rule("VE-CONST-3")
+def _i32_kind(self: Any) -> Violation | None:
+    return None if isinstance(self.const, int) else _checked(scalars.i32_constant, self.const)
+
+
+@rule("VE-CONST-1")
+def _i32_range(self: Any) -> Violation | None:
+    return _checked(scalars.i32_constant, self.const)
+
+
+@rule("VE-CONST-3")
+def _f32_kind(self: Any) -> Violation | None:
+    return _checked(scalars.f32_constant, self.const)
+
+
+@rule("VE-SHIFT-1")
+def _shift(self: Any) -> Violation | None:
+    """A constant shift amount (an op named *SHIFT*, its amount the constant under the mode)."""
+    if "SHIFT" in self.op.name and amount_is_const(self.mode):
+        return _checked(scalars.shift_amount, self.const)
+    return None
+
+
 @attrs.frozen(kw_only=True)
 class VectorOp(Op):
     """Base of the chain's ops: the stream flows through with its type unless the op says."""
@@ -134,17 +158,9 @@ class VectorFxp(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.i32_constant, self.const) if not isinstance(self.const, int) else None
-
-    @rule("VE-CONST-1")
-    def _const_range(self) -> Violation | None:
-        return _checked(scalars.i32_constant, self.const)
-
-    @rule("VE-SHIFT-1")
-    def _shift(self) -> Violation | None:
-        return _checked(scalars.shift_amount, self.const) if self.op.is_shift and amount_is_const(self.mode) else None
+    _i32_kind = _i32_kind  # the shared constant rules (the attribute keeps the rule's name)
+    _i32_range = _i32_range
+    _shift = _shift
 
 
 @attrs.frozen(kw_only=True)
@@ -274,9 +290,7 @@ class VectorFpBinary(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.f32_constant, self.const)
+    _f32_kind = _f32_kind
 
 
 @attrs.frozen(kw_only=True)
