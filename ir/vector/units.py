@@ -243,7 +243,7 @@ def encode_step(op: Any) -> tuple:
 _NONE, _V, _CH = ("NONE",), VECTOR_OPS, CHAIN_OPS
 _BIN = frozenset({"const", "rf", "paired", "merged", "zip", "branch", "stash"})
 for _spec in (
-    UnitSpec("TAG", S.TAG, ("ZERO",), "any", arg="tag", run=R.run_tag, codec=tag_codec(),
+    UnitSpec("TAG", S.TAG, ("ZERO",), "any", arg="tag", run=R.run_same, codec=tag_codec(),
              methods=("vector_intra_slice_tag",)),
     UnitSpec("FXP", S.FXP, E.FxpBinaryOp, "i32", arg="i32", arity=2, kinds=_BIN, fn=R.fxp_fn, shifts=True,
              codec=elementwise(_V.VectorFxp), methods=("vector_fxp", "vector_fxp_zip")),
@@ -260,7 +260,7 @@ for _spec in (
              fn=R.fp_binary_fn,
              codec=elementwise(_V.VectorFpBinary), methods=("vector_fp_binary", "vector_fp_zip")),
     UnitSpec("WIDEN_PAD", S.WIDEN, _NONE, "any", way_in=4, shape="pad", kinds={"const", "paired", "merged"},
-             run=R.run_pad, codec=way_codec(_V.VectorWidenPad),
+             run=R.run_same, codec=way_codec(_V.VectorWidenPad),
              methods=("vector_widen_pad",)),
     UnitSpec("FP_TO_FXP", S.FP_TO_FXP, _NONE, "f32", "i32", arg="int_width", kinds={"const", "paired", "merged"},
              run=R.run_fp_to_fxp, codec=width_codec(_V.VectorFpToFxp),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir.vector.numerics.fold import fold, Groups
-from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
+from ir.vector.numerics.modes import apply_mode
 from ir.vector.units import SPECS, op_text
 
 
@@ -22,11 +22,11 @@ def apply_unary(op, x):
 
 
 def apply_binary(op, stream, operand, mode=None):
-    return apply_binary_mode(unit_fn(op), mode, stream, operand)
+    return apply_mode(unit_fn(op), mode, stream, operand)
 
 
 def apply_ternary(op, stream, operand0, operand1, mode=None):
-    return apply_ternary_mode(unit_fn(op), mode, stream, operand0, operand1)
+    return apply_mode(unit_fn(op), mode, stream, operand0, operand1)
 
 
 def apply_reduce(op, x, axis=-1):
