@@ -30,6 +30,7 @@ from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
 from ir.vector.ops import VectorOp, _checked, amount_is_const
 from ir.vector.parts import UnitStep, clip_family, clip_unit
+from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
@@ -48,9 +49,8 @@ class PairOp(VectorOp):
         return None
 
     def step_mode(self) -> str:
-        """The argument mode of the step, one for both groups (`DEFAULT` for none or MODE01)."""
-        mode = getattr(self, "mode", None)
-        return "DEFAULT" if mode is None or mode.name == "MODE01" else mode.name
+        """The argument mode of the step, one for both groups (`DEFAULT` for none or MODE01 / MODE012)."""
+        return mode_text(getattr(self, "mode", None))
 
 
 @attrs.frozen(kw_only=True)

@@ -57,9 +57,6 @@ class PairFpTernary(PairOp):
         """Each group's `c` (f32 bits; 0 for a skipped group): the step's `add0` / `add1`."""
         return _fma_pair(self.c0)[1], _fma_pair(self.c1)[1]
 
-    def step_mode(self) -> str:
-        return "DEFAULT" if self.mode is None or self.mode.name == "MODE012" else self.mode.name
-
     @rule("VE-CONST-2")
     def _range(self) -> Violation | None:
         for c in (self.c0, self.c1):

@@ -23,6 +23,7 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.ops import VectorOp, _checked
 from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
+from ir.vector.units import mode_text
 
 __all__ = ["VectorStash", "StashLogic", "StashFxp", "StashClip", "StashFpBinary", "StashFpTernary", "StashFpDiv",
            "STASH_OP_CLASSES", "STASH_READS", "STASH_READ_OF", "stash_shape_fault"]
@@ -55,8 +56,7 @@ class _StashRead(UnitStep, VectorOp):
 
     def mode_name(self) -> str:
         """The step's mode: `DEFAULT` for None and for the default mode (MODE01 / MODE012)."""
-        name = getattr(self.mode, "name", None)
-        return "DEFAULT" if name in (None, "MODE01", "MODE012") else name
+        return mode_text(self.mode)
 
     def arg1(self) -> int:
         """The step's second constant (the f32 bits of FMA_F's `c`; 0 for a binary op)."""

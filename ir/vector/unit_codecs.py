@@ -24,7 +24,7 @@ from ir.vector import ways
 from ir.vector.numerics._arrays import f32_bits
 
 __all__ = ["Codec", "TracedRef", "ClassesOf", "VECTOR_OPS", "CHAIN_OPS", "GENERATED", "elementwise", "width_codec",
-           "way_codec", "tag_codec", "reinterpret_codec", "op_value", "op_text", "mul_names", "SHAPES"]
+           "way_codec", "tag_codec", "reinterpret_codec", "op_value", "op_text", "mode_text", "mul_names", "SHAPES"]
 
 
 # a shape change -> the (time, packet) it leaves (`ir.vector.ways`)
@@ -104,11 +104,16 @@ def op_text(value: Any) -> str:
     return f"MUL_F_{value.mul_alu.name}" if value.name == "MUL_F" else value.name
 
 
+def mode_text(mode: Any) -> str:
+    """A step's mode name: `DEFAULT` for None and for the default modes (MODE01 / MODE012)."""
+    return "DEFAULT" if mode is None or mode.name in ("MODE01", "MODE012") else mode.name
+
+
 def _with_mode(step: tuple, mode: Any, arg1: int = 0) -> tuple:
     """`(unit, op, arg)`, with `(mode name, arg1)` appended when either is set (a default
-    mode, MODE01 / MODE012, is the step without a mode)."""
-    name = None if mode is None or mode.name in ("MODE01", "MODE012") else mode.name
-    return step if name is None and not arg1 else (*step, name or "DEFAULT", arg1)
+    mode is the step without a mode)."""
+    name = mode_text(mode)
+    return step if name == "DEFAULT" and not arg1 else (*step, name, arg1)
 
 
 def _encode_elementwise(spec: Any, op: Any) -> tuple:

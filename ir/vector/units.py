@@ -24,12 +24,12 @@ import attrs
 
 from ir.vector import enums as E
 from ir.vector.numerics import unit_runs as R
-from ir.vector.unit_codecs import (CHAIN_OPS, GENERATED, SHAPES, VECTOR_OPS, Codec, elementwise, mul_names, op_text,
-                                   op_value, reinterpret_codec, tag_codec, way_codec, width_codec)
+from ir.vector.unit_codecs import (CHAIN_OPS, GENERATED, SHAPES, VECTOR_OPS, Codec, elementwise, mode_text, mul_names,
+                                   op_text, op_value, reinterpret_codec, tag_codec, way_codec, width_codec)
 from ir.vector.stages import INTRA_ORDER, MAX_OPS, VeStage
 
 __all__ = ["UnitSpec", "Codec", "SPECS", "VeUnit", "VeOpName", "VeMode", "PairUnit", "UNITS", "KINDS", "SHAPES",
-           "register", "unregister", "spec_of", "is_rf", "dsl_method", "op_value", "op_text",
+           "register", "unregister", "spec_of", "is_rf", "dsl_method", "op_value", "op_text", "mode_text",
            "encode_step", "elementwise", "GENERATED"]
 
 S = VeStage
