@@ -17,7 +17,7 @@ unit (and its enum members) at run time, `unregister` removes it again.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -111,6 +111,7 @@ def dsl_method(name: str) -> tuple[VeStage, frozenset[str], Any]:
 
 SPECS: dict[str, UnitSpec] = {}
 _BY_NAME: dict[str, tuple[UnitSpec, bool]] = {}  # VISA name -> (spec, the register-file form)
+UNITS: dict[str, tuple[str, str]] = {}  # VISA name (RF forms too) -> (input scalar, output scalar)
 
 
 def spec_of(unit: Any) -> UnitSpec:
@@ -163,10 +164,6 @@ def _drop_member(cls: type[enum.Enum], name: str) -> None:
     type.__delattr__(cls, name)
 
 
-def _used_names() -> set[str]:
-    return set(_op_order())
-
-
 def register(spec: UnitSpec) -> UnitSpec:
     """Declare a unit: every derived table (and `VeUnit` / `VeOpName` / `PairUnit`) sees it."""
     if spec.name in SPECS or any(n in _BY_NAME for n, _ in _names(spec)):
@@ -174,8 +171,10 @@ def register(spec: UnitSpec) -> UnitSpec:
     if any(s.stage == spec.stage and s.way_out != spec.way_out for s in SPECS.values() if spec.stage is not None):
         raise ValueError(f"unit {spec.name}: the units of stage {spec.stage.rust_name} leave one way")
     SPECS[spec.name] = spec
+    same = spec.scalar_out == "same" and spec.scalar_in != "any"
     for name, rf in _names(spec):
         _BY_NAME[name] = (spec, rf)
+        UNITS[name] = spec.scalar_in, spec.scalar_in if same else spec.scalar_out
     if "VeUnit" in globals():  # a unit added after the built-in ones
         for name, _ in _names(spec):
             _add_member(VeUnit, name, name.lower())
@@ -196,30 +195,13 @@ def unregister(name: str) -> None:
         forget(spec)
     for visa, _ in _names(spec):
         del _BY_NAME[visa]
+        del UNITS[visa]
         _drop_member(VeUnit, visa)
     _drop_member(PairUnit, spec.name)
-    kept = _used_names()
+    kept = set(_op_order())
     for op in spec.op_names:
         if op not in kept:
             _drop_member(VeOpName, op)
-
-
-class _Units(Mapping):
-    """unit name -> (input scalar, output scalar), over every declared unit (RF forms too)."""
-
-    def __getitem__(self, unit: str) -> tuple[str, str]:
-        spec = _BY_NAME[unit][0]
-        same = spec.scalar_out == "same" and spec.scalar_in != "any"
-        return spec.scalar_in, spec.scalar_in if same else spec.scalar_out
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_visa_order())
-
-    def __len__(self) -> int:
-        return len(_BY_NAME)
-
-
-UNITS: Mapping[str, tuple[str, str]] = _Units()
 
 
 def encode_step(op: Any) -> tuple:
