@@ -49,14 +49,11 @@ class _HasAlu(RustEnum):
         return getattr(RngdAlu, type(self)._ALU[self.name])
 
 
-class FpMulAlu(RustEnum):
+class FpMulAlu(_HasAlu):
     """Which float ALU runs a `FpBinaryOp.MUL_F`: the two multipliers or the FMA unit."""
 
     MUL0, MUL1, FMA = Unit("Mul0"), Unit("Mul1"), Unit("Fma")
-
-    @property
-    def alu(self) -> RngdAlu:
-        return {"MUL0": RngdAlu.FP_MUL0, "MUL1": RngdAlu.FP_MUL1, "FMA": RngdAlu.FP_FMA}[self.name]
+    _ALU = {"MUL0": "FP_MUL0", "MUL1": "FP_MUL1", "FMA": "FP_FMA"}
 
 
 class LogicBinaryOpI32(_HasAlu):
