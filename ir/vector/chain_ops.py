@@ -23,9 +23,9 @@ from ir.vector import scalars, ways
 from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, _f32_kind, amount_is_const
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
-           "VectorReinterpret"]
+           "VectorReinterpret", "LOGIC_SHIFTS"]
 
-_LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
+LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})  # the i32 Logic shifts
 
 
 @attrs.frozen(kw_only=True)
@@ -53,7 +53,7 @@ class VectorLogic(UnitOp):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        if self.scalar == "i32" and self.op.name in _LOGIC_SHIFTS and amount_is_const(self.mode):
+        if self.scalar == "i32" and self.op.name in LOGIC_SHIFTS and amount_is_const(self.mode):
             return _checked(scalars.shift_amount, self.const)
         return None
 
