@@ -28,7 +28,7 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics._arrays import f32_bits
-from ir.vector.ops import VectorOp, _checked, amount_is_const
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
 from ir.vrf_ops import rf_mismatch
 from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
 from ir.vector.stash_ops import stash_shape_fault
@@ -107,11 +107,7 @@ class _Branched(UnitStep, VectorOp):
                               "(`TagGuard.all()`, or `Stash` as the whole operand)")
 
     def _values(self, check: Any) -> Violation | None:
-        for _, c in self.operand.regs:
-            v = _checked(check, c.value)
-            if v is not None:
-                return v
-        return None
+        return _first_fault(check, (c.value for _, c in self.operand.regs))
 
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:

@@ -47,6 +47,15 @@ def _checked(check: Any, *args: Any) -> Violation | None:
     return None
 
 
+def _first_fault(check: Any, values: Any) -> Violation | None:
+    """The violation of the first of `values` the `scalars` check refuses, or None."""
+    for value in values:
+        found = _checked(check, value)
+        if found is not None:
+            return found
+    return None
+
+
 # The constant rules of a step's `const`, shared by the ops that take one (assigned in a class body).
 @rule("VE-CONST-3")
 def _i32_kind(self: Any) -> Violation | None:

@@ -28,7 +28,7 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import VectorOp, _checked, amount_is_const
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
 from ir.vector.parts import UnitStep, clip_family, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
@@ -119,13 +119,9 @@ class VectorUnzip(PairOp):
                               f"inside it (e.g. last in the time)")
 
 
-def _operands(op: Any) -> tuple[Any, Any]:
-    return op.c0, op.c1
-
-
 def _vrf_fault(op: Any) -> Violation | None:
     """PAIR-VRF-1: a pass has one register-file port, so both groups may read only one VRF tensor."""
-    a, b = _operands(op)
+    a, b = op.c0, op.c1
     if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
         return Violation("PAIR-VRF-1", f"`{op.STAGE}` reads a different VRF tensor in each group",
                          label="a pass has one register-file port",
@@ -134,12 +130,7 @@ def _vrf_fault(op: Any) -> Violation | None:
 
 
 def _const_fault(op: Any, check: Any) -> Violation | None:
-    for c in _operands(op):
-        if c is not None and not isinstance(c, VrfOperand):
-            v = _checked(check, c)
-            if v is not None:
-                return v
-    return None
+    return _first_fault(check, (c for c in (op.c0, op.c1) if c is not None and not isinstance(c, VrfOperand)))
 
 
 def _arg(c: Any, scalar: str) -> int:

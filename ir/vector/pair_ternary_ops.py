@@ -16,7 +16,7 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
-from ir.vector.ops import _checked
+from ir.vector.ops import _first_fault
 from ir.vector.pair_ops import PairOp, _side
 
 __all__ = ["FmaPair", "PairFpTernary", "PAIR_TERNARY_CLASSES"]
@@ -59,12 +59,7 @@ class PairFpTernary(PairOp):
 
     @rule("VE-CONST-2")
     def _range(self) -> Violation | None:
-        for c in (self.c0, self.c1):
-            for v in c or ():
-                found = _checked(scalars.f32_constant, v)
-                if found is not None:
-                    return found
-        return None
+        return _first_fault(scalars.f32_constant, (v for c in (self.c0, self.c1) for v in c or ()))
 
 
 PAIR_TERNARY_CLASSES: tuple[type, ...] = (PairFpTernary,)

@@ -81,9 +81,6 @@ class Codec:
     traced: TracedRef
     encode: Callable[..., tuple]
 
-    def traced_class(self) -> type:
-        return self.traced.resolve()
-
 
 def mul_names() -> tuple[str, ...]:
     """The step op names of `FpBinaryOp.MUL_F`, one per ALU that may run it."""

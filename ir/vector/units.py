@@ -210,9 +210,9 @@ def encode_step(op: Any) -> tuple:
     mro = type(op).__mro__
     names = {c.__name__ for c in mro}  # resolve only the classes it may be (a generated one is made on use)
     coded = [s for s in SPECS.values() if s.codec is not None and s.codec.traced.name in names
-             and s.codec.traced_class() in mro]
-    nearest = min((mro.index(s.codec.traced_class()) for s in coded), default=None)
-    found = [s for s in coded if mro.index(s.codec.traced_class()) == nearest]
+             and s.codec.traced.resolve() in mro]
+    nearest = min((mro.index(s.codec.traced.resolve()) for s in coded), default=None)
+    found = [s for s in coded if mro.index(s.codec.traced.resolve()) == nearest]
     if len(found) > 1:
         found = [s for s in found if s.scalar_in == op.scalar]
     if len(found) != 1:
