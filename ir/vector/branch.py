@@ -65,15 +65,6 @@ class TagGuard:
     def admits_nothing(self) -> bool:
         return self.bits == _FREE and self.negated
 
-    def admits(self, ids: Any) -> np.ndarray:
-        """Which execution ids (an int array with values 0 ... 15) this guard admits."""
-        ids = np.asarray(ids, dtype=np.int64)
-        ok = np.ones(ids.shape, dtype=bool)
-        for bit, req in enumerate(self.bits):
-            if req != BitReq.IGNORE:
-                ok &= ((ids >> bit) & 1) == (1 if req == BitReq.ONE else 0)
-        return ~ok if self.negated else ok
-
 
 def group_only(guard: TagGuard) -> bool:
     """Whether `guard` constrains the group bit (bit 3) and nothing else: a stash read under
