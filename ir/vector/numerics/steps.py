@@ -66,12 +66,10 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None 
         raise KeyError(unit)
     if spec.scalar_in != "any" and values.dtype != _STORED[spec.scalar_in]:
         raise TypeError(f"a {unit} step reads {spec.scalar_in} values, not {values.dtype}")
-    if rf:
-        return run_elementwise(spec.fn(op), 2, spec.scalar_in, values, mode_enum(mode), (operand,))
     if spec.run is not None:
         out = np.asarray(spec.run(op, arg, values, mode_enum(mode), arg1))
-    else:
-        operands = (arg, arg1)[:spec.arity - 1]
+    else:  # an `_RF` unit (binary) reads its operand from the register file, the others their constants
+        operands = (operand,) if rf else (arg, arg1)[:spec.arity - 1]
         out = run_elementwise(spec.fn(op), spec.arity, spec.scalar_in, values, mode_enum(mode), operands)
     if spec.shape in ("split", "concat") or out.shape == values.shape:
         return out
