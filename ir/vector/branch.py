@@ -65,15 +65,6 @@ class TagGuard:
     def admits_nothing(self) -> bool:
         return self.bits == _FREE and self.negated
 
-    def admits(self, ids: Any) -> np.ndarray:
-        """Which execution ids (an int array with values 0 ... 15) this guard admits."""
-        ids = np.asarray(ids, dtype=np.int64)
-        ok = np.ones(ids.shape, dtype=bool)
-        for bit, req in enumerate(self.bits):
-            if req != BitReq.IGNORE:
-                ok &= ((ids >> bit) & 1) == (1 if req == BitReq.ONE else 0)
-        return ~ok if self.negated else ok
-
 
 def group_only(guard: TagGuard) -> bool:
     """Whether `guard` constrains the group bit (bit 3) and nothing else: a stash read under
@@ -118,11 +109,6 @@ class BranchedOperand:
         """The filled slots in match order."""
         return [*self.regs, *([self.port] if self.port else [])]
 
-    def validate(self, method: str | None = None) -> None:
-        """VE-SLOT-1 if no slot is filled."""
-        if not self.slots():
-            raise refuse("VE-SLOT-1", "this branched operand fills no slot", method=method)
-
     def _checked(self, layout: BranchedOperand, method: str) -> BranchedOperand:
         slots = layout.slots()
         guard = slots[-1][0]
@@ -131,18 +117,6 @@ class BranchedOperand:
         if any(g.is_unconditional for g, _ in slots[:-1]):
             raise refuse("VE-SLOT-5", "a slot after an unconditional one can never fire", method=method)
         return layout
-
-    def select(self, ids: Any, values: list[Any], fallback: Any) -> np.ndarray:
-        """Per element, the value of the first slot whose guard admits its id, else
-        `fallback`; `values[k]` is slot k's operand as an array broadcastable to `ids`."""
-        ids = np.asarray(ids)
-        out = np.broadcast_to(np.asarray(fallback), ids.shape).copy()
-        taken = np.zeros(ids.shape, dtype=bool)
-        for (guard, _), value in zip(self.slots(), values):
-            hit = guard.admits(ids) & ~taken
-            out = np.where(hit, value, out)
-            taken |= hit
-        return out
 
 
 def _holds(cmp: Cmp, x: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ VRF-2 on the VRF tensor.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
@@ -27,10 +27,10 @@ from ir.vector import scalars
 from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
-from ir.vector.numerics.steps import f32_bits
-from ir.vector.ops import VectorOp, _checked, amount_is_const
+from ir.vector.numerics._arrays import f32_bits
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
 from ir.vrf_ops import rf_mismatch
-from ir.vector.parts import clip_family, clip_unit, logic_family, logic_unit, op_name
+from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
 from ir.vector.stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
@@ -49,10 +49,9 @@ def _stash_operands(fields: dict[str, Any]) -> int:
 
 
 @attrs.frozen(kw_only=True)
-class _Branched(VectorOp):
+class _Branched(UnitStep, VectorOp):
     TEXT_PREFIX = "branched_"  # its stages are the plain ops'; IR text tells them apart
 
-    UNIT: ClassVar[str] = ""
     tagged: Value = operand()
     op: Any = attr()
     operand: BranchedOperand = attr(converter=layout_of)
@@ -67,11 +66,6 @@ class _Branched(VectorOp):
         """The IR text spells the slots and comparisons as strings (`layout_text`, `cmps_text`)."""
         text = {"operand": layout_text(self.operand), "cmps": cmps_text(self.cmps)}
         return [(k, text.get(k, v)) for k, v in super().attributes()]
-
-    def unit(self) -> str:
-        return self.UNIT
-
-    op_name = op_name
 
     def slots(self) -> tuple[tuple[int, int, int, int], ...]:
         """(mask, want, neg, value) per immediate slot, values as the step's arg (f32 as bits)."""
@@ -113,11 +107,7 @@ class _Branched(VectorOp):
                               "(`TagGuard.all()`, or `Stash` as the whole operand)")
 
     def _values(self, check: Any) -> Violation | None:
-        for _, c in self.operand.regs:
-            v = _checked(check, c.value)
-            if v is not None:
-                return v
-        return None
+        return _first_fault(check, (c.value for _, c in self.operand.regs))
 
     @rule("VE-CONST-3")
     def _kind(self) -> Violation | None:

@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 
 from ir.vector.branch import BranchedOperand, TagGuard, comparison_ids
-from ir.vector.enums import BinaryArgMode, BitReq, Cmp, TernaryArgMode
-from ir.vector.numerics.fp import div_f, fma_f
-from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
-from ir.vector.numerics.steps import run_step
+from ir.vector.enums import BitReq, Cmp
+from ir.vector.numerics.steps import f32_bits, mode_enum, run_step
+from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.operands import Constant, Stash, TernaryOperand, rf_port
-from ir.vector.pair import MODES, zip_values
+from ir.vector.units import spec_of
 
 __all__ = ["guard_code", "guard_of", "cmp_code", "cmp_of", "admits", "branch_step", "tag_ids", "rf_port",
            "stash_step"]
@@ -49,7 +48,7 @@ def cmp_code(cmp: Cmp) -> tuple[str, int]:
     if not cmp.values:
         return cmp.name, 0
     b = cmp.values[0]
-    return cmp.name, int(np.array(b, np.float32).view(np.uint32)) if isinstance(b, np.float32) else int(b)
+    return cmp.name, f32_bits(b) if isinstance(b, np.float32) else int(b)
 
 
 def cmp_of(name: str, bound: int, scalar: str) -> Cmp:
@@ -98,19 +97,10 @@ def stash_step(unit: str, op: str, mode: str, arg1: int, values: np.ndarray, sta
     operand would be: binary `op(stream, stashed)` under `mode` (a BinaryArgMode name, 0 the
     stream and 1 the stash; `DEFAULT` is MODE01), or `FMA_F(stream, stashed, c)` under a
     TernaryArgMode, `c` the f32 bits `arg1` (one rounding)."""
-    if unit not in ("FP_TERNARY", "FP_DIV"):
-        return zip_values(unit, op, MODES.index("MODE01" if mode == "DEFAULT" else mode), values, stashed)
-    x, s = values.view(np.float32), stashed.view(np.float32)
-    if unit == "FP_DIV":
-        out = apply_binary_mode(div_f, _mode_enum(mode, "MODE01"), x, s)
-    else:
-        out = apply_ternary_mode(fma_f, _mode_enum(mode, "MODE012"), x, s, np.array(arg1, np.uint32).view(np.float32))
-    return np.array(np.broadcast_to(np.asarray(out, np.float32), values.shape)).view(np.uint32)
-
-
-def _mode_enum(mode: str, default: str) -> Any:
-    name = default if mode == "DEFAULT" else mode
-    return getattr(BinaryArgMode if len(name) == 6 else TernaryArgMode, name)
+    spec = spec_of(unit)
+    operands = (stashed, arg1)[:spec.arity - 1]
+    out = run_elementwise(spec.fn(op), spec.arity, spec.scalar_in, values, mode_enum(mode), operands)
+    return np.array(np.broadcast_to(out, values.shape))
 
 
 def follow_way(ids: np.ndarray, shape: tuple) -> np.ndarray:

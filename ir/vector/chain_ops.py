@@ -20,12 +20,12 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, amount_is_const
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, _f32_kind, amount_is_const
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
-           "VectorReinterpret"]
+           "VectorReinterpret", "LOGIC_SHIFTS"]
 
-_LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
+LOGIC_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})  # the i32 Logic shifts
 
 
 @attrs.frozen(kw_only=True)
@@ -53,7 +53,7 @@ class VectorLogic(UnitOp):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        if self.scalar == "i32" and self.op.name in _LOGIC_SHIFTS and amount_is_const(self.mode):
+        if self.scalar == "i32" and self.op.name in LOGIC_SHIFTS and amount_is_const(self.mode):
             return _checked(scalars.shift_amount, self.const)
         return None
 
@@ -84,13 +84,7 @@ class VectorFpDiv(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.f32_constant, self.const)
-
-
-def _declared(op: Any) -> tuple[Mapping, Mapping]:
-    return op.time.normalize(), op.packet.normalize()
+    _f32_kind = _f32_kind
 
 
 def _text(mapping: Mapping) -> str:
@@ -121,7 +115,7 @@ class VectorNarrowSplit(UnitOp):
         if p.size != ways.FLIT:
             return None
         want, _ = ways.split_shape(t, p)
-        got, _ = _declared(self)
+        got = self.time.normalize()
         return None if want.equivalent(got) else Violation(
             "VE-SPLIT-2", f"the split's time {self.time} is not the input time with the back half folded in",
             label=f"expected {_text(want)}", help=f"write `m(\"{_text(want)}\")`: the back four cells become the innermost time step")

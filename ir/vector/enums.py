@@ -21,7 +21,7 @@ __all__ = [
     "RngdAlu", "FpMulAlu", "LogicBinaryOpI32", "LogicBinaryOpF32", "FxpBinaryOp", "FpUnaryOp",
     "FpBinaryOp", "FpTernaryOp", "FpDivBinaryOp", "IntraSliceReduceOpI32", "IntraSliceReduceOpF32",
     "InterSliceReduceOpI32", "InterSliceReduceOpF32", "ClipBinaryOpI32", "ClipBinaryOpF32",
-    "BinaryArgMode", "TernaryArgMode", "ArgMode", "VeOrder", "Way", "BitReq", "GroupId", "Cmp",
+    "BinaryArgMode", "TernaryArgMode", "VeOrder", "Way", "BitReq", "GroupId", "Cmp",
     "TagMode",
 ]
 
@@ -49,14 +49,11 @@ class _HasAlu(RustEnum):
         return getattr(RngdAlu, type(self)._ALU[self.name])
 
 
-class FpMulAlu(RustEnum):
+class FpMulAlu(_HasAlu):
     """Which float ALU runs a `FpBinaryOp.MUL_F`: the two multipliers or the FMA unit."""
 
     MUL0, MUL1, FMA = Unit("Mul0"), Unit("Mul1"), Unit("Fma")
-
-    @property
-    def alu(self) -> RngdAlu:
-        return {"MUL0": RngdAlu.FP_MUL0, "MUL1": RngdAlu.FP_MUL1, "FMA": RngdAlu.FP_FMA}[self.name]
+    _ALU = {"MUL0": "FP_MUL0", "MUL1": "FP_MUL1", "FMA": "FP_FMA"}
 
 
 class LogicBinaryOpI32(_HasAlu):
@@ -188,14 +185,6 @@ class TernaryArgMode(RustEnum):
     MODE020, MODE021, MODE120 = Unit("Mode020"), Unit("Mode021"), Unit("Mode120")
 
 
-class ArgMode(RustEnum):
-    """An op's argument mode: unary ops have none, binary and ternary ops carry theirs."""
-
-    UNARY = Unit("Unary")
-    BINARY = Tuple("Binary", Field("mode", enum_field(BinaryArgMode), "a BinaryArgMode"))
-    TERNARY = Tuple("Ternary", Field("mode", enum_field(TernaryArgMode), "a TernaryArgMode"))
-
-
 class VeOrder(RustEnum):
     """Which Vector Engine block a stream enters first: the intra-slice chain or the
     inter-slice reducer."""
@@ -207,11 +196,6 @@ class Way(RustEnum):
     """Packet width in the engine: 8 elements per flit, or 4 (the float path's front half)."""
 
     WAY8, WAY4 = Unit("Way8"), Unit("Way4")
-
-    @property
-    def packet_elements(self) -> int:
-        """Valid elements per flit: 8 or 4."""
-        return 8 if self.name == "WAY8" else 4
 
 
 class BitReq(RustEnum):

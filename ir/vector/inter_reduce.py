@@ -28,7 +28,7 @@ from ir.mapping.cells import LIVE, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import refine
-from ir.vector.numerics.fold import Groups, fold, group_positions
+from ir.vector.numerics.fold import Groups, fold
 
 __all__ = ["inter_fault", "reduce_ring"]
 
@@ -126,7 +126,7 @@ def _ring_plan(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Map
     size = int(np.prod([f.extent for f in kept], dtype=np.int64))
     dst = _groups([out_slice, out_time], kept)
     dst.setflags(write=False)
-    return group_positions(_groups([slice_, time], kept), size), dst
+    return Groups(_groups([slice_, time], kept), size), dst
 
 
 def reduce_ring(scalar: str, op: str, ring: np.ndarray, slice_: Mapping, time: Mapping, out_slice: Mapping,

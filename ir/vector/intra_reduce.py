@@ -28,8 +28,7 @@ from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Broadcast, Mapping, Pad, Pair, Symbol, pair_all
 from ir.mapping.ops import divide
-from ir.vector.numerics.fold import Groups, fold, fold_flits, group_positions
-from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
+from ir.vector.numerics.fold import Groups, fold, fold_flits, reducer
 
 __all__ = ["SLOTS", "shape_fault", "time_plan", "reduce_time", "reduced_packet", "reduce_stored", "removed_axis",
            "axis_padded", "reduce_counted", "mapping_live"]
@@ -153,15 +152,10 @@ def time_plan(axis: str, time: Mapping, out_time: Mapping) -> np.ndarray:
     return out
 
 
-def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
-    fn, identity = (REDUCE_I32 if scalar == "i32" else REDUCE_F32)[op]
-    return fn, identity, np.dtype(np.int32 if scalar == "i32" else np.float32)
-
-
 @functools.lru_cache(maxsize=256)
 def _plan_groups(axis: str, time: Mapping, out_time: Mapping) -> Groups:
     """The fold plan of `time_plan` (kept: a traced kernel folds the same mappings every run)."""
-    return group_positions(time_plan(axis, time, out_time), out_time.size)
+    return Groups(time_plan(axis, time, out_time), out_time.size)
 
 
 def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray | Groups, n_out: int, tree: bool,
@@ -171,8 +165,8 @@ def reduce_time(scalar: str, op: str, values: np.ndarray, plan: np.ndarray | Gro
     the identity (`ir.vector.numerics.fold`, vectorised over rows, outputs and steps). A
     reduced packet folds only its lane 0: lanes 1-3 hold the identity, and
     `op(identity, identity)` is the identity for every reduce op."""
-    _, identity, dtype = _ops(scalar, op)
-    groups = plan if isinstance(plan, Groups) else group_positions(plan, n_out)
+    _, identity, dtype = reducer(scalar, op)
+    groups = plan if isinstance(plan, Groups) else Groups(plan, n_out)
     if not tree:
         return fold(scalar, op, values, groups)
     acc = fold_flits(scalar, op, values, groups, live_lanes[None, :, :])
@@ -238,7 +232,7 @@ def reduce_counted(scalar: str, op: str, values: np.ndarray, live: np.ndarray, a
     mapping's live cells (the cpu backend). A reduced packet folds its live lanes as the tree
     (the others as the identity); a flit with no live cell, or a dead lane of a kept packet,
     leaves its accumulator as it is."""
-    _, identity, dtype = _ops(scalar, op)
+    _, identity, dtype = reducer(scalar, op)
     src = np.asarray(values.view(np.float32) if scalar == "f32" else values, dtype)
     groups = _plan_groups(axis, _unpadded(time, axis), out_time)
     if reduced_packet(out_packet):  # lane 0 folds the flits' trees; lanes 1-3 stay the identity

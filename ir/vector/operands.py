@@ -38,10 +38,6 @@ class Constant:
         """The constant `value` for a stream of `scalar`, checked at the user's call."""
         return cls(scalar_constant(value, scalar, method=method), scalar)
 
-    def array(self) -> np.ndarray:
-        """The value as a 0-d int32 / float32 array (broadcasts over any stream)."""
-        return np.asarray(self.value, dtype=np.int32 if self.scalar == "i32" else np.float32)
-
     def __str__(self) -> str:
         return repr(self.value.item() if isinstance(self.value, np.generic) else self.value)
 

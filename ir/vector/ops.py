@@ -21,13 +21,13 @@ from ir.ops import Op, Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector.units import encode_step, op_text
+from ir.vector.units import encode_step
 from ir.vector.errors import VectorRuleError
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "fp_op_name", "amount_is_const"]
+           "SCALARS", "amount_is_const"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -44,6 +44,39 @@ def _checked(check: Any, *args: Any) -> Violation | None:
         check(*args)
     except VectorRuleError as e:
         return e.violation()
+    return None
+
+
+def _first_fault(check: Any, values: Any) -> Violation | None:
+    """The violation of the first of `values` the `scalars` check refuses, or None."""
+    for value in values:
+        found = _checked(check, value)
+        if found is not None:
+            return found
+    return None
+
+
+# The constant rules of a step's `const`, shared by the ops that take one (assigned in a class body).
+@rule("VE-CONST-3")
+def _i32_kind(self: Any) -> Violation | None:
+    return None if isinstance(self.const, int) else _checked(scalars.i32_constant, self.const)
+
+
+@rule("VE-CONST-1")
+def _i32_range(self: Any) -> Violation | None:
+    return _checked(scalars.i32_constant, self.const)
+
+
+@rule("VE-CONST-3")
+def _f32_kind(self: Any) -> Violation | None:
+    return _checked(scalars.f32_constant, self.const)
+
+
+@rule("VE-SHIFT-1")
+def _shift(self: Any) -> Violation | None:
+    """A constant shift amount (an op named *SHIFT*, its amount the constant under the mode)."""
+    if "SHIFT" in self.op.name and amount_is_const(self.mode):
+        return _checked(scalars.shift_amount, self.const)
     return None
 
 
@@ -134,17 +167,9 @@ class VectorFxp(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)  # a BinaryArgMode (`vector_fxp_with_mode`); None is MODE01
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.i32_constant, self.const) if not isinstance(self.const, int) else None
-
-    @rule("VE-CONST-1")
-    def _const_range(self) -> Violation | None:
-        return _checked(scalars.i32_constant, self.const)
-
-    @rule("VE-SHIFT-1")
-    def _shift(self) -> Violation | None:
-        return _checked(scalars.shift_amount, self.const) if self.op.is_shift and amount_is_const(self.mode) else None
+    _i32_kind = _i32_kind  # the shared constant rules (the attribute keeps the rule's name)
+    _i32_range = _i32_range
+    _shift = _shift
 
 
 @attrs.frozen(kw_only=True)
@@ -257,11 +282,6 @@ class VectorWidenPad(UnitOp):
                          help=f"write `m(\"{p} # 8\")`")
 
 
-def fp_op_name(op: Any) -> str:
-    """The step name of an `FpBinaryOp`: a multiply names its ALU (`MUL_F_MUL0`)."""
-    return op_text(op)
-
-
 @attrs.frozen(kw_only=True)
 class VectorFpUnary(UnitOp):
     """Float cluster: `op(stream)` on f32 (exp, sqrt, tanh, sigmoid, ...)."""
@@ -279,9 +299,7 @@ class VectorFpBinary(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-CONST-3")
-    def _const_kind(self) -> Violation | None:
-        return _checked(scalars.f32_constant, self.const)
+    _f32_kind = _f32_kind
 
 
 @attrs.frozen(kw_only=True)

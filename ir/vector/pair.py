@@ -18,6 +18,8 @@ import numpy as np
 
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping, Pair
+from ir.vector.enums import BinaryArgMode
+from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.units import spec_of
 
 __all__ = ["unzip_index", "unzip_problem", "group_volume", "RF_CACHE_LANES", "zip_values", "split_equivalent", "MODES"]
@@ -92,18 +94,10 @@ def split_equivalent(time: Mapping, packet: Mapping, time2: Mapping, packet2: Ma
         Pair(time, packet).normalize().equivalent(Pair(time2, packet2).normalize())
 
 
-def _as(values: np.ndarray, scalar: str) -> np.ndarray:
-    return values.view(np.float32) if scalar == "f32" else values
-
-
 def zip_values(unit: str, op: str, mode: int, g0: np.ndarray, g1: np.ndarray) -> np.ndarray:
     """The zip step on stored values (int32, or uint32 bits for f32): `op` of the two groups
     the mode picks."""
     spec = spec_of(unit)  # a unit with a zip form (ir.vector.units): its scalar and its numerics
     if "zip" not in spec.kinds:
         raise KeyError(unit)
-    scalar, fn = spec.scalar_in, spec.fn(op)
-    name = MODES[mode]
-    pick = {"0": _as(g0, scalar), "1": _as(g1, scalar)}
-    out = fn(pick[name[4]], pick[name[5]])
-    return np.asarray(out, np.float32).view(np.uint32) if scalar == "f32" else np.asarray(out, np.int32)
+    return run_elementwise(spec.fn(op), 2, spec.scalar_in, g0, getattr(BinaryArgMode, MODES[mode]), (g1,))

@@ -20,6 +20,7 @@ from ir.diagnostic import Violation
 from ir.op_frame import rule
 from ir.vector import enums as E
 from ir.vector import scalars
+from ir.vector.chain_ops import LOGIC_SHIFTS
 from ir.vector.ops import _dtype_fault, amount_is_const
 from ir.dtypes import DType
 from ir.op_frame import attr
@@ -29,9 +30,6 @@ from ir.vector.parts import logic_family, logic_unit
 
 __all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 
-_SHIFTS = frozenset({"LEFT_SHIFT", "LOGIC_RIGHT_SHIFT", "ARITH_RIGHT_SHIFT"})
-_FAMILIES = {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}
-
 
 @attrs.frozen(kw_only=True)
 class PairLogic(_PairBinary):
@@ -40,10 +38,6 @@ class PairLogic(_PairBinary):
     STAGE = "vector_logic"
 
     unit = logic_unit
-
-    def op_name(self) -> str:
-        return self.op.name
-
     _family = logic_family
 
     @rule("VE-CONST-1")
@@ -52,7 +46,7 @@ class PairLogic(_PairBinary):
 
     @rule("VE-SHIFT-1")
     def _shift(self) -> Violation | None:
-        if self.scalar == "i32" and self.op.name in _SHIFTS and amount_is_const(self.mode):
+        if self.scalar == "i32" and self.op.name in LOGIC_SHIFTS and amount_is_const(self.mode):
             return _const_fault(self, scalars.shift_amount)
         return None
 
@@ -65,12 +59,9 @@ class ZipLogic(_Zip):
 
     unit = logic_unit
 
-    def op_name(self) -> str:
-        return self.op.name
-
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        return _dtype_fault(self, _FAMILIES, "`vector_logic_zip`")
+        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic_zip`")
 
 
 @attrs.frozen(kw_only=True)

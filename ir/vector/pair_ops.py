@@ -25,11 +25,12 @@ from ir.ops import Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import VectorOp, _checked, amount_is_const
-from ir.vector.parts import clip_family, clip_unit, op_name
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
+from ir.vector.parts import UnitStep, clip_family, clip_unit
+from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
@@ -48,9 +49,8 @@ class PairOp(VectorOp):
         return None
 
     def step_mode(self) -> str:
-        """The argument mode of the step, one for both groups (`DEFAULT` for none or MODE01)."""
-        mode = getattr(self, "mode", None)
-        return "DEFAULT" if mode is None or mode.name == "MODE01" else mode.name
+        """The argument mode of the step, one for both groups (`DEFAULT` for none or MODE01 / MODE012)."""
+        return mode_text(getattr(self, "mode", None))
 
 
 @attrs.frozen(kw_only=True)
@@ -119,13 +119,9 @@ class VectorUnzip(PairOp):
                               f"inside it (e.g. last in the time)")
 
 
-def _operands(op: Any) -> tuple[Any, Any]:
-    return op.c0, op.c1
-
-
 def _vrf_fault(op: Any) -> Violation | None:
     """PAIR-VRF-1: a pass has one register-file port, so both groups may read only one VRF tensor."""
-    a, b = _operands(op)
+    a, b = op.c0, op.c1
     if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
         return Violation("PAIR-VRF-1", f"`{op.STAGE}` reads a different VRF tensor in each group",
                          label="a pass has one register-file port",
@@ -134,12 +130,7 @@ def _vrf_fault(op: Any) -> Violation | None:
 
 
 def _const_fault(op: Any, check: Any) -> Violation | None:
-    for c in _operands(op):
-        if c is not None and not isinstance(c, VrfOperand):
-            v = _checked(check, c)
-            if v is not None:
-                return v
-    return None
+    return _first_fault(check, (c for c in (op.c0, op.c1) if c is not None and not isinstance(c, VrfOperand)))
 
 
 def _arg(c: Any, scalar: str) -> int:
@@ -153,24 +144,18 @@ def _side(c0: Any, c1: Any) -> str:
 
 
 @attrs.frozen(kw_only=True)
-class _PairBinary(PairOp):
+class _PairBinary(UnitStep, PairOp):
     """A binary op on each group with its own constant (None: that group is left as it is)."""
 
-    UNIT: ClassVar[str] = ""
     op: Any = attr()
     c0: Any = attr()
     c1: Any = attr()
     mode: Any = attr(default=None, optional=True)  # the `*_with_mode` forms: one BinaryArgMode for both groups
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})  # the VRF tensors read
 
-    def unit(self) -> str:
-        return self.UNIT
-
     def rf_groups(self) -> int:
         """The groups reading the VRF, as bits (bit g: group g)."""
         return sum(1 << g for g, c in enumerate((self.c0, self.c1)) if isinstance(c, VrfOperand))
-
-    op_name = op_name
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         s = self.scalar or "i32"
@@ -313,17 +298,11 @@ class PairWidenConcat(_PairWay):
 
 
 @attrs.frozen(kw_only=True)
-class _Zip(VectorOp):
+class _Zip(UnitStep, VectorOp):
     """Merge the two groups with a binary op; the result is one stream."""
 
-    UNIT: ClassVar[str] = ""
     op: Any = attr()
     mode: Any = attr(default=E.BinaryArgMode.MODE01, converter=lambda m: E.BinaryArgMode.MODE01 if m is None else m)
-
-    def unit(self) -> str:
-        return self.UNIT
-
-    op_name = op_name
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         return self.unit(), self.op_name(), "ZIP", MODES.index(self.mode.name), 0

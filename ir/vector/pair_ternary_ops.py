@@ -15,8 +15,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.op_frame import attr, rule
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
-from ir.vector.ops import _checked
+from ir.vector.numerics._arrays import f32_bits
+from ir.vector.ops import _first_fault
 from ir.vector.pair_ops import PairOp, _side
 
 __all__ = ["FmaPair", "PairFpTernary", "PAIR_TERNARY_CLASSES"]
@@ -57,17 +57,9 @@ class PairFpTernary(PairOp):
         """Each group's `c` (f32 bits; 0 for a skipped group): the step's `add0` / `add1`."""
         return _fma_pair(self.c0)[1], _fma_pair(self.c1)[1]
 
-    def step_mode(self) -> str:
-        return "DEFAULT" if self.mode is None or self.mode.name == "MODE012" else self.mode.name
-
     @rule("VE-CONST-2")
     def _range(self) -> Violation | None:
-        for c in (self.c0, self.c1):
-            for v in c or ():
-                found = _checked(scalars.f32_constant, v)
-                if found is not None:
-                    return found
-        return None
+        return _first_fault(scalars.f32_constant, (v for c in (self.c0, self.c1) for v in c or ()))
 
 
 PAIR_TERNARY_CLASSES: tuple[type, ...] = (PairFpTernary,)

@@ -15,14 +15,12 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from ir.mapping.api import m
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, rule
-from ir.ops import Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.valid_count import derive_vcg
-from ir.vector.intra_reduce import axis_padded, reduced_packet, removed_axis, shape_fault
+from ir.vector.intra_reduce import axis_padded, reduced_packet, shape_fault
 from ir.vector.ops import VectorOp, _dtype_fault
 
 __all__ = ["VectorIntraSliceReduce"]
@@ -64,14 +62,3 @@ class VectorIntraSliceReduce(VectorOp):
         t = self.input.type
         return shape_fault(self.axis, t.time, t.packet, self.out_time, self.out_packet)
 
-
-def traced_reduce(step: Any, src: Any, ident: int, out_time: Mapping) -> VectorIntraSliceReduce:
-    """The traced reduce a record's `INTRA_REDUCE_*` step stands for (the VISA re-derivation):
-    `src` is the 4-way stream it reads, `out_time` the record's output time."""
-    t = src.type
-    out_packet = m("1 # 4") if step.arg == 1 else t.packet
-    scalar = E.IntraSliceReduceOpI32 if step.unit.name.endswith("I32") else E.IntraSliceReduceOpF32
-    axis = removed_axis(t.time, t.packet, out_time, out_packet) or ""
-    return VectorIntraSliceReduce(input=src, axis=axis, out_time=out_time, out_packet=out_packet,
-                                  op=getattr(scalar, step.op.name),
-                                  result=Value(ident, attrs.evolve(t, time=out_time, packet=out_packet)))

@@ -25,10 +25,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def _is_float(value: Any) -> bool:
-    return isinstance(value, (float, np.floating))
-
-
 def i32_constant(value: Any, *, method: str | None = None) -> int:
     """`value` as a Python int in i32 range (VE-CONST-3 for a non-int, VE-CONST-1 out of range)."""
     if not _is_int(value):
@@ -59,7 +55,7 @@ def f32_constant(value: Any, *, method: str | None = None) -> np.float32:
             raise refuse("VE-CONST-3", f"the int {int(value)} is not exactly representable in f32",
                          help="write it as a float to accept the rounding", method=method)
         return np.float32(int(value))
-    if not _is_float(value):
+    if not isinstance(value, (float, np.floating)):
         raise refuse("VE-CONST-3", f"an f32 operand must be a float, got {type(value).__name__} {value!r}",
                      method=method)
     with np.errstate(over="ignore"):

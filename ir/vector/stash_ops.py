@@ -12,7 +12,7 @@ A pass with a stash lowers to one `vector_branch` record.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
@@ -20,9 +20,10 @@ from ir.diagnostic import Violation
 from ir.op_frame import attr, operand, rule
 from ir.ops import Value
 from ir.vector import scalars
-from ir.vector.numerics.steps import f32_bits
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.ops import VectorOp, _checked
-from ir.vector.parts import clip_family, clip_unit, logic_family, logic_unit, op_name
+from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
+from ir.vector.units import mode_text
 
 __all__ = ["VectorStash", "StashLogic", "StashFxp", "StashClip", "StashFpBinary", "StashFpTernary", "StashFpDiv",
            "STASH_OP_CLASSES", "STASH_READS", "STASH_READ_OF", "stash_shape_fault"]
@@ -46,23 +47,16 @@ def stash_shape_fault(op: Any, stashed: Value) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class _StashRead(VectorOp):
+class _StashRead(UnitStep, VectorOp):
     TEXT_PREFIX = "stashed_"  # its stages are the plain ops'; IR text tells them apart
 
-    UNIT: ClassVar[str] = ""
     stashed: Value = operand()
     op: Any = attr()
     mode: Any = attr(default=None, optional=True)  # the `_with_mode` form's mode; None is the default
 
-    def unit(self) -> str:
-        return self.UNIT
-
-    op_name = op_name
-
     def mode_name(self) -> str:
         """The step's mode: `DEFAULT` for None and for the default mode (MODE01 / MODE012)."""
-        name = getattr(self.mode, "name", None)
-        return "DEFAULT" if name in (None, "MODE01", "MODE012") else name
+        return mode_text(self.mode)
 
     def arg1(self) -> int:
         """The step's second constant (the f32 bits of FMA_F's `c`; 0 for a binary op)."""

@@ -15,12 +15,10 @@ from typing import Any
 
 import attrs
 
-from ir.diagnostic import Violation
-from ir.op_frame import attr, rule
+from ir.op_frame import attr
 from ir.ops import _DECLARED
-from ir.vector import scalars
 from ir.vector.units import GENERATED, ON_UNREGISTER, SPECS, UnitSpec
-from ir.vector.ops import UnitOp, _checked, amount_is_const
+from ir.vector.ops import UnitOp, _f32_kind, _i32_kind, _i32_range, _shift
 
 __all__ = ["unit_op_classes", "generated_spec"]
 
@@ -47,28 +45,6 @@ def _make(spec: UnitSpec, name: str) -> type:
     cls = attrs.frozen(kw_only=True)(type(name, (UnitOp,), body))
     cls.__module__ = __name__
     return cls
-
-
-@rule("VE-CONST-3")
-def _i32_kind(self: Any) -> Violation | None:
-    return None if isinstance(self.const, int) else _checked(scalars.i32_constant, self.const)
-
-
-@rule("VE-CONST-1")
-def _i32_range(self: Any) -> Violation | None:
-    return _checked(scalars.i32_constant, self.const)
-
-
-@rule("VE-CONST-3")
-def _f32_kind(self: Any) -> Violation | None:
-    return _checked(scalars.f32_constant, self.const)
-
-
-@rule("VE-SHIFT-1")
-def _shift(self: Any) -> Violation | None:
-    if "SHIFT" in self.op.name and amount_is_const(self.mode):
-        return _checked(scalars.shift_amount, self.const)
-    return None
 
 
 def __getattr__(name: str) -> type:

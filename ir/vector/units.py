@@ -6,9 +6,8 @@ a cluster stage of `MAX_OPS` makes it repeatable), its op enum (or its fixed op 
 operand kinds it accepts (a constant, a register-file tensor, the paired / merged / zip
 steps of a pair pass, branched slots, the stash), the scalar and the way (8 or 4 cells per
 step) it reads and leaves, its shape change, its numerics (`ir.vector.numerics.unit_runs`)
-and its codec: the two-way map between the traced op (`ir.vector.ops`, ...) and the
-record's step fields `(unit, op, arg, mode, arg1)`, from which both the lowering (a traced
-op's `step()`) and its inverse (the VISA re-derivation's traced op) are made.
+and its codec: the map from the traced op (`ir.vector.ops`, ...) to the record's step
+fields `(unit, op, arg, mode, arg1)`, from which the lowering (a traced op's `step()`) is made.
 
 The tables the verifiers, the interpreter, the cpu backend and the DSL read are derived
 from `SPECS` (`VeUnit`, `VeOpName`, `PairUnit`, `UNITS`, the stage ways); `register` adds a
@@ -18,21 +17,20 @@ unit (and its enum members) at run time, `unregister` removes it again.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
 
 from ir.vector import enums as E
 from ir.vector.numerics import unit_runs as R
-from ir.vector.unit_codecs import (BRANCH_OPS, CHAIN_OPS, GENERATED, PAIR_LOGIC_OPS, PAIR_OPS, PAIR_TERNARY_OPS,
-                                   SHAPES, VECTOR_OPS, Codec, elementwise, mode_value, mul_names, op_text,
-                                   op_value, reinterpret_codec, tag_codec, way_codec, width_codec)
+from ir.vector.unit_codecs import (CHAIN_OPS, GENERATED, SHAPES, VECTOR_OPS, Codec, elementwise, mode_text, mul_names,
+                                   op_text, op_value, reinterpret_codec, tag_codec, way_codec, width_codec)
 from ir.vector.stages import INTRA_ORDER, MAX_OPS, VeStage
 
 __all__ = ["UnitSpec", "Codec", "SPECS", "VeUnit", "VeOpName", "VeMode", "PairUnit", "UNITS", "KINDS", "SHAPES",
-           "register", "unregister", "spec_of", "is_rf", "dsl_method", "mode_value", "op_value", "op_text",
-           "encode_step", "decode_step", "elementwise", "GENERATED"]
+           "register", "unregister", "spec_of", "is_rf", "dsl_method", "op_value", "op_text", "mode_text",
+           "encode_step", "elementwise", "GENERATED"]
 
 S = VeStage
 KINDS = frozenset({"const", "rf", "paired", "merged", "zip", "branch", "stash"})
@@ -113,6 +111,7 @@ def dsl_method(name: str) -> tuple[VeStage, frozenset[str], Any]:
 
 SPECS: dict[str, UnitSpec] = {}
 _BY_NAME: dict[str, tuple[UnitSpec, bool]] = {}  # VISA name -> (spec, the register-file form)
+UNITS: dict[str, tuple[str, str]] = {}  # VISA name (RF forms too) -> (input scalar, output scalar)
 
 
 def spec_of(unit: Any) -> UnitSpec:
@@ -165,10 +164,6 @@ def _drop_member(cls: type[enum.Enum], name: str) -> None:
     type.__delattr__(cls, name)
 
 
-def _used_names() -> set[str]:
-    return set(_op_order())
-
-
 def register(spec: UnitSpec) -> UnitSpec:
     """Declare a unit: every derived table (and `VeUnit` / `VeOpName` / `PairUnit`) sees it."""
     if spec.name in SPECS or any(n in _BY_NAME for n, _ in _names(spec)):
@@ -176,8 +171,10 @@ def register(spec: UnitSpec) -> UnitSpec:
     if any(s.stage == spec.stage and s.way_out != spec.way_out for s in SPECS.values() if spec.stage is not None):
         raise ValueError(f"unit {spec.name}: the units of stage {spec.stage.rust_name} leave one way")
     SPECS[spec.name] = spec
+    same = spec.scalar_out == "same" and spec.scalar_in != "any"
     for name, rf in _names(spec):
         _BY_NAME[name] = (spec, rf)
+        UNITS[name] = spec.scalar_in, spec.scalar_in if same else spec.scalar_out
     if "VeUnit" in globals():  # a unit added after the built-in ones
         for name, _ in _names(spec):
             _add_member(VeUnit, name, name.lower())
@@ -198,30 +195,13 @@ def unregister(name: str) -> None:
         forget(spec)
     for visa, _ in _names(spec):
         del _BY_NAME[visa]
+        del UNITS[visa]
         _drop_member(VeUnit, visa)
     _drop_member(PairUnit, spec.name)
-    kept = _used_names()
+    kept = set(_op_order())
     for op in spec.op_names:
         if op not in kept:
             _drop_member(VeOpName, op)
-
-
-class _Units(Mapping):
-    """unit name -> (input scalar, output scalar), over every declared unit (RF forms too)."""
-
-    def __getitem__(self, unit: str) -> tuple[str, str]:
-        spec = _BY_NAME[unit][0]
-        same = spec.scalar_out == "same" and spec.scalar_in != "any"
-        return spec.scalar_in, spec.scalar_in if same else spec.scalar_out
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_visa_order())
-
-    def __len__(self) -> int:
-        return len(_BY_NAME)
-
-
-UNITS: Mapping[str, tuple[str, str]] = _Units()
 
 
 def encode_step(op: Any) -> tuple:
@@ -230,9 +210,9 @@ def encode_step(op: Any) -> tuple:
     mro = type(op).__mro__
     names = {c.__name__ for c in mro}  # resolve only the classes it may be (a generated one is made on use)
     coded = [s for s in SPECS.values() if s.codec is not None and s.codec.traced.name in names
-             and s.codec.traced_class() in mro]
-    nearest = min((mro.index(s.codec.traced_class()) for s in coded), default=None)
-    found = [s for s in coded if mro.index(s.codec.traced_class()) == nearest]
+             and s.codec.traced.resolve() in mro]
+    nearest = min((mro.index(s.codec.traced.resolve()) for s in coded), default=None)
+    found = [s for s in coded if mro.index(s.codec.traced.resolve()) == nearest]
     if len(found) > 1:
         found = [s for s in found if s.scalar_in == op.scalar]
     if len(found) != 1:
@@ -240,78 +220,50 @@ def encode_step(op: Any) -> tuple:
     return found[0].codec.encode(found[0], op)
 
 
-def decode_step(step: Any, src: Any, ident: int, widened: Any) -> Any:
-    """The traced op a record's step stands for (the inverse of `encode_step`)."""
-    spec = spec_of(step.unit)
-    if spec.codec is None:
-        raise KeyError(f"unit {spec.name} has no codec")
-    return spec.codec.decode(spec, step, src, ident, widened)
-
-
 # --- the built-in units, in pipeline order ---------------------------------------------------------
 
-_NONE, _V, _CH, _P, _PL, _B = ("NONE",), VECTOR_OPS, CHAIN_OPS, PAIR_OPS, PAIR_LOGIC_OPS, BRANCH_OPS
-_BIN = frozenset({"const", "rf", "paired", "merged", "zip", "branch", "stash"})
+_NONE, _V, _CH = ("NONE",), VECTOR_OPS, CHAIN_OPS
+_BIN = KINDS  # a binary unit takes every operand kind
 for _spec in (
-    UnitSpec("TAG", S.TAG, ("ZERO",), "any", arg="tag", run=R.run_tag, codec=tag_codec(),
+    UnitSpec("TAG", S.TAG, ("ZERO",), "any", arg="tag", run=R.run_same, codec=tag_codec(),
              methods=("vector_intra_slice_tag",)),
     UnitSpec("FXP", S.FXP, E.FxpBinaryOp, "i32", arg="i32", arity=2, kinds=_BIN, fn=R.fxp_fn, shifts=True,
-             codec=elementwise(_V.VectorFxp, _P.PairFxp, _P.ZipFxp, _B.BranchedFxp),
-             methods=("vector_fxp", "vector_fxp_zip")),
+             codec=elementwise(_V.VectorFxp), methods=("vector_fxp", "vector_fxp_zip")),
     UnitSpec("FXP_TO_FP", S.FXP_TO_FP, _NONE, "i32", "f32", arg="int_width", kinds={"const", "paired", "merged"},
-             run=R.run_fxp_to_fp, codec=width_codec(_V.VectorFxpToFp, _P.PairFxpToFp),
-             methods=("vector_fxp_to_fp",)),
+             run=R.run_fxp_to_fp, codec=width_codec(_V.VectorFxpToFp), methods=("vector_fxp_to_fp",)),
     UnitSpec("NARROW_TRIM", S.NARROW, _NONE, "any", way_out=4, shape="trim", kinds={"const", "paired", "merged"},
-             run=R.run_trim, codec=way_codec(_V.VectorNarrowTrim),
-             methods=("vector_narrow_trim",)),
+             run=R.run_trim, codec=way_codec(_V.VectorNarrowTrim), methods=("vector_narrow_trim",)),
     UnitSpec("FP_UNARY", S.FP, E.FpUnaryOp, "f32", way_in=4, way_out=4, arg="unary", arity=1,
              kinds={"const", "paired", "merged"}, fn=R.fp_unary_fn,
-             codec=elementwise(_V.VectorFpUnary, _P.PairFpUnary),
-             methods=("vector_fp_unary",)),
+             codec=elementwise(_V.VectorFpUnary), methods=("vector_fp_unary",)),
     UnitSpec("FP_BINARY", S.FP, E.FpBinaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=2, kinds=_BIN,
-             fn=R.fp_binary_fn,
-             codec=elementwise(_V.VectorFpBinary, _P.PairFpBinary, _P.ZipFp,
-                               _B.BranchedFpBinary),
-             methods=("vector_fp_binary", "vector_fp_zip")),
+             fn=R.fp_binary_fn, codec=elementwise(_V.VectorFpBinary), methods=("vector_fp_binary", "vector_fp_zip")),
     UnitSpec("WIDEN_PAD", S.WIDEN, _NONE, "any", way_in=4, shape="pad", kinds={"const", "paired", "merged"},
-             run=R.run_pad, codec=way_codec(_V.VectorWidenPad),
-             methods=("vector_widen_pad",)),
+             run=R.run_same, codec=way_codec(_V.VectorWidenPad), methods=("vector_widen_pad",)),
     UnitSpec("FP_TO_FXP", S.FP_TO_FXP, _NONE, "f32", "i32", arg="int_width", kinds={"const", "paired", "merged"},
-             run=R.run_fp_to_fxp, codec=width_codec(_V.VectorFpToFxp, _P.PairFpToFxp),
-             methods=("vector_fp_to_fxp",)),
+             run=R.run_fp_to_fxp, codec=width_codec(_V.VectorFpToFxp), methods=("vector_fp_to_fxp",)),
     UnitSpec("CLIP_I32", S.CLIP, E.ClipBinaryOpI32, "i32", arg="i32", arity=2, kinds=_BIN, fn=R.clip_i32_fn,
-             codec=elementwise(_V.VectorClip, _P.PairClip, _P.ZipClip, _B.BranchedClip),
-             methods=("vector_clip", "vector_clip_zip")),
+             codec=elementwise(_V.VectorClip), methods=("vector_clip", "vector_clip_zip")),
     UnitSpec("CLIP_F32", S.CLIP, E.ClipBinaryOpF32, "f32", arg="f32", arity=2, kinds=_BIN, fn=R.clip_f32_fn,
-             codec=elementwise(_V.VectorClip, _P.PairClip, _P.ZipClip, _B.BranchedClip),
-             methods=("vector_clip", "vector_clip_zip")),
+             codec=elementwise(_V.VectorClip), methods=("vector_clip", "vector_clip_zip")),
     UnitSpec("LOGIC_I32", S.LOGIC, E.LogicBinaryOpI32, "i32", arg="i32", arity=2, kinds=_BIN - {"rf"},
              fn=R.logic_i32_fn, shifts=True,
-             codec=elementwise(_CH.VectorLogic, _PL.PairLogic, _PL.ZipLogic, _B.BranchedLogic),
-             methods=("vector_logic", "vector_logic_zip")),
+             codec=elementwise(_CH.VectorLogic), methods=("vector_logic", "vector_logic_zip")),
     UnitSpec("LOGIC_F32", S.LOGIC, E.LogicBinaryOpF32, "f32", arg="f32", arity=2, kinds=_BIN - {"rf"},
-             fn=R.logic_f32_fn,
-             codec=elementwise(_CH.VectorLogic, _PL.PairLogic, _PL.ZipLogic, _B.BranchedLogic),
-             methods=("vector_logic", "vector_logic_zip")),
+             fn=R.logic_f32_fn, codec=elementwise(_CH.VectorLogic), methods=("vector_logic", "vector_logic_zip")),
     UnitSpec("NARROW_SPLIT", S.NARROW, _NONE, "any", way_out=4, shape="split", kinds={"const", "paired", "merged"},
-             run=R.run_split, codec=way_codec(_CH.VectorNarrowSplit, _P.PairNarrowSplit),
-             methods=("vector_narrow_split",)),
+             run=R.run_split, codec=way_codec(_CH.VectorNarrowSplit), methods=("vector_narrow_split",)),
     UnitSpec("FP_TERNARY", S.FP, E.FpTernaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=3,
              kinds=_BIN - {"rf", "zip"}, fn=R.fp_ternary_fn,
-             codec=elementwise(_CH.VectorFpTernary, PAIR_TERNARY_OPS.PairFpTernary,
-                               branched=_B.BranchedFpTernary),
-             methods=("vector_fp_ternary",)),
+             codec=elementwise(_CH.VectorFpTernary), methods=("vector_fp_ternary",)),
     UnitSpec("FP_DIV", S.FP_DIV, E.FpDivBinaryOp, "f32", way_in=4, way_out=4, arg="f32", arity=2,
              kinds={"const", "rf", "merged", "branch", "stash"}, fn=R.fp_div_fn,
-             codec=elementwise(_CH.VectorFpDiv, branched=_B.BranchedFpDiv),
-             methods=("vector_fp_div",)),
+             codec=elementwise(_CH.VectorFpDiv), methods=("vector_fp_div",)),
     UnitSpec("WIDEN_CONCAT", S.WIDEN, _NONE, "any", way_in=4, shape="concat", kinds={"const", "paired", "merged"},
-             run=R.run_concat, codec=way_codec(_CH.VectorWidenConcat, _P.PairWidenConcat),
-             methods=("vector_widen_concat",)),
+             run=R.run_concat, codec=way_codec(_CH.VectorWidenConcat), methods=("vector_widen_concat",)),
     UnitSpec("REINTERPRET", None, ("TO_I32", "TO_F32"), "any", "op", way_in=None, way_out=None,
              kinds={"const", "paired", "merged"}, run=R.run_reinterpret,
-             codec=reinterpret_codec(_PL.PairReinterpret),
-             methods=("vector_reinterpret",)),
+             codec=reinterpret_codec(), methods=("vector_reinterpret",)),
     UnitSpec("INTRA_REDUCE_I32", S.INTRA_SLICE_REDUCE, E.IntraSliceReduceOpI32, "i32", way_in=4, way_out=4,
              arg="reduce", kinds={"const", "merged"},
              methods=("vector_intra_slice_reduce",)),

@@ -63,9 +63,6 @@ class Struct(_DataSpec):
     """Spec of a struct variant: values passed by keyword."""
 
 
-_Spec = (Unit, Tuple, Struct)
-
-
 class _EnumMeta(type):
     """Iterating an enum class yields its members (values and constructors) in order."""
 
@@ -86,7 +83,7 @@ class RustEnum(metaclass=_EnumMeta):
         super().__init_subclass__(**kwargs)
         names = []
         for name, spec in list(vars(cls).items()):
-            if isinstance(spec, _Spec):
+            if isinstance(spec, (Unit, Tuple, Struct)):
                 names.append(name)
                 member = _new_value(cls, name, spec, ()) if isinstance(spec, Unit) \
                     else VariantConstructor(cls, name, spec)

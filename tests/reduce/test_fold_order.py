@@ -11,7 +11,7 @@ import pytest
 
 from ir.vector.intra_reduce import reduce_counted, reduce_time, time_plan
 from ir.mapping.nodes import Symbol
-from ir.vector.numerics.fold import group_positions
+from ir.vector.numerics.fold import Groups
 
 LO, HI = -(2**31), 2**31 - 1
 
@@ -89,7 +89,7 @@ def test_reduce_counted_folds_only_the_counted_cells_in_time_order(scalar, op, t
     rng = np.random.default_rng(hash((scalar, op, tree, 1)) % 2**32)
     steps, n_out = 17, 2
     plan = np.array([1, 0, 0, -1, 1, 1, 0, 1, 0, 0, 1, -1, 1, 0, 1, 0, 1])
-    monkeypatch.setattr(intra, "_plan_groups", lambda axis, time, out_time: group_positions(plan, n_out))
+    monkeypatch.setattr(intra, "_plan_groups", lambda axis, time, out_time: Groups(plan, n_out))
     monkeypatch.setattr(intra, "reduced_packet", lambda packet: tree)
     values = _values(rng, scalar, (2, steps, 4))
     take = rng.random(values.shape) < 0.6

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ir.vector.numerics.fold import f32_keys, f32_of_keys, fold, fold_flits, group_positions
+from ir.vector.numerics.fold import Groups, f32_keys, f32_of_keys, fold, fold_flits
 from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
 
 LO, HI = -(2**31), 2**31 - 1
@@ -72,7 +72,7 @@ def test_fold_is_the_step_by_step_fold(scalar, op, plan_name, masked):
     take = rng.random(values.shape) < 0.7 if masked else None
     with np.errstate(all="ignore"):
         want = _step_fold(scalar, op, values, plan, n_out, take)
-    got = fold(scalar, op, values, group_positions(plan, n_out), take)
+    got = fold(scalar, op, values, Groups(plan, n_out), take)
     np.testing.assert_array_equal(_bits(got), _bits(want))
 
 
@@ -89,7 +89,7 @@ def test_fold_flits_is_the_tree_then_the_step_by_step_fold(scalar, op, plan_name
         flits = _step_tree(scalar, op, values, live)
         take = live.any(-1)[..., None] if counted else None
         want = _step_fold(scalar, op, flits, plan, n_out, take)
-    got = fold_flits(scalar, op, values, group_positions(plan, n_out), live, counted)
+    got = fold_flits(scalar, op, values, Groups(plan, n_out), live, counted)
     if scalar == "f32" and op in ("MAX", "MIN"):
         # the order-free fold skips NaN flits whatever their payload; the step fold does too
         assert not np.isnan(got).any()
@@ -99,7 +99,7 @@ def test_fold_flits_is_the_tree_then_the_step_by_step_fold(scalar, op, plan_name
 def test_fold_flits_with_every_lane_live_is_the_same_as_with_a_full_mask():
     rng = np.random.default_rng(3)
     values = _values(rng, "f32", (2, 20, 4))
-    groups = group_positions(np.repeat(np.arange(4), 5), 4)
+    groups = Groups(np.repeat(np.arange(4), 5), 4)
     full = np.ones(values.shape, bool)
     for op in ("ADD", "MUL", "MAX", "MIN"):
         with np.errstate(all="ignore"):

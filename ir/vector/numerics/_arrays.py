@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["as_i32", "as_f32", "wrap_i32", "saturate_i32", "shift_amounts", "U32_MASK", "canonical_nan",
-           "F32_NAN_BITS"]
+           "F32_NAN_BITS", "f32_bits"]
 
 U32_MASK = np.int64(0xFFFFFFFF)
 F32_NAN_BITS = np.uint32(0x7FC00000)
@@ -29,6 +29,11 @@ def canonical_nan(x: Any) -> np.ndarray:
     bits = arr.view(np.uint32).copy()
     bits[nan] = F32_NAN_BITS
     return bits.view(np.float32)
+
+
+def f32_bits(value: float) -> int:
+    """The bit pattern (0 ... 2**32 - 1) of the f32 nearest `value`."""
+    return int(np.array(value, np.float32).view(np.uint32))
 
 
 def as_i32(x: Any) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The value conversions between i32 fixed point and f32, and the bit reinterpret.
+"""The value conversions between i32 fixed point and f32.
 
 A fixed-point value with integer width w (0 ... 31) is an i32 `x` standing for
 x * 2^(w - 31): 31 - w fraction bits. w = 31 is the plain integer conversion.
@@ -13,7 +13,7 @@ import numpy as np
 from ir.vector.numerics._arrays import as_f32, as_i32
 from ir.vector.scalars import int_width as _check_width
 
-__all__ = ["fxp_to_fp", "fp_to_fxp", "reinterpret_as_f32", "reinterpret_as_i32"]
+__all__ = ["fxp_to_fp", "fp_to_fxp"]
 
 
 def fxp_to_fp(x: Any, int_width: int) -> np.ndarray:
@@ -41,13 +41,3 @@ def fp_to_fxp(x: Any, int_width: int) -> np.ndarray:
     r = np.where(nan & ~np.signbit(x32), 2**31 - 1, r)
     r = np.where(nan & np.signbit(x32), -(2**31), r)
     return r.astype(np.int32)
-
-
-def reinterpret_as_f32(x: Any) -> np.ndarray:
-    """`vector_reinterpret::<f32>()`: the same 32 bits read as f32 (1065353216 is 1.0)."""
-    return np.ascontiguousarray(as_i32(x)).view(np.float32)
-
-
-def reinterpret_as_i32(x: Any) -> np.ndarray:
-    """`vector_reinterpret::<i32>()`: the same 32 bits read as i32 (1.0 is 1065353216)."""
-    return np.ascontiguousarray(as_f32(x)).view(np.int32)

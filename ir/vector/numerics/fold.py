@@ -2,8 +2,8 @@
 
 A fold takes positions to outputs (`Groups`: per position its output, or -1 to skip) and
 computes, for every output and lane, `acc = identity; acc = op(acc, v)` over its positions
-in position order, exactly what the step-by-step fold of `ir.vector.numerics.reduce`
-computes (tests/reduce/test_fold_vectorised.py holds the two side by side). How:
+in position order, with the operators of `ir.vector.numerics.reduce`, exactly what a
+step-by-step fold computes (tests/reduce/test_fold_vectorised.py holds the two side by side). How:
 
 - an order-free op gives the same result in any order: i32 `MAX` / `MIN` (integer order),
   i32 `ADD` (addition modulo 2^32), and f32 `MAX` / `MIN`, whose fold is the largest
@@ -30,14 +30,15 @@ import numpy as np
 from ir.vector.numerics._arrays import canonical_nan
 from ir.vector.numerics.reduce import REDUCE_F32, REDUCE_I32
 
-__all__ = ["Groups", "group_positions", "fold", "fold_flits", "tree", "f32_keys", "f32_of_keys", "ORDER_FREE"]
+__all__ = ["Groups", "reducer", "fold", "fold_flits", "tree", "f32_keys", "f32_of_keys", "ORDER_FREE"]
 
 ORDER_FREE = {"i32": frozenset({"ADD", "MAX", "MIN"}), "f32": frozenset({"MAX", "MIN"})}
 _RAW_F32 = {"ADD": np.add, "MUL": np.multiply}
 
 
 class Groups:
-    """Positions by output: `order` the folded positions sorted by (output, position),
+    """Positions by output, of `plan` (per position its output in 0 ... n_out - 1, or -1:
+    skipped): `order` the folded positions sorted by (output, position),
     `starts` where each non-empty output's run begins in `order`, `outs` those outputs,
     `table` (steps, outputs) the k-th position of each non-empty output (`fill` False where
     an output has fewer than k + 1; None when every output has as many); `blocks` = k when
@@ -72,12 +73,8 @@ class Groups:
                 a.setflags(write=False)
 
 
-def group_positions(plan: np.ndarray, n_out: int) -> Groups:
-    """The `Groups` of `plan` (per position its output in 0 ... n_out - 1, or -1: skipped)."""
-    return Groups(plan, n_out)
-
-
-def _ops(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
+def reducer(scalar: str, op: str) -> tuple[Any, Any, np.dtype]:
+    """(operator, identity, number dtype) of the reduce op `op` on `scalar`."""
     fn, identity = (REDUCE_I32 if scalar == "i32" else REDUCE_F32)[op]
     return fn, identity, np.dtype(np.int32 if scalar == "i32" else np.float32)
 
@@ -148,7 +145,7 @@ def _steps_of(a: np.ndarray, g: Groups) -> np.ndarray:
 def _in_steps(scalar: str, op: str, values: np.ndarray, take: np.ndarray | None, g: Groups,
               identity: Any, dtype: np.dtype) -> np.ndarray:
     """The fold of every non-empty group as array steps, step k the k-th position of each."""
-    fn, _, _ = _ops(scalar, op)
+    fn, _, _ = reducer(scalar, op)
     raw = _RAW_F32.get(op) if scalar == "f32" else None
     steps = _steps_of(values, g)
     mask = None if take is None else _steps_of(np.broadcast_to(take, values.shape), g)
@@ -177,7 +174,7 @@ def fold(scalar: str, op: str, values: np.ndarray, groups: Groups, take: np.ndar
     """Fold `values` (..., N, P) of `scalar` (int32 / float32 numbers) into (..., n_out, P) by
     `groups` (the N positions' outputs), lane by lane; `take` (broadcastable to `values`)
     marks the cells folded. An output without positions is the identity."""
-    _, identity, dtype = _ops(scalar, op)
+    _, identity, dtype = reducer(scalar, op)
     values = np.asarray(values, dtype)
     if not len(groups.order):
         return np.full(values.shape[:-2] + (groups.n_out, values.shape[-1]), identity, dtype)
@@ -195,7 +192,7 @@ def fold_flits(scalar: str, op: str, values: np.ndarray, groups: Groups, live: n
     `op(op(a, b), op(c, d))`, its lanes not `live` (broadcastable to `values`; None: all
     live) as the identity, then the flits folded by `groups`: (..., n_out, 1). `counted`: a flit with
     no live lane leaves its accumulator as it is (else it folds its tree of identities)."""
-    _, identity, dtype = _ops(scalar, op)
+    _, identity, dtype = reducer(scalar, op)
     values = np.asarray(values, dtype)
     if live is not None:
         live = None if np.all(live) else np.broadcast_to(live, values.shape)
@@ -213,7 +210,7 @@ def tree(scalar: str, op: str, values: np.ndarray, live: np.ndarray | None = Non
     """A reduced packet's flits (..., 4) collapsed as `op(op(a, b), op(c, d))`, the lanes not
     `live` as the identity: (..., 1). f32 `ADD` / `MUL` leave NaNs as the host makes them
     (the fold after the tree canonicalises; see the module docstring)."""
-    fn, identity, dtype = _ops(scalar, op)
+    fn, identity, dtype = reducer(scalar, op)
     lanes = np.asarray(values, dtype)
     if live is not None:
         lanes = np.where(live, lanes, np.asarray(identity, dtype))

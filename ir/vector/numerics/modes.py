@@ -10,19 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["apply_binary_mode", "apply_ternary_mode"]
+__all__ = ["apply_mode"]
 
 
-def apply_binary_mode(fn: Callable[[Any, Any], Any], mode: Any, stream: Any, operand: Any) -> Any:
-    """fn applied to the pair `mode` (a BinaryArgMode, or None for MODE01) selects."""
-    name = "MODE01" if mode is None else mode.name
-    pick = {"0": stream, "1": operand}
-    return fn(pick[name[4]], pick[name[5]])
-
-
-def apply_ternary_mode(fn: Callable[[Any, Any, Any], Any], mode: Any, stream: Any,
-                       operand0: Any, operand1: Any) -> Any:
-    """fn applied to the triple `mode` (a TernaryArgMode, or None for MODE012) selects."""
-    name = "MODE012" if mode is None else mode.name
-    pick = {"0": stream, "1": operand0, "2": operand1}
-    return fn(pick[name[4]], pick[name[5]], pick[name[6]])
+def apply_mode(fn: Callable[..., Any], mode: Any, stream: Any, *operands: Any) -> Any:
+    """fn applied to the arguments `mode` selects from the stream and one operand (a
+    BinaryArgMode, None for MODE01) or two (a TernaryArgMode, None for MODE012)."""
+    name = mode.name if mode is not None else "MODE01" if len(operands) == 1 else "MODE012"
+    pick = dict(zip("012", (stream, *operands)))
+    return fn(*(pick[c] for c in name[4:]))

@@ -1,4 +1,4 @@
-"""The intra-slice reduce and inter-slice reduce operators.
+"""The intra-slice reduce and inter-slice reduce operators (folded by `ir.vector.numerics.fold`).
 
 A reduction folds the reduced elements left to right, starting from the op's identity:
 acc = identity; for each element v in order: acc = op(acc, v). The order matters for
@@ -17,12 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ir.vector.numerics._arrays import as_f32, as_i32
 from ir.vector.numerics.clip_logic import max_f32, max_i32, min_f32, min_i32
 from ir.vector.numerics.fp import add_f, mul_f
 from ir.vector.numerics.fxp import add_fxp, add_fxp_sat
 
-__all__ = ["REDUCE_I32", "REDUCE_F32", "reduce_i32", "reduce_f32"]
+__all__ = ["REDUCE_I32", "REDUCE_F32"]
 
 # op name -> (binary operator, identity)
 REDUCE_I32: dict[str, tuple[Callable[[Any, Any], np.ndarray], int]] = {
@@ -33,24 +32,3 @@ REDUCE_F32: dict[str, tuple[Callable[[Any, Any], np.ndarray], float]] = {
     "ADD": (add_f, 0.0), "MAX": (max_f32, -np.inf), "MIN": (min_f32, np.inf), "MUL": (mul_f, 1.0),
 }
 
-
-def _fold(x: np.ndarray, axis: int, fn: Callable[[Any, Any], np.ndarray], identity: Any) -> np.ndarray:
-    v = np.moveaxis(x, axis, 0)
-    acc = np.full(v.shape[1:], identity, dtype=x.dtype)
-    for k in range(v.shape[0]):
-        acc = fn(acc, v[k])
-    return acc
-
-
-def reduce_i32(op_name: str, x: Any, axis: int = -1) -> np.ndarray:
-    """Fold the int32 array `x` along `axis` with the i32 operator `op_name`
-    (`ADD`, `ADD_SAT`, `MAX`, `MIN`)."""
-    fn, identity = REDUCE_I32[op_name]
-    return _fold(as_i32(x), axis, fn, identity)
-
-
-def reduce_f32(op_name: str, x: Any, axis: int = -1) -> np.ndarray:
-    """Fold the float32 array `x` along `axis` with the f32 operator `op_name`
-    (`ADD`, `MAX`, `MIN`, `MUL`)."""
-    fn, identity = REDUCE_F32[op_name]
-    return _fold(as_f32(x), axis, fn, identity)

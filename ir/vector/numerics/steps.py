@@ -28,17 +28,13 @@ from typing import Any
 import numpy as np
 
 from ir.vector.enums import BinaryArgMode, TernaryArgMode
+from ir.vector.numerics._arrays import f32_bits
 from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.units import UNITS, is_rf, spec_of
 
-__all__ = ["UNITS", "run_step", "f32_bits"]
+__all__ = ["UNITS", "run_step", "f32_bits", "mode_enum"]
 
 _STORED = {"i32": np.dtype(np.int32), "f32": np.dtype(np.uint32)}
-
-
-def f32_bits(value: float) -> int:
-    """The bit pattern (0 ... 2**32 - 1) of the f32 nearest `value`."""
-    return int(np.array(value, np.float32).view(np.uint32))
 
 
 def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np.ndarray:
@@ -50,7 +46,7 @@ def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np
     return operand
 
 
-def _mode(mode: str | None) -> Any:
+def mode_enum(mode: str | None) -> Any:
     """The argument mode enum value named `mode` (None for the default, MODE01 / MODE012)."""
     if mode in (None, "DEFAULT"):
         return None
@@ -70,13 +66,11 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None 
         raise KeyError(unit)
     if spec.scalar_in != "any" and values.dtype != _STORED[spec.scalar_in]:
         raise TypeError(f"a {unit} step reads {spec.scalar_in} values, not {values.dtype}")
-    if rf:
-        return run_elementwise(spec.fn(op), 2, spec.scalar_in, values, _mode(mode), (operand,))
     if spec.run is not None:
-        out = np.asarray(spec.run(op, arg, values, _mode(mode), arg1))
-    else:
-        operands = (arg, arg1)[:spec.arity - 1]
-        out = run_elementwise(spec.fn(op), spec.arity, spec.scalar_in, values, _mode(mode), operands)
+        out = np.asarray(spec.run(op, arg, values, mode_enum(mode), arg1))
+    else:  # an `_RF` unit (binary) reads its operand from the register file, the others their constants
+        operands = (operand,) if rf else (arg, arg1)[:spec.arity - 1]
+        out = run_elementwise(spec.fn(op), spec.arity, spec.scalar_in, values, mode_enum(mode), operands)
     if spec.shape in ("split", "concat") or out.shape == values.shape:
         return out
     return np.array(np.broadcast_to(out, values.shape))

@@ -18,12 +18,12 @@ from ir.vector.numerics.clip_logic import CLIP_F32_OPS, CLIP_I32_OPS, LOGIC_F32_
 from ir.vector.numerics.conversions import fp_to_fxp, fxp_to_fp
 from ir.vector.numerics.fp import FP_BINARY_OPS, div_f, fma_f
 from ir.vector.numerics.fxp import FXP_OPS
-from ir.vector.numerics.modes import apply_binary_mode, apply_ternary_mode
+from ir.vector.numerics.modes import apply_mode
 from ir.vector.numerics.transcendental import FP_UNARY_OPS
 
 __all__ = ["run_elementwise", "ops_named", "fxp_fn", "clip_i32_fn", "clip_f32_fn", "logic_i32_fn",
-           "logic_f32_fn", "fp_unary_fn", "fp_binary_fn", "fp_ternary_fn", "fp_div_fn", "run_tag", "run_trim",
-           "run_pad", "run_split", "run_concat", "run_reinterpret", "run_fxp_to_fp", "run_fp_to_fxp"]
+           "logic_f32_fn", "fp_unary_fn", "fp_binary_fn", "fp_ternary_fn", "fp_div_fn", "run_same", "run_trim",
+           "run_split", "run_concat", "run_reinterpret", "run_fxp_to_fp", "run_fp_to_fxp"]
 
 
 def ops_named(table: dict[str, Any]) -> Any:
@@ -52,16 +52,12 @@ def run_elementwise(fn: Any, arity: int, scalar: str, values: np.ndarray, mode: 
                 for o in operands]
     else:
         x, args = values, [o if isinstance(o, np.ndarray) else np.int32(o) for o in operands]
-    if arity == 1:
-        out = fn(x)
-    elif arity == 2:
-        out = apply_binary_mode(fn, mode, x, *args)
-    else:
-        out = apply_ternary_mode(fn, mode, x, *args)
+    out = fn(x) if arity == 1 else apply_mode(fn, mode, x, *args)
     return np.asarray(out, np.float32).view(np.uint32) if scalar == "f32" else np.asarray(out, np.int32)
 
 
-def run_tag(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+def run_same(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
+    """The values as they are (the tag ZERO, the pad: the engine's values do not change)."""
     return values
 
 
@@ -70,10 +66,6 @@ def run_trim(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.
     out = np.array(values, copy=True)
     out[..., 4:] = 0
     return out
-
-
-def run_pad(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:
-    return values
 
 
 def run_fxp_to_fp(op: str, arg: int, values: np.ndarray, mode: Any, arg1: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ir.vector import ClipBinaryOpF32, ClipBinaryOpI32, LogicBinaryOpF32, LogicBinaryOpI32
-from ir.vector.numerics import apply_binary
+from tests.ir.vector.unit_numerics import apply_binary
 from tests.ir.vector.oracles import same, MAX32, MIN32, bits_f32, f32_bits, fpick, sat32, wrap32
 
 EDGE = [MIN32, MIN32 + 1, -5, -1, 0, 1, 5, MAX32 - 1, MAX32]

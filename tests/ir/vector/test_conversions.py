@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ir.vector import VectorRuleError
-from ir.vector.numerics import fp_to_fxp, fxp_to_fp, reinterpret_as_f32, reinterpret_as_i32
+from ir.vector.numerics.conversions import fp_to_fxp, fxp_to_fp
+from ir.vector.numerics.steps import run_step
 from tests.ir.vector.oracles import MAX32, MIN32, f32_bits, round_f32
 
 WIDTHS = [0, 1, 8, 15, 16, 30, 31]
@@ -82,7 +83,7 @@ def test_width_out_of_range_is_ve_conv_1():
 def test_reinterpret_keeps_the_bits():
     bits = [0, 0x80000000, 0x7FFFFFFF, 0x00800000, 1, 0x7FC00001, 0x3F800000]
     as_i = np.array(bits, np.uint32).view(np.int32)
-    f = reinterpret_as_f32(as_i)
-    assert f.dtype == np.float32 and f.view(np.uint32).tolist() == bits
-    assert reinterpret_as_i32(f).tolist() == as_i.tolist()
-    assert reinterpret_as_i32(np.float32([1.0])).tolist() == [0x3F800000]
+    f = run_step("REINTERPRET", "TO_F32", 0, as_i)  # f32 is stored as its bits
+    assert f.dtype == np.uint32 and f.tolist() == bits
+    assert run_step("REINTERPRET", "TO_I32", 0, f).tolist() == as_i.tolist()
+    assert run_step("REINTERPRET", "TO_I32", 0, np.float32([1.0]).view(np.uint32)).tolist() == [0x3F800000]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ir.vector import BinaryArgMode, FpBinaryOp, FpDivBinaryOp, FpMulAlu, FpTernaryOp, FxpBinaryOp, TernaryArgMode
-from ir.vector.numerics import apply_binary, apply_ternary
+from tests.ir.vector.unit_numerics import apply_binary, apply_ternary
 from ir.vector.numerics import fp as F
 from tests.ir.vector.oracles import same, bits_f32, f32_bits, round_f32
 

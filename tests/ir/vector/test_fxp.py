@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ir.vector import FxpBinaryOp
-from ir.vector.numerics import apply_binary
+from tests.ir.vector.unit_numerics import apply_binary
 from ir.vector.numerics import fxp as F
 from tests.ir.vector.oracles import MAX32, MIN32, floor_div_pow2, sat32, wrap32
 

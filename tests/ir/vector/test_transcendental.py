@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from ir.vector import FpUnaryOp
-from ir.vector.numerics import ULP_TOLERANCE, apply_unary
+from ir.vector.numerics import ULP_TOLERANCE
+from tests.ir.vector.unit_numerics import apply_unary
 from tests.ir.vector.oracles import f32_bits, ordered, ulp_f32
 
 
