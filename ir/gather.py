@@ -30,7 +30,7 @@ from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 import numpy as np
 
-__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -143,12 +143,6 @@ def _whole_axes(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
             return None
         out.append((f.axis, f.axis_size))
     return tuple(out) if len({a for a, _ in out}) == len(out) else None
-
-
-def index_axes(t: HbmType | DmType) -> tuple[tuple[str, int], ...]:
-    """(label, extent) of each of the index tensor's digits (`index_terms`): a whole axis is
-    labelled by its name, a part of one (a DM copy of a tile) by its digit, e.g. `I % 32`."""
-    return tuple((term.text(), term.size) for term in index_terms(t))
 
 
 def index_terms(t: HbmType | DmType) -> tuple[Mapping | None, ...]:
