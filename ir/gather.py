@@ -30,7 +30,7 @@ from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 import numpy as np
 
-__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -48,7 +48,13 @@ class RegionRows:
     splits: tuple[tuple[str, int, int], ...]
 
     def term(self, label: str, size: int) -> Mapping:
-        return digit_term(self.splits, label, size)
+        """The mapping term of one label of the tensor read with `splits`: a digit `A / lo`
+        or `A % lo` of a split axis, else the whole axis `label`."""
+        for axis, n, lo in self.splits:
+            for term in (Symbol(axis, n).stride(lo), Symbol(axis, n).modulo(lo)):
+                if term.text() == label:
+                    return term
+        return Symbol(label, size)
 
     @property
     def outer_count(self) -> int:
@@ -90,16 +96,6 @@ def cells(axes: tuple[tuple[str, int], ...]) -> int:
     for _, size in axes:
         n *= size
     return n
-
-
-def digit_term(splits: tuple[tuple[str, int, int], ...], label: str, size: int) -> Mapping:
-    """The mapping term of one label of a table read with `splits`: a digit `A / lo` or
-    `A % lo` of a split axis, else the whole axis `label`."""
-    for axis, n, lo in splits:
-        for term in (Symbol(axis, n).stride(lo), Symbol(axis, n).modulo(lo)):
-            if term.text() == label:
-                return term
-    return Symbol(label, size)
 
 
 def read_digits(axes: tuple[tuple[str, int], ...], held: tuple[Mapping, ...], code: str) -> Any:
