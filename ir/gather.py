@@ -18,6 +18,7 @@ and the lowering emits that DMA's commands.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -92,10 +93,7 @@ class GatherShape(RegionRows):
 
 def cells(axes: tuple[tuple[str, int], ...]) -> int:
     """The number of cells of a list of (axis, size)."""
-    n = 1
-    for _, size in axes:
-        n *= size
-    return n
+    return math.prod(size for _, size in axes)
 
 
 def read_digits(axes: tuple[tuple[str, int], ...], held: tuple[Mapping, ...], code: str) -> Any:

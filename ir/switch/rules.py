@@ -166,13 +166,9 @@ def check_inter_transpose_run(config: SwitchVariant, packet: Mapping, dtype: DTy
               f"ring's {MAX_CONSECUTIVE_FLITS}", help=fix)
 
 
-def _dims(config: SwitchVariant) -> dict[str, int]:
-    return {k: v for k, v in config.fields().items() if k != "ring_size"}
-
-
 def check_dimensions(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) -> Violation | None:
     """SWITCH-3..6: the named configuration's sizes cut Slice and Time into real digits."""
-    dims = _dims(config)
+    dims = {k: v for k, v in config.fields().items() if k != "ring_size"}
     if not dims:
         return None
     zero = [k for k, v in dims.items() if v <= 0]
