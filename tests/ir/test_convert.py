@@ -190,7 +190,7 @@ def test_86_widening(src: DType, bits: np.generic, out: int) -> None:
 
 
 def test_86_sign_extend_i4() -> None:
-    assert cv.sign_extend_i4(np.arange(16, dtype=np.uint8)).tolist() == [*range(8), *range(-8, 0)]
+    assert cv.wrap(np.arange(16, dtype=np.uint8), i4).tolist() == [*range(8), *range(-8, 0)]
 
 
 @pytest.mark.parametrize(("src", "x", "zp", "out"), [(i8, 127, -128, 255), (i8, -128, 127, -255),
