@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ir.kept_bundle import bundle, text_key
-from ir.lark_cache import cache_dir
 
 __all__ = ["install", "watch"]
 
@@ -79,8 +78,6 @@ def install() -> None:
         code = kept.get(key)
         if code is None:
             code = compile(shared, filename, "exec")
-            if not kept.new:  # this process's first new entry: the bundle will be written
-                _drop_legacy_folder()
             kept.add(key, code)
         eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
         if shared is not script:  # the `__hash__` it defined gets this process's number
@@ -90,16 +87,6 @@ def install() -> None:
     make._compile_and_eval = compile_and_eval
     _INSTALLED.append(original)
     _skip_builtin_signatures(sys.modules.get("attr._compat"))
-
-
-def _drop_legacy_folder() -> None:
-    """Remove `attrs/` from the cache directory: earlier versions kept one file per class
-    there (a few MB), which nothing reads since the bundle replaced it."""
-    folder = cache_dir() / "attrs"
-    if folder.is_dir():
-        import shutil  # only in the one process that finds the old folder
-
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _skip_builtin_signatures(compat: Any) -> None:

@@ -11,10 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from ir.convert import F32_NAN, int_values, wrap
-from ir.dtypes import i32
+from ir.convert import F32_NAN
 
-__all__ = ["ftz_f32", "fmul", "fadd", "imul", "iadd", "tree_sum_f32", "tree_sum_i32"]
+__all__ = ["ftz_f32", "fmul", "fadd", "tree_sum_f32"]
 
 _U32 = np.uint32
 
@@ -52,16 +51,6 @@ def fadd(a: object, b: object) -> np.ndarray:
         return _ftz_in_place(np.asarray(np.add(_f32(a), _f32(b))))
 
 
-def imul(a: object, b: object) -> np.ndarray:
-    """i32 multiply modulo 2^32 (products of widened i9 values never actually wrap)."""
-    return wrap(int_values(a) * int_values(b), i32)
-
-
-def iadd(a: object, b: object) -> np.ndarray:
-    """i32 add modulo 2^32, no saturation."""
-    return wrap(int_values(a) + int_values(b), i32)
-
-
 def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndarray]) -> np.ndarray:
     """Adjacent-pair adder tree over `axis` (docs/machine/contraction.md), level by level."""
     v = np.moveaxis(leaves, axis, -1)
@@ -76,8 +65,3 @@ def _tree(leaves: np.ndarray, axis: int, add: Callable[[object, object], np.ndar
 def tree_sum_f32(leaves: object, axis: int = -1) -> np.ndarray:
     """Adjacent-pair tree sum of float32 leaves, each add an fadd (with flush)."""
     return _tree(_f32(leaves), axis, fadd)
-
-
-def tree_sum_i32(leaves: object, axis: int = -1) -> np.ndarray:
-    """Adjacent-pair tree sum of integer leaves as i32, wrapping modulo 2^32."""
-    return _tree(wrap(leaves, i32), axis, iadd)

@@ -35,11 +35,6 @@ def wrap(values: object, dtype: DType) -> np.ndarray:
     return low.astype(dtype.host_dtype)
 
 
-def sign_extend_i4(nibbles: object) -> np.ndarray:
-    """The low 4 bits of each element as a signed i4 value (0xF -> -1) in int8."""
-    return wrap(nibbles, i4)
-
-
 def zero_point_sub(x: object, zp: int, dtype: DType) -> np.ndarray:
     """x - zp for an i4 (-> i5, int8 out) or i8 (-> i9, int16 out) source `dtype` (4.5);
     ValueError for another dtype, or a zero point (FZPS-2) or `x` outside the source range."""
@@ -79,7 +74,7 @@ def from_bits(bits: object, dtype: DType) -> np.ndarray:
     b = _bits(bits, raw)
     if dtype == f4e2m1:
         b = _f4_codes(b)
-    return sign_extend_i4(b) if dtype == i4 else b.view(dtype.host_dtype)
+    return wrap(b, i4) if dtype == i4 else b.view(dtype.host_dtype)
 
 
 def _sext_to_i32(src: DType) -> Callable[[np.ndarray], np.ndarray]:

@@ -273,13 +273,6 @@ CONTRACTION_PAIRS: Mapping[Pair, DType] = MappingProxyType({
 # docs/numerics.md / rule TRF-6: the types a TRF can store.
 TRF_STORAGE: frozenset[DType] = frozenset({i4, i8, f8e4m3, f8e5m2, bf16})
 
-# docs/reference/diagnostics.md: FeedElementType name of each type a feed may carry.
-FEED_ELEMENT_NAMES: Mapping[DType, str] = MappingProxyType({
-    bf16: "BF16", f32: "F32", i8: "RawInt8", i4: "RawInt4", u8: "U8", i16: "I16",
-    i32: "I32", f8e4m3: "F8E4M3", f8e5m2: "F8E5M2", f4e2m1: "F4E2M1", i9: "Int9",
-    i5: "Int5",
-})
-
 
 def is_legal_fetch_cast(src: DType, dst: DType) -> bool:
     """FCAST-1: identity on a materializable type, or a pair of FETCH_CASTS."""

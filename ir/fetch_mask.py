@@ -233,18 +233,14 @@ def _iterator_keep(subs: list[Sub], config: FetchMaskConfig) -> np.ndarray:
     return shaped
 
 
-def _rekind(node: Mapping, axis: str) -> Mapping:
+def masked_mapping(node: Mapping, axis: str) -> Mapping:
+    """`node` with the padding of `axis` written `#{0}` (the mask's result type)."""
     if isinstance(node, Pad):
-        inner = _rekind(node.operand, axis)
+        inner = masked_mapping(node.operand, axis)
         kind = PaddingKind.ZERO if node.kind is PaddingKind.TOP and axis in node.operand.axes() else node.kind
         return Pad(inner, node.n, kind)
     if isinstance(node, Pair):
-        return Pair(_rekind(node.left, axis), _rekind(node.right, axis))
+        return Pair(masked_mapping(node.left, axis), masked_mapping(node.right, axis))
     if isinstance(node, Symbol) or not node.children():
         return node
-    return attrs.evolve(node, operand=_rekind(node.operand, axis))
-
-
-def masked_mapping(mapping: Mapping, axis: str) -> Mapping:
-    """`mapping` with the padding of `axis` written `#{0}` (the mask's result type)."""
-    return _rekind(mapping, axis)
+    return attrs.evolve(node, operand=masked_mapping(node.operand, axis))

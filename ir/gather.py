@@ -18,6 +18,7 @@ and the lowering emits that DMA's commands.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -30,7 +31,7 @@ from ir.mapping.nodes import Mapping, Symbol, pair_all
 from ir.types import DmType, HbmType
 import numpy as np
 
-__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_axes", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "digit_term", "SPM_INDEX_BYTES", "GatherIndexError",
+__all__ = ["GatherShape", "RegionRows", "gather_shape", "index_terms", "index_scratch", "virtual_source", "cells", "plain_table", "read_digits", "SPM_INDEX_BYTES", "GatherIndexError",
            "index_fault", "is_index_dtype"]
 
 # The unscaled index list is read from the SPM of one processing element: at most 4 KiB
@@ -48,7 +49,13 @@ class RegionRows:
     splits: tuple[tuple[str, int, int], ...]
 
     def term(self, label: str, size: int) -> Mapping:
-        return digit_term(self.splits, label, size)
+        """The mapping term of one label of the tensor read with `splits`: a digit `A / lo`
+        or `A % lo` of a split axis, else the whole axis `label`."""
+        for axis, n, lo in self.splits:
+            for term in (Symbol(axis, n).stride(lo), Symbol(axis, n).modulo(lo)):
+                if term.text() == label:
+                    return term
+        return Symbol(label, size)
 
     @property
     def outer_count(self) -> int:
@@ -86,20 +93,7 @@ class GatherShape(RegionRows):
 
 def cells(axes: tuple[tuple[str, int], ...]) -> int:
     """The number of cells of a list of (axis, size)."""
-    n = 1
-    for _, size in axes:
-        n *= size
-    return n
-
-
-def digit_term(splits: tuple[tuple[str, int, int], ...], label: str, size: int) -> Mapping:
-    """The mapping term of one label of a table read with `splits`: a digit `A / lo` or
-    `A % lo` of a split axis, else the whole axis `label`."""
-    for axis, n, lo in splits:
-        for term in (Symbol(axis, n).stride(lo), Symbol(axis, n).modulo(lo)):
-            if term.text() == label:
-                return term
-    return Symbol(label, size)
+    return math.prod(size for _, size in axes)
 
 
 def read_digits(axes: tuple[tuple[str, int], ...], held: tuple[Mapping, ...], code: str) -> Any:
@@ -143,12 +137,6 @@ def _whole_axes(mapping: Mapping) -> tuple[tuple[str, int], ...] | None:
             return None
         out.append((f.axis, f.axis_size))
     return tuple(out) if len({a for a, _ in out}) == len(out) else None
-
-
-def index_axes(t: HbmType | DmType) -> tuple[tuple[str, int], ...]:
-    """(label, extent) of each of the index tensor's digits (`index_terms`): a whole axis is
-    labelled by its name, a part of one (a DM copy of a tile) by its digit, e.g. `I % 32`."""
-    return tuple((term.text(), term.size) for term in index_terms(t))
 
 
 def index_terms(t: HbmType | DmType) -> tuple[Mapping | None, ...]:

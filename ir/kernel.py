@@ -73,18 +73,11 @@ def used_axes(kernel: Kernel) -> dict[str, int]:
     appearance."""
     out: dict[str, int] = {}
     for op in kernel.ops:
-        if op.result is not None:
-            for level in op.result.type.levels():
-                _symbols(level, out)
-        for _, value in op.attributes():
-            if isinstance(value, Mapping):
-                _symbols(value, out)
+        levels = op.result.type.levels() if op.result is not None else ()
+        for mapping in (*levels, *(v for _, v in op.attributes() if isinstance(v, Mapping))):
+            for name, size in _mapping_symbols(mapping):
+                out.setdefault(name, size)
     return out
-
-
-def _symbols(mapping: Mapping, out: dict[str, int]) -> None:
-    for name, size in _mapping_symbols(mapping):
-        out.setdefault(name, size)
 
 
 @memo(4096)

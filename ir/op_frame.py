@@ -80,11 +80,6 @@ class OpFrame:
         inherited = tuple(fn for fn in cls.RULES if fn.__name__ not in own)
         cls.RULES = inherited + tuple(own.values())
 
-    @classmethod
-    def rule_codes(cls) -> tuple[str, ...]:
-        """The rule IDs this op checks, in order."""
-        return tuple(fn.rule_code for fn in cls.RULES)
-
     def role_fields(self, role: str) -> Iterator[tuple[str, Any]]:
         """(printed name, value) of every field of `role`, in declaration order."""
         for f in attrs.fields(type(self)):

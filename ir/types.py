@@ -9,7 +9,7 @@ three intermediate contraction stages.
 from __future__ import annotations
 
 import enum
-from typing import Union
+from typing import ClassVar, Union
 
 import attrs
 
@@ -39,12 +39,32 @@ class LaneMode(enum.Enum):
                              f"write `LaneMode.{self.name}` without parentheses", code="TYPE-6")
 
 
-def _m(mapping: Mapping) -> str:
-    return str(mapping)
+_SPACE = ("chip", "cluster", "slice")
+
+
+class _Levels:
+    """What every type derives from `GROUPS`, its fields in the `;`-separated parts of its
+    text (`dm<bf16; C, 1, S; E>`): the level mappings (the fields of every part but the
+    first, outer to inner) and the text itself."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = ""
+    GROUPS: ClassVar[tuple[tuple[str, ...], ...]] = ()
+
+    def levels(self) -> tuple[Mapping, ...]:
+        return tuple(getattr(self, name) for group in self.GROUPS[1:] for name in group)
+
+    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
+        """Chip, Cluster and Slice (of the types that place data in slices)."""
+        return (self.chip, self.cluster, self.slice)  # type: ignore[attr-defined]
+
+    def __str__(self) -> str:
+        parts = (", ".join(str(getattr(self, name)) for name in group) for group in self.GROUPS)
+        return f"{self.kind}<{'; '.join(parts)}>"
 
 
 @attrs.frozen
-class HbmType:
+class HbmType(_Levels):
     """An HBM tensor: `Hbm[D; Chip; Element]`."""
 
     dtype: DType
@@ -52,16 +72,11 @@ class HbmType:
     element: Mapping
 
     kind = "hbm"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.element)
-
-    def __str__(self) -> str:
-        return f"hbm<{self.dtype}; {_m(self.chip)}; {_m(self.element)}>"
+    GROUPS = (("dtype",), ("chip",), ("element",))
 
 
 @attrs.frozen
-class DmType:
+class DmType(_Levels):
     """A DM tensor (or a view of one): `Dm[D; Chip, Cluster, Slice; Element]`."""
 
     dtype: DType
@@ -71,20 +86,11 @@ class DmType:
     element: Mapping
 
     kind = "dm"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.slice, self.element)
-
-    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
-        return (self.chip, self.cluster, self.slice)
-
-    def __str__(self) -> str:
-        return (f"dm<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
-                f"{_m(self.element)}>")
+    GROUPS = (("dtype",), _SPACE, ("element",))
 
 
 @attrs.frozen
-class TrfType:
+class TrfType(_Levels):
     """A TRF tensor: `Trf[D; Chip, Cluster, Slice; Lane, Element]`."""
 
     dtype: DType
@@ -95,20 +101,11 @@ class TrfType:
     element: Mapping
 
     kind = "trf"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.slice, self.lane, self.element)
-
-    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
-        return (self.chip, self.cluster, self.slice)
-
-    def __str__(self) -> str:
-        return (f"trf<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
-                f"{_m(self.lane)}, {_m(self.element)}>")
+    GROUPS = (("dtype",), _SPACE, ("lane", "element"))
 
 
 @attrs.frozen
-class StreamType:
+class StreamType(_Levels):
     """A Tensor Unit stream: `Stream[D; Chip, Cluster, Slice; Time, Packet]` in a context."""
 
     dtype: DType
@@ -120,20 +117,11 @@ class StreamType:
     context: str = MAIN
 
     kind = "stream"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.slice, self.time, self.packet)
-
-    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
-        return (self.chip, self.cluster, self.slice)
-
-    def __str__(self) -> str:
-        return (f"stream<{self.context}, {self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, "
-                f"{_m(self.slice)}; {_m(self.time)}; {_m(self.packet)}>")
+    GROUPS = (("context", "dtype"), _SPACE, ("time",), ("packet",))
 
 
 @attrs.frozen
-class CStreamType:
+class CStreamType(_Levels):
     """An intermediate contraction stream: `CStream[Acc, D; ...; Lane, Time, Packet]`.
 
     `pre_time` is the time before `contract_time` (kept for LANE-6), None before it."""
@@ -150,21 +138,15 @@ class CStreamType:
     context: str = MAIN
 
     kind = "cstream"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.slice, self.lane, self.time, self.packet)
-
-    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
-        return (self.chip, self.cluster, self.slice)
+    GROUPS = (("acc", "dtype"), _SPACE, ("lane",), ("time",), ("packet",))
 
     def __str__(self) -> str:
-        pre = f"; pre {_m(self.pre_time)}" if self.pre_time is not None else ""
-        return (f"cstream<{self.acc}, {self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, "
-                f"{_m(self.slice)}; {_m(self.lane)}; {_m(self.time)}; {_m(self.packet)}{pre}>")
+        pre = f"; pre {self.pre_time}" if self.pre_time is not None else ""
+        return f"{_Levels.__str__(self)[:-1]}{pre}>"
 
 
 @attrs.frozen
-class VrfType:
+class VrfType(_Levels):
     """A Vector Register File tensor: `Vrf[D; Chip, Cluster, Slice; Element]` (i32 or f32)."""
 
     dtype: DType
@@ -174,20 +156,11 @@ class VrfType:
     element: Mapping
 
     kind = "vrf"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.slice, self.element)
-
-    def spatial(self) -> tuple[Mapping, Mapping, Mapping]:
-        return (self.chip, self.cluster, self.slice)
-
-    def __str__(self) -> str:
-        return (f"vrf<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.slice)}; "
-                f"{_m(self.element)}>")
+    GROUPS = (("dtype",), _SPACE, ("element",))
 
 
 @attrs.frozen
-class SpmType:
+class SpmType(_Levels):
     """A scratchpad tensor: `Spm[D; Chip, Cluster, Pe; Element]`, `Element` held by each of the
     fused processing elements `Pe` names (docs/machine/spm.md)."""
 
@@ -198,13 +171,7 @@ class SpmType:
     element: Mapping
 
     kind = "spm"
-
-    def levels(self) -> tuple[Mapping, ...]:
-        return (self.chip, self.cluster, self.pe, self.element)
-
-    def __str__(self) -> str:
-        return (f"spm<{self.dtype}; {_m(self.chip)}, {_m(self.cluster)}, {_m(self.pe)}; "
-                f"{_m(self.element)}>")
+    GROUPS = (("dtype",), ("chip", "cluster", "pe"), ("element",))
 
 
 Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType, VrfType, SpmType]

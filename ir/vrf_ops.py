@@ -38,10 +38,6 @@ def frag_covered(inner: Mapping, outer: Mapping) -> bool:
     return True
 
 
-def _same_frags(a: Mapping, b: Mapping) -> bool:
-    return frag_covered(a, b) and frag_covered(b, a)
-
-
 @attrs.frozen(kw_only=True)
 class ToVrf(Op):
     """Store the stream in the VRF of each slice, laid out as `element`."""
@@ -67,7 +63,7 @@ class ToVrf(Op):
     def _layout(self) -> Violation | None:
         t = self.input.type
         stream = pair_all([t.time, t.packet])
-        if _same_frags(self.element, stream):
+        if frag_covered(self.element, stream) and frag_covered(stream, self.element):
             return None
         return Violation("VRF-5", f"the VRF element {self.element} is not a layout of the stream's "
                          f"[{t.time}, {t.packet}]",

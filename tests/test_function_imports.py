@@ -91,7 +91,6 @@ START_UP: dict[tuple[str, str], str] = {
     ("ir.dtypes", "ml_dtypes"): "host arrays only: `check` and `compile` must not load ml_dtypes",
     ("ir.lark_cache", "lark"): "a cached explain page reads the cache directory and loads no lark",
     ("ir.mapping.syntax", "lark"): "a kernel whose mapping texts were all parsed before loads no lark",
-    ("ir.attrs_code_cache", "shutil"): "removing an earlier version's cache folder, found once per cache",
 }
 
 # Modules another branch is editing now (issue #26 reaches them once that work has merged):

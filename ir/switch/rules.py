@@ -27,18 +27,17 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.types import StreamType
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text
+from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text as show
 from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, Pair, pair_all
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
-from ir.switch.rule_titles import SWITCH_RULES
 from ir.switch.config import (
     MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
-from ir.switch.custom import check_custom
+from ir.switch.custom import _v, check_custom
 
 __all__ = [
-    "RULES", "Frames", "check_switch", "switch_frames", "ring_size", "show", "check_packet_align",
+    "Frames", "check_switch", "switch_frames", "ring_size", "check_packet_align",
     "infer_switch", "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
     "check_padded_tile_axis",
 ]
@@ -48,17 +47,6 @@ MAX_CONSECUTIVE_FLITS = 16
 """The most flits an INTER_TRANSPOSE delivers to a slice back to back (furiosa-opt v0.9
 refuses longer runs: its fixtures of 18 fail, its kernels of 16 compile)."""
 FLIT_BITS = 256
-
-RULES = SWITCH_RULES  # the titles, by code (ir/switch/rule_titles.py)
-
-
-# A mapping as a message shows it (the shorter of its own text and its normal form): the
-# collect rules' helper, shared rather than copied.
-show = short_text
-
-
-def _v(code: str, message: str, help: str | None = None, notes: tuple[str, ...] = ()) -> Violation:
-    return Violation(code, message, notes=notes, help=help)
 
 
 def _pow2(n: int) -> bool:
@@ -178,13 +166,9 @@ def check_inter_transpose_run(config: SwitchVariant, packet: Mapping, dtype: DTy
               f"ring's {MAX_CONSECUTIVE_FLITS}", help=fix)
 
 
-def _dims(config: SwitchVariant) -> dict[str, int]:
-    return {k: v for k, v in config.fields().items() if k != "ring_size"}
-
-
 def check_dimensions(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) -> Violation | None:
     """SWITCH-3..6: the named configuration's sizes cut Slice and Time into real digits."""
-    dims = _dims(config)
+    dims = {k: v for k, v in config.fields().items() if k != "ring_size"}
     if not dims:
         return None
     zero = [k for k, v in dims.items() if v <= 0]

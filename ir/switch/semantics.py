@@ -42,11 +42,12 @@ def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
         out = v.transpose(0, 3, 1, 4, 2, *range(5, v.ndim))
         out = np.broadcast_to(out[:, None, None], (s2, s1, s0, *out.shape[1:]))
         return out.reshape(n_slice, n_time * s1 * s0, *packet).copy()
-    if isinstance(config, Broadcast1):
+    if isinstance(config, (Broadcast1, TransposedBroadcast1)):  # one slice digit moves to the innermost Time
         v = x.reshape(s2, s1, s0, n_time, *packet)
-        out = v.transpose(0, 2, 3, 1, *range(4, v.ndim))  # [s2, s0, t, s1]
-        out = np.broadcast_to(out[:, None], (s2, s1, *out.shape[1:]))  # [s2, X, s0 | t, s1]
-        return out.reshape(n_slice, n_time * s1, *packet).copy()
+        moved, kept = (1, 2) if isinstance(config, Broadcast1) else (2, 1)  # BROADCAST1 moves s1, the other s0
+        out = v.transpose(0, kept, 3, moved, *range(4, v.ndim))  # [s2, kept, t, moved]
+        out = np.broadcast_to(out[:, None], (s2, v.shape[moved], *out.shape[1:]))  # [s2, tile, kept | t, moved]
+        return out.reshape(n_slice, n_time * v.shape[moved], *packet).copy()
     if isinstance(config, Transpose):
         v = x.reshape(s2, s1, s0, n_time, *packet)
         return v.transpose(0, 2, 1, *range(3, v.ndim)).reshape(x.shape).copy()
@@ -56,11 +57,6 @@ def named_switch_data(x: np.ndarray, config: SwitchVariant) -> np.ndarray:
         # [s2, s1, s0, t2, t1, t0] -> [s2, t1, s0 | t2, t0, s1]
         out = v.transpose(0, 4, 2, 3, 5, 1, *range(6, v.ndim))
         return out.reshape(x.shape).copy()
-    if isinstance(config, TransposedBroadcast1):
-        v = x.reshape(s2, s1, s0, n_time, *packet)
-        out = v.transpose(0, 1, 3, 2, *range(4, v.ndim))  # [s2, s1, t, s0]
-        out = np.broadcast_to(out[:, None], (s2, s0, *out.shape[1:]))  # [s2, Y, s1 | t, s0]
-        return out.reshape(n_slice, n_time * s0, *packet).copy()
     raise TypeError(f"not a named switch configuration: {config!r}")
 
 

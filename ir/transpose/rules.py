@@ -24,27 +24,18 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.cells import LIVE, evaluate
-from ir.mapping.factors import BroadcastFactor
+from ir.mapping.factors import BroadcastFactor, short_text as show
 from ir.mapping.nodes import Mapping, Pad, Pair, Resize
 from ir.mapping.ops import factor_frags, refine, split
 from ir.transpose.params import (
-    EngineShape, TransposeParams, check_transpose_params, engine_shape, packing_widths, pure_padding,
+    EngineShape, TransposeParams, _v, check_transpose_params, engine_shape, packing_widths, pure_padding,
 )
-from ir.switch.rule_titles import TRANSPOSE_RULES
-from ir.switch.rules import show
 from ir.types import StreamType
 
 __all__ = [
-    "RULES", "TransposeParams", "EngineShape", "engine_shape", "check_transpose", "check_transpose_params",
+    "TransposeParams", "EngineShape", "engine_shape", "check_transpose", "check_transpose_params",
     "infer_transpose",
 ]
-
-RULES = TRANSPOSE_RULES  # the titles, by code (ir/switch/rule_titles.py)
-
-
-def _v(code: str, message: str, help: str | None = None) -> Violation:
-    return Violation(code, message, help=help)
-
 
 def _packing(dtype: DType, packet: Mapping, shape: EngineShape) -> Violation | EngineShape:
     """TRANSPOSE-4/17: the narrowest packing whose valid elements cover the packet's live

@@ -199,17 +199,3 @@ def test_a_call_of_another_shape_goes_to_attrs_unchanged(monkeypatch: pytest.Mon
     wrapped("x = 1", {}, filename="<attrs generated methods ir.ops.Foo>")
     wrapped("x = 1", {})
     assert seen == [(("x = 1", {}), {"filename": "<attrs generated methods ir.ops.Foo>"}), (("x = 1", {}), {})]
-
-
-def test_the_folder_of_per_class_files_earlier_versions_kept_is_removed(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Earlier versions kept one file per class in `attrs/`; the first process that adds to
-    the bundle removes that folder, and a cache without one is left as it is."""
-    old = tmp_path / "attrs"
-    old.mkdir()
-    (old / "ir.ops.Fetch-1234").write_bytes(b"old code")
-    (tmp_path / "attrs-keep").write_bytes(b"a file of that name stays")
-    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
-    cls = _define("ir.probe_module")
-    assert not old.exists() and (tmp_path / "attrs-keep").exists()
-    assert hash(cls(1)) == hash(_uncached("ir.probe_module", monkeypatch)(1))

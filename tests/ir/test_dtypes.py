@@ -218,12 +218,3 @@ def test_accumulator(name: str, acc: str) -> None:
 def test_accumulator_refuses_non_operands(name: str) -> None:
     with pytest.raises(ValueError):
         accumulator(DType.parse(name))
-
-
-def test_feed_element_names() -> None:
-    # docs/reference/diagnostics.md FeedElementType, one per type.
-    assert {str(k): v for k, v in dt.FEED_ELEMENT_NAMES.items()} == {
-        "bf16": "BF16", "f32": "F32", "i8": "RawInt8", "i4": "RawInt4", "u8": "U8",
-        "i16": "I16", "i32": "I32", "f8e4m3": "F8E4M3", "f8e5m2": "F8E5M2",
-        "f4e2m1": "F4E2M1", "i9": "Int9", "i5": "Int5",
-    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import npu_opt
-from ir.gather import index_axes
+from ir.gather import index_terms
 from ir.types import DmType
 from npu_opt import *
 
@@ -39,6 +39,10 @@ def dropped_digits(ctx: Context, table: HbmTensor[i16, Chip, m("T, E")],
     out = HbmTensor[i16, Chip, m("R, Q, E")].new()
     rows.view().to_hbm_view(ctx.tdma, out.view_mut().tile(m("Q / 32"), 1, m("R, 1 #{!} 2, Q % 32, E"), 0))
     return out
+
+
+def index_axes(t: DmType) -> tuple[tuple[str, int], ...]:
+    return tuple((term.text(), term.size) for term in index_terms(t))
 
 
 def test_index_digits_of_a_tile_are_its_labels():

@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 import tu_ops
+from ir.dtypes import ALL_DTYPES
 from ir.location import Location
 from tu_ops import OP_CLASSES, DmAllocation, OpVerifyError, Ref, TrfAllocation, rngd
 from tests.tu_ops.builders import gemm
@@ -118,10 +119,13 @@ def test_package_surface():
         assert getattr(tu_ops, name) is not None
 
 
-def test_feed_element_names_match_ir():
-    from ir.dtypes import FEED_ELEMENT_NAMES
-
-    assert {d: tu_ops.FeedElementType.of(d).name for d in FEED_ELEMENT_NAMES} == dict(FEED_ELEMENT_NAMES)
+def test_feed_element_names():
+    # docs/reference/diagnostics.md FeedElementType, one per type.
+    assert {str(d): tu_ops.FeedElementType.of(d).name for d in ALL_DTYPES} == {
+        "bf16": "BF16", "f32": "F32", "i8": "RawInt8", "i4": "RawInt4", "u8": "U8",
+        "i16": "I16", "i32": "I32", "f8e4m3": "F8E4M3", "f8e5m2": "F8E5M2",
+        "f4e2m1": "F4E2M1", "i9": "Int9", "i5": "Int5",
+    }
 
 
 def test_ir_type_kinds_are_structural():

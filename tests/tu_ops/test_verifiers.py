@@ -197,7 +197,7 @@ def _with(kernel, n: int, **changes):
     return attrs.evolve(kernel, steps=steps)
 
 
-ALL_RULES = sorted({code for cls in OP_CLASSES for code in cls.rule_codes()})
+ALL_RULES = sorted({fn.rule_code for cls in OP_CLASSES for fn in cls.RULES})
 
 
 def test_every_rule_has_a_bad_op():

@@ -8,7 +8,8 @@ import pytest
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping import m
-from ir.transpose.rules import RULES, TransposeParams, check_transpose, check_transpose_params, engine_shape
+from ir.switch.rule_titles import TRANSPOSE_RULES as RULES
+from ir.transpose.rules import TransposeParams, check_transpose, check_transpose_params, engine_shape
 from npu_opt import axes
 
 axes(R=8, K=8, G=4, H=2, J=16, S=32, N=64, Q=4, U=3)
