@@ -24,7 +24,7 @@ from ir.mapping.nodes import (
 __all__ = [
     "AxisFactor", "BroadcastFactor", "PaddingFactor", "RaggedFactor", "Factor", "factors_of",
     "factors_from_table", "canon", "normalize",
-    "factor_size", "table_matrix", "factor_mapping",
+    "factor_size", "table_matrix", "factor_mapping", "split_factor", "same_kind",
 ]
 
 
@@ -154,6 +154,24 @@ def factor_size(factors: tuple[Factor, ...] | list[Factor]) -> int:
     for f in factors:
         out *= f.extent
     return out
+
+
+def split_factor(f: Factor, j: int) -> tuple[Factor, Factor] | None:
+    """Split a factor into an outer part of extent e/j and an inner part of extent j."""
+    e = f.extent
+    if isinstance(f, AxisFactor):
+        return AxisFactor(f.axis, f.step * j, e // j, f.axis_size), AxisFactor(f.axis, f.step, j, f.axis_size)
+    if isinstance(f, BroadcastFactor):
+        return BroadcastFactor(e // j), BroadcastFactor(j)
+    if isinstance(f, PaddingFactor):
+        return PaddingFactor(f.kind, e // j), PaddingFactor(f.kind, j)
+    return None  # a RaggedFactor is never cut
+
+
+def same_kind(a: Factor, b: Factor) -> bool:
+    """Both broadcasts, or both pure padding of one kind (their extents split and merge freely)."""
+    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
+        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
 
 
 # --- cell tables as integer matrices ------------------------------------------------------

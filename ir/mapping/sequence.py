@@ -14,7 +14,7 @@ import attrs
 import numpy as np
 
 from ir.mapping.cells import LIVE, CellTable
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon, same_kind
 from ir.mapping.nodes import Mapping, PaddingKind
 from ir.mapping.ops import (
     Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
@@ -296,8 +296,7 @@ def _same_digits(f: Factor, g: Factor, t: int) -> bool:
         return False
     if isinstance(f, AxisFactor) and isinstance(g, AxisFactor):
         return f.axis == g.axis and f.step == g.step * t
-    return (isinstance(f, BroadcastFactor) and isinstance(g, BroadcastFactor)) or (
-        isinstance(f, PaddingFactor) and isinstance(g, PaddingFactor) and f.kind == g.kind)
+    return same_kind(f, g)
 
 
 def _largest_divisor_at_most(n: int, limit: int) -> int:

@@ -96,7 +96,7 @@ def padded_factors(mapping: Mapping, n: int) -> Factors:
         return mapping.factors()
     if n % mapping.size == 0:
         return tuple(canon([PaddingFactor(PaddingKind.TOP, n // mapping.size), *mapping.factors()]))
-    return mops.pad(mapping, n).factors()
+    return mapping.pad(n).factors()
 
 
 def text_of(mapping: Mapping) -> str:
@@ -284,7 +284,7 @@ def lane_fold_f(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Factors
     padded = padded_factors(packet, n)
     got = mops.split_factors(padded, LANE_BUS)
     if got is None:
-        p_hi, p_lo = (x.factors() for x in mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS))
+        p_hi, p_lo = (x.factors() for x in mops.split(packet.pad(n) if n > packet.size else packet, LANE_BUS))
     else:
         p_hi, p_lo = tuple(got[0]), tuple(got[1])
     return tuple(canon([*lane.factors(), *p_hi])), p_lo
@@ -294,9 +294,9 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
     """(F, expected out_packet) of the mode as canonical mappings (see `lane_fold_f`)."""
     f, expected = lane_fold_f(lane, packet, mode)
     if mode is LaneMode.INTERLEAVED:
-        return mapping_of(f, packet), mapping_of(expected, mops.pad(lane, LANE_BUS))
+        return mapping_of(f, packet), mapping_of(expected, lane.pad(LANE_BUS))
     n = LANE_BUS * -(-packet.size // LANE_BUS)
-    p_hi, p_lo = mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS)
+    p_hi, p_lo = mops.split(packet.pad(n) if n > packet.size else packet, LANE_BUS)
     return mapping_of(f, pair_all([lane, p_hi])), mapping_of(expected, p_lo)
 
 

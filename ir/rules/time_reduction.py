@@ -15,7 +15,7 @@ import attrs
 
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
+from ir.mapping.factors import AxisFactor, Factor, RaggedFactor, same_kind, split_factor
 from ir.mapping.nodes import Mapping
 from ir.memo import memo
 
@@ -66,15 +66,6 @@ class TimeReduction:
         return self.inner_time
 
 
-def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
-        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
-
-
-def _part(f: Factor, extent: int) -> Factor:
-    return BroadcastFactor(extent) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, extent)
-
-
 def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoopGeometry, ...] | None:
     """Keep the factors of `out` as an in-order sub-list of a refinement of `pre`, the rest
     reduced; None when no such refinement exists.
@@ -103,7 +94,7 @@ def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[Tim
         need, taken = g.extent, []
         k = cursor
         while need > 1:
-            while k < len(rm) and not (_same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
+            while k < len(rm) and not (same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
                 k += 1
             if k == len(rm):
                 return None
@@ -132,7 +123,7 @@ def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: lis
         stride = sm[k] * math.prod(t for t, _ in pieces)
         for t, s in pieces:
             stride //= t
-            loops.append(TimeLoopGeometry(t, s is not None, stride, s, _part(f, t)))
+            loops.append(TimeLoopGeometry(t, s is not None, stride, s, split_factor(f, t)[1]))
     return tuple(loops)
 
 
