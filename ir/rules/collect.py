@@ -74,16 +74,14 @@ class CollectPlan:
 
     `packet_bytes` = bytes(P, D); `padded` = pad(P, ceil(packet_bytes / 32) * 32 * 8 /
     bits(D)); `(outer, flit)` = split(padded, flit_elems(D)); `time2 = [T, outer]` and
-    `packet2 = flit` are the only legal collect arguments (up to ≡). `flits` = size(outer)
+    `flit` are the only legal collect arguments (up to ≡). `flits` = size(outer)
     is the FeedBuffer's `flits_per_packet`."""
 
-    dtype: DType
     packet_bytes: int
     padded: Mapping
     outer: Mapping
     flit: Mapping
     time2: Mapping
-    packet2: Mapping
 
     @property
     def flits(self) -> int:
@@ -105,7 +103,7 @@ def collect_plan(dtype: DType, time: Mapping, packet: Mapping) -> CollectPlan | 
     padded = packet if n == packet.size else packet.pad(n)
     outer, flit = split(padded, dtype.flit_elems)
     time2 = time if outer == IDENTITY else (outer if time == IDENTITY else Pair(time, outer))
-    return CollectPlan(dtype, b, padded, outer, flit, time2, flit)
+    return CollectPlan(b, padded, outer, flit, time2)
 
 
 def check_collect(op) -> Violation | None:
@@ -171,17 +169,12 @@ def _collect_fix(plan: CollectPlan) -> str:
 class TrfGeometry:
     """How a collected stream `(T ; P)` fills the TRF as `(lane, element)` (docs/machine/collect.md).
 
-    Lane `l` receives time steps `l * flits_per_lane ... (l + 1) * flits_per_lane - 1`.
-    `element_bytes = bytes(element, D)`; `bytes_per_lane` is it rounded up to 32-byte rows
-    (the TrfLoad field); `collect_flits` is 2 when `bytes_per_lane` is a multiple of 64
-    (rows written as bank pairs, TRFLD-4), else 1."""
+    `bytes_per_lane` is bytes(element, D) rounded up to 32-byte rows (the TrfLoad field);
+    `collect_flits` is 2 when `bytes_per_lane` is a multiple of 64 (rows written as bank
+    pairs, TRFLD-4), else 1."""
 
     lanes: int
-    flits_per_lane: int
-    element_bytes: int
     bytes_per_lane: int
-    rows_per_lane: int
-    total_bytes: int
     collect_flits: int
 
 
@@ -191,10 +184,8 @@ def trf_geometry(dtype: DType, time: Mapping, lane: Mapping, element: Mapping) -
     total = element.size * dtype.bits
     if time.size % lane.size or total % 8:
         return None
-    eb = total // 8
-    per_lane = -(-eb // FLIT_BYTES) * FLIT_BYTES
-    return TrfGeometry(lane.size, time.size // lane.size, eb, per_lane, per_lane // FLIT_BYTES,
-                       lane.size * per_lane, 2 if per_lane % 64 == 0 else 1)
+    per_lane = -(-(total // 8) // FLIT_BYTES) * FLIT_BYTES
+    return TrfGeometry(lane.size, per_lane, 2 if per_lane % 64 == 0 else 1)
 
 
 def _shares_axis(prefix: tuple[Factor, ...], packet_axes: frozenset[str]) -> bool:

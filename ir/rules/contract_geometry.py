@@ -20,7 +20,6 @@ from ir.mapping import ops as mops
 from ir.mapping.factors import Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
-from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
 from ir.memo import memo
 
@@ -246,9 +245,7 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
 
 @attrs.frozen
 class LaneGeometry:
-    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold).
-
-    `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
+    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold)."""
 
     mode: LaneMode
     lanes: int
@@ -257,8 +254,6 @@ class LaneGeometry:
     expected_packet: Mapping
     ot_outer: Mapping
     ot_inner: Mapping
-    inner_time: int | None
-    acc_cells: int | None
 
     @property
     def cycles(self) -> int:
@@ -304,7 +299,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
     """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,
-    (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
+    and (OT_outer, OT_inner) = split(out_time, size(F)).
     ValueError when size(F) does not divide size(out_time)."""
     t = cstream_type
     try:
@@ -312,8 +307,4 @@ def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapp
         ot_outer, ot_inner = split_mappings(out_time, f.size)
     except MappingError as e:
         raise ValueError(f"contract_lane geometry is undefined: {e}") from e
-    it = cells = None
-    if t.pre_time is not None:
-        it = time_reduction(t.pre_time, t.time).inner_time
-        cells = accumulator_cells(mode, t.lane.size, t.packet.size, it)
-    return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner, it, cells)
+    return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner)

@@ -17,7 +17,7 @@ from ir.mapping.api import m
 from ir.mapping.factors import factors_of
 from ir.mapping.ops import Entry
 from ir.ops import ContractLane, ContractOuter, ContractPacket, ContractTime, LaneMode, Value
-from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth, trf_read_size
+from ir.rules.contract_geometry import accumulator_cells, lane_geometry, outer_geometry, packet_depth, trf_read_size
 from ir.rules.contract_outer import check_outer
 from ir.rules.contract_reducers import check_lane, check_packet, check_time
 from ir.rules.time_reduction import time_reduction
@@ -291,8 +291,7 @@ def test_lane_sequential_geometry() -> None:
     op = ContractLane(input=c, time=mm("A, 1 # 2, K / 8"), packet=mm("K % 8"), mode=LaneMode.SEQUENTIAL)
     assert check_lane(op) is None
     g = lane_geometry(c.type, op.time, op.packet, op.mode)
-    assert g.f.size == 4 and eq(g.expected_packet, mm("K % 8")) and g.inner_time == 8
-    assert g.acc_cells == 2 * 8 * 32 and g.cycles == 32
+    assert g.f.size == 4 and eq(g.expected_packet, mm("K % 8")) and g.cycles == 32
 
 
 def test_mapping_failures_are_rule_failures_not_exceptions() -> None:
@@ -359,7 +358,7 @@ def test_example_3_gemm() -> None:
     assert red.entries == ((32, "KEEP"), (4, "KEEP"), (2, "REDUCE"))
     assert red.reduced[0].factor.step == 32 and red.inner_time == 1
     lane = _lane("gemm_kernel")
-    assert lane.f.size == 1 and lane.expected_packet.text() == "J % 8" and lane.acc_cells == 8
+    assert lane.f.size == 1 and lane.expected_packet.text() == "J % 8"
 
 
 def test_example_4_i8_gemm() -> None:
@@ -374,7 +373,6 @@ def test_example_4_i8_gemm() -> None:
     red = _reduction("gemm_i8_kernel")
     assert red.entries == ((32, "KEEP"), (4, "KEEP"), (2, "REDUCE")) and red.slots == 1
     assert red.reduced[0].factor.step == 64  # K / 64 summed in time
-    assert _lane("gemm_i8_kernel").acc_cells == 8  # 8 * 1 * 1 <= 1024
 
 
 def test_example_4b_bf16_gemm() -> None:
@@ -403,7 +401,7 @@ def test_example_5_row_sum() -> None:
     red = _reduction("row_sum_kernel")
     assert red.entries == ((2, "REDUCE"), (8, "KEEP")) and red.inner_time == 8
     lane = _lane("row_sum_kernel")
-    assert lane.inner_time == 8 and lane.acc_cells == 1 * 8 * 32 == 256
+    assert accumulator_cells(lane.mode, lane.lanes, lane.cols, red.inner_time) == 1 * 8 * 32 == 256
 
 
 def test_packet_example_of_9_2() -> None:
