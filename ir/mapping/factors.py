@@ -10,6 +10,7 @@ pieces; `factors_from_table` is the definition it is tested against.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Union
 
 import attrs
@@ -150,10 +151,7 @@ Factor = Union[AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor]
 
 def factor_size(factors: tuple[Factor, ...] | list[Factor]) -> int:
     """Product of the extents of a factor list."""
-    out = 1
-    for f in factors:
-        out *= f.extent
-    return out
+    return math.prod(f.extent for f in factors)
 
 
 def split_factor(f: Factor, j: int) -> tuple[Factor, Factor] | None:

@@ -130,7 +130,7 @@ def check_collect(op) -> Violation | None:
                          notes=(f"the input packet `{src.packet}` padded to whole flits is "
                                 f"`{short_text(plan.padded)}`; each flit holds its {d.flit_elems} innermost cells",),
                          help=f"use {_collect_fix(plan)}")
-    time_factors = None if known is None else _known_factors(src.time, known[0])
+    time_factors = None if known is None else _joined(src.time, known[0])
     if not _same(time2, time_factors, plan.time2):
         return Violation("COLLECT-4", "the collect time must be the input time followed by the flit count",
                          label=f"`{time2}` is not `{short_text(plan.time2)}`",
@@ -150,10 +150,10 @@ def check_collect(op) -> Violation | None:
     return None
 
 
-def _known_factors(outer: Mapping, inner: tuple[Factor, ...]) -> tuple[Factor, ...] | None:
-    """The factor list of `[outer, inner]` when outer's factors are known, else None."""
+def _joined(*parts: Mapping | tuple[Factor, ...]) -> tuple[Factor, ...] | None:
+    """The factor list of `[parts...]` (mappings or factor lists) when each mapping's factors are known, else None."""
     try:
-        return tuple(outer.factors()) + tuple(inner)
+        return tuple(f for p in parts for f in (p.factors() if isinstance(p, Mapping) else p))
     except MappingError:
         return None
 
@@ -278,7 +278,7 @@ def check_to_trf(op) -> Violation | None:
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=_trf_help(time, packet))
     want = pair_all([inner, packet])
-    if not _same(element, None if known is None else _known_factors_after(known[1], packet), want):
+    if not _same(element, None if known is None else _joined(known[1], packet), want):
         return Violation("TRF-5", "the TRF element must be the inner time followed by the packet",
                          label=f"`{element}` is not `{short_text(want)}`",
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
@@ -289,14 +289,6 @@ def check_to_trf(op) -> Violation | None:
                          label=f"the stream is {d}", notes=(f"TRF storage types: {names}",),
                          help="load the weights in their storage type (cast before committing them to DM)")
     return None
-
-
-def _known_factors_after(inner: tuple[Factor, ...], packet: Mapping) -> tuple[Factor, ...] | None:
-    """The factor list of `[inner, packet]` when packet's factors are known, else None."""
-    try:
-        return tuple(inner) + tuple(packet.factors())
-    except MappingError:
-        return None
 
 
 def _trf_help(time: Mapping, packet: Mapping) -> str:

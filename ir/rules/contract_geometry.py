@@ -22,6 +22,7 @@ from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
 from ir.memo import memo
+from ir.rules.contract_text import raw
 
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
@@ -100,8 +101,7 @@ def padded_factors(mapping: Mapping, n: int) -> Factors:
 
 def text_of(mapping: Mapping) -> str:
     """The text of a mapping as written inside m("..."): canonical, no outer parentheses."""
-    text = _norm(mapping).text()
-    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    return raw(_norm(mapping))
 
 
 # --- 9.1 contract_outer --------------------------------------------------------------------

@@ -9,6 +9,7 @@ cells one contiguous source read can fill, and into DM it must be a multiple of 
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 
@@ -171,7 +172,7 @@ def _replicated_axis(src, dst) -> Violation | None:
     if not extra:
         return None
     sizes = axis_sizes(*dst.levels())
-    if _held_copies(src) >= _product(sizes.get(a, 1) for a in extra):
+    if _held_copies(src) >= math.prod(sizes.get(a, 1) for a in extra):
         return None   # the returned axes name copies the source holds (a broadcast Slice / Element: memset)
     axis = extra[0]
     return Violation("DMA-4", "the returned layout has an axis the tensor lacks: the DMA would replicate it",
@@ -188,15 +189,8 @@ def _held_copies(src) -> int:
     broadcast factors of its Cluster, Slice and Element (1 for an HBM source)."""
     if not isinstance(src, DmType):
         return 1
-    return _product(f.extent for level in (src.cluster, src.slice, src.element) for f in level.factors()
-                    if isinstance(f, BroadcastFactor))
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
+    return math.prod(f.extent for level in (src.cluster, src.slice, src.element) for f in level.factors()
+                     if isinstance(f, BroadcastFactor))
 
 
 def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:

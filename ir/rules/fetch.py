@@ -7,6 +7,7 @@ Also the derived quantity the lowering's FeedBuffer reads: the fetch *read plan*
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 
@@ -17,6 +18,7 @@ from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import DigitRange, Entry, factor_frags, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
+from ir.rules.space import predicate
 from ir.types import MAIN, SUB, StreamType
 
 __all__ = [
@@ -55,10 +57,7 @@ class ReadPlan:
     @property
     def packet_elems(self) -> int:
         """size(packet): elements one time step delivers (broadcast copies included)."""
-        n = 1
-        for e in self.packet_entries:
-            n *= e.size
-        return n
+        return math.prod(e.size for e in self.packet_entries)
 
     @property
     def innermost_packet(self) -> Entry:
@@ -165,11 +164,7 @@ def check_begin(op) -> Violation | None:
     if not t.dtype.materializable:
         return Violation("TYPE-3", f"{t.dtype} exists only inside a stream; a DM view cannot hold it",
                          help="store i4 or i8; fetch_zero_point_sub produces i5/i9 in the stream")
-    for found in (levels.cluster(t.cluster), levels.slice_(t.slice)):
-        if found is not None:
-            return Violation(found.code, found.message,
-                             notes=(f"docs/machine/index.md predicate {found.predicate}",))
-    return None
+    return predicate(levels.cluster(t.cluster)) or predicate(levels.slice_(t.slice))
 
 
 # --- fetch (docs/machine/fetch.md) ----------------------------------------------------------------
