@@ -29,7 +29,7 @@ __all__ = [
     "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
     "OuterGeometry", "LaneGeometry",
     "split_normalized", "split_to_factors", "split_mappings", "mapping_of", "factor_mapping", "padded_factors",
-    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "trf_read_walk", "outer_geometry",
+    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "outer_geometry",
     "packet_depth", "reduced_packet",
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
 ]
@@ -111,23 +111,16 @@ def text_of(mapping: Mapping) -> str:
 class OuterGeometry:
     """Stream adapter and TRF sequencer of one `contract_outer` (docs/machine/contraction.md).
 
-    `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
-    `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
+    `trf_walk` has one entry per factor of out_time (in a refinement common with E_outer),
+    coalesced: stride in TRF reads, 0 for a TRF broadcast."""
 
     pack: int
     flit_elems: int
-    t_outer: Mapping
-    t_packed: Mapping
-    op_packed: Mapping
-    op_flit: Mapping
     tiling: int
-    ot_outer: Mapping
     ot_bcast: Mapping
     read_size: int
     read_bits: int
-    e_outer: Mapping
     op_bcast: Mapping
-    trf_walk_loops: tuple[Entry, ...]
     trf_walk: tuple[Entry, ...]
     lanes: int
 
@@ -139,10 +132,6 @@ class OuterGeometry:
     @property
     def width(self) -> str:
         return "WIDE" if self.wide else "NARROW"
-
-    @property
-    def read_bytes(self) -> float:
-        return self.read_bits / 8
 
     @property
     def time_broadcast(self) -> tuple[int, ...]:
@@ -174,16 +163,10 @@ def trf_read_size(element: Mapping, out_packet: Mapping, weight: DType) -> int:
     return best
 
 
-def trf_read_walk(out_time: Mapping, e_outer: mops.FactorsLike) -> tuple[Entry, ...] | None:
-    """The TRF read walk (OUTER-11) before coalescing: one entry per factor of a refinement
-    of out_time common with E_outer, its stride in E_outer (= in reads) or 0 when the
-    factor is not a TRF factor. None when `divide(out_time, E_outer)` fails (OUTER-9)."""
-    got = mops.divide(out_time, e_outer)
-    return None if got is None else walk_entries(got)
-
-
 def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
-    """The read walk of a successful `divide(out_time, E_outer)`."""
+    """The TRF read walk (OUTER-11) before coalescing, of a successful `divide(out_time, E_outer)`
+    (OUTER-9): one entry per factor of a refinement of out_time common with E_outer, its stride
+    in E_outer (= in reads) or 0 when the factor is not a TRF factor."""
     return tuple(Entry(lp.factor.extent, lp.stride_n if lp.kept else 0) for lp in got.loops)
 
 
@@ -195,25 +178,22 @@ def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping
     d = stream_type.dtype
     try:
         pack = outer_pack(d, out_packet)
-        t_outer, t_packed = split_mappings(stream_type.time, pack)
-        op_packed, op_flit = split_mappings(out_packet, d.flit_elems)
+        t_outer = split_mappings(stream_type.time, pack)[0]
         if out_time.size % t_outer.size:
             raise ValueError(f"size(out_time) {out_time.size} is not a multiple of size(T_outer) {t_outer.size}")
         tiling = out_time.size // t_outer.size
-        ot_outer, ot_bcast = split_mappings(out_time, tiling)
+        ot_bcast = split_mappings(out_time, tiling)[1]
         r = trf_read_size(trf_type.element, out_packet, trf_type.dtype)
         e_outer = split_mappings(trf_type.element, r)[0]
         op_bcast = split_mappings(out_packet, r)[0]
-        loops = trf_read_walk(out_time, e_outer)
+        got = mops.divide(out_time, e_outer)
     except MappingError as e:
         raise ValueError(f"contract_outer geometry is undefined: {e}") from e
-    if loops is None:
+    if got is None:
         raise ValueError(f"out_time `{out_time}` does not walk the TRF rows `{e_outer}`")
     return OuterGeometry(
-        pack=pack, flit_elems=d.flit_elems, t_outer=t_outer, t_packed=t_packed,
-        op_packed=op_packed, op_flit=op_flit, tiling=tiling, ot_outer=ot_outer, ot_bcast=ot_bcast,
-        read_size=r, read_bits=r * trf_type.dtype.bits, e_outer=e_outer, op_bcast=op_bcast,
-        trf_walk_loops=loops, trf_walk=mops.coalesce(loops), lanes=trf_type.lane.size)
+        pack=pack, flit_elems=d.flit_elems, tiling=tiling, ot_bcast=ot_bcast, read_size=r,
+        read_bits=r * trf_type.dtype.bits, op_bcast=op_bcast, trf_walk=mops.coalesce(walk_entries(got)), lanes=trf_type.lane.size)
 
 
 # --- 9.2 contract_packet -------------------------------------------------------------------
