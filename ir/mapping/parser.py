@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
 from ir.mapping.syntax import MAX_DEPTH, MAX_ESCAPE_NESTING, MAX_LITERAL, Token, Tree, plain_tree, syntax_tree
-from ir.mapping.nodes import (
-    Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
-)
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all
 
 if TYPE_CHECKING:
     import lark
@@ -66,11 +64,7 @@ class _Builder:
         if kind in ("mapping_expr",):
             return self.build(t.children[0])
         if kind == "mapping":
-            items = [self.build(c) for c in t.children]
-            out = items[-1]
-            for item in reversed(items[:-1]):
-                out = Pair(item, out)
-            return out
+            return pair_all([self.build(c) for c in t.children])
         if kind == "symbol":
             return self.symbol(t.children[0])
         if kind == "broadcast":
