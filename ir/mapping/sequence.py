@@ -17,7 +17,7 @@ from ir.mapping.cells import LIVE, CellTable
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon, same_kind
 from ir.mapping.nodes import Mapping, PaddingKind
 from ir.mapping.ops import (
-    Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
+    Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, frag, hull, inside,
     merge_frags, ragged_run, strides,
 )
 from ir.mapping.ranges import group_run
@@ -78,10 +78,6 @@ def _levels(x: Levels) -> list[tuple[Factor, ...]]:
     return [i.factors() if isinstance(i, Mapping) else tuple(i) for i in items]
 
 
-def _digits(factors: Sequence[Factor]) -> frozenset[DigitRange]:
-    return frozenset(merge_frags(fr for f in factors for fr in factor_frags(f)))
-
-
 class _Matcher:
     """The memory side of one `sequence` call: where each digit of each axis lives."""
 
@@ -113,7 +109,7 @@ class _Matcher:
             if isinstance(f, RaggedFactor):
                 self.ops.append((f, st[i]))
             if isinstance(f, PaddingFactor):
-                self.pus.append([f, st[i], 1, _digits(mem[i + 1:])])
+                self.pus.append([f, st[i], 1, frag(mem[i + 1:])])
 
     def place(self, piece: DigitRange, padded: DigitRange | None = None) -> int:
         """Memory stride of a digit range: linear inside the one memory fragment holding it,

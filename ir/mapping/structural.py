@@ -18,6 +18,7 @@ from ir.mapping.factors import (
     table_matrix,
 )
 from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, axis_sizes
+from ir.mapping.ops import split_factors
 
 if TYPE_CHECKING:
     from ir.mapping.factors import Factor
@@ -68,18 +69,11 @@ def _key(node: Mapping) -> tuple[Mapping, int, int]:
 
 def _cut_at(factors: list[Factor], c: int) -> list[Factor] | None:
     """Make a factor boundary at cell stride c; None when c falls inside a RaggedFactor or off-grid."""
-    stride = 1
-    for i in range(len(factors) - 1, -1, -1):
-        f = factors[i]
-        if c <= stride:
-            return factors if c == stride else None
-        if c < stride * f.extent:
-            if c % stride or f.extent % (c // stride):
-                return None
-            parts = split_factor(f, c // stride)
-            return None if parts is None else factors[:i] + list(parts) + factors[i + 1:]
-        stride *= f.extent
-    return factors if c == stride else None
+    try:
+        got = split_factors(factors, c)
+    except MappingError:
+        return None
+    return None if got is None else [*got[0], *got[1]]
 
 
 def _cut(factors: list[Factor], lo: int, hi: int) -> list[Factor] | None:
