@@ -12,7 +12,7 @@ import attrs
 from ir.mapping.nodes import Mapping
 
 __all__ = [
-    "LevelViolation", "ALIASES", "FLIT_BYTES", "bytes_of", "chip", "cluster", "slice_",
+    "LevelViolation", "ALIASES", "FLIT_BYTES", "chip", "cluster", "slice_",
     "dm_cap", "trf_lane", "trf_cap", "pkt_flit", "pkt_commit",
 ]
 
@@ -38,18 +38,11 @@ class LevelViolation:
             object.__setattr__(self, "code", ALIASES.get(self.predicate, self.predicate))
 
 
-def bytes_of(mapping: Mapping | int, bits: int) -> int | None:
-    """`size(M) * bits / 8`, or None when that is not a whole number of bytes."""
-    n = mapping if isinstance(mapping, int) else mapping.size
-    total = n * bits
-    return None if total % 8 else total // 8
-
-
 def _bytes(mapping: Mapping, bits: int, predicate: str) -> int | LevelViolation:
-    b = bytes_of(mapping, bits)
-    if b is None:
+    """`size(M) * bits / 8`, or the violation of `predicate` when that is not a whole number of bytes."""
+    if mapping.size * bits % 8:
         return LevelViolation(predicate, f"{mapping.size} elements of {bits} bits are not a whole number of bytes")
-    return b
+    return mapping.size * bits // 8
 
 
 def chip(mapping: Mapping, chips: int) -> LevelViolation | None:

@@ -15,7 +15,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
-from ir.rules.contract_geometry import _norm
+from ir.rules.contract_geometry import FLIT_BYTES, LANES, _norm
 from ir.rules.contract_text import raw
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
@@ -25,9 +25,7 @@ __all__ = [
     "trf_geometry", "FLIT_BYTES", "PACKET_ALIGN", "LANES", "TRF_BYTES",
 ]
 
-FLIT_BYTES = 32
 PACKET_ALIGN = 8
-LANES = frozenset({1, 2, 4, 8})
 TRF_BYTES = 65536
 
 

@@ -22,8 +22,8 @@ __all__ = [
 
 COMMIT_WIDTHS = (8, 16, 24, 32)  # docs/machine/index.md: legal bytes of one committed packet
 COMMIT_BASE = 8  # commit write granularity in bytes
-SEQ_MAX_ENTRIES = 8
-SEQ_MAX_ITER = 65536
+SEQ_MAX_ENTRIES = 8  # loop entries of one sequencer (fetch: time and packet together)
+SEQ_MAX_ITER = 65536  # largest size of one entry
 
 
 @attrs.frozen

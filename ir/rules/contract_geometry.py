@@ -18,10 +18,12 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
 from ir.mapping.factors import Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
+from ir.mapping.levels import FLIT_BYTES
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
 from ir.memo import memo
+from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
 from ir.rules.contract_text import raw
 
 __all__ = [
@@ -34,7 +36,6 @@ __all__ = [
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
 ]
 
-FLIT_BYTES = 32
 OUTER_PACKET_BYTES = (32, 64)
 TRF_READ_BYTES = 64
 NARROW_READ_BYTES = 32
@@ -42,8 +43,6 @@ ACC_COLS = 32
 ACC_CELLS = 1024
 LANE_BUS = 8
 LANES = (1, 2, 4, 8)
-SEQ_MAX_ENTRIES = 8
-SEQ_MAX_ITER = 65536
 
 
 def _norm(mapping: Mapping) -> Mapping:

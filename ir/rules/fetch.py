@@ -18,6 +18,7 @@ from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import DigitRange, Entry, factor_frags, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
+from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
 from ir.rules.space import predicate
 from ir.types import MAIN, SUB, StreamType
 
@@ -27,8 +28,6 @@ __all__ = [
     "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run",
 ]
 
-SEQ_MAX_ENTRIES = 8  # loop entries of one Fetch sequencer, time and packet together
-SEQ_MAX_ITER = 65536  # largest size of one entry
 SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access (one SRAM access word)
 MAIN_FETCH_BYTES = (1, 2, 4, 8, 16, 32)  # the fetch sizes the main context's Fetch Unit offers
 FLIT_BITS = 256
