@@ -192,7 +192,8 @@ def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping
         raise ValueError(f"out_time `{out_time}` does not walk the TRF rows `{e_outer}`")
     return OuterGeometry(
         pack=pack, flit_elems=d.flit_elems, tiling=tiling, ot_bcast=ot_bcast, read_size=r,
-        read_bits=r * trf_type.dtype.bits, op_bcast=op_bcast, trf_walk=mops.coalesce(walk_entries(got)), lanes=trf_type.lane.size)
+        read_bits=r * trf_type.dtype.bits, op_bcast=op_bcast, trf_walk=mops.coalesce(walk_entries(got)),
+        lanes=trf_type.lane.size)
 
 
 # --- 9.2 contract_packet -------------------------------------------------------------------

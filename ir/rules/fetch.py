@@ -16,9 +16,10 @@ from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
-from ir.mapping.ops import DigitRange, Entry, factor_frags, frag, merge_frags, places_digit_twice
+from ir.mapping.ops import DigitRange, Entry, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
 from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
+from ir.rules.contract_text import holding
 from ir.rules.space import predicate
 from ir.types import MAIN, SUB, StreamType
 
@@ -262,12 +263,6 @@ def _fetch_6(dtype: DType, packet: Mapping) -> Violation | None:
                      help=f"use an even number of {dtype} elements per packet")
 
 
-def _level_names(src: StreamType, time: Mapping, packet: Mapping, fr: DigitRange) -> list[str]:
-    named = (("Chip", src.chip), ("Cluster", src.cluster), ("Slice", src.slice), ("time", time),
-             ("packet", packet))
-    return [name for name, mp in named if any(fr in factor_frags(f) for f in mp.factors())]
-
-
 def _fetch_7(src: StreamType, time: Mapping, packet: Mapping) -> Violation | None:
     """FETCH-7: `[Chip, Cluster, Slice, time, packet]` places no digit of an axis twice."""
     try:
@@ -279,8 +274,9 @@ def _fetch_7(src: StreamType, time: Mapping, packet: Mapping) -> Violation | Non
         return None
     a, b = twice
     sizes = axis_sizes(src.chip, src.cluster, src.slice, time, packet)
-    names_a = _level_names(src, time, packet, a) or ["?"]
-    names_b = [n for n in _level_names(src, time, packet, b) if a != b or n != names_a[0]] or ["?"]
+    named = (("Chip", src.chip), ("Cluster", src.cluster), ("Slice", src.slice), ("time", time), ("packet", packet))
+    names_a = holding(a, named) or ["?"]
+    names_b = [n for n in holding(b, named) if a != b or n != names_a[0]] or ["?"]
     ta, tb = frag_text(a, sizes.get(a.axis)), frag_text(b, sizes.get(b.axis))
     return Violation("FETCH-7", f"the fetch places digits of {a.axis} twice: `{tb}` in {names_b[0]} "
                      f"is already placed by {names_a[0]} `{ta}`",
