@@ -54,10 +54,6 @@ class TimeReduction:
         return tuple((lp.size, lp.kind) for lp in self.loops)
 
     @property
-    def kept(self) -> tuple[TimeLoopGeometry, ...]:
-        return tuple(lp for lp in self.loops if lp.keep)
-
-    @property
     def reduced(self) -> tuple[TimeLoopGeometry, ...]:
         return tuple(lp for lp in self.loops if not lp.keep)
 

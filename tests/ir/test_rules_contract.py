@@ -434,7 +434,7 @@ def test_reduce_b_inner_time() -> None:
     ax = {"A": 8, "B": 64}
     red = time_reduction(m("B / 16, A % 8", axes=ax), m("A % 8", axes=ax))
     assert red.entries == ((4, "REDUCE"), (8, "KEEP")) and red.inner_time == 8
-    assert red.kept[0].stride_t == 1 and red.kept[0].stride_ot == 1 and red.reduced[0].stride_t == 8
+    assert red.loops[1].stride_t == 1 and red.loops[1].stride_ot == 1 and red.reduced[0].stride_t == 8
 
 
 def test_time_reduction_of_broadcast_and_padding() -> None:
@@ -442,7 +442,7 @@ def test_time_reduction_of_broadcast_and_padding() -> None:
     assert red.entries == ((2, "KEEP"), (8, "KEEP"), (4, "REDUCE")) and red.inner_time == 1
     red = time_reduction(mm("4, A"), mm("2, A"))  # a BroadcastFactor split: kept part outer, reduced rest inner
     assert red.entries == ((2, "KEEP"), (2, "REDUCE"), (8, "KEEP")) and red.inner_time == 8
-    assert [lp.stride_t for lp in red.loops] == [16, 8, 1] and red.kept[0].stride_ot == 8
+    assert [lp.stride_t for lp in red.loops] == [16, 8, 1] and red.loops[0].stride_ot == 8
     with pytest.raises(ValueError):
         time_reduction(mm("A, X"), mm("X, A"))
 
