@@ -186,10 +186,6 @@ def trf_geometry(dtype: DType, time: Mapping, lane: Mapping, element: Mapping) -
     return TrfGeometry(lane.size, per_lane, 2 if per_lane % 64 == 0 else 1)
 
 
-def _shares_axis(prefix: tuple[Factor, ...], packet_axes: frozenset[str]) -> bool:
-    return any(fr.axis in packet_axes for f in prefix for fr in factor_frags(f))
-
-
 def infer_trf(time: Mapping, packet: Mapping, lane: Mapping | None) -> tuple[Mapping, Mapping]:
     """Default `(lane, element)` of `to_trf` (docs/porting.md); `lane` when given is kept and
     only the element is inferred from it.
@@ -229,7 +225,7 @@ def _infer_lane(time: Mapping, packet: Mapping) -> Mapping:
         size *= f.extent
         if size > max(LANES):
             break
-        if size in LANES and not _shares_axis(factors[:i + 1], packet_axes):
+        if size in LANES and not any(fr.axis in packet_axes for f in factors[:i + 1] for fr in factor_frags(f)):
             best = i + 1
     if best == 0:
         return IDENTITY
