@@ -40,9 +40,7 @@ def _resolver(escapes: dict[str, Any], frame_locals: dict[str, Any], frame_globa
 
 
 def _axis_table(axes: Any, frame_globals: dict[str, Any]) -> dict[str, int]:
-    table = dict(registry_of(frame_globals)) if frame_globals is not None else {}
-    table.update(normalize_axes(axes))
-    return table
+    return {**registry_of(frame_globals), **normalize_axes(axes)}
 
 
 @functools.lru_cache(maxsize=8192)

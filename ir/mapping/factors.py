@@ -10,6 +10,7 @@ pieces; `factors_from_table` is the definition it is tested against.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Union
 
 import attrs
@@ -24,7 +25,7 @@ from ir.mapping.nodes import (
 __all__ = [
     "AxisFactor", "BroadcastFactor", "PaddingFactor", "RaggedFactor", "Factor", "factors_of",
     "factors_from_table", "canon", "normalize",
-    "factor_size", "table_matrix", "factor_mapping",
+    "factor_size", "table_matrix", "factor_mapping", "split_factor", "same_kind",
 ]
 
 
@@ -71,9 +72,9 @@ class RaggedFactor:
     a million Python objects; `cells` spells it out as Index / Padding objects on demand.
     `RaggedFactor(cells)` and `RaggedFactor.from_table(names, matrix)` make the same value."""
 
-    __slots__ = ("_names", "_matrix", "_key", "_hash", "_cells", "source")
+    __slots__ = ("_names", "_matrix", "_key", "_hash", "_cells")
 
-    def __init__(self, cells: tuple[Cell, ...], source: Mapping | None = None) -> None:
+    def __init__(self, cells: tuple[Cell, ...]) -> None:
         names = sorted({k for c in cells if isinstance(c, Index) for k in c})
         mat = np.zeros((len(cells), 1 + len(names)), dtype=np.int64)
         mat[:, 0] = LIVE
@@ -83,19 +84,18 @@ class RaggedFactor:
                     mat[i, 1 + names.index(name)] = v
             else:
                 mat[i, 0] = int(c.kind)
-        self._set(names, mat, source)
+        self._set(names, mat)
         self._cells = tuple(cells)
 
     @classmethod
-    def from_table(cls, names: list[str] | tuple[str, ...], matrix: np.ndarray,
-                   source: Mapping | None = None) -> RaggedFactor:
+    def from_table(cls, names: list[str] | tuple[str, ...], matrix: np.ndarray) -> RaggedFactor:
         """The piece whose cells are the rows of `matrix` (status, coordinate per name)."""
         out = cls.__new__(cls)
-        out._set(list(names), np.asarray(matrix, dtype=np.int64), source)
+        out._set(list(names), np.asarray(matrix, dtype=np.int64))
         out._cells = None
         return out
 
-    def _set(self, names: list[str], mat: np.ndarray, source: Mapping | None) -> None:
+    def _set(self, names: list[str], mat: np.ndarray) -> None:
         mat = mat.copy()
         mat[mat[:, 0] != LIVE, 1:] = 0  # a padding cell has no coordinates
         used = [j for j in range(len(names)) if mat[:, j + 1].any()]  # canonical: only axes it uses
@@ -104,7 +104,6 @@ class RaggedFactor:
         self._matrix.flags.writeable = False
         self._key = (self._names, self._matrix.shape, self._matrix.tobytes())
         self._hash = hash(self._key)
-        self.source = source
 
     @property
     def extent(self) -> int:
@@ -150,10 +149,25 @@ Factor = Union[AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor]
 
 def factor_size(factors: tuple[Factor, ...] | list[Factor]) -> int:
     """Product of the extents of a factor list."""
-    out = 1
-    for f in factors:
-        out *= f.extent
-    return out
+    return math.prod(f.extent for f in factors)
+
+
+def split_factor(f: Factor, j: int) -> tuple[Factor, Factor] | None:
+    """Split a factor into an outer part of extent e/j and an inner part of extent j."""
+    e = f.extent
+    if isinstance(f, AxisFactor):
+        return AxisFactor(f.axis, f.step * j, e // j, f.axis_size), AxisFactor(f.axis, f.step, j, f.axis_size)
+    if isinstance(f, BroadcastFactor):
+        return BroadcastFactor(e // j), BroadcastFactor(j)
+    if isinstance(f, PaddingFactor):
+        return PaddingFactor(f.kind, e // j), PaddingFactor(f.kind, j)
+    return None  # a RaggedFactor is never cut
+
+
+def same_kind(a: Factor, b: Factor) -> bool:
+    """Both broadcasts, or both pure padding of one kind (their extents split and merge freely)."""
+    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
+        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
 
 
 # --- cell tables as integer matrices ------------------------------------------------------

@@ -8,7 +8,7 @@ by hand is exactly as legal as one built by the parser.
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -144,14 +144,7 @@ class Mapping:
 
     def axes(self) -> frozenset[str]:
         """Names of the axes mentioned anywhere in the tree."""
-        out: set[str] = set()
-        stack: list[Mapping] = [self]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Symbol):
-                out.add(node.name)
-            stack.extend(node.children())
-        return frozenset(out)
+        return frozenset(axis_sizes(self))
 
     def __str__(self) -> str:
         return self.text()
@@ -204,11 +197,25 @@ class Broadcast(Mapping):
 
 
 @attrs.frozen(cache_hash=True, repr=False)
-class Stride(Mapping):
-    """`E / n`: every n-th position of E."""
+class _Postfix(Mapping):
+    """A postfix operator on one operand, `E <marker> n`."""
 
     operand: Mapping
     n: int
+    marker: ClassVar[str] = ""
+
+    def children(self) -> tuple[Mapping, ...]:
+        return (self.operand,)
+
+    def text(self) -> str:
+        return f"{self.operand._operand_text()} {self.marker} {self.n}"
+
+
+@attrs.frozen(cache_hash=True, repr=False)
+class Stride(_Postfix):
+    """`E / n`: every n-th position of E."""
+
+    marker = "/"
 
     def __attrs_post_init__(self) -> None:
         _int(self.n, "stride")
@@ -221,19 +228,12 @@ class Stride(Mapping):
         _deeper(self, self.operand)
         object.__setattr__(self, "size", self.operand.size // self.n)
 
-    def children(self) -> tuple[Mapping, ...]:
-        return (self.operand,)
-
-    def text(self) -> str:
-        return f"{self.operand._operand_text()} / {self.n}"
-
 
 @attrs.frozen(cache_hash=True, repr=False)
-class Modulo(Mapping):
+class Modulo(_Postfix):
     """`E % n`: the first n positions of E; n must divide |E|."""
 
-    operand: Mapping
-    n: int
+    marker = "%"
 
     def __attrs_post_init__(self) -> None:
         _deeper(self, self.operand)
@@ -246,19 +246,12 @@ class Modulo(Mapping):
                 f"`% {self.n}` needs a divisor of the operand size {self.operand.size}")
         object.__setattr__(self, "size", self.n)
 
-    def children(self) -> tuple[Mapping, ...]:
-        return (self.operand,)
-
-    def text(self) -> str:
-        return f"{self.operand._operand_text()} % {self.n}"
-
 
 @attrs.frozen(cache_hash=True, repr=False)
-class Resize(Mapping):
+class Resize(_Postfix):
     """`E = n`: the first n positions of E; n may be any size from 1 to |E|."""
 
-    operand: Mapping
-    n: int
+    marker = "="
 
     def __attrs_post_init__(self) -> None:
         _deeper(self, self.operand)
@@ -271,19 +264,11 @@ class Resize(Mapping):
                 f"`= {self.n}` is larger than the operand size {self.operand.size}; use `#` to pad")
         object.__setattr__(self, "size", self.n)
 
-    def children(self) -> tuple[Mapping, ...]:
-        return (self.operand,)
-
-    def text(self) -> str:
-        return f"{self.operand._operand_text()} = {self.n}"
-
 
 @attrs.frozen(cache_hash=True, repr=False)
-class Pad(Mapping):
+class Pad(_Postfix):
     """`E # n` / `E #{0} n` / `E #{!} n`: the positions of E, then n - |E| padding positions."""
 
-    operand: Mapping
-    n: int
     kind: PaddingKind = PaddingKind.TOP
 
     def __attrs_post_init__(self) -> None:
@@ -296,9 +281,6 @@ class Pad(Mapping):
                 "padding_too_small",
                 f"`{self.kind.marker} {self.n}` is smaller than the operand size {self.operand.size}")
         object.__setattr__(self, "size", self.n)
-
-    def children(self) -> tuple[Mapping, ...]:
-        return (self.operand,)
 
     def text(self) -> str:
         return f"{self.operand._operand_text()} {self.kind.marker} {self.n}"

@@ -1,4 +1,4 @@
-"""Mapping operations of docs/machine/index.md: split, pad, resize, strip, fragments, refinement, divide.
+"""Mapping operations of docs/machine/index.md: split, strip, fragments, refinement, divide.
 
 Everything here works on canonical factor lists (`Mapping.factors()`, docs/mapping-language.md) and
 never tabulates cells, so it stays cheap for mappings with millions of cells. The digit
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 import attrs
 
 from ir.errors import MappingError
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, factor_size
-from ir.mapping.nodes import IDENTITY, Mapping, Modulo, Pad, PaddingKind, Resize, Stride
+from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor, factor_size, same_kind, split_factor
+from ir.mapping.nodes import IDENTITY, Mapping, Modulo, Stride
 from ir.mapping.ranges import (
     DigitRange, FactorsLike, as_factors, axes_of, disjoint, factor_frags, frag, hull, inside, merge_frags,
     places_digit_twice, ragged_run, relation,
@@ -23,13 +23,13 @@ from ir.mapping.ranges import (
 
 __all__ = [
     "DigitRange", "Entry", "Loop", "DivideResult", "FactorsLike", "as_factors",
-    "split", "split_factors", "pad", "resize", "strip", "strip_factors",
+    "split", "split_factors", "strip_factors",
     "frag", "axes_of", "factor_frags", "ragged_run", "hull", "merge_frags", "relation", "inside",
     "disjoint", "cut", "boundary_points",
     "strides", "refine", "common_refinement", "divide", "coalesce", "places_digit_twice",
 ]
 
-# --- split, pad, resize, strip -----------------------------------------------------------
+# --- split, strip -----------------------------------------------------------------------
 
 
 def split(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
@@ -47,16 +47,6 @@ def split(mapping: Mapping, n: int) -> tuple[Mapping, Mapping]:
     return Stride(mapping, n), Modulo(mapping, n)
 
 
-def _split_factor(f: Factor, t: int) -> tuple[Factor, Factor]:
-    """Refine a factor into (outer extent e/t, inner extent t); never called on a RaggedFactor."""
-    e = f.extent
-    if isinstance(f, AxisFactor):
-        return AxisFactor(f.axis, f.step * t, e // t, f.axis_size), AxisFactor(f.axis, f.step, t, f.axis_size)
-    if isinstance(f, BroadcastFactor):
-        return BroadcastFactor(e // t), BroadcastFactor(t)
-    return PaddingFactor(f.kind, e // t), PaddingFactor(f.kind, t)
-
-
 def split_factors(factors: FactorsLike, n: int) -> tuple[tuple[Factor, ...], tuple[Factor, ...]] | None:
     """split(M, n) on a factor list: (outer, inner) factor lists, or None when the cut at
     cell stride n falls inside a ragged piece or not on a refinement boundary (then use
@@ -71,21 +61,11 @@ def split_factors(factors: FactorsLike, n: int) -> tuple[tuple[Factor, ...], tup
             c, i = c * f.extent, i - 1
             continue
         t = n // c
-        if n % c or f.extent % t or isinstance(f, RaggedFactor):
+        parts = None if n % c or f.extent % t else split_factor(f, t)
+        if parts is None:
             return None
-        outer, inner = _split_factor(f, t)
-        return fs[:i - 1] + (outer,), (inner,) + fs[i:]
+        return fs[:i - 1] + (parts[0],), (parts[1],) + fs[i:]
     return fs[:i], fs[i:]
-
-
-def pad(mapping: Mapping, n: int, kind: PaddingKind = PaddingKind.TOP) -> Mapping:
-    """`M # n`: padding (Top unless told) up to n cells; MappingError if n < size(M)."""
-    return Pad(mapping, n, kind)
-
-
-def resize(mapping: Mapping, n: int) -> Mapping:
-    """`M = n`: the first n cells; MappingError if n > size(M) or n < 1."""
-    return Resize(mapping, n)
 
 
 def strip_factors(factors: FactorsLike) -> tuple[Factor, ...]:
@@ -95,17 +75,6 @@ def strip_factors(factors: FactorsLike) -> tuple[Factor, ...]:
     while i < len(fs) and isinstance(fs[i], PaddingFactor):
         i += 1
     return fs[i:]
-
-
-def strip(mapping: Mapping) -> Mapping:
-    """strip(M): M without the leading `PaddingFactor` factors of its factor form, as a mapping.
-
-    It is `M % (size(M) / k)` with k the product of those factors' extents: their digit 0
-    is live, so the first size/k cells are exactly the remaining factors. Returns M itself
-    when there is nothing to strip."""
-    fs = mapping.factors()
-    k = factor_size(fs) // factor_size(strip_factors(fs))
-    return mapping if k == 1 else Modulo(mapping, mapping.size // k)
 
 
 # --- refinement --------------------------------------------------------------------------
@@ -202,11 +171,6 @@ class DivideResult:
         return tuple(lp.factor for lp in self.loops if not lp.kept)
 
 
-def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
-        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
-
-
 def divide(m: FactorsLike, n: FactorsLike) -> DivideResult | None:
     """divide(M, N): match every factor of a refinement of N with a factor of a refinement
     of M (same axis and digits for AxisFactor, identical table for RaggedFactor, same kind
@@ -232,10 +196,9 @@ def divide(m: FactorsLike, n: FactorsLike) -> DivideResult | None:
         # any split works; greedy never wastes)
         rest, stride_n = g.extent, sn[j]
         for i in range(len(rm) - 1, -1, -1):
-            take = math.gcd(rest, rm[i].extent // used[i]) if _same_kind(rm[i], g) else 1
+            take = math.gcd(rest, rm[i].extent // used[i]) if same_kind(rm[i], g) else 1
             if take > 1:
-                part = BroadcastFactor(take) if isinstance(g, BroadcastFactor) else PaddingFactor(g.kind, take)
-                parts[i].append(Loop(part, sm[i] * used[i], stride_n))
+                parts[i].append(Loop(split_factor(g, take)[1], sm[i] * used[i], stride_n))
                 used[i], rest, stride_n = used[i] * take, rest // take, stride_n * take
         if rest > 1:
             return None
@@ -246,8 +209,7 @@ def divide(m: FactorsLike, n: FactorsLike) -> DivideResult | None:
             continue
         rest = f.extent // used[i]
         if rest > 1:
-            outer = BroadcastFactor(rest) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, rest)
-            loops.append(Loop(outer, sm[i] * used[i], None))
+            loops.append(Loop(split_factor(f, rest)[1], sm[i] * used[i], None))
         loops.extend(reversed(parts[i]))
     return DivideResult(tuple(loops))
 

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ir.errors import MappingError
 from ir.mapping.syntax import MAX_DEPTH, MAX_ESCAPE_NESTING, MAX_LITERAL, Token, Tree, plain_tree, syntax_tree
-from ir.mapping.nodes import (
-    Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol,
-)
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Resize, Stride, Symbol, pair_all
 
 if TYPE_CHECKING:
     import lark
@@ -26,7 +24,7 @@ __all__ = ["parse_mapping", "parse_index_items", "parse_axes_decl", "mapping_fro
 Env = Callable[[str], Any]
 
 _FILL_KINDS = {"*": PaddingKind.TOP, "0": PaddingKind.ZERO, "!": PaddingKind.BOTTOM}
-_MISSING = object()
+MISSING = object()
 
 
 def _relocate(err: MappingError, text: str, column: int) -> MappingError:
@@ -54,10 +52,10 @@ class _Builder:
         self.level += 1
         try:
             if self.level > _MAX_LEVEL:
-                raise self.fail("limit", f"escapes nest the text deeper than {_MAX_LEVEL} levels", _column(tree))
+                raise self.fail("limit", f"escapes nest the text deeper than {_MAX_LEVEL} levels", tree.column)
             return self._build(tree)
         except MappingError as e:
-            raise _relocate(e, self.text, _column(tree)) from None
+            raise _relocate(e, self.text, tree.column) from None
         finally:
             self.level -= 1
 
@@ -66,11 +64,7 @@ class _Builder:
         if kind in ("mapping_expr",):
             return self.build(t.children[0])
         if kind == "mapping":
-            items = [self.build(c) for c in t.children]
-            out = items[-1]
-            for item in reversed(items[:-1]):
-                out = Pair(item, out)
-            return out
+            return pair_all([self.build(c) for c in t.children])
         if kind == "symbol":
             return self.symbol(t.children[0])
         if kind == "broadcast":
@@ -94,20 +88,20 @@ class _Builder:
         try:
             return cls(operand, value, *extra)
         except MappingError as e:
-            raise _relocate(e, self.text, _column(num)) from None
+            raise _relocate(e, self.text, num.column) from None
 
     def symbol(self, tok: Token) -> Mapping:
         name = str(tok)
         if name not in self.axes:
             known = ", ".join(sorted(self.axes)) or "none declared"
-            raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", _column(tok))
+            raise self.fail("unknown_axis", f"unknown axis `{name}` (known axes: {known})", tok.column)
         return Symbol(name, self.axes[name])
 
     def lookup(self, tok: Token) -> tuple[str, Any]:
         name = str(tok)[1:-1].strip()
         value = self.env(name)
-        if value is _MISSING:
-            raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", _column(tok))
+        if value is MISSING:
+            raise self.fail("unknown_escape", f"unknown escape `{{{name}}}`", tok.column)
         return name, value
 
     def escaped_mapping(self, tok: Token) -> Mapping:
@@ -119,23 +113,23 @@ class _Builder:
         if isinstance(value, str):
             if name in self.expanding:
                 chain = " -> ".join(f"{{{n}}}" for n in self.expanding + (name,))
-                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself ({chain})", _column(tok))
+                raise self.fail("escape_type", f"escape `{{{name}}}` refers to itself ({chain})", tok.column)
             if len(self.expanding) >= MAX_ESCAPE_NESTING:
                 raise self.fail("limit", f"escapes expand inside one another more than {MAX_ESCAPE_NESTING} "
-                                         f"levels deep", _column(tok))
+                                         f"levels deep", tok.column)
             try:
                 tree = syntax_tree(value, "mapping_expr")
                 inner = _Builder(value, self.axes, self.env, self.expanding + (name,), self.level)
                 return inner.build(tree)
             except MappingError as e:
                 if "refers to itself" in e.detail or e.detail.startswith(("escapes expand", "escapes nest")):
-                    raise self.fail(e.category, e.detail, _column(tok)) from None  # said once, not per level
+                    raise self.fail(e.category, e.detail, tok.column) from None  # said once, not per level
                 shown = value if len(value) <= 60 else value[:57] + "..."
                 raise self.fail(e.category, f"in escape `{{{name}}}` = {shown!r}: {e.detail}",
-                                _column(tok)) from None
+                                tok.column) from None
         raise self.fail("escape_type",
                         f"escape `{{{name}}}` is {_kind(value)}, but a mapping is needed here",
-                        _column(tok))
+                        tok.column)
 
     def factor(self, t: Tree) -> int:
         """An operator's argument: a number, an axis's size, or a bracketed count's size."""
@@ -147,10 +141,10 @@ class _Builder:
         if not _is_count(count):
             raise self.fail("factor_not_count",
                             f"`({count})` is not a count: an operator's argument in brackets is an axis, a "
-                            f"number or a stride `E / n`, whose size is the count", _column(t))
+                            f"number or a stride `E / n`, whose size is the count", t.column)
         if count.size >= MAX_LITERAL:
             raise self.fail("limit", f"`({count})` counts {count.size}: numbers in a mapping are below 2**48",
-                            _column(t))
+                            t.column)
         return count.size
 
     def number(self, num: Tree) -> int:
@@ -166,10 +160,10 @@ class _Builder:
             hint = f"; to use its size write `({{{name}}})`" if isinstance(value, Mapping) else ""
             raise self.fail("escape_type",
                             f"escape `{{{name}}}` is {what}, but a non-negative integer is needed here{hint}",
-                            _column(tok))
+                            tok.column)
         if value >= MAX_LITERAL:
             raise self.fail("limit", f"escape `{{{name}}}` is {value}: numbers in a mapping are below 2**48",
-                            _column(tok))
+                            tok.column)
         return value
 
 
@@ -192,13 +186,8 @@ def _is_count(node: Mapping) -> bool:
     return isinstance(node, (Symbol, Broadcast, Stride))
 
 
-def _column(t: Tree | Token) -> int:
-    """1-based offset in the whole text (a caret is drawn under the text on one line)."""
-    return t.column
-
-
 def _no_env(name: str) -> Any:
-    return _MISSING
+    return MISSING
 
 
 def parse_mapping(text: str, axes: dict[str, int], env: Env = _no_env) -> Mapping:
@@ -227,7 +216,5 @@ def parse_index_items(text: str, axes: dict[str, int], env: Env = _no_env) -> li
 def parse_axes_decl(text: str) -> list[tuple[str, int, int]]:
     """Parse `A = 8, B = 4` into `(name, size, column)` triples (no validation of sizes)."""
     tree = syntax_tree(text, "axes_decl")
-    return [(str(d.children[0]), int(d.children[1]), _column(d.children[0])) for d in tree.children]
+    return [(str(d.children[0]), int(d.children[1]), d.children[0].column) for d in tree.children]
 
-
-MISSING = _MISSING

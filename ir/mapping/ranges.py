@@ -83,20 +83,8 @@ def relation(a: DigitRange, b: DigitRange) -> str:
 def ragged_run(op: RaggedFactor) -> DigitRange | None:
     """The live fragment of a ragged piece of the form `X # p` (cells `{X: s*d}` for
     `d < L`, then only padding), or None when the piece has another shape."""
-    cells = op.cells
-    live = 0
-    while live < len(cells) and isinstance(cells[live], Index):
-        live += 1
-    if live < 2 or not all(isinstance(c, Padding) for c in cells[live:]):
-        return None
-    first = cells[1]
-    if len(first) != 1:
-        return None
-    (axis,) = first
-    step = first[axis]
-    if any(cells[d] != Index({axis: step * d}) for d in range(live)):
-        return None
-    return DigitRange(axis, step, step * live)
+    runs = _runs(op)
+    return runs[0] if runs is not None and len(runs) == 1 else None
 
 
 def group_run(op: RaggedFactor) -> tuple[DigitRange, ...] | None:
@@ -104,6 +92,13 @@ def group_run(op: RaggedFactor) -> tuple[DigitRange, ...] | None:
     enumerate before its padding (`[A3, B5] # 16`: A3 over B5, 15 live cells then one of
     padding), when there are two or more; None for any other shape (`ragged_run` reads the one
     axis `X # p`)."""
+    runs = _runs(op)
+    return runs if runs is not None and len(runs) >= 2 else None
+
+
+def _runs(op: RaggedFactor) -> tuple[DigitRange, ...] | None:
+    """The digit ranges, outer first, whose row-major product the live cells of a ragged piece
+    enumerate before its padding (one or more), or None for any other shape."""
     cells = op.cells
     live = 0
     while live < len(cells) and isinstance(cells[live], Index):
@@ -122,9 +117,9 @@ def group_run(op: RaggedFactor) -> tuple[DigitRange, ...] | None:
             count += 1
         ranges.append(DigitRange(axis, step, step * count))
         period *= count
-    if period != live or len(ranges) < 2:
+    if period != live:
         return None
-    for d in range(live):
+    for d in range(live) if len(ranges) > 1 else ():  # one range: every cell was compared above
         want: dict[str, int] = {}
         rest = d
         for r in ranges:

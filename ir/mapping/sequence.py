@@ -14,10 +14,10 @@ import attrs
 import numpy as np
 
 from ir.mapping.cells import LIVE, CellTable
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon
+from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor, canon, same_kind
 from ir.mapping.nodes import Mapping, PaddingKind
 from ir.mapping.ops import (
-    Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, hull, inside,
+    Entry, FactorsLike, DigitRange, boundary_points, coalesce, cut, disjoint, factor_frags, frag, hull, inside,
     merge_frags, ragged_run, strides,
 )
 from ir.mapping.ranges import group_run
@@ -78,10 +78,6 @@ def _levels(x: Levels) -> list[tuple[Factor, ...]]:
     return [i.factors() if isinstance(i, Mapping) else tuple(i) for i in items]
 
 
-def _digits(factors: Sequence[Factor]) -> frozenset[DigitRange]:
-    return frozenset(merge_frags(fr for f in factors for fr in factor_frags(f)))
-
-
 class _Matcher:
     """The memory side of one `sequence` call: where each digit of each axis lives."""
 
@@ -113,7 +109,7 @@ class _Matcher:
             if isinstance(f, RaggedFactor):
                 self.ops.append((f, st[i]))
             if isinstance(f, PaddingFactor):
-                self.pus.append([f, st[i], 1, _digits(mem[i + 1:])])
+                self.pus.append([f, st[i], 1, frag(mem[i + 1:])])
 
     def place(self, piece: DigitRange, padded: DigitRange | None = None) -> int:
         """Memory stride of a digit range: linear inside the one memory fragment holding it,
@@ -296,8 +292,7 @@ def _same_digits(f: Factor, g: Factor, t: int) -> bool:
         return False
     if isinstance(f, AxisFactor) and isinstance(g, AxisFactor):
         return f.axis == g.axis and f.step == g.step * t
-    return (isinstance(f, BroadcastFactor) and isinstance(g, BroadcastFactor)) or (
-        isinstance(f, PaddingFactor) and isinstance(g, PaddingFactor) and f.kind == g.kind)
+    return same_kind(f, g)
 
 
 def _largest_divisor_at_most(n: int, limit: int) -> int:

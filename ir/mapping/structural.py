@@ -14,14 +14,16 @@ import numpy as np
 from ir.errors import MappingError, OvershootError
 from ir.mapping.cells import LIVE, chain_base, evaluate
 from ir.mapping.factors import (
-    AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor, canon, factor_size, factors_from_table, table_matrix,
+    AxisFactor, BroadcastFactor, PaddingFactor, RaggedFactor, canon, factor_size, factors_from_table, split_factor,
+    table_matrix,
 )
-from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, PaddingKind, Pair, Resize, Stride, Symbol, axis_sizes
+from ir.mapping.ops import split_factors
 
 if TYPE_CHECKING:
     from ir.mapping.factors import Factor
 
-__all__ = ["structural_factors", "structural_factors_forced"]
+__all__ = ["structural_factors"]
 
 Path = tuple[int, ...]
 
@@ -48,10 +50,6 @@ def structural_factors(mapping: Mapping) -> list[Factor]:
     return _Factoring(mapping).factors(mapping)
 
 
-# The name the table-comparison tests use (every mapping takes the structural path).
-structural_factors_forced = structural_factors
-
-
 def _scope(node: Mapping, path: Path, out: list[tuple[Path, Mapping]]) -> None:
     """Symbols and chain tops one walk visits together, with their paths from the root."""
     if isinstance(node, (Symbol, Stride, Modulo)):
@@ -69,32 +67,13 @@ def _key(node: Mapping) -> tuple[Mapping, int, int]:
     return base, step, node.size
 
 
-def _split(f: Factor, j: int) -> tuple[Factor, Factor] | None:
-    """Split a factor into an outer part of extent e/j and an inner part of extent j."""
-    e = f.extent
-    if isinstance(f, AxisFactor):
-        return AxisFactor(f.axis, f.step * j, e // j, f.axis_size), AxisFactor(f.axis, f.step, j, f.axis_size)
-    if isinstance(f, BroadcastFactor):
-        return BroadcastFactor(e // j), BroadcastFactor(j)
-    if isinstance(f, PaddingFactor):
-        return PaddingFactor(f.kind, e // j), PaddingFactor(f.kind, j)
-    return None  # a RaggedFactor is never cut
-
-
 def _cut_at(factors: list[Factor], c: int) -> list[Factor] | None:
     """Make a factor boundary at cell stride c; None when c falls inside a RaggedFactor or off-grid."""
-    stride = 1
-    for i in range(len(factors) - 1, -1, -1):
-        f = factors[i]
-        if c <= stride:
-            return factors if c == stride else None
-        if c < stride * f.extent:
-            if c % stride or f.extent % (c // stride):
-                return None
-            parts = _split(f, c // stride)
-            return None if parts is None else factors[:i] + list(parts) + factors[i + 1:]
-        stride *= f.extent
-    return factors if c == stride else None
+    try:
+        got = split_factors(factors, c)
+    except MappingError:
+        return None
+    return None if got is None else [*got[0], *got[1]]
 
 
 def _cut(factors: list[Factor], lo: int, hi: int) -> list[Factor] | None:
@@ -125,7 +104,7 @@ def _inner_block(factors: list[Factor], target: int) -> tuple[list[Factor], list
             inner.insert(0, outer.pop())
             d *= g
             continue
-        parts = _split(f, g) if g > 1 else None
+        parts = split_factor(f, g) if g > 1 else None
         if parts is not None:
             outer[-1] = parts[0]
             inner.insert(0, parts[1])
@@ -138,13 +117,7 @@ class _Factoring:
     """One structural factoring of a root mapping: its axes, and memoised compound bases."""
 
     def __init__(self, root: Mapping) -> None:
-        self.sizes: dict[str, int] = {}
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Symbol):
-                self.sizes[node.name] = node.axis_size
-            stack.extend(node.children())
+        self.sizes = axis_sizes(root)
         self.names = sorted(self.sizes)
         self.memo: dict[Mapping, list[Factor] | OvershootError] = {}
 
@@ -295,12 +268,9 @@ class _Factoring:
         # The first m cells of O only read its innermost factor when m is below its
         # (merged) extent: a prefix of a digit range, broadcast or pure padding.
         last = canon(outer)[-1]
-        if m < last.extent and isinstance(last, AxisFactor):
-            return [AxisFactor(last.axis, last.step, m, last.axis_size)] + inner
-        if m < last.extent and isinstance(last, BroadcastFactor):
-            return [BroadcastFactor(m)] + inner
-        if m < last.extent and isinstance(last, PaddingFactor):
-            return [PaddingFactor(last.kind, m)] + inner
+        prefix = split_factor(last, m) if m < last.extent else None
+        if prefix is not None:
+            return [prefix[1]] + inner
         return self.tab_rows(self.rows(outer, m)) + inner
 
     def pad(self, factors: list[Factor], n: int, kind: PaddingKind) -> list[Factor]:

@@ -224,7 +224,7 @@ def plain_tree(tree: lark.Tree) -> Tree:
 
 
 def _lark_column(t: lark.Tree | lark.Token) -> int:
-    """`_column` of a node of lark's tree."""
+    """The 1-based column of a node of lark's tree (a caret is drawn under the text on one line)."""
     if not hasattr(t, "children"):
         return (t.start_pos + 1) if t.start_pos is not None else (t.column or 1)
     meta = getattr(t, "meta", None)

@@ -15,7 +15,7 @@ from ir.errors import MappingError
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
-from ir.rules.contract_geometry import _norm
+from ir.rules.contract_geometry import FLIT_BYTES, LANES, _norm
 from ir.rules.contract_text import raw
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
@@ -25,9 +25,7 @@ __all__ = [
     "trf_geometry", "FLIT_BYTES", "PACKET_ALIGN", "LANES", "TRF_BYTES",
 ]
 
-FLIT_BYTES = 32
 PACKET_ALIGN = 8
-LANES = frozenset({1, 2, 4, 8})
 TRF_BYTES = 65536
 
 
@@ -74,16 +72,14 @@ class CollectPlan:
 
     `packet_bytes` = bytes(P, D); `padded` = pad(P, ceil(packet_bytes / 32) * 32 * 8 /
     bits(D)); `(outer, flit)` = split(padded, flit_elems(D)); `time2 = [T, outer]` and
-    `packet2 = flit` are the only legal collect arguments (up to ≡). `flits` = size(outer)
+    `flit` are the only legal collect arguments (up to ≡). `flits` = size(outer)
     is the FeedBuffer's `flits_per_packet`."""
 
-    dtype: DType
     packet_bytes: int
     padded: Mapping
     outer: Mapping
     flit: Mapping
     time2: Mapping
-    packet2: Mapping
 
     @property
     def flits(self) -> int:
@@ -105,7 +101,7 @@ def collect_plan(dtype: DType, time: Mapping, packet: Mapping) -> CollectPlan | 
     padded = packet if n == packet.size else packet.pad(n)
     outer, flit = split(padded, dtype.flit_elems)
     time2 = time if outer == IDENTITY else (outer if time == IDENTITY else Pair(time, outer))
-    return CollectPlan(dtype, b, padded, outer, flit, time2, flit)
+    return CollectPlan(b, padded, outer, flit, time2)
 
 
 def check_collect(op) -> Violation | None:
@@ -132,7 +128,7 @@ def check_collect(op) -> Violation | None:
                          notes=(f"the input packet `{src.packet}` padded to whole flits is "
                                 f"`{short_text(plan.padded)}`; each flit holds its {d.flit_elems} innermost cells",),
                          help=f"use {_collect_fix(plan)}")
-    time_factors = None if known is None else _known_factors(src.time, known[0])
+    time_factors = None if known is None else _joined(src.time, known[0])
     if not _same(time2, time_factors, plan.time2):
         return Violation("COLLECT-4", "the collect time must be the input time followed by the flit count",
                          label=f"`{time2}` is not `{short_text(plan.time2)}`",
@@ -152,10 +148,10 @@ def check_collect(op) -> Violation | None:
     return None
 
 
-def _known_factors(outer: Mapping, inner: tuple[Factor, ...]) -> tuple[Factor, ...] | None:
-    """The factor list of `[outer, inner]` when outer's factors are known, else None."""
+def _joined(*parts: Mapping | tuple[Factor, ...]) -> tuple[Factor, ...] | None:
+    """The factor list of `[parts...]` (mappings or factor lists) when each mapping's factors are known, else None."""
     try:
-        return tuple(outer.factors()) + tuple(inner)
+        return tuple(f for p in parts for f in (p.factors() if isinstance(p, Mapping) else p))
     except MappingError:
         return None
 
@@ -171,17 +167,12 @@ def _collect_fix(plan: CollectPlan) -> str:
 class TrfGeometry:
     """How a collected stream `(T ; P)` fills the TRF as `(lane, element)` (docs/machine/collect.md).
 
-    Lane `l` receives time steps `l * flits_per_lane ... (l + 1) * flits_per_lane - 1`.
-    `element_bytes = bytes(element, D)`; `bytes_per_lane` is it rounded up to 32-byte rows
-    (the TrfLoad field); `collect_flits` is 2 when `bytes_per_lane` is a multiple of 64
-    (rows written as bank pairs, TRFLD-4), else 1."""
+    `bytes_per_lane` is bytes(element, D) rounded up to 32-byte rows (the TrfLoad field);
+    `collect_flits` is 2 when `bytes_per_lane` is a multiple of 64 (rows written as bank
+    pairs, TRFLD-4), else 1."""
 
     lanes: int
-    flits_per_lane: int
-    element_bytes: int
     bytes_per_lane: int
-    rows_per_lane: int
-    total_bytes: int
     collect_flits: int
 
 
@@ -191,14 +182,8 @@ def trf_geometry(dtype: DType, time: Mapping, lane: Mapping, element: Mapping) -
     total = element.size * dtype.bits
     if time.size % lane.size or total % 8:
         return None
-    eb = total // 8
-    per_lane = -(-eb // FLIT_BYTES) * FLIT_BYTES
-    return TrfGeometry(lane.size, time.size // lane.size, eb, per_lane, per_lane // FLIT_BYTES,
-                       lane.size * per_lane, 2 if per_lane % 64 == 0 else 1)
-
-
-def _shares_axis(prefix: tuple[Factor, ...], packet_axes: frozenset[str]) -> bool:
-    return any(fr.axis in packet_axes for f in prefix for fr in factor_frags(f))
+    per_lane = -(-(total // 8) // FLIT_BYTES) * FLIT_BYTES
+    return TrfGeometry(lane.size, per_lane, 2 if per_lane % 64 == 0 else 1)
 
 
 def infer_trf(time: Mapping, packet: Mapping, lane: Mapping | None) -> tuple[Mapping, Mapping]:
@@ -240,7 +225,7 @@ def _infer_lane(time: Mapping, packet: Mapping) -> Mapping:
         size *= f.extent
         if size > max(LANES):
             break
-        if size in LANES and not _shares_axis(factors[:i + 1], packet_axes):
+        if size in LANES and not any(fr.axis in packet_axes for f in factors[:i + 1] for fr in factor_frags(f)):
             best = i + 1
     if best == 0:
         return IDENTITY
@@ -287,7 +272,7 @@ def check_to_trf(op) -> Violation | None:
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
                          help=_trf_help(time, packet))
     want = pair_all([inner, packet])
-    if not _same(element, None if known is None else _known_factors_after(known[1], packet), want):
+    if not _same(element, None if known is None else _joined(known[1], packet), want):
         return Violation("TRF-5", "the TRF element must be the inner time followed by the packet",
                          label=f"`{element}` is not `{short_text(want)}`",
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
@@ -298,14 +283,6 @@ def check_to_trf(op) -> Violation | None:
                          label=f"the stream is {d}", notes=(f"TRF storage types: {names}",),
                          help="load the weights in their storage type (cast before committing them to DM)")
     return None
-
-
-def _known_factors_after(inner: tuple[Factor, ...], packet: Mapping) -> tuple[Factor, ...] | None:
-    """The factor list of `[inner, packet]` when packet's factors are known, else None."""
-    try:
-        return tuple(inner) + tuple(packet.factors())
-    except MappingError:
-        return None
 
 
 def _trf_help(time: Mapping, packet: Mapping) -> str:

@@ -22,27 +22,21 @@ __all__ = [
 
 COMMIT_WIDTHS = (8, 16, 24, 32)  # docs/machine/index.md: legal bytes of one committed packet
 COMMIT_BASE = 8  # commit write granularity in bytes
-SEQ_MAX_ENTRIES = 8
-SEQ_MAX_ITER = 65536
+SEQ_MAX_ENTRIES = 8  # loop entries of one sequencer (fetch: time and packet together)
+SEQ_MAX_ITER = 65536  # largest size of one entry
 
 
 @attrs.frozen
 class CommitWritePlan:
     """How the Commit Engine writes one stream into DM (docs/machine/commit.md).
 
-    `time` and `packet` are the coalesced descriptors (strides in destination elements);
-    `raw_time` / `raw_packet` have one entry per stream piece of the common refinement,
-    `time_pieces` / `packet_pieces` the matching stream factors. A packet is written as
-    contiguous runs of `piece_elems` elements, one run starting at every position of the
+    `time` and `packet` are the coalesced descriptors (strides in destination elements).
+    A packet is written as contiguous runs of `piece_elems` elements, one run starting at every position of the
     loop `piece_starts` (the packet entries outside the innermost contiguous one)."""
 
     dtype: DType
     time: tuple[Entry, ...]
     packet: tuple[Entry, ...]
-    raw_time: tuple[Entry, ...]
-    raw_packet: tuple[Entry, ...]
-    time_pieces: tuple[Factor, ...]
-    packet_pieces: tuple[Factor, ...]
     piece_elems: int
     piece_starts: tuple[Entry, ...]
 
@@ -67,8 +61,7 @@ def plan_of(dtype: DType, found: SequenceResult) -> CommitWritePlan:
         piece, starts = packet[-1].size, packet[:-1]
     else:
         piece, starts = 1, packet
-    return CommitWritePlan(dtype, time, packet, found.levels[0], found.levels[1],
-                           found.pieces[0], found.pieces[1], piece, starts)
+    return CommitWritePlan(dtype, time, packet, piece, starts)
 
 
 def commit_write_plan(stream_type: StreamType, element: Mapping) -> CommitWritePlan:

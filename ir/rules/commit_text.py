@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from ir.dtypes import DType
-from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.nodes import Mapping
+from ir.rules.contract_text import raw
 
 __all__ = ["m_text", "bytes_text"]
 
 
 def m_text(mp: Mapping) -> str:
     """`m("...")` text of a mapping, without the outer brackets of a pair."""
-    text = str(mp)
-    if isinstance(mp, Pair) and text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    return f'm("{text}")'
+    return f'm("{raw(mp)}")'
 
 
 def bytes_text(n: int, d: DType) -> str:

@@ -18,23 +18,24 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
 from ir.mapping.factors import Factor, PaddingFactor, RaggedFactor, canon, factor_mapping
+from ir.mapping.levels import FLIT_BYTES
 from ir.mapping.nodes import Mapping, PaddingKind, axis_sizes, pair_all
 from ir.mapping.ops import Entry
-from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, LaneMode, StreamType, TrfType
 from ir.memo import memo
+from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
+from ir.rules.contract_text import raw
 
 __all__ = [
     "FLIT_BYTES", "OUTER_PACKET_BYTES", "TRF_READ_BYTES", "NARROW_READ_BYTES", "ACC_COLS",
     "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
     "OuterGeometry", "LaneGeometry",
     "split_normalized", "split_to_factors", "split_mappings", "mapping_of", "factor_mapping", "padded_factors",
-    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "trf_read_walk", "outer_geometry",
+    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "outer_geometry",
     "packet_depth", "reduced_packet",
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
 ]
 
-FLIT_BYTES = 32
 OUTER_PACKET_BYTES = (32, 64)
 TRF_READ_BYTES = 64
 NARROW_READ_BYTES = 32
@@ -42,8 +43,6 @@ ACC_COLS = 32
 ACC_CELLS = 1024
 LANE_BUS = 8
 LANES = (1, 2, 4, 8)
-SEQ_MAX_ENTRIES = 8
-SEQ_MAX_ITER = 65536
 
 
 def _norm(mapping: Mapping) -> Mapping:
@@ -96,13 +95,12 @@ def padded_factors(mapping: Mapping, n: int) -> Factors:
         return mapping.factors()
     if n % mapping.size == 0:
         return tuple(canon([PaddingFactor(PaddingKind.TOP, n // mapping.size), *mapping.factors()]))
-    return mops.pad(mapping, n).factors()
+    return mapping.pad(n).factors()
 
 
 def text_of(mapping: Mapping) -> str:
     """The text of a mapping as written inside m("..."): canonical, no outer parentheses."""
-    text = _norm(mapping).text()
-    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    return raw(_norm(mapping))
 
 
 # --- 9.1 contract_outer --------------------------------------------------------------------
@@ -112,23 +110,16 @@ def text_of(mapping: Mapping) -> str:
 class OuterGeometry:
     """Stream adapter and TRF sequencer of one `contract_outer` (docs/machine/contraction.md).
 
-    `trf_walk_loops` has one entry per factor of out_time (in a refinement common with
-    `e_outer`): stride in TRF reads, 0 for a TRF broadcast; `trf_walk` is it coalesced."""
+    `trf_walk` has one entry per factor of out_time (in a refinement common with E_outer),
+    coalesced: stride in TRF reads, 0 for a TRF broadcast."""
 
     pack: int
     flit_elems: int
-    t_outer: Mapping
-    t_packed: Mapping
-    op_packed: Mapping
-    op_flit: Mapping
     tiling: int
-    ot_outer: Mapping
     ot_bcast: Mapping
     read_size: int
     read_bits: int
-    e_outer: Mapping
     op_bcast: Mapping
-    trf_walk_loops: tuple[Entry, ...]
     trf_walk: tuple[Entry, ...]
     lanes: int
 
@@ -140,10 +131,6 @@ class OuterGeometry:
     @property
     def width(self) -> str:
         return "WIDE" if self.wide else "NARROW"
-
-    @property
-    def read_bytes(self) -> float:
-        return self.read_bits / 8
 
     @property
     def time_broadcast(self) -> tuple[int, ...]:
@@ -175,16 +162,10 @@ def trf_read_size(element: Mapping, out_packet: Mapping, weight: DType) -> int:
     return best
 
 
-def trf_read_walk(out_time: Mapping, e_outer: mops.FactorsLike) -> tuple[Entry, ...] | None:
-    """The TRF read walk (OUTER-11) before coalescing: one entry per factor of a refinement
-    of out_time common with E_outer, its stride in E_outer (= in reads) or 0 when the
-    factor is not a TRF factor. None when `divide(out_time, E_outer)` fails (OUTER-9)."""
-    got = mops.divide(out_time, e_outer)
-    return None if got is None else walk_entries(got)
-
-
 def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
-    """The read walk of a successful `divide(out_time, E_outer)`."""
+    """The TRF read walk (OUTER-11) before coalescing, of a successful `divide(out_time, E_outer)`
+    (OUTER-9): one entry per factor of a refinement of out_time common with E_outer, its stride
+    in E_outer (= in reads) or 0 when the factor is not a TRF factor."""
     return tuple(Entry(lp.factor.extent, lp.stride_n if lp.kept else 0) for lp in got.loops)
 
 
@@ -196,25 +177,23 @@ def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping
     d = stream_type.dtype
     try:
         pack = outer_pack(d, out_packet)
-        t_outer, t_packed = split_mappings(stream_type.time, pack)
-        op_packed, op_flit = split_mappings(out_packet, d.flit_elems)
+        t_outer = split_mappings(stream_type.time, pack)[0]
         if out_time.size % t_outer.size:
             raise ValueError(f"size(out_time) {out_time.size} is not a multiple of size(T_outer) {t_outer.size}")
         tiling = out_time.size // t_outer.size
-        ot_outer, ot_bcast = split_mappings(out_time, tiling)
+        ot_bcast = split_mappings(out_time, tiling)[1]
         r = trf_read_size(trf_type.element, out_packet, trf_type.dtype)
         e_outer = split_mappings(trf_type.element, r)[0]
         op_bcast = split_mappings(out_packet, r)[0]
-        loops = trf_read_walk(out_time, e_outer)
+        got = mops.divide(out_time, e_outer)
     except MappingError as e:
         raise ValueError(f"contract_outer geometry is undefined: {e}") from e
-    if loops is None:
+    if got is None:
         raise ValueError(f"out_time `{out_time}` does not walk the TRF rows `{e_outer}`")
     return OuterGeometry(
-        pack=pack, flit_elems=d.flit_elems, t_outer=t_outer, t_packed=t_packed,
-        op_packed=op_packed, op_flit=op_flit, tiling=tiling, ot_outer=ot_outer, ot_bcast=ot_bcast,
-        read_size=r, read_bits=r * trf_type.dtype.bits, e_outer=e_outer, op_bcast=op_bcast,
-        trf_walk_loops=loops, trf_walk=mops.coalesce(loops), lanes=trf_type.lane.size)
+        pack=pack, flit_elems=d.flit_elems, tiling=tiling, ot_bcast=ot_bcast, read_size=r,
+        read_bits=r * trf_type.dtype.bits, op_bcast=op_bcast, trf_walk=mops.coalesce(walk_entries(got)),
+        lanes=trf_type.lane.size)
 
 
 # --- 9.2 contract_packet -------------------------------------------------------------------
@@ -246,9 +225,7 @@ def packet_depth(packet: Mapping, out_packet: Mapping) -> int | None:
 
 @attrs.frozen
 class LaneGeometry:
-    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold).
-
-    `inner_time` and `acc_cells` are None when the stream did not pass contract_time."""
+    """The Lane Folder of one `contract_lane` (docs/machine/contraction.md LaneFold)."""
 
     mode: LaneMode
     lanes: int
@@ -257,8 +234,6 @@ class LaneGeometry:
     expected_packet: Mapping
     ot_outer: Mapping
     ot_inner: Mapping
-    inner_time: int | None
-    acc_cells: int | None
 
     @property
     def cycles(self) -> int:
@@ -284,7 +259,7 @@ def lane_fold_f(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Factors
     padded = padded_factors(packet, n)
     got = mops.split_factors(padded, LANE_BUS)
     if got is None:
-        p_hi, p_lo = (x.factors() for x in mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS))
+        p_hi, p_lo = (x.factors() for x in mops.split(packet.pad(n) if n > packet.size else packet, LANE_BUS))
     else:
         p_hi, p_lo = tuple(got[0]), tuple(got[1])
     return tuple(canon([*lane.factors(), *p_hi])), p_lo
@@ -294,9 +269,9 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
     """(F, expected out_packet) of the mode as canonical mappings (see `lane_fold_f`)."""
     f, expected = lane_fold_f(lane, packet, mode)
     if mode is LaneMode.INTERLEAVED:
-        return mapping_of(f, packet), mapping_of(expected, mops.pad(lane, LANE_BUS))
+        return mapping_of(f, packet), mapping_of(expected, lane.pad(LANE_BUS))
     n = LANE_BUS * -(-packet.size // LANE_BUS)
-    p_hi, p_lo = mops.split(mops.pad(packet, n) if n > packet.size else packet, LANE_BUS)
+    p_hi, p_lo = mops.split(packet.pad(n) if n > packet.size else packet, LANE_BUS)
     return mapping_of(f, pair_all([lane, p_hi])), mapping_of(expected, p_lo)
 
 
@@ -304,7 +279,7 @@ def lane_fold(lane: Mapping, packet: Mapping, mode: LaneMode) -> tuple[Mapping, 
 def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapping,
                   mode: LaneMode) -> LaneGeometry:
     """Every derived quantity of `contract_lane` (docs/machine/contraction.md): F, the expected packet,
-    (OT_outer, OT_inner) = split(out_time, size(F)), IT and the accumulator cells used.
+    and (OT_outer, OT_inner) = split(out_time, size(F)).
     ValueError when size(F) does not divide size(out_time)."""
     t = cstream_type
     try:
@@ -312,8 +287,4 @@ def lane_geometry(cstream_type: CStreamType, out_time: Mapping, out_packet: Mapp
         ot_outer, ot_inner = split_mappings(out_time, f.size)
     except MappingError as e:
         raise ValueError(f"contract_lane geometry is undefined: {e}") from e
-    it = cells = None
-    if t.pre_time is not None:
-        it = time_reduction(t.pre_time, t.time).inner_time
-        cells = accumulator_cells(mode, t.lane.size, t.packet.size, it)
-    return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner, it, cells)
+    return LaneGeometry(mode, t.lane.size, t.packet.size, f, expected, ot_outer, ot_inner)

@@ -17,7 +17,7 @@ from ir.rules.contract_geometry import (
     LANES, OUTER_PACKET_BYTES, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, axis_sizes, factor_mapping, split_normalized,
     split_to_factors, text_of, trf_read_size, walk_entries,
 )
-from ir.rules.contract_text import CurrentRule, bytes_text, frag_text, guarded, list_text, raw
+from ir.rules.contract_text import CurrentRule, bytes_text, frag_text, guarded, holding, list_text, raw
 from ir.rules.space import same_spatial
 from ir.types import MAIN
 
@@ -213,8 +213,9 @@ def _joint_rule(s, w, out_time: Mapping, out_packet: Mapping, rule: CurrentRule)
     twice = mops.places_digit_twice(s.chip, s.cluster, s.slice, w.lane, out_time, out_packet)
     if twice is not None:
         sizes = axis_sizes(s.chip, s.cluster, s.slice, w.lane, out_time, out_packet)
-        names = _levels_of(twice, (("Chip", s.chip), ("Cluster", s.cluster), ("Slice", s.slice),
-                                   ("Lane", w.lane), ("out_time", out_time), ("out_packet", out_packet)))
+        named = (("Chip", s.chip), ("Cluster", s.cluster), ("Slice", s.slice), ("Lane", w.lane),
+                 ("out_time", out_time), ("out_packet", out_packet))
+        names = [(holding(fr, named) or ["?"])[0] for fr in twice]
         a, b = twice
         own = b if names[1] in ("out_time", "out_packet") or names[0] not in ("out_time", "out_packet") else a
         where = names[1] if own is b else names[0]
@@ -254,12 +255,4 @@ def _covered_factors(factors, trf_frags: list[tuple[str, DigitRange]]) -> tuple[
                 if mops.relation(fr, g) != "disjoint":
                     return fr, where
     return None
-
-
-def _levels_of(pair: tuple[DigitRange, DigitRange], levels) -> tuple[str, str]:
-    out = []
-    for fr in pair:
-        out.append(next((name for name, mp in levels
-                         if any(fr in mops.factor_frags(f) for f in mp.factors())), "?"))
-    return out[0], out[1]
 

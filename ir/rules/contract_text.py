@@ -17,7 +17,7 @@ from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFacto
 from ir.mapping.nodes import Mapping
 from ir.mapping.ops import DigitRange
 
-__all__ = ["CurrentRule", "guarded", "raw", "bytes_text", "frag_text", "factor_text", "list_text"]
+__all__ = ["CurrentRule", "guarded", "raw", "bytes_text", "frag_text", "factor_text", "list_text", "holding"]
 
 
 class CurrentRule:
@@ -73,4 +73,9 @@ def factor_text(f: Factor, sizes: dict[str, int]) -> str:
 
 def list_text(factors: list[Factor] | tuple[Factor, ...], sizes: dict[str, int]) -> str:
     return ", ".join(factor_text(f, sizes) for f in factors) or "1"
+
+
+def holding(fr: DigitRange, named) -> list[str]:
+    """The names of the `(name, mapping)` levels that have `fr` as a live fragment of a factor."""
+    return [name for name, mp in named if any(fr in mops.factor_frags(f) for f in mp.factors())]
 

@@ -1,4 +1,4 @@
-"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA plan the lowering and the cpu backend use.
+"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md), and the DMA kind and burst the lowering uses.
 
 A DMA is a global move: `sequence(memory = source, stream = destination)` over the joint
 mappings (`[Chip, Element]` or `[Chip, Cluster, Slice, Element]`) gives one paired entry per
@@ -9,13 +9,14 @@ cells one contiguous source read can fill, and into DM it must be a multiple of 
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.factors import BroadcastFactor, Factor
+from ir.mapping.factors import BroadcastFactor
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import frag, places_digit_twice, relation, strides
 from ir.mapping.sequence import SequenceFailure, burst, sequence
@@ -26,72 +27,7 @@ from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
-__all__ = [
-    "check_dma", "check_tensor_dma", "dma_plan", "dma_kind", "dma_burst", "DmaEntry", "DmaPlan", "coalesce_paired",
-    "frag_text", "factor_text", "DMA_DM_ALIGN", "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM",
-]
-
-
-HBM_TO_DM, DM_TO_HBM, DM_TO_DM, HBM_TO_HBM = "HBM_TO_DM", "DM_TO_HBM", "DM_TO_DM", "HBM_TO_HBM"
-
-
-@attrs.frozen
-class DmaEntry:
-    """One paired DMA loop: `size` iterations, `src_stride` cells apart in the source's joint
-    mapping and `dst_stride` cells apart in the destination's (0: broadcast / padding)."""
-
-    size: int
-    src_stride: int
-    dst_stride: int
-
-    def __str__(self) -> str:
-        return f"{self.size}:{self.src_stride}:{self.dst_stride}"
-
-
-@attrs.frozen
-class DmaPlan:
-    """The derived facts of one Tensor DMA (docs/machine/dma.md).
-
-    `entries` has one paired entry per piece of the destination's joint factor form, outer
-    to inner (destination cells of a piece the source lacks read stride 0: a broadcast, or
-    zero-filled destination padding); `coalesced` merges neighbours that are contiguous
-    on both sides. `dst_pieces[i]` is the destination factor of `entries[i]`: a `PaddingFactor` piece
-    is destination padding (zero-filled, docs/machine/index.md), an `AxisFactor`/`BroadcastFactor` piece at source
-    stride 0 a broadcast. Destination strides are positions in the joint pair chain (a piece
-    may span the Slice/Element boundary; the lowering splits it per address space).
-    `burst` is in destination element cells; `burst_bytes` is None when it is not a whole
-    number of bytes (4-bit types)."""
-
-    kind: str
-    dtype: DType
-    entries: tuple[DmaEntry, ...]
-    dst_pieces: tuple[Factor, ...]
-    burst: int
-    burst_bytes: int | None
-
-    @property
-    def coalesced(self) -> tuple[DmaEntry, ...]:
-        return coalesce_paired(self.entries)
-
-    @property
-    def into_dm(self) -> bool:
-        return self.kind in (HBM_TO_DM, DM_TO_DM)
-
-
-def coalesce_paired(entries: tuple[DmaEntry, ...] | list[DmaEntry]) -> tuple[DmaEntry, ...]:
-    """Drop size-1 entries; merge `(n1 : s1 : d1), (n2 : s2 : d2)` into `(n1*n2 : s2 : d2)`
-    when `s1 = n2 * s2` and `d1 = n2 * d2` (as docs/machine/fetch.md, on both sides at once)."""
-    out: list[DmaEntry] = []
-    for e in entries:
-        if e.size == 1:
-            continue
-        last = out[-1] if out else None
-        if last is not None and last.src_stride == e.size * e.src_stride \
-                and last.dst_stride == e.size * e.dst_stride:
-            out[-1] = DmaEntry(last.size * e.size, e.src_stride, e.dst_stride)
-            continue
-        out.append(e)
-    return tuple(out)
+__all__ = ["check_dma", "check_tensor_dma", "dma_kind", "dma_burst", "frag_text", "factor_text", "DMA_DM_ALIGN"]
 
 
 def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
@@ -99,19 +35,6 @@ def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
     a = "DM" if isinstance(src_type, DmType) else "HBM"
     b = "DM" if isinstance(dst_type, DmType) else "HBM"
     return f"{a}_TO_{b}"
-
-
-def _match(src_type: HbmType | DmType, dst_type: HbmType | DmType
-           ) -> tuple[tuple[DmaEntry, ...], tuple[Factor, ...]] | SequenceFailure:
-    """sequence(memory = source joint, stream = destination joint), paired with the
-    destination strides of the pieces."""
-    found = sequence(joint(src_type), joint(dst_type))
-    if not found:
-        return found
-    pieces = found.pieces[0]
-    dst_strides = strides(pieces)
-    entries = tuple(DmaEntry(e.size, e.stride, d) for e, d in zip(found.levels[0], dst_strides))
-    return entries, pieces
 
 
 def dma_burst(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> int:
@@ -127,16 +50,6 @@ def _burst(source: Mapping, dest: Mapping) -> int:
 def _bytes(cells: int, dtype: DType) -> int | None:
     bits = cells * dtype.bits
     return None if bits % 8 else bits // 8
-
-
-def dma_plan(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> DmaPlan:
-    """The plan of a DMA that passed DMA-4; ValueError when the move is not placeable."""
-    found = _match(src_type, dst_type)
-    if isinstance(found, SequenceFailure):
-        raise ValueError(f"DMA {src_type} -> {dst_type} is not placeable: {found.reason}")
-    b = dma_burst(src_type, dst_type)
-    entries, pieces = found
-    return DmaPlan(dma_kind(src_type, dst_type), src_type.dtype, entries, pieces, b, _bytes(b, src_type.dtype))
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -208,7 +121,7 @@ def _dma4(src, dst) -> Violation | None:
                          notes=(f"destination {dst}",),
                          help="each digit range of an axis may occur once across Chip, Cluster, Slice "
                               "and Element")
-    found = _match(src, dst)
+    found = sequence(joint(src), joint(dst))
     if isinstance(found, SequenceFailure):
         return Violation("DMA-4", "the destination layout cannot be filled from the source",
                          label=found.reason,
@@ -259,7 +172,7 @@ def _replicated_axis(src, dst) -> Violation | None:
     if not extra:
         return None
     sizes = axis_sizes(*dst.levels())
-    if _held_copies(src) >= _product(sizes.get(a, 1) for a in extra):
+    if _held_copies(src) >= math.prod(sizes.get(a, 1) for a in extra):
         return None   # the returned axes name copies the source holds (a broadcast Slice / Element: memset)
     axis = extra[0]
     return Violation("DMA-4", "the returned layout has an axis the tensor lacks: the DMA would replicate it",
@@ -276,15 +189,8 @@ def _held_copies(src) -> int:
     broadcast factors of its Cluster, Slice and Element (1 for an HBM source)."""
     if not isinstance(src, DmType):
         return 1
-    return _product(f.extent for level in (src.cluster, src.slice, src.element) for f in level.factors()
-                    if isinstance(f, BroadcastFactor))
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
-    return out
+    return math.prod(f.extent for level in (src.cluster, src.slice, src.element) for f in level.factors()
+                     if isinstance(f, BroadcastFactor))
 
 
 def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:
@@ -294,10 +200,10 @@ def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:
     live_bytes = _bytes(live, dst.dtype)
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and live_bytes is not None \
             and live_bytes % DMA_DM_ALIGN == 0:
-        found = _match(src, dst)
-        if isinstance(found, SequenceFailure) or not found[1]:
+        found = sequence(joint(src), joint(dst))
+        if not found or not found.pieces[0]:
             return None
-        return check_padded_tail(found[1], [e.src_stride for e in found[0]], src, dst, DMA_DM_ALIGN)
+        return check_padded_tail(found.pieces[0], [e.stride for e in found.levels[0]], src, dst, DMA_DM_ALIGN)
     if whole_rows and nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and padding_moves(src, dst):
         return None
     if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:

@@ -7,6 +7,7 @@ Also the derived quantity the lowering's FeedBuffer reads: the fetch *read plan*
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 
@@ -15,8 +16,11 @@ from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
-from ir.mapping.ops import DigitRange, Entry, factor_frags, frag, merge_frags, places_digit_twice
+from ir.mapping.ops import DigitRange, Entry, frag, merge_frags, places_digit_twice
 from ir.mapping.sequence import SequenceFailure, sequence
+from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
+from ir.rules.contract_text import holding
+from ir.rules.space import predicate
 from ir.types import MAIN, SUB, StreamType
 
 __all__ = [
@@ -25,8 +29,6 @@ __all__ = [
     "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run",
 ]
 
-SEQ_MAX_ENTRIES = 8  # loop entries of one Fetch sequencer, time and packet together
-SEQ_MAX_ITER = 65536  # largest size of one entry
 SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access (one SRAM access word)
 MAIN_FETCH_BYTES = (1, 2, 4, 8, 16, 32)  # the fetch sizes the main context's Fetch Unit offers
 FLIT_BITS = 256
@@ -55,10 +57,7 @@ class ReadPlan:
     @property
     def packet_elems(self) -> int:
         """size(packet): elements one time step delivers (broadcast copies included)."""
-        n = 1
-        for e in self.packet_entries:
-            n *= e.size
-        return n
+        return math.prod(e.size for e in self.packet_entries)
 
     @property
     def innermost_packet(self) -> Entry:
@@ -165,11 +164,7 @@ def check_begin(op) -> Violation | None:
     if not t.dtype.materializable:
         return Violation("TYPE-3", f"{t.dtype} exists only inside a stream; a DM view cannot hold it",
                          help="store i4 or i8; fetch_zero_point_sub produces i5/i9 in the stream")
-    for found in (levels.cluster(t.cluster), levels.slice_(t.slice)):
-        if found is not None:
-            return Violation(found.code, found.message,
-                             notes=(f"docs/machine/index.md predicate {found.predicate}",))
-    return None
+    return predicate(levels.cluster(t.cluster)) or predicate(levels.slice_(t.slice))
 
 
 # --- fetch (docs/machine/fetch.md) ----------------------------------------------------------------
@@ -268,12 +263,6 @@ def _fetch_6(dtype: DType, packet: Mapping) -> Violation | None:
                      help=f"use an even number of {dtype} elements per packet")
 
 
-def _level_names(src: StreamType, time: Mapping, packet: Mapping, fr: DigitRange) -> list[str]:
-    named = (("Chip", src.chip), ("Cluster", src.cluster), ("Slice", src.slice), ("time", time),
-             ("packet", packet))
-    return [name for name, mp in named if any(fr in factor_frags(f) for f in mp.factors())]
-
-
 def _fetch_7(src: StreamType, time: Mapping, packet: Mapping) -> Violation | None:
     """FETCH-7: `[Chip, Cluster, Slice, time, packet]` places no digit of an axis twice."""
     try:
@@ -285,8 +274,9 @@ def _fetch_7(src: StreamType, time: Mapping, packet: Mapping) -> Violation | Non
         return None
     a, b = twice
     sizes = axis_sizes(src.chip, src.cluster, src.slice, time, packet)
-    names_a = _level_names(src, time, packet, a) or ["?"]
-    names_b = [n for n in _level_names(src, time, packet, b) if a != b or n != names_a[0]] or ["?"]
+    named = (("Chip", src.chip), ("Cluster", src.cluster), ("Slice", src.slice), ("time", time), ("packet", packet))
+    names_a = holding(a, named) or ["?"]
+    names_b = [n for n in holding(b, named) if a != b or n != names_a[0]] or ["?"]
     ta, tb = frag_text(a, sizes.get(a.axis)), frag_text(b, sizes.get(b.axis))
     return Violation("FETCH-7", f"the fetch places digits of {a.axis} twice: `{tb}` in {names_b[0]} "
                      f"is already placed by {names_a[0]} `{ta}`",

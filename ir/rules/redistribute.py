@@ -38,7 +38,7 @@ from ir.rules.view_writes import check_dm_write_align, read_padded
 from ir.rules.views import tile_window
 
 __all__ = ["permutation_fault", "indices_fault", "slice_step", "outermost_fault", "hole_below_fault", "placement_fault",
-           "check_redistribute", "selected_type", "parse_sources", "parse_offsets"]
+           "check_redistribute", "parse_sources", "parse_offsets"]
 
 
 def _constant(x: Any) -> bool:
@@ -195,11 +195,6 @@ def parse_offsets(text: str) -> list[int]:
     return [int(x) for x in text.split(",")] if text else []
 
 
-def selected_type(op: Any) -> Any:
-    """The input's type with its Element replaced by the plan's window."""
-    return attrs.evolve(op.src.type, element=op.window)
-
-
 def check_redistribute(op: Any) -> Violation | None:
     """The fields of a `Redistribute` agree with its types; then the DMA rules of the copy
     from the selected window into the result, and REDIST-6."""
@@ -220,5 +215,6 @@ def check_redistribute(op: Any) -> Violation | None:
                                      f"`{out.cluster}`, {out.slice.size}",
                          help="copy the plan with the same Chip and Cluster, then relayout the result with `to_dm`")
     dst = op.result if op.into is None else Value(-1, read_padded(op.view))
-    return check_dma(ToDm(src=Value(op.src.id, selected_type(op)), result=dst, loc=op.loc)) or \
+    selected = attrs.evolve(t, element=op.window)  # the input's type with the plan's window as its Element
+    return check_dma(ToDm(src=Value(op.src.id, selected), result=dst, loc=op.loc)) or \
         (check_dm_write_align(op) if op.into is not None else None)

@@ -25,22 +25,14 @@ def validate_type(t: HbmType | DmType | TrfType | StreamType, chips: int | None 
     if not t.dtype.materializable and not isinstance(t, StreamType):
         return Violation("TYPE-3", f"{t.dtype} exists only inside a stream; tensors cannot hold it",
                          help="store i4 or i8; fetch_zero_point_sub produces i5/i9 in the stream")
-    checks = []
-    if chips is not None:
-        checks.append(lambda: predicate(levels.chip(t.chip, chips)))
-    if not isinstance(t, HbmType):
-        checks.append(lambda: predicate(levels.cluster(t.cluster), code))
-        checks.append(lambda: predicate(levels.slice_(t.slice), code))
-    if isinstance(t, DmType):
-        checks.append(lambda: predicate(levels.dm_cap(t.element, t.dtype.bits), code))
-    if isinstance(t, TrfType):
-        checks.append(lambda: predicate(levels.trf_lane(t.lane)))
-        checks.append(lambda: predicate(levels.trf_cap(t.lane, t.element, t.dtype.bits)))
-    for check in checks:
-        found = check()
-        if found is not None:
-            return found
-    return None
+    found = predicate(levels.chip(t.chip, chips)) if chips is not None else None
+    if found is None and not isinstance(t, HbmType):
+        found = predicate(levels.cluster(t.cluster), code) or predicate(levels.slice_(t.slice), code)
+    if found is None and isinstance(t, DmType):
+        found = predicate(levels.dm_cap(t.element, t.dtype.bits), code)
+    if found is None and isinstance(t, TrfType):
+        found = predicate(levels.trf_lane(t.lane)) or predicate(levels.trf_cap(t.lane, t.element, t.dtype.bits))
+    return found
 
 
 def same_spatial(a, b) -> str | None:

@@ -15,7 +15,7 @@ import attrs
 
 from ir.errors import MappingError
 from ir.mapping import ops as mops
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
+from ir.mapping.factors import AxisFactor, Factor, RaggedFactor, same_kind, split_factor
 from ir.mapping.nodes import Mapping
 from ir.memo import memo
 
@@ -54,25 +54,12 @@ class TimeReduction:
         return tuple((lp.size, lp.kind) for lp in self.loops)
 
     @property
-    def kept(self) -> tuple[TimeLoopGeometry, ...]:
-        return tuple(lp for lp in self.loops if lp.keep)
-
-    @property
     def reduced(self) -> tuple[TimeLoopGeometry, ...]:
         return tuple(lp for lp in self.loops if not lp.keep)
 
     @property
     def slots(self) -> int:
         return self.inner_time
-
-
-def _same_kind(a: Factor, b: Factor) -> bool:
-    return (isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor)) or (
-        isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind)
-
-
-def _part(f: Factor, extent: int) -> Factor:
-    return BroadcastFactor(extent) if isinstance(f, BroadcastFactor) else PaddingFactor(f.kind, extent)
 
 
 def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[TimeLoopGeometry, ...] | None:
@@ -103,7 +90,7 @@ def ordered_reduction(pre: Sequence[Factor], out: Sequence[Factor]) -> tuple[Tim
         need, taken = g.extent, []
         k = cursor
         while need > 1:
-            while k < len(rm) and not (_same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
+            while k < len(rm) and not (same_kind(rm[k], g) and math.gcd(need, rm[k].extent // used[k]) > 1):
                 k += 1
             if k == len(rm):
                 return None
@@ -132,7 +119,7 @@ def _loops(rm: tuple[Factor, ...], parts: list[list[tuple[int, int]]], used: lis
         stride = sm[k] * math.prod(t for t, _ in pieces)
         for t, s in pieces:
             stride //= t
-            loops.append(TimeLoopGeometry(t, s is not None, stride, s, _part(f, t)))
+            loops.append(TimeLoopGeometry(t, s is not None, stride, s, split_factor(f, t)[1]))
     return tuple(loops)
 
 

@@ -48,17 +48,13 @@ def read_padded(view: Any) -> Any:
     return attrs.evolve(view, **levels)
 
 
-def _bits(dtype: Any) -> int:
-    return dtype.bits
-
-
 def check_dm_write_align(op: Any) -> Violation | None:
     """VIEW-13: a DMA into a DM window starts on an 8-byte boundary of the slice."""
     t = op.into.type
     if t.kind != "dm":
         return None
-    start = op.offset[-1] * _bits(t.dtype)
-    step = (getattr(op, "start_stride", None) or 0) * _bits(t.dtype)   # a runtime start's step
+    start = op.offset[-1] * t.dtype.bits
+    step = (getattr(op, "start_stride", None) or 0) * t.dtype.bits   # a runtime start's step
     if step % (8 * DMA_DM_ALIGN):
         return Violation("VIEW-13", f"each step of the runtime start moves the write into DM by {step / 8:g} bytes, "
                                     f"not a multiple of {DMA_DM_ALIGN} (the DMA engine writes DM in "
@@ -76,7 +72,7 @@ def check_dm_write_align(op: Any) -> Violation | None:
 def check_memset_bytes(op: Any) -> Violation | None:
     """VIEW-14: a `memset` of 4-bit cells writes whole bytes of the tensor."""
     t = op.into.type
-    if _bits(t.dtype) != 4 or nibble_bytes(op.view, op.offset[-1]) is not None:
+    if t.dtype.bits != 4 or nibble_bytes(op.view, op.offset[-1]) is not None:
         return None
     return Violation("VIEW-14", f"the memset of {t.dtype} cells writes half a byte: a byte it touches holds a cell "
                                 "outside the view (the fill writes whole bytes, two 4-bit cells each)",

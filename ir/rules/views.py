@@ -103,11 +103,9 @@ def _split(factors: list, d: AxisFactor) -> tuple[list, int] | None:
 
 
 def _render(f: object) -> Mapping:
-    """A factor as a mapping (a ragged piece as the mapping it came from)."""
+    """A factor as a mapping; a ragged piece has none (its cells are no mapping of their own)."""
     if isinstance(f, RaggedFactor):
-        if f.source is None:
-            raise MappingError("ragged", "a ragged piece without its mapping")
-        return f.source
+        raise MappingError("ragged", "a ragged piece without its mapping")
     return factor_mapping(f)  # type: ignore[arg-type]
 
 

@@ -69,7 +69,6 @@ def _commit_op(name: str) -> ops.Commit:
 def test_gemm_write_plan():
     op = _commit_op("gemm_kernel")
     plan = commit_write_plan(op.input.type, op.element)
-    assert plan.raw_time == (Entry(32, 32), Entry(4, 8))
     assert plan.time == (Entry(128, 8),) and plan.packet == (Entry(8, 1),)
     assert (plan.piece_elems, plan.piece_bytes, plan.piece_starts, plan.contiguous) == (8, 16, (), True)
     assert len(plan.entries) == 2

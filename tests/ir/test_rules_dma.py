@@ -1,4 +1,4 @@
-"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA plan (burst, paired entries)."""
+"""Tensor DMA rules DMA-1..6 (docs/machine/dma.md) and the DMA burst."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 
 from ir import ops
 from ir.dtypes import DType
-from ir.mapping import AxisFactor, PaddingFactor, PaddingKind, m
+from ir.mapping import m
 from ir.mapping.factors import factors_of
 from ir.rules import dma as dma_rules
-from ir.rules.dma import DmaEntry, check_dma, coalesce_paired, dma_burst, dma_plan
+from ir.rules.dma import check_dma, dma_burst
 from ir.types import DmType, HbmType
 from tests import kernel_files as kf
 from tests.ir import kernels_commit as kc
@@ -60,71 +60,32 @@ def test_burst_examples_of_section_4(source, dest, axes, cells):
 
 def test_example6_to_dm_burst_is_128_cells_128_bytes():
     to_dm = _dma_ops(kf.example("fetch_commit_simple").trace().kernel)[0]
-    plan = dma_plan(to_dm.src.type, to_dm.result.type)
-    assert (plan.kind, plan.burst, plan.burst_bytes) == ("HBM_TO_DM", 128, 128)
+    assert dma_burst(to_dm.src.type, to_dm.result.type) == 128
 
 
 def test_r13_burst_is_one_byte():
     fn, _ = kc.FIXTURES["R13"]
     to_dm = _dma_ops(kf.fixture(fn).trace().kernel)[0]
-    plan = dma_plan(to_dm.src.type, to_dm.result.type)
-    assert (plan.burst, plan.burst_bytes) == (1, 1)
+    assert dma_burst(to_dm.src.type, to_dm.result.type) == 1
 
 
 def test_burst_of_a_4bit_type_may_be_a_fraction_of_a_byte():
     ax = {"A": 8, "E": 32}
     src, dst = _hbm(DType.I4, m("E, A", axes=ax)), _dm(DType.I4, m("A, E", axes=ax))
-    plan = dma_plan(src, dst)
-    assert (plan.burst, plan.burst_bytes) == (1, None)
+    assert dma_burst(src, dst) == 1
     assert check_dma(_to_dm(src, dst)).code == "DMA-5"
 
 
-# --- paired entries ----------------------------------------------------------------------
-
-
-def test_example1_to_dm_entries():
-    """Cluster/Slice padding PaddingFactor(Top, 512) has no source factor: stride 0; A is [2048 : 1]."""
+def test_example1_and_gemm_bursts():
     to_dm = _dma_ops(kf.example("dot_product_kernel").trace().kernel)[0]
-    plan = dma_plan(to_dm.src.type, to_dm.result.type)
-    assert plan.kind == "HBM_TO_DM" and plan.into_dm and plan.dtype == DType.BF16
-    assert plan.entries == (DmaEntry(512, 0, 2048), DmaEntry(2048, 1, 1))
-    assert [(e.size, e.src_stride) for e in plan.entries] == [(512, 0), (2048, 1)]
-    assert plan.dst_pieces == (PaddingFactor(PaddingKind.TOP, 512), AxisFactor("A", 1, 2048, 2048))  # padding: zero-filled
-    assert (plan.burst, plan.burst_bytes) == (2048, 4096)
+    assert dma_burst(to_dm.src.type, to_dm.result.type) == 2048
+    out = _dma_ops(kf.example("gemm_kernel").trace().kernel)[2]
+    assert dma_burst(out.src.type, out.result.type) == 32
 
 
-def test_gemm_plans():
-    a_dm, b_dm, out = _dma_ops(kf.example("gemm_kernel").trace().kernel)
-    a = dma_plan(a_dm.src.type, a_dm.result.type)
-    # cluster padding, I / 32 (slice), J / 32 (slice, a broadcast of `a`), then I % 32, K contiguous
-    assert [str(e) for e in a.entries] == ["2:0:524288", "16:2048:32768", "16:0:2048", "32:64:64", "64:1:1"]
-    assert [str(e) for e in a.coalesced] == ["2:0:524288", "16:2048:32768", "16:0:2048", "2048:1:1"]
-    b = dma_plan(b_dm.src.type, b_dm.result.type)
-    assert [str(e) for e in b.coalesced] == ["32:0:32768", "32768:1:1"]
-    back = dma_plan(out.src.type, out.result.type)
-    assert back.kind == "DM_TO_HBM" and not back.into_dm
-    assert [str(e) for e in back.entries] == ["16:16384:16384", "32:32:512", "16:1024:32", "32:1:1"]
-    assert (back.burst, back.burst_bytes) == (32, 64)
-
-
-def test_transposing_dma_into_hbm_plan():
+def test_transposing_dma_into_hbm_burst():
     back = _dma_ops(kf.example("fetch_commit_simple").trace().kernel)[1]
-    plan = dma_plan(back.src.type, back.result.type)
-    assert [str(e) for e in plan.entries] == ["8:1:4096", "4096:8:1"]
-    assert plan.burst == 1  # allowed: writes into HBM have no alignment rule
-
-
-def test_coalesce_paired_needs_both_sides_contiguous():
-    assert coalesce_paired([DmaEntry(4, 8, 8), DmaEntry(8, 1, 1)]) == (DmaEntry(32, 1, 1),)
-    assert coalesce_paired([DmaEntry(4, 8, 0), DmaEntry(8, 1, 1)]) == (DmaEntry(4, 8, 0), DmaEntry(8, 1, 1))
-    assert coalesce_paired([DmaEntry(1, 5, 5), DmaEntry(3, 0, 1)]) == (DmaEntry(3, 0, 1),)
-
-
-def test_dma_plan_of_an_unplaceable_move_raises():
-    ax = {"F": 6, "K": 128}
-    src, dst = _dm(DType.I8, m("F % 3, F / 3, K", axes=ax)), _dm(DType.I8, m("F % 2, F / 2, K", axes=ax))
-    with pytest.raises(ValueError, match="not placeable"):
-        dma_plan(src, dst)
+    assert dma_burst(back.src.type, back.result.type) == 1  # allowed: writes into HBM have no alignment rule
 
 
 def test_kinds():

@@ -15,7 +15,7 @@ from ir.mapping import (
 )
 from ir.mapping.factors import factors_from_table, table_matrix
 from ir.mapping.nodes import axis_sizes
-from ir.mapping.structural import structural_factors, structural_factors_forced
+from ir.mapping.structural import structural_factors
 
 TOP = PaddingKind.TOP
 
@@ -42,11 +42,11 @@ STAGE = "1, 1 # 2, I / 32, J / 32, I % 32, J / 8 % 4, J % 8"
 def test_ragged_padding_keeps_the_shared_inner_digits() -> None:
     k = m("K # 32", axes={"K": 20})
     cells = (Index(), Index(K=4), Index(K=8), Index(K=12), Index(K=16)) + (Padding(TOP),) * 3
-    assert structural_factors_forced(k) == [RaggedFactor(cells), AxisFactor("K", 1, 4, 20)]
+    assert structural_factors(k) == [RaggedFactor(cells), AxisFactor("K", 1, 4, 20)]
 
 
 def test_padding_that_shares_nothing_is_one_op() -> None:
-    facs = structural_factors_forced(m("D # 64", axes={"D": 61}))
+    facs = structural_factors(m("D # 64", axes={"D": 61}))
     assert len(facs) == 1 and isinstance(facs[0], RaggedFactor) and facs[0].extent == 64
 
 
@@ -62,7 +62,7 @@ def test_padding_that_shares_nothing_is_one_op() -> None:
 ])
 def test_spec_examples(text: str, axes: dict[str, int], expected: list) -> None:
     mapping = m(text, axes=axes)
-    assert structural_factors_forced(mapping) == expected
+    assert structural_factors(mapping) == expected
     assert table_factors(mapping) == expected
 
 
@@ -77,7 +77,7 @@ def test_spec_examples(text: str, axes: dict[str, int], expected: list) -> None:
 ])
 def test_tricky_cases_agree_with_the_table(text: str, axes: dict[str, int]) -> None:
     mapping = m(text, axes=axes)
-    assert outcome(structural_factors_forced, mapping) == outcome(table_factors, mapping)
+    assert outcome(structural_factors, mapping) == outcome(table_factors, mapping)
 
 
 def test_large_overshoot_raises() -> None:
@@ -163,7 +163,7 @@ def trees(draw: st.DrawFn) -> Mapping:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.filter_too_much])
 def test_structural_equals_table(mapping: Mapping) -> None:
-    assert outcome(structural_factors_forced, mapping) == outcome(table_factors, mapping), str(mapping)
+    assert outcome(structural_factors, mapping) == outcome(table_factors, mapping), str(mapping)
 
 
 @pytest.mark.slow
@@ -171,7 +171,7 @@ def test_structural_equals_table(mapping: Mapping) -> None:
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.filter_too_much])
 def test_structural_equals_table_slow(mapping: Mapping) -> None:
-    assert outcome(structural_factors_forced, mapping) == outcome(table_factors, mapping), str(mapping)
+    assert outcome(structural_factors, mapping) == outcome(table_factors, mapping), str(mapping)
 
 
 @pytest.mark.parametrize("text", [
@@ -180,7 +180,7 @@ def test_structural_equals_table_slow(mapping: Mapping) -> None:
 ])
 def test_hand_picked_agree(text: str) -> None:
     mapping = m(text, axes={"A": 3, "B": 2, "C": 4})
-    assert outcome(structural_factors_forced, mapping) == outcome(table_factors, mapping)
+    assert outcome(structural_factors, mapping) == outcome(table_factors, mapping)
 
 
 # --- large mappings tabulate (almost) nothing --------------------------------------------------
