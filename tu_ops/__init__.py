@@ -16,7 +16,6 @@ if TYPE_CHECKING:
         DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
     )
     from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape
-    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
     from tu_ops.printing import mapping_text, type_text, value_text
     from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
     from tu_ops.target import (
@@ -68,12 +67,6 @@ def _tu_ops_enums() -> dict[str, Any]:
 @_EXPORTS.loader
 def _tu_ops_feed() -> dict[str, Any]:
     from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape
-    return locals()
-
-
-@_EXPORTS.loader
-def _tu_ops_feed_dests() -> dict[str, Any]:
-    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
     return locals()
 
 
@@ -142,7 +135,7 @@ __all__ = [
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
     "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
     "VerifyContext", "Width", "WritePlan",
-    "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
+    "ZeroPointEntry", "aggregate_of", "canonical_json",
     "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",

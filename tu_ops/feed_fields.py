@@ -6,7 +6,7 @@ them: it is the `FEED_DEST` name a class declares, and the class. So a feed's ve
 the one class it checks against without loading the other record modules (issue 29), and a
 record declared in a registry of its own (ir.declare.Registry) is a kind while that is open.
 Its enum-like face (`DestKind.VECTOR`, `DestKind["CAST"]`, iteration) knows the classes
-loaded so far (`tu_ops.feed_dests.feed_destinations` loads them all; the VISA parser has)."""
+loaded so far (`tu_ops.OP_CLASSES` loads them all; the VISA parser has)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,6 @@ from tu_ops.lower import EmulateDtypes, Options
 from tu_ops.lower.errors import version
 from tu_ops.lower.passes import WarningSink
 from tu_ops.target import rngd_toml_text
-from tu_ops.feed_dests import feed_destinations
 
 
 def target_file(tmp_path, name: str, edit) -> object:
@@ -199,7 +198,7 @@ def test_a_bad_lowered_field_is_an_ice_not_a_refusal(monkeypatch):
 def test_the_v03_failure_would_be_an_ice(monkeypatch):
     """docs/ci.md: if the weight FeedBuffer of example 4 were refused by its own
     verifier (the reference's RawInt8 bug), the kernel is an ICE, never a success."""
-    trf_load = feed_destinations()[DestKind.TRF_LOAD]
+    trf_load = DestKind.TRF_LOAD.op_class
     monkeypatch.setattr(trf_load, "FEED_ELEMENTS", trf_load.FEED_ELEMENTS - {FeedElementType.RawInt8})
     kernel = example("gemm_i8", "gemm_i8_kernel")
     (d,) = refusal(kernel)
