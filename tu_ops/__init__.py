@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
         ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
     )
-    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
+    from tu_ops.target_file import parse_target_data
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
@@ -93,7 +93,7 @@ def _tu_ops_target() -> dict[str, Any]:
 
 @_EXPORTS.loader
 def _tu_ops_target_file() -> dict[str, Any]:
-    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
+    from tu_ops.target_file import parse_target_data
     return locals()
 
 
@@ -136,7 +136,6 @@ __all__ = [
     "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
     "VerifyContext", "Width", "WritePlan",
     "ZeroPointEntry", "aggregate_of", "canonical_json",
-    "dump_target_json", "dump_target_toml",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",
 ]

@@ -2,7 +2,7 @@
 
 `rngd()` is built here from the spec's numbers and `ir.dtypes`' tables (independently of
 the shipped `tu_ops/targets/rngd.toml`, which a test loads and compares). `load_target`
-reads a TOML or JSON description file (schema and writer in `tu_ops.target_file`).
+reads a TOML or JSON description file (its schema in `tu_ops.target_file`).
 """
 
 from __future__ import annotations
@@ -92,11 +92,6 @@ def for_chips(target: Target, chips: int) -> Target:
     if target.name == "rngd" and chips > 1 and name is not None:
         return BUILTIN_TARGETS[name]()
     return target
-
-
-def rngd_toml_text() -> str:
-    """The shipped `tu_ops/targets/rngd.toml` (tu_ops/targets/rngd.toml), as text."""
-    return (resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8")
 
 
 def load_target(path: str | Path) -> Target:

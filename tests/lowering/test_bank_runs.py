@@ -7,8 +7,10 @@ here against a plain numpy enumeration of the access addresses."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import tomllib
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -19,10 +21,9 @@ from npu_opt.compile_api import compile_kernel
 from driver.compile_command import run_compile
 from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, load
-from tu_ops import dump_target_toml, load_target, parse_target_data, rngd
+from tu_ops import load_target, rngd
 from tu_ops.feed import FeedBuffer
 from tu_ops.lower.banks import access_addresses, banks_of, feed_bank_run, longest_bank_run
-from tu_ops.target import rngd_toml_text
 
 # {dm}: the DM element; {time}/{collect}: the fetch time and the collect time. The packet
 # is the column A (64 x i8, 128-byte strides in a row-major DM tensor of 128-byte rows).
@@ -64,11 +65,11 @@ def fetch_line(path) -> int:
 
 
 def limit_target(tmp_path, limit):
-    data = tomllib.loads(rngd_toml_text())
+    data = tomllib.loads((resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8"))
     data["name"] = f"bank-run-{limit}"
     data["constants"]["BANK_RUN_LIMIT"] = limit
-    path = tmp_path / f"bank-run-{limit}.toml"
-    path.write_text(dump_target_toml(parse_target_data(data)))
+    path = tmp_path / f"bank-run-{limit}.json"
+    path.write_text(json.dumps(data))
     return load_target(path)
 
 

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import tomllib
+from importlib import resources
 
 import attrs
 import pytest
@@ -19,20 +21,19 @@ from ir.errors import CompileError, NpuOptError
 from tests.backends.examples import FIXTURES, example, load
 from tests.lowering.kernels import DTYPES as D
 from tests.lowering.kernels import contract_kernel, trf_kernel, trf_pressure_kernel
-from tu_ops import ConversionKind, DestKind, FeedElementType, dump_target_toml, load_target, parse_target_data
+from tu_ops import ConversionKind, DestKind, FeedElementType, load_target
 from tu_ops.lower import EmulateDtypes, Options
 from tu_ops.lower.errors import version
 from tu_ops.lower.passes import WarningSink
-from tu_ops.target import rngd_toml_text
 
 
 def target_file(tmp_path, name: str, edit) -> object:
     """A target description file under tmp_path: rngd with `edit(data)` applied."""
-    data = tomllib.loads(rngd_toml_text())
+    data = tomllib.loads((resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8"))
     data["name"] = name
     edit(data)
-    path = tmp_path / f"{name}.toml"
-    path.write_text(dump_target_toml(parse_target_data(data)))
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
     return load_target(path)
 
 

@@ -110,7 +110,6 @@ def test_package_surface():
         "TrfLoad", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
         "VerifyContext", "Width", "WritePlan",
         "ZeroPointEntry", "aggregate_of", "canonical_json",
-        "dump_target_json", "dump_target_toml",
         "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
         "target_sha256", "type_text", "value_text",
     ]
