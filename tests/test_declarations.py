@@ -32,7 +32,7 @@ def _where(table, cls) -> str:
 def test_each_traced_op_has_the_code_its_golden_file_lists():
     """tests/golden/traced_ops.txt: every traced op by stage, its class, and the modules holding
     its cpu handler and its lowering (`-`: none; the memory ops, the fetch adapters and the
-    runtime scalars are lowered outside programs, by tu_ops.lower.dma / views / spm / runtime)."""
+    runtime scalars are lowered outside programs, by tu_ops.lower.build / views / runtime)."""
     lines = [f"{stage}: {cls.__module__}.{cls.__qualname__} cpu={_where(HANDLERS, cls)} "
              f"lowering={_where(LOWERINGS, cls)}" for stage, cls in sorted(traced_op_classes().items())]
     assert_golden("traced_ops", lines)
