@@ -134,8 +134,8 @@ class TuOp(OpFrame):
     NAME: ClassVar[str] = "tu.op"
     MNEMONIC: ClassVar[str] = "op"
     IN_PROGRAM: ClassVar[bool] = True
-    IN_KINDS: ClassVar[tuple[str, ...]] = ()
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ()
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)   # the kinds its input / output type may have (`ir_type`)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)  # () takes any; most program stages take streams
     PIPELINE_RANK: ClassVar[int] = 0             # its place in pipeline order (`tu_ops.OP_CLASSES`)
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
     FEED_DEST: ClassVar[str | None] = None       # its name as a feed's destination (`DestKind`), if a feed may deliver to it

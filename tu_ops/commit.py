@@ -38,8 +38,6 @@ class CastOp(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "cast"
     FEED_DEST: ClassVar[str | None] = "CAST"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = CAST
     busy_cycles = stream_cycles
     cost_counters = no_counters
@@ -113,7 +111,6 @@ class CommitOp(TuOp):
         FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
         FeedElementType.F8E5M2, FeedElementType.F4E2M1,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
     ENGINE: ClassVar[Engine] = COMMIT
 

@@ -57,7 +57,6 @@ class ContractOuter(TuOp):
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.Int9,
         FeedElementType.Int5, FeedElementType.F8E4M3, FeedElementType.F8E5M2,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     ENGINE: ClassVar[Engine] = CONTRACTION
     FEED_PACKING: ClassVar[str | None] = "pack_size"
@@ -343,7 +342,6 @@ class LaneFold(TuOp):
     PIPELINE_RANK: ClassVar[int] = 60
     TRACED_STAGE: ClassVar[str | None] = "contract_lane"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = LANE_FOLDER
     cost_counters = no_counters
 

@@ -51,8 +51,6 @@ class FeedBuffer(TuOp):
     MNEMONIC: ClassVar[str] = "feed_buffer"
     PIPELINE_RANK: ClassVar[int] = 10
     TRACED_STAGE: ClassVar[str | None] = "begin"
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = FETCH
     SLICE_AFTER: ClassVar[str | None] = "switch.out_slice"  # a switch moves the streams to its out_slice
     busy_cycles = feed_cycles

@@ -32,8 +32,6 @@ class StageRecord(TuOp):
     """Base of the records made from stage declarations: `%n = <stage> in=%m <choices> : <in> -> <out>`."""
 
     SPEC: ClassVar[Any] = None  # the StageSpec it was made from
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     cost_counters = no_counters
 
     input: Ref = operand(name="in")

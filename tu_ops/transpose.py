@@ -46,8 +46,6 @@ class TransposeOp(TuOp):
         FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
         FeedElementType.F8E5M2, FeedElementType.F4E2M1,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = TRANSPOSE
     cost_counters = no_counters
 

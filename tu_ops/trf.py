@@ -42,7 +42,6 @@ class TrfLoad(TuOp):
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
         FeedElementType.F8E5M2,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
     ENGINE: ClassVar[Engine] = TRF
     FEED_PACKING: ClassVar[str | None] = "collect_flits"

@@ -52,8 +52,6 @@ class VectorPass(TuOp):
     their `steps`' derived fields."""
 
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = VECTOR
     busy_cycles = stream_cycles
     cost_counters = no_counters

@@ -53,8 +53,6 @@ class InterSliceReduceOp(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "vector_inter_slice_reduce"
     FEED_DEST: ClassVar[str | None] = "INTER_SLICE_REDUCE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = VECTOR
     SLICE_AFTER: ClassVar[str | None] = "out_slice"  # its output, and every record after it, lives on out_slice
     busy_cycles = stream_cycles

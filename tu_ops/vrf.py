@@ -89,7 +89,6 @@ class VrfLoad(TuOp):
     TRACED_STAGE: ClassVar[str | None] = "to_vrf"
     FEED_DEST: ClassVar[str | None] = "VRF_LOAD"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("vrf",)
     ENGINE: ClassVar[Engine] = VRF_LOAD
     busy_cycles = stream_cycles
