@@ -23,7 +23,7 @@ from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, load
 from tu_ops import load_target, rngd
 from tu_ops.feed import FeedBuffer
-from tu_ops.lower.banks import access_addresses, banks_of, feed_bank_run, longest_bank_run
+from tu_ops.bank_runs import BANKS, access_loops, feed_bank_run, feed_bits, longest_bank_run, start_units, unit_bits
 
 # {dm}: the DM element; {time}/{collect}: the fetch time and the collect time. The packet
 # is the column A (64 x i8, 128-byte strides in a row-major DM tensor of 128-byte rows).
@@ -176,6 +176,23 @@ def test_no_example_warns(path):
 
 
 # --- the run computation -------------------------------------------------------------------
+
+
+def access_addresses(feed, target) -> np.ndarray:
+    """The DM byte address of every access of the feed's read shape, in loop order (int64)."""
+    bits = feed_bits(feed, target)
+    loops = access_loops(feed.shapes[0], bits)
+    units = np.full((1,) * len(loops), start_units(feed, bits), dtype=np.int64)
+    for k, (n, s) in enumerate(loops):
+        shape_k = [1] * len(loops)
+        shape_k[k] = n
+        units = units + (np.arange(n, dtype=np.int64) * s).reshape(shape_k)
+    return units.reshape(-1) // (8 // unit_bits(bits))
+
+
+def banks_of(addresses: np.ndarray) -> np.ndarray:
+    """The DM bank of each byte address (address bits 3-6)."""
+    return (addresses >> 3) & (BANKS - 1)
 
 
 def enumerated_run(banks: np.ndarray) -> tuple[int, int, int, int]:
