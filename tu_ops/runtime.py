@@ -42,9 +42,6 @@ class _Runtime(TuOp):
     busy_cycles = no_cycles
     cost_counters = no_counters
 
-    def stream_input(self) -> Ref | None:
-        return None
-
 
 @attrs.frozen(kw_only=True)
 class ScalarLoadOp(_Runtime):
@@ -65,9 +62,6 @@ class ScalarLoadOp(_Runtime):
     def cost_counters(self, target: Target) -> dict[str, int]:
         return {"dma_commands": 1, "dma_bytes": 8}
 
-    def stream_input(self) -> Ref | None:
-        return self.src
-
     @rule("RUNTIME-8")
     def _same_type(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return None if self.input_type == self.output_type else "a scalar_load keeps its scalar's type"
@@ -86,9 +80,6 @@ class ScalarRecord(_Runtime):
     lhs: Ref = operand()
     rhs: Ref | None = operand(optional=True)
     imm: int | None = attr(None, optional=True)
-
-    def stream_input(self) -> Ref | None:
-        return self.lhs
 
     @rule("RUNTIME-8")
     def _typed(self, target: Target, ctx: VerifyContext | None) -> str | None:
@@ -126,9 +117,6 @@ class GuardBeginOp(_Runtime):
 
     cond: Ref = operand()
 
-    def stream_input(self) -> Ref | None:
-        return self.cond
-
     @rule("RUNTIME-8")
     def _bool(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.input_type.dtype.name != "bool" or self.output_type != self.input_type:
@@ -146,9 +134,6 @@ class GuardEndOp(_Runtime):
     TRACED_STAGE: ClassVar[str | None] = "end_when"
 
     begin: Ref = operand()
-
-    def stream_input(self) -> Ref | None:
-        return self.begin
 
     @rule("RUNTIME-8")
     def _pairs(self, target: Target, ctx: VerifyContext | None) -> str | None:
