@@ -23,7 +23,7 @@ from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vrf_alloc import allocate_vrf, vrf_placement  # re-exported: the VRF allocation
 from tu_ops.vrf import VectorRfOp, VrfLoad
 
-__all__ = ["rf_pass", "allocate_vrf", "vrf_placement"]
+__all__ = ["rf_pass", "vrf_tensors", "allocate_vrf", "vrf_placement"]
 
 
 @lowers(ToVrf, into=VrfLoad)
@@ -31,15 +31,21 @@ def _to_vrf(op: ToVrf, site: Site) -> VrfLoad:
     return VrfLoad.of_types(Ref(site.result), Ref(site.src), site.type_of(op.input), site.type_of(op.result), op.loc)
 
 
+def vrf_tensors(body: tuple[Any, ...]) -> list[Any]:
+    """The VRF tensors the pass's ops read, in first-read order."""
+    tensors: list[Any] = []
+    for o in body:
+        for v in getattr(o, "rf", ()) or ():
+            if all(v.id != t.id for t in tensors):
+                tensors.append(v)
+    return tensors
+
+
 def rf_pass(rec: Any, body: Any, site: Site) -> Any:
     """The `vector` record `rec` of the traced pass `body`, as a `vector_rf` when some op
     reads a VRF tensor: each `_RF` step's arg is the index of the tensor it reads; its derived
     fields filled by its declaration (`derived_pass`)."""
-    tensors: list[Any] = []
-    for o in body:
-        for v in getattr(o, "rf", ()):
-            if all(v.id != t.id for t in tensors):
-                tensors.append(v)
+    tensors = vrf_tensors(body)
     if not tensors:
         return derived_pass(rec)
     ids = [t.id for t in tensors]
