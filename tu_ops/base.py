@@ -25,7 +25,7 @@ from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "FEED_DESTS", "operand", "attr", "ir_type",
-           "fact", "rule", "entries_ok", "Entry"]
+           "fact", "rule", "entries_ok", "Entry", "derived_of_types"]
 
 
 @attrs.frozen(order=True)
@@ -97,6 +97,12 @@ class Derivation:
     def first(self, mnemonic: str) -> Any | None:
         """The first record of the program with `mnemonic`, or None."""
         return next((op for op in self.ops if op.MNEMONIC == mnemonic), None)
+
+
+def derived_of_types(op: Any, at: Derivation) -> Any:
+    """`TuOp.derived` of a record whose `of_types(result, input, input_type, output_type, loc)`
+    fixes every field from its types."""
+    return op.of_types(op.result, op.input, op.input_type, op.output_type, op.loc)
 
 
 TU_OPS = Table("record class")

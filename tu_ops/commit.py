@@ -15,7 +15,7 @@ from ir.mapping.live import is_window
 from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
 from ir.rules.commit_plan import commit_write_plan
-from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
 from tu_ops.dma_view import with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import CommitConversion, FeedElementType, TuContext
@@ -53,8 +53,7 @@ class CastOp(TuOp):
         return cls(result=result, input=src, in_type=FeedElementType.of(t.dtype), out_type=FeedElementType.of(out.dtype),
                    valid_elems=t.packet.size, input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> CastOp:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("CASTOP-1")
     def _castop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:

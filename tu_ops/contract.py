@@ -14,7 +14,7 @@ import attrs
 from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth
 from ir.rules.time_reduction import inner_time, time_reduction
 from ir.types import LaneMode
-from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
 from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
                             no_counters, stream_cycles)
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
@@ -210,8 +210,7 @@ class PacketReduce(TuOp):
         return cls(result=result, input=src, in_elems=t.packet.size, depth=depth, out_cols=out.packet.size,
                    input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> PacketReduce:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("PRED-1")
     def _pred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -22,7 +22,7 @@ import attrs
 from ir.transpose.params import TransposeParams, check_transpose_params
 from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
 from tu_ops.enums import FeedElementType
 
@@ -68,8 +68,7 @@ class TransposeOp(TuOp):
                    packets_per_col=p.packets_per_col, valid_size_per_packet=p.valid_size_per_packet,
                    fetch_in_width_shift=p.fetch_in_width_shift or None, input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> TransposeOp:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @property
     def params(self) -> TransposeParams:

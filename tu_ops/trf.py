@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.rules.collect import trf_geometry
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import TRF, Engine, Rate, ceil_div
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, FeedElementType, Region
 
@@ -72,8 +72,7 @@ class TrfLoad(TuOp):
                    bytes_per_lane=geo.bytes_per_lane, region=Region.FULL, base_row=0,
                    collect_flits=CollectFlits(geo.collect_flits), input_type=stream, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> TrfLoad:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     def busy_cycles(self, rate: Rate, target: Any) -> int:
         """Its bytes at the fetch rate (flits of FLIT_BYTES per cycle)."""

@@ -24,7 +24,7 @@ from ir.vector.units import is_rf
 from ir.vector.ways import FLIT
 from ir.mapping.sequence import sequence
 from tu_ops.rf_reshape import rf_root
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
@@ -106,8 +106,7 @@ class VrfLoad(TuOp):
         return cls(result=result, input=src, words=out.element.size, base=0, write=walk(out.element, stream),
                    input_type=stream, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> VrfLoad:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("VRFLD-1")
     def _scalar(self, target: Any, ctx: VerifyContext | None) -> str | None:
