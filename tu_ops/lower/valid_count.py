@@ -1,6 +1,6 @@
 """`commit_trim` + `commit_valid_count_pack` + `commit` lowered: one CommitOp with `pack=`
 (`CommitOp.of_types`, made at `commit_trim`, tu_ops.lower.commit). A reduce's Valid Count
-Generator configuration is the vector lowering's (`tu_ops.lower.reduce_vcg.with_vcg`)."""
+Generator configuration is the vector lowering's (`tu_ops.lower.vrf.derived_pass`)."""
 
 from __future__ import annotations
 

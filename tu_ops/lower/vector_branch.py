@@ -16,8 +16,7 @@ from ir.vector import stash_ops as sops
 from ir.vector.branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.reduce_vcg import derived_pass
-from tu_ops.lower.vrf import vrf_tensors
+from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeUnit
 from tu_ops.vector_branch_rf import VectorBranchRfOp
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp

@@ -17,8 +17,7 @@ from ir.vector import pair_ops as pops
 from ir.vector import pair_ternary_ops as ptern
 from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.reduce_vcg import derived_pass
-from tu_ops.lower.vrf import vrf_tensors
+from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
 from tu_ops.vector_pair_rf import VectorPairRfOp
