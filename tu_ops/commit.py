@@ -18,7 +18,7 @@ from ir.rules.commit_plan import commit_write_plan
 from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
 from tu_ops.dma_view import with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
-from tu_ops.enums import CommitConversion, FeedElementType, TuContext
+from tu_ops.enums import STORED_ELEMENTS, CommitConversion, FeedElementType, TuContext
 from tu_ops.feed import as_entries
 from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_config, pack_problem
@@ -105,11 +105,7 @@ class CommitOp(TuOp):
     PIPELINE_RANK: ClassVar[int] = 100
     TRACED_STAGE: ClassVar[str | None] = "commit_trim"
     FEED_DEST: ClassVar[str | None] = "COMMIT"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
-        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
-        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
-        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
-    })
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
     ENGINE: ClassVar[Engine] = COMMIT
 

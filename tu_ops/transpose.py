@@ -24,7 +24,7 @@ from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
-from tu_ops.enums import FeedElementType
+from tu_ops.enums import STORED_ELEMENTS
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -41,11 +41,7 @@ class TransposeOp(TuOp):
     PIPELINE_RANK: ClassVar[int] = 90
     TRACED_STAGE: ClassVar[str | None] = "transpose"
     FEED_DEST: ClassVar[str | None] = "TRANSPOSE"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
-        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
-        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
-        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
-    })
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     ENGINE: ClassVar[Engine] = TRANSPOSE
     cost_counters = no_counters
 
