@@ -25,7 +25,7 @@ from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "FEED_DESTS", "operand", "attr", "ir_type",
-           "fact", "rule", "entries_ok", "Entry", "derived_of_types"]
+           "fact", "rule", "as_entries", "entries_ok", "Entry", "derived_of_types"]
 
 
 @attrs.frozen(order=True)
@@ -121,6 +121,11 @@ def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
 def ir_type() -> Any:
     """The IR type of the op's input or output (docs/reference/diagnostics.md), checked against the class's kinds."""
     return attrs.field(validator=_type_kind, metadata={"role": "type"})
+
+
+def as_entries(items: Any) -> tuple[Entry, ...]:
+    """A tuple of loop entries from entries or `(size, stride)` pairs."""
+    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
 
 
 def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> str | None:

@@ -10,23 +10,18 @@ loaded so far (`tu_ops.OP_CLASSES` loads them all; the VISA parser has)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Iterator
 
 import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from ir.rules.fetch import ReadPlan, fetch_volume, read_run
-from tu_ops.base import FEED_DESTS, Entry, Ref
+from tu_ops.base import FEED_DESTS, Entry, Ref, as_entries
 from tu_ops.enums import TuContext
 from tu_ops.stage_record import stage_records
 
 __all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
-
-
-def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
-    """A tuple of loop entries from entries or `(size, stride)` pairs."""
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
 
 
 @attrs.frozen

@@ -24,7 +24,7 @@ from ir.vector.units import is_rf
 from ir.vector.ways import FLIT
 from ir.mapping.sequence import sequence
 from tu_ops.rf_reshape import rf_root
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, as_entries, attr, derived_of_types, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
@@ -36,17 +36,13 @@ __all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_wo
 
 
 
-def _entries(items: Any) -> tuple[Entry, ...]:
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
-
-
 @attrs.frozen
 class RfRead:
     """Where each stream cell reads the VRF: loop entries over time, then packet."""
 
     TEXT_STYLE: ClassVar[str] = "struct"
-    time: tuple[Entry, ...] = attrs.field(converter=_entries)
-    packet: tuple[Entry, ...] = attrs.field(converter=_entries)
+    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
 
 
 def walk(element: Any, stream: Any) -> RfRead:
