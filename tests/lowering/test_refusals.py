@@ -243,4 +243,4 @@ def test_lower_kernel_accepts_a_trace_result_and_a_kernel():
     options = Options(axes=kernel.axes)
     a = lower_kernel(kernel.trace(), "rngd", options)
     b = lower_kernel(kernel.trace().kernel, "rngd", options)
-    assert a.base() == b.base() == lower_kernel(kernel).base()
+    assert a == b == lower_kernel(kernel)  # the warnings and the verify time are not compared
