@@ -20,9 +20,8 @@ if TYPE_CHECKING:
     from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
     from tu_ops.target import (
         BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
-        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+        ZeroPointEntry, canonical_json, get_target, load_target, parse_target_data, rngd, target_sha256,
     )
-    from tu_ops.target_file import parse_target_data
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
@@ -86,14 +85,8 @@ def _tu_ops_program() -> dict[str, Any]:
 def _tu_ops_target() -> dict[str, Any]:
     from tu_ops.target import (
         BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
-        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+        ZeroPointEntry, canonical_json, get_target, load_target, parse_target_data, rngd, target_sha256,
     )
-    return locals()
-
-
-@_EXPORTS.loader
-def _tu_ops_target_file() -> dict[str, Any]:
-    from tu_ops.target_file import parse_target_data
     return locals()
 
 

@@ -20,7 +20,7 @@ from ir.dtypes import (
 )
 from ir.topology import CHIP_TARGETS
 from importlib import resources
-from tu_ops.target_file import load_target_bytes, target_to_data
+from tu_ops.target_file import load_target_bytes, parse_target_data, target_to_data  # the reader, re-exported
 from tu_ops.target_model import (  # the data model, re-exported: the target as a kernel sees it
     CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
     ZeroPointEntry,
@@ -30,7 +30,7 @@ __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
     "TargetSchemaError", "SET_CONSTANTS", "CONSTANT_NAMES", "RNGD_SHA256", "BUILTIN_TARGETS",
     "rngd", "load_target", "get_target", "target_sha256", "canonical_json", "for_chips",
-    "TargetLike", "as_target",
+    "TargetLike", "as_target", "parse_target_data",
 ]
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
