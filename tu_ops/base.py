@@ -142,7 +142,7 @@ def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> s
 class TuOp(OpFrame):
     """Base of every lowered op: `%n = <mnemonic> <field>=<value> ... : <in> -> <out>`."""
 
-    NAME: ClassVar[str] = "tu.op"
+    NAME: ClassVar[str] = "tu.op"                # a class declaring MNEMONIC gets `tu.<MNEMONIC>`
     MNEMONIC: ClassVar[str] = "op"
     IN_PROGRAM: ClassVar[bool] = True
     IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)   # the kinds its input / output type may have (`ir_type`)
@@ -161,6 +161,7 @@ class TuOp(OpFrame):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "MNEMONIC" in vars(cls):
+            cls.NAME = f"tu.{cls.MNEMONIC}"
             TU_OPS[cls.MNEMONIC] = cls  # attrs remakes the class; the final one stays
         if "FEED_DEST" in vars(cls) and cls.FEED_DEST is not None:
             FEED_DESTS[cls.FEED_DEST] = cls

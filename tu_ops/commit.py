@@ -32,7 +32,6 @@ class CastOp(TuOp):
 
     Text: `%9 = cast_op in=%8 in_type=F32 out_type=BF16 valid_elems=8 : <stream> -> <stream>`."""
 
-    NAME: ClassVar[str] = "tu.cast_op"
     MNEMONIC: ClassVar[str] = "cast_op"
     PIPELINE_RANK: ClassVar[int] = 80
     TRACED_STAGE: ClassVar[str | None] = "cast"
@@ -100,7 +99,6 @@ class CommitOp(TuOp):
     packet=[8:1]} write_bytes=32 dest=4096 : <stream entering commit_trim> -> <dm>`. `dest`
     is the new tensor's byte address in every slice's DM (the tensor is the op's result)."""
 
-    NAME: ClassVar[str] = "tu.commit"
     MNEMONIC: ClassVar[str] = "commit"
     PIPELINE_RANK: ClassVar[int] = 100
     TRACED_STAGE: ClassVar[str | None] = "commit_trim"

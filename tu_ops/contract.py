@@ -48,7 +48,6 @@ class ContractOuter(TuOp):
     mac_type=I32 pack_size=2 lanes=8 time_broadcast=[] trf_read={read_elems=64, width=WIDE,
     entries=[32:0, 8:1], packet_broadcast=1} : <stream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.contract_outer"
     MNEMONIC: ClassVar[str] = "contract_outer"
     PIPELINE_RANK: ClassVar[int] = 30
     TRACED_STAGE: ClassVar[str | None] = "contract_outer"
@@ -187,7 +186,6 @@ class PacketReduce(TuOp):
 
     Text: `%8 = packet_reduce in=%7 in_elems=64 depth=6 out_cols=1 : <cstream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.packet_reduce"
     MNEMONIC: ClassVar[str] = "packet_reduce"
     PIPELINE_RANK: ClassVar[int] = 40
     TRACED_STAGE: ClassVar[str | None] = "contract_packet"
@@ -270,7 +268,6 @@ class TimeReduce(TuOp):
     Text: `%9 = time_reduce in=%8 loops=[32:KEEP, 4:KEEP, 2:REDUCE] slots=1 mode=INTERLEAVED
     : <cstream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.time_reduce"
     MNEMONIC: ClassVar[str] = "time_reduce"
     PIPELINE_RANK: ClassVar[int] = 50
     TRACED_STAGE: ClassVar[str | None] = "contract_time"
@@ -336,7 +333,6 @@ class LaneFold(TuOp):
 
     Text: `%10 = lane_fold in=%9 mode=INTERLEAVED lanes=8 cols=1 cycles=128 : <cstream> -> <stream>`."""
 
-    NAME: ClassVar[str] = "tu.lane_fold"
     MNEMONIC: ClassVar[str] = "lane_fold"
     PIPELINE_RANK: ClassVar[int] = 60
     TRACED_STAGE: ClassVar[str | None] = "contract_lane"

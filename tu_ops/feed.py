@@ -47,7 +47,6 @@ class FeedBuffer(TuOp):
     read_elems=8}] flits_per_packet=4 collect_flits=Flit2 beats=64 dest=(TRF_LOAD, %5) : <in> -> <out>`
     (one line). `source_base` (the source tensor's DM byte address) is the [L] fact of FEED-11."""
 
-    NAME: ClassVar[str] = "tu.feed_buffer"
     MNEMONIC: ClassVar[str] = "feed_buffer"
     PIPELINE_RANK: ClassVar[int] = 10
     TRACED_STAGE: ClassVar[str | None] = "begin"

@@ -26,7 +26,6 @@ __all__ = ["RfReshapeOp", "rf_root", "rf_aliases"]
 class RfReshapeOp(TuOp):
     """The register-file tensor `input` under the output type."""
 
-    NAME: ClassVar[str] = "tu.rf_reshape"
     MNEMONIC: ClassVar[str] = "rf_reshape"
     PIPELINE_RANK: ClassVar[int] = 121
     TRACED_STAGE: ClassVar[str | None] = "rf_reshape"

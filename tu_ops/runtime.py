@@ -47,7 +47,6 @@ class _Runtime(TuOp):
 class ScalarLoadOp(_Runtime):
     """A scalar parameter read into the scalar memory."""
 
-    NAME: ClassVar[str] = "tu.scalar_load"
     MNEMONIC: ClassVar[str] = "scalar_load"
     PIPELINE_RANK: ClassVar[int] = 200
     TRACED_STAGE: ClassVar[str | None] = "scalar_load"
@@ -71,7 +70,6 @@ class ScalarLoadOp(_Runtime):
 class ScalarRecord(_Runtime):
     """One scalar operation of the sequencer."""
 
-    NAME: ClassVar[str] = "tu.scalar"
     MNEMONIC: ClassVar[str] = "scalar"
     PIPELINE_RANK: ClassVar[int] = 201
     TRACED_STAGE: ClassVar[str | None] = "scalar"
@@ -110,7 +108,6 @@ class ScalarRecord(_Runtime):
 class GuardBeginOp(_Runtime):
     """Opens a runtime guard on the bool `cond`."""
 
-    NAME: ClassVar[str] = "tu.guard_begin"
     MNEMONIC: ClassVar[str] = "guard_begin"
     PIPELINE_RANK: ClassVar[int] = 202
     TRACED_STAGE: ClassVar[str | None] = "when"
@@ -128,7 +125,6 @@ class GuardBeginOp(_Runtime):
 class GuardEndOp(_Runtime):
     """Closes the guard `begin` opened."""
 
-    NAME: ClassVar[str] = "tu.guard_end"
     MNEMONIC: ClassVar[str] = "guard_end"
     PIPELINE_RANK: ClassVar[int] = 203
     TRACED_STAGE: ClassVar[str | None] = "end_when"

@@ -36,7 +36,6 @@ __all__ = ["TransposeOp"]
 class TransposeOp(TuOp):
     """Transpose Engine: `[in_rows x in_cols]` tiles of `packets_per_col` packets per row."""
 
-    NAME: ClassVar[str] = "tu.transpose"
     MNEMONIC: ClassVar[str] = "transpose"
     PIPELINE_RANK: ClassVar[int] = 90
     TRACED_STAGE: ClassVar[str | None] = "transpose"

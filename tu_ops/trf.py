@@ -33,7 +33,6 @@ class TrfLoad(TuOp):
     bytes_per_lane=512 region=FULL base_row=0 collect_flits=Flit2 : <stream> -> <trf>`.
     `live_rows` (rows held by TRF tensors still live at this step) is the [L] fact of TRFLD-6."""
 
-    NAME: ClassVar[str] = "tu.trf_load"
     MNEMONIC: ClassVar[str] = "trf_load"
     PIPELINE_RANK: ClassVar[int] = 20
     TRACED_STAGE: ClassVar[str | None] = "to_trf"

@@ -73,7 +73,6 @@ class VectorPass(TuOp):
 class VectorEngineOp(VectorPass):
     """The Vector Engine configured for one pass over the stream."""
 
-    NAME: ClassVar[str] = "tu.vector"
     MNEMONIC: ClassVar[str] = "vector"
     PIPELINE_RANK: ClassVar[int] = 70
     FEED_DEST: ClassVar[str | None] = "VECTOR"

@@ -82,7 +82,6 @@ class BranchStep:
 class VectorBranchOp(VectorPass):
     """The Vector Engine configured for one tagged pass over the stream."""
 
-    NAME: ClassVar[str] = "tu.vector_branch"
     MNEMONIC: ClassVar[str] = "vector_branch"
     PIPELINE_RANK: ClassVar[int] = 76
     FEED_DEST: ClassVar[str | None] = "VECTOR_BRANCH"

@@ -47,7 +47,6 @@ INTER_OPS = {DType.I32: frozenset({"ADD", "ADD_SAT", "MAX", "MIN"}), DType.F32: 
 class InterSliceReduceOp(TuOp):
     """The inter-slice reducer: fold the stream across the slices of each cluster."""
 
-    NAME: ClassVar[str] = "tu.inter_slice_reduce"
     MNEMONIC: ClassVar[str] = "inter_slice_reduce"
     PIPELINE_RANK: ClassVar[int] = 73
     TRACED_STAGE: ClassVar[str | None] = "vector_inter_slice_reduce"

@@ -89,7 +89,6 @@ class VectorPairOp(VectorPass):
     """The Vector Engine configured for one pair-mode pass over the stream (a merged reduce
     step's `vcg=` is derived on the merged stream, `reduce_input`)."""
 
-    NAME: ClassVar[str] = "tu.vector_pair"
     MNEMONIC: ClassVar[str] = "vector_pair"
     PIPELINE_RANK: ClassVar[int] = 75
     FEED_DEST: ClassVar[str | None] = "VECTOR_PAIR"

@@ -79,7 +79,6 @@ def first_reads(reads: Any, tensors: int) -> list[int]:
 class VrfLoad(TuOp):
     """Store the stream's flits in the VRF of every slice of the program's space."""
 
-    NAME: ClassVar[str] = "tu.vrf_load"
     MNEMONIC: ClassVar[str] = "vrf_load"
     PIPELINE_RANK: ClassVar[int] = 22
     TRACED_STAGE: ClassVar[str | None] = "to_vrf"
@@ -143,7 +142,6 @@ def rf_offsets(read: RfRead) -> Any:
 class VectorRfOp(VectorEngineOp):
     """A Vector Engine pass whose `_RF` steps read the VRF tensors `rf` (step arg: which)."""
 
-    NAME: ClassVar[str] = "tu.vector_rf"
     MNEMONIC: ClassVar[str] = "vector_rf"
     PIPELINE_RANK: ClassVar[int] = 71
 
