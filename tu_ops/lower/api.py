@@ -8,6 +8,7 @@ W-FETCH-1 from the allocated kernel's DM reads).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Union
 
 import attrs
@@ -26,12 +27,17 @@ from tu_ops.target import TargetLike, as_target, for_chips
 __all__ = ["Lowered", "lower", "lower_kernel"]
 
 
+def diagnostic_tuple(items: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """The warnings as a tuple (any iterable is accepted)."""
+    return tuple(items)
+
+
 @attrs.frozen(kw_only=True)
 class Lowered(LoweredKernel):
     """A LoweredKernel with the warnings its lowering emitted and the time its final op
     verification took (neither compared)."""
 
-    warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=tuple)
+    warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=diagnostic_tuple)
     verify_ms: float = attrs.field(default=0.0, eq=False)  # time of the op verification
 
 
