@@ -16,7 +16,7 @@ from ir import ops as ir
 from ir.declare import Table
 from ir.kernel_parser import traced_op_classes
 from tu_ops import OP_CLASSES
-from tu_ops.feed_dests import dest_element_types, dest_mnemonics
+from tu_ops.feed_fields import DestKind
 from tu_ops.lower.dispatch import LOWERINGS
 from tests.golden import assert_golden
 
@@ -32,7 +32,7 @@ def _where(table, cls) -> str:
 def test_each_traced_op_has_the_code_its_golden_file_lists():
     """tests/golden/traced_ops.txt: every traced op by stage, its class, and the modules holding
     its cpu handler and its lowering (`-`: none; the memory ops, the fetch adapters and the
-    runtime scalars are lowered outside programs, by tu_ops.lower.dma / views / spm / runtime)."""
+    runtime scalars are lowered outside programs, by tu_ops.lower.build / views / runtime)."""
     lines = [f"{stage}: {cls.__module__}.{cls.__qualname__} cpu={_where(HANDLERS, cls)} "
              f"lowering={_where(LOWERINGS, cls)}" for stage, cls in sorted(traced_op_classes().items())]
     assert_golden("traced_ops", lines)
@@ -50,8 +50,7 @@ def test_handlers_that_take_options_say_so():
 
 def test_feed_destinations_come_from_the_op_classes():
     """tests/golden/feed_destinations.txt: each destination kind, the mnemonic of its class."""
-    assert_golden("feed_destinations", sorted(f"{kind.name}: {name}" for kind, name in dest_mnemonics().items()))
-    assert set(dest_element_types()) == set(dest_mnemonics())
+    assert_golden("feed_destinations", sorted(f"{kind.name}: {kind.op_class.MNEMONIC}" for kind in DestKind))
 
 
 def test_op_classes_are_in_pipeline_order():

@@ -16,14 +16,12 @@ if TYPE_CHECKING:
         DmaKind, FeedElementType, LaneMode, LoopKind, Region, TuContext, Width,
     )
     from tu_ops.feed import DestKind, FeedBuffer, FeedDest, FeedSource, ReadShape
-    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
     from tu_ops.printing import mapping_text, type_text, value_text
     from tu_ops.program import DmAllocation, KernelParam, LoweredKernel, TrfAllocation, TuProgram
     from tu_ops.target import (
         BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
-        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+        ZeroPointEntry, canonical_json, get_target, load_target, parse_target_data, rngd, target_sha256,
     )
-    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
     from tu_ops.transpose import TransposeOp
     from tu_ops.trf import TrfLoad
     from tu_ops.vector import VectorEngineOp, VeOpName, VeStep, VeUnit
@@ -72,12 +70,6 @@ def _tu_ops_feed() -> dict[str, Any]:
 
 
 @_EXPORTS.loader
-def _tu_ops_feed_dests() -> dict[str, Any]:
-    from tu_ops.feed_dests import dest_element_types, dest_mnemonics
-    return locals()
-
-
-@_EXPORTS.loader
 def _tu_ops_printing() -> dict[str, Any]:
     from tu_ops.printing import mapping_text, type_text, value_text
     return locals()
@@ -93,14 +85,8 @@ def _tu_ops_program() -> dict[str, Any]:
 def _tu_ops_target() -> dict[str, Any]:
     from tu_ops.target import (
         BUILTIN_TARGETS, RNGD_SHA256, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
-        ZeroPointEntry, canonical_json, get_target, load_target, rngd, target_sha256,
+        ZeroPointEntry, canonical_json, get_target, load_target, parse_target_data, rngd, target_sha256,
     )
-    return locals()
-
-
-@_EXPORTS.loader
-def _tu_ops_target_file() -> dict[str, Any]:
-    from tu_ops.target_file import dump_target_json, dump_target_toml, parse_target_data
     return locals()
 
 
@@ -142,8 +128,7 @@ __all__ = [
     "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TrfAllocation", "TrfLoad",
     "TransposeOp", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
     "VerifyContext", "Width", "WritePlan",
-    "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
-    "dump_target_json", "dump_target_toml",
+    "ZeroPointEntry", "aggregate_of", "canonical_json",
     "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
     "target_sha256", "type_text", "value_text",
 ]

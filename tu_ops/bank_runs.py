@@ -7,8 +7,7 @@ exactly and with bounded work: bank equality depends only on addresses modulo 12
 bytes, so each loop level is summarised (length, first/last bank, leading/trailing/
 longest run) for each sub-bank start offset, and a loop of `n` iterations folds its
 iterations' summaries, which repeat with a period of at most 128 iterations, by
-repeated squaring. `access_addresses` enumerates a feed's addresses with numpy (the
-reference the tests compare against, for small plans). Records-level only: the lowering
+repeated squaring. Records-level only: the lowering
 (its W-FETCH-1 warning) and the scheduler (its bank rule) both read these.
 """
 
@@ -19,12 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 
 from tu_ops.feed import FeedBuffer, ReadShape
 
-__all__ = ["BankRun", "BANKS", "BANK_BYTES", "access_loops", "access_addresses", "banks_of",
-           "longest_bank_run", "feed_bank_run", "feed_bits", "start_units", "unit_bits"]
+__all__ = ["BankRun", "BANKS", "BANK_BYTES", "access_loops", "longest_bank_run", "feed_bank_run", "feed_bits",
+           "start_units", "unit_bits"]
 
 BANKS = 16        # DM banks per slice (docs/machine/index.md: 16 banks x 8 B wide)
 BANK_BYTES = 8    # bytes of one bank row: the bank is address bits 3-6
@@ -66,30 +64,6 @@ def start_units(feed: FeedBuffer, bits: int) -> int:
     """Address (in units) of the first access: the tensor's DM base + the source's element offset."""
     unit = unit_bits(bits)
     return (feed.source_base or 0) * (8 // unit) + feed.source.offset * bits // unit
-
-
-def access_addresses(feed: FeedBuffer, target: Any, shape: int = 0, max_accesses: int = 1 << 22) -> np.ndarray:
-    """The DM byte address of every access of read shape `shape`, in loop order (int64).
-
-    Enumerates them all, so it refuses a plan of more than `max_accesses` accesses;
-    `longest_bank_run` needs no enumeration."""
-    bits = feed_bits(feed, target)
-    loops = access_loops(feed.shapes[shape], bits)
-    total = math.prod(n for n, _ in loops)
-    if total > max_accesses:
-        raise ValueError(f"{total} accesses, more than {max_accesses} to enumerate")
-    units = np.full((1,) * len(loops), start_units(feed, bits), dtype=np.int64)
-    for k, (n, s) in enumerate(loops):
-        shape_k = [1] * len(loops)
-        shape_k[k] = n
-        units = units + (np.arange(n, dtype=np.int64) * s).reshape(shape_k)
-    per_byte = 8 // unit_bits(bits)
-    return units.reshape(-1) // per_byte
-
-
-def banks_of(addresses: np.ndarray) -> np.ndarray:
-    """The DM bank of each byte address (address bits 3-6)."""
-    return (addresses >> 3) & (BANKS - 1)
 
 
 def _cat(x: _Summary | None, y: _Summary) -> _Summary:

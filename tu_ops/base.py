@@ -25,7 +25,7 @@ from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "FEED_DESTS", "operand", "attr", "ir_type",
-           "fact", "rule", "entries_ok", "Entry"]
+           "fact", "rule", "as_entries", "entries_ok", "Entry", "derived_of_types"]
 
 
 @attrs.frozen(order=True)
@@ -99,6 +99,12 @@ class Derivation:
         return next((op for op in self.ops if op.MNEMONIC == mnemonic), None)
 
 
+def derived_of_types(op: Any, at: Derivation) -> Any:
+    """`TuOp.derived` of a record whose `of_types(result, input, input_type, output_type, loc)`
+    fixes every field from its types."""
+    return op.of_types(op.result, op.input, op.input_type, op.output_type, op.loc)
+
+
 TU_OPS = Table("record class")
 FEED_DESTS = Table("feed destination")  # the `FEED_DEST` name -> the record class declaring it
 """Every lowered op class by mnemonic, filled as the classes are declared."""
@@ -117,6 +123,11 @@ def ir_type() -> Any:
     return attrs.field(validator=_type_kind, metadata={"role": "type"})
 
 
+def as_entries(items: Any) -> tuple[Entry, ...]:
+    """A tuple of loop entries from entries or `(size, stride)` pairs."""
+    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
+
+
 def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> str | None:
     """The sequencer limits shared by FEED-5, COP-6, CMT-3: a problem text, or None."""
     if len(entries) > max_entries:
@@ -131,11 +142,11 @@ def entries_ok(entries: tuple[Entry, ...], max_entries: int, max_iter: int) -> s
 class TuOp(OpFrame):
     """Base of every lowered op: `%n = <mnemonic> <field>=<value> ... : <in> -> <out>`."""
 
-    NAME: ClassVar[str] = "tu.op"
+    NAME: ClassVar[str] = "tu.op"                # a class declaring MNEMONIC gets `tu.<MNEMONIC>`
     MNEMONIC: ClassVar[str] = "op"
     IN_PROGRAM: ClassVar[bool] = True
-    IN_KINDS: ClassVar[tuple[str, ...]] = ()
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ()
+    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)   # the kinds its input / output type may have (`ir_type`)
+    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)  # () takes any; most program stages take streams
     PIPELINE_RANK: ClassVar[int] = 0             # its place in pipeline order (`tu_ops.OP_CLASSES`)
     TRACED_STAGE: ClassVar[str | None] = None    # the traced call its records stand for
     FEED_DEST: ClassVar[str | None] = None       # its name as a feed's destination (`DestKind`), if a feed may deliver to it
@@ -150,6 +161,7 @@ class TuOp(OpFrame):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "MNEMONIC" in vars(cls):
+            cls.NAME = f"tu.{cls.MNEMONIC}"
             TU_OPS[cls.MNEMONIC] = cls  # attrs remakes the class; the final one stays
         if "FEED_DEST" in vars(cls) and cls.FEED_DEST is not None:
             FEED_DESTS[cls.FEED_DEST] = cls

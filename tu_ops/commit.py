@@ -15,10 +15,10 @@ from ir.mapping.live import is_window
 from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
 from ir.rules.commit_plan import commit_write_plan
-from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
 from tu_ops.dma_view import with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
-from tu_ops.enums import CommitConversion, FeedElementType, TuContext
+from tu_ops.enums import STORED_ELEMENTS, CommitConversion, FeedElementType, TuContext
 from tu_ops.feed import as_entries
 from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_config, pack_problem
@@ -32,14 +32,11 @@ class CastOp(TuOp):
 
     Text: `%9 = cast_op in=%8 in_type=F32 out_type=BF16 valid_elems=8 : <stream> -> <stream>`."""
 
-    NAME: ClassVar[str] = "tu.cast_op"
     MNEMONIC: ClassVar[str] = "cast_op"
     PIPELINE_RANK: ClassVar[int] = 80
     TRACED_STAGE: ClassVar[str | None] = "cast"
     FEED_DEST: ClassVar[str | None] = "CAST"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = CAST
     busy_cycles = stream_cycles
     cost_counters = no_counters
@@ -55,8 +52,7 @@ class CastOp(TuOp):
         return cls(result=result, input=src, in_type=FeedElementType.of(t.dtype), out_type=FeedElementType.of(out.dtype),
                    valid_elems=t.packet.size, input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> CastOp:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("CASTOP-1")
     def _castop_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -103,17 +99,11 @@ class CommitOp(TuOp):
     packet=[8:1]} write_bytes=32 dest=4096 : <stream entering commit_trim> -> <dm>`. `dest`
     is the new tensor's byte address in every slice's DM (the tensor is the op's result)."""
 
-    NAME: ClassVar[str] = "tu.commit"
     MNEMONIC: ClassVar[str] = "commit"
     PIPELINE_RANK: ClassVar[int] = 100
     TRACED_STAGE: ClassVar[str | None] = "commit_trim"
     FEED_DEST: ClassVar[str | None] = "COMMIT"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
-        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
-        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
-        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
-    })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("dm",)
     ENGINE: ClassVar[Engine] = COMMIT
 

@@ -14,7 +14,7 @@ import attrs
 from ir.rules.contract_geometry import lane_geometry, outer_geometry, packet_depth
 from ir.rules.time_reduction import inner_time, time_reduction
 from ir.types import LaneMode
-from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, entries_ok, operand, rule
+from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
 from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUCER, Engine, Rate, ceil_div,
                             no_counters, stream_cycles)
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
@@ -48,7 +48,6 @@ class ContractOuter(TuOp):
     mac_type=I32 pack_size=2 lanes=8 time_broadcast=[] trf_read={read_elems=64, width=WIDE,
     entries=[32:0, 8:1], packet_broadcast=1} : <stream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.contract_outer"
     MNEMONIC: ClassVar[str] = "contract_outer"
     PIPELINE_RANK: ClassVar[int] = 30
     TRACED_STAGE: ClassVar[str | None] = "contract_outer"
@@ -57,7 +56,6 @@ class ContractOuter(TuOp):
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.Int9,
         FeedElementType.Int5, FeedElementType.F8E4M3, FeedElementType.F8E5M2,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
     ENGINE: ClassVar[Engine] = CONTRACTION
     FEED_PACKING: ClassVar[str | None] = "pack_size"
@@ -188,7 +186,6 @@ class PacketReduce(TuOp):
 
     Text: `%8 = packet_reduce in=%7 in_elems=64 depth=6 out_cols=1 : <cstream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.packet_reduce"
     MNEMONIC: ClassVar[str] = "packet_reduce"
     PIPELINE_RANK: ClassVar[int] = 40
     TRACED_STAGE: ClassVar[str | None] = "contract_packet"
@@ -211,8 +208,7 @@ class PacketReduce(TuOp):
         return cls(result=result, input=src, in_elems=t.packet.size, depth=depth, out_cols=out.packet.size,
                    input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> PacketReduce:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("PRED-1")
     def _pred_1(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -272,7 +268,6 @@ class TimeReduce(TuOp):
     Text: `%9 = time_reduce in=%8 loops=[32:KEEP, 4:KEEP, 2:REDUCE] slots=1 mode=INTERLEAVED
     : <cstream> -> <cstream>`."""
 
-    NAME: ClassVar[str] = "tu.time_reduce"
     MNEMONIC: ClassVar[str] = "time_reduce"
     PIPELINE_RANK: ClassVar[int] = 50
     TRACED_STAGE: ClassVar[str | None] = "contract_time"
@@ -338,12 +333,10 @@ class LaneFold(TuOp):
 
     Text: `%10 = lane_fold in=%9 mode=INTERLEAVED lanes=8 cols=1 cycles=128 : <cstream> -> <stream>`."""
 
-    NAME: ClassVar[str] = "tu.lane_fold"
     MNEMONIC: ClassVar[str] = "lane_fold"
     PIPELINE_RANK: ClassVar[int] = 60
     TRACED_STAGE: ClassVar[str | None] = "contract_lane"
     IN_KINDS: ClassVar[tuple[str, ...]] = ("cstream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = LANE_FOLDER
     cost_counters = no_counters
 

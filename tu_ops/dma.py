@@ -76,7 +76,6 @@ class DmaOp(TuOp):
     entries=[16:4096:8388608, 16:0:524288, 4096:1:1]}] : <hbm> -> <dm>` (one line).
     `aggregate` is derived from the commands when not given."""
 
-    NAME: ClassVar[str] = "tu.dma"
     MNEMONIC: ClassVar[str] = "dma"
     PIPELINE_RANK: ClassVar[int] = 110
     IN_PROGRAM: ClassVar[bool] = False

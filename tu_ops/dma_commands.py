@@ -1,5 +1,5 @@
 """The commands of a DmaOp, as its two types fix them (docs/reference/diagnostics.md, docs/ci.md
-1.2 "DMA commands"): what the lowering of `to_dm` / `to_hbm` (`tu_ops.lower.dma`) and of every
+1.2 "DMA commands"): what the lowering of `to_dm` / `to_hbm` (`lower_dma`) and of every
 DMA-like step writes, and what the VISA verifier compares a parsed record with.
 
 One command per live `(chip, cluster)` of the DM side (the destination of HBM -> DM and
@@ -41,7 +41,7 @@ from ir.memo import memo
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["dma_record", "hbm_bytes", "dm_bytes", "broadcast_loops"]
+__all__ = ["dma_record", "lower_dma", "hbm_bytes", "dm_bytes", "broadcast_loops"]
 
 Loop = tuple[int, int, int]  # (size, DM-side stride in bits, other-side joint cell stride)
 
@@ -242,6 +242,15 @@ def dma_record(result: Ref, src: Ref, src_t: Any, dst_t: Any, target: Target, lo
     kind, commands, src_alloc, dst_alloc = body
     return DmaOp(result=result, src=src, kind=kind, element_type=src_t.dtype, commands=commands, input_type=src_t,
                  output_type=dst_t, src_alloc=src_alloc, dst_alloc=dst_alloc, loc=loc)
+
+
+def lower_dma(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Target, record: Any = dma_record) -> Any:
+    """The `record` (`dma_record`, or a record of its signature) of traced `op` copying `src_t`
+    into `dst_t`, numbered `%result`: types it has no record for are an internal error at `op`."""
+    try:
+        return record(Ref(result), Ref(src), src_t, dst_t, target, op.loc)
+    except ValueError as e:
+        raise InternalError(f"{op.text()}: {e}") from None
 
 
 @memo(512)

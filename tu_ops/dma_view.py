@@ -107,7 +107,6 @@ def start_problem(op: Any, target: Target, ctx: VerifyContext | None, side: str)
 class TensorNewOp(TuOp):
     """A fresh HBM, DM, TRF or VRF tensor of zeros: `%3 = tensor_new element_type=bf16 : hbm[...] -> hbm[...]`."""
 
-    NAME: ClassVar[str] = "tu.tensor_new"
     MNEMONIC: ClassVar[str] = "tensor_new"
     PIPELINE_RANK: ClassVar[int] = 113
     TRACED_STAGE: ClassVar[str | None] = "new"
@@ -137,7 +136,6 @@ class TensorNewOp(TuOp):
 class DmaWindowOp(DmaOp):
     """A DMA from a window of `src` into a fresh tensor."""
 
-    NAME: ClassVar[str] = "tu.dma_window"
     MNEMONIC: ClassVar[str] = "dma_window"
     PIPELINE_RANK: ClassVar[int] = 111
 
@@ -170,7 +168,6 @@ class DmaWindowOp(DmaOp):
 class DmaIntoOp(DmaOp):
     """A DMA from a tensor (or a window of it) into a window of the tensor `into`."""
 
-    NAME: ClassVar[str] = "tu.dma_into"
     MNEMONIC: ClassVar[str] = "dma_into"
     NEW_DM_TENSOR: ClassVar[bool] = False  # it writes into a tensor placed before it
     PIPELINE_RANK: ClassVar[int] = 112
@@ -218,7 +215,6 @@ class MemsetOp(TuOp):
     result is `into`'s new contents, at its address. Text: `%4 = memset into=%2
     element_type=bf16 view=[...] offset=16 value=16320 : dm[...] -> dm[...]`."""
 
-    NAME: ClassVar[str] = "tu.memset"
     MNEMONIC: ClassVar[str] = "memset"
     PIPELINE_RANK: ClassVar[int] = 114
     TRACED_STAGE: ClassVar[str | None] = "memset"

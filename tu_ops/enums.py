@@ -16,7 +16,7 @@ from ir.types import LaneMode
 __all__ = [
     "TuContext", "FeedElementType", "CollectFlits", "ConversionKind", "Conversion",
     "CellFormat", "Region", "Width", "LoopKind", "CommitConversion", "DmaKind", "Aggregate",
-    "LaneMode", "CELL_FORMATS",
+    "LaneMode", "CELL_FORMATS", "STORED_ELEMENTS",
 ]
 
 
@@ -59,6 +59,11 @@ class FeedElementType(_Named):
     def of(cls, dtype: DType) -> FeedElementType:
         """The element format carrying `dtype` (every dtype has one)."""
         return cls(dtype)
+
+
+# The element types a DM tensor holds, all but the Multiplier's staging Int9 and Int5: what a
+# commit writes and the Transpose Engine moves (their FEED-2).
+STORED_ELEMENTS = frozenset(FeedElementType) - {FeedElementType.Int9, FeedElementType.Int5}
 
 
 class CollectFlits(_Named):

@@ -47,12 +47,9 @@ class FeedBuffer(TuOp):
     read_elems=8}] flits_per_packet=4 collect_flits=Flit2 beats=64 dest=(TRF_LOAD, %5) : <in> -> <out>`
     (one line). `source_base` (the source tensor's DM byte address) is the [L] fact of FEED-11."""
 
-    NAME: ClassVar[str] = "tu.feed_buffer"
     MNEMONIC: ClassVar[str] = "feed_buffer"
     PIPELINE_RANK: ClassVar[int] = 10
     TRACED_STAGE: ClassVar[str | None] = "begin"
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = FETCH
     SLICE_AFTER: ClassVar[str | None] = "switch.out_slice"  # a switch moves the streams to its out_slice
     busy_cycles = feed_cycles

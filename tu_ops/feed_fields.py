@@ -6,27 +6,22 @@ them: it is the `FEED_DEST` name a class declares, and the class. So a feed's ve
 the one class it checks against without loading the other record modules (issue 29), and a
 record declared in a registry of its own (ir.declare.Registry) is a kind while that is open.
 Its enum-like face (`DestKind.VECTOR`, `DestKind["CAST"]`, iteration) knows the classes
-loaded so far (`tu_ops.feed_dests.feed_destinations` loads them all; the VISA parser has)."""
+loaded so far (`tu_ops.OP_CLASSES` loads them all; the VISA parser has)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Iterator
+from typing import Any, ClassVar, Iterator
 
 import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
 from ir.rules.fetch import ReadPlan, fetch_volume, read_run
-from tu_ops.base import FEED_DESTS, Entry, Ref
+from tu_ops.base import FEED_DESTS, Entry, Ref, as_entries
 from tu_ops.enums import TuContext
 from tu_ops.stage_record import stage_records
 
 __all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
-
-
-def as_entries(items: Iterable[Entry | tuple[int, int]]) -> tuple[Entry, ...]:
-    """A tuple of loop entries from entries or `(size, stride)` pairs."""
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
 
 
 @attrs.frozen

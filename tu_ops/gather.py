@@ -50,7 +50,6 @@ def _commands(items: Any) -> tuple[DmaCommand, ...]:
 class GatherOp(DmaOp):
     """Rows of the HBM table `src` at the rows `index` names, into DM."""
 
-    NAME: ClassVar[str] = "tu.dma_gather"
     MNEMONIC: ClassVar[str] = "dma_gather"
     PIPELINE_RANK: ClassVar[int] = 115
     IN_KINDS: ClassVar[tuple[str, ...]] = ("hbm",)
@@ -120,7 +119,6 @@ class ScatterOp(DmaOp):
     existing tensor, of the output's type; the last write wins). DMAOP-5 checks the rows, not
     the output."""
 
-    NAME: ClassVar[str] = "tu.dma_scatter"
     MNEMONIC: ClassVar[str] = "dma_scatter"
     NEW_DM_TENSOR: ClassVar[bool] = False  # its result is in HBM
     PIPELINE_RANK: ClassVar[int] = 116
@@ -176,7 +174,6 @@ class ShuffleOp(DmaOp):
     reads the DM of its part with the shuffled position (`source_part`), an HBM command's
     `src_base` already addresses the source chip's copy."""
 
-    NAME: ClassVar[str] = "tu.dma_shuffle"
     MNEMONIC: ClassVar[str] = "dma_shuffle"
     PIPELINE_RANK: ClassVar[int] = 117
     TRACED_STAGE: ClassVar[str | None] = "shuffle"

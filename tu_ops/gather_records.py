@@ -5,7 +5,7 @@ scatter's commands read its data into rows in index order (`ir.scatter.virtual_r
 `to_hbm` would.
 
 The row copy is the DMA of the gathered rows (`ir.gather.virtual_source`) into the DM
-output (`tu_ops.dma_commands.dma_record`); an unscaled index also gets the DM -> HBM commands that read
+output (`tu_ops.dma_commands.lower_dma`); an unscaled index also gets the DM -> HBM commands that read
 it into its logical order (`index_commands`). DM-side bases are relative to allocation 0;
 the allocation pass adds them (the index's to `index_commands`' sources).
 """
@@ -25,17 +25,9 @@ from ir.mapping.nodes import Symbol, pair_all
 from ir.types import HbmType, SpmType
 from tu_ops.base import Alloc, Ref
 from tu_ops.gather import GatherOp, IndexMode, ScatterOp, ShuffleLevel, ShuffleOp
-from tu_ops.dma_commands import dma_record
+from tu_ops.dma_commands import lower_dma
 
 __all__ = ["gather_record", "scatter_record", "shuffle_record"]
-
-
-def _copy(op: Any, result: int, src: int, src_t: Any, dst_t: Any, target: Any) -> Any:
-    """The DMA copying `src_t` into `dst_t` for `op`."""
-    try:
-        return dma_record(Ref(result), Ref(src), src_t, dst_t, target, op.loc)
-    except ValueError as e:
-        raise InternalError(f"{op.text()}: {e}") from None
 
 
 def gather_record(op: Any, result: int, src: int, index: int, target: Any, count: int | None = None) -> GatherOp:
@@ -46,12 +38,12 @@ def gather_record(op: Any, result: int, src: int, index: int, target: Any, count
         raise InternalError(f"{op.text()}: a refused gather reached the lowering ({parts.message})")
     shape, virtual = parts
     table_t, index_t, dst_t = op.src.type, op.index.type, op.result.type
-    rows = _copy(op, result, src, virtual, dst_t, target)
+    rows = lower_dma(op, result, src, virtual, dst_t, target)
     index_commands: tuple = ()
     if not op.scaled:
         scratch = index_scratch(index_t)
         stored_t = spm_as_hbm(index_t) if isinstance(index_t, SpmType) else index_t   # an SPM list reads as HBM
-        read = _copy(op, result, index, stored_t, scratch, target)
+        read = lower_dma(op, result, index, stored_t, scratch, target)
         index_commands = read.commands
     bits = target.bits_of(table_t.dtype) or table_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
@@ -73,14 +65,14 @@ def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into
         raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
     shape, rows_t = parts
     data_t, out_t = op.src.type, op.result.type
-    rows = _copy(op, result, src, data_t, rows_t, target)
+    rows = lower_dma(op, result, src, data_t, rows_t, target)
     bits = target.bits_of(data_t.dtype) or data_t.dtype.bits
     row_bytes = shape.row_cells * bits // 8
     index_t = op.index.type
     mode, index_commands = None, None
     if isinstance(index_t, SpmType):   # positions in SPM: read into the key's order, as HBM bytes
         scratch = HbmType(index_t.dtype, index_t.chip, pair_all([Symbol(a, n) for a, n in shape.key]))
-        read = _copy(op, result, index, spm_as_hbm(index_t), scratch, target)
+        read = lower_dma(op, result, index, spm_as_hbm(index_t), scratch, target)
         mode, index_commands = IndexMode.UNSCALED, read.commands
     outer = shape.outer_count
     return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
@@ -94,7 +86,7 @@ def shuffle_record(op: Any, result: int, src: int, target: Any) -> ShuffleOp:
     """The ShuffleOp of a trace-valid `Shuffle`: the identity copy, an HBM command's source
     moved to the shuffled chip's copy."""
     t = op.src.type
-    copy = _copy(op, result, src, t, t, target)
+    copy = lower_dma(op, result, src, t, t, target)
     commands = copy.commands
     pattern = op.sources
     if t.kind == "hbm":

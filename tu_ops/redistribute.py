@@ -67,7 +67,6 @@ class _Windows:
 class RedistributeOp(_Windows, DmaOp):
     """Every target part of a DM tensor copied from its own source part and offset."""
 
-    NAME: ClassVar[str] = "tu.dma_redistribute"
     MNEMONIC: ClassVar[str] = "dma_redistribute"
     PIPELINE_RANK: ClassVar[int] = 118
     TRACED_STAGE: ClassVar[str | None] = "redistribute"
@@ -114,7 +113,6 @@ class DmaRelayoutOp(_Windows, DmaOp):
     the DM of source part `sources[i]` (chip * clusters + cluster of the input), its source
     addresses local to that part; a command never crosses parts."""
 
-    NAME: ClassVar[str] = "tu.dma_relayout"
     MNEMONIC: ClassVar[str] = "dma_relayout"
     PIPELINE_RANK: ClassVar[int] = 119
     TRACED_STAGE: ClassVar[str | None] = "to_dm"

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.rf_relabel import relabel_problem
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, derived_of_types, operand, rule
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 
 __all__ = ["RfReshapeOp", "rf_root", "rf_aliases"]
@@ -26,7 +26,6 @@ __all__ = ["RfReshapeOp", "rf_root", "rf_aliases"]
 class RfReshapeOp(TuOp):
     """The register-file tensor `input` under the output type."""
 
-    NAME: ClassVar[str] = "tu.rf_reshape"
     MNEMONIC: ClassVar[str] = "rf_reshape"
     PIPELINE_RANK: ClassVar[int] = 121
     TRACED_STAGE: ClassVar[str | None] = "rf_reshape"
@@ -44,8 +43,7 @@ class RfReshapeOp(TuOp):
         """The relabel of the tensor `src` of type `old` to `new`: the types are its only fields."""
         return cls(result=result, input=src, input_type=old, output_type=new, loc=loc)
 
-    def derived(self, at: Derivation) -> RfReshapeOp:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("RFRESHAPE-2")
     def _relabel(self, target: Any, ctx: VerifyContext | None) -> str | None:

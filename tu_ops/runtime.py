@@ -42,15 +42,11 @@ class _Runtime(TuOp):
     busy_cycles = no_cycles
     cost_counters = no_counters
 
-    def stream_input(self) -> Ref | None:
-        return None
-
 
 @attrs.frozen(kw_only=True)
 class ScalarLoadOp(_Runtime):
     """A scalar parameter read into the scalar memory."""
 
-    NAME: ClassVar[str] = "tu.scalar_load"
     MNEMONIC: ClassVar[str] = "scalar_load"
     PIPELINE_RANK: ClassVar[int] = 200
     TRACED_STAGE: ClassVar[str | None] = "scalar_load"
@@ -65,9 +61,6 @@ class ScalarLoadOp(_Runtime):
     def cost_counters(self, target: Target) -> dict[str, int]:
         return {"dma_commands": 1, "dma_bytes": 8}
 
-    def stream_input(self) -> Ref | None:
-        return self.src
-
     @rule("RUNTIME-8")
     def _same_type(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return None if self.input_type == self.output_type else "a scalar_load keeps its scalar's type"
@@ -77,7 +70,6 @@ class ScalarLoadOp(_Runtime):
 class ScalarRecord(_Runtime):
     """One scalar operation of the sequencer."""
 
-    NAME: ClassVar[str] = "tu.scalar"
     MNEMONIC: ClassVar[str] = "scalar"
     PIPELINE_RANK: ClassVar[int] = 201
     TRACED_STAGE: ClassVar[str | None] = "scalar"
@@ -86,9 +78,6 @@ class ScalarRecord(_Runtime):
     lhs: Ref = operand()
     rhs: Ref | None = operand(optional=True)
     imm: int | None = attr(None, optional=True)
-
-    def stream_input(self) -> Ref | None:
-        return self.lhs
 
     @rule("RUNTIME-8")
     def _typed(self, target: Target, ctx: VerifyContext | None) -> str | None:
@@ -119,15 +108,11 @@ class ScalarRecord(_Runtime):
 class GuardBeginOp(_Runtime):
     """Opens a runtime guard on the bool `cond`."""
 
-    NAME: ClassVar[str] = "tu.guard_begin"
     MNEMONIC: ClassVar[str] = "guard_begin"
     PIPELINE_RANK: ClassVar[int] = 202
     TRACED_STAGE: ClassVar[str | None] = "when"
 
     cond: Ref = operand()
-
-    def stream_input(self) -> Ref | None:
-        return self.cond
 
     @rule("RUNTIME-8")
     def _bool(self, target: Target, ctx: VerifyContext | None) -> str | None:
@@ -140,15 +125,11 @@ class GuardBeginOp(_Runtime):
 class GuardEndOp(_Runtime):
     """Closes the guard `begin` opened."""
 
-    NAME: ClassVar[str] = "tu.guard_end"
     MNEMONIC: ClassVar[str] = "guard_end"
     PIPELINE_RANK: ClassVar[int] = 203
     TRACED_STAGE: ClassVar[str | None] = "end_when"
 
     begin: Ref = operand()
-
-    def stream_input(self) -> Ref | None:
-        return self.begin
 
     @rule("RUNTIME-8")
     def _pairs(self, target: Target, ctx: VerifyContext | None) -> str | None:

@@ -30,7 +30,6 @@ __all__ = ["SpmDmaOp"]
 class SpmDmaOp(DmaOp):
     """A DM tensor copied into SPM (`to_spm`) or an SPM tensor into DM (its `to_dm`)."""
 
-    NAME: ClassVar[str] = "tu.dma_spm"
     MNEMONIC: ClassVar[str] = "dma_spm"
     PIPELINE_RANK: ClassVar[int] = 120
     IN_KINDS: ClassVar[tuple[str, ...]] = ("dm", "spm")

@@ -32,8 +32,6 @@ class StageRecord(TuOp):
     """Base of the records made from stage declarations: `%n = <stage> in=%m <choices> : <in> -> <out>`."""
 
     SPEC: ClassVar[Any] = None  # the StageSpec it was made from
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
@@ -85,7 +83,7 @@ def _make(spec: StageSpec) -> type[StageRecord]:
     hints = typing.get_type_hints(spec.op)
     body: dict[str, Any] = {
         "__module__": __name__, "__doc__": spec.doc or f"The `{spec.stage}` stage (a declared stage).",
-        "__annotations__": {}, "SPEC": spec, "NAME": f"tu.{spec.stage}", "MNEMONIC": spec.stage,
+        "__annotations__": {}, "SPEC": spec, "MNEMONIC": spec.stage,
         "PIPELINE_RANK": spec.rank, "TRACED_STAGE": spec.stage, "ENGINE": next(e for e in ENGINES if e.name == spec.engine),
         "FEED_DEST": spec.stage.upper() if spec.feed_elements else None,
         "FEED_ELEMENTS": frozenset(FeedElementType(d) for d in spec.feed_elements)}

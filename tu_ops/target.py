@@ -2,7 +2,7 @@
 
 `rngd()` is built here from the spec's numbers and `ir.dtypes`' tables (independently of
 the shipped `tu_ops/targets/rngd.toml`, which a test loads and compares). `load_target`
-reads a TOML or JSON description file (schema and writer in `tu_ops.target_file`).
+reads a TOML or JSON description file (its schema in `tu_ops.target_file`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ir.dtypes import (
 )
 from ir.topology import CHIP_TARGETS
 from importlib import resources
-from tu_ops.target_file import load_target_bytes, target_to_data
+from tu_ops.target_file import load_target_bytes, parse_target_data, target_to_data  # the reader, re-exported
 from tu_ops.target_model import (  # the data model, re-exported: the target as a kernel sees it
     CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target, TargetSchemaError,
     ZeroPointEntry,
@@ -30,7 +30,7 @@ __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
     "TargetSchemaError", "SET_CONSTANTS", "CONSTANT_NAMES", "RNGD_SHA256", "BUILTIN_TARGETS",
     "rngd", "load_target", "get_target", "target_sha256", "canonical_json", "for_chips",
-    "TargetLike", "as_target",
+    "TargetLike", "as_target", "parse_target_data",
 ]
 
 # The SHA-256 of the shipped rngd.toml, written into every artifact header; a test pins it to the file.
@@ -92,11 +92,6 @@ def for_chips(target: Target, chips: int) -> Target:
     if target.name == "rngd" and chips > 1 and name is not None:
         return BUILTIN_TARGETS[name]()
     return target
-
-
-def rngd_toml_text() -> str:
-    """The shipped `tu_ops/targets/rngd.toml` (tu_ops/targets/rngd.toml), as text."""
-    return (resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8")
 
 
 def load_target(path: str | Path) -> Target:

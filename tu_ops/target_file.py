@@ -1,4 +1,4 @@
-"""Target description files (tu_ops/targets/rngd.toml): strict schema reader and TOML/JSON writers.
+"""Target description files (tu_ops/targets/rngd.toml): strict schema reader, and the data of a target.
 
 Every mismatch raises `TargetSchemaError` (an NpuOptError with code USAGE) whose `key` is
 the dotted path of the offending key, e.g. `constants.TRF_BYTES` or `dtypes.mac[3].acc`.
@@ -18,8 +18,7 @@ from tu_ops.target_model import (
     TargetSchemaError, ZeroPointEntry,
 )
 
-__all__ = ["load_target_bytes", "parse_target_data", "target_to_data", "dump_target_toml",
-           "dump_target_json"]
+__all__ = ["load_target_bytes", "parse_target_data", "target_to_data"]
 
 TOP_KEYS = ("schema", "name", "description", "emulation", "counts", "constants", "dtypes")
 DTYPE_KEYS = ("bits", "staging", "trf_storage", "fetch_table_lookup", "fetch_cast",
@@ -234,7 +233,7 @@ def _kind(value: Any) -> str:
             int: "an integer", float: "a float"}.get(type(value), type(value).__name__)
 
 
-# --- writing -----------------------------------------------------------------------------
+# --- a target as data --------------------------------------------------------------------
 
 
 def _pairs(entries: tuple[PairEntry, ...]) -> list[dict]:
@@ -266,37 +265,3 @@ def target_to_data(target: Target) -> dict:
                      "native": e.native} for e in target.mac],
         },
     }
-
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }" if v else "{}"
-    raise TypeError(f"cannot write {type(v).__name__} as TOML")
-
-
-def _toml_entry(key: str, v: Any) -> str:
-    if isinstance(v, list) and v and isinstance(v[0], dict):
-        return f"{key} = [\n" + "".join(f"  {_toml_value(x)},\n" for x in v) + "]"
-    return f"{key} = {_toml_value(v)}"
-
-
-def dump_target_toml(target: Target) -> str:
-    """A TOML description file of `target` that `load_target` reads back to an equal target."""
-    data = target_to_data(target)
-    lines = [_toml_entry(k, data[k]) for k in ("schema", "name", "description", "emulation")]
-    for section in ("counts", "constants", "dtypes"):
-        lines += ["", f"[{section}]"] + [_toml_entry(k, v) for k, v in data[section].items()]
-    return "\n".join(lines) + "\n"
-
-
-def dump_target_json(target: Target) -> str:
-    """A JSON description file of `target` (same object as the TOML form)."""
-    return json.dumps(target_to_data(target), indent=2, ensure_ascii=False) + "\n"

@@ -83,9 +83,6 @@ class PairEntry:
     dst: DType
     native: bool = True
 
-    def key(self) -> tuple[int, int]:
-        return (_dorder(self.src), _dorder(self.dst))
-
 
 @attrs.frozen
 class ZeroPointEntry:
@@ -97,9 +94,6 @@ class ZeroPointEntry:
     max: int
     native: bool = True
 
-    def key(self) -> tuple[int, int]:
-        return (_dorder(self.src), _dorder(self.dst))
-
 
 @attrs.frozen
 class MacEntry:
@@ -109,9 +103,6 @@ class MacEntry:
     weight: DType
     acc: DType
     native: bool = True
-
-    def key(self) -> tuple[int, int, int]:
-        return (_dorder(self.stream), _dorder(self.weight), _dorder(self.acc))
 
 
 @attrs.frozen
@@ -123,12 +114,15 @@ class EmulationPath:
     insert: str
     to: DType
 
-    def key(self) -> tuple:
-        return (self.table, tuple(_dorder(d) for d in self.entry), self.insert, _dorder(self.to))
+
+def _key(entry: Any) -> tuple:
+    """An entry's place in canonical order: its dtypes (in `ALL_DTYPES` order) and names, field by field."""
+    return tuple(_dorder(v) if isinstance(v, DType) else tuple(map(_dorder, v)) if isinstance(v, tuple) else v
+                 for v in attrs.astuple(entry, recurse=False) if isinstance(v, (DType, tuple, str)))
 
 
 def _sorted_entries(entries: Iterable[Any]) -> tuple[Any, ...]:
-    return tuple(sorted(set(entries), key=lambda e: e.key()))
+    return tuple(sorted(set(entries), key=_key))
 
 
 def _bits_table(bits: Mapping[DType, int] | Iterable[tuple[DType, int]]) -> tuple[tuple[DType, int], ...]:

@@ -22,9 +22,9 @@ import attrs
 from ir.transpose.params import TransposeParams, check_transpose_params
 from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
-from tu_ops.enums import FeedElementType
+from tu_ops.enums import STORED_ELEMENTS
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -36,18 +36,11 @@ __all__ = ["TransposeOp"]
 class TransposeOp(TuOp):
     """Transpose Engine: `[in_rows x in_cols]` tiles of `packets_per_col` packets per row."""
 
-    NAME: ClassVar[str] = "tu.transpose"
     MNEMONIC: ClassVar[str] = "transpose"
     PIPELINE_RANK: ClassVar[int] = 90
     TRACED_STAGE: ClassVar[str | None] = "transpose"
     FEED_DEST: ClassVar[str | None] = "TRANSPOSE"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({
-        FeedElementType.BF16, FeedElementType.F32, FeedElementType.I32, FeedElementType.I16,
-        FeedElementType.U8, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
-        FeedElementType.F8E5M2, FeedElementType.F4E2M1,
-    })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
+    FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     ENGINE: ClassVar[Engine] = TRANSPOSE
     cost_counters = no_counters
 
@@ -70,8 +63,7 @@ class TransposeOp(TuOp):
                    packets_per_col=p.packets_per_col, valid_size_per_packet=p.valid_size_per_packet,
                    fetch_in_width_shift=p.fetch_in_width_shift or None, input_type=t, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> TransposeOp:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @property
     def params(self) -> TransposeParams:

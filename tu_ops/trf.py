@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import attrs
 
 from ir.rules.collect import trf_geometry
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
 from tu_ops.engines import TRF, Engine, Rate, ceil_div
 from tu_ops.enums import CELL_FORMATS, CellFormat, CollectFlits, FeedElementType, Region
 
@@ -33,7 +33,6 @@ class TrfLoad(TuOp):
     bytes_per_lane=512 region=FULL base_row=0 collect_flits=Flit2 : <stream> -> <trf>`.
     `live_rows` (rows held by TRF tensors still live at this step) is the [L] fact of TRFLD-6."""
 
-    NAME: ClassVar[str] = "tu.trf_load"
     MNEMONIC: ClassVar[str] = "trf_load"
     PIPELINE_RANK: ClassVar[int] = 20
     TRACED_STAGE: ClassVar[str | None] = "to_trf"
@@ -42,7 +41,6 @@ class TrfLoad(TuOp):
         FeedElementType.BF16, FeedElementType.RawInt8, FeedElementType.RawInt4, FeedElementType.F8E4M3,
         FeedElementType.F8E5M2,
     })
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("trf",)
     ENGINE: ClassVar[Engine] = TRF
     FEED_PACKING: ClassVar[str | None] = "collect_flits"
@@ -73,8 +71,7 @@ class TrfLoad(TuOp):
                    bytes_per_lane=geo.bytes_per_lane, region=Region.FULL, base_row=0,
                    collect_flits=CollectFlits(geo.collect_flits), input_type=stream, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> TrfLoad:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     def busy_cycles(self, rate: Rate, target: Any) -> int:
         """Its bytes at the fetch rate (flits of FLIT_BYTES per cycle)."""

@@ -32,7 +32,7 @@ from tu_ops.enums import FeedElementType
 from tu_ops.vector_reduce import reduce_problem, with_vcgs
 from tu_ops.vector_steps import VeStep, reshape, stream_before
 
-__all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorEngineOp", "stream_before"]
+__all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorPass", "VectorEngineOp", "stream_before"]
 
 
 _SCALAR = {DType.I32: "i32", DType.F32: "f32"}
@@ -46,32 +46,38 @@ def _op_value(step: VeStep) -> Any | None:
 
 
 @attrs.frozen(kw_only=True)
-class VectorEngineOp(TuOp):
-    """The Vector Engine configured for one pass over the stream."""
+class VectorPass(TuOp):
+    """What the Vector Engine's pass records (`vector`, `vector_pair`, `vector_branch` and their
+    `_rf` forms) share: an 8 x i32 or f32 stream `in`, one packet per cycle on the engine, and
+    their `steps`' derived fields."""
 
-    NAME: ClassVar[str] = "tu.vector"
-    MNEMONIC: ClassVar[str] = "vector"
-    PIPELINE_RANK: ClassVar[int] = 70
-    FEED_DEST: ClassVar[str | None] = "VECTOR"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = VECTOR
     busy_cycles = stream_cycles
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
-    steps: tuple[VeStep, ...] = attr()
 
-    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorEngineOp:
+    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> Any:
         """This pass with its derived fields recomputed from its types and its steps (the
-        user's choices): each reduce step's `vcg=` (`with_vcgs`); a `vector_rf` record also
+        user's choices): each reduce step's `vcg=` (`with_vcgs`); an `_rf` record also
         derives its `rf_read` walks from `rf_types`, the types of the VRF tensors it names.
         The lowering fills the record with it; the VISA verifier compares with `derived`."""
-        return attrs.evolve(self, steps=with_vcgs(self))
+        return attrs.evolve(self, steps=with_vcgs(self))  # type: ignore[attr-defined]
 
-    def derived(self, at: Derivation) -> VectorEngineOp:
+    def derived(self, at: Derivation) -> Any:
         return self.with_derived()
+
+
+@attrs.frozen(kw_only=True)
+class VectorEngineOp(VectorPass):
+    """The Vector Engine configured for one pass over the stream."""
+
+    MNEMONIC: ClassVar[str] = "vector"
+    PIPELINE_RANK: ClassVar[int] = 70
+    FEED_DEST: ClassVar[str | None] = "VECTOR"
+
+    steps: tuple[VeStep, ...] = attr()
 
     @rule("VEOP-1")
     def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -109,20 +115,7 @@ class VectorEngineOp(TuOp):
 
     @rule("VEOP-2")
     def _order(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        alus: set[str] = set()
-        placed = [(i, step) for i, step in enumerate(self.steps)
-                  if spec_of(step.unit).rank is not None]  # a reinterpret holds its place
-        for (_, prev), (i, step) in zip(placed, placed[1:]):
-            a, b = spec_of(prev.unit).rank, spec_of(step.unit).rank
-            if b < a or (a == b and not spec_of(step.unit).repeatable):
-                return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
-        for i, step in enumerate(self.steps):
-            value = _op_value(step)
-            if value is not None:
-                if value.alu.name in alus:
-                    return f"step {i} uses the {value.alu.rust_name} ALU a second time"
-                alus.add(value.alu.name)
-        return None
+        return _order_problem(self.steps, [_op_value(step) for step in self.steps])
 
     @rule("VEOP-3")
     def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -141,6 +134,25 @@ class VectorEngineOp(TuOp):
         if self.MNEMONIC == "vector" and any(is_rf(s.unit) for s in self.steps):
             return "a register-file step needs a `vector_rf` record, which names the VRF tensor it reads"
         return None
+
+
+def _order_problem(steps: Any, values: list[Any], repeats: frozenset[int] = frozenset()) -> str | None:
+    """VEOP-2 (and VPAIR-2): the steps in stage order (a unit's rank again only when it is
+    repeatable, or the step's index is in `repeats`) and one op per ALU, `values` being each
+    step's op value (None: it takes no ALU)."""
+    placed = [(i, step) for i, step in enumerate(steps)
+              if spec_of(step.unit).rank is not None]  # a reinterpret holds its place
+    for (_, prev), (i, step) in zip(placed, placed[1:]):
+        a, b = spec_of(prev.unit).rank, spec_of(step.unit).rank
+        if b < a or (a == b and not spec_of(step.unit).repeatable and i not in repeats):
+            return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
+    alus: set[str] = set()
+    for i, value in enumerate(values):
+        if value is not None:
+            if value.alu.name in alus:
+                return f"step {i} uses the {value.alu.rust_name} ALU a second time"
+            alus.add(value.alu.name)
+    return None
 
 
 def _mode_problem(step: VeStep) -> str | None:

@@ -24,14 +24,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.dtypes import DType
 from ir.vector.units import UNITS, spec_of
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
-from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import FeedElementType
+from tu_ops.base import VerifyContext, attr, rule
 from tu_ops.valid_count import PackConfig
-from tu_ops.vector import VectorEngineOp, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
-from tu_ops.vector_reduce import with_vcgs
+from tu_ops.vector import _SCALAR, VectorEngineOp, VectorPass, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
 
 __all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp"]
 
@@ -82,37 +78,17 @@ class BranchStep:
     vcg: PackConfig | None = attrs.field(default=None, metadata={"omit_default": True})  # as in a `vector` step
 
 
-_SCALAR = {DType.I32: "i32", DType.F32: "f32"}
-
-
 @attrs.frozen(kw_only=True)
-class VectorBranchOp(TuOp):
+class VectorBranchOp(VectorPass):
     """The Vector Engine configured for one tagged pass over the stream."""
 
-    NAME: ClassVar[str] = "tu.vector_branch"
     MNEMONIC: ClassVar[str] = "vector_branch"
     PIPELINE_RANK: ClassVar[int] = 76
     FEED_DEST: ClassVar[str | None] = "VECTOR_BRANCH"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    ENGINE: ClassVar[Engine] = VECTOR
-    busy_cycles = stream_cycles
-    cost_counters = no_counters
 
-    input: Ref = operand(name="in")
     tag: tuple[TagCmp, ...] = attr(converter=tuple)
     stash_at: int = attr()
     steps: tuple[BranchStep, ...] = attr(converter=tuple)
-
-    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorBranchOp:
-        """This pass with its derived fields recomputed from its types and its choices (the tag,
-        the steps and their slots, the stash): each reduce step's `vcg=` (`with_vcgs`); a
-        `vector_branch_rf` record also its `rf_read` walks, from `rf_types`."""
-        return attrs.evolve(self, steps=with_vcgs(self))
-
-    def derived(self, at: Derivation) -> VectorBranchOp:
-        return self.with_derived()
 
     def plain(self) -> VectorEngineOp:
         """The same pass without its tag and slots."""

@@ -30,7 +30,6 @@ __all__ = ["VectorBranchRfOp"]
 class VectorBranchRfOp(VectorBranchOp):
     """A tagged Vector Engine pass whose `_RF` steps read the VRF tensors `rf` (step arg: which)."""
 
-    NAME: ClassVar[str] = "tu.vector_branch_rf"
     MNEMONIC: ClassVar[str] = "vector_branch_rf"
     PIPELINE_RANK: ClassVar[int] = 77
 

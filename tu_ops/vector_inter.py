@@ -47,14 +47,11 @@ INTER_OPS = {DType.I32: frozenset({"ADD", "ADD_SAT", "MAX", "MIN"}), DType.F32: 
 class InterSliceReduceOp(TuOp):
     """The inter-slice reducer: fold the stream across the slices of each cluster."""
 
-    NAME: ClassVar[str] = "tu.inter_slice_reduce"
     MNEMONIC: ClassVar[str] = "inter_slice_reduce"
     PIPELINE_RANK: ClassVar[int] = 73
     TRACED_STAGE: ClassVar[str | None] = "vector_inter_slice_reduce"
     FEED_DEST: ClassVar[str | None] = "INTER_SLICE_REDUCE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     ENGINE: ClassVar[Engine] = VECTOR
     SLICE_AFTER: ClassVar[str | None] = "out_slice"  # its output, and every record after it, lives on out_slice
     busy_cycles = stream_cycles

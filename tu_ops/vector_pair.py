@@ -28,16 +28,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from ir.dtypes import DType
 from ir.mapping.nodes import Mapping, Symbol
 from ir.vector.units import UNITS, PairUnit, spec_of
 from ir.vector.pair import unzip_problem
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
-from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
-from tu_ops.enums import FeedElementType
+from tu_ops.base import VerifyContext, attr, rule
 from tu_ops.valid_count import PackConfig
-from tu_ops.vector import VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value
-from tu_ops.vector_reduce import reduce_problem, with_vcgs
+from tu_ops.vector import (_SCALAR, VectorPass, VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value,
+                           _order_problem)
+from tu_ops.vector_reduce import reduce_problem
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp"]
 
@@ -70,7 +68,6 @@ class PairStep:
 
 
 _PAIRED = frozenset({PairSide.BOTH, PairSide.G0, PairSide.G1})
-_SCALAR = {DType.I32: "i32", DType.F32: "f32"}
 # `PairUnit` and every per-unit fact below are the unit declarations' (`ir.vector.units`): a way
 # change (a unit with a shape change) takes either scalar and changes the way.
 
@@ -88,33 +85,17 @@ def _ve_step(step: PairStep, arg: int) -> VeStep:
 
 
 @attrs.frozen(kw_only=True)
-class VectorPairOp(TuOp):
-    """The Vector Engine configured for one pair-mode pass over the stream."""
+class VectorPairOp(VectorPass):
+    """The Vector Engine configured for one pair-mode pass over the stream (a merged reduce
+    step's `vcg=` is derived on the merged stream, `reduce_input`)."""
 
-    NAME: ClassVar[str] = "tu.vector_pair"
     MNEMONIC: ClassVar[str] = "vector_pair"
     PIPELINE_RANK: ClassVar[int] = 75
     FEED_DEST: ClassVar[str | None] = "VECTOR_PAIR"
-    FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    OUT_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
-    ENGINE: ClassVar[Engine] = VECTOR
-    busy_cycles = stream_cycles
-    cost_counters = no_counters
 
-    input: Ref = operand(name="in")
     axis: Mapping = attr()
     split_time: Mapping = attr()
     steps: tuple[PairStep, ...] = attr(converter=tuple)
-
-    def with_derived(self, rf_types: tuple[Any, ...] = ()) -> VectorPairOp:
-        """This pass with its derived fields recomputed from its types and its choices (the axis,
-        split_time and the steps): a merged reduce step's `vcg=` (`with_vcgs`, on the merged
-        stream); a `vector_pair_rf` record also its `rf_read` walks, from `rf_types`."""
-        return attrs.evolve(self, steps=with_vcgs(self))
-
-    def derived(self, at: Derivation) -> VectorPairOp:
-        return self.with_derived()
 
     @rule("VPAIR-1")
     def _typing(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -166,20 +147,8 @@ class VectorPairOp(TuOp):
             return "paired steps come before the ZIP step, merged steps after it"
         if "zip" not in spec_of(self.steps[z].unit).kinds or any(s.unit is PairUnit.WIDEN_PAD for s in self.steps[:z]):
             return f"step {z}: {self.steps[z].unit.name} cannot merge the groups"
-        alus: set[str] = set()
-        placed = [(i, s) for i, s in enumerate(self.steps)
-                  if spec_of(s.unit).rank is not None]  # a reinterpret holds its place
-        for (_, prev), (i, step) in zip(placed, placed[1:]):
-            a, b = spec_of(prev.unit).rank, spec_of(step.unit).rank
-            if b < a or (a == b and not spec_of(step.unit).repeatable and step.side is not PairSide.ZIP):
-                return f"step {i} ({step.unit.name}) may not follow {prev.unit.name}"
-        for i, step in enumerate(self.steps):
-            value = _op_value(_ve_step(step, 0)) if not spec_of(step.unit).shape else None
-            if value is not None:
-                if value.alu.name in alus:
-                    return f"step {i} uses the {value.alu.rust_name} ALU a second time"
-                alus.add(value.alu.name)
-        return None
+        values = [_op_value(_ve_step(s, 0)) if not spec_of(s.unit).shape else None for s in self.steps]
+        return _order_problem(self.steps, values, frozenset({z}))  # the zip may repeat its unit's rank
 
     @rule("VPAIR-3")
     def _args(self, target: Any, ctx: VerifyContext | None) -> str | None:

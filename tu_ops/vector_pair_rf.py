@@ -39,7 +39,6 @@ def group_stream(record: Any, index: int) -> Any:
 class VectorPairRfOp(VectorPairOp):
     """A pair-mode pass whose paired steps may read the VRF tensors `rf` (a group's arg: which)."""
 
-    NAME: ClassVar[str] = "tu.vector_pair_rf"
     MNEMONIC: ClassVar[str] = "vector_pair_rf"
     PIPELINE_RANK: ClassVar[int] = 78
 

@@ -24,7 +24,7 @@ from ir.vector.units import is_rf
 from ir.vector.ways import FLIT
 from ir.mapping.sequence import sequence
 from tu_ops.rf_reshape import rf_root
-from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, operand, rule
+from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, as_entries, attr, derived_of_types, operand, rule
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
@@ -36,17 +36,13 @@ __all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_wo
 
 
 
-def _entries(items: Any) -> tuple[Entry, ...]:
-    return tuple(e if isinstance(e, Entry) else Entry(*e) for e in items)
-
-
 @attrs.frozen
 class RfRead:
     """Where each stream cell reads the VRF: loop entries over time, then packet."""
 
     TEXT_STYLE: ClassVar[str] = "struct"
-    time: tuple[Entry, ...] = attrs.field(converter=_entries)
-    packet: tuple[Entry, ...] = attrs.field(converter=_entries)
+    time: tuple[Entry, ...] = attrs.field(converter=as_entries)
+    packet: tuple[Entry, ...] = attrs.field(converter=as_entries)
 
 
 def walk(element: Any, stream: Any) -> RfRead:
@@ -83,13 +79,11 @@ def first_reads(reads: Any, tensors: int) -> list[int]:
 class VrfLoad(TuOp):
     """Store the stream's flits in the VRF of every slice of the program's space."""
 
-    NAME: ClassVar[str] = "tu.vrf_load"
     MNEMONIC: ClassVar[str] = "vrf_load"
     PIPELINE_RANK: ClassVar[int] = 22
     TRACED_STAGE: ClassVar[str | None] = "to_vrf"
     FEED_DEST: ClassVar[str | None] = "VRF_LOAD"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = frozenset({FeedElementType.I32, FeedElementType.F32})
-    IN_KINDS: ClassVar[tuple[str, ...]] = ("stream",)
     OUT_KINDS: ClassVar[tuple[str, ...]] = ("vrf",)
     ENGINE: ClassVar[Engine] = VRF_LOAD
     busy_cycles = stream_cycles
@@ -107,8 +101,7 @@ class VrfLoad(TuOp):
         return cls(result=result, input=src, words=out.element.size, base=0, write=walk(out.element, stream),
                    input_type=stream, output_type=out, loc=loc)
 
-    def derived(self, at: Derivation) -> VrfLoad:
-        return self.of_types(self.result, self.input, self.input_type, self.output_type, self.loc)
+    derived = derived_of_types
 
     @rule("VRFLD-1")
     def _scalar(self, target: Any, ctx: VerifyContext | None) -> str | None:
@@ -149,7 +142,6 @@ def rf_offsets(read: RfRead) -> Any:
 class VectorRfOp(VectorEngineOp):
     """A Vector Engine pass whose `_RF` steps read the VRF tensors `rf` (step arg: which)."""
 
-    NAME: ClassVar[str] = "tu.vector_rf"
     MNEMONIC: ClassVar[str] = "vector_rf"
     PIPELINE_RANK: ClassVar[int] = 71
 

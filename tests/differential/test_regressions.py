@@ -20,7 +20,7 @@ from tests.differential.harness import compare, differential, load_kernel
 # broadcast", and DMA-4 accepts it (the trace passes). The cpu backend replicates `x`
 # along J. The npu lowering builds the DM -> HBM commands from the DM side's factors only
 # (visa/visa.lark), so nothing iterates J: the VISA artifact writes row 0 and leaves
-# row 1 zero. The npu lowering (tu_ops/lower/dma.py) is wrong; the verifier does not catch
+# row 1 zero. The npu lowering (tu_ops/dma_commands.py) is wrong; the verifier does not catch
 # it because it counts the DM side's bytes. (Found by the generator as a commit that trims
 # live cells, `commit_drop`, whose result DMA then broadcasts the dropped digit.)
 
@@ -102,7 +102,7 @@ def test_dm_to_hbm_broadcast_generated() -> None:
 #
 # A one-element i8 result (or two i4). The lowering emits `packet_bytes=1, entries=[]`:
 # visa/visa.lark drops size-1 entries, and the packet entry 1:1:1 is one
-# (tu_ops/lower/dma.py: `packet = [...] if packet_bytes > 1 else []`); `npu-opt visa
+# (tu_ops/dma_commands.py: `packet = [...] if packet_bytes > 1 else []`); `npu-opt visa
 # --verify` accepts it and counts prod([]) = 1 byte. The VISA interpreter
 # (visa/interp/dma.py, `command {i} moves nothing`) required a non-empty entry list and
 # raised, which the visa backend reported as an ICE. The interpreter was wrong (fixed: an

@@ -7,8 +7,10 @@ here against a plain numpy enumeration of the access addresses."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import tomllib
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -19,10 +21,9 @@ from npu_opt.compile_api import compile_kernel
 from driver.compile_command import run_compile
 from npu_opt.device import DeviceKernel
 from tests.backends.examples import EXAMPLES, load
-from tu_ops import dump_target_toml, load_target, parse_target_data, rngd
+from tu_ops import load_target, rngd
 from tu_ops.feed import FeedBuffer
-from tu_ops.lower.banks import access_addresses, banks_of, feed_bank_run, longest_bank_run
-from tu_ops.target import rngd_toml_text
+from tu_ops.bank_runs import BANKS, access_loops, feed_bank_run, feed_bits, longest_bank_run, start_units, unit_bits
 
 # {dm}: the DM element; {time}/{collect}: the fetch time and the collect time. The packet
 # is the column A (64 x i8, 128-byte strides in a row-major DM tensor of 128-byte rows).
@@ -64,11 +65,11 @@ def fetch_line(path) -> int:
 
 
 def limit_target(tmp_path, limit):
-    data = tomllib.loads(rngd_toml_text())
+    data = tomllib.loads((resources.files("tu_ops") / "targets" / "rngd.toml").read_text(encoding="utf-8"))
     data["name"] = f"bank-run-{limit}"
     data["constants"]["BANK_RUN_LIMIT"] = limit
-    path = tmp_path / f"bank-run-{limit}.toml"
-    path.write_text(dump_target_toml(parse_target_data(data)))
+    path = tmp_path / f"bank-run-{limit}.json"
+    path.write_text(json.dumps(data))
     return load_target(path)
 
 
@@ -175,6 +176,23 @@ def test_no_example_warns(path):
 
 
 # --- the run computation -------------------------------------------------------------------
+
+
+def access_addresses(feed, target) -> np.ndarray:
+    """The DM byte address of every access of the feed's read shape, in loop order (int64)."""
+    bits = feed_bits(feed, target)
+    loops = access_loops(feed.shapes[0], bits)
+    units = np.full((1,) * len(loops), start_units(feed, bits), dtype=np.int64)
+    for k, (n, s) in enumerate(loops):
+        shape_k = [1] * len(loops)
+        shape_k[k] = n
+        units = units + (np.arange(n, dtype=np.int64) * s).reshape(shape_k)
+    return units.reshape(-1) // (8 // unit_bits(bits))
+
+
+def banks_of(addresses: np.ndarray) -> np.ndarray:
+    """The DM bank of each byte address (address bits 3-6)."""
+    return (addresses >> 3) & (BANKS - 1)
 
 
 def enumerated_run(banks: np.ndarray) -> tuple[int, int, int, int]:

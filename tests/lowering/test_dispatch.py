@@ -31,7 +31,7 @@ AFTER_COLLECT = {ir.ToTrf, ir.ContractOuter, ir.ContractPacket, ir.ContractTime,
                  *vector_pair_ops.PAIR_OP_CLASSES, *vector_branch_ops.BRANCH_OP_CLASSES,
                  *vector_stash_ops.STASH_OP_CLASSES, *vector_pair_logic_ops.PAIR_LOGIC_CLASSES, VectorInterSliceReduce,
                  *vector_pair_ternary_ops.PAIR_TERNARY_CLASSES,
-                 CommitValidCountPack, CommitPacked}   # folded into the CommitOp (tu_ops.lower.valid_count)
+                 CommitValidCountPack, CommitPacked}   # folded into the CommitOp (tu_ops.lower.commit)
 
 
 def test_every_stage_after_collect_declares_its_lowering():

@@ -15,7 +15,7 @@ from tests.lowering.kernels import cast_kernel, commit_kernel, contract_kernel, 
 from npu_opt import ClipBinaryOpF32, ClipBinaryOpI32, Cmp, TagMode
 from tests.vector.kernels import chain_kernel
 from tests.vector_pair.kernels import pair_kernel, tagged_kernel
-from tu_ops import CollectFlits, ConversionKind, DestKind, FeedElementType, dest_element_types, rngd
+from tu_ops import OP_CLASSES, CollectFlits, ConversionKind, DestKind, FeedElementType, rngd
 from tests.vrf.kernels import rf_kernel
 from npu_opt import FxpBinaryOp
 from npu_opt import InterSliceReduceOpF32, InterSliceReduceOpI32, f32, i32
@@ -136,7 +136,8 @@ UNREACHABLE_FLITS = {CAST: {F2}, COMMIT: {F2}, TRANSPOSE: {F2}, VECTOR: {F2}, VE
 
 
 def reachable() -> set:
-    return {(et, fl, kind) for kind, types in dest_element_types().items() for et in types
+    assert OP_CLASSES  # every record module loaded: every kind declared
+    return {(et, fl, kind) for kind in DestKind for et in kind.op_class.FEED_ELEMENTS
             for fl in (F1, F2) if fl not in UNREACHABLE_FLITS[kind]}
 
 
@@ -178,7 +179,7 @@ def test_staging_types_reach_only_contract_outer(staging):
     with pytest.raises(CompileError) as info:
         lower_kernel(kernel)
     assert info.value.diagnostics[0].code == "TYPE-2"
-    assert all(FeedElementType.of(D[staging]) not in dest_element_types()[k] for k in (TRF, CAST, COMMIT))
+    assert all(FeedElementType.of(D[staging]) not in k.op_class.FEED_ELEMENTS for k in (TRF, CAST, COMMIT))
 
 
 def test_conversions_are_recorded_lookup_first():

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import tu_ops
-from tu_ops.feed_dests import DestKind, feed_destinations
+from tu_ops.feed_fields import DestKind
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_kinds_are_the_classes_declarations() -> None:
     declared = {vars(c)["FEED_DEST"]: c for c in tu_ops.OP_CLASSES if vars(c).get("FEED_DEST") is not None}
-    assert {kind.name: cls for kind, cls in feed_destinations().items()} == declared
+    assert {kind.name: kind.op_class for kind in DestKind} == declared
     for kind in DestKind:
         assert kind.op_class is declared[kind.name] and DestKind[kind.name] is kind
         assert DestKind.of(kind.op_class) is kind and str(kind) == kind.name

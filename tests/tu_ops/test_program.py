@@ -110,8 +110,7 @@ def test_package_surface():
         "Region", "Target", "TargetSchemaError", "TimeLoop", "TimeReduce", "TransposeOp", "TrfAllocation",
         "TrfLoad", "TrfRead", "TuContext", "TuOp", "TuProgram", "VeOpName", "VeStep", "VeUnit", "VectorEngineOp",
         "VerifyContext", "Width", "WritePlan",
-        "ZeroPointEntry", "aggregate_of", "canonical_json", "dest_element_types", "dest_mnemonics",
-        "dump_target_json", "dump_target_toml",
+        "ZeroPointEntry", "aggregate_of", "canonical_json",
         "get_target", "inner_time", "load_target", "mapping_text", "parse_target_data", "rngd",
         "target_sha256", "type_text", "value_text",
     ]

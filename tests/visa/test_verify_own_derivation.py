@@ -14,7 +14,8 @@ from ir import ops as ir
 from npu_opt.compile_api import compile_kernel
 from tests.kernel_files import example
 from tu_ops.base import Entry
-from tu_ops.lower import dma as dma_lowering, feed as feed_lowering
+from tu_ops import dma_commands as dma_lowering
+from tu_ops.lower import feed as feed_lowering
 from tu_ops.lower.dispatch import LOWERINGS
 from visa.artifact import VisaTextError
 from visa.verify import verify_text

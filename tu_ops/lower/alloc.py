@@ -26,7 +26,6 @@ from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram
 from tu_ops.lower.vrf_alloc import allocate_vrf
 from tu_ops.lower.vrf_sink import fit_vrf
-from tu_ops.target import Target
 from tu_ops.trf_new import trf_maker
 
 __all__ = ["allocate", "liveness", "check_capacity"]
@@ -66,12 +65,6 @@ class _Resident:
         return self.param.text()
 
 
-def _resident(kernel: LoweredKernel, target: Target) -> dict[int, _Tensor]:
-    """The resident DM parameters: placed by the signature, live throughout."""
-    return {p.ref.id: _Tensor(p.ref.id, _Resident(p), _bytes(p.type, target), 0, len(kernel.steps))
-            for p in kernel.params if p.at is not None}
-
-
 def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], dict[int, _Tensor]]:
     """DM and TRF tensors by value number, with their live steps."""
     dm: dict[int, _Tensor] = {}
@@ -86,7 +79,8 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
         if rid in table:
             table[rid].last = max(table[rid].last, step)
 
-    dm.update(_resident(kernel, target))
+    dm.update({p.ref.id: _Tensor(p.ref.id, _Resident(p), _bytes(p.type, target), 0, len(kernel.steps))
+               for p in kernel.params if p.at is not None})  # resident DM parameters: placed, live throughout
     for step, s in enumerate(kernel.steps):
         ops = s.ops if isinstance(s, TuProgram) else (s,)
         for op in ops:

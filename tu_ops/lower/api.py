@@ -40,11 +40,6 @@ class Lowered(LoweredKernel):
     warnings: tuple[Diagnostic, ...] = attrs.field(default=(), eq=False, converter=diagnostic_tuple)
     verify_ms: float = attrs.field(default=0.0, eq=False)  # time of the op verification
 
-    def base(self) -> LoweredKernel:
-        """The same kernel as a plain LoweredKernel (for comparing with hand-built ones)."""
-        fields = {f.name: getattr(self, f.name) for f in attrs.fields(LoweredKernel)}
-        return LoweredKernel(**fields)
-
 
 def lower(kernel: Kernel, options: Options | None = None) -> Lowered:
     """Lower a traced kernel (`TraceResult.kernel`, refusal-free) for `options.target`."""

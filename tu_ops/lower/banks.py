@@ -13,8 +13,7 @@ The longest run is computed exactly for any loop sizes with bounded work: bank
 equality depends only on addresses modulo 128 bytes, so each loop level is summarised
 (length, first/last bank, leading/trailing/longest run) for each sub-bank start offset,
 and a loop of `n` iterations folds its iterations' summaries, which repeat with a period
-of at most 128 iterations, by repeated squaring. `access_addresses` enumerates the
-addresses with numpy (the reference the tests compare against, for small plans).
+of at most 128 iterations, by repeated squaring (`tu_ops.bank_runs`).
 """
 
 from __future__ import annotations
@@ -24,17 +23,13 @@ from typing import Any
 
 from ir import ops as ir
 from ir.diagnostic import Diagnostic
-from tu_ops.bank_runs import (
-    BANK_BYTES, BANKS, BankRun, access_addresses, access_loops, banks_of, feed_bank_run,
-    longest_bank_run, unit_bits,
-)
+from tu_ops.bank_runs import BANK_BYTES, BANKS, BankRun, access_loops, feed_bank_run, unit_bits
 from tu_ops.bank_runs import feed_bits as _bits
 from tu_ops.feed import FeedBuffer
 from tu_ops.lower.errors import refusal
 from tu_ops.lower.program import layout
 
-__all__ = ["BankRun", "BANKS", "BANK_BYTES", "access_loops", "access_addresses", "banks_of",
-           "longest_bank_run", "feed_bank_run", "bank_run_warnings"]
+__all__ = ["bank_run_warnings"]
 
 
 def _loops_text(loops: Sequence[tuple[int, int]], per_byte: int) -> str:

@@ -21,9 +21,9 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.redistribute_ops import Redistribute
 from tu_ops.lower.commit_view import direct_commit_views, into_fields
-from tu_ops.lower.dma import lower_dma
 from tu_ops.lower.redistribute import lower_redistribute, relayout_view_step
-from tu_ops.dma_records import crosses_parts, relayout_record
+from tu_ops.dma_commands import lower_dma
+from tu_ops.dma_records import crosses_parts, relayout_record, spm_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from ir.runtime_ops import RUNTIME_STEPS
@@ -49,9 +49,9 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
-        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):  # these lowerings load with a first such step
-            from tu_ops.lower.spm import lower_spm_move
-            steps.append(lower_spm_move(item, first, lay.refs[item.src.id], target))
+        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):  # docs/machine/spm.md
+            steps.append(lower_dma(item, first, lay.refs[item.src.id], item.src.type, item.result.type, target,
+                                   spm_record))
             continue
         if kind == "dma" and isinstance(item, Shuffle):
             from tu_ops.gather_records import shuffle_record

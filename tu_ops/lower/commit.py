@@ -1,18 +1,20 @@
 """`cast` and `commit_trim` [+ `commit_cast` / `commit_cast_relu` | `commit_valid_count_pack`]
 + `commit` lowered (docs/reference/diagnostics.md): a CastOp, and one CommitOp, which fill
 their derived fields from their types (`of_types` in `tu_ops.commit`: the write plan is
-`ir.rules.commit_plan`'s `commit_write_plan`, the computation COMMIT-2..6 check). `dest` is
-filled by the allocation pass.
+`ir.rules.commit_plan`'s `commit_write_plan`, the computation COMMIT-2..6 check; a commit
+after `commit_valid_count_pack` is the CommitOp with `pack=`). `dest` is filled by the
+allocation pass. A reduce's Valid Count Generator configuration is the vector lowering's
+(`tu_ops.lower.vrf.derived_pass`).
 """
 
 from __future__ import annotations
 
 from ir import ops as ir
+from ir.valid_count_ops import CommitPacked, CommitValidCountPack
 from tu_ops.base import Ref
 from tu_ops.commit import CastOp, CommitOp
 from tu_ops.enums import CommitConversion
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.valid_count import is_packed
 
 __all__: list[str] = []
 
@@ -29,12 +31,15 @@ def _trim_stage(op: ir.CommitTrim, site: Site) -> CommitOp:
     conversion = CommitConversion.NONE
     if conv is not None:
         conversion = CommitConversion.F32_TO_BF16_RELU if conv.relu else CommitConversion.F32_TO_BF16
-    return CommitOp.of_types(Ref(site.result), Ref(site.src), op.input.type, sink.input.type,
-                             site.type_of(sink.result), conversion, is_packed(sink), site.context, site.target, op.loc)
+    return CommitOp.of_types(Ref(site.result), Ref(site.src), op.input.type, sink.input.type, site.type_of(sink.result),
+                             conversion, isinstance(sink, CommitPacked), site.context, site.target, op.loc)
 
 
+@lowers(CommitValidCountPack)
+@lowers(CommitPacked)
 @lowers(ir.CommitCast)
 @lowers(ir.Commit)
 def _folded_into_trim(op: ir.Op, site: Site) -> None:
-    """`commit_cast` and `commit` are fields of the CommitOp made at `commit_trim`."""
+    """`commit_cast`, `commit_valid_count_pack` and `commit` (a packed one too) are fields of the
+    CommitOp made at `commit_trim`."""
     return None

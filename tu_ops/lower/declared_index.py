@@ -27,10 +27,6 @@ def _trf() -> None:
     from tu_ops.lower import trf  # noqa: F401
 
 
-def _valid_count() -> None:
-    from tu_ops.lower import valid_count  # noqa: F401
-
-
 def _vector() -> None:
     from tu_ops.lower import vector  # noqa: F401
 
@@ -54,7 +50,7 @@ def _vrf() -> None:
 DECLARED: dict[str, tuple[Callable[[], None], ...]] = {
     'ir.data_movement_ops': (_engines,),
     'ir.ops': (_commit, _contract, _inferred, _trf,),
-    'ir.valid_count_ops': (_valid_count,),
+    'ir.valid_count_ops': (_commit,),
     'ir.vector.branch_ops': (_vector_branch,),
     'ir.vector.chain_ops': (_vector,),
     'ir.vector.inter_ops': (_vector_inter,),

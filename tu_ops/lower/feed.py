@@ -60,20 +60,16 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
     is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
     src = begin.result.type.dtype
+    lifts = tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
     try:
         return FeedBuffer.of_types(
             Ref(result), TuContext(chain.context), FeedSource(source, 0, src, source_element), begin.result.type,
             fetch.result.type, collect.input.type, collect.result.type, flits, target,
             conversions=conversions_of(chain.adapters), dest=FeedDest(dest_kind(chain), Ref(dest)),
             switch=_route(chain), interleave=None if second is None else FeedInterleave(second, begin.axis),
-            mask=_mask(chain), lift=_lifts(chain) or None, loc=begin.loc)
+            mask=_mask(chain), lift=lifts or None, loc=begin.loc)  # lifts outermost first
     except ValueError as e:
         raise InternalError(f"{fetch.text()}: {e}") from e
-
-
-def _lifts(chain: ProgramChain) -> tuple[FeedLift, ...]:
-    """The chain's fetch lifts (ir.fetch_lift_ops), outermost dimension first, as record items."""
-    return tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
 
 
 def _mask(chain: ProgramChain) -> Any:

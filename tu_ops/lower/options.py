@@ -11,18 +11,9 @@ from typing import Any
 
 import attrs
 
-from tu_ops.target import Target, get_target, rngd
+from tu_ops.target import Target, as_target, rngd
 
 __all__ = ["Options"]
-
-
-def _target(value: Any) -> Target:
-    """A Target from a Target, a built-in name or a description file path (None: rngd)."""
-    if value is None:
-        return rngd()
-    if isinstance(value, Target):
-        return value
-    return get_target(value)
 
 
 def _axes(value: Any) -> tuple[tuple[str, int], ...] | None:
@@ -43,7 +34,7 @@ class Options:
     (`((name, size), ...)`) for the signature's `axes` line when the traced kernel does
     not carry it."""
 
-    target: Target = attrs.field(factory=rngd, converter=_target)
+    target: Target = attrs.field(factory=rngd, converter=as_target)
     compat: bool = True
     dump_ir: Path | None = attrs.field(default=None, converter=lambda p: None if p is None else Path(p))
     axes: tuple[tuple[str, int], ...] | None = attrs.field(default=None, converter=_axes)

@@ -16,7 +16,7 @@ from ir.vector import stash_ops as sops
 from ir.vector.branch_ops import tag_codes
 from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.reduce_vcg import derived_pass
+from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeUnit
 from tu_ops.vector_branch_rf import VectorBranchRfOp
 from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
@@ -50,7 +50,7 @@ def lower_branch(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vect
     steps = [s for s in steps if s is not None]
     fields = dict(result=Ref(site.result), input=Ref(site.src), tag=tag, steps=steps, stash_at=stash_at,
                   input_type=site.type_of(op.input), output_type=site.type_of(body[-1].result), loc=op.loc)
-    tensors = _vrf_tensors(body)
+    tensors = vrf_tensors(body)
     if not tensors:
         return derived_pass(VectorBranchOp(**fields))
 
@@ -66,16 +66,6 @@ def _read_from(step: BranchStep, index: int) -> BranchStep:
     if any(s.port for s in step.slots):
         return attrs.evolve(step, slots=tuple(attrs.evolve(s, value=index) if s.port else s for s in step.slots))
     return attrs.evolve(step, arg=index)
-
-
-def _vrf_tensors(body: tuple[Any, ...]) -> list[Any]:
-    """The VRF tensors the pass's ops read, in first-read order."""
-    tensors: list[Any] = []
-    for o in body:
-        for v in getattr(o, "rf", ()) or ():
-            if all(v.id != t.id for t in tensors):
-                tensors.append(v)
-    return tensors
 
 
 for _cls in (*bops.BRANCH_OP_CLASSES, *sops.STASH_OP_CLASSES):

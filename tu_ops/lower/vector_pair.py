@@ -17,8 +17,7 @@ from ir.vector import pair_ops as pops
 from ir.vector import pair_ternary_ops as ptern
 from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
-from tu_ops.lower.reduce_vcg import derived_pass
-from tu_ops.lower.vector_branch import _vrf_tensors
+from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName
 from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
 from tu_ops.vector_pair_rf import VectorPairRfOp
@@ -45,7 +44,7 @@ def lower_pair(op: vops.VectorInit, site: Site, body: tuple[Any, ...]) -> Vector
     """The `vector_pair` record of the pass entered at `op` (`body[0]` is its unzip); a
     `vector_pair_rf` when a group reads a VRF tensor."""
     unzip = body[0]
-    tensors = _vrf_tensors(body)
+    tensors = vrf_tensors(body)
     ids = [t.id for t in tensors]
     steps = tuple(_reading(s, o, ids) for o in body if (s := _step(o)) is not None)
     fields = dict(result=Ref(site.result), input=Ref(site.src), axis=unzip.axis, split_time=unzip.split_time,
