@@ -21,15 +21,9 @@ from tu_ops.dma_view import dm_roots
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.rf_reshape import rf_aliases
 from tu_ops.trf_new import trf_maker
-from visa.facts import lowest, step_reads
-from visa.interp.dma import tensor_bytes
+from visa.facts import lowest, step_reads, tensor_bytes
 
-__all__ = ["allocate", "lowest", "resident_params"]
-
-
-def resident_params(kernel: LoweredKernel) -> list[Any]:
-    """The resident DM parameters of a kernel, in parameter order."""
-    return [p for p in kernel.params if p.at is not None]
+__all__ = ["allocate", "lowest"]
 
 
 def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
@@ -42,8 +36,9 @@ def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[i
         for ref in [r.id for r in step_reads(step)] + wrote:
             last[roots.get(ref, relabels.get(ref, ref))] = i
     forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
+    resident = [p for p in kernel.params if p.at is not None]
     dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
-                                           for p, (_, end) in zip(resident_params(kernel), resident_ranges(kernel.params))}
+                                           for p, (_, end) in zip(resident, resident_ranges(kernel.params))}
     trf: dict[int, tuple[int, int, int]] = {}
     row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):

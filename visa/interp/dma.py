@@ -26,6 +26,7 @@ import numpy as np
 
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
+from visa.facts import tensor_bytes
 from visa.interp.fast.copies import broadcast_note
 from visa.interp.errors import check
 from visa.interp.fast.memo import per_record
@@ -47,12 +48,6 @@ class DmTensor:
         return f"DmTensor(base={self.base})"
 
 
-def tensor_bytes(t: Any, target: Any) -> int:
-    """Bytes of one copy of a DM or HBM tensor's element."""
-    bits = target.bits_of(t.dtype) or 0
-    return -(-t.element.size * bits // 8)
-
-
 def live_parts(t: Any) -> list[tuple[int, int]]:
     """The live (chip, cluster) positions of a DM-side type."""
     mask = pad_mask(t.chip, t.cluster)
@@ -68,12 +63,11 @@ def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
     return addr
 
 
-def _side(mem: Memory, kind: str, ref_id: int | None, part: Any,
-          hbm_arrays: dict[int, np.ndarray]) -> tuple[np.ndarray, int]:
-    """(byte array, address offset) of one side of a command."""
+def _side(mem: Memory, kind: str, ref_id: int | None, part: Any, hbm_arrays: dict[int, np.ndarray]) -> Any:
+    """The memory of one side of a command."""
     if kind == "dm":
-        return mem.dm(part.chip, part.cluster), 0
-    return hbm_arrays[ref_id], 0  # HBM addresses already count chip c's copy (DMAOP-5)
+        return mem.dm(part.chip, part.cluster)
+    return hbm_arrays[ref_id]  # HBM addresses already count chip c's copy (DMAOP-5)
 
 
 def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
@@ -226,9 +220,8 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
                   f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
-        src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm)
-        dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm)
-        src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
+        src, dst = _side(mem, src_kind, op.src.id, cmd.part, hbm), _side(mem, dst_kind, op.result.id, cmd.part, hbm)
+        src_off, dst_off = _start_bytes(op, env, "src"), _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
