@@ -20,7 +20,7 @@ from visa.interp.memory import Memory
 from visa.interp.plan import _cuts
 from visa.interp.fast.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
 __all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read"]
@@ -222,8 +222,6 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     return out
 
 
-@executes("trf_load")
-def _trf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)
-    return 1
+@runs("trf_load", env=True)
+def _trf_load_step(op: Any, state: ProgramState) -> Any:
+    return run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)

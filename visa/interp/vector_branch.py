@@ -15,7 +15,7 @@ from ir.vector.units import is_rf
 from visa.interp.errors import check
 from visa.interp.fast.lanes import front_lanes, trim_at
 from visa.interp.reduce import is_reduce, run_reduce_step
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.vector import check_input, finish_pass
 
 __all__ = ["run_vector_branch"]
@@ -60,8 +60,6 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
     return finish_pass(op, values)
 
 
-@executes("vector_branch")
-def _vector_branch_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)
-    return 1
+@runs("vector_branch")
+def _vector_branch_step(op: Any, state: ProgramState) -> Any:
+    return run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)

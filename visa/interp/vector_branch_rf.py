@@ -6,16 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.vector_branch import run_vector_branch
 from visa.interp.vrf import loaded, rf_operands
 
 __all__: list[str] = []
 
 
-@executes("vector_branch_rf")
-def _vector_branch_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
+@runs("vector_branch_rf")
+def _vector_branch_rf_step(op: Any, state: ProgramState) -> Any:
     stream = state.input(op.input, op)
-    state.local[op.result.id] = run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice)
-    return 1
+    return run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice)

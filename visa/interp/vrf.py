@@ -18,7 +18,7 @@ from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, front_start
 from visa.interp.fast.memo import per_record
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.values import pad_mask, value_dtype
 from visa.interp.vector import run_vector
 
@@ -114,16 +114,12 @@ def run_vector_rf(op: Any, stream: np.ndarray | Front, vrfs: list[VrfValues], sl
     return run_vector(op, stream, rf_operands(op, stream, vrfs), slices, front)
 
 
-@executes("vrf_load")
-def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.env[op.result.id] = run_vrf_load(op, state.input(op.input, op, front=_front_live(op)))
-    return 1
+@runs("vrf_load", env=True)
+def _vrf_load_step(op: Any, state: ProgramState) -> Any:
+    return run_vrf_load(op, state.input(op.input, op, front=_front_live(op)))
 
 
-@executes("vector_rf")
-def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
+@runs("vector_rf")
+def _vector_rf_step(op: Any, state: ProgramState) -> Any:
     stream = state.input(op.input, op, front=front_start(op))
-    state.local[op.result.id] = run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.held())
-    return 1
+    return run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.held())
