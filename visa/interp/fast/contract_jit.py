@@ -45,7 +45,7 @@ from visa.interp.fast import contract_jit_exact as jit_exact
 from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_tiles as jit_tiles
 from visa.interp.fast import contract_jit_weights as jit_weights
-from visa.interp.operands import exact
+from visa.interp.operands import _SIG_BITS, exact
 from visa.interp.plan import Plan
 from visa.interp.fast.repeated import Repeated, compact, view_reshape
 from visa.interp.trf import check_read
@@ -55,7 +55,6 @@ __all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
 
 ENV = "NPU_OPT_INTERP_JIT"
 """0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
-_SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 _NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
 _NO_MASK2 = np.zeros((0, 0), np.bool_)
 _NO_QUADS = np.zeros((0, 4), np.int64)

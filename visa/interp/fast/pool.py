@@ -13,7 +13,7 @@ import numpy as np
 from visa.interp.fast import speed
 from visa.interp.fast.pool_room import make_room
 
-__all__ = ["ANY", "give_back", "pooled", "pooled_entry", "zeros"]
+__all__ = ["ANY", "give_back", "pooled_entry", "zeros"]
 
 # Arrays of finished runs, by shape and dtype: zeroed DM and TRF stores, and scratch arrays a run
 # overwrites entirely (a feed's stream). Reusing one costs a memset (a store) or nothing
@@ -39,11 +39,6 @@ def pooled_entry(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> tupl
             if data.shape == shape and data.dtype == dtype and not (zero and used is not None and used[0] != "rows"):
                 return _POOL.pop(i)
     return None
-
-
-def pooled(shape: tuple[int, ...], dtype: Any, zero: bool = False) -> np.ndarray | None:
-    entry = pooled_entry(shape, dtype, zero)
-    return None if entry is None else entry[0]
 
 
 def give_back(data: np.ndarray, resident: int | None = None, used: Any = None) -> None:
