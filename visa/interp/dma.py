@@ -34,7 +34,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
 
-__all__ = ["DmTensor", "copy_strided", "tensor_bytes", "live_parts", "run_dma", "walk"]
+__all__ = ["DmTensor", "copy_strided", "copy_walk", "tensor_bytes", "live_parts", "run_dma", "walk"]
 
 
 class DmTensor:
@@ -61,6 +61,15 @@ def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
     for n, s in zip(sizes, strides):
         addr = addr[..., None] + np.arange(n, dtype=np.int64) * s
     return addr
+
+
+def copy_walk(src: Any, src_base: int, dst: Any, dst_base: int, outer: Any, packet: int, op: Any, i: int) -> None:
+    """Copy command `i`'s bytes by index: the `packet` bytes at every point of the walks of
+    its `outer` entries, from `src_base` of `src` to `dst_base` of `dst`."""
+    sizes, span = [e.size for e in outer], np.arange(packet, dtype=np.int64)
+    src_addr = (walk(src_base, sizes, [e.src_stride for e in outer])[..., None], span)
+    dst_addr = (walk(dst_base, sizes, [e.dst_stride for e in outer])[..., None], span)
+    copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
 
 
 def _side(mem: Memory, kind: str, ref_id: int | None, part: Any, hbm_arrays: dict[int, np.ndarray]) -> Any:
@@ -231,10 +240,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None
-        outer = cmd.entries[:-1] if inner is not None and inner.src_stride == inner.dst_stride == 1 else cmd.entries
-        packet = np.arange(inner.size if inner is not None and len(outer) < len(cmd.entries) else 1, dtype=np.int64)
-        osz = [e.size for e in outer]
-        src_addr = (walk(cmd.src_base + src_off, osz, [e.src_stride for e in outer])[..., None], packet)
-        dst_addr = (walk(cmd.dst_base + dst_off, osz, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
+        packed = inner is not None and inner.src_stride == inner.dst_stride == 1   # the packet read in order
+        copy_walk(src, cmd.src_base + src_off, dst, cmd.dst_base + dst_off, cmd.entries[:-1] if packed else cmd.entries,
+                  inner.size if packed else 1, op, i)
     return result
