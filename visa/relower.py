@@ -55,13 +55,14 @@ def expected_dma(op: Any, target: Any) -> Any:
     """The DmaOp `op`'s types fix (`tu_ops.dma_commands.dma_record`), its DM-side bases offset by the
     allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
     src_t, dst_t = op.input_type, op.output_type
-    if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
-        return _expected_view_dma(op, target)
+    src_off, dst_off = _offset(src_t, op.src_alloc), _offset(dst_t, op.dst_alloc)
     try:
+        if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
+            return view_record(op, target, (src_off, dst_off))
         low = dma_record(op.result, op.src, src_t, dst_t, target, op.loc)
     except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable
         raise Underivable(op, _reason(e)) from None
-    return placed(op, low, _offset(src_t, op.src_alloc), _offset(dst_t, op.dst_alloc))
+    return placed(op, low, src_off, dst_off)
 
 
 def built(op: Any, build: Callable[[], Any], traced: Any = None) -> Any:
@@ -86,13 +87,6 @@ def placed(op: Any, low: Any, src: int = 0, dst: int = 0) -> Any:
     `src` / `dst`, and the allocation facts `op` carries."""
     return attrs.evolve(low, commands=moved(low.commands, src, dst), aggregate=None, src_alloc=op.src_alloc,
                         dst_alloc=op.dst_alloc)
-
-
-def _expected_view_dma(op: Any, target: Any) -> Any:
-    try:
-        return view_record(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
-    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
-        raise Underivable(op, _reason(e)) from None
 
 
 def _offset(t: Any, alloc: Any) -> int:

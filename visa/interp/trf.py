@@ -23,7 +23,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
-__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read"]
+__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read", "take"]
 
 
 class TrfTensor:
@@ -118,11 +118,11 @@ def _store(dest: np.ndarray, at: slice | np.ndarray, rows: np.ndarray) -> None:
         dest[..., at.start + k:at.start + min(k + _BLOCK, n)] = rows[..., k:k + _BLOCK]
 
 
-def _take_all(data: np.ndarray, flat: np.ndarray) -> np.ndarray:
-    """data[..., flat]; `data` itself when `flat` reads every element in order."""
-    if flat.size == data.shape[-1] and flat[0] == 0 and np.array_equal(flat, np.arange(flat.size)):
-        return data
-    return np.take(data, flat, axis=-1)
+def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+    """`np.take` along `axis`; `arr` itself when `index` reads every position in order."""
+    if index.size == arr.shape[axis] and np.array_equal(index, np.arange(index.size)):
+        return arr
+    return np.take(arr, index, axis=axis)
 
 
 def _slices(index: np.ndarray) -> slice | np.ndarray:
@@ -217,7 +217,7 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
-            raw = _take_all(data.view(raw_dtype(bits)), flat)
+            raw = take(data.view(raw_dtype(bits)), flat, -1)
         out[dst] = from_raw(raw, wd, bits).reshape(len(dst), trf.lanes, *index.shape)
     return out
 

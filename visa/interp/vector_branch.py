@@ -17,6 +17,7 @@ from visa.interp.fast.lanes import front_lanes, trim_at
 from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, runs
 from visa.interp.vector import check_input, finish_pass
+from visa.interp.vrf import loaded, rf_operands
 
 __all__ = ["run_vector_branch"]
 
@@ -63,3 +64,11 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
 @runs("vector_branch")
 def _vector_branch_step(op: Any, state: ProgramState) -> Any:
     return run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)
+
+
+@runs("vector_branch_rf")
+def _vector_branch_rf_step(op: Any, state: ProgramState) -> Any:
+    """A tagged pass whose `_RF` steps and rf slots read their VRF tensor through `rf_read`, as
+    a `vector_rf` pass does (`visa.interp.vrf`)."""
+    stream = state.input(op.input, op)
+    return run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice)

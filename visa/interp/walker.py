@@ -40,7 +40,7 @@ from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
 from visa.interp.vrf import VrfValues
 from visa.interp import (  # noqa: F401 - the modules that declare the steps STEPS holds
-    contract, drain, engines, feed, trf, vector, vector_branch, vector_branch_rf, vector_inter, vector_pair, vrf,
+    contract, drain, engines, feed, trf, vector, vector_branch, vector_inter, vector_pair, vrf,
 )
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
@@ -53,11 +53,6 @@ Runnable = Union["VisaArtifact", LoweredKernel]
 _NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "rf_reshape", "dma_spm", "dma_shuffle", "dma_redistribute", "dma_relayout",
                             "dma_gather", "dma_scatter"})
 """The body steps `_run` does not hand to `run_dma` (which keeps the DM's copy notes itself)."""
-
-
-def _spm_as_dma(step: Any) -> Any:
-    """A `dma_spm` record as the plain DMA it runs as (not imported: its class reads the trace rules)."""
-    return step.as_dma()
 
 
 def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[LoweredKernel, Target]:
@@ -212,8 +207,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
             env[step.result.id] = run_memset(step, mem)
         elif step.MNEMONIC == "rf_reshape":  # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
             env[step.result.id] = env[step.operands()[0].id]
-        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
-            env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
+        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py); its
+            env[step.result.id] = run_dma(step.as_dma(), mem, env)   # class reads the trace rules: not imported
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
         elif step.MNEMONIC in ("dma_redistribute", "dma_relayout"):
