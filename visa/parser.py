@@ -341,7 +341,9 @@ class _Builder(Transformer):
     @_at
     def start(self, meta: Any, c: list[Any]) -> VisaArtifact:
         version, (target, sha), sig, (steps, ret), (cost, cost_lines) = c
-        self._check_refs()
+        for ident, line, col in self.dec.uses:  # every `%n` a field names is defined somewhere in the text
+            if ident not in self.defs:
+                raise self.dec.error(f"%{ident} is not defined", line, col)
         finals = check_finals(self.dec, sig["params"], sig["finals"], self.defs, meta)
         kernel = LoweredKernel(name=sig["name"], chip=sig["chip"], axes=sig["axes"], params=sig["params"],
                                steps=steps, results=[Ref(int(t[1:])) for t in ret], finals=finals, pe=sig["pe"])
@@ -351,12 +353,6 @@ class _Builder(Transformer):
         lines = {f"%{table[i]}": line for i, line in self.lines.items()} | cost_lines | self.lines_extra
         return VisaArtifact(version=version, target=target, target_sha256=sha, kernel=renumber(kernel),
                             cost=cost, lines=lines)
-
-    def _check_refs(self) -> None:
-        """Every `%n` a field names is defined somewhere in the text."""
-        for ident, line, col in self.dec.uses:
-            if ident not in self.defs:
-                raise self.dec.error(f"%{ident} is not defined", line, col)
 
     def _check_results(self, kernel: LoweredKernel, sig: list[Any], ret: list[lark.Token], meta: Any) -> None:
         """`return` lists the signature's results with their types; record operands (all but a

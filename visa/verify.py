@@ -12,6 +12,7 @@ field by field; the first disagreement names the field, the value found and the 
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 from ir.errors import NpuOptError
@@ -231,7 +232,7 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind not in ("hbm", "spm")]
         chips = [t.chip for op in ops for t in (op.input_type, op.output_type)]
         if isinstance(step, TuProgram):
-            spaces.append(_Space(step.space))
+            spaces.append(_Space(*step.space))
         where = ops[0] if ops else None
         for chip in chips:
             if chip.size != kernel.chip or chip.size not in target.chips:
@@ -249,11 +250,8 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                               rule="SPACE-3")
 
 
-class _Space:
-    """A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
-
-    def __init__(self, space: tuple[Any, Any, Any]) -> None:
-        self.chip, self.cluster, self.slice = space
+_Space = namedtuple("_Space", "chip cluster slice")
+"""A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
 
 
 # --- per-record re-derivations ----------------------------------------------------------------
