@@ -226,7 +226,7 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
                     per_row: bool = False, assume: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
-    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_exact.paired_weights`'s
+    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_weights.lay_paired`'s
     (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
     of them each row reads; their code range. Rows whose TRF slices hold the same codes
     there (a GEMM's weights are the same for every slice along M) share one widened copy.
