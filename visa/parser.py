@@ -85,18 +85,6 @@ def _check_version(text: str) -> None:
         raise VisaTextError(version_message(int(match.group(1))), line=1, column=match.start(1) + 1, source=text)
 
 
-@attrs.frozen
-class _Pe:
-    """The signature's `pe P` (processing elements per chip)."""
-
-    count: int
-
-
-@attrs.frozen
-class _Resident:
-    at: int  # a parameter's `at N`: a resident DM parameter's DM byte address
-
-
 def _at(fn: Any) -> Any:
     """Run a rule callback with (meta, children); turn stray errors into positioned ones."""
 
@@ -185,14 +173,14 @@ class _Builder(Transformer):
     @_at
     def param(self, meta: Any, c: list[Any]) -> KernelParam:
         ident = self._define(c[0])
-        at = c.pop().at if isinstance(c[-1], _Resident) else None
+        at = c.pop() if isinstance(c[-1], int) else None   # `at N`: a resident DM parameter's DM byte address
         raw = c[-1]
         return signature_param(self.dec, Ref(ident), c[1][1:-1], build_type(self.dec, raw, None, None),
                                len(c) == 4, at, raw)
 
     @_at
-    def resident(self, meta: Any, c: list[Any]) -> _Resident:
-        return _Resident(int(c[0]))
+    def resident(self, meta: Any, c: list[Any]) -> int:
+        return int(c[0])
 
     @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:
@@ -203,12 +191,12 @@ class _Builder(Transformer):
         return int(c[0][1:]), build_type(self.dec, c[1], None, None), meta.line, meta.column
 
     @_at
-    def pe(self, meta: Any, c: list[Any]) -> _Pe:
-        return _Pe(int(c[0]))
+    def pe(self, meta: Any, c: list[Any]) -> int:
+        return int(c[0])
 
     @_at
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
-        pe = c.pop(2).count if isinstance(c[2], _Pe) else 8
+        pe = c.pop(2) if isinstance(c[2], int) else 8   # `pe P`: processing elements per chip
         params = [x for x in c[3:] if isinstance(x, KernelParam)]
         results = [x for x in c[3:] if isinstance(x, tuple)]
         finals = [x for x in c[3:] if isinstance(x, FinalLine)]
