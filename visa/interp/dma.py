@@ -72,13 +72,6 @@ def copy_walk(src: Any, src_base: int, dst: Any, dst_base: int, outer: Any, pack
     copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
 
 
-def _side(mem: Memory, kind: str, ref_id: int | None, part: Any, hbm_arrays: dict[int, np.ndarray]) -> Any:
-    """The memory of one side of a command."""
-    if kind == "dm":
-        return mem.dm(part.chip, part.cluster)
-    return hbm_arrays[ref_id]  # HBM addresses already count chip c's copy (DMAOP-5)
-
-
 def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
                  dst_strides: list[int], sizes: list[int]) -> bool:
     """Copy a command through strided views when both walks are in-bounds affine walks and
@@ -204,16 +197,13 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
     src_val = env.get(op.src.id)
     check(src_val is not None, f"source {op.src} has no value", op)
-    hbm: dict[int, np.ndarray] = {}
     dst_bytes = tensor_bytes(op.output_type, target)
     if src_kind == "hbm":
         check(isinstance(src_val, np.ndarray), f"source {op.src} is not an HBM tensor", op)
-        hbm[op.src.id] = src_val
     else:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
         result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
-        hbm[op.result.id] = result
     else:
         result = _dm_result(op, mem, dst_bytes)
     for i, cmd in enumerate(op.commands):
@@ -229,7 +219,9 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
                   f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
-        src, dst = _side(mem, src_kind, op.src.id, cmd.part, hbm), _side(mem, dst_kind, op.result.id, cmd.part, hbm)
+        dm = mem.dm(cmd.part.chip, cmd.part.cluster) if "dm" in (src_kind, dst_kind) else None
+        src, dst = dm if src_kind == "dm" else src_val, dm if dst_kind == "dm" else result  # an HBM side's
+        # addresses already count chip c's copy (DMAOP-5)
         src_off, dst_off = _start_bytes(op, env, "src"), _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
