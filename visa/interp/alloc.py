@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from tu_ops.dma_view import dm_roots
-from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
+from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
-from visa.facts import last_uses, lowest, tensor_bytes
+from visa.facts import last_uses, lowest, resident_allocations, tensor_bytes
 
 __all__ = ["allocate", "lowest"]
 
@@ -28,10 +28,8 @@ __all__ = ["allocate", "lowest"]
 def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
     """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
     last, roots = last_uses(kernel), dm_roots(kernel.ops())
-    forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
-    resident = [p for p in kernel.params if p.at is not None]
-    dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
-                                           for p, (_, end) in zip(resident, resident_ranges(kernel.params))}
+    # a resident DM parameter sits at its signature address throughout
+    dm = {a.tensor.id: (a.base, a.base + a.size, a.last_step) for a in resident_allocations(kernel)}
     trf: dict[int, tuple[int, int, int]] = {}
     row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):
