@@ -55,6 +55,11 @@ _NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "rf_reshape", "dma_spm", "dm
 """The body steps `_run` does not hand to `run_dma` (which keeps the DM's copy notes itself)."""
 
 
+def _spm_as_dma(step: Any) -> Any:
+    """A `dma_spm` record as the plain DMA it runs as (not imported: its class reads the trace rules)."""
+    return step.as_dma()
+
+
 def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[LoweredKernel, Target]:
     """The lowered kernel and the target object of an artifact, a kernel, and a target
     name, path or object (default: the target the artifact names, else `rngd`)."""
@@ -207,8 +212,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
             env[step.result.id] = run_memset(step, mem)
         elif step.MNEMONIC == "rf_reshape":  # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
             env[step.result.id] = env[step.operands()[0].id]
-        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py); its
-            env[step.result.id] = run_dma(step.as_dma(), mem, env)   # class reads the trace rules: not imported
+        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
+            env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
         elif step.MNEMONIC == "dma_shuffle":
             env[step.result.id] = run_shuffle(step, mem, env)
         elif step.MNEMONIC in ("dma_redistribute", "dma_relayout"):
