@@ -128,7 +128,6 @@ class _Builder(Transformer):
         self.text = text
         self.dec = Decoder({}, text)
         self.defs: dict[int, tuple[int, int]] = {}  # value id -> (line, col) of its definition
-        self.lines: dict[int, int] = {}
         self.program_pos: dict[int, tuple[int, int]] = {}
         self.lines_extra: dict[str, int] = {}
 
@@ -137,7 +136,6 @@ class _Builder(Transformer):
         if ident in self.defs:
             raise self.dec.error(f"{tok} is defined twice (first on line {self.defs[ident][0]})", tok.line, tok.column)
         self.defs[ident] = (tok.line, tok.column)
-        self.lines[ident] = tok.line
         return ident
 
     # --- header, target, signature -------------------------------------------------------
@@ -338,7 +336,7 @@ class _Builder(Transformer):
         self._check_results(kernel, sig["results"], ret, meta)
         check_final_types(self.dec, kernel, sig["finals"])
         table = canonical_numbering(kernel)
-        lines = {f"%{table[i]}": line for i, line in self.lines.items()} | cost_lines | self.lines_extra
+        lines = {f"%{table[i]}": line for i, (line, _) in self.defs.items()} | cost_lines | self.lines_extra
         return VisaArtifact(version=version, target=target, target_sha256=sha, kernel=renumber(kernel),
                             cost=cost, lines=lines)
 

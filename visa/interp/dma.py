@@ -163,19 +163,15 @@ def _broadcast(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[int,
                           [e.dst_stride for e in cmd.entries], slice_bytes, slices)
 
 
-def _note(mem: Memory, part: Any, copied: bool, base: int, sizes: list[int], src_strides: list[int],
-          dst_strides: list[int], cmd: Any = None) -> None:
-    """What a command writing the DM of `part` leaves for `copies`: a `broadcast_note` of a
-    strided copy from HBM (kept per record when the command `cmd` is given); else its notes
-    forgotten (those its walk meets, or all of them when it is not a strided copy of one
-    byte range a slice)."""
+def _note(mem: Memory, part: Any, copied: bool, base: int, cmd: Any) -> None:
+    """What command `cmd` writing the DM of `part` from `base` leaves for `copies`: a
+    `broadcast_note` of a strided copy from HBM (kept per record); else its notes forgotten
+    (those its walk meets, or all of them when it is not a strided copy of one byte range a
+    slice)."""
     key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
     off = base % sb
-    span = sum((n - 1) * d for n, d in zip(sizes, dst_strides) if d % sb) + 1
-    made = None
-    if copied:
-        made = (broadcast_note(base, sizes, src_strides, dst_strides, sb, mem.slices) if cmd is None
-                else _broadcast(cmd, base, sb, mem.slices))
+    span = sum((e.size - 1) * e.dst_stride for e in cmd.entries if e.dst_stride % sb) + 1
+    made = _broadcast(cmd, base, sb, mem.slices) if copied else None
     if made is not None:
         mem.copies.note(key, *made)
     elif copied and off + span <= sb:
@@ -227,8 +223,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         dst_strides = [e.dst_stride for e in cmd.entries]
         copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
         if dst_kind == "dm":
-            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides,
-                  cmd)
+            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, cmd)
         if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None
