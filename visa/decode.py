@@ -244,18 +244,12 @@ def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mappin
                         f"not {len(raw.dtypes)} and {len(raw.maps)}", raw.line, raw.col)
     dts = [dec.dtype(*d) for d in raw.dtypes]
     maps = [dec.mapping(*m) for m in raw.maps]
-    if raw.kind == "hbm":
-        return HbmType(dts[0], *maps)
-    if raw.kind == "dm":
-        return DmType(dts[0], *maps)
-    if raw.kind == "spm":
-        return SpmType(dts[0], *maps)
+    if raw.kind in ("hbm", "dm", "spm"):   # spatial levels written out
+        return {"hbm": HbmType, "dm": DmType, "spm": SpmType}[raw.kind](dts[0], *maps)
     if raw.kind == "stream":
         return StreamType(dts[0], *space, *maps, context)
-    if raw.kind == "trf":
-        return TrfType(dts[0], *space, *maps)
-    if raw.kind == "vrf":
-        return VrfType(dts[0], *space, *maps)
+    if raw.kind in ("trf", "vrf"):
+        return {"trf": TrfType, "vrf": VrfType}[raw.kind](dts[0], *space, *maps)
     return CStreamType(dts[0], dts[1], *space, *maps, None, context)
 
 

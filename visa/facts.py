@@ -21,7 +21,8 @@ from tu_ops.rf_reshape import rf_aliases
 from tu_ops.program import DmAllocation, LoweredKernel, TrfAllocation, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 
-__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "lowest", "resident_allocations"]
+__all__ = ["renumber", "canonical_numbering", "with_facts", "tensor_bytes", "step_reads", "last_uses", "lowest",
+           "resident_allocations"]
 
 
 # --- numbering -------------------------------------------------------------------------------
@@ -129,11 +130,15 @@ def step_reads(step: Any) -> list[Ref]:
     return refs
 
 
-def _last_reads(kernel: LoweredKernel) -> dict[int, int]:
+def last_uses(kernel: LoweredKernel) -> dict[int, int]:
+    """The last body step using each tensor (by value id): reading it (a read of a write into
+    DM, or of a TRF or VRF relabel, reads the tensor it names), or writing into it in DM."""
     last: dict[int, int] = {}
+    roots, relabels = dm_roots(kernel.ops()), rf_aliases(kernel.ops())
     for i, step in enumerate(kernel.steps):
-        for ref in step_reads(step):
-            last[ref.id] = i
+        wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
+        for ref in [r.id for r in step_reads(step)] + wrote:
+            last[roots.get(ref, relabels.get(ref, ref))] = i
     return last
 
 
@@ -151,17 +156,7 @@ def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
 def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation], list[TrfAllocation]]:
     """The DM allocation of every DM tensor a dma or commit makes, the TRF allocation of every
     trf_load, each live from its creating step through its last reading step."""
-    c, last = target.constants, _last_reads(kernel)
-    roots = dm_roots(kernel.ops())
-    for ref, root in rf_aliases(kernel.ops()).items():  # a read of a TRF relabel is a read of its tensor
-        if ref in last:
-            last[root] = max(last.get(root, last[ref]), last[ref])
-    for ref, step in list(last.items()):  # a use of a write into DM is a use of its tensor
-        if ref in roots:
-            last[roots[ref]] = max(last.get(roots[ref], step), step)
-    for i, step in enumerate(kernel.steps):
-        if not isinstance(step, TuProgram) and step.result.id in roots:
-            last[roots[step.result.id]] = max(last.get(roots[step.result.id], i), i)
+    c, last, roots = target.constants, last_uses(kernel), dm_roots(kernel.ops())
     dm: list[DmAllocation] = []
     trf: list[TrfAllocation] = []
     for i, step in enumerate(kernel.steps):

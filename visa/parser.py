@@ -85,18 +85,6 @@ def _check_version(text: str) -> None:
         raise VisaTextError(version_message(int(match.group(1))), line=1, column=match.start(1) + 1, source=text)
 
 
-@attrs.frozen
-class _Pe:
-    """The signature's `pe P` (processing elements per chip)."""
-
-    count: int
-
-
-@attrs.frozen
-class _Resident:
-    at: int  # a parameter's `at N`: a resident DM parameter's DM byte address
-
-
 def _at(fn: Any) -> Any:
     """Run a rule callback with (meta, children); turn stray errors into positioned ones."""
 
@@ -140,7 +128,6 @@ class _Builder(Transformer):
         self.text = text
         self.dec = Decoder({}, text)
         self.defs: dict[int, tuple[int, int]] = {}  # value id -> (line, col) of its definition
-        self.lines: dict[int, int] = {}
         self.program_pos: dict[int, tuple[int, int]] = {}
         self.lines_extra: dict[str, int] = {}
 
@@ -149,7 +136,6 @@ class _Builder(Transformer):
         if ident in self.defs:
             raise self.dec.error(f"{tok} is defined twice (first on line {self.defs[ident][0]})", tok.line, tok.column)
         self.defs[ident] = (tok.line, tok.column)
-        self.lines[ident] = tok.line
         return ident
 
     # --- header, target, signature -------------------------------------------------------
@@ -185,14 +171,14 @@ class _Builder(Transformer):
     @_at
     def param(self, meta: Any, c: list[Any]) -> KernelParam:
         ident = self._define(c[0])
-        at = c.pop().at if isinstance(c[-1], _Resident) else None
+        at = c.pop() if isinstance(c[-1], int) else None   # `at N`: a resident DM parameter's DM byte address
         raw = c[-1]
         return signature_param(self.dec, Ref(ident), c[1][1:-1], build_type(self.dec, raw, None, None),
                                len(c) == 4, at, raw)
 
     @_at
-    def resident(self, meta: Any, c: list[Any]) -> _Resident:
-        return _Resident(int(c[0]))
+    def resident(self, meta: Any, c: list[Any]) -> int:
+        return int(c[0])
 
     @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:
@@ -203,12 +189,12 @@ class _Builder(Transformer):
         return int(c[0][1:]), build_type(self.dec, c[1], None, None), meta.line, meta.column
 
     @_at
-    def pe(self, meta: Any, c: list[Any]) -> _Pe:
-        return _Pe(int(c[0]))
+    def pe(self, meta: Any, c: list[Any]) -> int:
+        return int(c[0])
 
     @_at
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
-        pe = c.pop(2).count if isinstance(c[2], _Pe) else 8
+        pe = c.pop(2) if isinstance(c[2], int) else 8   # `pe P`: processing elements per chip
         params = [x for x in c[3:] if isinstance(x, KernelParam)]
         results = [x for x in c[3:] if isinstance(x, tuple)]
         finals = [x for x in c[3:] if isinstance(x, FinalLine)]
@@ -341,22 +327,18 @@ class _Builder(Transformer):
     @_at
     def start(self, meta: Any, c: list[Any]) -> VisaArtifact:
         version, (target, sha), sig, (steps, ret), (cost, cost_lines) = c
-        self._check_refs()
+        for ident, line, col in self.dec.uses:  # every `%n` a field names is defined somewhere in the text
+            if ident not in self.defs:
+                raise self.dec.error(f"%{ident} is not defined", line, col)
         finals = check_finals(self.dec, sig["params"], sig["finals"], self.defs, meta)
         kernel = LoweredKernel(name=sig["name"], chip=sig["chip"], axes=sig["axes"], params=sig["params"],
                                steps=steps, results=[Ref(int(t[1:])) for t in ret], finals=finals, pe=sig["pe"])
         self._check_results(kernel, sig["results"], ret, meta)
         check_final_types(self.dec, kernel, sig["finals"])
         table = canonical_numbering(kernel)
-        lines = {f"%{table[i]}": line for i, line in self.lines.items()} | cost_lines | self.lines_extra
+        lines = {f"%{table[i]}": line for i, (line, _) in self.defs.items()} | cost_lines | self.lines_extra
         return VisaArtifact(version=version, target=target, target_sha256=sha, kernel=renumber(kernel),
                             cost=cost, lines=lines)
-
-    def _check_refs(self) -> None:
-        """Every `%n` a field names is defined somewhere in the text."""
-        for ident, line, col in self.dec.uses:
-            if ident not in self.defs:
-                raise self.dec.error(f"%{ident} is not defined", line, col)
 
     def _check_results(self, kernel: LoweredKernel, sig: list[Any], ret: list[lark.Token], meta: Any) -> None:
         """`return` lists the signature's results with their types; record operands (all but a

@@ -24,7 +24,7 @@ skipped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -33,7 +33,7 @@ from tu_ops.base import Derivation
 from tu_ops.dma_commands import dma_record
 from tu_ops.dma_records import view_record
 from tu_ops.printing import mapping_text
-__all__ = ["Underivable", "expected_dma", "expected_program", "first_difference", "SKIPPED"]
+__all__ = ["Underivable", "built", "expected_dma", "expected_program", "first_difference", "moved", "placed", "SKIPPED"]
 
 
 class Underivable(Exception):
@@ -55,24 +55,38 @@ def expected_dma(op: Any, target: Any) -> Any:
     """The DmaOp `op`'s types fix (`tu_ops.dma_commands.dma_record`), its DM-side bases offset by the
     allocations `op` carries (`src_alloc` / `dst_alloc`, from `with_facts`)."""
     src_t, dst_t = op.input_type, op.output_type
-    if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
-        return _expected_view_dma(op, target)
+    src_off, dst_off = _offset(src_t, op.src_alloc), _offset(dst_t, op.dst_alloc)
     try:
+        if hasattr(op, "view_types"):  # dma_window / dma_into: the lowering's view builder
+            return view_record(op, target, (src_off, dst_off))
         low = dma_record(op.result, op.src, src_t, dst_t, target, op.loc)
     except Exception as e:  # noqa: BLE001 - any failure of the derivation means: not derivable
         raise Underivable(op, _reason(e)) from None
-    src_off = _offset(src_t, op.src_alloc)
-    dst_off = _offset(dst_t, op.dst_alloc)
-    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
-                     for c in low.commands)
-    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+    return placed(op, low, src_off, dst_off)
 
 
-def _expected_view_dma(op: Any, target: Any) -> Any:
+def built(op: Any, build: Callable[[], Any], traced: Any = None) -> Any:
+    """`build()` (an indexed DMA's record builder), once `traced`'s trace rules accept the
+    traced op rebuilt from `op`'s types; Underivable otherwise."""
+    found = None if traced is None else traced.check()
+    if found is not None:
+        raise Underivable(op, f"[{found.code}] {found.message}")
     try:
-        return view_record(op, target, (_offset(op.input_type, op.src_alloc), _offset(op.output_type, op.dst_alloc)))
+        return build()
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
-        raise Underivable(op, _reason(e)) from None
+        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
+
+
+def moved(commands: Any, src: int = 0, dst: int = 0) -> tuple:
+    """DMA commands with their source and destination bases moved by `src` and `dst`."""
+    return tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in commands)
+
+
+def placed(op: Any, low: Any, src: int = 0, dst: int = 0) -> Any:
+    """A re-derived DMA record `low` at the allocations: its commands' DM-side bases moved by
+    `src` / `dst`, and the allocation facts `op` carries."""
+    return attrs.evolve(low, commands=moved(low.commands, src, dst), aggregate=None, src_alloc=op.src_alloc,
+                        dst_alloc=op.dst_alloc)
 
 
 def _offset(t: Any, alloc: Any) -> int:

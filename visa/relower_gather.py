@@ -8,7 +8,7 @@ DM-side addresses are then offset by the allocations the verifier derived.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import attrs
 
@@ -17,24 +17,9 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
 from tu_ops.gather_records import gather_record, scatter_record, shuffle_record
-from visa.relower import Underivable
+from visa.relower import Underivable, built, moved, placed
 
 __all__ = ["expected_gather", "expected_scatter", "expected_shuffle"]
-
-
-def _lowered(op: Any, traced: Any, build: Callable[[], Any]) -> Any:
-    """`build()` for a traced op its rules accept; Underivable otherwise."""
-    found = traced.check()
-    if found is not None:
-        raise Underivable(op, f"[{found.code}] {found.message}")
-    try:
-        return build()
-    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
-        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-
-
-def _moved(commands: Any, src: int = 0, dst: int = 0) -> tuple:
-    return tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in commands)
 
 
 def _index_type(op: Any, types: dict[int, Any], kind: str | None = None) -> Any:
@@ -53,11 +38,10 @@ def expected_gather(op: Any, types: dict[int, Any], dm_base: dict[int, int], tar
     traced = Gather(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
                     scaled=op.mode.name == "SCALED", prefix=op.prefix, result=ir.Value(op.result.id, op.output_type),
                     count=None if count is None else ir.Value(count, types[count]), loc=op.loc)
-    low = _lowered(op, traced, lambda: gather_record(traced, op.result.id, op.src.id, op.index.id, target, count))
+    low = built(op, lambda: gather_record(traced, op.result.id, op.src.id, op.index.id, target, count), traced)
     idx = dm_base.get(op.index.id, 0) if index_t.kind == "dm" else 0
-    return attrs.evolve(low, commands=_moved(low.commands, dst=dm_base.get(op.result.id, 0)),
-                        index_commands=_moved(low.index_commands, src=idx), aggregate=None,
-                        src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+    low = attrs.evolve(low, index_commands=moved(low.index_commands, idx))
+    return placed(op, low, dst=dm_base.get(op.result.id, 0))
 
 
 def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
@@ -71,16 +55,15 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
     traced = Scatter(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
                      key=key, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
                      into=None if into is None else ir.Value(into, op.output_type))
-    low = _lowered(op, traced, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into))
-    return attrs.evolve(low, commands=_moved(low.commands, src=dm_base.get(op.src.id, 0)), aggregate=None,
-                        src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+    low = built(op, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into), traced)
+    return placed(op, low, src=dm_base.get(op.src.id, 0))
 
 
 def expected_shuffle(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Any) -> Any:
     """The ShuffleOp `shuffle_record` makes from `op`'s type and pattern, at the derived allocations."""
     traced = Shuffle(src=ir.Value(op.src.id, op.input_type), level=op.level.value, dim=len(op.pattern),
                      pattern=",".join(map(str, op.pattern)), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
-    low = _lowered(op, traced, lambda: shuffle_record(traced, op.result.id, op.src.id, target))
-    if op.input_type.kind == "dm":
-        low = attrs.evolve(low, commands=_moved(low.commands, dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0)))
-    return attrs.evolve(low, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+    low = built(op, lambda: shuffle_record(traced, op.result.id, op.src.id, target), traced)
+    if op.input_type.kind != "dm":
+        return placed(op, low)
+    return placed(op, low, dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0))

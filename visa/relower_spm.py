@@ -6,12 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from ir import ops as ir
 from ir.spm_ops import SpmToDm, ToSpm
 from tu_ops.dma_records import spm_record
-from visa.relower import Underivable
+from visa.relower import built, placed
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -24,15 +22,7 @@ def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target
     into_spm = op.output_type.kind == "spm"
     cls = ToSpm if into_spm else SpmToDm
     traced = cls(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
-    found = traced.check()
-    if found is not None:
-        raise Underivable(op, f"[{found.code}] {found.message}")
-    try:
-        low = spm_record(op.result, op.src, op.input_type, op.output_type, target, op.loc)
-    except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
-        raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-    src_off = dm_base.get(op.src.id, 0) if into_spm else 0        # the DM side's allocation
-    dst_off = 0 if into_spm else dm_base.get(op.result.id, 0)
-    commands = tuple(attrs.evolve(c, src_base=c.src_base + src_off, dst_base=c.dst_base + dst_off)
-                     for c in low.commands)
-    return attrs.evolve(low, commands=commands, aggregate=None, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc)
+    low = built(op, lambda: spm_record(op.result, op.src, op.input_type, op.output_type, target, op.loc), traced)
+    if into_spm:  # the DM side's allocation
+        return placed(op, low, src=dm_base.get(op.src.id, 0))
+    return placed(op, low, dst=dm_base.get(op.result.id, 0))

@@ -12,6 +12,7 @@ field by field; the first disagreement names the field, the value found and the 
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import Any
 
 from ir.errors import NpuOptError
@@ -31,7 +32,7 @@ from tu_ops.vrf import VRF_WORDS, vrf_words
 from visa.verify_runtime import guard_problem, is_runtime
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
-from visa.facts import with_facts
+from visa.facts import lowest, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.relower import expected_dma, expected_program, first_difference
@@ -155,7 +156,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     for a in kernel.dm_allocations:
         busy = [(b.base, b.base + b.size) for b in kernel.dm_allocations
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
-        want = _lowest(busy + resident_ranges(kernel.params), a.size, 8)
+        want = lowest(busy + resident_ranges(kernel.params), a.size, 8)
         if a.base != want:
             raise fail.op(ops[a.tensor.id], f"the tensor is placed at DM byte {a.base}; visa/visa.lark "
                                             f"places it at {want}")
@@ -165,7 +166,7 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
             raise fail.op(load, f"VISA 1 loads the TRF with region=FULL, not {a.region}")
         busy = [(b.base_row, b.base_row + b.rows) for b in kernel.trf_allocations
                 if b.tensor != a.tensor and b.first_step <= a.first_step <= b.last_step]
-        want = _lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
+        want = lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
     _check_vrf(kernel, ops, fail)
@@ -191,23 +192,13 @@ def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
         rec, first, _ = live[ref]
         words = vrf_words(rec)
         busy = [(base[o], base[o] + vrf_words(live[o][0])) for o in base if live[o][1] <= first <= live[o][2]]
-        base[ref] = want = _lowest(busy, words, 1)
+        base[ref] = want = lowest(busy, words, 1)
         if want + words > VRF_WORDS:
             raise fail.op(rec, f"[VRF-6] VRF over-subscribed: {words * 4} bytes requested, "
                                f"{sum(b - a for a, b in busy) * 4} of {VRF_WORDS * 4} bytes per slice held by live "
                                "VRF tensors", rule="VRF-6")
         if rec.MNEMONIC == "vrf_load" and rec.base != want:
             raise fail.op(rec, f"base {rec.base}; the VRF allocation places this tensor at word {want}")
-
-
-def _lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:
-    """The lowest multiple of `align` where `[x, x + size)` overlaps none of `busy`."""
-    x = 0
-    for start, end in sorted(busy):
-        if x + size <= start:
-            break
-        x = max(x, -(-end // align) * align)
-    return x
 
 
 def _run_verifiers(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
@@ -241,7 +232,7 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         spaces = [t for op in ops for t in (op.input_type, op.output_type) if t.kind not in ("hbm", "spm")]
         chips = [t.chip for op in ops for t in (op.input_type, op.output_type)]
         if isinstance(step, TuProgram):
-            spaces.append(_Space(step.space))
+            spaces.append(_Space(*step.space))
         where = ops[0] if ops else None
         for chip in chips:
             if chip.size != kernel.chip or chip.size not in target.chips:
@@ -259,11 +250,8 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                               rule="SPACE-3")
 
 
-class _Space:
-    """A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
-
-    def __init__(self, space: tuple[Any, Any, Any]) -> None:
-        self.chip, self.cluster, self.slice = space
+_Space = namedtuple("_Space", "chip cluster slice")
+"""A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
 
 
 # --- per-record re-derivations ----------------------------------------------------------------

@@ -19,6 +19,7 @@ import pytest
 from tests.backends import test_contract_fast as fast
 from tests.kernel_files import example, example_names
 from tests.visa.test_interp import artifact, bits, host_inputs
+from tests.visa.test_interp_jit_weights import paired_weights
 from visa.interp import execute_inout
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_weights, copies
 
@@ -115,7 +116,7 @@ def test_slots_pair_when_they_read_the_same_stream_and_trf_reads_a_constant_dist
 
 def test_the_paired_trf_layout_puts_the_partner_reads_beside():
     wt = np.arange(2 * 6 * 8, dtype=np.float32).reshape(2, 6, 8)
-    out = contract_jit_exact.paired_weights(wt, [0, 2, -1, 9], 1).reshape(4, 2, 6, 16)
+    out = paired_weights(wt, [0, 2, -1, 9], 1).reshape(4, 2, 6, 16)
     np.testing.assert_array_equal(out[:, :, :, :8], np.broadcast_to(wt, (4, 2, 6, 8)))
     np.testing.assert_array_equal(out[0, :, :, 8:], wt)
     np.testing.assert_array_equal(out[1, :, :4, 8:], wt[:, 2:])

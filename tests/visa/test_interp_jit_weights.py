@@ -3,7 +3,7 @@
 share a widened copy (`distinct`: the guess from the first touched TRF row, its check, the
 digest fallback for the slices whose guess failed) and the widened bits in both layouts
 (`widened`: a shift for zeros and normal bf16 codes, the conversion table for anything
-else), compared with `table[codes]` and `contract_jit_exact.paired_weights`.
+else), compared with `table[codes]` and `paired_weights` (below).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tu_ops.enums import FeedElementType
-from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_weights as weights
+from visa.interp.fast import contract_jit, contract_jit_weights as weights
 from visa.interp.values import widen_table
 
 BF16 = widen_table(FeedElementType.BF16)
@@ -153,7 +153,7 @@ def test_widened_bits_are_the_tables_in_either_layout(special, offs):
                                                   weights.operand_rows(*shape, 16))], shape, 0x7FFF, BF16,
                                     np.array(offs, np.int64))
     if offs:
-        paired = contract_jit_exact.paired_weights(want.view(np.float32), [o // 4 for o in offs], 4)
+        paired = paired_weights(want.view(np.float32), [o // 4 for o in offs], 4)
         np.testing.assert_array_equal(got, paired.view(np.uint32))
     else:
         np.testing.assert_array_equal(got[0].reshape(want.shape), want)
@@ -200,3 +200,22 @@ def test_several_groups_fill_their_own_copies():
     np.testing.assert_array_equal(got[0].reshape(want.shape), want)
     b1, b2 = _bounds(one, [2], 0x7FFF), _bounds(two, [0, 1], 0x7FFF)
     assert (top, low) == (max(b1[0], b2[0]), min(b1[1], b2[1]))
+
+
+def paired_weights(wt: np.ndarray, shifts: list[int], rr: int) -> np.ndarray:
+    """wt (operands, elements, 8 lanes) laid out as (shifts, operands, elements x 16): per
+    shift c, element e's eight lanes, then element e + c x rr's (zeros past either end,
+    which no paired read reaches). The interpreter writes this layout straight from the
+    TRF codes (`contract_jit_weights.lay_paired`); this is its reference."""
+    n_ops, n_e, lanes = wt.shape
+    out = np.empty((len(shifts), n_ops, n_e, 2 * lanes), np.float32)   # every element written below
+    out[:, :, :, :lanes] = wt[None]
+    for i, c in enumerate(shifts):
+        o = min(abs(c * rr), n_e)
+        if c * rr >= 0:
+            out[i, :, :n_e - o, lanes:] = wt[:, o:]
+            out[i, :, n_e - o:, lanes:] = 0
+        else:
+            out[i, :, o:, lanes:] = wt[:, :n_e - o]
+            out[i, :, :o, lanes:] = 0
+    return out.reshape(len(shifts), n_ops, -1)

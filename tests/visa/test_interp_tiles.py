@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.visa.test_interp_jit_weights import paired_weights
 from visa.interp.fast import contract_jit, contract_jit_exact, contract_jit_tiles, contract_jit_weights
 
 _NO_ROW_WEIGHTS = (np.zeros((0, 0), np.uint16), np.zeros(0, np.bool_), np.zeros(1, np.uint32), np.zeros(0, np.int64), 0,
@@ -83,7 +84,7 @@ def test_the_tiles_give_the_oracles_bits(g, which, pad, table):
     held = np.arange(len(which))
     held[1::3] -= 1                                              # each repeat names the row it repeats
     contract_jit._compiled()["exact_kernel"](
-        codes, lut, not table, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
+        codes, lut, not table, paired_weights(weights, shifts, rr), which_a,
         contract_jit_tiles.tile_order(which_a), held, sstep, tread, rr, wofs0, g, tpad, out, pairs,
         contract_jit_tiles.slot_quads(pairs, tread, tpad), *_NO_ROW_WEIGHTS)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)
@@ -129,7 +130,7 @@ def test_a_row_alone_in_its_group_tiles_its_own_slots(g, which, ms, pad):
     out = np.full((len(which), 8, sstep.shape[0], 2), np.nan, np.float32)
     lut = np.zeros(1, np.uint32)
     contract_jit._compiled()["exact_kernel"](
-        values.view(np.uint16), lut, True, contract_jit_exact.paired_weights(weights, shifts, rr), which_a,
+        values.view(np.uint16), lut, True, paired_weights(weights, shifts, rr), which_a,
         contract_jit_tiles.tile_order(which_a), np.arange(len(which)), sstep, tread, rr, wofs0, g, tpad, out,
         pairs, quads, *_NO_ROW_WEIGHTS)
     expect = _oracle(values.astype(np.float32), weights, which_a, sstep, tread, rr, wofs0, g, tpad)

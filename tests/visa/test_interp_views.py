@@ -47,7 +47,7 @@ def _topology(file: str, name: str):
 @pytest.mark.parametrize("fast", [False, True])
 @pytest.mark.parametrize("name", ["cluster_all_gather", "chip_all_gather"])
 def test_a_relayout_copies_through_views(name, fast, monkeypatch):
-    indexed = _spy(monkeypatch, redistribute, "copy_bytes")
+    indexed = _spy(monkeypatch, redistribute, "copy_walk")
     _agrees(_topology("cluster_collectives" if name.startswith("cluster") else "chip_collectives", name), fast)
     assert (not indexed) if fast else indexed
 

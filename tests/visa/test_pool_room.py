@@ -9,7 +9,7 @@ from tests.kernel_files import example
 from tests.visa.test_interp import artifact, host_inputs
 from visa.interp import execute_inout
 from visa.interp.fast import pool
-from visa.interp.fast.pool_room import make_room
+from visa.interp.fast.pool import make_room
 
 
 def _entries(*held):

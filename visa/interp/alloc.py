@@ -18,32 +18,18 @@ from __future__ import annotations
 from typing import Any
 
 from tu_ops.dma_view import dm_roots
-from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
-from tu_ops.rf_reshape import rf_aliases
+from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.trf_new import trf_maker
-from visa.facts import lowest, step_reads
-from visa.interp.dma import tensor_bytes
+from visa.facts import last_uses, lowest, resident_allocations, tensor_bytes
 
-__all__ = ["allocate", "lowest", "resident_params"]
-
-
-def resident_params(kernel: LoweredKernel) -> list[Any]:
-    """The resident DM parameters of a kernel, in parameter order."""
-    return [p for p in kernel.params if p.at is not None]
+__all__ = ["allocate", "lowest"]
 
 
 def allocate(kernel: LoweredKernel, target: Any) -> tuple[dict[int, int], dict[int, int]]:
     """(DM byte address, TRF first row) of every DM / TRF tensor, by value id."""
-    last: dict[int, int] = {}
-    roots = dm_roots(kernel.ops())
-    relabels = rf_aliases(kernel.ops())  # a read of a TRF relabel is a read of its tensor's rows
-    for i, step in enumerate(kernel.steps):
-        wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
-        for ref in [r.id for r in step_reads(step)] + wrote:
-            last[roots.get(ref, relabels.get(ref, ref))] = i
-    forever = len(kernel.steps)  # a resident DM parameter sits at its signature address throughout
-    dm: dict[int, tuple[int, int, int]] = {p.ref.id: (p.at, end, forever)
-                                           for p, (_, end) in zip(resident_params(kernel), resident_ranges(kernel.params))}
+    last, roots = last_uses(kernel), dm_roots(kernel.ops())
+    # a resident DM parameter sits at its signature address throughout
+    dm = {a.tensor.id: (a.base, a.base + a.size, a.last_step) for a in resident_allocations(kernel)}
     trf: dict[int, tuple[int, int, int]] = {}
     row = target.constants.FLIT_BYTES
     for i, step in enumerate(kernel.steps):

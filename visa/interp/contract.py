@@ -31,7 +31,7 @@ from ir.blas import blas_threads
 from ir.exact_sum import exact_sum
 from visa.interp.fast import contract_jit, halves, row_split, speed
 from visa.interp.errors import check
-from visa.interp.contract_float import FloatPath
+from visa.interp.contract_float import FloatPath, columns
 from visa.interp.memory import Memory
 from visa.interp.operands import exact, natural_operands, operands
 from visa.interp.plan import Plan, build_plan
@@ -42,15 +42,6 @@ from visa.interp.trf import TrfTensor, read_weights, weight_rows
 from visa.interp.values import value_dtype, widen
 
 __all__ = ["run_contraction"]
-
-
-def _columns(y: np.ndarray, out_cols: int) -> np.ndarray:
-    """Keep the first `out_cols` reduced columns; columns past the reduced packet are zero."""
-    cols = y.shape[-1]
-    if out_cols <= cols:
-        return y[..., :out_cols]
-    pad = np.zeros((*y.shape[:-1], out_cols - cols), y.dtype)
-    return np.concatenate([y, pad], axis=-1)
 
 
 def _product_mask(plan: Plan) -> np.ndarray | None:
@@ -182,7 +173,7 @@ def _int(plan: Plan, s: np.ndarray, wa: Weights, mem: Memory) -> np.ndarray:
         y, bound = y * repeat, bound * repeat
     if bound >= 1 << 31:    # sums may leave i32: wrap them (else the cast below is exact)
         y = cv.wrap(y.astype(np.int64, copy=False), i32)
-    y = _columns(y, plan.out_cols)
+    y = columns(y, plan.out_cols)
     kept_shape = tuple(n for n, k in zip(plan.digits, plan.keep) if k)
     held = mem.scratch((s.shape[0], *kept_shape, plan.out_cols, plan.lanes), np.dtype(np.int32))
     acc = np.moveaxis(held, -1, 1)

@@ -24,7 +24,7 @@ from ir import contract_arith as ca
 from visa.interp.operands import Layout, widen_codes
 from visa.interp.plan import Plan
 
-__all__ = ["FloatPath", "CHUNK", "THREADS"]
+__all__ = ["FloatPath", "CHUNK", "THREADS", "columns"]
 
 CHUNK = 1 << 17
 """Products per block of the float path (512 KiB of float32: the tree stays in cache)."""
@@ -57,14 +57,14 @@ def _part(arr: np.ndarray, first: int, block: Block) -> np.ndarray:
     return arr[tuple(sl)]
 
 
-def _columns(y: np.ndarray, out_cols: int) -> np.ndarray:
-    """Keep the first `out_cols` reduced columns (axis -2); columns past the reduced
-    packet are zero."""
-    cols = y.shape[-2]
+def columns(y: np.ndarray, out_cols: int, axis: int = -1) -> np.ndarray:
+    """Keep the first `out_cols` reduced columns (axis `axis`, counted from the end); columns
+    past the reduced packet are zero."""
+    cols = y.shape[axis]
     if out_cols <= cols:
-        return y[..., :out_cols, :]
-    pad = np.zeros((*y.shape[:-2], out_cols - cols, y.shape[-1]), y.dtype)
-    return np.concatenate([y, pad], axis=-2)
+        return y[(..., slice(0, out_cols), *(slice(None),) * (-1 - axis))]
+    pad = np.zeros((*y.shape[:axis], out_cols - cols, *y.shape[axis:][1:]), y.dtype)
+    return np.concatenate([y, pad], axis=axis)
 
 
 class FloatPath:
@@ -155,7 +155,7 @@ class FloatPath:
         lead = (*([1] * len(idx)), r1 - r0, *self.out_sizes[len(idx) + 1:])
         with np.errstate(all="ignore"):
             x = self._products(block, buf)
-            y = _columns(self._tree(x), plan.out_cols)     # (*kept, lanes, *summed, out_cols, rows)
+            y = columns(self._tree(x), plan.out_cols, -2)     # (*kept, lanes, *summed, out_cols, rows)
             y = np.broadcast_to(y, (*lead, *self.red, plan.out_cols, self.rows))
             y = y.reshape(*lead, -1, plan.out_cols, self.rows)
             rpad = None if self.rpad is None else _part(self.rpad, 0, block)

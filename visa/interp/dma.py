@@ -26,6 +26,7 @@ import numpy as np
 
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
+from visa.facts import tensor_bytes
 from visa.interp.fast.copies import broadcast_note
 from visa.interp.errors import check
 from visa.interp.fast.memo import per_record
@@ -33,7 +34,7 @@ from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
 
-__all__ = ["DmTensor", "copy_strided", "tensor_bytes", "live_parts", "run_dma", "walk"]
+__all__ = ["DmTensor", "copy_strided", "copy_walk", "tensor_bytes", "live_parts", "run_dma", "walk"]
 
 
 class DmTensor:
@@ -45,12 +46,6 @@ class DmTensor:
 
     def __repr__(self) -> str:
         return f"DmTensor(base={self.base})"
-
-
-def tensor_bytes(t: Any, target: Any) -> int:
-    """Bytes of one copy of a DM or HBM tensor's element."""
-    bits = target.bits_of(t.dtype) or 0
-    return -(-t.element.size * bits // 8)
 
 
 def live_parts(t: Any) -> list[tuple[int, int]]:
@@ -68,12 +63,13 @@ def walk(base: int, sizes: list[int], strides: list[int]) -> np.ndarray:
     return addr
 
 
-def _side(mem: Memory, kind: str, ref_id: int | None, part: Any,
-          hbm_arrays: dict[int, np.ndarray]) -> tuple[np.ndarray, int]:
-    """(byte array, address offset) of one side of a command."""
-    if kind == "dm":
-        return mem.dm(part.chip, part.cluster), 0
-    return hbm_arrays[ref_id], 0  # HBM addresses already count chip c's copy (DMAOP-5)
+def copy_walk(src: Any, src_base: int, dst: Any, dst_base: int, outer: Any, packet: int, op: Any, i: int) -> None:
+    """Copy command `i`'s bytes by index: the `packet` bytes at every point of the walks of
+    its `outer` entries, from `src_base` of `src` to `dst_base` of `dst`."""
+    sizes, span = [e.size for e in outer], np.arange(packet, dtype=np.int64)
+    src_addr = (walk(src_base, sizes, [e.src_stride for e in outer])[..., None], span)
+    dst_addr = (walk(dst_base, sizes, [e.dst_stride for e in outer])[..., None], span)
+    copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
 
 
 def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_base: int,
@@ -167,19 +163,15 @@ def _broadcast(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[int,
                           [e.dst_stride for e in cmd.entries], slice_bytes, slices)
 
 
-def _note(mem: Memory, part: Any, copied: bool, base: int, sizes: list[int], src_strides: list[int],
-          dst_strides: list[int], cmd: Any = None) -> None:
-    """What a command writing the DM of `part` leaves for `copies`: a `broadcast_note` of a
-    strided copy from HBM (kept per record when the command `cmd` is given); else its notes
-    forgotten (those its walk meets, or all of them when it is not a strided copy of one
-    byte range a slice)."""
+def _note(mem: Memory, part: Any, copied: bool, base: int, cmd: Any) -> None:
+    """What command `cmd` writing the DM of `part` from `base` leaves for `copies`: a
+    `broadcast_note` of a strided copy from HBM (kept per record); else its notes forgotten
+    (those its walk meets, or all of them when it is not a strided copy of one byte range a
+    slice)."""
     key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
     off = base % sb
-    span = sum((n - 1) * d for n, d in zip(sizes, dst_strides) if d % sb) + 1
-    made = None
-    if copied:
-        made = (broadcast_note(base, sizes, src_strides, dst_strides, sb, mem.slices) if cmd is None
-                else _broadcast(cmd, base, sb, mem.slices))
+    span = sum((e.size - 1) * e.dst_stride for e in cmd.entries if e.dst_stride % sb) + 1
+    made = _broadcast(cmd, base, sb, mem.slices) if copied else None
     if made is not None:
         mem.copies.note(key, *made)
     elif copied and off + span <= sb:
@@ -201,16 +193,13 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
     src_val = env.get(op.src.id)
     check(src_val is not None, f"source {op.src} has no value", op)
-    hbm: dict[int, np.ndarray] = {}
     dst_bytes = tensor_bytes(op.output_type, target)
     if src_kind == "hbm":
         check(isinstance(src_val, np.ndarray), f"source {op.src} is not an HBM tensor", op)
-        hbm[op.src.id] = src_val
     else:
         check(isinstance(src_val, DmTensor), f"source {op.src} is not a DM tensor", op)
     if dst_kind == "hbm":
         result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
-        hbm[op.result.id] = result
     else:
         result = _dm_result(op, mem, dst_bytes)
     for i, cmd in enumerate(op.commands):
@@ -226,22 +215,19 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
                   f"command {i}: the innermost entry is not the {cmd.packet_bytes}-byte packet", op)
         else:
             check(cmd.packet_bytes == 1, f"command {i}: no entry for its {cmd.packet_bytes}-byte packet", op)
-        src, src_off = _side(mem, src_kind, op.src.id, cmd.part, hbm)
-        dst, dst_off = _side(mem, dst_kind, op.result.id, cmd.part, hbm)
-        src_off, dst_off = src_off + _start_bytes(op, env, "src"), dst_off + _start_bytes(op, env, "dst")
+        dm = mem.dm(cmd.part.chip, cmd.part.cluster) if "dm" in (src_kind, dst_kind) else None
+        src, dst = dm if src_kind == "dm" else src_val, dm if dst_kind == "dm" else result  # an HBM side's
+        # addresses already count chip c's copy (DMAOP-5)
+        src_off, dst_off = _start_bytes(op, env, "src"), _start_bytes(op, env, "dst")
         src_strides = [e.src_stride for e in cmd.entries]
         dst_strides = [e.dst_stride for e in cmd.entries]
         copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
         if dst_kind == "dm":
-            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, sizes, src_strides, dst_strides,
-                  cmd)
+            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, cmd)
         if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None
-        outer = cmd.entries[:-1] if inner is not None and inner.src_stride == inner.dst_stride == 1 else cmd.entries
-        packet = np.arange(inner.size if inner is not None and len(outer) < len(cmd.entries) else 1, dtype=np.int64)
-        osz = [e.size for e in outer]
-        src_addr = (walk(cmd.src_base + src_off, osz, [e.src_stride for e in outer])[..., None], packet)
-        dst_addr = (walk(cmd.dst_base + dst_off, osz, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
+        packed = inner is not None and inner.src_stride == inner.dst_stride == 1   # the packet read in order
+        copy_walk(src, cmd.src_base + src_off, dst, cmd.dst_base + dst_off, cmd.entries[:-1] if packed else cmd.entries,
+                  inner.size if packed else 1, op, i)
     return result

@@ -28,7 +28,7 @@ from visa.interp.fast.lanes import Front
 from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.valid_count import run_packed_commit
 from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
@@ -197,22 +197,16 @@ def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> 
     return DmTensor(address, op.output_type)
 
 
-@executes("lane_fold")
-def _lane_fold_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_lane_fold(op, state.input(op.input, op), state.mem)
-    return 1
+@runs("lane_fold")
+def _lane_fold_step(op: Any, state: ProgramState) -> Any:
+    return run_lane_fold(op, state.input(op.input, op), state.mem)
 
 
-@executes("cast_op")
-def _cast_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_cast(op, state.input(op.input, op), state.mem)
-    return 1
+@runs("cast_op")
+def _cast_step(op: Any, state: ProgramState) -> Any:
+    return run_cast(op, state.input(op.input, op), state.mem)
 
 
-@executes("commit")
-def _commit_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.env[op.result.id] = run_commit(op, state.input(op.input, op, front=op.pack is None), state.rows, state.mem)
-    return 1
+@runs("commit", env=True)
+def _commit_step(op: Any, state: ProgramState) -> Any:
+    return run_commit(op, state.input(op.input, op, front=op.pack is None), state.rows, state.mem)

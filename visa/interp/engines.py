@@ -13,7 +13,7 @@ from ir.transpose.params import engine_shape
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
 from visa.interp.memory import Memory
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 
 __all__ = ["run_transpose"]
 
@@ -39,8 +39,6 @@ def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     return out
 
 
-@executes("transpose")
-def _transpose_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_transpose(op, state.input(op.input, op), state.mem)
-    return 1
+@runs("transpose")
+def _transpose_step(op: Any, state: ProgramState) -> Any:
+    return run_transpose(op, state.input(op.input, op), state.mem)

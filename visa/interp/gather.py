@@ -30,9 +30,9 @@ from ir.types import HbmType
 from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
 from tu_ops.enums import DmaKind
-from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes, walk
+from visa.interp.dma import DmTensor, copy_walk, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import check
-from visa.interp.memory import Memory, copy_bytes
+from visa.interp.memory import Memory
 from visa.interp.values import from_bytes, pad_mask
 
 __all__ = ["run_gather", "run_scatter", "run_shuffle"]
@@ -155,10 +155,6 @@ def run_shuffle(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     for i, cmd in enumerate(op.commands):
         chip, cluster = cmd.part.chip, cmd.part.cluster
         from_part = op.source_part(chip, cluster)
-        outer = [e for e in cmd.entries[:-1]] if cmd.entries else []
-        packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
-        sizes = [e.size for e in outer]
-        src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
-        dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(mem.dm(*from_part), src_addr, mem.dm(chip, cluster), dst_addr, op, what=f"command {i}'s")
+        copy_walk(mem.dm(*from_part), cmd.src_base, mem.dm(chip, cluster), cmd.dst_base, cmd.entries[:-1],
+                  cmd.entries[-1].size if cmd.entries else 1, op, i)
     return out

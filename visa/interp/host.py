@@ -17,17 +17,12 @@ from ir import convert as cv
 from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
+from ir.host_layout import host_shape
 from ir.runtime_types import host_scalar
 from ir.topology import chip_host_dims, unequal_chip_copies
 from visa.interp.values import from_bytes, pad_mask, to_bytes
 
 __all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
-
-
-def host_shape(element: Any) -> tuple[int, ...]:
-    """One dimension per top-level term of the HBM element, sized by its live positions:
-    `"I, K"` -> (|I|, |K|), `"A, R # 8"` -> (|A|, |R|) (`ir.host_layout`)."""
-    return host_layout.host_shape(element)
 
 
 def _usage(message: str) -> NpuOptError:

@@ -222,9 +222,8 @@ class Memory:
     def scratch(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """An uninitialised array the caller overwrites entirely, owned by this run until
         `release` (reused from an earlier run when one of that shape is pooled)."""
-        data = pool.pooled(shape, dtype)
-        if data is None:
-            data = np.empty(shape, dtype)
+        entry = pool.pooled_entry(shape, dtype)
+        data = np.empty(shape, dtype) if entry is None else entry[0]
         self._scratch.append(data)
         return data
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from visa.interp.memory import Memory
 from visa.interp.plan import Plan
-from visa.interp.fast.repeated import Repeated
+from visa.interp.fast.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
-from visa.interp.trf import TrfTensor, read_weights
+from visa.interp.trf import TrfTensor, read_weights, take
 from visa.interp.values import widen, widen_table
 
 __all__ = ["Layout", "operands", "natural_operands", "exact", "code_range", "widen_codes"]
@@ -88,13 +88,13 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     packets = stream.reshape(rows.count, -1)
     lay = Layout(plan)
     s_pat = _pattern(plan, lay, plan.stream_step, plan.q, plan.q)
-    s_raw = _take(packets, s_pat.reshape(-1), 1).T.reshape(*s_pat.shape, rows.count)   # a view
+    s_raw = take(packets, s_pat.reshape(-1), 1).T.reshape(*s_pat.shape, rows.count)   # a view
     w_pat = _pattern(plan, lay, plan.trf_read, plan.read_elems, plan.read_elems)
     w_raw = read_weights(outer, trf, rows, mem, np.squeeze(w_pat, lay.lanes_axis))
     w_lay = np.moveaxis(w_raw, (0, 1), (-1, lay.lanes_axis))
     (s_range, s_shift), (w_range, w_shift) = code_range(packets, outer.stream_type), code_range(w_raw, outer.weight_type)
-    s = s_raw if s_shift else _widened(s_raw, outer.stream_type, False)
-    w = w_lay if w_shift else _widened(w_lay, outer.weight_type, False)
+    s = s_raw if s_shift else _widened(s_raw, outer.stream_type)
+    w = w_lay if w_shift else _widened(w_lay, outer.weight_type)
     return s, w, s_range, w_range
 
 
@@ -112,23 +112,12 @@ def _natural(stream: np.ndarray | Repeated, s_pat: np.ndarray, count: int) -> np
     copies kept as zero strides, when the pattern reads every element in order."""
     flat = s_pat.reshape(-1)
     if isinstance(stream, Repeated):
-        held = stream.reshaped((count, *s_pat.shape)) if _in_order(flat, stream.shape[1] * stream.shape[2]) else None
+        in_order = flat.size == stream.shape[1] * stream.shape[2] and np.array_equal(flat, np.arange(flat.size))
+        held = view_reshape(stream.factored, (count, *s_pat.shape)) if in_order else None
         if held is not None:
             return held
         stream = stream.materialize()
-    return _take(stream.reshape(count, -1), flat, 1).reshape(count, *s_pat.shape)
-
-
-def _in_order(index: np.ndarray, n: int) -> bool:
-    """Does `index` read all `n` positions in order?"""
-    return index.size == n and bool(np.array_equal(index, np.arange(n)))
-
-
-def _take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
-    """`np.take` along `axis`; `arr` itself when `index` reads every position in order."""
-    if index.size == arr.shape[axis] and np.array_equal(index, np.arange(index.size)):
-        return arr
-    return np.take(arr, index, axis=axis)
+    return take(stream.reshape(count, -1), flat, 1).reshape(count, *s_pat.shape)
 
 
 def widen_codes(raw: np.ndarray) -> np.ndarray:
@@ -136,11 +125,8 @@ def widen_codes(raw: np.ndarray) -> np.ndarray:
     return np.left_shift(raw, np.uint32(16), dtype=np.uint32, order="C").view(np.float32)
 
 
-def _widened(raw: np.ndarray, et: Any, shift: bool) -> np.ndarray:
-    """`widen` into a C-contiguous array (one pass over a transposed view); by a 16-bit
-    shift when `code_range` found that exact."""
-    if shift:
-        return widen_codes(raw)
+def _widened(raw: np.ndarray, et: Any) -> np.ndarray:
+    """`widen` into a C-contiguous array (one pass over a transposed view)."""
     return np.ascontiguousarray(widen(raw, et))
 
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from visa.interp.dma import DmTensor, copy_strided, live_parts, tensor_bytes, walk
+from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, tensor_bytes
 from visa.interp.errors import check
 from visa.interp.fast.memo import per_record
-from visa.interp.memory import Memory, copy_bytes
+from visa.interp.memory import Memory
 from visa.interp.fast import speed
 
 __all__ = ["run_redistribute"]
@@ -42,10 +40,6 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
         src, dst = mem.dm(*source), mem.dm(cmd.part.chip, cmd.part.cluster)
         if fast and sizes_ and copy_strided(src, cmd.src_base, src_strides, dst, cmd.dst_base, dst_strides, sizes_):
             continue   # an in-bounds affine walk writing each byte once: copied through views (a shortcut)
-        outer = list(cmd.entries[:-1])
-        packet = np.arange(cmd.entries[-1].size if cmd.entries else 1, dtype=np.int64)
-        sizes = [e.size for e in outer]
-        src_addr = (walk(cmd.src_base, sizes, [e.src_stride for e in outer])[..., None], packet)
-        dst_addr = (walk(cmd.dst_base, sizes, [e.dst_stride for e in outer])[..., None], packet)
-        copy_bytes(src, src_addr, dst, dst_addr, op, what=f"command {i}'s")
+        copy_walk(src, cmd.src_base, dst, cmd.dst_base, cmd.entries[:-1], cmd.entries[-1].size if cmd.entries else 1,
+                  op, i)
     return DmTensor(base, t)

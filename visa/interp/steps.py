@@ -9,6 +9,7 @@ declaration in its own module and one import in visa/interp/walker.py.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ from visa.interp.memory import Memory
 from visa.interp.fast.repeated import Repeated
 from visa.interp.rows import Rows
 
-__all__ = ["ProgramState", "Step", "STEPS", "executes"]
+__all__ = ["ProgramState", "Step", "STEPS", "executes", "runs"]
 
 
 @attrs.define
@@ -74,3 +75,19 @@ STEPS = Table("interpreter step", package="visa.interp", derive=_stage_step)
 def executes(mnemonic: str) -> Callable[[Step], Step]:
     """Declare `fn` as the step that runs records of kind `mnemonic`."""
     return STEPS.declare(mnemonic)
+
+
+def runs(mnemonic: str, env: bool = False) -> Callable[[Callable[[Any, ProgramState], Any]], Step]:
+    """Declare `fn(op, state)`, which runs one record of kind `mnemonic` and returns its value,
+    as that kind's step: the value is the program's stream `op.result` (`env`: a tensor of the
+    kernel's environment, which a program's sink makes)."""
+
+    def declare(fn: Callable[[Any, ProgramState], Any]) -> Step:
+        @functools.wraps(fn)
+        def step(ops: list[Any], i: int, state: ProgramState) -> int:
+            (state.env if env else state.local)[ops[i].result.id] = fn(ops[i], state)
+            return 1
+
+        return executes(mnemonic)(step)
+
+    return declare

@@ -20,10 +20,10 @@ from visa.interp.memory import Memory
 from visa.interp.plan import _cuts
 from visa.interp.fast.repeated import Repeated, view_reshape
 from visa.interp.rows import Rows
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
 
-__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read"]
+__all__ = ["TrfTensor", "run_trf_load", "read_weights", "weight_rows", "check_read", "take"]
 
 
 class TrfTensor:
@@ -118,11 +118,11 @@ def _store(dest: np.ndarray, at: slice | np.ndarray, rows: np.ndarray) -> None:
         dest[..., at.start + k:at.start + min(k + _BLOCK, n)] = rows[..., k:k + _BLOCK]
 
 
-def _take_all(data: np.ndarray, flat: np.ndarray) -> np.ndarray:
-    """data[..., flat]; `data` itself when `flat` reads every element in order."""
-    if flat.size == data.shape[-1] and flat[0] == 0 and np.array_equal(flat, np.arange(flat.size)):
-        return data
-    return np.take(data, flat, axis=-1)
+def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+    """`np.take` along `axis`; `arr` itself when `index` reads every position in order."""
+    if index.size == arr.shape[axis] and np.array_equal(index, np.arange(index.size)):
+        return arr
+    return np.take(arr, index, axis=axis)
 
 
 def _slices(index: np.ndarray) -> slice | np.ndarray:
@@ -217,13 +217,11 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
         if bits == 4:
             raw = (np.take(data, flat >> 1, axis=2) >> ((flat & 1) * 4).astype(np.uint8)) & 0xF
         else:
-            raw = _take_all(data.view(raw_dtype(bits)), flat)
+            raw = take(data.view(raw_dtype(bits)), flat, -1)
         out[dst] = from_raw(raw, wd, bits).reshape(len(dst), trf.lanes, *index.shape)
     return out
 
 
-@executes("trf_load")
-def _trf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.env[op.result.id] = run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)
-    return 1
+@runs("trf_load", env=True)
+def _trf_load_step(op: Any, state: ProgramState) -> Any:
+    return run_trf_load(op, state.input(op.input, op, repeated=True), state.rows, state.mem)

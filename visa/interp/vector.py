@@ -17,7 +17,7 @@ from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, front_lanes, front_start, pad_front, trim_at, widen_front
 from visa.interp.reduce import is_reduce, run_reduce_step
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.unary import via_f64
 from visa.interp.values import value_dtype, zero_pad
 
@@ -89,9 +89,7 @@ def finish_pass(op: Any, values: np.ndarray, front: bool = False,
     return zero_pad(out, t.time, t.packet)
 
 
-@executes("vector")
-def _vector_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
+@runs("vector")
+def _vector_step(op: Any, state: ProgramState) -> Any:
     stream = state.input(op.input, op, front=front_start(op))
-    state.local[op.result.id] = run_vector(op, stream, slices=state.rows.slice, front=lanes.held())
-    return 1
+    return run_vector(op, stream, slices=state.rows.slice, front=lanes.held())

@@ -15,8 +15,9 @@ from ir.vector.units import is_rf
 from visa.interp.errors import check
 from visa.interp.fast.lanes import front_lanes, trim_at
 from visa.interp.reduce import is_reduce, run_reduce_step
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.vector import check_input, finish_pass
+from visa.interp.vrf import loaded, rf_operands
 
 __all__ = ["run_vector_branch"]
 
@@ -60,8 +61,14 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
     return finish_pass(op, values)
 
 
-@executes("vector_branch")
-def _vector_branch_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)
-    return 1
+@runs("vector_branch")
+def _vector_branch_step(op: Any, state: ProgramState) -> Any:
+    return run_vector_branch(op, state.input(op.input, op), slices=state.rows.slice)
+
+
+@runs("vector_branch_rf")
+def _vector_branch_rf_step(op: Any, state: ProgramState) -> Any:
+    """A tagged pass whose `_RF` steps and rf slots read their VRF tensor through `rf_read`, as
+    a `vector_rf` pass does (`visa.interp.vrf`)."""
+    stream = state.input(op.input, op)
+    return run_vector_branch(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice)

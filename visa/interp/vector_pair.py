@@ -19,7 +19,7 @@ from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
 from visa.interp.fast.memo import per_record
 from visa.interp.reduce import is_reduce, run_reduce_step
-from visa.interp.steps import ProgramState, executes
+from visa.interp.steps import ProgramState, runs
 from visa.interp.vector import check_input, finish_pass
 from visa.interp.vrf import loaded, rf_operands
 
@@ -91,15 +91,11 @@ def _operands(op: Any, i: int, values: Any, vrfs: list[Any] | None) -> list[np.n
     return rf_operands(op, values[0], vrfs)
 
 
-@executes("vector_pair")
-def _vector_pair_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), slices=state.rows.slice)
-    return 1
+@runs("vector_pair")
+def _vector_pair_step(op: Any, state: ProgramState) -> Any:
+    return run_vector_pair(op, state.input(op.input, op), slices=state.rows.slice)
 
 
-@executes("vector_pair_rf")
-def _vector_pair_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.local[op.result.id] = run_vector_pair(op, state.input(op.input, op), loaded(op, state), state.rows.slice)
-    return 1
+@runs("vector_pair_rf")
+def _vector_pair_rf_step(op: Any, state: ProgramState) -> Any:
+    return run_vector_pair(op, state.input(op.input, op), loaded(op, state), state.rows.slice)

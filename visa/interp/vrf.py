@@ -18,11 +18,11 @@ from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, front_start
 from visa.interp.fast.memo import per_record
-from visa.interp.steps import ProgramState, executes
-from visa.interp.values import pad_mask, value_dtype
-from visa.interp.vector import run_vector
+from visa.interp.steps import ProgramState, runs
+from visa.interp.values import pad_mask
+from visa.interp.vector import check_input, run_vector
 
-__all__ = ["VrfValues", "run_vrf_load", "run_vector_rf", "rf_operands", "loaded"]
+__all__ = ["VrfValues", "run_vrf_load", "rf_operands", "loaded"]
 
 
 class VrfValues:
@@ -36,9 +36,7 @@ class VrfValues:
 def run_vrf_load(op: Any, stream: np.ndarray | Front) -> VrfValues:
     """Store the live cells of the (rows, T, 8) stream at their words (a `Front` one when
     no live cell is in a back lane: `_front_live`)."""
-    t = op.input_type
-    if stream.dtype != value_dtype(t.dtype):  # (the message formatted only when it is raised)
-        check(False, f"the stream does not hold {t.dtype} values", op)
+    check_input(op, stream)
     walked, live, at = _load_plan(op)
     check(walked == stream.shape[1:], f"the write walks {walked}, the stream is {stream.shape[1:]}", op)
     check(live.shape == walked, f"the write walks {walked}, the stream's type is {live.shape}", op)
@@ -105,25 +103,15 @@ def loaded(op: Any, state: ProgramState) -> list[VrfValues]:
     return vrfs
 
 
-def run_vector_rf(op: Any, stream: np.ndarray | Front, vrfs: list[VrfValues], slices: np.ndarray | None = None,
-                  front: bool = False) -> np.ndarray | Front:
+@runs("vrf_load", env=True)
+def _vrf_load_step(op: Any, state: ProgramState) -> Any:
+    return run_vrf_load(op, state.input(op.input, op, front=_front_live(op)))
+
+
+@runs("vector_rf")
+def _vector_rf_step(op: Any, state: ProgramState) -> Any:
     """The pass's steps in order, the `_RF` ones reading their VRF tensor through `rf_read`
     (a `Front` stream and `front` as for `run_vector`)."""
-    if stream.dtype != value_dtype(op.input_type.dtype):
-        check(False, f"the stream does not hold {op.input_type.dtype} values", op)
-    return run_vector(op, stream, rf_operands(op, stream, vrfs), slices, front)
-
-
-@executes("vrf_load")
-def _vrf_load_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
-    state.env[op.result.id] = run_vrf_load(op, state.input(op.input, op, front=_front_live(op)))
-    return 1
-
-
-@executes("vector_rf")
-def _vector_rf_step(ops: list[Any], i: int, state: ProgramState) -> int:
-    op = ops[i]
     stream = state.input(op.input, op, front=front_start(op))
-    state.local[op.result.id] = run_vector_rf(op, stream, loaded(op, state), state.rows.slice, front=lanes.held())
-    return 1
+    check_input(op, stream)
+    return run_vector(op, stream, rf_operands(op, stream, loaded(op, state)), state.rows.slice, front=lanes.held())

@@ -101,17 +101,22 @@ def _side(ref: Any, t: Any, alloc: Any, write: bool) -> Access:
     return Access("dm", lo, lo + (alloc.size if alloc is not None else 1), write, str(ref))
 
 
+def _record_step(index: int, op: Any, rates: Rates, target: Target, accesses: tuple[Access, ...],
+                 dma: DmaCost | None = None) -> Step:
+    """The step of a record outside programs: on the DMA context, busy for its record's cycles."""
+    record = _record(op, rates, target)
+    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
+                accesses=accesses, claims=(DMA_CONTEXT,), dma=dma)
+
+
 def _dma_step(index: int, op: DmaOp, rates: Rates, target: Target) -> Step:
-    cost = dma_cost(op, rates)  # the breakdown of the record's cycles, for the report
     accesses = (_side(op.src, op.input_type, op.src_alloc, False),
                 _side(op.result, op.output_type, op.dst_alloc, True))
     if getattr(op, "into", None) is not None:  # dma_into also reads the tensor it updates
         accesses += (_side(op.into, op.output_type, None, False),)
     if getattr(op, "count", None) is not None:  # a runtime sparse prefix reads its scalar (as `_runtime_step`)
         accesses += (Access(f"spm:{op.count}", 0, 1, False, str(op.count)),)
-    record = _record(op, rates, target)
-    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
-                accesses=accesses, claims=(DMA_CONTEXT,), dma=cost)
+    return _record_step(index, op, rates, target, accesses, dma_cost(op, rates))  # its cycles' breakdown: the report's
 
 
 def commit_bank_run(op: Any, target: Target) -> BankRun:
@@ -204,17 +209,14 @@ def _new_step(index: int, op: Any, rates: Rates, target: Target, allocs: Allocs)
     """`tensor_new`, `memset`: a record on the DMA context that writes its tensor (the model
     counts the cycles its class declares: none) where its allocation placed it; `rf_reshape`
     one that touches no memory."""
-    record = _record(op, rates, target)
     dm, trf, vrf = allocs
     ref = op.result.id
     if op.MNEMONIC == "rf_reshape":  # writes nothing, reads nothing: a name for its tensor's words
-        return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles,
-                    records=(record,), accesses=(), claims=(DMA_CONTEXT,))
+        return _record_step(index, op, rates, target, ())
     side = Access("vrf", *vrf[ref], True, str(op.result)) if ref in vrf else \
         Access("trf", trf[ref].base_row, trf[ref].base_row + trf[ref].rows, True, str(op.result)) if ref in trf else \
         _side(op.result, op.output_type, dm.get(ref), True)
-    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
-                accesses=(side,), claims=(DMA_CONTEXT,))
+    return _record_step(index, op, rates, target, (side,))
 
 
 def vrf_regions(kernel: LoweredKernel) -> dict[int, tuple[int, int]]:
@@ -234,7 +236,5 @@ def _runtime_step(index: int, op: Any, rates: Rates, target: Target) -> Step:
     operands and writes its result in the scalar memory (`spm:%n`). The model schedules
     guarded steps as if the guard holds, the worst case, and lets them start without
     waiting for the condition."""
-    record = _record(op, rates, target)
     reads = tuple(Access(f"spm:{ref}", 0, 1, False, str(ref)) for ref in op.operands())
-    return Step(index=index, label=str(op.result), context=DMA_CONTEXT, duration=record.cycles, records=(record,),
-                accesses=(*reads, Access(f"spm:{op.result}", 0, 1, True, str(op.result))), claims=(DMA_CONTEXT,))
+    return _record_step(index, op, rates, target, (*reads, Access(f"spm:{op.result}", 0, 1, True, str(op.result))))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tu_ops.engines import ENGINES
-from visa.schedule.model import MODEL_NOTE, Schedule
+from visa.schedule.model import CONTEXTS, MODEL_NOTE, Schedule
 from visa.schedule.report import wait_text
 
 __all__ = ["trace_json", "lanes"]
@@ -20,10 +20,9 @@ def lanes(schedule: Schedule) -> list[tuple[str, str]]:
     """The (context, engine) lanes that have a record: contexts main, sub, tdma; engines in
     pipeline order."""
     seen = {(s.step.context, r.engine) for s in schedule.slots for r in s.step.records}
-    return sorted(seen, key=lambda ce: (_rank(_CONTEXTS, ce[0]), _rank(_ENGINES, ce[1]), ce))
+    return sorted(seen, key=lambda ce: (_rank(CONTEXTS, ce[0]), _rank(_ENGINES, ce[1]), ce))
 
 
-_CONTEXTS = ("main", "sub", "tdma")
 _ENGINES = tuple(engine.name for engine in ENGINES)
 
 

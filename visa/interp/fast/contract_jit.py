@@ -45,7 +45,7 @@ from visa.interp.fast import contract_jit_exact as jit_exact
 from visa.interp.fast import contract_jit_scan as jit_scan
 from visa.interp.fast import contract_jit_tiles as jit_tiles
 from visa.interp.fast import contract_jit_weights as jit_weights
-from visa.interp.operands import exact
+from visa.interp.operands import _SIG_BITS, exact
 from visa.interp.plan import Plan
 from visa.interp.fast.repeated import Repeated, compact, view_reshape
 from visa.interp.trf import check_read
@@ -55,7 +55,6 @@ __all__ = ["ENV", "JIT_MIN", "applies", "enabled", "run_float"]
 
 ENV = "NPU_OPT_INTERP_JIT"
 """0: never the compiled path; 1: for every float contraction; unset: `enabled` decides."""
-_SIG_BITS = {"BF16": 8, "F8E4M3": 4, "F8E5M2": 3}
 _NO_MASK4 = np.zeros((0, 0, 0, 0), np.bool_)
 _NO_MASK2 = np.zeros((0, 0), np.bool_)
 _NO_QUADS = np.zeros((0, 4), np.int64)
@@ -227,7 +226,7 @@ def _scanned(packets, table, weights, which, held, sstep, tread, plan, wofs0, tp
 def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, offs: np.ndarray,
                     per_row: bool = False, assume: bool = False) -> tuple[Any, np.ndarray, Any]:
     """The first `n_elems` elements of every lane of the rows' TRF tensors, widened: with no
-    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_exact.paired_weights`'s
+    `offs` (distinct tensors, n_elems, lanes) float32, else `jit_weights.lay_paired`'s
     (offs, distinct tensors, n_elems x 2 lanes) for the TRF reads offs[s] elements on; which
     of them each row reads; their code range. Rows whose TRF slices hold the same codes
     there (a GEMM's weights are the same for every slice along M) share one widened copy.

@@ -4,7 +4,7 @@ the kernel): which kept time slots go together and how the TRF operand is laid o
 Two slots that read the same stream values, skip the same steps and read TRF elements a
 constant distance apart (a GEMM's slots along N) are a pair (`slot_pairs`): one tree per
 leaf computes both, the TRF operand laid out (element, 16), the first slot's eight lanes
-then the second's, those `shift` TRF reads further on (`paired_weights`). A slot without
+then the second's, those `shift` TRF reads further on (`contract_jit_weights.lay_paired`). A slot without
 a partner is computed in both halves and written once.
 
 This module imports nothing from numba and nothing of the cpu backend.
@@ -18,7 +18,7 @@ import numpy as np
 
 from ir.exact_kernels.tiles import TREES
 
-__all__ = ["LANES", "MAX_SHIFTS", "TREES", "paired_weights", "slot_pairs"]
+__all__ = ["LANES", "MAX_SHIFTS", "TREES", "slot_pairs"]
 
 LANES = 8
 """The lane count of the vectorized kernel (every other count takes the general one)."""
@@ -70,22 +70,3 @@ def _slot_pairs(sstep: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> tuple
             open_slot[gid] = kk
     pairs += [(kk, -1, 0) for kk in open_slot.values()]
     return np.array(sorted(pairs), np.int64).reshape(-1, 3), shifts
-
-
-def paired_weights(wt: np.ndarray, shifts: list[int], rr: int) -> np.ndarray:
-    """wt (operands, elements, LANES) laid out as (shifts, operands, elements x 16): per
-    shift c, element e's eight lanes, then element e + c x rr's (zeros past either end,
-    which no paired read reaches). The interpreter writes this layout straight from the
-    TRF codes (`contract_jit_weights.lay_paired`); this is its reference."""
-    n_ops, n_e, _ = wt.shape
-    out = np.empty((len(shifts), n_ops, n_e, 2 * LANES), np.float32)   # every element written below
-    out[:, :, :, :LANES] = wt[None]
-    for i, c in enumerate(shifts):
-        o = min(abs(c * rr), n_e)
-        if c * rr >= 0:
-            out[i, :, :n_e - o, LANES:] = wt[:, o:]
-            out[i, :, n_e - o:, LANES:] = 0
-        else:
-            out[i, :, o:, LANES:] = wt[:, :n_e - o]
-            out[i, :, :o, LANES:] = 0
-    return out.reshape(len(shifts), n_ops, -1)

@@ -8,7 +8,7 @@ last row (computed twice, written twice with the same bits). For one step of one
 slot pair and output column, a tile is the shared 4 x 16 tile of
 `ir.exact_kernels.tiles` (its rows found through their offsets into the widened
 stream): per leaf l in natural order, one 16-float vector of the paired TRF operand
-(`contract_jit_exact.paired_weights`: the first slot's eight lanes, then its partner's)
+(`contract_jit_weights.lay_paired`: the first slot's eight lanes, then its partner's)
 times each row's stream value l broadcast, the products summed as the engine's adder
 tree and added to the row's accumulator. The accumulators start at +0 and take the
 steps in time order.
@@ -99,7 +99,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     before: a value stored right before its broadcast load would stall the load; a row
     alone in its group into a scratch row of its own, which stays in cache), `table`
     their f32 bits (or `shift`, `contract_jit_weights.code_bits`); wt (shifts, operands, elements x WIDTH)
-    float32 (`paired_weights`), row r reading wt[., which[r]]; sstep / tread (slots, steps)
+    float32 (`lay_paired`'s layout), row r reading wt[., which[r]]; sstep / tread (slots, steps)
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
     within a read of `rr`; tpad (slots, steps) skipped steps (empty: none); pairs[p] =
     (slot, its partner or -1, the index of their shift); quads (`slot_quads`) the pairs

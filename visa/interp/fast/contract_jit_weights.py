@@ -1,7 +1,7 @@
 """The TRF operand of the interpreter's compiled float contraction (`visa.interp.fast.contract_jit`):
 each row's TRF elements read as (element, lane) float32 bits, lanes innermost, the layout
-the general kernel takes as its vector, or laid out for the exact kernel as
-`visa.interp.fast.contract_jit_exact.paired_weights` says.
+the general kernel takes as its vector, or laid out for the exact kernel (`lay_paired`:
+a slot pair's eight lanes each, `visa.interp.fast.contract_jit_exact`).
 
 A row's operand is the first `n` elements of every lane of its slice's TRF tensor; lane
 `l`'s element `e` sits at element `l * lane_elems + base + e` of the slice's TRF rows
@@ -176,9 +176,9 @@ def lay_plain(codes, n, lanes, table, shift, out, k0):
 
 def lay_paired(codes, n, offs, table, shift, out, k0):
     """out[s, k0 + k] = (element, 16) bits of codes[k] (eight lanes, `gather`'s layout):
-    element e's eight lanes, then element e + offs[s]'s (zeros past either end), as
-    `contract_jit_exact.paired_weights` lays them out. Unsigned indices: no negative-index
-    checks."""
+    element e's eight lanes, then element e + offs[s]'s (zeros past either end), the layout
+    of the exact kernel's paired slots (`contract_jit_exact`). Unsigned indices: no
+    negative-index checks."""
     un = np.uint64(n)
     for k in range(codes.shape[0]):
         src = codes[k]

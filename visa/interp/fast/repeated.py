@@ -32,11 +32,6 @@ class Repeated:
         """The stream written out, every copy of every packet."""
         return np.ascontiguousarray(self.factored).reshape(self.shape)
 
-    def reshaped(self, shape: tuple[int, ...]) -> np.ndarray | None:
-        """The stream as a view of `shape` (the same elements in the same order), or None
-        when no view has that shape."""
-        return view_reshape(self.factored, shape)
-
 
 def view_reshape(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
     """`a.reshape(shape)` when it is a view of `a`; None when it would copy."""
