@@ -150,14 +150,6 @@ def _fp_binary_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) 
 def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
     """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`); the
     operand a constant or a VRF tensor (one divisor per stream cell, read by axis name)."""
-    if isinstance(operand, (VrfTensor, Poisoned)):
-        return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
-    if operand is Stash:
-        return stash_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, vs._step, S.FP_DIV)
-    from npu_opt.vector_branch import Branched, branched_step
-
-    if isinstance(operand, Branched):
-        return branched_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, operand, vs._step, S.FP_DIV)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 
