@@ -94,7 +94,7 @@ class StreamStage:
             load_lazy_stages()  # a method of a family not loaded yet is TYPE-1, not a misspelling
         if name in STAGE_METHODS:
             return functools.partial(_not_offered, self, name)
-        if not name.startswith("_") and _tracing():
+        if not name.startswith("_") and is_tracing():
             return _misspelled(self, name)
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
@@ -200,10 +200,6 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
             label=f"{type(stage).__name__} offers {_offered_text(stage)}",
             help=_type1_help(stage, name)), loc, name)
     return Poisoned(name)
-
-
-def _tracing() -> bool:
-    return is_tracing()
 
 
 def _misspelled(stage: StreamStage, name: str) -> Poisoned:
