@@ -39,9 +39,8 @@ from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, withdrawn
+from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method, withdrawn
 from npu_opt.tensors import VrfTensor
-from npu_opt.trace import current
 from npu_opt.vector_branch import Branched
 from npu_opt.vector_chain_methods import vrf_unread
 from npu_opt.vector_reduce import pair_reduce_violation
@@ -83,18 +82,11 @@ def _claim(stage: Any, loc: Location, name: str, alu: Any) -> Poisoned | None:
     return None
 
 
-def _emit(stage: Any, loc: Location, op_cls: type, **fields: Any) -> Any:
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
-    return op
-
-
 def _pair_step(stage: PairStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None, **fields: Any) -> Any:
     """Emit a paired op and return the pair object of stage `dst`."""
     if alu is not None and _claim(stage, loc, op_cls.STAGE, alu):
         return Poisoned(op_cls.STAGE)
-    op = _emit(stage, loc, op_cls, **fields)
+    op = emit_op(stage, loc, op_cls, **fields)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, attrs.evolve(stage.ve, stage=dst))
 
@@ -258,7 +250,7 @@ def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: 
             return mode
     if _claim(stage, loc, op_cls.STAGE, op.alu):
         return Poisoned(op_cls.STAGE)
-    emitted = _emit(stage, loc, op_cls, op=op, mode=mode)
+    emitted = emit_op(stage, loc, op_cls, op=op, mode=mode)
     scalar = "f32" if emitted.result.type.dtype.name == "F32" else "i32"
     return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus, zipped=True))
 
@@ -380,7 +372,7 @@ def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, split_
             help='e.g. `.vector_intra_slice_unzip(m("I"), m("A, E / 8"))`'))
     if not rest:
         tile_time = _tile_time(self.value.type.time, axis)
-    op = _emit(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
+    op = emit_op(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())
 
