@@ -198,10 +198,8 @@ def _fp_ternary_mode(self: Any, loc: Location, op: Any, mode: Any, operands: Any
 
 
 def _reshape(stage: Any, loc: Location, name: str, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
-    for value in (time, packet):
-        if (bad := vs._mapping(stage, loc, name, value)) is not None:
-            return bad
-    return vs._step(stage, loc, op_cls, dst, time=time, packet=packet)
+    return vs._mapping(stage, loc, name, time) or vs._mapping(stage, loc, name, packet) or vs._step(
+        stage, loc, op_cls, dst, time=time, packet=packet)
 
 
 @stage_method("vector_narrow_split")

@@ -23,7 +23,6 @@ from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
-from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
@@ -35,7 +34,7 @@ from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
 from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
-from npu_opt.vector_reduce import intra_slice_reduce
+from npu_opt.vector_reduce import intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
@@ -150,10 +149,7 @@ def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
 
 
 def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
-    if isinstance(value, Mapping):
-        return None
-    return refuse_dead(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
-                                                f"not {type(value).__name__}"))
+    return mapping_args(stage, loc, name, packet=value)
 
 
 @stage_method("vector_narrow_trim")
