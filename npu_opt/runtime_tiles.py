@@ -23,7 +23,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.location import user_location
 from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, refuse_call
 from npu_opt.trace import current
 
 __all__ = ["runtime_retile", "refuse_runtime_read", "runtime_write_refusal"]
@@ -33,8 +33,7 @@ _TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor D
 
 
 def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
-    current().refuse(Violation(code, message, help=help), location_of(method), method)
-    return Poisoned(method)
+    return refuse_call(Violation(code, message, help=help), method)
 
 
 def _refuse_here(code: str, message: str, help: str) -> None:
