@@ -39,7 +39,7 @@ from npu_opt.tensors import VrfTensor
 from npu_opt.vector_stash import Stash, stash_step
 from npu_opt.vrf import rf_step
 
-__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread"]
+__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread", "op_and_mode"]
 
 S = VeStage
 
@@ -82,17 +82,24 @@ def vrf_unread(name: str) -> Violation:
                      "stash (`Stash`), a uniform one a constant")
 
 
+def op_and_mode(stage: Any, loc: Location, name: str, enums: Any, op: Any, mode: Any,
+                modes: Any = E.BinaryArgMode) -> Any:
+    """(op, mode) as values of `enums` and `modes` (a mode None stays None), or the refusal
+    of the first that is not one (VE-ENUM-1 / VE-ENUM-4)."""
+    op = vs._enum(stage, loc, name, enums, op)
+    if not isinstance(op, Poisoned) and mode is not None:
+        mode = vs._enum(stage, loc, name, modes, mode)
+    return next((v for v in (op, mode) if isinstance(v, Poisoned)), (op, mode))
+
+
 def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, operand: Any,
            mode: Any = None, **fields: Any) -> Any:
     """A binary op: the op enum value, the mode (when given), the operand, the op's ALU."""
     name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
-    op = vs._enum(stage, loc, name, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     from npu_opt.vector_branch import Branched, branched_step
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
@@ -160,13 +167,10 @@ def _fp_div_mode(self: Any, loc: Location, mode: Any, operand: Any) -> Any:
 
 
 def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands: Any) -> Any:
-    op = vs._enum(stage, loc, name, E.FpTernaryOp, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = vs._enum(stage, loc, name, E.TernaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, E.FpTernaryOp, op, mode, E.TernaryArgMode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     from npu_opt.vector_branch import Branched, branched_step
 
     if isinstance(operands, Branched):  # a pair per slot: Branched.imm(guard, (a, c)).rf(guard, (Stash, c))

@@ -42,7 +42,7 @@ from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method, withdrawn
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_branch import Branched
-from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
 from npu_opt.vector_reduce import pair_reduce_violation
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
@@ -152,13 +152,10 @@ def _rf_values(a: Any, b: Any) -> tuple[Any, ...]:
 def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any,
             mode: Any = None) -> Any:
     name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
-    op = _enum(stage, loc, name, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = _enum(stage, loc, name, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     got = _operands(stage, loc, name, c0, c1)
     if isinstance(got, Poisoned):
         return got
@@ -241,13 +238,10 @@ def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> An
 def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
     from npu_opt.vector_stages import VePass, _class_of
 
-    op = _enum(stage, loc, op_cls.STAGE, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = _enum(stage, loc, op_cls.STAGE, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, op_cls.STAGE, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     if _claim(stage, loc, op_cls.STAGE, op.alu):
         return Poisoned(op_cls.STAGE)
     emitted = emit_op(stage, loc, op_cls, op=op, mode=mode)
