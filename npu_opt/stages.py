@@ -106,23 +106,17 @@ def _typestate(stage: StreamStage, name: str) -> Violation | None:
 
 # --- shared method bodies ----------------------------------------------------------------
 
-def _adapter(op_cls: type, out_cls_name: str):
-    def method(self: StreamStage, loc: Location, dtype: Any) -> Any:
-        fault = _kind_fault(dtype=dtype)
-        return next_stage(self, loc, op_cls, globals()[out_cls_name], fault=fault, dtype=dtype)
-    return method
-
-
 @stage_method("fetch_table_lookup")
 def _fetch_table_lookup(self: StreamStage, loc: Location, dtype: Any) -> Any:
     """Decode every element through the fixed table from this dtype to `dtype` (main only)."""
-    return _adapter(ops.FetchTableLookup, "FetchTableLookupStream")(self, loc, dtype)
+    return next_stage(self, loc, ops.FetchTableLookup, FetchTableLookupStream, fault=_kind_fault(dtype=dtype),
+                      dtype=dtype)
 
 
 @stage_method("fetch_cast")
 def _fetch_cast(self: StreamStage, loc: Location, dtype: Any) -> Any:
     """Convert every element to `dtype` (docs/numerics.md); `fetch_cast(D)` on D is a no-op."""
-    return _adapter(ops.FetchCast, "FetchCastStream")(self, loc, dtype)
+    return next_stage(self, loc, ops.FetchCast, FetchCastStream, fault=_kind_fault(dtype=dtype), dtype=dtype)
 
 
 @stage_method("fetch_zero_point_sub")
