@@ -288,29 +288,27 @@ class DmTensorView(_DmMoves, _TensorClass):
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
 
-class TrfTensor(_TensorClass):
-    """A TRF tensor: `TrfTensor[dtype, Chip, Cluster, Slice, Lane, Element]`."""
-
-    KIND = "trf"
+class _RegisterFileTensor(_TensorClass):
+    """A TRF or VRF tensor: its words relabelled by `reshape`."""
 
     def reshape(self, *levels: Any) -> Any:
-        """The same TRF words under the target type `TrfTensor[...]` (or its five level
-        mappings): every level keeps its size (npu_opt.rf_reshape)."""
+        """The same register-file words under the target type `TrfTensor[...]` / `VrfTensor[...]`
+        (or its level mappings; the reference's `unsafe { v.reshape() }`): every level keeps its
+        size (npu_opt.rf_reshape)."""
         from npu_opt.rf_reshape import rf_reshape
 
         return rf_reshape(self, levels)
 
 
-class VrfTensor(_TensorClass):
+class TrfTensor(_RegisterFileTensor):
+    """A TRF tensor: `TrfTensor[dtype, Chip, Cluster, Slice, Lane, Element]`."""
+
+    KIND = "trf"
+
+
+class VrfTensor(_RegisterFileTensor):
     """A VRF tensor: `VrfTensor[dtype, Chip, Cluster, Slice, Element]` (i32 or f32), made by
     `.to_vrf(element)`; pass it as the operand of `vector_fxp`, `vector_clip` or
     `vector_fp_binary`."""
 
     KIND = "vrf"
-
-    def reshape(self, *levels: Any) -> Any:
-        """The same VRF words under the target type `VrfTensor[...]` (or its four level
-        mappings), the reference's `unsafe { v.reshape() }` (npu_opt.rf_reshape)."""
-        from npu_opt.rf_reshape import rf_reshape
-
-        return rf_reshape(self, levels)
