@@ -308,10 +308,6 @@ def _target_chips(target: TargetRef) -> frozenset[int]:
     return frozenset(facts.chips) if facts.chips else frozenset({1})
 
 
-def _is_tuple_type(ann: Any) -> bool:
-    return getattr(ann, "__origin__", None) is tuple
-
-
 def _result_specs(ann: Any) -> tuple[Any, ...] | None:
     if ann is None or ann is type(None):
         return ()
@@ -319,7 +315,7 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
         return (ann,)
     if isinstance(ann, tuple):
         return ann
-    if _is_tuple_type(ann):
+    if getattr(ann, "__origin__", None) is tuple:
         return tuple(ann.__args__)
     return None
 

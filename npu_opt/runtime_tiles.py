@@ -36,11 +36,6 @@ def _refuse(code: str, message: str, method: str, help: str | None = None) -> Po
     return refuse_call(Violation(code, message, help=help), method)
 
 
-def _refuse_here(code: str, message: str, help: str) -> None:
-    """A refusal at the user's call being executed (the reader of a view: `begin`, a gather, ...)."""
-    current().refuse(Violation(code, message, help=help), user_location(None), "view")
-
-
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
     """The tile of `view` at the runtime scalar `start`, or a refusal."""
     if level != "element" or view._runtime is not None:
@@ -60,18 +55,15 @@ def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, 
         return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
                                     "not whole bytes", method,
                        help="tile an axis whose step holds whole bytes, or use a trace-time start")
-    return view._derive(attr_level(view.type, mapping), view._offsets, runtime=(start.value, stride, limit))
-
-
-def attr_level(t: Any, mapping: Any) -> Any:
-    """`t` with its element level replaced by `mapping`."""
-    return attrs.evolve(t, element=mapping)
+    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=(start.value, stride, limit))
 
 
 def refuse_runtime_read(what: str) -> None:
-    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
-    _refuse_here("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                 help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy")
+    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA, at the
+    user's call being executed (the reader of a view: `begin`, a gather, ...)."""
+    current().refuse(Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                               help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy"),
+                     user_location(None), "view")
 
 
 def runtime_write_refusal(what: str) -> Violation:
