@@ -124,7 +124,7 @@ def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_poi
     """Subtract `zero_point` and widen to the staging type i5 / i9."""
     fault = _kind_fault(dtype=dtype, zero_point=zero_point)
     return next_stage(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream, fault=fault, dtype=dtype,
-                 zero_point=zero_point)
+                      zero_point=zero_point)
 
 
 @stage_method("collect")
@@ -146,7 +146,7 @@ def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
     """Transpose Engine: swap packet elements and time steps into (out_time, out_packet)."""
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
     return next_stage(self, loc, data_movement_ops.Transpose, TransposeStream, fault=fault, out_time=out_time,
-                 out_packet=out_packet)
+                      out_packet=out_packet)
 
 
 @stage_method("switch")
@@ -154,7 +154,7 @@ def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, con
     """Switch Engine: route each slice's packets over the ring into (out_slice, out_time)."""
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
     return next_stage(self, loc, data_movement_ops.Switch, SwitchStream, fault=fault, out_slice=out_slice,
-                 out_time=out_time, config=config)
+                      out_time=out_time, config=config)
 
 
 @stage_method("commit_trim")
@@ -292,7 +292,7 @@ class CollectStream(StreamStage):
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
         fault = fault or trf_arguments_fault(trf, lane, trf_element, trfd)
         return next_stage(self, loc, ops.ContractOuter, ContractOuterStream, fault=fault, trf=trf.value, time=time,
-                     packet=packet)
+                          packet=packet)
 
 
 class ContractOuterStream(StreamStage):

@@ -35,7 +35,7 @@ def check(pe: int, chips: int, split: str | None, spec: Any) -> str | None:
     result, contracted, batch, sizes = spec.result[1], spec.contracted, spec.batch, spec.sizes
     if isinstance(pe, bool) or pe not in PE_COUNTS:
         raise usage(f"--pe takes one of {', '.join(map(str, PE_COUNTS))} (processing elements of a chip), "
-                     f"not {pe!r}")
+                    f"not {pe!r}")
     if isinstance(chips, bool) or not isinstance(chips, int) or chips < 1:
         raise usage(f"the chip count must be a positive integer, not {chips!r}")
     if chips == 1:
@@ -46,14 +46,14 @@ def check(pe: int, chips: int, split: str | None, spec: Any) -> str | None:
     if split == contracted:
         if spec.epilogue is not None or spec.dtype_out == "bf16":
             raise usage(f"--split {split}: the chips add their partial sums of the contracted {split} in the "
-                         "Vector Engine (i32 or f32), so an epilogue or a bf16 result would apply to partial sums; "
-                         f"split an index of the result ({', '.join(result)}) instead")
+                        "Vector Engine (i32 or f32), so an epilogue or a bf16 result would apply to partial sums; "
+                        f"split an index of the result ({', '.join(result)}) instead")
         return split
     if split not in result:
         raise usage(f"--split {split}: the result has no index {split} (it has {', '.join(result)})")
     if split == batch and sizes and split in sizes and sizes[split] % chips:
         raise usage(f"--split {split}: its size {sizes[split]} does not divide over {chips} chips "
-                     "(the batch index is not padded)")
+                    "(the batch index is not padded)")
     return split
 
 
