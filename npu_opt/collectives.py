@@ -22,9 +22,8 @@ from ir.diagnostic import Violation
 from ir.dtypes import f32, i32
 from ir.mapping.nodes import Broadcast, Mapping, Symbol
 from ir.vector.enums import ClipBinaryOpF32, ClipBinaryOpI32
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, refuse_call
 from npu_opt.tensors import DmTensor
-from npu_opt.trace import current
 
 __all__ = ["chip_all_reduce", "chip_reduce_scatter", "chip_all_gather",
            "cluster_all_reduce", "cluster_reduce_scatter", "cluster_all_gather", "ALGORITHMS"]
@@ -39,8 +38,7 @@ _FLIT_VALUES = 8  # 32 bytes of 4-byte values
 
 
 def _refuse(code: str, message: str, call: str, fix: str | None = None) -> Poisoned:
-    current().refuse(Violation(code, message, help=fix), location_of(call), call)
-    return Poisoned(call)
+    return refuse_call(Violation(code, message, help=fix), call)
 
 
 def _refused(x: Any, call: str, level: str, adds: bool = True) -> Poisoned | None:

@@ -11,7 +11,7 @@ from ir.types import MAIN, SUB
 from npu_opt.dma import TensorDma
 from npu_opt.fills import PcieDma
 from npu_opt.interleave import begin_interleaved
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.stages import BeginStream
 from npu_opt.runtime_scalars import when
 from npu_opt.tensors import DmTensor, DmTensorView
@@ -37,14 +37,12 @@ class TuContext:
             return Poisoned("begin")
         if not isinstance(view, DmTensorView):
             hint = "call `.view()` on the DM tensor: `begin(t.view())`" if isinstance(view, DmTensor) else None
-            tracer.refuse(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",
-                                    help=hint), loc, "begin")
-            return Poisoned("begin")
+            return refuse_call(Violation("TYPE-6", f"`begin` takes a DmTensorView, not {type(view).__name__}",
+                                         help=hint), "begin")
         offsets = getattr(view, "_offsets", None)  # a window of a DM tensor (VIEW-15)
         bad = offsets and check_begin_window(offsets)
         if bad:
-            tracer.refuse(bad, loc, "begin")
-            return Poisoned("begin")
+            return refuse_call(bad, "begin")
         source = view.read_value() if hasattr(view, "read_value") else view.value  # a runtime tile start too
         op = Begin.build(tracer.value, view=source, context=self.name, loc=loc)
         chain = TracedStream(loc)

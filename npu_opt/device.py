@@ -13,7 +13,6 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 
 from ir.rules.fetch_size import fetch_size_faults  # FETCH-11: checked once the adapters are known
 from ir.boundary import TargetRef, target_facts
@@ -43,15 +42,6 @@ from npu_opt.per_file_imports import in_scope
 import sys
 
 __all__ = ["device", "DeviceKernel"]
-
-
-@attrs.frozen
-class Signature:
-    """The checked interface of a kernel: parameter names and types, result types."""
-
-    params: tuple[tuple[str, HbmType], ...]
-    results: tuple[HbmType, ...]
-    returns_tuple: bool
 
 
 class DeviceKernel:
@@ -306,16 +296,6 @@ class DeviceKernel:
                 return
         tracer.ops.append(Return(values=tuple(v.value for v in values), loc=self.location))
 
-    def signature(self) -> Signature:
-        """Parameter and result types, from the annotations (after a clean trace)."""
-        result = self.trace()
-        params = tuple((op.name, op.result.type) for op in result.kernel.params)
-        ret = result.kernel.returns
-        results = tuple(v.type for v in ret.values) if ret else ()
-        ann = inspect.signature(self.fn).return_annotation
-        ann = None if ann is inspect.Signature.empty else self._annotation(ann)
-        return Signature(params, results, isinstance(ann, tuple) or _is_tuple_type(ann))
-
 
 def _target_chips(target: TargetRef) -> frozenset[int]:
     """Legal chip counts of the target: a named one's by `named_chip_counts`; a loaded one's
@@ -328,10 +308,6 @@ def _target_chips(target: TargetRef) -> frozenset[int]:
     return frozenset(facts.chips) if facts.chips else frozenset({1})
 
 
-def _is_tuple_type(ann: Any) -> bool:
-    return getattr(ann, "__origin__", None) is tuple
-
-
 def _result_specs(ann: Any) -> tuple[Any, ...] | None:
     if ann is None or ann is type(None):
         return ()
@@ -339,7 +315,7 @@ def _result_specs(ann: Any) -> tuple[Any, ...] | None:
         return (ann,)
     if isinstance(ann, tuple):
         return ann
-    if _is_tuple_type(ann):
+    if getattr(ann, "__origin__", None) is tuple:
         return tuple(ann.__args__)
     return None
 

@@ -12,7 +12,7 @@ from ir.ops import ToDm, ToHbm, View
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 from npu_opt.params import refuse_write
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source, into_hbm_view, read_view
@@ -33,10 +33,8 @@ class TensorDma:
 
 
 def _begin_on_dma(*args: Any, **kwargs: Any) -> Poisoned:
-    current().refuse(Violation("CTX-1", "`begin` is called on a Tensor Unit context, not on the DMA engine",
-                               help="use ctx.main.begin(view) or ctx.sub.begin(view)"),
-                     location_of("begin"), "begin")
-    return Poisoned("begin")
+    return refuse_call(Violation("CTX-1", "`begin` is called on a Tensor Unit context, not on the DMA engine",
+                                 help="use ctx.main.begin(view) or ctx.sub.begin(view)"), "begin")
 
 
 def _check_engine(dma: Any, stage: str) -> Violation | None:
@@ -107,28 +105,22 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     else:
         dst_type = bad or _resolve_dst(dst, kind, stage)
     if isinstance(dst_type, Violation):
-        tracer.refuse(dst_type, loc, stage)
-        return Poisoned(stage)
+        return refuse_call(dst_type, stage)
     spec_fault = validate_type(dst_type, None, code="DMA-3")
     extra = {"inferred": dst is None} if kind == "hbm" else {}
     op_cls = ToDm if kind == "dm" else ToHbm
     op = op_cls(src=dma_source(src), result=tracer.value(dst_type), loc=loc, **extra)
-    if spec_fault is not None and spec_fault.code == "TYPE-3":
-        tracer.refuse(spec_fault, loc, stage, op)
-        tracer.emit(op, poisoned_input=True)
-    else:
-        tracer.emit(op)
+    tracer.emit(op, refused=spec_fault if spec_fault is not None and spec_fault.code == "TYPE-3" else None,
+                stage=stage)
     return (DmTensor if kind == "dm" else HbmTensor)(op.result)
 
 
 def dma_to_dm(src: Any, dma: Any, dst: Any = None) -> Any:
     """`src.to_dm(ctx.tdma, DmTensor[...])`; `src.to_dm(DmTensor[...])` lacks the engine."""
     if dst is None and not isinstance(dma, TensorDma):
-        current().refuse(Violation("TYPE-6", "`to_dm` is missing its DMA engine operand: it takes ctx.tdma, "
-                                             "then the destination type",
-                                   help="write `.to_dm(ctx.tdma, DmTensor[...])`"),
-                         location_of("to_dm"), "to_dm")
-        return Poisoned("to_dm")
+        return refuse_call(Violation("TYPE-6", "`to_dm` is missing its DMA engine operand: it takes ctx.tdma, "
+                                               "then the destination type",
+                                     help="write `.to_dm(ctx.tdma, DmTensor[...])`"), "to_dm")
     return _dma(src, dma, dst, "dm")
 
 
@@ -145,8 +137,7 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
     if not isinstance(dst, HbmTensor):
         return _dma(src, dma, dst, "hbm")
     if not dst.writable:
-        current().refuse(refuse_write(dst.label or "?"), location_of("to_hbm"), "to_hbm")
-        return Poisoned("to_hbm")
+        return refuse_call(refuse_write(dst.label or "?"), "to_hbm")
     spec = TensorSpec("hbm", (dst.type.dtype, dst.type.chip, dst.type.element))
     written = _dma(src, dma, spec, "hbm")
     if isinstance(written, HbmTensor):

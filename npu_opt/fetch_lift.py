@@ -16,8 +16,7 @@ from ir.fetch_lift_ops import LIFT_OPS
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.ops import Begin
-from npu_opt import stages as _st
-from npu_opt.fetch_mask import fetch_mask
+from npu_opt.fetch_mask import FetchMaskStream, fetch_mask
 from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.trace import current
 
@@ -67,16 +66,11 @@ def fetch_slice_lift(self: StreamStage, loc: Location, out_slice: Any, out_time:
     return _lift(self, loc, LiftDim.SLICE, out_slice, out_time, FetchSliceLiftStream)
 
 
-class _LiftedStream(StreamStage):
+class _LiftedStream(FetchMaskStream):
     """What every lifted stream offers (each class inherits it): the Fetch Adapter stages,
-    `switch` or `collect`."""
+    `switch` or `collect` (a masked stream's, and `fetch_mask`)."""
 
     fetch_mask = fetch_mask
-    fetch_table_lookup = _st._fetch_table_lookup
-    fetch_cast = _st._fetch_cast
-    fetch_zero_point_sub = _st._fetch_zero_point_sub
-    switch = _st._switch
-    collect = _st._collect
 
 
 class FetchSliceLiftStream(_LiftedStream):

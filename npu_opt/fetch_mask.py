@@ -13,8 +13,7 @@ from ir.fetch_mask_ops import FetchMask
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from npu_opt import stages as _st
-from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
-from npu_opt.trace import current
+from npu_opt.stagebase import StreamStage, kind_error, next_stage, refuse_dead, stage_method
 
 __all__ = ["fetch_mask", "FetchMaskStream"]
 
@@ -27,10 +26,7 @@ def fetch_mask(self: StreamStage, loc: Location, out_time: Any, out_packet: Any)
         if not isinstance(value, Mapping):
             return refuse_dead(self, loc, "fetch_mask",
                                kind_error(f"`{name}` must be a mapping built by m(), not {type(value).__name__}"))
-    tracer = current()
-    op = FetchMask.build(tracer.value, input=self.value, loc=loc, out_time=out_time, out_packet=out_packet)
-    tracer.emit(op)
-    return FetchMaskStream(op.result, self.chain)
+    return next_stage(self, loc, FetchMask, FetchMaskStream, out_time=out_time, out_packet=out_packet)
 
 
 class FetchMaskStream(StreamStage):

@@ -13,7 +13,7 @@ from ir.scatter import scatter_shape
 from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
 from npu_opt.params import refuse_write
-from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault
+from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call
 from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
 from npu_opt.trace import current
 
@@ -66,8 +66,7 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool, index_types: tuple = 
     if not isinstance(dst_type, Violation):
         dst_type = _outermost_key(gather_shape(table.value.type, index.value.type, dst_type), "table") or dst_type
     if isinstance(dst_type, Violation):
-        tracer.refuse(dst_type, loc, stage)
-        return Poisoned(stage)
+        return refuse_call(dst_type, stage)
     return emit_gather(Gather(src=table.value, index=index.value, scaled=scaled, result=tracer.value(dst_type),
                               loc=loc), stage)
 
@@ -89,13 +88,7 @@ def _outermost_key(shape: Any, what: str) -> Violation | None:
 def emit_gather(op: Gather, stage: str) -> DmTensor:
     """Emit a traced gather (the v0.6 call or a staged plan's `to_dm`); a destination that
     breaks the DMA layout rules is GATHER-4 at its line."""
-    tracer = current()
-    fault = validate_type(op.result.type, None, code="GATHER-4")
-    if fault is not None:
-        tracer.refuse(fault, op.loc, stage, op)
-        tracer.emit(op, poisoned_input=True)
-    else:
-        tracer.emit(op)
+    current().emit(op, refused=validate_type(op.result.type, None, code="GATHER-4"), stage=stage)
     return DmTensor(op.result)
 
 
@@ -134,8 +127,7 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
     if not isinstance(out_type, Violation):
         out_type = _outermost_key(scatter_shape(data.value.type, key, index.value.type, out_type), "output") or out_type
     if isinstance(out_type, Violation):
-        tracer.refuse(out_type, loc, stage)
-        return Poisoned(stage)
+        return refuse_call(out_type, stage)
     op = Scatter(src=data.value, index=index.value, key=key, result=tracer.value(out_type), loc=loc)
     tracer.emit(op)
     return HbmTensor(op.result)

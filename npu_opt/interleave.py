@@ -7,7 +7,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.interleave_ops import BeginInterleaved
 from ir.mapping.nodes import Mapping
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.stages import BeginStream
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
@@ -35,8 +35,7 @@ def begin_interleaved(context: Any, lhs: Any, rhs: Any, axis: Any) -> Any:
         return Poisoned("begin_interleaved")
     fault = _fault(lhs, rhs, axis)
     if fault is not None:
-        tracer.refuse(fault, loc, "begin_interleaved")
-        return Poisoned("begin_interleaved")
+        return refuse_call(fault, "begin_interleaved")
     op = BeginInterleaved.build(tracer.value, view=lhs.value, rhs=rhs.value, axis=axis, context=context.name, loc=loc)
     chain = TracedStream(loc)
     tracer.chains.append(chain)

@@ -148,18 +148,15 @@ def _struct_fields(ann: Any, scope: dict[str, Any]) -> list[tuple[str, Any]] | N
     if not isinstance(ann, type):
         return None
     if attrs.has(ann):
-        names = [f.name for f in attrs.fields(ann)]
-        raw = {f.name: f.type for f in attrs.fields(ann)}
+        fields = attrs.fields(ann)
     elif dataclasses.is_dataclass(ann):
-        names = [f.name for f in dataclasses.fields(ann)]
-        raw = {f.name: f.type for f in dataclasses.fields(ann)}
+        fields = dataclasses.fields(ann)
     else:
         return None
     module = sys.modules.get(ann.__module__)
     where = {**scope, **(vars(module) if module is not None else {})}
     out = []
-    for n in names:
-        value = raw[n]
+    for n, value in ((f.name, f.type) for f in fields):
         if isinstance(value, str):
             try:
                 value = eval(value, where)  # noqa: S307 - the user's own annotation

@@ -29,16 +29,12 @@ from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
-from npu_opt.views import _View
+from npu_opt.views import destination_fault
 
 __all__ = ["DmRedistribute", "start", "asymmetric_slice"]
 
 # the reference's stages: a step may follow those of a lower rank (a slice also its own kind)
 _RANK = {"init": 0, "chip_shuffle": 1, "cluster_swap": 2, "chip_slice": 3, "cluster_slice": 4}
-
-
-def _bits(t: Any) -> int:
-    return t.dtype.bits
 
 
 def _numbers(values: Any) -> Any:
@@ -118,7 +114,7 @@ class DmRedistribute:
     def _slice(self, stage: str, axis: Any, element: Any, positions: Any, dm_output: bool = True) -> Any:
         t = self._src.type
         per_chip = "chip" in stage
-        step = slice_step(self._window, self._element, axis, element, _bits(t), stage, dm_output)
+        step = slice_step(self._window, self._element, axis, element, t.dtype.bits, stage, dm_output)
         if isinstance(step, Violation):
             return _refuse(step, stage)
         targets = t.chip.size if per_chip else t.cluster.size
@@ -162,13 +158,8 @@ class DmRedistribute:
         bad = _check_engine(dma, "to_dm_view")
         if bad is None and isinstance(dst, Poisoned):
             return
-        if bad is None and isinstance(dst, _View) and not dst.WRITABLE:
-            bad = Violation("VIEW-4", "the destination of `to_dm_view` is a read-only view",
-                            help="write through `t.view_mut()` (or a tile of it)")
-        elif bad is None and (not isinstance(dst, _View) or dst.type.kind != "dm"):
-            bad = Violation("VIEW-9", f"the destination of `to_dm_view` must be a DmTensorViewMut, not "
-                                      f"{type(dst).__name__}", help="pass `t.view_mut()` (or a tile of it)")
-        elif bad is None and dst._runtime is not None:
+        bad = bad or destination_fault(dst, "dm", "to_dm_view")
+        if bad is None and dst._runtime is not None:
             bad = runtime_write_refusal("a redistribution's `to_dm_view`")
         if bad is not None:
             _refuse(bad, "to_dm_view")

@@ -18,9 +18,9 @@ from ir.ops import Param
 from ir.resident import Device as _Device, DmBuffer, element_bytes
 from ir.rules.space import validate_type
 from npu_opt.params import Leaf, refuse_write
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, refuse_call
 from npu_opt.tensors import DmTensor, TensorSpec
-from npu_opt.trace import Tracer, current
+from npu_opt.trace import Tracer
 
 __all__ = ["Device", "resident_param", "alloc", "refuse_read_only", "check_total"]
 
@@ -74,8 +74,7 @@ def check_total(tracer: Tracer, slice_bytes: int = 524288) -> None:
 
 def refuse_read_only(t: DmTensor, method: str) -> Poisoned:
     """PARAM-1 at `view_mut()` of a read-only resident parameter."""
-    current().refuse(refuse_write(t.label or "?"), location_of(method), method)
-    return Poisoned(method)
+    return refuse_call(refuse_write(t.label or "?"), method)
 
 
 def alloc(spec: TensorSpec, device: Any) -> DmBuffer:

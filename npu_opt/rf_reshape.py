@@ -13,7 +13,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.rf_reshape import RfReshape
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.tensors import TensorSpec
 from npu_opt.trace import current
 
@@ -42,8 +42,7 @@ def rf_reshape(tensor: Any, levels: tuple[Any, ...]) -> Any:
         return Poisoned("reshape")
     target = _target(tensor, levels)
     if isinstance(target, Violation):
-        tracer.refuse(target, loc, "reshape")
-        return Poisoned("reshape")
+        return refuse_call(target, "reshape")
     op = RfReshape.build(tracer.value, input=tensor.value, to=target, loc=loc)
     if not tracer.emit(op):  # refused: later uses of it are silent
         return Poisoned("reshape")

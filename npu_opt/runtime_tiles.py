@@ -23,7 +23,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.location import user_location
 from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import Poisoned, refuse_call
 from npu_opt.trace import current
 
 __all__ = ["runtime_retile", "refuse_runtime_read", "runtime_write_refusal"]
@@ -33,13 +33,7 @@ _TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor D
 
 
 def _refuse(code: str, message: str, method: str, help: str | None = None) -> Poisoned:
-    current().refuse(Violation(code, message, help=help), location_of(method), method)
-    return Poisoned(method)
-
-
-def _refuse_here(code: str, message: str, help: str) -> None:
-    """A refusal at the user's call being executed (the reader of a view: `begin`, a gather, ...)."""
-    current().refuse(Violation(code, message, help=help), user_location(None), "view")
+    return refuse_call(Violation(code, message, help=help), method)
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
@@ -61,18 +55,15 @@ def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, 
         return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
                                     "not whole bytes", method,
                        help="tile an axis whose step holds whole bytes, or use a trace-time start")
-    return view._derive(attr_level(view.type, mapping), view._offsets, runtime=(start.value, stride, limit))
-
-
-def attr_level(t: Any, mapping: Any) -> Any:
-    """`t` with its element level replaced by `mapping`."""
-    return attrs.evolve(t, element=mapping)
+    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=(start.value, stride, limit))
 
 
 def refuse_runtime_read(what: str) -> None:
-    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA."""
-    _refuse_here("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                 help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy")
+    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA, at the
+    user's call being executed (the reader of a view: `begin`, a gather, ...)."""
+    current().refuse(Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                               help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy"),
+                     user_location(None), "view")
 
 
 def runtime_write_refusal(what: str) -> Violation:

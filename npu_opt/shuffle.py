@@ -12,7 +12,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.gather_ops import Shuffle
 from npu_opt.dma import TensorDma
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import location_of, refuse_call
 from npu_opt.tensors import DmTensor, HbmTensor
 from npu_opt.trace import current
 
@@ -50,8 +50,7 @@ def shuffle(src: Any, dma: Any, dim: Any, pattern: Any, level: str, stage: str) 
         bad = Violation("TYPE-6", f"`{stage}` takes ctx.tdma, the int DIM and a list of ints (pattern[target] = "
                                   f"source), not {dim!r:.20}, {pattern!r:.40}", help=f"`.{stage}(ctx.tdma, 2, [1, 0])`")
     if bad is not None:
-        tracer.refuse(bad, loc, stage)
-        return Poisoned(stage)
+        return refuse_call(bad, stage)
     op = Shuffle.build(tracer.value, src=src.value, level=level, dim=dim, pattern=",".join(map(str, items)), loc=loc)
     tracer.emit(op)
     return (DmTensor if op.result.type.kind == "dm" else HbmTensor)(op.result)

@@ -15,7 +15,7 @@ from ir.rules.space import validate_type
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.types import SpmType
 from npu_opt.dma import _check_engine
-from npu_opt.stagebase import Poisoned, location_of
+from npu_opt.stagebase import location_of, refuse_call
 from npu_opt.tensors import DmTensor, TensorSpec
 from npu_opt.trace import current
 
@@ -83,8 +83,7 @@ def to_spm(src: Any, dma: Any, dst: Any) -> Any:
                         help="e.g. `.to_spm(ctx.tdma, SpmTensor[i32, Chip, Cluster, m(\"1 # 4\"), m(\"K\")])`")
     dst_type = bad or dst.resolve()
     if isinstance(dst_type, Violation):
-        tracer.refuse(dst_type, loc, "to_spm")
-        return Poisoned("to_spm")
+        return refuse_call(dst_type, "to_spm")
     op = ToSpm(src=src.value, result=tracer.value(dst_type), loc=loc)
     tracer.emit(op)
     return SpmTensor(op.result)
@@ -101,13 +100,8 @@ def spm_to_dm(src: SpmTensor, dma: Any, dst: Any) -> Any:
                                                        "m(\"1 # 256\"), m(\"K\")])`")
     dst_type = bad or dst.resolve()
     if isinstance(dst_type, Violation):
-        tracer.refuse(dst_type, loc, "to_dm")
-        return Poisoned("to_dm")
+        return refuse_call(dst_type, "to_dm")
     op = SpmToDm(src=src.value, result=tracer.value(dst_type), loc=loc)
     fault = validate_type(dst_type, None, code="DMA-3")
-    if fault is not None and fault.code == "TYPE-3":
-        tracer.refuse(fault, loc, "to_dm", op)
-        tracer.emit(op, poisoned_input=True)
-    else:
-        tracer.emit(op)
+    tracer.emit(op, refused=fault if fault is not None and fault.code == "TYPE-3" else None, stage="to_dm")
     return DmTensor(op.result)

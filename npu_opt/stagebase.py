@@ -30,7 +30,7 @@ from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing, note_stage
 
 __all__ = ["Poisoned", "StreamStage", "STAGE_AFTER", "next_stage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
-           "conform", "adopt", "signature_text"]
+           "conform", "adopt", "signature_text", "emit_op"]
 
 # Every method name some stage offers; asking another stage for one of them is TYPE-1. The
 # stream stages add theirs as their classes are made; these four belong to tensors and contexts.
@@ -94,7 +94,7 @@ class StreamStage:
             load_lazy_stages()  # a method of a family not loaded yet is TYPE-1, not a misspelling
         if name in STAGE_METHODS:
             return functools.partial(_not_offered, self, name)
-        if not name.startswith("_") and _tracing():
+        if not name.startswith("_") and is_tracing():
             return _misspelled(self, name)
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
@@ -112,12 +112,18 @@ def next_stage(stage: StreamStage, loc: Location, op_cls: type, out_cls: type | 
     (which ends the chain)."""
     if fault:
         return refuse_dead(stage, loc, op_cls.STAGE, fault)
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
+    op = emit_op(stage, loc, op_cls, **fields)
     if out_cls is None:
         return op.result
     return out_cls(op.result, stage.chain)
+
+
+def emit_op(stage: Any, loc: Location, op_cls: type, **fields: Any) -> Any:
+    """Emit the traced op `op_cls` on `stage`'s stream (it types its own result); the op."""
+    tracer = current()
+    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
+    tracer.emit(op)
+    return op
 
 
 def _declared_stage(spec: Any, stage: StreamStage, loc: Location, *args: Any, **kwargs: Any) -> Any:
@@ -200,10 +206,6 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
             label=f"{type(stage).__name__} offers {_offered_text(stage)}",
             help=_type1_help(stage, name)), loc, name)
     return Poisoned(name)
-
-
-def _tracing() -> bool:
-    return is_tracing()
 
 
 def _misspelled(stage: StreamStage, name: str) -> Poisoned:

@@ -86,8 +86,6 @@ _KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mappin
 _KINDS["out_slice"] = Mapping  # the switch's
 
 
-_next = next_stage
-
 
 def _typestate(stage: StreamStage, name: str) -> Violation | None:
     """TYPE-2, then TYPE-4 / TYPE-5: methods offered only for some dtypes."""
@@ -108,68 +106,62 @@ def _typestate(stage: StreamStage, name: str) -> Violation | None:
 
 # --- shared method bodies ----------------------------------------------------------------
 
-def _adapter(op_cls: type, out_cls_name: str):
-    def method(self: StreamStage, loc: Location, dtype: Any) -> Any:
-        fault = _kind_fault(dtype=dtype)
-        return _next(self, loc, op_cls, globals()[out_cls_name], fault=fault, dtype=dtype)
-    return method
-
-
 @stage_method("fetch_table_lookup")
 def _fetch_table_lookup(self: StreamStage, loc: Location, dtype: Any) -> Any:
     """Decode every element through the fixed table from this dtype to `dtype` (main only)."""
-    return _adapter(ops.FetchTableLookup, "FetchTableLookupStream")(self, loc, dtype)
+    return next_stage(self, loc, ops.FetchTableLookup, FetchTableLookupStream, fault=_kind_fault(dtype=dtype),
+                      dtype=dtype)
 
 
 @stage_method("fetch_cast")
 def _fetch_cast(self: StreamStage, loc: Location, dtype: Any) -> Any:
     """Convert every element to `dtype` (docs/numerics.md); `fetch_cast(D)` on D is a no-op."""
-    return _adapter(ops.FetchCast, "FetchCastStream")(self, loc, dtype)
+    return next_stage(self, loc, ops.FetchCast, FetchCastStream, fault=_kind_fault(dtype=dtype), dtype=dtype)
 
 
 @stage_method("fetch_zero_point_sub")
 def _fetch_zero_point_sub(self: StreamStage, loc: Location, dtype: Any, zero_point: Any) -> Any:
     """Subtract `zero_point` and widen to the staging type i5 / i9."""
     fault = _kind_fault(dtype=dtype, zero_point=zero_point)
-    return _next(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream, fault=fault, dtype=dtype,
-                 zero_point=zero_point)
+    return next_stage(self, loc, ops.FetchZeroPointSub, FetchZeroPointSubStream, fault=fault, dtype=dtype,
+                      zero_point=zero_point)
 
 
 @stage_method("collect")
 def _collect(self: StreamStage, loc: Location, time: Any, packet: Any) -> Any:
     """Pad the packet to whole 32-byte flits and move the flit count into time."""
     fault = _kind_fault(time=time, packet=packet)
-    return _next(self, loc, ops.Collect, CollectStream, fault=fault, time=time, packet=packet)
+    return next_stage(self, loc, ops.Collect, CollectStream, fault=fault, time=time, packet=packet)
 
 
 @stage_method("cast")
 def _cast(self: StreamStage, loc: Location, dtype: Any, packet: Any) -> Any:
     """Cast Engine: narrow i32/f32 to `dtype`, re-padding the packet to one flit."""
     fault = _typestate(self, "cast") or _kind_fault(dtype=dtype, packet=packet)
-    return _next(self, loc, ops.Cast, CastStream, fault=fault, dtype=dtype, packet=packet)
+    return next_stage(self, loc, ops.Cast, CastStream, fault=fault, dtype=dtype, packet=packet)
 
 
 @stage_method("transpose")
 def _transpose(self: StreamStage, loc: Location, out_time: Any, out_packet: Any) -> Any:
     """Transpose Engine: swap packet elements and time steps into (out_time, out_packet)."""
     fault = _typestate(self, "transpose") or _kind_fault(out_time=out_time, out_packet=out_packet)
-    return _next(self, loc, data_movement_ops.Transpose, TransposeStream, fault=fault, out_time=out_time,
-                 out_packet=out_packet)
+    return next_stage(self, loc, data_movement_ops.Transpose, TransposeStream, fault=fault, out_time=out_time,
+                      out_packet=out_packet)
 
 
 @stage_method("switch")
 def _switch(self: StreamStage, loc: Location, out_slice: Any, out_time: Any, config: Any) -> Any:
     """Switch Engine: route each slice's packets over the ring into (out_slice, out_time)."""
     fault = _kind_fault(out_slice=out_slice, out_time=out_time) or switch_fault(config)
-    return _next(self, loc, data_movement_ops.Switch, SwitchStream, fault=fault, out_slice=out_slice,
-                 out_time=out_time, config=config)
+    return next_stage(self, loc, data_movement_ops.Switch, SwitchStream, fault=fault, out_slice=out_slice,
+                      out_time=out_time, config=config)
 
 
 @stage_method("commit_trim")
 def _commit_trim(self: StreamStage, loc: Location, packet: Any) -> Any:
     """Keep the leading `packet` cells of each flit so padding is not written."""
     fault = _typestate(self, "commit_trim") or _kind_fault(packet=packet)
-    return _next(self, loc, ops.CommitTrim, CommitTrimStream, fault=fault, packet=packet)
+    return next_stage(self, loc, ops.CommitTrim, CommitTrimStream, fault=fault, packet=packet)
 
 
 def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) -> Any:
@@ -177,7 +169,7 @@ def _commit_cast_impl(self: StreamStage, loc: Location, dtype: Any, relu: bool) 
     fault = _kind_fault(dtype=dtype)
     if fault:
         return refuse_dead(self, loc, name, fault)
-    return _next(self, loc, ops.CommitCast, CommitCastStream, dtype=dtype, relu=relu)
+    return next_stage(self, loc, ops.CommitCast, CommitCastStream, dtype=dtype, relu=relu)
 
 
 @stage_method("commit")
@@ -191,7 +183,7 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     if fault:
         return refuse_dead(self, loc, "commit", fault)
     self.chain.done = True
-    return DmTensor(_next(self, loc, ops.Commit, None, element=element, inferred=inferred))
+    return DmTensor(next_stage(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
@@ -203,7 +195,7 @@ class BeginStream(StreamStage):
     def fetch(self, loc: Location, time: Any, packet: Any) -> FetchStream:
         """Fetch Engine: read the slice's DM as (time, packet)."""
         fault = _kind_fault(time=time, packet=packet)
-        return _next(self, loc, ops.Fetch, FetchStream, fault=fault, time=time, packet=packet)
+        return next_stage(self, loc, ops.Fetch, FetchStream, fault=fault, time=time, packet=packet)
 
 
 class FetchStream(StreamStage):
@@ -290,7 +282,7 @@ class CollectStream(StreamStage):
         lane = inferred_lane if lane is None else lane
         element = inferred_element if element is None else element
         self.chain.done = True
-        return TrfTensor(_next(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
+        return TrfTensor(next_stage(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, lane: Any = None,
@@ -299,8 +291,8 @@ class CollectStream(StreamStage):
         `lane`, `trf_element`, `trfd`: type arguments the TRF fixes (`trf_arguments_fault`)."""
         fault = _typestate(self, "contract_outer") or _kind_fault(trf=trf, time=time, packet=packet)
         fault = fault or trf_arguments_fault(trf, lane, trf_element, trfd)
-        return _next(self, loc, ops.ContractOuter, ContractOuterStream, fault=fault, trf=trf.value, time=time,
-                     packet=packet)
+        return next_stage(self, loc, ops.ContractOuter, ContractOuterStream, fault=fault, trf=trf.value, time=time,
+                          packet=packet)
 
 
 class ContractOuterStream(StreamStage):
@@ -312,7 +304,8 @@ class ContractOuterStream(StreamStage):
         """Packet Reducer: sum adjacent pairs inside the packet down to `packet`."""
         if fault := _kind_fault(packet=packet):
             return refuse_dead(self, loc, "contract_packet", fault)
-        return refuse_summed_memory_padding(_next(self, loc, ops.ContractPacket, ContractPacketStream, packet=packet))
+        return refuse_summed_memory_padding(next_stage(self, loc, ops.ContractPacket, ContractPacketStream,
+                                                       packet=packet))
 
 
 class ContractPacketStream(StreamStage):
@@ -323,7 +316,7 @@ class ContractPacketStream(StreamStage):
     def contract_time(self, loc: Location, time: Any) -> Any:
         """Time Reducer: keep the factors of `time`, accumulate the others in time order."""
         fault = _kind_fault(time=time)
-        return _next(self, loc, ops.ContractTime, ContractTimeStream, fault=fault, time=time)
+        return next_stage(self, loc, ops.ContractTime, ContractTimeStream, fault=fault, time=time)
 
 
 class ContractTimeStream(StreamStage):
@@ -334,7 +327,7 @@ class ContractTimeStream(StreamStage):
     def contract_lane(self, loc: Location, time: Any, packet: Any, mode: Any) -> Any:
         """Lane Folder: move Lane into the stream, INTERLEAVED or SEQUENTIAL."""
         fault = _kind_fault(time=time, packet=packet, mode=mode)
-        return _next(self, loc, ops.ContractLane, ContractStream, fault=fault, time=time, packet=packet, mode=mode)
+        return next_stage(self, loc, ops.ContractLane, ContractStream, fault=fault, time=time, packet=packet, mode=mode)
 
 
 class ContractStream(StreamStage):

@@ -25,11 +25,11 @@ import lark
 import ml_dtypes
 import numpy as np
 
-from ir.errors import NpuOptError
 from ir.lark_cache import lalr_parser
 from npu_opt import synth_epilogue, synth_target
 from npu_opt.synth_epilogue import Epilogue
 from npu_opt.synth_space import space_of
+from npu_opt.synth_target import usage as _usage
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 
@@ -37,10 +37,6 @@ __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 DTYPES = {("i8", "i32"): ("int8", "int32"), ("bf16", "f32"): ("bfloat16", "float32"),
           ("bf16", "bf16"): ("bfloat16", "bfloat16")}
 PAD = 32  # every axis is padded to a multiple of one 32-element slice tile / flit
-
-
-def _usage(message: str) -> NpuOptError:
-    return NpuOptError(message, code="USAGE")
 
 
 _PARSER: list[Any] = []

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ir.errors import NpuOptError
+from npu_opt.synth_target import usage as _usage
 
 __all__ = ["Epilogue", "FUNCTIONS", "read", "check", "param", "bias_lines", "vector_lines", "cast_lines",
            "with_bias", "apply"]
@@ -33,10 +33,6 @@ __all__ = ["Epilogue", "FUNCTIONS", "read", "check", "param", "bias_lines", "vec
 FUNCTIONS = {"relu": "relu(x): max(x, 0), the Clip cluster's MAX",
              "requant": "requant(x, scale): i32 -> i8, clip(round(x * scale), -128, 127) with 0 < scale <= 1"}
 _BIAS_DTYPE = {"i32": "i32", "f32": "f32", "bf16": "f32"}  # the accumulator the bias is added to
-
-
-def _usage(message: str) -> NpuOptError:
-    return NpuOptError(message, code="USAGE")
 
 
 @attrs.frozen
@@ -123,17 +119,13 @@ def result_dtype(epilogue: Epilogue | None, dtype_out: str) -> str:
     return "i8" if epilogue is not None and epilogue.scale is not None else dtype_out
 
 
-def _ax(i: str) -> str:
-    return i.upper()
-
-
 def param(spec: Any) -> list[str]:
     """The kernel parameter line of the bias (after the operands), or none."""
     ep = spec.epilogue
     if ep is None or ep.bias is None:
         return []
     name, index = ep.bias
-    return [f'        {name}: HbmTensor[{_BIAS_DTYPE[spec.dtype_out]}, Chip, m("{_ax(index)}")],']
+    return [f'        {name}: HbmTensor[{_BIAS_DTYPE[spec.dtype_out]}, Chip, m("{index.upper()}")],']
 
 
 def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None = None) -> tuple[list[str], list[str]]:
@@ -146,7 +138,7 @@ def bias_lines(spec: Any, indent: str, tiles: str, cols: int, axis: str | None =
     if ep is None or ep.bias is None:
         return [], []
     name, index = ep.bias
-    N = axis or _ax(index)
+    N = axis or index.upper()
     dt = _BIAS_DTYPE[spec.dtype_out]
     element = f"{N} % {cols}"
     fetch = f'm("{N} / 8 % {cols // 8}"), m("{N} % 8")'  # 8 values of 4 bytes a flit

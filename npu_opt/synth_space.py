@@ -37,10 +37,6 @@ __all__ = ["points", "source", "space_of", "build"]
 
 
 
-def _ax(i: str) -> str:
-    return i.upper()
-
-
 def _kept(spec: Any) -> tuple[str, ...]:
     """The result's indices other than the batch index: (m, n) of a GEMM."""
     return tuple(i for i in spec.result[1] if i != spec.batch)
@@ -83,22 +79,18 @@ def _chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], 
     """The `.tile(...)` calls that pick one tile of a view of a tensor indexed `idx`: each step
     (index, count, size, variable) splits `index` into `count` tiles of `size` (None: one
     element, the batch) and takes tile `variable`; write views mark the tile axes `#{!}`."""
-    terms = [_ax(i) for i in idx]
+    terms = [i.upper() for i in idx]
     mark = "#{!}" if write else "#"
     calls = []
     for index, count, size, var in steps:
-        X = _ax(index)
+        X = index.upper()
         terms[idx.index(index)] = f"1 {mark} {count}" if size is None else f"1 {mark} {count}, {X} % {size}"
         calls.append(f'.tile(m("{X if size is None else f"{X} / {size}"}"), 1, m("{", ".join(terms)}"), {var})')
     return "".join(calls)
 
 
 def _hbm(name: str, idx: tuple[str, ...]) -> str:
-    return ", ".join(_ax(i) for i in idx)
-
-
-def _dtype_names(spec: Any) -> tuple[str, str]:
-    return spec.dtype_in, spec.result_dtype
+    return ", ".join(i.upper() for i in idx)
 
 
 def source(spec: Any, point: dict[str, Any]) -> str:
@@ -108,7 +100,7 @@ def source(spec: Any, point: dict[str, Any]) -> str:
 
 def _header(spec: Any, point: dict[str, Any]) -> list[str]:
     choice = ", ".join(f"{k}={v!r}" for k, v in point.items())
-    sizes = ", ".join(f"{_ax(i)}={n}" for i, n in spec.padded.items())
+    sizes = ", ".join(f"{i.upper()}={n}" for i, n in spec.padded.items())
     given = ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
     return [f'"""{spec.name}: {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), written by `npu-opt synth`.',
             "",
@@ -124,12 +116,12 @@ def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     """Every name and number the GEMM template uses (the `v` of the _gemm_* pieces)."""
     (an, aidx), (wn, widx) = gemm_roles(spec)
     mi, ni = _kept(spec)
-    M, N, K = _ax(mi), _ax(ni), _ax(spec.contracted)
+    M, N, K = mi.upper(), ni.upper(), spec.contracted.upper()
     bi = spec.batch
     size = spec.padded
     geo = geometry(p["placement"])
     tm, tn = geo.tm, geo.tn
-    din, dout = _dtype_names(spec)
+    din, dout = spec.dtype_in, spec.result_dtype
     stationary_w = p["trf"] == "w"
     r, c = geo.r, geo.c
     v = dict(spec=spec, p=p, an=an, aidx=aidx, wn=wn, widx=widx, mi=mi, ni=ni, M=M, N=N, K=K, bi=bi,
@@ -157,7 +149,7 @@ def _gemm(spec: Any, p: dict[str, Any]) -> str:
     v = _gemm_names(spec, p)
     body = tile_loops(v)
     if v["bi"]:
-        body = [f"    # the batch: one GEMM per {_ax(v['bi'])}, its blocks picked by tiles of the batch axis",
+        body = [f"    # the batch: one GEMM per {v['bi'].upper()}, its blocks picked by tiles of the batch axis",
                 f"    for bb in range({v['nb']}):"] + ["    " + line for line in body]
     return "\n".join(_header(spec, p) + _gemm_mapping(v) + _gemm_blocks(v) + _gemm_tile(v) + body) + "\n"
 
@@ -260,16 +252,15 @@ def _gemm_tile(v: dict[str, Any]) -> list[str]:
 def _gemv(spec: Any, p: dict[str, Any]) -> str:
     (an, aidx), (xn, xidx) = sorted(spec.operands, key=lambda o: -len(o[1]))
     rn, (mi,) = spec.result
-    M, K = _ax(mi), _ax(spec.contracted)
+    M, K = mi.upper(), spec.contracted.upper()
     rows = spec.padded[mi]
     slices = target.slices(spec)
     mt = max(1, rows // slices)
-    din, dout = _dtype_names(spec)
+    din, dout = spec.dtype_in, spec.result_dtype
     flit = 32 if din == "i8" else 16
     packet, reuse = p["packet"], p["reuse"]
     params = {an: f'{an}: HbmTensor[{din}, Chip, m("{_hbm(an, aidx)}")]',
               xn: f'{xn}: HbmTensor[{din}, Chip, m("{K}")]'}
-    lanes = 8 if dout == "bf16" or din == "i8" else 8
     L = _header(spec, p)
     L += [*target.chip_line(spec),
           *target.cluster_line(spec),
@@ -302,7 +293,7 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
           f'                  .contract_outer(trf, m("{K} / {packet}"), m("{K} % {packet}"))',
           '                  .contract_packet(m("1"))',
           '                  .contract_time(m("1"))',
-          f'                  .contract_lane(m("1"), m("1 # {lanes}"), LaneMode.INTERLEAVED)']
+          '                  .contract_lane(m("1"), m("1 # 8"), LaneMode.INTERLEAVED)']
     L += epilogue.vector_lines(spec, " " * 18) + epilogue.cast_lines(spec, " " * 18, "1")
     if dout == "i8":
         L += ['                  .commit_trim(m("1 # 8"))  # 8 bytes: the smallest commit',

@@ -19,11 +19,12 @@ import numpy as np
 from ir.errors import NpuOptError
 from ir.topology import DEFAULT_PE, PE_COUNTS, pe_space
 
-__all__ = ["check", "chip_axis", "slices", "decorator", "chip_line", "cluster_line", "axes_prefix",
+__all__ = ["usage", "check", "chip_axis", "slices", "decorator", "chip_line", "cluster_line", "axes_prefix",
            "to_host", "from_host", "whole_oracle", "imports", "reduced"]
 
 
-def _usage(message: str) -> NpuOptError:
+def usage(message: str) -> NpuOptError:
+    """The USAGE error of a spec synth cannot build (npu_opt/synth.py, npu_opt/synth_epilogue.py)."""
     return NpuOptError(message, code="USAGE")
 
 
@@ -33,26 +34,26 @@ def check(pe: int, chips: int, split: str | None, spec: Any) -> str | None:
     chips then summing their partial results with `chip_all_reduce`."""
     result, contracted, batch, sizes = spec.result[1], spec.contracted, spec.batch, spec.sizes
     if isinstance(pe, bool) or pe not in PE_COUNTS:
-        raise _usage(f"--pe takes one of {', '.join(map(str, PE_COUNTS))} (processing elements of a chip), "
-                     f"not {pe!r}")
+        raise usage(f"--pe takes one of {', '.join(map(str, PE_COUNTS))} (processing elements of a chip), "
+                    f"not {pe!r}")
     if isinstance(chips, bool) or not isinstance(chips, int) or chips < 1:
-        raise _usage(f"the chip count must be a positive integer, not {chips!r}")
+        raise usage(f"the chip count must be a positive integer, not {chips!r}")
     if chips == 1:
         if split is not None:
-            raise _usage(f"--split {split} needs a target of more than one chip (--target rngd-2chip)")
+            raise usage(f"--split {split} needs a target of more than one chip (--target rngd-2chip)")
         return None
     split = split or batch or result[0]
     if split == contracted:
         if spec.epilogue is not None or spec.dtype_out == "bf16":
-            raise _usage(f"--split {split}: the chips add their partial sums of the contracted {split} in the "
-                         "Vector Engine (i32 or f32), so an epilogue or a bf16 result would apply to partial sums; "
-                         f"split an index of the result ({', '.join(result)}) instead")
+            raise usage(f"--split {split}: the chips add their partial sums of the contracted {split} in the "
+                        "Vector Engine (i32 or f32), so an epilogue or a bf16 result would apply to partial sums; "
+                        f"split an index of the result ({', '.join(result)}) instead")
         return split
     if split not in result:
-        raise _usage(f"--split {split}: the result has no index {split} (it has {', '.join(result)})")
+        raise usage(f"--split {split}: the result has no index {split} (it has {', '.join(result)})")
     if split == batch and sizes and split in sizes and sizes[split] % chips:
-        raise _usage(f"--split {split}: its size {sizes[split]} does not divide over {chips} chips "
-                     "(the batch index is not padded)")
+        raise usage(f"--split {split}: its size {sizes[split]} does not divide over {chips} chips "
+                    "(the batch index is not padded)")
     return split
 
 

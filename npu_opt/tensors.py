@@ -96,6 +96,23 @@ class _TensorClass:
         return f"<{type(self).__name__} {self.value}: {self.value.type}>"
 
 
+class DmaCopies:
+    """The Tensor DMA copies out of an HBM or DM tensor, or out of a read view of one."""
+
+    def to_dm(self, dma: Any, dst: Any = None) -> Any:
+        """Tensor DMA of the cells into a fresh DM tensor of the layout `dst` (a `DmTensor[...]`)."""
+        from npu_opt.dma import dma_to_dm
+
+        return dma_to_dm(self, dma, dst)
+
+    def to_hbm(self, dma: Any, dst: Any = None) -> Any:
+        """Tensor DMA of the cells into a fresh HBM tensor (default layout: every axis whole,
+        docs/porting.md); `dst` an HBM tensor (an in-out parameter) writes into it."""
+        from npu_opt.dma import dma_to_hbm
+
+        return dma_to_hbm(self, dma, dst)
+
+
 class _DmMoves:
     """The staged moves a DM tensor and a view of one both start (the methods build a plan or
     a copy of `self`, a `DmTensor` or a `DmTensorView`)."""
@@ -131,23 +148,10 @@ class _DmMoves:
         return start(self, "cluster_slice", axis, element, positions)
 
 
-class HbmTensor(_TensorClass):
+class HbmTensor(DmaCopies, _TensorClass):
     """An HBM tensor: `HbmTensor[dtype, Chip, Element]`; in a trace, offers `to_dm`, `to_hbm`."""
 
     KIND = "hbm"
-
-    def to_dm(self, dma: Any, dst: Any = None) -> Any:
-        """HBM -> DM Tensor DMA into the layout `dst` (a `DmTensor[...]`)."""
-        from npu_opt.dma import dma_to_dm
-
-        return dma_to_dm(self, dma, dst)
-
-    def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """HBM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
-        an HBM tensor (an in-out parameter) writes into it."""
-        from npu_opt.dma import dma_to_hbm
-
-        return dma_to_hbm(self, dma, dst)
 
     def view(self) -> Any:
         """A read view (`HbmTensorView`): tile it, copy it out (docs/views.md)."""
@@ -205,7 +209,7 @@ class HbmTensor(_TensorClass):
         return start_gather(self, indexed_axis, payload)
 
 
-class DmTensor(_DmMoves, _TensorClass):
+class DmTensor(_DmMoves, DmaCopies, _TensorClass):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
 
     KIND = "dm"
@@ -247,19 +251,6 @@ class DmTensor(_DmMoves, _TensorClass):
 
         return scatter(self, index, output, key, scaled=False)
 
-    def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> HBM Tensor DMA (default layout: every axis whole, docs/porting.md); `dst`
-        an HBM tensor (an in-out parameter) writes into it."""
-        from npu_opt.dma import dma_to_hbm
-
-        return dma_to_hbm(self, dma, dst)
-
-    def to_dm(self, dma: Any, dst: Any = None) -> Any:
-        """DM -> DM Tensor DMA into the layout `dst`."""
-        from npu_opt.dma import dma_to_dm
-
-        return dma_to_dm(self, dma, dst)
-
     def to_dm_pcopy(self, sub: Any, dst: Any = None) -> Any:
         """DM -> DM parallel copy on the Sub context into the layout `dst` (docs/views.md)."""
         from npu_opt.fills import pcopy
@@ -297,29 +288,27 @@ class DmTensorView(_DmMoves, _TensorClass):
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
 
-class TrfTensor(_TensorClass):
-    """A TRF tensor: `TrfTensor[dtype, Chip, Cluster, Slice, Lane, Element]`."""
-
-    KIND = "trf"
+class _RegisterFileTensor(_TensorClass):
+    """A TRF or VRF tensor: its words relabelled by `reshape`."""
 
     def reshape(self, *levels: Any) -> Any:
-        """The same TRF words under the target type `TrfTensor[...]` (or its five level
-        mappings): every level keeps its size (npu_opt.rf_reshape)."""
+        """The same register-file words under the target type `TrfTensor[...]` / `VrfTensor[...]`
+        (or its level mappings; the reference's `unsafe { v.reshape() }`): every level keeps its
+        size (npu_opt.rf_reshape)."""
         from npu_opt.rf_reshape import rf_reshape
 
         return rf_reshape(self, levels)
 
 
-class VrfTensor(_TensorClass):
+class TrfTensor(_RegisterFileTensor):
+    """A TRF tensor: `TrfTensor[dtype, Chip, Cluster, Slice, Lane, Element]`."""
+
+    KIND = "trf"
+
+
+class VrfTensor(_RegisterFileTensor):
     """A VRF tensor: `VrfTensor[dtype, Chip, Cluster, Slice, Element]` (i32 or f32), made by
     `.to_vrf(element)`; pass it as the operand of `vector_fxp`, `vector_clip` or
     `vector_fp_binary`."""
 
     KIND = "vrf"
-
-    def reshape(self, *levels: Any) -> Any:
-        """The same VRF words under the target type `VrfTensor[...]` (or its four level
-        mappings), the reference's `unsafe { v.reshape() }` (npu_opt.rf_reshape)."""
-        from npu_opt.rf_reshape import rf_reshape
-
-        return rf_reshape(self, levels)

@@ -70,12 +70,15 @@ class Tracer:
         text = op.text() if op is not None else None
         self.diagnostics.append(Diagnostic.from_violation(violation, loc, stage, text))
 
-    def emit(self, op: Op, *, poisoned_input: bool = False) -> bool:
-        """Record `op`; run its rules unless an input was already refused.
+    def emit(self, op: Op, *, refused: Violation | None = None, stage: str | None = None) -> bool:
+        """Record `op`; run its rules unless an input was already refused or the caller refuses
+        the op itself (`refused`, reported at the op as a call of `stage`).
 
         Returns True when the op is sound (its result may be checked further)."""
+        if refused is not None:
+            self.refuse(refused, op.loc, stage, op)
         self.ops.append(op)
-        if poisoned_input or any(v.id in self.poisoned for v in op.operands()):
+        if refused is not None or any(v.id in self.poisoned for v in op.operands()):
             self._poison(op)
             return False
         violation = op.check()

@@ -13,18 +13,10 @@ from ir.diagnostic import Violation
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_element
-from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import StreamStage, emit_op, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import DmTensor
-from npu_opt.trace import current
 
 __all__ = ["commit_valid_count_pack", "CommitValidCountPackStream"]
-
-
-def _emit(stage: StreamStage, loc: Location, op_cls: type, **fields: Any) -> Any:
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
-    return op.result
 
 
 @stage_method("commit_valid_count_pack")
@@ -38,7 +30,7 @@ def commit_valid_count_pack(self: StreamStage, loc: Location, valid_count: Any =
                                     or valid_count < 0):
         return refuse_dead(self, loc, "commit_valid_count_pack", kind_error(
             f"`valid_count` is a usize (a non-negative int), not {valid_count!r}"))
-    return CommitValidCountPackStream(_emit(self, loc, CommitValidCountPack), self.chain)
+    return CommitValidCountPackStream(emit_op(self, loc, CommitValidCountPack).result, self.chain)
 
 
 class CommitValidCountPackStream(StreamStage):
@@ -55,4 +47,4 @@ class CommitValidCountPackStream(StreamStage):
             fault: Violation = kind_error(f"`element` must be a mapping built by m(), not {type(element).__name__}")
             return refuse_dead(self, loc, "commit", fault)
         self.chain.done = True
-        return DmTensor(_emit(self, loc, CommitPacked, element=element, inferred=inferred))
+        return DmTensor(emit_op(self, loc, CommitPacked, element=element, inferred=inferred).result)

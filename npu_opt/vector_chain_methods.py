@@ -39,7 +39,7 @@ from npu_opt.tensors import VrfTensor
 from npu_opt.vector_stash import Stash, stash_step
 from npu_opt.vrf import rf_step
 
-__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread"]
+__all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread", "op_and_mode"]
 
 S = VeStage
 
@@ -82,17 +82,24 @@ def vrf_unread(name: str) -> Violation:
                      "stash (`Stash`), a uniform one a constant")
 
 
+def op_and_mode(stage: Any, loc: Location, name: str, enums: Any, op: Any, mode: Any,
+                modes: Any = E.BinaryArgMode) -> Any:
+    """(op, mode) as values of `enums` and `modes` (a mode None stays None), or the refusal
+    of the first that is not one (VE-ENUM-1 / VE-ENUM-4)."""
+    op = vs._enum(stage, loc, name, enums, op)
+    if not isinstance(op, Poisoned) and mode is not None:
+        mode = vs._enum(stage, loc, name, modes, mode)
+    return next((v for v in (op, mode) if isinstance(v, Poisoned)), (op, mode))
+
+
 def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, operand: Any,
            mode: Any = None, **fields: Any) -> Any:
     """A binary op: the op enum value, the mode (when given), the operand, the op's ALU."""
     name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
-    op = vs._enum(stage, loc, name, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     from npu_opt.vector_branch import Branched, branched_step
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
@@ -150,14 +157,6 @@ def _fp_binary_mode(self: Any, loc: Location, op: Any, mode: Any, operand: Any) 
 def _fp_div(self: Any, loc: Location, operand: Any) -> Any:
     """FpDiv stage: stream / operand in f32 (the stage's one op, `FpDivBinaryOp.DIV_F`); the
     operand a constant or a VRF tensor (one divisor per stream cell, read by axis name)."""
-    if isinstance(operand, (VrfTensor, Poisoned)):
-        return rf_step(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp.DIV_F, operand)
-    if operand is Stash:
-        return stash_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, vs._step, S.FP_DIV)
-    from npu_opt.vector_branch import Branched, branched_step
-
-    if isinstance(operand, Branched):
-        return branched_step(self, loc, "vector_fp_div", E.FpDivBinaryOp.DIV_F, operand, vs._step, S.FP_DIV)
     return binary(self, loc, cops.VectorFpDiv, S.FP_DIV, E.FpDivBinaryOp, E.FpDivBinaryOp.DIV_F, operand)
 
 
@@ -168,13 +167,10 @@ def _fp_div_mode(self: Any, loc: Location, mode: Any, operand: Any) -> Any:
 
 
 def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands: Any) -> Any:
-    op = vs._enum(stage, loc, name, E.FpTernaryOp, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = vs._enum(stage, loc, name, E.TernaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, E.FpTernaryOp, op, mode, E.TernaryArgMode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     from npu_opt.vector_branch import Branched, branched_step
 
     if isinstance(operands, Branched):  # a pair per slot: Branched.imm(guard, (a, c)).rf(guard, (Stash, c))
@@ -206,10 +202,8 @@ def _fp_ternary_mode(self: Any, loc: Location, op: Any, mode: Any, operands: Any
 
 
 def _reshape(stage: Any, loc: Location, name: str, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
-    for value in (time, packet):
-        if (bad := vs._mapping(stage, loc, name, value)) is not None:
-            return bad
-    return vs._step(stage, loc, op_cls, dst, time=time, packet=packet)
+    return vs._mapping(stage, loc, name, time) or vs._mapping(stage, loc, name, packet) or vs._step(
+        stage, loc, op_cls, dst, time=time, packet=packet)
 
 
 @stage_method("vector_narrow_split")

@@ -39,11 +39,10 @@ from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method, withdrawn
+from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method, withdrawn
 from npu_opt.tensors import VrfTensor
-from npu_opt.trace import current
 from npu_opt.vector_branch import Branched
-from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
 from npu_opt.vector_reduce import pair_reduce_violation
 
 __all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
@@ -83,18 +82,11 @@ def _claim(stage: Any, loc: Location, name: str, alu: Any) -> Poisoned | None:
     return None
 
 
-def _emit(stage: Any, loc: Location, op_cls: type, **fields: Any) -> Any:
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
-    return op
-
-
 def _pair_step(stage: PairStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None, **fields: Any) -> Any:
     """Emit a paired op and return the pair object of stage `dst`."""
     if alu is not None and _claim(stage, loc, op_cls.STAGE, alu):
         return Poisoned(op_cls.STAGE)
-    op = _emit(stage, loc, op_cls, **fields)
+    op = emit_op(stage, loc, op_cls, **fields)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, attrs.evolve(stage.ve, stage=dst))
 
@@ -160,13 +152,10 @@ def _rf_values(a: Any, b: Any) -> tuple[Any, ...]:
 def _binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, c0: Any, c1: Any,
             mode: Any = None) -> Any:
     name = op_cls.STAGE + ("_with_mode" if mode is not None else "")
-    op = _enum(stage, loc, name, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = _enum(stage, loc, name, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     got = _operands(stage, loc, name, c0, c1)
     if isinstance(got, Poisoned):
         return got
@@ -249,16 +238,13 @@ def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> An
 def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
     from npu_opt.vector_stages import VePass, _class_of
 
-    op = _enum(stage, loc, op_cls.STAGE, enums, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = _enum(stage, loc, op_cls.STAGE, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, op_cls.STAGE, enums, op, mode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     if _claim(stage, loc, op_cls.STAGE, op.alu):
         return Poisoned(op_cls.STAGE)
-    emitted = _emit(stage, loc, op_cls, op=op, mode=mode)
+    emitted = emit_op(stage, loc, op_cls, op=op, mode=mode)
     scalar = "f32" if emitted.result.type.dtype.name == "F32" else "i32"
     return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus, zipped=True))
 
@@ -380,7 +366,7 @@ def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, split_
             help='e.g. `.vector_intra_slice_unzip(m("I"), m("A, E / 8"))`'))
     if not rest:
         tile_time = _tile_time(self.value.type.time, axis)
-    op = _emit(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
+    op = emit_op(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())
 

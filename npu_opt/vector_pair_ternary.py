@@ -18,7 +18,7 @@ from ir.vector import pair_ternary_ops as ptern
 from ir.location import Location
 from ir.vector import enums as E
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
-from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
 
 __all__ = ["fp_ternary", "fp_ternary_mode"]
 
@@ -33,16 +33,13 @@ def _fma_operand(value: Any) -> tuple[bool, Any]:
 
 
 def _ternary(stage: Any, loc: Location, op: Any, mode: Any, group0: Any, group1: Any) -> Any:
-    from npu_opt.vector_pair import S, _enum, _operands, _pair_step  # it imports this module's methods
+    from npu_opt.vector_pair import S, _operands, _pair_step  # it imports this module's methods
 
     name = "vector_fp_ternary" + ("_with_mode" if mode is not None else "")
-    op = _enum(stage, loc, name, E.FpTernaryOp, op)
-    if isinstance(op, Poisoned):
-        return op
-    if mode is not None:
-        mode = _enum(stage, loc, name, E.TernaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, E.FpTernaryOp, op, mode, E.TernaryArgMode)
+    if isinstance(got, Poisoned):
+        return got
+    op, mode = got
     got = _operands(stage, loc, name, *(g[0] if isinstance(g, tuple) and g else g for g in (group0, group1)))
     if isinstance(got, Poisoned):  # a branched or VRF operand, a refused call's value (VE-TAG-3, TYPE-6)
         return got

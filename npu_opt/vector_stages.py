@@ -23,20 +23,18 @@ from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.errors import VectorRuleError
-from ir.mapping.nodes import Mapping
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.branch_ops import tag_codes
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, next_stage, refuse_dead, stage_method
 from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
-from npu_opt.trace import current
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
 from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
-from npu_opt.vector_reduce import intra_slice_reduce
+from npu_opt.vector_reduce import intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
@@ -75,9 +73,7 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
             stage.ve.alus.claim(alu, method=op_cls.STAGE)
         except VectorRuleError as e:
             return refuse_dead(stage, loc, op_cls.STAGE, e.violation())
-    tracer = current()
-    op = op_cls.build(tracer.value, input=stage.value, loc=loc, **fields)
-    tracer.emit(op)
+    op = emit_op(stage, loc, op_cls, **fields)
     ve = attrs.evolve(stage.ve, stage=dst)
     scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
     if dst == S.INTER_SLICE_REDUCE or ve.order == E.VeOrder.INTER_FIRST:
@@ -153,10 +149,7 @@ def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
 
 
 def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
-    if isinstance(value, Mapping):
-        return None
-    return refuse_dead(stage, loc, name, kind_error(f"`packet` of `{name}` must be a mapping built by m(), "
-                                                f"not {type(value).__name__}"))
+    return mapping_args(stage, loc, name, packet=value)
 
 
 @stage_method("vector_narrow_trim")
@@ -191,10 +184,7 @@ def _widen_pad(self: VectorStream, loc: Location, packet: Any) -> Any:
 @stage_method("vector_final")
 def _final(self: VectorStream, loc: Location) -> Any:
     """Leave the engine; `cast` or `commit_trim` follow."""
-    tracer = current()
-    op = vops.VectorFinal.build(tracer.value, input=self.value, loc=loc)
-    tracer.emit(op)
-    return VectorFinalStream(op.result, self.chain)
+    return next_stage(self, loc, vops.VectorFinal, VectorFinalStream)
 
 
 _BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
@@ -269,10 +259,7 @@ def _class_of(stage: VeStage, scalar: str) -> type:
 @stage_method("vector_init")
 def vector_init(self: StreamStage, loc: Location) -> Any:
     """Enter the Vector Engine (i32 or f32 streams, VE-INIT-1)."""
-    tracer = current()
-    op = vops.VectorInit.build(tracer.value, input=self.value, loc=loc)
-    tracer.emit(op)
-    return VectorInitStream(op.result, self.chain)
+    return next_stage(self, loc, vops.VectorInit, VectorInitStream)
 
 
 # the written-out stage classes fill the tables above (a cycle: their bodies are this module's)

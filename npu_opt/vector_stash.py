@@ -15,8 +15,7 @@ from ir.vector import stash_ops as sops
 from ir.diagnostic import Violation
 from ir.location import Location
 from ir.vector.operands import Stash
-from npu_opt.stagebase import Poisoned, refuse_dead, stage_method
-from npu_opt.trace import current
+from npu_opt.stagebase import Poisoned, emit_op, refuse_dead, stage_method
 
 __all__ = ["Stash", "vector_stash", "stash_step", "held_stash", "spend"]
 
@@ -38,11 +37,8 @@ def vector_stash(self: Any, loc: Location) -> Any:
         return _refuse(self, loc, "vector_stash", "VE-STASH-3", "the stash of this pass is already written",
                        "a pass has one stash, written once: read the first value before writing another "
                        "in a later pass")
-    tracer = current()
-    op = sops.VectorStash.build(tracer.value, input=self.value, loc=loc)
-    tracer.emit(op)
-    out = type(self)(op.result, self.chain, attrs.evolve(self.ve, stash=op.result))
-    return out
+    op = emit_op(self, loc, sops.VectorStash)
+    return type(self)(op.result, self.chain, attrs.evolve(self.ve, stash=op.result))
 
 
 def held_stash(stage: Any, loc: Location, name: str) -> Any:

@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from ir.location import Location
-from ir.vector import enums as E
 from ir.vector.units import SPECS, UnitSpec
 from ir.vector.unit_ops import generated_spec, unit_op_classes
 from npu_opt.stagebase import Poisoned, stage_method
-from npu_opt.vector_chain_methods import resolve_operand
+from npu_opt.vector_chain_methods import op_and_mode, resolve_operand
 
 __all__ = ["unit_bodies", "UNIT_BODIES"]
 
@@ -24,13 +23,10 @@ def _emit(stage: Any, loc: Location, spec: UnitSpec, cls: type, name: str, op: A
           operand: Any = None) -> Any:
     from npu_opt import vector_stages as vs  # a cycle: vector_stages imports this module for its table
 
-    op = vs._enum(stage, loc, name, spec.op_enum, op)
-    if isinstance(op, Poisoned) or spec.arity == 1:
-        return op if isinstance(op, Poisoned) else vs._step(stage, loc, cls, spec.stage, op.alu, op=op)
-    if mode is not None:
-        mode = vs._enum(stage, loc, name, E.BinaryArgMode, mode)
-        if isinstance(mode, Poisoned):
-            return mode
+    got = op_and_mode(stage, loc, name, spec.op_enum, op, mode)
+    if isinstance(got, Poisoned) or spec.arity == 1:
+        return got if isinstance(got, Poisoned) else vs._step(stage, loc, cls, spec.stage, got[0].alu, op=got[0])
+    op, mode = got
     const = resolve_operand(stage, loc, name, operand)
     if isinstance(const, Poisoned):
         return const

@@ -28,7 +28,7 @@ from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
-from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
+from npu_opt.tensors import DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
 from npu_opt.trace import current
 
 __all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
@@ -161,7 +161,7 @@ def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
     return attrs.evolve(t, **{level: mapping})
 
 
-class _ReadMixin:
+class _ReadMixin(DmaCopies):
     """What only a read view offers: `pad` / `unpad` and the copies out."""
 
     def _repad(self, method: str, element: Any, unpad: bool) -> Any:
@@ -214,18 +214,6 @@ class _ReadMixin:
         tracer.emit(op)
         return op.result
 
-    def to_dm(self, dma: Any, dst: Any = None) -> Any:
-        """Tensor DMA of the view's cells into a fresh `DmTensor[...]`."""
-        from npu_opt.dma import dma_to_dm
-
-        return dma_to_dm(self, dma, dst)
-
-    def to_hbm(self, dma: Any, dst: Any = None) -> Any:
-        """Tensor DMA of the view's cells into a fresh `HbmTensor[...]`."""
-        from npu_opt.dma import dma_to_hbm
-
-        return dma_to_hbm(self, dma, dst)
-
     def to_hbm_view(self, dma: Any, dst: Any) -> None:
         """Tensor DMA into the HBM write view `dst` (`t.view_mut()` or a tile of it)."""
         _copy_into(self, dma, dst, "hbm", "to_hbm_view")
@@ -245,6 +233,18 @@ class _ReadMixin:
         _copy_into(self, None, dst, "dm", "to_dm_view_pcopy")
 
 
+def destination_fault(dst: Any, kind: str, method: str) -> Violation | None:
+    """VIEW-4 / VIEW-9 when `dst`, the destination of `method`, is not a write view of a `kind` tensor."""
+    if isinstance(dst, _View) and not dst.WRITABLE:
+        return Violation("VIEW-4", f"the destination of `{method}` is a read-only view",
+                         help="write through `t.view_mut()` (or a tile of it)")
+    if not isinstance(dst, _View) or dst.type.kind != kind:
+        want = "HbmTensorViewMut" if kind == "hbm" else "DmTensorViewMut"
+        return Violation("VIEW-9", f"the destination of `{method}` must be a {want}, not {type(dst).__name__}",
+                         help="pass `t.view_mut()` (or a tile of it)")
+    return None
+
+
 def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
     from npu_opt.dma import _check_engine
 
@@ -254,13 +254,7 @@ def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
                         help=f"pass ctx.tdma: `.{method}(ctx.tdma, ...)`")
     if bad is None and isinstance(dst, Poisoned):
         return
-    if bad is None and isinstance(dst, _View) and not dst.WRITABLE:
-        bad = Violation("VIEW-4", f"the destination of `{method}` is a read-only view",
-                        help="write through `t.view_mut()` (or a tile of it)")
-    elif bad is None and (not isinstance(dst, _View) or dst.type.kind != kind):
-        want = "HbmTensorViewMut" if kind == "hbm" else "DmTensorViewMut"
-        bad = Violation("VIEW-9", f"the destination of `{method}` must be a {want}, not {type(dst).__name__}",
-                        help="pass `t.view_mut()` (or a tile of it)")
+    bad = bad or destination_fault(dst, kind, method)
     if bad is not None:
         _refuse(bad, method)
         return

@@ -17,9 +17,8 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.types import SUB
 from ir.vrf_ops import ToVrf
 from npu_opt.dma import TensorDma
-from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method
 from npu_opt.tensors import VrfTensor
-from npu_opt.trace import current
 
 __all__ = ["to_vrf", "rf_step"]
 
@@ -43,9 +42,7 @@ def to_vrf(self: StreamStage, loc: Location, sub: Any = None, element: Any = Non
         return refuse_dead(self, loc, "to_vrf", kind_error(
             f"`element` of `to_vrf` must be a mapping built by m(), not {type(element).__name__}",
             'e.g. `.to_vrf(m("N"))`'))
-    tracer = current()
-    op = ToVrf.build(tracer.value, input=self.value, loc=loc, element=element)
-    tracer.emit(op)
+    op = emit_op(self, loc, ToVrf, element=element)
     self.chain.done = True
     return VrfTensor(op.result)
 

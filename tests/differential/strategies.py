@@ -986,7 +986,7 @@ def make_inputs(kernel, seed: int) -> list[np.ndarray]:
 
     rng = np.random.default_rng(seed)
     arrays = []
-    for _, t in kernel.signature().params:
+    for t in (op.result.type for op in kernel.trace().kernel.params):
         if t.kind == "dm":  # a resident DM parameter: a buffer holding random values
             buf = DmBuffer(t, str(t), Device("rngd"))
             buf.write(_values(rng, str(t.dtype), buf.shape))

@@ -85,7 +85,7 @@ def wide_inputs(kernel, rng: np.random.Generator, any_bits: bool = False) -> lis
     NaN, infinities, subnormals, signed zeros), integers over their whole range. A padded
     HBM parameter takes its host shape, the live size of each term (`A, R # 8` -> (|A|, |R|))."""
     arrays = []
-    for _, t in kernel.signature().params:
+    for t in (op.result.type for op in kernel.trace().kernel.params):
         shape, d = host_array_shape(t), t.dtype
         if d.is_float and any_bits:
             top = 16 if d.value == "f4e2m1" else 1 << d.bits_dtype.itemsize * 8

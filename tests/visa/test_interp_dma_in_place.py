@@ -29,7 +29,7 @@ def tiled_bf16_gemm(seed: int):
     show."""
     kernel = runpy.run_path(str(ROOT / "examples" / "gemm_tiled.py"))["gemm_tiled"]
     rng = np.random.default_rng(seed)
-    shapes = [tuple(f.extent for f in t.element.factors()) for _, t in kernel.signature().params]
+    shapes = [tuple(f.extent for f in op.result.type.element.factors()) for op in kernel.trace().kernel.params]
     a = rng.integers(-8, 8, shapes[0]).astype(np.float32).astype(ml_dtypes.bfloat16)
     w = rng.integers(-8, 8, shapes[1]).astype(np.float32).astype(ml_dtypes.bfloat16)
     out = rng.standard_normal(shapes[2]).astype(np.float32)
