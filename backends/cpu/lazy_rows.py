@@ -24,13 +24,10 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.ops import Op
-
 from backends.cpu.gathers import Gather, _affine
-from backends.cpu.handlers import takes_lazy
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
-__all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view",
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "offsets", "gather_view",
            "base_gather"]
 
 
@@ -90,13 +87,6 @@ def materialize(buf):
         out = apply_form(buf.base, buf.form, buf.n_dst, None)
         return (out if buf.row_of is None else out[buf.row_of]).reshape(buf.shape)
     return buf
-
-
-def accepts(op: Op) -> bool:
-    """True when the cpu handler of `op` takes a `LazyRows` operand, as declared with it
-    (`@handles(..., lazy=...)`, backends/cpu/handlers.py): today the per-slice moves, an
-    identity fetch_cast and contract_outer."""
-    return takes_lazy(op)
 
 
 @functools.lru_cache(maxsize=32)
