@@ -22,7 +22,7 @@ from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, Vr
 
 __all__ = [
     "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
-    "rows_view", "from_rows",
+    "rows_view", "from_rows", "local_pad", "zero_padding",
 ]
 
 _STAGING = {"i5": np.dtype(np.int8), "i9": np.dtype(np.int16)}
@@ -137,3 +137,20 @@ def new_rows(t: Type, tail: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarra
     out[:even.start] = 0
     out[even.stop:] = 0
     return out.reshape(*spatial_shape, *tail), out[even]
+
+
+@functools.lru_cache(maxsize=256)
+def local_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
+    """The padding flag of every per-slice cell of these local levels (kept: a traced kernel
+    steps the same types every run)."""
+    pad = logical_pad(levels)
+    pad.setflags(write=False)
+    return pad
+
+
+def zero_padding(out: np.ndarray, t: Type) -> np.ndarray:
+    """The full buffer `out` of type `t` with its padding cells and padding rows set to zero."""
+    rows = np.zeros(n_rows(t), bool)
+    rows[live_rows(t)] = True
+    pad = ~rows[:, None] | local_pad(local_levels(t))[None, :]
+    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
