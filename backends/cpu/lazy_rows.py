@@ -18,13 +18,13 @@ row_copies.py) gives a `LazyRows` whose base holds the distinct rows only and wh
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 
 import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from backends.cpu.gathers import Gather, _affine
+from backends.cpu.lru import MISSING, Lru
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
 __all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "offsets", "gather_view",
@@ -108,7 +108,7 @@ def offsets(lazy: LazyRows) -> np.ndarray:
     return _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)
 
 
-_COMPOSED: OrderedDict[tuple, StridedForm | None] = OrderedDict()
+_COMPOSED = Lru(512)
 
 
 def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
@@ -116,9 +116,9 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
     `index` and `live`) read from `lazy`; None when it is not affine. Cached by `key` (the
     plan's levels) and the lazy form, so the plan is made on the first call only."""
     full_key = (key, lazy.form, lazy.n_dst, lazy.base.itemsize)
-    if full_key in _COMPOSED:
-        _COMPOSED.move_to_end(full_key)
-        return _COMPOSED[full_key]
+    found = _COMPOSED.get(full_key, MISSING)
+    if found is not MISSING:
+        return found
     plan = get_plan()
     index, live = plan.index, plan.live
     pos = np.arange(len(index), dtype=np.int64) if live is None else np.flatnonzero(live)
@@ -132,10 +132,7 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
             form = StridedForm(tuple(e for e, _ in dims), tuple(int(s[0]) for _, s in dims),
                                tuple(int(s[1]) for _, s in dims), int(pos[0]), int(offs[0]) // item,
                                live is None and int(pos[0]) == 0)
-    _COMPOSED[full_key] = form
-    while len(_COMPOSED) > 512:
-        _COMPOSED.popitem(last=False)
-    return form
+    return _COMPOSED.put(full_key, form)
 
 
 @functools.lru_cache(maxsize=256)

@@ -25,7 +25,6 @@ then covers every spatial row, relying on padding rows holding zero (layout.py).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import attrs
 import numpy as np
@@ -40,6 +39,7 @@ from backends.cpu.keys import (  # re-exported: the keys are this module's match
     KeySpace, _looked_up, key_space, logical_keys, logical_pad, looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
@@ -110,33 +110,9 @@ def _levels_text(levels: tuple[Mapping, ...]) -> str:
     return "[" + "; ".join(str(mp) for mp in levels) + "]"
 
 
-class _PlanCache:
-    """Least-recently-used move plans, bounded by the bytes of their index arrays (a DMA
-    plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it)."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.plans: OrderedDict[tuple, MovePlan] = OrderedDict()
-
-    @staticmethod
-    def _bytes(plan: MovePlan) -> int:
-        return plan.index.nbytes + (0 if plan.live is None else plan.live.nbytes)
-
-    def get(self, key: tuple) -> MovePlan | None:
-        plan = self.plans.get(key)
-        if plan is not None:
-            self.plans.move_to_end(key)
-        return plan
-
-    def put(self, key: tuple, plan: MovePlan) -> None:
-        self.plans[key] = plan
-        total = sum(self._bytes(p) for p in self.plans.values())
-        while total > self.budget and len(self.plans) > 1:
-            _, old = self.plans.popitem(last=False)
-            total -= self._bytes(old)
-
-
-_PLANS = _PlanCache(budget=256 << 20)
+_PLANS = Lru(256 << 20, lambda plan: plan.index.nbytes + (0 if plan.live is None else plan.live.nbytes))
+"""Least-recently-used move plans, bounded by the bytes of their index arrays (a DMA
+plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it)."""
 
 
 def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
@@ -239,8 +215,8 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     None when it has none; cached by `key` (default: the levels), shape and strides.
     `plan`: the move's plan when it is not the levels' own (a composed move)."""
     key = (key or (src_levels, dst_levels), rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
-    found, form = moves_strided.FORMS.get(key)
-    if found:
+    form = moves_strided.FORMS.get(key, MISSING)
+    if form is not MISSING:
         return form
     own = plan is None
     plan = plan or _PLANS.get((src_levels, dst_levels))

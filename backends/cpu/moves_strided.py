@@ -13,7 +13,6 @@ cells stay zero. No read plan of the sequencer is involved.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 import math
 from typing import Callable
 
@@ -23,6 +22,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from backends.cpu import arena
+from backends.cpu.lru import Lru
 from backends.cpu.thread_pool import copy_into
 
 __all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
@@ -277,26 +277,8 @@ def _dense_run(form: StridedForm, n_dst: int) -> tuple[int, int] | None:
     return (form.p0, stop) if stop <= n_dst else None
 
 
-class FormCache:
-    """Strided forms (or None: not affine) by (levels, input shape and strides)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.forms: OrderedDict[tuple, StridedForm | None] = OrderedDict()
-
-    def get(self, key: tuple) -> tuple[bool, StridedForm | None]:
-        if key in self.forms:
-            self.forms.move_to_end(key)
-            return True, self.forms[key]
-        return False, None
-
-    def put(self, key: tuple, form: StridedForm | None) -> None:
-        self.forms[key] = form
-        while len(self.forms) > self.size:
-            self.forms.popitem(last=False)
-
-
-FORMS = FormCache(512)
+FORMS = Lru(512)
+"""Strided forms (or None: not affine) by (levels, input shape and strides)."""
 
 
 def even_rows(live: np.ndarray, n_rows: int) -> tuple[int, int, int] | None:
