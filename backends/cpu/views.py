@@ -43,26 +43,10 @@ def _affine(mapping: object) -> tuple[int, tuple[tuple[int, int], ...]] | None:
     """The live positions of a level as (p0, ((count, step), ... outermost first)), every
     position `p0 + sum i_k * step_k`; None when they are no such grid (or none are live)."""
     q = live_positions(mapping)
-    if not len(q):
+    dims = moves_strided._dims((q,)) if len(q) else None
+    if dims is None:
         return None
-    d = q - q[0]
-    dims: list[tuple[int, int]] = []
-    size = 1
-    while size < len(d):
-        starts = d[::size]
-        stride = int(starts[1])
-        run = np.flatnonzero(starts != stride * np.arange(len(starts)))
-        count = int(run[0]) if len(run) else len(starts)
-        if stride <= 0 or len(d) % (size * count):
-            return None
-        dims.append((count, stride))
-        size *= count
-    grid = np.zeros(1, np.int64)
-    for count, stride in dims:
-        grid = (np.arange(count, dtype=np.int64)[:, None] * stride + grid[None, :]).reshape(-1)
-    if not np.array_equal(grid, d):
-        return None
-    return int(q[0]), tuple(reversed(dims))
+    return int(q[0]), tuple((count, int(steps[0])) for count, steps in reversed(dims))
 
 
 def _grid_form(t: object) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...] | None:
