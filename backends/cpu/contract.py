@@ -112,16 +112,10 @@ class Packed:
 
 
 def _rows2d(buf: np.ndarray, t: StreamType | TrfType) -> np.ndarray:
-    """The per-slice operand as stored, (rows, cells): a view when the live spatial rows
-    are evenly spaced (`layout.rows_view` copies them whenever some row is padding)."""
-    live = layout.live_rows(t)
-    flat = buf.reshape(layout.n_rows(t), -1)
-    if len(live) == len(flat):
-        return flat
-    step = int(live[1] - live[0]) if len(live) > 1 else 1
-    if len(live) and step > 0 and np.array_equal(live, live[0] + step * np.arange(len(live))):
-        return flat[live[0]:live[-1] + 1:step]
-    return flat[live]
+    """The per-slice operand as stored, (rows, cells): `layout.rows_view`, a view when the
+    live spatial rows are evenly spaced."""
+    rows = layout.rows_view(buf, t)
+    return rows.reshape(len(rows), math.prod(rows.shape[1:]))
 
 
 def _copied(src: np.ndarray | LazyRows) -> np.ndarray:

@@ -106,17 +106,15 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
     even = _even(rows)
+    shape, dtype = (total, *values.shape[1:]), dtype or values.dtype
     if len(rows) * 4 <= total:  # mostly padding rows: fresh zero pages, only the live rows written
-        out = arena.zeros((total, *values.shape[1:]), dtype or values.dtype, sparse=True)
-        out[even if even is not None else rows] = values
-        return out.reshape(*spatial_shape, *values.shape[1:])
-    if even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
-        out = arena.empty((total, *values.shape[1:]), dtype or values.dtype)
+        out = arena.zeros(shape, dtype, sparse=True)
+    elif even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
+        out = arena.empty(shape, dtype)
         out[:even.start] = 0
         out[even.stop:] = 0
-        out[even] = values
-        return out.reshape(*spatial_shape, *values.shape[1:])
-    out = arena.zeros((total, *values.shape[1:]), dtype or values.dtype)
+    else:
+        out = arena.zeros(shape, dtype)
     out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])
 

@@ -21,7 +21,7 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from backends.cpu import arena
+from backends.cpu import arena, layout
 from backends.cpu.lru import Lru
 from backends.cpu.thread_pool import copy_into
 
@@ -283,14 +283,7 @@ FORMS = Lru(512)
 
 def even_rows(live: np.ndarray, n_rows: int) -> tuple[int, int, int] | None:
     """(first, step, count) when the live rows are evenly spaced; None otherwise."""
-    count = len(live)
-    if count == n_rows:
+    if len(live) == n_rows:
         return 0, 1, n_rows
-    if count == 0:
-        return None
-    if count == 1:
-        return int(live[0]), 1, 1
-    step = int(live[1] - live[0])
-    if step > 0 and np.array_equal(live, live[0] + step * np.arange(count)):
-        return int(live[0]), step, count
-    return None
+    even = layout._even(live)
+    return None if even is None else (even.start, even.step, len(live))
