@@ -254,10 +254,10 @@ def contract_int(outer, s_op, t_op, plan: Plan,
     res = np.zeros((rows, plan.out_cells), np.int32) if into is None else into.reshape(rows, plan.out_cells)
     covered = plan.dest.size == plan.out_cells  # every cell written (the view names each once)
     target = _dest_view(res, plan.dest) if ftype == np.float32 else None
+    if into is not None and not (target is not None and covered):
+        res[...] = 0
     if target is not None and split is not None:  # exact integers in float32: the cast writes
-        if into is not None and not covered:       # the result cells in place, part by part
-            res[...] = 0
-        _folded_into(target, a_src, w_src, plan, ftype, split, threads)
+        _folded_into(target, a_src, w_src, plan, ftype, split, threads)  # the result cells in place, part by part
         return res.reshape(shape)
     if nr == 0:
         y = np.zeros((rows, 1, nn, ni, nj), ftype)
@@ -267,14 +267,10 @@ def contract_int(outer, s_op, t_op, plan: Plan,
         y = _folded(a_src, w_src, plan, ftype, split)
     if target is not None:  # exact integers in float32: the cast writes the result cells in place
         view, fine = target
-        if into is not None and not covered:
-            res[...] = 0
         cells = np.reshape(view, (*grid, *fine), copy=False)
         np.copyto(cells, np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(*grid, *fine),
                   casting="unsafe")
         return res.reshape(shape)
-    if into is not None:
-        res[...] = 0
     values = np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(rows, -1)
     if ftype == np.float32:
         values = values.astype(np.int32)
