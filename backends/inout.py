@@ -96,10 +96,9 @@ def _check_out(name: str, t: Any, array: Any) -> None:
                      "and read the result from that array")
 
 
-def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any],
-            target: str | None = None, name_of: Any = str) -> Call:
+def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any], target: TargetLike) -> Call:
     """Check and flatten the arguments of `run`; `params` is (name, HBM or DM type, in-out)
-    of every tensor parameter in index order, `target` the launch's target name (a resident
+    of every tensor parameter in index order, `target` the launch's target (a resident
     buffer must live on it)."""
     trees = kernel.param_trees()
     if len(args) != len(trees):
@@ -110,7 +109,7 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
         _flatten(tree, arg, flat)
     if len(flat) != len(params):  # the trace and the annotations disagree: our bug
         raise RuntimeError(f"{kernel.name}: {len(flat)} arrays for {len(params)} tensor parameters")
-    check_resident(params, flat, target, name_of)
+    check_resident(params, flat, target_name(target), target_name)
     outs = []
     for (name, t, inout), array in zip(params, flat):
         host_layout.refuse_masked(f"parameter `{name}`", array)

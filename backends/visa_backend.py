@@ -83,8 +83,7 @@ class VisaBackend:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
         artifact = self.compile(kernel, target)
         params = artifact.kernel.params
-        call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays,
-                            inout.target_name(target), inout.target_name)
+        call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays, target)
         try:
             results, finals = execute_inout(artifact, call.flat, _kernel_target(target, kernel))
             return inout.finish(call, results, finals, returns_tuple(kernel))

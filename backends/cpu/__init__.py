@@ -124,8 +124,7 @@ class CpuBackend:
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
-        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays,
-                            inout.target_name(target), inout.target_name)
+        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays, target)
         buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
         inplace = _in_place(params, call.flat, buffers)
         ret = result.kernel.returns
