@@ -152,11 +152,16 @@ def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarra
     form = _direct_form(op.src.type, op.view, src.shape, src.strides, out.shape, out.strides)
     if form is None:
         return False
-    first, extents, src_steps, out_steps, out0 = form
+    return _put(out, offset, form, src[tuple(slice(i, None) for i in np.unravel_index(form[0], src.shape))])
+
+
+def _put(out: np.ndarray, offset: tuple[int, ...], form: tuple, source: np.ndarray) -> bool:
+    """The copy of a `_direct_form` from `source` (a view whose first element is the
+    form's first source cell) into the view's live cells of `out` shifted by `offset`."""
+    _, extents, src_steps, out_steps, out0 = form
     start = out0 + sum(o * st for o, st in zip(offset, out.strides))
     dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
-    at = np.unravel_index(first, src.shape)
-    np.copyto(dst, as_strided(src[tuple(slice(i, None) for i in at)], extents, src_steps, writeable=False))
+    np.copyto(dst, as_strided(source, extents, src_steps, writeable=False))
     return True
 
 
@@ -173,17 +178,13 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
     form = _direct_form(op.src.type, op.view, shape, strides, out.shape, out.strides)
     if form is None:
         return False
-    first, extents, src_steps, out_steps, out0 = form
+    first, extents, src_steps = form[:3]
     lo = hi = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
     for n, st in zip(extents, src_steps):
         lo, hi = lo + min(0, (n - 1) * st), hi + max(0, (n - 1) * st)
     if lo < 0 or hi >= base.nbytes:
         return False
-    start = out0 + sum(o * st for o, st in zip(offset, out.strides))
-    dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
-    at = first - int(rows[0]) * (base.size // len(rows))
-    np.copyto(dst, as_strided(base.reshape(-1)[at:], extents, src_steps, writeable=False))
-    return True
+    return _put(out, offset, form, base.reshape(-1)[first - int(rows[0]) * (base.size // len(rows)):])
 
 
 def _copy(into: np.ndarray) -> np.ndarray:
