@@ -91,12 +91,15 @@ def key_dtype(space: KeySpace) -> np.dtype:
     return np.dtype(np.int32) if space.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
 
 
-def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Keys and padding flags of every combination of the factors' digits (the last fastest)."""
-    keys = np.zeros(1, dtype)
+def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]],
+           dtype: np.dtype | None) -> tuple[np.ndarray | None, np.ndarray]:
+    """Keys (None: `dtype` None) and padding flags of every combination of the factors'
+    digits (the last fastest)."""
+    keys = None if dtype is None else np.zeros(1, dtype)
     pad = np.zeros(1, bool)
     for k, p in parts:
-        keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
+        if dtype is not None:
+            keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
         pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
     return keys, pad
 
@@ -194,12 +197,7 @@ def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:
     """The padding flag of every flat position of the buffer with these levels (no keys)."""
     parts = _parts(levels, space)
-    if parts is None:
-        return _cell_keys(levels, space, _positions(levels))[1]
-    pad = np.zeros(1, bool)
-    for k, p in parts:
-        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
-    return pad
+    return (_cell_keys(levels, space, _positions(levels)) if parts is None else _outer(parts, None))[1]
 
 
 def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
