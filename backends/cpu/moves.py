@@ -117,13 +117,8 @@ plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it
 
 def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
     """The move of docs/machine/index.md from `src_levels` to `dst_levels`, keyed on frag(src)."""
-    key = (src_levels, dst_levels)
-    plan = _PLANS.get(key)
-    if plan is None:
-        space = key_space(mops.frag(pair_all(list(src_levels))))
-        plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
-        _PLANS.put(key, plan)
-    return plan
+    plan = _PLANS.get((src_levels, dst_levels))
+    return plan if plan is not None else _PLANS.put((src_levels, dst_levels), _uncached_plan(src_levels, dst_levels))
 
 
 def gather_rows(rows: np.ndarray, plan: MovePlan) -> np.ndarray:
