@@ -24,7 +24,7 @@ from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
 from backends.cpu import arena, layout, moves, moves_strided
-from backends.cpu.compact import Compact
+from backends.cpu.compact import Compact, _span
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -179,9 +179,8 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
     if form is None:
         return False
     first, extents, src_steps = form[:3]
-    lo = hi = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
-    for n, st in zip(extents, src_steps):
-        lo, hi = lo + min(0, (n - 1) * st), hi + max(0, (n - 1) * st)
+    start = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
+    lo, hi = _span(start, extents, src_steps)
     if lo < 0 or hi >= base.nbytes:
         return False
     return _put(out, offset, form, base.reshape(-1)[first - int(rows[0]) * (base.size // len(rows)):])
