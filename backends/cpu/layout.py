@@ -98,7 +98,7 @@ def _even(rows: np.ndarray) -> slice | None:
     return None
 
 
-def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.ndarray:
+def from_rows(values: np.ndarray, t: Type) -> np.ndarray:
     """A full buffer of type `t` holding `values` in its live spatial rows, zero elsewhere."""
     rows = live_rows(t)
     total = n_rows(t)
@@ -106,7 +106,7 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
     even = _even(rows)
-    shape, dtype = (total, *values.shape[1:]), dtype or values.dtype
+    shape, dtype = (total, *values.shape[1:]), values.dtype
     if len(rows) * 4 <= total:  # mostly padding rows: fresh zero pages, only the live rows written
         out = arena.zeros(shape, dtype, sparse=True)
     elif even is not None and even.step == 1:  # one run of live rows: zero only the rows around it

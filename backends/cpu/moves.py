@@ -157,15 +157,14 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
 
-def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
-               src_local: tuple[Mapping, ...] | None = None, fast: bool = True,
+def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type, fast: bool = True,
                lazy: bool = False) -> np.ndarray | LazyRows:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
-    (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
+    to the output's, keyed on frag(input per-slice levels); `fast` allows
     the strided form (False: the index gather, the reference). `lazy` allows a
     `LazyRows` result (backends/cpu/lazy_rows.py) where the strided form would copy; `buf`
     may be one."""
-    src_local = src_local or layout.local_levels(src)
+    src_local = layout.local_levels(src)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
     if isinstance(buf, LazyRows):
         out = _lazy_move(buf, src_local, dst, lazy) if fast and same_rows else None
