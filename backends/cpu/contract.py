@@ -132,10 +132,9 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     live = layout.live_rows(t)
     if len(live) == buf.n_rows:
         return buf
-    even = moves.moves_strided.even_rows(live, buf.n_rows)
+    even = layout._even(live)
     if even is not None:
-        r0, step, count = even
-        return buf.rows(slice(r0, r0 + step * (count - 1) + 1, step))
+        return buf.rows(even)
     return _rows2d(lazy_rows.materialize(buf), t)
 
 
