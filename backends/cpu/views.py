@@ -227,9 +227,5 @@ def memset(op: Memset, into: np.ndarray, owned: bool = False) -> np.ndarray:
     out = into if owned else into.copy()
     bits = np.asarray(fill_pattern(op.value, op.view.dtype), op.view.dtype.bits_dtype)
     value = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
-    forms = _grid_form(op.view)
-    if forms is None:
-        out[_grid(op.view, op.offset)] = value
-    else:
-        _cells(out, forms, op.offset, True)[...] = value
+    _copy_cells(out, op.offset, np.broadcast_to(value, out.shape), None, op.view)
     return out
