@@ -104,13 +104,6 @@ class CpuBackend:
                 per_kernel[key] = make()
             return per_kernel[key]
 
-    def _trace(self, kernel: Traceable, target: TargetLike) -> TraceResult:
-        return self._kept(kernel, target, lambda: kernel.trace(target))
-
-    def _returns_tuple(self, kernel: Traceable) -> bool:
-        """`host.returns_tuple`, kept beside the kernel's traces (it reads the signature)."""
-        return self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))
-
     def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace, in report order."""
         return kernel.trace(target).diagnostics
@@ -120,7 +113,7 @@ class CpuBackend:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
         `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
         options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)
-        result = self._trace(kernel, target)
+        result: TraceResult = self._kept(kernel, target, lambda: kernel.trace(target))
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
@@ -135,7 +128,8 @@ class CpuBackend:
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
                 written = _finals(finals, result.kernel, [k for k, p in enumerate(params) if p.mutable], inplace,
                                   call.outs)
-                done = inout.finish(call, values, written, self._returns_tuple(kernel))
+                as_tuple = self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))  # it reads the signature
+                done = inout.finish(call, values, written, as_tuple)
                 del outputs, finals, written
         finally:
             self._arenas.append(scratch)
