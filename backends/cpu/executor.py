@@ -140,12 +140,6 @@ def _root(buf: np.ndarray) -> np.ndarray:
         buf = base
 
 
-def _known(value: Any) -> bool:
-    """Whether `_memory` tells all the memory `value` reads (an array, a `LazyRows`); a
-    contraction stage's intermediate object, say, may hold arrays of its own."""
-    return value is None or isinstance(value, np.ndarray) or _memory(value) is not None
-
-
 def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> None:
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
@@ -155,7 +149,7 @@ def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[An
     for x in (*env.values(), *params, *finals):
         a = _memory(x)
         if a is None:
-            if not _known(x):
+            if x is not None:  # memory `_memory` does not tell: a contraction stage's object may hold arrays
                 return
             continue
         root = _root(a)
@@ -264,10 +258,11 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
                   inplace: frozenset[int] = frozenset()) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
     HBM buffers of its results, in order, and the final HBM buffer of every in-out parameter
-    (its `final` op), in parameter order. `options` choose how, never what. `inplace`: indices of in-out parameters whose buffer
-    (writeable) is the caller's array, which its final is written into anyway: an op that
-    writes a tensor in place may write it there, no copy of it made, unless an error the
-    data decide could stop the run halfway (`_may_fault`; or the uninitialized-read check)."""
+    (its `final` op), in parameter order. `options` choose how, never what. `inplace`:
+    indices of in-out parameters whose buffer (writeable) is the caller's array, which its
+    final is written into anyway: an op that writes a tensor in place may write it there, no
+    copy of it made, unless an error the data decide could stop the run halfway
+    (`_may_fault`; or the uninitialized-read check)."""
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
