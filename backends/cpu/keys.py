@@ -49,11 +49,6 @@ def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
     return KeySpace(fs, tuple(reversed(radix)), size)
 
 
-def _joint_factors(levels: tuple[Mapping, ...]) -> tuple[Factor, ...]:
-    """Canonical factors of `[L0, L1, ...]`; their mixed radix is the buffer's flat index."""
-    return pair_all(list(levels)).factors()
-
-
 def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:
     """The factors cut at the key fragments' ends, so each AxisFactor is inside a key fragment
     or disjoint from all of them."""
@@ -110,7 +105,7 @@ def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarra
     and split over two levels, as `N # 128 / 128` and `N # 128 % 128`): the keys then come
     from the cells (`_cell_keys`)."""
     try:
-        factors = _joint_factors(levels)
+        factors = pair_all(list(levels)).factors()  # their mixed radix is the buffer's flat index
     except MappingError as e:
         if e.category != "limit":
             raise

@@ -27,7 +27,7 @@ from backends.cpu.gathers import Gather, _affine
 from backends.cpu.lru import MISSING, Lru
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
-__all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "offsets", "gather_view",
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "gather_view",
            "base_gather"]
 
 
@@ -103,11 +103,6 @@ def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
     return out
 
 
-def offsets(lazy: LazyRows) -> np.ndarray:
-    """Byte offset, within a base row, of every cell of a lazy buffer (cached per form)."""
-    return _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)
-
-
 _COMPOSED = Lru(512)
 
 
@@ -124,7 +119,7 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
     pos = np.arange(len(index), dtype=np.int64) if live is None else np.flatnonzero(live)
     form = None
     if len(pos):
-        offs = offsets(lazy)[index[pos]]
+        offs = _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)[index[pos]]
         dims = _dims((pos, offs))
         if dims is not None:
             dims = dims[::-1]
