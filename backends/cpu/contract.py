@@ -235,7 +235,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
         order, skip = _time_order(t_in.time, op.time)
         return contract_serial.serial_fold(y, order, skip, op.result.type)
     if isinstance(y, Packed):
-        acc = contract_fast.contract(y, t_in.time, op.time, options, result=op.result.type)
+        acc = contract_fast.contract(y, t_in.time, op.time, options, op.result.type)
         if acc is not None:
             return acc
         y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)
