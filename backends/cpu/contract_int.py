@@ -232,9 +232,9 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
 
 
 def contract_int(outer, s_op, t_op, plan: Plan,
-                 shape: tuple[int, ...], into: np.ndarray | None = None, threads: int = 1) -> np.ndarray | None:
+                 shape: tuple[int, ...], into: np.ndarray, threads: int = 1) -> np.ndarray | None:
     """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
-    result cells (of `into`, a new (rows, *cells) array, when given). Rows holding copies
+    result cells of `into` (rows, *cells); None when no float type is exact. Rows holding copies
     of the same operands share one matmul; a large one is cut by its outer rows among
     `threads` threads, each casting its part into the result."""
     ftype = _int_ftype(outer, plan)
@@ -251,10 +251,10 @@ def contract_int(outer, s_op, t_op, plan: Plan,
     if split is not None:
         grid = split[:2]
     zn = plan.dest.shape[3]
-    res = np.zeros((rows, plan.out_cells), np.int32) if into is None else into.reshape(rows, plan.out_cells)
+    res = into.reshape(rows, plan.out_cells)
     covered = plan.dest.size == plan.out_cells  # every cell written (the view names each once)
     target = _dest_view(res, plan.dest) if ftype == np.float32 else None
-    if into is not None and not (target is not None and covered):
+    if not (target is not None and covered):
         res[...] = 0
     if target is not None and split is not None:  # exact integers in float32: the cast writes
         _folded_into(target, a_src, w_src, plan, ftype, split, threads)  # the result cells in place, part by part
