@@ -256,13 +256,8 @@ def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
         a, a_info = contract_float.float_operand(_expand(*s_read), outer.stream_dtype, plan.a)
         w, w_info = contract_float.float_operand(_expand(*t_read), outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, *bits, plan.terms)
-    rows = shape[0]
-    zn = plan.dest.shape[3]
     if jit:  # acc (rows, I, J, N')
         acc = contract_jit.core(a, w, plan.pad, plan.skip, exact, options.threads)
-        return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
-    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
-    values = np.broadcast_to(acc[:, :, :, None, :], (*acc.shape[:3], zn, rows)).reshape(-1, rows)
-    res = np.zeros((plan.out_cells, rows), np.float32)
-    res[plan.dest.reshape(-1)] = values
-    return np.ascontiguousarray(res.T).reshape(shape)
+    else:  # (I, J, N', rows) with the rows moved first
+        acc = np.moveaxis(contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads), -1, 0)
+    return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
