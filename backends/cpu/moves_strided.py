@@ -237,9 +237,8 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     sparse = count * 4 <= n_rows  # mostly padding rows: fresh zero pages, only the live rows written
     if sparse and padded:
         out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
-        run, whole = None, False
-        rows_live = rows[r0:r0 + step * (count - 1) + 1:step]
-        out[r0:r0 + step * (count - 1) + 1:step] = apply_form(rows_live, form, n_dst, None)
+        live = slice(r0, r0 + step * (count - 1) + 1, step)
+        out[live] = apply_form(rows[live], form, n_dst, None)
         return out
     if padded and math.prod(form.extents) * 4 <= n_dst:  # a row mostly padding: fresh zero pages
         out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
