@@ -11,9 +11,8 @@ many threads ask for it together (the cpu backend keeps its traces).
 
 from __future__ import annotations
 
-import importlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from backends.base import Backend
@@ -24,16 +23,28 @@ if TYPE_CHECKING:
 
 __all__ = ["BACKENDS", "Backend", "CpuBackend", "NpuBackend", "TypecheckBackend", "VisaBackend", "get_backend"]
 
-_CLASSES: dict[str, tuple[str, str]] = {
-    "typecheck": ("backends.typecheck", "TypecheckBackend"), "cpu": ("backends.cpu", "CpuBackend"),
-    "npu": ("backends.npu", "NpuBackend"), "visa": ("backends.visa_backend", "VisaBackend"),
-}
-"""Backend name -> (its module, its class), imported on first use."""
+def _typecheck() -> type:
+    from backends.typecheck import TypecheckBackend
+    return TypecheckBackend
 
 
-def _load(name: str) -> type:
-    module, cls = _CLASSES[name]  # KeyError for an unknown name, as a dict
-    return getattr(importlib.import_module(module), cls)
+def _cpu() -> type:
+    from backends.cpu import CpuBackend
+    return CpuBackend
+
+
+def _npu() -> type:
+    from backends.npu import NpuBackend
+    return NpuBackend
+
+
+def _visa() -> type:
+    from backends.visa_backend import VisaBackend
+    return VisaBackend
+
+
+_CLASSES: dict[str, Callable[[], type]] = {"typecheck": _typecheck, "cpu": _cpu, "npu": _npu, "visa": _visa}
+"""Backend name -> the function importing its class."""
 
 
 class _Registry(Mapping[str, Backend]):
@@ -47,10 +58,10 @@ class _Registry(Mapping[str, Backend]):
         backend = self._made.get(name)
         if backend is not None:
             return backend
-        cls = _load(name)
+        where = _CLASSES[name]  # KeyError for an unknown name, as a dict
         with self._lock:
             if name not in self._made:
-                self._made[name] = cls()
+                self._made[name] = where()()
             return self._made[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -68,9 +79,9 @@ BACKENDS: Mapping[str, Backend] = _Registry()
 
 def __getattr__(name: str) -> Any:
     """The backend classes, imported on first use (PEP 562)."""
-    for backend, (_, cls) in _CLASSES.items():
-        if cls == name:
-            value = globals()[name] = _load(backend)
+    for load in _CLASSES.values():
+        if load.__code__.co_varnames == (name,):
+            value = globals()[name] = load()
             return value
     raise AttributeError(f"module 'backends' has no attribute {name!r}")
 
