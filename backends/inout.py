@@ -26,7 +26,7 @@ from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
 from tu_ops.target import TargetLike, as_target
 
-__all__ = ["Call", "prepare", "finish", "target_name"]
+__all__ = ["Call", "check_array", "prepare", "finish", "target_name"]
 
 
 @attrs.frozen
@@ -70,21 +70,25 @@ def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
         _flatten(member, getattr(arg, field), out)
 
 
-def _check_out(name: str, t: Any, array: Any) -> None:
-    """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
+def check_array(what: str, t: Any, array: Any, why: str = "") -> None:
+    """USAGE unless `array` is a numpy array of one of the host dtypes and the host shape of
+    HBM type `t`; `what` names the parameter ("parameter `x`"), `why` follows the shape."""
     shape = host_array_shape(t)
-    d = t.dtype
-    accepted = d.host_dtypes
-    names = " or ".join(str(a) for a in accepted)
+    names = " or ".join(str(a) for a in t.dtype.host_dtypes)
     if not isinstance(array, np.ndarray):
-        raise _usage(f"in-out parameter `{name}` must be a numpy array of shape {shape} and dtype {names} "
-                     f"(it is written in place), not {type(array).__name__}")
-    if array.dtype not in accepted:
-        raise _usage(f"in-out parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
+        raise _usage(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
+                     f"not {type(array).__name__}")
+    if array.dtype not in t.dtype.host_dtypes:
+        raise _usage(f"{what} is {t.dtype}: pass a {names} array, not {array.dtype}")
     if array.shape != shape:
         whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
             f"type (Chip `{t.chip}`, element `{t.element}`)"
-        raise _usage(f"in-out parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
+        raise _usage(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}")
+
+
+def _check_out(name: str, t: Any, array: Any) -> None:
+    """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
+    check_array(f"in-out parameter `{name}`", t, array, " (it is written in place)")
     if not array.flags.writeable:
         raise _usage(f"in-out parameter `{name}` is a read-only array; the kernel writes it in place",)
     if not array.flags.c_contiguous:
@@ -92,10 +96,9 @@ def _check_out(name: str, t: Any, array: Any) -> None:
                      "and read the result from that array")
 
 
-def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any],
-            target: str | None = None, name_of: Any = str) -> Call:
+def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence[Any], target: TargetLike) -> Call:
     """Check and flatten the arguments of `run`; `params` is (name, HBM or DM type, in-out)
-    of every tensor parameter in index order, `target` the launch's target name (a resident
+    of every tensor parameter in index order, `target` the launch's target (a resident
     buffer must live on it)."""
     trees = kernel.param_trees()
     if len(args) != len(trees):
@@ -106,16 +109,13 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
         _flatten(tree, arg, flat)
     if len(flat) != len(params):  # the trace and the annotations disagree: our bug
         raise RuntimeError(f"{kernel.name}: {len(flat)} arrays for {len(params)} tensor parameters")
-    check_resident(params, flat, target, name_of)
+    check_resident(params, flat, target_name(target), target_name)
     outs = []
     for (name, t, inout), array in zip(params, flat):
         host_layout.refuse_masked(f"parameter `{name}`", array)
-        if t.kind == "dm":
-            if inout:
-                outs.append((name, array))
-            continue
-        if inout:
+        if inout and t.kind != "dm":  # a resident buffer is no host array
             _check_out(name, t, array)
+        if inout:
             outs.append((name, array))
     return Call(tuple(flat), tuple(outs))
 

@@ -22,8 +22,7 @@ from ir.diagnostic import Diagnostic
 from ir.errors import CompileError, NpuOptError
 from ir.kernel import Kernel
 from ir.outcome import Outcome, ice_diagnostic
-from tu_ops.lower.api import Lowerable, Lowered
-from tu_ops.lower.api import lower_kernel as _lower
+from tu_ops.lower.api import lower_kernel  # re-exported: `tu_ops.lower.lower_kernel`
 from tu_ops.lower.options import Options
 from tu_ops.target import Target, TargetLike, as_target, for_chips
 from visa.facts import with_facts
@@ -86,11 +85,6 @@ def _emit(lowered: Any, tgt: Any) -> tuple[str, Any]:
     records, cost and derived allocation facts), made without parsing the text."""
     artifact = artifact_of(lowered, tgt)
     return print_artifact(artifact), attrs.evolve(artifact, kernel=with_facts(artifact.kernel, tgt))
-
-
-def lower_kernel(kernel: Lowerable, target: TargetLike = "rngd", options: Options | None = None) -> Lowered:
-    """`tu_ops.lower.lower_kernel`."""
-    return _lower(kernel, target, options)
 
 
 def _ms(start: float) -> float:

@@ -17,13 +17,12 @@ Both are small LRU maps (`CACHED` entries each); `clear_caches()` empties them.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from backends import inout
 from backends.cpu.host import returns_tuple
+from backends.cpu.lru import Lru
 from backends.npu import NpuBackend, compile_kernel, lowering_key
 from ir.boundary import Traceable
 from ir.diagnostic import Diagnostic
@@ -37,32 +36,14 @@ from visa.interp import InterpError, execute_inout
 __all__ = ["VisaBackend", "clear_caches"]
 
 CACHED = 64
-_LOCK = threading.Lock()
-_TEXTS: OrderedDict[Hashable, str] = OrderedDict()  # lowering_key -> emitted text
-_PARSED: OrderedDict[str, VisaArtifact] = OrderedDict()  # sha256 of the text -> parsed artifact
+_TEXTS = Lru(CACHED)  # lowering_key -> emitted text
+_PARSED = Lru(CACHED)  # sha256 of the text -> parsed artifact
 
 
 def clear_caches() -> None:
     """Forget every kept text and artifact."""
-    with _LOCK:
-        _TEXTS.clear()
-        _PARSED.clear()
-
-
-def _get(cache: OrderedDict, key: Hashable) -> Any:
-    with _LOCK:
-        value = cache.get(key)
-        if value is not None:
-            cache.move_to_end(key)
-        return value
-
-
-def _put(cache: OrderedDict, key: Hashable, value: Any) -> None:
-    with _LOCK:
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > CACHED:
-            cache.popitem(last=False)
+    _TEXTS.clear()
+    _PARSED.clear()
 
 
 class VisaBackend:
@@ -83,27 +64,26 @@ class VisaBackend:
         except Exception:  # noqa: BLE001 - compile_kernel traces again and reports the crash as an ICE
             traced = None
         key = lowering_key(traced.kernel, tgt) if traced is not None and not traced.errors else None
-        text = _get(_TEXTS, key) if key is not None else None
+        text = _TEXTS.get(key) if key is not None else None
         if text is None:
             outcome = compile_kernel(kernel, target, traced=traced)
             if outcome.status != "ok" or outcome.text is None:
                 raise CompileError(outcome.diagnostics)
             text = outcome.text
             if key is not None:
-                _put(_TEXTS, key, text)
+                _TEXTS.put(key, text)
         digest = hashlib.sha256(text.encode()).hexdigest()
-        artifact = _get(_PARSED, digest)
+        artifact = _PARSED.get(digest)
         if artifact is None:
             artifact = parse_visa(text)
-            _put(_PARSED, digest, artifact)
+            _PARSED.put(digest, artifact)
         return artifact
 
     def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd") -> Any:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`)."""
         artifact = self.compile(kernel, target)
         params = artifact.kernel.params
-        call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays,
-                            inout.target_name(target), inout.target_name)
+        call = inout.prepare(kernel, [(p.name, p.type, p.inout) for p in params], arrays, target)
         try:
             results, finals = execute_inout(artifact, call.flat, _kernel_target(target, kernel))
             return inout.finish(call, results, finals, returns_tuple(kernel))

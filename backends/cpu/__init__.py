@@ -26,14 +26,14 @@ from tu_ops.target import TargetLike
 
 from backends import inout
 from backends.cpu import arena, host
-from backends.cpu.executor import execute, execute_inout
+from backends.cpu.executor import execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu import (  # noqa: F401 - the modules that declare handlers (backends.cpu.handlers)
     adapters, contract, engines, fetch_lift, fetch_mask, gather, interleave, redistribute, runtime, spm,
     valid_count, vector, vector_branch, vector_inter, vector_pair, views,
 )
 
-__all__ = ["CpuBackend", "CpuOptions", "execute"]
+__all__ = ["CpuBackend", "CpuOptions"]
 
 
 _TUPLE = object()
@@ -104,13 +104,6 @@ class CpuBackend:
                 per_kernel[key] = make()
             return per_kernel[key]
 
-    def _trace(self, kernel: Traceable, target: TargetLike) -> TraceResult:
-        return self._kept(kernel, target, lambda: kernel.trace(target))
-
-    def _returns_tuple(self, kernel: Traceable) -> bool:
-        """`host.returns_tuple`, kept beside the kernel's traces (it reads the signature)."""
-        return self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))
-
     def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
         """Every refusal and warning of the trace, in report order."""
         return kernel.trace(target).diagnostics
@@ -120,12 +113,11 @@ class CpuBackend:
         """Results as host arrays, then the in-out arrays written in place (`backends.inout`).
         `numerics` overrides `CpuOptions.numerics` for this run ("chip" or "reference")."""
         options = self.options if numerics is None else attrs.evolve(self.options, numerics=numerics)
-        result = self._trace(kernel, target)
+        result: TraceResult = self._kept(kernel, target, lambda: kernel.trace(target))
         if result.errors:
             raise CompileError(result.errors)
         params = result.kernel.params
-        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays,
-                            inout.target_name(target), inout.target_name)
+        call = inout.prepare(kernel, [(p.name, p.result.type, p.mutable) for p in params], arrays, target)
         buffers = [host.to_buffer(p, a) for p, a in zip(params, call.flat)]
         inplace = _in_place(params, call.flat, buffers)
         ret = result.kernel.returns
@@ -136,7 +128,8 @@ class CpuBackend:
                 values = tuple(host.from_buffer(buf, v.type) for buf, v in zip(outputs, ret.values)) if ret else ()
                 written = _finals(finals, result.kernel, [k for k, p in enumerate(params) if p.mutable], inplace,
                                   call.outs)
-                done = inout.finish(call, values, written, self._returns_tuple(kernel))
+                as_tuple = self._kept(kernel, _TUPLE, lambda: host.returns_tuple(kernel))  # it reads the signature
+                done = inout.finish(call, values, written, as_tuple)
                 del outputs, finals, written
         finally:
             self._arenas.append(scratch)

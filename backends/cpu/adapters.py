@@ -50,11 +50,7 @@ def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
     """`x - zero_point` into i5/i9 (docs/numerics.md); padding cells are set back to zero."""
     t: StreamType = op.result.type
     out = _convert(buf, op.input.type.dtype, op.dtype, "zero_point_sub", zero_point=op.zero_point)
-    local_pad = moves.logical_pad(layout.local_levels(t))
-    rows = np.zeros(layout.n_rows(t), bool)
-    rows[layout.live_rows(t)] = True
-    pad = ~rows[:, None] | local_pad[None, :]
-    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
+    return layout.zero_padding(out, t)
 
 
 @handles(Cast, options=True)

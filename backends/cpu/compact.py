@@ -13,6 +13,7 @@ path makes), once, for all later readers.
 from __future__ import annotations
 
 import functools
+import math
 
 import attrs
 import numpy as np
@@ -48,11 +49,7 @@ class Compact:
 
 @functools.lru_cache(maxsize=256)
 def _sparse(levels: tuple) -> bool:
-    live = layout._live_rows(levels)
-    total = 1
-    for mp in levels:
-        total *= mp.size
-    return 0 < len(live) < total
+    return 0 < len(layout._live_rows(levels)) < math.prod(mp.size for mp in levels)
 
 
 def wanted(t: Type) -> bool:

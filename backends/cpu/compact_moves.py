@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import OrderedDict
 
 import attrs
 import numpy as np
@@ -32,6 +31,7 @@ from ir.types import Type
 from backends.cpu import compact, layout, moves, moves_strided
 from backends.cpu.compact import Compact
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import Lru
 
 __all__ = ["Pending", "move_local", "move_global", "realize", "prepare", "materialize", "trim"]
 
@@ -56,7 +56,7 @@ class Pending:
         return self.base.dtype
 
 
-_COMPOSED: OrderedDict[tuple, moves.MovePlan] = OrderedDict()
+_COMPOSED = Lru(64)
 
 
 def _plan(chain: tuple[tuple[Levels, Levels], ...]) -> moves.MovePlan:
@@ -65,18 +65,13 @@ def _plan(chain: tuple[tuple[Levels, Levels], ...]) -> moves.MovePlan:
         return moves.move_plan(*chain[0])
     found = _COMPOSED.get(chain)
     if found is not None:
-        _COMPOSED.move_to_end(chain)
         return found
     first, second = _plan(chain[:-1]), moves.move_plan(*chain[-1])
     index = first.index[second.index]
     live = None if first.live is None else first.live[second.index]
     if second.live is not None:
         live = second.live if live is None else live & second.live
-    plan = moves.MovePlan(np.where(live, index, 0) if live is not None else index, live)
-    _COMPOSED[chain] = plan
-    while len(_COMPOSED) > 64:
-        _COMPOSED.popitem(last=False)
-    return plan
+    return _COMPOSED.put(chain, moves.MovePlan(np.where(live, index, 0) if live is not None else index, live))
 
 
 def realize(value: Pending) -> Compact:

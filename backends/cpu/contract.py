@@ -112,16 +112,10 @@ class Packed:
 
 
 def _rows2d(buf: np.ndarray, t: StreamType | TrfType) -> np.ndarray:
-    """The per-slice operand as stored, (rows, cells): a view when the live spatial rows
-    are evenly spaced (`layout.rows_view` copies them whenever some row is padding)."""
-    live = layout.live_rows(t)
-    flat = buf.reshape(layout.n_rows(t), -1)
-    if len(live) == len(flat):
-        return flat
-    step = int(live[1] - live[0]) if len(live) > 1 else 1
-    if len(live) and step > 0 and np.array_equal(live, live[0] + step * np.arange(len(live))):
-        return flat[live[0]:live[-1] + 1:step]
-    return flat[live]
+    """The per-slice operand as stored, (rows, cells): `layout.rows_view`, a view when the
+    live spatial rows are evenly spaced."""
+    rows = layout.rows_view(buf, t)
+    return rows.reshape(len(rows), math.prod(rows.shape[1:]))
 
 
 def _copied(src: np.ndarray | LazyRows) -> np.ndarray:
@@ -138,10 +132,9 @@ def _operand_rows(buf: np.ndarray | LazyRows, t: StreamType | TrfType) -> np.nda
     live = layout.live_rows(t)
     if len(live) == buf.n_rows:
         return buf
-    even = moves.moves_strided.even_rows(live, buf.n_rows)
+    even = layout._even(live)
     if even is not None:
-        r0, step, count = even
-        return buf.rows(slice(r0, r0 + step * (count - 1) + 1, step))
+        return buf.rows(even)
     return _rows2d(lazy_rows.materialize(buf), t)
 
 
@@ -242,7 +235,7 @@ def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions 
         order, skip = _time_order(t_in.time, op.time)
         return contract_serial.serial_fold(y, order, skip, op.result.type)
     if isinstance(y, Packed):
-        acc = contract_fast.contract(y, t_in.time, op.time, options, result=op.result.type)
+        acc = contract_fast.contract(y, t_in.time, op.time, options, op.result.type)
         if acc is not None:
             return acc
         y = layout.from_rows(_packet_dense(y.outer, y.depth, y.n2), t_in)

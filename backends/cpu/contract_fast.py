@@ -31,7 +31,7 @@ from backends.cpu import contract_float, contract_int, contract_jit, layout, laz
 from backends.cpu.contract_dest import _lane_last, _lane_last_plan
 from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
-from backends.cpu.options import DEFAULT, CpuOptions, blas_threads
+from backends.cpu.options import CpuOptions, blas_threads
 
 __all__ = ["contract"]
 
@@ -178,12 +178,11 @@ def _value_independent(op: _Operand, gather: Gather, candidates: tuple[int, ...]
     return frozenset(out)
 
 
-def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
-             result=None) -> np.ndarray | None:
-    """The accumulator of `contract_time(out)` after `packed` (a `contract.Packed`), as
-    (rows, lane, out_time, out_packet) float32 / int32 values, or with `result` (the
-    contract_time's type) as that type's whole buffer (padding rows zero); None when the
-    fast path does not apply."""
+def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions, result) -> np.ndarray | None:
+    """The accumulator of `contract_time(out)` after `packed` (a `contract.Packed`), the
+    (rows, lane, out_time, out_packet) float32 / int32 values, as the whole buffer of
+    `result` (the contract_time's type; padding rows zero); None when the fast path does
+    not apply."""
     outer = packed.outer
     g = 2 ** packed.depth
     q_size = outer.type.packet.size
@@ -194,9 +193,8 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
         return None
     rows = outer.rows
     shape = (rows, outer.type.lane.size, out.size, packed.n2)
-    placed = (lambda acc: acc) if result is None else (lambda acc: layout.from_rows(acc, result))
     if rows == 0:
-        return placed(np.zeros(shape, np.float32 if outer.is_float else np.int32))
+        return layout.from_rows(np.zeros(shape, np.float32 if outer.is_float else np.int32), result)
     s_op, t_op = _Operand(outer.stream_src), _Operand(outer.trf_src)
     drop_a = _value_independent(s_op, plan.a, plan.value_a)
     drop_w = _value_independent(t_op, plan.w, plan.value_w)
@@ -206,23 +204,20 @@ def contract(packed, pre: Mapping, out: Mapping, options: CpuOptions = DEFAULT,
             return None
     if outer.is_float:
         (s_raw, a, s_of), (t_raw, w, t_of) = s_op.read(plan.a), t_op.read(plan.w)
-        aimed = _aimed(plan, a, w)
-        if result is None:
-            return _contract_float(outer, (s_raw, s_of), (t_raw, t_of), aimed, shape, options)
         lanes, steps, cols = shape[1:]  # the cells lane-innermost (`_lane_last`), for `contract_lane`
-        flat = _contract_float(outer, (s_raw, s_of), (t_raw, t_of), _lane_last_plan(aimed, lanes, steps * cols),
-                               shape, options)
+        flat = _contract_float(outer, (s_raw, s_of), (t_raw, t_of),
+                               _lane_last_plan(_aimed(plan, a, w), lanes, steps * cols), shape, options)
         return np.moveaxis(layout.from_rows(flat.reshape(rows, steps, cols, lanes), result), -1, -3)
-    full, live = (None, None) if result is None else _lane_last(result, shape[1:])
+    full, live = _lane_last(result, shape[1:])
     if live is not None:  # the cells stored lane-innermost: the plan's result cells renumbered
         plan = _lane_last_plan(plan, shape[1], shape[2] * shape[3])
-    elif result is not None:
+    else:
         full, live = layout.new_rows(result, shape[1:], np.int32)
     with blas_threads(options.blas_threads):  # BLAS on one thread: the matmul may be shared by ours
         acc = contract_int.contract_int(outer, s_op, t_op, plan, shape, live,
                                         options.threads if options.blas_threads == 1 else 1)
-    if acc is None or result is None:
-        return acc
+    if acc is None:
+        return None
     return layout.from_rows(live, result) if live is full else full
 
 
@@ -261,13 +256,8 @@ def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
         a, a_info = contract_float.float_operand(_expand(*s_read), outer.stream_dtype, plan.a)
         w, w_info = contract_float.float_operand(_expand(*t_read), outer.trf_dtype, plan.w)
     exact = contract_float.exact_f32(a_info, w_info, *bits, plan.terms)
-    rows = shape[0]
-    zn = plan.dest.shape[3]
     if jit:  # acc (rows, I, J, N')
         acc = contract_jit.core(a, w, plan.pad, plan.skip, exact, options.threads)
-        return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
-    acc = contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads)
-    values = np.broadcast_to(acc[:, :, :, None, :], (*acc.shape[:3], zn, rows)).reshape(-1, rows)
-    res = np.zeros((plan.out_cells, rows), np.float32)
-    res[plan.dest.reshape(-1)] = values
-    return np.ascontiguousarray(res.T).reshape(shape)
+    else:  # (I, J, N', rows) with the rows moved first
+        acc = np.moveaxis(contract_float.float_core(a, w, plan.pad, plan.skip, exact, options.threads), -1, 0)
+    return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)

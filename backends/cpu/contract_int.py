@@ -232,9 +232,9 @@ def _folded_into(target: tuple[np.ndarray, tuple[int, ...]], a_src: Rows, w_src:
 
 
 def contract_int(outer, s_op, t_op, plan: Plan,
-                 shape: tuple[int, ...], into: np.ndarray | None = None, threads: int = 1) -> np.ndarray | None:
+                 shape: tuple[int, ...], into: np.ndarray, threads: int = 1) -> np.ndarray | None:
     """Integers: Y = A @ W^T in an exact float type, wrapped to i32 and scattered to the
-    result cells (of `into`, a new (rows, *cells) array, when given). Rows holding copies
+    result cells of `into` (rows, *cells); None when no float type is exact. Rows holding copies
     of the same operands share one matmul; a large one is cut by its outer rows among
     `threads` threads, each casting its part into the result."""
     ftype = _int_ftype(outer, plan)
@@ -251,13 +251,13 @@ def contract_int(outer, s_op, t_op, plan: Plan,
     if split is not None:
         grid = split[:2]
     zn = plan.dest.shape[3]
-    res = np.zeros((rows, plan.out_cells), np.int32) if into is None else into.reshape(rows, plan.out_cells)
+    res = into.reshape(rows, plan.out_cells)
     covered = plan.dest.size == plan.out_cells  # every cell written (the view names each once)
     target = _dest_view(res, plan.dest) if ftype == np.float32 else None
+    if not (target is not None and covered):
+        res[...] = 0
     if target is not None and split is not None:  # exact integers in float32: the cast writes
-        if into is not None and not covered:       # the result cells in place, part by part
-            res[...] = 0
-        _folded_into(target, a_src, w_src, plan, ftype, split, threads)
+        _folded_into(target, a_src, w_src, plan, ftype, split, threads)  # the result cells in place, part by part
         return res.reshape(shape)
     if nr == 0:
         y = np.zeros((rows, 1, nn, ni, nj), ftype)
@@ -267,14 +267,10 @@ def contract_int(outer, s_op, t_op, plan: Plan,
         y = _folded(a_src, w_src, plan, ftype, split)
     if target is not None:  # exact integers in float32: the cast writes the result cells in place
         view, fine = target
-        if into is not None and not covered:
-            res[...] = 0
         cells = np.reshape(view, (*grid, *fine), copy=False)
         np.copyto(cells, np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(*grid, *fine),
                   casting="unsafe")
         return res.reshape(shape)
-    if into is not None:
-        res[...] = 0
     values = np.broadcast_to(y[..., None], (*grid, nn, ni, nj, zn)).reshape(rows, -1)
     if ftype == np.float32:
         values = values.astype(np.int32)

@@ -46,7 +46,7 @@ from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_operand", "float_stored", "place", "scanned",
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "place", "scanned",
            "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
@@ -78,21 +78,13 @@ def _compiled() -> dict | None:
     return kernels_compile.compiled(vars(tiles), vars(sums), vars(jit_exact), vars(jit_rows))
 
 
-def float_operand(raw: np.ndarray, dtype, gather, threads: int = 1,
-                  row_of: np.ndarray | None = None) -> tuple[tuple, contract_float.FloatInfo]:
-    """((distinct stored rows as 16-bit halves, wide, gather, each spatial row's index
-    among them), range) of an operand, as `contract_float.float_operand` decides them:
-    bf16 patterns shifted by 16 when that is exact, else the float32 bits of
-    `adapters.widen` (wide: two halves a cell). `row_of`, when given, names the row of
-    `raw` each spatial row reads (a DMA's copies not made). The distinct rows are one per
-    row class (`distinct_rows`); only they are scanned and widened."""
-    return float_stored(*stored_rows(raw, row_of), dtype, gather, threads)
-
-
 def float_stored(raw: np.ndarray, cls: np.ndarray, dtype, gather,
                  threads: int = 1) -> tuple[tuple, contract_float.FloatInfo]:
-    """`float_operand` of the distinct rows `raw` that `stored_rows` found, `cls` each
-    spatial row's index among them."""
+    """((the distinct stored rows `raw` that `stored_rows` found, as 16-bit halves, wide,
+    gather, `cls` each spatial row's index among them), range) of an operand, as
+    `contract_float.float_operand` decides them: bf16 patterns shifted by 16 when that is
+    exact, else the float32 bits of `adapters.widen` (wide: two halves a cell). The
+    distinct rows are one per row class (`distinct_rows`); only they are scanned and widened."""
     if dtype == bf16:
         half = raw.view(np.uint16)
         top, low = _range_of(half, gather, False, threads)
@@ -170,7 +162,7 @@ def _layout(gather, side: str) -> np.ndarray:
 
 
 def core(a: tuple, w: tuple, pad, skip, exact: bool, threads: int) -> np.ndarray:
-    """acc (rows, I, J, N'): the float contraction of two `float_operand` results."""
+    """acc (rows, I, J, N'): the float contraction of two `float_stored` results."""
     (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
     ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
     if exact and pad is None and skip is None and ia.shape[3] in jit_exact.TREES:
@@ -193,7 +185,7 @@ def _in_cache(raw_a: np.ndarray, raw_w: np.ndarray, rows: int) -> bool:
 
 def _tiled(a: tuple, w: tuple, threads: int) -> tuple[np.ndarray, list | None]:
     """(acc (rows, I, J, N'), the blocks' `tiles_widening` ranges or None): the exact
-    register-tiled contraction of two `float_operand`-shaped operands."""
+    register-tiled contraction of two `float_stored`-shaped operands."""
     (raw_a, wide_a, gather_a, ca), (raw_w, wide_w, gather_w, cw) = a, w
     ia, iw = _layout(gather_a, "a"), _layout(gather_w, "w")
     rows = ca.size

@@ -287,25 +287,20 @@ def plan(outer_key: tuple, g: int, cols: int, n2: int, pre: Mapping, out: Mappin
     """The plan of one contraction (operands independent of the digits `drop_a` /
     `drop_w`); None when its structure does not fit."""
     try:
-        return _make_plan(outer_key, g, cols, n2, pre, out, is_float, drop_a, drop_w)
+        op = _outer_plan(*outer_key)
+        lanes, q_size = outer_key[5].size, outer_key[8].size
+        if pre.size != op.sidx.shape[0] or cols * g > q_size or g & (g - 1):
+            return None
+        grid = Grid(_digits(lanes, pre, out, cols, g, is_float))
+        cells = _cells(op, grid, pre, out, g, n2, drop_a, drop_w)
+        if cells is None:
+            return None
+        sp = _split(grid, cells)
+        da, dw = _deps(cells.s_idx), _deps(cells.t_idx)
+        kept = grid.of(*KEPT)
+        common = dict(terms=g * math.prod(grid.sizes[k] for k in grid.of("red")),
+                      out_cells=lanes * out.size * n2, value_a=tuple(k for k in kept if k in da),
+                      value_w=tuple(k for k in kept if k in dw))
+        return (_float_plan if is_float else _int_plan)(grid, cells, sp, **common)
     except ValueError:
         return None
-
-
-def _make_plan(outer_key: tuple, g: int, cols: int, n2: int, pre: Mapping, out: Mapping,
-               is_float: bool, drop_a: frozenset[int], drop_w: frozenset[int]) -> Plan | None:
-    op = _outer_plan(*outer_key)
-    lanes, q_size = outer_key[5].size, outer_key[8].size
-    if pre.size != op.sidx.shape[0] or cols * g > q_size or g & (g - 1):
-        return None
-    grid = Grid(_digits(lanes, pre, out, cols, g, is_float))
-    cells = _cells(op, grid, pre, out, g, n2, drop_a, drop_w)
-    if cells is None:
-        return None
-    sp = _split(grid, cells)
-    da, dw = _deps(cells.s_idx), _deps(cells.t_idx)
-    kept = grid.of(*KEPT)
-    common = dict(terms=g * math.prod(grid.sizes[k] for k in grid.of("red")),
-                  out_cells=lanes * out.size * n2, value_a=tuple(k for k in kept if k in da),
-                  value_w=tuple(k for k in kept if k in dw))
-    return (_float_plan if is_float else _int_plan)(grid, cells, sp, **common)

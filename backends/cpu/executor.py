@@ -32,10 +32,10 @@ from ir.vrf_ops import ToVrf
 
 from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
 from backends.cpu.by_object import ByObject
-from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_options
+from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
-__all__ = ["execute", "execute_inout"]
+__all__ = ["execute_inout"]
 
 
 @handles(ToDm, ToHbm, options=True, compact=True, makes_compact=True)
@@ -140,12 +140,6 @@ def _root(buf: np.ndarray) -> np.ndarray:
         buf = base
 
 
-def _known(value: Any) -> bool:
-    """Whether `_memory` tells all the memory `value` reads (an array, a `LazyRows`); a
-    contraction stage's intermediate object, say, may hold arrays of its own."""
-    return value is None or isinstance(value, np.ndarray) or _memory(value) is not None
-
-
 def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[Any], finals: list[Any]) -> None:
     """Give the arena buffers of `pending` (values read for the last time) back to the run's
     arena (backends/cpu/arena.py) once nothing still held shares them: no value, parameter
@@ -155,7 +149,7 @@ def _recycle(pending: list[np.ndarray], env: dict[int, Any], params: Sequence[An
     for x in (*env.values(), *params, *finals):
         a = _memory(x)
         if a is None:
-            if not _known(x):
+            if x is not None:  # memory `_memory` does not tell: a contraction stage's object may hold arrays
                 return
             continue
         root = _root(a)
@@ -211,7 +205,7 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     for position, (op, ids) in enumerate(zip(kernel.ops, operands)):
         for v in ids[1:] if isinstance(op, Final) else ids:  # a final reads its value, not its parameter
             last[v] = position
-    steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, lazy_rows.accepts(op),
+    steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, takes_lazy(op),
                    tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
     fed = compact.read_full(steps)
@@ -260,20 +254,15 @@ def _final(step: _Step, env: dict[int, Any], finals: list[Any], marks: Any) -> N
         marks.before(step.op)
 
 
-def execute(kernel: Kernel, params: Sequence[np.ndarray],
-            options: CpuOptions = DEFAULT) -> tuple[np.ndarray, ...]:
-    """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
-    HBM buffers of its results, in order. `options` choose how, never what."""
-    return execute_inout(kernel, params, options)[0]
-
-
 def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOptions = DEFAULT,
                   inplace: frozenset[int] = frozenset()) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """`execute`, also returning the final HBM buffer of every in-out parameter (its
-    `final` op), in parameter order. `inplace`: indices of in-out parameters whose buffer
-    (writeable) is the caller's array, which its final is written into anyway: an op that
-    writes a tensor in place may write it there, no copy of it made, unless an error the
-    data decide could stop the run halfway (`_may_fault`; or the uninitialized-read check)."""
+    """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
+    HBM buffers of its results, in order, and the final HBM buffer of every in-out parameter
+    (its `final` op), in parameter order. `options` choose how, never what. `inplace`:
+    indices of in-out parameters whose buffer (writeable) is the caller's array, which its
+    final is written into anyway: an op that writes a tensor in place may write it there, no
+    copy of it made, unless an error the data decide could stop the run halfway
+    (`_may_fault`; or the uninitialized-read check)."""
     env: dict[int, Any] = {}
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []

@@ -25,11 +25,8 @@ def fetch_lift(op: FetchLift, buf: np.ndarray) -> np.ndarray:
     t, out_t = op.input.type, op.result.type
     src_local = layout.local_levels(t)
     space = moves.key_space(mops.frag(pair_all(list(src_local))))
-    src_keys, src_pad = moves.logical_keys(src_local, space)
+    where = moves._where(space, src_local, narrow=False)
     dst_keys, dst_pad = moves.logical_keys((*layout.spatial_levels(out_t), *layout.local_levels(out_t)), space)
-    where = np.full(space.size, -1, np.int64)
-    live = np.flatnonzero(~src_pad)
-    where[src_keys[live]] = live
     n_rows = layout.n_rows(out_t)
     index = where[dst_keys].reshape(n_rows, -1)
     pad = dst_pad.reshape(n_rows, -1)

@@ -1,6 +1,6 @@
 """The cells a contraction's operand layout reads (`Gather`, made by
 backends/cpu/contract_plan.py) and the test that a block of cell offsets is affine (then
-read as a strided view: contract_plan, contract_dest and a lazy move, backends/cpu/lazy_rows.py)."""
+read as a strided view: contract_plan and a lazy move, backends/cpu/lazy_rows.py)."""
 
 from __future__ import annotations
 

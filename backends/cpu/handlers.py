@@ -49,16 +49,8 @@ def handles(*op_classes: type, options: bool = False,
             makes_compact: bool = False, faults: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare `fn` as the cpu handler of `op_classes`; `faults`: it may raise an error its
     operands' values decide (then no in-out array is written in place: backends/cpu/executor.py)."""
-    facts: dict[str, Any] = {"options": options, "lazy": lazy}
-    if faults:
-        facts["faults"] = True
-    if donate is not None:
-        facts["donate"] = donate
-    if compact:
-        facts["compact"] = True
-    if makes_compact:
-        facts["makes_compact"] = True
-    return HANDLERS.declare(*op_classes, **facts)
+    return HANDLERS.declare(*op_classes, options=options, lazy=lazy, donate=donate, compact=compact,
+                            makes_compact=makes_compact, faults=faults)
 
 
 def takes_options(op_cls: type) -> bool:

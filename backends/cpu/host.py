@@ -10,13 +10,12 @@ floats as `ml_dtypes` arrays. A bad argument is a `USAGE` error naming the param
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ir import convert as cv
-from ir.dtypes import DType, f4e2m1, i4
+from ir.dtypes import f4e2m1, i4
 from ir.errors import NpuOptError
 from ir import host_layout, resident
 from ir.mapping.nodes import Mapping
@@ -26,27 +25,13 @@ from ir.topology import chip_host_dims, unequal_chip_copies
 from ir.types import HbmType
 
 from backends.cpu import layout, moves
+from backends.inout import check_array
 
-__all__ = ["host_shape", "to_buffer", "from_buffer", "returns_tuple"]
-
-
-def host_shape(element: Mapping) -> tuple[int, ...]:
-    """One dimension per top-level term of the HBM element, sized by its live positions:
-    `m("I, K")` -> (|I|, |K|), `m("A, R # 8")` -> (|A|, |R|) (`ir.host_layout`)."""
-    return host_layout.host_shape(element)
+__all__ = ["to_buffer", "from_buffer", "returns_tuple"]
 
 
 def _usage(message: str) -> NpuOptError:
     return NpuOptError(message, code="USAGE")
-
-
-def _accepted(dtype: DType) -> tuple[np.dtype, ...]:
-    """numpy dtypes accepted for a parameter of `dtype`."""
-    return dtype.host_dtypes
-
-
-def _names(dts: Sequence[np.dtype]) -> str:
-    return " or ".join(str(d) for d in dts)
 
 
 def to_buffer(param: Param, array: Any) -> np.ndarray:
@@ -61,17 +46,7 @@ def to_buffer(param: Param, array: Any) -> np.ndarray:
 
 def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     dtype = t.dtype
-    shape = chip_host_dims(t.chip) + host_shape(t.element)
-    if not isinstance(array, np.ndarray):
-        raise _usage(f"parameter `{name}` must be a numpy array of shape {shape} and dtype "
-                     f"{_names(_accepted(dtype))}, not {type(array).__name__}")
-    if array.dtype not in _accepted(dtype):
-        raise _usage(f"parameter `{name}` is {dtype}: pass a {_names(_accepted(dtype))} array, "
-                     f"not {array.dtype}")
-    if array.shape != shape:
-        whose = f"element `{t.element}`" if len(shape) == len(host_shape(t.element)) else \
-            f"type (Chip `{t.chip}`, element `{t.element}`)"
-        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
+    check_array(f"parameter `{name}`", t, array)
     array = dtype.host_values(array)
     flat = np.ascontiguousarray(array).reshape(-1)
     if dtype == i4 and flat.size and (flat.min() < -8 or flat.max() > 7):
@@ -82,7 +57,7 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     unequal = unequal_chip_copies(name, array, t.chip)
     if unequal is not None:
         raise _usage(unequal)
-    per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_shape(t.element)))
+    per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_layout.host_shape(t.element)))
     for one in per_chip:
         _check_broadcasts(name, one, t.element)
     chip_live = ~moves.logical_pad((t.chip,))
@@ -115,8 +90,8 @@ def from_buffer(buf: np.ndarray, t: HbmType, copy: bool = True) -> np.ndarray:
         live = np.stack([host_layout.select(np.ascontiguousarray(r), t.element) for r in rows])
     out = cv.from_bits(live, t.dtype) if t.dtype.is_float else live.astype(t.dtype.host_dtype, copy=False)
     if not copy:
-        return out.reshape(chips + host_shape(t.element))
-    return np.array(out, order="C", copy=True).reshape(chips + host_shape(t.element))
+        return out.reshape(chips + host_layout.host_shape(t.element))
+    return np.array(out, order="C", copy=True).reshape(chips + host_layout.host_shape(t.element))
 
 
 def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:

@@ -49,11 +49,6 @@ def key_space(frags: Sequence[DigitRange] | frozenset[DigitRange]) -> KeySpace:
     return KeySpace(fs, tuple(reversed(radix)), size)
 
 
-def _joint_factors(levels: tuple[Mapping, ...]) -> tuple[Factor, ...]:
-    """Canonical factors of `[L0, L1, ...]`; their mixed radix is the buffer's flat index."""
-    return pair_all(list(levels)).factors()
-
-
 def _refined(factors: tuple[Factor, ...], space: KeySpace) -> tuple[Factor, ...]:
     """The factors cut at the key fragments' ends, so each AxisFactor is inside a key fragment
     or disjoint from all of them."""
@@ -91,12 +86,15 @@ def key_dtype(space: KeySpace) -> np.dtype:
     return np.dtype(np.int32) if space.size <= np.iinfo(np.int32).max else np.dtype(np.int64)
 
 
-def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Keys and padding flags of every combination of the factors' digits (the last fastest)."""
-    keys = np.zeros(1, dtype)
+def _outer(parts: Sequence[tuple[np.ndarray, np.ndarray | None]],
+           dtype: np.dtype | None) -> tuple[np.ndarray | None, np.ndarray]:
+    """Keys (None: `dtype` None) and padding flags of every combination of the factors'
+    digits (the last fastest)."""
+    keys = None if dtype is None else np.zeros(1, dtype)
     pad = np.zeros(1, bool)
     for k, p in parts:
-        keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
+        if dtype is not None:
+            keys = np.add.outer(keys, k.astype(dtype, copy=False)).reshape(-1)
         pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
     return keys, pad
 
@@ -107,7 +105,7 @@ def _parts(levels: tuple[Mapping, ...], space: KeySpace) -> list[tuple[np.ndarra
     and split over two levels, as `N # 128 / 128` and `N # 128 % 128`): the keys then come
     from the cells (`_cell_keys`)."""
     try:
-        factors = _joint_factors(levels)
+        factors = pair_all(list(levels)).factors()  # their mixed radix is the buffer's flat index
     except MappingError as e:
         if e.category != "limit":
             raise
@@ -194,12 +192,7 @@ def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:
     """The padding flag of every flat position of the buffer with these levels (no keys)."""
     parts = _parts(levels, space)
-    if parts is None:
-        return _cell_keys(levels, space, _positions(levels))[1]
-    pad = np.zeros(1, bool)
-    for k, p in parts:
-        pad = np.logical_or.outer(pad, p).reshape(-1) if p is not None else np.repeat(pad, len(k))
-    return pad
+    return (_cell_keys(levels, space, _positions(levels)) if parts is None else _outer(parts, None))[1]
 
 
 def logical_pad(levels: tuple[Mapping, ...]) -> np.ndarray:

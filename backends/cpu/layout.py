@@ -22,7 +22,7 @@ from ir.types import CStreamType, DmType, HbmType, StreamType, TrfType, Type, Vr
 
 __all__ = [
     "storage_dtype", "shape_of", "spatial_levels", "local_levels", "live_rows", "n_rows",
-    "rows_view", "from_rows",
+    "rows_view", "from_rows", "local_pad", "zero_padding",
 ]
 
 _STAGING = {"i5": np.dtype(np.int8), "i9": np.dtype(np.int16)}
@@ -98,7 +98,7 @@ def _even(rows: np.ndarray) -> slice | None:
     return None
 
 
-def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.ndarray:
+def from_rows(values: np.ndarray, t: Type) -> np.ndarray:
     """A full buffer of type `t` holding `values` in its live spatial rows, zero elsewhere."""
     rows = live_rows(t)
     total = n_rows(t)
@@ -106,17 +106,15 @@ def from_rows(values: np.ndarray, t: Type, dtype: np.dtype | None = None) -> np.
     if len(rows) == total:
         return values.reshape(*spatial_shape, *values.shape[1:])
     even = _even(rows)
+    shape, dtype = (total, *values.shape[1:]), values.dtype
     if len(rows) * 4 <= total:  # mostly padding rows: fresh zero pages, only the live rows written
-        out = arena.zeros((total, *values.shape[1:]), dtype or values.dtype, sparse=True)
-        out[even if even is not None else rows] = values
-        return out.reshape(*spatial_shape, *values.shape[1:])
-    if even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
-        out = arena.empty((total, *values.shape[1:]), dtype or values.dtype)
+        out = arena.zeros(shape, dtype, sparse=True)
+    elif even is not None and even.step == 1:  # one run of live rows: zero only the rows around it
+        out = arena.empty(shape, dtype)
         out[:even.start] = 0
         out[even.stop:] = 0
-        out[even] = values
-        return out.reshape(*spatial_shape, *values.shape[1:])
-    out = arena.zeros((total, *values.shape[1:]), dtype or values.dtype)
+    else:
+        out = arena.zeros(shape, dtype)
     out[even if even is not None else rows] = values
     return out.reshape(*spatial_shape, *values.shape[1:])
 
@@ -137,3 +135,20 @@ def new_rows(t: Type, tail: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarra
     out[:even.start] = 0
     out[even.stop:] = 0
     return out.reshape(*spatial_shape, *tail), out[even]
+
+
+@functools.lru_cache(maxsize=256)
+def local_pad(levels: tuple[Mapping, ...]) -> np.ndarray:
+    """The padding flag of every per-slice cell of these local levels (kept: a traced kernel
+    steps the same types every run)."""
+    pad = logical_pad(levels)
+    pad.setflags(write=False)
+    return pad
+
+
+def zero_padding(out: np.ndarray, t: Type) -> np.ndarray:
+    """The full buffer `out` of type `t` with its padding cells and padding rows set to zero."""
+    rows = np.zeros(n_rows(t), bool)
+    rows[live_rows(t)] = True
+    pad = ~rows[:, None] | local_pad(local_levels(t))[None, :]
+    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)

@@ -18,19 +18,16 @@ row_copies.py) gives a `LazyRows` whose base holds the distinct rows only and wh
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 
 import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ir.ops import Op
-
 from backends.cpu.gathers import Gather, _affine
-from backends.cpu.handlers import takes_lazy
+from backends.cpu.lru import MISSING, Lru
 from backends.cpu.moves_strided import StridedForm, _dims, apply_form
 
-__all__ = ["LazyRows", "lazy_or_copy", "materialize", "accepts", "compose_form", "offsets", "gather_view",
+__all__ = ["LazyRows", "lazy_or_copy", "materialize", "compose_form", "gather_view",
            "base_gather"]
 
 
@@ -92,13 +89,6 @@ def materialize(buf):
     return buf
 
 
-def accepts(op: Op) -> bool:
-    """True when the cpu handler of `op` takes a `LazyRows` operand, as declared with it
-    (`@handles(..., lazy=...)`, backends/cpu/handlers.py): today the per-slice moves, an
-    identity fetch_cast and contract_outer."""
-    return takes_lazy(op)
-
-
 @functools.lru_cache(maxsize=32)
 def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
     """Byte offset, within a base row, of every output cell of a full `form`."""
@@ -113,12 +103,7 @@ def _offsets(form: StridedForm, n_dst: int, item: int) -> np.ndarray:
     return out
 
 
-def offsets(lazy: LazyRows) -> np.ndarray:
-    """Byte offset, within a base row, of every cell of a lazy buffer (cached per form)."""
-    return _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)
-
-
-_COMPOSED: OrderedDict[tuple, StridedForm | None] = OrderedDict()
+_COMPOSED = Lru(512)
 
 
 def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
@@ -126,15 +111,15 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
     `index` and `live`) read from `lazy`; None when it is not affine. Cached by `key` (the
     plan's levels) and the lazy form, so the plan is made on the first call only."""
     full_key = (key, lazy.form, lazy.n_dst, lazy.base.itemsize)
-    if full_key in _COMPOSED:
-        _COMPOSED.move_to_end(full_key)
-        return _COMPOSED[full_key]
+    found = _COMPOSED.get(full_key, MISSING)
+    if found is not MISSING:
+        return found
     plan = get_plan()
     index, live = plan.index, plan.live
     pos = np.arange(len(index), dtype=np.int64) if live is None else np.flatnonzero(live)
     form = None
     if len(pos):
-        offs = offsets(lazy)[index[pos]]
+        offs = _offsets(lazy.form, lazy.n_dst, lazy.base.itemsize)[index[pos]]
         dims = _dims((pos, offs))
         if dims is not None:
             dims = dims[::-1]
@@ -142,10 +127,7 @@ def compose_form(get_plan, lazy: LazyRows, key: tuple) -> StridedForm | None:
             form = StridedForm(tuple(e for e, _ in dims), tuple(int(s[0]) for _, s in dims),
                                tuple(int(s[1]) for _, s in dims), int(pos[0]), int(offs[0]) // item,
                                live is None and int(pos[0]) == 0)
-    _COMPOSED[full_key] = form
-    while len(_COMPOSED) > 512:
-        _COMPOSED.popitem(last=False)
-    return form
+    return _COMPOSED.put(full_key, form)
 
 
 @functools.lru_cache(maxsize=256)

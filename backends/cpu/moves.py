@@ -25,7 +25,6 @@ then covers every spatial row, relying on padding rows holding zero (layout.py).
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import attrs
 import numpy as np
@@ -40,6 +39,7 @@ from backends.cpu.keys import (  # re-exported: the keys are this module's match
     KeySpace, _looked_up, key_space, logical_keys, logical_pad, looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
+from backends.cpu.lru import MISSING, Lru
 
 __all__ = [
     "KeySpace", "MovePlan", "key_space", "logical_keys", "logical_pad", "move_plan",
@@ -110,44 +110,15 @@ def _levels_text(levels: tuple[Mapping, ...]) -> str:
     return "[" + "; ".join(str(mp) for mp in levels) + "]"
 
 
-class _PlanCache:
-    """Least-recently-used move plans, bounded by the bytes of their index arrays (a DMA
-    plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it)."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
-        self.plans: OrderedDict[tuple, MovePlan] = OrderedDict()
-
-    @staticmethod
-    def _bytes(plan: MovePlan) -> int:
-        return plan.index.nbytes + (0 if plan.live is None else plan.live.nbytes)
-
-    def get(self, key: tuple) -> MovePlan | None:
-        plan = self.plans.get(key)
-        if plan is not None:
-            self.plans.move_to_end(key)
-        return plan
-
-    def put(self, key: tuple, plan: MovePlan) -> None:
-        self.plans[key] = plan
-        total = sum(self._bytes(p) for p in self.plans.values())
-        while total > self.budget and len(self.plans) > 1:
-            _, old = self.plans.popitem(last=False)
-            total -= self._bytes(old)
-
-
-_PLANS = _PlanCache(budget=256 << 20)
+_PLANS = Lru(256 << 20, lambda plan: plan.index.nbytes + (0 if plan.live is None else plan.live.nbytes))
+"""Least-recently-used move plans, bounded by the bytes of their index arrays (a DMA
+plan of a large tensor is tens of MiB; re-running a kernel should not rebuild it)."""
 
 
 def move_plan(src_levels: tuple[Mapping, ...], dst_levels: tuple[Mapping, ...]) -> MovePlan:
     """The move of docs/machine/index.md from `src_levels` to `dst_levels`, keyed on frag(src)."""
-    key = (src_levels, dst_levels)
-    plan = _PLANS.get(key)
-    if plan is None:
-        space = key_space(mops.frag(pair_all(list(src_levels))))
-        plan = match_keys(space, src_levels, dst_levels, "move", narrow=True)
-        _PLANS.put(key, plan)
-    return plan
+    plan = _PLANS.get((src_levels, dst_levels))
+    return plan if plan is not None else _PLANS.put((src_levels, dst_levels), _uncached_plan(src_levels, dst_levels))
 
 
 def gather_rows(rows: np.ndarray, plan: MovePlan) -> np.ndarray:
@@ -186,15 +157,14 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
     return _apply(buf.reshape(-1), plan).reshape(layout.shape_of(dst))
 
 
-def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type,
-               src_local: tuple[Mapping, ...] | None = None, fast: bool = True,
+def move_local(buf: np.ndarray | LazyRows, src: Type, dst: Type, fast: bool = True,
                lazy: bool = False) -> np.ndarray | LazyRows:
     """A Tensor Unit move: per (chip, cluster, slice) row, from the input's per-slice levels
-    (or `src_local`) to the output's, keyed on frag(input per-slice levels); `fast` allows
+    to the output's, keyed on frag(input per-slice levels); `fast` allows
     the strided form (False: the index gather, the reference). `lazy` allows a
     `LazyRows` result (backends/cpu/lazy_rows.py) where the strided form would copy; `buf`
     may be one."""
-    src_local = src_local or layout.local_levels(src)
+    src_local = layout.local_levels(src)
     same_rows = layout.spatial_levels(src) == layout.spatial_levels(dst)
     if isinstance(buf, LazyRows):
         out = _lazy_move(buf, src_local, dst, lazy) if fast and same_rows else None
@@ -239,8 +209,8 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     None when it has none; cached by `key` (default: the levels), shape and strides.
     `plan`: the move's plan when it is not the levels' own (a composed move)."""
     key = (key or (src_levels, dst_levels), rows.shape[1:], rows.strides[1:], rows.dtype.itemsize)
-    found, form = moves_strided.FORMS.get(key)
-    if found:
+    form = moves_strided.FORMS.get(key, MISSING)
+    if form is not MISSING:
         return form
     own = plan is None
     plan = plan or _PLANS.get((src_levels, dst_levels))

@@ -13,7 +13,6 @@ cells stay zero. No read plan of the sequencer is involved.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 import math
 from typing import Callable
 
@@ -22,7 +21,8 @@ import attrs
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from backends.cpu import arena
+from backends.cpu import arena, layout
+from backends.cpu.lru import Lru
 from backends.cpu.thread_pool import copy_into
 
 __all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
@@ -237,9 +237,8 @@ def apply_form(rows: np.ndarray, form: StridedForm, n_dst: int,
     sparse = count * 4 <= n_rows  # mostly padding rows: fresh zero pages, only the live rows written
     if sparse and padded:
         out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
-        run, whole = None, False
-        rows_live = rows[r0:r0 + step * (count - 1) + 1:step]
-        out[r0:r0 + step * (count - 1) + 1:step] = apply_form(rows_live, form, n_dst, None)
+        live = slice(r0, r0 + step * (count - 1) + 1, step)
+        out[live] = apply_form(rows[live], form, n_dst, None)
         return out
     if padded and math.prod(form.extents) * 4 <= n_dst:  # a row mostly padding: fresh zero pages
         out = arena.zeros((n_rows, n_dst), rows.dtype, sparse=True)
@@ -277,38 +276,13 @@ def _dense_run(form: StridedForm, n_dst: int) -> tuple[int, int] | None:
     return (form.p0, stop) if stop <= n_dst else None
 
 
-class FormCache:
-    """Strided forms (or None: not affine) by (levels, input shape and strides)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.forms: OrderedDict[tuple, StridedForm | None] = OrderedDict()
-
-    def get(self, key: tuple) -> tuple[bool, StridedForm | None]:
-        if key in self.forms:
-            self.forms.move_to_end(key)
-            return True, self.forms[key]
-        return False, None
-
-    def put(self, key: tuple, form: StridedForm | None) -> None:
-        self.forms[key] = form
-        while len(self.forms) > self.size:
-            self.forms.popitem(last=False)
-
-
-FORMS = FormCache(512)
+FORMS = Lru(512)
+"""Strided forms (or None: not affine) by (levels, input shape and strides)."""
 
 
 def even_rows(live: np.ndarray, n_rows: int) -> tuple[int, int, int] | None:
     """(first, step, count) when the live rows are evenly spaced; None otherwise."""
-    count = len(live)
-    if count == n_rows:
+    if len(live) == n_rows:
         return 0, 1, n_rows
-    if count == 0:
-        return None
-    if count == 1:
-        return int(live[0]), 1, 1
-    step = int(live[1] - live[0])
-    if step > 0 and np.array_equal(live, live[0] + step * np.arange(count)):
-        return int(live[0]), step, count
-    return None
+    even = layout._even(live)
+    return None if even is None else (even.start, even.step, len(live))

@@ -24,43 +24,69 @@ __all__ = ["record", "remember", "classes_of", "forget"]
 _KNOWN = arena.ROW_CLASSES
 
 
-@functools.lru_cache(maxsize=128)
-def _classes(form: StridedForm, n_rows: int, n_cells: int) -> np.ndarray | None:
-    """One class per row of an (n_rows, n_cells) result written by `form`; -1 for rows
-    it writes no cell of. None when a digit of the form crosses rows partly."""
-    p_row, p_cell = divmod(form.p0, n_cells)
-    span = p_cell
-    code = np.zeros(n_rows, np.int64)
-    live = np.zeros(n_rows, bool)
-    row_digits = []
+def _digits(form: StridedForm, n_cells: int) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]] | None:
+    """The digits of `form` writing an (rows, n_cells) result: those stepping whole rows
+    (extent, row step, input stride) and those inside a row (extent, cell step, input
+    stride), a digit running over whole rows and their cells at once cut into one of each;
+    None when a digit crosses rows partly or a row's cells run past it."""
+    row_digits, cell_digits = [], []
+    span = form.p0 % n_cells
     for n, p, v in zip(form.extents, form.pstrides, form.vstrides):
         if n == 1:
             continue
         if p % n_cells == 0:
             row_digits.append((n, p // n_cells, v))
         elif (n - 1) * p < n_cells:
+            cell_digits.append((n, p, v))
             span += (n - 1) * p
         elif n_cells % p == 0 and (n * p) % n_cells == 0:  # rows and cells merged in one digit
             inner = n_cells // p
-            span += (inner - 1) * p
             row_digits.append((n // inner, 1, v * inner))
+            cell_digits.append((inner, p, v))
+            span += (inner - 1) * p
         else:
             return None
-    if span >= n_cells:
+    return (row_digits, cell_digits) if span < n_cells else None
+
+
+@functools.lru_cache(maxsize=128)
+def written(form: StridedForm, n_rows: int, n_cells: int) -> tuple[np.ndarray, np.ndarray, list, list, list] | None:
+    """(rows, keys, row digits, their key radices, cell digits) of a form writing an
+    (n_rows, n_cells) result (`_digits`): every row it writes, and a key per row, equal
+    for rows reading the same input bytes cell for cell (the digits of nonzero input stride,
+    the last fastest; a radix of 0 for the others). None when a digit crosses rows partly,
+    a row's cells run past it, or two digits write one row."""
+    found = _digits(form, n_cells)
+    if found is None:
         return None
-    rows = np.full(1, p_row, np.int64)
-    keys = np.zeros(1, np.int64)
+    row_digits, cell_digits = found
+    radices = [0] * len(row_digits)
     radix = 1
-    for n, step, v in row_digits:
+    for k in reversed(range(len(row_digits))):
+        if row_digits[k][2] != 0:
+            radices[k] = radix
+            radix *= row_digits[k][0]
+    rows = np.full(1, form.p0 // n_cells, np.int64)
+    keys = np.zeros(1, np.int64)
+    for (n, step, _), r in zip(row_digits, radices):
         d = np.arange(n, dtype=np.int64)
         rows = np.add.outer(rows, d * step).reshape(-1)
-        keys = np.add.outer(keys, d * (radix if v else 0)).reshape(-1)
-        radix *= n if v else 1
-    if rows.size and (rows.max() >= n_rows or np.unique(rows).size != rows.size):
+        keys = np.add.outer(keys, d * r).reshape(-1)
+    if rows.max() >= n_rows or np.unique(rows).size != rows.size:
         return None
-    live[rows] = True
-    code[rows] = keys
-    return np.where(live, code, -1)
+    return rows, keys, row_digits, radices, cell_digits
+
+
+@functools.lru_cache(maxsize=128)
+def _classes(form: StridedForm, n_rows: int, n_cells: int) -> np.ndarray | None:
+    """One class per row of an (n_rows, n_cells) result written by `form`; -1 for rows
+    it writes no cell of. None when `written` finds no rows."""
+    found = written(form, n_rows, n_cells)
+    if found is None:
+        return None
+    classes = np.full(n_rows, -1, np.int64)
+    classes[found[0]] = found[1]
+    return classes
 
 
 def record(out: np.ndarray, form: StridedForm, n_rows: int) -> None:

@@ -17,7 +17,7 @@ from ir.errors import RunTimeRefusal
 from ir.ops import Op, View
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
-from backends.cpu.views import _grid
+from backends.cpu.views import _grid, _shifted
 
 __all__ = ["UninitTracker"]
 
@@ -62,9 +62,7 @@ class UninitTracker:
 def _offset(op: Any, env: dict[int, Any] | None) -> tuple[int, ...]:
     """The op's cell offsets, the element's moved by its runtime tile start (checked by its handler)."""
     start = getattr(op, "start", None)
-    if start is None or env is None:
-        return op.offset
-    return (*op.offset[:-1], op.offset[-1] + int(env[start.id]) * op.start_stride)
+    return _shifted(op, None if start is None or env is None else env[start.id], "")
 
 
 def tracker(options: Any) -> UninitTracker | None:

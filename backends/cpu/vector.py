@@ -7,7 +7,6 @@ nothing) writes its live rows into that buffer instead of a new one.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -26,42 +25,28 @@ from backends.cpu.handlers import handles
 __all__: list[str] = []
 
 
-@functools.lru_cache(maxsize=256)
-def _pad_local(levels: tuple) -> np.ndarray:
-    """The padding flag of every per-slice cell of these local levels (kept: a traced kernel
-    steps the same types every run)."""
-    pad = moves.logical_pad(levels)
-    pad.setflags(write=False)
-    return pad
-
-
-def _zero_padding(out: np.ndarray, t: Any) -> np.ndarray:
-    pad_local = _pad_local(layout.local_levels(t))
-    rows = np.zeros(layout.n_rows(t), bool)
-    rows[layout.live_rows(t)] = True
-    pad = ~rows[:, None] | pad_local[None, :]
-    return np.where(pad.reshape(out.shape), np.zeros((), out.dtype), out)
-
-
 def _same_rows(a: Any, b: Any) -> bool:
     return layout.spatial_levels(a) == layout.spatial_levels(b)
+
+
+def _masked(out: np.ndarray, t: Any) -> np.ndarray:
+    """Live rows `out` (rows, *local) of `t` with the padding cells inside a row set to zero."""
+    pad_local = layout.local_pad(layout.local_levels(t))
+    if pad_local.any():
+        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
+    return out
 
 
 def _live_result(out: np.ndarray, t: Any) -> np.ndarray:
     """The full buffer of type `t` from its live rows `out` (rows, *local): padding cells
     inside the rows set to zero, padding rows zero."""
-    pad_local = _pad_local(layout.local_levels(t))
-    if pad_local.any():
-        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
-    return layout.from_rows(out, t)
+    return layout.from_rows(_masked(out, t), t)
 
 
 def _into(buf: np.ndarray, out: np.ndarray, t: Any) -> np.ndarray:
     """`_live_result` written into `buf` (a buffer of `t`'s shape and storage, handed over by
     the executor: `donate`), whose padding rows already hold zero: no new buffer."""
-    pad_local = _pad_local(layout.local_levels(t))
-    if pad_local.any():
-        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
+    out = _masked(out, t)
     flat = buf.reshape(layout.n_rows(t), *out.shape[1:])
     rows = layout.live_rows(t)
     even = layout._even(rows) if len(rows) != len(flat) else slice(None)
@@ -86,14 +71,6 @@ def _rf_rows(op: Any, vrf: np.ndarray | Compact) -> np.ndarray:
     """The live rows of `_rf_operand` (rows, *local of the stream), moved on those rows only."""
     moved = compact_moves.move_local(vrf, op.rf[0].type, op.input.type, fresh=True)
     return compact.rows_of(moved, op.input.type).astype(vrf.dtype, copy=False)
-
-
-def _masked(out: np.ndarray, t: Any) -> np.ndarray:
-    """Live rows `out` (rows, *local) of `t` with the padding cells inside a row set to zero."""
-    pad_local = _pad_local(layout.local_levels(t))
-    if pad_local.any():
-        out = np.where(pad_local.reshape(out.shape[1:])[None], np.zeros((), out.dtype), out)
-    return out
 
 
 def _compact_step(op: Any, buf: Compact, vrf: np.ndarray | Compact | None) -> Compact:
@@ -123,7 +100,7 @@ def _step(op: Any, buf: np.ndarray, vrf: np.ndarray | None = None, owned: bool =
     operand = None if vrf is None else _rf_operand(op, vrf).reshape(buf.shape)
     out = run_step(unit, name, arg, buf, *extra, operand=operand).astype(layout.storage_dtype(op.result.type.dtype),
                                                                           copy=False)
-    return _zero_padding(out.reshape(buf.shape), op.result.type)
+    return layout.zero_padding(out.reshape(buf.shape), op.result.type)
 
 
 for _cls in unit_op_classes():  # the units whose traced op is made from their declaration
@@ -165,4 +142,4 @@ def _intra_reduce(op: Any, buf: np.ndarray | Compact) -> np.ndarray | Compact:
         return compact.make(_masked(out.reshape(len(rows), -1), out_t), out_t)
     if same:
         return _live_result(out.reshape(len(rows), -1), out_t).reshape(layout.shape_of(out_t))
-    return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

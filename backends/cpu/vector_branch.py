@@ -14,7 +14,7 @@ from ir.vector.branching import branch_step, stash_step, tag_ids
 
 from backends.cpu import compact, layout
 from backends.cpu.compact import Compact
-from backends.cpu.vector import _live_result, _masked, _rf_operand, _rf_rows, _same_rows, _zero_padding
+from backends.cpu.vector import _live_result, _masked, _rf_operand, _rf_rows, _same_rows
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
@@ -32,7 +32,7 @@ def _on_rows(op: Any, pairs: list[tuple[np.ndarray, Any]], compute: Any) -> np.n
         if isinstance(pairs[0][0], Compact):  # the stream held its live rows only: so does the result
             return compact.make(_masked(out, out_t), out_t)
         return _live_result(out, out_t).reshape(layout.shape_of(out_t))
-    return _zero_padding(compute(*(compact.full(b) for b, _ in pairs)).astype(dtype, copy=False), out_t)
+    return layout.zero_padding(compute(*(compact.full(b) for b, _ in pairs)).astype(dtype, copy=False), out_t)
 
 
 def _branched(op: Any, buf: np.ndarray, tagged: np.ndarray, *read: np.ndarray) -> np.ndarray:

@@ -12,7 +12,6 @@ from ir.vector.inter_ops import VectorInterSliceReduce
 
 from backends.cpu import layout
 from backends.cpu.handlers import handles
-from backends.cpu.vector import _zero_padding
 
 __all__: list[str] = []
 
@@ -23,4 +22,4 @@ def _inter_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
     rings = np.asarray(buf).reshape(-1, t.slice.size, t.time.size, t.packet.size)
     out = np.stack([reduce_ring(op.scalar, op.op.name, ring, t.slice, t.time, op.out_slice, op.out_time)
                     for ring in rings])
-    return _zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

@@ -18,7 +18,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.pair import unzip_index, zip_values
 
 from backends.cpu import layout
-from backends.cpu.vector import _live_result, _rf_operand, _same_rows, _zero_padding
+from backends.cpu.vector import _live_result, _rf_operand, _same_rows
 from backends.cpu.handlers import handles
 
 __all__: list[str] = []
@@ -30,7 +30,7 @@ def _unzip(op: pops.VectorUnzip, buf: np.ndarray) -> np.ndarray:
     groups = np.take(buf, np.maximum(index, 0), axis=-2)  # (..., 2, S, P)
     groups = np.where((index >= 0)[..., None], groups, np.zeros((), buf.dtype))
     out = np.moveaxis(groups, -3, 0)
-    return np.stack([_zero_padding(g, op.result.type) for g in out])
+    return np.stack([layout.zero_padding(g, op.result.type) for g in out])
 
 
 @handles(pops.PairFxp, pops.PairClip, pops.PairFpBinary, pops.PairFpUnary, ptern.PairFpTernary, pops.PairFxpToFp,
@@ -53,7 +53,7 @@ def _paired(op: Any, buf: np.ndarray, *vrfs: np.ndarray) -> np.ndarray:
             values = run_step(f"{unit}_RF", name, 0, values, operand=operand).astype(values.dtype, copy=False)
         elif side in ("BOTH", f"G{g}"):
             values = run_step(unit, name, arg, values, mode, adds[g]).astype(layout.storage_dtype(t.dtype), copy=False)
-        out.append(_live_result(values, t).reshape(buf[g].shape) if live else _zero_padding(values, t))
+        out.append(_live_result(values, t).reshape(buf[g].shape) if live else layout.zero_padding(values, t))
     return np.stack(out)
 
 
@@ -67,6 +67,6 @@ def _way(op: Any, buf: np.ndarray) -> np.ndarray:
 def _zip(op: Any, buf: np.ndarray) -> np.ndarray:
     unit, name, _, mode, _ = op.pair_step()
     merged = zip_values(unit, name, mode, buf[0], buf[1])
-    return _zero_padding(merged, op.result.type)
+    return layout.zero_padding(merged, op.result.type)
 
 

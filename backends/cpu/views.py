@@ -24,7 +24,7 @@ from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 
 from backends.cpu import arena, layout, moves, moves_strided
-from backends.cpu.compact import Compact
+from backends.cpu.compact import Compact, _span
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
@@ -43,26 +43,10 @@ def _affine(mapping: object) -> tuple[int, tuple[tuple[int, int], ...]] | None:
     """The live positions of a level as (p0, ((count, step), ... outermost first)), every
     position `p0 + sum i_k * step_k`; None when they are no such grid (or none are live)."""
     q = live_positions(mapping)
-    if not len(q):
+    dims = moves_strided._dims((q,)) if len(q) else None
+    if dims is None:
         return None
-    d = q - q[0]
-    dims: list[tuple[int, int]] = []
-    size = 1
-    while size < len(d):
-        starts = d[::size]
-        stride = int(starts[1])
-        run = np.flatnonzero(starts != stride * np.arange(len(starts)))
-        count = int(run[0]) if len(run) else len(starts)
-        if stride <= 0 or len(d) % (size * count):
-            return None
-        dims.append((count, stride))
-        size *= count
-    grid = np.zeros(1, np.int64)
-    for count, stride in dims:
-        grid = (np.arange(count, dtype=np.int64)[:, None] * stride + grid[None, :]).reshape(-1)
-    if not np.array_equal(grid, d):
-        return None
-    return int(q[0]), tuple(reversed(dims))
+    return int(q[0]), tuple((count, int(steps[0])) for count, steps in reversed(dims))
 
 
 def _grid_form(t: object) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...] | None:
@@ -168,11 +152,16 @@ def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarra
     form = _direct_form(op.src.type, op.view, src.shape, src.strides, out.shape, out.strides)
     if form is None:
         return False
-    first, extents, src_steps, out_steps, out0 = form
+    return _put(out, offset, form, src[tuple(slice(i, None) for i in np.unravel_index(form[0], src.shape))])
+
+
+def _put(out: np.ndarray, offset: tuple[int, ...], form: tuple, source: np.ndarray) -> bool:
+    """The copy of a `_direct_form` from `source` (a view whose first element is the
+    form's first source cell) into the view's live cells of `out` shifted by `offset`."""
+    _, extents, src_steps, out_steps, out0 = form
     start = out0 + sum(o * st for o, st in zip(offset, out.strides))
     dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
-    at = np.unravel_index(first, src.shape)
-    np.copyto(dst, as_strided(src[tuple(slice(i, None) for i in at)], extents, src_steps, writeable=False))
+    np.copyto(dst, as_strided(source, extents, src_steps, writeable=False))
     return True
 
 
@@ -189,17 +178,12 @@ def _direct_live(op: ToView, offset: tuple[int, ...], src: Compact, out: np.ndar
     form = _direct_form(op.src.type, op.view, shape, strides, out.shape, out.strides)
     if form is None:
         return False
-    first, extents, src_steps, out_steps, out0 = form
-    lo = hi = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
-    for n, st in zip(extents, src_steps):
-        lo, hi = lo + min(0, (n - 1) * st), hi + max(0, (n - 1) * st)
+    first, extents, src_steps = form[:3]
+    start = first * item - int(rows[0]) * (base.nbytes // len(rows))  # bytes from the first live row
+    lo, hi = _span(start, extents, src_steps)
     if lo < 0 or hi >= base.nbytes:
         return False
-    start = out0 + sum(o * st for o, st in zip(offset, out.strides))
-    dst = as_strided(out.reshape(-1)[start // out.itemsize:], extents, out_steps)
-    at = first - int(rows[0]) * (base.size // len(rows))
-    np.copyto(dst, as_strided(base.reshape(-1)[at:], extents, src_steps, writeable=False))
-    return True
+    return _put(out, offset, form, base.reshape(-1)[first - int(rows[0]) * (base.size // len(rows)):])
 
 
 def _copy(into: np.ndarray) -> np.ndarray:
@@ -243,9 +227,5 @@ def memset(op: Memset, into: np.ndarray, owned: bool = False) -> np.ndarray:
     out = into if owned else into.copy()
     bits = np.asarray(fill_pattern(op.value, op.view.dtype), op.view.dtype.bits_dtype)
     value = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
-    forms = _grid_form(op.view)
-    if forms is None:
-        out[_grid(op.view, op.offset)] = value
-    else:
-        _cells(out, forms, op.offset, True)[...] = value
+    _copy_cells(out, op.offset, np.broadcast_to(value, out.shape), None, op.view)
     return out

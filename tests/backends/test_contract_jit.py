@@ -213,8 +213,8 @@ def test_the_cores_agree_on_odd_shapes(shape: tuple[int, ...], kind: str) -> Non
     exact = contract_float.exact_f32(a_info, w_info, 8, 8, g * nr)
     assert exact is (kind == "exact")
     want = contract_float.float_core(a, w, pad, skip, exact)  # (I, J, N', rows)
-    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
-    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    ja, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_a), bf16, ga)
+    jw, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_w), bf16, gw)
     got = contract_jit.core(ja, jw, pad, skip, exact, 1)  # (rows, I, J, N')
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
@@ -263,8 +263,8 @@ def test_the_exact_kernel_agrees_on_runs(shape: tuple[int, ...], f8: bool) -> No
     bits = 4 if f8 else 8
     assert contract_float.exact_f32(a_info, w_info, bits, bits, g * nr)
     want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
-    ja, _ = contract_jit.float_operand(raw_a, dtype, ga)
-    jw, _ = contract_jit.float_operand(raw_w, dtype, gw)
+    ja, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_a), dtype, ga)
+    jw, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_w), dtype, gw)
     assert (ja[1], jw[1]) == (f8, f8)  # f8 is widened, bf16 shifted
     assert contract_jit_exact.layout(ga, "a").starts.size and contract_jit_exact.layout(gw, "w").starts.size  # runs
     got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
@@ -292,8 +292,8 @@ def test_the_exact_kernel_folds_batch_positions_into_columns(shape: tuple[int, .
     assert contract_float.exact_f32(a_info, w_info, 8, 8, g * nr)
     assert contract_jit_exact.layout(ga, "a").na == 1
     want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
-    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
-    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    ja, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_a), bf16, ga)
+    jw, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_w), bf16, gw)
     got = contract_jit.core(ja, jw, None, None, True, 1)  # (rows, I, J, N')
     np.testing.assert_array_equal(got.transpose(1, 2, 3, 0).view(np.uint32), want.view(np.uint32))
 
@@ -435,8 +435,8 @@ def test_the_exact_kernel_widens_many_stored_rows_on_several_threads(monkeypatch
     a, _ = contract_float.float_operand(raw_a, bf16, ga)
     w, _ = contract_float.float_operand(raw_w, bf16, gw)
     want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
-    ja, _ = contract_jit.float_operand(raw_a, bf16, ga)
-    jw, _ = contract_jit.float_operand(raw_w, bf16, gw)
+    ja, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_a), bf16, ga)
+    jw, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_w), bf16, gw)
     split = []
     real = contract_jit._on_rows
     monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(
@@ -459,8 +459,8 @@ def test_a_broadcast_operand_is_widened_once_per_class(monkeypatch: pytest.Monke
     a, _ = contract_float.float_operand(raw_a[of_a], bf16, ga)
     w, _ = contract_float.float_operand(raw_w[of_w], bf16, gw)
     want = contract_float.float_core(a, w, None, None, True)  # (I, J, N', rows)
-    ja, _ = contract_jit.float_operand(raw_a, bf16, ga, row_of=of_a)
-    jw, _ = contract_jit.float_operand(raw_w, bf16, gw, row_of=of_w)
+    ja, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_a, of_a), bf16, ga)
+    jw, _ = contract_jit.float_stored(*contract_jit.stored_rows(raw_w, of_w), bf16, gw)
     split = []
     real = contract_jit._on_rows
     monkeypatch.setattr(contract_jit, "_on_rows", lambda k, rows, threads, work, args: split.append(

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import npu_opt
 from backends.cpu import CpuBackend, CpuOptions, layout, lazy_rows, moves
 from backends.cpu.contract_plan import Gather
+from backends.cpu.handlers import takes_lazy
 from tests.differential.harness import compare, load_kernel
 from tests.differential.strategies import kernels, make_inputs
 from tests.kernel_files import example, example_names
@@ -111,15 +112,15 @@ def test_an_affine_base_gather_has_its_strided_form():
 
 
 def test_which_handlers_take_a_lazy_operand_is_declared_with_them():
-    """`lazy_rows.accepts` reads the `lazy` fact of `@handles`: the GEMM's moves, its
+    """`handlers.takes_lazy` reads the `lazy` fact of `@handles`: the GEMM's moves, its
     identity fetch_cast, contract_outer, commit_trim (which composes a trim with a move
     not made yet, backends/cpu/compact_moves.py), and view and begin (a DMA's copies held
     as its distinct rows pass them on: backends/cpu/row_copies.py) take a lazy operand,
     nothing else does;
     a widening fetch_cast (i8 -> i32) does not either."""
     ops = example("gemm_i8_kernel").trace("rngd").kernel.ops
-    taking = {type(op).__name__ for op in ops if lazy_rows.accepts(op)}
+    taking = {type(op).__name__ for op in ops if takes_lazy(op)}
     assert taking == {"View", "Begin", "Fetch", "FetchCast", "Collect", "ToTrf", "Commit", "CommitTrim", "ContractOuter"}
     widening = [op for op in example("fetch_commit_simple").trace("rngd").kernel.ops
                 if type(op).__name__ == "FetchCast"]
-    assert widening and not any(lazy_rows.accepts(op) for op in widening)
+    assert widening and not any(takes_lazy(op) for op in widening)

@@ -34,7 +34,7 @@ def blocks(request, monkeypatch: pytest.MonkeyPatch) -> int:
     monkeypatch.setattr(moves_strided, "_CHECK_BLOCK", request.param)
     real = moves._looked_up
     monkeypatch.setattr(moves, "_looked_up", lambda levels, space, where: real(levels, space, where, request.param))
-    moves._PLANS.plans.clear()
+    moves._PLANS.clear()
     return request.param
 
 
@@ -74,7 +74,7 @@ def test_a_strided_form_made_without_the_whole_plan_is_the_plans_form(blocks: in
     src_levels, dst_levels = tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst)
     index, live = _whole(src_levels, dst_levels)
     rows = np.zeros((1, *(mp.size for mp in src_levels)), np.int32)
-    moves_strided.FORMS.forms.clear()
+    moves_strided.FORMS.clear()
     lazy = moves.strided_form_of(rows, src_levels, dst_levels)
     whole = moves_strided.strided_form(index.__getitem__, index.size, None if live.all() else live,
                                        rows.shape[1:], rows.strides[1:])
