@@ -77,7 +77,9 @@ class OpFrame:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         own = {name: fn for name, fn in vars(cls).items() if hasattr(fn, "rule_code")}
-        inherited = tuple(fn for fn in cls.RULES if fn.__name__ not in own)
+        # A rule assigned under another name (`_family = clip_family`) is matched by identity: attrs
+        # rebuilds a slotted class from this one's namespace, RULES included, and runs this hook again.
+        inherited = tuple(fn for fn in cls.RULES if fn.__name__ not in own and fn not in own.values())
         cls.RULES = inherited + tuple(own.values())
 
     def role_fields(self, role: str) -> Iterator[tuple[str, Any]]:
