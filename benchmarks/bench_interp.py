@@ -83,7 +83,7 @@ def grouped(kernel, flat: list) -> list:
     tuple parameter (`counts.0`, `counts.1`, ...) gathered back into a tuple."""
     args: list = []
     last = None
-    for (name, _), value in zip(kernel.signature().params, flat):
+    for name, value in zip((op.name for op in kernel.trace().kernel.params), flat):
         head = name.split(".")[0] if "." in name else None
         if head is not None and head == last:
             args[-1] = (*args[-1], value)
