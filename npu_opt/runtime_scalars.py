@@ -231,21 +231,18 @@ class RuntimeScalar:
             return base if isinstance(base, Refused) else base._emit("SUB", self, None, method)
         return fn
 
-    def _compare(op: str) -> Any:  # noqa: N805
+    def _binary(op: str) -> Any:  # noqa: N805 - a comparison gives a bool, a logic op the operands' type
         def fn(self: RuntimeScalar, rhs: Any) -> Any:
+            if op in LOGIC:
+                return self._emit(op, rhs, None, LOGIC[op])
             return self._emit(op, rhs, SCALAR_DTYPES["bool"], COMPARE[op])
-        return fn
-
-    def _logic(op: str) -> Any:  # noqa: N805
-        def fn(self: RuntimeScalar, rhs: Any) -> Any:
-            return self._emit(op, rhs, None, LOGIC[op])
         return fn
 
     __add__, __sub__, __mul__ = _arith("ADD", "+"), _arith("SUB", "-"), _arith("MUL", "*")
     __radd__, __rsub__, __rmul__ = _rarith("ADD", "+"), _rarith("SUB", "-"), _rarith("MUL", "*")
-    __lt__, __le__, __gt__ = _compare("LT"), _compare("LE"), _compare("GT")
-    __ge__, __eq__, __ne__ = _compare("GE"), _compare("EQ"), _compare("NE")
-    __and__, __or__, __xor__ = _logic("AND"), _logic("OR"), _logic("XOR")
+    __lt__, __le__, __gt__ = _binary("LT"), _binary("LE"), _binary("GT")
+    __ge__, __eq__, __ne__ = _binary("GE"), _binary("EQ"), _binary("NE")
+    __and__, __or__, __xor__ = _binary("AND"), _binary("OR"), _binary("XOR")
     __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> Any:
@@ -264,7 +261,7 @@ class RuntimeScalar:
             return REFUSED
         return self._emit("CAST", None, target, "cast")
 
-    del _arith, _rarith, _compare, _logic
+    del _arith, _rarith, _binary
 
 
 def when(cond: Any) -> Any:
