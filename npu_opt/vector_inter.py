@@ -26,7 +26,7 @@ from ir.vector.inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_reduce import mapping_args
 
-__all__ = ["inter_slice_reduce", "after_inter_class", "AFTER_INTER_CLASSES"]
+__all__ = ["inter_slice_reduce", "AFTER_INTER_CLASSES"]
 
 _OPS = (E.InterSliceReduceOpI32, E.InterSliceReduceOpF32)
 
@@ -66,8 +66,3 @@ def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[
 
 # (scalar, inter_first) -> its class; npu_opt.vector_inter_classes (generated from `declare_after_class`) fills it
 AFTER_INTER_CLASSES: dict[tuple[str, bool], type] = {}
-
-
-def after_inter_class(scalar: str, inter_first: bool) -> type:
-    """The stage object after the inter-slice reduce, by scalar and order."""
-    return AFTER_INTER_CLASSES[(scalar, inter_first)]

@@ -236,7 +236,7 @@ def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> An
 
 
 def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
-    from npu_opt.vector_stages import VePass, _class_of
+    from npu_opt.vector_stages import VECTOR_STAGE_CLASSES, VePass
 
     got = op_and_mode(stage, loc, op_cls.STAGE, enums, op, mode)
     if isinstance(got, Poisoned):
@@ -246,7 +246,8 @@ def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: 
         return Poisoned(op_cls.STAGE)
     emitted = emit_op(stage, loc, op_cls, op=op, mode=mode)
     scalar = "f32" if emitted.result.type.dtype.name == "F32" else "i32"
-    return _class_of(dst, scalar)(emitted.result, stage.chain, VePass(stage=dst, alus=stage.ve.alus, zipped=True))
+    ve = VePass(stage=dst, alus=stage.ve.alus, zipped=True)
+    return VECTOR_STAGE_CLASSES[(dst, scalar)](emitted.result, stage.chain, ve)
 
 
 def _zip_method(name: str, op_cls: type, dst: VeStage, enums: Any, doc: str) -> tuple[Any, Any]:

@@ -32,7 +32,7 @@ from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_inter import after_inter_class, inter_slice_reduce
+from npu_opt.vector_inter import AFTER_INTER_CLASSES, inter_slice_reduce
 from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
 from npu_opt.vector_reduce import intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
@@ -77,10 +77,10 @@ def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: A
     ve = attrs.evolve(stage.ve, stage=dst)
     scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
     if dst == S.INTER_SLICE_REDUCE or ve.order == E.VeOrder.INTER_FIRST:
-        cls = after_inter_class(scalar, ve.order == E.VeOrder.INTER_FIRST) if dst == S.INTER_SLICE_REDUCE \
+        cls = AFTER_INTER_CLASSES[(scalar, ve.order == E.VeOrder.INTER_FIRST)] if dst == S.INTER_SLICE_REDUCE \
             else INTER_FIRST_CLASSES[(dst, scalar)]
         return cls(op.result, stage.chain, ve)
-    return _class_of(dst, scalar)(op.result, stage.chain, ve)
+    return VECTOR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, ve)
 
 
 def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
@@ -250,10 +250,6 @@ def declare_inter_first_class(stage: VeStage, scalar: str) -> tuple[str, str, di
 VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {}
 # the same after an InterFirst inter-slice reduce; npu_opt.vector_inter_first_classes fills it
 INTER_FIRST_CLASSES: dict[tuple[VeStage, str], type] = {}
-
-
-def _class_of(stage: VeStage, scalar: str) -> type:
-    return VECTOR_STAGE_CLASSES[(stage, scalar)]
 
 
 @stage_method("vector_init")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ir.vector.stages import VeStage
-from npu_opt.vector_inter import after_inter_class
+from npu_opt.vector_inter import AFTER_INTER_CLASSES
 from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
 
 NAME = "vector_inter_slice_reduce"
@@ -22,7 +22,7 @@ def test_the_chain_after_an_inter_first_reduce_offers_no_second_one():
 
 
 def test_what_follows_the_reduce_by_order():
-    inter_first, intra_first = after_inter_class("f32", True), after_inter_class("f32", False)
+    inter_first, intra_first = AFTER_INTER_CLASSES[("f32", True)], AFTER_INTER_CLASSES[("f32", False)]
     assert hasattr(inter_first, "vector_intra_slice_tag") and hasattr(inter_first, "vector_final")
     assert hasattr(intra_first, "vector_final")
     for name in ("vector_intra_slice_tag", "vector_clip", NAME, "vector_fxp"):
