@@ -70,16 +70,9 @@ class Geometry:
         return self.c * self.sn
 
     def label(self) -> str:
-        text = f"{self.sm}x{self.sn} of {self.r}x{self.c}"
-        if self.sk > 1:
-            text += f", k over {self.sk} slices"
-        if self.tb > 1:
-            text += f", k in {self.tb} time blocks"
-        if self.clusters > 1:
-            text += f", {self.clusters} clusters"
-        if self.idle > 1:
-            text += f", on 1/{self.idle} of the slices"
-        return text
+        extras = ((self.sk, f", k over {self.sk} slices"), (self.tb, f", k in {self.tb} time blocks"),
+                  (self.clusters, f", {self.clusters} clusters"), (self.idle, f", on 1/{self.idle} of the slices"))
+        return f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
 
     def notes(self, K: str, k_local: str) -> list[str]:
         """The kernel file's comments on the clusters and the `k` split."""
