@@ -148,6 +148,26 @@ class _DmMoves:
         return start(self, "cluster_slice", axis, element, positions)
 
 
+class _DmScatter:
+    """The scatters out of a DM tensor and out of a read view of one (npu_opt.views.DmReadView)."""
+
+    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
+                    element3: Any = None) -> Any:
+        """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
+        offsets of the i32 HBM tensor `index`, one per position of the `key` axes
+        (`element2`, `element3`: the reference's type arguments, the output's and the
+        index's elements, checked)."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key, element2=element2, element3=element3)
+
+    def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
+        """Refused (SCATTER-5): the reference declares it without an implementation."""
+        from npu_opt.gather import scatter
+
+        return scatter(self, index, output, key, scaled=False)
+
+
 class HbmTensor(DmaCopies, _TensorClass):
     """An HBM tensor: `HbmTensor[dtype, Chip, Element]`; in a trace, offers `to_dm`, `to_hbm`."""
 
@@ -209,7 +229,7 @@ class HbmTensor(DmaCopies, _TensorClass):
         return start_gather(self, indexed_axis, payload)
 
 
-class DmTensor(_DmMoves, DmaCopies, _TensorClass):
+class DmTensor(_DmMoves, _DmScatter, DmaCopies, _TensorClass):
     """A DM tensor: `DmTensor[dtype, Chip, Cluster, Slice, Element]`."""
 
     KIND = "dm"
@@ -235,22 +255,6 @@ class DmTensor(_DmMoves, DmaCopies, _TensorClass):
         """`t.view().reshape(chip, cluster, slice, element)`, or the target type
         `t.reshape(DmTensor[dtype, chip, cluster, slice, element])`: the read view relabelled."""
         return self.view().reshape(*levels)
-    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
-                    element3: Any = None) -> Any:
-        """This DM tensor into the rows of a new HBM tensor `output` (a type) at the byte
-        offsets of the i32 HBM tensor `index`, one per position of the `key` axes
-        (`element2`, `element3`: the reference's type arguments, the output's and the
-        index's elements, checked)."""
-        from npu_opt.gather import scatter
-
-        return scatter(self, index, output, key, element2=element2, element3=element3)
-
-    def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
-        """Refused (SCATTER-5): the reference declares it without an implementation."""
-        from npu_opt.gather import scatter
-
-        return scatter(self, index, output, key, scaled=False)
-
     def to_dm_pcopy(self, sub: Any, dst: Any = None) -> Any:
         """DM -> DM parallel copy on the Sub context into the layout `dst` (docs/views.md)."""
         from npu_opt.fills import pcopy

@@ -23,12 +23,12 @@ from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
-from npu_opt.gather import scatter
 from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
-from npu_opt.tensors import DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor
+from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
+                             _DmScatter)
 from npu_opt.trace import current
 
 __all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
@@ -270,19 +270,10 @@ class HbmTensorView(_ReadMixin, _View):
     """A read view of an HBM tensor (`t.view()`)."""
 
 
-class DmReadView(_ReadMixin, _View, DmTensorView):
+class DmReadView(_ReadMixin, _View, _DmScatter, DmTensorView):
     """A read view of a DM tensor (`t.view()`), the argument of `begin` when untiled.
     It scatters like a tensor: the reference's `unsafe { t.reshape() }` of a DM tensor is a
     tensor, which npu-opt spells as this view (docs/porting.md)."""
-
-    def dma_scatter(self, index: Any, output: Any = None, key: Any = None, element2: Any = None,
-                    element3: Any = None) -> Any:
-        """The view's cells into rows of HBM, as `DmTensor.dma_scatter`."""
-        return scatter(self, index, output, key, element2=element2, element3=element3)
-
-    def dma_scatter_unscaled(self, index: Any, output: Any = None, key: Any = None) -> Any:
-        """Refused (SCATTER-5), as `DmTensor.dma_scatter_unscaled`."""
-        return scatter(self, index, output, key, scaled=False)
 
     KIND = "dm"
 
