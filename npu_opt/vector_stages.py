@@ -148,10 +148,14 @@ def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
     return _step(self, loc, vops.VectorFpToFxp, S.FP_TO_FXP, int_width=int_width)
 
 
+def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
+    return mapping_args(stage, loc, name, packet=value)
+
+
 @stage_method("vector_narrow_trim")
 def _narrow_trim(self: VectorStream, loc: Location, packet: Any) -> Any:
     """8-way -> 4-way: keep the front four cells of each flit (the back four hold padding)."""
-    return mapping_args(self, loc, "vector_narrow_trim", packet=packet) or _step(
+    return _mapping(self, loc, "vector_narrow_trim", packet) or _step(
         self, loc, vops.VectorNarrowTrim, S.NARROW, packet=packet)
 
 
@@ -173,7 +177,7 @@ def _fp_binary(self: VectorStream, loc: Location, op: Any, operand: Any) -> Any:
 @stage_method("vector_widen_pad")
 def _widen_pad(self: VectorStream, loc: Location, packet: Any) -> Any:
     """4-way -> 8-way: pad each packet back to one flit (`packet` is the padded mapping)."""
-    return mapping_args(self, loc, "vector_widen_pad", packet=packet) or _step(
+    return _mapping(self, loc, "vector_widen_pad", packet) or _step(
         self, loc, vops.VectorWidenPad, S.WIDEN, packet=packet)
 
 
