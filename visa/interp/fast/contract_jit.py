@@ -182,14 +182,10 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     """`_code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
     `known` (the feed's, `visa.interp.fast.copies`: only the rows it names stored are scanned),
-    else found (`contract_jit_scan._rows_bounds`)."""
+    else found (`held_rows`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
-    if known is not None:
-        held = known
-        top, low = _compiled()["_held_bounds"](packets, mag, held)
-    else:
-        held = np.empty(packets.shape[0], np.int64)
-        top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
+    held = held_rows(packets) if known is None else known
+    top, low = _compiled()["_held_bounds"](packets, mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
