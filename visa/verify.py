@@ -169,10 +169,10 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         want = lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
-    _check_vrf(kernel, ops, fail)
+    _check_vrf(kernel, fail)
 
 
-def _check_vrf(kernel: LoweredKernel, ops: dict, fail: _Failer) -> None:
+def _check_vrf(kernel: LoweredKernel, fail: _Failer) -> None:
     """Every VRF tensor sits at the lowest free word among the VRF tensors live at the step
     that creates it (from its `vrf_load` or `tensor_new` through the last pass reading it or a
     relabel of it), as the VRF allocation places it; one that does not fit is VRF-6. A

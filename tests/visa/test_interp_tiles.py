@@ -196,8 +196,8 @@ def test_the_stream_scan_names_repeated_rows_and_bounds_the_stored_ones(dtype, m
     codes[6] = codes[4]                                          # equal, not consecutive: scanned again
     codes[8] = codes[7]
     codes[8, 4199] ^= 1                                          # differs in its last code only
-    held = np.full(9, -1, np.int64)
-    top, low = contract_jit._compiled()["_rows_bounds"](codes, contract_jit_weights.words_of(codes[None])[0], mag, held)
+    held = contract_jit.held_rows(codes)
+    top, low = contract_jit._compiled()["_held_bounds"](codes, mag, held)
     assert held.tolist() == [0, 1, 1, 1, 4, 5, 6, 7, 8]
     m = codes.astype(np.int64) & mag
     assert top == m.max() and low == (m[m > 0].min() - 1 if (m > 0).any() else mag)

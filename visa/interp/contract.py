@@ -203,7 +203,7 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
     check(mac.bits == 32 and mac.is_float == outer.stream_type.dtype.is_float == outer.weight_type.dtype.is_float,
           f"{outer.stream_type} x {outer.weight_type} cannot accumulate in {outer.mac_type}", outer)
     plan = build_plan(outer, reduce, time, stream.shape[1], flit, target)
-    if mac.is_float and speed.on() and contract_jit.applies(outer, stream, mem) and contract_jit.enabled(_products(plan, rows)):
+    if mac.is_float and speed.on() and contract_jit.applies(outer, stream) and contract_jit.enabled(_products(plan, rows)):
         acc = contract_jit.run_float(plan, stream, outer, trf, rows, mem)   # a Repeated stream stays factored
     elif mac.is_float:
         if isinstance(stream, Repeated):

@@ -12,13 +12,12 @@ import numpy as np
 from ir.transpose.params import engine_shape
 from ir.switch.semantics import transpose_data
 from visa.interp.errors import check
-from visa.interp.memory import Memory
 from visa.interp.steps import ProgramState, runs
 
 __all__ = ["run_transpose"]
 
 
-def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
+def run_transpose(op: Any, stream: np.ndarray) -> np.ndarray:
     """(rows, T, flit) -> (rows, T / (in_rows * packets_per_col) * out_rows, flit)."""
     rows, steps, cells = stream.shape
     tile = op.in_rows * op.packets_per_col
@@ -41,4 +40,4 @@ def run_transpose(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
 
 @runs("transpose")
 def _transpose_step(op: Any, state: ProgramState) -> Any:
-    return run_transpose(op, state.input(op.input, op), state.mem)
+    return run_transpose(op, state.input(op.input, op))

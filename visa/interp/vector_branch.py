@@ -35,17 +35,16 @@ def run_vector_branch(op: Any, stream: np.ndarray, operand: list[np.ndarray] | N
         if i == at:  # from the trim on, the front four lanes (visa.interp.fast.lanes)
             values, operand = front_lanes(values, operand)
         stashed = values if i == op.stash_at else stashed
+        reads_stash = any(s.port == 2 for s in step.slots)  # the rf slot of a branch step reads the stash
+        if step.stash or reads_stash:
+            check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
         try:
             if step.stash:
-                check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash", op)
                 values = stash_step(unit, name, step.mode.name, step.arg1, values, stashed)
             elif step.slots:
                 slots = tuple((s.mask, s.want, s.neg, s.value, s.value1) for s in step.slots if not s.port)
                 port = next(((s.mask, s.want, s.neg, s.value) for s in step.slots if s.port), None)
-                reads_stash = any(s.port == 2 for s in step.slots)
-                if reads_stash:  # the rf slot reads the stash
-                    check(stashed is not None and stashed.shape == values.shape, f"step {i} reads an unwritten stash",
-                          op)
+                if reads_stash:
                     port = (*port[:3], stashed, step.slots[-1].value1)
                 elif port is not None:  # the rf slot reads VRF tensor `value`
                     check(operand is not None and 0 <= port[3] < len(operand), f"step {i} reads no VRF tensor", op)

@@ -145,7 +145,7 @@ def enabled(products: int) -> bool:
 # ---- the driver ------------------------------------------------------------------------------
 
 
-def _by_slot(table: np.ndarray, plan: Plan, lead: int, trail: int) -> np.ndarray:
+def _by_slot(table: np.ndarray, plan: Plan, lead: int) -> np.ndarray:
     """`table` (lead axes, *digits, trail axes), its digits broadcast and ordered kept then
     summed, flattened to (*lead, slots, steps, *trail)."""
     shape = table.shape
@@ -162,7 +162,7 @@ def _lane_mask(mask: np.ndarray | None, plan: Plan) -> np.ndarray:
     """A (lanes, *digits, n) padding mask as (slots, steps, n, lanes) booleans."""
     if mask is None:
         return _NO_MASK4
-    return np.ascontiguousarray(np.moveaxis(_by_slot(mask, plan, 1, 1), 0, -1))
+    return np.ascontiguousarray(np.moveaxis(_by_slot(mask, plan, 1), 0, -1))
 
 
 def _code_range(top: int, low: int, mag: int, table_bits: np.ndarray, sig: int) -> Any:
@@ -182,14 +182,10 @@ def _stream_range(packets: np.ndarray, et: Any, known: np.ndarray | None) -> tup
     """`_code_range` of every code of the fed packets, whether each of them widens by a
     shift (bf16 codes, no subnormal and no NaN among them), and the row each row repeats:
     `known` (the feed's, `visa.interp.fast.copies`: only the rows it names stored are scanned),
-    else found (`contract_jit_scan._rows_bounds`)."""
+    else found (`held_rows`)."""
     mag = 0x7FFF if packets.dtype == np.uint16 else 0x7F
-    if known is not None:
-        held = known
-        top, low = _compiled()["_held_bounds"](packets, mag, held)
-    else:
-        held = np.empty(packets.shape[0], np.int64)
-        top, low = _compiled()["_rows_bounds"](packets, jit_weights.words_of(packets[None])[0], mag, held)
+    held = held_rows(packets) if known is None else known
+    top, low = _compiled()["_held_bounds"](packets, mag, held)
     shift = mag == 0x7FFF and top <= 0x7F80 and low + 1 >= 0x80
     return _code_range(top, low + 1, mag, widen_table(et), _SIG_BITS[et.name]), shift, held
 
@@ -261,7 +257,7 @@ def _weight_operand(outer: Any, trf: Any, rows: Any, mem: Any, n_elems: int, off
     return wt, which, _code_range(top, low + 1, mag, table, _SIG_BITS[et.name])
 
 
-def applies(outer: Any, stream: np.ndarray, mem: Any) -> bool:
+def applies(outer: Any, stream: np.ndarray) -> bool:
     """The kernel's operand types: 8- or 16-bit float codes."""
     names = (outer.stream_type.name, outer.weight_type.name)
     return all(n in _SIG_BITS for n in names) and stream.dtype in (np.uint8, np.uint16)
@@ -298,9 +294,9 @@ def _stream_rows(stream: np.ndarray | Repeated, q: int, n_rows: int) -> tuple[np
 def run_float(plan: Plan, stream: np.ndarray | Repeated, outer: Any, trf: Any, rows: Any, mem: Any) -> np.ndarray:
     """The accumulators of a float contraction, (rows, lanes, slots, out_cols) float32."""
     packets, start = _stream_rows(stream, plan.q, rows.count)
-    sstep = np.ascontiguousarray(start[_by_slot(plan.stream_step, plan, 0, 0)], np.int64)  # in elements: q = 1
-    tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0, 0), np.int64)
-    tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0, 0))
+    sstep = np.ascontiguousarray(start[_by_slot(plan.stream_step, plan, 0)], np.int64)  # in elements: q = 1
+    tread = np.ascontiguousarray(_by_slot(plan.trf_read, plan, 0), np.int64)
+    tpad = _NO_MASK2 if plan.time_pad is None else np.ascontiguousarray(_by_slot(plan.time_pad, plan, 0))
     n_cols = min(plan.q // plan.g, plan.out_cols)
     wofs0 = np.array([j * plan.g % plan.read_elems for j in range(n_cols)], np.int64)
     paired = (plan.outer_pad is None and plan.reduce_pad is None and plan.lanes == trf.lanes == jit_exact.LANES

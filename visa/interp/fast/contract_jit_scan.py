@@ -65,23 +65,10 @@ def _same_row(words, r):
     return True
 
 
-def _rows_bounds(codes, words, mag, held):
-    """`_bounds`, and held[r] set to the row whose codes row r repeats: held[r - 1] when
-    row r equals row r - 1 (a DMA's copies of one row into consecutive slices; then not
-    scanned again), else r. `words`: the same rows as wider unsigned words."""
-    top, low = 0, mag
-    for r in range(codes.shape[0]):
-        if r > 0 and _same_row(words, r):
-            held[r] = held[r - 1]
-            continue
-        held[r] = r
-        top, low = _row_range(codes[r], mag, top, low)
-    return top, low
-
-
 def _held_rows(words, held):
-    """held[r] set as `_rows_bounds` sets it (the row whose codes row r repeats), without
-    the range: for a caller that finds the range on the way (`contract_jit_tiles`)."""
+    """held[r] set to the row whose codes row r repeats: held[r - 1] when row r equals row
+    r - 1 (a DMA's copies of one row into consecutive slices; then not scanned again), else r.
+    `words`: the rows as wider unsigned words."""
     for r in range(words.shape[0]):
         held[r] = held[r - 1] if r > 0 and _same_row(words, r) else r
 
@@ -96,7 +83,7 @@ def _held_bounds(codes, mag, held):
     return top, low
 
 
-ORDER = ("_row_range", "_bounds", "_same_row", "_rows_bounds", "_held_rows", "_held_bounds")
+ORDER = ("_row_range", "_bounds", "_same_row", "_held_rows", "_held_bounds")
 """Compiled in this order."""
 INLINE = ("_row_range", "_same_row")
 """Inlined into their callers: one row's scan and one row's compare."""
