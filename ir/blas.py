@@ -29,18 +29,18 @@ def blas_threads(limit: int | None) -> Iterator[None]:
     if limit is None:
         yield
         return
-    _enter_limit(limit)
-    try:
-        yield
-    finally:
-        _leave_limit()
-
-
-def _enter_limit(limit: int) -> None:
     with _LIMIT_LOCK:
         if _LIMIT[0] == 0:
             _LIMIT[1] = _controller().limit(limits=limit, user_api="blas")
         _LIMIT[0] += 1
+    try:
+        yield
+    finally:
+        with _LIMIT_LOCK:
+            _LIMIT[0] -= 1
+            if _LIMIT[0] == 0:
+                limiter, _LIMIT[1] = _LIMIT[1], None
+                limiter.restore_original_limits()
 
 
 def _controller() -> ThreadpoolController:
@@ -51,11 +51,3 @@ def _controller() -> ThreadpoolController:
     if _CONTROLLER is None or _CONTROLLER_MODULES != len(sys.modules):
         _CONTROLLER, _CONTROLLER_MODULES = ThreadpoolController(), len(sys.modules)
     return _CONTROLLER
-
-
-def _leave_limit() -> None:
-    with _LIMIT_LOCK:
-        _LIMIT[0] -= 1
-        if _LIMIT[0] == 0:
-            limiter, _LIMIT[1] = _LIMIT[1], None
-            limiter.restore_original_limits()

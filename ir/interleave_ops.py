@@ -16,7 +16,7 @@ from ir.diagnostic import Violation
 from ir.mapping.nodes import IDENTITY, Mapping, Symbol
 from ir.op_frame import attr, operand, rule
 from ir.ops import Begin, Value
-from ir.types import StreamType, Type
+from ir.types import StreamType, Type, same_layout
 
 __all__ = ["BeginInterleaved"]
 
@@ -36,9 +36,8 @@ class BeginInterleaved(Begin):
     @rule("INTERLEAVE-1")
     def _same_views(self) -> Violation | None:
         a, b = self.view.type, self.rhs.type
-        if a == b or (type(a) is type(b) and a.dtype == b.dtype and len(a.levels()) == len(b.levels())
-                      and all(x.equivalent(y) for x, y in zip(a.levels(), b.levels()))):
-            return None  # the same type by meaning: `1 # 16` and `(1, 1 # 16)` are one layout
+        if same_layout(a, b):
+            return None
         return Violation("INTERLEAVE-1", f"`begin_interleaved` interleaves two views of one type, not {a} and {b}",
                          label="the two views differ", help="give both tensors the same dtype and mappings")
 

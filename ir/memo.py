@@ -37,7 +37,6 @@ def memo(maxsize: int = 1024) -> Callable[[Callable[..., Any]], Callable[..., An
             return cached(*args, **kwargs)
 
         call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
         _CACHES.append(cached)
         return call
 

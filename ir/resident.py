@@ -24,9 +24,9 @@ import numpy as np
 from ir import host_layout
 from ir.errors import NpuOptError
 from ir.mapping.nodes import IDENTITY, pair_all
-from ir.types import DmType, HbmType
+from ir.types import DmType, HbmType, same_layout
 
-__all__ = ["host_type", "element_bytes", "placements", "ALIGN", "Device", "DmBuffer", "check_resident", "same_type"]
+__all__ = ["host_type", "element_bytes", "placements", "ALIGN", "Device", "DmBuffer", "check_resident"]
 
 ALIGN = 8
 """Resident parameters start at multiples of 8 bytes (a DM write's alignment)."""
@@ -133,7 +133,7 @@ def check_resident(params: Sequence[tuple[str, Any, bool]], args: Sequence[Any],
         if not isinstance(arg, DmBuffer):
             raise NpuOptError(f"parameter `{name}` is a resident {spec}: pass the buffer "
                               f"DmTensor[...].alloc(device) returned, not {type(arg).__name__}", code="RESIDENT-1")
-        if not same_type(arg.type, t):
+        if not same_layout(arg.type, t):
             raise NpuOptError(f"parameter `{name}` is {t}; the buffer passed for it was allocated as "
                               f"{arg.type} ({arg.spec_text})", code="RESIDENT-1")
         if target is not None and name_of(arg.device.target) != target:
@@ -144,9 +144,3 @@ def check_resident(params: Sequence[tuple[str, Any, bool]], args: Sequence[Any],
             raise NpuOptError(f"one resident buffer is bound to `{other[0]}` and to `{name}`, and "
                               f"`{name if inout else other[0]}` writes it", code="RESIDENT-2")
         seen[id(arg)] = (name, inout)
-
-
-def same_type(a: DmType, b: DmType) -> bool:
-    """Whether a buffer of type `a` binds a parameter of type `b`: the same dtype and levels
-    (equivalent mappings: the same cells at the same places)."""
-    return a.dtype == b.dtype and all(x.equivalent(y) for x, y in zip(a.levels(), b.levels()))

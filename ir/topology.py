@@ -17,7 +17,7 @@ from ir.host_layout import host_shape
 from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
 
 __all__ = ["CHIP_TARGETS", "named_chip_counts", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault",
-           "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "equal_chip_copies", "unequal_chip_copies",
+           "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "unequal_chip_copies",
            "host_chip_fault"]
 
 # Chip counts the reference compiles for, and the built-in target of each: `rngd` is one
@@ -79,14 +79,6 @@ def host_array_shape(t: Any) -> tuple[int, ...]:
     """The shape of the host array of HBM type `t`: its Chip's dimensions, then one per
     top-level term of its element (`ir.host_layout`)."""
     return chip_host_dims(t.chip) + host_shape(t.element)
-
-
-def equal_chip_copies(array: Any, chip: Any) -> Any:
-    """`array` (a host array of an HBM tensor on `chip`) with every broadcast Chip dimension
-    holding copies of its first row: a valid input (tests that draw random inputs use it)."""
-    for d in chip_broadcast_dims(chip):
-        array = np.ascontiguousarray(np.broadcast_to(array.take([0], axis=d), array.shape))
-    return array
 
 
 def unequal_chip_copies(name: str, array: Any, chip: Any) -> str | None:

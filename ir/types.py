@@ -18,7 +18,7 @@ from ir.errors import TypeCheckError
 from ir.mapping.nodes import Mapping
 
 __all__ = ["LaneMode", "HbmType", "DmType", "TrfType", "StreamType", "CStreamType", "VrfType", "SpmType", "Type", "MAIN", "SUB",
-           "type_text"]
+           "type_text", "same_layout"]
 
 MAIN = "main"
 SUB = "sub"
@@ -180,3 +180,10 @@ Type = Union[HbmType, DmType, TrfType, StreamType, CStreamType, VrfType, SpmType
 def type_text(t: Type | None) -> str:
     """Printed form of a type (or `none`)."""
     return "none" if t is None else str(t)
+
+
+def same_layout(a: Type, b: Type) -> bool:
+    """Whether `a` and `b` are one type by meaning: the same kind and dtype, and levels of the
+    same cells at the same places (`1 # 16` and `(1, 1 # 16)` are one layout)."""
+    return a == b or (type(a) is type(b) and a.dtype == b.dtype and len(a.levels()) == len(b.levels())
+                      and all(x.equivalent(y) for x, y in zip(a.levels(), b.levels())))

@@ -170,13 +170,6 @@ def _packet_clipper(time: list[Sub], packet: list[Sub], padded: list[str], loc: 
     return Clipper(_seq(time, run.axis), run.axis_size, run.span)
 
 
-def _slice_subs(slice_: Mapping, stream_axes: set[str]) -> list[Sub] | Violation:
-    """The sub-expressions of Slice when it holds an axis of the stream, else none."""
-    if not slice_.axes() & stream_axes:
-        return []
-    return sub_expressions(slice_, "slice")
-
-
 def _filters(padded: list[str], clipped: set[str], clipper: Clipper, subs: tuple[list[Sub], list[Sub], list[Sub]],
              loc: str) -> tuple[list[TimeFilter], Clipper] | Violation:
     """One time filter per padded axis the clipper does not count; an axis with a Slice part
@@ -211,7 +204,7 @@ def derive_vcg(slice_: Mapping, time: Mapping, packet: Mapping) -> VcgConfig | V
     if isinstance(p_subs, Violation):
         return p_subs
     stream_axes = {s.axis for s in t_subs + p_subs if s.axis is not None}
-    s_subs = _slice_subs(slice_, stream_axes)
+    s_subs = sub_expressions(slice_, "slice") if slice_.axes() & stream_axes else []
     if isinstance(s_subs, Violation):
         return s_subs
     padded = [x for x in _padded_axes(t_subs + p_subs + s_subs) if x in stream_axes]

@@ -78,12 +78,6 @@ class Frames:
         return self._join(self.time_slots)
 
 
-def _slice_parts(in_slice: Mapping, s1: int, s0: int) -> tuple[Mapping, Mapping, Mapping]:
-    rest, slice0 = split(in_slice, s0)
-    slice2, slice1 = split(rest, s1)
-    return slice2, slice1, slice0
-
-
 def switch_frames(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) -> Frames | None:
     """The output frames of a named configuration (None for CUSTOM_BROADCAST, which has none).
 
@@ -93,7 +87,8 @@ def switch_frames(in_slice: Mapping, in_time: Mapping, config: SwitchVariant) ->
     if isinstance(config, CustomBroadcast):
         return None
     s1, s0 = config.slice1, config.slice0
-    slice2, slice1, slice0 = _slice_parts(in_slice, s1, s0)
+    rest, slice0 = split(in_slice, s0)
+    slice2, slice1 = split(rest, s1)
     if isinstance(config, Broadcast01):
         time1, time0 = split(in_time, config.time0)
         return Frames((slice2, s1, s0), (time1, slice1, time0, slice0))

@@ -66,6 +66,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ir.resident import Device, DmBuffer
+from ir.topology import chip_broadcast_dims, host_array_shape
 from tests.differential.vector_chains import vector_pass, vector_way
 
 __all__ = ["Generated", "Piece", "kernels", "make_inputs", "MUTATIONS"]
@@ -980,10 +981,16 @@ def _values(rng: np.random.Generator, dtype: str, shape: tuple[int, ...]) -> np.
     return out.reshape(shape)
 
 
+def equal_chip_copies(array: np.ndarray, chip: object) -> np.ndarray:
+    """`array` (a host array of an HBM tensor on `chip`) with every broadcast Chip dimension
+    holding copies of its first row: a valid input (tests that draw random inputs use it)."""
+    for d in chip_broadcast_dims(chip):
+        array = np.ascontiguousarray(np.broadcast_to(array.take([0], axis=d), array.shape))
+    return array
+
+
 def make_inputs(kernel, seed: int) -> list[np.ndarray]:
     """One host array per parameter of a loaded kernel, from its checked signature."""
-    from ir.topology import equal_chip_copies, host_array_shape
-
     rng = np.random.default_rng(seed)
     arrays = []
     for t in (op.result.type for op in kernel.trace().kernel.params):

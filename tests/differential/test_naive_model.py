@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import npu_opt
-from ir.topology import equal_chip_copies, host_array_shape
+from ir.topology import host_array_shape
 from tests.differential import naive_numbers as nn
 from tests.differential.harness import load_kernel
 from tests.differential.naive_model import evaluate
-from tests.differential.strategies import kernels, make_inputs
+from tests.differential.strategies import equal_chip_copies, kernels, make_inputs
 from tests.kernel_files import example, example_names
 
 BIG = {"gemm_kernel", "gemm_bf16_kernel", "gemm_i8_kernel", "gemm_tiled",   # about a minute each in the model

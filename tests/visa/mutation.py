@@ -75,7 +75,8 @@ def mutants(text: str, rng: random.Random, n: int) -> list[str]:
 def inputs_for(text: str, seed: int = 0) -> list[np.ndarray]:
     """Small random host arrays for the parameters of the artifact `text`."""
     from visa import parse_visa
-    from ir.topology import equal_chip_copies, host_array_shape
+    from ir.topology import host_array_shape
+    from tests.differential.strategies import equal_chip_copies
 
     from ir.resident import Device, DmBuffer
 

@@ -63,7 +63,8 @@ def artifact(kernel):
 
 def host_inputs(kernel, rng, kind="uniform"):
     """docs/testing.md inputs for every parameter ("bits": any bit pattern for floats)."""
-    from ir.topology import equal_chip_copies, host_array_shape
+    from ir.topology import host_array_shape
+    from tests.differential.strategies import equal_chip_copies
     arrays = []
     for p in artifact(kernel).kernel.params:
         if p.at is not None:  # a resident DM parameter: a buffer of random contents
