@@ -50,7 +50,7 @@ def to_vrf(self: StreamStage, loc: Location, sub: Any = None, element: Any = Non
 def _sub_operand_fault(sub: Any) -> Violation | None:
     """The operand of `.to_vrf(ctx.sub, ...)` names the sub context: CTX-1 for another engine
     (`ctx.main`, `ctx.tdma`, `ctx.pdma`), TYPE-6 for a value that is no engine at all."""
-    if type(sub).__name__ == "TuContext" and getattr(sub, "name", None) == SUB:
+    if _is_tu_context(sub) and sub.name == SUB:
         return None
     if _is_engine(sub):
         return Violation("CTX-1", f"`to_vrf` writes the VRF through the sub context, but its operand is {sub!r}",
@@ -61,10 +61,15 @@ def _sub_operand_fault(sub: Any) -> Violation | None:
                       f"{type(sub).__name__}", 'e.g. `.to_vrf(ctx.sub, m("N"))` or `.to_vrf(m("N"))`')
 
 
+def _is_tu_context(value: Any) -> bool:
+    """`ctx.main` or `ctx.sub`: npu_opt.context imports this module (through its streams), hence
+    a test of the class's name and module rather than isinstance."""
+    return type(value).__name__ == "TuContext" and type(value).__module__ == "npu_opt.context"
+
+
 def _is_engine(value: Any) -> bool:
-    """A unit of the Context: `ctx.main`/`ctx.sub` (TuContext; npu_opt.context imports this
-    module, hence the name test) or a DMA engine."""
-    return type(value).__name__ == "TuContext" or isinstance(value, TensorDma)
+    """A unit of the Context: `ctx.main`/`ctx.sub` or a DMA engine."""
+    return _is_tu_context(value) or isinstance(value, TensorDma)
 
 
 def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any, mode: Any = None) -> Any:
