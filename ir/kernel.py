@@ -48,7 +48,7 @@ class Kernel:
 def print_kernel(kernel: Kernel) -> str:
     """Deterministic text: one op per line, values numbered in definition order, each op's
     true facts after it, then the axis declarations (and the sizes of axes used but not
-    declared). `ir.kernel_parser.parse_kernel` reads it back."""
+    declared). The tests read it back (`tests/kernel_text.py`)."""
     pe = "" if kernel.pe == 8 else f", pe={kernel.pe}"
     lines = [f"kernel @{kernel.name}(chip={kernel.chips}{pe}) {{"]
     lines += [f"  {op.text()}{_facts_text(op)}" for op in kernel.ops]

@@ -14,7 +14,7 @@ import pytest
 from backends.cpu.handlers import HANDLERS, takes_options
 from ir import ops as ir
 from ir.declare import Table
-from ir.kernel_parser import traced_op_classes
+from tests.kernel_text import traced_op_classes
 from tu_ops import OP_CLASSES
 from tu_ops.feed_fields import DestKind
 from tu_ops.lower.dispatch import LOWERINGS
@@ -124,7 +124,7 @@ def held():
 for table in (HANDLERS, LOWERINGS, FEED_FLITS, PRINTED_TYPES, STEPS):
     table._ready()
 tu_ops.OP_CLASSES
-import ir.kernel_parser
+import tests.kernel_text
 loaded = held()
 for package in ("backends.cpu", "tu_ops", "visa", "ir"):
     root = importlib.import_module(package)

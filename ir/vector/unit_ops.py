@@ -59,7 +59,7 @@ def __getattr__(name: str) -> type:
 
 
 def _forget(spec: UnitSpec) -> None:
-    """A removed unit's class leaves the traced op table (`ir.kernel_parser.traced_op_classes`)."""
+    """A removed unit's class leaves the traced op table (`ir.ops._DECLARED`)."""
     for name, (made, cls) in list(_MADE.items()):
         if made is spec:
             del _MADE[name]

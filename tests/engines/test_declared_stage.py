@@ -13,7 +13,7 @@ import pytest
 
 import npu_opt
 from ir.declare import Registry
-from ir.kernel_parser import traced_op_classes
+from tests.kernel_text import traced_op_classes
 from ir.stage_spec import spec_named
 from npu_opt import Context, DmTensor, HbmTensor, axes, device, i32, m
 from tests.engines import toy_stage

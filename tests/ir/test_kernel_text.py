@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ir.kernel import Kernel
-from ir.kernel_parser import IrTextError, parse_kernel
+from tests.kernel_text import IrTextError, parse_kernel
 from ir.ops import Commit, ToTrf
 from driver.discover import discover
 from tests.ir import kernels_contract

@@ -61,7 +61,7 @@ def test_writing_a_read_only_member_or_view_is_param_1(kernel, label):
 
 def test_ir_text_of_an_in_out_kernel_reads_back():
     from ir.kernel import print_kernel
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
     from tests.params import kernels as k
 
     kernel = k.swap_into.trace().kernel

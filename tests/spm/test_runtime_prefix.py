@@ -13,7 +13,7 @@ import pytest
 import npu_opt
 from ir.gather import GatherIndexError
 from ir.kernel import print_kernel
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from npu_opt import *
 from tests.spm import kernels as staged
 from tests.spm import runtime_prefix_kernels as k

@@ -12,7 +12,7 @@ import pytest
 import npu_opt
 from ir.gather import GatherIndexError
 from ir.kernel import print_kernel
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from tests.spm import kernels as k
 from visa.parser import parse_visa
 from visa.printer import print_artifact

@@ -10,7 +10,7 @@ import pytest
 
 import npu_opt
 from ir.errors import NpuOptError
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from npu_opt import device
 from tests.topology import chip_kernels as k
 from tu_ops.target import BUILTIN_TARGETS, RNGD_SHA256, for_chips, get_target, rngd

@@ -99,7 +99,7 @@ def test_gather_artifacts_verify_and_parse_back():
 
 
 def test_gather_in_the_ir_text_round_trips():
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
 
     traced = g.rows_unscaled_placed.trace().kernel
     assert "dma_gather %0, %2 scaled=False" in traced.text()

@@ -11,7 +11,7 @@ import pytest
 
 import npu_opt
 from ir.kernel import print_kernel
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from tests.topology import redistribute_kernels as k
 from tests.topology import redistribute_refusals as bad
 from visa.artifact import VisaTextError

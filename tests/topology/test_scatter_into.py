@@ -62,7 +62,7 @@ def test_scatter_into_a_read_only_parameter_is_refused():
 
 def test_the_ir_text_of_a_scatter_into_reads_back():
     from ir.kernel import print_kernel
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
 
     text = print_kernel(cache_update.trace().kernel)
     assert any("= dma_scatter %3, %1, %2 key=" in line for line in text.splitlines()), text

@@ -110,7 +110,7 @@ def _violations(op):
 
 
 def test_removing_the_unit_removes_it_everywhere():
-    from ir.kernel_parser import traced_op_classes
+    from tests.kernel_text import traced_op_classes
 
     declare()
     try:

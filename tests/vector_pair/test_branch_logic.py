@@ -87,7 +87,7 @@ def test_a_register_file_slot_on_a_logic_op_is_refused():
 
 def test_the_ir_text_of_a_branched_logic_op_reads_back():
     from ir.kernel import print_kernel
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
 
     text = print_kernel(masks_by_range.trace().kernel)
     assert "branched_vector_logic" in text

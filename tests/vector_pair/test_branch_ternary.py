@@ -61,7 +61,7 @@ def test_the_record_prints_both_constants_and_reads_back():
 
 def test_the_ir_text_reads_back():
     from ir.kernel import print_kernel
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
 
     text = print_kernel(squash_tails.trace().kernel)
     assert "branched_vector_fp_ternary" in text

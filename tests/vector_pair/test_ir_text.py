@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from npu_opt import (BinaryArgMode, BitReq, LogicBinaryOpI32, Branched, ClipBinaryOpI32, Cmp, FpBinaryOp, FpMulAlu, FpUnaryOp, FxpBinaryOp, Stash,
                      TagGuard, TagMode, i32)
 

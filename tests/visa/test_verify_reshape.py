@@ -19,7 +19,7 @@ from tu_ops import rngd
 from visa.artifact import VisaTextError
 from visa.interp import execute
 from visa.parser import parse_visa
-from ir.kernel_parser import parse_kernel
+from tests.kernel_text import parse_kernel
 from tests.agree import both_backends
 from tu_ops.lower import Options, lower
 from visa.printer import print_visa

@@ -174,7 +174,7 @@ def test_the_schedule_orders_a_relabelled_tensors_reader_after_its_load():
 
 
 def test_the_traced_relabel_prints_back_and_lowers_from_its_text():
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
     from tests.npu_opt.test_trf_reshape import regrouped
     from tu_ops.lower import Options, lower
     from visa.printer import print_visa

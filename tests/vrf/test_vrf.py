@@ -89,7 +89,7 @@ def test_a_per_row_operand_broadcasts_along_the_packet():
 
 
 def test_the_traced_text_reads_back():
-    from ir.kernel_parser import parse_kernel
+    from tests.kernel_text import parse_kernel
 
     text = row_scale_kernel.trace().kernel.text()
     assert "to_vrf" in text and "vrf<f32;" in text

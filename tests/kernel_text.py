@@ -1,6 +1,6 @@
-"""Read a traced kernel back from its text (`ir.kernel.print_kernel`): `parse_kernel`.
+"""The tests' reader of a traced kernel's text (`ir.kernel.print_kernel`): `parse_kernel`.
 
-The grammar is `kernel_text.lark` (LALR, built once), which embeds the mapping grammar's
+Nothing in the compiler reads IR text, so the reader lives with the tests that use it. The grammar is `kernel_text.lark` (LALR, built once), which embeds the mapping grammar's
 `item` rule. Each op line names its stage; the op class of that stage gives the operand
 and attribute fields, and each attribute's declared type says how its word reads (a
 dtype, a lane mode, a bool). `print_kernel(parse_kernel(text)) == text`, so lowering can
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.resources
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -56,7 +57,7 @@ class IrTextError(NpuOptError):
 
 @functools.cache
 def _parser() -> lark.Lark:
-    grammar = importlib.resources.files("ir").joinpath("kernel_text.lark").read_text()
+    grammar = (Path(__file__).parent / "kernel_text.lark").read_text(encoding="utf-8")
     mapping_dir = str(importlib.resources.files("ir.mapping"))
     return lark.Lark(grammar, parser="lalr", start="kernel", import_paths=[mapping_dir],
                      maybe_placeholders=False)
