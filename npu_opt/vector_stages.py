@@ -188,19 +188,11 @@ def _final(self: VectorStream, loc: Location) -> Any:
 
 
 _BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
-# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
-# are its units' (`ir.vector.units.dsl_method`)
-_BODIES: dict[str, Any] = {
-    "vector_fxp": _fxp,
-    "vector_fxp_to_fp": _fxp_to_fp,
-    "vector_narrow_trim": _narrow_trim,
-    "vector_fp_unary": _fp_unary,
-    "vector_fp_binary": _fp_binary,
-    "vector_widen_pad": _widen_pad,
-    "vector_fp_to_fxp": _fp_to_fxp,
-    "vector_intra_slice_reduce": intra_slice_reduce,
-    "vector_clip": _clip,
-}
+# method -> its body (the name its `stage_method` gives it); the stage it enters, the scalars it
+# takes and the way the stream must run at are its units' (`ir.vector.units.dsl_method`)
+_BODIES: dict[str, Any] = {fn.stage_name: fn for fn in (
+    _fxp, _fxp_to_fp, _narrow_trim, _fp_unary, _fp_binary, _widen_pad, _fp_to_fxp, intra_slice_reduce, _clip,
+)}
 _BODIES.update(UNIT_BODIES)  # the units whose traced op is made from their declaration
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
