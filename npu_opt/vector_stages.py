@@ -230,6 +230,7 @@ def declare_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]
 
 
 def _offers_doc(stage: VeStage, scalar: str, offers: Any) -> str:
+    """The docstring of a chain class, VECTOR or InterFirst: its stage, scalar and methods."""
     return f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(offers))}."
 
 
