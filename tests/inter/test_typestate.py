@@ -6,11 +6,10 @@ import pytest
 
 import npu_opt
 from ir.vector.stages import VeStage
-from npu_opt import (Context, DmTensor, FxpBinaryOp, HbmTensor, InterSliceReduceOpI32, TagMode, axes, device, i32,
-                     m)
+from npu_opt import axes
 from npu_opt.vector_inter import AFTER_INTER_CLASSES
 from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
-from tests.inter.kernels import Chip, Cluster
+from tests.inter.kernels import second_reduce
 
 NAME = "vector_inter_slice_reduce"
 
@@ -35,29 +34,12 @@ def test_what_follows_the_reduce_by_order():
         assert not hasattr(intra_first, name)
 
 
-def _second_reduce(how):
-    """InterFirst, the chain to Fxp, then a second inter-slice reduce called `how` on the Fxp stream."""
-    @device(chip=1)
-    def twice(ctx: Context, x: HbmTensor[i32, Chip, m("A / 8, R, A % 8")]) -> HbmTensor[i32, Chip, m("A")]:
-        x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A / 8, R"), m("A % 8")])
-        s = (ctx.main.begin(x.view()).fetch(m("1"), m("A % 8")).collect(m("1"), m("A % 8")).vector_init()
-             .vector_inter_slice_reduce(m("A / 8, 1 # 4"), m("1"), InterSliceReduceOpI32.MAX)
-             .vector_intra_slice_tag(TagMode.ZERO).vector_fxp(FxpBinaryOp.ADD_FXP_SAT, 100))
-        if how == "consumed":
-            s.vector_final()
-        args = () if how == "no arguments" else (m("A / 8, 1 # 4"), m("1"), InterSliceReduceOpI32.MAX)
-        y = s.vector_inter_slice_reduce(*args).vector_final().commit_trim(m("A % 8")).commit(m("A % 8"))
-        return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("A")])
-
-    return twice
-
-
 @pytest.mark.parametrize("how", ["called", "no arguments", "consumed"])
 def test_a_second_inter_slice_reduce_after_an_inter_first_one_is_type1_however_called(how):
     """The refusal is TYPE-1 naming the InterFirst class and what it offers, whatever the
     arguments and even on a stream an earlier call consumed."""
     axes(A=512, R=4)  # the axes of tests.inter.kernels
-    (d,) = npu_opt.check(_second_reduce(how)).diagnostics
+    (d,) = npu_opt.check(second_reduce(how)).diagnostics
     assert (d.code, d.message, d.stage, d.help) == (
         "TYPE-1", "`vector_inter_slice_reduce` cannot be called on a VectorInterFirstFxpI32Stream",
         "vector_inter_slice_reduce", "see `npu-opt explain TYPE-1` for the stage order")
