@@ -39,7 +39,7 @@ ALIASES = {
     "npu_opt.vector_unit_methods": "units",
     "npu_opt.vector_pair": "vp",
     "npu_opt.vector_pair_ternary": "ternary",
-    "npu_opt.vector_stage_classes": "vsc",  # the base classes of the InterFirst chain's
+    "npu_opt.vector_stage_classes": "vsc",  # not bodies: the base classes of the InterFirst ones
 }
 
 
