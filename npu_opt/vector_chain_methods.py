@@ -247,21 +247,12 @@ def _filter(self: Any, loc: Location, time2: Any, config: Any) -> Any:
 
 
 _BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
-# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
-# are its units' (`ir.vector.units.dsl_method`)
-_CHAIN_BODIES: dict[str, Any] = {
-    "vector_logic": _logic,
-    "vector_logic_with_mode": _logic_mode,
-    "vector_fxp_with_mode": _fxp_mode,
-    "vector_narrow_split": _narrow_split,
-    "vector_fp_binary_with_mode": _fp_binary_mode,
-    "vector_fp_ternary": _fp_ternary,
-    "vector_fp_ternary_with_mode": _fp_ternary_mode,
-    "vector_fp_div": _fp_div,
-    "vector_fp_div_with_mode": _fp_div_mode,
-    "vector_widen_concat": _widen_concat,
-    "vector_clip_with_mode": _clip_mode,
-}
+# method -> its body (the name its `stage_method` gives it); the stage it enters, the scalars it
+# takes and the way the stream must run at are its units' (`ir.vector.units.dsl_method`)
+_CHAIN_BODIES: dict[str, Any] = {fn.stage_name: fn for fn in (
+    _logic, _logic_mode, _fxp_mode, _narrow_split, _fp_binary_mode, _fp_ternary, _fp_ternary_mode,
+    _fp_div, _fp_div_mode, _widen_concat, _clip_mode,
+)}
 CHAIN_METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _CHAIN_BODIES.items()}
 CHAIN_METHODS.update({  # the stages without a unit

@@ -6,10 +6,8 @@ The Vector Engine's stage objects of the intra-slice chain after an InterFirst i
 from __future__ import annotations
 
 from ir.vector.stages import VeStage as S
-from npu_opt import vector_chain_methods as chain
-from npu_opt import vector_reduce as vreduce
+from npu_opt import vector_stage_classes as vsc
 from npu_opt import vector_stages as vs
-from npu_opt import vector_stash as stash
 from npu_opt.stagebase import adopt
 
 __all__ = ["VectorInterFirstTagI32Stream", "VectorInterFirstTagF32Stream", "VectorInterFirstFxpI32Stream",
@@ -23,331 +21,167 @@ __all__ = ["VectorInterFirstTagI32Stream", "VectorInterFirstTagF32Stream", "Vect
            "VectorInterFirstIntraSliceReduceI32Stream", "VectorInterFirstIntraSliceReduceF32Stream"]
 
 
-class VectorInterFirstTagI32Stream(vs.VectorStream):
+class VectorInterFirstTagI32Stream(vsc.VectorTagI32Stream):
     """At the Tag stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_logic, vector_logic_with_mode,
     vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
     """
 
-    vector_fxp = vs._fxp
-    vector_fxp_to_fp = vs._fxp_to_fp
-    vector_narrow_trim = vs._narrow_trim
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_logic = chain._logic
-    vector_logic_with_mode = chain._logic_mode
-    vector_fxp_with_mode = chain._fxp_mode
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstTagF32Stream(vs.VectorStream):
+class VectorInterFirstTagF32Stream(vsc.VectorTagF32Stream):
     """At the Tag stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fp_to_fxp, vector_logic, vector_logic_with_mode, vector_narrow_split, vector_narrow_trim,
     vector_reinterpret, vector_stash.
     """
 
-    vector_narrow_trim = vs._narrow_trim
-    vector_fp_to_fxp = vs._fp_to_fxp
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_logic = chain._logic
-    vector_logic_with_mode = chain._logic_mode
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstFxpI32Stream(vs.VectorStream):
+class VectorInterFirstFxpI32Stream(vsc.VectorFxpI32Stream):
     """At the Fxp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_narrow_split, vector_narrow_trim,
     vector_reinterpret, vector_stash.
     """
 
-    vector_fxp = vs._fxp
-    vector_fxp_to_fp = vs._fxp_to_fp
-    vector_narrow_trim = vs._narrow_trim
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_fxp_with_mode = chain._fxp_mode
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFxpF32Stream(vs.VectorStream):
+class VectorInterFirstFxpF32Stream(vsc.VectorFxpF32Stream):
     """At the Fxp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fp_to_fxp, vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
     """
 
-    vector_narrow_trim = vs._narrow_trim
-    vector_fp_to_fxp = vs._fp_to_fxp
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFxpToFpI32Stream(vs.VectorStream):
+class VectorInterFirstFxpToFpI32Stream(vsc.VectorFxpToFpI32Stream):
     """At the FxpToFp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
-    vector_narrow_trim = vs._narrow_trim
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFxpToFpF32Stream(vs.VectorStream):
+class VectorInterFirstFxpToFpF32Stream(vsc.VectorFxpToFpF32Stream):
     """At the FxpToFp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
 
-    vector_narrow_trim = vs._narrow_trim
-    vector_fp_to_fxp = vs._fp_to_fxp
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstNarrowI32Stream(vs.VectorStream):
+class VectorInterFirstNarrowI32Stream(vsc.VectorNarrowI32Stream):
     """At the Narrow stage with an i32 stream: offers vector_intra_slice_reduce, vector_reinterpret, vector_stash,
     vector_widen_concat, vector_widen_pad.
     """
 
-    vector_widen_pad = vs._widen_pad
-    vector_intra_slice_reduce = vreduce.intra_slice_reduce
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstNarrowF32Stream(vs.VectorStream):
+class VectorInterFirstNarrowF32Stream(vsc.VectorNarrowF32Stream):
     """At the Narrow stage with an f32 stream: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_div,
     vector_fp_div_with_mode, vector_fp_ternary, vector_fp_ternary_with_mode, vector_fp_unary,
     vector_intra_slice_reduce, vector_reinterpret, vector_stash, vector_widen_concat, vector_widen_pad.
     """
 
-    vector_fp_unary = vs._fp_unary
-    vector_fp_binary = vs._fp_binary
-    vector_widen_pad = vs._widen_pad
-    vector_intra_slice_reduce = vreduce.intra_slice_reduce
-    vector_fp_binary_with_mode = chain._fp_binary_mode
-    vector_fp_ternary = chain._fp_ternary
-    vector_fp_ternary_with_mode = chain._fp_ternary_mode
-    vector_fp_div = chain._fp_div
-    vector_fp_div_with_mode = chain._fp_div_mode
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstFpI32Stream(vs.VectorStream):
+class VectorInterFirstFpI32Stream(vsc.VectorFpI32Stream):
     """At the Fp stage with an i32 stream: offers vector_intra_slice_reduce, vector_reinterpret, vector_stash,
     vector_widen_concat, vector_widen_pad.
     """
 
-    vector_widen_pad = vs._widen_pad
-    vector_intra_slice_reduce = vreduce.intra_slice_reduce
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstFpF32Stream(vs.VectorStream):
+class VectorInterFirstFpF32Stream(vsc.VectorFpF32Stream):
     """At the Fp stage with an f32 stream: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_div,
     vector_fp_div_with_mode, vector_fp_ternary, vector_fp_ternary_with_mode, vector_fp_unary,
     vector_intra_slice_reduce, vector_reinterpret, vector_stash, vector_widen_concat, vector_widen_pad.
     """
 
-    vector_fp_unary = vs._fp_unary
-    vector_fp_binary = vs._fp_binary
-    vector_widen_pad = vs._widen_pad
-    vector_intra_slice_reduce = vreduce.intra_slice_reduce
-    vector_fp_binary_with_mode = chain._fp_binary_mode
-    vector_fp_ternary = chain._fp_ternary
-    vector_fp_ternary_with_mode = chain._fp_ternary_mode
-    vector_fp_div = chain._fp_div
-    vector_fp_div_with_mode = chain._fp_div_mode
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstWidenI32Stream(vs.VectorStream):
+class VectorInterFirstWidenI32Stream(vsc.VectorWidenI32Stream):
     """At the Widen stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_reinterpret.
     """
 
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstWidenF32Stream(vs.VectorStream):
+class VectorInterFirstWidenF32Stream(vsc.VectorWidenF32Stream):
     """At the Widen stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_reinterpret.
     """
 
-    vector_fp_to_fxp = vs._fp_to_fxp
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFpToFxpI32Stream(vs.VectorStream):
+class VectorInterFirstFpToFxpI32Stream(vsc.VectorFpToFxpI32Stream):
     """At the FpToFxp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_reinterpret.
     """
 
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFpToFxpF32Stream(vs.VectorStream):
+class VectorInterFirstFpToFxpF32Stream(vsc.VectorFpToFxpF32Stream):
     """At the FpToFxp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_reinterpret.
     """
 
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstClipI32Stream(vs.VectorStream):
+class VectorInterFirstClipI32Stream(vsc.VectorClipI32Stream):
     """At the Clip stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_reinterpret, vector_stash.
     """
 
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstClipF32Stream(vs.VectorStream):
+class VectorInterFirstClipF32Stream(vsc.VectorClipF32Stream):
     """At the Clip stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_reinterpret, vector_stash.
     """
 
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstLogicI32Stream(vs.VectorStream):
+class VectorInterFirstLogicI32Stream(vsc.VectorLogicI32Stream):
     """At the Logic stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_logic, vector_logic_with_mode,
     vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
     """
 
-    vector_fxp = vs._fxp
-    vector_fxp_to_fp = vs._fxp_to_fp
-    vector_narrow_trim = vs._narrow_trim
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_logic = chain._logic
-    vector_logic_with_mode = chain._logic_mode
-    vector_fxp_with_mode = chain._fxp_mode
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstLogicF32Stream(vs.VectorStream):
+class VectorInterFirstLogicF32Stream(vsc.VectorLogicF32Stream):
     """At the Logic stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_logic, vector_logic_with_mode, vector_narrow_split,
     vector_narrow_trim, vector_reinterpret, vector_stash.
     """
 
-    vector_narrow_trim = vs._narrow_trim
-    vector_fp_to_fxp = vs._fp_to_fxp
-    vector_clip = vs._clip
-    vector_final = vs._final
-    vector_logic = chain._logic
-    vector_logic_with_mode = chain._logic_mode
-    vector_narrow_split = chain._narrow_split
-    vector_clip_with_mode = chain._clip_mode
-    vector_filter = chain._filter
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
+    vector_inter_slice_reduce = vs._NO_SECOND_INTER_SLICE_REDUCE
 
 
-class VectorInterFirstFpDivI32Stream(vs.VectorStream):
+class VectorInterFirstFpDivI32Stream(vsc.VectorFpDivI32Stream):
     """At the FpDiv stage with an i32 stream: offers vector_reinterpret, vector_stash, vector_widen_concat,
     vector_widen_pad.
     """
 
-    vector_widen_pad = vs._widen_pad
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstFpDivF32Stream(vs.VectorStream):
+class VectorInterFirstFpDivF32Stream(vsc.VectorFpDivF32Stream):
     """At the FpDiv stage with an f32 stream: offers vector_reinterpret, vector_stash, vector_widen_concat,
     vector_widen_pad.
     """
 
-    vector_widen_pad = vs._widen_pad
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
-    vector_stash = stash.vector_stash
 
-
-class VectorInterFirstIntraSliceReduceI32Stream(vs.VectorStream):
+class VectorInterFirstIntraSliceReduceI32Stream(vsc.VectorIntraSliceReduceI32Stream):
     """At the IntraSliceReduce stage with an i32 stream: offers vector_reinterpret, vector_widen_concat,
     vector_widen_pad.
     """
 
-    vector_widen_pad = vs._widen_pad
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
 
-
-class VectorInterFirstIntraSliceReduceF32Stream(vs.VectorStream):
+class VectorInterFirstIntraSliceReduceF32Stream(vsc.VectorIntraSliceReduceF32Stream):
     """At the IntraSliceReduce stage with an f32 stream: offers vector_fp_div, vector_fp_div_with_mode,
     vector_reinterpret, vector_widen_concat, vector_widen_pad.
     """
-
-    vector_widen_pad = vs._widen_pad
-    vector_fp_div = chain._fp_div
-    vector_fp_div_with_mode = chain._fp_div_mode
-    vector_widen_concat = chain._widen_concat
-    vector_reinterpret = chain._reinterpret
 
 
 adopt(vs.INTER_FIRST_CLASSES, {

@@ -272,33 +272,17 @@ _clip_zip, _clip_zip_with_mode = _zip_method("vector_clip_zip", pops.ZipClip, S.
 _fp_zip, _fp_zip_with_mode = _zip_method("vector_fp_zip", pops.ZipFp, S.FP, E.FpBinaryOp,
                                          "Merge the groups on the float cluster")
 
-# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
-# are its units' (`ir.vector.units.dsl_method`)
-_BODIES: dict[str, Any] = {
-    "vector_logic": _logic,
-    "vector_logic_with_mode": _logic_with_mode,
-    "vector_logic_zip": _logic_zip,
-    "vector_logic_zip_with_mode": _logic_zip_with_mode,
-    "vector_fxp": _fxp,
-    "vector_fxp_with_mode": _fxp_with_mode,
-    "vector_fxp_zip": _fxp_zip,
-    "vector_fxp_zip_with_mode": _fxp_zip_with_mode,
-    "vector_fxp_to_fp": _fxp_to_fp,
-    "vector_narrow_split": _narrow_split,
-    "vector_fp_unary": _fp_unary,
-    "vector_fp_binary": _fp_binary,
-    "vector_fp_binary_with_mode": _fp_binary_with_mode,
-    "vector_fp_ternary": pair_ternary.fp_ternary,
-    "vector_fp_ternary_with_mode": pair_ternary.fp_ternary_mode,
-    "vector_fp_zip": _fp_zip,
-    "vector_fp_zip_with_mode": _fp_zip_with_mode,
-    "vector_widen_concat": _widen_concat,
-    "vector_fp_to_fxp": _fp_to_fxp,
-    "vector_clip": _clip,
-    "vector_clip_with_mode": _clip_with_mode,
-    "vector_clip_zip": _clip_zip,
-    "vector_clip_zip_with_mode": _clip_zip_with_mode,
-}
+# method -> its body (the name its `stage_method` gives it); the stage it enters, the scalars it
+# takes and the way the stream must run at are its units' (`ir.vector.units.dsl_method`)
+_BODIES: dict[str, Any] = {fn.stage_name: fn for fn in (
+    _logic, _logic_with_mode, _logic_zip, _logic_zip_with_mode,
+    _fxp, _fxp_with_mode, _fxp_zip, _fxp_zip_with_mode,
+    _fxp_to_fp, _narrow_split, _fp_unary, _fp_binary, _fp_binary_with_mode,
+    pair_ternary.fp_ternary, pair_ternary.fp_ternary_mode,
+    _fp_zip, _fp_zip_with_mode,
+    _widen_concat, _fp_to_fxp,
+    _clip, _clip_with_mode, _clip_zip, _clip_zip_with_mode,
+)}
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
 

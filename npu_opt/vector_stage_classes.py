@@ -386,3 +386,6 @@ adopt(vs.VECTOR_STAGE_CLASSES, {
     (S.INTRA_SLICE_REDUCE, "i32"): VectorIntraSliceReduceI32Stream,
     (S.INTRA_SLICE_REDUCE, "f32"): VectorIntraSliceReduceF32Stream,
 }, vs.declare_class)
+
+# npu_opt/vector_inter_first_classes.py extends these classes
+from npu_opt import vector_inter_first_classes  # noqa: E402,F401

@@ -188,19 +188,11 @@ def _final(self: VectorStream, loc: Location) -> Any:
 
 
 _BOTH, W8 = frozenset({"i32", "f32"}), Way.WAY8
-# method -> its body; the stage it enters, the scalars it takes and the way the stream must run at
-# are its units' (`ir.vector.units.dsl_method`)
-_BODIES: dict[str, Any] = {
-    "vector_fxp": _fxp,
-    "vector_fxp_to_fp": _fxp_to_fp,
-    "vector_narrow_trim": _narrow_trim,
-    "vector_fp_unary": _fp_unary,
-    "vector_fp_binary": _fp_binary,
-    "vector_widen_pad": _widen_pad,
-    "vector_fp_to_fxp": _fp_to_fxp,
-    "vector_intra_slice_reduce": intra_slice_reduce,
-    "vector_clip": _clip,
-}
+# method -> its body (the name its `stage_method` gives it); the stage it enters, the scalars it
+# takes and the way the stream must run at are its units' (`ir.vector.units.dsl_method`)
+_BODIES: dict[str, Any] = {fn.stage_name: fn for fn in (
+    _fxp, _fxp_to_fp, _narrow_trim, _fp_unary, _fp_binary, _widen_pad, _fp_to_fxp, intra_slice_reduce, _clip,
+)}
 _BODIES.update(UNIT_BODIES)  # the units whose traced op is made from their declaration
 _METHODS: dict[str, tuple[VeStage, frozenset[str], Way, Any]] = {
     name: (*dsl_method(name), fn) for name, fn in _BODIES.items()}
@@ -225,25 +217,47 @@ CHAIN_STAGES = (S.TAG, S.FXP, S.FXP_TO_FP, S.NARROW, S.FP, S.WIDEN, S.FP_TO_FXP,
 SCALARS = ("i32", "f32")
 
 
-def declare_class(stage: VeStage, scalar: str, inter_first: bool = False) -> tuple[str, str, dict[str, Any]]:
+def declare_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]]:
     """The stage object at `stage` with a `scalar` stream, as (class name, docstring, methods):
     a method of `_METHODS` is offered when it takes the scalar, the stream runs at the way it
-    needs and its stage may follow; after an InterFirst inter-slice reduce (`inter_first`) no
-    second one. `npu_opt.gen_stage_classes` writes these classes out."""
+    needs and its stage may follow. `npu_opt.gen_stage_classes` writes these classes out."""
     body = {name: fn for name, (dst, scalars, way, fn) in _METHODS.items()
-            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)
-            and not (inter_first and dst == S.INTER_SLICE_REDUCE)}
+            if scalar in scalars and way == stage_way(stage) and can_transition(stage, dst)}
     body.update(ANY_STAGE_METHODS)  # vector_reinterpret holds the stage
     if stage in STASHABLE:
         body["vector_stash"] = vector_stash
-    doc = f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(body))}."
-    order = "InterFirst" if inter_first else ""
-    return f"Vector{order}{stage.rust_name}{scalar.upper()}Stream", doc, body
+    return f"Vector{stage.rust_name}{scalar.upper()}Stream", _offers_doc(stage, scalar, body), body
+
+
+def _offers_doc(stage: VeStage, scalar: str, offers: Any) -> str:
+    """The docstring of a chain class, VECTOR or InterFirst: its stage, scalar and methods."""
+    return f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(offers))}."
+
+
+class _NotOfferedAgain:
+    """What an InterFirst class sets as its `vector_inter_slice_reduce`, which its base class
+    offers: reading it on the class or on a stream fails as if the class had never had it, so
+    `hasattr(cls, ...)` is false and a call is the TYPE-1 of `StreamStage.__getattr__` (a
+    `withdrawn` method would be called, and consume the stream); `OFFERS` leaves it out."""
+
+    stage_name = "vector_inter_slice_reduce"
+    withdrawn = True  # npu_opt.stagebase: not in OFFERS
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        raise AttributeError(self.stage_name)
+
+
+_NO_SECOND_INTER_SLICE_REDUCE = _NotOfferedAgain()
 
 
 def declare_inter_first_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]]:
-    """The chain after an InterFirst inter-slice reduce: the same stages, no second inter-slice reduce."""
-    return declare_class(stage, scalar, inter_first=True)
+    """The chain after an InterFirst inter-slice reduce: the same stages, no second inter-slice
+    reduce. The class extends its `declare_class` twin (`npu_opt.gen_stage_classes` writes it so);
+    its own methods are only the mark that takes back the twin's inter-slice reduce."""
+    body = declare_class(stage, scalar)[2]
+    own = {"vector_inter_slice_reduce": _NO_SECOND_INTER_SLICE_REDUCE} if "vector_inter_slice_reduce" in body else {}
+    doc = _offers_doc(stage, scalar, body.keys() - own.keys())
+    return f"VectorInterFirst{stage.rust_name}{scalar.upper()}Stream", doc, own
 
 
 # (stage, scalar) -> its class; npu_opt.vector_stage_classes (generated from `declare_class`) fills it
@@ -258,5 +272,6 @@ def vector_init(self: StreamStage, loc: Location) -> Any:
     return next_stage(self, loc, vops.VectorInit, VectorInitStream)
 
 
-# the written-out stage classes fill the tables above (a cycle: their bodies are this module's)
-from npu_opt import vector_inter_classes, vector_inter_first_classes, vector_stage_classes  # noqa: E402,F401
+# the written-out stage classes fill the tables above (a cycle: their bodies are this module's);
+# vector_stage_classes imports vector_inter_first_classes, whose classes extend its own
+from npu_opt import vector_inter_classes, vector_stage_classes  # noqa: E402,F401

@@ -64,3 +64,23 @@ def chain_then_inter(ctx: Context, x: HbmTensor[f32, Chip, m("A / 8, R, A % 8")]
          .commit_trim(m("A % 8"))
          .commit(m("A % 8")))
     return y.to_hbm(ctx.tdma, HbmTensor[f32, Chip, m("A")])
+
+
+def second_reduce(how):
+    """InterFirst, the chain to Fxp, then a second inter-slice reduce on the Fxp stream: "called"
+    as the first one, with "no arguments", or on the stream after a call "consumed" it."""
+
+    def kernel(ctx, x):
+        x = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A / 8, R"), m("A % 8")])
+        s = (ctx.main.begin(x.view()).fetch(m("1"), m("A % 8")).collect(m("1"), m("A % 8")).vector_init()
+             .vector_inter_slice_reduce(m("A / 8, 1 # 4"), m("1"), InterSliceReduceOpI32.MAX)
+             .vector_intra_slice_tag(TagMode.ZERO).vector_fxp(FxpBinaryOp.ADD_FXP_SAT, 100))
+        if how == "consumed":
+            s.vector_final()
+        args = () if how == "no arguments" else (m("A / 8, 1 # 4"), m("1"), InterSliceReduceOpI32.MAX)
+        y = s.vector_inter_slice_reduce(*args).vector_final().commit_trim(m("A % 8")).commit(m("A % 8"))
+        return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("A")])
+
+    kernel.__annotations__ = {"ctx": Context, "x": HbmTensor[i32, Chip, m("A / 8, R, A % 8")],
+                              "return": HbmTensor[i32, Chip, m("A")]}
+    return device(chip=1)(kernel)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
+import npu_opt
 from ir.vector.stages import VeStage
+from npu_opt import axes
 from npu_opt.vector_inter import AFTER_INTER_CLASSES
 from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
+from tests.inter.kernels import second_reduce
 
 NAME = "vector_inter_slice_reduce"
 
@@ -27,3 +32,17 @@ def test_what_follows_the_reduce_by_order():
     assert hasattr(intra_first, "vector_final")
     for name in ("vector_intra_slice_tag", "vector_clip", NAME, "vector_fxp"):
         assert not hasattr(intra_first, name)
+
+
+@pytest.mark.parametrize("how", ["called", "no arguments", "consumed"])
+def test_a_second_inter_slice_reduce_after_an_inter_first_one_is_type1_however_called(how):
+    """The refusal is TYPE-1 naming the InterFirst class and what it offers, whatever the
+    arguments and even on a stream an earlier call consumed."""
+    axes(A=512, R=4)  # the axes of tests.inter.kernels
+    (d,) = npu_opt.check(second_reduce(how)).diagnostics
+    assert (d.code, d.message, d.stage, d.help) == (
+        "TYPE-1", "`vector_inter_slice_reduce` cannot be called on a VectorInterFirstFxpI32Stream",
+        "vector_inter_slice_reduce", "see `npu-opt explain TYPE-1` for the stage order")
+    assert d.notes[0] == ("VectorInterFirstFxpI32Stream offers `vector_clip`, `vector_clip_with_mode`, "
+                          "`vector_filter`, `vector_final`, `vector_fxp`, `vector_fxp_to_fp`, `vector_fxp_with_mode`, "
+                          "`vector_narrow_split`, `vector_narrow_trim`, `vector_reinterpret`, `vector_stash`")
