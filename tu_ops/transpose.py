@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 __all__ = ["TransposeOp"]
 
 
+def _checker_rule(code: str) -> Any:
+    """The rule `code` as the parameter checker reports it (`TransposeOp._problem`): the rules
+    TRANSPOSE-6 ... 10 of the record are the checker's alone."""
+
+    @rule(code)
+    def check(self: TransposeOp, target: Target, ctx: VerifyContext | None) -> str | None:
+        return self._problem(code)
+
+    return check
+
+
 @attrs.frozen(kw_only=True)
 class TransposeOp(TuOp):
     """Transpose Engine: `[in_rows x in_cols]` tiles of `packets_per_col` packets per row."""
@@ -92,25 +103,11 @@ class TransposeOp(TuOp):
             return "fetch_in_width_shift=0 is written by its absence (base input packing)"
         return self._problem("TRANSPOSE-18")
 
-    @rule("TRANSPOSE-6")
-    def _transpose_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-6")
-
-    @rule("TRANSPOSE-7")
-    def _transpose_7(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-7")
-
-    @rule("TRANSPOSE-8")
-    def _transpose_8(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-8")
-
-    @rule("TRANSPOSE-9")
-    def _transpose_9(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-9")
-
-    @rule("TRANSPOSE-10")
-    def _transpose_10(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-10")
+    _transpose_6 = _checker_rule("TRANSPOSE-6")
+    _transpose_7 = _checker_rule("TRANSPOSE-7")
+    _transpose_8 = _checker_rule("TRANSPOSE-8")
+    _transpose_9 = _checker_rule("TRANSPOSE-9")
+    _transpose_10 = _checker_rule("TRANSPOSE-10")
 
     @rule("TRANSPOSE-11")
     def _transpose_11(self, target: Target, ctx: VerifyContext | None) -> str | None:
