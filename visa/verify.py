@@ -36,9 +36,8 @@ from visa.facts import lowest, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.relower import expected_dma, expected_program, first_difference
-from visa.relower_gather import expected_gather, expected_scatter, expected_shuffle
-from visa.relower_spm import expected_spm
-from visa.relower_redistribute import expected_redistribute, expected_relayout
+from visa.relower_indexed import (expected_gather, expected_redistribute, expected_relayout, expected_scatter,
+                                  expected_shuffle, expected_spm)
 from visa.relower import Underivable
 from visa.verify_dma import check_dma
 
