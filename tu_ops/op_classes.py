@@ -5,8 +5,8 @@ loads every record module; `tu_ops.OP_CLASSES` is its `op_classes()`."""
 from __future__ import annotations
 
 from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute, rf_reshape,  # noqa: F401
-                    runtime, spm, transpose, trf, vector, vector_branch, vector_branch_rf, vector_inter,
-                    vector_pair, vector_pair_rf, vrf)
+                    runtime, spm, transpose, trf, vector, vector_branch, vector_inter,
+                    vector_pair, vrf)
 from tu_ops.base import TU_OPS
 
 __all__ = ["op_classes"]
