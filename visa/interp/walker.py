@@ -27,8 +27,7 @@ from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_redistribute, run_scatter, run_shuffle
-from visa.interp.resident import as_hbm_param, load, save
-from visa.interp.host import check_count, from_hbm, to_hbm
+from visa.interp.host import as_hbm_param, check_count, from_hbm, load, save, to_hbm
 from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
