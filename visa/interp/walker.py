@@ -38,7 +38,7 @@ from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
 from visa.interp.vrf import VrfValues
 from visa.interp import (  # noqa: F401 - the modules that declare the steps STEPS holds
-    contract, drain, engines, feed, trf, vector, vector_branch, vector_inter, vector_pair, vrf,
+    contract, drain, engines, feed, switch, trf, vector, vector_branch, vector_pair, vrf,
 )
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]
