@@ -23,7 +23,7 @@ from ir.transpose.params import TransposeParams, check_transpose_params
 from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
-from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
+from tu_ops.engines import TRANSPOSE, Engine, no_counters, stream_cycles
 from tu_ops.enums import STORED_ELEMENTS
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ class TransposeOp(TuOp):
     FEED_DEST: ClassVar[str | None] = "TRANSPOSE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     ENGINE: ClassVar[Engine] = TRANSPOSE
+    # one input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows per
+    # tile; the packing sets how many elements each of those packets brings
+    busy_cycles = stream_cycles
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
@@ -80,11 +83,6 @@ class TransposeOp(TuOp):
     def params(self) -> TransposeParams:
         return TransposeParams(self.in_rows, self.in_cols, self.out_rows, self.packets_per_col,
                                self.valid_size_per_packet, self.fetch_in_width_shift or 0)
-
-    def busy_cycles(self, rate: Rate, target: Target) -> int:
-        """One input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows
-        per tile; the packing sets how many elements each of those packets brings."""
-        return ceil_div(self.input_type.time.size, rate("tensor_unit", "packets_per_cycle"))
 
     def _problem(self, code: str) -> str | None:
         """The message of rule `code` when the parameters break it (the checker reports the
