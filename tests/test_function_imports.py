@@ -65,6 +65,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
     ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
     ("tu_ops.lower.build", "tu_ops.gather_records"): "a kernel's first gather, scatter or shuffle loads its records",
+    ("tu_ops.lower.build", "tu_ops.runtime"): "a kernel's first runtime scalar or guard loads its records",
     ("tu_ops.dma_records", "tu_ops.spm"): "a kernel's first SPM move loads its record class (a GEMM has none)",
     ("driver.explain", "npu_opt.compile_api"): "a cached page runs no example: no compiler",
     ("driver.explain", "tu_ops.target_file"): "a cached page runs no example: no lowering",

@@ -111,9 +111,13 @@ def _tu_ops_vector() -> dict[str, Any]:
 
 def __getattr__(name: str) -> Any:
     if name == "OP_CLASSES":  # computed, not imported: cached on the package like the others
-        from tu_ops.op_classes import op_classes
+        # every lowered op class, in pipeline order: the classes the record modules declare
+        # (docs/reference/diagnostics.md), ordered by (PIPELINE_RANK, MNEMONIC)
+        from tu_ops import (commit, contract, dma, dma_view, feed, gather, redistribute, rf_reshape,  # noqa: F401
+                            runtime, spm, transpose, trf, vector, vector_branch, vector_inter, vector_pair, vrf)
+        from tu_ops.base import TU_OPS
 
-        globals()[name] = op_classes()
+        globals()[name] = tuple(sorted(TU_OPS.global_values(), key=lambda cls: (cls.PIPELINE_RANK, cls.MNEMONIC)))
         return globals()[name]
     return _EXPORTS.get(__name__, name)
 

@@ -112,17 +112,12 @@ def crosses_parts(src_t: Any, dst_t: Any) -> bool:
         and src_t.slice.size == dst_t.slice.size)
 
 
-def _walk_range(cmd: DmaCommand) -> tuple[int, int]:
-    low = cmd.src_base + sum(min(0, (e.size - 1) * e.src_stride) for e in cmd.entries)
-    high = cmd.src_base + sum(max(0, (e.size - 1) * e.src_stride) for e in cmd.entries)
-    return low, high
-
-
 def _per_part(cmd: DmaCommand, part_bytes: int) -> list[tuple[int, DmaCommand]]:
     """(source part, command with part-local source addresses), the command split until each
     piece reads one part: by its loop of the widest source stride first (the one that steps
     from part to part), so the loops inside a part stay loops of one command."""
-    low, high = _walk_range(cmd)
+    low = cmd.src_base + sum(min(0, (e.size - 1) * e.src_stride) for e in cmd.entries)
+    high = cmd.src_base + sum(max(0, (e.size - 1) * e.src_stride) for e in cmd.entries)
     if low // part_bytes == high // part_bytes:
         part = low // part_bytes
         return [(part, attrs.evolve(cmd, src_base=cmd.src_base - part * part_bytes))]

@@ -41,28 +41,17 @@ def type_text(t: Any, *, spatial: bool = False) -> str:
 
 @memo(4096)
 def _type_text(t: Any, spatial: bool) -> str:
+    """Every level mapping of the type (`levels()`, outer to inner) after its dtype (a cstream's
+    accumulator first); the Chip, Cluster and Slice of a program's types only when `spatial`."""
     if t is None:
         return "none"
-    if isinstance(t, HbmType):
-        return f"hbm[{t.dtype}, {_q(t.chip)}, {_q(t.element)}]"
-    if isinstance(t, SpmType):
-        return f"spm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
-    if isinstance(t, DmType):
-        return f"dm[{t.dtype}, {', '.join(_q(x) for x in t.levels())}]"
     if getattr(t, "kind", None) == "scalar":  # a runtime scalar (docs/runtime.md)
         return f"scalar[{t.dtype}]"
-    space = [_q(x) for x in t.spatial()] if spatial else []
-    if isinstance(t, StreamType):
-        items, head = [*space, _q(t.time), _q(t.packet)], f"stream[{t.dtype}"
-    elif isinstance(t, TrfType):
-        items, head = [*space, _q(t.lane), _q(t.element)], f"trf[{t.dtype}"
-    elif isinstance(t, VrfType):
-        items, head = [*space, _q(t.element)], f"vrf[{t.dtype}"
-    elif isinstance(t, CStreamType):
-        items, head = [*space, _q(t.lane), _q(t.time), _q(t.packet)], f"cstream[{t.acc}, {t.dtype}"
-    else:
+    if not isinstance(t, (HbmType, SpmType, DmType, StreamType, TrfType, VrfType, CStreamType)):
         return str(t)
-    return head + ", " + ", ".join(items) + "]"
+    levels = t.levels() if spatial or t.kind in ("hbm", "spm", "dm") else t.levels()[3:]
+    head = f"{t.acc}, {t.dtype}" if t.kind == "cstream" else f"{t.dtype}"
+    return f"{t.kind}[{head}, {', '.join(_q(x) for x in levels)}]"
 
 
 def value_text(v: Any) -> str:

@@ -11,15 +11,20 @@
 Schedule model: a `scalar_load` costs one DMA command on the DMA context; the scalar and
 guard records take no cycles on the sequencer; guarded steps are scheduled as if the
 guard holds (the worst case, docs/runtime.md).
+
+Lowering (`lower_runtime`): each traced `to_spm`, `scalar`, `when` and `end_when` is one step
+of its own, placed at its call like a DMA (`tu_ops.lower.program.layout`), so the programs
+and DMAs traced inside a `ctx.when` block lie between its `guard_begin` and `guard_end` records.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from ir.runtime_ops import GuardBegin, GuardEnd, ScalarLoad, ScalarOp
 from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
@@ -27,7 +32,7 @@ from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER"]
+__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER", "lower_runtime"]
 
 ScalarOpKind = enum.Enum("ScalarOpKind", {name: name for name in OP_NAMES})
 ScalarOpKind.__doc__ = "The operation of a `scalar` record (`ir.runtime_types.apply`)."
@@ -138,3 +143,19 @@ class GuardEndOp(_Runtime):
         if ctx is not None and self.neighbour(ctx, self.begin, "guard_begin") is None:
             return f"begin {self.begin} is not the result of a guard_begin"
         return None
+
+
+def lower_runtime(op: Any, result: int, refs: dict[int, int]) -> Any:
+    """The record of one runtime step; `refs` maps traced value ids to lowered ones."""
+    out = op.result.type
+    common = {"result": Ref(result), "output_type": out, "loc": op.loc}
+    if isinstance(op, ScalarLoad):
+        return ScalarLoadOp(src=Ref(refs[op.src.id]), input_type=op.src.type, **common)
+    if isinstance(op, ScalarOp):
+        rhs = Ref(refs[op.rhs.id]) if op.rhs is not None else None
+        return ScalarRecord(op=ScalarOpKind[op.op], lhs=Ref(refs[op.lhs.id]), rhs=rhs, imm=op.imm,
+                            input_type=op.lhs.type, **common)
+    if isinstance(op, GuardBegin):
+        return GuardBeginOp(cond=Ref(refs[op.cond.id]), input_type=op.cond.type, **common)
+    assert isinstance(op, GuardEnd), op
+    return GuardEndOp(begin=Ref(refs[op.begin.id]), input_type=op.begin.type, **common)

@@ -21,7 +21,7 @@ from ir.declare import Table
 from ir.ops import Value
 from ir.stage_spec import STAGES, StageSpec, spec_named, stage_specs
 from tu_ops.base import TU_OPS, Derivation, OpVerifyError, Ref, TuOp, VerifyContext, attr, operand
-from tu_ops.engines import ENGINES, Rate, ceil_div, no_counters
+from tu_ops.engines import ENGINES, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 
 __all__ = ["StageRecord", "record_of", "record_class", "stage_records"]
@@ -32,6 +32,7 @@ class StageRecord(TuOp):
     """Base of the records made from stage declarations: `%n = <stage> in=%m <choices> : <in> -> <out>`."""
 
     SPEC: ClassVar[Any] = None  # the StageSpec it was made from
+    busy_cycles = stream_cycles  # one input packet per cycle
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
@@ -44,10 +45,6 @@ class StageRecord(TuOp):
 
     def derived(self, at: Derivation) -> StageRecord:
         return self.of_types(self.result, self.input, self.input_type, self.SPEC.choices(self), self.loc)
-
-    def busy_cycles(self, rate: Rate, target: Any) -> int:
-        """One input packet per cycle."""
-        return ceil_div(self.input_type.time.size, rate("tensor_unit", "packets_per_cycle"))
 
     def first_failure(self, target: Any, ctx: VerifyContext | None = None) -> OpVerifyError | None:
         """Its own rules, then the traced op's on its input type and choices."""

@@ -23,13 +23,24 @@ from ir.transpose.params import TransposeParams, check_transpose_params
 from ir.diagnostic import Violation
 from ir.transpose.rules import check_transpose
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, derived_of_types, operand, rule
-from tu_ops.engines import TRANSPOSE, Engine, Rate, ceil_div, no_counters
+from tu_ops.engines import TRANSPOSE, Engine, no_counters, stream_cycles
 from tu_ops.enums import STORED_ELEMENTS
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["TransposeOp"]
+
+
+def _checker_rule(code: str) -> Any:
+    """The rule `code` as the parameter checker reports it (`TransposeOp._problem`): the rules
+    TRANSPOSE-6 ... 10 of the record are the checker's alone."""
+
+    @rule(code)
+    def check(self: TransposeOp, target: Target, ctx: VerifyContext | None) -> str | None:
+        return self._problem(code)
+
+    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +53,9 @@ class TransposeOp(TuOp):
     FEED_DEST: ClassVar[str | None] = "TRANSPOSE"
     FEED_ELEMENTS: ClassVar[frozenset[Any]] = STORED_ELEMENTS
     ENGINE: ClassVar[Engine] = TRANSPOSE
+    # one input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows per
+    # tile; the packing sets how many elements each of those packets brings
+    busy_cycles = stream_cycles
     cost_counters = no_counters
 
     input: Ref = operand(name="in")
@@ -70,11 +84,6 @@ class TransposeOp(TuOp):
         return TransposeParams(self.in_rows, self.in_cols, self.out_rows, self.packets_per_col,
                                self.valid_size_per_packet, self.fetch_in_width_shift or 0)
 
-    def busy_cycles(self, rate: Rate, target: Target) -> int:
-        """One input packet per cycle: `packets_per_col` packets per input row, `in_rows` rows
-        per tile; the packing sets how many elements each of those packets brings."""
-        return ceil_div(self.input_type.time.size, rate("tensor_unit", "packets_per_cycle"))
-
     def _problem(self, code: str) -> str | None:
         """The message of rule `code` when the parameters break it (the checker reports the
         first broken rule, so each rule sees the ones before it pass)."""
@@ -92,25 +101,11 @@ class TransposeOp(TuOp):
             return "fetch_in_width_shift=0 is written by its absence (base input packing)"
         return self._problem("TRANSPOSE-18")
 
-    @rule("TRANSPOSE-6")
-    def _transpose_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-6")
-
-    @rule("TRANSPOSE-7")
-    def _transpose_7(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-7")
-
-    @rule("TRANSPOSE-8")
-    def _transpose_8(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-8")
-
-    @rule("TRANSPOSE-9")
-    def _transpose_9(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-9")
-
-    @rule("TRANSPOSE-10")
-    def _transpose_10(self, target: Target, ctx: VerifyContext | None) -> str | None:
-        return self._problem("TRANSPOSE-10")
+    _transpose_6 = _checker_rule("TRANSPOSE-6")
+    _transpose_7 = _checker_rule("TRANSPOSE-7")
+    _transpose_8 = _checker_rule("TRANSPOSE-8")
+    _transpose_9 = _checker_rule("TRANSPOSE-9")
+    _transpose_10 = _checker_rule("TRANSPOSE-10")
 
     @rule("TRANSPOSE-11")
     def _transpose_11(self, target: Target, ctx: VerifyContext | None) -> str | None:

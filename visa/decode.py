@@ -27,8 +27,7 @@ from tu_ops.base import Ref
 from visa.artifact import VisaTextError
 from ir.runtime_types import SCALAR_DTYPES, ScalarType
 
-__all__ = ["Val", "RawType", "check_fields", "build_type", "printed_fields", "optional_fields",
-           "TYPE_SHAPES"]
+__all__ = ["Val", "RawType", "check_fields", "build_type", "printed_fields", "optional_fields"]
 
 
 @attrs.frozen
@@ -216,41 +215,36 @@ def check_fields(dec: Decoder, given: list[tuple[str, Val, int, int]], names: li
     return [(name, value) for name, value, _, _ in given]
 
 
-# kind -> (dtypes, mappings when spatial levels are written, mappings inside a program)
-TYPE_SHAPES: dict[str, tuple[int, int, int | None]] = {
-    "hbm": (1, 2, None), "dm": (1, 4, None), "stream": (1, 5, 2), "trf": (1, 5, 2), "cstream": (2, 6, 3),
-    "vrf": (1, 4, 1), "spm": (1, 4, None),
-}
-_LEVELS = {"hbm": "Chip, Element", "dm": "Chip, Cluster, Slice, Element", "stream": "Time, Packet",
-           "trf": "Lane, Element", "cstream": "Lane, Time, Packet", "vrf": "Element",
-           "spm": "Chip, Cluster, Pe, Element"}
+_TYPES = {cls.kind: cls for cls in (HbmType, DmType, SpmType, StreamType, TrfType, VrfType, CStreamType)}
+_STORED = ("hbm", "dm", "spm")  # the kinds whose spatial levels are written; the others live in a program's space
 
 
 def build_type(dec: Decoder, raw: RawType, space: tuple[Mapping, Mapping, Mapping] | None,
                context: str | None) -> Any:
-    """The IR type `raw` spells; inside a program, `space` and `context` complete stream,
-    TRF and cstream types (their spatial mappings are omitted there)."""
+    """The IR type `raw` spells: its dtype (a cstream's accumulator first), then the level
+    mappings of the type (`GROUPS`, outer to inner); inside a program, `space` and `context`
+    complete stream, TRF and cstream types (their spatial mappings are omitted there)."""
     if raw.kind == "scalar":  # a runtime scalar (docs/runtime.md)
         return scalar_type(dec, raw)
-    ndt, nfull, nprog = TYPE_SHAPES[raw.kind]
-    if raw.kind in ("trf", "vrf") and space is None and len(raw.maps) == nfull:  # a register tensor of `new()`
+    cls = _TYPES[raw.kind]
+    ndt, levels = (2 if raw.kind == "cstream" else 1), [name for group in cls.GROUPS[1:] for name in group]
+    if raw.kind in ("trf", "vrf") and space is None and len(raw.maps) == len(levels):  # a register tensor of `new()`
         space, raw = tuple(dec.mapping(*m) for m in raw.maps[:3]), attrs.evolve(raw, maps=raw.maps[3:])
-    if nprog is not None and space is None:
+    if raw.kind not in _STORED and space is None:
         raise dec.error(f"a `{raw.kind}` type is only written inside a program block", raw.line, raw.col)
-    want = nfull if nprog is None else nprog
-    if len(raw.dtypes) != ndt or len(raw.maps) != want:
+    written = levels if raw.kind in _STORED else levels[3:]
+    if len(raw.dtypes) != ndt or len(raw.maps) != len(written):
         dts = "two dtypes (accumulator, element)" if ndt == 2 else "one dtype"
-        raise dec.error(f"a `{raw.kind}` type takes {dts} and {want} mappings ({_LEVELS[raw.kind]}), "
+        names = ", ".join(name.capitalize() for name in written)
+        raise dec.error(f"a `{raw.kind}` type takes {dts} and {len(written)} mappings ({names}), "
                         f"not {len(raw.dtypes)} and {len(raw.maps)}", raw.line, raw.col)
     dts = [dec.dtype(*d) for d in raw.dtypes]
     maps = [dec.mapping(*m) for m in raw.maps]
-    if raw.kind in ("hbm", "dm", "spm"):   # spatial levels written out
-        return {"hbm": HbmType, "dm": DmType, "spm": SpmType}[raw.kind](dts[0], *maps)
-    if raw.kind == "stream":
-        return StreamType(dts[0], *space, *maps, context)
-    if raw.kind in ("trf", "vrf"):
-        return {"trf": TrfType, "vrf": VrfType}[raw.kind](dts[0], *space, *maps)
-    return CStreamType(dts[0], dts[1], *space, *maps, None, context)
+    if raw.kind in _STORED:
+        return cls(*dts, *maps)
+    if raw.kind in ("stream", "cstream"):  # a stream carries its program's context
+        return cls(*dts, *space, *maps, context=context)
+    return cls(*dts, *space, *maps)
 
 
 def scalar_type(dec: Decoder, raw: RawType) -> ScalarType:

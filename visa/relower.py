@@ -24,7 +24,7 @@ skipped.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import attrs
 
@@ -129,17 +129,18 @@ def first_difference(found: Any, expected: Any) -> tuple[str, Any, Any] | None:
     of one op differ, or None. Mappings compare by their text (visa/visa.lark rule 5); the
     allocation fields of `SKIPPED` are not compared."""
     skip = SKIPPED.get(found.MNEMONIC, frozenset())
-    for (name, a), (_, b) in zip(found.fields(), expected.fields()):
-        if name in skip:
-            continue
-        diff = _diff(name, a, b)
-        if diff is not None:
-            return diff
-    return None
+    return _first_diff((name, a, b) for (name, a), (_, b) in zip(found.fields(), expected.fields())
+                       if name not in skip)
 
 
 def _struct(v: Any) -> bool:
     return attrs.has(type(v)) and getattr(type(v), "TEXT_STYLE", None) in ("struct", "tuple")
+
+
+def _first_diff(items: Iterable[tuple[str, Any, Any]]) -> tuple[str, Any, Any] | None:
+    """The first difference among `(path, found, expected)` items, in order (the rest unread):
+    a record's fields, a struct's fields or a list's items."""
+    return next((diff for diff in (_diff(*item) for item in items) if diff is not None), None)
 
 
 def _diff(path: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
@@ -147,18 +148,10 @@ def _diff(path: str, a: Any, b: Any) -> tuple[str, Any, Any] | None:
         same = isinstance(a, Mapping) and isinstance(b, Mapping) and mapping_text(a) == mapping_text(b)
         return None if same else (path, a, b)
     if _struct(a) and type(a) is type(b):
-        for f in attrs.fields(type(a)):
-            diff = _diff(f"{path}.{f.name}", getattr(a, f.name), getattr(b, f.name))
-            if diff is not None:
-                return diff
-        return None
+        return _first_diff((f"{path}.{f.name}", getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
     if (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
             and any(_struct(x) for x in a)):
-        for k, (x, y) in enumerate(zip(a, b)):
-            diff = _diff(f"{path}[{k}]", x, y)
-            if diff is not None:
-                return diff
-        return None
+        return _first_diff((f"{path}[{k}]", x, y) for k, (x, y) in enumerate(zip(a, b)))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return None if tuple(a) == tuple(b) else (path, a, b)
     return None if a == b else (path, a, b)

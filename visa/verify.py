@@ -29,16 +29,14 @@ from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
 from tu_ops.vrf import VRF_WORDS, vrf_words
-from visa.verify_runtime import guard_problem, is_runtime
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import lowest, with_facts
 from visa.parser import parse_visa
 from visa.printer import record_lines, target_hash
 from visa.relower import expected_dma, expected_program, first_difference
-from visa.relower_gather import expected_gather, expected_scatter, expected_shuffle
-from visa.relower_spm import expected_spm
-from visa.relower_redistribute import expected_redistribute, expected_relayout
+from visa.relower_indexed import (expected_gather, expected_redistribute, expected_relayout, expected_scatter,
+                                  expected_shuffle, expected_spm)
 from visa.relower import Underivable
 from visa.verify_dma import check_dma
 
@@ -252,6 +250,33 @@ def _check_spaces(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
 
 _Space = namedtuple("_Space", "chip cluster slice")
 """A program's `(Chip, Cluster, Slice)` seen with the attribute names of a type."""
+
+
+# --- runtime guards (docs/runtime.md) -------------------------------------------------------
+
+def is_runtime(step: Any) -> bool:
+    """Whether a body step is a runtime scalar or guard record (`tu_ops.runtime`)."""
+    return not isinstance(step, TuProgram) and getattr(step, "RUNTIME", False)
+
+
+def guard_problem(kernel: Any) -> tuple[Any, str] | None:
+    """(record, problem) of the first guard record out of its bracket order, or None (rule
+    RUNTIME-8): `guard_begin` / `guard_end` records nest like brackets in body order, each
+    `guard_end` closing the innermost open guard, and every guard is closed before `return`."""
+    open_guards: list[Any] = []
+    for step in kernel.steps:
+        mnemonic = getattr(step, "MNEMONIC", None)
+        if mnemonic == "guard_begin":
+            open_guards.append(step)
+        elif mnemonic == "guard_end":
+            if not open_guards or open_guards[-1].result != step.begin:
+                inner = open_guards[-1].result if open_guards else None
+                return step, (f"guard_end closes {step.begin}, but the innermost open guard is {inner}"
+                              if inner is not None else f"guard_end closes {step.begin}, but no guard is open")
+            open_guards.pop()
+    if open_guards:
+        return open_guards[-1], "this guard is never closed by a guard_end"
+    return None
 
 
 # --- per-record re-derivations ----------------------------------------------------------------

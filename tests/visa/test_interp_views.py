@@ -17,7 +17,7 @@ import pytest
 from npu_opt.run import run
 from tests.kernel_files import EXAMPLES_DIR, _kernels, load_source
 from tests.visa.test_interp import artifact, assert_same_bits, host_inputs
-from visa.interp import execute_inout, feed, redistribute
+from visa.interp import execute_inout, feed, gather
 
 
 def _spy(monkeypatch, module, name) -> list:
@@ -47,7 +47,7 @@ def _topology(file: str, name: str):
 @pytest.mark.parametrize("fast", [False, True])
 @pytest.mark.parametrize("name", ["cluster_all_gather", "chip_all_gather"])
 def test_a_relayout_copies_through_views(name, fast, monkeypatch):
-    indexed = _spy(monkeypatch, redistribute, "copy_walk")
+    indexed = _spy(monkeypatch, gather, "copy_walk")
     _agrees(_topology("cluster_collectives" if name.startswith("cluster") else "chip_collectives", name), fast)
     assert (not indexed) if fast else indexed
 

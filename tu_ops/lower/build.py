@@ -69,7 +69,7 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
             steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
             continue
         if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
-            from tu_ops.lower.runtime import lower_runtime
+            from tu_ops.runtime import lower_runtime
             steps.append(lower_runtime(item, first, lay.refs))
             continue
         if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \

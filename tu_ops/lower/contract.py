@@ -4,19 +4,26 @@ TimeReduce and LaneFold.
 Each record fills its derived fields from its types itself (`of_types` in `tu_ops.contract`,
 from `ir.rules.contract_geometry` and `ir.rules.time_reduction`, the computations OUTER-*,
 PACKET-*, TIME-* and LANE-* check); a lowering only says which traced values it reads.
+
+`to_trf`, which loads the contraction's weights, lowers to a TrfLoad the same way: the record
+fills its geometry from its types (`TrfLoad.of_types`, `ir.rules.collect.trf_geometry`, the
+computation TRF-1..5 use). `base_row` is filled by the allocation pass (visa/visa.lark, "TRF
+allocation").
 """
 
 from __future__ import annotations
 
 from ir import ops as ir
 from ir.errors import InternalError
+from ir.rules.collect import trf_geometry
 from ir.rules.contract_geometry import outer_geometry
 from tu_ops.base import Ref
 from tu_ops.contract import ContractOuter, LaneFold, PacketReduce, TimeReduce
 from tu_ops.enums import CollectFlits
 from tu_ops.lower.tables import Site, feeds, lowers
+from tu_ops.trf import TrfLoad
 
-__all__: list[str] = []
+__all__ = ["trf_flits"]
 
 
 @feeds(ir.ContractOuter)
@@ -47,3 +54,18 @@ def _time_stage(op: ir.ContractTime, site: Site) -> TimeReduce:
 @lowers(ir.ContractLane)
 def _lane_stage(op: ir.ContractLane, site: Site) -> LaneFold:
     return LaneFold.of_types(Ref(site.result), Ref(site.src), op.input.type, op.result.type, op.mode, op.loc)
+
+
+@feeds(ir.ToTrf)
+def trf_flits(op: ir.ToTrf) -> CollectFlits:
+    """collect_flits of a TRF load: Flit2 when bytes per lane are a multiple of 64."""
+    stream = op.input.type
+    geo = trf_geometry(stream.dtype, stream.time, op.lane, op.element)
+    if geo is None:
+        raise InternalError(f"{op.text()}: no TRF geometry")
+    return CollectFlits(geo.collect_flits)
+
+
+@lowers(ir.ToTrf, into=TrfLoad)
+def _trf_stage(op: ir.ToTrf, site: Site) -> TrfLoad:
+    return TrfLoad.of_types(Ref(site.result), Ref(site.src), op.input.type, site.type_of(op.result), op.loc)

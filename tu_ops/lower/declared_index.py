@@ -23,10 +23,6 @@ def _inferred() -> None:
     from tu_ops.lower import inferred  # noqa: F401
 
 
-def _trf() -> None:
-    from tu_ops.lower import trf  # noqa: F401
-
-
 def _vector() -> None:
     from tu_ops.lower import vector  # noqa: F401
 
@@ -49,7 +45,7 @@ def _vrf() -> None:
 
 DECLARED: dict[str, tuple[Callable[[], None], ...]] = {
     'ir.data_movement_ops': (_engines,),
-    'ir.ops': (_commit, _contract, _inferred, _trf,),
+    'ir.ops': (_commit, _contract, _inferred,),
     'ir.valid_count_ops': (_commit,),
     'ir.vector.branch_ops': (_vector_branch,),
     'ir.vector.chain_ops': (_vector,),

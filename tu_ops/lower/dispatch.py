@@ -29,7 +29,7 @@ __all__ = ["Site", "lowers", "feeds", "prints_type", "lower_stage", "feed_flits"
 
 def _load() -> None:
     """Every module of `tu_ops.lower` that declares a lowering, a feed packing or a lowered type."""
-    from tu_ops.lower import (commit, contract, engines, inferred, trf, vector, vector_branch,  # noqa: F401
+    from tu_ops.lower import (commit, contract, engines, inferred, vector, vector_branch,  # noqa: F401
                               vector_inter, vector_pair, vrf)
 
 

@@ -18,8 +18,7 @@ from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName, VeUnit
-from tu_ops.vector_branch_rf import VectorBranchRfOp
-from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp
+from tu_ops.vector_branch import BranchStep, CmpName, Slot, TagCmp, VectorBranchOp, VectorBranchRfOp
 
 __all__ = ["lower_branch"]
 

@@ -19,8 +19,7 @@ from tu_ops.base import Ref
 from tu_ops.lower.tables import Site, lowers
 from tu_ops.lower.vrf import derived_pass, vrf_tensors
 from tu_ops.vector import VeMode, VeOpName
-from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp
-from tu_ops.vector_pair_rf import VectorPairRfOp
+from tu_ops.vector_pair import PairSide, PairStep, PairUnit, VectorPairOp, VectorPairRfOp
 
 __all__ = ["lower_pair"]
 

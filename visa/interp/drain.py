@@ -10,6 +10,11 @@
   `sum(t_i * time_stride_i) + sum(p_j * packet_stride_j)` at byte
   `slice * DM_SLICE_BYTES + dest + element * bits / 8`; the new tensor's bytes (at its
   visa/visa.lark address, where readers look for it) start zero.
+- a packed `commit` (`pack=`) is the Commit Adapter's valid-count packing in the sub context
+  (docs/machine/valid-count.md): every time step t of every slice s keeps its first
+  `valid_size(s, t)` cells, counted by the record's time filters and packet clipper; the kept
+  cells are written back to back, in stream order, from `dest` (a slice that keeps fewer
+  leaves the rest of its element zero). The tensor's bytes start zero.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from typing import Any
 import numpy as np
 
 from ir import convert as cv
+from ir.valid_count import packed_rows, slice_counts
 from tu_ops.enums import CommitConversion, LaneMode
 from tu_ops.target import Target
+from tu_ops.valid_count import pack_to_vcg
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.fast.lanes import Front
@@ -30,7 +37,6 @@ from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, view
-from visa.interp.valid_count import run_packed_commit
 from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
@@ -163,6 +169,33 @@ def _write_strided(op: Any, dm: Any, slices: np.ndarray, values: np.ndarray, d: 
         return False
     np.copyto(target, to_raw(values, d, bits).reshape(sizes))
     return True
+
+
+def run_packed_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> DmTensor:
+    """Count, pack and write the stream `(rows, T, P)` into a new DM tensor at `dest`."""
+    target = mem.target
+    d = op.input_type.dtype
+    check(stream.dtype == value_dtype(d) and d == op.output_type.dtype,
+          f"a packed commit writes its {d} stream unconverted", op)
+    bits = target.bits_of(d) or 0
+    cells = op.valid_bytes * 8 // max(bits, 1)
+    check(1 <= cells <= stream.shape[-1], f"valid_bytes {op.valid_bytes} of a {stream.shape[-1]}-cell packet", op)
+    counts = slice_counts(pack_to_vcg(op.pack), rows.slice, stream.shape[1])   # (rows, T): per row's slice id
+    check(int(counts.max(initial=0)) <= cells, f"the clipper counts {int(counts.max())} cells of a {cells}-cell "
+          f"trimmed packet", op)
+    keep = (np.arange(stream.shape[-1])[None, None, :] < counts[:, :, None]).reshape(len(counts), -1)
+    values = packed_rows(stream.reshape(len(counts), -1), keep)
+    size = tensor_bytes(op.output_type, target)
+    check(values.shape[1] * bits <= 8 * size, f"the packer keeps {values.shape[1]} cells for a {size}-byte "
+          f"tensor", op)
+    check(op.dest >= 0 and op.dest % 8 == 0, f"dest {op.dest} is not an 8-byte aligned DM address", op)
+    address = mem.dm_address[op.result.id]
+    mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, address, size, op)
+    index = np.arange(values.shape[1], dtype=np.int64)
+    for (chip, cluster), sel in rows.groups():
+        base = (rows.slice[sel] * mem.dm_slice + op.dest).reshape(-1, 1)
+        scatter(mem.dm(chip, cluster), base, index[None], values[sel], d, bits, op, "the packed write")
+    return DmTensor(address, op.output_type)
 
 
 def run_commit(op: Any, stream: np.ndarray | Front, rows: Rows, mem: Memory) -> DmTensor:

@@ -5,12 +5,19 @@ top-level term of its element mapping, padding left out (`ir.host_layout`; `"1"`
 `float32` host form or as unsigned bit patterns, integers in their host dtype (i4 as
 int8 holding -8..7). Its HBM tensor is the element's little-endian byte image, one copy
 per chip position. Results come back in the host forms (small floats as `ml_dtypes`).
+
+Resident DM parameters (ir/resident.py): the launch's DM holds each one's bytes at its
+signature address (`at`) before the first record runs, and the final contents of a written
+one are read back from there after the last. The host side hands a resident buffer over as
+the HBM bytes of its host type (`ir.resident.host_type`): the four DM levels side by side, so
+the bytes of (chip c, cluster k, slice s) are the `size`-byte run at `((c K + k) S + s) size`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+import attrs
 import numpy as np
 
 from ir import convert as cv
@@ -18,11 +25,15 @@ from ir.dtypes import DType
 from ir.errors import NpuOptError
 from ir import host_layout
 from ir.host_layout import host_shape
+from ir.resident import host_type
 from ir.runtime_types import host_scalar
 from ir.topology import chip_host_dims, unequal_chip_copies
+from visa.interp.dma import DmTensor, live_parts, tensor_bytes
+from visa.interp.errors import check
+from visa.interp.memory import Memory
 from visa.interp.values import from_bytes, pad_mask, to_bytes
 
-__all__ = ["host_shape", "to_hbm", "from_hbm", "check_count"]
+__all__ = ["host_shape", "to_hbm", "from_hbm", "check_count", "as_hbm_param", "load", "save"]
 
 
 def _usage(message: str) -> NpuOptError:
@@ -111,3 +122,38 @@ def from_hbm(data: np.ndarray, t: Any, target: Any, owned: bool = False) -> np.n
     out = cv.from_bits(cv.to_bits(values, d), d) if d.is_float else values.astype(d.host_dtype, copy=False)
     out = np.ascontiguousarray(out).reshape(chips + host_shape(t.element))
     return out.copy() if not owned and np.may_share_memory(out, data) else out
+
+
+def as_hbm_param(param: Any) -> Any:
+    """The parameter as the HBM tensor its host array is converted through."""
+    return attrs.evolve(param, type=host_type(param.type), at=None)
+
+
+def _runs(t: Any, size: int, data: np.ndarray) -> np.ndarray:
+    return data.reshape(t.chip.size, t.cluster.size, t.slice.size, size)
+
+
+def load(mem: Memory, param: Any, data: np.ndarray) -> DmTensor:
+    """Write the host type's bytes `data` into the DM at the parameter's address."""
+    t, base = param.type, param.at
+    size = tensor_bytes(t, mem.target)
+    check(data.size == t.chip.size * t.cluster.size * t.slice.size * size,
+          f"the resident bytes of {param.ref} do not split into one {size}-byte run per slice", None)
+    runs = _runs(t, size, data)
+    for chip, cluster in live_parts(t):
+        dm = mem.dm(chip, cluster)
+        dm._grow(base + size, t.slice.size)
+        dm.data[:t.slice.size, base:base + size] = runs[chip, cluster]
+    return DmTensor(base, t)
+
+
+def save(mem: Memory, value: DmTensor) -> np.ndarray:
+    """The host type's bytes of a resident tensor's DM contents (padding parts zero)."""
+    t, base = value.type, value.base
+    size = tensor_bytes(t, mem.target)
+    out = np.zeros((t.chip.size, t.cluster.size, t.slice.size, size), np.uint8)
+    for chip, cluster in live_parts(t):
+        dm = mem.dm(chip, cluster)
+        dm._grow(base + size, t.slice.size)
+        out[chip, cluster] = dm.data[:t.slice.size, base:base + size]
+    return out.reshape(-1)

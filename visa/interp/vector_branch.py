@@ -14,9 +14,8 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.units import is_rf
 from visa.interp.errors import check
 from visa.interp.fast.lanes import front_lanes, trim_at
-from visa.interp.reduce import is_reduce, run_reduce_step
 from visa.interp.steps import ProgramState, runs
-from visa.interp.vector import check_input, finish_pass
+from visa.interp.vector import check_input, finish_pass, is_reduce, run_reduce_step
 from visa.interp.vrf import loaded, rf_operands
 
 __all__ = ["run_vector_branch"]

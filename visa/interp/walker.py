@@ -26,10 +26,8 @@ from visa.interp.fast.copies import forget_after
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
-from visa.interp.gather import run_gather, run_scatter, run_shuffle
-from visa.interp.redistribute import run_redistribute
-from visa.interp.resident import as_hbm_param, load, save
-from visa.interp.host import check_count, from_hbm, to_hbm
+from visa.interp.gather import run_gather, run_redistribute, run_scatter, run_shuffle
+from visa.interp.host import as_hbm_param, check_count, from_hbm, load, save, to_hbm
 from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
@@ -40,7 +38,7 @@ from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
 from visa.interp.vrf import VrfValues
 from visa.interp import (  # noqa: F401 - the modules that declare the steps STEPS holds
-    contract, drain, engines, feed, trf, vector, vector_branch, vector_inter, vector_pair, vrf,
+    contract, drain, engines, feed, switch, trf, vector, vector_branch, vector_pair, vrf,
 )
 
 __all__ = ["execute", "execute_inout", "run_kernel", "resolve"]

@@ -1,14 +1,22 @@
-"""Re-derive a `dma_gather`, `dma_scatter` or `dma_shuffle` record from its types (as
-`visa.relower` does for `dma`).
+"""Re-derive the indexed DMA records from their types (as `visa.relower` does for `dma`).
 
-The traced op is rebuilt from the record's types (and, for a shuffle, its pattern), checked
-by its trace rules and given the record its types fix (`tu_ops.gather_records`); its
-DM-side addresses are then offset by the allocations the verifier derived.
+A `dma_gather`, `dma_scatter` or `dma_shuffle`: the traced op is rebuilt from the record's
+types (and, for a shuffle, its pattern), checked by its trace rules and given the record its
+types fix (`tu_ops.gather_records`); its DM-side addresses are then offset by the allocations
+the verifier derived.
+
+A `dma_spm`: the traced `to_spm` / `to_dm` is rebuilt and checked by its trace rules
+(SPM-1..3), the record's commands are the ones its types fix (`tu_ops.dma_records.spm_record`),
+its DM side at the derived allocation.
+
+A `dma_redistribute`: the record its types and plan fields fix
+(`tu_ops.dma_records.redistribute_record`), its DM-side addresses then offset by the
+allocations the verifier derived; a `dma_relayout` record from its two types and its windows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -16,10 +24,16 @@ from ir import ops as ir
 from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
+from ir.spm_ops import SpmToDm, ToSpm
+from tu_ops.dma_records import redistribute_record, relayout_record, spm_record
 from tu_ops.gather_records import gather_record, scatter_record, shuffle_record
 from visa.relower import Underivable, built, moved, placed
 
-__all__ = ["expected_gather", "expected_scatter", "expected_shuffle"]
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
+__all__ = ["expected_gather", "expected_scatter", "expected_shuffle", "expected_spm", "expected_redistribute",
+           "expected_relayout"]
 
 
 def _index_type(op: Any, types: dict[int, Any], kind: str | None = None) -> Any:
@@ -66,4 +80,36 @@ def expected_shuffle(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
     low = built(op, lambda: shuffle_record(traced, op.result.id, op.src.id, target), traced)
     if op.input_type.kind != "dm":
         return placed(op, low)
+    return placed(op, low, dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0))
+
+
+def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
+    """The SpmDmaOp `op`'s types fix (`tu_ops.dma_records.spm_record`), at the derived allocations."""
+    into_spm = op.output_type.kind == "spm"
+    cls = ToSpm if into_spm else SpmToDm
+    traced = cls(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+    low = built(op, lambda: spm_record(op.result, op.src, op.input_type, op.output_type, target, op.loc), traced)
+    if into_spm:  # the DM side's allocation
+        return placed(op, low, src=dm_base.get(op.src.id, 0))
+    return placed(op, low, dst=dm_base.get(op.result.id, 0))
+
+
+def expected_redistribute(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
+    """The RedistributeOp `op`'s types, views, sources and offsets fix, at
+    the allocations its facts name (a write into a view: at its tensor's)."""
+    into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
+    low = built(op, lambda: redistribute_record(op.result.id, op.src.id, op.input_type, op.src_view,
+                                                op.src_offset, op.sources, op.offsets, op.output_type, op.engine,
+                                                target, op.loc, into))
+    return placed(op, low, *(0 if a is None else a.base for a in (op.src_alloc, op.dst_alloc)))
+
+
+def expected_relayout(op: Any, types: dict[int, Any], dm_base: dict[int, int], target: Target) -> Any:
+    """The DmaRelayoutOp the lowering makes from `op`'s two types, and its windows when it
+    reads or writes one (the copy checked as one into a fresh tensor of the write view's type)."""
+    src_t, dst_t = op.view_types()
+    traced = ir.ToDm(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, dst_t), loc=op.loc)
+    into = None if op.into is None else (op.into.id, op.dst_view, op.dst_offset)
+    low = built(op, lambda: relayout_record(op.result.id, op.src.id, op.input_type, op.output_type, target, op.loc,
+                                            op.src_view, op.src_offset or 0, into), traced)
     return placed(op, low, dm_base.get(op.src.id, 0), dm_base.get(op.result.id, 0))
