@@ -34,9 +34,8 @@ FORBIDDEN = [
     # modules and the reduce / VRF rules below them)
     ("visa.verify", "tu_ops.lower"),
     ("visa.relower", "tu_ops.lower"),
-    *[(f"tu_ops.{m}", "tu_ops.lower") for m in ("base", "vector", "vector_pair", "vector_branch", "vector_pair_rf",
-                                                "vector_branch_rf", "vrf", "vector_reduce", "vector_steps",
-                                                "valid_count")],
+    *[(f"tu_ops.{m}", "tu_ops.lower") for m in ("base", "vector", "vector_pair", "vector_branch", "vrf", "vector_reduce",
+                                                "vector_steps", "valid_count")],
 ]
 
 
