@@ -10,6 +10,7 @@ file or page changes the key. An unwritable cache directory only means no cachin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 
@@ -19,16 +20,11 @@ from driver.replay import write_atomic
 
 __all__ = ["cached_output", "source_fingerprint"]
 
-_FINGERPRINT: str | None = None
-
-
+@functools.cache
 def source_fingerprint() -> str:
     """A digest of the path, size, mtime and inode of every .py / .toml / .lark file of the
     packages and of their directories (the compile cache's stat stamp, driver/fingerprint.py)."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        _FINGERPRINT = source_stats(_roots())[0]
-    return _FINGERPRINT
+    return source_stats(_roots())[0]
 
 
 def cached_output(page_key: str, compute: Callable[[], str]) -> str:
