@@ -10,6 +10,7 @@ file or page changes the key. An unwritable cache directory only means no cachin
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 from collections.abc import Callable
@@ -31,15 +32,11 @@ def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     """`compute()`, read from the cache when this page and these sources produced it before."""
     key = hashlib.sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
     path = cache_dir() / "explain" / f"{key}.txt"
-    try:
+    with contextlib.suppress(OSError):
         return path.read_text(encoding="utf-8")
-    except OSError:
-        pass
     text = compute()
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
 
         write_atomic(path, text)
-    except OSError:
-        pass
     return text
