@@ -26,7 +26,7 @@ from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
 from tu_ops.target import TargetLike, as_target
 
-__all__ = ["Call", "check_array", "prepare", "finish", "target_name"]
+__all__ = ["Call", "check_array", "prepare", "finish", "target_name", "usage_error"]
 
 
 @attrs.frozen
@@ -43,7 +43,8 @@ def target_name(target: TargetLike) -> str:
     return as_target(target).name
 
 
-def _usage(message: str) -> NpuOptError:
+def usage_error(message: str) -> NpuOptError:
+    """A USAGE error of a bad argument of `run` (this module's and backends/cpu/host.py's)."""
     return NpuOptError(message, code="USAGE")
 
 
@@ -54,18 +55,18 @@ def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
         out.append(arg)
         return
     if not hasattr(node, "members"):  # a refused annotation: the trace reported it already
-        raise _usage(f"parameter `{node.name}` has no tensor type")
+        raise usage_error(f"parameter `{node.name}` has no tensor type")
     if node.cls is None:
         n = len(node.members)
         if not isinstance(arg, (tuple, list)) or len(arg) != n:
-            raise _usage(f"parameter `{node.name}` is a tuple of {n} tensor(s): pass a tuple of {n} array(s), "
+            raise usage_error(f"parameter `{node.name}` is a tuple of {n} tensor(s): pass a tuple of {n} array(s), "
                          f"not {type(arg).__name__}" + (f" of length {len(arg)}" if isinstance(arg, (tuple, list)) else ""))
         for (_, member), item in zip(node.members, arg):
             _flatten(member, item, out)
         return
     for field, member in node.members:
         if not hasattr(arg, field):
-            raise _usage(f"parameter `{node.name}` is a {node.cls.__name__}: pass an instance whose `{field}` "
+            raise usage_error(f"parameter `{node.name}` is a {node.cls.__name__}: pass an instance whose `{field}` "
                          f"is an array, not {type(arg).__name__}")
         _flatten(member, getattr(arg, field), out)
 
@@ -76,23 +77,23 @@ def check_array(what: str, t: Any, array: Any, why: str = "") -> None:
     shape = host_array_shape(t)
     names = " or ".join(str(a) for a in t.dtype.host_dtypes)
     if not isinstance(array, np.ndarray):
-        raise _usage(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
+        raise usage_error(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
                      f"not {type(array).__name__}")
     if array.dtype not in t.dtype.host_dtypes:
-        raise _usage(f"{what} is {t.dtype}: pass a {names} array, not {array.dtype}")
+        raise usage_error(f"{what} is {t.dtype}: pass a {names} array, not {array.dtype}")
     if array.shape != shape:
         whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
             f"type (Chip `{t.chip}`, element `{t.element}`)"
-        raise _usage(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}")
+        raise usage_error(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}")
 
 
 def _check_out(name: str, t: Any, array: Any) -> None:
     """USAGE unless `array` can receive in-out parameter `name` (of HBM type `t`) in place."""
     check_array(f"in-out parameter `{name}`", t, array, " (it is written in place)")
     if not array.flags.writeable:
-        raise _usage(f"in-out parameter `{name}` is a read-only array; the kernel writes it in place",)
+        raise usage_error(f"in-out parameter `{name}` is a read-only array; the kernel writes it in place",)
     if not array.flags.c_contiguous:
-        raise _usage(f"in-out parameter `{name}` is not C-contiguous; pass np.ascontiguousarray(...) "
+        raise usage_error(f"in-out parameter `{name}` is not C-contiguous; pass np.ascontiguousarray(...) "
                      "and read the result from that array")
 
 
@@ -103,7 +104,7 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
     trees = kernel.param_trees()
     if len(args) != len(trees):
         names = ", ".join(t.name for t in trees) or "none"
-        raise _usage(f"{kernel.name} takes {len(trees)} array(s) ({names}), got {len(args)}")
+        raise usage_error(f"{kernel.name} takes {len(trees)} array(s) ({names}), got {len(args)}")
     flat: list[Any] = []
     for tree, arg in zip(trees, args):
         _flatten(tree, arg, flat)

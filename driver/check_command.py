@@ -24,7 +24,7 @@ import signal
 from ir.errors import InternalError
 from driver.exit_codes import EXIT_ICE, EXIT_OK, EXIT_REFUSED, EXIT_USAGE
 
-__all__ = ["run_check", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
+__all__ = ["run_check", "can_fork", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
 
 
@@ -105,6 +105,13 @@ def denied(warnings) -> tuple[Diagnostic, ...]:
                  for w in warnings)
 
 
+def can_fork() -> bool:
+    """Whether this system can fork worker processes (`check` and `compile` run in process when not)."""
+    import multiprocessing  # the pool's: a check or compile of one kernel (or --jobs 1) runs in process
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 _CHECKED: list = []  # the kernels a forked `check --jobs N` worker picks by index
 
 
@@ -123,13 +130,10 @@ def _trace_all(kernels: list, target: object, jobs: int | None) -> list[tuple[Di
     A kernel whose worker died is an internal error, as in `compile`; so are the kernels
     the broken pool then leaves unfinished (`compile` retries those one by one)."""
 
-    if (jobs or 1) <= 1 or len(kernels) <= 1:
+    if (jobs or 1) <= 1 or len(kernels) <= 1 or not can_fork():
         return [trace_or_ice(k, target) for k in kernels]
-    import multiprocessing  # the pool's: a check of one kernel (or --jobs 1) runs in process
+    import multiprocessing  # the pool's, as in can_fork
     from concurrent.futures import ProcessPoolExecutor
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return [trace_or_ice(k, target) for k in kernels]
 
     _CHECKED[:] = kernels
     results: list[tuple[Diagnostic, ...]] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -20,11 +21,9 @@ __all__ = ["main", "build_parser"]
 
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -124,10 +123,8 @@ def _usable_environment() -> str | None:
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            try:
+            with contextlib.suppress(ValueError, OSError, TypeError):
                 reconfigure(errors="backslashreplace")
-            except (ValueError, OSError, TypeError):
-                pass
     try:
         os.getcwd()
     except OSError as e:

@@ -9,9 +9,9 @@ import json
 from typing import Any, Callable
 
 from ir.errors import MappingError
-from driver.exit_codes import EXIT_OK, EXIT_USAGE, exit_sentence
+from driver.exit_codes import EXIT_OK, EXIT_USAGE
 from driver.json_report import SCHEMA_HELP
-from driver.search_parser import add_synth, add_tune
+from driver.search_parser import add_synth, add_tune, command_parser
 import difflib
 import re
 import sys
@@ -134,17 +134,16 @@ def build_parser(command: str | None, run_compile: Callable[[Any], int]) -> argp
 
 
 def _add_explain_mapping(sub) -> None:
-    em = sub.add_parser("explain-mapping", help="explain a mapping expression: size, cells, normal form",
+    em = command_parser(sub, "explain-mapping", _explain_mapping,
+                        help="explain a mapping expression: size, cells, normal form",
                         description="Print the size of a mapping expression, its first and last "
-                                    "positions with their cells, its factor form and normalized form. "
-                                    + exit_sentence("explain-mapping"))
+                                    "positions with their cells, its factor form and normalized form.")
     em.add_argument("expression", help='a mapping expression, e.g. "A / 8 # 256, A %% 8"')  # argparse: %% is %
     em.add_argument("--axes", nargs="+", type=_axis_arg, default=[], metavar="NAME=SIZE",
                     help="axis declarations, e.g. --axes A=2048 B=512")
     em.add_argument("--rows", type=_rows_arg, default=8, help=f"positions shown at each end (default 8, at most "
                                                               f"{_MAX_ROWS})")
     em.add_argument("--format", choices=["human", "json"], default="human")
-    em.set_defaults(run=_explain_mapping)
 
 
 # Options `compile` and `check` share, defined once so their help cannot drift apart.
@@ -163,11 +162,11 @@ def _add_deny(parser: Any) -> None:
 
 
 def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
-    co = sub.add_parser("compile", help="compile every @device kernel to a VISA artifact",
+    co = command_parser(sub, "compile", run_compile, help="compile every @device kernel to a VISA artifact",
                         description="Compile every @device kernel found in PATH... into DIR: one "
                                     "<kernel>.visa per kernel that compiled, one <kernel>.fail per kernel "
                                     "that did not, and manifest.json (with -D warnings, a kernel with a warning is "
-                                    "refused). " + exit_sentence("compile"))
+                                    "refused).")
     co.add_argument("paths", nargs="+", metavar="PATH")
     co.add_argument("-o", dest="out_dir", default=".", type=_out_dir, metavar="DIR",
                     help="output directory (default .)")
@@ -188,13 +187,12 @@ def _add_compile(sub, run_compile: Callable[[Any], int]) -> None:
                          "environment variable they looked up are unchanged)")
     co.add_argument("--dump-schedule", default=None, metavar="DIR",
                     help="write each kernel's modelled schedule to DIR/<kernel>.schedule.json")
-    co.set_defaults(run=run_compile)
 
 
 def _add_check(sub) -> None:
-    ck = sub.add_parser("check", help="typecheck every @device kernel in files or directories",
+    ck = command_parser(sub, "check", _check, help="typecheck every @device kernel in files or directories",
                         description="Trace every @device kernel found in PATH... and check every "
-                                    "trace-time rule. " + exit_sentence("check"))
+                                    "trace-time rule.")
     ck.add_argument("paths", nargs="+", metavar="PATH")
     ck.add_argument("--filter", **_FILTER)
     ck.add_argument("--format", **_FORMAT)
@@ -202,16 +200,15 @@ def _add_check(sub) -> None:
     ck.add_argument("--target", **_TARGET)
     ck.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default 1)")
     _add_deny(ck)
-    ck.set_defaults(run=_check)
 
 
 def _add_visa(sub) -> None:
-    vi = sub.add_parser("visa", help="parse, verify, summarize or execute a VISA artifact",
+    vi = command_parser(sub, "visa", _visa, help="parse, verify, summarize or execute a VISA artifact",
                         description="Parse FILE (a .visa artifact) and print a summary. --verify runs every op "
                                     "verifier and re-derives every derived field; --exec verifies, then runs the "
                                     "artifact in the VISA interpreter and writes out.npy (out0.npy, ... for several "
                                     "results) and NAME.npy "
-                                    "for each inout parameter into DIR. " + exit_sentence("visa"))
+                                    "for each inout parameter into DIR.")
     vi.add_argument("file", metavar="FILE")
     vi.add_argument("--verify", action="store_true", help="run the op verifiers and re-derive every derived field")
     vi.add_argument("--exec", dest="exec_", action="store_true", help="execute the artifact on the --input arrays")
@@ -221,31 +218,28 @@ def _add_visa(sub) -> None:
     vi.add_argument("--target", default=None, metavar="NAME|FILE",
                     help="the target the artifact was built for (default: the built-in target its `target` "
                          "line names; a target description file is read only when named here)")
-    vi.set_defaults(run=_visa)
 
 
 def _add_targets(sub) -> None:
-    tg = sub.add_parser("targets", help="list the built-in targets and their capabilities",
+    tg = command_parser(sub, "targets", _targets, help="list the built-in targets and their capabilities",
                         description="Print every built-in target (or the target description FILE) "
-                                    "with its counts, capacities and legal dtype pairs. " + exit_sentence("targets"))
+                                    "with its counts, capacities and legal dtype pairs.")
     tg.add_argument("file", nargs="?", default=None, metavar="FILE", help="a TOML/JSON target description")
-    tg.set_defaults(run=_targets)
 
 
 def _add_lsp(sub) -> None:
-    ls = sub.add_parser("lsp", help="run the language server (stdio) for editors",
+    ls = command_parser(sub, "lsp", _lsp, help="run the language server (stdio) for editors",
                         description="Serve the Language Server Protocol on stdin/stdout: diagnostics, "
                                     "hovers with mapping types, inlay hints, completion, signature help "
                                     "and quick fixes for kernel files (docs/editor.md). Kernel files run "
                                     "in a worker process with a time and a memory limit. Needs the lsp "
-                                    "extra: pip install 'npu-opt[lsp]'. " + exit_sentence("lsp"))
+                                    "extra: pip install 'npu-opt[lsp]'.")
     ls.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only "
                                                           "transport)")
     ls.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
                     help="seconds one check of a file may take before it is stopped (default 5)")
     ls.add_argument("--memory-limit", type=int, default=4096, metavar="MB",
                     help="address-space limit of the worker process, in MiB (default 4096; 0: none)")
-    ls.set_defaults(run=_lsp)
 
 
 def _lsp(args: argparse.Namespace) -> int:
@@ -259,23 +253,20 @@ def _lsp(args: argparse.Namespace) -> int:
 
 
 def _add_explain(sub) -> None:
-    ex = sub.add_parser("explain", help="print the documentation page of a diagnostic code",
+    ex = command_parser(sub, "explain", _explain, help="print the documentation page of a diagnostic code",
                         description="Print the page of a diagnostic code: the rule, when it happens, "
-                                    "an example with the real diagnostic it produces, and the fixes. "
-                                    + exit_sentence("explain"))
+                                    "an example with the real diagnostic it produces, and the fixes.")
     ex.add_argument("code", nargs="?", default=None,
                     help="a code such as COLLECT-2, MAP-syntax or USAGE (none: list every code by stage)")
-    ex.set_defaults(run=_explain)
 
 
 def _add_run(sub) -> None:
-    rn = sub.add_parser("run", help="execute a kernel on .npy inputs, write .npy outputs",
+    rn = command_parser(sub, "run", _run, help="execute a kernel on .npy inputs, write .npy outputs",
                         description="Run FILE::KERNEL on the given inputs and write out.npy (out0.npy, "
                                     "out1.npy, ... for a tuple) into DIR, and the final contents of each "
                                     "in-out (Mut) parameter as NAME.npy. bf16, f8 and f4 results are written "
                                     "as their unsigned bit patterns (uint16 for bf16, uint8 for f8/f4): view "
-                                    "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16). "
-                                    + exit_sentence("run"))
+                                    "them with ml_dtypes, e.g. np.load('out.npy').view(ml_dtypes.bfloat16).")
     rn.add_argument("target", metavar="FILE::KERNEL")
     rn.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=FILE.npy",
                     help="bind a kernel parameter to a .npy file (repeat per parameter)")
@@ -285,16 +276,15 @@ def _add_run(sub) -> None:
                          "in furiosa-opt's host order, as a test ported from furiosa-opt expects (cpu "
                          "backend only; docs/numerics.md)")
     rn.add_argument("-o", dest="out_dir", default=".", metavar="DIR", help="output directory (default .)")
-    rn.set_defaults(run=_run)
 
 
 def _add_schedule(sub) -> None:
-    sc = sub.add_parser("schedule", help="model the schedule of a VISA artifact: makespan, bounds, critical path",
+    sc = command_parser(sub, "schedule", _schedule,
+                        help="model the schedule of a VISA artifact: makespan, bounds, critical path",
                         description="Schedule FILE (a .visa artifact) with npu-opt's model of the reference "
                                     "scheduler (a model, from the book's published rates): print the makespan, "
                                     "the lower bounds, the critical path and per-context utilisation. Two files: "
-                                    "compare the candidates. Each is verified first (as `npu-opt visa --verify`). "
-                                    + exit_sentence("schedule"))
+                                    "compare the candidates. Each is verified first (as `npu-opt visa --verify`).")
     sc.add_argument("files", nargs="+", metavar="FILE")
     sc.add_argument("--format", choices=["human", "json"], default="human")
     sc.add_argument("--trace", default=None, metavar="OUT.json", help="write a Chrome trace-event file")
@@ -305,7 +295,6 @@ def _add_schedule(sub) -> None:
                          "`target` line names)")
     sc.add_argument("--no-verify", action="store_true",
                     help="model an artifact the verifier refuses (a hand-written one) instead of refusing it")
-    sc.set_defaults(run=_schedule)
 
 
 def _schedule(args: argparse.Namespace) -> int:

@@ -23,8 +23,8 @@ import attrs
 
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
-    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, kernel_status, load_target_spec, report_errors, report_summary,
-    run_check, unusable_names,
+    EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, can_fork, kernel_status, load_target_spec, report_errors,
+    report_summary, run_check, unusable_names,
 )
 from npu_opt.compile_api import Outcome, compile_kernel, ice_diagnostic
 from driver.fingerprint import compiler_fingerprint
@@ -136,7 +136,7 @@ def _compile_all(kernels: list[Any], target: Any, compat: bool, dump_ir: str | N
                  jobs: int, progress: bool) -> list[tuple[Outcome, Record]]:
     work = [(i, target, compat, dump_ir) for i in range(len(kernels))]
     _KERNELS[:] = kernels
-    if jobs <= 1 or len(kernels) <= 1 or not _can_fork():
+    if jobs <= 1 or len(kernels) <= 1 or not can_fork():
         results = []
         for n, item in enumerate(work, 1):
             results.append(_compile_index(item))
@@ -169,16 +169,10 @@ def _preload() -> None:
     user_modules()  # fills the caches of what is the user's
 
 
-def _can_fork() -> bool:
-    import multiprocessing  # the pool's: a compile of one kernel (or --jobs 1) runs in process
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
 def _pool_run(work: list[Any], jobs: int, progress: bool) -> dict[int, tuple[Outcome, Record]]:
     """Run `work` on `jobs` forked workers; the results of the items that finished (a worker
     death breaks the pool: the items it had not finished are missing)."""
-    import multiprocessing  # the pool's, as in _can_fork
+    import multiprocessing  # the pool's, as in can_fork
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 

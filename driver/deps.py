@@ -34,7 +34,6 @@ from driver.replay import digest, env_value, link_of, listing_of, resolve, stat_
 __all__ = ["Record", "recording", "user_modules", "snapshot"]
 
 _ACTIVE: list["Record"] = []
-_INSTALLED = False
 _ALL = "*"
 
 
@@ -208,10 +207,8 @@ class _TrackedData(dict):  # type: ignore[type-arg]
         return (dict, (dict(super().items()),))
 
 
+@functools.cache  # once per process
 def _install() -> None:
-    global _INSTALLED
-    if _INSTALLED:
-        return
     env = os.environ
     data = env._data  # type: ignore[attr-defined]
     if not isinstance(data, _TrackedData):  # `posix.environ` is this very dict: one store, tracked
@@ -228,7 +225,6 @@ def _install() -> None:
     os.lstat = _recorder(_LSTAT, "stats")
     os.readlink = _recorder(_READLINK, "links")
     sys.addaudithook(_audit)
-    _INSTALLED = True
 
 
 @contextlib.contextmanager

@@ -10,6 +10,8 @@ file or page changes the key. An unwritable cache directory only means no cachin
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 from collections.abc import Callable
 
@@ -19,31 +21,22 @@ from driver.replay import write_atomic
 
 __all__ = ["cached_output", "source_fingerprint"]
 
-_FINGERPRINT: str | None = None
-
-
+@functools.cache
 def source_fingerprint() -> str:
     """A digest of the path, size, mtime and inode of every .py / .toml / .lark file of the
     packages and of their directories (the compile cache's stat stamp, driver/fingerprint.py)."""
-    global _FINGERPRINT
-    if _FINGERPRINT is None:
-        _FINGERPRINT = source_stats(_roots())[0]
-    return _FINGERPRINT
+    return source_stats(_roots())[0]
 
 
 def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     """`compute()`, read from the cache when this page and these sources produced it before."""
     key = hashlib.sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
     path = cache_dir() / "explain" / f"{key}.txt"
-    try:
+    with contextlib.suppress(OSError):
         return path.read_text(encoding="utf-8")
-    except OSError:
-        pass
     text = compute()
-    try:
+    with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
 
         write_atomic(path, text)
-    except OSError:
-        pass
     return text

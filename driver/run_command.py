@@ -68,8 +68,7 @@ def run_command(target: str, inputs: list[str], backend: str = "cpu", out_dir: s
     err = sys.stderr if err is None else err
     try:
         path, name = _split_target(target)
-        _check_backend(backend)
-        _check_numerics(numerics, backend)
+        _check_options(backend, numerics)
         kernel = _load_kernel(path, name)
         arrays, resident = _read_inputs(kernel, inputs)
         dest = _out_dir(out_dir)
@@ -109,12 +108,10 @@ def _split_target(target: str) -> tuple[str, str]:
     return path, name
 
 
-def _check_backend(backend: str) -> None:
+def _check_options(backend: str, numerics: str) -> None:
+    """`_Usage` for a backend or numerics `run` does not know, or a numerics the backend has not."""
     if backend not in KNOWN_BACKENDS:
         raise _Usage(f"unknown backend {backend!r}; expected one of: {', '.join(KNOWN_BACKENDS)}")
-
-
-def _check_numerics(numerics: str, backend: str) -> None:
     if numerics not in NUMERICS:
         raise _Usage(f"unknown numerics {numerics!r}; expected one of: {', '.join(NUMERICS)}")
     if numerics != "chip" and backend != "cpu":

@@ -19,12 +19,12 @@ import attrs
 import numpy as np
 
 from ir.boundary import Traceable
-from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.kernel import Kernel, TraceResult
 from tu_ops.target import TargetLike
 
 from backends import inout
+from backends.typecheck import TypecheckBackend
 from backends.cpu import arena, host
 from backends.cpu.executor import execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -104,9 +104,7 @@ class CpuBackend:
                 per_kernel[key] = make()
             return per_kernel[key]
 
-    def diagnostics(self, kernel: Traceable, target: TargetLike = "rngd") -> tuple[Diagnostic, ...]:
-        """Every refusal and warning of the trace, in report order."""
-        return kernel.trace(target).diagnostics
+    diagnostics = TypecheckBackend.diagnostics  # the trace's refusals and warnings, as the typecheck backend's
 
     def run(self, kernel: Traceable, arrays: Sequence[Any], target: TargetLike = "rngd", *,
             numerics: str | None = None) -> Any:

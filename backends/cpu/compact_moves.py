@@ -47,13 +47,8 @@ class Pending:
     chain: tuple[tuple[Levels, Levels], ...]
     t: Type
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return layout.shape_of(self.t)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.base.dtype
+    shape = Compact.shape  # the buffer shape of `t` and the dtype of `base`, as a `Compact`'s
+    dtype = Compact.dtype
 
 
 _COMPOSED = Lru(64)

@@ -16,6 +16,7 @@ order, by `backends.cpu.contract_float`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 
@@ -119,10 +120,8 @@ class _Operand:
         """The stored rows, (rows, n), as 8-byte words when their length allows."""
         base = self.stored()
         if base.ndim == 2 and (base.shape[1] * base.itemsize) % 8 == 0 and base.shape[1] > 0:
-            try:
+            with contextlib.suppress(ValueError):
                 return base.view(np.uint64)
-            except ValueError:
-                pass
         return base
 
     def read(self, gather: Gather) -> tuple[np.ndarray, Gather, np.ndarray | None]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from ir import convert as cv
 from ir.dtypes import f4e2m1, i4
-from ir.errors import NpuOptError
 from ir import host_layout, resident
 from ir.mapping.nodes import Mapping
 from ir.ops import Param
@@ -25,13 +24,9 @@ from ir.topology import chip_host_dims, unequal_chip_copies
 from ir.types import HbmType
 
 from backends.cpu import layout, moves
-from backends.inout import check_array
+from backends.inout import check_array, usage_error
 
 __all__ = ["to_buffer", "from_buffer", "returns_tuple"]
-
-
-def _usage(message: str) -> NpuOptError:
-    return NpuOptError(message, code="USAGE")
 
 
 def to_buffer(param: Param, array: Any) -> np.ndarray:
@@ -50,13 +45,13 @@ def _hbm_buffer(name: str, t: HbmType, array: Any) -> np.ndarray:
     array = dtype.host_values(array)
     flat = np.ascontiguousarray(array).reshape(-1)
     if dtype == i4 and flat.size and (flat.min() < -8 or flat.max() > 7):
-        raise _usage(f"parameter `{name}` is i4: values must lie in -8..7")
+        raise usage_error(f"parameter `{name}` is i4: values must lie in -8..7")
     if dtype == f4e2m1 and array.dtype == dtype.bits_dtype and flat.size and flat.max() > 0xF:
-        raise _usage(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
+        raise usage_error(f"parameter `{name}` is f4e2m1: bit patterns must lie in 0..15")
     values = cv.to_bits(flat, dtype) if dtype.is_float else flat
     unequal = unequal_chip_copies(name, array, t.chip)
     if unequal is not None:
-        raise _usage(unequal)
+        raise usage_error(unequal)
     per_chip = values.astype(layout.storage_dtype(dtype), copy=False).reshape((-1, *host_layout.host_shape(t.element)))
     for one in per_chip:
         _check_broadcasts(name, one, t.element)
@@ -98,7 +93,7 @@ def _check_broadcasts(name: str, array: np.ndarray, element: Mapping) -> None:
     """USAGE when the copies along a broadcast dimension of the element differ."""
     for d in host_layout.broadcast_dims(element):
         if not np.array_equal(array, np.broadcast_to(array.take([0], axis=d), array.shape)):
-            raise _usage(f"parameter `{name}`: dimension {d} is the broadcast `{host_layout.terms(element)[d]}` "
+            raise usage_error(f"parameter `{name}`: dimension {d} is the broadcast `{host_layout.terms(element)[d]}` "
                          "of its HBM element; its copies must be equal")
 
 

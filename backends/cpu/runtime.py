@@ -34,14 +34,10 @@ def _scalar(op: ScalarOp, lhs: np.ndarray, rhs: np.ndarray | None = None) -> np.
     return np.array(apply(op.op, op.dtype, int(lhs), right), op.dtype.host_dtype)
 
 
-@handles(GuardBegin)
-def _when(op: GuardBegin, cond: np.ndarray) -> np.ndarray:
-    return np.array(bool(cond))
-
-
-@handles(GuardEnd)
-def _end_when(op: GuardEnd, begin: np.ndarray) -> np.ndarray:
-    return np.array(bool(begin))
+@handles(GuardBegin, GuardEnd)
+def _guard(op: GuardBegin | GuardEnd, flag: np.ndarray) -> np.ndarray:
+    """`when` (its operand the condition) and its end (its operand the begin's flag): that flag."""
+    return np.array(bool(flag))
 
 
 @attrs.define

@@ -5,6 +5,7 @@ Pure functions of the facts and the document's lines: no user code runs here.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import tokenize
@@ -119,12 +120,10 @@ def hover(facts: dict[str, Any], lines: list[str], pos: lsp.Position) -> lsp.Hov
 def _comment_starts(lines: list[str]) -> dict[int, int]:
     """line0 -> character index where the line's comment starts."""
     found: dict[int, int] = {}
-    try:
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
         for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
             if tok.type == tokenize.COMMENT:
                 found[tok.start[0] - 1] = tok.start[1]
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
     return found
 
 

@@ -142,16 +142,13 @@ def _documents(server: NpuOptServer) -> None:
     """Open, change, save and close: each schedules a check (or drops the document's facts)."""
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def _open(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+    def _check_now(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams | lsp.DidSaveTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def _change(ls: NpuOptServer, params: lsp.DidChangeTextDocumentParams) -> None:
         ls.schedule(params.text_document.uri, float(ls.options["debounceMs"]) / 1000)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    def _save(ls: NpuOptServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def _close(ls: NpuOptServer, params: lsp.DidCloseTextDocumentParams) -> None:

@@ -24,7 +24,7 @@ def test_rendered_page_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert first.getvalue() == second.getvalue() == render(explain.page("DMA-1"))
     assert explain.explain_command("collect-2", io.StringIO(), io.StringIO()) == 0
     assert calls == ["DMA-1", "COLLECT-2"]
-    monkeypatch.setattr(explain_cache, "_FINGERPRINT", "another build")
+    monkeypatch.setattr(explain_cache, "source_fingerprint", lambda: "another build")
     assert explain.explain_command("DMA-1", io.StringIO(), io.StringIO()) == 0
     assert calls == ["DMA-1", "COLLECT-2", "DMA-1"]
 
