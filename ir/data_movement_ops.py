@@ -13,8 +13,8 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
-from ir.op_frame import attr, operand
-from ir.ops import Op, Value
+from ir.op_frame import attr
+from ir.ops import InputOp
 from ir.switch.config import SwitchVariant
 from ir.switch.rules import check_switch, infer_switch
 from ir.transpose.rules import TransposeParams, check_transpose, infer_transpose
@@ -31,12 +31,11 @@ def transpose_rules(op: Transpose) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class Transpose(Op):
+class Transpose(InputOp):
     """Transpose Engine: swap packet elements and time steps of each slice's stream."""
 
     STAGE = "transpose"
     RULES = (transpose_rules,)
-    input: Value = operand()
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
 
@@ -63,12 +62,11 @@ def switch_rules(op: Switch) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class Switch(Op):
+class Switch(InputOp):
     """Switch Engine: move each slice's stream to other slices of the ring (`config`)."""
 
     STAGE = "switch"
     RULES = (switch_rules,)
-    input: Value = operand()
     out_slice: Mapping = attr()
     out_time: Mapping = attr()
     config: SwitchVariant = attr()

@@ -16,8 +16,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.op_frame import attr, operand, rule
-from ir.ops import Op, Value
+from ir.op_frame import attr, rule
+from ir.ops import InputOp, Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
@@ -81,11 +81,10 @@ def _shift(self: Any) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class VectorOp(Op):
+class VectorOp(InputOp):
     """Base of the chain's ops: the stream flows through with its type unless the op says."""
 
     FOLDED: ClassVar[bool] = True
-    input: Value = operand()
 
     def infer_type(self) -> Type:
         return super().infer_type() if self.RETYPED else self.input.type
