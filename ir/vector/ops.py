@@ -200,14 +200,15 @@ class VectorClip(RfUnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxpToFp(UnitOp):
-    """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
+class Conversion(VectorOp):
+    """Base of the fxp <-> fp conversions (single stream and pair): the stream becomes `DST`
+    values; `int_width` is the integer bits of the fixed-point side (VE-CONV-1)."""
 
-    STAGE = "vector_fxp_to_fp"
+    DST: ClassVar[DType] = DType.I32
     int_width: Any = attr()
 
     def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=DType.F32)
+        return attrs.evolve(self.input.type, dtype=self.DST)
 
     @rule("VE-CONV-1")
     def _width(self) -> Violation | None:
@@ -215,18 +216,19 @@ class VectorFxpToFp(UnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpToFxp(UnitOp):
+class VectorFxpToFp(Conversion, UnitOp):
+    """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
+
+    STAGE = "vector_fxp_to_fp"
+    DST = DType.F32
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpToFxp(Conversion, UnitOp):
     """f32 -> i32 fixed point with `int_width` integer bits (rounded half away from zero, clamped)."""
 
     STAGE = "vector_fp_to_fxp"
-    int_width: Any = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=DType.I32)
-
-    @rule("VE-CONV-1")
-    def _width(self) -> Violation | None:
-        return _checked(scalars.int_width, self.int_width)
+    DST = DType.I32
 
 
 def _cells(mapping: Mapping, n: int) -> list[Any]:

@@ -28,7 +28,7 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
+from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const
 from ir.vector.parts import UnitStep, clip_family, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
@@ -226,20 +226,11 @@ class PairFpUnary(PairOp):
 
 
 @attrs.frozen(kw_only=True)
-class _PairConvert(PairOp):
+class _PairConvert(Conversion, PairOp):
     UNIT: ClassVar[str] = ""
-    DST: ClassVar[DType] = DType.I32
-    int_width: Any = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.DST)
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         return self.UNIT, "NONE", "BOTH", int(self.int_width), int(self.int_width)
-
-    @rule("VE-CONV-1")
-    def _width(self) -> Violation | None:
-        return _checked(scalars.int_width, self.int_width)
 
 
 @attrs.frozen(kw_only=True)
