@@ -28,9 +28,9 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics._arrays import f32_bits
-from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const, clip_family, logic_family
 from ir.vrf_ops import rf_mismatch
-from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
+from ir.vector.parts import UnitStep, clip_unit, logic_unit
 from ir.vector.stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",

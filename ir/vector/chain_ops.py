@@ -20,7 +20,7 @@ from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, _f32_kind, amount_is_const
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _f32_kind, amount_is_const, logic_family
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret", "LOGIC_SHIFTS"]
@@ -37,9 +37,7 @@ class VectorLogic(UnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+    _family = logic_family
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

@@ -27,7 +27,7 @@ from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "amount_is_const"]
+           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -157,6 +157,19 @@ def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | No
                           f"enum, or convert the stream first")
 
 
+# The VE-DTYPE-1 rules of the two clusters whose ops come in an i32 and an f32 enum (assigned in a class body).
+@rule("VE-DTYPE-1")
+def clip_family(self: Any) -> Violation | None:
+    """VE-DTYPE-1: a clip op of the other scalar's enum."""
+    return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, f"`{self.STAGE}`")
+
+
+@rule("VE-DTYPE-1")
+def logic_family(self: Any) -> Violation | None:
+    """VE-DTYPE-1: a logic op of the other scalar's enum."""
+    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+
+
 @attrs.frozen(kw_only=True)
 class VectorFxp(RfUnitOp):
     """Fxp cluster: `op(stream, const)` on i32 (wrapping, saturating, shifting, rounding as named)."""
@@ -180,9 +193,7 @@ class VectorClip(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, "`vector_clip`")
+    _family = clip_family
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:

@@ -21,12 +21,12 @@ from ir.op_frame import rule
 from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.chain_ops import LOGIC_SHIFTS
-from ir.vector.ops import _dtype_fault, amount_is_const
+from ir.vector.ops import _dtype_fault, amount_is_const, logic_family
 from ir.dtypes import DType
 from ir.op_frame import attr
 from ir.types import Type
 from ir.vector.pair_ops import PairOp, _const_fault, _PairBinary, _Zip
-from ir.vector.parts import logic_family, logic_unit
+from ir.vector.parts import logic_unit
 
 __all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 

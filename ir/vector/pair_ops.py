@@ -28,8 +28,8 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const
-from ir.vector.parts import UnitStep, clip_family, clip_unit
+from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const, clip_family
+from ir.vector.parts import UnitStep, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
 
