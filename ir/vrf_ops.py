@@ -84,9 +84,11 @@ def _too_big(element: Mapping, hint: str) -> Violation | None:
                      label=f"element {element} has {element.size} cells", help=hint)
 
 
+@rule("VRF-2")
 def rf_mismatch(op: Any) -> Violation | None:
     """VRF-2 for a Vector Engine op reading a VRF tensor: same scalar, same slices, and no
-    axis of the tensor missing from the stream."""
+    axis of the tensor missing from the stream (the rule of every op with an `rf` operand,
+    assigned in its class body: `_rf_match = rf_mismatch`)."""
     if not op.rf:
         return None
     s, v = op.input.type, op.rf[0].type

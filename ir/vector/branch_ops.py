@@ -89,9 +89,7 @@ class _Branched(UnitStep, VectorOp):
         """Whether the register-file slot reads the stash (its value: `stashed[0]`)."""
         return self.operand.port is not None and isinstance(self.operand.port[1], StashOperand)
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
     @rule("VE-STASH-4")
     def _stash_shape(self) -> Violation | None:

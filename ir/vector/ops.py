@@ -114,9 +114,7 @@ class RfUnitOp(UnitOp):
 
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
 
 @attrs.frozen(kw_only=True)

@@ -119,16 +119,6 @@ class VectorUnzip(PairOp):
                               f"inside it (e.g. last in the time)")
 
 
-def _vrf_fault(op: Any) -> Violation | None:
-    """PAIR-VRF-1: a pass has one register-file port, so both groups may read only one VRF tensor."""
-    a, b = op.c0, op.c1
-    if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
-        return Violation("PAIR-VRF-1", f"`{op.STAGE}` reads a different VRF tensor in each group",
-                         label="a pass has one register-file port",
-                         help="give both groups the same VRF tensor, or a constant to one of them")
-    return None
-
-
 def _const_fault(op: Any, check: Any) -> Violation | None:
     return _first_fault(check, (c for c in (op.c0, op.c1) if c is not None and not isinstance(c, VrfOperand)))
 
@@ -163,11 +153,15 @@ class _PairBinary(UnitStep, PairOp):
 
     @rule("PAIR-VRF-1")
     def _one_vrf(self) -> Violation | None:
-        return _vrf_fault(self)
+        """A pass has one register-file port, so both groups may read only one VRF tensor."""
+        a, b = self.c0, self.c1
+        if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
+            return Violation("PAIR-VRF-1", f"`{self.STAGE}` reads a different VRF tensor in each group",
+                             label="a pass has one register-file port",
+                             help="give both groups the same VRF tensor, or a constant to one of them")
+        return None
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
 
 @attrs.frozen(kw_only=True)
