@@ -2,7 +2,7 @@
 
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
-and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
+and `infer_type`, the input stream with the requested mappings. The data movement itself is
 `ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
 of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
 """
@@ -16,8 +16,8 @@ from ir.mapping.nodes import Mapping
 from ir.op_frame import attr
 from ir.ops import InputOp
 from ir.switch.config import SwitchVariant
-from ir.switch.rules import check_switch, infer_switch
-from ir.transpose.rules import TransposeParams, check_transpose, infer_transpose
+from ir.switch.rules import check_switch
+from ir.transpose.rules import TransposeParams, check_transpose
 from ir.types import Type
 
 __all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
@@ -40,10 +40,8 @@ class Transpose(InputOp):
     out_packet: Mapping = attr()
 
     def infer_type(self) -> Type:
-        inferred = infer_transpose(self.input.type, self.out_time, self.out_packet)
-        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
-            return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
-        return inferred[0]
+        """The input stream with Time and Packet replaced (dtype, Chip, Cluster, Slice and context kept)."""
+        return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
 
     def params(self) -> TransposeParams:
         """The engine parameters of this (legal) transpose."""
@@ -72,8 +70,6 @@ class Switch(InputOp):
     config: SwitchVariant = attr()
 
     def infer_type(self) -> Type:
-        inferred = infer_switch(self.input.type, self.out_slice, self.out_time, self.config)
-        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
-            return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
-        return inferred
+        """The input stream with Slice and Time replaced (dtype, Chip, Cluster, Packet and context kept)."""
+        return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
 

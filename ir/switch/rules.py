@@ -25,7 +25,6 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text as show
 from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, Pair, pair_all
@@ -38,7 +37,7 @@ from ir.switch.custom import _v, check_custom
 
 __all__ = [
     "Frames", "check_switch", "switch_frames", "ring_size", "check_packet_align",
-    "infer_switch", "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
+    "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
     "check_padded_tile_axis",
 ]
 
@@ -355,13 +354,3 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         if found is not None:
             return found
     return None
-
-
-def infer_switch(stream: StreamType, out_slice: Mapping, out_time: Mapping,
-                 config: SwitchVariant) -> StreamType | Violation:
-    """The stream after `.switch(out_slice, out_time, config)`: Slice and Time replaced, dtype,
-    Chip, Cluster, Packet and context kept; or the first rule the switch breaks."""
-    found = check_switch(stream.slice, stream.time, out_slice, out_time, config, stream.packet, stream.dtype)
-    if found is not None:
-        return found
-    return attrs.evolve(stream, slice=out_slice, time=out_time)
