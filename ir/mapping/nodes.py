@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Mapping", "Symbol", "Broadcast", "Stride", "Modulo", "Resize", "Pad", "Pair",
-    "PaddingKind", "IDENTITY", "pair_all", "axis_sizes",
+    "PaddingKind", "IDENTITY", "pair_all", "pair_items", "axis_sizes",
 ]
 
 
@@ -307,7 +307,7 @@ class Pair(Mapping):
         items: list[Mapping] = []
         node: Mapping = self
         while isinstance(node, Pair):
-            items.extend(node.left.flatten() if isinstance(node.left, Pair) else [node.left])
+            items.extend(pair_items(node.left))
             node = node.right
         items.append(node)
         return items
@@ -327,6 +327,11 @@ def pair_all(items: list[Mapping] | tuple[Mapping, ...]) -> Mapping:
     for item in reversed(items[:-1]):
         out = Pair(item, out)
     return out
+
+
+def pair_items(mapping: Mapping) -> list[Mapping]:
+    """The items of a pair chain (`Pair.flatten`); a mapping that is no pair is one item."""
+    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
 
 
 def axis_sizes(*mappings: Mapping) -> dict[str, int]:

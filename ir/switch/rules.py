@@ -27,7 +27,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text as show
-from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, Pair, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, pair_all, pair_items
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.config import (
     MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
@@ -286,7 +286,7 @@ def check_tiles_once(in_slice: Mapping, in_time: Mapping, out_slice: Mapping) ->
         return None
     except MappingError:
         pass
-    items = out_slice.flatten() if isinstance(out_slice, Pair) else [out_slice]
+    items = pair_items(out_slice)
     try:
         twice = places_digit_twice(*items)
     except MappingError:

@@ -18,8 +18,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.mapping.nodes import Mapping, Symbol
-from ir.mapping.nodes import Pair as MPair
+from ir.mapping.nodes import Mapping, Symbol, pair_items
 from ir.op_frame import attr, rule
 from ir.ops import Value
 from ir.types import Type
@@ -96,7 +95,7 @@ class VectorUnzip(PairOp):
 
     def _split_help(self, time: Mapping) -> str:
         """The two-mapping call that fits `time`, when the grouping axis is one item of it."""
-        items = time.flatten() if isinstance(time, MPair) else [time]
+        items = pair_items(time)
         rest = [item for item in items if self.axis_name not in item.axes()]
         if self.axis_name is None or len(rest) != len(items) - 1:
             return f"pass the time without {self.axis}, in the stream's order, as the second mapping"
