@@ -27,7 +27,7 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text as show
-from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, pair_all, pair_items
+from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, pair_all, pair_items, tree_nodes
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.config import (
     MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
@@ -307,10 +307,7 @@ def check_padded_tile_axis(in_slice: Mapping, in_time: Mapping, out_slice: Mappi
     is never padded (`X # 4`): the ring has no destination for the padded positions. Pure
     padding in a tile slot (`1 # 4`) is not an axis and stays legal."""
     carried = _input_frags(in_slice, in_time)
-    stack = [out_slice]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children())
+    for node in tree_nodes(out_slice):
         if not isinstance(node, Pad) or node.n == node.operand.size:
             continue
         new = [fr for f in node.operand.factors() for fr in factor_frags(f)
