@@ -2,9 +2,10 @@
 
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
-and `infer_type`, the input stream with the requested mappings. The data movement itself is
-`ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
-of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
+and `RETYPED`: the result is the input stream with the requested mappings. The data
+movement itself is `ir.switch.semantics`, which the backends call. A `Switch` lowers into
+the `switch=` field of its program's feed (`tu_ops.switch`), a `Transpose` into a record of
+its own.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from ir.ops import InputOp
 from ir.switch.config import SwitchVariant
 from ir.switch.rules import check_switch
 from ir.transpose.rules import TransposeParams, check_transpose
-from ir.types import Type
 
 __all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
 
@@ -36,12 +36,9 @@ class Transpose(InputOp):
 
     STAGE = "transpose"
     RULES = (transpose_rules,)
+    RETYPED = ("out_time", "out_packet")
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        """The input stream with Time and Packet replaced (dtype, Chip, Cluster, Slice and context kept)."""
-        return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
 
     def params(self) -> TransposeParams:
         """The engine parameters of this (legal) transpose."""
@@ -65,11 +62,8 @@ class Switch(InputOp):
 
     STAGE = "switch"
     RULES = (switch_rules,)
+    RETYPED = ("out_slice", "out_time")
     out_slice: Mapping = attr()
     out_time: Mapping = attr()
     config: SwitchVariant = attr()
-
-    def infer_type(self) -> Type:
-        """The input stream with Slice and Time replaced (dtype, Chip, Cluster, Packet and context kept)."""
-        return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
 

@@ -9,7 +9,6 @@ from ir.fetch_mask import FetchMaskConfig, derive_mask, masked_axes, masked_mapp
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr
 from ir.ops import InputOp
-from ir.types import Type
 
 __all__ = ["FetchMask", "check_fetch_mask"]
 
@@ -38,11 +37,9 @@ class FetchMask(InputOp):
 
     STAGE = "fetch_mask"
     RULES = (check_fetch_mask,)
+    RETYPED = ("out_time", "out_packet")
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
 
     def config(self) -> FetchMaskConfig:
         """The hardware configuration of this (legal) mask."""

@@ -3,7 +3,7 @@
 Each op is one declaration: its fields (roles from `ir.op_frame`), the rule checkers it
 runs (`RULES`, functions of `ir/rules/`, in the order they apply) and `infer_type`, the
 type of its result computed from its operands and attributes (`RETYPED` names the fields
-an op sets on its input's type, the common case). Ops whose result type is declared by the
+an op sets on its input's type, the common case; its `out_time` sets the time). Ops whose result type is declared by the
 user (a parameter, a DMA destination) take the result as given.
 """
 
@@ -61,6 +61,7 @@ class Op(OpFrame):
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
     RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
+    # (a field `out_x` of the op stands for the type's `x`: `out_time` is the result's time)
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
@@ -119,13 +120,14 @@ class Op(OpFrame):
 @attrs.frozen(kw_only=True)
 class InputOp(Op):
     """Base of the ops that work on one input value, `input` (a stream, or a register-file
-    tensor), its first operand; with `RETYPED`, the result is its type with those fields the op's own."""
+    tensor), its first operand; with `RETYPED`, the result is its type with those fields the
+    op's own (`out_time` names the result's time)."""
 
     input: Value = operand()
 
     def infer_type(self) -> Type:
         if self.RETYPED:
-            return attrs.evolve(self.input.type, **{name: getattr(self, name) for name in self.RETYPED})
+            return attrs.evolve(self.input.type, **{f.removeprefix("out_"): getattr(self, f) for f in self.RETYPED})
         return super().infer_type()
 
 
