@@ -60,6 +60,7 @@ class Op(OpFrame):
     STAGE: ClassVar[str] = ""
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
+    SAME_TYPE_AS: ClassVar[str] = ""  # the result has the type of this operand (`src`: a view of it)
     RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
     # (a field `out_x` of the op stands for the type's `x`: `out_time` is the result's time)
     result: Value | None = result_field(default=None)
@@ -86,6 +87,8 @@ class Op(OpFrame):
 
     def infer_type(self) -> Type:
         """The result type, from the operands and attributes (ops with inferable results)."""
+        if self.SAME_TYPE_AS:
+            return getattr(self, self.SAME_TYPE_AS).type
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
@@ -175,10 +178,8 @@ class View(Op):
     """A read view of a DM tensor: the identity on data and type."""
 
     STAGE = "view"
+    SAME_TYPE_AS = "src"
     src: Value = operand()
-
-    def infer_type(self) -> Type:
-        return self.src.type
 
 
 @attrs.frozen(kw_only=True)
@@ -380,11 +381,9 @@ class Final(Op):
     latest version of the tensor (the parameter itself when nothing wrote it)."""
 
     STAGE = "final"
+    SAME_TYPE_AS = "param"
     param: Value = operand()
     value: Value = operand()
-
-    def infer_type(self) -> Type:
-        return self.param.type
 
 
 OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())  # this module's ops, in declaration order

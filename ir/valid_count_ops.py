@@ -42,9 +42,7 @@ class CommitValidCountPack(InputOp):
     STAGE = "commit_valid_count_pack"
     RULES = (check_pack,)
     FOLDED = True  # a field of the one CommitOp its chain lowers to
-
-    def infer_type(self) -> Type:
-        return self.input.type
+    SAME_TYPE_AS = "input"
 
 
 def packed_coords(time: Mapping, packet: Mapping) -> dict[str, np.ndarray]:

@@ -85,9 +85,7 @@ class VectorOp(InputOp):
     """Base of the chain's ops: the stream flows through with its type unless the op says."""
 
     FOLDED: ClassVar[bool] = True
-
-    def infer_type(self) -> Type:
-        return super().infer_type() if self.RETYPED else self.input.type
+    SAME_TYPE_AS = "input"
 
     def step(self) -> tuple[str, str, int] | None:
         """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
