@@ -163,7 +163,7 @@ def clip_family(self: Any) -> Violation | None:
 @rule("VE-DTYPE-1")
 def logic_family(self: Any) -> Violation | None:
     """VE-DTYPE-1: a logic op of the other scalar's enum."""
-    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, f"`{self.STAGE}`")
 
 
 @attrs.frozen(kw_only=True)
