@@ -36,8 +36,7 @@ class VectorInterSliceReduce(VectorOp):
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.InterSliceReduceOpI32, "f32": E.InterSliceReduceOpF32},
-                            "`vector_inter_slice_reduce`")
+        return _dtype_fault(self, {"i32": E.InterSliceReduceOpI32, "f32": E.InterSliceReduceOpF32})
 
     @rule("VE-INTER-1")
     def _shapes(self) -> Violation | None:

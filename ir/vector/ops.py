@@ -141,14 +141,14 @@ class VectorTag(UnitOp):
     mode: Any = attr()
 
 
-def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
+def _dtype_fault(op: Any, allowed: dict[str, type]) -> Violation | None:
     """VE-DTYPE-1: the op enum does not belong to the stream's scalar."""
     want = allowed.get(op.scalar)
     if want is not None and isinstance(op.op, want):
         return None
     other = ", ".join(f"{cls.__name__} on {s}" for s, cls in allowed.items())
     return Violation("VE-DTYPE-1", f"`{op.STAGE}` with {type(op.op).__name__} on an {op.input.type.dtype} stream",
-                     label=f"{what} takes {other}",
+                     label=f"`{op.STAGE}` takes {other}",
                      help=f"use the {allowed[op.scalar].__name__ if op.scalar in allowed else 'matching'} "
                           f"enum, or convert the stream first")
 
@@ -157,13 +157,13 @@ def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | No
 @rule("VE-DTYPE-1")
 def clip_family(self: Any) -> Violation | None:
     """VE-DTYPE-1: a clip op of the other scalar's enum."""
-    return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, f"`{self.STAGE}`")
+    return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32})
 
 
 @rule("VE-DTYPE-1")
 def logic_family(self: Any) -> Violation | None:
     """VE-DTYPE-1: a logic op of the other scalar's enum."""
-    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, f"`{self.STAGE}`")
+    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32})
 
 
 @attrs.frozen(kw_only=True)

@@ -41,8 +41,7 @@ class VectorIntraSliceReduce(VectorOp):
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.IntraSliceReduceOpI32, "f32": E.IntraSliceReduceOpF32},
-                            "`vector_intra_slice_reduce`")
+        return _dtype_fault(self, {"i32": E.IntraSliceReduceOpI32, "f32": E.IntraSliceReduceOpF32})
 
     @rule("VCG-2")
     def _counts(self) -> Violation | None:
