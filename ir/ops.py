@@ -137,8 +137,6 @@ class InputOp(Op):
 def _attr_text(v: Any) -> str:
     if isinstance(v, Mapping):
         return f'm"{v}"'
-    if isinstance(v, (DType, LaneMode)):
-        return str(v)
     if isinstance(v, str):
         return repr(v)
     return str(v)
