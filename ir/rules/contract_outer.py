@@ -63,10 +63,9 @@ def _time_fix(out_time: Mapping, t_outer: Mapping) -> str:
     stream = mops.frag(t_outer)
     extra = [f for f in out_time.factors()
              if not any(mops.relation(a, b) != "disjoint" for a in mops.factor_frags(f) for b in stream)]
-    if any(isinstance(f, RaggedFactor) for f in extra):
-        return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
-    fixed = pair_all([t_outer, *(factor_mapping(f) for f in extra)])
-    if fixed.size == out_time.size:
+    ragged = any(isinstance(f, RaggedFactor) for f in extra)
+    fixed = None if ragged else pair_all([t_outer, *(factor_mapping(f) for f in extra)])
+    if fixed is not None and fixed.size == out_time.size:
         return f'use m("{text_of(fixed)}"): the stream time first, broadcast factors innermost'
     return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
 
