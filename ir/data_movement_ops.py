@@ -2,9 +2,10 @@
 
 Each op is one declaration on the shared op frame (`ir.op_frame`): its fields, its rules
 (the functions of `ir.switch`, which judge the request from the input stream's mappings)
-and `infer_type`, the result stream `ir.switch` infers. The data movement itself is
-`ir.switch.semantics`, which the backends call. A `Switch` lowers into the `switch=` field
-of its program's feed (`tu_ops.switch`), a `Transpose` into a record of its own.
+and `RETYPED`: the result is the input stream with the requested mappings. The data
+movement itself is `ir.switch.semantics`, which the backends call. A `Switch` lowers into
+the `switch=` field of its program's feed (`tu_ops.switch`), a `Transpose` into a record of
+its own.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
-from ir.op_frame import attr, operand
-from ir.ops import Op, Value
+from ir.op_frame import attr
+from ir.ops import InputOp
 from ir.switch.config import SwitchVariant
-from ir.switch.rules import check_switch, infer_switch
-from ir.transpose.rules import TransposeParams, check_transpose, infer_transpose
-from ir.types import Type
+from ir.switch.rules import check_switch
+from ir.transpose.rules import TransposeParams, check_transpose
 
 __all__ = ["Transpose", "transpose_rules", "Switch", "switch_rules"]
 
@@ -31,20 +31,14 @@ def transpose_rules(op: Transpose) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class Transpose(Op):
+class Transpose(InputOp):
     """Transpose Engine: swap packet elements and time steps of each slice's stream."""
 
     STAGE = "transpose"
     RULES = (transpose_rules,)
-    input: Value = operand()
+    RETYPED = ("out_time", "out_packet")
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        inferred = infer_transpose(self.input.type, self.out_time, self.out_packet)
-        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
-            return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
-        return inferred[0]
 
     def params(self) -> TransposeParams:
         """The engine parameters of this (legal) transpose."""
@@ -63,19 +57,13 @@ def switch_rules(op: Switch) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class Switch(Op):
+class Switch(InputOp):
     """Switch Engine: move each slice's stream to other slices of the ring (`config`)."""
 
     STAGE = "switch"
     RULES = (switch_rules,)
-    input: Value = operand()
+    RETYPED = ("out_slice", "out_time")
     out_slice: Mapping = attr()
     out_time: Mapping = attr()
     config: SwitchVariant = attr()
-
-    def infer_type(self) -> Type:
-        inferred = infer_switch(self.input.type, self.out_slice, self.out_time, self.config)
-        if isinstance(inferred, Violation):  # refused by its rule; the requested type stands in
-            return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
-        return inferred
 

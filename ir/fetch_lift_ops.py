@@ -9,8 +9,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.fetch_lift import LiftDim, base_problem, placement_problem, time_problem
 from ir.mapping.nodes import IDENTITY, Mapping
-from ir.op_frame import attr, fact, operand
-from ir.ops import Op, Value
+from ir.op_frame import attr, fact
+from ir.ops import InputOp
 from ir.rules.fetch import ReadPlan, _fetch_7, _fetch_placed, _fetch_plan_limits, match_read
 from ir.types import Type
 
@@ -39,13 +39,12 @@ def check_lift(op: FetchLift) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class FetchLift(Op):
+class FetchLift(InputOp):
     """A fetch lift: each position of one placement dimension reads from its own base.
     `out_placement` replaces that dimension's broadcasts with axes `out_time` no longer walks."""
 
     DIM: ClassVar[LiftDim] = LiftDim.SLICE
     RULES = (check_lift,)
-    input: Value = operand()
     out_placement: Mapping = attr()
     out_time: Mapping = attr()
     element: Mapping | None = fact()  # the DM element the fetch reads (LIFT-6), from the DSL

@@ -7,9 +7,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.fetch_mask import FetchMaskConfig, derive_mask, masked_axes, masked_mapping
 from ir.mapping.nodes import Mapping
-from ir.op_frame import attr, operand
-from ir.ops import Op, Value
-from ir.types import Type
+from ir.op_frame import attr
+from ir.ops import InputOp
 
 __all__ = ["FetchMask", "check_fetch_mask"]
 
@@ -33,17 +32,14 @@ def check_fetch_mask(op: FetchMask) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class FetchMask(Op):
+class FetchMask(InputOp):
     """Fetch Adapter masking: the padding of one axis becomes zero (`#` -> `#{0}`)."""
 
     STAGE = "fetch_mask"
     RULES = (check_fetch_mask,)
-    input: Value = operand()
+    RETYPED = ("out_time", "out_packet")
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
 
     def config(self) -> FetchMaskConfig:
         """The hardware configuration of this (legal) mask."""

@@ -12,7 +12,6 @@ from ir.gather_prefix import check_count
 from ir.rules.gather import check_gather
 from ir.rules.scatter import check_scatter
 from ir.rules.shuffle import check_shuffle
-from ir.types import Type
 
 __all__ = ["Gather", "Scatter", "Shuffle"]
 
@@ -58,6 +57,7 @@ class Shuffle(Op):
 
     STAGE = "shuffle"
     RULES = (check_shuffle,)
+    SAME_TYPE_AS = "src"
     src: Value = operand()
     level: str = attr()          # "chip" or "cluster"
     dim: int = attr()
@@ -66,6 +66,3 @@ class Shuffle(Op):
     @property
     def sources(self) -> tuple[int, ...]:
         return tuple(int(x) for x in self.pattern.split(",")) if self.pattern else ()
-
-    def infer_type(self) -> Type:
-        return self.src.type

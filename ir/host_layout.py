@@ -22,7 +22,7 @@ import numpy as np
 
 from ir.errors import NpuOptError
 from ir.mapping.cells import LIVE
-from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.nodes import Mapping, pair_items
 
 __all__ = ["refuse_masked", "terms", "host_shape", "live_positions", "broadcast_dims", "element_index", "term_sizes",
            "place", "select"]
@@ -30,7 +30,7 @@ __all__ = ["refuse_masked", "terms", "host_shape", "live_positions", "broadcast_
 
 def terms(element: Mapping) -> tuple[Mapping, ...]:
     """The top-level terms of an element mapping, outermost first."""
-    return tuple(element.flatten()) if isinstance(element, Pair) else (element,)
+    return tuple(pair_items(element))
 
 
 @functools.lru_cache(maxsize=256)

@@ -36,7 +36,6 @@ def memo(maxsize: int = 1024) -> Callable[[Callable[..., Any]], Callable[..., An
                 return fn(*args, **kwargs)
             return cached(*args, **kwargs)
 
-        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
         _CACHES.append(cached)
         return call
 

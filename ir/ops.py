@@ -3,7 +3,7 @@
 Each op is one declaration: its fields (roles from `ir.op_frame`), the rule checkers it
 runs (`RULES`, functions of `ir/rules/`, in the order they apply) and `infer_type`, the
 type of its result computed from its operands and attributes (`RETYPED` names the fields
-an op sets on its input's type, the common case). Ops whose result type is declared by the
+an op sets on its input's type, the common case; its `out_time` sets the time). Ops whose result type is declared by the
 user (a parameter, a DMA destination) take the result as given.
 """
 
@@ -31,7 +31,7 @@ from ir.rules.fetch import check_begin, check_fetch, check_fetch_cast, check_tab
 from ir.types import CStreamType, DmType, LaneMode, StreamType, TrfType, Type
 
 __all__ = [
-    "LaneMode", "Value", "Op", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
+    "LaneMode", "Value", "Op", "InputOp", "Param", "ToDm", "ToHbm", "View", "Begin", "Fetch",
     "FetchTableLookup", "FetchCast", "FetchZeroPointSub", "Collect", "ToTrf", "ContractOuter",
     "ContractPacket", "ContractTime", "ContractLane", "Cast", "CommitTrim", "CommitCast",
     "Commit", "Return", "Final", "OP_CLASSES",
@@ -60,7 +60,9 @@ class Op(OpFrame):
     STAGE: ClassVar[str] = ""
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
+    SAME_TYPE_AS: ClassVar[str] = ""  # the result has the type of this operand (`src`: a view of it)
     RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
+    # (a field `out_x` of the op stands for the type's `x`: `out_time` is the result's time)
     result: Value | None = result_field(default=None)
     loc: Location | None = loc_field()
 
@@ -85,8 +87,8 @@ class Op(OpFrame):
 
     def infer_type(self) -> Type:
         """The result type, from the operands and attributes (ops with inferable results)."""
-        if self.RETYPED:
-            return attrs.evolve(self.input.type, **{name: getattr(self, name) for name in self.RETYPED})
+        if self.SAME_TYPE_AS:
+            return getattr(self, self.SAME_TYPE_AS).type
         raise TypeError(f"{self.NAME} takes its result type as given")
 
     def check(self) -> Violation | None:
@@ -118,11 +120,23 @@ class Op(OpFrame):
         return head + body + tail
 
 
+@attrs.frozen(kw_only=True)
+class InputOp(Op):
+    """Base of the ops that work on one input value, `input` (a stream, or a register-file
+    tensor), its first operand; with `RETYPED`, the result is its type with those fields the
+    op's own (`out_time` names the result's time)."""
+
+    input: Value = operand()
+
+    def infer_type(self) -> Type:
+        if self.RETYPED:
+            return attrs.evolve(self.input.type, **{f.removeprefix("out_"): getattr(self, f) for f in self.RETYPED})
+        return super().infer_type()
+
+
 def _attr_text(v: Any) -> str:
     if isinstance(v, Mapping):
         return f'm"{v}"'
-    if isinstance(v, (DType, LaneMode)):
-        return str(v)
     if isinstance(v, str):
         return repr(v)
     return str(v)
@@ -162,10 +176,8 @@ class View(Op):
     """A read view of a DM tensor: the identity on data and type."""
 
     STAGE = "view"
+    SAME_TYPE_AS = "src"
     src: Value = operand()
-
-    def infer_type(self) -> Type:
-        return self.src.type
 
 
 @attrs.frozen(kw_only=True)
@@ -183,70 +195,64 @@ class Begin(Op):
 
 
 @attrs.frozen(kw_only=True)
-class Fetch(Op):
+class Fetch(InputOp):
     """Fetch Engine: read DM into (time, packet)."""
 
     STAGE = "fetch"
     RULES = (check_fetch,)
     RETYPED = ("time", "packet")
-    input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
 
 
 @attrs.frozen(kw_only=True)
-class FetchTableLookup(Op):
+class FetchTableLookup(InputOp):
     """Fetch Adapter table lookup to `dtype` (main context only)."""
 
     STAGE = "fetch_table_lookup"
     RULES = (check_table_lookup,)
     RETYPED = ("dtype",)
-    input: Value = operand()
     dtype: DType = attr()
 
 
 @attrs.frozen(kw_only=True)
-class FetchCast(Op):
+class FetchCast(InputOp):
     """Fetch Adapter type cast to `dtype` (identity allowed)."""
 
     STAGE = "fetch_cast"
     RULES = (check_fetch_cast,)
     RETYPED = ("dtype",)
-    input: Value = operand()
     dtype: DType = attr()
 
 
 @attrs.frozen(kw_only=True)
-class FetchZeroPointSub(Op):
+class FetchZeroPointSub(InputOp):
     """Fetch Adapter zero-point subtraction to i5/i9."""
 
     STAGE = "fetch_zero_point_sub"
     RULES = (check_zero_point_sub,)
     RETYPED = ("dtype",)
-    input: Value = operand()
     dtype: DType = attr()
     zero_point: int = attr()
 
 
 @attrs.frozen(kw_only=True)
-class Collect(Op):
+class Collect(InputOp):
     """Collect Engine: pad the packet to whole flits, move flits into time."""
 
     STAGE = "collect"
     RULES = (check_collect,)
     RETYPED = ("time", "packet")
-    input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
 
 
 @attrs.frozen(kw_only=True)
-class ToTrf(Op):
+class ToTrf(InputOp):
     """Store a collected stream into the TRF as (lane, element)."""
 
     STAGE = "to_trf"
     RULES = (check_to_trf,)
-    input: Value = operand()
     lane: Mapping = attr()
     element: Mapping = attr()
     inferred_lane: bool = fact(False)
@@ -258,12 +264,11 @@ class ToTrf(Op):
 
 
 @attrs.frozen(kw_only=True)
-class ContractOuter(Op):
+class ContractOuter(InputOp):
     """Contraction Engine outer product of the stream and a TRF tensor."""
 
     STAGE = "contract_outer"
     RULES = (check_outer,)
-    input: Value = operand()
     trf: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
@@ -275,23 +280,21 @@ class ContractOuter(Op):
 
 
 @attrs.frozen(kw_only=True)
-class ContractPacket(Op):
+class ContractPacket(InputOp):
     """Packet Reducer: adjacent-pair tree inside the packet."""
 
     STAGE = "contract_packet"
     RULES = (check_packet,)
     RETYPED = ("packet",)
-    input: Value = operand()
     packet: Mapping = attr()
 
 
 @attrs.frozen(kw_only=True)
-class ContractTime(Op):
+class ContractTime(InputOp):
     """Time Reducer: accumulate reduced time factors."""
 
     STAGE = "contract_time"
     RULES = (check_time,)
-    input: Value = operand()
     time: Mapping = attr()
 
     def infer_type(self) -> Type:
@@ -299,12 +302,11 @@ class ContractTime(Op):
 
 
 @attrs.frozen(kw_only=True)
-class ContractLane(Op):
+class ContractLane(InputOp):
     """Lane Folder: move Lane into the output stream."""
 
     STAGE = "contract_lane"
     RULES = (check_lane,)
-    input: Value = operand()
     time: Mapping = attr()
     packet: Mapping = attr()
     mode: LaneMode = attr()
@@ -315,47 +317,43 @@ class ContractLane(Op):
 
 
 @attrs.frozen(kw_only=True)
-class Cast(Op):
+class Cast(InputOp):
     """Cast Engine: narrow a 32-bit stream, re-pad the packet to a flit."""
 
     STAGE = "cast"
     RULES = (check_cast,)
     RETYPED = ("dtype", "packet")
-    input: Value = operand()
     dtype: DType = attr()
     packet: Mapping = attr()
 
 
 @attrs.frozen(kw_only=True)
-class CommitTrim(Op):
+class CommitTrim(InputOp):
     """Commit Adapter trim: keep the leading cells of each flit."""
 
     STAGE = "commit_trim"
     RULES = (check_trim,)
     RETYPED = ("packet",)
-    input: Value = operand()
     packet: Mapping = attr()
 
 
 @attrs.frozen(kw_only=True)
-class CommitCast(Op):
+class CommitCast(InputOp):
     """Commit Adapter f32 -> bf16 conversion (optionally with ReLU)."""
 
     STAGE = "commit_cast"
     RULES = (check_commit_cast,)
     RETYPED = ("dtype",)
-    input: Value = operand()
     dtype: DType = attr()
     relu: bool = attr(False)
 
 
 @attrs.frozen(kw_only=True)
-class Commit(Op):
+class Commit(InputOp):
     """Commit Engine: write the stream into a new DM tensor with layout `element`."""
 
     STAGE = "commit"
     RULES = (check_commit,)
-    input: Value = operand()
     element: Mapping = attr()
     inferred: bool = fact(False)
 
@@ -381,11 +379,9 @@ class Final(Op):
     latest version of the tensor (the parameter itself when nothing wrote it)."""
 
     STAGE = "final"
+    SAME_TYPE_AS = "param"
     param: Value = operand()
     value: Value = operand()
-
-    def infer_type(self) -> Type:
-        return self.param.type
 
 
 OP_CLASSES: tuple[type[Op], ...] = tuple(_DECLARED.values())  # this module's ops, in declaration order

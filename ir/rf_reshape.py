@@ -15,8 +15,8 @@ from __future__ import annotations
 import attrs
 
 from ir.diagnostic import Violation
-from ir.op_frame import attr, operand, rule
-from ir.ops import Op, Value
+from ir.op_frame import attr, rule
+from ir.ops import InputOp
 from ir.rf_relabel import relabel_problem
 from ir.types import Type
 
@@ -24,11 +24,10 @@ __all__ = ["RfReshape"]
 
 
 @attrs.frozen(kw_only=True)
-class RfReshape(Op):
+class RfReshape(InputOp):
     """`%5 = rf_reshape %4 to=vrf<...>`: the register-file tensor `input` under the type `to`."""
 
     STAGE = "rf_reshape"
-    input: Value = operand()
     to: Type = attr()
 
     def infer_type(self) -> Type:

@@ -28,10 +28,8 @@ class ScalarLoad(Op):
     """`s.to_spm(ctx.tdma)`: the scalar parameter `src` read into the scalar memory."""
 
     STAGE = "scalar_load"  # the IR name of `s.to_spm(ctx.tdma)` (a DM tensor's `to_spm` is `ir.spm_ops.ToSpm`)
+    SAME_TYPE_AS = "src"
     src: Value = operand()
-
-    def infer_type(self) -> ScalarType:
-        return self.src.type
 
 
 @attrs.frozen(kw_only=True)

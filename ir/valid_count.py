@@ -26,7 +26,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.errors import InternalError
 from ir.mapping.cells import LIVE
-from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Modulo, Pad, Pair, Stride, Symbol, pair_all, pair_items
 from ir.mapping.ops import Entry, coalesce
 from ir.valid_count_slice import FilterMode, slice_filter, slice_weights
 
@@ -78,7 +78,7 @@ def _sub(node: Mapping, pad_name: str) -> Sub | None:
 
 def sub_expressions(mapping: Mapping, where: str) -> list[Sub] | Violation:
     """The sub-expressions of `mapping`, major to minor, or a VCG-2 refusal."""
-    items = mapping.flatten() if isinstance(mapping, Pair) else [mapping]
+    items = pair_items(mapping)
     out = []
     for k, item in enumerate(items):
         sub = _sub(item, f"{where}#{k}")
@@ -281,7 +281,7 @@ def live_cells(time: Mapping, packet: Mapping) -> np.ndarray:
 
 def checked_slices(slice_: Mapping, axes: set[str]) -> np.ndarray:
     """Slice ids whose Slice items of other axes are live (the others hold no data at all)."""
-    items = slice_.flatten() if isinstance(slice_, Pair) else [slice_]
+    items = pair_items(slice_)
     weights = slice_weights([i.size for i in items])
     ids = np.arange(slice_.size, dtype=np.int64)
     ok = np.ones(slice_.size, bool)

@@ -15,8 +15,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE
 from ir.mapping.nodes import Mapping, Pair, Symbol, pair_all
-from ir.op_frame import operand
-from ir.ops import Commit, Op, Value
+from ir.ops import Commit, InputOp
 from ir.rules.space import validate_type
 from ir.types import Type
 from ir.valid_count import checked_slices, derive_vcg, per_slice, sub_expressions
@@ -37,16 +36,13 @@ def check_pack(op: CommitValidCountPack) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class CommitValidCountPack(Op):
+class CommitValidCountPack(InputOp):
     """Commit Adapter packing: keep each flit's counted prefix for a dense write."""
 
     STAGE = "commit_valid_count_pack"
     RULES = (check_pack,)
     FOLDED = True  # a field of the one CommitOp its chain lowers to
-    input: Value = operand()
-
-    def infer_type(self) -> Type:
-        return self.input.type
+    SAME_TYPE_AS = "input"
 
 
 def packed_coords(time: Mapping, packet: Mapping) -> dict[str, np.ndarray]:

@@ -79,6 +79,7 @@ class ToView(Op):
 
     STAGE = "to_view"
     RULES = (_check_to_view, check_dm_write_align, check_runtime_start)
+    SAME_TYPE_AS = "into"
     src: Value = operand()
     into: Value = operand()
     start: Value | None = operand(optional=True)
@@ -86,9 +87,6 @@ class ToView(Op):
     offset: tuple[int, ...] = attr()
     start_stride: int | None = attr(default=None, optional=True)
     start_limit: int | None = attr(default=None, optional=True)
-
-    def infer_type(self) -> Type:
-        return self.into.type
 
     def attributes(self) -> list[tuple[str, Any]]:
         return [(k, v) for k, v in super().attributes() if k not in _OPTIONAL or v is not None]
@@ -101,10 +99,8 @@ class Memset(Op):
 
     STAGE = "memset"
     RULES = (check_memset_bytes,)
+    SAME_TYPE_AS = "into"
     into: Value = operand()
     view: Any = attr()
     offset: tuple[int, ...] = attr()
     value: Any = attr()
-
-    def infer_type(self) -> Type:
-        return self.into.type

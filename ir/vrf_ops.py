@@ -19,8 +19,8 @@ from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping import ops as mops
 from ir.mapping.nodes import Mapping, pair_all
-from ir.op_frame import attr, operand, rule
-from ir.ops import Op, Value
+from ir.op_frame import attr, rule
+from ir.ops import InputOp
 from ir.types import Type, VrfType
 
 __all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
@@ -39,11 +39,10 @@ def frag_covered(inner: Mapping, outer: Mapping) -> bool:
 
 
 @attrs.frozen(kw_only=True)
-class ToVrf(Op):
+class ToVrf(InputOp):
     """Store the stream in the VRF of each slice, laid out as `element`."""
 
     STAGE = "to_vrf"
-    input: Value = operand()
     element: Mapping = attr()
 
     def infer_type(self) -> Type:
@@ -85,9 +84,11 @@ def _too_big(element: Mapping, hint: str) -> Violation | None:
                      label=f"element {element} has {element.size} cells", help=hint)
 
 
+@rule("VRF-2")
 def rf_mismatch(op: Any) -> Violation | None:
     """VRF-2 for a Vector Engine op reading a VRF tensor: same scalar, same slices, and no
-    axis of the tensor missing from the stream."""
+    axis of the tensor missing from the stream (the rule of every op with an `rf` operand,
+    assigned in its class body: `_rf_match = rf_mismatch`)."""
     if not op.rf:
         return None
     s, v = op.input.type, op.rf[0].type

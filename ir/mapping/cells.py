@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 from ir.errors import OvershootError
-from ir.mapping.nodes import Mapping, Modulo, Pad, Pair, PaddingKind, Resize, Stride, Symbol
+from ir.mapping.nodes import Mapping, Modulo, Pad, Pair, PaddingKind, Resize, Stride, Symbol, tree_nodes
 
 __all__ = [
     "Index", "Padding", "OutOfBounds", "Cell", "CellTable", "evaluate", "cell_of",
@@ -141,12 +141,7 @@ def _positions(values: object, size: int) -> np.ndarray:
 def _largest(mapping: Mapping) -> int:
     """The largest size of any node: a compound base decoded inside a small mapping (`(A, B) / 4,
     (A, ..., A, B) % 4`) has positions as large as its own size, and chain steps up to it."""
-    out, stack = 0, [mapping]
-    while stack:
-        node = stack.pop()
-        out = max(out, node.size)
-        stack.extend(node.children())
-    return out
+    return max(node.size for node in tree_nodes(mapping))
 
 
 # --- phase 1: walk ---------------------------------------------------------------------
@@ -259,12 +254,9 @@ def _decode_compound(base: Mapping, q: np.ndarray, todo: np.ndarray, status: np.
 
 def _axis_size(items: list[tuple], name: str) -> int:
     """Size of axis `name` as declared by the symbols reachable from the walk."""
-    stack = [item[1] for item in items if item[0] == "term"]
-    while stack:
-        node = stack.pop()
+    for node in tree_nodes(*(item[1] for item in items if item[0] == "term")):
         if isinstance(node, Symbol) and node.name == name:
             return node.axis_size
-        stack.extend(node.children())
     raise AssertionError(f"axis {name} has no symbol")  # unreachable: coords come from symbols
 
 

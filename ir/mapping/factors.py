@@ -275,10 +275,8 @@ def canon(factors: list[Factor]) -> list[Factor]:
 def _merge(a: Factor, b: Factor) -> Factor | None:
     if isinstance(a, AxisFactor) and isinstance(b, AxisFactor) and a.axis == b.axis and a.step == b.step * b.extent:
         return AxisFactor(a.axis, b.step, a.extent * b.extent, a.axis_size)
-    if isinstance(a, BroadcastFactor) and isinstance(b, BroadcastFactor):
-        return BroadcastFactor(a.extent * b.extent)
-    if isinstance(a, PaddingFactor) and isinstance(b, PaddingFactor) and a.kind == b.kind:
-        return PaddingFactor(a.kind, a.extent * b.extent)
+    if same_kind(a, b):
+        return attrs.evolve(a, extent=a.extent * b.extent)
     return None
 
 

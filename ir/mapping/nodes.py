@@ -8,6 +8,7 @@ by hand is exactly as legal as one built by the parser.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 import attrs
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Mapping", "Symbol", "Broadcast", "Stride", "Modulo", "Resize", "Pad", "Pair",
-    "PaddingKind", "IDENTITY", "pair_all", "axis_sizes",
+    "PaddingKind", "IDENTITY", "pair_all", "pair_items", "tree_nodes", "axis_sizes",
 ]
 
 
@@ -307,7 +308,7 @@ class Pair(Mapping):
         items: list[Mapping] = []
         node: Mapping = self
         while isinstance(node, Pair):
-            items.extend(node.left.flatten() if isinstance(node.left, Pair) else [node.left])
+            items.extend(pair_items(node.left))
             node = node.right
         items.append(node)
         return items
@@ -329,13 +330,20 @@ def pair_all(items: list[Mapping] | tuple[Mapping, ...]) -> Mapping:
     return out
 
 
-def axis_sizes(*mappings: Mapping) -> dict[str, int]:
-    """Declared size of every axis named anywhere in the mappings' trees."""
-    out: dict[str, int] = {}
+def pair_items(mapping: Mapping) -> list[Mapping]:
+    """The items of a pair chain (`Pair.flatten`); a mapping that is no pair is one item."""
+    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
+
+
+def tree_nodes(*mappings: Mapping) -> Iterator[Mapping]:
+    """Every node of the mappings' trees, each node before its children (walked without recursion)."""
     stack = list(mappings)
     while stack:
         node = stack.pop()
-        if isinstance(node, Symbol):
-            out[node.name] = node.axis_size
+        yield node
         stack.extend(node.children())
-    return out
+
+
+def axis_sizes(*mappings: Mapping) -> dict[str, int]:
+    """Declared size of every axis named anywhere in the mappings' trees."""
+    return {node.name: node.axis_size for node in tree_nodes(*mappings) if isinstance(node, Symbol)}

@@ -17,14 +17,14 @@ from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor, factor_size, same_kind, split_factor
 from ir.mapping.nodes import IDENTITY, Mapping, Modulo, Stride
 from ir.mapping.ranges import (
-    DigitRange, FactorsLike, as_factors, axes_of, disjoint, factor_frags, frag, hull, inside, merge_frags,
+    DigitRange, FactorsLike, aligned_frag, as_factors, axes_of, disjoint, factor_frags, frag, hull, inside, merge_frags,
     places_digit_twice, ragged_run, relation,
 )
 
 __all__ = [
     "DigitRange", "Entry", "Loop", "DivideResult", "FactorsLike", "as_factors",
     "split", "split_factors", "strip_factors",
-    "frag", "axes_of", "factor_frags", "ragged_run", "hull", "merge_frags", "relation", "inside",
+    "frag", "axes_of", "factor_frags", "aligned_frag", "ragged_run", "hull", "merge_frags", "relation", "inside",
     "disjoint", "cut", "boundary_points",
     "strides", "refine", "common_refinement", "divide", "coalesce", "places_digit_twice",
 ]
@@ -104,7 +104,7 @@ def boundary_points(factors: Iterable[Factor]) -> dict[str, set[int]]:
     """Per axis, the ends of every aligned live fragment (AxisFactor digit ranges, `X # p` runs)."""
     out: dict[str, set[int]] = {}
     for f in factors:
-        fr = factor_frags(f)[0] if isinstance(f, AxisFactor) else ragged_run(f) if isinstance(f, RaggedFactor) else None
+        fr = aligned_frag(f)
         if fr is not None:
             out.setdefault(fr.axis, set()).update((fr.lo, fr.hi))
     return out

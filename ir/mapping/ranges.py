@@ -22,7 +22,7 @@ from ir.mapping.factors import AxisFactor, Factor, RaggedFactor
 from ir.mapping.nodes import Mapping
 
 __all__ = ["DigitRange", "FactorsLike", "as_factors", "inside", "disjoint", "relation", "ragged_run", "group_run",
-           "hull", "factor_frags", "merge_frags", "frag", "axes_of", "places_digit_twice"]
+           "hull", "aligned_frag", "factor_frags", "merge_frags", "frag", "axes_of", "places_digit_twice"]
 
 FactorsLike = Union[Mapping, Sequence[Factor]]
 
@@ -144,6 +144,14 @@ def hull(op: RaggedFactor) -> tuple[DigitRange, ...]:
         g = math.gcd(*vals)
         out.append(DigitRange(axis, g, g * (max(vals) // g + 1)))
     return tuple(out)
+
+
+def aligned_frag(f: Factor) -> DigitRange | None:
+    """The one digit range a factor places in order: an `AxisFactor`'s, or the live run of an
+    `X # p` piece; None for padding, a broadcast and an irregular ragged piece."""
+    if isinstance(f, AxisFactor):
+        return DigitRange(f.axis, f.step, f.step * f.extent)
+    return ragged_run(f) if isinstance(f, RaggedFactor) else None
 
 
 def factor_frags(f: Factor) -> tuple[DigitRange, ...]:

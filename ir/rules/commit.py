@@ -13,10 +13,10 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.cells import Padding
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor, RaggedFactor
+from ir.mapping.factors import BroadcastFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, Pair, axis_sizes, pair_all
 from ir.mapping.ops import (
-    Entry, DigitRange, factor_frags, frag, inside, merge_frags, places_digit_twice, ragged_run, relation,
+    Entry, DigitRange, aligned_frag, factor_frags, frag, inside, merge_frags, places_digit_twice, ragged_run, relation,
 )
 from ir.mapping.sequence import SequenceFailure, SequenceResult
 from ir.rules.commit_plan import (
@@ -183,8 +183,7 @@ def _ragged_padding(piece: RaggedFactor, mem: tuple[Factor, ...], element: Mappi
     if run is None or run.extent == piece.extent:
         return None
     for f in mem:
-        held = (ragged_run(f) if isinstance(f, RaggedFactor)
-                else factor_frags(f)[0] if isinstance(f, AxisFactor) else None)
+        held = aligned_frag(f)
         if held is None:
             continue
         # a run inside the memory piece's run, or (both padded) its padded extent inside the

@@ -32,7 +32,10 @@ def check_outer(op) -> Violation | None:
             "CTX-2", "`contract_outer` needs a main-context stream: the sub context has no Contraction Engine",
             label=f"this stream runs in `ctx.{s.context}`",
             help="start the stream with `ctx.main.begin(...)`; the TRF operand may still be loaded in `ctx.sub`")
-    return guarded(lambda rule: _space4(s, w, rule) or _outer_rules(s, w, op.time, op.packet, rule), "SPACE-4")
+    # OUTER-1..11 in order: the operands, the stream adapter, the TRF sequencer
+    return guarded(lambda rule: _space4(s, w, rule) or _operand_rules(s, w, op.packet, rule)
+                   or _adapter_rules(s, op.time, op.packet, rule) or _trf_rules(s, w, op.time, op.packet, rule),
+                   "SPACE-4")
 
 
 def _space4(s, w, rule: CurrentRule) -> Violation | None:
@@ -60,18 +63,11 @@ def _time_fix(out_time: Mapping, t_outer: Mapping) -> str:
     stream = mops.frag(t_outer)
     extra = [f for f in out_time.factors()
              if not any(mops.relation(a, b) != "disjoint" for a in mops.factor_frags(f) for b in stream)]
-    if any(isinstance(f, RaggedFactor) for f in extra):
-        return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
-    fixed = pair_all([t_outer, *(factor_mapping(f) for f in extra)])
-    if fixed.size == out_time.size:
+    ragged = any(isinstance(f, RaggedFactor) for f in extra)
+    fixed = None if ragged else pair_all([t_outer, *(factor_mapping(f) for f in extra)])
+    if fixed is not None and fixed.size == out_time.size:
         return f'use m("{text_of(fixed)}"): the stream time first, broadcast factors innermost'
     return f'begin out_time with the stream time `{text_of(t_outer)}`; broadcast factors go innermost'
-
-
-def _outer_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: CurrentRule) -> Violation | None:
-    """OUTER-1..11 in order: the operands, the stream adapter, the TRF sequencer."""
-    return (_operand_rules(s, w, out_packet, rule) or _adapter_rules(s, out_time, out_packet, rule)
-            or _trf_rules(s, w, out_time, out_packet, rule))
 
 
 def _operand_rules(s, w, out_packet: Mapping, rule: CurrentRule) -> Violation | None:

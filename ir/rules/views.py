@@ -24,7 +24,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_mapping
-from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all
+from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all, tree_nodes
 from ir.mapping.ops import strides
 
 __all__ = ["tile_offset", "tile_extent", "check_pad", "check_reshape", "fill_pattern"]
@@ -40,15 +40,7 @@ def _digit(index: Mapping) -> AxisFactor | None:
 
 def _padded_terms(index: Mapping) -> set[Pad]:
     """The terms `X # P` (an axis padded inline, any padding kind) of an index mapping."""
-    found: set[Pad] = set()
-    stack = [index]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Pad) and isinstance(node.operand, Symbol):
-            found.add(node)
-        else:
-            stack.extend(node.children())
-    return found
+    return {node for node in tree_nodes(index) if isinstance(node, Pad) and isinstance(node.operand, Symbol)}
 
 
 def _substitute(mapping: Mapping, table: dict[tuple[str, int], Symbol]) -> Mapping:

@@ -18,9 +18,9 @@ from ir.diagnostic import Violation
 from ir.errors import InternalError
 from ir.mapping.cells import Index
 from ir.mapping.cells import LIVE, evaluate
-from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, RaggedFactor, PaddingFactor
+from ir.mapping.factors import BroadcastFactor, Factor, RaggedFactor, PaddingFactor
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
-from ir.mapping.ops import DigitRange, disjoint, factor_frags, ragged_run, refine, split, strides
+from ir.mapping.ops import DigitRange, aligned_frag, disjoint, refine, split, strides
 from ir.mapping.factors import short_text as show
 from ir.switch.config import MAX_SLICES
 
@@ -32,15 +32,6 @@ __all__ = [
 
 def _v(code: str, message: str, help: str | None = None) -> Violation:
     return Violation(code, message, help=help)
-
-
-def _frag(f: Factor) -> DigitRange | None:
-    """The live digit range of one refined piece; None for padding, broadcast or irregular."""
-    if isinstance(f, AxisFactor):
-        return factor_frags(f)[0]
-    if isinstance(f, RaggedFactor):
-        return ragged_run(f)
-    return None
 
 
 def _piece(mp: Mapping, factors: tuple[Factor, ...], i: int) -> Mapping:
@@ -70,7 +61,7 @@ def _live(factors: tuple[Factor, ...]) -> tuple[list[DigitRange], bool]:
     """Live pieces of an input frame, and whether an irregular (unroutable) piece is live."""
     frags, irregular = [], False
     for f in factors:
-        fr = _frag(f)
+        fr = aligned_frag(f)
         if fr is not None:
             frags.append(fr)
         elif isinstance(f, RaggedFactor):
@@ -88,7 +79,7 @@ def _classify_slice(fo: tuple[Factor, ...], sf: list[DigitRange], tf: list[Digit
         if isinstance(f, PaddingFactor):
             continue
         has_tile |= isinstance(f, BroadcastFactor)
-        fr = _frag(f)
+        fr = aligned_frag(f)
         if isinstance(f, BroadcastFactor):
             continue
         text = show(_piece(out_slice, fo, i))
@@ -124,7 +115,7 @@ def _classify_time(ft: tuple[Factor, ...], sf: list[DigitRange], tf: list[DigitR
     for i, f in enumerate(ft):
         if isinstance(f, PaddingFactor):
             continue
-        fr = _frag(f)
+        fr = aligned_frag(f)
         text = show(_piece(out_time, ft, i))
         if fr in tf:
             carried.append(i)
@@ -153,7 +144,7 @@ def plan_custom(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
     if bad_s or bad_t:
         return _v("SWITCH-10", "the input has an irregular (ragged) live piece the switch cannot route",
                   help=identity)
-    out_time_frags = [fr for fr in map(_frag, fto) if fr is not None]
+    out_time_frags = [fr for fr in map(aligned_frag, fto) if fr is not None]
     sliced = _classify_slice(fo, sf, tf, out_time_frags, out_slice)
     if isinstance(sliced, Violation):
         return sliced
@@ -169,10 +160,10 @@ def _finish(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: M
             kept: list[DigitRange], moved_idx: list[int], carried_idx: list[int], has_tile: bool) -> CustomPlan | Violation:
     fs, ft, fo, fto = refined
     sf, tf = _live(fs)[0], _live(ft)[0]
-    moved = [_frag(fto[i]) for i in moved_idx]
+    moved = [aligned_frag(fto[i]) for i in moved_idx]
     moved_frags: list[DigitRange] = [fr for fr in moved if fr is not None]
     dropped = [fr for fr in sf if fr not in kept and fr not in moved_frags]
-    dropped += [fr for fr in tf if fr not in [_frag(fto[i]) for i in carried_idx]]
+    dropped += [fr for fr in tf if fr not in [aligned_frag(fto[i]) for i in carried_idx]]
     legal_time = pair_all([in_time] + [_piece(in_slice, fs, sf_index(fs, fr)) for fr in
                                        sorted(moved_frags, key=lambda fr: sf.index(fr))])
     if dropped:
@@ -210,7 +201,7 @@ def _finish(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: M
 
 def sf_index(factors: tuple[Factor, ...], fr: DigitRange) -> int:
     """Index in a refined factor list of the piece whose live range is `fr`."""
-    return [_frag(f) for f in factors].index(fr)
+    return [aligned_frag(f) for f in factors].index(fr)
 
 
 def routes(in_slice: Mapping, out_slice: Mapping, out_time: Mapping, plan: CustomPlan) -> np.ndarray:
@@ -305,7 +296,7 @@ def bitmap_disagreement(in_slice: Mapping, out_slice: Mapping, out_time: Mapping
     plain enumeration of the mapping cells (independent of `routes`); None when all agree."""
     digits: dict[str, list[DigitRange]] = {}
     for f in in_slice.factors():
-        fr = _frag(f)
+        fr = aligned_frag(f)
         if fr is not None:
             digits.setdefault(fr.axis, []).append(fr)
     holders: dict[frozenset, set[int]] = {}

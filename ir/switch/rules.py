@@ -25,10 +25,9 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.types import StreamType
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, short_text as show
-from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, Pair, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Pad, PaddingKind, pair_all, pair_items, tree_nodes
 from ir.mapping.ops import disjoint, factor_frags, places_digit_twice, split
 from ir.switch.config import (
     MAX_SLICES, Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
@@ -38,7 +37,7 @@ from ir.switch.custom import _v, check_custom
 
 __all__ = [
     "Frames", "check_switch", "switch_frames", "ring_size", "check_packet_align",
-    "infer_switch", "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
+    "PACKET_ALIGN", "MAX_SLICES", "check_inter_transpose_run", "MAX_CONSECUTIVE_FLITS",
     "check_padded_tile_axis",
 ]
 
@@ -287,7 +286,7 @@ def check_tiles_once(in_slice: Mapping, in_time: Mapping, out_slice: Mapping) ->
         return None
     except MappingError:
         pass
-    items = out_slice.flatten() if isinstance(out_slice, Pair) else [out_slice]
+    items = pair_items(out_slice)
     try:
         twice = places_digit_twice(*items)
     except MappingError:
@@ -308,10 +307,7 @@ def check_padded_tile_axis(in_slice: Mapping, in_time: Mapping, out_slice: Mappi
     is never padded (`X # 4`): the ring has no destination for the padded positions. Pure
     padding in a tile slot (`1 # 4`) is not an axis and stays legal."""
     carried = _input_frags(in_slice, in_time)
-    stack = [out_slice]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children())
+    for node in tree_nodes(out_slice):
         if not isinstance(node, Pad) or node.n == node.operand.size:
             continue
         new = [fr for f in node.operand.factors() for fr in factor_frags(f)
@@ -355,13 +351,3 @@ def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
         if found is not None:
             return found
     return None
-
-
-def infer_switch(stream: StreamType, out_slice: Mapping, out_time: Mapping,
-                 config: SwitchVariant) -> StreamType | Violation:
-    """The stream after `.switch(out_slice, out_time, config)`: Slice and Time replaced, dtype,
-    Chip, Cluster, Packet and context kept; or the first rule the switch breaks."""
-    found = check_switch(stream.slice, stream.time, out_slice, out_time, config, stream.packet, stream.dtype)
-    if found is not None:
-        return found
-    return attrs.evolve(stream, slice=out_slice, time=out_time)

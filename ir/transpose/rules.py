@@ -30,11 +30,9 @@ from ir.mapping.ops import factor_frags, refine, split
 from ir.transpose.params import (
     EngineShape, TransposeParams, _v, check_transpose_params, engine_shape, packing_widths, pure_padding,
 )
-from ir.types import StreamType
 
 __all__ = [
     "TransposeParams", "EngineShape", "engine_shape", "check_transpose", "check_transpose_params",
-    "infer_transpose",
 ]
 
 def _packing(dtype: DType, packet: Mapping, shape: EngineShape) -> Violation | EngineShape:
@@ -165,13 +163,3 @@ def _legal_help(time: Mapping, valid: Mapping, shape: EngineShape) -> str:
     outer, rows = split(time, r)
     out_time = Pair(outer, valid)
     return f"e.g. out_time = `{show(out_time)}`, out_packet = `{show(rows)} # {shape.flit}`"
-
-
-def infer_transpose(stream: StreamType, out_time: Mapping,
-                    out_packet: Mapping) -> tuple[StreamType, TransposeParams] | Violation:
-    """The stream after `.transpose(out_time, out_packet)` and the engine parameters, or the
-    first rule the transpose breaks. Slice, Chip, Cluster, dtype and context are kept."""
-    found = check_transpose(stream.time, stream.packet, out_time, out_packet, stream.dtype)
-    if isinstance(found, Violation):
-        return found
-    return attrs.evolve(stream, time=out_time, packet=out_packet), found

@@ -28,9 +28,9 @@ from ir.vector.branch import BranchedOperand, group_only
 from ir.vector.operands import StashOperand, TernaryOperand
 from ir.vector.branching import cmp_code, cmps_of, cmps_text, guard_code, layout_of, layout_text
 from ir.vector.numerics._arrays import f32_bits
-from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
+from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const, clip_family, logic_family
 from ir.vrf_ops import rf_mismatch
-from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
+from ir.vector.parts import UnitStep, clip_unit, logic_unit
 from ir.vector.stash_ops import stash_shape_fault
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
@@ -89,9 +89,7 @@ class _Branched(UnitStep, VectorOp):
         """Whether the register-file slot reads the stash (its value: `stashed[0]`)."""
         return self.operand.port is not None and isinstance(self.operand.port[1], StashOperand)
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
     @rule("VE-STASH-4")
     def _stash_shape(self) -> Violation | None:

@@ -15,12 +15,12 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.nodes import Mapping, pair_items
 from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars, ways
-from ir.vector.ops import RfUnitOp, UnitOp, _checked, _dtype_fault, _f32_kind, amount_is_const
+from ir.vector.ops import RfUnitOp, UnitOp, _checked, _f32_kind, amount_is_const, logic_family
 
 __all__ = ["VectorLogic", "VectorFpTernary", "VectorFpDiv", "VectorNarrowSplit", "VectorWidenConcat",
            "VectorReinterpret", "LOGIC_SHIFTS"]
@@ -37,9 +37,7 @@ class VectorLogic(UnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic`")
+    _family = logic_family
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -89,7 +87,7 @@ class VectorFpDiv(RfUnitOp):
 
 def _text(mapping: Mapping) -> str:
     """A mapping as a kernel writes it inside `m("...")` (no parentheses round a top-level pair)."""
-    return ", ".join(item.text() for item in mapping.flatten()) if isinstance(mapping, Pair) else mapping.text()
+    return ", ".join(item.text() for item in pair_items(mapping))
 
 
 @attrs.frozen(kw_only=True)

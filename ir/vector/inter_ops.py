@@ -16,7 +16,6 @@ import attrs
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, rule
-from ir.types import Type
 from ir.vector import enums as E
 from ir.vector.inter_reduce import inter_fault
 from ir.vector.ops import VectorOp, _dtype_fault
@@ -30,17 +29,14 @@ class VectorInterSliceReduce(VectorOp):
 
     STAGE = "vector_inter_slice_reduce"
     FOLDED: ClassVar[bool] = False
+    RETYPED = ("out_slice", "out_time")
     out_slice: Mapping = attr()
     out_time: Mapping = attr()
     op: Any = attr()
 
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, slice=self.out_slice, time=self.out_time)
-
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.InterSliceReduceOpI32, "f32": E.InterSliceReduceOpF32},
-                            "`vector_inter_slice_reduce`")
+        return _dtype_fault(self, {"i32": E.InterSliceReduceOpI32, "f32": E.InterSliceReduceOpF32})
 
     @rule("VE-INTER-1")
     def _shapes(self) -> Violation | None:

@@ -26,7 +26,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE, Index, evaluate
 from ir.mapping.factors import AxisFactor, RaggedFactor
-from ir.mapping.nodes import Broadcast, Mapping, Pad, Pair, Symbol, pair_all
+from ir.mapping.nodes import Broadcast, Mapping, Pad, Symbol, pair_all, pair_items
 from ir.mapping.ops import divide
 from ir.vector.numerics.fold import Groups, fold, fold_flits, reducer
 
@@ -81,10 +81,6 @@ def shape_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, ou
     return None
 
 
-def _items(mapping: Mapping) -> list[Mapping]:
-    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
-
-
 def _divides(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping) -> bool:
     dst = _data(pair_all([out_time, out_packet]).factors())
     return divide(_data(pair_all([time, packet]).factors()), dst) is not None
@@ -96,13 +92,13 @@ def _divide_fault(axis: str, time: Mapping, packet: Mapping, out_time: Mapping, 
     so a kept axis between those digits is inside it. The help then moves the kept time axes
     outward: a layout other than the one in use, checked to divide."""
     message = f"[{out_time}, {out_packet}] does not divide [{time}, {packet}]"
-    kept = [item for item in _items(time) if axis not in item.axes()]
+    kept = [item for item in pair_items(time) if axis not in item.axes()]
     want_time = pair_all(kept).normalize() if kept else Broadcast(1)
     same = out_time.equivalent(want_time) and (out_packet.equivalent(packet) or reduced_packet(out_packet))
     if not (same and axis_padded(axis, time, packet)):
         return Violation("VE-REDUCE-1", message, label="the output keeps cells the input does not have",
                          help=f"the output is the input with every `{axis}` factor removed")
-    moved = kept + [item for item in _items(time) if axis in item.axes()]
+    moved = kept + [item for item in pair_items(time) if axis in item.axes()]
     if pair_all(moved).normalize() != time.normalize() and _divides(pair_all(moved), packet, out_time, out_packet):
         fix = f"keep them together, kept axes outward: time `{', '.join(map(str, moved))}`"
     else:

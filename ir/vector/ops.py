@@ -16,8 +16,8 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.op_frame import attr, operand, rule
-from ir.ops import Op, Value
+from ir.op_frame import attr, rule
+from ir.ops import InputOp, Value
 from ir.types import Type
 from ir.vector import enums as E
 from ir.vector import scalars
@@ -27,7 +27,7 @@ from ir.vrf_ops import rf_mismatch
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
-           "SCALARS", "amount_is_const"]
+           "SCALARS", "amount_is_const", "Conversion", "clip_family", "logic_family"]
 
 # The two scalars the engine holds, by stream dtype.
 SCALARS = {DType.I32: "i32", DType.F32: "f32"}
@@ -81,14 +81,11 @@ def _shift(self: Any) -> Violation | None:
 
 
 @attrs.frozen(kw_only=True)
-class VectorOp(Op):
+class VectorOp(InputOp):
     """Base of the chain's ops: the stream flows through with its type unless the op says."""
 
     FOLDED: ClassVar[bool] = True
-    input: Value = operand()
-
-    def infer_type(self) -> Type:
-        return super().infer_type() if self.RETYPED else self.input.type
+    SAME_TYPE_AS = "input"
 
     def step(self) -> tuple[str, str, int] | None:
         """(unit, op name, arg) of the engine step this op configures (`ir.vector.numerics.steps`),
@@ -115,9 +112,7 @@ class RfUnitOp(UnitOp):
 
     rf: tuple[Value, ...] = attrs.field(default=(), metadata={"role": "operand", "name": None})
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
 
 @attrs.frozen(kw_only=True)
@@ -146,16 +141,29 @@ class VectorTag(UnitOp):
     mode: Any = attr()
 
 
-def _dtype_fault(op: Any, allowed: dict[str, type], what: str) -> Violation | None:
+def _dtype_fault(op: Any, allowed: dict[str, type]) -> Violation | None:
     """VE-DTYPE-1: the op enum does not belong to the stream's scalar."""
     want = allowed.get(op.scalar)
     if want is not None and isinstance(op.op, want):
         return None
     other = ", ".join(f"{cls.__name__} on {s}" for s, cls in allowed.items())
     return Violation("VE-DTYPE-1", f"`{op.STAGE}` with {type(op.op).__name__} on an {op.input.type.dtype} stream",
-                     label=f"{what} takes {other}",
+                     label=f"`{op.STAGE}` takes {other}",
                      help=f"use the {allowed[op.scalar].__name__ if op.scalar in allowed else 'matching'} "
                           f"enum, or convert the stream first")
+
+
+# The VE-DTYPE-1 rules of the two clusters whose ops come in an i32 and an f32 enum (assigned in a class body).
+@rule("VE-DTYPE-1")
+def clip_family(self: Any) -> Violation | None:
+    """VE-DTYPE-1: a clip op of the other scalar's enum."""
+    return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32})
+
+
+@rule("VE-DTYPE-1")
+def logic_family(self: Any) -> Violation | None:
+    """VE-DTYPE-1: a logic op of the other scalar's enum."""
+    return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32})
 
 
 @attrs.frozen(kw_only=True)
@@ -181,9 +189,7 @@ class VectorClip(RfUnitOp):
     const: Any = attr()
     mode: Any = attr(default=None)
 
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.ClipBinaryOpI32, "f32": E.ClipBinaryOpF32}, "`vector_clip`")
+    _family = clip_family
 
     @rule("VE-CONST-3")
     def _const_kind(self) -> Violation | None:
@@ -201,14 +207,15 @@ class VectorClip(RfUnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFxpToFp(UnitOp):
-    """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
+class Conversion(VectorOp):
+    """Base of the fxp <-> fp conversions (single stream and pair): the stream becomes `DST`
+    values; `int_width` is the integer bits of the fixed-point side (VE-CONV-1)."""
 
-    STAGE = "vector_fxp_to_fp"
+    DST: ClassVar[DType] = DType.I32
     int_width: Any = attr()
 
     def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=DType.F32)
+        return attrs.evolve(self.input.type, dtype=self.DST)
 
     @rule("VE-CONV-1")
     def _width(self) -> Violation | None:
@@ -216,18 +223,19 @@ class VectorFxpToFp(UnitOp):
 
 
 @attrs.frozen(kw_only=True)
-class VectorFpToFxp(UnitOp):
+class VectorFxpToFp(Conversion, UnitOp):
+    """i32 fixed point with `int_width` integer bits -> f32 (`x / 2**(31 - int_width)`)."""
+
+    STAGE = "vector_fxp_to_fp"
+    DST = DType.F32
+
+
+@attrs.frozen(kw_only=True)
+class VectorFpToFxp(Conversion, UnitOp):
     """f32 -> i32 fixed point with `int_width` integer bits (rounded half away from zero, clamped)."""
 
     STAGE = "vector_fp_to_fxp"
-    int_width: Any = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=DType.I32)
-
-    @rule("VE-CONV-1")
-    def _width(self) -> Violation | None:
-        return _checked(scalars.int_width, self.int_width)
+    DST = DType.I32
 
 
 def _cells(mapping: Mapping, n: int) -> list[Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir.mapping.cells import LIVE
-from ir.mapping.nodes import Mapping, Pair
+from ir.mapping.nodes import Mapping, Pair, pair_items
 from ir.vector.enums import BinaryArgMode
 from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.units import spec_of
@@ -36,15 +36,11 @@ def _live(mapping: Mapping) -> tuple[np.ndarray, dict[str, np.ndarray]]:
 RF_CACHE_LANES = 1024 // 4
 
 
-def _leaves(mapping: Mapping) -> list[Mapping]:
-    return mapping.flatten() if isinstance(mapping, Pair) else [mapping]
-
-
 def group_volume(time: Mapping, packet: Mapping, axis: str) -> int | None:
     """The lanes of one unzip group: the product of the (padded) sizes of the time and packet
     items inside the item holding `axis` (None when no item holds it)."""
     volume = 1
-    for item in reversed(_leaves(time) + _leaves(packet)):
+    for item in reversed(pair_items(time) + pair_items(packet)):
         if axis in item.axes():
             return volume
         volume *= item.size

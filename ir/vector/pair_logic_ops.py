@@ -18,15 +18,14 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.op_frame import rule
-from ir.vector import enums as E
 from ir.vector import scalars
 from ir.vector.chain_ops import LOGIC_SHIFTS
-from ir.vector.ops import _dtype_fault, amount_is_const
+from ir.vector.ops import amount_is_const, logic_family
 from ir.dtypes import DType
 from ir.op_frame import attr
 from ir.types import Type
 from ir.vector.pair_ops import PairOp, _const_fault, _PairBinary, _Zip
-from ir.vector.parts import logic_family, logic_unit
+from ir.vector.parts import logic_unit
 
 __all__ = ["PairLogic", "ZipLogic", "PairReinterpret", "PAIR_LOGIC_CLASSES"]
 
@@ -58,10 +57,7 @@ class ZipLogic(_Zip):
     STAGE = "vector_logic_zip"
 
     unit = logic_unit
-
-    @rule("VE-DTYPE-1")
-    def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.LogicBinaryOpI32, "f32": E.LogicBinaryOpF32}, "`vector_logic_zip`")
+    _family = logic_family
 
 
 @attrs.frozen(kw_only=True)

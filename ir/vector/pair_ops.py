@@ -18,8 +18,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import DType
-from ir.mapping.nodes import Mapping, Symbol
-from ir.mapping.nodes import Pair as MPair
+from ir.mapping.nodes import Mapping, Symbol, pair_items
 from ir.op_frame import attr, rule
 from ir.ops import Value
 from ir.types import Type
@@ -28,8 +27,8 @@ from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.operands import VrfOperand
 from ir.vector.pair import MODES, RF_CACHE_LANES, group_volume, split_equivalent, unzip_problem
-from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const
-from ir.vector.parts import UnitStep, clip_family, clip_unit
+from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const, clip_family
+from ir.vector.parts import UnitStep, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
 
@@ -96,7 +95,7 @@ class VectorUnzip(PairOp):
 
     def _split_help(self, time: Mapping) -> str:
         """The two-mapping call that fits `time`, when the grouping axis is one item of it."""
-        items = time.flatten() if isinstance(time, MPair) else [time]
+        items = pair_items(time)
         rest = [item for item in items if self.axis_name not in item.axes()]
         if self.axis_name is None or len(rest) != len(items) - 1:
             return f"pass the time without {self.axis}, in the stream's order, as the second mapping"
@@ -117,16 +116,6 @@ class VectorUnzip(PairOp):
                          f"{RF_CACHE_LANES} (1 KiB)", label="group 0 waits in the cache while group 1 streams in",
                          help=f"read {self.axis} further inside the fetch/collect time, so fewer lanes lie "
                               f"inside it (e.g. last in the time)")
-
-
-def _vrf_fault(op: Any) -> Violation | None:
-    """PAIR-VRF-1: a pass has one register-file port, so both groups may read only one VRF tensor."""
-    a, b = op.c0, op.c1
-    if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
-        return Violation("PAIR-VRF-1", f"`{op.STAGE}` reads a different VRF tensor in each group",
-                         label="a pass has one register-file port",
-                         help="give both groups the same VRF tensor, or a constant to one of them")
-    return None
 
 
 def _const_fault(op: Any, check: Any) -> Violation | None:
@@ -163,11 +152,15 @@ class _PairBinary(UnitStep, PairOp):
 
     @rule("PAIR-VRF-1")
     def _one_vrf(self) -> Violation | None:
-        return _vrf_fault(self)
+        """A pass has one register-file port, so both groups may read only one VRF tensor."""
+        a, b = self.c0, self.c1
+        if isinstance(a, VrfOperand) and isinstance(b, VrfOperand) and a.tensor != b.tensor:
+            return Violation("PAIR-VRF-1", f"`{self.STAGE}` reads a different VRF tensor in each group",
+                             label="a pass has one register-file port",
+                             help="give both groups the same VRF tensor, or a constant to one of them")
+        return None
 
-    @rule("VRF-2")
-    def _rf_match(self) -> Violation | None:
-        return rf_mismatch(self)
+    _rf_match = rf_mismatch
 
 
 @attrs.frozen(kw_only=True)
@@ -226,20 +219,11 @@ class PairFpUnary(PairOp):
 
 
 @attrs.frozen(kw_only=True)
-class _PairConvert(PairOp):
+class _PairConvert(Conversion, PairOp):
     UNIT: ClassVar[str] = ""
-    DST: ClassVar[DType] = DType.I32
-    int_width: Any = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, dtype=self.DST)
 
     def pair_step(self) -> tuple[str, str, str, int, int]:
         return self.UNIT, "NONE", "BOTH", int(self.int_width), int(self.int_width)
-
-    @rule("VE-CONV-1")
-    def _width(self) -> Violation | None:
-        return _checked(scalars.int_width, self.int_width)
 
 
 @attrs.frozen(kw_only=True)

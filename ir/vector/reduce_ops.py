@@ -17,7 +17,6 @@ import attrs
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.op_frame import attr, rule
-from ir.types import Type
 from ir.vector import enums as E
 from ir.valid_count import derive_vcg
 from ir.vector.intra_reduce import axis_padded, reduced_packet, shape_fault
@@ -31,21 +30,18 @@ class VectorIntraSliceReduce(VectorOp):
     """Reduce every factor of `axis` out of the 4-way stream's time and packet."""
 
     STAGE = "vector_intra_slice_reduce"
+    RETYPED = ("out_time", "out_packet")
     axis: str = attr()
     out_time: Mapping = attr()
     out_packet: Mapping = attr()
     op: Any = attr()
-
-    def infer_type(self) -> Type:
-        return attrs.evolve(self.input.type, time=self.out_time, packet=self.out_packet)
 
     def step(self) -> tuple[str, str, int]:
         return f"INTRA_REDUCE_{(self.scalar or 'i32').upper()}", self.op.name, int(reduced_packet(self.out_packet))
 
     @rule("VE-DTYPE-1")
     def _family(self) -> Violation | None:
-        return _dtype_fault(self, {"i32": E.IntraSliceReduceOpI32, "f32": E.IntraSliceReduceOpF32},
-                            "`vector_intra_slice_reduce`")
+        return _dtype_fault(self, {"i32": E.IntraSliceReduceOpI32, "f32": E.IntraSliceReduceOpF32})
 
     @rule("VCG-2")
     def _counts(self) -> Violation | None:

@@ -21,8 +21,8 @@ from ir.op_frame import attr, operand, rule
 from ir.ops import Value
 from ir.vector import scalars
 from ir.vector.numerics._arrays import f32_bits
-from ir.vector.ops import VectorOp, _checked
-from ir.vector.parts import UnitStep, clip_family, clip_unit, logic_family, logic_unit
+from ir.vector.ops import VectorOp, _checked, clip_family, logic_family
+from ir.vector.parts import UnitStep, clip_unit, logic_unit
 from ir.vector.units import mode_text
 
 __all__ = ["VectorStash", "StashLogic", "StashFxp", "StashClip", "StashFpBinary", "StashFpTernary", "StashFpDiv",

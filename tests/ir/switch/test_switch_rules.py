@@ -266,17 +266,22 @@ def test_snoop_bitmap_of_a_broadcast() -> None:
     assert all(bitmap[s] == tuple(range(s // 4 * 4, s // 4 * 4 + 4)) for s in range(256))
 
 
-def test_infer_switch_replaces_slice_and_time_only() -> None:
-    from ir.switch.rules import infer_switch
+def test_the_switch_op_replaces_slice_and_time_only() -> None:
+    """The traced op's result type, and its rules run on the stream's packet and dtype too."""
+    from ir.data_movement_ops import Switch
+    from ir.ops import Value
     from ir.types import StreamType
 
+    def op(stream, out_slice, out_time, config):
+        return Switch(input=Value(0, stream), out_slice=m(out_slice), out_time=m(out_time), config=config)
+
     stream = StreamType(DType.I8, m("1"), m("1 # 2"), m("L"), m("M"), m("Q"))
-    out = infer_switch(stream, m("L / 4, Y"), m("M, L % 4"), CB(ring_size=4))
-    assert out == StreamType(DType.I8, m("1"), m("1 # 2"), m("L / 4, Y"), m("M, L % 4"), m("Q"))
-    refused = infer_switch(stream, m("L / 4, Y"), m("L % 4, M"), CB(ring_size=4))
-    assert refused.code == "SWITCH-15"
+    legal = op(stream, "L / 4, Y", "M, L % 4", CB(ring_size=4))
+    assert legal.check() is None
+    assert legal.infer_type() == StreamType(DType.I8, m("1"), m("1 # 2"), m("L / 4, Y"), m("M, L % 4"), m("Q"))
+    assert op(stream, "L / 4, Y", "L % 4, M", CB(ring_size=4)).check().code == "SWITCH-15"
     odd = StreamType(DType.I8, m("1"), m("1 # 2"), m("L"), m("M"), m("N"))  # 4 bytes
-    assert infer_switch(odd, m("L"), m("M"), SC.FORWARDING).code == "SWITCH-18"
+    assert op(odd, "L", "M", SC.FORWARDING).check().code == "SWITCH-18"
 
 
 def test_replicated_input_reads_its_own_copy() -> None:

@@ -107,15 +107,19 @@ def test_engine_shape_table() -> None:
     assert engine_shape(I5) is None
 
 
-def test_infer_transpose_replaces_time_and_packet_only() -> None:
-    from ir.transpose.rules import infer_transpose
+def test_the_transpose_op_replaces_time_and_packet_only() -> None:
+    """The traced op's result type and engine parameters, and its rules' refusal."""
+    from ir.data_movement_ops import Transpose
+    from ir.ops import Value
     from ir.types import StreamType
 
     stream = StreamType(BF16, m("1"), m("1 # 2"), m("1 # 256"), m("H, G"), m("K # 16"))
-    out, params = infer_transpose(stream, m("H, K"), m("G # 16"))
-    assert out == StreamType(BF16, m("1"), m("1 # 2"), m("1 # 256"), m("H, K"), m("G # 16"))
-    assert params == TransposeParams(4, 8, 8, 1, 8)
-    assert infer_transpose(stream, m("K, H"), m("G # 16")).code == "TRANSPOSE-12"
+    legal = Transpose(input=Value(0, stream), out_time=m("H, K"), out_packet=m("G # 16"))
+    assert legal.check() is None
+    assert legal.infer_type() == StreamType(BF16, m("1"), m("1 # 2"), m("1 # 256"), m("H, K"), m("G # 16"))
+    assert legal.params() == TransposeParams(4, 8, 8, 1, 8)
+    refused = Transpose(input=Value(0, stream), out_time=m("K, H"), out_packet=m("G # 16"))
+    assert refused.check().code == "TRANSPOSE-12"
 
 
 def test_ill_formed_mapping_is_a_coded_violation_not_a_traceback() -> None:
