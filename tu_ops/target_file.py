@@ -128,12 +128,9 @@ def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str |
     tables: dict[str, Any] = {}
     for k in ("staging", "trf_storage"):
         tables[k] = [r.dtype(v, f"dtypes.{k}[{i}]", known) for i, v in enumerate(r.list(dt[k], f"dtypes.{k}"))]
-    for k in _PAIR_TABLES:
-        tables[k] = [_pair(r, e, f"dtypes.{k}[{i}]", known) for i, e in enumerate(r.list(dt[k], f"dtypes.{k}"))]
-    zps = r.list(dt["fetch_zero_point_sub"], "dtypes.fetch_zero_point_sub")
-    tables["fetch_zero_point_sub"] = [_zero_point(r, e, f"dtypes.fetch_zero_point_sub[{i}]", known)
-                                      for i, e in enumerate(zps)]
-    tables["mac"] = [_mac(r, e, f"dtypes.mac[{i}]", known) for i, e in enumerate(r.list(dt["mac"], "dtypes.mac"))]
+    for k in (*_PAIR_TABLES, "fetch_zero_point_sub", "mac"):
+        tables[k] = [_entry(r, e, f"dtypes.{k}[{i}]", known, _ENTRY_CLASS[k])
+                     for i, e in enumerate(r.list(dt[k], f"dtypes.{k}"))]
     emulation = [_emulation(r, e, f"emulation[{i}]", known, tables)
                  for i, e in enumerate(r.list(top["emulation"], "emulation"))]
     return Target(
@@ -181,25 +178,25 @@ def _plausible(r: _Reader, values: dict[str, Any]) -> None:
         raise r.fail("constants.OUTER_PACKET_BYTES", f"{bad[0]} is not a whole number of {flit}-byte flits")
 
 
-def _pair(r: _Reader, e: Any, key: str, known: set[DType]) -> PairEntry:
-    t = r.table(e, key, ("from", "to"), ("native",))
-    return PairEntry(r.dtype(t["from"], f"{key}.from", known), r.dtype(t["to"], f"{key}.to", known),
-                     r.bool(t.get("native", True), f"{key}.native"))
+# The keys of an entry of each `dtypes` table, in file order, and the entry field each fills.
+_ENTRY_KEYS: dict[type, dict[str, str]] = {
+    PairEntry: {"from": "src", "to": "dst"},
+    ZeroPointEntry: {"from": "src", "to": "dst", "min": "min", "max": "max"},
+    MacEntry: {"stream": "stream", "weight": "weight", "acc": "acc"},
+}
+_ENTRY_CLASS = {**dict.fromkeys(_PAIR_TABLES, PairEntry), "fetch_zero_point_sub": ZeroPointEntry, "mac": MacEntry}
 
 
-def _zero_point(r: _Reader, e: Any, key: str, known: set[DType]) -> ZeroPointEntry:
-    t = r.table(e, key, ("from", "to", "min", "max"), ("native",))
-    lo, hi = r.int(t["min"], f"{key}.min", None), r.int(t["max"], f"{key}.max", None)
-    if lo > hi:
-        raise r.fail(f"{key}.min", f"min {lo} is above max {hi}")
-    return ZeroPointEntry(r.dtype(t["from"], f"{key}.from", known), r.dtype(t["to"], f"{key}.to", known),
-                          lo, hi, r.bool(t.get("native", True), f"{key}.native"))
-
-
-def _mac(r: _Reader, e: Any, key: str, known: set[DType]) -> MacEntry:
-    t = r.table(e, key, ("stream", "weight", "acc"), ("native",))
-    return MacEntry(r.dtype(t["stream"], f"{key}.stream", known), r.dtype(t["weight"], f"{key}.weight", known),
-                    r.dtype(t["acc"], f"{key}.acc", known), r.bool(t.get("native", True), f"{key}.native"))
+def _entry(r: _Reader, e: Any, key: str, known: set[DType], cls: type) -> Any:
+    """One entry of a `dtypes` table (`_ENTRY_KEYS`): a zero point's `min` / `max` (checked
+    first, min <= max), then its dtypes, then `native` (default true)."""
+    keys = _ENTRY_KEYS[cls]
+    t = r.table(e, key, tuple(keys), ("native",))
+    ints = {f: r.int(t[k], f"{key}.{k}", None) for k, f in keys.items() if k in ("min", "max")}
+    if ints and ints["min"] > ints["max"]:
+        raise r.fail(f"{key}.min", f"min {ints['min']} is above max {ints['max']}")
+    dtypes = {f: r.dtype(t[k], f"{key}.{k}", known) for k, f in keys.items() if f not in ints}
+    return cls(**dtypes, **ints, native=r.bool(t.get("native", True), f"{key}.native"))
 
 
 def _emulation(r: _Reader, e: Any, key: str, known: set[DType], tables: dict[str, Any]) -> EmulationPath:
@@ -236,8 +233,10 @@ def _kind(value: Any) -> str:
 # --- a target as data --------------------------------------------------------------------
 
 
-def _pairs(entries: tuple[PairEntry, ...]) -> list[dict]:
-    return [{"from": str(e.src), "to": str(e.dst), "native": e.native} for e in entries]
+def _entry_data(e: Any) -> dict:
+    """An entry of a `dtypes` table as the description file writes it (`_ENTRY_KEYS`)."""
+    data = {k: getattr(e, f) for k, f in _ENTRY_KEYS[type(e)].items()}
+    return {k: str(v) if isinstance(v, DType) else v for k, v in data.items()} | {"native": e.native}
 
 
 def target_to_data(target: Target) -> dict:
@@ -255,13 +254,6 @@ def target_to_data(target: Target) -> dict:
             "bits": {str(d): b for d, b in target.bits},
             "staging": [str(d) for d in target.staging],
             "trf_storage": [str(d) for d in target.trf_storage],
-            "fetch_table_lookup": _pairs(target.fetch_table_lookup),
-            "fetch_cast": _pairs(target.fetch_cast),
-            "fetch_zero_point_sub": [{"from": str(e.src), "to": str(e.dst), "min": e.min, "max": e.max,
-                                      "native": e.native} for e in target.fetch_zero_point_sub],
-            "cast": _pairs(target.cast),
-            "commit_cast": _pairs(target.commit_cast),
-            "mac": [{"stream": str(e.stream), "weight": str(e.weight), "acc": str(e.acc),
-                     "native": e.native} for e in target.mac],
+            **{k: [_entry_data(e) for e in getattr(target, k)] for k in DTYPE_KEYS if k in _ENTRY_CLASS},
         },
     }
