@@ -50,8 +50,7 @@ class _Reader:
         return TargetSchemaError(f"target file {self.source}: {where}: {message}", key=key)
 
     def table(self, value: Any, key: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a table, got {_kind(value)}")
+        value = self.typed(value, key, dict)
         for k in value:
             if k not in required and k not in optional:
                 raise self.fail(_join(key, k), "unknown key")
@@ -60,9 +59,10 @@ class _Reader:
                 raise self.fail(_join(key, k), "missing key")
         return value
 
-    def mapping(self, value: Any, key: str) -> dict:
-        if not isinstance(value, dict):
-            raise self.fail(key, f"expected a table, got {_kind(value)}")
+    def typed(self, value: Any, key: str, kind: type) -> Any:
+        """`value` when it is a `kind` (dict, str, bool or list), else the error naming what was expected."""
+        if not isinstance(value, kind):
+            raise self.fail(key, f"expected {_EXPECTED[kind]}, got {_kind(value)}")
         return value
 
     def int(self, value: Any, key: str, minimum: int | None = 1) -> int:
@@ -73,7 +73,7 @@ class _Reader:
         return value
 
     def int_set(self, value: Any, key: str) -> tuple[int, ...]:
-        items = self.list(value, key)
+        items = self.typed(value, key, list)
         if not items:
             raise self.fail(key, "expected a non-empty list of integers")
         out = tuple(self.int(v, f"{key}[{i}]") for i, v in enumerate(items))
@@ -81,23 +81,8 @@ class _Reader:
             raise self.fail(key, "list has a repeated value")
         return out
 
-    def str(self, value: Any, key: str) -> str:
-        if not isinstance(value, str):
-            raise self.fail(key, f"expected a string, got {_kind(value)}")
-        return value
-
-    def bool(self, value: Any, key: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_kind(value)}")
-        return value
-
-    def list(self, value: Any, key: str) -> list:
-        if not isinstance(value, list):
-            raise self.fail(key, f"expected a list, got {_kind(value)}")
-        return value
-
     def dtype(self, value: Any, key: str, known: set[DType] | None = None) -> DType:
-        name = self.str(value, key)
+        name = self.typed(value, key, str)
         try:
             d = DType.parse(name)
         except ValueError:
@@ -113,7 +98,7 @@ def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str |
     top = r.table(data, "", TOP_KEYS)
     if r.int(top["schema"], "schema", minimum=None) != 1:
         raise r.fail("schema", f"unsupported schema {top['schema']}; expected 1")
-    name = r.str(top["name"], "name")
+    name = r.typed(top["name"], "name", str)
     if not _NAME_RE.fullmatch(name):
         raise r.fail("name", f"{name!r} does not match [A-Za-z0-9_.-]+")
     counts = r.table(top["counts"], "counts", ("chips",))
@@ -122,19 +107,19 @@ def parse_target_data(data: Any, *, source: str = "<target>", file_sha256: str |
               for k in CONSTANT_NAMES}
     _plausible(r, values)
     dt = r.table(top["dtypes"], "dtypes", DTYPE_KEYS)
-    bits_table = r.mapping(dt["bits"], "dtypes.bits")
+    bits_table = r.typed(dt["bits"], "dtypes.bits", dict)
     bits = {r.dtype(k, f"dtypes.bits.{k}"): r.int(v, f"dtypes.bits.{k}") for k, v in bits_table.items()}
     known = set(bits)
     tables: dict[str, Any] = {}
     for k in ("staging", "trf_storage"):
-        tables[k] = [r.dtype(v, f"dtypes.{k}[{i}]", known) for i, v in enumerate(r.list(dt[k], f"dtypes.{k}"))]
+        tables[k] = [r.dtype(v, f"dtypes.{k}[{i}]", known) for i, v in enumerate(r.typed(dt[k], f"dtypes.{k}", list))]
     for k in (*_PAIR_TABLES, "fetch_zero_point_sub", "mac"):
         tables[k] = [_entry(r, e, f"dtypes.{k}[{i}]", known, _ENTRY_CLASS[k])
-                     for i, e in enumerate(r.list(dt[k], f"dtypes.{k}"))]
+                     for i, e in enumerate(r.typed(dt[k], f"dtypes.{k}", list))]
     emulation = [_emulation(r, e, f"emulation[{i}]", known, tables)
-                 for i, e in enumerate(r.list(top["emulation"], "emulation"))]
+                 for i, e in enumerate(r.typed(top["emulation"], "emulation", list))]
     return Target(
-        name=name, description=r.str(top["description"], "description"), schema=1,
+        name=name, description=r.typed(top["description"], "description", str), schema=1,
         chips=r.int_set(counts["chips"], "counts.chips"), constants=Constants(**values),
         bits=bits, emulation=emulation, file_sha256=file_sha256, **tables,
     )
@@ -196,17 +181,17 @@ def _entry(r: _Reader, e: Any, key: str, known: set[DType], cls: type) -> Any:
     if ints and ints["min"] > ints["max"]:
         raise r.fail(f"{key}.min", f"min {ints['min']} is above max {ints['max']}")
     dtypes = {f: r.dtype(t[k], f"{key}.{k}", known) for k, f in keys.items() if f not in ints}
-    return cls(**dtypes, **ints, native=r.bool(t.get("native", True), f"{key}.native"))
+    return cls(**dtypes, **ints, native=r.typed(t.get("native", True), f"{key}.native", bool))
 
 
 def _emulation(r: _Reader, e: Any, key: str, known: set[DType], tables: dict[str, Any]) -> EmulationPath:
     """tu_ops/targets/rngd.toml: only an f8 mac entry decoded by a native lookup to the other f8."""
     t = r.table(e, key, ("table", "entry", "insert", "to"))
-    if r.str(t["table"], f"{key}.table") != "mac":
+    if r.typed(t["table"], f"{key}.table", str) != "mac":
         raise r.fail(f"{key}.table", "only `mac` entries can be emulated")
-    if r.str(t["insert"], f"{key}.insert") != "fetch_table_lookup":
+    if r.typed(t["insert"], f"{key}.insert", str) != "fetch_table_lookup":
         raise r.fail(f"{key}.insert", "the only insertable stage is `fetch_table_lookup`")
-    items = r.list(t["entry"], f"{key}.entry")
+    items = r.typed(t["entry"], f"{key}.entry", list)
     if len(items) != 3:
         raise r.fail(f"{key}.entry", "expected [stream, weight, acc]")
     entry = tuple(r.dtype(v, f"{key}.entry[{i}]", known) for i, v in enumerate(items))
@@ -223,6 +208,9 @@ def _emulation(r: _Reader, e: Any, key: str, known: set[DType], tables: dict[str
 
 def _join(key: str, sub: str) -> str:
     return f"{key}.{sub}" if key else sub
+
+
+_EXPECTED = {dict: "a table", str: "a string", bool: "true or false", list: "a list"}
 
 
 def _kind(value: Any) -> str:
