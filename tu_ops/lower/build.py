@@ -49,38 +49,8 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):
         first = lay.first_id[k]
-        if kind == "dma" and isinstance(item, (ToSpm, SpmToDm)):  # docs/machine/spm.md
-            steps.append(lower_dma(item, first, lay.refs[item.src.id], item.src.type, item.result.type, target,
-                                   spm_record))
-            continue
-        if kind == "dma" and isinstance(item, Shuffle):
-            from tu_ops.gather_records import shuffle_record
-            steps.append(shuffle_record(item, first, lay.refs[item.src.id], target))
-            continue
-        if kind == "dma" and isinstance(item, Redistribute):
-            steps.append(lower_redistribute(item, first, windows, lay.refs, typ, target))
-            continue
-        if kind == "dma" and isinstance(item, (Gather, Scatter)):
-            from tu_ops.gather_records import gather_record, scatter_record
-            lower = gather_record if isinstance(item, Gather) else scatter_record
-            into = {"into": lay.refs[item.into.id]} if getattr(item, "into", None) is not None else {}
-            if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
-                into["count"] = lay.refs[item.count.id]
-            steps.append(lower(item, first, lay.refs[item.src.id], lay.refs[item.index.id], target, **into))
-            continue
-        if kind == "dma" and isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
-            from tu_ops.runtime import lower_runtime
-            steps.append(lower_runtime(item, first, lay.refs))
-            continue
-        if kind == "dma" and isinstance(item, ir.ToDm) and item.src.id not in windows \
-                and crosses_parts(typ(item.src), typ(item.result)):
-            steps.append(relayout_record(first, lay.refs[item.src.id], typ(item.src), typ(item.result), target, item.loc))
-            continue
         if kind == "dma":
-            viewed = (relayout_view_step(item, first, windows, lay.refs, typ, target)
-                      or lower_view_step(item, first, windows, lay.refs, typ, target))
-            steps.append(viewed or lower_dma(item, first, lay.refs[item.src.id], typ(item.src), typ(item.result),
-                                             target))
+            steps.append(_dma_step(item, first, lay.refs, windows, typ, target))
             continue
         steps.append(_program(item, first, programs, lay.refs, typ, target, windows, folded))
         programs += 1
@@ -92,6 +62,33 @@ def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | 
     finals = [Ref(lay.refs[f.value.id]) for f in kernel.finals]
     return LoweredKernel(name=kernel.name, chip=kernel.chips, axes=kernel_axes(kernel, axes),
                          params=params, steps=steps, results=results, finals=finals, pe=getattr(kernel, "pe", 8))
+
+
+def _dma_step(item: Any, first: int, refs: dict[int, int], windows: dict[int, Any], typ: Any, target: Any) -> Any:
+    """The record of one step outside the programs: an SPM move, a shuffle, a redistribution,
+    a gather or scatter, a runtime step, a DM -> DM relayout, a view step or a plain DMA."""
+    if isinstance(item, (ToSpm, SpmToDm)):  # docs/machine/spm.md
+        return lower_dma(item, first, refs[item.src.id], item.src.type, item.result.type, target, spm_record)
+    if isinstance(item, Shuffle):
+        from tu_ops.gather_records import shuffle_record
+        return shuffle_record(item, first, refs[item.src.id], target)
+    if isinstance(item, Redistribute):
+        return lower_redistribute(item, first, windows, refs, typ, target)
+    if isinstance(item, (Gather, Scatter)):
+        from tu_ops.gather_records import gather_record, scatter_record
+        lower = gather_record if isinstance(item, Gather) else scatter_record
+        into = {"into": refs[item.into.id]} if getattr(item, "into", None) is not None else {}
+        if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
+            into["count"] = refs[item.count.id]
+        return lower(item, first, refs[item.src.id], refs[item.index.id], target, **into)
+    if isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
+        from tu_ops.runtime import lower_runtime
+        return lower_runtime(item, first, refs)
+    if isinstance(item, ir.ToDm) and item.src.id not in windows and crosses_parts(typ(item.src), typ(item.result)):
+        return relayout_record(first, refs[item.src.id], typ(item.src), typ(item.result), target, item.loc)
+    viewed = (relayout_view_step(item, first, windows, refs, typ, target)
+              or lower_view_step(item, first, windows, refs, typ, target))
+    return viewed or lower_dma(item, first, refs[item.src.id], typ(item.src), typ(item.result), target)
 
 
 def _program(chain: ProgramChain, first: int, index: int, refs: dict[int, int], typ: Any, target: Any,
