@@ -18,7 +18,7 @@ from tu_ops.dma_cost import dma_cost
 from tu_ops.engines import DMA, Engine, Rate
 from tu_ops.enums import Aggregate, DmaKind
 
-__all__ = ["Part", "DmaEntry", "DmaCommand", "DmaOp", "aggregate_of"]
+__all__ = ["Part", "DmaEntry", "DmaCommand", "DmaOp", "aggregate_of", "moved"]
 
 
 @attrs.frozen
@@ -65,6 +65,11 @@ def aggregate_of(commands: tuple[DmaCommand, ...]) -> Aggregate:
     """HOMOGENEOUS when every command has the same `entries` and `packet_bytes`."""
     shapes = {(c.entries, c.packet_bytes) for c in commands}
     return Aggregate.HOMOGENEOUS if len(shapes) <= 1 else Aggregate.HETEROGENEOUS
+
+
+def moved(commands: Any, src: int = 0, dst: int = 0) -> tuple[DmaCommand, ...]:
+    """DMA commands with their source and destination bases moved by `src` and `dst` bytes."""
+    return tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in commands)
 
 
 @attrs.frozen(kw_only=True)

@@ -23,7 +23,7 @@ from ir.errors import InternalError
 from ir.mapping.nodes import IDENTITY, pair_all
 from ir.spm import spm_as_hbm
 from tu_ops.base import Ref
-from tu_ops.dma import DmaCommand, DmaOp
+from tu_ops.dma import DmaCommand, DmaOp, moved
 from tu_ops.dma_commands import dma_record
 from tu_ops.dma_view import DmaIntoOp, with_levels
 from tu_ops.redistribute import DmaRelayoutOp, RedistributeOp
@@ -148,8 +148,7 @@ def relayout_record(result: int, src: int, src_t: Any, dst_t: Any, target: Targe
     low = dma_record(Ref(result), Ref(src), flat, dst_view, target, loc)
     part_bytes = src_t.slice.size * target.constants.DM_SLICE_BYTES
     dst_offset = 0 if into is None else into[2]
-    moved = (attrs.evolve(c, src_base=c.src_base + src_offset, dst_base=c.dst_base + dst_offset) for c in low.commands)
-    pieces = [p for cmd in moved for p in _per_part(cmd, part_bytes)]
+    pieces = [p for cmd in moved(low.commands, src_offset, dst_offset) for p in _per_part(cmd, part_bytes)]
     fields = {f.name: getattr(low, f.name) for f in attrs.fields(DmaOp) if f.init}
     fields.update(commands=tuple(c for _, c in pieces), aggregate=None, input_type=src_t, output_type=dst_t)
     if src_view is not None:

@@ -30,10 +30,11 @@ import attrs
 
 from ir.mapping.nodes import Mapping
 from tu_ops.base import Derivation
+from tu_ops.dma import moved
 from tu_ops.dma_commands import dma_record
 from tu_ops.dma_records import view_record
 from tu_ops.printing import mapping_text
-__all__ = ["Underivable", "built", "expected_dma", "expected_program", "first_difference", "moved", "placed", "SKIPPED"]
+__all__ = ["Underivable", "built", "expected_dma", "expected_program", "first_difference", "placed", "SKIPPED"]
 
 
 class Underivable(Exception):
@@ -75,11 +76,6 @@ def built(op: Any, build: Callable[[], Any], traced: Any = None) -> Any:
         return build()
     except Exception as e:  # noqa: BLE001 - any failure of the builder means: not derivable
         raise Underivable(op, str(e).splitlines()[0] if str(e) else type(e).__name__) from None
-
-
-def moved(commands: Any, src: int = 0, dst: int = 0) -> tuple:
-    """DMA commands with their source and destination bases moved by `src` and `dst`."""
-    return tuple(attrs.evolve(c, src_base=c.src_base + src, dst_base=c.dst_base + dst) for c in commands)
 
 
 def placed(op: Any, low: Any, src: int = 0, dst: int = 0) -> Any:

@@ -25,9 +25,10 @@ from ir.gather_ops import Gather, Scatter, Shuffle
 from ir.mapping.nodes import Symbol, pair_all
 from ir.spm import positions_axes
 from ir.spm_ops import SpmToDm, ToSpm
+from tu_ops.dma import moved
 from tu_ops.dma_records import redistribute_record, relayout_record, spm_record
 from tu_ops.gather_records import gather_record, scatter_record, shuffle_record
-from visa.relower import Underivable, built, moved, placed
+from visa.relower import Underivable, built, placed
 
 if TYPE_CHECKING:
     from tu_ops.target import Target

@@ -19,7 +19,7 @@ from ir.mapping.cells import Padding
 
 from tu_ops.base import Alloc
 from tu_ops.rf_reshape import rf_aliases
-from tu_ops.dma import DmaOp
+from tu_ops.dma import DmaOp, moved
 from tu_ops.dma_view import dm_roots
 from tu_ops.dma_commands import dm_bytes
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
@@ -243,13 +243,11 @@ def _rewrite_dma(op: DmaOp, dm: dict[int, _Tensor], dm_base: dict[int, int]) -> 
     src_dm, dst_dm = op.input_type.kind == "dm", op.output_type.kind == "dm"
     src_off = dm_base[op.src.id] if src_dm else 0
     dst_off = dm_base[op.result.id] if dst_dm else 0
-    commands = tuple(attrs.evolve(cmd, src_base=cmd.src_base + src_off, dst_base=cmd.dst_base + dst_off)
-                     for cmd in op.commands)
+    commands = moved(op.commands, src_off, dst_off)
     src_alloc = Alloc(src_off, dm[op.src.id].size) if src_dm else op.src_alloc
     dst_alloc = Alloc(dst_off, dm[op.result.id].size) if dst_dm else op.dst_alloc
     out = attrs.evolve(op, commands=commands, src_alloc=src_alloc, dst_alloc=dst_alloc)
     index = getattr(op, "index", None)
     if index is not None and index.id in dm_base:   # a gather's DM index, read by its index_commands
-        moved = tuple(attrs.evolve(c, src_base=c.src_base + dm_base[index.id]) for c in op.index_commands)
-        out = attrs.evolve(out, index_commands=moved)
+        out = attrs.evolve(out, index_commands=moved(op.index_commands, dm_base[index.id]))
     return out
