@@ -171,7 +171,7 @@ class ShuffleOp(DmaOp):
     """A chip or cluster shuffle: position t of `level` takes position `pattern[t]` of `src`.
 
     `commands` are the identity copy of the tensor, one per live target part; a DM command
-    reads the DM of its part with the shuffled position (`source_part`), an HBM command's
+    reads the DM of its part with the shuffled position (`command_source`), an HBM command's
     `src_base` already addresses the source chip's copy."""
 
     MNEMONIC: ClassVar[str] = "dma_shuffle"
@@ -181,8 +181,9 @@ class ShuffleOp(DmaOp):
     level: ShuffleLevel = attr()
     pattern: tuple[int, ...] = attr(converter=tuple)
 
-    def source_part(self, chip: int, cluster: int) -> tuple[int, int]:
-        """The (chip, cluster) a DM command of part (chip, cluster) reads."""
+    def command_source(self, i: int, cmd: Any) -> tuple[int, int]:
+        """The (chip, cluster) a DM command (`i`, of target part `cmd.part`) reads."""
+        chip, cluster = cmd.part.chip, cmd.part.cluster
         if self.level is ShuffleLevel.CHIP:
             return self.pattern[chip], cluster
         return chip, self.pattern[cluster]

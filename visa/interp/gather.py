@@ -13,8 +13,8 @@ record's `commands` then write into the DM result exactly as a `dma` record does
 `outer=n` the table (a scatter's output) is n blocks of `rows` rows, and every index value
 moves one row of each block.
 
-`dma_redistribute` and `dma_relayout` records (tu_ops/redistribute.py): every command
-copies from the DM of its source part (`command_source`) into its own part.
+`dma_redistribute` and `dma_relayout` records (tu_ops/redistribute.py), and a DM `dma_shuffle`:
+every command copies from the DM of its source part (`command_source`) into its own part.
 """
 
 from __future__ import annotations
@@ -149,20 +149,9 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
 
 def run_shuffle(op: Any, mem: Memory, env: dict[int, Any]) -> Any:
     """Execute one ShuffleOp: an HBM one is a `dma` whose sources already name the shuffled
-    chips; a DM one copies each command from the DM of its shuffled source part."""
-    if op.output_type.kind == "hbm":
-        return run_dma(op, mem, env)
-    src = env.get(op.src.id)
-    check(isinstance(src, DmTensor), f"source {op.src} is not a DM tensor", op)
-    base = mem.dm_address[op.result.id]
-    out = DmTensor(base, op.output_type)
-    mem.zero_dm(live_parts(op.output_type), op.output_type.slice.size, base, tensor_bytes(op.output_type, mem.target), op)
-    for i, cmd in enumerate(op.commands):
-        chip, cluster = cmd.part.chip, cmd.part.cluster
-        from_part = op.source_part(chip, cluster)
-        copy_walk(mem.dm(*from_part), cmd.src_base, mem.dm(chip, cluster), cmd.dst_base, cmd.entries[:-1],
-                  cmd.entries[-1].size if cmd.entries else 1, op, i)
-    return out
+    chips; a DM one copies each command from the DM of its shuffled source part, as a
+    redistribution does (`run_redistribute`)."""
+    return run_dma(op, mem, env) if op.output_type.kind == "hbm" else run_redistribute(op, mem, env)
 
 
 @per_record
@@ -180,7 +169,8 @@ def _walks(op: Any) -> list[tuple[tuple[int, int], list[int], list[int], list[in
 
 
 def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
-    """Execute one RedistributeOp or DmaRelayoutOp; return the DM tensor it creates (zero where no command writes)."""
+    """Execute one RedistributeOp, DmaRelayoutOp or DM ShuffleOp; return the DM tensor it creates (zero where no
+    command writes)."""
     check(isinstance(env.get(op.src.id), DmTensor), f"source {op.src} is not a DM tensor", op)
     t = op.output_type
     base = mem.dm_address[op.result.id]
