@@ -74,7 +74,8 @@ def _item_text(x: Any) -> str:
 
 
 class _TensorClass:
-    """Shared subscript behaviour of the three tensor classes."""
+    """What every tensor class shares: subscripting it gives its type (a `TensorSpec`; the
+    `SpmTensor` of npu_opt.spm gives its own spec), and an instance is a traced value's handle."""
 
     KIND = ""
 
