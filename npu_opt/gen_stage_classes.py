@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from ir.vector.stages import VeStage
-from npu_opt import vector_inter, vector_pair, vector_stages
+from npu_opt import vector_pair, vector_reduce, vector_stages
 from npu_opt.vector_unit_methods import UNIT_BODIES
 
 __all__ = ["render", "main", "OUTPUTS"]
@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ALIASES = {
     "npu_opt.vector_stages": "vs",
     "npu_opt.vector_chain_methods": "chain",
-    "npu_opt.vector_inter": "inter",
     "npu_opt.vector_reduce": "vreduce",
     "npu_opt.vector_stash": "stash",
     "npu_opt.vector_unit_methods": "units",
@@ -72,9 +71,9 @@ def _literal(value: Any) -> str:
 _CHAIN_KEYS = tuple((stage, scalar) for stage in vector_stages.CHAIN_STAGES for scalar in vector_stages.SCALARS)
 VECTOR = Family("vs.VECTOR_STAGE_CLASSES", "vs.VectorStream", _CHAIN_KEYS, vector_stages.declare_class)
 INTER_FIRST = Family("vs.INTER_FIRST_CLASSES", "vsc", _CHAIN_KEYS, vector_stages.declare_inter_first_class, VECTOR)
-AFTER_INTER = Family("inter.AFTER_INTER_CLASSES", "vs.VectorStream",
+AFTER_INTER = Family("vreduce.AFTER_INTER_CLASSES", "vs.VectorStream",
                      tuple((scalar, first) for scalar in vector_stages.SCALARS for first in (True, False)),
-                     vector_inter.declare_after_class)
+                     vector_reduce.declare_after_class)
 PAIR = Family("vp.PAIR_STAGE_CLASSES", "vp.PairStream",
               tuple((stage, scalar) for stage in vector_pair.PAIR_STAGES for scalar in vector_stages.SCALARS),
               vector_pair.declare_class)

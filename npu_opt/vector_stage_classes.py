@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from ir.vector.stages import VeStage as S
 from npu_opt import vector_chain_methods as chain
-from npu_opt import vector_inter as inter
 from npu_opt import vector_reduce as vreduce
 from npu_opt import vector_stages as vs
 from npu_opt import vector_stash as stash
@@ -72,7 +71,7 @@ class VectorFxpI32Stream(vs.VectorStream):
     vector_narrow_trim = vs._narrow_trim
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_fxp_with_mode = chain._fxp_mode
     vector_narrow_split = chain._narrow_split
     vector_clip_with_mode = chain._clip_mode
@@ -91,7 +90,7 @@ class VectorFxpF32Stream(vs.VectorStream):
     vector_fp_to_fxp = vs._fp_to_fxp
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_narrow_split = chain._narrow_split
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
@@ -107,7 +106,7 @@ class VectorFxpToFpI32Stream(vs.VectorStream):
     vector_narrow_trim = vs._narrow_trim
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_narrow_split = chain._narrow_split
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
@@ -124,7 +123,7 @@ class VectorFxpToFpF32Stream(vs.VectorStream):
     vector_fp_to_fxp = vs._fp_to_fxp
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_narrow_split = chain._narrow_split
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
@@ -202,7 +201,7 @@ class VectorWidenI32Stream(vs.VectorStream):
 
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -216,7 +215,7 @@ class VectorWidenF32Stream(vs.VectorStream):
     vector_fp_to_fxp = vs._fp_to_fxp
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -229,7 +228,7 @@ class VectorFpToFxpI32Stream(vs.VectorStream):
 
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -242,7 +241,7 @@ class VectorFpToFxpF32Stream(vs.VectorStream):
 
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -255,7 +254,7 @@ class VectorClipI32Stream(vs.VectorStream):
 
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -269,7 +268,7 @@ class VectorClipF32Stream(vs.VectorStream):
 
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_clip_with_mode = chain._clip_mode
     vector_filter = chain._filter
     vector_reinterpret = chain._reinterpret
@@ -287,7 +286,7 @@ class VectorLogicI32Stream(vs.VectorStream):
     vector_narrow_trim = vs._narrow_trim
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_logic = chain._logic
     vector_logic_with_mode = chain._logic_mode
     vector_fxp_with_mode = chain._fxp_mode
@@ -308,7 +307,7 @@ class VectorLogicF32Stream(vs.VectorStream):
     vector_fp_to_fxp = vs._fp_to_fxp
     vector_clip = vs._clip
     vector_final = vs._final
-    vector_inter_slice_reduce = inter.inter_slice_reduce
+    vector_inter_slice_reduce = vreduce.inter_slice_reduce
     vector_logic = chain._logic
     vector_logic_with_mode = chain._logic_mode
     vector_narrow_split = chain._narrow_split

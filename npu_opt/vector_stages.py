@@ -32,9 +32,8 @@ from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_inter import AFTER_INTER_CLASSES, inter_slice_reduce
 from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
-from npu_opt.vector_reduce import intra_slice_reduce, mapping_args
+from npu_opt.vector_reduce import AFTER_INTER_CLASSES, inter_slice_reduce, intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
@@ -53,7 +52,7 @@ class VePass:
     tag: Any = None  # (the tagged stream value, its comparison codes) once tagged (npu_opt.vector_branch)
     stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
     zipped: bool = False  # the merged stream of a pair pass
-    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_inter)
+    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_reduce)
     reduced: bool = False  # after an intra-slice reduce: no VRF read follows (VE-REDUCE-6, npu_opt.vrf)
 
 
@@ -208,7 +207,7 @@ class VectorInitStream(VectorStream):
 
     vector_intra_slice_tag = _tag
     vector_intra_slice_unzip = vector_intra_slice_unzip  # pair mode (npu_opt.vector_pair)
-    vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_inter)
+    vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_reduce)
 
 
 # the stages a stream of the intra-slice chain may be at, each with a class per scalar
