@@ -192,13 +192,13 @@ class HbmTensor(DmaCopies, _TensorClass):
         return self.view().reshape(*levels)
     def hbm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new HBM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "hbm_chip_shuffle")
 
     def hbm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """Refused (SHUFFLE-3): an HBM tensor has no Cluster level."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "hbm_cluster_shuffle")
 
@@ -282,13 +282,13 @@ class DmTensorView(_DmMoves, _TensorClass):
 
     def dm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new DM tensor whose cluster t holds cluster `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "dm_cluster_shuffle")
 
     def dm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new DM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
