@@ -299,8 +299,8 @@ class _RegisterFileTensor(_TensorClass):
     def reshape(self, *levels: Any) -> Any:
         """The same register-file words under the target type `TrfTensor[...]` / `VrfTensor[...]`
         (or its level mappings; the reference's `unsafe { v.reshape() }`): every level keeps its
-        size (npu_opt.rf_reshape)."""
-        from npu_opt.rf_reshape import rf_reshape
+        size (npu_opt.views.rf_reshape)."""
+        from npu_opt.views import rf_reshape
 
         return rf_reshape(self, levels)
 
