@@ -133,5 +133,6 @@ def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[
     return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body
 
 
-# (scalar, inter_first) -> its class; npu_opt.vector_inter_classes (generated from `declare_after_class`) fills it
+# (scalar, inter_first) -> its class; npu_opt.vector_inter_first_classes (generated from `declare_after_class`)
+# fills it
 AFTER_INTER_CLASSES: dict[tuple[str, bool], type] = {}

@@ -273,4 +273,4 @@ def vector_init(self: StreamStage, loc: Location) -> Any:
 
 # the written-out stage classes fill the tables above (a cycle: their bodies are this module's);
 # vector_stage_classes imports vector_inter_first_classes, whose classes extend its own
-from npu_opt import vector_inter_classes, vector_stage_classes  # noqa: E402,F401
+from npu_opt import vector_stage_classes  # noqa: E402,F401
