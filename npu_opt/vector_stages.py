@@ -22,7 +22,6 @@ import attrs
 from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
-from ir.vector.errors import VectorRuleError
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
@@ -32,7 +31,7 @@ from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
+from npu_opt.vector_pair import _claim, _enum, vector_intra_slice_unzip
 from npu_opt.vector_reduce import AFTER_INTER_CLASSES, inter_slice_reduce, intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
@@ -67,11 +66,9 @@ class VectorStream(StreamStage):
 def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None,
           **fields: Any) -> Any:
     """Emit the op (it types its result, its rules run) and return the object of stage `dst`."""
-    if alu is not None:
-        try:
-            stage.ve.alus.claim(alu, method=op_cls.STAGE)
-        except VectorRuleError as e:
-            return refuse_dead(stage, loc, op_cls.STAGE, e.violation())
+    refused = None if alu is None else _claim(stage, loc, op_cls.STAGE, alu)
+    if refused is not None:
+        return refused
     op = emit_op(stage, loc, op_cls, **fields)
     ve = attrs.evolve(stage.ve, stage=dst)
     scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
