@@ -7,7 +7,7 @@ and `reshape` (every level relabelled, sizes kept). A read view copies out with
 `to_dm` / `to_hbm` (into a fresh tensor) or `to_dm_view` / `to_hbm_view` (into a write
 view); the write replaces the written tensor's value, so later uses of the tensor see it.
 Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8); a `usize`
-runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_tiles). A TRF or
+runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_scalars). A TRF or
 VRF tensor is relabelled by `rf_reshape` (the reference's `unsafe { v.reshape::<...>() }`).
 """
 
@@ -26,7 +26,7 @@ from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.params import ParamSpec
-from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
+from npu_opt.runtime_scalars import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
@@ -67,7 +67,7 @@ class _View:
         self._type = type_
         self._offsets = offsets
         self._reshaped = reshaped
-        self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_tiles
+        self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_scalars
         self._window: Any = None
         self._runtime_window: Any = None
 
