@@ -76,9 +76,9 @@ def _kind_fault(**args: Any) -> Violation | None:
     return None
 
 
-_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping, "lane": Mapping, "element": Mapping,
+_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping,
+                          "out_slice": Mapping, "lane": Mapping, "element": Mapping,  # out_slice: the switch's
                           "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
-_KINDS["out_slice"] = Mapping  # the switch's
 
 
 
