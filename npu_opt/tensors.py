@@ -19,11 +19,11 @@ from ir.types import DmType, HbmType, TrfType, VrfType
 
 __all__ = ["TensorSpec", "HbmTensor", "DmTensor", "DmTensorView", "TrfTensor", "VrfTensor"]
 
-_ARITY = {"hbm": ("dtype", "chip", "element"),
-          "dm": ("dtype", "chip", "cluster", "slice", "element"),
-          "trf": ("dtype", "chip", "cluster", "slice", "lane", "element"),
-          "vrf": ("dtype", "chip", "cluster", "slice", "element")}
-_CLASS_NAME = {"hbm": "HbmTensor", "dm": "DmTensor", "trf": "TrfTensor", "vrf": "VrfTensor"}
+# kind -> the tensor class's name, its IR type and the items of its subscript
+_KINDS = {"hbm": ("HbmTensor", HbmType, ("dtype", "chip", "element")),
+          "dm": ("DmTensor", DmType, ("dtype", "chip", "cluster", "slice", "element")),
+          "trf": ("TrfTensor", TrfType, ("dtype", "chip", "cluster", "slice", "lane", "element")),
+          "vrf": ("VrfTensor", VrfType, ("dtype", "chip", "cluster", "slice", "element"))}
 
 
 @attrs.frozen
@@ -34,7 +34,7 @@ class TensorSpec:
     items: tuple[Any, ...]
 
     def __str__(self) -> str:
-        return f"{_CLASS_NAME[self.kind]}[{', '.join(_item_text(x) for x in self.items)}]"
+        return f"{_KINDS[self.kind][0]}[{', '.join(_item_text(x) for x in self.items)}]"
 
     def new(self) -> Any:
         """`HbmTensor[...].new()` / `DmTensor[...].new()`: a fresh tensor of zeros (docs/views.md)."""
@@ -51,21 +51,18 @@ class TensorSpec:
 
     def resolve(self) -> HbmType | DmType | TrfType | VrfType | Violation:
         """The IR type, or a TYPE-6 violation when the subscript has the wrong shape."""
-        names = _ARITY[self.kind]
+        label, cls, names = _KINDS[self.kind]
         if len(self.items) != len(names):
-            return Violation("TYPE-6", f"{_CLASS_NAME[self.kind]}[...] takes {len(names)} items "
-                             f"({', '.join(names)}), got {len(self.items)}",
-                             help=f"write {_CLASS_NAME[self.kind]}[{', '.join(names)}]")
+            return Violation("TYPE-6", f"{label}[...] takes {len(names)} items ({', '.join(names)}), got "
+                             f"{len(self.items)}", help=f"write {label}[{', '.join(names)}]")
         dtype, *maps = self.items
         if not isinstance(dtype, DType):
-            return Violation("TYPE-6", f"the first item of {_CLASS_NAME[self.kind]}[...] must be a dtype "
-                             f"such as bf16 or i8, not {type(dtype).__name__}")
+            return Violation("TYPE-6", f"the first item of {label}[...] must be a dtype such as bf16 or i8, not "
+                             f"{type(dtype).__name__}")
         for name, mp in zip(names[1:], maps):
             if not isinstance(mp, Mapping):
-                return Violation("TYPE-6", f"the {name} level of {_CLASS_NAME[self.kind]}[...] must be a "
-                                 f"mapping built by m(), not {type(mp).__name__}",
-                                 help=f'wrap it: m("{mp}")' if isinstance(mp, str) else None)
-        cls = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType}[self.kind]
+                return Violation("TYPE-6", f"the {name} level of {label}[...] must be a mapping built by m(), not "
+                                 f"{type(mp).__name__}", help=f'wrap it: m("{mp}")' if isinstance(mp, str) else None)
         return cls(dtype, *maps)
 
 
