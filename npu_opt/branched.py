@@ -81,27 +81,16 @@ class Branched:
         return f"Branched({len(self.layout.slots())} slots)"
 
 
-def _imm(first: Any, guard: Any, value: Any) -> Branched:
-    """`Branched.imm(guard, value)` starts a layout; `layout.imm(guard, value)` adds a slot."""
-    layout = first if isinstance(first, Branched) else Branched.start()
-    return layout._imm(guard, value)
-
-
-def _rf(first: Any, guard: Any, source: Any) -> Branched:
-    """`Branched.rf(guard, vrf)` starts a layout with the rf slot; `layout.rf(guard, vrf)` ends one."""
-    layout = first if isinstance(first, Branched) else Branched.start()
-    return layout._rf(guard, source)
-
-
 class _SlotDescriptor:
-    """`Branched.imm(...)` / `Branched.rf(...)` on the class starts a layout, on a layout adds a slot."""
+    """`Branched.imm(...)` / `Branched.rf(...)` on the class starts a layout (`Branched.rf(guard,
+    vrf)` one with the rf slot), on a layout adds a slot (`fill`: `Branched._imm` / `_rf`)."""
 
     def __init__(self, fill: Any) -> None:
         self.fill = fill
 
     def __get__(self, obj: Any, owner: Any) -> Any:
-        return lambda guard, value: self.fill(obj, guard, value)
+        return lambda guard, value: self.fill(obj if isinstance(obj, Branched) else Branched.start(), guard, value)
 
 
-Branched.imm = _SlotDescriptor(_imm)  # type: ignore[assignment]
-Branched.rf = _SlotDescriptor(_rf)  # type: ignore[assignment]
+Branched.imm = _SlotDescriptor(Branched._imm)  # type: ignore[assignment]
+Branched.rf = _SlotDescriptor(Branched._rf)  # type: ignore[assignment]

@@ -1,10 +1,13 @@
-"""`fetch_chip_lift` / `fetch_cluster_lift` / `fetch_slice_lift`: a fetch base per placement
+"""The stages offered right after `fetch`: `fetch_mask` (ir.fetch_mask) and the lifts
+`fetch_chip_lift` / `fetch_cluster_lift` / `fetch_slice_lift`, a fetch base per placement
 position (ir.fetch_lift, docs/machine/fetch-lift.md).
 
-Offered right after `fetch`, outermost dimension first and each at most once: after a chip
-lift the cluster and slice lifts, after a cluster lift the slice lift. A lifted stream then
-takes the Fetch Adapter stages, `switch` or `collect`, like a fetch stream. Imported by
-`npu_opt.stages` once its shared method bodies exist.
+`fetch_mask(out_time, out_packet)` is the Fetch Adapter's masking stage; the masked stream
+then takes the other adapters, `switch` or `collect`, like a fetch stream. The lifts come
+outermost dimension first and each at most once: after a chip lift the cluster and slice
+lifts, after a cluster lift the slice lift. A lifted stream then takes the Fetch Adapter
+stages (`fetch_mask` too), `switch` or `collect`, like a fetch stream. Imported by
+`npu_opt.stages` once its shared method bodies exist (they are these stages' methods too).
 """
 
 from __future__ import annotations
@@ -13,15 +16,44 @@ from typing import Any
 
 from ir.fetch_lift import LiftDim
 from ir.fetch_lift_ops import LIFT_OPS
+from ir.fetch_mask_ops import FetchMask
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.ops import Begin
-from npu_opt.fetch_mask import FetchMaskStream, fetch_mask
-from npu_opt.stagebase import StreamStage, kind_error, refuse_dead, stage_method
+from npu_opt import stages as _st
+from npu_opt.stagebase import StreamStage, emit_op, kind_error, next_stage, refuse_dead, stage_method
 from npu_opt.trace import current
 
-__all__ = ["fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift", "FetchChipLiftStream",
-           "FetchClusterLiftStream", "FetchSliceLiftStream"]
+__all__ = ["fetch_mask", "FetchMaskStream", "fetch_chip_lift", "fetch_cluster_lift", "fetch_slice_lift",
+           "FetchChipLiftStream", "FetchClusterLiftStream", "FetchSliceLiftStream"]
+
+
+def _not_mappings(stage: StreamStage, loc: Location, name: str, **named: Any) -> Any:
+    """The TYPE-6 refusal of `name` (the chain ends) for the first of the `named` arguments
+    that is not a mapping; None when all are."""
+    for arg, value in named.items():
+        if not isinstance(value, Mapping):
+            return refuse_dead(stage, loc, name,
+                               kind_error(f"`{arg}` must be a mapping built by m(), not {type(value).__name__}"))
+    return None
+
+
+@stage_method("fetch_mask")
+def fetch_mask(self: StreamStage, loc: Location, out_time: Any, out_packet: Any) -> Any:
+    """Zero the padding of one axis: `out_time` / `out_packet` are the fetch's mappings with
+    that axis's `#` written `#{0}`."""
+    return _not_mappings(self, loc, "fetch_mask", out_time=out_time, out_packet=out_packet) or next_stage(
+        self, loc, FetchMask, FetchMaskStream, out_time=out_time, out_packet=out_packet)
+
+
+class FetchMaskStream(StreamStage):
+    """After `fetch_mask`: the later adapters, `switch` or `collect`."""
+
+    fetch_table_lookup = _st._fetch_table_lookup
+    fetch_cast = _st._fetch_cast
+    fetch_zero_point_sub = _st._fetch_zero_point_sub
+    switch = _st._switch
+    collect = _st._collect
 
 
 def _element(tracer: Any, value: Any) -> Mapping | None:
@@ -35,15 +67,12 @@ def _element(tracer: Any, value: Any) -> Mapping | None:
 
 
 def _lift(self: StreamStage, loc: Location, dim: LiftDim, out_placement: Any, out_time: Any, after: type) -> Any:
-    name = LIFT_OPS[dim].STAGE
-    for arg, value in ((f"out_{dim.name.lower()}", out_placement), ("out_time", out_time)):
-        if not isinstance(value, Mapping):
-            return refuse_dead(self, loc, name,
-                               kind_error(f"`{arg}` must be a mapping built by m(), not {type(value).__name__}"))
-    tracer = current()
-    op = LIFT_OPS[dim].build(tracer.value, input=self.value, loc=loc, out_placement=out_placement,
-                             out_time=out_time, element=_element(tracer, self.value))
-    tracer.emit(op)
+    bad = _not_mappings(self, loc, LIFT_OPS[dim].STAGE, **{f"out_{dim.name.lower()}": out_placement},
+                        out_time=out_time)
+    if bad is not None:
+        return bad
+    op = emit_op(self, loc, LIFT_OPS[dim], out_placement=out_placement, out_time=out_time,
+                 element=_element(current(), self.value))
     return after(op.result, self.chain)
 
 

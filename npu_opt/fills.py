@@ -17,7 +17,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
 from npu_opt.dma import TensorDma, _dma
-from npu_opt.runtime_tiles import runtime_write_refusal
+from npu_opt.runtime_scalars import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import location_of, refuse_call as _refuse
 from npu_opt.trace import current

@@ -24,7 +24,7 @@ from ir.rules.redistribute import hole_below_fault, indices_fault, outermost_fau
 from ir.types import DmType
 from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
-from npu_opt.runtime_tiles import runtime_write_refusal
+from npu_opt.runtime_scalars import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor
@@ -88,16 +88,19 @@ class DmRedistribute:
             out.append(self._parts[chip * clusters + cluster])
         return out
 
+    def _moved(self, stage: str, source_of: Any) -> Any:
+        """The step `stage` (a shuffle or the swap) that regroups the parts by `source_of`,
+        refused when a target would read a part of a chip or cluster that does not exist."""
+        parts = self._regroup(source_of)
+        bad = placement_fault(self._src.type, [(c, k) for c, k, _ in parts], stage)
+        return _refuse(bad, stage) if bad is not None else self._next(stage, parts=parts)
+
     def chip_shuffle(self, pattern: Any) -> Any:
         """Target chip c reads what chip `pattern[c]` holds in this plan (a permutation)."""
         items = permutation_fault(_numbers(pattern), self._src.type.chip.size, "chip_shuffle")
         if isinstance(items, Violation):
             return _refuse(items, "chip_shuffle")
-        parts = self._regroup(lambda c, k: (items[c], k))
-        bad = placement_fault(self._src.type, [(c, k) for c, k, _ in parts], "chip_shuffle")
-        if bad is not None:
-            return _refuse(bad, "chip_shuffle")
-        return self._next("chip_shuffle", parts=parts)
+        return self._moved("chip_shuffle", lambda c, k: (items[c], k))
 
     def cluster_swap(self) -> Any:
         """Each cluster reads what the other cluster holds in this plan (two clusters)."""
@@ -105,11 +108,7 @@ class DmRedistribute:
         if t.cluster.size != 2:
             return _refuse(Violation("REDIST-6", f"`cluster_swap` swaps two clusters; `{t.cluster}` has "
                                                  f"{t.cluster.size}"), "cluster_swap")
-        parts = self._regroup(lambda c, k: (c, k ^ 1))
-        bad = placement_fault(t, [(c, k) for c, k, _ in parts], "cluster_swap")
-        if bad is not None:
-            return _refuse(bad, "cluster_swap")
-        return self._next("cluster_swap", parts=parts)
+        return self._moved("cluster_swap", lambda c, k: (c, k ^ 1))
 
     def _slice(self, stage: str, axis: Any, element: Any, positions: Any, dm_output: bool = True) -> Any:
         t = self._src.type
@@ -170,15 +169,19 @@ class DmRedistribute:
         into.value = result.value
 
 
-def start(src: Any, stage: str, *args: Any) -> Any:
-    """The first step of a plan over the DM tensor or read view `src`."""
+def _unmoved(src: Any) -> DmRedistribute:
+    """The plan of no step over `src`: every target reads its own part, from offset 0."""
     t = src.type
-    if not isinstance(t, DmType):
-        return _refuse(Violation("TYPE-6", f"`{stage}` redistributes a DM tensor"), stage)
     clusters = t.cluster.size
     parts = [(p // clusters, p % clusters, 0) for p in range(t.chip.size * clusters)]
-    plan = DmRedistribute(src, t.element, t.element, parts, "init")
-    return getattr(plan, stage)(*args)
+    return DmRedistribute(src, t.element, t.element, parts, "init")
+
+
+def start(src: Any, stage: str, *args: Any) -> Any:
+    """The first step of a plan over the DM tensor or read view `src`."""
+    if not isinstance(src.type, DmType):
+        return _refuse(Violation("TYPE-6", f"`{stage}` redistributes a DM tensor"), stage)
+    return getattr(_unmoved(src), stage)(*args)
 
 
 def asymmetric_slice(src: Any, sub: Any, level: str, axis: Any, element: Any, positions: Any) -> Any:
@@ -192,10 +195,7 @@ def asymmetric_slice(src: Any, sub: Any, level: str, axis: Any, element: Any, po
     bad = outermost_fault(t.element, axis, stage) or hole_below_fault(t.element, axis, stage)
     if bad is not None:
         return _refuse(bad, stage)
-    clusters = t.cluster.size
-    plan = DmRedistribute(src, t.element, t.element,
-                          [(p // clusters, p % clusters, 0) for p in range(t.chip.size * clusters)], "init")
-    sliced = plan._slice(stage, axis, element, positions)
+    sliced = _unmoved(src)._slice(stage, axis, element, positions)
     if isinstance(sliced, Poisoned):
         return sliced
     return sliced._emit(sliced.type, location_of(stage), engine="sub")

@@ -1,5 +1,5 @@
 """Runtime scalars in the DSL (docs/runtime.md): `HbmScalar[T]`, `to_spm`, scalar
-expressions, casts, and the runtime guard `ctx.when(cond)`.
+expressions, casts, the runtime guard `ctx.when(cond)` and tiles at a runtime start.
 
 A kernel is traced once, with Python running every loop, so a value the host passes at
 launch has no Python value while tracing. `HbmScalar[u32]` is such a parameter;
@@ -9,7 +9,20 @@ Arithmetic (`+ - *`, wrapping), comparisons, `& | ^ ~` and `.cast(T)` on it reco
 `while`, `assert`, `and`, `or` and `not` ask for a truth value, which a runtime scalar
 does not have while tracing: they are refused (RUNTIME-1) and `ctx.when(cond)` is the
 construct to use. `range(n)`, a tile start or an immediate need a trace-time number
-(RUNTIME-2).
+(RUNTIME-2), except a tile start at run time (docs/runtime.md#runtime-tile-starts):
+
+`v.tile(m("T"), 64, m("T = 64 # 512, D"), i)` with `i` a `RuntimeScalar` of type `usize`
+(the reference's `tile` takes a `usize`: cast others with `i.cast(usize)`) is the tile at
+start 0 whose element offset grows by `i * stride` cells when the kernel runs. The view
+keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA as the
+source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the scalar)
+or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
+`begin` (the `window` again). Everything else keeps RUNTIME-2: a runtime start of a chip,
+cluster or slice tile, a second runtime start on one view, a runtime-tiled view read by
+anything else (an interleaved `begin`, `to_spm`, a redistribution, a scatter) or written
+by anything but a DMA (`memset`, `commit_view`, a scatter). RUNTIME-9: a start that is
+not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
+whole 8-byte units.
 """
 
 from __future__ import annotations
@@ -23,10 +36,12 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
+from ir.location import user_location
 from ir.ops import Param
 from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ScalarLoad
 from ir.runtime_types import COMPARE, INTEGER_NAMES, LOGIC, SCALAR_DTYPES, ScalarDType, ScalarType, \
     scalar_dtype
+from ir.rules.runtime_tiles import START_DTYPE, runtime_tile_step
 from ir.runtime_scope import scope_faults
 from npu_opt.annotations import annotation_location
 from npu_opt.scalars import plain_number
@@ -34,15 +49,18 @@ from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
 
 __all__ = ["HbmScalar", "ScalarSpec", "RuntimeScalar", "ScalarParam", "scalar_param", "when",
-           "u32", "i64", "u64", "usize", "IMM_LIMIT"]
+           "u32", "i64", "u64", "usize", "IMM_LIMIT", "runtime_retile", "refuse_runtime_read",
+           "runtime_write_refusal"]
 
 u32, i64, u64, usize = (SCALAR_DTYPES[n] for n in ("u32", "i64", "u64", "usize"))
 IMM_LIMIT = 1 << 47
 """A literal in a scalar expression is below 2**47 in magnitude (a VISA integer field)."""
 
 
-def _refuse(code: str, message: str, method: str, help: str | None = None, label: str | None = None) -> None:
+def _refuse(code: str, message: str, method: str, help: str | None = None, label: str | None = None) -> Poisoned:
+    """Report the refusal at the user's call of `method`; a Poisoned result for a caller to return."""
     current().refuse(Violation(code, message, help=help, label=label), location_of(method), method)
+    return Poisoned(method)
 
 
 @attrs.frozen
@@ -316,3 +334,46 @@ def _guard(cond: Any, loc: Any) -> Iterator[None]:
         yield
     finally:
         tracer.emit(GuardEnd.build(tracer.value, begin=begin.result, loc=loc))
+
+
+# --- tiles at a runtime start (docs/runtime.md#runtime-tile-starts) ------------------------
+
+_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, or a "
+          "stream's `begin` reads")
+
+
+def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
+    """The tile of `view` at the runtime scalar `start`, or a refusal."""
+    if level != "element" or view._runtime is not None:
+        where = f"`{method}` (the {level} level)" if level != "element" else "a view already tiled at a runtime start"
+        return _refuse("RUNTIME-2", f"{_TAKEN}; {where} needs a trace-time start", method,
+                       help="tile the element level of the view a DMA copies from or into, once, or guard "
+                            "static tiles with `ctx.when(i == k)`")
+    if start.dtype.name != START_DTYPE:
+        return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not a {start.dtype}", method,
+                       help="cast it as the reference's `i as usize`: `.tile(..., i.cast(usize))`")
+    step = runtime_tile_step(view.type.element, index, length, mapping, view.WRITABLE)
+    if isinstance(step, Violation):
+        return _refuse(step.code, step.message, method, help=step.help)
+    stride, limit = step
+    bits = view.type.dtype.bits
+    if stride * bits % 8:
+        return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
+                                    "not whole bytes", method,
+                       help="tile an axis whose step holds whole bytes, or use a trace-time start")
+    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=(start.value, stride, limit))
+
+
+def refuse_runtime_read(what: str) -> None:
+    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA, at the
+    user's call being executed (the reader of a view: `begin`, a gather, ...)."""
+    current().refuse(Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                               help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy"),
+                     user_location(None), "view")
+
+
+def runtime_write_refusal(what: str) -> Violation:
+    """RUNTIME-2 for a write into a runtime-tiled view by something other than a Tensor DMA."""
+    return Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
+                     help="write with `src.to_dm_view(ctx.tdma, view)` / `to_hbm_view`, or guard static tiles "
+                          "with `ctx.when(i == k)`")

@@ -16,7 +16,7 @@ from ir.spm_ops import SpmToDm, ToSpm
 from ir.types import SpmType
 from npu_opt.dma import _check_engine
 from npu_opt.stagebase import location_of, refuse_call
-from npu_opt.tensors import DmTensor, TensorSpec
+from npu_opt.tensors import DmTensor, TensorSpec, _TensorClass
 from npu_opt.trace import current
 
 __all__ = ["SpmTensor", "SpmSpec", "to_spm", "spm_to_dm"]
@@ -49,24 +49,14 @@ class SpmSpec:
         return SpmType(dtype, *maps)
 
 
-class SpmTensor:
+class SpmTensor(_TensorClass):
     """A scratchpad tensor: `SpmTensor[dtype, Chip, Cluster, Pe, Element]`; in a trace, the
     handle `to_spm` returns, which offers `to_dm` and serves as a `by_positions` index."""
 
     KIND = "spm"
 
-    def __class_getitem__(cls, items: Any) -> SpmSpec:
+    def __class_getitem__(cls, items: Any) -> SpmSpec:  # type: ignore[override]
         return SpmSpec(items if isinstance(items, tuple) else (items,))
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    @property
-    def type(self) -> Any:
-        return self.value.type
-
-    def __repr__(self) -> str:
-        return f"<SpmTensor {self.value}: {self.value.type}>"
 
     def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """SPM -> DM Tensor DMA into the layout `dst` (a `DmTensor[...]`, Slice = 64 x Pe)."""

@@ -36,13 +36,8 @@ def _vector_stages() -> ModuleType:
 
 
 def _fetch_lift() -> ModuleType:
-    from npu_opt import fetch_lift
+    from npu_opt import fetch_lift  # fetch_mask and the lifts
     return fetch_lift
-
-
-def _fetch_mask() -> ModuleType:
-    from npu_opt import fetch_mask
-    return fetch_mask
 
 
 _vector_init = LazyStageMethod("vector_init", _vector_stages)
@@ -81,9 +76,9 @@ def _kind_fault(**args: Any) -> Violation | None:
     return None
 
 
-_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping, "lane": Mapping, "element": Mapping,
+_KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping,
+                          "out_slice": Mapping, "lane": Mapping, "element": Mapping,  # out_slice: the switch's
                           "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
-_KINDS["out_slice"] = Mapping  # the switch's
 
 
 
@@ -206,7 +201,7 @@ class FetchStream(StreamStage):
     fetch_chip_lift = LazyStageMethod("fetch_chip_lift", _fetch_lift)
     fetch_cluster_lift = LazyStageMethod("fetch_cluster_lift", _fetch_lift)
     fetch_slice_lift = LazyStageMethod("fetch_slice_lift", _fetch_lift)
-    fetch_mask = LazyStageMethod("fetch_mask", _fetch_mask)
+    fetch_mask = LazyStageMethod("fetch_mask", _fetch_lift)
     fetch_table_lookup = _fetch_table_lookup
     fetch_cast = _fetch_cast
     fetch_zero_point_sub = _fetch_zero_point_sub

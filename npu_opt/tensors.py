@@ -19,11 +19,11 @@ from ir.types import DmType, HbmType, TrfType, VrfType
 
 __all__ = ["TensorSpec", "HbmTensor", "DmTensor", "DmTensorView", "TrfTensor", "VrfTensor"]
 
-_ARITY = {"hbm": ("dtype", "chip", "element"),
-          "dm": ("dtype", "chip", "cluster", "slice", "element"),
-          "trf": ("dtype", "chip", "cluster", "slice", "lane", "element"),
-          "vrf": ("dtype", "chip", "cluster", "slice", "element")}
-_CLASS_NAME = {"hbm": "HbmTensor", "dm": "DmTensor", "trf": "TrfTensor", "vrf": "VrfTensor"}
+# kind -> the tensor class's name, its IR type and the items of its subscript
+_KINDS = {"hbm": ("HbmTensor", HbmType, ("dtype", "chip", "element")),
+          "dm": ("DmTensor", DmType, ("dtype", "chip", "cluster", "slice", "element")),
+          "trf": ("TrfTensor", TrfType, ("dtype", "chip", "cluster", "slice", "lane", "element")),
+          "vrf": ("VrfTensor", VrfType, ("dtype", "chip", "cluster", "slice", "element"))}
 
 
 @attrs.frozen
@@ -34,7 +34,7 @@ class TensorSpec:
     items: tuple[Any, ...]
 
     def __str__(self) -> str:
-        return f"{_CLASS_NAME[self.kind]}[{', '.join(_item_text(x) for x in self.items)}]"
+        return f"{_KINDS[self.kind][0]}[{', '.join(_item_text(x) for x in self.items)}]"
 
     def new(self) -> Any:
         """`HbmTensor[...].new()` / `DmTensor[...].new()`: a fresh tensor of zeros (docs/views.md)."""
@@ -51,21 +51,18 @@ class TensorSpec:
 
     def resolve(self) -> HbmType | DmType | TrfType | VrfType | Violation:
         """The IR type, or a TYPE-6 violation when the subscript has the wrong shape."""
-        names = _ARITY[self.kind]
+        label, cls, names = _KINDS[self.kind]
         if len(self.items) != len(names):
-            return Violation("TYPE-6", f"{_CLASS_NAME[self.kind]}[...] takes {len(names)} items "
-                             f"({', '.join(names)}), got {len(self.items)}",
-                             help=f"write {_CLASS_NAME[self.kind]}[{', '.join(names)}]")
+            return Violation("TYPE-6", f"{label}[...] takes {len(names)} items ({', '.join(names)}), got "
+                             f"{len(self.items)}", help=f"write {label}[{', '.join(names)}]")
         dtype, *maps = self.items
         if not isinstance(dtype, DType):
-            return Violation("TYPE-6", f"the first item of {_CLASS_NAME[self.kind]}[...] must be a dtype "
-                             f"such as bf16 or i8, not {type(dtype).__name__}")
+            return Violation("TYPE-6", f"the first item of {label}[...] must be a dtype such as bf16 or i8, not "
+                             f"{type(dtype).__name__}")
         for name, mp in zip(names[1:], maps):
             if not isinstance(mp, Mapping):
-                return Violation("TYPE-6", f"the {name} level of {_CLASS_NAME[self.kind]}[...] must be a "
-                                 f"mapping built by m(), not {type(mp).__name__}",
-                                 help=f'wrap it: m("{mp}")' if isinstance(mp, str) else None)
-        cls = {"hbm": HbmType, "dm": DmType, "trf": TrfType, "vrf": VrfType}[self.kind]
+                return Violation("TYPE-6", f"the {name} level of {label}[...] must be a mapping built by m(), not "
+                                 f"{type(mp).__name__}", help=f'wrap it: m("{mp}")' if isinstance(mp, str) else None)
         return cls(dtype, *maps)
 
 
@@ -74,7 +71,8 @@ def _item_text(x: Any) -> str:
 
 
 class _TensorClass:
-    """Shared subscript behaviour of the three tensor classes."""
+    """What every tensor class shares: subscripting it gives its type (a `TensorSpec`; the
+    `SpmTensor` of npu_opt.spm gives its own spec), and an instance is a traced value's handle."""
 
     KIND = ""
 
@@ -191,13 +189,13 @@ class HbmTensor(DmaCopies, _TensorClass):
         return self.view().reshape(*levels)
     def hbm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new HBM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "hbm_chip_shuffle")
 
     def hbm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """Refused (SHUFFLE-3): an HBM tensor has no Cluster level."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "hbm_cluster_shuffle")
 
@@ -281,13 +279,13 @@ class DmTensorView(_DmMoves, _TensorClass):
 
     def dm_cluster_shuffle(self, dma: Any, cluster_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new DM tensor whose cluster t holds cluster `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, cluster_dim, shuffle_pattern, "cluster", "dm_cluster_shuffle")
 
     def dm_chip_shuffle(self, dma: Any, chip_dim: Any = None, shuffle_pattern: Any = ()) -> Any:
         """A new DM tensor whose chip t holds chip `shuffle_pattern[t]` of this one."""
-        from npu_opt.shuffle import shuffle
+        from npu_opt.dma import shuffle
 
         return shuffle(self, dma, chip_dim, shuffle_pattern, "chip", "dm_chip_shuffle")
 
@@ -298,8 +296,8 @@ class _RegisterFileTensor(_TensorClass):
     def reshape(self, *levels: Any) -> Any:
         """The same register-file words under the target type `TrfTensor[...]` / `VrfTensor[...]`
         (or its level mappings; the reference's `unsafe { v.reshape() }`): every level keeps its
-        size (npu_opt.rf_reshape)."""
-        from npu_opt.rf_reshape import rf_reshape
+        size (npu_opt.views.rf_reshape)."""
+        from npu_opt.views import rf_reshape
 
         return rf_reshape(self, levels)
 

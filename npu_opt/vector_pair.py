@@ -75,6 +75,7 @@ class PairStream(StreamStage):
 
 
 def _claim(stage: Any, loc: Location, name: str, alu: Any) -> Poisoned | None:
+    """Claim `alu` for op `name` in the stage's pass (a pair's or a chain's), or the refusal (VE-ALU-1)."""
     try:
         stage.ve.alus.claim(alu, method=name)
     except VectorRuleError as e:

@@ -1,4 +1,5 @@
-"""The Vector Engine's intra-slice reduce in the DSL: `vector_intra_slice_reduce`.
+"""The Vector Engine's two reducers in the DSL: `vector_intra_slice_reduce` and
+`vector_inter_slice_reduce`.
 
 `vector_intra_slice_reduce(m("R"), out_time, out_packet, op)` runs on the 4-way stream
 (after `vector_narrow_trim` or the float ops), removing every factor of axis `R` from its
@@ -7,6 +8,18 @@ time and packet, on one stream; `op` is an `IntraSliceReduceOpI32` (`ADD_SAT`, `
 (VE-REDUCE-*); the op claims the reduce ALU (VE-ALU-1). A pass that went through
 `vector_intra_slice_unzip` offers no reduce, before or after its zip (PAIR-REDUCE-1, as the
 reference since v0.7): the reducer takes no group condition.
+
+`vector_inter_slice_reduce(out_slice, out_time, op)` folds the 8-way stream across the
+slices of its cluster; `op` is an `InterSliceReduceOpI32` (`ADD`, `ADD_SAT`, `MAX`, `MIN`)
+or `InterSliceReduceOpF32` (`ADD`, `MAX`, `MIN`, `MUL`) value. It is offered in two orders
+(`VeOrder`):
+
+- InterFirst: right after `vector_init()`; the intra-slice chain may follow it, entered
+  with `vector_intra_slice_tag`, and that chain offers no second inter-slice reduce;
+- IntraFirst: after a Logic, Fxp, FxpToFp, Widen, FpToFxp or Clip stage of the chain;
+  only `vector_final` follows.
+
+The shapes are the traced op's rules (VE-INTER-*).
 """
 
 from __future__ import annotations
@@ -21,11 +34,14 @@ from ir.mapping.nodes import Mapping, Symbol
 from ir.vector import enums as E
 from ir.vector.stages import VeStage
 from ir.vector.reduce_ops import VectorIntraSliceReduce
+from ir.vector.inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
 
-__all__ = ["intra_slice_reduce", "mapping_args", "pair_reduce_refused", "pair_reduce_violation"]
+__all__ = ["intra_slice_reduce", "inter_slice_reduce", "AFTER_INTER_CLASSES", "mapping_args", "pair_reduce_refused",
+           "pair_reduce_violation"]
 
-_OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
+_INTRA_OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
+_INTER_OPS = (E.InterSliceReduceOpI32, E.InterSliceReduceOpF32)
 
 
 def _axis_name(value: Any) -> str | None:
@@ -74,7 +90,7 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
     bad = mapping_args(self, loc, name, out_time=out_time, out_packet=out_packet)
     if bad is not None:
         return bad
-    op = _enum(self, loc, name, _OPS, op)
+    op = _enum(self, loc, name, _INTRA_OPS, op)
     if isinstance(op, Poisoned):
         return op
     out = _step(self, loc, VectorIntraSliceReduce, VeStage.INTRA_SLICE_REDUCE, op.alu, axis=_axis_name(axis),
@@ -82,3 +98,41 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
     if not isinstance(out, Poisoned):
         out.ve = attrs.evolve(out.ve, reduced=True)  # no VRF read after it in this pass (VE-REDUCE-6)
     return out
+
+
+@stage_method("vector_inter_slice_reduce")
+def inter_slice_reduce(self: Any, loc: Location, out_slice: Any, out_time: Any, op: Any) -> Any:
+    """Fold the stream across slices, leaving `[out_slice, out_time]` (packet kept)."""
+    from npu_opt.vector_stages import _enum, _step
+
+    name = "vector_inter_slice_reduce"
+    bad = mapping_args(self, loc, name, out_slice=out_slice, out_time=out_time)
+    if bad is not None:
+        return bad
+    op = _enum(self, loc, name, _INTER_OPS, op)
+    if isinstance(op, Poisoned):
+        return op
+    first = self.ve.stage is None  # right after vector_init: the InterFirst order
+    order = E.VeOrder.INTER_FIRST if first else E.VeOrder.INTRA_FIRST
+    self.ve = attrs.evolve(self.ve, order=order)
+    return _step(self, loc, VectorInterSliceReduce, VeStage.INTER_SLICE_REDUCE, out_slice=out_slice,
+                 out_time=out_time, op=op)
+
+
+def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[str, Any]]:
+    """The stage object after the inter-slice reduce, as (class name, docstring, methods):
+    `vector_final`, and in the InterFirst order the intra-slice chain's `vector_intra_slice_tag`.
+    `npu_opt.gen_stage_classes` writes these classes out."""
+    from npu_opt.vector_stages import _final, _tag
+
+    body: dict[str, Any] = {"vector_final": _final}
+    if inter_first:
+        body["vector_intra_slice_tag"] = _tag
+    order = "InterFirst" if inter_first else "IntraFirst"
+    doc = f"After the inter-slice reduce ({order}) with an {scalar} stream: offers {', '.join(sorted(body))}."
+    return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body
+
+
+# (scalar, inter_first) -> its class; npu_opt.vector_inter_first_classes (generated from `declare_after_class`)
+# fills it
+AFTER_INTER_CLASSES: dict[tuple[str, bool], type] = {}

@@ -22,7 +22,6 @@ import attrs
 from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
-from ir.vector.errors import VectorRuleError
 from ir.vector.enums import Way
 from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
@@ -32,9 +31,8 @@ from npu_opt.stages import VectorFinalStream
 from npu_opt.tensors import VrfTensor
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_inter import AFTER_INTER_CLASSES, inter_slice_reduce
-from npu_opt.vector_pair import _enum, vector_intra_slice_unzip
-from npu_opt.vector_reduce import intra_slice_reduce, mapping_args
+from npu_opt.vector_pair import _claim, _enum, vector_intra_slice_unzip
+from npu_opt.vector_reduce import AFTER_INTER_CLASSES, inter_slice_reduce, intra_slice_reduce, mapping_args
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
@@ -53,7 +51,7 @@ class VePass:
     tag: Any = None  # (the tagged stream value, its comparison codes) once tagged (npu_opt.vector_branch)
     stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
     zipped: bool = False  # the merged stream of a pair pass
-    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_inter)
+    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_reduce)
     reduced: bool = False  # after an intra-slice reduce: no VRF read follows (VE-REDUCE-6, npu_opt.vrf)
 
 
@@ -68,11 +66,9 @@ class VectorStream(StreamStage):
 def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None,
           **fields: Any) -> Any:
     """Emit the op (it types its result, its rules run) and return the object of stage `dst`."""
-    if alu is not None:
-        try:
-            stage.ve.alus.claim(alu, method=op_cls.STAGE)
-        except VectorRuleError as e:
-            return refuse_dead(stage, loc, op_cls.STAGE, e.violation())
+    refused = None if alu is None else _claim(stage, loc, op_cls.STAGE, alu)
+    if refused is not None:
+        return refused
     op = emit_op(stage, loc, op_cls, **fields)
     ve = attrs.evolve(stage.ve, stage=dst)
     scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
@@ -208,7 +204,7 @@ class VectorInitStream(VectorStream):
 
     vector_intra_slice_tag = _tag
     vector_intra_slice_unzip = vector_intra_slice_unzip  # pair mode (npu_opt.vector_pair)
-    vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_inter)
+    vector_inter_slice_reduce = inter_slice_reduce  # the InterFirst order (npu_opt.vector_reduce)
 
 
 # the stages a stream of the intra-slice chain may be at, each with a class per scalar
@@ -274,4 +270,4 @@ def vector_init(self: StreamStage, loc: Location) -> Any:
 
 # the written-out stage classes fill the tables above (a cycle: their bodies are this module's);
 # vector_stage_classes imports vector_inter_first_classes, whose classes extend its own
-from npu_opt import vector_inter_classes, vector_stage_classes  # noqa: E402,F401
+from npu_opt import vector_stage_classes  # noqa: E402,F401

@@ -7,7 +7,8 @@ and `reshape` (every level relabelled, sizes kept). A read view copies out with
 `to_dm` / `to_hbm` (into a fresh tensor) or `to_dm_view` / `to_hbm_view` (into a write
 view); the write replaces the written tensor's value, so later uses of the tensor see it.
 Tile starts are Python ints: a loop over tiles unrolls while tracing (VIEW-8); a `usize`
-runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_tiles).
+runtime scalar is a start a Tensor DMA or a `begin` takes (npu_opt.runtime_scalars). A TRF or
+VRF tensor is relabelled by `rf_reshape` (the reference's `unsafe { v.reshape::<...>() }`).
 """
 
 from __future__ import annotations
@@ -18,22 +19,25 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
+from ir.rf_reshape import RfReshape
 from ir.rules.space import validate_type
 from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
 from ir.view_ops import NewTensor, ToView, Window
 from ir.vrf_ops import vrf_type_problem
 from npu_opt.params import ParamSpec
-from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
+from npu_opt.runtime_scalars import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
                              _DmScatter)
 from npu_opt.trace import current
 
-__all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut", "DmTensorViewMut"]
+__all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut",
+           "DmTensorViewMut", "rf_reshape"]
 
-_LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element")}
+_LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element"),
+           "trf": ("chip", "cluster", "slice", "lane", "element"), "vrf": ("chip", "cluster", "slice", "element")}
 
 
 def new_tensor(spec: TensorSpec) -> Any:
@@ -63,7 +67,7 @@ class _View:
         self._type = type_
         self._offsets = offsets
         self._reshaped = reshaped
-        self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_tiles
+        self._runtime = runtime  # (usize scalar, cells per step, largest start): npu_opt.runtime_scalars
         self._window: Any = None
         self._runtime_window: Any = None
 
@@ -361,3 +365,33 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
     _copy_into(read_view(committed), TensorDma(), dst, "dm", "commit_view")
     return None
 
+
+def _rf_target(tensor: Any, levels: tuple[Any, ...]) -> Any:
+    """The target type of `reshape(*levels)`, or a TYPE-6 violation."""
+    t = tensor.value.type
+    if len(levels) == 1 and isinstance(levels[0], TensorSpec):
+        return levels[0].resolve()
+    names = _LEVELS[t.kind]
+    if len(levels) == len(names) and all(isinstance(x, Mapping) for x in levels):
+        return type(t)(t.dtype, *levels)
+    cls = "TrfTensor" if t.kind == "trf" else "VrfTensor"
+    return Violation("TYPE-6", f"`reshape` of a {cls} takes the target type {cls}[...] or its {len(names)} level "
+                               f"mappings ({', '.join(names)})", help=f"e.g. `.reshape({cls}[...])`")
+
+
+def rf_reshape(tensor: Any, levels: tuple[Any, ...]) -> Any:
+    """`v.reshape(VrfTensor[dtype, chip, cluster, slice, element])`, or the level mappings
+    alone, `v.reshape(chip, cluster, slice, element)` (a TRF tensor adds its lane before the
+    element): the register-file tensor `tensor` under the target type `levels` give. The
+    words stay where they are; the rules are the traced op's (`ir.rf_reshape`)."""
+    loc = location_of("reshape")
+    tracer = current()
+    if isinstance(tensor.value, Poisoned) or tracer.is_poisoned(tensor.value):
+        return Poisoned("reshape")
+    target = _rf_target(tensor, levels)
+    if isinstance(target, Violation):
+        return _refuse(target, "reshape")
+    op = RfReshape.build(tracer.value, input=tensor.value, to=target, loc=loc)
+    if not tracer.emit(op):  # refused: later uses of it are silent
+        return Poisoned("reshape")
+    return type(tensor)(op.result)

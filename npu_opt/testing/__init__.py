@@ -10,7 +10,7 @@ Two public checks, both raising `AssertionError` with a numpy.testing-style mess
   math runs too; `expected=None` runs only that check.
   With `exact=e64, ulps=u` (an f32 output of a transcendental Vector Engine op) every
   element must lie within `u` ulps of the exact float64 values `e64`; `u` is a number
-  or an `FpUnaryOp` (or its name), meaning that op's `ULP_TOLERANCE` bound (`npu_opt.ulps`).
+  or an `FpUnaryOp` (or its name), meaning that op's `ULP_TOLERANCE` bound (`assert_within_ulps` below).
 - `assert_within_tolerance(actual, a64, b64, n=None, dtype=None)`: every output `y`
   satisfies `|y - e| <= 2^-7 |e| + n 2^-22 S + n 2^-126`, with `e = sum(a*b)` and
   `S = sum|a*b|` over the last axis of the float64 operands and `n` the contracted length.
@@ -22,12 +22,14 @@ says which; when omitted it is inferred, a self-describing array winning over ra
 
 from __future__ import annotations
 
+from typing import Any
+
 import ml_dtypes
 import numpy as np
 
 from ir.dtypes import DType
+from ir.vector.numerics.transcendental import ULP_TOLERANCE
 from npu_opt.testing.oracles import bf16_bits_to_f32, tolerance_bound
-from npu_opt.ulps import assert_within_ulps
 
 __all__ = ["assert_close", "assert_within_tolerance", "to_bits", "decode"]
 
@@ -122,8 +124,8 @@ def assert_close(actual, expected, dtype: DType | str | None = None, *,
     tolerance check against exact math (see `assert_within_tolerance`; `n` defaults to
     the operands' last-axis length). With `exact=e64, ulps=u` instead (pass `expected=None`):
     an f32 output within `u` ulps of the float64 values `e64`, `u` a number or an `FpUnaryOp`
-    whose `ULP_TOLERANCE` bound applies (`npu_opt.ulps.assert_within_ulps`)."""
-    if exact is not None or ulps is not None:  # the transcendental check (npu_opt.ulps)
+    whose `ULP_TOLERANCE` bound applies (`assert_within_ulps`)."""
+    if exact is not None or ulps is not None:  # the transcendental check (assert_within_ulps)
         if exact is None or ulps is None or expected is not None or operands is not None:
             raise ValueError("assert_close with `exact=` takes `ulps=` and neither `expected` nor `operands`")
         assert_within_ulps(actual, exact, ulps, err_msg)
@@ -203,4 +205,56 @@ def assert_within_tolerance(actual, a64, b64, n: int | None = None, dtype: DType
         lines.append(f"  index {_index(flat, actual.shape)}: actual {_value(bits.reshape(-1)[flat], float(y.reshape(-1)[flat]), dtype)}, "
                      f"exact {float(e.reshape(-1)[flat])!r}, error {float(err.reshape(-1)[flat]):.6g} "
                      f"> bound {float(bound.reshape(-1)[flat]):.6g}")
+    raise AssertionError("\n".join(lines))
+
+
+# --- the ulp check of the Vector Engine's transcendental functions -------------------------
+
+
+def ulp_bound(ulps: Any) -> float:
+    """The bound in ulps: a number as it is, an FpUnaryOp (or its name) from ULP_TOLERANCE."""
+    if isinstance(ulps, (int, float)) and not isinstance(ulps, bool):
+        return float(ulps)
+    name = getattr(ulps, "name", ulps)
+    if name not in ULP_TOLERANCE:
+        raise ValueError(f"no ulp tolerance for {ulps!r}; known: {', '.join(ULP_TOLERANCE)}")
+    return ULP_TOLERANCE[name].ulps
+
+
+def ulp_errors(actual: Any, exact: Any) -> np.ndarray:
+    """|actual - exact| in f32 ulps of `exact` (0 where both are the same NaN / infinity,
+    inf where only one is)."""
+    got = np.asarray(actual)
+    got = got.view(np.float32) if got.dtype == np.uint32 else got.astype(np.float32, copy=False)
+    got64, e = got.astype(np.float64), np.asarray(exact, np.float64)
+    with np.errstate(all="ignore"):
+        spacing = np.spacing(np.abs(e).astype(np.float32)).astype(np.float64)
+        err = np.abs(got64 - e) / spacing
+    special = ~np.isfinite(e) | ~np.isfinite(got64)
+    same = (np.isnan(e) & np.isnan(got64)) | (got64 == e)
+    return np.where(special, np.where(same, 0.0, np.inf), err)
+
+
+def assert_within_ulps(actual: Any, exact: Any, ulps: Any, err_msg: str = "") -> None:
+    """AssertionError listing the worst elements unless every f32 output `y` is within `ulps`
+    units in the last place of the exact value `e` (float64): `|y - e| <= ulps *
+    spacing(f32(|e|))`, the spacing of f32 values at |e|. `ulps` is a number, or an
+    `FpUnaryOp` value or its name (`"EXP"`), meaning that op's bound in
+    `ir.vector.numerics.ULP_TOLERANCE`, which holds for inputs in the op's documented range
+    [lo, hi]. NaN must meet NaN, an infinity the same infinity."""
+    bound = ulp_bound(ulps)
+    err = ulp_errors(actual, exact)
+    if err.shape != np.shape(exact):
+        raise AssertionError(f"shape mismatch: actual {err.shape}, exact {np.shape(exact)}")
+    bad = np.flatnonzero(err.reshape(-1) > bound)
+    if not bad.size:
+        return
+    worst = bad[np.argsort(-err.reshape(-1)[bad], kind="stable")][:_SHOWN]
+    got = np.asarray(actual).reshape(-1)
+    got = got.view(np.float32) if got.dtype == np.uint32 else got
+    lines = [f"Not within {bound} ulp of the exact values" + (f"\n{err_msg}" if err_msg else ""),
+             f"Mismatched elements: {bad.size} / {err.size}", f"Worst {len(worst)}:"]
+    for flat in worst:
+        lines.append(f"  at {_index(flat, err.shape)}: actual {float(got[flat])!r}, "
+                     f"exact {float(np.asarray(exact).reshape(-1)[flat])!r}, {float(err.reshape(-1)[flat]):.3g} ulp")
     raise AssertionError("\n".join(lines))

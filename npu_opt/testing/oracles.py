@@ -93,13 +93,18 @@ def tree_sum(x) -> np.ndarray:
     return x[..., 0]
 
 
+def _in_stream_order(y: np.ndarray, add, dtype) -> np.ndarray:
+    """An accumulator of `dtype` starting at zero adds the last axis of `y`, one `add` a step:
+    the Time Reducer's order, and the saturating reduce's over whole flits."""
+    acc = np.zeros(y.shape[:-1], dtype)
+    for step in range(y.shape[-1]):
+        acc = add(acc, y[..., step])
+    return acc
+
+
 def time_sum(y) -> np.ndarray:
     """The Time Reducer: an accumulator starting at +0.0 adds the last axis in stream order."""
-    y = np.asarray(y, np.float32)
-    acc = np.zeros(y.shape[:-1], np.float32)
-    for step in range(y.shape[-1]):
-        acc = fadd(acc, y[..., step])
-    return acc
+    return _in_stream_order(np.asarray(y, np.float32), fadd, np.float32)
 
 
 def _decoded(actual) -> np.ndarray:
@@ -214,18 +219,11 @@ def add_sat_chip_fold(x, lanes: int = 4) -> np.ndarray:
     flits = x.reshape(*x.shape[:-1], x.shape[-1] // lanes, lanes)
     while flits.shape[-1] > 1:
         flits = add_sat(flits[..., 0::2], flits[..., 1::2])
-    acc = np.zeros(x.shape[:-1], np.int64)
-    for k in range(flits.shape[-2]):
-        acc = add_sat(acc, flits[..., k, 0])
-    return acc.astype(np.int32)
+    return _in_stream_order(flits[..., 0], add_sat, np.int64).astype(np.int32)
 
 
 def add_sat_serial_fold(x) -> np.ndarray:
     """The same reduce as furiosa-opt's CPU backend folds it: one accumulator starting at 0
     adds every reduced value in wire order, `((0 + x0) + x1) + ...`, with no packet tree.
     Returns int32."""
-    x = np.asarray(x, np.int64)
-    acc = np.zeros(x.shape[:-1], np.int64)
-    for k in range(x.shape[-1]):
-        acc = add_sat(acc, x[..., k])
-    return acc.astype(np.int32)
+    return _in_stream_order(np.asarray(x, np.int64), add_sat, np.int64).astype(np.int32)

@@ -7,7 +7,7 @@ import pytest
 import npu_opt
 from ir.vector.stages import VeStage
 from npu_opt import axes
-from npu_opt.vector_inter import AFTER_INTER_CLASSES
+from npu_opt.vector_reduce import AFTER_INTER_CLASSES
 from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
 from tests.inter.kernels import second_reduce
 

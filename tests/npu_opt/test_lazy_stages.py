@@ -77,18 +77,16 @@ def test_a_vector_method_a_stage_does_not_offer_is_type_1_before_the_family_load
 
 
 def test_the_fetch_adapter_modules_import_on_their_own_and_load_on_first_read() -> None:
-    """`npu_opt.fetch_mask` / `npu_opt.fetch_lift` import `npu_opt.stages`; importing either
+    """`npu_opt.fetch_lift` (fetch_mask and the lifts) imports `npu_opt.stages`; importing it
     first used to fail on the cycle. A fresh process that reads the stage method gets the
     module's own function on the class."""
-    for first in ("npu_opt.fetch_lift", "npu_opt.fetch_mask"):
-        out = _fresh(f"""
-            import {first}
-            from npu_opt.stages import FetchStream
-            from npu_opt.fetch_lift import fetch_chip_lift
-            from npu_opt.fetch_mask import fetch_mask
-            print(vars(FetchStream)["fetch_chip_lift"] is fetch_chip_lift, FetchStream.fetch_mask is fetch_mask)
-        """)
-        assert out.split() == ["False", "True"], first   # the lift placeholder resolves on its first read
+    out = _fresh("""
+        import npu_opt.fetch_lift
+        from npu_opt.stages import FetchStream
+        from npu_opt.fetch_lift import fetch_chip_lift, fetch_mask
+        print(vars(FetchStream)["fetch_chip_lift"] is fetch_chip_lift, FetchStream.fetch_mask is fetch_mask)
+    """)
+    assert out.split() == ["False", "True"]   # the lift placeholder resolves on its first read
     out = _fresh("""
         import sys
         from npu_opt.stages import FetchStream

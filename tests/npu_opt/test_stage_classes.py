@@ -17,7 +17,7 @@ from ir.vector.stages import VeStage
 import npu_opt.stages  # noqa: F401 - before npu_opt.fetch_lift, which it imports at its end
 from npu_opt import fetch_lift, gen_stage_classes as gen
 from npu_opt.stagebase import STAGE_METHODS, StreamStage, adopt, stage_method, withdrawn
-from npu_opt.vector_inter import AFTER_INTER_CLASSES
+from npu_opt.vector_reduce import AFTER_INTER_CLASSES
 from npu_opt.vector_pair import PAIR_STAGE_CLASSES, PairStream
 from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES
 from tests.golden import assert_golden
