@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from types import SimpleNamespace
 
 import attrs
 
@@ -27,7 +28,7 @@ from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
-__all__ = ["check_dma", "check_tensor_dma", "dma_kind", "dma_burst", "frag_text", "factor_text", "DMA_DM_ALIGN"]
+__all__ = ["check_dma", "check_tensor_dma", "check_dma_for", "dma_kind", "dma_burst", "frag_text", "factor_text", "DMA_DM_ALIGN"]
 
 
 def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
@@ -82,6 +83,18 @@ def check_dma(op, whole_rows: bool = False) -> Violation | None:
         if found is not None:
             return found
     return _replicated_axis(src, dst) if getattr(op, "inferred", False) else None
+
+
+def check_dma_for(code: str, message: str, src: HbmType | DmType, dst: HbmType | DmType,
+                  what: str) -> Violation | None:
+    """DMA-1..6 of the move from `src` to `dst` another op makes (a gather's rows, a scatter's,
+    an SPM copy), reported under that op's `code`: `message`, then the DMA rule's own message,
+    and a note naming the DMA rule as one of `what`."""
+    moved = check_dma(SimpleNamespace(src=SimpleNamespace(type=src), result=SimpleNamespace(type=dst)))
+    if moved is None:
+        return None
+    return Violation(code, f"{message}: {moved.message}", label=moved.label,
+                     notes=(f"as {moved.code} of {what}",) + moved.notes, help=moved.help)
 
 
 def _dma1(src, dst) -> Violation | None:

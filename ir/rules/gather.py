@@ -11,12 +11,11 @@ GATHER-5: an unscaled index fits the SPM of one processing element per (chip, cl
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from ir.diagnostic import Violation
 from ir.gather import SPM_INDEX_BYTES, GatherShape, gather_shape, is_index_dtype, virtual_source
-from ir.rules.dma import check_dma
+from ir.rules.dma import check_dma_for
 from ir.types import DmType
 
 __all__ = ["check_gather", "gather_parts"]
@@ -53,11 +52,10 @@ def check_gather(op: Any) -> Violation | None:
     if isinstance(parts, Violation):
         return parts
     shape, virtual = parts
-    moved = check_dma(SimpleNamespace(src=SimpleNamespace(type=virtual), result=op.result))
+    moved = check_dma_for("GATHER-4", "the gathered rows cannot be written into this DM layout", virtual,
+                          op.result.type, f"a to_dm from {virtual}")
     if moved is not None:
-        return Violation("GATHER-4", f"the gathered rows cannot be written into this DM layout: {moved.message}",
-                         label=moved.label, notes=(f"as {moved.code} of a to_dm from {virtual}",) + moved.notes,
-                         help=moved.help)
+        return moved
     if not op.scaled and op.index.type.kind == "dm":   # an SPM index fits by its own type (SPM-1)
         return _spm_budget(op.index.type, shape)
     return None

@@ -13,12 +13,11 @@ SCATTER-5: `dma_scatter_unscaled` (an index in DM) is not available: the referen
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from ir.diagnostic import Violation
 from ir.gather import is_index_dtype
-from ir.rules.dma import check_dma
+from ir.rules.dma import check_dma_for
 from ir.scatter import ScatterShape, scatter_shape, virtual_rows
 
 __all__ = ["check_scatter", "scatter_parts"]
@@ -48,8 +47,5 @@ def check_scatter(op: Any) -> Violation | None:
     parts = scatter_parts(op)
     if isinstance(parts, Violation):
         return parts
-    moved = check_dma(SimpleNamespace(src=op.src, result=SimpleNamespace(type=parts[1])))
-    if moved is not None:
-        return Violation("SCATTER-4", f"the data cannot be read as rows: {moved.message}", label=moved.label,
-                         notes=(f"as {moved.code} of a to_hbm into {parts[1]}",) + moved.notes, help=moved.help)
-    return None
+    return check_dma_for("SCATTER-4", "the data cannot be read as rows", op.src.type, parts[1],
+                         f"a to_hbm into {parts[1]}")

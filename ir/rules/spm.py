@@ -8,11 +8,10 @@ SPM-3: the move is a DMA between DM and the SPM's HBM-like store (DMA-1..6 on `s
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from ir.diagnostic import Violation
-from ir.rules.dma import check_dma
+from ir.rules.dma import check_dma_for
 from ir.spm import SLICES_PER_PE, spm_as_hbm, spm_type_fault
 
 __all__ = ["check_to_spm", "check_spm_to_dm", "check_spm_move"]
@@ -35,14 +34,9 @@ def check_spm_move(spm: Any, dm: Any, into_spm: bool) -> Violation | None:
                                   f"slices form {max(dm.slice.size // SLICES_PER_PE, 0)}",
                          help=f"each PE drives {SLICES_PER_PE} slices: Pe spans Slice / {SLICES_PER_PE} positions, "
                               f"e.g. m(\"1 # {max(dm.slice.size // SLICES_PER_PE, 1)}\")")
-    hbm = SimpleNamespace(type=spm_as_hbm(spm))
-    side = SimpleNamespace(type=dm)
-    moved = check_dma(SimpleNamespace(src=side, result=hbm) if into_spm else SimpleNamespace(src=hbm, result=side))
-    if moved is not None:
-        return Violation("SPM-3", f"the move cannot be made by Tensor DMA: {moved.message}", label=moved.label,
-                         notes=(f"as {moved.code} of a DMA between {dm} and {hbm.type}",) + moved.notes,
-                         help=moved.help)
-    return None
+    hbm = spm_as_hbm(spm)
+    src, dst = (dm, hbm) if into_spm else (hbm, dm)
+    return check_dma_for("SPM-3", "the move cannot be made by Tensor DMA", src, dst, f"a DMA between {dm} and {hbm}")
 
 
 def check_to_spm(op: Any) -> Violation | None:
