@@ -48,9 +48,9 @@ def _burst(source: Mapping, dest: Mapping) -> int:
     return burst(source, dest)
 
 
-def _bytes(cells: int, dtype: DType) -> int | None:
-    bits = cells * dtype.bits
-    return None if bits % 8 else bits // 8
+def _aligned(cells: int, dtype: DType, unit: int = DMA_DM_ALIGN) -> bool:
+    """Whether `cells` of `dtype` are a whole number of `unit`-byte words (1: whole bytes)."""
+    return cells * dtype.bits % (8 * unit) == 0
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -208,18 +208,15 @@ def _held_copies(src) -> int:
 
 def _dma5(src, dst, whole_rows: bool = False) -> Violation | None:
     b = dma_burst(src, dst)
-    nbytes = _bytes(b, dst.dtype)
     live = live_run(dst, b)
-    live_bytes = _bytes(live, dst.dtype)
-    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and live_bytes is not None \
-            and live_bytes % DMA_DM_ALIGN == 0:
+    if _aligned(b, dst.dtype) and _aligned(live, dst.dtype):
         found = sequence(joint(src), joint(dst))
         if not found or not found.pieces[0]:
             return None
         return check_padded_tail(found.pieces[0], [e.stride for e in found.levels[0]], src, dst, DMA_DM_ALIGN)
-    if whole_rows and nbytes is not None and nbytes % DMA_DM_ALIGN == 0 and padding_moves(src, dst):
+    if whole_rows and _aligned(b, dst.dtype) and padding_moves(src, dst):
         return None
-    if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+    if _aligned(b, dst.dtype):
         shown = f"{live * dst.dtype.bits / 8:g}"
         return Violation(
             "DMA-5", f"a DMA into DM writes bursts of a multiple of {DMA_DM_ALIGN} bytes; padding is not "
@@ -245,8 +242,8 @@ def _dma5_whole_bytes(src, dst) -> Violation | None:
     trace and then could not be lowered)."""
     b = dma_burst(src, dst)
     fs = dst.element.factors()
-    strides_ok = all(_bytes(st, dst.dtype) is not None for st in strides(fs) if st >= b)
-    if _bytes(b, dst.dtype) is not None and strides_ok:
+    strides_ok = all(_aligned(st, dst.dtype, 1) for st in strides(fs) if st >= b)
+    if _aligned(b, dst.dtype, 1) and strides_ok:
         return None
     shown = f"{b * dst.dtype.bits / 8:g}"
     return Violation(
@@ -263,10 +260,7 @@ def _dma6(src, dst) -> Violation | None:
     b = dma_burst(src, dst)
     fs = dst.element.factors()
     for f, s in zip(fs, strides(fs)):
-        if s < b:
-            continue
-        nbytes = _bytes(s, dst.dtype)
-        if nbytes is not None and nbytes % DMA_DM_ALIGN == 0:
+        if s < b or _aligned(s, dst.dtype):
             continue
         shown = f"{s * dst.dtype.bits / 8:g}"
         return Violation(
