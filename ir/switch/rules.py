@@ -19,8 +19,6 @@ don't-care padding.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
-
 import attrs
 
 from ir.diagnostic import Violation
@@ -323,31 +321,21 @@ def check_padded_tile_axis(in_slice: Mapping, in_time: Mapping, out_slice: Mappi
 
 # --- entry point ----------------------------------------------------------------------------
 
-Check = Callable[[], Optional[Violation]]
-
 
 def check_switch(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: Mapping,
                  config: SwitchVariant, packet: Mapping | None = None,
                  dtype: DType | None = None) -> Violation | None:
     """All switch rules in report order; the first violation, or None for a legal switch."""
-    checks: list[Check] = []
-    if packet is not None and dtype is not None:
-        checks.append(lambda: check_packet_align(packet, dtype))
-    checks += [lambda: check_slice_size(in_slice, out_slice),
-               lambda: check_tiles_once(in_slice, in_time, out_slice),
-               lambda: check_dimensions(in_slice, in_time, config),
-               lambda: check_padded_tile_axis(in_slice, in_time, out_slice)]
-    if isinstance(config, CustomBroadcast):
-        checks.append(lambda: check_custom(in_slice, in_time, out_slice, out_time, config.ring_size))
-    else:
-        checks.append(lambda: check_named_output(in_slice, in_time, out_slice, out_time, config))
-    if packet is not None and dtype is not None:
-        checks.append(lambda: check_inter_transpose_run(config, packet, dtype))
-    for check in checks:
-        try:
-            found = check()
-        except MappingError as e:  # a mapping without a cell layout (a digit placed twice)
-            return Violation(e.code, e.detail.splitlines()[0])
-        if found is not None:
-            return found
-    return None
+    try:
+        return ((check_packet_align(packet, dtype) if packet is not None and dtype is not None else None)
+                or check_slice_size(in_slice, out_slice)
+                or check_tiles_once(in_slice, in_time, out_slice)
+                or check_dimensions(in_slice, in_time, config)
+                or check_padded_tile_axis(in_slice, in_time, out_slice)
+                or (check_custom(in_slice, in_time, out_slice, out_time, config.ring_size)
+                    if isinstance(config, CustomBroadcast)
+                    else check_named_output(in_slice, in_time, out_slice, out_time, config))
+                or (check_inter_transpose_run(config, packet, dtype)
+                    if packet is not None and dtype is not None else None))
+    except MappingError as e:  # a mapping without a cell layout (a digit placed twice)
+        return Violation(e.code, e.detail.splitlines()[0])
