@@ -1,6 +1,7 @@
 """The Vector Engine's stages on cpu buffers: each op is one `ir.vector.numerics` step
 on every cell; padding cells and dead rows are set back to zero after it (the engine's
 output on padding is not data; zero keeps the buffers deterministic, as the interpreter does).
+The inter-slice reduce folds every (chip, cluster) ring of slices instead of each row.
 A step whose input the executor hands over (`donate`: read for the last time, shared with
 nothing) writes its live rows into that buffer instead of a new one.
 """
@@ -13,6 +14,8 @@ import numpy as np
 
 from ir.vector import chain_ops as cops
 from ir.vector import ops as vops
+from ir.vector.inter_ops import VectorInterSliceReduce
+from ir.vector.inter_reduce import reduce_ring
 from ir.vector.intra_reduce import axis_padded, mapping_live, reduce_counted, reduce_stored
 from ir.vector.numerics.steps import run_step
 from ir.vector.reduce_ops import VectorIntraSliceReduce
@@ -142,4 +145,15 @@ def _intra_reduce(op: Any, buf: np.ndarray | Compact) -> np.ndarray | Compact:
         return compact.make(_masked(out.reshape(len(rows), -1), out_t), out_t)
     if same:
         return _live_result(out.reshape(len(rows), -1), out_t).reshape(layout.shape_of(out_t))
+    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
+
+
+@handles(VectorInterSliceReduce)
+def _inter_reduce(op: Any, buf: np.ndarray) -> np.ndarray:
+    """`vector_inter_slice_reduce`: the fold of `ir.vector.inter_reduce` on every (chip, cluster)
+    ring of the (chip, cluster, slice, time, packet) buffer."""
+    t, out_t = op.input.type, op.result.type
+    rings = np.asarray(buf).reshape(-1, t.slice.size, t.time.size, t.packet.size)
+    out = np.stack([reduce_ring(op.scalar, op.op.name, ring, t.slice, t.time, op.out_slice, op.out_time)
+                    for ring in rings])
     return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)
