@@ -30,7 +30,7 @@ from backends.cpu.executor import execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu import (  # noqa: F401 - the modules that declare handlers (backends.cpu.handlers)
     adapters, contract, engines, fetch_lift, gather, redistribute, runtime,
-    valid_count, vector, vector_branch, vector_pair, views,
+    valid_count, vector, views,
 )
 
 __all__ = ["CpuBackend", "CpuOptions"]
