@@ -89,7 +89,7 @@ class _Operand:
 
     @property
     def row_of(self) -> np.ndarray | None:
-        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_copies.py), or None."""
+        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_classes.py `dma_copies`), or None."""
         return None if self.lazy is None else self.lazy.row_of
 
     @property
