@@ -36,7 +36,7 @@ from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
 from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
-from backends.cpu.by_object import ByObject
+from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import OuterPlan, _outer_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions

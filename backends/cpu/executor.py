@@ -34,7 +34,7 @@ from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
 from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
-from backends.cpu.by_object import ByObject
+from backends.cpu.lru import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
