@@ -33,7 +33,7 @@ from ir.spm import spm_as_hbm
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
 from backends.cpu.lru import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -292,7 +292,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
-    marks = uninit.tracker(options)
+    marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
