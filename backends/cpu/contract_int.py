@@ -20,8 +20,7 @@ import numpy as np
 from ir.dtypes import DType
 
 from backends.cpu import contract_float, row_classes
-from backends.cpu.contract_dest import _dest_view
-from backends.cpu.contract_plan import Plan
+from backends.cpu.contract_plan import Plan, _dest_view
 
 __all__ = ["contract_int"]
 
