@@ -29,8 +29,8 @@ from backends.cpu import arena, host
 from backends.cpu.executor import execute_inout
 from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu import (  # noqa: F401 - the modules that declare handlers (backends.cpu.handlers)
-    adapters, contract, engines, fetch_lift, fetch_mask, gather, interleave, redistribute, runtime, spm,
-    valid_count, vector, vector_branch, vector_inter, vector_pair, views,
+    adapters, contract, engines, fetch_lift, gather, redistribute, runtime,
+    valid_count, vector, views,
 )
 
 __all__ = ["CpuBackend", "CpuOptions"]

@@ -1,6 +1,6 @@
 """Element-wise stages of the cpu backend: the Fetch Adapter, the Cast Engine and the
-Commit Adapter conversions (docs/machine/fetch-adapter.md; docs/numerics.md), and the widening
-of contraction operands (docs/numerics.md).
+Commit Adapter conversions (docs/machine/fetch-adapter.md; docs/numerics.md), the Fetch
+Adapter's mask, and the widening of contraction operands (docs/numerics.md).
 
 Every conversion is `ir.convert`'s, on bit patterns for floats and host values for
 integers; numpy/ml_dtypes `astype` never touches a float.
@@ -12,6 +12,8 @@ import numpy as np
 
 from ir import convert as cv
 from ir.dtypes import DType, bf16, f8e4m3, f8e5m2
+from ir.fetch_mask_ops import FetchMask
+from ir.mapping.nodes import Pair, PaddingKind
 from ir.ops import Cast, CommitCast, FetchCast, FetchTableLookup, FetchZeroPointSub
 from ir.types import StreamType
 
@@ -20,7 +22,7 @@ from backends.cpu.options import DEFAULT, CpuOptions
 from backends.cpu.handlers import handles
 
 __all__ = [
-    "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "cast", "commit_cast", "widen",
+    "fetch_table_lookup", "fetch_cast", "fetch_zero_point_sub", "fetch_mask", "cast", "commit_cast", "widen",
 ]
 
 
@@ -51,6 +53,16 @@ def fetch_zero_point_sub(op: FetchZeroPointSub, buf: np.ndarray) -> np.ndarray:
     t: StreamType = op.result.type
     out = _convert(buf, op.input.type.dtype, op.dtype, "zero_point_sub", zero_point=op.zero_point)
     return layout.zero_padding(out, t)
+
+
+@handles(FetchMask)
+def fetch_mask(op: FetchMask, buf: np.ndarray) -> np.ndarray:
+    """Zero every `#{0}` cell of the result's (time; packet). It reads them from the mapping's
+    cells; the VISA interpreter zeroes by the record's mask configuration instead."""
+    t = op.result.type
+    both = Pair(t.time, t.packet)
+    zero = (both.cells(np.arange(both.size)).status == PaddingKind.ZERO).reshape(t.time.size, t.packet.size)
+    return np.where(zero, np.zeros((), buf.dtype), buf)
 
 
 @handles(Cast, options=True)

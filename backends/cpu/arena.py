@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from backends.cpu.by_object import ByObject
+from backends.cpu.lru import ByObject
 
 __all__ = ["Arena", "scope", "empty", "empty_noted", "zeros", "owned_root", "give_back", "give_back_raw", "MIN_BYTES",
            "KEEP_BYTES"]

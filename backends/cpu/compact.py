@@ -6,7 +6,7 @@ is mostly padding rows of zero. The per-slice stages compute on the live rows on
 anyway, so the Vector Engine chain and the per-slice moves pass a `Compact` along instead:
 the live rows (in `layout.live_rows` order) and the value's type. A handler declared
 `compact=True` (backends/cpu/handlers.py) takes one and returns one; every other consumer
-gets the full buffer (`prepare`: padding rows zero, bit for bit the buffer the eager
+gets the full buffer (`compact_moves.prepare`: padding rows zero, bit for bit the buffer the eager
 path makes), once, for all later readers.
 """
 
@@ -20,10 +20,10 @@ import numpy as np
 
 from ir.types import Type
 
-from backends.cpu import layout, lazy_rows
+from backends.cpu import layout
 from backends.cpu.moves_strided import StridedForm
 
-__all__ = ["Compact", "wanted", "make", "rows_of", "full", "prepare", "read_full", "read_in_row", "write_in_row"]
+__all__ = ["Compact", "wanted", "make", "rows_of", "full", "read_full", "read_in_row", "write_in_row"]
 
 
 @attrs.frozen(eq=False)
@@ -71,14 +71,6 @@ def rows_of(buf: np.ndarray | Compact, t: Type) -> np.ndarray:
 def full(value):
     """The value as a buffer: a `Compact` placed into its full buffer; anything else as is."""
     return value.full() if isinstance(value, Compact) else value
-
-
-def prepare(value, lazy: bool, compact: bool):
-    """An operand as a handler takes it: a `Compact` kept for a `compact` handler, a
-    `LazyRows` for a `lazy` one; otherwise the full buffer."""
-    if isinstance(value, Compact):
-        return value if compact else value.full()
-    return value if lazy else lazy_rows.materialize(value)
 
 
 def read_full(steps) -> set[int]:

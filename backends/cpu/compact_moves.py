@@ -28,7 +28,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.mapping.nodes import Mapping
 from ir.types import Type
 
-from backends.cpu import compact, layout, moves, moves_strided
+from backends.cpu import compact, layout, lazy_rows, moves, moves_strided
 from backends.cpu.compact import Compact
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import Lru
@@ -88,11 +88,14 @@ def materialize(value):
 
 
 def prepare(value, lazy: bool, takes_compact: bool):
-    """An operand as a handler takes it: `compact.prepare`, a `Pending` made first but for
-    a handler taking both lazy and compact operands."""
+    """An operand as a handler takes it: a `Compact` kept for a `compact` handler, a
+    `LazyRows` for a `lazy` one, a `Pending` for one taking both (else made first);
+    otherwise the full buffer."""
     if isinstance(value, Pending) and not (lazy and takes_compact):
         value = realize(value)
-    return compact.prepare(value, lazy, takes_compact)
+    if isinstance(value, Compact):
+        return value if takes_compact else value.full()
+    return value if lazy else lazy_rows.materialize(value)
 
 
 def move_local(buf: np.ndarray | LazyRows | Compact | Pending, src: Type, dst: Type, fast: bool = True,

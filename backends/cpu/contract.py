@@ -35,8 +35,8 @@ from ir.rules.contract_geometry import outer_geometry, packet_depth
 from ir.rules.time_reduction import time_reduction
 from ir.types import CStreamType, StreamType, TrfType
 
-from backends.cpu import adapters, contract_fast, contract_serial, layout, lazy_rows, moves
-from backends.cpu.by_object import ByObject
+from backends.cpu import adapters, contract_fast, layout, lazy_rows, moves
+from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import OuterPlan, _outer_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import DEFAULT, CpuOptions
@@ -227,13 +227,55 @@ def _time_order(pre: Mapping, out: Mapping) -> tuple[np.ndarray, np.ndarray]:
     return order, skip
 
 
+def serial_fold(packed: Packed, order: np.ndarray, skip: np.ndarray, result: CStreamType) -> np.ndarray:
+    """The `contract_time` result of a float contraction folded serially per output cell, in
+    furiosa-opt's host order (`CpuOptions(numerics="reference")`).
+
+    The chip sums a float contraction in two steps (docs/machine/contraction.md): an
+    adjacent-pair tree over each packet group, then a serial sum over the reduced time steps,
+    with flush-to-zero and a canonical NaN on every result. furiosa-opt's cpu backend instead
+    folds every output cell in one serial pass: starting from +0.0, it adds each product in
+    the order of the contracted factors as they stand in the pre-reduce mapping (the reduced
+    time factors outer, the reduced packet factors inner), with plain IEEE binary32
+    arithmetic: products and sums rounded to nearest, subnormal products and sums kept, the
+    host's NaN. Its operands are widened as the chip widens them (`Cast<f32> for bf16`,
+    furiosa-opt-std/src/cast.rs, calls float/bf16.rs `bf16_to_f32`): a bf16 subnormal reads
+    as a zero of its sign and a NaN as 0x7FC00000 (`adapters.widen`). A test ported from
+    furiosa-opt compares against that fold, so this reproduces it bit for bit. Integer
+    sums do not depend on the order; they keep the exact path.
+
+    `packed` is the lazy `contract_packet` result (`Packed`), `order` / `skip` the time order
+    of `contract_time` (`order[r, s]`: the pre-reduce time step added into slot `s` at reduced
+    step `r`; `skip`: that step is padding)."""
+    outer = packed.outer
+    plan = outer.plan
+    group = 2 ** packed.depth
+    t_in = outer.type
+    cols = min(packed.n2, t_in.packet.size // group)
+    stream = adapters.widen(outer.stream_rows, outer.stream_dtype)  # (rows, T * P)
+    trf = adapters.widen(outer.trf_rows, outer.trf_dtype)  # (rows, Lane * Element)
+    n_red, slots = order.shape
+    acc = np.zeros((outer.rows, t_in.lane.size, slots, packed.n2), np.float32)
+    with np.errstate(all="ignore"):  # overflow and invalid results are values here, as on the host
+        for r in range(n_red):
+            steps, keep = order[r], ~skip[r]
+            for q in range(cols * group):
+                a = stream[:, plan.sidx[steps, q]]  # (rows, slots)
+                b = trf[:, plan.tidx[:, steps, q]]  # (rows, lane, slots)
+                x = a[:, None, :] * b
+                live = keep[None, :] if plan.live is None else keep[None, :] & plan.live[:, steps, q]
+                column = acc[..., q // group]
+                column[...] = np.where(live[None], column + x, column)
+    return layout.from_rows(acc, result)
+
+
 @handles(ContractTime, options=True)
 def contract_time(op: ContractTime, y: np.ndarray | Packed, options: CpuOptions = DEFAULT) -> np.ndarray:
     """docs/machine/contraction.md: acc = +0; acc ⊕= Y[o] for every live o in stream order."""
     t_in: CStreamType = op.input.type
     if isinstance(y, Packed) and options.numerics == "reference" and y.outer.is_float:
         order, skip = _time_order(t_in.time, op.time)
-        return contract_serial.serial_fold(y, order, skip, op.result.type)
+        return serial_fold(y, order, skip, op.result.type)
     if isinstance(y, Packed):
         acc = contract_fast.contract(y, t_in.time, op.time, options, op.result.type)
         if acc is not None:

@@ -29,8 +29,7 @@ from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
 from backends.cpu import contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
-from backends.cpu.contract_dest import _lane_last, _lane_last_plan
-from backends.cpu.contract_plan import Gather, Plan, plan as make_plan
+from backends.cpu.contract_plan import Gather, Plan, _lane_last, _lane_last_plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import CpuOptions, blas_threads
 
@@ -89,7 +88,7 @@ class _Operand:
 
     @property
     def row_of(self) -> np.ndarray | None:
-        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_copies.py), or None."""
+        """The stored row each spatial row reads (a DMA's copies: backends/cpu/row_classes.py `dma_copies`), or None."""
         return None if self.lazy is None else self.lazy.row_of
 
     @property

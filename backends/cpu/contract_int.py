@@ -20,8 +20,7 @@ import numpy as np
 from ir.dtypes import DType
 
 from backends.cpu import contract_float, row_classes
-from backends.cpu.contract_dest import _dest_view
-from backends.cpu.contract_plan import Plan
+from backends.cpu.contract_plan import Plan, _dest_view
 
 __all__ = ["contract_int"]
 
@@ -78,7 +77,7 @@ def _row_split(a_src: np.ndarray, w_src: np.ndarray) -> tuple[int, int, bool] | 
 
 class Rows(NamedTuple):
     """An operand's cells (stored rows, *layout shape): every spatial row's, or (`row_of`,
-    one stored row per spatial row: a DMA's copies, backends/cpu/row_copies.py) the
+    one stored row per spatial row: a DMA's copies, backends/cpu/row_classes.py `dma_copies`) the
     distinct rows' only."""
 
     cells: np.ndarray

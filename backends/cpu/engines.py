@@ -9,7 +9,7 @@ import numpy as np
 from ir.data_movement_ops import Switch, Transpose
 from ir.switch.semantics import switch_data, transpose_data
 
-from backends.cpu import layout, moves
+from backends.cpu import layout
 from backends.cpu.handlers import handles
 
 __all__ = ["transpose", "switch"]
@@ -31,7 +31,4 @@ def switch(op: Switch, buf: np.ndarray) -> np.ndarray:
     t, out_t = op.input.type, op.result.type
     rings = buf.reshape(-1, t.slice.size, t.time.size, t.packet.size)
     out = np.stack([switch_data(ring, t.slice, t.time, op.out_slice, op.out_time, op.config) for ring in rings])
-    out = out.reshape(layout.shape_of(out_t))
-    pad = moves.logical_pad((out_t.chip, out_t.cluster, out_t.slice, out_t.time, out_t.packet))
-    out.reshape(-1)[pad] = 0
-    return out
+    return layout.zero_padding(out.reshape(layout.shape_of(out_t)), out_t)

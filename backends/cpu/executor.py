@@ -28,10 +28,13 @@ from ir.ops import (
     Final, Param, Return, ToDm, ToHbm, ToTrf, View,
 )
 
+from ir.interleave_ops import BeginInterleaved
+from ir.spm import spm_as_hbm
+from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
-from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, uninit
-from backends.cpu.by_object import ByObject
+from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
+from backends.cpu.lru import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
 from backends.cpu.options import DEFAULT, CpuOptions
 
@@ -45,6 +48,19 @@ def _dma(op: ToDm | ToHbm, src: np.ndarray, options: CpuOptions = DEFAULT, compa
     return compact_moves.move_global(src, op.src.type, op.result.type, fast=options.fast_moves, fresh=compact,
                                      copies=isinstance(op, ToDm),  # a DM broadcast: its distinct rows
                                      threads=options.threads)
+
+
+@handles(ToSpm, options=True)
+def _to_spm(op: ToSpm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """DM -> SPM (docs/machine/spm.md): an SPM tensor is held as the HBM tensor it is stored as
+    (`ir.spm.spm_as_hbm`), so this is a DMA into that HBM-like store; padding is zero."""
+    return moves.move_global(src, op.src.type, spm_as_hbm(op.result.type), fast=options.fast_moves)
+
+
+@handles(SpmToDm, options=True)
+def _spm_to_dm(op: SpmToDm, src: np.ndarray, options: CpuOptions = DEFAULT) -> np.ndarray:
+    """SPM -> DM: a DMA out of the SPM's HBM-like store."""
+    return moves.move_global(src, spm_as_hbm(op.src.type), op.result.type, fast=options.fast_moves)
 
 
 @handles(View, compact=True, lazy=True)
@@ -67,6 +83,15 @@ def _begin(op: Begin, dm: Any) -> Any:
             return attrs.evolve(dm, shape=shape)
         dm = lazy_rows.materialize(dm)
     return dm.reshape(shape)
+
+
+@handles(BeginInterleaved)
+def _begin_interleaved(op: BeginInterleaved, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`begin_interleaved`: the two DM buffers side by side along the begun element's
+    outermost axis (`I, Element`), as one stream of one time step."""
+    rows = lhs.shape[:3]
+    both = np.concatenate([lhs.reshape(*rows, -1), rhs.reshape(*rows, -1)], axis=-1)
+    return both.reshape(layout.shape_of(op.result.type))
 
 
 @handles(ToVrf, options=True, compact=True, makes_compact=True)
@@ -267,7 +292,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     results: tuple[np.ndarray, ...] = ()
     finals: list[np.ndarray] = []
     pending: list[np.ndarray] = []  # scratch of dead values, for the arena once nothing shares it
-    marks = uninit.tracker(options)
+    marks = views.uninit_tracker(options)
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)

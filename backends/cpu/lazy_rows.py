@@ -11,7 +11,7 @@ any data, which digits an operand does not vary along), and every other consumer
 the copied buffer (`materialize`), bit for bit the eager move's result.
 
 A DMA that writes copies of the same rows into many slices (a broadcast: backends/cpu/
-row_copies.py) gives a `LazyRows` whose base holds the distinct rows only and whose
+row_classes.py) gives a `LazyRows` whose base holds the distinct rows only and whose
 `row_of` names, per spatial row, the base row it reads; the moves after it keep the map.
 """
 

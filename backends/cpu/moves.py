@@ -34,7 +34,7 @@ from ir.mapping import ops as mops
 from ir.mapping.nodes import Mapping, pair_all
 from ir.types import Type
 
-from backends.cpu import layout, lazy_rows, moves_strided, row_classes, row_copies
+from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
     KeySpace, _looked_up, key_space, logical_keys, logical_pad, looked_up_at, padding,
 )
@@ -138,7 +138,7 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
                 copies: bool = False, threads: int = 1) -> np.ndarray | LazyRows:
     """A DMA: match over every level of both types (docs/machine/dma.md); `fast` allows the
     strided form (False: the index gather, the reference). `copies` allows a result that
-    holds the distinct rows of a broadcast only (backends/cpu/row_copies.py); `threads` may
+    holds the distinct rows of a broadcast only (backends/cpu/row_classes.py `dma_copies`); `threads` may
     share a large copy."""
     src_levels = (*layout.spatial_levels(src), *layout.local_levels(src))
     dst_levels = (*layout.spatial_levels(dst), *layout.local_levels(dst))
@@ -146,7 +146,7 @@ def move_global(buf: np.ndarray, src: Type, dst: Type, fast: bool = True,
     if fast and copies:
         rows = buf.reshape(1, *buf.shape)
         form = strided_form_of(rows, src_levels, dst_levels)
-        found = None if form is None else row_copies.dma_copies(rows, form, n_spatial, layout.shape_of(dst))
+        found = None if form is None else row_classes.dma_copies(rows, form, n_spatial, layout.shape_of(dst))
         if found is not None:
             return found
     out = _strided_move(buf.reshape(1, *buf.shape), src_levels, dst_levels, None, classes_rows=n_spatial,

@@ -37,7 +37,7 @@ class CpuOptions:
     contractions by the compiled core `backends.cpu.contract_jit` when numba is
     importable (False, or the environment variable NPU_OPT_CPU_JIT=0: the numpy core).
     `numerics`: "chip" (the default) computes what the chip computes; "reference" folds
-    float contractions in furiosa-opt's host order instead (`backends.cpu.contract_serial`),
+    float contractions in furiosa-opt's host order instead (`backends.cpu.contract.serial_fold`),
     so a test ported from furiosa-opt matches its expected values bit for bit."""
 
     fast_moves: bool = True

@@ -1,5 +1,5 @@
 """The integer contraction writes its result cells through one strided view
-(backends/cpu/contract_dest.py `_dest_view`) instead of a fancy-index scatter: the view
+(backends/cpu/contract_plan.py `_dest_view`) instead of a fancy-index scatter: the view
 must name exactly the cells the scatter writes, or refuse."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.cpu.contract_dest import _dest_view
+from backends.cpu.contract_plan import _dest_view
 
 
 def _scatter(values: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:

@@ -115,7 +115,7 @@ def test_which_handlers_take_a_lazy_operand_is_declared_with_them():
     """`handlers.takes_lazy` reads the `lazy` fact of `@handles`: the GEMM's moves, its
     identity fetch_cast, contract_outer, commit_trim (which composes a trim with a move
     not made yet, backends/cpu/compact_moves.py), and view and begin (a DMA's copies held
-    as its distinct rows pass them on: backends/cpu/row_copies.py) take a lazy operand,
+    as its distinct rows pass them on: backends/cpu/row_classes.py `dma_copies`) take a lazy operand,
     nothing else does;
     a widening fetch_cast (i8 -> i32) does not either."""
     ops = example("gemm_i8_kernel").trace("rngd").kernel.ops

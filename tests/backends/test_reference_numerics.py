@@ -1,5 +1,5 @@
 """`npu_opt.run(..., numerics="reference")`: float contractions folded in furiosa-opt's
-host order, one serial IEEE f32 sum per output cell (backends/cpu/contract_serial.py).
+host order, one serial IEEE f32 sum per output cell (backends/cpu/contract.py `serial_fold`).
 
 The oracle is written here with numpy alone: widen both operands as furiosa-opt's host
 does (a bf16 subnormal reads as a zero of its sign, a NaN as 0x7FC00000, every other value

@@ -1,5 +1,5 @@
 """A DMA writing copies of the same rows into many slices, held as its distinct rows
-(backends/cpu/row_copies.py): bit for bit the eager DMA, the distinct rows a copy that a
+(backends/cpu/row_classes.py `dma_copies`): bit for bit the eager DMA, the distinct rows a copy that a
 later write into the DMA's source does not reach, and the contraction folded on them."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from backends.cpu import CpuBackend, CpuOptions, contract_int, layout, lazy_rows, moves, row_copies
+from backends.cpu import CpuBackend, CpuOptions, contract_int, layout, lazy_rows, moves, row_classes
 from backends.cpu.lazy_rows import LazyRows
 from ir.ops import ToDm
 from tests.backends.examples import example
@@ -76,8 +76,8 @@ def test_the_source_written_after_the_dma_is_not_read(monkeypatch: pytest.Monkey
     """The DM copy of `a` keeps the values `a` had when it was moved, though `a` (an in-out
     parameter) is overwritten before the contraction reads that copy."""
     made = []
-    dma = row_copies.dma_copies
-    monkeypatch.setattr(row_copies, "dma_copies", lambda *a: made.append(dma(*a)) or made[-1])
+    dma = row_classes.dma_copies
+    monkeypatch.setattr(row_classes, "dma_copies", lambda *a: made.append(dma(*a)) or made[-1])
     kernel = load_source(OVERWRITTEN, "row_copies_overwritten").overwritten
     rng = np.random.default_rng(22)
     a = rng.integers(-128, 128, (512, 128), dtype=np.int8)
@@ -115,4 +115,4 @@ def test_the_contraction_folds_on_the_distinct_rows(monkeypatch: pytest.MonkeyPa
 def test_rows_not_copies_stay_a_plain_dma() -> None:
     """A DMA into slices that each hold their own rows has nothing to share."""
     form = moves.moves_strided.StridedForm((4, 8), (8, 1), (8, 1), 0, 0, True)
-    assert row_copies.dma_copies(np.zeros((1, 32), np.int8), form, 4, (4, 8)) is None
+    assert row_classes.dma_copies(np.zeros((1, 32), np.int8), form, 4, (4, 8)) is None
