@@ -177,10 +177,6 @@ class _Builder(Transformer):
                                len(c) == 4, at, raw)
 
     @_at
-    def resident(self, meta: Any, c: list[Any]) -> int:
-        return int(c[0])
-
-    @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:
         return FinalLine(int(c[0][1:]), int(c[1][1:]), meta.line, meta.column)
 
@@ -190,7 +186,10 @@ class _Builder(Transformer):
 
     @_at
     def pe(self, meta: Any, c: list[Any]) -> int:
+        """`pe P` in the signature, and a parameter's `at N` (`resident`): the integer."""
         return int(c[0])
+
+    resident = pe
 
     @_at
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
