@@ -97,35 +97,31 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     both as host arrays in signature order. The arrays themselves are never written.
     `fast`: as for `execute`."""
     with speed.mode(fast):
-        return _execute_inout(artifact_or_kernel, arrays, target)
+        kernel, tgt = resolve(artifact_or_kernel, target)
+        check_count(kernel.name, kernel.params, arrays)
+        # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
+        # reads those (a `dma_into` copies them), the others are the run's own, written in place
+        hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), _resident_host(a), tgt)
+               for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
+        borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
+                    if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
+        env = _run(kernel, hbm, tgt, owned={p.ref.id for p, h in zip(kernel.params, hbm)
+                                            if p.at is None and isinstance(h, np.ndarray) and id(h) not in borrowed})
+        types = _types(kernel)
+        handed: set[int] = set(borrowed)   # a borrowed array goes back to the host only as a copy
 
+        def host(ref: Any) -> np.ndarray:
+            # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
+            # allocates its result): the first host array of each may be a view of it
+            data = _hbm(env, ref)
+            owned = id(data) not in handed
+            handed.add(id(data))
+            t = types[ref.id]
+            return from_hbm(data, host_type(t) if t.kind == "dm" else t, tgt, owned)
 
-def _execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike) -> tuple[tuple, tuple]:
-    kernel, tgt = resolve(artifact_or_kernel, target)
-    check_count(kernel.name, kernel.params, arrays)
-    # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
-    # reads those (a `dma_into` copies them), the others are the run's own, written in place
-    hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), _resident_host(a), tgt)
-           for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
-    borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
-                if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
-    env = _run(kernel, hbm, tgt, owned={p.ref.id for p, h in zip(kernel.params, hbm)
-                                        if p.at is None and isinstance(h, np.ndarray) and id(h) not in borrowed})
-    types = _types(kernel)
-    handed: set[int] = set(borrowed)   # a borrowed array goes back to the host only as a copy
-
-    def host(ref: Any) -> np.ndarray:
-        # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
-        # allocates its result): the first host array of each may be a view of it
-        data = _hbm(env, ref)
-        owned = id(data) not in handed
-        handed.add(id(data))
-        t = types[ref.id]
-        return from_hbm(data, host_type(t) if t.kind == "dm" else t, tgt, owned)
-
-    results = tuple(host(r) for r in kernel.results)
-    finals = tuple(host(r) for r in kernel.finals)
-    return results, finals
+        results = tuple(host(r) for r in kernel.results)
+        finals = tuple(host(r) for r in kernel.finals)
+        return results, finals
 
 
 def _resident_host(value: Any) -> Any:
