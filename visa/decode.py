@@ -188,8 +188,10 @@ def printed_fields(cls: type) -> list[tuple[str, str, Any]]:
 
 
 def optional_fields(cls: type) -> frozenset[str]:
-    """Printed names of a record class's optional fields (absent in the text means None)."""
-    return frozenset(f.metadata.get("name") or f.name for f in attrs.fields(cls) if f.metadata.get("optional"))
+    """Printed names of a record class's optional fields (absent in the text means None): those
+    marked optional, and those with a default of None, printed only when set (`feed_buffer interleave=`)."""
+    return frozenset(f.metadata.get("name") or f.name for f in attrs.fields(cls)
+                     if f.metadata.get("optional") or f.default is None)
 
 
 def check_fields(dec: Decoder, given: list[tuple[str, Val, int, int]], names: list[str], what: str,

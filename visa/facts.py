@@ -9,6 +9,7 @@ records, by the addresses and liveness rules of visa/visa.lark.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
@@ -55,12 +56,8 @@ def renumber(kernel: LoweredKernel) -> LoweredKernel:
         else:
             step = _remap(step, table)
         steps.append(step)
-    out = attrs.evolve(
-        kernel, params=tuple(_remap(p, table) for p in kernel.params), steps=tuple(steps),
-        results=tuple(_remap(r, table) for r in kernel.results),
-        finals=tuple(_remap(r, table) for r in kernel.finals),
-        dm_allocations=tuple(_remap(a, table) for a in kernel.dm_allocations),
-        trf_allocations=tuple(_remap(a, table) for a in kernel.trf_allocations))
+    refs = ("params", "results", "finals", "dm_allocations", "trf_allocations")  # the fields holding references
+    out = attrs.evolve(kernel, steps=tuple(steps), **{name: _remap(getattr(kernel, name), table) for name in refs})
     _RENUMBERED[id(out)] = out
     return out
 
@@ -94,16 +91,10 @@ def _remap(obj: Any, table: dict[int, int]) -> Any:
     return attrs.evolve(obj, **changes) if changes else obj
 
 
-_INIT_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
-
-
+@functools.cache
 def _init_fields(cls: type) -> tuple[tuple[str, str], ...]:
     """(attribute, init keyword) of every init field of an attrs class, looked up once."""
-    found = _INIT_FIELDS.get(cls)
-    if found is None:
-        found = tuple((f.name, getattr(f, "alias", None) or f.name) for f in attrs.fields(cls) if f.init)
-        _INIT_FIELDS[cls] = found
-    return found
+    return tuple((f.name, getattr(f, "alias", None) or f.name) for f in attrs.fields(cls) if f.init)
 
 
 # --- allocation facts ------------------------------------------------------------------------
@@ -164,17 +155,16 @@ def _allocations(kernel: LoweredKernel, target: Any) -> tuple[list[DmAllocation]
             end = max(i, last.get(op.result.id, i))
             if op.result.id in roots:
                 continue
+            base = None  # the DM byte address of a DM tensor the op creates
             if op.MNEMONIC == "tensor_new" and op.output_type.kind == "dm":  # no command holds its address
                 busy = [(a.base, a.base + a.size) for a in dm if a.last_step >= i] + resident_ranges(kernel.params)
-                size = tensor_bytes(op.output_type, target)
-                dm.append(DmAllocation(tensor=op.result, base=lowest(busy, size, 8), size=size,
-                                       first_step=i, last_step=end))
+                base = lowest(busy, tensor_bytes(op.output_type, target), 8)
             elif op.NEW_DM_TENSOR and op.output_type.kind == "dm" and op.commands:
                 base = min(cmd.dst_base % c.DM_SLICE_BYTES for cmd in op.commands)
-                dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
-                                       first_step=i, last_step=end))
             elif op.MNEMONIC == "commit":
-                dm.append(DmAllocation(tensor=op.result, base=op.dest, size=tensor_bytes(op.output_type, target),
+                base = op.dest
+            if base is not None:
+                dm.append(DmAllocation(tensor=op.result, base=base, size=tensor_bytes(op.output_type, target),
                                        first_step=i, last_step=end))
             elif op.MNEMONIC == "trf_load":
                 first = op.occupied_rows(target)[0]

@@ -101,12 +101,6 @@ def _at(fn: Any) -> Any:
     return wrapper
 
 
-def _optional(cls: type, attribute: str) -> bool:
-    """A record field with a default of None is printed only when set (`feed_buffer interleave=`)."""
-    f = attrs.fields_dict(cls)[attribute]
-    return f.default is None
-
-
 @attrs.frozen
 class _Record:
     """A record read but not yet placed: its op class, decoded fields and raw types."""
@@ -177,10 +171,6 @@ class _Builder(Transformer):
                                len(c) == 4, at, raw)
 
     @_at
-    def resident(self, meta: Any, c: list[Any]) -> int:
-        return int(c[0])
-
-    @_at
     def final(self, meta: Any, c: list[Any]) -> FinalLine:
         return FinalLine(int(c[0][1:]), int(c[1][1:]), meta.line, meta.column)
 
@@ -190,7 +180,10 @@ class _Builder(Transformer):
 
     @_at
     def pe(self, meta: Any, c: list[Any]) -> int:
+        """`pe P` in the signature, and a parameter's `at N` (`resident`): the integer."""
         return int(c[0])
+
+    resident = pe
 
     @_at
     def signature(self, meta: Any, c: list[Any]) -> dict[str, Any]:
@@ -257,7 +250,7 @@ class _Builder(Transformer):
         body = c[2:-1] if loc is not None else c[2:]
         fields, types = body[:-2], (body[-2], body[-1])
         present, optional = {str(f[0]) for f in fields}, optional_fields(cls)
-        schema = [s for s in printed_fields(cls) if s[0] in present or not (s[0] in optional or _optional(cls, s[1]))]
+        schema = [s for s in printed_fields(cls) if s[0] in present or s[0] not in optional]
         given = check_fields(self.dec, fields, [p for p, _, _ in schema], f"`{op}`", meta.line, meta.column)
         values = {attr: self.dec.decode(v, hint, f"{op}.{p}")
                   for (p, attr, hint), (_, v) in zip(schema, given)}

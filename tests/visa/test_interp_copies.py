@@ -97,7 +97,7 @@ def test_the_walker_forgets_before_other_steps_and_after_a_program_that_commits(
         mem.copies.note((0, 0), 0, 8, rep)
         return True
 
-    for mnemonic in sorted(walker._NOT_PLAIN_DMA):
+    for mnemonic in sorted(walker._OTHER_STEPS):
         assert noted()
         walker._forget_copies(types.SimpleNamespace(MNEMONIC=mnemonic), mem)
         assert mem.copies.held((0, 0), 0, 8, np.arange(4)) is None, mnemonic

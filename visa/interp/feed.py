@@ -103,7 +103,7 @@ def _lift_bytes(op: Any, target: Any) -> np.ndarray | None:
 
 
 def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int, list[int], list[int]],
-          bits: int, index: np.ndarray, run: bool, mem: Memory | None = None) -> np.ndarray:
+          bits: int, index: np.ndarray, run: bool, mem: Memory) -> np.ndarray:
     """The read plan's elements of `slices` (a strided view when they are consecutive:
     `run`), into a scratch array of the run's `mem`; `base` is one byte offset, or one per
     slice (a lifted feed's)."""
@@ -115,7 +115,7 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
         walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
         if v is not None:
-            out = mem.scratch(v.shape, v.dtype) if mem is not None else np.empty(v.shape, v.dtype)
+            out = mem.scratch(v.shape, v.dtype)
             np.copyto(out, v)
             return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
@@ -168,14 +168,14 @@ def _read_both(dm: Any, slices: np.ndarray, bases: tuple[int, int], op: Any,
 
 def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[Any, Any], op: Any,
                       plan: tuple[int, int, list[int], list[int]], bits: int, index: np.ndarray,
-                      run: bool = False, mem: Memory | None = None) -> np.ndarray:
+                      run: bool, mem: Memory) -> np.ndarray:
     """An interleaved feed's plan walks the virtual tensor `axis, element`: element `v` of the
     source for `v < n`, element `v - n` of the second tensor above (n = the element's size).
     Consecutive slices (`run`) at one base per tensor read as one strided walk when they can
     (`_read_both`, a shortcut: `visa.interp.fast.speed`)."""
     n = op.source.element.size
     check(bool(np.all(index < 2 * n)), "the read plan walks past the two interleaved tensors", op)
-    if run and mem is not None and speed.on() and np.ndim(bases[0]) == 0 and np.ndim(bases[1]) == 0:
+    if run and speed.on() and np.ndim(bases[0]) == 0 and np.ndim(bases[1]) == 0:
         both = _read_both(dm, slices, (int(bases[0]), int(bases[1])), op, plan, bits, mem)
         if both is not None:
             return both

@@ -129,17 +129,13 @@ def as_hbm_param(param: Any) -> Any:
     return attrs.evolve(param, type=host_type(param.type), at=None)
 
 
-def _runs(t: Any, size: int, data: np.ndarray) -> np.ndarray:
-    return data.reshape(t.chip.size, t.cluster.size, t.slice.size, size)
-
-
 def load(mem: Memory, param: Any, data: np.ndarray) -> DmTensor:
     """Write the host type's bytes `data` into the DM at the parameter's address."""
     t, base = param.type, param.at
     size = tensor_bytes(t, mem.target)
     check(data.size == t.chip.size * t.cluster.size * t.slice.size * size,
           f"the resident bytes of {param.ref} do not split into one {size}-byte run per slice", None)
-    runs = _runs(t, size, data)
+    runs = data.reshape(t.chip.size, t.cluster.size, t.slice.size, size)
     for chip, cluster in live_parts(t):
         dm = mem.dm(chip, cluster)
         dm._grow(base + size, t.slice.size)

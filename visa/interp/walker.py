@@ -11,7 +11,7 @@ to their program. Nothing here reads the traced IR or the Python kernel.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 import attrs
 import numpy as np
@@ -48,14 +48,21 @@ if TYPE_CHECKING:
 
 Runnable = Union["VisaArtifact", LoweredKernel]
 """What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
-_NOT_PLAIN_DMA = frozenset({"tensor_new", "memset", "rf_reshape", "dma_spm", "dma_shuffle", "dma_redistribute", "dma_relayout",
-                            "dma_gather", "dma_scatter"})
-"""The body steps `_run` does not hand to `run_dma` (which keeps the DM's copy notes itself)."""
-
-
-def _spm_as_dma(step: Any) -> Any:
-    """A `dma_spm` record as the plain DMA it runs as (not imported: its class reads the trace rules)."""
-    return step.as_dma()
+_OTHER_STEPS: dict[str, Callable[[Any, Memory, dict[int, Any], LoweredKernel], Any]] = {
+    "tensor_new": lambda step, mem, env, kernel: new_tensor(step, mem),
+    "memset": lambda step, mem, env, kernel: run_memset(step, mem),
+    # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
+    "rf_reshape": lambda step, mem, env, kernel: env[step.operands()[0].id],
+    # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
+    "dma_spm": lambda step, mem, env, kernel: run_dma(step.as_dma(), mem, env),
+    "dma_shuffle": lambda step, mem, env, kernel: run_shuffle(step, mem, env),
+    "dma_redistribute": lambda step, mem, env, kernel: run_redistribute(step, mem, env),
+    "dma_relayout": lambda step, mem, env, kernel: run_redistribute(step, mem, env),
+    "dma_gather": lambda step, mem, env, kernel: run_gather(step, mem, env, _types(kernel)),
+    "dma_scatter": lambda step, mem, env, kernel: run_scatter(step, mem, env, _types(kernel)),
+}
+"""The body steps other than programs and plain DMAs, each run by its function into its value;
+`_run` hands the rest to `run_dma` (which keeps the DM's copy notes itself)."""
 
 
 def resolve(artifact_or_kernel: Runnable, target: TargetLike = None) -> tuple[LoweredKernel, Target]:
@@ -90,35 +97,31 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     both as host arrays in signature order. The arrays themselves are never written.
     `fast`: as for `execute`."""
     with speed.mode(fast):
-        return _execute_inout(artifact_or_kernel, arrays, target)
+        kernel, tgt = resolve(artifact_or_kernel, target)
+        check_count(kernel.name, kernel.params, arrays)
+        # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
+        # reads those (a `dma_into` copies them), the others are the run's own, written in place
+        hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), _resident_host(a), tgt)
+               for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
+        borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
+                    if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
+        env = _run(kernel, hbm, tgt, owned={p.ref.id for p, h in zip(kernel.params, hbm)
+                                            if p.at is None and isinstance(h, np.ndarray) and id(h) not in borrowed})
+        types = _types(kernel)
+        handed: set[int] = set(borrowed)   # a borrowed array goes back to the host only as a copy
 
+        def host(ref: Any) -> np.ndarray:
+            # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
+            # allocates its result): the first host array of each may be a view of it
+            data = _hbm(env, ref)
+            owned = id(data) not in handed
+            handed.add(id(data))
+            t = types[ref.id]
+            return from_hbm(data, host_type(t) if t.kind == "dm" else t, tgt, owned)
 
-def _execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetLike) -> tuple[tuple, tuple]:
-    kernel, tgt = resolve(artifact_or_kernel, target)
-    check_count(kernel.name, kernel.params, arrays)
-    # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
-    # reads those (a `dma_into` copies them), the others are the run's own, written in place
-    hbm = [to_hbm(p, a, tgt, copy=False) if p.at is None else to_hbm(as_hbm_param(p), _resident_host(a), tgt)
-           for p, a in zip(kernel.params, arrays)]  # a resident buffer: its host type's bytes
-    borrowed = {id(h) for h, a, p in zip(hbm, arrays, kernel.params)
-                if p.at is None and isinstance(h, np.ndarray) and np.may_share_memory(h, a)}
-    env = _run(kernel, hbm, tgt, owned={p.ref.id for p, h in zip(kernel.params, hbm)
-                                        if p.at is None and isinstance(h, np.ndarray) and id(h) not in borrowed})
-    types = _types(kernel)
-    handed: set[int] = set(borrowed)   # a borrowed array goes back to the host only as a copy
-
-    def host(ref: Any) -> np.ndarray:
-        # the run's HBM arrays are its own (`to_hbm` copies what it would share, a DMA
-        # allocates its result): the first host array of each may be a view of it
-        data = _hbm(env, ref)
-        owned = id(data) not in handed
-        handed.add(id(data))
-        t = types[ref.id]
-        return from_hbm(data, host_type(t) if t.kind == "dm" else t, tgt, owned)
-
-    results = tuple(host(r) for r in kernel.results)
-    finals = tuple(host(r) for r in kernel.finals)
-    return results, finals
+        results = tuple(host(r) for r in kernel.results)
+        finals = tuple(host(r) for r in kernel.finals)
+        return results, finals
 
 
 def _resident_host(value: Any) -> Any:
@@ -195,7 +198,6 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
     mem.dm_address, mem.trf_row = dict(dm_address), dict(trf_row)
     env: dict[int, Any] = {p.ref.id: data if p.at is None else load(mem, p, data)
                            for p, data in zip(kernel.params, params)}
-    types: dict[int, Any] | None = None
     guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
     last, made = _last_reads(kernel), set(owned)   # made: HBM arrays this run owns (its DMAs' too), no one else holds
     for i, step in enumerate(kernel.steps):
@@ -204,23 +206,8 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
         _forget_copies(step, mem)
         if isinstance(step, TuProgram):
             _program(step, mem, env)
-        elif step.MNEMONIC == "tensor_new":
-            env[step.result.id] = new_tensor(step, mem)
-        elif step.MNEMONIC == "memset":
-            env[step.result.id] = run_memset(step, mem)
-        elif step.MNEMONIC == "rf_reshape":  # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
-            env[step.result.id] = env[step.operands()[0].id]
-        elif step.MNEMONIC == "dma_spm":   # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
-            env[step.result.id] = run_dma(_spm_as_dma(step), mem, env)
-        elif step.MNEMONIC == "dma_shuffle":
-            env[step.result.id] = run_shuffle(step, mem, env)
-        elif step.MNEMONIC in ("dma_redistribute", "dma_relayout"):
-            env[step.result.id] = run_redistribute(step, mem, env)
-        elif step.MNEMONIC in ("dma_gather", "dma_scatter"):
-            if types is None:
-                types = _types(kernel)
-            run = run_gather if step.MNEMONIC == "dma_gather" else run_scatter
-            env[step.result.id] = run(step, mem, env, types)
+        elif step.MNEMONIC in _OTHER_STEPS:
+            env[step.result.id] = _OTHER_STEPS[step.MNEMONIC](step, mem, env, kernel)
         else:
             into = getattr(step, "into", None)
             in_place = into is not None and into.id in made and last.get(into.id, len(kernel.steps)) <= i
@@ -291,7 +278,7 @@ def _forget_copies(step: Any, mem: Memory) -> None:
     """Before a body step that could write the DM and does not keep the copy notes up to
     date itself (visa/interp/fast/copies.py: a plain DMA does, a program only in its sink,
     `_program`), forget them all."""
-    if not isinstance(step, TuProgram) and step.MNEMONIC in _NOT_PLAIN_DMA:
+    if not isinstance(step, TuProgram) and step.MNEMONIC in _OTHER_STEPS:
         mem.copies.clear()
 
 
