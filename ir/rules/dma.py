@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-from types import SimpleNamespace
 
 import attrs
 
@@ -28,7 +27,8 @@ from ir.rules.dma_text import factor_text, frag_text
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
 
-__all__ = ["check_dma", "check_tensor_dma", "check_dma_for", "dma_kind", "dma_burst", "frag_text", "factor_text", "DMA_DM_ALIGN"]
+__all__ = ["check_dma", "check_move", "check_tensor_dma", "check_dma_for", "dma_kind", "dma_burst", "frag_text",
+           "factor_text", "DMA_DM_ALIGN"]
 
 
 def dma_kind(src_type: HbmType | DmType, dst_type: HbmType | DmType) -> str:
@@ -64,8 +64,16 @@ def check_tensor_dma(op) -> Violation | None:
 
 
 def check_dma(op, whole_rows: bool = False) -> Violation | None:
-    """DMA-1..6 for a ToDm / ToHbm op (or a DMA another op makes), first failure wins."""
+    """DMA-1..6 for a ToDm / ToHbm op (`check_move` of its types), then the replicated axis of
+    an inferred `to_dm`."""
     src, dst = op.src.type, op.result.type
+    found = check_move(src, dst, whole_rows)
+    return found or (_replicated_axis(src, dst) if getattr(op, "inferred", False) else None)
+
+
+def check_move(src: HbmType | DmType, dst: HbmType | DmType, whole_rows: bool = False) -> Violation | None:
+    """DMA-1..6 of a move from `src` to `dst` (a `to_dm` / `to_hbm`, or a DMA another op
+    makes), first failure wins."""
     rules = [("DMA-1", _dma1), ("DMA-2", _dma2), ("DMA-3", _dma3), ("DMA-4", _dma4)]
     if whole_rows:
         rules.append(("DMA-4", runs_with_padding))
@@ -82,7 +90,7 @@ def check_dma(op, whole_rows: bool = False) -> Violation | None:
                              help="write every level with digit ranges that stay inside their axes")
         if found is not None:
             return found
-    return _replicated_axis(src, dst) if getattr(op, "inferred", False) else None
+    return None
 
 
 def check_dma_for(code: str, message: str, src: HbmType | DmType, dst: HbmType | DmType,
@@ -90,7 +98,7 @@ def check_dma_for(code: str, message: str, src: HbmType | DmType, dst: HbmType |
     """DMA-1..6 of the move from `src` to `dst` another op makes (a gather's rows, a scatter's,
     an SPM copy), reported under that op's `code`: `message`, then the DMA rule's own message,
     and a note naming the DMA rule as one of `what`."""
-    moved = check_dma(SimpleNamespace(src=SimpleNamespace(type=src), result=SimpleNamespace(type=dst)))
+    moved = check_move(src, dst)
     if moved is None:
         return None
     return Violation(code, f"{message}: {moved.message}", label=moved.label,

@@ -7,7 +7,7 @@ is refused (`runs_with_padding`). A row whose live cells come first and whose pa
 source holds at the same places moves whole, padding included, in aligned units
 (`padding_moves`; ir/rules/dma_tail.py widens the tail), as the reference does. Both
 follow the lowering of tensor DMAs (tu_ops/dma_commands.py); the DMAs other ops make
-(redistribute, gather, scatter, spm) are lowered otherwise and keep plain `check_dma`.
+(redistribute, gather, scatter, spm) are lowered otherwise and keep the plain `check_move`.
 """
 
 from __future__ import annotations

@@ -32,8 +32,7 @@ from ir.diagnostic import Violation
 from ir.mapping.cells import Padding
 from ir.mapping.factors import PaddingFactor
 from ir.mapping.nodes import Mapping, PaddingKind
-from ir.ops import ToDm, Value
-from ir.rules.dma import DMA_DM_ALIGN, check_dma
+from ir.rules.dma import DMA_DM_ALIGN, check_move
 from ir.rules.view_writes import check_dm_write_align, read_padded
 from ir.rules.views import tile_window
 
@@ -214,7 +213,7 @@ def check_redistribute(op: Any) -> Violation | None:
                                      f"slices: `{t.chip}`, `{t.cluster}`, {t.slice.size} slices, not `{out.chip}`, "
                                      f"`{out.cluster}`, {out.slice.size}",
                          help="copy the plan with the same Chip and Cluster, then relayout the result with `to_dm`")
-    dst = op.result if op.into is None else Value(-1, read_padded(op.view))
+    dst = op.result.type if op.into is None else read_padded(op.view)
     selected = attrs.evolve(t, element=op.window)  # the input's type with the plan's window as its Element
-    return check_dma(ToDm(src=Value(op.src.id, selected), result=dst, loc=op.loc)) or \
+    return check_move(selected, dst) or \
         (check_dm_write_align(op) if op.into is not None else None)
