@@ -1,22 +1,30 @@
-"""The methods attrs writes for our classes, compiled once and reused across processes.
+"""The methods attrs writes for our classes, compiled at their first call and reused across processes.
 
 Defining an attrs class makes attrs write the source of its `__init__`, `__repr__`, `__eq__`
 and `__hash__` and compile it; for the few hundred IR and op classes a compile imports, that
-compiling is about a quarter of a fresh process's start-up. attrs compiles in one function,
+compiling was about a quarter of a fresh process's start-up. attrs compiles in one function,
 `attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
-that module is imported, without importing attrs itself (`npu-opt --version` never needs it). The
-code object of a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`)
-is then kept under a key of the text it was compiled from (the source and that file name) in
-the `attrs` bundle (ir/kept_bundle.py: one file in the user's cache directory, written when the
-process exits) of this attrs installation and Python (attrs' `_make.py` path, size and time,
-the bytecode magic: the bundle's salt), and later loaded from there instead of compiled.
+that module is imported, without importing attrs itself (`npu-opt --version` never needs it).
 
-The loaded code object is the one `compile` returns (marshal keeps every field of a code
-object; this module and attrs' both compile under `from __future__ import annotations`), and
-attrs still evaluates it with its own globals after filling `linecache`: only the compile is
-skipped. A failure to read or write the cache (no directory, a truncated file, an attrs
-without that function, a bundle of another salt) falls back to compiling; a user's own attrs
-classes are left alone.
+For a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`), the
+script is split into its methods. A method compiled by an earlier process is loaded from the
+`attrs` bundle (ir/kept_bundle.py: one file in the user's cache directory, written when the
+process exits, of this attrs installation and Python: attrs' `_make.py` path, size and time
+and the bytecode magic are the bundle's salt), under a key of its text and file name. Any
+other method is a stand-in until its first call, which compiles it, keeps it in the bundle,
+puts it in its class in the stand-in's place and runs it: a one-kernel compile calls about a
+fifth of the methods its imports define (mostly `__init__`), so an empty cache compiles that
+fifth, and the bundle holds only methods some process ran.
+
+What runs is the code object `compile` returns for attrs' own text (each method compiled
+after as many empty lines as precede it in attrs' script, so its line numbers are attrs';
+marshal keeps every field of a code object; this module and attrs' both compile under
+`from __future__ import annotations`), evaluated with attrs' globals after attrs filled
+`linecache`, and it carries what attrs set on the method (module, qualified name, doc,
+`__init__`'s annotations). A script with a top-level line other than a `def` is compiled
+whole, as before. A failure to read or write the cache (no directory, a truncated file, an
+attrs without that function, a bundle of another salt) falls back to compiling; a user's own
+attrs classes are left alone.
 `install` also spares attrs parsing the text signature of a builtin converter
 (`_skip_builtin_signatures`).
 """
@@ -61,7 +69,8 @@ def install() -> None:
         stat = os.stat(make.__file__)
     except (OSError, TypeError):
         return
-    salt = f"{make.__file__}|{stat.st_size}|{stat.st_mtime_ns}|{importlib.util.MAGIC_NUMBER.hex()}|"
+    # `functions`: entries are single methods (a bundle of whole scripts reads as another salt's)
+    salt = f"{make.__file__}|{stat.st_size}|{stat.st_mtime_ns}|{importlib.util.MAGIC_NUMBER.hex()}|functions|"
 
     def compile_and_eval(*args: Any, **kwargs: Any) -> None:
         if kwargs or len(args) != 4 or not isinstance(args[0], str) or not isinstance(args[3], str):
@@ -74,19 +83,83 @@ def install() -> None:
         if shared is None:
             return original(script, globs, locs, filename)
         kept = bundle("attrs", salt, _is_code)
-        key = text_key(f"{filename}\n{shared}")
-        code = kept.get(key)
-        if code is None:
-            code = compile(shared, filename, "exec")
-            kept.add(key, code)
-        eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
-        if shared is not script:  # the `__hash__` it defined gets this process's number
-            _put_type_hash(locs if locs is not None else globs, STAND_IN, type_hash)
+        hashed = type_hash if shared is not script else None
+        namespace = locs if locs is not None else globs
+        pieces = _functions(shared)
+        if pieces is None:  # a statement other than a `def` at the top: the script as attrs wrote it
+            code = _code(kept, (text_key(f"{filename}\n{shared}"), filename, shared))
+            eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
+            _put_type_hash(namespace, STAND_IN, hashed)
+            return None
+        for name, text in pieces:
+            key = text_key(f"{filename}\n{text}")
+            made = _defined if key in kept.entries else _deferred  # compiled by an earlier process, or not yet
+            namespace[name] = made(kept, (key, filename, text), globs, name, hashed)
         return None
 
     make._compile_and_eval = compile_and_eval
     _INSTALLED.append(original)
     _skip_builtin_signatures(sys.modules.get("attr._compat"))
+
+
+def _functions(script: str) -> list[tuple[str, str]] | None:
+    """The top-level functions of an attrs script as (name, text), each text preceded by as
+    many empty lines as the script has above it (line numbers stay attrs' own); None when
+    the script has a top-level line that does not start a `def`."""
+    lines = script.split("\n")
+    starts = [n for n, line in enumerate(lines) if line[:1] not in ("", " ", "\t")]
+    if not starts or any(not lines[n].startswith("def ") for n in starts):
+        return None
+    ends = [*starts[1:], len(lines)]
+    return [(lines[a][4:].split("(", 1)[0], "\n" * a + "\n".join(lines[a:b])) for a, b in zip(starts, ends)]
+
+
+Source = tuple[str, str, str]  # a text's key in the bundle, attrs' file name for it, the text
+
+
+def _code(kept: Any, source: Source) -> types.CodeType:
+    """The code of a text (compiled under attrs' file name), from the bundle or compiled into it."""
+    key, filename, text = source
+    code = kept.get(key)
+    if code is None:
+        code = compile(text, filename, "exec")
+        kept.add(key, code)
+    return code
+
+
+def _defined(kept: Any, source: Source, globs: dict[str, Any], name: str, hashed: int | None) -> types.FunctionType:
+    """The function `name` that the source defines, evaluated as attrs evaluates its script."""
+    made: dict[str, Any] = {}
+    eval(_code(kept, source), globs, made)  # noqa: S307 - attrs' own generated source
+    _put_type_hash(made, STAND_IN, hashed)
+    return made[name]
+
+
+def _deferred(kept: Any, source: Source, globs: dict[str, Any], name: str, hashed: int | None) -> types.FunctionType:
+    """A stand-in for the method `name` that compiles it at its first call, puts it in its
+    class in its own place (with what attrs set on the stand-in: module, qualified name, doc,
+    `__init__`'s annotations) and runs it; a method no call reaches is never compiled."""
+    real: list[types.FunctionType] = []
+
+    def method(*args, **kwargs):  # type: ignore[no-untyped-def] # attrs' own signature is the real one's
+        if not real:
+            real.append(_defined(kept, source, globs, name, hashed))
+            _take_place(method, real[0], args[0] if args else None)
+        return real[0](*args, **kwargs)
+
+    method.__name__ = name  # attrs names the method's qualified name after it
+    return method
+
+
+def _take_place(stand_in: types.FunctionType, fn: types.FunctionType, instance: Any) -> None:
+    """`fn` gets what attrs set on `stand_in` and replaces it in the class of `instance` that holds it."""
+    fn.__module__, fn.__qualname__, fn.__doc__ = stand_in.__module__, stand_in.__qualname__, stand_in.__doc__
+    if stand_in.__annotations__:  # attrs gives `__init__` its fields' annotations
+        fn.__annotations__ = stand_in.__annotations__
+    for owner in type(instance).__mro__:
+        if owner.__dict__.get(fn.__name__) is stand_in:
+            setattr(owner, fn.__name__, fn)
+            break
 
 
 def _skip_builtin_signatures(compat: Any) -> None:
@@ -178,9 +251,11 @@ def _with_type_hash(script: str, old: int, new: int) -> str | None:
     return f"{script[:at]} {new},\n{script[at + len(line):]}"
 
 
-def _put_type_hash(namespace: Any, old: int, new: int) -> None:
+def _put_type_hash(namespace: Any, old: int, new: int | None) -> None:
     """The `__hash__` function just defined in `namespace`, its int constant `old` replaced
-    by `new` (a constant of its own, or inside a folded tuple constant)."""
+    by `new` (a constant of its own, or inside a folded tuple constant); None: nothing to replace."""
+    if new is None:
+        return
 
     def swap(value: Any) -> Any:
         if type(value) is int:

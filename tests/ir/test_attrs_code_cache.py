@@ -1,8 +1,9 @@
-"""`ir.attrs_code_cache`: the methods attrs generates for a class of ours are compiled once,
-kept in the cache directory's `attrs` bundle and loaded by later definitions (another process
-loads the same bundle); what is loaded is exactly what attrs compiles itself, the per-process
-number inside `__hash__` included; a user's classes, a damaged or foreign bundle and an
-unwritable directory change nothing but the speed."""
+"""`ir.attrs_code_cache`: each method attrs generates for a class of ours is compiled at its
+first call (a method nothing calls is never compiled), kept in the cache directory's `attrs`
+bundle and loaded by later definitions (another process loads the same bundle); what runs is
+exactly what attrs compiles itself, the per-process number inside `__hash__` included; a
+user's classes, a damaged or foreign bundle and an unwritable directory change nothing but
+the speed."""
 
 from __future__ import annotations
 
@@ -23,9 +24,13 @@ from ir import attrs_code_cache, kept_bundle
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _define(module: str) -> type:
+_METHODS = ("__init__", "__repr__", "__eq__", "__hash__")
+
+
+def _define(module: str, used: bool = True) -> type:
     """A frozen class with an eq, a hash, a repr, a default, a converter and a validator,
-    defined as if in `module` (attrs names its generated file after the class's module)."""
+    defined as if in `module` (attrs names its generated file after the class's module);
+    `used`: each of its four methods called once."""
 
     ns: dict[str, Any] = {"__name__": module, "attrs": attrs, "Any": Any}
     exec(  # noqa: S102 - the class statement, run with `module` as its module
@@ -33,14 +38,18 @@ def _define(module: str) -> type:
         "    a: int = attrs.field(converter=int)\n"
         "    b: tuple = attrs.field(default=(), validator=attrs.validators.instance_of(tuple))\n"
         "    c: Any = attrs.field(default=None, eq=False)\n", ns)
-    return ns["Probe"]
+    cls = ns["Probe"]
+    if used:
+        x = cls(1)
+        assert x == cls(1) and hash(x) == hash(cls(1)) and repr(x) == "Probe(a=1, b=(), c=None)"
+    return cls
 
 
 def _uncached(module: str, monkeypatch: pytest.MonkeyPatch) -> type:
     """The same class compiled by attrs alone."""
     with monkeypatch.context() as m:
         m.setattr(attr._make, "_compile_and_eval", attrs_code_cache._INSTALLED[0])
-        return _define(module)
+        return _define(module, used=False)
 
 
 def _bundle_files(root: Path) -> list[Path]:
@@ -63,8 +72,11 @@ def _methods(cls: type) -> dict[str, Any]:
     `__hash__` number's line may differ: ir/attrs_code_cache.STAND_IN)."""
     return {name: (code.co_code, code.co_consts, code.co_names, code.co_varnames, code.co_firstlineno,
                    [line for _, _, line in code.co_lines()])
-            for name in ("__init__", "__repr__", "__eq__", "__hash__")
-            for code in [getattr(cls, name).__code__]}
+            for name in _METHODS for code in [cls.__dict__[name].__code__]}
+
+
+def _no_compile(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("a kept method was compiled again")
 
 
 def test_cached_methods_are_attrs_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,26 +84,54 @@ def test_cached_methods_are_attrs_own(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
     cold = _define("ir.probe_module")
     files = _bundle_files(tmp_path)
-    assert len(files) == 1 and len(_entries(files[0])) == 1
+    assert len(files) == 1 and len(_entries(files[0])) == len(_METHODS)  # one entry per method
     stamp = files[0].stat().st_mtime_ns
-
-    def no_compile(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("a cached class was compiled again")
-
     _new_process(monkeypatch)
     with monkeypatch.context() as m:
-        m.setattr(attrs_code_cache, "compile", no_compile, raising=False)
-        warm = _define("ir.probe_module")
+        m.setattr(attrs_code_cache, "compile", _no_compile, raising=False)
+        warm = _define("ir.probe_module", used=False)
+        assert all(warm.__dict__[name].__code__.co_filename.startswith("<attrs generated") for name in _METHODS)
+        _define("ir.probe_module")
     assert _bundle_files(tmp_path) == files and files[0].stat().st_mtime_ns == stamp  # nothing new to write
     plain = _uncached("ir.probe_module", monkeypatch)
     for cls in (cold, warm):
         for name, code in _methods(cls).items():
             assert code == _methods(plain)[name], name  # bytecode, constants, names, positions
+            mine, attrs_own = cls.__dict__[name], plain.__dict__[name]
+            assert (mine.__qualname__, mine.__module__, mine.__doc__, mine.__annotations__) == (
+                attrs_own.__qualname__, attrs_own.__module__, attrs_own.__doc__, attrs_own.__annotations__), name
         x, y = cls("3", (1,), c="ignored"), plain("3", (1,), c="other")
         assert hash(x) == hash(y) and repr(x).replace("ignored", "other") == repr(y)
         assert x == cls(3, (1,)) and x != cls(4, (1,))
         with pytest.raises(TypeError):
             cls(1, [1])
+
+
+def test_a_method_is_compiled_at_its_first_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defining a class compiles none of its methods; each call of a method not yet compiled
+    compiles that one, puts it in the class it was defined in (a subclass's instance reaching
+    it too) and returns what attrs' own method returns; one never called stays uncompiled."""
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    compiled: list[str] = []
+
+    def counting(text: str, filename: str, mode: str) -> Any:
+        compiled.append(text.split("def ", 1)[1].split("(", 1)[0])
+        return compile(text, filename, mode)
+
+    monkeypatch.setattr(attrs_code_cache, "compile", counting, raising=False)
+    cls = _define("ir.probe_lazy", used=False)
+    stand_ins = {name: cls.__dict__[name] for name in _METHODS}
+    assert compiled == [] and _bundle_files(tmp_path) == []
+    assert stand_ins["__init__"].__qualname__ == "Probe.__init__"  # what attrs set on it
+    sub = type("Sub", (cls,), {"__slots__": ()})  # not an attrs class: inherits the four methods
+    x = sub("2")
+    assert compiled == ["__init__"] and cls.__dict__["__init__"] is not stand_ins["__init__"]
+    assert x.a == 2 and "__init__" not in sub.__dict__
+    assert x == sub(2) and compiled == ["__init__", "__eq__"]
+    assert stand_ins["__eq__"](x, sub(3)) is False  # a kept reference to the stand-in still works
+    assert compiled == ["__init__", "__eq__"] and cls.__dict__["__repr__"] is stand_ins["__repr__"]
+    assert cls.__dict__["__hash__"] is stand_ins["__hash__"]
+    assert len(_entries(_bundle_files(tmp_path)[0])) == 2  # the two methods that ran
 
 
 def test_a_users_class_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,7 +198,7 @@ def test_processes_with_other_hash_seeds_share_the_files(tmp_path: Path) -> None
         assert out.returncode == 0, out.stderr
         runs.append(out.stdout.split())
     (path,) = _bundle_files(tmp_path)
-    assert len(_entries(path)) == 1  # every process loaded the first one's entry
+    assert len(_entries(path)) == 2  # every process loaded the first one's `__init__` and `__hash__`
     assert len({r[2] for r in runs}) == len(runs)  # every seed gave another number
     assert len({tuple(r[:2]) for r in runs}) > 1  # of more than one sign or length
 
