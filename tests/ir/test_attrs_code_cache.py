@@ -7,6 +7,7 @@ the speed."""
 
 from __future__ import annotations
 
+import functools
 import marshal
 import os
 import subprocess
@@ -132,6 +133,21 @@ def test_a_method_is_compiled_at_its_first_call(tmp_path: Path, monkeypatch: pyt
     assert compiled == ["__init__", "__eq__"] and cls.__dict__["__repr__"] is stand_ins["__repr__"]
     assert cls.__dict__["__hash__"] is stand_ins["__hash__"]
     assert len(_entries(_bundle_files(tmp_path)[0])) == 2  # the two methods that ran
+
+
+def test_a_script_not_only_of_defs_is_compiled_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """attrs' `__getattr__` for a cached property is a script that calls a function at its top
+    level: it is compiled whole when the class is defined (kept like a method), and works."""
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    src = ("@attrs.frozen\nclass P:\n    a: int\n"
+           "    @functools.cached_property\n    def double(self) -> int:\n        return 2 * self.a\n")
+    ns: dict[str, Any] = {"__name__": "ir.probe_cached", "attrs": attrs, "functools": functools}
+    exec(src, ns)  # noqa: S102
+    getter = ns["P"].__dict__["__getattr__"]
+    assert getter.__code__.co_filename == "<attrs generated getattr ir.probe_cached.P>"  # attrs' own, not a stand-in
+    assert ns["P"](2).double == 4
+    (path,) = _bundle_files(tmp_path)
+    assert len(_entries(path)) == 2  # the whole `__getattr__` script and the `__init__` that ran
 
 
 def test_a_users_class_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
