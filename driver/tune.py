@@ -44,7 +44,10 @@ from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
-BATCHES_PER_WORKER = 6  # a worker's share of the space comes in about this many batches (at most 16 candidates)
+# A batch is about 1/(SHARES * width) of the points not yet sent: MAX_BATCH at most (a task's
+# round trip is paid once per batch), MIN_BATCH at least; small at the end, where a process
+# that finds the queue empty waits for the batches the others still hold.
+SHARES, MIN_BATCH, MAX_BATCH = 3, 2, 8
 
 
 @attrs.frozen
@@ -77,21 +80,31 @@ def _ranked(candidates: Sequence[Candidate]) -> list[Candidate]:
 def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int]], Batch],
            take: Callable[[list[Candidate]], None]) -> None:
     """Evaluate every point in batches: up to two batches in flight per worker, this process
-    evaluating one itself while they run (when the executor lets it)."""
-    size = max(1, min(16, len(points) // max(1, executor.width * BATCHES_PER_WORKER)))
-    queue = deque(list(range(lo, min(len(points), lo + size))) for lo in range(0, len(points), size))
+    evaluating one itself while they run (when the executor lets it). A batch takes a share of
+    what is left (`_batch_size`), so batches shrink as the space drains: the last ones, which
+    the other processes may have to wait for, are short."""
+    queue = deque(range(len(points)))
+
+    def batch() -> Batch:
+        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width)))])
+
     pending: set[Any] = set()
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
-            pending.add(executor.submit(evaluate_batch, make(queue.popleft())))
+            pending.add(executor.submit(evaluate_batch, batch()))
         if executor.helps and queue:
-            take(evaluate_batch(make(queue.popleft())))
+            take(evaluate_batch(batch()))
             done = executor.wait(pending, block=False)
         else:
             done = executor.wait(pending, block=True)
         for handle in done:
             pending.discard(handle)
             take(executor.result(handle))
+
+
+def _batch_size(left: int, width: int) -> int:
+    """About 1/(SHARES * width) of the `left` points, within [MIN_BATCH, MAX_BATCH]."""
+    return max(MIN_BATCH, min(MAX_BATCH, -(-left // (SHARES * width))))
 
 
 def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", jobs: int = 1,

@@ -173,6 +173,22 @@ def test_candidates_travel_in_batches_and_each_comes_back_once(monkeypatch: pyte
     assert len(executor.tasks) < 20 and max(executor.tasks) > 1
 
 
+def test_batches_shrink_as_the_space_drains(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch takes a share of what is left: full batches while the queue is long, then
+    smaller ones, the last ones of the smallest size, so no process is left waiting long on
+    a big batch another one still holds."""
+    points = [{"k": k} for k in range(216)]
+    monkeypatch.setattr(tune_mod, "evaluate_batch",
+                        lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
+    executor = _Counting()
+    tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
+                    lambda cs: None)
+    sizes = executor.tasks
+    assert sum(sizes) == 216 and sizes == sorted(sizes, reverse=True)
+    assert sizes[0] == tune_mod.MAX_BATCH and sizes[-4:] == [tune_mod.MIN_BATCH] * 4
+    assert tune_mod.MIN_BATCH < tune_mod.MAX_BATCH
+
+
 def test_report_files(tmp_path: Path) -> None:
     result = tune(_space())
     files = write_report(result, tmp_path)
