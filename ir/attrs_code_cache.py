@@ -87,9 +87,7 @@ def install() -> None:
         namespace = locs if locs is not None else globs
         pieces = _functions(shared)
         if pieces is None:  # a statement other than a `def` at the top: the script as attrs wrote it
-            code = _code(kept, (text_key(f"{filename}\n{shared}"), filename, shared))
-            eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, evaluated as attrs does
-            _put_type_hash(namespace, STAND_IN, hashed)
+            _evaluated(kept, (text_key(f"{filename}\n{shared}"), filename, shared), globs, namespace, hashed)
             return None
         for name, text in pieces:
             key = text_key(f"{filename}\n{text}")
@@ -127,12 +125,19 @@ def _code(kept: Any, source: Source) -> types.CodeType:
     return code
 
 
-def _defined(kept: Any, source: Source, globs: dict[str, Any], name: str, hashed: int | None) -> types.FunctionType:
-    """The function `name` that the source defines, evaluated as attrs evaluates its script."""
-    made: dict[str, Any] = {}
+def _evaluated(kept: Any, source: Source, globs: dict[str, Any], made: dict[str, Any],
+               hashed: int | None) -> dict[str, Any]:
+    """`made`, holding what the source defines, evaluated as attrs evaluates its script (with
+    `made` as the locals: attrs' own may hold names the script reads), its `__hash__` given
+    this process's number `hashed`."""
     eval(_code(kept, source), globs, made)  # noqa: S307 - attrs' own generated source
     _put_type_hash(made, STAND_IN, hashed)
-    return made[name]
+    return made
+
+
+def _defined(kept: Any, source: Source, globs: dict[str, Any], name: str, hashed: int | None) -> types.FunctionType:
+    """The function `name` that the source defines."""
+    return _evaluated(kept, source, globs, {}, hashed)[name]
 
 
 def _deferred(kept: Any, source: Source, globs: dict[str, Any], name: str, hashed: int | None) -> types.FunctionType:
