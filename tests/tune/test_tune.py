@@ -162,13 +162,20 @@ class _Counting:
         return list(handle[1])
 
 
-def test_candidates_travel_in_batches_and_each_comes_back_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    points = [{"k": k} for k in range(100)]
+def _swept(count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[_Counting, list[int]]:
+    """`_sweep` over `count` points on the counting executor (every candidate `ok`): the
+    executor (its batch sizes) and the indices that came back."""
+    points = [{"k": k} for k in range(count)]
     monkeypatch.setattr(tune_mod, "evaluate_batch",
                         lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
     executor, seen = _Counting(), []
     tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
                     lambda cs: seen.extend(c.index for c in cs))
+    return executor, seen
+
+
+def test_candidates_travel_in_batches_and_each_comes_back_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    executor, seen = _swept(100, monkeypatch)
     assert sorted(seen) == list(range(100))
     assert len(executor.tasks) < 20 and max(executor.tasks) > 1
 
@@ -177,12 +184,7 @@ def test_batches_shrink_as_the_space_drains(monkeypatch: pytest.MonkeyPatch) -> 
     """A batch takes a share of what is left: full batches while the queue is long, then
     smaller ones, the last ones of the smallest size, so no process is left waiting long on
     a big batch another one still holds."""
-    points = [{"k": k} for k in range(216)]
-    monkeypatch.setattr(tune_mod, "evaluate_batch",
-                        lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
-    executor = _Counting()
-    tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
-                    lambda cs: None)
+    executor, _ = _swept(216, monkeypatch)
     sizes = executor.tasks
     assert sum(sizes) == 216 and sizes == sorted(sizes, reverse=True)
     assert sizes[0] == tune_mod.MAX_BATCH and sizes[-4:] == [tune_mod.MIN_BATCH] * 4
