@@ -9,8 +9,9 @@ run; a goal is judged on the ratio of the medians:
 - `python -c "import npu_opt"` (goal < 0.3 s CPU);
 - issue 38 item 6: `npu-opt compile examples/gemm.py -o DIR --no-cache`, a fresh DIR every run (a
   real compile: trace, lower, verify, emit, write; never a replay of a run record) vs
-  `python -c "import numpy"` (goal <= 1.5x), three ways: with npu-opt's user cache (lark
-  tables, attrs methods: ir/lark_cache.py, ir/attrs_code_cache.py) warm; with it empty (a
+  `python -c "import numpy"` (goal <= 1.5x), three ways: with npu-opt's user cache (attrs
+  methods, mapping syntax trees: ir/attrs_code_cache.py, ir/mapping/syntax.py; the lark
+  tables ship with the grammars, ir/lark_cache.py) warm; with it empty (a
   fresh NPU_OPT_CACHE_DIR every run); from a read-only copy of the checkout without bytecode
   (no __pycache__; a read-only bind mount when run as root, whom file modes do not stop,
   else modes without write bits) with the user cache warm, where npu-opt keeps the bytecode

@@ -40,6 +40,8 @@ PAD = 32  # every axis is padded to a multiple of one 32-element slice tile / fl
 
 
 _PARSER: list[Any] = []
+GRAMMAR_FILE = Path(__file__).with_name("synth.lark")  # its tables beside it: synth.lalr
+OPTIONS: dict[str, Any] = {}
 
 
 Access = tuple[str, tuple[str, ...]]
@@ -49,7 +51,7 @@ def _parse(text: str) -> tuple[list[Access], Access | None, Epilogue | None]:
     """The accesses of `text`'s contraction, the result first: (tensor name, its indices);
     the bias access and the epilogue, or None (npu_opt/synth_epilogue.py)."""
     if not _PARSER:
-        _PARSER.append(lalr_parser(Path(__file__).with_name("synth.lark").read_text(encoding="utf-8")))
+        _PARSER.append(lalr_parser(GRAMMAR_FILE, **OPTIONS))
     try:
         tree = _PARSER[0].parse(text)
     except lark.exceptions.UnexpectedInput as e:

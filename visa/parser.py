@@ -10,8 +10,8 @@ every semantic problem becomes a `VisaTextError` (a `VisaFormatError`) with line
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import re
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -41,11 +41,14 @@ _LOC = re.compile(r";[ \t]*loc[ \t]+(?P<file>.+):(?P<line>[0-9]+):(?P<col>[0-9]+
 _HEADER = re.compile(r"[ \t]*visa[ \t]+(-?[0-9]+)")
 
 
+GRAMMAR_FILE = Path(__file__).with_name("visa.lark")  # its tables beside it: visa.lalr
+OPTIONS = {"propagate_positions": True}
+
+
 @functools.cache
 def visa_parser() -> lark.Lark:
-    """The LALR parser of `visa/visa.lark`, built on first use."""
-    grammar = importlib.resources.files("visa").joinpath("visa.lark").read_text(encoding="utf-8")
-    return lalr_parser(grammar, propagate_positions=True)
+    """The LALR parser of `visa/visa.lark`, loaded (or built) on first use."""
+    return lalr_parser(GRAMMAR_FILE, **OPTIONS)
 
 
 def parse_visa(text: str, *, target: Any = None) -> VisaArtifact:

@@ -25,25 +25,29 @@ __all__ = ["MAX_DEPTH", "MAX_LITERAL", "MAX_TEXT", "MAX_ESCAPE_NESTING", "Tree",
            "plain_tree"]
 
 
+# next to this module (importlib.resources would load zipfile and tempfile for it); its
+# tables are shipped beside it (`mapping.lalr`, driver/lark_tables.py)
+GRAMMAR_FILE = Path(__file__).with_name("mapping.lark")
+
+
 @functools.cache
 def _grammar() -> str:
-    # next to this module (importlib.resources would load zipfile and tempfile for it)
-    return Path(__file__).with_name("mapping.lark").read_text(encoding="utf-8")
+    return GRAMMAR_FILE.read_text(encoding="utf-8")
 
 
-_OPTIONS = dict(start=["mapping_expr", "index_expr", "axes_decl"], propagate_positions=True,
+OPTIONS = dict(start=["mapping_expr", "index_expr", "axes_decl"], propagate_positions=True,
                 maybe_placeholders=False)
 
 
 @functools.cache
 def _parser() -> lark.Lark:
-    return lalr_parser(_grammar(), **_OPTIONS)
+    return lalr_parser(GRAMMAR_FILE, **OPTIONS)
 
 
 @functools.cache
 def _salt() -> str:
     """What a kept tree depends on: the grammar, lark's options and the depth limit it passed."""
-    return f"{_grammar()}|{sorted(_OPTIONS.items())}|{MAX_DEPTH}"
+    return f"{_grammar()}|{sorted(OPTIONS.items())}|{MAX_DEPTH}"
 
 
 @functools.lru_cache(maxsize=4096)
