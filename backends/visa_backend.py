@@ -16,10 +16,10 @@ Both are small LRU maps (`CACHED` entries each); `clear_caches()` empties them.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from ir.sha256 import sha256
 from backends import inout
 from backends.cpu.host import returns_tuple
 from backends.cpu.lru import Lru
@@ -72,7 +72,7 @@ class VisaBackend:
             text = outcome.text
             if key is not None:
                 _TEXTS.put(key, text)
-        digest = hashlib.sha256(text.encode()).hexdigest()
+        digest = sha256(text.encode()).hexdigest()
         artifact = _PARSED.get(digest)
         if artifact is None:
             artifact = parse_visa(text)

@@ -9,7 +9,6 @@ parent reports it once) and a worker that dies is an ICE of the kernel it was co
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -21,6 +20,7 @@ from typing import Any, TextIO
 
 import attrs
 
+from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, can_fork, kernel_status, load_target_spec, report_errors,
@@ -48,7 +48,7 @@ def _cache_key(kernel: Any, target: Any, compat: bool) -> str:
     source = Path(kernel.file).read_bytes() if Path(kernel.file).is_file() else b""
     search = repr([os.path.abspath(p) for p in sys.path if isinstance(p, str)])  # PYTHONPATH too
     parts = [compiler_fingerprint(), target_hash(target), f"compat={compat}", kernel.file, kernel.name, search]
-    digest = hashlib.sha256("\0".join(parts).encode())
+    digest = sha256("\0".join(parts).encode())
     digest.update(source)
     return digest.hexdigest()
 
@@ -87,7 +87,7 @@ def _usable_cache(cache: Path) -> bool:
 def _entry_digest(data: dict[str, Any]) -> str:
     """The sha256 a cache entry keeps of the rest of itself (its text, verdict, diagnostics
     and what its compile read): an entry whose digest does not match is a miss."""
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    return sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def _cache_put(cache: Path, key: str, outcome: Outcome, read: Record) -> dict[str, Any] | None:

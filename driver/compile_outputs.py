@@ -10,13 +10,13 @@ run's USAGE error, named in the report; the other kernels are still written.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import posixpath
 from pathlib import Path
 from typing import Any
 
+from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import denied
 from npu_opt.compile_api import Outcome, npu_opt_version
@@ -131,7 +131,7 @@ def _write(directory: Path, kernel: Any, outcome: Outcome, target: Any, dump_sch
     file = _norm(kernel.file)
     return {"name": kernel.name, "qualname": f"{file.removesuffix('.py').replace('/', '.')}.{kernel.__qualname__}",
             "file": file, "status": outcome.status, "code": outcome.code, "artifact": name,
-            "sha256": hashlib.sha256(data.encode("utf-8")).hexdigest(),
+            "sha256": sha256(data.encode("utf-8")).hexdigest(),
             "timings_ms": outcome.timings_ms, "makespan": None,
             **(_schedule_fields(data, kernel.name, target, dump_schedule, outcome) if ok else {})}
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 from collections.abc import Callable
 
+from ir.sha256 import sha256
 from ir.lark_cache import cache_dir
 from driver.fingerprint import _roots, source_stats
 from driver.replay import write_atomic
@@ -30,7 +30,7 @@ def source_fingerprint() -> str:
 
 def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     """`compute()`, read from the cache when this page and these sources produced it before."""
-    key = hashlib.sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
+    key = sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
     path = cache_dir() / "explain" / f"{key}.txt"
     with contextlib.suppress(OSError):
         return path.read_text(encoding="utf-8")

@@ -1,25 +1,18 @@
 """The compiler's fingerprint: its version and a hash of its own sources, the key of the
 compile cache and of the run record (driver/replay.py, driver/run_record.py). Standard
-library only, so that a warm replay whose stat stamp went stale can take it cheaply."""
+library only (and ir/sha256.py), so that a warm replay whose stat stamp went stale can take it cheaply."""
 
 from __future__ import annotations
 
 import functools
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["compiler_fingerprint", "source_digest", "source_stats", "stamp_of", "sha256"]
+from ir.sha256 import sha256  # not hashlib's: `import hashlib` loads OpenSSL
 
-try:  # CPython's own SHA-256: `import hashlib` loads OpenSSL, a tenth of a warm compile
-    if sys.version_info >= (3, 12):  # (no failed search of sys.path for the other name)
-        from _sha2 import sha256  # type: ignore[import-not-found]
-    else:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
-except ImportError:
-    from hashlib import sha256  # type: ignore[assignment]
+__all__ = ["compiler_fingerprint", "source_digest", "source_stats", "stamp_of"]
 
 
 def stamp_of(paths: list[str]) -> tuple[str | None, int]:

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from driver.color import use_color
-from driver.fingerprint import compiler_fingerprint, sha256, stamp_of
+from driver.fingerprint import compiler_fingerprint, stamp_of
+from ir.sha256 import sha256
 import stat as st
 
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]

@@ -17,17 +17,10 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-try:  # CPython's own SHA-256 (driver/replay.py): `import hashlib` loads OpenSSL, and `import ir`
-    if sys.version_info >= (3, 12):  # loads this module (ir/attrs_code_cache.py) for `cache_dir`
-        from _sha2 import sha256  # type: ignore[import-not-found]
-    else:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
-except ImportError:
-    from hashlib import sha256  # type: ignore[assignment]
+from ir.sha256 import sha256
 
 if TYPE_CHECKING:
     import lark

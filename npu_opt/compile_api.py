@@ -7,11 +7,11 @@ status is `ok`, `refused` or `ice` with the diagnostics and per-stage timings.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic
@@ -64,7 +64,7 @@ def compile(kernel: DeviceKernel, target: TargetLike = "rngd", compat: bool = Tr
     entry = {"name": kernel.name, "qualname": f"{kernel.__module__}.{kernel.__qualname__}",
              "file": kernel.file_display, "status": "ok", "code": None,
              "artifact": f"{kernel.name}.visa",
-             "sha256": hashlib.sha256(text.encode()).hexdigest(),
+             "sha256": sha256(text.encode()).hexdigest(),
              "timings_ms": outcome.timings_ms, "makespan": schedule_artifact(artifact).makespan}
     records = tuple(artifact.kernel.ops())
     name = target if isinstance(target, str) else "rngd" if target is None else target.name

@@ -8,12 +8,12 @@ reads a TOML or JSON description file (its schema in `tu_ops.target_file`).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from pathlib import Path
 from types import MappingProxyType
 from typing import Callable, Mapping, Union
 
+from ir.sha256 import sha256
 from ir.dtypes import (
     ALL_DTYPES, CAST_ENGINE, COMMIT_CASTS, CONTRACTION_PAIRS, FETCH_CASTS, TABLE_LOOKUPS,
     TRF_STORAGE, ZERO_POINT_SUBS,
@@ -130,4 +130,4 @@ def canonical_json(target: Target) -> str:
 
 def target_sha256(target: Target) -> str:
     """SHA-256 (lowercase hex) of `canonical_json(target)`: equal targets hash equal."""
-    return hashlib.sha256(canonical_json(target).encode("utf-8")).hexdigest()
+    return sha256(canonical_json(target).encode("utf-8")).hexdigest()

@@ -6,12 +6,12 @@ the dotted path of the offending key, e.g. `constants.TRF_BYTES` or `dtypes.mac[
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import tomllib
 from typing import Any
 
+from ir.sha256 import sha256
 from ir.dtypes import DType
 from tu_ops.target_model import (
     CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target,
@@ -36,7 +36,7 @@ def load_target_bytes(raw: bytes, *, source: str = "<target>", json_format: bool
     except (UnicodeDecodeError, ValueError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         fmt = "JSON" if json_format else "TOML"
         raise TargetSchemaError(f"target file {source}: not valid {fmt}: {e}", key="") from e
-    return parse_target_data(data, source=source, file_sha256=hashlib.sha256(raw).hexdigest())
+    return parse_target_data(data, source=source, file_sha256=sha256(raw).hexdigest())
 
 
 class _Reader:

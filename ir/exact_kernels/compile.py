@@ -16,11 +16,12 @@ moves to the compiled path after its first few.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from ir.sha256 import sha256
 
 __all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "wanted"]
 
@@ -43,7 +44,7 @@ def cache_dir() -> Path:
     own file only and the kernels of both backends inline the tiles from here."""
     base = os.environ.get(CACHE_ENV) or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                                             / "npu-opt" / "numba")
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))))
+    digest = sha256(b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))))
     return Path(base) / digest.hexdigest()[:16]
 
 
