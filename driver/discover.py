@@ -19,14 +19,13 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import sys
-import traceback
 from pathlib import Path
 
 import attrs
 
 from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES
-from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, signalled, tb_frames
 from npu_opt.device import DeviceKernel
 from npu_opt.per_file_imports import loading
 from driver.replay import walk_strings
@@ -157,7 +156,7 @@ def _shadowed(path: Path) -> LoadError | None:
 
 def _line_in(e: BaseException, path: Path) -> int | None:
     line = None
-    for frame, lineno in traceback.walk_tb(e.__traceback__):
+    for frame, lineno in tb_frames(e.__traceback__):
         if Path(frame.f_code.co_filename).resolve() == path.resolve():
             line = lineno
     return line

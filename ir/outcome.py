@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 import attrs
@@ -44,6 +43,8 @@ def ice_diagnostic(kernel: str, exc: BaseException, loc: Any = None) -> Diagnost
     notes = [(f"{type(exc).__name__}: {exception_text(exc)}".splitlines() or [type(exc).__name__])[0]]
     if code and code not in ("ICE", "USAGE"):
         notes.insert(0, f"failing rule: {code}")
+    import traceback  # an internal error's path only: not loaded by a compile that succeeds
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     if frame is not None:
         notes.append(f"raised in {frame.filename.rsplit('/', 2)[-2:]!s}:{frame.lineno}")

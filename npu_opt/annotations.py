@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import difflib
 import inspect
 import textwrap
 from typing import Any
@@ -20,6 +19,8 @@ BAD_ANNOTATION = object()  # an annotation already refused: nothing more to chec
 
 def did_you_mean(name: str, candidates: Any) -> str | None:
     """`did you mean `X`?` for the closest of `candidates`, or None."""
+    import difflib  # a refusal's hint only: not loaded by a kernel that compiles
+
     close = difflib.get_close_matches(name, sorted({str(c) for c in candidates}), n=1, cutoff=0.75)
     return f"did you mean `{close[0]}`?" if close else None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import inspect
 import linecache
 import os
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +26,7 @@ from ir.rules.topology import pe_violation
 from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault, named_chip_counts
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
-from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled, tb_frames
 from npu_opt.context import Context
 from npu_opt.factory_variable_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
@@ -334,7 +333,7 @@ def _host_element(t: HbmType, what: str) -> Violation | None:
 def _raise_site(e: BaseException) -> Location | None:
     """The innermost user frame of an exception's traceback."""
     site = None
-    for frame, line in traceback.walk_tb(e.__traceback__):
+    for frame, line in tb_frames(e.__traceback__):
         module = (frame.f_globals.get("__name__") or "").split(".")[0]
         if module not in OWN_PACKAGES:
             site = Location(frame.f_code.co_filename, line)

@@ -17,14 +17,12 @@ import _thread
 import gc
 import os
 import signal
-import sysconfig
 import threading
-import traceback
 from typing import Any
 
 from ir.location import OWN_PACKAGES
 
-__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
+__all__ = ["raised_by_us", "tb_frames", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -37,7 +35,7 @@ def raised_by_us(e: BaseException) -> bool:
     library and of installed packages (numpy, attrs, ...) only pass the exception on, so an
     `attrs.evolve` our code calls wrongly is our bug, and a numpy call the user writes
     wrongly is theirs."""
-    for frame, _ in reversed(list(traceback.walk_tb(e.__traceback__))):
+    for frame, _ in reversed(tb_frames(e.__traceback__)):
         if (frame.f_globals.get("__name__") or "").split(".")[0] in OWN_PACKAGES:
             return not (isinstance(e, AttributeError) and frame.f_code.co_name == "__getattr__")
         if not _is_library(frame.f_code.co_filename):
@@ -45,10 +43,22 @@ def raised_by_us(e: BaseException) -> bool:
     return False
 
 
+def tb_frames(tb: Any) -> list[tuple[Any, int]]:
+    """(frame, line) of each entry of a traceback, outermost first: `traceback.walk_tb`'s,
+    without loading the traceback module (~2 ms of every command's start-up) for an error path."""
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames
+
+
 def _is_library(filename: str) -> bool:
     """Whether `filename` is the standard library's or an installed package's."""
     if filename.startswith("<frozen "):
         return True
+    import sysconfig  # an exception's path only: not loaded by a command that succeeds
+
     roots = {os.path.realpath(sysconfig.get_path(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     path = os.path.realpath(filename)
     return any(path.startswith(root + os.sep) for root in roots)

@@ -8,7 +8,6 @@ rule ID in its notes and a help line asking for a report naming the npu-opt vers
 
 from __future__ import annotations
 
-import traceback
 from typing import Any
 
 from ir.diagnostic import Diagnostic, Violation
@@ -69,6 +68,8 @@ def ice_from_exception(exc: BaseException, where: str, loc: Location | None = No
     """An ICE for an unexpected exception raised inside lowering pass `where`."""
     rule = getattr(exc, "code", None)
     rule = rule if isinstance(rule, str) and rule not in ("ICE", "USAGE") else None
+    import traceback  # an internal error's path only: not loaded by a compile that succeeds
+
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
     notes = [f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "),
              f"in lowering pass `{where}`"]
