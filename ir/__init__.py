@@ -1,6 +1,6 @@
 """The traced kernel graph and the types every layer shares: dtypes, mappings, errors."""
 
-from ir.attrs_code_cache import watch
+from ir.attrs_watch import watch
 from ir.errors import (
     CompileError, InternalError, LoweringError, MappingError, NpuOptError, OvershootError,
     TypeCheckError, VerifyError, VisaFormatError,

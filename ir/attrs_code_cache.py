@@ -3,8 +3,8 @@
 Defining an attrs class makes attrs write the source of its `__init__`, `__repr__`, `__eq__`
 and `__hash__` and compile it; for the few hundred IR and op classes a compile imports, that
 compiling was about a quarter of a fresh process's start-up. attrs compiles in one function,
-`attr._make._compile_and_eval`; `watch` (called by `ir/__init__.py`) wraps it as soon as
-that module is imported, without importing attrs itself (`npu-opt --version` never needs it).
+`attr._make._compile_and_eval`; `install` wraps it, called as soon as that module is
+imported (ir/attrs_watch.py, which `ir/__init__.py` sets up: this module loads with attrs).
 
 For a class of ours (named in attrs' file name `<attrs generated ... MODULE.CLASS>`), the
 script is split into its methods. A method compiled by an earlier process is loaded from the
@@ -31,32 +31,20 @@ attrs classes are left alone.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import os
 import sys
 import types
-from collections.abc import Sequence
 from typing import Any
 
 from ir.kept_bundle import bundle, text_key
 
-__all__ = ["install", "watch"]
+__all__ = ["install"]
 
 # Our packages, and attrs' own classes defined after attr._make (its validators: the same
 # for every process of one attrs installation).
 _PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.")
 _INSTALLED: list[Any] = []  # attrs' own compile step, once wrapped
-
-
-def watch() -> None:
-    """`install` now if attrs is loaded, else right after `attr._make` is (an import hook)."""
-    if _INSTALLED:
-        return
-    if "attr._make" in sys.modules:
-        install()
-    elif not any(isinstance(f, _AttrWatch) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AttrWatch())
 
 
 def install() -> None:
@@ -190,37 +178,6 @@ def _skip_builtin_signatures(compat: Any) -> None:
 
 
 _BUILTIN_KINDS = (type, types.BuiltinFunctionType)
-
-
-class _AttrWatch:
-    """A meta path finder that only notices `attr._make` being imported, to `install` right
-    after it ran (before attrs' own validators define their classes)."""
-
-    def find_spec(self, name: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        if name != "attr._make":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _InstallAfter(spec.loader)
-        return spec
-
-
-class _InstallAfter:
-    """`attr._make`'s own loader, then `install`."""
-
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: Any) -> types.ModuleType | None:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._loader.exec_module(module)
-        install()
-
-    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...: the real loader's
-        return getattr(self._loader, name)
 
 
 STAND_IN = 9_999_999_999_999_999_999

@@ -104,3 +104,7 @@ def test_a_compile_from_a_checkout_without_room_for_bytecode_fills_the_cache(tmp
     prefix = tmp_path / "cache" / "bytecode"
     kept = {p.name.split(".")[0] for p in prefix.rglob("*.pyc") if "tu_ops" in p.parts}
     assert {"program", "dma"} <= kept
+    # the attrs cache and its bundle load with attrs, after the command line set the prefix
+    # (ir/attrs_watch.py): only the few modules before that call compile from source every time
+    kept_ir = {p.name.split(".")[0] for p in prefix.rglob("*.pyc") if "ir" in p.parts}
+    assert {"attrs_code_cache", "kept_bundle"} <= kept_ir
