@@ -16,14 +16,14 @@ import attrs
 from ir.dtypes import DType
 from ir.mapping.nodes import IDENTITY, Mapping as MappingExpr
 from ir.rules.collect import collect_plan
-from ir.rules.fetch import fetch_read_plan
+from ir.rules.read_plan import fetch_read_plan
 from ir.types import StreamType
 from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, attr, entries_ok, fact, operand, rule
 from tu_ops.engines import FETCH, Engine
 from tu_ops.enums import CollectFlits, Conversion, ConversionKind, FeedElementType, TuContext
 from tu_ops.feed_cost import feed_counters, feed_cycles
 from tu_ops.feed_source import source_problem, start_problem
-from tu_ops.feed_fields import DestKind, FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, read_elems
+from tu_ops.feed_fields import DestKind, FeedDest, FeedInterleave, FeedSource, ReadShape, as_entries, sized_feed_read
 from tu_ops.fetch_mask import mask_problem, masked
 from tu_ops.printing import mapping_text, value_text
 from tu_ops.switch import SwitchRoute, route_of, route_problem
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedLift", "FeedDest", "ReadShape", "FeedBuffer", "as_entries",
-           "read_elems"]
+           "sized_feed_read"]
 
 
 @attrs.frozen(kw_only=True)
@@ -93,8 +93,9 @@ class FeedBuffer(TuOp):
         cplan = collect_plan(collected.dtype, collected.time, collected.packet)
         if cplan is None:
             raise ValueError("the collect has no plan")
+        plan, reads = sized_feed_read(context, begin.dtype, plan, collected.dtype, target)
         shape = ReadShape(time=plan.time_entries, packet=plan.packet_entries, packet_elems=plan.packet_elems,
-                          read_elems=read_elems(context, begin.dtype, plan, collected.dtype, target))
+                          read_elems=reads)
         return cls(result=result, context=context, source=source, element_type=FeedElementType.of(collected.dtype),
                    shapes=(shape,), flits_per_packet=cplan.flits, collect_flits=flits, beats=out.time.size // flits.value,
                    input_type=fetched, output_type=out, **choices)

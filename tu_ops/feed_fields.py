@@ -16,12 +16,12 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping as MappingExpr
-from ir.rules.fetch import ReadPlan, fetch_volume, read_run
+from ir.rules.read_plan import ReadPlan, read_run, sized_read
 from tu_ops.base import FEED_DESTS, Entry, Ref, as_entries
 from tu_ops.enums import TuContext
 from tu_ops.stage_record import stage_records
 
-__all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "read_elems"]
+__all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "sized_feed_read"]
 
 
 @attrs.frozen
@@ -119,16 +119,17 @@ class ReadShape:
         return tuple(e.size for e in self.time), tuple(e.size for e in self.packet)
 
 
-def read_elems(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> int:
-    """Elements of one DM access: the widest legal fetch of the read (FETCH-11,
-    `ir.rules.fetch.fetch_volume`), with the adapter leaving `out`: 8 bytes' worth in SUB; in MAIN
-    the largest fetch size dividing the contiguous run (the innermost packet entry when its stride
-    is 1, else one element) that the adapter's widening keeps within one flit and, below 8 bytes,
-    whole words."""
+def sized_feed_read(context: TuContext, src: DType, plan: ReadPlan, out: DType, target: Any) -> tuple[ReadPlan, int]:
+    """The read the feed makes and the elements of one DM access: the widest legal fetch of the
+    read (FETCH-11, `ir.rules.read_plan.sized_read`: the plan itself, or its over-read of a
+    `#`-padded packet when only that has a legal size), with the adapter leaving `out`: 8 bytes'
+    worth in SUB; in MAIN the largest fetch size dividing the contiguous run (the innermost
+    packet entry when its stride is 1, else one element) that the adapter's widening keeps
+    within one flit and, below 8 bytes, whole words."""
     if context is TuContext.MAIN and plan.innermost_packet.stride != 1:
-        return 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
+        return plan, 1  # a strided packet: one element per access (FEED-7), outside FETCH-11
     bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
-    n = fetch_volume(context.value, bits(src), bits(out), read_run(plan))
-    if n is None:
+    sized = sized_read(plan, context.value, bits(src), bits(out))
+    if sized is None:
         raise ValueError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
-    return n
+    return sized

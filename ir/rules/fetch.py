@@ -1,23 +1,20 @@
 """Begin, Fetch and Fetch Adapter rules (docs/machine/fetch.md): FETCH-1..10, FLUT-1, FCAST-1, FZPS-1..2, CTX-3.
 
-Also the derived quantity the lowering's FeedBuffer reads: the fetch *read plan*
-(`fetch_read_plan`, docs/machine/fetch.md), computed once here so nobody recomputes it differently.
+The fetch *read plan* the rules and the lowering's FeedBuffer read is ir/rules/read_plan.py's
+(re-exported here).
 """
 
 from __future__ import annotations
-
-import functools
-import math
-
-import attrs
 
 from ir.diagnostic import Violation
 from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
-from ir.mapping.ops import DigitRange, Entry, frag, merge_frags, places_digit_twice
-from ir.mapping.sequence import SequenceFailure, sequence
+from ir.mapping.ops import DigitRange, frag, merge_frags, places_digit_twice
+from ir.rules.read_plan import (
+    SUB_ACCESS_BYTES, ReadPlan, fetch_read_plan, fetch_volume, match_read, read_run, sized_read,
+)
 from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
 from ir.rules.contract_text import holding
 from ir.rules.space import predicate
@@ -26,73 +23,10 @@ from ir.types import MAIN, SUB, StreamType
 __all__ = [
     "check_begin", "check_fetch", "check_table_lookup", "check_fetch_cast", "check_zero_point_sub",
     "ReadPlan", "fetch_read_plan", "match_read", "unread_fragments", "frag_text", "bytes_text",
-    "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run",
+    "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run", "sized_read",
 ]
 
-SUB_ACCESS_BYTES = 8  # the sub context reads exactly 8 bytes per DM access (one SRAM access word)
-MAIN_FETCH_BYTES = (1, 2, 4, 8, 16, 32)  # the fetch sizes the main context's Fetch Unit offers
-FLIT_BITS = 256
 _FOUR_BIT = frozenset({DType.I4, DType.F4E2M1})
-
-
-# --- the read plan (docs/machine/fetch.md) --------------------------------------------------------
-
-
-@attrs.frozen
-class ReadPlan:
-    """The Fetch sequencer config: `sequence(memory = [Tin, Pin], stream = [time, packet])`,
-    time and packet entries each coalesced separately, size-1 entries dropped. Strides are
-    in DM elements (cells of the input's joint mapping), 0 for a broadcast factor.
-
-    examples/gemm.py's main fetch prints as `[32 : 64, 4 : 0 | 64 : 1]`."""
-
-    time_entries: tuple[Entry, ...]
-    packet_entries: tuple[Entry, ...]
-
-    @property
-    def entries(self) -> tuple[Entry, ...]:
-        """All entries, outer to inner: the time entries, then the packet entries."""
-        return self.time_entries + self.packet_entries
-
-    @property
-    def packet_elems(self) -> int:
-        """size(packet): elements one time step delivers (broadcast copies included)."""
-        return math.prod(e.size for e in self.packet_entries)
-
-    @property
-    def innermost_packet(self) -> Entry:
-        """The innermost packet entry `(n : s)`; a packet of size 1 has none and counts as
-        `(1 : 1)` (FETCH-8, FETCH-10)."""
-        return self.packet_entries[-1] if self.packet_entries else Entry(1, 1)
-
-    def __str__(self) -> str:
-        t = ", ".join(f"{e.size} : {e.stride}" for e in self.time_entries)
-        p = ", ".join(f"{e.size} : {e.stride}" for e in self.packet_entries)
-        return f"[{t + ' ' if t else ''}|{' ' + p if p else ''}]"
-
-
-@functools.lru_cache(maxsize=4096)
-def match_read(tin: Mapping, pin: Mapping, time: Mapping, packet: Mapping) -> ReadPlan | SequenceFailure:
-    """The read plan of reading `[tin, pin]` as `[time, packet]`, or the SequenceFailure that
-    makes the fetch unplaceable (FETCH-2). Never raises for user mappings."""
-    try:
-        found = sequence([tin, pin], [time, packet])
-    except MappingError as e:
-        return SequenceFailure(e.detail.splitlines()[0])
-    if not found:
-        return found
-    t, p = found.coalesced()
-    return ReadPlan(t, p)
-
-
-def fetch_read_plan(stream_in_type: StreamType, time: Mapping, packet: Mapping) -> ReadPlan | None:
-    """The read plan of `.fetch(time, packet)` on a stream of type `stream_in_type` (after
-    `begin`, `Tin = 1` and `Pin` is the DM element), or None when FETCH-2 refuses it.
-
-    Example 4's weight fetch (DM `N % 32, K`, `K = 128`, time `N % 8, N / 8 % 4`, packet `K`)
-    is time `[8 : 128, 4 : 1024]`, packet `[128 : 1]`."""
-    plan = match_read(stream_in_type.time, stream_in_type.packet, time, packet)
-    return plan if isinstance(plan, ReadPlan) else None
 
 
 def unread_fragments(inputs: tuple[Mapping, ...], outputs: tuple[Mapping, ...]) -> tuple[DigitRange, ...]:
@@ -128,31 +62,6 @@ def bytes_text(n: int, dtype: DType) -> str:
     total = n * dtype.bits
     b = total // 8 if total % 8 == 0 else total / 8
     return f"{n} x {dtype} = {b} byte{'' if b == 1 else 's'}"
-
-
-def read_run(plan: ReadPlan) -> int:
-    """The elements one fetch may tile: the innermost packet entry when it is contiguous, else 1."""
-    inner = plan.innermost_packet
-    return inner.size if inner.stride == 1 else 1
-
-
-def fetch_volume(context: str, in_bits: int, out_bits: int, run: int) -> int | None:
-    """The widest legal fetch of a read, in elements, or None (FETCH-11, docs/machine/fetch.md).
-    A fetch of `size` bytes (main: 1 ... 32; sub: 8, or 4 for i4 -> i32) holds whole
-    elements; widened to `out_bits` by the Fetch Adapter they fit one flit and, for a fetch
-    narrower than one 8-byte SRAM word, are whole words again; and they tile `run`."""
-    if context == SUB:
-        sizes = (4,) if (in_bits, out_bits) == (4, 32) else (SUB_ACCESS_BYTES,)
-    else:
-        sizes = MAIN_FETCH_BYTES
-    best = None
-    for size in sizes:
-        n, rest = divmod(size * 8, in_bits)
-        wide = n * out_bits
-        if not rest and 0 < wide <= FLIT_BITS and (size >= SUB_ACCESS_BYTES or wide % (8 * SUB_ACCESS_BYTES) == 0) \
-                and run % n == 0:
-            best = max(best or 0, n)
-    return best
 
 
 # --- begin (docs/machine/fetch.md) ----------------------------------------------------------------

@@ -1,5 +1,5 @@
 """FETCH-11: a fetch has a legal fetch size once its Fetch Adapter's widening is known
-(`ir.rules.fetch.fetch_volume`, docs/machine/fetch.md).
+(`ir.rules.read_plan.sized_read`, docs/machine/fetch.md).
 
 A read narrower than one 8-byte SRAM access word is legal when the adapter widens it back
 to whole words (i8 -> i32 from 2 bytes); without the widening it is not. The widening is
@@ -15,7 +15,8 @@ from typing import Any, Iterator
 
 from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
-from ir.rules.fetch import ReadPlan, bytes_text, fetch_volume, match_read, read_run
+from ir.rules.fetch import bytes_text
+from ir.rules.read_plan import ReadPlan, match_read, read_run, sized_read
 
 __all__ = ["fetch_size_faults"]
 
@@ -46,9 +47,8 @@ def fetch_size_faults(ops: list[Any], poisoned: set[int], target: TargetRef = No
         if plan.innermost_packet.stride != 1:  # a strided packet, read element by element (FEED-7)
             continue
         d, out = t.dtype, op.input.type.dtype
-        run = read_run(plan)
-        if fetch_volume(t.context, bits(d), bits(out), run) is None:
-            yield fetch, _violation(t.context, d, out, run, bits)
+        if sized_read(plan, t.context, bits(d), bits(out)) is None:
+            yield fetch, _violation(t.context, d, out, read_run(plan), bits)
 
 
 def _violation(context: str, d: Any, out: Any, run: int, bits: Any) -> Violation:
