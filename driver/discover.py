@@ -16,6 +16,7 @@ as a clash: rename it.
 
 from __future__ import annotations
 
+from collections import Counter
 import fnmatch
 import importlib.util
 import sys
@@ -163,8 +164,15 @@ def _line_in(e: BaseException, path: Path) -> int | None:
 
 
 def own_kernels(module: object) -> list[DeviceKernel]:
-    """The `@device` kernels `module` defines (not those it imports), in source order."""
-    own = [k for k in vars(module).values() if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__]
+    """The `@device` kernels `module` defines (not those it imports), in source order. Kernels
+    that share a name (a generic kernel's factory called twice, docs/porting.md) are each
+    named after the module-level name they are bound to (the first, when bound twice)."""
+    bound: dict[int, tuple[str, DeviceKernel]] = {}
+    for name, k in vars(module).items():
+        if isinstance(k, DeviceKernel) and k.fn.__module__ == module.__name__:
+            bound.setdefault(id(k), (name, k))
+    counts = Counter(k.name for _, k in bound.values())
+    own = [k.renamed(name) if counts[k.name] > 1 else k for name, k in bound.values()]
     return sorted(own, key=lambda k: k.line)
 
 

@@ -6,6 +6,7 @@ from the parameter annotations; it records one op per stage call and never touch
 
 from __future__ import annotations
 
+import copy
 import inspect
 import linecache
 import os
@@ -58,6 +59,13 @@ class DeviceKernel:
         code = fn.__code__
         self.file = code.co_filename
         self.line = code.co_firstlineno
+
+    def renamed(self, name: str) -> DeviceKernel:
+        """This kernel under another name (its artifact's): a generic kernel's factory called
+        twice in one file makes two kernels of one function name (driver/discover.py)."""
+        twin = copy.copy(self)
+        twin.name = twin.__name__ = name
+        return twin
 
     def __repr__(self) -> str:
         pe = "" if self.pe == DEFAULT_PE else f", pe={self.pe}"

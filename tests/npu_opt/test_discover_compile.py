@@ -71,3 +71,20 @@ def test_a_file_that_postpones_its_annotations_keeps_them_as_strings(tmp_path, c
     out = capsys.readouterr().out
     assert "error[USAGE]" in out and "names `dtype`, which is not defined" in out
     assert "factory_kernels.py:10:" in out
+
+
+def test_two_kernels_of_one_factory_are_named_after_their_bindings(tmp_path, capsys):
+    """docs/porting.md's generic kernels: the factory called twice makes two kernels of one
+    function name; each takes its module-level name, for `check`, its artifact and `run`."""
+    path = tmp_path / "factory_kernels.py"
+    path.write_text(textwrap.dedent(FACTORY.format(future="")) + "times_three = scaled(i32, 3)\n")
+    five, three = discover([str(path)]).kernels
+    assert (five.name, three.name) == ("times_five", "times_three")
+    assert main(["check", str(path)]) == 0 and "2 ok" in capsys.readouterr().out
+    build = tmp_path / "build"
+    assert main(["compile", str(path), "-o", str(build), "--no-cache"]) == 0
+    assert sorted(p.name for p in build.glob("*.visa")) == ["times_five.visa", "times_three.visa"]
+    assert 'signature "times_three"' in (build / "times_three.visa").read_text()
+    x = np.arange(256, dtype=np.int32) - 128
+    np.testing.assert_array_equal(npu_opt.run(three, x, backend="visa"), x * 3)
+    np.testing.assert_array_equal(npu_opt.run(five, x), x * 5)
