@@ -11,6 +11,8 @@ shapes do not divide; the traced ops, the lowering and the record's verifier all
 
 from __future__ import annotations
 
+import attrs
+
 from ir.errors import MappingError
 from ir.mapping.nodes import Mapping, Pad
 
@@ -38,6 +40,9 @@ def trim_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
     inner = packet
     while isinstance(inner, Pad) and inner.operand.size >= HALF:
         inner = inner.operand
+    if isinstance(inner, Pad):  # fewer live cells than four: `A % 2 # 8` keeps `A % 2 # 4`, the
+        return time, attrs.evolve(inner, n=HALF)  # form the trace checks, where the normal form
+        # `1 # 2, A % 2` (the same cells) is no packet the Valid Count Generator counts (VCG-2)
     if inner.size != HALF or inner == front:
         return time, front
     try:
