@@ -24,7 +24,7 @@ from ir.topology import host_array_shape
 from ir.dtypes import i4
 from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
-from tu_ops.target import TargetLike, as_target
+from tu_ops.target import TargetLike, as_target, for_chips
 
 __all__ = ["Call", "check_array", "prepare", "finish", "target_name", "usage_error"]
 
@@ -38,9 +38,11 @@ class Call:
     outs: tuple[tuple[str, np.ndarray], ...]
 
 
-def target_name(target: TargetLike) -> str:
-    """The name of a target given by name, file or object (what a resident buffer's device is compared by)."""
-    return as_target(target).name
+def target_name(target: TargetLike, chips: int = 1) -> str:
+    """The name of the target a kernel of `chips` chips runs on, given the target by name,
+    file or object (`for_chips`: `rngd` names the shipped target of that many chips): what a
+    resident buffer's device is compared by."""
+    return for_chips(as_target(target), chips).name
 
 
 def usage_error(message: str) -> NpuOptError:
@@ -110,7 +112,7 @@ def prepare(kernel: Any, params: Sequence[tuple[str, Any, bool]], args: Sequence
         _flatten(tree, arg, flat)
     if len(flat) != len(params):  # the trace and the annotations disagree: our bug
         raise RuntimeError(f"{kernel.name}: {len(flat)} arrays for {len(params)} tensor parameters")
-    check_resident(params, flat, target_name(target), target_name)
+    check_resident(params, flat, target_name(target, kernel.chips), lambda t: target_name(t, kernel.chips))
     outs = []
     for (name, t, inout), array in zip(params, flat):
         host_layout.refuse_masked(f"parameter `{name}`", array)

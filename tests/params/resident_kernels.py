@@ -84,3 +84,11 @@ TwoChips = DmTensor[bf16, m("C"), Cluster, m("S / 8"), m("S % 8, H")]
 @device(chip=2)
 def two_chip_read(ctx: Context, acc: TwoChips) -> HbmTensor[bf16, m("C"), m("S, H")]:
     return acc.to_hbm(ctx.tdma, HbmTensor[bf16, m("C"), m("S, H")])
+
+
+Rows2 = DmTensor[i32, m("C"), Cluster, m("S / 8"), m("S % 8, H")]  # one copy of Rows per chip
+
+
+@device(chip=2)
+def read_out_2chip(ctx: Context, acc: Rows2) -> HbmTensor[i32, m("C"), m("S, H")]:
+    return acc.to_hbm(ctx.tdma, HbmTensor[i32, m("C"), m("S, H")])

@@ -260,3 +260,18 @@ def test_the_schedule_sees_the_program_read_the_resident_bytes():
     writes = [(s.label, a.lo, a.hi) for s in steps for a in s.accesses if a.space == "dm" and a.write]
     assert any((lo, hi) == (512, 1024) for _, lo, hi in writes)  # acc, by the dma_into
     assert [r.mnemonic for s in steps for r in s.records if r.mnemonic.startswith("dma")] == ["dma_into", "dma", "dma"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("device", ["rngd-2chip", "rngd"])
+def test_a_two_chip_kernel_launched_on_rngd_runs_on_rngd_2chip(backend, device):
+    """`rngd` names one chip: a 2-chip kernel launched there runs on the shipped `rngd-2chip`
+    (as it compiles for it), so a buffer of that device, or of `rngd` itself, binds."""
+    buf = k.Rows2.alloc(npu_opt.Device(device))
+    x = RNG.integers(-1000, 1000, (2, 512, 16), dtype=np.int32)
+    buf.write(x.reshape(buf.shape))
+    np.testing.assert_array_equal(npu_opt.run(k.read_out_2chip, buf, backend=backend), x)
+    other = k.Rows2.alloc(npu_opt.Device("rngd-4chip"))
+    with pytest.raises(NpuOptError) as e:
+        npu_opt.run(k.read_out_2chip, other, backend=backend)
+    assert e.value.code == "RESIDENT-3" and "'rngd-2chip'" in str(e.value)
