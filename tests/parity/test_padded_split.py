@@ -58,16 +58,16 @@ def test_a_reduce_over_a_split_padded_axis_sums_its_live_cells() -> None:
 
 
 def test_what_stays_refused() -> None:
-    """docs/changes.md kd-padded-dma, kd-padded-reduce, kd-short-packet: furiosa-opt accepts
+    """docs/changes.md kd-padded-dma, kd-padded-reduce: furiosa-opt accepts
     these layouts; npu-opt refuses each with the code named here. The day one compiles,
     this test fails and the item must go."""
     from tests.parity import kernels_padded_refused as refused
 
     codes = {kernel.name: [d.code for d in npu_opt.check(kernel).diagnostics]
              for kernel in (refused.dma_splits_a_padded_axis, refused.reduce_around_a_kept_axis,
-                            refused.short_packet_padded, refused.dma_around_a_kept_axis)}
+                            refused.dma_around_a_kept_axis)}
     assert codes == {"dma_splits_a_padded_axis": ["DMA-5"], "reduce_around_a_kept_axis": ["VE-REDUCE-1"],
-                     "short_packet_padded": ["FETCH-11"], "dma_around_a_kept_axis": ["DMA-4"]}
+                     "dma_around_a_kept_axis": ["DMA-4"]}
 
 
 def test_a_dma_whose_run_holds_padding_is_refused_at_its_line_not_an_internal_error(tmp_path) -> None:
