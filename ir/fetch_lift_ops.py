@@ -11,7 +11,8 @@ from ir.fetch_lift import LiftDim, base_problem, placement_problem, time_problem
 from ir.mapping.nodes import IDENTITY, Mapping
 from ir.op_frame import attr, fact
 from ir.ops import InputOp
-from ir.rules.fetch import ReadPlan, _fetch_7, _fetch_placed, _fetch_plan_limits, match_read
+from ir.rules.fetch import _fetch_7, _fetch_placed, _fetch_plan_limits
+from ir.rules.read_plan import ReadPlan, match_read
 from ir.types import Type
 
 __all__ = ["FetchLift", "FetchChipLift", "FetchClusterLift", "FetchSliceLift", "check_lift", "LIFT_OPS"]

@@ -36,7 +36,7 @@ def _grammar() -> str:
 
 
 OPTIONS = dict(start=["mapping_expr", "index_expr", "axes_decl"], propagate_positions=True,
-                maybe_placeholders=False)
+               maybe_placeholders=False)
 
 
 @functools.cache

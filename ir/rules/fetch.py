@@ -1,7 +1,6 @@
 """Begin, Fetch and Fetch Adapter rules (docs/machine/fetch.md): FETCH-1..10, FLUT-1, FCAST-1, FZPS-1..2, CTX-3.
 
-The fetch *read plan* the rules and the lowering's FeedBuffer read is ir/rules/read_plan.py's
-(re-exported here).
+The fetch *read plan* the rules and the lowering's FeedBuffer read is ir/rules/read_plan.py's.
 """
 
 from __future__ import annotations
@@ -12,9 +11,7 @@ from ir.errors import MappingError
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import DigitRange, frag, merge_frags, places_digit_twice
-from ir.rules.read_plan import (
-    SUB_ACCESS_BYTES, ReadPlan, fetch_read_plan, fetch_volume, match_read, read_run, sized_read,
-)
+from ir.rules.read_plan import SUB_ACCESS_BYTES, ReadPlan, match_read
 from ir.rules.commit_plan import SEQ_MAX_ENTRIES, SEQ_MAX_ITER
 from ir.rules.contract_text import holding
 from ir.rules.space import predicate
@@ -22,8 +19,7 @@ from ir.types import MAIN, SUB, StreamType
 
 __all__ = [
     "check_begin", "check_fetch", "check_table_lookup", "check_fetch_cast", "check_zero_point_sub",
-    "ReadPlan", "fetch_read_plan", "match_read", "unread_fragments", "frag_text", "bytes_text",
-    "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER", "SUB_ACCESS_BYTES", "fetch_volume", "read_run", "sized_read",
+    "unread_fragments", "frag_text", "bytes_text", "axis_sizes", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
 ]
 
 _FOUR_BIT = frozenset({DType.I4, DType.F4E2M1})

@@ -132,10 +132,10 @@ def sized_read(plan: ReadPlan, context: str, in_bits: int, out_bits: int) -> tup
     """The read a fetch makes and its fetch size in elements (FETCH-11): the plan as it is
     when a legal fetch size reads it, else its over-read (`ReadPlan.over_read`: `C # 8` of
     `i8` read as 8 bytes, not 2) when one reads that; None when neither has a legal size."""
-    n = fetch_volume(context, in_bits, out_bits, read_run(plan))
-    if n is not None or plan.over_read is None:
-        return None if n is None else (plan, n)
-    wide = ReadPlan(plan.time_entries, plan.over_read)
-    n = fetch_volume(context, in_bits, out_bits, read_run(wide))
-    return None if n is None else (wide, n)
+    reads = [plan] if plan.over_read is None else [plan, ReadPlan(plan.time_entries, plan.over_read)]
+    for read in reads:
+        n = fetch_volume(context, in_bits, out_bits, read_run(read))
+        if n is not None:
+            return read, n
+    return None
 

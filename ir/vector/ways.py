@@ -40,9 +40,11 @@ def trim_shape(time: Mapping, packet: Mapping) -> tuple[Mapping, Mapping]:
     inner = packet
     while isinstance(inner, Pad) and inner.operand.size >= HALF:
         inner = inner.operand
-    if isinstance(inner, Pad):  # fewer live cells than four: `A % 2 # 8` keeps `A % 2 # 4`, the
-        return time, attrs.evolve(inner, n=HALF)  # form the trace checks, where the normal form
-        # `1 # 2, A % 2` (the same cells) is no packet the Valid Count Generator counts (VCG-2)
+    if isinstance(inner, Pad):
+        # fewer live cells than four: `A % 2 # 8` keeps `A % 2 # 4`, the form the trace checks;
+        # its normal form `1 # 2, A % 2` (the same cells) is no packet the Valid Count
+        # Generator counts (VCG-2)
+        return time, attrs.evolve(inner, n=HALF)
     if inner.size != HALF or inner == front:
         return time, front
     try:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import npu_opt
-from ir.rules.fetch import fetch_volume
+from ir.rules.read_plan import fetch_volume
 from tu_ops import rngd
 from visa.interp import execute
 from visa.parser import parse_visa
