@@ -16,17 +16,17 @@ as a clash: rename it.
 
 from __future__ import annotations
 
-from collections import Counter
 import fnmatch
 import importlib.util
 import sys
+from collections import Counter
 from pathlib import Path
 
 import attrs
 
 from ir.errors import MappingError, exception_text
-from ir.location import OWN_PACKAGES
-from npu_opt.fault_owner import USER_EXITS, exit_text, signalled, tb_frames
+from ir.location import OWN_PACKAGES, tb_frames
+from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
 from npu_opt.device import DeviceKernel
 from npu_opt.per_file_imports import loading
 from driver.replay import walk_strings

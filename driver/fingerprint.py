@@ -1,6 +1,7 @@
 """The compiler's fingerprint: its version and a hash of its own sources, the key of the
 compile cache and of the run record (driver/replay.py, driver/run_record.py). Standard
-library only (and ir/sha256.py), so that a warm replay whose stat stamp went stale can take it cheaply."""
+library only (and ir/sha256.py), so that a warm replay whose stat stamp went stale can take
+it cheaply."""
 
 from __future__ import annotations
 

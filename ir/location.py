@@ -11,11 +11,11 @@ import bisect
 import dis
 import functools
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, TracebackType
 
 import attrs
 
-__all__ = ["Location", "user_location", "OWN_PACKAGES"]
+__all__ = ["Location", "user_location", "tb_frames", "OWN_PACKAGES"]
 
 OWN_PACKAGES = frozenset({"ir", "npu_opt", "driver", "tu_ops", "visa", "backends"})
 
@@ -79,3 +79,13 @@ def user_location(method: str | None = None) -> Location:
         return Location(frame.f_code.co_filename, frame.f_lineno)
     line, col, length = found
     return Location(frame.f_code.co_filename, line, col, length)
+
+
+def tb_frames(tb: TracebackType | None) -> list[tuple[FrameType, int]]:
+    """(frame, line) of each entry of a traceback, outermost first: `traceback.walk_tb`'s,
+    without loading the traceback module (~2 ms of every command's start-up) for an error path."""
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    return frames

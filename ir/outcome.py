@@ -8,6 +8,7 @@ import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import exception_text
+from ir.location import tb_frames
 from ir.version import VERSION
 
 __all__ = ["Outcome", "ice_diagnostic"]
@@ -43,11 +44,10 @@ def ice_diagnostic(kernel: str, exc: BaseException, loc: Any = None) -> Diagnost
     notes = [(f"{type(exc).__name__}: {exception_text(exc)}".splitlines() or [type(exc).__name__])[0]]
     if code and code not in ("ICE", "USAGE"):
         notes.insert(0, f"failing rule: {code}")
-    import traceback  # an internal error's path only: not loaded by a compile that succeeds
-
-    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    if frame is not None:
-        notes.append(f"raised in {frame.filename.rsplit('/', 2)[-2:]!s}:{frame.lineno}")
+    frames = tb_frames(exc.__traceback__)
+    if frames:
+        frame, line = frames[-1]
+        notes.append(f"raised in {frame.f_code.co_filename.rsplit('/', 2)[-2:]!s}:{line}")
     return Diagnostic(code="ICE", message=f"internal compiler error while compiling `{kernel}`",
                       file=getattr(loc, "file", None), line=getattr(loc, "line", None),
                       col=getattr(loc, "col", None), notes=tuple(notes),

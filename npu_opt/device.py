@@ -19,7 +19,7 @@ from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
 from ir.errors import InternalError, MappingError, NpuOptError, exception_text
 from ir.kernel import Kernel, verify_kernel
-from ir.location import OWN_PACKAGES, Location
+from ir.location import OWN_PACKAGES, Location, tb_frames
 from ir.mapping.axes import REGISTRY_NAME
 from ir.ops import Final, Param, Return
 from ir.rules.space import validate_type
@@ -27,7 +27,7 @@ from ir.rules.topology import pe_violation
 from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault, named_chip_counts
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
-from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled, tb_frames
+from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled
 from npu_opt.context import Context
 from npu_opt.factory_variable_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation

@@ -20,9 +20,9 @@ import signal
 import threading
 from typing import Any
 
-from ir.location import OWN_PACKAGES
+from ir.location import OWN_PACKAGES, tb_frames
 
-__all__ = ["raised_by_us", "tb_frames", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
+__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -41,16 +41,6 @@ def raised_by_us(e: BaseException) -> bool:
         if not _is_library(frame.f_code.co_filename):
             return False
     return False
-
-
-def tb_frames(tb: Any) -> list[tuple[Any, int]]:
-    """(frame, line) of each entry of a traceback, outermost first: `traceback.walk_tb`'s,
-    without loading the traceback module (~2 ms of every command's start-up) for an error path."""
-    frames = []
-    while tb is not None:
-        frames.append((tb.tb_frame, tb.tb_lineno))
-        tb = tb.tb_next
-    return frames
 
 
 def _is_library(filename: str) -> bool:

@@ -88,12 +88,10 @@ START_UP: dict[tuple[str, str], str] = {
     ("ir.exact_kernels.tiles", "llvmlite"): "numba's own dependency, loaded with numba only",
     # the lowering: `compile` loads these modules, and so does the interpreter (`visa run`)
     ("tu_ops.lower.errors", "importlib.metadata"): "the installed version, named by an ICE report only",
-    ("tu_ops.lower.errors", "traceback"): "where a lowering pass crashed, named by an ICE report only",
     # the IR: every command traces, so these modules load with it
     ("ir.dtypes", "ml_dtypes"): "host arrays only: `check` and `compile` must not load ml_dtypes",
     ("npu_opt.annotations", "difflib"): "a refusal's did-you-mean hint only",
     ("npu_opt.fault_owner", "sysconfig"): "where the library lives, asked about an exception only",
-    ("ir.outcome", "traceback"): "where our code crashed, named by an ICE report only",
     ("ir.lark_cache", "lark"): "a cached explain page reads the cache directory and loads no lark",
     ("ir.mapping.syntax", "lark"): "a kernel whose mapping texts were all parsed before loads no lark",
 }

@@ -1,5 +1,6 @@
-"""`npu_opt.fault_owner`: the frames of a traceback (stdlib's `walk_tb` is the oracle), and
-whose fault an exception is by the innermost frame that is ours or the user's."""
+"""`ir.location.tb_frames`, the frames of a traceback (stdlib's `walk_tb` is the oracle), and
+`npu_opt.fault_owner`: whose fault an exception is by the innermost frame that is ours or
+the user's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import traceback
 import attrs
 import pytest
 
-from npu_opt.fault_owner import raised_by_us, tb_frames
+from ir.location import tb_frames
+from npu_opt.fault_owner import raised_by_us
 
 
 def _users_own() -> None:
@@ -35,5 +37,5 @@ def test_frames_are_walk_tbs() -> None:
 def test_the_innermost_own_or_user_frame_decides() -> None:
     assert not raised_by_us(_caught(_users_own))  # raised in this file: a user's frame
     assert not raised_by_us(_caught(_through_attrs))  # attrs only passes it on; this file called it
-    ours = _caught(lambda: tb_frames(5))  # an AttributeError raised inside npu_opt.fault_owner
+    ours = _caught(lambda: tb_frames(5))  # an AttributeError raised inside ir.location (ours)
     assert raised_by_us(ours) and tb_frames(ours.__traceback__)[-1][0].f_code.co_name == "tb_frames"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ir.diagnostic import Diagnostic, Violation
 from ir.errors import LoweringError
-from ir.location import Location
+from ir.location import Location, tb_frames
 
 __all__ = ["L_CODES", "LoweringRefusal", "refusal", "ice", "ice_from_exception", "version", "stage_of"]
 
@@ -68,12 +68,10 @@ def ice_from_exception(exc: BaseException, where: str, loc: Location | None = No
     """An ICE for an unexpected exception raised inside lowering pass `where`."""
     rule = getattr(exc, "code", None)
     rule = rule if isinstance(rule, str) and rule not in ("ICE", "USAGE") else None
-    import traceback  # an internal error's path only: not loaded by a compile that succeeds
-
-    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    frames = tb_frames(exc.__traceback__)
     notes = [f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "),
              f"in lowering pass `{where}`"]
     if frames:
-        last = frames[-1]
-        notes.append(f"raised at {'/'.join(last.filename.split('/')[-2:])}:{last.lineno}")
+        frame, line = frames[-1]
+        notes.append(f"raised at {'/'.join(frame.f_code.co_filename.split('/')[-2:])}:{line}")
     return ice(rule, f"lowering crashed in pass `{where}`", loc, notes=tuple(notes))
