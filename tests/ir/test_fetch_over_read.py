@@ -7,6 +7,8 @@ read from memory."""
 
 from __future__ import annotations
 
+import runpy
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -63,8 +65,6 @@ zero_i8 = padded(i8, "#{0}")
 def kernels(tmp_path_factory):
     path = tmp_path_factory.mktemp("over_read") / "kernels.py"
     path.write_text(_KERNELS, encoding="utf-8")
-    import runpy
-
     return runpy.run_path(str(path))
 
 
