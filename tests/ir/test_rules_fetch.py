@@ -14,8 +14,7 @@ from ir.dtypes import DType
 from ir.mapping import m
 from ir.mapping.ops import Entry
 from ir.rules.fetch import (
-    check_begin, check_fetch, check_fetch_cast, check_table_lookup, check_zero_point_sub, frag_text,
-    unread_fragments,
+    check_begin, check_fetch, check_fetch_cast, check_table_lookup, check_zero_point_sub, frag_text, unread_fragments,
 )
 from ir.rules.read_plan import ReadPlan, fetch_read_plan
 from ir.types import DmType, StreamType
