@@ -3,7 +3,8 @@
 Prints the makespan model of an artifact (`visa.schedule`): makespan, lower bounds, the
 critical path with why each step waited, per-context utilisation. With two files it
 compares the candidates (makespan ratio, changed intervals). `--trace` writes the Chrome
-trace-event JSON of the (first) schedule, `--html` a self-contained timeline page.
+trace-event JSON of the (first) schedule, `--html` a self-contained page of its operators
+and tensors (docs/tuning.md, "The timeline").
 `schedule_manifest_fields` is what `npu-opt compile` records per kernel (makespan) and
 dumps with `--dump-schedule DIR`.
 
@@ -50,7 +51,7 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
     False, `--no-verify`: a hand-written one is modelled as it is); return the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    schedules = []
+    schedules, kernels = [], []
     try:
         if not 1 <= len(files) <= 2:
             raise _Usage("`npu-opt schedule` takes one .visa file, or two to compare")
@@ -58,11 +59,13 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
         for path in files:
             text = _read(path)
             try:
-                schedules.append(_verified_schedule(text, given, load_rates(rates) if rates else None, verify))
+                schedule, kernel = _verified_schedule(text, given, load_rates(rates) if rates else None, verify)
+                schedules.append(schedule)
+                kernels.append(kernel)
             except VisaFormatError as e:
                 _format_error(e, path, err)
                 return EXIT_USAGE
-        _write_views(schedules[0], files[0], trace, html)
+        _write_views(schedules[0], kernels[0], files[0], trace, html)
     except (_Usage, NpuOptError, OSError) as e:
         print(f"error[USAGE]: {e}", file=err)
         return EXIT_USAGE
@@ -74,7 +77,8 @@ def schedule_command(files: list[str], fmt: str = "human", trace: str | None = N
     return EXIT_OK
 
 
-def _verified_schedule(text: str, given: Any, rates: Any, verify: bool) -> Any:
+def _verified_schedule(text: str, given: Any, rates: Any, verify: bool) -> tuple[Any, Any]:
+    """The schedule of `text` and the kernel it scheduled (the page shows its tensors)."""
     from visa import parse_visa
     from visa.verify import verify_artifact
 
@@ -82,7 +86,7 @@ def _verified_schedule(text: str, given: Any, rates: Any, verify: bool) -> Any:
     target = _target(artifact, given)
     if verify:
         verify_artifact(artifact, target, source=text)
-    return schedule_of_text(text, target=target, rates=rates, artifact=artifact)
+    return schedule_of_text(text, target=target, rates=rates, artifact=artifact), artifact.kernel
 
 
 def _render(schedules: list[Any], files: list[str], fmt: str) -> str:
@@ -97,7 +101,7 @@ def _render(schedules: list[Any], files: list[str], fmt: str) -> str:
     return schedule_text(schedules[0], files[0])
 
 
-def _write_views(schedule: Any, source: str, trace: str | None, html: str | None) -> None:
+def _write_views(schedule: Any, kernel: Any, source: str, trace: str | None, html: str | None) -> None:
     if trace is not None:
         from visa.schedule.trace import trace_json
 
@@ -105,7 +109,7 @@ def _write_views(schedule: Any, source: str, trace: str | None, html: str | None
     if html is not None:
         from visa.schedule.page import schedule_page
 
-        Path(html).write_text(schedule_page(schedule, title=Path(source).name), encoding="utf-8")
+        Path(html).write_text(schedule_page(schedule, title=Path(source).name, kernel=kernel), encoding="utf-8")
 
 
 def schedule_manifest_fields(text: str, kernel: str, target: Any, dump_dir: str | None,
