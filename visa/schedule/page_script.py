@@ -12,6 +12,7 @@ SCRIPT = r"""
   const data = JSON.parse(document.getElementById('schedule-data').textContent);
   const COLORS = data.colors;  // each engine's own (tu_ops.engines)
   const LABEL_W = 170, LANE_H = 24, AXIS_H = 26, WIDTH = 1100, MEM_H = 240, MEM_PAD = 8, DRAG = 5;
+  const RIGHT = WIDTH - 30;  // the last cycle's x (its tick label fits)
   const svgNS = 'http://www.w3.org/2000/svg';
   function $(id) { return document.getElementById(id); }
   const timeline = $('timeline'), memory = $('memory'), tip = $('tip'), details = $('details');
@@ -37,12 +38,12 @@ SCRIPT = r"""
     return e;
   }
   function color(engine) { return COLORS[engine] || '#999999'; }
-  function x(cycle) { return LABEL_W + (cycle - state.cycles[0]) * (WIDTH - LABEL_W) / (state.cycles[1] - state.cycles[0]); }
+  function x(cycle) { return LABEL_W + (cycle - state.cycles[0]) * (RIGHT - LABEL_W) / (state.cycles[1] - state.cycles[0]); }
   function memTop() { return AXIS_H + MEM_PAD; }
   function y(addr) { return memTop() + (addr - state.addresses[0]) * MEM_H / (state.addresses[1] - state.addresses[0]); }
   function cycleAt(svg, ev) {
     const r = svg.getBoundingClientRect();
-    return state.cycles[0] + (ev.clientX - r.left - LABEL_W) * (state.cycles[1] - state.cycles[0]) / (WIDTH - LABEL_W);
+    return state.cycles[0] + (ev.clientX - r.left - LABEL_W) * (state.cycles[1] - state.cycles[0]) / (RIGHT - LABEL_W);
   }
   function addrAt(ev) {
     const r = memory.getBoundingClientRect();
@@ -123,7 +124,7 @@ SCRIPT = r"""
     });
     data.bars.forEach(function (bar, i) {
       if (bar.end < state.cycles[0] || bar.start > state.cycles[1]) return;
-      const x0 = Math.max(x(bar.start), LABEL_W), x1 = Math.min(x(bar.end), WIDTH);
+      const x0 = Math.max(x(bar.start), LABEL_W), x1 = Math.min(x(bar.end), RIGHT);
       const rect = el('rect', {x: x0, y: AXIS_H + bar.lane * LANE_H + 3, width: Math.max(x1 - x0, 3),
                                height: LANE_H - 6, fill: color(bar.engine),
                                'class': 'bar' + (bar.critical ? ' critical' : ''), 'data-index': i,
@@ -155,7 +156,7 @@ SCRIPT = r"""
     data.tensors.forEach(function (t, i) {
       if (t.space !== state.space || t.end < state.cycles[0] || t.start > state.cycles[1] ||
           t.hi <= a[0] || t.lo >= a[1]) return;
-      const x0 = Math.max(x(t.start), LABEL_W), x1 = Math.min(x(t.end), WIDTH);
+      const x0 = Math.max(x(t.start), LABEL_W), x1 = Math.min(x(t.end), RIGHT);
       const y0 = Math.max(y(t.lo), top), y1 = Math.min(y(t.hi), bottom);
       const rect = el('rect', {x: x0, y: y0, width: Math.max(x1 - x0, 3), height: Math.max(y1 - y0, 2),
                                fill: tensorColor(t), 'class': 'tensor', 'data-index': i, 'data-kind': 'tensor',

@@ -3,9 +3,10 @@
 A tensor is a value the kernel keeps in a memory: a DM tensor at its allocation's byte range
 (the [L] allocation facts `visa.facts.with_facts` derives, and the resident DM parameters),
 a TRF tensor at its rows, a VRF tensor at its words (`steps.vrf_regions`), an HBM tensor
-(a parameter, a result, a DMA's HBM side) with no address of the slice. A `dma_into` result,
-a register-file relabel and an in-out parameter's final value are names of the tensor their
-chain starts at (the parameter's): they join it.
+(a parameter, a result, a DMA's HBM side) with no address of the slice. The result of a write
+into a tensor (`dma_into`, in DM or HBM), a register-file relabel and an in-out parameter's
+final value are names of the tensor their chain starts at: they join it, and a write into a
+tensor counts as its writer, not its reader.
 
 A tensor's lifetime in cycles runs from the start of its first live step to the latest end
 among its live steps (a DM or TRF allocation's `first_step ... last_step`; otherwise the
@@ -19,7 +20,6 @@ from typing import Any
 import attrs
 
 from tu_ops.base import Ref
-from tu_ops.dma_view import dm_roots
 from tu_ops.printing import type_text
 from tu_ops.program import LoweredKernel, TuProgram
 from tu_ops.rf_reshape import rf_aliases
@@ -77,7 +77,7 @@ def tensor_nodes(schedule: Schedule, kernel: LoweredKernel) -> tuple[list[dict[s
     ops = [(i, op) for i, s in enumerate(kernel.steps) for op in (s.ops if isinstance(s, TuProgram) else (s,))]
     makers = {op.result.id: op for _, op in ops if op.result is not None}
     nodes = _base_nodes(kernel, makers)
-    alias = dm_roots(op for _, op in ops) | rf_aliases(op for _, op in ops)
+    alias = _into_roots(op for _, op in ops) | rf_aliases(op for _, op in ops)
     inout = [p.ref.id for p in kernel.params if p.inout]
     alias |= {final.id: param for final, param in zip(kernel.finals, inout) if final.id != param}
     for name in [rid for rid in nodes if alias.get(rid, rid) in nodes and alias.get(rid, rid) != rid]:
@@ -86,10 +86,10 @@ def tensor_nodes(schedule: Schedule, kernel: LoweredKernel) -> tuple[list[dict[s
     touched: dict[int, list[int]] = {}     # tensor id -> the kernel steps that write or read it
     links: dict[str, list[int]] = {}       # record ref -> tensor ids, in the order it touches them
     for step, op in ops:
-        ref = str(op.result)
+        ref, wrote = str(op.result), alias.get(op.result.id, op.result.id)
         for rid, role in [(r.id, "readers") for r in record_reads(op)] + [(op.result.id, "writers")]:
             root = alias.get(rid, rid)
-            if root not in nodes:
+            if root not in nodes or (role == "readers" and root == wrote):   # a write into a tensor
                 continue
             nodes[root].setdefault(role, []).append(ref)
             touched.setdefault(root, []).append(step)
@@ -113,6 +113,17 @@ def tensor_nodes(schedule: Schedule, kernel: LoweredKernel) -> tuple[list[dict[s
                     "readers": list(dict.fromkeys(node.get("readers", ()))), "first_step": steps[0],
                     "last_step": steps[1], "start": start, "end": max(end, start), "contexts": contexts})
     return out, {ref: list(dict.fromkeys(index[t] for t in ts)) for ref, ts in links.items()}
+
+
+def _into_roots(ops: Any) -> dict[int, int]:
+    """Every write-into result (a `dma_into` in DM or HBM, a commit into a tensor) -> the id of
+    the tensor its chain started from: it names that tensor's storage, updated."""
+    roots: dict[int, int] = {}
+    for op in ops:
+        into = getattr(op, "into", None)
+        if isinstance(into, Ref):
+            roots[op.result.id] = roots.get(into.id, into.id)
+    return roots
 
 
 def _step_slots(kernel: LoweredKernel, slot_of: dict[str, Any]) -> list[Any]:
