@@ -24,6 +24,7 @@ tr.binding td { font-weight: bold; }
 .bar.critical { stroke: #d00000; stroke-width: 2.5; }
 .bar.linked, .tensor.linked { stroke: #ff8c00; stroke-width: 3; }
 .bar.selected, .tensor.selected { stroke: #000000; stroke-width: 3.5; }
+.bar.hover, .tensor.hover { stroke: #ff8c00; stroke-width: 2; }
 .bar.dim, .tensor.dim { opacity: 0.2; }
 .bar:hover, .tensor:hover { opacity: 0.75; }
 .tensor-label { font: 10px monospace; fill: #111; pointer-events: none; }
@@ -38,4 +39,5 @@ table.tensors tbody tr { cursor: pointer; }
 table.tensors tr.selected { background: #dde8fb; }
 table.tensors tr.linked { background: #ffe9cc; }
 table.tensors tr.dim { color: #aaa; }
+table.tensors tr.hover { outline: 1px solid #ff8c00; }
 """

@@ -58,8 +58,9 @@ SCRIPT = r"""
   }
 
   // --- selection -----------------------------------------------------------------------
-  function linked() {
-    const ops = new Set(), tensors = new Set(), s = state.selected;
+  function linked(s) {  // the operators and tensors connected to node `s` (the selection by default)
+    if (s === undefined) s = state.selected;
+    const ops = new Set(), tensors = new Set();
     if (s === null) return {ops: ops, tensors: tensors};
     if (s.kind === 'op') {
       ops.add(s.index);
@@ -85,10 +86,20 @@ SCRIPT = r"""
     tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 420) + 'px';
     tip.style.top = (ev.clientY + 14) + 'px';
   }
-  function hover(node, text) {
-    node.addEventListener('mouseover', function (ev) { showTip(text, ev); });
+  function hover(node, text, kind, index) {  // the tip, and the nodes connected to it outlined
+    node.addEventListener('mouseover', function (ev) {
+      showTip(text, ev);
+      const links = linked({kind: kind, index: index});
+      document.querySelectorAll('[data-kind]').forEach(function (n) {
+        const set = n.dataset.kind === 'op' ? links.ops : links.tensors;
+        if (set.has(+n.dataset.index)) n.classList.add('hover');
+      });
+    });
     node.addEventListener('mousemove', function (ev) { showTip(text, ev); });
-    node.addEventListener('mouseout', function () { tip.style.display = 'none'; });
+    node.addEventListener('mouseout', function () {
+      tip.style.display = 'none';
+      document.querySelectorAll('.hover').forEach(function (n) { n.classList.remove('hover'); });
+    });
   }
   function barText(bar) {
     return bar.text + '\n' + 'source: ' + (bar.loc || '(none)') + '\n' + bar.step + ' on ' + bar.context + ' / ' +
@@ -130,7 +141,7 @@ SCRIPT = r"""
                                'class': 'bar' + (bar.critical ? ' critical' : ''), 'data-index': i,
                                'data-kind': 'op', 'data-ref': bar.ref});
       mark(rect, 'op', i, links);
-      hover(rect, barText(bar));
+      hover(rect, barText(bar), 'op', i);
       timeline.appendChild(rect);
     });
   }
@@ -162,7 +173,7 @@ SCRIPT = r"""
                                fill: tensorColor(t), 'class': 'tensor', 'data-index': i, 'data-kind': 'tensor',
                                'data-name': t.name});
       mark(rect, 'tensor', i, links);
-      hover(rect, tensorText(t));
+      hover(rect, tensorText(t), 'tensor', i);
       memory.appendChild(rect);
       if (x1 - x0 > 30 && y1 - y0 > 12) {
         memory.appendChild(el('text', {x: x0 + 3, y: y0 + 11, 'class': 'tensor-label'}, tensorName(t)));
@@ -227,13 +238,14 @@ SCRIPT = r"""
     while (body.firstChild) body.removeChild(body.firstChild);
     data.tensors.forEach(function (t, i) {
       const tr = document.createElement('tr');
-      tr.dataset.index = i; tr.dataset.name = t.name;
+      tr.dataset.index = i; tr.dataset.name = t.name; tr.dataset.kind = 'tensor';
       [tensorName(t), where(t), '[' + t.start + ', ' + t.end + ')', t.contexts.join(', '),
        (t.writers.join(', ') || '-') + ' -> ' + (t.readers.join(', ') || '-'), t.type].forEach(function (text) {
         const td = document.createElement('td'); td.textContent = text; tr.appendChild(td);
       });
       mark(tr, 'tensor', i, links);
       tr.addEventListener('click', function () { select('tensor', i); });
+      hover(tr, tensorText(t), 'tensor', i);
       body.appendChild(tr);
     });
   }
@@ -314,6 +326,13 @@ SCRIPT = r"""
     drag = null;
   });
   clicks(timeline); clicks(memory);
+  window.addEventListener('mouseup', function (ev) {  // a drag released outside the views ends there
+    if (drag === null || ev.target.closest('svg') === drag.svg) return;
+    const box = $('brush');
+    if (box !== null) box.remove();
+    drag = null;
+  });
+  document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape') select(null, null); });
 
   const legend = $('legend');
   Array.from(new Set(data.bars.map(function (b) { return b.engine; }))).forEach(function (engine) {

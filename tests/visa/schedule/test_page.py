@@ -106,6 +106,12 @@ def test_hovering_a_bar_or_a_box_shows_its_text(page, artifact):
     page.hover('rect.tensor[data-name="%3"]')
     assert page.locator("#tip").text_content().startswith('%3 : dm[i8, "1", "1 # 2", "M / 32, N / 32", "N % 32, K"]')
     assert page.locator("rect.bar.critical").count() > 0
+    # hovering a node outlines the nodes connected to it, as selecting does, until the mouse leaves
+    assert marked(page, "rect.bar", "hover") == {"%3", "%4"} and marked(page, "#tensor-rows tr", "hover") == {"%3"}
+    page.hover('rect.bar[data-ref="%6"]')
+    assert marked(page, "rect.tensor", "hover") == {"%2"} and marked(page, "rect.bar", "hover") == {"%6"}
+    page.mouse.move(5, 5)
+    assert page.locator(".hover").count() == 0 and not page.locator("#tip").is_visible()
 
 
 def test_selecting_an_operator_highlights_its_tensors(page, schedule):
@@ -141,6 +147,10 @@ def test_selecting_a_tensor_highlights_its_operators_and_lists_its_lifetime(page
     assert state(page)["linked"]["tensors"] == ["%3"]
     page.click("#memory .background", position={"x": 20, "y": 60})   # the background clears it
     assert state(page)["selected"] is None and page.locator(".dim, .linked, .selected").count() == 0
+    page.click('#tensor-rows tr[data-name="%12"]')      # a row of the table selects its tensor
+    assert state(page)["selected"] == {"kind": "tensor", "name": "%12"} and state(page)["linked"]["ops"] == ["%12"]
+    page.keyboard.press("Escape")
+    assert state(page)["selected"] is None
 
 
 def test_the_memory_view_shows_each_memory(page):
@@ -200,6 +210,17 @@ def test_the_brush_zooms_cycles_and_addresses_together_and_reset_restores(page, 
     page.click("#reset")
     assert state(page)["cycles"] == [0, schedule.makespan] and state(page)["addresses"] == [0, 8192]
     assert boxes(page) == set(DM)
+
+
+def test_a_brush_released_outside_the_view_changes_nothing(page, schedule):
+    three = page.locator('rect.tensor[data-name="%3"]').bounding_box()
+    panel = page.locator("#details").bounding_box()
+    page.mouse.move(three["x"] + 2, three["y"] + 2)
+    page.mouse.down()
+    page.mouse.move(panel["x"] + 10, panel["y"] + 10, steps=5)
+    page.mouse.up()
+    assert page.locator("#brush").count() == 0
+    assert state(page)["cycles"] == [0, schedule.makespan] and state(page)["addresses"] == [0, 8192]
 
 
 def test_the_address_inputs_zoom_the_memory_view(page):
