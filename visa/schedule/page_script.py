@@ -29,7 +29,7 @@ SCRIPT = r"""
   const spaceNames = Object.keys(spaces).sort(function (a, b) { return data.spaces.indexOf(a) - data.spaces.indexOf(b); });
   const state = {cycles: FULL.slice(), space: spaceNames[0] || null,
                  addresses: spaceNames.length ? spaces[spaceNames[0]].slice() : [0, 1], selected: null};
-  let suppressClick = false;
+  let lastDown = null;  // where the mouse went down last: a click that ends a drag is no click
 
   function el(name, attrs, text) {
     const e = document.createElementNS(svgNS, name);
@@ -288,16 +288,19 @@ SCRIPT = r"""
 
   function clicks(svg) {  // a click (not the end of a drag) selects what it hits, or clears the selection
     svg.addEventListener('click', function (ev) {
-      if (suppressClick) { suppressClick = false; return; }
+      if (lastDown !== null && Math.max(Math.abs(ev.clientX - lastDown.x), Math.abs(ev.clientY - lastDown.y)) > DRAG) return;
       const d = ev.target.dataset || {};
       select(d.kind || null, d.kind ? +d.index : null);
     });
   }
   let drag = null;
+  [timeline, memory].forEach(function (svg) {
+    svg.addEventListener('mousedown', function (ev) { lastDown = {x: ev.clientX, y: ev.clientY}; });
+  });
   timeline.addEventListener('mousedown', function (ev) { drag = {svg: timeline, x: ev.clientX, c: cycleAt(timeline, ev)}; });
   timeline.addEventListener('mouseup', function (ev) {
     if (drag === null || drag.svg !== timeline) return;
-    if (Math.abs(ev.clientX - drag.x) > DRAG) { suppressClick = true; zoom(drag.c, cycleAt(timeline, ev)); }
+    if (Math.abs(ev.clientX - drag.x) > DRAG) { zoom(drag.c, cycleAt(timeline, ev)); }
     drag = null;
   });
   memory.addEventListener('mousedown', function (ev) {
@@ -317,10 +320,8 @@ SCRIPT = r"""
     const box = $('brush');
     if (box !== null) box.remove();
     if (Math.abs(ev.clientX - drag.x) > DRAG && Math.abs(ev.clientY - drag.y) > DRAG) {
-      suppressClick = true;
       brush(drag.c, cycleAt(memory, ev), drag.a, addrAt(ev));
     } else if (Math.abs(ev.clientX - drag.x) > DRAG) {
-      suppressClick = true;
       zoom(drag.c, cycleAt(memory, ev));
     }
     drag = null;

@@ -187,7 +187,9 @@ def test_dragging_across_the_timeline_zooms_the_cycles(page, schedule):
     lo, hi = state(page)["cycles"]
     # from inside the DMA %3 to inside the DMA out %12
     assert schedule.slots[1].start <= lo < schedule.slots[1].end and schedule.slots[4].start < hi <= schedule.slots[4].end
-    assert state(page)["selected"] is None      # a drag is not a click
+    assert state(page)["selected"] is None      # a drag is not a click ...
+    page.click('rect.bar[data-ref="%12"]')
+    assert state(page)["selected"] == {"kind": "op", "name": "%12"}   # ... and the next click is one
     assert page.input_value("#from") == str(lo) and page.input_value("#to") == str(hi)
 
 
@@ -205,7 +207,9 @@ def test_the_brush_zooms_cycles_and_addresses_together_and_reset_restores(page, 
     assert schedule.slots[1].start <= c0 < schedule.slots[2].end < c1 < schedule.makespan
     assert 4096 <= a0 < 4200 and 8000 < a1 <= 8192
     assert boxes(page) == {"%3", "%11"}                     # %2 (bytes 0..4096) is outside
-    assert s["selected"] is None
+    assert s["selected"] is None                            # a drag is not a click ...
+    page.click('rect.tensor[data-name="%11"]')
+    assert state(page)["selected"] == {"kind": "tensor", "name": "%11"}   # ... and the next click is one
     assert page.input_value("#addr-from") == str(a0) and page.input_value("#to") == str(c1)
     page.click("#reset")
     assert state(page)["cycles"] == [0, schedule.makespan] and state(page)["addresses"] == [0, 8192]
