@@ -22,9 +22,9 @@ tr.binding td { font-weight: bold; }
 .bar, .tensor { stroke: #333; stroke-width: 0.5; cursor: pointer; }
 .tensor { fill-opacity: 0.75; }
 .bar.critical { stroke: #d00000; stroke-width: 2.5; }
+.bar.hover, .tensor.hover { stroke: #ff8c00; stroke-width: 2; }
 .bar.linked, .tensor.linked { stroke: #ff8c00; stroke-width: 3; }
 .bar.selected, .tensor.selected { stroke: #000000; stroke-width: 3.5; }
-.bar.hover, .tensor.hover { stroke: #ff8c00; stroke-width: 2; }
 .bar.dim, .tensor.dim { opacity: 0.2; }
 .bar:hover, .tensor:hover { opacity: 0.75; }
 .tensor-label { font: 10px monospace; fill: #111; pointer-events: none; }
