@@ -1,6 +1,7 @@
 """The page's data without a browser: every tensor's memory, addresses, lifetime and the
 records connected to it, against hand-made kernels whose numbers are worked out by hand
-(tests/visa/schedule/handmade.py); and `npu-opt schedule --html` embeds them."""
+(tests/visa/schedule/handmade.py); `npu-opt schedule --html` embeds them; and the browser
+test's rule: without chromium or Playwright it skips, under CI=true it fails."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 import re
 
 import npu_opt
+import pytest
+
 from driver.cli import main
-from tests.visa.schedule import page_kernels
+from tests.visa.schedule import browser, page_kernels
 from tests.visa.schedule.handmade import RATES, artifact, dma_in, dma_out, program
 from tests.visa.schedule.test_page import ARTIFACT, DM
 from visa import parse_visa
@@ -60,3 +63,19 @@ def test_the_html_command_embeds_the_tensors(tmp_path):
     assert {n: (x["lo"], x["hi"]) for n, x in t.items() if x["space"] == "dm"} == DM
     # the weights: 8 lanes of 512 bytes (`bytes_per_lane=512`), 16 rows of 32 bytes from row 0
     assert (t["%5"]["space"], t["%5"]["lo"], t["%5"]["hi"], t["%5"]["lanes"]) == ("trf", 0, 16, 8)
+
+
+@pytest.mark.parametrize("missing", ["chromium", "playwright"])
+def test_without_a_browser_the_page_test_skips_but_fails_in_ci(monkeypatch, missing):
+    if missing == "chromium":
+        monkeypatch.setattr(browser, "chromium_path", lambda: None)
+    else:
+        monkeypatch.setattr(browser, "sync_playwright", None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=missing if missing == "chromium" else "Playwright"):
+        with browser.browser_or_skip():
+            pass
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI installs it"):
+        with browser.browser_or_skip():
+            pass
