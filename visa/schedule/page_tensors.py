@@ -10,7 +10,8 @@ tensor counts as its writer, not its reader.
 
 A tensor's lifetime in cycles runs from the start of its first live step to the latest end
 among its live steps (a DM or TRF allocation's `first_step ... last_step`; otherwise the
-steps writing or reading it); a parameter is live from cycle 0, a result until the makespan.
+steps writing or reading it); a parameter is live from cycle 0, a result until the makespan,
+an unused parameter not at all ([0, 0)).
 """
 
 from __future__ import annotations
@@ -102,11 +103,13 @@ def tensor_nodes(schedule: Schedule, kernel: LoweredKernel) -> tuple[list[dict[s
     out = []
     for rid in order:
         node = nodes[rid]
-        steps = node.pop("alloc_steps") or (min(touched.get(rid, [0])), max(touched.get(rid, [0])))
-        live = [step_slots[k] for k in range(steps[0], min(steps[1], len(step_slots) - 1) + 1) if step_slots[k]]
+        alloc = node.pop("alloc_steps")
+        steps = alloc or (min(touched.get(rid, [0])), max(touched.get(rid, [0])))
+        live = [step_slots[k] for k in range(steps[0], min(steps[1], len(step_slots) - 1) + 1) if step_slots[k]] \
+            if alloc is not None or rid in touched else []          # an unused parameter: no live step
         start = 0 if rid in params or not live else min(s.start for s in live)
-        end = schedule.makespan if rid in finals or steps[1] >= len(step_slots) or not live else \
-            max(s.end for s in live)
+        end = schedule.makespan if rid in finals or steps[1] >= len(step_slots) else \
+            max(s.end for s in live) if live else start
         contexts = sorted({slot_of[r].step.context for r in (*node.get("writers", ()), *node.get("readers", ()))
                            if r in slot_of})
         out.append({**node, "writers": list(dict.fromkeys(node.get("writers", ()))),

@@ -13,7 +13,7 @@ import pytest
 
 from driver.cli import main
 from tests.visa.schedule import browser, page_kernels
-from tests.visa.schedule.handmade import RATES, artifact, dma_in, dma_out, program
+from tests.visa.schedule.handmade import COST, HEAD, RATES, artifact, dma_in, dma_out, program
 from tests.visa.schedule.test_page import ARTIFACT, DM
 from visa import parse_visa
 from visa.schedule import schedule_artifact
@@ -79,3 +79,12 @@ def test_without_a_browser_the_page_test_skips_but_fails_in_ci(monkeypatch, miss
     with pytest.raises(pytest.fail.Exception, match="CI installs it"):
         with browser.browser_or_skip():
             pass
+
+
+def test_an_unused_parameter_is_listed_and_never_live():
+    head = HEAD.replace('  param %0 "x"', '  param %9 "unused" : hbm[i8, "1", "A, B"]\n  param %0 "x"')
+    art = parse_visa(head.replace("RES", "4") + "\n" + "\n".join([dma_in(1), program(0, 2, 1), dma_out(4, 3)])
+                     + "\nreturn %4\n" + COST)
+    t = _tensors(page_data(schedule_artifact(art, rates=RATES), art.kernel))
+    unused = next(x for x in t.values() if x["param"] == "unused")
+    assert (unused["start"], unused["end"], unused["writers"], unused["readers"]) == (0, 0, [], [])
