@@ -31,3 +31,25 @@ def i32_page_copy(ctx: Context, cache: Mut[HbmTensor[i32, Chip, m("P, S")]], src
 def refused_copy(ctx: Context, x: HbmTensor[i8, Chip, m("R, C")]) -> HbmTensor[i8, Chip, m("R, C")]:
     """DMA-3: a DM tensor larger than a slice's DM (every row on one slice, padded to 2 MiB)."""
     return x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("1 # 256"), m("R, C # 32768")]).to_hbm(ctx.tdma)
+
+
+@device(chip=1)
+def i32_into_view(ctx: Context, x: HbmTensor[i32, Chip, m("P, S")], out: HbmTensorViewMut[i32, Chip, m("P, S")]
+                  ) -> HbmTensor[i32, Chip, m("P, S")]:
+    """The other in-out form (a write view parameter), beside a result: both get `x`."""
+    d = x.to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("P # 256"), m("S")])
+    d.view().to_hbm_view(ctx.tdma, out)
+    return d.to_hbm(ctx.tdma)
+
+
+def copy_of(dtype):
+    """A copy through DM of an R x C tensor of `dtype`."""
+
+    @device(chip=1)
+    def copy(ctx: Context, x: HbmTensor[dtype, Chip, m("R, C")]) -> HbmTensor[dtype, Chip, m("R, C")]:
+        return x.to_dm(ctx.tdma, DmTensor[dtype, Chip, Cluster, m("R / 16 # 256"), m("R % 16, C")]).to_hbm(ctx.tdma)
+
+    return copy
+
+
+COPIES = {d.value: copy_of(d) for d in (i8, u8, i16, i32, f32, bf16, f8e4m3, f8e5m2)}

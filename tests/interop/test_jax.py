@@ -84,3 +84,9 @@ def test_a_launch_error_carries_its_code() -> None:
     with pytest.raises(jax.errors.JaxRuntimeError) as e:  # under jit: JAX's, with the code in its text
         jax.block_until_ready(jax.jit(f)(cache, 9, 0))
     assert "RUNTIME-10: " in str(e.value)
+
+
+def test_a_write_view_parameter_comes_back_after_the_result() -> None:
+    x = np.arange(128, dtype=np.int32).reshape(8, 16)
+    result, out = jax.jit(npu_jax.op(kernels.i32_into_view))(jnp.asarray(x), jnp.full((8, 16), -1, jnp.int32))
+    assert np.array_equal(np.asarray(result), x) and np.array_equal(np.asarray(out), x)

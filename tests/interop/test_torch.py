@@ -154,3 +154,32 @@ def test_import_npu_opt_imports_neither_framework() -> None:
             "print(sorted(m for m in ('torch', 'jax') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+TORCH_DTYPES = {"i8": torch.int8, "u8": torch.uint8, "i16": torch.int16, "i32": torch.int32,
+                "f32": torch.float32, "bf16": torch.bfloat16, "f8e4m3": torch.float8_e4m3fn,
+                "f8e5m2": torch.float8_e5m2}
+
+
+@pytest.mark.parametrize("name", sorted(kernels.COPIES))
+def test_every_dtype_crosses_bit_for_bit(name: str) -> None:
+    tdtype = TORCH_DTYPES[name]
+    width = torch.empty(0, dtype=tdtype).element_size()
+    bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[width]
+    raw = RNG.integers(0, 256, (64, 32 * width), dtype=np.uint8)
+    if name.startswith(("f", "bf")):  # finite floats only: NaN payloads need not survive a copy
+        raw = raw.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[width])
+        raw = raw & {1: 0xB7, 2: 0xBF7F, 4: 0xBF7FFFFF}[width]  # clear an exponent bit: no inf or NaN
+        raw = raw.view(np.uint8)
+    x = torch.from_numpy(raw.copy()).view(tdtype).reshape(64, 32)
+    y = npu_torch.op(kernels.COPIES[name])(x)
+    assert y.dtype == tdtype and torch.equal(y.view(bits), x.view(bits))
+
+
+def test_a_write_view_parameter_is_written_in_place_beside_a_result() -> None:
+    x = torch.arange(128, dtype=torch.int32).reshape(8, 16)
+    out = torch.full((8, 16), -1, dtype=torch.int32)
+    op = npu_torch.op(kernels.i32_into_view)
+    assert "Tensor(a!) out" in str(op._opoverload._schema)
+    result = op(x, out)
+    assert torch.equal(result, x) and torch.equal(out, x)
