@@ -151,7 +151,8 @@ def op(kernel: Any, *, backend: str = "cpu", target: str = "rngd") -> Callable[.
             tensor.copy_(_to_torch(array))
         values = out if isinstance(out, tuple) else (() if out is None else (out,))
         values = values[:len(sig.results)]
-        tensors = tuple(_to_torch(v) for v in values)
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
+        tensors = tuple(_to_torch(v).to(device) for v in values)  # where the fake results said they are
         if not tensors:
             return None
         return tensors[0] if len(tensors) == 1 and not sig.as_tuple else tensors
