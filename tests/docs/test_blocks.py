@@ -9,6 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.docs.blocks import RUN_KINDS, ROOT, PageRunner, blocks, pages
+from tests.optional_deps import need
+
+# Pages whose blocks import an optional framework (the torch and jax extras, which .ci/run
+# installs): skipped without it, a failure under CI=true (tests/optional_deps.py).
+NEEDS = {"frameworks.md": (("torch", "torch"), ("jax", "jax"))}
 
 # Blocks deliberately not run: furiosa-opt surface npu-opt does not offer yet, shown as
 # the planned Python form. Changing this number is a deliberate act.
@@ -17,6 +22,8 @@ PLANNED_BLOCKS = 0
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_page_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for module, extra in NEEDS.get(page.name, ()):
+        need(module, extra)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.syspath_prepend(str(ROOT))
