@@ -10,26 +10,34 @@ axes(N=64, K=16, O=2, L=2, H=8)
 Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")
 
 
+def to_dm(ctx: Context, dt, *pairs):
+    """Each (HBM tensor, element) on one slice of the first cluster."""
+    return [t.to_dm(ctx.tdma, DmTensor[dt, Chip, Cluster, Slice, m(e)]) for t, e in pairs]
+
+
 def stream(ctx: Context, x, inner: str):
     """x[N, inner] streamed two rows a flit, four rows a packet."""
     return (ctx.main.begin(x.view()).fetch(m("N / 2"), m(f"N % 2, {inner}"))
             .collect(m("N / 2"), m(f"N % 2, {inner}")))
 
 
+def rows_by_four(ctx: Context, x, w_trf, inner: str, time: str):
+    """Contract x's packets of four rows with w_trf, one sum per row (a sequential fold)."""
+    return (stream(ctx, x, inner)
+            .contract_outer(w_trf, m(time), m(f"N % 4, {inner}"))
+            .contract_packet(m("N % 4"))
+            .contract_time(m(time))
+            .contract_lane(m(time), m("N % 4 # 8"), LaneMode.SEQUENTIAL)
+            .commit_trim(m("N % 4")))
+
+
 @device(chip=1)
 def padded_row_matvec(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
                       w: HbmTensor[i8, Chip, m("K")]) -> HbmTensor[i32, Chip, m("N")]:
     """One padded row, its layout inferred by `to_trf()`: y = x @ w."""
-    xd = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N, K")])
-    wd = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("K")])
+    xd, wd = to_dm(ctx, i8, (x, "N, K"), (w, "K"))
     w_trf = ctx.sub.begin(wd.view()).fetch(m("1"), m("K")).collect(m("1"), m("K # 32")).to_trf()
-    y = (stream(ctx, xd, "K")
-         .contract_outer(w_trf, m("N / 4"), m("N % 4, K"))
-         .contract_packet(m("N % 4"))
-         .contract_time(m("N / 4"))
-         .contract_lane(m("N / 4"), m("N % 4 # 8"), LaneMode.SEQUENTIAL)
-         .commit_trim(m("N % 4"))
-         .commit(m("N / 4, N % 4")))
+    y = rows_by_four(ctx, xd, w_trf, "K", "N / 4").commit(m("N / 4, N % 4"))
     return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("N")])
 
 
@@ -37,17 +45,10 @@ def padded_row_matvec(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
 def padded_rows_walked(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
                        w: HbmTensor[i8, Chip, m("O, K")]) -> HbmTensor[i32, Chip, m("N, O")]:
     """Two padded rows walked in time: row O starts 32 bytes, two reads, after row O - 1."""
-    xd = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N, K")])
-    wd = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("O, K")])
+    xd, wd = to_dm(ctx, i8, (x, "N, K"), (w, "O, K"))
     w_trf = (ctx.sub.begin(wd.view()).fetch(m("O"), m("K")).collect(m("O"), m("K # 32"))
              .to_trf(m("1"), m("O, K # 32")))
-    y = (stream(ctx, xd, "K")
-         .contract_outer(w_trf, m("N / 4, O"), m("N % 4, K"))
-         .contract_packet(m("N % 4"))
-         .contract_time(m("N / 4, O"))
-         .contract_lane(m("N / 4, O"), m("N % 4 # 8"), LaneMode.SEQUENTIAL)
-         .commit_trim(m("N % 4"))
-         .commit(m("N / 4, O, N % 4")))
+    y = rows_by_four(ctx, xd, w_trf, "K", "N / 4, O").commit(m("N / 4, O, N % 4"))
     return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("N, O")])
 
 
@@ -55,8 +56,7 @@ def padded_rows_walked(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
 def padded_rows_on_lanes(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
                          w: HbmTensor[i8, Chip, m("L, K")]) -> HbmTensor[i32, Chip, m("N, L")]:
     """One padded row on each of two lanes."""
-    xd = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N, K")])
-    wd = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("L, K")])
+    xd, wd = to_dm(ctx, i8, (x, "N, K"), (w, "L, K"))
     w_trf = (ctx.sub.begin(wd.view()).fetch(m("L"), m("K")).collect(m("L"), m("K # 32"))
              .to_trf(m("L"), m("K # 32")))
     y = (stream(ctx, xd, "K")
@@ -73,16 +73,9 @@ def padded_rows_on_lanes(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
 def padded_row_bf16(ctx: Context, x: HbmTensor[bf16, Chip, m("N, H")],
                     w: HbmTensor[bf16, Chip, m("H")]) -> HbmTensor[f32, Chip, m("N")]:
     """8 live bf16 in a 16-element row, read 8 at a time."""
-    xd = x.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("N, H")])
-    wd = w.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, Slice, m("H")])
+    xd, wd = to_dm(ctx, bf16, (x, "N, H"), (w, "H"))
     w_trf = ctx.sub.begin(wd.view()).fetch(m("1"), m("H")).collect(m("1"), m("H # 16")).to_trf()
-    y = (stream(ctx, xd, "H")
-         .contract_outer(w_trf, m("N / 4"), m("N % 4, H"))
-         .contract_packet(m("N % 4"))
-         .contract_time(m("N / 4"))
-         .contract_lane(m("N / 4"), m("N % 4 # 8"), LaneMode.SEQUENTIAL)
-         .commit_trim(m("N % 4"))
-         .commit(m("N / 4, N % 4")))
+    y = rows_by_four(ctx, xd, w_trf, "H", "N / 4").commit(m("N / 4, N % 4"))
     return y.to_hbm(ctx.tdma, HbmTensor[f32, Chip, m("N")])
 
 
@@ -90,15 +83,12 @@ def padded_row_bf16(ctx: Context, x: HbmTensor[bf16, Chip, m("N, H")],
 def padded_rows_one_left_out(ctx: Context, x: HbmTensor[i8, Chip, m("N, K")],
                              w: HbmTensor[i8, Chip, m("O, K")]) -> HbmTensor[i32, Chip, m("N")]:
     """Refused: out_time leaves the live rows O unwalked (only padding may be left out)."""
-    xd = x.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N, K")])
-    wd = w.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("O, K")])
+    xd, wd = to_dm(ctx, i8, (x, "N, K"), (w, "O, K"))
     w_trf = (ctx.sub.begin(wd.view()).fetch(m("O"), m("K")).collect(m("O"), m("K # 32"))
              .to_trf(m("1"), m("O, K # 32")))
     y = (stream(ctx, xd, "K")
          .contract_outer(w_trf, m("N / 4"), m("N % 4, K"))  # OUTER-9
-         .contract_packet(m("N % 4"))
-         .contract_time(m("N / 4"))
+         .contract_packet(m("N % 4")).contract_time(m("N / 4"))
          .contract_lane(m("N / 4"), m("N % 4 # 8"), LaneMode.SEQUENTIAL)
-         .commit_trim(m("N % 4"))
-         .commit(m("N / 4, N % 4")))
+         .commit_trim(m("N % 4")).commit(m("N / 4, N % 4")))
     return y.to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("N")])
