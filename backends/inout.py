@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from ir import host_layout
-from ir.topology import host_array_shape
+from ir.topology import accepted_host_shapes, host_array_shape, padded_chip_note
 from ir.dtypes import i4
 from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
@@ -83,10 +83,10 @@ def check_array(what: str, t: Any, array: Any, why: str = "") -> None:
                      f"not {type(array).__name__}")
     if array.dtype not in t.dtype.host_dtypes:
         raise usage_error(f"{what} is {t.dtype}: pass a {names} array, not {array.dtype}")
-    if array.shape != shape:
+    if array.shape not in accepted_host_shapes(t):
         whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
             f"type (Chip `{t.chip}`, element `{t.element}`)"
-        raise usage_error(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}")
+        raise usage_error(f"{what} has shape {array.shape}; its HBM {whose} needs shape {shape}{padded_chip_note(t)}")
 
 
 def _check_out(name: str, t: Any, array: Any) -> None:

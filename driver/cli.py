@@ -194,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         _quiet_stdout()
         print(f"error[USAGE]: cannot write the output: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - only an interruption is caught here, the rest re-raised
+        from npu_opt.fault_owner import interrupted  # loaded already: only a traced file installs handlers
+
+        if not interrupted(e):
+            raise
+        print(f"npu-opt: interrupted: a signal handler raised {type(e).__name__}", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

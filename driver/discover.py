@@ -26,7 +26,7 @@ import attrs
 
 from ir.errors import MappingError, exception_text
 from ir.location import OWN_PACKAGES, tb_frames
-from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, interrupted
 from npu_opt.device import DeviceKernel
 from npu_opt.per_file_imports import loading
 from driver.replay import walk_strings
@@ -129,11 +129,13 @@ def load_file(path: Path, source: str | None = None, name: str | None = None) ->
         return None, LoadError(display, f"{e.code} while importing: {e.detail}"
                                + (f" in m(\"{e.text}\")" if e.text else ""), line)
     except USER_EXITS as e:  # sys.exit(), os._exit() or an interrupt raised by the file itself
-        if isinstance(e, KeyboardInterrupt) and signalled():
+        if interrupted(e):
             raise
         return None, LoadError(display, f"importing the file raised {exit_text(e)}; a kernel file may not exit "
                                "while it is imported", _line_in(e, path))
     except BaseException as e:  # noqa: BLE001 - any import-time failure of user code is exit 2
+        if interrupted(e):  # a harness's timeout while the file was imported: not the file's error
+            raise
         return None, LoadError(display, f"importing the file raised {type(e).__name__}: {exception_text(e)}",
                                _line_in(e, path))
     return module, None

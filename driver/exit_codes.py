@@ -44,8 +44,8 @@ STATUSES: tuple[ExitStatus, ...] = (
     ExitStatus(EXIT_ICE, "internal compiler error",
                "an internal compiler error (ICE): npu-opt's own bug; the diagnostic (and a `.fail`) asks you "
                "to report it", _ALL),
-    ExitStatus(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGINT); `compile` leaves no partial "
-               "artifact", _ALL),
+    ExitStatus(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGINT, or an exception a signal handler "
+               "raised); `compile` leaves no partial artifact", _ALL),
     ExitStatus(EXIT_PIPE, "output pipe closed", "the reader of the output went away (`npu-opt check ... | "
                "head`); nothing more is printed", _ALL),
 )

@@ -23,7 +23,7 @@ import attrs
 
 from driver.discover import _line_in
 from ir.errors import NpuOptError, exception_text
-from npu_opt.fault_owner import USER_EXITS, exit_text, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, interrupted
 from npu_opt.device import DeviceKernel
 from npu_opt.per_file_imports import no_process_exit
 from npu_opt.tune import Space
@@ -49,7 +49,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         with no_process_exit():
             return fn(*args, **kwargs)
     except USER_EXITS as e:
-        if isinstance(e, KeyboardInterrupt) and signalled():
+        if interrupted(e):
             raise  # a real Ctrl-C stops the command
         raise UserExit(f"called {exit_text(e)}; code in a tune space may not exit npu-opt") from e
 
@@ -83,6 +83,8 @@ def guarded(space: Space, path: str) -> Space:
             except UserExit as e:
                 raise _usage(path, fn, role, e.__cause__, str(e)) from None
             except Exception as e:  # noqa: BLE001 - the user's inputs()/oracle() failing is their error
+                if interrupted(e):  # a harness's timeout: not the space's error
+                    raise
                 raise _usage(path, fn, role, e, f"raised {type(e).__name__}: {exception_text(e)}") from None
         return call
 

@@ -8,6 +8,7 @@ import attrs
 
 from ir.diagnostic import Diagnostic
 from ir.errors import exception_text
+from ir.interruption import from_signal_handler
 from ir.location import tb_frames
 from ir.version import VERSION
 
@@ -39,7 +40,11 @@ class Outcome:
 
 
 def ice_diagnostic(kernel: str, exc: BaseException, loc: Any = None) -> Diagnostic:
-    """An internal compiler error as a diagnostic: what failed, and a request to report it."""
+    """An internal compiler error as a diagnostic: what failed, and a request to report it.
+    An exception a signal handler raised (a harness's timeout) is no error of npu-opt's:
+    it is raised again here, so every `except` that reports an ICE lets it through."""
+    if from_signal_handler(exc):
+        raise exc
     code = getattr(exc, "code", None)
     notes = [(f"{type(exc).__name__}: {exception_text(exc)}".splitlines() or [type(exc).__name__])[0]]
     if code and code not in ("ICE", "USAGE"):

@@ -17,8 +17,8 @@ from ir.host_layout import host_shape
 from ir.mapping.factors import AxisFactor, BroadcastFactor, PaddingFactor
 
 __all__ = ["CHIP_TARGETS", "named_chip_counts", "PE_COUNTS", "DEFAULT_PE", "PES_PER_CLUSTER", "pe_space", "pe_fault",
-           "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "unequal_chip_copies",
-           "host_chip_fault"]
+           "chip_host_dims", "chip_broadcast_dims", "host_array_shape", "accepted_host_shapes", "padded_chip_note",
+           "unequal_chip_copies", "host_chip_fault"]
 
 # Chip counts the reference compiles for, and the built-in target of each: `rngd` is one
 # chip; the multi-chip targets ship as data beside it (tu_ops/targets/).
@@ -64,7 +64,7 @@ def chip_host_dims(chip: Any) -> tuple[int, ...]:
     per axis digit and per broadcast of the Chip, outer first (rule 11 of the porting
     rules): `m("C")` with |C| = 2 adds a leading 2 (row c lives on chip c), a broadcast
     `m("4")` a leading 4 holding the copies (equal on input, one per chip on output);
-    padding positions hold no row, so `1` and `1 # 2` add none."""
+    padding positions hold no row, so `1` and `1 # 2` add none (`accepted_host_shapes`)."""
     return tuple(f.extent for f in chip.factors()
                  if isinstance(f, AxisFactor) or (isinstance(f, BroadcastFactor) and f.extent > 1))
 
@@ -79,6 +79,28 @@ def host_array_shape(t: Any) -> tuple[int, ...]:
     """The shape of the host array of HBM type `t`: its Chip's dimensions, then one per
     top-level term of its element (`ir.host_layout`)."""
     return chip_host_dims(t.chip) + host_shape(t.element)
+
+
+def accepted_host_shapes(t: Any) -> tuple[tuple[int, ...], ...]:
+    """The host array shapes a parameter of HBM type `t` may take, `host_array_shape` first.
+    A Chip of padding around one live chip (`m("1 # 4")`) holds one copy, on chip 0: its
+    array is the element's shape, and the reference's tests state the same data with a
+    leading `1` (`HostTensor<m![1, ..]>`), so that shape is taken too."""
+    shape = host_array_shape(t)
+    return (shape, (1, *shape)) if _one_live_chip_of_many(t.chip) else (shape,)
+
+
+def padded_chip_note(t: Any) -> str:
+    """What a wrong shape's USAGE adds for a padded Chip (empty for any other Chip)."""
+    if not _one_live_chip_of_many(t.chip):
+        return ""
+    return (f" or {(1, *host_array_shape(t))}: the Chip `{t.chip}` holds one copy, on chip 0, and chips 1 to "
+            f"{t.chip.size - 1} hold padding")
+
+
+def _one_live_chip_of_many(chip: Any) -> bool:
+    """A Chip that adds no host dimension yet spans several chips: padding around chip 0."""
+    return not chip_host_dims(chip) and chip.size > 1
 
 
 def unequal_chip_copies(name: str, array: Any, chip: Any) -> str | None:

@@ -27,7 +27,7 @@ from ir.rules.topology import pe_violation
 from ir.topology import CHIP_TARGETS, DEFAULT_PE, PE_COUNTS, host_chip_fault, named_chip_counts
 from ir.types import HbmType
 from npu_opt.annotations import BAD_ANNOTATION, annotation_location, annotation_violation
-from npu_opt.fault_owner import USER_EXITS, exit_text, raised_by_us, signalled
+from npu_opt.fault_owner import USER_EXITS, exit_text, interrupted, raised_by_us
 from npu_opt.context import Context
 from npu_opt.factory_variable_escapes import factory_escapes, shadowed_escapes
 from npu_opt.result_layout import adopt_annotation
@@ -147,14 +147,14 @@ class DeviceKernel:
                     code = "USAGE"
                 tracer.refuse(Violation(code, exception_text(e)), _raise_site(e), None)
             except USER_EXITS as e:
-                if isinstance(e, KeyboardInterrupt) and signalled():
+                if interrupted(e):  # a Ctrl-C, or a signal handler's exception: not the kernel's
                     raise
                 tracer.refuse(Violation("USAGE", f"the kernel raised {exit_text(e)} while being traced",
                                         help="a kernel body returns its result; it may not exit or interrupt "
                                              "the compiler"), _raise_site(e) or self.location, None)
             except BaseException as e:  # the user's own Python error inside the kernel body
-                if raised_by_us(e):
-                    raise  # our bug: the caller reports an ICE
+                if raised_by_us(e) or interrupted(e):
+                    raise  # our bug (the caller reports an ICE), or a harness's timeout: not the kernel's
                 tracer.refuse(Violation("USAGE", f"the kernel raised {type(e).__name__}: {exception_text(e)}",
                                         help="fix the Python error; the trace stopped here"),
                               _raise_site(e), None)

@@ -7,8 +7,10 @@ user's frames are reported as their USAGE errors. The one exception is the
 
 `SystemExit`, `KeyboardInterrupt` and `GeneratorExit` raised by the user's code while a
 file is imported or a kernel traced (and `os._exit`, which raises `ProcessExit` there)
-are USAGE errors for that file or kernel; a
-KeyboardInterrupt caused by SIGINT (recorded by `on_sigint`) still stops the command.
+are USAGE errors for that file or kernel. An interruption is not (`interrupted`): a
+KeyboardInterrupt caused by SIGINT (recorded by `on_sigint`, or delivered by Python's own
+handler rather than raised by a `raise` statement) or an exception a signal handler raised
+(a harness's timeout) passes through unchanged and stops the command or the caller.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import signal
 import threading
 from typing import Any
 
+from ir.interruption import from_signal_handler, raised_by_statement
 from ir.location import OWN_PACKAGES, tb_frames
 
-__all__ = ["raised_by_us", "USER_EXITS", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
+__all__ = ["raised_by_us", "USER_EXITS", "interrupted", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -52,6 +55,16 @@ def _is_library(filename: str) -> bool:
     roots = {os.path.realpath(sysconfig.get_path(key)) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     path = os.path.realpath(filename)
     return any(path.startswith(root + os.sep) for root in roots)
+
+
+def interrupted(e: BaseException) -> bool:
+    """Whether `e` came into the user's code from outside it, a signal rather than its own
+    `raise` (ir/interruption.py): a KeyboardInterrupt of a real Ctrl-C, or one Python's
+    SIGINT handler delivered, or anything a Python signal handler raised. The trace and
+    the import let it through instead of blaming the kernel or the file."""
+    if isinstance(e, KeyboardInterrupt) and (signalled() or not raised_by_statement(e)):
+        return True
+    return from_signal_handler(e)
 
 
 def signalled() -> bool:

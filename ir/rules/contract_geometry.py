@@ -31,7 +31,7 @@ __all__ = [
     "ACC_CELLS", "LANE_BUS", "LANES", "SEQ_MAX_ENTRIES", "SEQ_MAX_ITER",
     "OuterGeometry", "LaneGeometry",
     "split_normalized", "split_to_factors", "split_mappings", "mapping_of", "factor_mapping", "padded_factors",
-    "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "outer_geometry",
+    "divide_rows", "walk_entries", "lane_fold_f", "outer_pack", "trf_read_size", "outer_geometry",
     "packet_depth", "reduced_packet",
     "lane_fold", "lane_geometry", "accumulator_cells", "text_of", "axis_sizes",
 ]
@@ -162,6 +162,33 @@ def trf_read_size(element: Mapping, out_packet: Mapping, weight: DType) -> int:
     return best
 
 
+def divide_rows(out_time: Mapping, e_outer: Mapping | Factors) -> mops.DivideResult | None:
+    """`divide(out_time, E_outer)` (OUTER-9): how out_time walks the TRF rows. When out_time
+    does not walk a padding factor of E_outer (a row padded past the read, `K # 32` read 16
+    at a time), the sequencer leaves that factor at its first value, a live row, and never
+    reads the padding: out_time divides the live factors only, each stride still counted in
+    reads of the whole E_outer. A walk that names the padding reads it, as before."""
+    got = mops.divide(out_time, e_outer)
+    fs = mops.as_factors(e_outer)
+    if got is not None or not any(isinstance(f, PaddingFactor) for f in fs):
+        return got
+    got = mops.divide(out_time, tuple(f for f in fs if not isinstance(f, PaddingFactor)))
+    if got is None:
+        return None
+    bands, live, whole = [], 1, 1  # per live factor: its strides [live, live * extent) scale by whole / live
+    for f in reversed(fs):
+        if not isinstance(f, PaddingFactor):
+            bands.append((live, live * f.extent, whole // live))
+            live *= f.extent
+        whole *= f.extent
+
+    def in_reads(stride: int) -> int:
+        return next(stride * k for lo, hi, k in bands if lo <= stride < hi)
+
+    return mops.DivideResult(tuple(attrs.evolve(lp, stride_n=in_reads(lp.stride_n)) if lp.kept else lp
+                                   for lp in got.loops))
+
+
 def walk_entries(got: mops.DivideResult) -> tuple[Entry, ...]:
     """The TRF read walk (OUTER-11) before coalescing, of a successful `divide(out_time, E_outer)`
     (OUTER-9): one entry per factor of a refinement of out_time common with E_outer, its stride
@@ -185,7 +212,7 @@ def outer_geometry(stream_type: StreamType, trf_type: TrfType, out_time: Mapping
         r = trf_read_size(trf_type.element, out_packet, trf_type.dtype)
         e_outer = split_mappings(trf_type.element, r)[0]
         op_bcast = split_mappings(out_packet, r)[0]
-        got = mops.divide(out_time, e_outer)
+        got = divide_rows(out_time, e_outer)
     except MappingError as e:
         raise ValueError(f"contract_outer geometry is undefined: {e}") from e
     if got is None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from ir.diagnostic import Violation
 from ir.dtypes import CONTRACTION_PAIRS, TRF_STORAGE
 from ir.mapping import ops as mops
-from ir.mapping.factors import RaggedFactor
+from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 from ir.rules.contract_geometry import (
-    LANES, OUTER_PACKET_BYTES, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, axis_sizes, factor_mapping, split_normalized,
-    split_to_factors, text_of, trf_read_size, walk_entries,
+    LANES, OUTER_PACKET_BYTES, SEQ_MAX_ENTRIES, SEQ_MAX_ITER, axis_sizes, divide_rows, factor_mapping,
+    split_normalized, split_to_factors, text_of, trf_read_size, walk_entries,
 )
 from ir.rules.contract_text import CurrentRule, bytes_text, frag_text, guarded, holding, list_text, raw
 from ir.rules.space import same_spatial
@@ -151,7 +151,7 @@ def _trf_rules(s, w, out_time: Mapping, out_packet: Mapping, rule: CurrentRule) 
     if found is not None:
         return found
     rule.code = "OUTER-9"
-    got = mops.divide(out_time, e_outer)
+    got = divide_rows(out_time, e_outer)
     return (_row_walk_rule(w, out_time, out_packet, r, e_outer, got, trf_frags)
             or _joint_rule(s, w, out_time, out_packet, rule) or _walk_size_rule(got, rule))
 
@@ -180,7 +180,8 @@ def _row_walk_rule(w, out_time: Mapping, out_packet: Mapping, r: int, e_outer, g
     """OUTER-9: out_time walks every TRF row, and its other factors are TRF broadcasts."""
     if got is None:
         sizes = axis_sizes(w.lane, w.element, out_time, out_packet)
-        missing = [f for f in e_outer if mops.divide(out_time, (f,)) is None] or list(e_outer)
+        live = [f for f in e_outer if not isinstance(f, PaddingFactor)]  # padding rows may go unwalked
+        missing = [f for f in live if mops.divide(out_time, (f,)) is None] or live or list(e_outer)
         rows = text_of(split_normalized(w.element, r)[0])
         return Violation(
             "OUTER-9", "out_time must walk every TRF row: each factor of the TRF element outside one read "

@@ -55,7 +55,7 @@ def _v(code: str, message: str, help: str) -> Violation:
 
 def _plan(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping) -> Any:
     """(slice, time, out_slice, out_time) data fragments on one common cut, then every factor of
-    out_slice on it; or a Violation."""
+    out_slice and of slice on it (padding and broadcasts too); or a Violation."""
     levels = [slice_, time, out_slice, out_time]
     if any(isinstance(f, RaggedFactor) for mp in levels for f in mp.factors()):
         return _v("VE-INTER-1", "the inter-slice reduce's mappings must factor into axis digits",
@@ -64,7 +64,7 @@ def _plan(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping)
     if cut is None:
         return _v("VE-INTER-1", f"[{slice_}, {time}] and [{out_slice}, {out_time}] have no common digit cut",
                   "write the output from the input's own digit ranges")
-    return [_data(fs) for fs in cut] + [cut[2]]
+    return [_data(fs) for fs in cut] + [cut[2], cut[0]]
 
 
 def inter_fault(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping,
@@ -77,7 +77,7 @@ def inter_fault(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Ma
     plan = _plan(slice_, time, out_slice, out_time)
     if isinstance(plan, Violation):
         return plan
-    s, t, os_, ot, os_all = plan
+    s, t, os_, ot, os_all, s_all = plan
     out = set(os_) | set(ot)
     lost_time = [f for f in t if f not in out]
     if lost_time:
@@ -88,7 +88,10 @@ def inter_fault(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Ma
         return _v("VE-INTER-3", f"the reduced slice factors of {slice_} are not its innermost ones",
                   "reduce the innermost slice factors; move the reduced axis inward in the slice")
     kept = s[:len(s) - len(reduced)]
-    if list(os_all[:len(kept)]) != kept:
+    # the kept factors keep their slice positions: out_slice starts with slice's factors up to the
+    # last kept one, padding and broadcasts among them included (`1 # 4, M / 8` of `1 # 4, M / 8, K / 16`)
+    prefix = list(s_all[:s_all.index(kept[-1]) + 1]) if kept else []
+    if list(os_all[:len(prefix)]) != prefix:
         return _v("VE-INTER-4", f"the kept slice factors of {slice_} do not stay outermost in out_slice {out_slice}",
                   "write out_slice as the kept slice factors, then the reduced slots' replacements")
     have = {f.axis for f in s + t} | set(other_axes)
@@ -120,7 +123,7 @@ def _groups(levels: list[Mapping], kept: list[AxisFactor]) -> np.ndarray:
 def _ring_plan(slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping) -> tuple[Groups, np.ndarray]:
     """The fold's groups of the input positions, and each output position's group (-1:
     padding); kept, as a traced kernel folds the same mappings every run."""
-    s, t, os_, ot, _ = _plan(slice_, time, out_slice, out_time)
+    s, t, os_, ot, _, _ = _plan(slice_, time, out_slice, out_time)
     out_frags = set(os_) | set(ot)
     kept = [f for f in s + t if f in out_frags]
     size = int(np.prod([f.extent for f in kept], dtype=np.int64))

@@ -127,3 +127,23 @@ def test_refusals_carry_their_code(kernel, code):
         assert code is not None and code in str(e), str(e)
         return
     assert code is None, f"compiled, expected {code}"
+
+
+def test_promotion_under_a_padded_slice_prefix():
+    """matmul_split_reduce2.rs's shape (issue 56, porting check): the slice `1 # 4, A / 32, R`
+    keeps its padding and `A / 32` in place and promotes a time digit into R's slot. It was
+    VE-INTER-4 (the padding was read as a displaced kept factor)."""
+    k = K.inter_first(i32, I.ADD, slice_="1 # 4, A / 32, R", hbm="A / 32, R, A % 32", elem="A / 8 % 4, A % 8",
+                      time="A / 8 % 4", out_slice="1 # 4, A / 32, A / 8 % 4", out_time="1", out_elem="A % 8",
+                      out_hbm="A")
+    x = RNG.integers(-1000, 1000, (16, 4, 32)).astype(np.int32)
+    np.testing.assert_array_equal(_both(k, x), x.sum(1).reshape(512))
+
+
+def test_a_kept_factor_moved_behind_the_padding_is_still_ve_inter_4():
+    k = K.inter_first(i32, I.ADD, slice_="1 # 4, A / 32, R", hbm="A / 32, R, A % 32", elem="A / 8 % 4, A % 8",
+                      time="A / 8 % 4", out_slice="A / 32, 1 # 4, A / 8 % 4", out_time="1", out_elem="A % 8",
+                      out_hbm="A")
+    with pytest.raises(npu_opt.CompileError) as caught:
+        npu_opt.compile(k)
+    assert "VE-INTER-4" in str(caught.value)

@@ -27,7 +27,7 @@ from ir import host_layout
 from ir.host_layout import host_shape
 from ir.resident import host_type
 from ir.runtime_types import host_scalar
-from ir.topology import chip_host_dims, unequal_chip_copies
+from ir.topology import accepted_host_shapes, chip_host_dims, padded_chip_note, unequal_chip_copies
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes
 from visa.interp.errors import check
 from visa.interp.memory import Memory
@@ -64,9 +64,10 @@ def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray
     if array.dtype not in accepted:
         names = " or ".join(str(a) for a in accepted)
         raise _usage(f"parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
-    if array.shape != shape:
+    if array.shape not in accepted_host_shapes(t):
         whose = f"element `{t.element}`" if not chips else f"type (Chip `{t.chip}`, element `{t.element}`)"
-        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}")
+        raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}"
+                     f"{padded_chip_note(t)}")
     unequal = unequal_chip_copies(name, array, t.chip)
     if unequal is not None:
         raise _usage(unequal)
