@@ -28,8 +28,9 @@ def _step_json(slot: Slot, critical: bool) -> dict[str, Any]:
         "start": slot.start, "end": slot.end, "duration": step.duration, "claims": list(step.claims),
         "wait": {"kind": slot.wait.kind, "on": slot.wait.on, "what": slot.wait.what},
         "critical": critical,
-        "records": [{"ref": r.ref, "mnemonic": r.mnemonic, "engine": r.engine, "start": slot.start,
-                     "end": slot.start + r.cycles, "cycles": r.cycles, "text": r.text, "loc": r.loc}
+        "startup": step.startup,
+        "records": [{"ref": r.ref, "mnemonic": r.mnemonic, "engine": r.engine, "start": slot.start + step.startup,
+                     "end": slot.start + step.startup + r.cycles, "cycles": r.cycles, "text": r.text, "loc": r.loc}
                     for r in step.records],
         "dma": attrs.asdict(step.dma) if step.dma is not None else None,
         "bank_run": attrs.asdict(step.bank_run) if step.bank_run is not None else None,
@@ -57,7 +58,7 @@ def wait_text(schedule: Schedule, slot: Slot) -> str:
     """Why `slot` started when it did, in words."""
     w = slot.wait
     if w.kind == "none":
-        return "ready at cycle 0"
+        return f"ready at cycle {schedule.origin}" + (" (the launch)" if schedule.origin else "")
     other = schedule.slots[w.on].step.label if w.on is not None else "?"
     if w.kind == "dependency":
         verb = "read" if w.what.startswith("WAR") else "written"
