@@ -17,7 +17,8 @@ from visa.schedule.rates import Rates, builtin_rates
 from visa.schedule.scheduler import Hazard, Slot, schedule_steps
 from visa.schedule.steps import DMA_CONTEXT, build_steps
 
-__all__ = ["Bound", "Schedule", "schedule_artifact", "busiest_context", "CONTEXTS", "MODEL_NOTE"]
+__all__ = ["Bound", "Schedule", "schedule_artifact", "busiest_context", "launch_cycles", "steps_makespan", "CONTEXTS",
+           "MODEL_NOTE"]
 
 CONTEXTS = ("main", "sub", DMA_CONTEXT)
 MODEL_NOTE = ("a model of the reference scheduler (which is closed), from the book's published rates; "
@@ -96,6 +97,18 @@ def busiest_context(steps: Any) -> tuple[str, int]:
     return top, busy[top]
 
 
+def launch_cycles(rates: Rates) -> int:
+    """The cycle the kernel's first command can issue (`kernel.launch_cycles`)."""
+    return int(rates("kernel", "launch_cycles"))
+
+
+def steps_makespan(steps: list[Any], rates: Rates) -> int:
+    """The makespan of `steps` as `schedule_artifact` schedules them (for a caller that built
+    the steps itself, as tune's gate does)."""
+    slots, _ = schedule_steps(steps, launch_cycles(rates))
+    return max((s.end for s in slots), default=0)
+
+
 def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: int = 0) -> list[Bound]:
     """Bytes over each memory's bandwidth, MACs over the contraction peak, the longest
     dependency chain and the busiest context; each after the launch (`origin`), before which
@@ -132,7 +145,7 @@ def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, tar
     if rates is None:
         rates = builtin_rates(artifact.target) or builtin_rates("rngd")
     steps = build_steps(artifact.kernel, rates, target)
-    origin = int(rates("kernel", "launch_cycles"))
+    origin = launch_cycles(rates)
     slots, found = schedule_steps(steps, origin)
     return Schedule(kernel=artifact.kernel.name, target=artifact.target, slots=tuple(slots), hazards=tuple(found),
                     bounds=tuple(lower_bounds(slots, found, rates, origin)), rates=rates, origin=origin)
