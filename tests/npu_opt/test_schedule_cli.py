@@ -57,7 +57,8 @@ def test_the_report_names_makespan_bounds_critical_path_and_utilisation(chain):
 def test_json_is_versioned_and_lists_every_record(chain):
     status, out, _ = run([[str(chain)], "json"])
     data = json.loads(out)
-    assert status == 0 and data["schema"] == "npu-opt-schedule" and data["version"] == 1
+    assert status == 0 and data["schema"] == "npu-opt-schedule" and data["version"] == 2
+    assert data["launch"] == 2000 and [s["startup"] for s in data["steps"]] == [0, 290, 0]
     assert data["makespan"] == CHAIN and data["binding"] == "chain"
     assert [s["start"] for s in data["steps"]] == [2000, 2756, 3062]
     assert [r["start"] for r in data["steps"][1]["records"]] == [2756 + 290] * 2   # after the start-up
@@ -106,7 +107,7 @@ def test_every_example_kernel_has_a_schedule_with_bounds_and_a_manifest_makespan
     for entry in manifest["kernels"]:
         data = json.loads((out / "schedules" / f"{entry['name']}.schedule.json").read_text())
         assert entry["makespan"] == data["makespan"] > 0
-        assert data["kernel"] == entry["name"] and data["version"] == 1
+        assert data["kernel"] == entry["name"] and data["version"] == 2
         assert {b["name"] for b in data["bounds"]} == {"hbm", "dm", "dm_slice", "mac", "chain", "context"}
         # the gather and all-gather examples run no Tensor Unit program: nothing reads or writes a slice's DM there
         idle = {"mac", "dm_slice"} if entry["name"] in ("paged_kv_gather", "embedding_lookup", "paged_kv_cache",

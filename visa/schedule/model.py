@@ -134,8 +134,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: i
     ]
     if not origin:
         return bounds
-    return [attrs.evolve(b, cycles=b.cycles + origin, detail=f"{b.detail}, after the {origin}-cycle launch")
-            for b in bounds]
+    return [attrs.evolve(b, cycles=b.cycles + origin) for b in bounds]
 
 
 def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, target: Any = None) -> Schedule:

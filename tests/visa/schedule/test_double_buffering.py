@@ -23,6 +23,8 @@ What the model can match and what it cannot, today:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -94,3 +96,13 @@ def test_the_pipelined_form_overlaps_staging_with_contraction(schedules):
     first_contract = next(slot for slot in slots if slot.step.context == "main")
     second_stage = [slot for slot in slots if slot.step.context == "sub"][1]
     assert second_stage.start < first_contract.end
+
+
+def test_the_tuning_guide_quotes_these_makespans(schedules):
+    # docs/tuning.md, "How close the model is": the model column is what the model gives
+    page = (Path(__file__).parents[3] / "docs" / "tuning.md").read_text()
+    for form, name in (("rolled loop", "rolled"), ("two-stage software pipeline", "software_pipelined"),
+                       ("fully unrolled", "unrolled")):
+        s = schedules[name]
+        row = f"| {form} | {REFERENCE[name]:,} | {s.makespan:,} | {100 * _error(schedules, name):+.1f} % |"
+        assert row.replace("+-", "-") in page, row

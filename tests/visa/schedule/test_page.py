@@ -66,8 +66,8 @@ def test_every_record_has_a_bar_and_hovering_shows_its_text(browser, page):
 def test_zoom_keeps_only_the_bars_in_the_range(browser, page):
     total = len(json.loads(browser.eval(BARS)))
     first = schedule_artifact(page[0]).origin   # nothing starts before the launch
-    browser.eval(f"document.getElementById('from').value = {first}; document.getElementById('to').value = {first + 100}; "
-                 "document.getElementById('zoom').click(); 0")
+    browser.eval(f"document.getElementById('from').value = {first}; "
+                 f"document.getElementById('to').value = {first + 100}; document.getElementById('zoom').click(); 0")
     assert 0 < len(json.loads(browser.eval(BARS))) < total      # the first DMA only
     browser.eval("document.getElementById('reset').click(); 0")
     assert len(json.loads(browser.eval(BARS))) == total
