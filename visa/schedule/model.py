@@ -123,7 +123,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: i
     hbm_rate, dm_rate = rates("hbm", "chip_bytes_per_cycle"), rates("dm", "chip_bytes_per_cycle")
     slice_rate = rates("dm", "slice_bytes_per_cycle")
     top, busy = busiest_context(steps)
-    bounds = [
+    return [attrs.evolve(b, cycles=b.cycles + origin) for b in (
         Bound("hbm", _ceil(hbm, hbm_rate), f"{hbm} HBM bytes / {hbm_rate:g} B per cycle"),
         Bound("dm", _ceil(dm, dm_rate), f"{dm} DM bytes moved by DMA / {dm_rate:g} B per cycle"),
         Bound("dm_slice", _ceil(slice_bytes, slice_rate),
@@ -131,10 +131,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: i
         Bound("mac", mac_cycles, f"{macs} MACs per slice at the contraction peak"),
         Bound("chain", _chain_bound(slots, found), "longest dependency chain (no resource limits)"),
         Bound("context", busy, f"busiest context ({top}): the sum of its steps"),
-    ]
-    if not origin:
-        return bounds
-    return [attrs.evolve(b, cycles=b.cycles + origin) for b in bounds]
+    )]
 
 
 def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, target: Any = None) -> Schedule:
