@@ -24,8 +24,7 @@ from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
 from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
-from visa.schedule.model import busiest_context
-from visa.schedule.scheduler import schedule_steps
+from visa.schedule.model import busiest_context, launch_cycles, steps_makespan
 from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
@@ -143,11 +142,10 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
 
     def gate(lowered: Any, gate_target: Any) -> _Known:  # the compile stops with what the gate returns
         steps = build_steps(lowered, rates, gate_target)
-        bound = busiest_context(steps)[1]
+        bound = launch_cycles(rates) + busiest_context(steps)[1]  # nothing issues before the launch
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
-        slots, _ = schedule_steps(steps)
-        makespan = max((s.end for s in slots), default=0)
+        makespan = steps_makespan(steps, rates)
         if makespan < bound:
             raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound {bound}")
         return _Known("ok", None, "", bound, makespan)

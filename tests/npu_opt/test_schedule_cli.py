@@ -16,11 +16,12 @@ from tests.visa.schedule.handmade import HEAD, COST, dma_in, dma_out, program
 ROOT = Path(__file__).parents[2]
 
 # With the shipped rates (tu_ops/targets/rngd.schedule.toml), by hand:
+#   launch : nothing issues before cycle 2000
 #   dma_in : 500 startup + max(engine 256 requests, HBM 256 packets x 2 (128-byte strides are not
 #            256-aligned: unaligned read) x 256 B / 1500 = 88, DM 32768 / 2000 = 17) = 756
-#   program: 16 fetch beats, 16 commit writes = 16
+#   program: 290 command start-up + 16 fetch beats, 16 commit writes = 306
 #   dma_out: 500 + max(engine 4, HBM 4 partial 128-byte writes x 50 x 256 / 1500 = 35, DM 1) = 535
-CHAIN = 756 + 16 + 535
+CHAIN = 2000 + 756 + 306 + 535
 
 
 def write(tmp_path, name, *steps, result):
@@ -56,9 +57,11 @@ def test_the_report_names_makespan_bounds_critical_path_and_utilisation(chain):
 def test_json_is_versioned_and_lists_every_record(chain):
     status, out, _ = run([[str(chain)], "json"])
     data = json.loads(out)
-    assert status == 0 and data["schema"] == "npu-opt-schedule" and data["version"] == 1
+    assert status == 0 and data["schema"] == "npu-opt-schedule" and data["version"] == 2
+    assert data["launch"] == 2000 and [s["startup"] for s in data["steps"]] == [0, 290, 0]
     assert data["makespan"] == CHAIN and data["binding"] == "chain"
-    assert [s["start"] for s in data["steps"]] == [0, 756, 772]
+    assert [s["start"] for s in data["steps"]] == [2000, 2756, 3062]
+    assert [r["start"] for r in data["steps"][1]["records"]] == [2756 + 290] * 2   # after the start-up
     records = [r["mnemonic"] for s in data["steps"] for r in s["records"]]
     assert records == ["dma", "feed_buffer", "commit", "dma"]
     assert data["critical_path"] == [0, 1, 2]
@@ -104,7 +107,7 @@ def test_every_example_kernel_has_a_schedule_with_bounds_and_a_manifest_makespan
     for entry in manifest["kernels"]:
         data = json.loads((out / "schedules" / f"{entry['name']}.schedule.json").read_text())
         assert entry["makespan"] == data["makespan"] > 0
-        assert data["kernel"] == entry["name"] and data["version"] == 1
+        assert data["kernel"] == entry["name"] and data["version"] == 2
         assert {b["name"] for b in data["bounds"]} == {"hbm", "dm", "dm_slice", "mac", "chain", "context"}
         # the gather and all-gather examples run no Tensor Unit program: nothing reads or writes a slice's DM there
         idle = {"mac", "dm_slice"} if entry["name"] in ("paged_kv_gather", "embedding_lookup", "paged_kv_cache",
@@ -134,7 +137,7 @@ def test_trace_and_html_files_are_written(chain, tmp_path):
     trace, page = tmp_path / "t.json", tmp_path / "p.html"
     assert main(["schedule", str(chain), "--trace", str(trace), "--html", str(page), "--no-verify"]) == 0
     events = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"]
-    assert len(events) == 4 and events[-1]["ts"] == pytest.approx((756 + 16) / 1000)
+    assert len(events) == 4 and events[-1]["ts"] == pytest.approx((2000 + 756 + 306) / 1000)
     html = page.read_text()
     assert "<script src" not in html and "<link" not in html and '"makespan": %d' % CHAIN in html
 

@@ -64,6 +64,8 @@ def test_the_assumptions_table_shows_the_shipped_rates():
         f"{r('dma', 'startup_cycles'):g} cycles startup per command |",
         f"| held bank | a run of {r('dm', 'bank_hold_run'):g} accesses on one bank |",
         f"| clock | {r('clock', 'ghz'):g} GHz |",
+        f"| command start-up | {r('tensor_unit', 'command_startup_cycles'):g} cycles per MAIN or SUB program |",
+        f"| launch | nothing issues before cycle {r('kernel', 'launch_cycles'):g} |",
     ]
     missing = [text for text in facts if text not in DOC]
     assert not missing

@@ -17,7 +17,8 @@ from visa.schedule.rates import Rates, builtin_rates
 from visa.schedule.scheduler import Hazard, Slot, schedule_steps
 from visa.schedule.steps import DMA_CONTEXT, build_steps
 
-__all__ = ["Bound", "Schedule", "schedule_artifact", "busiest_context", "CONTEXTS", "MODEL_NOTE"]
+__all__ = ["Bound", "Schedule", "schedule_artifact", "busiest_context", "launch_cycles", "steps_makespan", "CONTEXTS",
+           "MODEL_NOTE"]
 
 CONTEXTS = ("main", "sub", DMA_CONTEXT)
 MODEL_NOTE = ("a model of the reference scheduler (which is closed), from the book's published rates; "
@@ -43,6 +44,7 @@ class Schedule:
     hazards: tuple[Hazard, ...]
     bounds: tuple[Bound, ...]
     rates: Rates
+    origin: int = 0            # the cycle the first command can issue (the kernel's launch)
 
     @property
     def makespan(self) -> int:
@@ -60,7 +62,7 @@ class Schedule:
             return []
         slot = max(self.slots, key=lambda s: (s.end, s.step.index))
         chain = [slot]
-        while slot.wait.on is not None and slot.start > 0:
+        while slot.wait.on is not None and slot.start > self.origin:
             slot = self.slots[slot.wait.on]
             chain.append(slot)
         return chain[::-1]
@@ -95,9 +97,22 @@ def busiest_context(steps: Any) -> tuple[str, int]:
     return top, busy[top]
 
 
-def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[Bound]:
+def launch_cycles(rates: Rates) -> int:
+    """The cycle the kernel's first command can issue (`kernel.launch_cycles`)."""
+    return int(rates("kernel", "launch_cycles"))
+
+
+def steps_makespan(steps: list[Any], rates: Rates) -> int:
+    """The makespan of `steps` as `schedule_artifact` schedules them (for a caller that built
+    the steps itself, as tune's gate does)."""
+    slots, _ = schedule_steps(steps, launch_cycles(rates))
+    return max((s.end for s in slots), default=0)
+
+
+def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: int = 0) -> list[Bound]:
     """Bytes over each memory's bandwidth, MACs over the contraction peak, the longest
-    dependency chain and the busiest context."""
+    dependency chain and the busiest context; each after the launch (`origin`), before which
+    nothing runs."""
     steps = [s.step for s in slots]
     dmas = [s.dma for s in steps if s.dma is not None]
     hbm = sum(d.hbm_bytes for d in dmas)
@@ -108,7 +123,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[B
     hbm_rate, dm_rate = rates("hbm", "chip_bytes_per_cycle"), rates("dm", "chip_bytes_per_cycle")
     slice_rate = rates("dm", "slice_bytes_per_cycle")
     top, busy = busiest_context(steps)
-    return [
+    return [attrs.evolve(b, cycles=b.cycles + origin) for b in (
         Bound("hbm", _ceil(hbm, hbm_rate), f"{hbm} HBM bytes / {hbm_rate:g} B per cycle"),
         Bound("dm", _ceil(dm, dm_rate), f"{dm} DM bytes moved by DMA / {dm_rate:g} B per cycle"),
         Bound("dm_slice", _ceil(slice_bytes, slice_rate),
@@ -116,7 +131,7 @@ def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates) -> list[B
         Bound("mac", mac_cycles, f"{macs} MACs per slice at the contraction peak"),
         Bound("chain", _chain_bound(slots, found), "longest dependency chain (no resource limits)"),
         Bound("context", busy, f"busiest context ({top}): the sum of its steps"),
-    ]
+    )]
 
 
 def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, target: Any = None) -> Schedule:
@@ -126,6 +141,7 @@ def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, tar
     if rates is None:
         rates = builtin_rates(artifact.target) or builtin_rates("rngd")
     steps = build_steps(artifact.kernel, rates, target)
-    slots, found = schedule_steps(steps)
+    origin = launch_cycles(rates)
+    slots, found = schedule_steps(steps, origin)
     return Schedule(kernel=artifact.kernel.name, target=artifact.target, slots=tuple(slots), hazards=tuple(found),
-                    bounds=tuple(lower_bounds(slots, found, rates)), rates=rates)
+                    bounds=tuple(lower_bounds(slots, found, rates, origin)), rates=rates, origin=origin)

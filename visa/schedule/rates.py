@@ -28,8 +28,11 @@ _SECTIONS: dict[str, tuple[str, ...]] = {
     "dm": ("chip_bytes_per_cycle", "slice_bytes_per_cycle", "bank_hold_run"),
     "dma": ("engine_bytes_per_cycle", "request_bytes", "startup_cycles"),
     "tensor_unit": ("fetch_flits_per_cycle", "fetch_bytes_per_cycle", "commit_writes_per_cycle",
-                    "packets_per_cycle", "contraction_packet_bytes", "contraction_lanes"),
+                    "packets_per_cycle", "contraction_packet_bytes", "contraction_lanes", "command_startup_cycles"),
+    "kernel": ("launch_cycles",),
 }
+# fixed costs a rates file may set to zero (a hand-made file that leaves them out of its arithmetic)
+_MAY_BE_ZERO = {("tensor_unit", "command_startup_cycles"), ("kernel", "launch_cycles")}
 _TOP = ("schema", "target", *_SECTIONS)
 
 
@@ -49,9 +52,9 @@ def _fail(source: str, key: str, message: str) -> TargetSchemaError:
     return TargetSchemaError(f"rates file {source}: key `{key}`: {message}", key=key)
 
 
-def _number(source: str, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise _fail(source, key, f"expected a positive number, got {value!r}")
+def _number(source: str, key: str, value: Any, zero_ok: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero_ok):
+        raise _fail(source, key, f"expected a {'non-negative' if zero_ok else 'positive'} number, got {value!r}")
     return value
 
 
@@ -77,7 +80,7 @@ def parse_rates(data: Any, *, source: str = "<rates>") -> Rates:
             extra = sorted(set(table) ^ set(keys)) if isinstance(table, dict) else [""]
             raise _fail(source, f"{section}.{extra[0]}" if extra[0] else section, "missing or unknown key")
         for k in keys:
-            values[(section, k)] = _number(source, f"{section}.{k}", table[k])
+            values[(section, k)] = _number(source, f"{section}.{k}", table[k], (section, k) in _MAY_BE_ZERO)
     return Rates(target=str(data["target"]), values=values)
 
 

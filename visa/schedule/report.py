@@ -1,9 +1,10 @@
 """A schedule as versioned JSON (the `--dump-schedule` file) and as text.
 
-Schema `npu-opt-schedule`, version 1 (documented in the tuning guide): the kernel, the
-makespan, the lower bounds and the binding one, per-context busy cycles, every step with
-its interval, the resources it claimed, why it waited and its records (each with its own
-engine interval, text and source location), the hazards and the critical path.
+Schema `npu-opt-schedule`, version 2 (documented in the tuning guide): the kernel, the
+makespan, the launch (the cycle the first command can issue), the lower bounds and the
+binding one, per-context busy cycles, every step with its interval, its command start-up,
+the resources it claimed, why it waited and its records (each with its own engine interval,
+after the start-up, text and source location), the hazards and the critical path.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from visa.schedule.scheduler import Slot
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "schedule_json", "schedule_text", "wait_text"]
 
 SCHEMA = "npu-opt-schedule"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: `launch`, a step's `startup`, records start after it
 
 
 def _step_json(slot: Slot, critical: bool) -> dict[str, Any]:
@@ -28,8 +29,9 @@ def _step_json(slot: Slot, critical: bool) -> dict[str, Any]:
         "start": slot.start, "end": slot.end, "duration": step.duration, "claims": list(step.claims),
         "wait": {"kind": slot.wait.kind, "on": slot.wait.on, "what": slot.wait.what},
         "critical": critical,
-        "records": [{"ref": r.ref, "mnemonic": r.mnemonic, "engine": r.engine, "start": slot.start,
-                     "end": slot.start + r.cycles, "cycles": r.cycles, "text": r.text, "loc": r.loc}
+        "startup": step.startup,
+        "records": [{"ref": r.ref, "mnemonic": r.mnemonic, "engine": r.engine, "start": slot.start + step.startup,
+                     "end": slot.start + step.startup + r.cycles, "cycles": r.cycles, "text": r.text, "loc": r.loc}
                     for r in step.records],
         "dma": attrs.asdict(step.dma) if step.dma is not None else None,
         "bank_run": attrs.asdict(step.bank_run) if step.bank_run is not None else None,
@@ -37,14 +39,14 @@ def _step_json(slot: Slot, critical: bool) -> dict[str, Any]:
 
 
 def schedule_json(schedule: Schedule) -> dict[str, Any]:
-    """The version-1 JSON object of a schedule."""
+    """The version-2 JSON object of a schedule."""
     critical = {s.step.index for s in schedule.critical_path()}
     busy = {c: sum(s.step.duration for s in schedule.slots if s.step.context == c) for c in CONTEXTS}
     util = schedule.utilisation()
     return {
         "schema": SCHEMA, "version": SCHEMA_VERSION, "model": MODEL_NOTE,
         "kernel": schedule.kernel, "target": schedule.target, "clock_ghz": schedule.rates("clock", "ghz"),
-        "makespan": schedule.makespan,
+        "makespan": schedule.makespan, "launch": schedule.origin,
         "bounds": [attrs.asdict(b) for b in schedule.bounds], "binding": schedule.binding.name,
         "contexts": {c: {"busy": busy[c], "utilisation": round(util[c], 6)} for c in CONTEXTS},
         "steps": [_step_json(s, s.step.index in critical) for s in schedule.slots],
@@ -57,7 +59,7 @@ def wait_text(schedule: Schedule, slot: Slot) -> str:
     """Why `slot` started when it did, in words."""
     w = slot.wait
     if w.kind == "none":
-        return "ready at cycle 0"
+        return f"ready at cycle {schedule.origin}" + (" (the launch)" if schedule.origin else "")
     other = schedule.slots[w.on].step.label if w.on is not None else "?"
     if w.kind == "dependency":
         verb = "read" if w.what.startswith("WAR") else "written"
@@ -70,7 +72,8 @@ def _names(slot: Slot) -> str:
     if step.label.startswith("program"):
         run = step.bank_run
         banks = f"; longest same-bank run {run.length} (bank {run.bank})" if run is not None and run.length > 1 else ""
-        return f"{step.label} ({', '.join(r.mnemonic for r in step.records)}{banks})"
+        startup = f"start-up {step.startup}; " if step.startup else ""
+        return f"{step.label} ({startup}{', '.join(r.mnemonic for r in step.records)}{banks})"
     d = step.dma
     if d is None:
         return step.label
@@ -86,7 +89,8 @@ def schedule_text(schedule: Schedule, source: str = "") -> str:
     lines = [f"schedule of {schedule.kernel}{f' ({source})' if source else ''} on {schedule.target}",
              f"note: {MODEL_NOTE}",
              f"makespan: {span} cycles ({span / ghz / 1000:.2f} us at {ghz:g} GHz)",
-             "lower bounds (could be no faster than):"]
+             "lower bounds (could be no faster than" +
+             (f"; each counts the {schedule.origin}-cycle launch):" if schedule.origin else "):")]
     binding = schedule.binding.name
     for b in sorted(schedule.bounds, key=lambda b: -b.cycles):
         mark = "  <- binding" if b.name == binding else ""

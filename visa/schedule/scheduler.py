@@ -9,7 +9,8 @@ the number of steps for a kernel that reuses its memory.
 
 Steps then start in body order, each as early as its hazards allow and as soon as every
 resource it claims is free (a context runs its steps one at a time, in order; a claimed
-shared resource is handed from step to step in body order). A step's `wait` says what
+shared resource is handed from step to step in body order), and none before `origin`,
+the cycle the kernel's first command can issue. A step's `wait` says what
 its start waited for: a `dependency` (the hazard, on which location) or a `resource`
 (which one, held by which step).
 """
@@ -90,8 +91,9 @@ def hazards(steps: Iterable[Step]) -> list[Hazard]:
     return out
 
 
-def schedule_steps(steps: list[Step]) -> tuple[list[Slot], list[Hazard]]:
-    """Start and end of every step (in body order) and the hazards that ordered them."""
+def schedule_steps(steps: list[Step], origin: int = 0) -> tuple[list[Slot], list[Hazard]]:
+    """Start and end of every step (in body order, none before `origin`) and the hazards that
+    ordered them."""
     found = hazards(steps)
     preds: dict[int, list[Hazard]] = {}
     for h in found:
@@ -100,11 +102,11 @@ def schedule_steps(steps: list[Step]) -> tuple[list[Slot], list[Hazard]]:
     slots: list[Slot] = []
     for step in steps:
         dep = max(preds.get(step.index, ()), key=lambda h: (slots[h.before].end, -h.before), default=None)
-        dep_ready = slots[dep.before].end if dep is not None else 0
-        res = max(step.claims, key=lambda r: free.get(r, (0, -1))[0], default=None)
-        res_ready, holder = free.get(res, (0, -1)) if res is not None else (0, -1)
-        start = max(dep_ready, res_ready)
-        if start == 0:
+        dep_ready = slots[dep.before].end if dep is not None else origin
+        res = max(step.claims, key=lambda r: free.get(r, (origin, -1))[0], default=None)
+        res_ready, holder = free.get(res, (origin, -1)) if res is not None else (origin, -1)
+        start = max(dep_ready, res_ready, origin)
+        if start == origin:
             wait = Wait("none")
         elif dep is not None and dep_ready >= res_ready:
             wait = Wait("dependency", dep.before, f"{dep.kind} on {dep.location}")

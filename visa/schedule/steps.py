@@ -80,6 +80,7 @@ class Step:
     macs: int = 0
     mac_peak: int = 0
     slice_dm_bytes: int = 0
+    startup: int = 0           # cycles before its records stream (a program's command start-up)
 
 
 def _loc(op: Any) -> str | None:
@@ -183,8 +184,9 @@ def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, 
     macs = sum(c["mac_ops"] for c in costs)
     dm_bytes = sum(c["dm_read_bytes"] + c["dm_write_bytes"] for c in costs)
     peak = max((_mac_peak(op, rates, target) for op in program.ops if op.MNEMONIC == "contract_outer"), default=0)
+    startup = int(rates("tensor_unit", "command_startup_cycles"))
     return Step(index=index, label=f"program {program.index}", context=context,
-                duration=max((r.cycles for r in records), default=0), records=records,
+                duration=startup + max((r.cycles for r in records), default=0), records=records, startup=startup,
                 accesses=_program_accesses(program, allocs, target), claims=tuple(claims), bank_run=longest,
                 macs=macs, mac_peak=peak, slice_dm_bytes=dm_bytes)
 

@@ -44,7 +44,8 @@ def trace_json(schedule: Schedule) -> dict[str, Any]:
         for r in slot.step.records:
             events.append({
                 "name": f"{r.ref} {r.mnemonic}", "cat": r.engine, "ph": "X", "pid": 1,
-                "tid": tid[(slot.step.context, r.engine)], "ts": slot.start * us, "dur": r.cycles * us,
+                "tid": tid[(slot.step.context, r.engine)], "ts": (slot.start + slot.step.startup) * us,
+                "dur": r.cycles * us,
                 "args": {"text": r.text, "loc": r.loc, "step": slot.step.label, "start_cycle": slot.start,
                          "cycles": r.cycles, "critical": slot.step.index in critical,
                          "wait": wait_text(schedule, slot)},

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from importlib import resources
 
 import pytest
 
-from tests.visa.schedule.handmade import RATES, artifact, dma_in, dma_out, program
+from tests.visa.schedule.handmade import RATES, RATES_DATA, artifact, dma_in, dma_out, program
 from tu_ops.target import TargetSchemaError
 from visa.schedule import builtin_rates, parse_rates, schedule_artifact
 
@@ -49,8 +50,35 @@ def test_every_shipped_rate_names_its_book_page_or_says_it_is_a_model_choice():
 
 
 def test_a_misspelt_rate_is_an_error_naming_its_key():
-    data = {"schema": 1, "target": "t", "clock": {"ghz": 1.0}, "hbm": {}, "dm": {}, "dma": {}, "tensor_unit": {}}
+    data = {"schema": 1, "target": "t", "clock": {"ghz": 1.0}, "hbm": {}, "dm": {}, "dma": {}, "tensor_unit": {},
+            "kernel": {}}
     with pytest.raises(TargetSchemaError, match="hbm"):
         parse_rates(data)
     with pytest.raises(TargetSchemaError, match="unknown key"):
         parse_rates({**data, "extra": 1})
+
+
+def test_only_the_fixed_costs_may_be_zero():
+    # a hand-made rates file may leave the command start-up and the launch out (0); a rate
+    # that divides may not be 0, and nothing may be negative
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in tomllib.loads(shipped_text()).items()}
+    data["tensor_unit"]["command_startup_cycles"] = 0
+    data["kernel"]["launch_cycles"] = 0
+    assert parse_rates(data)("kernel", "launch_cycles") == 0
+    with pytest.raises(TargetSchemaError, match="kernel.launch_cycles.*non-negative"):
+        parse_rates({**data, "kernel": {"launch_cycles": -1}})
+    with pytest.raises(TargetSchemaError, match="dma.startup_cycles.*positive"):
+        parse_rates({**data, "dma": {**data["dma"], "startup_cycles": 0}})
+
+
+def test_a_program_pays_the_command_start_up_and_nothing_runs_before_the_launch():
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in tomllib.loads(shipped_text()).items()}
+    rates = parse_rates({**RATES_DATA, "tensor_unit": {**RATES_DATA["tensor_unit"], "command_startup_cycles": 7},
+                         "kernel": {"launch_cycles": 1000}})
+    s = schedule_artifact(artifact(dma_in(1), program(0, 2, 1), dma_out(4, 3), result=4), rates=rates)
+    assert [(x.start, x.end) for x in s.slots] == [(1000, 1356), (1356, 1379), (1379, 1483)]
+    assert s.slots[1].step.startup == 7 and s.slots[0].wait.kind == "none"
+    assert bounds(s)["chain"] == 1000 + 356 + 23 + 104 == s.makespan
+    assert all(b.cycles >= 1000 for b in s.bounds)
+    assert [c.step.label for c in s.critical_path()] == ["%1", "program 0", "%4"]
+    assert data["kernel"]["launch_cycles"] > 0

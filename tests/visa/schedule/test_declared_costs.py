@@ -65,7 +65,9 @@ def _rates_data() -> dict:
             "dm": {"chip_bytes_per_cycle": 2000, "slice_bytes_per_cycle": 128, "bank_hold_run": 16},
             "dma": {"engine_bytes_per_cycle": 256, "request_bytes": 256, "startup_cycles": 500},
             "tensor_unit": {"fetch_flits_per_cycle": 1, "fetch_bytes_per_cycle": 32, "commit_writes_per_cycle": 1,
-                            "packets_per_cycle": 1, "contraction_packet_bytes": 64, "contraction_lanes": 8}}
+                            "packets_per_cycle": 1, "contraction_packet_bytes": 64, "contraction_lanes": 8,
+                            "command_startup_cycles": 290},
+            "kernel": {"launch_cycles": 2000}}
 
 
 def test_a_rates_file_with_the_old_engines_table_is_refused_saying_why():

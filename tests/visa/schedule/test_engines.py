@@ -62,8 +62,10 @@ def test_a_main_and_a_sub_vector_pass_take_turns_on_the_one_vector_engine():
     load, main, sub = s.slots[0], s.slots[1], s.slots[2]
     assert [r.engine for r in main.step.records] == ["fetch", "vector", "commit"]
     assert [r.engine for r in sub.step.records] == ["fetch", "vector", "commit"]
-    # one packet a cycle: 128 time steps each (both feeds fetch 128 one-flit beats)
-    assert main.end - main.start == sub.end - sub.start == 128
+    # the command's start-up, then one packet a cycle: 128 time steps each (both feeds fetch
+    # 128 one-flit beats)
+    start = builtin_rates("rngd")("tensor_unit", "command_startup_cycles")
+    assert main.end - main.start == sub.end - sub.start == start + 128
     assert main.start == load.end
     assert sub.start == main.end, "the SUB pass overlapped the MAIN pass on the Vector Engine"
     assert sub.wait.kind == "resource" and "vector" in sub.wait.what

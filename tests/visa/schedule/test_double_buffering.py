@@ -1,0 +1,108 @@
+"""The reference's double-buffering kernels (tests/visa/schedule/double_buffering.py): their
+values on cpu and visa against numpy, and their modelled makespans against the reference's
+tuning chapter ("Double buffering", 20 weight groups): rolled 19,106 cycles, two-stage
+software pipeline 15,477, fully unrolled 15,086.
+
+What the model can match and what it cannot, today:
+- `rolled` is a Python `for` until `ctx.loop` lands, so it traces to the records of
+  `unrolled`. Both are scheduled with no overlap between a group's contraction and the next
+  group's staging: every group's `trf_load` writes TRF rows [0, 4), which the previous
+  group's contraction reads (a WAR hazard). That is the reference's rolled schedule (one body
+  schedule repeated), so `rolled` is pinned within 2 % of 19,106: the constants the fit rests
+  on (the command start-up, the launch) are read off the book's MNIST timeline, not fitted
+  to this table.
+- `unrolled` therefore models at the rolled figure, +25 % over the reference's 15,086: the
+  reference's scheduler places consecutive groups in the two TRF halves (`FirstHalf` /
+  `SecondHalf`), which npu-opt's lowering does not (every group at row 0). The test pins
+  that cause, so it fails when the lowering alternates halves and the figure can be tightened.
+- `software_pipelined` keeps two groups live, so they sit in rows [0, 4) and [4, 8) and the
+  staging of the second overlaps the contraction of the first. Its pair loop is a Python
+  `for`, so its pairs overlap too, which the reference's rolled pair loop does not: it models
+  below the reference's 15,477 (-14 %), pinned within 20 %.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import npu_opt
+from tests.visa.schedule import double_buffering as db
+from visa import parse_visa
+from visa.schedule import builtin_rates, schedule_artifact
+
+REFERENCE = {"rolled": 19_106, "software_pipelined": 15_477, "unrolled": 15_086}
+RATES = builtin_rates("rngd")
+
+
+@pytest.fixture(scope="module")
+def schedules():
+    return {k.name: schedule_artifact(parse_visa(npu_opt.compile(k).text))
+            for k in (db.rolled, db.software_pipelined, db.unrolled)}
+
+
+def _error(schedules, name):
+    return schedules[name].makespan / REFERENCE[name] - 1
+
+
+@pytest.mark.parametrize("kernel", [db.rolled_few, db.software_pipelined_few, db.unrolled_few])
+def test_each_form_computes_the_contraction_on_cpu_and_visa(kernel):
+    rng = np.random.default_rng(60)
+    # small integers: every product and every sum of 64 is exact in f32 and in bf16 (|sum| <= 256)
+    act = rng.integers(-2, 3, (16, 64)).astype(ml_dtypes.bfloat16)
+    weight = rng.integers(-2, 3, (4, 8, 64)).astype(ml_dtypes.bfloat16)
+    want = np.einsum("tr,gor->tgo", act.astype(np.int64), weight.astype(np.int64))
+    cpu = npu_opt.run(kernel, act, weight, backend="cpu")
+    visa = npu_opt.run(kernel, act, weight, backend="visa")
+    assert np.array_equal(cpu.view(np.uint16), visa.view(np.uint16))
+    assert cpu.shape == (16, 4, 8) and np.array_equal(cpu.astype(np.int64), want)
+
+
+def test_the_rolled_form_models_within_two_percent_of_the_reference(schedules):
+    assert abs(_error(schedules, "rolled")) < 0.02
+
+
+def test_the_rolled_form_is_one_body_schedule_after_another(schedules):
+    # launch, the two loads, 20 x (stage + contract) with no overlap, the store
+    s = schedules["rolled"]
+    programs = [slot for slot in s.slots if slot.step.context in ("main", "sub")]
+    assert len(programs) == 40
+    assert all(b.start == a.end for a, b in zip(programs, programs[1:]))
+    stage, contract = programs[0].step.duration, programs[1].step.duration
+    start = RATES("tensor_unit", "command_startup_cycles")
+    assert stage == start + 32 and contract == start + 4  # 32 flits into the TRF; 4 fetch beats
+    dmas = [slot.step.duration for slot in s.slots if slot.step.dma is not None]
+    assert s.makespan == RATES("kernel", "launch_cycles") + sum(dmas) + 20 * (stage + contract)
+
+
+def test_the_unrolled_form_cannot_overlap_because_every_group_reuses_trf_row_0(schedules):
+    # the reference models it at 15,086 by staging alternate groups into the TRF's halves;
+    # here the staging of group g + 1 waits for the contraction of group g (WAR on its rows)
+    s = schedules["unrolled"]
+    assert s.makespan == schedules["rolled"].makespan
+    stages = [slot for slot in s.slots if slot.step.context == "sub"][1:]
+    assert all(slot.wait.kind == "dependency" and slot.wait.what.startswith("WAR on trf[0, 4)") for slot in stages)
+    assert 0.2 < _error(schedules, "unrolled") < 0.3
+
+
+def test_the_pipelined_form_overlaps_staging_with_contraction(schedules):
+    assert schedules["software_pipelined"].makespan < schedules["rolled"].makespan
+    assert -0.2 < _error(schedules, "software_pipelined") < 0
+    # the second group's staging runs while the first group's contraction does
+    slots = schedules["software_pipelined"].slots
+    first_contract = next(slot for slot in slots if slot.step.context == "main")
+    second_stage = [slot for slot in slots if slot.step.context == "sub"][1]
+    assert second_stage.start < first_contract.end
+
+
+def test_the_tuning_guide_quotes_these_makespans(schedules):
+    # docs/tuning.md, "How close the model is": the model column is what the model gives
+    page = (Path(__file__).parents[3] / "docs" / "tuning.md").read_text()
+    for form, name in (("rolled loop", "rolled"), ("two-stage software pipeline", "software_pipelined"),
+                       ("fully unrolled", "unrolled")):
+        s = schedules[name]
+        row = f"| {form} | {REFERENCE[name]:,} | {s.makespan:,} | {100 * _error(schedules, name):+.1f} % |"
+        assert row.replace("+-", "-") in page, row
