@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ir.mapping.cells import Padding
+from ir.regions import extend_reads, loops
 
 from tu_ops.base import Alloc
 from tu_ops.rf_reshape import rf_aliases
@@ -105,6 +106,11 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                 dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "contract_outer":
                 read(trf, op.weights, step)
+    for table in (dm, trf):  # a tensor made before a rolled loop and read in it: every iteration reads it
+        last = extend_reads({k: t.last for k, t in table.items()}, {k: t.first for k, t in table.items()},
+                            loops(kernel.steps))
+        for k, t in table.items():
+            t.last = last[k]
     return dm, trf
 
 
