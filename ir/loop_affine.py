@@ -10,7 +10,7 @@ a launch scalar) is `UNPROVEN`: a tile start of that kind is refused (LOOP-2). A
 that no index reaches has no form (None).
 
 `combine` works on the op name and operand forms alone, so the trace (`npu_opt.loops`)
-and the VISA verifier (`visa.verify_loops`) compute the same forms.
+and the VISA verifier (`tu_ops.loop_checks`) compute the same forms.
 """
 
 from __future__ import annotations
