@@ -21,11 +21,16 @@ def _page_copy(ctx: Context, x: Any, out: Any, i: Any) -> None:
     d.view().to_hbm_view(ctx.tdma, out.view_mut().tile(m("LP"), 1, m("1 #{!} 8, LA, LB"), i))
 
 
+def _copy_pages(ctx: Context, x: Any, out: Any) -> None:
+    """A helper holding a rolled loop."""
+    for i in ctx.loop(8):
+        _page_copy(ctx, x, out, i)
+
+
 @device(chip=1)
 def copy_rolled(ctx: Context, x: HbmTensor[i8, Chip, m("LP, LA, LB")]) -> HbmTensor[i8, Chip, m("LP, LA, LB")]:
     out = HbmTensor[i8, Chip, m("LP, LA, LB")].new()
-    for i in ctx.loop(8):
-        _page_copy(ctx, x, out, i)
+    _copy_pages(ctx, x, out)
     return out
 
 
@@ -124,3 +129,34 @@ def copy_through_dm(ctx: Context, x: HbmTensor[i8, Chip, m("LP, LA, LB")]) -> Hb
         g = f.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, m("LA"), m("LB")])
         g.view().to_hbm_view(ctx.tdma, out.view_mut().tile(m("LP"), 1, m("1 #{!} 8, LA, LB"), i))
     return out
+
+
+@device(chip=1)
+def copy_nested(ctx: Context, x: HbmTensor[i8, Chip, m("LP, LA, LB")],
+                n: HbmScalar[u32]) -> HbmTensor[i8, Chip, m("LP, LA, LB")]:
+    """Nested loops: group i of 4 pages goes to DM once (a buffer of the outer body, read by
+    every inner iteration); page j of the group lands at page 4i + 3 - j of out when
+    4i + j < n (a guard on both indices), else stays zero."""
+    out = HbmTensor[i8, Chip, m("LP, LA, LB")].new()
+    count = n.to_spm(ctx.tdma).cast(usize)
+    for i in ctx.loop(2):
+        group = x.view().tile(m("LP"), 4, m("LP = 4 # 8, LA, LB"), 4 * i).to_dm(
+            ctx.tdma, DmTensor[i8, Chip, Cluster, m("LA"), m("LP = 4, LB")])
+        for j in ctx.loop(4):
+            with ctx.when(4 * i + j < count):
+                page = group.view().tile(m("LP = 4"), 1, m("1 # 4, LB"), j).to_dm(
+                    ctx.tdma, DmTensor[i8, Chip, Cluster, m("LA"), m("LB")])
+                dst = out.view_mut().tile(m("LP"), 1, m("1 #{!} 8, LA, LB"), 4 * i + 3 - j)
+                page.view().to_hbm_view(ctx.tdma, dst)
+    return out
+
+
+def copy_pages(trips: int) -> Any:
+    """The first `trips` pages of x through DM, in a rolled loop (the rest of out stays zero)."""
+    def copy(ctx: Context, x: HbmTensor[i8, Chip, m("LP, LA, LB")]) -> HbmTensor[i8, Chip, m("LP, LA, LB")]:
+        out = HbmTensor[i8, Chip, m("LP, LA, LB")].new()
+        for i in ctx.loop(trips):
+            _page_copy(ctx, x, out, i)
+        return out
+    copy.__name__ = copy.__qualname__ = f"copy_{trips}_pages"
+    return device(chip=1)(copy)

@@ -41,6 +41,16 @@ def test_a_guarded_body_and_a_runtime_bound(backend, n):
     assert np.array_equal(npu_opt.run(K.copy_bounded, PAGES, n, backend=backend), want)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+@pytest.mark.parametrize("n", [0, 5, 8])
+def test_nested_loops_with_a_guard_on_both_indices(backend, n):
+    want = np.zeros_like(PAGES)
+    for p in range(n):
+        i, j = divmod(p, 4)
+        want[4 * i + 3 - j] = PAGES[p]
+    assert np.array_equal(npu_opt.run(K.copy_nested, PAGES, n, backend=backend), want)
+
+
 def test_a_runtime_bound_past_the_pages_stops_the_run():
     with pytest.raises(npu_opt.NpuOptError) as e:
         npu_opt.run(K.copy_bounded, PAGES, 9, backend="visa")
