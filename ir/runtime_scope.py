@@ -81,7 +81,7 @@ class _Scopes:
         if into is not None:
             self.root_depth[rid] = self.root_depth.get(into.id, self.depth_of.get(into.id, 0))
         self.depth_of[rid] = depth
-        if self.stack and kind is None:
+        if self.stack and kind != "guard":   # a loop's index is its body's (a guard's token is not)
             self.stack[-1][1].append(rid)
         if closes_region(op) and self.stack:
             self.close(rid, depth)

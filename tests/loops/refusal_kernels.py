@@ -48,6 +48,14 @@ def escapes(ctx: Context, x: HbmTensor[i8, Chip, m("QP, QA, QB")]) -> HbmTensor[
 
 
 @device(chip=1)
+def index_after_loop(ctx: Context, x: HbmTensor[i8, Chip, m("QP, QA, QB")]) -> HbmTensor[i8, Chip, m("QA, QB")]:
+    for i in ctx.loop(8):
+        pass
+    d = x.view().tile(m("QP"), 1, m("1 # 8, QA, QB"), i).to_dm(ctx.tdma, Page)  # LOOP-3
+    return d.to_hbm(ctx.tdma)
+
+
+@device(chip=1)
 def bad_bounds(ctx: Context, x: HbmTensor[i8, Chip, m("QP, QA, QB")],
                n: HbmScalar[i32]) -> HbmTensor[i8, Chip, m("QP, QA, QB")]:
     out = HbmTensor[i8, Chip, m("QP, QA, QB")].new()

@@ -22,7 +22,8 @@ def found(kernel) -> list[tuple[int, str]]:
     return [(d.line, d.code) for d in kernel.trace().diagnostics]
 
 
-@pytest.mark.parametrize("kernel", [rk.past_the_end, rk.below_zero, rk.not_affine, rk.escapes, rk.bad_bounds])
+@pytest.mark.parametrize("kernel", [rk.past_the_end, rk.below_zero, rk.not_affine, rk.escapes, rk.index_after_loop,
+                                    rk.bad_bounds])
 def test_each_refusal_is_at_its_marked_line(kernel):
     assert sorted(found(kernel)) == sorted(marked(kernel))
 
