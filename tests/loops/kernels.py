@@ -160,3 +160,14 @@ def copy_pages(trips: int) -> Any:
         return out
     copy.__name__ = copy.__qualname__ = f"copy_{trips}_pages"
     return device(chip=1)(copy)
+
+
+@device(chip=1)
+def copy_bounded_skip_2(ctx: Context, x: HbmTensor[i8, Chip, m("LP, LA, LB")],
+                        n: HbmScalar[u32]) -> HbmTensor[i8, Chip, m("LP, LA, LB")]:
+    """Pages 0 .. n-1 of x but page 2: a runtime-bounded loop holding a guard."""
+    out = HbmTensor[i8, Chip, m("LP, LA, LB")].new()
+    for i in ctx.loop(n):
+        with ctx.when(i != 2):
+            _page_copy(ctx, x, out, i)
+    return out

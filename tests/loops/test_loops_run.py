@@ -39,6 +39,8 @@ def test_a_guarded_body_and_a_runtime_bound(backend, n):
     want[:n] = PAGES[:n]
     assert np.array_equal(npu_opt.run(K.copy_first, PAGES, n, backend=backend), want)
     assert np.array_equal(npu_opt.run(K.copy_bounded, PAGES, n, backend=backend), want)
+    want[2] = 0
+    assert np.array_equal(npu_opt.run(K.copy_bounded_skip_2, PAGES, n, backend=backend), want)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "visa"])
