@@ -282,6 +282,15 @@ def _final(step: _Step, env: dict[int, Any], finals: list[Any], marks: Any) -> N
         marks.before(step.op)
 
 
+_LOOPS: ByObject[LoopRun] = ByObject()
+
+
+def _rolled(kernel: Kernel) -> LoopRun:
+    """A fresh run of the kernel's rolled loops (their spans and carried tensors kept per kernel)."""
+    kept = _LOOPS.get(kernel) or _LOOPS.put(kernel, LoopRun.of(kernel.ops))
+    return LoopRun(kept.items, kept.spans, kept.carry)
+
+
 def _steer(position: int, op: Op, env: dict[int, Any], guards: runtime.Guards, rolled: LoopRun) -> int | None:
     """The position to go on at when the op at `position` is a region's bracket or skipped
     (a false guard's block, a loop with no iteration), else None: the op runs."""
@@ -308,7 +317,7 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
-    steps, rolled = _steps(kernel), LoopRun.of(kernel.ops)  # rolled loops (docs/loops.md) walk a body again
+    steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
     position = -1
     while position + 1 < len(steps):
         op = (step := steps[position := position + 1]).op
