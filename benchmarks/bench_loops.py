@@ -6,7 +6,8 @@ of M; w goes to the TRF once, and one loop runs over the T row tiles (M = 512 T)
   so both costs should stay flat in T (issue 60's goal: T = 4096 within 1.5x of T = 4);
 - unrolled: the same body under a Python `for` (the only way before `ctx.loop`), shown for
   a few small T as the before: both costs grow with T.
-Printed per T: compile seconds (best of the rounds), VISA bytes, and each as a ratio to
+Printed per T: compile seconds (best of the rounds; each round compiles every T in turn),
+VISA bytes, and each as a ratio to
 the T = 4 figure of the same mode measured in the same run.
 Run: python benchmarks/bench_loops.py [--rounds N] [--max T]
 """
@@ -14,6 +15,7 @@ Run: python benchmarks/bench_loops.py [--rounds N] [--max T]
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import sys
 import tempfile
@@ -60,16 +62,20 @@ def kernel(trips: int, rolled: bool):
     return module.gemm_rows
 
 
-def measure(trips: int, rolled: bool, rounds: int) -> tuple[float, int]:
-    """(best compile seconds, artifact bytes): each round compiles a freshly loaded kernel."""
-    best, size = float("inf"), 0
+def measure(counts: list[int], rolled: bool, rounds: int) -> dict[int, tuple[float, int]]:
+    """T -> (best compile seconds, artifact bytes). Each round compiles a freshly loaded
+    kernel of every T in turn (so a slow moment of a shared machine hits every T alike),
+    after a garbage collection."""
+    best = {t: (float("inf"), 0) for t in counts}
     for _ in range(rounds):
-        k = kernel(trips, rolled)
-        t0 = time.perf_counter()
-        text = npu_opt.compile(k).text
-        best = min(best, time.perf_counter() - t0)
-        size = len(text.encode())
-    return best, size
+        for t in counts:
+            k = kernel(t, rolled)
+            gc.collect()
+            t0 = time.perf_counter()
+            text = npu_opt.compile(k).text
+            secs = time.perf_counter() - t0
+            best[t] = (min(best[t][0], secs), len(text.encode()))
+    return best
 
 
 def main() -> None:
@@ -77,16 +83,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max", type=int, default=4096)
     args = parser.parse_args()
-    measure(4, True, 1)   # warm the compiler's caches for both modes
-    measure(4, False, 1)
+    measure([4], True, 1)   # warm the compiler's caches for both modes
+    measure([4], False, 1)
     for rolled, counts in ((True, [t for t in (4, 16, 64, 256, 1024, 4096) if t <= args.max]),
                            (False, [4, 16, 64])):
         print(f"{'rolled (ctx.loop)' if rolled else 'unrolled (Python for): the before'}")
         print(f"  {'T':>5} {'compile s':>10} {'ratio':>6} {'VISA bytes':>11} {'ratio':>6}")
-        base = None
+        found = measure(counts, rolled, args.rounds)
+        base = found[counts[0]]
         for t in counts:
-            secs, size = measure(t, rolled, args.rounds)
-            base = base or (secs, size)
+            secs, size = found[t]
             print(f"  {t:>5} {secs:>10.3f} {secs / base[0]:>6.2f} {size:>11} {size / base[1]:>6.2f}")
 
 
