@@ -7,8 +7,7 @@ of M; w goes to the TRF once, and one loop runs over the T row tiles (M = 512 T)
 - unrolled: the same body under a Python `for` (the only way before `ctx.loop`), shown for
   a few small T as the before: both costs grow with T.
 Printed per T: compile seconds (best of the rounds; each round compiles every T in turn),
-VISA bytes, and each as a ratio to
-the T = 4 figure of the same mode measured in the same run.
+VISA bytes, and each as a ratio to the T = 4 figure of the same mode in the same run.
 Run: python benchmarks/bench_loops.py [--rounds N] [--max T]
 """
 
