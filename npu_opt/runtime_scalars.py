@@ -128,10 +128,13 @@ class ScalarParam:
     __hash__ = object.__hash__
 
 
-def refuse_scope_faults(tracer: Any) -> None:
-    """RUNTIME-6 for every use across a `ctx.when` block's edge (`ir.runtime_scope`)."""
+def refuse_scope_faults(tracer: Any, stopped: bool = False) -> None:
+    """RUNTIME-6 and LOOP-3 for every use across a region's edge, LOOP-4 for a loop body
+    left early (`ir.runtime_scope`); not that last when the body `stopped` on a Python error,
+    which left the loop open itself."""
     for op, found in scope_faults(tracer.ops):
-        tracer.refuse(found, op.loc, op.STAGE, op)
+        if not (stopped and found.code == "LOOP-4"):
+            tracer.refuse(found, op.loc, op.STAGE, op)
 
 
 def scalar_param(tracer: Any, leaf: Any, loc: Any, fn: Any) -> Any:

@@ -66,3 +66,10 @@ def bad_bounds(ctx: Context, x: HbmTensor[i8, Chip, m("QP, QA, QB")],
     for i in ctx.loop(4):                                                        # LOOP-4
         break
     return out
+
+
+@device(chip=1)
+def raises_in_body(ctx: Context, x: HbmTensor[i8, Chip, m("QP, QA, QB")]) -> HbmTensor[i8, Chip, m("QP, QA, QB")]:
+    for i in ctx.loop(8):
+        x.no_such_method()
+    return x

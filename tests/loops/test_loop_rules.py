@@ -42,3 +42,8 @@ def test_the_refusals_say_what_to_write():
     assert codes == ["LOOP-4"] * 3
     messages = " ".join(d.message for d in rk.bad_bounds.trace().diagnostics)
     assert "unsigned count" in messages and "2.5" in messages and "`break`" in messages
+
+
+def test_a_python_error_in_a_body_is_the_only_report():
+    codes = [d.code for d in rk.raises_in_body.trace().diagnostics]
+    assert codes == ["USAGE"]
