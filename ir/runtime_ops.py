@@ -6,11 +6,16 @@
   the `imm` attribute, so the expression tree of the DSL is a chain of these ops.
 - `when %c` ... `end_when %g`: the ops between are done only when `%c` holds at run
   time. Their results are the guard token (a `bool`), which pairs the two.
+- `loop start=a stop=b` (or `loop %n start=a`, a runtime bound) ... `end_loop %i`: the ops
+  between are one iteration's body, done for the index `%i` (the loop's result, a `usize`)
+  = a, a + 1, ... below the bound (docs/loops.md).
+
+A guard and a loop are the two kinds of region (`ir.regions`): a bracket of ops.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -18,9 +23,11 @@ from ir.op_frame import attr, operand
 from ir.ops import Op, Value
 from ir.runtime_types import SCALAR_DTYPES, ScalarDType, ScalarType
 
-__all__ = ["ScalarLoad", "ScalarOp", "GuardBegin", "GuardEnd", "RUNTIME_STEPS", "BOOL"]
+__all__ = ["ScalarLoad", "ScalarOp", "GuardBegin", "GuardEnd", "LoopBegin", "LoopEnd", "RUNTIME_STEPS", "BOOL",
+           "USIZE"]
 
 BOOL = ScalarType(SCALAR_DTYPES["bool"])
+USIZE = ScalarType(SCALAR_DTYPES["usize"])
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +60,7 @@ class GuardBegin(Op):
     """`with ctx.when(cond):`: the ops up to the matching `end_when` run only when `cond` holds."""
 
     STAGE = "when"
+    REGION: ClassVar[str] = "guard"   # opens a region (ir.regions)
     cond: Value = operand()
 
     def infer_type(self) -> ScalarType:
@@ -64,11 +72,40 @@ class GuardEnd(Op):
     """The end of the guard `begin` opened."""
 
     STAGE = "end_when"
+    REGION_END: ClassVar[bool] = True  # closes the region `begin` opened
     begin: Value = operand()
 
     def infer_type(self) -> ScalarType:
         return BOOL
 
 
-RUNTIME_STEPS: tuple[type[Any], ...] = (ScalarLoad, ScalarOp, GuardBegin, GuardEnd)
+@attrs.frozen(kw_only=True)
+class LoopBegin(Op):
+    """`for i in ctx.loop(...)`: the ops up to the matching `end_loop` are the body, done
+    once for each index from `start` below `stop` (a trace-time bound) or below the runtime
+    `usize` scalar `bound`. The result is the index."""
+
+    STAGE = "loop"
+    REGION: ClassVar[str] = "loop"
+    bound: Value | None = operand(optional=True)
+    start: int = attr()
+    stop: int | None = attr(None, optional=True)
+
+    def infer_type(self) -> ScalarType:
+        return USIZE
+
+
+@attrs.frozen(kw_only=True)
+class LoopEnd(Op):
+    """The end of the loop body `begin` opened; its result is the index past the last."""
+
+    STAGE = "end_loop"
+    REGION_END: ClassVar[bool] = True
+    begin: Value = operand()
+
+    def infer_type(self) -> ScalarType:
+        return USIZE
+
+
+RUNTIME_STEPS: tuple[type[Any], ...] = (ScalarLoad, ScalarOp, GuardBegin, GuardEnd, LoopBegin, LoopEnd)
 """The runtime ops the lowering places as steps of their own, in program order."""

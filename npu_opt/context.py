@@ -13,6 +13,7 @@ from npu_opt.fills import PcieDma
 from npu_opt.interleave import begin_interleaved
 from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.stages import BeginStream
+from npu_opt.loops import loop
 from npu_opt.runtime_scalars import when
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
@@ -71,3 +72,8 @@ class Context:
     def when(self, cond: Any) -> Any:
         """`with ctx.when(cond):` guard the block's work with a runtime bool (docs/runtime.md)."""
         return when(cond)
+
+    def loop(self, first: Any, second: Any = None) -> Any:
+        """`for i in ctx.loop(n)` / `ctx.loop(start, stop)`: a rolled loop, its body traced
+        once and run once per index `i` (a usize runtime scalar; docs/loops.md)."""
+        return loop(self, first, second)

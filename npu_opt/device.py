@@ -113,7 +113,8 @@ class DeviceKernel:
                 chain.dead = True
         self._finals(tracer, writable)
         self._returns(tracer, returned)
-        refuse_scope_faults(tracer)  # RUNTIME-6: uses across a `ctx.when` block's edge, finals and returns too
+        stopped = isinstance(returned, Poisoned) and returned._what == "kernel"
+        refuse_scope_faults(tracer, stopped)  # RUNTIME-6, LOOP-3/4: uses across a region's edge, finals and returns too
         self._whole_kernel_checks(tracer, target)
         kernel = Kernel(self.name, self.chips, tuple(tracer.ops), self.axes, self.pe)
         try:

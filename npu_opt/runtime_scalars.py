@@ -37,6 +37,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.location import user_location
+from ir.loop_affine import UNPROVEN, combine, range_fault
 from ir.ops import Param
 from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ScalarLoad
 from ir.runtime_types import COMPARE, INTEGER_NAMES, LOGIC, SCALAR_DTYPES, ScalarDType, ScalarType, \
@@ -127,10 +128,13 @@ class ScalarParam:
     __hash__ = object.__hash__
 
 
-def refuse_scope_faults(tracer: Any) -> None:
-    """RUNTIME-6 for every use across a `ctx.when` block's edge (`ir.runtime_scope`)."""
+def refuse_scope_faults(tracer: Any, stopped: bool = False) -> None:
+    """RUNTIME-6 and LOOP-3 for every use across a region's edge, LOOP-4 for a loop body
+    left early (`ir.runtime_scope`); not that last when the body `stopped` on a Python error,
+    which left the loop open itself."""
     for op, found in scope_faults(tracer.ops):
-        tracer.refuse(found, op.loc, op.STAGE, op)
+        if not (stopped and found.code == "LOOP-4"):
+            tracer.refuse(found, op.loc, op.STAGE, op)
 
 
 def scalar_param(tracer: Any, leaf: Any, loc: Any, fn: Any) -> Any:
@@ -159,8 +163,9 @@ class RuntimeScalar:
 
     RUNTIME_SCALAR = True  # read by the stage methods and `plain_number` (RUNTIME-2)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, form: Any = None) -> None:
         self.value = value
+        self.form = form   # what the loop indices make of it (ir.loop_affine); None: no index reaches it
 
     @property
     def dtype(self) -> ScalarDType:
@@ -214,7 +219,9 @@ class RuntimeScalar:
         built = ScalarOp.build(tracer.value, lhs=self.value, rhs=other, op=op, imm=imm,
                                dtype=dtype or self.dtype, loc=location_of(method))
         tracer.emit(built)
-        return RuntimeScalar(built.result)
+        form = combine(op, self.form, rhs.form if isinstance(rhs, RuntimeScalar) else None, imm,
+                       op == "CAST" and built.dtype.name == START_DTYPE)
+        return RuntimeScalar(built.result, form)
 
     def _literal(self, rhs: Any, method: str) -> int | None:
         value = plain_number(rhs)
@@ -356,6 +363,14 @@ def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, 
     if isinstance(step, Violation):
         return _refuse(step.code, step.message, method, help=step.help)
     stride, limit = step
+    if start.form is UNPROVEN:
+        return _refuse("LOOP-2", "this tile start is built from a loop index in a way no check covers for "
+                       "every iteration (only `+`, `-`, `*` by a constant and casts to usize are)", method,
+                       help="write the start as `a * i + b`, or unroll the loop with a Python `for` (docs/loops.md)")
+    fault = range_fault(start.form, limit)
+    if fault is not None:
+        return _refuse("LOOP-1", f"the tile start {fault}", method, label="out of range for that iteration",
+                       help=f"a tile of {length} starts at 0 ..= {limit}: shorten the loop or shift the start")
     bits = view.type.dtype.bits
     if stride * bits % 8:
         return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "

@@ -7,6 +7,9 @@
   op, none for `NOT` / `CAST`). The output type carries the result type.
 - `%7 = guard_begin cond=%6 : scalar[bool] -> scalar[bool]` ... `%9 = guard_end begin=%7
   : scalar[bool] -> scalar[bool]`: the steps between run only when `cond` holds.
+- `%7 = loop_begin start=0 stop=4 : scalar[usize] -> scalar[usize]` (or `bound=%5`, a runtime
+  usize) ... `%12 = loop_end begin=%7 : scalar[usize] -> scalar[usize]`: the steps between run
+  once per index value `%7` (docs/loops.md); both are regions (`ir.regions`).
 
 Schedule model: a `scalar_load` costs one DMA command on the DMA context; the scalar and
 guard records take no cycles on the sequencer; guarded steps are scheduled as if the
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from ir.runtime_ops import GuardBegin, GuardEnd, ScalarLoad, ScalarOp
+from ir.runtime_ops import GuardBegin, GuardEnd, LoopBegin, LoopEnd, ScalarLoad, ScalarOp
 from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
@@ -32,7 +35,8 @@ from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "SEQUENCER", "lower_runtime"]
+__all__ = ["ScalarOpKind", "ScalarLoadOp", "ScalarRecord", "GuardBeginOp", "GuardEndOp", "LoopBeginOp", "LoopEndOp",
+           "SEQUENCER", "lower_runtime"]
 
 ScalarOpKind = enum.Enum("ScalarOpKind", {name: name for name in OP_NAMES})
 ScalarOpKind.__doc__ = "The operation of a `scalar` record (`ir.runtime_types.apply`)."
@@ -116,6 +120,7 @@ class GuardBeginOp(_Runtime):
     MNEMONIC: ClassVar[str] = "guard_begin"
     PIPELINE_RANK: ClassVar[int] = 202
     TRACED_STAGE: ClassVar[str | None] = "when"
+    REGION: ClassVar[str] = "guard"   # opens a region (ir.regions)
 
     cond: Ref = operand()
 
@@ -133,6 +138,7 @@ class GuardEndOp(_Runtime):
     MNEMONIC: ClassVar[str] = "guard_end"
     PIPELINE_RANK: ClassVar[int] = 203
     TRACED_STAGE: ClassVar[str | None] = "end_when"
+    REGION_END: ClassVar[bool] = True
 
     begin: Ref = operand()
 
@@ -142,6 +148,52 @@ class GuardEndOp(_Runtime):
             return "a guard_end reads its guard_begin's token and gives a scalar[bool]"
         if ctx is not None and self.neighbour(ctx, self.begin, "guard_begin") is None:
             return f"begin {self.begin} is not the result of a guard_begin"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class LoopBeginOp(_Runtime):
+    """Opens a rolled loop (docs/loops.md): the steps up to the matching `loop_end` run once
+    for each index from `start` below `stop`, or below the runtime usize `bound`; the
+    result is the index."""
+
+    MNEMONIC: ClassVar[str] = "loop_begin"
+    PIPELINE_RANK: ClassVar[int] = 204
+    TRACED_STAGE: ClassVar[str | None] = "loop"
+    REGION: ClassVar[str] = "loop"
+
+    bound: Ref | None = operand(optional=True)
+    start: int = attr()
+    stop: int | None = attr(None, optional=True)
+
+    @rule("LOOP-5")
+    def _bounds(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        if self.output_type.dtype.name != "usize" or self.input_type != self.output_type:
+            return "a loop_begin gives its index, a scalar[usize]"
+        if (self.bound is None) == (self.stop is None):
+            return "a loop_begin takes exactly one of stop= and bound="
+        if self.start < 0 or (self.stop is not None and self.stop <= self.start):
+            return f"a loop from {self.start} to {self.stop} has no iteration"
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class LoopEndOp(_Runtime):
+    """Closes the loop `begin` opened; its result is the index past the last iteration."""
+
+    MNEMONIC: ClassVar[str] = "loop_end"
+    PIPELINE_RANK: ClassVar[int] = 205
+    TRACED_STAGE: ClassVar[str | None] = "end_loop"
+    REGION_END: ClassVar[bool] = True
+
+    begin: Ref = operand()
+
+    @rule("LOOP-5")
+    def _pairs(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        if self.output_type.dtype.name != "usize" or self.input_type != self.output_type:
+            return "a loop_end reads its loop_begin's index and gives a scalar[usize]"
+        if ctx is not None and self.neighbour(ctx, self.begin, "loop_begin") is None:
+            return f"begin {self.begin} is not the result of a loop_begin"
         return None
 
 
@@ -157,5 +209,10 @@ def lower_runtime(op: Any, result: int, refs: dict[int, int]) -> Any:
                             input_type=op.lhs.type, **common)
     if isinstance(op, GuardBegin):
         return GuardBeginOp(cond=Ref(refs[op.cond.id]), input_type=op.cond.type, **common)
+    if isinstance(op, LoopBegin):
+        bound = Ref(refs[op.bound.id]) if op.bound is not None else None
+        return LoopBeginOp(bound=bound, start=op.start, stop=op.stop, input_type=out, **common)
+    if isinstance(op, LoopEnd):
+        return LoopEndOp(begin=Ref(refs[op.begin.id]), input_type=out, **common)
     assert isinstance(op, GuardEnd), op
     return GuardEndOp(begin=Ref(refs[op.begin.id]), input_type=op.begin.type, **common)

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from ir.regions import extend_reads, loops
 from tu_ops.base import Alloc, Ref
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import dm_roots
@@ -130,7 +131,9 @@ def last_uses(kernel: LoweredKernel) -> dict[int, int]:
         wrote = [] if isinstance(step, TuProgram) or step.result.id not in roots else [step.result.id]
         for ref in [r.id for r in step_reads(step)] + wrote:
             last[roots.get(ref, relabels.get(ref, ref))] = i
-    return last
+    made_at = {op.result.id: i for i, step in enumerate(kernel.steps)
+               for op in (step.ops if isinstance(step, TuProgram) else (step,))}
+    return extend_reads(last, made_at, loops(kernel.steps))   # a rolled loop's body reads them again
 
 
 def lowest(busy: list[tuple[int, int]], size: int, align: int) -> int:

@@ -39,6 +39,7 @@ from visa.relower_indexed import (expected_gather, expected_redistribute, expect
                                   expected_shuffle, expected_spm)
 from visa.relower import Underivable
 from visa.verify_dma import check_dma
+from tu_ops.loop_checks import check_loops
 
 __all__ = ["verify_artifact", "verify_text"]
 
@@ -93,6 +94,10 @@ def verify_artifact(artifact: VisaArtifact, target: Any, *, source: str | None =
     except _CRASHES as e:
         raise fail.key("target", f"cannot derive the allocations: {e}") from None
     _check_spaces(kernel, target, fail)
+    try:
+        check_loops(kernel)   # rolled loops (docs/loops.md): their bodies for every iteration, their buffers
+    except OpVerifyError as e:
+        raise fail.op(e.op, f"[{e.code}] {e}", rule=e.code) from None
     _run_verifiers(kernel, target, fail)
     try:
         _check_addresses(kernel, target, fail)

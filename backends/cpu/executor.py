@@ -33,6 +33,7 @@ from ir.spm import spm_as_hbm
 from ir.spm_ops import SpmToDm, ToSpm
 from ir.vrf_ops import ToVrf
 
+from ir.regions import LoopRun, extend_reads, loops
 from backends.cpu import arena, compact, compact_moves, layout, lazy_rows, moves, row_classes, runtime, views
 from backends.cpu.lru import ByObject
 from backends.cpu.handlers import HANDLERS, handles, takes_compact, takes_lazy, takes_options
@@ -230,6 +231,8 @@ def _steps(kernel: Kernel) -> tuple[_Step, ...]:
     for position, (op, ids) in enumerate(zip(kernel.ops, operands)):
         for v in ids[1:] if isinstance(op, Final) else ids:  # a final reads its value, not its parameter
             last[v] = position
+    made_at = {op.result.id: k for k, op in enumerate(kernel.ops) if op.result is not None}
+    last = extend_reads(last, made_at, loops(kernel.ops))   # a rolled loop reads them again (ir.regions)
     steps = [_Step(op, ids, None if isinstance(op, Return) else op.result.id, takes_lazy(op),
                    tuple(dict.fromkeys(v for v in ids if last.get(v) == position)), takes_compact(op))
              for position, (op, ids) in enumerate(zip(kernel.ops, operands))]
@@ -279,6 +282,24 @@ def _final(step: _Step, env: dict[int, Any], finals: list[Any], marks: Any) -> N
         marks.before(step.op)
 
 
+_LOOPS: ByObject[LoopRun] = ByObject()
+
+
+def _rolled(kernel: Kernel) -> LoopRun:
+    """A fresh run of the kernel's rolled loops (their spans and carried tensors kept per kernel)."""
+    kept = _LOOPS.get(kernel) or _LOOPS.put(kernel, LoopRun.of(kernel.ops))
+    return LoopRun(kept.items, kept.spans, kept.carry)
+
+
+def _steer(position: int, op: Op, env: dict[int, Any], guards: runtime.Guards, rolled: LoopRun) -> int | None:
+    """The position to go on at when the op at `position` is a region's bracket or skipped
+    (a false guard's block, a loop with no iteration), else None: the op runs."""
+    steered = rolled.steer(position, env, guards)
+    if steered is None and guards.skips(op, env):
+        return position + 1
+    return steered
+
+
 def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOptions = DEFAULT,
                   inplace: frozenset[int] = frozenset()) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """Run a trace-valid kernel on HBM parameter buffers (in parameter order); returns the
@@ -296,12 +317,16 @@ def execute_inout(kernel: Kernel, params: Sequence[np.ndarray], options: CpuOpti
     if inplace and (marks is not None or _may_fault(kernel)):
         inplace = frozenset()
     guards = runtime.Guards()  # open `ctx.when` blocks (docs/runtime.md)
-    for step in _steps(kernel):
-        op = step.op
+    steps, rolled = _steps(kernel), _rolled(kernel)  # rolled loops (docs/loops.md) walk a body again
+    position = -1
+    while position + 1 < len(steps):
+        op = (step := steps[position := position + 1]).op
         if isinstance(op, Param):
             env[step.result] = params[op.index]
             continue
-        if guards.skips(op, env):
+        steered = _steer(position, op, env, guards, rolled)
+        if steered is not None:
+            position = steered - 1
             continue
         if isinstance(op, Final):
             _final(step, env, finals, marks)

@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ScalarLoad
+from ir.runtime_ops import GuardBegin, GuardEnd, LoopBegin, LoopEnd, ScalarOp, ScalarLoad
+from ir.regions import INDEX_DTYPE, closes_region
 from ir.runtime_types import apply
 
 from backends.cpu.handlers import handles
@@ -34,6 +35,12 @@ def _scalar(op: ScalarOp, lhs: np.ndarray, rhs: np.ndarray | None = None) -> np.
     return np.array(apply(op.op, op.dtype, int(lhs), right), op.dtype.host_dtype)
 
 
+@handles(LoopBegin, LoopEnd)
+def _loop(op: LoopBegin | LoopEnd, *operands: np.ndarray) -> np.ndarray:
+    """A rolled loop's opener or end outside a walk that steers it (`Guards.steer` does): its start."""
+    return np.array(op.start if isinstance(op, LoopBegin) else 0, INDEX_DTYPE)
+
+
 @handles(GuardBegin, GuardEnd)
 def _guard(op: GuardBegin | GuardEnd, flag: np.ndarray) -> np.ndarray:
     """`when` (its operand the condition) and its end (its operand the begin's flag): that flag."""
@@ -47,6 +54,10 @@ class Guards:
     depth: int = 0
     false_from: int | None = None   # the depth of the outermost false guard
 
+    def live(self) -> bool:
+        """Whether the ops here are done (no open guard is false)."""
+        return self.false_from is None
+
     def skips(self, op: Any, env: dict[int, Any]) -> bool:
         """Whether `op` is skipped; a skipped op's result (if any) is set in `env`."""
         if isinstance(op, GuardBegin):
@@ -56,7 +67,7 @@ class Guards:
                 env[op.result.id] = np.array(False)
                 return True
             return self.false_from is not None and self._skip(op, env)
-        if isinstance(op, GuardEnd):
+        if isinstance(op, GuardEnd) or closes_region(op):   # a skipped loop's end too
             skipped = self.false_from is not None
             if self.false_from == self.depth:
                 self.false_from = None

@@ -30,6 +30,7 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "chip_reduce_scatter", "chip_all_gather", "chip_ring_all_reduce", "chip_butterfly_all_reduce",
                    "cluster_reduce_scatter", "cluster_all_gather", "cluster_all_reduce",   # examples/topology/*_collectives.py
                    "moe_experts", "paged_kv_decode", "kv_page_bump",   # examples/runtime/
+                   "gemm_rolled",   # examples/loops/
                    "resident_accumulate", "resident_readout"}   # examples/resident_accumulator.py
 
 

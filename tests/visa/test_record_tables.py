@@ -14,7 +14,8 @@ from visa.relower import Underivable, expected_program
 # Records that stand outside program blocks: the walker runs them itself.
 OUTSIDE_PROGRAMS = {"dma", "dma_window", "dma_into", "tensor_new", "memset", "dma_gather", "dma_scatter", "dma_shuffle",
                     "dma_spm", "dma_redistribute", "dma_relayout", "rf_reshape",
-                    "scalar_load", "scalar", "guard_begin", "guard_end"}  # the last four: visa/interp/runtime.py
+                    "scalar_load", "scalar", "guard_begin", "guard_end",  # these four: visa/interp/runtime.py
+                    "loop_begin", "loop_end"}  # ir/regions.py LoopRun
 # Records the contract_outer step runs together with it.
 RUN_WITH_CONTRACT_OUTER = {"packet_reduce", "time_reduce"}
 

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ir.mapping.cells import Padding
+from ir.regions import extend_reads, loops
 
 from tu_ops.base import Alloc
 from tu_ops.rf_reshape import rf_aliases
@@ -105,7 +106,17 @@ def liveness(kernel: LoweredKernel, target: Any) -> tuple[dict[int, _Tensor], di
                 dm[op.result.id] = _Tensor(op.result.id, op, _bytes(op.output_type, target), step, step)
             elif m == "contract_outer":
                 read(trf, op.weights, step)
-    return dm, trf
+    return _through_loops(dm, kernel), _through_loops(trf, kernel)
+
+
+def _through_loops(table: dict[int, _Tensor], kernel: LoweredKernel) -> dict[int, _Tensor]:
+    """A tensor made before a rolled loop and read in its body is read by every iteration:
+    it lives to the loop's end (`ir.regions.extend_reads`)."""
+    last = extend_reads({k: t.last for k, t in table.items()}, {k: t.first for k, t in table.items()},
+                        loops(kernel.steps))
+    for k, t in table.items():
+        t.last = last[k]
+    return table
 
 
 def _bytes(t: Any, target: Any) -> int:

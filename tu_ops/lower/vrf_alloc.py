@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from ir.regions import extend_reads, loops
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
 from tu_ops.rf_reshape import rf_aliases
@@ -30,7 +31,9 @@ def _liveness(kernel: Any) -> dict[int, list]:
                     r = root.get(ref.id, ref.id)
                     if r in live:
                         live[r][2] = max(live[r][2], step)
-    return live
+    last = extend_reads({r: v[2] for r, v in live.items()}, {r: v[1] for r, v in live.items()},
+                        loops(kernel.steps))   # read in a rolled loop's body: by every iteration
+    return {r: [v[0], v[1], last[r]] for r, v in live.items()}
 
 
 def _place(ref: int, live: dict[int, list], base: dict[int, int]) -> int:

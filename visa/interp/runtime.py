@@ -48,7 +48,7 @@ class Guards:
                 self.false_from = self.depth
             env[step.result.id] = np.array(taken)
             return True
-        if mnemonic == "guard_end":
+        if mnemonic in ("guard_end", "loop_end"):   # a skipped loop's end too
             if self.false_from == self.depth:
                 self.false_from = None
             self.depth -= 1

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 import attrs
 import numpy as np
 
+from ir.regions import LoopRun, extend_reads, loops
 from ir.resident import host_type
 from tu_ops.base import Ref
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
@@ -151,7 +152,20 @@ def _last_reads(kernel: LoweredKernel) -> dict[int, int]:
                         last[ref.id] = i
     for ref in (*kernel.results, *kernel.finals):
         last[ref.id] = len(kernel.steps)
-    return last
+    made_at = {op.result.id: i for i, step in enumerate(kernel.steps)
+               for op in (step.ops if isinstance(step, TuProgram) else (step,))}
+    return extend_reads(last, made_at, loops(kernel.steps))   # a rolled loop reads them again (ir.regions)
+
+
+def _rolled(kernel: LoweredKernel) -> LoopRun:
+    """A fresh run of the kernel's rolled loops (the spans and carried tensors kept per kernel)."""
+    kept = _loop_spans(kernel)
+    return LoopRun(kept.items, kept.spans, kept.carry)
+
+
+@per_record
+def _loop_spans(kernel: LoweredKernel) -> LoopRun:
+    return LoopRun.of(kernel.steps)
 
 
 def _refs(value: Any) -> list[Ref]:
@@ -200,7 +214,15 @@ def _run(kernel: LoweredKernel, params: Sequence[np.ndarray], target: Target,
                            for p, data in zip(kernel.params, params)}
     guards = Guards()  # runtime guards and scalar records (docs/runtime.md)
     last, made = _last_reads(kernel), set(owned)   # made: HBM arrays this run owns (its DMAs' too), no one else holds
-    for i, step in enumerate(kernel.steps):
+    rolled = _rolled(kernel)   # rolled loops (docs/loops.md): the walk goes back to a body's first step
+    i = -1
+    while i + 1 < len(kernel.steps):
+        i += 1
+        step = kernel.steps[i]
+        steered = rolled.steer(i, env, guards)
+        if steered is not None:
+            i = steered - 1
+            continue
         if guards.skips(step, env):
             continue
         _forget_copies(step, mem)

@@ -14,6 +14,7 @@ import attrs
 from tu_ops import BUILTIN_TARGETS, rngd
 from visa.artifact import VisaArtifact
 from visa.schedule.rates import Rates, builtin_rates
+from visa.schedule.loops import fence_loops, repeat_loops
 from visa.schedule.scheduler import Hazard, Slot, schedule_steps
 from visa.schedule.steps import DMA_CONTEXT, build_steps
 
@@ -140,8 +141,9 @@ def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, tar
         target = BUILTIN_TARGETS.get(artifact.target, rngd)()
     if rates is None:
         rates = builtin_rates(artifact.target) or builtin_rates("rngd")
-    steps = build_steps(artifact.kernel, rates, target)
+    steps = fence_loops(build_steps(artifact.kernel, rates, target), artifact.kernel)
     origin = launch_cycles(rates)
     slots, found = schedule_steps(steps, origin)
+    slots = repeat_loops(slots, artifact.kernel)   # a rolled loop: one body schedule, trips times
     return Schedule(kernel=artifact.kernel.name, target=artifact.target, slots=tuple(slots), hazards=tuple(found),
                     bounds=tuple(lower_bounds(slots, found, rates, origin)), rates=rates, origin=origin)
