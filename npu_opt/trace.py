@@ -57,6 +57,7 @@ class Tracer:
     poisoned: set[int] = attrs.field(factory=set)
     chains: list[TracedStream] = attrs.field(factory=list)
     _next_id: int = 0
+    _reported: set[tuple] = attrs.field(factory=set)
 
     def value(self, t: Type) -> Value:
         """A fresh SSA value of type `t`."""
@@ -66,9 +67,15 @@ class Tracer:
 
     def refuse(self, violation: Violation, loc: Location | None, stage: str | None = None,
                op: Op | None = None) -> None:
-        """Record a refusal (or a warning) at the user's location."""
+        """Record a refusal (or a warning) at the user's location, once: a Python loop traces
+        its body once per iteration, and the same code and message at the same place again
+        (another iteration, another call of one helper) adds nothing for the user."""
         text = op.text() if op is not None else None
-        self.diagnostics.append(Diagnostic.from_violation(violation, loc, stage, text))
+        diagnostic = Diagnostic.from_violation(violation, loc, stage, text)
+        key = (diagnostic.code, diagnostic.message, diagnostic.file, diagnostic.line, diagnostic.col)
+        if key not in self._reported:
+            self._reported.add(key)
+            self.diagnostics.append(diagnostic)
 
     def emit(self, op: Op, *, refused: Violation | None = None, stage: str | None = None) -> bool:
         """Record `op`; run its rules unless an input was already refused or the caller refuses
