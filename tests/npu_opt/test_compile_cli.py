@@ -31,6 +31,7 @@ EXAMPLE_KERNELS = {"dot_product_kernel", "gemv_kernel", "gemm_kernel", "gemm_i8_
                    "cluster_reduce_scatter", "cluster_all_gather", "cluster_all_reduce",   # examples/topology/*_collectives.py
                    "moe_experts", "paged_kv_decode", "kv_page_bump",   # examples/runtime/
                    "gemm_rolled",   # examples/loops/
+                   "mlp_up", "mlp_down",   # examples/interop/mlp_kernels.py
                    "resident_accumulate", "resident_readout"}   # examples/resident_accumulator.py
 
 
