@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from visa.schedule.model import MODEL_NOTE, Schedule
-from ir.words import a_an
 
 __all__ = ["compare_json", "compare_text"]
 
@@ -55,7 +54,7 @@ def compare_text(a: Schedule, b: Schedule, name_a: str = "A", name_b: str = "B")
     else:
         verdict = "same makespan"
     lines = [f"note: {MODEL_NOTE}",
-             f"{a_an(name_a, start=True)}: makespan {a.makespan} cycles (bound by {a.binding.name})",
+             f"A {name_a}: makespan {a.makespan} cycles (bound by {a.binding.name})",
              f"B {name_b}: makespan {b.makespan} cycles (bound by {b.binding.name})",
              f"ratio B/A: {ratio:.4f} -- {verdict}" if ratio is not None else verdict,
              f"changed intervals ({len(data['changed'])}):"]
