@@ -25,6 +25,7 @@ from ir.dtypes import i4
 from ir.errors import NpuOptError
 from ir.resident import DmBuffer, check_resident
 from tu_ops.target import TargetLike, as_target, for_chips
+from ir.words import a_an
 
 __all__ = ["Call", "check_array", "prepare", "finish", "target_name", "usage_error"]
 
@@ -68,7 +69,7 @@ def _flatten(node: Any, arg: Any, out: list[Any]) -> None:
         return
     for field, member in node.members:
         if not hasattr(arg, field):
-            raise usage_error(f"parameter `{node.name}` is a {node.cls.__name__}: pass an instance whose `{field}` "
+            raise usage_error(f"parameter `{node.name}` is {a_an(node.cls.__name__)}: pass an instance whose `{field}` "
                          f"is an array, not {type(arg).__name__}")
         _flatten(member, getattr(arg, field), out)
 
@@ -82,7 +83,7 @@ def check_array(what: str, t: Any, array: Any, why: str = "") -> None:
         raise usage_error(f"{what} must be a numpy array of shape {shape} and dtype {names}{why}, "
                      f"not {type(array).__name__}")
     if array.dtype not in t.dtype.host_dtypes:
-        raise usage_error(f"{what} is {t.dtype}: pass a {names} array, not {array.dtype}")
+        raise usage_error(f"{what} is {t.dtype}: pass {a_an(names)} array, not {array.dtype}")
     if array.shape not in accepted_host_shapes(t):
         whose = f"element `{t.element}`" if len(shape) == len(host_layout.host_shape(t.element)) else \
             f"type (Chip `{t.chip}`, element `{t.element}`)"

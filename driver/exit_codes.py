@@ -46,8 +46,8 @@ STATUSES: tuple[ExitStatus, ...] = (
                "to report it", _ALL),
     ExitStatus(EXIT_INTERRUPTED, "interrupted", "interrupted (Ctrl-C, SIGINT, or an exception a signal handler "
                "raised); `compile` leaves no partial artifact", _ALL),
-    ExitStatus(EXIT_PIPE, "output pipe closed", "the reader of the output went away (`npu-opt check ... | "
-               "head`); nothing more is printed", _ALL),
+    ExitStatus(EXIT_PIPE, "output pipe closed", "the reader of the output went away (`npu-opt check ...` "
+               "piped into `head`); nothing more is printed", _ALL),
 )
 
 

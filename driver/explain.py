@@ -256,8 +256,10 @@ def _example_lines(source: str) -> Iterator[None]:
 # --- rendering ----------------------------------------------------------------------------
 
 def _wrap(text: str, indent: str = "  ") -> str:
+    # break_on_hyphens=False: a code (PAIR-REDUCE-1) or a flag never splits across lines
     return "\n\n".join(textwrap.fill(" ".join(p.split()), width=88, initial_indent=indent,
-                                     subsequent_indent=indent) for p in text.strip().split("\n\n"))
+                                     subsequent_indent=indent, break_on_hyphens=False)
+                         for p in text.strip().split("\n\n"))
 
 
 def _indent(text: str, indent: str = "    ") -> str:
@@ -325,8 +327,8 @@ def render_page(p: Page, with_example_output: bool = True) -> str:
         if with_example_output:
             out += ["", "Output (the op verifier)", _example_output(p)]
     out += ["", "How to fix it"]
-    out += [textwrap.fill(" ".join(f.split()), width=88, initial_indent="  - ", subsequent_indent="    ")
-            for f in p.fixes]
+    out += [textwrap.fill(" ".join(f.split()), width=88, initial_indent="  - ", subsequent_indent="    ",
+                          break_on_hyphens=False) for f in p.fixes]
     return "\n".join(out) + "\n"
 
 

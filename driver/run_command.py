@@ -40,6 +40,7 @@ from npu_opt.params import BadParam, build_value, leaves
 from npu_opt.run import NUMERICS, run
 from ir.resident import Device, DmBuffer
 from npu_opt.tensors import TensorSpec
+from ir.words import a_an
 
 __all__ = ["run_command", "KNOWN_BACKENDS", "EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "EXIT_ICE"]
 
@@ -319,7 +320,7 @@ def _results(result: Any) -> list[np.ndarray]:
     values = list(result) if isinstance(result, tuple) else [result]
     for v in values:
         if not isinstance(v, np.ndarray):
-            raise _Internal(f"the backend returned a {type(v).__name__}, not a numpy array")
+            raise _Internal(f"the backend returned {a_an(type(v).__name__)}, not a numpy array")
     return values
 
 

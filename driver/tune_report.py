@@ -54,9 +54,21 @@ def table(result: TuneResult) -> str:
                  "winner: none (no candidate compiled" + (" and passed its check)" if any(
                      c.checked for c in result.candidates) else ")"))
     if w is not None and any(c.bits for c in result.candidates):
-        other = [f"#{c.index}" + (" (same makespan)" if c.makespan == w.makespan else "") for c in result.other_bits()]
-        lines.append("other bits than the winner: " + (", ".join(other) if other else "none of the candidates compared"))
+        lines.append(_bits_line(result, w))
     return "\n".join(lines) + "\n"
+
+
+def _bits_line(result: TuneResult, w: Candidate) -> str:
+    """What the comparison of the winner's bits with its ties' and the checked candidates' found."""
+    def name(c: Candidate) -> str:
+        return f"#{c.index}" + (" (same makespan)" if c.makespan == w.makespan else "")
+    other = [name(c) for c in result.other_bits()]
+    if other:
+        return "other bits than the winner: " + ", ".join(other)
+    same = [name(c) for c in result.ranked() if c.bits == "same" and c.index != w.index]
+    if not same:
+        return "bits: no other candidate ties with the winner or was checked, so none was compared with it"
+    return f"bits: {', '.join(same)} {'gives' if len(same) == 1 else 'give'} the same bits as the winner"
 
 
 def report_json(result: TuneResult) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ir import float_bits
 from ir.errors import NpuOptError
+from ir.words import a_an
 
 if TYPE_CHECKING:
     from ir.dtypes import DType
@@ -119,7 +120,7 @@ def from_bits(dtype: DType, bits: object) -> float:
         raise ConstantError(f"{dtype}.from_bits takes an int, not {type(bits).__name__}")
     b, top = int(bits), (1 << dtype.bits) - 1
     if not 0 <= b <= top:
-        raise ConstantError(f"{dtype}.from_bits({b:#x}): a {dtype} encoding is 0 ... {top:#x}")
+        raise ConstantError(f"{dtype}.from_bits({b:#x}): {a_an(dtype)} encoding is 0 ... {top:#x}")
     if dtype.value == "bf16":
         return float(np.array([b << 16], dtype=np.uint32).view(np.float32)[0])
     return float(float_bits.decode_f4e2m1(np.array([b], dtype=np.uint8)).view(np.float32)[0])

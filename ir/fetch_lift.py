@@ -25,6 +25,7 @@ from ir.mapping.cells import LIVE
 from ir.mapping.factors import AxisFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ranges import axes_of, factor_frags, frag, merge_frags
+from ir.words import a_an
 
 __all__ = ["LiftDim", "BASE_ALIGN_BITS", "placement_problem", "time_problem", "lifted_axes",
            "lift_offsets", "base_problem", "lifted_space"]
@@ -53,7 +54,7 @@ def placement_problem(dim: LiftDim, before: Mapping, after: Mapping) -> Violatio
     """LIFT-1 ... LIFT-4 on one dimension's placement `before` -> `after`."""
     name = dim.name.capitalize()
     if before.size != after.size:
-        return Violation("LIFT-1", f"a {dim.name.lower()} lift keeps the {name} size: `{before}` has {before.size} "
+        return Violation("LIFT-1", f"{a_an(dim.name.lower())} lift keeps the {name} size: `{before}` has {before.size} "
                          f"positions, `{after}` has {after.size}",
                          label=f"out_{dim.name.lower()} `{after}`",
                          help="fill a broadcast of the placement with axes of the same size")
@@ -123,7 +124,7 @@ def time_problem(dim: LiftDim, placement: Mapping, after: Mapping, time: Mapping
             why = f"the digits {gap[0]} of the time are neither lifted nor kept in out_time"
     if why is None:
         return None
-    return Violation("LIFT-5", f"a {dim.name.lower()} lift moves the lifted axes out of the time and keeps the rest: "
+    return Violation("LIFT-5", f"{a_an(dim.name.lower())} lift moves the lifted axes out of the time and keeps the rest: "
                      f"{why}", label=f"time `{time}` -> out_time `{out_time}`",
                      help="write out_time as the fetch time without the axes the placement now holds")
 

@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 
 from ir.diagnostic import Violation
-from ir.mapping.nodes import Mapping, Pad, PaddingKind, Pair, Symbol
+from ir.mapping.nodes import Mapping, Pad, PaddingKind, Pair, Symbol, written
 from ir.valid_count import Sub, sub_expressions
 
 __all__ = ["MaskDim", "FetchMaskConfig", "masked_axes", "derive_mask", "masked_mapping", "mask_keep",
@@ -84,7 +84,7 @@ def masked_axes(time: Mapping, packet: Mapping, out_time: Mapping, out_packet: M
                          label=f"(out_time {out_time.text()} ; out_packet {out_packet.text()}) is not "
                                f"(time {time.text()} ; packet {packet.text()}) with zeroed padding",
                          help=f'repeat the fetch\'s mappings with `#{{0}}` for the padding to zero, e.g. '
-                              f'm("{time.text()}") with its `#` written `#{{0}}`')
+                              f'm("{written(time)}") with its `#` written `#{{0}}`')
     if not found:
         return Violation("FMASK-1", "`fetch_mask` zeroes no padding", label=f"out_packet {out_packet.text()}",
                          help="write `#{0}` for the padding the mask zeroes, or drop the call")

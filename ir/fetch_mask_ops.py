@@ -6,7 +6,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.fetch_mask import FetchMaskConfig, derive_mask, masked_axes, masked_mapping
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, written
 from ir.op_frame import attr
 from ir.ops import InputOp
 
@@ -27,7 +27,7 @@ def check_fetch_mask(op: FetchMask) -> Violation | None:
     if (op.out_time, op.out_packet) != (want_time, want_packet):
         return Violation("FMASK-1", f"a mask zeroes every padding of {axis}, not some of it",
                          label=f"out_time {op.out_time.text()} ; out_packet {op.out_packet.text()}",
-                         help=f'write m("{want_time.text()}"), m("{want_packet.text()}")')
+                         help=f'write m("{written(want_time)}"), m("{written(want_packet)}")')
     return None
 
 

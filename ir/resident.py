@@ -25,6 +25,7 @@ from ir import host_layout
 from ir.errors import NpuOptError
 from ir.mapping.nodes import IDENTITY, pair_all
 from ir.types import DmType, HbmType, same_layout
+from ir.words import a_an
 
 __all__ = ["host_type", "element_bytes", "placements", "ALIGN", "Device", "DmBuffer", "check_resident"]
 
@@ -88,8 +89,8 @@ class DmBuffer:
         host_layout.refuse_masked(self.spec_text, array)
         if not isinstance(array, np.ndarray) or array.dtype not in d.host_dtypes or array.shape != self.shape:
             got = f"{array.dtype} array of shape {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
-            raise NpuOptError(f"{self.spec_text} holds {d} of host shape {self.shape}; write a "
-                              f"{' or '.join(str(x) for x in d.host_dtypes)} array of that shape, not a {got}",
+            raise NpuOptError(f"{self.spec_text} holds {d} of host shape {self.shape}; write "
+                              f"{a_an(' or '.join(str(x) for x in d.host_dtypes))} array of that shape, not {a_an(got)}",
                               code="USAGE")
         data = d.host_values(array)
         if data.dtype != d.host_dtype:  # bit patterns of a small float: its ml_dtypes form

@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from ir.errors import NpuOptError, RunTimeRefusal
+from ir.words import a_an
 
 __all__ = ["ScalarDType", "ScalarType", "SCALAR_DTYPES", "INTEGER_NAMES", "scalar_dtype", "wrap", "apply",
            "BINARY", "COMPARE", "LOGIC", "OP_NAMES", "checked_start"]
@@ -115,8 +116,8 @@ def host_scalar(name: str, dtype: ScalarDType, value: Any) -> np.ndarray:
         value = value.item()
     ok = isinstance(value, bool) if dtype.name == "bool" else (isinstance(value, int) and not isinstance(value, bool))
     if not ok or not dtype.min <= int(value) <= dtype.max:
-        raise NpuOptError(f"parameter `{name}` is HbmScalar[{dtype}]: pass a "
-                          f"{'bool' if dtype.name == 'bool' else f'int in [{dtype.min}, {dtype.max}]'}, "
+        raise NpuOptError(f"parameter `{name}` is HbmScalar[{dtype}]: pass "
+                          f"{a_an('bool' if dtype.name == 'bool' else f'int in [{dtype.min}, {dtype.max}]')}, "
                           f"not {value!r}", code="USAGE")
     return np.array(value, dtype.host_dtype)
 

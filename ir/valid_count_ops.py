@@ -14,11 +14,12 @@ import numpy as np
 
 from ir.diagnostic import Violation
 from ir.mapping.cells import LIVE
-from ir.mapping.nodes import Mapping, Pair, Symbol, pair_all
+from ir.mapping.nodes import Mapping, Pair, Symbol, pair_all, written
 from ir.ops import Commit, InputOp
 from ir.rules.space import validate_type
 from ir.types import Type
 from ir.valid_count import checked_slices, derive_vcg, per_slice, sub_expressions
+from ir.words import a_an
 
 __all__ = ["CommitValidCountPack", "CommitPacked", "packed_coords", "default_packed_element", "default_element",
            "sliced", "check_pack", "check_packed"]
@@ -29,7 +30,7 @@ def check_pack(op: CommitValidCountPack) -> Violation | None:
     t = op.input.type
     if t.context != "sub":
         return Violation("VCG-1", "`commit_valid_count_pack` runs only in the sub context",
-                         label=f"a {t.context}-context stream",
+                         label=f"{a_an(t.context)}-context stream",
                          help="begin the chain on `ctx.sub`; the main context's Commit Adapter has no packer")
     found = derive_vcg(t.slice, t.time, t.packet)
     return found if isinstance(found, Violation) else None
@@ -126,7 +127,7 @@ def check_packed(op: CommitPacked) -> Violation | None:
         return Violation("VCG-5", f"the packed cells are not the element {op.element.text()} in order",
                          label=f"the stream packs its live cells of (time {t.time.text()} ; packet "
                                f"{t.packet.text()}) back to back",
-                         help=f"the packed write is dense and in stream order; try m(\"{default.text()}\")")
+                         help=f"the packed write is dense and in stream order; try m(\"{written(default)}\")")
     return validate_type(op.result.type, None)
 
 

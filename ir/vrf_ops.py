@@ -22,6 +22,7 @@ from ir.mapping.nodes import Mapping, pair_all
 from ir.op_frame import attr, rule
 from ir.ops import InputOp
 from ir.types import Type, VrfType
+from ir.words import a_an
 
 __all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
 
@@ -94,7 +95,7 @@ def rf_mismatch(op: Any) -> Violation | None:
     s, v = op.input.type, op.rf[0].type
     why = None
     if getattr(v, "kind", None) != "vrf":
-        why = f"the operand is a {getattr(v, 'kind', type(v).__name__)} value, not a VRF tensor"
+        why = f"the operand is {a_an(getattr(v, 'kind', type(v).__name__))} value, not a VRF tensor"
     elif v.dtype != s.dtype:
         why = f"the VRF tensor holds {v.dtype}, the stream {s.dtype}"
     elif v.spatial() != s.spatial():

@@ -40,6 +40,7 @@ from npu_opt.views import read_view, write_view
 from npu_opt.resident import check_total, resident_param
 from npu_opt.per_file_imports import in_scope
 import sys
+from ir.words import a_an
 
 __all__ = ["device", "DeviceKernel"]
 
@@ -290,7 +291,7 @@ class DeviceKernel:
             if want is None:
                 return
             if not isinstance(value, HbmTensor):
-                tracer.refuse(Violation("TYPE-6", f"result {position} is a {type(value).__name__}, not an HBM tensor",
+                tracer.refuse(Violation("TYPE-6", f"result {position} is {a_an(type(value).__name__)}, not an HBM tensor",
                                         help="move it back with `.to_hbm(ctx.tdma)`"), self.location, None)
                 return
             got = value.type

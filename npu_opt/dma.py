@@ -22,6 +22,7 @@ from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source, into_hbm_view, read_view
+from ir.words import a_an
 
 __all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element", "shuffle"]
 
@@ -56,7 +57,7 @@ def _check_engine(dma: Any, stage: str) -> Violation | None:
 def _resolve_dst(dst: Any, kind: str, stage: str) -> DmType | HbmType | Violation:
     want = "DmTensor[...]" if kind == "dm" else "HbmTensor[...]"
     if not isinstance(dst, TensorSpec) or dst.kind != kind:
-        return Violation("TYPE-6", f"the destination of `{stage}` must be a {want} type, not {dst!s:.60}",
+        return Violation("TYPE-6", f"the destination of `{stage}` must be {a_an(want)} type, not {dst!s:.60}",
                          help=f"e.g. `.{stage}(ctx.tdma, {want})`")
     return dst.resolve()
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ir.interruption import from_signal_handler, raised_by_statement
 from ir.location import OWN_PACKAGES, tb_frames
+from ir.words import a_an
 
 __all__ = ["raised_by_us", "USER_EXITS", "interrupted", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
 
@@ -124,7 +125,7 @@ def exit_text(e: BaseException) -> str:
     """`SystemExit(0)`, `KeyboardInterrupt`, `os._exit(3)` ... as the user wrote it."""
     args = ", ".join(_safe_repr(a) for a in getattr(e, "args", ()))
     if isinstance(e, SelfSignal):
-        return f"a {e.args[0] if e.args else 'signal'} sent to its own process"
+        return f"{a_an(e.args[0] if e.args else 'signal')} sent to its own process"
     if isinstance(e, ProcessExit):
         return f"os._exit({args})"
     return f"{type(e).__name__}({args})" if args else type(e).__name__

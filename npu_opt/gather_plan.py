@@ -31,6 +31,7 @@ from npu_opt.spm import SpmTensor
 from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call as _refuse
 from npu_opt.tensors import HbmTensor, TensorSpec
 from npu_opt.trace import current
+from ir.words import a_an
 
 __all__ = ["GatherPlan", "ScatterPlan", "start_gather", "start_scatter"]
 
@@ -181,7 +182,7 @@ class GatherPlan:
         if getattr(valid_length, "RUNTIME_SCALAR", False):
             dtype = valid_length.dtype.name
             if dtype != COUNT_DTYPE:
-                return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes a runtime {COUNT_DTYPE}, not a {dtype}",
+                return _refuse(Violation("GATHER-9", f"`sparse_prefix` takes a runtime {COUNT_DTYPE}, not {a_an(dtype)}",
                                          help=f"cast it: `.sparse_prefix(n.cast({COUNT_DTYPE}))`"
                                          if dtype != "bool" else "pass the number of valid entries"), stage)
             self._count = valid_length.value

@@ -30,6 +30,7 @@ from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor
 from npu_opt.trace import current
 from npu_opt.views import destination_fault
+from ir.words import a_an
 
 __all__ = ["DmRedistribute", "start", "asymmetric_slice"]
 
@@ -61,7 +62,7 @@ class DmRedistribute:
         return DmType(t.dtype, t.chip, t.cluster, t.slice, self._element)
 
     def __repr__(self) -> str:
-        return f"<DmRedistribute of a {type(self._src).__name__}: {self.type} after {self._stage}>"
+        return f"<DmRedistribute of {a_an(type(self._src).__name__)}: {self.type} after {self._stage}>"
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

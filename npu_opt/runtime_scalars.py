@@ -48,6 +48,7 @@ from npu_opt.annotations import annotation_location
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
 from npu_opt.trace import current
+from ir.words import a_an
 
 __all__ = ["HbmScalar", "ScalarSpec", "RuntimeScalar", "ScalarParam", "scalar_param", "when",
            "u32", "i64", "u64", "usize", "IMM_LIMIT", "runtime_retile", "refuse_runtime_read",
@@ -205,7 +206,7 @@ class RuntimeScalar:
         other, imm = None, None
         if isinstance(rhs, RuntimeScalar):
             if rhs.dtype != self.dtype:
-                _refuse("RUNTIME-4", f"`{method}` of a {self.dtype} and a {rhs.dtype}: the operands of a scalar "
+                _refuse("RUNTIME-4", f"`{method}` of {a_an(self.dtype)} and {a_an(rhs.dtype)}: the operands of a scalar "
                         "operation have one type", method, help=f"cast one side: `x.cast({self.dtype})`")
                 return REFUSED
             other = rhs.value
@@ -231,7 +232,7 @@ class RuntimeScalar:
         if isinstance(value, int) and not isinstance(value, bool) and d.name != "bool" \
                 and d.min <= value <= d.max and abs(value) < IMM_LIMIT:
             return value
-        _refuse("RUNTIME-4", f"`{method}` of a runtime {d} and {rhs!r}: the literal is not a {d} value "
+        _refuse("RUNTIME-4", f"`{method}` of a runtime {d} and {rhs!r}: the literal is not {a_an(d)} value "
                 f"of the scalar immediate range (|x| < 2**47)", method,
                 help=f"write a literal of {d}, or cast the scalar first")
         return None
@@ -357,7 +358,7 @@ def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, 
                        help="tile the element level of the view a DMA copies from or into, once, or guard "
                             "static tiles with `ctx.when(i == k)`")
     if start.dtype.name != START_DTYPE:
-        return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not a {start.dtype}", method,
+        return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not {a_an(start.dtype)}", method,
                        help="cast it as the reference's `i as usize`: `.tile(..., i.cast(usize))`")
     step = runtime_tile_step(view.type.element, index, length, mapping, view.WRITABLE)
     if isinstance(step, Violation):

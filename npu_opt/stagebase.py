@@ -23,11 +23,12 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location, user_location
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, written
 from ir.ops import Value
 from ir.stage_spec import spec_named
 from npu_opt.annotations import did_you_mean
 from npu_opt.trace import TracedStream, current, is_tracing, note_stage
+from ir.words import a_an
 
 __all__ = ["Poisoned", "StreamStage", "STAGE_AFTER", "next_stage", "stage_method", "STAGE_METHODS", "LazyStageMethod", "load_lazy_stages", "kind_error", "refuse_dead", "withdrawn",
            "conform", "adopt", "signature_text", "emit_op"]
@@ -202,7 +203,7 @@ def _not_offered(stage: StreamStage, name: str, *args: Any, **kwargs: Any) -> Po
     stage.chain.dead = True
     if not tracer.is_poisoned(stage.value):
         tracer.refuse(Violation(
-            "TYPE-1", f"`{name}` cannot be called on a {type(stage).__name__}",
+            "TYPE-1", f"`{name}` cannot be called on {a_an(type(stage).__name__)}",
             label=f"{type(stage).__name__} offers {_offered_text(stage)}",
             help=_type1_help(stage, name)), loc, name)
     return Poisoned(name)
@@ -216,7 +217,7 @@ def _misspelled(stage: StreamStage, name: str) -> Poisoned:
     if not current().is_poisoned(stage.value):
         hint = did_you_mean(name, stage.OFFERS) or did_you_mean(name, STAGE_METHODS)
         current().refuse(Violation(
-            "TYPE-1", f"a {type(stage).__name__} has no method `{name}`",
+            "TYPE-1", f"{a_an(type(stage).__name__)} has no method `{name}`",
             label=f"{type(stage).__name__} offers {_offered_text(stage)}",
             help=hint or "see `npu-opt explain TYPE-1` for the stage order"), loc, name)
     return Poisoned(name)
@@ -257,11 +258,11 @@ def mapping_argument_fault(method: str, name: str, given: Any, actual: Any, hold
         return None
     if not isinstance(given, Mapping):
         return Violation(code, f"`{name}` of `{method}` is a mapping m(\"...\"), not {type(given).__name__} "
-                               f"{given!r:.40}", help=f"drop it ({holder} gives it) or pass m(\"{actual}\")")
+                               f"{given!r:.40}", help=f"drop it ({holder} gives it) or pass m(\"{written(actual)}\")")
     if given.equivalent(actual):
         return None
     return Violation(code, f"`{name}` of `{method}` is `{given}`, but {holder} is `{actual}`",
-                     help=f"drop it ({holder} gives it) or pass m(\"{actual}\")")
+                     help=f"drop it ({holder} gives it) or pass m(\"{written(actual)}\")")
 
 
 def trf_arguments_fault(trf: Any, lane: Any, trf_element: Any, trfd: Any) -> Violation | None:

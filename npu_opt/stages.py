@@ -15,7 +15,7 @@ from ir import data_movement_ops, ops
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.location import Location
-from ir.mapping.nodes import Mapping, pair_all
+from ir.mapping.nodes import Mapping, pair_all, written
 from ir.rules.collect import infer_trf
 from npu_opt.padding_sums import refuse_summed_memory_padding
 from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, next_stage, refuse_dead, stage_method,
@@ -26,6 +26,7 @@ from npu_opt.trace import current
 from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.views import commit_view
 from npu_opt.vrf import to_vrf
+from ir.words import a_an
 
 
 # Stage method families loaded on first use (npu_opt.stagebase.LazyStageMethod); their
@@ -86,15 +87,15 @@ def _typestate(stage: StreamStage, name: str) -> Violation | None:
     """TYPE-2, then TYPE-4 / TYPE-5: methods offered only for some dtypes."""
     d = stage.type.dtype
     if d in _STAGING and name != "contract_outer":
-        return Violation("TYPE-2", f"`{name}` cannot be called on an {d} stream",
+        return Violation("TYPE-2", f"`{name}` cannot be called on {a_an(d)} stream",
                          label=f"{d} streams exist only to feed contract_outer",
                          help="i5/i9 come from fetch_zero_point_sub and may only be collected and "
                               "contracted; drop the zero-point subtraction to store or cast the data")
     if name == "contract_outer" and d not in _MAC_TYPES:
-        return Violation("TYPE-4", f"`contract_outer` is not offered on an {d} stream",
+        return Violation("TYPE-4", f"`contract_outer` is not offered on {a_an(d)} stream",
                          help="contraction operands are i4, i5, i8, i9, f8e4m3, f8e5m2 or bf16")
     if name == "cast" and d not in (DType.I32, DType.F32):
-        return Violation("TYPE-5", f"`cast` is not offered on an {d} stream",
+        return Violation("TYPE-5", f"`cast` is not offered on {a_an(d)} stream",
                          help="the Cast Engine narrows i32 or f32 streams")
     return None
 
@@ -269,7 +270,7 @@ class CollectStream(StreamStage):
         if lane is None and element is not None:
             current().refuse(Violation(
                 "TRF-7", "`to_trf` was given `element` without `lane`",
-                help=f'pass both, e.g. `.to_trf(m("{inferred_lane}"), m("{inferred_element}"))`'),
+                help=f'pass both, e.g. `.to_trf(m("{written(inferred_lane)}"), m("{written(inferred_element)}"))`'),
                 loc, "to_trf")
             self.chain.dead = True
             return Poisoned("to_trf")

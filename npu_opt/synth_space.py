@@ -8,7 +8,8 @@ tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
   rows of 128 results store to HBM in longer packets), SM slices along M times SN along N
   (SM * SN = 256) make one tile; only placements whose tiles cover the result exactly are
   generated, and when none does, those on fewer slices that do (`, on 1/N of the slices`);
-- `trf`: which operand is stationary in the TRF (its rows become the 8 lanes);
+- `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
+  the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
@@ -65,10 +66,11 @@ def points(spec: Any) -> dict[str, list[Any]]:
         return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
     if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
-        return split_levers(spec, m, n, packets)
+        return split_levers(spec, m, n, packets, gemm_roles(spec)[1][0])
     placements = result_placements(m, n, slices, pad_ok(spec))
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
-    levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": ["w", "a"],
+    (an, _), (wn, _) = gemm_roles(spec)
+    levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all", "none"]}
@@ -122,7 +124,7 @@ def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     geo = geometry(p["placement"])
     tm, tn = geo.tm, geo.tn
     din, dout = spec.dtype_in, spec.result_dtype
-    stationary_w = p["trf"] == "w"
+    stationary_w = p["trf"] == wn
     r, c = geo.r, geo.c
     v = dict(spec=spec, p=p, an=an, aidx=aidx, wn=wn, widx=widx, mi=mi, ni=ni, M=M, N=N, K=K, bi=bi,
              nb=spec.padded[bi] if bi else 1, size=size, geo=geo, r=r, c=c, tm=tm, tn=tn,
@@ -202,7 +204,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
             f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])',
             "",
             "    def stationary(block):",
-            f"        # trf={v['p']['trf']!r}: {'w' if v['stationary_w'] else 'a'}'s {v['rt']} rows per slice go to "
+            f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
             f"the TRF, 8 lanes x {g} rows each,",
             f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
             "        return (ctx.sub.begin(block.view())",

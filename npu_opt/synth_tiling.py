@@ -244,14 +244,14 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     return sizes
 
 
-def split_levers(spec: Any, m: int, n: int, packets: list[int]) -> dict[str, list[Any]]:
-    """The levers of a GEMM whose `k` must split: the split placements with `w` in the TRF,
+def split_levers(spec: Any, m: int, n: int, packets: list[int], wn: str) -> dict[str, list[Any]]:
+    """The levers of a GEMM whose `k` must split: the split placements with `w` (named `wn`) in the TRF,
     the packet, and for more than one tile the loop order and the reuse of loaded blocks.
     `reuse="none"` (both blocks loaded for every tile) moves more bytes than "outer" and no
     fewer steps, so it is not generated; nor is `trf="a"`, whose committed N x M blocks
     store to HBM transposed (docs/synth.md)."""
     placements = split_placements(spec, m, n)
-    levers: dict[str, list[Any]] = {"placement": placements, "trf": ["w"], "packet": packets}
+    levers: dict[str, list[Any]] = {"placement": placements, "trf": [wn], "packet": packets}
     tiles = max((m // geometry(p).tm) * (n // geometry(p).tn) for p in placements) if placements else 1
     if tiles > 1:
         levers |= {"order": ["ij", "ji"], "reuse": ["outer", "all"]}

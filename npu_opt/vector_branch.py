@@ -29,6 +29,7 @@ from npu_opt.branched import Branched, TagGuard
 from npu_opt.stagebase import Poisoned, refuse_dead
 from npu_opt.vector_chain_methods import vrf_unread
 from npu_opt.vector_stash import held_stash, spend
+from ir.words import a_an
 
 __all__ = ["Branched", "TagGuard", "branched_step", "tag_fault"]
 
@@ -42,8 +43,8 @@ def tag_fault(stage: Any, mode: Any) -> Violation | None:
         scalar = "f32" if stage.type.dtype.name == "F32" else "i32"
         for i, cmp in enumerate(mode.cmps):
             if cmp.scalar not in (None, scalar):
-                return Violation("VE-TAG-2", f"comparison {i} ({cmp!r}) has an {cmp.scalar} boundary, the stream "
-                                 f"holds {scalar}", help=f"write the boundary as an {scalar} "
+                return Violation("VE-TAG-2", f"comparison {i} ({cmp!r}) has {a_an(cmp.scalar)} boundary, the stream "
+                                 f"holds {scalar}", help=f"write the boundary as {a_an(scalar)} "
                                  f"({'a float, e.g. 0.0' if scalar == 'f32' else 'an int, e.g. 0'})")
     return None
 

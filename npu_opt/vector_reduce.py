@@ -36,6 +36,7 @@ from ir.vector.stages import VeStage
 from ir.vector.reduce_ops import VectorIntraSliceReduce
 from ir.vector.inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
+from ir.words import a_an
 
 __all__ = ["intra_slice_reduce", "inter_slice_reduce", "AFTER_INTER_CLASSES", "mapping_args", "pair_reduce_refused",
            "pair_reduce_violation"]
@@ -129,7 +130,7 @@ def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[
     if inter_first:
         body["vector_intra_slice_tag"] = _tag
     order = "InterFirst" if inter_first else "IntraFirst"
-    doc = f"After the inter-slice reduce ({order}) with an {scalar} stream: offers {', '.join(sorted(body))}."
+    doc = f"After the inter-slice reduce ({order}) with {a_an(scalar)} stream: offers {', '.join(sorted(body))}."
     return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body
 
 

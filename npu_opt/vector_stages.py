@@ -36,6 +36,7 @@ from npu_opt.vector_reduce import AFTER_INTER_CLASSES, inter_slice_reduce, intra
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
+from ir.words import a_an
 
 __all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES"]
 
@@ -227,7 +228,7 @@ def declare_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]
 
 def _offers_doc(stage: VeStage, scalar: str, offers: Any) -> str:
     """The docstring of a chain class, VECTOR or InterFirst: its stage, scalar and methods."""
-    return f"At the {stage.rust_name} stage with an {scalar} stream: offers {', '.join(sorted(offers))}."
+    return f"At the {stage.rust_name} stage with {a_an(scalar)} stream: offers {', '.join(sorted(offers))}."
 
 
 class _NotOfferedAgain:

@@ -32,6 +32,7 @@ from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
                              _DmScatter)
 from npu_opt.trace import current
+from ir.words import a_an
 
 __all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut",
            "DmTensorViewMut", "rf_reshape"]
@@ -125,7 +126,7 @@ class _View:
             target = levels[0]
             if target.form == "tensor" or (target.form == "view_mut") != self.WRITABLE:
                 want = "HbmTensorViewMut" if self.WRITABLE else "HbmTensorView"
-                return _refuse(Violation("TYPE-6", f"`reshape` keeps the kind of view: {target} is not a {want}[...] "
+                return _refuse(Violation("TYPE-6", f"`reshape` keeps the kind of view: {target} is not {a_an(want)}[...] "
                                                    "type", help=f"pass {want}[...] (or the tensor type)"), "reshape")
             levels = (target.tensor,)
         if len(levels) == 1 and isinstance(levels[0], TensorSpec):  # the whole target type, as to_dm takes
@@ -154,7 +155,7 @@ def _spec_levels(spec: TensorSpec, current_type: Any, count: int) -> tuple[Any, 
     if isinstance(resolved, Violation):
         return resolved
     if type(resolved) is not type(current_type):
-        return Violation("TYPE-6", f"`reshape` keeps the kind of tensor: {spec} is not a {current_type.kind} type")
+        return Violation("TYPE-6", f"`reshape` keeps the kind of tensor: {spec} is not {a_an(current_type.kind)} type")
     if resolved.dtype != current_type.dtype:
         return Violation("TYPE-6", f"`reshape` keeps the element type {current_type.dtype}; {spec} has "
                                    f"{resolved.dtype}", help="cast the values instead (a cast stage)")
@@ -244,7 +245,7 @@ def destination_fault(dst: Any, kind: str, method: str) -> Violation | None:
                          help="write through `t.view_mut()` (or a tile of it)")
     if not isinstance(dst, _View) or dst.type.kind != kind:
         want = "HbmTensorViewMut" if kind == "hbm" else "DmTensorViewMut"
-        return Violation("VIEW-9", f"the destination of `{method}` must be a {want}, not {type(dst).__name__}",
+        return Violation("VIEW-9", f"the destination of `{method}` must be {a_an(want)}, not {type(dst).__name__}",
                          help="pass `t.view_mut()` (or a tile of it)")
     return None
 
@@ -375,7 +376,7 @@ def _rf_target(tensor: Any, levels: tuple[Any, ...]) -> Any:
     if len(levels) == len(names) and all(isinstance(x, Mapping) for x in levels):
         return type(t)(t.dtype, *levels)
     cls = "TrfTensor" if t.kind == "trf" else "VrfTensor"
-    return Violation("TYPE-6", f"`reshape` of a {cls} takes the target type {cls}[...] or its {len(names)} level "
+    return Violation("TYPE-6", f"`reshape` of {a_an(cls)} takes the target type {cls}[...] or its {len(names)} level "
                                f"mappings ({', '.join(names)})", help=f"e.g. `.reshape({cls}[...])`")
 
 

@@ -23,6 +23,7 @@ from ir.op_frame import OpFrame, attr, fact, loc_field, operand, result_field, r
 from tu_ops.engines import Engine, Rate
 from tu_ops.enums import CollectFlits
 from tu_ops.printing import type_text, value_text
+from ir.words import a_an
 
 __all__ = ["Ref", "Alloc", "OpVerifyError", "VerifyContext", "Derivation", "TuOp", "TU_OPS", "FEED_DESTS", "operand", "attr", "ir_type",
            "fact", "rule", "as_entries", "entries_ok", "Entry", "derived_of_types"]
@@ -114,7 +115,7 @@ def _type_kind(inst: Any, attribute: Any, value: Any) -> None:
     """Structural check: the IR type has a kind this op class takes (`IN_KINDS` / `OUT_KINDS`)."""
     kinds = inst.IN_KINDS if attribute.name == "input_type" else inst.OUT_KINDS
     if kinds and getattr(value, "kind", None) not in kinds:
-        raise TypeError(f"{inst.MNEMONIC}: {attribute.name} must be a {' or '.join(kinds)} type, "
+        raise TypeError(f"{inst.MNEMONIC}: {attribute.name} must be {a_an(' or '.join(kinds))} type, "
                         f"not {type(value).__name__}")
 
 

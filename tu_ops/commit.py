@@ -22,6 +22,7 @@ from tu_ops.enums import STORED_ELEMENTS, CommitConversion, FeedElementType, TuC
 from tu_ops.feed import as_entries
 from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_config, pack_problem
+from ir.words import a_an
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
 
@@ -153,7 +154,7 @@ class CommitOp(TuOp):
             raise ValueError(f"valid_bytes {self.valid_bytes} is not a whole number of {out.dtype} cells")
         n, packet = self.valid_bytes * 8 // bits, self.input_type.packet
         if not 1 <= n <= packet.size:
-            raise ValueError(f"valid_bytes {self.valid_bytes} keeps {n} cells of a {packet.size}-cell packet")
+            raise ValueError(f"valid_bytes {self.valid_bytes} keeps {n} cells of {a_an(packet.size)}-cell packet")
         trimmed = packet if n == packet.size else Resize(packet, n).normalize()
         dtype = self.input_type.dtype if self.conversion is CommitConversion.NONE else out.dtype
         stream = attrs.evolve(self.input_type, packet=trimmed, dtype=dtype)
@@ -259,7 +260,7 @@ class CommitOp(TuOp):
         high = sum(max(0, (e.size - 1) * e.stride) for e in entries)
         end = -(-(high + 1) * bits // 8)
         if low < 0 or end > size:
-            return f"the write reaches byte {end} of a {size}-byte allocation"
+            return f"the write reaches byte {end} of {a_an(size)}-byte allocation"
         return None
 
     def _window_problem(self, bits: int) -> str | None:

@@ -19,6 +19,7 @@ from tu_ops.engines import (CONTRACTION, LANE_FOLDER, PACKET_REDUCER, TIME_REDUC
                             no_counters, stream_cycles)
 from tu_ops.enums import CollectFlits, FeedElementType, LoopKind, TuContext, Width
 from tu_ops.feed import as_entries
+from ir.words import a_an
 
 __all__ = ["TrfRead", "ContractOuter", "PacketReduce", "TimeLoop", "TimeReduce", "LaneFold",
            "inner_time"]
@@ -145,7 +146,7 @@ class ContractOuter(TuOp):
             return f"a read of {r.read_elems} x {self.weight_type} is {nbits / 8:g} bytes, more than {c.TRF_READ_BYTES}"
         want = Width.WIDE if nbits > 8 * c.FLIT_BYTES else Width.NARROW
         if r.width is not want:
-            return f"a {nbits / 8:g}-byte read is {want}, not {r.width}"
+            return f"{a_an(format(nbits / 8, 'g'))}-byte read is {want}, not {r.width}"
         load = self.neighbour(ctx, self.weights, "trf_load")
         if want is Width.WIDE and load is not None and load.collect_flits is not CollectFlits.Flit2:
             return "a WIDE read needs a TRF tensor loaded with Flit2"

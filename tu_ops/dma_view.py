@@ -37,6 +37,7 @@ from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
 from tu_ops.trf_new import trf_new_problem
 from tu_ops.vrf_memory import vrf_new_problem
+from ir.words import a_an
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -241,7 +242,7 @@ class MemsetOp(TuOp):
             return "a memset's input and output types are its tensor's, of its element_type"
         bits = target.bits_of(t.dtype) or 0
         if bits not in (4, 8, 16, 32) or not 0 <= self.value < 2 ** bits:
-            return f"value {self.value} is not a {bits}-bit pattern of whole bytes"
+            return f"value {self.value} is not {a_an(bits)}-bit pattern of whole bytes"
         if bits == 4 and nibble_bytes(with_levels(t, self.view), 0) is None:
             return "a memset of 4-bit cells fills whole bytes: every byte it touches holds two live cells of its view"
         return _view_problem(t, self.view, self.offset, "dst", target)

@@ -30,6 +30,7 @@ from tu_ops.switch import SwitchRoute, route_of, route_problem
 from ir.fetch_mask import FetchMaskConfig
 from tu_ops.feed_conversions import conversion_step as _conversion_step, conversions_text as _names
 from tu_ops.feed_lift import FeedLift, fetched_type, lift_problem
+from ir.words import a_an
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -272,7 +273,7 @@ class FeedBuffer(TuOp):
                 return f"the sub context reads exactly {sub} bytes here, not {nbits // 8}"
             strided = bool(shape.packet) and shape.packet[-1].stride != 1  # read element by element (FEED-7)
             if nbits < word and shape.read_elems * out % word and not strided:  # FETCH-11: widened to words
-                return (f"a {nbits // 8}-byte access, narrower than one {word // 8}-byte word, leaves the adapter "
+                return (f"{a_an(nbits // 8)}-byte access, narrower than one {word // 8}-byte word, leaves the adapter "
                         f"as {shape.read_elems * out} bits, not whole words")
         return None
 
@@ -295,7 +296,7 @@ class FeedBuffer(TuOp):
                 ratio = (self.bits(target, dst), self.bits(target, src))
                 nbits = nbits * ratio[0] // max(ratio[1], 1)
                 if ratio[0] > ratio[1] and nbits > 8 * limit:
-                    return (f"{src} -> {dst} widens a {shape.read_elems}-element read to {nbits // 8} bytes, "
+                    return (f"{src} -> {dst} widens {a_an(shape.read_elems)}-element read to {nbits // 8} bytes, "
                             f"more than {limit}")
         return None
 
@@ -314,7 +315,7 @@ class FeedBuffer(TuOp):
             return f"a packet of {shape.packet_elems} x {self.element_type} is not a positive multiple of {c.PACKET_ALIGN} bytes"
         flits = -(-nbits // (8 * c.FLIT_BYTES))
         if self.flits_per_packet != flits:
-            return f"flits_per_packet {self.flits_per_packet}, but a {nbits // 8}-byte packet is {flits} flits"
+            return f"flits_per_packet {self.flits_per_packet}, but {a_an(nbits // 8)}-byte packet is {flits} flits"
         return None
 
     @rule("FEED-10")
@@ -347,12 +348,12 @@ class FeedBuffer(TuOp):
         if consumer is None:
             return f"dest {self.dest.op} does not exist"
         if not isinstance(consumer, self.dest.kind.op_class):  # the named record, or a kind of it
-            return f"dest kind {self.dest.kind} but {self.dest.op} is a {consumer.MNEMONIC}"
+            return f"dest kind {self.dest.kind} but {self.dest.op} is {a_an(consumer.MNEMONIC)}"
         program = ctx.program_of(self.result)
         if program is None or ctx.program_of(self.dest.op) is not program:
             return f"dest {self.dest.op} is not in the same program"
         if program.context is not self.context:
-            return f"feed context {self.context} in a {program.context} program"
+            return f"feed context {self.context} in {a_an(program.context)} program"
         if consumer.stream_input() != self.result:
             return f"{self.dest.op} does not stream from this feed"
         others = [op.result for op in program.ops if op.result != self.result and op.MNEMONIC == "feed_buffer"

@@ -6,6 +6,7 @@ from typing import Any
 
 from ir.dtypes import DType
 from tu_ops.enums import Conversion, ConversionKind
+from ir.words import a_an
 
 __all__ = ["conversion_step", "conversions_text"]
 
@@ -26,7 +27,7 @@ def conversion_step(target: Any, c: Conversion, d: DType) -> tuple[str | None, D
         return f"{c} converts {src}, but the adapter holds {d} at that point", d
     entry = target.table_lookup(src, dst) if c.kind.stage == "lookup" else target.fetch_cast_entry(src, dst)
     if entry is None:
-        return f"{c} is not a {c.kind.stage} of target {target.name}", d
+        return f"{c} is not {a_an(c.kind.stage)} of target {target.name}", d
     if not entry.native:
         return f"{c} is not native on {target.name}", d
     return None, dst

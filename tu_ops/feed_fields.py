@@ -20,6 +20,7 @@ from ir.rules.read_plan import ReadPlan, read_run, sized_read
 from tu_ops.base import FEED_DESTS, Entry, Ref, as_entries
 from tu_ops.enums import TuContext
 from tu_ops.stage_record import stage_records
+from ir.words import a_an
 
 __all__ = ["DestKind", "FeedSource", "FeedInterleave", "FeedDest", "ReadShape", "as_entries", "sized_feed_read"]
 
@@ -131,5 +132,5 @@ def sized_feed_read(context: TuContext, src: DType, plan: ReadPlan, out: DType, 
     bits = lambda d: target.bits_of(d) or d.bits  # noqa: E731
     sized = sized_read(plan, context.value, bits(src), bits(out))
     if sized is None:
-        raise ValueError(f"no legal fetch size reads a {read_run(plan)}-element run of {src} as {out}")
+        raise ValueError(f"no legal fetch size reads {a_an(read_run(plan))}-element run of {src} as {out}")
     return sized

@@ -31,6 +31,7 @@ from ir.runtime_ops import GuardBegin, GuardEnd, LoopBegin, LoopEnd, ScalarLoad,
 from ir.runtime_types import BINARY, COMPARE, LOGIC, OP_NAMES
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.engines import DMA, SEQUENCER, Engine, Rate, no_counters, no_cycles
+from ir.words import a_an
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -93,11 +94,11 @@ class ScalarRecord(_Runtime):
         name, src, out = self.op.name, self.input_type.dtype, self.output_type.dtype
         binary = name in BINARY or name in COMPARE or name in LOGIC
         if binary and (self.rhs is None) == (self.imm is None):
-            return f"a {name} takes exactly one of rhs= and imm="
+            return f"the {name} op takes exactly one of rhs= and imm="
         if not binary and (self.rhs is not None or self.imm is not None):
-            return f"a {name} takes no rhs= or imm="
+            return f"the {name} op takes no rhs= or imm="
         if self.imm is not None and not src.min <= self.imm <= src.max:
-            return f"imm={self.imm} is not a {src} value"
+            return f"imm={self.imm} is not {a_an(src)} value"
         if ctx is not None and self.rhs is not None:
             other = ctx.op(self.rhs)
             if other is not None and other.output_type != self.input_type:
@@ -107,7 +108,7 @@ class ScalarRecord(_Runtime):
         if name == "CAST" and out.name == "bool":
             return "a cast gives an integer type"
         if name not in COMPARE and name != "CAST" and out != src:
-            return f"a {name} keeps its operand type {src}, not {out}"
+            return f"the {name} op keeps its operand type {src}, not {out}"
         if name in BINARY and src.name == "bool":
             return f"{name} on bool"
         return None

@@ -31,6 +31,7 @@ from tu_ops.engines import VECTOR, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector_reduce import reduce_problem, with_vcgs
 from tu_ops.vector_steps import VeStep, reshape, stream_before
+from ir.words import a_an
 
 __all__ = ["VeUnit", "VeOpName", "VeMode", "VeStep", "VectorPass", "VectorEngineOp", "stream_before"]
 
@@ -94,7 +95,7 @@ class VectorEngineOp(VectorPass):
             if src not in ("any", scalar):
                 return f"step {i} ({step.unit.name}) reads {src}, the stream holds {scalar}"
             if spec.way_in is not None and four_way != (spec.way_in == 4):
-                return f"step {i} ({step.unit.name}) on a {'4' if four_way else '8'}-way stream"
+                return f"step {i} ({step.unit.name}) on {a_an('4' if four_way else '8')}-way stream"
             if dst == "op":  # a reinterpret names its scalar (VEOP-3 checks the name)
                 scalar = {"TO_I32": "i32", "TO_F32": "f32"}.get(step.op.name, scalar)
             elif dst != "same":

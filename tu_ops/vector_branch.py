@@ -41,6 +41,7 @@ from tu_ops.base import Derivation, Ref, VerifyContext, attr, operand, rule
 from tu_ops.valid_count import PackConfig
 from tu_ops.vector import _SCALAR, VectorEngineOp, VectorPass, VeMode, VeOpName, VeStep, VeUnit, _arg_problem
 from tu_ops.vrf import RfRead, VectorRfOp, first_reads, rf_types, walk
+from ir.words import a_an
 
 __all__ = ["CmpName", "TagCmp", "Slot", "BranchStep", "VectorBranchOp", "VectorBranchRfOp"]
 
@@ -127,7 +128,7 @@ class VectorBranchOp(VectorPass):
                 return f"comparison {i} ({c.cmp.name}) takes no bound (0), not {c.bound}"
             limits = (-(2**31), 2**31) if scalar == "i32" else (0, 2**32)
             if not limits[0] <= c.bound < limits[1]:
-                return f"comparison {i}: bound {c.bound} is not an {scalar} value"
+                return f"comparison {i}: bound {c.bound} is not {a_an(scalar)} value"
         return None
 
     @rule("VBR-3")

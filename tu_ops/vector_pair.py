@@ -52,6 +52,7 @@ from tu_ops.vector import (_SCALAR, VectorPass, VeMode, VeOpName, VeStep, VeUnit
                            _order_problem)
 from tu_ops.vector_reduce import reduce_problem
 from tu_ops.vrf import VRF_WORDS, RfRead, first_reads, rf_types, vrf_words, walk
+from ir.words import a_an
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp", "VectorPairRfOp", "group_stream"]
 
@@ -142,10 +143,10 @@ class VectorPairOp(VectorPass):
             spec = spec_of(step.unit)
             if spec.shape:
                 if width != spec.way_in or scalar not in ("i32", "f32"):
-                    return f"step {i} ({step.unit.name}) on a {width}-way {scalar} stream"
+                    return f"step {i} ({step.unit.name}) on {a_an(width)}-way {scalar} stream"
                 width = spec.way_out
             elif (width == 4) != (spec.way_in == 4):
-                return f"step {i} ({step.unit.name}) on a {width}-way stream"
+                return f"step {i} ({step.unit.name}) on {a_an(width)}-way stream"
             scalar = scalar if dst == "same" else dst
         if width != 8:
             return "the pass ends 4-way: a widen step must follow the float steps"

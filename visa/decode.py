@@ -26,6 +26,7 @@ from ir.types import CStreamType, DmType, HbmType, SpmType, StreamType, TrfType,
 from tu_ops.base import Ref
 from visa.artifact import VisaTextError
 from ir.runtime_types import SCALAR_DTYPES, ScalarType
+from ir.words import a_an
 
 __all__ = ["Val", "RawType", "check_fields", "build_type", "printed_fields", "optional_fields"]
 
@@ -87,7 +88,7 @@ class Decoder:
         if name in cls.__members__:
             return cls[name]
         names = ", ".join(cls.__members__)
-        raise self.error(f"`{name}` is not a {cls.__name__}; expected one of {names}", line, col)
+        raise self.error(f"`{name}` is not {a_an(cls.__name__)}; expected one of {names}", line, col)
 
     # --- values ----------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Mapping", "Symbol", "Broadcast", "Stride", "Modulo", "Resize", "Pad", "Pair",
-    "PaddingKind", "IDENTITY", "pair_all", "pair_items", "tree_nodes", "axis_sizes",
+    "PaddingKind", "IDENTITY", "pair_all", "pair_items", "tree_nodes", "axis_sizes", "written",
 ]
 
 
@@ -347,3 +347,18 @@ def tree_nodes(*mappings: Mapping) -> Iterator[Mapping]:
 def axis_sizes(*mappings: Mapping) -> dict[str, int]:
     """Declared size of every axis named anywhere in the mappings' trees."""
     return {node.name: node.axis_size for node in tree_nodes(*mappings) if isinstance(node, Symbol)}
+
+
+def written(mapping: Mapping | str) -> str:
+    """A mapping's text as a kernel author writes it inside `m("...")`: a pair without its
+    outer parentheses (`A, B / 32`, not `(A, B / 32)`), anything else as its text. The
+    help of a diagnostic and the editor's quick fix show mappings this way (issue 58)."""
+    text = mapping if isinstance(mapping, str) else mapping.text()
+    if not text.startswith("("):
+        return text
+    depth = 0
+    for at, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0:
+            return text[1:-1] if at == len(text) - 1 else text
+    return text

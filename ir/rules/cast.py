@@ -13,6 +13,7 @@ from ir.rules.commit_plan import COMMIT_WIDTHS
 from ir.rules.commit_text import bytes_text, m_text
 from ir.rules.space import predicate
 from ir.types import MAIN
+from ir.words import a_an
 
 __all__ = ["check_cast", "check_trim", "check_commit_cast"]
 
@@ -119,7 +120,7 @@ def check_commit_cast(op) -> Violation | None:
                               f"before `commit_trim`")
     if (t.dtype, op.dtype) not in COMMIT_CASTS:
         return Violation("CCAST-1", f"the Commit Adapter converts only f32 -> bf16, not {t.dtype} -> {op.dtype}",
-                         label=f"`{name}({op.dtype})` on an {t.dtype} stream",
+                         label=f"`{name}({op.dtype})` on {a_an(t.dtype)} stream",
                          help="use the Cast Engine (`.cast(dtype, packet)` before `commit_trim`) for other "
                               "narrowings")
     n = t.packet.size

@@ -13,12 +13,13 @@ from ir.diagnostic import Violation
 from ir.dtypes import TRF_STORAGE, DType
 from ir.errors import MappingError
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
-from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all
+from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all, written
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
 from ir.rules.contract_geometry import FLIT_BYTES, LANES, _norm
 from ir.rules.contract_text import raw
 from ir.rules.fetch import axis_sizes, bytes_text, frag_text
 from ir.types import StreamType
+from ir.words import a_an
 
 __all__ = [
     "check_collect", "check_to_trf", "infer_trf", "CollectPlan", "collect_plan", "TrfGeometry",
@@ -120,7 +121,7 @@ def check_collect(op) -> Violation | None:
         return Violation("COLLECT-2", f"collect packet must be exactly one {FLIT_BYTES}-byte flit",
                          label=f"packet is {bytes_text(packet2.size, d)}",
                          notes=("docs/machine/index.md predicate PKT-FLIT",),
-                         help=f"use m(\"{short_text(plan.flit)}\") for an {d} stream: {_collect_fix(plan)}")
+                         help=f"use m(\"{written(short_text(plan.flit))}\") for {a_an(d)} stream: {_collect_fix(plan)}")
     known = _split_known(src.packet, d.flit_elems) if plan.padded is src.packet else None
     if not _same(packet2, None if known is None else known[1], plan.flit):
         return Violation("COLLECT-3", "the collect packet is not the stream's first flit",
@@ -157,7 +158,7 @@ def _joined(*parts: Mapping | tuple[Factor, ...]) -> tuple[Factor, ...] | None:
 
 
 def _collect_fix(plan: CollectPlan) -> str:
-    return f'.collect(m("{short_text(plan.time2)}"), m("{short_text(plan.flit)}"))'
+    return f'.collect(m("{written(short_text(plan.time2))}"), m("{written(short_text(plan.flit))}"))'
 
 
 # --- to_trf (docs/machine/collect.md) -------------------------------------------------------------
@@ -276,7 +277,7 @@ def check_to_trf(op) -> Violation | None:
         return Violation("TRF-5", "the TRF element must be the inner time followed by the packet",
                          label=f"`{element}` is not `{short_text(want)}`",
                          notes=("docs/machine/index.md predicate TRF-LOAD",),
-                         help=f'use .to_trf(m("{short_text(lane)}"), m("{short_text(want)}"))')
+                         help=f'use .to_trf(m("{written(short_text(lane))}"), m("{written(short_text(want))}"))')
     if d not in TRF_STORAGE:
         names = ", ".join(sorted(str(t) for t in TRF_STORAGE))
         return Violation("TRF-6", f"the TRF cannot store {d}",

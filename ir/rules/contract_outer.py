@@ -20,6 +20,7 @@ from ir.rules.contract_geometry import (
 from ir.rules.contract_text import CurrentRule, bytes_text, frag_text, guarded, holding, list_text, raw
 from ir.rules.space import same_spatial
 from ir.types import MAIN
+from ir.words import a_an
 
 __all__ = ["check_outer"]
 
@@ -77,11 +78,11 @@ def _operand_rules(s, w, out_packet: Mapping, rule: CurrentRule) -> Violation | 
     if (d, dw) not in CONTRACTION_PAIRS:
         legal = sorted(str(b) for a, b in CONTRACTION_PAIRS if a == d and b in TRF_STORAGE)
         return Violation(
-            "OUTER-1", f"an {d} stream cannot be contracted with {dw} weights",
+            "OUTER-1", f"{a_an(d)} stream cannot be contracted with {dw} weights",
             label=f"stream {d} x TRF {dw} is not a Multiplier pair",
             notes=("Multiplier pairs: {i4, i5} x {i4, i5} and {i8, i9} x {i8, i9} accumulate in i32; "
                    "bf16 x bf16, f8e4m3 x f8e4m3, f8e5m2 x f8e5m2 accumulate in f32",),
-            help=f"store the TRF operand as {' or '.join(legal)} for an {d} stream" if legal else None)
+            help=f"store the TRF operand as {' or '.join(legal)} for {a_an(d)} stream" if legal else None)
     rule.code = "OUTER-2"
     if w.lane.size not in LANES:
         return Violation("OUTER-2", f"the TRF operand has {w.lane.size} lanes; a contraction uses 1, 2, 4 or 8",

@@ -14,7 +14,7 @@ from ir.dtypes import DType
 from ir.errors import MappingError
 from ir.mapping import ops as mops
 from ir.mapping.factors import AxisFactor, BroadcastFactor, Factor, PaddingFactor
-from ir.mapping.nodes import Mapping
+from ir.mapping.nodes import Mapping, written
 from ir.mapping.ops import DigitRange
 
 __all__ = ["CurrentRule", "guarded", "raw", "bytes_text", "frag_text", "factor_text", "list_text", "holding"]
@@ -41,8 +41,7 @@ def guarded(fn: Callable[[CurrentRule], Violation | None], first: str) -> Violat
 
 def raw(mapping: Mapping) -> str:
     """The mapping as the user wrote it, without outer parentheses."""
-    text = mapping.text()
-    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    return written(mapping)
 
 
 def bytes_text(n: int, dtype: DType) -> str:

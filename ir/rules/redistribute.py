@@ -31,7 +31,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.mapping.cells import Padding
 from ir.mapping.factors import PaddingFactor
-from ir.mapping.nodes import Mapping, PaddingKind
+from ir.mapping.nodes import Mapping, PaddingKind, written
 from ir.rules.dma import DMA_DM_ALIGN, check_move
 from ir.rules.view_writes import check_dm_write_align, read_padded
 from ir.rules.views import tile_window
@@ -109,7 +109,7 @@ def slice_step(window: Mapping, element: Mapping, axis: Any, out: Any, bits: int
                          help="slice an axis (or one digit of an axis) the Element holds whole")
     if not here[1].equivalent(out):
         return Violation("REDIST-2", f"slicing `{axis}` out of `{element}` leaves `{here[1]}`, not `{out}`",
-                         help=f'declare the output Element as m("{here[1]}")')
+                         help=f'declare the output Element as m("{written(here[1])}")')
     stride_bits = there[2] * bits
     if dm_output and stride_bits % (8 * DMA_DM_ALIGN):
         return Violation("REDIST-3", f"one step of `{axis}` is {stride_bits / 8:g} bytes of the source Element; a "

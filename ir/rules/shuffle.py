@@ -14,6 +14,7 @@ from typing import Any
 
 from ir.diagnostic import Violation
 from ir.mapping.cells import Padding
+from ir.words import a_an
 
 __all__ = ["check_shuffle"]
 
@@ -25,7 +26,7 @@ def check_shuffle(op: Any) -> Violation | None:
     n = level.size
     sources = op.sources
     if op.dim != n or len(sources) != n or any(not 0 <= s < n for s in sources):
-        return Violation("SHUFFLE-1", f"a {op.level} shuffle of a tensor with {n} {op.level} position(s) takes "
+        return Violation("SHUFFLE-1", f"{a_an(op.level)} shuffle of a tensor with {n} {op.level} position(s) takes "
                                       f"DIM={n} and {n} source(s) in 0..{n - 1}; got DIM={op.dim}, "
                                       f"pattern {list(sources)}",
                          help=f"pattern[target] = source, e.g. {list(range(1, n)) + [0]}")

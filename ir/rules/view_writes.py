@@ -20,6 +20,7 @@ from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping, Pad, PaddingKind
 from ir.mapping.live import nibble_bytes
 from ir.rules.dma import DMA_DM_ALIGN
+from ir.words import a_an
 
 __all__ = ["check_dm_write_align", "check_memset_bytes", "check_begin_window", "read_padded"]
 
@@ -63,8 +64,8 @@ def check_dm_write_align(op: Any) -> Violation | None:
     if start % (8 * DMA_DM_ALIGN) == 0:
         return None
     where = f"{start / 8:g}" if start % 8 else str(start // 8)
-    return Violation("VIEW-13", f"the write into DM starts {where} bytes into each slice's storage, not on an "
-                                f"{DMA_DM_ALIGN}-byte boundary (the DMA engine writes DM in {DMA_DM_ALIGN}-byte units)",
+    return Violation("VIEW-13", f"the write into DM starts {where} bytes into each slice's storage, not on "
+                                f"{a_an(DMA_DM_ALIGN)}-byte boundary (the DMA engine writes DM in {DMA_DM_ALIGN}-byte units)",
                      help=f"start the tile at an element offset that is a multiple of {DMA_DM_ALIGN} bytes, or "
                           "copy into a fresh tensor (`to_dm`) and use a view of that")
 

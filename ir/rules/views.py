@@ -24,7 +24,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.errors import MappingError
 from ir.mapping.factors import AxisFactor, PaddingFactor, RaggedFactor, factor_mapping
-from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all, tree_nodes
+from ir.mapping.nodes import Mapping, Pad, PaddingKind, Symbol, pair_all, tree_nodes, written
 from ir.mapping.ops import strides
 
 __all__ = ["tile_offset", "tile_extent", "check_pad", "check_reshape", "fill_pattern"]
@@ -159,7 +159,7 @@ def tile_offset(level: Mapping, index: Mapping, length: int, wanted: Mapping, st
     if not expected.equivalent(wanted):
         return Violation("VIEW-2", f"the tile of `{level}` by `{index}` ({length} of {digit.extent}) is "
                                    f"`{expected}`, not `{wanted}`",
-                         help=f"write the tile's mapping as m(\"{expected}\")"
+                         help=f"write the tile's mapping as m(\"{written(expected)}\")"
                               + (" (a write view pads with #{!})" if writable else ""))
     return start * digit.step // factors[at].step * strides(factors)[at]
 
@@ -169,7 +169,7 @@ def _unit_tile(level: Mapping, index: Mapping, length: object, wanted: Mapping, 
         return Violation("VIEW-3", f"the tile [{start}, {start}+{length}) runs past the 1 value of `{index}`")
     if not level.equivalent(wanted):
         return Violation("VIEW-2", f"a tile by the unit index `{index}` is the view `{level}` itself, "
-                                   f"not `{wanted}`", help=f"write the tile's mapping as m(\"{level}\")")
+                                   f"not `{wanted}`", help=f"write the tile's mapping as m(\"{written(level)}\")")
     return 0
 
 

@@ -32,6 +32,7 @@ from ir.vector.ops import VectorOp, _checked, _first_fault, amount_is_const, cli
 from ir.vrf_ops import rf_mismatch
 from ir.vector.parts import UnitStep, clip_unit, logic_unit
 from ir.vector.stash_ops import stash_shape_fault
+from ir.words import a_an
 
 __all__ = ["BranchedFxp", "BranchedClip", "BranchedFpBinary", "BranchedLogic", "BranchedFpDiv", "BranchedFpTernary", "BRANCH_OP_CLASSES",
            "tag_codes"]
@@ -116,8 +117,8 @@ class _Branched(UnitStep, VectorOp):
                              "operand", help="a pair is FMA_F's (`vector_fp_ternary`); write one value per slot")
         for _, c in self.operand.regs:
             if c.scalar != want and not (want == "f32" and float(c.value).is_integer()):
-                return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds an {c.scalar} value, the stream "
-                                 f"holds {want}", help=f"write the slot value as an {want} constant")
+                return Violation("VE-CONST-3", f"a slot of `{self.STAGE}` holds {a_an(c.scalar)} value, the stream "
+                                 f"holds {want}", help=f"write the slot value as {a_an(want)} constant")
         return None
 
 

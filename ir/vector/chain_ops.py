@@ -15,7 +15,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import DType
 from ir.errors import MappingError
-from ir.mapping.nodes import Mapping, pair_items
+from ir.mapping.nodes import Mapping, written
 from ir.op_frame import attr, rule
 from ir.types import Type
 from ir.vector import enums as E
@@ -87,7 +87,7 @@ class VectorFpDiv(RfUnitOp):
 
 def _text(mapping: Mapping) -> str:
     """A mapping as a kernel writes it inside `m("...")` (no parentheses round a top-level pair)."""
-    return ", ".join(item.text() for item in pair_items(mapping))
+    return written(mapping)
 
 
 @attrs.frozen(kw_only=True)

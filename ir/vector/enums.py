@@ -16,6 +16,7 @@ from ir.errors import MappingError
 from ir.mapping.axes import Axis, check_axis
 from ir.vector.scalars import f32_constant, i32_constant
 from ir.vector.variants import Field, RustEnum, Struct, Tuple, Unit, enum_field
+from ir.words import a_an
 
 __all__ = [
     "RngdAlu", "FpMulAlu", "LogicBinaryOpI32", "LogicBinaryOpF32", "FxpBinaryOp", "FpUnaryOp",
@@ -247,13 +248,13 @@ def _axis(value: Any) -> str:
         except MappingError:
             raise ValueError(f"{value!r} is not an axis name") from None
         return value
-    raise ValueError(f"got a {type(value).__name__} ({value!r})")
+    raise ValueError(f"got {a_an(type(value).__name__)} ({value!r})")
 
 
 def _four_cmps(value: Any) -> tuple:
     # The caller's message already says "takes a list of four Cmp": say what was wrong.
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"got a {type(value).__name__} ({value!r})")
+        raise ValueError(f"got {a_an(type(value).__name__)} ({value!r})")
     if len(value) != 4:
         raise ValueError(f"got {len(value)}: {value!r}")
     for c in value:

@@ -24,6 +24,7 @@ from ir.vector import scalars
 from ir.vector.units import encode_step
 from ir.vector.errors import VectorRuleError
 from ir.vrf_ops import rf_mismatch
+from ir.words import a_an
 
 __all__ = ["VectorInit", "VectorTag", "VectorFxp", "VectorClip", "VectorFxpToFp", "VectorFpToFxp",
            "VectorNarrowTrim", "VectorFpUnary", "VectorFpBinary", "VectorWidenPad", "VectorFinal",
@@ -147,7 +148,7 @@ def _dtype_fault(op: Any, allowed: dict[str, type]) -> Violation | None:
     if want is not None and isinstance(op.op, want):
         return None
     other = ", ".join(f"{cls.__name__} on {s}" for s, cls in allowed.items())
-    return Violation("VE-DTYPE-1", f"`{op.STAGE}` with {type(op.op).__name__} on an {op.input.type.dtype} stream",
+    return Violation("VE-DTYPE-1", f"`{op.STAGE}` with {type(op.op).__name__} on {a_an(op.input.type.dtype)} stream",
                      label=f"`{op.STAGE}` takes {other}",
                      help=f"use the {allowed[op.scalar].__name__ if op.scalar in allowed else 'matching'} "
                           f"enum, or convert the stream first")

@@ -31,6 +31,7 @@ from ir.vector.ops import Conversion, VectorOp, _first_fault, amount_is_const, c
 from ir.vector.parts import UnitStep, clip_unit
 from ir.vector.units import mode_text
 from ir.vrf_ops import rf_mismatch
+from ir.words import a_an
 
 __all__ = ["VectorUnzip", "PairFxp", "PairClip", "PairFpBinary", "PairFpUnary", "PairFxpToFp",
            "PairFpToFxp", "PairNarrowSplit", "PairWidenConcat", "ZipFxp", "ZipClip", "ZipFp", "PAIR_OP_CLASSES",
@@ -259,7 +260,7 @@ class _PairWay(PairOp):
         src, dst = self.SIZES
         if t.packet.size == src and self.packet.size == dst and split_equivalent(t.time, t.packet, self.time, self.packet):
             return None
-        return Violation("PAIR-SPLIT-1", f"`{self.STAGE}` on a pair turns a {src}-element packet into {dst}-element "
+        return Violation("PAIR-SPLIT-1", f"`{self.STAGE}` on a pair turns {a_an(src)}-element packet into {dst}-element "
                          f"packets in time order; ({self.time}; {self.packet}) is not ({t.time}; {t.packet}) "
                          "so regrouped", help="the time gains (or loses) the packet's halves as its innermost factor: "
                          "`[T], [P] -> [T, P / 4 % 2], [P % 4]`")

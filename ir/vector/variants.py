@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 
 from ir.vector.errors import refuse
+from ir.words import a_an
 
 __all__ = ["Field", "Unit", "Tuple", "Struct", "RustEnum", "VariantConstructor", "expect", "enum_field"]
 
@@ -232,7 +233,7 @@ def expect(enum: type | tuple[type, ...], value: Any, *, method: str | None = No
         raise refuse("VE-ENUM-1", f"`{value!r}` carries data and was used without it",
                      help=f"write `{value.usage()}`", method=method)
     wanted = " or ".join(e.__name__ for e in enums)
-    raise refuse("VE-ENUM-4", f"expected a {wanted}, got {_describe(value)}", method=method)
+    raise refuse("VE-ENUM-4", f"expected {a_an(wanted)}, got {_describe(value)}", method=method)
 
 
 def enum_field(enum: type) -> Callable[[Any], Any]:

@@ -42,5 +42,5 @@ def test_int4_in_out_array_is_written_in_place(backend):
 
 
 def test_other_dtypes_are_still_refused_by_name():
-    with pytest.raises(npu_opt.NpuOptError, match="pass a int8 or int4 array, not int16"):
+    with pytest.raises(npu_opt.NpuOptError, match="pass an int8 or int4 array, not int16"):
         npu_opt.run(widen_i4, VALUES.astype(np.int16))

@@ -88,7 +88,7 @@ def test_refusal_fixtures(name: str, rule: str, label: str, hint: str | None) ->
 
 def test_r01_help_is_the_fix() -> None:
     (d,) = kf.fixture("r01_half_flit").trace().diagnostics
-    assert '.collect(m("(A, B / 32)"), m("B % 32"))' in d.help
+    assert '.collect(m("A, B / 32"), m("B % 32"))' in d.help
 
 
 def test_r04_message_names_the_numbers() -> None:
@@ -156,7 +156,7 @@ def test_collect_3_wrong_flit() -> None:
 
 def test_collect_4_wrong_time() -> None:
     v = check_collect(collect_op(DType.I8, "A", "K", "K / 32, A", "K % 32"))
-    assert code(v) == "COLLECT-4" and '.collect(m("(A, K / 32)"), m("K % 32"))' in v.help
+    assert code(v) == "COLLECT-4" and '.collect(m("A, K / 32"), m("K % 32"))' in v.help
 
 
 def test_collect_5_digit_placed_twice() -> None:

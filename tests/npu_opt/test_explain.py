@@ -405,3 +405,11 @@ def test_explain_command_refuses_an_unknown_code():
     err = io.StringIO()
     assert explain.explain_command("DMAOP-9", io.StringIO(), err) == 2
     assert "DMAOP-" in err.getvalue()
+
+
+def test_wrapped_prose_never_splits_a_code_across_lines():
+    """textwrap breaks at hyphens by default: VPAIR-4's page printed `PAIR-` at the end of a
+    line and `REDUCE-1` at the start of the next (issue 58, found once the guide held the text)."""
+    split = re.compile(r"\b[A-Z][A-Z0-9]*-\n\s*[A-Z0-9][A-Z0-9-]*\b")
+    pages = {code: explain.render_page(page(code), with_example_output=False) for code in CODES if page(code)}
+    assert [code for code, text in pages.items() if split.search(text)] == []

@@ -95,3 +95,22 @@ def test_a_packet_longer_than_k_is_not_offered(tmp_path: Path, capsys: pytest.Ca
     data = json.loads((out / "synth.json").read_text())
     assert {c["params"]["packet"] for c in data["candidates"]} == {32}
     assert data["refused_by_rule"] == {}
+
+
+def test_the_printout_names_the_operands_as_the_einsum_does(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 58: the `trf` lever said ['w', 'a'] whatever the operands were called."""
+    out = tmp_path / "out"
+    einsum = "y[m,n] = x[m,k] * v[n,k]"
+    assert main(["synth", einsum, "--sizes", "m=64,n=64,k=64", "-o", str(out), "--top", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "trf ['v', 'x']" in printed and "trf='v'" in printed and "'w'" not in printed
+    source = (out / "synth_kernel.py").read_text()
+    data = json.loads((out / "synth.json").read_text())
+    trf = data["candidates"][data["winner"]]["params"]["trf"]
+    assert data["levers"]["trf"] == ["v", "x"] and f"# trf='{trf}': {trf}'s " in source
+    module, error = load_file(out / "synth_kernel.py")
+    assert error is None
+    x, v = _operands([(64, 64), (64, 64)], "i8:i32")
+    y = np.zeros((64, 64), np.int32)
+    get_backend("cpu").run(module.synth_kernel, (x, v, y))
+    assert np.array_equal(y, x.astype(np.int64) @ v.astype(np.int64).T)

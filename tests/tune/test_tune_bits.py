@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
 from backends import get_backend
-from driver.tune import tune
+from driver.tune import Candidate, TuneResult, tune
 from driver.tune_exec import FactoryRef, load_space
 from driver.tune_report import report_json, table
 from npu_opt.tune import Space
@@ -72,3 +73,25 @@ def test_a_golden_candidate_must_name_the_spaces_parameters() -> None:
         Space(space.factory, dict(space.params), inputs=space.inputs, exact=True, golden={"packet": 32})
     with pytest.raises(ValueError, match="an exact space needs `inputs`"):
         Space(space.factory, dict(space.params), exact=True)
+
+
+def _result(*cands: Candidate) -> TuneResult:
+    return TuneResult("k", "rngd", cands, next(c for c in cands if c.bits == "same" and c.checked == "pass"),
+                      "inline", 0.0)
+
+
+def test_the_bits_line_says_plainly_when_every_compared_candidate_gives_the_winners_bits() -> None:
+    """Issue 58: "none of the candidates compared" read as an error when every compared
+    candidate had given the winner's bits; the line now says what was compared and found."""
+    win = Candidate(0, {"p": 0}, "ok", makespan=10, checked="pass", bits="same")
+    tie = Candidate(1, {"p": 1}, "ok", makespan=10, bits="same")
+    slower = Candidate(2, {"p": 2}, "ok", makespan=20, checked="pass", bits="same")
+    text = table(_result(win, tie, slower))
+    assert text.endswith("bits: #1 (same makespan), #2 give the same bits as the winner\n")
+    assert "none of the candidates compared" not in text
+    assert table(_result(win, slower)).endswith("bits: #2 gives the same bits as the winner\n")
+    alone = table(_result(win, Candidate(1, {"p": 1}, "ok", makespan=30)))
+    assert alone.endswith("bits: no other candidate ties with the winner or was checked, so none was compared "
+                          "with it\n")
+    other = attrs.evolve(tie, bits="other: result 0: 3 of 9 values differ")
+    assert table(_result(win, other, slower)).endswith("other bits than the winner: #1 (same makespan)\n")

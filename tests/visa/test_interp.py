@@ -229,7 +229,7 @@ def test_host_forms_and_tuples():
 def test_bad_arrays_are_usage_errors():
     art = parse_visa(print_visa(gemm("i8"), TARGET))
     a = np.zeros((512, 128), np.int8)
-    for arrays, fragment in [([a], "takes 2 array(s)"), ([a, a.astype(np.int16)], "pass a int8"),
+    for arrays, fragment in [([a], "takes 2 array(s)"), ([a, a.astype(np.int16)], "pass an int8"),
                              ([a, a[:, :64]], "needs shape (512, 128)")]:
         with pytest.raises(NpuOptError, match=re.escape(fragment)) as info:
             execute(art, arrays)

@@ -32,6 +32,7 @@ from tu_ops.base import Ref
 from tu_ops.dma_records import view_dma
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 from tu_ops.lower.errors import LoweringRefusal, refusal
+from ir.words import a_an
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -107,7 +108,7 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
     if isinstance(op, NewTensor):
         t = op.result.type
         if t.kind not in ("hbm", "dm", "trf", "vrf"):
-            raise _refuse(op, f"a {t.kind} tensor made by `new()` is not placed by the lowering yet")
+            raise _refuse(op, f"{a_an(t.kind)} tensor made by `new()` is not placed by the lowering yet")
         return TensorNewOp(result=Ref(result), element_type=t.dtype, input_type=t, output_type=t, loc=op.loc)
     if isinstance(op, Memset):
         t = op.into.type
@@ -125,7 +126,7 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
         align = target.constants.DMA_DM_ALIGN
         if op.into.type.kind == "dm" and dst_off % align:
             raise _refuse(op, f"a write into DM starts {dst_off % target.constants.DM_SLICE_BYTES} bytes into "
-                              f"the element, not on a {align}-byte boundary")
+                              f"the element, not on {a_an(align)}-byte boundary")
         return attrs.evolve(view_dma(DmaIntoOp, result, src, src_t, src_view, src_off, op.into.type, op.view, dst_off,
                                      target, op.loc, into=refs[op.into.id], shift=shift),
                             **_runtime_start("src", windows.get(op.src.id), refs, target),

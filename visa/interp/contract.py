@@ -40,6 +40,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.trf import TrfTensor, read_weights, weight_rows
 from visa.interp.values import value_dtype, widen
+from ir.words import a_an
 
 __all__ = ["run_contraction"]
 
@@ -196,7 +197,7 @@ def run_contraction(outer: Any, reduce: Any, time: Any, stream: np.ndarray | Rep
     flit = 8 * target.constants.FLIT_BYTES // bits
     check(stream.dtype == value_dtype(outer.stream_type.dtype), f"the feed does not deliver {outer.stream_type} "
           f"elements", outer)
-    check(stream.shape[-1] == flit, f"the fed flits hold {stream.shape[-1]} elements, a {outer.stream_type} flit "
+    check(stream.shape[-1] == flit, f"the fed flits hold {stream.shape[-1]} elements, {a_an(outer.stream_type)} flit "
           f"{flit}", outer)
     check(outer.lanes == trf.lanes, f"lanes {outer.lanes}, the TRF tensor has {trf.lanes}", outer)
     mac = outer.mac_type.dtype

@@ -33,6 +33,7 @@ from visa.interp.fast.memo import per_record
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
+from ir.words import a_an
 
 __all__ = ["DmTensor", "copy_strided", "copy_walk", "tensor_bytes", "live_parts", "run_dma", "walk"]
 
@@ -188,7 +189,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
     check(bool(op.commands), "no command", op)
     src_kind, dst_kind = op.kind.value
     check((op.input_type.kind, op.output_type.kind) == (src_kind, dst_kind),
-          f"{op.kind} between a {op.input_type.kind} and a {op.output_type.kind} tensor", op)
+          f"{op.kind} between {a_an(op.input_type.kind)} and {a_an(op.output_type.kind)} tensor", op)
     if op.kind is DmaKind.DM_TO_DM:   # both sides in the DM of the command's (chip, cluster)
         check(op.output_type.cluster.size == op.input_type.cluster.size, "DM -> DM across clusters", op)
     src_val = env.get(op.src.id)
@@ -204,7 +205,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         result = _dm_result(op, mem, dst_bytes)
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
-        check(cmd.packet_bytes >= 1, f"command {i} has a {cmd.packet_bytes}-byte packet", op)
+        check(cmd.packet_bytes >= 1, f"command {i} has {a_an(cmd.packet_bytes)}-byte packet", op)
         check(all(n >= 1 for n in sizes), f"command {i} has an empty loop", op)
         # The loop nest is the entries; an empty nest runs once. The packet entry is dropped
         # only when it is the size-1 entry 1:1:1 (visa/visa.lark), so `entries=[]` is one

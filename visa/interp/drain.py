@@ -38,6 +38,7 @@ from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import padded, raw_dtype, to_raw, value_dtype, zero_pad
+from ir.words import a_an
 
 __all__ = ["run_lane_fold", "run_cast", "run_commit"]
 
@@ -57,7 +58,7 @@ def run_lane_fold(op: Any, acc: np.ndarray, mem: Memory) -> np.ndarray:
     check(op.lanes == lanes and op.cols == cols, f"lanes {op.lanes} x cols {op.cols}, the accumulator holds "
           f"{lanes} x {cols}", op)
     if op.mode is LaneMode.INTERLEAVED:
-        check(lanes <= bus, f"{lanes} lanes do not fit a {bus}-cell packet", op)
+        check(lanes <= bus, f"{lanes} lanes do not fit {a_an(bus)}-cell packet", op)
         drained = acc.transpose(0, 2, 3, 1)
         if lanes == bus and drained.flags.c_contiguous and not padded(op.output_type.time, op.output_type.packet):
             out = drained           # held lanes innermost already: the packets are the accumulator
@@ -85,7 +86,7 @@ def run_cast(op: Any, stream: np.ndarray, mem: Memory) -> np.ndarray:
     bits = mem.target.bits_of(dst) or 0
     check(bits in (4, 8, 16), f"out_type {op.out_type} is not a Cast Engine result", op)
     flit = 8 * mem.target.constants.FLIT_BYTES // bits
-    check(1 <= n <= min(stream.shape[-1], flit), f"valid_elems {n} of a {stream.shape[-1]}-cell packet", op)
+    check(1 <= n <= min(stream.shape[-1], flit), f"valid_elems {n} of {a_an(stream.shape[-1])}-cell packet", op)
     try:
         converted = cv.convert(stream[..., :n], src, dst, "cast")
     except ValueError as e:
@@ -111,11 +112,11 @@ def _write_plan(op: Any, target: Any, steps: int, cells: int) -> tuple[Any, int,
         check(d.value == "f32", f"{op.conversion} converts f32, not {d}", op)
         d = op.output_type.dtype
         check(d.value == "bf16", f"{op.conversion} writes bf16, not {d}", op)
-    check(d == op.output_type.dtype, f"the commit writes {d} into a {op.output_type.dtype} tensor", op)
+    check(d == op.output_type.dtype, f"the commit writes {d} into {a_an(op.output_type.dtype)} tensor", op)
     bits = target.bits_of(d) or 0
     check(bits in (4, 8, 16, 32) and op.valid_bytes * 8 % bits == 0, f"valid_bytes {op.valid_bytes} of {d}", op)
     n = op.valid_bytes * 8 // bits
-    check(1 <= n <= cells, f"valid_bytes {op.valid_bytes} is {n} cells of a {cells}-cell packet", op)
+    check(1 <= n <= cells, f"valid_bytes {op.valid_bytes} is {n} cells of {a_an(cells)}-cell packet", op)
     check(op.write_bytes > 0 and op.valid_bytes % op.write_bytes == 0,
           f"write_bytes {op.write_bytes} does not split valid_bytes {op.valid_bytes}", op)
     tsz, psz = [e.size for e in op.write.time], [e.size for e in op.write.packet]
@@ -129,7 +130,7 @@ def _write_plan(op: Any, target: Any, steps: int, cells: int) -> tuple[Any, int,
     if index.size:
         low, high = int(index.min()), int(index.max())
         check(low >= 0 and -(-(high + 1) * bits // 8) <= limit,
-              f"the write plan reaches element {high if low >= 0 else low} of a {limit}-byte tensor", op)
+              f"the write plan reaches element {high if low >= 0 else low} of {a_an(limit)}-byte tensor", op)
     return d, bits, n, index, size
 
 
@@ -179,14 +180,14 @@ def run_packed_commit(op: Any, stream: np.ndarray, rows: Rows, mem: Memory) -> D
           f"a packed commit writes its {d} stream unconverted", op)
     bits = target.bits_of(d) or 0
     cells = op.valid_bytes * 8 // max(bits, 1)
-    check(1 <= cells <= stream.shape[-1], f"valid_bytes {op.valid_bytes} of a {stream.shape[-1]}-cell packet", op)
+    check(1 <= cells <= stream.shape[-1], f"valid_bytes {op.valid_bytes} of {a_an(stream.shape[-1])}-cell packet", op)
     counts = slice_counts(pack_to_vcg(op.pack), rows.slice, stream.shape[1])   # (rows, T): per row's slice id
-    check(int(counts.max(initial=0)) <= cells, f"the clipper counts {int(counts.max())} cells of a {cells}-cell "
+    check(int(counts.max(initial=0)) <= cells, f"the clipper counts {int(counts.max())} cells of {a_an(cells)}-cell "
           f"trimmed packet", op)
     keep = (np.arange(stream.shape[-1])[None, None, :] < counts[:, :, None]).reshape(len(counts), -1)
     values = packed_rows(stream.reshape(len(counts), -1), keep)
     size = tensor_bytes(op.output_type, target)
-    check(values.shape[1] * bits <= 8 * size, f"the packer keeps {values.shape[1]} cells for a {size}-byte "
+    check(values.shape[1] * bits <= 8 * size, f"the packer keeps {values.shape[1]} cells for {a_an(size)}-byte "
           f"tensor", op)
     check(op.dest >= 0 and op.dest % 8 == 0, f"dest {op.dest} is not an 8-byte aligned DM address", op)
     address = mem.dm_address[op.result.id]

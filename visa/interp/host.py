@@ -32,6 +32,7 @@ from visa.interp.dma import DmTensor, live_parts, tensor_bytes
 from visa.interp.errors import check
 from visa.interp.memory import Memory
 from visa.interp.values import from_bytes, pad_mask, to_bytes
+from ir.words import a_an
 
 __all__ = ["host_shape", "to_hbm", "from_hbm", "check_count", "as_hbm_param", "load", "save"]
 
@@ -63,7 +64,7 @@ def to_hbm(param: Any, array: Any, target: Any, copy: bool = True) -> np.ndarray
         raise _usage(f"parameter `{name}` must be a numpy array of shape {shape}, not {type(array).__name__}")
     if array.dtype not in accepted:
         names = " or ".join(str(a) for a in accepted)
-        raise _usage(f"parameter `{name}` is {d}: pass a {names} array, not {array.dtype}")
+        raise _usage(f"parameter `{name}` is {d}: pass {a_an(names)} array, not {array.dtype}")
     if array.shape not in accepted_host_shapes(t):
         whose = f"element `{t.element}`" if not chips else f"type (Chip `{t.chip}`, element `{t.element}`)"
         raise _usage(f"parameter `{name}` has shape {array.shape}; its HBM {whose} needs shape {shape}"

@@ -31,6 +31,7 @@ from ir.vector.enums import BinaryArgMode, TernaryArgMode
 from ir.vector.numerics._arrays import f32_bits
 from ir.vector.numerics.unit_runs import run_elementwise
 from ir.vector.units import UNITS, is_rf, spec_of
+from ir.words import a_an
 
 __all__ = ["UNITS", "run_step", "f32_bits", "mode_enum"]
 
@@ -41,7 +42,7 @@ def _rf_operand(unit: str, values: np.ndarray, operand: np.ndarray | None) -> np
     """The register-file operand of an `_RF` step: one stored value per stream cell."""
     if operand is None or operand.shape != values.shape or operand.dtype != values.dtype:
         got = "none" if operand is None else f"{operand.shape} {operand.dtype}"
-        raise ValueError(f"a {unit} step reads a register-file operand shaped like the stream "
+        raise ValueError(f"{a_an(unit)} step reads a register-file operand shaped like the stream "
                          f"{values.shape} {values.dtype}, not {got}")
     return operand
 
@@ -65,7 +66,7 @@ def run_step(unit: str, op: str, arg: int, values: np.ndarray, mode: str | None 
     if spec.run is None and spec.fn is None:
         raise KeyError(unit)
     if spec.scalar_in != "any" and values.dtype != _STORED[spec.scalar_in]:
-        raise TypeError(f"a {unit} step reads {spec.scalar_in} values, not {values.dtype}")
+        raise TypeError(f"{a_an(unit)} step reads {spec.scalar_in} values, not {values.dtype}")
     if spec.run is not None:
         out = np.asarray(spec.run(op, arg, values, mode_enum(mode), arg1))
     else:  # an `_RF` unit (binary) reads its operand from the register file, the others their constants
