@@ -1,4 +1,4 @@
-"""The interpreter's float64 unary ops in kept buffers (`visa.interp.unary`, issue 29) give
+"""The interpreter's float64 unary ops in kept buffers (`visa.interp.fast.unary`, issue 29) give
 the bits of the shared numerics' step (`run_step`, what the cpu backend runs) and of an
 independent numpy version (the op in float64, rounded once to f32, one canonical NaN),
 on ordinary values, edge values and streams of several shapes."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ir.vector.numerics.steps import run_step
-from visa.interp import unary
+from visa.interp.fast import unary
 
 _NUMPY = {"EXP": np.exp, "LOG": np.log, "TANH": np.tanh, "SIN": np.sin, "COS": np.cos}
 _EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38,
