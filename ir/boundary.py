@@ -15,19 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol, Union
 
 if TYPE_CHECKING:
     from ir.dtypes import DType
+    from ir.machine import Constants
     from ir.kernel import TraceResult
 
-__all__ = ["ConstantFacts", "TargetFacts", "TargetRef", "Traceable", "target_facts"]
-
-
-class ConstantFacts(Protocol):
-    """The placement limits a trace rule reads of a target's constants."""
-
-    @property
-    def CLUSTER_SIZES(self) -> tuple[int, ...]: ...  # noqa: N802 - the target file's names
-
-    @property
-    def SLICE_SIZES(self) -> tuple[int, ...]: ...  # noqa: N802
+__all__ = ["TargetFacts", "TargetRef", "Traceable", "target_facts"]
 
 
 class TargetFacts(Protocol):
@@ -40,7 +31,7 @@ class TargetFacts(Protocol):
     def chips(self) -> tuple[int, ...]: ...
 
     @property
-    def constants(self) -> ConstantFacts: ...
+    def constants(self) -> Constants: ...  # ir/machine.py: the one class of a target's constants
 
     def bits_of(self, dtype: DType) -> int | None: ...
 
@@ -51,8 +42,8 @@ object, or None for the default."""
 
 
 def target_facts(target: TargetRef) -> TargetFacts | None:
-    """The target object, or None where the caller named the target (a trace rule then uses
-    the dtype's own width and the shipped placement limits)."""
+    """The target object, or None where the caller named none or `rngd` (a trace rule then
+    uses the dtype's own width and `rngd`'s constants, ir/machine.py)."""
     return None if target is None or isinstance(target, (str, PathLike)) else target
 
 

@@ -61,6 +61,7 @@ class Switch(InputOp):
     """Switch Engine: move each slice's stream to other slices of the ring (`config`)."""
 
     STAGE = "switch"
+    FEED = True
     RULES = (switch_rules,)
     RETYPED = ("out_slice", "out_time")
     out_slice: Mapping = attr()

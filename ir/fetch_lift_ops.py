@@ -45,6 +45,7 @@ class FetchLift(InputOp):
     `out_placement` replaces that dimension's broadcasts with axes `out_time` no longer walks."""
 
     DIM: ClassVar[LiftDim] = LiftDim.SLICE
+    FEED = True
     RULES = (check_lift,)
     out_placement: Mapping = attr()
     out_time: Mapping = attr()

@@ -36,6 +36,7 @@ class FetchMask(InputOp):
     """Fetch Adapter masking: the padding of one axis becomes zero (`#` -> `#{0}`)."""
 
     STAGE = "fetch_mask"
+    FEED = True
     RULES = (check_fetch_mask,)
     RETYPED = ("out_time", "out_packet")
     out_time: Mapping = attr()

@@ -61,6 +61,8 @@ class Op(OpFrame):
     TEXT: ClassVar[str] = ""  # its word in IR text when it is not the stage (two ops share a stage)
     TEXT_PREFIX: ClassVar[str] = ""  # a family of ops sharing the plain ops' stages prints as <prefix><stage>
     SAME_TYPE_AS: ClassVar[str] = ""  # the result has the type of this operand (`src`: a view of it)
+    FEED: ClassVar[bool] = False  # the op sits in a feed, between `begin` and `collect`: the feed lowering
+    # (tu_ops.lower.feed) reads it into the FeedBuffer, and nothing else may stand there
     RETYPED: ClassVar[tuple[str, ...]] = ()  # the result is the input's type with these fields the op's own
     # (a field `out_x` of the op stands for the type's `x`: `out_time` is the result's time)
     result: Value | None = result_field(default=None)
@@ -185,6 +187,7 @@ class Begin(Op):
     """Start a Tensor Unit stream over a DM view in `ctx.main` or `ctx.sub`."""
 
     STAGE = "begin"
+    FEED = True
     RULES = (check_begin,)
     view: Value = operand()
     context: str = attr()
@@ -199,6 +202,7 @@ class Fetch(InputOp):
     """Fetch Engine: read DM into (time, packet)."""
 
     STAGE = "fetch"
+    FEED = True
     RULES = (check_fetch,)
     RETYPED = ("time", "packet")
     time: Mapping = attr()
@@ -210,6 +214,7 @@ class FetchTableLookup(InputOp):
     """Fetch Adapter table lookup to `dtype` (main context only)."""
 
     STAGE = "fetch_table_lookup"
+    FEED = True
     RULES = (check_table_lookup,)
     RETYPED = ("dtype",)
     dtype: DType = attr()
@@ -220,6 +225,7 @@ class FetchCast(InputOp):
     """Fetch Adapter type cast to `dtype` (identity allowed)."""
 
     STAGE = "fetch_cast"
+    FEED = True
     RULES = (check_fetch_cast,)
     RETYPED = ("dtype",)
     dtype: DType = attr()
@@ -230,6 +236,7 @@ class FetchZeroPointSub(InputOp):
     """Fetch Adapter zero-point subtraction to i5/i9."""
 
     STAGE = "fetch_zero_point_sub"
+    FEED = True
     RULES = (check_zero_point_sub,)
     RETYPED = ("dtype",)
     dtype: DType = attr()

@@ -26,7 +26,7 @@ import numpy as np
 from ir.declare import Table
 from ir.dtypes import DType
 
-__all__ = ["StageSpec", "STAGES", "declare_stage", "stage_specs", "spec_named"]
+__all__ = ["StageSpec", "STAGES", "PLACES", "declare_stage", "placement_fault", "stage_specs", "spec_named"]
 
 
 @attrs.frozen(eq=False)
@@ -41,6 +41,7 @@ class StageSpec:
     engine: str  # the engine its record occupies in the schedule (a `tu_ops.engines.Engine`'s name)
     feed_elements: frozenset[DType] = frozenset()  # what a feed may bring it right after `collect` (none: no feed)
     doc: str = ""  # the record's docstring
+    place: str = "stream"  # where it may sit (`PLACES`); `after` must agree, `declare_stage` checks
 
     @property
     def stage(self) -> str:
@@ -52,6 +53,29 @@ class StageSpec:
         return {f.name: getattr(op, f.name) for f in attrs.fields(self.op) if f.metadata.get("role") == "attr"}
 
 
+# Where a declared stage may sit, and the traced ops it may follow there. "stream": on a
+# collected stream (after `collect` or any later stage), as a record of its own the feed or
+# the record before delivers to. The feed (`begin` ... `collect`, the ops whose `FEED` is
+# set) is one FeedBuffer record whose fields the feed lowering reads; a stage inside it would
+# need a field of its own there (tu_ops/feed.py), so no declaration places one there.
+PLACES: dict[str, Callable[[type], bool]] = {
+    "stream": lambda op: not getattr(op, "FEED", False),
+}
+
+
+def placement_fault(spec: StageSpec) -> str | None:
+    """Why `spec` cannot sit where it says (its `place`, and each op of its `after`), or None."""
+    may_follow = PLACES.get(spec.place)
+    if may_follow is None:
+        return f"`{spec.stage}`: place {spec.place!r} is not one of {', '.join(map(repr, PLACES))}"
+    bad = [op.STAGE for op in (*spec.after, spec.then) if not may_follow(op)]
+    if bad:
+        return (f"`{spec.stage}` sits on a collected stream (place {spec.place!r}), but it would follow "
+                f"`{bad[0]}`, inside a feed (`begin` ... `collect`): a feed stage is a FeedBuffer field, "
+                "not a declared stage")
+    return None
+
+
 def _load() -> None:
     """Every module that declares a built-in stage (none yet: a new stage adds its import here)."""
 
@@ -60,7 +84,11 @@ STAGES = Table("stage", _load)  # traced op class -> its StageSpec
 
 
 def declare_stage(spec: StageSpec) -> StageSpec:
-    """Enter `spec` (in the open registry if there is one)."""
+    """Enter `spec` (in the open registry if there is one); TypeError when it cannot sit
+    where its `after` puts it (`placement_fault`)."""
+    fault = placement_fault(spec)
+    if fault is not None:
+        raise TypeError(fault)
     STAGES[spec.op] = spec  # type: ignore[assignment]
     return spec
 

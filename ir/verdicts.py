@@ -1,7 +1,8 @@
 """The [T] verdicts of traced ops, remembered by everything their rules read.
 
-An op's rules (`Op.RULES`) are functions of the op's fields alone, so two ops with the same
-class and fields, the values they name aside, get the same verdict: a tile loop's calls are
+An op's rules (`Op.RULES`) are functions of the op's fields and of the constants of the
+target checked against (ir/machine.py), so two ops with the same class and fields, the
+values they name aside, checked against the same constants, get the same verdict: a tile loop's calls are
 checked once per distinct call (ir/memo.py's MemoTable; off inside `memos_disabled`).
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from ir.machine import constants
 from ir.memo import MemoTable
 
 __all__ = ["rule_key", "remembered_verdict"]
@@ -44,4 +46,4 @@ def rule_key(op: Any, value_type: type) -> tuple:
 
 def remembered_verdict(op: Any, value_type: type, compute: Callable[[], Any]) -> Any:
     """`compute()` (the op's first broken rule, or None), remembered by `rule_key`."""
-    return _VERDICTS.get(rule_key(op, value_type), compute)
+    return _VERDICTS.get((constants(), *rule_key(op, value_type)), compute)

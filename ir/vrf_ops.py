@@ -2,7 +2,7 @@
 
 `to_vrf` stores a collected (or Vector-Engine-final) i32 / f32 stream in the VRF of
 every slice as `element`, a layout of the stream's `[time, packet]` (rule VRF-5). One
-slice's file holds `VRF_BYTES` = 8192 bytes (VRF-1). A binary Vector Engine op
+slice's file holds the target's `VRF_BYTES` (8192 on rngd; VRF-1). A binary Vector Engine op
 (`vector_fxp`, `vector_clip`, `vector_fp_binary`) may read a VRF tensor instead of a
 constant: the tensor's element is broadcast over the stream by axis name, so it must hold
 the stream's scalar, live in the same slices and name no axis the stream lacks (VRF-2).
@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
+from ir.machine import constants
 from ir.dtypes import DType
 from ir.mapping import ops as mops
 from ir.mapping.nodes import Mapping, pair_all
@@ -24,9 +25,8 @@ from ir.ops import InputOp
 from ir.types import Type, VrfType
 from ir.words import a_an
 
-__all__ = ["VRF_BYTES", "ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
+__all__ = ["ToVrf", "rf_mismatch", "frag_covered", "vrf_type_problem"]
 
-VRF_BYTES = 8192
 _SCALARS = (DType.I32, DType.F32)
 
 
@@ -77,11 +77,11 @@ class ToVrf(InputOp):
 
 def _too_big(element: Mapping, hint: str) -> Violation | None:
     """VRF-1: a VRF tensor whose element does not fit one slice's register file."""
-    n = element.size * 4
-    if n <= VRF_BYTES:
+    n, vrf_bytes = element.size * 4, constants().VRF_BYTES
+    if n <= vrf_bytes:
         return None
     return Violation("VRF-1", f"the VRF tensor needs {n} bytes per slice ({element.size} x 4), more "
-                     f"than the {VRF_BYTES} bytes of one slice's register file",
+                     f"than the {vrf_bytes} bytes of one slice's register file",
                      label=f"element {element} has {element.size} cells", help=hint)
 
 

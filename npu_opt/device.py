@@ -20,6 +20,7 @@ from ir.diagnostic import Violation
 from ir.errors import InternalError, MappingError, NpuOptError, exception_text
 from ir.kernel import Kernel, verify_kernel
 from ir.location import OWN_PACKAGES, Location, tb_frames
+from ir.machine import Constants, checking_against
 from ir.mapping.axes import REGISTRY_NAME
 from ir.ops import Final, Param, Return
 from ir.rules.space import validate_type
@@ -97,7 +98,8 @@ class DeviceKernel:
         """Trace the kernel: its IR and every diagnostic, in report order (with its file's
         own imports when the command line loaded it: npu_opt/per_file_imports.py)."""
 
-        with in_scope(self.fn.__module__):
+        target = _read_target(target)
+        with in_scope(self.fn.__module__), checking_against(_constants_of(target)):
             return self._trace(target)
 
     def _trace(self, target: TargetRef) -> TraceResult:
@@ -304,6 +306,22 @@ class DeviceKernel:
                               self.location, None)
                 return
         tracer.ops.append(Return(values=tuple(v.value for v in values), loc=self.location))
+
+
+def _read_target(target: TargetRef) -> TargetRef:
+    """The target object a target file's path or a shipped name other than `rngd` names, so
+    that every rule reads that target's constants (None and `"rngd"` stay: ir/machine.py's RNGD)."""
+    if not isinstance(target, (str, os.PathLike)) or str(target) == "rngd":
+        return target
+    from tu_ops.target import get_target  # `check` loads no tu_ops: only a named target is read
+
+    return get_target(target)
+
+
+def _constants_of(target: TargetRef) -> Constants | None:
+    """The constants the trace's rules read: the target object's, or `rngd`'s (None)."""
+    facts = target_facts(target)
+    return facts.constants if facts is not None else None
 
 
 def _target_chips(target: TargetRef) -> frozenset[int]:

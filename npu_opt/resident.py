@@ -14,6 +14,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.errors import NpuOptError
 from ir.location import Location
+from ir.machine import constants
 from ir.ops import Param
 from ir.resident import Device as _Device, DmBuffer, element_bytes
 from ir.rules.space import validate_type
@@ -57,9 +58,10 @@ def resident_param(tracer: Tracer, leaf: Leaf, loc: Location, chips: int, writab
     return handle
 
 
-def check_total(tracer: Tracer, slice_bytes: int = 524288) -> None:
+def check_total(tracer: Tracer) -> None:
     """RESIDENT-4 at the first resident parameter that no longer fits one slice's DM
-    (MEM-1's bound) after the ones before it."""
+    (MEM-1's bound, the target's DM_SLICE_BYTES) after the ones before it."""
+    slice_bytes = constants().DM_SLICE_BYTES
     total = 0
     for op in tracer.ops:
         if isinstance(op, Param) and op.result.type.kind == "dm":

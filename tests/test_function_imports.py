@@ -62,6 +62,7 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli_parser", "importlib.metadata"): "the installed version, for `--version` only",
     ("driver.fingerprint", "ir.version"): "a warm replay loads no `ir` package; only a stale stat stamp asks",
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
+    ("npu_opt.device", "tu_ops.target"): "a target named by a path is read when a kernel is traced for it: `check` loads no tu_ops",
     ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
     ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
     ("tu_ops.lower.build", "tu_ops.gather_records"): "a kernel's first gather, scatter or shuffle loads its records",

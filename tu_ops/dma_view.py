@@ -129,7 +129,7 @@ class TensorNewOp(TuOp):
         if self.output_type.kind == "trf":  # a TRF tensor of the geometry its type gives (tu_ops.trf_new)
             return trf_new_problem(self.output_type, target)
         if self.output_type.kind == "vrf":  # i32 / f32 words of one slice's VRF (tu_ops.vrf)
-            return vrf_new_problem(self.output_type)
+            return vrf_new_problem(self.output_type, target)
         return None
 
 

@@ -18,6 +18,7 @@ from ir.dtypes import (
     ALL_DTYPES, CAST_ENGINE, COMMIT_CASTS, CONTRACTION_PAIRS, FETCH_CASTS, TABLE_LOOKUPS,
     TRF_STORAGE, ZERO_POINT_SUBS,
 )
+from ir.machine import RNGD
 from ir.topology import CHIP_TARGETS
 from importlib import resources
 from tu_ops.target_file import load_target_bytes, parse_target_data, target_to_data  # the reader, re-exported
@@ -39,16 +40,6 @@ RNGD_SHA256 = "9dbe3bc0345cb464de416009c586501dc996c9af59ab48b7822910819da42002"
 
 # --- the built-in rngd target ------------------------------------------------------------
 
-_RNGD_CONSTANTS = dict(
-    FLIT_BYTES=32, CLUSTER_SIZES=(1, 2), SLICE_SIZES=(64, 128, 256), LANES=(1, 2, 4, 8),
-    DM_SLICE_BYTES=524_288, TRF_BYTES=65_536, TRF_LANE_BYTES=8_192, TRF_HALF_BYTES=32_768,
-    VRF_BYTES=8_192, SEQ_MAX_ENTRIES=8, SEQ_MAX_ITER=65_536, SEQ_ACCESS_BYTES=(1, 2, 4, 8, 16, 32),
-    SUB_ACCESS_BYTES=8, PACKET_ALIGN=8, COMMIT_WIDTHS=(8, 16, 24, 32), COMMIT_BASE=8,
-    OUTER_PACKET_BYTES=(32, 64), ACC_COLS=32, ACC_CELLS=1_024, LANE_BUS=8, TRF_READ_BYTES=64,
-    DMA_DM_ALIGN=8, DMA_MAX_PACKET=4_096, BANK_RUN_LIMIT=64,
-)
-
-
 @functools.cache
 def rngd() -> Target:
     """The built-in `rngd` target: docs/machine/index.md numbers and docs/numerics.md tables, all native."""
@@ -56,7 +47,7 @@ def rngd() -> Target:
         name="rngd",
         description="Furiosa RNGD: 2 clusters x 256 slices per chip",
         chips=(1,),
-        constants=Constants(**_RNGD_CONSTANTS),
+        constants=RNGD,
         bits={d: d.bits for d in ALL_DTYPES},
         staging=[d for d in ALL_DTYPES if not d.materializable],
         trf_storage=TRF_STORAGE,
@@ -74,13 +65,21 @@ def rngd() -> Target:
 @functools.cache
 def _shipped(name: str) -> Target:
     """A built-in target shipped only as data: tu_ops/targets/<name>.toml, hashed as its bytes."""
-    raw = (resources.files("tu_ops") / "targets" / f"{name}.toml").read_bytes()
-    return load_target_bytes(raw, source=f"tu_ops/targets/{name}.toml")
+    raw = (_TARGETS_DIR / f"{name}.toml").read_bytes()
+    return load_target_bytes(raw, source=f"tu_ops/targets/{name}.toml",
+                             base=_base_reader(Path(str(_TARGETS_DIR)) / f"{name}.toml", ()))
 
+
+# tu_ops/targets/<name>.toml is the shipped target <name>: a file is all it takes to add one
+# (rngd.toml is `rngd()`'s copy, compared by a test; <name>.schedule.toml files are the
+# schedule model's, visa/schedule).
+_TARGETS_DIR = resources.files("tu_ops") / "targets"
+_SHIPPED_NAMES = sorted(f.name[:-len(".toml")] for f in _TARGETS_DIR.iterdir()
+                        if f.name.endswith(".toml") and "." not in f.name[:-len(".toml")])
 
 BUILTIN_TARGETS: Mapping[str, Callable[[], Target]] = MappingProxyType({
     "rngd": rngd,
-    **{name: functools.partial(_shipped, name) for chips, name in sorted(CHIP_TARGETS.items()) if chips > 1},
+    **{name: functools.partial(_shipped, name) for name in _SHIPPED_NAMES if name != "rngd"},
 })
 
 
@@ -94,16 +93,30 @@ def for_chips(target: Target, chips: int) -> Target:
     return target
 
 
-def load_target(path: str | Path) -> Target:
-    """Read a target description file: TOML, or JSON when the name ends in `.json`.
+def load_target(path: str | Path, _chain: tuple[Path, ...] = ()) -> Target:
+    """Read a target description file: TOML, or JSON when the name ends in `.json`; a
+    variant's `base` is a shipped target's name or a file's path relative to this one.
 
     Any read, parse or schema failure raises TargetSchemaError (code USAGE) naming the key."""
     p = Path(path)
+    if p.resolve() in _chain:
+        raise TargetSchemaError(f"target file {p}: key `base`: the variants' bases run in a circle: "
+                                + " -> ".join(str(q) for q in (*_chain, p.resolve())), key="base")
     try:
         raw = p.read_bytes()
     except OSError as e:
         raise TargetSchemaError(f"cannot read target file {p}: {e.strerror or e}", key="") from e
-    return load_target_bytes(raw, source=str(p), json_format=p.suffix.lower() == ".json")
+    return load_target_bytes(raw, source=str(p), json_format=p.suffix.lower() == ".json",
+                             base=_base_reader(p, (*_chain, p.resolve())))
+
+
+def _base_reader(variant: str | Path, chain: tuple[Path, ...]) -> Callable[[str], Target]:
+    """How the variant file `variant` reads its `base`: a shipped name, else a path beside it."""
+    def read(name: str) -> Target:
+        builtin = BUILTIN_TARGETS.get(name)
+        return builtin() if builtin is not None else load_target(Path(variant).parent / name, chain)
+
+    return read
 
 
 def get_target(name_or_path: str | Path) -> Target:

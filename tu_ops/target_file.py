@@ -1,5 +1,8 @@
 """Target description files (tu_ops/targets/rngd.toml): strict schema reader, and the data of a target.
 
+A file is complete, or a variant: `base = "rngd"` (a shipped target's name, or the path of
+another file, relative to this one) and only the keys that differ; its tables `counts`,
+`constants` and `dtypes` are merged key by key into the base's (docs/reference/target-files.md).
 Every mismatch raises `TargetSchemaError` (an NpuOptError with code USAGE) whose `key` is
 the dotted path of the offending key, e.g. `constants.TRF_BYTES` or `dtypes.mac[3].acc`.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from ir.sha256 import sha256
@@ -21,6 +25,7 @@ from tu_ops.target_model import (
 __all__ = ["load_target_bytes", "parse_target_data", "target_to_data"]
 
 TOP_KEYS = ("schema", "name", "description", "emulation", "counts", "constants", "dtypes")
+MERGED_TABLES = ("counts", "constants", "dtypes")  # a variant's tables, merged key by key into its base's
 DTYPE_KEYS = ("bits", "staging", "trf_storage", "fetch_table_lookup", "fetch_cast",
               "fetch_zero_point_sub", "cast", "commit_cast", "mac")
 _PAIR_TABLES = ("fetch_table_lookup", "fetch_cast", "cast", "commit_cast")
@@ -28,15 +33,48 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 _F8 = (DType.F8E4M3, DType.F8E5M2)
 
 
-def load_target_bytes(raw: bytes, *, source: str = "<target>", json_format: bool = False) -> Target:
-    """Parse the bytes of a description file; `file_sha256` is the hash of those bytes."""
+BaseReader = Callable[[str], Target]
+"""The target a variant's `base` names (`tu_ops.target` resolves shipped names and paths)."""
+
+
+def load_target_bytes(raw: bytes, *, source: str = "<target>", json_format: bool = False,
+                      base: BaseReader | None = None) -> Target:
+    """Parse the bytes of a description file; `file_sha256` is the hash of those bytes. A
+    variant (a file with `base`) is resolved through `base` and hashed by its content
+    (`file_sha256` None: the artifact names `target_sha256` of the merged target)."""
     try:
         text = raw.decode("utf-8")
         data = json.loads(text) if json_format else tomllib.loads(text)
     except (UnicodeDecodeError, ValueError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         fmt = "JSON" if json_format else "TOML"
         raise TargetSchemaError(f"target file {source}: not valid {fmt}: {e}", key="") from e
+    if isinstance(data, dict) and "base" in data:
+        return parse_target_data(merged_with_base(data, source, base), source=source)
     return parse_target_data(data, source=source, file_sha256=sha256(raw).hexdigest())
+
+
+def merged_with_base(data: dict, source: str, base: BaseReader | None) -> dict:
+    """A variant's data completed from its base: the base's every key, the variant's tables
+    (`MERGED_TABLES`) merged key by key over the base's, its other keys in place of the base's."""
+    r = _Reader(source)
+    name = r.typed(data["base"], "base", str)
+    if base is None:
+        raise r.fail("base", "this reader resolves no base target (load the file with `load_target`)")
+    for k in data:
+        if k != "base" and k not in TOP_KEYS:
+            raise r.fail(k, "unknown key")
+    if "name" not in data:
+        raise r.fail("name", "missing key (a variant names itself)")
+    try:
+        parent = base(name)
+    except TargetSchemaError as e:
+        raise r.fail("base", f"{name!r} is neither a shipped target nor a readable target file ({e})") from None
+    out = target_to_data(parent)
+    for k, v in data.items():
+        if k == "base":
+            continue
+        out[k] = {**out[k], **r.typed(v, k, dict)} if k in MERGED_TABLES else v
+    return out
 
 
 class _Reader:

@@ -11,6 +11,7 @@ import attrs
 
 from ir.dtypes import ALL_DTYPES, DType
 from ir.errors import NpuOptError
+from ir.machine import CONSTANT_NAMES, SET_CONSTANTS, Constants  # the constants' data model lives with the rules that read them
 
 __all__ = [
     "Constants", "PairEntry", "ZeroPointEntry", "MacEntry", "EmulationPath", "Target",
@@ -38,41 +39,6 @@ def _int_set(values: Iterable[int]) -> tuple[int, ...]:
 
 def _dtype_set(values: Iterable[DType]) -> tuple[DType, ...]:
     return tuple(sorted(set(values), key=_dorder))
-
-
-@attrs.frozen(kw_only=True)
-class Constants:
-    """Every constant of docs/machine/index.md under its name there; sets are sorted tuples."""
-
-    FLIT_BYTES: int
-    CLUSTER_SIZES: tuple[int, ...] = attrs.field(converter=_int_set)
-    SLICE_SIZES: tuple[int, ...] = attrs.field(converter=_int_set)
-    LANES: tuple[int, ...] = attrs.field(converter=_int_set)
-    DM_SLICE_BYTES: int
-    TRF_BYTES: int
-    TRF_LANE_BYTES: int
-    TRF_HALF_BYTES: int
-    VRF_BYTES: int
-    SEQ_MAX_ENTRIES: int
-    SEQ_MAX_ITER: int
-    SEQ_ACCESS_BYTES: tuple[int, ...] = attrs.field(converter=_int_set)
-    SUB_ACCESS_BYTES: int
-    PACKET_ALIGN: int
-    COMMIT_WIDTHS: tuple[int, ...] = attrs.field(converter=_int_set)
-    COMMIT_BASE: int
-    OUTER_PACKET_BYTES: tuple[int, ...] = attrs.field(converter=_int_set)
-    ACC_COLS: int
-    ACC_CELLS: int
-    LANE_BUS: int
-    TRF_READ_BYTES: int
-    DMA_DM_ALIGN: int
-    DMA_MAX_PACKET: int
-    BANK_RUN_LIMIT: int
-
-
-CONSTANT_NAMES: tuple[str, ...] = tuple(f.name for f in attrs.fields(Constants))
-SET_CONSTANTS = frozenset({"CLUSTER_SIZES", "SLICE_SIZES", "LANES", "SEQ_ACCESS_BYTES",
-                           "COMMIT_WIDTHS", "OUTER_PACKET_BYTES"})
 
 
 @attrs.frozen

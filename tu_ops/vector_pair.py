@@ -51,7 +51,7 @@ from tu_ops.valid_count import PackConfig
 from tu_ops.vector import (_SCALAR, VectorPass, VeMode, VeOpName, VeStep, VeUnit, _arg_problem, _op_value,
                            _order_problem)
 from tu_ops.vector_reduce import reduce_problem
-from tu_ops.vrf import VRF_WORDS, RfRead, first_reads, rf_types, vrf_words, walk
+from tu_ops.vrf import RfRead, vrf_capacity, first_reads, rf_types, vrf_words, walk
 from ir.words import a_an
 
 __all__ = ["PairUnit", "PairSide", "PairStep", "VectorPairOp", "VectorPairRfOp", "group_stream"]
@@ -295,7 +295,7 @@ class VectorPairRfOp(VectorPairOp):
                 return f"rf {ref} is not the result of a vrf_load or a VRF tensor_new"
             if load is not None and load.output_type.dtype != self.input_type.dtype:
                 return f"the VRF tensor {ref} holds {load.output_type.dtype}, the stream {self.input_type.dtype}"
-            if top >= (vrf_words(load) if load is not None else VRF_WORDS):
+            if top >= (vrf_words(load) if load is not None else vrf_capacity(target)):
                 return f"rf_read reaches word {top}, past the VRF tensor {ref}"
         if not any(s.rf for s in self.steps):
             return "no step reads the register file"

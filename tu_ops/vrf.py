@@ -28,10 +28,10 @@ from tu_ops.base import Derivation, Ref, TuOp, VerifyContext, as_entries, attr, 
 from tu_ops.engines import VRF_LOAD, Engine, no_counters, stream_cycles
 from tu_ops.enums import FeedElementType
 from tu_ops.vector import VectorEngineOp, stream_before
-from tu_ops.vrf_memory import VRF_SCALARS as _SCALARS, VRF_WORDS, vrf_new_problem, vrf_words
+from tu_ops.vrf_memory import VRF_SCALARS as _SCALARS, vrf_capacity, vrf_new_problem, vrf_words
 import numpy as np
 
-__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "VRF_WORDS", "rf_offsets", "vrf_words", "vrf_new_problem", "walk",
+__all__ = ["VrfLoad", "RfRead", "VectorRfOp", "vrf_capacity", "rf_offsets", "vrf_words", "vrf_new_problem", "walk",
            "rf_types", "first_reads"]
 
 
@@ -122,8 +122,8 @@ class VrfLoad(TuOp):
             return f"the write walks {math.prod(e.size for e in w.time)} x {math.prod(e.size for e in w.packet)} cells"
         if sum((e.size - 1) * e.stride for e in (*w.time, *w.packet)) >= self.words:
             return f"the write walk leaves the tensor's {self.words} words"
-        if self.base < 0 or self.base + self.words > VRF_WORDS:
-            return f"words {self.base}..{self.base + self.words - 1} leave the slice's {VRF_WORDS}-word VRF"
+        if self.base < 0 or self.base + self.words > vrf_capacity(target):
+            return f"words {self.base}..{self.base + self.words - 1} leave the slice's {vrf_capacity(target)}-word VRF"
         return None
 
 
@@ -191,8 +191,8 @@ class VectorRfOp(VectorEngineOp):
     def _read_source(self, target: Any, ctx: VerifyContext | None) -> str | None:
         for ref, r in zip(self.rf, self.rf_read):
             top = sum((e.size - 1) * e.stride for e in (*r.time, *r.packet))
-            if top >= VRF_WORDS:
-                return f"rf_read reaches word {top}, past the slice's {VRF_WORDS}-word VRF"
+            if top >= vrf_capacity(target):
+                return f"rf_read reaches word {top}, past the slice's {vrf_capacity(target)}-word VRF"
             load = rf_root(ref, ctx.op) if ctx is not None else None  # through its relabels
             words = vrf_words(load)
             if ctx is not None and words is None:

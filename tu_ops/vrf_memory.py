@@ -9,10 +9,14 @@ from typing import Any
 
 from ir.dtypes import DType
 
-__all__ = ["VRF_WORDS", "VRF_SCALARS", "vrf_words", "vrf_new_problem"]
+__all__ = ["vrf_capacity", "VRF_SCALARS", "vrf_words", "vrf_new_problem"]
 
-VRF_WORDS = 2048  # 8192 bytes per slice, in 4-byte words
 VRF_SCALARS = (DType.I32, DType.F32)
+
+
+def vrf_capacity(target: Any) -> int:
+    """The 4-byte words of one slice's VRF on `target` (its VRF_BYTES; 2048 on rngd)."""
+    return target.constants.VRF_BYTES // 4
 
 
 def vrf_words(op: Any) -> int | None:
@@ -25,10 +29,10 @@ def vrf_words(op: Any) -> int | None:
     return None
 
 
-def vrf_new_problem(t: Any) -> str | None:
+def vrf_new_problem(t: Any, target: Any) -> str | None:
     """Why a VRF tensor of type `t` cannot be made by `tensor_new`, or None."""
     if t.dtype not in VRF_SCALARS:
         return f"the VRF holds i32 and f32 words, not {t.dtype}"
-    if t.element.size > VRF_WORDS:
-        return f"{t.element.size} words exceed the slice's {VRF_WORDS}-word VRF"
+    if t.element.size > vrf_capacity(target):
+        return f"{t.element.size} words exceed the slice's {vrf_capacity(target)}-word VRF"
     return None

@@ -28,7 +28,7 @@ from tu_ops.enums import Region, TuContext
 from tu_ops.printing import mapping_text, type_text, value_text
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.trf_new import trf_maker
-from tu_ops.vrf import VRF_WORDS, vrf_words
+from tu_ops.vrf import vrf_capacity, vrf_words
 from visa.artifact import VisaArtifact, VisaTextError
 from visa.cost import compute_cost
 from visa.facts import lowest, with_facts
@@ -172,10 +172,10 @@ def _check_addresses(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
         want = lowest(busy, a.rows, 2 if trf_maker(load, target).collect_flits.value == 2 else 1)
         if a.base_row != want:
             raise fail.op(load, f"base_row {a.base_row}; visa/visa.lark places this tensor at row {want}")
-    _check_vrf(kernel, fail)
+    _check_vrf(kernel, target, fail)
 
 
-def _check_vrf(kernel: LoweredKernel, fail: _Failer) -> None:
+def _check_vrf(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
     """Every VRF tensor sits at the lowest free word among the VRF tensors live at the step
     that creates it (from its `vrf_load` or `tensor_new` through the last pass reading it or a
     relabel of it), as the VRF allocation places it; one that does not fit is VRF-6. A
@@ -196,9 +196,9 @@ def _check_vrf(kernel: LoweredKernel, fail: _Failer) -> None:
         words = vrf_words(rec)
         busy = [(base[o], base[o] + vrf_words(live[o][0])) for o in base if live[o][1] <= first <= live[o][2]]
         base[ref] = want = lowest(busy, words, 1)
-        if want + words > VRF_WORDS:
+        if want + words > vrf_capacity(target):
             raise fail.op(rec, f"[VRF-6] VRF over-subscribed: {words * 4} bytes requested, "
-                               f"{sum(b - a for a, b in busy) * 4} of {VRF_WORDS * 4} bytes per slice held by live "
+                               f"{sum(b - a for a, b in busy) * 4} of {vrf_capacity(target) * 4} bytes per slice held by live "
                                "VRF tensors", rule="VRF-6")
         if rec.MNEMONIC == "vrf_load" and rec.base != want:
             raise fail.op(rec, f"base {rec.base}; the VRF allocation places this tensor at word {want}")

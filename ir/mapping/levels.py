@@ -2,7 +2,8 @@
 
 Each predicate returns None when it holds, or a `LevelViolation` naming the predicate,
 its docs/machine/index.md alias (the diagnostic code, docs/machine/index.md) and a readable reason.
-Numbers default to the built-in `rngd` target; a target file may pass others.
+The machine's numbers are arguments: a rule passes those of the target it checks against
+(ir/machine.py `constants()`).
 """
 
 from __future__ import annotations
@@ -52,15 +53,15 @@ def chip(mapping: Mapping, chips: int) -> LevelViolation | None:
     return None
 
 
-def cluster(mapping: Mapping, sizes: frozenset[int] = frozenset({1, 2})) -> LevelViolation | None:
-    """CLUSTER-REF: |Cluster| is a legal cluster count (write fewer live clusters as `1 # 2`)."""
+def cluster(mapping: Mapping, sizes: frozenset[int] | tuple[int, ...]) -> LevelViolation | None:
+    """CLUSTER-REF: |Cluster| is a legal cluster count (CLUSTER_SIZES) (write fewer live clusters as `1 # 2`)."""
     if mapping.size not in sizes:
         return LevelViolation("CLUSTER-REF", f"Cluster mapping `{mapping}` has size {mapping.size}; "
                               f"it must be one of {sorted(sizes)} (pad unused clusters, e.g. `1 # 2`)")
     return None
 
 
-def slice_(mapping: Mapping, sizes: frozenset[int] = frozenset({64, 128, 256})) -> LevelViolation | None:
+def slice_(mapping: Mapping, sizes: frozenset[int] | tuple[int, ...]) -> LevelViolation | None:
     """SLICE-REF: |Slice| is a legal slice count (pad unused slices, e.g. `A / 8 # 256`)."""
     if mapping.size not in sizes:
         return LevelViolation("SLICE-REF", f"Slice mapping `{mapping}` has size {mapping.size}; "
@@ -79,8 +80,8 @@ def padded_to(mapping: Mapping, sizes: frozenset[int]) -> str:
     return f"{text} # {bigger[0]}"
 
 
-def dm_cap(element: Mapping, bits: int, limit: int = 524288) -> LevelViolation | None:
-    """DM-CAP: one slice's element fits the slice's DM."""
+def dm_cap(element: Mapping, bits: int, limit: int) -> LevelViolation | None:
+    """DM-CAP: one slice's element fits the slice's DM (DM_SLICE_BYTES)."""
     b = _bytes(element, bits, "DM-CAP")
     if isinstance(b, LevelViolation):
         return b
@@ -89,14 +90,14 @@ def dm_cap(element: Mapping, bits: int, limit: int = 524288) -> LevelViolation |
     return None
 
 
-def trf_lane(lane: Mapping, lanes: frozenset[int] = frozenset({1, 2, 4, 8})) -> LevelViolation | None:
-    """TRF-LANE: |Lane| is 1, 2, 4 or 8."""
+def trf_lane(lane: Mapping, lanes: frozenset[int] | tuple[int, ...]) -> LevelViolation | None:
+    """TRF-LANE: |Lane| is a legal lane count (LANES)."""
     if lane.size not in lanes:
         return LevelViolation("TRF-LANE", f"Lane mapping `{lane}` has size {lane.size}; it must be one of {sorted(lanes)}")
     return None
 
 
-def trf_cap(lane: Mapping, element: Mapping, bits: int, limit: int = 65536) -> LevelViolation | None:
+def trf_cap(lane: Mapping, element: Mapping, bits: int, limit: int) -> LevelViolation | None:
     """TRF-CAP: |Lane| * bytes(Element) fits the slice's TRF."""
     b = _bytes(element, bits, "TRF-CAP")
     if isinstance(b, LevelViolation):

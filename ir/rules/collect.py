@@ -12,6 +12,7 @@ import attrs
 from ir.diagnostic import Violation
 from ir.dtypes import TRF_STORAGE, DType
 from ir.errors import MappingError
+from ir.machine import constants
 from ir.mapping.factors import Factor, RaggedFactor, canon, factor_mapping, factor_size, short_text
 from ir.mapping.nodes import IDENTITY, Mapping, Pair, Resize, pair_all, written
 from ir.mapping.ops import axes_of, factor_frags, places_digit_twice, split, split_factors
@@ -23,11 +24,10 @@ from ir.words import a_an
 
 __all__ = [
     "check_collect", "check_to_trf", "infer_trf", "CollectPlan", "collect_plan", "TrfGeometry",
-    "trf_geometry", "FLIT_BYTES", "PACKET_ALIGN", "LANES", "TRF_BYTES",
+    "trf_geometry", "FLIT_BYTES", "PACKET_ALIGN", "LANES",
 ]
 
 PACKET_ALIGN = 8
-TRF_BYTES = 65536
 
 
 def _mapping_of(factors: list[Factor] | tuple[Factor, ...]) -> Mapping | None:
@@ -251,13 +251,14 @@ def check_to_trf(op) -> Violation | None:
                          notes=("docs/machine/index.md predicate TRF-CAP",),
                          help=_trf_help(time, packet))
     per_lane = total_bits // 8
-    if lane.size * per_lane > TRF_BYTES:
+    trf_bytes = constants().TRF_BYTES
+    if lane.size * per_lane > trf_bytes:
         total = lane.size * per_lane
         return Violation("TRF-2", f"the TRF tensor does not fit: {total} bytes = {lane.size} lanes x "
-                         f"{per_lane} bytes > {TRF_BYTES}",
-                         label=f"{lane.size} lanes x {per_lane} bytes = {total} bytes > {TRF_BYTES} bytes",
+                         f"{per_lane} bytes > {trf_bytes}",
+                         label=f"{lane.size} lanes x {per_lane} bytes = {total} bytes > {trf_bytes} bytes",
                          notes=("docs/machine/index.md predicate TRF-CAP",
-                                f"the TRF holds {TRF_BYTES} bytes per slice ({TRF_BYTES // 8} per lane with 8 lanes)"),
+                                f"the TRF holds {trf_bytes} bytes per slice ({trf_bytes // 8} per lane with 8 lanes)"),
                          help="load a smaller tile per slice (spread more of the tensor over Slice) "
                               "or split it into several TRF loads")
     if time.size % lane.size:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ir.diagnostic import Violation
 from ir.dtypes import FETCH_CASTS, TABLE_LOOKUPS, ZERO_POINT_SUBS, DType
 from ir.errors import MappingError
+from ir.machine import constants
 from ir.mapping import levels
 from ir.mapping.nodes import Mapping, axis_sizes
 from ir.mapping.ops import DigitRange, frag, merge_frags, places_digit_twice
@@ -69,7 +70,8 @@ def check_begin(op) -> Violation | None:
     if not t.dtype.materializable:
         return Violation("TYPE-3", f"{t.dtype} exists only inside a stream; a DM view cannot hold it",
                          help="store i4 or i8; fetch_zero_point_sub produces i5/i9 in the stream")
-    return predicate(levels.cluster(t.cluster)) or predicate(levels.slice_(t.slice))
+    c = constants()
+    return predicate(levels.cluster(t.cluster, c.CLUSTER_SIZES)) or predicate(levels.slice_(t.slice, c.SLICE_SIZES))
 
 
 # --- fetch (docs/machine/fetch.md) ----------------------------------------------------------------
@@ -94,7 +96,8 @@ def _fetch_1(out: StreamType, time: Mapping, packet: Mapping) -> Violation | Non
     A mapping built by m() is well-formed by construction (docs/mapping-language.md); what can still
     fail is a position that overshoots its axis (docs/mapping-language.md), which leaves the mapping
     without a factor form. Digits placed twice across levels are FETCH-7's."""
-    for found in (levels.cluster(out.cluster), levels.slice_(out.slice)):
+    c = constants()
+    for found in (levels.cluster(out.cluster, c.CLUSTER_SIZES), levels.slice_(out.slice, c.SLICE_SIZES)):
         if found is not None:
             return Violation("FETCH-1", found.message,
                              notes=(f"{found.code} (docs/machine/index.md predicate {found.predicate})",))

@@ -12,6 +12,7 @@ from typing import Any
 
 from ir.boundary import TargetRef, target_facts
 from ir.diagnostic import Violation
+from ir.machine import constants
 from ir.topology import DEFAULT_PE, pe_fault, pe_space
 
 __all__ = ["pe_violation"]
@@ -22,8 +23,8 @@ def pe_violation(ops: Iterable[Any], pe: int, target: TargetRef = None) -> tuple
     if pe == DEFAULT_PE:
         return None
     facts = target_facts(target)
-    consts = facts.constants if facts is not None else None
-    sizes = (consts.CLUSTER_SIZES, consts.SLICE_SIZES) if consts is not None else ((1, 2), (64, 128, 256))
+    consts = facts.constants if facts is not None else constants()
+    sizes = (consts.CLUSTER_SIZES, consts.SLICE_SIZES)
     for op in ops:
         t = getattr(getattr(op, "result", None), "type", None)
         if t is None or not hasattr(t, "cluster") or not hasattr(t, "slice"):

@@ -2,7 +2,7 @@
 this module (`elementwise(GENERATED.VectorAbsDiff)`) needs no hand-written op.
 
 The class is made on first use from the unit's `UnitSpec` (`ir.vector.units`): its `STAGE`
-is the unit's first DSL method, its fields `op` (a value of the unit's op enum), `const`
+is the unit's first DSL method, its `UNIT` the declaration it was made from, its fields `op` (a value of the unit's op enum), `const`
 (binary units) and `mode` (an argument mode, None the default), its `step()` the unit's
 codec, its rules the constant checks of the unit's scalar (VE-CONST-1 / -2 / -3, and
 VE-SHIFT-1 for a unit whose shift ops take an amount). The DSL (`npu_opt.vector_unit_methods`),
@@ -36,7 +36,7 @@ def _make(spec: UnitSpec, name: str) -> type:
     fields: dict[str, Any] = {"op": attr()}
     if spec.arity == 2:
         fields.update(const=attr(), mode=attr(default=None))
-    body: dict[str, Any] = {"STAGE": spec.methods[0], "__doc__": f"The {spec.name} unit (generated from its UnitSpec).",
+    body: dict[str, Any] = {"STAGE": spec.methods[0], "UNIT": spec, "__doc__": f"The {spec.name} unit (generated from its UnitSpec).",
                             "__annotations__": {k: Any for k in fields}, **fields}
     if spec.arity == 2 and spec.scalar_in == "i32":
         body.update(_i32_kind=_i32_kind, _i32_range=_i32_range, **({"_shift": _shift} if spec.shifts else {}))

@@ -171,6 +171,7 @@ def register(spec: UnitSpec) -> UnitSpec:
     if any(s.stage == spec.stage and s.way_out != spec.way_out for s in SPECS.values() if spec.stage is not None):
         raise ValueError(f"unit {spec.name}: the units of stage {spec.stage.rust_name} leave one way")
     SPECS[spec.name] = spec
+    _ENCODERS.clear()
     same = spec.scalar_out == "same" and spec.scalar_in != "any"
     for name, rf in _names(spec):
         _BY_NAME[name] = (spec, rf)
@@ -191,6 +192,7 @@ ON_UNREGISTER: list[Callable[[UnitSpec], None]] = []  # what a layer forgets of 
 def unregister(name: str) -> None:
     """Remove a unit `register` added (its enum members too, unless another unit uses them)."""
     spec = SPECS.pop(name)
+    _ENCODERS.clear()
     for forget in ON_UNREGISTER:
         forget(spec)
     for visa, _ in _names(spec):
@@ -204,20 +206,40 @@ def unregister(name: str) -> None:
             _drop_member(VeOpName, op)
 
 
+_ENCODERS: dict[tuple[type, str], UnitSpec] = {}  # (traced class, scalar_in) -> its unit; made on first use
+
+
+def _encoders() -> dict[tuple[type, str], UnitSpec]:
+    """Every unit whose codec names a hand-written traced class, under that class (resolved:
+    this loads the traced ops' modules) and the scalar it declares it reads; two units
+    claiming one pair are a declaration error. A class made from a unit's declaration
+    (`GENERATED`, ir/vector/unit_ops.py) holds its unit itself (`UNIT`), and is made on use."""
+    if not _ENCODERS:
+        for spec in SPECS.values():
+            if spec.codec is None or spec.codec.traced.load is GENERATED.load:
+                continue
+            key = (spec.codec.traced.resolve(), spec.scalar_in)
+            other = _ENCODERS.setdefault(key, spec)
+            if other is not spec:
+                _ENCODERS.clear()
+                raise ValueError(f"units {other.name} and {spec.name} both encode {key[0].__qualname__} "
+                                 f"on {key[1]}")
+    return _ENCODERS
+
+
 def encode_step(op: Any) -> tuple:
-    """The step tuple of a traced op (its `step()`): the codec of the unit whose traced class
-    it is, on the op's scalar when several units share the class (clip, logic)."""
-    mro = type(op).__mro__
-    names = {c.__name__ for c in mro}  # resolve only the classes it may be (a generated one is made on use)
-    coded = [s for s in SPECS.values() if s.codec is not None and s.codec.traced.name in names
-             and s.codec.traced.resolve() in mro]
-    nearest = min((mro.index(s.codec.traced.resolve()) for s in coded), default=None)
-    found = [s for s in coded if mro.index(s.codec.traced.resolve()) == nearest]
-    if len(found) > 1:
-        found = [s for s in found if s.scalar_in == op.scalar]
-    if len(found) != 1:
-        raise KeyError(f"no unit encodes {type(op).__qualname__} on {op.scalar}")
-    return found[0].codec.encode(found[0], op)
+    """The step tuple of a traced op (its `step()`): the codec of the unit that declares the
+    op's class (or the nearest base of it) as its traced class, on the op's scalar (clip and
+    logic are a unit per scalar over one traced class) or on any scalar."""
+    made = getattr(type(op), "UNIT", None)
+    if made is not None:
+        return made.codec.encode(made, op)
+    table = _encoders()
+    for cls in type(op).__mro__:
+        spec = table.get((cls, op.scalar)) or table.get((cls, "any"))
+        if spec is not None:
+            return spec.codec.encode(spec, op)
+    raise KeyError(f"no unit encodes {type(op).__qualname__} on {op.scalar}")
 
 
 # --- the built-in units, in pipeline order ---------------------------------------------------------

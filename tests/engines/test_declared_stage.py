@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import sys
 
+import attrs
 import numpy as np
 import pytest
 
 import npu_opt
 from ir.declare import Registry
 from tests.kernel_text import traced_op_classes
-from ir.stage_spec import spec_named
+from ir import ops
+from ir.stage_spec import STAGES, declare_stage, spec_named
 from npu_opt import Context, DmTensor, HbmTensor, axes, device, i32, m
 from tests.engines import toy_stage
 from tu_ops import rngd
@@ -106,3 +108,44 @@ def test_the_toy_stage_is_one_source_file():
         own = {spec.op.__module__, spec.run.__module__, *(fn.__module__ for fn in spec.op.RULES)}
     assert own == {"tests.engines.toy_stage"}
     assert sys.modules["tests.engines.toy_stage"].__file__.endswith("toy_stage.py")
+
+
+def _before_collect():
+    """The toy after `fetch`, inside the feed: `begin ... fetch ... reverse_packet ... collect`."""
+
+    @device(chip=1)
+    def early(ctx: Context, x: HbmTensor[i32, CHIP, m("A, E")]) -> HbmTensor[i32, CHIP, m("A, E")]:
+        d = x.to_dm(ctx.tdma, DmTensor[i32, CHIP, CLUSTER, SLICE, m("A, E")])
+        s = ctx.main.begin(d.view()).fetch(m("A, E / 8"), m("E % 8")).reverse_packet(4)
+        return s.collect(m("A, E / 8"), m("E % 8")).commit_trim(m("E % 8")).commit().to_hbm(ctx.tdma)
+
+    return early
+
+
+def test_where_a_stage_sits_is_part_of_its_declaration():
+    """A stage after `fetch` would sit inside the feed, which one FeedBuffer record holds: the
+    declaration is refused when it is made, naming the stage it would follow."""
+    with Registry().declaring():
+        with pytest.raises(TypeError, match="would follow `fetch`, inside a feed"):
+            declare_stage(toy_stage.spec(after=(ops.Fetch,)))
+        with pytest.raises(TypeError, match="place 'feed' is not one of 'stream'"):
+            declare_stage(attrs.evolve(toy_stage.spec(), place="feed"))
+    _global_tables_know_no_toy()
+
+
+def test_an_op_the_feed_lowering_does_not_read_is_an_internal_error_not_a_drop():
+    """Entered past `declare_stage` (as a table edited by hand would), the toy after `fetch` is
+    offered by the DSL and run by the cpu backend; the lowering must not drop it (cpu and
+    visa would then disagree): the compile is an ICE naming the op."""
+    registry = Registry()
+    with registry.declaring():
+        spec = toy_stage.spec(after=(ops.Fetch,), then=ops.Fetch)
+        STAGES[spec.op] = spec
+    with registry:
+        kernel = _before_collect()
+        assert npu_opt.check(kernel).ok
+        np.testing.assert_array_equal(npu_opt.run(kernel, X), _oracle(X, 4))
+        with pytest.raises(npu_opt.CompileError) as info:
+            npu_opt.compile(kernel)
+    (ice,) = info.value.diagnostics
+    assert ice.code == "ICE" and "the feed lowering does not read `reverse_packet`" in " ".join(ice.notes)

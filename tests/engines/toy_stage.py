@@ -21,7 +21,7 @@ from ir.ops import Op, Value
 from ir.stage_spec import StageSpec, declare_stage
 from ir.types import Type
 
-__all__ = ["declare", "reverse_groups"]
+__all__ = ["declare", "spec", "reverse_groups"]
 
 
 def group_rule(op: Op) -> Violation | None:
@@ -42,6 +42,12 @@ def reverse_groups(op: object, x: np.ndarray) -> np.ndarray:
 
 def declare() -> StageSpec:
     """THE declaration: the traced op and what every other layer derives from."""
+    return declare_stage(spec())
+
+
+def spec(after: tuple[type, ...] = (ops.Collect,), then: type = Transpose) -> StageSpec:
+    """The toy's StageSpec, offered after `after`, its result offering what `then`'s does
+    (undeclared: `declare` enters it)."""
 
     @attrs.frozen(kw_only=True)
     class ReversePacket(Op):
@@ -55,7 +61,7 @@ def declare() -> StageSpec:
         def infer_type(self) -> Type:
             return self.input.type
 
-    return declare_stage(StageSpec(
-        ReversePacket, after=(ops.Collect,), then=Transpose, run=reverse_groups, rank=91, engine="transpose",
+    return StageSpec(
+        ReversePacket, after=after, then=then, run=reverse_groups, rank=91, engine="transpose",
         feed_elements=frozenset({DType.I32, DType.F32, DType.BF16, DType.I8}),
-        doc="A toy stage: reverse each run of `group` cells of every packet."))
+        doc="A toy stage: reverse each run of `group` cells of every packet.")

@@ -103,11 +103,12 @@ def test_run_help_says_how_bf16_results_are_written(capsys):
 
 def test_the_slice_padding_help_brackets_a_several_term_mapping():
     from ir.mapping.api import m
+    from ir.machine import RNGD
     from ir.mapping.levels import slice_
 
-    message = slice_(m("M / 32, N / 32", axes={"M": 256, "N": 128})).message
+    message = slice_(m("M / 32, N / 32", axes={"M": 256, "N": 128}), RNGD.SLICE_SIZES).message
     assert "`(M / 32, N / 32) # 64`" in message
-    assert "`A / 8 # 128`" in slice_(m("A / 8", axes={"A": 800})).message
+    assert "`A / 8 # 128`" in slice_(m("A / 8", axes={"A": 800}), RNGD.SLICE_SIZES).message
 
 
 @pytest.mark.parametrize("mode, coloured", [("always", True), ("never", False), ("auto", False)])

@@ -81,9 +81,11 @@ def test_trf_pressure_fits_rngd_and_a_small_target_refuses_mem4(tmp_path):
     assert d.line is not None and d.col is not None
 
 
-def test_a_tensor_larger_than_a_small_targets_trf_is_mem4_not_an_ice(tmp_path):
+def test_a_tensor_larger_than_a_small_targets_trf_is_refused_at_trace_time_not_an_ice(tmp_path):
+    """The trace's TRF-2 reads the target's TRF_BYTES (issue 59): the tensor is refused at the
+    user's line before the lowering would find it does not fit (MEM-4)."""
     (d,) = refusal(trf_kernel(D["i8"], row_bytes=8192, lanes=8), small_trf(tmp_path))
-    assert d.code == "MEM-4"
+    assert d.code == "TRF-2" and "32768" in d.message and d.line is not None
 
 
 def test_trf_allocation_reuses_rows_of_dead_tensors():

@@ -69,7 +69,7 @@ def test_rows_of_two_loads_are_not_answered_together():
 
 
 def _command(sizes, src_strides, dst_strides):
-    """A DMA command's loop entries (all `_note` reads of it)."""
+    """A DMA command's loop entries (all `copies.dma_written` reads of it)."""
     return types.SimpleNamespace(entries=[types.SimpleNamespace(size=n, src_stride=s, dst_stride=d)
                                           for n, s, d in zip(sizes, src_strides, dst_strides)])
 
@@ -78,14 +78,14 @@ def test_a_dma_command_notes_forgets_or_clears():
     mem = Memory(get_target("rngd"))
     sb, part = mem.dm_slice, types.SimpleNamespace(chip=0, cluster=0)
     walk, plain = _command([4, 2, 64], [64, 0, 1], [2 * sb, sb, 1]), _command([2, 8], [8, 1], [sb, 1])
-    dma._note(mem, part, True, 0, walk)
+    copies.dma_written(mem, part, True, 0, walk)
     assert mem.copies.held((0, 0), 0, 64, np.arange(8)).tolist() == [0, 0, 2, 2, 4, 4, 6, 6]
-    dma._note(mem, part, True, 32, plain)                                   # a plain copy over 8 of its bytes
+    copies.dma_written(mem, part, True, 32, plain)                                   # a plain copy over 8 of its bytes
     assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is None
-    dma._note(mem, part, True, 0, walk)
-    dma._note(mem, part, True, 128, plain)                                  # elsewhere: kept
+    copies.dma_written(mem, part, True, 0, walk)
+    copies.dma_written(mem, part, True, 128, plain)                                  # elsewhere: kept
     assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is not None
-    dma._note(mem, part, False, 128, plain)                                 # not a strided copy: all forgotten
+    copies.dma_written(mem, part, False, 128, plain)                                 # not a strided copy: all forgotten
     assert mem.copies.held((0, 0), 0, 64, np.arange(8)) is None
 
 

@@ -1,4 +1,4 @@
-"""The interpreter's float64 unary ops in kept buffers (`visa.interp.unary`, issue 29) give
+"""The interpreter's float64 unary ops in kept buffers (`visa.interp.fast.unary`, issue 29) give
 the bits of the shared numerics' step (`run_step`, what the cpu backend runs) and of an
 independent numpy version (the op in float64, rounded once to f32, one canonical NaN),
 on ordinary values, edge values and streams of several shapes."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ir.vector.numerics.steps import run_step
-from visa.interp import unary
+from visa.interp.fast import unary
 
 _NUMPY = {"EXP": np.exp, "LOG": np.log, "TANH": np.tanh, "SIN": np.sin, "COS": np.cos}
 _EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38,
@@ -60,3 +60,28 @@ def test_other_ops_and_integers_take_the_general_path():
     assert unary.via_f64("SQRT", np.zeros((1, 2, 4), np.uint32)) is None
     assert unary.via_f64("SIGMOID", np.zeros((1, 2, 4), np.uint32)) is None
     assert unary.via_f64("EXP", np.zeros((1, 2, 4), np.int32)) is None
+
+
+def test_the_switch_turns_the_float64_shortcut_off(monkeypatch):
+    """`via_f64` is a shortcut on the plain interpreter's hook (visa/interp/shortcuts.py): it runs
+    with the speed switch on only, and the plain path (the shared numerics' step) gives the same bits."""
+    import npu_opt
+    from ir.vector.enums import FpUnaryOp
+    from tests.vector.kernels import float_kernel
+    from visa.interp import execute, shortcuts
+    from visa.parser import parse_visa
+
+    calls: list[str] = []
+
+    def counted(op, values):
+        calls.append(op)
+        return unary.via_f64(op, values)
+
+    monkeypatch.setitem(shortcuts._SHORTCUTS, "fp_unary", counted)
+    artifact = parse_visa(npu_opt.compile(float_kernel([("vector_fp_unary", FpUnaryOp.EXP)])).text)
+    x = _stream((8, 64), np.random.default_rng(5)).view(np.float32)
+    plain = execute(artifact, [x], fast=False)
+    assert calls == []
+    fast = execute(artifact, [x], fast=True)
+    assert calls == ["EXP"]
+    np.testing.assert_array_equal(np.asarray(plain).view(np.uint32), np.asarray(fast).view(np.uint32))

@@ -17,6 +17,7 @@ from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.boundary import Traceable
 from ir.kernel import Kernel, TraceResult
+from ir.machine import checking_against
 from tu_ops.lower.banks import bank_run_warnings
 from tu_ops.lower.errors import LoweringRefusal
 from tu_ops.lower.options import Options
@@ -47,7 +48,8 @@ def lower(kernel: Kernel, options: Options | None = None) -> Lowered:
     sink = WarningSink()
     manager = PassManager(default_passes(options, sink), options)
     try:
-        out = manager.run(kernel)
+        with checking_against(options.target.constants):  # a re-checked op reads the target's constants
+            out = manager.run(kernel)
     except LoweringRefusal as e:
         errors = tuple(d for d in e.diagnostics if d.severity == "error")
         warnings = tuple(d for d in e.diagnostics if d.severity == "warning") + tuple(sink.warnings)

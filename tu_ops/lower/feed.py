@@ -60,7 +60,9 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
     is the second DM tensor of an interleaved begin (`begin_interleaved`)."""
     begin, fetch, collect = chain.begin, chain.fetch, chain.collect
     src = begin.result.type.dtype
-    lifts = tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in chain.ops if isinstance(op, FetchLift))
+    lift_ops = tuple(op for op in chain.ops if isinstance(op, FetchLift))
+    lifts = tuple(FeedLift(op.DIM, op.out_placement, op.out_time) for op in lift_ops)
+    _all_read(chain, (begin, fetch, *lift_ops, chain.first(FetchMask), *chain.adapters, chain.first(Switch), collect))
     try:
         return FeedBuffer.of_types(
             Ref(result), TuContext(chain.context), FeedSource(source, 0, src, source_element), begin.result.type,
@@ -70,6 +72,16 @@ def lower_feed(chain: ProgramChain, result: int, dest: int, flits: CollectFlits,
             mask=_mask(chain), lift=lifts or None, loc=begin.loc)  # lifts outermost first
     except ValueError as e:
         raise InternalError(f"{fetch.text()}: {e}") from e
+
+
+def _all_read(chain: ProgramChain, read: tuple[Any, ...]) -> None:
+    """Every traced op of the feed (up to `collect`) is one the FeedBuffer holds: an op the
+    lowering does not read is an internal error here, never dropped (the cpu backend runs it)."""
+    held = {id(op) for op in read if op is not None}
+    left = [op for op in chain.feed_ops() if id(op) not in held]
+    if left:
+        raise InternalError(f"{left[0].text()}: the feed lowering does not read `{left[0].STAGE}`; a stage "
+                            "between `begin` and `collect` must be a FeedBuffer field (tu_ops/feed.py)")
 
 
 def _mask(chain: ProgramChain) -> Any:

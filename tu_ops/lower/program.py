@@ -57,6 +57,10 @@ class ProgramChain:
     def context(self) -> str:
         return self.begin.context
 
+    def feed_ops(self) -> tuple[ir.Op, ...]:
+        """The traced ops up to `collect`, in order: what the chain's FeedBuffer holds."""
+        return self.ops[:self.ops.index(self.collect) + 1]
+
     def after_collect(self) -> tuple[ir.Op, ...]:
         """The traced ops after `collect`, in order."""
         i = self.ops.index(self.collect)

@@ -13,7 +13,8 @@ from ir.regions import extend_reads, loops
 from tu_ops.lower.errors import LoweringRefusal, refusal, stage_of
 from tu_ops.program import TuProgram
 from tu_ops.rf_reshape import rf_aliases
-from tu_ops.vrf_memory import VRF_WORDS, vrf_words
+from ir.machine import constants
+from tu_ops.vrf_memory import vrf_words
 
 __all__ = ["allocate_vrf", "vrf_placement"]
 
@@ -40,12 +41,13 @@ def _place(ref: int, live: dict[int, list], base: dict[int, int]) -> int:
     load, first, _ = live[ref]
     words = vrf_words(load)
     busy = [(base[o], base[o] + vrf_words(live[o][0])) for o in base if live[o][1] <= first <= live[o][2]]
+    capacity = constants().VRF_BYTES // 4  # the lowering's target (tu_ops.lower.api)
     for start in sorted({0, *(b for _, b in busy)}):
-        if start + words <= VRF_WORDS and all(start + words <= a or b <= start for a, b in busy):
+        if start + words <= capacity and all(start + words <= a or b <= start for a, b in busy):
             return start
     held = sum(b - a for a, b in busy)
     raise LoweringRefusal([refusal(
-        "VRF-6", f"VRF over-subscribed: {words * 4} bytes requested, {held * 4} of {VRF_WORDS * 4} bytes "
+        "VRF-6", f"VRF over-subscribed: {words * 4} bytes requested, {held * 4} of {capacity * 4} bytes "
                  "per slice held by live VRF tensors", load.loc, stage=stage_of(load), op=load.text(),
         label=f"needs {words * 4} bytes of VRF in each slice",
         help="finish the passes that read an earlier VRF tensor before storing this one, or store less")])

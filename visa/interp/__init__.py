@@ -9,11 +9,13 @@ Modules: `values` (element representations, padding masks), `memory` (DM / TRF /
 bytes), `host` (host arrays), `rows` (live slices), one module per op family (`dma`,
 `feed`, `trf`, `plan` + `contract`, `drain`) and `walker` (`execute`). The speed machinery
 (compiled contractions, copy notes, pools, held streams, the memo) is all in `fast/`,
-behind one switch (`fast.speed`); the rest reads as the plain spec.
+behind one switch (`shortcuts.on`); the rest reads as the plain spec and reaches a shortcut
+only through the hooks of `shortcuts`, on which the modules of `fast/` register themselves.
 """
 
 from __future__ import annotations
 
+import visa.interp.fast  # noqa: F401 - its shortcuts register on the plain interpreter's hooks
 from visa.interp.errors import InterpError
 from visa.interp.walker import execute, execute_inout, resolve, run_kernel
 

@@ -27,9 +27,8 @@ import numpy as np
 from ir.runtime_types import checked_start
 from tu_ops.enums import DmaKind
 from visa.facts import tensor_bytes
-from visa.interp.fast.copies import broadcast_note
 from visa.interp.errors import check
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record, shortcut
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.strided import flat_walk, injective, view
 from visa.interp.values import pad_mask
@@ -157,30 +156,6 @@ def _dm_result(op: Any, mem: Memory, size: int) -> DmTensor:
     return DmTensor(base, op.output_type)
 
 
-@per_record
-def _broadcast(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[int, int, np.ndarray] | None:
-    """`broadcast_note` of a command's walk written from `base` (once per record and base)."""
-    return broadcast_note(base, [e.size for e in cmd.entries], [e.src_stride for e in cmd.entries],
-                          [e.dst_stride for e in cmd.entries], slice_bytes, slices)
-
-
-def _note(mem: Memory, part: Any, copied: bool, base: int, cmd: Any) -> None:
-    """What command `cmd` writing the DM of `part` from `base` leaves for `copies`: a
-    `broadcast_note` of a strided copy from HBM (kept per record); else its notes forgotten
-    (those its walk meets, or all of them when it is not a strided copy of one byte range a
-    slice)."""
-    key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
-    off = base % sb
-    span = sum((e.size - 1) * e.dst_stride for e in cmd.entries if e.dst_stride % sb) + 1
-    made = _broadcast(cmd, base, sb, mem.slices) if copied else None
-    if made is not None:
-        mem.copies.note(key, *made)
-    elif copied and off + span <= sb:
-        mem.copies.forget(key, off, off + span)
-    else:
-        mem.copies.clear(key)
-
-
 def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -> Any:
     """Execute one DmaOp; return the value it creates (a DmTensor, or an HBM byte array).
     `in_place`: a `dma_into` HBM tensor may be written over, nothing reads its old bytes
@@ -203,6 +178,7 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         result: Any = _hbm_result(op, env, op.output_type.chip.size * dst_bytes, in_place)
     else:
         result = _dm_result(op, mem, dst_bytes)
+    noted = shortcut("dma_written")
     for i, cmd in enumerate(op.commands):
         sizes = [e.size for e in cmd.entries]
         check(cmd.packet_bytes >= 1, f"command {i} has {a_an(cmd.packet_bytes)}-byte packet", op)
@@ -224,7 +200,8 @@ def run_dma(op: Any, mem: Memory, env: dict[int, Any], in_place: bool = False) -
         dst_strides = [e.dst_stride for e in cmd.entries]
         copied = copy_strided(src, cmd.src_base + src_off, src_strides, dst, cmd.dst_base + dst_off, dst_strides, sizes)
         if dst_kind == "dm":
-            _note(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, cmd)
+            if noted is not None:  # visa/interp/fast/copies.py: which slices the command filled alike
+                noted(mem, cmd.part, src_kind == "hbm" and copied, cmd.dst_base + dst_off, cmd)
         if copied:
             continue
         inner = cmd.entries[-1] if cmd.entries else None

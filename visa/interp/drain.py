@@ -32,7 +32,7 @@ from tu_ops.valid_count import pack_to_vcg
 from visa.interp.dma import DmTensor, live_parts, tensor_bytes, walk
 from visa.interp.errors import check
 from visa.interp.fast.lanes import Front
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, scatter
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs

@@ -27,14 +27,14 @@ from visa.interp.dma import DmTensor, walk
 from visa.interp.errors import InterpError, check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, pad_front
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory, gather
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, executes
 from visa.interp.switch import run_switch
 from visa.interp.strided import flat_walk, view
 from visa.interp.fast.repeated import Repeated
-from visa.interp.fast import speed
+from visa.interp import shortcuts
 from visa.interp.values import from_raw, padded, raw_dtype, value_dtype, zero_pad, zero_padding
 
 __all__ = ["feed_rows", "read_plan", "convert_chain"]
@@ -175,7 +175,7 @@ def _read_interleaved(dm: Any, slices: np.ndarray, bases: tuple[Any, Any], op: A
     (`_read_both`, a shortcut: `visa.interp.fast.speed`)."""
     n = op.source.element.size
     check(bool(np.all(index < 2 * n)), "the read plan walks past the two interleaved tensors", op)
-    if run and speed.on() and np.ndim(bases[0]) == 0 and np.ndim(bases[1]) == 0:
+    if run and shortcuts.on() and np.ndim(bases[0]) == 0 and np.ndim(bases[1]) == 0:
         both = _read_both(dm, slices, (int(bases[0]), int(bases[1])), op, plan, bits, mem)
         if both is not None:
             return both
@@ -295,7 +295,7 @@ def feed_rows(op: Any, rows: Rows, mem: Memory, env: dict[int, Any]) -> tuple[np
     bits, plan, index = _plan(op, target)
     steps, elems = plan[0], plan[1]
     repeats, in_place = _repeats(op, target)
-    if repeats and speed.on():   # a Repeated stream: a shortcut (visa.interp.fast.speed)
+    if repeats and shortcuts.on():   # a Repeated stream: a shortcut (visa.interp.fast.speed)
         held = _repeated(op, rows, mem, src, in_place)
         if held is not None:
             return held, rows

@@ -35,8 +35,8 @@ from tu_ops.dma import DmaOp
 from tu_ops.enums import DmaKind
 from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import check
-from visa.interp.fast import speed
-from visa.interp.fast.memo import per_record
+from visa.interp import shortcuts
+from visa.interp.shortcuts import per_record
 from visa.interp.memory import Memory
 from visa.interp.values import from_bytes, pad_mask
 
@@ -176,7 +176,7 @@ def run_redistribute(op: Any, mem: Memory, env: dict[int, Any]) -> DmTensor:
     base = mem.dm_address[op.result.id]
     if getattr(op, "into", None) is None:    # a write into a view keeps the tensor's other bytes
         mem.zero_dm(live_parts(t), t.slice.size, base, tensor_bytes(t, mem.target), op)
-    fast = speed.on()
+    fast = shortcuts.on()
     for i, (cmd, (source, sizes_, src_strides, dst_strides)) in enumerate(zip(op.commands, _walks(op))):
         src, dst = mem.dm(*source), mem.dm(cmd.part.chip, cmd.part.cluster)
         if fast and sizes_ and copy_strided(src, cmd.src_base, src_strides, dst, cmd.dst_base, dst_strides, sizes_):

@@ -23,7 +23,7 @@ import numpy as np
 
 from visa.interp.memory import Memory
 from visa.interp.plan import Plan
-from visa.interp.fast.repeated import Repeated, view_reshape
+from visa.interp.shortcuts import Held
 from visa.interp.rows import Rows
 from visa.interp.trf import TrfTensor, read_weights, take
 from visa.interp.values import widen, widen_table
@@ -98,7 +98,7 @@ def operands(plan: Plan, stream: np.ndarray, outer: Any, trf: TrfTensor, rows: R
     return s, w, s_range, w_range
 
 
-def natural_operands(plan: Plan, stream: np.ndarray | Repeated, outer: Any,
+def natural_operands(plan: Plan, stream: np.ndarray | Held, outer: Any,
                      rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     """The stream operand in the natural layout, and the TRF element index (the natural
     layout without its row and lane axes) `read_weights` reads the weights operand at."""
@@ -107,13 +107,12 @@ def natural_operands(plan: Plan, stream: np.ndarray | Repeated, outer: Any,
     return s, _pattern(plan, None, plan.trf_read, plan.read_elems, plan.read_elems)
 
 
-def _natural(stream: np.ndarray | Repeated, s_pat: np.ndarray, count: int) -> np.ndarray:
-    """The stream's elements at `s_pat` (rows first): a view of a `Repeated` stream, its
-    copies kept as zero strides, when the pattern reads every element in order."""
+def _natural(stream: np.ndarray | Held, s_pat: np.ndarray, count: int) -> np.ndarray:
+    """The stream's elements at `s_pat` (rows first): a view of what a held
+    stream (`Held`) holds when it can give one."""
     flat = s_pat.reshape(-1)
-    if isinstance(stream, Repeated):
-        in_order = flat.size == stream.shape[1] * stream.shape[2] and np.array_equal(flat, np.arange(flat.size))
-        held = view_reshape(stream.factored, (count, *s_pat.shape)) if in_order else None
+    if isinstance(stream, Held):
+        held = stream.natural_view(count, s_pat)
         if held is not None:
             return held
         stream = stream.materialize()

@@ -24,7 +24,7 @@ import numpy as np
 
 from tu_ops.enums import LoopKind
 from visa.interp.errors import check
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.values import pad_mask
 
 __all__ = ["Plan", "build_plan", "collapse"]

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.values import pad_mask
 
 __all__ = ["Rows", "rows_of"]

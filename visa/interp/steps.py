@@ -18,10 +18,9 @@ import attrs
 from ir.declare import Table
 from ir.stage_spec import spec_named
 from visa.interp.errors import check
-from visa.interp.fast.lanes import Front
 from visa.interp.memory import Memory
-from visa.interp.fast.repeated import Repeated
 from visa.interp.rows import Rows
+from visa.interp.shortcuts import Held
 
 __all__ = ["ProgramState", "Step", "STEPS", "executes", "runs"]
 
@@ -37,13 +36,13 @@ class ProgramState:
     local: dict[int, Any] = attrs.field(factory=dict)
 
     def input(self, ref: Any, op: Any, repeated: bool = False, front: bool = False) -> Any:
-        """The stream `ref` of this program that `op` reads; a `Repeated` one as it is held
-        when the reader takes that form (`repeated`), a `Front` one when it takes that
-        (`front`), else written out (once)."""
+        """The stream `ref` of this program that `op` reads; one a shortcut holds (`Held`:
+        visa/interp/fast/repeated.py's `Repeated`, visa/interp/fast/lanes.py's `Front`) as it is
+        held when the reader takes that form (`repeated`, `front`), else written out (once)."""
         value = self.local.get(ref.id)
         if value is None:
             check(False, f"input {ref} is not a stream of this program", op)
-        if isinstance(value, Repeated) and not repeated or isinstance(value, Front) and not front:
+        if isinstance(value, Held) and value.KIND not in ("repeated" if repeated else "", "front" if front else ""):
             value = self.local[ref.id] = value.materialize()
         return value
 

@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from visa.interp.memory import Dm
 
-__all__ = ["flat_walk", "view", "injective"]
+__all__ = ["flat_walk", "view", "injective", "view_reshape"]
 
 
 def flat_walk(space: Any, base: int, sizes: Sequence[int], strides: Sequence[int],
@@ -80,3 +80,18 @@ def injective(sizes: Sequence[int], strides: Sequence[int], width: int) -> bool:
             return False
         span = s * (n - 1) + span
     return True
+
+
+def view_reshape(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """`a.reshape(shape)` when it is a view of `a`; None when it would copy."""
+    try:
+        return np.reshape(a, shape, copy=False)
+    except TypeError:       # numpy < 2.1 has no `copy=`: a view's shape can be set only when no copy is needed
+        v = a.view()
+        try:
+            v.shape = shape
+        except AttributeError:
+            return None
+        return v
+    except ValueError:
+        return None

@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from visa.interp.fast.copies import note_load
 from visa.interp.errors import check
 from visa.interp.memory import Memory
-from visa.interp.plan import _cuts
-from visa.interp.fast.repeated import Repeated, view_reshape
+from visa.interp.shortcuts import Held, shortcut
+from visa.interp.strided import view_reshape
 from visa.interp.rows import Rows
 from visa.interp.steps import ProgramState, runs
 from visa.interp.values import CELL_DTYPES, from_raw, raw_dtype, to_bytes, value_dtype
@@ -40,22 +39,7 @@ class TrfTensor:
         return f"TrfTensor(lanes={self.lanes}, first_row={self.first_row})"
 
 
-def _rows_view(stream: Repeated, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
-    """A `Repeated` stream's flits as a view (rows, *loops, row elements) whose loops refine
-    both its own (time loops, flits per packet) and the load's (lanes, rows per lane): the
-    common split reshapes either side without a copy. None when its elements are not whole
-    bytes in flits of one row or no common split exists."""
-    f = stream.factored
-    if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
-        return None
-    cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))
-    if any(b % a for a, b in zip(cuts, cuts[1:])):
-        return None
-    loops = tuple(b // a for a, b in zip(cuts, cuts[1:]))[::-1]
-    return view_reshape(f.view(np.uint8).view(row)[..., 0], (f.shape[0], *loops))
-
-
-def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory) -> TrfTensor:
+def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) -> TrfTensor:
     """Store the fed flits into the TRF of every live slice (a `Repeated` stream, e.g. a
     view of the DM bytes, straight from where it is held)."""
     target = mem.target
@@ -66,10 +50,10 @@ def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory
     row = np.dtype((np.void, mem.row_bytes))      # a row moves as one element: one copy, not 32 byte steps
     lanes, per_lane = op.lanes, op.bytes_per_lane
     nrows = per_lane // mem.row_bytes
-    held = _rows_view(stream, bits, row, lanes, nrows) if isinstance(stream, Repeated) else None
+    held = stream.trf_rows_view(bits, row, lanes, nrows) if isinstance(stream, Held) else None
     flits = None
     if held is None:
-        flits = to_bytes(stream.materialize() if isinstance(stream, Repeated) else stream, et, bits)
+        flits = to_bytes(stream.materialize() if isinstance(stream, Held) else stream, et, bits)
         check(flits.shape[-1] == mem.row_bytes, f"a fed flit of {op.element_type} is {flits.shape[-1]} bytes", op)
     check(lanes in target.constants.LANES and mem.trf_bytes % lanes == 0, f"{lanes} lanes", op)
     check(per_lane > 0 and per_lane % mem.row_bytes == 0, f"bytes_per_lane {per_lane} is not whole rows", op)
@@ -88,6 +72,7 @@ def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory
         held = flits.reshape(rows.count, lanes, nrows, mem.row_bytes).view(row)[..., 0]
     loops = held.shape[1:]                  # (lanes, rows per lane), split alike on both sides
     order = (*range(1, len(loops) + 1), 0)
+    noted = shortcut("trf_loaded")
     for (chip, cluster), sel in rows.groups():
         at = _slices(rows.slice[sel])
         every = isinstance(at, slice) and (at.start, at.stop) == (0, mem.slices)   # the store writes them all
@@ -95,9 +80,9 @@ def run_trf_load(op: Any, stream: np.ndarray | Repeated, rows: Rows, mem: Memory
         split = view_reshape(dest, (*loops, dest.shape[-1]))
         check(split is not None, "the TRF rows of a load split into the stream's loops", op)
         _store(split, at, held[_slices(sel)].transpose(order))
-        if getattr(stream, "held", None) is not None and len(rows.slice[sel]) == rows.count:   # one group
-            note_load(mem.copies, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
-                      np.asarray(rows.slice[sel], np.int64), stream.held, mem.slices)
+        if noted is not None and len(rows.slice[sel]) == rows.count:   # one group: visa/interp/fast/copies.py
+            noted(mem, stream, ("trf", int(chip), int(cluster)), mem.lane_rows(lanes, first, nrows),
+                  np.asarray(rows.slice[sel], np.int64))
     return TrfTensor(op, read_from, lane_bytes)
 
 

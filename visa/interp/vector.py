@@ -26,9 +26,8 @@ from tu_ops.vector_reduce import is_reduce, record_shapes
 from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, front_lanes, front_start, pad_front, trim_at, widen_front
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record, shortcut
 from visa.interp.steps import ProgramState, runs
-from visa.interp.unary import via_f64
 from visa.interp.values import value_dtype, zero_pad
 
 __all__ = ["run_vector", "check_input", "finish_pass", "is_reduce", "run_reduce_step"]
@@ -49,6 +48,7 @@ def run_vector(op: Any, stream: np.ndarray | Front, operand: list[np.ndarray] | 
         operand = front_lanes(values, operand)[1]
     else:
         source = values = stream
+    fp_unary = shortcut("fp_unary")  # visa/interp/fast/unary.py: the same values, no fresh float64 arrays
     for i, step in enumerate(op.steps):
         if i == at:  # from the trim on, the front four lanes (visa.interp.fast.lanes)
             if values.shape[-1] == 4:
@@ -57,8 +57,8 @@ def run_vector(op: Any, stream: np.ndarray | Front, operand: list[np.ndarray] | 
         if is_reduce(step):
             values = run_reduce_step(op, i, values, slices)
             continue
-        fast = via_f64(step.op.name, values) if step.unit.name == "FP_UNARY" else None
-        if fast is not None:  # visa.interp.unary: the same values, no fresh float64 arrays
+        fast = fp_unary(step.op.name, values) if fp_unary is not None and step.unit.name == "FP_UNARY" else None
+        if fast is not None:
             values = fast
             continue
         try:

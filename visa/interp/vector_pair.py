@@ -17,7 +17,7 @@ from ir.vector.numerics.steps import run_step
 from ir.vector.units import spec_of
 from ir.vector.pair import unzip_index, zip_values
 from visa.interp.errors import check
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.steps import ProgramState, runs
 from visa.interp.vector import check_input, finish_pass, is_reduce, run_reduce_step
 from visa.interp.vrf import loaded, rf_operands

@@ -17,7 +17,7 @@ from tu_ops.vrf import rf_offsets
 from visa.interp.errors import check
 from visa.interp.fast import lanes
 from visa.interp.fast.lanes import Front, front_start
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record
 from visa.interp.steps import ProgramState, runs
 from visa.interp.values import pad_mask
 from visa.interp.vector import check_input, run_vector

@@ -23,17 +23,16 @@ from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
 from tu_ops.target import Target, TargetLike, as_target
 from tu_ops.trf_new import trf_maker
 from visa.interp.alloc import allocate
-from visa.interp.fast.copies import forget_after
 from ir.mapping.live import live_positions
 from visa.interp.dma import DmTensor, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import InterpError, check
 from visa.interp.gather import run_gather, run_redistribute, run_scatter, run_shuffle
 from visa.interp.host import as_hbm_param, check_count, from_hbm, load, save, to_hbm
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import per_record, shortcut
 from visa.interp.memory import Memory, copy_bytes
 from visa.interp.rows import Rows, rows_of
 from visa.interp.runtime import Guards
-from visa.interp.fast import speed
+from visa.interp import shortcuts
 from visa.interp.steps import STEPS, ProgramState
 from visa.interp.trf import TrfTensor
 from visa.interp.values import value_dtype
@@ -84,7 +83,7 @@ def execute(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: TargetL
     Returns one array, a tuple when the kernel has several results (or `as_tuple`), or
     None without results; bf16/f8/f4 results are `ml_dtypes` arrays. Raises `NpuOptError`
     (USAGE) for bad arrays and `InterpError` for an artifact it cannot execute. `fast`:
-    False runs the plain path only, None as `NPU_OPT_INTERP_FAST` says (`visa.interp.fast.speed`)."""
+    False runs the plain path only, None as `NPU_OPT_INTERP_FAST` says (`visa.interp.shortcuts`)."""
     kernel, tgt = resolve(artifact_or_kernel, target)
     values, _ = execute_inout(kernel, arrays, tgt, fast)
     if as_tuple or (as_tuple is None and len(values) > 1):
@@ -97,7 +96,7 @@ def execute_inout(artifact_or_kernel: Runnable, arrays: Sequence[Any], target: T
     """Run an artifact on host arrays; (results, final contents of the in-out parameters),
     both as host arrays in signature order. The arrays themselves are never written.
     `fast`: as for `execute`."""
-    with speed.mode(fast):
+    with shortcuts.mode(fast):
         kernel, tgt = resolve(artifact_or_kernel, target)
         check_count(kernel.name, kernel.params, arrays)
         # a parameter's HBM bytes may be a view of the caller's array (`borrowed`): the run only
@@ -318,6 +317,7 @@ def _program(program: TuProgram, mem: Memory, env: dict[int, Any]) -> None:
         i += step(ops, i, state)
     check(isinstance(env.get(ops[-1].result.id), (DmTensor, TrfTensor, VrfValues)),
           "a program ends with its trf_load, vrf_load or commit", ops[-1])
-    if forget_after(program):
-        mem.copies.clear()
+    done = shortcut("program_done")  # visa/interp/fast/copies.py: the copy notes a program's sink outdates
+    if done is not None:
+        done(program, mem)
     mem.recycle()

@@ -5,5 +5,12 @@ own; everything here computes the same bits faster and is turned off as a whole 
 `NPU_OPT_INTERP_FAST=0` or `execute(..., fast=False)` (`speed`, tests/visa/test_interp_plain.py):
 the compiled float contraction (`contract_jit*`), DMA copy notes (`copies`), pooled
 stores (`pool`), `Repeated` streams held as their distinct packets (`repeated`), `Front`
-streams held as their front lanes (`lanes`) and the per-record memo (`memo`).
+streams held as their front lanes (`lanes`), the float64 unary ops in kept buffers
+(`unary`) and the per-record memo (`memo`).
+
+The plain interpreter imports nothing from here (tests/test_layers.py): a shortcut registers
+itself on a hook of visa/interp/shortcuts.py, which the plain code asks by name. Importing
+this package registers them all (visa/interp/__init__.py does).
 """
+
+from visa.interp.fast import copies, memo, unary  # noqa: F401 - each registers its shortcuts

@@ -7,7 +7,9 @@ DMA filled from the same source bytes, -1 for a slice it did not write). Notes a
 about the DM as the DMA left it, so every write that could touch the DM forgets them: a
 DMA forgets the notes overlapping each range it writes (all of the store's on a write it
 cannot describe), and the walker forgets all of them before any other step and after a
-program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes.
+program whose sink writes the DM (`forget_after`). Only a DMA from HBM makes notes. The
+plain interpreter keeps none: it calls `dma_written` and `program_done` through its hooks
+(visa/interp/shortcuts.py), which the switch turns off.
 
 A TRF load of such rows passes the claim on (`note_load`): its slices hold the same bytes
 in the TRF rows it wrote, which the contraction's weight operand then need not compare.
@@ -22,8 +24,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from visa.interp.fast import speed
+from visa.interp.shortcuts import per_record, register
 
-__all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load"]
+__all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load", "dma_written", "program_done", "trf_loaded"]
 
 Key = tuple  # (chip, cluster) of a DM store, ("trf", chip, cluster) of a TRF
 
@@ -129,3 +132,44 @@ def forget_after(program: Any) -> bool:
     commits nothing (only a commit, its sink, writes the DM)."""
     ops = list(program.ops)
     return ops[-1].MNEMONIC not in ("trf_load", "vrf_load") or any("commit" in op.MNEMONIC for op in ops)
+
+
+@register("program_done")
+def program_done(program: Any, mem: Any) -> None:
+    """After a program: its sink may have changed the DM (`forget_after`), so every note goes."""
+    if forget_after(program):
+        mem.copies.clear()
+
+
+@per_record
+def _broadcast(cmd: Any, base: int, slice_bytes: int, slices: int) -> tuple[int, int, np.ndarray] | None:
+    """`broadcast_note` of a command's walk written from `base` (once per record and base)."""
+    return broadcast_note(base, [e.size for e in cmd.entries], [e.src_stride for e in cmd.entries],
+                          [e.dst_stride for e in cmd.entries], slice_bytes, slices)
+
+
+@register("dma_written")
+def dma_written(mem: Any, part: Any, copied: bool, base: int, cmd: Any) -> None:
+    """What command `cmd` of a DMA writing the DM of `part` from `base` leaves for the notes: a
+    `broadcast_note` of a strided copy from HBM (kept per record); else its notes forgotten
+    (those its walk meets, or all of them when it is not a strided copy of one byte range a
+    slice)."""
+    key, sb = (int(part.chip), int(part.cluster)), mem.dm_slice
+    off = base % sb
+    span = sum((e.size - 1) * e.dst_stride for e in cmd.entries if e.dst_stride % sb) + 1
+    made = _broadcast(cmd, base, sb, mem.slices) if copied else None
+    if made is not None:
+        mem.copies.note(key, *made)
+    elif copied and off + span <= sb:
+        mem.copies.forget(key, off, off + span)
+    else:
+        mem.copies.clear(key)
+
+
+@register("trf_loaded")
+def trf_loaded(mem: Any, stream: Any, key: Any, ranges: list[tuple[int, int]], slices: np.ndarray) -> None:
+    """A TRF load stored `stream` into the rows `ranges` of `slices` (one group of them all):
+    when the stream knows its equal rows (a `Repeated` one's `held`), so do those slices."""
+    held = getattr(stream, "held", None)
+    if held is not None:
+        note_load(mem.copies, key, ranges, slices, held, mem.slices)

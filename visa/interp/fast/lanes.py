@@ -26,7 +26,7 @@ import numpy as np
 
 from ir.vector.units import spec_of
 from tu_ops.vector_reduce import is_reduce
-from visa.interp.fast.memo import per_record
+from visa.interp.shortcuts import Held, per_record
 from visa.interp.fast import speed
 from visa.interp.values import pad_mask, zero_pad
 
@@ -41,9 +41,11 @@ def held() -> bool:
     return HELD and speed.on()
 
 
-class Front:
+class Front(Held):
     """A `(rows, T, 8)` stream whose back four lanes are zero, held as its front four lanes
     `values` (rows, T, 4), C-contiguous, owned by the stream (nothing writes them)."""
+
+    KIND = "front"
 
     def __init__(self, values: np.ndarray) -> None:
         self.values = values

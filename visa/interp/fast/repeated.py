@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from visa.interp.plan import _cuts
+from visa.interp.shortcuts import Held
+from visa.interp.strided import view_reshape  # re-exported: the plain helper the held views use
+
 __all__ = ["Repeated", "view_reshape", "compact"]
 
 
-class Repeated:
+class Repeated(Held):
     """A stream `(rows, flits, flit elements)` held as `factored`, a read-only broadcast
     view `(rows, *time loops, flits per packet, flit elements)` whose zero-stride loops
     are the repeats."""
+
+    KIND = "repeated"
 
     def __init__(self, factored: np.ndarray, shape: tuple[int, int, int], held: np.ndarray | None = None) -> None:
         self.factored = factored
@@ -32,20 +38,26 @@ class Repeated:
         """The stream written out, every copy of every packet."""
         return np.ascontiguousarray(self.factored).reshape(self.shape)
 
+    def natural_view(self, count: int, pattern: np.ndarray) -> np.ndarray | None:
+        """The elements at `pattern` (rows first) as a view, its copies kept as zero strides,
+        when the pattern reads every element in order; else None."""
+        flat = pattern.reshape(-1)
+        in_order = flat.size == self.shape[1] * self.shape[2] and np.array_equal(flat, np.arange(flat.size))
+        return view_reshape(self.factored, (count, *pattern.shape)) if in_order else None
 
-def view_reshape(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
-    """`a.reshape(shape)` when it is a view of `a`; None when it would copy."""
-    try:
-        return np.reshape(a, shape, copy=False)
-    except TypeError:       # numpy < 2.1 has no `copy=`: a view's shape can be set only when no copy is needed
-        v = a.view()
-        try:
-            v.shape = shape
-        except AttributeError:
+    def trf_rows_view(self, bits: int, row: np.dtype, lanes: int, nrows: int) -> np.ndarray | None:
+        """The flits as a view (rows, *loops, row elements) whose loops refine both its own
+        (time loops, flits per packet) and a TRF load's (lanes, rows per lane): the common split
+        reshapes either side without a copy. None when its elements are not whole bytes in
+        flits of one row or no common split exists."""
+        f = self.factored
+        if bits not in (8, 16, 32) or f.shape[-1] * f.itemsize != row.itemsize or f.strides[-1] != f.itemsize:
             return None
-        return v
-    except ValueError:
-        return None
+        cuts = sorted(_cuts(f.shape[1:-1]) | _cuts((lanes, nrows)))
+        if any(b % a for a, b in zip(cuts, cuts[1:])):
+            return None
+        loops = tuple(b // a for a, b in zip(cuts, cuts[1:]))[::-1]
+        return view_reshape(f.view(np.uint8).view(row)[..., 0], (f.shape[0], *loops))
 
 
 def compact(x: np.ndarray, first: int = 1) -> np.ndarray:

@@ -8,7 +8,8 @@ maps them afresh and gives them back at every step, and the page faults of filli
 cost several times the arithmetic (issue 29: about 0.45 ms of a 1024-row softmax pass's
 0.6 ms exp). `via_f64` computes the same values (the same exact widening, the same ufunc on
 contiguous float64 values, the same rounding and NaN canonicalisation) in two float64
-buffers each thread keeps for its next step.
+buffers each thread keeps for its next step: a shortcut (hook "fp_unary" of
+visa/interp/shortcuts.py, so the switch turns it off with the others).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import threading
 import numpy as np
 
 from ir.vector.numerics._arrays import canonical_nan
+from visa.interp.shortcuts import register
 
 __all__ = ["VIA_F64", "via_f64"]
 
@@ -36,6 +38,7 @@ def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
     return kept[0][:n], kept[1][:n]
 
 
+@register("fp_unary")
 def via_f64(op: str, values: np.ndarray) -> np.ndarray | None:
     """FP_UNARY op `op` on stored f32 values (uint32 bits) as the shared numerics compute it,
     a new array of the same shape; None when `op` is not computed in float64 or the values
