@@ -6,8 +6,10 @@ So the command line loads each kernel file in its own import scope: the user mod
 (neither the Python installation's nor npu-opt's) its import added to `sys.modules` are
 taken out again afterwards and kept with the file, with the file's directory. While one
 of its kernels is traced, `in_scope` puts them (and the directory, first on `sys.path`)
-back, so a helper imported inside a kernel body is the file's own too. And while the
-user's code runs there, `os._exit(n)` raises instead of ending npu-opt with status n.
+back, so a helper imported inside a kernel body is the file's own too. The names the file's
+code rebinds in npu-opt's modules (and numpy's...) stay its own as well
+(npu_opt/shared_modules.py). And while the user's code runs there, `os._exit(n)` raises
+instead of ending npu-opt with status n.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 from npu_opt.fault_owner import ProcessExit, SelfSignal
+from npu_opt.shared_modules import forget, own_changes
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
 
@@ -70,6 +73,7 @@ def _take_out(before: set[str]) -> dict[str, ModuleType]:
 def loading(module_name: str, directory: str) -> Iterator[None]:
     """Import a kernel file (module `module_name`, in `directory`) in its own scope."""
     _SCOPES[module_name] = (directory, {})
+    forget(module_name)
     with in_scope(module_name):
         yield
 
@@ -83,7 +87,8 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules):
+    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules), \
+            own_changes(module_name):
         yield
 
 
