@@ -7,7 +7,10 @@ shipped, and the compile cache never keeps an artifact made under another file's
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +81,15 @@ def test_a_file_sees_its_own_import_time_patch_when_traced(tmp_path, capsys):
           body="import npu_opt\n    assert npu_opt.SHAPE_HINT == 4096")
     write(src, "b_good.py", name="b_kernel", body="import npu_opt\n    assert not hasattr(npu_opt, 'SHAPE_HINT')")
     assert main(["check", str(src / "a_patch.py"), str(src / "b_good.py")]) == 0, capsys.readouterr().out
+
+
+def test_a_module_first_imported_by_the_patch_is_put_back(tmp_path):
+    # visa.printer is loaded by no file's import: in a fresh process the patch is what
+    # imports it first, and it is put back as that import left it
+    src = _files(tmp_path, "import visa.printer\nvisa.printer._signature = lambda kernel: ['patched']\n")
+    done = subprocess.run([sys.executable, "-m", "npu_opt", "compile", "src/a_patch.py", "src/b_good.py", "-o", "out",
+                           "--no-cache", "--jobs", "1"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])})
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    text = (tmp_path / "out" / "b_kernel.visa").read_text()
+    assert "patched" not in text and "i8" in text
