@@ -10,8 +10,8 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from driver.bytecode_home import keep_bytecode_in_cache
-from driver.exit_codes import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
-from ir.errors import MappingError
+from driver.exit_codes import EXIT_ICE, EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
+from ir.errors import MappingError, exception_text
 
 if TYPE_CHECKING:
     import argparse
@@ -194,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         _quiet_stdout()
         print(f"error[USAGE]: cannot write the output: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - what no command caught is npu-opt's own failure, not the user's
+        print(f"error[ICE]: internal compiler error: {type(e).__name__}: {exception_text(e)}; please report "
+              "this npu-opt bug with the command line and this message", file=sys.stderr)
+        return EXIT_ICE
 
 
 if __name__ == "__main__":
