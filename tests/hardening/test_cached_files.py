@@ -98,8 +98,8 @@ def test_a_damaged_pyc_in_the_bytecode_home_is_compiled_again(tmp_path):
     want = (tmp_path / "out0" / "gemm_kernel.visa").read_text()
     prefix = tmp_path / "cache" / "bytecode"
     damaged = {}
-    for name in ("program", "dma", "printer", "tensors"):
-        [pyc] = [p for p in prefix.rglob(f"{name}.*.pyc")]
+    for package, name in (("tu_ops", "program"), ("tu_ops", "dma"), ("visa", "printer"), ("npu_opt", "tensors")):
+        [pyc] = [p for p in prefix.rglob(f"{name}.*.pyc") if p.parent.name == package]
         data = pyc.read_bytes()
         damaged[pyc] = _flipped(data, len(data) // 2) if name != "dma" else data[: len(data) // 2]
         pyc.write_bytes(damaged[pyc])
