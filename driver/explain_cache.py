@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
+from hashlib import sha256
 
-from ir.sha256 import sha256
 from ir.lark_cache import cache_dir
 from driver.fingerprint import _roots, source_stats
 from driver.replay import write_atomic

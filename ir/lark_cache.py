@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import marshal
 import os
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from ir.sha256 import sha256
 
 if TYPE_CHECKING:
     import lark
