@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from npu_opt.fault_owner import ProcessExit, SelfSignal
+from npu_opt.fault_owner import ClosedOutput, ProcessExit, SelfSignal
 from npu_opt.shared_modules import forget, own_changes
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
@@ -123,12 +123,12 @@ def _kept_streams() -> Iterator[None]:
     """`sys.stdout` and `sys.stderr` while the user's code runs: streams it cannot close
     (`sys.stdout.close()` closed file descriptor 1 under npu-opt's report: a traceback,
     issue 39), and the originals put back afterwards even if it replaced them."""
-    kept = (sys.stdout, sys.stderr)
-    sys.stdout, sys.stderr = (_Unclosable(s) if s is not None else s for s in kept)
+    kept = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = (_Unclosable(s) if s is not None else s for s in kept)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = kept
+        sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = kept
 
 
 @contextlib.contextmanager
@@ -137,10 +137,13 @@ def no_process_exit() -> Iterator[None]:
     cannot pass for npu-opt's, and a worker process is not killed by it. A signal the
     code sends its own process (`os.kill(os.getpid(), SIGTERM)`, `signal.raise_signal`,
     `os.killpg` of its group, `os.abort()`) raises `SelfSignal` the same way: a worker
-    killed by it was reported as npu-opt's internal error."""
+    killed by it was reported as npu-opt's internal error. Closing or replacing file
+    descriptor 1 or 2 (`os.close`, `os.dup2`, `os.closerange`), where npu-opt writes its
+    report, raises `ClosedOutput` (the command exited 1 with nothing said)."""
 
     real_exit, real_kill, real_killpg, real_raise, real_abort = \
         os._exit, os.kill, os.killpg, signal.raise_signal, os.abort
+    real_close, real_dup2, real_closerange = os.close, os.dup2, os.closerange
 
     def _exit(status: int) -> None:
         raise ProcessExit(status)
@@ -161,12 +164,37 @@ def no_process_exit() -> Iterator[None]:
     def abort() -> None:
         raise SelfSignal("SIGABRT")
 
+    def close(fd: int) -> None:
+        _keep_output(f"os.close({fd!r})", fd)
+        real_close(fd)
+
+    def dup2(fd: int, fd2: int, inheritable: bool = True) -> int:
+        _keep_output(f"os.dup2({fd!r}, {fd2!r})", fd2)
+        return real_dup2(fd, fd2, inheritable)
+
+    def closerange(low: int, high: int) -> None:
+        for fd in _OUTPUTS:
+            if low <= fd < high:
+                _keep_output(f"os.closerange({low!r}, {high!r})", fd)
+        real_closerange(low, high)
+
     os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = _exit, kill, killpg, raise_signal, abort
+    os.close, os.dup2, os.closerange = close, dup2, closerange
     try:
         yield
     finally:
         os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = \
             real_exit, real_kill, real_killpg, real_raise, real_abort
+        os.close, os.dup2, os.closerange = real_close, real_dup2, real_closerange
+
+
+_OUTPUTS = {1: "standard output", 2: "standard error"}
+
+
+def _keep_output(call: str, fd: object) -> None:
+    """`ClosedOutput` for a call that would close or replace npu-opt's output descriptor `fd`."""
+    if fd in _OUTPUTS:
+        raise ClosedOutput(call, _OUTPUTS[fd])
 
 
 def _signal_name(sig: int) -> str:
