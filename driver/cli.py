@@ -10,6 +10,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from driver.bytecode_home import keep_bytecode_in_cache
+from driver.crash_guard import USER_CODE, child_exit, supervised
 from driver.exit_codes import EXIT_ICE, EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
 from ir.errors import MappingError, exception_text
 
@@ -168,6 +169,17 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "run"):
             parser.print_help()
             return EXIT_USAGE
+    if own and args.command in USER_CODE:  # a crash of the user's native code is reported (driver/crash_guard.py)
+        status = supervised()
+        if status is not None:
+            gc.freeze()
+            return status
+        child_exit(_run(args, own))
+    return _run(args, own)
+
+
+def _run(args: Any, own: bool) -> int:
+    """Run the parsed command; its exit status."""
     if args.run is not _compile:  # `_compile` installs it once it compiles (no replay)
         from npu_opt.fault_owner import install_sigint
 
