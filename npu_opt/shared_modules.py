@@ -162,7 +162,7 @@ class _Recorder:
             return None
         for finder in sys.meta_path:
             find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
+            if isinstance(finder, _Recorder) or find is None:  # (a nested scope's recorder too)
                 continue
             spec = find(name, path, target)
             if spec is not None:

@@ -93,3 +93,15 @@ def test_a_module_first_imported_by_the_patch_is_put_back(tmp_path):
     assert done.returncode == 0, (done.stdout, done.stderr)
     text = (tmp_path / "out" / "b_kernel.visa").read_text()
     assert "patched" not in text and "i8" in text
+
+
+def test_a_file_that_loads_another_file_imports_as_usual(tmp_path):
+    # a kernel file that loads another while it is imported (as some test files load the
+    # examples) opens a scope inside a scope: a module neither had loaded still imports
+    write(tmp_path, "inner.py", name="inner_kernel", head="import visa.printer\n")
+    write(tmp_path, "outer.py", name="outer_kernel", head="from pathlib import Path\n"
+          "from driver.discover import load_file\n"
+          "_, error = load_file(Path(__file__).with_name('inner.py'))\nassert error is None, error\n")
+    done = subprocess.run([sys.executable, "-m", "npu_opt", "check", "outer.py"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])})
+    assert done.returncode == 0, (done.stdout, done.stderr)
