@@ -17,9 +17,9 @@ Both are small LRU maps (`CACHED` entries each); `clear_caches()` empties them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from hashlib import sha256
 from typing import Any
 
-from ir.sha256 import sha256
 from backends import inout
 from backends.cpu.host import returns_tuple
 from backends.cpu.lru import Lru

@@ -24,6 +24,21 @@ run; a goal is judged on the ratio of the medians:
   from DIR's run record) and cold (a fresh DIR and a fresh, empty NPU_OPT_CACHE_DIR each
   run: every kernel traced, lowered, verified and emitted, on --jobs' default of one worker
   per CPU, nothing reused from an earlier process).
+- issue 61 item 4: what each start-up layer saves on a warm compile (`npu-opt compile
+  examples/gemm.py -o FRESH --no-cache`, npu-opt's user cache warm): the same compile from a
+  copy of the checkout with the layer switched off in the copy, against an unchanged copy,
+  in the same rounds (medians of CPU time, one process, one kernel, OMP_NUM_THREADS as the
+  environment sets it). The layers: the attrs code cache (ir/attrs_code_cache.py), the
+  parse tables shipped beside the grammars (`*.lalr`, against the same tables kept in the
+  user cache) and ir/lark_cache.py as a whole (against building each parser), and the
+  bytecode home (driver/bytecode_home.py:
+  read-only copies without bytecode, with and without it). A layer that saves less than 5%
+  of the warm compile is to be removed (`--layers` runs only this part). Each is measured
+  twice: the same kernel compiled again (every mapping text's syntax tree kept in the user
+  cache, ir/mapping/syntax.py), and the kernel edited (the cache warm but for those trees,
+  so its mapping texts are parsed: the everyday edit-compile loop); the verdict takes the
+  larger saving. (The SHA-256 shim, ir/sha256.py, CPython's SHA-256 instead of hashlib's,
+  saved 5-6 ms, 1.5% of the warm compile: it was removed.)
 With `--before DIR` (a checkout of older npu-opt code, e.g. `git archive main | tar -x -C
 DIR`), the compile commands of that code run in the same rounds, from DIR on its own
 examples/, and each "after" line gets its before/after ratio.
@@ -32,7 +47,7 @@ Every child's NPU_OPT_CACHE_DIR is a temporary directory of this run, never the 
 "empty" ones are new for every run. Children run with the environment's
 PYTHONDONTWRITEBYTECODE dropped (but the read-only copy's): the warm-up round writes the
 bytecode an installed package has, so only the no-bytecode line times Python compiling sources.
-Run: python benchmarks/bench_startup.py [--before DIR] [--runs N]
+Run: python benchmarks/bench_startup.py [--before DIR] [--runs N] [--layers]
 """
 
 from __future__ import annotations
@@ -58,9 +73,11 @@ def _fresh(text: str, tmp: str) -> str:
     return text.replace("{FRESH}", os.path.join(tmp, "out")).replace("{CACHE}", os.path.join(tmp, "cache"))
 
 
-def _run_once(cmd: list[str], cwd: Path, env: dict[str, str], tmp: str) -> tuple[float, float]:
+def _run_once(cmd: list[str], cwd: Path, env: dict[str, str], tmp: str, seed: Path | None = None) -> tuple[float, float]:
     args = [_fresh(a, tmp) for a in cmd]
     env = {k: _fresh(v, tmp) for k, v in env.items()}
+    if seed is not None:  # the new cache directory starts as a copy of `seed`
+        shutil.copytree(seed, _fresh("{CACHE}", tmp))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
@@ -69,16 +86,17 @@ def _run_once(cmd: list[str], cwd: Path, env: dict[str, str], tmp: str) -> tuple
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, elapsed
 
 
-def measure(commands: dict[str, tuple[list[str], Path, dict[str, str]]], runs: int) -> dict[str, tuple[float, ...]]:
+def measure(commands: dict[str, tuple[list[str], Path, dict[str, str]]], runs: int,
+            seeds: dict[str, Path] | None = None) -> dict[str, tuple[float, ...]]:
     """(best CPU seconds, best wall seconds, median CPU, median wall) of each command: one warm-up round, then
     `runs` rounds in which every command runs once. `{FRESH}` in a command and `{CACHE}` in
-    its environment are new directories each run."""
+    its environment are new directories each run ({CACHE} a copy of the command's seed if it has one)."""
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     wall: dict[str, list[float]] = {name: [] for name in commands}
     for k in range(runs + 1):
         for name, (cmd, cwd, env) in commands.items():
             with tempfile.TemporaryDirectory() as tmp:
-                c, w = _run_once(cmd, cwd, env, tmp)
+                c, w = _run_once(cmd, cwd, env, tmp, (seeds or {}).get(name))
             if k:
                 cpu[name].append(c)
                 wall[name].append(w)
@@ -97,13 +115,24 @@ def line(label: str, got: tuple[float, ...], base: tuple[float, ...] | None = No
     print(text)
 
 
-def _read_only_copy(dest: Path, root: Path = ROOT) -> Path:
-    """The packages and examples of the checkout `root` copied to `dest` without bytecode, then
-    made read-only (a checkout nobody compiled, on a read-only mount): for root, whom file
-    modes do not stop, a read-only bind mount of the copy at `dest`-mount (returned)."""
+def _copy(dest: Path, root: Path = ROOT, patch: tuple[str, str, str] | None = None) -> Path:
+    """The packages and examples of the checkout `root` copied to `dest` without bytecode;
+    `patch` (file, old text, new text) edits one file of the copy."""
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("driver", "npu_opt", "ir", "tu_ops", "visa", "backends", "examples"):
         shutil.copytree(root / name, dest / name, ignore=skip)
+    if patch is not None:
+        file, old, new = patch
+        text = (dest / file).read_text()
+        assert old in text, (file, old)
+        (dest / file).write_text(text.replace(old, new, 1))
+    return dest
+
+
+def _read_only_copy(dest: Path, root: Path = ROOT, patch: tuple[str, str, str] | None = None) -> Path:
+    """`_copy`, then made read-only (a checkout nobody compiled, on a read-only mount): for
+    root, whom file modes do not stop, a read-only bind mount of the copy at `dest`-mount (returned)."""
+    _copy(dest, root, patch)
     for path in dest.rglob("*"):
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     if os.geteuid() != 0:
@@ -171,11 +200,78 @@ def _no_bytecode(env: dict[str, str], root: Path) -> dict[str, str]:
     return env | {"PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+# Each start-up layer switched off in a copy of the checkout: (file, old text, new text).
+LAYERS: dict[str, tuple[str, str, str]] = {
+    "attrs code cache": ("ir/__init__.py", "\nwatch()", "\npass"),
+    "shipped parse tables (vs the user cache's)": (
+        "ir/lark_cache.py", "    for path in (table_file(grammar_file), kept):\n", "    for path in (kept,):\n"),
+    "lark_cache.py as a whole (vs building)": (
+        "ir/lark_cache.py", "    for path in (table_file(grammar_file), kept):\n",
+        '    return lark.Lark(grammar, parser="lalr", **options)\n    for path in ():\n'),
+}
+HOME = ("driver/bytecode_home.py", "    if sys.pycache_prefix is not None or sys.dont_write_bytecode:\n",
+        "    if True:\n")
+
+
+def layers(runs: int) -> int:
+    """What each start-up layer saves on a warm compile (module docstring)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cmd = [PY, "-m", "driver.cli", "compile", "examples/gemm.py", "-o", "{FRESH}", "--no-cache"]
+    print(f"start-up layers: median CPU of {runs} interleaved rounds, each a fresh process compiling "
+          f"examples/gemm.py (one kernel, one process, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}), "
+          f"npu-opt's user cache warm; {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        roots = {"with every layer": _copy(base / "full")}
+        roots |= {f"without {layer}": _copy(base / f"off{n}", patch=patch) for n, (layer, patch) in enumerate(LAYERS.items())}
+        read_only = {"read-only, with the bytecode home": _read_only_copy(base / "ro-full"),
+                     "read-only, without the bytecode home": _read_only_copy(base / "ro-off", patch=HOME)}
+        commands = {name: (cmd, root, env | {"PYTHONPATH": str(root), "NPU_OPT_CACHE_DIR": str(base / f"cache-{n}")})
+                    for n, (name, root) in enumerate((roots | read_only).items())}
+        try:
+            for name, (args, cwd, child_env) in commands.items():  # each variant compiles (and warms its cache)
+                out = os.path.join(tmp, "check-out")
+                done = subprocess.run([a.replace("{FRESH}", out) for a in args], cwd=cwd, env=child_env,
+                                      capture_output=True, text=True, check=False)
+                assert done.returncode == 0, (name, done.stdout, done.stderr)
+                shutil.rmtree(out)
+            seeds = {}  # each variant's warm cache without the mapping syntax trees: an edited kernel's new texts
+            for n, name in enumerate(list(commands)):
+                args, cwd, child_env = commands[name]
+                seeds[f"{name}, edited"] = base / f"seed-{n}"
+                shutil.copytree(child_env["NPU_OPT_CACHE_DIR"], seeds[f"{name}, edited"],
+                                ignore=shutil.ignore_patterns("mappings-*"))
+                commands[f"{name}, edited"] = (args, cwd, child_env | {"NPU_OPT_CACHE_DIR": "{CACHE}"})
+            t = measure(commands, runs, seeds)
+        finally:
+            for copy in read_only.values():
+                _release(copy)
+    line("warm compile, with every layer", t["with every layer"])
+    line("  the same, the kernel edited (no syntax tree kept)", t["with every layer, edited"])
+    line("  the same, read-only copy with the bytecode home", t["read-only, with the bytecode home"])
+    print(f"  {'layer':46} {'saves (median CPU)':>20}  {'of the warm compile':>20}  verdict (>= 5% stays)")
+    pairs = [(name, f"without {name}", "with every layer") for name in LAYERS]
+    pairs.append(("bytecode home (read-only checkout)", "read-only, without the bytecode home",
+                  "read-only, with the bytecode home"))
+    for name, off, on in pairs:
+        shares = []
+        for kind in ("", ", edited"):
+            saved = t[off + kind][2] - t[on + kind][2]
+            shares.append(saved / t[on + kind][2])
+            verdict = ("kept" if max(shares) >= 0.05 else "REMOVE") if kind else ""
+            print(f"  {(name if not kind else '  the kernel edited (new mapping texts)'):46} {saved * 1e3:17.1f} ms  "
+                  f"{shares[-1] * 100:19.1f}%  {verdict}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, default=None, metavar="DIR", help="a checkout of older npu-opt code")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--layers", action="store_true", help="only what each start-up layer saves")
     opts = parser.parse_args()
+    if opts.layers:
+        return layers(opts.runs)
     print(f"start-up, best and median of {opts.runs} fresh processes (verdicts on medians); python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         warm_dirs = {"warm": os.path.join(tmp, "build"), "warm before": os.path.join(tmp, "build-before"),
@@ -214,7 +310,7 @@ def main() -> int:
         if f"{kind} before" in t:
             line(f"  before ({opts.before}), against import npu_opt", t[f"{kind} before"], t["npu"])
             line("  after against before", t[kind], t[f"{kind} before"])
-    return 0
+    return layers(opts.runs)
 
 
 if __name__ == "__main__":

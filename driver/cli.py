@@ -10,8 +10,9 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from driver.bytecode_home import keep_bytecode_in_cache
-from driver.exit_codes import EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
-from ir.errors import MappingError
+from driver.crash_guard import USER_CODE, child_exit, supervised
+from driver.exit_codes import EXIT_ICE, EXIT_INTERRUPTED, EXIT_PIPE, EXIT_USAGE
+from ir.errors import MappingError, exception_text
 
 if TYPE_CHECKING:
     import argparse
@@ -168,6 +169,17 @@ def main(argv: list[str] | None = None) -> int:
         if not hasattr(args, "run"):
             parser.print_help()
             return EXIT_USAGE
+    if own and args.command in USER_CODE:  # a crash of the user's native code is reported (driver/crash_guard.py)
+        status = supervised()
+        if status is not None:
+            gc.freeze()
+            return status
+        child_exit(_run(args, own))
+    return _run(args, own)
+
+
+def _run(args: Any, own: bool) -> int:
+    """Run the parsed command; its exit status."""
     if args.run is not _compile:  # `_compile` installs it once it compiles (no replay)
         from npu_opt.fault_owner import install_sigint
 
@@ -194,11 +206,13 @@ def main(argv: list[str] | None = None) -> int:
         _quiet_stdout()
         print(f"error[USAGE]: cannot write the output: {e.strerror or e}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as e:  # noqa: BLE001 - only an interruption is caught here, the rest re-raised
+    except Exception as e:  # noqa: BLE001 - an interruption, or npu-opt's own failure (an ICE)
         from npu_opt.fault_owner import interrupted  # loaded already: only a traced file installs handlers
 
         if not interrupted(e):
-            raise
+            print(f"error[ICE]: internal compiler error: {type(e).__name__}: {exception_text(e)}; please report "
+                  "this npu-opt bug with the command line and this message", file=sys.stderr)
+            return EXIT_ICE
         print(f"npu-opt: interrupted: a signal handler raised {type(e).__name__}", file=sys.stderr)
         return EXIT_INTERRUPTED
 

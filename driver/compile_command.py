@@ -15,12 +15,12 @@ import os
 import signal
 import sys
 from collections import Counter
+from hashlib import sha256
 from pathlib import Path
 from typing import Any, TextIO
 
 import attrs
 
-from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import (
     EXIT_ICE, EXIT_OK, EXIT_USAGE, _duplicates, can_fork, kernel_status, load_target_spec, report_errors,

@@ -13,10 +13,10 @@ import contextlib
 import json
 import os
 import posixpath
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
-from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic, render_all
 from driver.check_command import denied
 from npu_opt.compile_api import Outcome, npu_opt_version

@@ -38,7 +38,8 @@ STATUSES: tuple[ExitStatus, ...] = (
                "`-D warnings` a warning refuses too); `tune` or `synth` found no candidate that compiles and passes its checks", _KERNELS),
     ExitStatus(EXIT_USAGE, "bad invocation or input",
                "a bad invocation or an input that cannot be used: a missing path, a Python syntax error, a "
-               "module that raises while importing, a kernel's own Python code that raised or exited (USAGE), "
+               "module that raises while importing, a kernel's own Python code that raised, exited, closed "
+               "npu-opt's output or crashed the process (a segmentation fault in native code) (USAGE), "
                "a corrupt or unverifiable artifact, an unknown code, an unwritable output, launch values a "
                "run-time check refuses (RUNTIME-10, GATHER-6) under `run` and `visa --exec` alike", _ALL),
     ExitStatus(EXIT_ICE, "internal compiler error",

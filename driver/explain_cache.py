@@ -5,7 +5,9 @@ a trace or a compile: several times the interpreter's start-up. Its output depen
 on the page and on the compiler's code, so it is kept in the user cache directory
 (`ir.lark_cache.cache_dir`) under a key made of both: the page's fields and the size and
 modification time of every source file of the installed packages. Editing any source
-file or page changes the key. An unwritable cache directory only means no caching.
+file or page changes the key. An unwritable cache directory only means no caching. A
+cached page starts with a line holding the SHA-256 of the rest, made when it was written:
+a page that does not match it (damaged, truncated, not UTF-8) is rendered and written again.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
+from hashlib import sha256
 
-from ir.sha256 import sha256
 from ir.lark_cache import cache_dir
 from driver.fingerprint import _roots, source_stats
 from driver.replay import write_atomic
@@ -32,11 +34,13 @@ def cached_output(page_key: str, compute: Callable[[], str]) -> str:
     """`compute()`, read from the cache when this page and these sources produced it before."""
     key = sha256(f"{source_fingerprint()}\n{page_key}".encode()).hexdigest()[:32]
     path = cache_dir() / "explain" / f"{key}.txt"
-    with contextlib.suppress(OSError):
-        return path.read_text(encoding="utf-8")
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        digest, _, body = path.read_bytes().partition(b"\n")
+        if digest == sha256(body).hexdigest().encode():
+            return body.decode("utf-8")
     text = compute()
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
-
-        write_atomic(path, text)
+        body = text.encode("utf-8")
+        write_atomic(path, sha256(body).hexdigest().encode() + b"\n" + body)
     return text

@@ -1,6 +1,6 @@
 """The compiler's fingerprint: its version and a hash of its own sources, the key of the
 compile cache and of the run record (driver/replay.py, driver/run_record.py). Standard
-library only (and ir/sha256.py), so that a warm replay whose stat stamp went stale can take
+library only, so that a warm replay whose stat stamp went stale can take
 it cheaply."""
 
 from __future__ import annotations
@@ -8,10 +8,9 @@ from __future__ import annotations
 import functools
 import os
 import time
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
-
-from ir.sha256 import sha256  # not hashlib's: `import hashlib` loads OpenSSL
 
 __all__ = ["compiler_fingerprint", "source_digest", "source_stats", "stamp_of"]
 

@@ -2,28 +2,23 @@
 
 Run it after changing a grammar or its options (tests/ir/test_lark_tables.py fails until
 then) or after moving to another lark version (the tables of the old one are ignored, so a
-first parse builds again). The tables are lark's own serialized parsers (ir/lark_cache.py).
+first parse builds again). The tables are lark's own serialized parsers with their SHA-256 (ir/lark_cache.py).
 lark's numbering of states and rules differs from one run to the next, so two runs write
 different bytes for the same parser: the test compares what the parsers parse.
 """
 
 from __future__ import annotations
 
-import marshal
 import sys
 from pathlib import Path
 from typing import Any
 
-import lark
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
-
-from ir.lark_cache import table_file, table_key
+from ir.lark_cache import table_bytes, table_file
 from ir.mapping import syntax
 from npu_opt import synth
 from visa import parser as visa_parser
 
-__all__ = ["GRAMMARS", "main", "table_bytes"]
+__all__ = ["GRAMMARS", "main"]
 
 # Every grammar npu-opt parses with, and the options its parser is built with.
 GRAMMARS: tuple[tuple[Path, dict[str, Any]], ...] = (
@@ -31,15 +26,6 @@ GRAMMARS: tuple[tuple[Path, dict[str, Any]], ...] = (
     (visa_parser.GRAMMAR_FILE, visa_parser.OPTIONS),
     (synth.GRAMMAR_FILE, synth.OPTIONS),
 )
-
-
-def table_bytes(grammar_file: Path, **options: Any) -> bytes:
-    """The content of `grammar_file`'s table file (read by ir/lark_cache.py): the installed
-    lark's version, the key of the grammar, options and version, and lark's serialized parser."""
-    grammar = grammar_file.read_text(encoding="utf-8")
-    data, memo = lark.Lark(grammar, parser="lalr", **options).memo_serialize([TerminalDef, Rule])
-    key = table_key(grammar, options, lark.__version__)
-    return marshal.dumps((lark.__version__, key, {"data": data, "memo": memo}))
 
 
 def main() -> int:

@@ -37,12 +37,12 @@ import contextlib
 import marshal
 import os
 import sys
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from driver.color import use_color
 from driver.fingerprint import compiler_fingerprint, stamp_of
-from ir.sha256 import sha256
 import stat as st
 
 __all__ = ["walk_strings", "write_atomic", "invocation_key", "load_record", "replay", "RECORD"]

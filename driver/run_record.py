@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import marshal
 import os
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 from driver.compile_outputs import warm_manifest
 from driver.fingerprint import _compiler_identity
-from ir.sha256 import sha256
 from driver.replay import _MAGIC, RECORD, _listing, digest, write_atomic
 
 __all__ = ["save_record"]

@@ -29,6 +29,8 @@ def synth_command(args: Any) -> int:
             raise NpuOptError(f"--jobs takes a positive count, not {args.jobs}", code="USAGE")
         if args.top < 1:
             raise NpuOptError(f"--top takes a positive count of candidates to check, not {args.top}", code="USAGE")
+        if args.seed < 0:  # numpy's generator takes no negative seed
+            raise NpuOptError(f"--seed takes a non-negative integer, not {args.seed}", code="USAGE")
         chips = max(get_target(args.target).chips)
         spec = contraction(args.einsum, dtype=args.dtype, sizes=parse_sizes(args.sizes), name=args.name,
                            pe=args.pe, chips=chips, split=args.split)

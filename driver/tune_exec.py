@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
 from typing import Any
 
-from ir.errors import InternalError, NpuOptError
+from ir.errors import InternalError, NpuOptError, exception_text
 import driver.tune_eval  # noqa: F401 - the workers' task function and everything it compiles with
 from driver.tune_space import FactoryRef, load_space, resolve_space, space_names
 
@@ -104,12 +104,8 @@ class _Dask(_Futures):
             from dask.distributed import Client, wait  # optional: `pip install 'npu-opt[tune]'`
         except ImportError as e:
             raise NpuOptError("--scheduler needs dask.distributed: pip install 'npu-opt[tune]'", code="USAGE") from e
-        try:
-            self._client = Client(address, timeout=30)
-        except OSError as e:
-            raise NpuOptError(f"cannot reach the dask scheduler at {address}: {e}", code="USAGE") from e
+        self._client, threads = _connect(Client, address)
         self._wait = wait
-        threads = sum(self._client.nthreads().values())
         self.width = self.workers = max(1, threads)
         self.description = f"dask at {address} ({threads} threads)"
 
@@ -118,6 +114,35 @@ class _Dask(_Futures):
 
     def close(self) -> None:
         self._client.close()
+
+
+CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
+
+
+def _connect(client_class: Any, address: str) -> tuple[Any, int]:
+    """A client of the dask scheduler at `address` and the scheduler's count of worker
+    threads, else a USAGE error naming the address. dask's own timeout covers the
+    connection only: a port that accepts it and never answers held `Client` for good, so
+    it is made in a thread given `CONNECT_TIMEOUT` (and a few seconds more)."""
+    made: list[Any] = []
+
+    def connect() -> None:
+        try:
+            client = client_class(address, timeout=CONNECT_TIMEOUT)
+            made.append((client, sum(client.nthreads().values())))
+        except Exception as e:  # noqa: BLE001 - a malformed address, an unknown scheme, no scheduler there
+            made.append(e)
+
+    thread = threading.Thread(target=connect, name="npu-opt: dask connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 5)
+    if not made:
+        raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
+                          "is a dask scheduler listening there?", code="USAGE")
+    if isinstance(made[0], Exception):
+        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): "
+                          f"{exception_text(made[0])}", code="USAGE") from made[0]
+    return made[0]
 
 
 def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:

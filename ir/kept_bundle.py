@@ -6,8 +6,12 @@ a warm start-up an open and a read per entry, and a first one a file written per
 bundle is one marshal file, read whole at the first lookup of a process and written whole
 (merged with what other processes wrote meanwhile, by a rename) when the process exits, if
 it added anything. The file holds its salt (what its entries depend on: a grammar, an attrs
-installation, the bytecode magic): a file of another salt, or any damage, reads as empty,
-and a failure to write costs only the next process's speed.
+installation, the bytecode magic) and the CRC-32 of its entries' bytes, made when it was
+written (a checksum, not SHA-256: it finds any damage a disk or a copy does, a flipped byte
+or a burst, in a tenth of a millisecond per bundle where SHA-256 takes milliseconds): a file
+of another salt, or one whose entries do not match their checksum, reads as empty (an
+entry of code with one byte changed could run), and a failure to write costs only the next
+process's speed.
 
 A process leaves by `atexit`, except a multiprocessing worker (a compile's or check's
 `--jobs` pool), which leaves by `os._exit` after its exit finalizers: the bundle registers
@@ -74,8 +78,9 @@ class KeptBundle:
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            payload = marshal.dumps(merged)
             with open(tmp, "wb") as f:
-                f.write(marshal.dumps((self.salt, merged)))
+                f.write(marshal.dumps((self.salt, zlib.crc32(payload), payload)))
             os.replace(tmp, self.path)  # whole or not at all, whichever process writes it
         except (OSError, ValueError):  # ValueError: an entry marshal cannot write
             try:
@@ -88,10 +93,13 @@ class KeptBundle:
     def _read(self) -> dict[str, Any]:
         try:
             with open(self.path, "rb") as f:
-                salt, entries = marshal.loads(f.read())
+                salt, checksum, payload = marshal.loads(f.read())
+            if salt != self.salt or type(payload) is not bytes or zlib.crc32(payload) != checksum:
+                return {}
+            entries = marshal.loads(payload)
         except (OSError, ValueError, EOFError, TypeError):
             return {}
-        if salt != self.salt or type(entries) is not dict:
+        if type(entries) is not dict:
             return {}
         return {k: v for k, v in entries.items() if type(k) is str and self.valid(v)}
 

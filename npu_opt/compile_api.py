@@ -7,11 +7,11 @@ status is `ok`, `refused` or `ice` with the diagnostics and per-stage timings.
 
 from __future__ import annotations
 
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ir.sha256 import sha256
 from ir.diagnostic import Diagnostic
 from ir.errors import CompileError
 from ir.outcome import Outcome, ice_diagnostic

@@ -26,7 +26,8 @@ from ir.interruption import from_signal_handler, raised_by_statement
 from ir.location import OWN_PACKAGES, tb_frames
 from ir.words import a_an
 
-__all__ = ["raised_by_us", "USER_EXITS", "interrupted", "signalled", "install_sigint", "exit_text", "ProcessExit", "SelfSignal"]
+__all__ = ["raised_by_us", "USER_EXITS", "interrupted", "signalled", "install_sigint", "exit_text", "ProcessExit",
+           "SelfSignal", "ClosedOutput"]
 
 USER_EXITS = (SystemExit, KeyboardInterrupt, GeneratorExit)
 _SIGNALLED = [False]
@@ -113,6 +114,12 @@ class SelfSignal(ProcessExit):
     while npu-opt runs it: raised instead of sent, as `ProcessExit` is for `os._exit`."""
 
 
+class ClosedOutput(ProcessExit):
+    """`os.close(1)` (or `os.dup2`, `os.closerange` over it) by the user's code while npu-opt
+    runs it: raised instead, since npu-opt writes its report to that descriptor (args: the
+    call as written, the stream's name)."""
+
+
 def _safe_repr(value: Any) -> str:
     try:
         text = repr(value)
@@ -124,6 +131,8 @@ def _safe_repr(value: Any) -> str:
 def exit_text(e: BaseException) -> str:
     """`SystemExit(0)`, `KeyboardInterrupt`, `os._exit(3)` ... as the user wrote it."""
     args = ", ".join(_safe_repr(a) for a in getattr(e, "args", ()))
+    if isinstance(e, ClosedOutput):
+        return f"{e.args[0]} (npu-opt's {e.args[1]}, where it writes its report)"
     if isinstance(e, SelfSignal):
         return f"{a_an(e.args[0] if e.args else 'signal')} sent to its own process"
     if isinstance(e, ProcessExit):

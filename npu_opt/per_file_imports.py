@@ -6,8 +6,10 @@ So the command line loads each kernel file in its own import scope: the user mod
 (neither the Python installation's nor npu-opt's) its import added to `sys.modules` are
 taken out again afterwards and kept with the file, with the file's directory. While one
 of its kernels is traced, `in_scope` puts them (and the directory, first on `sys.path`)
-back, so a helper imported inside a kernel body is the file's own too. And while the
-user's code runs there, `os._exit(n)` raises instead of ending npu-opt with status n.
+back, so a helper imported inside a kernel body is the file's own too. The names the file's
+code rebinds in npu-opt's modules (and numpy's...) stay its own as well
+(npu_opt/shared_modules.py). And while the user's code runs there, `os._exit(n)` raises
+instead of ending npu-opt with status n.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from npu_opt.fault_owner import ProcessExit, SelfSignal
+from npu_opt.fault_owner import ClosedOutput, ProcessExit, SelfSignal
+from npu_opt.shared_modules import forget, own_changes
 
 __all__ = ["system_roots", "is_user_module", "loading", "in_scope", "scope_files", "no_process_exit"]
 
@@ -70,6 +73,7 @@ def _take_out(before: set[str]) -> dict[str, ModuleType]:
 def loading(module_name: str, directory: str) -> Iterator[None]:
     """Import a kernel file (module `module_name`, in `directory`) in its own scope."""
     _SCOPES[module_name] = (directory, {})
+    forget(module_name)
     with in_scope(module_name):
         yield
 
@@ -83,7 +87,8 @@ def in_scope(module_name: str) -> Iterator[None]:
         yield
         return
     directory, modules = scope
-    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules):
+    with _SCOPE_LOCK, no_process_exit(), _kept_streams(), _own_modules(module_name, directory, modules), \
+            own_changes(module_name):
         yield
 
 
@@ -118,12 +123,12 @@ def _kept_streams() -> Iterator[None]:
     """`sys.stdout` and `sys.stderr` while the user's code runs: streams it cannot close
     (`sys.stdout.close()` closed file descriptor 1 under npu-opt's report: a traceback,
     issue 39), and the originals put back afterwards even if it replaced them."""
-    kept = (sys.stdout, sys.stderr)
-    sys.stdout, sys.stderr = (_Unclosable(s) if s is not None else s for s in kept)
+    kept = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = (_Unclosable(s) if s is not None else s for s in kept)
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = kept
+        sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = kept
 
 
 @contextlib.contextmanager
@@ -132,10 +137,13 @@ def no_process_exit() -> Iterator[None]:
     cannot pass for npu-opt's, and a worker process is not killed by it. A signal the
     code sends its own process (`os.kill(os.getpid(), SIGTERM)`, `signal.raise_signal`,
     `os.killpg` of its group, `os.abort()`) raises `SelfSignal` the same way: a worker
-    killed by it was reported as npu-opt's internal error."""
+    killed by it was reported as npu-opt's internal error. Closing or replacing file
+    descriptor 1 or 2 (`os.close`, `os.dup2`, `os.closerange`), where npu-opt writes its
+    report, raises `ClosedOutput` (the command exited 1 with nothing said)."""
 
     real_exit, real_kill, real_killpg, real_raise, real_abort = \
         os._exit, os.kill, os.killpg, signal.raise_signal, os.abort
+    real_close, real_dup2, real_closerange = os.close, os.dup2, os.closerange
 
     def _exit(status: int) -> None:
         raise ProcessExit(status)
@@ -156,12 +164,37 @@ def no_process_exit() -> Iterator[None]:
     def abort() -> None:
         raise SelfSignal("SIGABRT")
 
+    def close(fd: int) -> None:
+        _keep_output(f"os.close({fd!r})", fd)
+        real_close(fd)
+
+    def dup2(fd: int, fd2: int, inheritable: bool = True) -> int:
+        _keep_output(f"os.dup2({fd!r}, {fd2!r})", fd2)
+        return real_dup2(fd, fd2, inheritable)
+
+    def closerange(low: int, high: int) -> None:
+        for fd in _OUTPUTS:
+            if low <= fd < high:
+                _keep_output(f"os.closerange({low!r}, {high!r})", fd)
+        real_closerange(low, high)
+
     os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = _exit, kill, killpg, raise_signal, abort
+    os.close, os.dup2, os.closerange = close, dup2, closerange
     try:
         yield
     finally:
         os._exit, os.kill, os.killpg, signal.raise_signal, os.abort = \
             real_exit, real_kill, real_killpg, real_raise, real_abort
+        os.close, os.dup2, os.closerange = real_close, real_dup2, real_closerange
+
+
+_OUTPUTS = {1: "standard output", 2: "standard error"}
+
+
+def _keep_output(call: str, fd: object) -> None:
+    """`ClosedOutput` for a call that would close or replace npu-opt's output descriptor `fd`."""
+    if fd in _OUTPUTS:
+        raise ClosedOutput(call, _OUTPUTS[fd])
 
 
 def _signal_name(sig: int) -> str:

@@ -17,6 +17,8 @@ is padded with zeros (the kernel's axis is the padded size; `Contraction.pad` an
 
 from __future__ import annotations
 
+import keyword
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,11 @@ import lark
 import ml_dtypes
 import numpy as np
 
+import npu_opt
 from ir.lark_cache import lalr_parser
 from npu_opt import synth_epilogue, synth_target
 from npu_opt.synth_epilogue import Epilogue
-from npu_opt.synth_space import space_of
+from npu_opt.synth_space import MODULE_NAMES, space_of
 from npu_opt.synth_target import usage as _usage
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
@@ -67,14 +70,12 @@ def parse_sizes(text: str) -> dict[str, int]:
     """`m=512,n=512,k=64` -> {"m": 512, ...} (USAGE when malformed)."""
     sizes: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",")):
-        name, eq, value = part.partition("=")
-        try:
-            if not eq or not name.strip():
-                raise ValueError
-            sizes[name.strip()] = int(value)
-        except ValueError:
-            raise _usage(f"--sizes takes name=integer pairs separated by commas (m=512,n=512,k=64), not {part!r}") \
-                from None
+        name, eq, value = (s.strip() for s in part.partition("="))
+        if not eq or not name or not re.fullmatch(r"[0-9]+", value):  # plain decimal digits: not 1_0, +64, ６４
+            raise _usage(f"--sizes takes name=integer pairs separated by commas (m=512,n=512,k=64), not {part!r}")
+        if name in sizes:
+            raise _usage(f"--sizes names index {name!r} twice")
+        sizes[name] = int(value)
     return sizes
 
 
@@ -166,6 +167,11 @@ def _check_names(text: str, name: str, accesses: list[Access], bias: Access | No
     """USAGE for a kernel name that is no identifier, a tensor named twice, or other than two operands."""
     if not name.isidentifier():
         raise _usage(f"the kernel name {name!r} is not a Python identifier")
+    if keyword.iskeyword(name):
+        raise _usage(f"the kernel name {name!r} is a Python keyword")
+    if name in npu_opt.__all__ or name in MODULE_NAMES:  # the kernel would shadow it in its own file
+        raise _usage(f"the kernel name {name!r} is a name the generated file imports from npu-opt or binds "
+                     "itself; pick another (the default is synth_kernel)")
     names = [a[0] for a in accesses] + ([bias[0]] if bias else [])
     if len(set(names)) != len(names):
         raise _usage(f"{text!r} names a tensor twice: each operand and the result need their own name")

@@ -34,7 +34,11 @@ from npu_opt.synth_tiling import (contraction_chain, geometry, needs_split, pad_
                                   split_levers, split_placements, tile_loops, time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
-__all__ = ["points", "source", "space_of", "build"]
+__all__ = ["MODULE_NAMES", "points", "source", "space_of", "build"]
+
+# What a candidate's file binds at its top besides `from npu_opt import *` and its kernel
+# (here and in npu_opt/synth_target.py): a kernel of one of these names would shadow it.
+MODULE_NAMES = frozenset({"Chip", "Cluster", "Slice", "chip_all_reduce"})
 
 
 

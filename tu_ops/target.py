@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import json
+from hashlib import sha256
 from pathlib import Path
 from types import MappingProxyType
 from typing import Callable, Mapping, Union
 
-from ir.sha256 import sha256
 from ir.dtypes import (
     ALL_DTYPES, CAST_ENGINE, COMMIT_CASTS, CONTRACTION_PAIRS, FETCH_CASTS, TABLE_LOOKUPS,
     TRF_STORAGE, ZERO_POINT_SUBS,

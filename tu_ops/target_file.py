@@ -13,9 +13,9 @@ import json
 import re
 import tomllib
 from collections.abc import Callable
+from hashlib import sha256
 from typing import Any
 
-from ir.sha256 import sha256
 from ir.dtypes import DType
 from tu_ops.target_model import (
     CONSTANT_NAMES, SET_CONSTANTS, Constants, EmulationPath, MacEntry, PairEntry, Target,

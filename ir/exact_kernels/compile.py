@@ -18,10 +18,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
-
-from ir.sha256 import sha256
 
 __all__ = ["JIT_MIN", "cache_dir", "compiled", "loaded", "njit", "numba", "numba_version", "wanted"]
 

@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -34,7 +35,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _file(root: Path, name: str = "probe") -> dict:
     (path,) = root.glob(f"{name}-*")
-    return marshal.loads(path.read_bytes())[1]
+    return marshal.loads(marshal.loads(path.read_bytes())[2])
+
+
+def _bundle_bytes(salt: str, entries: dict) -> bytes:
+    """A bundle file's bytes: its salt, the CRC-32 of its entries' marshal, that marshal."""
+    payload = marshal.dumps(entries)
+    return marshal.dumps((salt, zlib.crc32(payload), payload))
 
 
 def test_entries_of_two_processes_are_merged(cache: Path) -> None:
@@ -66,9 +73,9 @@ def test_damage_a_foreign_salt_and_bad_entries_read_as_empty(cache: Path) -> Non
     path = Path(bundle("probe", "salt", _is_int).path)
     path.write_bytes(b"\x00garbage")
     assert KeptBundle(str(path), "salt", _is_int).entries == {}
-    path.write_bytes(marshal.dumps(("other salt", {"a": 1})))
+    path.write_bytes(_bundle_bytes("other salt", {"a": 1}))
     assert KeptBundle(str(path), "salt", _is_int).entries == {}
-    path.write_bytes(marshal.dumps(("salt", {"a": "not an int", "b": 2, 3: 4})))
+    path.write_bytes(_bundle_bytes("salt", {"a": "not an int", "b": 2, 3: 4}))
     assert KeptBundle(str(path), "salt", _is_int).entries == {"b": 2}
 
 

@@ -1,0 +1,50 @@
+"""`tune --scheduler ADDRESS` with an address that is no dask scheduler (issue 55, item 6):
+a malformed address or an unknown scheme is a USAGE error naming it, never a traceback or
+an ICE, and a port that accepts the connection but never answers is given up after the
+connect timeout with a USAGE error, instead of hanging `tune` for good."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from driver import tune_exec
+from driver.cli import main
+
+pytest.importorskip("distributed")
+
+TUNE_FILE = Path(__file__).parents[2] / "examples" / "tune_gemm.py"
+
+
+def _tune(tmp_path, address: str) -> int:
+    return main(["tune", str(TUNE_FILE), "-o", str(tmp_path / "out"), "--scheduler", address])
+
+
+@pytest.mark.parametrize("address", ["foo", "tcp://", "", "http://127.0.0.1:1", "inproc://x", "tcp://[::1"])
+def test_an_address_that_is_no_scheduler_is_a_usage_error(tmp_path, capsys, address):
+    assert _tune(tmp_path, address) == 2
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "error[USAGE]" in text and "dask scheduler" in text and f"{address!r}" in text
+    assert "ICE" not in text and "Traceback" not in text
+
+
+def test_a_port_that_never_answers_times_out(tmp_path, capsys, monkeypatch):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    threading.Thread(target=lambda: held.extend(server.accept() for _ in range(4)), daemon=True).start()
+    monkeypatch.setattr(tune_exec, "CONNECT_TIMEOUT", 2.0)
+    start = time.monotonic()
+    try:
+        status = _tune(tmp_path, f"tcp://127.0.0.1:{server.getsockname()[1]}")
+    finally:
+        server.close()
+    assert status == 2 and time.monotonic() - start < 30
+    text = capsys.readouterr()
+    assert "did not answer within 2 s" in text.out + text.err and "Traceback" not in text.out + text.err
