@@ -1,10 +1,13 @@
 """The server's side of the worker process (driver/lsp/worker.py): start it, keep it warm,
 send it a buffer, wait with a time limit, and replace it when it dies or hangs.
 
-A check the worker cannot answer becomes one diagnostic and a fresh worker: one that
-exited (`os._exit` reached from native code, a crash) or one that outlived the time
-limit even after its own SIGALRM (a loop inside C code). The server itself never runs
-the user's code.
+The worker runs each check in a forked child (driver/lsp/isolation.py). A check that
+sent no result (its child exited through `os._exit` reached from native code or crashed,
+or outlived the time limit even after its own SIGALRM: a loop inside C code) becomes one
+diagnostic at the place it was last reported at; the worker goes on. A worker that itself
+ended or stopped answering is replaced. The worker runs in its own session, so a file that
+signals its process group or its parent's never reaches the server; the server itself
+never runs the user's code.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def _died_record(path: str, line: int, kernel: str | None, what: str) -> dict[st
     during = f"while tracing `{kernel}`" if kernel else "while importing the file"
     return record(f"the language server's checking process {what} {during}", line or 1, path, kernel=kernel,
                   help="a kernel file may not end its process (os._exit, a crash in native code) or run "
-                       "without end; the server started a new checking process")
+                       "without end; the next check starts in a fresh process")
 
 
 class Worker:
@@ -65,7 +68,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "driver.lsp.worker", "--memory", str(self.limits.memory_mb)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            encoding="utf-8", env=env)
+            encoding="utf-8", env=env, start_new_session=True)
         self._eof = False
         hello = self._read(time.monotonic() + 60.0)
         if not hello or "hello" not in hello:
@@ -84,7 +87,11 @@ class Worker:
         if not result[0]:
             self._eof = True
             return None
-        return json.loads(result[0])
+        try:
+            reply = json.loads(result[0])
+        except ValueError:
+            reply = None
+        return reply if isinstance(reply, dict) else {}
 
     def _ended(self) -> int | None:
         """The worker's exit status when its channel reached end of file (it is exiting: wait
@@ -96,6 +103,11 @@ class Worker:
             except subprocess.TimeoutExpired:
                 return None
         return self.process.poll()
+
+    def _how(self, reply: dict[str, Any]) -> str:
+        if reply.get("outlived"):
+            return f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
+        return f"ended with status {reply.get('ended')}"
 
     def ensure(self) -> None:
         """Start the worker if it is not running (the server calls it at start-up)."""
@@ -124,17 +136,20 @@ class Worker:
             except OSError:
                 self.stop()
                 return dict(EMPTY, diagnostics=[_died_record(path, 1, None, "could not be reached")])
-            deadline = time.monotonic() + self.limits.seconds + GRACE_SECONDS
+            deadline = time.monotonic() + self.limits.seconds + 2 * GRACE_SECONDS  # the worker's own is 1 x
             where: list[Any] = [None, 1]
             while True:
                 reply = self._read(deadline)
                 if reply is None:
                     ended = self._ended()
                     self.stop()
-                    what = f"ended with status {ended}" if ended is not None else \
-                        f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
+                    what = self._how({"ended": ended, "outlived": ended is None})
                     return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], what)])
+                if reply.get("id") != self._next:
+                    continue
                 if "at" in reply:
                     where = reply["at"]
-                elif reply.get("id") == self._next:
+                elif "result" in reply:
                     return reply["result"]
+                elif "ended" in reply:
+                    return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], self._how(reply))])

@@ -137,3 +137,30 @@ LOOPS_IN_C = '''from npu_opt import *
 
 total = sum(range(10 ** 13))
 '''
+
+# A file that patches npu-opt's namespace while it is imported: every later `i8` would be i32.
+PATCHES_NPU_OPT = '''import npu_opt
+from npu_opt import *
+
+npu_opt.i8 = npu_opt.i32
+'''
+
+# A file whose code tries to end the process that started it, and the whole process group.
+KILLS_PARENT = '''import os
+import signal
+from npu_opt import *
+
+os.kill(os.getppid(), signal.SIGKILL)
+'''
+
+KILLS_GROUP = '''import os
+import signal
+from npu_opt import *
+
+os.killpg(0, signal.SIGKILL)
+'''
+
+
+def after_long_line(length: int) -> str:
+    """A file with a string `length` characters long, then a line being typed: `LaneMode.`."""
+    return ENUMS.replace("\nmode = LaneMode.INTERLEAVED", f'\nblob = "{"a" * length}"\nmode = LaneMode.')
