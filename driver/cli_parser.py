@@ -5,6 +5,7 @@ written plainly is read by `driver.cli` alone, without compiling this module's s
 from __future__ import annotations
 
 import argparse
+import math
 import json
 from typing import Any, Callable
 
@@ -53,6 +54,28 @@ def _positive_jobs(text: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"--jobs takes a positive count, not {jobs}")
     return jobs
+
+
+def _positive_seconds(text: str) -> float:
+    """`--time-limit` of `lsp`: a finite number of seconds above 0 (not 0, negative, nan or inf)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, not {text}")
+    return seconds
+
+
+def _positive_mb(text: str) -> int:
+    """`--memory-limit` of `lsp`: a positive whole number of MiB."""
+    try:
+        mb = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB, got {text!r}") from None
+    if mb < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive number of MiB, not {mb}")
+    return mb
 
 
 def _out_dir(text: str) -> str:
@@ -236,10 +259,10 @@ def _add_lsp(sub) -> None:
                                     "extra: pip install 'npu-opt[lsp]'.")
     ls.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only "
                                                           "transport)")
-    ls.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
+    ls.add_argument("--time-limit", type=_positive_seconds, default=5.0, metavar="SECONDS",
                     help="seconds one check of a file may take before it is stopped (default 5)")
-    ls.add_argument("--memory-limit", type=int, default=4096, metavar="MB",
-                    help="address-space limit of the worker process, in MiB (default 4096; 0: none)")
+    ls.add_argument("--memory-limit", type=_positive_mb, default=4096, metavar="MB",
+                    help="address-space limit of the worker process, in MiB (default 4096)")
 
 
 def _lsp(args: argparse.Namespace) -> int:

@@ -13,6 +13,8 @@ default the guide built by `mkdocs build` in this checkout's `site/`).
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import os
 import sys
 from pathlib import Path
@@ -20,22 +22,36 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from driver.lsp.editing import code_actions, completions, signature_help
 from driver.lsp.features import hover, inlay_hints, to_diagnostics
 from driver.lsp.supervisor import EMPTY, Limits, Worker, record
+from driver.lsp.transport import SafeProtocol, serve_frames
 
 __all__ = ["NpuOptServer", "build_server", "serve"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 
 
+def _number(low: float, strict: bool) -> Any:
+    def fits(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+            and (value > low if strict else value >= low)
+    return fits
+
+
+_SETTINGS = {"inlayHints": lambda v: isinstance(v, bool), "debounceMs": _number(0, strict=False),
+             "guideUrl": lambda v: isinstance(v, str), "timeLimit": _number(0, strict=True),
+             "memoryLimitMb": lambda v: _number(0, strict=True)(v) and float(v).is_integer()}
+
+
 class NpuOptServer(LanguageServer):
     """The language server with its worker and each document's last facts."""
 
     def __init__(self, limits: Limits | None = None) -> None:
-        super().__init__("npu-opt", "0.1.0")
+        super().__init__("npu-opt", "0.1.0", protocol_cls=SafeProtocol)
         self.worker = Worker(limits or Limits())
         self.options: dict[str, Any] = {"inlayHints": True, "debounceMs": 200,
                                         "guideUrl": (_ROOT / "site").as_uri()}
@@ -48,13 +64,23 @@ class NpuOptServer(LanguageServer):
         options = settings if isinstance(settings, dict) else {}
         inner = options.get("npuOpt", options.get("npu-opt"))
         options = inner if isinstance(inner, dict) else options
-        for key in ("inlayHints", "debounceMs", "guideUrl"):
-            if key in options:
+        refused = []
+        for key, fits in _SETTINGS.items():
+            if key not in options:
+                continue
+            if fits(options[key]):
                 self.options[key] = options[key]
-        if "timeLimit" in options:
-            self.worker.limits.seconds = float(options["timeLimit"])
-        if "memoryLimitMb" in options and int(options["memoryLimitMb"]) != self.worker.limits.memory_mb:
-            self.worker.limits.memory_mb = int(options["memoryLimitMb"])
+            else:
+                refused.append(f"{key}: {options[key]!r}")
+        if refused:  # the setting keeps its value; the user is told which one was not taken
+            self.window_show_message(lsp.ShowMessageParams(
+                lsp.MessageType.Warning, "npu-opt lsp ignored settings it cannot use (" + "; ".join(refused) +
+                "): inlayHints is true or false, debounceMs a number of 0 or more, timeLimit and memoryLimitMb "
+                "positive numbers, guideUrl a string"))
+        self.worker.limits.seconds = float(self.options.get("timeLimit", self.worker.limits.seconds))
+        memory = int(self.options.get("memoryLimitMb", self.worker.limits.memory_mb))
+        if memory != self.worker.limits.memory_mb:
+            self.worker.limits.memory_mb = memory
             self.worker.stop()  # the limit is the process's: the next check starts one with it
 
     def schedule(self, uri: str, delay: float) -> None:
@@ -98,7 +124,8 @@ class NpuOptServer(LanguageServer):
         facts = self.facts.get(uri, EMPTY)
         if usable and not facts.get("stages"):
             facts = self.good.get(uri, facts)
-        return facts, self.workspace.get_text_document(uri).source.split("\n")
+        doc = self.workspace.text_documents.get(uri)  # a document the client did not open: nothing is known
+        return facts, doc.source.split("\n") if doc is not None else []
 
 
 def _path_of(uri: str) -> str:
@@ -195,13 +222,34 @@ def _requests(server: NpuOptServer) -> None:
         return code_actions(params.context.diagnostics, lines, params.text_document.uri)
 
 
+class _NoTraceback(logging.Formatter):
+    """The server's log lines on stderr: one line each, no traceback."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return super().format(record).splitlines()[0]  # pygls writes tracebacks into some messages' text
+
+
 def serve(time_limit: float = 5.0, memory_limit_mb: int = 4096) -> int:
-    """Run the server on stdin/stdout until the client exits it."""
+    """Run the server on stdin/stdout until the client exits it: 0 after `shutdown` then
+    `exit`, 1 after `exit` alone or the end of input without `shutdown`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_NoTraceback("npu-opt lsp: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.ERROR, handlers=[handler], force=True)
     server = build_server(Limits(time_limit, memory_limit_mb))
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    code = None
     try:
-        server.start_io()
+        asyncio.run(serve_frames(server.protocol, sys.stdin.buffer))
+    except SystemExit as e:  # `exit`: pygls says 0 after shutdown, else 1
+        code = e.code if isinstance(e.code, int) else 1
+    except BrokenPipeError:
+        pass
     finally:
         server.worker.stop()
         if sys.stdout is None or sys.stdout.closed:  # the transport closed it: the caller's flush must not fail
             sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives to the process's end
-    return 0
+    return code if code is not None else (0 if server.protocol._shutdown else 1)
