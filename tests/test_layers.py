@@ -166,7 +166,7 @@ def test_importing_the_interpreter_loads_only_what_it_executes():
 # imported by its server-side modules only; the worker process that runs the user's kernel
 # files (driver.lsp.worker, driver.lsp.facts) never loads them, and the rest of the command
 # line reaches the server through `npu-opt lsp` alone.
-LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.editing"}
+LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.editing", "driver.lsp.transport"}
 
 
 def test_only_the_language_server_imports_the_protocol_libraries():
