@@ -266,13 +266,18 @@ def _add_lsp(sub) -> None:
 
 
 def _lsp(args: argparse.Namespace) -> int:
+    from driver.lsp.supervisor import Limits, Worker
+
+    worker = Worker(Limits(args.time_limit, args.memory_limit))
+    worker.spawn()  # the worker imports npu-opt while this process loads the protocol libraries
     try:
         from driver.lsp.server import serve
     except ImportError as e:
+        worker.stop()
         print(f"error[USAGE]: npu-opt lsp needs the lsp extra ({e.name or e} is missing): "
               "pip install 'npu-opt[lsp]'", file=sys.stderr)
         return EXIT_USAGE
-    return serve(args.time_limit, args.memory_limit)
+    return serve(worker)
 
 
 def _add_explain(sub) -> None:

@@ -178,7 +178,10 @@ def test_only_the_language_server_imports_the_protocol_libraries():
 def test_only_the_lsp_command_imports_the_language_server():
     importers = sorted(f"{module} imports {name}" for module, names in MODULES.items()
                        if not _within(module, "driver.lsp") for name in names if _within(name, "driver.lsp"))
-    assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve"]
+    assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve",
+                         "driver.cli_parser imports driver.lsp.supervisor",
+                         "driver.cli_parser imports driver.lsp.supervisor.Limits",
+                         "driver.cli_parser imports driver.lsp.supervisor.Worker"]
 
 
 def test_the_checking_worker_loads_no_protocol_library():

@@ -1,8 +1,11 @@
 """`npu-opt lsp`: the language server (stdio, pygls), docs/editor.md.
 
 The server holds the open documents and answers from each one's last facts
-(driver/lsp/facts.py), which its worker process computes on open, on change (after a
-pause of `debounceMs`) and on save. It never runs the user's code itself
+(driver/lsp/facts.py), which its worker process computes on open, on change and on save.
+A change after a pause of typing is checked at once; within a burst of changes (each
+within `debounceMs` of the one before), `debounceMs` after the last. A check that takes
+longer than half a second (the first, while the worker starts) shows a work-done
+progress notice in clients that support it. It never runs the user's code itself
 (driver/lsp/supervisor.py). Settings come from the client's `initializationOptions`
 and `workspace/didChangeConfiguration` (`{"npuOpt": {...}}` or the keys themselves):
 `inlayHints` (default true), `debounceMs` (200), `timeLimit` (seconds per check, 5),
@@ -33,6 +36,7 @@ from driver.lsp.transport import SafeProtocol, serve_frames
 __all__ = ["NpuOptServer", "build_server", "serve"]
 
 _ROOT = Path(__file__).resolve().parents[2]
+PROGRESS_AFTER = 0.5  # seconds a check runs before the editor is shown a progress notice
 
 
 def _number(low: float, strict: bool) -> Any:
@@ -50,15 +54,18 @@ _SETTINGS = {"inlayHints": lambda v: isinstance(v, bool), "debounceMs": _number(
 class NpuOptServer(LanguageServer):
     """The language server with its worker and each document's last facts."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, worker: Worker | None = None) -> None:
         super().__init__("npu-opt", "0.1.0", protocol_cls=SafeProtocol)
-        self.worker = Worker(limits or Limits())
+        self.worker = worker or Worker(Limits())
         self.options: dict[str, Any] = {"inlayHints": True, "debounceMs": 200,
                                         "guideUrl": (_ROOT / "site").as_uri()}
         self.facts: dict[str, dict[str, Any]] = {}
         self.good: dict[str, dict[str, Any]] = {}  # the last facts with a trace (for a buffer mid-edit)
         self.tasks: dict[str, asyncio.Task] = {}
+        self.changed: dict[str, float] = {}  # when each document last changed (loop time)
+        self.debouncing: dict[str, asyncio.Task] = {}  # the check of a document that waits out a burst
         self.checks = 0
+        self._progress = 0
 
     def configure(self, settings: Any) -> None:
         options = settings if isinstance(settings, dict) else {}
@@ -89,13 +96,28 @@ class NpuOptServer(LanguageServer):
             old.cancel()
         self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
 
+    def changed_now(self, uri: str) -> None:
+        """A change: checked at once after a pause of typing, else `debounceMs` after the last
+        change of a burst (a change within `debounceMs` of the one before, or while one waits)."""
+        now, debounce = asyncio.get_running_loop().time(), float(self.options["debounceMs"]) / 1000
+        last, self.changed[uri] = self.changed.get(uri), now
+        burst = uri in self.debouncing or (last is not None and now - last < debounce)
+        self.schedule(uri, debounce if burst else 0)
+
     async def _check(self, uri: str, delay: float) -> None:
+        task = asyncio.current_task()
         if delay > 0:
-            await asyncio.sleep(delay)
+            self.debouncing[uri] = task  # a debounce a later change restarts
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                if self.debouncing.get(uri) is task:
+                    del self.debouncing[uri]
         doc = self.workspace.get_text_document(uri)
         version, source = doc.version, doc.source
+        running = asyncio.ensure_future(asyncio.to_thread(self.worker.check, _path_of(uri), source))
         try:
-            facts = await asyncio.to_thread(self.worker.check, _path_of(uri), source)
+            facts = await self._with_progress(running, uri)
         except Exception as e:  # noqa: BLE001 - the server goes on; the editor shows why it cannot check
             facts = dict(EMPTY, diagnostics=[record(f"npu-opt lsp could not check the file: {e}", 1, None, code="ICE")])
         current = self.workspace.text_documents.get(uri)
@@ -108,6 +130,30 @@ class NpuOptServer(LanguageServer):
         lines = source.split("\n")
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, version=version, diagnostics=to_diagnostics(facts, lines, uri, self.options["guideUrl"])))
+
+    async def _with_progress(self, running: asyncio.Future, uri: str) -> dict[str, Any]:
+        """The check's facts; a work-done progress is shown while it takes longer than
+        PROGRESS_AFTER seconds (the first check, which waits for the worker to start)."""
+        done, _ = await asyncio.wait({running}, timeout=PROGRESS_AFTER)
+        if done or not self._can_show_progress():
+            return await asyncio.shield(running)
+        self._progress += 1
+        token = f"npu-opt-check-{self._progress}"
+        name = Path(_path_of(uri)).name
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
+        except Exception:  # noqa: BLE001 - a client that refuses the progress still gets the diagnostics
+            return await asyncio.shield(running)
+        what = f"checking {name}" if self.worker.ready else f"starting the checker, then checking {name}"
+        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="npu-opt", message=what))
+        try:
+            return await asyncio.shield(running)
+        finally:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"checked {name}"))
+
+    def _can_show_progress(self) -> bool:
+        window = getattr(self.client_capabilities, "window", None)
+        return bool(window is not None and window.work_done_progress)
 
     async def settled(self, uri: str, usable: bool = False) -> tuple[dict[str, Any], list[str]]:
         """The document's facts once no check of it is pending (`usable`: or, when this version
@@ -135,9 +181,9 @@ def _path_of(uri: str) -> str:
     return str(Path.cwd() / (Path(unquote(parsed.path)).name or "untitled.py"))
 
 
-def build_server(limits: Limits | None = None) -> NpuOptServer:
+def build_server(worker: Worker | None = None) -> NpuOptServer:
     """The server with every feature registered."""
-    server = NpuOptServer(limits)
+    server = NpuOptServer(worker)
     _lifecycle(server)
     _documents(server)
     _requests(server)
@@ -152,8 +198,8 @@ def _lifecycle(server: NpuOptServer) -> None:
         ls.configure(params.initialization_options)
 
     @server.feature(lsp.INITIALIZED)
-    async def _initialized(ls: NpuOptServer, params: lsp.InitializedParams) -> None:
-        await asyncio.to_thread(ls.worker.ensure)
+    def _initialized(ls: NpuOptServer, params: lsp.InitializedParams) -> None:
+        ls.worker.spawn()  # started already by `npu-opt lsp`; the first check waits for it to be warm
 
     @server.feature(lsp.SHUTDOWN)
     def _shutdown(ls: NpuOptServer, params: Any) -> None:
@@ -175,7 +221,7 @@ def _documents(server: NpuOptServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def _change(ls: NpuOptServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, float(ls.options["debounceMs"]) / 1000)
+        ls.changed_now(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def _close(ls: NpuOptServer, params: lsp.DidCloseTextDocumentParams) -> None:
@@ -233,13 +279,14 @@ class _NoTraceback(logging.Formatter):
         return super().format(record).splitlines()[0]  # pygls writes tracebacks into some messages' text
 
 
-def serve(time_limit: float = 5.0, memory_limit_mb: int = 4096) -> int:
+def serve(worker: Worker | None = None) -> int:
     """Run the server on stdin/stdout until the client exits it: 0 after `shutdown` then
-    `exit`, 1 after `exit` alone or the end of input without `shutdown`."""
+    `exit`, 1 after `exit` alone or the end of input without `shutdown`. `worker`: the
+    checking process `npu-opt lsp` started already (default: one with the default limits)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_NoTraceback("npu-opt lsp: %(levelname)s: %(message)s"))
     logging.basicConfig(level=logging.ERROR, handlers=[handler], force=True)
-    server = build_server(Limits(time_limit, memory_limit_mb))
+    server = build_server(worker)
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     code = None
     try:

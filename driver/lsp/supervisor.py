@@ -59,8 +59,16 @@ class Worker:
         self.lock = threading.Lock()
         self._next = 0
         self._eof = False  # the current worker's channel reached end of file
+        self._greeted = False  # the current worker said hello (it imported npu-opt and is warm)
 
-    def _start(self) -> None:
+    def spawn(self) -> None:
+        """Start the worker process if none runs, without waiting for it: `npu-opt lsp` starts
+        it first thing, so it imports npu-opt while the server loads the protocol libraries."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._spawn()
+
+    def _spawn(self) -> None:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONUNBUFFERED="1")
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -69,11 +77,24 @@ class Worker:
             [sys.executable, "-m", "driver.lsp.worker", "--memory", str(self.limits.memory_mb)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
             encoding="utf-8", env=env, start_new_session=True)
-        self._eof = False
-        hello = self._read(time.monotonic() + 60.0)
-        if not hello or "hello" not in hello:
-            raise RuntimeError("the checking process did not start")
-        self.enums = hello["hello"].get("enums", {})
+        self._eof, self._greeted = False, False
+
+    def _ready(self) -> None:
+        """A running worker that said hello (started now if none runs); the caller holds the lock."""
+        if self.process is None or self.process.poll() is not None:
+            self._spawn()
+        if not self._greeted:
+            hello = self._read(time.monotonic() + 60.0)
+            if not hello or "hello" not in hello:
+                self.stop()
+                raise RuntimeError("the checking process did not start")
+            self.enums = hello["hello"].get("enums", {})
+            self._greeted = True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the worker said hello (a check now does not wait for it to start)."""
+        return self._greeted and self.process is not None and self.process.poll() is None
 
     def _read(self, deadline: float) -> dict[str, Any] | None:
         """One reply line, or None when the worker ended or the deadline passed."""
@@ -110,10 +131,9 @@ class Worker:
         return f"ended with status {reply.get('ended')}"
 
     def ensure(self) -> None:
-        """Start the worker if it is not running (the server calls it at start-up)."""
+        """Start the worker if it is not running and wait until it is warm."""
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self._start()
+            self._ready()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -124,8 +144,7 @@ class Worker:
     def check(self, path: str, source: str) -> dict[str, Any]:
         """The facts of `source` as the file `path` (driver/lsp/facts.py)."""
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self._start()
+            self._ready()
             self._next += 1
             request = {"id": self._next, "path": path, "source": source, "name": f"_npu_opt_lsp_{self._next}",
                        "seconds": self.limits.seconds}

@@ -21,6 +21,7 @@ class RawServer:
         self.messages: queue.Queue = queue.Queue()
         self.raw = b""
         self.others: list[dict] = []  # what `reply` read past: notifications, other responses
+        self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -39,11 +40,15 @@ class RawServer:
                     length = int(line.split(b":")[1])
             body = out.read(length)
             self.raw += body
-            self.messages.put(json.loads(body))
+            message = json.loads(body)
+            if "method" in message and "id" in message:  # the server's request (a progress token): accepted
+                self.send({"id": message["id"], "result": None})
+            self.messages.put(message)
 
     def write(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        with self.lock:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
 
     def send(self, message: dict) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -58,11 +63,22 @@ class RawServer:
                 return message
             self.others.append(message)
 
-    def initialize(self) -> None:
+    def initialize(self, capabilities: dict | None = None, options: dict | None = None) -> None:
         self.send({"id": 0, "method": "initialize", "params": {"processId": None, "rootUri": None,
-                                                               "capabilities": {}}})
+                                                               "capabilities": capabilities or {},
+                                                               "initializationOptions": options}})
         assert "result" in self.reply(0)
         self.send({"method": "initialized", "params": {}})
+
+    def until(self, predicate, timeout: float = 30.0) -> list[dict]:
+        """Every message up to the first one `predicate` accepts (a hang fails after `timeout`)."""
+        seen = []
+        while True:
+            message = self.messages.get(timeout=timeout)
+            assert message is not None, "the server closed its output"
+            seen.append(message)
+            if predicate(message):
+                return seen
 
     def end(self, shutdown: bool = True, timeout: float = 60.0) -> int:
         if shutdown:
