@@ -25,7 +25,7 @@ from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
 from driver.lsp.supervisor import record
-from driver.lsp.types_text import guide_text, type_markdown
+from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
 from ir.boundary import TargetRef
 from ir.diagnostic import Diagnostic
@@ -102,7 +102,7 @@ def _stage_facts(ops: Any, stages: dict[int, type], path: str) -> tuple[list[dic
         if cls is not None:
             classes.add(cls)
         try:
-            guide, hover = guide_text(result.type), type_markdown(result.type, f".{op.STAGE}(...)")
+            guide, hover = describe(result.type, f".{op.STAGE}(...)")
         except (KeyError, AttributeError):
             guide, hover = str(result.type), f"**.{op.STAGE}(...)** → `{result.type}`"
         facts.append({"line": loc.line, "col": loc.col, "length": loc.length, "stage": op.STAGE,
@@ -170,16 +170,38 @@ def _segment(lines: list[str], node: ast.AST) -> str:
 
 def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str]) -> list[dict[str, Any]]:
     facts = []
-    for node in nodes:
-        text = _segment(lines, node)
+    for node, spec in zip(nodes, _evaluated(nodes, module)):
         try:
-            spec = eval(compile(ast.Expression(node), "<annotation>", "eval"), vars(module))  # noqa: S307
-            hover = _tensor_hover(spec, text)
-        except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
+            hover = _tensor_hover(spec, _segment(lines, node)) if spec is not _UNKNOWN else None
+        except Exception:  # noqa: BLE001 - an annotation that does not resolve: no hover
             hover = None
         if hover:
             facts.append(dict(_span(node), hover=hover))
     return facts
+
+
+_UNKNOWN = object()
+
+
+def _evaluated(nodes: list[ast.Subscript], module: Any) -> list[Any]:
+    """Each annotation's value in the module's namespace (`_UNKNOWN` for one naming a
+    factory's local): all of them compiled as one tuple (one `compile` per check, not one
+    per annotation), else one by one."""
+    if not nodes:
+        return []
+    scope = vars(module)
+    try:
+        together = ast.Expression(ast.Tuple(elts=list(nodes), ctx=ast.Load()))
+        return list(eval(compile(ast.fix_missing_locations(together), "<annotations>", "eval"), scope))  # noqa: S307
+    except Exception:  # noqa: BLE001 - one of them does not evaluate: each on its own
+        pass
+    out = []
+    for node in nodes:
+        try:
+            out.append(eval(compile(ast.Expression(node), "<annotation>", "eval"), scope))  # noqa: S307
+        except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
+            out.append(_UNKNOWN)
+    return out
 
 
 def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None) -> dict[str, Any]:
