@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
+from driver.lsp.crossings import Calls, call_facts, kernel_def, relocate, variable_facts, watch_helpers
 from driver.lsp.supervisor import record
 from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
@@ -208,7 +209,8 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     """Everything the server shows for the buffer `source` of the file `path` (absolute)."""
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader
-    out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
+    out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "variables": [],
+                           "classes": {}}
     try:
         tree = ast.parse(source, path)
     except SyntaxError:
@@ -222,6 +224,9 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     classes: set[type] = set()
     kernels, factory_errors = _kernels(module, path)
     out["diagnostics"] += factory_errors
+    calls: Calls = {}
+    watch_helpers(module, path, calls)
+    variables = []
     for kernel in kernels:
         if progress:
             progress(kernel.name, kernel.line)
@@ -229,19 +234,36 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         if isinstance(result, Diagnostic):
             out["diagnostics"].append(diagnostic_record(result, kernel.name))
             continue
+        where = kernel_def(tree, kernel.line)
         for d in result.diagnostics:
             entry = diagnostic_record(d, kernel.name)
-            if not _same_file(d.file, path):  # raised in another file: shown at the kernel
-                entry.update(line=kernel.line, col=1, length=1)
+            if not _same_file(d.file, path):  # raised in another file: shown at the call that led there
+                relocate(entry, where, kernel.line, path)
             out["diagnostics"].append(entry)
         facts, used = _stage_facts(result.kernel.ops, stages, path)
         out["stages"] += facts
         classes |= used
+        if where is not None:
+            variables += variable_facts(where, facts, calls, _parameter_hovers(kernel))
     out["classes"] = stage_classes(classes)
+    out["variables"] = variables + call_facts(calls)
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
-        calls, tensors = _nodes(tree)
+        nodes, tensors = _nodes(tree)
         key = tuple(axes.items()) if isinstance(axes, dict) else ()
-        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
+        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in nodes]
         out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
+    return out
+
+
+def _parameter_hovers(kernel: DeviceKernel) -> dict[str, str]:
+    """Each tensor parameter's hover, from its annotation."""
+    out = {}
+    for name, spec in getattr(kernel.fn, "__annotations__", {}).items():
+        try:
+            hover = _tensor_hover(spec, name) if name != "return" else None
+        except Exception:  # noqa: BLE001 - an annotation that does not resolve: no hover
+            hover = None
+        if hover:
+            out[name] = hover
     return out

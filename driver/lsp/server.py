@@ -9,8 +9,8 @@ progress notice in clients that support it. It never runs the user's code itself
 (driver/lsp/supervisor.py). Settings come from the client's `initializationOptions`
 and `workspace/didChangeConfiguration` (`{"npuOpt": {...}}` or the keys themselves):
 `inlayHints` (default true), `debounceMs` (200), `timeLimit` (seconds per check, 5),
-`memoryLimitMb` (4096) and `guideUrl` (where the guide's diagnostics pages are served;
-default the guide built by `mkdocs build` in this checkout's `site/`).
+`memoryLimitMb` (4096) and `guideUrl` (where the guide is served, for the diagnostics'
+links; default none: each code links to its explain page as a file, driver/lsp/pages.py).
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from driver.lsp.editing import code_actions, completions, signature_help
-from driver.lsp.features import hover, inlay_hints, to_diagnostics
+from driver.lsp.features import abroad, hover, inlay_hints, to_diagnostics
 from driver.lsp.supervisor import EMPTY, Limits, Worker, record
 from driver.lsp.transport import SafeProtocol, serve_frames
 
 __all__ = ["NpuOptServer", "build_server", "serve"]
 
-_ROOT = Path(__file__).resolve().parents[2]
 PROGRESS_AFTER = 0.5  # seconds a check runs before the editor is shown a progress notice
 
 
@@ -47,7 +46,7 @@ def _number(low: float, strict: bool) -> Any:
 
 
 _SETTINGS = {"inlayHints": lambda v: isinstance(v, bool), "debounceMs": _number(0, strict=False),
-             "guideUrl": lambda v: isinstance(v, str), "timeLimit": _number(0, strict=True),
+             "guideUrl": lambda v: v is None or isinstance(v, str), "timeLimit": _number(0, strict=True),
              "memoryLimitMb": lambda v: _number(0, strict=True)(v) and float(v).is_integer()}
 
 
@@ -57,13 +56,13 @@ class NpuOptServer(LanguageServer):
     def __init__(self, worker: Worker | None = None) -> None:
         super().__init__("npu-opt", "0.1.0", protocol_cls=SafeProtocol)
         self.worker = worker or Worker(Limits())
-        self.options: dict[str, Any] = {"inlayHints": True, "debounceMs": 200,
-                                        "guideUrl": (_ROOT / "site").as_uri()}
+        self.options: dict[str, Any] = {"inlayHints": True, "debounceMs": 200, "guideUrl": None}
         self.facts: dict[str, dict[str, Any]] = {}
         self.good: dict[str, dict[str, Any]] = {}  # the last facts with a trace (for a buffer mid-edit)
         self.tasks: dict[str, asyncio.Task] = {}
         self.changed: dict[str, float] = {}  # when each document last changed (loop time)
         self.debouncing: dict[str, asyncio.Task] = {}  # the check of a document that waits out a burst
+        self.abroad: dict[str, dict[str, list[dict[str, Any]]]] = {}  # uri -> other file -> records raised there
         self.checks = 0
         self._progress = 0
 
@@ -83,7 +82,7 @@ class NpuOptServer(LanguageServer):
             self.window_show_message(lsp.ShowMessageParams(
                 lsp.MessageType.Warning, "npu-opt lsp ignored settings it cannot use (" + "; ".join(refused) +
                 "): inlayHints is true or false, debounceMs a number of 0 or more, timeLimit and memoryLimitMb "
-                "positive numbers, guideUrl a string"))
+                "positive numbers, guideUrl a string or null"))
         self.worker.limits.seconds = float(self.options.get("timeLimit", self.worker.limits.seconds))
         memory = int(self.options.get("memoryLimitMb", self.worker.limits.memory_mb))
         if memory != self.worker.limits.memory_mb:
@@ -128,8 +127,22 @@ class NpuOptServer(LanguageServer):
         if facts.get("stages"):
             self.good[uri] = facts
         lines = source.split("\n")
+        before = set(self.abroad.pop(uri, {}))
+        self.abroad[uri] = abroad(facts, uri, lines)
+        self._publish(uri, version, lines)
+        for other, doc in list(self.workspace.text_documents.items()):  # the helpers' open documents
+            if other != uri and _path_of(other) in before | set(self.abroad[uri]):
+                self._publish(other, doc.version, doc.source.split("\n"))
+
+    def _publish(self, uri: str, version: int | None, lines: list[str]) -> None:
+        """The document's diagnostics: its own check's, and those other documents' checks
+        found raised in it (a helper module's refusals, at its own lines)."""
+        here = _path_of(uri)
+        records = list(self.facts.get(uri, EMPTY)["diagnostics"])
+        records += [r for other, found in self.abroad.items() if other != uri for r in found.get(here, [])]
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=version, diagnostics=to_diagnostics(facts, lines, uri, self.options["guideUrl"])))
+            uri=uri, version=version,
+            diagnostics=to_diagnostics({"diagnostics": records}, lines, uri, self.options["guideUrl"])))
 
     async def _with_progress(self, running: asyncio.Future, uri: str) -> dict[str, Any]:
         """The check's facts; a work-done progress is shown while it takes longer than
@@ -231,6 +244,7 @@ def _documents(server: NpuOptServer) -> None:
             task.cancel()
         ls.facts.pop(uri, None)
         ls.good.pop(uri, None)
+        ls.abroad.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 

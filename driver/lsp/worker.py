@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         request = json.loads(line)
 
         def work(to_parent: Any, request: dict[str, Any] = request) -> dict[str, Any]:
+            gc.disable()  # a child lives for one check: its garbage goes with it (the memory limit still holds)
             try:
                 return _check(request, to_parent, printed)
             except MemoryError:
