@@ -56,26 +56,17 @@ def _positive_jobs(text: str) -> int:
     return jobs
 
 
-def _positive_seconds(text: str) -> float:
-    """`--time-limit` of `lsp`: a finite number of seconds above 0 (not 0, negative, nan or inf)."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise argparse.ArgumentTypeError(f"takes a positive number of seconds, not {text}")
-    return seconds
-
-
-def _positive_mb(text: str) -> int:
-    """`--memory-limit` of `lsp`: a positive whole number of MiB."""
-    try:
-        mb = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of MiB, got {text!r}") from None
-    if mb < 1:
-        raise argparse.ArgumentTypeError(f"takes a positive number of MiB, not {mb}")
-    return mb
+def _positive(parse: Callable[[str], float], unit: str) -> Callable[[str], float]:
+    """A type for `lsp`'s limits: a finite number above 0 of `unit` (not 0, negative, nan or inf)."""
+    def value(text: str) -> float:
+        try:
+            number = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not math.isfinite(number) or number <= 0:
+            raise argparse.ArgumentTypeError(f"takes a positive number of {unit}, not {text}")
+        return number
+    return value
 
 
 def _out_dir(text: str) -> str:
@@ -259,9 +250,9 @@ def _add_lsp(sub) -> None:
                                     "extra: pip install 'npu-opt[lsp]'.")
     ls.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only "
                                                           "transport)")
-    ls.add_argument("--time-limit", type=_positive_seconds, default=5.0, metavar="SECONDS",
+    ls.add_argument("--time-limit", type=_positive(float, "seconds"), default=5.0, metavar="SECONDS",
                     help="seconds one check of a file may take before it is stopped (default 5)")
-    ls.add_argument("--memory-limit", type=_positive_mb, default=4096, metavar="MB",
+    ls.add_argument("--memory-limit", type=_positive(int, "MiB"), default=4096, metavar="MB",
                     help="address-space limit of the worker process, in MiB (default 4096)")
 
 
