@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import linecache
 import os
 import sys
@@ -27,19 +28,17 @@ from driver.lsp.positions import utf16_col
 from driver.lsp.types_text import LEVELS, describe
 from npu_opt.per_file_imports import is_user_module
 
-__all__ = ["kernel_def", "relocate", "watch_helpers", "variable_facts", "call_facts", "Calls"]
+__all__ = ["function_defs", "relocate", "watch_helpers", "variable_facts", "call_facts", "Calls"]
 
 
-def kernel_def(tree: ast.AST | None, line: int) -> ast.FunctionDef | None:
-    """The function definition whose first line (its first decorator's) is `line`."""
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
+def function_defs(nodes: list[ast.AST]) -> dict[int, ast.FunctionDef]:
+    """The function definitions among a file's `nodes` (its `ast.walk`) by their first line
+    (their first decorator's): a kernel's is `defs.get(kernel.line)`."""
+    defs: dict[int, ast.FunctionDef] = {}
+    for node in nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if first == line:
-                return node
-    return None
+            defs.setdefault(min([node.lineno] + [d.lineno for d in node.decorator_list]), node)  # type: ignore[arg-type]
+    return defs
 
 
 def _helper_functions(helper: str, line: int) -> tuple[str | None, set[str]]:
@@ -138,8 +137,7 @@ def _watched(fn: types.FunctionType, path: str, calls: Calls) -> Any:
         frame = sys._getframe(1)
         t = _type_of(result)
         if t is not None and os.path.abspath(frame.f_code.co_filename) == path:
-            positions = list(frame.f_code.co_positions())
-            where = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
+            where = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
             if where and where[0] and where[2] is not None:
                 calls[(where[0], where[2] + 1)] = (describe(t, f"{fn.__name__}(...)")[1], len(fn.__name__))
         return result
@@ -152,25 +150,26 @@ def variable_facts(kernel: ast.FunctionDef, stages: list[dict[str, Any]], calls:
     last assigned to it (its line before the use), or of its parameter annotation."""
     by_place = {(f["line"], f["col"]): f for f in stages}
     assigned: dict[str, list[tuple[int, str]]] = {n: [(kernel.lineno, h)] for n, h in params.items()}
+    names = []
     for node in ast.walk(kernel):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call) and _called_name(node.value) is not None):
-            continue
-        func = node.value.func
-        called = calls.get((node.value.lineno, node.value.col_offset + 1)) if isinstance(func, ast.Name) else None
-        hover = called[0] if called else None
-        if hover is None:
-            fact = by_place.get(_name_span(func)[:2])
-            hover = fact["hover"] if fact else None
-        if hover:
-            assigned.setdefault(node.targets[0].id, []).append((node.lineno, hover))
+        if isinstance(node, ast.Name):
+            names.append(node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and _called_name(node.value) is not None:
+            func = node.value.func
+            called = calls.get((node.value.lineno, node.value.col_offset + 1)) if isinstance(func, ast.Name) else None
+            fact = None if called else by_place.get(_name_span(func)[:2])
+            hover = called[0] if called else fact["hover"] if fact else None
+            if hover:
+                assigned.setdefault(node.targets[0].id, []).append((node.lineno, hover))
+    for found in assigned.values():
+        found.sort(key=lambda x: x[0])
     out = []
-    for node in ast.walk(kernel):
-        if isinstance(node, ast.Name) and node.id in assigned:
-            before = [h for line, h in sorted(assigned[node.id], key=lambda x: x[0]) if line <= node.lineno]
-            if before:
-                out.append({"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
-                            "end_col": (node.end_col_offset or 0) + 1, "hover": f"`{node.id}`: " + before[-1]})
+    for node in names:
+        before = [h for line, h in assigned.get(node.id, ()) if line <= node.lineno]
+        if before:
+            out.append({"line": node.lineno, "col": node.col_offset + 1, "end_line": node.end_lineno,
+                        "end_col": (node.end_col_offset or 0) + 1, "hover": f"`{node.id}`: " + before[-1]})
     return out
 
 

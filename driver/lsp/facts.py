@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
-from driver.lsp.crossings import Calls, call_facts, kernel_def, relocate, variable_facts, watch_helpers
+from driver.lsp.crossings import Calls, call_facts, function_defs, relocate, variable_facts, watch_helpers
 from driver.lsp.supervisor import record
 from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
@@ -119,10 +119,10 @@ def _trace(kernel: DeviceKernel, target: TargetRef) -> tuple[Any, dict[int, type
             return ice_diagnostic(kernel.name, e, kernel.location), stages
 
 
-def _nodes(tree: ast.AST) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
-    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) of a file."""
+def _nodes(nodes: list[ast.AST]) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
+    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) among a file's nodes."""
     calls, tensors = [], []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "m" \
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
@@ -226,7 +226,8 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     out["diagnostics"] += factory_errors
     calls: Calls = {}
     watch_helpers(module, path, calls)
-    variables = []
+    walked = list(ast.walk(tree)) if tree is not None else []
+    variables, defs = [], function_defs(walked)
     for kernel in kernels:
         if progress:
             progress(kernel.name, kernel.line)
@@ -234,7 +235,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         if isinstance(result, Diagnostic):
             out["diagnostics"].append(diagnostic_record(result, kernel.name))
             continue
-        where = kernel_def(tree, kernel.line)
+        where = defs.get(kernel.line)
         for d in result.diagnostics:
             entry = diagnostic_record(d, kernel.name)
             if not _same_file(d.file, path):  # raised in another file: shown at the call that led there
@@ -249,7 +250,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     out["variables"] = variables + call_facts(calls)
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
-        nodes, tensors = _nodes(tree)
+        nodes, tensors = _nodes(walked)
         key = tuple(axes.items()) if isinstance(axes, dict) else ()
         out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in nodes]
         out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
