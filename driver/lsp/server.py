@@ -146,8 +146,9 @@ class NpuOptServer(LanguageServer):
 
     async def _with_progress(self, running: asyncio.Future, uri: str) -> dict[str, Any]:
         """The check's facts; a work-done progress is shown while it takes longer than
-        PROGRESS_AFTER seconds (the first check, which waits for the worker to start)."""
-        done, _ = await asyncio.wait({running}, timeout=PROGRESS_AFTER)
+        PROGRESS_AFTER seconds, and at once while the worker is still starting (the first check)."""
+        starting = not self.worker.ready  # the worker is still starting: the notice goes up at once
+        done, _ = await asyncio.wait({running}, timeout=0.05 if starting else PROGRESS_AFTER)
         if done or not self._can_show_progress():
             return await asyncio.shield(running)
         self._progress += 1
@@ -157,7 +158,7 @@ class NpuOptServer(LanguageServer):
             await asyncio.wait_for(self.work_done_progress.create_async(token), 5.0)
         except Exception:  # noqa: BLE001 - a client that refuses the progress still gets the diagnostics
             return await asyncio.shield(running)
-        what = f"checking {name}" if self.worker.ready else f"starting the checker, then checking {name}"
+        what = f"starting the checker, then checking {name}" if starting else f"checking {name}"
         self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="npu-opt", message=what))
         try:
             return await asyncio.shield(running)
