@@ -5,6 +5,7 @@ written plainly is read by `driver.cli` alone, without compiling this module's s
 from __future__ import annotations
 
 import argparse
+import math
 import json
 from typing import Any, Callable
 
@@ -53,6 +54,19 @@ def _positive_jobs(text: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"--jobs takes a positive count, not {jobs}")
     return jobs
+
+
+def _positive(parse: Callable[[str], float], unit: str) -> Callable[[str], float]:
+    """A type for `lsp`'s limits: a finite number above 0 of `unit` (not 0, negative, nan or inf)."""
+    def value(text: str) -> float:
+        try:
+            number = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not math.isfinite(number) or number <= 0:
+            raise argparse.ArgumentTypeError(f"takes a positive number of {unit}, not {text}")
+        return number
+    return value
 
 
 def _out_dir(text: str) -> str:
@@ -236,20 +250,25 @@ def _add_lsp(sub) -> None:
                                     "extra: pip install 'npu-opt[lsp]'.")
     ls.add_argument("--stdio", action="store_true", help="accepted for clients that pass it (stdio is the only "
                                                           "transport)")
-    ls.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
+    ls.add_argument("--time-limit", type=_positive(float, "seconds"), default=5.0, metavar="SECONDS",
                     help="seconds one check of a file may take before it is stopped (default 5)")
-    ls.add_argument("--memory-limit", type=int, default=4096, metavar="MB",
-                    help="address-space limit of the worker process, in MiB (default 4096; 0: none)")
+    ls.add_argument("--memory-limit", type=_positive(int, "MiB"), default=4096, metavar="MB",
+                    help="address-space limit of the worker process, in MiB (default 4096)")
 
 
 def _lsp(args: argparse.Namespace) -> int:
+    from driver.lsp.supervisor import Limits, Worker
+
+    worker = Worker(Limits(args.time_limit, args.memory_limit))
+    worker.spawn()  # the worker imports npu-opt while this process loads the protocol libraries
     try:
         from driver.lsp.server import serve
     except ImportError as e:
+        worker.stop()
         print(f"error[USAGE]: npu-opt lsp needs the lsp extra ({e.name or e} is missing): "
               "pip install 'npu-opt[lsp]'", file=sys.stderr)
         return EXIT_USAGE
-    return serve(args.time_limit, args.memory_limit)
+    return serve(worker)
 
 
 def _add_explain(sub) -> None:

@@ -40,6 +40,8 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.cli", "driver.cli_parser"): "argparse: a plain warm `compile` is parsed without it",
     ("driver.cli", "driver.replay"): "the warm replay: `compile` only",
     ("driver.cli_parser", "driver.lsp.server"): "the language server needs the lsp extra (pygls): `npu-opt lsp` only",
+    ("driver.cli_parser", "driver.lsp.supervisor"): "the language server's worker, started before the protocol "
+                                                     "libraries load: `npu-opt lsp` only",
     ("driver.cli", "driver.compile_command"): "the compiler: a warm `compile` answers without it",
     ("driver.cli", "npu_opt.fault_owner"): "signal: a warm `compile` runs no user code",
     ("driver.cli_parser", "driver.schedule_command"): "a command's module, when that command runs",

@@ -166,7 +166,7 @@ def test_importing_the_interpreter_loads_only_what_it_executes():
 # imported by its server-side modules only; the worker process that runs the user's kernel
 # files (driver.lsp.worker, driver.lsp.facts) never loads them, and the rest of the command
 # line reaches the server through `npu-opt lsp` alone.
-LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.editing"}
+LSP_PROTOCOL_MODULES = {"driver.lsp.server", "driver.lsp.features", "driver.lsp.editing", "driver.lsp.transport"}
 
 
 def test_only_the_language_server_imports_the_protocol_libraries():
@@ -178,7 +178,10 @@ def test_only_the_language_server_imports_the_protocol_libraries():
 def test_only_the_lsp_command_imports_the_language_server():
     importers = sorted(f"{module} imports {name}" for module, names in MODULES.items()
                        if not _within(module, "driver.lsp") for name in names if _within(name, "driver.lsp"))
-    assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve"]
+    assert importers == ["driver.cli_parser imports driver.lsp.server", "driver.cli_parser imports driver.lsp.server.serve",
+                         "driver.cli_parser imports driver.lsp.supervisor",
+                         "driver.cli_parser imports driver.lsp.supervisor.Limits",
+                         "driver.cli_parser imports driver.lsp.supervisor.Worker"]
 
 
 def test_the_checking_worker_loads_no_protocol_library():

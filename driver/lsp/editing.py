@@ -23,7 +23,37 @@ from driver.lsp.positions import offset, position_of
 
 __all__ = ["completions", "signature_help", "code_actions"]
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_LONGEST_NAME = 1000  # a name is looked for this far back at most: a long line costs no more than a short one
+_LONGEST_CALL = 20_000  # how far back signature help looks for the call's `(`
+
+
+class _Name:
+    """A Python name that ends at a given index of the text (`start`, `end`, `group()`)."""
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text, self._start, self._end = text, start, end
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._end
+
+    def group(self) -> str:
+        return self.text[self._start:self._end]
+
+
+def _name_before(text: str, end: int) -> _Name | None:
+    """The name that ends at index `end` of `text`, or None. (A regular expression anchored
+    at the end, searched over the text before the cursor, cost the square of the length of
+    a run of letters: seconds after a 10 KB line, issue 55.)"""
+    start, floor = end, max(0, end - _LONGEST_NAME)
+    while start > floor and text[start - 1] in _IDENT_CHARS:
+        start -= 1
+    while start < end and text[start].isdigit():
+        start += 1
+    return _Name(text, start, end) if start < end else None
 
 
 def _skip_back_space(text: str, i: int) -> int:
@@ -62,7 +92,7 @@ def _receiver_class(facts: dict[str, Any], text: str, lines: list[str], dot: int
     if start is None:
         return None
     name_end = _skip_back_space(text, start)
-    name = _IDENT.search(text[:name_end])
+    name = _name_before(text, name_end)
     if name is None:
         return None
     line0, _ = position_of(lines, name.start())
@@ -78,12 +108,12 @@ def completions(facts: dict[str, Any], enums: dict[str, list[str]], lines: list[
     """The methods of the stream before the dot at `pos`, or an enum's variants."""
     text = "\n".join(lines)
     here = offset(lines, pos.line, pos.character)
-    partial = _IDENT.search(text[:here])
+    partial = _name_before(text, here)
     dot = here - (len(partial.group()) if partial else 0)
     if dot == 0 or text[dot - 1] != ".":
         return []
-    owner = _IDENT.search(text[:dot - 1])
-    if owner is not None and owner.group() in enums and owner.end() == dot - 1:
+    owner = _name_before(text, dot - 1)
+    if owner is not None and owner.group() in enums:
         return [lsp.CompletionItem(label=v, kind=lsp.CompletionItemKind.EnumMember, detail=owner.group())
                 for v in enums[owner.group()]]
     cls = _receiver_class(facts, text, lines, dot - 1)
@@ -115,7 +145,8 @@ def signature_help(facts: dict[str, Any], lines: list[str], pos: lsp.Position) -
     text = "\n".join(lines)
     here = offset(lines, pos.line, pos.character)
     depth, i, commas = 0, here - 1, 0
-    while i >= 0:
+    floor = max(-1, here - _LONGEST_CALL)
+    while i > floor:
         c = text[i]
         if c in ")]}":
             depth += 1
@@ -126,9 +157,9 @@ def signature_help(facts: dict[str, Any], lines: list[str], pos: lsp.Position) -
         elif c == "," and depth == 0:
             commas += 1
         i -= 1
-    if i < 0 or text[i] != "(":
+    if i <= floor or text[i] != "(":
         return None
-    name = _IDENT.search(text[:_skip_back_space(text, i)])
+    name = _name_before(text, _skip_back_space(text, i))
     if name is None or name.start() == 0 or text[name.start() - 1] != ".":
         return None
     classes = facts.get("classes", {})

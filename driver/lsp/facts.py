@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
+from driver.lsp.crossings import Calls, call_facts, function_defs, relocate, variable_facts, watch_helpers
 from driver.lsp.supervisor import record
-from driver.lsp.types_text import guide_text, type_markdown
+from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
 from ir.boundary import TargetRef
 from ir.diagnostic import Diagnostic
@@ -102,7 +103,7 @@ def _stage_facts(ops: Any, stages: dict[int, type], path: str) -> tuple[list[dic
         if cls is not None:
             classes.add(cls)
         try:
-            guide, hover = guide_text(result.type), type_markdown(result.type, f".{op.STAGE}(...)")
+            guide, hover = describe(result.type, f".{op.STAGE}(...)")
         except (KeyError, AttributeError):
             guide, hover = str(result.type), f"**.{op.STAGE}(...)** → `{result.type}`"
         facts.append({"line": loc.line, "col": loc.col, "length": loc.length, "stage": op.STAGE,
@@ -118,10 +119,10 @@ def _trace(kernel: DeviceKernel, target: TargetRef) -> tuple[Any, dict[int, type
             return ice_diagnostic(kernel.name, e, kernel.location), stages
 
 
-def _nodes(tree: ast.AST) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
-    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) of a file."""
+def _nodes(nodes: list[ast.AST]) -> tuple[list[tuple[ast.Call, str]], list[ast.Subscript]]:
+    """The `m("...")` literal calls and the tensor subscripts (`HbmTensor[...]`) among a file's nodes."""
     calls, tensors = [], []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "m" \
                 and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
@@ -170,23 +171,46 @@ def _segment(lines: list[str], node: ast.AST) -> str:
 
 def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str]) -> list[dict[str, Any]]:
     facts = []
-    for node in nodes:
-        text = _segment(lines, node)
+    for node, spec in zip(nodes, _evaluated(nodes, module)):
         try:
-            spec = eval(compile(ast.Expression(node), "<annotation>", "eval"), vars(module))  # noqa: S307
-            hover = _tensor_hover(spec, text)
-        except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
+            hover = _tensor_hover(spec, _segment(lines, node)) if spec is not _UNKNOWN else None
+        except Exception:  # noqa: BLE001 - an annotation that does not resolve: no hover
             hover = None
         if hover:
             facts.append(dict(_span(node), hover=hover))
     return facts
 
 
+_UNKNOWN = object()
+
+
+def _evaluated(nodes: list[ast.Subscript], module: Any) -> list[Any]:
+    """Each annotation's value in the module's namespace (`_UNKNOWN` for one naming a
+    factory's local): all of them compiled as one tuple (one `compile` per check, not one
+    per annotation), else one by one."""
+    if not nodes:
+        return []
+    scope = vars(module)
+    try:
+        together = ast.Expression(ast.Tuple(elts=list(nodes), ctx=ast.Load()))
+        return list(eval(compile(ast.fix_missing_locations(together), "<annotations>", "eval"), scope))  # noqa: S307
+    except Exception:  # noqa: BLE001 - one of them does not evaluate: each on its own
+        pass
+    out = []
+    for node in nodes:
+        try:
+            out.append(eval(compile(ast.Expression(node), "<annotation>", "eval"), scope))  # noqa: S307
+        except Exception:  # noqa: BLE001 - an annotation naming a factory's local: no hover
+            out.append(_UNKNOWN)
+    return out
+
+
 def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None) -> dict[str, Any]:
     """Everything the server shows for the buffer `source` of the file `path` (absolute)."""
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader
-    out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "classes": {}}
+    out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "variables": [],
+                           "classes": {}}
     try:
         tree = ast.parse(source, path)
     except SyntaxError:
@@ -200,6 +224,10 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     classes: set[type] = set()
     kernels, factory_errors = _kernels(module, path)
     out["diagnostics"] += factory_errors
+    calls: Calls = {}
+    watch_helpers(module, path, calls)
+    walked = list(ast.walk(tree)) if tree is not None else []
+    variables, defs = [], function_defs(walked)
     for kernel in kernels:
         if progress:
             progress(kernel.name, kernel.line)
@@ -207,19 +235,36 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         if isinstance(result, Diagnostic):
             out["diagnostics"].append(diagnostic_record(result, kernel.name))
             continue
+        where = defs.get(kernel.line)
         for d in result.diagnostics:
             entry = diagnostic_record(d, kernel.name)
-            if not _same_file(d.file, path):  # raised in another file: shown at the kernel
-                entry.update(line=kernel.line, col=1, length=1)
+            if not _same_file(d.file, path):  # raised in another file: shown at the call that led there
+                relocate(entry, where, kernel.line, path)
             out["diagnostics"].append(entry)
         facts, used = _stage_facts(result.kernel.ops, stages, path)
         out["stages"] += facts
         classes |= used
+        if where is not None:
+            variables += variable_facts(where, facts, calls, _parameter_hovers(kernel))
     out["classes"] = stage_classes(classes)
+    out["variables"] = variables + call_facts(calls)
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
-        calls, tensors = _nodes(tree)
+        nodes, tensors = _nodes(walked)
         key = tuple(axes.items()) if isinstance(axes, dict) else ()
-        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in calls]
+        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in nodes]
         out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
+    return out
+
+
+def _parameter_hovers(kernel: DeviceKernel) -> dict[str, str]:
+    """Each tensor parameter's hover, from its annotation."""
+    out = {}
+    for name, spec in getattr(kernel.fn, "__annotations__", {}).items():
+        try:
+            hover = _tensor_hover(spec, name) if name != "return" else None
+        except Exception:  # noqa: BLE001 - an annotation that does not resolve: no hover
+            hover = None
+        if hover:
+            out[name] = hover
     return out

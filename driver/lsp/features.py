@@ -14,17 +14,13 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from driver.explain import page
+from driver.lsp.pages import code_link
 from driver.lsp.positions import line_text, py_col, utf16_col
 
-__all__ = ["to_diagnostics", "hover", "inlay_hints", "rule_title", "explain_url", "RULE_ID"]
+__all__ = ["to_diagnostics", "abroad", "hover", "inlay_hints", "rule_title", "RULE_ID"]
 
 RULE_ID = re.compile(r"\b(?:W-)?[A-Z][A-Z0-9]*-(?:[0-9]+|[a-z_]+)\b|\bUSAGE\b|\bICE\b")
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning}
-
-
-def explain_url(base: str, code: str) -> str:
-    """The guide's page of `code` (its `npu-opt explain` text, docs/reference/diagnostics.md)."""
-    return f"{base.rstrip('/')}/reference/diagnostics/#{code}"
 
 
 def _range(lines: list[str], fact: dict[str, Any]) -> lsp.Range:
@@ -39,20 +35,45 @@ def _range(lines: list[str], fact: dict[str, Any]) -> lsp.Range:
     return lsp.Range(lsp.Position(line0, utf16_col(text, start)), lsp.Position(line0, utf16_col(text, end)))
 
 
-def to_diagnostics(facts: dict[str, Any], lines: list[str], uri: str, guide: str) -> list[lsp.Diagnostic]:
+def to_diagnostics(facts: dict[str, Any], lines: list[str], uri: str, guide: str | None) -> list[lsp.Diagnostic]:
     """Every diagnostic of the facts, as LSP diagnostics of the document `uri`."""
     out = []
     for d in facts.get("diagnostics", []):
         where = _range(lines, d)
-        related = [lsp.DiagnosticRelatedInformation(lsp.Location(uri, where), f"help: {d['help']}")] \
+        related = [lsp.DiagnosticRelatedInformation(lsp.Location(r["uri"], lsp.Range(
+            lsp.Position(r["line0"], r["start"]), lsp.Position(r["line0"], r["end"]))), r["message"])
+            for r in d.get("related", [])]
+        related += [lsp.DiagnosticRelatedInformation(lsp.Location(uri, where), f"help: {d['help']}")] \
             if d.get("help") else []
         related += [lsp.DiagnosticRelatedInformation(lsp.Location(uri, where), f"note: {n}")
                     for n in d.get("notes", []) if not n.startswith("in stage `")]
         out.append(lsp.Diagnostic(
             range=where, message=d["message"], severity=_SEVERITY.get(d.get("severity"), lsp.DiagnosticSeverity.Error),
-            code=d["code"], code_description=lsp.CodeDescription(href=explain_url(guide, d["code"])),
+            code=d["code"], code_description=_description(d["code"], guide),
             source="npu-opt", related_information=related or None,
             data={"help": d.get("help"), "stage": d.get("stage")}))
+    return out
+
+
+def _description(code: str, guide: str | None) -> lsp.CodeDescription | None:
+    link = code_link(code, guide)
+    return lsp.CodeDescription(href=link) if link else None
+
+
+def abroad(facts: dict[str, Any], uri: str, lines: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The records of `facts` raised in other files (a helper module's refusals), by that
+    file's path, each at its own place there with the call in `uri` as related information."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for d in facts.get("diagnostics", []):
+        origin = d.get("origin")
+        if not origin:
+            continue
+        call = _range(lines, d)
+        name = uri.rsplit("/", 1)[-1]
+        out.setdefault(origin["path"], []).append(dict(
+            d, line=origin["line"], col=origin["col"], length=origin["length"], origin=None,
+            related=[{"uri": uri, "line0": call.start.line, "start": call.start.character, "end": call.end.character,
+                      "message": f"called from here, in {name}:{d['line']}"}]))
     return out
 
 
@@ -107,7 +128,7 @@ def hover(facts: dict[str, Any], lines: list[str], pos: lsp.Position) -> lsp.Hov
     for fact in facts.get("stages", []):
         if _inside(lines, pos, fact):
             text = fact["hover"]
-    for key in ("mappings", "tensors"):
+    for key in ("mappings", "tensors", "variables"):
         if text is None:
             found = [f for f in facts.get(key, []) if _inside(lines, pos, f, "end")]
             text = found[-1]["hover"] if found else None  # the innermost (ast.walk is outermost first)

@@ -1,10 +1,13 @@
 """The server's side of the worker process (driver/lsp/worker.py): start it, keep it warm,
 send it a buffer, wait with a time limit, and replace it when it dies or hangs.
 
-A check the worker cannot answer becomes one diagnostic and a fresh worker: one that
-exited (`os._exit` reached from native code, a crash) or one that outlived the time
-limit even after its own SIGALRM (a loop inside C code). The server itself never runs
-the user's code.
+The worker runs each check in a forked child (driver/lsp/isolation.py). A check that
+sent no result (its child exited through `os._exit` reached from native code or crashed,
+or outlived the time limit even after its own SIGALRM: a loop inside C code) becomes one
+diagnostic at the place it was last reported at; the worker goes on. A worker that itself
+ended or stopped answering is replaced. The worker runs in its own session, so a file that
+signals its process group or its parent's never reaches the server; the server itself
+never runs the user's code.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def _died_record(path: str, line: int, kernel: str | None, what: str) -> dict[st
     during = f"while tracing `{kernel}`" if kernel else "while importing the file"
     return record(f"the language server's checking process {what} {during}", line or 1, path, kernel=kernel,
                   help="a kernel file may not end its process (os._exit, a crash in native code) or run "
-                       "without end; the server started a new checking process")
+                       "without end; the next check starts in a fresh process")
 
 
 class Worker:
@@ -56,8 +59,16 @@ class Worker:
         self.lock = threading.Lock()
         self._next = 0
         self._eof = False  # the current worker's channel reached end of file
+        self._greeted = False  # the current worker said hello (it imported npu-opt and is warm)
 
-    def _start(self) -> None:
+    def spawn(self) -> None:
+        """Start the worker process if none runs, without waiting for it: `npu-opt lsp` starts
+        it first thing, so it imports npu-opt while the server loads the protocol libraries."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._spawn()
+
+    def _spawn(self) -> None:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONUNBUFFERED="1")
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,12 +76,25 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "driver.lsp.worker", "--memory", str(self.limits.memory_mb)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-            encoding="utf-8", env=env)
-        self._eof = False
-        hello = self._read(time.monotonic() + 60.0)
-        if not hello or "hello" not in hello:
-            raise RuntimeError("the checking process did not start")
-        self.enums = hello["hello"].get("enums", {})
+            encoding="utf-8", env=env, start_new_session=True)
+        self._eof, self._greeted = False, False
+
+    def _ready(self) -> None:
+        """A running worker that said hello (started now if none runs); the caller holds the lock."""
+        if self.process is None or self.process.poll() is not None:
+            self._spawn()
+        if not self._greeted:
+            hello = self._read(time.monotonic() + 60.0)
+            if not hello or "hello" not in hello:
+                self.stop()
+                raise RuntimeError("the checking process did not start")
+            self.enums = hello["hello"].get("enums", {})
+            self._greeted = True
+
+    @property
+    def ready(self) -> bool:
+        """Whether the worker said hello (a check now does not wait for it to start)."""
+        return self._greeted and self.process is not None and self.process.poll() is None
 
     def _read(self, deadline: float) -> dict[str, Any] | None:
         """One reply line, or None when the worker ended or the deadline passed."""
@@ -84,7 +108,11 @@ class Worker:
         if not result[0]:
             self._eof = True
             return None
-        return json.loads(result[0])
+        try:
+            reply = json.loads(result[0])
+        except ValueError:
+            reply = None
+        return reply if isinstance(reply, dict) else {}
 
     def _ended(self) -> int | None:
         """The worker's exit status when its channel reached end of file (it is exiting: wait
@@ -97,11 +125,15 @@ class Worker:
                 return None
         return self.process.poll()
 
+    def _how(self, reply: dict[str, Any]) -> str:
+        if reply.get("outlived"):
+            return f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
+        return f"ended with status {reply.get('ended')}"
+
     def ensure(self) -> None:
-        """Start the worker if it is not running (the server calls it at start-up)."""
+        """Start the worker if it is not running and wait until it is warm."""
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self._start()
+            self._ready()
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -112,8 +144,7 @@ class Worker:
     def check(self, path: str, source: str) -> dict[str, Any]:
         """The facts of `source` as the file `path` (driver/lsp/facts.py)."""
         with self.lock:
-            if self.process is None or self.process.poll() is not None:
-                self._start()
+            self._ready()
             self._next += 1
             request = {"id": self._next, "path": path, "source": source, "name": f"_npu_opt_lsp_{self._next}",
                        "seconds": self.limits.seconds}
@@ -124,17 +155,20 @@ class Worker:
             except OSError:
                 self.stop()
                 return dict(EMPTY, diagnostics=[_died_record(path, 1, None, "could not be reached")])
-            deadline = time.monotonic() + self.limits.seconds + GRACE_SECONDS
+            deadline = time.monotonic() + self.limits.seconds + 2 * GRACE_SECONDS  # the worker's own is 1 x
             where: list[Any] = [None, 1]
             while True:
                 reply = self._read(deadline)
                 if reply is None:
                     ended = self._ended()
                     self.stop()
-                    what = f"ended with status {ended}" if ended is not None else \
-                        f"outlived its time limit of {self.limits.seconds:g} s by {GRACE_SECONDS:g} s and was stopped"
+                    what = self._how({"ended": ended, "outlived": ended is None})
                     return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], what)])
+                if reply.get("id") != self._next:
+                    continue
                 if "at" in reply:
                     where = reply["at"]
-                elif reply.get("id") == self._next:
+                elif "result" in reply:
                     return reply["result"]
+                elif "ended" in reply:
+                    return dict(EMPTY, diagnostics=[_died_record(path, where[1], where[0], self._how(reply))])

@@ -11,7 +11,7 @@ from typing import Any
 
 from ir.dtypes import bytes_of
 
-__all__ = ["LEVELS", "guide_text", "type_markdown", "level_sizes", "FLIT_BYTES"]
+__all__ = ["LEVELS", "guide_text", "type_markdown", "describe", "level_sizes", "FLIT_BYTES"]
 
 FLIT_BYTES = 32
 
@@ -33,17 +33,26 @@ def _dtypes(t: Any) -> str:
     return f"{t.acc}, {t.dtype}" if t.kind == "cstream" else str(t.dtype)
 
 
+def _level_texts(t: Any) -> list[tuple[str, str, int]]:
+    """(level name, mapping text, size) of every level, each mapping printed once."""
+    names = [n for group in LEVELS[t.kind] for n in group]
+    return [(name, str(mp), mp.size) for name, mp in zip(names, t.levels())]
+
+
+def _guide(t: Any, levels: list[tuple[str, str, int]]) -> str:
+    texts = iter(text for _, text, _ in levels)
+    groups = [", ".join(next(texts) for _ in group) for group in LEVELS[t.kind]]
+    return f"{_NAMES[t.kind]}[{_dtypes(t)}; {'; '.join(groups)}]"
+
+
 def guide_text(t: Any) -> str:
     """The one-line form: `Stream[i8; 1, 1 # 2, 1 # 256; K / 16, K % 16]`."""
-    levels = iter(t.levels())
-    groups = [", ".join(str(next(levels)) for _ in group) for group in LEVELS[t.kind]]
-    return f"{_NAMES[t.kind]}[{_dtypes(t)}; {'; '.join(groups)}]"
+    return _guide(t, _level_texts(t))
 
 
 def level_sizes(t: Any) -> list[tuple[str, str, int]]:
     """(level name, mapping text, size) of every level."""
-    names = [n for group in LEVELS[t.kind] for n in group]
-    return [(name, str(mp), mp.size) for name, mp in zip(names, t.levels())]
+    return _level_texts(t)
 
 
 def _bytes(n: int, dtype: Any) -> str:
@@ -70,7 +79,14 @@ def _payload_line(t: Any) -> str:
 
 def type_markdown(t: Any, title: str | None = None) -> str:
     """A hover's Markdown for type `t`: its guide form, a table of levels, the payload line."""
+    return describe(t, title)[1]
+
+
+def describe(t: Any, title: str | None = None) -> tuple[str, str]:
+    """`guide_text(t)` and `type_markdown(t, title)`, the levels printed once for both."""
+    levels = _level_texts(t)
+    guide = _guide(t, levels)
     rows = ["| level | mapping | size |", "| --- | --- | --- |"]
-    rows += [f"| {name} | `{text}` | {size} |" for name, text, size in level_sizes(t)]
+    rows += [f"| {name} | `{text}` | {size} |" for name, text, size in levels]
     head = f"**{title}** → " if title else ""
-    return "\n".join([f"{head}`{guide_text(t)}`", "", *rows, "", _payload_line(t)])
+    return guide, "\n".join([f"{head}`{guide}`", "", *rows, "", _payload_line(t)])

@@ -3,8 +3,13 @@
 `python -m driver.lsp.worker` reads one JSON request per line on stdin
 (`{"id", "path", "source", "name", "target", "seconds"}`) and writes JSON lines to the
 reply channel: `{"id", "at": [kernel, line]}` before each phase (so the server can say
-where a worker that died or hung was), then `{"id", "result": {...}}` (driver/lsp/facts.py).
+where a check that died or hung was), then `{"id", "result": {...}}` (driver/lsp/facts.py),
+or `{"id", "ended": status, "outlived": bool}` when the check sent no result.
 The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
+
+The process imports npu-opt and warms it up once (a small kernel of its own is checked),
+then runs every check in a forked child (driver/lsp/isolation.py): each check starts
+from that state, and nothing a file does at module level outlives its check (issue 55).
 
 The reply channel is the file descriptor stdout had when the process started; fd 1 then
 points at /dev/null and `sys.stdout` records what the user's code prints, with the
@@ -17,6 +22,7 @@ if even that does not end it).
 from __future__ import annotations
 
 import enum
+import gc
 import io
 import json
 import linecache
@@ -28,7 +34,8 @@ from typing import Any
 
 import npu_opt
 from driver.lsp.facts import analyse
-from driver.lsp.supervisor import EMPTY, record
+from driver.lsp.isolation import run_forked
+from driver.lsp.supervisor import EMPTY, GRACE_SECONDS, record
 from npu_opt import per_file_imports
 from npu_opt.stagebase import load_lazy_stages
 
@@ -100,8 +107,23 @@ def _printed_record(printed: _Printed, path: str) -> dict[str, Any]:
                                            "is traced")
 
 
-def _forget(name: str, path: str) -> None:
-    """Drop the checked module and its import scope: 200 edits must not keep 200 modules."""
+_WARM_UP = '''from npu_opt import *
+
+axes(N=2048)
+
+@device(chip=1)
+def warm(ctx: Context, src: HbmTensor[i8, m("1"), m("N")]) -> HbmTensor[i8, m("1"), m("N")]:
+    d = src.to_dm(ctx.tdma, DmTensor[i8, m("1"), m("1 # 2"), m("1 # 256"), m("N")])
+    return (ctx.main.begin(d.view()).fetch(m("N / 32"), m("N % 32")).collect(m("N / 32"), m("N % 32"))
+            .commit_trim(m("N % 32")).commit(m("N"))).to_hbm(ctx.tdma)
+'''
+
+
+def _warm_up() -> None:
+    """Check a kernel of our own once, so what every check needs (parsers, caches) is in
+    the state each check's child starts from; then drop its module."""
+    path, name = os.path.join(os.sep, "nonexistent", "_npu_opt_lsp_warm_up.py"), "_npu_opt_lsp_warm_up"
+    analyse(path, _WARM_UP, name)
     sys.modules.pop(name, None)
     per_file_imports._SCOPES.pop(name, None)
     linecache.cache.pop(path, None)
@@ -125,7 +147,6 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
         result = dict(EMPTY, diagnostics=[_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        _forget(request["name"], path)
     for d in result["diagnostics"]:  # a TimeLimit the trace caught as the user's exception
         if "TimeLimit" in d["message"]:
             d.update(_limit_record(path, _ALARM["line"] or d["line"], seconds, d["kernel"]))
@@ -149,17 +170,27 @@ def main(argv: list[str] | None = None) -> int:
         channel.flush()
 
     load_lazy_stages()  # what every check needs, imported once, here: the first edit is as fast as the next
+    send({"hello": {"enums": _enums(), "pid": os.getpid()}})
+    _warm_up()
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
-    send({"hello": {"enums": _enums(), "pid": os.getpid()}})
+    gc.freeze()  # the warm objects stay out of the children's collections (fewer pages copied)
     for line in sys.stdin:
         request = json.loads(line)
-        try:
-            result = _check(request, send, printed)
-        except MemoryError:
-            result = {"diagnostics": [record("checking the file ran out of the language server's memory limit", 1,
-                                             request.get("path"))]}
-        send({"id": request["id"], "result": result})
+
+        def work(to_parent: Any, request: dict[str, Any] = request) -> dict[str, Any]:
+            gc.disable()  # a child lives for one check: its garbage goes with it (the memory limit still holds)
+            try:
+                return _check(request, to_parent, printed)
+            except MemoryError:
+                return {"diagnostics": [record("checking the file ran out of the language server's memory limit",
+                                               1, request.get("path"))]}
+
+        outcome = run_forked(work, send, float(request.get("seconds", 5.0)) + GRACE_SECONDS)
+        if outcome.result is not None:
+            send({"id": request["id"], "result": outcome.result})
+        else:
+            send({"id": request["id"], "ended": outcome.status, "outlived": outcome.outlived})
     return 0
 
 

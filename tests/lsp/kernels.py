@@ -137,3 +137,57 @@ LOOPS_IN_C = '''from npu_opt import *
 
 total = sum(range(10 ** 13))
 '''
+
+# A file that patches npu-opt's namespace while it is imported: every later `i8` would be i32.
+PATCHES_NPU_OPT = '''import npu_opt
+from npu_opt import *
+
+npu_opt.i8 = npu_opt.i32
+'''
+
+# A file whose code tries to end the process that started it, and the whole process group.
+KILLS_PARENT = '''import os
+import signal
+from npu_opt import *
+
+os.kill(os.getppid(), signal.SIGKILL)
+'''
+
+KILLS_GROUP = '''import os
+import signal
+from npu_opt import *
+
+os.killpg(0, signal.SIGKILL)
+'''
+
+
+def after_long_line(length: int) -> str:
+    """A file with a string `length` characters long, then a line being typed: `LaneMode.`."""
+    return ENUMS.replace("\nmode = LaneMode.INTERLEAVED", f'\nblob = "{"a" * length}"\nmode = LaneMode.')
+
+# A helper module whose chain is refused (COLLECT-2 at line 9, `collect` at column 14), and a
+# kernel file that calls it (line 10).
+HELPER_MODULE = '''from npu_opt import *
+
+axes(N=2048)
+
+
+def half_flits(stream):
+    """Fetch and collect in half-flit packets (refused)."""
+    return (stream.fetch(m("N / 16"), m("N % 16"))
+            .collect(m("N / 16"), m("N % 16")))
+'''
+
+USES_HELPER = '''from npu_opt import *
+from helpers_mod import half_flits
+
+axes(N=2048)
+Chip, Cluster, Slice = m("1"), m("1 # 2"), m("1 # 256")
+
+@device(chip=1)
+def via_helper(ctx: Context, src: HbmTensor[i8, Chip, m("N")]) -> HbmTensor[i8, Chip, m("N")]:
+    d = src.to_dm(ctx.tdma, DmTensor[i8, Chip, Cluster, Slice, m("N")])
+    s = half_flits(ctx.main.begin(d.view()))
+    out = s.commit_trim(m("N % 16")).commit(m("N"))
+    return out.to_hbm(ctx.tdma)
+'''
