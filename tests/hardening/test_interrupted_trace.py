@@ -11,6 +11,7 @@ exit 130."""
 from __future__ import annotations
 
 import _thread
+import gc
 import signal
 import subprocess
 import sys
@@ -50,6 +51,18 @@ def _raise_after_uninstalling(signum, frame):
 
 
 BUSY = "import time\n    t = time.monotonic()\n    while time.monotonic() < t + 5: pass"
+
+
+@pytest.fixture(autouse=True)
+def _no_gc_callbacks():
+    """No garbage collection while a signal may land: a handler that runs inside a gc
+    callback (jax registers one when a framework test ran in the same worker) has its
+    exception swallowed as "Exception ignored", which is not what these tests are about."""
+    was = gc.isenabled()
+    gc.disable()
+    yield
+    if was:
+        gc.enable()
 
 
 @pytest.fixture
