@@ -109,10 +109,11 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
     slice (a lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    if bits >= 8 and run and np.ndim(base) == 0:
+    every = 1 if run else _slice_step(slices)
+    if bits >= 8 and every and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
-        walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
+        walk_ = flat_walk(dm, start, [len(slices), *sizes], [every * dm.slice_bytes, *(st * w for st in strides)], w)
         v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
         if v is not None:
             out = mem.scratch(v.shape, v.dtype)
@@ -120,6 +121,15 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
             return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
+
+
+def _slice_step(slices: np.ndarray) -> int | None:
+    """The step of `slices` when they are every step-th slice in order (a placement on a part
+    of the slices: 0, 2, 4, ...), so a strided walk reads them too; None otherwise."""
+    if len(slices) < 2:
+        return None
+    step = int(slices[1]) - int(slices[0])
+    return step if step > 0 and np.array_equal(slices, slices[0] + step * np.arange(len(slices))) else None
 
 
 @per_record
