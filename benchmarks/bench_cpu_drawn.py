@@ -7,7 +7,8 @@ kernel, each ratio against a baseline measured in the same run:
   included) on the cpu backend against a float32 BLAS product of the decoded operands
   (`np.matmul`, batched over the batch axis), with the backend's float threads and the BLAS
   pool both at 1, then both at 2 threads, the two taking turns in `--rounds` rounds (which
-  goes first rotating); goal <= 3x on the median wall-time ratio. Each result is first
+  goes first rotating), numba's float core loaded first (as in a long process); goal <= 3x
+  on the median wall-time ratio. Each result is first
   checked bit for bit against the drawn kernel's numpy oracle (the inputs are small
   integers: every order of the f32 sums is exact).
 - first call: each drawn kernel's first `npu_opt.run` in a fresh process (the import, the
@@ -15,7 +16,8 @@ kernel, each ratio against a baseline measured in the same run:
   `visa` backend (compile and interpret), the processes taking turns; goal: cpu first call
   <= 1.5x the interpreter's, on the median process-CPU ratio.
 - first-run memory: in the cpu processes above, the peak resident size during the first run
-  above the resident size just before it (imports and inputs allocated), against the
+  above the resident size just before it (the imports, the backends' packages included,
+  and the inputs allocated), against the
   kernel's tensor bytes (operands and result); goal <= 3x. (The whole-process peak, the
   measure bench_cpu_tiles.py takes on a 4096 x 4096 x 512 GEMM, is dominated by the
   interpreter's and numpy's ~100 MiB at these sizes, so the growth is the measure here.)
@@ -39,7 +41,7 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from backends.cpu import CpuBackend, CpuOptions  # noqa: E402
+from backends.cpu import CpuBackend, CpuOptions, contract_jit  # noqa: E402
 from benchmarks.drawn_kernels import draw  # noqa: E402
 
 BF16_GOAL, FIRST_GOAL, RSS_GOAL = 3.0, 1.5, 3.0
@@ -58,9 +60,10 @@ spec = contraction({text!r}, dtype={dtype!r}, sizes={sizes!r}, name={name!r})
 d = Drawn({name!r}, spec, {point!r}, {form!r})
 arrays = d.inputs(np.random.default_rng(0))
 kernel = d.kernel
+c, w = time.process_time(), time.perf_counter()
+import backends.cpu, visa.interp  # the backend's import is the first call's, not its memory's
 start = status()[0]
 open("/proc/self/clear_refs", "w").write("5")
-c, w = time.process_time(), time.perf_counter()
 npu_opt.run(kernel, *arrays, backend={backend!r})
 c, w = time.process_time() - c, time.perf_counter() - w
 print(c, w, start, status()[1], d.tensor_bytes())
@@ -93,6 +96,7 @@ def blas_baseline(d, arrays: list[np.ndarray]):
 
 def bf16_section(seed: int, count: int, rounds: int) -> None:
     drawn = draw(seed + 100, count, scale="bench", dtypes=("bf16:f32",))
+    contract_jit.enabled(True)  # numba's float core loaded before the rounds, as in a long process
     print(f"bit-exact bf16 -> f32 vs float32 BLAS (np.einsum over BLAS), {rounds} interleaved rounds, wall medians:")
     worst: dict[int, tuple[float, str]] = {}
     for d in drawn:
