@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from backends.cpu import CpuBackend, CpuOptions, contract_jit  # noqa: E402
-from benchmarks.drawn_kernels import draw  # noqa: E402
+from benchmarks.drawn_kernels import FORMS, draw  # noqa: E402
 
 BF16_GOAL, FIRST_GOAL, RSS_GOAL = 3.0, 1.5, 3.0
 
@@ -94,8 +94,9 @@ def blas_baseline(d, arrays: list[np.ndarray]):
     return lambda: np.einsum(expr, ops[an], ops[wn], optimize=path)
 
 
-def bf16_section(seed: int, count: int, rounds: int) -> None:
-    drawn = draw(seed + 100, count, scale="bench", dtypes=("bf16:f32",))
+def bf16_section(seed: int, count: int, rounds: int, forms: tuple[str, ...] = FORMS) -> None:
+    """The bf16 goal on `count` drawn bf16 -> f32 kernels of `forms` (the module docstring)."""
+    drawn = draw(seed + 100, count, scale="bench", dtypes=("bf16:f32",), forms=forms)
     contract_jit.enabled(True)  # numba's float core loaded before the rounds, as in a long process
     print(f"bit-exact bf16 -> f32 vs float32 BLAS (np.einsum over BLAS), {rounds} interleaved rounds, wall medians:")
     worst: dict[int, tuple[float, str]] = {}
