@@ -16,11 +16,15 @@ Printed, each ratio against a baseline measured in the same run:
 - peak memory of the bf16 GEMM, by tracemalloc (numpy reports its buffers to it); goal < 1 GiB.
 Both results are first checked once, exactly, against npu_opt.testing.oracles. Times are the best
 of several runs. Kernels: benchmarks/kernels_512.py (examples 4 and 4b with K = 512).
-Run: python benchmarks/bench_cpu.py
+Then `--drawn N` GEMMs (plain and tiled) drawn by benchmarks/drawn_kernels.py (seed
+`--seed`), bf16 -> f32 at 1 and 2 threads against BLAS, judged on the worst
+(benchmarks/bench_cpu_drawn.py's section; goal <= 3x).
+Run: python benchmarks/bench_cpu.py [--drawn N] [--seed S]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -40,6 +44,7 @@ from npu_opt.testing import oracles  # noqa: E402
 from driver.discover import discover  # noqa: E402
 from npu_opt.run import run  # noqa: E402
 from npu_opt.testing import assert_close  # noqa: E402
+from benchmarks.bench_cpu_drawn import bf16_section as drawn_bf16_section  # noqa: E402
 
 KERNELS = ROOT / "benchmarks" / "kernels_512.py"
 SIZE = 512
@@ -168,6 +173,10 @@ def bf16_section(k_bf16, a_bf, w_bf, a64, w64, t_oracle_bf: float) -> None:
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--drawn", type=int, default=2, help="GEMMs drawn by benchmarks/drawn_kernels.py")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
     kernels = load_kernels()
     k_i8, k_bf16 = kernels["gemm_i8_512_kernel"], kernels["gemm_bf16_512_kernel"]
     rng = np.random.default_rng(0)
@@ -228,6 +237,8 @@ def main() -> int:
     peak = peak_bytes(lambda: run(k_bf16, a_bf, w_bf))
     verdict = "met" if peak < GiB else "MISSED"
     print(f"peak memory of the bf16 GEMM (tracemalloc): {peak / (1 << 20):.1f} MiB  (goal < 1024 MiB: {verdict})")
+    if args.drawn:
+        drawn_bf16_section(args.seed, args.drawn, 5, forms=("gemm", "tiled"))
     return 0
 
 

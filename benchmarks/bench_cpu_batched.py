@@ -8,11 +8,14 @@ rounds. Printed: wall-time ratios, min and median (the verdict on the median), a
 goal (<= 3x). First checked once, bit for bit, against npu_opt.testing.oracles on four
 batch entries. Threads: the BLAS pool at its default (stated), the backend's float threads
 at its default.
-Run: python benchmarks/bench_cpu_batched.py
+Then `--drawn N` batched bf16 -> f32 kernels drawn by benchmarks/drawn_kernels.py (seed
+`--seed`) at 1 and 2 threads, judged on the worst (benchmarks/bench_cpu_drawn.py's section).
+Run: python benchmarks/bench_cpu_batched.py [--drawn N] [--seed S]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -28,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from backends.cpu import CpuBackend, CpuOptions, contract_jit  # noqa: E402
 from driver.discover import discover  # noqa: E402
 from npu_opt.testing import oracles  # noqa: E402
+from benchmarks.bench_cpu_drawn import bf16_section  # noqa: E402
 
 GOAL = 3.0
 ROUNDS = 15
@@ -35,6 +39,10 @@ B, M, N, K = 256, 32, 32, 512
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--drawn", type=int, default=2, help="batched kernels drawn by benchmarks/drawn_kernels.py")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
     found = discover([str(ROOT / "benchmarks" / "kernels_batched.py")])
     kernel = {k.name: k for k in found.kernels}["batched_bf16_kernel"]
     rng = np.random.default_rng(0)
@@ -62,6 +70,8 @@ def main() -> int:
     print(f"  baseline: batched float32 BLAS matmul, wall median {statistics.median(times['blas']) * 1e3:.1f} ms")
     print(f"  cpu backend, bit-exact, wall median {statistics.median(times['cpu']) * 1e3:.1f} ms: "
           f"{med:.2f}x (min {lo:.2f}x); goal <= {GOAL:g}x: {'met' if med <= GOAL else 'NOT met'}")
+    if args.drawn:
+        bf16_section(args.seed, args.drawn, 5, forms=("batched",))
     return 0
 
 

@@ -2,6 +2,10 @@
 512^3 GEMMs of benchmarks/kernels_512.py and the batched GEMMs of
 benchmarks/kernels_batched.py (one independent problem per slice, no broadcast rows).
 Goal (issue 38 item 2): interpreter <= 1.5x cpu on EVERY kernel, judged on the median.
+Besides these fixed layouts, `--drawn N` kernels (default 4) drawn with `--seed` from
+benchmarks/drawn_kernels.py (synth's layouts: random shapes, dtypes, placements, stationary
+operand, packets, batched and tiled forms, transposed results; issue 61): each drawn
+kernel's layout is printed, and the worst kernel (fixed or drawn) with it.
 
 For each kernel both paths run on the same inputs (the interpreter tests' own: docs/testing.md
 values, and sensible indices and launch scalars for the examples of examples/*/); the
@@ -20,7 +24,7 @@ cores, and it is steadier on a shared machine). The verdict takes the median CPU
 ratio. Threads: BLAS pools held to one thread; numba's kernels have no parallel loops
 (one thread each); the cpu backend and the interpreter keep their own worker threads
 (counts printed). Times printed are medians.
-Run: python benchmarks/bench_interp.py [--repeat N] [kernel ...]
+Run: python benchmarks/bench_interp.py [--repeat N] [--drawn N] [--seed S] [kernel ...]
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from visa.interp import execute_inout  # noqa: E402
 from visa.interp.contract_float import THREADS as INTERP_THREADS  # noqa: E402
 from tests.visa.test_interp import host_inputs  # noqa: E402
 from tests.visa.test_interp_plain import NESTED_INPUTS  # noqa: E402
+from benchmarks.drawn_kernels import draw  # noqa: E402
 
 GOAL = 1.5
 FILES = [*sorted((ROOT / "examples").rglob("*.py")), ROOT / "benchmarks" / "kernels_512.py",
@@ -59,18 +64,32 @@ ROUND = 0.01
 """Seconds of cpu-side work per round (a kernel faster than that runs several times)."""
 
 
-def kernels() -> dict:
+DRAWN: dict = {}
+"""Name -> benchmarks.drawn_kernels.Drawn of the drawn kernels of this run."""
+
+
+def kernels(drawn: int = 0, seed: int = 1) -> dict:
     found = discover([str(f) for f in FILES])
     if found.errors:
         raise SystemExit(f"cannot load the kernels: {found.errors[0].message}")
     named = {k.name: k for k in found.kernels}
     assert len(named) == len(found.kernels), "two kernels share a name"
+    for d in draw(seed, drawn, scale="bench") if drawn else []:
+        DRAWN[d.name] = d
+        named[d.name] = d.kernel
     return named
 
 
 def inputs(kernel) -> list:
     rng = np.random.default_rng(zlib.crc32(kernel.name.encode()))
+    if kernel.name in DRAWN:
+        return DRAWN[kernel.name].inputs(rng)
     return NESTED_INPUTS[kernel.name](rng) if kernel.name in NESTED_INPUTS else host_inputs(kernel, rng)
+
+
+def layout(name: str) -> str:
+    """A drawn kernel's layout (empty for a fixed one)."""
+    return f" [{DRAWN[name].layout}]" if name in DRAWN else ""
 
 
 def fresh(values: list) -> list:
@@ -138,10 +157,14 @@ def threads() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", help="kernels to run (default: all)")
+    ap.add_argument("names", nargs="*", help="kernels to run (default: all; `drawn`: the drawn ones)")
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--drawn", type=int, default=4, help="kernels drawn from benchmarks/drawn_kernels.py")
+    ap.add_argument("--seed", type=int, default=1, help="the draw's seed")
     args = ap.parse_args()
-    found = kernels()
+    found = kernels(args.drawn, args.seed)
+    for d in DRAWN.values():
+        print(f"drawn {d.name}: {d.layout}")
     # both paths take their compiled cores from the first kernel on (each loads them on its
     # own only for a large contraction, or once loaded: otherwise the kernel order decides)
     if not (cpu_jit.enabled(True) and interp_jit.enabled(1 << 40)):
@@ -155,7 +178,7 @@ def main() -> None:
               "on every kernel, judged on the median CPU-time ratio")
         print(f"{'kernel':28} {'calls':>5} {'cpu wall':>9} {'interp':>9} {'ratio':>13}   "
               f"{'cpu CPU':>9} {'interp':>9} {'ratio':>13}")
-        for name in args.names or found:
+        for name in [n for a in args.names for n in (DRAWN if a == "drawn" else [a])] or found:
             kernel = found[name]
             arrays = inputs(kernel)
             artifact = parse_visa(compile_kernel(kernel).text)
@@ -181,7 +204,11 @@ def main() -> None:
                   f"{rows[-1][1]:5.2f} ({rows[-1][2]:5.2f})", flush=True)
     worst = max(rows, key=lambda r: r[2])
     over = [r[0] for r in rows if r[2] > GOAL]
-    print(f"worst kernel: {worst[0]}, CPU-time ratio {worst[1]:.2f} min ({worst[2]:.2f} median); goal <= {GOAL}x "
+    drawn = [r for r in rows if r[0] in DRAWN]
+    if drawn:
+        w = max(drawn, key=lambda r: r[2])
+        print(f"worst drawn kernel: {w[0]}{layout(w[0])}, CPU-time ratio {w[2]:.2f} median")
+    print(f"worst kernel: {worst[0]}{layout(worst[0])}, CPU-time ratio {worst[1]:.2f} min ({worst[2]:.2f} median); goal <= {GOAL}x "
           f"on every kernel: {'met' if not over else 'NOT met, over it: ' + ', '.join(over)}")
 
 

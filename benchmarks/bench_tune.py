@@ -17,7 +17,11 @@ and its pool workers spent (on an idle machine the wall time of `--jobs 2` nears
 of the two). Every executor must find the same winner. The load average is printed before and after: the machine's 2 cores are shared.
 BLAS pools are held to one thread (the sweep does no linear algebra; the limit keeps a
 worker from spawning a pool per core).
-Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask]
+Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
+(`draw_space`, seeds from `--seed`: tiled synth GEMMs of 200+ candidates, most pruned),
+each also swept serially without pruning (does pruning pay?); the worst space's ratio is
+the verdict. Rounds take turns, which executor goes first rotating.
+Run: python benchmarks/bench_tune.py [--rounds N] [--no-dask] [--drawn N] [--seed S] [--no-fixed]
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,6 +47,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 from driver.tune import tune  # noqa: E402
 from driver.tune_cluster import local_cluster  # noqa: E402
 from driver.tune_exec import FactoryRef, load_space  # noqa: E402
+from benchmarks.drawn_kernels import draw_space  # noqa: E402
 
 FILE = str(ROOT / "examples" / "tune_gemm_bf16.py")
 GOAL = 1.6
@@ -53,46 +59,87 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--no-dask", action="store_true")
-    args = ap.parse_args()
-    ref = FactoryRef(FILE, "SPACE")
+SPACE_FILE = """import sys
+sys.path.insert(0, {root!r})
+from benchmarks.drawn_kernels import draw_space
+from npu_opt.synth_space import space_of
+SPACE = space_of(draw_space({seed}), run=False)
+"""
+
+
+def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool) -> list[float]:
+    """Time the executors on the space `ref` names; the ratios serial / executor (medians)."""
     space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
-    print(f"space: {len(space.points())} candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
+    print(f"{label}: {len(space.points())} candidates; cpu count {os.cpu_count()}; BLAS threads 1; "
           f"load average before {os.getloadavg()}")
     runs = {"serial": lambda: tune(space, jobs=1), "jobs 2": lambda: tune(space, ref=ref, jobs=2)}
+    if unpruned:
+        runs["unpruned"] = lambda: tune(space, jobs=1, prune=False)
+    ratios = []
     with contextlib.ExitStack() as stack:
-        if not args.no_dask:
+        if dask:
             address = stack.enter_context(local_cluster(workers=2, threads=1))
             runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
         with threadpool_limits(1):
-            for k in range(args.rounds):
-                for name, fn in runs.items():
+            for k in range(rounds):
+                names = list(runs)
+                for name in names[k % len(names):] + names[:k % len(names)]:  # which goes first rotates
                     own, kids = time.process_time(), _children_cpu()
                     start = time.perf_counter()
-                    result = fn()
+                    result = runs[name]()
                     times[name].append(time.perf_counter() - start)
                     cpus[name].append((time.process_time() - own, _children_cpu() - kids))
                     winners[name].add(None if result.winner is None else result.winner.index)
-                print(f"round {k}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items()), flush=True)
+                    if name == "serial" and k == 0:
+                        print(f"  serial sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
+                              f"{result.count('refused')} refused")
+                print(f"  round {k}: " + ", ".join(f"{n} {t[-1]:.2f} s" for n, t in times.items()), flush=True)
     base = statistics.median(times["serial"])
-    print(f"load average after {os.getloadavg()}")
+    print(f"  load average after {os.getloadavg()}")
     for name, t in times.items():
         med = statistics.median(t)
-        line = f"{name:9} median {med:6.2f} s  min {min(t):6.2f} s  serial/this {base / med:5.2f}x"
-        if name != "serial":
+        line = f"  {name:9} median {med:6.2f} s  min {min(t):6.2f} s  serial/this {base / med:5.2f}x"
+        if name not in ("serial", "unpruned"):
+            ratios.append(base / med)
             line += f"  (goal >= {GOAL}x: {'met' if base / med >= GOAL else 'NOT met'})"
+        if name == "unpruned":
+            line += "  (pruning pays when > 1)"
         print(line)
         if name != "dask 2x1":  # a dask worker's CPU is not this process's child's until the cluster stops
             own, kids = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1))
-            print(f"{'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
+            print(f"  {'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
     assert len({w for ws in winners.values() for w in ws}) == 1, f"executors disagree on the winner: {winners}"
-    print(f"winner: #{next(iter(winners['serial']))} under every executor")
+    print(f"  winner: #{next(iter(winners['serial']))} under every executor")
+    return ratios
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--drawn", type=int, default=1, help="spaces drawn by benchmarks/drawn_kernels.py")
+    ap.add_argument("--seed", type=int, default=0, help="the first drawn space's seed")
+    ap.add_argument("--no-fixed", action="store_true", help="only the drawn spaces")
+    args = ap.parse_args()
+    worst: list[tuple[float, str]] = []
+    if not args.no_fixed:
+        ratios = measure(f"fixed space {FILE}", FactoryRef(FILE, "SPACE"), args.rounds, not args.no_dask, False)
+        worst += [(r, "examples/tune_gemm_bf16.py SPACE") for r in ratios]
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(args.seed, args.seed + args.drawn):
+            path = Path(tmp) / f"drawn_space_{seed}.py"
+            path.write_text(SPACE_FILE.format(root=str(ROOT), seed=seed))
+            spec = draw_space(seed)
+            label = (f"drawn space (seed {seed}): {spec.text} {spec.dtype_in}:{spec.dtype_out} "
+                     + ",".join(f"{i}={n}" for i, n in spec.sizes.items()))
+            ratios = measure(label, FactoryRef(str(path), "SPACE"), args.rounds, not args.no_dask, True)
+            worst += [(r, label) for r in ratios]
+    ratio, label = min(worst)
+    print(f"worst space: {label}, serial/executor {ratio:.2f}x; goal >= {GOAL}x: "
+          f"{'met' if ratio >= GOAL else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -109,17 +109,38 @@ def _read(dm: Any, slices: np.ndarray, base: Any, op: Any, plan: tuple[int, int,
     slice (a lifted feed's)."""
     steps, elems, sizes, strides = plan
     sd = op.source.dtype
-    if bits >= 8 and run and np.ndim(base) == 0:
+    grid = [(len(slices), 1)] if run else _slice_grid(slices)
+    if bits >= 8 and grid and np.ndim(base) == 0:
         w = bits // 8
         start = int(slices[0]) * dm.slice_bytes + base + op.source.offset * w
-        walk_ = flat_walk(dm, start, [len(slices), *sizes], [dm.slice_bytes, *(st * w for st in strides)], w)
-        v = None if walk_ is None else view(walk_, [len(slices), *sizes], raw_dtype(bits))
+        counts = [n for n, _ in grid]
+        walk_ = flat_walk(dm, start, [*counts, *sizes],
+                          [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
+        v = None if walk_ is None else view(walk_, [*counts, *sizes], raw_dtype(bits))
         if v is not None:
             out = mem.scratch(v.shape, v.dtype)
             np.copyto(out, v)
             return from_raw(out.reshape(len(slices), steps, elems), sd, bits)
     row_base = (slices * dm.slice_bytes + np.asarray(base)).reshape(-1, 1, 1)
     return gather(dm, row_base, index, sd, bits, op, "the read plan")
+
+
+def _slice_grid(slices: np.ndarray) -> list[tuple[int, int]] | None:
+    """(count, step) of each level of `slices`, outer first, when they are a grid in order:
+    every step-th slice (a placement on a part of the slices: 0, 2, 4, ...) or rows of such
+    runs (a tile padded inside the kernel: 12 runs of 12 slices, 16 apart); a strided walk
+    reads them too. None otherwise."""
+    if len(slices) < 2:
+        return None
+    inner = int(slices[1]) - int(slices[0])
+    steps = np.diff(slices)
+    run = int(np.argmax(steps != inner)) + 1 if (steps != inner).any() else len(slices)
+    outer = int(slices[run]) - int(slices[0]) if run < len(slices) else 0
+    if inner <= 0 or len(slices) % run or (run < len(slices) and outer <= 0):
+        return None
+    grid = [(len(slices) // run, outer), (run, inner)]
+    want = slices[0] + outer * np.arange(grid[0][0])[:, None] + inner * np.arange(run)
+    return grid if np.array_equal(slices, want.reshape(-1)) else None
 
 
 @per_record

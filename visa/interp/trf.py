@@ -117,6 +117,16 @@ def _slices(index: np.ndarray) -> slice | np.ndarray:
     return index
 
 
+def _stepped(index: np.ndarray) -> slice | np.ndarray:
+    """`index` as a slice when it is every step-th position in order (the slices of a
+    placement on a part of them: 0, 2, 4, ...): a view, not a gathered copy."""
+    if len(index) > 1 and index[1] > index[0]:
+        step = int(index[1] - index[0])
+        if np.array_equal(index, index[0] + step * np.arange(len(index))):
+            return slice(int(index[0]), int(index[0]) + step * (len(index) - 1) + 1, step)
+    return _slices(index)
+
+
 def check_read(outer: Any, trf: TrfTensor, mem: Memory, low: int, top: int) -> int:
     """Refuse a read of elements `low..top` of each lane that `weight_type` cannot decode
     from the load's cell format or that leaves the lane; the bits of one element."""
@@ -191,7 +201,7 @@ def read_weights(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.
     whole = (bits in (8, 16, 32) and vd.kind in "iu" and vd.itemsize * 8 == bits
              and flat.size * bits == n_rows * mem.row_bytes * 8 and np.array_equal(flat, np.arange(flat.size)))
     for (chip, cluster), dst, src in _groups(rows, which):
-        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _slices(rows.slice[src])]
+        lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, _stepped(rows.slice[src])]
         words = lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes    # a row moves as whole words
         part = _slices(dst)
         if whole and isinstance(part, slice):

@@ -1,0 +1,173 @@
+"""Issue 61 item 2: the cpu backend on kernels drawn at random over valid layouts.
+
+The kernels come from benchmarks/drawn_kernels.py (`--seed`, `--drawn`): synth's layouts at
+benchmark sizes, each printed with its layout. Three goals, each judged on the worst drawn
+kernel, each ratio against a baseline measured in the same run:
+- bit-exact bf16: every drawn bf16 -> f32 kernel (`--bf16` of them, batched and tiled forms
+  included) on the cpu backend against a float32 BLAS product of the decoded operands
+  (`np.matmul`, batched over the batch axis), with the backend's float threads and the BLAS
+  pool both at 1, then both at 2 threads, the two taking turns in `--rounds` rounds (which
+  goes first rotating), numba's float core loaded first (as in a long process); goal <= 3x
+  on the median wall-time ratio. Each result is first
+  checked bit for bit against the drawn kernel's numpy oracle (the inputs are small
+  integers: every order of the f32 sums is exact).
+- first call: each drawn kernel's first `npu_opt.run` in a fresh process (the import, the
+  inputs and the kernel's construction before it, not timed), on the cpu backend and on the
+  `visa` backend (compile and interpret), the processes taking turns; goal: cpu first call
+  <= 1.5x the interpreter's, on the median process-CPU ratio.
+- first-run memory: in the cpu processes above, the peak resident size during the first run
+  above the resident size just before it (the imports, the backends' packages included,
+  and the inputs allocated), against the
+  kernel's tensor bytes (operands and result); goal <= 3x. (The whole-process peak, the
+  measure bench_cpu_tiles.py takes on a 4096 x 4096 x 512 GEMM, is dominated by the
+  interpreter's and numpy's ~100 MiB at these sizes, so the growth is the measure here.)
+Threads: OMP/BLAS pools at 1 in the fresh processes; stated per section above.
+Run: python benchmarks/bench_cpu_drawn.py [--seed S] [--drawn N] [--bf16 N] [--rounds N] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from backends.cpu import CpuBackend, CpuOptions, contract_jit  # noqa: E402
+from benchmarks.drawn_kernels import FORMS, draw  # noqa: E402
+
+BF16_GOAL, FIRST_GOAL, RSS_GOAL = 3.0, 1.5, 3.0
+
+CHILD = """
+import sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+import npu_opt
+from npu_opt.synth import contraction
+from benchmarks.drawn_kernels import Drawn
+def status():
+    d = dict(l.split(":", 1) for l in open("/proc/self/status"))
+    return int(d["VmRSS"].split()[0]) << 10, int(d["VmHWM"].split()[0]) << 10
+spec = contraction({text!r}, dtype={dtype!r}, sizes={sizes!r}, name={name!r})
+d = Drawn({name!r}, spec, {point!r}, {form!r})
+arrays = d.inputs(np.random.default_rng(0))
+kernel = d.kernel
+c, w = time.process_time(), time.perf_counter()
+import backends.cpu, visa.interp  # the backend's import is the first call's, not its memory's
+start = status()[0]
+open("/proc/self/clear_refs", "w").write("5")
+npu_opt.run(kernel, *arrays, backend={backend!r})
+c, w = time.process_time() - c, time.perf_counter() - w
+print(c, w, start, status()[1], d.tensor_bytes())
+"""
+
+
+def first_call(d, backend: str) -> tuple[float, float, int]:
+    """(process CPU s, wall s, peak growth bytes) of `d`'s first run in a fresh process."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    code = CHILD.format(root=str(ROOT), text=d.spec.text, dtype=f"{d.spec.dtype_in}:{d.spec.dtype_out}",
+                        sizes=d.spec.sizes, name=d.name, point=d.point, form=d.form, backend=backend)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    if done.returncode:
+        raise SystemExit(f"{d.name} on {backend}: {done.stderr.strip().splitlines()[-1:]}")
+    cpu, wall, start, peak, _ = (float(v) for v in done.stdout.split()[-5:])
+    return cpu, wall, int(peak - start)
+
+
+def blas_baseline(d, arrays: list[np.ndarray]):
+    """A float32 BLAS product of `d`'s decoded operands, in the result's index order."""
+    spec = d.spec
+    ops = {name: a.astype(np.float32) for (name, _), a in zip(spec.operands, arrays)}
+    (an, aidx), (wn, widx) = spec.operands
+    letters = {i: chr(ord("a") + n) for n, i in enumerate(spec.sizes)}
+    word = lambda idx: "".join(letters[i] for i in idx)  # noqa: E731
+    expr = f"{word(aidx)},{word(widx)}->{word(spec.result[1])}"
+    path = np.einsum_path(expr, ops[an], ops[wn], optimize="optimal")[0]
+    return lambda: np.einsum(expr, ops[an], ops[wn], optimize=path)
+
+
+def bf16_section(seed: int, count: int, rounds: int, forms: tuple[str, ...] = FORMS) -> None:
+    """The bf16 goal on `count` drawn bf16 -> f32 kernels of `forms` (the module docstring)."""
+    drawn = draw(seed + 100, count, scale="bench", dtypes=("bf16:f32",), forms=forms)
+    contract_jit.enabled(True)  # numba's float core loaded before the rounds, as in a long process
+    print(f"bit-exact bf16 -> f32 vs float32 BLAS (np.einsum over BLAS), {rounds} interleaved rounds, wall medians:")
+    worst: dict[int, tuple[float, str]] = {}
+    for d in drawn:
+        arrays = d.inputs(np.random.default_rng(0))
+        want = d.oracle(*arrays)
+        line = f"  {d.name}: "
+        for threads in (1, 2):
+            backend = CpuBackend(CpuOptions(threads=threads, blas_threads=threads))
+            got = [a.copy() for a in arrays]
+            backend.run(d.kernel, tuple(got))
+            assert np.array_equal(got[-1].view(np.uint32), want.view(np.uint32)), d.layout
+            blas = blas_baseline(d, arrays)
+            fns = [lambda: blas(), lambda: backend.run(d.kernel, tuple(a.copy() for a in arrays))]
+            seen: list[list[float]] = [[], []]
+            with threadpool_limits(threads):
+                for r in range(rounds):
+                    for k in (r % 2, 1 - r % 2):
+                        t = time.perf_counter()
+                        fns[k]()
+                        seen[k].append(time.perf_counter() - t)
+            ratio = statistics.median(seen[1]) / statistics.median(seen[0])
+            line += (f"{threads} thread(s): cpu {statistics.median(seen[1]) * 1e3:.1f} ms / BLAS "
+                     f"{statistics.median(seen[0]) * 1e3:.2f} ms = {ratio:.2f}x;  ")
+            if ratio > worst.get(threads, (0.0, ""))[0]:
+                worst[threads] = (ratio, f"{d.name} [{d.layout}]")
+        print(line + f"[{d.layout}]", flush=True)
+    for threads, (ratio, name) in sorted(worst.items()):
+        print(f"  worst at {threads} thread(s): {ratio:.2f}x, {name}; goal <= {BF16_GOAL}x: "
+              f"{'met' if ratio <= BF16_GOAL else 'NOT met'}")
+
+
+def first_section(seed: int, count: int, runs: int) -> None:
+    drawn = draw(seed, count, scale="bench")
+    print(f"first call in a fresh process (medians of {runs} runs taken in turns; OMP/BLAS 1 thread):")
+    worst_first, worst_rss = (0.0, ""), (0.0, "")
+    for d in drawn:
+        seen: dict[str, list[tuple[float, float, int]]] = {"cpu": [], "visa": []}
+        for r in range(runs):
+            for b in (("cpu", "visa") if r % 2 == 0 else ("visa", "cpu")):
+                seen[b].append(first_call(d, b))
+        med = {b: [statistics.median(x[i] for x in v) for i in range(3)] for b, v in seen.items()}
+        ratio = med["cpu"][0] / med["visa"][0]
+        rss = med["cpu"][2] / d.tensor_bytes()
+        print(f"  {d.name}: cpu {med['cpu'][0]:.3f} s CPU ({med['cpu'][1]:.3f} s wall), visa {med['visa'][0]:.3f} s "
+              f"CPU ({med['visa'][1]:.3f} s wall): {ratio:.2f}x; cpu first-run growth {med['cpu'][2] / 2**20:.1f} MiB "
+              f"= {rss:.2f}x the tensors ({d.tensor_bytes() / 2**20:.1f} MiB)  [{d.layout}]", flush=True)
+        worst_first = max(worst_first, (ratio, f"{d.name} [{d.layout}]"))
+        worst_rss = max(worst_rss, (rss, f"{d.name} [{d.layout}]"))
+    print(f"  worst first call: {worst_first[0]:.2f}x, {worst_first[1]}; goal <= {FIRST_GOAL}x: "
+          f"{'met' if worst_first[0] <= FIRST_GOAL else 'NOT met'}")
+    print(f"  worst first-run memory: {worst_rss[0]:.2f}x, {worst_rss[1]}; goal <= {RSS_GOAL}x: "
+          f"{'met' if worst_rss[0] <= RSS_GOAL else 'NOT met'}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--drawn", type=int, default=4, help="kernels of the first-call and memory section")
+    ap.add_argument("--bf16", type=int, default=3, help="bf16 -> f32 kernels of the BLAS section")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--only", choices=("bf16", "first"), default=None)
+    args = ap.parse_args()
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; seed {args.seed}")
+    if args.only != "first":
+        bf16_section(args.seed, args.bf16, args.rounds)
+    if args.only != "bf16":
+        first_section(args.seed, args.drawn, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

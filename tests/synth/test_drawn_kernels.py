@@ -1,0 +1,61 @@
+"""benchmarks/drawn_kernels.py: the kernels the benchmarks draw are valid (each passes
+`npu-opt check` as a kernel file) and compute their contraction: the cpu backend and the
+VISA interpreter both equal an independent numpy oracle, bit for bit, at small sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from backends import get_backend
+from benchmarks.drawn_kernels import FORMS, draw, draw_space
+from driver.cli import main
+from npu_opt.synth_space import points, source
+
+SEEDS = (0, 1)
+COUNT = 3
+
+
+def _oracle(d, arrays: list[np.ndarray]) -> np.ndarray:
+    """The padded result, from the operands alone (not the code under test): an einsum in
+    int64 / float64 of the einsum's operands, the result dtype's rounding (i32 wraps)."""
+    letters = {i: chr(ord("a") + n) for n, i in enumerate(d.spec.sizes)}
+    expr = ",".join("".join(letters[i] for i in idx) for _, idx in d.spec.operands)
+    expr += "->" + "".join(letters[i] for i in d.spec.result[1])
+    wide = [a.astype(np.int64 if a.dtype == np.int8 else np.float64) for a in arrays[:2]]
+    full = np.einsum(expr, *wide)
+    out = {"i32": np.int32, "f32": np.float32, "bf16": ml_dtypes.bfloat16}[d.spec.dtype_out]
+    return full.astype(np.int64).astype(np.int32) if out is np.int32 else full.astype(out)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_drawn_kernel_checks_and_equals_the_oracle_on_cpu_and_visa(tmp_path: Path, seed: int) -> None:
+    drawn = draw(seed, COUNT)
+    for d in drawn:
+        path = tmp_path / f"{d.name}.py"
+        path.write_text(source(d.spec, d.point))
+        assert main(["check", str(path)]) == 0, d.layout
+        arrays = d.inputs(np.random.default_rng(seed))
+        want = _oracle(d, arrays)
+        assert want.shape == arrays[-1].shape
+        for backend in ("cpu", "visa"):
+            args = [a.copy() for a in arrays]
+            get_backend(backend).run(d.kernel, tuple(args))
+            assert args[-1].dtype == want.dtype and np.array_equal(args[-1], want), (backend, d.layout)
+
+
+def test_the_draws_are_seeded_and_vary() -> None:
+    first, again = draw(3, 4), draw(3, 4)
+    assert [d.layout for d in first] == [d.layout for d in again]
+    layouts = {d.layout for s in range(4) for d in draw(s, 3)}
+    assert len(layouts) == 12
+    forms = {d.form for s in range(4) for d in draw(s, 3)}
+    assert forms == set(FORMS)
+
+
+def test_a_drawn_space_has_at_least_the_asked_candidates() -> None:
+    spec = draw_space(0, minimum=200)
+    assert np.prod([len(v) for v in points(spec).values()]) >= 200
