@@ -369,8 +369,7 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
                                     "none": "both blocks are loaded for every tile"}[reuse]]
     if reuse == "all":
         w = v["stationary_w"]
-        return body + ["    # both loops unrolled: the kept blocks are Python lists, indexed by tile numbers",
-                       f"    a_all = [a_block(i) for i in range({mt})]",
+        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
                        f"    w_all = [w_block(j) for j in range({nt})]",
                        f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
                        f"    {loop_header(o_name, outer_n, False)}",
