@@ -145,7 +145,7 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
         bound = launch_cycles(rates) + busiest_context(steps)[1]  # nothing issues before the launch
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
-        makespan = steps_makespan(steps, rates)
+        makespan = steps_makespan(steps, rates, lowered)
         if makespan < bound:
             raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound {bound}")
         return _Known("ok", None, "", bound, makespan)

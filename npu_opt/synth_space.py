@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from npu_opt import synth_epilogue as epilogue, synth_target as target
-from npu_opt.synth_tiling import (contraction_chain, geometry, needs_split, pad_ok, result_placements, runs_in_full,
-                                  split_levers, split_placements, tile_loops, time_block_loads, time_block_tile)
+from npu_opt.synth_tiling import (contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
+                                  runs_in_full, split_levers, split_placements, tile_loops, time_block_loads,
+                                  time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "points", "source", "space_of", "build"]
@@ -318,11 +319,11 @@ def _gemv(spec: Any, p: dict[str, Any]) -> str:
     if reuse == "trf":
         L += [f"    # reuse='trf': {xn} is loaded into the TRF once and kept for every row block",
               "    trf = vector_trf()",
-              f"    for i in range({mt}):",
+              f"    {loop_header('i', mt, mt > 1)}",
               "        block(i, trf)"]
     else:
         L += [f"    # reuse='none': {xn} is loaded again for every row block",
-              f"    for i in range({mt}):",
+              f"    {loop_header('i', mt, mt > 1)}",
               "        block(i, vector_trf())"]
     return "\n".join(L) + "\n"
 

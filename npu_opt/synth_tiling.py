@@ -31,7 +31,7 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "needs_split", "pad_ok", "proxy_sizes",
+__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "loop_header", "needs_split", "pad_ok", "proxy_sizes",
            "result_placements", "runs_in_full", "split_levers", "split_placements", "tile_loops", "time_block_loads",
            "time_block_tile"]
 
@@ -342,8 +342,20 @@ def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
                     ""]
 
 
+def loop_header(var: str, n: int, rolled: bool) -> str:
+    """A tile loop's `for` line: a rolled `ctx.loop` (traced once, docs/loops.md) or a Python
+    `for` (unrolled, every tile traced on its own)."""
+    return f"for {var} in {'ctx.loop' if rolled else 'range'}({n}):"
+
+
 def tile_loops(v: dict[str, Any]) -> list[str]:
-    """The tile loop: its order and which loaded blocks it keeps (`reuse`)."""
+    """The tile loop: its order and which loaded blocks it keeps (`reuse`).
+
+    One of the two tile loops is rolled (`ctx.loop`): the one with more tiles, the outer one
+    on a tie. The other stays a Python `for`, since a tile of the result (and of a batched
+    operand) would otherwise take a second runtime start on a view that has one (RUNTIME-2).
+    `reuse="all"` keeps both loops Python `for`s: its blocks are Python lists indexed by the
+    tile numbers, which a loop index (not a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1:
         return ["    # one tile: load both operands once and contract",
@@ -360,18 +372,22 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
         return body + [f"    a_all = [a_block(i) for i in range({mt})]",
                        f"    w_all = [w_block(j) for j in range({nt})]",
                        f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
-                       f"    for {o_name} in range({outer_n}):",
-                       f"        for {i_name} in range({inner_n}):",
+                       f"    {loop_header(o_name, outer_n, False)}",
+                       f"        {loop_header(i_name, inner_n, False)}",
                        f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
+    roll_outer = outer_n >= inner_n
+    rolled, unrolled = (o_name, i_name) if roll_outer else (i_name, o_name)
+    body.append(f"    # the {rolled} loop is rolled (traced once); the {unrolled} loop is a Python `for`, unrolled: "
+                "one runtime start a view")
     o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
     i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
     o_is_trf = o_var == t_dm
-    body += [f"    for {o_name} in range({outer_n}):"]
+    body += [f"    {loop_header(o_name, outer_n, roll_outer)}"]
     if reuse == "outer":
         body.append(f"        {o_var} = {o_load}")
         if o_is_trf:
             body.append(f"        trf = stationary({o_var})")
-    body.append(f"        for {i_name} in range({inner_n}):")
+    body.append(f"        {loop_header(i_name, inner_n, not roll_outer)}")
     if reuse == "none":
         body.append(f"            {o_var} = {o_load}")
     body.append(f"            {i_var} = {i_load}")

@@ -103,10 +103,12 @@ def launch_cycles(rates: Rates) -> int:
     return int(rates("kernel", "launch_cycles"))
 
 
-def steps_makespan(steps: list[Any], rates: Rates) -> int:
-    """The makespan of `steps` as `schedule_artifact` schedules them (for a caller that built
-    the steps itself, as tune's gate does)."""
-    slots, _ = schedule_steps(steps, launch_cycles(rates))
+def steps_makespan(steps: list[Any], rates: Rates, kernel: Any) -> int:
+    """The makespan of `steps`, built from `kernel`, as `schedule_artifact` schedules them (for
+    a caller that built the steps itself, as tune's gate does): a rolled loop's body fenced
+    and repeated its trip count of times."""
+    slots, _ = schedule_steps(fence_loops(steps, kernel), launch_cycles(rates))
+    slots = repeat_loops(slots, kernel)
     return max((s.end for s in slots), default=0)
 
 
