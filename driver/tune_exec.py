@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
+from pathlib import Path
 from typing import Any
 
 from ir.errors import InternalError, NpuOptError, exception_text
@@ -121,28 +124,25 @@ CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
 
 def _connect(client_class: Any, address: str) -> tuple[Any, int]:
     """A client of the dask scheduler at `address` and the scheduler's count of worker
-    threads, else a USAGE error naming the address. dask's own timeout covers the
-    connection only: a port that accepts it and never answers held `Client` for good, so
-    it is made in a thread given `CONNECT_TIMEOUT` (and a few seconds more)."""
-    made: list[Any] = []
-
-    def connect() -> None:
-        try:
-            client = client_class(address, timeout=CONNECT_TIMEOUT)
-            made.append((client, sum(client.nthreads().values())))
-        except Exception as e:  # noqa: BLE001 - a malformed address, an unknown scheme, no scheduler there
-            made.append(e)
-
-    thread = threading.Thread(target=connect, name="npu-opt: dask connect", daemon=True)
-    thread.start()
-    thread.join(CONNECT_TIMEOUT + 5)
-    if not made:
+    threads, else a USAGE error naming the address. A child process asks first
+    (driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and a few seconds more: a port that
+    accepts the connection and never answers holds a `Client` for good."""
+    try:
+        probe = subprocess.run([sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)],
+                               capture_output=True, text=True, timeout=CONNECT_TIMEOUT + 10,
+                               cwd=str(Path(__file__).resolve().parents[1]))
+    except subprocess.TimeoutExpired:
+        raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
+                          "is a dask scheduler listening there?", code="USAGE") from None
+    why = (probe.stderr.strip().splitlines() or ["no answer"])[-1]
+    if probe.returncode != 0 and "timed out" in why.lower():
         raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
                           "is a dask scheduler listening there?", code="USAGE")
-    if isinstance(made[0], Exception):
-        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): "
-                          f"{exception_text(made[0])}", code="USAGE") from made[0]
-    return made[0]
+    if probe.returncode != 0:
+        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): {why}",
+                          code="USAGE")
+    client = client_class(address, timeout=CONNECT_TIMEOUT)
+    return client, sum(client.nthreads().values())
 
 
 def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:

@@ -1,0 +1,34 @@
+"""`python -m driver.dask_probe ADDRESS SECONDS`: does a dask scheduler answer at ADDRESS?
+
+`tune --scheduler` asks this in a child process before it connects (driver/tune_exec.py):
+dask's own timeout covers the connection only, and a port that accepts it and never answers
+holds a `Client` for good. A child can be killed at a deadline; a thread could not, and a
+`Client` left connecting in an abandoned thread shares dask's event-loop runner with every
+later client of the process (seen: the next `Client` waited on it for ever). Prints the
+scheduler's count of worker threads and exits 0, or prints why not on stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ir.errors import exception_text
+
+
+def main(argv: list[str]) -> int:
+    address, seconds = argv[0], float(argv[1])
+    try:
+        from dask.distributed import Client  # optional: `pip install 'npu-opt[tune]'`
+
+        client = Client(address, timeout=seconds, set_as_default=False)
+        threads = sum(client.nthreads().values())
+        client.close()
+    except Exception as e:  # noqa: BLE001 - a malformed address, an unknown scheme, no scheduler there
+        print(exception_text(e), file=sys.stderr)
+        return 1
+    print(threads)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
