@@ -309,12 +309,10 @@ class DeviceKernel:
 
 
 def _read_target(target: TargetRef) -> TargetRef:
-    """The target object a target file's path or a shipped name other than `rngd` names, so
-    that every rule reads that target's constants (None and `"rngd"` stay: ir/machine.py's RNGD)."""
+    """The target a file path or shipped name (not `rngd`: ir/machine.py's RNGD) names, so rules read its constants."""
     if not isinstance(target, (str, os.PathLike)) or str(target) == "rngd":
         return target
     from tu_ops.target import get_target  # `check` loads no tu_ops: only a named target is read
-
     return get_target(target)
 
 

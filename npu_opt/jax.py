@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ir.errors import NpuOptError
+from ir.words import a_an
 from npu_opt.host_signature import host_signature
 from npu_opt.run import run
 
@@ -78,7 +79,7 @@ def op(kernel: Any, *, backend: str = "cpu", target: str = "rngd") -> Callable[.
                 continue
             array = jnp.asarray(value)
             if array.shape != a.shape or array.dtype not in a.dtypes[:1]:
-                raise NpuOptError(f"parameter `{a.name}` takes a {a.dtypes[0]} array of shape {a.shape}, not "
+                raise NpuOptError(f"parameter `{a.name}` takes {a_an(str(a.dtypes[0]))} array of shape {a.shape}, not "
                                   f"{array.dtype} {array.shape}", code="USAGE")
             arrays.append(array)
         if not any(isinstance(x, jax.core.Tracer) for x in arrays):  # called eagerly: no callback, so a

@@ -23,6 +23,7 @@ from typing import Any
 from ir.diagnostic import Violation
 from ir.loop_affine import Index, index_form
 from ir.runtime_ops import LoopBegin, LoopEnd
+from ir.words import a_an
 from npu_opt.runtime_scalars import REFUSED, Refused, RuntimeScalar, ScalarParam, usize
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of
@@ -52,7 +53,7 @@ def loop(ctx: Any, first: Any, second: Any = None) -> Any:
     if isinstance(stop, RuntimeScalar):
         if stop.dtype.name not in _UNSIGNED:
             return _refused(tracer, loc, f"a runtime loop bound is an unsigned count (u32, u64, usize), "
-                                         f"not a {stop.dtype}", help="cast it: `n.cast(usize)`, after checking "
+                                         f"not {a_an(str(stop.dtype))}", help="cast it: `n.cast(usize)`, after checking "
                                          "it is not negative")
         bound = stop if stop.dtype.name == "usize" else stop.cast(usize)
         if isinstance(bound, Refused):

@@ -71,6 +71,8 @@ def parse_sizes(text: str) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for part in (p.strip() for p in text.split(",")):
         name, eq, value = (s.strip() for s in part.partition("="))
+        if eq and name and re.fullmatch(r"-[0-9]+", value):
+            raise _usage(f"the size of index {name!r} must be a positive integer, not {int(value)}")
         if not eq or not name or not re.fullmatch(r"[0-9]+", value):  # plain decimal digits: not 1_0, +64, ６４
             raise _usage(f"--sizes takes name=integer pairs separated by commas (m=512,n=512,k=64), not {part!r}")
         if name in sizes:

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from ir.errors import NpuOptError
+from ir.words import a_an
 from npu_opt.host_signature import HostArg, HostSignature, host_signature
 from npu_opt.run import run
 
@@ -68,7 +69,7 @@ def _to_numpy(t: torch.Tensor, arg: HostArg) -> tuple[np.ndarray, bool]:
         raise NpuOptError(f"parameter `{arg.name}` takes a torch.Tensor, not {type(t).__name__}", code="USAGE")
     host, tdtype, bits = _host(arg.dtypes, f"parameter `{arg.name}`")
     if t.dtype != tdtype:
-        raise NpuOptError(f"parameter `{arg.name}` is a {tdtype} tensor, not {t.dtype}", code="USAGE")
+        raise NpuOptError(f"parameter `{arg.name}` is {a_an(str(tdtype))} tensor, not {t.dtype}", code="USAGE")
     t = t.detach()
     shared = t.device.type == "cpu" and t.is_contiguous()
     if not shared:

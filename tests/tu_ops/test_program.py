@@ -53,7 +53,8 @@ def test_op_classes_declare_name_mnemonic_and_rules():
                      "tu.cast_op", "tu.transpose", "tu.commit", "tu.dma", "tu.dma_window", "tu.dma_into", "tu.tensor_new",
                      "tu.memset", "tu.dma_gather", "tu.dma_scatter", "tu.dma_shuffle", "tu.dma_redistribute",
                      "tu.dma_relayout", "tu.dma_spm", "tu.rf_reshape",  # a VRF or TRF relabel
-                     "tu.scalar_load", "tu.scalar", "tu.guard_begin", "tu.guard_end"]  # docs/runtime.md
+                     "tu.scalar_load", "tu.scalar", "tu.guard_begin", "tu.guard_end",  # docs/runtime.md
+                     "tu.loop_begin", "tu.loop_end"]  # docs/loops.md
     for cls in OP_CLASSES:
         assert cls.__doc__ and cls.RULES and attrs.has(cls)
         assert all(callable(check) and check.rule_code for check in cls.RULES)

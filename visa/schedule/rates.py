@@ -54,7 +54,7 @@ def _fail(source: str, key: str, message: str) -> TargetSchemaError:
 
 def _number(source: str, key: str, value: Any, zero_ok: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or (value == 0 and not zero_ok):
-        raise _fail(source, key, f"expected a {'non-negative' if zero_ok else 'positive'} number, got {value!r}")
+        raise _fail(source, key, f"expected {'a non-negative' if zero_ok else 'a positive'} number, got {value!r}")
     return value
 
 
