@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import sys
 
+from dask.distributed import Client  # run by tune only after it imported dask itself (driver/tune_exec.py)
+
 from ir.errors import exception_text
 
 
 def main(argv: list[str]) -> int:
     address, seconds = argv[0], float(argv[1])
     try:
-        from dask.distributed import Client  # optional: `pip install 'npu-opt[tune]'`
-
         client = Client(address, timeout=seconds, set_as_default=False)
         threads = sum(client.nthreads().values())
         client.close()
