@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -120,13 +121,19 @@ class _Dask(_Futures):
 
 
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
 def _connect(client_class: Any, address: str) -> tuple[Any, int]:
     """A client of the dask scheduler at `address` and the scheduler's count of worker
     threads, else a USAGE error naming the address. A child process asks first
     (driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and a few seconds more: a port that
-    accepts the connection and never answers holds a `Client` for good."""
+    accepts the connection and never answers holds a `Client` for good. An address of no
+    network scheme's form (`tcp://host:port`, `tls://`, `ws://`, `wss://`, `ucx://`, or a bare
+    `host:port`) is refused without the child."""
+    if not _ADDRESS.fullmatch(address):
+        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): it is "
+                          "not of the form scheme://host:port", code="USAGE")
     try:
         probe = subprocess.run([sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)],
                                capture_output=True, text=True, timeout=CONNECT_TIMEOUT + 10,
