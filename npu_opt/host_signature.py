@@ -15,12 +15,12 @@ operator schema (USAGE, with the way around it).
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import attrs
 import numpy as np
 
+from backends.cpu.host import returns_tuple
 from ir.errors import CompileError, NpuOptError
 from ir.runtime_types import ScalarType
 from ir.topology import host_array_shape
@@ -63,16 +63,19 @@ class HostSignature:
     def inouts(self) -> tuple[HostArg, ...]:
         return tuple(a for a in self.args if a.inout)
 
+    def values(self, returned: Any) -> tuple[Any, ...]:
+        """What `npu_opt.run` returned, as a tuple: the results, then the in-out arrays."""
+        return returned if isinstance(returned, tuple) else (() if returned is None else (returned,))
+
+    def shaped(self, results: tuple[Any, ...]) -> Any:
+        """The kernel's results as `run` gives them: None, one value, or a tuple."""
+        if not results:
+            return None
+        return results[0] if len(results) == 1 and not self.as_tuple else results
+
 
 def _usage(message: str) -> NpuOptError:
     return NpuOptError(message, code="USAGE")
-
-
-def _returns_tuple(kernel: DeviceKernel) -> bool:
-    ann = inspect.signature(kernel.fn).return_annotation
-    if isinstance(ann, str):  # a postponed annotation: the trace has accepted it already
-        ann = eval(ann, kernel.fn.__globals__)  # noqa: S307 - the user's own annotation
-    return isinstance(ann, tuple) or getattr(ann, "__origin__", None) is tuple
 
 
 def host_signature(kernel: Any, target: TargetLike = "rngd") -> HostSignature:
@@ -100,5 +103,5 @@ def host_signature(kernel: Any, target: TargetLike = "rngd") -> HostSignature:
             args.append(HostArg(p.name, host_array_shape(t), tuple(t.dtype.host_dtypes), bool(p.mutable)))
     returned = ir.returns.values if ir.returns is not None else ()
     results = tuple(HostResult(host_array_shape(v.type), tuple(v.type.dtype.host_dtypes)) for v in returned)
-    return HostSignature(kernel.name, tuple(args), results, _returns_tuple(kernel))
+    return HostSignature(kernel.name, tuple(args), results, returns_tuple(kernel))
 

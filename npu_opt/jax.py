@@ -63,9 +63,8 @@ def op(kernel: Any, *, backend: str = "cpu", target: str = "rngd") -> Callable[.
                 values.append(np.array(array, dtype=a.dtypes[0], copy=True, order="C"))
             else:
                 values.append(np.asarray(array))
-        out = run(kernel, *values, backend=backend, target=target)
-        out = out if isinstance(out, tuple) else (() if out is None else (out,))
-        return out[0] if single else tuple(out)
+        out = sig.values(run(kernel, *values, backend=backend, target=target))
+        return out[0] if single else out
 
     def call(*args: Any) -> Any:
         if len(args) != len(sig.args):

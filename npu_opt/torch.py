@@ -87,6 +87,11 @@ def _to_torch(a: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(a.view(bits[1])).view(tdtype)
 
 
+def _device(args: tuple[Any, ...]) -> torch.device:
+    """The device of the first tensor argument (the CPU without one)."""
+    return next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
+
+
 def _schema(sig: HostSignature) -> str:
     """The operator schema: `(Tensor x, Tensor(a!) out, int n) -> Tensor`."""
     params = []
@@ -150,20 +155,12 @@ def op(kernel: Any, *, backend: str = "cpu", target: str = "rngd") -> Callable[.
         out = run(kernel, *arrays, backend=backend, target=target)
         for tensor, array in copied:  # a strided or non-CPU in-out tensor: write the final values back
             tensor.copy_(_to_torch(array))
-        values = out if isinstance(out, tuple) else (() if out is None else (out,))
-        values = values[:len(sig.results)]
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
-        tensors = tuple(_to_torch(v).to(device) for v in values)  # where the fake results said they are
-        if not tensors:
-            return None
-        return tensors[0] if len(tensors) == 1 and not sig.as_tuple else tensors
+        device = _device(args)  # where the fake results said they are
+        return sig.shaped(tuple(_to_torch(v).to(device) for v in sig.values(out)[:len(sig.results)]))
 
     def fake(*args: Any) -> Any:
-        device = next((a.device for a in args if isinstance(a, torch.Tensor)), torch.device("cpu"))
-        tensors = tuple(torch.empty(shape, dtype=dtype, device=device) for shape, dtype in results)
-        if not tensors:
-            return None
-        return tensors[0] if len(tensors) == 1 and not sig.as_tuple else tensors
+        device = _device(args)
+        return sig.shaped(tuple(torch.empty(shape, dtype=dtype, device=device) for shape, dtype in results))
 
     name = f"{NAMESPACE}::{_op_name(sig, backend)}"
     mutated = tuple(a.name for a in sig.inouts)
