@@ -138,14 +138,13 @@ def _connect(client_class: Any, address: str) -> tuple[Any, int]:
         probe = subprocess.run([sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)],
                                capture_output=True, text=True, timeout=CONNECT_TIMEOUT + 10,
                                cwd=str(Path(__file__).resolve().parents[1]))
+        why = None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["no answer"])[-1]
     except subprocess.TimeoutExpired:
-        raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
-                          "is a dask scheduler listening there?", code="USAGE") from None
-    why = (probe.stderr.strip().splitlines() or ["no answer"])[-1]
-    if probe.returncode != 0 and "timed out" in why.lower():
+        why = "timed out"
+    if why is not None and "timed out" in why.lower():  # killed at the deadline, or dask's own timeout
         raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
                           "is a dask scheduler listening there?", code="USAGE")
-    if probe.returncode != 0:
+    if why is not None:
         raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): {why}",
                           code="USAGE")
     client = client_class(address, timeout=CONNECT_TIMEOUT)
