@@ -1,5 +1,6 @@
-"""Tests that need an optional framework (torch, jax): CI installs both (.ci/run), so there a
-missing framework is a failure; elsewhere its tests are skipped with the install command."""
+"""Tests that need something optional (torch, jax, mkdocs, chromium, Playwright): CI installs
+all of it (.ci/run), so there a missing piece is a failure; elsewhere the test is skipped
+with the way to install it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import os
 import pytest
 
 
-def need(module: str, extra: str) -> None:
-    """Skip (fail under CI=true) unless `module` can be imported."""
-    if importlib.util.find_spec(module) is not None:
-        return
+def missing(what: str, install: str) -> None:
+    """`what` is not here: fail under CI (CI=true, 1 or yes), else skip; `install` says how."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(f"{module} is not installed but CI is set: .ci/run installs npu-opt[{extra}]")
-    pytest.skip(f"{module} not installed (pip install -e '.[{extra}]')")
+        pytest.fail(f"{what} but CI is set: {install}")
+    pytest.skip(f"{what} ({install})")
+
+
+def need(module: str, extra: str) -> None:
+    """Skip (fail under CI) unless `module` can be imported; the `extra` installs it."""
+    if importlib.util.find_spec(module) is None:
+        missing(f"{module} is not installed", f"pip install -e '.[{extra}]', as .ci/run does")

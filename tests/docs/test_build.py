@@ -6,7 +6,6 @@ mkdocs is a failure, not a skip. Outside CI the test is skipped when mkdocs is a
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -16,16 +15,15 @@ import re
 
 import pytest
 
+from tests.optional_deps import need
+
 ROOT = Path(__file__).resolve().parents[2]
 # Pages other branches write; their nav entries may point at nothing until they land.
 NOT_YET_WRITTEN = {"tuning.md"}
 
 
 def _mkdocs_or_skip() -> None:
-    if importlib.util.find_spec("mkdocs") is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("mkdocs is not installed but CI is set: install the project with '.[test,docs]'")
-        pytest.skip("mkdocs not installed (pip install -e '.[docs]')")
+    need("mkdocs", "docs")
 
 
 def _nav_files() -> list[str]:

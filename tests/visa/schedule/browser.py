@@ -7,12 +7,11 @@ developer's machine and fails under CI (CI=true), where .ci/run installs both.
 
 from __future__ import annotations
 
-import os
 import shutil
 from contextlib import contextmanager
 from typing import Iterator
 
-import pytest
+from tests.optional_deps import missing
 
 try:  # the test extra; without it the test skips (or fails in CI)
     from playwright.sync_api import sync_playwright
@@ -29,9 +28,7 @@ def chromium_path() -> str | None:
 
 
 def _missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what}; CI installs it (.ci/run: apt-get install chromium; the test extra: playwright)")
-    pytest.skip(f"{what} (CI=true makes this a failure)")
+    missing(what, "CI installs it: .ci/run's apt-get install chromium, the test extra's playwright")
 
 
 @contextmanager
