@@ -107,9 +107,16 @@ def steps_makespan(steps: list[Any], rates: Rates, kernel: Any) -> int:
     """The makespan of `steps`, built from `kernel`, as `schedule_artifact` schedules them (for
     a caller that built the steps itself, as tune's gate does): a rolled loop's body fenced
     and repeated its trip count of times."""
-    slots, _ = schedule_steps(fence_loops(steps, kernel), launch_cycles(rates))
-    slots = repeat_loops(slots, kernel)
+    slots, _, _ = _scheduled(steps, rates, kernel)
     return max((s.end for s in slots), default=0)
+
+
+def _scheduled(steps: list[Any], rates: Rates, kernel: Any) -> tuple[list[Slot], list[Hazard], int]:
+    """The slots and hazards of `steps` after the launch (and the launch's cycle): every
+    rolled loop's body fenced, scheduled once and repeated its trip count of times."""
+    origin = launch_cycles(rates)
+    slots, found = schedule_steps(fence_loops(steps, kernel), origin)
+    return repeat_loops(slots, kernel), found, origin
 
 
 def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: int = 0) -> list[Bound]:
@@ -143,9 +150,6 @@ def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, tar
         target = BUILTIN_TARGETS.get(artifact.target, rngd)()
     if rates is None:
         rates = builtin_rates(artifact.target) or builtin_rates("rngd")
-    steps = fence_loops(build_steps(artifact.kernel, rates, target), artifact.kernel)
-    origin = launch_cycles(rates)
-    slots, found = schedule_steps(steps, origin)
-    slots = repeat_loops(slots, artifact.kernel)   # a rolled loop: one body schedule, trips times
+    slots, found, origin = _scheduled(build_steps(artifact.kernel, rates, target), rates, artifact.kernel)
     return Schedule(kernel=artifact.kernel.name, target=artifact.target, slots=tuple(slots), hazards=tuple(found),
                     bounds=tuple(lower_bounds(slots, found, rates, origin)), rates=rates, origin=origin)
