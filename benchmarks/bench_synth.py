@@ -19,7 +19,7 @@ The hand-written baselines:
   cluster holds a 32-element slice of k for 1024 rows, the slices' partial sums added by
   the inter-slice reducer), written here for i8 -> i32 at 4096 x 4096 (the reference
   casts its i32 sums to i8; synth's results stay i32, so this baseline keeps them too).
-None of these shapes needs `k` split (npu_opt/synth_tiling.py): their winners are the
+None of these shapes needs `k` split (npu_opt/synth/tiling.py): their winners are the
 same as before the split levers; the 4096^3 i8 GEMM, which does, has no hand-written
 baseline here (docs/synth.md "Contractions larger than the chip" gives its search).
 Run: python benchmarks/bench_synth.py

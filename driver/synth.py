@@ -29,8 +29,8 @@ from driver.replay import write_atomic
 from driver.tune_report import plot_svg, report_json, table
 from ir.errors import InternalError
 from npu_opt.synth import Contraction, contraction
-from npu_opt.synth_space import points, source, space_of
-from npu_opt.synth_tiling import proxy_sizes
+from npu_opt.synth.space import points, source, space_of
+from npu_opt.synth.tiling import proxy_sizes
 from tu_ops.target import get_target
 
 __all__ = ["SynthResult", "proxy_checked", "refusals", "space_file", "synthesize"]
@@ -102,7 +102,7 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
 def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
                   target: str) -> TuneResult:
     """The tune result of a space too large to run, its best `top` candidates checked at
-    proxy sizes (npu_opt.synth_tiling.proxy_sizes: the same mapping, tiles and `k` split
+    proxy sizes (npu_opt.synth.tiling.proxy_sizes: the same mapping, tiles and `k` split
     on a smaller result and `k`) on the cpu backend and in the interpreter against the
     numpy oracle; the winner is the fastest that passed (None: none did)."""
     candidates = list(result.candidates)

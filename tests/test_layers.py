@@ -97,6 +97,17 @@ def test_no_forbidden_edge(importer, imported):
     assert bad == []
 
 
+def test_synthesis_sits_on_top_of_the_dsl():
+    """npu_opt/synth/ is a package of its own above the DSL: it builds kernels with the DSL and
+    the tune Space, and no other DSL module reaches up into it."""
+    users = sorted(f"{module} imports {name}" for module, names in MODULES.items()
+                   if _within(module, "npu_opt") and not _within(module, "npu_opt.synth")
+                   for name in names if _within(name, "npu_opt.synth"))
+    assert users == []
+    assert {m for m in MODULES if _within(m, "npu_opt.synth")} >= {
+        "npu_opt.synth", "npu_opt.synth.spec", "npu_opt.synth.space", "npu_opt.synth.tiling"}
+
+
 def test_no_cycle_between_packages():
     edges = {p: set() for p in PACKAGES}
     for module, names in MODULES.items():

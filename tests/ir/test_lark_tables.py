@@ -14,7 +14,7 @@ import pytest
 from driver.lark_tables import GRAMMARS
 from ir import lark_cache
 from ir.mapping import syntax
-from npu_opt import synth
+from npu_opt.synth import spec as synth
 from visa import parser as visa_parser
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from driver.cli import main
 from driver.discover import load_file
 from ir.errors import NpuOptError
 from npu_opt.synth import contraction
-from npu_opt.synth_space import build, source
+from npu_opt.synth.space import build, source
 from tu_ops.target import get_target
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

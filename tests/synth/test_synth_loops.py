@@ -15,7 +15,7 @@ from backends import get_backend
 from backends.npu import compile_kernel
 from driver.tune_eval import evaluate
 from npu_opt.synth import contraction
-from npu_opt.synth_space import source
+from npu_opt.synth.space import source
 from tests.synth.test_synth import _operands
 from tu_ops.target import get_target
 from visa.schedule import builtin_rates, schedule_artifact

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from npu_opt.synth import contraction
-from npu_opt.synth_space import build
+from npu_opt.synth.space import build
 from visa.interp import feed
 from visa.interp.trf import _stepped
 from backends import get_backend

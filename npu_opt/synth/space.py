@@ -1,4 +1,4 @@
-"""The candidate kernels of a contraction (npu_opt/synth.py), generated from the machine's
+"""The candidate kernels of a contraction (npu_opt/synth/spec.py), generated from the machine's
 rules, as readable Python source: `source(spec, point)` writes one candidate's kernel file,
 `space_of(spec)` is the tune Space of all of them (docs/synth.md).
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from npu_opt import synth_epilogue as epilogue, synth_target as target
-from npu_opt.synth_tiling import (contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
+from npu_opt.synth import epilogue, target
+from npu_opt.synth.tiling import (contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
                                   runs_in_full, split_levers, split_placements, tile_loops, time_block_loads,
                                   time_block_tile)
 from npu_opt.tune import Space
@@ -38,7 +38,7 @@ from npu_opt.tune import Space
 __all__ = ["MODULE_NAMES", "points", "source", "space_of", "build"]
 
 # What a candidate's file binds at its top besides `from npu_opt import *` and its kernel
-# (here and in npu_opt/synth_target.py): a kernel of one of these names would shadow it.
+# (here and in npu_opt/synth/target.py): a kernel of one of these names would shadow it.
 MODULE_NAMES = frozenset({"Chip", "Cluster", "Slice", "chip_all_reduce"})
 
 
@@ -70,7 +70,7 @@ def points(spec: Any) -> dict[str, list[Any]]:
         rows = size[spec.result[1][0]]
         return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
-    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth_tiling.py)
+    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
         return split_levers(spec, m, n, packets, gemm_roles(spec)[1][0])
     placements = result_placements(m, n, slices, pad_ok(spec))
     tiles = max((m // g.tm) * (n // g.tn) for g in placements)
@@ -194,7 +194,7 @@ def _gemm_blocks(v: dict[str, Any]) -> list[str]:
     """The row-block loads and the TRF load."""
     an, wn, M, N, T, K, Kl, din = v["an"], v["wn"], v["M"], v["N"], v["T"], v["K"], v["Kl"], v["din"]
     r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
-    if tb > 1:  # k in time blocks (npu_opt/synth_tiling.py): each block a list of its k chunks
+    if tb > 1:  # k in time blocks (npu_opt/synth/tiling.py): each block a list of its k chunks
         chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
         return time_block_loads(v, _chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
                                 _chain(v["widx"], v["batch"] + v["j_step"] + chunk))

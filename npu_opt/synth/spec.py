@@ -4,7 +4,7 @@ and turned into the `npu_opt.tune.Space` of kernels `npu-opt synth` searches (do
     spec = contraction("out[m,n] = a[m,k] * w[n,k]", dtype="i8:i32", sizes=dict(m=512, n=512, k=64))
     spec.space()        # every candidate kernel: an ordinary tune Space (`npu-opt tune` runs it too)
 
-An optional epilogue (npu_opt/synth_epilogue.py) adds a bias vector over the result's last
+An optional epilogue (npu_opt/synth/epilogue.py) adds a bias vector over the result's last
 index, ReLU and a requantization of i32 sums to i8:
 `q[m,n] = requant(relu(a[m,k] * w[n,k] + b[n]), 0.01)`.
 
@@ -29,10 +29,10 @@ import numpy as np
 
 import npu_opt
 from ir.lark_cache import lalr_parser
-from npu_opt import synth_epilogue, synth_target
-from npu_opt.synth_epilogue import Epilogue
-from npu_opt.synth_space import MODULE_NAMES, space_of
-from npu_opt.synth_target import usage as _usage
+from npu_opt.synth import epilogue as synth_epilogue, target as synth_target
+from npu_opt.synth.epilogue import Epilogue
+from npu_opt.synth.space import MODULE_NAMES, space_of
+from npu_opt.synth.target import usage as _usage
 
 __all__ = ["Contraction", "DTYPES", "contraction", "parse_sizes"]
 
@@ -52,7 +52,7 @@ Access = tuple[str, tuple[str, ...]]
 
 def _parse(text: str) -> tuple[list[Access], Access | None, Epilogue | None]:
     """The accesses of `text`'s contraction, the result first: (tensor name, its indices);
-    the bias access and the epilogue, or None (npu_opt/synth_epilogue.py)."""
+    the bias access and the epilogue, or None (npu_opt/synth/epilogue.py)."""
     if not _PARSER:
         _PARSER.append(lalr_parser(GRAMMAR_FILE, **OPTIONS))
     try:
@@ -100,7 +100,7 @@ class Contraction:
     name: str = "synth_kernel"
     batch: str | None = None  # the batched form's batch index (never padded)
     epilogue: Epilogue | None = None  # bias, ReLU, requantization after the contraction
-    pe: int = 8  # processing elements of each chip (npu_opt/synth_target.py)
+    pe: int = 8  # processing elements of each chip (npu_opt/synth/target.py)
     chips: int = 1
     split: str | None = None  # the result index split over the chips
 
@@ -151,7 +151,7 @@ class Contraction:
         return np.dtype(a if a != "bfloat16" else ml_dtypes.bfloat16), np.dtype(b if b != "bfloat16" else ml_dtypes.bfloat16)
 
     def space(self, filename: str | None = None) -> Any:
-        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth_space.py);
+        """Every candidate kernel of this contraction, as a tune Space (npu_opt/synth/space.py);
         `filename` is the path the candidates' source locations name."""
         return space_of(self, filename)
 
@@ -159,7 +159,7 @@ class Contraction:
 def contraction(text: str, dtype: str = "i8:i32", sizes: dict[str, int] | None = None,
                 name: str = "synth_kernel", *, pe: int = 8, chips: int = 1, split: str | None = None) -> Contraction:
     """Parse and check a contraction (the module docstring); USAGE for a spec npu-opt cannot build.
-    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth_target.py)."""
+    `pe`, `chips` and `split` say where the kernel runs (npu_opt/synth/target.py)."""
     spec = _contraction(text, dtype, sizes, name)
     split = synth_target.check(pe, chips, split, spec)
     return attrs.evolve(spec, pe=pe, chips=chips, split=split)
