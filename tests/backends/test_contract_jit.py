@@ -14,7 +14,6 @@ missing numba fails, elsewhere these tests are skipped without it.
 from __future__ import annotations
 
 import functools
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -34,15 +33,12 @@ from driver.discover import discover
 from tests.backends.examples import EXAMPLES, bf16_uniform, example
 from tests.differential.harness import load_kernel
 from tests.differential.strategies import kernels, make_inputs
+from tests.optional_deps import need
 
 try:
     import numba
 except ImportError:  # pragma: no cover - the test extra installs it
     numba = None
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail("numba is not installed but CI is set: install the project with '.[test]'",
-                    pytrace=False)
-    pytestmark = pytest.mark.skip(reason="numba is not installed (the `fast` extra)")
 
 NUMPY = CpuOptions(jit=False)
 JIT = CpuOptions(jit=True)
@@ -51,7 +47,9 @@ JIT = CpuOptions(jit=True)
 @pytest.fixture(autouse=True)
 def _numba_loaded() -> None:
     """numba loaded in the process: from then on every float contraction takes the
-    compiled core, whatever its size (contract_jit.JIT_MIN)."""
+    compiled core, whatever its size (contract_jit.JIT_MIN). Without numba: skipped, or a
+    failure under CI (tests/optional_deps.py)."""
+    need("numba", "test")
     assert contract_jit._compiled() is not None
 
 
