@@ -17,10 +17,11 @@ start 0 whose element offset grows by `i * stride` cells when the kernel runs. T
 keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA as the
 source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the scalar)
 or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
-`begin` (the `window` again). Everything else keeps RUNTIME-2: a runtime start of a chip,
-cluster or slice tile, a second runtime start on one view, a runtime-tiled view read by
-anything else (an interleaved `begin`, `to_spm`, a redistribution, a scatter) or written
-by anything but a DMA (`memset`, `commit_view`, a scatter). RUNTIME-9: a start that is
+`begin` (the `window` again), and `commit_view` as the destination (a `to_view` after
+the commit, which the lowering folds into the commit). Everything else keeps RUNTIME-2:
+a runtime start of a chip, cluster or slice tile, a second runtime start on one view, a
+runtime-tiled view read by anything else (an interleaved `begin`, `to_spm`, a
+redistribution, a scatter) or written by anything else (`memset`, a scatter). RUNTIME-9: a start that is
 not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
 whole 8-byte units.
 """
@@ -346,8 +347,8 @@ def _guard(cond: Any, loc: Any) -> Iterator[None]:
 
 # --- tiles at a runtime start (docs/runtime.md#runtime-tile-starts) ------------------------
 
-_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, or a "
-          "stream's `begin` reads")
+_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, a "
+          "stream's `begin` reads or `commit_view` writes")
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
