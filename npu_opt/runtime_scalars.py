@@ -17,10 +17,11 @@ start 0 whose element offset grows by `i * stride` cells when the kernel runs. T
 keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA as the
 source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the scalar)
 or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
-`begin` (the `window` again), and `commit_view` as the destination (a `to_view` after
-the commit, which the lowering folds into the commit). Everything else keeps RUNTIME-2:
-a runtime start of a chip, cluster or slice tile, a runtime-tiled view read by anything else (an interleaved `begin`, `to_spm`, a
-redistribution, a scatter) or written by anything else (`memset`, a scatter). RUNTIME-9: a start that is
+`begin` (the `window` again), `commit_view` as the destination (a `to_view` after
+the commit, which the lowering folds into the commit) and `memset` (the `memset` carries
+it). Everything else keeps RUNTIME-2: a runtime start of a chip, cluster or slice tile, a
+runtime-tiled view read by anything else (an interleaved `begin`, `to_spm`, a
+redistribution, a scatter) or written by anything else (a redistribution, a scatter). RUNTIME-9: a start that is
 not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
 whole 8-byte units. A tile of a runtime-tiled view may take a second runtime start when
 both are proven in range while tracing (loop indices of trace-time bounds; else LOOP-7):
@@ -350,7 +351,7 @@ def _guard(cond: Any, loc: Any) -> Iterator[None]:
 # --- tiles at a runtime start (docs/runtime.md#runtime-tile-starts) ------------------------
 
 _TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, a "
-          "stream's `begin` reads or `commit_view` writes")
+          "stream's `begin` reads, or `commit_view` or `memset` writes")
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:

@@ -31,7 +31,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.mapping.live import nibble_bytes
+from ir.mapping.live import live_positions, nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
@@ -231,8 +231,34 @@ class MemsetOp(TuOp):
     view: tuple[Mapping, ...] = attr(converter=tuple)
     offset: int = attr()
     value: int = attr()
+    start: Ref | None = operand(optional=True)   # a window at a runtime start: `offset` moves by
+    start_bytes: int | None = attr(default=None, optional=True)   # `start * start_bytes` bytes
+    start_limit: int | None = attr(default=None, optional=True)
 
     def stream_input(self) -> Ref | None:
+        return None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        """A memset of a window at a runtime start: `start=%k` (a `scalar[usize]` record),
+        `start_bytes=` and `start_limit=` together, the window at the last start inside the tensor."""
+        parts = (self.start, self.start_bytes, self.start_limit)
+        if all(p is None for p in parts):
+            return None
+        if any(p is None for p in parts) or self.start_bytes < 0 or self.start_limit < 0:
+            return "a runtime start needs start=, start_bytes= and start_limit= together, none negative"
+        t = self.output_type
+        bits = target.bits_of(t.dtype) or 0
+        live = live_positions(self.view[-1])
+        last = self.offset + (int(live.max()) + 1) * bits // 8 if len(live) else self.offset
+        size = -(-t.element.size * bits // 8)
+        if last + self.start_bytes * self.start_limit > size:
+            return f"the window at start={self.start_limit} reaches byte {last + self.start_bytes * self.start_limit} " \
+                   f"of the tensor's {size} bytes"
+        scalar = ctx.op(self.start) if ctx is not None else None
+        if ctx is not None and (scalar is None or getattr(scalar.output_type, "kind", None) != "scalar"
+                                or scalar.output_type.dtype.name != "usize"):
+            return f"start {self.start} is not a scalar[usize] record"
         return None
 
     @rule("DMAOP-6")

@@ -87,3 +87,33 @@ def test_a_second_start_no_trace_check_covers_is_loop_7():
     with pytest.raises(npu_opt.NpuOptError) as e:
         npu_opt.compile(V.block_at_launch_rows)
     assert e.value.code == "LOOP-7"
+
+
+# --- memset at a runtime start ------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_memset_of_a_tile_at_the_loop_index(backend):
+    want = X.copy()
+    want[:, 1::2] = -1
+    rolled = npu_opt.run(V.memset_odd_groups(True), X, backend=backend)
+    assert np.array_equal(rolled, want)
+    assert np.array_equal(rolled, npu_opt.run(V.memset_odd_groups(False), X, backend=backend))
+    text = npu_opt.compile(V.memset_odd_groups(True)).text
+    assert "start_bytes=32" in next(line for line in text.splitlines() if "= memset " in line)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_memset_at_a_launch_start_and_past_the_end(backend):
+    want = X.copy()
+    want[:, 2] = 0
+    assert np.array_equal(npu_opt.run(V.memset_launch_group, X, 2, backend=backend), want)
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.run(V.memset_launch_group, X, 4, backend=backend)
+    assert e.value.code == "RUNTIME-10"
+
+
+def test_the_verifier_checks_the_memsets_start():
+    text = npu_opt.compile(V.memset_odd_groups(True)).text
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        verify_text(text.replace("start_limit=3", "start_limit=4"))
+    assert e.value.code == "RUNTIME-8"

@@ -111,3 +111,24 @@ def committed_blocks(rolled: bool) -> Any:
                  .commit_trim(m("GT")).commit_view(dst))
         return out.to_hbm(ctx.tdma)
     return grid
+
+
+def memset_odd_groups(rolled: bool) -> Any:
+    """x with its groups 1 and 3 set to -1: `memset` of a tile at `2 * g + 1`."""
+
+    @device(chip=1)
+    def odd(ctx: Context, x: HbmTensor[i32, Chip, m("VA, VE, VW")]) -> HbmTensor[i32, Chip, m("VA, VE, VW")]:
+        d = x.to_dm(ctx.tdma, Groups)
+        for g in (ctx.loop(2) if rolled else range(2)):
+            d.view_mut().tile(m("VE"), 1, m("1 #{!} 4, VW"), 2 * g + 1).memset(ctx.sub, -1)
+        return d.to_hbm(ctx.tdma)
+    return odd
+
+
+@device(chip=1)
+def memset_launch_group(ctx: Context, x: HbmTensor[i32, Chip, m("VA, VE, VW")],
+                        k: HbmScalar[usize]) -> HbmTensor[i32, Chip, m("VA, VE, VW")]:
+    """x with its group k zeroed: a `memset` at a launch-time start."""
+    d = x.to_dm(ctx.tdma, Groups)
+    d.view_mut().tile(m("VE"), 1, m("1 #{!} 4, VW"), k.to_spm(ctx.tdma)).memset(ctx.sub, 0)
+    return d.to_hbm(ctx.tdma)
