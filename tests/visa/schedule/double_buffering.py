@@ -9,7 +9,8 @@ tests run). The reference kernels' shape otherwise: Tok = 16 tokens over 2 clust
 slices, Red = 64, Out = 8.
 
 - `rolled`: one group per iteration of a `ctx.loop`, the reference's rolled loop: the body
-  is compiled once, its weight tile read and its output tile committed at the loop index.
+  is compiled once, its weight tile read and its output tile committed at the loop index
+  (`commit_view` into a tile at a runtime start, which the commit writes itself).
 - `software_pipelined`: two groups per iteration (stage both, then contract both), the
   reference's manual two-stage pipeline; a Python `for` over the pairs.
 - `unrolled`: the reference's `#[unroll] for`, a Python `for`.
