@@ -16,7 +16,7 @@ from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
 from ir.rules.commit_plan import commit_write_plan
 from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
-from tu_ops.dma_view import with_levels
+from tu_ops.dma_view import usize_start_problem, with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import STORED_ELEMENTS, CommitConversion, FeedElementType, TuContext
 from tu_ops.feed import as_entries
@@ -304,11 +304,7 @@ class CommitOp(TuOp):
         if end > self.alloc_bytes(target):
             return f"the window at start={self.start_limit} reaches byte {end} of the {self.alloc_bytes(target)} " \
                    "bytes from its offset on"
-        scalar = ctx.op(self.start) if ctx is not None else None
-        if ctx is not None and (scalar is None or getattr(scalar.output_type, "kind", None) != "scalar"
-                                or scalar.output_type.dtype.name != "usize"):
-            return f"start {self.start} is not a scalar[usize] record"
-        return None
+        return usize_start_problem(self.start, ctx, "start")
 
     @rule("CMT-6")
     def _cmt_6(self, target: Any, ctx: VerifyContext | None) -> str | None:

@@ -42,7 +42,7 @@ from ir.words import a_an
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
+__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots", "usize_start_problem"]
 
 
 def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:
@@ -94,13 +94,20 @@ def start_problem(op: Any, target: Target, ctx: VerifyContext | None, side: str)
     if last + step * limit >= bound:
         return (f"the window at {side}_start={limit} reaches byte {last + step * limit}, outside the tensor's "
                 f"{bound} bytes{' of a slice' if per_slice else ''}")
-    if ctx is not None:
-        scalar = ctx.op(ref)
-        if scalar is None:
-            return f"{side}_start {ref} is not the result of a scalar record"
-        st = scalar.output_type
-        if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
-            return f"{side}_start {ref} is {st}, not a scalar[usize]"
+    return usize_start_problem(ref, ctx, f"{side}_start")
+
+
+def usize_start_problem(ref: Ref, ctx: VerifyContext | None, field: str) -> str | None:
+    """Why the runtime start `ref` (field `field`) is not a `scalar[usize]` record, or None
+    (unknown without the kernel's context)."""
+    if ctx is None:
+        return None
+    scalar = ctx.op(ref)
+    if scalar is None:
+        return f"{field} {ref} is not the result of a scalar record"
+    st = scalar.output_type
+    if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
+        return f"{field} {ref} is {st}, not a scalar[usize]"
     return None
 
 
@@ -255,11 +262,7 @@ class MemsetOp(TuOp):
         if last + self.start_bytes * self.start_limit > size:
             return f"the window at start={self.start_limit} reaches byte {last + self.start_bytes * self.start_limit} " \
                    f"of the tensor's {size} bytes"
-        scalar = ctx.op(self.start) if ctx is not None else None
-        if ctx is not None and (scalar is None or getattr(scalar.output_type, "kind", None) != "scalar"
-                                or scalar.output_type.dtype.name != "usize"):
-            return f"start {self.start} is not a scalar[usize] record"
-        return None
+        return usize_start_problem(self.start, ctx, "start")
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:

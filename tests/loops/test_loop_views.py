@@ -5,6 +5,8 @@ range for some iteration is LOOP-1 naming it."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -39,6 +41,11 @@ def test_the_verifier_checks_the_commits_start():
     with pytest.raises(npu_opt.NpuOptError) as e:
         verify_text(text.replace("start_limit=3", "start_limit=4"))
     assert e.value.code in ("RUNTIME-8", "LOOP-6")
+    commit = next(line for line in text.splitlines() if "= commit " in line)
+    start, into = re.search(r" start=(%\d+)", commit)[1], re.search(r" into=(%\d+)", commit)[1]
+    with pytest.raises(npu_opt.NpuOptError) as e:   # the start names the tensor, not a scalar
+        verify_text(text.replace(commit, commit.replace(f" start={start}", f" start={into}")))
+    assert e.value.code == "RUNTIME-8" and "not a scalar[usize]" in str(e.value)
 
 
 def test_a_commit_tile_past_the_end_for_the_last_iteration_is_loop_1():
