@@ -95,12 +95,20 @@ class ToView(Op):
 @attrs.frozen(kw_only=True)
 class Memset(Op):
     """`view.memset(ctx.sub, value)`: every live cell of the DM write view (type `view`,
-    shifted by `offset`) of tensor `into` set to `value`; the result is `into`'s new contents."""
+    shifted by `offset`) of tensor `into` set to `value`; the result is `into`'s new contents.
+    A view tiled at a runtime start adds `start`, `start_stride` and `start_limit` as a
+    `window` does."""
 
     STAGE = "memset"
-    RULES = (check_memset_bytes,)
+    RULES = (check_memset_bytes, check_runtime_start)
     SAME_TYPE_AS = "into"
     into: Value = operand()
     view: Any = attr()
     offset: tuple[int, ...] = attr()
     value: Any = attr()
+    start: Value | None = operand(optional=True)
+    start_stride: int | None = attr(default=None, optional=True)
+    start_limit: int | None = attr(default=None, optional=True)
+
+    def attributes(self) -> list[tuple[str, Any]]:
+        return [(k, v) for k, v in super().attributes() if k not in _OPTIONAL or v is not None]

@@ -17,7 +17,6 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
 from npu_opt.dma import TensorDma, _dma
-from npu_opt.runtime_scalars import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import location_of, refuse_call as _refuse
 from npu_opt.trace import current
@@ -70,14 +69,13 @@ def memset(view: Any, sub: Any, value: Any) -> None:
         bad = Violation("VIEW-9", "`memset` fills DM write views; this view is of an HBM tensor")
     if bad is None and not representable(value, view.type.dtype):
         bad = _bad_fill(value, view.type.dtype)
-    if bad is None and getattr(view, "_runtime", None) is not None:
-        bad = runtime_write_refusal("a `memset`")
     if bad is not None:
         _refuse(bad, "memset")
         return
     tracer = current()
+    start, stride, limit = getattr(view, "_runtime", None) or (None, None, None)   # a tile at a runtime start
     op = Memset.build(tracer.value, into=view._base.value, view=view.type, offset=view._offsets, value=value,
-                      loc=location_of("memset"))
+                      start=start, start_stride=stride, start_limit=limit, loc=location_of("memset"))
     tracer.emit(op)
     view._base.value = op.result
 

@@ -16,7 +16,7 @@ from ir.mapping.nodes import Mapping, Resize
 from ir.mapping.ops import coalesce
 from ir.rules.commit_plan import commit_write_plan
 from tu_ops.base import Derivation, Entry, Ref, TuOp, VerifyContext, attr, derived_of_types, entries_ok, operand, rule
-from tu_ops.dma_view import with_levels
+from tu_ops.dma_view import usize_start_problem, with_levels
 from tu_ops.engines import CAST, COMMIT, Engine, Rate, ceil_div, no_counters, stream_cycles
 from tu_ops.enums import STORED_ELEMENTS, CommitConversion, FeedElementType, TuContext
 from tu_ops.feed import as_entries
@@ -120,6 +120,11 @@ class CommitOp(TuOp):
     into: Ref | None = operand(optional=True)
     view: tuple[Mapping, ...] | None = attr(None, converter=attrs.converters.optional(tuple), optional=True)
     offset: int | None = attr(None, optional=True)
+    # a window at a runtime start (`commit_view` into a tile at a loop index): `dest` moves by
+    # `start * start_bytes` bytes when the program runs; a start past `start_limit` stops the run
+    start: Ref | None = operand(optional=True)
+    start_bytes: int | None = attr(None, optional=True)
+    start_limit: int | None = attr(None, optional=True)
 
     @classmethod
     def of_types(cls, result: Ref, src: Ref, t: Any, stream: Any, out: Any, conversion: CommitConversion,
@@ -162,7 +167,8 @@ class CommitOp(TuOp):
                             self.pack is not None, at.context, at.target, self.loc)
         if self.into is None:
             return low
-        return attrs.evolve(low, into=self.into, view=self.view, offset=self.offset, output_type=self.output_type)
+        return attrs.evolve(low, into=self.into, view=self.view, offset=self.offset, output_type=self.output_type,
+                            start=self.start, start_bytes=self.start_bytes, start_limit=self.start_limit)
 
     def context(self, ctx: VerifyContext | None) -> TuContext:
         program = ctx.program_of(self.result) if ctx is not None else None
@@ -279,6 +285,26 @@ class CommitOp(TuOp):
                 not is_window(levels[-1], self.view[-1], self.offset * 8 // bits):
             return f"the view is not a window of the tensor's element at byte offset {self.offset}"
         return None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        """A commit into a window at a runtime start: `start=%k` (a `scalar[usize]` record),
+        `start_bytes=` (whole 8-byte units: the engine's writes stay aligned) and `start_limit=`
+        together, into a tensor, and the window at the last start inside the tensor."""
+        parts = (self.start, self.start_bytes, self.start_limit)
+        if all(p is None for p in parts):
+            return None
+        if any(p is None for p in parts) or self.into is None:
+            return "a commit at a runtime start needs into=, start=, start_bytes= and start_limit= together"
+        base = target.constants.COMMIT_BASE
+        if self.start_bytes < 0 or self.start_limit < 0 or self.start_bytes % base:
+            return f"start_bytes {self.start_bytes} is not a multiple of {base} bytes, or a field is negative"
+        high = sum(max(0, (e.size - 1) * e.stride) for e in self.write.entries())
+        end = -(-(high + 1) * self.elem_bits(target) // 8) + self.start_bytes * self.start_limit
+        if end > self.alloc_bytes(target):
+            return f"the window at start={self.start_limit} reaches byte {end} of the {self.alloc_bytes(target)} " \
+                   "bytes from its offset on"
+        return usize_start_problem(self.start, ctx, "start")
 
     @rule("CMT-6")
     def _cmt_6(self, target: Any, ctx: VerifyContext | None) -> str | None:

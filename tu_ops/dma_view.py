@@ -31,7 +31,7 @@ import attrs
 
 from ir.dtypes import DType
 from ir.mapping.nodes import Mapping
-from ir.mapping.live import nibble_bytes
+from ir.mapping.live import live_positions, nibble_bytes
 from tu_ops.base import Ref, TuOp, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.engines import DMA, Engine, no_counters, no_cycles
@@ -42,7 +42,7 @@ from ir.words import a_an
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots"]
+__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots", "usize_start_problem"]
 
 
 def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:
@@ -94,13 +94,20 @@ def start_problem(op: Any, target: Target, ctx: VerifyContext | None, side: str)
     if last + step * limit >= bound:
         return (f"the window at {side}_start={limit} reaches byte {last + step * limit}, outside the tensor's "
                 f"{bound} bytes{' of a slice' if per_slice else ''}")
-    if ctx is not None:
-        scalar = ctx.op(ref)
-        if scalar is None:
-            return f"{side}_start {ref} is not the result of a scalar record"
-        st = scalar.output_type
-        if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
-            return f"{side}_start {ref} is {st}, not a scalar[usize]"
+    return usize_start_problem(ref, ctx, f"{side}_start")
+
+
+def usize_start_problem(ref: Ref, ctx: VerifyContext | None, field: str) -> str | None:
+    """Why the runtime start `ref` (field `field`) is not a `scalar[usize]` record, or None
+    (unknown without the kernel's context)."""
+    if ctx is None:
+        return None
+    scalar = ctx.op(ref)
+    if scalar is None:
+        return f"{field} {ref} is not the result of a scalar record"
+    st = scalar.output_type
+    if getattr(st, "kind", None) != "scalar" or st.dtype.name != "usize":
+        return f"{field} {ref} is {st}, not a scalar[usize]"
     return None
 
 
@@ -231,9 +238,31 @@ class MemsetOp(TuOp):
     view: tuple[Mapping, ...] = attr(converter=tuple)
     offset: int = attr()
     value: int = attr()
+    start: Ref | None = operand(optional=True)   # a window at a runtime start: `offset` moves by
+    start_bytes: int | None = attr(default=None, optional=True)   # `start * start_bytes` bytes
+    start_limit: int | None = attr(default=None, optional=True)
 
     def stream_input(self) -> Ref | None:
         return None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        """A memset of a window at a runtime start: `start=%k` (a `scalar[usize]` record),
+        `start_bytes=` and `start_limit=` together, the window at the last start inside the tensor."""
+        parts = (self.start, self.start_bytes, self.start_limit)
+        if all(p is None for p in parts):
+            return None
+        if any(p is None for p in parts) or self.start_bytes < 0 or self.start_limit < 0:
+            return "a runtime start needs start=, start_bytes= and start_limit= together, none negative"
+        t = self.output_type
+        bits = target.bits_of(t.dtype) or 0
+        live = live_positions(self.view[-1])
+        last = self.offset + (int(live.max()) + 1) * bits // 8 if len(live) else self.offset
+        size = -(-t.element.size * bits // 8)
+        if last + self.start_bytes * self.start_limit > size:
+            return f"the window at start={self.start_limit} reaches byte {last + self.start_bytes * self.start_limit} " \
+                   f"of the tensor's {size} bytes"
+        return usize_start_problem(self.start, ctx, "start")
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:

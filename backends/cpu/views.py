@@ -102,7 +102,7 @@ def new(op: NewTensor) -> np.ndarray:
     return np.zeros(layout.shape_of(t), layout.storage_dtype(t.dtype))
 
 
-def _shifted(op: Window | ToView, start: np.ndarray | None, what: str) -> tuple[int, ...]:
+def _shifted(op: Window | ToView | Memset, start: np.ndarray | None, what: str) -> tuple[int, ...]:
     """The op's cell offsets, the element's moved by its runtime `start` (RUNTIME-10 past its limit)."""
     if start is None:
         return op.offset
@@ -231,13 +231,14 @@ def to_view(op: ToView, src: np.ndarray | Compact, into: np.ndarray, start: np.n
 
 
 @handles(Memset, donate=0)
-def memset(op: Memset, into: np.ndarray, owned: bool = False) -> np.ndarray:
-    """The live cells of the view set to the fill value; every other cell kept (in place
-    when the executor hands `into` over)."""
+def memset(op: Memset, into: np.ndarray, start: np.ndarray | None = None, owned: bool = False) -> np.ndarray:
+    """The live cells of the view (moved by its runtime `start`, RUNTIME-10 past its limit)
+    set to the fill value; every other cell kept (in place when the executor hands `into` over)."""
     out = into if owned else into.copy()
     bits = np.asarray(fill_pattern(op.value, op.view.dtype), op.view.dtype.bits_dtype)
     value = bits if op.view.dtype.is_float else bits.view(op.view.dtype.host_dtype)
-    _copy_cells(out, op.offset, np.broadcast_to(value, out.shape), None, op.view)
+    offset = _shifted(op, start, "a memset at a runtime start")
+    _copy_cells(out, offset, np.broadcast_to(value, out.shape), None, op.view)
     return out
 
 

@@ -85,6 +85,14 @@ def _runtime_start(side: str, op: Any, refs: dict[int, int], target: Target) -> 
     return {f"{side}_start": Ref(refs[op.start.id]), f"{side}_start_bytes": step, f"{side}_start_limit": op.start_limit}
 
 
+def _memset_start(op: Memset, refs: dict[int, int], target: Target) -> dict[str, Any]:
+    """The `start=`, `start_bytes=`, `start_limit=` of a memset of a window at a runtime start."""
+    if op.start is None:
+        return {}
+    bits = target.bits_of(op.into.type.dtype) or op.into.type.dtype.bits
+    return {"start": Ref(refs[op.start.id]), "start_bytes": op.start_stride * bits // 8, "start_limit": op.start_limit}
+
+
 def _shift(op: Any, src: tuple, dst_t: Any, dst_shift: tuple[int, int]) -> tuple[int, int]:
     """The one (Chip, Cluster) shift of a DMA's commands: a command serves one (chip, cluster)
     of both DM sides, so two DM sides must be shifted alike (a fresh tensor is not shifted)."""
@@ -117,7 +125,7 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
         return MemsetOp(result=Ref(result), into=Ref(refs[op.into.id]), element_type=t.dtype, view=op.view.levels(),
                         offset=byte_offset(t, op.offset, target, op),
                         value=fill_pattern(op.value, t.dtype) & ((1 << t.dtype.bits) - 1),   # i4: the low nibble
-                        input_type=t, output_type=t, loc=op.loc)
+                        input_type=t, output_type=t, loc=op.loc, **_memset_start(op, refs, target))
     if isinstance(op, ToView):
         source = _source(op, windows, refs, typ, target)
         src, src_t, src_view, src_off, _ = source

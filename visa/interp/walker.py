@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from ir.regions import LoopRun, extend_reads, loops
+from ir.runtime_types import checked_start
 from ir.resident import host_type
 from tu_ops.base import Ref
 from tu_ops.program import LoweredKernel, TuProgram, resident_ranges
@@ -50,7 +51,7 @@ Runnable = Union["VisaArtifact", LoweredKernel]
 """What the interpreter executes: a parsed artifact or the lowered kernel it holds."""
 _OTHER_STEPS: dict[str, Callable[[Any, Memory, dict[int, Any], LoweredKernel], Any]] = {
     "tensor_new": lambda step, mem, env, kernel: new_tensor(step, mem),
-    "memset": lambda step, mem, env, kernel: run_memset(step, mem),
+    "memset": lambda step, mem, env, kernel: run_memset(step, mem, env),
     # the same VRF words or TRF rows, named anew (tu_ops.rf_reshape)
     "rf_reshape": lambda step, mem, env, kernel: env[step.operands()[0].id],
     # a DMA whose SPM side is stored as HBM bytes (tu_ops/spm.py)
@@ -273,9 +274,10 @@ def _new_trf(op: Any, mem: Memory) -> TrfTensor:
     return TrfTensor(shape, first, lane_bytes)
 
 
-def run_memset(op: Any, mem: Memory) -> Any:
+def run_memset(op: Any, mem: Memory, env: dict[int, Any] | None = None) -> Any:
     """`memset`: the value's bytes (little-endian) at every live cell of the view, in the DM of
-    every live (chip, cluster) of the tensor, from the tensor's address plus the offset."""
+    every live (chip, cluster) of the tensor, from the tensor's address plus the offset (moved
+    by `start * start_bytes` at a runtime start; RUNTIME-10 past its limit)."""
     t = op.output_type
     bits = mem.target.bits_of(t.dtype) or 0
     width = max(bits // 8, 1)
@@ -285,6 +287,9 @@ def run_memset(op: Any, mem: Memory) -> Any:
     if bits == 4:
         levels[3] = np.unique(levels[3] // 2)   # the bytes the live cells fill (DMAOP-6 checks they pair up)
     base = mem.dm_address[op.result.id] + op.offset
+    if op.start is not None:
+        check(env is not None and op.start.id in env, f"start {op.start} has no value", op)
+        base += checked_start(env[op.start.id], op.start_limit, f"{op.result} = memset") * op.start_bytes
     slice_bytes = mem.target.constants.DM_SLICE_BYTES
     cells = (levels[2][:, None] * slice_bytes + levels[3][None, :] * width).reshape(-1, 1)
     source = np.tile(pattern, len(cells))

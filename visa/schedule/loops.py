@@ -13,7 +13,8 @@ without simulating iterations:
   the extra iterations. Inner loops are expanded first, so an outer body holds them whole.
 
 A loop with a runtime bound has no trip count the model can know: it counts one
-iteration (the schedule of its body), as a guard's body counts as done.
+iteration (the schedule of its body), as a guard's body counts as done. The lower bounds
+the report lists count a body's steps its trip count of times too (`step_repeats`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import attrs
 
 from ir.regions import loops
 
-__all__ = ["fence_loops", "repeat_loops"]
+__all__ = ["fence_loops", "repeat_loops", "step_repeats"]
 
 
 def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
@@ -39,6 +40,18 @@ def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
 
 def _trips(opener: Any) -> int:
     return opener.stop - opener.start if opener.stop is not None else 1
+
+
+def step_repeats(kernel: Any) -> list[int]:
+    """How many times each of the kernel's steps runs: the product of the trip counts of the
+    loops around it (a runtime-bounded loop counting one), so the lower bounds count what
+    the repeated body schedule does."""
+    out = [1] * len(kernel.steps)
+    for r in loops(kernel.steps):
+        trips = _trips(kernel.steps[r.begin])
+        for k in range(r.begin + 1, r.end):
+            out[k] *= trips
+    return out
 
 
 def repeat_loops(slots: list[Any], kernel: Any) -> list[Any]:

@@ -14,7 +14,7 @@ import attrs
 from tu_ops import BUILTIN_TARGETS, rngd
 from visa.artifact import VisaArtifact
 from visa.schedule.rates import Rates, builtin_rates
-from visa.schedule.loops import fence_loops, repeat_loops
+from visa.schedule.loops import fence_loops, repeat_loops, step_repeats
 from visa.schedule.scheduler import Hazard, Slot, schedule_steps
 from visa.schedule.steps import DMA_CONTEXT, build_steps
 
@@ -75,14 +75,16 @@ class Schedule:
         return {c: sum(s.step.duration for s in self.slots if s.step.context == c) / span for c in CONTEXTS}
 
 
-def _chain_bound(slots: list[Slot], found: list[Hazard]) -> int:
-    """The longest hazard chain, summing durations and ignoring every resource."""
+def _chain_bound(slots: list[Slot], found: list[Hazard], repeats: list[int]) -> int:
+    """The longest hazard chain, summing durations (a loop body's times its trip count) and
+    ignoring every resource."""
     preds: dict[int, list[int]] = {}
     for h in found:
         preds.setdefault(h.after, []).append(h.before)
     finish: list[int] = []
     for s in slots:
-        finish.append(max((finish[p] for p in preds.get(s.step.index, ())), default=0) + s.step.duration)
+        finish.append(max((finish[p] for p in preds.get(s.step.index, ())), default=0)
+                      + s.step.duration * repeats[s.step.index])
     return max(finish, default=0)
 
 
@@ -90,10 +92,12 @@ def _ceil(a: float, b: float) -> int:
     return int(-(-a // b)) if a else 0
 
 
-def busiest_context(steps: Any) -> tuple[str, int]:
-    """The context with the most work and that work (the sum of its steps' durations): a
-    context runs its steps one at a time, so no schedule of `steps` is shorter."""
-    busy = {c: sum(s.duration for s in steps if s.context == c) for c in CONTEXTS}
+def busiest_context(steps: Any, repeats: list[int] | None = None) -> tuple[str, int]:
+    """The context with the most work and that work (the sum of its steps' durations, each
+    `repeats[k]` times, by default once): a context runs its steps one at a time, so no
+    schedule of `steps` is shorter."""
+    n = repeats or [1] * len(steps)
+    busy = {c: sum(s.duration * k for s, k in zip(steps, n) if s.context == c) for c in CONTEXTS}
     top = max(busy, key=lambda c: busy[c])
     return top, busy[top]
 
@@ -119,27 +123,31 @@ def _scheduled(steps: list[Any], rates: Rates, kernel: Any) -> tuple[list[Slot],
     return repeat_loops(slots, kernel), found, origin
 
 
-def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: int = 0) -> list[Bound]:
+def lower_bounds(slots: list[Slot], found: list[Hazard], rates: Rates, origin: int = 0,
+                 repeats: list[int] | None = None) -> list[Bound]:
     """Bytes over each memory's bandwidth, MACs over the contraction peak, the longest
     dependency chain and the busiest context; each after the launch (`origin`), before which
-    nothing runs."""
+    nothing runs. `repeats[k]`: how many times step k runs (a rolled loop's body its trip
+    count, `step_repeats`; by default once)."""
     steps = [s.step for s in slots]
-    dmas = [s.dma for s in steps if s.dma is not None]
-    hbm = sum(d.hbm_bytes for d in dmas)
-    dm = sum(d.dm_bytes for d in dmas)
-    slice_bytes = sum(s.slice_dm_bytes for s in steps)
-    mac_cycles = sum(_ceil(s.macs, s.mac_peak) for s in steps if s.macs)
-    macs = sum(s.macs for s in steps)
+    n = repeats or [1] * len(steps)
+    times = [n[s.index] for s in steps]
+    dmas = [(s.dma, k) for s, k in zip(steps, times) if s.dma is not None]
+    hbm = sum(d.hbm_bytes * k for d, k in dmas)
+    dm = sum(d.dm_bytes * k for d, k in dmas)
+    slice_bytes = sum(s.slice_dm_bytes * k for s, k in zip(steps, times))
+    mac_cycles = sum(_ceil(s.macs, s.mac_peak) * k for s, k in zip(steps, times) if s.macs)
+    macs = sum(s.macs * k for s, k in zip(steps, times))
     hbm_rate, dm_rate = rates("hbm", "chip_bytes_per_cycle"), rates("dm", "chip_bytes_per_cycle")
     slice_rate = rates("dm", "slice_bytes_per_cycle")
-    top, busy = busiest_context(steps)
+    top, busy = busiest_context(steps, times)
     return [attrs.evolve(b, cycles=b.cycles + origin) for b in (
         Bound("hbm", _ceil(hbm, hbm_rate), f"{hbm} HBM bytes / {hbm_rate:g} B per cycle"),
         Bound("dm", _ceil(dm, dm_rate), f"{dm} DM bytes moved by DMA / {dm_rate:g} B per cycle"),
         Bound("dm_slice", _ceil(slice_bytes, slice_rate),
               f"{slice_bytes} DM bytes fetched and committed per slice / {slice_rate:g} B per cycle"),
         Bound("mac", mac_cycles, f"{macs} MACs per slice at the contraction peak"),
-        Bound("chain", _chain_bound(slots, found), "longest dependency chain (no resource limits)"),
+        Bound("chain", _chain_bound(slots, found, n), "longest dependency chain (no resource limits)"),
         Bound("context", busy, f"busiest context ({top}): the sum of its steps"),
     )]
 
@@ -152,4 +160,5 @@ def schedule_artifact(artifact: VisaArtifact, *, rates: Rates | None = None, tar
         rates = builtin_rates(artifact.target) or builtin_rates("rngd")
     slots, found, origin = _scheduled(build_steps(artifact.kernel, rates, target), rates, artifact.kernel)
     return Schedule(kernel=artifact.kernel.name, target=artifact.target, slots=tuple(slots), hazards=tuple(found),
-                    bounds=tuple(lower_bounds(slots, found, rates, origin)), rates=rates, origin=origin)
+                    bounds=tuple(lower_bounds(slots, found, rates, origin, step_repeats(artifact.kernel))),
+                    rates=rates, origin=origin)
