@@ -10,8 +10,8 @@ the low bits, so the tile is the exact product modulo 256.
 
 The reference runs 256 column tiles by 16 row tiles. The sizes here come from the module's
 globals `TA` (row tiles) and `TC` (column tiles), which `sized(ta, tc)` sets in a fresh copy
-of this module; both tile loops are `ctx.loop` in `matmul_rolled`, the column loop alone in
-`matmul_columns_rolled`, and both are Python `for`s (unrolled) in `matmul_unrolled`.
+of this module; both tile loops are `ctx.loop` in `matmul_rolled` (the output tile sits at two
+runtime starts, one per loop) and Python `for`s (unrolled) in `matmul_unrolled`.
 """
 
 from __future__ import annotations
@@ -155,17 +155,6 @@ def matmul_rolled(ctx: Context, lhs: HbmTensor[i8, Chip, m("A, B")],
     out = HbmTensor[i8, Chip, m("A, C")].new()
     for c in ctx.loop(TC):
         for a in ctx.loop(TA):
-            output_tile(ctx, lhs, rhs, out, a, c)
-    return out
-
-
-@device(chip=1)
-def matmul_columns_rolled(ctx: Context, lhs: HbmTensor[i8, Chip, m("A, B")],
-                          rhs: HbmTensor[i8, Chip, m("B, C")]) -> HbmTensor[i8, Chip, m("A, C")]:
-    """The column loop rolled, the row loop unrolled inside it."""
-    out = HbmTensor[i8, Chip, m("A, C")].new()
-    for c in ctx.loop(TC):
-        for a in range(TA):
             output_tile(ctx, lhs, rhs, out, a, c)
     return out
 
