@@ -22,8 +22,9 @@ from typing import Any
 from npu_opt import *
 from tests.loops.sized import sized_module
 
-TA: int = globals().get("TA", 16)   # row tiles of 1024 (the reference: 16)
-TC: int = globals().get("TC", 256)  # column tiles of 64 (the reference: 256)
+TA: int = globals().get("TA", 1)   # row tiles of 1024 (the reference: 16, `sized(16, 256)`)
+TC: int = globals().get("TC", 2)   # column tiles of 64 (the reference: 256); small by default,
+                                   # so a compile of every kernel file stays quick
 axes(A=1024 * TA, B=16384, C=64 * TC, I=2)
 
 Chip = m("1")
