@@ -73,6 +73,19 @@ def value_text(v: Any) -> str:
     style = getattr(type(v), "TEXT_STYLE", None)
     if style is None or not attrs.has(type(v)):
         return str(v)
+    if getattr(type(v), "TEXT_MEMO", False):
+        return _remembered_record_text(v, tuple(type(getattr(v, f.name)) for f in attrs.fields(type(v))))
+    return _record_text(v, style)
+
+
+@memo(1024)
+def _remembered_record_text(v: Any, field_types: tuple[type, ...]) -> str:
+    """The text of a record whose class declares `TEXT_MEMO` (its fields hold ints, not bools,
+    below the top level, so equal records print alike), by its value and its field types."""
+    return _record_text(v, type(v).TEXT_STYLE)
+
+
+def _record_text(v: Any, style: str) -> str:
     items = [(f.name, getattr(v, f.name)) for f in attrs.fields(type(v))
              if not (f.metadata.get("omit_default") and getattr(v, f.name) == f.default)]  # optional: printed when set
     if style == "struct":

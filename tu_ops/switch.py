@@ -26,7 +26,10 @@ import attrs
 
 from ir.mapping.nodes import Mapping
 from ir.switch import config as sc
-from ir.switch.custom import checked_bitmap, plan_custom, routes, snoop_bitmap
+from ir.diagnostic import Violation
+from ir.dtypes import DType
+from ir.memo import memo
+from ir.switch.custom import checked_bitmap, derived_bitmap
 from ir.switch.rules import check_switch, ring_size as named_ring_size
 
 __all__ = ["SwitchKind", "SwitchRoute", "route_of", "route_problem", "switch_cycles"]
@@ -56,6 +59,8 @@ class SwitchRoute:
     """The switch of a feed: variant, its fields, ring size, output frame and snoop bitmap."""
 
     TEXT_STYLE: ClassVar[str] = "struct"
+    TEXT_MEMO: ClassVar[bool] = True  # a CUSTOM_BROADCAST bitmap has 256 rows: print each distinct route once
+    HOLDS_REFS: ClassVar[bool] = False  # no value numbers inside: renumbering (visa.facts) skips its bitmap
     config: SwitchKind
     slice1: int
     slice0: int
@@ -87,28 +92,30 @@ def route_of(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_time: 
                        ring_size=named_ring_size(config), out_slice=out_slice, out_time=out_time, bitmap=bitmap)
 
 
-def _derived_bitmap(route: SwitchRoute, in_slice: Mapping, in_time: Mapping) -> tuple[tuple[int, ...], ...]:
-    plan = plan_custom(in_slice, in_time, route.out_slice, route.out_time)
-    return snoop_bitmap(routes(in_slice, route.out_slice, route.out_time, plan))
-
-
 def route_problem(route: SwitchRoute, fetch: Any, collected: Any) -> str | None:
     """FEED-13: the problem with a feed's switch given its fetch and collect stream types."""
+    return _route_problem(route, fetch.slice, fetch.time, fetch.packet, fetch.dtype, collected.slice)
+
+
+@memo()
+def _route_problem(route: SwitchRoute, in_slice: Mapping, in_time: Mapping, packet: Mapping, dtype: DType,
+                   collected_slice: Mapping) -> str | None:
+    """`route_problem` on everything it reads: once per distinct switch of a program."""
     try:
         config = route.variant()
     except (TypeError, ValueError) as e:
         return f"switch config: {e}"
-    found = check_switch(fetch.slice, fetch.time, route.out_slice, route.out_time, config, fetch.packet,
-                         fetch.dtype)
+    found = check_switch(in_slice, in_time, route.out_slice, route.out_time, config, packet, dtype)
     if found is not None:
         return f"the switch breaks {found.code}: {found.message}"
     if route.ring_size != named_ring_size(config):
         return f"ring_size {route.ring_size}, but {config!r} routes in sub-rings of {named_ring_size(config)}"
-    want = _derived_bitmap(route, fetch.slice, fetch.time) if isinstance(config, sc.CustomBroadcast) else ()
-    if route.bitmap != want:
+    want = derived_bitmap(in_slice, in_time, route.out_slice, route.out_time) \
+        if isinstance(config, sc.CustomBroadcast) else ()
+    if isinstance(want, Violation) or route.bitmap != want:
         return "the snoop bitmap is not the one the switch's mappings need"
-    if collected.slice != route.out_slice:
-        return f"the collected stream lives on Slice `{collected.slice}`, not the switch's `{route.out_slice}`"
+    if collected_slice != route.out_slice:
+        return f"the collected stream lives on Slice `{collected_slice}`, not the switch's `{route.out_slice}`"
     return None
 
 

@@ -81,7 +81,7 @@ def _remap(obj: Any, table: dict[int, int]) -> Any:
             return obj
         return tuple(items)
     cls = type(obj)
-    if not cls.__module__.startswith("tu_ops") or not attrs.has(cls):
+    if not cls.__module__.startswith("tu_ops") or not attrs.has(cls) or not getattr(cls, "HOLDS_REFS", True):
         return obj
     changes = {}
     for name, key in _init_fields(cls):

@@ -12,6 +12,7 @@ import numpy as np
 from ir.mapping.cells import LIVE, Padding
 from ir.mapping.factors import PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping
+from ir.memo import memo
 
 __all__ = ["live_positions", "nibble_bytes", "is_window"]
 
@@ -45,10 +46,12 @@ def nibble_bytes(view: Any, offset: int) -> np.ndarray | None:
     return np.unique(q // 2)
 
 
+@memo()
 def is_window(element: Any, window: Any, offset: int) -> bool:
     """Whether `window` at cell `offset` names cells of `element` as a tile does: the same
     extent, and every live cell p of the window is the element's cell p + offset, whose index
-    is the window cell's plus the index of the element's cell at `offset` (axis by axis)."""
+    is the window cell's plus the index of the element's cell at `offset` (axis by axis).
+    Once per distinct three: each repeated commit into a window asks it."""
     n = element.size
     if window.size != n or not 0 <= offset < max(n, 1):
         return False

@@ -22,11 +22,12 @@ from ir.mapping.factors import BroadcastFactor, Factor, RaggedFactor, PaddingFac
 from ir.mapping.nodes import Mapping, PaddingKind, pair_all
 from ir.mapping.ops import DigitRange, aligned_frag, disjoint, refine, split, strides
 from ir.mapping.factors import short_text as show
+from ir.memo import memo
 from ir.switch.config import MAX_SLICES
 
 __all__ = [
-    "CustomPlan", "plan_custom", "check_custom", "routes", "computed_ring_size", "snoop_bitmap",
-    "bitmap_disagreement", "checked_bitmap",
+    "CustomPlan", "plan_custom", "check_custom", "routes", "route_table", "computed_ring_size", "snoop_bitmap",
+    "bitmap_disagreement", "derived_bitmap", "checked_bitmap",
 ]
 
 
@@ -246,6 +247,20 @@ def _coord(table, axis: str) -> np.ndarray:
     return np.where(table.status == LIVE, values, 0).astype(np.int64)
 
 
+@memo()
+def route_table(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
+                out_time: Mapping) -> tuple[CustomPlan, np.ndarray] | Violation:
+    """`plan_custom` and its `routes` (read-only), or the first rule the mappings break: what
+    the trace rules, the lowering and the verifier of a custom switch all start from, worked
+    out once per distinct four mappings (a loop repeating one switch asks again and again)."""
+    plan = plan_custom(in_slice, in_time, out_slice, out_time)
+    if isinstance(plan, Violation):
+        return plan
+    src = routes(in_slice, out_slice, out_time, plan)
+    src.setflags(write=False)
+    return plan, src
+
+
 def computed_ring_size(src: np.ndarray) -> int:
     """The smallest power-of-two sub-ring in which every read stays (1 when nothing moves)."""
     out_idx = np.broadcast_to(np.arange(src.shape[0])[:, None], src.shape)
@@ -267,10 +282,10 @@ def check_custom(in_slice: Mapping, in_time: Mapping, out_slice: Mapping, out_ti
     if ring_size < 1 or ring_size & (ring_size - 1) or ring_size > MAX_SLICES:
         return _v("SWITCH-8", f"CUSTOM_BROADCAST ring_size must be a power of 2 up to {MAX_SLICES}, got {ring_size}",
                   help="ring_size is 1, 2, 4, ..., 256 (the rule SWITCH-9 then names the one the mappings need)")
-    plan = plan_custom(in_slice, in_time, out_slice, out_time)
-    if isinstance(plan, Violation):
-        return plan
-    src = routes(in_slice, out_slice, out_time, plan)
+    table = route_table(in_slice, in_time, out_slice, out_time)
+    if isinstance(table, Violation):
+        return table
+    src = table[1]
     if np.any(src == -2):
         return _v("SWITCH-10", "an output slot reads an input slice position that holds padding, not data",
                   help="out_slice and out_time may only name live input digits")
@@ -322,14 +337,25 @@ def bitmap_disagreement(in_slice: Mapping, out_slice: Mapping, out_time: Mapping
     return None
 
 
+@memo()
+def derived_bitmap(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
+                   out_time: Mapping) -> tuple[tuple[int, ...], ...] | Violation:
+    """The snoop bitmap the four mappings of a custom switch need, or the rule they break."""
+    table = route_table(in_slice, in_time, out_slice, out_time)
+    return table if isinstance(table, Violation) else snoop_bitmap(table[1])
+
+
+@memo()
 def checked_bitmap(in_slice: Mapping, in_time: Mapping, out_slice: Mapping,
                    out_time: Mapping) -> tuple[tuple[int, ...], ...]:
     """The snoop bitmap of a legal custom switch, cross-checked against the cell enumeration
-    (the reference's `BitmapAttributionMismatch` backstop); a disagreement is an ICE."""
-    plan = plan_custom(in_slice, in_time, out_slice, out_time)
-    if isinstance(plan, Violation):
-        raise InternalError(f"checked_bitmap on a refused switch: {plan.code} {plan.message}")
-    bitmap = snoop_bitmap(routes(in_slice, out_slice, out_time, plan))
+    (the reference's `BitmapAttributionMismatch` backstop); a disagreement is an ICE. Once per
+    distinct four mappings: the enumeration is the costliest step of lowering a switch."""
+    table = route_table(in_slice, in_time, out_slice, out_time)
+    if isinstance(table, Violation):
+        raise InternalError(f"checked_bitmap on a refused switch: {table.code} {table.message}")
+    plan = table[0]
+    bitmap = derived_bitmap(in_slice, in_time, out_slice, out_time)
     lane = bitmap_disagreement(in_slice, out_slice, out_time, plan.moved_size, bitmap)
     if lane is not None:
         raise InternalError(f"switch snoop bitmap disagrees with the (out_slice x out_time) enumeration "

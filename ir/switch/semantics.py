@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.switch.config import (
     Broadcast01, Broadcast1, CustomBroadcast, Forwarding, InterTranspose, SwitchVariant, Transpose,
     TransposedBroadcast1,
 )
-from ir.switch.custom import plan_custom, routes
+from ir.switch.custom import route_table
 from ir.transpose.params import TransposeParams
 
 __all__ = ["switch_data", "named_switch_data", "custom_switch_data", "transpose_data"]
@@ -64,10 +65,10 @@ def custom_switch_data(x: np.ndarray, in_slice: Mapping, in_time: Mapping, out_s
                        out_time: Mapping, fill: int = 0) -> np.ndarray:
     """CUSTOM_BROADCAST: output slice s' at step (carried c, moved m) reads input slice
     `route[s', m]` at input step c. Slots that read nothing hold `fill`."""
-    plan = plan_custom(in_slice, in_time, out_slice, out_time)
-    if not hasattr(plan, "moved_size"):
-        raise ValueError(f"not a legal custom switch: {plan}")
-    src = routes(in_slice, out_slice, out_time, plan)  # [s', m]
+    table = route_table(in_slice, in_time, out_slice, out_time)
+    if isinstance(table, Violation):
+        raise ValueError(f"not a legal custom switch: {table}")
+    plan, src = table  # src[s', m]
     m_size = plan.moved_size
     carried = out_time.size // m_size
     out = np.full((out_slice.size, carried, m_size, *x.shape[2:]), fill, dtype=x.dtype)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir.mapping.cells import LIVE
+from ir.memo import memo
 from ir.mapping.nodes import Mapping, Pair, pair_items
 from ir.vector.enums import BinaryArgMode
 from ir.vector.numerics.unit_runs import run_elementwise
@@ -47,8 +48,10 @@ def group_volume(time: Mapping, packet: Mapping, axis: str) -> int | None:
     return None
 
 
+@memo()
 def unzip_problem(time: Mapping, split: Mapping, axis: str) -> str | None:
-    """Why `split` is not `time` without the axis (None when it is)."""
+    """Why `split` is not `time` without the axis (None when it is); once per distinct three
+    (the trace rule and the verifier of every repeated pair stage ask it)."""
     found = unzip_index(time, split, axis)
     return found if isinstance(found, str) else None
 

@@ -24,6 +24,8 @@ import numpy as np
 
 from ir import ops as ir
 from ir.mapping.live import live_positions
+from ir.mapping.nodes import Mapping
+from ir.memo import memo
 from ir.rules.commit_plan import commit_write_plan
 from ir.view_ops import Memset, ToView, Window
 from tu_ops.base import Ref
@@ -79,16 +81,24 @@ def _fits(op: ToView, commit: ir.Commit, producer: dict[int, Any], target: Any) 
         return False
     if op.start is not None and op.start_stride * bits % (8 * target.constants.COMMIT_BASE):
         return False   # a step of the runtime start keeps the engine's writes 8-byte aligned
+    if not _writes_exactly(commit.input.type, commit.element, view.element):
+        return False
+    return _storage(op.into.id, producer) not in _fed(commit, producer)
+
+
+@memo()
+def _writes_exactly(stream: Any, element: Mapping, window: Mapping) -> bool:
+    """Whether the write plan of a commit of `stream` into `element` writes each live cell of
+    `window` once and nothing else (once per distinct three: a loop repeats its commits)."""
     try:
-        plan = commit_write_plan(commit.input.type, commit.element)
+        plan = commit_write_plan(stream, element)
     except ValueError:
         return False
     written = np.zeros(1, np.int64)
     for e in (*plan.time, *plan.packet):
         written = (written[:, None] + np.arange(e.size, dtype=np.int64)[None, :] * e.stride).reshape(-1)
-    if not np.array_equal(np.unique(written), live_positions(view.element)) or written.size != np.unique(written).size:
-        return False
-    return _storage(op.into.id, producer) not in _fed(commit, producer)
+    cells = np.unique(written)
+    return np.array_equal(cells, live_positions(window)) and written.size == cells.size
 
 
 def _texts(levels: Any) -> list[str]:
