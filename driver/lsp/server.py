@@ -89,11 +89,12 @@ class NpuOptServer(LanguageServer):
             self.worker.limits.memory_mb = memory
             self.worker.stop()  # the limit is the process's: the next check starts one with it
 
-    def schedule(self, uri: str, delay: float) -> None:
+    def schedule(self, uri: str, delay: float, fresh: bool = False) -> None:
+        """Check the document after `delay` seconds (`fresh`: in full, on open and save)."""
         old = self.tasks.get(uri)
         if old is not None and not old.done():
             old.cancel()
-        self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
+        self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay, fresh))
 
     def changed_now(self, uri: str) -> None:
         """A change: checked at once after a pause of typing, else `debounceMs` after the last
@@ -103,7 +104,7 @@ class NpuOptServer(LanguageServer):
         burst = uri in self.debouncing or (last is not None and now - last < debounce)
         self.schedule(uri, debounce if burst else 0)
 
-    async def _check(self, uri: str, delay: float) -> None:
+    async def _check(self, uri: str, delay: float, fresh: bool = False) -> None:
         task = asyncio.current_task()
         if delay > 0:
             self.debouncing[uri] = task  # a debounce a later change restarts
@@ -114,7 +115,7 @@ class NpuOptServer(LanguageServer):
                     del self.debouncing[uri]
         doc = self.workspace.get_text_document(uri)
         version, source = doc.version, doc.source
-        running = asyncio.ensure_future(asyncio.to_thread(self.worker.check, _path_of(uri), source))
+        running = asyncio.ensure_future(asyncio.to_thread(self.worker.check, _path_of(uri), source, fresh))
         try:
             facts = await self._with_progress(running, uri)
         except Exception as e:  # noqa: BLE001 - the server goes on; the editor shows why it cannot check
@@ -231,7 +232,7 @@ def _documents(server: NpuOptServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def _check_now(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams | lsp.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        ls.schedule(params.text_document.uri, 0, fresh=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def _change(ls: NpuOptServer, params: lsp.DidChangeTextDocumentParams) -> None:
