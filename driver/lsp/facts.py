@@ -25,7 +25,7 @@ from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
 from driver.lsp.crossings import Calls, call_facts, function_defs, relocate, variable_facts, watch_helpers
-from driver.lsp.reuse import Reuse
+from driver.lsp.reuse import KERNEL_PARTS, Reuse
 from driver.lsp.supervisor import record
 from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
@@ -269,20 +269,20 @@ def _kernel_facts(kernels: list[DeviceKernel], module: Any, path: str, target: T
         where = defs.get(kernel.line)
         span = range(kernel.line, (where.end_lineno or kernel.line) + 1) if where is not None else ()
         key = reuse.kernel_key(kernel.line, set().union(*(named_at.get(line, ()) for line in span)))
-        entry = reuse.kernel(key)
+        entry, at = reuse.kernel(key), {part: len(out[part]) for part in KERNEL_PARTS}
         if entry is None:
             if progress:
                 progress(kernel.name, kernel.line)
             calls.clear()
             entry = _kernel_entry(kernel, target, where, path, calls, every)
-            if entry.pop("reusable"):
-                reuse.keep_kernel(key, entry)
         else:
             every.update({(line, col): (hover, length) for line, col, hover, length in entry["calls"]})
-        out["diagnostics"] += entry["diagnostics"]
-        out["stages"] += entry["stages"]
+        for part in KERNEL_PARTS:
+            out[part] += entry[part]
         out["classes"].update(entry["classes"])
-        out["variables"] += entry["variables"]
+        if entry.pop("reusable", False):  # traced now: kept as where its facts are in `out` (not a copy)
+            reuse.keep_kernel(key, {"spans": {part: [at[part], len(out[part])] for part in KERNEL_PARTS},
+                                    "classes": sorted(entry["classes"]), "calls": entry["calls"]})
     out["variables"] += call_facts(every)
 
 

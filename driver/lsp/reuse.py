@@ -30,7 +30,9 @@ from typing import Any
 
 from npu_opt.per_file_imports import scope_files
 
-__all__ = ["Reuse", "kernel_spans", "merged"]
+__all__ = ["KERNEL_PARTS", "Reuse", "kernel_spans", "merged"]
+
+KERNEL_PARTS = ("diagnostics", "stages", "variables")  # a kernel's facts, as lists in the result
 
 
 def kernel_spans(tree: ast.Module | None) -> dict[int, tuple[int, int, str]]:
@@ -124,9 +126,21 @@ class Reuse:
         return _digest(self.context, text)
 
 
-def merged(known: dict[str, Any] | None, found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The parent's next `known` for the file: what the check `found` (its keys; None for a
-    value it took from `known`, which the child does not send back)."""
+def merged(known: dict[str, Any] | None, found: dict[str, dict[str, Any]],
+           result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The parent's next `known` for the file, from what the check `found`: its keys, each
+    with None for a value it took from `known` (the child does not send it back), and for a
+    kernel it traced, where its facts are in the check's `result` (`spans`, not a copy)."""
     known = known or {}
-    return {part: {key: known.get(part, {}).get(key) if value is None else value for key, value in values.items()}
-            for part, values in found.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for part, values in found.items():
+        out[part] = {}
+        for key, value in values.items():
+            if value is None:
+                value = known.get(part, {}).get(key)
+            elif part == "kernels":
+                value = {name: result[name][first:end] for name, (first, end) in value["spans"].items()} | \
+                    {"classes": {c: result["classes"][c] for c in value["classes"]}, "calls": value["calls"]}
+            if value is not None:
+                out[part][key] = value
+    return out

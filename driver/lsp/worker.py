@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         if outcome.result is not None:
             found = outcome.result.pop("reuse", None)
             if found is not None:
-                known[path] = merged(known.get(path), found)
+                known[path] = merged(known.get(path), found, outcome.result)
             else:
                 known.pop(path, None)
             send({"id": request["id"], "result": outcome.result})

@@ -60,7 +60,7 @@ class Checks:
         assert outcome.result is not None, outcome.status
         facts = outcome.result
         found = facts.pop("reuse")
-        self.known = merged(self.known if keep else None, found)
+        self.known = merged(self.known if keep else None, found, facts)
         return facts, [k for k in traced if k is not None]
 
 
