@@ -20,7 +20,9 @@ While it runs, `--load N` CPU-bound processes (default 1) keep the machine busy,
 editor's machine is (the issue's "while the machine does other work"); each line gives the
 1-minute load average when it started. `--against DIR` (a checkout of another version, e.g.
 main's) measures that version's server too, in paired rounds (`--rounds`) that alternate
-which of the two goes first, so both see the same machine.
+which of the two goes first, so both see the same machine. Each version's bytecode is
+written first, under a prefix of its own (an installed package's first start after its
+install), so neither pays for compiling its sources in the numbers.
 Run: python benchmarks/bench_lsp.py [--edits 20] [--load 1] [--rounds 1] [--against DIR]
 """
 
@@ -42,9 +44,25 @@ from lsp_block import HELPERS, KERNELS, kernel_file  # noqa: E402 - the benchmar
 ROOT = Path(__file__).resolve().parents[1]
 
 
+PYCACHE = Path(tempfile.mkdtemp(prefix="bench-lsp-pyc-"))
+
+
 def _env(root: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(root), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                MKL_NUM_THREADS="1")
+    """The environment of a version's processes: its bytecode written and read under a prefix
+    of its own (as an installed package has its bytecode), whatever the caller's
+    PYTHONDONTWRITEBYTECODE says, so a checkout that happens to hold stale `.pyc` files
+    and one that holds none start alike."""
+    env = dict(os.environ, PYTHONPATH=str(root), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONPYCACHEPREFIX=str(PYCACHE / str(abs(hash(str(root))))))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _compile(root: Path) -> None:
+    """Write the version's bytecode (what a first start after installing does), unmeasured."""
+    subprocess.run([sys.executable, "-c", "import driver.cli, driver.lsp.server, driver.lsp.worker, driver.check_command"
+                    "\nfrom npu_opt.stagebase import load_lazy_stages\nload_lazy_stages()"],
+                   cwd=root, env=_env(root), check=True, capture_output=True)
 
 
 ENV = _env(ROOT)
@@ -162,6 +180,8 @@ def main() -> None:
     (folder / "bench_helpers.py").write_text(HELPERS)
     versions = [("this", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
     runs: dict[str, list[dict]] = {label: [] for label, _ in versions}
+    for _, root in versions:
+        _compile(root)
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(args.load)]
     print(f"file: {len(kernel_file(0).splitlines())} lines, {KERNELS} kernels importing a helper module; "
           f"{args.load} busy process(es) meanwhile; default settings; {args.edits} edits a round")
