@@ -211,10 +211,11 @@ def _evaluated(nodes: list[ast.Subscript], module: Any) -> list[Any]:
 
 
 def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None,
-            known: dict[str, Any] | None = None) -> dict[str, Any]:
+            known: dict[str, Any] | None = None, early: Any = None) -> dict[str, Any]:
     """Everything the server shows for the buffer `source` of the file `path` (absolute).
     `known`: what the last check of the file computed (driver/lsp/reuse.py); the result's
-    `reuse` is this check's, for the next."""
+    `reuse` is this check's, for the next. `early`: called with the diagnostics once every
+    kernel is traced, before the hovers of the file's mappings and tensors are made."""
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader
     out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "variables": [],
@@ -235,6 +236,8 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     reuse.start(tree, source.splitlines(), [k.line for k in kernels])
     walked = list(ast.walk(tree)) if tree is not None else []
     _kernel_facts(kernels, module, path, target, walked, reuse, progress, out)
+    if early:
+        early(out["diagnostics"])
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
         nodes, tensors = _nodes(walked)

@@ -141,9 +141,10 @@ class Worker:
             self.process.wait()
         self.process = None
 
-    def check(self, path: str, source: str, fresh: bool = False) -> dict[str, Any]:
+    def check(self, path: str, source: str, fresh: bool = False, early: Any = None) -> dict[str, Any]:
         """The facts of `source` as the file `path` (driver/lsp/facts.py); `fresh`: every
-        kernel traced, none of the last check's facts reused (driver/lsp/reuse.py)."""
+        kernel traced, none of the last check's facts reused (driver/lsp/reuse.py), and
+        `early` called with its diagnostics before the rest is ready."""
         with self.lock:
             self._ready()
             self._next += 1
@@ -169,6 +170,9 @@ class Worker:
                     continue
                 if "at" in reply:
                     where = reply["at"]
+                elif "early" in reply:
+                    if early is not None:
+                        early(reply["early"])
                 elif "result" in reply:
                     return reply["result"]
                 elif "ended" in reply:

@@ -3,7 +3,8 @@
 `python -m driver.lsp.worker` reads one JSON request per line on stdin
 (`{"id", "path", "source", "name", "target", "seconds"}`) and writes JSON lines to the
 reply channel: `{"id", "at": [kernel, line]}` before each phase (so the server can say
-where a check that died or hung was), then `{"id", "result": {...}}` (driver/lsp/facts.py),
+where a check that died or hung was), for a full check (`"fresh"`) `{"id", "early": [...]}`
+with its diagnostics once its kernels are traced, then `{"id", "result": {...}}` (driver/lsp/facts.py),
 or `{"id", "ended": status, "outlived": bool}` when the check sent no result.
 The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
 
@@ -138,11 +139,15 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed, known: dict[st
         where[:] = [kernel, line]
         send({"id": request["id"], "at": [kernel, line]})
 
+    def early(diagnostics: list[dict[str, Any]]) -> None:  # a full check's, shown before its hovers are made
+        if request.get("fresh") and not printed.text and not any("TimeLimit" in d["message"] for d in diagnostics):
+            send({"id": request["id"], "early": diagnostics})
+
     printed.path, printed.text, printed.line = path, "", None
     _ALARM.update(path=path, line=None)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        result = analyse(path, request["source"], request["name"], request.get("target"), progress, known)
+        result = analyse(path, request["source"], request["name"], request.get("target"), progress, known, early)
     except TimeLimit:
         signal.setitimer(signal.ITIMER_REAL, 0)
         result = dict(EMPTY, diagnostics=[_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])])
