@@ -60,9 +60,9 @@ def _env(root: Path) -> dict[str, str]:
 
 def _compile(root: Path) -> None:
     """Write the version's bytecode (what a first start after installing does), unmeasured."""
-    subprocess.run([sys.executable, "-c", "import driver.cli, driver.lsp.server, driver.lsp.worker, driver.check_command"
-                    "\nfrom npu_opt.stagebase import load_lazy_stages\nload_lazy_stages()"],
-                   cwd=root, env=_env(root), check=True, capture_output=True)
+    code = ("import driver.cli, driver.lsp.server, driver.lsp.worker, driver.check_command\n"
+            "from npu_opt.stagebase import load_lazy_stages\nload_lazy_stages()")
+    subprocess.run([sys.executable, "-c", code], cwd=root, env=_env(root), check=True, capture_output=True)
 
 
 ENV = _env(ROOT)
