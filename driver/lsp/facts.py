@@ -244,7 +244,7 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
         key = tuple(axes.items()) if isinstance(axes, dict) else ()
         out["mappings"] = [dict(_span(node), hover=_mapping_of(text, key, reuse)) for node, text in nodes]
         out["tensors"] = _tensor_facts(tensors, module, source.splitlines(), reuse)
-    out["reuse"] = reuse.found
+    out["reuse"] = reuse.finish()
     return out
 
 

@@ -14,6 +14,9 @@ The same holds for the hovers of the file's `m("...")` literals (a function of t
 and the file's axes) and of its tensor annotations (their text and what the file defines
 around its kernels).
 
+The helper files are those the file's import read, and those the last check's traces read
+(a kernel or a function may import a module only when it runs).
+
 The facts live in the worker's parent process (driver/lsp/worker.py) as plain data: a check's
 forked child reads them, and sends back the keys of this check with what it computed, which
 the parent keeps (one file's last check each). Opening and saving a file check it in full.
@@ -56,10 +59,10 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()
 
 
-def _helper_bytes() -> str:
-    """The text of every helper module the file imported (its import scope's files)."""
+def _helper_bytes(files: list[str]) -> str:
+    """A digest of each of the helper modules' `files`."""
     parts = []
-    for file in sorted(scope_files()):
+    for file in files:
         try:
             with open(file, "rb") as f:
                 parts.append(file + "\0" + hashlib.sha1(f.read(), usedforsecurity=False).hexdigest())
@@ -76,7 +79,8 @@ class Reuse:
     def __init__(self, known: dict[str, Any] | None, path: str, target: Any) -> None:
         known = known or {}
         self.known = {part: known.get(part, {}) for part in ("kernels", "mappings", "tensors")}
-        self.found: dict[str, dict[str, Any]] = {"kernels": {}, "mappings": {}, "tensors": {}}
+        self.found: dict[str, Any] = {"kernels": {}, "mappings": {}, "tensors": {}}
+        self.files: list[str] = list(known.get("files", []))  # the helper files the last check ended with
         self.path, self.target = path, repr(target)
         self.spans: dict[int, tuple[int, int, str]] = {}
         self.lines: list[str] = []
@@ -89,7 +93,16 @@ class Reuse:
         masked = list(lines)
         for first, last, _ in self.spans.values():
             masked[first - 1:last] = [""] * (last - first + 1)
-        self.context = _digest(self.path, self.target, "\n".join(masked), _helper_bytes())
+        # the helper files imported now, and those the last check's traces imported (a kernel
+        # or a function of the file may import a module only when it runs)
+        self.files = sorted(scope_files() | set(self.files))
+        self.context = _digest(self.path, self.target, "\n".join(masked), _helper_bytes(self.files))
+
+    def finish(self) -> dict[str, Any]:
+        """What the parent keeps of this check (`merged`): its keys, and the helper files its
+        import and its traces read."""
+        self.found["files"] = sorted(scope_files() | set(self.files))
+        return self.found
 
     def _segment(self, first: int) -> str:
         begin, end, _ = self.spans[first]
@@ -126,14 +139,15 @@ class Reuse:
         return _digest(self.context, text)
 
 
-def merged(known: dict[str, Any] | None, found: dict[str, dict[str, Any]],
-           result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def merged(known: dict[str, Any] | None, found: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """The parent's next `known` for the file, from what the check `found`: its keys, each
     with None for a value it took from `known` (the child does not send it back), and for a
     kernel it traced, where its facts are in the check's `result` (`spans`, not a copy)."""
     known = known or {}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {"files": found.get("files", [])}
     for part, values in found.items():
+        if part == "files":
+            continue
         out[part] = {}
         for key, value in values.items():
             if value is None:

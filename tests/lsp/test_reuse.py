@@ -119,3 +119,22 @@ def test_a_kernel_that_names_an_edited_kernel_is_traced_with_it(tmp_path):
     facts, traced = checks.check(naming.replace('m("N / 32"), m("N % 32"))\n           .collect', 'm("N / 64"), '
                                                 'm("N % 64"))\n           .collect', 1))
     assert traced == ["one", "two"]
+
+
+def test_a_helper_a_kernel_imports_only_while_it_runs_is_watched_too(tmp_path):
+    (tmp_path / "reuse_helper.py").write_text(HELPER)
+    (tmp_path / "late_helper.py").write_text("TILE = 32\n")
+    checks = Checks(tmp_path / "late.py")
+
+    def late(two: int) -> str:  # kernel one imports the late helper in its body
+        return kernels({"one": 32, "two": two}).replace(
+            "    d = load(ctx, src, m(\"N\"))\n",
+            "    from late_helper import TILE\n    assert TILE == 32, 'the late helper changed'\n"
+            "    d = load(ctx, src, m(\"N\"))\n", 1)
+
+    checks.check(late(32))
+    checks.check(late(64))  # an edit of two (the first check saw no late helper)
+    (tmp_path / "late_helper.py").write_text("TILE = 64\n")
+    facts, traced = checks.check(late(32))  # two edited back; one's late helper changed on disk
+    assert "one" in traced
+    assert any("the late helper changed" in d["message"] for d in facts["diagnostics"])
