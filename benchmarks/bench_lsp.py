@@ -17,8 +17,13 @@ and sends no settings (the defaults: debounce 200 ms, time limit 5 s):
   ratio's denominator).
 
 While it runs, `--load N` CPU-bound processes (default 1) keep the machine busy, as an
-editor's machine is (the issue's "while the machine does other work").
-Run: python benchmarks/bench_lsp.py [--edits 20] [--load 1]
+editor's machine is (the issue's "while the machine does other work"); each line gives the
+1-minute load average when it started. `--against DIR` (a checkout of another version, e.g.
+main's) measures that version's server too, in paired rounds (`--rounds`) that alternate
+which of the two goes first, so both see the same machine. Each version's bytecode is
+written first, under a prefix of its own (an installed package's first start after its
+install), so neither pays for compiling its sources in the numbers.
+Run: python benchmarks/bench_lsp.py [--edits 20] [--load 1] [--rounds 1] [--against DIR]
 """
 
 from __future__ import annotations
@@ -37,17 +42,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsp_block import HELPERS, KERNELS, kernel_file  # noqa: E402 - the benchmark's data, beside it
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
+PYCACHE = Path(tempfile.mkdtemp(prefix="bench-lsp-pyc-"))
+
+
+def _env(root: Path) -> dict[str, str]:
+    """The environment of a version's processes: its bytecode written and read under a prefix
+    of its own (as an installed package has its bytecode), whatever the caller's
+    PYTHONDONTWRITEBYTECODE says, so a checkout that happens to hold stale `.pyc` files
+    and one that holds none start alike."""
+    env = dict(os.environ, PYTHONPATH=str(root), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", PYTHONPYCACHEPREFIX=str(PYCACHE / str(abs(hash(str(root))))))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _compile(root: Path) -> None:
+    """Write the version's bytecode (what a first start after installing does), unmeasured."""
+    code = ("import driver.cli, driver.lsp.server, driver.lsp.worker, driver.check_command\n"
+            "from npu_opt.stagebase import load_lazy_stages\nload_lazy_stages()")
+    subprocess.run([sys.executable, "-c", code], cwd=root, env=_env(root), check=True, capture_output=True)
+
+
+ENV = _env(ROOT)
 BUSY = "while True:\n    sum(i * i for i in range(10000))\n"
 
 
 class Client:
     """A minimal LSP client over the server's stdio (it answers the server's requests with null)."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path = ROOT) -> None:
         self.start = time.perf_counter()
         self.proc = subprocess.Popen([sys.executable, "-m", "driver.cli", "lsp"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, cwd=ROOT, env=ENV)
+                                     stdout=subprocess.PIPE, cwd=root, env=_env(root))
         self.next = 0
         self.seen: list[tuple[float, dict]] = []
 
@@ -94,8 +122,9 @@ def _published(uri: str, version: int | None = None):
         and (version is None or m["params"].get("version") == version)
 
 
-def bench_lsp(path: Path, edits: int) -> dict:
-    client = Client()
+def bench_lsp(path: Path, edits: int, root: Path = ROOT) -> dict:
+    load = os.getloadavg()[0]
+    client = Client(root)
     uri = path.as_uri()
     client.send("initialize", {"processId": None, "rootUri": path.parent.as_uri(),
                                "capabilities": {"window": {"workDoneProgress": True}}}, request=True)
@@ -116,7 +145,7 @@ def bench_lsp(path: Path, edits: int) -> dict:
         client.until(_published(uri, version))
         times.append(time.perf_counter() - start)
     client.close()
-    return {"from_start": done - client.start, "from_open": done - opened, "recheck": times,
+    return {"load": load, "from_start": done - client.start, "from_open": done - opened, "recheck": times,
             "diagnostics": len(first["params"]["diagnostics"]),
             "progress": None if not progress else progress[0] - client.start}
 
@@ -131,32 +160,57 @@ def bench_check(path: Path, runs: int = 5) -> list[float]:
     return times
 
 
+def _line(label: str, lsp: dict) -> str:
+    progress = "none" if lsp["progress"] is None else f"{lsp['progress']:.2f} s"
+    return (f"{label:>8}  load {lsp['load']:5.2f}  first diagnostics {lsp['from_start']:5.2f} s (progress begin: "
+            f"{progress})  re-check median {statistics.median(lsp['recheck']) * 1000:6.1f} ms "
+            f"(max {max(lsp['recheck']) * 1000:.1f} ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--load", type=int, default=1, help="CPU-bound processes running meanwhile")
+    parser.add_argument("--rounds", type=int, default=1, help="paired rounds (with --against)")
+    parser.add_argument("--against", type=Path, help="another checkout whose server is measured in the same run")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     path = folder / "block.py"
     path.write_text(kernel_file(0))
     (folder / "bench_helpers.py").write_text(HELPERS)
+    versions = [("this", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
+    runs: dict[str, list[dict]] = {label: [] for label, _ in versions}
+    for _, root in versions:
+        _compile(root)
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(args.load)]
+    print(f"file: {len(kernel_file(0).splitlines())} lines, {KERNELS} kernels importing a helper module; "
+          f"{args.load} busy process(es) meanwhile; default settings; {args.edits} edits a round")
     try:
-        lsp = bench_lsp(path, args.edits)
+        for round_ in range(args.rounds if args.against else 1):
+            order = versions if round_ % 2 == 0 else versions[::-1]
+            for label, root in order:
+                runs[label].append(bench_lsp(path, args.edits, root))
+                print(f"round {round_ + 1}: " + _line(label, runs[label][-1]), flush=True)
+        load = os.getloadavg()[0]
         check_times = bench_check(path)
     finally:
         for p in busy:
             p.kill()
             p.wait()
-    recheck, check = statistics.median(lsp["recheck"]), statistics.median(check_times)
-    print(f"file: {len(kernel_file(0).splitlines())} lines, {KERNELS} kernels importing a helper module, "
-          f"{lsp['diagnostics']} diagnostic(s); {args.load} busy process(es) meanwhile; default settings")
-    print(f"first diagnostics: {lsp['from_start']:.2f} s from starting the server, {lsp['from_open']:.2f} s "
-          f"from didOpen; progress begin: " + ("none" if lsp["progress"] is None else
-                                              f"at {lsp['progress']:.2f} s"))
-    print(f"re-check after an edit (median of {len(lsp['recheck'])}): {recheck * 1000:7.1f} ms "
-          f"(max {max(lsp['recheck']) * 1000:.1f} ms)")
-    print(f"npu-opt check, fresh process (median of {len(check_times)}): {check * 1000:7.1f} ms")
+    mine = runs["this"]
+    recheck = statistics.median(t for r in mine for t in r["recheck"])
+    first = statistics.median(r["from_start"] for r in mine)
+    check = statistics.median(check_times)
+    print(f"this: first diagnostics {first:.2f} s (median of {len(mine)}), re-check {recheck * 1000:.1f} ms "
+          f"(median of {sum(len(r['recheck']) for r in mine)}); {mine[0]['diagnostics']} diagnostic(s)")
+    if args.against:
+        theirs = runs["against"]
+        their_recheck = statistics.median(t for r in theirs for t in r["recheck"])
+        their_first = statistics.median(r["from_start"] for r in theirs)
+        print(f"against {args.against}: first diagnostics {their_first:.2f} s, re-check {their_recheck * 1000:.1f} ms")
+        print(f"ratio this / against: first diagnostics {first / their_first:.3f}, re-check "
+              f"{recheck / their_recheck:.3f}")
+    print(f"npu-opt check, fresh process (median of {len(check_times)}, load {load:.2f}): {check * 1000:7.1f} ms")
     print(f"ratio re-check / check: {recheck / check:.3f}")
 
 

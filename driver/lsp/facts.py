@@ -25,6 +25,7 @@ from typing import Any
 
 from driver.discover import _line_in, load_file, own_kernels
 from driver.lsp.crossings import Calls, call_facts, function_defs, relocate, variable_facts, watch_helpers
+from driver.lsp.reuse import KERNEL_PARTS, Reuse
 from driver.lsp.supervisor import record
 from driver.lsp.types_text import describe, type_markdown
 from driver.mapping_report import explain, one_line
@@ -169,16 +170,20 @@ def _segment(lines: list[str], node: ast.AST) -> str:
     return first[node.col_offset:].decode("utf-8", errors="replace").rstrip()
 
 
-def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str]) -> list[dict[str, Any]]:
-    facts = []
-    for node, spec in zip(nodes, _evaluated(nodes, module)):
+def _tensor_facts(nodes: list[ast.Subscript], module: Any, lines: list[str], reuse: Reuse) -> list[dict[str, Any]]:
+    """Each tensor annotation's hover (an annotation of the same text in the same file
+    context as the last check's is not evaluated again: driver/lsp/reuse.py)."""
+    keys = [reuse.tensor_key(_segment(lines, node)) for node in nodes]
+    hovers: list[Any] = [reuse.cached("tensors", key) for key in keys]
+    todo = [i for i, hover in enumerate(hovers) if hover is None]
+    for i, spec in zip(todo, _evaluated([nodes[i] for i in todo], module)):
         try:
-            hover = _tensor_hover(spec, _segment(lines, node)) if spec is not _UNKNOWN else None
+            hover = _tensor_hover(spec, _segment(lines, nodes[i])) if spec is not _UNKNOWN else None
         except Exception:  # noqa: BLE001 - an annotation that does not resolve: no hover
             hover = None
-        if hover:
-            facts.append(dict(_span(node), hover=hover))
-    return facts
+        hovers[i] = hover or ""
+        reuse.keep("tensors", keys[i], hovers[i])
+    return [dict(_span(node), hover=hover) for node, hover in zip(nodes, hovers) if hover]
 
 
 _UNKNOWN = object()
@@ -205,8 +210,12 @@ def _evaluated(nodes: list[ast.Subscript], module: Any) -> list[Any]:
     return out
 
 
-def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None) -> dict[str, Any]:
-    """Everything the server shows for the buffer `source` of the file `path` (absolute)."""
+def analyse(path: str, source: str, name: str, target: TargetRef = None, progress: Any = None,
+            known: dict[str, Any] | None = None, early: Any = None) -> dict[str, Any]:
+    """Everything the server shows for the buffer `source` of the file `path` (absolute).
+    `known`: what the last check of the file computed (driver/lsp/reuse.py); the result's
+    `reuse` is this check's, for the next. `early`: called with the diagnostics once every
+    kernel is traced, before the hovers of the file's mappings and tensors are made."""
     lines = source.splitlines(keepends=True)
     linecache.cache[path] = (len(source), None, lines, path)  # the buffer, not the disk, for every reader
     out: dict[str, Any] = {"diagnostics": [], "stages": [], "mappings": [], "tensors": [], "variables": [],
@@ -221,40 +230,85 @@ def analyse(path: str, source: str, name: str, target: TargetRef = None, progres
     if error is not None:
         out["diagnostics"].append(record(error.message, error.line, error.file, code=error.code, col=error.col))
         return out
-    classes: set[type] = set()
     kernels, factory_errors = _kernels(module, path)
     out["diagnostics"] += factory_errors
-    calls: Calls = {}
-    watch_helpers(module, path, calls)
+    reuse = Reuse(known, path, target)
+    reuse.start(tree, source.splitlines(), [k.line for k in kernels])
     walked = list(ast.walk(tree)) if tree is not None else []
-    variables, defs = [], function_defs(walked)
-    for kernel in kernels:
-        if progress:
-            progress(kernel.name, kernel.line)
-        result, stages = _trace(kernel, target)
-        if isinstance(result, Diagnostic):
-            out["diagnostics"].append(diagnostic_record(result, kernel.name))
-            continue
-        where = defs.get(kernel.line)
-        for d in result.diagnostics:
-            entry = diagnostic_record(d, kernel.name)
-            if not _same_file(d.file, path):  # raised in another file: shown at the call that led there
-                relocate(entry, where, kernel.line, path)
-            out["diagnostics"].append(entry)
-        facts, used = _stage_facts(result.kernel.ops, stages, path)
-        out["stages"] += facts
-        classes |= used
-        if where is not None:
-            variables += variable_facts(where, facts, calls, _parameter_hovers(kernel))
-    out["classes"] = stage_classes(classes)
-    out["variables"] = variables + call_facts(calls)
+    _kernel_facts(kernels, module, path, target, walked, reuse, progress, out)
+    if early:
+        early(out["diagnostics"])
     axes = vars(module).get(REGISTRY_NAME)
     if tree is not None:
         nodes, tensors = _nodes(walked)
         key = tuple(axes.items()) if isinstance(axes, dict) else ()
-        out["mappings"] = [dict(_span(node), hover=_mapping_hover(text, key)) for node, text in nodes]
-        out["tensors"] = _tensor_facts(tensors, module, source.splitlines())
+        out["mappings"] = [dict(_span(node), hover=_mapping_of(text, key, reuse)) for node, text in nodes]
+        out["tensors"] = _tensor_facts(tensors, module, source.splitlines(), reuse)
+    out["reuse"] = reuse.finish()
     return out
+
+
+def _mapping_of(text: str, axes: tuple[tuple[str, int], ...], reuse: Reuse) -> str:
+    key = f"{text}\0{axes!r}"
+    hover = reuse.cached("mappings", key)
+    if hover is None:
+        hover = _mapping_hover(text, axes)
+        reuse.keep("mappings", key, hover)
+    return hover
+
+
+def _kernel_facts(kernels: list[DeviceKernel], module: Any, path: str, target: TargetRef,
+                  walked: list[ast.AST], reuse: Reuse, progress: Any, out: dict[str, Any]) -> None:
+    """Each kernel's diagnostics, stage types and variable hovers into `out`, in source
+    order: traced, or the last check's for a kernel whose text and context are unchanged."""
+    calls: Calls = {}  # the helper calls of the kernel being traced (watch_helpers writes here)
+    every: Calls = {}  # ... of every kernel so far, as one trace of all of them leaves them
+    watch_helpers(module, path, calls)
+    defs, kernel_names, named_at = function_defs(walked), {k.name for k in kernels}, {}
+    for node in walked:  # the kernels each line names (a kernel that names another is reused with it only)
+        if isinstance(node, ast.Name) and node.id in kernel_names:
+            named_at.setdefault(node.lineno, set()).add(node.id)
+    for kernel in kernels:
+        where = defs.get(kernel.line)
+        span = range(kernel.line, (where.end_lineno or kernel.line) + 1) if where is not None else ()
+        key = reuse.kernel_key(kernel.line, set().union(*(named_at.get(line, ()) for line in span)))
+        entry, at = reuse.kernel(key), {part: len(out[part]) for part in KERNEL_PARTS}
+        if entry is None:
+            if progress:
+                progress(kernel.name, kernel.line)
+            calls.clear()
+            entry = _kernel_entry(kernel, target, where, path, calls, every)
+        else:
+            every.update({(line, col): (hover, length) for line, col, hover, length in entry["calls"]})
+        for part in KERNEL_PARTS:
+            out[part] += entry[part]
+        out["classes"].update(entry["classes"])
+        if entry.pop("reusable", False):  # traced now: kept as where its facts are in `out` (not a copy)
+            reuse.keep_kernel(key, {"spans": {part: [at[part], len(out[part])] for part in KERNEL_PARTS},
+                                    "classes": sorted(entry["classes"]), "calls": entry["calls"]})
+    out["variables"] += call_facts(every)
+
+
+def _kernel_entry(kernel: DeviceKernel, target: TargetRef, where: ast.FunctionDef | None, path: str,
+                  calls: Calls, every: Calls) -> dict[str, Any]:
+    """One kernel's facts, traced now (`calls`: the helper calls its trace records, merged
+    into `every`); `reusable`: whether a later check may take them as they are."""
+    result, stages = _trace(kernel, target)
+    every.update(calls)
+    mine = [[line, col, hover, length] for (line, col), (hover, length) in calls.items()]
+    if isinstance(result, Diagnostic):
+        return {"diagnostics": [diagnostic_record(result, kernel.name)], "stages": [], "classes": {},
+                "variables": [], "calls": mine, "reusable": False}
+    diagnostics = []
+    for d in result.diagnostics:
+        entry = diagnostic_record(d, kernel.name)
+        if not _same_file(d.file, path):  # raised in another file: shown at the call that led there
+            relocate(entry, where, kernel.line, path)
+        diagnostics.append(entry)
+    facts, used = _stage_facts(result.kernel.ops, stages, path)
+    variables = variable_facts(where, facts, every, _parameter_hovers(kernel)) if where is not None else []
+    return {"diagnostics": diagnostics, "stages": facts, "classes": stage_classes(used), "variables": variables,
+            "calls": mine, "reusable": True}
 
 
 def _parameter_hovers(kernel: DeviceKernel) -> dict[str, str]:

@@ -3,7 +3,10 @@
 The server holds the open documents and answers from each one's last facts
 (driver/lsp/facts.py), which its worker process computes on open, on change and on save.
 A change after a pause of typing is checked at once; within a burst of changes (each
-within `debounceMs` of the one before), `debounceMs` after the last. A check that takes
+within `debounceMs` of the one before), `debounceMs` after the last. A check reuses what
+the last one found for every kernel an edit left as it was (driver/lsp/reuse.py); opening
+and saving a file check it in full, and publish its diagnostics as soon as its kernels
+are traced, before the hovers are made. A check that takes
 longer than half a second (the first, while the worker starts) shows a work-done
 progress notice in clients that support it. It never runs the user's code itself
 (driver/lsp/supervisor.py). Settings come from the client's `initializationOptions`
@@ -65,6 +68,7 @@ class NpuOptServer(LanguageServer):
         self.abroad: dict[str, dict[str, list[dict[str, Any]]]] = {}  # uri -> other file -> records raised there
         self.checks = 0
         self._progress = 0
+        self.showing: dict[str, str] = {}  # the work-done progress token shown for each document's check
 
     def configure(self, settings: Any) -> None:
         options = settings if isinstance(settings, dict) else {}
@@ -89,11 +93,12 @@ class NpuOptServer(LanguageServer):
             self.worker.limits.memory_mb = memory
             self.worker.stop()  # the limit is the process's: the next check starts one with it
 
-    def schedule(self, uri: str, delay: float) -> None:
+    def schedule(self, uri: str, delay: float, fresh: bool = False) -> None:
+        """Check the document after `delay` seconds (`fresh`: in full, on open and save)."""
         old = self.tasks.get(uri)
         if old is not None and not old.done():
             old.cancel()
-        self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay))
+        self.tasks[uri] = asyncio.get_running_loop().create_task(self._check(uri, delay, fresh))
 
     def changed_now(self, uri: str) -> None:
         """A change: checked at once after a pause of typing, else `debounceMs` after the last
@@ -103,7 +108,7 @@ class NpuOptServer(LanguageServer):
         burst = uri in self.debouncing or (last is not None and now - last < debounce)
         self.schedule(uri, debounce if burst else 0)
 
-    async def _check(self, uri: str, delay: float) -> None:
+    async def _check(self, uri: str, delay: float, fresh: bool = False) -> None:
         task = asyncio.current_task()
         if delay > 0:
             self.debouncing[uri] = task  # a debounce a later change restarts
@@ -114,7 +119,12 @@ class NpuOptServer(LanguageServer):
                     del self.debouncing[uri]
         doc = self.workspace.get_text_document(uri)
         version, source = doc.version, doc.source
-        running = asyncio.ensure_future(asyncio.to_thread(self.worker.check, _path_of(uri), source))
+        loop = asyncio.get_running_loop()
+
+        def early(records: list[dict[str, Any]]) -> None:  # (the worker's thread) a full check's diagnostics
+            loop.call_soon_threadsafe(self._early, uri, version, source, records, task)
+
+        running = asyncio.ensure_future(asyncio.to_thread(self.worker.check, _path_of(uri), source, fresh, early))
         try:
             facts = await self._with_progress(running, uri)
         except Exception as e:  # noqa: BLE001 - the server goes on; the editor shows why it cannot check
@@ -134,11 +144,20 @@ class NpuOptServer(LanguageServer):
             if other != uri and _path_of(other) in before | set(self.abroad[uri]):
                 self._publish(other, doc.version, doc.source.split("\n"))
 
-    def _publish(self, uri: str, version: int | None, lines: list[str]) -> None:
-        """The document's diagnostics: its own check's, and those other documents' checks
-        found raised in it (a helper module's refusals, at its own lines)."""
+    def _early(self, uri: str, version: int, source: str, records: list[dict[str, Any]], task: Any) -> None:
+        """A full check's diagnostics, published as soon as its kernels are traced (the first
+        check of a file is the slow one); its facts, and the same diagnostics, follow."""
+        current = self.workspace.text_documents.get(uri)
+        if self.tasks.get(uri) is task and current is not None and current.version == version:
+            self._progress_end(uri)  # the check is done as far as the user sees: its diagnostics come now
+            self._publish(uri, version, source.split("\n"), records)
+
+    def _publish(self, uri: str, version: int | None, lines: list[str],
+                 own: list[dict[str, Any]] | None = None) -> None:
+        """The document's diagnostics: its own check's (`own`, else its last facts'), and those
+        other documents' checks found raised in it (a helper module's refusals, at its own lines)."""
         here = _path_of(uri)
-        records = list(self.facts.get(uri, EMPTY)["diagnostics"])
+        records = list(self.facts.get(uri, EMPTY)["diagnostics"] if own is None else own)
         records += [r for other, found in self.abroad.items() if other != uri for r in found.get(here, [])]
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, version=version,
@@ -160,9 +179,17 @@ class NpuOptServer(LanguageServer):
             return await asyncio.shield(running)
         what = f"starting the checker, then checking {name}" if starting else f"checking {name}"
         self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="npu-opt", message=what))
+        self.showing[uri] = token
         try:
             return await asyncio.shield(running)
         finally:
+            self._progress_end(uri, token)
+
+    def _progress_end(self, uri: str, token: str | None = None) -> None:
+        """End the document's progress notice (`token`: only that one), if one is shown."""
+        if uri in self.showing and (token is None or self.showing[uri] == token):
+            token = self.showing.pop(uri)
+            name = Path(_path_of(uri)).name
             self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"checked {name}"))
 
     def _can_show_progress(self) -> bool:
@@ -231,7 +258,7 @@ def _documents(server: NpuOptServer) -> None:
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def _check_now(ls: NpuOptServer, params: lsp.DidOpenTextDocumentParams | lsp.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, 0)
+        ls.schedule(params.text_document.uri, 0, fresh=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def _change(ls: NpuOptServer, params: lsp.DidChangeTextDocumentParams) -> None:

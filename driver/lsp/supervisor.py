@@ -141,13 +141,15 @@ class Worker:
             self.process.wait()
         self.process = None
 
-    def check(self, path: str, source: str) -> dict[str, Any]:
-        """The facts of `source` as the file `path` (driver/lsp/facts.py)."""
+    def check(self, path: str, source: str, fresh: bool = False, early: Any = None) -> dict[str, Any]:
+        """The facts of `source` as the file `path` (driver/lsp/facts.py); `fresh`: every
+        kernel traced, none of the last check's facts reused (driver/lsp/reuse.py), and
+        `early` called with its diagnostics before the rest is ready."""
         with self.lock:
             self._ready()
             self._next += 1
             request = {"id": self._next, "path": path, "source": source, "name": f"_npu_opt_lsp_{self._next}",
-                       "seconds": self.limits.seconds}
+                       "seconds": self.limits.seconds, "fresh": fresh}
             assert self.process is not None and self.process.stdin is not None
             try:
                 self.process.stdin.write(json.dumps(request) + "\n")
@@ -168,6 +170,9 @@ class Worker:
                     continue
                 if "at" in reply:
                     where = reply["at"]
+                elif "early" in reply:
+                    if early is not None:
+                        early(reply["early"])
                 elif "result" in reply:
                     return reply["result"]
                 elif "ended" in reply:

@@ -3,7 +3,8 @@
 `python -m driver.lsp.worker` reads one JSON request per line on stdin
 (`{"id", "path", "source", "name", "target", "seconds"}`) and writes JSON lines to the
 reply channel: `{"id", "at": [kernel, line]}` before each phase (so the server can say
-where a check that died or hung was), then `{"id", "result": {...}}` (driver/lsp/facts.py),
+where a check that died or hung was), for a full check (`"fresh"`) `{"id", "early": [...]}`
+with its diagnostics once its kernels are traced, then `{"id", "result": {...}}` (driver/lsp/facts.py),
 or `{"id", "ended": status, "outlived": bool}` when the check sent no result.
 The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
 
@@ -35,6 +36,7 @@ from typing import Any
 import npu_opt
 from driver.lsp.facts import analyse
 from driver.lsp.isolation import run_forked
+from driver.lsp.reuse import merged
 from driver.lsp.supervisor import EMPTY, GRACE_SECONDS, record
 from npu_opt import per_file_imports
 from npu_opt.stagebase import load_lazy_stages
@@ -129,7 +131,7 @@ def _warm_up() -> None:
     linecache.cache.pop(path, None)
 
 
-def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, Any]:
+def _check(request: dict[str, Any], send: Any, printed: _Printed, known: dict[str, Any] | None) -> dict[str, Any]:
     path, seconds = os.path.abspath(request["path"]), float(request.get("seconds", 5.0))
     where: list[Any] = [None, 1]
 
@@ -137,11 +139,15 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
         where[:] = [kernel, line]
         send({"id": request["id"], "at": [kernel, line]})
 
+    def early(diagnostics: list[dict[str, Any]]) -> None:  # a full check's, shown before its hovers are made
+        if request.get("fresh") and not printed.text and not any("TimeLimit" in d["message"] for d in diagnostics):
+            send({"id": request["id"], "early": diagnostics})
+
     printed.path, printed.text, printed.line = path, "", None
     _ALARM.update(path=path, line=None)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        result = analyse(path, request["source"], request["name"], request.get("target"), progress)
+        result = analyse(path, request["source"], request["name"], request.get("target"), progress, known, early)
     except TimeLimit:
         signal.setitimer(signal.ITIMER_REAL, 0)
         result = dict(EMPTY, diagnostics=[_limit_record(path, _ALARM["line"] or where[1], seconds, where[0])])
@@ -150,8 +156,10 @@ def _check(request: dict[str, Any], send: Any, printed: _Printed) -> dict[str, A
     for d in result["diagnostics"]:  # a TimeLimit the trace caught as the user's exception
         if "TimeLimit" in d["message"]:
             d.update(_limit_record(path, _ALARM["line"] or d["line"], seconds, d["kernel"]))
+            result.pop("reuse", None)  # traced again next time, as every check that ran out of time
     if printed.text:
         result["diagnostics"].append(_printed_record(printed, path))
+        result.pop("reuse", None)  # ... or printed (its warning names the line that printed)
     return result
 
 
@@ -175,19 +183,28 @@ def main(argv: list[str] | None = None) -> int:
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
     gc.freeze()  # the warm objects stay out of the children's collections (fewer pages copied)
+    known: dict[str, dict[str, Any]] = {}  # each file's last check's facts a re-check may reuse (driver/lsp/reuse.py)
     for line in sys.stdin:
         request = json.loads(line)
+        path = os.path.abspath(request["path"])
+        if request.get("fresh"):
+            known.pop(path, None)
 
-        def work(to_parent: Any, request: dict[str, Any] = request) -> dict[str, Any]:
+        def work(to_parent: Any, request: dict[str, Any] = request, last: Any = known.get(path)) -> dict[str, Any]:
             gc.disable()  # a child lives for one check: its garbage goes with it (the memory limit still holds)
             try:
-                return _check(request, to_parent, printed)
+                return _check(request, to_parent, printed, last)
             except MemoryError:
                 return {"diagnostics": [record("checking the file ran out of the language server's memory limit",
                                                1, request.get("path"))]}
 
         outcome = run_forked(work, send, float(request.get("seconds", 5.0)) + GRACE_SECONDS)
         if outcome.result is not None:
+            found = outcome.result.pop("reuse", None)
+            if found is not None:
+                known[path] = merged(known.get(path), found, outcome.result)
+            else:
+                known.pop(path, None)
             send({"id": request["id"], "result": outcome.result})
         else:
             send({"id": request["id"], "ended": outcome.status, "outlived": outcome.outlived})

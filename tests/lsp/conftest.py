@@ -1,4 +1,5 @@
-"""One `npu-opt lsp` server per test module, driven over stdio by pytest-lsp's client.
+"""One `npu-opt lsp` server per test module, driven over stdio by a synchronous client
+(tests/lsp/client.py).
 
 The server runs with a short time limit (1.5 s per check) and a short debounce, so the
 tests of hanging kernels stay quick; each test opens its own documents (own file names).
@@ -11,23 +12,23 @@ import sys
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
+
+from tests.lsp.client import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 TIME_LIMIT = 1.5
 SERVER = [sys.executable, "-m", "driver.cli", "lsp", "--time-limit", str(TIME_LIMIT), "--memory-limit", "2048"]
 
 
-@pytest_lsp.fixture(scope="module", config=ClientServerConfig(
-    server_command=SERVER, server_env={**os.environ, "PYTHONPATH": str(ROOT)}))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(lsp.InitializeParams(
+@pytest.fixture(scope="module")
+def client():
+    session = Client(SERVER, ROOT, {**os.environ, "PYTHONPATH": str(ROOT)})
+    session.initialize_session(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(), root_uri=ROOT.as_uri(),
         initialization_options={"npuOpt": {"debounceMs": 20, "guideUrl": "https://guide.example/npu-opt"}}))
-    yield
-    await lsp_client.shutdown_session()
+    yield session
+    session.shutdown_session()
 
 
 @pytest.fixture

@@ -7,33 +7,33 @@ import json
 from pathlib import Path
 
 from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient
+from tests.lsp.client import Client
 
 
-def open_doc(client: LanguageClient, path: Path, text: str, version: int = 1) -> str:
+def open_doc(client: Client, path: Path, text: str, version: int = 1) -> str:
     uri = path.as_uri()
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         lsp.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
     return uri
 
 
-def change(client: LanguageClient, uri: str, text: str, version: int) -> None:
+def change(client: Client, uri: str, text: str, version: int) -> None:
     """Replace the whole buffer (the client's edit, not saved)."""
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
         [lsp.TextDocumentContentChangeWholeDocument(text=text)]))
 
 
-async def settle(client: LanguageClient, uri: str) -> list[lsp.Diagnostic]:
+def settle(client: Client, uri: str) -> list[lsp.Diagnostic]:
     """The document's diagnostics once its pending check is done. The server answers a
     request on a document after publishing that document's diagnostics, so a hover is the
     barrier."""
-    await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0)))
+    client.text_document_hover(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(0, 0)))
     return list(client.diagnostics.get(uri, []))
 
 
-async def hover_text(client: LanguageClient, uri: str, line0: int, char: int) -> str | None:
-    found = await client.text_document_hover_async(
+def hover_text(client: Client, uri: str, line0: int, char: int) -> str | None:
+    found = client.text_document_hover(
         lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line0, char)))
     return None if found is None else found.contents.value
 

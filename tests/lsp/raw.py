@@ -1,5 +1,5 @@
 """A language-server client that writes raw bytes: for the messages a well-behaved client
-(pytest-lsp's) never sends."""
+(tests/lsp/client.py) never sends."""
 
 from __future__ import annotations
 

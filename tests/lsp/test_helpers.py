@@ -13,8 +13,6 @@ import pytest
 from tests.lsp import kernels as K
 from tests.lsp.helpers import check_json, hover_text, open_doc, position, settle
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-
 
 def _project(folder: Path) -> Path:
     (folder / "helpers_mod.py").write_text(K.HELPER_MODULE)
@@ -23,12 +21,12 @@ def _project(folder: Path) -> Path:
     return path
 
 
-async def test_a_refusal_in_a_helper_is_shown_at_the_call_with_the_helper_as_related(client, folder):
+def test_a_refusal_in_a_helper_is_shown_at_the_call_with_the_helper_as_related(client, folder):
     path = _project(folder)
     cli = check_json(path)[0]
     assert (Path(cli["file"]).name, cli["line"], cli["col"]) == ("helpers_mod.py", 9, 14)
     uri = open_doc(client, path, K.USES_HELPER)
-    (d,) = await settle(client, uri)
+    (d,) = settle(client, uri)
     call = position(K.USES_HELPER, "half_flits(ctx")
     assert d.code == "COLLECT-2" and d.message == cli["message"]
     assert (d.range.start.line, d.range.start.character) == (call.line, call.character)
@@ -39,18 +37,18 @@ async def test_a_refusal_in_a_helper_is_shown_at_the_call_with_the_helper_as_rel
     assert "helpers_mod.py:9:14" in raised.message
 
 
-async def test_the_helpers_open_document_shows_the_refusal_at_its_line(client, folder):
+def test_the_helpers_open_document_shows_the_refusal_at_its_line(client, folder):
     path = _project(folder)
     helper_uri = open_doc(client, folder / "helpers_mod.py", K.HELPER_MODULE)
-    assert await settle(client, helper_uri) == []  # alone, the helper defines no kernel
+    assert settle(client, helper_uri) == []  # alone, the helper defines no kernel
     uri = open_doc(client, path, K.USES_HELPER)
-    await settle(client, uri)
-    (d,) = await settle(client, helper_uri)
+    settle(client, uri)
+    (d,) = settle(client, helper_uri)
     assert d.code == "COLLECT-2" and (d.range.start.line + 1, d.range.start.character + 1) == (9, 14)
     assert any(r.location.uri == uri for r in d.related_information)
 
 
-async def test_a_diagnostic_links_to_a_page_that_exists_without_a_build(folder):
+def test_a_diagnostic_links_to_a_page_that_exists_without_a_build(folder):
     from tests.lsp.raw import RawServer
 
     raw = RawServer()
@@ -68,17 +66,17 @@ async def test_a_diagnostic_links_to_a_page_that_exists_without_a_build(folder):
     assert raw.end() == 0
 
 
-async def test_hover_on_a_variable_and_on_a_helper_call_shows_the_type(client, folder):
+def test_hover_on_a_variable_and_on_a_helper_call_shows_the_type(client, folder):
     (folder / "helpers_mod.py").write_text(K.HELPER_MODULE.replace("16", "32"))  # whole flits: accepted
     text = K.USES_HELPER.replace("16", "32")
     uri = open_doc(client, folder / "uses_helper_ok.py", text)
-    assert await settle(client, uri) == []
+    assert settle(client, uri) == []
     at = position(text, "d.view()")
-    assert "`Dm[i8; 1, 1 # 2, 1 # 256; N]`" in await hover_text(client, uri, at.line, at.character)
+    assert "`Dm[i8; 1, 1 # 2, 1 # 256; N]`" in hover_text(client, uri, at.line, at.character)
     stream = "`Stream[i8; 1, 1 # 2, 1 # 256; N / 32, N % 32]`"
     at = position(text, "half_flits(ctx", after=3)
-    assert stream in await hover_text(client, uri, at.line, at.character)
+    assert stream in hover_text(client, uri, at.line, at.character)
     at = position(text, "s.commit_trim")
-    assert stream in await hover_text(client, uri, at.line, at.character)
+    assert stream in hover_text(client, uri, at.line, at.character)
     at = position(text, "out.to_hbm")
-    assert "`Dm[i8; 1, 1 # 2, 1 # 256; N]`" in await hover_text(client, uri, at.line, at.character)
+    assert "`Dm[i8; 1, 1 # 2, 1 # 256; N]`" in hover_text(client, uri, at.line, at.character)

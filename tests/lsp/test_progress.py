@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from driver.lsp.supervisor import Limits, Worker
 from tests.lsp import kernels as K
 from tests.lsp.raw import RawServer
 
@@ -55,3 +56,20 @@ def test_a_change_after_a_pause_is_checked_without_waiting_out_the_debounce(tmp_
     (published,) = [m for m in raw.until(_published(uri, 2)) if m.get("method") == "textDocument/publishDiagnostics"]
     assert [d["code"] for d in published["params"]["diagnostics"]] == ["COLLECT-2"]
     assert raw.end() == 0
+
+
+def test_a_full_check_sends_its_diagnostics_before_its_hovers_and_a_recheck_does_not(tmp_path):
+    """Opening a file (a full check) shows its diagnostics once its kernels are traced; the
+    hovers of its mappings and tensors follow with the same diagnostics."""
+    worker = Worker(Limits(seconds=30))
+    try:
+        path = str(tmp_path / "early.py")
+        sent: list[list[dict]] = []
+        facts = worker.check(path, K.HALF_FLIT, fresh=True, early=sent.append)
+        assert [[d["code"] for d in early] for early in sent] == [["COLLECT-2"]]
+        assert sent[0] == facts["diagnostics"] and facts["mappings"]
+        sent.clear()
+        facts = worker.check(path, K.HALF_FLIT + "\n", early=sent.append)  # an edit: one reply
+        assert sent == [] and [d["code"] for d in facts["diagnostics"]] == ["COLLECT-2"]
+    finally:
+        worker.stop()

@@ -17,8 +17,6 @@ from lsprotocol import types as lsp
 from tests.lsp.conftest import ROOT
 from tests.lsp.helpers import hover_text, open_doc, position, settle
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-
 PAGE = ROOT / "docs" / "editor.md"
 MARKER = "<!-- lsp-transcript -->\n```text\n"
 GUIDE = "https://guide.example/npu-opt"  # tests/lsp/conftest.py's guideUrl, shown as GUIDE
@@ -38,9 +36,9 @@ def _recorded() -> str:
     return text[start:text.index("```", start)]
 
 
-async def _session(client, uri: str, source: str) -> str:
+def _session(client, uri: str, source: str) -> str:
     out = []
-    diagnostics = await settle(client, uri)
+    diagnostics = settle(client, uri)
     for d in diagnostics:
         r = d.range
         severity = {lsp.DiagnosticSeverity.Error: "error", lsp.DiagnosticSeverity.Warning: "warning"}[d.severity]
@@ -48,23 +46,23 @@ async def _session(client, uri: str, source: str) -> str:
                    f"{severity} {d.code}: {d.message}")
         out.append(f"  link: {d.code_description.href.replace(GUIDE, 'GUIDE')}")
         out += [f"  {info.message}" for info in d.related_information or []]
-        actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        actions = client.text_document_code_action(lsp.CodeActionParams(
             lsp.TextDocumentIdentifier(uri), r, lsp.CodeActionContext(diagnostics=[d])))
         out += [f"quick fix: {a.title}" for a in actions or []]
     for label, needle, after in HOVERS:
         at = position(source, needle, after=after + 1)
-        out += ["", f"hover on `{label}` (line {at.line + 1}):", await hover_text(client, uri, at.line, at.character)]
+        out += ["", f"hover on `{label}` (line {at.line + 1}):", hover_text(client, uri, at.line, at.character)]
     lines = source.split("\n")
-    hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
+    hints = client.text_document_inlay_hint(lsp.InlayHintParams(
         lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(len(lines), 0))))
     out += ["", "inlay hints:"] + [f"  line {h.position.line + 1}: {h.label}" for h in hints]
     return "\n".join(out) + "\n"
 
 
-async def test_the_recorded_session_is_what_the_server_answers(client, folder):
+def test_the_recorded_session_is_what_the_server_answers(client, folder):
     source = _demo()
     uri = open_doc(client, folder / "editor_demo.py", source)
-    session = await _session(client, uri, source)
+    session = _session(client, uri, source)
     if os.environ.get("NPU_OPT_WRITE_TRANSCRIPT") == "1":
         text = PAGE.read_text(encoding="utf-8")
         PAGE.write_text(text.replace(MARKER + _recorded(), MARKER + session), encoding="utf-8")
