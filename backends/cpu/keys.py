@@ -18,7 +18,8 @@ from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
-__all__ = ["KeySpace", "key_space", "key_dtype", "logical_keys", "logical_pad", "looked_up_at", "padding"]
+__all__ = ["KeySpace", "LiveCells", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad", "looked_up_at",
+           "padding"]
 
 
 @attrs.frozen
@@ -187,6 +188,63 @@ def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray
         if p is not None:
             pad |= p[digit]
     return where[keys], pad
+
+
+@attrs.frozen
+class LiveCells:
+    """The live (not padding) cells of a level list in flat order, `n` of them. A cell is
+    padding when one digit of the joint factor form is (`_outer`), so the live ones are the
+    grid of every factor digit's live values: `digits` holds, per digit (outer to inner),
+    the flat-position and key contributions of its live values. `at(k)` gives the
+    (positions, keys) of the k-th live cells (a division per digit); `run(lo, hi)` those of
+    cells lo..hi-1 by sums of the inner digits' table (`tail`) and a few outer rows: no
+    division per cell."""
+
+    digits: tuple[tuple[np.ndarray, np.ndarray], ...]
+    n: int
+    tail: tuple[np.ndarray, np.ndarray]
+    head: int              # the digits before the tail's
+
+    def at(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._digits(np.asarray(k, np.int64), self.digits)
+
+    def _digits(self, k: np.ndarray, digits: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        pos, key = np.zeros(k.shape, np.int64), np.zeros(k.shape, np.int64)
+        rest = k.copy()
+        for p, q in reversed(digits):
+            rest, d = np.divmod(rest, len(p))
+            pos += p[d]
+            key += q[d]
+        return pos, key
+
+    def run(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        width = len(self.tail[0])
+        r0, r1 = lo // width, -(-hi // width)
+        hp, hk = self._digits(np.arange(r0, r1, dtype=np.int64), self.digits[:self.head])
+        cut = slice(lo - r0 * width, hi - r0 * width)
+        return (np.add.outer(hp, self.tail[0]).reshape(-1)[cut], np.add.outer(hk, self.tail[1]).reshape(-1)[cut])
+
+
+def live_cells(levels: tuple[Mapping, ...], space: KeySpace, block: int = 1 << 16) -> LiveCells | None:
+    """The `LiveCells` of the buffer with these levels, its tail the inner digits of at most
+    `block` live cells; None when the keys come from the cells (`_parts` is None)."""
+    parts = _parts(levels, space)
+    if parts is None:
+        return None
+    digits, weight = [], 1
+    for k, p in reversed(parts):
+        d = np.arange(len(k), dtype=np.int64) if p is None else np.flatnonzero(~p).astype(np.int64)
+        digits.append((d * weight, k.astype(np.int64, copy=False)[d]))
+        weight *= len(k)
+    digits.reverse()
+    head, width = len(digits), 1
+    while head > 0 and width * len(digits[head - 1][0]) <= block:
+        head -= 1
+        width *= len(digits[head][0])
+    tail_p, tail_k = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for p, q in digits[head:]:
+        tail_p, tail_k = np.add.outer(tail_p, p).reshape(-1), np.add.outer(tail_k, q).reshape(-1)
+    return LiveCells(tuple(digits), math.prod(len(p) for p, _ in digits), (tail_p, tail_k), head)
 
 
 def padding(levels: tuple[Mapping, ...], space: KeySpace) -> np.ndarray:

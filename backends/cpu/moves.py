@@ -36,7 +36,7 @@ from ir.types import Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, key_space, logical_keys, logical_pad, looked_up_at, padding,
+    KeySpace, _looked_up, key_space, live_cells, logical_keys, logical_pad, looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, Lru
@@ -220,16 +220,26 @@ def strided_form_of(rows: np.ndarray, src_levels: tuple[Mapping, ...], dst_level
     else:  # the levels' own plan, asked a block of positions at a time: no index of the whole output
         space = key_space(mops.frag(pair_all(list(src_levels))))
         where = _where(space, src_levels, narrow=True)
-        pad = padding(dst_levels, space)
+        cells = live_cells(dst_levels, space)
+
+        def held(keys: np.ndarray) -> np.ndarray:
+            index = where[keys]
+            _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
+            return index
 
         def source(flat: np.ndarray) -> np.ndarray:
             index, _ = looked_up_at(dst_levels, space, where, flat)
             _check_found(index, np.ones(len(index), bool), "move", src_levels, dst_levels)
             return index
 
-        form = moves_strided.strided_form(source, len(pad), ~pad if pad.any() else None, rows.shape[1:],
-                                          rows.strides[1:])
-        del where, pad
+        if cells is not None:   # the live cells as a grid of digits: runs of them without a division per cell
+            form = moves_strided.strided_form_cells(cells, held, math.prod(mp.size for mp in dst_levels),
+                                                    rows.shape[1:], rows.strides[1:])
+        else:
+            pad = padding(dst_levels, space)
+            form = moves_strided.strided_form(source, len(pad), ~pad if pad.any() else None, rows.shape[1:],
+                                              rows.strides[1:])
+        del where
     moves_strided.FORMS.put(key, form)
     if form is None and own:  # the gather of moves.py needs the plan: made once, kept
         _PLANS.put((src_levels, dst_levels), plan or _uncached_plan(src_levels, dst_levels))

@@ -14,7 +14,7 @@ cells stay zero. No read plan of the sequencer is involved.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
@@ -25,7 +25,7 @@ from backends.cpu import arena, layout
 from backends.cpu.lru import Lru
 from backends.cpu.thread_pool import copy_into
 
-__all__ = ["StridedForm", "strided_form", "as_view", "apply_form", "even_rows", "FORMS"]
+__all__ = ["StridedForm", "strided_form", "strided_form_cells", "as_view", "apply_form", "even_rows", "FORMS"]
 
 
 @attrs.frozen
@@ -43,7 +43,7 @@ class StridedForm:
     full: bool
 
 
-_CHECK_BLOCK = 1 << 18  # cells a step of the exact checks and scans below looks at
+_CHECK_BLOCK = 1 << 16  # cells a step of the exact checks and scans below looks at
 
 
 def _narrow(extent: int) -> type:
@@ -88,11 +88,14 @@ class _Column:
     values: Callable[[np.ndarray], np.ndarray]
     n: int
     step: int = 1
+    run: Callable[[int, int], np.ndarray] | None = None   # values of cells lo..hi-1 (faster than `values`)
 
     def __len__(self) -> int:
         return -(-self.n // self.step)
 
     def take(self, lo: int, hi: int) -> np.ndarray:
+        if self.step == 1 and self.run is not None:
+            return self.run(lo, hi)
         return self.values(np.arange(lo, hi, dtype=np.int64) * self.step)
 
     def at(self, k: int) -> int:
@@ -106,18 +109,30 @@ def _affine(cols: tuple[_Column, ...], lo: int, hi: int, dims: list[tuple[int, t
     """Whether samples [lo, hi) of every column are their sample 0 plus the mixed-radix
     digits of the sample number (inner to outer) times the digits' steps."""
     firsts = [c.at(0) for c in cols]
+    inner, width = 0, 1        # the inner digits' sums are one table per column, the others' a few rows
+    while inner < len(dims) and width * dims[inner][0] <= _CHECK_BLOCK:
+        width *= dims[inner][0]
+        inner += 1
+    tables = []
+    for i in range(len(cols)):
+        table = np.zeros(1, np.int64)
+        for e, steps in reversed(dims[:inner]):
+            table = np.add.outer(table, np.arange(e, dtype=np.int64) * steps[i]).reshape(-1)
+        tables.append(table)
     for b0 in range(lo, hi, _CHECK_BLOCK):
         b1 = min(hi, b0 + _CHECK_BLOCK)
-        k = np.arange(b0, b1, dtype=np.int64)
+        r0, r1 = b0 // width, -(-b1 // width)
+        r = np.arange(r0, r1, dtype=np.int64)
         digits = []
-        for e, _ in dims:
-            digits.append(k % e)
-            k //= e
+        for e, _ in dims[inner:]:
+            r, d = np.divmod(r, e)
+            digits.append(d)
+        cut = slice(b0 - r0 * width, b1 - r0 * width)
         for i, c in enumerate(cols):
-            expect = np.full(b1 - b0, firsts[i], np.int64)
-            for d, (_, steps) in zip(digits, dims):
-                expect += d * steps[i]
-            if not np.array_equal(expect, c.take(b0, b1)):
+            row = np.full(r1 - r0, firsts[i], np.int64)
+            for d, (_, steps) in zip(digits, dims[inner:]):
+                row += d * steps[i]
+            if not np.array_equal(np.add.outer(row, tables[i]).reshape(-1)[cut], c.take(b0, b1)):
                 return False
     return True
 
@@ -181,6 +196,31 @@ def strided_form(source: Callable[[np.ndarray], np.ndarray], n_dst: int, live: n
         return None
     offs = _offsets(src_shape, src_strides)
     cols = (_Column(position, n), _Column(lambda k: offs[source(position(k))], n))
+    return _form(cols, lambda p0: int(source(np.array([p0], np.int64))[0]), live is None)
+
+
+def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n_dst: int,
+                       src_shape: tuple[int, ...], src_strides: tuple[int, ...]) -> StridedForm | None:
+    """`strided_form` of a plan given by its live cells (`keys.LiveCells`: the flat position
+    and key of the k-th live cell, a run of them by sums, no division per cell) and
+    `source(keys)`, the input position holding each key."""
+    if cells.n == 0:
+        return None
+    offs = _offsets(src_shape, src_strides)
+    last: list[Any] = [None, None]
+
+    def run(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:   # both columns ask for the same runs
+        if last[0] != (lo, hi):
+            last[:] = [(lo, hi), cells.run(lo, hi)]
+        return last[1]
+
+    cols = (_Column(lambda k: cells.at(k)[0], cells.n, run=lambda lo, hi: run(lo, hi)[0]),
+            _Column(lambda k: offs[source(cells.at(k)[1])], cells.n, run=lambda lo, hi: offs[source(run(lo, hi)[1])]))
+    return _form(cols, lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
+
+
+def _form(cols: tuple[_Column, _Column], source_of_first: Callable[[int], int], dense: bool) -> StridedForm | None:
+    """The form whose grid `_dims` finds in (output position, input byte offset) columns."""
     dims = _dims(cols)
     if dims is None:
         return None
@@ -189,8 +229,7 @@ def strided_form(source: Callable[[np.ndarray], np.ndarray], n_dst: int, live: n
     pstrides = tuple(int(s[0]) for _, s in dims)
     vstrides = tuple(int(s[1]) for _, s in dims)
     p0 = cols[0].at(0)
-    v0 = int(source(np.array([p0], np.int64))[0])
-    return StridedForm(extents, pstrides, vstrides, p0, v0, live is None and p0 == 0)
+    return StridedForm(extents, pstrides, vstrides, p0, source_of_first(p0), dense and p0 == 0)
 
 
 def _start_view(rows: np.ndarray, flat: int) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from backends.cpu import keys as keys_mod
 from backends.cpu import moves, moves_strided
 from ir.mapping import m
 from ir.mapping import ops as mops
@@ -81,3 +82,69 @@ def test_a_strided_form_made_without_the_whole_plan_is_the_plans_form(blocks: in
     assert lazy == whole
     if lazy is None:  # the gather needs the plan: kept
         assert moves._PLANS.get((src_levels, dst_levels)) is not None
+
+
+PADDED = [(("A, B",), ("A # 8, B",)), (("A, C",), ("C # 24, A # 6",)), (("A, B",), ("D # 8", "B, A")),
+          (("C",), ("C # 24 / 4", "C # 24 % 4")), (("A, B, C",), ("B # 4, C, A",))]
+
+
+@pytest.mark.parametrize("block", [1, 7, 1 << 16])
+@pytest.mark.parametrize("src, dst", CASES + PADDED)
+def test_live_cells_are_the_live_positions_and_their_keys(block: int, src, dst) -> None:
+    """`keys.live_cells` (the live cells as a grid of digits) gives, for any k and for any
+    run of k, the k-th live position of the whole arrays and its key."""
+    src_levels, dst_levels = tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst)
+    space = moves.key_space(mops.frag(pair_all(list(src_levels))))
+    keys, pad = moves.logical_keys(dst_levels, space)
+    live = np.flatnonzero(~pad)
+    cells = keys_mod.live_cells(dst_levels, space, block)
+    assert cells.n == live.size
+    k = np.arange(live.size)[::-1].copy()
+    np.testing.assert_array_equal(cells.at(k)[0], live[k])
+    np.testing.assert_array_equal(cells.at(k)[1], keys[live[k]])
+    for lo, hi in [(0, live.size), (1, live.size - 1), (live.size // 3, min(live.size, live.size // 3 + 5))]:
+        pos, key = cells.run(lo, hi)
+        np.testing.assert_array_equal(pos, live[lo:hi])
+        np.testing.assert_array_equal(key, keys[live[lo:hi]])
+
+
+@pytest.mark.parametrize("src, dst", PADDED)
+def test_a_padded_moves_form_is_found_without_a_division_per_cell(blocks: int, monkeypatch, src, dst) -> None:
+    """The strided form of a move into a padded layout reads the live cells as runs
+    (`live_cells`), never position by position (`looked_up_at`: a division per digit and
+    cell, issue 61: 0.37 s of a 0.5 s first call), and is the whole plan's form."""
+    src_levels, dst_levels = tuple(m(s, axes=AX) for s in src), tuple(m(d, axes=AX) for d in dst)
+    index, live = _whole(src_levels, dst_levels)
+    rows = np.zeros((1, *(mp.size for mp in src_levels)), np.int32)
+    moves_strided.FORMS.clear()
+
+    def refused(*args):
+        raise AssertionError("the form looked the cells up one by one")
+    monkeypatch.setattr(moves, "looked_up_at", refused)
+    lazy = moves.strided_form_of(rows, src_levels, dst_levels)
+    whole = moves_strided.strided_form(index.__getitem__, index.size, None if live.all() else live,
+                                       rows.shape[1:], rows.strides[1:])
+    assert lazy == whole
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_affine_check_finds_one_wrong_cell_anywhere(blocks: int, seed: int) -> None:
+    """`_affine` (inner digits as one table, outer ones as rows) accepts columns that are
+    their grid and refuses them with any one cell changed."""
+    rng = np.random.default_rng(seed)
+    dims = [(int(rng.integers(2, 6)), (int(rng.integers(-9, 9)), int(rng.integers(-9, 9)))) for _ in range(3)]
+    n = int(np.prod([e for e, _ in dims]))
+    k = np.arange(n)
+    cols = []
+    for i in range(2):
+        v, rest = np.full(n, 5 * i + 3, np.int64), k.copy()
+        for e, steps in dims:
+            v += rest % e * steps[i]
+            rest //= e
+        cols.append(v)
+    column = lambda v: moves_strided._Column(v.__getitem__, n, run=lambda lo, hi: v[lo:hi])  # noqa: E731
+    assert moves_strided._affine(tuple(column(v) for v in cols), 0, n, dims)
+    bad = cols[seed % 2].copy()
+    bad[int(rng.integers(1, n))] += 1
+    changed = (column(bad), column(cols[1])) if seed % 2 == 0 else (column(cols[0]), column(bad))
+    assert not moves_strided._affine(changed, 0, n, dims)

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from npu_opt.synth import contraction
-from npu_opt.synth.space import build
-from visa.interp import feed
+from npu_opt.compile_api import compile_kernel
+from npu_opt.synth.space import build, space_of
+from visa import parse_visa
+from visa.interp import contract, execute_inout, feed
+from visa.interp import trf as trf_mod
 from visa.interp.trf import _stepped
 from backends import get_backend
 
@@ -54,3 +57,32 @@ def test_a_kernel_on_a_grid_of_slices_is_read_without_a_gather(monkeypatch, size
     out = np.zeros((size, size), np.int32)
     get_backend("visa").run(kernel, (a, w, out))
     assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("placement, trf, dtype", [
+    ("64x2 of 8x128, on 1/2 of the slices", "w", "i8:i32"), ("16x4 of 8x128, on 1/4 of the slices", "a", "i8:i32"),
+    ("8x8 of 32x32, on 1/4 of the slices", "w", "bf16:f32")])
+def test_copies_on_every_nth_slice_are_known_without_comparing_them(monkeypatch, placement, trf, dtype):
+    """On every n-th slice the feeds are held as their distinct packets (`_repeated`: a view
+    of the DM, not a copy per slice), a TRF load of a DMA's broadcast notes which slices hold
+    the same weights, and the integer contraction takes its distinct rows from that note
+    (`weight_rows` gives each row's first equal row, not the TRF bytes to compare); the
+    bits equal the plain interpreter's and numpy's."""
+    m, n = (512, 256) if "8x128" in placement else (256, 256)
+    spec = contraction("out[m,n] = a[m,k] * w[n,k]", dtype=dtype, sizes=dict(m=m, n=n, k=64), name="stepped_copies")
+    kernel = build(spec, dict(placement=placement, trf=trf, packet=32))
+    arrays = list(space_of(spec, run=True).inputs(np.random.default_rng(3)))
+    want = np.asarray(space_of(spec, run=True).oracle(*arrays))
+    held, proxies = [], []
+    real_repeated, real_rows = feed._repeated, trf_mod.weight_rows
+    monkeypatch.setattr(feed, "_repeated", lambda *a: held.append(real_repeated(*a)) or held[-1])
+    monkeypatch.setattr(contract, "weight_rows", lambda *a: proxies.append(real_rows(*a)) or proxies[-1])
+    interp = get_backend("visa")
+    fast = [x.copy() for x in arrays]
+    interp.run(kernel, tuple(fast))
+    assert held and all(h is not None for h in held)
+    if dtype == "i8:i32":
+        assert proxies and all(p is not None and p.shape[1:] == (1,) for p in proxies)
+    _, (plain,) = execute_inout(parse_visa(compile_kernel(kernel).text), arrays, fast=False)
+    assert np.array_equal(fast[-1].view(np.uint8), want.view(np.uint8))
+    assert np.array_equal(np.asarray(plain).view(np.uint8), want.view(np.uint8))

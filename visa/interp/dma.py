@@ -80,9 +80,24 @@ def copy_strided(src: Any, src_base: int, src_strides: list[int], dst: Any, dst_
     dw = flat_walk(dst, dst_base, sizes, dst_strides, 1) if sw is not None else None
     if dw is None or not injective(sizes, dw[2], 1):
         return False
-    sv, dv = view(sw, sizes, np.dtype(np.uint8)), view(dw, sizes, np.dtype(np.uint8))
-    np.copyto(dv, sv)
+    np.copyto(*reversed(_word_views(sw, dw, sizes)))
     return True
+
+
+def _word_views(sw: Any, dw: Any, sizes: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The (source, destination) views of two flat walks, each packet (the innermost loop,
+    stride 1 on both sides) moved as 8-, 4- or 2-byte words when it and every address of
+    both walks are whole words (the same bytes as fewer elements: a 4-byte packet is one
+    element, not four); else byte by byte."""
+    if sizes and sw[2][-1] == dw[2][-1] == 1:
+        for w in (8, 4, 2):
+            if sizes[-1] % w == 0:
+                wide = [*sizes[:-1], sizes[-1] // w]
+                sv = view((sw[0], sw[1], [*sw[2][:-1], w]), wide, np.dtype(f"u{w}"))
+                dv = view((dw[0], dw[1], [*dw[2][:-1], w]), wide, np.dtype(f"u{w}")) if sv is not None else None
+                if dv is not None:
+                    return sv, dv
+    return view(sw, sizes, np.dtype(np.uint8)), view(dw, sizes, np.dtype(np.uint8))
 
 
 def _start_bytes(op: Any, env: dict[int, Any], side: str) -> int:

@@ -263,21 +263,27 @@ def _repeats(op: Any, target: Any) -> tuple[bool, bool]:
 
 def _repeated(op: Any, rows: Rows, mem: Memory, src: DmTensor, in_place: bool) -> Repeated | None:
     """The feed's stream as its distinct packets (`in_place`: a view of the DM bytes) and a
-    broadcast view (`_repeats`), when the rows are one run of consecutive slices in order;
-    None otherwise (and when the read is not one strided walk), which leaves the feed to
-    write every packet."""
+    broadcast view (`_repeats`), when the rows are one (chip, cluster)'s slices in order,
+    consecutive or a `_slice_grid` of them; None otherwise (and when the read is not one strided
+    walk), which leaves the feed to write every packet."""
     groups = rows.slice_groups()
-    if len(groups) != 1 or not groups[0][3] or not np.array_equal(groups[0][1], np.arange(rows.count)):
+    if len(groups) != 1 or not np.array_equal(groups[0][1], np.arange(rows.count)):
         return None
-    (chip, cluster), _, slices, _ = groups[0]
+    (chip, cluster), _, slices, run = groups[0]
+    grid = [(len(slices), 1)] if run else _slice_grid(slices)   # consecutive, every n-th, runs n apart
+    if grid is None:
+        return None
     bits, (steps, elems, sizes, strides), _ = _plan(op, mem.target)
     dm, w, ntime = mem.dm(chip, cluster), bits // 8, len(op.shapes[0].time)
     once = [1 if k < ntime and s == 0 else n for k, (n, s) in enumerate(zip(sizes, strides))]
     start = int(slices[0]) * dm.slice_bytes + src.base + op.source.offset * w
-    walk_ = flat_walk(dm, start, [len(slices), *once], [dm.slice_bytes, *(st * w for st in strides)], w)
-    v = None if walk_ is None else view(walk_, [len(slices), *once], raw_dtype(bits))
+    walk_ = flat_walk(dm, start, [*(n for n, _ in grid), *once],
+                      [*(k * dm.slice_bytes for _, k in grid), *(st * w for st in strides)], w)
+    v = None if walk_ is None else view(walk_, [*(n for n, _ in grid), *once], raw_dtype(bits))
     if v is None:
         return None
+    if len(grid) > 1:     # runs of slices: one rows axis (a copy of the distinct packets unless they line up)
+        v = v.reshape(len(slices), *once)
     held = None
     if in_place:
         off = start - int(slices[0]) * dm.slice_bytes

@@ -74,7 +74,7 @@ def run_trf_load(op: Any, stream: np.ndarray | Held, rows: Rows, mem: Memory) ->
     order = (*range(1, len(loops) + 1), 0)
     noted = shortcut("trf_loaded")
     for (chip, cluster), sel in rows.groups():
-        at = _slices(rows.slice[sel])
+        at = _stepped(rows.slice[sel])
         every = isinstance(at, slice) and (at.start, at.stop) == (0, mem.slices)   # the store writes them all
         dest = mem.trf_rows(chip, cluster, lanes, first, nrows, every).view(row)[..., 0]    # (lanes, rows, slices)
         split = view_reshape(dest, (*loops, dest.shape[-1]))
@@ -99,8 +99,9 @@ def _store(dest: np.ndarray, at: slice | np.ndarray, rows: np.ndarray) -> None:
     if not isinstance(at, slice) or rows.nbytes < _BLOCKED or n <= _BLOCK:
         dest[..., at] = rows
         return
+    dest = dest[..., at]
     for k in range(0, n, _BLOCK):
-        dest[..., at.start + k:at.start + min(k + _BLOCK, n)] = rows[..., k:k + _BLOCK]
+        dest[..., k:k + _BLOCK] = rows[..., k:k + _BLOCK]
 
 
 def take(arr: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
@@ -147,17 +148,27 @@ def _reach(mem: Memory, index: np.ndarray, bits: int) -> int:
 
 
 def weight_rows(outer: Any, trf: TrfTensor, rows: Rows, mem: Memory, index: np.ndarray) -> np.ndarray | None:
-    """The TRF bytes a `read_weights` of `index` decodes, per row: a view (rows, lanes,
-    TRF rows, words) of the TRF (rows with equal bytes read equal weights), or None when no
-    view holds them (the rows are not one (chip, cluster)'s consecutive slices)."""
+    """What tells the rows a `read_weights` of `index` decodes apart: the TRF bytes it
+    decodes, per row, a view (rows, lanes, TRF rows, words) of the TRF (rows with equal
+    bytes read equal weights); or, when a load noted that its slices hold copies (the
+    `trf_held` hook), (rows, 1) of each row's first row holding the same bytes (rows with
+    equal entries read equal weights; unequal ones may still); None when neither holds
+    (no note, and the rows are not one (chip, cluster)'s consecutive or every n-th slices)."""
     groups = rows.slice_groups()
     index = np.asarray(index, np.int64)
-    if len(groups) != 1 or not groups[0][3] or not index.size:
+    if len(groups) != 1 or not index.size:
         return None
     (chip, cluster), _, slices, _ = groups[0]
     bits = check_read(outer, trf, mem, int(index.min()), int(index.max()))
     first, n_rows = trf.first_row, _reach(mem, index, bits)
-    lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, int(slices[0]):int(slices[0]) + len(slices)]
+    noted = shortcut("trf_held")    # visa/interp/fast/copies.py: a load's note of its slices' copies
+    held = None if noted is None else noted(mem, (chip, cluster), mem.lane_rows(trf.lanes, first, n_rows), slices)
+    if held is not None:
+        return held.reshape(-1, 1)
+    at = _stepped(slices)      # consecutive slices, or every n-th (a placement on a part of them)
+    if not isinstance(at, slice):
+        return None
+    lanes = mem.trf_lanes(chip, cluster, trf.lanes)[:, first:first + n_rows, at]
     lanes = lanes.transpose(2, 0, 1, 3)
     return lanes.view(np.uint64) if mem.row_bytes % 8 == 0 else lanes
 

@@ -97,7 +97,8 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     entries reads one TRF operand). codes (rows, stream elements) the fed packets, row r
     the same codes as row held[r] (widened once, by the first tile that reads them, just
     before: a value stored right before its broadcast load would stall the load; a row
-    alone in its group into a scratch row of its own, which stays in cache), `table`
+    alone in its group into a scratch row of its own, which stays in cache, kept for the
+    next such row when it repeats the same codes), `table`
     their f32 bits (or `shift`, `contract_jit_weights.code_bits`); wt (shifts, operands, elements x WIDTH)
     float32 (`lay_paired`'s layout), row r reading wt[., which[r]]; sstep / tread (slots, steps)
     each step's first stream element and TRF read; wofs0[j] column j's first TRF element
@@ -117,11 +118,14 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     acc = np.empty(ROWS * WIDTH, np.float32)
     one = np.empty(n, np.float32)      # a row alone, widened in cache just before its tiles
     wrow_bits = np.empty((max(woffs.size, 1), 1, wn * WIDTH if wcodes.shape[0] > 0 else 0), np.uint32)
+    widened = -1       # the stored row whose codes `one` holds (rows alone that share their stream widen it once)
     for i in range(0, order.size, ROWS):
         rows = order[i:i + ROWS]
         operand = which[rows[0]]
         if quads.shape[0] > 0 and rows[ROWS - 1] == rows[0]:  # a row alone: its slots make the tiles
-            _widen_row(codes[held[rows[0]]], table, shift, one.view(np.uint32), scan)
+            if held[rows[0]] != widened:
+                _widen_row(codes[held[rows[0]]], table, shift, one.view(np.uint32), scan)
+                widened = held[rows[0]]
             if wcodes.shape[0] > 0:  # its weights laid out (and scanned, with a `wscan`) in cache too
                 jit_weights.lay_paired(wcodes[operand:operand + 1], wn, woffs, wtable, wshifts[operand], wrow_bits, 0)
                 _scan_codes(wcodes[operand], wscan)

@@ -26,7 +26,8 @@ import numpy as np
 from visa.interp.fast import speed
 from visa.interp.shortcuts import per_record, register
 
-__all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load", "dma_written", "program_done", "trf_loaded"]
+__all__ = ["CopyNotes", "broadcast_note", "forget_after", "note_load", "dma_written", "program_done", "trf_loaded",
+           "trf_held"]
 
 Key = tuple  # (chip, cluster) of a DM store, ("trf", chip, cluster) of a TRF
 
@@ -173,3 +174,12 @@ def trf_loaded(mem: Any, stream: Any, key: Any, ranges: list[tuple[int, int]], s
     held = getattr(stream, "held", None)
     if held is not None:
         note_load(mem.copies, key, ranges, slices, held, mem.slices)
+
+
+@register("trf_held")
+def trf_held(mem: Any, part: tuple[int, int], ranges: list[tuple[int, int]], slices: np.ndarray) -> np.ndarray | None:
+    """For rows reading the TRF rows `ranges` of `slices` of `part` (chip, cluster): each
+    row's first row holding the same bytes there, from one load's note (`held_rows`); None
+    when no note covers them all."""
+    rows = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in ranges])
+    return mem.copies.held_rows(("trf", int(part[0]), int(part[1])), rows, np.asarray(slices, np.int64))
