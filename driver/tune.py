@@ -6,10 +6,13 @@ the cpu backend and in the VISA interpreter against the space's numpy oracle, an
 a `TuneResult` whose winner is the fastest candidate that passed (ties go to the earlier
 candidate, so the winner does not depend on how the work was spread).
 
-Pruning: after lowering, a candidate's *bound* is the work of its busiest context (the
-sum of that context's step durations): the model runs a context's steps one at a time,
-so no schedule of the candidate can be shorter. A candidate whose bound exceeds the best
-makespan already found is not emitted or scheduled (status `pruned`); it could not win.
+Pruning: a candidate's *bound* is the work of its busiest context (the sum of that
+context's step durations): the model runs a context's steps one at a time, so no schedule
+of the candidate can be shorter. Before lowering, the DMA context's work alone is known
+from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidate whose
+early bound already exceeds the best makespan found is pruned there, its programs never
+lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
+Either way its status is `pruned`: it could not win.
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
 `scheduler`) in batches of several (driver/tune_eval.py), each sent with the best makespan
 known when it leaves and pruning against what it finds itself; a new batch leaves whenever

@@ -1,8 +1,12 @@
 """What a tune worker does with a batch of candidates (driver/tune.py runs the sweep).
 
 A worker receives a `Batch`, several candidates of one space, and evaluates them in turn:
-build the kernel, trace it, lower and verify it, take its bound (the work of its busiest
-context) and, unless pruned, its makespan from the same steps. Nothing is emitted: the
+build the kernel, trace it and, once a makespan is known to beat, bound it early from its
+DMA records alone (`early_bound`: the DMA context's work, a few percent of the lowering's
+price); a candidate whose early bound exceeds that makespan is pruned there, before its
+programs are lowered, allocated and verified. The rest are lowered and verified; their
+bound (the work of their busiest context) and, unless pruned, their makespan come from
+the same steps. Nothing is emitted: the
 tuner emits the winner's artifact once, at the end. Sending candidates in batches pays a
 task's round trip once per batch, and a batch prunes against the best makespan it finds
 itself as well as the one it was sent with.
@@ -22,6 +26,8 @@ import attrs
 from backends.npu import compile_kernel, lowering_key
 from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
+from tu_ops.lower.build import dma_records
+from tu_ops.lower.emulation import emulate_dtypes
 from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
 from visa.schedule.model import busiest_context, launch_cycles, steps_makespan
@@ -29,7 +35,7 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "evaluate_batch"]
+__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch"]
 
 
 @attrs.frozen
@@ -137,12 +143,33 @@ def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | 
     return Candidate(index, params, "ok", makespan=known.makespan, bound=known.bound)
 
 
+def early_bound(traced: Any, tgt: Target, rates: Any) -> int | None:
+    """The launch and the DMA context's work, from the DMA records alone
+    (`tu_ops.lower.build.dma_records`, after the dtype emulation the lowering starts with):
+    the lowered kernel's DMA-context steps are those records, so this is at most its bound,
+    for the price of a few percent of its lowering. None when the records cannot be made
+    on their own (the whole lowering then says why)."""
+    try:
+        kernel, _ = emulate_dtypes(traced.kernel, tgt, True)
+        records = dma_records(kernel, tgt)
+        return launch_cycles(rates) + sum(r.busy_cycles(rates, tgt) for r in records)
+    except Exception:  # noqa: BLE001 - a refusal or a crash here is the whole lowering's to report
+        return None
+
+
 def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None) -> _Known:
     rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+    early = None
+    if cutoff is not None and traced is not None and not traced.errors:
+        early = early_bound(traced, tgt, rates)
+        if early is not None and early > cutoff:  # pruned before the lowering: it could not win
+            return _Known("ok", None, "", early, None)
 
     def gate(lowered: Any, gate_target: Any) -> _Known:  # the compile stops with what the gate returns
         steps = build_steps(lowered, rates, gate_target)
         bound = launch_cycles(rates) + busiest_context(steps)[1]  # nothing issues before the launch
+        if early is not None and early > bound:
+            raise InternalError(f"tune: a candidate of {kernel.name} has early bound {early} above its bound {bound}")
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
         makespan = steps_makespan(steps, rates, lowered)
