@@ -42,15 +42,19 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
-from driver.tune_eval import Batch, Candidate, evaluate_batch
+from driver.tune_eval import Batch, Candidate, evaluate_timed
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
-# A batch is about 1/(SHARES * width) of the points not yet sent: MAX_BATCH at most (a task's
-# round trip is paid once per batch), MIN_BATCH at least; small at the end, where a process
-# that finds the queue empty waits for the batches the others still hold.
+# A batch is about 1/(SHARES * width) of the points not yet sent, and about BATCH_SECONDS of
+# work at the cost per candidate measured so far (by the workers, on the batches back):
+# MAX_BATCH at most (a batch carries the best makespan known when it leaves: a long one
+# prunes against an old one), MIN_BATCH at least (a task's round trip is paid once per
+# batch); small at the end, where a process that finds the queue empty waits for the
+# batches the others still hold, and when candidates are dear.
 SHARES, MIN_BATCH, MAX_BATCH = 3, 2, 8
+BATCH_SECONDS = 0.5
 
 
 @attrs.frozen
@@ -87,27 +91,38 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     what is left (`_batch_size`), so batches shrink as the space drains: the last ones, which
     the other processes may have to wait for, are short."""
     queue = deque(range(len(points)))
+    spent = [0.0, 0]  # worker seconds and candidates of the batches back
 
     def batch() -> Batch:
-        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width)))])
+        per = spent[0] / spent[1] if spent[1] else None
+        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width, per)))])
+
+    def back(timed: tuple[float, list[Candidate]]) -> None:
+        spent[0] += timed[0]
+        spent[1] += len(timed[1])
+        take(timed[1])
 
     pending: set[Any] = set()
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
-            pending.add(executor.submit(evaluate_batch, batch()))
+            pending.add(executor.submit(evaluate_timed, batch()))
         if executor.helps and queue:
-            take(evaluate_batch(batch()))
+            back(evaluate_timed(batch()))
             done = executor.wait(pending, block=False)
         else:
             done = executor.wait(pending, block=True)
         for handle in done:
             pending.discard(handle)
-            take(executor.result(handle))
+            back(executor.result(handle))
 
 
-def _batch_size(left: int, width: int) -> int:
-    """About 1/(SHARES * width) of the `left` points, within [MIN_BATCH, MAX_BATCH]."""
-    return max(MIN_BATCH, min(MAX_BATCH, -(-left // (SHARES * width))))
+def _batch_size(left: int, width: int, per: float | None = None) -> int:
+    """About 1/(SHARES * width) of the `left` points and BATCH_SECONDS of work at `per`
+    seconds a candidate (unknown: no limit), within [MIN_BATCH, MAX_BATCH]."""
+    share = -(-left // (SHARES * width))
+    if per is not None and per > 0:
+        share = min(share, max(1, round(BATCH_SECONDS / per)))
+    return max(MIN_BATCH, min(MAX_BATCH, share))
 
 
 def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", jobs: int = 1,
@@ -138,6 +153,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
         _sweep(executor, points, make, take)
+        executor.settle()
     finally:
         executor.close()
     candidates = [c for c in found if c is not None]

@@ -19,6 +19,7 @@ ID, bound and makespan) and answers a repeat from it, for the length of one tune
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
@@ -35,7 +36,7 @@ from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch"]
+__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch", "evaluate_timed"]
 
 
 @attrs.frozen
@@ -87,6 +88,13 @@ class _Known:
 _KNOWN: dict[tuple[Any, ...], _Known] = {}
 _KNOWN_LIMIT = 4096
 _SWEEP = [""]
+
+
+def evaluate_timed(batch: Batch) -> tuple[float, list[Candidate]]:
+    """(the seconds it took, `evaluate_batch(batch)`): what the sweep sizes batches by."""
+    start = time.perf_counter()
+    out = evaluate_batch(batch)
+    return time.perf_counter() - start, out
 
 
 def evaluate_batch(batch: Batch) -> list[Candidate]:
