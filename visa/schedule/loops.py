@@ -24,7 +24,7 @@ import attrs
 
 from ir.regions import loops
 
-__all__ = ["fence_loops", "repeat_loops"]
+__all__ = ["fence_loops", "repeat_loops", "trips"]
 
 
 def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
@@ -37,7 +37,8 @@ def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
     return [attrs.evolve(s, claims=every) if s.index in fenced else s for s in steps]
 
 
-def _trips(opener: Any) -> int:
+def trips(opener: Any) -> int:
+    """The iterations the model counts for a loop's opener (one for a runtime bound)."""
     return opener.stop - opener.start if opener.stop is not None else 1
 
 
@@ -47,7 +48,7 @@ def repeat_loops(slots: list[Any], kernel: Any) -> list[Any]:
     out = list(slots)
     for r in loops(kernel.steps):    # inner loops first
         span = out[r.end].end - out[r.begin].start
-        extra = (_trips(kernel.steps[r.begin]) - 1) * span
+        extra = (trips(kernel.steps[r.begin]) - 1) * span
         if extra <= 0:
             continue
         last = out[r.end]
