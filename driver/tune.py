@@ -89,7 +89,10 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     """Evaluate every point in batches: up to two batches in flight per worker, this process
     evaluating one itself while they run (when the executor lets it). A batch takes a share of
     what is left (`_batch_size`), so batches shrink as the space drains: the last ones, which
-    the other processes may have to wait for, are short."""
+    the other processes may have to wait for, are short. When this process helps, it first
+    evaluates small batches alone until one candidate compiles (a few at most), so every
+    batch the workers get carries a makespan to prune against: a batch sent without one
+    lowers its candidates in full until it finds its own."""
     queue = deque(range(len(points)))
     spent = [0.0, 0]  # worker seconds and candidates of the batches back
 
@@ -103,6 +106,11 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
         take(timed[1])
 
     pending: set[Any] = set()
+    for _ in range(SHARES if executor.helps and executor.workers else 0):  # a makespan before any batch leaves
+        first = evaluate_timed(make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))]))
+        back(first)
+        if not queue or any(c.status == "ok" for c in first[1]):
+            break
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
             pending.add(executor.submit(evaluate_timed, batch()))

@@ -235,3 +235,26 @@ def test_batches_are_sized_by_the_measured_cost(monkeypatch: pytest.MonkeyPatch)
         assert executor.tasks[0] == tune_mod.MAX_BATCH  # nothing measured yet
         assert executor.tasks[5] == want, seconds
     assert tune_mod._batch_size(200, 2, 0.1) == round(tune_mod.BATCH_SECONDS / 0.1)
+
+
+def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers to feed, this process first evaluates MIN_BATCH candidates at a time on its
+    own until one compiles (SHARES tries at most), so the workers' batches carry a makespan."""
+    log: list[tuple[str, int]] = []
+
+    class Helping(_Counting):
+        helps, workers, width = True, 1, 2
+
+        def submit(self, fn, batch):
+            log.append(("sent", len(batch.items)))
+            return super().submit(fn, batch)
+
+    for first_ok, want in ((4, 3), (0, 1), (99, 3)):
+        log.clear()
+        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, k=first_ok: log.append(("here", len(b.items))) or (
+            0.0, [Candidate(i, p, "ok" if i >= k else "refused", makespan=1 if i >= k else None) for i, p in b.items]))
+        points = [{"k": k} for k in range(40)]
+        tune_mod._sweep(Helping(), points, lambda idx: Batch(None, "rngd", None, True,
+                                                              tuple((i, points[i]) for i in idx)), lambda cs: None)
+        assert log[:want] == [("here", tune_mod.MIN_BATCH)] * want, first_ok
+        assert log[want][0] == "sent", first_ok
