@@ -121,6 +121,9 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
             line += "  (pruning pays when > 1)"
         print(line)
         own, kids, busiest = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1, 2))
+        if name == "jobs 2" and dask:  # driver/tune_exec.py `_start_method`
+            print(f"  {'':9} (a dask client's thread runs in this process: the pool's worker was spawned, "
+                  "not forked, and paid its imports; run with --no-dask for the forked pool the CLI gets)")
         if name != "dask 2x1":  # a dask worker's CPU is not this process's child's until the cluster stops
             print(f"  {'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
             busiest = kids if name == "jobs 2" else 0.0  # one pool worker
