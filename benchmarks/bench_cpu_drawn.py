@@ -8,7 +8,9 @@ kernel, each ratio against a baseline measured in the same run:
   (`np.matmul`, batched over the batch axis), with the backend's float threads and the BLAS
   pool both at 1, then both at 2 threads, the two taking turns in `--rounds` rounds (which
   goes first rotating), numba's float core loaded first (as in a long process); goal <= 3x
-  on the median wall-time ratio. Each result is first
+  on the median wall-time ratio. At one thread the ratio of process CPU times is printed
+  too (what the wall-time ratio is on an idle machine; a busy shared one stretches both
+  sides' wall times unevenly). Each result is first
   checked bit for bit against the drawn kernel's numpy oracle (the inputs are small
   integers: every order of the f32 sums is exact).
 - first call: each drawn kernel's first `npu_opt.run` in a fresh process (the import, the
@@ -112,15 +114,20 @@ def bf16_section(seed: int, count: int, rounds: int, forms: tuple[str, ...] = FO
             blas = blas_baseline(d, arrays)
             fns = [lambda: blas(), lambda: backend.run(d.kernel, tuple(a.copy() for a in arrays))]
             seen: list[list[float]] = [[], []]
+            used: list[list[float]] = [[], []]  # process CPU seconds
             with threadpool_limits(threads):
                 for r in range(rounds):
                     for k in (r % 2, 1 - r % 2):
-                        t = time.perf_counter()
+                        t, c = time.perf_counter(), time.process_time()
                         fns[k]()
                         seen[k].append(time.perf_counter() - t)
+                        used[k].append(time.process_time() - c)
             ratio = statistics.median(seen[1]) / statistics.median(seen[0])
             line += (f"{threads} thread(s): cpu {statistics.median(seen[1]) * 1e3:.1f} ms / BLAS "
-                     f"{statistics.median(seen[0]) * 1e3:.2f} ms = {ratio:.2f}x;  ")
+                     f"{statistics.median(seen[0]) * 1e3:.2f} ms = {ratio:.2f}x")
+            if threads == 1:  # one thread each: CPU time is what an idle machine's wall time would be
+                line += f" (process CPU {statistics.median(used[1]) / statistics.median(used[0]):.2f}x)"
+            line += ";  "
             if ratio > worst.get(threads, (0.0, ""))[0]:
                 worst[threads] = (ratio, f"{d.name} [{d.layout}]")
         print(line + f"[{d.layout}]", flush=True)

@@ -12,9 +12,11 @@ machine hits them all alike, times one whole `driver.tune.tune` call:
   `dask worker --nworkers 2 --nthreads 1` process (driver/tune_cluster.py; the cluster's start is
   not timed, the client's connection is).
 Printed: the wall time of each round, the medians, and the median ratio serial / executor
-against the issue's goal (2 local workers >= 1.6x serial), and the CPU seconds this process
-and its pool workers spent (on an idle machine the wall time of `--jobs 2` nears the larger
-of the two). Every executor must find the same winner. The load average is printed before and after: the machine's 2 cores are shared.
+against the issue's goal (2 local workers >= 1.6x serial), and the CPU seconds this process,
+its pool worker and the busiest dask worker spent (read from the workers' own clocks); on a
+machine with a core free for each process the wall time nears the largest of them, so
+serial CPU / that is printed too (information: a busy shared machine stretches every wall
+time, the goal stays the wall-time ratio). Every executor must find the same winner. The load average is printed before and after: the machine's 2 cores are shared.
 BLAS pools are held to one thread (the sweep does no linear algebra; the limit keeps a
 worker from spawning a pool per core).
 Besides the fixed space, `--drawn N` spaces drawn by benchmarks/drawn_kernels.py
@@ -43,6 +45,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import attrs  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
+from dask.distributed import Client  # noqa: E402
 
 from driver.tune import tune  # noqa: E402
 from driver.tune_cluster import local_cluster  # noqa: E402
@@ -67,6 +70,11 @@ SPACE = space_of(draw_space({seed}), run=False)
 """
 
 
+def _worker_cpu(client) -> dict[str, float]:
+    """Each dask worker's process CPU seconds so far."""
+    return client.run(time.process_time)
+
+
 def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool) -> list[float]:
     """Time the executors on the space `ref` names; the ratios serial / executor (medians)."""
     space = attrs.evolve(load_space(ref), inputs=None, oracle=None)  # the sweep alone
@@ -77,9 +85,11 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
         runs["unpruned"] = lambda: tune(space, jobs=1, prune=False)
     ratios = []
     with contextlib.ExitStack() as stack:
+        watch = None
         if dask:
             address = stack.enter_context(local_cluster(workers=2, threads=1))
             runs["dask 2x1"] = lambda: tune(space, ref=ref, scheduler=address)
+            watch = stack.enter_context(Client(address, timeout=30))  # reads the workers' CPU clocks
         times: dict[str, list[float]] = {name: [] for name in runs}
         cpus: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
         winners: dict[str, set[int | None]] = {name: set() for name in runs}
@@ -88,10 +98,12 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
                 names = list(runs)
                 for name in names[k % len(names):] + names[:k % len(names)]:  # which goes first rotates
                     own, kids = time.process_time(), _children_cpu()
+                    remote = _worker_cpu(watch) if name == "dask 2x1" else {}
                     start = time.perf_counter()
                     result = runs[name]()
                     times[name].append(time.perf_counter() - start)
-                    cpus[name].append((time.process_time() - own, _children_cpu() - kids))
+                    spent = [t - remote[w] for w, t in _worker_cpu(watch).items()] if remote else []
+                    cpus[name].append((time.process_time() - own, _children_cpu() - kids, max(spent, default=0.0)))
                     winners[name].add(None if result.winner is None else result.winner.index)
                     if name == "serial" and k == 0:
                         print(f"  serial sweep: {result.count('ok')} scheduled, {result.count('pruned')} pruned, "
@@ -108,9 +120,20 @@ def measure(label: str, ref: FactoryRef, rounds: int, dask: bool, unpruned: bool
         if name == "unpruned":
             line += "  (pruning pays when > 1)"
         print(line)
+        own, kids, busiest = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1, 2))
+        if name == "jobs 2" and dask:  # driver/tune_exec.py `_start_method`
+            print(f"  {'':9} (a dask client's thread runs in this process: the pool's worker was spawned, "
+                  "not forked, and paid its imports; run with --no-dask for the forked pool the CLI gets)")
         if name != "dask 2x1":  # a dask worker's CPU is not this process's child's until the cluster stops
-            own, kids = (statistics.median(x[i] for x in cpus[name]) for i in (0, 1))
             print(f"  {'':9} CPU: this process {own:.2f} s, its worker processes {kids:.2f} s (medians)")
+            busiest = kids if name == "jobs 2" else 0.0  # one pool worker
+        else:
+            print(f"  {'':9} CPU: this process {own:.2f} s (the probe's child {kids:.2f} s), "
+                  f"the busiest dask worker {busiest:.2f} s (medians)")
+        path = max(own, busiest)
+        serial_cpu = statistics.median(x[0] for x in cpus["serial"])
+        print(f"  {'':9} CPU of the busiest process {path:.2f} s: serial CPU / that {serial_cpu / path:.2f}x "
+              f"(the ratio a machine with a free core per process would give, overheads aside)")
     assert len({w for ws in winners.values() for w in ws}) == 1, f"executors disagree on the winner: {winners}"
     print(f"  winner: #{next(iter(winners['serial']))} under every executor")
     return ratios

@@ -6,10 +6,13 @@ the cpu backend and in the VISA interpreter against the space's numpy oracle, an
 a `TuneResult` whose winner is the fastest candidate that passed (ties go to the earlier
 candidate, so the winner does not depend on how the work was spread).
 
-Pruning: after lowering, a candidate's *bound* is the work of its busiest context (the
-sum of that context's step durations): the model runs a context's steps one at a time,
-so no schedule of the candidate can be shorter. A candidate whose bound exceeds the best
-makespan already found is not emitted or scheduled (status `pruned`); it could not win.
+Pruning: a candidate's *bound* is the work of its busiest context (the sum of that
+context's step durations): the model runs a context's steps one at a time, so no schedule
+of the candidate can be shorter. Before lowering, the DMA context's work alone is known
+from the candidate's DMA records (driver/tune_eval.py `early_bound`); a candidate whose
+early bound already exceeds the best makespan found is pruned there, its programs never
+lowered or verified. After lowering, one whose whole bound exceeds it is not scheduled.
+Either way its status is `pruned`: it could not win.
 Candidates go to the executor (inline, `jobs` processes, or a dask.distributed cluster at
 `scheduler`) in batches of several (driver/tune_eval.py), each sent with the best makespan
 known when it leaves and pruning against what it finds itself; a new batch leaves whenever
@@ -39,15 +42,19 @@ from tu_ops.target import for_chips, get_target
 from visa.schedule import builtin_rates, schedule_artifact
 
 from driver.tune_bits import Runs, compare_bits
-from driver.tune_eval import Batch, Candidate, evaluate_batch
+from driver.tune_eval import Batch, Candidate, evaluate_timed
 from driver.tune_exec import FactoryRef, make_executor
 
 __all__ = ["Candidate", "TuneResult", "tune", "with_text"]
 
-# A batch is about 1/(SHARES * width) of the points not yet sent: MAX_BATCH at most (a task's
-# round trip is paid once per batch), MIN_BATCH at least; small at the end, where a process
-# that finds the queue empty waits for the batches the others still hold.
+# A batch is about 1/(SHARES * width) of the points not yet sent, and about BATCH_SECONDS of
+# work at the cost per candidate measured so far (by the workers, on the batches back):
+# MAX_BATCH at most (a batch carries the best makespan known when it leaves: a long one
+# prunes against an old one), MIN_BATCH at least (a task's round trip is paid once per
+# batch); small at the end, where a process that finds the queue empty waits for the
+# batches the others still hold, and when candidates are dear.
 SHARES, MIN_BATCH, MAX_BATCH = 3, 2, 8
+BATCH_SECONDS = 0.5
 
 
 @attrs.frozen
@@ -82,29 +89,48 @@ def _sweep(executor: Any, points: list[dict[str, Any]], make: Callable[[list[int
     """Evaluate every point in batches: up to two batches in flight per worker, this process
     evaluating one itself while they run (when the executor lets it). A batch takes a share of
     what is left (`_batch_size`), so batches shrink as the space drains: the last ones, which
-    the other processes may have to wait for, are short."""
+    the other processes may have to wait for, are short. When this process helps, it first
+    evaluates small batches alone until one candidate compiles (a few at most), so every
+    batch the workers get carries a makespan to prune against: a batch sent without one
+    lowers its candidates in full until it finds its own."""
     queue = deque(range(len(points)))
+    spent = [0.0, 0]  # worker seconds and candidates of the batches back
 
     def batch() -> Batch:
-        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width)))])
+        per = spent[0] / spent[1] if spent[1] else None
+        return make([queue.popleft() for _ in range(min(len(queue), _batch_size(len(queue), executor.width, per)))])
+
+    def back(timed: tuple[float, list[Candidate]]) -> None:
+        spent[0] += timed[0]
+        spent[1] += len(timed[1])
+        take(timed[1])
 
     pending: set[Any] = set()
+    for _ in range(SHARES if executor.helps and executor.workers else 0):  # a makespan before any batch leaves
+        first = evaluate_timed(make([queue.popleft() for _ in range(min(len(queue), MIN_BATCH))]))
+        back(first)
+        if not queue or any(c.status == "ok" for c in first[1]):
+            break
     while queue or pending:
         while queue and len(pending) < 2 * executor.workers:
-            pending.add(executor.submit(evaluate_batch, batch()))
+            pending.add(executor.submit(evaluate_timed, batch()))
         if executor.helps and queue:
-            take(evaluate_batch(batch()))
+            back(evaluate_timed(batch()))
             done = executor.wait(pending, block=False)
         else:
             done = executor.wait(pending, block=True)
         for handle in done:
             pending.discard(handle)
-            take(executor.result(handle))
+            back(executor.result(handle))
 
 
-def _batch_size(left: int, width: int) -> int:
-    """About 1/(SHARES * width) of the `left` points, within [MIN_BATCH, MAX_BATCH]."""
-    return max(MIN_BATCH, min(MAX_BATCH, -(-left // (SHARES * width))))
+def _batch_size(left: int, width: int, per: float | None = None) -> int:
+    """About 1/(SHARES * width) of the `left` points and BATCH_SECONDS of work at `per`
+    seconds a candidate (unknown: no limit), within [MIN_BATCH, MAX_BATCH]."""
+    share = -(-left // (SHARES * width))
+    if per is not None and per > 0:
+        share = min(share, max(1, round(BATCH_SECONDS / per)))
+    return max(MIN_BATCH, min(MAX_BATCH, share))
 
 
 def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", jobs: int = 1,
@@ -135,6 +161,7 @@ def tune(space: Space, *, ref: FactoryRef | None = None, target: str = "rngd", j
     executor = make_executor(jobs, scheduler, in_process=ref is None, ref=ref)
     try:
         _sweep(executor, points, make, take)
+        executor.settle()
     finally:
         executor.close()
     candidates = [c for c in found if c is not None]

@@ -1,8 +1,12 @@
 """What a tune worker does with a batch of candidates (driver/tune.py runs the sweep).
 
 A worker receives a `Batch`, several candidates of one space, and evaluates them in turn:
-build the kernel, trace it, lower and verify it, take its bound (the work of its busiest
-context) and, unless pruned, its makespan from the same steps. Nothing is emitted: the
+build the kernel, trace it and, once a makespan is known to beat, bound it early from its
+DMA records alone (`early_bound`: the DMA context's work, a few percent of the lowering's
+price); a candidate whose early bound exceeds that makespan is pruned there, before its
+programs are lowered, allocated and verified. The rest are lowered and verified; their
+bound (the work of their busiest context) and, unless pruned, their makespan come from
+the same steps. Nothing is emitted: the
 tuner emits the winner's artifact once, at the end. Sending candidates in batches pays a
 task's round trip once per batch, and a batch prunes against the best makespan it finds
 itself as well as the one it was sent with.
@@ -15,6 +19,7 @@ ID, bound and makespan) and answers a repeat from it, for the length of one tune
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import attrs
@@ -22,15 +27,17 @@ import attrs
 from backends.npu import compile_kernel, lowering_key
 from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
+from tu_ops.lower.build import dma_records
+from tu_ops.lower.emulation import emulate_dtypes
 from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
-from visa.schedule.loops import step_repeats
+from visa.schedule.loops import repeats, step_repeats
 from visa.schedule.model import busiest_context, launch_cycles, steps_makespan
 from visa.schedule.steps import build_steps
 
 from driver.tune_space import resolve_space
 
-__all__ = ["Batch", "Candidate", "evaluate_batch"]
+__all__ = ["Batch", "Candidate", "early_bound", "evaluate_batch", "evaluate_timed"]
 
 
 @attrs.frozen
@@ -82,6 +89,13 @@ class _Known:
 _KNOWN: dict[tuple[Any, ...], _Known] = {}
 _KNOWN_LIMIT = 4096
 _SWEEP = [""]
+
+
+def evaluate_timed(batch: Batch) -> tuple[float, list[Candidate]]:
+    """(the seconds it took, `evaluate_batch(batch)`): what the sweep sizes batches by."""
+    start = time.perf_counter()
+    out = evaluate_batch(batch)
+    return time.perf_counter() - start, out
 
 
 def evaluate_batch(batch: Batch) -> list[Candidate]:
@@ -138,8 +152,29 @@ def _candidate(index: int, params: dict[str, Any], known: _Known, cutoff: int | 
     return Candidate(index, params, "ok", makespan=known.makespan, bound=known.bound)
 
 
+def early_bound(traced: Any, tgt: Target, rates: Any) -> int | None:
+    """A lower bound of the candidate's makespan from its DMA records alone
+    (`tu_ops.lower.build.dma_records`, after the dtype emulation the lowering starts with):
+    the launch, then every DMA-context record's cycles, a record in a rolled loop's body
+    counted once per iteration. The model runs the DMA context's steps one at a time and a
+    loop's body alone, `trips` times over (visa/schedule/loops.py), so no schedule is
+    shorter; the price is a few percent of the whole lowering. None when the records cannot
+    be made on their own (the whole lowering then says why)."""
+    try:
+        kernel, _ = emulate_dtypes(traced.kernel, tgt, True)
+        records = dma_records(kernel, tgt)
+    except Exception:  # noqa: BLE001 - a refusal or a crash here is the whole lowering's to report
+        return None
+    return launch_cycles(rates) + sum(n * r.busy_cycles(rates, tgt) for n, r in zip(repeats(records), records))
+
+
 def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: int | None) -> _Known:
     rates = builtin_rates(get_target(target).name) or builtin_rates("rngd")
+    early = None
+    if cutoff is not None and traced is not None and not traced.errors:
+        early = early_bound(traced, tgt, rates)
+        if early is not None and early > cutoff:  # pruned before the lowering: it could not win
+            return _Known("ok", None, "", early, None)
 
     def gate(lowered: Any, gate_target: Any) -> _Known:  # the compile stops with what the gate returns
         steps = build_steps(lowered, rates, gate_target)
@@ -148,8 +183,9 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
         makespan = steps_makespan(steps, rates, lowered)
-        if makespan < bound:
-            raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound {bound}")
+        if makespan < max(bound, early or 0):
+            raise InternalError(f"tune: a candidate of {kernel.name} has makespan {makespan} below its bound "
+                                f"{bound} or its early bound {early}")
         return _Known("ok", None, "", bound, makespan)
 
     outcome = compile_kernel(kernel, tgt, gate=gate, traced=traced)

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -42,6 +43,9 @@ class _Inline:
 
     def result(self, handle: Any) -> Any:
         raise InternalError("tune: the inline executor has no tasks")
+
+    def settle(self) -> None:
+        pass
 
     def close(self) -> None:
         pass
@@ -93,62 +97,108 @@ class _Pool(_Futures):
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._pool.submit(fn, item)
 
+    def settle(self) -> None:
+        pass
+
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)
 
 
 class _Dask(_Futures):
-    """The threads of a dask.distributed cluster's workers; this process only sends the
-    batches and collects the results."""
-
-    helps = False
+    """The threads of a dask.distributed cluster's workers. While the scheduler is being asked
+    whether it answers (`_Probe`, a child process: a second or so of importing dask) this
+    process evaluates batches itself; once it has answered, the client connects and this
+    process only sends the batches and collects the results."""
 
     def __init__(self, address: str) -> None:
         try:
             from dask.distributed import Client, wait  # optional: `pip install 'npu-opt[tune]'`
         except ImportError as e:
             raise NpuOptError("--scheduler needs dask.distributed: pip install 'npu-opt[tune]'", code="USAGE") from e
-        self._client, threads = _connect(Client, address)
-        self._wait = wait
-        self.width = self.workers = max(1, threads)
-        self.description = f"dask at {address} ({threads} threads)"
+        self._address, self._client_class, self._wait = address, Client, wait
+        self._probe = _Probe(address)
+        self._client = None
+        self.width, self.workers, self.helps = 1, 0, True  # this process alone until the scheduler answers
+        self.description = f"dask at {address}"
+
+    def _connect(self, block: bool) -> None:
+        """Connect once the probe has answered (`block`: wait for it); its refusal raises."""
+        if self._client is None and self._probe.answered(block):
+            self._client = self._client_class(self._address, timeout=CONNECT_TIMEOUT)
+            threads = sum(self._client.nthreads().values())
+            self.width = self.workers = max(1, threads)
+            self.helps = False
+            self.description = f"dask at {self._address} ({threads} threads)"
+
+    def wait(self, handles: Collection[Any], block: bool) -> list[Any]:
+        self._connect(False)
+        return super().wait(handles, block)
 
     def submit(self, fn: Callable[[Any], Any], item: Any) -> Any:
         return self._client.submit(fn, item, pure=False)
 
+    def settle(self) -> None:
+        self._connect(True)  # a scheduler that never answered is an error even if this process did all the work
+
     def close(self) -> None:
-        self._client.close()
+        self._probe.stop()
+        if self._client is not None:
+            self._client.close()
 
 
 CONNECT_TIMEOUT = 30.0  # seconds to reach a scheduler and hear from it
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 
-def _connect(client_class: Any, address: str) -> tuple[Any, int]:
-    """A client of the dask scheduler at `address` and the scheduler's count of worker
-    threads, else a USAGE error naming the address. A child process asks first
-    (driver/dask_probe.py), killed at `CONNECT_TIMEOUT` and a few seconds more: a port that
-    accepts the connection and never answers holds a `Client` for good. An address of no
-    network scheme's form (`tcp://host:port`, `tls://`, `ws://`, `wss://`, `ucx://`, or a bare
-    `host:port`) is refused without the child."""
-    if not _ADDRESS.fullmatch(address):
-        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): it is "
-                          "not of the form scheme://host:port", code="USAGE")
-    try:
-        probe = subprocess.run([sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)],
-                               capture_output=True, text=True, timeout=CONNECT_TIMEOUT + 10,
-                               cwd=str(Path(__file__).resolve().parents[1]))
-        why = None if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["no answer"])[-1]
-    except subprocess.TimeoutExpired:
-        why = "timed out"
-    if why is not None and "timed out" in why.lower():  # killed at the deadline, or dask's own timeout
-        raise NpuOptError(f"the dask scheduler at {address!r} did not answer within {CONNECT_TIMEOUT:g} s: "
-                          "is a dask scheduler listening there?", code="USAGE")
-    if why is not None:
-        raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): {why}",
-                          code="USAGE")
-    client = client_class(address, timeout=CONNECT_TIMEOUT)
-    return client, sum(client.nthreads().values())
+class _Probe:
+    """Does the dask scheduler at `address` answer? A child process asks (driver/dask_probe.py),
+    killed at `CONNECT_TIMEOUT` and a few seconds more: a port that accepts the connection and
+    never answers holds a `Client` for good. An address of no network scheme's form
+    (`tcp://host:port`, `tls://`, `ws://`, `wss://`, `ucx://`, or a bare `host:port`) is
+    refused at once, without the child; any other refusal when `answered` learns it: a USAGE
+    error naming the address."""
+
+    def __init__(self, address: str) -> None:
+        if not _ADDRESS.fullmatch(address):
+            raise NpuOptError(f"cannot use {address!r} as a dask scheduler (an address like tcp://host:8786): it is "
+                              "not of the form scheme://host:port", code="USAGE")
+        self._address = address
+        self._deadline = time.monotonic() + CONNECT_TIMEOUT + 10
+        self._child: subprocess.Popen | None = subprocess.Popen(
+            [sys.executable, "-m", "driver.dask_probe", address, str(CONNECT_TIMEOUT)], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, cwd=str(Path(__file__).resolve().parents[1]))
+        self._done = False
+
+    def answered(self, block: bool) -> bool:
+        """True once the scheduler has answered; False while the child still asks (`block`:
+        wait for it)."""
+        if self._done:
+            return True
+        child = self._child
+        try:
+            child.wait(max(0.0, self._deadline - time.monotonic()) if block else 0)
+        except subprocess.TimeoutExpired:
+            if not block and time.monotonic() < self._deadline:
+                return False
+            self.stop()
+            why = "timed out"
+        else:
+            err = child.communicate()[1]
+            why = None if child.returncode == 0 else (err.strip().splitlines() or ["no answer"])[-1]
+        if why is not None and "timed out" in why.lower():  # killed at the deadline, or dask's own timeout
+            raise NpuOptError(f"the dask scheduler at {self._address!r} did not answer within "
+                              f"{CONNECT_TIMEOUT:g} s: is a dask scheduler listening there?", code="USAGE")
+        if why is not None:
+            raise NpuOptError(f"cannot use {self._address!r} as a dask scheduler (an address like "
+                              f"tcp://host:8786): {why}", code="USAGE")
+        self._done = True
+        return True
+
+    def stop(self) -> None:
+        """Kill the child if it still asks."""
+        if self._child is not None and self._child.poll() is None:
+            self._child.kill()
+            self._child.communicate()
 
 
 def make_executor(jobs: int, scheduler: str | None, *, in_process: bool, ref: FactoryRef | None = None) -> Any:

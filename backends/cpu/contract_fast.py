@@ -9,7 +9,9 @@ Integers (`acc = i32`): `backends.cpu.contract_int`, an exact float BLAS matmul.
 thread pool is limited while it runs (`CpuOptions.blas_threads`).
 
 Floats (`acc = f32`): the adjacent-pair tree and the serial time sum from +0 in stream
-order, by `backends.cpu.contract_float`.
+order, by `backends.cpu.contract_float` (or its compiled twin `backends.cpu.contract_jit`);
+two bf16 operands whose values show that no sum can round, by one float32 BLAS matmul
+(`backends.cpu.contract_blas`: every order gives those bits), numba then not loaded for them.
 
 `contract` returns None when a structure does not fit; the caller then runs the dense path.
 """
@@ -28,7 +30,7 @@ from numpy.lib.stride_tricks import as_strided
 from ir.dtypes import bf16, f8e4m3, f8e5m2
 from ir.mapping.nodes import Mapping
 
-from backends.cpu import contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
+from backends.cpu import contract_blas, contract_float, contract_int, contract_jit, layout, lazy_rows, row_classes
 from backends.cpu.contract_plan import Gather, Plan, _lane_last, _lane_last_plan, plan as make_plan
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.options import CpuOptions, blas_threads
@@ -238,11 +240,18 @@ def _expand(raw: np.ndarray, row_of: np.ndarray | None) -> np.ndarray:
 def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
                     shape: tuple[int, ...], options: CpuOptions) -> np.ndarray:
     """`s_read`, `t_read`: (rows, row_of) of `_Operand.read`."""
-    jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
     bits = _SIGNIFICANT_BITS.get(outer.stream_dtype, 24), _SIGNIFICANT_BITS.get(outer.trf_dtype, 24)
-    if jit:  # the base rows and their map: one row per class widened, the copies never made
+    both_bf16 = outer.stream_dtype == bf16 and outer.trf_dtype == bf16
+    stored_a = stored_w = None
+    if both_bf16 and plan.pad is None and plan.skip is None:  # sums that cannot round: BLAS
         stored_a, stored_w = contract_jit.stored_rows(*s_read), contract_jit.stored_rows(*t_read)
-    if jit and outer.stream_dtype == bf16 and outer.trf_dtype == bf16 and plan.pad is None and plan.skip is None:
+        acc = contract_blas.contract(stored_a, stored_w, plan, options.threads, options.blas_threads)
+        if acc is not None:  # numba neither needed nor counted towards its threshold
+            return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
+    jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
+    if jit and stored_a is None:  # the base rows and their map: one row per class widened, the copies never made
+        stored_a, stored_w = contract_jit.stored_rows(*s_read), contract_jit.stored_rows(*t_read)
+    if jit and both_bf16 and plan.pad is None and plan.skip is None:
         found = contract_jit.scanned(stored_a, stored_w, plan.a, plan.w, options.threads)  # ranges found on the way
         if found is not None and all(contract_float.bf16_shifts(*r) for r in found[1:]):
             if contract_float.exact_f32(*(contract_float.range_info(*r, True) for r in found[1:]), *bits, plan.terms):

@@ -153,20 +153,21 @@ class _Counting:
 
     def submit(self, fn, batch):
         self.tasks.append(len(batch.items))
-        return (len(self.tasks), tuple(fn(batch)))
+        seconds, candidates = fn(batch)
+        return (len(self.tasks), seconds, tuple(candidates))
 
     def wait(self, handles, block):
         return list(handles)
 
     def result(self, handle):
-        return list(handle[1])
+        return handle[1], list(handle[2])
 
 
 def _swept(count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[_Counting, list[int]]:
     """`_sweep` over `count` points on the counting executor (every candidate `ok`): the
     executor (its batch sizes) and the indices that came back."""
     points = [{"k": k} for k in range(count)]
-    monkeypatch.setattr(tune_mod, "evaluate_batch",
+    monkeypatch.setattr(tune_eval, "evaluate_batch",
                         lambda b: [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items])
     executor, seen = _Counting(), []
     tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True, tuple((i, points[i]) for i in idx)),
@@ -219,3 +220,41 @@ def test_missing_space_and_bad_jobs_are_usage(tmp_path: Path) -> None:
 def test_space_rejects_an_empty_parameter() -> None:
     with pytest.raises(ValueError, match="'packet' has no values"):
         attrs.evolve(_space(), params={"packet": []})
+
+
+def test_batches_are_sized_by_the_measured_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once batches come back, a batch holds about BATCH_SECONDS of work at the measured cost
+    per candidate: dear candidates travel MIN_BATCH at a time, cheap ones MAX_BATCH."""
+    for seconds, want in ((1.0, tune_mod.MIN_BATCH), (0.001, tune_mod.MAX_BATCH)):
+        points = [{"k": k} for k in range(200)]
+        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, s=seconds: (
+            s * len(b.items), [Candidate(i, p, "ok", makespan=1, bound=1) for i, p in b.items]))
+        executor = _Counting()
+        tune_mod._sweep(executor, points, lambda idx: Batch(None, "rngd", None, True,
+                                                             tuple((i, points[i]) for i in idx)), lambda cs: None)
+        assert executor.tasks[0] == tune_mod.MAX_BATCH  # nothing measured yet
+        assert executor.tasks[5] == want, seconds
+    assert tune_mod._batch_size(200, 2, 0.1) == round(tune_mod.BATCH_SECONDS / 0.1)
+
+
+def test_this_process_finds_a_makespan_before_any_batch_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers to feed, this process first evaluates MIN_BATCH candidates at a time on its
+    own until one compiles (SHARES tries at most), so the workers' batches carry a makespan."""
+    log: list[tuple[str, int]] = []
+
+    class Helping(_Counting):
+        helps, workers, width = True, 1, 2
+
+        def submit(self, fn, batch):
+            log.append(("sent", len(batch.items)))
+            return super().submit(fn, batch)
+
+    for first_ok, want in ((4, 3), (0, 1), (99, 3)):
+        log.clear()
+        monkeypatch.setattr(tune_mod, "evaluate_timed", lambda b, k=first_ok: log.append(("here", len(b.items))) or (
+            0.0, [Candidate(i, p, "ok" if i >= k else "refused", makespan=1 if i >= k else None) for i, p in b.items]))
+        points = [{"k": k} for k in range(40)]
+        tune_mod._sweep(Helping(), points, lambda idx: Batch(None, "rngd", None, True,
+                                                              tuple((i, points[i]) for i in idx)), lambda cs: None)
+        assert log[:want] == [("here", tune_mod.MIN_BATCH)] * want, first_ok
+        assert log[want][0] == "sent", first_ok

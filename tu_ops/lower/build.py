@@ -31,20 +31,34 @@ from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, win
 from ir.resident import placements
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
-__all__ = ["build_lowered", "kernel_axes"]
+__all__ = ["build_lowered", "dma_records", "kernel_axes"]
 
 
-def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | None = None) -> LoweredKernel:
-    """Lower every op of a traced kernel (without allocation)."""
+def _prepared(kernel: Any, target: Any) -> tuple[dict[int, Any], dict[int, Any], Any, Any]:
+    """(windows, folded commit views, layout, typ): what every step's lowering reads."""
     refuse_unplaced(kernel)
     windows = windows_of(kernel)
     folded = direct_commit_views(kernel, target)
-    lay = layout(kernel, folded)
     types = lowered_types(kernel)
 
     def typ(value: ir.Value) -> Any:
         return types.get(value.id, value.type)
 
+    return windows, folded, layout(kernel, folded), typ
+
+
+def dma_records(kernel: Any, target: Any) -> list[Any]:
+    """The records `build_lowered` makes outside the programs (every DMA-context step), in
+    body order, without lowering a program: what `driver.tune` bounds a candidate by before
+    its whole lowering (the programs, the allocation and the verifiers) is paid for."""
+    windows, _, lay, typ = _prepared(kernel, target)
+    return [_dma_step(item, lay.first_id[k], lay.refs, windows, typ, target)
+            for k, (kind, item) in enumerate(lay.steps) if kind == "dma"]
+
+
+def build_lowered(kernel: Any, target: Any, axes: tuple[tuple[str, int], ...] | None = None) -> LoweredKernel:
+    """Lower every op of a traced kernel (without allocation)."""
+    windows, folded, lay, typ = _prepared(kernel, target)
     steps: list[Any] = []
     programs = 0
     for k, (kind, item) in enumerate(lay.steps):

@@ -25,7 +25,7 @@ import attrs
 
 from ir.regions import loops
 
-__all__ = ["fence_loops", "repeat_loops", "step_repeats"]
+__all__ = ["fence_loops", "repeat_loops", "repeats", "step_repeats", "trips"]
 
 
 def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
@@ -38,20 +38,26 @@ def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
     return [attrs.evolve(s, claims=every) if s.index in fenced else s for s in steps]
 
 
-def _trips(opener: Any) -> int:
+def trips(opener: Any) -> int:
+    """The iterations the model counts for a loop's opener (one for a runtime bound)."""
     return opener.stop - opener.start if opener.stop is not None else 1
 
 
-def step_repeats(kernel: Any) -> list[int]:
-    """How many times each of the kernel's steps runs: the product of the trip counts of the
-    loops around it (a runtime-bounded loop counting one), so the lower bounds count what
-    the repeated body schedule does."""
-    out = [1] * len(kernel.steps)
-    for r in loops(kernel.steps):
-        trips = _trips(kernel.steps[r.begin])
+def repeats(records: list[Any]) -> list[int]:
+    """How many times each record of `records` runs: the product of the trip counts of the
+    loops around it (a runtime-bounded loop counting one), so a lower bound counts what the
+    repeated body schedule does."""
+    out = [1] * len(records)
+    for r in loops(records):
+        n = trips(records[r.begin])
         for k in range(r.begin + 1, r.end):
-            out[k] *= trips
+            out[k] *= n
     return out
+
+
+def step_repeats(kernel: Any) -> list[int]:
+    """`repeats` of the kernel's steps."""
+    return repeats(kernel.steps)
 
 
 def repeat_loops(slots: list[Any], kernel: Any) -> list[Any]:
@@ -60,7 +66,7 @@ def repeat_loops(slots: list[Any], kernel: Any) -> list[Any]:
     out = list(slots)
     for r in loops(kernel.steps):    # inner loops first
         span = out[r.end].end - out[r.begin].start
-        extra = (_trips(kernel.steps[r.begin]) - 1) * span
+        extra = (trips(kernel.steps[r.begin]) - 1) * span
         if extra <= 0:
             continue
         last = out[r.end]

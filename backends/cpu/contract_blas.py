@@ -1,0 +1,150 @@
+"""A bf16 contraction whose sums provably never round, by a float32 BLAS matmul.
+
+The chip rounds every product and every sum of a float contraction to float32 in its own
+order (the adjacent-pair tree, then the time sum from +0: docs/numerics.md). When no
+rounding can happen at all, every order gives the same bits, the exact sum's, and a BLAS
+matmul computes them. `no_rounding` decides that from the operands' values alone:
+
+- every nonzero bf16 operand is a normal number m 2^e (m an integer of at most 8 bits), so
+  it is a multiple of its *unit*, the lowest power of two dividing it; every value of A a
+  multiple of 2^ua, every value of W of 2^uw, each product is a multiple of 2^(ua+uw), and
+  so is every sum of products, in any order and grouping;
+- each of those sums (of at most `terms` products) is at most terms * max|A| * max|W| in
+  magnitude;
+- a multiple of 2^u no larger than 2^(u+24) is a float32 exactly, a normal one when
+  2^u >= 2^-126: nothing rounds, nothing is flushed, nothing overflows.
+
+A zero sum is +0 on the chip (the time sum starts from +0 and x + -x is +0); BLAS may
+leave a -0, so +0 is added to every result. NaN, infinities and subnormal operands (which
+the chip reads as zeros) are left to the exact cores, as are padding leaves and skipped
+time steps.
+
+`contract` computes acc (rows, I, J, N') of `backends.cpu.contract_fast` from the distinct
+stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows read most
+pairs of an A row class and a W row class, one matmul of every A class against every W
+class; otherwise one matmul per spatial row (a stack). BLAS runs with its pool at
+`CpuOptions.blas_threads`; when that is one thread, large matmuls are split by rows over
+the backend's float threads instead (numpy releases the GIL inside them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ir.blas import blas_threads
+
+from backends.cpu.contract_float import PARALLEL_MIN
+from backends.cpu.contract_plan import Gather
+from backends.cpu.thread_pool import pool
+
+__all__ = ["contract", "no_rounding", "unit_range"]
+
+_NONE = 1 << 14
+"""The unit exponent `unit_range` gives when every value is a zero."""
+
+
+def _units() -> np.ndarray:
+    """The unit exponent of each bf16 magnitude pattern m 2^e (e - 134 plus the trailing zeros
+    of its 8-bit significand, the hidden bit at 2^7); _NONE for a zero, -_NONE for a subnormal."""
+    mag = np.arange(0x8000)
+    frac = (mag & 0x7F) | 0x80
+    tz = np.log2(frac & -frac).astype(np.int64)
+    units = (mag >> 7) + tz - 134
+    units[0], units[1:0x80] = _NONE, -_NONE
+    return units.astype(np.int16)
+
+
+_UNITS = _units()
+
+
+def unit_range(cells: np.ndarray) -> tuple[int, int] | None:
+    """(largest magnitude pattern, smallest unit exponent) of bf16 patterns `cells` (uint16),
+    the unit of a value being the largest power of two dividing it; None when a pattern is
+    NaN, an infinity or a subnormal. Every one zero: (0, _NONE)."""
+    mag = np.bitwise_and(cells, np.uint16(0x7FFF)).reshape(-1)
+    if mag.size == 0:
+        return 0, _NONE
+    top = int(mag.max())
+    unit = int(np.take(_UNITS, mag).min())
+    if top >= 0x7F80 or unit == -_NONE:
+        return None
+    return top, unit
+
+
+def no_rounding(a: tuple[int, int], w: tuple[int, int], terms: int) -> bool:
+    """True when sums of at most `terms` products of values in the `unit_range`s `a` and `w`
+    are float32 numbers, normal or zero, in any order (the module docstring)."""
+    if a[1] == _NONE or w[1] == _NONE:
+        return True  # every product is a zero
+    unit = a[1] + w[1]
+    top = _value(a[0]) * _value(w[0]) * terms
+    return unit >= -126 and top <= 2.0 ** (unit + 24) and top < 2.0 ** 127
+
+
+def _value(pattern: int) -> float:
+    return float(np.array(pattern << 16, np.uint32).view(np.float32))
+
+
+def _cells(raw: np.ndarray, gather: Gather) -> np.ndarray:
+    """The bf16 patterns (classes, N', I|J, K = g R) a layout (I|J, g, R, N') reads from
+    stored rows `raw`: a strided view copied once when the layout is affine."""
+    half = raw.view(np.uint16).reshape(raw.shape[0], -1)
+    rows, (i, g, r, n) = half.shape[0], gather.groups
+    if gather.offset is not None:
+        view = as_strided(half[:, gather.offset:], shape=(rows, *gather.shape),
+                          strides=(half.strides[0], *(st * half.itemsize for st in gather.strides)),
+                          writeable=False).reshape(rows, i, g, r, n)
+    else:
+        view = half[:, gather.index.reshape(-1)].reshape(rows, i, g, r, n)
+    return np.ascontiguousarray(view.transpose(0, 4, 1, 2, 3)).reshape(rows, n, i, g * r)
+
+
+def _widen(cells: np.ndarray) -> np.ndarray:
+    """bf16 patterns as float32: a shift (no NaN, no subnormal: `unit_range` saw to it)."""
+    return np.left_shift(cells.astype(np.uint32), np.uint32(16)).view(np.float32)
+
+
+def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
+             threads: int, blas: int | None) -> np.ndarray | None:
+    """acc (rows, I, J, N') of two bf16 operands (`stored_*`: distinct stored rows and each
+    spatial row's class, `contract_jit.stored_rows`) by float32 BLAS, or None when some sum
+    could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
+    (raw_a, ca), (raw_w, cw) = stored_a, stored_w
+    ra = unit_range(raw_a.view(np.uint16))  # every stored cell: more than the layout reads, never less
+    rw = None if ra is None else unit_range(raw_w.view(np.uint16))
+    if ra is None or rw is None or not no_rounding(ra, rw, plan.terms):
+        return None
+    a, w = _cells(raw_a, plan.a), _cells(raw_w, plan.w)  # (DA, N', I, K), (DW, N', J, K)
+    da, nn, ni, k = a.shape
+    dw, nj = w.shape[0], w.shape[2]
+    rows = ca.size
+    pairs = np.unique(ca * dw + cw).size
+    fa, fw = _widen(a), _widen(w)
+    with blas_threads(blas):
+        if da * dw <= 2 * pairs:  # one matmul of every A class against every W class
+            left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
+            right = (fw if nn == 1 else fw.transpose(1, 0, 2, 3)).reshape(nn, dw * nj, k)
+            full = _matmul(left, right.transpose(0, 2, 1), threads if blas == 1 else 1)
+            acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
+        else:  # one per spatial row
+            acc = _matmul(fa[ca], fw[cw].transpose(0, 1, 3, 2), threads if blas == 1 else 1)
+    out = np.ascontiguousarray(np.moveaxis(acc, 1, 3))
+    np.add(out, np.float32(0), out=out)  # a -0 BLAS left is the chip's +0
+    return out
+
+
+def _matmul(left: np.ndarray, right: np.ndarray, threads: int) -> np.ndarray:
+    """left @ right (stacks), the rows of `left` split over `threads` float threads when large."""
+    out = np.empty((*np.broadcast_shapes(left.shape[:-2], right.shape[:-2]), left.shape[-2], right.shape[-1]),
+                   np.float32)
+    n = left.shape[-2]
+    if threads <= 1 or n < 2 * threads or out.size * left.shape[-1] < PARALLEL_MIN:
+        np.matmul(left, right, out=out)
+        return out
+    bounds = [n * t // threads for t in range(threads + 1)]
+    jobs = [pool(threads).submit(np.matmul, left[..., lo:hi, :], right, out=out[..., lo:hi, :])
+            for lo, hi in zip(bounds, bounds[1:])]
+    for job in jobs:
+        job.result()
+    return out

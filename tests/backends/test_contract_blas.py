@@ -1,0 +1,141 @@
+"""The bf16 contraction by float32 BLAS when no sum can round (backends/cpu/contract_blas.py).
+
+Its guard is checked against a brute-force reading of every value (`unit_range`) and at
+both sides of its bound (`no_rounding`); whole kernels drawn at random over valid layouts
+(benchmarks/drawn_kernels.py) run on data at both sides of the guard, bit for bit against
+the dense reference path and, where nothing rounds, against an independent numpy oracle
+(the exact float64 sum); the BLAS path must really run where the guard holds and must not
+where some sum rounds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float
+from benchmarks.drawn_kernels import draw
+from tests.backends.oracles import f32_to_bf16_bits
+
+
+def _true_range(patterns: np.ndarray) -> tuple[int, int] | None:
+    """unit_range by reading every value on its own: (top, the smallest unit exponent)."""
+    mags = [int(p) & 0x7FFF for p in patterns.reshape(-1)]
+    if any(m >= 0x7F80 or 0 < m < 0x80 for m in mags):
+        return None
+    units = []
+    for m in mags:
+        if m:
+            value = float(np.array(m << 16, np.uint32).view(np.float32))
+            e = -200
+            while value % 2.0 ** (e + 1) == 0:  # the largest power of two dividing it
+                e += 1
+            units.append(e)
+    return max(mags), min(units, default=1 << 14)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unit_range_reads_every_value(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-255, 256, 200)
+    scale = 2.0 ** rng.integers(-60, 60, 200) if seed % 2 else 2.0 ** int(rng.integers(-60, 60))
+    patterns = f32_to_bf16_bits((ints * scale).astype(np.float32))
+    want = _true_range(patterns)
+    assert want is not None
+    assert contract_blas.unit_range(patterns) == want
+
+
+@pytest.mark.parametrize("bad", [0x7F80, 0xFF80, 0x7FC1, 0x0001, 0x807F])
+def test_unit_range_refuses_nan_infinity_and_subnormals(bad: int) -> None:
+    patterns = np.array([0x3F80, 0x4000, bad, 0x0000], np.uint16)
+    assert contract_blas.unit_range(patterns) is None
+    assert _true_range(patterns) is None
+
+
+def test_unit_range_of_zeros() -> None:
+    assert contract_blas.unit_range(np.array([0x0000, 0x8000], np.uint16)) == (0, 1 << 14)
+    assert contract_blas.no_rounding((0, 1 << 14), (0x7F7F, 100), 1 << 30)
+
+
+def test_no_rounding_bound_is_tight() -> None:
+    """Integers up to 2^12 times integers up to 2^8 over 16 terms: 2^24 exactly is a float32
+    sum of unit 1; a 17th term could give 2^24 + 1, which rounds."""
+    a = contract_blas.unit_range(f32_to_bf16_bits(np.array([1.0, 4096.0], np.float32)))
+    w = contract_blas.unit_range(f32_to_bf16_bits(np.array([1.0, 256.0], np.float32)))
+    assert a[1] == w[1] == 0
+    assert contract_blas.no_rounding(a, w, 16)
+    assert not contract_blas.no_rounding(a, w, 17)
+    tiny = contract_blas.unit_range(f32_to_bf16_bits(np.array([2.0 ** -63], np.float32)))
+    assert contract_blas.no_rounding(tiny, tiny, 1)  # 2^-126: the smallest normal
+    lower = contract_blas.unit_range(f32_to_bf16_bits(np.array([2.0 ** -64], np.float32)))
+    assert not contract_blas.no_rounding(lower, tiny, 1)  # 2^-127 would be flushed
+
+
+# ---- whole kernels drawn at random ---------------------------------------------------------
+
+DRAWN = draw(61, 5, scale="small", dtypes=("bf16:f32",))
+
+
+def _data(rng: np.random.Generator, arrays: list[np.ndarray], kind: str) -> list[np.ndarray]:
+    """Operands of `kind`: `exact` (integers up to 255 times one power of two per operand,
+    sums far below 2^24 units), `negzero` (zeros of both signs and -1: every product a
+    zero, some -0), `rounds` (the integers of `exact` with a few values 2^20 times larger
+    and some odd: sums that need more than 24 bits) and `normal` (standard normal)."""
+    out = []
+    for a in arrays[:-1]:
+        shape = a.shape
+        if kind == "exact":
+            v = rng.integers(-255, 256, shape) * 2.0 ** int(rng.integers(-30, 30))
+        elif kind == "negzero":
+            v = np.where(rng.random(shape) < 0.5, -0.0, 0.0) if not out else -np.ones(shape)
+        elif kind == "rounds":
+            v = rng.integers(-255, 256, shape) * 1.0
+            v[rng.random(shape) < 0.1] *= 2.0 ** 20
+        else:
+            v = rng.standard_normal(shape)
+        out.append(f32_to_bf16_bits(v.astype(np.float32)).view(a.dtype))
+    return [*out, np.zeros_like(arrays[-1])]
+
+
+@pytest.mark.parametrize("kind", ["exact", "negzero", "rounds", "normal"])
+@pytest.mark.parametrize("index", range(len(DRAWN)), ids=[d.name for d in DRAWN])
+def test_drawn_kernels_bit_exact(monkeypatch: pytest.MonkeyPatch, index: int, kind: str) -> None:
+    d = DRAWN[index]
+    rng = np.random.default_rng(1000 * index + len(kind))
+    arrays = _data(rng, d.inputs(rng), kind)
+    used = []
+    blas = contract_blas.contract
+    monkeypatch.setattr(contract_blas, "contract", lambda *a: used.append(blas(*a) is not None) or blas(*a))
+    fast = [a.copy() for a in arrays]
+    CpuBackend(CpuOptions(threads=2, blas_threads=1)).run(d.kernel, tuple(fast))
+    dense = [a.copy() for a in arrays]
+    CpuBackend(CpuOptions(fast_contract=False)).run(d.kernel, tuple(dense))
+    got, ref = fast[-1].view(np.uint32), dense[-1].view(np.uint32)
+    np.testing.assert_array_equal(got, ref, err_msg=d.layout)
+    assert used, d.layout
+    if kind in ("exact", "negzero"):
+        assert all(used), d.layout
+        want = np.asarray(d.oracle(*arrays[:-1], arrays[-1]), np.float32) + np.float32(0)  # the chip's +0
+        np.testing.assert_array_equal(got, want.view(np.uint32), err_msg=d.layout)
+    else:
+        assert not any(used), d.layout
+
+
+def test_rows_split_over_threads_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matmul split by rows over the float threads (BLAS on one thread) gives the bits
+    of one matmul."""
+    d = DRAWN[0]
+    rng = np.random.default_rng(7)
+    arrays = _data(rng, d.inputs(rng), "exact")
+    one = [a.copy() for a in arrays]
+    CpuBackend(CpuOptions(threads=1, blas_threads=1)).run(d.kernel, tuple(one))
+    monkeypatch.setattr(contract_blas, "PARALLEL_MIN", 1)
+    calls = []
+    matmul = np.matmul
+    monkeypatch.setattr(contract_blas.np, "matmul", lambda *a, **k: calls.append(1) or matmul(*a, **k))
+    split = [a.copy() for a in arrays]
+    CpuBackend(CpuOptions(threads=3, blas_threads=1)).run(d.kernel, tuple(split))
+    np.testing.assert_array_equal(split[-1].view(np.uint32), one[-1].view(np.uint32))
+    assert len(calls) >= 3
+    assert contract_float.PARALLEL_MIN > 1  # only the BLAS module's threshold was lowered
