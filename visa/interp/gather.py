@@ -102,8 +102,9 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
 
 
 def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> np.ndarray:
-    """Execute one ScatterOp; return the HBM bytes of the new tensor it writes."""
-    data_t, out_t = op.input_type, op.output_type
+    """Execute one ScatterOp; return the HBM bytes of the new tensor it writes (its data read
+    out of the tile it names, when it names one: the commands already start there)."""
+    data_t, out_t = op.view_types()
     index_t = types.get(op.index.id)
     check(index_t is not None and index_t.kind in ("hbm", "spm"), f"the index {op.index} is not an HBM or SPM tensor",
           op)
