@@ -5,7 +5,9 @@
 A `to_spm` of a tile of a DM tensor reads a window, as `dma_window` does: `src_view` (one
 mapping per level) and `src_offset` (bytes) name it, the input type is the tensor's own and
 the commands are those of the copy from the tile's type, their source addresses shifted by
-`src_offset` (both fields absent for a whole tensor).
+`src_offset` (both fields absent for a whole tensor). A tile at a runtime start (a rolled
+loop's index) adds `src_start=%k src_start_bytes= src_start_limit=` as `dma_window` does: the
+source addresses move by `start * src_start_bytes` when the copy runs (RUNTIME-8, LOOP-6).
 
 The DMA engine reads and writes an SPM like HBM (one byte stream per chip, no slice
 addressing), so the record's `kind` and `commands` are those of the copy between the DM side
@@ -23,7 +25,7 @@ import attrs
 from ir.mapping.nodes import Mapping
 from ir.rules.spm import check_spm_move
 from ir.spm import spm_as_hbm
-from tu_ops.base import VerifyContext, attr, rule
+from tu_ops.base import Ref, VerifyContext, attr, operand, rule
 from tu_ops.dma import DmaOp
 from tu_ops.dma_view import DmaWindowOp, with_levels
 
@@ -44,6 +46,13 @@ class SpmDmaOp(DmaOp):
 
     src_view: tuple[Mapping, ...] | None = attr(default=None, optional=True, converter=attrs.converters.optional(tuple))
     src_offset: int | None = attr(default=None, optional=True)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(default=None, optional=True)
+    src_start_limit: int | None = attr(default=None, optional=True)
+
+    def reads(self) -> tuple[Ref, ...]:
+        """The source, and the runtime start of the tile it reads when it has one."""
+        return (self.src,) if self.src_start is None else (self.src, self.src_start)
 
     def view_types(self) -> tuple[Any, Any]:
         """(source, destination) types the commands walk: the tile a `to_spm` reads, when it reads one."""
@@ -61,10 +70,12 @@ class SpmDmaOp(DmaOp):
                       input_type=spm_as_hbm(src) if src.kind == "spm" else src,
                       output_type=spm_as_hbm(dst) if dst.kind == "spm" else dst,
                       src_alloc=self.src_alloc, dst_alloc=self.dst_alloc, loc=self.loc)
-        if self.src_view is None and self.src_offset is None:
+        starts = {"src_start": self.src_start, "src_start_bytes": self.src_start_bytes,
+                  "src_start_limit": self.src_start_limit}
+        if self.src_view is None and self.src_offset is None and not any(v is not None for v in starts.values()):
             return DmaOp(**fields)
         return DmaWindowOp(**fields, src_view=self.src_view or (), src_offset=-1 if self.src_offset is None
-                           else self.src_offset)   # one of the two missing: DMAOP-6 refuses it
+                           else self.src_offset, **starts)   # one of the two missing: DMAOP-6 refuses it
 
     @rule("DMAOP-1")
     def _dmaop_1(self, target: Target, ctx: VerifyContext | None) -> str | None:
@@ -78,6 +89,11 @@ class SpmDmaOp(DmaOp):
     def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         copy = self.as_dma()   # a window of the DM source: its view keeps the tensor's extents, inside it
         return copy._dmaop_6(target, ctx) if isinstance(copy, DmaWindowOp) else None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
+        copy = self.as_dma()   # the tile at a runtime start: its scalar, step and last window
+        return copy._runtime_start(target, ctx) if isinstance(copy, DmaWindowOp) else None
 
     @rule("SPMOP-1")
     def _spmop_1(self, target: Target, ctx: VerifyContext | None) -> str | None:

@@ -94,6 +94,7 @@ def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target
     window = None if op.src_view is None else (op.input_type, op.src_offset or 0)
     traced = cls(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
     low = built(op, lambda: spm_record(op.result, op.src, src_t, op.output_type, target, op.loc, window), traced)
+    low = attrs.evolve(low, **{f: getattr(op, f) for f in ("src_start", "src_start_bytes", "src_start_limit")})
     if into_spm:  # the DM side's allocation
         return placed(op, low, src=dm_base.get(op.src.id, 0))
     return placed(op, low, dst=dm_base.get(op.result.id, 0))

@@ -155,12 +155,13 @@ def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict
                     target: Any) -> Any:
     """The `dma_spm` record of a `to_spm` reading a tile of a DM tensor: the tile's commands
     start at the window's byte offset in the tensor, which the record names (`src_view`,
-    `src_offset`). A tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
+    `src_offset`, and `src_start=` ... for a tile at a runtime start). A tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
     ref, storage_t, view_t, offset, shift = _source(op, windows, refs, typ, target)
     if any(shift):
         raise _refuse(op, "`to_spm` of a DM view tiled on its Chip or Cluster level is not lowered yet")
-    return lower_dma(op, result, ref, view_t, op.result.type, target,
-                     lambda *args: spm_record(*args, window=(storage_t, offset)))
+    record = lower_dma(op, result, ref, view_t, op.result.type, target,
+                       lambda *args: spm_record(*args, window=(storage_t, offset)))
+    return attrs.evolve(record, **_runtime_start("src", windows.get(op.src.id), refs, target))
 
 
 def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
