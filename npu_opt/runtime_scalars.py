@@ -19,11 +19,11 @@ source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the
 or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
 `begin` (the `window` again), `commit_view` as the destination (a `to_view` after
 the commit, which the lowering folds into the commit) and `memset` (the `memset` carries
-it), `to_spm` as the source (the `window` again), and an interleaved `begin` over two
-tiles at one start (both `window`s name it; two different starts are RUNTIME-2 in
-`npu_opt.interleave`). Everything else keeps RUNTIME-2: a runtime start of a chip, cluster or slice tile, a
-runtime-tiled view read by anything else (a redistribution, a scatter) or written by
-anything else (a redistribution, a scatter). RUNTIME-9: a start that is
+it), `to_spm` and a scatter's updates as the source (the `window` again), and an
+interleaved `begin` over two tiles at one start (both `window`s name it; two different
+starts are RUNTIME-2 in `npu_opt.interleave`). Everything else keeps RUNTIME-2: a runtime
+start of a chip, cluster or slice tile, a runtime-tiled view read by a redistribution, or
+written by anything else (a redistribution, a scatter). RUNTIME-9: a start that is
 not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
 whole 8-byte units. A tile of a runtime-tiled view may take a second runtime start when
 both are proven in range while tracing (loop indices of trace-time bounds; else LOOP-7):

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from tu_ops.target import Target
 
 __all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots", "usize_start_problem",
-           "view_problem"]
+           "view_problem", "start_problem"]
 
 
 def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:

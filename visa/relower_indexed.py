@@ -73,6 +73,7 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
                      into=None if into is None else ir.Value(into, op.output_type))
     low = built(op, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into, window),
                 traced)
+    low = attrs.evolve(low, **{f: getattr(op, f) for f in ("src_start", "src_start_bytes", "src_start_limit")})
     return placed(op, low, src=dm_base.get(op.src.id, 0))
 
 

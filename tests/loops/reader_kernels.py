@@ -1,4 +1,4 @@
-"""Kernels whose `to_spm` and interleaved `begin` read a tile at a rolled loop's index, written
+"""Kernels whose `to_spm`, interleaved `begin` and scatter read a tile at a rolled loop's index, written
 rolled (`ctx.loop`) and unrolled (a Python `for`), for tests/loops/test_loop_readers.py."""
 
 from typing import Any
@@ -51,3 +51,21 @@ def interleaved_min(rolled: bool, rhs_start: Any = None) -> Any:
             _min_of(ctx, a, b).view().to_dm_view(ctx.tdma, out.view_mut().tile(m("RT"), 1, m("RS % 8, 1 #{!} 4, RH"), t))
         return out.to_hbm(ctx.tdma)
     return pairwise_min
+
+
+axes(RR=24, RW=32, RC=90)
+
+
+def scatter_tiles(rolled: bool) -> Any:
+    """Tile i of the updates scattered into the cache at the byte offsets of row i of the
+    index, for each i: a scatter out of a tile at the loop index."""
+
+    @device(chip=1)
+    def scattered(ctx: Context, fresh: HbmTensor[bf16, Chip, m("RR, RE, RW")],
+                  offsets: HbmTensor[i32, Chip, m("RE, RR")], cache: Mut[HbmTensor[bf16, Chip, m("RC, RW")]]) -> None:
+        d = fresh.to_dm(ctx.tdma, DmTensor[bf16, Chip, Cluster, m("RR # 64"), m("RE, RW")])
+        for i in (ctx.loop(4) if rolled else range(4)):
+            row = offsets.view().tile(m("RE"), 1, m("1 # 4, RR"), i).to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("RR")])
+            tile = d.view().tile(m("RE"), 1, m("1 # 4, RW"), i)
+            cache.view_mut().scatter(m("RC"), m("RW")).by_byte_offsets(row).from_dm_view(ctx.tdma, tile)
+    return scattered

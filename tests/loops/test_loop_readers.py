@@ -1,6 +1,6 @@
-"""`to_spm` and an interleaved `begin` reading a tile at a rolled loop's index (docs/loops.md
-"Views at the index"): cpu == visa == numpy == the unrolled kernel, the `dma_spm` record
-names the start and the verifier checks it (RUNTIME-8, LOOP-6), a start out of range for
+"""`to_spm`, an interleaved `begin` and a scatter reading a tile at a rolled loop's index
+(docs/loops.md "Views at the index"): cpu == visa == numpy == the unrolled kernel, the
+`dma_spm` and `dma_scatter` records name the start and the verifier checks it (RUNTIME-8, LOOP-6), a start out of range for
 some iteration is LOOP-1, and an interleaved `begin` over tiles at two different starts
 stays RUNTIME-2."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -70,3 +71,33 @@ def test_an_interleaved_begin_over_tiles_at_two_starts_is_runtime_2():
     with pytest.raises(npu_opt.NpuOptError) as e:
         npu_opt.compile(R.interleaved_min(True, rhs_start=lambda t: 3 - t))
     assert e.value.code == "RUNTIME-2" and "at one start" in str(e.value)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_a_scatter_out_of_a_tile_at_the_loop_index(backend):
+    rng = np.random.default_rng(5)
+    fresh = rng.standard_normal((24, 4, 32)).astype(ml_dtypes.bfloat16)
+    rows = np.stack([rng.permutation(90)[:24] for _ in range(4)])
+    cache = rng.standard_normal((90, 32)).astype(ml_dtypes.bfloat16)
+    want = cache.copy()
+    for i in range(4):
+        want[rows[i]] = fresh[:, i]
+    got = {}
+    for rolled in (True, False):
+        got[rolled] = cache.copy()
+        npu_opt.run(R.scatter_tiles(rolled), fresh, (rows * 64).astype(np.int32), got[rolled], backend=backend)
+    assert np.array_equal(got[True].view(np.uint16), want.view(np.uint16))
+    assert np.array_equal(got[True].view(np.uint16), got[False].view(np.uint16))
+
+
+def test_the_scatter_record_names_the_start_and_the_verifier_checks_it():
+    text = npu_opt.compile(R.scatter_tiles(True)).text
+    line = next(x for x in text.splitlines() if "= dma_scatter " in x)
+    assert re.search(r" src_view=\[.*\] src_offset=0 src_start=%\d+ src_start_bytes=64 src_start_limit=3 ", line)
+    verify_text(text)
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        verify_text(text.replace(line, line.replace("src_start_limit=3", "src_start_limit=100000")))
+    assert e.value.code == "RUNTIME-8"
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        verify_text(text.replace(line, line.replace("src_start_limit=3", "src_start_limit=2")))
+    assert e.value.code == "LOOP-6"

@@ -84,8 +84,8 @@ def _dma_step(item: Any, first: int, refs: dict[int, int], windows: dict[int, An
         if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
             into["count"] = refs[item.count.id]
         if isinstance(item, Scatter) and item.src.id in windows:   # out of a tile of its DM tensor
-            src, into["window"] = scatter_window(item, windows, refs, typ, target)
-            return lower(item, first, src, refs[item.index.id], target, **into)
+            src, into["window"], start = scatter_window(item, windows, refs, typ, target)
+            return attrs.evolve(lower(item, first, src, refs[item.index.id], target, **into), **start)
         return lower(item, first, refs[item.src.id], refs[item.index.id], target, **into)
     if isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
         from tu_ops.runtime import lower_runtime

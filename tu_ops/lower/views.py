@@ -165,13 +165,13 @@ def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict
 
 
 def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
-                   target: Any) -> tuple[int, tuple[Any, int]]:
-    """(the tensor, (its type, the byte offset)) of a scatter out of a tile of a DM tensor; a
-    tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
+                   target: Any) -> tuple[int, tuple[Any, int], dict[str, Any]]:
+    """(the tensor, (its type, the byte offset), the runtime start's fields) of a scatter out
+    of a tile of a DM tensor; a tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
     ref, storage_t, _, offset, shift = _source(op, windows, refs, typ, target)
     if any(shift):
         raise _refuse(op, "a scatter out of a DM view tiled on its Chip or Cluster level is not lowered yet")
-    return ref, (storage_t, offset)
+    return ref, (storage_t, offset), _runtime_start("src", windows.get(op.src.id), refs, target)
 
 
 def refuse_unplaced(kernel: Any) -> None:
