@@ -186,17 +186,17 @@ def refuse_unplaced(kernel: Any) -> None:
         if w is not None and any(w.offset[:-1]):
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
         rhs = getattr(op, "rhs", None) if isinstance(op, ir.Begin) else None
-        if rhs is not None and _window_start(windows.get(rhs.id), rhs) != _window_start(w, op.view):
+        if rhs is not None and _window_start(windows.get(rhs.id)) != _window_start(w):
             raise _refuse(op, "an interleaved `begin` over two views tiled at different starts is not lowered yet "
                               "(its feed reads both tensors at the first view's start)")
 
 
-def _window_start(w: Window | None, view: Any) -> tuple:
-    """What fixes where a feed reads the view `view`: its tensor's type, the window's cell
-    offsets, runtime start and relabelling (a whole tensor: its type alone)."""
+def _window_start(w: Window | None) -> tuple:
+    """Where a feed reads a view: its window's cell offsets (none for a whole tensor or a
+    window at offset 0) and runtime start."""
     if w is None:
-        return view.type, None, None, None
-    return w.src.type, w.offset, None if w.start is None else (w.start.id, w.start_stride), w.reshaped
+        return (), None
+    return (tuple(w.offset) if any(w.offset) else ()), None if w.start is None else (w.start.id, w.start_stride)
 
 
 def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:
