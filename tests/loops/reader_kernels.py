@@ -69,3 +69,12 @@ def scatter_tiles(rolled: bool) -> Any:
             tile = d.view().tile(m("RE"), 1, m("1 # 4, RW"), i)
             cache.view_mut().scatter(m("RC"), m("RW")).by_byte_offsets(row).from_dm_view(ctx.tdma, tile)
     return scattered
+
+
+@device(chip=1)
+def spm_row_at_launch(ctx: Context, x: HbmTensor[i32, Chip, m("RE, RN")], row: HbmScalar[usize]) -> HbmTensor[i32, Chip, m("RN")]:
+    """Row `row` of x staged through SPM: `to_spm` of a tile at a launch value."""
+    d = x.to_dm(ctx.tdma, Lists)
+    s = d.view().tile(m("RE"), 1, m("1 # 4, RN"), row.to_spm(ctx.tdma)).to_spm(
+        ctx.tdma, SpmTensor[i32, Chip, Cluster, m("1"), m("RN")])
+    return s.to_dm(ctx.tdma, List).to_hbm(ctx.tdma, HbmTensor[i32, Chip, m("RN")])

@@ -101,3 +101,12 @@ def test_the_scatter_record_names_the_start_and_the_verifier_checks_it():
     with pytest.raises(npu_opt.NpuOptError) as e:
         verify_text(text.replace(line, line.replace("src_start_limit=3", "src_start_limit=2")))
     assert e.value.code == "LOOP-6"
+
+
+@pytest.mark.parametrize("backend", ["cpu", "visa"])
+def test_to_spm_of_a_tile_at_a_launch_value_and_past_the_end(backend):
+    for row in (0, 2, 3):
+        assert np.array_equal(npu_opt.run(R.spm_row_at_launch, X, row, backend=backend), X[row])
+    with pytest.raises(npu_opt.NpuOptError) as e:
+        npu_opt.run(R.spm_row_at_launch, X, 4, backend=backend)
+    assert e.value.code == "RUNTIME-10" and "start 4 is outside" in str(e.value)
