@@ -16,6 +16,7 @@ from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call
 from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
 from npu_opt.trace import current
+from npu_opt.views import dma_source
 
 __all__ = ["gather", "scatter", "emit_gather"]
 
@@ -115,7 +116,7 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
         pass
     elif isinstance(output, HbmTensor):
         bad = isinstance(key, Mapping) and _outermost_key(
-            scatter_shape(data.value.type, key, index.value.type, output.value.type), "output")
+            scatter_shape(data.type, key, index.value.type, output.value.type), "output")
         if not bad:
             return _scatter_into(data, index, output, key, loc)
     elif not isinstance(output, TensorSpec) or output.kind != "hbm":
@@ -125,10 +126,10 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
         bad = Violation("TYPE-6", f"the key of `{stage}` is a mapping m(\"...\") of the data's key axes, not {key!r:.40}")
     out_type = bad or output.resolve()
     if not isinstance(out_type, Violation):
-        out_type = _outermost_key(scatter_shape(data.value.type, key, index.value.type, out_type), "output") or out_type
+        out_type = _outermost_key(scatter_shape(data.type, key, index.value.type, out_type), "output") or out_type
     if isinstance(out_type, Violation):
         return refuse_call(out_type, stage)
-    op = Scatter(src=data.value, index=index.value, key=key, result=tracer.value(out_type), loc=loc)
+    op = Scatter(src=dma_source(data), index=index.value, key=key, result=tracer.value(out_type), loc=loc)
     tracer.emit(op)
     return HbmTensor(op.result)
 
@@ -153,7 +154,7 @@ def _scatter_into(data: Any, index: Any, output: Any, key: Any, loc: Any) -> Any
     if bad is not None:
         tracer.refuse(bad, loc, "dma_scatter")
         return Poisoned("dma_scatter")
-    op = Scatter(src=data.value, index=index.value, key=key, into=output.value,
+    op = Scatter(src=dma_source(data), index=index.value, key=key, into=output.value,   # a runtime tile too
                  result=tracer.value(output.value.type), loc=loc)
     if tracer.emit(op):
         output.value = op.result  # the handle follows the tensor's latest version

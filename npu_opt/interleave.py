@@ -11,6 +11,7 @@ from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.stages import BeginStream
 from npu_opt.tensors import DmTensor, DmTensorView
 from npu_opt.trace import TracedStream, current
+from npu_opt.views import dma_source
 
 __all__ = ["begin_interleaved"]
 
@@ -36,7 +37,16 @@ def begin_interleaved(context: Any, lhs: Any, rhs: Any, axis: Any) -> Any:
     fault = _fault(lhs, rhs, axis)
     if fault is not None:
         return refuse_call(fault, "begin_interleaved")
-    op = BeginInterleaved.build(tracer.value, view=lhs.value, rhs=rhs.value, axis=axis, context=context.name, loc=loc)
+    starts = [getattr(v, "_runtime", None) for v in (lhs, rhs)]
+    if any(starts) and (starts[0] is None or starts[1] is None or tuple(starts[0]) != tuple(starts[1])
+                        or getattr(lhs, "_offsets", None) != getattr(rhs, "_offsets", None)):
+        return refuse_call(Violation(
+            "RUNTIME-2", "an interleaved `begin` reads its two views at one start: a view tiled at a runtime start "
+                         "is interleaved only with a view of the same type tiled at the same start",
+            help="tile both views with the same scalar (`.tile(..., i)` on each), or copy the tiles out with "
+                 "`.to_dm(ctx.tdma, ...)` first"), "begin_interleaved")
+    op = BeginInterleaved.build(tracer.value, view=dma_source(lhs), rhs=dma_source(rhs), axis=axis,
+                                context=context.name, loc=loc)   # at one runtime start, each window names it
     chain = TracedStream(loc)
     tracer.chains.append(chain)
     tracer.emit(op)

@@ -18,6 +18,7 @@ from npu_opt.dma import _check_engine
 from npu_opt.stagebase import location_of, refuse_call
 from npu_opt.tensors import DmTensor, TensorSpec, _TensorClass
 from npu_opt.trace import current
+from npu_opt.views import dma_source
 
 __all__ = ["SpmTensor", "SpmSpec", "to_spm", "spm_to_dm"]
 
@@ -64,7 +65,8 @@ class SpmTensor(_TensorClass):
 
 
 def to_spm(src: Any, dma: Any, dst: Any) -> Any:
-    """`dm.to_spm(ctx.tdma, SpmTensor[...])`: a DM tensor (or read view) into SPM."""
+    """`dm.to_spm(ctx.tdma, SpmTensor[...])`: a DM tensor (or read view, maybe tiled at a
+    runtime start: a Tensor DMA reads it) into SPM."""
     tracer = current()
     loc = location_of("to_spm")
     bad = _check_engine(dma, "to_spm")
@@ -74,7 +76,7 @@ def to_spm(src: Any, dma: Any, dst: Any) -> Any:
     dst_type = bad or dst.resolve()
     if isinstance(dst_type, Violation):
         return refuse_call(dst_type, "to_spm")
-    op = ToSpm(src=src.value, result=tracer.value(dst_type), loc=loc)
+    op = ToSpm(src=dma_source(src), result=tracer.value(dst_type), loc=loc)   # a runtime tile start too
     tracer.emit(op)
     return SpmTensor(op.result)
 

@@ -193,9 +193,9 @@ class _ReadMixin(DmaCopies):
     @property
     def value(self: Any) -> Any:
         """The IR value of the view: the base itself, or a `window` of it (a runtime-tiled
-        view read this way is RUNTIME-2: only a DMA or a `begin` reads it, through `read_value`)."""
+        view read this way is RUNTIME-2: only a DMA, `to_spm`, a scatter or a `begin` reads it, through `read_value`)."""
         if self._runtime is not None:
-            refuse_runtime_read("another reader (an interleaved `begin`, `to_spm`, a redistribution, a scatter)")
+            refuse_runtime_read("another reader (a redistribution)")
         if self._offsets == (0,) * len(self._offsets) and self._type == self._base_value.type:
             return self._base_value
         if self._window is None:

@@ -70,17 +70,27 @@ def view_record(op: Any, target: Any, dm_offsets: tuple[int, int]) -> DmaOp:
     return attrs.evolve(out, src_alloc=op.src_alloc, dst_alloc=op.dst_alloc, **offsets, **starts)
 
 
-def spm_record(result: Ref, src: Ref, src_t: Any, dst_t: Any, target: Target, loc: Any = None) -> Any:
+def spm_record(result: Ref, src: Ref, src_t: Any, dst_t: Any, target: Target, loc: Any = None,
+               window: tuple[Any, int] | None = None) -> Any:
     """The SpmDmaOp copying `src_t` into `dst_t`, one of them in SPM: the commands of the DMA
     between the DM side and the SPM's HBM-like store (`ir.spm.spm_as_hbm`), DM-side bases
-    relative to allocation 0."""
+    relative to allocation 0. `window` = (the DM tensor's type, byte offset) when `src_t` is
+    a tile of it that `to_spm` reads: the record names the tile (`src_view`, `src_offset`) and
+    its commands start that many bytes in."""
     from tu_ops.spm import SpmDmaOp  # a kernel's first SPM move loads its record class
 
     into_spm = dst_t.kind == "spm"
     copy = dma_record(result, src, src_t if into_spm else spm_as_hbm(src_t),
                       spm_as_hbm(dst_t) if into_spm else dst_t, target, loc)
-    return SpmDmaOp(result=result, src=src, kind=copy.kind, element_type=src_t.dtype, commands=copy.commands,
-                    input_type=src_t, output_type=dst_t, src_alloc=copy.src_alloc, dst_alloc=copy.dst_alloc, loc=loc)
+    commands, tile = copy.commands, {}
+    if window is not None:
+        storage_t, offset = window
+        commands = tuple(attrs.evolve(c, src_base=c.src_base + offset) for c in commands)
+        tile = {"src_view": src_t.levels(), "src_offset": offset}
+        src_t = storage_t
+    return SpmDmaOp(result=result, src=src, kind=copy.kind, element_type=src_t.dtype, commands=commands,
+                    input_type=src_t, output_type=dst_t, src_alloc=copy.src_alloc, dst_alloc=copy.dst_alloc, loc=loc,
+                    **tile)
 
 
 def redistribute_record(result: int, src: int, storage_t: Any, view_levels: tuple, view_offset: int,

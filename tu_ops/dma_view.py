@@ -42,7 +42,8 @@ from ir.words import a_an
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots", "usize_start_problem"]
+__all__ = ["TensorNewOp", "DmaWindowOp", "DmaIntoOp", "MemsetOp", "with_levels", "dm_roots", "usize_start_problem",
+           "view_problem", "start_problem"]
 
 
 def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:
@@ -51,7 +52,7 @@ def with_levels(t: Any, levels: tuple[Mapping, ...]) -> Any:
     return attrs.evolve(t, **dict(zip(names, levels)))
 
 
-def _view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, target: Any) -> str | None:
+def view_problem(t: Any, levels: tuple[Mapping, ...], offset: int, side: str, target: Any) -> str | None:
     if len(levels) != len(t.levels()):
         return f"{side}_view has {len(levels)} levels; the {t.kind} tensor has {len(t.levels())}"
     for k, (a, b) in enumerate(zip(t.levels(), levels)):
@@ -165,7 +166,7 @@ class DmaWindowOp(DmaOp):
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        return _view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+        return view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
 
     @rule("RUNTIME-8")
     def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
@@ -212,8 +213,8 @@ class DmaIntoOp(DmaOp):
 
     @rule("DMAOP-6")
     def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
-        return (_view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
-                or _view_problem(self.output_type, self.dst_view, self.dst_offset, "dst", target))
+        return (view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
+                or view_problem(self.output_type, self.dst_view, self.dst_offset, "dst", target))
 
 
 @attrs.frozen(kw_only=True)
@@ -274,7 +275,7 @@ class MemsetOp(TuOp):
             return f"value {self.value} is not {a_an(bits)}-bit pattern of whole bytes"
         if bits == 4 and nibble_bytes(with_levels(t, self.view), 0) is None:
             return "a memset of 4-bit cells fills whole bytes: every byte it touches holds two live cells of its view"
-        return _view_problem(t, self.view, self.offset, "dst", target)
+        return view_problem(t, self.view, self.offset, "dst", target)
 
 
 def dm_roots(ops: Any) -> dict[int, int]:

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 
 from ir.gather_prefix import COUNT_DTYPE
+from ir.mapping.nodes import Mapping
 from tu_ops.base import Alloc, Ref, VerifyContext, attr, operand, rule
 from tu_ops.printing import type_text
 from tu_ops.dma import DmaCommand, DmaOp
+from tu_ops.dma_view import start_problem, view_problem, with_levels
 
 if TYPE_CHECKING:
     from tu_ops.target import Target
@@ -137,9 +139,35 @@ class ScatterOp(DmaOp):
     mode: IndexMode | None = attr(None, optional=True)
     index_commands: tuple[DmaCommand, ...] | None = attr(None, optional=True,
                                                          converter=lambda c: None if c is None else _commands(c))
+    # a scatter out of a tile of its DM tensor: the tile's levels and byte offset (the input
+    # type is the tensor's; the commands read the tile, `src_offset` bytes in); absent for the whole tensor
+    src_view: tuple[Mapping, ...] | None = attr(None, optional=True, converter=attrs.converters.optional(tuple))
+    src_offset: int | None = attr(None, optional=True)
+    # a tile at a runtime start: the data's addresses move by start * src_start_bytes (RUNTIME-8, LOOP-6)
+    src_start: Ref | None = operand(optional=True)
+    src_start_bytes: int | None = attr(None, optional=True)
+    src_start_limit: int | None = attr(None, optional=True)
 
     def reads(self) -> tuple[Ref, ...]:
-        return (self.src, self.index) + ((self.into,) if self.into is not None else ())
+        start = () if self.src_start is None else (self.src_start,)
+        return (self.src, self.index) + ((self.into,) if self.into is not None else ()) + start
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        return start_problem(self, target, ctx, "src")
+
+    def view_types(self) -> tuple[Any, Any]:
+        """(source, destination) types: the tile the data is read from, the output."""
+        src = self.input_type if self.src_view is None else with_levels(self.input_type, self.src_view)
+        return src, self.output_type
+
+    @rule("DMAOP-6")
+    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        if self.src_view is None and self.src_offset is None:
+            return None
+        if self.src_view is None or self.src_offset is None:
+            return "a scatter out of a tile names src_view= and src_offset= together"
+        return view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
 
     @rule("DMAOP-5")
     def _dmaop_5(self, target: Any, ctx: VerifyContext | None) -> str | None:

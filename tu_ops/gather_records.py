@@ -57,9 +57,12 @@ def gather_record(op: Any, result: int, src: int, index: int, target: Any, count
                     src_alloc=Alloc(0, table_t.chip.size * outer * shape.rows * row_bytes), dst_alloc=None, loc=op.loc)
 
 
-def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None) -> ScatterOp:
+def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into: int | None = None,
+                   window: tuple[Any, int] | None = None) -> ScatterOp:
     """The ScatterOp of a trace-valid `Scatter` whose result is `%result` (written into
-    `%into`, the lowered tensor of `op.into`, when it has one)."""
+    `%into`, the lowered tensor of `op.into`, when it has one). `window` = (the DM tensor's
+    type, byte offset) when `op.src` is a tile of it: the record names the tile (`src_view`,
+    `src_offset`) and its commands start that many bytes in."""
     parts = scatter_parts(op)
     if not isinstance(parts, tuple):
         raise InternalError(f"{op.text()}: a refused scatter reached the lowering ({parts.message})")
@@ -75,8 +78,14 @@ def scatter_record(op: Any, result: int, src: int, index: int, target: Any, into
         read = lower_dma(op, result, index, spm_as_hbm(index_t), scratch, target)
         mode, index_commands = IndexMode.UNSCALED, read.commands
     outer = shape.outer_count
+    commands, tile = rows.commands, {}
+    if window is not None:
+        storage_t, offset = window
+        commands = tuple(attrs.evolve(c, src_base=c.src_base + offset) for c in commands)
+        tile = {"src_view": data_t.levels(), "src_offset": offset}
     return ScatterOp(mode=mode, index_commands=index_commands, result=Ref(result), src=Ref(src), index=Ref(index), kind=rows.kind, element_type=data_t.dtype,
-                     commands=rows.commands, input_type=data_t, output_type=out_t, row_bytes=row_bytes,
+                     commands=commands, input_type=data_t if window is None else window[0], output_type=out_t,
+                     row_bytes=row_bytes, **tile,
                      rows=shape.rows, scattered=shape.count, src_alloc=None, into=None if into is None else Ref(into),
                      outer=outer if outer > 1 else None,
                      dst_alloc=Alloc(0, out_t.chip.size * outer * shape.rows * row_bytes), loc=op.loc)

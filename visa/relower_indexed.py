@@ -67,10 +67,13 @@ def expected_scatter(op: Any, types: dict[int, Any], dm_base: dict[int, int], ta
         raise Underivable(op, f"the index {op.index} is neither HBM byte offsets nor an SPM list of positions")
     key = index_t.element if index_t.kind == "hbm" else pair_all([Symbol(a, n) for a, n in positions_axes(index_t)])
     into = None if op.into is None else op.into.id
-    traced = Scatter(src=ir.Value(op.src.id, op.input_type), index=ir.Value(op.index.id, index_t),
+    window = None if op.src_view is None else (op.input_type, op.src_offset or 0)   # out of a tile
+    traced = Scatter(src=ir.Value(op.src.id, op.view_types()[0]), index=ir.Value(op.index.id, index_t),
                      key=key, result=ir.Value(op.result.id, op.output_type), loc=op.loc,
                      into=None if into is None else ir.Value(into, op.output_type))
-    low = built(op, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into), traced)
+    low = built(op, lambda: scatter_record(traced, op.result.id, op.src.id, op.index.id, target, into, window),
+                traced)
+    low = attrs.evolve(low, **{f: getattr(op, f) for f in ("src_start", "src_start_bytes", "src_start_limit")})
     return placed(op, low, src=dm_base.get(op.src.id, 0))
 
 
@@ -88,8 +91,11 @@ def expected_spm(op: Any, types: dict[int, Any], dm_base: dict[int, int], target
     """The SpmDmaOp `op`'s types fix (`tu_ops.dma_records.spm_record`), at the derived allocations."""
     into_spm = op.output_type.kind == "spm"
     cls = ToSpm if into_spm else SpmToDm
-    traced = cls(src=ir.Value(op.src.id, op.input_type), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
-    low = built(op, lambda: spm_record(op.result, op.src, op.input_type, op.output_type, target, op.loc), traced)
+    src_t = op.view_types()[0]   # the tile a `to_spm` reads, when it reads one
+    window = None if op.src_view is None else (op.input_type, op.src_offset or 0)
+    traced = cls(src=ir.Value(op.src.id, src_t), result=ir.Value(op.result.id, op.output_type), loc=op.loc)
+    low = built(op, lambda: spm_record(op.result, op.src, src_t, op.output_type, target, op.loc, window), traced)
+    low = attrs.evolve(low, **{f: getattr(op, f) for f in ("src_start", "src_start_bytes", "src_start_limit")})
     if into_spm:  # the DM side's allocation
         return placed(op, low, src=dm_base.get(op.src.id, 0))
     return placed(op, low, dst=dm_base.get(op.result.id, 0))

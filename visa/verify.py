@@ -303,6 +303,9 @@ def _check_records(kernel: LoweredKernel, target: Any, fail: _Failer) -> None:
                 raise fail.op(step, f"the {step.MNEMONIC} writes into {into}, which is not of its output type")
             if step.MNEMONIC in ("tensor_new", "memset", "rf_reshape"):  # no derived field (RFRESHAPE-2 its rule)
                 continue
+            src = getattr(step, "src", None)   # a tile it reads is named by its fields, not by its input type
+            if src is not None and src.id in types and types[src.id] != step.input_type:
+                raise fail.op(step, f"the {step.MNEMONIC} reads {src} as {step.input_type}, not its type {types[src.id]}")
             check_dma(step.as_dma() if step.MNEMONIC == "dma_spm" else step, target, fail)
             indexed = {"dma_gather": expected_gather, "dma_scatter": expected_scatter,
                        "dma_shuffle": expected_shuffle, "dma_spm": expected_spm,

@@ -27,7 +27,8 @@ from tu_ops.dma_records import crosses_parts, relayout_record, spm_record
 from tu_ops.lower.feed import lower_feed
 from tu_ops.lower.program import ProgramChain, layout
 from ir.runtime_ops import RUNTIME_STEPS
-from tu_ops.lower.views import lower_view_step, refuse_unplaced, shift_feed, windows_of
+from tu_ops.lower.views import (lower_view_step, refuse_unplaced, scatter_window, shift_feed, spm_window_step,
+                                windows_of)
 from ir.resident import placements
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
@@ -82,6 +83,8 @@ def _dma_step(item: Any, first: int, refs: dict[int, int], windows: dict[int, An
     """The record of one step outside the programs: an SPM move, a shuffle, a redistribution,
     a gather or scatter, a runtime step, a DM -> DM relayout, a view step or a plain DMA."""
     if isinstance(item, (ToSpm, SpmToDm)):  # docs/machine/spm.md
+        if item.src.id in windows:   # `to_spm` of a tile: the record reads the window of its tensor
+            return spm_window_step(item, first, windows, refs, typ, target)
         return lower_dma(item, first, refs[item.src.id], item.src.type, item.result.type, target, spm_record)
     if isinstance(item, Shuffle):
         from tu_ops.gather_records import shuffle_record
@@ -94,6 +97,9 @@ def _dma_step(item: Any, first: int, refs: dict[int, int], windows: dict[int, An
         into = {"into": refs[item.into.id]} if getattr(item, "into", None) is not None else {}
         if getattr(item, "count", None) is not None:   # a runtime sparse prefix (ir.gather_prefix)
             into["count"] = refs[item.count.id]
+        if isinstance(item, Scatter) and item.src.id in windows:   # out of a tile of its DM tensor
+            src, into["window"], start = scatter_window(item, windows, refs, typ, target)
+            return attrs.evolve(lower(item, first, src, refs[item.index.id], target, **into), **start)
         return lower(item, first, refs[item.src.id], refs[item.index.id], target, **into)
     if isinstance(item, RUNTIME_STEPS):  # docs/runtime.md
         from tu_ops.runtime import lower_runtime

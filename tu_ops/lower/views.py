@@ -29,7 +29,8 @@ from ir.rf_reshape import RfReshape
 from ir.view_ops import Memset, NewTensor, ToView, Window
 from tu_ops.rf_reshape import RfReshapeOp
 from tu_ops.base import Ref
-from tu_ops.dma_records import view_dma
+from tu_ops.dma_commands import lower_dma
+from tu_ops.dma_records import spm_record, view_dma
 from tu_ops.dma_view import DmaIntoOp, DmaWindowOp, MemsetOp, TensorNewOp
 from tu_ops.lower.errors import LoweringRefusal, refusal
 from ir.words import a_an
@@ -37,7 +38,8 @@ from ir.words import a_an
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["lower_view_step", "windows_of", "shift_feed", "byte_offset", "refuse_unplaced"]
+__all__ = ["lower_view_step", "windows_of", "shift_feed", "byte_offset", "refuse_unplaced", "spm_window_step",
+           "scatter_window"]
 
 
 def _refuse(op: Any, message: str) -> LoweringRefusal:
@@ -149,15 +151,52 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
     return None
 
 
+def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict[int, int], typ: Any,
+                    target: Any) -> Any:
+    """The `dma_spm` record of a `to_spm` reading a tile of a DM tensor: the tile's commands
+    start at the window's byte offset in the tensor, which the record names (`src_view`,
+    `src_offset`, and `src_start=` ... for a tile at a runtime start). A tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
+    ref, storage_t, view_t, offset, shift = _source(op, windows, refs, typ, target)
+    if any(shift):
+        raise _refuse(op, "`to_spm` of a DM view tiled on its Chip or Cluster level is not lowered yet")
+    record = lower_dma(op, result, ref, view_t, op.result.type, target,
+                       lambda *args: spm_record(*args, window=(storage_t, offset)))
+    return attrs.evolve(record, **_runtime_start("src", windows.get(op.src.id), refs, target))
+
+
+def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
+                   target: Any) -> tuple[int, tuple[Any, int], dict[str, Any]]:
+    """(the tensor, (its type, the byte offset), the runtime start's fields) of a scatter out
+    of a tile of a DM tensor; a tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
+    ref, storage_t, _, offset, shift = _source(op, windows, refs, typ, target)
+    if any(shift):
+        raise _refuse(op, "a scatter out of a DM view tiled on its Chip or Cluster level is not lowered yet")
+    return ref, (storage_t, offset), _runtime_start("src", windows.get(op.src.id), refs, target)
+
+
 def refuse_unplaced(kernel: Any) -> None:
     """VIEW-10 for a `begin` over a window shifted outside its Element level (a feed reads
-    the slices of its program's space; its source offset shifts the element only). The
-    trace refuses these first (VIEW-15); IR text read back can still hold one."""
+    the slices of its program's space; its source offset shifts the element only; the
+    trace refuses these first, VIEW-15, IR text read back can still hold one), and for an
+    interleaved `begin` whose two views are not read alike (its feed reads the second
+    tensor at the first view's offset and start)."""
     windows = windows_of(kernel)
     for op in kernel.ops:
         w = windows.get(op.view.id) if isinstance(op, ir.Begin) else None
         if w is not None and any(w.offset[:-1]):
             raise _refuse(op, "`begin` over a DM view tiled outside its Element level is not lowered yet")
+        rhs = getattr(op, "rhs", None) if isinstance(op, ir.Begin) else None
+        if rhs is not None and _window_start(windows.get(rhs.id)) != _window_start(w):
+            raise _refuse(op, "an interleaved `begin` over two views tiled at different starts is not lowered yet "
+                              "(its feed reads both tensors at the first view's start)")
+
+
+def _window_start(w: Window | None) -> tuple:
+    """Where a feed reads a view: its window's cell offsets (none for a whole tensor or a
+    window at offset 0) and runtime start."""
+    if w is None:
+        return (), None
+    return (tuple(w.offset) if any(w.offset) else ()), None if w.start is None else (w.start.id, w.start_stride)
 
 
 def shift_feed(feed: Any, view: Any, windows: dict[int, Window], refs: dict[int, int]) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir.dtypes import DType
@@ -32,6 +33,7 @@ from ir.spm import positions_axes, spm_as_hbm
 from ir.types import HbmType
 from tu_ops.base import Ref
 from tu_ops.dma import DmaOp
+from tu_ops.dma_view import DmaWindowOp
 from tu_ops.enums import DmaKind
 from visa.interp.dma import DmTensor, copy_strided, copy_walk, live_parts, run_dma, tensor_bytes
 from visa.interp.errors import check
@@ -102,8 +104,9 @@ def run_gather(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any])
 
 
 def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]) -> np.ndarray:
-    """Execute one ScatterOp; return the HBM bytes of the new tensor it writes."""
-    data_t, out_t = op.input_type, op.output_type
+    """Execute one ScatterOp; return the HBM bytes of the new tensor it writes (its data read
+    out of the tile it names, when it names one: the commands already start there)."""
+    data_t, out_t = op.view_types()
     index_t = types.get(op.index.id)
     check(index_t is not None and index_t.kind in ("hbm", "spm"), f"the index {op.index} is not an HBM or SPM tensor",
           op)
@@ -116,6 +119,10 @@ def run_scatter(op: Any, mem: Memory, env: dict[int, Any], types: dict[int, Any]
     rows_t = virtual_rows(data_t, shape)
     read = DmaOp(result=Ref(-1 - op.result.id), src=op.src, kind=DmaKind.DM_TO_HBM, element_type=op.element_type,
                  commands=op.commands, input_type=data_t, output_type=rows_t, loc=op.loc)
+    if op.src_start is not None:   # a tile at a runtime start: the read moves by it (RUNTIME-10 past its limit)
+        read = DmaWindowOp(**{f.name: getattr(read, f.name) for f in attrs.fields(DmaOp) if f.init},
+                           src_view=data_t.levels(), src_offset=0, src_start=op.src_start,
+                           src_start_bytes=op.src_start_bytes, src_start_limit=op.src_start_limit)
     rows = run_dma(read, mem, env)
     raw = env.get(op.index.id)
     check(isinstance(raw, np.ndarray), f"the index {op.index} has no HBM bytes", op)
