@@ -21,7 +21,8 @@ name -> value; default the space's first point) can win. An exact space needs `i
 (`oracle` is then optional).
 
 `distinct(point)`, when given, names the kernel a point builds (for instance its source):
-points that name the same kernel are one candidate, the first in order.
+points that name the same kernel are one candidate, the first in order; a point it names
+None is left out (it builds nothing worth trying).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class Space:
 
     def points(self) -> list[dict[str, Any]]:
         """Every parameter choice, in candidate order; with `distinct`, only the first of the
-        points whose `distinct(point)` is equal (they build the same kernel)."""
+        points whose `distinct(point)` is equal (they build the same kernel), and none whose
+        `distinct(point)` is None."""
         names = [name for name, _ in self.params]
         every = [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
         if self.distinct is None:
@@ -85,7 +87,7 @@ class Space:
         kept = []
         for point in every:
             key = self.distinct(point)
-            if key not in seen:
+            if key is not None and key not in seen:
                 seen.add(key)
                 kept.append(point)
         return kept

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from npu_opt.synth import epilogue, target
-from npu_opt.synth.tiling import (blocks, contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
+from npu_opt.synth.tiling import (all_blocks_fit, blocks, contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
                                   runs_in_full, split_levers, split_placements, tile_loops, time_block_loads,
                                   time_block_tile)
 from npu_opt.tune import Space
@@ -393,7 +393,9 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
     factory.__name__ = spec.name
     keys: dict[tuple[Any, ...], str] = {}
 
-    def distinct(point: dict[str, Any]) -> str:
+    def distinct(point: dict[str, Any]) -> str | None:
+        if not all_blocks_fit(spec, point):  # reuse="all" beyond a slice's DM: refused, after an unrolled trace
+            return None
         key = tuple(point.items())
         if key not in keys:
             keys[key] = canonical(source(spec, point))

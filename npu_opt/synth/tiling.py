@@ -31,7 +31,7 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "blocks", "contraction_chain", "geometry", "loop_header", "needs_split", "pad_ok",
+__all__ = ["CHECK_MACS", "Geometry", "all_blocks_fit", "blocks", "contraction_chain", "geometry", "loop_header", "needs_split", "pad_ok",
            "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements",
            "tile_loops", "time_block_loads",
            "time_block_tile"]
@@ -184,15 +184,15 @@ def _frontier(found: list[Geometry]) -> list[Geometry]:
 def result_placements(m: int, n: int, slices: int, pad: bool = False,
                       shapes: list[tuple[int, int]] | None = None) -> list[Geometry]:
     """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
-    `shapes` (default: 32 x 32 and 8 x 128), the squarest grid whose tile covers the result
+    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the squarest grid whose tile covers the result
     exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
     slices, or on fewer slices with taller blocks. When no block covers the result on those
     counts (a result smaller than such a tile, or not a multiple of one), each block's
     busiest grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
     that covers a result smaller than itself in one pass, the result padded to it inside the
     kernel."""
+    counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
     shapes = shapes or list(BLOCKS)
-    counts = slice_counts(slices)
     found: list[Geometry] = []
     padded: list[Geometry] = []
     for r, c in shapes:
@@ -291,6 +291,22 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
             for sm, sn in _grids(slices, r, c, m, n, clusters, grids):
                 out.append(Geometry(r, c, sm, sn, 1, clusters, sk).label())
     return out
+
+
+def all_blocks_fit(spec: Any, point: dict[str, Any]) -> bool:
+    """Whether `point` keeps its blocks within a slice's DM: always, but with `reuse="all"`,
+    whose every row block of both operands (and a block of results) must fit at once
+    (DM_SLICE_BYTES; the rules refuse it otherwise, MEM-3 or MEM-4, after tracing each tile)."""
+    if point.get("reuse") != "all" or spec.form == "gemv":
+        return True
+    g = geometry(point["placement"])
+    mi, ni = (i for i in spec.result[1] if i != spec.batch)
+    size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
+    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
+    kl = size[spec.contracted] // (g.sk * g.tb)
+    # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM
+    held = (mt * g.r * kl * g.tb if g.tb > 1 else (mt * g.r + nt * g.c) * kl) * elem
+    return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
 
 
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
@@ -424,11 +440,12 @@ def loop_header(var: str, n: int, rolled: bool) -> str:
 def tile_loops(v: dict[str, Any]) -> list[str]:
     """The tile loop: its order and which loaded blocks it keeps (`reuse`).
 
-    One of the two tile loops is rolled (`ctx.loop`): the one with more tiles, the outer one
-    on a tie. The other stays a Python `for`, since a tile of the result (and of a batched
-    operand) would otherwise take a second runtime start on a view that has one (RUNTIME-2).
-    `reuse="all"` keeps both loops Python `for`s: its blocks are Python lists indexed by the
-    tile numbers, which a loop index (not a Python int) cannot index."""
+    Both tile loops are rolled (`ctx.loop`, a loop of one tile excepted): the result's tile
+    takes its two runtime starts from them (docs/loops.md), so a candidate is traced, checked
+    and written once whatever the result's size (the batch loop stays a Python `for`: its
+    tile of the result would be a third start). `reuse="all"` keeps both loops Python
+    `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
+    a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1:
         return ["    # one tile: load both operands once and contract",
@@ -448,19 +465,16 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
                        f"    {loop_header(o_name, outer_n, False)}",
                        f"        {loop_header(i_name, inner_n, False)}",
                        f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
-    roll_outer = outer_n >= inner_n
-    rolled, unrolled = (o_name, i_name) if roll_outer else (i_name, o_name)
-    body.append(f"    # the {rolled} loop is rolled (traced once); the {unrolled} loop is a Python `for`, unrolled: "
-                "one runtime start a view")
+    body.append("    # both loops are rolled (traced once): the result's tile takes its two runtime starts from them")
     o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
     i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
     o_is_trf = o_var == t_dm
-    body += [f"    {loop_header(o_name, outer_n, roll_outer)}"]
+    body += [f"    {loop_header(o_name, outer_n, outer_n > 1)}"]
     if reuse == "outer":
         body.append(f"        {o_var} = {o_load}")
         if o_is_trf:
             body.append(f"        trf = stationary({o_var})")
-    body.append(f"        {loop_header(i_name, inner_n, not roll_outer)}")
+    body.append(f"        {loop_header(i_name, inner_n, inner_n > 1)}")
     if reuse == "none":
         body.append(f"            {o_var} = {o_load}")
     body.append(f"            {i_var} = {i_load}")
