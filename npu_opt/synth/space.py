@@ -31,9 +31,9 @@ import attrs
 import numpy as np
 
 from npu_opt.synth import epilogue, target
-from npu_opt.synth.tiling import (all_blocks_fit, blocks, contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
-                                  runs_in_full, split_levers, split_placements, tile_loops, time_block_loads,
-                                  time_block_tile)
+from npu_opt.synth.tiling import (blocks, contraction_chain, geometry, loop_header, needs_split, pad_ok,
+                                  offered, result_placements, runs_in_full, split_levers, split_placements, tile_loops,
+                                  time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
 __all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
@@ -394,7 +394,7 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
     keys: dict[tuple[Any, ...], str] = {}
 
     def distinct(point: dict[str, Any]) -> str | None:
-        if not all_blocks_fit(spec, point):  # reuse="all" beyond a slice's DM: refused, after an unrolled trace
+        if not offered(spec, point):  # beyond the TRF or the DM, or too many unrolled tiles
             return None
         key = tuple(point.items())
         if key not in keys:

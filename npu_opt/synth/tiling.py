@@ -31,15 +31,16 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "all_blocks_fit", "blocks", "contraction_chain", "geometry", "loop_header", "needs_split", "pad_ok",
-           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements",
-           "tile_loops", "time_block_loads",
-           "time_block_tile"]
+__all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "contraction_chain", "geometry", "loop_header",
+           "needs_split", "offered", "pad_ok", "proxy_sizes", "result_placements", "runs_in_full", "slice_counts",
+           "split_levers", "split_placements", "tile_loops", "time_block_loads", "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
 # the cpu backend and in the interpreter: its candidates are checked at a proxy size.
 CHECK_MACS = 1 << 30
+# The most tiles a candidate whose tile loops cannot roll (`reuse="all"`) is offered with.
+UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
                         r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?$")
@@ -293,17 +294,26 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
     return out
 
 
-def all_blocks_fit(spec: Any, point: dict[str, Any]) -> bool:
-    """Whether `point` keeps its blocks within a slice's DM: always, but with `reuse="all"`,
-    whose every row block of both operands (and a block of results) must fit at once
-    (DM_SLICE_BYTES; the rules refuse it otherwise, MEM-3 or MEM-4, after tracing each tile)."""
-    if point.get("reuse") != "all" or spec.form == "gemv":
+def offered(spec: Any, point: dict[str, Any]) -> bool:
+    """Whether the space offers `point`: its blocks fit a slice (the stationary operand's rows,
+    `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
+    block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
+    MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
+    UNROLLED_TILES tiles (so no candidate's trace grows with the result)."""
+    if spec.form == "gemv":
         return True
     g = geometry(point["placement"])
     mi, ni = (i for i in spec.result[1] if i != spec.batch)
     size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
-    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
     kl = size[spec.contracted] // (g.sk * g.tb)
+    w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
+    if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
+        return False
+    if point.get("reuse") != "all":
+        return True
+    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
+    if mt * nt > UNROLLED_TILES:
+        return False
     # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM
     held = (mt * g.r * kl * g.tb if g.tb > 1 else (mt * g.r + nt * g.c) * kl) * elem
     return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
