@@ -22,6 +22,7 @@ verify and the tuner counts it under its rule ID.
 
 from __future__ import annotations
 
+import itertools
 import linecache
 import sys
 import types
@@ -392,9 +393,13 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
 
     factory.__name__ = spec.name
     keys: dict[tuple[Any, ...], str] = {}
+    levers = points(spec)
+    every = [dict(zip(levers, values)) for values in itertools.product(*levers.values())]
+    # a space none of whose points fits is searched whole: the rules say why each is refused
+    budget = any(offered(spec, point) for point in every)
 
     def distinct(point: dict[str, Any]) -> str | None:
-        if not offered(spec, point):  # beyond the TRF or the DM, or too many unrolled tiles
+        if budget and not offered(spec, point):  # beyond the TRF or the DM, or too many unrolled tiles
             return None
         key = tuple(point.items())
         if key not in keys:
@@ -402,8 +407,8 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
         return keys[key]
 
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
-        return Space(factory, points(spec), distinct=distinct)
-    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)),
+        return Space(factory, levers, distinct=distinct)
+    return Space(factory, levers, inputs=epilogue.with_bias(spec, _inputs(spec)),
                  oracle=target.whole_oracle(spec, _oracle(spec)), distinct=distinct)
 
 
