@@ -119,3 +119,16 @@ def test_the_sweep_schedules_a_rolled_tile_loop_as_npu_opt_schedule_does() -> No
     assert "= loop_begin " in outcome.text
     scheduled = schedule_artifact(outcome.artifact, target=tgt, rates=builtin_rates("rngd")).makespan
     assert swept.makespan == scheduled
+
+
+def test_a_rolled_candidates_bound_counts_every_iteration_so_pruning_still_works() -> None:
+    """A rolled body's steps once counted once in the bound: 4x the tiles kept the same bound
+    and the bound pruned nothing."""
+    params = dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer")
+    bounds = {}
+    for m in (1024, 4096):
+        space = contraction(GEMM, dtype="i8:i32", sizes=dict(m=m, n=1024, k=64)).space()
+        swept = evaluate(space, 0, params, "rngd", None)
+        assert swept.status == "ok" and swept.bound <= swept.makespan
+        bounds[m] = swept.bound
+    assert bounds[4096] > 3 * bounds[1024]
