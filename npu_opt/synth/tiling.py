@@ -187,9 +187,9 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
     """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
     `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the squarest grid whose tile covers the result
     exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
-    slices, or on fewer slices with taller blocks. When no block covers the result on those
-    counts (a result smaller than such a tile, or not a multiple of one), each block's
-    busiest grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
+    slices, or on fewer slices with taller blocks. When no tile of every slice covers the
+    result (a result smaller than one, or not a multiple of one), also each block's busiest
+    grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
     that covers a result smaller than itself in one pass, the result padded to it inside the
     kernel."""
     counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
@@ -201,19 +201,20 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
             grid = _grid(r, c, m, n, count)
             if grid is not None:
                 found.append(Geometry(r, c, *grid, idle=slices // count))
-    if found:
-        return sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
-    for r, c in shapes:  # no exact cover on those counts: each block's busiest grid on fewer slices
+    placements = sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
+    if any(g.idle == 1 for g in placements):
+        return placements
+    busiest = []
+    for r, c in shapes:  # no tile of every slice covers it: each block's busiest grid on fewer slices
         grids = [(count, _grid(r, c, m, n, count)) for count in _twos(slices)[::-1]]
         count, grid = next(((count, g) for count, g in grids if g is not None), (0, None))
-        if grid is not None:
-            found.append(Geometry(r, c, *grid, idle=slices // count))
-    most = max((g.sm * g.sn for g in found), default=0)
-    placements = _frontier([g for g in found if g.sm * g.sn * (slices // counts[-1]) >= most])
+        if grid is not None and Geometry(r, c, *grid, idle=slices // count) not in placements:
+            busiest.append(Geometry(r, c, *grid, idle=slices // count))
+    placements += _frontier(busiest)
     twos = _twos(slices)
-    for r, c in shapes if pad else ():  # the result padded to one tile on one of the slice counts
+    for r, c in shapes if pad else ():  # the result padded to one tile
         sm, sn = next((t for t in twos if r * t >= m), 0), next((t for t in twos if c * t >= n), 0)
-        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn in counts else None
+        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn <= slices else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:
             padded.append(one)
     placements += _frontier(padded)
