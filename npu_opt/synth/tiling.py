@@ -212,7 +212,9 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
             busiest.append(Geometry(r, c, *grid, idle=slices // count))
     placements += _frontier(busiest)
     twos = _twos(slices)
-    for r, c in shapes if pad else ():  # the result padded to one tile
+    # the result padded to one tile, of blocks that hold only results or only padding (a DMA
+    # whose destination splits a padded axis inside a block is DMA-4, kd-padded-dma)
+    for r, c in [(r, c) for r, c in shapes if m % r == 0 and n % c == 0] if pad else ():
         sm, sn = next((t for t in twos if r * t >= m), 0), next((t for t in twos if c * t >= n), 0)
         one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn <= slices else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:
