@@ -197,8 +197,8 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
         lines.append(f"# the result is padded to the tile inside the kernel ({v['M']}, {v['N']}): the padding is "
                      "computed, never stored")
     if geo.sb > 1:
-        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, each on its own "
-                     f"{geo.sm} x {geo.sn} slices")
+        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, "
+                     f"each on its own {geo.sm} x {geo.sn} slices")
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
               "",
               "",

@@ -142,17 +142,18 @@ def _twos(limit: int) -> list[int]:
 def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
     """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
     whole: powers of two of at least one lane group (the stationary operand's rows fill the
-    TRF's lanes) along each axis and no larger than the padded result; the columns' rows of
-    `w` (stationary by default) with their whole `k` fit the TRF;
-    both operands' rows and the block's results fit the DM; a row of results is a whole
-    number of flits and at most one DMA packet."""
+    TRF's lanes) along each axis, no larger than the power of two that covers the result;
+    the columns' rows of `w` (stationary by default) with their whole `k` fit the TRF; both
+    operands' rows and the block's results fit the DM; a row of results is a whole number
+    of flits and at most one DMA packet."""
     const = const or _constants()
     elem = 1 if spec.dtype_in == "i8" else 2
     out = {"i8": 1, "bf16": 2}.get(spec.result_dtype, 4)
     lanes = max(const.LANES)
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
-    return [(r, c) for r in _twos(m) for c in _twos(n) if r >= lanes and c >= lanes
+    up = [_twos(1 << (x - 1).bit_length()) for x in (m, n)]  # to the power of two that covers the result
+    return [(r, c) for r in up[0] for c in up[1] if r >= lanes and c >= lanes
             and c * k * elem <= const.TRF_BYTES
             and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
             and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]
@@ -185,7 +186,8 @@ def _frontier(found: list[Geometry]) -> list[Geometry]:
 def result_placements(m: int, n: int, slices: int, pad: bool = False,
                       shapes: list[tuple[int, int]] | None = None) -> list[Geometry]:
     """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
-    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the squarest grid whose tile covers the result
+    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the
+    squarest grid whose tile covers the result
     exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
     slices, or on fewer slices with taller blocks. When no tile of every slice covers the
     result (a result smaller than one, or not a multiple of one), also each block's busiest
@@ -212,9 +214,10 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
             busiest.append(Geometry(r, c, *grid, idle=slices // count))
     placements += _frontier(busiest)
     twos = _twos(slices)
-    # the result padded to one tile, of blocks that hold only results or only padding (a DMA
-    # whose destination splits a padded axis inside a block is DMA-4, kd-padded-dma)
-    for r, c in [(r, c) for r, c in shapes if m % r == 0 and n % c == 0] if pad else ():
+    # the result padded to one tile, of blocks that hold only results, only padding, or the
+    # whole padded axis (a DMA whose destination splits a padded axis between blocks is DMA-4,
+    # kd-padded-dma)
+    for r, c in [(r, c) for r, c in shapes if (m % r == 0 or r >= m) and (n % c == 0 or c >= n)] if pad else ():
         sm, sn = next((t for t in twos if r * t >= m), 0), next((t for t in twos if c * t >= n), 0)
         one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn <= slices else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:

@@ -33,10 +33,10 @@ CASES = [
     # padded to 128 inside the kernel (5456), the old space's best
     (GEMM, "bf16:f32", dict(m=64, n=64, k=64), [(64, 64), (64, 64), (64, 64)], np.float32,
      "8x1 of 8x64, on 1/32 of the slices"),
-    # 96 is no power of two times 32: one 128 x 128 tile on 32 slices of 16 x 32 blocks, padded
+    # 96 is no power of two times 32: one 128 x 128 tile on 16 slices of 8 x 128 blocks, padded
     # inside the kernel (`M # 128`), rather than nine 32 x 32 tiles on one slice
-    (GEMM, "i8:i32", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], np.int32, "on 1/8 of the slices"),
-    (GEMM, "bf16:bf16", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], BF16, "on 1/8 of the slices"),
+    (GEMM, "i8:i32", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], np.int32, "on 1/16 of the slices"),
+    (GEMM, "bf16:bf16", dict(m=96, n=96, k=64), [(96, 64), (96, 64), (96, 96)], BF16, "on 1/16 of the slices"),
     (BATCHED, "i8:i32", dict(b=2, m=64, n=128, k=64), [(2, 64, 64), (2, 128, 64), (2, 64, 128)], np.int32,
      "on 1/16 of the slices"),
     # a k too long for one slice and a result too small for the tile the smallest split
