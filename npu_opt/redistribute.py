@@ -24,7 +24,7 @@ from ir.rules.redistribute import hole_below_fault, indices_fault, outermost_fau
 from ir.types import DmType
 from npu_opt.dma import _check_engine, _resolve_dst
 from npu_opt.fills import check_sub
-from npu_opt.runtime_scalars import runtime_write_refusal
+from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
 from npu_opt.tensors import DmTensor

@@ -55,15 +55,14 @@ from npu_opt.trace import current
 from ir.words import a_an
 
 __all__ = ["HbmScalar", "ScalarSpec", "RuntimeScalar", "ScalarParam", "scalar_param", "when",
-           "u32", "i64", "u64", "usize", "IMM_LIMIT", "runtime_retile", "refuse_runtime_read",
-           "runtime_write_refusal"]
+           "u32", "i64", "u64", "usize", "IMM_LIMIT", "refuse_call"]
 
 u32, i64, u64, usize = (SCALAR_DTYPES[n] for n in ("u32", "i64", "u64", "usize"))
 IMM_LIMIT = 1 << 47
 """A literal in a scalar expression is below 2**47 in magnitude (a VISA integer field)."""
 
 
-def _refuse(code: str, message: str, method: str, help: str | None = None, label: str | None = None) -> Poisoned:
+def refuse_call(code: str, message: str, method: str, help: str | None = None, label: str | None = None) -> Poisoned:
     """Report the refusal at the user's call of `method`; a Poisoned result for a caller to return."""
     current().refuse(Violation(code, message, help=help, label=label), location_of(method), method)
     return Poisoned(method)
@@ -109,7 +108,7 @@ class ScalarParam:
     def to_spm(self, dma: Any) -> Any:
         """Read the launch value into the scalar memory (one small Tensor DMA)."""
         if type(dma).__name__ != "TensorDma":
-            _refuse("CTX-1", f"`to_spm` runs on the Tensor DMA engine, not on {dma!r}", "to_spm",
+            refuse_call("CTX-1", f"`to_spm` runs on the Tensor DMA engine, not on {dma!r}", "to_spm",
                     help="pass ctx.tdma: `s.to_spm(ctx.tdma)`")
             return REFUSED
         tracer = current()
@@ -118,7 +117,7 @@ class ScalarParam:
         return RuntimeScalar(op.result)
 
     def _unread(self, *args: Any) -> Any:
-        _refuse("RUNTIME-7", f"scalar parameter `{self.name}` is in HBM; read it before computing with it",
+        refuse_call("RUNTIME-7", f"scalar parameter `{self.name}` is in HBM; read it before computing with it",
                 "to_spm", help=f"`{self.name}.to_spm(ctx.tdma)` gives the runtime scalar")
         return REFUSED
 
@@ -185,18 +184,18 @@ class RuntimeScalar:
 
     def __bool__(self) -> bool:
         if _asserting(sys._getframe(1)):  # the reference's runtime `assert!` (runtime_panic)
-            _refuse("RUNTIME-1", f"an `assert` on a runtime {self.dtype}: a kernel cannot stop at run time",
+            refuse_call("RUNTIME-1", f"an `assert` on a runtime {self.dtype}: a kernel cannot stop at run time",
                     "assert", label="this condition is known only when the kernel runs",
                     help="check the launch value on the host before `npu_opt.run`, or guard the work with "
                          "`with ctx.when(cond):` (docs/runtime.md)")
             return True  # the assert passes: the trace goes on
-        _refuse("RUNTIME-1", f"a runtime {self.dtype} has no truth value while the kernel is traced",
+        refuse_call("RUNTIME-1", f"a runtime {self.dtype} has no truth value while the kernel is traced",
                 "if", label="Python `if` / `while` / `and` / `or` / `not` here",
                 help="guard the work with `with ctx.when(cond):` (docs/runtime.md)")
         return False
 
     def _no_number(self, *args: Any) -> int:
-        _refuse("RUNTIME-2", f"a runtime {self.dtype} is not a number known while tracing",
+        refuse_call("RUNTIME-2", f"a runtime {self.dtype} is not a number known while tracing",
                 "range", label="a loop count, an index or an immediate must be a trace-time int",
                 help="loop over the static bound and guard each iteration: "
                      "`for i in range(N): with ctx.when(i < n): ...`")
@@ -210,7 +209,7 @@ class RuntimeScalar:
         other, imm = None, None
         if isinstance(rhs, RuntimeScalar):
             if rhs.dtype != self.dtype:
-                _refuse("RUNTIME-4", f"`{method}` of {a_an(self.dtype)} and {a_an(rhs.dtype)}: the operands of a scalar "
+                refuse_call("RUNTIME-4", f"`{method}` of {a_an(self.dtype)} and {a_an(rhs.dtype)}: the operands of a scalar "
                         "operation have one type", method, help=f"cast one side: `x.cast({self.dtype})`")
                 return REFUSED
             other = rhs.value
@@ -236,7 +235,7 @@ class RuntimeScalar:
         if isinstance(value, int) and not isinstance(value, bool) and d.name != "bool" \
                 and d.min <= value <= d.max and abs(value) < IMM_LIMIT:
             return value
-        _refuse("RUNTIME-4", f"`{method}` of a runtime {d} and {rhs!r}: the literal is not {a_an(d)} value "
+        refuse_call("RUNTIME-4", f"`{method}` of a runtime {d} and {rhs!r}: the literal is not {a_an(d)} value "
                 f"of the scalar immediate range (|x| < 2**47)", method,
                 help=f"write a literal of {d}, or cast the scalar first")
         return None
@@ -244,7 +243,7 @@ class RuntimeScalar:
     def _arith(op: str, method: str) -> Any:  # noqa: N805 - builds the methods below
         def fn(self: RuntimeScalar, rhs: Any) -> Any:
             if self.dtype.name == "bool":
-                _refuse("RUNTIME-4", f"`{method}` on a runtime bool", method,
+                refuse_call("RUNTIME-4", f"`{method}` on a runtime bool", method,
                         help="cast it to an integer type first: `b.cast(u32)`")
                 return REFUSED
             return self._emit(op, rhs, None, method)
@@ -285,7 +284,7 @@ class RuntimeScalar:
         target = scalar_dtype(dtype)
         if target is None or target.name not in INTEGER_NAMES:
             name = getattr(dtype, "__name__", None) or str(dtype)
-            _refuse("RUNTIME-5", f"`cast({name})`: a runtime scalar casts to an integer type only", "cast",
+            refuse_call("RUNTIME-5", f"`cast({name})`: a runtime scalar casts to an integer type only", "cast",
                     help=f"cast to one of {', '.join(INTEGER_NAMES)}; compare to get a bool (`x != 0`); "
                          "a float needs a value known while tracing")
             return REFUSED
@@ -346,99 +345,3 @@ def _guard(cond: Any, loc: Any) -> Iterator[None]:
         yield
     finally:
         tracer.emit(GuardEnd.build(tracer.value, begin=begin.result, loc=loc))
-
-
-# --- tiles at a runtime start (docs/runtime.md#runtime-tile-starts) ------------------------
-
-_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, a "
-          "stream's `begin` reads, or `commit_view` or `memset` writes")
-
-
-def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
-    """The tile of `view` at the runtime scalar `start`, or a refusal."""
-    if level != "element":
-        return _refuse("RUNTIME-2", f"{_TAKEN}; `{method}` (the {level} level) needs a trace-time start", method,
-                       help="tile the element level of the view a DMA copies from or into, or guard "
-                            "static tiles with `ctx.when(i == k)`")
-    if start.dtype.name != START_DTYPE:
-        return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not {a_an(start.dtype)}", method,
-                       help="cast it as the reference's `i as usize`: `.tile(..., i.cast(usize))`")
-    step = runtime_tile_step(view.type.element, index, length, mapping, view.WRITABLE)
-    if isinstance(step, Violation):
-        return _refuse(step.code, step.message, method, help=step.help)
-    stride, limit = step
-    if start.form is UNPROVEN:
-        return _refuse("LOOP-2", "this tile start is built from a loop index in a way no check covers for "
-                       "every iteration (only `+`, `-`, `*` by a constant and casts to usize are)", method,
-                       help="write the start as `a * i + b`, or unroll the loop with a Python `for` (docs/loops.md)")
-    fault = range_fault(start.form, limit)
-    if fault is not None:
-        return _refuse("LOOP-1", f"the tile start {fault}", method, label="out of range for that iteration",
-                       help=f"a tile of {length} starts at 0 ..= {limit}: shorten the loop or shift the start")
-    bits = view.type.dtype.bits
-    if stride * bits % 8:
-        return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
-                                    "not whole bytes", method,
-                       help="tile an axis whose step holds whole bytes, or use a trace-time start")
-    runtime = RuntimeStart(start, stride, limit)
-    if view._runtime is not None:
-        runtime = _second_start(view._runtime, runtime, method)
-        if isinstance(runtime, Poisoned):
-            return runtime
-    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=runtime)
-
-
-class RuntimeStart(tuple):
-    """A view's runtime start as its `window` records it, `(scalar value, cells per step,
-    largest start)`, keeping the `RuntimeScalar` (its loop form) for a second start."""
-
-    scalar: Any
-
-    def __new__(cls, scalar: Any, stride: int, limit: int) -> RuntimeStart:
-        self = super().__new__(cls, (scalar.value, stride, limit))
-        self.scalar = scalar
-        return self
-
-
-def _proven(start: RuntimeStart) -> bool:
-    """Whether the start stays in `0 ..= limit` for every iteration, as the trace proved it
-    (an affine form of loop indices with trace-time bounds)."""
-    low, high = (start.scalar.form.low(), start.scalar.form.high()) if isinstance(start.scalar.form, Affine) \
-        else (None, None)
-    return low is not None and high is not None and 0 <= low and high <= start[2]
-
-
-def _second_start(first: RuntimeStart, second: RuntimeStart, method: str) -> Any:
-    """Two runtime starts of one view (a tile of a tile, as nested loops over row and column
-    tiles give) as one: the window moves by `a * s1 + b * s2` cells, written as the scalar
-    `a/g * s1 + b/g * s2` of `g = gcd(a, b)`-cell steps. The device checks one start against
-    one limit, so each must be proven in range while tracing (LOOP-7)."""
-    for zero, other in ((first, second), (second, first)):   # a tile as long as its index: start 0
-        if zero[2] == 0 and _proven(zero):
-            return other
-    if not (_proven(first) and _proven(second)):
-        return _refuse("LOOP-7", "a view tiled at two runtime starts needs both proven in range while "
-                       "tracing: affine in the indices of loops with a trace-time bound", method,
-                       help="copy the first tile out (`.to_dm(ctx.tdma, ...)`) and tile the copy, or "
-                            "bound the loop with an int (docs/loops.md#two-runtime-starts)")
-    g = math.gcd(first[1], second[1])
-    parts = [r.scalar if r[1] == g else r.scalar * (r[1] // g) for r in (first, second)]
-    combined = parts[0] + parts[1]
-    if isinstance(combined, Refused):
-        return Poisoned(method)
-    return RuntimeStart(combined, g, first[2] * (first[1] // g) + second[2] * (second[1] // g))
-
-
-def refuse_runtime_read(what: str) -> None:
-    """RUNTIME-2 for a runtime-tiled view read by something other than a Tensor DMA, at the
-    user's call being executed (the reader of a view: `begin`, a gather, ...)."""
-    current().refuse(Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                               help="copy the tile out with `.to_dm(ctx.tdma, ...)` first and use the copy"),
-                     user_location(None), "view")
-
-
-def runtime_write_refusal(what: str) -> Violation:
-    """RUNTIME-2 for a write into a runtime-tiled view by something other than a Tensor DMA."""
-    return Violation("RUNTIME-2", f"{_TAKEN}; {what} needs a trace-time start",
-                     help="write with `src.to_dm_view(ctx.tdma, view)` / `to_hbm_view`, or guard static tiles "
-                          "with `ctx.when(i == k)`")

@@ -7,7 +7,7 @@ allocation is `[dest, dest + bytes(element) rounded up to 8)` in every slice's D
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -23,6 +23,9 @@ from tu_ops.feed import as_entries
 from tu_ops.printing import mapping_text
 from tu_ops.valid_count import PackConfig, pack_config, pack_problem
 from ir.words import a_an
+
+if TYPE_CHECKING:
+    from tu_ops.target import Target
 
 __all__ = ["CastOp", "WritePlan", "CommitOp"]
 
@@ -287,7 +290,7 @@ class CommitOp(TuOp):
         return None
 
     @rule("RUNTIME-8")
-    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
         """A commit into a window at a runtime start: `start=%k` (a `scalar[usize]` record),
         `start_bytes=` (whole 8-byte units: the engine's writes stay aligned) and `start_limit=`
         together, into a tensor, and the window at the last start inside the tensor."""

@@ -129,7 +129,7 @@ class TensorNewOp(TuOp):
     element_type: DType = attr()
 
     @rule("DMAOP-6")
-    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.input_type != self.output_type or self.output_type.dtype != self.element_type:
             return "a new tensor's input and output types are its own type, of its element_type"
         if not target.materializable(self.element_type):
@@ -165,7 +165,7 @@ class DmaWindowOp(DmaOp):
         return (self.src,) if self.src_start is None else (self.src, self.src_start)
 
     @rule("DMAOP-6")
-    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
 
     @rule("RUNTIME-8")
@@ -212,7 +212,7 @@ class DmaIntoOp(DmaOp):
         return "to_dm_view" if self.output_type.kind == "dm" else "to_hbm_view"
 
     @rule("DMAOP-6")
-    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return (view_problem(self.input_type, self.src_view, self.src_offset, "src", target)
                 or view_problem(self.output_type, self.dst_view, self.dst_offset, "dst", target))
 
@@ -266,7 +266,7 @@ class MemsetOp(TuOp):
         return usize_start_problem(self.start, ctx, "start")
 
     @rule("DMAOP-6")
-    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         t = self.output_type
         if self.input_type != t or t.dtype != self.element_type:
             return "a memset's input and output types are its tensor's, of its element_type"

@@ -153,7 +153,7 @@ class ScatterOp(DmaOp):
         return (self.src, self.index) + ((self.into,) if self.into is not None else ()) + start
 
     @rule("RUNTIME-8")
-    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _runtime_start(self, target: Target, ctx: VerifyContext | None) -> str | None:
         return start_problem(self, target, ctx, "src")
 
     def view_types(self) -> tuple[Any, Any]:
@@ -162,7 +162,7 @@ class ScatterOp(DmaOp):
         return src, self.output_type
 
     @rule("DMAOP-6")
-    def _dmaop_6(self, target: Any, ctx: VerifyContext | None) -> str | None:
+    def _dmaop_6(self, target: Target, ctx: VerifyContext | None) -> str | None:
         if self.src_view is None and self.src_offset is None:
             return None
         if self.src_view is None or self.src_offset is None:

@@ -31,6 +31,7 @@ import ast
 import hashlib
 from typing import Any
 
+from ir.boundary import TargetRef
 from npu_opt.per_file_imports import scope_files
 
 __all__ = ["KERNEL_PARTS", "Reuse", "kernel_spans", "merged"]
@@ -76,7 +77,7 @@ class Reuse:
     parent; empty for a full check) and of what this check computed or reused (`found`,
     the parent's next `known`)."""
 
-    def __init__(self, known: dict[str, Any] | None, path: str, target: Any) -> None:
+    def __init__(self, known: dict[str, Any] | None, path: str, target: TargetRef) -> None:
         known = known or {}
         self.known = {part: known.get(part, {}) for part in ("kernels", "mappings", "tensors")}
         self.found: dict[str, Any] = {"kernels": {}, "mappings": {}, "tensors": {}}

@@ -17,7 +17,7 @@ A tile may also span both clusters (CLUSTER_SIZES), doubling its rows.
 The placement string names all of it: "SMxSN of RxC" (one cluster, `k` whole), plus
 ", k over SK slices" and ", 2 clusters" when they apply.
 
-Operands and the result are tiled through DM by the tile loop of synth_space.py: each tile
+Operands and the result are tiled through DM by the tile loops of gemm_text.py: each tile
 loads its row blocks (`k / SK` of them per slice) and stores its result through a tile of
 the output's write view; the `reuse` lever keeps loaded blocks across tiles.
 """
@@ -31,9 +31,8 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "contraction_chain", "geometry", "loop_header",
-           "needs_split", "offered", "pad_ok", "proxy_sizes", "result_placements", "runs_in_full", "slice_counts",
-           "split_levers", "split_placements", "tile_loops", "time_block_loads", "time_block_tile"]
+__all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
+           "proxy_sizes", "result_placements", "runs_in_full", "slice_counts", "split_levers", "split_placements"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
@@ -372,129 +371,3 @@ def runs_in_full(spec: Any) -> bool:
     return products <= CHECK_MACS
 
 
-def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
-    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
-    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
-    each moved into DM and the TRF by `tile` just before its contraction."""
-    tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
-    return [f"    def a_block(i):",
-            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
-            f"chunks of {v['K']}",
-            f'        return [{v["an"]}.view(){a_rows}',
-            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
-            f"                for t in range({tb})]",
-            "",
-            f"    def w_block(j):",
-            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
-            "moves each into",
-            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
-            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
-            "",
-            "    def stationary(chunks):",
-            "        return chunks",
-            ""]
-
-
-def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
-    """A tile's contraction steps, from the fetch of the streamed operand to the lane
-    drain, each line indented by `pad` (the plain tile's and a time block's)."""
-    S, T, K, Kl, rs, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "g", "flit", "packet"))
-    return [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
-            f'{pad}.collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
-            f'{pad}.contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), m("{K} % {packet}"))',
-            f'{pad}.contract_packet(m("1"))',
-            f'{pad}.contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
-            f'{pad}.contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
-
-
-def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
-    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
-    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
-    Engine, the last one commits."""
-    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
-    tb, dout = v["geo"].tb, v["dout"]
-    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
-    lines = ["    def tile(streamed, held, i, j):",
-             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
-             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
-             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
-             "        acc = None",
-             f"        for t in range({tb}):",
-             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
-             f'm("{T} % {rt}, {Kl}")])',
-             "            trf = (ctx.sub.begin(held_dm.view())",
-             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
-             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
-             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
-             "            part = (ctx.main.begin(streamed[t].view())",
-             *contraction_chain(v, " " * 20),
-             "                    .vector_init()",
-             "                    .vector_intra_slice_tag(TagMode.ZERO))",
-             "            if acc is not None:",
-             f"                part = part.{add}  # + the earlier blocks' sums",
-             "            part = part.vector_final()",
-             f"            if t < {tb - 1}:",
-             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
-             "        result = part"]
-    if dout == "bf16":
-        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
-                     'end')
-    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
-                    f"        dst = ({v['spec'].result[0]}.view_mut()",
-                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
-                      for k, call in enumerate(dst)],
-                    "        result.view().to_hbm_view(ctx.tdma, dst)",
-                    ""]
-
-
-def loop_header(var: str, n: int, rolled: bool) -> str:
-    """A tile loop's `for` line: a rolled `ctx.loop` (traced once, docs/loops.md) or a Python
-    `for` (unrolled, every tile traced on its own)."""
-    return f"for {var} in {'ctx.loop' if rolled else 'range'}({n}):"
-
-
-def tile_loops(v: dict[str, Any]) -> list[str]:
-    """The tile loop: its order and which loaded blocks it keeps (`reuse`).
-
-    Both tile loops are rolled (`ctx.loop`, a loop of one tile excepted): the result's tile
-    takes its two runtime starts from them (docs/loops.md), so a candidate is traced, checked
-    and written once whatever the result's size (the batch loop stays a Python `for`: its
-    tile of the result would be a third start). `reuse="all"` keeps both loops Python
-    `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
-    a Python int) cannot index."""
-    mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
-    if mt * nt == 1:
-        return ["    # one tile: load both operands once and contract",
-                f"    a_dm, w_dm = a_block(0), w_block(0)",
-                f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
-    outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
-    o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
-    body = [f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
-            f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
-                                    "outer": "the outer loop's block is loaded once per outer step",
-                                    "none": "both blocks are loaded for every tile"}[reuse]]
-    if reuse == "all":
-        w = v["stationary_w"]
-        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
-                       f"    w_all = [w_block(j) for j in range({nt})]",
-                       f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
-                       f"    {loop_header(o_name, outer_n, False)}",
-                       f"        {loop_header(i_name, inner_n, False)}",
-                       f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
-    body.append("    # both loops are rolled (traced once): the result's tile takes its two runtime starts from them")
-    o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
-    i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
-    o_is_trf = o_var == t_dm
-    body += [f"    {loop_header(o_name, outer_n, outer_n > 1)}"]
-    if reuse == "outer":
-        body.append(f"        {o_var} = {o_load}")
-        if o_is_trf:
-            body.append(f"        trf = stationary({o_var})")
-    body.append(f"        {loop_header(i_name, inner_n, inner_n > 1)}")
-    if reuse == "none":
-        body.append(f"            {o_var} = {o_load}")
-    body.append(f"            {i_var} = {i_load}")
-    if reuse == "none" or not o_is_trf:
-        body.append(f"            trf = stationary({t_dm})")
-    body.append(f"            tile({s_dm}, trf, i, j)")
-    return body

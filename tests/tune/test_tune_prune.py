@@ -59,7 +59,7 @@ def _lowered(space, point) -> tuple[int, int, int, int] | None:
 
 @pytest.mark.parametrize("seed", [0, 3])
 def test_early_bound_is_the_dma_work_of_the_lowering(seed: int) -> None:
-    space, items = _drawn(seed, 9)
+    space, items = _drawn(seed, 5)
     seen = looped = 0
     for _, point in items:
         got = _lowered(space, point)

@@ -8,12 +8,12 @@ keeping the user's location. Addresses are left at their unallocated values (com
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ir import ops as ir
-from ir.kernel import used_axes
+from ir.kernel import Kernel, used_axes
 from tu_ops.base import Ref
 from tu_ops.enums import TuContext
 from tu_ops.lower.dispatch import Site, feed_flits, lower_stage, lowered_types
@@ -32,10 +32,13 @@ from tu_ops.lower.views import (lower_view_step, refuse_unplaced, scatter_window
 from ir.resident import placements
 from tu_ops.program import KernelParam, LoweredKernel, TuProgram
 
+if TYPE_CHECKING:
+    from tu_ops.target import Target
+
 __all__ = ["build_lowered", "dma_records", "kernel_axes"]
 
 
-def _prepared(kernel: Any, target: Any) -> tuple[dict[int, Any], dict[int, Any], Any, Any]:
+def _prepared(kernel: Kernel, target: Target) -> tuple[dict[int, Any], dict[int, Any], Any, Any]:
     """(windows, folded commit views, layout, typ): what every step's lowering reads."""
     refuse_unplaced(kernel)
     windows = windows_of(kernel)
@@ -48,7 +51,7 @@ def _prepared(kernel: Any, target: Any) -> tuple[dict[int, Any], dict[int, Any],
     return windows, folded, layout(kernel, folded), typ
 
 
-def dma_records(kernel: Any, target: Any) -> list[Any]:
+def dma_records(kernel: Kernel, target: Target) -> list[Any]:
     """The records `build_lowered` makes outside the programs (every DMA-context step), in
     body order, without lowering a program: what `driver.tune` bounds a candidate by before
     its whole lowering (the programs, the allocation and the verifiers) is paid for."""

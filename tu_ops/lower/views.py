@@ -152,7 +152,7 @@ def lower_view_step(op: Any, result: int, windows: dict[int, Window], refs: dict
 
 
 def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict[int, int], typ: Any,
-                    target: Any) -> Any:
+                    target: Target) -> Any:
     """The `dma_spm` record of a `to_spm` reading a tile of a DM tensor: the tile's commands
     start at the window's byte offset in the tensor, which the record names (`src_view`,
     `src_offset`, and `src_start=` ... for a tile at a runtime start). A tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
@@ -165,7 +165,7 @@ def spm_window_step(op: Any, result: int, windows: dict[int, Window], refs: dict
 
 
 def scatter_window(op: Any, windows: dict[int, Window], refs: dict[int, int], typ: Any,
-                   target: Any) -> tuple[int, tuple[Any, int], dict[str, Any]]:
+                   target: Target) -> tuple[int, tuple[Any, int], dict[str, Any]]:
     """(the tensor, (its type, the byte offset), the runtime start's fields) of a scatter out
     of a tile of a DM tensor; a tile shifted on its Chip or Cluster level is refused (VIEW-10)."""
     ref, storage_t, _, offset, shift = _source(op, windows, refs, typ, target)

@@ -289,7 +289,7 @@ def run_memset(op: Any, mem: Memory, env: dict[int, Any] | None = None) -> Any:
     base = mem.dm_address[op.result.id] + op.offset
     if op.start is not None:
         check(env is not None and op.start.id in env, f"start {op.start} has no value", op)
-        base += checked_start(env[op.start.id], op.start_limit, f"{op.result} = memset") * op.start_bytes
+        base += checked_start((env or {})[op.start.id], op.start_limit, f"{op.result} = memset") * op.start_bytes
     slice_bytes = mem.target.constants.DM_SLICE_BYTES
     cells = (levels[2][:, None] * slice_bytes + levels[3][None, :] * width).reshape(-1, 1)
     source = np.tile(pattern, len(cells))

@@ -91,6 +91,27 @@ def _widen_row(src, table, shift, bits, scan):
     _scan_codes(src, scan)
 
 
+def _by_pairs(rows, wt, operand, wide, offs, acc, sstep, tread, rr, wofs0, g, tpad, out, pairs):
+    """The tiles of ROWS widened rows (at `offs` in `wide`) that read one TRF operand: each
+    pair of slots (`pairs`) at a time, every column read of `wofs0`, its steps summed in `acc`."""
+    n_steps, uw = sstep.shape[1], np.uint64(WIDTH)
+    for p in range(pairs.shape[0]):
+        kk, k2 = pairs[p, 0], pairs[p, 1]
+        w = wt[pairs[p, 2], operand]
+        for j in range(wofs0.size):
+            acc[:] = _ZERO
+            for t in range(n_steps):
+                if tpad.shape[0] > 0 and tpad[kk, t]:
+                    continue
+                kt.tile_4x16(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
+            for z in range(ROWS):
+                for v in range(WIDTH // 2):
+                    out[rows[z], v, kk, j] = acc[z * WIDTH + v]
+                if k2 >= 0:
+                    for v in range(WIDTH // 2):
+                        out[rows[z], v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
+
+
 def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, wofs0, g, tpad, out, pairs, quads,
                  wcodes, wshifts, wtable, woffs, wn, scan, wscan):
     """out[row, lane, slot, column] for the rows of `order` (`tile_order`: each run of ROWS
@@ -108,8 +129,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
     With `wcodes` (operands, 8 lanes x wn codes; every row alone), `wt` is not read: a row's
     weights are laid out as `lay_paired` lays them (woffs, wshifts, wtable) just before its
     tiles. `scan` / `wscan`: `_scan_codes` of those stream / weight codes (`contract_jit._scanned`)."""
-    n_steps, n = sstep.shape[1], codes.shape[1]
-    uw = np.uint64(WIDTH)
+    n = codes.shape[1]
     slot, n_held = _slots(held)
     wide = np.empty(n_held * n, np.float32)
     bits = wide.view(np.uint32)
@@ -140,21 +160,7 @@ def exact_kernel(codes, table, shift, wt, which, order, held, sstep, tread, rr, 
                 for c in range(n):
                     dst[c] = jit_weights.code_bits(src[c], table, shift)
                 done[k] = True
-        for p in range(pairs.shape[0]):
-            kk, k2 = pairs[p, 0], pairs[p, 1]
-            w = wt[pairs[p, 2], operand]
-            for j in range(wofs0.size):
-                acc[:] = _ZERO
-                for t in range(n_steps):
-                    if tpad.shape[0] > 0 and tpad[kk, t]:
-                        continue
-                    kt.tile_4x16(g, wide, offs, np.uint64(sstep[kk, t] + j * g), w, np.uint64(tread[kk, t] * rr + wofs0[j]) * uw, acc)
-                for z in range(ROWS):
-                    for v in range(WIDTH // 2):
-                        out[rows[z], v, kk, j] = acc[z * WIDTH + v]
-                    if k2 >= 0:
-                        for v in range(WIDTH // 2):
-                            out[rows[z], v, k2, j] = acc[z * WIDTH + WIDTH // 2 + v]
+        _by_pairs(rows, wt, operand, wide, offs, acc, sstep, tread, rr, wofs0, g, tpad, out, pairs)
 
 
 def tile_order(which: np.ndarray) -> np.ndarray:
@@ -192,7 +198,7 @@ def slot_quads(pairs: np.ndarray, tread: np.ndarray, tpad: np.ndarray) -> np.nda
     return np.array(flat, np.int64).reshape(-1, ROWS)
 
 
-ORDER = ("_slots", "_by_slots", "_scan_codes", "_widen_row", "exact_kernel")
+ORDER = ("_slots", "_by_slots", "_by_pairs", "_scan_codes", "_widen_row", "exact_kernel")
 """Compiled in this order (`contract_jit._compiled`), after `ir.exact_kernels.tiles`."""
 INLINE = ()
 """None inlined: the shared tiles inline themselves."""

@@ -1,0 +1,331 @@
+"""The source text of a GEMM candidate of `npu-opt synth` (npu_opt/synth/space.py offers the
+points, this module writes one point's kernel): the module header, the mappings, the row-block
+loads, one tile's contraction and the tile loops around it (rolled with `ctx.loop` where they
+can be). `v` is the dictionary of names and numbers `gemm_names` derives from a point; each
+piece returns lines of Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from npu_opt.synth import epilogue, target
+from npu_opt.synth.tiling import geometry
+
+__all__ = ["chain", "contraction_chain", "gemm_names", "gemm_roles", "gemm_source", "header", "hbm_axes", "kept",
+           "loop_header", "tile_loops", "time_block_loads", "time_block_tile"]
+
+
+def kept(spec: Any) -> tuple[str, ...]:
+    """The result's indices other than the batch index: (m, n) of a GEMM."""
+    return tuple(i for i in spec.result[1] if i != spec.batch)
+
+
+def gemm_roles(spec: Any) -> tuple[tuple[str, tuple[str, ...]], tuple[str, tuple[str, ...]]]:
+    """(a, w): the operand that carries the result's first index, then the other."""
+    first = kept(spec)[0]
+    a, w = spec.operands if first in spec.operands[0][1] else spec.operands[::-1]
+    return a, w
+
+
+def chain(idx: tuple[str, ...], steps: list[tuple[str, int, int | None, str]], write: bool = False) -> str:
+    """The `.tile(...)` calls that pick one tile of a view of a tensor indexed `idx`: each step
+    (index, count, size, variable) splits `index` into `count` tiles of `size` (None: one
+    element, the batch) and takes tile `variable`; write views mark the tile axes `#{!}`."""
+    terms = [i.upper() for i in idx]
+    mark = "#{!}" if write else "#"
+    calls = []
+    for index, count, size, var in steps:
+        X = index.upper()
+        terms[idx.index(index)] = f"1 {mark} {count}" if size is None else f"1 {mark} {count}, {X} % {size}"
+        calls.append(f'.tile(m("{X if size is None else f"{X} / {size}"}"), 1, m("{", ".join(terms)}"), {var})')
+    return "".join(calls)
+
+
+def hbm_axes(name: str, idx: tuple[str, ...]) -> str:
+    return ", ".join(i.upper() for i in idx)
+
+
+def header(spec: Any, point: dict[str, Any]) -> list[str]:
+    choice = ", ".join(f"{k}={v!r}" for k, v in point.items())
+    sizes = ", ".join(f"{i.upper()}={n}" for i, n in spec.padded.items())
+    given = ", ".join(f"{i}={n}" for i, n in spec.sizes.items())
+    return [f'"""{spec.name}: {spec.text} ({spec.dtype_in} -> {spec.dtype_out}), written by `npu-opt synth`.',
+            "",
+            f"Sizes {given}; the kernel's axes are padded to multiples of 32"
+            + (f" (its rows to whole passes of {target.slices(spec)} slices)" if spec.form == "gemv" else "")
+            + f": {sizes}",
+            "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
+            f"The search's choice: {choice}.",
+            '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
+
+
+def gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """Every name and number the GEMM template uses (the `v` of the _gemm_* pieces)."""
+    (an, aidx), (wn, widx) = gemm_roles(spec)
+    mi, ni = kept(spec)
+    M, N, K = mi.upper(), ni.upper(), spec.contracted.upper()
+    bi = spec.batch
+    size = spec.padded
+    geo = geometry(p["placement"])
+    tm, tn = geo.tm, geo.tn
+    din, dout = spec.dtype_in, spec.result_dtype
+    stationary_w = p["trf"] == wn
+    r, c = geo.r, geo.c
+    v = dict(spec=spec, p=p, an=an, aidx=aidx, wn=wn, widx=widx, mi=mi, ni=ni, M=M, N=N, K=K, bi=bi,
+             nb=spec.padded[bi] if bi else 1, size=size, geo=geo, r=r, c=c, tm=tm, tn=tn,
+             mt=max(1, size[mi] // tm), nt=max(1, size[ni] // tn), din=din, dout=dout,
+             flit=32 if din == "i8" else 16,  # elements of one 32-byte flit
+             packet=p["packet"], order=p.get("order", "ij"), reuse=p.get("reuse", "outer"),
+             stationary_w=stationary_w, Kl=geo.k_local(K, size[spec.contracted]))
+    # a result smaller than the tile is padded to it inside the kernel (`M # 128`): one tile,
+    # the padding computed and never stored
+    for x, n_, t_, var in (("M", size[mi], tm, "i"), ("N", size[ni], tn, "j")):
+        padded = n_ % t_ != 0
+        v[x] = f"{v[x]} # {t_}" if padded else v[x]
+        v[f"{var}_step"] = [] if padded else [((mi, ni)[var == "j"], v["mt" if var == "i" else "nt"], t_, var)]
+    M, N = v["M"], v["N"]
+    v["S"], v["T"] = (M, N) if stationary_w else (N, M)      # streamed rows, stationary rows (the lanes)
+    v["rs"], v["rt"] = (r, c) if stationary_w else (c, r)    # their rows per slice
+    v["g"] = v["rt"] // 8                                    # stationary rows per lane
+    v["s_dm"], v["t_dm"] = ("a_dm", "w_dm") if stationary_w else ("w_dm", "a_dm")
+    # the batch: elements side by side on `sb` slices each step, the steps one after another
+    v["steps"] = v["nb"] // geo.sb
+    v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
+    return v
+
+
+def gemm_source(spec: Any, p: dict[str, Any]) -> str:
+    v = gemm_names(spec, p)
+    body = tile_loops(v)
+    if v["batch"]:
+        each = "one GEMM per" if v["geo"].sb == 1 else f"{v['geo'].sb} GEMMs side by side per step of"
+        body = [f"    # the batch: {each} {v['bi'].upper()}, its blocks picked by tiles of the batch axis",
+                f"    for bb in range({v['steps']}):"] + ["    " + line for line in body]
+    return "\n".join(header(spec, p) + _gemm_mapping(v) + _gemm_blocks(v) + _gemm_tile(v) + body) + "\n"
+
+
+def _gemm_mapping(v: dict[str, Any]) -> list[str]:
+    """The mapping constants and the kernel's signature."""
+    spec, p, geo = v["spec"], v["p"], v["geo"]
+    an, wn, (rn, ridx) = v["an"], v["wn"], spec.result
+    M, N, K, r, c = v["M"], v["N"], v["K"], v["r"], v["c"]
+    params = {an: f'{an}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(an, v["aidx"])}")]',
+              wn: f'{wn}: HbmTensor[{v["din"]}, Chip, m("{hbm_axes(wn, v["widx"])}")]'}
+    clusters = target.cluster_line(spec) if geo.clusters == 1 else [f'Cluster = m("{geo.cluster_map(M)}")']
+    lines = [*target.chip_line(spec), *clusters, *geo.notes(K, v["Kl"])]
+    lines += [f"# placement={p['placement']!r}: each slice computes {r} x {c} results; {geo.sm} x {geo.sn} "
+              f"slices make a",
+              f"# {v['tm']} x {v['tn']} tile ({v['mt']} x {v['nt']} tile(s) cover the padded {v['size'][v['mi']]} x "
+              f"{v['size'][v['ni']]} result); a slice's",
+              f"# rows of {c} results leave for HBM as packets of {c * {'i8': 1, 'bf16': 2}.get(v['dout'], 4)} "
+              "bytes."]
+    if not (v["i_step"] and v["j_step"]):
+        lines.append(f"# the result is padded to the tile inside the kernel ({v['M']}, {v['N']}): the padding is "
+                     "computed, never stored")
+    if geo.sb > 1:
+        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, "
+                     f"each on its own {geo.sm} x {geo.sn} slices")
+    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
+              "",
+              "",
+              target.decorator(spec),
+              f"def {spec.name}(ctx: Context,",
+              *[f"        {params[name]}," for name, _ in spec.operands],
+              *epilogue.param(spec),
+              f'        {rn}: Mut[HbmTensor[{v["dout"]}, Chip, m("{hbm_axes(rn, ridx)}")]]) -> None:']
+    return lines
+
+
+def _gemm_blocks(v: dict[str, Any]) -> list[str]:
+    """The row-block loads and the TRF load."""
+    an, wn, M, N, T, K, Kl, din = v["an"], v["wn"], v["M"], v["N"], v["T"], v["K"], v["Kl"], v["din"]
+    r, c, g, flit, tb = v["r"], v["c"], v["g"], v["flit"], v["geo"].tb
+    if tb > 1:  # k in time blocks (npu_opt/synth/tiling.py): each block a list of its k chunks
+        chunk = [(v["spec"].contracted, tb, v["size"][v["spec"].contracted] // tb, "t")]
+        return time_block_loads(v, chain(v["aidx"], v["batch"] + v["i_step"] + chunk),
+                                chain(v["widx"], v["batch"] + v["j_step"] + chunk))
+    return [f"    def a_block(i):",
+            f"        # row block i of {an} ({v['tm']} rows), each slice's {r} rows into its DM",
+            f'        rows = {an}.view(){chain(v["aidx"], v["batch"] + v["i_step"])}',
+            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {r}, {Kl}")])',
+            "",
+            f"    def w_block(j):",
+            f"        # row block j of {wn} ({v['tn']} rows), each slice's {c} rows into its DM",
+            f'        rows = {wn}.view(){chain(v["widx"], v["batch"] + v["j_step"])}',
+            f'        return rows.to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{N} % {c}, {Kl}")])',
+            "",
+            "    def stationary(block):",
+            f"        # trf={v['p']['trf']!r}: {v['wn'] if v['stationary_w'] else v['an']}'s {v['rt']} rows per slice go to "
+            f"the TRF, 8 lanes x {g} rows each,",
+            f"        # in {flit}-element (32-byte) flits; the other operand streams past them",
+            "        return (ctx.sub.begin(block.view())",
+            f'                .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+            f'                .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+            f'                .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
+            ""]
+
+
+def _gemm_tile(v: dict[str, Any]) -> list[str]:
+    """One tile: the contraction, the inter-slice reduce of a split `k`, the store."""
+    S, T, K, rs, rt, g = v["S"], v["T"], v["K"], v["rs"], v["rt"], v["g"]
+    packet, din, dout, geo = v["packet"], v["din"], v["dout"], v["geo"]
+    rn, ridx = v["spec"].result
+    dst = [".tile" + call for call in chain(ridx, v["batch"] + v["i_step"] + v["j_step"], write=True)
+           .split(".tile") if call]
+    if geo.tb > 1:
+        return time_block_tile(v, dst)
+    load, take = epilogue.bias_lines(v["spec"], "        ", chain((v["ni"],), v["j_step"]), v["c"], v["N"])
+    lines = [*load,
+             "    def tile(streamed, trf, i, j):",
+             *take,
+             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+             f"({packet * (1 if din == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
+             "        result = (ctx.main.begin(streamed.view())",
+             *contraction_chain(v, " " * 18)]
+    if geo.sk > 1:
+        op = "InterSliceReduceOpI32" if dout == "i32" else "InterSliceReduceOpF32"
+        lines += [f"                  # the {geo.sk} slices of each {K} chunk add their partial sums",
+                  "                  .vector_init()",
+                  f'                  .vector_inter_slice_reduce(m("{geo.reduced_slices(v["M"], v["N"])}"), '
+                  f'm("{S} % {rs}, {T} / 8 % {g}"), {op}.ADD)',
+                  "                  .vector_final()"]
+    lines += epilogue.vector_lines(v["spec"], " " * 18) + epilogue.cast_lines(v["spec"], " " * 18, f"{T} % 8")
+    if dout == "bf16":
+        lines += [f'                  .cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the end']
+    lines += [f'                  .commit_trim(m("{T} % 8"))',
+              f'                  .commit(m("{S} % {rs}, {T} % {rt}")))',
+              *([f"        dst = ({rn}.view_mut()",
+                 *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                   for k, call in enumerate(dst)]] if dst else [f"        dst = {rn}.view_mut()  # the whole result"]),
+              f"        {target.reduced(v['spec'], 'result')}.view().to_hbm_view(ctx.tdma, dst)",
+              ""]
+    return lines
+
+
+def time_block_loads(v: dict[str, Any], a_rows: str, w_rows: str) -> list[str]:
+    """The row-block loads of a candidate with `k` in time blocks (`w` in the TRF): a block of
+    `a` is the list of its `k` chunks in DM, a block of `w` the list of its chunks' HBM views,
+    each moved into DM and the TRF by `tile` just before its contraction."""
+    tb, M, Kl, din = v["geo"].tb, v["M"], v["Kl"], v["din"]
+    return [f"    def a_block(i):",
+            f"        # row block i of {v['an']} ({v['tm']} rows), each slice's {v['r']} rows into its DM, as {tb} "
+            f"chunks of {v['K']}",
+            f'        return [{v["an"]}.view(){a_rows}',
+            f'                .to_dm(ctx.tdma, DmTensor[{din}, Chip, Cluster, Slice, m("{M} % {v["r"]}, {Kl}")])',
+            f"                for t in range({tb})]",
+            "",
+            f"    def w_block(j):",
+            f"        # row block j of {v['wn']} ({v['tn']} rows) as {tb} chunks of {v['K']}, left in HBM: tile() "
+            "moves each into",
+            "        # DM and the TRF just before its contraction (the whole block would not fit a slice)",
+            f'        return [{v["wn"]}.view(){w_rows} for t in range({tb})]',
+            "",
+            "    def stationary(chunks):",
+            "        return chunks",
+            ""]
+
+
+def contraction_chain(v: dict[str, Any], pad: str) -> list[str]:
+    """A tile's contraction steps, from the fetch of the streamed operand to the lane
+    drain, each line indented by `pad` (the plain tile's and a time block's)."""
+    S, T, K, Kl, rs, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "g", "flit", "packet"))
+    return [f'{pad}.fetch(m("{S} % {rs}, {T} / 8 % {g}"), m("{Kl}"))',
+            f'{pad}.collect(m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+            f'{pad}.contract_outer(trf, m("{S} % {rs}, {T} / 8 % {g}, {Kl} / {packet}"), m("{K} % {packet}"))',
+            f'{pad}.contract_packet(m("1"))',
+            f'{pad}.contract_time(m("{S} % {rs}, {T} / 8 % {g}"))',
+            f'{pad}.contract_lane(m("{S} % {rs}, {T} / 8 % {g}"), m("{T} % 8"), LaneMode.INTERLEAVED)']
+
+
+def time_block_tile(v: dict[str, Any], dst: list[str]) -> list[str]:
+    """One tile of a candidate with `k` in time blocks: per block its TRF load and contraction;
+    the partial sums wait in the VRF, each block adds the earlier blocks' sums on the Vector
+    Engine, the last one commits."""
+    S, T, K, Kl, rs, rt, g, flit, packet = (v[x] for x in ("S", "T", "K", "Kl", "rs", "rt", "g", "flit", "packet"))
+    tb, dout = v["geo"].tb, v["dout"]
+    add = "vector_fxp(FxpBinaryOp.ADD_FXP, acc)" if dout == "i32" else "vector_clip(ClipBinaryOpF32.ADD, acc)"
+    lines = ["    def tile(streamed, held, i, j):",
+             f"        # k in {tb} time blocks of {Kl}: each block's sums wait in the VRF for the next to add them",
+             f"        # packet={packet}: each contraction step multiplies {packet} elements of {K} "
+             f"({packet * (1 if v['din'] == 'i8' else 2)} bytes, OUTER-3); the time loop sums the rest",
+             "        acc = None",
+             f"        for t in range({tb}):",
+             f'            held_dm = held[t].to_dm(ctx.tdma, DmTensor[{v["din"]}, Chip, Cluster, Slice, '
+             f'm("{T} % {rt}, {Kl}")])',
+             "            trf = (ctx.sub.begin(held_dm.view())",
+             f'                   .fetch(m("{T} % 8, {T} / 8 % {g}"), m("{Kl}"))',
+             f'                   .collect(m("{T} % 8, {T} / 8 % {g}, {Kl} / {flit}"), m("{K} % {flit}"))',
+             f'                   .to_trf(m("{T} % 8"), m("{T} / 8 % {g}, {Kl}")))',
+             "            part = (ctx.main.begin(streamed[t].view())",
+             *contraction_chain(v, " " * 20),
+             "                    .vector_init()",
+             "                    .vector_intra_slice_tag(TagMode.ZERO))",
+             "            if acc is not None:",
+             f"                part = part.{add}  # + the earlier blocks' sums",
+             "            part = part.vector_final()",
+             f"            if t < {tb - 1}:",
+             f'                acc = part.to_vrf(m("{S} % {rs}, {T} / 8 % {g}, {T} % 8"))',
+             "        result = part"]
+    if dout == "bf16":
+        lines.append(f'        result = result.cast(bf16, m("{T} % 8 # 16"))  # f32 sums rounded to bf16 once, at the '
+                     'end')
+    return lines + [f'        result = result.commit_trim(m("{T} % 8")).commit(m("{S} % {rs}, {T} % {rt}"))',
+                    f"        dst = ({v['spec'].result[0]}.view_mut()",
+                    *[f"               {call})" if k == len(dst) - 1 else f"               {call}"
+                      for k, call in enumerate(dst)],
+                    "        result.view().to_hbm_view(ctx.tdma, dst)",
+                    ""]
+
+
+def loop_header(var: str, n: int, rolled: bool) -> str:
+    """A tile loop's `for` line: a rolled `ctx.loop` (traced once, docs/loops.md) or a Python
+    `for` (unrolled, every tile traced on its own)."""
+    return f"for {var} in {'ctx.loop' if rolled else 'range'}({n}):"
+
+
+def tile_loops(v: dict[str, Any]) -> list[str]:
+    """The tile loop: its order and which loaded blocks it keeps (`reuse`).
+
+    Both tile loops are rolled (`ctx.loop`, a loop of one tile excepted): the result's tile
+    takes its two runtime starts from them (docs/loops.md), so a candidate is traced, checked
+    and written once whatever the result's size (the batch loop stays a Python `for`: its
+    tile of the result would be a third start). `reuse="all"` keeps both loops Python
+    `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
+    a Python int) cannot index."""
+    mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
+    if mt * nt == 1:
+        return ["    # one tile: load both operands once and contract",
+                f"    a_dm, w_dm = a_block(0), w_block(0)",
+                f"    tile({s_dm}, stationary({t_dm}), 0, 0)"]
+    outer_n, inner_n = (mt, nt) if order == "ij" else (nt, mt)
+    o_name, i_name = ("i", "j") if order == "ij" else ("j", "i")
+    body = [f"    # order={order!r}: the outer loop walks {'row' if order == 'ij' else 'column'} blocks; "
+            f"reuse={reuse!r}: " + {"all": "every block is loaded once, before the loops",
+                                    "outer": "the outer loop's block is loaded once per outer step",
+                                    "none": "both blocks are loaded for every tile"}[reuse]]
+    if reuse == "all":
+        w = v["stationary_w"]
+        return body + [f"    a_all = [a_block(i) for i in range({mt})]",
+                       f"    w_all = [w_block(j) for j in range({nt})]",
+                       f"    trf_all = [stationary(blk) for blk in {'w_all' if w else 'a_all'}]",
+                       f"    {loop_header(o_name, outer_n, False)}",
+                       f"        {loop_header(i_name, inner_n, False)}",
+                       f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
+    body.append("    # both loops are rolled (traced once): the result's tile takes its two runtime starts from them")
+    o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
+    i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
+    o_is_trf = o_var == t_dm
+    body += [f"    {loop_header(o_name, outer_n, outer_n > 1)}"]
+    if reuse == "outer":
+        body.append(f"        {o_var} = {o_load}")
+        if o_is_trf:
+            body.append(f"        trf = stationary({o_var})")
+    body.append(f"        {loop_header(i_name, inner_n, inner_n > 1)}")
+    if reuse == "none":
+        body.append(f"            {o_var} = {o_load}")
+    body.append(f"            {i_var} = {i_load}")
+    if reuse == "none" or not o_is_trf:
+        body.append(f"            trf = stationary({t_dm})")
+    body.append(f"            tile({s_dm}, trf, i, j)")
+    return body
