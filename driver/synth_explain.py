@@ -1,0 +1,171 @@
+"""How good `npu-opt synth`'s winner is and why it won (docs/synth.md, "How good is the winner").
+
+- `spec_roofline(spec, target)`: the fewest cycles the schedule model allows any kernel of
+  the contraction (`visa.schedule.bounds.roofline`, from the contraction's MACs and bytes
+  and the machine's slices);
+- `explanation(spec, space, result, roof, target)`: the winner's work per kind (start-ups,
+  DMA movement, contraction, the other engines), which of them binds it, and what the
+  runner-up (the fastest candidate with a longer makespan) spends more on; as lines for
+  synth.txt and as data for synth.json.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from backends.npu import compile_kernel
+from driver.tune import Candidate, TuneResult
+from ir.topology import pe_space
+from npu_opt.synth import Contraction
+from tu_ops.target import for_chips, get_target
+from visa.schedule import builtin_rates
+from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
+
+__all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline"]
+
+_BYTES = {"i8": 1, "bf16": 2, "i32": 4, "f32": 4}
+
+CLASSES = {"dma movement": "HBM<->DM movement", "dma start-up": "start-up", "program start-up": "start-up",
+           "launch": "start-up", "contraction": "compute", "engines": "DM/TRF movement", "other": "start-up"}
+"""The kind of a kernel's cycles (visa.schedule.bounds.KINDS) -> the bound it counts toward."""
+
+
+def demand(spec: Contraction) -> Demand:
+    """What every kernel of `spec` must do on one chip: the given sizes' MACs and tensors (the
+    padding is a choice of the kernel, not of the contraction), a chip's share of them."""
+    sizes, chips = spec.sizes, spec.chips
+
+    def nbytes(indices: tuple[str, ...], dtype: str) -> int:
+        return math.ceil(math.prod(sizes[i] for i in indices) * _BYTES[dtype] / chips)
+    loads = [nbytes(idx, spec.dtype_in) for _, idx in spec.operands]
+    if spec.epilogue is not None and spec.epilogue.bias:
+        loads.append(nbytes((spec.epilogue.bias[1],), spec.dtype_out))
+    clusters, per_cluster = pe_space(spec.pe)
+    return Demand(macs=math.ceil(math.prod(sizes.values()) / chips), bits=8 * _BYTES[spec.dtype_in],
+                  slices=clusters * per_cluster, loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)])
+
+
+def _rates(target: str) -> Any:
+    return builtin_rates(get_target(target).name) or builtin_rates("rngd")
+
+
+def spec_roofline(spec: Contraction, target: str = "rngd") -> Roofline:
+    return roofline(_rates(target), demand(spec))
+
+
+def efficiency(c: Candidate, roof: Roofline) -> float | None:
+    """A candidate's makespan over the contraction's roofline (1.0: no kernel could be faster)."""
+    return None if c.makespan is None else c.makespan / roof.cycles
+
+
+def _work(space: Any, c: Candidate, target: str) -> Work:
+    """The work of a candidate's kernel, compiled once more."""
+    kernel = space.factory(**c.params)
+    tgt = get_target(target)
+    outcome = compile_kernel(kernel, tgt)
+    return work(outcome.artifact.kernel, _rates(target), for_chips(tgt, kernel.chips))
+
+
+def _classes(w: Work, context: str | None = None) -> dict[str, int]:
+    """Cycles per bound class, of one context (default: all, the launch included)."""
+    out: dict[str, int] = {}
+    parts = w.parts() if context is None else w.contexts.get(context, {})
+    for kind, n in parts.items():
+        out[CLASSES[kind]] = out.get(CLASSES[kind], 0) + n
+    return out
+
+
+_CONTEXT = {"tdma": "the DMA context", "main": "the main context", "sub": "the sub context"}
+
+
+def _binding(w: Work) -> str:
+    """The bound class that takes most of the busiest context's cycles."""
+    parts = _classes(w, w.busiest)
+    return max(parts, key=lambda k: parts[k])
+
+
+def _kinds_text(parts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v)
+
+
+def _winner_lines(c: Candidate, w: Work, roof: Roofline, needed: int) -> list[str]:
+    ctx = w.busiest
+    lines = [f"why: the winner is bound by {_binding(w)}: {_CONTEXT.get(ctx, ctx)} is busy {w.busy(ctx):,} of its "
+             f"{c.makespan:,} cycles after the {w.launch:,}-cycle launch ({_kinds_text(w.contexts[ctx])}); "
+             f"the rest, {c.makespan - w.bound:,} cycles, its steps wait on each other"]
+    lines.append(f"  it issues {w.commands} DMA command(s) moving {w.dma_bytes:,} bytes ({w.dma_bytes / needed:.2f}x the "
+                 f"{needed:,} the contraction needs) and runs {w.programs} program(s)"
+                 + (f"; {w.penalty:,} DMA cycles are HBM alignment penalties" if w.penalty else ""))
+    return lines
+
+
+def _versus(c: Candidate, w: Work, r: Candidate, rw: Work) -> list[str]:
+    """Why `c` (work `w`) beats `r` (work `rw`): the kinds of cycles `r` spends more on, and the counts behind them."""
+    mine, theirs = _classes(w), _classes(rw)
+    diff = {k: theirs.get(k, 0) - mine.get(k, 0) for k in set(mine) | set(theirs)}
+    more = {k: v for k, v in diff.items() if v > 0}
+    less = {k: -v for k, v in diff.items() if v < 0}
+    facts = []
+    if rw.dma_bytes != w.dma_bytes:
+        facts.append(f"its DMAs move {rw.dma_bytes:,} bytes to the winner's {w.dma_bytes:,}")
+    if rw.penalty != w.penalty:
+        facts.append(f"{rw.penalty:,} DMA cycles of HBM alignment penalties to the winner's {w.penalty:,}")
+    if rw.commands != w.commands:
+        facts.append(f"{rw.commands} DMA commands to {w.commands}")
+    if rw.programs != w.programs:
+        facts.append(f"{rw.programs} programs to {w.programs}")
+    head = (f"vs the runner-up #{r.index} ({r.label()}, makespan {r.makespan:,}, "
+            f"{r.makespan / c.makespan:.2f}x the winner's): it is bound by {_binding(rw)} "
+            f"({_CONTEXT.get(rw.busiest, rw.busiest)} busy {rw.busy(rw.busiest):,})")
+    lines = [head]
+    if more:
+        lines.append("  it spends more on " + _kinds_text(more) + (" and less on " + _kinds_text(less) if less else ""))
+    if facts:
+        lines.append("  " + "; ".join(facts))
+    return lines
+
+
+def _runner_up(result: TuneResult) -> Candidate | None:
+    w = result.winner
+    return next((c for c in result.ranked() if w is not None and c.makespan is not None and c.makespan > w.makespan),
+                None)
+
+
+def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Roofline,
+                target: str = "rngd") -> tuple[list[str], dict[str, Any]]:
+    """The lines synth.txt adds after its table and the same as data (the module docstring)."""
+    b = roof.binding
+    lines = [f"roofline: no kernel of this contraction runs in under {roof.cycles:,} cycles in the schedule model; "
+             f"binding: {b.name} ({b.detail})",
+             "  other bounds: " + "; ".join(f"{x.name} {x.cycles:,}" for x in roof.bounds if x is not b)]
+    data: dict[str, Any] = {"roofline": {"cycles": roof.cycles, "binding": b.name,
+                                         "bounds": [{"name": x.name, "cycles": x.cycles, "detail": x.detail}
+                                                    for x in roof.bounds]},
+                            "efficiency": None, "explanation": None}
+    c = result.winner
+    if c is None or c.makespan is None:
+        return lines, data
+    need = demand(spec)
+    w = _work(space, c, target)
+    data["efficiency"] = round(c.makespan / roof.cycles, 4)
+    lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
+                 "(1.00: no kernel could be faster)")
+    lines += _winner_lines(c, w, roof, sum(need.loads) + sum(need.stores))
+    entry: dict[str, Any] = {"winner": _work_json(c, w), "runner_up": None}
+    r = _runner_up(result)
+    if r is not None:
+        rw = _work(space, r, target)
+        lines += _versus(c, w, r, rw)
+        entry["runner_up"] = _work_json(r, rw)
+    else:
+        lines.append("vs the runner-up: none (no compiled candidate has a longer makespan)")
+    entry["text"] = lines[2:]
+    data["explanation"] = entry
+    return lines, data
+
+
+def _work_json(c: Candidate, w: Work) -> dict[str, Any]:
+    return {"index": c.index, "makespan": c.makespan, "bound_by": _binding(w), "busiest": w.busiest,
+            "contexts": w.contexts, "launch": w.launch, "commands": w.commands, "programs": w.programs,
+            "dma_bytes": w.dma_bytes, "penalty": w.penalty}
