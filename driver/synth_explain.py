@@ -76,7 +76,9 @@ def _classes(w: Work, context: str | None = None) -> dict[str, int]:
     return out
 
 
-_CONTEXT = {"tdma": "the DMA context", "main": "the main context", "sub": "the sub context"}
+_CONTEXT = {"tdma": "DMA context", "main": "main context", "sub": "sub context"}
+_WORDS = {"dma start-up": "DMA start-ups", "dma movement": "DMA movement", "program start-up": "program start-ups",
+          "contraction": "the contraction", "engines": "fetch, commit and the other engines", "other": "other steps"}
 
 
 def _binding(w: Work) -> str:
@@ -86,43 +88,49 @@ def _binding(w: Work) -> str:
 
 
 def _kinds_text(parts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v)
+    return ", ".join(f"{_WORDS.get(k, k)} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v)
 
 
-def _winner_lines(c: Candidate, w: Work, roof: Roofline, needed: int) -> list[str]:
+def _winner_lines(c: Candidate, w: Work, needed: int) -> list[str]:
     ctx = w.busiest
-    lines = [f"why: the winner is bound by {_binding(w)}: {_CONTEXT.get(ctx, ctx)} is busy {w.busy(ctx):,} of its "
-             f"{c.makespan:,} cycles after the {w.launch:,}-cycle launch ({_kinds_text(w.contexts[ctx])}); "
-             f"the rest, {c.makespan - w.bound:,} cycles, its steps wait on each other"]
-    lines.append(f"  it issues {w.commands} DMA command(s) moving {w.dma_bytes:,} bytes ({w.dma_bytes / needed:.2f}x the "
-                 f"{needed:,} the contraction needs) and runs {w.programs} program(s)"
-                 + (f"; {w.penalty:,} DMA cycles are HBM alignment penalties" if w.penalty else ""))
-    return lines
+    return [f"why: the winner is bound by {_binding(w)}: its {_CONTEXT.get(ctx, ctx)} is busy {w.busy(ctx):,} cycles "
+            f"({_kinds_text(w.contexts[ctx])}); with the {w.launch:,}-cycle launch that is {w.bound:,} of its "
+            f"{c.makespan:,}, the other {c.makespan - w.bound:,} are waits between dependent steps",
+            f"  it issues {w.commands} DMA command(s) moving {w.dma_bytes:,} bytes ({w.dma_bytes / needed:.2f}x the "
+            f"{needed:,} the contraction needs) and runs {w.programs} program(s)"
+            + (f"; {w.penalty:,} DMA cycles are HBM alignment penalties" if w.penalty else "")]
+
+
+def _because(cls: str, w: Work, rw: Work) -> str:
+    """Why the runner-up spends more cycles of bound class `cls` than the winner, in words."""
+    if cls == "HBM<->DM movement":
+        if rw.penalty - w.penalty > (rw.dma_bytes - w.dma_bytes) / 256:
+            return (f"its HBM accesses are partial or unaligned ({rw.penalty:,} cycles of penalties to the "
+                    f"winner's {w.penalty:,})")
+        return (f"it moves {rw.dma_bytes - w.dma_bytes:,} more bytes between HBM and DM (operands copied to more "
+                "slices, or moved more than once)")
+    if cls == "start-up":
+        return (f"it issues {rw.commands} DMA commands and {rw.programs} programs to the winner's {w.commands} and "
+                f"{w.programs}, each paying its start-up")
+    if cls == "compute":
+        return "its contraction runs longer on each slice (fewer slices, or shorter packets)"
+    return "its slices fetch and commit more (operands re-read, narrower commits)"
 
 
 def _versus(c: Candidate, w: Work, r: Candidate, rw: Work) -> list[str]:
-    """Why `c` (work `w`) beats `r` (work `rw`): the kinds of cycles `r` spends more on, and the counts behind them."""
+    """Why `c` (work `w`) beats `r` (work `rw`): the bound classes `r` spends more cycles on, and why."""
     mine, theirs = _classes(w), _classes(rw)
     diff = {k: theirs.get(k, 0) - mine.get(k, 0) for k in set(mine) | set(theirs)}
     more = {k: v for k, v in diff.items() if v > 0}
     less = {k: -v for k, v in diff.items() if v < 0}
-    facts = []
-    if rw.dma_bytes != w.dma_bytes:
-        facts.append(f"its DMAs move {rw.dma_bytes:,} bytes to the winner's {w.dma_bytes:,}")
-    if rw.penalty != w.penalty:
-        facts.append(f"{rw.penalty:,} DMA cycles of HBM alignment penalties to the winner's {w.penalty:,}")
-    if rw.commands != w.commands:
-        facts.append(f"{rw.commands} DMA commands to {w.commands}")
-    if rw.programs != w.programs:
-        facts.append(f"{rw.programs} programs to {w.programs}")
-    head = (f"vs the runner-up #{r.index} ({r.label()}, makespan {r.makespan:,}, "
-            f"{r.makespan / c.makespan:.2f}x the winner's): it is bound by {_binding(rw)} "
-            f"({_CONTEXT.get(rw.busiest, rw.busiest)} busy {rw.busy(rw.busiest):,})")
-    lines = [head]
+    lines = [f"vs the runner-up #{r.index} ({r.label()}, makespan {r.makespan:,}, "
+             f"{r.makespan / c.makespan:.2f}x the winner's): it is bound by {_binding(rw)} "
+             f"(its {_CONTEXT.get(rw.busiest, rw.busiest)} busy {rw.busy(rw.busiest):,})"]
     if more:
-        lines.append("  it spends more on " + _kinds_text(more) + (" and less on " + _kinds_text(less) if less else ""))
-    if facts:
-        lines.append("  " + "; ".join(facts))
+        top = max(more, key=lambda k: more[k])
+        lines.append(f"  it loses on {top}: {_because(top, w, rw)}")
+        lines.append("  cycles it spends beyond the winner's: " + ", ".join(f"{k} +{v:,}" for k, v in more.items())
+                     + ("; fewer: " + ", ".join(f"{k} -{v:,}" for k, v in less.items()) if less else ""))
     return lines
 
 
@@ -151,7 +159,7 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")
-    lines += _winner_lines(c, w, roof, sum(need.loads) + sum(need.stores))
+    lines += _winner_lines(c, w, sum(need.loads) + sum(need.stores))
     entry: dict[str, Any] = {"winner": _work_json(c, w), "runner_up": None}
     r = _runner_up(result)
     if r is not None:

@@ -88,16 +88,16 @@ def roofline(rates: Rates, c: Demand) -> Roofline:
     fetched = sum(c.loads)
     return Roofline((
         Bound("compute", launch + dma_start + prog_start + mac_cycles + dma_start,
-              f"{c.macs} MACs at {peak} per cycle on each of {c.slices} slices: {mac_cycles} cycles, in a program "
+              f"{c.macs:,} MACs at {peak} per cycle on each of {c.slices} slices: {mac_cycles:,} cycles, in a program "
               f"(start-up {prog_start}) between a DMA load and a DMA store (start-up {dma_start} each), "
               f"after the {launch}-cycle launch"),
         Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]),
-              f"{moved} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
-              f"{_ceil(moved, movers[slowest])} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
+              f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
+              f"{_ceil(moved, movers[slowest]):,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
               f"the launch ({launch})"),
         Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
-              f"{fetched} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
-              f"{c.slices} slices): {_ceil(fetched, fetch_rate)} cycles, after a DMA load and a program start-up"),
+              f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
+              f"{c.slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
     ))
 
 
