@@ -8,7 +8,9 @@ written); 2: a bad spec or invocation (USAGE); 3: a candidate hit an internal co
 from __future__ import annotations
 
 import sys
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from ir.errors import NpuOptError
 
@@ -17,7 +19,21 @@ from driver.tune_command import _progress
 from npu_opt.synth import contraction, parse_sizes
 from tu_ops.target import get_target
 
-__all__ = ["synth_command"]
+__all__ = ["synth_command", "with_estimate"]
+
+
+def with_estimate(total: int, err: TextIO, clock: Callable[[], float] = time.monotonic) -> Callable[[Any], None]:
+    """tune's progress line for each finished candidate, after the count done of `total`, the
+    time so far and an estimate of the time left (the mean time a candidate took so far)."""
+    start, done = clock(), [0]
+
+    def progress(c: Any) -> None:
+        done[0] += 1
+        spent = clock() - start
+        left = spent / done[0] * (total - done[0])
+        err.write(f"[{done[0]}/{total}, {spent:.0f} s, about {left:.0f} s left] ")
+        _progress(c, err)
+    return progress
 
 
 def synth_command(args: Any) -> int:
@@ -39,7 +55,7 @@ def synth_command(args: Any) -> int:
         print(f"synthesizing {spec.name}: {count} candidate(s) ("
               + " x ".join(f"{len(v)} {k}" for k, v in space.params) + ")", file=sys.stderr)
         result = synthesize(spec, args.out_dir, target=args.target, jobs=args.jobs, scheduler=args.scheduler,
-                            top=args.top, seed=args.seed, progress=lambda c: _progress(c, sys.stderr))
+                            top=args.top, seed=args.seed, progress=with_estimate(count, sys.stderr))
     except NpuOptError as e:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return 2

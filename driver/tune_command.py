@@ -71,7 +71,7 @@ def _options(args: Any) -> None:
 
 def _size(space: Any, limit: int) -> int:
     """The space's candidate count (USAGE above `limit`: refused before anything compiles)."""
-    count = math.prod(len(values) for _, values in space.params)
+    count = len(space.points()) if space.distinct is not None else math.prod(len(v) for _, v in space.params)
     if count > limit:
         sizes = " x ".join(f"{len(values)} {name}" for name, values in space.params)
         raise NpuOptError(f"the space has {count} candidates ({sizes}); at a fraction of a second to seconds each "

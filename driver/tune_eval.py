@@ -24,6 +24,7 @@ from ir.errors import InternalError, NpuOptError
 from npu_opt.device import DeviceKernel
 from tu_ops.target import Target, for_chips, get_target
 from visa.schedule import builtin_rates
+from visa.schedule.loops import repeats
 from visa.schedule.model import busiest_context, launch_cycles, steps_makespan
 from visa.schedule.steps import build_steps
 
@@ -142,7 +143,9 @@ def _lower(kernel: DeviceKernel, target: str, tgt: Target, traced: Any, cutoff: 
 
     def gate(lowered: Any, gate_target: Any) -> _Known:  # the compile stops with what the gate returns
         steps = build_steps(lowered, rates, gate_target)
-        bound = launch_cycles(rates) + busiest_context(steps)[1]  # nothing issues before the launch
+        # nothing issues before the launch; a rolled loop's body works once per iteration
+        times = repeats(lowered)
+        bound = launch_cycles(rates) + busiest_context(steps, [times[s.index] for s in steps])[1]
         if cutoff is not None and bound > cutoff:
             return _Known("ok", None, "", bound, None)
         makespan = steps_makespan(steps, rates, lowered)

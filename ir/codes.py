@@ -344,11 +344,12 @@ _ENTRIES: list[CodeInfo] = [
         "scalar parameter of a bad type or read without to_spm", "runtime record malformed",
         "runtime tile start not a usize or not whole bytes", "runtime tile start past its tile's range"],
         phases={8: "verify", 10: "run"}),
-    *_rules("LOOP", 6, "docs/loops.md", [
+    *_rules("LOOP", 7, "docs/loops.md", [
         "tile start out of range for some iteration of a rolled loop",
         "tile start built from a loop index in a way no check covers",
         "value used across a ctx.loop body's edge", "loop bound that is not a count, or a body left early",
-        "loop record malformed", "loop body unsafe for some iteration (start range or reused buffer)"],
+        "loop record malformed", "loop body unsafe for some iteration (start range or reused buffer)",
+        "a view at two runtime starts that the trace cannot prove in range"],
         phases={5: "verify", 6: "verify"}),
 ]
 

@@ -17,18 +17,21 @@ start 0 whose element offset grows by `i * stride` cells when the kernel runs. T
 keeps `(scalar, stride, limit)` beside its static offsets. Its users: a Tensor DMA as the
 source (`to_dm`, `to_hbm`, `to_dm_view`, `to_hbm_view`; the `window` carries the scalar)
 or the destination (`to_dm_view`, `to_hbm_view`; the `to_view` does), and a stream's
-`begin` (the `window` again). Everything else keeps RUNTIME-2: a runtime start of a chip,
-cluster or slice tile, a second runtime start on one view, a runtime-tiled view read by
-anything else (an interleaved `begin`, `to_spm`, a redistribution, a scatter) or written
-by anything but a DMA (`memset`, `commit_view`, a scatter). RUNTIME-9: a start that is
+`begin` (the `window` again), and `commit_view` as the destination (a `to_view` after
+the commit, which the lowering folds into the commit). Everything else keeps RUNTIME-2:
+a runtime start of a chip, cluster or slice tile, a runtime-tiled view read by anything else (an interleaved `begin`, `to_spm`, a
+redistribution, a scatter) or written by anything else (`memset`, a scatter). RUNTIME-9: a start that is
 not a `usize`, or whose step is not whole bytes; VIEW-13: a DM write whose step is not
-whole 8-byte units.
+whole 8-byte units. A tile of a runtime-tiled view may take a second runtime start when
+both are proven in range while tracing (loop indices of trace-time bounds; else LOOP-7):
+the two become one start (`_second_start`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dis
+import math
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -37,7 +40,7 @@ import attrs
 
 from ir.diagnostic import Violation
 from ir.location import user_location
-from ir.loop_affine import UNPROVEN, combine, range_fault
+from ir.loop_affine import UNPROVEN, Affine, combine, range_fault
 from ir.ops import Param
 from ir.runtime_ops import GuardBegin, GuardEnd, ScalarOp, ScalarLoad
 from ir.runtime_types import COMPARE, INTEGER_NAMES, LOGIC, SCALAR_DTYPES, ScalarDType, ScalarType, \
@@ -346,16 +349,15 @@ def _guard(cond: Any, loc: Any) -> Iterator[None]:
 
 # --- tiles at a runtime start (docs/runtime.md#runtime-tile-starts) ------------------------
 
-_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, or a "
-          "stream's `begin` reads")
+_TAKEN = ("a runtime tile start is taken by the `tile` of a view that a Tensor DMA copies from or into, a "
+          "stream's `begin` reads or `commit_view` writes")
 
 
 def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, mapping: Any, start: Any) -> Any:
     """The tile of `view` at the runtime scalar `start`, or a refusal."""
-    if level != "element" or view._runtime is not None:
-        where = f"`{method}` (the {level} level)" if level != "element" else "a view already tiled at a runtime start"
-        return _refuse("RUNTIME-2", f"{_TAKEN}; {where} needs a trace-time start", method,
-                       help="tile the element level of the view a DMA copies from or into, once, or guard "
+    if level != "element":
+        return _refuse("RUNTIME-2", f"{_TAKEN}; `{method}` (the {level} level) needs a trace-time start", method,
+                       help="tile the element level of the view a DMA copies from or into, or guard "
                             "static tiles with `ctx.when(i == k)`")
     if start.dtype.name != START_DTYPE:
         return _refuse("RUNTIME-9", f"a runtime tile start is a usize, not {a_an(start.dtype)}", method,
@@ -377,7 +379,53 @@ def runtime_retile(view: Any, method: str, level: str, index: Any, length: Any, 
         return _refuse("RUNTIME-9", f"one step of the runtime start moves {stride} cells of {view.type.dtype}, "
                                     "not whole bytes", method,
                        help="tile an axis whose step holds whole bytes, or use a trace-time start")
-    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=(start.value, stride, limit))
+    runtime = RuntimeStart(start, stride, limit)
+    if view._runtime is not None:
+        runtime = _second_start(view._runtime, runtime, method)
+        if isinstance(runtime, Poisoned):
+            return runtime
+    return view._derive(attrs.evolve(view.type, element=mapping), view._offsets, runtime=runtime)
+
+
+class RuntimeStart(tuple):
+    """A view's runtime start as its `window` records it, `(scalar value, cells per step,
+    largest start)`, keeping the `RuntimeScalar` (its loop form) for a second start."""
+
+    scalar: Any
+
+    def __new__(cls, scalar: Any, stride: int, limit: int) -> RuntimeStart:
+        self = super().__new__(cls, (scalar.value, stride, limit))
+        self.scalar = scalar
+        return self
+
+
+def _proven(start: RuntimeStart) -> bool:
+    """Whether the start stays in `0 ..= limit` for every iteration, as the trace proved it
+    (an affine form of loop indices with trace-time bounds)."""
+    low, high = (start.scalar.form.low(), start.scalar.form.high()) if isinstance(start.scalar.form, Affine) \
+        else (None, None)
+    return low is not None and high is not None and 0 <= low and high <= start[2]
+
+
+def _second_start(first: RuntimeStart, second: RuntimeStart, method: str) -> Any:
+    """Two runtime starts of one view (a tile of a tile, as nested loops over row and column
+    tiles give) as one: the window moves by `a * s1 + b * s2` cells, written as the scalar
+    `a/g * s1 + b/g * s2` of `g = gcd(a, b)`-cell steps. The device checks one start against
+    one limit, so each must be proven in range while tracing (LOOP-7)."""
+    for zero, other in ((first, second), (second, first)):   # a tile as long as its index: start 0
+        if zero[2] == 0 and _proven(zero):
+            return other
+    if not (_proven(first) and _proven(second)):
+        return _refuse("LOOP-7", "a view tiled at two runtime starts needs both proven in range while "
+                       "tracing: affine in the indices of loops with a trace-time bound", method,
+                       help="copy the first tile out (`.to_dm(ctx.tdma, ...)`) and tile the copy, or "
+                            "bound the loop with an int (docs/loops.md#two-runtime-starts)")
+    g = math.gcd(first[1], second[1])
+    parts = [r.scalar if r[1] == g else r.scalar * (r[1] // g) for r in (first, second)]
+    combined = parts[0] + parts[1]
+    if isinstance(combined, Refused):
+        return Poisoned(method)
+    return RuntimeStart(combined, g, first[2] * (first[1] // g) + second[2] * (second[1] // g))
 
 
 def refuse_runtime_read(what: str) -> None:

@@ -19,6 +19,10 @@ bits; the tuner reports which. `exact=True` pins the bits: only a candidate whos
 on the cpu backend equal, bit for bit, those of the `golden` candidate (a point: parameter
 name -> value; default the space's first point) can win. An exact space needs `inputs`
 (`oracle` is then optional).
+
+`distinct(point)`, when given, names the kernel a point builds (for instance its source):
+points that name the same kernel are one candidate, the first in order; a point it names
+None is left out (it builds nothing worth trying).
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ class Space:
     atol: float = 0.0
     exact: bool = False
     golden: tuple[tuple[str, Any], ...] | None = attrs.field(default=None, converter=_golden)
+    distinct: Callable[[dict[str, Any]], Any] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.golden is not None:
@@ -71,9 +76,21 @@ class Space:
             raise ValueError("an exact space needs `inputs`: the golden candidate's bits come from a run")
 
     def points(self) -> list[dict[str, Any]]:
-        """Every parameter choice, in candidate order."""
+        """Every parameter choice, in candidate order; with `distinct`, only the first of the
+        points whose `distinct(point)` is equal (they build the same kernel), and none whose
+        `distinct(point)` is None."""
         names = [name for name, _ in self.params]
-        return [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
+        every = [dict(zip(names, values)) for values in itertools.product(*(v for _, v in self.params))]
+        if self.distinct is None:
+            return every
+        seen: set[Any] = set()
+        kept = []
+        for point in every:
+            key = self.distinct(point)
+            if key is not None and key not in seen:
+                seen.add(key)
+                kept.append(point)
+        return kept
 
     def golden_point(self) -> dict[str, Any]:
         """The golden candidate's parameters, in the space's order."""

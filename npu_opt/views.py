@@ -350,9 +350,6 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
 
     if isinstance(dst, Poisoned):
         return None
-    if isinstance(dst, _View) and dst._runtime is not None:
-        current().refuse(runtime_write_refusal("`commit_view`"), loc, "commit_view")
-        return None
     if not isinstance(dst, _View) or not dst.WRITABLE or dst.type.kind != "dm":
         code = "VIEW-4" if isinstance(dst, _View) and not dst.WRITABLE else "VIEW-9"
         current().refuse(Violation(code, f"`commit_view` writes a DM write view, not {type(dst).__name__}",

@@ -120,6 +120,11 @@ class CommitOp(TuOp):
     into: Ref | None = operand(optional=True)
     view: tuple[Mapping, ...] | None = attr(None, converter=attrs.converters.optional(tuple), optional=True)
     offset: int | None = attr(None, optional=True)
+    # a window at a runtime start (`commit_view` into a tile at a loop index): `dest` moves by
+    # `start * start_bytes` bytes when the program runs; a start past `start_limit` stops the run
+    start: Ref | None = operand(optional=True)
+    start_bytes: int | None = attr(None, optional=True)
+    start_limit: int | None = attr(None, optional=True)
 
     @classmethod
     def of_types(cls, result: Ref, src: Ref, t: Any, stream: Any, out: Any, conversion: CommitConversion,
@@ -162,7 +167,8 @@ class CommitOp(TuOp):
                             self.pack is not None, at.context, at.target, self.loc)
         if self.into is None:
             return low
-        return attrs.evolve(low, into=self.into, view=self.view, offset=self.offset, output_type=self.output_type)
+        return attrs.evolve(low, into=self.into, view=self.view, offset=self.offset, output_type=self.output_type,
+                            start=self.start, start_bytes=self.start_bytes, start_limit=self.start_limit)
 
     def context(self, ctx: VerifyContext | None) -> TuContext:
         program = ctx.program_of(self.result) if ctx is not None else None
@@ -278,6 +284,30 @@ class CommitOp(TuOp):
         if self.offset < 0 or self.offset * 8 % bits or \
                 not is_window(levels[-1], self.view[-1], self.offset * 8 // bits):
             return f"the view is not a window of the tensor's element at byte offset {self.offset}"
+        return None
+
+    @rule("RUNTIME-8")
+    def _runtime_start(self, target: Any, ctx: VerifyContext | None) -> str | None:
+        """A commit into a window at a runtime start: `start=%k` (a `scalar[usize]` record),
+        `start_bytes=` (whole 8-byte units: the engine's writes stay aligned) and `start_limit=`
+        together, into a tensor, and the window at the last start inside the tensor."""
+        parts = (self.start, self.start_bytes, self.start_limit)
+        if all(p is None for p in parts):
+            return None
+        if any(p is None for p in parts) or self.into is None:
+            return "a commit at a runtime start needs into=, start=, start_bytes= and start_limit= together"
+        base = target.constants.COMMIT_BASE
+        if self.start_bytes < 0 or self.start_limit < 0 or self.start_bytes % base:
+            return f"start_bytes {self.start_bytes} is not a multiple of {base} bytes, or a field is negative"
+        high = sum(max(0, (e.size - 1) * e.stride) for e in self.write.entries())
+        end = -(-(high + 1) * self.elem_bits(target) // 8) + self.start_bytes * self.start_limit
+        if end > self.alloc_bytes(target):
+            return f"the window at start={self.start_limit} reaches byte {end} of the {self.alloc_bytes(target)} " \
+                   "bytes from its offset on"
+        scalar = ctx.op(self.start) if ctx is not None else None
+        if ctx is not None and (scalar is None or getattr(scalar.output_type, "kind", None) != "scalar"
+                                or scalar.output_type.dtype.name != "usize"):
+            return f"start {self.start} is not a scalar[usize] record"
         return None
 
     @rule("CMT-6")

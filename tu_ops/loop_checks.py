@@ -6,7 +6,7 @@ value. The verifier checks it once for all of them, as the trace's rules do:
 
 - LOOP-5: the brackets nest with the guards' (`loop_end` closes the innermost open region,
   which is its `loop_begin`), and every loop is closed before `return`;
-- LOOP-6: a runtime start (a DMA's `src_start` / `dst_start`, a feed's `start`) built
+- LOOP-6: a runtime start (a DMA's `src_start` / `dst_start`, a feed's or a commit's `start`) built
   from loop indices stays in `0 ..= *_start_limit` at the indices' extremes
   (`ir.loop_affine`), and is affine in them; and no buffer made in a body overlaps a
   tensor that lives across the loop's back edge (`loop_facts`).
@@ -84,7 +84,7 @@ def _starts(step: Any) -> list[tuple[Any, str, Any, int]]:
             ref = getattr(op, f"{side}_start", None)
             if ref is not None:
                 found.append((op, f"{side}_start", ref, getattr(op, f"{side}_start_limit")))
-        if op.MNEMONIC == "feed_buffer" and getattr(op, "start", None) is not None:
+        if op.MNEMONIC in ("feed_buffer", "commit") and getattr(op, "start", None) is not None:
             found.append((op, "start", op.start, op.start_limit))
     return found
 

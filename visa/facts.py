@@ -118,7 +118,7 @@ def step_reads(step: Any) -> list[Ref]:
         elif op.MNEMONIC == "contract_outer":
             refs.append(op.weights)
         elif op.MNEMONIC == "commit" and op.into is not None:  # a commit into a tensor keeps its other cells
-            refs.append(op.into)
+            refs.extend(r for r in (op.into, op.start) if r is not None)   # (and its window's runtime start)
     return refs
 
 

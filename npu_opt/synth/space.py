@@ -22,20 +22,22 @@ verify and the tuner counts it under its rule ID.
 
 from __future__ import annotations
 
+import itertools
 import linecache
 import sys
 import types
 from typing import Any
 
+import attrs
 import numpy as np
 
 from npu_opt.synth import epilogue, target
-from npu_opt.synth.tiling import (contraction_chain, geometry, loop_header, needs_split, pad_ok, result_placements,
-                                  runs_in_full, split_levers, split_placements, tile_loops, time_block_loads,
-                                  time_block_tile)
+from npu_opt.synth.tiling import (blocks, contraction_chain, geometry, loop_header, needs_split, pad_ok,
+                                  offered, result_placements, runs_in_full, split_levers, split_placements, tile_loops,
+                                  time_block_loads, time_block_tile)
 from npu_opt.tune import Space
 
-__all__ = ["MODULE_NAMES", "points", "source", "space_of", "build"]
+__all__ = ["MODULE_NAMES", "build", "canonical", "points", "source", "space_of"]
 
 # What a candidate's file binds at its top besides `from npu_opt import *` and its kernel
 # (here and in npu_opt/synth/target.py): a kernel of one of these names would shadow it.
@@ -70,11 +72,18 @@ def points(spec: Any) -> dict[str, list[Any]]:
         rows = size[spec.result[1][0]]
         return {"packet": packets, "reuse": ["trf", "none"] if rows > slices else ["trf"]}
     m, n = (size[i] for i in _kept(spec))
-    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
-        return split_levers(spec, m, n, packets, gemm_roles(spec)[1][0])
-    placements = result_placements(m, n, slices, pad_ok(spec))
-    tiles = max((m // g.tm) * (n // g.tn) for g in placements)
+    shapes = blocks(spec)
     (an, _), (wn, _) = gemm_roles(spec)
+    if needs_split(spec) and _split_ok(spec) and split_placements(spec, m, n):  # k splits (npu_opt/synth/tiling.py)
+        whole = [g.label() for g in result_placements(m, n, slices, False, shapes)] if shapes else []
+        return split_levers(spec, m, n, packets, wn, whole)
+    placements = result_placements(m, n, slices, pad_ok(spec), shapes)
+    if spec.batch is not None:  # batch elements side by side on slices: each on a share of them
+        nb = size[spec.batch]
+        for sb in (2 ** e for e in range(1, slices.bit_length())):
+            if nb % sb == 0:
+                placements += [attrs.evolve(g, sb=sb) for g in result_placements(m, n, slices // sb, False, shapes)]
+    tiles = max((m // g.tm) * (n // g.tn) for g in placements)
     levers: dict[str, list[Any]] = {"placement": [g.label() for g in placements], "trf": [wn, an],
                                     "packet": packets}
     if tiles > 1:
@@ -148,16 +157,19 @@ def _gemm_names(spec: Any, p: dict[str, Any]) -> dict[str, Any]:
     v["rs"], v["rt"] = (r, c) if stationary_w else (c, r)    # their rows per slice
     v["g"] = v["rt"] // 8                                    # stationary rows per lane
     v["s_dm"], v["t_dm"] = ("a_dm", "w_dm") if stationary_w else ("w_dm", "a_dm")
-    v["batch"] = [(bi, v["nb"], None, "bb")] if bi else []
+    # the batch: elements side by side on `sb` slices each step, the steps one after another
+    v["steps"] = v["nb"] // geo.sb
+    v["batch"] = ([] if geo.sb == v["nb"] else [(bi, v["steps"], None if geo.sb == 1 else geo.sb, "bb")]) if bi else []
     return v
 
 
 def _gemm(spec: Any, p: dict[str, Any]) -> str:
     v = _gemm_names(spec, p)
     body = tile_loops(v)
-    if v["bi"]:
-        body = [f"    # the batch: one GEMM per {v['bi'].upper()}, its blocks picked by tiles of the batch axis",
-                f"    for bb in range({v['nb']}):"] + ["    " + line for line in body]
+    if v["batch"]:
+        each = "one GEMM per" if v["geo"].sb == 1 else f"{v['geo'].sb} GEMMs side by side per step of"
+        body = [f"    # the batch: {each} {v['bi'].upper()}, its blocks picked by tiles of the batch axis",
+                f"    for bb in range({v['steps']}):"] + ["    " + line for line in body]
     return "\n".join(_header(spec, p) + _gemm_mapping(v) + _gemm_blocks(v) + _gemm_tile(v) + body) + "\n"
 
 
@@ -179,7 +191,10 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
     if not (v["i_step"] and v["j_step"]):
         lines.append(f"# the result is padded to the tile inside the kernel ({v['M']}, {v['N']}): the padding is "
                      "computed, never stored")
-    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted])}")',
+    if geo.sb > 1:
+        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, each on its own "
+                     f"{geo.sm} x {geo.sn} slices")
+    lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
               "",
               "",
               target.decorator(spec),
@@ -377,7 +392,29 @@ def space_of(spec: Any, filename: str | None = None, run: bool | None = None) ->
         return build(spec, point, filename)
 
     factory.__name__ = spec.name
+    keys: dict[tuple[Any, ...], str] = {}
+    levers = points(spec)
+    every = [dict(zip(levers, values)) for values in itertools.product(*levers.values())]
+    # a space none of whose points fits is searched whole: the rules say why each is refused
+    budget = any(offered(spec, point) for point in every)
+
+    def distinct(point: dict[str, Any]) -> str | None:
+        if budget and not offered(spec, point):  # beyond the TRF or the DM, or too many unrolled tiles
+            return None
+        key = tuple(point.items())
+        if key not in keys:
+            keys[key] = canonical(source(spec, point))
+        return keys[key]
+
     if not (runs_in_full(spec) if run is None else run):  # checked at a proxy size instead (driver/synth.py)
-        return Space(factory, points(spec))
-    return Space(factory, points(spec), inputs=epilogue.with_bias(spec, _inputs(spec)),
-                 oracle=target.whole_oracle(spec, _oracle(spec)))
+        return Space(factory, levers, distinct=distinct)
+    return Space(factory, levers, inputs=epilogue.with_bias(spec, _inputs(spec)),
+                 oracle=target.whole_oracle(spec, _oracle(spec)), distinct=distinct)
+
+
+def canonical(text: str) -> str:
+    """A candidate's kernel source without what names the point: its docstring and its comment
+    lines. Two points with the same canonical source build the same kernel: the space keeps
+    the first (the bf16 split space listed one placement twice)."""
+    body = text.split('"""', 2)[2] if text.startswith('"""') else text
+    return "\n".join(line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#"))

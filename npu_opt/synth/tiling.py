@@ -31,24 +31,28 @@ import attrs
 
 from tu_ops.target import Constants, rngd
 
-__all__ = ["CHECK_MACS", "Geometry", "contraction_chain", "geometry", "loop_header", "needs_split", "pad_ok", "proxy_sizes",
-           "result_placements", "runs_in_full", "split_levers", "split_placements", "tile_loops", "time_block_loads",
-           "time_block_tile"]
+__all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "contraction_chain", "geometry", "loop_header",
+           "needs_split", "offered", "pad_ok", "proxy_sizes", "result_placements", "runs_in_full", "slice_counts",
+           "split_levers", "split_placements", "tile_loops", "time_block_loads", "time_block_tile"]
 
 BLOCKS = ((32, 32), (8, 128))  # a slice's rows x columns of the result
 # A space whose contraction multiplies more than this many products is too slow to run on
 # the cpu backend and in the interpreter: its candidates are checked at a proxy size.
 CHECK_MACS = 1 << 30
+# The most tiles a candidate whose tile loops cannot roll (`reuse="all"`) is offered with.
+UNROLLED_TILES = 16
 
 _PLACEMENT = re.compile(r"(\d+)x(\d+) of (\d+)x(\d+)(?:, k over (\d+) slices)?(?:, k in (\d+) time blocks)?"
-                        r"(?:, (2) clusters)?(?:, on 1/(\d+) of the slices)?$")
+                        r"(?:, (2) clusters)?(?:, (\d+) batch elements side by side)?(?:, on 1/(\d+) of the slices)?$")
 
 
 @attrs.frozen
 class Geometry:
     """One GEMM candidate's tile: `r x c` results a slice, `sm x sn` slices along m and n,
-    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k; a result
-    smaller than a tile of every slice leaves all but 1/`idle` of the slices idle."""
+    `sk` slices sharing k, `clusters` clusters stacked along m, `tb` time blocks of k, `sb`
+    batch elements side by side on their own slices (a batched GEMM; the slice grid is
+    `sb x sm x sn`); a result smaller than a tile of every slice leaves all but 1/`idle` of
+    the slices idle."""
 
     r: int
     c: int
@@ -58,6 +62,7 @@ class Geometry:
     clusters: int = 1
     tb: int = 1
     idle: int = 1
+    sb: int = 1
 
     @property
     def tm(self) -> int:
@@ -71,7 +76,8 @@ class Geometry:
 
     def label(self) -> str:
         extras = ((self.sk, f", k over {self.sk} slices"), (self.tb, f", k in {self.tb} time blocks"),
-                  (self.clusters, f", {self.clusters} clusters"), (self.idle, f", on 1/{self.idle} of the slices"))
+                  (self.clusters, f", {self.clusters} clusters"), (self.sb, f", {self.sb} batch elements side by side"),
+                  (self.idle, f", on 1/{self.idle} of the slices"))
         return f"{self.sm}x{self.sn} of {self.r}x{self.c}" + "".join(text for n, text in extras if n > 1)
 
     def notes(self, K: str, k_local: str) -> list[str]:
@@ -92,9 +98,11 @@ class Geometry:
         """The DM tensors' Cluster mapping."""
         return f"{M} % {self.tm} / {self.tm // self.clusters}" if self.clusters > 1 else "1 # 2"
 
-    def slice_map(self, M: str, N: str, K: str, kdim: int) -> str:
-        """The DM tensors' Slice mapping: m, n, then the k chunks innermost."""
-        parts = [f"{M} % {self.tm // self.clusters} / {self.r}", f"{N} % {self.tn} / {self.c}"]
+    def slice_map(self, M: str, N: str, K: str, kdim: int, B: str = "") -> str:
+        """The DM tensors' Slice mapping: the batch (`B`, when it spans slices), m, n, then the k
+        chunks innermost."""
+        parts = [f"{B} % {self.sb}"] * (self.sb > 1) + [f"{M} % {self.tm // self.clusters} / {self.r}",
+                                                         f"{N} % {self.tn} / {self.c}"]
         if self.sk > 1:
             parts.append(f"{K} / {kdim // self.sk}")
         if self.idle > 1:  # the slices the result leaves idle: padding after the busy ones
@@ -117,7 +125,7 @@ def geometry(placement: str) -> Geometry:
         raise ValueError(f"not a synth placement: {placement!r}")
     sm, sn, r, c = (int(match.group(i)) for i in range(1, 5))
     return Geometry(r, c, sm, sn, int(match.group(5) or 1), int(match.group(7) or 1), int(match.group(6) or 1),
-                    int(match.group(8) or 1))
+                    int(match.group(9) or 1), int(match.group(8) or 1))
 
 
 def pad_ok(spec: Any) -> bool:
@@ -126,26 +134,89 @@ def pad_ok(spec: Any) -> bool:
     return spec.chips == 1
 
 
-def result_placements(m: int, n: int, slices: int, pad: bool = False) -> list[Geometry]:
-    """The tiles of every slice whose blocks cover the `m x n` result exactly; when none does
-    (a result smaller than such a tile, or not a multiple of one), the tiles on fewer slices,
-    as many as cover it exactly, the rest idle (each block's busiest grids), and with `pad`
-    the smallest tile of each block that covers a result smaller than itself in one pass,
-    the result padded to it inside the kernel."""
-    twos = [2 ** e for e in range(slices.bit_length()) if slices % 2 ** e == 0]
-    grids = [(r, c, sm, sn) for r, c in BLOCKS for sm in twos for sn in twos
-             if sm * sn <= slices and m % (r * sm) == 0 and n % (c * sn) == 0]
-    full = [Geometry(r, c, sm, sn) for r, c, sm, sn in grids if sm * sn == slices]
-    if full:
-        return full
-    busiest = {(r, c): max(sm * sn for r2, c2, sm, sn in grids if (r2, c2) == (r, c)) for r, c, _, _ in grids}
-    placements = [Geometry(r, c, sm, sn, idle=slices // (sm * sn)) for r, c, sm, sn in grids
-                  if sm * sn == busiest[r, c]]
-    for r, c in BLOCKS if pad else ():
-        sm, sn = next(t for t in twos if r * t >= m), next((t for t in twos if c * t >= n), 0)
-        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sn and sm * sn <= slices else None
+def _twos(limit: int) -> list[int]:
+    """The powers of two up to `limit`."""
+    return [2 ** e for e in range(max(limit, 1).bit_length())]
+
+
+def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
+    """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
+    whole: powers of two of at least one lane group (the stationary operand's rows fill the
+    TRF's lanes) along each axis and no larger than the padded result; the columns' rows of
+    `w` (stationary by default) with their whole `k` fit the TRF;
+    both operands' rows and the block's results fit the DM; a row of results is a whole
+    number of flits and at most one DMA packet."""
+    const = const or _constants()
+    elem = 1 if spec.dtype_in == "i8" else 2
+    out = {"i8": 1, "bf16": 2}.get(spec.result_dtype, 4)
+    lanes = max(const.LANES)
+    k = spec.padded[spec.contracted]
+    m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
+    return [(r, c) for r in _twos(m) for c in _twos(n) if r >= lanes and c >= lanes
+            and c * k * elem <= const.TRF_BYTES
+            and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
+            and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]
+
+
+def slice_counts(slices: int, const: Constants | None = None) -> list[int]:
+    """The slice counts a tile may use, most first: the target's slice sizes (SLICE_SIZES),
+    scaled to the `slices` the kernel has."""
+    const = const or _constants()
+    top = max(const.SLICE_SIZES)
+    return sorted({slices * s // top for s in const.SLICE_SIZES if slices * s % top == 0}, reverse=True)
+
+
+def _grid(r: int, c: int, m: int, n: int, count: int) -> tuple[int, int] | None:
+    """The squarest grid (sm, sn) of `count` slices whose tile of r x c blocks covers the m x n result
+    exactly, or None."""
+    fits = [(sm, count // sm) for sm in _twos(count) if count % sm == 0
+            and m % (r * sm) == 0 and n % (c * (count // sm)) == 0]
+    return min(fits, key=lambda g: (abs(r * g[0] - c * g[1]), g[0])) if fits else None
+
+
+def _frontier(found: list[Geometry]) -> list[Geometry]:
+    """`found` without the placements another one dominates: the same slices busy with a block
+    at least as large along both axes (its tiles cover the result in fewer passes)."""
+    def beats(a: Geometry, b: Geometry) -> bool:
+        return a != b and a.sm * a.sn == b.sm * b.sn and a.r >= b.r and a.c >= b.c
+    return [g for g in found if not any(beats(h, g) for h in found)]
+
+
+def result_placements(m: int, n: int, slices: int, pad: bool = False,
+                      shapes: list[tuple[int, int]] | None = None) -> list[Geometry]:
+    """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
+    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the squarest grid whose tile covers the result
+    exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
+    slices, or on fewer slices with taller blocks. When no block covers the result on those
+    counts (a result smaller than such a tile, or not a multiple of one), each block's
+    busiest grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
+    that covers a result smaller than itself in one pass, the result padded to it inside the
+    kernel."""
+    counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
+    shapes = shapes or list(BLOCKS)
+    found: list[Geometry] = []
+    padded: list[Geometry] = []
+    for r, c in shapes:
+        for count in counts:
+            grid = _grid(r, c, m, n, count)
+            if grid is not None:
+                found.append(Geometry(r, c, *grid, idle=slices // count))
+    if found:
+        return sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
+    for r, c in shapes:  # no exact cover on those counts: each block's busiest grid on fewer slices
+        grids = [(count, _grid(r, c, m, n, count)) for count in _twos(slices)[::-1]]
+        count, grid = next(((count, g) for count, g in grids if g is not None), (0, None))
+        if grid is not None:
+            found.append(Geometry(r, c, *grid, idle=slices // count))
+    most = max((g.sm * g.sn for g in found), default=0)
+    placements = _frontier([g for g in found if g.sm * g.sn * (slices // counts[-1]) >= most])
+    twos = _twos(slices)
+    for r, c in shapes if pad else ():  # the result padded to one tile on one of the slice counts
+        sm, sn = next((t for t in twos if r * t >= m), 0), next((t for t in twos if c * t >= n), 0)
+        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn in counts else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:
-            placements.append(one)
+            padded.append(one)
+    placements += _frontier(padded)
     # none at all (an axis not a multiple of a block): the squarest, which the mapping rules refuse with their ID
     return placements or [Geometry(32, 32, 1 << (slices.bit_length() // 2), slices >> (slices.bit_length() // 2))]
 
@@ -223,6 +294,31 @@ def split_placements(spec: Any, m: int, n: int, grids: int = 1) -> list[str]:
     return out
 
 
+def offered(spec: Any, point: dict[str, Any]) -> bool:
+    """Whether the space offers `point`: its blocks fit a slice (the stationary operand's rows,
+    `trf`, with their `k` in the TRF, TRF_BYTES, else rule TRF-2; with `reuse="all"` every row
+    block of both operands and a block of results at once in the DM, DM_SLICE_BYTES, else
+    MEM-3 or MEM-4), and a `reuse="all"` kernel, whose tile loops stay unrolled, has at most
+    UNROLLED_TILES tiles (so no candidate's trace grows with the result)."""
+    if spec.form == "gemv":
+        return True
+    g = geometry(point["placement"])
+    mi, ni = (i for i in spec.result[1] if i != spec.batch)
+    size, elem = spec.padded, 1 if spec.dtype_in == "i8" else 2
+    kl = size[spec.contracted] // (g.sk * g.tb)
+    w_rows = point.get("trf") not in {name for name, idx in spec.operands if mi in idx}
+    if (g.c if w_rows else g.r) * kl * elem > _constants().TRF_BYTES:
+        return False
+    if point.get("reuse") != "all":
+        return True
+    mt, nt = max(1, size[mi] // g.tm), max(1, size[ni] // g.tn)
+    if mt * nt > UNROLLED_TILES:
+        return False
+    # k in time blocks keeps every chunk of a's blocks in DM and w's blocks in HBM
+    held = (mt * g.r * kl * g.tb if g.tb > 1 else (mt * g.r + nt * g.c) * kl) * elem
+    return held + g.r * g.c * 4 <= _constants().DM_SLICE_BYTES
+
+
 def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     """Sizes at which the candidate `point` still tiles (two tiles along m and n where the full
     size has them, plus any rows the full size has past its last whole tile) and splits `k`
@@ -239,18 +335,21 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     sizes[mi] = min(size[mi], 2 * g.tm + size[mi] % g.tm)
     sizes[ni] = min(size[ni], 2 * g.tn + size[ni] % g.tn)
     sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
-    if spec.batch is not None:
-        sizes[spec.batch] = min(sizes[spec.batch], 2)
+    if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
+        sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)
     return sizes
 
 
-def split_levers(spec: Any, m: int, n: int, packets: list[int], wn: str) -> dict[str, list[Any]]:
-    """The levers of a GEMM whose `k` must split: the split placements with `w` (named `wn`) in the TRF,
+def split_levers(spec: Any, m: int, n: int, packets: list[int], wn: str,
+                 whole: list[str] | None = None) -> dict[str, list[Any]]:
+    """The levers of a GEMM whose `k` must split: the placements of the blocks that hold `k`
+    whole (`whole`: they compete), then the split placements, with `w` (named `wn`) in the TRF,
     the packet, and for more than one tile the loop order and the reuse of loaded blocks.
     `reuse="none"` (both blocks loaded for every tile) moves more bytes than "outer" and no
     fewer steps, so it is not generated; nor is `trf="a"`, whose committed N x M blocks
     store to HBM transposed (docs/synth.md)."""
-    placements = split_placements(spec, m, n)
+    whole = whole or []
+    placements = whole + [p for p in split_placements(spec, m, n) if p not in whole]
     levers: dict[str, list[Any]] = {"placement": placements, "trf": [wn], "packet": packets}
     tiles = max((m // geometry(p).tm) * (n // geometry(p).tn) for p in placements) if placements else 1
     if tiles > 1:
@@ -351,11 +450,12 @@ def loop_header(var: str, n: int, rolled: bool) -> str:
 def tile_loops(v: dict[str, Any]) -> list[str]:
     """The tile loop: its order and which loaded blocks it keeps (`reuse`).
 
-    One of the two tile loops is rolled (`ctx.loop`): the one with more tiles, the outer one
-    on a tie. The other stays a Python `for`, since a tile of the result (and of a batched
-    operand) would otherwise take a second runtime start on a view that has one (RUNTIME-2).
-    `reuse="all"` keeps both loops Python `for`s: its blocks are Python lists indexed by the
-    tile numbers, which a loop index (not a Python int) cannot index."""
+    Both tile loops are rolled (`ctx.loop`, a loop of one tile excepted): the result's tile
+    takes its two runtime starts from them (docs/loops.md), so a candidate is traced, checked
+    and written once whatever the result's size (the batch loop stays a Python `for`: its
+    tile of the result would be a third start). `reuse="all"` keeps both loops Python
+    `for`s: its blocks are Python lists indexed by the tile numbers, which a loop index (not
+    a Python int) cannot index."""
     mt, nt, order, reuse, s_dm, t_dm = v["mt"], v["nt"], v["order"], v["reuse"], v["s_dm"], v["t_dm"]
     if mt * nt == 1:
         return ["    # one tile: load both operands once and contract",
@@ -375,19 +475,16 @@ def tile_loops(v: dict[str, Any]) -> list[str]:
                        f"    {loop_header(o_name, outer_n, False)}",
                        f"        {loop_header(i_name, inner_n, False)}",
                        f"            tile({'a_all[i]' if w else 'w_all[j]'}, trf_all[{'j' if w else 'i'}], i, j)"]
-    roll_outer = outer_n >= inner_n
-    rolled, unrolled = (o_name, i_name) if roll_outer else (i_name, o_name)
-    body.append(f"    # the {rolled} loop is rolled (traced once); the {unrolled} loop is a Python `for`, unrolled: "
-                "one runtime start a view")
+    body.append("    # both loops are rolled (traced once): the result's tile takes its two runtime starts from them")
     o_load, o_var = ("a_block(i)", "a_dm") if order == "ij" else ("w_block(j)", "w_dm")
     i_load, i_var = ("w_block(j)", "w_dm") if order == "ij" else ("a_block(i)", "a_dm")
     o_is_trf = o_var == t_dm
-    body += [f"    {loop_header(o_name, outer_n, roll_outer)}"]
+    body += [f"    {loop_header(o_name, outer_n, outer_n > 1)}"]
     if reuse == "outer":
         body.append(f"        {o_var} = {o_load}")
         if o_is_trf:
             body.append(f"        trf = stationary({o_var})")
-    body.append(f"        {loop_header(i_name, inner_n, not roll_outer)}")
+    body.append(f"        {loop_header(i_name, inner_n, inner_n > 1)}")
     if reuse == "none":
         body.append(f"            {o_var} = {o_load}")
     body.append(f"            {i_var} = {i_load}")

@@ -74,7 +74,7 @@ def refused(ctx: Context, x: HbmTensor[i32, Chip, m("A, T, N")], n: HbmScalar[u3
     row.chip_shuffle([0]).to_dm(ctx.tdma, DmTensor[i32, Chip, Cluster, m("A"), m("1 # 4, N")])  # RUNTIME-2
     d.view_mut().tile(m("T"), 1, m("1 #{!} 4, N"), s).memset(ctx.sub, 0)        # RUNTIME-2
     d.view().slice_tile(m("A"), 8, m("A = 8 # 64"), s)                          # RUNTIME-2
-    row.tile(m("N"), 8, m("1 # 4, N = 8 # 16"), s)                              # RUNTIME-2
+    row.tile(m("N"), 8, m("1 # 4, N = 8 # 16"), s)                              # LOOP-7
     d.view_mut().tile(m("N"), 1, m("T, N"), s)                                  # VIEW-2
     return d.to_hbm(ctx.tdma)
 

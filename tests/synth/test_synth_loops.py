@@ -1,6 +1,7 @@
 """`npu-opt synth` emits rolled tile loops (issue 60 item 7, issue 54 item 2): a kernel of
-several tiles walks one tile loop with `ctx.loop`, the other (and `reuse="all"`'s lists) as a
-Python `for`; the rolled kernel's results equal the same source unrolled (`ctx.loop` read as
+several tiles walks both tile loops with `ctx.loop` (the result's tile takes two runtime
+starts; a loop of one tile, the batch loop and `reuse="all"`'s lists stay Python `for`s), so
+a candidate's artifact does not grow with the result; the rolled kernel's results equal the same source unrolled (`ctx.loop` read as
 `range`) and a numpy oracle on cpu and visa; tune's sweep schedules the rolled loop as
 `npu-opt schedule` does."""
 
@@ -40,7 +41,7 @@ def _run_both(text: str, args: tuple[np.ndarray, ...], shape: tuple[int, ...], d
     return out
 
 
-# (sizes, point): tiles along m only, along n only (the inner loop rolled), and both
+# (sizes, point): tiles along m only, along n only, and both
 GEMM_POINTS = [
     (dict(m=1024, n=512, k=64), dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer")),
     (dict(m=512, n=1024, k=64), dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer")),
@@ -53,16 +54,26 @@ def test_a_multi_tile_gemm_rolls_a_tile_loop_and_equals_its_unrolled_form(sizes:
                                                                           point: dict[str, object]) -> None:
     spec = contraction(GEMM, dtype="i8:i32", sizes=sizes)
     text = source(spec, point)
-    assert text.count("in ctx.loop(") == 1        # one loop rolled: the result's view takes one runtime start
-    rolled = text.split("in ctx.loop(")[1].split(")")[0]
-    assert int(rolled) == max(sizes["m"], sizes["n"]) // 512   # the loop with more tiles
+    trips = sorted(int(part.split(")")[0]) for part in text.split("in ctx.loop(")[1:])
+    assert trips == sorted(n // 512 for n in (sizes["m"], sizes["n"]) if n > 512)  # every loop of several tiles
     a, w = _operands([(sizes["m"], sizes["k"]), (sizes["n"], sizes["k"])], "i8")
     want = (a.astype(np.int64) @ w.astype(np.int64).T).astype(np.int32)
     for name, got in _run_both(text, (a, w), (sizes["m"], sizes["n"]), np.int32).items():
         assert np.array_equal(got, want), name
     artifact = compile_kernel(_kernel(text, "art"), get_target("rngd"))
     assert artifact.status == "ok"
-    assert artifact.text.count("= loop_begin ") == 1
+    assert artifact.text.count("= loop_begin ") == len(trips)
+
+
+def test_a_rolled_candidate_compiles_to_the_same_size_at_any_result_size() -> None:
+    point = dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer")
+    lengths = []
+    for n in (1024, 4096):
+        spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=n, n=n, k=64))
+        outcome = compile_kernel(_kernel(source(spec, point), f"size{n}"), get_target("rngd"))
+        assert outcome.status == "ok"
+        lengths.append(len(outcome.text.splitlines()))
+    assert lengths[0] == lengths[1]
 
 
 def test_a_gemv_of_several_passes_rolls_its_pass_loop() -> None:
@@ -76,7 +87,7 @@ def test_a_gemv_of_several_passes_rolls_its_pass_loop() -> None:
             assert np.array_equal(got, want), (reuse, name)
 
 
-def test_a_batched_gemm_keeps_its_batch_loop_unrolled_and_rolls_a_tile_loop() -> None:
+def test_a_batched_gemm_keeps_its_batch_loop_unrolled_and_rolls_its_tile_loop() -> None:
     sizes = dict(b=2, m=1024, n=512, k=64)
     spec = contraction("out[b,m,n] = a[b,m,k] * w[b,n,k]", dtype="i8:i32", sizes=sizes)
     text = source(spec, dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer"))
@@ -108,3 +119,16 @@ def test_the_sweep_schedules_a_rolled_tile_loop_as_npu_opt_schedule_does() -> No
     assert "= loop_begin " in outcome.text
     scheduled = schedule_artifact(outcome.artifact, target=tgt, rates=builtin_rates("rngd")).makespan
     assert swept.makespan == scheduled
+
+
+def test_a_rolled_candidates_bound_counts_every_iteration_so_pruning_still_works() -> None:
+    """A rolled body's steps once counted once in the bound: 4x the tiles kept the same bound
+    and the bound pruned nothing."""
+    params = dict(placement="16x16 of 32x32", trf="w", packet=32, order="ij", reuse="outer")
+    bounds = {}
+    for m in (1024, 4096):
+        space = contraction(GEMM, dtype="i8:i32", sizes=dict(m=m, n=1024, k=64)).space()
+        swept = evaluate(space, 0, params, "rngd", None)
+        assert swept.status == "ok" and swept.bound <= swept.makespan
+        bounds[m] = swept.bound
+    assert bounds[4096] > 3 * bounds[1024]

@@ -10,7 +10,10 @@ window must be shifted on its Element level only, start on an 8-byte boundary, k
 tensor's Chip, Cluster and Slice mappings, and the write plan must cover exactly the
 window's live cells (the copy writes those and no others). The committed tensor must have
 no other reader, and the program must not read the tensor it writes (the copy ran after
-the whole program). Any other `commit_view` keeps the commit + copy.
+the whole program). A window at a runtime start (a tile at a loop index) folds too when one
+step of the start moves whole 8-byte units: the commit names the scalar (`start=%k
+start_bytes= start_limit=`) and its `dest` moves by `start * start_bytes` when the program
+runs. Any other `commit_view` keeps the commit + copy.
 """
 
 from __future__ import annotations
@@ -53,8 +56,11 @@ def direct_commit_views(kernel: Any, target: Any) -> dict[int, ToView]:
 def into_fields(op: ToView, refs: dict[int, int], target: Any) -> dict[str, Any]:
     """The CommitOp fields (besides `dest`) of a commit straight into `op`'s view."""
     t = op.into.type
+    start = {} if op.start is None else {
+        "start": Ref(refs[op.start.id]), "start_limit": op.start_limit,
+        "start_bytes": op.start_stride * (target.bits_of(t.dtype) or t.dtype.bits) // 8}
     return {"into": Ref(refs[op.into.id]), "view": op.view.levels(), "offset": _byte_offset(op, target),
-            "output_type": t}
+            "output_type": t, **start}
 
 
 def _byte_offset(op: ToView, target: Any) -> int:
@@ -71,6 +77,8 @@ def _fits(op: ToView, commit: ir.Commit, producer: dict[int, Any], target: Any) 
     bits = target.bits_of(t.dtype) or t.dtype.bits
     if op.offset[-1] * bits % (8 * target.constants.COMMIT_BASE):
         return False
+    if op.start is not None and op.start_stride * bits % (8 * target.constants.COMMIT_BASE):
+        return False   # a step of the runtime start keeps the engine's writes 8-byte aligned
     try:
         plan = commit_write_plan(commit.input.type, commit.element)
     except ValueError:

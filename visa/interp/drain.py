@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ir import convert as cv
+from ir.runtime_types import checked_start
 from ir.valid_count import packed_rows, slice_counts
 from tu_ops.enums import CommitConversion, LaneMode
 from tu_ops.target import Target
@@ -243,4 +245,8 @@ def _cast_step(op: Any, state: ProgramState) -> Any:
 
 @runs("commit", env=True)
 def _commit_step(op: Any, state: ProgramState) -> Any:
+    if op.start is not None:   # a window at a runtime start: its dest and offset move by the start's bytes
+        check(op.start.id in state.env, f"start {op.start} has no value", op)
+        moved = checked_start(state.env[op.start.id], op.start_limit, f"{op.result} = commit") * op.start_bytes
+        op = attrs.evolve(op, dest=op.dest + moved, offset=op.offset + moved)
     return run_commit(op, state.input(op.input, op, front=op.pack is None), state.rows, state.mem)

@@ -24,7 +24,7 @@ import attrs
 
 from ir.regions import loops
 
-__all__ = ["fence_loops", "repeat_loops"]
+__all__ = ["fence_loops", "repeat_loops", "repeats"]
 
 
 def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
@@ -39,6 +39,17 @@ def fence_loops(steps: list[Any], kernel: Any) -> list[Any]:
 
 def _trips(opener: Any) -> int:
     return opener.stop - opener.start if opener.stop is not None else 1
+
+
+def repeats(kernel: Any) -> list[int]:
+    """How many times each of `kernel`'s steps runs: the product of the trip counts of the
+    loops whose body holds it (a loop's `loop_begin` and `loop_end` count once)."""
+    times = [1] * len(kernel.steps)
+    for r in loops(kernel.steps):
+        trips = _trips(kernel.steps[r.begin])
+        for k in range(r.begin + 1, r.end):
+            times[k] *= trips
+    return times
 
 
 def repeat_loops(slots: list[Any], kernel: Any) -> list[Any]:

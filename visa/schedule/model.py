@@ -90,10 +90,12 @@ def _ceil(a: float, b: float) -> int:
     return int(-(-a // b)) if a else 0
 
 
-def busiest_context(steps: Any) -> tuple[str, int]:
-    """The context with the most work and that work (the sum of its steps' durations): a
-    context runs its steps one at a time, so no schedule of `steps` is shorter."""
-    busy = {c: sum(s.duration for s in steps if s.context == c) for c in CONTEXTS}
+def busiest_context(steps: Any, times: list[int] | None = None) -> tuple[str, int]:
+    """The context with the most work and that work (the sum of its steps' durations, each
+    `times[k]` times when given: a rolled loop's body runs once per iteration): a context
+    runs its steps one at a time, so no schedule of `steps` is shorter."""
+    times = times or [1] * len(steps)
+    busy = {c: sum(s.duration * n for s, n in zip(steps, times) if s.context == c) for c in CONTEXTS}
     top = max(busy, key=lambda c: busy[c])
     return top, busy[top]
 

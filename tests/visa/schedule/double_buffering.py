@@ -8,9 +8,8 @@ size, whose makespans the tuning chapter tabulates) or `Few` (4, the reduced siz
 tests run). The reference kernels' shape otherwise: Tok = 16 tokens over 2 clusters x 8
 slices, Red = 64, Out = 8.
 
-- `rolled`: one group per iteration. The reference compiles its `for` as a rolled loop;
-  here it is a Python `for` until `ctx.loop` lands, so it traces to the same records as
-  `unrolled`. Switching it is one line (marked below).
+- `rolled`: one group per iteration of a `ctx.loop`, the reference's rolled loop: the body
+  is compiled once, its weight tile read and its output tile committed at the loop index.
 - `software_pipelined`: two groups per iteration (stage both, then contract both), the
   reference's manual two-stage pipeline; a Python `for` over the pairs.
 - `unrolled`: the reference's `#[unroll] for`, a Python `for`.
@@ -75,7 +74,7 @@ def rolled_kernel(g: str):
     @device(chip=1)
     def rolled(ctx: Context, activation: Act, weight: Weight) -> Out:
         act, w, output = _load(ctx, activation, weight, g)
-        for group in range(n):  # the reference's rolled loop: `for group in ctx.loop(n):` once it lands
+        for group in ctx.loop(n):  # the reference's rolled loop: the body is compiled once
             trf = _stage(ctx, w, g, n, group)
             _contract(ctx, act, trf, output, g, n, group)
         return _store(ctx, output, Out)
