@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from ir.regions import loops
+from visa.schedule.loops import repeats
 from visa.schedule.model import Bound, launch_cycles
 from visa.schedule.rates import Rates
 from visa.schedule.steps import DMA_CONTEXT, build_steps, mac_peak
@@ -143,17 +143,6 @@ class Work:
         return out
 
 
-def _times(kernel: Any) -> list[int]:
-    """How many times each body step runs: the product of the trip counts of its loops."""
-    times = [1] * len(kernel.steps)
-    for r in loops(kernel.steps):
-        opener = kernel.steps[r.begin]
-        trips = opener.stop - opener.start if opener.stop is not None else 1  # a runtime bound: once, as the model
-        for i in range(r.begin + 1, r.end):
-            times[i] *= max(trips, 0)
-    return times
-
-
 def _add(parts: dict[str, int], times: int, cycles: dict[str, int]) -> None:
     for kind, n in cycles.items():
         if times * n:
@@ -165,7 +154,7 @@ def work(kernel: Any, rates: Rates, target: Any) -> Work:
     steps = build_steps(kernel, rates, target)
     contexts: dict[str, dict[str, int]] = {}
     commands = programs = moved = penalty = 0
-    for step, n in zip(steps, _times(kernel)):
+    for step, n in zip(steps, repeats(kernel)):
         parts = contexts.setdefault(step.context, {})
         if step.dma is not None:
             d = step.dma
