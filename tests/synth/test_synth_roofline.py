@@ -132,3 +132,8 @@ def test_synth_txt_and_json_give_the_efficiency_and_name_what_binds_the_winner(t
     mine = next(c for c in data["candidates"] if c["index"] == winner.index)
     assert mine["efficiency"] == data["efficiency"]
     assert result.text == text
+    # the work the explanation reads is the tune bound's (launch + the busiest context), found apart
+    for key in ("winner", "runner_up"):
+        entry = data["explanation"][key]
+        row = next(c for c in data["candidates"] if c["index"] == entry["index"])
+        assert row["bound"] == entry["launch"] + max(sum(kinds.values()) for kinds in entry["contexts"].values())
