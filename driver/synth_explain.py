@@ -123,8 +123,9 @@ def _versus(c: Candidate, w: Work, r: Candidate, rw: Work) -> list[str]:
     diff = {k: theirs.get(k, 0) - mine.get(k, 0) for k in set(mine) | set(theirs)}
     more = {k: v for k, v in diff.items() if v > 0}
     less = {k: -v for k, v in diff.items() if v < 0}
-    lines = [f"vs the runner-up #{r.index} ({r.label()}, makespan {r.makespan:,}, "
-             f"{r.makespan / c.makespan:.2f}x the winner's): it is bound by {_binding(rw)} "
+    span = (f"makespan {r.makespan:,}, {r.makespan / c.makespan:.2f}x the winner's" if r.makespan is not None else
+            f"pruned: its bound {rw.bound:,} alone is {rw.bound / c.makespan:.2f}x the winner's makespan")
+    lines = [f"vs the runner-up #{r.index} ({r.label()}, {span}): it is bound by {_binding(rw)} "
              f"(its {_CONTEXT.get(rw.busiest, rw.busiest)} busy {rw.busy(rw.busiest):,})"]
     if more:
         top = max(more, key=lambda k: more[k])
@@ -135,9 +136,13 @@ def _versus(c: Candidate, w: Work, r: Candidate, rw: Work) -> list[str]:
 
 
 def _runner_up(result: TuneResult) -> Candidate | None:
+    """The fastest compiled candidate slower than the winner; when every other one ties or was
+    pruned, the pruned one of the lowest bound."""
     w = result.winner
-    return next((c for c in result.ranked() if w is not None and c.makespan is not None and c.makespan > w.makespan),
-                None)
+    slower = [c for c in result.ranked() if w is not None and c.makespan is not None and c.makespan > w.makespan]
+    pruned = sorted((c for c in result.candidates if c.status == "pruned" and c.bound is not None),
+                    key=lambda c: (c.bound, c.index))
+    return (slower or pruned or [None])[0]
 
 
 def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Roofline,
@@ -159,7 +164,7 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
     data["efficiency"] = round(c.makespan / roof.cycles, 4)
     lines.append(f"efficiency: the winner's makespan {c.makespan:,} is {c.makespan / roof.cycles:.2f}x the roofline "
                  "(1.00: no kernel could be faster)")
-    lines += _winner_lines(c, w, sum(need.loads) + sum(need.stores))
+    lines += _winner_lines(c, w, spec.chips * (sum(need.loads) + sum(need.stores)))  # the DMAs of every chip
     entry: dict[str, Any] = {"winner": _work_json(c, w), "runner_up": None}
     r = _runner_up(result)
     if r is not None:
@@ -167,7 +172,7 @@ def explanation(spec: Contraction, space: Any, result: TuneResult, roof: Rooflin
         lines += _versus(c, w, r, rw)
         entry["runner_up"] = _work_json(r, rw)
     else:
-        lines.append("vs the runner-up: none (no compiled candidate has a longer makespan)")
+        lines.append("vs the runner-up: none (every other candidate ties with the winner or was refused)")
     entry["text"] = lines[2:]
     data["explanation"] = entry
     return lines, data
