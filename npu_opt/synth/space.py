@@ -3,17 +3,22 @@ rules, as readable Python source: `source(spec, point)` writes one candidate's k
 `space_of(spec)` is the tune Space of all of them (docs/synth.md).
 
 The levers of a GEMM `out[M, N] = a[M, K] . w[N, K]` (one pass of the contraction computes a
-tile of 256 slices of 32 x 32 results; larger outputs loop over tiles):
-- `placement`: "SMxSN of RxC": each slice computes R x C results (32 x 32, or 8 x 128, whose
-  rows of 128 results store to HBM in longer packets), SM slices along M times SN along N
-  (SM * SN = 256) make one tile; only placements whose tiles cover the result exactly are
-  generated, and when none does, those on fewer slices that do (`, on 1/N of the slices`);
+tile of slices' blocks of results; larger outputs loop over tiles):
+- `placement`: "SMxSN of RxC": each slice computes R x C results, SM slices along M times SN
+  along N make one tile. The blocks come from the target's limits (tiling.blocks: the TRF,
+  DM, flit and DMA packet), the slice counts from its SLICE_SIZES (all the slices or fewer,
+  `, on 1/N of the slices`), and only tiles that cover the result exactly are generated (or,
+  when no tile of every slice does, each block's busiest grid and the result padded to one
+  tile); a batched GEMM may also put batch elements side by side on slices
+  (`, B batch elements side by side`);
 - `trf`: which operand is stationary in the TRF (its rows become the 8 lanes), named as
   the einsum names it (`w` first, the operand carrying the result's second index);
 - `packet`: the contraction packet along K: 32 or 64 bytes (rule OUTER-3), 32/64 i8 or 16/32 bf16;
 - `order` / `reuse`: the tile loop's order and which loaded blocks are kept (more than one tile).
 A batched GEMM `out[B, M, N] = a[B, M, K] . w[B, N, K]` runs the GEMM's loops once per batch
-element, picking its blocks through tiles of the batch axis (same levers).
+step (one element, or a group side by side), picking its blocks through tiles of the batch axis.
+`space_of` keeps one point per canonical kernel source (`canonical`) and leaves out the points
+the budgets refuse (tiling.offered).
 A GEMV `out[M] = a[M, K] . x[K]` puts one row per slice (256 rows a pass) with x broadcast
 into every slice's TRF; its levers are `packet` and whether x's TRF load is reused across
 row blocks. A candidate the rules refuse is the compiler's business: it fails to trace or
@@ -192,8 +197,8 @@ def _gemm_mapping(v: dict[str, Any]) -> list[str]:
         lines.append(f"# the result is padded to the tile inside the kernel ({v['M']}, {v['N']}): the padding is "
                      "computed, never stored")
     if geo.sb > 1:
-        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, each on its own "
-                     f"{geo.sm} x {geo.sn} slices")
+        lines.append(f"# {geo.sb} batch elements side by side: {geo.sb} elements of {v['bi'].upper()} at once, "
+                     f"each on its own {geo.sm} x {geo.sn} slices")
     lines += [f'Slice = m("{geo.slice_map(M, N, K, v["size"][spec.contracted], (v["bi"] or "").upper())}")',
               "",
               "",

@@ -142,17 +142,18 @@ def _twos(limit: int) -> list[int]:
 def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
     """A slice's blocks of results (rows, columns) the machine's limits allow for `spec`, its `k`
     whole: powers of two of at least one lane group (the stationary operand's rows fill the
-    TRF's lanes) along each axis and no larger than the padded result; the columns' rows of
-    `w` (stationary by default) with their whole `k` fit the TRF;
-    both operands' rows and the block's results fit the DM; a row of results is a whole
-    number of flits and at most one DMA packet."""
+    TRF's lanes) along each axis, no larger than the power of two that covers the result;
+    the columns' rows of `w` (stationary by default) with their whole `k` fit the TRF; both
+    operands' rows and the block's results fit the DM; a row of results is a whole number
+    of flits and at most one DMA packet."""
     const = const or _constants()
     elem = 1 if spec.dtype_in == "i8" else 2
     out = {"i8": 1, "bf16": 2}.get(spec.result_dtype, 4)
     lanes = max(const.LANES)
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
-    return [(r, c) for r in _twos(m) for c in _twos(n) if r >= lanes and c >= lanes
+    up = [_twos(1 << (x - 1).bit_length()) for x in (m, n)]  # to the power of two that covers the result
+    return [(r, c) for r in up[0] for c in up[1] if r >= lanes and c >= lanes
             and c * k * elem <= const.TRF_BYTES
             and (r + c) * k * elem + r * c * out <= const.DM_SLICE_BYTES
             and c * out % const.FLIT_BYTES == 0 and c * out <= const.DMA_MAX_PACKET]
@@ -185,11 +186,12 @@ def _frontier(found: list[Geometry]) -> list[Geometry]:
 def result_placements(m: int, n: int, slices: int, pad: bool = False,
                       shapes: list[tuple[int, int]] | None = None) -> list[Geometry]:
     """The tiles of the m x n result: for each slice count of `slice_counts` and each block of
-    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the squarest grid whose tile covers the result
+    `shapes` (none: 32 x 32 and 8 x 128 on all the slices, for the rules to refuse), the
+    squarest grid whose tile covers the result
     exactly, keeping per slice count the largest blocks (`_frontier`): a tile on all the
-    slices, or on fewer slices with taller blocks. When no block covers the result on those
-    counts (a result smaller than such a tile, or not a multiple of one), each block's
-    busiest grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
+    slices, or on fewer slices with taller blocks. When no tile of every slice covers the
+    result (a result smaller than one, or not a multiple of one), also each block's busiest
+    grid on fewer slices, the rest idle; with `pad`, the smallest tile of each block
     that covers a result smaller than itself in one pass, the result padded to it inside the
     kernel."""
     counts = slice_counts(slices) if shapes else [slices]  # no block fits: the default blocks, all the slices
@@ -201,19 +203,23 @@ def result_placements(m: int, n: int, slices: int, pad: bool = False,
             grid = _grid(r, c, m, n, count)
             if grid is not None:
                 found.append(Geometry(r, c, *grid, idle=slices // count))
-    if found:
-        return sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
-    for r, c in shapes:  # no exact cover on those counts: each block's busiest grid on fewer slices
+    placements = sorted(_frontier(found), key=lambda g: (g.idle, -g.r * g.c, g.r, g.c))
+    if any(g.idle == 1 for g in placements):
+        return placements
+    busiest = []
+    for r, c in shapes:  # no tile of every slice covers it: each block's busiest grid on fewer slices
         grids = [(count, _grid(r, c, m, n, count)) for count in _twos(slices)[::-1]]
         count, grid = next(((count, g) for count, g in grids if g is not None), (0, None))
-        if grid is not None:
-            found.append(Geometry(r, c, *grid, idle=slices // count))
-    most = max((g.sm * g.sn for g in found), default=0)
-    placements = _frontier([g for g in found if g.sm * g.sn * (slices // counts[-1]) >= most])
+        if grid is not None and Geometry(r, c, *grid, idle=slices // count) not in placements:
+            busiest.append(Geometry(r, c, *grid, idle=slices // count))
+    placements += _frontier(busiest)
     twos = _twos(slices)
-    for r, c in shapes if pad else ():  # the result padded to one tile on one of the slice counts
+    # the result padded to one tile, of blocks that hold only results, only padding, or the
+    # whole padded axis (a DMA whose destination splits a padded axis between blocks is DMA-4,
+    # kd-padded-dma)
+    for r, c in [(r, c) for r, c in shapes if (m % r == 0 or r >= m) and (n % c == 0 or c >= n)] if pad else ():
         sm, sn = next((t for t in twos if r * t >= m), 0), next((t for t in twos if c * t >= n), 0)
-        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn in counts else None
+        one = Geometry(r, c, sm, sn, idle=slices // (sm * sn)) if sm and sn and sm * sn <= slices else None
         if one is not None and (m % one.tm or n % one.tn) and one not in placements:
             padded.append(one)
     placements += _frontier(padded)

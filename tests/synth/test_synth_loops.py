@@ -1,9 +1,9 @@
 """`npu-opt synth` emits rolled tile loops (issue 60 item 7, issue 54 item 2): a kernel of
 several tiles walks both tile loops with `ctx.loop` (the result's tile takes two runtime
-starts; a loop of one tile, the batch loop and `reuse="all"`'s lists stay Python `for`s), so
-a candidate's artifact does not grow with the result; the rolled kernel's results equal the same source unrolled (`ctx.loop` read as
-`range`) and a numpy oracle on cpu and visa; tune's sweep schedules the rolled loop as
-`npu-opt schedule` does."""
+starts; a loop of one tile, the batch loop and `reuse="all"`'s lists stay Python `for`s),
+so a candidate's artifact does not grow with the result; the rolled kernel's results equal
+the same source unrolled (`ctx.loop` read as `range`) and a numpy oracle on cpu and visa;
+tune's sweep schedules the rolled loop as `npu-opt schedule` does."""
 
 from __future__ import annotations
 

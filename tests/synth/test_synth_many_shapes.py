@@ -5,7 +5,7 @@ find a winner (a shape a user can write is never refused where a form exists), a
 emitted kernel file must equal an independent numpy oracle on the cpu backend and in the VISA
 interpreter, bit for bit.
 
-A handful of draws runs by default; `-m slow` runs many more."""
+Four draws run by default; `-m slow` runs 36 more."""
 
 from __future__ import annotations
 
@@ -139,14 +139,19 @@ def test_the_draws_are_seeded_and_cover_the_forms_dtypes_and_epilogues() -> None
     assert any(any(n % 32 for n in s.values()) for _, _, s in draws)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+# by default, four draws whose spaces are small (a padded i8 epilogue with a bias, a batched
+# requantization, swapped bf16 operands under a ReLU, a padded bf16 GEMV); -m slow runs every seed
+DEFAULT = [30, 27, 22, 9]
+
+
+@pytest.mark.parametrize("seed", DEFAULT)
 def test_a_drawn_contraction_has_a_winner_equal_to_numpy_on_cpu_and_visa(seed: int, tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture) -> None:
     check_draw(seed, tmp_path, capsys)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(3, 40))
+@pytest.mark.parametrize("seed", [s for s in range(40) if s not in DEFAULT])
 def test_many_drawn_contractions_have_winners_equal_to_numpy(seed: int, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture) -> None:
     check_draw(seed, tmp_path, capsys)

@@ -105,11 +105,13 @@ def test_the_4096_cube_i8_gemm_compiles_ranks_and_its_source_checks(tmp_path: Pa
     space = spec.space()
     assert not space.checks  # 2^36 products: checked at a proxy size, not run in full
     levers = dict(space.params)
-    assert {"k over" in p for p in levers["placement"]} == {True, False}  # split across slices, or in time
-    assert all("k over" in p or "time blocks" in p for p in levers["placement"])
+    split = [p for p in levers["placement"] if "k over" in p or "time blocks" in p]
+    assert {"k over" in p for p in split} == {True, False}  # split across slices, or in time
     tgt = get_target("rngd")
     c = tgt.constants
-    for placement in levers["placement"]:
+    whole = [geometry(p) for p in levers["placement"] if p not in split]  # blocks that hold k whole compete
+    assert whole and all(g.c * 4096 <= c.TRF_BYTES and (g.r + g.c) * 4096 <= c.DM_SLICE_BYTES for g in whole)
+    for placement in split:
         g = geometry(placement)
         chunk = 4096 // (g.sk * g.tb)
         assert g.sk == 1 or g.tb == 1
