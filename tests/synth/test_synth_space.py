@@ -39,6 +39,17 @@ def _makespan(spec, point) -> int:
     return schedule_artifact(outcome.artifact, target=get_target("rngd"), rates=builtin_rates("rngd")).makespan
 
 
+def _equals_numpy(text: str, sizes: dict[str, int]) -> None:
+    """The batched i8 kernel `text` equals numpy's einsum on cpu and visa, bit for bit."""
+    b, m, n, k = (sizes[i] for i in "bmnk")
+    a, w = _operands([(b, m, k), (b, n, k)], "i8")
+    want = np.einsum("bmk,bnk->bmn", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
+    for backend in ("cpu", "visa"):
+        out = np.zeros((b, m, n), np.int32)
+        get_backend(backend).run(_kernel(text), (a, w, out))
+        assert np.array_equal(out, want), backend
+
+
 def test_the_blocks_follow_the_targets_trf_dm_and_flit_limits() -> None:
     spec = contraction(GEMM, dtype="i8:i32", sizes=dict(m=512, n=512, k=512))
     const = rngd().constants
@@ -81,12 +92,7 @@ def test_batch_elements_side_by_side_on_slices_beat_one_after_another_and_equal_
     in_time = min(_makespan(spec, dict(placement=p, trf="w", packet=32)) for p in placements
                   if "side by side" not in p)
     assert _makespan(spec, point) * 3 < in_time   # 8304 against 29k+ cycles (schedule model)
-    a, w = _operands([(8, 128, 64), (8, 128, 64)], "i8")
-    want = np.einsum("bmk,bnk->bmn", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
-    for backend in ("cpu", "visa"):
-        out = np.zeros((8, 128, 128), np.int32)
-        get_backend(backend).run(_kernel(text), (a, w, out))
-        assert np.array_equal(out, want), backend
+    _equals_numpy(text, sizes)
 
 
 def test_a_batch_larger_than_its_slices_steps_in_time_over_groups_side_by_side() -> None:
@@ -96,12 +102,7 @@ def test_a_batch_larger_than_its_slices_steps_in_time_over_groups_side_by_side()
     assert point["placement"] in points(spec)["placement"]
     text = source(spec, point)
     assert "for bb in range(2):" in text and 'Slice = m("B % 2, ' in text
-    a, w = _operands([(4, 256, 32), (4, 128, 32)], "i8")
-    want = np.einsum("bmk,bnk->bmn", a.astype(np.int64), w.astype(np.int64)).astype(np.int32)
-    for backend in ("cpu", "visa"):
-        out = np.zeros((4, 256, 128), np.int32)
-        get_backend(backend).run(_kernel(text), (a, w, out))
-        assert np.array_equal(out, want), backend
+    _equals_numpy(text, sizes)
 
 
 def test_duplicate_candidates_are_dropped_by_their_canonical_source() -> None:
