@@ -26,12 +26,14 @@ from driver.tune import Candidate, TuneResult, with_text, tune
 from driver.tune_bits import Runs
 from driver.tune_exec import FactoryRef, load_space
 from driver.replay import write_atomic
+from driver.synth_explain import efficiency, explanation, spec_roofline
 from driver.tune_report import plot_svg, report_json, table
 from ir.errors import InternalError
 from npu_opt.synth import Contraction, contraction
 from npu_opt.synth.space import points, source, space_of
 from npu_opt.synth.tiling import proxy_sizes
 from tu_ops.target import get_target
+from visa.schedule.bounds import Roofline
 
 __all__ = ["SynthResult", "proxy_checked", "refusals", "space_file", "synthesize"]
 
@@ -43,6 +45,7 @@ class SynthResult:
 
     tune: TuneResult
     source_path: Path | None
+    text: str = ""  # synth.txt: the summary, the table with each candidate's efficiency, the explanation
 
 
 def refusals(result: TuneResult) -> dict[str, int]:
@@ -91,12 +94,14 @@ def synthesize(spec: Contraction, out_dir: str | Path, *, target: str = "rngd", 
         write_atomic(src, source(spec, result.winner.params))
         _same_artifact(src, spec.name, result.winner.text, target)
         write_atomic(out / f"{spec.name}.visa", result.winner.text)
-    texts = {out / "synth.txt": report_text(spec, result),
-             out / "synth.json": json.dumps(report(spec, result), indent=2) + "\n",
+    roof = spec_roofline(spec, target)
+    lines, explained = explanation(spec, space, result, roof, target)
+    texts = {out / "synth.txt": report_text(spec, result, roof, lines),
+             out / "synth.json": json.dumps({**report(spec, result, roof), **explained}, indent=2) + "\n",
              out / "synth.svg": plot_svg(result)}
     for path, text in texts.items():
         write_atomic(path, text)
-    return SynthResult(result, src)
+    return SynthResult(result, src, texts[out / "synth.txt"])
 
 
 def proxy_checked(spec: Contraction, space: Any, result: TuneResult, *, top: int, seed: int,
@@ -149,12 +154,21 @@ def summary(spec: Contraction, result: TuneResult) -> list[str]:
              "refused by rule: " + (", ".join(f"{code} x{n}" for code, n in counts.items()) if counts else "none")]
 
 
-def report_text(spec: Contraction, result: TuneResult) -> str:
-    return "\n".join(summary(spec, result)) + "\n" + table(result)
+def report_text(spec: Contraction, result: TuneResult, roof: Roofline | None = None,
+                explained: list[str] | tuple[str, ...] = ()) -> str:
+    """synth.txt: the summary, the ranked table (with each candidate's efficiency against
+    `roof`, the contraction's roofline) and the explanation's lines."""
+    extra = None if roof is None else ("efficiency", lambda c: "" if c.makespan is None else
+                                       f"{efficiency(c, roof):.2f}")
+    return "\n".join(summary(spec, result)) + "\n" + table(result, extra) + "".join(f"{x}\n" for x in explained)
 
 
-def report(spec: Contraction, result: TuneResult) -> dict[str, Any]:
+def report(spec: Contraction, result: TuneResult, roof: Roofline | None = None) -> dict[str, Any]:
     data = report_json(result)
+    if roof is not None:
+        for c, one in zip(result.candidates, data["candidates"]):
+            e = efficiency(c, roof)
+            one["efficiency"] = None if e is None else round(e, 4)
     data["contraction"] = {"text": spec.text, "form": spec.form, "dtype": f"{spec.dtype_in}:{spec.dtype_out}",
                            "sizes": spec.sizes, "padded": spec.padded, "pe": spec.pe, "chips": spec.chips,
                            "split": spec.split}

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from ir.errors import NpuOptError
 
-from driver.synth import report_text, summary, synthesize
+from driver.synth import summary, synthesize
 from driver.tune_command import _progress
 from npu_opt.synth import contraction, parse_sizes
 from tu_ops.target import get_target
@@ -60,7 +60,7 @@ def synth_command(args: Any) -> int:
         print(f"error[{e.code}]: {e}", file=sys.stderr)
         return 2
     tuned = result.tune
-    sys.stdout.write(report_text(spec, tuned))
+    sys.stdout.write(result.text)
     if tuned.count("ice"):
         return 3
     if tuned.winner is None:  # the summary's last line counts the refusals by rule

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from driver.replay import write_atomic
 from driver.tune import Candidate, TuneResult
@@ -33,21 +33,23 @@ def _status(c: Candidate, winner: Candidate | None) -> str:
     return c.status
 
 
-def table(result: TuneResult) -> str:
-    """The candidates as a text table, fastest first, then the rest in candidate order."""
+def table(result: TuneResult, extra: tuple[str, Callable[[Candidate], str]] | None = None) -> str:
+    """The candidates as a text table, fastest first, then the rest in candidate order;
+    `extra` (a heading, a candidate's cell) adds a column after the bound (synth's efficiency)."""
     ranked = result.ranked()
     rest = [c for c in result.candidates if c.status != "ok"]
     rows = [(str(c.index), c.label(), "" if c.makespan is None else str(c.makespan),
-             "" if c.bound is None else str(c.bound), _status(c, result.winner)) for c in ranked + rest]
-    head = ("#", "parameters", "makespan", "bound", "status")
-    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+             "" if c.bound is None else str(c.bound), *((extra[1](c),) if extra else ()), _status(c, result.winner))
+            for c in ranked + rest]
+    head = ("#", "parameters", "makespan", "bound", *((extra[0],) if extra else ()), "status")
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]
     lines = [f"tune of {result.kernel} on {result.target}: {len(result.candidates)} candidate(s), "
              f"{result.count('ok')} compiled, {result.count('pruned')} pruned, "
              f"{result.count('refused') + result.count('error')} refused, {result.count('ice')} internal error(s); "
              f"{result.executor}, {result.seconds:.2f} s",
              f"note: {NOTE}"]
     for r in [head, *rows]:
-        lines.append("  ".join(cell.rjust(w) if k in (0, 2, 3) else cell.ljust(w)
+        lines.append("  ".join(cell.rjust(w) if k in (0, 2, 3) or (extra and k == 4) else cell.ljust(w)
                                for k, (cell, w) in enumerate(zip(r, widths))).rstrip())
     w = result.winner
     lines.append(f"winner: #{w.index} {w.label()} (makespan {w.makespan})" if w is not None else

@@ -28,7 +28,7 @@ from visa.schedule.rates import Rates
 if TYPE_CHECKING:
     from tu_ops.target import Target
 
-__all__ = ["Access", "Record", "Step", "build_steps", "DMA_CONTEXT"]
+__all__ = ["Access", "Record", "Step", "build_steps", "mac_peak", "DMA_CONTEXT"]
 
 DMA_CONTEXT = "tdma"
 
@@ -162,11 +162,17 @@ def _bank_runs(program: TuProgram, target: Target) -> list[BankRun]:
     return runs
 
 
+def mac_peak(rates: Rates, bits: int) -> int:
+    """MACs per cycle of one slice's contraction engine on `bits`-bit operands: each lane
+    multiplies a contraction packet with its TRF row, `packets_per_cycle` packets a cycle (the
+    rate a `contract_outer` record's cycles count)."""
+    per_lane = int(rates("tensor_unit", "contraction_packet_bytes")) * 8 // bits
+    return int(rates("tensor_unit", "contraction_lanes")) * per_lane * int(rates("tensor_unit", "packets_per_cycle"))
+
+
 def _mac_peak(op: Any, rates: Rates, target: Target) -> int:
     """MACs per cycle per slice the contraction engine can reach with this op's stream dtype."""
-    bits = target.bits_of(op.input_type.dtype) or 8
-    per_lane = int(rates("tensor_unit", "contraction_packet_bytes")) * 8 // bits
-    return int(rates("tensor_unit", "contraction_lanes")) * per_lane
+    return mac_peak(rates, target.bits_of(op.input_type.dtype) or 8)
 
 
 def _program_step(index: int, program: TuProgram, allocs: Allocs, rates: Rates, target: Target) -> Step:

@@ -1,0 +1,149 @@
+"""The roofline of a contraction (visa/schedule/bounds.py, driver/synth_explain.py) and what
+synth.txt / synth.json say with it: each winner's efficiency and why it won.
+
+The roofline must be a real lower bound: no candidate of a space, compiled and scheduled by
+the model, is faster; its numbers are checked against the rates file's by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from backends.npu import compile_kernel
+from driver.discover import load_file
+from driver.synth import synthesize
+from driver.synth_explain import CLASSES, demand, spec_roofline
+from npu_opt.synth import contraction
+from tu_ops.target import for_chips, get_target
+from visa.schedule import builtin_rates, schedule_artifact
+from visa.schedule.bounds import Demand, roofline, work
+
+ROOT = Path(__file__).resolve().parents[2]
+GEMM = "out[m,n] = a[m,k] * w[n,k]"
+RATES = builtin_rates("rngd")
+
+
+def test_the_roofline_of_a_gemm_is_the_rates_files_arithmetic() -> None:
+    # 512 x 512 x 64 i8 -> i32: a and w 32 KiB each, the result 1 MiB; 3 DMA commands of 500
+    # cycles, bytes at the DMA engine's 256 B per cycle, after the 2000-cycle launch
+    spec = contraction(GEMM, sizes=dict(m=512, n=512, k=64))
+    assert demand(spec) == Demand(macs=512 * 512 * 64, bits=8, slices=512, loads=(32768, 32768),
+                                  stores=(1048576,))
+    roof = spec_roofline(spec)
+    got = {b.name: b.cycles for b in roof.bounds}
+    assert got["dma"] == 2000 + 3 * 500 + (32768 * 2 + 1048576) // 256
+    # 512 MACs a cycle a slice (8 lanes x 64 i8), 512 slices: 64 cycles, in a 290-cycle program
+    assert got["compute"] == 2000 + 500 + 290 + 64 + 500
+    assert got["fetch"] == 2000 + 500 + 290 + 65536 // (32 * 512 * 2)
+    assert roof.binding.name == "dma" and roof.cycles == 7852
+
+
+def test_the_roofline_counts_the_given_sizes_a_chips_share_the_pe_and_the_bias() -> None:
+    padded = demand(contraction(GEMM, sizes=dict(m=300, n=200, k=100)))
+    assert padded.macs == 300 * 200 * 100 and padded.loads == (30000, 20000) and padded.stores == (240000,)
+    assert demand(contraction(GEMM, sizes=dict(m=256, n=256, k=64), pe=2)).slices == 128
+    two = demand(contraction(GEMM, sizes=dict(m=1024, n=512, k=128), chips=2))
+    assert two.macs == 1024 * 512 * 128 // 2 and two.stores == (1024 * 512 * 4 // 2,)
+    epi = demand(contraction("q[m,n] = requant(a[m,k] * w[n,k] + b[n], 0.5)", sizes=dict(m=64, n=128, k=32)))
+    assert epi.loads == (64 * 32, 128 * 32, 128 * 4) and epi.stores == (64 * 128,)   # i32 bias, i8 result
+    bf16 = roofline(RATES, Demand(macs=2 ** 20, bits=16, slices=256, loads=(), stores=()))
+    assert {b.name: b.cycles for b in bf16.bounds}["compute"] == 2000 + 500 + 290 + 2 ** 20 // (256 * 256) + 500
+
+
+SPECS = [
+    (GEMM, "i8:i32", dict(m=256, n=256, k=64), {}, "rngd"),
+    (GEMM, "bf16:f32", dict(m=64, n=64, k=64), {}, "rngd"),
+    ("y[m] = a[m,k] * x[k]", "i8:i32", dict(m=300, k=64), {}, "rngd"),
+    ("out[b,m,n] = a[b,m,k] * w[b,n,k]", "i8:i32", dict(b=2, m=64, n=128, k=64), {}, "rngd"),
+    (GEMM, "i8:i32", dict(m=256, n=256, k=128), dict(pe=2), "rngd"),
+    (GEMM, "i8:i32", dict(m=512, n=256, k=64), dict(chips=2), "rngd-2chip"),
+]
+
+
+@pytest.mark.parametrize("einsum, dtype, sizes, kw, target", SPECS,
+                         ids=[f"{e.split('=')[0].strip()}-{d}-{'x'.join(map(str, s.values()))}-{t}"
+                              for e, d, s, _, t in SPECS])
+def test_no_candidate_is_faster_than_the_roofline_or_its_own_work(einsum: str, dtype: str, sizes: dict[str, int],
+                                                                   kw: dict, target: str) -> None:
+    spec = contraction(einsum, dtype=dtype, sizes=sizes, **kw)
+    roof = spec_roofline(spec, target)
+    space = spec.space()
+    tgt = get_target(target)
+    compiled = 0
+    points = space.points()
+    for params in points[::max(1, len(points) // 12)]:   # a dozen spread over the space: each compiles
+        kernel = space.factory(**params)
+        outcome = compile_kernel(kernel, tgt)
+        if outcome.status != "ok":
+            continue
+        at = for_chips(tgt, kernel.chips)
+        makespan = schedule_artifact(outcome.artifact, target=at, rates=RATES).makespan
+        assert makespan >= roof.cycles, (params, makespan, roof)
+        assert makespan >= work(outcome.artifact.kernel, RATES, at).bound, params
+        compiled += 1
+    assert compiled >= 2
+
+
+def _unrolled(tmp_path: Path) -> Path:
+    text = (ROOT / "examples/loops/gemm_rolled.py").read_text(encoding="utf-8")
+    assert "for i in ctx.loop(MT):" in text
+    path = tmp_path / "gemm_unrolled.py"
+    path.write_text(text.replace("for i in ctx.loop(MT):", "for i in range(MT):"), encoding="utf-8")
+    return path
+
+
+def test_a_rolled_loops_work_counts_every_iteration_as_its_unrolled_twin(tmp_path: Path) -> None:
+    works = []
+    for path in (ROOT / "examples/loops/gemm_rolled.py", _unrolled(tmp_path)):
+        module, error = load_file(path)
+        assert error is None, error
+        outcome = compile_kernel(module.gemm_rolled, get_target("rngd"))
+        assert outcome.status == "ok", outcome.diagnostics
+        works.append(work(outcome.artifact.kernel, RATES, get_target("rngd")))
+    rolled, unrolled = works
+    for ctx in ("tdma", "main", "sub"):
+        assert rolled.contexts[ctx] == unrolled.contexts[ctx], ctx
+    assert (rolled.commands, rolled.programs, rolled.dma_bytes) == (unrolled.commands, unrolled.programs,
+                                                                    unrolled.dma_bytes)
+    assert rolled.commands == 2 + 4 + 4 * 2   # w's two blocks, a's four, eight result tiles
+
+
+def test_synth_txt_and_json_give_the_efficiency_and_name_what_binds_the_winner(tmp_path: Path) -> None:
+    spec = contraction(GEMM, sizes=dict(m=256, n=256, k=64))
+    result = synthesize(spec, tmp_path)
+    text = (tmp_path / "synth.txt").read_text(encoding="utf-8")
+    data = json.loads((tmp_path / "synth.json").read_text(encoding="utf-8"))
+    roof = spec_roofline(spec)
+    winner = result.tune.winner
+    assert f"roofline: no kernel of this contraction runs in under {roof.cycles:,} cycles" in text
+    assert f"binding: {roof.binding.name} (" in text
+    assert f"efficiency: the winner's makespan {winner.makespan:,} is {winner.makespan / roof.cycles:.2f}x" in text
+    bound_by = re.search(r"why: the winner is bound by ([^:]+):", text)
+    assert bound_by and bound_by.group(1) in set(CLASSES.values())
+    assert data["explanation"]["winner"]["bound_by"] == bound_by.group(1)
+    assert re.search(r"vs the runner-up #\d+ \(placement=", text)
+    head = next(line for line in text.splitlines() if line.lstrip().startswith("# "))
+    assert "efficiency" in head.split()
+    assert data["roofline"]["cycles"] == roof.cycles and data["roofline"]["binding"] == roof.binding.name
+    assert data["efficiency"] == round(winner.makespan / roof.cycles, 4)
+    mine = next(c for c in data["candidates"] if c["index"] == winner.index)
+    assert mine["efficiency"] == data["efficiency"]
+    assert result.text == text
+    # the work the explanation reads is the tune bound's (launch + the busiest context), found apart
+    for key in ("winner", "runner_up"):
+        entry = data["explanation"][key]
+        row = next(c for c in data["candidates"] if c["index"] == entry["index"])
+        assert row["bound"] == entry["launch"] + max(sum(kinds.values()) for kinds in entry["contexts"].values())
+
+
+def test_a_winner_all_compiled_candidates_tie_with_is_set_against_the_best_pruned_one(tmp_path: Path) -> None:
+    # a GEMV's packets tie; reloading x's TRF every pass (reuse='none') is pruned by its bound
+    result = synthesize(contraction("y[m] = a[m,k] * x[k]", sizes=dict(m=600, k=64)), tmp_path)
+    pruned = min((c for c in result.tune.candidates if c.status == "pruned"), key=lambda c: (c.bound, c.index))
+    assert all(c.makespan == result.tune.winner.makespan for c in result.tune.ranked())
+    text = (tmp_path / "synth.txt").read_text(encoding="utf-8")
+    assert f"vs the runner-up #{pruned.index} ({pruned.label()}, pruned: its bound {pruned.bound:,} alone is" in text
+    assert "it loses on start-up: it issues" in text

@@ -1,0 +1,176 @@
+"""Bounds of the makespan model above a whole contraction and a kernel's work, in cycles.
+
+`roofline(rates, Demand(...))`: the fewest cycles the schedule model allows ANY kernel of a
+contraction, from what every such kernel must do and the model's own rates (no second
+copy of a machine number):
+
+- `compute`: the MACs on the contraction engines of every slice it may use, at their peak
+  (`mac_peak`, the number a program step's `mac_peak` is); the contraction runs inside a
+  program (its command start-up), after a DMA loaded its operands and before a DMA stores
+  its result (each paying the DMA start-up), all after the launch;
+- `dma`: every operand byte enters DM and every result byte leaves it through a DMA, and
+  the model runs the DMAs one after another on one context; each moves its bytes at the
+  slowest of the DMA engine, HBM and DM rates and pays its start-up per command (one per
+  tensor at the least);
+- `fetch`: every operand byte is fetched from DM once at the least (into the TRF or as
+  the stream), by the slices at the fetch rate, main and sub fetching at once, inside a
+  program, after a DMA loaded it.
+
+Each is a real lower bound of the model's makespan of every candidate (tests/synth pins
+it on a handful of spaces); the largest is the roofline.
+
+`work(kernel, rates, target)`: what one kernel's steps cost, per context and per kind
+(start-ups, DMA movement, contraction, other engine time), each step counted as many times
+as its rolled loops run it; `launch + busiest context` is a lower bound of its makespan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from visa.schedule.loops import repeats
+from visa.schedule.model import Bound, launch_cycles
+from visa.schedule.rates import Rates
+from visa.schedule.steps import DMA_CONTEXT, build_steps, mac_peak
+
+__all__ = ["Demand", "KINDS", "Roofline", "Work", "roofline", "work"]
+
+
+@attrs.frozen
+class Demand:
+    """What every kernel of a contraction must do on one chip: `macs` products of `bits`-bit
+    operands over at most `slices` slices, the bytes of each tensor it loads (`loads`) and
+    stores (`stores`)."""
+
+    macs: int
+    bits: int
+    slices: int
+    loads: tuple[int, ...] = attrs.field(converter=tuple)
+    stores: tuple[int, ...] = attrs.field(converter=tuple)
+
+
+@attrs.frozen
+class Roofline:
+    """The bounds of a contraction, each counting the launch; `cycles` is the largest."""
+
+    bounds: tuple[Bound, ...]
+
+    @property
+    def binding(self) -> Bound:
+        return max(self.bounds, key=lambda b: b.cycles)
+
+    @property
+    def cycles(self) -> int:
+        return self.binding.cycles
+
+
+def _ceil(a: float, b: float) -> int:
+    return int(-(-a // b)) if a > 0 else 0
+
+
+def roofline(rates: Rates, c: Demand) -> Roofline:
+    """The lower bounds of every kernel of `c` (the module docstring)."""
+    launch = launch_cycles(rates)
+    dma_start = int(rates("dma", "startup_cycles"))
+    prog_start = int(rates("tensor_unit", "command_startup_cycles"))
+    peak = mac_peak(rates, c.bits)
+    mac_cycles = _ceil(c.macs, peak * c.slices)
+    moved = sum(c.loads) + sum(c.stores)
+    # a DMA's cycles are its start-up plus the slowest of the engine (a request of `request_bytes`
+    # at most per `request_bytes / engine_bytes_per_cycle` cycles), HBM and DM: per byte, the slowest rate
+    movers = {"the DMA engine": rates("dma", "engine_bytes_per_cycle"), "HBM": rates("hbm", "chip_bytes_per_cycle"),
+              "DM": rates("dm", "chip_bytes_per_cycle")}
+    slowest = min(movers, key=lambda k: movers[k])
+    commands = len(c.loads) + len(c.stores)
+    fetch_rate = rates("tensor_unit", "fetch_bytes_per_cycle") * c.slices * 2  # main and sub contexts
+    fetched = sum(c.loads)
+    return Roofline((
+        Bound("compute", launch + dma_start + prog_start + mac_cycles + dma_start,
+              f"{c.macs:,} MACs at {peak} per cycle on each of {c.slices} slices: {mac_cycles:,} cycles, in a program "
+              f"(start-up {prog_start}) between a DMA load and a DMA store (start-up {dma_start} each), "
+              f"after the {launch}-cycle launch"),
+        Bound("dma", launch + commands * dma_start + _ceil(moved, movers[slowest]),
+              f"{moved:,} bytes between HBM and DM at {slowest}'s {movers[slowest]:g} B per cycle: "
+              f"{_ceil(moved, movers[slowest]):,} cycles, {commands} DMA commands' start-ups ({dma_start} each), "
+              f"the launch ({launch})"),
+        Bound("fetch", launch + dma_start + prog_start + _ceil(fetched, fetch_rate),
+              f"{fetched:,} operand bytes fetched from DM at {fetch_rate:g} B per cycle (main and sub on "
+              f"{c.slices} slices): {_ceil(fetched, fetch_rate):,} cycles, after a DMA load and a program start-up"),
+    ))
+
+
+KINDS = ("launch", "dma start-up", "dma movement", "program start-up", "contraction", "engines", "other")
+"""What a kernel's cycles go to (`Work.parts`): the launch; the DMA commands' start-ups and
+their bytes' movement; the MAIN/SUB programs' command start-ups, their contraction engine at
+its peak, and the rest of their engines' time (fetch, commit, vector passes beyond the
+contraction); other steps (runtime scalars)."""
+
+
+@attrs.frozen
+class Work:
+    """One kernel's busy cycles per context and kind (`KINDS`), every step counted once per
+    iteration of the rolled loops around it; `commands` the DMA commands it issues, `programs`
+    the programs, `dma_bytes` the bytes its DMAs move, `penalty` the DMA cycles spent on HBM's
+    alignment penalties."""
+
+    launch: int
+    contexts: dict[str, dict[str, int]]
+    commands: int
+    programs: int
+    dma_bytes: int
+    penalty: int
+
+    def busy(self, context: str) -> int:
+        return sum(self.contexts.get(context, {}).values())
+
+    @property
+    def busiest(self) -> str:
+        return max(self.contexts, key=self.busy)
+
+    @property
+    def bound(self) -> int:
+        """No schedule of the kernel is shorter: a context runs its steps one at a time."""
+        return self.launch + self.busy(self.busiest)
+
+    def parts(self) -> dict[str, int]:
+        """Cycles per kind over all contexts (the launch once)."""
+        out = {"launch": self.launch}
+        for parts in self.contexts.values():
+            for k, v in parts.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+
+def _add(parts: dict[str, int], times: int, cycles: dict[str, int]) -> None:
+    for kind, n in cycles.items():
+        if times * n:
+            parts[kind] = parts.get(kind, 0) + times * n
+
+
+def work(kernel: Any, rates: Rates, target: Any) -> Work:
+    """The work of a lowered kernel's steps (the module docstring)."""
+    steps = build_steps(kernel, rates, target)
+    contexts: dict[str, dict[str, int]] = {}
+    commands = programs = moved = penalty = 0
+    for step, n in zip(steps, repeats(kernel)):
+        parts = contexts.setdefault(step.context, {})
+        if step.dma is not None:
+            d = step.dma
+            _add(parts, n, {"dma start-up": d.startup, "dma movement": step.duration - d.startup})
+            commands += n * (d.startup // max(int(rates("dma", "startup_cycles")), 1))
+            moved += n * d.bytes
+            if d.hbm_penalty:
+                penalty += n * max(0, d.hbm_cycles - max(d.engine_cycles, d.dm_cycles))
+        elif step.context != DMA_CONTEXT:
+            mac = _ceil(step.macs, step.mac_peak) if step.macs and step.mac_peak else 0
+            _add(parts, n, {"program start-up": step.startup, "contraction": min(mac, step.duration - step.startup),
+                            "engines": max(0, step.duration - step.startup - mac)})
+            programs += n
+        else:
+            _add(parts, n, {"other": step.duration})
+    return Work(launch=launch_cycles(rates), contexts=contexts, commands=commands, programs=programs, dma_bytes=moved,
+                penalty=penalty)
+
+
