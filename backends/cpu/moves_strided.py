@@ -62,6 +62,20 @@ def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
     return offs
 
 
+def _offsets_at(shape: tuple[int, ...], strides: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
+    """`_offsets(shape, strides)[flat]` (int64) without the table of every element: the
+    digits of each asked position times the byte strides (a first run's source is a whole
+    DM tensor of every slice, tens of MiB of offsets for the few cells a plan reads)."""
+    flat = np.asarray(flat, np.int64)
+    if all(s == strides[-1] * math.prod(shape[k + 1:]) for k, s in enumerate(strides)):
+        return flat * strides[-1] if strides else np.zeros(flat.shape, np.int64)  # C order: one multiply
+    out, rest = np.zeros(flat.shape, np.int64), flat
+    for n, s in zip(reversed(shape), reversed(strides)):
+        rest, digit = np.divmod(rest, n)
+        out += digit * s
+    return out
+
+
 def _live_positions(live: np.ndarray) -> np.ndarray:
     """`np.flatnonzero(live)` in the narrowest dtype, found a block at a time (no int64 array
     of the whole plan's size)."""
@@ -194,8 +208,7 @@ def strided_form(source: Callable[[np.ndarray], np.ndarray], n_dst: int, live: n
         n, position = len(pos), pos.__getitem__
     if n == 0:
         return None
-    offs = _offsets(src_shape, src_strides)
-    cols = (_Column(position, n), _Column(lambda k: offs[source(position(k))], n))
+    cols = (_Column(position, n), _Column(lambda k: _offsets_at(src_shape, src_strides, source(position(k))), n))
     return _form(cols, lambda p0: int(source(np.array([p0], np.int64))[0]), live is None)
 
 
@@ -206,7 +219,8 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
     `source(keys)`, the input position holding each key."""
     if cells.n == 0:
         return None
-    offs = _offsets(src_shape, src_strides)
+    def offs(flat: np.ndarray) -> np.ndarray:
+        return _offsets_at(src_shape, src_strides, flat)
     last: list[Any] = [None, None]
 
     def run(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:   # both columns ask for the same runs
@@ -215,7 +229,7 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
         return last[1]
 
     cols = (_Column(lambda k: cells.at(k)[0], cells.n, run=lambda lo, hi: run(lo, hi)[0]),
-            _Column(lambda k: offs[source(cells.at(k)[1])], cells.n, run=lambda lo, hi: offs[source(run(lo, hi)[1])]))
+            _Column(lambda k: offs(source(cells.at(k)[1])), cells.n, run=lambda lo, hi: offs(source(run(lo, hi)[1]))))
     return _form(cols, lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
 
 

@@ -147,7 +147,7 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
         return None
     del found
     first = int(index[0])
-    src_off = moves_strided._offsets(src_shape, src_strides)[index]  # int32 below 2 GiB
+    src_off = moves_strided._offsets_at(src_shape, src_strides, index)  # no table of the whole source
     del index
     out_off = _outer_sum(live, out_strides)
     out0 = int(out_off[0])

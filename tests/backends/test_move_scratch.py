@@ -190,3 +190,24 @@ def test_a_mostly_padding_source_is_keyed_with_little_scratch() -> None:
         tracemalloc.stop()
     np.testing.assert_array_equal(where, np.arange(4096))
     assert peak <= where.nbytes + (1 << 20), peak
+
+
+@pytest.mark.parametrize("shape, order", [((6, 5, 4), (0, 1, 2)), ((6, 5, 4), (2, 0, 1)), ((7,), (0,)), ((3, 8), (1, 0))])
+def test_the_offsets_of_asked_positions_are_the_whole_tables(shape, order) -> None:
+    """`_offsets_at` (the byte offsets of some source positions, issue 61) equals the table
+    of every element's offset read at those positions: C-order, transposed and reversed."""
+    base = np.zeros(shape, np.int16).transpose(order)
+    views = [base, base[::-1]] if base.ndim else [base]
+    flat = np.array([0, 1, base.size - 1, base.size // 2, 3], np.int64)
+    for a in views:
+        np.testing.assert_array_equal(moves_strided._offsets_at(a.shape, a.strides, flat),
+                                      moves_strided._offsets(a.shape, a.strides)[flat])
+
+
+def test_a_strided_form_never_tables_every_source_offset(monkeypatch) -> None:
+    """A strided form asks the offsets of the cells its plan reads only (issue 61: the
+    source of a first run's DMA is a whole DM tensor of every slice; its table was 32 MiB)."""
+    monkeypatch.setattr(moves_strided, "_offsets", lambda *a: pytest.fail("the whole source's offsets were made"))
+    index = np.arange(60).reshape(5, 4, 3).transpose(2, 0, 1).reshape(-1)
+    form = moves_strided.strided_form(index.__getitem__, 60, None, (60,), (2,))
+    assert form is not None and form.extents == (3, 20) and form.vstrides == (2, 6)  # position 3j + i
