@@ -52,18 +52,9 @@ def _narrow(extent: int) -> type:
     return np.int32 if extent <= np.iinfo(np.int32).max else np.int64
 
 
-def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """Byte offset of every element of an array (C order of `shape`), from element 0."""
-    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
-    dtype = _narrow(span)
-    offs = np.zeros(1, dtype)
-    for n, s in zip(shape, strides):
-        offs = np.add.outer(offs, np.arange(n, dtype=dtype) * s).reshape(-1)
-    return offs
-
-
 def _offsets_at(shape: tuple[int, ...], strides: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
-    """`_offsets(shape, strides)[flat]` (int64) without the table of every element: the
+    """The byte offsets (int64) of the C-order positions `flat` of an array of `shape` laid
+    out with byte `strides`, from element 0, without a table of every element: the
     digits of each asked position times the byte strides (a first run's source is a whole
     DM tensor of every slice, tens of MiB of offsets for the few cells a plan reads)."""
     flat = np.asarray(flat, np.int64)
