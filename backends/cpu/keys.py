@@ -6,7 +6,7 @@ padding flags of its spatial levels for its live rows."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import attrs
 import numpy as np
@@ -18,8 +18,8 @@ from ir.mapping.factors import AxisFactor, Factor, PaddingFactor, RaggedFactor
 from ir.mapping.nodes import Mapping, pair_all
 from ir.mapping.ops import DigitRange
 
-__all__ = ["KeySpace", "LiveCells", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad", "looked_up_at",
-           "padding"]
+__all__ = ["KeySpace", "LiveCells", "key_blocks", "key_space", "key_dtype", "live_cells", "logical_keys", "logical_pad",
+           "looked_up_at", "padding"]
 
 
 @attrs.frozen
@@ -153,10 +153,7 @@ def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
     if parts is None:
         keys, pad = _cell_keys(levels, space, _positions(levels))
         return where[keys], pad
-    cut = len(parts)
-    while cut > 0 and math.prod(len(k) for k, _ in parts[cut - 1:]) <= block:
-        cut -= 1
-    cut = min(cut, len(parts) - 1) if parts else 0
+    cut = _cut(parts, block)
     head_keys, head_pad = _outer(parts[:cut], dtype)
     tail_keys, tail_pad = _outer(parts[cut:], dtype)
     width = len(tail_keys)
@@ -168,6 +165,32 @@ def _looked_up(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,
         index[r0 * width:r1 * width] = where[np.add.outer(head_keys[r0:r1], tail_keys).reshape(-1)]
         pad[r0 * width:r1 * width] = np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1)
     return index, pad
+
+
+def _cut(parts: list[tuple[np.ndarray, np.ndarray | None]], block: int) -> int:
+    """How many outer digits of `parts` are summed a few rows at a time (the rest, of at
+    most about `block` positions, are one table)."""
+    cut = len(parts)
+    while cut > 0 and math.prod(len(k) for k, _ in parts[cut - 1:]) <= block:
+        cut -= 1
+    return min(cut, len(parts) - 1) if parts else 0
+
+
+def key_blocks(parts: list[tuple[np.ndarray, np.ndarray | None]], dtype: np.dtype,
+               block: int = 1 << 20) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """(first flat position, keys, padding flags) of consecutive runs of about `block`
+    positions of the buffer whose factor digits are `parts` (`_parts`), in flat order: the
+    outer digits' sums a few rows at a time over the inner digits' table, so no array of
+    the whole buffer's size is made."""
+    cut = _cut(parts, block)
+    head_keys, head_pad = _outer(parts[:cut], dtype)
+    tail_keys, tail_pad = _outer(parts[cut:], dtype)
+    width = len(tail_keys)
+    rows = max(1, block // width)
+    for r0 in range(0, len(head_keys), rows):
+        r1 = min(len(head_keys), r0 + rows)
+        yield (r0 * width, np.add.outer(head_keys[r0:r1], tail_keys).reshape(-1),
+               np.logical_or.outer(head_pad[r0:r1], tail_pad).reshape(-1))
 
 
 def looked_up_at(levels: tuple[Mapping, ...], space: KeySpace, where: np.ndarray,

@@ -36,7 +36,8 @@ from ir.types import Type
 
 from backends.cpu import layout, lazy_rows, moves_strided, row_classes
 from backends.cpu.keys import (  # re-exported: the keys are this module's matching
-    KeySpace, _looked_up, key_space, live_cells, logical_keys, logical_pad, looked_up_at, padding,
+    KeySpace, _looked_up, _parts, key_blocks, key_dtype, key_space, live_cells, logical_keys, logical_pad,
+    looked_up_at, padding,
 )
 from backends.cpu.lazy_rows import LazyRows
 from backends.cpu.lru import MISSING, Lru
@@ -56,15 +57,28 @@ class MovePlan:
     live: np.ndarray | None
 
 
+_WHERE_BLOCK = 1 << 16  # source positions keyed at once by `_where`
+
+
 def _where(space: KeySpace, src_levels: tuple[Mapping, ...], narrow: bool) -> np.ndarray:
-    """Key -> a source position holding it (-1: none), int32 when `narrow` and every source
-    position fits. The source's keys are dropped once `where` holds them."""
-    src_keys, src_pad = logical_keys(src_levels, space)
-    wide = not narrow or src_keys.size > np.iinfo(np.int32).max
+    """Key -> a source position holding it (-1: none; several hold the same value, the
+    last in flat order is named), int32 when `narrow` and every source position fits. The
+    source's keys are made a block at a time (`key_blocks`): a DM tensor's source of every
+    slice, padding slices included, is never keyed at once."""
+    parts, dtype = _parts(src_levels, space), key_dtype(space)
+    n = math.prod(mp.size for mp in src_levels)
+    wide = not narrow or n > np.iinfo(np.int32).max
     where = np.full(space.size, -1, np.int64 if wide else np.int32)
-    live_src = np.flatnonzero(~src_pad)
-    del src_pad
-    where[src_keys[live_src]] = live_src  # several sources: they hold the same value
+    if parts is None:
+        blocks = iter([(0, *logical_keys(src_levels, space))])
+    else:
+        blocks = key_blocks(parts, dtype, _WHERE_BLOCK)
+    for lo, keys, pad in blocks:
+        live = np.flatnonzero(~pad)
+        keys = keys[live]
+        live += lo
+        where[keys] = live  # in flat order: a later source of a key overwrites
+        del keys, pad, live  # before the next block is made
     return where
 
 

@@ -52,14 +52,19 @@ def _narrow(extent: int) -> type:
     return np.int32 if extent <= np.iinfo(np.int32).max else np.int64
 
 
-def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
-    """Byte offset of every element of an array (C order of `shape`), from element 0."""
-    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, strides))
-    dtype = _narrow(span)
-    offs = np.zeros(1, dtype)
-    for n, s in zip(shape, strides):
-        offs = np.add.outer(offs, np.arange(n, dtype=dtype) * s).reshape(-1)
-    return offs
+def _offsets_at(shape: tuple[int, ...], strides: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
+    """The byte offsets (int64) of the C-order positions `flat` of an array of `shape` laid
+    out with byte `strides`, from element 0, without a table of every element: the
+    digits of each asked position times the byte strides (a first run's source is a whole
+    DM tensor of every slice, tens of MiB of offsets for the few cells a plan reads)."""
+    flat = np.asarray(flat, np.int64)
+    if all(s == strides[-1] * math.prod(shape[k + 1:]) for k, s in enumerate(strides)):
+        return flat * strides[-1] if strides else np.zeros(flat.shape, np.int64)  # C order: one multiply
+    out, rest = np.zeros(flat.shape, np.int64), flat
+    for n, s in zip(reversed(shape), reversed(strides)):
+        rest, digit = np.divmod(rest, n)
+        out += digit * s
+    return out
 
 
 def _live_positions(live: np.ndarray) -> np.ndarray:
@@ -194,8 +199,7 @@ def strided_form(source: Callable[[np.ndarray], np.ndarray], n_dst: int, live: n
         n, position = len(pos), pos.__getitem__
     if n == 0:
         return None
-    offs = _offsets(src_shape, src_strides)
-    cols = (_Column(position, n), _Column(lambda k: offs[source(position(k))], n))
+    cols = (_Column(position, n), _Column(lambda k: _offsets_at(src_shape, src_strides, source(position(k))), n))
     return _form(cols, lambda p0: int(source(np.array([p0], np.int64))[0]), live is None)
 
 
@@ -206,7 +210,8 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
     `source(keys)`, the input position holding each key."""
     if cells.n == 0:
         return None
-    offs = _offsets(src_shape, src_strides)
+    def offs(flat: np.ndarray) -> np.ndarray:
+        return _offsets_at(src_shape, src_strides, flat)
     last: list[Any] = [None, None]
 
     def run(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:   # both columns ask for the same runs
@@ -215,7 +220,7 @@ def strided_form_cells(cells: Any, source: Callable[[np.ndarray], np.ndarray], n
         return last[1]
 
     cols = (_Column(lambda k: cells.at(k)[0], cells.n, run=lambda lo, hi: run(lo, hi)[0]),
-            _Column(lambda k: offs[source(cells.at(k)[1])], cells.n, run=lambda lo, hi: offs[source(run(lo, hi)[1])]))
+            _Column(lambda k: offs(source(cells.at(k)[1])), cells.n, run=lambda lo, hi: offs(source(run(lo, hi)[1]))))
     return _form(cols, lambda p0: int(source(cells.at(np.zeros(1, np.int64))[1])[0]), cells.n == n_dst)
 
 

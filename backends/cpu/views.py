@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -137,21 +138,36 @@ def _direct_form(src_t: object, view: object, src_shape: tuple[int, ...], src_st
     if len(shape) != len(out_shape) or any(n > m for n, m in zip(shape, out_shape)):
         return None
     src_levels = (*layout.spatial_levels(src_t), *layout.local_levels(src_t))  # type: ignore[arg-type]
-    live = np.meshgrid(*(live_positions(mp) for mp in levels), indexing="ij")
-    pos = np.ravel_multi_index(tuple(live), shape).reshape(-1)
-    if not len(pos):
+    live = [live_positions(mp) for mp in levels]
+    if not math.prod(len(p) for p in live):
         return None
-    index, found = moves.plan_at(src_levels, levels, pos)  # the view's live cells only, not the whole output's
+    c_steps = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    index, found = moves.plan_at(src_levels, levels, _outer_sum(live, c_steps))  # the view's live cells only
     if not found.all():
         return None
-    src_off = moves_strided._offsets(src_shape, src_strides)[index]
-    out_off = sum(axis.reshape(-1).astype(np.int64) * st for axis, st in zip(live, out_strides))
-    dims = moves_strided._dims((out_off - out_off[0], src_off - src_off[0]))
+    del found
+    first = int(index[0])
+    src_off = moves_strided._offsets_at(src_shape, src_strides, index)  # no table of the whole source
+    del index
+    out_off = _outer_sum(live, out_strides)
+    out0 = int(out_off[0])
+    out_off -= out0  # in place: the columns are measured from their first cells
+    src_off -= src_off[0]
+    dims = moves_strided._dims((out_off, src_off))
     if dims is None:
         return None
     dims = dims[::-1]
-    return (int(index[0]), tuple(e for e, _ in dims), tuple(int(st[1]) for _, st in dims),
-            tuple(int(st[0]) for _, st in dims), int(out_off[0]))
+    return (first, tuple(e for e, _ in dims), tuple(int(st[1]) for _, st in dims),
+            tuple(int(st[0]) for _, st in dims), out0)
+
+
+def _outer_sum(parts: list[np.ndarray], weights: Sequence[int]) -> np.ndarray:
+    """sum_k parts[k][i_k] * weights[k] over the grid of the parts (C order, the last
+    fastest), as one int64 array: no index array per level (a grid of every live cell)."""
+    acc = np.zeros(1, np.int64)
+    for p, w in zip(parts, weights):
+        acc = np.add.outer(acc, p.astype(np.int64) * int(w)).reshape(-1)
+    return acc
 
 
 def _direct(op: ToView, offset: tuple[int, ...], src: np.ndarray, out: np.ndarray) -> bool:

@@ -5,6 +5,8 @@ whole arrays at once (`_whole`: every key of both sides, then one lookup)."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -148,3 +150,77 @@ def test_the_affine_check_finds_one_wrong_cell_anywhere(blocks: int, seed: int) 
     bad[int(rng.integers(1, n))] += 1
     changed = (column(bad), column(cols[1])) if seed % 2 == 0 else (column(cols[0]), column(bad))
     assert not moves_strided._affine(changed, 0, n, dims)
+
+
+def _whole_where(space, src_levels: tuple) -> np.ndarray:
+    src_keys, src_pad = moves.logical_keys(src_levels, space)
+    where = np.full(space.size, -1, np.int64)
+    live_src = np.flatnonzero(~src_pad)
+    where[src_keys[live_src]] = live_src
+    return where
+
+
+@pytest.mark.parametrize("block", [3, 1 << 16])
+@pytest.mark.parametrize("src", [src for src, _ in CASES] + [dst for _, dst in PADDED])
+def test_the_sources_keys_made_a_block_at_a_time_name_the_cells_numpy_does(block: int, src, monkeypatch) -> None:
+    """`_where` (key -> source position) keys its source a block of positions at a time
+    (issue 61: a DM tensor's source of every slice, padding included, is never keyed at
+    once), naming for every key the source position the whole arrays name."""
+    monkeypatch.setattr(moves, "_WHERE_BLOCK", block)
+    src_levels = tuple(m(s, axes=AX) for s in src)
+    space = moves.key_space(mops.frag(pair_all(list(src_levels))))
+    want = _whole_where(space, src_levels)
+    for narrow in (False, True):
+        got = moves._where(space, src_levels, narrow)
+        assert got.dtype == (np.int32 if narrow else np.int64)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_mostly_padding_source_is_keyed_with_little_scratch() -> None:
+    """A source of 64 x 4096 positions, one row of them live (a tensor on 1/64 of the
+    slices): `_where` holds its result and a few blocks' scratch, not a key and a flag per
+    source position (1.3 MiB before)."""
+    src_levels = (m("1 # 64", axes={"E": 4096}), m("E", axes={"E": 4096}))
+    space = moves.key_space(mops.frag(pair_all(list(src_levels))))
+    tracemalloc.start()
+    try:
+        where = moves._where(space, src_levels, True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(where, np.arange(4096))
+    assert peak <= where.nbytes + (1 << 20), peak
+
+
+@pytest.mark.parametrize("shape, order", [((6, 5, 4), (0, 1, 2)), ((6, 5, 4), (2, 0, 1)), ((7,), (0,)), ((3, 8), (1, 0))])
+def test_the_offsets_of_asked_positions_are_the_whole_tables(shape, order) -> None:
+    """`_offsets_at` (the byte offsets of some source positions, issue 61) equals the table
+    of every element's offset read at those positions: C-order, transposed and reversed."""
+    base = np.zeros(shape, np.int16).transpose(order)
+    views = [base, base[::-1]] if base.ndim else [base]
+    flat = np.array([0, 1, base.size - 1, base.size // 2, 3], np.int64)
+    for a in views:
+        np.testing.assert_array_equal(moves_strided._offsets_at(a.shape, a.strides, flat),
+                                      _offsets(a.shape, a.strides)[flat])
+
+
+def test_a_strided_form_never_tables_every_source_offset() -> None:
+    """A strided form asks the offsets of the cells its plan reads only (issue 61: the
+    source of a first run's DMA is a whole DM tensor of every slice; its table was 32 MiB)."""
+    index = np.arange(60).reshape(5, 4, 3).transpose(2, 0, 1).reshape(-1)
+    tracemalloc.start()
+    try:
+        form = moves_strided.strided_form(index.__getitem__, 60, None, (1 << 20,), (2,))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert form is not None and form.extents == (3, 20) and form.vstrides == (2, 6)  # position 3j + i
+    assert peak < 256 << 10, peak  # a table of the source's 1 Mi offsets: 4 MiB
+
+
+def _offsets(shape: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+    """The oracle: the byte offset of every element (C order of `shape`), one table."""
+    offs = np.zeros(1, np.int64)
+    for n, s in zip(shape, strides):
+        offs = np.add.outer(offs, np.arange(n, dtype=np.int64) * s).reshape(-1)
+    return offs
