@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from backends import get_backend
-from ir.errors import NpuOptError
+from ir.errors import InternalError, NpuOptError
 from npu_opt.tune import Space
 
 __all__ = ["Runs", "compare_bits"]
@@ -71,15 +71,25 @@ class Runs:
         self.space, self.seed = space, seed
         self._done: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[np.ndarray, ...]] = {}
         self._want: tuple[np.ndarray, ...] | None = None
+        self._refused: dict[tuple[str, tuple[tuple[str, str], ...]], NpuOptError] = {}
 
     def _fresh(self) -> tuple[Any, ...]:  # every run gets its own arrays: in-out results are written in place
         return tuple(self.space.inputs(np.random.default_rng(self.seed)))
 
     def results(self, params: dict[str, Any], backend: str = "cpu") -> tuple[np.ndarray, ...]:
-        """The candidate's results on `backend`."""
+        """The candidate's results on `backend`; a refusal when it runs (an NpuOptError other
+        than an internal error: a backend's limit) is raised again without a second run."""
         key = (backend, _key(params))
+        if key in self._refused:
+            raise self._refused[key]
         if key not in self._done:
-            self._done[key] = _results(get_backend(backend).run(self.space.factory(**params), self._fresh()))
+            try:
+                self._done[key] = _results(get_backend(backend).run(self.space.factory(**params), self._fresh()))
+            except InternalError:
+                raise
+            except NpuOptError as e:
+                self._refused[key] = e
+                raise
         return self._done[key]
 
     def golden(self) -> tuple[np.ndarray, ...]:
@@ -94,7 +104,12 @@ class Runs:
     def check(self, params: dict[str, Any]) -> str:
         """"pass", or "fail: " and what differed (see the module docstring)."""
         golden = self.golden() if self.space.exact else None
-        cpu, visa = self.results(params, "cpu"), self.results(params, "visa")
+        try:
+            cpu, visa = self.results(params, "cpu"), self.results(params, "visa")
+        except InternalError:
+            raise
+        except NpuOptError as e:  # refused when run (a limit of a backend): the next candidate is checked
+            return f"fail: it does not run: {_refusal(e)}"
         if self.space.oracle is not None:
             if self._want is None:
                 self._want = _results(self.space.oracle(*self._fresh()))
@@ -119,5 +134,16 @@ def _label(params: dict[str, Any]) -> str:
 def compare_bits(runs: Runs, a: dict[str, Any], b: dict[str, Any]) -> str:
     """"same" when candidates `a` and `b` give the same bits on the cpu backend, else "other: "
     and what differs."""
-    why = bits_differ(runs.results(b), runs.results(a))
+    try:
+        why = bits_differ(runs.results(b), runs.results(a))
+    except InternalError:
+        raise
+    except NpuOptError as e:  # the other candidate does not run (the winner did)
+        return f"other: it does not run: {_refusal(e)}"
     return "same" if why is None else f"other: {why}"
+
+
+def _refusal(e: NpuOptError) -> str:
+    """`error[CODE]: ` and the first line of the refusal's message."""
+    lines = str(e).splitlines()
+    return f"error[{e.code}]: {lines[0]}" if lines else f"error[{e.code}]"

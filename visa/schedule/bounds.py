@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from visa.schedule.loops import repeats
+from visa.schedule.loops import step_repeats
 from visa.schedule.model import Bound, launch_cycles
 from visa.schedule.rates import Rates
 from visa.schedule.steps import DMA_CONTEXT, build_steps, mac_peak
@@ -154,7 +154,7 @@ def work(kernel: Any, rates: Rates, target: Any) -> Work:
     steps = build_steps(kernel, rates, target)
     contexts: dict[str, dict[str, int]] = {}
     commands = programs = moved = penalty = 0
-    for step, n in zip(steps, repeats(kernel)):
+    for step, n in zip(steps, step_repeats(kernel)):
         parts = contexts.setdefault(step.context, {})
         if step.dma is not None:
             d = step.dma

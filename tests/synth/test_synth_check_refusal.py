@@ -1,0 +1,66 @@
+"""A candidate the backends refuse when they run it (an implementation limit such as
+MAP-limit, not a bug) fails its check and the next candidate is checked: the search never
+stops on it. Found on a padded GEMM (300 x 200 x 100), whose fastest candidate's layout
+needs a mapping table over the limit on the cpu backend; an internal error still stops
+the search, loudly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npu_opt
+from driver import tune_bits
+from driver.discover import load_file
+from driver.synth import synthesize
+from driver.tune_bits import Runs
+from ir.errors import InternalError, NpuOptError
+from npu_opt.synth import contraction
+from npu_opt.synth.space import space_of
+
+
+class _Refusing:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def run(self, *_args, **_kwargs):
+        raise self.error
+
+
+def _spec():
+    return contraction("out[m,n] = a[m,k] * w[n,k]", sizes=dict(m=64, n=64, k=64))
+
+
+def test_a_candidate_refused_when_run_fails_its_check(monkeypatch) -> None:
+    space = space_of(_spec(), run=True)
+    runs = Runs(space, 0)
+    monkeypatch.setattr(tune_bits, "get_backend", lambda name: _Refusing(NpuOptError("too big a table", code="MAP-limit")))
+    verdict = runs.check(space.points()[0])
+    assert verdict == "fail: it does not run: error[MAP-limit]: too big a table"
+
+
+def test_an_internal_error_when_run_is_not_a_failed_check(monkeypatch) -> None:
+    space = space_of(_spec(), run=True)
+    monkeypatch.setattr(tune_bits, "get_backend", lambda name: _Refusing(InternalError("a bug")))
+    with pytest.raises(InternalError):
+        Runs(space, 0).check(space.points()[0])
+
+
+def test_a_padded_gemm_whose_fastest_candidate_hits_a_backend_limit_still_synthesizes(tmp_path) -> None:
+    spec = contraction("out[m,n] = a[m,k] * w[n,k]", sizes=dict(m=300, n=200, k=100))
+    result = synthesize(spec, tmp_path)
+    winner = result.tune.winner
+    assert winner is not None and winner.checked.startswith("pass")
+    refused = [c for c in result.tune.candidates if (c.checked or "").startswith("fail: it does not run")]
+    assert refused, "a checked candidate the cpu backend cannot run (MAP-limit) is a failed check"
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (300, 100)).astype(np.int8)
+    w = rng.integers(-128, 128, (200, 100)).astype(np.int8)
+    want = a.astype(np.int64) @ w.astype(np.int64).T
+    module, error = load_file(result.source_path)
+    assert error is None, error
+    kernel = getattr(module, spec.name)
+    for backend in ("cpu", "visa"):
+        result_host = np.zeros((320, 224), np.int32)  # the kernel's padded result, written in place
+        npu_opt.run(kernel, *spec.pad(a, w), result_host, backend=backend)
+        assert np.array_equal(result_host[:300, :200].astype(np.int64), want), backend
