@@ -16,7 +16,9 @@ import pytest
 from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
+from npu_opt.synth.space import points
 from npu_opt.synth.spec import contraction
+from npu_opt.synth.tiling import proxy_sizes, runs_in_full
 
 SHARED = "out[b,m,n] = a[b,m,k] * w[n,k]"
 NUMPY = "out[m,n] = a[m,k] * b[k,n]"
@@ -75,3 +77,13 @@ def test_the_kernel_sees_the_merged_rows_and_the_transposed_operand() -> None:
     assert shared.padded["bm"] == 128 and shared.shape(("bm", "k")) == (128, 32)
     plain = contraction(NUMPY, sizes=dict(m=32, n=64, k=32))
     assert plain.operands == (("a", ("m", "k")), ("b", ("n", "k"))) and plain.transposed == ("b",)
+
+
+def test_a_merged_spelling_too_large_to_run_is_checked_at_proxy_sizes_it_accepts() -> None:
+    spec = contraction(SHARED, sizes=dict(b=16, m=1024, n=512, k=256))
+    assert not runs_in_full(spec)
+    point = {lever: values[0] for lever, values in points(spec).items()}
+    sizes = proxy_sizes(spec, point)
+    proxy = contraction(SHARED, sizes=sizes)  # the proxy is the user's spelling at smaller sizes
+    assert set(sizes) == {"b", "m", "n", "k"} and runs_in_full(proxy)
+    assert sizes["b"] == 1 and proxy.padded["bm"] <= spec.padded["bm"]
