@@ -16,7 +16,7 @@ import pytest
 from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
-from npu_opt.synth.space import points
+from npu_opt.synth.space import points, source
 from npu_opt.synth.spec import contraction
 from npu_opt.synth.tiling import proxy_sizes, runs_in_full
 
@@ -87,3 +87,15 @@ def test_a_merged_spelling_too_large_to_run_is_checked_at_proxy_sizes_it_accepts
     proxy = contraction(SHARED, sizes=sizes)  # the proxy is the user's spelling at smaller sizes
     assert set(sizes) == {"b", "m", "n", "k"} and runs_in_full(proxy)
     assert sizes["b"] == 1 and proxy.padded["bm"] <= spec.padded["bm"]
+
+
+def test_the_kernel_file_says_what_the_host_does() -> None:
+    shared = source(contraction(SHARED, sizes=dict(b=2, m=64, n=64, k=32)),
+                    {lever: values[0] for lever, values in points(contraction(SHARED, sizes=dict(
+                        b=2, m=64, n=64, k=32))).items()})
+    assert "Host-side view: b and m are merged into one row index bm (BM=128)" in shared
+    spec = contraction(NUMPY, sizes=dict(m=64, n=64, k=32))
+    plain = source(spec, {lever: values[0] for lever, values in points(spec).items()})
+    assert "Host-side transpose: b[k,n] is stored with the contracted index first" in plain
+    usual = contraction("out[m,n] = a[m,k] * w[n,k]", sizes=dict(m=64, n=64, k=32))
+    assert "Host-side" not in source(usual, {lever: values[0] for lever, values in points(usual).items()})
