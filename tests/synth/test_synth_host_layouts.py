@@ -99,3 +99,42 @@ def test_the_kernel_file_says_what_the_host_does() -> None:
     assert "Host-side transpose: b[k,n] is stored with the contracted index first" in plain
     usual = contraction("out[m,n] = a[m,k] * w[n,k]", sizes=dict(m=64, n=64, k=32))
     assert "Host-side" not in source(usual, {lever: values[0] for lever, values in points(usual).items()})
+
+
+# other spellings of the two views: the weight first, the merged rows last in the result, both
+# operands k-first, a bias and ReLU after the merged GEMM, the merged rows split over two chips
+VARIANTS = [
+    ("out[b,m,n] = w[n,k] * a[b,m,k]", dict(b=2, m=48, n=64, k=32), []),
+    ("out[n,b,m] = a[b,m,k] * w[n,k]", dict(b=3, m=32, n=40, k=64), []),
+    ("out[b,m,n] = a[k,b,m] * w[k,n]", dict(b=2, m=40, n=32, k=32), []),
+    ("out[m,n] = a[k,m] * b[k,n]", dict(m=72, n=32, k=64), []),
+    ("out[b,m,n] = relu(a[b,m,k] * w[n,k] + c[n])", dict(b=2, m=64, n=64, k=32), []),
+    ("out[b,m,n] = a[b,m,k] * w[n,k]", dict(b=2, m=64, n=64, k=32), ["--target", "rngd-2chip"]),
+]
+
+
+@pytest.mark.parametrize("einsum, sizes, extra", VARIANTS, ids=[str(n) for n in range(len(VARIANTS))])
+def test_other_spellings_of_the_views_equal_numpy(einsum: str, sizes: dict[str, int], extra: list[str],
+                                                  tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "out"
+    text = ",".join(f"{k}={v}" for k, v in sizes.items())
+    assert main(["synth", einsum, "--sizes", text, "-o", str(out), "--top", "1", *extra]) == 0, \
+        capsys.readouterr().err
+    module, error = load_file(out / "synth_kernel.py")
+    assert error is None
+    spec = contraction(einsum, sizes=sizes, chips=2 if extra else 1)
+    rng = np.random.default_rng(5)
+    lhs, rhs = einsum.replace(" ", "").split("=")
+    bias = "+c[n]" in rhs
+    rhs = rhs.removeprefix("relu(").split("+")[0]
+    letters = [s[s.index("[") + 1:s.index("]")].replace(",", "") for s in [lhs, *rhs.split("*")]]
+    ops = [rng.integers(-128, 128, tuple(sizes[i] for i in idx), dtype=np.int8) for idx in letters[1:]]
+    want = np.einsum(f"{letters[1]},{letters[2]}->{letters[0]}", *[x.astype(np.int64) for x in ops])
+    if bias:
+        c = rng.integers(-5000, 5000, sizes["n"]).astype(np.int32)
+        want = np.maximum(want + c, 0)
+        ops.append(c)
+    for backend in ("cpu", "visa"):
+        result = np.zeros(spec.shape(spec.result[1]), np.int32)
+        get_backend(backend).run(module.synth_kernel, (*spec.pad(*ops), result))
+        assert np.array_equal(spec.unpad(result), want.astype(np.int32)), backend
