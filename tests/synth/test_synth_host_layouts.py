@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from backends import get_backend
 from driver.cli import main
 from driver.discover import load_file
 from npu_opt.synth.space import points, source
-from npu_opt.synth.spec import contraction
+from npu_opt.synth.spec import Contraction, contraction
 from npu_opt.synth.tiling import proxy_sizes, runs_in_full
 
 SHARED = "out[b,m,n] = a[b,m,k] * w[n,k]"
@@ -45,16 +46,32 @@ def _check(einsum: str, seed: int, tmp_path: Path, capsys: pytest.CaptureFixture
     module, error = load_file(out / "synth_kernel.py")
     assert error is None
     spec = contraction(einsum, dtype=dtype, sizes=sizes)
-    rng = np.random.default_rng(100 + seed)
+    _run_both(module, spec, *_numpy(einsum, sizes, spec, np.random.default_rng(100 + seed)))
+
+
+def _numpy(einsum: str, sizes: dict[str, int], spec: Contraction, rng: np.random.Generator
+           ) -> tuple[list[np.ndarray], np.ndarray]:
+    """Seeded operands of the given sizes in the user's layout (and a bias `c[n]` when the
+    einsum adds one) and the result numpy's einsum makes of them, ReLU applied with the bias."""
     din, dout = spec.host_dtypes()
-    subs = einsum.replace(" ", "").split("=")
-    letters = [s[s.index("[") + 1:-1].replace(",", "") for s in [subs[0], *subs[1].split("*")]]
+    lhs, rhs = einsum.replace(" ", "").split("=")
+    bias = "+c[n]" in rhs
+    rhs = rhs.removeprefix("relu(").split("+")[0]
+    letters = [s[s.index("[") + 1:s.index("]")].replace(",", "") for s in [lhs, *rhs.split("*")]]
     ops = [rng.integers(-128, 128, tuple(sizes[i] for i in idx), dtype=np.int8) if din == np.int8
            else rng.integers(-8, 9, tuple(sizes[i] for i in idx)).astype(din) for idx in letters[1:]]
     wide = [x.astype(np.int64 if x.dtype == np.int8 else np.float64) for x in ops]
-    want = np.einsum(f"{letters[1]},{letters[2]}->{letters[0]}", *wide).astype(dout)
+    want = np.einsum(f"{letters[1]},{letters[2]}->{letters[0]}", *wide)
+    if bias:
+        c = rng.integers(-5000, 5000, sizes["n"]).astype(np.int32)
+        want = np.maximum(want + c, 0)
+        ops.append(c)
+    return ops, want.astype(dout)
+
+
+def _run_both(module: ModuleType, spec: Contraction, ops: list[np.ndarray], want: np.ndarray) -> None:
     for backend in ("cpu", "visa"):
-        result = np.zeros(spec.shape(spec.result[1]), dout)
+        result = np.zeros(spec.shape(spec.result[1]), spec.host_dtypes()[1])
         get_backend(backend).run(module.synth_kernel, (*spec.pad(*ops), result))
         assert np.array_equal(spec.unpad(result), want), backend
 
@@ -123,18 +140,4 @@ def test_other_spellings_of_the_views_equal_numpy(einsum: str, sizes: dict[str, 
     module, error = load_file(out / "synth_kernel.py")
     assert error is None
     spec = contraction(einsum, sizes=sizes, chips=2 if extra else 1)
-    rng = np.random.default_rng(5)
-    lhs, rhs = einsum.replace(" ", "").split("=")
-    bias = "+c[n]" in rhs
-    rhs = rhs.removeprefix("relu(").split("+")[0]
-    letters = [s[s.index("[") + 1:s.index("]")].replace(",", "") for s in [lhs, *rhs.split("*")]]
-    ops = [rng.integers(-128, 128, tuple(sizes[i] for i in idx), dtype=np.int8) for idx in letters[1:]]
-    want = np.einsum(f"{letters[1]},{letters[2]}->{letters[0]}", *[x.astype(np.int64) for x in ops])
-    if bias:
-        c = rng.integers(-5000, 5000, sizes["n"]).astype(np.int32)
-        want = np.maximum(want + c, 0)
-        ops.append(c)
-    for backend in ("cpu", "visa"):
-        result = np.zeros(spec.shape(spec.result[1]), np.int32)
-        get_backend(backend).run(module.synth_kernel, (*spec.pad(*ops), result))
-        assert np.array_equal(spec.unpad(result), want.astype(np.int32)), backend
+    _run_both(module, spec, *_numpy(einsum, sizes, spec, np.random.default_rng(5)))
