@@ -46,6 +46,22 @@ def hbm_axes(name: str, idx: tuple[str, ...]) -> str:
     return ", ".join(i.upper() for i in idx)
 
 
+def host_views(spec: Any) -> list[str]:
+    """The docstring's lines on what `Contraction.pad` and `unpad` do on the host besides
+    padding: merge indices into the kernel's rows, transpose an operand stored k-first."""
+    lines = []
+    if spec.merged:
+        row = next(i for i in spec.result[1] if i not in spec.sizes)
+        lines.append(f"Host-side view: {' and '.join(spec.merged)} are merged into one row index {row} "
+                     f"({row.upper()}={spec.padded[row]}); pad reshapes, unpad splits them again.")
+    for name in spec.transposed:
+        given = dict(spec.given[1:])[name]
+        lines.append(f"Host-side transpose: {name}[{','.join(given)}] is stored with the contracted index first; "
+                     f"pad transposes it to {name}[{','.join(dict(spec.operands)[name])}] on the host "
+                     "(the kernel reads it k-innermost).")
+    return lines
+
+
 def header(spec: Any, point: dict[str, Any]) -> list[str]:
     choice = ", ".join(f"{k}={v!r}" for k, v in point.items())
     sizes = ", ".join(f"{i.upper()}={n}" for i, n in spec.padded.items())
@@ -56,6 +72,7 @@ def header(spec: Any, point: dict[str, Any]) -> list[str]:
             + (f" (its rows to whole passes of {target.slices(spec)} slices)" if spec.form == "gemv" else "")
             + f": {sizes}",
             "(pad the host arrays with zeros and cut the result: npu_opt.synth.Contraction.pad / unpad).",
+            *host_views(spec),
             f"The search's choice: {choice}.",
             '"""', "", "from npu_opt import *", *target.imports(spec), "", f"axes({target.axes_prefix(spec)}{sizes})", ""]
 

@@ -103,6 +103,21 @@ class Contraction:
     pe: int = 8  # processing elements of each chip (npu_opt/synth/target.py)
     chips: int = 1
     split: str | None = None  # the result index split over the chips
+    # host-side views (docs/synth.md): the user's result indices merged into the kernel's
+    # row index (named by joining them), and the operands stored with the contracted index
+    # first, transposed by `pad`; `given` holds the user's accesses (result first) when either is set
+    merged: tuple[str, ...] = ()
+    transposed: tuple[str, ...] = ()
+    given: tuple[Access, ...] = ()
+
+    @property
+    def kernel_sizes(self) -> dict[str, int]:
+        """Each kernel index's given size: the merged row index's is the product of its parts'."""
+        if not self.merged:
+            return self.sizes
+        sizes = {i: n for i, n in self.sizes.items() if i not in self.merged}
+        sizes["".join(self.merged)] = int(np.prod([self.sizes[i] for i in self.merged]))
+        return sizes
 
     @property
     def result_dtype(self) -> str:
@@ -115,7 +130,7 @@ class Contraction:
         batch's is not), a GEMV's rows beyond one pass to whole passes (a multiple of the
         slices); a chip's share of the split index on a multi-chip target."""
         sizes = {k: synth_target.per_chip(v, self.chips, k == self.batch, _pad) if k == self.split
-                 else v if k == self.batch else _pad(v) for k, v in self.sizes.items()}
+                 else v if k == self.batch else _pad(v) for k, v in self.kernel_sizes.items()}
         if self.form == "gemv":  # a GEMV's passes of one row per slice: rows beyond one pass fill whole passes
             (row,), slices = self.result[1], synth_target.slices(self)
             sizes[row] = sizes[row] if sizes[row] <= slices else -(-sizes[row] // slices) * slices
@@ -125,14 +140,26 @@ class Contraction:
         """The host shape of the kernel's tensor indexed `indices` (a leading dimension of
         chips on a multi-chip target), or with `padded=False` the given sizes."""
         if not padded:
-            return tuple(self.sizes[i] for i in indices)
+            return tuple({**self.sizes, **self.kernel_sizes}[i] for i in indices)
         return (self.chips,) * (self.chips > 1) + tuple(self.padded[i] for i in indices)
 
     def pad(self, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         """The operands (einsum order, given sizes), then the bias if the epilogue adds one,
-        zero-padded to the kernel's host arrays (split over the chips of a multi-chip target)."""
+        zero-padded to the kernel's host arrays (split over the chips of a multi-chip target).
+        An operand stored transposed is transposed and merged indices are reshaped into one here,
+        on the host: the kernel reads the array in its own layout."""
         bias = [(self.epilogue.bias[0], (self.epilogue.bias[1],))] if self.epilogue and self.epilogue.bias else []
+        arrays = tuple(self.kernel_layout(name, a) for (name, _), a in zip(self.operands, arrays)) + arrays[2:]
         return tuple(self.host(a, idx) for (_, idx), a in zip([*self.operands, *bias], arrays))
+
+    def kernel_layout(self, name: str, a: np.ndarray) -> np.ndarray:
+        """The user's array of operand `name` in the kernel's layout: transposed when it is
+        stored with the contracted index first, its merged indices reshaped into one."""
+        if name in self.transposed:
+            a = np.ascontiguousarray(np.moveaxis(a, 0, -1))
+        if self.merged and a.ndim == 3:
+            a = a.reshape(self.shape(dict(self.operands)[name], padded=False))
+        return a
 
     def host(self, a: np.ndarray, idx: tuple[str, ...]) -> np.ndarray:
         """The host array of one tensor indexed `idx` from its array of the given sizes."""
@@ -143,7 +170,8 @@ class Contraction:
     def unpad(self, result: np.ndarray) -> np.ndarray:
         """The kernel's (padded) result host array as one array cut to the given sizes."""
         whole = synth_target.from_host(self, result, self.result[1])
-        return whole[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
+        whole = whole[tuple(slice(0, n) for n in self.shape(self.result[1], padded=False))]
+        return whole.reshape(self.shape(self.given[0][1], padded=False)) if self.merged else whole
 
     def host_dtypes(self) -> tuple[np.dtype, np.dtype]:
         a, b = DTYPES[(self.dtype_in, self.dtype_out)]
@@ -214,6 +242,7 @@ def _contraction(text: str, dtype: str, sizes: dict[str, int] | None, name: str)
                                contracted=k, dtype_in=_dtypes(dtype)[0], dtype_out=_dtypes(dtype)[1],
                                sizes=_sizes(text, used, sizes), name=name, batch=batch[0],
                                epilogue=epilogue)
+    ridx, operands, merged, transposed = _host_views(ridx, operands, k, used)
     if len(ridx) == 2 and all(len(idx) == 2 for _, idx in operands) and \
             {i for _, idx in operands for i in idx if i != k} == set(ridx) and \
             all(sum(i in idx for i in ridx) == 1 for _, idx in operands):
@@ -221,12 +250,41 @@ def _contraction(text: str, dtype: str, sizes: dict[str, int] | None, name: str)
     elif len(ridx) == 1 and sorted(len(idx) for _, idx in operands) == [1, 2]:
         form = "gemv"
     else:
-        raise _usage(f"{text!r} is not a form synth builds: a GEMM `out[m,n] = a[m,k] * w[n,k]`, a batched "
-                     "GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]` or a GEMV `out[m] = a[m,k] * x[k]`")
+        raise _usage(f"{text!r} is not a form synth builds: a GEMM `out[m,n] = a[m,k] * w[n,k]` (an operand "
+                     "may be stored `b[k,n]`), a batched GEMM `out[b,m,n] = a[b,m,k] * w[b,n,k]`, a weight shared "
+                     "over a batch `out[b,m,n] = a[b,m,k] * w[n,k]` or a GEMV `out[m] = a[m,k] * x[k]`")
     din, dout = _dtypes(dtype)
+    given = tuple(accesses) if merged or transposed else ()
     return Contraction(text=text, form=form, result=(rname, ridx), operands=tuple(operands), contracted=k,
                        dtype_in=din, dtype_out=dout, sizes=_sizes(text, used, sizes), name=name,
-                       epilogue=epilogue)
+                       epilogue=epilogue, merged=merged, transposed=transposed, given=given)
+
+
+def _host_views(ridx: tuple[str, ...], operands: list[Access], k: str, used: set[str]
+                ) -> tuple[tuple[str, ...], list[Access], tuple[str, ...], tuple[str, ...]]:
+    """The kernel's GEMM accesses of a spelling `Contraction.pad` views on the host: a
+    three-index operand whose two kept indices stand side by side, in the same order, in it
+    and in a three-index result (`out[b,m,n] = a[b,m,k] * w[n,k]`) has them merged into one
+    row index; a two-index operand with the contracted index first (`b[k,n]`) is transposed.
+    Returns the kernel's result indices and operands, the merged indices and the transposed
+    operands' names (the spelling unchanged when neither applies)."""
+    merged: tuple[str, ...] = ()
+    if len(ridx) == 3 and sorted(len(idx) for _, idx in operands) == [2, 3] and all(k in i for _, i in operands):
+        (aname, aidx), = [o for o in operands if len(o[1]) == 3]
+        kept = tuple(i for i in aidx if i != k)
+        at = [ridx.index(i) if i in ridx else -9 for i in kept]
+        if aidx.index(k) in (0, 2) and at[1] == at[0] + 1:
+            merged, row = kept, "".join(kept)
+            while row in used or row.upper() in {i.upper() for i in used}:
+                row += "_"
+            ridx = ridx[:at[0]] + (row,) + ridx[at[0] + 2:]
+            operands = [(n, (row, k) if aidx[-1] == k else (k, row)) if n == aname else (n, idx)
+                        for n, idx in operands]
+    transposed: tuple[str, ...] = ()
+    if len(ridx) == 2 and all(len(idx) == 2 for _, idx in operands):
+        transposed = tuple(n for n, idx in operands if idx[0] == k)
+        operands = [(n, idx[::-1]) if n in transposed else (n, idx) for n, idx in operands]
+    return ridx, operands, merged, transposed
 
 
 def _dtypes(dtype: str) -> tuple[str, str]:

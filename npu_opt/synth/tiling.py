@@ -342,6 +342,9 @@ def proxy_sizes(spec: Any, point: dict[str, Any]) -> dict[str, int]:
     sizes[spec.contracted] = min(size[spec.contracted], 64 * g.sk * g.tb)
     if spec.batch is not None:  # two steps of the batch (of `sb` elements each when it spans slices)
         sizes[spec.batch] = min(sizes[spec.batch], 2 * g.sb)
+    if spec.merged:  # the merged rows as the user's indices: one of each leading part, the rows in the last
+        rows = sizes.pop(mi)
+        sizes.update({i: 1 for i in spec.merged[:-1]}, **{spec.merged[-1]: rows})
     return sizes
 
 
