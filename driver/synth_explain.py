@@ -34,7 +34,7 @@ CLASSES = {"dma movement": "HBM<->DM movement", "dma start-up": "start-up", "pro
 def demand(spec: Contraction) -> Demand:
     """What every kernel of `spec` must do on one chip: the given sizes' MACs and tensors (the
     padding is a choice of the kernel, not of the contraction), a chip's share of them."""
-    sizes, chips = spec.sizes, spec.chips
+    sizes, chips = spec.kernel_sizes, spec.chips  # a merged row index (docs/synth.md) by its parts' product
 
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
         return math.ceil(math.prod(sizes[i] for i in indices) * _BYTES[dtype] / chips)
