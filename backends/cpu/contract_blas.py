@@ -19,7 +19,8 @@ leave a -0, so +0 is added to every result. NaN, infinities and subnormal operan
 the chip reads as zeros) are left to the exact cores, as are padding leaves and skipped
 time steps.
 
-`contract` computes acc (rows, I, J, N') of `backends.cpu.contract_fast` from the distinct
+`contract` computes the result cells (rows, cells) of `backends.cpu.contract_fast` (the
+accumulator acc (rows, I, J, N') placed by the plan's `dest`, `contract_jit.place`) from the distinct
 stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows read most
 pairs of an A row class and a W row class, one matmul of every A class against every W
 class; otherwise one matmul per spatial row (a stack). BLAS runs with its pool at
@@ -34,11 +35,16 @@ from numpy.lib.stride_tricks import as_strided
 
 from ir.blas import blas_threads
 
+from backends.cpu import contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
+from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import pool
 
 __all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
+
+_SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
+"""`_source_cells` per result-cell array `dest` of a plan."""
 
 _NONE = 1 << 14
 """The unit exponent `unit_range` gives when every value is a zero."""
@@ -124,9 +130,9 @@ def _widened(raw: np.ndarray, gather: Gather) -> np.ndarray:
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
              threads: int, blas: int | None) -> np.ndarray | None:
-    """acc (rows, I, J, N') of two bf16 operands (`stored_*`: distinct stored rows and each
-    spatial row's class, `contract_jit.stored_rows`) by float32 BLAS, or None when some sum
-    could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
+    """The result cells (rows, cells), acc (rows, I, J, N') placed (`_placed`), of two bf16
+    operands (`stored_*`: distinct stored rows and each spatial row's class,
+    `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
     half_a, half_w = raw_a.view(np.uint16), raw_w.view(np.uint16)  # every stored cell: more than read, never less
     ra = unit_floor(half_a)
@@ -149,10 +155,39 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
         else:  # one per spatial row
             acc = _matmul(fa[ca], fw[cw].transpose(0, 1, 3, 2), threads if blas == 1 else 1)
-    moved = np.moveaxis(acc, 1, 3)  # (rows, I, J, N')
-    out = np.empty(moved.shape, np.float32)
-    np.add(moved, np.float32(0), out=out)  # one pass: the copy, and a -0 BLAS left made the chip's +0
+    return _placed(acc, plan.dest, plan.out_cells)
+
+
+def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
+    """(rows, cells): `contract_jit.place` of acc (rows, N', I, J) moved to (rows, I, J, N'),
+    a -0 BLAS left made the chip's +0. When `dest` is a permutation of the cells, one take
+    straight from acc's own order (the move, the broadcast over Z and the placing in one
+    pass; the index found once per `dest`). A strided view read in place of the take when
+    the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
+    found = _SOURCES.get(dest)
+    if found is None:
+        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    if found[0] != cells or found[1] is None:
+        out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
+    else:
+        out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
+    np.add(out, np.float32(0), out=out)
     return out
+
+
+def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
+    """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
+    (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
+    flat = dest.reshape(-1)
+    if flat.size != cells:
+        return cells, None
+    inverse = np.full(cells, -1, np.int64)
+    inverse[flat] = np.arange(cells)
+    if (inverse < 0).any():
+        return cells, None
+    ni, nj, nn, nz = dest.shape
+    i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))
+    return cells, (n * ni + i) * nj + j
 
 
 def _matmul(left: np.ndarray, right: np.ndarray, threads: int) -> np.ndarray:

@@ -120,6 +120,27 @@ def test_widened_reads_the_layout_cells(strided: bool) -> None:
         assert got[row, nn, ii, kk] == values[row, index[ii, kk // r, kk % r, nn]]
 
 
+@pytest.mark.parametrize("permutation", [True, False])
+def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
+    """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
+    Z, -0 made +0, +0 where nothing lands; checked cell by cell (a dest that is not a
+    permutation of the cells takes the general placing)."""
+    rng = np.random.default_rng(5)
+    rows, nn, ni, nj, nz = 3, 2, 4, 5, 2
+    acc = rng.integers(-3, 4, (rows, nn, ni, nj)).astype(np.float32)
+    acc[acc == 0] = -0.0
+    cells = ni * nj * nn * nz + (0 if permutation else 7)
+    dest = rng.permutation(cells)[:ni * nj * nn * nz].reshape(ni, nj, nn, nz)
+    got = contract_blas._placed(acc, dest, cells)
+    want = np.zeros((rows, cells), np.float32)
+    for i, j, n, z in np.ndindex(*dest.shape):
+        want[:, dest[i, j, n, z]] = acc[:, n, i, j] + np.float32(0)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert not np.signbit(got[got == 0]).any()
+    again = contract_blas._placed(acc * 2, dest, cells)  # the index kept for this dest
+    np.testing.assert_array_equal(again, want * 2 + np.float32(0))
+
+
 # ---- whole kernels drawn at random ---------------------------------------------------------
 
 DRAWN = draw(61, 5, scale="small", dtypes=("bf16:f32",))
