@@ -19,7 +19,8 @@ leave a -0, so +0 is added to every result. NaN, infinities and subnormal operan
 the chip reads as zeros) are left to the exact cores, as are padding leaves and skipped
 time steps.
 
-`contract` computes acc (rows, I, J, N') of `backends.cpu.contract_fast` from the distinct
+`contract` computes the result cells (rows, cells) of `backends.cpu.contract_fast` (the
+accumulator acc (rows, I, J, N') placed by the plan's `dest`, `contract_jit.place`) from the distinct
 stored rows of each operand (`contract_jit.stored_rows`): when the spatial rows read most
 pairs of an A row class and a W row class, one matmul of every A class against every W
 class; otherwise one matmul per spatial row (a stack). BLAS runs with its pool at
@@ -34,11 +35,16 @@ from numpy.lib.stride_tricks import as_strided
 
 from ir.blas import blas_threads
 
+from backends.cpu import contract_jit
 from backends.cpu.contract_float import PARALLEL_MIN
+from backends.cpu.lru import ByObject
 from backends.cpu.contract_plan import Gather
 from backends.cpu.thread_pool import pool
 
-__all__ = ["contract", "no_rounding", "unit_range"]
+__all__ = ["contract", "no_rounding", "unit_floor", "unit_range"]
+
+_SOURCES: ByObject[tuple[int, np.ndarray | None]] = ByObject()
+"""`_source_cells` per result-cell array `dest` of a plan."""
 
 _NONE = 1 << 14
 """The unit exponent `unit_range` gives when every value is a zero."""
@@ -72,6 +78,25 @@ def unit_range(cells: np.ndarray) -> tuple[int, int] | None:
     return top, unit
 
 
+def unit_floor(cells: np.ndarray) -> tuple[int, int] | None:
+    """(largest magnitude pattern, a unit exponent no larger than `unit_range`'s) of bf16
+    patterns `cells` in a few plain passes (no table look-up): the smallest nonzero value's
+    exponent plus the fewest trailing zeros of any significand (those of the OR of all the
+    patterns), both minima possibly of different values, so never above the true one. None
+    exactly when `unit_range` gives None."""
+    mag = np.bitwise_and(cells, np.uint16(0x7FFF)).reshape(-1)
+    if mag.size == 0:
+        return 0, _NONE
+    top = int(mag.max())
+    low = int(np.subtract(mag, np.uint16(1)).min()) + 1  # the smallest nonzero (a zero wraps to the top)
+    if low == 0x10000:
+        return 0, _NONE
+    if top >= 0x7F80 or low < 0x80:  # NaN or an infinity; a subnormal
+        return None
+    frac = int(np.bitwise_or.reduce(mag)) & 0x7F | 0x80
+    return top, (low >> 7) + (frac & -frac).bit_length() - 1 - 134
+
+
 def no_rounding(a: tuple[int, int], w: tuple[int, int], terms: int) -> bool:
     """True when sums of at most `terms` products of values in the `unit_range`s `a` and `w`
     are float32 numbers, normal or zero, in any order (the module docstring)."""
@@ -86,9 +111,10 @@ def _value(pattern: int) -> float:
     return float(np.array(pattern << 16, np.uint32).view(np.float32))
 
 
-def _cells(raw: np.ndarray, gather: Gather) -> np.ndarray:
-    """The bf16 patterns (classes, N', I|J, K = g R) a layout (I|J, g, R, N') reads from
-    stored rows `raw`: a strided view copied once when the layout is affine."""
+def _widened(raw: np.ndarray, gather: Gather) -> np.ndarray:
+    """The bf16 values (classes, N', I|J, K = g R) a layout (I|J, g, R, N') reads from stored
+    rows `raw`, as float32 (a shift of each pattern: no NaN, no subnormal, `unit_range` saw to
+    it): the gather, the transpose and the widening in one pass over the cells."""
     half = raw.view(np.uint16).reshape(raw.shape[0], -1)
     rows, (i, g, r, n) = half.shape[0], gather.groups
     if gather.offset is not None:
@@ -97,30 +123,30 @@ def _cells(raw: np.ndarray, gather: Gather) -> np.ndarray:
                           writeable=False).reshape(rows, i, g, r, n)
     else:
         view = half[:, gather.index.reshape(-1)].reshape(rows, i, g, r, n)
-    return np.ascontiguousarray(view.transpose(0, 4, 1, 2, 3)).reshape(rows, n, i, g * r)
-
-
-def _widen(cells: np.ndarray) -> np.ndarray:
-    """bf16 patterns as float32: a shift (no NaN, no subnormal: `unit_range` saw to it)."""
-    return np.left_shift(cells.astype(np.uint32), np.uint32(16)).view(np.float32)
+    out = np.empty((rows, n, i, g * r), np.uint32)
+    np.left_shift(view.transpose(0, 4, 1, 2, 3), np.uint32(16), out=out.reshape(rows, n, i, g, r))
+    return out.view(np.float32)
 
 
 def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray, np.ndarray], plan,
              threads: int, blas: int | None) -> np.ndarray | None:
-    """acc (rows, I, J, N') of two bf16 operands (`stored_*`: distinct stored rows and each
-    spatial row's class, `contract_jit.stored_rows`) by float32 BLAS, or None when some sum
-    could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
+    """The result cells (rows, cells), acc (rows, I, J, N') placed (`_placed`), of two bf16
+    operands (`stored_*`: distinct stored rows and each spatial row's class,
+    `contract_jit.stored_rows`) by float32 BLAS, or None when some sum could round (`no_rounding`). `plan` has no padding leaves and no skipped steps."""
     (raw_a, ca), (raw_w, cw) = stored_a, stored_w
-    ra = unit_range(raw_a.view(np.uint16))  # every stored cell: more than the layout reads, never less
-    rw = None if ra is None else unit_range(raw_w.view(np.uint16))
-    if ra is None or rw is None or not no_rounding(ra, rw, plan.terms):
+    half_a, half_w = raw_a.view(np.uint16), raw_w.view(np.uint16)  # every stored cell: more than read, never less
+    ra = unit_floor(half_a)
+    rw = None if ra is None else unit_floor(half_w)
+    if ra is None or rw is None:
         return None
-    a, w = _cells(raw_a, plan.a), _cells(raw_w, plan.w)  # (DA, N', I, K), (DW, N', J, K)
-    da, nn, ni, k = a.shape
-    dw, nj = w.shape[0], w.shape[2]
-    rows = ca.size
+    if not no_rounding(ra, rw, plan.terms):  # the floors too low to tell: the units themselves
+        ra, rw = unit_range(half_a), unit_range(half_w)
+        if ra is None or rw is None or not no_rounding(ra, rw, plan.terms):
+            return None
+    fa, fw = _widened(raw_a, plan.a), _widened(raw_w, plan.w)  # (DA, N', I, K), (DW, N', J, K)
+    da, nn, ni, k = fa.shape
+    dw, nj = fw.shape[0], fw.shape[2]
     pairs = np.unique(ca * dw + cw).size
-    fa, fw = _widen(a), _widen(w)
     with blas_threads(blas):
         if da * dw <= 2 * pairs:  # one matmul of every A class against every W class
             left = (fa if nn == 1 else fa.transpose(1, 0, 2, 3)).reshape(nn, da * ni, k)
@@ -129,9 +155,39 @@ def contract(stored_a: tuple[np.ndarray, np.ndarray], stored_w: tuple[np.ndarray
             acc = full.reshape(nn, da, ni, dw, nj)[:, ca, :, cw, :]  # (rows, N', I, J)
         else:  # one per spatial row
             acc = _matmul(fa[ca], fw[cw].transpose(0, 1, 3, 2), threads if blas == 1 else 1)
-    out = np.ascontiguousarray(np.moveaxis(acc, 1, 3))
-    np.add(out, np.float32(0), out=out)  # a -0 BLAS left is the chip's +0
+    return _placed(acc, plan.dest, plan.out_cells)
+
+
+def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
+    """(rows, cells): `contract_jit.place` of acc (rows, N', I, J) moved to (rows, I, J, N'),
+    a -0 BLAS left made the chip's +0. When `dest` is a permutation of the cells, one take
+    straight from acc's own order (the move, the broadcast over Z and the placing in one
+    pass; the index found once per `dest`). A strided view read in place of the take when
+    the permutation is affine measured slower: its inner runs are a lane's 8-16 cells."""
+    found = _SOURCES.get(dest)
+    if found is None:
+        found = _SOURCES.put(dest, _source_cells(dest, cells))
+    if found[0] != cells or found[1] is None:
+        out = contract_jit.place(np.moveaxis(acc, 1, 3), dest, cells)
+    else:
+        out = np.take(acc.reshape(acc.shape[0], -1), found[1], axis=1)
+    np.add(out, np.float32(0), out=out)
     return out
+
+
+def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
+    """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
+    (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
+    flat = dest.reshape(-1)
+    if flat.size != cells:
+        return cells, None
+    inverse = np.full(cells, -1, np.int64)
+    inverse[flat] = np.arange(cells)
+    if (inverse < 0).any():
+        return cells, None
+    ni, nj, nn, nz = dest.shape
+    i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))
+    return cells, (n * ni + i) * nj + j
 
 
 def _matmul(left: np.ndarray, right: np.ndarray, threads: int) -> np.ndarray:

@@ -245,9 +245,9 @@ def _contract_float(outer, s_read: tuple, t_read: tuple, plan: Plan,
     stored_a = stored_w = None
     if both_bf16 and plan.pad is None and plan.skip is None:  # sums that cannot round: BLAS
         stored_a, stored_w = contract_jit.stored_rows(*s_read), contract_jit.stored_rows(*t_read)
-        acc = contract_blas.contract(stored_a, stored_w, plan, options.threads, options.blas_threads)
-        if acc is not None:  # numba neither needed nor counted towards its threshold
-            return contract_jit.place(acc, plan.dest, plan.out_cells).reshape(shape)
+        placed = contract_blas.contract(stored_a, stored_w, plan, options.threads, options.blas_threads)
+        if placed is not None:  # numba neither needed nor counted towards its threshold
+            return placed.reshape(shape)
     jit = contract_jit.enabled(options.jit, shape[0] * math.prod(plan.a.groups) * plan.w.groups[0])
     if jit and stored_a is None:  # the base rows and their map: one row per class widened, the copies never made
         stored_a, stored_w = contract_jit.stored_rows(*s_read), contract_jit.stored_rows(*t_read)

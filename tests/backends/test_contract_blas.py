@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from backends.cpu import CpuBackend, CpuOptions, contract_blas, contract_float
+from backends.cpu.gathers import Gather
 from benchmarks.drawn_kernels import draw
 from tests.backends.oracles import f32_to_bf16_bits
 
@@ -70,6 +71,74 @@ def test_no_rounding_bound_is_tight() -> None:
     assert contract_blas.no_rounding(tiny, tiny, 1)  # 2^-126: the smallest normal
     lower = contract_blas.unit_range(f32_to_bf16_bits(np.array([2.0 ** -64], np.float32)))
     assert not contract_blas.no_rounding(lower, tiny, 1)  # 2^-127 would be flushed
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_unit_floor_never_above_the_unit(seed: int) -> None:
+    """`unit_floor` (the quick first look) gives the true top, a unit no larger than the
+    brute-force one (so a guard it passes, the units pass), and refuses what they refuse."""
+    rng = np.random.default_rng(seed)
+    ints = rng.integers(-255, 256, 300)
+    ints[rng.random(300) < 0.2] = 0
+    scale = 2.0 ** rng.integers(-60, 60, 300) if seed % 2 else 2.0 ** int(rng.integers(-60, 60))
+    patterns = f32_to_bf16_bits((ints * scale).astype(np.float32)).reshape(20, 15)
+    top, unit = _true_range(patterns)
+    got = contract_blas.unit_floor(patterns)
+    assert got[0] == top and got[1] <= unit
+    bad = patterns.copy()
+    bad[3, 4] = (0x7FC1, 0x0001, 0xFF80, 0x807F)[seed % 4]
+    assert contract_blas.unit_floor(bad) is None and _true_range(bad) is None
+
+
+def test_unit_floor_exact_on_one_value_and_zeros() -> None:
+    """One value: its own unit (6.0 = 3 x 2^1; 2^-126 the smallest normal); zeros: none."""
+    for value, unit in ((6.0, 1), (2.0 ** -126, -126), (-40.0, 3), (255.0, 0)):
+        patterns = f32_to_bf16_bits(np.array([value, 0.0, -0.0], np.float32))
+        assert contract_blas.unit_floor(patterns) == _true_range(patterns), value
+        assert contract_blas.unit_floor(patterns)[1] == unit, value
+    assert contract_blas.unit_floor(np.array([0x0000, 0x8000], np.uint16)) == (0, 1 << 14)
+    assert contract_blas.unit_floor(np.zeros(0, np.uint16)) == (0, 1 << 14)
+
+
+@pytest.mark.parametrize("strided", [True, False])
+def test_widened_reads_the_layout_cells(strided: bool) -> None:
+    """`_widened`: the cells (classes, N', I, g R) a gather (I, g, R, N') names in each stored
+    row, as float32, against an index-by-index reading of the bf16 values."""
+    rng = np.random.default_rng(3)
+    i, g, r, n = 3, 2, 4, 2
+    raw = f32_to_bf16_bits(rng.integers(-100, 100, (5, 64)).astype(np.float32))
+    index = rng.permutation(64)[:i * g * r * n].reshape(i, g, r, n)
+    if strided:
+        index = 7 + np.arange(i)[:, None, None, None] * 16 + np.arange(g)[None, :, None, None] * 8 \
+            + np.arange(r)[None, None, :, None] * 2 + np.arange(n)
+    gather = Gather(digits=(0, 1, 2, 3), groups=(i, g, r, n), index=index,
+                    offset=7 if strided else None, shape=(i, g, r, n), strides=(16, 8, 2, 1) if strided else None)
+    got = contract_blas._widened(raw, gather)
+    assert got.dtype == np.float32 and got.shape == (5, n, i, g * r)
+    values = (raw.astype(np.uint32) << 16).view(np.float32)
+    for row, nn, ii, kk in np.ndindex(*got.shape):
+        assert got[row, nn, ii, kk] == values[row, index[ii, kk // r, kk % r, nn]]
+
+
+@pytest.mark.parametrize("permutation", [True, False])
+def test_placed_puts_each_value_at_its_cells(permutation: bool) -> None:
+    """`_placed`: acc (rows, N', I, J) at the cells `dest` (I, J, N', Z) names, repeated over
+    Z, -0 made +0, +0 where nothing lands; checked cell by cell (a dest that is not a
+    permutation of the cells takes the general placing)."""
+    rng = np.random.default_rng(5)
+    rows, nn, ni, nj, nz = 3, 2, 4, 5, 2
+    acc = rng.integers(-3, 4, (rows, nn, ni, nj)).astype(np.float32)
+    acc[acc == 0] = -0.0
+    cells = ni * nj * nn * nz + (0 if permutation else 7)
+    dest = rng.permutation(cells)[:ni * nj * nn * nz].reshape(ni, nj, nn, nz)
+    got = contract_blas._placed(acc, dest, cells)
+    want = np.zeros((rows, cells), np.float32)
+    for i, j, n, z in np.ndindex(*dest.shape):
+        want[:, dest[i, j, n, z]] = acc[:, n, i, j] + np.float32(0)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert not np.signbit(got[got == 0]).any()
+    again = contract_blas._placed(acc * 2, dest, cells)  # the index kept for this dest
+    np.testing.assert_array_equal(again, want * 2 + np.float32(0))
 
 
 # ---- whole kernels drawn at random ---------------------------------------------------------
