@@ -41,9 +41,11 @@ from ir.kept_bundle import bundle, text_key
 
 __all__ = ["install"]
 
-# Our packages, and attrs' own classes defined after attr._make (its validators: the same
-# for every process of one attrs installation).
-_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.")
+# Our packages, attrs' own classes defined after attr._make (its validators: the same
+# for every process of one attrs installation), and lsprotocol's (`npu-opt lsp`'s protocol
+# types: some 570 attrs classes whose compiling was half of the language server's start-up,
+# of which the server runs a few dozen methods; and pygls' few).
+_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.", "lsprotocol.", "pygls.")
 _INSTALLED: list[Any] = []  # attrs' own compile step, once wrapped
 
 

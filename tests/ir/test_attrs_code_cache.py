@@ -135,6 +135,19 @@ def test_a_method_is_compiled_at_its_first_call(tmp_path: Path, monkeypatch: pyt
     assert len(_entries(_bundle_files(tmp_path)[0])) == 2  # the two methods that ran
 
 
+@pytest.mark.parametrize("module", ["lsprotocol.probe_types", "pygls.probe_protocol"])
+def test_the_language_servers_protocol_classes_are_cached(module: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """lsprotocol's and pygls' classes (some 570 defined when `npu-opt lsp` starts, a few
+    dozen of their methods ever run) go through the cache as ours do: none compiled when
+    defined, each kept at its first call."""
+    monkeypatch.setenv("NPU_OPT_CACHE_DIR", str(tmp_path))
+    cls = _define(module, used=False)
+    assert all(cls.__dict__[name].__code__.co_filename == attrs_code_cache.__file__ for name in _METHODS)  # stand-ins
+    assert cls(1).a == 1 and cls.__dict__["__init__"].__code__.co_filename.startswith("<attrs generated")
+    assert len(_entries(_bundle_files(tmp_path)[0])) == 1  # the one method that ran
+
+
 def test_a_script_not_only_of_defs_is_compiled_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """attrs' `__getattr__` for a cached property is a script that calls a function at its top
     level: it is compiled whole when the class is defined (kept like a method), and works."""
