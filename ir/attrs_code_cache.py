@@ -81,7 +81,7 @@ def install() -> None:
             return None
         for name, text in pieces:
             key = text_key(f"{filename}\n{text}")
-            made = _defined if key in kept.entries else _deferred  # compiled by an earlier process, or not yet
+            made = _defined if key in kept else _deferred  # compiled by an earlier process, or not yet
             namespace[name] = made(kept, (key, filename, text), globs, name, hashed)
         return None
 

@@ -59,7 +59,7 @@ def _bundle_files(root: Path) -> list[Path]:
 
 
 def _entries(path: Path) -> dict[str, Any]:
-    return marshal.loads(marshal.loads(path.read_bytes())[2])  # (salt, CRC-32, entries)
+    return marshal.loads(marshal.loads(path.read_bytes())[-1])  # (layout, salt, CRC-32, entries)
 
 
 def _new_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,12 +180,12 @@ def test_a_damaged_or_foreign_bundle_is_compiled_again(tmp_path: Path, monkeypat
     cls = _define("ir.probe_module")
     assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
     assert _bundle_files(tmp_path) == [path] and path.read_bytes() == whole  # written whole again
-    salt, checksum, payload = marshal.loads(whole)
-    path.write_bytes(marshal.dumps((salt + " ", checksum, payload)))  # another attrs' or Python's bundle
+    form, salt, checksum, payload = marshal.loads(whole)
+    path.write_bytes(marshal.dumps((form, salt + " ", checksum, payload)))  # another attrs' or Python's bundle
     _new_process(monkeypatch)
     cls = _define("ir.probe_module")
     assert _methods(cls) == _methods(_uncached("ir.probe_module", monkeypatch))
-    assert _bundle_files(tmp_path) == [path] and marshal.loads(path.read_bytes())[0] == salt
+    assert _bundle_files(tmp_path) == [path] and marshal.loads(path.read_bytes())[1] == salt
 
 
 def test_an_unwritable_cache_still_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
