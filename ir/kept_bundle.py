@@ -133,7 +133,8 @@ def bundle(name: str, salt: str, valid: Callable[[Any], bool]) -> KeptBundle:
     env = tuple(os.environ.get(k) for k in ("NPU_OPT_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
     found = _BUNDLES.get((name, env))
     if found is None or found.salt != salt:
-        path = str(cache_dir() / f"{name}-{zlib.crc32(salt.encode()):08x}")
+        # the layout in the name too: a version of the other layout keeps a file of its own
+        path = str(cache_dir() / f"{name}-{zlib.crc32((FORMAT + salt).encode()):08x}")
         found = _BUNDLES[name, env] = KeptBundle(path, salt, valid)
     return found
 
