@@ -8,8 +8,9 @@ with its diagnostics once its kernels are traced, then `{"id", "result": {...}}`
 or `{"id", "ended": status, "outlived": bool}` when the check sent no result.
 The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
 
-The process imports npu-opt and warms it up once (a small kernel of its own is checked),
-then runs every check in a forked child (driver/lsp/isolation.py): each check starts
+The process imports npu-opt and warms it up once (a small kernel of its own is checked;
+after the first check when that one's request was already waiting), and runs every
+check in a forked child (driver/lsp/isolation.py): each check starts
 from that state, and nothing a file does at module level outlives its check (issue 55).
 
 The reply channel is the file descriptor stdout had when the process started; fd 1 then
