@@ -41,9 +41,11 @@ from ir.kept_bundle import bundle, text_key
 
 __all__ = ["install"]
 
-# Our packages, and attrs' own classes defined after attr._make (its validators: the same
-# for every process of one attrs installation).
-_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.")
+# Our packages, attrs' own classes defined after attr._make (its validators: the same
+# for every process of one attrs installation), and lsprotocol's (`npu-opt lsp`'s protocol
+# types: some 570 attrs classes whose compiling was half of the language server's start-up,
+# of which the server runs a few dozen methods; and pygls' few).
+_PACKAGES = ("ir.", "tu_ops.", "visa.", "npu_opt.", "backends.", "driver.", "attr.", "lsprotocol.", "pygls.")
 _INSTALLED: list[Any] = []  # attrs' own compile step, once wrapped
 
 
@@ -79,7 +81,7 @@ def install() -> None:
             return None
         for name, text in pieces:
             key = text_key(f"{filename}\n{text}")
-            made = _defined if key in kept.entries else _deferred  # compiled by an earlier process, or not yet
+            made = _defined if key in kept else _deferred  # compiled by an earlier process, or not yet
             namespace[name] = made(kept, (key, filename, text), globs, name, hashed)
         return None
 

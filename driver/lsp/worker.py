@@ -8,8 +8,9 @@ with its diagnostics once its kernels are traced, then `{"id", "result": {...}}`
 or `{"id", "ended": status, "outlived": bool}` when the check sent no result.
 The first line it writes is `{"hello": {...}}` with the enum variants completion offers.
 
-The process imports npu-opt and warms it up once (a small kernel of its own is checked),
-then runs every check in a forked child (driver/lsp/isolation.py): each check starts
+The process imports npu-opt and warms it up once (a small kernel of its own is checked;
+after the first check when that one's request was already waiting), and runs every
+check in a forked child (driver/lsp/isolation.py): each check starts
 from that state, and nothing a file does at module level outlives its check (issue 55).
 
 The reply channel is the file descriptor stdout had when the process started; fd 1 then
@@ -29,6 +30,7 @@ import json
 import linecache
 import os
 import resource
+import select
 import signal
 import sys
 from typing import Any
@@ -179,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
 
     load_lazy_stages()  # what every check needs, imported once, here: the first edit is as fast as the next
     send({"hello": {"enums": _enums(), "pid": os.getpid()}})
-    _warm_up()
+    # The warm-up waits for the first check when the editor's request is already there (a
+    # file opened with the editor): its ~0.1 s would be on the way to the first diagnostics.
+    warm = not select.select([sys.stdin], [], [], 0)[0]
+    if warm:
+        _warm_up()
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory << 20, memory << 20))
     gc.freeze()  # the warm objects stay out of the children's collections (fewer pages copied)
@@ -208,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
             send({"id": request["id"], "result": outcome.result})
         else:
             send({"id": request["id"], "ended": outcome.status, "outlived": outcome.outlived})
+        if not warm:
+            warm = True
+            _warm_up()
+            gc.freeze()
     return 0
 
 

@@ -35,13 +35,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _file(root: Path, name: str = "probe") -> dict:
     (path,) = root.glob(f"{name}-*")
-    return marshal.loads(marshal.loads(path.read_bytes())[2])
+    return {k: marshal.loads(v) for k, v in marshal.loads(marshal.loads(path.read_bytes())[-1]).items()}
 
 
-def _bundle_bytes(salt: str, entries: dict) -> bytes:
-    """A bundle file's bytes: its salt, the CRC-32 of its entries' marshal, that marshal."""
-    payload = marshal.dumps(entries)
-    return marshal.dumps((salt, zlib.crc32(payload), payload))
+def _bundle_bytes(salt: str, entries: dict, form: str = kept_bundle.FORMAT) -> bytes:
+    """A bundle file's bytes: its layout, its salt, the CRC-32 of its entries' marshal, that
+    marshal (of each entry's own marshal)."""
+    payload = marshal.dumps({k: marshal.dumps(v) for k, v in entries.items()})
+    return marshal.dumps((form, salt, zlib.crc32(payload), payload))
 
 
 def test_entries_of_two_processes_are_merged(cache: Path) -> None:
@@ -72,11 +73,32 @@ def test_a_full_bundle_keeps_what_this_process_used(cache: Path, monkeypatch: py
 def test_damage_a_foreign_salt_and_bad_entries_read_as_empty(cache: Path) -> None:
     path = Path(bundle("probe", "salt", _is_int).path)
     path.write_bytes(b"\x00garbage")
-    assert KeptBundle(str(path), "salt", _is_int).entries == {}
+    assert KeptBundle(str(path), "salt", _is_int).raw == {}
     path.write_bytes(_bundle_bytes("other salt", {"a": 1}))
-    assert KeptBundle(str(path), "salt", _is_int).entries == {}
+    assert KeptBundle(str(path), "salt", _is_int).raw == {}
+    path.write_bytes(_bundle_bytes("salt", {"a": 1}, form="an older layout"))
+    assert KeptBundle(str(path), "salt", _is_int).raw == {}
+    payload = marshal.dumps({"a": 1})  # the former layout: the entries in one marshal
+    path.write_bytes(marshal.dumps(("salt", zlib.crc32(payload), payload)))
+    assert KeptBundle(str(path), "salt", _is_int).raw == {}
     path.write_bytes(_bundle_bytes("salt", {"a": "not an int", "b": 2, 3: 4}))
-    assert KeptBundle(str(path), "salt", _is_int).entries == {"b": 2}
+    kept = KeptBundle(str(path), "salt", _is_int)
+    kept.raw["c"] = b"\x00not marshal"
+    assert kept.get("a") is None and kept.get("b") == 2 and kept.get("c") is None
+    assert set(kept.raw) == {"b"} and "b" in kept and "a" not in kept and 3 not in kept
+
+
+def test_an_entry_is_built_at_its_first_lookup(cache: Path) -> None:
+    """Reading a bundle builds none of its entries (a check looks up a few dozen of the
+    thousands a warm bundle holds); a lookup builds that one, once."""
+    writer = bundle("probe", "salt", _is_int)
+    for i in range(5):
+        writer.add(f"k{i}", i)
+    kept_bundle.flush()
+    checked: list[object] = []
+    kept = KeptBundle(writer.path, "salt", lambda v: checked.append(v) is None and _is_int(v))
+    assert checked == [] and "k3" in kept
+    assert kept.get("k3") == 3 and kept.get("k3") == 3 and checked == [3]
 
 
 def test_an_entry_marshal_cannot_write_costs_nothing_else(cache: Path) -> None:
