@@ -88,7 +88,7 @@ def _binding(w: Work) -> str:
 
 
 def _kinds_text(parts: dict[str, int]) -> str:
-    return ", ".join(f"{_WORDS.get(k, k)} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: -kv[1]) if v)
+    return ", ".join(f"{_WORDS.get(k, k)} {v:,}" for k, v in sorted(parts.items(), key=lambda kv: (-kv[1], kv[0])) if v)
 
 
 def _winner_lines(c: Candidate, w: Work, needed: int) -> list[str]:
@@ -121,8 +121,9 @@ def _versus(c: Candidate, w: Work, r: Candidate, rw: Work) -> list[str]:
     """Why `c` (work `w`) beats `r` (work `rw`): the bound classes `r` spends more cycles on, and why."""
     mine, theirs = _classes(w), _classes(rw)
     diff = {k: theirs.get(k, 0) - mine.get(k, 0) for k in set(mine) | set(theirs)}
-    more = {k: v for k, v in diff.items() if v > 0}
-    less = {k: -v for k, v in diff.items() if v < 0}
+    order = sorted(diff, key=lambda k: (-abs(diff[k]), k))  # largest first, ties by name: the same text every run
+    more = {k: diff[k] for k in order if diff[k] > 0}
+    less = {k: -diff[k] for k in order if diff[k] < 0}
     span = (f"makespan {r.makespan:,}, {r.makespan / c.makespan:.2f}x the winner's" if r.makespan is not None else
             f"pruned: its bound {rw.bound:,} alone is {rw.bound / c.makespan:.2f}x the winner's makespan")
     lines = [f"vs the runner-up #{r.index} ({r.label()}, {span}): it is bound by {_binding(rw)} "

@@ -83,14 +83,19 @@ class Runs:
         if key in self._refused:
             raise self._refused[key]
         if key not in self._done:
+            kernel, inputs = self.space.factory(**params), self._fresh()  # the user's code: its errors are its own
             try:
-                self._done[key] = _results(get_backend(backend).run(self.space.factory(**params), self._fresh()))
+                self._done[key] = _results(get_backend(backend).run(kernel, inputs))
             except InternalError:
                 raise
             except NpuOptError as e:
                 self._refused[key] = e
                 raise
         return self._done[key]
+
+    def refused(self, params: dict[str, Any]) -> bool:
+        """Whether a backend refused to run the candidate (`results` raised its refusal)."""
+        return any((backend, _key(params)) in self._refused for backend in ("cpu", "visa"))
 
     def golden(self) -> tuple[np.ndarray, ...]:
         """The golden candidate's cpu results (USAGE when it does not build or run)."""
@@ -109,6 +114,8 @@ class Runs:
         except InternalError:
             raise
         except NpuOptError as e:  # refused when run (a limit of a backend): the next candidate is checked
+            if not self.refused(params):  # not a backend's refusal: the user's factory or inputs
+                raise
             return f"fail: it does not run: {_refusal(e)}"
         if self.space.oracle is not None:
             if self._want is None:
@@ -139,6 +146,8 @@ def compare_bits(runs: Runs, a: dict[str, Any], b: dict[str, Any]) -> str:
     except InternalError:
         raise
     except NpuOptError as e:  # the other candidate does not run (the winner did)
+        if not runs.refused(b):
+            raise
         return f"other: it does not run: {_refusal(e)}"
     return "same" if why is None else f"other: {why}"
 

@@ -48,7 +48,8 @@ def test_a_dma_reading_another_tensor_than_its_type_is_refused(name):
     mutant = re.sub(r"^%3 = dma src=%1 ", "%3 = dma src=%0 ", text, flags=re.M)
     assert mutant != text
     message = refused(mutant)
-    assert "%0 is hbm[" in message and "declares its input" in message
+    # the record check that a DMA's input type is the type of the tensor it reads comes first
+    assert "the dma reads %0 as hbm<" in message and "not its type hbm<" in message
 
 
 def test_a_packet_reduce_with_an_edited_accumulator_type_is_refused():

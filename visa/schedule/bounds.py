@@ -26,7 +26,7 @@ as its rolled loops run it; `launch + busiest context` is a lower bound of its m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -34,6 +34,10 @@ from visa.schedule.loops import step_repeats
 from visa.schedule.model import Bound, launch_cycles
 from visa.schedule.rates import Rates
 from visa.schedule.steps import DMA_CONTEXT, build_steps, mac_peak
+
+if TYPE_CHECKING:
+    from tu_ops.program import LoweredKernel
+    from tu_ops.target import Target
 
 __all__ = ["Demand", "KINDS", "Roofline", "Work", "roofline", "work"]
 
@@ -149,7 +153,7 @@ def _add(parts: dict[str, int], times: int, cycles: dict[str, int]) -> None:
             parts[kind] = parts.get(kind, 0) + times * n
 
 
-def work(kernel: Any, rates: Rates, target: Any) -> Work:
+def work(kernel: LoweredKernel, rates: Rates, target: Target) -> Work:
     """The work of a lowered kernel's steps (the module docstring)."""
     steps = build_steps(kernel, rates, target)
     contexts: dict[str, dict[str, int]] = {}
