@@ -178,12 +178,8 @@ def _placed(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
 def _source_cells(dest: np.ndarray, cells: int) -> tuple[int, np.ndarray | None]:
     """(cells, the offset in an (N', I, J) block of the value each result cell receives), or
     (cells, None) when `dest` (I, J, N', Z) is not a permutation of the cells."""
-    flat = dest.reshape(-1)
-    if flat.size != cells:
-        return cells, None
-    inverse = np.full(cells, -1, np.int64)
-    inverse[flat] = np.arange(cells)
-    if (inverse < 0).any():
+    inverse = contract_jit.inverse_cells(dest, cells)
+    if inverse is None:
         return cells, None
     ni, nj, nn, nz = dest.shape
     i, j, n = np.unravel_index(inverse // nz, (ni, nj, nn))

@@ -46,7 +46,7 @@ from backends.cpu import contract_float, row_classes
 from backends.cpu import contract_jit_exact as jit_exact
 from backends.cpu import contract_jit_rows as jit_rows
 
-__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "place", "scanned",
+__all__ = ["ENV", "JIT_MIN", "core", "enabled", "float_stored", "inverse_cells", "place", "scanned",
            "stored_rows"]
 
 ENV = "NPU_OPT_CPU_JIT"
@@ -254,12 +254,20 @@ def place(acc: np.ndarray, dest: np.ndarray, cells: int) -> np.ndarray:
     of the time of the scattered store."""
     rows = acc.shape[0]
     values = np.broadcast_to(acc[..., None], (*acc.shape, dest.shape[3])).reshape(rows, -1)
-    flat = dest.reshape(-1)
-    if flat.size == cells:
-        inverse = np.full(cells, -1, np.int64)
-        inverse[flat] = np.arange(cells)
-        if (inverse >= 0).all():
-            return np.take(values, inverse, axis=1)
+    inverse = inverse_cells(dest, cells)
+    if inverse is not None:
+        return np.take(values, inverse, axis=1)
     res = np.zeros((rows, cells), np.float32)
-    res[:, flat] = values
+    res[:, dest.reshape(-1)] = values
     return res
+
+
+def inverse_cells(dest: np.ndarray, cells: int) -> np.ndarray | None:
+    """For each of the `cells` result cells, the flat position in `dest` that lands there, or
+    None when `dest` is not a permutation of the cells."""
+    flat = dest.reshape(-1)
+    if flat.size != cells:
+        return None
+    inverse = np.full(cells, -1, np.int64)
+    inverse[flat] = np.arange(cells)
+    return inverse if (inverse >= 0).all() else None
