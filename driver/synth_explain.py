@@ -16,6 +16,7 @@ from typing import Any
 
 from backends.npu import compile_kernel
 from driver.tune import Candidate, TuneResult
+from ir.dtypes import DType
 from ir.topology import pe_space
 from npu_opt.synth import Contraction
 from tu_ops.target import for_chips, get_target
@@ -24,11 +25,13 @@ from visa.schedule.bounds import Demand, Roofline, Work, roofline, work
 
 __all__ = ["CLASSES", "demand", "efficiency", "explanation", "spec_roofline"]
 
-_BYTES = {"i8": 1, "bf16": 2, "i32": 4, "f32": 4}
-
 CLASSES = {"dma movement": "HBM<->DM movement", "dma start-up": "start-up", "program start-up": "start-up",
            "launch": "start-up", "contraction": "compute", "engines": "DM/TRF movement", "other": "start-up"}
 """The kind of a kernel's cycles (visa.schedule.bounds.KINDS) -> the bound it counts toward."""
+
+
+def _bytes(dtype: str) -> int:
+    return DType(dtype).bits // 8
 
 
 def demand(spec: Contraction) -> Demand:
@@ -37,12 +40,12 @@ def demand(spec: Contraction) -> Demand:
     sizes, chips = spec.kernel_sizes, spec.chips  # a merged row index (docs/synth.md) by its parts' product
 
     def nbytes(indices: tuple[str, ...], dtype: str) -> int:
-        return math.ceil(math.prod(sizes[i] for i in indices) * _BYTES[dtype] / chips)
+        return math.ceil(math.prod(sizes[i] for i in indices) * _bytes(dtype) / chips)
     loads = [nbytes(idx, spec.dtype_in) for _, idx in spec.operands]
     if spec.epilogue is not None and spec.epilogue.bias:
         loads.append(nbytes((spec.epilogue.bias[1],), spec.dtype_out))
     clusters, per_cluster = pe_space(spec.pe)
-    return Demand(macs=math.ceil(math.prod(sizes.values()) / chips), bits=8 * _BYTES[spec.dtype_in],
+    return Demand(macs=math.ceil(math.prod(sizes.values()) / chips), bits=DType(spec.dtype_in).bits,
                   slices=clusters * per_cluster, loads=loads, stores=[nbytes(spec.result[1], spec.result_dtype)])
 
 

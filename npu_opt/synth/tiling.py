@@ -29,6 +29,7 @@ from typing import Any
 
 import attrs
 
+from ir.dtypes import DType
 from tu_ops.target import Constants, rngd
 
 __all__ = ["CHECK_MACS", "UNROLLED_TILES", "Geometry", "blocks", "geometry", "needs_split", "offered", "pad_ok",
@@ -146,8 +147,7 @@ def blocks(spec: Any, const: Constants | None = None) -> list[tuple[int, int]]:
     operands' rows and the block's results fit the DM; a row of results is a whole number
     of flits and at most one DMA packet."""
     const = const or _constants()
-    elem = 1 if spec.dtype_in == "i8" else 2
-    out = {"i8": 1, "bf16": 2}.get(spec.result_dtype, 4)
+    elem, out = (DType(d).bits // 8 for d in (spec.dtype_in, spec.result_dtype))
     lanes = max(const.LANES)
     k = spec.padded[spec.contracted]
     m, n = (spec.padded[i] for i in spec.result[1] if i != spec.batch)
