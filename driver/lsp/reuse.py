@@ -31,6 +31,7 @@ import ast
 import hashlib
 from typing import Any
 
+from driver.replay import digest
 from ir.boundary import TargetRef
 from npu_opt.per_file_imports import scope_files
 
@@ -61,15 +62,8 @@ def _digest(*parts: str) -> str:
 
 
 def _helper_bytes(files: list[str]) -> str:
-    """A digest of each of the helper modules' `files`."""
-    parts = []
-    for file in files:
-        try:
-            with open(file, "rb") as f:
-                parts.append(file + "\0" + hashlib.sha1(f.read(), usedforsecurity=False).hexdigest())
-        except OSError:
-            parts.append(file + "\0?")
-    return "\n".join(parts)
+    """A digest of each of the helper modules' `files` (`?` for one that cannot be read)."""
+    return "\n".join(f"{file}\0{digest(file) or '?'}" for file in files)
 
 
 class Reuse:
