@@ -14,7 +14,7 @@ from typing import Any
 from ir.vector.branch import BranchedOperand, TagGuard
 from ir.vector.errors import refuse
 from ir.vector.operands import Constant, Stash, TernaryOperand, rf_port
-from npu_opt.tensors import VrfTensor
+from npu_opt.tensor_data import VrfTensorData
 
 __all__ = ["Branched", "TagGuard"]
 
@@ -68,10 +68,10 @@ class Branched:
             return Branched(self.layout.rf(_guard(guard), Stash), None)
         if isinstance(source, tuple) and len(source) == 2 and source[0] is Stash:  # FMA_F: (Stash, c)
             return Branched(self.layout.rf(_guard(guard), TernaryOperand(Stash, _f32(source[1], "rf"))), None)
-        if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], VrfTensor):  # (vrf, c)
+        if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], VrfTensorData):  # (vrf, c)
             port = TernaryOperand(rf_port(), _f32(source[1], "rf"))
             return Branched(self.layout.rf(_guard(guard), port), source[0])
-        if not isinstance(source, VrfTensor):
+        if not isinstance(source, VrfTensorData):
             raise refuse("VE-CONST-3", f"the register-file slot reads a VRF tensor or the stash, not "
                          f"{type(source).__name__}", help="store the operand with `.to_vrf(element)` first, or "
                          "pass `Stash`; a constant takes an `imm` slot", method="rf")

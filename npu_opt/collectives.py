@@ -23,7 +23,7 @@ from ir.dtypes import f32, i32
 from ir.mapping.nodes import Broadcast, Mapping, Symbol
 from ir.vector.enums import ClipBinaryOpF32, ClipBinaryOpI32
 from npu_opt.stagebase import Poisoned, refuse_call
-from npu_opt.tensors import DmTensor
+from npu_opt.tensor_data import DmTensorData
 
 __all__ = ["chip_all_reduce", "chip_reduce_scatter", "chip_all_gather",
            "cluster_all_reduce", "cluster_reduce_scatter", "cluster_all_gather", "ALGORITHMS"]
@@ -53,7 +53,7 @@ def _refused(x: Any, call: str, level: str, adds: bool = True) -> Poisoned | Non
 def _fault(x: Any, call: str, level: str, adds: bool) -> Violation | None:
     """COLL-1 / COLL-2 for an operand the collective cannot take, else None (a call that
     only copies, `adds=False`, takes any DmTensor)."""
-    if not isinstance(x, DmTensor):
+    if not isinstance(x, DmTensorData):
         return Violation("COLL-2", f"{call} takes a DmTensor, not {type(x).__name__}",
                          help="pass a DM tensor: copy HBM data in with `x.to_dm(ctx.tdma, DmTensor[...])`, "
                               "and give the tensor of a view or the `to_dm` of a plan")
@@ -88,7 +88,7 @@ def _like(x: Any, element: Mapping | None = None, chip: Mapping | None = None,
           cluster: Mapping | None = None) -> Any:
     """The `DmTensor[...]` type of `x`, with the levels given replaced."""
     t = x.type
-    return DmTensor[t.dtype, t.chip if chip is None else chip, t.cluster if cluster is None else cluster,
+    return DmTensorData[t.dtype, t.chip if chip is None else chip, t.cluster if cluster is None else cluster,
                     t.slice, t.element if element is None else element]
 
 

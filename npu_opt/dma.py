@@ -17,41 +17,15 @@ from ir.mapping.nodes import IDENTITY, Mapping, Symbol, axis_sizes, pair_all
 from ir.ops import ToDm, ToHbm, View
 from ir.rules.space import validate_type
 from ir.types import DmType, HbmType
+from npu_opt.engines import TensorDma, _check_engine
 from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of, refuse_call
-from npu_opt.tensors import DmTensor, DmTensorView, HbmTensor, TensorSpec
+from npu_opt.tensor_data import DmTensorData, DmTensorViewData, HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source, into_hbm_view, read_view
 from ir.words import a_an
 
 __all__ = ["dma_to_dm", "dma_to_hbm", "make_view", "TensorDma", "default_hbm_element", "shuffle"]
-
-
-class TensorDma:
-    """The on-chip Tensor DMA engine, `ctx.tdma`."""
-
-    def __repr__(self) -> str:
-        return "ctx.tdma"
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "begin":
-            return _begin_on_dma
-        raise AttributeError(f"ctx.tdma has no attribute {name!r}")
-
-
-def _begin_on_dma(*args: Any, **kwargs: Any) -> Poisoned:
-    return refuse_call(Violation("CTX-1", "`begin` is called on a Tensor Unit context, not on the DMA engine",
-                                 help="use ctx.main.begin(view) or ctx.sub.begin(view)"), "begin")
-
-
-def _check_engine(dma: Any, stage: str) -> Violation | None:
-    if isinstance(dma, TensorDma):
-        return None
-    if type(dma).__name__ == "TuContext":
-        return Violation("CTX-1", f"`{stage}` runs on the Tensor DMA engine, not on ctx.{dma.name}",
-                         help=f"pass ctx.tdma: `.{stage}(ctx.tdma, ...)`")
-    return Violation("TYPE-6", f"the first argument of `{stage}` must be ctx.tdma, not {type(dma).__name__}",
-                     help=f"pass ctx.tdma: `.{stage}(ctx.tdma, ...)`")
 
 
 def _resolve_dst(dst: Any, kind: str, stage: str) -> DmType | HbmType | Violation:
@@ -119,7 +93,7 @@ def _dma(src: Any, dma: Any, dst: Any, kind: str) -> Any:
     op = op_cls(src=dma_source(src), result=tracer.value(dst_type), loc=loc, **extra)
     tracer.emit(op, refused=spec_fault if spec_fault is not None and spec_fault.code == "TYPE-3" else None,
                 stage=stage)
-    return (DmTensor if kind == "dm" else HbmTensor)(op.result)
+    return (DmTensorData if kind == "dm" else HbmTensorData).handle(op.result)
 
 
 def dma_to_dm(src: Any, dma: Any, dst: Any = None) -> Any:
@@ -141,24 +115,24 @@ def dma_to_hbm(src: Any, dma: Any, dst: Any = None) -> Any:
         dst = into_hbm_view(src, dma, dst)
         if dst is None or isinstance(dst, Poisoned):
             return dst
-    if not isinstance(dst, HbmTensor):
+    if not isinstance(dst, HbmTensorData):
         return _dma(src, dma, dst, "hbm")
     if not dst.writable:
         return refuse_call(refuse_write(dst.label or "?"), "to_hbm")
     spec = TensorSpec("hbm", (dst.type.dtype, dst.type.chip, dst.type.element))
     written = _dma(src, dma, spec, "hbm")
-    if isinstance(written, HbmTensor):
+    if isinstance(written, HbmTensorData):
         dst.value = written.value  # the handle follows the tensor's latest version
         return dst
     return written
 
 
-def make_view(src: DmTensor) -> DmTensorView:
+def make_view(src: DmTensorData) -> DmTensorViewData:
     """`dm.view()`: the identity on data and type."""
     tracer = current()
     op = View.build(tracer.value, src=src.value, loc=location_of("view"))
     tracer.emit(op)
-    return read_view(DmTensor(op.result))
+    return read_view(DmTensorData.handle(op.result))
 
 
 def _pattern(pattern: Any) -> tuple[int, ...] | None:
@@ -195,4 +169,4 @@ def shuffle(src: Any, dma: Any, dim: Any, pattern: Any, level: str, stage: str) 
         return refuse_call(bad, stage)
     op = Shuffle.build(tracer.value, src=src.value, level=level, dim=dim, pattern=",".join(map(str, items)), loc=loc)
     tracer.emit(op)
-    return (DmTensor if op.result.type.kind == "dm" else HbmTensor)(op.result)
+    return (DmTensorData if op.result.type.kind == "dm" else HbmTensorData).handle(op.result)

@@ -17,6 +17,7 @@ import numpy as np
 from ir.diagnostic import Violation
 from ir.view_ops import Memset
 from npu_opt.dma import TensorDma, _dma
+from npu_opt.engines import check_sub
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import location_of, refuse_call as _refuse
 from npu_opt.trace import current
@@ -29,14 +30,6 @@ class PcieDma(TensorDma):
 
     def __repr__(self) -> str:
         return "ctx.pdma"
-
-
-def check_sub(sub: Any, method: str) -> Violation | None:
-    """The parallel copies and memset run on `ctx.sub`."""
-    if type(sub).__name__ == "TuContext" and getattr(sub, "name", None) == "sub":
-        return None
-    return Violation("CTX-1", f"`{method}` runs on the Sub context, not on {sub!r}",
-                     help=f"pass ctx.sub first: `.{method}(ctx.sub, ...)`")
 
 
 def representable(value: Any, dtype: Any) -> bool:

@@ -14,7 +14,7 @@ from ir.mapping.nodes import Mapping
 from ir.rules.space import validate_type
 from npu_opt.params import refuse_write
 from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call
-from npu_opt.tensors import DmTensor, HbmTensor, TensorSpec
+from npu_opt.tensor_data import DmTensorData, HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from npu_opt.views import dma_source
 
@@ -53,7 +53,7 @@ def gather(table: Any, index: Any, dst: Any, scaled: bool, index_types: tuple = 
     stage = "dma_gather_scaled" if scaled else "dma_gather_unscaled"
     tracer = current()
     loc = location_of(stage)
-    want, kind = (HbmTensor, "an HbmTensor") if scaled else (DmTensor, "a DmTensor")
+    want, kind = (HbmTensorData, "an HbmTensor") if scaled else (DmTensorData, "a DmTensor")
     bad = None
     if not isinstance(index, want):
         where = "in HBM (a scaled index holds byte offsets)" if scaled else "in DM (stage it with `to_dm`)"
@@ -86,11 +86,11 @@ def _outermost_key(shape: Any, what: str) -> Violation | None:
                      help=f"state the indexed axis with the staged form, `{call}`")
 
 
-def emit_gather(op: Gather, stage: str) -> DmTensor:
+def emit_gather(op: Gather, stage: str) -> DmTensorData:
     """Emit a traced gather (the v0.6 call or a staged plan's `to_dm`); a destination that
     breaks the DMA layout rules is GATHER-4 at its line."""
     current().emit(op, refused=validate_type(op.result.type, None, code="GATHER-4"), stage=stage)
-    return DmTensor(op.result)
+    return DmTensorData.handle(op.result)
 
 
 def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, element2: Any = None,
@@ -106,7 +106,7 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
         bad = Violation("SCATTER-5", "`dma_scatter_unscaled` (an index in DM) is not available: the reference "
                                      "declares it without an implementation",
                         help="keep the byte-offset index in HBM and call `dma_scatter(index, HbmTensor[...], key)`")
-    elif not isinstance(index, HbmTensor):
+    elif not isinstance(index, HbmTensorData):
         bad = Violation("TYPE-6", f"the index of `{stage}` is an HbmTensor of byte offsets, not "
                                   f"{type(index).__name__}", help=f"`data.{stage}(index, HbmTensor[...], m(\"K\"))`")
     elif (bad := _type_args_fault(stage, index, (("element3", element3, "element"),))) is not None:
@@ -114,7 +114,7 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
     elif element2 is not None and (bad := mapping_argument_fault(
             stage, "element2", element2, _output_element(output), "the output's element")) is not None:
         pass
-    elif isinstance(output, HbmTensor):
+    elif isinstance(output, HbmTensorData):
         bad = isinstance(key, Mapping) and _outermost_key(
             scatter_shape(data.type, key, index.value.type, output.value.type), "output")
         if not bad:
@@ -131,12 +131,12 @@ def scatter(data: Any, index: Any, output: Any, key: Any, scaled: bool = True, e
         return refuse_call(out_type, stage)
     op = Scatter(src=dma_source(data), index=index.value, key=key, result=tracer.value(out_type), loc=loc)
     tracer.emit(op)
-    return HbmTensor(op.result)
+    return HbmTensorData.handle(op.result)
 
 
 def _output_element(output: Any) -> Any:
     """The HBM element of a scatter's output: an HBM tensor's, or the `HbmTensor[...]` type's."""
-    if isinstance(output, HbmTensor):
+    if isinstance(output, HbmTensorData):
         return output.value.type.element
     t = output.resolve() if isinstance(output, TensorSpec) else None
     return getattr(t, "element", None)

@@ -29,7 +29,7 @@ from npu_opt.gather import _scatter_into, emit_gather
 from npu_opt.runtime_scalars import Refused, ScalarParam
 from npu_opt.spm import SpmTensor
 from npu_opt.stagebase import Poisoned, location_of, mapping_argument_fault, refuse_call as _refuse
-from npu_opt.tensors import HbmTensor, TensorSpec
+from npu_opt.tensor_data import HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from ir.words import a_an
 
@@ -112,7 +112,7 @@ def _padded(mapping: Mapping) -> bool:
     return any(isinstance(f, PaddingFactor) for f in mapping.factors())
 
 
-def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
+def start_gather(table: HbmTensorData, indexed: Any, payload: Any) -> Any:
     """`table.gather(indexed_axis, payload)`."""
     bad, key = _declared(table.type.element, indexed, payload, "gather", "GATHER-7", "GATHER-3")
     return _refuse(bad, "gather") if bad is not None else GatherPlan(table, key)
@@ -121,7 +121,7 @@ def start_gather(table: HbmTensor, indexed: Any, payload: Any) -> Any:
 class GatherPlan:
     """A gather being stated: the table, then its index, then (byte offsets) a prefix."""
 
-    def __init__(self, table: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(self, table: HbmTensorData, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._table = table
         self._indexed = indexed
         self._index: Any = None
@@ -134,7 +134,7 @@ class GatherPlan:
         (`domain`: the reference's `Domain` type argument, the index's element, checked)."""
         if self._index is not None:
             return _refuse(Violation("GATHER-8", "the gather already has its index"), "by_byte_offsets")
-        if not isinstance(index, HbmTensor):
+        if not isinstance(index, HbmTensorData):
             return _refuse(Violation("GATHER-8", f"`by_byte_offsets` reads byte offsets from an HbmTensor, not "
                                                  f"{type(index).__name__}",
                                      help="pass the HBM tensor of offsets; positions in SPM go to `by_positions`"),
@@ -260,7 +260,7 @@ def start_scatter(view: Any, indexed: Any, payload: Any) -> Any:
 class ScatterPlan:
     """A scatter being stated: its destination, then its index, then the updates."""
 
-    def __init__(self, destination: HbmTensor, indexed: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(self, destination: HbmTensorData, indexed: tuple[tuple[str, int], ...] = ()) -> None:
         self._dst = destination
         self._indexed = indexed
         self._index: Any = None

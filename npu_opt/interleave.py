@@ -9,7 +9,7 @@ from ir.interleave_ops import BeginInterleaved
 from ir.mapping.nodes import Mapping
 from npu_opt.stagebase import Poisoned, location_of, refuse_call
 from npu_opt.stages import BeginStream
-from npu_opt.tensors import DmTensor, DmTensorView
+from npu_opt.tensor_data import DmTensorData, DmTensorViewData
 from npu_opt.trace import TracedStream, current
 from npu_opt.views import dma_source
 
@@ -18,8 +18,8 @@ __all__ = ["begin_interleaved"]
 
 def _fault(lhs: Any, rhs: Any, axis: Any) -> Violation | None:
     for name, view in (("lhs", lhs), ("rhs", rhs)):
-        if not isinstance(view, DmTensorView):
-            hint = f"call `.view()` on the DM tensor: `{name}.view()`" if isinstance(view, DmTensor) else None
+        if not isinstance(view, DmTensorViewData):
+            hint = f"call `.view()` on the DM tensor: `{name}.view()`" if isinstance(view, DmTensorData) else None
             return Violation("TYPE-6", f"`begin_interleaved` takes DmTensorViews, not {type(view).__name__} as `{name}`",
                              help=hint)
     if not isinstance(axis, Mapping):

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from ir.diagnostic import Violation
-from npu_opt.tensors import TensorSpec
+from npu_opt.tensor_data import TensorSpec
 
 __all__ = ["Mut", "HbmTensorView", "HbmTensorViewMut", "ParamSpec", "Leaf", "Group", "param_tree",
            "leaves", "refuse_write"]

@@ -27,7 +27,7 @@ from npu_opt.fills import check_sub
 from npu_opt.runtime_tiles import runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
-from npu_opt.tensors import DmTensor
+from npu_opt.tensor_data import DmTensorData
 from npu_opt.trace import current
 from npu_opt.views import destination_fault
 from ir.words import a_an
@@ -142,7 +142,7 @@ class DmRedistribute:
         op = Redistribute(src=self._src.value, window=self._window, sources=sources, offsets=offsets,
                           engine=engine, result=tracer.value(dst_type), loc=loc, **into)
         tracer.emit(op)
-        return DmTensor(op.result)
+        return DmTensorData.handle(op.result)
 
     def to_dm(self, dma: Any, dst: Any = None) -> Any:
         """The plan copied into a fresh DM tensor of the type `dst` (the plan's Chip and Cluster;

@@ -16,14 +16,14 @@ from ir.errors import NpuOptError
 from ir.location import Location
 from ir.machine import constants
 from ir.ops import Param
-from ir.resident import Device as _Device, DmBuffer, element_bytes
+from ir.resident import Device as _Device, element_bytes
 from ir.rules.space import validate_type
 from npu_opt.params import Leaf, refuse_write
 from npu_opt.stagebase import Poisoned, refuse_call
-from npu_opt.tensors import DmTensor, TensorSpec
+from npu_opt.tensor_data import DmTensorData
 from npu_opt.trace import Tracer
 
-__all__ = ["Device", "resident_param", "alloc", "refuse_read_only", "check_total"]
+__all__ = ["Device", "resident_param", "refuse_read_only", "check_total"]
 
 
 class Device(_Device):
@@ -52,7 +52,7 @@ def resident_param(tracer: Tracer, leaf: Leaf, loc: Location, chips: int, writab
         return Poisoned(leaf.name)
     op = Param(name=leaf.name, index=leaf.index, result=tracer.value(t), loc=loc, mutable=leaf.spec.writable)
     tracer.emit(op)
-    handle = DmTensor(op.result, writable=leaf.spec.writable, label=leaf.name)
+    handle = DmTensorData.handle(op.result, writable=leaf.spec.writable, label=leaf.name)
     if leaf.spec.writable:
         writable.append((op.result, handle))
     return handle
@@ -74,20 +74,6 @@ def check_total(tracer: Tracer) -> None:
                 return
 
 
-def refuse_read_only(t: DmTensor, method: str) -> Poisoned:
+def refuse_read_only(t: DmTensorData, method: str) -> Poisoned:
     """PARAM-1 at `view_mut()` of a read-only resident parameter."""
     return refuse_call(refuse_write(t.label or "?"), method)
-
-
-def alloc(spec: TensorSpec, device: Any) -> DmBuffer:
-    """`DmTensor[...].alloc(device)`: a resident buffer of that type on `device`."""
-    if spec.kind != "dm":
-        raise NpuOptError(f"`alloc` allocates SRAM: call it on a DmTensor[...] type, not {spec}", code="USAGE")
-    if not isinstance(device, _Device):
-        raise NpuOptError(f"`alloc` takes the npu_opt.Device the buffer lives on, not {type(device).__name__}",
-                          code="USAGE")
-    t = spec.resolve()
-    fault = t if isinstance(t, Violation) else validate_type(t, None)
-    if fault is not None:
-        raise NpuOptError(f"{spec} is not a DM tensor type: {fault.message}", code=fault.code)
-    return DmBuffer(t, str(spec), device)

@@ -16,7 +16,7 @@ from ir.spm_ops import SpmToDm, ToSpm
 from ir.types import SpmType
 from npu_opt.dma import _check_engine
 from npu_opt.stagebase import location_of, refuse_call
-from npu_opt.tensors import DmTensor, TensorSpec, _TensorClass
+from npu_opt.tensor_data import DmTensorData, TensorSpec, _TensorClass
 from npu_opt.trace import current
 from npu_opt.views import dma_source
 
@@ -96,4 +96,4 @@ def spm_to_dm(src: SpmTensor, dma: Any, dst: Any) -> Any:
     op = SpmToDm(src=src.value, result=tracer.value(dst_type), loc=loc)
     fault = validate_type(dst_type, None, code="DMA-3")
     tracer.emit(op, refused=fault if fault is not None and fault.code == "TYPE-3" else None, stage="to_dm")
-    return DmTensor(op.result)
+    return DmTensorData.handle(op.result)

@@ -21,7 +21,7 @@ from npu_opt.padding_sums import refuse_summed_memory_padding
 from npu_opt.stagebase import (LazyStageMethod, Poisoned, StreamStage, kind_error, next_stage, refuse_dead, stage_method,
                                trf_arguments_fault)
 from npu_opt.switch_stage import switch_fault
-from npu_opt.tensors import DmTensor, TrfTensor
+from npu_opt.tensor_data import DmTensorData, TrfTensorData
 from npu_opt.trace import current
 from npu_opt.valid_count import commit_valid_count_pack
 from npu_opt.views import commit_view
@@ -72,14 +72,14 @@ def _kind_fault(**args: Any) -> Violation | None:
             return kind_error(f"`mode` must be LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL, not {value!r:.40}")
         if want is int and (isinstance(value, bool) or not isinstance(value, int)):
             return kind_error(f"`{name}` must be an int, not {type(value).__name__}")
-        if want is TrfTensor and not isinstance(value, TrfTensor):
+        if want is TrfTensorData and not isinstance(value, TrfTensorData):
             return kind_error(f"`trf` must be a TRF tensor made by `.to_trf()`, not {type(value).__name__}")
     return None
 
 
 _KINDS: dict[str, Any] = {"time": Mapping, "packet": Mapping, "out_time": Mapping, "out_packet": Mapping,
                           "out_slice": Mapping, "lane": Mapping, "element": Mapping,  # out_slice: the switch's
-                          "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensor}
+                          "dtype": DType, "mode": ops.LaneMode, "zero_point": int, "trf": TrfTensorData}
 
 
 
@@ -179,7 +179,7 @@ def _commit(self: StreamStage, loc: Location, element: Any = None) -> Any:
     if fault:
         return refuse_dead(self, loc, "commit", fault)
     self.chain.done = True
-    return DmTensor(next_stage(self, loc, ops.Commit, None, element=element, inferred=inferred))
+    return DmTensorData.handle(next_stage(self, loc, ops.Commit, None, element=element, inferred=inferred))
 
 # --- the stage classes (docs/porting.md) --------------------------------------------------
 
@@ -278,7 +278,7 @@ class CollectStream(StreamStage):
         lane = inferred_lane if lane is None else lane
         element = inferred_element if element is None else element
         self.chain.done = True
-        return TrfTensor(next_stage(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
+        return TrfTensorData.handle(next_stage(self, loc, ops.ToTrf, None, lane=lane, element=element, **facts))
 
     @stage_method("contract_outer")
     def contract_outer(self, loc: Location, trf: Any, time: Any, packet: Any, lane: Any = None,
@@ -365,7 +365,7 @@ class TransposeStream(StreamStage):
 def _commit_view(self: StreamStage, loc: Location, dst: Any) -> None:
     """Commit into the DM write view `dst` (docs/views.md)."""
     self.chain.done = True
-    return commit_view(self, loc, dst)
+    return commit_view(self, loc, dst, _commit.__wrapped__)
 
 
 class CommitTrimStream(StreamStage):

@@ -14,7 +14,7 @@ from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.valid_count_ops import CommitPacked, CommitValidCountPack, default_element
 from npu_opt.stagebase import StreamStage, emit_op, kind_error, refuse_dead, stage_method
-from npu_opt.tensors import DmTensor
+from npu_opt.tensor_data import DmTensorData
 
 __all__ = ["commit_valid_count_pack", "CommitValidCountPackStream"]
 
@@ -47,4 +47,4 @@ class CommitValidCountPackStream(StreamStage):
             fault: Violation = kind_error(f"`element` must be a mapping built by m(), not {type(element).__name__}")
             return refuse_dead(self, loc, "commit", fault)
         self.chain.done = True
-        return DmTensor(emit_op(self, loc, CommitPacked, element=element, inferred=inferred).result)
+        return DmTensorData.handle(emit_op(self, loc, CommitPacked, element=element, inferred=inferred).result)

@@ -35,7 +35,7 @@ from ir.vector.operands import Constant
 from ir.vector.stages import VeStage
 from ir.vector.units import dsl_method
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
-from npu_opt.tensors import VrfTensor
+from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_stash import Stash, stash_step
 from npu_opt.vrf import rf_step
 
@@ -62,7 +62,7 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         return value.value
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return value
-    if isinstance(value, VrfTensor):
+    if isinstance(value, VrfTensorData):
         return refuse_dead(stage, loc, name, vrf_unread(name))
     return refuse_dead(stage, loc, name, kind_error(
         f"the operand of `{name}` must be a constant int or float, not {type(value).__name__}",
@@ -115,7 +115,7 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
 
 def _reads_vrf(op_cls: type, operand: Any) -> bool:
     """A VRF tensor (or a refused call's stand-in) given to an op with a register-file form."""
-    return "rf" in attrs.fields_dict(op_cls) and isinstance(operand, (VrfTensor, Poisoned))
+    return "rf" in attrs.fields_dict(op_cls) and isinstance(operand, (VrfTensorData, Poisoned))
 
 
 _LOGIC = (E.LogicBinaryOpI32, E.LogicBinaryOpF32)

@@ -40,7 +40,7 @@ from ir.vector.units import dsl_method
 from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method, withdrawn
-from npu_opt.tensors import VrfTensor
+from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_branch import Branched
 from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
 from npu_opt.vector_reduce import pair_reduce_violation
@@ -105,7 +105,7 @@ def _group_operand(value: Any, scalar: str) -> tuple[bool, Any]:
     (the group is skipped)."""
     if value is None or value == ():
         return True, None
-    if isinstance(value, VrfTensor):
+    if isinstance(value, VrfTensorData):
         return True, VrfOperand(value.value, scalar)
     ok = isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool)
     return ok, value
@@ -116,7 +116,7 @@ def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[A
         return refuse_dead(stage, loc, name, Violation(
             "VE-TAG-3", f"`{name}` on a pair takes no branched operand: a pair stream has no tags",
             help="give each group a constant (or None to skip it); a pair op spends the guards on its groups"))
-    if any(isinstance(c, Poisoned) or (isinstance(c, VrfTensor) and isinstance(c.value, Poisoned)) for c in (c0, c1)):
+    if any(isinstance(c, Poisoned) or (isinstance(c, VrfTensorData) and isinstance(c.value, Poisoned)) for c in (c0, c1)):
         return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
     scalar = "f32" if stage.value.type.dtype.name == "F32" else "i32"
     (ok0, a), (ok1, b) = _group_operand(c0, scalar), _group_operand(c1, scalar)

@@ -28,7 +28,7 @@ from ir.vector.units import dsl_method
 from ir.vector.branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, next_stage, refuse_dead, stage_method
 from npu_opt.stages import VectorFinalStream
-from npu_opt.tensors import VrfTensor
+from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
 from npu_opt.vector_pair import _claim, _enum, vector_intra_slice_unzip
@@ -116,7 +116,7 @@ def _binary(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, enum
         return branched_step(stage, loc, op_cls.STAGE, op, operand, _step, dst)
     if operand is Stash:
         return stash_step(stage, loc, op_cls.STAGE, op, _step, dst)
-    if isinstance(operand, (VrfTensor, Poisoned)):
+    if isinstance(operand, (VrfTensorData, Poisoned)):
         return rf_step(stage, loc, op_cls, dst, op, operand)
     return _number(stage, loc, op_cls.STAGE, operand) or _step(stage, loc, op_cls, dst, op.alu, op=op, const=operand)
 

@@ -20,41 +20,26 @@ import attrs
 from ir.diagnostic import Violation
 from ir.mapping.nodes import Mapping
 from ir.rf_reshape import RfReshape
-from ir.rules.space import validate_type
 from ir.rules.views import check_pad, check_reshape, tile_offset
 from ir.types import HbmType
-from ir.view_ops import NewTensor, ToView, Window
-from ir.vrf_ops import vrf_type_problem
+from ir.view_ops import ToView, Window
+from npu_opt.engines import TensorDma, _check_engine, check_sub
 from npu_opt.params import ParamSpec
 from npu_opt.runtime_tiles import refuse_runtime_read, runtime_retile, runtime_write_refusal
 from npu_opt.scalars import plain_number
 from npu_opt.stagebase import Poisoned, location_of, refuse_call as _refuse
-from npu_opt.tensors import (DmaCopies, DmTensor, DmTensorView, HbmTensor, TensorSpec, TrfTensor, VrfTensor,
-                             _DmScatter)
+from npu_opt.tensor_data import Assembled, DmTensorViewData, HbmTensorData, TensorSpec
 from npu_opt.trace import current
 from ir.words import a_an
 
-__all__ = ["new_tensor", "dma_source", "read_view", "write_view", "HbmTensorView", "HbmTensorViewMut",
-           "DmTensorViewMut", "rf_reshape"]
+__all__ = ["dma_source", "read_view", "write_view", "HbmTensorViewData", "DmReadViewData", "HbmTensorViewMutData",
+           "DmTensorViewMutData", "rf_reshape"]
 
 _LEVELS = {"hbm": ("chip", "element"), "dm": ("chip", "cluster", "slice", "element"),
            "trf": ("chip", "cluster", "slice", "lane", "element"), "vrf": ("chip", "cluster", "slice", "element")}
 
 
-def new_tensor(spec: TensorSpec) -> Any:
-    """`HbmTensor[...].new()` / `DmTensor[...].new()` / `TrfTensor[...].new()` /
-    `VrfTensor[...].new()`: a tensor that reads as zeros."""
-    t = spec.resolve()
-    fault = t if isinstance(t, Violation) else validate_type(t, None) or vrf_type_problem(t)
-    if fault is not None:
-        return _refuse(fault, "new")
-    tracer = current()
-    op = NewTensor(result=tracer.value(t), loc=location_of("new"))
-    tracer.emit(op)
-    return {"hbm": HbmTensor, "dm": DmTensor, "trf": TrfTensor, "vrf": VrfTensor}[spec.kind](op.result)
-
-
-class _View:
+class _View(Assembled):
     """A view: the tensor handle it borrows, the base value when made, its type and cell
     offsets per level (relative to the base's positions), and its type right after its
     last `reshape` (None when never reshaped: the window records it, docs/views.md)."""
@@ -166,7 +151,7 @@ def _with_level(t: Any, level: str, mapping: Mapping) -> Any:
     return attrs.evolve(t, **{level: mapping})
 
 
-class _ReadMixin(DmaCopies):
+class _ReadMixin:
     """What only a read view offers: `pad` / `unpad` and the copies out."""
 
     def _repad(self, method: str, element: Any, unpad: bool) -> Any:
@@ -229,8 +214,6 @@ class _ReadMixin(DmaCopies):
 
     def to_dm_view_pcopy(self, sub: Any, dst: Any) -> None:
         """The parallel copy (Sub context) into the DM write view `dst`."""
-        from npu_opt.fills import check_sub
-
         bad = check_sub(sub, "to_dm_view_pcopy")
         if bad is not None:
             _refuse(bad, "to_dm_view_pcopy")
@@ -251,8 +234,6 @@ def destination_fault(dst: Any, kind: str, method: str) -> Violation | None:
 
 
 def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
-    from npu_opt.dma import _check_engine
-
     bad = None if dma is None else _check_engine(dma, method)  # None: a parallel copy, checked
     if bad is None and kind == "dm" and type(dma).__name__ == "PcieDma":
         bad = Violation("CTX-1", f"`{method}` writes DM; the PCIe DMA (ctx.pdma) moves HBM -> HBM only",
@@ -271,20 +252,17 @@ def _copy_into(src: Any, dma: Any, dst: Any, kind: str, method: str) -> None:
     dst._base.value = op.result
 
 
-class HbmTensorView(_ReadMixin, _View):
-    """A read view of an HBM tensor (`t.view()`)."""
+# The views' data; the public classes (npu_opt.tensors) add their operations' methods.
+class HbmTensorViewData(_ReadMixin, _View):
+    """A read view of an HBM tensor (npu_opt.tensors.HbmTensorView)."""
 
 
-class DmReadView(_ReadMixin, _View, _DmScatter, DmTensorView):
-    """A read view of a DM tensor (`t.view()`), the argument of `begin` when untiled.
-    It scatters like a tensor: the reference's `unsafe { t.reshape() }` of a DM tensor is a
-    tensor, which npu-opt spells as this view (docs/porting.md)."""
-
-    KIND = "dm"
+class DmReadViewData(_ReadMixin, _View, DmTensorViewData):
+    """A read view of a DM tensor (npu_opt.tensors.DmReadView)."""
 
 
-class HbmTensorViewMut(_View):
-    """A write view of an HBM tensor (`t.view_mut()`)."""
+class HbmTensorViewMutData(_View):
+    """A write view of an HBM tensor (npu_opt.tensors.HbmTensorViewMut)."""
 
     WRITABLE = True
 
@@ -292,23 +270,11 @@ class HbmTensorViewMut(_View):
         """This write view itself (a `HbmTensorViewMut[...]` parameter's `.view_mut()`)."""
         return self
 
-    def scatter(self, indexed_axis: Any = None, payload: Any = None) -> Any:
-        """The staged scatter (v0.9): `.scatter(m("C"), m("D")).by_byte_offsets(index).from_dm(...)`."""
-        from npu_opt.gather_plan import start_scatter
 
-        return start_scatter(self, indexed_axis, payload)
-
-
-class DmTensorViewMut(_View):
-    """A write view of a DM tensor (`t.view_mut()`)."""
+class DmTensorViewMutData(_View):
+    """A write view of a DM tensor (npu_opt.tensors.DmTensorViewMut)."""
 
     WRITABLE = True
-
-    def memset(self, sub: Any, value: Any) -> None:
-        """Set every live cell of the view to `value`, on the Sub context."""
-        from npu_opt.fills import memset
-
-        memset(self, sub, value)
 
 
 def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
@@ -318,7 +284,7 @@ def into_hbm_view(src: Any, dma: Any, dst: Any) -> Any:
         return dst
     if dst._offsets == (0,) * len(dst._offsets) and dst.type == dst._base.type and dst._runtime is None:
         return dst._base
-    if isinstance(src, HbmTensor):
+    if isinstance(src, HbmTensorData):
         src = read_view(src)
     _copy_into(src, dma, dst, "hbm", "to_hbm")
     return None
@@ -331,23 +297,20 @@ def dma_source(src: Any) -> Any:
 
 def read_view(t: Any) -> Any:
     """`t.view()` of an HBM or DM tensor handle."""
-    cls = HbmTensorView if isinstance(t.type, HbmType) else DmReadView
-    return cls(t, t.type, (0,) * len(t.type.levels()))
+    cls = HbmTensorViewData if isinstance(t.type, HbmType) else DmReadViewData
+    return cls.handle(t, t.type, (0,) * len(t.type.levels()))
 
 
 def write_view(t: Any) -> Any:
     """`t.view_mut()` of an HBM or DM tensor handle."""
-    cls = HbmTensorViewMut if isinstance(t.type, HbmType) else DmTensorViewMut
-    return cls(t, t.type, (0,) * len(t.type.levels()))
+    cls = HbmTensorViewMutData if isinstance(t.type, HbmType) else DmTensorViewMutData
+    return cls.handle(t, t.type, (0,) * len(t.type.levels()))
 
 
-
-def commit_view(stage: Any, loc: Any, dst: Any) -> None:
+def commit_view(stage: Any, loc: Any, dst: Any, commit: Any) -> None:
     """`.commit_view(dst)`: commit the stream into the DM write view `dst` (a tile of an
-    existing tensor). Traced as a `commit` into the view's element, then a copy of the
-    committed tensor into the view."""
-    from npu_opt.stages import _commit
-
+    existing tensor). Traced as a `commit` into the view's element (`commit`, the stage's own,
+    npu_opt.stages), then a copy of the committed tensor into the view."""
     if isinstance(dst, Poisoned):
         return None
     if not isinstance(dst, _View) or not dst.WRITABLE or dst.type.kind != "dm":
@@ -355,11 +318,9 @@ def commit_view(stage: Any, loc: Any, dst: Any) -> None:
         current().refuse(Violation(code, f"`commit_view` writes a DM write view, not {type(dst).__name__}",
                                    help="pass `t.view_mut()` of a DM tensor (or a tile of it)"), loc, "commit_view")
         return None
-    committed = _commit.__wrapped__(stage, loc, dst.type.element)
+    committed = commit(stage, loc, dst.type.element)
     if isinstance(committed, Poisoned):
         return None
-    from npu_opt.dma import TensorDma
-
     _copy_into(read_view(committed), TensorDma(), dst, "dm", "commit_view")
     return None
 

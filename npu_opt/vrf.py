@@ -18,7 +18,7 @@ from ir.types import SUB
 from ir.vrf_ops import ToVrf
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method
-from npu_opt.tensors import VrfTensor
+from npu_opt.tensor_data import VrfTensorData
 
 __all__ = ["to_vrf", "rf_step"]
 
@@ -44,7 +44,7 @@ def to_vrf(self: StreamStage, loc: Location, sub: Any = None, element: Any = Non
             'e.g. `.to_vrf(m("N"))`'))
     op = emit_op(self, loc, ToVrf, element=element)
     self.chain.done = True
-    return VrfTensor(op.result)
+    return VrfTensorData.handle(op.result)
 
 
 def _sub_operand_fault(sub: Any) -> Violation | None:

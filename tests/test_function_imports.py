@@ -218,7 +218,8 @@ def test_every_later_module_still_has_function_level_imports():
 
 def test_the_scan_sees_function_level_imports():
     assert ("driver.cli", "driver.compile_command") in {(a, b) for a, b, _ in INNER}
-    assert _cycle("npu_opt.tensors", "npu_opt.dma")  # dma builds tensors and tensors call dma
+    assert _cycle("ir.mapping.nodes", "ir.mapping.cells")  # cells import nodes, nodes call cells
+    assert not _cycle("npu_opt.tensors", "npu_opt.dma")  # the tensors are assembled above their operations
     assert not _cycle("driver.cli", "driver.compile_command")
 
 
