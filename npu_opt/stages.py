@@ -32,8 +32,8 @@ from ir.words import a_an
 # Stage method families loaded on first use (npu_opt.stagebase.LazyStageMethod); their
 # modules import this one.
 def _vector_stages() -> ModuleType:
-    from npu_opt import vector_stages  # the VE stage classes
-    return vector_stages
+    from npu_opt import vector_engine  # the VE stage classes
+    return vector_engine
 
 
 def _fetch_lift() -> ModuleType:

@@ -27,7 +27,7 @@ from ir.vector import enums as E
 from ir.vector.operands import Stash
 from npu_opt.branched import Branched, TagGuard
 from npu_opt.stagebase import Poisoned, refuse_dead
-from npu_opt.vector_chain_methods import vrf_unread
+from npu_opt.vector_pass import vrf_unread
 from npu_opt.vector_stash import held_stash, spend
 from ir.words import a_an
 

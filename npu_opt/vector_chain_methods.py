@@ -34,8 +34,12 @@ from ir.vector.enums import Way
 from ir.vector.operands import Constant
 from ir.vector.stages import VeStage
 from ir.vector.units import dsl_method
+from npu_opt import vector_pass as vs
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, refuse_dead, stage_method
 from npu_opt.tensor_data import VrfTensorData
+from npu_opt.vector_branch import Branched, branched_step
+from npu_opt.vector_pass import vrf_unread
+from npu_opt.vector_reduce import mapping_args
 from npu_opt.vector_stash import Stash, stash_step
 from npu_opt.vrf import rf_step
 
@@ -44,16 +48,8 @@ __all__ = ["CHAIN_METHODS", "ANY_STAGE_METHODS", "resolve_operand", "vrf_unread"
 S = VeStage
 
 
-class _Stages:
-    """`npu_opt.vector_stages`, imported on first use (it imports this module's tables)."""
-
-    def __getattr__(self, name: str) -> Any:
-        from npu_opt import vector_stages
-
-        return getattr(vector_stages, name)
-
-
-vs = _Stages()
+def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
+    return mapping_args(stage, loc, name, packet=value)
 
 
 def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) -> Any:
@@ -69,17 +65,6 @@ def resolve_operand(stage: StreamStage, loc: Location, name: str, value: Any) ->
         help="pass a Python number; a VRF tensor is an operand of vector_fxp, vector_clip, "
              "vector_fp_binary and vector_fp_div (and their _with_mode forms); `Stash` is read where an "
              "operand is (FMA_F: `(Stash, c)`, c a number)"))
-
-
-def vrf_unread(name: str) -> Violation:
-    """VRF-7: a VRF tensor where no register-file read is compiled (the Logic cluster,
-    FMA_F's operand)."""
-    where = ("the Logic cluster" if name.startswith("vector_logic") else
-             "FMA_F's operand" if name.startswith("vector_fp_ternary") else f"`{name}`")
-    return Violation("VRF-7", f"`{name}` cannot read a VRF tensor: no register-file read of {where} is compiled",
-                     label="a VRF operand here", help="read the VRF with `vector_fxp`, `vector_clip`, "
-                     "`vector_fp_binary` or `vector_fp_div` (or their _with_mode forms); a value read once may be the "
-                     "stash (`Stash`), a uniform one a constant")
 
 
 def op_and_mode(stage: Any, loc: Location, name: str, enums: Any, op: Any, mode: Any,
@@ -100,7 +85,6 @@ def binary(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op
     if isinstance(got, Poisoned):
         return got
     op, mode = got
-    from npu_opt.vector_branch import Branched, branched_step
     if operand is Stash:
         return stash_step(stage, loc, name, op, vs._step, dst, mode=mode, **fields)
     if isinstance(operand, Branched):
@@ -171,8 +155,6 @@ def _ternary(stage: Any, loc: Location, name: str, op: Any, mode: Any, operands:
     if isinstance(got, Poisoned):
         return got
     op, mode = got
-    from npu_opt.vector_branch import Branched, branched_step
-
     if isinstance(operands, Branched):  # a pair per slot: Branched.imm(guard, (a, c)).rf(guard, (Stash, c))
         return branched_step(stage, loc, name, op, operands, vs._step, S.FP, mode)
     if not isinstance(operands, (tuple, list)) or len(operands) != 2:
@@ -202,7 +184,7 @@ def _fp_ternary_mode(self: Any, loc: Location, op: Any, mode: Any, operands: Any
 
 
 def _reshape(stage: Any, loc: Location, name: str, op_cls: type, dst: VeStage, time: Any, packet: Any) -> Any:
-    return vs._mapping(stage, loc, name, time) or vs._mapping(stage, loc, name, packet) or vs._step(
+    return _mapping(stage, loc, name, time) or _mapping(stage, loc, name, packet) or vs._step(
         stage, loc, op_cls, dst, time=time, packet=packet)
 
 

@@ -19,10 +19,7 @@ both groups: an ALU one group uses is used for both (VE-ALU-1).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
-
-import attrs
 
 from ir.vector import pair_logic_ops as plogic
 from ir.vector import pair_ops as pops
@@ -33,29 +30,18 @@ from ir.mapping.nodes import IDENTITY, Mapping, Pad, Symbol, pair_all
 from ir.mapping.nodes import Pair as MPair
 from ir.vector import enums as E
 from ir.vector.enums import Way
-from ir.vector.errors import VectorRuleError
-from ir.vector.operands import VrfOperand
-from ir.vector.stages import AluBudget, VeStage, can_transition, stage_way
+from ir.vector.stages import VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
-from ir.vector.variants import expect
 from npu_opt import vector_pair_ternary as pair_ternary
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method, withdrawn
-from npu_opt.tensor_data import VrfTensorData
-from npu_opt.vector_branch import Branched
-from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
+from npu_opt.vector_chain_methods import op_and_mode
+from npu_opt.vector_pass import (PAIR_STAGE_CLASSES, VECTOR_STAGE_CLASSES, PairPass, VePass, _claim, _enum,
+                                 _operands, _pair_step, vrf_unread)
 from npu_opt.vector_reduce import pair_reduce_violation
 
-__all__ = ["vector_intra_slice_unzip", "PAIR_STAGE_CLASSES"]
+__all__ = ["vector_intra_slice_unzip"]
 
 S = VeStage
-
-
-@attrs.define
-class PairPass:
-    """The pass of a pair: its stage so far and the ALUs its ops hold (shared by both groups)."""
-
-    stage: VeStage = S.TAG
-    alus: AluBudget = attrs.field(factory=AluBudget)
 
 
 def _reduce_in_pair_mode(stage: StreamStage) -> Violation:
@@ -72,63 +58,6 @@ class PairStream(StreamStage):
     def __init__(self, value: Any, chain: Any, ve: PairPass | None = None) -> None:
         super().__init__(value, chain)
         self.ve = ve or PairPass()
-
-
-def _claim(stage: Any, loc: Location, name: str, alu: Any) -> Poisoned | None:
-    """Claim `alu` for op `name` in the stage's pass (a pair's or a chain's), or the refusal (VE-ALU-1)."""
-    try:
-        stage.ve.alus.claim(alu, method=name)
-    except VectorRuleError as e:
-        return refuse_dead(stage, loc, name, e.violation())
-    return None
-
-
-def _pair_step(stage: PairStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None, **fields: Any) -> Any:
-    """Emit a paired op and return the pair object of stage `dst`."""
-    if alu is not None and _claim(stage, loc, op_cls.STAGE, alu):
-        return Poisoned(op_cls.STAGE)
-    op = emit_op(stage, loc, op_cls, **fields)
-    scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
-    return PAIR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, attrs.evolve(stage.ve, stage=dst))
-
-
-def _enum(stage: Any, loc: Location, name: str, enums: Any, value: Any) -> Any:
-    """`value` as an enum value of `enums`, or the refusal (VE-ENUM-1 / VE-ENUM-4)."""
-    try:
-        return expect(enums, value, method=name)
-    except VectorRuleError as e:
-        return refuse_dead(stage, loc, name, e.violation())
-
-
-def _group_operand(value: Any, scalar: str) -> tuple[bool, Any]:
-    """(ok, operand): a number, a VRF tensor (as a VrfOperand), or None for `None` / `()`
-    (the group is skipped)."""
-    if value is None or value == ():
-        return True, None
-    if isinstance(value, VrfTensorData):
-        return True, VrfOperand(value.value, scalar)
-    ok = isinstance(value, (numbers.Integral, float)) and not isinstance(value, bool)
-    return ok, value
-
-
-def _operands(stage: Any, loc: Location, name: str, c0: Any, c1: Any) -> tuple[Any, Any] | Poisoned:
-    if isinstance(c0, Branched) or isinstance(c1, Branched):
-        return refuse_dead(stage, loc, name, Violation(
-            "VE-TAG-3", f"`{name}` on a pair takes no branched operand: a pair stream has no tags",
-            help="give each group a constant (or None to skip it); a pair op spends the guards on its groups"))
-    if any(isinstance(c, Poisoned) or (isinstance(c, VrfTensorData) and isinstance(c.value, Poisoned)) for c in (c0, c1)):
-        return refuse_dead(stage, loc, name, Violation("", "argument comes from a refused call"))
-    scalar = "f32" if stage.value.type.dtype.name == "F32" else "i32"
-    (ok0, a), (ok1, b) = _group_operand(c0, scalar), _group_operand(c1, scalar)
-    if not (ok0 and ok1):
-        bad = c0 if not ok0 else c1
-        return refuse_dead(stage, loc, name, kind_error(
-            f"a group operand of `{name}` is a constant int or float, a VRF tensor, or None to skip the group, "
-            f"not {type(bad).__name__}", help="pass a Python number or a tensor made by `to_vrf`"))
-    if a is None and b is None:
-        return refuse_dead(stage, loc, name, kind_error(f"`{name}` skips both groups",
-                                                        help="drop the call, or give one group an operand"))
-    return a, b
 
 
 def _vrf_problem(name: str, mode: Any, a: Any, b: Any) -> Violation | None:
@@ -237,8 +166,6 @@ def _widen_concat(self: PairStream, loc: Location, time: Any, packet: Any) -> An
 
 
 def _zip(stage: Any, loc: Location, op_cls: type, dst: VeStage, enums: Any, op: Any, mode: Any) -> Any:
-    from npu_opt.vector_stages import VECTOR_STAGE_CLASSES, VePass
-
     got = op_and_mode(stage, loc, op_cls.STAGE, enums, op, mode)
     if isinstance(got, Poisoned):
         return got
@@ -317,10 +244,6 @@ def declare_class(stage: VeStage, scalar: str) -> tuple[str, str, dict[str, Any]
     return f"Pair{stage.rust_name}{scalar.upper()}Stream", doc, body
 
 
-# (stage, scalar) -> its class; npu_opt.vector_pair_classes (generated from `declare_class`) fills it
-PAIR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {}
-
-
 def _tile_time(time: Mapping, axis: Mapping) -> Mapping:
     """The group-tiled time the two-argument unzip infers: `time` with the item holding the
     grouping axis replaced by `1 # 2` (what the three-argument form spells out)."""
@@ -355,7 +278,3 @@ def vector_intra_slice_unzip(self: StreamStage, loc: Location, axis: Any, split_
     op = emit_op(self, loc, pops.VectorUnzip, axis=axis, tile_time=tile_time, split_time=split_time)
     scalar = "f32" if op.result.type.dtype.name == "F32" else "i32"
     return PAIR_STAGE_CLASSES[(S.TAG, scalar)](op.result, self.chain, PairPass())
-
-
-# the written-out pair classes fill PAIR_STAGE_CLASSES (a cycle: their bodies are this module's)
-from npu_opt import vector_pair_classes  # noqa: E402,F401

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ir.vector.stages import VeStage as S
 from npu_opt import vector_pair as vp
 from npu_opt import vector_pair_ternary as ternary
+from npu_opt import vector_pass as vpass
 from npu_opt.stagebase import adopt
 
 __all__ = ["PairTagI32Stream", "PairTagF32Stream", "PairLogicI32Stream", "PairLogicF32Stream",
@@ -284,7 +285,7 @@ class PairClipF32Stream(vp.PairStream):
     vector_reinterpret = vp._reinterpret
 
 
-adopt(vp.PAIR_STAGE_CLASSES, {
+adopt(vpass.PAIR_STAGE_CLASSES, {
     (S.TAG, "i32"): PairTagI32Stream,
     (S.TAG, "f32"): PairTagF32Stream,
     (S.LOGIC, "i32"): PairLogicI32Stream,

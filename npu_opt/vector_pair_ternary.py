@@ -18,7 +18,8 @@ from ir.vector import pair_ternary_ops as ptern
 from ir.location import Location
 from ir.vector import enums as E
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
-from npu_opt.vector_chain_methods import op_and_mode, vrf_unread
+from npu_opt.vector_chain_methods import op_and_mode
+from npu_opt.vector_pass import S, _operands, _pair_step, vrf_unread
 
 __all__ = ["fp_ternary", "fp_ternary_mode"]
 
@@ -33,8 +34,6 @@ def _fma_operand(value: Any) -> tuple[bool, Any]:
 
 
 def _ternary(stage: Any, loc: Location, op: Any, mode: Any, group0: Any, group1: Any) -> Any:
-    from npu_opt.vector_pair import S, _operands, _pair_step  # it imports this module's methods
-
     name = "vector_fp_ternary" + ("_with_mode" if mode is not None else "")
     got = op_and_mode(stage, loc, name, E.FpTernaryOp, op, mode, E.TernaryArgMode)
     if isinstance(got, Poisoned):

@@ -36,9 +36,9 @@ from ir.vector.stages import VeStage
 from ir.vector.reduce_ops import VectorIntraSliceReduce
 from ir.vector.inter_ops import VectorInterSliceReduce
 from npu_opt.stagebase import Poisoned, kind_error, refuse_dead, stage_method
-from ir.words import a_an
+from npu_opt.vector_pass import _enum, _step
 
-__all__ = ["intra_slice_reduce", "inter_slice_reduce", "AFTER_INTER_CLASSES", "mapping_args", "pair_reduce_refused",
+__all__ = ["intra_slice_reduce", "inter_slice_reduce", "mapping_args", "pair_reduce_refused",
            "pair_reduce_violation"]
 
 _INTRA_OPS = (E.IntraSliceReduceOpI32, E.IntraSliceReduceOpF32)
@@ -80,8 +80,6 @@ def pair_reduce_refused(stage: Any, loc: Location, zipped: bool) -> Poisoned:
 @stage_method("vector_intra_slice_reduce")
 def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_packet: Any, op: Any) -> Any:
     """Reduce axis `axis` (`m("R")`) out of the 4-way stream, leaving `[out_time, out_packet]`."""
-    from npu_opt.vector_stages import _enum, _step
-
     name = "vector_intra_slice_reduce"
     if getattr(self.ve, "zipped", False):
         return pair_reduce_refused(self, loc, zipped=True)
@@ -104,8 +102,6 @@ def intra_slice_reduce(self: Any, loc: Location, axis: Any, out_time: Any, out_p
 @stage_method("vector_inter_slice_reduce")
 def inter_slice_reduce(self: Any, loc: Location, out_slice: Any, out_time: Any, op: Any) -> Any:
     """Fold the stream across slices, leaving `[out_slice, out_time]` (packet kept)."""
-    from npu_opt.vector_stages import _enum, _step
-
     name = "vector_inter_slice_reduce"
     bad = mapping_args(self, loc, name, out_slice=out_slice, out_time=out_time)
     if bad is not None:
@@ -118,22 +114,3 @@ def inter_slice_reduce(self: Any, loc: Location, out_slice: Any, out_time: Any, 
     self.ve = attrs.evolve(self.ve, order=order)
     return _step(self, loc, VectorInterSliceReduce, VeStage.INTER_SLICE_REDUCE, out_slice=out_slice,
                  out_time=out_time, op=op)
-
-
-def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[str, Any]]:
-    """The stage object after the inter-slice reduce, as (class name, docstring, methods):
-    `vector_final`, and in the InterFirst order the intra-slice chain's `vector_intra_slice_tag`.
-    `npu_opt.gen_stage_classes` writes these classes out."""
-    from npu_opt.vector_stages import _final, _tag
-
-    body: dict[str, Any] = {"vector_final": _final}
-    if inter_first:
-        body["vector_intra_slice_tag"] = _tag
-    order = "InterFirst" if inter_first else "IntraFirst"
-    doc = f"After the inter-slice reduce ({order}) with {a_an(scalar)} stream: offers {', '.join(sorted(body))}."
-    return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body
-
-
-# (scalar, inter_first) -> its class; npu_opt.vector_inter_first_classes (generated from `declare_after_class`)
-# fills it
-AFTER_INTER_CLASSES: dict[tuple[str, bool], type] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ir.vector.stages import VeStage as S
 from npu_opt import vector_chain_methods as chain
+from npu_opt import vector_pass as vpass
 from npu_opt import vector_reduce as vreduce
 from npu_opt import vector_stages as vs
 from npu_opt import vector_stash as stash
@@ -20,7 +21,7 @@ __all__ = ["VectorTagI32Stream", "VectorTagF32Stream", "VectorFxpI32Stream", "Ve
            "VectorIntraSliceReduceI32Stream", "VectorIntraSliceReduceF32Stream"]
 
 
-class VectorTagI32Stream(vs.VectorStream):
+class VectorTagI32Stream(vpass.VectorStream):
     """At the Tag stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_logic, vector_logic_with_mode,
     vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
@@ -41,7 +42,7 @@ class VectorTagI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorTagF32Stream(vs.VectorStream):
+class VectorTagF32Stream(vpass.VectorStream):
     """At the Tag stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fp_to_fxp, vector_logic, vector_logic_with_mode, vector_narrow_split, vector_narrow_trim,
     vector_reinterpret, vector_stash.
@@ -60,7 +61,7 @@ class VectorTagF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFxpI32Stream(vs.VectorStream):
+class VectorFxpI32Stream(vpass.VectorStream):
     """At the Fxp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_inter_slice_reduce, vector_narrow_split,
     vector_narrow_trim, vector_reinterpret, vector_stash.
@@ -80,7 +81,7 @@ class VectorFxpI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFxpF32Stream(vs.VectorStream):
+class VectorFxpF32Stream(vpass.VectorStream):
     """At the Fxp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter, vector_final,
     vector_fp_to_fxp, vector_inter_slice_reduce, vector_narrow_split, vector_narrow_trim, vector_reinterpret,
     vector_stash.
@@ -98,7 +99,7 @@ class VectorFxpF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFxpToFpI32Stream(vs.VectorStream):
+class VectorFxpToFpI32Stream(vpass.VectorStream):
     """At the FxpToFp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_narrow_split, vector_narrow_trim, vector_reinterpret.
     """
@@ -113,7 +114,7 @@ class VectorFxpToFpI32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorFxpToFpF32Stream(vs.VectorStream):
+class VectorFxpToFpF32Stream(vpass.VectorStream):
     """At the FxpToFp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_inter_slice_reduce, vector_narrow_split, vector_narrow_trim,
     vector_reinterpret.
@@ -130,7 +131,7 @@ class VectorFxpToFpF32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorNarrowI32Stream(vs.VectorStream):
+class VectorNarrowI32Stream(vpass.VectorStream):
     """At the Narrow stage with an i32 stream: offers vector_intra_slice_reduce, vector_reinterpret, vector_stash,
     vector_widen_concat, vector_widen_pad.
     """
@@ -142,7 +143,7 @@ class VectorNarrowI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorNarrowF32Stream(vs.VectorStream):
+class VectorNarrowF32Stream(vpass.VectorStream):
     """At the Narrow stage with an f32 stream: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_div,
     vector_fp_div_with_mode, vector_fp_ternary, vector_fp_ternary_with_mode, vector_fp_unary,
     vector_intra_slice_reduce, vector_reinterpret, vector_stash, vector_widen_concat, vector_widen_pad.
@@ -162,7 +163,7 @@ class VectorNarrowF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFpI32Stream(vs.VectorStream):
+class VectorFpI32Stream(vpass.VectorStream):
     """At the Fp stage with an i32 stream: offers vector_intra_slice_reduce, vector_reinterpret, vector_stash,
     vector_widen_concat, vector_widen_pad.
     """
@@ -174,7 +175,7 @@ class VectorFpI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFpF32Stream(vs.VectorStream):
+class VectorFpF32Stream(vpass.VectorStream):
     """At the Fp stage with an f32 stream: offers vector_fp_binary, vector_fp_binary_with_mode, vector_fp_div,
     vector_fp_div_with_mode, vector_fp_ternary, vector_fp_ternary_with_mode, vector_fp_unary,
     vector_intra_slice_reduce, vector_reinterpret, vector_stash, vector_widen_concat, vector_widen_pad.
@@ -194,7 +195,7 @@ class VectorFpF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorWidenI32Stream(vs.VectorStream):
+class VectorWidenI32Stream(vpass.VectorStream):
     """At the Widen stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_reinterpret.
     """
@@ -207,7 +208,7 @@ class VectorWidenI32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorWidenF32Stream(vs.VectorStream):
+class VectorWidenF32Stream(vpass.VectorStream):
     """At the Widen stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_inter_slice_reduce, vector_reinterpret.
     """
@@ -221,7 +222,7 @@ class VectorWidenF32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorFpToFxpI32Stream(vs.VectorStream):
+class VectorFpToFxpI32Stream(vpass.VectorStream):
     """At the FpToFxp stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_reinterpret.
     """
@@ -234,7 +235,7 @@ class VectorFpToFxpI32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorFpToFxpF32Stream(vs.VectorStream):
+class VectorFpToFxpF32Stream(vpass.VectorStream):
     """At the FpToFxp stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_reinterpret.
     """
@@ -247,7 +248,7 @@ class VectorFpToFxpF32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorClipI32Stream(vs.VectorStream):
+class VectorClipI32Stream(vpass.VectorStream):
     """At the Clip stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_reinterpret, vector_stash.
     """
@@ -261,7 +262,7 @@ class VectorClipI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorClipF32Stream(vs.VectorStream):
+class VectorClipF32Stream(vpass.VectorStream):
     """At the Clip stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_inter_slice_reduce, vector_reinterpret, vector_stash.
     """
@@ -275,7 +276,7 @@ class VectorClipF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorLogicI32Stream(vs.VectorStream):
+class VectorLogicI32Stream(vpass.VectorStream):
     """At the Logic stage with an i32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fxp, vector_fxp_to_fp, vector_fxp_with_mode, vector_inter_slice_reduce, vector_logic,
     vector_logic_with_mode, vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
@@ -297,7 +298,7 @@ class VectorLogicI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorLogicF32Stream(vs.VectorStream):
+class VectorLogicF32Stream(vpass.VectorStream):
     """At the Logic stage with an f32 stream: offers vector_clip, vector_clip_with_mode, vector_filter,
     vector_final, vector_fp_to_fxp, vector_inter_slice_reduce, vector_logic, vector_logic_with_mode,
     vector_narrow_split, vector_narrow_trim, vector_reinterpret, vector_stash.
@@ -317,7 +318,7 @@ class VectorLogicF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFpDivI32Stream(vs.VectorStream):
+class VectorFpDivI32Stream(vpass.VectorStream):
     """At the FpDiv stage with an i32 stream: offers vector_reinterpret, vector_stash, vector_widen_concat,
     vector_widen_pad.
     """
@@ -328,7 +329,7 @@ class VectorFpDivI32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorFpDivF32Stream(vs.VectorStream):
+class VectorFpDivF32Stream(vpass.VectorStream):
     """At the FpDiv stage with an f32 stream: offers vector_reinterpret, vector_stash, vector_widen_concat,
     vector_widen_pad.
     """
@@ -339,7 +340,7 @@ class VectorFpDivF32Stream(vs.VectorStream):
     vector_stash = stash.vector_stash
 
 
-class VectorIntraSliceReduceI32Stream(vs.VectorStream):
+class VectorIntraSliceReduceI32Stream(vpass.VectorStream):
     """At the IntraSliceReduce stage with an i32 stream: offers vector_reinterpret, vector_widen_concat,
     vector_widen_pad.
     """
@@ -349,7 +350,7 @@ class VectorIntraSliceReduceI32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-class VectorIntraSliceReduceF32Stream(vs.VectorStream):
+class VectorIntraSliceReduceF32Stream(vpass.VectorStream):
     """At the IntraSliceReduce stage with an f32 stream: offers vector_fp_div, vector_fp_div_with_mode,
     vector_reinterpret, vector_widen_concat, vector_widen_pad.
     """
@@ -361,7 +362,7 @@ class VectorIntraSliceReduceF32Stream(vs.VectorStream):
     vector_reinterpret = chain._reinterpret
 
 
-adopt(vs.VECTOR_STAGE_CLASSES, {
+adopt(vpass.VECTOR_STAGE_CLASSES, {
     (S.TAG, "i32"): VectorTagI32Stream,
     (S.TAG, "f32"): VectorTagF32Stream,
     (S.FXP, "i32"): VectorFxpI32Stream,
@@ -385,6 +386,3 @@ adopt(vs.VECTOR_STAGE_CLASSES, {
     (S.INTRA_SLICE_REDUCE, "i32"): VectorIntraSliceReduceI32Stream,
     (S.INTRA_SLICE_REDUCE, "f32"): VectorIntraSliceReduceF32Stream,
 }, vs.declare_class)
-
-# npu_opt/vector_inter_first_classes.py extends these classes
-from npu_opt import vector_inter_first_classes  # noqa: E402,F401

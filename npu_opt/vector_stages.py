@@ -23,61 +23,25 @@ from ir.vector import ops as vops
 from ir.location import Location
 from ir.vector import enums as E
 from ir.vector.enums import Way
-from ir.vector.stages import STASHABLE, AluBudget, VeStage, can_transition, stage_way
+from ir.vector.stages import STASHABLE, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.branch_ops import tag_codes
-from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, next_stage, refuse_dead, stage_method
+from npu_opt.stagebase import Poisoned, StreamStage, kind_error, next_stage, refuse_dead, stage_method
 from npu_opt.stages import VectorFinalStream
 from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
-from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS
-from npu_opt.vector_pair import _claim, _enum, vector_intra_slice_unzip
-from npu_opt.vector_reduce import AFTER_INTER_CLASSES, inter_slice_reduce, intra_slice_reduce, mapping_args
+from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS, _mapping
+from npu_opt.vector_pair import vector_intra_slice_unzip
+from npu_opt.vector_pass import VectorStream, _enum, _step
+from npu_opt.vector_reduce import inter_slice_reduce, intra_slice_reduce
 from npu_opt.vector_stash import Stash, stash_step, vector_stash
 from npu_opt.vector_unit_methods import UNIT_BODIES
 from npu_opt.vrf import rf_step
 from ir.words import a_an
 
-__all__ = ["vector_init", "VectorInitStream", "VECTOR_STAGE_CLASSES"]
+__all__ = ["VectorInitStream", "declare_class", "declare_inter_first_class", "declare_after_class"]
 
 S = VeStage
-
-
-@attrs.define
-class VePass:
-    """One pass through the engine: its stage so far and the ALUs its ops hold."""
-
-    stage: VeStage | None = None
-    alus: AluBudget = attrs.field(factory=AluBudget)
-    tag: Any = None  # (the tagged stream value, its comparison codes) once tagged (npu_opt.vector_branch)
-    stash: Any = None  # the stashed value, then "spent" once read (npu_opt.vector_stash)
-    zipped: bool = False  # the merged stream of a pair pass
-    order: Any = None  # the VeOrder once the pass has an inter-slice reduce (npu_opt.vector_reduce)
-    reduced: bool = False  # after an intra-slice reduce: no VRF read follows (VE-REDUCE-6, npu_opt.vrf)
-
-
-class VectorStream(StreamStage):
-    """Base of the Vector Engine stage objects; `ve` is the pass the stream is in."""
-
-    def __init__(self, value: Any, chain: Any, ve: VePass | None = None) -> None:
-        super().__init__(value, chain)
-        self.ve = ve or VePass()
-
-
-def _step(stage: VectorStream, loc: Location, op_cls: type, dst: VeStage, alu: Any = None,
-          **fields: Any) -> Any:
-    """Emit the op (it types its result, its rules run) and return the object of stage `dst`."""
-    refused = None if alu is None else _claim(stage, loc, op_cls.STAGE, alu)
-    if refused is not None:
-        return refused
-    op = emit_op(stage, loc, op_cls, **fields)
-    ve = attrs.evolve(stage.ve, stage=dst)
-    scalar = vops.SCALARS.get(op.result.type.dtype, "i32")
-    if dst == S.INTER_SLICE_REDUCE or ve.order == E.VeOrder.INTER_FIRST:
-        cls = AFTER_INTER_CLASSES[(scalar, ve.order == E.VeOrder.INTER_FIRST)] if dst == S.INTER_SLICE_REDUCE \
-            else INTER_FIRST_CLASSES[(dst, scalar)]
-        return cls(op.result, stage.chain, ve)
-    return VECTOR_STAGE_CLASSES[(dst, scalar)](op.result, stage.chain, ve)
 
 
 def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
@@ -90,6 +54,7 @@ def _number(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisone
 
 
 # --- the methods ------------------------------------------------------------------------
+
 
 @stage_method("vector_intra_slice_tag")
 def _tag(self: VectorStream, loc: Location, mode: Any) -> Any:
@@ -143,10 +108,6 @@ def _fxp_to_fp(self: VectorStream, loc: Location, int_width: Any) -> Any:
 def _fp_to_fxp(self: VectorStream, loc: Location, int_width: Any) -> Any:
     """f32 -> i32 fixed point with `int_width` integer bits."""
     return _step(self, loc, vops.VectorFpToFxp, S.FP_TO_FXP, int_width=int_width)
-
-
-def _mapping(stage: StreamStage, loc: Location, name: str, value: Any) -> Poisoned | None:
-    return mapping_args(stage, loc, name, packet=value)
 
 
 @stage_method("vector_narrow_trim")
@@ -257,18 +218,13 @@ def declare_inter_first_class(stage: VeStage, scalar: str) -> tuple[str, str, di
     return f"VectorInterFirst{stage.rust_name}{scalar.upper()}Stream", doc, own
 
 
-# (stage, scalar) -> its class; npu_opt.vector_stage_classes (generated from `declare_class`) fills it
-VECTOR_STAGE_CLASSES: dict[tuple[VeStage, str], type] = {}
-# the same after an InterFirst inter-slice reduce; npu_opt.vector_inter_first_classes fills it
-INTER_FIRST_CLASSES: dict[tuple[VeStage, str], type] = {}
-
-
-@stage_method("vector_init")
-def vector_init(self: StreamStage, loc: Location) -> Any:
-    """Enter the Vector Engine (i32 or f32 streams, VE-INIT-1)."""
-    return next_stage(self, loc, vops.VectorInit, VectorInitStream)
-
-
-# the written-out stage classes fill the tables above (a cycle: their bodies are this module's);
-# vector_stage_classes imports vector_inter_first_classes, whose classes extend its own
-from npu_opt import vector_stage_classes  # noqa: E402,F401
+def declare_after_class(scalar: str, inter_first: bool) -> tuple[str, str, dict[str, Any]]:
+    """The stage object after the inter-slice reduce, as (class name, docstring, methods):
+    `vector_final`, and in the InterFirst order the intra-slice chain's `vector_intra_slice_tag`.
+    `npu_opt.gen_stage_classes` writes these classes out."""
+    body: dict[str, Any] = {"vector_final": _final}
+    if inter_first:
+        body["vector_intra_slice_tag"] = _tag
+    order = "InterFirst" if inter_first else "IntraFirst"
+    doc = f"After the inter-slice reduce ({order}) with {a_an(scalar)} stream: offers {', '.join(sorted(body))}."
+    return f"VectorInterSliceReduce{order}{scalar.upper()}Stream", doc, body

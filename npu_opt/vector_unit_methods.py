@@ -13,6 +13,7 @@ from typing import Any
 from ir.location import Location
 from ir.vector.units import SPECS, UnitSpec
 from ir.vector.unit_ops import generated_spec, unit_op_classes
+from npu_opt import vector_pass as vs
 from npu_opt.stagebase import Poisoned, stage_method
 from npu_opt.vector_chain_methods import op_and_mode, resolve_operand
 
@@ -21,8 +22,6 @@ __all__ = ["unit_bodies", "UNIT_BODIES"]
 
 def _emit(stage: Any, loc: Location, spec: UnitSpec, cls: type, name: str, op: Any, mode: Any = None,
           operand: Any = None) -> Any:
-    from npu_opt import vector_stages as vs  # a cycle: vector_stages imports this module for its table
-
     got = op_and_mode(stage, loc, name, spec.op_enum, op, mode)
     if isinstance(got, Poisoned) or spec.arity == 1:
         return got if isinstance(got, Poisoned) else vs._step(stage, loc, cls, spec.stage, got[0].alu, op=got[0])

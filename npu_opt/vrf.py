@@ -19,6 +19,7 @@ from ir.vrf_ops import ToVrf
 from npu_opt.dma import TensorDma
 from npu_opt.stagebase import Poisoned, StreamStage, emit_op, kind_error, refuse_dead, stage_method
 from npu_opt.tensor_data import VrfTensorData
+from npu_opt.vector_pass import _step
 
 __all__ = ["to_vrf", "rf_step"]
 
@@ -75,8 +76,6 @@ def _is_engine(value: Any) -> bool:
 def rf_step(stage: Any, loc: Location, op_cls: type, dst: Any, op: Any, operand: Any, mode: Any = None) -> Any:
     """The op reading the VRF tensor `operand` (as argument 1 of `mode`, a `_with_mode` form's
     BinaryArgMode); an operand from a refused call ends the chain silently."""
-    from npu_opt.vector_stages import _step
-
     if isinstance(operand, Poisoned) or isinstance(operand.value, Poisoned):
         return refuse_dead(stage, loc, op_cls.STAGE, Violation("", "argument comes from a refused call"))
     if getattr(stage.ve, "reduced", False):  # the record's VRF walk follows the stream the pass reads

@@ -7,8 +7,9 @@ import pytest
 import npu_opt
 from ir.vector.stages import VeStage
 from npu_opt import axes
-from npu_opt.vector_reduce import AFTER_INTER_CLASSES
-from npu_opt.vector_stages import INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES, VectorInitStream
+from npu_opt import vector_engine  # noqa: F401 - imports the written-out classes, which fill the tables
+from npu_opt.vector_pass import AFTER_INTER_CLASSES, INTER_FIRST_CLASSES, VECTOR_STAGE_CLASSES
+from npu_opt.vector_stages import VectorInitStream
 from tests.inter.kernels import second_reduce
 
 NAME = "vector_inter_slice_reduce"

@@ -47,7 +47,7 @@ def test_a_fresh_process_loads_the_vector_stages_on_first_read_only() -> None:
         from npu_opt.stages import CollectStream, ContractStream
         print("npu_opt.vector_stages" in sys.modules, "vector_init" in ContractStream.OFFERS)
         method = CollectStream.vector_init
-        from npu_opt.vector_stages import vector_init
+        from npu_opt.vector_engine import vector_init
         print(method is vector_init, vars(ContractStream)["vector_init"] is vector_init)
     """)
     assert out.split() == ["False", "True", "True", "True"]
