@@ -20,7 +20,7 @@ from ir.fetch_mask_ops import FetchMask
 from ir.location import Location
 from ir.mapping.nodes import Mapping
 from ir.ops import Begin
-from npu_opt import stages as _st
+from npu_opt import collect_stages as _st
 from npu_opt.stagebase import StreamStage, emit_op, kind_error, next_stage, refuse_dead, stage_method
 from npu_opt.trace import current
 

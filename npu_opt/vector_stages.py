@@ -27,7 +27,7 @@ from ir.vector.stages import STASHABLE, VeStage, can_transition, stage_way
 from ir.vector.units import dsl_method
 from ir.vector.branch_ops import tag_codes
 from npu_opt.stagebase import Poisoned, StreamStage, kind_error, next_stage, refuse_dead, stage_method
-from npu_opt.stages import VectorFinalStream
+from npu_opt.output_stages import VectorFinalStream
 from npu_opt.tensor_data import VrfTensorData
 from npu_opt.vector_branch import Branched, branched_step, tag_fault
 from npu_opt.vector_chain_methods import ANY_STAGE_METHODS, CHAIN_METHODS, _mapping

@@ -66,6 +66,11 @@ START_UP: dict[tuple[str, str], str] = {
     ("driver.check_command", "tu_ops.target"): "`check` loads no lowering (tu_ops) unless given --target",
     ("npu_opt.device", "tu_ops.target"): "a target named by a path is read when a kernel is traced for it: `check` loads no tu_ops",
     ("npu_opt.resident", "tu_ops.target"): "a Device's target is read when one is made: `check` loads no tu_ops",
+    # a stage method family loads on its first use (npu_opt.stagebase.LazyStageMethod,
+    # tests/npu_opt/test_lazy_stages.py): the stream's start does not load every stage class
+    ("npu_opt.collect_stages", "npu_opt.vector_engine"): "the Vector Engine's stage classes (~0.1 s): on the first "
+                                                          "`vector_init`",
+    ("npu_opt.stages", "npu_opt.fetch_lift"): "the fetch lifts and fetch_mask: on their first use",
     ("driver.explain", "npu_opt.device"): "a cached page runs no example: no DSL, numpy or lark",
     ("tu_ops.lower.build", "tu_ops.gather_records"): "a kernel's first gather, scatter or shuffle loads its records",
     ("tu_ops.lower.build", "tu_ops.runtime"): "a kernel's first runtime scalar or guard loads its records",
@@ -221,6 +226,44 @@ def test_the_scan_sees_function_level_imports():
     assert _cycle("ir.mapping.nodes", "ir.mapping.cells")  # cells import nodes, nodes call cells
     assert not _cycle("npu_opt.tensors", "npu_opt.dma")  # the tensors are assembled above their operations
     assert not _cycle("driver.cli", "driver.compile_command")
+
+
+def _dsl_graph() -> dict[str, set[str]]:
+    """npu_opt's modules and their imports of one another, function-level ones included."""
+    graph = {m: {t for t in targets if t.startswith("npu_opt.")} for m, targets in TOP.items()
+             if m.startswith("npu_opt.")}
+    for importer, imported, _ in ALL_INNER:
+        if importer in graph and imported.startswith("npu_opt."):
+            graph[importer].add(imported)
+    return graph
+
+
+def test_the_dsl_imports_no_module_that_imports_it_back():
+    """npu_opt reads downward: the tensors' data below the operations on them, those below the
+    public tensor classes; the Vector Engine's pass below its stage methods, those below the
+    written-out stage classes; the stages below the context, the device and the public API
+    (issue 59). So no function-level import there waits for a module that imports its own
+    module back, and the DSL's modules form no cycle. (`npu_opt.testing`, loaded by the package
+    on first use, is the package's own subpackage: it loads the package, as every submodule
+    does, and imports nothing of it.)"""
+    bad = sorted(f"{importer}:{line} imports {imported}" for importer, imported, line in INNER
+                 if importer.startswith("npu_opt") and _cycle(importer, imported)
+                 and not imported.startswith(importer + "."))
+    assert bad == []
+    graph = _dsl_graph()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            m = todo.pop()
+            if m == goal:
+                return True
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph.get(m, ()))
+        return False
+
+    assert sorted(f"{a} -> {b}" for a in graph for b in graph[a] if reaches(b, a)) == []
 
 
 def test_lazy_name_loaders_live_in_package_inits_only():
