@@ -12,8 +12,9 @@ inside a function is kept for one of two reasons only:
 A third kind is the loader of a package's public names (a function decorated
 `@_EXPORTS.loader` in a package's `__init__`, ir/lazy_exports.py): each holds one import,
 and tests/test_lazy_exports.py holds them to the package's TYPE_CHECKING block. A stage
-method's family loads on first use the same way, by a real import in the function that
-npu_opt.stagebase.LazyStageMethod calls (tests/npu_opt/test_lazy_stages.py).
+method's family loads on first use by a real import in the function that
+npu_opt.stagebase.LazyStageMethod calls (tests/npu_opt/test_lazy_stages.py): a START_UP entry.
+In npu_opt no function-level import breaks a cycle: the DSL reads downward (issue 59).
 """
 
 from __future__ import annotations
